@@ -1,0 +1,128 @@
+# ipupipe - build, test and benchmark.
+#
+#   make            build every test, tool and benchmark into build/
+#   make test       the whole suite: gcc and clang (-Werror), headers as C++,
+#                   SIMD/portable kernel builds, sanitizers, Valgrind; ends with
+#                   `N passed, N failed` and exits non-zero on any failure
+#   make bench      the benchmarks (writes build/bench/*.json)
+#   make test-quick only the gcc build of every test (for development)
+#   make check-valgrind | check-asan | check-tsan   one gate of `make test`
+#
+# A test is tests/test_NAME.c (one translation unit, built in every
+# configuration) or tests/test_NAME.sh (run once, after the tools are built).
+# A tool is examples/NAME.c, built as build/NAME. A benchmark is bench/bench_NAME.c.
+
+SHELL := /bin/bash
+CSTD  := -std=c11
+WARN  := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion \
+         -Wstrict-prototypes -Werror
+CXXWARN := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion -Werror
+LIBS  := -lm -lpthread
+INC   := -I. -Itests -Iexamples
+
+HEADERS  := $(wildcard *.h) $(wildcard tests/*.h) $(wildcard examples/*.h)
+LIBHDRS  := $(wildcard ipupipe*.h)
+TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
+SHTESTS  := $(wildcard tests/test_*.sh)
+TOOLS    := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
+BENCHES  := $(patsubst bench/%.c,%,$(wildcard bench/bench_*.c))
+
+# Tests that also run in the SIMD-vs-portable kernel builds, and the tests of the
+# threaded runner (ThreadSanitizer and helgrind). Files not yet present are skipped.
+KERNEL_TESTS := $(filter test_kernels,$(TESTS))
+THREAD_TESTS := $(filter test_emulator test_threads,$(TESTS))
+
+# Build configurations: compiler and flags.
+CC_gcc       := gcc
+FL_gcc       := -O2 -march=native
+CC_clang     := clang
+FL_clang     := -O2 -march=native
+CC_portable  := gcc
+FL_portable  := -O2
+CC_nosimd    := gcc
+FL_nosimd    := -O2 -march=native -DIPUPIPE_NO_SIMD
+CC_avx2      := gcc
+FL_avx2      := -O2 -mavx2 -mfma
+# Valgrind 3.19 does not decode AVX-512, so its build stops at AVX2.
+CC_vg        := gcc
+FL_vg        := -O1 -g -mavx2 -mfma
+CC_asan      := clang
+FL_asan      := -O1 -g -march=native -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+CC_tsan      := clang
+FL_tsan      := -O1 -g -march=native -fsanitize=thread
+CC_bench     := gcc
+FL_bench     := -O3 -march=native
+
+CONFIGS := gcc clang portable nosimd avx2 vg asan tsan
+
+define CONFIG_RULES
+build/$(1)/%: tests/%.c $$(HEADERS)
+	@mkdir -p $$(@D)
+	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< -o $$@ $$(LIBS)
+endef
+$(foreach c,$(CONFIGS),$(eval $(call CONFIG_RULES,$(c))))
+
+build/%: examples/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC_gcc) $(CSTD) $(WARN) $(FL_gcc) $(INC) $< -o $@ $(LIBS)
+
+build/bench/%: bench/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC_bench) $(CSTD) $(WARN) $(FL_bench) $(INC) $< -o $@ $(LIBS)
+
+bins = $(addprefix build/$(1)/,$(2))
+
+.PHONY: all test test-quick bench clean check-build check-cxx check-gcc check-clang \
+        check-kernels check-valgrind check-asan check-tsan check-helgrind check-shell \
+        test-begin
+
+all: $(call bins,gcc,$(TESTS)) $(addprefix build/,$(TOOLS)) $(addprefix build/bench/,$(BENCHES))
+
+test-begin:
+	@mkdir -p build && rm -f build/test-totals
+
+# Each header compiled on its own as C++ (g++ and clang++), declarations and
+# implementation, so the extern "C" guards and the C/C++ common subset hold.
+check-cxx: test-begin
+	@p=0; f=0; for h in $(LIBHDRS); do for cxx in g++ clang++; do \
+	  printf '#define IPUPIPE_IMPLEMENTATION\n#include "%s"\nint main(void){return 0;}\n' $$h > build/cxx_$${h%.h}.cpp; \
+	  if $$cxx -std=c++17 $(CXXWARN) -march=native -I. build/cxx_$${h%.h}.cpp -o build/cxx_$${h%.h}_$$cxx $(LIBS) 2> build/cxx_$${h%.h}_$$cxx.log; \
+	  then p=$$((p+1)); echo "ok   [c++] $$h with $$cxx"; \
+	  else f=$$((f+1)); echo "FAIL [c++] $$h with $$cxx"; head -20 build/cxx_$${h%.h}_$$cxx.log; fi; \
+	done; done; echo "$$p $$f" >> build/test-totals
+
+check-gcc: test-begin $(call bins,gcc,$(TESTS))
+	@tests/run.sh gcc -- $(call bins,gcc,$(TESTS))
+check-clang: test-begin $(call bins,clang,$(TESTS))
+	@tests/run.sh clang -- $(call bins,clang,$(TESTS))
+check-kernels: test-begin $(foreach c,portable nosimd avx2,$(call bins,$(c),$(KERNEL_TESTS)))
+	@for c in portable nosimd avx2; do tests/run.sh $$c -- $(addprefix build/$$c/,$(KERNEL_TESTS)); done
+check-valgrind: test-begin $(call bins,vg,$(TESTS))
+	@IPUPIPE_TEST_SLOW=1 tests/run.sh valgrind valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all -- $(call bins,vg,$(TESTS))
+check-asan: test-begin $(call bins,asan,$(TESTS))
+	@UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 IPUPIPE_TEST_SLOW=1 tests/run.sh asan -- $(call bins,asan,$(TESTS))
+check-tsan: test-begin $(call bins,tsan,$(THREAD_TESTS))
+	@TSAN_OPTIONS=halt_on_error=1 IPUPIPE_TEST_SLOW=1 tests/run.sh tsan -- $(call bins,tsan,$(THREAD_TESTS))
+check-helgrind: test-begin $(call bins,vg,$(THREAD_TESTS))
+	@IPUPIPE_TEST_SLOW=1 tests/run.sh helgrind valgrind -q --tool=helgrind --error-exitcode=1 -- $(call bins,vg,$(THREAD_TESTS))
+check-shell: test-begin $(addprefix build/,$(TOOLS))
+	@tests/run.sh shell -- $(SHTESTS)
+
+test-quick: test-begin
+	@$(MAKE) --no-print-directory check-gcc
+	@tests/total.sh
+
+# The whole suite. Gates run one after another so their logs stay readable; the
+# closing line sums every gate.
+test: test-begin
+	@$(MAKE) --no-print-directory -k check-cxx check-gcc check-clang check-kernels \
+	  check-shell check-asan check-valgrind check-tsan check-helgrind \
+	  || { echo "FAIL a build step failed (see above)"; echo "0 1" >> build/test-totals; }
+	@tests/total.sh
+
+bench: $(addprefix build/bench/,$(BENCHES)) $(addprefix build/,$(TOOLS))
+	@mkdir -p build/bench
+	@for b in $(BENCHES); do echo "== $$b"; build/bench/$$b || exit 1; done
+
+clean:
+	rm -rf build
