@@ -32,6 +32,9 @@ BENCHES  := $(patsubst bench/%.c,%,$(wildcard bench/bench_*.c))
 KERNEL_TESTS := $(filter test_kernels,$(TESTS))
 THREAD_TESTS := $(filter test_emulator test_threads,$(TESTS))
 
+# Extra link flags of one test: LDFLAGS_test_NAME := ... (e.g. -Wl,--wrap=malloc to
+# count heap calls).
+
 # Build configurations: compiler and flags.
 CC_gcc       := gcc
 FL_gcc       := -O2 -march=native
@@ -58,7 +61,7 @@ CONFIGS := gcc clang portable nosimd avx2 vg asan tsan
 define CONFIG_RULES
 build/$(1)/%: tests/%.c $$(HEADERS)
 	@mkdir -p $$(@D)
-	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< -o $$@ $$(LIBS)
+	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
 endef
 $(foreach c,$(CONFIGS),$(eval $(call CONFIG_RULES,$(c))))
 
