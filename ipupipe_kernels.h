@@ -1,0 +1,614 @@
+/* ipupipe_kernels.h - v0.1 - fixed-size fp32 training kernels - MIT licence (see end of file)
+
+   Part of ipupipe (https://... /ipupipe): train a network the way Graphcore IPU systems do.
+   This header stands on its own: it needs only <stdint.h> <stddef.h> <string.h> <math.h>.
+
+   USAGE
+     In exactly ONE C or C++ file:
+         #define IPUPIPE_IMPLEMENTATION
+         #include "ipupipe_kernels.h"
+     Everywhere else just #include "ipupipe_kernels.h".
+     Define IPUPIPE_STATIC before the include to make every function static (private to
+     that translation unit; then also define IPUPIPE_IMPLEMENTATION there).
+     Overridable before the include:  IPUPIPE_ASSERT(cond)  (default assert() of <assert.h>).
+     Define IPUPIPE_NO_SIMD to force the portable C path even where the compiler offers
+     AVX-512 (__AVX512F__) or AVX2+FMA (__AVX2__ && __FMA__). The path is chosen at compile
+     time from the compiler's predefined macros: build with -march=native to get SIMD.
+     IPUP_KERNELS_SIMD names the chosen path ("avx512", "avx2" or "portable").
+
+   CONVENTIONS
+     fp32, row-major, batch first. Sizes are int. Every pointer parameter has its shape in
+     a comment. Backward passes ADD into weight gradients (dw, db) and WRITE input
+     gradients (dx): adding is what makes gradient accumulation across micro-batches free.
+     Any gradient output may be NULL to skip it ("input-gradient only" = dw, db NULL;
+     "weight-gradient only" = dx NULL).
+     The kernels never allocate, keep no mutable static state and are reentrant: any number
+     of threads may call them at once on distinct output arrays.
+     Determinism: every reduction runs in a fixed order that depends only on the shapes,
+     never on timing or alignment, so the same inputs give the same bits run after run.
+     The SIMD and the portable path sum in different orders; they agree to ~1e-6 relative.
+     The portable path of each hot kernel stays callable as *_portable (reference/tests).
+
+   FLATTEN
+     NHWC (B, H, W, C) is already (B, H*W*C) in memory: flatten is a view, no copy and no
+     function. Pass the same pointer with IN = IPUP_FLATTEN_DIM(H, W, C) to the dense layer;
+     the gradient (B, H*W*C) coming back is, likewise, the NHWC gradient.
+
+   SCRATCH
+     IPUP_CONV3X3_FWD_SCRATCH(B,H,W,CI,CO), IPUP_CONV3X3_BWD_SCRATCH(B,H,W,CI,CO): number of
+     floats of caller scratch, usable as an array bound. NULL is accepted everywhere (the
+     kernel then falls back to a path that needs none, possibly slower).
+
+   RNG
+     ipup_rng_u64(seed, a, b) is a counter-based generator: a pure hash of its three keys
+     (splitmix64 finaliser, Steele, Lea & Flood, "Fast splittable pseudorandom number
+     generators", OOPSLA 2014; constants of Vigna's splitmix64.c). No state: the same keys
+     give the same bits on every platform. Dropout keys it by (seed, step, element), the
+     initialisers by (seed, stream, element); the trainer uses it for shuffling.
+*/
+#ifndef IPUPIPE_KERNELS_H
+#define IPUPIPE_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+#ifndef IPUPIPE_ASSERT
+#include <assert.h>
+#define IPUPIPE_ASSERT(c) assert(c)
+#endif
+
+#ifdef IPUPIPE_STATIC
+#define IPUPK_DEF static inline
+#else
+#define IPUPK_DEF extern
+#endif
+
+/* compile-time SIMD path */
+#if !defined(IPUPIPE_NO_SIMD) && defined(__AVX512F__)
+#define IPUP_KERNELS_AVX512 1
+#define IPUP_KERNELS_SIMD "avx512"
+#elif !defined(IPUPIPE_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
+#define IPUP_KERNELS_AVX2 1
+#define IPUP_KERNELS_SIMD "avx2"
+#else
+#define IPUP_KERNELS_SIMD "portable"
+#endif
+
+/* flatten is a view: NHWC (B,H,W,C) is (B, H*W*C) in memory. */
+#define IPUP_FLATTEN_DIM(H, W, C) ((H) * (W) * (C))
+
+/* Scratch floats of the conv kernels (valid array bounds; NULL is also accepted). The forward
+   needs none (1 keeps the macro a legal array bound). The backward uses 9*CI*CO floats for the
+   transposed kernel of the dx product (SIMD path); with NULL it computes dx the portable way. */
+#define IPUP_CONV3X3_FWD_SCRATCH(B, H, W, CI, CO) 1
+#define IPUP_CONV3X3_BWD_SCRATCH(B, H, W, CI, CO) (9 * (CI) * (CO))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- RNG (inline) */
+
+/* splitmix64 finaliser (Steele, Lea & Flood 2014; constants from Vigna's splitmix64.c). */
+static inline uint64_t ipup_mix64(uint64_t z) {
+    z += UINT64_C(0x9E3779B97F4A7C15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+/* Counter-based RNG: 64 random bits, a pure function of (seed, a, b). */
+static inline uint64_t ipup_rng_u64(uint64_t seed, uint64_t a, uint64_t b) {
+    return ipup_mix64(ipup_mix64(ipup_mix64(seed) ^ a) ^ b);
+}
+/* Uniform in [0, 1): the top 24 bits times 2^-24, exact in float on every platform. */
+static inline float ipup_rng_uniform_f32(uint64_t seed, uint64_t a, uint64_t b) {
+    return (float)(uint32_t)(ipup_rng_u64(seed, a, b) >> 40) * (1.0f / 16777216.0f);
+}
+/* Uniform integer in [0, n) (n > 0), by 64x64->128-bit multiply-high of the random bits
+   (Lemire, "Fast random integer generation in an interval", 2019, without the rejection
+   step: the bias is below n / 2^64). Use for shuffling (Fisher-Yates). */
+static inline uint64_t ipup_rng_below(uint64_t seed, uint64_t a, uint64_t b, uint64_t n) {
+    uint64_t r = ipup_rng_u64(seed, a, b);
+    uint64_t rh = r >> 32, rl = r & 0xFFFFFFFFu, nh = n >> 32, nl = n & 0xFFFFFFFFu;
+    uint64_t ll = rl * nl, lh = rl * nh, hl = rh * nl, hh = rh * nh;
+    uint64_t mid = (ll >> 32) + (lh & 0xFFFFFFFFu) + (hl & 0xFFFFFFFFu);
+    return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+/* ---------------------------------------------------------------- elementwise (inline) */
+
+/* y (n) = max(x, 0); y may alias x */
+static inline void ipup_relu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+/* dx (n) = dy where the forward input x > 0, else 0; dx may alias dy */
+static inline void ipup_relu_bwd_f32(int n, const float *x /* (n) forward input */,
+                                     const float *dy /* (n) */, float *dx /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+/* GELU, tanh approximation (Hendrycks & Gimpel, "Gaussian Error Linear Units", 2016, eq. 2):
+   gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). y may alias x. */
+#define IPUP_GELU_K0 0.7978845608028654f /* sqrt(2/pi) */
+#define IPUP_GELU_K1 0.044715f
+static inline void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) {
+        float v = x[i];
+        float t = tanhf(IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v));
+        y[i] = 0.5f * v * (1.0f + t);
+    }
+}
+/* d gelu/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3*0.044715 x^2); dx may alias dy */
+static inline void ipup_gelu_bwd_f32(int n, const float *x /* (n) forward input */,
+                                     const float *dy /* (n) */, float *dx /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) {
+        float v = x[i];
+        float t = tanhf(IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v));
+        float d = 0.5f * (1.0f + t) +
+                  0.5f * v * (1.0f - t * t) * IPUP_GELU_K0 * (1.0f + 3.0f * IPUP_GELU_K1 * v * v);
+        dx[i] = dy[i] * d;
+    }
+}
+
+/* acc (n) += x (n): gradient accumulation (one add per element, so any order of calls over
+   micro-batches m = 0, 1, ... gives the bits of the plain loop) */
+static inline void ipup_add_f32(int n, float *acc /* (n) */, const float *x /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) acc[i] += x[i];
+}
+/* w (n) = 0 */
+static inline void ipup_zeros_f32(int n, float *w /* (n) */) {
+    if (n > 0) memset(w, 0, (size_t)n * sizeof(float));
+}
+
+/* ---------------------------------------------------------------- declarations */
+
+/* dense: y = x w + b. x (B, IN), w (IN, OUT), b (OUT) or NULL, y (B, OUT) */
+IPUPK_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
+                                  const float *b, float *y);
+/* x (B, IN), w (IN, OUT), dy (B, OUT); dx (B, IN) written = dy w^T (NULL: skip);
+   dw (IN, OUT) += x^T dy (NULL: skip); db (OUT) += column sums of dy (NULL: skip) */
+IPUPK_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x, const float *w,
+                                  const float *dy, float *dx, float *dw, float *db);
+
+/* softmax cross-entropy with integer labels. logits (B, C), labels (B) in [0, C),
+   dlogits (B, C) or NULL: written (softmax - onehot) / B, the gradient of the MEAN loss;
+   *correct (or NULL) = rows whose arg-max (first on ties) equals the label.
+   Returns the mean loss. Stable for any finite logits (max subtracted). A label outside
+   [0, C) trips IPUPIPE_ASSERT; with asserts off that row counts as loss log(sum exp) and
+   has no one-hot term. */
+IPUPK_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits, const int32_t *labels,
+                                      float *dlogits, int *correct);
+
+/* conv2d 3x3, stride 1, valid, NHWC: x (B, H, W, CI), w (3, 3, CI, CO), b (CO) or NULL,
+   y (B, H-2, W-2, CO); scratch: IPUP_CONV3X3_FWD_SCRATCH floats or NULL */
+IPUPK_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
+                                    const float *w, const float *b, float *y, float *scratch);
+/* x (B, H, W, CI), w (3, 3, CI, CO), dy (B, H-2, W-2, CO); dx (B, H, W, CI) written or NULL;
+   dw (3, 3, CI, CO) += or NULL; db (CO) += or NULL;
+   scratch: IPUP_CONV3X3_BWD_SCRATCH floats or NULL */
+IPUPK_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO, const float *x,
+                                    const float *w, const float *dy, float *dx, float *dw,
+                                    float *db, float *scratch);
+
+/* max-pool 2x2 stride 2, floor (like Keras "valid"): x (B, H, W, C), y (B, H/2, W/2, C).
+   Ties: the first of (0,0), (0,1), (1,0), (1,1) in the window wins. */
+IPUPK_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x, float *y);
+/* x (B, H, W, C) forward input, dy (B, H/2, W/2, C), dx (B, H, W, C) written: dy routed to
+   the arg-max recomputed from x (first on ties), zeros elsewhere (odd last row/col too) */
+IPUPK_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x,
+                                     const float *dy, float *dx);
+
+/* dropout with rate p, inverted scaling: element i is kept iff
+   ipup_rng_uniform_f32(seed, step, offset + i) >= p, and then scaled by 1/(1-p).
+   p <= 0: identity; p >= 1: all zero. x (n), y (n) (may alias) */
+IPUPK_DEF void ipup_dropout_fwd_f32(int n, float p, uint64_t seed, uint64_t step,
+                                    uint64_t offset, const float *x, float *y);
+/* the same mask: dy (n), dx (n) (may alias) */
+IPUPK_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t step,
+                                    uint64_t offset, const float *dy, float *dx);
+
+/* Optimizers over a flat array. g is the ACCUMULATED gradient, scale = 1/(micro-batches *
+   replicas), so the mean gradient gs = scale * g is applied. w, v, m, g all (n).
+   SGD: w -= lr gs. */
+IPUPK_DEF void ipup_sgd_f32(int n, float lr, float scale, float *w, const float *g);
+/* SGD with momentum, PyTorch convention (torch.optim.SGD, dampening 0, no Nesterov):
+   v = mu v + gs; w -= lr v */
+IPUPK_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float *w, float *v,
+                                 const float *g);
+/* Adam (Kingma & Ba 2015, Algorithm 1) with bias correction; t = 1-based step:
+   m = b1 m + (1-b1) gs; v = b2 v + (1-b2) gs^2;
+   w -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps) */
+IPUPK_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
+                             float scale, float *w, float *m, float *v, const float *g);
+
+/* Glorot/Xavier uniform (Glorot & Bengio 2010): w[i] = (2u-1) * sqrt(6 / (fan_in + fan_out))
+   with u = ipup_rng_uniform_f32(seed, stream, i). w (n). Identical bits on every platform. */
+IPUPK_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
+                                       uint64_t stream, float *w);
+
+/* Portable references of the hot kernels (same contracts), always compiled. */
+IPUPK_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT, const float *x,
+                                           const float *w, const float *b, float *y);
+IPUPK_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT, const float *x,
+                                           const float *w, const float *dy, float *dx,
+                                           float *dw, float *db);
+IPUPK_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                             const float *x, const float *w, const float *b,
+                                             float *y);
+IPUPK_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                             const float *x, const float *w, const float *dy,
+                                             float *dx, float *dw, float *db);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* IPUPIPE_KERNELS_H */
+
+/* ================================================================ implementation */
+#if defined(IPUPIPE_IMPLEMENTATION) && !defined(IPUPIPE_KERNELS_IMPLEMENTATION_DONE)
+#define IPUPIPE_KERNELS_IMPLEMENTATION_DONE
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- portable dense */
+
+IPUPK_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT,
+                                           const float *x /* (B, IN) */,
+                                           const float *w /* (IN, OUT) */,
+                                           const float *b /* (OUT) or NULL */,
+                                           float *y /* (B, OUT) */) {
+    int r, k, o;
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    for (r = 0; r < B; r++) {
+        float *yr = y + (size_t)r * (size_t)OUT;
+        const float *xr = x + (size_t)r * (size_t)IN;
+        for (o = 0; o < OUT; o++) yr[o] = 0.0f;
+        for (k = 0; k < IN; k++) {
+            const float xv = xr[k];
+            const float *wk = w + (size_t)k * (size_t)OUT;
+            for (o = 0; o < OUT; o++) yr[o] += xv * wk[o];
+        }
+        if (b)
+            for (o = 0; o < OUT; o++) yr[o] += b[o];
+    }
+}
+
+IPUPK_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
+                                           const float *x /* (B, IN) */,
+                                           const float *w /* (IN, OUT) */,
+                                           const float *dy /* (B, OUT) */,
+                                           float *dx /* (B, IN) or NULL */,
+                                           float *dw /* (IN, OUT) or NULL */,
+                                           float *db /* (OUT) or NULL */) {
+    int r, i, o;
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (dx) {
+        for (r = 0; r < B; r++) {
+            const float *dyr = dy + (size_t)r * (size_t)OUT;
+            for (i = 0; i < IN; i++) {
+                const float *wi = w + (size_t)i * (size_t)OUT;
+                float s = 0.0f;
+                for (o = 0; o < OUT; o++) s += dyr[o] * wi[o];
+                dx[(size_t)r * (size_t)IN + (size_t)i] = s;
+            }
+        }
+    }
+    if (dw) {
+        for (i = 0; i < IN; i++) {
+            float *dwi = dw + (size_t)i * (size_t)OUT;
+            for (r = 0; r < B; r++) {
+                const float xv = x[(size_t)r * (size_t)IN + (size_t)i];
+                const float *dyr = dy + (size_t)r * (size_t)OUT;
+                for (o = 0; o < OUT; o++) dwi[o] += xv * dyr[o];
+            }
+        }
+    }
+    if (db) {
+        for (r = 0; r < B; r++) {
+            const float *dyr = dy + (size_t)r * (size_t)OUT;
+            for (o = 0; o < OUT; o++) db[o] += dyr[o];
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- portable conv3x3 */
+
+IPUPK_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                             const float *x /* (B, H, W, CI) */,
+                                             const float *w /* (3, 3, CI, CO) */,
+                                             const float *b /* (CO) or NULL */,
+                                             float *y /* (B, H-2, W-2, CO) */) {
+    const int OH = H - 2, OW = W - 2;
+    int n, oh, ow, kh, kw, ci, co;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)CO;
+                for (co = 0; co < CO; co++) yp[co] = 0.0f;
+                for (kh = 0; kh < 3; kh++)
+                    for (kw = 0; kw < 3; kw++) {
+                        const float *xp = x + (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W + (size_t)(ow + kw)) * (size_t)CI;
+                        const float *wp = w + (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
+                        for (ci = 0; ci < CI; ci++) {
+                            const float xv = xp[ci];
+                            const float *wr = wp + (size_t)ci * (size_t)CO;
+                            for (co = 0; co < CO; co++) yp[co] += xv * wr[co];
+                        }
+                    }
+                if (b)
+                    for (co = 0; co < CO; co++) yp[co] += b[co];
+            }
+}
+
+IPUPK_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                             const float *x /* (B, H, W, CI) */,
+                                             const float *w /* (3, 3, CI, CO) */,
+                                             const float *dy /* (B, H-2, W-2, CO) */,
+                                             float *dx /* (B, H, W, CI) or NULL */,
+                                             float *dw /* (3, 3, CI, CO) or NULL */,
+                                             float *db /* (CO) or NULL */) {
+    const int OH = H - 2, OW = W - 2;
+    int n, oh, ow, kh, kw, ci, co;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (dx) memset(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)CO;
+                if (db)
+                    for (co = 0; co < CO; co++) db[co] += dyp[co];
+                for (kh = 0; kh < 3; kh++)
+                    for (kw = 0; kw < 3; kw++) {
+                        size_t xo = (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W + (size_t)(ow + kw)) * (size_t)CI;
+                        size_t wo = (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
+                        for (ci = 0; ci < CI; ci++) {
+                            const float *wr = w + wo + (size_t)ci * (size_t)CO;
+                            if (dw) {
+                                float *dwr = dw + wo + (size_t)ci * (size_t)CO;
+                                const float xv = x[xo + (size_t)ci];
+                                for (co = 0; co < CO; co++) dwr[co] += xv * dyp[co];
+                            }
+                            if (dx) {
+                                float s = 0.0f;
+                                for (co = 0; co < CO; co++) s += dyp[co] * wr[co];
+                                dx[xo + (size_t)ci] += s;
+                            }
+                        }
+                    }
+            }
+}
+
+/* ---------------------------------------------------------------- dispatchers */
+
+IPUPK_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                  const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
+                                  float *y /* (B, OUT) */) {
+    ipup_dense_fwd_f32_portable(B, IN, OUT, x, w, b, y);
+}
+
+IPUPK_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                  const float *w /* (IN, OUT) */, const float *dy /* (B, OUT) */,
+                                  float *dx /* (B, IN) */, float *dw /* (IN, OUT) */,
+                                  float *db /* (OUT) */) {
+    ipup_dense_bwd_f32_portable(B, IN, OUT, x, w, dy, dx, dw, db);
+}
+
+IPUPK_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
+                                    const float *x /* (B, H, W, CI) */,
+                                    const float *w /* (3, 3, CI, CO) */,
+                                    const float *b /* (CO) or NULL */,
+                                    float *y /* (B, H-2, W-2, CO) */, float *scratch) {
+    (void)scratch;
+    ipup_conv3x3_fwd_f32_portable(B, H, W, CI, CO, x, w, b, y);
+}
+
+IPUPK_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
+                                    const float *x /* (B, H, W, CI) */,
+                                    const float *w /* (3, 3, CI, CO) */,
+                                    const float *dy /* (B, H-2, W-2, CO) */,
+                                    float *dx /* (B, H, W, CI) or NULL */,
+                                    float *dw /* (3, 3, CI, CO) or NULL */,
+                                    float *db /* (CO) or NULL */, float *scratch) {
+    (void)scratch;
+    ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, dw, db);
+}
+
+/* ---------------------------------------------------------------- softmax xent */
+
+IPUPK_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C) */,
+                                      const int32_t *labels /* (B) */,
+                                      float *dlogits /* (B, C) or NULL */,
+                                      int *correct /* scalar or NULL */) {
+    int r, c, ok = 0;
+    double total = 0.0;
+    IPUPIPE_ASSERT(B > 0 && C > 0);
+    for (r = 0; r < B; r++) {
+        const float *l = logits + (size_t)r * (size_t)C;
+        const int32_t lab = labels[r];
+        const int valid = lab >= 0 && lab < C;
+        float mx = l[0], sum = 0.0f, lse;
+        int am = 0;
+        IPUPIPE_ASSERT(valid);
+        for (c = 1; c < C; c++)
+            if (l[c] > mx) { mx = l[c]; am = c; }
+        for (c = 0; c < C; c++) sum += expf(l[c] - mx);
+        lse = logf(sum); /* log sum exp(l - mx) >= 0 */
+        total += (double)(lse - (valid ? l[lab] - mx : 0.0f));
+        if (valid && am == lab) ok++;
+        if (dlogits) {
+            float *d = dlogits + (size_t)r * (size_t)C;
+            const float inv = 1.0f / sum, invb = 1.0f / (float)B;
+            for (c = 0; c < C; c++) {
+                float p = expf(l[c] - mx) * inv;
+                d[c] = (p - (c == lab ? 1.0f : 0.0f)) * invb;
+            }
+        }
+    }
+    if (correct) *correct = ok;
+    return (float)(total / (double)B);
+}
+
+/* ---------------------------------------------------------------- max-pool */
+
+IPUPK_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+                                     float *y /* (B, H/2, W/2, C) */) {
+    const int OH = H / 2, OW = W / 2;
+    int n, oh, ow, c;
+    IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *p00 = x + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W + (size_t)(2 * ow)) * (size_t)C;
+                const float *p01 = p00 + C, *p10 = p00 + (size_t)W * (size_t)C, *p11 = p10 + C;
+                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
+                for (c = 0; c < C; c++) {
+                    float m = p00[c];
+                    if (p01[c] > m) m = p01[c];
+                    if (p10[c] > m) m = p10[c];
+                    if (p11[c] > m) m = p11[c];
+                    yp[c] = m;
+                }
+            }
+}
+
+IPUPK_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+                                     const float *dy /* (B, H/2, W/2, C) */,
+                                     float *dx /* (B, H, W, C) */) {
+    const int OH = H / 2, OW = W / 2;
+    int n, oh, ow, c;
+    IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
+    memset(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)C * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                size_t o00 = (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W + (size_t)(2 * ow)) * (size_t)C;
+                size_t o01 = o00 + (size_t)C, o10 = o00 + (size_t)W * (size_t)C, o11 = o10 + (size_t)C;
+                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
+                for (c = 0; c < C; c++) {
+                    size_t best = o00 + (size_t)c;
+                    float m = x[best];
+                    if (x[o01 + (size_t)c] > m) { m = x[o01 + (size_t)c]; best = o01 + (size_t)c; }
+                    if (x[o10 + (size_t)c] > m) { m = x[o10 + (size_t)c]; best = o10 + (size_t)c; }
+                    if (x[o11 + (size_t)c] > m) { best = o11 + (size_t)c; }
+                    dx[best] = dyp[c];
+                }
+            }
+}
+
+/* ---------------------------------------------------------------- dropout */
+
+static void ipup__dropout(int n, float p, uint64_t seed, uint64_t step, uint64_t offset,
+                          const float *x /* (n) */, float *y /* (n) */) {
+    int i;
+    float scale;
+    if (!(p > 0.0f)) { /* p <= 0 (or NaN): identity */
+        if (y != x) for (i = 0; i < n; i++) y[i] = x[i];
+        return;
+    }
+    if (p >= 1.0f) {
+        for (i = 0; i < n; i++) y[i] = 0.0f;
+        return;
+    }
+    scale = 1.0f / (1.0f - p);
+    for (i = 0; i < n; i++) {
+        float u = ipup_rng_uniform_f32(seed, step, offset + (uint64_t)i);
+        y[i] = u >= p ? x[i] * scale : 0.0f;
+    }
+}
+IPUPK_DEF void ipup_dropout_fwd_f32(int n, float p, uint64_t seed, uint64_t step, uint64_t offset,
+                                    const float *x /* (n) */, float *y /* (n) */) {
+    ipup__dropout(n, p, seed, step, offset, x, y);
+}
+IPUPK_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t step, uint64_t offset,
+                                    const float *dy /* (n) */, float *dx /* (n) */) {
+    ipup__dropout(n, p, seed, step, offset, dy, dx);
+}
+
+/* ---------------------------------------------------------------- optimizers */
+
+IPUPK_DEF void ipup_sgd_f32(int n, float lr, float scale, float *w /* (n) */,
+                            const float *g /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) {
+        float gs = g[i] * scale;
+        w[i] -= lr * gs;
+    }
+}
+
+IPUPK_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float *w /* (n) */,
+                                 float *v /* (n) */, const float *g /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) {
+        float gs = g[i] * scale;
+        float vi = mu * v[i] + gs;
+        v[i] = vi;
+        w[i] -= lr * vi;
+    }
+}
+
+IPUPK_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
+                             float scale, float *w /* (n) */, float *m /* (n) */,
+                             float *v /* (n) */, const float *g /* (n) */) {
+    int i;
+    float bc1, bc2, c1, c2;
+    IPUPIPE_ASSERT(t >= 1);
+    if (t < 1) t = 1;
+    bc1 = (float)(1.0 - pow((double)beta1, (double)t));
+    bc2 = (float)(1.0 - pow((double)beta2, (double)t));
+    c1 = 1.0f - beta1;
+    c2 = 1.0f - beta2;
+    for (i = 0; i < n; i++) {
+        float gs = g[i] * scale;
+        float mi = beta1 * m[i] + c1 * gs;
+        float vi = beta2 * v[i] + c2 * (gs * gs);
+        float mh = mi / bc1, vh = vi / bc2;
+        m[i] = mi;
+        v[i] = vi;
+        w[i] -= lr * mh / (sqrtf(vh) + eps);
+    }
+}
+
+/* ---------------------------------------------------------------- initialisers */
+
+IPUPK_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
+                                       uint64_t stream, float *w /* (n) */) {
+    int i;
+    float limit;
+    IPUPIPE_ASSERT(fan_in + fan_out > 0);
+    limit = sqrtf(6.0f / (float)(fan_in + fan_out));
+    for (i = 0; i < n; i++) {
+        float u = ipup_rng_uniform_f32(seed, stream, (uint64_t)i);
+        w[i] = (2.0f * u - 1.0f) * limit;
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* IPUPIPE_IMPLEMENTATION */
+
+/*
+MIT License. Copyright (c) 2026 the ipupipe authors.
+Permission is hereby granted, free of charge, to any person obtaining a copy of this software
+and associated documentation files (the "Software"), to deal in the Software without
+restriction, including without limitation the rights to use, copy, modify, merge, publish,
+distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the
+Software is furnished to do so, subject to the following conditions: The above copyright
+notice and this permission notice shall be included in all copies or substantial portions of
+the Software. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A
+PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE
+LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR
+OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS
+IN THE SOFTWARE.
+*/
