@@ -138,3 +138,6 @@ run: data build/mnist-train
 
 clean:
 	rm -rf build
+
+# The bare-metal Cortex-M firmware proof: `make firmware`, `make firmware-run`.
+include examples/firmware/firmware.mk
