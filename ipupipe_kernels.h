@@ -80,10 +80,11 @@
 #define IPUP_FLATTEN_DIM(H, W, C) ((H) * (W) * (C))
 
 /* Scratch floats of the conv kernels (valid array bounds; NULL is also accepted). The forward
-   needs none (1 keeps the macro a legal array bound). The backward uses 9*CI*CO floats for the
-   transposed kernel of the dx product (SIMD path); with NULL it computes dx the portable way. */
+   needs none (1 keeps the macro a legal array bound). The backward's dx product (SIMD path)
+   uses 9*CI*CO floats for the transposed kernel plus (H-2)*(W-2)*9*CI for one image's
+   column gradient; with NULL it computes dx the portable way (slower). */
 #define IPUP_CONV3X3_FWD_SCRATCH(B, H, W, CI, CO) 1
-#define IPUP_CONV3X3_BWD_SCRATCH(B, H, W, CI, CO) (9 * (CI) * (CO))
+#define IPUP_CONV3X3_BWD_SCRATCH(B, H, W, CI, CO) (9 * (CI) * ((CO) + ((H) - 2) * ((W) - 2)))
 
 #ifdef __cplusplus
 extern "C" {
@@ -388,11 +389,312 @@ IPUPK_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO
             }
 }
 
+/* ---------------------------------------------------------------- SIMD GEMM core
+   One register-blocked micro-kernel serves every hot product. It computes an MR x (NV*VL)
+   tile of C = A B (written, optionally plus bias) or C += A B, where
+     - row r of A starts at a row pointer ap[r] (so rows need not be evenly spaced: conv
+       output positions that wrap from one image row to the next, im2col rows ...), and
+       element (r, s, k) is ap[r][s*sa + k*ka]: K is split into nseg segments of seglen
+       (the three kernel rows of a 3x3 window are three segments, no im2col copy);
+     - B is K x N with contiguous rows of stride ldb; C rows have stride ldc.
+   Each C element is the sum over k in increasing order of an FMA chain, then (+ bias) or
+   (C +): the order depends only on K, never on the tile a value lands in. */
+#if defined(IPUP_KERNELS_AVX512) || defined(IPUP_KERNELS_AVX2)
+#define IPUP__SIMD 1
+#include <immintrin.h>
+
+#if defined(__GNUC__)
+#define IPUP__AI static inline __attribute__((always_inline))
+#else
+#define IPUP__AI static __forceinline
+#endif
+
+#if defined(IPUP_KERNELS_AVX512)
+typedef __m512 ipup__v;
+typedef __mmask16 ipup__m;
+#define IPUP__VL 16
+#define IPUP__MR 8 /* 8 x 2 vectors = 16 accumulators of the 32 zmm registers */
+#define IPUP__NV 2
+#define ipup__vzero() _mm512_setzero_ps()
+#define ipup__vld(p) _mm512_loadu_ps(p)
+#define ipup__vldm(p, m) _mm512_maskz_loadu_ps((m), (p))
+#define ipup__vst(p, v) _mm512_storeu_ps((p), (v))
+#define ipup__vstm(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
+#define ipup__vbc(p) _mm512_set1_ps(*(p))
+#define ipup__vfma(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define ipup__vadd(a, b) _mm512_add_ps((a), (b))
+static inline ipup__m ipup__mask(int n) { return (ipup__m)((1u << n) - 1u); } /* n in 1..16 */
+#else
+typedef __m256 ipup__v;
+typedef __m256i ipup__m;
+#define IPUP__VL 8
+#define IPUP__MR 6 /* 6 x 2 = 12 accumulators + 2 B + 1 broadcast of the 16 ymm registers */
+#define IPUP__NV 2
+#define ipup__vzero() _mm256_setzero_ps()
+#define ipup__vld(p) _mm256_loadu_ps(p)
+#define ipup__vldm(p, m) _mm256_maskload_ps((p), (m))
+#define ipup__vst(p, v) _mm256_storeu_ps((p), (v))
+#define ipup__vstm(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+#define ipup__vbc(p) _mm256_broadcast_ss(p)
+#define ipup__vfma(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define ipup__vadd(a, b) _mm256_add_ps((a), (b))
+static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#endif
+#define IPUP__NR (IPUP__NV * IPUP__VL)
+
+/* the micro-kernel body; MR, NV, FULL are constants at every instantiation */
+IPUP__AI void ipup__ukr(const int MR, const int NV, const int FULL, ipup__m lm,
+                        const float *const *ap /* MR row pointers */, ptrdiff_t ka, int nseg,
+                        int seglen, ptrdiff_t sa, const float *b /* (K, ldb) */, ptrdiff_t ldb,
+                        float *c /* (MR, ldc) */, ptrdiff_t ldc, const float *bias, int accum) {
+    ipup__v acc[IPUP__MR][IPUP__NV];
+    int r, v, s, k;
+#pragma GCC unroll 8
+    for (r = 0; r < MR; r++)
+#pragma GCC unroll 4
+        for (v = 0; v < NV; v++) acc[r][v] = ipup__vzero();
+    for (s = 0; s < nseg; s++) {
+        ptrdiff_t off = (ptrdiff_t)s * sa;
+        for (k = 0; k < seglen; k++, off += ka, b += ldb) {
+            ipup__v bv[IPUP__NV];
+#pragma GCC unroll 4
+            for (v = 0; v < NV; v++)
+                bv[v] = (FULL || v < NV - 1) ? ipup__vld(b + v * IPUP__VL)
+                                             : ipup__vldm(b + v * IPUP__VL, lm);
+#pragma GCC unroll 8
+            for (r = 0; r < MR; r++) {
+                const ipup__v av = ipup__vbc(ap[r] + off);
+#pragma GCC unroll 4
+                for (v = 0; v < NV; v++) acc[r][v] = ipup__vfma(av, bv[v], acc[r][v]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (r = 0; r < MR; r++) {
+        float *cr = c + (ptrdiff_t)r * ldc;
+#pragma GCC unroll 4
+        for (v = 0; v < NV; v++) {
+            ipup__v t = acc[r][v];
+            const int whole = FULL || v < NV - 1;
+            if (accum)
+                t = ipup__vadd(whole ? ipup__vld(cr + v * IPUP__VL) : ipup__vldm(cr + v * IPUP__VL, lm), t);
+            else if (bias)
+                t = ipup__vadd(t, whole ? ipup__vld(bias + v * IPUP__VL) : ipup__vldm(bias + v * IPUP__VL, lm));
+            if (whole) ipup__vst(cr + v * IPUP__VL, t);
+            else ipup__vstm(cr + v * IPUP__VL, lm, t);
+        }
+    }
+}
+
+typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,
+                             int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c,
+                             ptrdiff_t ldc, const float *bias, int accum);
+#define IPUP__UKR_INST(MR_, NV_, F_)                                                          \
+    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,            \
+                                               ptrdiff_t ka, int nseg, int seglen,            \
+                                               ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
+                                               float *c, ptrdiff_t ldc, const float *bias,    \
+                                               int accum) {                                   \
+        ipup__ukr(MR_, NV_, F_, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum);   \
+    }
+#define IPUP__UKR_INST_MR(MR_) \
+    IPUP__UKR_INST(MR_, 1, 0) IPUP__UKR_INST(MR_, 1, 1) IPUP__UKR_INST(MR_, 2, 0) IPUP__UKR_INST(MR_, 2, 1)
+IPUP__UKR_INST_MR(1)
+IPUP__UKR_INST_MR(2)
+IPUP__UKR_INST_MR(3)
+IPUP__UKR_INST_MR(4)
+IPUP__UKR_INST_MR(5)
+IPUP__UKR_INST_MR(6)
+#if IPUP__MR > 6
+IPUP__UKR_INST_MR(7)
+IPUP__UKR_INST_MR(8)
+#endif
+#define IPUP__UKR_ROW(MR_) \
+    { { ipup__ukr_##MR_##_1_0, ipup__ukr_##MR_##_1_1 }, { ipup__ukr_##MR_##_2_0, ipup__ukr_##MR_##_2_1 } }
+static const ipup__ukr_fn ipup__ukr_tab[IPUP__MR][IPUP__NV][2] = {
+    IPUP__UKR_ROW(1), IPUP__UKR_ROW(2), IPUP__UKR_ROW(3), IPUP__UKR_ROW(4), IPUP__UKR_ROW(5),
+    IPUP__UKR_ROW(6)
+#if IPUP__MR > 6
+    , IPUP__UKR_ROW(7), IPUP__UKR_ROW(8)
+#endif
+};
+
+/* One product C (M, N) (=|+=) A B. Row r of A starts at a + (r / rdiv) * rs1 + (r % rdiv) * rs0. */
+typedef struct ipup__gemm_t {
+    int M, N;
+    const float *a; /* A base */
+    int rdiv;
+    ptrdiff_t rs0, rs1; /* row r: a + (r / rdiv) * rs1 + (r % rdiv) * rs0 */
+    ptrdiff_t ka, sa;   /* element (r, s, k): row + s * sa + k * ka */
+    int nseg, seglen;   /* K = nseg * seglen */
+    const float *b;     /* B (K, N), row stride ldb */
+    ptrdiff_t ldb;
+    float *c; /* C (M, N), row stride ldc */
+    ptrdiff_t ldc;
+    const float *bias; /* (N) or NULL, added when !accum */
+    int accum;         /* 0: C = A B (+ bias); 1: C += A B */
+} ipup__gemm_t;
+
+static void ipup__gemm(const ipup__gemm_t *g) {
+    int n0, r0, i;
+    for (n0 = 0; n0 < g->N; n0 += IPUP__NR) {
+        const int nn = g->N - n0 < IPUP__NR ? g->N - n0 : IPUP__NR;
+        const int nv = (nn + IPUP__VL - 1) / IPUP__VL, last = nn - (nv - 1) * IPUP__VL;
+        const int full = last == IPUP__VL;
+        const ipup__m lm = ipup__mask(last);
+        const ipup__ukr_fn fn_full = ipup__ukr_tab[IPUP__MR - 1][nv - 1][full];
+        for (r0 = 0; r0 < g->M; r0 += IPUP__MR) {
+            const int m = g->M - r0 < IPUP__MR ? g->M - r0 : IPUP__MR;
+            const float *ap[IPUP__MR];
+            for (i = 0; i < m; i++) {
+                const int r = r0 + i;
+                ap[i] = g->a + (ptrdiff_t)(r / g->rdiv) * g->rs1 + (ptrdiff_t)(r % g->rdiv) * g->rs0;
+            }
+            (m == IPUP__MR ? fn_full : ipup__ukr_tab[m - 1][nv - 1][full])(
+                lm, ap, g->ka, g->nseg, g->seglen, g->sa, g->b + n0, g->ldb,
+                g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL, g->accum);
+        }
+    }
+}
+
+static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                 const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
+                                 float *y /* (B, OUT) */) {
+    ipup__gemm_t g;
+    g.M = B; g.N = OUT;
+    g.a = x; g.rdiv = B; g.rs0 = IN; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = IN;
+    g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = 0;
+    ipup__gemm(&g);
+}
+
+/* dx (B, IN) = dy (B, OUT) w^T, computed as dx^T = w dy^T: dy^T is packed (a K-block x
+   batch-block panel on the stack, <= 32 KB), each MR x NR tile of dx^T lands in a stack tile
+   and is written transposed. K-blocks add in increasing order. */
+#define IPUP__KB 256
+static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
+                                      const float *dy /* (B, OUT) */, float *dx /* (B, IN) */) {
+    float pk[IPUP__KB * IPUP__NR];
+    float tile[IPUP__MR * IPUP__NR];
+    int b0, k0, i0, j, k, r;
+    for (b0 = 0; b0 < B; b0 += IPUP__NR) {
+        const int nb = B - b0 < IPUP__NR ? B - b0 : IPUP__NR;
+        for (k0 = 0; k0 < OUT; k0 += IPUP__KB) {
+            const int kb = OUT - k0 < IPUP__KB ? OUT - k0 : IPUP__KB;
+            ipup__gemm_t g;
+            for (k = 0; k < kb; k++)
+                for (j = 0; j < nb; j++) pk[k * IPUP__NR + j] = dy[(size_t)(b0 + j) * (size_t)OUT + (size_t)(k0 + k)];
+            for (i0 = 0; i0 < IN; i0 += IPUP__MR) {
+                const int m = IN - i0 < IPUP__MR ? IN - i0 : IPUP__MR;
+                g.M = m; g.N = nb;
+                g.a = w + (size_t)i0 * (size_t)OUT + (size_t)k0; g.rdiv = m; g.rs0 = OUT; g.rs1 = 0;
+                g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = kb;
+                g.b = pk; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0;
+                ipup__gemm(&g);
+                if (k0 == 0) {
+                    for (j = 0; j < nb; j++)
+                        for (r = 0; r < m; r++) dx[(size_t)(b0 + j) * (size_t)IN + (size_t)(i0 + r)] = tile[r * IPUP__NR + j];
+                } else {
+                    for (j = 0; j < nb; j++)
+                        for (r = 0; r < m; r++) dx[(size_t)(b0 + j) * (size_t)IN + (size_t)(i0 + r)] += tile[r * IPUP__NR + j];
+                }
+            }
+        }
+    }
+}
+
+/* dw (IN, OUT) += x^T dy: A = x^T (row i = column i of x, k stride IN), B = dy. */
+static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                   const float *dy /* (B, OUT) */, float *dw /* (IN, OUT) */) {
+    ipup__gemm_t g;
+    g.M = IN; g.N = OUT;
+    g.a = x; g.rdiv = IN; g.rs0 = 1; g.rs1 = 0; g.ka = IN; g.sa = 0; g.nseg = 1; g.seglen = B;
+    g.b = dy; g.ldb = OUT; g.c = dw; g.ldc = OUT; g.bias = NULL; g.accum = 1;
+    ipup__gemm(&g);
+}
+
+/* conv forward: per image, rows = output positions (oh, ow), K = three segments (kernel
+   rows kh) of 3*CI contiguous inputs x[oh+kh][ow .. ow+2][0 .. CI-1]; B = w as (9 CI, CO). */
+static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float *x,
+                                const float *w, const float *b, float *y) {
+    const int OH = H - 2, OW = W - 2;
+    int n;
+    for (n = 0; n < B; n++) {
+        ipup__gemm_t g;
+        g.M = OH * OW; g.N = CO;
+        g.a = x + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
+        g.rdiv = OW; g.rs0 = CI; g.rs1 = (ptrdiff_t)W * CI;
+        g.ka = 1; g.sa = (ptrdiff_t)W * CI; g.nseg = 3; g.seglen = 3 * CI;
+        g.b = w; g.ldb = CO;
+        g.c = y + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldc = CO;
+        g.bias = b; g.accum = 0;
+        ipup__gemm(&g);
+    }
+}
+
+/* conv dw (9 CI, CO) += im2col(x)^T dy, per image: row k = (kh, kw, ci) of A starts at
+   x[kh][kw][ci]; K = positions (oh, ow): segments oh of length OW, k stride CI. */
+static void ipup__conv_bwd_w_simd(int B, int H, int W, int CI, int CO, const float *x,
+                                  const float *dy, float *dw) {
+    const int OH = H - 2, OW = W - 2;
+    int n;
+    for (n = 0; n < B; n++) {
+        ipup__gemm_t g;
+        g.M = 9 * CI; g.N = CO;
+        g.a = x + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
+        g.rdiv = 3 * CI; g.rs0 = 1; g.rs1 = (ptrdiff_t)W * CI;
+        g.ka = CI; g.sa = (ptrdiff_t)W * CI; g.nseg = OH; g.seglen = OW;
+        g.b = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldb = CO;
+        g.c = dw; g.ldc = CO; g.bias = NULL; g.accum = 1;
+        ipup__gemm(&g);
+    }
+}
+
+/* conv dx, per image: G (OH*OW, 9 CI) = dy wt with wt (CO, 9 CI) the transposed kernel,
+   then col2im: dx[oh+kh][ow+kw][ci] += G[oh, ow][kh, kw, ci] in a fixed order.
+   scratch: 9 CI CO (wt) + OH OW 9 CI (G) floats. */
+static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const float *w,
+                                     const float *dy, float *dx, float *scratch) {
+    const int OH = H - 2, OW = W - 2, K9 = 9 * CI;
+    float *wt = scratch, *G = scratch + (size_t)K9 * (size_t)CO;
+    int n, k, co, oh, ow, t, ci;
+    for (k = 0; k < K9; k++)
+        for (co = 0; co < CO; co++) wt[(size_t)co * (size_t)K9 + (size_t)k] = w[(size_t)k * (size_t)CO + (size_t)co];
+    for (n = 0; n < B; n++) {
+        float *dxn = dx + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
+        ipup__gemm_t g;
+        g.M = OH * OW; g.N = K9;
+        g.a = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO;
+        g.rdiv = OH * OW; g.rs0 = CO; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = CO;
+        g.b = wt; g.ldb = K9; g.c = G; g.ldc = K9; g.bias = NULL; g.accum = 0;
+        ipup__gemm(&g);
+        memset(dxn, 0, (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * (size_t)K9;
+                for (t = 0; t < 9; t++) {
+                    float *d = dxn + ((size_t)(oh + t / 3) * (size_t)W + (size_t)(ow + t % 3)) * (size_t)CI;
+                    const float *s = gp + (size_t)t * (size_t)CI;
+                    for (ci = 0; ci < CI; ci++) d[ci] += s[ci];
+                }
+            }
+    }
+}
+#endif /* SIMD */
+
 /* ---------------------------------------------------------------- dispatchers */
 
 IPUPK_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
                                   const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
                                   float *y /* (B, OUT) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B > 0 && OUT > 0 && IN > 0) {
+        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y);
+        return;
+    }
+#endif
     ipup_dense_fwd_f32_portable(B, IN, OUT, x, w, b, y);
 }
 
@@ -400,6 +702,15 @@ IPUPK_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B, 
                                   const float *w /* (IN, OUT) */, const float *dy /* (B, OUT) */,
                                   float *dx /* (B, IN) */, float *dw /* (IN, OUT) */,
                                   float *db /* (OUT) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B > 0 && OUT > 0 && IN > 0) {
+        if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
+        if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw);
+        if (db) ipup_dense_bwd_f32_portable(B, IN, OUT, x, w, dy, NULL, NULL, db);
+        return;
+    }
+#endif
     ipup_dense_bwd_f32_portable(B, IN, OUT, x, w, dy, dx, dw, db);
 }
 
@@ -409,7 +720,12 @@ IPUPK_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
                                     const float *b /* (CO) or NULL */,
                                     float *y /* (B, H-2, W-2, CO) */, float *scratch) {
     (void)scratch;
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y);
+#else
     ipup_conv3x3_fwd_f32_portable(B, H, W, CI, CO, x, w, b, y);
+#endif
 }
 
 IPUPK_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
@@ -419,8 +735,16 @@ IPUPK_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
                                     float *dx /* (B, H, W, CI) or NULL */,
                                     float *dw /* (3, 3, CI, CO) or NULL */,
                                     float *db /* (CO) or NULL */, float *scratch) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (dx && scratch) ipup__conv_bwd_data_simd(B, H, W, CI, CO, w, dy, dx, scratch);
+    else if (dx) ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, NULL, NULL);
+    if (dw) ipup__conv_bwd_w_simd(B, H, W, CI, CO, x, dy, dw);
+    if (db) ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, NULL, NULL, db);
+#else
     (void)scratch;
     ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, dw, db);
+#endif
 }
 
 /* ---------------------------------------------------------------- softmax xent */
