@@ -1,0 +1,359 @@
+/* bench_kernels.c - speed of the hot kernels of ipupipe_kernels.h against this machine's
+ * measured single-core fp32 FMA peak and against a naive triple loop timed in the same run.
+ *
+ *   build/bench/bench_kernels [--quick] [--json PATH]
+ *
+ * 1. Peak: a micro-benchmark of many independent FMA chains (24 accumulators, enough to
+ *    hide the FMA latency on any x86 core), in the widest vector the build has (zmm with
+ *    AVX-512, ymm with AVX2) and in ymm too; the best of those is the peak.
+ * 2. Dense forward, backward-data (dx = dy W^T) and backward-weights (dW += x^T dy) at the
+ *    MNIST MLP shapes (784-256-128-64-32-10) with batch 16, 32 and 64; conv3x3 forward and
+ *    backward at the Keras MNIST CNN shapes, batch 64: 28x28x1 -> 26x26x32 and
+ *    13x13x32 -> 11x11x64 (the first layer's backward has no dx: nothing consumes it).
+ * Each figure is the best of several timed batches of calls (the machine is shared).
+ * Table on stdout; one JSON object per measurement in build/bench/kernels.json.
+ */
+#define _POSIX_C_SOURCE 199309L
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe_kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static volatile float sink;
+static double budget = 0.12; /* seconds per timed measurement */
+
+/* ------------------------------------------------------------ FMA peak */
+
+#define CHAINS 24
+#if defined(__AVX512F__)
+static double peak_zmm(long iters) {
+    __m512 acc[CHAINS], m = _mm512_set1_ps(0.9999999f), a = _mm512_set1_ps(1e-7f);
+    long i;
+    int c;
+    double t0, t1;
+    for (c = 0; c < CHAINS; c++) acc[c] = _mm512_set1_ps((float)c);
+    t0 = now();
+    for (i = 0; i < iters; i++) {
+#pragma GCC unroll 24
+        for (c = 0; c < CHAINS; c++) acc[c] = _mm512_fmadd_ps(acc[c], m, a);
+    }
+    t1 = now();
+    for (c = 1; c < CHAINS; c++) acc[0] = _mm512_add_ps(acc[0], acc[c]);
+    sink = _mm512_reduce_add_ps(acc[0]);
+    return 2.0 * 16.0 * CHAINS * (double)iters / (t1 - t0) * 1e-9;
+}
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+static double peak_ymm(long iters) {
+    /* 12 chains: all fit the 16 ymm registers of AVX2 (24 would spill there) */
+    __m256 acc[12], m = _mm256_set1_ps(0.9999999f), a = _mm256_set1_ps(1e-7f);
+    long i;
+    int c;
+    double t0, t1;
+    float out[8];
+    for (c = 0; c < 12; c++) acc[c] = _mm256_set1_ps((float)c);
+    t0 = now();
+    for (i = 0; i < iters; i++) {
+#pragma GCC unroll 12
+        for (c = 0; c < 12; c++) acc[c] = _mm256_fmadd_ps(acc[c], m, a);
+    }
+    t1 = now();
+    for (c = 1; c < 12; c++) acc[0] = _mm256_add_ps(acc[0], acc[c]);
+    _mm256_storeu_ps(out, acc[0]);
+    sink = out[0];
+    return 2.0 * 8.0 * 12 * (double)iters / (t1 - t0) * 1e-9;
+}
+#endif
+static double peak_scalar(long iters) {
+    float acc[8], m = 0.9999999f, a = 1e-7f;
+    long i;
+    int c;
+    double t0, t1;
+    for (c = 0; c < 8; c++) acc[c] = (float)c;
+    t0 = now();
+    for (i = 0; i < iters; i++) {
+#pragma GCC unroll 8
+        for (c = 0; c < 8; c++) acc[c] = fmaf(acc[c], m, a);
+    }
+    t1 = now();
+    sink = acc[0] + acc[7];
+    return 2.0 * 8 * (double)iters / (t1 - t0) * 1e-9;
+}
+static double measure_peak(const char **what) {
+    double best = 0.0, g;
+    int rep;
+    *what = "scalar fmaf";
+    for (rep = 0; rep < 5; rep++) {
+        g = peak_scalar(2000000);
+        if (g > best) best = g;
+    }
+#if defined(__AVX2__) && defined(__FMA__)
+    for (rep = 0; rep < 7; rep++) {
+        g = peak_ymm(4000000);
+        if (g > best) { best = g; *what = "ymm FMA, 12 chains"; }
+    }
+#endif
+#if defined(__AVX512F__)
+    for (rep = 0; rep < 7; rep++) {
+        g = peak_zmm(2000000);
+        if (g > best) { best = g; *what = "zmm FMA, 24 chains"; }
+    }
+    if (getenv("IPUPIPE_BENCH_VERBOSE")) {
+        printf("peak: scalar %.1f", peak_scalar(2000000));
+        printf(", ymm %.1f", peak_ymm(4000000));
+        printf(", zmm %.1f GFLOP/s\n", peak_zmm(2000000));
+    }
+#endif
+    return best;
+}
+
+/* ------------------------------------------------------------ naive references */
+
+static void naive_dense_fwd(int B, int IN, int OUT, const float *x, const float *w,
+                            const float *b, float *y) {
+    int r, o, k;
+    for (r = 0; r < B; r++)
+        for (o = 0; o < OUT; o++) {
+            float s = b[o];
+            for (k = 0; k < IN; k++) s += x[r * IN + k] * w[k * OUT + o];
+            y[r * OUT + o] = s;
+        }
+}
+static void naive_dense_bwd_data(int B, int IN, int OUT, const float *w, const float *dy,
+                                 float *dx) {
+    int r, i, o;
+    for (r = 0; r < B; r++)
+        for (i = 0; i < IN; i++) {
+            float s = 0.0f;
+            for (o = 0; o < OUT; o++) s += dy[r * OUT + o] * w[i * OUT + o];
+            dx[r * IN + i] = s;
+        }
+}
+static void naive_dense_bwd_w(int B, int IN, int OUT, const float *x, const float *dy,
+                              float *dw) {
+    int r, i, o;
+    for (i = 0; i < IN; i++)
+        for (o = 0; o < OUT; o++) {
+            float s = 0.0f;
+            for (r = 0; r < B; r++) s += x[r * IN + i] * dy[r * OUT + o];
+            dw[i * OUT + o] += s;
+        }
+}
+static void naive_conv_fwd(int B, int H, int W, int CI, int CO, const float *x, const float *w,
+                           const float *b, float *y) {
+    int n, oh, ow, co, kh, kw, ci, OH = H - 2, OW = W - 2;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++)
+                for (co = 0; co < CO; co++) {
+                    float s = b[co];
+                    for (kh = 0; kh < 3; kh++)
+                        for (kw = 0; kw < 3; kw++)
+                            for (ci = 0; ci < CI; ci++)
+                                s += x[((n * H + oh + kh) * W + ow + kw) * CI + ci] *
+                                     w[((kh * 3 + kw) * CI + ci) * CO + co];
+                    y[((n * OH + oh) * OW + ow) * CO + co] = s;
+                }
+}
+static void naive_conv_bwd(int B, int H, int W, int CI, int CO, const float *x, const float *w,
+                           const float *dy, float *dx, float *dw, float *db) {
+    int n, oh, ow, co, kh, kw, ci, OH = H - 2, OW = W - 2;
+    if (dx) memset(dx, 0, sizeof(float) * (size_t)(B * H * W * CI));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++)
+                for (co = 0; co < CO; co++) {
+                    float g = dy[((n * OH + oh) * OW + ow) * CO + co];
+                    db[co] += g;
+                    for (kh = 0; kh < 3; kh++)
+                        for (kw = 0; kw < 3; kw++)
+                            for (ci = 0; ci < CI; ci++) {
+                                int xi = ((n * H + oh + kh) * W + ow + kw) * CI + ci;
+                                int wi = ((kh * 3 + kw) * CI + ci) * CO + co;
+                                dw[wi] += x[xi] * g;
+                                if (dx) dx[xi] += w[wi] * g;
+                            }
+                }
+}
+
+/* ------------------------------------------------------------ timing */
+
+typedef struct {
+    int kind; /* 0 dense fwd, 1 dense bwd-data, 2 dense bwd-w, 3 conv fwd, 4 conv bwd (+dx), 5 conv bwd (no dx) */
+    int naive;
+    int B, IN, OUT, H, W, CI, CO;
+    float *x, *w, *b, *y, *dy, *dx, *dw, *db, *scratch;
+} job;
+
+static void run(const job *j) {
+    switch (j->kind) {
+    case 0:
+        if (j->naive) naive_dense_fwd(j->B, j->IN, j->OUT, j->x, j->w, j->b, j->y);
+        else ipup_dense_fwd_f32(j->B, j->IN, j->OUT, j->x, j->w, j->b, j->y);
+        break;
+    case 1:
+        if (j->naive) naive_dense_bwd_data(j->B, j->IN, j->OUT, j->w, j->dy, j->dx);
+        else ipup_dense_bwd_f32(j->B, j->IN, j->OUT, j->x, j->w, j->dy, j->dx, NULL, NULL);
+        break;
+    case 2:
+        if (j->naive) naive_dense_bwd_w(j->B, j->IN, j->OUT, j->x, j->dy, j->dw);
+        else ipup_dense_bwd_f32(j->B, j->IN, j->OUT, j->x, j->w, j->dy, NULL, j->dw, NULL);
+        break;
+    case 3:
+        if (j->naive) naive_conv_fwd(j->B, j->H, j->W, j->CI, j->CO, j->x, j->w, j->b, j->y);
+        else ipup_conv3x3_fwd_f32(j->B, j->H, j->W, j->CI, j->CO, j->x, j->w, j->b, j->y, NULL);
+        break;
+    default:
+        if (j->naive) naive_conv_bwd(j->B, j->H, j->W, j->CI, j->CO, j->x, j->w, j->dy, j->kind == 4 ? j->dx : NULL, j->dw, j->db);
+        else ipup_conv3x3_bwd_f32(j->B, j->H, j->W, j->CI, j->CO, j->x, j->w, j->dy, j->kind == 4 ? j->dx : NULL, j->dw, j->db, j->scratch);
+        break;
+    }
+}
+
+/* best seconds per call over several batches of calls */
+static double time_job(const job *j, double seconds) {
+    double t0 = now(), t, best = 1e30;
+    long reps = 1, i;
+    int trial;
+    run(j); /* warm up, caches */
+    t = now() - t0;
+    if (t > 0.0 && t < seconds / 10.0) reps = (long)(seconds / 10.0 / t) + 1;
+    t0 = now();
+    for (trial = 0; trial < 10 && (trial < 3 || now() - t0 < seconds); trial++) {
+        double s = now();
+        for (i = 0; i < reps; i++) run(j);
+        s = (now() - s) / (double)reps;
+        if (s < best) best = s;
+    }
+    return best;
+}
+
+static float *buf(size_t n) {
+    float *p = (float *)malloc(n * sizeof(float));
+    size_t i;
+    uint64_t s = n;
+    if (!p) { fprintf(stderr, "out of memory\n"); exit(2); }
+    for (i = 0; i < n; i++) p[i] = ipup_rng_uniform_f32(7, s, i) - 0.5f;
+    return p;
+}
+
+static FILE *json;
+static int json_first = 1;
+static double peak;
+static int below_target = 0;
+
+static void report(const char *name, const char *shape, double flops, job *j, double target) {
+    double t, tn, g, gn;
+    j->naive = 0;
+    t = time_job(j, budget);
+    j->naive = 1;
+    tn = time_job(j, budget * 0.5);
+    g = flops / t * 1e-9;
+    gn = flops / tn * 1e-9;
+    printf("%-22s %-24s %8.1f %7.3f %8.2f %7.1fx %s\n", name, shape, g, g / peak, gn, g / gn,
+           target > 0 ? (g / peak >= target ? "(target met)" : "(BELOW target)") : "");
+    if (target > 0 && g / peak < target) below_target++;
+    if (json) {
+        fprintf(json,
+                "%s  {\"name\": \"%s\", \"shape\": \"%s\", \"gflops\": %.3f, \"peak_gflops\": %.3f, "
+                "\"fraction_of_peak\": %.4f, \"naive_gflops\": %.3f, \"simd\": \"%s\"}",
+                json_first ? "" : ",\n", name, shape, g, peak, g / peak, gn, IPUP_KERNELS_SIMD);
+        json_first = 0;
+    }
+    fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+    static const int dims[6] = {784, 256, 128, 64, 32, 10};
+    static const int batches[3] = {32, 16, 64};
+    const char *json_path = "build/bench/kernels.json", *what;
+    int a, bi, l;
+    double t_start = now();
+    for (a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--quick")) budget = 0.03;
+        else if (!strcmp(argv[a], "--json") && a + 1 < argc) json_path = argv[++a];
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--json PATH]\n", argv[0]);
+            return 2;
+        }
+    }
+    peak = measure_peak(&what);
+    printf("ipupipe_kernels.h path: %s; single-core fp32 FMA peak measured: %.1f GFLOP/s (%s)\n",
+           IPUP_KERNELS_SIMD, peak, what);
+    printf("%-22s %-24s %8s %7s %8s %8s\n", "kernel", "shape", "GFLOP/s", "of peak", "naive", "speed-up");
+    json = fopen(json_path, "w");
+    if (!json) fprintf(stderr, "warning: cannot write %s; table only\n", json_path);
+    else fprintf(json, "[\n");
+
+    for (bi = 0; bi < 3; bi++)
+        for (l = 0; l < 5; l++) {
+            int B = batches[bi], IN = dims[l], OUT = dims[l + 1], k;
+            char shape[64];
+            double flops = 2.0 * B * IN * OUT;
+            job j;
+            const double target = (B == 32 && IN == 784) ? 0.70 : 0.0;
+            memset(&j, 0, sizeof j);
+            j.B = B; j.IN = IN; j.OUT = OUT;
+            j.x = buf((size_t)(B * IN)); j.w = buf((size_t)(IN * OUT)); j.b = buf((size_t)OUT);
+            j.y = buf((size_t)(B * OUT)); j.dy = buf((size_t)(B * OUT)); j.dx = buf((size_t)(B * IN));
+            j.dw = buf((size_t)(IN * OUT));
+            snprintf(shape, sizeof shape, "%dx%dx%d", B, IN, OUT);
+            for (k = 0; k < 3; k++) {
+                static const char *names[3] = {"dense_fwd", "dense_bwd_data", "dense_bwd_weights"};
+                j.kind = k;
+                report(names[k], shape, flops, &j, target);
+            }
+            free(j.x); free(j.w); free(j.b); free(j.y); free(j.dy); free(j.dx); free(j.dw);
+        }
+
+    {
+        static const int cs[2][4] = {{28, 28, 1, 32}, {13, 13, 32, 64}};
+        int c;
+        for (c = 0; c < 2; c++) {
+            const int B = 64, H = cs[c][0], W = cs[c][1], CI = cs[c][2], CO = cs[c][3];
+            const int OH = H - 2, OW = W - 2;
+            double f1 = 2.0 * B * OH * OW * 9.0 * CI * CO;
+            char shape[64];
+            job j;
+            memset(&j, 0, sizeof j);
+            j.B = B; j.H = H; j.W = W; j.CI = CI; j.CO = CO;
+            j.x = buf((size_t)(B * H * W * CI)); j.w = buf((size_t)(9 * CI * CO)); j.b = buf((size_t)CO);
+            j.y = buf((size_t)(B * OH * OW * CO)); j.dy = buf((size_t)(B * OH * OW * CO));
+            j.dx = buf((size_t)(B * H * W * CI)); j.dw = buf((size_t)(9 * CI * CO)); j.db = buf((size_t)CO);
+            j.scratch = buf((size_t)IPUP_CONV3X3_BWD_SCRATCH(B, H, W, CI, CO));
+            snprintf(shape, sizeof shape, "%dx%dx%dx%d->%d", B, H, W, CI, CO);
+            j.kind = 3;
+            report("conv3x3_fwd", shape, f1, &j, 0.45);
+            if (c == 0) {
+                j.kind = 5;
+                report("conv3x3_bwd(dw,db)", shape, f1, &j, 0.45);
+                j.kind = 4;
+                report("conv3x3_bwd(dx,dw,db)", shape, 2.0 * f1, &j, 0.0);
+            } else {
+                j.kind = 4;
+                report("conv3x3_bwd(dx,dw,db)", shape, 2.0 * f1, &j, 0.45);
+            }
+            free(j.x); free(j.w); free(j.b); free(j.y); free(j.dy); free(j.dx); free(j.dw);
+            free(j.db); free(j.scratch);
+        }
+    }
+    if (json) {
+        fprintf(json, "\n]\n");
+        fclose(json);
+        printf("wrote %s\n", json_path);
+    }
+    printf("%d measurement(s) below their target; bench took %.1f s\n", below_target, now() - t_start);
+    return 0;
+}
