@@ -1,7 +1,8 @@
 /* ipupipe_kernels.h - v0.1 - fixed-size fp32 training kernels - MIT licence (see end of file)
 
    Part of ipupipe (https://... /ipupipe): train a network the way Graphcore IPU systems do.
-   This header stands on its own: it needs only <stdint.h> <stddef.h> <string.h> <math.h>.
+   This header stands on its own: it needs only <stdint.h> <stddef.h>, and <string.h> <math.h>
+   for the default libc/libm hooks below.
 
    USAGE
      In exactly ONE C or C++ file:
@@ -10,7 +11,15 @@
      Everywhere else just #include "ipupipe_kernels.h".
      Define IPUPIPE_STATIC before the include to make every function static (private to
      that translation unit; then also define IPUPIPE_IMPLEMENTATION there).
-     Overridable before the include:  IPUPIPE_ASSERT(cond)  (default assert() of <assert.h>).
+     Overridable before the include (stb style; each defaults to the libc/libm function, and
+     <assert.h> <string.h> <math.h> are included only when a default is used):
+         IPUPIPE_ASSERT(cond)        assert(cond)   precondition checks (sizes >= 0, labels in
+                                                    range). Firmware: define it (newlib's
+                                                    assert pulls in stdio), e.g. as ((void)0).
+         IPUPIPE_MEMSET(d, c, n)     memset         IPUPIPE_MEMCPY(d, s, n)  memcpy
+         IPUPIPE_EXPF IPUPIPE_LOGF IPUPIPE_SQRTF IPUPIPE_TANHF   expf logf sqrtf tanhf
+     No double-precision arithmetic is used anywhere (single-precision FPUs stay fast), and
+     no other libc function.
      Define IPUPIPE_NO_SIMD to force the portable C path even where the compiler offers
      AVX-512 (__AVX512F__) or AVX2+FMA (__AVX2__ && __FMA__). The path is chosen at compile
      time from the compiler's predefined macros: build with -march=native to get SIMD.
@@ -51,12 +60,34 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
-#include <math.h>
 
 #ifndef IPUPIPE_ASSERT
 #include <assert.h>
 #define IPUPIPE_ASSERT(c) assert(c)
+#endif
+#if !defined(IPUPIPE_MEMSET) || !defined(IPUPIPE_MEMCPY)
+#include <string.h>
+#endif
+#ifndef IPUPIPE_MEMSET
+#define IPUPIPE_MEMSET(d, c, n) memset((d), (c), (n))
+#endif
+#ifndef IPUPIPE_MEMCPY
+#define IPUPIPE_MEMCPY(d, s, n) memcpy((d), (s), (n))
+#endif
+#if !defined(IPUPIPE_EXPF) || !defined(IPUPIPE_LOGF) || !defined(IPUPIPE_SQRTF) || !defined(IPUPIPE_TANHF)
+#include <math.h>
+#endif
+#ifndef IPUPIPE_EXPF
+#define IPUPIPE_EXPF(x) expf(x)
+#endif
+#ifndef IPUPIPE_LOGF
+#define IPUPIPE_LOGF(x) logf(x)
+#endif
+#ifndef IPUPIPE_SQRTF
+#define IPUPIPE_SQRTF(x) sqrtf(x)
+#endif
+#ifndef IPUPIPE_TANHF
+#define IPUPIPE_TANHF(x) tanhf(x)
 #endif
 
 #ifdef IPUPIPE_STATIC
@@ -140,7 +171,7 @@ static inline void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /
     int i;
     for (i = 0; i < n; i++) {
         float v = x[i];
-        float t = tanhf(IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v));
+        float t = IPUPIPE_TANHF(IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v));
         y[i] = 0.5f * v * (1.0f + t);
     }
 }
@@ -150,7 +181,7 @@ static inline void ipup_gelu_bwd_f32(int n, const float *x /* (n) forward input 
     int i;
     for (i = 0; i < n; i++) {
         float v = x[i];
-        float t = tanhf(IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v));
+        float t = IPUPIPE_TANHF(IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v));
         float d = 0.5f * (1.0f + t) +
                   0.5f * v * (1.0f - t * t) * IPUP_GELU_K0 * (1.0f + 3.0f * IPUP_GELU_K1 * v * v);
         dx[i] = dy[i] * d;
@@ -165,7 +196,7 @@ static inline void ipup_add_f32(int n, float *acc /* (n) */, const float *x /* (
 }
 /* w (n) = 0 */
 static inline void ipup_zeros_f32(int n, float *w /* (n) */) {
-    if (n > 0) memset(w, 0, (size_t)n * sizeof(float));
+    if (n > 0) IPUPIPE_MEMSET(w, 0, (size_t)n * sizeof(float));
 }
 
 /* ---------------------------------------------------------------- declarations */
@@ -361,7 +392,7 @@ IPUPK_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO
     const int OH = H - 2, OW = W - 2;
     int n, oh, ow, kh, kw, ci, co;
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
-    if (dx) memset(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
@@ -669,7 +700,7 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
         g.rdiv = OH * OW; g.rs0 = CO; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = CO;
         g.b = wt; g.ldb = K9; g.c = G; g.ldc = K9; g.bias = NULL; g.accum = 0;
         ipup__gemm(&g);
-        memset(dxn, 0, (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+        IPUPIPE_MEMSET(dxn, 0, (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
                 const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * (size_t)K9;
@@ -754,7 +785,7 @@ IPUPK_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C
                                       float *dlogits /* (B, C) or NULL */,
                                       int *correct /* scalar or NULL */) {
     int r, c, ok = 0;
-    double total = 0.0;
+    float total = 0.0f; /* rows summed in order, in float (no double on small FPUs) */
     IPUPIPE_ASSERT(B > 0 && C > 0);
     for (r = 0; r < B; r++) {
         const float *l = logits + (size_t)r * (size_t)C;
@@ -765,21 +796,21 @@ IPUPK_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C
         IPUPIPE_ASSERT(valid);
         for (c = 1; c < C; c++)
             if (l[c] > mx) { mx = l[c]; am = c; }
-        for (c = 0; c < C; c++) sum += expf(l[c] - mx);
-        lse = logf(sum); /* log sum exp(l - mx) >= 0 */
-        total += (double)(lse - (valid ? l[lab] - mx : 0.0f));
+        for (c = 0; c < C; c++) sum += IPUPIPE_EXPF(l[c] - mx);
+        lse = IPUPIPE_LOGF(sum); /* log sum exp(l - mx) >= 0 */
+        total += lse - (valid ? l[lab] - mx : 0.0f);
         if (valid && am == lab) ok++;
         if (dlogits) {
             float *d = dlogits + (size_t)r * (size_t)C;
             const float inv = 1.0f / sum, invb = 1.0f / (float)B;
             for (c = 0; c < C; c++) {
-                float p = expf(l[c] - mx) * inv;
+                float p = IPUPIPE_EXPF(l[c] - mx) * inv;
                 d[c] = (p - (c == lab ? 1.0f : 0.0f)) * invb;
             }
         }
     }
     if (correct) *correct = ok;
-    return (float)(total / (double)B);
+    return total / (float)B;
 }
 
 /* ---------------------------------------------------------------- max-pool */
@@ -811,7 +842,7 @@ IPUPK_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x 
     const int OH = H / 2, OW = W / 2;
     int n, oh, ow, c;
     IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
-    memset(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)C * sizeof(float));
+    IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)C * sizeof(float));
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
@@ -880,6 +911,18 @@ IPUPK_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float *
     }
 }
 
+/* b^t for t >= 1 by binary exponentiation in float: a fixed sequence of IEEE multiplies,
+   so the same bits with every libm (no pow). */
+static float ipup__powi_f32(float b, int t) {
+    float r = 1.0f;
+    while (t > 0) {
+        if (t & 1) r *= b;
+        b *= b;
+        t >>= 1;
+    }
+    return r;
+}
+
 IPUPK_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
                              float scale, float *w /* (n) */, float *m /* (n) */,
                              float *v /* (n) */, const float *g /* (n) */) {
@@ -887,8 +930,8 @@ IPUPK_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float ep
     float bc1, bc2, c1, c2;
     IPUPIPE_ASSERT(t >= 1);
     if (t < 1) t = 1;
-    bc1 = (float)(1.0 - pow((double)beta1, (double)t));
-    bc2 = (float)(1.0 - pow((double)beta2, (double)t));
+    bc1 = 1.0f - ipup__powi_f32(beta1, t);
+    bc2 = 1.0f - ipup__powi_f32(beta2, t);
     c1 = 1.0f - beta1;
     c2 = 1.0f - beta2;
     for (i = 0; i < n; i++) {
@@ -898,7 +941,7 @@ IPUPK_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float ep
         float mh = mi / bc1, vh = vi / bc2;
         m[i] = mi;
         v[i] = vi;
-        w[i] -= lr * mh / (sqrtf(vh) + eps);
+        w[i] -= lr * mh / (IPUPIPE_SQRTF(vh) + eps);
     }
 }
 
@@ -909,7 +952,7 @@ IPUPK_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t 
     int i;
     float limit;
     IPUPIPE_ASSERT(fan_in + fan_out > 0);
-    limit = sqrtf(6.0f / (float)(fan_in + fan_out));
+    limit = IPUPIPE_SQRTF(6.0f / (float)(fan_in + fan_out));
     for (i = 0; i < n; i++) {
         float u = ipup_rng_uniform_f32(seed, stream, (uint64_t)i);
         w[i] = (2.0f * u - 1.0f) * limit;
