@@ -162,6 +162,110 @@ IPUP_SCHED_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
 /* per-stage peak in-flight micro-batches (SCHEDULES.md §4) into out (n_out >= stages) */
 IPUP_SCHED_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out);
 
+/* ---- ops ---- */
+/* PyTorch's compute-only token of an op, "<stage><F|B|I|W><mb>" (e.g. "2B7"), into
+   buf (len); returns its length. */
+IPUP_SCHED_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len);
+/* Sort t->ops by (step, device, position in an overlap cell). In place (heapsort),
+   no allocation; O(n log n). */
+IPUP_SCHED_DEF void ipup_sched_sort(ipup_table *t);
+
+/* ---- verify (SCHEDULES.md §2) ---- */
+typedef struct ipup_sched_verify_info {
+    int32_t rule;               /* 0 valid; 1..5: the rule of SCHEDULES.md §2 that broke;
+                                   6: table structure (sizes, ranges, sorting) */
+    int32_t step, device;       /* where: the failing op's step and device (-1 when the op is missing) */
+    int32_t op_index;           /* index of the failing op in ops, -1 */
+    int32_t stage, mb, kind;    /* the op that is wrong or missing (-1 when not about one op) */
+    int32_t in_order;           /* 1 when every stage's weight-gradient ops (B or W) run in increasing m */
+    int32_t out_of_order_stage; /* first stage that breaks in-order accumulation, -1 */
+} ipup_sched_verify_info;
+/* Check every rule of SCHEDULES.md §2 on any table (built-in or loaded). work
+   (work_bytes >= IPUP_SCHED_WORK_BYTES(S, M), 8-byte aligned) is scratch. Returns
+   IPUP_OK, IPUP_ERR_INVALID_TABLE (msg names the device, the step, the op and the fix;
+   info says where), IPUP_ERR_ARG or IPUP_ERR_CAPACITY (work too small). info may be
+   NULL. */
+IPUP_SCHED_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info,
+                                     char *msg, size_t msg_len);
+
+/* ---- measure (SCHEDULES.md §4) ---- */
+typedef struct ipup_sched_cost {
+    double f, b, i, w;          /* cost of one op of each kind (time units) */
+    double exchange;            /* BSP: added to a step when a value crosses devices at its end;
+                                   async: delay of a value that crosses devices */
+    double sync;                /* BSP: added to every step */
+    const double *stage_scale;  /* stage_scale (stages) or NULL: per-stage factor on op costs */
+} ipup_sched_cost;
+/* F=1, B=2, I=1, W=1, exchange=0, sync=0 (SCHEDULES.md §4). */
+IPUP_SCHED_DEF ipup_sched_cost ipup_sched_cost_default(void);
+/* Cost of one op under a cost model. */
+IPUP_SCHED_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op);
+
+typedef struct ipup_sched_figures {
+    int32_t stages, microbatches, devices, steps, n_ops;
+    double unit_utilisation;       /* busy cells / (T x P) */
+    double work;                   /* sum of op costs */
+    double bsp_time;               /* sum over steps of (max op cost + exchange if a value crosses + sync) */
+    double async_time;             /* makespan, each device running its ops in table order asap */
+    double bubble_bsp, bubble_async; /* 1 - work / (P x time) */
+    int32_t first_mb_done;         /* 1-based step at which the first micro-batch has all its ops done */
+    int32_t first_mb;              /* that micro-batch */
+    int32_t ramp_up[2], main_phase[2], ramp_down[2]; /* inclusive step ranges; [a, a-1] is empty.
+                                      main: from the step where the last device starts to the step
+                                      where the first device finishes */
+    int32_t in_order;              /* in-order accumulation (see verify) */
+    int32_t peak_inflight[IPUP_SCHED_MAX_STAGES];
+    int64_t stash_bytes[IPUP_SCHED_MAX_STAGES]; /* peak_inflight x act_bytes per stage */
+    int64_t stash_total;
+} ipup_sched_figures;
+/* Figures of a valid table (verify first). cost NULL: defaults. act_bytes (stages) or
+   NULL: bytes a stage keeps per micro-batch in flight (with recomputation only its
+   input). work as for verify. */
+IPUP_SCHED_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes, void *work,
+                                      size_t work_bytes, ipup_sched_figures *out);
+
+/* ---- render and exchange ----
+   Every writer puts a NUL-terminated text into buf (cap), sets *len to the length the
+   whole text needs (without the NUL) and returns IPUP_ERR_CAPACITY when cap <= *len
+   (buf then holds a truncated prefix; buf may be NULL with cap 0 to ask the size). */
+/* Text grid, rows = devices ("IPU0  F0 .. B0"); cells show the stage too when a device
+   holds several stages ("2F0"). */
+IPUP_SCHED_DEF int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t cap, size_t *len);
+/* PyTorch's _format_pipeline_order layout (rows "Step NN:", columns "Rank i"); the row
+   of mark_step (>= 0) ends with " <-- ERROR HERE". */
+IPUP_SCHED_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, char *buf, size_t cap, size_t *len);
+/* PyTorch compute-only CSV: one row per device, one cell per step, empty = idle. */
+IPUP_SCHED_DEF int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap, size_t *len);
+/* Chrome trace JSON ({"traceEvents": [...]}, ph "X", pid = device), BSP timing from the
+   cost model, 1 time unit = 1 ms. Opens in Perfetto and chrome://tracing. */
+IPUP_SCHED_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf, size_t cap, size_t *len);
+/* SVG Gantt chart: devices as rows, op widths from the cost model (BSP timing), the
+   weight update U after the last step, phases (from fig, may be NULL) marked. */
+IPUP_SCHED_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
+                                        char *buf, size_t cap, size_t *len);
+/* One JSON object with the figures: schedule, stages, microbatches, devices, steps,
+   unit_utilisation, bsp_time, async_time, bubble_fraction, bubble_fraction_async,
+   peak_inflight, stash_bytes, first_microbatch_done, phases, in_order, warnings. */
+IPUP_SCHED_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
+                                         const char *warnings, char *buf, size_t cap, size_t *len);
+
+/* Read PyTorch's compute-only CSV (SCHEDULES.md §6): rows = devices, cells
+   "<stage><F|B|I|W><mb>", empty = idle, "(a;b)OVERLAP_F_B" = two ops in one slot. In
+   the older notation a B followed by a W of the same stage and micro-batch is the
+   input gradient (loaded as I). The stage -> device map is inferred from where each
+   stage first appears (verify checks the rest). First ipup_sched_csv_scan to learn
+   the sizes, then ipup_sched_csv_load with arrays of those sizes. Errors:
+   IPUP_ERR_PARSE with row and column, IPUP_ERR_CAPACITY. */
+IPUP_SCHED_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
+                                       int32_t *devices, int32_t *n_ops, char *msg, size_t msg_len);
+IPUP_SCHED_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
+                                       size_t work_bytes, ipup_table *out, char *msg, size_t msg_len);
+/* Re-place the ops of each device, keeping each device's order, as early as their
+   dependencies allow (like PyTorch's schedule simulator): turns per-device orders
+   into a lock-step table. Overlap cells become two consecutive steps. Compacts.
+   Returns IPUP_ERR_INVALID_TABLE when the orders deadlock or an op is missing. */
+IPUP_SCHED_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len);
+
 #ifdef __cplusplus
 }
 #endif
@@ -173,8 +277,14 @@ IPUP_SCHED_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, i
 #define IPUPIPE_SCHED_IMPLEMENTED
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
+/* All text formatting goes through IPUPIPE_VSNPRINTF (define it before the include to
+   use your own malloc-free formatter; formats used: %d %lld %c %s %x %.Nf %.Ng with
+   width). <stdio.h> is included only when it is not defined. */
+#ifndef IPUPIPE_VSNPRINTF
+#include <stdio.h>
+#define IPUPIPE_VSNPRINTF(buf, len, fmt, ap) vsnprintf((buf), (len), (fmt), (ap))
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -196,13 +306,25 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED const char *ipup_result_str(int code) {
 }
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static IPUP__SCHED_UNUSED int ipup__snprintf(char *buf, size_t len, const char *fmt, ...) {
+    int n;
+    va_list ap;
+    va_start(ap, fmt);
+    n = IPUPIPE_VSNPRINTF(buf, len, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
 /* ---- messages ---- */
 static IPUP__SCHED_UNUSED void ipup__msgv(char *msg, size_t len, int append, const char *fmt, va_list ap) {
     size_t used;
     if (!msg || len == 0) return;
     used = append ? strlen(msg) : 0;
     if (used >= len) return;
-    vsnprintf(msg + used, len - used, fmt, ap);
+    IPUPIPE_VSNPRINTF(msg + used, len - used, fmt, ap);
 }
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 4, 5)))
@@ -223,7 +345,7 @@ static IPUP__SCHED_UNUSED void ipup__warn(char *msg, size_t len, int *count, con
     if (msg && len) {
         size_t used = strlen(msg);
         if (used + 1 < len) {
-            vsnprintf(msg + used, len - used, fmt, ap);
+            IPUPIPE_VSNPRINTF(msg + used, len - used, fmt, ap);
             used = strlen(msg);
             if (used + 1 < len) { msg[used] = '\n'; msg[used + 1] = '\0'; }
         }
@@ -708,6 +830,1092 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_peak_inflight(const ipup_table 
             cur[s]--;
         }
     }
+    return IPUP_OK;
+}
+
+
+/* ---- ops ---- */
+static IPUP__SCHED_UNUSED char ipup__kind_char(int k) {
+    return k == IPUP_OP_F ? 'F' : k == IPUP_OP_B ? 'B' : k == IPUP_OP_I ? 'I' : k == IPUP_OP_W ? 'W' : '?';
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len) {
+    int n;
+    if (!op || !buf || len == 0) return 0;
+    n = ipup__snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
+    return n < 0 ? 0 : n;
+}
+
+/* op as text for messages: "B(2,3) [2B3]" */
+static IPUP__SCHED_UNUSED const char *ipup__op_desc(char *buf, size_t len, int kind, int32_t s, int32_t m) {
+    ipup__snprintf(buf, len, "%c(%d,%d) [%d%c%d]", ipup__kind_char(kind), (int)s, (int)m, (int)s, ipup__kind_char(kind), (int)m);
+    return buf;
+}
+
+static IPUP__SCHED_UNUSED int ipup__op_less(const ipup_op *a, const ipup_op *b) {
+    if (a->step != b->step) return a->step < b->step;
+    if (a->device != b->device) return a->device < b->device;
+    return a->pad_[0] < b->pad_[0];
+}
+
+static IPUP__SCHED_UNUSED void ipup__sift(ipup_op *v, int32_t root, int32_t n) {
+    for (;;) {
+        int32_t c = 2 * root + 1;
+        ipup_op tmp;
+        if (c >= n) return;
+        if (c + 1 < n && ipup__op_less(&v[c], &v[c + 1])) c++;
+        if (!ipup__op_less(&v[root], &v[c])) return;
+        tmp = v[root]; v[root] = v[c]; v[c] = tmp;
+        root = c;
+    }
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED void ipup_sched_sort(ipup_table *t) {
+    int32_t n, i;
+    ipup_op tmp;
+    if (!t || !t->ops || t->n_ops < 2) return;
+    n = t->n_ops;
+    for (i = 1; i < n; i++) /* already sorted: the common case, linear */
+        if (ipup__op_less(&t->ops[i], &t->ops[i - 1])) break;
+    if (i == n) return;
+    for (i = n / 2 - 1; i >= 0; i--) ipup__sift(t->ops, i, n);
+    for (i = n - 1; i > 0; i--) {
+        tmp = t->ops[0]; t->ops[0] = t->ops[i]; t->ops[i] = tmp;
+        ipup__sift(t->ops, 0, i);
+    }
+}
+
+/* ---- work arrays ---- */
+static IPUP__SCHED_UNUSED int ipup__work_ok(const ipup_table *t, const void *work, size_t work_bytes) {
+    if (!work || ((uintptr_t)work & 7u) != 0) return 0;
+    return work_bytes >= IPUP_SCHED_WORK_BYTES(t->stages, t->microbatches);
+}
+
+/* Basic shape checks shared by verify/measure/respace; 0 when fine. */
+static IPUP__SCHED_UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t msg_len) {
+    if (!t) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table is NULL");
+    if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES)
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d stages; need 1..%d", (int)t->stages, IPUP_SCHED_MAX_STAGES);
+    if (t->microbatches < 1 || t->microbatches > IPUP_SCHED_MAX_MICROBATCHES)
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d micro-batches; need 1..%d", (int)t->microbatches,
+                         IPUP_SCHED_MAX_MICROBATCHES);
+    if (t->devices < 1 || t->devices > IPUP_SCHED_MAX_STAGES)
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d devices; need 1..%d", (int)t->devices, IPUP_SCHED_MAX_STAGES);
+    if (t->n_ops < 0 || (t->n_ops > 0 && !t->ops))
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d ops but no ops array", (int)t->n_ops);
+    if ((int64_t)t->n_ops > (int64_t)3 * t->stages * t->microbatches)
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d ops, more than 3 x S x M = %lld", (int)t->n_ops,
+                         (long long)3 * t->stages * t->microbatches);
+    return 0;
+}
+
+/* ---- verify ---- */
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes,
+                                                       ipup_sched_verify_info *info, char *msg, size_t msg_len) {
+    ipup_sched_verify_info dummy;
+    int32_t *stF, *stG, *stW, *lastwg;
+    int8_t *kG;
+    int32_t S, M, P, i, s, m, n;
+    int64_t SM;
+    char a[80], b[80];
+    int rc;
+    if (!info) info = &dummy;
+    memset(info, 0, sizeof *info);
+    info->step = info->device = info->op_index = info->stage = info->mb = info->kind = -1;
+    info->out_of_order_stage = -1;
+    if (msg && msg_len) msg[0] = '\0';
+    rc = ipup__table_shape(t, msg, msg_len);
+    if (rc) { info->rule = 6; return rc; }
+    S = t->stages; M = t->microbatches; P = t->devices; n = t->n_ops;
+    if (!ipup__work_ok(t, work, work_bytes))
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
+                         "verify: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) = %lld bytes (got %lld)",
+                         (int)S, (int)M, (long long)IPUP_SCHED_WORK_BYTES(S, M), (long long)work_bytes);
+    SM = (int64_t)S * M;
+    stF = (int32_t *)work;
+    stG = stF + SM;
+    stW = stG + SM;
+    lastwg = stW + SM;              /* S entries */
+    kG = (int8_t *)(lastwg + S);    /* SM bytes */
+    for (i = 0; i < SM; i++) { stF[i] = stG[i] = stW[i] = -1; kG[i] = 0; }
+    for (s = 0; s < S; s++) {
+        if (t->stage_device[s] < 0 || t->stage_device[s] >= P) {
+            info->rule = 2; info->stage = s;
+            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 2 (stage on its device): stage %d has no device (mapping gives %d, devices are 0..%d); "
+                             "every stage needs its ops on one device",
+                             (int)s, (int)t->stage_device[s], (int)(P - 1));
+        }
+    }
+    /* pass 1: ranges, sorting, one op per device per step, mapping, duplicates */
+    for (i = 0; i < n; i++) {
+        const ipup_op *o = &t->ops[i];
+        int k = o->kind;
+        int32_t *slot;
+        if (o->stage < 0 || o->stage >= S || o->mb < 0 || o->mb >= M || k < IPUP_OP_F || k > IPUP_OP_W || o->step < 0 ||
+            o->step >= t->steps || o->device < 0 || o->device >= P) {
+            info->rule = 1; info->op_index = i; info->step = o->step; info->device = o->device;
+            info->stage = o->stage; info->mb = o->mb; info->kind = k;
+            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 1 (indices in range): op %d (stage %d, micro-batch %d, kind %d, step %d, device %d) is out "
+                             "of range: stages 0..%d, micro-batches 0..%d, kinds F B I W, steps 0..%d, devices 0..%d",
+                             (int)i, (int)o->stage, (int)o->mb, k, (int)o->step, (int)o->device, (int)(S - 1), (int)(M - 1),
+                             (int)(t->steps - 1), (int)(P - 1));
+        }
+        info->op_index = i; info->step = o->step; info->device = o->device;
+        info->stage = o->stage; info->mb = o->mb; info->kind = k;
+        ipup__op_desc(a, sizeof a, k, o->stage, o->mb);
+        if (i > 0) {
+            const ipup_op *p = &t->ops[i - 1];
+            if (p->step == o->step && p->device == o->device) {
+                info->rule = 2;
+                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
+                                 "another step",
+                                 (int)o->device, (int)o->step, ipup__op_desc(b, sizeof b, p->kind, p->stage, p->mb), a);
+            }
+            if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
+                info->rule = 6;
+                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "table structure: ops %d and %d are not sorted by (step, device) (device %d, step %d: %s "
+                                 "comes after step %d); call ipup_sched_sort first",
+                                 (int)(i - 1), (int)i, (int)o->device, (int)o->step, a, (int)p->step);
+            }
+        }
+        if (o->device != t->stage_device[o->stage]) {
+            info->rule = 2;
+            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 2 (stage on its device): device %d, step %d: %s runs on device %d, but stage %d lives on "
+                             "device %d (its weights and stash are there); move it to device %d",
+                             (int)o->device, (int)o->step, a, (int)o->device, (int)o->stage, (int)t->stage_device[o->stage],
+                             (int)t->stage_device[o->stage]);
+        }
+        slot = k == IPUP_OP_F ? stF : k == IPUP_OP_W ? stW : stG;
+        if (slot[(int64_t)o->stage * M + o->mb] >= 0) {
+            info->rule = 1;
+            if (k == IPUP_OP_B || k == IPUP_OP_I) {
+                int pk = kG[(int64_t)o->stage * M + o->mb];
+                if (pk != k)
+                    return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                                     "rule 1 (each op once): device %d, step %d: %s, but the same stage and micro-batch already "
+                                     "has %s at step %d; a backward is either B or I + W, not both",
+                                     (int)o->device, (int)o->step, a, ipup__op_desc(b, sizeof b, pk, o->stage, o->mb),
+                                     (int)slot[(int64_t)o->stage * M + o->mb]);
+            }
+            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 1 (each op once): device %d, step %d: %s appears twice (also at step %d); remove one",
+                             (int)o->device, (int)o->step, a, (int)slot[(int64_t)o->stage * M + o->mb]);
+        }
+        slot[(int64_t)o->stage * M + o->mb] = o->step;
+        if (k == IPUP_OP_B || k == IPUP_OP_I) kG[(int64_t)o->stage * M + o->mb] = (int8_t)k;
+    }
+    /* every op present */
+    for (s = 0; s < S; s++)
+        for (m = 0; m < M; m++) {
+            int64_t x = (int64_t)s * M + m;
+            int miss = 0;
+            if (stF[x] < 0) miss = IPUP_OP_F;
+            else if (stG[x] < 0) miss = stW[x] >= 0 ? IPUP_OP_I : IPUP_OP_B;
+            else if (kG[x] == IPUP_OP_I && stW[x] < 0) miss = IPUP_OP_W;
+            if (miss) {
+                info->rule = 1; info->op_index = -1; info->step = -1; info->device = t->stage_device[s];
+                info->stage = s; info->mb = m; info->kind = miss;
+                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 1 (every op once): %s is missing (stage %d lives on device %d); add it to a free step "
+                                 "of device %d after its inputs",
+                                 ipup__op_desc(a, sizeof a, miss, s, m), (int)s, (int)t->stage_device[s],
+                                 (int)t->stage_device[s]);
+            }
+            if (kG[x] == IPUP_OP_B && stW[x] >= 0) {
+                info->rule = 1; info->step = stW[x]; info->device = t->stage_device[s];
+                info->stage = s; info->mb = m; info->kind = IPUP_OP_W;
+                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 1 (nothing else appears): device %d, step %d: %s, but the backward of stage %d, "
+                                 "micro-batch %d is a full B (it already computes the weight gradient); write I instead of B "
+                                 "or drop the W",
+                                 (int)t->stage_device[s], (int)stW[x], ipup__op_desc(a, sizeof a, IPUP_OP_W, s, m), (int)s,
+                                 (int)m);
+            }
+        }
+    /* pass 2, in step order: dependencies (rules 3, 4, 5), so the first violation in
+       time is the one reported */
+    for (i = 0; i < n; i++) {
+        const ipup_op *o = &t->ops[i];
+        int64_t x = (int64_t)o->stage * M + o->mb;
+        int32_t dep = -1, depst = -1;
+        int depk = 0, rule = 0;
+        s = o->stage;
+        if (o->kind == IPUP_OP_F) {
+            if (s > 0 && stF[x - M] >= o->step) { rule = 3; depk = IPUP_OP_F; depst = s - 1; dep = stF[x - M]; }
+        } else if (o->kind == IPUP_OP_W) {
+            if (stG[x] >= o->step) { rule = 5; depk = IPUP_OP_I; depst = s; dep = stG[x]; }
+        } else {
+            if (stF[x] >= o->step) { rule = 4; depk = IPUP_OP_F; depst = s; dep = stF[x]; }
+            else if (s < S - 1 && stG[x + M] >= o->step) { rule = 4; depk = kG[x + M]; depst = s + 1; dep = stG[x + M]; }
+        }
+        if (rule) {
+            info->rule = rule; info->op_index = i; info->step = o->step; info->device = o->device;
+            info->stage = o->stage; info->mb = o->mb; info->kind = o->kind;
+            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule %d (%s): device %d, step %d: %s needs %s from device %d, which runs at step %d; a value "
+                             "made in step t is usable from step t+1, so move %s to step %d or later",
+                             rule,
+                             rule == 3 ? "forward after the previous stage's forward"
+                                       : rule == 4 ? "backward after its forward and the next stage's backward"
+                                                   : "weight gradient after the input gradient",
+                             (int)o->device, (int)o->step, ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb),
+                             ipup__op_desc(b, sizeof b, depk, depst, o->mb), (int)t->stage_device[depst], (int)dep,
+                             ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb), (int)(dep + 1));
+        }
+    }
+    /* in-order accumulation: weight-gradient ops of each stage in increasing m */
+    info->in_order = 1;
+    for (s = 0; s < S && info->in_order; s++)
+        for (m = 1; m < M; m++) {
+            int64_t x = (int64_t)s * M + m;
+            int32_t a0 = kG[x - 1] == IPUP_OP_B ? stG[x - 1] : stW[x - 1];
+            int32_t a1 = kG[x] == IPUP_OP_B ? stG[x] : stW[x];
+            if (a1 < a0) { info->in_order = 0; info->out_of_order_stage = s; break; }
+        }
+    info->step = info->device = info->op_index = info->stage = info->mb = info->kind = -1;
+    return IPUP_OK;
+}
+
+/* ---- measure ---- */
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED ipup_sched_cost ipup_sched_cost_default(void) {
+    ipup_sched_cost c;
+    memset(&c, 0, sizeof c);
+    c.f = 1.0;
+    c.b = 2.0;
+    c.i = 1.0;
+    c.w = 1.0;
+    return c;
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op) {
+    double v;
+    switch (op->kind) {
+    case IPUP_OP_F: v = c->f; break;
+    case IPUP_OP_B: v = c->b; break;
+    case IPUP_OP_I: v = c->i; break;
+    default: v = c->w; break;
+    }
+    if (c->stage_scale) v *= c->stage_scale[op->stage];
+    return v;
+}
+
+/* 1 when the value an op produces goes to another device at the end of its step */
+static IPUP__SCHED_UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
+    if (o->kind == IPUP_OP_F) return o->stage < t->stages - 1 && t->stage_device[o->stage + 1] != o->device;
+    if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) return o->stage > 0 && t->stage_device[o->stage - 1] != o->device;
+    return 0;
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes,
+                                                        void *work, size_t work_bytes, ipup_sched_figures *out) {
+    ipup_sched_cost dc = ipup_sched_cost_default();
+    double devfree[IPUP_SCHED_MAX_STAGES], devwork[IPUP_SCHED_MAX_STAGES];
+    int32_t first[IPUP_SCHED_MAX_STAGES], last[IPUP_SCHED_MAX_STAGES], lastwg[IPUP_SCHED_MAX_STAGES];
+    int32_t cur[IPUP_SCHED_MAX_STAGES];
+    double *finF, *finG, stepmax = 0.0, makespan = 0.0;
+    int32_t *left;
+    int32_t S, M, P, n, i, s, d, cross = 0, a, b;
+    int64_t SM;
+    if (!out || ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
+    if (!ipup__work_ok(t, work, work_bytes)) return IPUP_ERR_CAPACITY;
+    if (!cost) cost = &dc;
+    memset(out, 0, sizeof *out);
+    S = t->stages; M = t->microbatches; P = t->devices; n = t->n_ops;
+    SM = (int64_t)S * M;
+    finF = (double *)work;
+    finG = finF + SM;
+    left = (int32_t *)(finG + SM);
+    for (i = 0; i < SM; i++) finF[i] = finG[i] = -1.0;
+    for (i = 0; i < M; i++) left[i] = 0;
+    for (d = 0; d < P; d++) { devfree[d] = 0.0; devwork[d] = 0.0; first[d] = -1; last[d] = -1; }
+    for (s = 0; s < S; s++) { lastwg[s] = -1; cur[s] = 0; }
+    out->stages = S; out->microbatches = M; out->devices = P; out->steps = t->steps; out->n_ops = n;
+    out->in_order = 1;
+    out->first_mb_done = -1; out->first_mb = -1;
+    for (i = 0; i < n; i++) {
+        const ipup_op *o = &t->ops[i];
+        if (o->stage < 0 || o->stage >= S || o->mb < 0 || o->mb >= M || o->device < 0 || o->device >= P || o->kind < 1 ||
+            o->kind > 4 || (i > 0 && o->step < t->ops[i - 1].step))
+            return IPUP_ERR_INVALID_TABLE;
+        left[o->mb]++;
+    }
+    for (i = 0; i < n; i++) {
+        const ipup_op *o = &t->ops[i];
+        int64_t x = (int64_t)o->stage * M + o->mb;
+        double c = ipup_sched_op_cost(cost, o), ready = 0.0, start, fin, dep;
+        s = o->stage; d = o->device;
+        /* BSP: close the previous step */
+        if (i > 0 && o->step != t->ops[i - 1].step) {
+            out->bsp_time += stepmax + (cross ? cost->exchange : 0.0) + cost->sync;
+            stepmax = 0.0; cross = 0;
+        }
+        if (c > stepmax) stepmax = c;
+        if (ipup__crosses(t, o)) cross = 1;
+        /* async: inputs arrive (plus exchange when they cross devices) */
+#define IPUP__DEP(arr, idx, dst)                                                            \
+    do {                                                                                    \
+        if ((arr)[idx] < 0.0) return IPUP_ERR_INVALID_TABLE;                                \
+        dep = (arr)[idx] + (t->stage_device[dst] != d ? cost->exchange : 0.0);              \
+        if (dep > ready) ready = dep;                                                       \
+    } while (0)
+        if (o->kind == IPUP_OP_F) {
+            if (s > 0) IPUP__DEP(finF, x - M, s - 1);
+        } else if (o->kind == IPUP_OP_W) {
+            IPUP__DEP(finG, x, s);
+        } else {
+            IPUP__DEP(finF, x, s);
+            if (s < S - 1) IPUP__DEP(finG, x + M, s + 1);
+        }
+#undef IPUP__DEP
+        start = devfree[d] > ready ? devfree[d] : ready;
+        fin = start + c;
+        devfree[d] = fin;
+        if (fin > makespan) makespan = fin;
+        if (o->kind == IPUP_OP_F) finF[x] = fin;
+        else if (o->kind != IPUP_OP_W) finG[x] = fin;
+        devwork[d] += c;
+        out->work += c;
+        if (first[d] < 0) first[d] = o->step;
+        last[d] = o->step;
+        /* in-flight and in-order */
+        if (o->kind == IPUP_OP_F) {
+            if (++cur[s] > out->peak_inflight[s]) out->peak_inflight[s] = cur[s];
+        } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
+            cur[s]--;
+            if (o->mb < lastwg[s]) out->in_order = 0;
+            lastwg[s] = o->mb;
+        }
+        if (--left[o->mb] == 0 && out->first_mb_done < 0) {
+            out->first_mb_done = o->step + 1;
+            out->first_mb = o->mb;
+        }
+    }
+    if (n > 0) out->bsp_time += stepmax + (cross ? cost->exchange : 0.0) + cost->sync;
+    out->async_time = makespan;
+    out->unit_utilisation = t->steps > 0 ? (double)n / ((double)t->steps * (double)P) : 0.0;
+    out->bubble_bsp = out->bsp_time > 0.0 ? 1.0 - out->work / ((double)P * out->bsp_time) : 0.0;
+    out->bubble_async = makespan > 0.0 ? 1.0 - out->work / ((double)P * makespan) : 0.0;
+    for (s = 0; s < S; s++) {
+        out->stash_bytes[s] = (int64_t)out->peak_inflight[s] * (act_bytes ? act_bytes[s] : 0);
+        out->stash_total += out->stash_bytes[s];
+    }
+    /* phases: main = [last device's first step, first device's last step] */
+    a = 0; b = t->steps - 1;
+    for (d = 0; d < P; d++) {
+        if (first[d] < 0) continue;
+        if (first[d] > a) a = first[d];
+        if (last[d] < b) b = last[d];
+    }
+    if (b < a - 1) b = a - 1;
+    out->ramp_up[0] = 0; out->ramp_up[1] = a - 1;
+    out->main_phase[0] = a; out->main_phase[1] = b;
+    out->ramp_down[0] = b + 1; out->ramp_down[1] = t->steps - 1;
+    return IPUP_OK;
+}
+
+/* ---- text writer ---- */
+typedef struct ipup__w {
+    char *buf;
+    size_t cap, len;
+} ipup__w;
+
+static IPUP__SCHED_UNUSED void ipup__wput(ipup__w *w, const char *s, size_t n) {
+    if (w->len < w->cap) {
+        size_t room = w->cap - w->len;
+        memcpy(w->buf + w->len, s, n < room ? n : room);
+    }
+    w->len += n;
+}
+static IPUP__SCHED_UNUSED void ipup__ws(ipup__w *w, const char *s) { ipup__wput(w, s, strlen(s)); }
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static IPUP__SCHED_UNUSED void ipup__wf(ipup__w *w, const char *fmt, ...) {
+    char tmp[256];
+    int n;
+    va_list ap;
+    va_start(ap, fmt);
+    n = IPUPIPE_VSNPRINTF(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) ipup__wput(w, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+static IPUP__SCHED_UNUSED void ipup__wpad(ipup__w *w, size_t n) {
+    while (n--) ipup__wput(w, " ", 1);
+}
+static IPUP__SCHED_UNUSED int ipup__wend(ipup__w *w, size_t *len) {
+    if (len) *len = w->len;
+    if (w->cap == 0 || !w->buf) return w->len == 0 && w->buf ? IPUP_OK : IPUP_ERR_CAPACITY;
+    if (w->len < w->cap) { w->buf[w->len] = '\0'; return IPUP_OK; }
+    w->buf[w->cap - 1] = '\0';
+    return IPUP_ERR_CAPACITY;
+}
+static IPUP__SCHED_UNUSED void ipup__winit(ipup__w *w, char *buf, size_t cap) {
+    w->buf = buf; w->cap = buf ? cap : 0; w->len = 0;
+}
+
+/* a device holds several stages */
+static IPUP__SCHED_UNUSED int ipup__shared_devices(const ipup_table *t) {
+    int32_t seen[IPUP_SCHED_MAX_STAGES], s, d;
+    for (d = 0; d < IPUP_SCHED_MAX_STAGES; d++) seen[d] = 0;
+    for (s = 0; s < t->stages; s++) {
+        d = t->stage_device[s];
+        if (d < 0 || d >= IPUP_SCHED_MAX_STAGES) continue;
+        if (seen[d]++) return 1;
+    }
+    return 0;
+}
+
+static IPUP__SCHED_UNUSED int ipup__grid_token(const ipup_table *t, const ipup_op *o, int with_stage, char *buf, size_t len) {
+    int n;
+    if (with_stage) n = ipup_sched_op_str(o, buf, len);
+    else n = ipup__snprintf(buf, len, "%c%d", ipup__kind_char(o->kind), (int)o->mb);
+    (void)t;
+    return n < 0 ? 0 : n;
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t cap, size_t *len) {
+    ipup__w w;
+    char tok[48], lab[32];
+    int ws, cw = 2, lw = 0, n, i;
+    int32_t d;
+    size_t rowlen, total, base;
+    if (len) *len = 0;
+    if (ipup__table_shape(t, NULL, 0) || t->steps < 0) return IPUP_ERR_ARG;
+    ws = ipup__shared_devices(t);
+    for (i = 0; i < t->n_ops; i++) {
+        n = ipup__grid_token(t, &t->ops[i], ws, tok, sizeof tok);
+        if (n > cw) cw = n;
+    }
+    for (d = 0; d < t->devices; d++) {
+        n = ipup__snprintf(lab, sizeof lab, "IPU%d", (int)d);
+        if (n > lw) lw = n;
+    }
+    rowlen = (size_t)lw + 1 + (size_t)t->steps * (size_t)(cw + 1) + 1;
+    total = rowlen * (size_t)t->devices;
+    ipup__winit(&w, buf, cap);
+    if (!buf || cap <= total) { w.len = total; return ipup__wend(&w, len); }
+    for (d = 0; d < t->devices; d++) {
+        int32_t st;
+        base = (size_t)d * rowlen;
+        memset(buf + base, ' ', rowlen - 1);
+        n = ipup__snprintf(lab, sizeof lab, "IPU%d", (int)d);
+        memcpy(buf + base, lab, (size_t)n);
+        for (st = 0; st < t->steps; st++) {
+            size_t at = base + (size_t)lw + 1 + (size_t)st * (size_t)(cw + 1) + 1;
+            buf[at] = '.'; buf[at + 1] = '.';
+        }
+        buf[base + rowlen - 1] = '\n';
+    }
+    for (i = 0; i < t->n_ops; i++) {
+        const ipup_op *o = &t->ops[i];
+        size_t at;
+        if (o->device < 0 || o->device >= t->devices || o->step < 0 || o->step >= t->steps) continue;
+        at = (size_t)o->device * rowlen + (size_t)lw + 1 + (size_t)o->step * (size_t)(cw + 1) + 1;
+        n = ipup__grid_token(t, o, ws, tok, sizeof tok);
+        memset(buf + at, ' ', (size_t)cw);
+        memcpy(buf + at, tok, (size_t)n);
+    }
+    w.len = total;
+    return ipup__wend(&w, len);
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, char *buf, size_t cap,
+                                                             size_t *len) {
+    ipup__w w;
+    int32_t colw[IPUP_SCHED_MAX_STAGES];
+    char tok[48], lab[32];
+    int32_t d, st, i, j, digits = 1, n;
+    if (len) *len = 0;
+    if (ipup__table_shape(t, NULL, 0) || t->steps < 0) return IPUP_ERR_ARG;
+    ipup__winit(&w, buf, cap);
+    /* PyTorch: step labels "Step " + zero-padded index; columns "Rank i" */
+    for (n = t->steps - 1; n >= 10; n /= 10) digits++;
+    for (d = 0; d < t->devices; d++) colw[d] = ipup__snprintf(lab, sizeof lab, "Rank %d", (int)d);
+    for (i = 0; i < t->n_ops; i++) {
+        const ipup_op *o = &t->ops[i];
+        if (o->device < 0 || o->device >= t->devices) continue;
+        n = ipup_sched_op_str(o, tok, sizeof tok);
+        if (n > colw[o->device]) colw[o->device] = n;
+    }
+    ipup__wpad(&w, (size_t)(5 + digits + 2));
+    for (d = 0; d < t->devices; d++) {
+        n = ipup__snprintf(lab, sizeof lab, "Rank %d", (int)d);
+        if (d) ipup__ws(&w, " ");
+        ipup__ws(&w, lab);
+        ipup__wpad(&w, (size_t)(colw[d] - n));
+    }
+    ipup__ws(&w, "\n");
+    i = 0;
+    for (st = 0; st < t->steps; st++) {
+        {
+            char num[16];
+            int nd = ipup__snprintf(num, sizeof num, "%d", (int)st);
+            ipup__ws(&w, "Step ");
+            while (nd++ < digits) ipup__ws(&w, "0");
+            ipup__ws(&w, num);
+            ipup__ws(&w, ": ");
+        }
+        j = i;
+        for (d = 0; d < t->devices; d++) {
+            int32_t k = j;
+            n = 0;
+            tok[0] = '\0';
+            /* ops of this step are sorted by device; a device may hold several (invalid table) */
+            while (k < t->n_ops && t->ops[k].step == st && t->ops[k].device < d) k++;
+            if (k < t->n_ops && t->ops[k].step == st && t->ops[k].device == d) n = ipup_sched_op_str(&t->ops[k], tok, sizeof tok);
+            if (d) ipup__ws(&w, " ");
+            ipup__ws(&w, tok);
+            ipup__wpad(&w, (size_t)(colw[d] > n ? colw[d] - n : 0));
+        }
+        while (i < t->n_ops && t->ops[i].step <= st) i++;
+        if (st == mark_step) ipup__ws(&w, " <-- ERROR HERE");
+        ipup__ws(&w, "\n");
+    }
+    return ipup__wend(&w, len);
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap, size_t *len) {
+    ipup__w w;
+    char tok[48];
+    int32_t d, i;
+    if (len) *len = 0;
+    if (ipup__table_shape(t, NULL, 0) || t->steps < 0) return IPUP_ERR_ARG;
+    ipup__winit(&w, buf, cap);
+    for (d = 0; d < t->devices; d++) {
+        int32_t col = 0; /* cells written so far in this row */
+        for (i = 0; i < t->n_ops; i++) {
+            const ipup_op *o = &t->ops[i];
+            int n;
+            if (o->device != d) continue;
+            while (col < o->step) { if (col) ipup__ws(&w, ","); col++; }
+            if (col == o->step) {
+                if (col) ipup__ws(&w, ",");
+                col++;
+            } else {
+                continue; /* a second op in the same cell (invalid table): not representable */
+            }
+            n = ipup_sched_op_str(o, tok, sizeof tok);
+            ipup__wput(&w, tok, (size_t)n);
+        }
+        while (col < t->steps) { if (col) ipup__ws(&w, ","); col++; }
+        ipup__ws(&w, "\n");
+    }
+    return ipup__wend(&w, len);
+}
+
+/* BSP step costs for the timed writers: calls back with each op's start time. */
+static IPUP__SCHED_UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c, int32_t i0, int32_t i1) {
+    double mx = 0.0;
+    int cross = 0;
+    int32_t i;
+    for (i = i0; i < i1; i++) {
+        double v = ipup_sched_op_cost(c, &t->ops[i]);
+        if (v > mx) mx = v;
+        if (ipup__crosses(t, &t->ops[i])) cross = 1;
+    }
+    return mx + (cross ? c->exchange : 0.0) + c->sync;
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf,
+                                                            size_t cap, size_t *len) {
+    ipup_sched_cost dc = ipup_sched_cost_default();
+    ipup__w w;
+    double now = 0.0;
+    int32_t i = 0, j, d;
+    int first = 1;
+    if (len) *len = 0;
+    if (ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
+    if (!cost) cost = &dc;
+    ipup__winit(&w, buf, cap);
+    ipup__ws(&w, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    for (d = 0; d < t->devices; d++) {
+        ipup__wf(&w, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"IPU%d\"}}", first ? "" : ",\n",
+                 (int)d, (int)d);
+        first = 0;
+    }
+    while (i < t->n_ops) {
+        double sc;
+        j = i;
+        while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
+        sc = ipup__step_cost(t, cost, i, j);
+        for (; i < j; i++) {
+            const ipup_op *o = &t->ops[i];
+            char tok[48];
+            ipup_sched_op_str(o, tok, sizeof tok);
+            ipup__wf(&w,
+                     ",\n{\"name\":\"%s\",\"cat\":\"%c\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,"
+                     "\"args\":{\"stage\":%d,\"microbatch\":%d,\"step\":%d}}",
+                     tok, ipup__kind_char(o->kind), (int)o->device, now * 1000.0, ipup_sched_op_cost(cost, o) * 1000.0,
+                     (int)o->stage, (int)o->mb, (int)o->step);
+        }
+        now += sc;
+    }
+    ipup__ws(&w, "\n]}\n");
+    return ipup__wend(&w, len);
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost,
+                                                          const ipup_sched_figures *fig, char *buf, size_t cap, size_t *len) {
+    ipup_sched_cost dc = ipup_sched_cost_default();
+    ipup__w w;
+    const double unit = 24.0, rowh = 26.0, left = 56.0, top = 40.0, upd = 1.0;
+    double now = 0.0, total = 0.0, width, height, ph_x[4];
+    int32_t i = 0, j, d, st = 0, ph = 0;
+    int32_t bounds[3];
+    if (len) *len = 0;
+    if (ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
+    if (!cost) cost = &dc;
+    /* total BSP time and the x of the phase boundaries */
+    if (fig) { bounds[0] = fig->main_phase[0]; bounds[1] = fig->ramp_down[0]; bounds[2] = t->steps; }
+    else { bounds[0] = 0; bounds[1] = t->steps; bounds[2] = t->steps; }
+    ph_x[0] = 0.0;
+    while (i < t->n_ops) {
+        j = i;
+        while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
+        while (ph < 3 && t->ops[i].step >= bounds[ph]) { ph_x[ph + 1] = total; ph++; }
+        total += ipup__step_cost(t, cost, i, j);
+        i = j;
+    }
+    while (ph < 3) { ph_x[ph + 1] = total; ph++; }
+    width = left + (total + upd) * unit + 20.0;
+    height = top + rowh * (double)t->devices + 40.0;
+    ipup__winit(&w, buf, cap);
+    ipup__wf(&w, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"monospace\" font-size=\"11\">\n",
+             width, height);
+    ipup__ws(&w, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+    /* phases */
+    if (fig) {
+        static const char *const names[3] = {"ramp-up", "main", "ramp-down"};
+        static const char *const fills[3] = {"#fff3e0", "#e8f5e9", "#e3f2fd"};
+        for (ph = 0; ph < 3; ph++) {
+            if (ph_x[ph + 1] <= ph_x[ph]) continue;
+            ipup__wf(&w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", left + ph_x[ph] * unit, 18.0,
+                     (ph_x[ph + 1] - ph_x[ph]) * unit, top - 18.0 + rowh * (double)t->devices, fills[ph]);
+            ipup__wf(&w, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", left + ph_x[ph] * unit + 2.0, 30.0, names[ph]);
+            if (ph > 0)
+                ipup__wf(&w, "<line x1=\"%.1f\" y1=\"18\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"4,3\"/>\n",
+                         left + ph_x[ph] * unit, left + ph_x[ph] * unit, top + rowh * (double)t->devices);
+        }
+    }
+    for (d = 0; d < t->devices; d++) {
+        double y = top + rowh * (double)d;
+        ipup__wf(&w, "<text x=\"4\" y=\"%.1f\">IPU%d</text>\n", y + 16.0, (int)d);
+        /* idle background */
+        ipup__wf(&w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#dddddd\"/>\n", left, y + 2.0, total * unit,
+                 rowh - 4.0);
+        /* weight update after the last step */
+        ipup__wf(&w,
+                 "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#b07aa1\" stroke=\"white\"/><text "
+                 "x=\"%.1f\" y=\"%.1f\" fill=\"white\">U</text>\n",
+                 left + total * unit, y + 2.0, upd * unit, rowh - 4.0, left + total * unit + 4.0, y + 17.0);
+    }
+    i = 0;
+    now = 0.0;
+    while (i < t->n_ops) {
+        double sc;
+        j = i;
+        while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
+        sc = ipup__step_cost(t, cost, i, j);
+        for (; i < j; i++) {
+            const ipup_op *o = &t->ops[i];
+            double c = ipup_sched_op_cost(cost, o), y = top + rowh * (double)o->device;
+            const char *fill = o->kind == IPUP_OP_F ? "#4e79a7" : o->kind == IPUP_OP_B ? "#f28e2b" : o->kind == IPUP_OP_I ? "#e15759" : "#59a14f";
+            char tok[48];
+            ipup_sched_op_str(o, tok, sizeof tok);
+            ipup__wf(&w,
+                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\"><title>%s step "
+                     "%d</title></rect>",
+                     left + now * unit, y + 2.0, c * unit, rowh - 4.0, fill, tok, (int)o->step);
+            ipup__wf(&w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%d</text>\n", left + now * unit + 3.0, y + 17.0, (int)o->mb);
+        }
+        now += sc;
+        st++;
+    }
+    /* legend */
+    {
+        static const char *const ln[6] = {"forward F", "backward B", "input grad I", "weight grad W", "update U", "idle"};
+        static const char *const lc[6] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#dddddd"};
+        double y = top + rowh * (double)t->devices + 14.0;
+        int k;
+        for (k = 0; k < 6; k++) {
+            ipup__wf(&w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                     left + 110.0 * k, y, lc[k], left + 110.0 * k + 16.0, y + 10.0, ln[k]);
+        }
+    }
+    ipup__ws(&w, "</svg>\n");
+    return ipup__wend(&w, len);
+}
+
+static IPUP__SCHED_UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
+    ipup__ws(w, "\"");
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') { char e[2]; e[0] = '\\'; e[1] = (char)c; ipup__wput(w, e, 2); }
+        else if (c == '\n') ipup__ws(w, "\\n");
+        else if (c < 0x20) ipup__wf(w, "\\u%04x", c);
+        else ipup__wput(w, (const char *)&c, 1);
+    }
+    ipup__ws(w, "\"");
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
+                                                           const char *warnings, char *buf, size_t cap, size_t *len) {
+    ipup__w w;
+    int32_t s;
+    if (len) *len = 0;
+    if (ipup__table_shape(t, NULL, 0) || !fig) return IPUP_ERR_ARG;
+    ipup__winit(&w, buf, cap);
+    ipup__ws(&w, "{\"schedule\":");
+    ipup__wjson_str(&w, schedule ? schedule : "table");
+    ipup__wf(&w, ",\"stages\":%d,\"microbatches\":%d,\"devices\":%d,\"steps\":%d,\"ops\":%d", (int)t->stages, (int)t->microbatches,
+             (int)t->devices, (int)t->steps, (int)t->n_ops);
+    ipup__wf(&w, ",\"stage_device\":[");
+    for (s = 0; s < t->stages; s++) ipup__wf(&w, "%s%d", s ? "," : "", (int)t->stage_device[s]);
+    ipup__wf(&w, "],\"split_backward\":%s", t->split_backward ? "true" : "false");
+    ipup__wf(&w, ",\"unit_utilisation\":%.6g,\"work\":%.6g,\"bsp_time\":%.6g,\"async_time\":%.6g", fig->unit_utilisation, fig->work,
+             fig->bsp_time, fig->async_time);
+    ipup__wf(&w, ",\"bubble_fraction\":%.6g,\"bubble_fraction_async\":%.6g", fig->bubble_bsp, fig->bubble_async);
+    ipup__ws(&w, ",\"peak_inflight\":[");
+    for (s = 0; s < t->stages; s++) ipup__wf(&w, "%s%d", s ? "," : "", (int)fig->peak_inflight[s]);
+    ipup__ws(&w, "],\"stash_bytes\":[");
+    for (s = 0; s < t->stages; s++) ipup__wf(&w, "%s%lld", s ? "," : "", (long long)fig->stash_bytes[s]);
+    ipup__wf(&w, "],\"stash_bytes_total\":%lld", (long long)fig->stash_total);
+    ipup__wf(&w, ",\"first_microbatch_done\":%d", (int)fig->first_mb_done);
+    ipup__wf(&w, ",\"phases\":{\"ramp_up\":[%d,%d],\"main\":[%d,%d],\"ramp_down\":[%d,%d]}", (int)fig->ramp_up[0], (int)fig->ramp_up[1],
+             (int)fig->main_phase[0], (int)fig->main_phase[1], (int)fig->ramp_down[0], (int)fig->ramp_down[1]);
+    ipup__wf(&w, ",\"in_order\":%s,\"warnings\":[", fig->in_order ? "true" : "false");
+    if (warnings) {
+        const char *p = warnings;
+        int firstw = 1;
+        while (*p) {
+            const char *e = strchr(p, '\n');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            if (n > 0) {
+                char line[1024];
+                if (n >= sizeof line) n = sizeof line - 1;
+                memcpy(line, p, n);
+                line[n] = '\0';
+                if (!firstw) ipup__ws(&w, ",");
+                ipup__wjson_str(&w, line);
+                firstw = 0;
+            }
+            p += e ? (size_t)(e - p) + 1 : strlen(p);
+        }
+    }
+    ipup__ws(&w, "]}\n");
+    return ipup__wend(&w, len);
+}
+
+
+/* ---- CSV (PyTorch compute-only format) ---- */
+#define IPUP__CSV_MAX_CELL 128     /* longest cell accepted, in characters */
+#define IPUP__CSV_MAX_COLS (1 << 26) /* cells per row */
+
+/* Parse one compute token "<stage><F|B|I|W><mb>" in p[0..n). 0 when fine. */
+static IPUP__SCHED_UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind, int32_t *mb) {
+    size_t i = 0, nd;
+    int64_t v;
+    for (v = 0, nd = 0; i < n && p[i] >= '0' && p[i] <= '9'; i++, nd++) {
+        if (nd >= 9) return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    if (nd == 0 || i >= n) return -1;
+    *stage = (int32_t)v;
+    switch (p[i]) {
+    case 'F': *kind = IPUP_OP_F; break;
+    case 'B': *kind = IPUP_OP_B; break;
+    case 'I': *kind = IPUP_OP_I; break;
+    case 'W': *kind = IPUP_OP_W; break;
+    default: return -1;
+    }
+    for (i++, v = 0, nd = 0; i < n && p[i] >= '0' && p[i] <= '9'; i++, nd++) {
+        if (nd >= 9) return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    if (nd == 0 || i != n) return -1;
+    *mb = (int32_t)v;
+    return 0;
+}
+
+typedef struct ipup__csv_ctx {
+    int32_t rows, max_stage, max_mb, n_ops, steps;
+    ipup_op *ops; /* NULL on the scan pass */
+    int32_t cap;
+} ipup__csv_ctx;
+
+static IPUP__SCHED_UNUSED void ipup__csv_show(char *dst, size_t dlen, const char *p, size_t n) {
+    size_t i, k = 0;
+    for (i = 0; i < n && k + 4 < dlen && i < 40; i++) {
+        unsigned char c = (unsigned char)p[i];
+        dst[k++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (i < n && k + 4 < dlen) { dst[k++] = '.'; dst[k++] = '.'; dst[k++] = '.'; }
+    dst[k] = '\0';
+}
+
+/* add one op found in row r, cell c (1-based in messages) */
+static IPUP__SCHED_UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n, int32_t r, int32_t c, int sub, char *msg,
+                                          size_t msg_len) {
+    int32_t st, mb;
+    int k;
+    char show[64];
+    if (ipup__csv_token(p, n, &st, &k, &mb)) {
+        ipup__csv_show(show, sizeof show, p, n);
+        return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                         "CSV row %d, column %d: '%s' is not a compute action <stage><F|B|I|W><micro-batch> such as 0F3 "
+                         "(the compute-only format has no communication actions; stage and micro-batch have at most 9 digits)",
+                         (int)(r + 1), (int)(c + 1), show);
+    }
+    if (st >= IPUP_SCHED_MAX_STAGES)
+        return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d, column %d: stage %d is beyond the maximum %d (IPUP_SCHED_MAX_STAGES)",
+                         (int)(r + 1), (int)(c + 1), (int)st, IPUP_SCHED_MAX_STAGES - 1);
+    if (mb >= IPUP_SCHED_MAX_MICROBATCHES)
+        return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d, column %d: micro-batch %d is beyond the maximum %d", (int)(r + 1),
+                         (int)(c + 1), (int)mb, IPUP_SCHED_MAX_MICROBATCHES - 1);
+    if (x->n_ops >= 0x3fffffff) return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV: too many ops");
+    if (x->ops) {
+        ipup_op *o;
+        if (x->n_ops >= x->cap)
+            return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "CSV: more ops than the ops array holds (%d)", (int)x->cap);
+        o = &x->ops[x->n_ops];
+        o->step = c; o->mb = mb; o->stage = (int16_t)st; o->device = (int16_t)r; o->kind = (int8_t)k;
+        o->pad_[0] = (int8_t)sub; o->pad_[1] = o->pad_[2] = 0;
+    }
+    x->n_ops++;
+    if (st > x->max_stage) x->max_stage = st;
+    if (mb > x->max_mb) x->max_mb = mb;
+    if (c + 1 > x->steps) x->steps = c + 1;
+    return 0;
+}
+
+static IPUP__SCHED_UNUSED int ipup__csv_parse(const char *text, size_t text_len, ipup__csv_ctx *x, char *msg, size_t msg_len) {
+    size_t pos = 0;
+    int rc;
+    x->rows = 0; x->max_stage = -1; x->max_mb = -1; x->n_ops = 0; x->steps = 0;
+    if (!text) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "CSV text is NULL");
+    if (text_len > ((size_t)1 << 31)) return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV: text longer than 2 GiB");
+    while (pos < text_len) {
+        size_t end = pos, cs;
+        int32_t r = x->rows, c = 0;
+        while (end < text_len && text[end] != '\n') end++;
+        if (r >= IPUP_SCHED_MAX_STAGES)
+            return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV: more than %d rows (one row per device)", IPUP_SCHED_MAX_STAGES);
+        cs = pos;
+        for (;;) { /* cells of this row */
+            size_t ce = cs, a, b;
+            while (ce < end && text[ce] != ',') ce++;
+            a = cs; b = ce;
+            while (a < b && (text[a] == ' ' || text[a] == '\t')) a++;
+            while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r')) b--;
+            if (b - a > IPUP__CSV_MAX_CELL)
+                return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d, column %d: cell longer than %d characters", (int)(r + 1),
+                                 (int)(c + 1), IPUP__CSV_MAX_CELL);
+            if (b > a) {
+                if (text[a] == '(') {
+                    /* "(0F7;7B3)OVERLAP_F_B": two ops in one slot */
+                    size_t close = a, q, sub = 0;
+                    static const char suffix[] = "OVERLAP_F_B";
+                    char show[64];
+                    while (close < b && text[close] != ')') close++;
+                    if (close >= b || b - close - 1 != sizeof suffix - 1 || memcmp(text + close + 1, suffix, sizeof suffix - 1) != 0) {
+                        ipup__csv_show(show, sizeof show, text + a, b - a);
+                        return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                                         "CSV row %d, column %d: '%s' is not an overlap cell of the form (0F7;7B3)OVERLAP_F_B",
+                                         (int)(r + 1), (int)(c + 1), show);
+                    }
+                    q = a + 1;
+                    while (q <= close) {
+                        size_t e = q;
+                        while (e < close && text[e] != ';') e++;
+                        if (sub >= 4)
+                            return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d, column %d: more than 4 ops in one overlap cell",
+                                             (int)(r + 1), (int)(c + 1));
+                        rc = ipup__csv_add(x, text + q, e - q, r, c, (int)sub, msg, msg_len);
+                        if (rc) return rc;
+                        sub++;
+                        q = e + 1;
+                    }
+                } else {
+                    rc = ipup__csv_add(x, text + a, b - a, r, c, 0, msg, msg_len);
+                    if (rc) return rc;
+                }
+            }
+            if (ce >= end) break;
+            cs = ce + 1;
+            if (++c >= IPUP__CSV_MAX_COLS)
+                return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d: more than %d cells", (int)(r + 1), IPUP__CSV_MAX_COLS);
+        }
+        x->rows++;
+        pos = end + 1; /* a final newline does not start another row */
+    }
+    if (x->rows == 0 || x->n_ops == 0)
+        return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV: no ops found (expected rows of cells such as 0F0,,0F1,0B0)");
+    return 0;
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
+                                                         int32_t *devices, int32_t *n_ops, char *msg, size_t msg_len) {
+    ipup__csv_ctx x;
+    int rc;
+    if (msg && msg_len) msg[0] = '\0';
+    memset(&x, 0, sizeof x);
+    rc = ipup__csv_parse(text, text_len, &x, msg, msg_len);
+    if (rc) return rc;
+    if (stages) *stages = x.max_stage + 1;
+    if (microbatches) *microbatches = x.max_mb + 1;
+    if (devices) *devices = x.rows;
+    if (n_ops) *n_ops = x.n_ops;
+    return IPUP_OK;
+}
+
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
+                                                         size_t work_bytes, ipup_table *out, char *msg, size_t msg_len) {
+    ipup__csv_ctx x;
+    int32_t S, M, i, s;
+    uint8_t *hasW;
+    int64_t SM;
+    int rc;
+    if (msg && msg_len) msg[0] = '\0';
+    if (!out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "csv_load: out is NULL");
+    memset(out, 0, sizeof *out);
+    for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
+    memset(&x, 0, sizeof x);
+    rc = ipup__csv_parse(text, text_len, &x, msg, msg_len); /* sizes first */
+    if (rc) return rc;
+    S = x.max_stage + 1;
+    M = x.max_mb + 1;
+    if (!ops || cap_ops < x.n_ops)
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "csv_load: the CSV has %d ops but the ops array holds %d", (int)x.n_ops,
+                         ops ? (int)cap_ops : 0);
+    if (!work || ((uintptr_t)work & 7u) || work_bytes < IPUP_SCHED_WORK_BYTES(S, M))
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "csv_load: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) = %lld bytes",
+                         (int)S, (int)M, (long long)IPUP_SCHED_WORK_BYTES(S, M));
+    x.ops = ops;
+    x.cap = cap_ops;
+    rc = ipup__csv_parse(text, text_len, &x, msg, msg_len);
+    if (rc) return rc;
+    SM = (int64_t)S * M;
+    hasW = (uint8_t *)work;
+    memset(hasW, 0, (size_t)SM);
+    for (i = 0; i < x.n_ops; i++) {
+        const ipup_op *o = &ops[i];
+        if (o->kind == IPUP_OP_W) hasW[(int64_t)o->stage * M + o->mb] = 1;
+        if (out->stage_device[o->stage] < 0) out->stage_device[o->stage] = o->device; /* first appearance, row-major */
+    }
+    for (i = 0; i < x.n_ops; i++) {
+        ipup_op *o = &ops[i];
+        /* older notation: B followed by W of the same stage and micro-batch = input gradient */
+        if (o->kind == IPUP_OP_B && hasW[(int64_t)o->stage * M + o->mb]) o->kind = IPUP_OP_I;
+        if (o->kind == IPUP_OP_I || o->kind == IPUP_OP_W) out->split_backward = 1;
+    }
+    out->stages = S;
+    out->microbatches = M;
+    out->devices = x.rows;
+    out->steps = x.steps;
+    out->n_ops = x.n_ops;
+    out->cap_ops = cap_ops;
+    out->ops = ops;
+    ipup_sched_sort(out);
+    return IPUP_OK;
+}
+
+/* ---- respace ---- */
+IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len) {
+    int32_t beg[IPUP_SCHED_MAX_STAGES + 1], cur[IPUP_SCHED_MAX_STAGES], pick[IPUP_SCHED_MAX_STAGES];
+    int32_t *idx, *stF, *stG, *stW;
+    int32_t S, M, P, n, i, d, tt = 0, placed = 0;
+    int64_t SM;
+    int rc;
+    char a[80], b[80];
+    if (msg && msg_len) msg[0] = '\0';
+    rc = ipup__table_shape(t, msg, msg_len);
+    if (rc) return rc;
+    if (!ipup__work_ok(t, work, work_bytes))
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "respace: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) bytes",
+                         (int)t->stages, (int)t->microbatches);
+    S = t->stages; M = t->microbatches; P = t->devices; n = t->n_ops;
+    SM = (int64_t)S * M;
+    ipup_sched_sort(t);
+    idx = (int32_t *)work;
+    stF = idx + n;
+    stG = stF + SM;
+    stW = stG + SM;
+    for (i = 0; i < SM; i++) stF[i] = stG[i] = stW[i] = -1;
+    for (d = 0; d <= P; d++) beg[d] = 0;
+    for (i = 0; i < n; i++) {
+        const ipup_op *o = &t->ops[i];
+        if (o->device < 0 || o->device >= P || o->stage < 0 || o->stage >= S || o->mb < 0 || o->mb >= M || o->kind < 1 || o->kind > 4)
+            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE, "respace: op %d is out of range (stage %d, micro-batch %d, device %d)",
+                             (int)i, (int)o->stage, (int)o->mb, (int)o->device);
+        beg[o->device + 1]++;
+    }
+    for (d = 0; d < P; d++) beg[d + 1] += beg[d];
+    for (d = 0; d < P; d++) cur[d] = beg[d];
+    for (i = 0; i < n; i++) idx[cur[t->ops[i].device]++] = i; /* each device's ops in table order */
+    for (d = 0; d < P; d++) cur[d] = beg[d];
+    while (placed < n) {
+        int any = 0;
+        for (d = 0; d < P; d++) {
+            const ipup_op *o;
+            int64_t x;
+            int ok;
+            pick[d] = -1;
+            if (cur[d] >= beg[d + 1]) continue;
+            o = &t->ops[idx[cur[d]]];
+            x = (int64_t)o->stage * M + o->mb;
+#define IPUP__DONE(v) ((v) >= 0 && (v) < tt)
+            if (o->kind == IPUP_OP_F) ok = o->stage == 0 || IPUP__DONE(stF[x - M]);
+            else if (o->kind == IPUP_OP_W) ok = IPUP__DONE(stG[x]);
+            else ok = IPUP__DONE(stF[x]) && (o->stage == S - 1 || IPUP__DONE(stG[x + M]));
+#undef IPUP__DONE
+            if (ok) { pick[d] = idx[cur[d]]; any = 1; }
+        }
+        if (!any) {
+            for (d = 0; d < P; d++) {
+                const ipup_op *o;
+                int64_t x;
+                int dk;
+                int32_t ds;
+                if (cur[d] >= beg[d + 1]) continue;
+                o = &t->ops[idx[cur[d]]];
+                x = (int64_t)o->stage * M + o->mb;
+                if (o->kind == IPUP_OP_F) { dk = IPUP_OP_F; ds = o->stage - 1; }
+                else if (o->kind == IPUP_OP_W) { dk = IPUP_OP_I; ds = o->stage; }
+                else if (stF[x] < 0) { dk = IPUP_OP_F; ds = o->stage; }
+                else { dk = IPUP_OP_B; ds = o->stage + 1; }
+                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "respace: the per-device orders deadlock at step %d: device %d waits to run %s, which needs %s "
+                                 "(missing, or queued behind another waiting op); reorder the rows",
+                                 (int)tt, (int)d, ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb),
+                                 ipup__op_desc(b, sizeof b, dk, ds, o->mb));
+            }
+        }
+        for (d = 0; d < P; d++) {
+            ipup_op *o;
+            int32_t *slot;
+            int64_t x;
+            if (pick[d] < 0) continue;
+            o = &t->ops[pick[d]];
+            x = (int64_t)o->stage * M + o->mb;
+            slot = o->kind == IPUP_OP_F ? stF : o->kind == IPUP_OP_W ? stW : stG;
+            if (slot[x] >= 0)
+                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE, "respace: %s appears twice (device %d); remove one",
+                                 ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb), (int)o->device);
+            slot[x] = tt;
+            o->step = tt;
+            o->pad_[0] = 0;
+            cur[d]++;
+            placed++;
+        }
+        tt++;
+    }
+    t->steps = tt;
+    ipup_sched_sort(t);
     return IPUP_OK;
 }
 
