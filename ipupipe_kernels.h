@@ -444,7 +444,8 @@ IPUPK_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO
 typedef __m512 ipup__v;
 typedef __mmask16 ipup__m;
 #define IPUP__VL 16
-#define IPUP__MR 8 /* 8 x 2 vectors = 16 accumulators of the 32 zmm registers */
+#define IPUP__MR 8   /* 8 x 2 vectors = 16 accumulators of the 32 zmm registers */
+#define IPUP__MR1 16 /* rows when the tile is one vector wide: 16 accumulators too */
 #define IPUP__NV 2
 #define ipup__vzero() _mm512_setzero_ps()
 #define ipup__vld(p) _mm512_loadu_ps(p)
@@ -459,7 +460,8 @@ static inline ipup__m ipup__mask(int n) { return (ipup__m)((1u << n) - 1u); } /*
 typedef __m256 ipup__v;
 typedef __m256i ipup__m;
 #define IPUP__VL 8
-#define IPUP__MR 6 /* 6 x 2 = 12 accumulators + 2 B + 1 broadcast of the 16 ymm registers */
+#define IPUP__MR 6  /* 6 x 2 = 12 accumulators + 2 B + 1 broadcast of the 16 ymm registers */
+#define IPUP__MR1 8 /* one vector wide: 8 accumulators */
 #define IPUP__NV 2
 #define ipup__vzero() _mm256_setzero_ps()
 #define ipup__vld(p) _mm256_loadu_ps(p)
@@ -476,13 +478,16 @@ static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
 #define IPUP__NR (IPUP__NV * IPUP__VL)
 
 /* the micro-kernel body; MR, NV, FULL are constants at every instantiation */
-IPUP__AI void ipup__ukr(const int MR, const int NV, const int FULL, ipup__m lm,
+IPUP__AI void ipup__ukr(const int MR, const int NV, const int FULL, const int DB, ipup__m lm,
                         const float *const *ap /* MR row pointers */, ptrdiff_t ka, int nseg,
                         int seglen, ptrdiff_t sa, const float *b /* (K, ldb) */, ptrdiff_t ldb,
-                        float *c /* (MR, ldc) */, ptrdiff_t ldc, const float *bias, int accum) {
-    ipup__v acc[IPUP__MR][IPUP__NV];
+                        float *c /* (MR, ldc) */, ptrdiff_t ldc, const float *bias, int accum,
+                        float *dbp /* (NV*VL) += column sums of B, when DB */) {
+    ipup__v acc[IPUP__MR1][IPUP__NV], dacc[IPUP__NV];
     int r, v, s, k;
-#pragma GCC unroll 8
+#pragma GCC unroll 4
+    for (v = 0; v < NV; v++) dacc[v] = ipup__vzero();
+#pragma GCC unroll 16
     for (r = 0; r < MR; r++)
 #pragma GCC unroll 4
         for (v = 0; v < NV; v++) acc[r][v] = ipup__vzero();
@@ -494,7 +499,11 @@ IPUP__AI void ipup__ukr(const int MR, const int NV, const int FULL, ipup__m lm,
             for (v = 0; v < NV; v++)
                 bv[v] = (FULL || v < NV - 1) ? ipup__vld(b + v * IPUP__VL)
                                              : ipup__vldm(b + v * IPUP__VL, lm);
-#pragma GCC unroll 8
+            if (DB) {
+#pragma GCC unroll 4
+                for (v = 0; v < NV; v++) dacc[v] = ipup__vadd(dacc[v], bv[v]);
+            }
+#pragma GCC unroll 16
             for (r = 0; r < MR; r++) {
                 const ipup__v av = ipup__vbc(ap[r] + off);
 #pragma GCC unroll 4
@@ -502,7 +511,7 @@ IPUP__AI void ipup__ukr(const int MR, const int NV, const int FULL, ipup__m lm,
             }
         }
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (r = 0; r < MR; r++) {
         float *cr = c + (ptrdiff_t)r * ldc;
 #pragma GCC unroll 4
@@ -517,39 +526,93 @@ IPUP__AI void ipup__ukr(const int MR, const int NV, const int FULL, ipup__m lm,
             else ipup__vstm(cr + v * IPUP__VL, lm, t);
         }
     }
+    if (DB) {
+#pragma GCC unroll 4
+        for (v = 0; v < NV; v++) {
+            if (FULL || v < NV - 1) ipup__vst(dbp + v * IPUP__VL, ipup__vadd(ipup__vld(dbp + v * IPUP__VL), dacc[v]));
+            else ipup__vstm(dbp + v * IPUP__VL, lm, ipup__vadd(ipup__vldm(dbp + v * IPUP__VL, lm), dacc[v]));
+        }
+    }
 }
 
 typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,
                              int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c,
-                             ptrdiff_t ldc, const float *bias, int accum);
+                             ptrdiff_t ldc, const float *bias, int accum, float *dbp);
+/* ipup__ukr_<rows>_<vectors>_<full> and, with the column-sum row, ipup__ukrd_... */
 #define IPUP__UKR_INST(MR_, NV_, F_)                                                          \
     static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,            \
                                                ptrdiff_t ka, int nseg, int seglen,            \
                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
                                                float *c, ptrdiff_t ldc, const float *bias,    \
-                                               int accum) {                                   \
-        ipup__ukr(MR_, NV_, F_, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum);   \
+                                               int accum, float *dbp) {                       \
+        ipup__ukr(MR_, NV_, F_, 0, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
+                  dbp);                                                                       \
+    }                                                                                         \
+    static void ipup__ukrd_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,           \
+                                                ptrdiff_t ka, int nseg, int seglen,           \
+                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb,  \
+                                                float *c, ptrdiff_t ldc, const float *bias,   \
+                                                int accum, float *dbp) {                      \
+        ipup__ukr(MR_, NV_, F_, 1, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
+                  dbp);                                                                       \
     }
-#define IPUP__UKR_INST_MR(MR_) \
-    IPUP__UKR_INST(MR_, 1, 0) IPUP__UKR_INST(MR_, 1, 1) IPUP__UKR_INST(MR_, 2, 0) IPUP__UKR_INST(MR_, 2, 1)
-IPUP__UKR_INST_MR(1)
-IPUP__UKR_INST_MR(2)
-IPUP__UKR_INST_MR(3)
-IPUP__UKR_INST_MR(4)
-IPUP__UKR_INST_MR(5)
-IPUP__UKR_INST_MR(6)
+#define IPUP__UKR_INST0(MR_, NV_, F_)                                                         \
+    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,            \
+                                               ptrdiff_t ka, int nseg, int seglen,            \
+                                               ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
+                                               float *c, ptrdiff_t ldc, const float *bias,    \
+                                               int accum, float *dbp) {                       \
+        ipup__ukr(MR_, NV_, F_, 0, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
+                  dbp);                                                                       \
+    }
+#define IPUP__UKR_INST2(MR_) IPUP__UKR_INST(MR_, 1, 0) IPUP__UKR_INST(MR_, 1, 1) \
+                             IPUP__UKR_INST(MR_, 2, 0) IPUP__UKR_INST(MR_, 2, 1)
+#define IPUP__UKR_INST1(MR_) IPUP__UKR_INST0(MR_, 1, 0) IPUP__UKR_INST0(MR_, 1, 1)
+#define IPUP__UKR_P1(MR_) { ipup__ukr_##MR_##_1_0, ipup__ukr_##MR_##_1_1 }
+#define IPUP__UKR_P2(MR_) { ipup__ukr_##MR_##_2_0, ipup__ukr_##MR_##_2_1 }
+#define IPUP__UKR_D1(MR_) { ipup__ukrd_##MR_##_1_0, ipup__ukrd_##MR_##_1_1 }
+#define IPUP__UKR_D2(MR_) { ipup__ukrd_##MR_##_2_0, ipup__ukrd_##MR_##_2_1 }
+IPUP__UKR_INST2(1) IPUP__UKR_INST2(2) IPUP__UKR_INST2(3) IPUP__UKR_INST2(4)
+IPUP__UKR_INST2(5) IPUP__UKR_INST2(6)
 #if IPUP__MR > 6
-IPUP__UKR_INST_MR(7)
-IPUP__UKR_INST_MR(8)
+IPUP__UKR_INST2(7) IPUP__UKR_INST2(8)
 #endif
-#define IPUP__UKR_ROW(MR_) \
-    { { ipup__ukr_##MR_##_1_0, ipup__ukr_##MR_##_1_1 }, { ipup__ukr_##MR_##_2_0, ipup__ukr_##MR_##_2_1 } }
-static const ipup__ukr_fn ipup__ukr_tab[IPUP__MR][IPUP__NV][2] = {
-    IPUP__UKR_ROW(1), IPUP__UKR_ROW(2), IPUP__UKR_ROW(3), IPUP__UKR_ROW(4), IPUP__UKR_ROW(5),
-    IPUP__UKR_ROW(6)
+#if IPUP__MR1 > 8
+IPUP__UKR_INST1(9) IPUP__UKR_INST1(10) IPUP__UKR_INST1(11) IPUP__UKR_INST1(12)
+IPUP__UKR_INST1(13) IPUP__UKR_INST1(14) IPUP__UKR_INST1(15) IPUP__UKR_INST1(16)
+#elif IPUP__MR1 > 6
+IPUP__UKR_INST1(7) IPUP__UKR_INST1(8)
+#endif
+/* [rows - 1][full] for one vector of columns (up to IPUP__MR1 rows) and for two (IPUP__MR) */
+static const ipup__ukr_fn ipup__ukr_tab1[IPUP__MR1][2] = {
+    IPUP__UKR_P1(1), IPUP__UKR_P1(2), IPUP__UKR_P1(3), IPUP__UKR_P1(4), IPUP__UKR_P1(5),
+    IPUP__UKR_P1(6), IPUP__UKR_P1(7), IPUP__UKR_P1(8)
+#if IPUP__MR1 > 8
+    , IPUP__UKR_P1(9), IPUP__UKR_P1(10), IPUP__UKR_P1(11), IPUP__UKR_P1(12), IPUP__UKR_P1(13),
+    IPUP__UKR_P1(14), IPUP__UKR_P1(15), IPUP__UKR_P1(16)
+#endif
+};
+static const ipup__ukr_fn ipup__ukr_tab2[IPUP__MR][2] = {
+    IPUP__UKR_P2(1), IPUP__UKR_P2(2), IPUP__UKR_P2(3), IPUP__UKR_P2(4), IPUP__UKR_P2(5),
+    IPUP__UKR_P2(6)
 #if IPUP__MR > 6
-    , IPUP__UKR_ROW(7), IPUP__UKR_ROW(8)
+    , IPUP__UKR_P2(7), IPUP__UKR_P2(8)
 #endif
+};
+/* the same with the extra column-sum row (bias gradient fused into the weight product) */
+static const ipup__ukr_fn ipup__ukr_tabd[IPUP__NV][IPUP__MR][2] = {
+    { IPUP__UKR_D1(1), IPUP__UKR_D1(2), IPUP__UKR_D1(3), IPUP__UKR_D1(4), IPUP__UKR_D1(5),
+      IPUP__UKR_D1(6)
+#if IPUP__MR > 6
+      , IPUP__UKR_D1(7), IPUP__UKR_D1(8)
+#endif
+    },
+    { IPUP__UKR_D2(1), IPUP__UKR_D2(2), IPUP__UKR_D2(3), IPUP__UKR_D2(4), IPUP__UKR_D2(5),
+      IPUP__UKR_D2(6)
+#if IPUP__MR > 6
+      , IPUP__UKR_D2(7), IPUP__UKR_D2(8)
+#endif
+    }
 };
 
 /* One product C (M, N) (=|+=) A B. Row r of A starts at a + (r / rdiv) * rs1 + (r % rdiv) * rs0. */
@@ -566,8 +629,12 @@ typedef struct ipup__gemm_t {
     ptrdiff_t ldc;
     const float *bias; /* (N) or NULL, added when !accum */
     int accum;         /* 0: C = A B (+ bias); 1: C += A B */
+    float *db;         /* (N) or NULL: db += column sums of B (the first row tile does it) */
 } ipup__gemm_t;
 
+/* Column tiles of NR (the last one narrower, masked); per column tile the rows are cut into
+   the fewest tiles of at most MR rows, of balanced sizes (9 rows -> 5 + 4, not 8 + 1: a
+   one-row tile is FMA-latency bound). Row pointers advance incrementally (no division). */
 static void ipup__gemm(const ipup__gemm_t *g) {
     int n0, r0, i;
     for (n0 = 0; n0 < g->N; n0 += IPUP__NR) {
@@ -575,17 +642,42 @@ static void ipup__gemm(const ipup__gemm_t *g) {
         const int nv = (nn + IPUP__VL - 1) / IPUP__VL, last = nn - (nv - 1) * IPUP__VL;
         const int full = last == IPUP__VL;
         const ipup__m lm = ipup__mask(last);
-        const ipup__ukr_fn fn_full = ipup__ukr_tab[IPUP__MR - 1][nv - 1][full];
-        for (r0 = 0; r0 < g->M; r0 += IPUP__MR) {
-            const int m = g->M - r0 < IPUP__MR ? g->M - r0 : IPUP__MR;
-            const float *ap[IPUP__MR];
+        const int mrmax = nv == 1 && !g->db ? IPUP__MR1 : IPUP__MR;
+        const int tiles = (g->M + mrmax - 1) / mrmax;
+        const int base = tiles ? g->M / tiles : 0, extra = tiles ? g->M % tiles : 0;
+        int q = 0, rem = 0, t;
+        const float *row = g->a; /* row r0 */
+        for (t = 0, r0 = 0; t < tiles; t++) {
+            const int m = base + (t < extra ? 1 : 0);
+            const float *ap[IPUP__MR1];
             for (i = 0; i < m; i++) {
-                const int r = r0 + i;
-                ap[i] = g->a + (ptrdiff_t)(r / g->rdiv) * g->rs1 + (ptrdiff_t)(r % g->rdiv) * g->rs0;
+                ap[i] = row;
+                if (++rem == g->rdiv) { rem = 0; q++; row = g->a + (ptrdiff_t)q * g->rs1; }
+                else row += g->rs0;
             }
-            (m == IPUP__MR ? fn_full : ipup__ukr_tab[m - 1][nv - 1][full])(
+            (g->db && t == 0 ? ipup__ukr_tabd[nv - 1][m - 1][full]
+                             : nv == 1 ? ipup__ukr_tab1[m - 1][full] : ipup__ukr_tab2[m - 1][full])(
                 lm, ap, g->ka, g->nseg, g->seglen, g->sa, g->b + n0, g->ldb,
-                g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL, g->accum);
+                g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL, g->accum,
+                g->db ? g->db + n0 : NULL);
+            r0 += m;
+        }
+    }
+}
+
+/* dst (N) += column sums of src (G*R, N) (row stride ld), group by group: per group of R rows
+   the rows are summed in order from zero, then added to dst; exactly the arithmetic of the
+   column-sum row fused into the weight products, so db has the same bits either way. */
+static void ipup__colsum_add(int G, int R, int N, const float *src, ptrdiff_t ld, float *dst) {
+    int n0, r, q;
+    for (n0 = 0; n0 < N; n0 += IPUP__VL) {
+        const int nn = N - n0 < IPUP__VL ? N - n0 : IPUP__VL;
+        const ipup__m lm = ipup__mask(nn);
+        const float *p = src + n0;
+        for (q = 0; q < G; q++) {
+            ipup__v s0 = ipup__vzero();
+            for (r = 0; r < R; r++, p += ld) s0 = ipup__vadd(s0, ipup__vldm(p, lm));
+            ipup__vstm(dst + n0, lm, ipup__vadd(ipup__vldm(dst + n0, lm), s0));
         }
     }
 }
@@ -596,7 +688,7 @@ static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, I
     ipup__gemm_t g;
     g.M = B; g.N = OUT;
     g.a = x; g.rdiv = B; g.rs0 = IN; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = IN;
-    g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = 0;
+    g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = 0; g.db = NULL;
     ipup__gemm(&g);
 }
 
@@ -621,7 +713,7 @@ static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* 
                 g.M = m; g.N = nb;
                 g.a = w + (size_t)i0 * (size_t)OUT + (size_t)k0; g.rdiv = m; g.rs0 = OUT; g.rs1 = 0;
                 g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = kb;
-                g.b = pk; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0;
+                g.b = pk; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0; g.db = NULL;
                 ipup__gemm(&g);
                 if (k0 == 0) {
                     for (j = 0; j < nb; j++)
@@ -637,11 +729,12 @@ static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* 
 
 /* dw (IN, OUT) += x^T dy: A = x^T (row i = column i of x, k stride IN), B = dy. */
 static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
-                                   const float *dy /* (B, OUT) */, float *dw /* (IN, OUT) */) {
+                                   const float *dy /* (B, OUT) */, float *dw /* (IN, OUT) */,
+                                   float *db /* (OUT) or NULL */) {
     ipup__gemm_t g;
     g.M = IN; g.N = OUT;
     g.a = x; g.rdiv = IN; g.rs0 = 1; g.rs1 = 0; g.ka = IN; g.sa = 0; g.nseg = 1; g.seglen = B;
-    g.b = dy; g.ldb = OUT; g.c = dw; g.ldc = OUT; g.bias = NULL; g.accum = 1;
+    g.b = dy; g.ldb = OUT; g.c = dw; g.ldc = OUT; g.bias = NULL; g.accum = 1; g.db = db;
     ipup__gemm(&g);
 }
 
@@ -659,7 +752,7 @@ static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float
         g.ka = 1; g.sa = (ptrdiff_t)W * CI; g.nseg = 3; g.seglen = 3 * CI;
         g.b = w; g.ldb = CO;
         g.c = y + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldc = CO;
-        g.bias = b; g.accum = 0;
+        g.bias = b; g.accum = 0; g.db = NULL;
         ipup__gemm(&g);
     }
 }
@@ -667,7 +760,7 @@ static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float
 /* conv dw (9 CI, CO) += im2col(x)^T dy, per image: row k = (kh, kw, ci) of A starts at
    x[kh][kw][ci]; K = positions (oh, ow): segments oh of length OW, k stride CI. */
 static void ipup__conv_bwd_w_simd(int B, int H, int W, int CI, int CO, const float *x,
-                                  const float *dy, float *dw) {
+                                  const float *dy, float *dw, float *db) {
     const int OH = H - 2, OW = W - 2;
     int n;
     for (n = 0; n < B; n++) {
@@ -677,7 +770,7 @@ static void ipup__conv_bwd_w_simd(int B, int H, int W, int CI, int CO, const flo
         g.rdiv = 3 * CI; g.rs0 = 1; g.rs1 = (ptrdiff_t)W * CI;
         g.ka = CI; g.sa = (ptrdiff_t)W * CI; g.nseg = OH; g.seglen = OW;
         g.b = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldb = CO;
-        g.c = dw; g.ldc = CO; g.bias = NULL; g.accum = 1;
+        g.c = dw; g.ldc = CO; g.bias = NULL; g.accum = 1; g.db = db;
         ipup__gemm(&g);
     }
 }
@@ -698,7 +791,7 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
         g.M = OH * OW; g.N = K9;
         g.a = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO;
         g.rdiv = OH * OW; g.rs0 = CO; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = CO;
-        g.b = wt; g.ldb = K9; g.c = G; g.ldc = K9; g.bias = NULL; g.accum = 0;
+        g.b = wt; g.ldb = K9; g.c = G; g.ldc = K9; g.bias = NULL; g.accum = 0; g.db = NULL;
         ipup__gemm(&g);
         IPUPIPE_MEMSET(dxn, 0, (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
         for (oh = 0; oh < OH; oh++)
@@ -737,8 +830,8 @@ IPUPK_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B, 
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B > 0 && OUT > 0 && IN > 0) {
         if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
-        if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw);
-        if (db) ipup_dense_bwd_f32_portable(B, IN, OUT, x, w, dy, NULL, NULL, db);
+        if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw, db); /* db fused */
+        else if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
         return;
     }
 #endif
@@ -770,8 +863,8 @@ IPUPK_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
     if (dx && scratch) ipup__conv_bwd_data_simd(B, H, W, CI, CO, w, dy, dx, scratch);
     else if (dx) ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, NULL, NULL);
-    if (dw) ipup__conv_bwd_w_simd(B, H, W, CI, CO, x, dy, dw);
-    if (db) ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, NULL, NULL, db);
+    if (dw) ipup__conv_bwd_w_simd(B, H, W, CI, CO, x, dy, dw, db); /* db fused */
+    else if (db) ipup__colsum_add(B, (H - 2) * (W - 2), CO, dy, CO, db);
 #else
     (void)scratch;
     ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, dw, db);
