@@ -424,6 +424,47 @@ done:
     return MNIST_CKPT_OK;
 }
 
+/* Reads only the header of path into *meta (model, step, seed, epoch) so a program
+ * can set itself up (seed, model) before it loads the tensors; the full checks
+ * (CRC, names, shapes) are mnist_ckpt_load's. */
+static inline int mnist_ckpt_peek(const char *path, mnist_ckpt_meta *meta, char *err) {
+    unsigned char h[MNIST_CKPT_HEADER_BYTES];
+    char what[200];
+    size_t got = 0;
+    int fd;
+    if (!path || !meta) return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "peek needs a path and meta");
+    fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        snprintf(what, sizeof what, "cannot open it: %s", strerror(errno));
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+    }
+    while (got < sizeof h) {
+        ssize_t k = read(fd, h + got, sizeof h - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    close(fd);
+    if (got < sizeof h) {
+        snprintf(what, sizeof what, "only %u bytes, shorter than a checkpoint header", (unsigned)got);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_FORMAT, path, what);
+    }
+    if (memcmp(h, "IPUPCKPT", 8) != 0)
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_FORMAT, path, "the magic is not IPUPCKPT (not written by --save)");
+    if (mnist_ckpt_get32_(h + 8) != MNIST_CKPT_VERSION) {
+        snprintf(what, sizeof what, "version %u, this program reads version %u", mnist_ckpt_get32_(h + 8),
+                 MNIST_CKPT_VERSION);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_VERSION, path, what);
+    }
+    memset(meta, 0, sizeof *meta);
+    memcpy(meta->model, h + 40, MNIST_CKPT_MODEL_LEN);
+    meta->model[MNIST_CKPT_MODEL_LEN - 1] = 0;
+    meta->step = (uint64_t)mnist_ckpt_get32_(h + 16) | ((uint64_t)mnist_ckpt_get32_(h + 20) << 32);
+    meta->seed = (uint64_t)mnist_ckpt_get32_(h + 24) | ((uint64_t)mnist_ckpt_get32_(h + 28) << 32);
+    meta->epoch = mnist_ckpt_get32_(h + 32);
+    return MNIST_CKPT_OK;
+}
+
 /* Loads path into the n tensors t (names, order and shapes must match) after
  * checking the whole file. meta->model names the model the caller trains; on
  * success meta->step, seed and epoch are set from the file. */
