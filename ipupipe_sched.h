@@ -903,9 +903,6 @@ static IPUP__SCHED_UNUSED int ipup__table_shape(const ipup_table *t, char *msg, 
         return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d devices; need 1..%d", (int)t->devices, IPUP_SCHED_MAX_STAGES);
     if (t->n_ops < 0 || (t->n_ops > 0 && !t->ops))
         return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d ops but no ops array", (int)t->n_ops);
-    if ((int64_t)t->n_ops > (int64_t)3 * t->stages * t->microbatches)
-        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d ops, more than 3 x S x M = %lld", (int)t->n_ops,
-                         (long long)3 * t->stages * t->microbatches);
     return 0;
 }
 
@@ -1840,6 +1837,9 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_respace(ipup_table *t, void *wo
                          (int)t->stages, (int)t->microbatches);
     S = t->stages; M = t->microbatches; P = t->devices; n = t->n_ops;
     SM = (int64_t)S * M;
+    if ((int64_t)n > 3 * SM)
+        return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE, "respace: %d ops is more than 3 x S x M = %lld: some op appears twice",
+                         (int)n, (long long)(3 * SM));
     ipup_sched_sort(t);
     idx = (int32_t *)work;
     stF = idx + n;

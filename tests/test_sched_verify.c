@@ -1,0 +1,846 @@
+/* test_sched_verify.c - verifier, measure, renderers, CSV and respace of ipupipe_sched.h.
+ *
+ * The verifier is checked against an independent brute-force reference of the rules of
+ * SCHEDULES.md §2 on every single mutation of valid tables (drop, duplicate, swap two
+ * cells of a device, move an op one step earlier across a dependency, put a stage on a
+ * second device): it must agree with the reference on each, and the mutations that
+ * break a rule must all be caught. */
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe_sched.h"
+#include "sched_fixtures.h"
+#include "ttest.h"
+
+#define CAP_OPS IPUP_SCHED_MAX_OPS(16, 64)
+static ipup_op g_ops[CAP_OPS], g_mut[CAP_OPS + 8], g_ops2[CAP_OPS];
+static uint64_t g_work[IPUP_SCHED_WORK_BYTES(16, 64) / 8 + 8];
+static char g_buf[1 << 20];
+
+static int slow(void) { return getenv("IPUPIPE_TEST_SLOW") != NULL; }
+
+static int gen_full(ipup_sched_kind kind, int S, int M, int V, const int16_t *map, ipup_op *ops, ipup_table *t, char *msg,
+                    size_t len) {
+    ipup_sched_config c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.stages = S;
+    c.microbatches = M;
+    c.virtual_stages = V;
+    c.stage_device = map;
+    return ipup_sched_generate(&c, ops, CAP_OPS, t, msg, len);
+}
+static int gen(ipup_sched_kind kind, int S, int M, ipup_table *t) {
+    char msg[1024];
+    return gen_full(kind, S, M, 0, NULL, g_ops, t, msg, sizeof msg);
+}
+
+static int verify(const ipup_table *t, ipup_sched_verify_info *vi, char *msg, size_t len) {
+    return ipup_sched_verify(t, g_work, sizeof g_work, vi, msg, len);
+}
+
+/* ---- independent reference of SCHEDULES.md §2: 1 when valid ---- */
+static int ref_valid(const ipup_table *t) {
+    static int32_t st[5][IPUP_SCHED_MAX_STAGES][64];
+    static int32_t cnt[5][IPUP_SCHED_MAX_STAGES][64];
+    int S = t->stages, M = t->microbatches, i, j, s, m;
+    if (M > 64) return -1;
+    memset(cnt, 0, sizeof cnt);
+    for (i = 0; i < t->n_ops; i++) {
+        const ipup_op *o = &t->ops[i];
+        if (o->stage < 0 || o->stage >= S || o->mb < 0 || o->mb >= M || o->kind < 1 || o->kind > 4) return 0;
+        if (o->device != t->stage_device[o->stage]) return 0; /* rule 2: stage on its device */
+        for (j = 0; j < i; j++)                                 /* rule 2: one op per device per step */
+            if (t->ops[j].step == o->step && t->ops[j].device == o->device) return 0;
+        cnt[o->kind][o->stage][o->mb]++;
+        st[o->kind][o->stage][o->mb] = o->step;
+    }
+    for (s = 0; s < S; s++)
+        for (m = 0; m < M; m++) {
+            int split = cnt[IPUP_OP_I][s][m] || cnt[IPUP_OP_W][s][m];
+            int g = split ? IPUP_OP_I : IPUP_OP_B;
+            if (cnt[IPUP_OP_F][s][m] != 1) return 0;
+            if (split && (cnt[IPUP_OP_I][s][m] != 1 || cnt[IPUP_OP_W][s][m] != 1 || cnt[IPUP_OP_B][s][m] != 0)) return 0;
+            if (!split && cnt[IPUP_OP_B][s][m] != 1) return 0;
+            if (s > 0 && st[IPUP_OP_F][s][m] <= st[IPUP_OP_F][s - 1][m]) return 0;   /* rule 3 */
+            if (st[g][s][m] <= st[IPUP_OP_F][s][m]) return 0;                         /* rule 4 */
+            if (split && st[IPUP_OP_W][s][m] <= st[IPUP_OP_I][s][m]) return 0;        /* rule 5 */
+        }
+    for (s = 0; s + 1 < S; s++)
+        for (m = 0; m < M; m++) {
+            int g0 = (cnt[IPUP_OP_I][s][m] ? IPUP_OP_I : IPUP_OP_B), g1 = (cnt[IPUP_OP_I][s + 1][m] ? IPUP_OP_I : IPUP_OP_B);
+            if (st[g0][s][m] <= st[g1][s + 1][m]) return 0; /* rule 4 */
+        }
+    return 1;
+}
+
+static ipup_table mut_table(const ipup_table *t) {
+    ipup_table u = *t;
+    u.ops = g_mut;
+    u.cap_ops = CAP_OPS + 8;
+    return u;
+}
+
+/* the step layout marks the failing step */
+static void check_marked(const ipup_table *u, const ipup_sched_verify_info *vi) {
+    size_t n;
+    char key[32];
+    const char *line;
+    if (vi->step < 0) return;
+    TT_EQ_INT(ipup_sched_render_steps(u, vi->step, g_buf, sizeof g_buf, &n), 0);
+    snprintf(key, sizeof key, "Step %0*d: ", u->steps > 100 ? 3 : u->steps > 10 ? 2 : 1, vi->step);
+    line = strstr(g_buf, key);
+    TT_CHECK_MSG(line != NULL, "no row %s", key);
+    if (line) {
+        const char *nl = strchr(line, '\n');
+        const char *mark = strstr(line, "<-- ERROR HERE");
+        TT_CHECK(mark && nl && mark < nl);
+        TT_CHECK(strstr(nl, "<-- ERROR HERE") == NULL); /* only one row marked */
+    }
+}
+
+static int g_rejected, g_accepted;
+
+/* verify u; compare with the reference; 1 when they agree */
+static int judge(ipup_table *u, const char *what, int expect_invalid) {
+    ipup_sched_verify_info vi;
+    char msg[1024];
+    int rc, ref;
+    ipup_sched_sort(u);
+    rc = verify(u, &vi, msg, sizeof msg);
+    ref = ref_valid(u);
+    if (expect_invalid && ref) {
+        TT_FAILF("%s: the reference says the mutation is valid", what);
+        return 0;
+    }
+    if ((rc == IPUP_OK) != (ref == 1)) {
+        TT_FAILF("%s: verifier rc %d, reference %d: %.300s", what, rc, ref, msg);
+        return 0;
+    }
+    if (rc) {
+        g_rejected++;
+        TT_EQ_INT(rc, IPUP_ERR_INVALID_TABLE);
+        TT_CHECK(vi.rule >= 1 && vi.rule <= 5);
+        if (vi.step >= 0) { /* names the device, the step and the op */
+            char tok[32];
+            TT_CONTAINS(msg, "device");
+            TT_CONTAINS(msg, "step");
+            snprintf(tok, sizeof tok, "(%d,%d)", vi.stage, vi.mb);
+            TT_CONTAINS(msg, tok);
+            check_marked(u, &vi);
+        }
+    } else g_accepted++;
+    return 1;
+}
+
+static void mutate_all(const ipup_table *t, const char *name) {
+    int n = t->n_ops, i, j;
+    char what[128];
+    ipup_table u;
+    /* drop one op */
+    for (i = 0; i < n; i++) {
+        u = mut_table(t);
+        memcpy(g_mut, t->ops, (size_t)i * sizeof(ipup_op));
+        memcpy(g_mut + i, t->ops + i + 1, (size_t)(n - i - 1) * sizeof(ipup_op));
+        u.n_ops = n - 1;
+        snprintf(what, sizeof what, "%s drop op %d", name, i);
+        if (!judge(&u, what, 1)) return;
+    }
+    /* duplicate one op (in a new last column, so nothing else collides) */
+    for (i = 0; i < n; i++) {
+        u = mut_table(t);
+        memcpy(g_mut, t->ops, (size_t)n * sizeof(ipup_op));
+        g_mut[n] = t->ops[i];
+        g_mut[n].step = t->steps;
+        u.n_ops = n + 1;
+        u.steps = t->steps + 1;
+        snprintf(what, sizeof what, "%s duplicate op %d", name, i);
+        if (!judge(&u, what, 1)) return;
+    }
+    /* swap two cells of one device (ops or idle cells): valid or not, agree with the reference */
+    for (i = 0; i < n; i++)
+        for (j = i + 1; j < n; j++) {
+            int32_t a;
+            if (t->ops[i].device != t->ops[j].device) continue;
+            u = mut_table(t);
+            memcpy(g_mut, t->ops, (size_t)n * sizeof(ipup_op));
+            a = g_mut[i].step;
+            g_mut[i].step = g_mut[j].step;
+            g_mut[j].step = a;
+            snprintf(what, sizeof what, "%s swap ops %d,%d", name, i, j);
+            if (!judge(&u, what, 0)) return;
+        }
+    /* move an op into an earlier step of its device (idle cell): covers "one step earlier" */
+    for (i = 0; i < n; i++) {
+        int32_t s2;
+        for (s2 = t->ops[i].step - 1; s2 >= 0 && s2 >= t->ops[i].step - 2; s2--) {
+            int busy = 0;
+            for (j = 0; j < n; j++) busy |= t->ops[j].device == t->ops[i].device && t->ops[j].step == s2;
+            if (busy) continue;
+            u = mut_table(t);
+            memcpy(g_mut, t->ops, (size_t)n * sizeof(ipup_op));
+            g_mut[i].step = s2;
+            snprintf(what, sizeof what, "%s move op %d to step %d", name, i, s2);
+            if (!judge(&u, what, 0)) return;
+        }
+    }
+    /* one step earlier across a dependency: an op whose input is made in the step before */
+    for (i = 0; i < n; i++) {
+        const ipup_op *o = &t->ops[i];
+        int dep = 0;
+        for (j = 0; j < n; j++) {
+            const ipup_op *p = &t->ops[j];
+            if (p->step != o->step - 1 || p->mb != o->mb) continue;
+            if (o->kind == IPUP_OP_F && p->kind == IPUP_OP_F && p->stage == o->stage - 1) dep = 1;
+            if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && p->kind == IPUP_OP_F && p->stage == o->stage) dep = 1;
+            if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && (p->kind == IPUP_OP_B || p->kind == IPUP_OP_I) &&
+                p->stage == o->stage + 1)
+                dep = 1;
+            if (o->kind == IPUP_OP_W && p->kind == IPUP_OP_I && p->stage == o->stage) dep = 1;
+        }
+        if (!dep) continue;
+        u = mut_table(t);
+        memcpy(g_mut, t->ops, (size_t)n * sizeof(ipup_op));
+        g_mut[i].step--;
+        snprintf(what, sizeof what, "%s op %d one step earlier across its dependency", name, i);
+        if (!judge(&u, what, 1)) return;
+    }
+    /* put a stage on two devices: one op moves to another device (in a new column) */
+    if (t->devices > 1)
+        for (i = 0; i < n; i++) {
+            u = mut_table(t);
+            memcpy(g_mut, t->ops, (size_t)n * sizeof(ipup_op));
+            g_mut[i].device = (int16_t)((g_mut[i].device + 1) % t->devices);
+            snprintf(what, sizeof what, "%s op %d on a second device", name, i);
+            if (!judge(&u, what, 1)) return;
+        }
+}
+
+TTEST(verifier_accepts_builtins) {
+    int k, S, M, maxM = slow() ? 8 : 32;
+    char msg[1024];
+    ipup_table t;
+    ipup_sched_verify_info vi;
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
+        for (S = 1; S <= 8; S++)
+            for (M = 1; M <= maxM; M++) {
+                int rc = gen((ipup_sched_kind)k, S, M, &t);
+                TT_CHECK_MSG(rc == 0, "%s S=%d M=%d rc %d", ipup_sched_kind_name((ipup_sched_kind)k), S, M, rc);
+                if (rc) return;
+                rc = verify(&t, &vi, msg, sizeof msg);
+                TT_CHECK_MSG(rc == 0, "%s S=%d M=%d: %.300s", ipup_sched_kind_name((ipup_sched_kind)k), S, M, msg);
+                TT_CHECK_MSG(vi.in_order == 1, "%s S=%d M=%d not in order", ipup_sched_kind_name((ipup_sched_kind)k), S, M);
+                TT_EQ_INT(ref_valid(&t), 1);
+                TT_EQ_INT(t.n_ops, (k == IPUP_SCHED_ZBH1 ? 3 : 2) * S * M);
+                if (ttest_failures_) return;
+            }
+}
+
+TTEST(verifier_rejects_mutations) {
+    static const int sizes[][2] = {{1, 3}, {2, 3}, {3, 4}, {4, 5}, {4, 8}};
+    int k, z, nz = slow() ? 3 : 5;
+    ipup_table t;
+    char name[64];
+    g_rejected = g_accepted = 0;
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
+        for (z = 0; z < nz; z++) {
+            TT_EQ_INT(gen((ipup_sched_kind)k, sizes[z][0], sizes[z][1], &t), 0);
+            snprintf(name, sizeof name, "%s S=%d M=%d", ipup_sched_kind_name((ipup_sched_kind)k), sizes[z][0], sizes[z][1]);
+            mutate_all(&t, name);
+            if (ttest_failures_) return;
+        }
+    printf("    mutations rejected %d, valid swaps/moves accepted %d\n", g_rejected, g_accepted);
+    TT_CHECK(g_rejected > 1000);
+}
+
+/* specific messages */
+TTEST(verifier_messages) {
+    ipup_table t, u;
+    ipup_sched_verify_info vi;
+    char msg[1024];
+    int i;
+    TT_EQ_INT(gen(IPUP_SCHED_INTERLEAVED, 4, 8, &t), 0);
+    /* B(2,0) (step 5) moved to the idle step 3 of device 2, before B(3,0) at step 4 */
+    u = mut_table(&t);
+    memcpy(g_mut, t.ops, (size_t)t.n_ops * sizeof(ipup_op));
+    for (i = 0; i < t.n_ops; i++)
+        if (g_mut[i].kind == IPUP_OP_B && g_mut[i].stage == 2 && g_mut[i].mb == 0) g_mut[i].step = 3;
+    ipup_sched_sort(&u);
+    TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 4);
+    TT_EQ_INT(vi.step, 3);
+    TT_EQ_INT(vi.device, 2);
+    TT_CONTAINS(msg, "device 2, step 3");
+    TT_CONTAINS(msg, "B(2,0) [2B0]");
+    TT_CONTAINS(msg, "B(3,0)");
+    TT_CONTAINS(msg, "step 5 or later");
+    /* unsorted table */
+    u = mut_table(&t);
+    memcpy(g_mut, t.ops, (size_t)t.n_ops * sizeof(ipup_op));
+    {
+        ipup_op tmp = g_mut[0];
+        g_mut[0] = g_mut[5];
+        g_mut[5] = tmp;
+    }
+    TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 6);
+    TT_CONTAINS(msg, "ipup_sched_sort");
+    /* work too small, NULL table */
+    TT_EQ_INT(ipup_sched_verify(&t, g_work, 16, &vi, msg, sizeof msg), IPUP_ERR_CAPACITY);
+    TT_CONTAINS(msg, "IPUP_SCHED_WORK_BYTES");
+    TT_EQ_INT(ipup_sched_verify(NULL, g_work, sizeof g_work, &vi, msg, sizeof msg), IPUP_ERR_ARG);
+    /* missing op */
+    u = mut_table(&t);
+    memcpy(g_mut, t.ops, (size_t)t.n_ops * sizeof(ipup_op));
+    u.n_ops = t.n_ops - 1; /* drops B(0,7), the last op */
+    TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 1);
+    TT_CONTAINS(msg, "B(0,7) [0B7] is missing");
+    TT_STREQ(ipup_result_str(IPUP_ERR_INVALID_TABLE), "IPUP_ERR_INVALID_TABLE: the schedule table breaks a dependency rule");
+    TT_STREQ(ipup_result_str(IPUP_OK), "IPUP_OK: ok");
+    TT_STREQ(ipup_result_str(42), "unknown result");
+}
+
+/* ---- generation: configurations ---- */
+TTEST(config_errors_and_warnings) {
+    ipup_sched_config c;
+    ipup_table t;
+    char msg[1024];
+    int16_t map[4] = {0, 1, 0, 1};
+    memset(&c, 0, sizeof c);
+    c.kind = IPUP_SCHED_INTERLEAVED; c.stages = 4; c.microbatches = 6;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), 0);
+    TT_CONTAINS(msg, "gradient_accumulation_count (M=6)");
+    TT_CONTAINS(msg, "multiple of the number of pipeline stages (S=4)");
+    c.strict = 1;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "PipelineSchedule.Interleaved");
+    TT_CONTAINS(msg, "must be a multiple");
+    c.microbatches = 8;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), 0);
+    TT_CHECK(msg[0] == 0);
+    c.kind = IPUP_SCHED_GROUPED; c.microbatches = 12;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "2 x the number of pipeline stages (2S=8)");
+    c.strict = 0;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), 0);
+    TT_CONTAINS(msg, "PipelineSchedule.Grouped");
+    /* per schedule, never blanket: GPipe with M < S is fine (only the fill warning) */
+    c.kind = IPUP_SCHED_GPIPE; c.microbatches = 2; c.strict = 1;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), 0);
+    TT_CONTAINS(msg, "never fills");
+    /* power-of-two IPUs: Graphcore schedules only */
+    c.kind = IPUP_SCHED_GROUPED; c.stages = 3; c.microbatches = 12; c.strict = 1;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "powers of two");
+    c.kind = IPUP_SCHED_1F1B;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), 0);
+    /* ranges */
+    c.stages = 0;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "stages S=0");
+    c.stages = 4; c.microbatches = 0;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "M=0");
+    c.microbatches = 8; c.devices = 2; c.strict = 0;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "stage 2 is mapped to device 2");
+    c.stage_device = map;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), 0);
+    TT_EQ_INT(t.devices, 2);
+    /* capacity */
+    c.devices = 0; c.stage_device = NULL;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, 10, &t, msg, sizeof msg), IPUP_ERR_CAPACITY);
+    TT_CONTAINS(msg, "IPUP_SCHED_MAX_OPS(4, 8)");
+    TT_EQ_INT(ipup_sched_generate(NULL, g_ops, CAP_OPS, &t, msg, sizeof msg), IPUP_ERR_ARG);
+    /* interleaved-1f1b: mapping is s mod P; S must be a multiple of V; Megatron's M % P */
+    c.kind = IPUP_SCHED_INTERLEAVED_1F1B; c.stages = 6; c.virtual_stages = 4;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "multiple of V");
+    c.virtual_stages = 2; c.microbatches = 7;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), 0);
+    TT_CONTAINS(msg, "Megatron");
+    c.strict = 1;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "multiple of the pipeline-parallel size (P=3)");
+    c.strict = 0; c.microbatches = 6; c.stage_device = map;
+    c.stages = 4;
+    {
+        int16_t m2[4] = {0, 0, 1, 1};
+        c.stage_device = m2;
+        TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+        TT_CONTAINS(msg, "s mod P");
+    }
+    /* kind names */
+    {
+        ipup_sched_kind k;
+        int i;
+        for (i = 0; i < IPUP_SCHED_KIND_COUNT; i++) {
+            TT_EQ_INT(ipup_sched_kind_parse(ipup_sched_kind_name((ipup_sched_kind)i), &k), 0);
+            TT_EQ_INT(k, i);
+        }
+        TT_EQ_INT(ipup_sched_kind_parse("ZB_H1", &k), 0);
+        TT_EQ_INT(k, IPUP_SCHED_ZBH1);
+        TT_EQ_INT(ipup_sched_kind_parse("nope", &k), IPUP_ERR_PARSE);
+    }
+}
+
+/* Several stages on one device (PopXL's 0,1,0 and others): every schedule honours the
+   mapping, verifies, accumulates in order. */
+TTEST(shared_device_mappings) {
+    static const int16_t maps[][6] = {{0, 1, 0, 0, 0, 0}, {0, 0, 1, 1, 0, 0}, {0, 1, 1, 0, 0, 0}, {0, 1, 2, 0, 1, 2}, {1, 0, 2, 3, 0, 0}};
+    static const int nst[] = {3, 4, 4, 6, 4};
+    int k, z, M;
+    char msg[1024];
+    ipup_table t;
+    ipup_sched_verify_info vi;
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
+        if (k == IPUP_SCHED_INTERLEAVED_1F1B) continue;
+        for (z = 0; z < 5; z++)
+            for (M = 1; M <= 16; M++) {
+                int rc = gen_full((ipup_sched_kind)k, nst[z], M, 0, maps[z], g_ops, &t, msg, sizeof msg);
+                int s;
+                TT_CHECK_MSG(rc == 0, "%s map %d M=%d: %.200s", ipup_sched_kind_name((ipup_sched_kind)k), z, M, msg);
+                if (rc) return;
+                for (s = 0; s < nst[z]; s++) TT_EQ_INT(t.stage_device[s], maps[z][s]);
+                rc = verify(&t, &vi, msg, sizeof msg);
+                TT_CHECK_MSG(rc == 0, "%s map %d M=%d: %.300s", ipup_sched_kind_name((ipup_sched_kind)k), z, M, msg);
+                TT_CHECK(vi.in_order);
+                if (ttest_failures_) return;
+            }
+    }
+}
+
+/* Megatron interleaved 1F1B: each device runs its program (Megatron-LM schedules.py:
+   warm-up (P-r-1)*2 + (V-1)*P forwards, 1F1B, cool-down; chunk of forward k is
+   (k mod PV) / P, micro-batch (k / PV) P + k mod P; backward chunks reversed) in order. */
+TTEST(interleaved_1f1b_megatron_program) {
+    int P, V, g, M;
+    char msg[1024];
+    ipup_table t;
+    ipup_sched_verify_info vi;
+    for (P = 1; P <= 4; P++)
+        for (V = 2; V <= 4; V++)
+            for (g = 1; g <= 4; g++) {
+                int S = P * V, r, total;
+                M = g * P;
+                total = M * V;
+                TT_EQ_INT(gen_full(IPUP_SCHED_INTERLEAVED_1F1B, S, M, V, NULL, g_ops, &t, msg, sizeof msg), 0);
+                TT_EQ_INT(t.devices, P);
+                TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+                TT_CHECK(vi.in_order);
+                for (r = 0; r < P; r++) {
+                    int warm = (P - r - 1) * 2 + (V - 1) * P, k = 0, nf = 0, nb = 0, i;
+                    if (warm > total) warm = total;
+                    for (i = 0; i < t.n_ops; i++) {
+                        const ipup_op *o = &t.ops[i];
+                        int isf, idx, chunk, mb;
+                        if (o->device != r) continue;
+                        isf = k < warm ? 1 : (nf < total && ((k - warm) % 2 == 0 || nb >= total)) ? 1 : 0;
+                        if (k >= warm && nf >= total) isf = 0;
+                        idx = isf ? nf++ : nb++;
+                        chunk = (idx % (P * V)) / P;
+                        mb = (idx / (P * V)) * P + idx % P;
+                        if (!isf) chunk = V - 1 - chunk;
+                        if (o->kind != (isf ? IPUP_OP_F : IPUP_OP_B) || o->stage != chunk * P + r || o->mb != mb) {
+                            TT_FAILF("P=%d V=%d M=%d device %d op %d: got %c(%d,%d), Megatron program says %c(%d,%d)", P, V, M, r, k,
+                                     "?FBIW"[o->kind], o->stage, o->mb, isf ? 'F' : 'B', chunk * P + r, mb);
+                            return;
+                        }
+                        k++;
+                    }
+                }
+            }
+    /* M % P != 0 (outside Megatron's rule) still runs, verifies, in order */
+    for (P = 2; P <= 4; P++)
+        for (M = 1; M <= 13; M++) {
+            TT_EQ_INT(gen_full(IPUP_SCHED_INTERLEAVED_1F1B, 2 * P, M, 2, NULL, g_ops, &t, msg, sizeof msg), 0);
+            TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+            TT_CHECK(vi.in_order);
+        }
+}
+
+/* ZB-H1: I/W split, in order, peak in-flight never above 1F1B's peak min(M, S); with
+   F=I=W=1 (B=2) its BSP time is never worse than 1F1B's. */
+TTEST(zbh1_properties) {
+    int S, M;
+    char msg[1024];
+    ipup_table t;
+    ipup_sched_figures fz, f1;
+    ipup_sched_cost c = ipup_sched_cost_default();
+    for (S = 1; S <= 8; S++)
+        for (M = 1; M <= 24; M++) {
+            int s, improved;
+            TT_EQ_INT(gen_full(IPUP_SCHED_1F1B, S, M, 0, NULL, g_ops, &t, msg, sizeof msg), 0);
+            TT_EQ_INT(ipup_sched_measure(&t, &c, NULL, g_work, sizeof g_work, &f1), 0);
+            TT_EQ_INT(gen_full(IPUP_SCHED_ZBH1, S, M, 0, NULL, g_ops, &t, msg, sizeof msg), 0);
+            TT_EQ_INT(t.split_backward, 1);
+            TT_EQ_INT(ipup_sched_measure(&t, &c, NULL, g_work, sizeof g_work, &fz), 0);
+            for (s = 0; s < S; s++) TT_CHECK(fz.peak_inflight[s] <= (M < S ? M : S));
+            TT_CHECK(fz.in_order);
+            TT_NEAR(fz.work, f1.work, 1e-9);
+            improved = fz.bsp_time <= f1.bsp_time + 1e-9;
+            TT_CHECK_MSG(improved, "S=%d M=%d: zb-h1 BSP %g > 1f1b %g", S, M, fz.bsp_time, f1.bsp_time);
+            if (ttest_failures_) return;
+        }
+}
+
+/* ---- measure ---- */
+TTEST(measure_seed_facts) {
+    ipup_table t;
+    ipup_sched_figures f;
+    ipup_sched_cost c = ipup_sched_cost_default(); /* F=1, B=2 */
+    int S, M;
+    TT_EQ_INT(gen(IPUP_SCHED_GROUPED, 4, 16, &t), 0);
+    TT_EQ_INT(ipup_sched_measure(&t, &c, NULL, g_work, sizeof g_work, &f), 0);
+    TT_NEAR(f.bsp_time, 57.0, 1e-9);
+    TT_EQ_INT(f.first_mb_done, 11);
+    TT_EQ_INT(gen(IPUP_SCHED_INTERLEAVED, 4, 16, &t), 0);
+    TT_EQ_INT(ipup_sched_measure(&t, &c, NULL, g_work, sizeof g_work, &f), 0);
+    TT_NEAR(f.bsp_time, 72.0, 1e-9);
+    TT_EQ_INT(f.first_mb_done, 8);
+    TT_NEAR(f.work, 4 * 16 * 3, 1e-9); /* ideal 3M per device */
+    /* first micro-batch completion: Interleaved 2S; Grouped 3S-1 when M >= S, else 2S+M-1 */
+    for (S = 1; S <= 8; S++)
+        for (M = 1; M <= 32; M++) {
+            gen(IPUP_SCHED_INTERLEAVED, S, M, &t);
+            ipup_sched_measure(&t, &c, NULL, g_work, sizeof g_work, &f);
+            TT_EQ_INT(f.first_mb_done, 2 * S);
+            TT_EQ_INT(f.first_mb, 0);
+            gen(IPUP_SCHED_GROUPED, S, M, &t);
+            ipup_sched_measure(&t, &c, NULL, g_work, sizeof g_work, &f);
+            TT_EQ_INT(f.first_mb_done, M >= S ? 3 * S - 1 : 2 * S + M - 1);
+            /* Grouped steps are homogeneous: BSP time = (M+S-1) F-steps + (M+S-1) B-steps */
+            TT_NEAR(f.bsp_time, (M + S - 1) * (c.f + c.b), 1e-9);
+            /* GPipe async makespan: 3(M+S-1) with F=1, B=2; sequential: everything in series */
+            gen(IPUP_SCHED_GPIPE, S, M, &t);
+            ipup_sched_measure(&t, &c, NULL, g_work, sizeof g_work, &f);
+            TT_NEAR(f.async_time, 3.0 * (M + S - 1), 1e-9);
+            gen(IPUP_SCHED_SEQUENTIAL, S, M, &t);
+            ipup_sched_measure(&t, &c, NULL, g_work, sizeof g_work, &f);
+            TT_NEAR(f.async_time, 3.0 * S * M, 1e-9);
+            TT_NEAR(f.bsp_time, 3.0 * S * M, 1e-9);
+            TT_NEAR(f.bubble_bsp, 1.0 - 1.0 / S, 1e-12);
+            if (ttest_failures_) return;
+        }
+}
+
+/* BSP time recomputed from its definition by scanning a dense grid, sync and exchange
+   adding what they should, bubbles, stash, utilisation and phases. */
+TTEST(measure_definitions) {
+    static double cell[64][64];
+    ipup_table t;
+    ipup_sched_figures f, f2;
+    ipup_sched_cost c = ipup_sched_cost_default();
+    int k, i, d, st;
+    int64_t act[8] = {100, 200, 300, 400, 500, 600, 700, 800};
+    c.f = 1.5; c.b = 2.25; c.i = 1.25; c.w = 0.75;
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
+        double bsp = 0.0, work = 0.0;
+        int s;
+        TT_EQ_INT(gen((ipup_sched_kind)k, 4, 6, &t), 0);
+        TT_CHECK(t.steps <= 64);
+        memset(cell, 0, sizeof cell);
+        for (i = 0; i < t.n_ops; i++) {
+            double v = t.ops[i].kind == IPUP_OP_F ? c.f : t.ops[i].kind == IPUP_OP_B ? c.b : t.ops[i].kind == IPUP_OP_I ? c.i : c.w;
+            cell[t.ops[i].step][t.ops[i].device] = v;
+            work += v;
+        }
+        for (st = 0; st < t.steps; st++) {
+            double mx = 0.0;
+            for (d = 0; d < t.devices; d++) mx = cell[st][d] > mx ? cell[st][d] : mx;
+            bsp += mx;
+        }
+        TT_EQ_INT(ipup_sched_measure(&t, &c, act, g_work, sizeof g_work, &f), 0);
+        TT_NEAR(f.bsp_time, bsp, 1e-9);
+        TT_NEAR(f.work, work, 1e-9);
+        TT_NEAR(f.bubble_bsp, 1.0 - work / (t.devices * bsp), 1e-12);
+        TT_NEAR(f.unit_utilisation, (double)t.n_ops / (t.steps * t.devices), 1e-12);
+        TT_CHECK(f.async_time <= f.bsp_time + 1e-9); /* no global barriers: never slower */
+        for (s = 0; s < 4; s++) TT_EQ_INT(f.stash_bytes[s], f.peak_inflight[s] * act[s]);
+        TT_EQ_INT(f.stash_total, f.stash_bytes[0] + f.stash_bytes[1] + f.stash_bytes[2] + f.stash_bytes[3]);
+        /* sync is paid once per step */
+        c.sync = 0.5;
+        TT_EQ_INT(ipup_sched_measure(&t, &c, act, g_work, sizeof g_work, &f2), 0);
+        TT_NEAR(f2.bsp_time - f.bsp_time, 0.5 * t.steps, 1e-9);
+        c.sync = 0.0;
+        /* exchange: default mapping, something crosses devices in most steps */
+        c.exchange = 1.0;
+        TT_EQ_INT(ipup_sched_measure(&t, &c, act, g_work, sizeof g_work, &f2), 0);
+        TT_CHECK(f2.bsp_time > f.bsp_time);
+        TT_CHECK(f2.async_time >= f.async_time);
+        c.exchange = 0.0;
+        if (k == IPUP_SCHED_INTERLEAVED) {
+            /* phases: last device starts at S-1; first device to finish is S-1 at S+2M-2 */
+            TT_EQ_INT(f.ramp_up[0], 0); TT_EQ_INT(f.ramp_up[1], 2);
+            TT_EQ_INT(f.main_phase[0], 3); TT_EQ_INT(f.main_phase[1], 4 + 2 * 6 - 2);
+            TT_EQ_INT(f.ramp_down[0], 4 + 2 * 6 - 1); TT_EQ_INT(f.ramp_down[1], t.steps - 1);
+        }
+    }
+    /* everything on one device: no exchange ever */
+    {
+        int16_t one[4] = {0, 0, 0, 0};
+        char msg[512];
+        TT_EQ_INT(gen_full(IPUP_SCHED_SEQUENTIAL, 4, 4, 0, one, g_ops, &t, msg, sizeof msg), 0);
+        c.exchange = 5.0;
+        TT_EQ_INT(ipup_sched_measure(&t, &c, NULL, g_work, sizeof g_work, &f), 0);
+        TT_NEAR(f.bsp_time, 4 * 4 * (c.f + c.b), 1e-9);
+    }
+}
+
+/* ---- renderers ---- */
+TTEST(renderers) {
+    ipup_table t;
+    ipup_sched_figures f;
+    size_t n, n2;
+    int i, count;
+    const char *p;
+    TT_EQ_INT(gen(IPUP_SCHED_INTERLEAVED, 4, 8, &t), 0);
+    TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &f), 0);
+    TT_EQ_INT(ipup_sched_render_grid(&t, g_buf, sizeof g_buf, &n), 0);
+    {
+        static const char row0[] = "IPU0  F0 .. F1 .. F2 .. F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 .. B5 .. B6 .. B7\n";
+        TT_CHECK(strncmp(g_buf, row0, sizeof row0 - 1) == 0);
+    }
+    TT_EQ_INT(n, strlen(g_buf));
+    /* too small a buffer: capacity error and the size needed */
+    TT_EQ_INT(ipup_sched_render_grid(&t, g_buf, 10, &n2), IPUP_ERR_CAPACITY);
+    TT_EQ_INT(n2, n);
+    TT_EQ_INT(ipup_sched_render_steps(&t, 3, g_buf, sizeof g_buf, &n), 0);
+    {
+        /* PyTorch: header indented by len("Step 00") + 2, columns padded to the widest cell */
+        static const char head[] = "         Rank 0 Rank 1 Rank 2 Rank 3\nStep 00: 0F0                        \n";
+        TT_CHECK(strncmp(g_buf, head, sizeof head - 1) == 0);
+    }
+    TT_CONTAINS(g_buf, "Step 03:        1F1           3F0    <-- ERROR HERE\n");
+    TT_CONTAINS(g_buf, "Step 04: 0F2           2F1    3B0   \n");
+    TT_EQ_INT(ipup_sched_render_steps(&t, 3, g_buf, 20, &n2), IPUP_ERR_CAPACITY);
+    TT_EQ_INT(n2, n);
+    TT_EQ_INT(ipup_sched_write_csv(&t, g_buf, sizeof g_buf, &n), 0);
+    TT_CHECK(strncmp(g_buf, "0F0,,0F1,,0F2,,0F3,0B0,", 23) == 0);
+    TT_EQ_INT(ipup_sched_write_trace(&t, NULL, g_buf, sizeof g_buf, &n), 0);
+    TT_CHECK(strncmp(g_buf, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", 39) == 0);
+    for (count = 0, p = g_buf; (p = strstr(p, "\"ph\":\"X\"")) != NULL; p++) count++;
+    TT_EQ_INT(count, t.n_ops);
+    TT_CONTAINS(g_buf, "\"name\":\"3B7\"");
+    TT_EQ_INT(ipup_sched_write_svg(&t, NULL, &f, g_buf, sizeof g_buf, &n), 0);
+    TT_CHECK(strncmp(g_buf, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
+    for (count = 0, p = g_buf; (p = strstr(p, "<title>")) != NULL; p++) count++;
+    TT_EQ_INT(count, t.n_ops);
+    TT_CONTAINS(g_buf, ">ramp-up<");
+    TT_CONTAINS(g_buf, ">main<");
+    TT_CONTAINS(g_buf, ">ramp-down<");
+    TT_CONTAINS(g_buf, ">U<");
+    TT_CONTAINS(g_buf, "</svg>\n");
+    TT_EQ_INT(ipup_sched_write_json(&t, &f, "interleaved", "w1\nw2\n", g_buf, sizeof g_buf, &n), 0);
+    {
+        static const char *keys[] = {"\"schedule\":\"interleaved\"", "\"stages\":4", "\"microbatches\":8", "\"devices\":4",
+                                     "\"steps\":22", "\"unit_utilisation\":", "\"bsp_time\":", "\"async_time\":",
+                                     "\"bubble_fraction\":", "\"peak_inflight\":[4,3,2,1]", "\"first_microbatch_done\":8",
+                                     "\"in_order\":true", "\"warnings\":[\"w1\",\"w2\"]"};
+        for (i = 0; i < (int)(sizeof keys / sizeof keys[0]); i++) TT_CONTAINS(g_buf, keys[i]);
+    }
+    /* a device with several stages shows the stage in grid cells */
+    {
+        int16_t map[3] = {0, 1, 0};
+        char msg[512];
+        TT_EQ_INT(gen_full(IPUP_SCHED_INTERLEAVED, 3, 6, 0, map, g_ops, &t, msg, sizeof msg), 0);
+        TT_EQ_INT(ipup_sched_render_grid(&t, g_buf, sizeof g_buf, &n), 0);
+        TT_CHECK(strncmp(g_buf, "IPU0  0F0 ", 10) == 0);
+        TT_CONTAINS(g_buf, "2F0");
+    }
+}
+
+/* ---- CSV ---- */
+static int load(const char *text, ipup_table *t, char *msg, size_t len) {
+    return ipup_sched_csv_load(text, strlen(text), g_ops2, CAP_OPS, g_work, sizeof g_work, t, msg, len);
+}
+
+TTEST(csv_round_trip) {
+    int k, S, M, i;
+    char msg[1024];
+    ipup_table t, u;
+    size_t n;
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
+        for (S = 1; S <= 6; S++)
+            for (M = 1; M <= 12; M += 1 + (slow() ? 3 : 0)) {
+                int s;
+                TT_EQ_INT(gen((ipup_sched_kind)k, S, M, &t), 0);
+                TT_EQ_INT(ipup_sched_write_csv(&t, g_buf, sizeof g_buf, &n), 0);
+                TT_EQ_INT(load(g_buf, &u, msg, sizeof msg), 0);
+                TT_EQ_INT(u.stages, S); TT_EQ_INT(u.microbatches, M);
+                TT_EQ_INT(u.devices, t.devices); TT_EQ_INT(u.steps, t.steps);
+                TT_EQ_INT(u.n_ops, t.n_ops); TT_EQ_INT(u.split_backward, t.split_backward);
+                for (s = 0; s < S; s++) TT_EQ_INT(u.stage_device[s], t.stage_device[s]);
+                TT_CHECK(memcmp(u.ops, t.ops, (size_t)t.n_ops * sizeof(ipup_op)) == 0);
+                if (k == IPUP_SCHED_ZBH1) { /* older notation: B followed by W = input gradient */
+                    for (i = 0; g_buf[i]; i++)
+                        if (g_buf[i] == 'I') g_buf[i] = 'B';
+                    TT_EQ_INT(load(g_buf, &u, msg, sizeof msg), 0);
+                    TT_CHECK(memcmp(u.ops, t.ops, (size_t)t.n_ops * sizeof(ipup_op)) == 0);
+                }
+                if (ttest_failures_) return;
+            }
+}
+
+TTEST(csv_parse_errors) {
+    static const struct { const char *text, *want; } bad[] = {
+        {"0F0,0X1\n", "row 1, column 2: '0X1'"},
+        {"0F0\n1F0,SEND_F1\n", "row 2, column 2"},
+        {"0F0,F1\n", "column 2"},
+        {"0F0,0F\n", "'0F'"},
+        {"0F1234567890\n", "at most 9 digits"},
+        {"999F0\n", "stage 999"},
+        {"(0F0;1B0)OVERLAP\n", "OVERLAP_F_B"},
+        {"(0F0;1B0\n", "overlap cell"},
+        {"", "no ops"},
+        {",,,\n\n", "no ops"},
+        {"0F0,0F1x\n", "'0F1x'"},
+        {"0F0, 0 F1\n", "'0 F1'"},
+    };
+    ipup_table t;
+    char msg[1024];
+    int i;
+    for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        int rc = load(bad[i].text, &t, msg, sizeof msg);
+        TT_CHECK_MSG(rc == IPUP_ERR_PARSE, "case %d: rc %d", i, rc);
+        TT_CONTAINS(msg, bad[i].want);
+    }
+    /* tolerated: spaces, CRLF, trailing empty cells, missing final newline */
+    TT_EQ_INT(load(" 0F0 ,0B0,\r\n", &t, msg, sizeof msg), 0);
+    TT_EQ_INT(t.n_ops, 2);
+    TT_EQ_INT(t.steps, 2);
+    TT_EQ_INT(load("0F0,,1B0\n,1F0", &t, msg, sizeof msg), 0);
+    TT_EQ_INT(t.devices, 2);
+    TT_EQ_INT(ipup_sched_verify(&t, g_work, sizeof g_work, NULL, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    /* overlap cell: two ops in one slot, F first */
+    TT_EQ_INT(load("0F0,(0F1;0B0)OVERLAP_F_B,0B1\n", &t, msg, sizeof msg), 0);
+    TT_EQ_INT(t.n_ops, 4);
+    TT_EQ_INT(t.ops[1].step, 1); TT_EQ_INT(t.ops[1].kind, IPUP_OP_F);
+    TT_EQ_INT(t.ops[2].step, 1); TT_EQ_INT(t.ops[2].kind, IPUP_OP_B);
+    TT_EQ_INT(ipup_sched_verify(&t, g_work, sizeof g_work, NULL, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_CONTAINS(msg, "one op per device per step");
+    TT_EQ_INT(ipup_sched_respace(&t, g_work, sizeof g_work, msg, sizeof msg), 0);
+    TT_EQ_INT(ipup_sched_verify(&t, g_work, sizeof g_work, NULL, msg, sizeof msg), 0);
+    TT_EQ_INT(t.steps, 4);
+    /* capacity */
+    TT_EQ_INT(ipup_sched_csv_load("0F0,0B0\n", 8, g_ops2, 1, g_work, sizeof g_work, &t, msg, sizeof msg), IPUP_ERR_CAPACITY);
+}
+
+/* random bytes and random edits of a valid CSV: never a crash, only clean codes */
+TTEST(csv_fuzz_smoke) {
+    static const char alphabet[] = "0123456789FBIW,;()\n\r OVERLAP_F_B-x";
+    uint32_t seed = 12345;
+    int it, n_it = slow() ? 300 : 3000;
+    char text[256], msg[512];
+    ipup_table t;
+    int ok = 0, parse = 0;
+    for (it = 0; it < n_it; it++) {
+        int len, i, rc;
+        seed = seed * 1664525u + 1013904223u;
+        len = (int)(seed >> 24) % 200;
+        if (it % 2) {
+            strcpy(text, "0F0,1F0,(0F1;1B0)OVERLAP_F_B,0B0,,1W0\n,1F1,1B1,0B1,0W1\n");
+            len = (int)strlen(text);
+            for (i = 0; i < 3; i++) {
+                seed = seed * 1664525u + 1013904223u;
+                text[(seed >> 8) % (uint32_t)len] = alphabet[(seed >> 20) % (sizeof alphabet - 1)];
+            }
+        } else {
+            for (i = 0; i < len; i++) {
+                seed = seed * 1664525u + 1013904223u;
+                text[i] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
+            }
+        }
+        text[len] = '\0';
+        rc = ipup_sched_csv_load(text, (size_t)len, g_ops2, CAP_OPS, g_work, sizeof g_work, &t, msg, sizeof msg);
+        TT_CHECK(rc == 0 || rc == IPUP_ERR_PARSE || rc == IPUP_ERR_CAPACITY);
+        if (rc == 0) {
+            ok++;
+            rc = ipup_sched_verify(&t, g_work, sizeof g_work, NULL, msg, sizeof msg);
+            TT_CHECK(rc == 0 || rc == IPUP_ERR_INVALID_TABLE);
+            rc = ipup_sched_respace(&t, g_work, sizeof g_work, msg, sizeof msg);
+            TT_CHECK(rc == 0 || rc == IPUP_ERR_INVALID_TABLE);
+        } else if (rc == IPUP_ERR_PARSE) parse++;
+    }
+    TT_CHECK(ok > 0 && parse > 0);
+}
+
+/* the two schedules written by PyTorch's own tests */
+TTEST(pytorch_fixtures) {
+    ipup_table t;
+    ipup_sched_verify_info vi;
+    ipup_sched_figures f;
+    char msg[1024];
+    int32_t S = 0, M = 0, P = 0, n = 0, s;
+    TT_EQ_INT(ipup_sched_csv_scan(fixture_zb1p, strlen(fixture_zb1p), &S, &M, &P, &n, msg, sizeof msg), 0);
+    TT_EQ_INT(S, 4); TT_EQ_INT(M, 8); TT_EQ_INT(P, 2); TT_EQ_INT(n, 96);
+    TT_EQ_INT(load(fixture_zb1p, &t, msg, sizeof msg), 0);
+    TT_EQ_INT(t.split_backward, 1);
+    TT_EQ_INT(t.stage_device[0], 0); TT_EQ_INT(t.stage_device[1], 1);
+    TT_EQ_INT(t.stage_device[2], 0); TT_EQ_INT(t.stage_device[3], 1);
+    for (s = 0, n = 0; s < t.n_ops; s++) n += t.ops[s].kind == IPUP_OP_I;
+    TT_EQ_INT(n, 32); /* every old-notation B had its W: all are input gradients */
+    /* its columns happen to be a valid lock-step table already */
+    TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+    TT_EQ_INT(vi.in_order, 1);
+    TT_EQ_INT(ipup_sched_respace(&t, g_work, sizeof g_work, msg, sizeof msg), 0);
+    TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+
+    TT_EQ_INT(load(fixture_dualpipev, &t, msg, sizeof msg), 0);
+    TT_EQ_INT(t.stages, 8); TT_EQ_INT(t.microbatches, 10); TT_EQ_INT(t.devices, 4);
+    for (s = 0; s < 4; s++) {
+        TT_EQ_INT(t.stage_device[s], s); /* V shape: rank r holds r and 7-r */
+        TT_EQ_INT(t.stage_device[7 - s], s);
+    }
+    TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE); /* per-device orders, overlap cells */
+    TT_EQ_INT(ipup_sched_respace(&t, g_work, sizeof g_work, msg, sizeof msg), 0);
+    TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+    TT_EQ_INT(vi.in_order, 1);
+    TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &f), 0);
+    TT_EQ_INT(f.peak_inflight[0], 8);
+}
+
+/* respace of a built-in table is the identity for as-early-as-possible schedules and
+   never makes a table longer; respace of shifted rows restores validity */
+TTEST(respace_builtins) {
+    int k, S, M, i;
+    char msg[1024];
+    ipup_table t;
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
+        for (S = 1; S <= 6; S++)
+            for (M = 1; M <= 10; M++) {
+                int T0;
+                TT_EQ_INT(gen((ipup_sched_kind)k, S, M, &t), 0);
+                memcpy(g_ops2, g_ops, (size_t)t.n_ops * sizeof(ipup_op));
+                T0 = t.steps;
+                TT_EQ_INT(ipup_sched_respace(&t, g_work, sizeof g_work, msg, sizeof msg), 0);
+                TT_CHECK(t.steps <= T0);
+                TT_EQ_INT(verify(&t, NULL, msg, sizeof msg), 0);
+                if (k == IPUP_SCHED_1F1B || k == IPUP_SCHED_GPIPE || k == IPUP_SCHED_ZBH1)
+                    TT_CHECK(memcmp(g_ops, g_ops2, (size_t)t.n_ops * sizeof(ipup_op)) == 0);
+                /* squash every row to the left (pure per-device order): respace makes it valid again */
+                TT_EQ_INT(gen((ipup_sched_kind)k, S, M, &t), 0);
+                {
+                    int32_t next[IPUP_SCHED_MAX_STAGES] = {0};
+                    for (i = 0; i < t.n_ops; i++) g_ops[i].step = next[g_ops[i].device]++;
+                    ipup_sched_sort(&t);
+                    t.steps = 3 * M * S;
+                }
+                TT_EQ_INT(ipup_sched_respace(&t, g_work, sizeof g_work, msg, sizeof msg), 0);
+                TT_EQ_INT(verify(&t, NULL, msg, sizeof msg), 0);
+                if (ttest_failures_) return;
+            }
+    /* a deadlock is reported, not looped on */
+    TT_EQ_INT(load("0B0,0F0\n", &t, msg, sizeof msg), 0);
+    TT_EQ_INT(ipup_sched_respace(&t, g_work, sizeof g_work, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_CONTAINS(msg, "deadlock");
+    TT_CONTAINS(msg, "B(0,0)");
+}
+
+static const ttest_case cases[] = {
+    TT_CASE(verifier_accepts_builtins), TT_CASE(verifier_rejects_mutations), TT_CASE(verifier_messages),
+    TT_CASE(config_errors_and_warnings), TT_CASE(shared_device_mappings),   TT_CASE(interleaved_1f1b_megatron_program),
+    TT_CASE(zbh1_properties),           TT_CASE(measure_seed_facts),         TT_CASE(measure_definitions),
+    TT_CASE(renderers),                 TT_CASE(csv_round_trip),             TT_CASE(csv_parse_errors),
+    TT_CASE(csv_fuzz_smoke),            TT_CASE(pytorch_fixtures),           TT_CASE(respace_builtins),
+};
+int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
