@@ -43,10 +43,21 @@
      function. Pass the same pointer with IN = IPUP_FLATTEN_DIM(H, W, C) to the dense layer;
      the gradient (B, H*W*C) coming back is, likewise, the NHWC gradient.
 
-   SCRATCH
+   SCRATCH AND STACK
      IPUP_CONV3X3_FWD_SCRATCH(B,H,W,CI,CO), IPUP_CONV3X3_BWD_SCRATCH(B,H,W,CI,CO): number of
      floats of caller scratch, usable as an array bound. NULL is accepted everywhere (the
-     kernel then falls back to a path that needs none, possibly slower).
+     kernel then falls back to a path that needs none, slower). The conv dx computed with
+     and without scratch sums in different orders: pass scratch consistently (always, or
+     never) when runs must match bit for bit. dw and db never depend on it, nor on which
+     other gradients a call computes (dx-only + dw/db-only calls give the bits of one full
+     call: what split "I"/"W" backward ops rely on).
+     Stack: the SIMD dense backward-data packs a panel of dy on the stack (33 KB with
+     AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB.
+
+   SPEED (make bench; AMD EPYC with AVX-512, one core, measured FMA peak ~225 GFLOP/s)
+     dense 32x784x256: forward ~0.9 of peak, dx ~0.85, dW ~0.8; conv3x3 64x13x13x32->64:
+     forward ~0.9, backward ~0.75. One register-blocked micro-kernel (8x32 or 16x16 tiles of
+     zmm accumulators, 6x16 / 8x8 with AVX2) serves every product.
 
    RNG
      ipup_rng_u64(seed, a, b) is a counter-based generator: a pure hash of its three keys
