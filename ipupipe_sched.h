@@ -945,6 +945,12 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
         }
     }
     /* pass 1: ranges, sorting, one op per device per step, mapping, duplicates */
+#define IPUP__VINFO(o_, i_)                                                                           \
+    do {                                                                                              \
+        info->op_index = (i_); info->step = (o_)->step; info->device = (o_)->device;                  \
+        info->stage = (o_)->stage; info->mb = (o_)->mb; info->kind = (o_)->kind;                      \
+        ipup__op_desc(a, sizeof a, (o_)->kind, (o_)->stage, (o_)->mb);                                \
+    } while (0)
     for (i = 0; i < n; i++) {
         const ipup_op *o = &t->ops[i];
         int k = o->kind;
@@ -959,12 +965,10 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
                              (int)i, (int)o->stage, (int)o->mb, k, (int)o->step, (int)o->device, (int)(S - 1), (int)(M - 1),
                              (int)(t->steps - 1), (int)(P - 1));
         }
-        info->op_index = i; info->step = o->step; info->device = o->device;
-        info->stage = o->stage; info->mb = o->mb; info->kind = k;
-        ipup__op_desc(a, sizeof a, k, o->stage, o->mb);
         if (i > 0) {
             const ipup_op *p = &t->ops[i - 1];
             if (p->step == o->step && p->device == o->device) {
+                IPUP__VINFO(o, i);
                 info->rule = 2;
                 return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
                                  "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
@@ -972,6 +976,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
                                  (int)o->device, (int)o->step, ipup__op_desc(b, sizeof b, p->kind, p->stage, p->mb), a);
             }
             if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
+                IPUP__VINFO(o, i);
                 info->rule = 6;
                 return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
                                  "table structure: ops %d and %d are not sorted by (step, device) (device %d, step %d: %s "
@@ -980,6 +985,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
             }
         }
         if (o->device != t->stage_device[o->stage]) {
+            IPUP__VINFO(o, i);
             info->rule = 2;
             return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
                              "rule 2 (stage on its device): device %d, step %d: %s runs on device %d, but stage %d lives on "
@@ -989,6 +995,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
         }
         slot = k == IPUP_OP_F ? stF : k == IPUP_OP_W ? stW : stG;
         if (slot[(int64_t)o->stage * M + o->mb] >= 0) {
+            IPUP__VINFO(o, i);
             info->rule = 1;
             if (k == IPUP_OP_B || k == IPUP_OP_I) {
                 int pk = kG[(int64_t)o->stage * M + o->mb];
@@ -1006,6 +1013,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
         slot[(int64_t)o->stage * M + o->mb] = o->step;
         if (k == IPUP_OP_B || k == IPUP_OP_I) kG[(int64_t)o->stage * M + o->mb] = (int8_t)k;
     }
+#undef IPUP__VINFO
     /* every op present */
     for (s = 0; s < S; s++)
         for (m = 0; m < M; m++) {

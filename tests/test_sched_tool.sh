@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# tests/test_sched_tool.sh - the ipupipe-sched tool: flags, formats, exit codes
+# (0 valid, 1 invalid table, 2 usage/configuration error), CSV round trip through
+# files, the PyTorch fixtures, --respace, --compare figures.
+set -u
+cd "$(dirname "$0")/.."
+tool=build/ipupipe-sched
+fix=../shared/fixtures/pytorch
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+# expect CODE NAME -- ARGS... : run the tool, check its exit code; output in $tmp/out
+expect() {
+  local code=$1 name=$2
+  shift 3
+  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -eq "$code" ]; then ok "$name (exit $rc)"; else bad "$name: exit $rc, expected $code"; head -5 "$tmp/out" "$tmp/err"; fi
+}
+has() { # has NAME PATTERN FILE
+  if grep -qF -- "$2" "$3"; then ok "$1"; else bad "$1: '$2' not in $3"; head -20 "$3"; fi
+}
+
+if [ ! -x "$tool" ]; then echo "FAIL $tool not built"; echo "0 passed, 1 failed"; exit 1; fi
+
+expect 0 "--help" -- --help
+has "--help shows an example" "ipupipe-sched --stages 4 --microbatches 8 --schedule grouped" "$tmp/out"
+has "--help documents --respace" "--respace" "$tmp/out"
+expect 2 "no arguments is a usage error" --
+expect 2 "--stages 0" -- --stages 0 --microbatches 4
+has "--stages 0 says why" "--stages needs an integer 1..256" "$tmp/err"
+expect 2 "unknown schedule" -- -S 4 -M 8 --schedule nope
+expect 2 "bad cost" -- -S 4 -M 8 --cost F=x
+expect 2 "bad cost key" -- -S 4 -M 8 --cost Q=1
+expect 2 "bad map" -- -S 3 -M 8 --map 0,a,1
+expect 2 "map of the wrong length" -- -S 3 -M 8 --map 0,1
+expect 2 "unknown flag" -- -S 4 -M 8 --frobnicate
+expect 2 "--respace without --check" -- -S 4 -M 8 --respace
+expect 2 "bad format" -- -S 4 -M 8 --format png
+expect 2 "missing value" -- -S 4 -M
+expect 2 "huge number" -- -S 99999999999999999999 -M 4
+
+# the seed's example: grid of Grouped, S=4, M=8 (SCHEDULES.md worked table)
+expect 0 "grouped grid" -- --stages 4 --microbatches 8 --schedule grouped
+has "grouped row IPU0" "IPU0  F0 F1 F2 F3 .. F4 .. F5 .. F6 B0 F7 B1 .. B2 .. B3 .. B4 B5 B6 B7" "$tmp/out"
+has "grouped row IPU3" "IPU3  .. .. .. F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7 .. .. .." "$tmp/out"
+has "grouped title" "grouped  T=22  in-flight 7,5,3,1" "$tmp/out"
+has "grouped first micro-batch" "first micro-batch done at step 11" "$tmp/out"
+expect 0 "interleaved grid" -- -S 4 -M 8 --schedule interleaved
+has "interleaved first micro-batch" "first micro-batch done at step 8" "$tmp/out"
+has "interleaved row IPU1" "IPU1  .. F0 .. F1 .. F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 .. B6 .. B7 .." "$tmp/out"
+
+# warnings and --strict (Graphcore's rules, per schedule)
+expect 0 "interleaved M%S warning" -- -S 4 -M 6 --schedule interleaved
+has "warning text" "gradient_accumulation_count (M=6)" "$tmp/out"
+expect 2 "interleaved M%S strict" -- -S 4 -M 6 --schedule interleaved --strict
+has "strict error text" "must be a multiple of the number of pipeline stages" "$tmp/err"
+expect 0 "gpipe M<S strict is fine" -- -S 4 -M 2 --schedule gpipe --strict
+expect 0 "PopXL mapping 0,1,0" -- -S 3 -M 6 --schedule interleaved --map 0,1,0 --format steps
+has "steps layout header" "Rank 0 Rank 1" "$tmp/out"
+expect 2 "interleaved-1f1b with a foreign map" -- -S 4 -M 8 --schedule interleaved-1f1b --map 0,0,1,1
+has "says s mod P" "s mod P" "$tmp/err"
+expect 0 "interleaved-1f1b V=2" -- -S 8 -M 8 --schedule interleaved-1f1b --virtual 2
+has "interleaved-1f1b on 4 devices" "devices P=4" "$tmp/out"
+
+# --compare: the teaching table, 57 vs 72
+expect 0 "--compare" -- --compare --stages 4 --microbatches 16 --cost F=1,B=2
+if grep -E '^grouped +4 +38 +57 ' "$tmp/out" >/dev/null; then ok "compare: grouped BSP 57"; else bad "compare: grouped BSP 57"; cat "$tmp/out"; fi
+if grep -E '^interleaved +4 +38 +72 ' "$tmp/out" >/dev/null; then ok "compare: interleaved BSP 72"; else bad "compare: interleaved BSP 72"; fi
+n=$(grep -cE '^(grouped|interleaved|sequential|gpipe|1f1b|interleaved-1f1b|zb-h1) ' "$tmp/out")
+if [ "$n" -eq 7 ]; then ok "compare lists 7 schedules"; else bad "compare lists $n schedules"; fi
+
+# JSON, trace and SVG are well formed
+expect 0 "json" -- -S 4 -M 8 --schedule zb-h1 --format json --act-bytes 1000
+for k in schedule stages microbatches devices steps unit_utilisation bsp_time async_time bubble_fraction peak_inflight first_microbatch_done in_order warnings; do
+  has "json key $k" "\"$k\":" "$tmp/out"
+done
+if command -v python3 >/dev/null; then
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["stages"]==4 and len(d["peak_inflight"])==4 and d["stash_bytes"][0]==1000*d["peak_inflight"][0]' "$tmp/out"; then ok "json parses"; else bad "json parses"; fi
+  "$tool" -S 4 -M 8 --schedule 1f1b --format trace >"$tmp/trace.json"
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ev=[e for e in d["traceEvents"] if e["ph"]=="X"]; assert len(ev)==64' "$tmp/trace.json"; then ok "trace parses, 64 events"; else bad "trace parses"; fi
+  "$tool" -S 4 -M 8 --schedule grouped --format svg >"$tmp/g.svg"
+  if python3 -c 'import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); assert r.tag.endswith("svg")' "$tmp/g.svg"; then ok "svg parses as XML"; else bad "svg parses as XML"; fi
+fi
+
+# CSV round trip through a file, then --check
+for s in grouped interleaved sequential gpipe 1f1b interleaved-1f1b zb-h1; do
+  "$tool" -S 4 -M 8 --schedule $s --format csv >"$tmp/$s.csv"
+  "$tool" --check "$tmp/$s.csv" --format csv >"$tmp/$s.2.csv"
+  rc=$?
+  if [ $rc -eq 0 ] && cmp -s "$tmp/$s.csv" "$tmp/$s.2.csv"; then ok "csv round trip $s"; else bad "csv round trip $s (exit $rc)"; fi
+done
+expect 0 "--check a valid table" -- --check "$tmp/grouped.csv"
+has "--check says VALID" "VALID" "$tmp/out"
+# invalid: 0B0 at step 1 before 1B0 at step 3
+printf '0F0,0B0\n,1F0,1B0\n' >"$tmp/bad.csv"
+expect 1 "--check an invalid table" -- --check "$tmp/bad.csv"
+has "marked step" "Step 1: 0B0    1F0    <-- ERROR HERE" "$tmp/out"
+has "names device, step, op" "device 0, step 1: B(0,0) [0B0] needs B(1,0) [1B0] from device 1, which runs at step 2" "$tmp/out"
+printf '0F0,0X0\n' >"$tmp/parse.csv"
+expect 1 "--check a malformed CSV" -- --check "$tmp/parse.csv"
+has "parse error with row/column" "row 1, column 2" "$tmp/err"
+expect 2 "--check a missing file" -- --check "$tmp/nope.csv"
+expect 0 "--respace per-device orders" -- --check "$tmp/bad.csv" --respace
+# rows squashed to the left (per-device orders) need --respace
+printf '0F0,0B0\n1F0,1B0\n' >"$tmp/squash.csv"
+expect 1 "squashed rows are invalid" -- --check "$tmp/squash.csv"
+has "hint to respace" "try --respace" "$tmp/out"
+expect 0 "squashed rows respaced" -- --check "$tmp/squash.csv" --respace
+
+# the schedules written by PyTorch's own tests
+if [ -d "$fix" ]; then
+  expect 0 "PyTorch zb1p loads and verifies" -- --check "$fix/zb1p_2rank_2stagep_compute.csv"
+  expect 1 "PyTorch dualpipev needs --respace" -- --check "$fix/dualpipev_4rank_10mb.csv"
+  has "dualpipev error marked" "<-- ERROR HERE" "$tmp/out"
+  expect 0 "PyTorch dualpipev with --respace" -- --check "$fix/dualpipev_4rank_10mb.csv" --respace
+  has "dualpipev 8 stages" "stages S=8" "$tmp/out"
+else
+  echo "note: $fix not present; fixture checks are in test_sched_verify"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
