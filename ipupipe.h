@@ -1,0 +1,2599 @@
+/* ipupipe.h - v0.1 - multi-IPU emulator: static pools, lock-free channels, two runners,
+   bit-identical pipelined training - MIT licence (see end of file)
+
+   Part of ipupipe: train a network the way Graphcore IPU systems do. Builds on
+   ipupipe_kernels.h (what an op computes) and ipupipe_sched.h (when each op runs).
+
+   USAGE
+     In exactly ONE C or C++ file:
+         #define IPUPIPE_IMPLEMENTATION
+         #include "ipupipe.h"          (includes ipupipe_kernels.h and ipupipe_sched.h)
+     Everywhere else just #include "ipupipe.h". IPUPIPE_STATIC makes everything static.
+     Compile-time switches (define before the include):
+       IPUPIPE_NO_THREADS   no threaded runner: <pthread.h> and <stdatomic.h> are not
+                            included (implies IPUPIPE_NO_ATOMICS). For firmware.
+       IPUPIPE_NO_ATOMICS   rings use plain loads/stores (single-threaded builds only).
+       IPUP_MAX_LAYERS (32) IPUP_MAX_DEVICES (16) IPUP_MAX_REPLICAS (8) IPUP_MAX_IPUS (32)
+                            size the fixed arrays of ipup_emu (sizeof(ipup_emu) follows).
+       IPUPIPE_HAPPENS_BEFORE(addr) / IPUPIPE_HAPPENS_AFTER(addr) / IPUPIPE_SYNC_VAR(addr,n):
+                            hooks for race checkers that do not understand atomics (helgrind:
+                            ANNOTATE_HAPPENS_BEFORE/AFTER, VALGRIND_HG_DISABLE_CHECKING).
+                            Default: nothing.
+
+   WHAT IT DOES
+     A program declares
+       - a model: an ordered list of built-in layers (ipup_model_desc; ipup_model_parse()
+         reads "dense256,relu,dense10,xent"), with string ids naming its tensors;
+       - a split of the layers into S stages, a stage -> IPU mapping, a schedule kind;
+       - training settings: micro-batch size B, gradient accumulation count M, repeat
+         count, replicas R, optimizer, recomputation, offload, seed, runner;
+       - per IPU a caller-owned byte pool (static uint8_t ipu0[N]); ipup_plan() says how
+         many bytes each pool needs, so pools can be sized exactly;
+       - an infeed callback that fills one micro-batch (x, labels) for a global sample
+         index, and optionally an outfeed callback receiving (loss, correct) per micro-batch.
+     ipup_init() checks everything, generates the schedule table, carves every buffer out
+     of the pools (weights, gradient accumulators, optimizer state, stash FIFOs, exchange
+     rings, scratch), initialises the weights, starts the threads (threaded runner), and
+     FREEZES the pools. From then on nothing allocates: no heap call ever, no pool call.
+     ipup_run() runs `repeat` steps of M micro-batches per replica, one optimizer update
+     per step. ipup_evaluate() runs forward only (test accuracy).
+
+   DEVICES AND POOLS
+     IPU index i = replica * devices + device. Pool i (cfg.ipu[i]) holds that IPU's stages'
+     weights, gradients, optimizer state (unless offloaded to cfg.stream[i], the IPU's
+     "streaming memory"), stash FIFOs, the receive sides of its exchange rings and scratch.
+     cfg.host holds the schedule table, infeed/outfeed rings and outfeed records.
+     Pools should be 64-byte aligned (IPUP_ALIGN64 static uint8_t ipu0[N];); ipup_plan's
+     byte counts assume that (an unaligned pool needs up to 63 bytes more).
+
+   DATA FLOW (ARCHITECTURE.md, SCHEDULES.md)
+     infeed ring -> F(0,m) -> ring -> F(1,m) ... F(S-1,m) computes the loss -> outfeed ring;
+     B(S-1,m) -> ring -> ... -> B(0,m). Each stage adds its weight gradients into its
+     accumulator in micro-batch order; after M micro-batches (and the replica all-reduce,
+     summed in replica order 0..R-1) each IPU applies the optimizer to its own stages with
+     scale 1/(M*R). A stage stashes, per micro-batch in flight, the inputs its backward
+     needs (FIFO depth = the schedule's peak in-flight count); with recomputation only its
+     input (+ labels) and the forward is re-run before the backward. Split backward
+     (zero-bubble): I = input gradients (dense/conv with dw, db NULL; the layer output
+     gradients dy are kept in a second FIFO), W = weight gradients (dx NULL).
+
+   DETERMINISM
+     Every built-in schedule accumulates gradients in micro-batch order, so all schedules,
+     both runners, with or without recomputation, give the bits of the plain loop:
+        for m in 0..M-1: forward all layers, backward all layers (dw += ...); update.
+     Dropout layer l of sample j (j = (replica*M + m)*B + i, the sample's index within the
+     step) at global step t uses ipup_dropout_fwd_f32(..., ipup_layer_seed(seed, l), t,
+     j * features, ...): keys depend on (seed, step, sample) only, never on the schedule,
+     the runner or the replica count. Weights are initialised with
+     ipup_glorot_uniform_f32(fan_in, fan_out, n, seed, stream = 2*l, w), biases zero.
+
+   THREADS
+     Cooperative runner (IPUP_RUNNER_COOP): one thread (the caller's), steps the table
+     column by column (compute, sync, exchange), no OS service; usable in firmware.
+     Threaded runner (IPUP_RUNNER_THREADS): one POSIX thread per IPU per replica, created
+     by ipup_init and reused by every run (pthread_create allocates, so it only happens at
+     startup); each follows its own row of the table and blocks only on its rings; waits
+     spin briefly, then yield, then sleep. The calling thread acts as the host: it calls
+     the infeed callback and drains the outfeed. Callbacks therefore always run on the
+     thread that called ipup_run / ipup_init.
+     Thread safety: every ipup_* function on one ipup_emu must be called from one thread
+     at a time (the "host"). Distinct ipup_emu objects are independent.
+
+   ERRORS
+     Functions return IPUP_OK (0) or a negative ipup_result code (ipupipe_sched.h); the
+     emulator's message (what was wrong, what would fix it) is in ipup_last_error(emu).
+     A NaN/inf loss or gradient stops the run with IPUP_ERR_NUMERIC naming step and stage;
+     the weights stay those of the previous step.
+
+   COST MODEL
+     Simulated IPU time from FLOPs per op, bytes per exchange, link bandwidth, sync cost and
+     a clock. Defaults follow a Mk2 GC200 IPU (Graphcore IPU-M2000 / GC200 datasheet and
+     "IPU Programmer's Guide"): 1472 tiles at 1.33 GHz, 62.5 TFLOP/s fp32 peak (= 47104
+     flop/cycle), of which an assumed 25 % is achieved; IPU-Links 32 GB/s each, 2 links
+     between neighbouring IPUs (64 GB/s); streaming memory (DDR behind the gateway)
+     20 GB/s; host infeed 16 GB/s (PCIe Gen4 x16 ~ 32 GB/s, halved); an inter-IPU sync of
+     1000 cycles (an assumption of this emulator, not a measured number).
+*/
+#ifndef IPUPIPE_H
+#define IPUPIPE_H
+
+#include "ipupipe_kernels.h"
+#include "ipupipe_sched.h"
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(IPUPIPE_NO_THREADS) && !defined(IPUPIPE_NO_ATOMICS)
+#define IPUPIPE_NO_ATOMICS
+#endif
+
+#if !defined(IPUPIPE_NO_ATOMICS) && !defined(__cplusplus)
+#include <stdatomic.h>
+#endif
+#ifndef IPUPIPE_NO_THREADS
+#include <pthread.h>
+#endif
+
+#ifndef IPUP_MAX_LAYERS
+#define IPUP_MAX_LAYERS 32
+#endif
+#ifndef IPUP_MAX_DEVICES
+#define IPUP_MAX_DEVICES 16 /* IPUs per replica */
+#endif
+#ifndef IPUP_MAX_REPLICAS
+#define IPUP_MAX_REPLICAS 8
+#endif
+#ifndef IPUP_MAX_IPUS
+#define IPUP_MAX_IPUS 32 /* replicas * devices */
+#endif
+#define IPUP_ID_MAX 24           /* layer id, including the terminating 0 */
+#define IPUP_TENSOR_NAME_MAX 40  /* "<id>.w.m" */
+#ifndef IPUP_MSG_MAX
+#define IPUP_MSG_MAX 1024        /* ipup_last_error() text */
+#endif
+#ifndef IPUP_PLAN_STACK_OPS
+#define IPUP_PLAN_STACK_OPS 512  /* ipup_plan_config without cfg.host: table on the stack */
+#endif
+#define IPUP_POOL_ALIGN 64
+
+#ifndef IPUP_CACHE_LINE
+#ifdef IPUPIPE_NO_THREADS
+#define IPUP_CACHE_LINE 8
+#else
+#define IPUP_CACHE_LINE 64
+#endif
+#endif
+
+#ifdef __cplusplus
+#define IPUP_ALIGN64 alignas(64)
+#else
+#define IPUP_ALIGN64 _Alignas(64)
+#endif
+
+#ifdef IPUPIPE_STATIC
+#define IPUPDEF static
+#else
+#define IPUPDEF extern
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ipup_emu ipup_emu; /* the emulator state (defined below) */
+
+/* ------------------------------------------------------------------ atomics */
+#if defined(IPUPIPE_NO_ATOMICS)
+typedef uint32_t ipup_atomic_u32;
+#define IPUE__LOAD_ACQ(p) (*(p))
+#define IPUE__STORE_REL(p, v) (*(p) = (v))
+#define IPUE__FETCH_ADD(p, v) ((*(p) += (v)) - (v))
+#elif defined(__cplusplus)
+typedef uint32_t ipup_atomic_u32; /* accessed only through __atomic builtins */
+#define IPUE__LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define IPUE__STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define IPUE__FETCH_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
+#else
+typedef _Atomic uint32_t ipup_atomic_u32;
+#define IPUE__LOAD_ACQ(p) atomic_load_explicit((p), memory_order_acquire)
+#define IPUE__STORE_REL(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define IPUE__FETCH_ADD(p, v) atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
+#endif
+
+/* ------------------------------------------------------------------ SPSC ring
+   Single producer, single consumer; capacity a power of two; head and tail are
+   free-running 32-bit counters (count = head - tail, modulo 2^32, so they may wrap).
+   The producer publishes a slot with a release store of head, the consumer frees it
+   with a release store of tail; each side reads the other's counter with acquire.
+   Thread safety: one producer thread and one consumer thread at a time. */
+typedef struct ipup_ring {
+    ipup_atomic_u32 head; /* written by the producer only */
+    uint8_t pad0_[IPUP_CACHE_LINE - sizeof(uint32_t)];
+    ipup_atomic_u32 tail; /* written by the consumer only */
+    uint8_t pad1_[IPUP_CACHE_LINE - sizeof(uint32_t)];
+    uint8_t *buf;         /* cap * slot_bytes */
+    size_t slot_bytes;    /* rounded up to 64 */
+    uint32_t cap, mask;
+    uint32_t peak;        /* highest occupancy the producer saw (statistics) */
+    uint32_t pad2_;
+} ipup_ring;
+
+/* bytes of buffer a ring of `cap` slots of `slot_bytes` needs (slots rounded to 64) */
+IPUPDEF size_t ipup_ring_bytes(uint32_t cap, size_t slot_bytes);
+/* buf (ipup_ring_bytes(cap, slot_bytes) bytes); cap a power of two >= 1; start: initial
+   value of both counters (tests start near 2^32 to cross the wrap). Not thread-safe. */
+IPUPDEF int ipup_ring_init(ipup_ring *r, void *buf, size_t buf_bytes, uint32_t cap,
+                           size_t slot_bytes, uint32_t start);
+/* producer: the next free slot, or NULL when full; ipup_ring_commit publishes it */
+IPUPDEF void *ipup_ring_reserve(ipup_ring *r);
+IPUPDEF void ipup_ring_commit(ipup_ring *r);
+/* consumer: the oldest full slot, or NULL when empty; ipup_ring_release frees it */
+IPUPDEF void *ipup_ring_peek(ipup_ring *r);
+IPUPDEF void ipup_ring_release(ipup_ring *r);
+/* occupancy as seen by the caller (exact when the ring is quiescent) */
+IPUPDEF uint32_t ipup_ring_count(ipup_ring *r);
+
+/* ------------------------------------------------------------------ model */
+typedef enum ipup_layer_kind {
+    IPUP_LAYER_NONE = 0,
+    IPUP_LAYER_DENSE,        /* units = output features; params w (IN, OUT), b (OUT) */
+    IPUP_LAYER_RELU,
+    IPUP_LAYER_GELU,         /* tanh approximation */
+    IPUP_LAYER_CONV3X3,      /* units = output channels; valid, stride 1; w (3,3,CI,CO), b (CO) */
+    IPUP_LAYER_MAXPOOL2,     /* 2x2 stride 2, floor */
+    IPUP_LAYER_FLATTEN,      /* (H, W, C) -> (H*W*C); a view */
+    IPUP_LAYER_DROPOUT,      /* rate = drop probability; identity in ipup_evaluate */
+    IPUP_LAYER_SOFTMAX_XENT  /* softmax cross-entropy loss; must be the last layer */
+} ipup_layer_kind;
+
+typedef struct ipup_layer {
+    ipup_layer_kind kind;
+    int32_t units;           /* dense: output features; conv3x3: output channels */
+    float rate;              /* dropout: drop probability in [0, 1) */
+    char id[IPUP_ID_MAX];    /* e.g. "dense256"; "" = derived; made unique by ipup_init */
+} ipup_layer;
+
+/* A model: input shape of ONE sample (NHWC without the batch; a flat vector of N features
+   is 1, 1, N) and an ordered list of layers ending with IPUP_LAYER_SOFTMAX_XENT. */
+typedef struct ipup_model_desc {
+    int32_t in_h, in_w, in_c;
+    int32_t n_layers;
+    ipup_layer layers[IPUP_MAX_LAYERS];
+} ipup_model_desc;
+
+/* What a layer is once shapes are known (per sample unless said otherwise). */
+typedef struct ipup_layer_info {
+    ipup_layer_kind kind;
+    int32_t in_h, in_w, in_c, out_h, out_w, out_c;
+    int32_t in_n, out_n;          /* features per sample in and out */
+    int32_t n_w, n_b;             /* parameter counts (0 for parameter-free layers) */
+    int64_t flops_fwd;            /* per sample (approximate for elementwise layers) */
+    int64_t flops_bwd_dx;         /* input-gradient part of the backward (I op) */
+    int64_t flops_bwd_dw;         /* weight-gradient part (W op) */
+    int32_t stash_floats;         /* floats per sample the backward needs (its input) */
+    int32_t pad_;
+} ipup_layer_info;
+
+/* Parse "dense256,relu,conv8,maxpool2,flatten,dropout0.25,gelu,dense10,xent" (also
+   "conv3x3_8", "maxpool", "softmax_xent"/"loss"). Fills model->layers with ids such as
+   "dense256", "dense256_2" (unique), keeps in_h/in_w/in_c as they are. msg gets the error. */
+IPUPDEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len);
+/* Shapes, parameter counts, FLOPs of every layer into info[n_info] (n_info >= n_layers). */
+IPUPDEF int ipup_model_info(const ipup_model_desc *model, ipup_layer_info *info, int32_t n_info,
+                            char *msg, size_t msg_len);
+/* the dropout seed of layer l (see DETERMINISM) */
+IPUPDEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
+
+/* ------------------------------------------------------------------ configuration */
+typedef enum ipup_optimizer_kind { IPUP_OPT_SGD = 0, IPUP_OPT_MOMENTUM, IPUP_OPT_ADAM } ipup_optimizer_kind;
+typedef struct ipup_optimizer {
+    ipup_optimizer_kind kind;
+    float lr;                /* 0: 0.01 */
+    float momentum;          /* momentum mu; 0: 0.9 (IPUP_OPT_MOMENTUM) */
+    float beta1, beta2, eps; /* Adam; 0: 0.9, 0.999, 1e-8 */
+} ipup_optimizer;
+IPUPDEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out); /* sgd|momentum|adam */
+
+typedef enum ipup_runner_kind { IPUP_RUNNER_COOP = 0, IPUP_RUNNER_THREADS } ipup_runner_kind;
+IPUPDEF int ipup_runner_parse(const char *name, ipup_runner_kind *out); /* coop|threads */
+
+typedef struct ipup_pool {
+    void *mem;               /* caller-owned, 64-byte aligned preferably */
+    size_t bytes;
+} ipup_pool;
+
+/* Cost model; zero fields take the Mk2 defaults of the manual comment. */
+typedef struct ipup_cost_model {
+    double clock_hz;           /* 1.33e9 */
+    double flops_per_cycle;    /* 47104 (62.5 TFLOP/s fp32 peak) */
+    double efficiency;         /* 0.25 of peak achieved */
+    double link_bytes_per_s;   /* 64e9 between two IPUs */
+    double stream_bytes_per_s; /* 20e9 streaming memory (offloaded optimizer state) */
+    double host_bytes_per_s;   /* 16e9 infeed / outfeed */
+    double sync_cycles;        /* 1000 per inter-IPU sync */
+} ipup_cost_model;
+
+/* Fill one micro-batch: x (n, in_h*in_w*in_c) and labels (n) for samples sample0 ..
+   sample0+n-1, where sample0 = ((step * R + replica) * M + mb) * n: the global index of
+   the micro-batch's first sample (the trainer maps it to a shuffled dataset index).
+   Return 0, anything else aborts the run with IPUP_ERR_IO. Called on the host thread. */
+typedef int (*ipup_infeed_fn)(void *user, int64_t step, int32_t replica, int32_t mb,
+                              int64_t sample0, int32_t n, float *x, int32_t *labels);
+/* One outfeed record per micro-batch: mean loss over its n samples and the number of
+   correct arg-max predictions. Called on the host thread after each run, in (step,
+   replica, mb) order. */
+typedef struct ipup_outfeed_rec {
+    int64_t step;
+    int32_t replica, mb;
+    float loss;
+    int32_t correct;
+} ipup_outfeed_rec;
+typedef void (*ipup_outfeed_fn)(void *user, const ipup_outfeed_rec *rec);
+/* Optional hook called by the runners just before each op (tests inject delays here).
+   ipu = replica * devices + device. Called on the IPU's own thread (threaded runner). */
+typedef void (*ipup_op_hook_fn)(void *user, int32_t ipu, const ipup_op *op);
+/* Write callback for ipup_trace_write and the text reports: return 0 on success. */
+typedef int (*ipup_write_fn)(void *user, const void *data, size_t len);
+
+typedef struct ipup_config {  /* zero = default for every field */
+    const ipup_model_desc *model;  /* required */
+    int32_t stages;                /* S; 0: 1 */
+    const int32_t *split;          /* S-1 ascending layer indices where stages 1..S-1 begin;
+                                      NULL: balanced by FLOPs (fwd + bwd) */
+    const int16_t *stage_device;   /* S entries; NULL: the schedule's default (stage s on IPU s) */
+    int32_t devices;               /* IPUs per replica; 0: as many as the mapping needs */
+    ipup_sched_kind schedule;      /* default grouped */
+    int32_t virtual_stages;        /* interleaved-1f1b */
+    int32_t strict;                /* Graphcore API rules of the schedule as errors */
+    int32_t microbatch;            /* B samples per micro-batch; 0: 1 */
+    int32_t microbatches;          /* M gradient accumulation count; 0: 1 */
+    int32_t repeat;                /* steps per ipup_run call; 0: 1 */
+    int32_t replicas;              /* R; 0: 1 */
+    ipup_optimizer opt;
+    int32_t recompute;             /* stash only stage inputs, re-run forwards */
+    int32_t offload;               /* optimizer state in cfg.stream[i] */
+    uint64_t seed;
+    ipup_runner_kind runner;
+    ipup_infeed_fn infeed;         /* required for ipup_run */
+    void *infeed_user;
+    ipup_outfeed_fn outfeed;       /* optional */
+    void *outfeed_user;
+    ipup_op_hook_fn op_hook;       /* optional */
+    void *op_hook_user;
+    ipup_cost_model cost;
+    ipup_pool ipu[IPUP_MAX_IPUS];    /* per IPU (replica * devices + device) */
+    ipup_pool stream[IPUP_MAX_IPUS]; /* per IPU streaming memory (offload only) */
+    ipup_pool host;                  /* schedule table, feeds, outfeed records */
+} ipup_config;
+
+/* ------------------------------------------------------------------ plan and memory */
+typedef enum ipup_mem_category {
+    IPUP_MEM_WEIGHTS = 0, IPUP_MEM_GRADS, IPUP_MEM_OPTIMIZER, IPUP_MEM_STASH,
+    IPUP_MEM_EXCHANGE, IPUP_MEM_SCRATCH, IPUP_MEM_CATEGORIES
+} ipup_mem_category;
+IPUPDEF const char *ipup_mem_category_name(int cat); /* "weights", "grads", ... */
+
+/* Per IPU memory; the same numbers for every replica. */
+typedef struct ipup_mem_report {
+    size_t capacity;                         /* pool bytes given (0 in a plan) */
+    size_t used;                             /* carved at startup, incl. alignment */
+    size_t high_water;                       /* peak bytes actually touched: carved bytes
+                                                minus stash / exchange slots never used */
+    size_t by_category[IPUP_MEM_CATEGORIES];   /* carved */
+    size_t peak_by_category[IPUP_MEM_CATEGORIES]; /* high-water per category */
+    size_t stream_capacity, stream_used;     /* streaming memory (offload) */
+    size_t recompute_saved;                  /* stash bytes recomputation saves (or would) */
+    size_t offload_saved;                    /* optimizer bytes offload moves (or would) */
+} ipup_mem_report;
+
+typedef struct ipup_plan {
+    int32_t stages, devices, replicas, ipus;  /* ipus = replicas * devices */
+    int32_t split[IPUP_MAX_LAYERS];           /* first layer of each stage */
+    int16_t stage_device[IPUP_MAX_LAYERS];
+    int32_t stash_depth[IPUP_MAX_LAYERS];     /* FIFO depth per stage */
+    size_t ipu_bytes[IPUP_MAX_DEVICES];       /* pool bytes each IPU needs (per device) */
+    size_t stream_bytes[IPUP_MAX_DEVICES];    /* streaming-memory bytes (offload) */
+    size_t host_bytes;
+    ipup_mem_report mem[IPUP_MAX_DEVICES];
+    int64_t params;                           /* parameters of the model */
+} ipup_plan;
+
+/* Everything ipup_init would decide, without pools: stages, mapping, stash depths and
+   the exact pool sizes. `work` is scratch (overwritten; pass the ipup_emu you will init
+   later); the error text is in ipup_last_error(work). cfg.ipu / cfg.stream are ignored;
+   the schedule table is built in cfg.host when given (ipup_host_bytes(cfg) bytes), else
+   on the stack (at most IPUP_PLAN_STACK_OPS ops). */
+IPUPDEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan);
+/* Bytes the host pool needs (no table needed to know it); 0 on a bad configuration. */
+IPUPDEF size_t ipup_host_bytes(const ipup_config *cfg);
+
+/* ------------------------------------------------------------------ run figures */
+enum { IPUP_PHASE_RAMP_UP = 0, IPUP_PHASE_MAIN, IPUP_PHASE_RAMP_DOWN, IPUP_PHASE_UPDATE, IPUP_PHASES };
+typedef struct ipup_run_stats {
+    int64_t steps;                  /* optimizer steps done by the run */
+    int64_t microbatches, samples;  /* summed over replicas */
+    double loss_mean;               /* mean of the micro-batch losses, fixed order */
+    int64_t correct;
+    /* cost model (simulated IPU time) */
+    double sim_seconds;             /* of the run */
+    double step_seconds;            /* of one step */
+    double busy_seconds[IPUP_MAX_IPUS], idle_seconds[IPUP_MAX_IPUS]; /* of the run, per IPU */
+    double phase_seconds[IPUP_PHASES];     /* per step */
+    double phase_utilisation[IPUP_PHASES]; /* busy / (phase time * devices) */
+    double samples_per_second;      /* simulated throughput */
+} ipup_run_stats;
+
+/* ------------------------------------------------------------------ tensors */
+typedef enum ipup_tensor_kind { IPUP_TENSOR_PARAM = 0, IPUP_TENSOR_OPT_STATE, IPUP_TENSOR_GRAD } ipup_tensor_kind;
+typedef struct ipup_tensor_info {
+    char name[IPUP_TENSOR_NAME_MAX]; /* "dense256.w", "dense256.b", "dense256.w.m", "dense256.w.v" */
+    ipup_tensor_kind kind;
+    int32_t layer, stage, device;
+    int32_t ndim, shape[4];
+    int32_t n;                       /* elements */
+    float *data;                     /* replica 0's copy */
+} ipup_tensor_info;
+
+/* ------------------------------------------------------------------ the emulator */
+typedef struct ipue__lay {        /* static facts of a layer (internal) */
+    ipup_layer_info info;
+    int32_t stage;
+    int32_t e_off;    /* offset (floats) of its input in a stash entry, -1: not kept */
+    int32_t dy_off;   /* offset (floats) of its output gradient in a W-stash entry, -1 */
+    int32_t p_off;    /* offset (floats) of w in its stage's parameter block; b follows */
+    int32_t need_dx;  /* backward must produce its input gradient */
+    uint64_t seed;    /* dropout seed */
+} ipue__lay;
+
+typedef struct ipue__stage {      /* static facts of a stage (internal) */
+    int32_t first, last;          /* layers [first, last) */
+    int32_t device;
+    int32_t in_n, out_n;
+    int32_t depth, wdepth;        /* stash and W-stash FIFO depths */
+    int32_t lab_off, dl_off;      /* labels and dlogits offsets in an entry (floats), -1 */
+    size_t entry_floats, rentry_floats, wentry_floats, pp_floats, conv_floats;
+    size_t n_params, n_state, max_tensor;
+    uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
+    int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
+} ipue__stage;
+
+typedef struct ipue__srt {        /* runtime of one stage of one replica (internal) */
+    float *stash, *wstash, *work, *pp[2], *conv, *staging;
+    float *params, *grads, *state;
+    uint32_t s_head, s_count, s_peak, w_head, w_count, w_peak;
+} ipue__srt;
+
+struct ipup_emu;
+typedef struct ipue__thread {
+    struct ipup_emu *emu;
+    int32_t ipu;
+    int32_t started;
+#ifndef IPUPIPE_NO_THREADS
+    pthread_t handle;
+#endif
+} ipue__thread;
+
+typedef struct ipue__err {        /* per IPU, written by its thread during a step */
+    int32_t code, stage, mb, layer;
+    int64_t step;
+} ipue__err;
+
+struct ipup_emu {
+    ipup_config cfg;
+    ipup_model_desc model;
+    ipue__lay lay[IPUP_MAX_LAYERS];
+    ipue__stage st[IPUP_MAX_LAYERS];
+    int32_t S, P, R, M, B, n_layers, in_n, classes, nipus;
+    ipup_table table;
+    ipup_op *ops;
+    int32_t *row;                 /* op indices grouped by device, table order */
+    int32_t row_start[IPUP_MAX_DEVICES + 1];
+    ipue__srt srt[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
+    ipup_ring fwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s-1 (s >= 1) */
+    ipup_ring bwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s+1 */
+    ipup_ring infeed[IPUP_MAX_REPLICAS], outfeed[IPUP_MAX_REPLICAS];
+    ipup_outfeed_rec *recs;       /* repeat * R * M, in (step, replica, mb) order */
+    ipup_mem_report mem[IPUP_MAX_IPUS];
+    int64_t step;                 /* global step counter (updates done) */
+    ipup_run_stats stats;
+    /* cost model per step */
+    double step_s, busy_s[IPUP_MAX_DEVICES], phase_s[IPUP_PHASES], phase_busy[IPUP_PHASES];
+    ipup_cost_model cm;
+    int32_t frozen, initialised;
+    /* threaded runner */
+    ipue__thread th[IPUP_MAX_IPUS];
+    ipup_atomic_u32 go;           /* generation counter: a new job */
+    uint8_t pad0_[IPUP_CACHE_LINE - sizeof(uint32_t)];
+    ipup_atomic_u32 done;         /* threads finished with the job */
+    uint8_t pad1_[IPUP_CACHE_LINE - sizeof(uint32_t)];
+    ipup_atomic_u32 abort_;       /* host asks threads to stop the job */
+    uint8_t pad2_[IPUP_CACHE_LINE - sizeof(uint32_t)];
+    ipup_atomic_u32 bar_count, bar_gen;
+    uint8_t pad3_[IPUP_CACHE_LINE];
+    int32_t job_steps, quit, threads_started, n_recs;
+    int64_t job_step0, job_stop;
+    ipue__err err[2][IPUP_MAX_IPUS];
+    char msg[IPUP_MSG_MAX];
+};
+
+/* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
+   from cfg.seed), start the threads (threaded runner), freeze. e is fully overwritten.
+   On error the message is in ipup_last_error(e). Not thread-safe; call once per e. */
+IPUPDEF int ipup_init(ipup_emu *e, const ipup_config *cfg);
+/* Join the threads (threaded runner). The pools may be reused afterwards. */
+IPUPDEF void ipup_shutdown(ipup_emu *e);
+/* Run cfg.repeat steps (each: M micro-batches per replica, all-reduce, one update). stats
+   may be NULL. Returns IPUP_OK, IPUP_ERR_NUMERIC (NaN/inf: step not applied), IPUP_ERR_IO
+   (the infeed callback failed), IPUP_ERR_ARG. Host thread only. */
+IPUPDEF int ipup_run(ipup_emu *e, ipup_run_stats *stats);
+/* Like ipup_run with an explicit step count (0 < steps). */
+IPUPDEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats);
+/* Forward only on replica 0, in chunks of at most B samples, dropout off.
+   x (n, in_features), labels (n) or NULL; *loss_sum (or NULL) += sum of per-sample losses
+   (chunk mean * chunk size); *correct (or NULL) += correct predictions. */
+IPUPDEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
+                          double *loss_sum, int64_t *correct);
+/* The outfeed records of the last run, in (step, replica, mb) order; *n gets the count. */
+IPUPDEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n);
+
+/* Checkpoints: every parameter tensor then every optimizer-state tensor (replica 0's
+   copies); write into data and call ipup_replicas_sync to copy them to every replica. */
+IPUPDEF int32_t ipup_tensor_count(const ipup_emu *e);
+IPUPDEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out);
+IPUPDEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out);
+IPUPDEF int ipup_replicas_sync(ipup_emu *e);
+IPUPDEF int64_t ipup_get_step(const ipup_emu *e);
+IPUPDEF void ipup_set_step(ipup_emu *e, int64_t step);
+
+/* Memory of IPU ipu (replica * devices + device): carved, high-water, by category. */
+IPUPDEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
+/* The same as text for every IPU of replica 0 (one table). Returns bytes needed
+   (excluding the 0), like snprintf; buf may be NULL when len is 0. */
+IPUPDEF size_t ipup_memory_report_text(const ipup_emu *e, char *buf, size_t len);
+/* Chrome trace JSON ({"traceEvents":[...]}) of one step as the cost model sees it: one
+   track per IPU, ops as boxes ("X"), exchanges as flow arrows ("s"/"f"), the update.
+   Written through write(user, data, len); no stdio needed. */
+IPUPDEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user);
+/* Text of the last error ("" when none). */
+IPUPDEF const char *ipup_last_error(const ipup_emu *e);
+IPUPDEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* IPUPIPE_H */
+
+/* ======================================================================== */
+#ifdef IPUPIPE_IMPLEMENTATION
+#ifndef IPUPIPE_EMU_IMPLEMENTED
+#define IPUPIPE_EMU_IMPLEMENTED
+
+#include <stdarg.h>
+#ifndef IPUPIPE_NO_THREADS
+#include <sched.h>
+#include <time.h>
+#endif
+
+#ifndef IPUPIPE_HAPPENS_BEFORE
+#define IPUPIPE_HAPPENS_BEFORE(addr) ((void)0)
+#endif
+#ifndef IPUPIPE_HAPPENS_AFTER
+#define IPUPIPE_HAPPENS_AFTER(addr) ((void)0)
+#endif
+#ifndef IPUPIPE_SYNC_VAR
+#define IPUPIPE_SYNC_VAR(addr, n) ((void)0)
+#endif
+#ifndef IPUPIPE_MEMCPY
+#define IPUPIPE_MEMCPY(d, s, n) memcpy((d), (s), (n))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ text (no stdio)
+   A tiny formatter: %d (int), %u (unsigned), %D (long long), %Z (size_t), %s, %c, %%. */
+typedef struct ipue__sb { char *buf; size_t len, pos; } ipue__sb;
+
+static void ipue__sb_putc(ipue__sb *b, char c) {
+    if (b->buf && b->pos + 1 < b->len) { b->buf[b->pos] = c; b->buf[b->pos + 1] = 0; }
+    b->pos++;
+}
+static void ipue__sb_puts(ipue__sb *b, const char *s) {
+    if (!s) s = "(null)";
+    while (*s) ipue__sb_putc(b, *s++);
+}
+static void ipue__sb_u64(ipue__sb *b, unsigned long long v) {
+    char t[24];
+    int n = 0;
+    do { t[n++] = (char)('0' + (int)(v % 10u)); v /= 10u; } while (v);
+    while (n) ipue__sb_putc(b, t[--n]);
+}
+static void ipue__sb_i64(ipue__sb *b, long long v) {
+    if (v < 0) { ipue__sb_putc(b, '-'); ipue__sb_u64(b, 0ull - (unsigned long long)v); }
+    else ipue__sb_u64(b, (unsigned long long)v);
+}
+static void ipue__sb_vfmt(ipue__sb *b, const char *f, va_list ap) {
+    for (; *f; f++) {
+        if (*f != '%') { ipue__sb_putc(b, *f); continue; }
+        f++;
+        switch (*f) {
+        case 'd': ipue__sb_i64(b, (long long)va_arg(ap, int)); break;
+        case 'u': ipue__sb_u64(b, (unsigned long long)va_arg(ap, unsigned)); break;
+        case 'D': ipue__sb_i64(b, va_arg(ap, long long)); break;
+        case 'Z': ipue__sb_u64(b, (unsigned long long)va_arg(ap, size_t)); break;
+        case 's': ipue__sb_puts(b, va_arg(ap, const char *)); break;
+        case 'c': ipue__sb_putc(b, (char)va_arg(ap, int)); break;
+        case '%': ipue__sb_putc(b, '%'); break;
+        default: if (!*f) return; ipue__sb_putc(b, *f); break;
+        }
+    }
+}
+static void ipue__sbf(ipue__sb *b, const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    ipue__sb_vfmt(b, f, ap);
+    va_end(ap);
+}
+static int ipue__fail(char *msg, size_t len, int code, const char *f, ...) {
+    ipue__sb b;
+    va_list ap;
+    b.buf = msg; b.len = msg ? len : 0; b.pos = 0;
+    if (msg && len) msg[0] = 0;
+    va_start(ap, f);
+    ipue__sb_vfmt(&b, f, ap);
+    va_end(ap);
+    return code;
+}
+static void ipue__strcpy(char *d, size_t n, const char *s) {
+    size_t i = 0;
+    if (!n) return;
+    while (s[i] && i + 1 < n) { d[i] = s[i]; i++; }
+    d[i] = 0;
+}
+/* fixed-point decimal of a non-negative double: micro-seconds with 3 decimals */
+static void ipue__sb_fixed3(ipue__sb *b, double v) {
+    long long t = (long long)(v * 1000.0 + 0.5);
+    long long fr;
+    if (t < 0) t = 0;
+    fr = t % 1000;
+    ipue__sb_i64(b, t / 1000);
+    ipue__sb_putc(b, '.');
+    ipue__sb_putc(b, (char)('0' + (int)(fr / 100)));
+    ipue__sb_putc(b, (char)('0' + (int)((fr / 10) % 10)));
+    ipue__sb_putc(b, (char)('0' + (int)(fr % 10)));
+}
+
+/* ------------------------------------------------------------------ rings */
+static size_t ipue__round64(size_t n) { return (n + 63u) & ~(size_t)63u; }
+static uint32_t ipue__pow2(uint32_t n) {
+    uint32_t c = 1;
+    while (c < n) c <<= 1;
+    return c;
+}
+
+IPUPDEF size_t ipup_ring_bytes(uint32_t cap, size_t slot_bytes) {
+    return (size_t)cap * ipue__round64(slot_bytes);
+}
+IPUPDEF int ipup_ring_init(ipup_ring *r, void *buf, size_t buf_bytes, uint32_t cap,
+                           size_t slot_bytes, uint32_t start) {
+    if (!r || cap == 0 || (cap & (cap - 1)) != 0) return IPUP_ERR_ARG;
+    if (buf_bytes < ipup_ring_bytes(cap, slot_bytes) || (!buf && slot_bytes)) return IPUP_ERR_CAPACITY;
+    memset((void *)r, 0, sizeof *r);
+    r->buf = (uint8_t *)buf;
+    r->slot_bytes = ipue__round64(slot_bytes);
+    r->cap = cap;
+    r->mask = cap - 1;
+    IPUE__STORE_REL(&r->head, start);
+    IPUE__STORE_REL(&r->tail, start);
+    IPUPIPE_SYNC_VAR(&r->head, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&r->tail, sizeof(uint32_t));
+    return IPUP_OK;
+}
+IPUPDEF void *ipup_ring_reserve(ipup_ring *r) {
+    uint32_t h = IPUE__LOAD_ACQ(&r->head);
+    uint32_t t = IPUE__LOAD_ACQ(&r->tail);
+    uint32_t n = h - t;
+    if (n >= r->cap) return NULL;
+    IPUPIPE_HAPPENS_AFTER(&r->tail);
+    if (n + 1 > r->peak) r->peak = n + 1;
+    return r->buf + (size_t)(h & r->mask) * r->slot_bytes;
+}
+IPUPDEF void ipup_ring_commit(ipup_ring *r) {
+    uint32_t h = IPUE__LOAD_ACQ(&r->head);
+    IPUPIPE_HAPPENS_BEFORE(&r->head);
+    IPUE__STORE_REL(&r->head, h + 1u);
+}
+IPUPDEF void *ipup_ring_peek(ipup_ring *r) {
+    uint32_t t = IPUE__LOAD_ACQ(&r->tail);
+    uint32_t h = IPUE__LOAD_ACQ(&r->head);
+    if (h == t) return NULL;
+    IPUPIPE_HAPPENS_AFTER(&r->head);
+    return r->buf + (size_t)(t & r->mask) * r->slot_bytes;
+}
+IPUPDEF void ipup_ring_release(ipup_ring *r) {
+    uint32_t t = IPUE__LOAD_ACQ(&r->tail);
+    IPUPIPE_HAPPENS_BEFORE(&r->tail);
+    IPUE__STORE_REL(&r->tail, t + 1u);
+}
+IPUPDEF uint32_t ipup_ring_count(ipup_ring *r) {
+    uint32_t h = IPUE__LOAD_ACQ(&r->head);
+    uint32_t t = IPUE__LOAD_ACQ(&r->tail);
+    return h - t;
+}
+
+/* ------------------------------------------------------------------ waiting */
+#ifndef IPUPIPE_NO_THREADS
+extern int ipue__nanosleep(const struct timespec *req, struct timespec *rem) __asm__("nanosleep");
+static void ipue__backoff(uint32_t *spins) {
+    uint32_t s = (*spins)++;
+    if (s < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else if (s < 96) {
+        sched_yield();
+    } else {
+        struct timespec ts;
+        ts.tv_sec = 0;
+        ts.tv_nsec = s < 2000 ? 20000 : 200000;
+        ipue__nanosleep(&ts, NULL);
+    }
+}
+#endif
+
+/* ------------------------------------------------------------------ names and parsing */
+IPUPDEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
+    switch (kind) {
+    case IPUP_LAYER_DENSE: return "dense";
+    case IPUP_LAYER_RELU: return "relu";
+    case IPUP_LAYER_GELU: return "gelu";
+    case IPUP_LAYER_CONV3X3: return "conv";
+    case IPUP_LAYER_MAXPOOL2: return "maxpool2";
+    case IPUP_LAYER_FLATTEN: return "flatten";
+    case IPUP_LAYER_DROPOUT: return "dropout";
+    case IPUP_LAYER_SOFTMAX_XENT: return "xent";
+    default: return "none";
+    }
+}
+IPUPDEF const char *ipup_mem_category_name(int cat) {
+    static const char *const names[IPUP_MEM_CATEGORIES] = {"weights", "grads", "optimizer",
+                                                            "stash", "exchange", "scratch"};
+    return (cat >= 0 && cat < IPUP_MEM_CATEGORIES) ? names[cat] : "?";
+}
+static int ipue__lower(int c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; }
+static int ipue__streq(const char *a, const char *b) {
+    while (*a && *b) {
+        int ca = ipue__lower((unsigned char)*a), cb = ipue__lower((unsigned char)*b);
+        if (ca == '_') ca = '-';
+        if (cb == '_') cb = '-';
+        if (ca != cb) return 0;
+        a++; b++;
+    }
+    return *a == *b;
+}
+IPUPDEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out) {
+    if (!name || !out) return IPUP_ERR_ARG;
+    if (ipue__streq(name, "sgd")) *out = IPUP_OPT_SGD;
+    else if (ipue__streq(name, "momentum")) *out = IPUP_OPT_MOMENTUM;
+    else if (ipue__streq(name, "adam")) *out = IPUP_OPT_ADAM;
+    else return IPUP_ERR_PARSE;
+    return IPUP_OK;
+}
+IPUPDEF int ipup_runner_parse(const char *name, ipup_runner_kind *out) {
+    if (!name || !out) return IPUP_ERR_ARG;
+    if (ipue__streq(name, "coop") || ipue__streq(name, "cooperative")) *out = IPUP_RUNNER_COOP;
+    else if (ipue__streq(name, "threads") || ipue__streq(name, "threaded")) *out = IPUP_RUNNER_THREADS;
+    else return IPUP_ERR_PARSE;
+    return IPUP_OK;
+}
+IPUPDEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer) {
+    return ipup_rng_u64(seed, 0x64726f706f7574ull /* "dropout" */, (uint64_t)(uint32_t)layer);
+}
+
+/* token [start, end) starts with prefix (case-insensitive); returns length of prefix or 0 */
+static size_t ipue__prefix(const char *s, size_t n, const char *p) {
+    size_t i = 0;
+    while (p[i]) {
+        if (i >= n || ipue__lower((unsigned char)s[i]) != p[i]) return 0;
+        i++;
+    }
+    return i;
+}
+static int ipue__parse_uint(const char *s, size_t n, int32_t *out) {
+    long long v = 0;
+    size_t i;
+    if (n == 0) return 0;
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        v = v * 10 + (s[i] - '0');
+        if (v > 0x7fffffffLL) return 0;
+    }
+    *out = (int32_t)v;
+    return 1;
+}
+static int ipue__parse_rate(const char *s, size_t n, float *out) {
+    /* "0.25", ".5", "0" */
+    long long ip = 0, fp = 0, div = 1;
+    size_t i = 0;
+    int digits = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9') { ip = ip * 10 + (s[i] - '0'); i++; digits++; if (ip > 1) return 0; }
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (div < 100000000LL) { fp = fp * 10 + (s[i] - '0'); div *= 10; }
+            i++; digits++;
+        }
+    }
+    if (i != n || !digits) return 0;
+    *out = (float)ip + (float)fp / (float)div;
+    return 1;
+}
+
+IPUPDEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len) {
+    const char *p;
+    int32_t n = 0, i, j;
+    if (!text || !model) return ipue__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_parse: NULL text or model");
+    p = text;
+    while (*p) {
+        const char *q = p;
+        size_t len, k;
+        ipup_layer L;
+        while (*q && *q != ',') q++;
+        len = (size_t)(q - p);
+        while (len && (*p == ' ')) { p++; len--; }
+        while (len && p[len - 1] == ' ') len--;
+        memset(&L, 0, sizeof L);
+        if (n >= IPUP_MAX_LAYERS)
+            return ipue__fail(msg, msg_len, IPUP_ERR_CAPACITY, "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define IPUP_MAX_LAYERS larger before the include", text, (int)IPUP_MAX_LAYERS);
+        if ((k = ipue__prefix(p, len, "dense")) != 0) {
+            L.kind = IPUP_LAYER_DENSE;
+            if (!ipue__parse_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
+        } else if ((k = ipue__prefix(p, len, "conv3x3_")) != 0 || (k = ipue__prefix(p, len, "conv3x3")) != 0 ||
+                   (k = ipue__prefix(p, len, "conv")) != 0) {
+            L.kind = IPUP_LAYER_CONV3X3;
+            if (!ipue__parse_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
+        } else if (len == 4 && ipue__prefix(p, len, "relu")) {
+            L.kind = IPUP_LAYER_RELU;
+        } else if (len == 4 && ipue__prefix(p, len, "gelu")) {
+            L.kind = IPUP_LAYER_GELU;
+        } else if ((len == 7 && ipue__prefix(p, len, "maxpool")) || (len == 8 && ipue__prefix(p, len, "maxpool2"))) {
+            L.kind = IPUP_LAYER_MAXPOOL2;
+        } else if (len == 7 && ipue__prefix(p, len, "flatten")) {
+            L.kind = IPUP_LAYER_FLATTEN;
+        } else if ((k = ipue__prefix(p, len, "dropout")) != 0) {
+            L.kind = IPUP_LAYER_DROPOUT;
+            L.rate = 0.5f;
+            if (len > k && (!ipue__parse_rate(p + k, len - k, &L.rate) || !(L.rate < 1.0f))) goto bad;
+        } else if ((len == 4 && ipue__prefix(p, len, "xent")) || (len == 12 && ipue__prefix(p, len, "softmax_xent")) ||
+                   (len == 4 && ipue__prefix(p, len, "loss"))) {
+            L.kind = IPUP_LAYER_SOFTMAX_XENT;
+        } else {
+            goto bad;
+        }
+        /* id: the token itself ("dense256"), made unique with _2, _3 ... */
+        {
+            char base[IPUP_ID_MAX];
+            size_t c = len < IPUP_ID_MAX - 4 ? len : IPUP_ID_MAX - 4;
+            int dup = 1;
+            memcpy(base, p, c);
+            base[c] = 0;
+            for (j = 0; base[j]; j++) base[j] = (char)ipue__lower((unsigned char)base[j]);
+            ipue__strcpy(L.id, sizeof L.id, base);
+            for (;;) {
+                int clash = 0;
+                for (i = 0; i < n; i++) if (strcmp(model->layers[i].id, L.id) == 0) clash = 1;
+                if (!clash) break;
+                dup++;
+                {
+                    ipue__sb b;
+                    b.buf = L.id; b.len = sizeof L.id; b.pos = 0;
+                    ipue__sbf(&b, "%s_%d", base, dup);
+                }
+            }
+        }
+        model->layers[n++] = L;
+        p = *q ? q + 1 : q;
+        continue;
+    bad:
+        return ipue__fail(msg, msg_len, IPUP_ERR_PARSE,
+                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), relu, gelu, maxpool2, flatten, dropout<rate>, xent",
+                          text, (int)n);
+    }
+    model->n_layers = n;
+    if (msg && msg_len) msg[0] = 0;
+    return IPUP_OK;
+}
+
+IPUPDEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_info,
+                            char *msg, size_t msg_len) {
+    int32_t h, w, c, l, n_param_layers = 0;
+    if (!m || !info) return ipue__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_info: NULL model or info");
+    if (m->n_layers <= 0 || m->n_layers > IPUP_MAX_LAYERS)
+        return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has %d layers; it needs 1..%d (IPUP_MAX_LAYERS)", (int)m->n_layers, (int)IPUP_MAX_LAYERS);
+    if (n_info < m->n_layers) return ipue__fail(msg, msg_len, IPUP_ERR_CAPACITY, "ipup_model_info: info has %d entries, the model %d layers", (int)n_info, (int)m->n_layers);
+    h = m->in_h; w = m->in_w; c = m->in_c;
+    if (h <= 0 || w <= 0 || c <= 0 || (int64_t)h * w * c > 0x7fffffff)
+        return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "model input shape (%d, %d, %d) is invalid: all three must be >= 1 (a flat vector of N features is 1, 1, N)", (int)h, (int)w, (int)c);
+    for (l = 0; l < m->n_layers; l++) {
+        const ipup_layer *L = &m->layers[l];
+        ipup_layer_info *I = &info[l];
+        int64_t n, big;
+        memset(I, 0, sizeof *I);
+        I->kind = L->kind;
+        I->in_h = h; I->in_w = w; I->in_c = c;
+        n = (int64_t)h * w * c;
+        I->in_n = (int32_t)n;
+        switch (L->kind) {
+        case IPUP_LAYER_DENSE:
+            if (L->units <= 0) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dense needs units >= 1", (int)l, L->id);
+            big = n * L->units;
+            if (big > 0x7fffffff) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): weight matrix %D x %d is too large", (int)l, L->id, (long long)n, (int)L->units);
+            h = 1; w = 1; c = L->units;
+            I->n_w = (int32_t)big; I->n_b = L->units;
+            I->flops_fwd = 2 * big + L->units;
+            I->flops_bwd_dx = 2 * big;
+            I->flops_bwd_dw = 2 * big + L->units;
+            I->stash_floats = (int32_t)n;
+            break;
+        case IPUP_LAYER_CONV3X3:
+            if (L->units <= 0) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv needs channels >= 1", (int)l, L->id);
+            if (h < 3 || w < 3) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv3x3 needs an input of at least 3x3, it gets %dx%d", (int)l, L->id, (int)h, (int)w);
+            big = (int64_t)9 * c * L->units;
+            if (big > 0x7fffffff) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv weights too large", (int)l, L->id);
+            I->n_w = (int32_t)big; I->n_b = L->units;
+            h -= 2; w -= 2; c = L->units;
+            I->flops_fwd = 2 * big * h * w + (int64_t)h * w * c;
+            I->flops_bwd_dx = 2 * big * h * w;
+            I->flops_bwd_dw = 2 * big * h * w + (int64_t)h * w * c;
+            I->stash_floats = (int32_t)n;
+            break;
+        case IPUP_LAYER_RELU:
+            I->flops_fwd = n; I->flops_bwd_dx = n; I->stash_floats = (int32_t)n;
+            break;
+        case IPUP_LAYER_GELU: /* tanh form: ~8 flops + tanh forward, ~14 backward (estimate) */
+            I->flops_fwd = 8 * n; I->flops_bwd_dx = 14 * n; I->stash_floats = (int32_t)n;
+            break;
+        case IPUP_LAYER_MAXPOOL2:
+            if (h < 2 || w < 2) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): maxpool2 needs an input of at least 2x2, it gets %dx%d", (int)l, L->id, (int)h, (int)w);
+            h /= 2; w /= 2;
+            I->flops_fwd = n; I->flops_bwd_dx = n; I->stash_floats = (int32_t)n;
+            break;
+        case IPUP_LAYER_FLATTEN:
+            h = 1; w = 1; c = (int32_t)n;
+            break;
+        case IPUP_LAYER_DROPOUT:
+            if (!(L->rate >= 0.0f && L->rate < 1.0f)) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dropout rate must be in [0, 1)", (int)l, L->id);
+            I->flops_fwd = 2 * n; I->flops_bwd_dx = 2 * n;
+            break;
+        case IPUP_LAYER_SOFTMAX_XENT:
+            if (l != m->n_layers - 1) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the softmax cross-entropy loss must be the last layer", (int)l, L->id);
+            if (n < 2) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the loss needs at least 2 classes, it gets %D", (int)l, L->id, (long long)n);
+            h = 1; w = 1; c = 1;
+            I->flops_fwd = 6 * n; I->flops_bwd_dx = 0;
+            I->stash_floats = (int32_t)n; /* dlogits */
+            break;
+        default:
+            return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l, (int)L->kind);
+        }
+        I->out_h = h; I->out_w = w; I->out_c = c;
+        I->out_n = h * w * c;
+        if (I->n_w) n_param_layers++;
+    }
+    if (m->layers[m->n_layers - 1].kind != IPUP_LAYER_SOFTMAX_XENT)
+        return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "the last layer must be the softmax cross-entropy loss (xent); add it to the model");
+    if (!n_param_layers)
+        return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has no dense or conv layer: nothing to train");
+    if (msg && msg_len) msg[0] = 0;
+    return IPUP_OK;
+}
+
+/* ------------------------------------------------------------------ planning */
+typedef struct ipue__arena {
+    uint8_t *base;      /* NULL: counting only */
+    size_t cap, used;
+    size_t cat[IPUP_MEM_CATEGORIES];
+    int oom;
+} ipue__arena;
+
+static void ipue__arena_init(ipue__arena *a, void *mem, size_t bytes) {
+    size_t pad = 0;
+    memset(a, 0, sizeof *a);
+    if (mem) {
+        pad = (size_t)((0u - (uintptr_t)mem) & (IPUP_POOL_ALIGN - 1));
+        a->base = (uint8_t *)mem + pad;
+        a->cap = bytes > pad ? bytes - pad : 0;
+    } else {
+        a->cap = (size_t)-1;
+    }
+}
+static void *ipue__alloc(ipue__arena *a, size_t bytes, int cat) {
+    size_t off = ipue__round64(a->used);
+    a->cat[cat] += ipue__round64(bytes);
+    a->used = off + ipue__round64(bytes);
+    if (!a->base) return NULL;
+    if (a->used > a->cap) { a->oom = 1; return NULL; }
+    return a->base + off;
+}
+static float *ipue__allocf(ipue__arena *a, size_t n, int cat) {
+    return (float *)ipue__alloc(a, n * sizeof(float), cat);
+}
+
+static void ipue__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
+    *c = *in;
+    if (!(c->clock_hz > 0)) c->clock_hz = 1.33e9;
+    if (!(c->flops_per_cycle > 0)) c->flops_per_cycle = 47104.0;
+    if (!(c->efficiency > 0)) c->efficiency = 0.25;
+    if (!(c->link_bytes_per_s > 0)) c->link_bytes_per_s = 64e9;
+    if (!(c->stream_bytes_per_s > 0)) c->stream_bytes_per_s = 20e9;
+    if (!(c->host_bytes_per_s > 0)) c->host_bytes_per_s = 16e9;
+    if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
+}
+
+static int32_t ipue__state_slots(const ipup_config *c) {
+    return c->opt.kind == IPUP_OPT_ADAM ? 2 : c->opt.kind == IPUP_OPT_MOMENTUM ? 1 : 0;
+}
+
+/* resolve defaults into e->cfg / counts, shapes, split; no table yet */
+static int ipue__setup_model(ipup_emu *e, const ipup_config *cfg) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int32_t l, s, S, L, i, j;
+    int rc;
+    char *msg = e->msg;
+    size_t ml = sizeof e->msg;
+    if (!cfg || !cfg->model) return ipue__fail(msg, ml, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
+    e->cfg = *cfg;
+    e->model = *cfg->model;
+    rc = ipup_model_info(&e->model, info, IPUP_MAX_LAYERS, msg, ml);
+    if (rc) return rc;
+    L = e->n_layers = e->model.n_layers;
+    /* unique ids */
+    for (l = 0; l < L; l++) {
+        ipup_layer *Ly = &e->model.layers[l];
+        char base[IPUP_ID_MAX];
+        int dup = 1;
+        if (!Ly->id[0]) {
+            ipue__sb b;
+            b.buf = Ly->id; b.len = sizeof Ly->id; b.pos = 0;
+            ipue__sbf(&b, "%s", ipup_layer_kind_name(Ly->kind));
+            if (Ly->kind == IPUP_LAYER_DENSE || Ly->kind == IPUP_LAYER_CONV3X3) ipue__sbf(&b, "%d", (int)Ly->units);
+        }
+        Ly->id[IPUP_ID_MAX - 1] = 0;
+        ipue__strcpy(base, IPUP_ID_MAX - 4, Ly->id);
+        for (;;) {
+            int clash = 0;
+            for (i = 0; i < l; i++) if (strcmp(e->model.layers[i].id, Ly->id) == 0) clash = 1;
+            if (!clash) break;
+            dup++;
+            {
+                ipue__sb b;
+                b.buf = Ly->id; b.len = sizeof Ly->id; b.pos = 0;
+                ipue__sbf(&b, "%s_%d", base, dup);
+            }
+        }
+    }
+    for (l = 0; l < L; l++) {
+        e->lay[l].info = info[l];
+        e->lay[l].seed = ipup_layer_seed(cfg->seed, l);
+    }
+    /* need_dx: some earlier layer has parameters */
+    {
+        int any = 0;
+        for (l = 0; l < L; l++) {
+            e->lay[l].need_dx = any;
+            if (info[l].n_w) any = 1;
+        }
+    }
+    e->in_n = info[0].in_n;
+    e->classes = info[L - 1].in_n;
+    S = e->S = cfg->stages ? cfg->stages : 1;
+    e->M = cfg->microbatches ? cfg->microbatches : 1;
+    e->B = cfg->microbatch ? cfg->microbatch : 1;
+    e->R = cfg->replicas ? cfg->replicas : 1;
+    if (e->cfg.repeat <= 0) e->cfg.repeat = 1;
+    if (S < 1 || e->M < 1 || e->B < 1 || e->R < 1 || cfg->microbatches < 0 || cfg->microbatch < 0 || cfg->replicas < 0)
+        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "stages (%d), microbatch (%d), microbatches (%d) and replicas (%d) must be >= 1 (0 means 1)",
+                          (int)cfg->stages, (int)cfg->microbatch, (int)cfg->microbatches, (int)cfg->replicas);
+    if (S > L)
+        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "%d stages but the model has only %d layers: every stage needs at least one layer; use at most %d stages",
+                          (int)S, (int)L, (int)L);
+    if (e->R > IPUP_MAX_REPLICAS)
+        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "%d replicas: at most IPUP_MAX_REPLICAS (%d); define it larger before the include", (int)e->R, (int)IPUP_MAX_REPLICAS);
+    if ((int64_t)e->B * e->M > 0x7fffffff / 4 || (int64_t)e->B * e->in_n > 0x7fffffff / 4)
+        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "micro-batch %d x %d micro-batches is too large", (int)e->B, (int)e->M);
+    if (e->cfg.opt.kind < IPUP_OPT_SGD || e->cfg.opt.kind > IPUP_OPT_ADAM)
+        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "unknown optimizer kind %d; use sgd, momentum or adam", (int)e->cfg.opt.kind);
+    if (!(e->cfg.opt.lr > 0.0f)) e->cfg.opt.lr = 0.01f;
+    if (!(e->cfg.opt.momentum > 0.0f)) e->cfg.opt.momentum = 0.9f;
+    if (!(e->cfg.opt.beta1 > 0.0f)) e->cfg.opt.beta1 = 0.9f;
+    if (!(e->cfg.opt.beta2 > 0.0f)) e->cfg.opt.beta2 = 0.999f;
+    if (!(e->cfg.opt.eps > 0.0f)) e->cfg.opt.eps = 1e-8f;
+    if (e->cfg.runner != IPUP_RUNNER_COOP && e->cfg.runner != IPUP_RUNNER_THREADS)
+        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads", (int)e->cfg.runner);
+#ifdef IPUPIPE_NO_THREADS
+    if (e->cfg.runner == IPUP_RUNNER_THREADS)
+        return ipue__fail(msg, ml, IPUP_ERR_UNSUPPORTED, "the threaded runner is compiled out (IPUPIPE_NO_THREADS); use the cooperative runner");
+#endif
+    ipue__cost_defaults(&e->cm, &cfg->cost);
+    /* split */
+    if (cfg->split) {
+        e->st[0].first = 0;
+        for (s = 1; s < S; s++) {
+            int32_t b = cfg->split[s - 1];
+            if (b <= e->st[s - 1].first || b >= L)
+                return ipue__fail(msg, ml, IPUP_ERR_CONFIG,
+                                  "split[%d] = %d: stage %d would be empty or out of range; stage starts must be strictly increasing layer indices in 1..%d",
+                                  (int)(s - 1), (int)b, (int)(b <= e->st[s - 1].first ? s - 1 : s), (int)(L - 1));
+            e->st[s].first = b;
+        }
+    } else {
+        /* balanced: minimise the largest stage cost (fwd + bwd FLOPs), dynamic programme */
+        int64_t cost[IPUP_MAX_LAYERS + 1], best[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1];
+        int32_t arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1];
+        cost[0] = 0;
+        for (l = 0; l < L; l++)
+            cost[l + 1] = cost[l] + info[l].flops_fwd + info[l].flops_bwd_dw + (e->lay[l].need_dx ? info[l].flops_bwd_dx : 0) + 1;
+        /* best[k][j]: first j layers in k stages */
+        for (j = 0; j <= L; j++) { best[1][j] = cost[j]; arg[1][j] = 0; }
+        for (i = 2; i <= S; i++) {
+            for (j = i; j <= L; j++) {
+                int32_t q;
+                best[i][j] = -1;
+                for (q = i - 1; q < j; q++) {
+                    int64_t c1 = best[i - 1][q], c2 = cost[j] - cost[q];
+                    int64_t v = c1 > c2 ? c1 : c2;
+                    if (best[i][j] < 0 || v < best[i][j]) { best[i][j] = v; arg[i][j] = q; }
+                }
+            }
+        }
+        j = L;
+        for (i = S; i >= 1; i--) {
+            e->st[i - 1].first = (i == 1) ? 0 : arg[i][j];
+            j = arg[i][j];
+        }
+    }
+    for (s = 0; s < S; s++) {
+        e->st[s].last = (s + 1 < S) ? e->st[s + 1].first : L;
+        for (l = e->st[s].first; l < e->st[s].last; l++) e->lay[l].stage = s;
+        e->st[s].in_n = info[e->st[s].first].in_n;
+        e->st[s].out_n = info[e->st[s].last - 1].out_n;
+    }
+    return IPUP_OK;
+}
+
+/* schedule table into ops (cap), rows, depths, ring capacities */
+static int ipue__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
+    ipup_sched_config sc;
+    char wmsg[IPUP_MSG_MAX];
+    int32_t S = e->S, M = e->M, i, s, d, P;
+    int rc;
+    memset(&sc, 0, sizeof sc);
+    sc.kind = e->cfg.schedule;
+    sc.stages = S;
+    sc.microbatches = M;
+    sc.devices = e->cfg.devices;
+    sc.virtual_stages = e->cfg.virtual_stages;
+    sc.stage_device = e->cfg.stage_device;
+    sc.strict = e->cfg.strict;
+    if (e->cfg.stage_device) {
+        for (s = 0; s < S; s++) {
+            int32_t dv = e->cfg.stage_device[s];
+            if (dv < 0 || dv >= IPUP_MAX_DEVICES || (e->cfg.devices > 0 && dv >= e->cfg.devices))
+                return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                                  "stage %d is mapped to IPU %d, which does not exist (devices per replica: %d, at most IPUP_MAX_DEVICES = %d); map it to 0..%d",
+                                  (int)s, (int)dv, (int)e->cfg.devices, (int)IPUP_MAX_DEVICES,
+                                  (int)((e->cfg.devices > 0 ? e->cfg.devices : IPUP_MAX_DEVICES) - 1));
+        }
+    }
+    rc = ipup_sched_generate(&sc, ops, cap, &e->table, wmsg, sizeof wmsg);
+    if (rc) return ipue__fail(e->msg, sizeof e->msg, rc, "schedule %s with %d stages and %d micro-batches: %s",
+                              ipup_sched_kind_name(sc.kind), (int)S, (int)M, wmsg);
+    P = e->P = e->table.devices;
+    if (P > IPUP_MAX_DEVICES)
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "the schedule uses %d IPUs per replica; at most IPUP_MAX_DEVICES = %d", (int)P, (int)IPUP_MAX_DEVICES);
+    if ((int64_t)P * e->R > IPUP_MAX_IPUS)
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "%d replicas x %d IPUs = %d IPUs; at most IPUP_MAX_IPUS = %d; define it larger before the include",
+                          (int)e->R, (int)P, (int)(P * e->R), (int)IPUP_MAX_IPUS);
+    e->nipus = P * e->R;
+    e->ops = ops;
+    for (s = 0; s < S; s++) e->st[s].device = e->table.stage_device[s];
+    /* rows */
+    if (row) {
+        int32_t pos = 0;
+        for (d = 0; d < P; d++) {
+            e->row_start[d] = pos;
+            for (i = 0; i < e->table.n_ops; i++) if (ops[i].device == d) row[pos++] = i;
+        }
+        e->row_start[P] = pos;
+        e->row = row;
+    }
+    /* FIFO depths, in-order check, ring capacities */
+    for (s = 0; s < S; s++) {
+        int32_t nf = 0, nbw = 0, ni = 0, nw = 0, depth = 0, wdepth = 0;
+        int32_t last_f = -1, last_g = -1, last_i = -1;
+        int32_t fprod = 0, fcons = 0, fcap = 0, bprod = 0, bcons = 0, bcap = 0;
+        i = 0;
+        while (i < e->table.n_ops) {
+            int32_t t = ops[i].step, k;
+            int32_t j0 = i;
+            /* productions of this step first */
+            for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
+                const ipup_op *o = &ops[k];
+                if (o->stage == s - 1 && o->kind == IPUP_OP_F) fprod++;
+                if (o->stage == s + 1 && (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I)) bprod++;
+            }
+            if (fprod - fcons > fcap) fcap = fprod - fcons;
+            if (bprod - bcons > bcap) bcap = bprod - bcons;
+            for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
+                const ipup_op *o = &ops[k];
+                if (o->stage != s) continue;
+                switch (o->kind) {
+                case IPUP_OP_F:
+                    if (o->mb != last_f + 1) goto order;
+                    last_f = o->mb; nf++; fcons++;
+                    break;
+                case IPUP_OP_B:
+                    if (o->mb != last_g + 1 || o->mb != last_i + 1) goto order;
+                    last_g = o->mb; last_i = o->mb; nbw++; bcons++;
+                    break;
+                case IPUP_OP_I:
+                    if (o->mb != last_i + 1) goto order;
+                    last_i = o->mb; ni++; bcons++;
+                    break;
+                case IPUP_OP_W:
+                    if (o->mb != last_g + 1) goto order;
+                    last_g = o->mb; nw++;
+                    break;
+                default: goto order;
+                }
+                if (nf - nbw - nw > depth) depth = nf - nbw - nw;
+                if (ni - nw > wdepth) wdepth = ni - nw;
+            }
+            i = k;
+        }
+        e->st[s].depth = depth > 0 ? depth : 1;
+        e->st[s].wdepth = wdepth;
+        e->st[s].fwd_cap = ipue__pow2((uint32_t)(fcap > 0 ? fcap : 1));
+        e->st[s].bwd_cap = ipue__pow2((uint32_t)(bcap > 0 ? bcap : 1));
+        continue;
+    order:
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "schedule %s runs the ops of stage %d out of micro-batch order; the emulator's FIFO stash needs in-order schedules (every built-in one is)",
+                          ipup_sched_kind_name(e->cfg.schedule), (int)s);
+    }
+    return IPUP_OK;
+}
+
+/* stash layouts, sizes, FLOPs per stage */
+static void ipue__setup_layout(ipup_emu *e) {
+    int32_t s, l, B = e->B;
+    int32_t k = ipue__state_slots(&e->cfg);
+    for (s = 0; s < e->S; s++) {
+        ipue__stage *st = &e->st[s];
+        size_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0;
+        cur = (size_t)B * (size_t)st->in_n;   /* a0: the stage input */
+        st->flops_f = st->flops_i = st->flops_w = 0;
+        for (l = st->first; l < st->last; l++) {
+            ipue__lay *Ly = &e->lay[l];
+            const ipup_layer_info *I = &Ly->info;
+            size_t mx = (size_t)(I->in_n > I->out_n ? I->in_n : I->out_n) * (size_t)B;
+            int keep = I->stash_floats > 0 && I->kind != IPUP_LAYER_SOFTMAX_XENT && (Ly->need_dx || I->n_w);
+            if (mx > pp) pp = mx;
+            Ly->e_off = -1;
+            if (keep) {
+                if (l == st->first) Ly->e_off = 0;
+                else { Ly->e_off = (int32_t)cur; cur += (size_t)B * (size_t)I->in_n; }
+            }
+            Ly->dy_off = -1;
+            Ly->p_off = -1;
+            if (I->n_w) {
+                size_t tw = ((size_t)I->n_w + 15u) & ~(size_t)15u, tb = ((size_t)I->n_b + 15u) & ~(size_t)15u;
+                Ly->p_off = (int32_t)par;
+                par += tw + tb;
+                if (tw > maxt) maxt = tw;
+                Ly->dy_off = (int32_t)wcur;
+                wcur += (size_t)B * (size_t)I->out_n;
+            }
+            if (I->kind == IPUP_LAYER_CONV3X3) {
+                size_t f1 = (size_t)IPUP_CONV3X3_FWD_SCRATCH(B, I->in_h, I->in_w, I->in_c, I->out_c);
+                size_t f2 = (size_t)IPUP_CONV3X3_BWD_SCRATCH(B, I->in_h, I->in_w, I->in_c, I->out_c);
+                if (f1 > conv) conv = f1;
+                if (f2 > conv) conv = f2;
+            }
+            st->flops_f += I->flops_fwd;
+            st->flops_i += Ly->need_dx ? I->flops_bwd_dx : 0;
+            st->flops_w += I->flops_bwd_dw;
+        }
+        st->lab_off = (int32_t)cur;
+        cur += (size_t)B;
+        st->dl_off = -1;
+        if (s == e->S - 1) { st->dl_off = (int32_t)cur; cur += (size_t)B * (size_t)e->classes; }
+        st->entry_floats = (cur + 15u) & ~(size_t)15u;
+        st->rentry_floats = ((size_t)B * (size_t)st->in_n + (size_t)B + 15u) & ~(size_t)15u;
+        st->wentry_floats = (wcur + 15u) & ~(size_t)15u;
+        st->pp_floats = (pp + 15u) & ~(size_t)15u;
+        st->conv_floats = conv;
+        st->n_params = par;
+        st->n_state = (size_t)k * par;
+        st->max_tensor = maxt;
+        st->flops_opt = (int64_t)par * (k == 2 ? 12 : k == 1 ? 4 : 2);
+    }
+}
+
+/* carve one IPU's pool (replica r, device d); srt may be NULL (counting) */
+static void ipue__carve_ipu(ipup_emu *e, ipue__arena *a, ipue__arena *stream, int32_t r, int32_t d) {
+    int32_t s;
+    int32_t k = ipue__state_slots(&e->cfg);
+    for (s = 0; s < e->S; s++) {
+        ipue__stage *st = &e->st[s];
+        ipue__srt *rt = &e->srt[r][s];
+        if (st->device != d) continue;
+        rt->params = ipue__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
+        rt->grads = ipue__allocf(a, st->n_params, IPUP_MEM_GRADS);
+        rt->state = NULL;
+        if (k) {
+            if (e->cfg.offload) rt->state = ipue__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
+            else rt->state = ipue__allocf(a, st->n_state, IPUP_MEM_OPTIMIZER);
+        }
+        rt->stash = ipue__allocf(a, (size_t)st->depth * (e->cfg.recompute ? st->rentry_floats : st->entry_floats), IPUP_MEM_STASH);
+        rt->wstash = st->wdepth ? ipue__allocf(a, (size_t)st->wdepth * st->wentry_floats, IPUP_MEM_STASH) : NULL;
+        rt->work = e->cfg.recompute ? ipue__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->pp[0] = ipue__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
+        rt->pp[1] = ipue__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
+        rt->conv = st->conv_floats ? ipue__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->staging = (k && e->cfg.offload) ? ipue__allocf(a, (size_t)k * st->max_tensor, IPUP_MEM_SCRATCH) : NULL;
+        /* receive sides of the rings into this stage */
+        if (s > 0) {
+            size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B) * sizeof(float);
+            void *buf = ipue__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
+            if (a->base && !a->oom) ipup_ring_init(&e->fwd[r][s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, 0);
+        }
+        if (s < e->S - 1) {
+            size_t slot = (size_t)e->B * (size_t)st->out_n * sizeof(float);
+            void *buf = ipue__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
+            if (a->base && !a->oom) ipup_ring_init(&e->bwd[r][s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, 0);
+        }
+    }
+}
+
+/* host pool: ops, rows, infeed/outfeed rings, outfeed records. e may be NULL (sizes only). */
+static size_t ipue__carve_host(ipup_emu *e, ipue__arena *a, int32_t S, int32_t M, int32_t R, int32_t B,
+                               int32_t in_n, int32_t repeat, ipup_op **ops, int32_t **row) {
+    int32_t cap = IPUP_SCHED_MAX_OPS(S, M), r;
+    uint32_t fc = ipue__pow2((uint32_t)M);
+    size_t islot = ((size_t)B * (size_t)in_n + (size_t)B) * sizeof(float);
+    void *p;
+    p = ipue__alloc(a, (size_t)cap * sizeof(ipup_op), IPUP_MEM_SCRATCH);
+    if (ops) *ops = (ipup_op *)p;
+    p = ipue__alloc(a, (size_t)cap * sizeof(int32_t), IPUP_MEM_SCRATCH);
+    if (row) *row = (int32_t *)p;
+    for (r = 0; r < R; r++) {
+        size_t b1 = ipup_ring_bytes(fc, islot);
+        size_t b2 = ipup_ring_bytes(fc, sizeof(ipup_outfeed_rec));
+        void *p1 = ipue__alloc(a, b1, IPUP_MEM_EXCHANGE);
+        void *p2 = ipue__alloc(a, b2, IPUP_MEM_EXCHANGE);
+        if (e && a->base && !a->oom) {
+            ipup_ring_init(&e->infeed[r], p1, b1, fc, islot, 0);
+            ipup_ring_init(&e->outfeed[r], p2, b2, fc, sizeof(ipup_outfeed_rec), 0);
+        }
+    }
+    p = ipue__alloc(a, (size_t)repeat * (size_t)R * (size_t)M * sizeof(ipup_outfeed_rec), IPUP_MEM_SCRATCH);
+    if (e) e->recs = (ipup_outfeed_rec *)p;
+    return a->used;
+}
+
+static void ipue__fill_report(ipup_emu *e, ipue__arena *a, ipue__arena *sa, int32_t d, ipup_mem_report *m) {
+    int32_t s, c;
+    memset(m, 0, sizeof *m);
+    m->capacity = a->base ? a->cap : 0;
+    m->used = a->used;
+    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) m->by_category[c] = a->cat[c];
+    m->stream_capacity = sa->base ? sa->cap : 0;
+    m->stream_used = sa->used;
+    for (s = 0; s < e->S; s++) {
+        const ipue__stage *x = &e->st[s];
+        if (x->device != d) continue;
+        m->recompute_saved += (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float);
+        m->offload_saved += x->n_state * sizeof(float);
+    }
+    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) m->peak_by_category[c] = m->by_category[c];
+    m->peak_by_category[IPUP_MEM_STASH] = 0;
+    m->peak_by_category[IPUP_MEM_EXCHANGE] = 0;
+    m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE];
+}
+
+IPUPDEF size_t ipup_host_bytes(const ipup_config *cfg) {
+    ipue__arena a;
+    int32_t S, M, R, B, in_n, rep;
+    if (!cfg || !cfg->model) return 0;
+    S = cfg->stages > 0 ? cfg->stages : 1;
+    M = cfg->microbatches > 0 ? cfg->microbatches : 1;
+    R = cfg->replicas > 0 ? cfg->replicas : 1;
+    B = cfg->microbatch > 0 ? cfg->microbatch : 1;
+    rep = cfg->repeat > 0 ? cfg->repeat : 1;
+    in_n = cfg->model->in_h * cfg->model->in_w * cfg->model->in_c;
+    if (in_n <= 0 || (int64_t)S * M > 0x7fffffff / 3) return 0;
+    ipue__arena_init(&a, NULL, 0);
+    return ipue__carve_host(NULL, &a, S, M, R, B, in_n, rep, NULL, NULL);
+}
+
+/* ------------------------------------------------------------------ cost model */
+static double ipue__rate(const ipup_emu *e) { return e->cm.clock_hz * e->cm.flops_per_cycle * e->cm.efficiency; }
+
+/* duration of an op and the time of the exchange it produces (at the end of its step) */
+static void ipue__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
+    const ipue__stage *st = &e->st[o->stage];
+    double B = (double)e->B, rate = ipue__rate(e);
+    double rec = e->cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
+    int32_t s = o->stage;
+    *xfer = 0.0;
+    *dur = 0.0;
+    switch (o->kind) {
+    case IPUP_OP_F:
+        f = (double)st->flops_f;
+        if (s == 0) *dur += B * ((double)e->in_n + 1.0) * 4.0 / e->cm.host_bytes_per_s;
+        if (s < e->S - 1 && e->st[s + 1].device != st->device)
+            *xfer = B * ((double)st->out_n + 1.0) * 4.0 / e->cm.link_bytes_per_s;
+        break;
+    case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
+    case IPUP_OP_I: f = (double)st->flops_i + rec; break;
+    case IPUP_OP_W: f = (double)st->flops_w + rec; break;
+    default: break;
+    }
+    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 && e->st[s - 1].device != st->device)
+        *xfer = B * (double)st->in_n * 4.0 / e->cm.link_bytes_per_s;
+    *dur += f * B / rate;
+}
+static double ipue__sync_s(const ipup_emu *e) { return e->P > 1 || e->R > 1 ? e->cm.sync_cycles / e->cm.clock_hz : 0.0; }
+/* optimizer (+ all-reduce, + offload streaming) time of device d per step */
+static double ipue__update_cost(const ipup_emu *e, int32_t d) {
+    double t = 0.0;
+    int32_t s;
+    for (s = 0; s < e->S; s++) {
+        const ipue__stage *st = &e->st[s];
+        if (st->device != d) continue;
+        t += (double)st->flops_opt / ipue__rate(e);
+        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_params * 4.0 / e->cm.link_bytes_per_s;
+        if (e->cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->cm.stream_bytes_per_s;
+    }
+    return t;
+}
+static void ipue__cost_setup(ipup_emu *e) {
+    double first[IPUP_MAX_DEVICES], last[IPUP_MAX_DEVICES], now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
+    int32_t i = 0, d, P = e->P, p;
+    int have[IPUP_MAX_DEVICES];
+    double sync = ipue__sync_s(e);
+    for (d = 0; d < P; d++) { first[d] = 0.0; last[d] = 0.0; have[d] = 0; e->busy_s[d] = 0.0; }
+    for (p = 0; p < IPUP_PHASES; p++) { e->phase_s[p] = 0.0; e->phase_busy[p] = 0.0; }
+    /* pass 1: column times, busy, first/last op per device */
+    while (i < e->table.n_ops) {
+        int32_t t = e->ops[i].step, k;
+        double mx = 0.0, mxx = 0.0;
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+            double du, xf;
+            d = e->ops[k].device;
+            ipue__op_cost(e, &e->ops[k], &du, &xf);
+            if (du > mx) mx = du;
+            if (xf > mxx) mxx = xf;
+            e->busy_s[d] += du;
+            if (!have[d]) { first[d] = now; have[d] = 1; }
+            last[d] = now + du;
+        }
+        now += mx + mxx + sync;
+        i = k;
+    }
+    {
+        int any = 0;
+        for (d = 0; d < P; d++) {
+            if (!have[d]) continue;
+            if (!any || first[d] > tup) tup = first[d];
+            if (!any || last[d] < tdown) tdown = last[d];
+            any = 1;
+        }
+        if (tdown < tup) tdown = tup;
+    }
+    e->phase_s[IPUP_PHASE_RAMP_UP] = tup;
+    e->phase_s[IPUP_PHASE_MAIN] = tdown - tup;
+    e->phase_s[IPUP_PHASE_RAMP_DOWN] = now - tdown;
+    /* pass 2: busy time per phase (overlap of op boxes with the phase windows) */
+    {
+        double t0 = 0.0;
+        i = 0;
+        while (i < e->table.n_ops) {
+            int32_t t = e->ops[i].step, k;
+            double mx = 0.0, mxx = 0.0;
+            for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+                double du, xf, a, b, lo, hi;
+                ipue__op_cost(e, &e->ops[k], &du, &xf);
+                if (du > mx) mx = du;
+                if (xf > mxx) mxx = xf;
+                a = t0; b = t0 + du;
+                lo = a; hi = b < tup ? b : tup;
+                if (hi > lo) e->phase_busy[IPUP_PHASE_RAMP_UP] += hi - lo;
+                lo = a > tup ? a : tup; hi = b < tdown ? b : tdown;
+                if (hi > lo) e->phase_busy[IPUP_PHASE_MAIN] += hi - lo;
+                lo = a > tdown ? a : tdown; hi = b;
+                if (hi > lo) e->phase_busy[IPUP_PHASE_RAMP_DOWN] += hi - lo;
+            }
+            t0 += mx + mxx + sync;
+            i = k;
+        }
+    }
+    for (d = 0; d < P; d++) {
+        double u = ipue__update_cost(e, d);
+        if (u > upd) upd = u;
+        e->phase_busy[IPUP_PHASE_UPDATE] += u;
+        e->busy_s[d] += u;
+    }
+    e->phase_s[IPUP_PHASE_UPDATE] = upd + sync;
+    e->step_s = now + upd + sync;
+}
+
+/* ------------------------------------------------------------------ plan and init */
+static void ipue__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m) {
+    int32_t r = ipu / e->P, d = ipu % e->P, s;
+    size_t stash = 0, ex = 0;
+    *m = e->mem[ipu];
+    for (s = 0; s < e->S; s++) {
+        const ipue__stage *st = &e->st[s];
+        const ipue__srt *rt = &e->srt[r][s];
+        if (st->device != d) continue;
+        stash += ipue__round64((size_t)rt->s_peak * (e->cfg.recompute ? st->rentry_floats : st->entry_floats) * sizeof(float));
+        if (st->wdepth) stash += ipue__round64((size_t)rt->w_peak * st->wentry_floats * sizeof(float));
+        if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
+        if (s < e->S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
+    }
+    m->peak_by_category[IPUP_MEM_STASH] = stash;
+    m->peak_by_category[IPUP_MEM_EXCHANGE] = ex;
+    m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE] + stash + ex;
+}
+
+static int ipue__oom_msg(ipup_emu *e, int32_t ipu, const ipue__arena *a, const ipue__arena *sa, int stream) {
+    int32_t r = ipu / e->P, d = ipu % e->P, s;
+    ipue__sb b;
+    size_t rs = 0, os = 0;
+    b.buf = e->msg; b.len = sizeof e->msg; b.pos = 0;
+    if (stream) {
+        ipue__sbf(&b, "IPU%d (replica %d, device %d): streaming memory too small for the offloaded optimizer state: needs %Z bytes, cfg.stream[%d] has %Z; give it >= %Z bytes (ipup_plan_config)",
+                  (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
+        return IPUP_ERR_OOM;
+    }
+    ipue__sbf(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r, (int)d);
+    for (s = 0; s < e->S; s++) if (e->st[s].device == d) {
+        ipue__sbf(&b, " %d (layers %d..%d)", (int)s, (int)e->st[s].first, (int)(e->st[s].last - 1));
+        rs += (size_t)e->st[s].depth * (e->st[s].entry_floats - e->st[s].rentry_floats) * sizeof(float);
+        os += e->st[s].n_state * sizeof(float);
+    }
+    ipue__sbf(&b, " needs %Z bytes (weights %Z, grads %Z, optimizer %Z, stash %Z, exchange %Z, scratch %Z) but the pool has %Z. Fix: give cfg.ipu[%d] >= %Z bytes (ipup_plan_config)",
+              a->used, a->cat[IPUP_MEM_WEIGHTS], a->cat[IPUP_MEM_GRADS], a->cat[IPUP_MEM_OPTIMIZER], a->cat[IPUP_MEM_STASH],
+              a->cat[IPUP_MEM_EXCHANGE], a->cat[IPUP_MEM_SCRATCH], a->cap, (int)ipu, a->used);
+    if (!e->cfg.recompute && rs) ipue__sbf(&b, ", enable recomputation (saves %Z bytes)", rs);
+    if (!e->cfg.offload && os) ipue__sbf(&b, ", offload the optimizer state (saves %Z bytes)", os);
+    ipue__sbf(&b, ", or split the model over more IPUs");
+    return IPUP_ERR_OOM;
+}
+
+IPUPDEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan *plan) {
+    ipup_op stack_ops[IPUP_PLAN_STACK_OPS];
+    ipup_op *ops = stack_ops;
+    int32_t cap = IPUP_PLAN_STACK_OPS, d, s;
+    int rc;
+    if (!e || !plan) return IPUP_ERR_ARG;
+    memset((void *)e, 0, sizeof *e);
+    memset(plan, 0, sizeof *plan);
+    rc = ipue__setup_model(e, cfg);
+    if (rc) return rc;
+    if (cfg->host.mem) {
+        ipue__arena h;
+        ipue__arena_init(&h, cfg->host.mem, cfg->host.bytes);
+        ipue__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, NULL);
+        if (h.oom) return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %Z bytes (ipup_host_bytes), cfg.host has %Z", h.used, cfg->host.bytes);
+        cap = IPUP_SCHED_MAX_OPS(e->S, e->M);
+    } else if ((int64_t)IPUP_SCHED_MAX_OPS(e->S, e->M) > IPUP_PLAN_STACK_OPS) {
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                          "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %Z bytes)",
+                          (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M), (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(cfg));
+    }
+    rc = ipue__setup_table(e, ops, cap, NULL);
+    if (rc) return rc;
+    ipue__setup_layout(e);
+    plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->nipus;
+    for (s = 0; s < e->S; s++) {
+        plan->split[s] = e->st[s].first;
+        plan->stage_device[s] = (int16_t)e->st[s].device;
+        plan->stash_depth[s] = e->st[s].depth;
+    }
+    for (d = 0; d < e->P; d++) {
+        ipue__arena a, sa;
+        ipue__arena_init(&a, NULL, 0);
+        ipue__arena_init(&sa, NULL, 0);
+        ipue__carve_ipu(e, &a, &sa, 0, d);
+        plan->ipu_bytes[d] = a.used;
+        plan->stream_bytes[d] = sa.used;
+        ipue__fill_report(e, &a, &sa, d, &plan->mem[d]);
+    }
+    for (s = 0; s < e->S; s++) plan->params += (int64_t)e->st[s].n_params;
+    plan->params = 0;
+    for (d = 0; d < e->n_layers; d++) plan->params += (int64_t)e->lay[d].info.n_w + e->lay[d].info.n_b;
+    plan->host_bytes = ipup_host_bytes(cfg);
+    e->msg[0] = 0;
+    return IPUP_OK;
+}
+
+static void ipue__init_weights(ipup_emu *e) {
+    int32_t r, s, l, k = ipue__state_slots(&e->cfg);
+    for (r = 0; r < e->R; r++) {
+        for (s = 0; s < e->S; s++) {
+            ipue__srt *rt = &e->srt[r][s];
+            const ipue__stage *st = &e->st[s];
+            memset(rt->params, 0, st->n_params * sizeof(float));
+            memset(rt->grads, 0, st->n_params * sizeof(float));
+            if (k) memset(rt->state, 0, st->n_state * sizeof(float));
+            for (l = st->first; l < st->last; l++) {
+                const ipup_layer_info *I = &e->lay[l].info;
+                int fi, fo;
+                if (!I->n_w) continue;
+                if (I->kind == IPUP_LAYER_CONV3X3) { fi = 9 * I->in_c; fo = 9 * I->out_c; }
+                else { fi = I->in_n; fo = I->out_n; }
+                ipup_glorot_uniform_f32(fi, fo, I->n_w, e->cfg.seed, (uint64_t)(2 * l), rt->params + e->lay[l].p_off);
+            }
+        }
+    }
+}
+
+static void ipue__reset_transient(ipup_emu *e) {
+    int32_t r, s;
+    for (r = 0; r < e->R; r++) {
+        for (s = 0; s < e->S; s++) {
+            ipue__srt *rt = &e->srt[r][s];
+            rt->s_head = rt->s_count = rt->w_head = rt->w_count = 0;
+            memset(rt->grads, 0, e->st[s].n_params * sizeof(float));
+            if (s > 0) { IPUE__STORE_REL(&e->fwd[r][s].head, 0u); IPUE__STORE_REL(&e->fwd[r][s].tail, 0u); }
+            if (s < e->S - 1) { IPUE__STORE_REL(&e->bwd[r][s].head, 0u); IPUE__STORE_REL(&e->bwd[r][s].tail, 0u); }
+        }
+        IPUE__STORE_REL(&e->infeed[r].head, 0u); IPUE__STORE_REL(&e->infeed[r].tail, 0u);
+        IPUE__STORE_REL(&e->outfeed[r].head, 0u); IPUE__STORE_REL(&e->outfeed[r].tail, 0u);
+    }
+    IPUE__STORE_REL(&e->bar_count, 0u);
+    IPUE__STORE_REL(&e->abort_, 0u);
+}
+
+#ifndef IPUPIPE_NO_THREADS
+static void *ipue__thread_main(void *arg);
+#endif
+
+IPUPDEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
+    ipue__arena h;
+    ipup_op *ops = NULL;
+    int32_t *row = NULL;
+    int32_t i;
+    int rc;
+    if (!e) return IPUP_ERR_ARG;
+    memset((void *)e, 0, sizeof *e);
+    rc = ipue__setup_model(e, cfg);
+    if (rc) return rc;
+    if (!cfg->host.mem)
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %Z bytes", ipup_host_bytes(cfg));
+    ipue__arena_init(&h, cfg->host.mem, cfg->host.bytes);
+    ipue__carve_host(e, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, &row);
+    if (h.oom)
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %Z bytes (ipup_host_bytes(cfg)), cfg.host has %Z", h.used, cfg->host.bytes);
+    rc = ipue__setup_table(e, ops, IPUP_SCHED_MAX_OPS(e->S, e->M), row);
+    if (rc) return rc;
+    ipue__setup_layout(e);
+    for (i = 0; i < e->nipus; i++) {
+        ipue__arena a, sa;
+        int32_t r = i / e->P, d = i % e->P;
+        if (!cfg->ipu[i].mem) {
+            ipue__arena_init(&a, NULL, 0);
+            ipue__arena_init(&sa, NULL, 0);
+            ipue__carve_ipu(e, &a, &sa, r, d);
+            return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %Z bytes (ipup_plan_config)",
+                              (int)i, (int)r, (int)d, (int)i, a.used);
+        }
+        ipue__arena_init(&a, cfg->ipu[i].mem, cfg->ipu[i].bytes);
+        ipue__arena_init(&sa, cfg->stream[i].mem, cfg->stream[i].bytes);
+        ipue__carve_ipu(e, &a, &sa, r, d);
+        if (a.oom) return ipue__oom_msg(e, i, &a, &sa, 0);
+        if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipue__oom_msg(e, i, &a, &sa, 1); }
+        ipue__fill_report(e, &a, &sa, d, &e->mem[i]);
+    }
+    ipue__init_weights(e);
+    ipue__cost_setup(e);
+    IPUPIPE_SYNC_VAR(&e->go, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&e->done, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&e->abort_, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&e->bar_count, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&e->bar_gen, sizeof(uint32_t));
+    e->frozen = 1;
+    e->initialised = 1;
+#ifndef IPUPIPE_NO_THREADS
+    if (e->cfg.runner == IPUP_RUNNER_THREADS) {
+        for (i = 0; i < e->nipus; i++) {
+            e->th[i].emu = e;
+            e->th[i].ipu = i;
+            if (pthread_create(&e->th[i].handle, NULL, ipue__thread_main, &e->th[i]) != 0) {
+                ipup_shutdown(e);
+                e->initialised = 0;
+                return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_THREAD, "pthread_create failed for IPU%d; the threaded runner needs %d threads (or use the cooperative runner)", (int)i, (int)e->nipus);
+            }
+            e->th[i].started = 1;
+        }
+        e->threads_started = 1;
+    }
+#endif
+    e->msg[0] = 0;
+    return IPUP_OK;
+}
+
+IPUPDEF void ipup_shutdown(ipup_emu *e) {
+#ifndef IPUPIPE_NO_THREADS
+    int32_t i;
+    if (!e) return;
+    e->quit = 1;
+    IPUPIPE_HAPPENS_BEFORE(&e->go);
+    IPUE__STORE_REL(&e->go, IPUE__LOAD_ACQ(&e->go) + 1u);
+    for (i = 0; i < e->nipus; i++) {
+        if (e->th[i].started) pthread_join(e->th[i].handle, NULL);
+        e->th[i].started = 0;
+    }
+    e->threads_started = 0;
+#else
+    (void)e;
+#endif
+}
+
+/* ------------------------------------------------------------------ ops */
+#define IPUE__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
+
+static int ipue__finite(const float *x, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) if (!(x[i] - x[i] == 0.0f)) return 0;
+    return 1;
+}
+static float *ipue__pick(ipue__srt *rt, const float *cur) { return cur == rt->pp[0] ? rt->pp[1] : rt->pp[0]; }
+static size_t ipue__r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
+
+/* Forward through stage s on replica r. in (Bn, in_n); labels (Bn); E: a stash entry (full
+   layout, in == E) or NULL (evaluation); out (Bn, out_n) or NULL (discard). */
+static void ipue__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
+                            const int32_t *labels, float *E, float *out, int train, int64_t t,
+                            int64_t sample0, float *loss, int *correct) {
+    const ipue__stage *st = &e->st[s];
+    ipue__srt *rt = &e->srt[r][s];
+    const float *cur = in;
+    int32_t l;
+    for (l = st->first; l < st->last; l++) {
+        const ipue__lay *Ly = &e->lay[l];
+        const ipup_layer_info *I = &Ly->info;
+        float *dest;
+        const float *w = NULL, *b = NULL;
+        int n = Bn * I->in_n, needed;
+        if (I->n_w) { w = rt->params + Ly->p_off; b = w + ipue__r16(I->n_w); }
+        if (I->kind == IPUP_LAYER_SOFTMAX_XENT) {
+            float *dl = (E && train) ? E + st->dl_off : NULL;
+            *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
+            break;
+        }
+        needed = 1;
+        if (l == st->last - 1 && out) dest = out;
+        else if (E && l + 1 < st->last && e->lay[l + 1].e_off > 0) dest = E + e->lay[l + 1].e_off;
+        else { dest = ipue__pick(rt, cur); needed = 0; }
+        switch (I->kind) {
+        case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest); break;
+        case IPUP_LAYER_CONV3X3:
+            ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
+            break;
+        case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, cur, dest); break;
+        case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, cur, dest); break;
+        case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest); break;
+        default: /* flatten; dropout: identity unless training with rate > 0 */
+            if (I->kind == IPUP_LAYER_DROPOUT && train && e->model.layers[l].rate > 0.0f) {
+                ipup_dropout_fwd_f32(n, e->model.layers[l].rate, Ly->seed, (uint64_t)t,
+                                     (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
+                break;
+            }
+            if (!needed) continue; /* a view: no copy */
+            IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
+            break;
+        }
+        cur = dest;
+    }
+}
+
+/* Backward (B, or I when wentry != NULL) through stage s. E: the stash entry (full layout),
+   dy (B, out_n) from stage s+1 or NULL for the last stage (dlogits in E), dx (B, in_n)
+   to stage s-1 or NULL. */
+static void ipue__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *dy,
+                            float *dx, float *wentry, int64_t t, int64_t sample0) {
+    const ipue__stage *st = &e->st[s];
+    ipue__srt *rt = &e->srt[r][s];
+    int32_t l, Bn = e->B;
+    const float *cur = (s == e->S - 1) ? E + st->dl_off : dy;
+    int wrote_dx = 0;
+    for (l = st->last - 1; l >= st->first; l--) {
+        const ipue__lay *Ly = &e->lay[l];
+        const ipup_layer_info *I = &Ly->info;
+        const float *x = Ly->e_off >= 0 ? E + Ly->e_off : NULL;
+        float *dest = NULL, *gw = NULL, *gb = NULL;
+        const float *w = NULL;
+        int n = Bn * I->in_n;
+        if (!Ly->need_dx && !I->n_w) break;
+        if (I->kind == IPUP_LAYER_SOFTMAX_XENT) continue; /* dlogits already in E */
+        if (I->n_w) {
+            w = rt->params + Ly->p_off;
+            gw = rt->grads + Ly->p_off;
+            gb = gw + ipue__r16(I->n_w);
+        }
+        if (Ly->need_dx) dest = (l == st->first && dx) ? dx : ipue__pick(rt, cur);
+        switch (I->kind) {
+        case IPUP_LAYER_DENSE:
+            if (wentry) {
+                if (dest) ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, NULL, NULL);
+                IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+            } else {
+                ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, gw, gb);
+            }
+            break;
+        case IPUP_LAYER_CONV3X3:
+            if (wentry) {
+                if (dest) ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, NULL, NULL, rt->conv);
+                IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+            } else {
+                ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, gw, gb, rt->conv);
+            }
+            break;
+        case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, x, cur, dest); break;
+        case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
+        case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest); break;
+        default: /* flatten; dropout */
+            if (I->kind == IPUP_LAYER_DROPOUT && e->model.layers[l].rate > 0.0f) {
+                ipup_dropout_bwd_f32(n, e->model.layers[l].rate, Ly->seed, (uint64_t)t,
+                                     (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
+                break;
+            }
+            if (dest != dx) continue; /* a view */
+            IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
+            break;
+        }
+        if (!dest) break;
+        if (dest == dx) wrote_dx = 1;
+        cur = dest;
+    }
+    if (dx && !wrote_dx) {
+        /* nothing upstream needs a gradient (no parameters before this stage): send zeros
+           so the ring protocol stays the same, or the stage's only layer was a view */
+        if (cur && cur != dx && st->first == st->last - 1 && e->lay[st->first].need_dx)
+            IPUPIPE_MEMCPY(dx, cur, (size_t)Bn * (size_t)st->in_n * sizeof(float));
+        else
+            memset(dx, 0, (size_t)Bn * (size_t)st->in_n * sizeof(float));
+    }
+}
+
+static void ipue__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *wentry) {
+    const ipue__stage *st = &e->st[s];
+    ipue__srt *rt = &e->srt[r][s];
+    int32_t l, Bn = e->B;
+    for (l = st->last - 1; l >= st->first; l--) {
+        const ipue__lay *Ly = &e->lay[l];
+        const ipup_layer_info *I = &Ly->info;
+        float *gw, *gb;
+        if (!I->n_w) continue;
+        gw = rt->grads + Ly->p_off;
+        gb = gw + ipue__r16(I->n_w);
+        if (I->kind == IPUP_LAYER_DENSE)
+            ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->e_off, rt->params + Ly->p_off, wentry + Ly->dy_off, NULL, gw, gb);
+        else
+            ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, E + Ly->e_off, rt->params + Ly->p_off,
+                                 wentry + Ly->dy_off, NULL, gw, gb, rt->conv);
+    }
+}
+
+static size_t ipue__entry_floats(const ipup_emu *e, int32_t s) {
+    return e->cfg.recompute ? e->st[s].rentry_floats : e->st[s].entry_floats;
+}
+
+static void *ipue__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t) {
+    void *p = ipup_ring_peek(ring);
+#ifndef IPUPIPE_NO_THREADS
+    uint32_t spins = 0;
+    while (!p && threaded) {
+        if (IPUE__LOAD_ACQ(&e->abort_) && t >= e->job_stop) return NULL;
+        ipue__backoff(&spins);
+        p = ipup_ring_peek(ring);
+    }
+#else
+    (void)e; (void)threaded; (void)t;
+#endif
+    return p;
+}
+static void *ipue__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t) {
+    void *p = ipup_ring_reserve(ring);
+#ifndef IPUPIPE_NO_THREADS
+    uint32_t spins = 0;
+    while (!p && threaded) {
+        if (IPUE__LOAD_ACQ(&e->abort_) && t >= e->job_stop) return NULL;
+        ipue__backoff(&spins);
+        p = ipup_ring_reserve(ring);
+    }
+#else
+    (void)e; (void)threaded; (void)t;
+#endif
+    return p;
+}
+
+/* host: one micro-batch from the infeed callback into replica r's infeed ring */
+static int ipue__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m) {
+    float *x = (float *)ipup_ring_reserve(&e->infeed[r]);
+    int32_t *lab, i;
+    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
+    if (!x) return IPUP_ERR_CAPACITY;
+    lab = (int32_t *)(void *)(x + (size_t)e->B * (size_t)e->in_n);
+    if (e->cfg.infeed(e->cfg.infeed_user, t, r, m, sample0, e->B, x, lab) != 0)
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %D: the infeed callback failed for replica %d, micro-batch %d (samples %D..%D)",
+                          (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->B - 1));
+    for (i = 0; i < e->B; i++)
+        if (lab[i] < 0 || lab[i] >= e->classes)
+            return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %D: the infeed gave label %d for sample %D, outside 0..%d (the model has %d classes)",
+                              (long long)t, (int)lab[i], (long long)(sample0 + i), (int)(e->classes - 1), (int)e->classes);
+    ipup_ring_commit(&e->infeed[r]);
+    return IPUP_OK;
+}
+
+static void ipue__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_t mb, int32_t layer) {
+    ipue__err *er = &e->err[t & 1][ipu];
+    if (er->code) return;
+    er->code = IPUP_ERR_NUMERIC;
+    er->step = t; er->stage = s; er->mb = mb; er->layer = layer;
+}
+
+/* stash entry `pos` places behind the front of stage s (the oldest micro-batch whose
+   weight gradients are pending) as a full entry, recomputing the forward if needed.
+   B and I ops of micro-batch m use pos = w_count (entries before it wait for their W). */
+static float *ipue__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t m, uint32_t pos) {
+    const ipue__stage *st = &e->st[s];
+    ipue__srt *rt = &e->srt[r][s];
+    float *slot = rt->stash + (size_t)((rt->s_head + pos) % (uint32_t)st->depth) * ipue__entry_floats(e, s);
+    float *E;
+    float loss;
+    int corr;
+    if (!e->cfg.recompute) return slot;
+    E = rt->work;
+    IPUPIPE_MEMCPY(E, slot, (size_t)e->B * (size_t)st->in_n * sizeof(float));
+    IPUPIPE_MEMCPY(E + st->lab_off, slot + (size_t)e->B * (size_t)st->in_n, (size_t)e->B * sizeof(int32_t));
+    ipue__stage_fwd(e, r, s, e->B, E, (const int32_t *)(const void *)(E + st->lab_off), E, NULL, 1, t,
+                    ((int64_t)r * e->M + m) * e->B, &loss, &corr);
+    return E;
+}
+
+/* Run one op of replica r at global step t. Returns IPUP_OK, IPUE__ABORTED, or an error. */
+static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int threaded) {
+    int32_t s = o->stage, m = o->mb, B = e->B, ipu = r * e->P + o->device;
+    const ipue__stage *st = &e->st[s];
+    ipue__srt *rt = &e->srt[r][s];
+    int64_t sample0 = ((int64_t)r * e->M + m) * B;
+    size_t xin = (size_t)B * (size_t)st->in_n;
+    if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
+    switch (o->kind) {
+    case IPUP_OP_F: {
+        ipup_ring *in = s == 0 ? &e->infeed[r] : &e->fwd[r][s];
+        float *msg, *E, *slot, *out = NULL;
+        float loss = 0.0f;
+        int correct = 0, rc;
+        if (!threaded && s == 0) {
+            rc = ipue__feed(e, r, t, m);
+            if (rc) return rc;
+        }
+        msg = (float *)ipue__wait_peek(e, in, threaded, t);
+        if (!msg) goto stall;
+        if (rt->s_count >= (uint32_t)st->depth) goto stall;
+        slot = rt->stash + (size_t)((rt->s_head + rt->s_count) % (uint32_t)st->depth) * ipue__entry_floats(e, s);
+        E = e->cfg.recompute ? rt->work : slot;
+        IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
+        IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
+        ipup_ring_release(in);
+        if (s < e->S - 1) {
+            out = (float *)ipue__wait_reserve(e, &e->fwd[r][s + 1], threaded, t);
+            if (!out) goto stall;
+        }
+        ipue__stage_fwd(e, r, s, B, E, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
+        if (out) {
+            IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, (size_t)B * sizeof(int32_t));
+            ipup_ring_commit(&e->fwd[r][s + 1]);
+        }
+        if (e->cfg.recompute) {
+            IPUPIPE_MEMCPY(slot, E, xin * sizeof(float));
+            IPUPIPE_MEMCPY(slot + xin, E + st->lab_off, (size_t)B * sizeof(int32_t));
+        }
+        rt->s_count++;
+        if (rt->s_count > rt->s_peak) rt->s_peak = rt->s_count;
+        if (s == e->S - 1) {
+            ipup_outfeed_rec *rec = (ipup_outfeed_rec *)ipue__wait_reserve(e, &e->outfeed[r], threaded, t);
+            if (!rec) goto stall;
+            rec->step = t; rec->replica = r; rec->mb = m; rec->loss = loss; rec->correct = correct;
+            ipup_ring_commit(&e->outfeed[r]);
+            if (!(loss - loss == 0.0f)) ipue__set_err(e, ipu, t, s, m, -1);
+        }
+        return IPUP_OK;
+    }
+    case IPUP_OP_B:
+    case IPUP_OP_I: {
+        float *E, *dx = NULL, *went = NULL;
+        const float *dy = NULL;
+        if (rt->s_count <= rt->w_count) goto stall;
+        if (s < e->S - 1) {
+            dy = (const float *)ipue__wait_peek(e, &e->bwd[r][s], threaded, t);
+            if (!dy) goto stall;
+        }
+        if (s > 0) {
+            dx = (float *)ipue__wait_reserve(e, &e->bwd[r][s - 1], threaded, t);
+            if (!dx) goto stall;
+        }
+        if (o->kind == IPUP_OP_I) {
+            if (rt->w_count >= (uint32_t)st->wdepth) goto stall;
+            went = rt->wstash + (size_t)((rt->w_head + rt->w_count) % (uint32_t)st->wdepth) * st->wentry_floats;
+        }
+        E = ipue__front(e, r, s, t, m, rt->w_count);
+        ipue__stage_bwd(e, r, s, E, dy, dx, went, t, sample0);
+        if (dy) ipup_ring_release(&e->bwd[r][s]);
+        if (dx) ipup_ring_commit(&e->bwd[r][s - 1]);
+        if (o->kind == IPUP_OP_B) {
+            rt->s_head = (rt->s_head + 1u) % (uint32_t)st->depth;
+            rt->s_count--;
+        } else {
+            rt->w_count++;
+            if (rt->w_count > rt->w_peak) rt->w_peak = rt->w_count;
+        }
+        return IPUP_OK;
+    }
+    case IPUP_OP_W: {
+        float *E;
+        if (rt->s_count == 0 || rt->w_count == 0) goto stall;
+        E = ipue__front(e, r, s, t, m, 0);
+        ipue__stage_w(e, r, s, E, rt->wstash + (size_t)rt->w_head * st->wentry_floats);
+        rt->w_head = (rt->w_head + 1u) % (uint32_t)st->wdepth;
+        rt->w_count--;
+        rt->s_head = (rt->s_head + 1u) % (uint32_t)st->depth;
+        rt->s_count--;
+        return IPUP_OK;
+    }
+    default: break;
+    }
+stall:
+    if (threaded) return IPUE__ABORTED;
+    return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+                      "internal: op %c(%d,%d) of replica %d at table step %d found no data or no room (a bug of the emulator or the table)",
+                      (o->kind >= 1 && o->kind <= 4) ? "?FBIW"[o->kind] : '?', (int)s, (int)m, (int)r, (int)o->step);
+}
+
+/* all-reduce (sum, replica order 0..R-1) of part `part` of `parts` of device d's gradients */
+static void ipue__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+    int32_t s, q;
+    for (s = 0; s < e->S; s++) {
+        size_t n = e->st[s].n_params, lo, hi, i;
+        if (e->st[s].device != d) continue;
+        lo = n * (size_t)part / (size_t)parts;
+        hi = n * (size_t)(part + 1) / (size_t)parts;
+        for (i = lo; i < hi; i++) {
+            float acc = e->srt[0][s].grads[i];
+            for (q = 1; q < e->R; q++) acc += e->srt[q][s].grads[i];
+            for (q = 0; q < e->R; q++) e->srt[q][s].grads[i] = acc;
+        }
+    }
+}
+
+/* gradient check of the stages of (r, d); sets the error slot of ipu */
+static void ipue__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
+    int32_t s, l;
+    for (s = 0; s < e->S; s++) {
+        if (e->st[s].device != d) continue;
+        for (l = e->st[s].first; l < e->st[s].last; l++) {
+            const ipup_layer_info *I = &e->lay[l].info;
+            const float *g;
+            if (!I->n_w) continue;
+            g = e->srt[r][s].grads + e->lay[l].p_off;
+            if (!ipue__finite(g, (size_t)I->n_w)) { ipue__set_err(e, r * e->P + d, t, s, -1, 2 * l); return; }
+            if (!ipue__finite(g + ipue__r16(I->n_w), (size_t)I->n_b)) { ipue__set_err(e, r * e->P + d, t, s, -1, 2 * l + 1); return; }
+        }
+    }
+}
+
+/* optimizer step of stage s of replica r (global step t: Adam uses t + 1) */
+static void ipue__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
+    const ipue__stage *st = &e->st[s];
+    ipue__srt *rt = &e->srt[r][s];
+    const ipup_optimizer *o = &e->cfg.opt;
+    float scale = 1.0f / (float)(e->M * e->R);
+    int32_t l, j;
+    for (l = st->first; l < st->last; l++) {
+        const ipup_layer_info *I = &e->lay[l].info;
+        if (!I->n_w) continue;
+        for (j = 0; j < 2; j++) {
+            size_t off = (size_t)e->lay[l].p_off + (j ? ipue__r16(I->n_w) : 0);
+            int n = j ? I->n_b : I->n_w;
+            float *w = rt->params + off, *g = rt->grads + off, *s1 = NULL, *s2 = NULL;
+            if (o->kind != IPUP_OPT_SGD) {
+                s1 = rt->state + off;
+                s2 = rt->state + st->n_params + off;
+                if (e->cfg.offload) { /* stream in */
+                    IPUPIPE_MEMCPY(rt->staging, s1, (size_t)n * sizeof(float));
+                    if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
+                    s1 = rt->staging;
+                    s2 = rt->staging + st->max_tensor;
+                }
+            }
+            switch (o->kind) {
+            case IPUP_OPT_MOMENTUM: ipup_momentum_f32(n, o->lr, o->momentum, scale, w, s1, g); break;
+            case IPUP_OPT_ADAM: ipup_adam_f32(n, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2, g); break;
+            default: ipup_sgd_f32(n, o->lr, scale, w, g); break;
+            }
+            if (o->kind != IPUP_OPT_SGD && e->cfg.offload) { /* stream out */
+                IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)n * sizeof(float));
+                if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + st->n_params + off, rt->staging + st->max_tensor, (size_t)n * sizeof(float));
+            }
+        }
+    }
+    memset(rt->grads, 0, st->n_params * sizeof(float));
+}
+
+/* host: move outfeed records into e->recs (indexed by step - step0, replica, mb) */
+static int ipue__drain(ipup_emu *e, int64_t step0, int32_t nsteps) {
+    int32_t r, got = 0;
+    for (r = 0; r < e->R; r++) {
+        const ipup_outfeed_rec *rec;
+        while ((rec = (const ipup_outfeed_rec *)ipup_ring_peek(&e->outfeed[r])) != NULL) {
+            int64_t k = rec->step - step0;
+            if (k >= 0 && k < nsteps && rec->mb >= 0 && rec->mb < e->M)
+                e->recs[((size_t)k * (size_t)e->R + (size_t)r) * (size_t)e->M + (size_t)rec->mb] = *rec;
+            ipup_ring_release(&e->outfeed[r]);
+            got++;
+        }
+    }
+    return got;
+}
+
+static int ipue__any_err(const ipup_emu *e, int64_t t) {
+    int32_t q;
+    for (q = 0; q < e->nipus; q++) if (e->err[t & 1][q].code) return 1;
+    return 0;
+}
+static int ipue__err_msg(ipup_emu *e, int64_t t) {
+    int32_t q, best = -1;
+    const ipue__err *b = NULL;
+    /* the loss first (layer -1), then the lowest stage, then the lowest IPU */
+    for (q = 0; q < e->nipus; q++) {
+        const ipue__err *x = &e->err[t & 1][q];
+        if (!x->code) continue;
+        if (!b || (x->layer < 0 && b->layer >= 0) || ((x->layer < 0) == (b->layer < 0) && x->stage < b->stage)) { b = x; best = q; }
+    }
+    if (!b) return IPUP_OK;
+    if (b->layer < 0)
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
+                          "step %D, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is NaN or infinite; the update of step %D was not applied. Lower the learning rate or check the input data",
+                          (long long)b->step, (int)b->stage, (int)best, (int)b->mb, (int)(best / e->P), (long long)b->step);
+    return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
+                      "step %D, stage %d (IPU%d): the gradient of %s.%s is NaN or infinite; the update of step %D was not applied. Lower the learning rate",
+                      (long long)b->step, (int)b->stage, (int)best, e->model.layers[b->layer / 2].id, (b->layer & 1) ? "b" : "w", (long long)b->step);
+}
+
+static int ipue__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
+    int32_t k, i, r, d, s;
+    int rc;
+    int64_t step0 = e->step;
+    *done = 0;
+    for (k = 0; k < steps; k++) {
+        int64_t t = step0 + k;
+        memset(e->err[t & 1], 0, sizeof e->err[0]);
+        for (i = 0; i < e->table.n_ops; i++) {
+            for (r = 0; r < e->R; r++) {
+                rc = ipue__exec(e, r, &e->ops[i], t, 0);
+                if (rc) return rc;
+            }
+            if (e->ops[i].stage == e->S - 1 && e->ops[i].kind == IPUP_OP_F) ipue__drain(e, step0, steps);
+        }
+        if (e->R > 1) for (d = 0; d < e->P; d++) ipue__allreduce(e, d, 0, 1);
+        for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipue__check_grads(e, r, d, t);
+        if (ipue__any_err(e, t)) return ipue__err_msg(e, t);
+        for (r = 0; r < e->R; r++) for (s = 0; s < e->S; s++) ipue__update_stage(e, r, s, t);
+        e->step = t + 1;
+        *done = k + 1;
+    }
+    return IPUP_OK;
+}
+
+#ifndef IPUPIPE_NO_THREADS
+/* barrier over all IPU threads; returns 0, or 1 when the host aborted the job at step t */
+static int ipue__barrier(ipup_emu *e, int64_t t) {
+    uint32_t gen = IPUE__LOAD_ACQ(&e->bar_gen);
+    uint32_t spins = 0;
+    IPUPIPE_HAPPENS_BEFORE(&e->bar_count);
+    if (IPUE__FETCH_ADD(&e->bar_count, 1u) + 1u == (uint32_t)e->nipus) {
+        IPUPIPE_HAPPENS_AFTER(&e->bar_count);
+        IPUE__STORE_REL(&e->bar_count, 0u);
+        IPUPIPE_HAPPENS_BEFORE(&e->bar_gen);
+        IPUE__STORE_REL(&e->bar_gen, gen + 1u);
+        return 0;
+    }
+    while (IPUE__LOAD_ACQ(&e->bar_gen) == gen) {
+        if (IPUE__LOAD_ACQ(&e->abort_) && t >= e->job_stop) return 1;
+        ipue__backoff(&spins);
+    }
+    IPUPIPE_HAPPENS_AFTER(&e->bar_gen);
+    IPUPIPE_HAPPENS_AFTER(&e->bar_count);
+    return 0;
+}
+
+static void ipue__thread_job(ipup_emu *e, int32_t ipu) {
+    int32_t r = ipu / e->P, d = ipu % e->P, k, j, s;
+    for (k = 0; k < e->job_steps; k++) {
+        int64_t t = e->job_step0 + k;
+        memset(&e->err[t & 1][ipu], 0, sizeof(ipue__err));
+        if (IPUE__LOAD_ACQ(&e->abort_) && t >= e->job_stop) return;
+        for (j = e->row_start[d]; j < e->row_start[d + 1]; j++)
+            if (ipue__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
+        if (e->R > 1) {
+            if (ipue__barrier(e, t)) return;
+            ipue__allreduce(e, d, r, e->R);
+            if (ipue__barrier(e, t)) return;
+        }
+        ipue__check_grads(e, r, d, t);
+        if (ipue__barrier(e, t)) return;
+        if (ipue__any_err(e, t)) return;
+        for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipue__update_stage(e, r, s, t);
+    }
+}
+
+static void *ipue__thread_main(void *arg) {
+    ipue__thread *th = (ipue__thread *)arg;
+    ipup_emu *e = th->emu;
+    uint32_t gen = 0;
+    for (;;) {
+        uint32_t spins = 0, g;
+        while ((g = IPUE__LOAD_ACQ(&e->go)) == gen) ipue__backoff(&spins);
+        IPUPIPE_HAPPENS_AFTER(&e->go);
+        gen = g;
+        if (e->quit) break;
+        ipue__thread_job(e, th->ipu);
+        IPUPIPE_HAPPENS_BEFORE(&e->done);
+        IPUE__FETCH_ADD(&e->done, 1u);
+    }
+    return NULL;
+}
+
+static int ipue__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
+    int64_t step0 = e->step, fed[IPUP_MAX_REPLICAS];
+    int64_t total = (int64_t)steps * e->M;
+    int32_t r;
+    uint32_t spins = 0;
+    int rc_host = IPUP_OK;
+    memset(e->err, 0, sizeof e->err);
+    e->job_steps = steps;
+    e->job_step0 = step0;
+    e->job_stop = step0 + steps;
+    IPUE__STORE_REL(&e->done, 0u);
+    IPUPIPE_HAPPENS_BEFORE(&e->go);
+    IPUE__STORE_REL(&e->go, IPUE__LOAD_ACQ(&e->go) + 1u);
+    for (r = 0; r < e->R; r++) fed[r] = 0;
+    for (;;) {
+        int progress = 0;
+        if (rc_host == IPUP_OK) {
+            for (r = 0; r < e->R && rc_host == IPUP_OK; r++) {
+                while (fed[r] < total && ipup_ring_count(&e->infeed[r]) < e->infeed[r].cap) {
+                    int rc = ipue__feed(e, r, step0 + fed[r] / e->M, (int32_t)(fed[r] % e->M));
+                    if (rc) {
+                        rc_host = rc;
+                        e->job_stop = step0 + fed[r] / e->M;
+                        IPUPIPE_HAPPENS_BEFORE(&e->abort_);
+                        IPUE__STORE_REL(&e->abort_, 1u);
+                        break;
+                    }
+                    fed[r]++;
+                    progress = 1;
+                }
+            }
+        }
+        if (ipue__drain(e, step0, steps)) progress = 1;
+        if (IPUE__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) {
+            IPUPIPE_HAPPENS_AFTER(&e->done);
+            ipue__drain(e, step0, steps);
+            break;
+        }
+        if (!progress) ipue__backoff(&spins);
+        else spins = 0;
+    }
+    {
+        int64_t t;
+        for (t = step0; t < e->job_stop; t++) {
+            if (ipue__any_err(e, t)) {
+                *done = (int32_t)(t - step0);
+                e->step = t;
+                return ipue__err_msg(e, t);
+            }
+        }
+        *done = (int32_t)(e->job_stop - step0);
+        e->step = e->job_stop;
+    }
+    return rc_host;
+}
+#endif
+
+IPUPDEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats) {
+    int32_t done = 0, i, n, d, p;
+    int rc;
+    ipup_run_stats *S;
+    double lsum = 0.0;
+    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    if (steps <= 0 || steps > e->cfg.repeat)
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed records are sized by cfg.repeat", (int)steps, (int)e->cfg.repeat);
+    if (!e->cfg.infeed) return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.infeed is NULL: the emulator needs an infeed callback to get micro-batches");
+    e->msg[0] = 0;
+#ifndef IPUPIPE_NO_THREADS
+    if (e->cfg.runner == IPUP_RUNNER_THREADS) rc = ipue__run_threads(e, steps, &done);
+    else
+#endif
+        rc = ipue__run_coop(e, steps, &done);
+    if (rc) ipue__reset_transient(e);
+    /* statistics over the completed steps */
+    S = &e->stats;
+    memset(S, 0, sizeof *S);
+    S->steps = done;
+    n = done * e->R * e->M;
+    S->microbatches = n;
+    S->samples = (int64_t)n * e->B;
+    for (i = 0; i < n; i++) {
+        lsum += (double)e->recs[i].loss;
+        S->correct += e->recs[i].correct;
+        if (e->cfg.outfeed) e->cfg.outfeed(e->cfg.outfeed_user, &e->recs[i]);
+    }
+    S->loss_mean = n ? lsum / (double)n : 0.0;
+    S->step_seconds = e->step_s;
+    S->sim_seconds = e->step_s * (double)done;
+    for (i = 0; i < e->nipus; i++) {
+        d = i % e->P;
+        S->busy_seconds[i] = e->busy_s[d] * (double)done;
+        S->idle_seconds[i] = S->sim_seconds - S->busy_seconds[i];
+    }
+    for (p = 0; p < IPUP_PHASES; p++) {
+        S->phase_seconds[p] = e->phase_s[p];
+        S->phase_utilisation[p] = e->phase_s[p] > 0.0 ? e->phase_busy[p] / (e->phase_s[p] * (double)e->P) : 0.0;
+    }
+    S->samples_per_second = S->sim_seconds > 0.0 ? (double)S->samples / S->sim_seconds : 0.0;
+    e->n_recs = n;
+    if (stats) *stats = *S;
+    return rc;
+}
+
+IPUPDEF int ipup_run(ipup_emu *e, ipup_run_stats *stats) {
+    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    return ipup_run_steps(e, e->cfg.repeat, stats);
+}
+
+IPUPDEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n) {
+    if (n) *n = e ? e->n_recs : 0;
+    return e ? e->recs : NULL;
+}
+
+IPUPDEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
+                          double *loss_sum, int64_t *correct) {
+    int32_t i, s;
+    if (!e || !e->initialised || n < 0 || (n && (!x || !labels))) return IPUP_ERR_ARG;
+    for (i = 0; i < n; i += e->B) {
+        int32_t Bn = n - i < e->B ? n - i : e->B, c = 0, j;
+        const float *in = x + (size_t)i * (size_t)e->in_n;
+        float loss = 0.0f;
+        for (j = 0; j < Bn; j++)
+            if (labels[i + j] < 0 || labels[i + j] >= e->classes)
+                return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate: label %d of sample %d is outside 0..%d", (int)labels[i + j], (int)(i + j), (int)(e->classes - 1));
+        for (s = 0; s < e->S; s++) {
+            float *out = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : NULL;
+            ipue__stage_fwd(e, 0, s, Bn, in, labels + i, NULL, out, 0, 0, 0, &loss, &c);
+            in = out;
+        }
+        if (loss_sum) *loss_sum += (double)loss * (double)Bn;
+        if (correct) *correct += c;
+    }
+    return IPUP_OK;
+}
+
+/* ------------------------------------------------------------------ tensors */
+static int32_t ipue__param_layers(const ipup_emu *e) {
+    int32_t l, n = 0;
+    for (l = 0; l < e->n_layers; l++) if (e->lay[l].info.n_w) n++;
+    return n;
+}
+IPUPDEF int32_t ipup_tensor_count(const ipup_emu *e) {
+    if (!e || !e->initialised) return 0;
+    return ipue__param_layers(e) * 2 * (1 + ipue__state_slots(&e->cfg));
+}
+IPUPDEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
+    int32_t npl, slot, within, pl, which, l, k;
+    const ipue__lay *Ly = NULL;
+    const ipup_layer_info *I;
+    ipue__srt *rt;
+    size_t off;
+    ipue__sb b;
+    if (!e || !out || !e->initialised || index < 0 || index >= ipup_tensor_count(e)) return IPUP_ERR_ARG;
+    npl = ipue__param_layers(e);
+    k = ipue__state_slots(&e->cfg);
+    slot = index / (2 * npl);
+    within = index % (2 * npl);
+    pl = within / 2;
+    which = within % 2;
+    for (l = 0; l < e->n_layers; l++) {
+        if (!e->lay[l].info.n_w) continue;
+        if (pl-- == 0) { Ly = &e->lay[l]; break; }
+    }
+    if (!Ly) return IPUP_ERR_ARG;
+    I = &Ly->info;
+    memset(out, 0, sizeof *out);
+    rt = &e->srt[0][Ly->stage];
+    off = (size_t)Ly->p_off + (which ? ipue__r16(I->n_w) : 0);
+    out->kind = slot == 0 ? IPUP_TENSOR_PARAM : IPUP_TENSOR_OPT_STATE;
+    out->layer = l;
+    out->stage = Ly->stage;
+    out->device = e->st[Ly->stage].device;
+    out->n = which ? I->n_b : I->n_w;
+    out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * e->st[Ly->stage].n_params + off;
+    if (which) { out->ndim = 1; out->shape[0] = I->n_b; }
+    else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = I->out_c; }
+    else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = I->out_n; }
+    b.buf = out->name; b.len = sizeof out->name; b.pos = 0;
+    ipue__sbf(&b, "%s.%s%s", e->model.layers[l].id, which ? "b" : "w",
+              slot == 0 ? "" : (k == 1 || slot == 2) ? ".v" : ".m");
+    return IPUP_OK;
+}
+IPUPDEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out) {
+    int32_t i, n = ipup_tensor_count(e);
+    if (!name || !out) return IPUP_ERR_ARG;
+    for (i = 0; i < n; i++) {
+        if (ipup_tensor_get(e, i, out) == IPUP_OK && strcmp(out->name, name) == 0) return IPUP_OK;
+    }
+    if (e) ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "no tensor named \"%s\" in this model", name);
+    return IPUP_ERR_MISMATCH;
+}
+IPUPDEF int ipup_replicas_sync(ipup_emu *e) {
+    int32_t r, s;
+    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    for (r = 1; r < e->R; r++) {
+        for (s = 0; s < e->S; s++) {
+            IPUPIPE_MEMCPY(e->srt[r][s].params, e->srt[0][s].params, e->st[s].n_params * sizeof(float));
+            if (e->st[s].n_state) IPUPIPE_MEMCPY(e->srt[r][s].state, e->srt[0][s].state, e->st[s].n_state * sizeof(float));
+        }
+    }
+    return IPUP_OK;
+}
+IPUPDEF int64_t ipup_get_step(const ipup_emu *e) { return e ? e->step : 0; }
+IPUPDEF void ipup_set_step(ipup_emu *e, int64_t step) { if (e) e->step = step; }
+IPUPDEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg : "NULL emulator"; }
+
+/* ------------------------------------------------------------------ reports */
+IPUPDEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {
+    if (!e || !out || !e->initialised || ipu < 0 || ipu >= e->nipus) return IPUP_ERR_ARG;
+    ipue__mem_runtime(e, ipu, out);
+    return IPUP_OK;
+}
+IPUPDEF size_t ipup_memory_report_text(const ipup_emu *e, char *buf, size_t len) {
+    ipue__sb b;
+    int32_t i, c;
+    b.buf = buf; b.len = buf ? len : 0; b.pos = 0;
+    if (buf && len) buf[0] = 0;
+    if (!e || !e->initialised) return 0;
+    ipue__sbf(&b, "IPU  ");
+    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipue__sbf(&b, " %s", ipup_mem_category_name(c));
+    ipue__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves (bytes)\n");
+    for (i = 0; i < e->P; i++) {
+        ipup_mem_report m;
+        ipue__mem_runtime(e, i, &m);
+        ipue__sbf(&b, "IPU%d", (int)i);
+        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipue__sbf(&b, " %Z", m.by_category[c]);
+        ipue__sbf(&b, " | %Z %Z %Z | %Z | %Z %Z\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved, m.offload_saved);
+    }
+    return b.pos;
+}
+
+/* ------------------------------------------------------------------ Chrome trace */
+typedef struct ipue__tw {
+    ipup_write_fn write;
+    void *user;
+    int rc, first;
+    char buf[512];
+} ipue__tw;
+static void ipue__tw_emit(ipue__tw *w, const char *text, size_t n) {
+    if (w->rc == 0 && w->write(w->user, text, n) != 0) w->rc = IPUP_ERR_IO;
+}
+static ipue__sb ipue__tw_begin(ipue__tw *w) {
+    ipue__sb b;
+    b.buf = w->buf; b.len = sizeof w->buf; b.pos = 0;
+    w->buf[0] = 0;
+    if (!w->first) ipue__sbf(&b, ",\n");
+    w->first = 0;
+    return b;
+}
+static void ipue__tw_end(ipue__tw *w, ipue__sb *b) {
+    ipue__tw_emit(w, w->buf, b->pos < sizeof w->buf ? b->pos : sizeof w->buf - 1);
+}
+
+IPUPDEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user) {
+    ipue__tw w;
+    int32_t i = 0, r, q, d;
+    double now = 0.0, sync;
+    if (!e || !write || !e->initialised) return IPUP_ERR_ARG;
+    w.write = write; w.user = user; w.rc = 0; w.first = 1;
+    sync = ipue__sync_s(e);
+    ipue__tw_emit(&w, "{\"traceEvents\":[\n", 17);
+    for (q = 0; q < e->nipus; q++) {
+        ipue__sb b = ipue__tw_begin(&w);
+        ipue__sbf(&b, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"IPU%d (replica %d, device %d)\"}}",
+                  (int)q, (int)q, (int)(q / e->P), (int)(q % e->P));
+        ipue__tw_end(&w, &b);
+    }
+    while (i < e->table.n_ops) {
+        int32_t t = e->ops[i].step, k;
+        double mx = 0.0, mxx = 0.0;
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+            const ipup_op *o = &e->ops[k];
+            double du, xf;
+            ipue__op_cost(e, o, &du, &xf);
+            if (du > mx) mx = du;
+            if (xf > mxx) mxx = xf;
+            for (r = 0; r < e->R; r++) {
+                int32_t pid = r * e->P + o->device;
+                const char *kn = o->kind == IPUP_OP_F ? "F" : o->kind == IPUP_OP_B ? "B" : o->kind == IPUP_OP_I ? "I" : "W";
+                ipue__sb b = ipue__tw_begin(&w);
+                ipue__sbf(&b, "{\"name\":\"%s%d s%d\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":", kn, (int)o->mb, (int)o->stage, kn, (int)pid);
+                ipue__sb_fixed3(&b, now * 1e6);
+                ipue__sbf(&b, ",\"dur\":");
+                ipue__sb_fixed3(&b, du * 1e6);
+                ipue__sbf(&b, ",\"args\":{\"stage\":%d,\"mb\":%d,\"step\":%d}}", (int)o->stage, (int)o->mb, (int)o->step);
+                ipue__tw_end(&w, &b);
+                /* flows: start at the end of a producing op, finish at the consuming op */
+                if (xf > 0.0) {
+                    int fwd = o->kind == IPUP_OP_F;
+                    long long id = (((long long)r * e->S + o->stage) * e->M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
+                    b = ipue__tw_begin(&w);
+                    ipue__sbf(&b, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"s\",\"id\":%D,\"pid\":%d,\"tid\":0,\"ts\":",
+                              fwd ? "activations" : "gradients", id, (int)pid);
+                    ipue__sb_fixed3(&b, (now + du) * 1e6);
+                    ipue__sbf(&b, "}");
+                    ipue__tw_end(&w, &b);
+                }
+                {
+                    int32_t ps = -1, fwd = 0;
+                    if (o->kind == IPUP_OP_F && o->stage > 0 && e->st[o->stage - 1].device != o->device) { ps = o->stage - 1; fwd = 1; }
+                    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->S - 1 && e->st[o->stage + 1].device != o->device) ps = o->stage + 1;
+                    if (ps >= 0) {
+                        long long id = (((long long)r * e->S + ps) * e->M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
+                        b = ipue__tw_begin(&w);
+                        ipue__sbf(&b, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%D,\"pid\":%d,\"tid\":0,\"ts\":",
+                                  fwd ? "activations" : "gradients", id, (int)pid);
+                        ipue__sb_fixed3(&b, now * 1e6);
+                        ipue__sbf(&b, "}");
+                        ipue__tw_end(&w, &b);
+                    }
+                }
+            }
+        }
+        now += mx + mxx + sync;
+        i = k;
+    }
+    for (q = 0; q < e->nipus; q++) {
+        ipue__sb b = ipue__tw_begin(&w);
+        d = q % e->P;
+        ipue__sbf(&b, "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":", (int)q);
+        ipue__sb_fixed3(&b, now * 1e6);
+        ipue__sbf(&b, ",\"dur\":");
+        ipue__sb_fixed3(&b, ipue__update_cost(e, d) * 1e6);
+        ipue__sbf(&b, "}");
+        ipue__tw_end(&w, &b);
+    }
+    ipue__tw_emit(&w, "\n]}\n", 4);
+    return w.rc;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* IPUPIPE_EMU_IMPLEMENTED */
+#endif /* IPUPIPE_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+Copyright (c) 2026 the ipupipe authors
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/

@@ -1,0 +1,764 @@
+/* tests/test_emulator.c - the multi-IPU emulator (ipupipe.h): bit-identity of every
+   schedule and both runners against a plain gradient-accumulation loop written here,
+   rings across the 32-bit wrap, replication, recomputation, offload, errors, NaN, the
+   threaded stress test, trace, memory report, checkpoints.
+   Also run under ThreadSanitizer and helgrind (IPUPIPE_TEST_SLOW=1: fewer steps). */
+#if defined(__has_include)
+#if __has_include(<valgrind/helgrind.h>)
+#include <valgrind/helgrind.h>
+#define IPUPIPE_HAPPENS_BEFORE(a) ANNOTATE_HAPPENS_BEFORE(a)
+#define IPUPIPE_HAPPENS_AFTER(a) ANNOTATE_HAPPENS_AFTER(a)
+#define IPUPIPE_SYNC_VAR(a, n) VALGRIND_HG_DISABLE_CHECKING(a, n)
+#endif
+#endif
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe.h"
+#include "ttest.h"
+
+static int slow_mode(void) { return getenv("IPUPIPE_TEST_SLOW") != NULL; }
+
+/* ------------------------------------------------------------------ pools */
+#define POOL_BYTES (512 * 1024)
+static IPUP_ALIGN64 uint8_t g_ipu[8][POOL_BYTES];
+static IPUP_ALIGN64 uint8_t g_stream[8][POOL_BYTES];
+static IPUP_ALIGN64 uint8_t g_host[1 << 20];
+static IPUP_ALIGN64 uint8_t g_ipu2[8][POOL_BYTES];
+static IPUP_ALIGN64 uint8_t g_host2[1 << 20];
+static ipup_emu g_emu, g_emu2;
+
+static void give_pools(ipup_config *c, uint8_t (*ipu)[POOL_BYTES], uint8_t *host) {
+    int i;
+    for (i = 0; i < 8; i++) {
+        c->ipu[i].mem = ipu[i];
+        c->ipu[i].bytes = POOL_BYTES;
+        c->stream[i].mem = g_stream[i];
+        c->stream[i].bytes = POOL_BYTES;
+    }
+    c->host.mem = host;
+    c->host.bytes = sizeof g_host;
+}
+
+/* ------------------------------------------------------------------ data */
+typedef struct feed_ctx {
+    int in_n, classes;
+    int64_t nan_step; /* -1: none */
+} feed_ctx;
+
+/* synthetic, learnable: label = argmax over classes of a fixed projection of x */
+static void make_sample(int in_n, int classes, int64_t idx, float *x, int32_t *label) {
+    int i, c, best = 0;
+    float bv = -1e30f;
+    for (i = 0; i < in_n; i++) x[i] = 2.0f * ipup_rng_uniform_f32(77, (uint64_t)idx, (uint64_t)i) - 1.0f;
+    for (c = 0; c < classes; c++) {
+        float v = 0.0f;
+        for (i = 0; i < in_n; i++) v += x[i] * (float)(((i * 7 + c * 3) % 5) - 2);
+        if (v > bv) { bv = v; best = c; }
+    }
+    *label = best;
+}
+
+static int feed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x, int32_t *labels) {
+    feed_ctx *f = (feed_ctx *)user;
+    int32_t i;
+    (void)replica; (void)mb;
+    for (i = 0; i < n; i++) make_sample(f->in_n, f->classes, sample0 + i, x + (size_t)i * (size_t)f->in_n, labels + i);
+    if (step == f->nan_step) x[0] = NAN;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ reference: the plain loop */
+#define REF_MAXF 4096
+typedef struct ref_model {
+    ipup_model_desc md;
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    float w[IPUP_MAX_LAYERS][REF_MAXF], b[IPUP_MAX_LAYERS][64];
+    float gw[IPUP_MAX_LAYERS][REF_MAXF], gb[IPUP_MAX_LAYERS][64];
+    float s1w[IPUP_MAX_LAYERS][REF_MAXF], s1b[IPUP_MAX_LAYERS][64];
+    float s2w[IPUP_MAX_LAYERS][REF_MAXF], s2b[IPUP_MAX_LAYERS][64];
+} ref_model;
+static ref_model g_ref;
+
+static void ref_load(ref_model *R, ipup_emu *e) {
+    int32_t i, n = ipup_tensor_count(e);
+    memset(R->gw, 0, sizeof R->gw);
+    memset(R->gb, 0, sizeof R->gb);
+    memset(R->s1w, 0, sizeof R->s1w);
+    memset(R->s1b, 0, sizeof R->s1b);
+    memset(R->s2w, 0, sizeof R->s2w);
+    memset(R->s2b, 0, sizeof R->s2b);
+    for (i = 0; i < n; i++) {
+        ipup_tensor_info t;
+        ipup_tensor_get(e, i, &t);
+        if (t.kind != IPUP_TENSOR_PARAM) continue;
+        if (t.ndim == 1) memcpy(R->b[t.layer], t.data, (size_t)t.n * sizeof(float));
+        else memcpy(R->w[t.layer], t.data, (size_t)t.n * sizeof(float));
+    }
+}
+
+/* one step of M micro-batches of B samples with R replicas' worth of data (R = 1 here) */
+static void ref_step(ref_model *R, const ipup_config *c, int64_t t, feed_ctx *fc) {
+    static float act[IPUP_MAX_LAYERS + 1][8192], g0[8192], g1[8192];
+    static int32_t labels[256];
+    int32_t L = R->md.n_layers, m, l, B = c->microbatch, M = c->microbatches;
+    int32_t Rr = c->replicas ? c->replicas : 1, r;
+    for (r = 0; r < Rr; r++) {
+        for (m = 0; m < M; m++) {
+            int64_t sample0 = ((t * Rr + r) * M + m) * B;
+            int64_t j0 = ((int64_t)r * M + m) * B;
+            float *g = g0, *o = g1;
+            feed(fc, t, r, m, sample0, B, act[0], labels);
+            for (l = 0; l < L; l++) {
+                const ipup_layer_info *I = &R->info[l];
+                int n = B * I->in_n;
+                switch (I->kind) {
+                case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(B, I->in_n, I->out_n, act[l], R->w[l], R->b[l], act[l + 1]); break;
+                case IPUP_LAYER_CONV3X3: ipup_conv3x3_fwd_f32(B, I->in_h, I->in_w, I->in_c, I->out_c, act[l], R->w[l], R->b[l], act[l + 1], NULL); break;
+                case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, act[l], act[l + 1]); break;
+                case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, act[l], act[l + 1]); break;
+                case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_fwd_f32(B, I->in_h, I->in_w, I->in_c, act[l], act[l + 1]); break;
+                case IPUP_LAYER_FLATTEN: memcpy(act[l + 1], act[l], (size_t)n * sizeof(float)); break;
+                case IPUP_LAYER_DROPOUT:
+                    ipup_dropout_fwd_f32(n, R->md.layers[l].rate, ipup_layer_seed(c->seed, l), (uint64_t)t, (uint64_t)j0 * (uint64_t)I->in_n, act[l], act[l + 1]);
+                    break;
+                case IPUP_LAYER_SOFTMAX_XENT: ipup_softmax_xent_f32(B, I->in_n, act[l], labels, g, NULL); break;
+                default: break;
+                }
+            }
+            for (l = L - 2; l >= 0; l--) {
+                const ipup_layer_info *I = &R->info[l];
+                int n = B * I->in_n;
+                float *tmp;
+                switch (I->kind) {
+                case IPUP_LAYER_DENSE: ipup_dense_bwd_f32(B, I->in_n, I->out_n, act[l], R->w[l], g, o, R->gw[l], R->gb[l]); break;
+                case IPUP_LAYER_CONV3X3: ipup_conv3x3_bwd_f32(B, I->in_h, I->in_w, I->in_c, I->out_c, act[l], R->w[l], g, o, R->gw[l], R->gb[l], NULL); break;
+                case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, act[l], g, o); break;
+                case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, act[l], g, o); break;
+                case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_bwd_f32(B, I->in_h, I->in_w, I->in_c, act[l], g, o); break;
+                case IPUP_LAYER_FLATTEN: memcpy(o, g, (size_t)n * sizeof(float)); break;
+                case IPUP_LAYER_DROPOUT:
+                    ipup_dropout_bwd_f32(n, R->md.layers[l].rate, ipup_layer_seed(c->seed, l), (uint64_t)t, (uint64_t)j0 * (uint64_t)I->in_n, g, o);
+                    break;
+                default: break;
+                }
+                tmp = g; g = o; o = tmp;
+            }
+        }
+    }
+    {
+        float scale = 1.0f / (float)(M * Rr);
+        const ipup_optimizer *op = &g_emu.cfg.opt; /* defaults resolved by ipup_init */
+        for (l = 0; l < L; l++) {
+            const ipup_layer_info *I = &R->info[l];
+            int j;
+            if (!I->n_w) continue;
+            for (j = 0; j < 2; j++) {
+                int n = j ? I->n_b : I->n_w;
+                float *w = j ? R->b[l] : R->w[l], *gg = j ? R->gb[l] : R->gw[l];
+                float *s1 = j ? R->s1b[l] : R->s1w[l], *s2 = j ? R->s2b[l] : R->s2w[l];
+                if (op->kind == IPUP_OPT_SGD) ipup_sgd_f32(n, op->lr, scale, w, gg);
+                else if (op->kind == IPUP_OPT_MOMENTUM) ipup_momentum_f32(n, op->lr, op->momentum, scale, w, s1, gg);
+                else ipup_adam_f32(n, op->lr, op->beta1, op->beta2, op->eps, (int)(t + 1), scale, w, s1, s2, gg);
+                memset(gg, 0, (size_t)n * sizeof(float));
+            }
+        }
+    }
+}
+
+/* number of parameter tensors of e whose bits differ from the reference */
+static int ref_diff(ref_model *R, ipup_emu *e, double *maxdiff) {
+    int32_t i, n = ipup_tensor_count(e), bad = 0, k;
+    if (maxdiff) *maxdiff = 0.0;
+    for (i = 0; i < n; i++) {
+        ipup_tensor_info t;
+        const float *ref;
+        ipup_tensor_get(e, i, &t);
+        if (t.kind != IPUP_TENSOR_PARAM) continue;
+        ref = t.ndim == 1 ? R->b[t.layer] : R->w[t.layer];
+        if (memcmp(ref, t.data, (size_t)t.n * sizeof(float)) != 0) bad++;
+        if (maxdiff)
+            for (k = 0; k < t.n; k++) {
+                double d = fabs((double)ref[k] - (double)t.data[k]);
+                if (d > *maxdiff) *maxdiff = d;
+            }
+    }
+    return bad;
+}
+
+static ipup_model_desc g_mlp, g_cnn;
+static feed_ctx g_feed_mlp = {12, 4, -1}, g_feed_cnn = {36, 3, -1};
+
+static void models(void) {
+    char msg[256];
+    memset(&g_mlp, 0, sizeof g_mlp);
+    g_mlp.in_h = 1; g_mlp.in_w = 1; g_mlp.in_c = 12;
+    if (ipup_model_parse("dense16,gelu,dropout0.25,dense12,relu,dense8,relu,dense4,xent", &g_mlp, msg, sizeof msg))
+        printf("parse: %s\n", msg);
+    memset(&g_cnn, 0, sizeof g_cnn);
+    g_cnn.in_h = 6; g_cnn.in_w = 6; g_cnn.in_c = 1;
+    if (ipup_model_parse("conv4,relu,maxpool2,flatten,dense3,xent", &g_cnn, msg, sizeof msg))
+        printf("parse: %s\n", msg);
+}
+
+static ipup_config base_cfg(const ipup_model_desc *md, feed_ctx *fc) {
+    ipup_config c;
+    memset(&c, 0, sizeof c);
+    c.model = md;
+    c.microbatch = 3;
+    c.microbatches = 4;
+    c.repeat = 3;
+    c.seed = 1234;
+    c.opt.kind = IPUP_OPT_SGD;
+    c.opt.lr = 0.05f;
+    c.infeed = feed;
+    c.infeed_user = fc;
+    give_pools(&c, g_ipu, g_host);
+    return c;
+}
+
+/* train with the emulator and the reference; return the number of differing tensors */
+static int run_and_compare(ipup_config *c, feed_ctx *fc, int steps, const char *what) {
+    int rc, bad, k;
+    double md;
+    rc = ipup_init(&g_emu, c);
+    if (rc) { TT_FAILF("%s: init: %.400s", what, ipup_last_error(&g_emu)); return -1; }
+    memset(&g_ref.md, 0, sizeof g_ref.md);
+    g_ref.md = *c->model;
+    ipup_model_info(c->model, g_ref.info, IPUP_MAX_LAYERS, NULL, 0);
+    ref_load(&g_ref, &g_emu);
+    for (k = 0; k < steps; k += c->repeat) {
+        int32_t n = steps - k < c->repeat ? steps - k : c->repeat, j;
+        rc = ipup_run_steps(&g_emu, n, NULL);
+        if (rc) { TT_FAILF("%s: run: %.400s", what, ipup_last_error(&g_emu)); ipup_shutdown(&g_emu); return -1; }
+        for (j = 0; j < n; j++) ref_step(&g_ref, c, k + j, fc);
+    }
+    TT_EQ_INT(ipup_get_step(&g_emu), steps);
+    bad = ref_diff(&g_ref, &g_emu, &md);
+    if (bad) TT_FAILF("%s: %d tensors differ from the plain loop (max |diff| %g)", what, bad, md);
+    ipup_shutdown(&g_emu);
+    return bad;
+}
+
+/* ------------------------------------------------------------------ tests */
+TTEST(ring_wraps_32bit) {
+    static IPUP_ALIGN64 uint8_t buf[8 * 64];
+    ipup_ring r;
+    uint32_t i, next_in = 0, next_out = 0;
+    TT_EQ_INT(ipup_ring_init(&r, buf, sizeof buf, 6, 4, 0), IPUP_ERR_ARG); /* not a power of two */
+    TT_EQ_INT(ipup_ring_init(&r, buf, 64, 8, 4, 0), IPUP_ERR_CAPACITY);
+    TT_EQ_INT(ipup_ring_init(&r, buf, sizeof buf, 8, 4, 0xFFFFFFF0u), IPUP_OK);
+    TT_CHECK(ipup_ring_peek(&r) == NULL);
+    for (i = 0; i < 200; i++) {
+        /* push up to 3, pop up to 2: the fill level moves, indices cross 2^32 */
+        int k;
+        for (k = 0; k < 3; k++) {
+            uint32_t *p = (uint32_t *)ipup_ring_reserve(&r);
+            if (!p) { TT_CHECK(ipup_ring_count(&r) == 8); break; }
+            *p = next_in++;
+            ipup_ring_commit(&r);
+        }
+        for (k = 0; k < 2; k++) {
+            uint32_t *p = (uint32_t *)ipup_ring_peek(&r);
+            if (!p) break;
+            if (*p != next_out) TT_FAILF("popped %u, expected %u", *p, next_out);
+            next_out++;
+            ipup_ring_release(&r);
+        }
+        TT_EQ_INT(ipup_ring_count(&r), next_in - next_out);
+    }
+    TT_CHECK(IPUE__LOAD_ACQ(&r.head) < 0x1000u); /* wrapped */
+    TT_EQ_INT(r.peak, 8);
+}
+
+TTEST(model_parse_and_info) {
+    ipup_model_desc m;
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    char msg[256];
+    memset(&m, 0, sizeof m);
+    m.in_h = 28; m.in_w = 28; m.in_c = 1;
+    TT_EQ_INT(ipup_model_parse("conv8,relu,maxpool2,flatten,dense256,relu,dense256,dropout0.5,dense10,xent", &m, msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(m.n_layers, 10);
+    TT_STREQ(m.layers[4].id, "dense256");
+    TT_STREQ(m.layers[6].id, "dense256_2");
+    TT_NEAR(m.layers[7].rate, 0.5, 1e-7);
+    TT_EQ_INT(ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(info[0].out_h, 26);
+    TT_EQ_INT(info[2].out_h, 13);
+    TT_EQ_INT(info[4].in_n, 13 * 13 * 8);
+    TT_EQ_INT(info[4].n_w, 13 * 13 * 8 * 256);
+    TT_EQ_INT(info[0].n_w, 9 * 8);
+    TT_EQ_INT(info[4].flops_fwd, 2LL * 13 * 13 * 8 * 256 + 256);
+    TT_EQ_INT(ipup_model_parse("dense10,bogus,xent", &m, msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "layer 1");
+    TT_EQ_INT(ipup_model_parse("dense10,relu", &m, msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "last layer");
+}
+
+static const ipup_sched_kind k_all[] = {IPUP_SCHED_GROUPED, IPUP_SCHED_INTERLEAVED, IPUP_SCHED_SEQUENTIAL,
+                                        IPUP_SCHED_GPIPE, IPUP_SCHED_1F1B, IPUP_SCHED_INTERLEAVED_1F1B, IPUP_SCHED_ZBH1};
+
+/* every schedule x both runners x recompute on/off: the plain loop's bits */
+TTEST(bit_identical_every_schedule) {
+    int ks, runner, rec;
+    int steps = slow_mode() ? 2 : 3;
+    for (ks = 0; ks < 7; ks++) {
+        for (runner = 0; runner < 2; runner++) {
+            for (rec = 0; rec < 2; rec++) {
+                ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+                char what[128];
+                c.schedule = k_all[ks];
+                c.stages = 3;
+                if (k_all[ks] == IPUP_SCHED_INTERLEAVED_1F1B) { c.stages = 4; c.devices = 2; c.virtual_stages = 2; }
+                c.microbatches = k_all[ks] == IPUP_SCHED_GROUPED ? 6 : 4;
+                c.runner = runner ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+                c.recompute = rec;
+                c.opt.kind = (ks % 3 == 0) ? IPUP_OPT_SGD : (ks % 3 == 1) ? IPUP_OPT_MOMENTUM : IPUP_OPT_ADAM;
+                c.opt.lr = c.opt.kind == IPUP_OPT_ADAM ? 0.01f : 0.05f;
+                snprintf(what, sizeof what, "%s/%s/recompute=%d", ipup_sched_kind_name(k_all[ks]), runner ? "threads" : "coop", rec);
+                run_and_compare(&c, &g_feed_mlp, steps, what);
+            }
+        }
+    }
+}
+
+TTEST(bit_identical_cnn_and_mapping) {
+    int runner;
+    for (runner = 0; runner < 2; runner++) {
+        ipup_config c = base_cfg(&g_cnn, &g_feed_cnn);
+        static const int16_t map[3] = {0, 1, 0}; /* stage 2 back on IPU0 (PopXL tutorial) */
+        int32_t split[2] = {2, 4};
+        c.schedule = IPUP_SCHED_1F1B;
+        c.stages = 3;
+        c.split = split;
+        c.stage_device = map;
+        c.runner = runner ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        c.recompute = runner;
+        c.opt.kind = IPUP_OPT_MOMENTUM;
+        run_and_compare(&c, &g_feed_cnn, 3, runner ? "cnn threads" : "cnn coop");
+    }
+    {
+        ipup_config c = base_cfg(&g_cnn, &g_feed_cnn);
+        c.schedule = IPUP_SCHED_ZBH1;
+        c.stages = 2;
+        c.runner = IPUP_RUNNER_THREADS;
+        run_and_compare(&c, &g_feed_cnn, 3, "cnn zb-h1");
+    }
+}
+
+/* copy replica-0 parameters of e into a flat array */
+static size_t snapshot(ipup_emu *e, float *out, size_t cap) {
+    int32_t i, n = ipup_tensor_count(e);
+    size_t pos = 0;
+    for (i = 0; i < n; i++) {
+        ipup_tensor_info t;
+        ipup_tensor_get(e, i, &t);
+        if (t.kind != IPUP_TENSOR_PARAM) continue;
+        if (pos + (size_t)t.n <= cap) memcpy(out + pos, t.data, (size_t)t.n * sizeof(float));
+        pos += (size_t)t.n;
+    }
+    return pos;
+}
+
+TTEST(replication) {
+    static float a[8192], b[8192], c1[8192];
+    size_t n, i;
+    double md = 0.0;
+    int rc;
+    ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+    /* 2 replicas x M=4 vs 1 replica x M=8: same samples, different summation order */
+    c.schedule = IPUP_SCHED_1F1B;
+    c.stages = 2;
+    c.replicas = 2;
+    c.opt.kind = IPUP_OPT_MOMENTUM;
+    c.runner = IPUP_RUNNER_THREADS;
+    rc = ipup_init(&g_emu, &c);
+    TT_CHECK_MSG(rc == 0, "init: %.400s", ipup_last_error(&g_emu));
+    if (rc) return;
+    TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+    n = snapshot(&g_emu, a, 8192);
+    /* replica 1 holds the same weights as replica 0 (same update on the same sums) */
+    for (i = 0; i < (size_t)g_emu.S; i++)
+        TT_CHECK(memcmp(g_emu.srt[0][i].params, g_emu.srt[1][i].params, g_emu.st[i].n_params * sizeof(float)) == 0);
+    ipup_shutdown(&g_emu);
+    c.runner = IPUP_RUNNER_COOP;
+    rc = ipup_init(&g_emu, &c);
+    TT_CHECK(rc == 0);
+    if (rc) return;
+    TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+    TT_EQ_INT(snapshot(&g_emu, c1, 8192), n);
+    TT_CHECK_MSG(memcmp(a, c1, n * sizeof(float)) == 0, "replicated: threads and coop differ");
+    ipup_shutdown(&g_emu);
+    c.replicas = 1;
+    c.microbatches = 8;
+    rc = ipup_init(&g_emu, &c);
+    TT_CHECK(rc == 0);
+    if (rc) return;
+    TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+    TT_EQ_INT(snapshot(&g_emu, b, 8192), n);
+    for (i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (d > md) md = d;
+    }
+    /* tolerance: float sums of 8 micro-batch gradients in another order, 3 steps */
+    TT_CHECK_MSG(md < 1e-5, "replicated vs single replica: max |diff| %g", md);
+    TT_CHECK_MSG(md > 0.0 || memcmp(a, b, n * sizeof(float)) == 0, "impossible");
+    ipup_shutdown(&g_emu);
+}
+
+/* random delays before ops: the threads interleave differently, bits stay the same */
+static void delay_hook(void *user, int32_t ipu, const ipup_op *op) {
+    volatile uint64_t *ctr = (volatile uint64_t *)user;
+    uint64_t h = ipup_rng_u64(99, (uint64_t)ipu, (uint64_t)op->step * 131u + (uint64_t)op->mb + ctr[ipu]);
+    ctr[ipu]++;
+    if ((h & 3u) == 0) {
+        struct timespec ts;
+        ts.tv_sec = 0;
+        ts.tv_nsec = (long)(h >> 40) % 200000;
+        ipue__nanosleep(&ts, NULL);
+    } else if ((h & 3u) == 1) {
+        sched_yield();
+    }
+}
+
+TTEST(threaded_stress_random_delays) {
+    static uint64_t ctr[IPUP_MAX_IPUS];
+    int ks;
+    int steps = slow_mode() ? 2 : 12;
+    for (ks = 0; ks < 7; ks += slow_mode() ? 3 : 1) {
+        ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+        char what[64];
+        c.schedule = k_all[ks];
+        c.stages = 4;
+        c.devices = k_all[ks] == IPUP_SCHED_INTERLEAVED_1F1B ? 2 : 0;
+        c.microbatches = 8;
+        c.repeat = 4;
+        c.runner = IPUP_RUNNER_THREADS;
+        c.recompute = ks & 1;
+        c.op_hook = delay_hook;
+        c.op_hook_user = ctr;
+        snprintf(what, sizeof what, "stress %s", ipup_sched_kind_name(k_all[ks]));
+        run_and_compare(&c, &g_feed_mlp, steps, what);
+    }
+}
+
+TTEST(offload_same_bits_and_memory) {
+    static float a[8192], b[8192];
+    size_t n;
+    ipup_mem_report m0, m1;
+    ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+    c.schedule = IPUP_SCHED_GPIPE;
+    c.stages = 2;
+    c.opt.kind = IPUP_OPT_ADAM;
+    c.opt.lr = 0.01f;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+    TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+    n = snapshot(&g_emu, a, 8192);
+    ipup_memory_report(&g_emu, 0, &m0);
+    ipup_shutdown(&g_emu);
+    c.offload = 1;
+    c.runner = IPUP_RUNNER_THREADS;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+    TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+    TT_EQ_INT(snapshot(&g_emu, b, 8192), n);
+    TT_CHECK(memcmp(a, b, n * sizeof(float)) == 0);
+    ipup_memory_report(&g_emu, 0, &m1);
+    TT_CHECK(m0.by_category[IPUP_MEM_OPTIMIZER] > 0);
+    TT_EQ_INT(m1.by_category[IPUP_MEM_OPTIMIZER], 0);
+    TT_EQ_INT(m1.stream_used, m0.by_category[IPUP_MEM_OPTIMIZER]);
+    TT_EQ_INT(m0.offload_saved, m0.by_category[IPUP_MEM_OPTIMIZER]);
+    ipup_shutdown(&g_emu);
+}
+
+TTEST(plan_sizes_pools_exactly) {
+    ipup_plan plan;
+    ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+    int d, rc;
+    c.schedule = IPUP_SCHED_GROUPED;
+    c.stages = 3;
+    c.microbatches = 6;
+    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &plan), IPUP_OK);
+    TT_EQ_INT(plan.devices, 3);
+    TT_EQ_INT(plan.stash_depth[0], 5); /* grouped: min(M, 2(S-s)-1) */
+    TT_EQ_INT(plan.stash_depth[1], 3);
+    TT_EQ_INT(plan.stash_depth[2], 1);
+    for (d = 0; d < 3; d++) c.ipu[d].bytes = plan.ipu_bytes[d];
+    c.host.bytes = plan.host_bytes;
+    rc = ipup_init(&g_emu, &c);
+    TT_CHECK_MSG(rc == 0, "exact pools: %.400s", ipup_last_error(&g_emu));
+    if (rc == 0) {
+        ipup_mem_report m;
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        ipup_memory_report(&g_emu, 0, &m);
+        TT_EQ_INT(m.used, plan.ipu_bytes[0]);
+        TT_CHECK(m.high_water <= m.used);
+        TT_CHECK(m.peak_by_category[IPUP_MEM_STASH] > 0);
+        ipup_shutdown(&g_emu);
+    }
+    c.ipu[0].bytes = plan.ipu_bytes[0] - 1;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_OOM);
+    TT_CONTAINS(ipup_last_error(&g_emu), "IPU0");
+    TT_CONTAINS(ipup_last_error(&g_emu), "stage 0");
+    TT_CONTAINS(ipup_last_error(&g_emu), "recomputation");
+    /* recomputation stashes less */
+    {
+        ipup_plan p2;
+        c.recompute = 1;
+        TT_EQ_INT(ipup_plan_config(&g_emu, &c, &p2), IPUP_OK);
+        TT_CHECK(p2.mem[0].by_category[IPUP_MEM_STASH] < plan.mem[0].by_category[IPUP_MEM_STASH]);
+        TT_CHECK(p2.ipu_bytes[0] < plan.ipu_bytes[0]);
+    }
+}
+
+TTEST(bad_configurations) {
+    ipup_config c = base_cfg(&g_cnn, &g_feed_cnn);
+    int32_t split[2] = {3, 3};
+    static const int16_t map[2] = {0, 5};
+    c.stages = 7;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CONFIG);
+    TT_CONTAINS(ipup_last_error(&g_emu), "only 6 layers");
+    c.stages = 3;
+    c.split = split;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CONFIG);
+    TT_CONTAINS(ipup_last_error(&g_emu), "empty");
+    c.split = NULL;
+    c.stages = 2;
+    c.devices = 2;
+    c.stage_device = map;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CONFIG);
+    TT_CONTAINS(ipup_last_error(&g_emu), "IPU 5");
+    c.stage_device = NULL;
+    c.devices = 0;
+    c.stages = 3;
+    c.schedule = IPUP_SCHED_INTERLEAVED_1F1B;
+    c.devices = 2;
+    c.virtual_stages = 2; /* 3 stages do not fill 2 devices x 2 virtual stages */
+    TT_CHECK(ipup_init(&g_emu, &c) < 0);
+    TT_CONTAINS(ipup_last_error(&g_emu), "interleaved-1f1b");
+    c = base_cfg(&g_cnn, &g_feed_cnn);
+    c.ipu[0].bytes = 1000;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_OOM);
+    TT_CONTAINS(ipup_last_error(&g_emu), "IPU0");
+    TT_CONTAINS(ipup_last_error(&g_emu), "the pool has");
+    c = base_cfg(&g_cnn, &g_feed_cnn);
+    c.host.bytes = 100;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CAPACITY);
+    TT_CONTAINS(ipup_last_error(&g_emu), "host pool");
+    c = base_cfg(&g_cnn, &g_feed_cnn);
+    c.ipu[1].mem = NULL;
+    c.stages = 2;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_ARG);
+    TT_CONTAINS(ipup_last_error(&g_emu), "cfg.ipu[1]");
+}
+
+TTEST(nan_is_an_error_naming_step_and_stage) {
+    int runner;
+    for (runner = 0; runner < 2; runner++) {
+        feed_ctx fc = g_feed_mlp;
+        ipup_config c = base_cfg(&g_mlp, &fc);
+        static float before[8192], after[8192];
+        size_t n;
+        fc.nan_step = 1;
+        c.schedule = IPUP_SCHED_1F1B;
+        c.stages = 3;
+        c.repeat = 3;
+        c.runner = runner ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        TT_EQ_INT(ipup_run_steps(&g_emu, 1, NULL), IPUP_OK);
+        n = snapshot(&g_emu, before, 8192);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_ERR_NUMERIC);
+        /* the NaN input dies in a ReLU on the way to the loss, but not in the first
+           layer's weight gradient */
+        TT_CONTAINS(ipup_last_error(&g_emu), "step 1, stage 0 (IPU0)");
+        TT_CONTAINS(ipup_last_error(&g_emu), "dense16.w is NaN or infinite");
+        TT_EQ_INT(ipup_get_step(&g_emu), 1);
+        snapshot(&g_emu, after, 8192);
+        TT_CHECK(memcmp(before, after, n * sizeof(float)) == 0); /* step 1 not applied */
+        /* the emulator is usable again: from step 2 the data is finite */
+        ipup_set_step(&g_emu, 2);
+        TT_EQ_INT(ipup_run_steps(&g_emu, 1, NULL), IPUP_OK);
+        TT_EQ_INT(ipup_get_step(&g_emu), 3);
+        ipup_shutdown(&g_emu);
+    }
+}
+
+static int failing_feed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x, int32_t *labels) {
+    if (step == 2 && mb == 1) return -1;
+    return feed(user, step, replica, mb, sample0, n, x, labels);
+}
+
+TTEST(infeed_failure_stops_cleanly) {
+    int runner;
+    for (runner = 0; runner < 2; runner++) {
+        ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+        ipup_run_stats st;
+        c.infeed = failing_feed;
+        c.schedule = IPUP_SCHED_GROUPED;
+        c.stages = 3;
+        c.repeat = 3;
+        c.runner = runner ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        TT_EQ_INT(ipup_run(&g_emu, &st), IPUP_ERR_IO);
+        TT_CONTAINS(ipup_last_error(&g_emu), "step 2");
+        TT_EQ_INT(ipup_get_step(&g_emu), 2);
+        TT_EQ_INT(st.steps, 2);
+        ipup_shutdown(&g_emu);
+    }
+}
+
+static char g_trace[1 << 16];
+static size_t g_trace_len;
+static int trace_sink(void *user, const void *data, size_t len) {
+    (void)user;
+    if (g_trace_len + len >= sizeof g_trace) return -1;
+    memcpy(g_trace + g_trace_len, data, len);
+    g_trace_len += len;
+    g_trace[g_trace_len] = 0;
+    return 0;
+}
+
+TTEST(cost_model_trace_and_stats) {
+    ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+    ipup_run_stats st;
+    char text[2048];
+    c.schedule = IPUP_SCHED_1F1B;
+    c.stages = 3;
+    c.microbatches = 6;
+    /* a toy model: make compute the only cost so the phases show the pipeline shape */
+    c.cost.sync_cycles = 1e-9;
+    c.cost.link_bytes_per_s = 1e30;
+    c.cost.host_bytes_per_s = 1e30;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+    TT_EQ_INT(ipup_run(&g_emu, &st), IPUP_OK);
+    TT_EQ_INT(st.steps, 3);
+    TT_EQ_INT(st.microbatches, 18);
+    TT_EQ_INT(st.samples, 54);
+    TT_CHECK(st.loss_mean > 0.5 && st.loss_mean < 3.0);
+    TT_CHECK(st.sim_seconds > 0.0);
+    TT_NEAR(st.sim_seconds, 3.0 * st.step_seconds, 1e-15);
+    TT_NEAR(st.busy_seconds[1] + st.idle_seconds[1], st.sim_seconds, 1e-12);
+    TT_CHECK_MSG(st.phase_utilisation[IPUP_PHASE_MAIN] > st.phase_utilisation[IPUP_PHASE_RAMP_UP],
+                 "utilisation ramp-up %g main %g ramp-down %g", st.phase_utilisation[0], st.phase_utilisation[1], st.phase_utilisation[2]);
+    TT_CHECK(st.phase_utilisation[IPUP_PHASE_MAIN] <= 1.0 + 1e-9);
+    g_trace_len = 0;
+    TT_EQ_INT(ipup_trace_write(&g_emu, trace_sink, NULL), IPUP_OK);
+    TT_CHECK(strncmp(g_trace, "{\"traceEvents\":[", 16) == 0);
+    TT_CONTAINS(g_trace, "\"ph\":\"X\"");
+    TT_CONTAINS(g_trace, "\"ph\":\"s\"");
+    TT_CONTAINS(g_trace, "\"ph\":\"f\"");
+    TT_CONTAINS(g_trace, "\"name\":\"update\"");
+    TT_CONTAINS(g_trace, "IPU2 (replica 0, device 2)");
+    TT_CHECK(strcmp(g_trace + g_trace_len - 4, "\n]}\n") == 0);
+    ipup_memory_report_text(&g_emu, text, sizeof text);
+    TT_CONTAINS(text, "weights");
+    TT_CONTAINS(text, "IPU2");
+    {   /* outfeed records in order with the loss of each micro-batch */
+        int32_t n;
+        const ipup_outfeed_rec *r = ipup_outfeed_records(&g_emu, &n);
+        TT_EQ_INT(n, 18);
+        TT_EQ_INT(r[7].step, 1);
+        TT_EQ_INT(r[7].mb, 1);
+    }
+    ipup_shutdown(&g_emu);
+}
+
+TTEST(checkpoint_roundtrip_and_eval) {
+    /* train 2 steps, copy every tensor (weights + Adam state) and the step into a second
+       emulator, train both 2 more steps: identical bits */
+    ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+    ipup_config c2;
+    int32_t i, n;
+    static float a[8192], b[8192];
+    static float x[64 * 12];
+    static int32_t lab[64];
+    double loss0 = 0.0, loss1 = 0.0;
+    int64_t cor0 = 0, cor1 = 0;
+    c.schedule = IPUP_SCHED_1F1B;
+    c.stages = 2;
+    c.opt.kind = IPUP_OPT_ADAM;
+    c.opt.lr = 0.02f;
+    c.repeat = 10;
+    c2 = c;
+    give_pools(&c2, g_ipu2, g_host2);
+    c2.schedule = IPUP_SCHED_GPIPE;
+    c2.runner = IPUP_RUNNER_THREADS;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+    TT_EQ_INT(ipup_init(&g_emu2, &c2), IPUP_OK);
+    for (i = 0; i < 64; i++) make_sample(12, 4, 100000 + i, x + i * 12, lab + i);
+    TT_EQ_INT(ipup_evaluate(&g_emu, 64, x, lab, &loss0, &cor0), IPUP_OK);
+    TT_EQ_INT(ipup_run_steps(&g_emu, 2, NULL), IPUP_OK);
+    n = ipup_tensor_count(&g_emu);
+    TT_EQ_INT(n, 4 * 2 * 3); /* 4 dense layers x (w, b) x (param, m, v) */
+    for (i = 0; i < n; i++) {
+        ipup_tensor_info t, u;
+        ipup_tensor_get(&g_emu, i, &t);
+        TT_EQ_INT(ipup_tensor_find(&g_emu2, t.name, &u), IPUP_OK);
+        TT_EQ_INT(u.n, t.n);
+        memcpy(u.data, t.data, (size_t)t.n * sizeof(float));
+    }
+    {
+        ipup_tensor_info t;
+        TT_EQ_INT(ipup_tensor_get(&g_emu, 1, &t), IPUP_OK);
+        TT_STREQ(t.name, "dense16.b");
+        TT_EQ_INT(ipup_tensor_get(&g_emu, 8, &t), IPUP_OK);
+        TT_STREQ(t.name, "dense16.w.m");
+        TT_EQ_INT(t.kind, IPUP_TENSOR_OPT_STATE);
+        TT_EQ_INT(ipup_tensor_get(&g_emu, 16, &t), IPUP_OK);
+        TT_STREQ(t.name, "dense16.w.v");
+        TT_EQ_INT(t.ndim, 2);
+        TT_EQ_INT(t.shape[0], 12);
+        TT_EQ_INT(t.shape[1], 16);
+    }
+    ipup_replicas_sync(&g_emu2);
+    ipup_set_step(&g_emu2, ipup_get_step(&g_emu));
+    TT_EQ_INT(ipup_run_steps(&g_emu, 2, NULL), IPUP_OK);
+    TT_EQ_INT(ipup_run_steps(&g_emu2, 2, NULL), IPUP_OK);
+    n = (int32_t)snapshot(&g_emu, a, 8192);
+    TT_EQ_INT((int32_t)snapshot(&g_emu2, b, 8192), n);
+    TT_CHECK(memcmp(a, b, (size_t)n * sizeof(float)) == 0);
+    /* learning: more training lowers the held-out loss */
+    if (!slow_mode()) TT_EQ_INT(ipup_run_steps(&g_emu, 10, NULL), IPUP_OK);
+    TT_EQ_INT(ipup_run_steps(&g_emu, 10, NULL), IPUP_OK);
+    TT_EQ_INT(ipup_evaluate(&g_emu, 64, x, lab, &loss1, &cor1), IPUP_OK);
+    TT_CHECK_MSG(loss1 < loss0, "held-out loss %g -> %g", loss0 / 64, loss1 / 64);
+    TT_CHECK_MSG(cor1 > cor0 || cor1 > 40, "correct %lld -> %lld", (long long)cor0, (long long)cor1);
+    ipup_shutdown(&g_emu);
+    ipup_shutdown(&g_emu2);
+}
+
+TTEST(balanced_split) {
+    /* no split given: the dynamic programme balances FLOPs (fwd + bwd) */
+    ipup_model_desc m;
+    ipup_plan p;
+    ipup_config c;
+    memset(&m, 0, sizeof m);
+    m.in_h = 1; m.in_w = 1; m.in_c = 784;
+    ipup_model_parse("dense512,gelu,dense512,gelu,dense512,gelu,dense512,gelu,dense10,xent", &m, NULL, 0);
+    memset(&c, 0, sizeof c);
+    c.model = &m;
+    c.stages = 2;
+    c.microbatches = 4;
+    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &p), IPUP_OK);
+    TT_EQ_INT(p.split[1], 4); /* [dense, gelu, dense, gelu] | [dense, gelu, dense, gelu, dense10, xent] */
+    TT_EQ_INT(p.params, 784LL * 512 + 512 + 3 * (512 * 512 + 512) + 5130);
+}
+
+int main(int argc, char **argv) {
+    static const ttest_case cases[] = {
+        TT_CASE(ring_wraps_32bit),
+        TT_CASE(model_parse_and_info),
+        TT_CASE(bit_identical_every_schedule),
+        TT_CASE(bit_identical_cnn_and_mapping),
+        TT_CASE(replication),
+        TT_CASE(threaded_stress_random_delays),
+        TT_CASE(offload_same_bits_and_memory),
+        TT_CASE(plan_sizes_pools_exactly),
+        TT_CASE(bad_configurations),
+        TT_CASE(nan_is_an_error_naming_step_and_stage),
+        TT_CASE(infeed_failure_stops_cleanly),
+        TT_CASE(cost_model_trace_and_stats),
+        TT_CASE(checkpoint_roundtrip_and_eval),
+        TT_CASE(balanced_split),
+    };
+    models();
+    return TTEST_MAIN(cases, argc, argv);
+}
