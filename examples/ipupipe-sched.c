@@ -88,7 +88,7 @@ static int parse_int(const char *s, long lo, long hi, int *out) {
 }
 
 /* comma list of integers into out (max n); returns count or -1 */
-static int parse_int_list(const char *s, long lo, long hi, int64_t *out, int n) {
+static int parse_int_list(const char *s, long long lo, long long hi, int64_t *out, int n) {
     int k = 0;
     const char *p = s;
     if (!s || !*s || strlen(s) > 8192) return -1;
@@ -194,7 +194,7 @@ static int parse_args(int argc, char **argv, opts *o) {
             o->nmap = n;
         } else if (!strcmp(a, "--act-bytes")) {
             NEEDV();
-            o->nact = parse_int_list(v, 0, (long)1 << 40, o->act, IPUP_SCHED_MAX_STAGES);
+            o->nact = parse_int_list(v, 0, 1LL << 40, o->act, IPUP_SCHED_MAX_STAGES);
             if (o->nact < 1) return usage_error("--act-bytes needs byte counts separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--cost")) {
             NEEDV();
