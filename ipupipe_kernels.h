@@ -17,7 +17,8 @@
                                                     range). Firmware: define it (newlib's
                                                     assert pulls in stdio), e.g. as ((void)0).
          IPUPIPE_MEMSET(d, c, n)     memset         IPUPIPE_MEMCPY(d, s, n)  memcpy
-         IPUPIPE_EXPF IPUPIPE_LOGF IPUPIPE_SQRTF IPUPIPE_TANHF   expf logf sqrtf tanhf
+         IPUPIPE_EXPF IPUPIPE_LOGF IPUPIPE_SQRTF   expf logf sqrtf  (softmax, Adam, Glorot;
+                                                    GELU uses its own exp, no libm)
      No double-precision arithmetic is used anywhere (single-precision FPUs stay fast), and
      no other libc function.
      Define IPUPIPE_NO_SIMD to force the portable C path even where the compiler offers
@@ -85,7 +86,7 @@
 #ifndef IPUPIPE_MEMCPY
 #define IPUPIPE_MEMCPY(d, s, n) memcpy((d), (s), (n))
 #endif
-#if !defined(IPUPIPE_EXPF) || !defined(IPUPIPE_LOGF) || !defined(IPUPIPE_SQRTF) || !defined(IPUPIPE_TANHF)
+#if !defined(IPUPIPE_EXPF) || !defined(IPUPIPE_LOGF) || !defined(IPUPIPE_SQRTF)
 #include <math.h>
 #endif
 #ifndef IPUPIPE_EXPF
@@ -96,9 +97,6 @@
 #endif
 #ifndef IPUPIPE_SQRTF
 #define IPUPIPE_SQRTF(x) sqrtf(x)
-#endif
-#ifndef IPUPIPE_TANHF
-#define IPUPIPE_TANHF(x) tanhf(x)
 #endif
 
 #ifdef IPUPIPE_STATIC
@@ -174,31 +172,6 @@ static inline void ipup_relu_bwd_f32(int n, const float *x /* (n) forward input 
     for (i = 0; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
 }
 
-/* GELU, tanh approximation (Hendrycks & Gimpel, "Gaussian Error Linear Units", 2016, eq. 2):
-   gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). y may alias x. */
-#define IPUP_GELU_K0 0.7978845608028654f /* sqrt(2/pi) */
-#define IPUP_GELU_K1 0.044715f
-static inline void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) {
-        float v = x[i];
-        float t = IPUPIPE_TANHF(IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v));
-        y[i] = 0.5f * v * (1.0f + t);
-    }
-}
-/* d gelu/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3*0.044715 x^2); dx may alias dy */
-static inline void ipup_gelu_bwd_f32(int n, const float *x /* (n) forward input */,
-                                     const float *dy /* (n) */, float *dx /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) {
-        float v = x[i];
-        float t = IPUPIPE_TANHF(IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v));
-        float d = 0.5f * (1.0f + t) +
-                  0.5f * v * (1.0f - t * t) * IPUP_GELU_K0 * (1.0f + 3.0f * IPUP_GELU_K1 * v * v);
-        dx[i] = dy[i] * d;
-    }
-}
-
 /* acc (n) += x (n): gradient accumulation (one add per element, so any order of calls over
    micro-batches m = 0, 1, ... gives the bits of the plain loop) */
 static inline void ipup_add_f32(int n, float *acc /* (n) */, const float *x /* (n) */) {
@@ -211,6 +184,17 @@ static inline void ipup_zeros_f32(int n, float *w /* (n) */) {
 }
 
 /* ---------------------------------------------------------------- declarations */
+
+/* GELU, tanh approximation (Hendrycks & Gimpel, "Gaussian Error Linear Units", 2016, eq. 2):
+   gelu(x) = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), computed as the equal
+   x * sigmoid(2u) = x / (1 + e^(-2u)) (since 1 + tanh(u) = 2 / (1 + e^(-2u))), with the
+   header's own e^x (Cephes expf polynomial, relative error < 2e-7): no libm call, the same
+   operation sequence in the SIMD and the scalar code, vectorised. x (n), y (n), may alias. */
+IPUPK_DEF void ipup_gelu_fwd_f32(int n, const float *x, float *y);
+/* d gelu/dx = s + 2 x s (1 - s) sqrt(2/pi) (1 + 3*0.044715 x^2), s = sigmoid(2u)
+   (= 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3*0.044715 x^2), t = tanh u).
+   x (n) forward input, dy (n), dx (n) may alias dy. */
+IPUPK_DEF void ipup_gelu_bwd_f32(int n, const float *x, const float *dy, float *dx);
 
 /* dense: y = x w + b. x (B, IN), w (IN, OUT), b (OUT) or NULL, y (B, OUT) */
 IPUPK_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
@@ -431,6 +415,72 @@ IPUPK_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO
             }
 }
 
+/* ---------------------------------------------------------------- exp, GELU (scalar) */
+
+/* e^x, Cephes expf (S. L. Moshier, Cephes Math Library 2.2, expf.c): x = n ln2 + r with
+   |r| <= ln2/2 (ln2 split in two for exactness), e^r by its degree-6 polynomial, times 2^n
+   built in the exponent bits. x is clamped to [-87, 88] (e^-87 = 1.6e-38, e^88 = 1.7e38);
+   n = round(x log2 e) by the 1.5*2^23 trick, so no libm and no float-to-int rounding mode.
+   NaN is the caller's business (ipup__gelu_s returns it unchanged). */
+#define IPUP__EXP_HI 88.0f
+#define IPUP__EXP_LO (-87.0f)
+#define IPUP__LOG2E 1.44269504088896341f
+#define IPUP__MAGIC 12582912.0f /* 1.5 * 2^23 */
+#define IPUP__LN2_HI 0.693359375f
+#define IPUP__LN2_LO (-2.12194440e-4f)
+#define IPUP__EP0 1.9875691500E-4f
+#define IPUP__EP1 1.3981999507E-3f
+#define IPUP__EP2 8.3334519073E-3f
+#define IPUP__EP3 4.1665795894E-2f
+#define IPUP__EP4 1.6666665459E-1f
+#define IPUP__EP5 5.0000001201E-1f
+static float ipup__expf(float x) {
+    float t, n, r, p, scale;
+    uint32_t bits;
+    x = x > IPUP__EXP_HI ? IPUP__EXP_HI : x;
+    x = x < IPUP__EXP_LO ? IPUP__EXP_LO : x;
+    t = x * IPUP__LOG2E;
+    n = (t + IPUP__MAGIC) - IPUP__MAGIC;
+    r = x - n * IPUP__LN2_HI;
+    r = r - n * IPUP__LN2_LO;
+    p = IPUP__EP0;
+    p = p * r + IPUP__EP1;
+    p = p * r + IPUP__EP2;
+    p = p * r + IPUP__EP3;
+    p = p * r + IPUP__EP4;
+    p = p * r + IPUP__EP5;
+    p = p * r * r + r + 1.0f;
+    bits = (uint32_t)((int32_t)n + 127) << 23;
+    IPUPIPE_MEMCPY(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+#define IPUP_GELU_K0 0.7978845608028654f /* sqrt(2/pi) */
+#define IPUP_GELU_K1 0.044715f
+/* s = sigmoid(2u) = 1 / (1 + e^(-2u)), u = K0 (x + K1 x^3) */
+static float ipup__gelu_s(float v) {
+    float u = IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v);
+    return 1.0f / (1.0f + ipup__expf(-2.0f * u));
+}
+static void ipup__gelu_fwd_scalar(int i0, int n, const float *x, float *y) {
+    int i;
+    for (i = i0; i < n; i++) {
+        const float v = x[i];
+        y[i] = v != v ? v : v * ipup__gelu_s(v);
+    }
+}
+static void ipup__gelu_bwd_scalar(int i0, int n, const float *x, const float *dy, float *dx) {
+    int i;
+    for (i = i0; i < n; i++) {
+        const float v = x[i];
+        float s, d;
+        if (v != v) { dx[i] = v; continue; }
+        s = ipup__gelu_s(v);
+        d = s + 2.0f * v * s * (1.0f - s) * IPUP_GELU_K0 * (1.0f + 3.0f * IPUP_GELU_K1 * v * v);
+        dx[i] = dy[i] * d;
+    }
+}
+
 /* ---------------------------------------------------------------- SIMD GEMM core
    One register-blocked micro-kernel serves every hot product. It computes an MR x (NV*VL)
    tile of C = A B (written, optionally plus bias) or C += A B, where
@@ -466,6 +516,16 @@ typedef __mmask16 ipup__m;
 #define ipup__vbc(p) _mm512_set1_ps(*(p))
 #define ipup__vfma(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define ipup__vadd(a, b) _mm512_add_ps((a), (b))
+#define ipup__vsub(a, b) _mm512_sub_ps((a), (b))
+#define ipup__vmul(a, b) _mm512_mul_ps((a), (b))
+#define ipup__vdiv(a, b) _mm512_div_ps((a), (b))
+#define ipup__vsqrt(a) _mm512_sqrt_ps(a)
+#define ipup__vset(f) _mm512_set1_ps(f)
+#define ipup__vmin(a, b) _mm512_min_ps((a), (b))
+#define ipup__vmax(a, b) _mm512_max_ps((a), (b))
+/* 2^n for a vector of integral floats n in [-126, 127] */
+#define ipup__vpow2i(n) \
+    _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23))
 static inline ipup__m ipup__mask(int n) { return (ipup__m)((1u << n) - 1u); } /* n in 1..16 */
 #else
 typedef __m256 ipup__v;
@@ -482,6 +542,15 @@ typedef __m256i ipup__m;
 #define ipup__vbc(p) _mm256_broadcast_ss(p)
 #define ipup__vfma(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define ipup__vadd(a, b) _mm256_add_ps((a), (b))
+#define ipup__vsub(a, b) _mm256_sub_ps((a), (b))
+#define ipup__vmul(a, b) _mm256_mul_ps((a), (b))
+#define ipup__vdiv(a, b) _mm256_div_ps((a), (b))
+#define ipup__vsqrt(a) _mm256_sqrt_ps(a)
+#define ipup__vset(f) _mm256_set1_ps(f)
+#define ipup__vmin(a, b) _mm256_min_ps((a), (b))
+#define ipup__vmax(a, b) _mm256_max_ps((a), (b))
+#define ipup__vpow2i(n) \
+    _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23))
 static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
@@ -816,7 +885,101 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
             }
     }
 }
+/* the scalar ipup__expf / GELU / Adam, operation for operation, on vectors */
+static inline ipup__v ipup__vexp(ipup__v x) {
+    ipup__v t, n, r, p;
+    x = ipup__vmin(x, ipup__vset(IPUP__EXP_HI));
+    x = ipup__vmax(x, ipup__vset(IPUP__EXP_LO));
+    t = ipup__vmul(x, ipup__vset(IPUP__LOG2E));
+    n = ipup__vsub(ipup__vadd(t, ipup__vset(IPUP__MAGIC)), ipup__vset(IPUP__MAGIC));
+    r = ipup__vsub(x, ipup__vmul(n, ipup__vset(IPUP__LN2_HI)));
+    r = ipup__vsub(r, ipup__vmul(n, ipup__vset(IPUP__LN2_LO)));
+    p = ipup__vset(IPUP__EP0);
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP1));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP2));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP3));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP4));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP5));
+    p = ipup__vadd(ipup__vadd(ipup__vmul(ipup__vmul(p, r), r), r), ipup__vset(1.0f));
+    return ipup__vmul(p, ipup__vpow2i(n));
+}
+static inline ipup__v ipup__vgelu_s(ipup__v v) {
+    ipup__v u = ipup__vmul(ipup__vmul(ipup__vmul(ipup__vset(IPUP_GELU_K1), v), v), v);
+    u = ipup__vmul(ipup__vset(IPUP_GELU_K0), ipup__vadd(v, u));
+    return ipup__vdiv(ipup__vset(1.0f),
+                      ipup__vadd(ipup__vset(1.0f), ipup__vexp(ipup__vmul(ipup__vset(-2.0f), u))));
+}
+/* whole vectors only; returns the first index left for the scalar tail. Lanes holding NaN
+   are finished by the scalar loop too (it passes NaN through). */
+static int ipup__gelu_fwd_simd(int n, const float *x, float *y) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v v = ipup__vld(x + i);
+        ipup__vst(y + i, ipup__vmul(v, ipup__vgelu_s(v)));
+    }
+    return i;
+}
+static int ipup__gelu_bwd_simd(int n, const float *x, const float *dy, float *dx) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v v = ipup__vld(x + i), s = ipup__vgelu_s(v);
+        ipup__v a = ipup__vmul(ipup__vmul(ipup__vmul(ipup__vset(2.0f), v), s),
+                               ipup__vsub(ipup__vset(1.0f), s));
+        ipup__v c = ipup__vadd(ipup__vset(1.0f),
+                               ipup__vmul(ipup__vmul(ipup__vset(3.0f * IPUP_GELU_K1), v), v));
+        ipup__v d = ipup__vadd(s, ipup__vmul(ipup__vmul(a, ipup__vset(IPUP_GELU_K0)), c));
+        ipup__vst(dx + i, ipup__vmul(ipup__vld(dy + i), d));
+    }
+    return i;
+}
+static int ipup__adam_simd(int n, float lr, float beta1, float beta2, float eps, float scale,
+                           float bc1, float bc2, float c1, float c2, float *w, float *m,
+                           float *v, const float *g) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
+        const ipup__v mi = ipup__vadd(ipup__vmul(ipup__vset(beta1), ipup__vld(m + i)),
+                                      ipup__vmul(ipup__vset(c1), gs));
+        const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(beta2), ipup__vld(v + i)),
+                                      ipup__vmul(ipup__vset(c2), ipup__vmul(gs, gs)));
+        const ipup__v mh = ipup__vdiv(mi, ipup__vset(bc1)), vh = ipup__vdiv(vi, ipup__vset(bc2));
+        const ipup__v step = ipup__vdiv(ipup__vmul(ipup__vset(lr), mh),
+                                        ipup__vadd(ipup__vsqrt(vh), ipup__vset(eps)));
+        ipup__vst(m + i, mi);
+        ipup__vst(v + i, vi);
+        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), step));
+    }
+    return i;
+}
 #endif /* SIMD */
+
+/* ---------------------------------------------------------------- GELU */
+
+IPUPK_DEF void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i0 = 0;
+#ifdef IPUP__SIMD
+    i0 = ipup__gelu_fwd_simd(n, x, y);
+    {   /* NaN lanes: redo them with the scalar code (NaN in, NaN out) */
+        int i;
+        for (i = 0; i < i0; i++)
+            if (x[i] != x[i]) y[i] = x[i];
+    }
+#endif
+    ipup__gelu_fwd_scalar(i0, n, x, y);
+}
+IPUPK_DEF void ipup_gelu_bwd_f32(int n, const float *x /* (n) */, const float *dy /* (n) */,
+                                 float *dx /* (n) */) {
+    int i0 = 0;
+#ifdef IPUP__SIMD
+    i0 = ipup__gelu_bwd_simd(n, x, dy, dx);
+    {
+        int i;
+        for (i = 0; i < i0; i++)
+            if (x[i] != x[i]) dx[i] = x[i];
+    }
+#endif
+    ipup__gelu_bwd_scalar(i0, n, x, dy, dx);
+}
 
 /* ---------------------------------------------------------------- dispatchers */
 
@@ -1038,7 +1201,11 @@ IPUPK_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float ep
     bc2 = 1.0f - ipup__powi_f32(beta2, t);
     c1 = 1.0f - beta1;
     c2 = 1.0f - beta2;
-    for (i = 0; i < n; i++) {
+    i = 0;
+#ifdef IPUP__SIMD
+    i = ipup__adam_simd(n, lr, beta1, beta2, eps, scale, bc1, bc2, c1, c2, w, m, v, g);
+#endif
+    for (; i < n; i++) {
         float gs = g[i] * scale;
         float mi = beta1 * m[i] + c1 * gs;
         float vi = beta2 * v[i] + c2 * (gs * gs);

@@ -486,6 +486,53 @@ TTEST(gelu) {
     free(x); free(y); free(dy); free(dx);
 }
 
+/* GELU over a wide range (SIMD body and scalar tail), extremes and NaN; its exp helper */
+TTEST(gelu_range) {
+    const int n = 1003;
+    float *x = falloc((size_t)n), *y = falloc((size_t)n), *dy = falloc((size_t)n), *dx = falloc((size_t)n);
+    double maxe = 0.0, maxd = 0.0;
+    int i;
+    for (i = 0; i < n; i++) {
+        x[i] = (float)(-20.0 + 40.0 * i / (n - 1));
+        dy[i] = 1.0f;
+    }
+    x[5] = 100.0f; x[6] = -100.0f; x[7] = 1e30f; x[8] = -1e30f; x[9] = 0.0f; x[10] = -0.0f;
+    ipup_gelu_fwd_f32(n, x, y);
+    ipup_gelu_bwd_f32(n, x, dy, dx);
+    for (i = 0; i < n; i++) {
+        double v = (double)x[i], h = 1e-4 * (1.0 + fabs(v));
+        double e = fabs((double)y[i] - ref_gelu(v)) / (1.0 + fabs(v));
+        if (e > maxe) maxe = e;
+        if (fabs(v) < 50.0) {
+            double fd = (ref_gelu(v + h) - ref_gelu(v - h)) / (2.0 * h);
+            double d = fabs((double)dx[i] - fd);
+            if (d > maxd) maxd = d;
+        }
+    }
+    TT_CHECK_MSG(maxe < 1e-6, "gelu max error %g", maxe);
+    TT_CHECK_MSG(maxd < 1e-5, "gelu' max error %g", maxd);
+    TT_CHECK(y[5] == 100.0f && fabsf(y[6]) < 1e-30f && y[7] == 1e30f && fabsf(y[8]) < 1e-6f);
+    /* NaN in, NaN out, in the SIMD body (index 3) and the tail */
+    x[3] = NAN; x[n - 1] = NAN;
+    ipup_gelu_fwd_f32(n, x, y);
+    ipup_gelu_bwd_f32(n, x, dy, dx);
+    TT_CHECK(isnan(y[3]) && isnan(y[n - 1]) && isnan(dx[3]) && isnan(dx[n - 1]));
+    /* in place equals out of place */
+    memcpy(dx, x, (size_t)n * sizeof(float));
+    ipup_gelu_fwd_f32(n, dx, dx);
+    TT_CHECK(memcmp(dx + 11, y + 11, (size_t)(n - 12) * sizeof(float)) == 0);
+    /* the exp helper: relative error against libm's double exp */
+    maxe = 0.0;
+    for (i = 0; i <= 2000; i++) {
+        double v = -87.0 + 175.0 * i / 2000.0;
+        double e = fabs((double)ipup__expf((float)v) - exp((double)(float)v)) / exp((double)(float)v);
+        if (e > maxe) maxe = e;
+    }
+    TT_CHECK_MSG(maxe < 3e-7, "exp helper max rel error %g", maxe);
+    TT_CHECK(ipup__expf(0.0f) == 1.0f);
+    free(x); free(y); free(dy); free(dx);
+}
+
 /* ------------------------------------------------------------ softmax cross-entropy */
 
 typedef struct { int B, C; double *l; const int32_t *lab; } xent_ctx;
@@ -791,7 +838,7 @@ TTEST(simd_path_named) {
 static const ttest_case cases[] = {
     TT_CASE(dense_fd),       TT_CASE(dense_bigger),  TT_CASE(dense_accumulates),
     TT_CASE(conv_fd),        TT_CASE(conv_bigger),   TT_CASE(relu),
-    TT_CASE(gelu),           TT_CASE(softmax_xent),  TT_CASE(softmax_xent_stable_and_ties),
+    TT_CASE(gelu),           TT_CASE(gelu_range),    TT_CASE(softmax_xent),  TT_CASE(softmax_xent_stable_and_ties),
     TT_CASE(maxpool),        TT_CASE(maxpool_ties_first), TT_CASE(dropout),
     TT_CASE(rng),            TT_CASE(init),          TT_CASE(optimizers),
     TT_CASE(add_accumulate), TT_CASE(flatten_is_view), TT_CASE(simd_path_named),
