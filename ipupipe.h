@@ -506,7 +506,9 @@ IPUPDEF void ipup_shutdown(ipup_emu *e);
    may be NULL. Returns IPUP_OK, IPUP_ERR_NUMERIC (NaN/inf: step not applied), IPUP_ERR_IO
    (the infeed callback failed), IPUP_ERR_ARG. Host thread only. */
 IPUPDEF int ipup_run(ipup_emu *e, ipup_run_stats *stats);
-/* Like ipup_run with an explicit step count (0 < steps). */
+/* Like ipup_run with an explicit step count, 1 <= steps <= cfg.repeat (e.g. a shorter last
+   execution of an epoch); the host pool (ipup_host_bytes) holds outfeed records for
+   cfg.repeat steps, which covers every such call. */
 IPUPDEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats);
 /* Forward only on replica 0, in chunks of at most B samples, dropout off.
    x (n, in_features), labels (n) or NULL; *loss_sum (or NULL) += sum of per-sample losses
@@ -523,7 +525,11 @@ IPUPDEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out);
 IPUPDEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out);
 IPUPDEF int ipup_replicas_sync(ipup_emu *e);
 IPUPDEF int64_t ipup_get_step(const ipup_emu *e);
+/* The global step counter = updates done; Adam's bias correction uses step + 1 and dropout
+   keys use it, so restoring it with a checkpoint resumes bit-identically. */
 IPUPDEF void ipup_set_step(ipup_emu *e, int64_t step);
+/* Learning rate of the following updates (read at every update; e.g. per-epoch schedules). */
+IPUPDEF void ipup_set_learning_rate(ipup_emu *e, float lr);
 
 /* Memory of IPU ipu (replica * devices + device): carved, high-water, by category. */
 IPUPDEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
@@ -1018,7 +1024,7 @@ static int32_t ipue__state_slots(const ipup_config *c) {
 static int ipue__setup_model(ipup_emu *e, const ipup_config *cfg) {
     ipup_layer_info info[IPUP_MAX_LAYERS];
     int32_t l, s, S, L, i, j;
-    int rc;
+    int rc, k_opt, k_run;
     char *msg = e->msg;
     size_t ml = sizeof e->msg;
     if (!cfg || !cfg->model) return ipue__fail(msg, ml, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
@@ -1081,14 +1087,14 @@ static int ipue__setup_model(ipup_emu *e, const ipup_config *cfg) {
         return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "%d replicas: at most IPUP_MAX_REPLICAS (%d); define it larger before the include", (int)e->R, (int)IPUP_MAX_REPLICAS);
     if ((int64_t)e->B * e->M > 0x7fffffff / 4 || (int64_t)e->B * e->in_n > 0x7fffffff / 4)
         return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "micro-batch %d x %d micro-batches is too large", (int)e->B, (int)e->M);
-    if (e->cfg.opt.kind < IPUP_OPT_SGD || e->cfg.opt.kind > IPUP_OPT_ADAM)
+    if ((k_opt = (int)e->cfg.opt.kind) < 0 || k_opt > (int)IPUP_OPT_ADAM)
         return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "unknown optimizer kind %d; use sgd, momentum or adam", (int)e->cfg.opt.kind);
     if (!(e->cfg.opt.lr > 0.0f)) e->cfg.opt.lr = 0.01f;
     if (!(e->cfg.opt.momentum > 0.0f)) e->cfg.opt.momentum = 0.9f;
     if (!(e->cfg.opt.beta1 > 0.0f)) e->cfg.opt.beta1 = 0.9f;
     if (!(e->cfg.opt.beta2 > 0.0f)) e->cfg.opt.beta2 = 0.999f;
     if (!(e->cfg.opt.eps > 0.0f)) e->cfg.opt.eps = 1e-8f;
-    if (e->cfg.runner != IPUP_RUNNER_COOP && e->cfg.runner != IPUP_RUNNER_THREADS)
+    if ((k_run = (int)e->cfg.runner) != (int)IPUP_RUNNER_COOP && k_run != (int)IPUP_RUNNER_THREADS)
         return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads", (int)e->cfg.runner);
 #ifdef IPUPIPE_NO_THREADS
     if (e->cfg.runner == IPUP_RUNNER_THREADS)
@@ -1873,12 +1879,21 @@ static size_t ipue__entry_floats(const ipup_emu *e, int32_t s) {
     return e->cfg.recompute ? e->st[s].rentry_floats : e->st[s].entry_floats;
 }
 
+#ifndef IPUPIPE_NO_THREADS
+/* the host aborted the job from step e->job_stop on (written before the release of abort_) */
+static int ipue__aborted(ipup_emu *e, int64_t t) {
+    if (!IPUE__LOAD_ACQ(&e->abort_)) return 0;
+    IPUPIPE_HAPPENS_AFTER(&e->abort_);
+    return t >= e->job_stop;
+}
+#endif
+
 static void *ipue__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t) {
     void *p = ipup_ring_peek(ring);
 #ifndef IPUPIPE_NO_THREADS
     uint32_t spins = 0;
     while (!p && threaded) {
-        if (IPUE__LOAD_ACQ(&e->abort_) && t >= e->job_stop) return NULL;
+        if (ipue__aborted(e, t)) return NULL;
         ipue__backoff(&spins);
         p = ipup_ring_peek(ring);
     }
@@ -1892,7 +1907,7 @@ static void *ipue__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int6
 #ifndef IPUPIPE_NO_THREADS
     uint32_t spins = 0;
     while (!p && threaded) {
-        if (IPUE__LOAD_ACQ(&e->abort_) && t >= e->job_stop) return NULL;
+        if (ipue__aborted(e, t)) return NULL;
         ipue__backoff(&spins);
         p = ipup_ring_reserve(ring);
     }
@@ -2048,7 +2063,9 @@ stall:
 
 /* all-reduce (sum, replica order 0..R-1) of part `part` of `parts` of device d's gradients */
 static void ipue__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+#if IPUP_MAX_REPLICAS > 1
     int32_t s, q;
+    if (e->R < 2) return;
     for (s = 0; s < e->S; s++) {
         size_t n = e->st[s].n_params, lo, hi, i;
         if (e->st[s].device != d) continue;
@@ -2060,6 +2077,9 @@ static void ipue__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
             for (q = 0; q < e->R; q++) e->srt[q][s].grads[i] = acc;
         }
     }
+#else
+    (void)e; (void)d; (void)part; (void)parts;
+#endif
 }
 
 /* gradient check of the stages of (r, d); sets the error slot of ipu */
@@ -2195,7 +2215,7 @@ static int ipue__barrier(ipup_emu *e, int64_t t) {
         return 0;
     }
     while (IPUE__LOAD_ACQ(&e->bar_gen) == gen) {
-        if (IPUE__LOAD_ACQ(&e->abort_) && t >= e->job_stop) return 1;
+        if (ipue__aborted(e, t)) return 1;
         ipue__backoff(&spins);
     }
     IPUPIPE_HAPPENS_AFTER(&e->bar_gen);
@@ -2208,7 +2228,7 @@ static void ipue__thread_job(ipup_emu *e, int32_t ipu) {
     for (k = 0; k < e->job_steps; k++) {
         int64_t t = e->job_step0 + k;
         memset(&e->err[t & 1][ipu], 0, sizeof(ipue__err));
-        if (IPUE__LOAD_ACQ(&e->abort_) && t >= e->job_stop) return;
+        if (ipue__aborted(e, t)) return;
         for (j = e->row_start[d]; j < e->row_start[d + 1]; j++)
             if (ipue__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
         if (e->R > 1) {
@@ -2358,7 +2378,8 @@ IPUPDEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t 
     int32_t i, s;
     if (!e || !e->initialised || n < 0 || (n && (!x || !labels))) return IPUP_ERR_ARG;
     for (i = 0; i < n; i += e->B) {
-        int32_t Bn = n - i < e->B ? n - i : e->B, c = 0, j;
+        int32_t Bn = n - i < e->B ? n - i : e->B, j;
+        int c = 0;
         const float *in = x + (size_t)i * (size_t)e->in_n;
         float loss = 0.0f;
         for (j = 0; j < Bn; j++)
@@ -2444,6 +2465,7 @@ IPUPDEF int ipup_replicas_sync(ipup_emu *e) {
 }
 IPUPDEF int64_t ipup_get_step(const ipup_emu *e) { return e ? e->step : 0; }
 IPUPDEF void ipup_set_step(ipup_emu *e, int64_t step) { if (e) e->step = step; }
+IPUPDEF void ipup_set_learning_rate(ipup_emu *e, float lr) { if (e && lr > 0.0f) e->cfg.opt.lr = lr; }
 IPUPDEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg : "NULL emulator"; }
 
 /* ------------------------------------------------------------------ reports */
