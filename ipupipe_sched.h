@@ -484,8 +484,9 @@ static IPUP__SCHED_UNUSED int ipup__prog_1f1b(int32_t S, int32_t M, int32_t s, i
 /* Megatron-LM interleaved 1F1B program of device r (of P), position k, V chunks
    (megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_
    interleaving): warm-up (P-r-1)*2 + (V-1)*P forwards, then 1F1B, then cool-down.
-   Virtual index -> (chunk, micro-batch) in groups of P micro-batches; a last partial
-   group (M % P != 0, outside Megatron's rule) keeps the same order with a smaller group. */
+   Virtual index -> (chunk, micro-batch) in groups of P micro-batches (a last partial
+   group keeps the same order with a smaller group; the generator does not use it: for
+   M % P != 0 it pads to a multiple of P with phantom micro-batches instead). */
 static IPUP__SCHED_UNUSED void ipup__megatron_vidx(int32_t P, int32_t V, int32_t M, int32_t idx, int32_t *chunk, int32_t *mb) {
     int32_t g = idx / (P * V), base = g * P, gs = M - base < P ? M - base : P;
     int32_t j = idx - g * P * V;
@@ -536,10 +537,17 @@ static IPUP__SCHED_UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t 
             int32_t best_s = -1, best_m = -1;
             chk[d] = 0;
             if (g->kind == IPUP_SCHED_INTERLEAVED_1F1B && g->V > 1) {
-                int32_t st, m;
-                int k;
-                if (pos[d] >= 2 * M * g->V) continue;
-                k = ipup__prog_megatron(P, g->V, M, d, pos[d], &st, &m);
+                /* M % P != 0: the program of Mp = ceil(M/P)*P micro-batches with the ops of
+                   the phantom ones (m >= M) skipped; dropping ops from a deadlock-free
+                   program keeps it deadlock-free */
+                int32_t st, m = 0, Mp = (M + P - 1) / P * P;
+                int k = 0;
+                while (pos[d] < 2 * Mp * g->V) {
+                    k = ipup__prog_megatron(P, g->V, Mp, d, pos[d], &st, &m);
+                    if (m < M) break;
+                    pos[d]++;
+                }
+                if (pos[d] >= 2 * Mp * g->V) continue;
                 if (k == IPUP_OP_F ? IPUP__RDY_F(st, m) : IPUP__RDY_G(st, m)) {
                     best_k = k; best_s = st; best_m = m;
                 }
@@ -756,9 +764,9 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_generate(const ipup_sched_confi
                              (int)M, (int)P, (int)((M / P + 1) * P));
         }
         ipup__warn(msg, msg_len, &nwarn,
-                   "interleaved-1f1b: M=%d is not a multiple of P=%d (Megatron-LM's rule); the last group of micro-batches "
-                   "is smaller (an error under strict)",
-                   (int)M, (int)P);
+                   "interleaved-1f1b: M=%d is not a multiple of P=%d (Megatron-LM's rule); placed as Megatron's program "
+                   "for M=%d with the ops of the %d extra micro-batches left out (an error under strict)",
+                   (int)M, (int)P, (int)((M + P - 1) / P * P), (int)((M + P - 1) / P * P - M));
     }
     if (kind != IPUP_SCHED_SEQUENTIAL && S > 1 && M < 2 * P && P > 1)
         ipup__warn(msg, msg_len, &nwarn, "%s: M=%d < 2P=%d: the pipeline never fills (most devices idle most of the time)",

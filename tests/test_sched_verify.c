@@ -449,13 +449,40 @@ TTEST(interleaved_1f1b_megatron_program) {
                     }
                 }
             }
-    /* M % P != 0 (outside Megatron's rule) still runs, verifies, in order */
-    for (P = 2; P <= 4; P++)
-        for (M = 1; M <= 13; M++) {
-            TT_EQ_INT(gen_full(IPUP_SCHED_INTERLEAVED_1F1B, 2 * P, M, 2, NULL, g_ops, &t, msg, sizeof msg), 0);
-            TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
-            TT_CHECK(vi.in_order);
-        }
+    /* M % P != 0 (outside Megatron's rule): Megatron's program for the next multiple of P
+       with the extra micro-batches' ops left out; runs (no deadlock), verifies, in order,
+       and each device keeps the relative order of the padded program */
+    for (P = 2; P <= 6; P++)
+        for (V = 2; V <= 3; V++)
+            for (M = 1; M <= 20; M++) {
+                int S = P * V, Mp = (M + P - 1) / P * P, r;
+                TT_EQ_INT(gen_full(IPUP_SCHED_INTERLEAVED_1F1B, S, M, V, NULL, g_ops, &t, msg, sizeof msg), 0);
+                if (M % P) TT_CONTAINS(msg, "Megatron");
+                TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+                TT_CHECK(vi.in_order);
+                for (r = 0; r < P; r++) {
+                    int total = Mp * V, warm = (P - r - 1) * 2 + (V - 1) * P, k = 0, nf = 0, nb = 0, i = 0;
+                    if (warm > total) warm = total;
+                    for (k = 0; k < 2 * total; k++) { /* walk the padded program, match real ops */
+                        int isf = k < warm || (nf < total && ((k - warm) % 2 == 0 || nb >= total));
+                        int idx, chunk, mb;
+                        if (k >= warm && nf >= total) isf = 0;
+                        idx = isf ? nf++ : nb++;
+                        chunk = (idx % (P * V)) / P;
+                        mb = (idx / (P * V)) * P + idx % P;
+                        if (!isf) chunk = V - 1 - chunk;
+                        if (mb >= M) continue;
+                        while (i < t.n_ops && t.ops[i].device != r) i++;
+                        if (i >= t.n_ops || t.ops[i].stage != chunk * P + r || t.ops[i].mb != mb ||
+                            t.ops[i].kind != (isf ? IPUP_OP_F : IPUP_OP_B)) {
+                            TT_FAILF("P=%d V=%d M=%d device %d: op %d differs from the padded program", P, V, M, r, i);
+                            return;
+                        }
+                        i++;
+                    }
+                }
+                if (ttest_failures_) return;
+            }
 }
 
 /* ZB-H1: I/W split, in order, peak in-flight never above 1F1B's peak min(M, S); with
@@ -836,7 +863,53 @@ TTEST(respace_builtins) {
     TT_CONTAINS(msg, "B(0,0)");
 }
 
+/* random configurations (kinds, sizes, mappings, V, devices, strict): the generator
+   either refuses with IPUP_ERR_CONFIG and a message, or makes a table that verifies,
+   accumulates in order and honours the mapping */
+TTEST(random_configs) {
+    uint32_t seed = 987654321u;
+    int it, n_it = slow() ? 300 : 4000, made = 0, refused = 0;
+    char msg[1024];
+    for (it = 0; it < n_it; it++) {
+        ipup_sched_config c;
+        ipup_table t;
+        ipup_sched_verify_info vi;
+        int16_t map[12];
+        int s, rc, P;
+#define RND(n) (seed = seed * 1664525u + 1013904223u, (int)((seed >> 8) % (uint32_t)(n)))
+        memset(&c, 0, sizeof c);
+        c.kind = (ipup_sched_kind)RND(IPUP_SCHED_KIND_COUNT);
+        c.stages = 1 + RND(12);
+        c.microbatches = 1 + RND(20);
+        c.strict = RND(4) == 0;
+        if (RND(3) == 0) c.virtual_stages = RND(4);
+        P = 1 + RND(c.stages);
+        if (RND(2)) {
+            for (s = 0; s < c.stages; s++) map[s] = (int16_t)RND(P);
+            c.stage_device = map;
+        }
+        if (RND(4) == 0) c.devices = RND(8);
+#undef RND
+        rc = ipup_sched_generate(&c, g_ops, CAP_OPS, &t, msg, sizeof msg);
+        if (rc) {
+            TT_CHECK_MSG(rc == IPUP_ERR_CONFIG && msg[0], "rc %d for kind %d S=%d M=%d: %.200s", rc, (int)c.kind, c.stages,
+                         c.microbatches, msg);
+            refused++;
+            continue;
+        }
+        made++;
+        rc = verify(&t, &vi, msg, sizeof msg);
+        TT_CHECK_MSG(rc == 0, "kind %d S=%d M=%d: %.300s", (int)c.kind, c.stages, c.microbatches, msg);
+        TT_CHECK(vi.in_order);
+        if (c.stage_device && c.kind != IPUP_SCHED_INTERLEAVED_1F1B)
+            for (s = 0; s < c.stages; s++) TT_EQ_INT(t.stage_device[s], map[s]);
+        if (ttest_failures_) return;
+    }
+    TT_CHECK(made > n_it / 2 && refused > 0);
+}
+
 static const ttest_case cases[] = {
+    TT_CASE(random_configs),
     TT_CASE(verifier_accepts_builtins), TT_CASE(verifier_rejects_mutations), TT_CASE(verifier_messages),
     TT_CASE(config_errors_and_warnings), TT_CASE(shared_device_mappings),   TT_CASE(interleaved_1f1b_megatron_program),
     TT_CASE(zbh1_properties),           TT_CASE(measure_seed_facts),         TT_CASE(measure_definitions),
