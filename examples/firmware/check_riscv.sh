@@ -28,8 +28,11 @@ for abi in "rv32imafc ilp32f" "rv64imafdc lp64d"; do
     obj=$out/${h%.h}-$1.o
     if $cc --specs=picolibc.specs -march=$1 -mabi=$2 -std=c11 $warn -ffreestanding -O2 \
          -ffunction-sections -I. -c "$src" -o "$obj" 2> "$obj.log"; then
-      echo "firmware-riscv: ok   $h ($1/$2, picolibc, -ffreestanding): needs" \
-           "$(riscv64-unknown-elf-nm -u "$obj" | awk '{print $2}' | sort -u | tr '\n' ' ')"
+      und=$(riscv64-unknown-elf-nm -u "$obj" | awk '{print $2}' | sort -u)
+      libc=$(echo "$und" | grep -v '^__' ; echo "$und" | grep '^__assert_func$' || true)
+      rt=$(echo "$und" | grep '^__' | grep -vc '^__assert_func$' || true)
+      echo "firmware-riscv: ok   $h ($1/$2, picolibc, -ffreestanding): libc:" \
+           "$(echo $libc | tr '\n' ' ')+ $rt libgcc helpers (soft double, 64-bit division)"
     else
       echo "FAIL firmware-riscv: $h ($1/$2):"; head -20 "$obj.log"; fail=1
     fi

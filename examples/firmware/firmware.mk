@@ -12,9 +12,10 @@
 FW_DIR    := examples/firmware
 FW_OUT    := build/firmware
 FW_CC     := arm-none-eabi-gcc
+FW_INC    ?= -I.
 FW_CPU    := -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
 FW_CFLAGS := $(CSTD) $(WARN) $(FW_CPU) -O2 -g -ffunction-sections -fdata-sections \
-             -I. -I$(FW_DIR) -I$(FW_OUT) $(FW_EXTRA)
+             $(FW_INC) -I$(FW_DIR) -I$(FW_OUT) $(FW_EXTRA)
 FW_LDFLAGS := --specs=nano.specs -nostartfiles -T $(FW_DIR)/mps2_an386.ld \
               -Wl,--gc-sections -Wl,-Map=$(FW_OUT)/firmware.map
 # MNIST subset compiled into flash: first FW_TRAIN training images, first FW_TEST
@@ -38,7 +39,14 @@ $(FW_OUT)/fw_mnist.c: $(FW_OUT)/gen_mnist $(FW_DIR)/firmware.mk | data
 	$(FW_OUT)/gen_mnist data/mnist $(FW_TRAIN) $(FW_TEST) $(FW_POOL) $(FW_OUT)/fw_mnist
 $(FW_OUT)/fw_mnist.h: $(FW_OUT)/fw_mnist.c
 
-$(FW_OUT)/firmware.elf: $(FW_DEPS) $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h
+# Pool sizes as array bounds: ipup_plan_config of fw_model.h's configuration, run on the
+# build host (the firmware re-checks them at boot).
+$(FW_OUT)/gen_pools: $(FW_DIR)/gen_pools.c $(FW_DIR)/fw_model.h $(FW_OUT)/fw_mnist.h $(LIBHDRS)
+	$(CC_gcc) $(CSTD) $(WARN) -O2 $(FW_INC) -I$(FW_DIR) -I$(FW_OUT) $< -o $@ -lm
+$(FW_OUT)/fw_pools.h: $(FW_OUT)/gen_pools
+	$(FW_OUT)/gen_pools $@
+
+$(FW_OUT)/firmware.elf: $(FW_DEPS) $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(FW_OUT)/fw_pools.h
 	$(FW_CC) $(FW_CFLAGS) $(FW_SRCS) $(FW_OUT)/fw_mnist.c $(FW_LDFLAGS) -lm -o $@
 
 # host test of the firmware's malloc-free vsnprintf against the C library's

@@ -1,41 +1,74 @@
-/* main.c - the ipupipe firmware proof: trains a small MLP on real MNIST images on a
-   bare-metal Cortex-M4F (QEMU mps2-an386), no heap, no threads, no OS.
-   Step 1 of the issue: kernels only (plain gradient-accumulation loop). */
+/* main.c - the ipupipe firmware proof: pipelined training of a small MLP on real MNIST
+   images on a bare-metal Cortex-M4F (QEMU mps2-an386). No heap, no threads, no OS.
+
+   What it does, in order:
+   1. the plain gradient-accumulation loop, kernels only, for FW_CHECK_STEPS steps (the
+      reference: ipupipe_kernels.h alone, weights initialised as ipupipe.h documents);
+   2. the emulator (ipupipe.h) with two emulated IPUs whose pools are static arrays here,
+      the cooperative runner, the Grouped schedule and gradient accumulation over
+      FW_M micro-batches: the same FW_CHECK_STEPS steps, then a comparison of the bits
+      of every weight with the reference, by hash (ARCHITECTURE.md: every schedule gives
+      the bits of the plain loop);
+   3. training on to FW_EPOCHS epochs over the FW_N_TRAIN compiled-in images, printing
+      the loss and the instructions of every step;
+   4. the accuracy on FW_N_TEST held-out images (t10k set), the memory report of each
+      IPU pool by category, the stack high-water mark, then FIRMWARE OK (exit 0) when
+      the loss fell, the accuracy passed FW_MIN_ACC and the bits matched.
+
+   Output goes through semihosting (semihost.h); the instruction counts come from a
+   CMSDK timer under QEMU -icount (see fw_timer_*). */
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "semihost.h"
-#include "fw_mnist.h"
+#include "fw_printf.h"
 
+/* ---- what the headers need from the platform (see the README's "Embedded use") ---- */
 static void fw_assert_fail(const char *what, const char *file, int line);
 #define IPUPIPE_ASSERT(c) ((c) ? (void)0 : fw_assert_fail(#c, __FILE__, __LINE__))
+#define IPUPIPE_VSNPRINTF(buf, len, fmt, ap) fw_vsnprintf((buf), (len), (fmt), (ap))
 #define IPUPIPE_IMPLEMENTATION
-#include "ipupipe_kernels.h"
+#include "fw_model.h" /* the network and pipeline settings; sets IPUPIPE_NO_THREADS and the
+                         IPUP_MAX_* sizes, includes ipupipe.h */
+#include "fw_pools.h" /* FW_IPU0_BYTES, FW_IPU1_BYTES, FW_HOST_BYTES: generated at build time
+                         by gen_pools.c from ipup_plan_config */
 
-uint32_t fw_stack_used(void);
+uint32_t fw_stack_used(void); /* startup.c */
 
-/* ---- configuration ---- */
-#ifndef FW_MB
-#define FW_MB 8          /* micro-batch size */
-#endif
-#ifndef FW_M
-#define FW_M 4           /* micro-batches per step (gradient accumulation count) */
-#endif
+/* ---- run settings ---- */
 #ifndef FW_EPOCHS
-#define FW_EPOCHS 8
+#define FW_EPOCHS 12
 #endif
-#ifndef FW_LR
-#define FW_LR 0.5f
+#ifndef FW_CHECK_STEPS
+#define FW_CHECK_STEPS 2  /* steps compared bit for bit with the plain loop */
 #endif
-#define FW_SEED 7u
-#define FW_H1 64
-#define FW_H2 32
-#define FW_C 10
-#define FW_STEPS_PER_EPOCH (FW_N_TRAIN / (FW_MB * FW_M))
+#ifndef FW_MIN_ACC
+#define FW_MIN_ACC 75     /* percent */
+#endif
+#define FW_STEP_SAMPLES (FW_MB * FW_M)
+#define FW_STEPS_PER_EPOCH (FW_N_TRAIN / FW_STEP_SAMPLES)
+#define FW_TOTAL_STEPS (FW_EPOCHS * FW_STEPS_PER_EPOCH)
 
-/* ---- instruction counter: CMSDK APB timer 0 (0x40000000, 25 MHz in QEMU's mps2);
-   with -icount shift=0 QEMU advances virtual time 1 ns per instruction, so one timer
-   tick is 40 instructions. Without -icount the figure is host-time based: meaningless. */
+/* The pools: one static array per emulated IPU and one for the host side, exactly the
+   sizes ipup_plan_config asks for (64-byte aligned, as ipupipe.h recommends). */
+static IPUP_ALIGN64 uint8_t fw_ipu0[FW_IPU0_BYTES];
+static IPUP_ALIGN64 uint8_t fw_ipu1[FW_IPU1_BYTES];
+static IPUP_ALIGN64 uint8_t fw_host[FW_HOST_BYTES];
+static ipup_emu fw_emu;
+
+/* ---- instruction counter: CMSDK APB timer 0 at 0x40000000 (Arm DDI 0479, "Cortex-M
+   System Design Kit", timer: CTRL +0, VALUE +4, RELOAD +8), clocked at 25 MHz on QEMU's
+   mps2 boards. Under `-icount shift=0` QEMU advances virtual time by 1 ns per executed
+   instruction, so one timer tick = 40 instructions (resolution 40). Without -icount the
+   ticks follow host time and mean nothing. */
 #define FW_TIMER ((volatile uint32_t *)0x40000000u)
-static void fw_timer_start(void) { FW_TIMER[2] = 0xFFFFFFFFu; FW_TIMER[1] = 0xFFFFFFFFu; FW_TIMER[0] = 1u; }
+#define FW_INSNS_PER_TICK 40u
+static void fw_timer_start(void)
+{
+    FW_TIMER[2] = 0xFFFFFFFFu;
+    FW_TIMER[1] = 0xFFFFFFFFu;
+    FW_TIMER[0] = 1u;
+}
 static uint32_t fw_timer_ticks(void) { return 0xFFFFFFFFu - FW_TIMER[1]; }
 
 static void fw_assert_fail(const char *what, const char *file, int line)
@@ -47,107 +80,267 @@ static void fw_assert_fail(const char *what, const char *file, int line)
     fw_exit(2);
 }
 
-/* ---- the model: 196 -> 64 relu -> 32 relu -> 10, softmax cross-entropy ---- */
-static float w1[FW_PIXELS * FW_H1], b1[FW_H1], w2[FW_H1 * FW_H2], b2[FW_H2], w3[FW_H2 * FW_C], b3[FW_C];
-static float g1[FW_PIXELS * FW_H1], gb1[FW_H1], g2[FW_H1 * FW_H2], gb2[FW_H2], g3[FW_H2 * FW_C], gb3[FW_C];
-static float xin[FW_MB * FW_PIXELS], h1[FW_MB * FW_H1], a1[FW_MB * FW_H1], h2[FW_MB * FW_H2],
-             a2[FW_MB * FW_H2], lg[FW_MB * FW_C], dlg[FW_MB * FW_C], da2[FW_MB * FW_H2], da1[FW_MB * FW_H1];
-static int32_t lab[FW_MB];
-static uint16_t order[FW_N_TRAIN];
-
-static void load_batch(const uint8_t (*X)[FW_PIXELS], const uint8_t *Y, const uint16_t *idx, int n)
+/* printf-style output through semihosting, with the firmware's own formatter */
+static void fw_printf(const char *fmt, ...)
 {
-    int i, j;
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    (void)fw_vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fw_puts(buf);
+}
+
+/* ---- the data: which training image is sample j of the run ----
+   Epoch k = j / N visits the images in a permutation drawn by Fisher-Yates with the
+   counter-based RNG keyed by (seed, 1000 + k, i): the same on every platform. */
+static uint16_t fw_order[FW_N_TRAIN];
+static int64_t fw_order_epoch = -1;
+
+static int fw_train_index(int64_t sample)
+{
+    int64_t epoch = sample / FW_N_TRAIN;
+    int i;
+    if (epoch != fw_order_epoch) {
+        for (i = 0; i < FW_N_TRAIN; i++) fw_order[i] = (uint16_t)i;
+        for (i = FW_N_TRAIN - 1; i > 0; i--) {
+            int j = (int)ipup_rng_below(FW_SEED, 1000u + (uint64_t)epoch, (uint64_t)i, (uint64_t)i + 1u);
+            uint16_t t = fw_order[i]; fw_order[i] = fw_order[j]; fw_order[j] = t;
+        }
+        fw_order_epoch = epoch;
+    }
+    return fw_order[sample % FW_N_TRAIN];
+}
+
+/* x (n, FW_PIXELS) in [0, 1], labels (n): images sample0 .. sample0+n-1 of the run */
+static void fw_fill(int64_t sample0, int32_t n, float *x, int32_t *labels)
+{
+    int32_t i, p;
     for (i = 0; i < n; i++) {
-        for (j = 0; j < FW_PIXELS; j++) xin[i * FW_PIXELS + j] = (float)X[idx[i]][j] * (1.0f / 255.0f);
-        lab[i] = (int32_t)Y[idx[i]];
+        int k = fw_train_index(sample0 + i);
+        for (p = 0; p < FW_PIXELS; p++) x[i * FW_PIXELS + p] = (float)fw_train_x[k][p] * (1.0f / 255.0f);
+        labels[i] = (int32_t)fw_train_y[k];
     }
 }
 
-static float forward(int n, int *correct, int train)
+/* the emulator's infeed callback (ipup_infeed_fn) */
+static int fw_infeed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0,
+                     int32_t n, float *x, int32_t *labels)
 {
-    float loss;
-    ipup_dense_fwd_f32(n, FW_PIXELS, FW_H1, xin, w1, b1, h1);
-    ipup_relu_fwd_f32(n * FW_H1, h1, a1);
-    ipup_dense_fwd_f32(n, FW_H1, FW_H2, a1, w2, b2, h2);
-    ipup_relu_fwd_f32(n * FW_H2, h2, a2);
-    ipup_dense_fwd_f32(n, FW_H2, FW_C, a2, w3, b3, lg);
-    loss = ipup_softmax_xent_f32(n, FW_C, lg, lab, train ? dlg : NULL, correct);
-    return loss;
+    (void)user; (void)step; (void)replica; (void)mb;
+    fw_fill(sample0, n, x, labels);
+    return 0;
 }
 
-static void backward(int n)
+/* ---- the reference: the plain gradient-accumulation loop with the kernels only ----
+   Weights as ipupipe.h documents its initialisation: glorot_uniform(fan_in, fan_out, n,
+   seed, stream = 2 * layer index), biases zero. Everything (weights, gradients,
+   activations) lives in IPU0's pool bytes, which are free until ipup_init carves them:
+   the reference costs no RAM of its own. What survives is a 64-bit FNV-1a hash of the
+   bits of every weight, compared with the same hash of the emulator's weights. */
+typedef struct fw_ref {
+    float w1[FW_PIXELS * FW_H1], b1[FW_H1], w2[FW_H1 * FW_H2], b2[FW_H2], w3[FW_H2 * FW_C], b3[FW_C];
+    float g1[FW_PIXELS * FW_H1], gb1[FW_H1], g2[FW_H1 * FW_H2], gb2[FW_H2], g3[FW_H2 * FW_C], gb3[FW_C];
+    float x[FW_MB * FW_PIXELS], h1[FW_MB * FW_H1], a1[FW_MB * FW_H1], h2[FW_MB * FW_H2],
+          a2[FW_MB * FW_H2], lg[FW_MB * FW_C], dlg[FW_MB * FW_C], da2[FW_MB * FW_H2], da1[FW_MB * FW_H1];
+    int32_t lab[FW_MB];
+} fw_ref;
+typedef char fw_ref_fits_in_ipu0[sizeof(fw_ref) <= FW_IPU0_BYTES ? 1 : -1];
+
+/* FNV-1a, 64-bit (Fowler, Noll, Vo; offset basis 14695981039346656037, prime 1099511628211)
+   over the bytes of n floats, continuing from h */
+static uint64_t fw_fnv1a(uint64_t h, const float *x, int32_t n)
 {
-    ipup_dense_bwd_f32(n, FW_H2, FW_C, a2, w3, dlg, da2, g3, gb3);
-    ipup_relu_bwd_f32(n * FW_H2, h2, da2, da2);
-    ipup_dense_bwd_f32(n, FW_H1, FW_H2, a1, w2, da2, da1, g2, gb2);
-    ipup_relu_bwd_f32(n * FW_H1, h1, da1, da1);
-    ipup_dense_bwd_f32(n, FW_PIXELS, FW_H1, xin, w1, da1, NULL, g1, gb1);
+    const uint8_t *p = (const uint8_t *)(const void *)x;
+    size_t i, bytes = (size_t)n * sizeof(float);
+    for (i = 0; i < bytes; i++) { h ^= p[i]; h *= UINT64_C(1099511628211); }
+    return h;
+}
+#define FW_FNV_BASIS UINT64_C(14695981039346656037)
+
+/* runs `steps` steps; returns the hash of w1 b1 w2 b2 w3 b3 */
+static uint64_t fw_reference(int steps, uint32_t *ticks_per_step)
+{
+    fw_ref *k = (fw_ref *)(void *)fw_ipu0;
+    float loss = 0.0f;
+    uint64_t h = FW_FNV_BASIS;
+    int s, m;
+    ipup_glorot_uniform_f32(FW_PIXELS, FW_H1, FW_PIXELS * FW_H1, FW_SEED, 0, k->w1);
+    ipup_glorot_uniform_f32(FW_H1, FW_H2, FW_H1 * FW_H2, FW_SEED, 4, k->w2);
+    ipup_glorot_uniform_f32(FW_H2, FW_C, FW_H2 * FW_C, FW_SEED, 8, k->w3);
+    ipup_zeros_f32(FW_H1, k->b1); ipup_zeros_f32(FW_H2, k->b2); ipup_zeros_f32(FW_C, k->b3);
+    for (s = 0; s < steps; s++) {
+        uint32_t t0 = fw_timer_ticks();
+        ipup_zeros_f32(FW_PIXELS * FW_H1, k->g1); ipup_zeros_f32(FW_H1, k->gb1);
+        ipup_zeros_f32(FW_H1 * FW_H2, k->g2); ipup_zeros_f32(FW_H2, k->gb2);
+        ipup_zeros_f32(FW_H2 * FW_C, k->g3); ipup_zeros_f32(FW_C, k->gb3);
+        loss = 0.0f;
+        for (m = 0; m < FW_M; m++) {
+            fw_fill(((int64_t)s * FW_M + m) * FW_MB, FW_MB, k->x, k->lab);
+            ipup_dense_fwd_f32(FW_MB, FW_PIXELS, FW_H1, k->x, k->w1, k->b1, k->h1);
+            ipup_relu_fwd_f32(FW_MB * FW_H1, k->h1, k->a1);
+            ipup_dense_fwd_f32(FW_MB, FW_H1, FW_H2, k->a1, k->w2, k->b2, k->h2);
+            ipup_relu_fwd_f32(FW_MB * FW_H2, k->h2, k->a2);
+            ipup_dense_fwd_f32(FW_MB, FW_H2, FW_C, k->a2, k->w3, k->b3, k->lg);
+            loss += ipup_softmax_xent_f32(FW_MB, FW_C, k->lg, k->lab, k->dlg, NULL);
+            ipup_dense_bwd_f32(FW_MB, FW_H2, FW_C, k->a2, k->w3, k->dlg, k->da2, k->g3, k->gb3);
+            ipup_relu_bwd_f32(FW_MB * FW_H2, k->h2, k->da2, k->da2);
+            ipup_dense_bwd_f32(FW_MB, FW_H1, FW_H2, k->a1, k->w2, k->da2, k->da1, k->g2, k->gb2);
+            ipup_relu_bwd_f32(FW_MB * FW_H1, k->h1, k->da1, k->da1);
+            ipup_dense_bwd_f32(FW_MB, FW_PIXELS, FW_H1, k->x, k->w1, k->da1, NULL, k->g1, k->gb1);
+        }
+        ipup_sgd_f32(FW_PIXELS * FW_H1, FW_LR, 1.0f / FW_M, k->w1, k->g1);
+        ipup_sgd_f32(FW_H1, FW_LR, 1.0f / FW_M, k->b1, k->gb1);
+        ipup_sgd_f32(FW_H1 * FW_H2, FW_LR, 1.0f / FW_M, k->w2, k->g2);
+        ipup_sgd_f32(FW_H2, FW_LR, 1.0f / FW_M, k->b2, k->gb2);
+        ipup_sgd_f32(FW_H2 * FW_C, FW_LR, 1.0f / FW_M, k->w3, k->g3);
+        ipup_sgd_f32(FW_C, FW_LR, 1.0f / FW_M, k->b3, k->gb3);
+        *ticks_per_step = fw_timer_ticks() - t0;
+        fw_printf("reference step %d loss %.4f instructions %lu\n", s, (double)(loss / FW_M),
+                  (unsigned long)(*ticks_per_step * FW_INSNS_PER_TICK));
+    }
+    h = fw_fnv1a(h, k->w1, FW_PIXELS * FW_H1); h = fw_fnv1a(h, k->b1, FW_H1);
+    h = fw_fnv1a(h, k->w2, FW_H1 * FW_H2);     h = fw_fnv1a(h, k->b2, FW_H2);
+    h = fw_fnv1a(h, k->w3, FW_H2 * FW_C);      h = fw_fnv1a(h, k->b3, FW_C);
+    return h;
+}
+
+/* the same hash over the emulator's weights (0 when a tensor is missing) */
+static uint64_t fw_emu_hash(ipup_emu *e)
+{
+    static const char *const names[6] = {"fc1.w", "fc1.b", "fc2.w", "fc2.b", "fc3.w", "fc3.b"};
+    static const int32_t n[6] = {FW_PIXELS * FW_H1, FW_H1, FW_H1 * FW_H2, FW_H2, FW_H2 * FW_C, FW_C};
+    uint64_t h = FW_FNV_BASIS;
+    int t;
+    for (t = 0; t < 6; t++) {
+        ipup_tensor_info ti;
+        if (ipup_tensor_find(e, names[t], &ti) != IPUP_OK || ti.n != n[t]) {
+            fw_printf("compare: tensor %s not found or of the wrong size: %s\n", names[t], ipup_last_error(e));
+            return 0;
+        }
+        h = fw_fnv1a(h, ti.data, ti.n);
+    }
+    return h;
+}
+
+static void fw_print_memory(ipup_emu *e, const ipup_plan *plan)
+{
+    int32_t ipu, c;
+    fw_printf("memory per emulated IPU (bytes; carved at startup / high-water touched):\n");
+    for (ipu = 0; ipu < plan->ipus; ipu++) {
+        ipup_mem_report rep;
+        if (ipup_memory_report(e, ipu, &rep) != IPUP_OK) continue;
+        fw_printf("  IPU%d pool %lu: used %lu, high-water %lu\n", (int)ipu, (unsigned long)rep.capacity,
+                  (unsigned long)rep.used, (unsigned long)rep.high_water);
+        for (c = 0; c < IPUP_MEM_CATEGORIES; c++)
+            fw_printf("    %-10s %7lu / %7lu\n", ipup_mem_category_name(c),
+                      (unsigned long)rep.by_category[c], (unsigned long)rep.peak_by_category[c]);
+    }
+    fw_printf("  host pool %lu: plan %lu (schedule table, infeed/outfeed rings)\n",
+              (unsigned long)sizeof fw_host, (unsigned long)plan->host_bytes);
+    fw_printf("  sizeof(ipup_emu) %lu, stack used %lu of %lu\n", (unsigned long)sizeof(ipup_emu),
+              (unsigned long)fw_stack_used(), 16ul * 1024ul);
 }
 
 int main(void)
 {
-    fw_line l = {{0}, 0};
-    int epoch, step, m, i, gstep = 0, correct, total;
-    float first = 0.0f, last = 0.0f;
+    static ipup_model_desc model;
+    static ipup_config cfg;
+    static ipup_plan plan;
+    static float ex[FW_MB * FW_PIXELS];
+    static int32_t ey[FW_MB];
+    ipup_emu *e = &fw_emu;
+    ipup_run_stats st;
+    int rc, i, step, ok = 1;
+    uint64_t ref_hash, emu_hash;
+    uint32_t ref_ticks = 0, ticks, ticks_sum = 0;
+    float first = 0.0f, last8 = 0.0f, first8 = 0.0f;
+    double eloss = 0.0;
+    int64_t correct = 0;
+
     fw_timer_start();
-    fw_line_str(&l, "ipupipe firmware: MLP "); fw_line_i(&l, FW_PIXELS); fw_line_str(&l, "-64-32-10, ");
-    fw_line_i(&l, FW_N_TRAIN); fw_line_str(&l, " train / "); fw_line_i(&l, FW_N_TEST);
-    fw_line_str(&l, " held-out MNIST images"); fw_line_end(&l);
+    fw_printf("ipupipe firmware: Cortex-M4F, MLP %d-%d-%d-%d, %d train / %d held-out MNIST images (%dx%d)\n",
+              FW_PIXELS, FW_H1, FW_H2, FW_C, FW_N_TRAIN, FW_N_TEST, FW_SIDE, FW_SIDE);
+    fw_printf("pipeline: %d stages on %d emulated IPUs, grouped schedule, B=%d, M=%d, SGD lr %.2f, %d steps\n",
+              FW_STAGES, FW_STAGES, FW_MB, FW_M, (double)FW_LR, FW_TOTAL_STEPS);
 
-    ipup_glorot_uniform_f32(FW_PIXELS, FW_H1, FW_PIXELS * FW_H1, FW_SEED, 1, w1);
-    ipup_glorot_uniform_f32(FW_H1, FW_H2, FW_H1 * FW_H2, FW_SEED, 2, w2);
-    ipup_glorot_uniform_f32(FW_H2, FW_C, FW_H2 * FW_C, FW_SEED, 3, w3);
-    ipup_zeros_f32(FW_H1, b1); ipup_zeros_f32(FW_H2, b2); ipup_zeros_f32(FW_C, b3);
-    for (i = 0; i < FW_N_TRAIN; i++) order[i] = (uint16_t)i;
+    /* 1. the plain loop */
+    ref_hash = fw_reference(FW_CHECK_STEPS, &ref_ticks);
 
-    for (epoch = 0; epoch < FW_EPOCHS; epoch++) {
-        /* Fisher-Yates with the counter-based RNG keyed by (seed, epoch, i) */
-        for (i = FW_N_TRAIN - 1; i > 0; i--) {
-            int j = (int)ipup_rng_below(FW_SEED, (uint64_t)epoch + 100u, (uint64_t)i, (uint64_t)i + 1u);
-            uint16_t t = order[i]; order[i] = order[j]; order[j] = t;
-        }
-        for (step = 0; step < FW_STEPS_PER_EPOCH; step++, gstep++) {
-            float loss = 0.0f;
-            uint32_t t0 = fw_timer_ticks();
-            ipup_zeros_f32(FW_PIXELS * FW_H1, g1); ipup_zeros_f32(FW_H1, gb1);
-            ipup_zeros_f32(FW_H1 * FW_H2, g2); ipup_zeros_f32(FW_H2, gb2);
-            ipup_zeros_f32(FW_H2 * FW_C, g3); ipup_zeros_f32(FW_C, gb3);
-            for (m = 0; m < FW_M; m++) {
-                load_batch(fw_train_x, fw_train_y, order + (step * FW_M + m) * FW_MB, FW_MB);
-                loss += forward(FW_MB, NULL, 1);
-                backward(FW_MB);
+    /* 2. the emulator */
+    fw_model(&model);
+    fw_config(&cfg, &model);
+    cfg.infeed = fw_infeed;
+    cfg.ipu[0].mem = fw_ipu0; cfg.ipu[0].bytes = sizeof fw_ipu0;
+    cfg.ipu[1].mem = fw_ipu1; cfg.ipu[1].bytes = sizeof fw_ipu1;
+    cfg.host.mem = fw_host; cfg.host.bytes = sizeof fw_host;
+    rc = ipup_plan_config(e, &cfg, &plan); /* e is scratch here; ipup_init overwrites it */
+    if (rc != IPUP_OK) { fw_printf("FIRMWARE FAILED: plan: %s\n", ipup_last_error(e)); return 1; }
+    fw_printf("plan: IPU0 needs %lu bytes (pool %lu), IPU1 %lu (pool %lu), host %lu (pool %lu); stash depth %d, %d\n",
+              (unsigned long)plan.ipu_bytes[0], (unsigned long)sizeof fw_ipu0,
+              (unsigned long)plan.ipu_bytes[1], (unsigned long)sizeof fw_ipu1,
+              (unsigned long)plan.host_bytes, (unsigned long)sizeof fw_host,
+              (int)plan.stash_depth[0], (int)plan.stash_depth[1]);
+    {
+        static const size_t have[2] = {sizeof fw_ipu0, sizeof fw_ipu1};
+        for (i = 0; i < plan.devices && i < 2; i++)
+            if (plan.ipu_bytes[i] > have[i]) {
+                fw_printf("FIRMWARE FAILED: fw_pools.h is out of date: IPU%d needs %lu bytes, its pool has %lu "
+                          "(make firmware regenerates build/firmware/fw_pools.h)\n",
+                          i, (unsigned long)plan.ipu_bytes[i], (unsigned long)have[i]);
+                return 1;
             }
-            ipup_sgd_f32(FW_PIXELS * FW_H1, FW_LR, 1.0f / FW_M, w1, g1);
-            ipup_sgd_f32(FW_H1, FW_LR, 1.0f / FW_M, b1, gb1);
-            ipup_sgd_f32(FW_H1 * FW_H2, FW_LR, 1.0f / FW_M, w2, g2);
-            ipup_sgd_f32(FW_H2, FW_LR, 1.0f / FW_M, b2, gb2);
-            ipup_sgd_f32(FW_H2 * FW_C, FW_LR, 1.0f / FW_M, w3, g3);
-            ipup_sgd_f32(FW_C, FW_LR, 1.0f / FW_M, b3, gb3);
-            loss /= (float)FW_M;
-            if (gstep == 0) first = loss;
-            last = loss;
-            fw_line_str(&l, "step "); fw_line_i(&l, gstep); fw_line_str(&l, " loss ");
-            fw_line_f(&l, loss, 4); fw_line_str(&l, " instructions ");
-            fw_line_u64(&l, (uint64_t)(fw_timer_ticks() - t0) * 40u); fw_line_end(&l);
+    }
+    rc = ipup_init(e, &cfg);
+    if (rc != IPUP_OK) { fw_printf("FIRMWARE FAILED: ipup_init: %s\n", ipup_last_error(e)); return 1; }
+
+    for (step = 0; step < FW_TOTAL_STEPS; step++) {
+        uint32_t t0 = fw_timer_ticks();
+        rc = ipup_run_steps(e, 1, &st);
+        ticks = fw_timer_ticks() - t0;
+        if (rc != IPUP_OK) { fw_printf("FIRMWARE FAILED: step %d: %s\n", step, ipup_last_error(e)); return 1; }
+        ticks_sum += ticks;
+        if (step == 0) first = (float)st.loss_mean;
+        if (step < 8) first8 += (float)st.loss_mean;
+        if (step >= FW_TOTAL_STEPS - 8) last8 += (float)st.loss_mean;
+        fw_printf("step %d loss %.4f instructions %lu\n", step, st.loss_mean,
+                  (unsigned long)(ticks * FW_INSNS_PER_TICK));
+        if (step + 1 == FW_CHECK_STEPS) {
+            emu_hash = fw_emu_hash(e);
+            fw_printf("bit-identity after %d steps, FNV-1a of all %d weights: pipelined %08lx%08lx, plain loop %08lx%08lx: %s\n",
+                      FW_CHECK_STEPS, FW_N_PARAMS, (unsigned long)(emu_hash >> 32), (unsigned long)(emu_hash & 0xFFFFFFFFu),
+                      (unsigned long)(ref_hash >> 32), (unsigned long)(ref_hash & 0xFFFFFFFFu),
+                      emu_hash == ref_hash ? "identical" : "DIFFERENT");
+            if (emu_hash != ref_hash) ok = 0;
         }
     }
-    correct = 0; total = 0;
-    for (i = 0; i + FW_MB <= FW_N_TEST; i += FW_MB) {
-        uint16_t idx[FW_MB]; int j, c = 0;
-        for (j = 0; j < FW_MB; j++) idx[j] = (uint16_t)(i + j);
-        load_batch(fw_test_x, fw_test_y, idx, FW_MB);
-        (void)forward(FW_MB, &c, 0);
-        correct += c; total += FW_MB;
+
+    /* 4. held-out accuracy, in chunks of one micro-batch */
+    for (i = 0; i < FW_N_TEST; i += FW_MB) {
+        int32_t n = FW_N_TEST - i < FW_MB ? FW_N_TEST - i : FW_MB, j, p;
+        for (j = 0; j < n; j++) {
+            for (p = 0; p < FW_PIXELS; p++) ex[j * FW_PIXELS + p] = (float)fw_test_x[i + j][p] * (1.0f / 255.0f);
+            ey[j] = (int32_t)fw_test_y[i + j];
+        }
+        rc = ipup_evaluate(e, n, ex, ey, &eloss, &correct);
+        if (rc != IPUP_OK) { fw_printf("FIRMWARE FAILED: evaluate: %s\n", ipup_last_error(e)); return 1; }
     }
-    fw_line_str(&l, "first loss "); fw_line_f(&l, first, 4); fw_line_str(&l, " last loss "); fw_line_f(&l, last, 4); fw_line_end(&l);
-    fw_line_str(&l, "held-out accuracy "); fw_line_i(&l, correct); fw_line_str(&l, "/"); fw_line_i(&l, total);
-    fw_line_str(&l, " = "); fw_line_f(&l, 100.0f * (float)correct / (float)total, 2); fw_line_str(&l, "%"); fw_line_end(&l);
-    fw_line_str(&l, "stack used "); fw_line_u(&l, fw_stack_used()); fw_line_str(&l, " bytes"); fw_line_end(&l);
-    if (!(last < first) || correct * 100 < total * 70) {
-        fw_puts("FIRMWARE FAILED: loss did not fall or held-out accuracy below 70%\n");
-        return 1;
+    fw_printf("first loss %.4f, mean of the first 8 steps %.4f, of the last 8 %.4f\n",
+              (double)first, (double)(first8 / 8.0f), (double)(last8 / 8.0f));
+    fw_printf("held-out accuracy %ld/%d = %.2f%% (loss %.4f)\n", (long)correct, FW_N_TEST,
+              100.0 * (double)correct / (double)FW_N_TEST, eloss / (double)FW_N_TEST);
+    fw_printf("instructions per step: pipelined %lu (mean of %d), plain loop %lu\n",
+              (unsigned long)(ticks_sum / FW_TOTAL_STEPS * FW_INSNS_PER_TICK), FW_TOTAL_STEPS,
+              (unsigned long)(ref_ticks * FW_INSNS_PER_TICK));
+    fw_print_memory(e, &plan);
+    ipup_shutdown(e);
+
+    if (!(last8 < 0.5f * first8)) { fw_printf("FIRMWARE FAILED: the loss did not fall to half\n"); ok = 0; }
+    if (correct * 100 < (int64_t)FW_N_TEST * FW_MIN_ACC) {
+        fw_printf("FIRMWARE FAILED: held-out accuracy below %d%%\n", FW_MIN_ACC);
+        ok = 0;
     }
+    if (!ok) return 1;
     fw_puts("FIRMWARE OK\n");
     return 0;
 }

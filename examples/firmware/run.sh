@@ -6,7 +6,7 @@ set -uo pipefail
 elf=$1; shift
 log=build/firmware/run.log
 min_acc=${FW_MIN_ACC:-75}
-limit=${FW_TIMEOUT:-120}
+limit=${FW_TIMEOUT:-300}
 mkdir -p build/firmware
 start=$(date +%s)
 timeout "$limit" "$@" -kernel "$elf" </dev/null >"$log" 2>&1
