@@ -290,6 +290,21 @@ TTEST(dense_bigger) {
         check_dense(32, 100, 64, 0);
     }
 }
+/* degenerate sizes: zero-width products are sums over nothing */
+TTEST(dense_degenerate) {
+    float x[6] = {1, 2, 3, 4, 5, 6}, w[1] = {0}, b[3] = {0.5f, -1.0f, 2.0f}, y[6], dy[6] = {1, 2, 3, 4, 5, 6};
+    float dx[6], db[3] = {0, 0, 0};
+    int i;
+    ipup_dense_fwd_f32(2, 0, 3, x, w, b, y); /* IN = 0: y = b */
+    for (i = 0; i < 6; i++) TT_CHECK(y[i] == b[i % 3]);
+    ipup_dense_bwd_f32(2, 0, 3, x, w, dy, NULL, NULL, db); /* IN = 0: db still sums dy */
+    TT_CHECK(db[0] == 5.0f && db[1] == 7.0f && db[2] == 9.0f);
+    for (i = 0; i < 6; i++) dx[i] = 1e30f;
+    ipup_dense_bwd_f32(2, 3, 0, x, w, dy, dx, NULL, NULL); /* OUT = 0: dx = 0 */
+    for (i = 0; i < 6; i++) TT_CHECK(dx[i] == 0.0f);
+    ipup_dense_fwd_f32(0, 3, 3, x, w, b, y); /* B = 0: nothing, no crash */
+}
+
 /* dw and db accumulate: two calls add twice (what gradient accumulation relies on) */
 TTEST(dense_accumulates) {
     const int B = 3, IN = 5, OUT = 4;
@@ -836,7 +851,7 @@ TTEST(simd_path_named) {
 }
 
 static const ttest_case cases[] = {
-    TT_CASE(dense_fd),       TT_CASE(dense_bigger),  TT_CASE(dense_accumulates),
+    TT_CASE(dense_fd),       TT_CASE(dense_bigger),  TT_CASE(dense_accumulates), TT_CASE(dense_degenerate),
     TT_CASE(conv_fd),        TT_CASE(conv_bigger),   TT_CASE(relu),
     TT_CASE(gelu),           TT_CASE(gelu_range),    TT_CASE(softmax_xent),  TT_CASE(softmax_xent_stable_and_ties),
     TT_CASE(maxpool),        TT_CASE(maxpool_ties_first), TT_CASE(dropout),
