@@ -132,6 +132,48 @@ static int fw_infeed(void *user, int64_t step, int32_t replica, int32_t mb, int6
     return 0;
 }
 
+/* ---- where the instructions of a step go: the emulator's op hook (called just before
+   each op) timestamps every op; the ticks up to the next op are the op's, runner and
+   exchange overhead included (F of stage 0 also includes the infeed callback). What
+   follows the step's last op (its last B(0), the all-reduce, the update) is the tail. */
+static uint32_t fw_op_ticks[2][FW_STAGES], fw_op_n[2][FW_STAGES], fw_tail_ticks;
+static uint32_t fw_hook_t0;
+static int fw_hook_kind = -1, fw_hook_stage;
+
+static void fw_op_hook(void *user, int32_t ipu, const ipup_op *op)
+{
+    uint32_t now = fw_timer_ticks();
+    (void)user; (void)ipu;
+    if (fw_hook_kind >= 0) {
+        fw_op_ticks[fw_hook_kind][fw_hook_stage] += now - fw_hook_t0;
+        fw_op_n[fw_hook_kind][fw_hook_stage]++;
+    }
+    fw_hook_kind = op->kind == IPUP_OP_F ? 0 : 1;
+    fw_hook_stage = op->stage < FW_STAGES ? op->stage : FW_STAGES - 1;
+    fw_hook_t0 = now;
+}
+
+/* called after each step: the time since the last op is the tail */
+static void fw_hook_step_end(void)
+{
+    if (fw_hook_kind >= 0) fw_tail_ticks += fw_timer_ticks() - fw_hook_t0;
+    fw_hook_kind = -1;
+}
+
+static void fw_print_op_costs(int steps)
+{
+    int s;
+    uint32_t b0 = fw_op_n[1][0] ? fw_op_ticks[1][0] / fw_op_n[1][0] : 0u;
+    fw_printf("instructions per op (mean over the run, runner overhead included):");
+    for (s = 0; s < FW_STAGES; s++)
+        fw_printf(" F(%d) %lu", s, (unsigned long)(fw_op_n[0][s] ? fw_op_ticks[0][s] / fw_op_n[0][s] * FW_INSNS_PER_TICK : 0u));
+    for (s = 0; s < FW_STAGES; s++)
+        fw_printf(" B(%d) %lu", s, (unsigned long)(fw_op_n[1][s] ? fw_op_ticks[1][s] / fw_op_n[1][s] * FW_INSNS_PER_TICK : 0u));
+    fw_printf("; last B(0) + all-reduce + SGD update %lu (update alone ~%lu)\n",
+              (unsigned long)(fw_tail_ticks / (uint32_t)steps * FW_INSNS_PER_TICK),
+              (unsigned long)((fw_tail_ticks / (uint32_t)steps > b0 ? fw_tail_ticks / (uint32_t)steps - b0 : 0u) * FW_INSNS_PER_TICK));
+}
+
 /* ---- the reference: the plain gradient-accumulation loop with the kernels only ----
    Weights as ipupipe.h documents its initialisation: glorot_uniform(fan_in, fan_out, n,
    seed, stream = 2 * layer index), biases zero. Everything (weights, gradients,
@@ -271,6 +313,7 @@ int main(void)
     fw_model(&model);
     fw_config(&cfg, &model);
     cfg.infeed = fw_infeed;
+    cfg.op_hook = fw_op_hook;
     cfg.ipu[0].mem = fw_ipu0; cfg.ipu[0].bytes = sizeof fw_ipu0;
     cfg.ipu[1].mem = fw_ipu1; cfg.ipu[1].bytes = sizeof fw_ipu1;
     cfg.host.mem = fw_host; cfg.host.bytes = sizeof fw_host;
@@ -297,6 +340,7 @@ int main(void)
     for (step = 0; step < FW_TOTAL_STEPS; step++) {
         uint32_t t0 = fw_timer_ticks();
         rc = ipup_run_steps(e, 1, &st);
+        fw_hook_step_end();
         ticks = fw_timer_ticks() - t0;
         if (rc != IPUP_OK) { fw_printf("FIRMWARE FAILED: step %d: %s\n", step, ipup_last_error(e)); return 1; }
         ticks_sum += ticks;
@@ -332,6 +376,7 @@ int main(void)
     fw_printf("instructions per step: pipelined %lu (mean of %d), plain loop %lu\n",
               (unsigned long)(ticks_sum / FW_TOTAL_STEPS * FW_INSNS_PER_TICK), FW_TOTAL_STEPS,
               (unsigned long)(ref_ticks * FW_INSNS_PER_TICK));
+    fw_print_op_costs(FW_TOTAL_STEPS);
     fw_print_memory(e, &plan);
     ipup_shutdown(e);
 
