@@ -263,7 +263,58 @@ TTEST(one_f_one_b_program) {
         }
 }
 
+/* ZB-H1 reference (Qi et al. 2024, H1 as specified in ipupipe_sched.h): each step, each
+   stage runs its next I if its inputs are ready; else its next F if ready and fewer than
+   S-s forwards await their I and fewer than S micro-batches hold activations (1F1B's
+   warm-up and peak); else its next W. Written with per-op step arrays and counting,
+   not the header's counters. */
+TTEST(zbh1_reference) {
+    int S, M, maxM = slow() ? 8 : MAXM;
+    char msg[512];
+    ipup_table t;
+    enum { NONE = 1 << 30 };
+    for (S = 1; S <= MAXS; S++)
+        for (M = 1; M <= maxM; M++) {
+            int s, m, k, step = 0, left = 3 * S * M, T = 0;
+            for (k = 0; k < 4; k++)
+                for (s = 0; s < MAXS; s++)
+                    for (m = 0; m < MAXM; m++) g_ref[k][s][m] = NONE;
+            while (left > 0 && step < 10 * S * M + 10) {
+                int pick_k[MAXS], pick_m[MAXS];
+                for (s = 0; s < S; s++) {
+                    int nf = 0, ni = 0, nw = 0;
+                    for (m = 0; m < M; m++) {
+                        nf += g_ref[0][s][m] < step;
+                        ni += g_ref[2][s][m] < step;
+                        nw += g_ref[3][s][m] < step;
+                    }
+                    pick_k[s] = 0;
+                    pick_m[s] = 0;
+                    if (ni < M && g_ref[0][s][ni] < step && (s == S - 1 || g_ref[2][s + 1][ni] < step)) {
+                        pick_k[s] = 3; pick_m[s] = ni;
+                    } else if (nf < M && (s == 0 || g_ref[0][s - 1][nf] < step) && nf - ni < S - s && nf - nw < S) {
+                        pick_k[s] = 1; pick_m[s] = nf;
+                    } else if (nw < M && g_ref[2][s][nw] < step) {
+                        pick_k[s] = 4; pick_m[s] = nw;
+                    }
+                }
+                for (s = 0; s < S; s++)
+                    if (pick_k[s]) { g_ref[pick_k[s] - 1][s][pick_m[s]] = step; left--; T = step + 1; }
+                step++;
+            }
+            TT_EQ_INT(left, 0);
+            for (s = 0; s < MAXS; s++)
+                for (m = 0; m < MAXM; m++) g_ref[1][s][m] = -1; /* no B ops */
+            TT_EQ_INT(ipup_sched_generate(&(ipup_sched_config){IPUP_SCHED_ZBH1, S, M, 0, 0, NULL, 0}, g_ops,
+                                          (int32_t)(sizeof g_ops / sizeof g_ops[0]), &t, msg, sizeof msg),
+                      0);
+            check_against_ref(&t, S, M, T, 3, "zb-h1");
+            if (ttest_failures_) return;
+        }
+}
+
 static const ttest_case cases[] = {
+    TT_CASE(zbh1_reference),
     TT_CASE(sequential_closed_form), TT_CASE(interleaved_closed_form), TT_CASE(grouped_closed_form),
     TT_CASE(gpipe_closed_form),      TT_CASE(step_counts),             TT_CASE(worked_tables_s4_m8),
     TT_CASE(peak_inflight_forms),    TT_CASE(one_f_one_b_program),

@@ -419,7 +419,7 @@ TTEST(interleaved_1f1b_megatron_program) {
     ipup_sched_verify_info vi;
     for (P = 1; P <= 4; P++)
         for (V = 2; V <= 4; V++)
-            for (g = 1; g <= 4; g++) {
+            for (g = 1; g <= 8; g++) {
                 int S = P * V, r, total;
                 M = g * P;
                 total = M * V;
