@@ -277,7 +277,17 @@ IPUP_SCHED_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_byt
 #define IPUPIPE_SCHED_IMPLEMENTED
 
 #include <stdarg.h>
+/* libc memory functions, overridable like stb (same names as ipupipe_kernels.h);
+   <string.h> is included only for the defaults. No other string.h function is used. */
+#if !defined(IPUPIPE_MEMSET) || !defined(IPUPIPE_MEMCPY)
 #include <string.h>
+#endif
+#ifndef IPUPIPE_MEMSET
+#define IPUPIPE_MEMSET(d, c, n) memset((d), (c), (n))
+#endif
+#ifndef IPUPIPE_MEMCPY
+#define IPUPIPE_MEMCPY(d, s, n) memcpy((d), (s), (n))
+#endif
 /* All text formatting goes through IPUPIPE_VSNPRINTF (define it before the include to
    use your own malloc-free formatter; formats used: %d %lld %c %s %x %.Nf %.Ng with
    width). <stdio.h> is included only when it is not defined. */
@@ -318,11 +328,28 @@ static IPUP__SCHED_UNUSED int ipup__snprintf(char *buf, size_t len, const char *
     return n;
 }
 
+static IPUP__SCHED_UNUSED size_t ipup__strlen(const char *s) {
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+static IPUP__SCHED_UNUSED const char *ipup__strchr(const char *s, int c) {
+    for (; *s; s++)
+        if (*s == (char)c) return s;
+    return c == 0 ? s : NULL;
+}
+static IPUP__SCHED_UNUSED int ipup__memeq(const char *a, const char *b, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 /* ---- messages ---- */
 static IPUP__SCHED_UNUSED void ipup__msgv(char *msg, size_t len, int append, const char *fmt, va_list ap) {
     size_t used;
     if (!msg || len == 0) return;
-    used = append ? strlen(msg) : 0;
+    used = append ? ipup__strlen(msg) : 0;
     if (used >= len) return;
     IPUPIPE_VSNPRINTF(msg + used, len - used, fmt, ap);
 }
@@ -343,10 +370,10 @@ static IPUP__SCHED_UNUSED void ipup__warn(char *msg, size_t len, int *count, con
     va_list ap;
     va_start(ap, fmt);
     if (msg && len) {
-        size_t used = strlen(msg);
+        size_t used = ipup__strlen(msg);
         if (used + 1 < len) {
             IPUPIPE_VSNPRINTF(msg + used, len - used, fmt, ap);
-            used = strlen(msg);
+            used = ipup__strlen(msg);
             if (used + 1 < len) { msg[used] = '\n'; msg[used + 1] = '\0'; }
         }
     }
@@ -625,7 +652,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_generate(const ipup_sched_confi
     const char *kname;
     if (msg && msg_len) msg[0] = '\0';
     if (!cfg || !out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "ipup_sched_generate: cfg and out must not be NULL");
-    memset(out, 0, sizeof *out);
+    IPUPIPE_MEMSET(out, 0, sizeof *out);
     for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
     kind = (int)cfg->kind;
     if (kind < 0 || kind >= IPUP_SCHED_KIND_COUNT)
@@ -646,7 +673,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_generate(const ipup_sched_confi
     if (cfg->virtual_stages < 0)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: virtual stages V=%d must be >= 0 (0 = automatic)", kname,
                          (int)cfg->virtual_stages);
-    memset(&g, 0, sizeof g);
+    IPUPIPE_MEMSET(&g, 0, sizeof g);
     g.S = S; g.M = M; g.kind = kind;
     g.split = kind == IPUP_SCHED_ZBH1;
     /* mapping */
@@ -925,7 +952,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
     char a[80], b[80];
     int rc;
     if (!info) info = &dummy;
-    memset(info, 0, sizeof *info);
+    IPUPIPE_MEMSET(info, 0, sizeof *info);
     info->step = info->device = info->op_index = info->stage = info->mb = info->kind = -1;
     info->out_of_order_stage = -1;
     if (msg && msg_len) msg[0] = '\0';
@@ -1097,7 +1124,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
 /* ---- measure ---- */
 IPUP_SCHED_DEF IPUP__SCHED_UNUSED ipup_sched_cost ipup_sched_cost_default(void) {
     ipup_sched_cost c;
-    memset(&c, 0, sizeof c);
+    IPUPIPE_MEMSET(&c, 0, sizeof c);
     c.f = 1.0;
     c.b = 2.0;
     c.i = 1.0;
@@ -1137,7 +1164,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_measure(const ipup_table *t, co
     if (!out || ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
     if (!ipup__work_ok(t, work, work_bytes)) return IPUP_ERR_CAPACITY;
     if (!cost) cost = &dc;
-    memset(out, 0, sizeof *out);
+    IPUPIPE_MEMSET(out, 0, sizeof *out);
     S = t->stages; M = t->microbatches; P = t->devices; n = t->n_ops;
     SM = (int64_t)S * M;
     finF = (double *)work;
@@ -1240,11 +1267,11 @@ typedef struct ipup__w {
 static IPUP__SCHED_UNUSED void ipup__wput(ipup__w *w, const char *s, size_t n) {
     if (w->len < w->cap) {
         size_t room = w->cap - w->len;
-        memcpy(w->buf + w->len, s, n < room ? n : room);
+        IPUPIPE_MEMCPY(w->buf + w->len, s, n < room ? n : room);
     }
     w->len += n;
 }
-static IPUP__SCHED_UNUSED void ipup__ws(ipup__w *w, const char *s) { ipup__wput(w, s, strlen(s)); }
+static IPUP__SCHED_UNUSED void ipup__ws(ipup__w *w, const char *s) { ipup__wput(w, s, ipup__strlen(s)); }
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
 #endif
@@ -1315,9 +1342,9 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_grid(const ipup_table *t
     for (d = 0; d < t->devices; d++) {
         int32_t st;
         base = (size_t)d * rowlen;
-        memset(buf + base, ' ', rowlen - 1);
+        IPUPIPE_MEMSET(buf + base, ' ', rowlen - 1);
         n = ipup__snprintf(lab, sizeof lab, "IPU%d", (int)d);
-        memcpy(buf + base, lab, (size_t)n);
+        IPUPIPE_MEMCPY(buf + base, lab, (size_t)n);
         for (st = 0; st < t->steps; st++) {
             size_t at = base + (size_t)lw + 1 + (size_t)st * (size_t)(cw + 1) + 1;
             buf[at] = '.'; buf[at + 1] = '.';
@@ -1330,8 +1357,8 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_grid(const ipup_table *t
         if (o->device < 0 || o->device >= t->devices || o->step < 0 || o->step >= t->steps) continue;
         at = (size_t)o->device * rowlen + (size_t)lw + 1 + (size_t)o->step * (size_t)(cw + 1) + 1;
         n = ipup__grid_token(t, o, ws, tok, sizeof tok);
-        memset(buf + at, ' ', (size_t)cw);
-        memcpy(buf + at, tok, (size_t)n);
+        IPUPIPE_MEMSET(buf + at, ' ', (size_t)cw);
+        IPUPIPE_MEMCPY(buf + at, tok, (size_t)n);
     }
     w.len = total;
     return ipup__wend(&w, len);
@@ -1606,18 +1633,18 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_json(const ipup_table *t,
         const char *p = warnings;
         int firstw = 1;
         while (*p) {
-            const char *e = strchr(p, '\n');
-            size_t n = e ? (size_t)(e - p) : strlen(p);
+            const char *e = ipup__strchr(p, '\n');
+            size_t n = e ? (size_t)(e - p) : ipup__strlen(p);
             if (n > 0) {
                 char line[1024];
                 if (n >= sizeof line) n = sizeof line - 1;
-                memcpy(line, p, n);
+                IPUPIPE_MEMCPY(line, p, n);
                 line[n] = '\0';
                 if (!firstw) ipup__ws(&w, ",");
                 ipup__wjson_str(&w, line);
                 firstw = 0;
             }
-            p += e ? (size_t)(e - p) + 1 : strlen(p);
+            p += e ? (size_t)(e - p) + 1 : ipup__strlen(p);
         }
     }
     ipup__ws(&w, "]}\n");
@@ -1735,7 +1762,7 @@ static IPUP__SCHED_UNUSED int ipup__csv_parse(const char *text, size_t text_len,
                     static const char suffix[] = "OVERLAP_F_B";
                     char show[64];
                     while (close < b && text[close] != ')') close++;
-                    if (close >= b || b - close - 1 != sizeof suffix - 1 || memcmp(text + close + 1, suffix, sizeof suffix - 1) != 0) {
+                    if (close >= b || b - close - 1 != sizeof suffix - 1 || !ipup__memeq(text + close + 1, suffix, sizeof suffix - 1)) {
                         ipup__csv_show(show, sizeof show, text + a, b - a);
                         return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
                                          "CSV row %d, column %d: '%s' is not an overlap cell of the form (0F7;7B3)OVERLAP_F_B",
@@ -1776,7 +1803,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_scan(const char *text, size
     ipup__csv_ctx x;
     int rc;
     if (msg && msg_len) msg[0] = '\0';
-    memset(&x, 0, sizeof x);
+    IPUPIPE_MEMSET(&x, 0, sizeof x);
     rc = ipup__csv_parse(text, text_len, &x, msg, msg_len);
     if (rc) return rc;
     if (stages) *stages = x.max_stage + 1;
@@ -1795,9 +1822,9 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_load(const char *text, size
     int rc;
     if (msg && msg_len) msg[0] = '\0';
     if (!out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "csv_load: out is NULL");
-    memset(out, 0, sizeof *out);
+    IPUPIPE_MEMSET(out, 0, sizeof *out);
     for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
-    memset(&x, 0, sizeof x);
+    IPUPIPE_MEMSET(&x, 0, sizeof x);
     rc = ipup__csv_parse(text, text_len, &x, msg, msg_len); /* sizes first */
     if (rc) return rc;
     S = x.max_stage + 1;
@@ -1814,7 +1841,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_load(const char *text, size
     if (rc) return rc;
     SM = (int64_t)S * M;
     hasW = (uint8_t *)work;
-    memset(hasW, 0, (size_t)SM);
+    IPUPIPE_MEMSET(hasW, 0, (size_t)SM);
     for (i = 0; i < x.n_ops; i++) {
         const ipup_op *o = &ops[i];
         if (o->kind == IPUP_OP_W) hasW[(int64_t)o->stage * M + o->mb] = 1;
