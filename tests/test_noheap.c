@@ -1,0 +1,138 @@
+/* tests/test_noheap.c - no heap call after startup.
+ *
+ * Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free (Makefile:
+ * LDFLAGS_test_noheap), so every call of these functions made by this translation unit -
+ * the test and all of ipupipe.h, ipupipe_kernels.h and ipupipe_sched.h compiled into it -
+ * goes through the counters below. The test first proves the counters see calls, then
+ * freezes an emulator (ipup_init: pools carved, threads created) and counts from there to
+ * exit: training runs with both runners, replicas, recomputation, offload, Adam, the
+ * outfeed, evaluation, the trace, the memory report, checkpoint iteration, shutdown.
+ * Expected: zero calls. (Calls glibc makes internally, e.g. inside pthread_create during
+ * ipup_init, do not pass through --wrap; they happen at startup anyway.)
+ */
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe.h"
+#include "ttest.h"
+
+static long g_heap_calls;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void __real_free(void *p);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t m);
+void *__wrap_realloc(void *p, size_t n);
+void __wrap_free(void *p);
+void *__wrap_malloc(size_t n) { g_heap_calls++; return __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t m) { g_heap_calls++; return __real_calloc(n, m); }
+void *__wrap_realloc(void *p, size_t n) { g_heap_calls++; return __real_realloc(p, n); }
+void __wrap_free(void *p) { g_heap_calls++; __real_free(p); }
+
+#define POOL (256 * 1024)
+static IPUP_ALIGN64 uint8_t g_ipu[4][POOL], g_stream[4][POOL], g_host[1 << 19];
+static ipup_emu g_emu;
+static float g_x[64 * 20];
+static int32_t g_y[64];
+static char g_sink[1 << 16];
+static size_t g_sink_len;
+static double g_loss_seen;
+
+static int feed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x, int32_t *labels) {
+    int32_t i, j;
+    (void)user; (void)step; (void)replica; (void)mb;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < 20; j++) x[i * 20 + j] = ipup_rng_uniform_f32(3, (uint64_t)(sample0 + i), (uint64_t)j) - 0.5f;
+        labels[i] = (int32_t)ipup_rng_below(3, (uint64_t)(sample0 + i), 99, 5);
+    }
+    return 0;
+}
+static void outfeed(void *user, const ipup_outfeed_rec *r) { (void)user; g_loss_seen += (double)r->loss; }
+static int sink(void *user, const void *d, size_t n) {
+    (void)user;
+    if (g_sink_len + n > sizeof g_sink) return -1;
+    memcpy(g_sink + g_sink_len, d, n);
+    g_sink_len += n;
+    return 0;
+}
+
+TTEST(wrappers_count_calls) {
+    /* through volatile pointers, so the compiler cannot elide the pair */
+    void *(*volatile m)(size_t) = malloc;
+    void *(*volatile re)(void *, size_t) = realloc;
+    void (*volatile fr)(void *) = free;
+    long before = g_heap_calls;
+    void *p = m(16);
+    p = re(p, 32);
+    fr(p);
+    TT_EQ_INT(g_heap_calls - before, 3);
+}
+
+static void train_everything(ipup_runner_kind runner) {
+    ipup_model_desc m;
+    ipup_config c;
+    ipup_run_stats st;
+    char text[2048];
+    int32_t i, n;
+    long at_freeze;
+    double ls = 0.0;
+    int64_t cor = 0;
+    memset(&m, 0, sizeof m);
+    m.in_h = 1; m.in_w = 1; m.in_c = 20;
+    TT_EQ_INT(ipup_model_parse("dense32,relu,dropout0.1,dense16,gelu,dense5,xent", &m, NULL, 0), IPUP_OK);
+    memset(&c, 0, sizeof c);
+    c.model = &m;
+    c.stages = 2;
+    c.replicas = 2;
+    c.microbatch = 4;
+    c.microbatches = 4;
+    c.repeat = 3;
+    c.schedule = IPUP_SCHED_ZBH1;
+    c.recompute = 1;
+    c.offload = 1;
+    c.opt.kind = IPUP_OPT_ADAM;
+    c.opt.lr = 0.01f;
+    c.runner = runner;
+    c.infeed = feed;
+    c.outfeed = outfeed;
+    for (i = 0; i < 4; i++) {
+        c.ipu[i].mem = g_ipu[i]; c.ipu[i].bytes = POOL;
+        c.stream[i].mem = g_stream[i]; c.stream[i].bytes = POOL;
+    }
+    c.host.mem = g_host; c.host.bytes = sizeof g_host;
+    for (i = 0; i < 64 * 20; i++) g_x[i] = ipup_rng_uniform_f32(4, 0, (uint64_t)i);
+    for (i = 0; i < 64; i++) g_y[i] = i % 5;
+
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK); /* startup: may allocate (threads) */
+    at_freeze = g_heap_calls;                  /* frozen from here on */
+    for (i = 0; i < 3; i++) TT_EQ_INT(ipup_run(&g_emu, &st), IPUP_OK);
+    TT_EQ_INT(ipup_run_steps(&g_emu, 2, NULL), IPUP_OK);
+    ipup_set_learning_rate(&g_emu, 0.005f);
+    TT_EQ_INT(ipup_run(&g_emu, &st), IPUP_OK);
+    TT_EQ_INT(ipup_evaluate(&g_emu, 64, g_x, g_y, &ls, &cor), IPUP_OK);
+    g_sink_len = 0;
+    TT_EQ_INT(ipup_trace_write(&g_emu, sink, NULL), IPUP_OK);
+    ipup_memory_report_text(&g_emu, text, sizeof text);
+    n = ipup_tensor_count(&g_emu);
+    for (i = 0; i < n; i++) {
+        ipup_tensor_info t;
+        TT_EQ_INT(ipup_tensor_get(&g_emu, i, &t), IPUP_OK);
+    }
+    TT_EQ_INT(ipup_replicas_sync(&g_emu), IPUP_OK);
+    ipup_shutdown(&g_emu);
+    TT_EQ_INT(ipup_get_step(&g_emu), 14);
+    TT_CHECK(g_loss_seen > 0.0);
+    TT_CHECK(g_sink_len > 100);
+    TT_EQ_INT(g_heap_calls - at_freeze, 0);
+}
+
+TTEST(no_heap_after_freeze_coop) { train_everything(IPUP_RUNNER_COOP); }
+TTEST(no_heap_after_freeze_threads) { train_everything(IPUP_RUNNER_THREADS); }
+
+int main(int argc, char **argv) {
+    static const ttest_case cases[] = {
+        TT_CASE(wrappers_count_calls),
+        TT_CASE(no_heap_after_freeze_coop),
+        TT_CASE(no_heap_after_freeze_threads),
+    };
+    return TTEST_MAIN(cases, argc, argv);
+}
