@@ -32,6 +32,14 @@
  *   Every function is reentrant: it touches only its arguments (no global state).
  *   Tables may be read from several threads at once.
  *
+ * STACK
+ *   Per call at most about 40 x IPUP_SCHED_MAX_STAGES bytes (10 KB at the default 256);
+ *   define IPUP_SCHED_MAX_STAGES smaller before the include on small MCUs.
+ *
+ * LIBC
+ *   IPUPIPE_VSNPRINTF (vsnprintf), IPUPIPE_MEMSET, IPUPIPE_MEMCPY are overridable
+ *   macros; <stdio.h> / <string.h> are included only for the defaults.
+ *
  * SPEED
  *   Everything is linear in the number of ops (the table is sparse: a list of ops,
  *   never a T x P grid), except the renderers of the grid/CSV (linear in T x P).
@@ -557,7 +565,23 @@ static IPUP__SCHED_UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t 
 #define IPUP__RDY_G(s_, m_) ((m_) < M && nG[s_] == (m_) && nF[s_] > (m_) && ((s_) == S - 1 || nG[(s_) + 1] > (m_)))
 #define IPUP__RDY_W(s_, m_) ((m_) < M && nW[s_] == (m_) && nG[s_] > (m_))
     while (done < total) {
-        int any = 0;
+        int any = 0, phase = 0;
+        if (g->kind == IPUP_SCHED_GROUPED) {
+            /* Grouped keeps its rule with shared devices: every step is all-forward or
+               all-backward, the kind of the most urgent ready op */
+            int64_t bk = -1;
+            for (s = 0; s < S; s++) {
+                int64_t v;
+                if (IPUP__RDY_F(s, nF[s])) {
+                    v = ipup__closed_prio(g->kind, S, M, IPUP_OP_F, s, nF[s]) * 2 + 1;
+                    if (bk < 0 || v < bk) { bk = v; phase = IPUP_OP_F; }
+                }
+                if (IPUP__RDY_G(s, nG[s])) {
+                    v = ipup__closed_prio(g->kind, S, M, IPUP_OP_B, s, nG[s]) * 2;
+                    if (bk < 0 || v < bk) { bk = v; phase = IPUP_OP_B; }
+                }
+            }
+        }
         for (d = 0; d < P; d++) {
             int best_k = 0;
             int64_t best_key = 0;
@@ -604,6 +628,8 @@ static IPUP__SCHED_UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t 
                         int64_t kf = -1, kb = -1;
                         if (IPUP__RDY_F(s, nF[s])) kf = ipup__closed_prio(g->kind, S, M, IPUP_OP_F, s, nF[s]);
                         if (IPUP__RDY_G(s, nG[s])) kb = ipup__closed_prio(g->kind, S, M, IPUP_OP_B, s, nG[s]);
+                        if (phase == IPUP_OP_F) kb = -1;
+                        if (phase == IPUP_OP_B) kf = -1;
                         if (kf < 0 && kb < 0) continue;
                         if (kb >= 0 && (kf < 0 || kb <= kf)) { k = IPUP_OP_B; m = nG[s]; key = kb * 2; }
                         else { k = IPUP_OP_F; m = nF[s]; key = kf * 2 + 1; }

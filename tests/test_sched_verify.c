@@ -401,6 +401,12 @@ TTEST(shared_device_mappings) {
                 TT_CHECK_MSG(rc == 0, "%s map %d M=%d: %.200s", ipup_sched_kind_name((ipup_sched_kind)k), z, M, msg);
                 if (rc) return;
                 for (s = 0; s < nst[z]; s++) TT_EQ_INT(t.stage_device[s], maps[z][s]);
+                if (k == IPUP_SCHED_GROUPED) { /* every step all-forward or all-backward */
+                    int i;
+                    for (i = 1; i < t.n_ops; i++)
+                        if (t.ops[i].step == t.ops[i - 1].step && (t.ops[i].kind == IPUP_OP_F) != (t.ops[i - 1].kind == IPUP_OP_F))
+                            TT_FAILF("grouped map %d M=%d: step %d mixes forward and backward", z, M, t.ops[i].step);
+                }
                 rc = verify(&t, &vi, msg, sizeof msg);
                 TT_CHECK_MSG(rc == 0, "%s map %d M=%d: %.300s", ipup_sched_kind_name((ipup_sched_kind)k), z, M, msg);
                 TT_CHECK(vi.in_order);
