@@ -18,6 +18,7 @@
  * Targets on a 2-core machine: two-ipu-threads >= 1.6x, two-replicas >= 1.85x.
  * IPUPIPE_BENCH_STEPS (default 12) steps are timed after one warm-up step; the best of
  * IPUPIPE_BENCH_REPS (default 3) timings counts (the machine is shared).
+ * IPUPIPE_BENCH_ONLY=name runs one configuration (for profiling).
  */
 #define _POSIX_C_SOURCE 200809L
 #define IPUPIPE_IMPLEMENTATION
@@ -96,6 +97,7 @@ int main(void) {
         ipup_run_stats st;
         double best = 1e30;
         int r, rc;
+        if (getenv("IPUPIPE_BENCH_ONLY") && strcmp(getenv("IPUPIPE_BENCH_ONLY"), b->name) != 0) { sps[k] = 1.0; if (k == 0) base = 1.0; continue; }
         memset(&c, 0, sizeof c);
         c.model = &m;
         c.stages = b->stages;
