@@ -572,6 +572,11 @@ IPUPDEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 #ifndef IPUPIPE_MEMCPY
 #define IPUPIPE_MEMCPY(d, s, n) memcpy((d), (s), (n))
 #endif
+/* initial value of the emulator's ring counters (tests start them just below 2^32 so that
+   every run crosses the wrap) */
+#ifndef IPUPIPE_RING_START
+#define IPUPIPE_RING_START 0u
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1332,12 +1337,12 @@ static void ipue__carve_ipu(ipup_emu *e, ipue__arena *a, ipue__arena *stream, in
         if (s > 0) {
             size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B) * sizeof(float);
             void *buf = ipue__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
-            if (a->base && !a->oom) ipup_ring_init(&e->fwd[r][s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, 0);
+            if (a->base && !a->oom) ipup_ring_init(&e->fwd[r][s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
         }
         if (s < e->S - 1) {
             size_t slot = (size_t)e->B * (size_t)st->out_n * sizeof(float);
             void *buf = ipue__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
-            if (a->base && !a->oom) ipup_ring_init(&e->bwd[r][s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, 0);
+            if (a->base && !a->oom) ipup_ring_init(&e->bwd[r][s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, IPUPIPE_RING_START);
         }
     }
 }
@@ -1359,8 +1364,8 @@ static size_t ipue__carve_host(ipup_emu *e, ipue__arena *a, int32_t S, int32_t M
         void *p1 = ipue__alloc(a, b1, IPUP_MEM_EXCHANGE);
         void *p2 = ipue__alloc(a, b2, IPUP_MEM_EXCHANGE);
         if (e && a->base && !a->oom) {
-            ipup_ring_init(&e->infeed[r], p1, b1, fc, islot, 0);
-            ipup_ring_init(&e->outfeed[r], p2, b2, fc, sizeof(ipup_outfeed_rec), 0);
+            ipup_ring_init(&e->infeed[r], p1, b1, fc, islot, IPUPIPE_RING_START);
+            ipup_ring_init(&e->outfeed[r], p2, b2, fc, sizeof(ipup_outfeed_rec), IPUPIPE_RING_START);
         }
     }
     p = ipue__alloc(a, (size_t)repeat * (size_t)R * (size_t)M * sizeof(ipup_outfeed_rec), IPUP_MEM_SCRATCH);
@@ -1627,6 +1632,10 @@ static void ipue__init_weights(ipup_emu *e) {
     }
 }
 
+static void ipue__ring_reset(ipup_ring *r) {
+    IPUE__STORE_REL(&r->head, (uint32_t)IPUPIPE_RING_START);
+    IPUE__STORE_REL(&r->tail, (uint32_t)IPUPIPE_RING_START);
+}
 static void ipue__reset_transient(ipup_emu *e) {
     int32_t r, s;
     for (r = 0; r < e->R; r++) {
@@ -1634,11 +1643,11 @@ static void ipue__reset_transient(ipup_emu *e) {
             ipue__srt *rt = &e->srt[r][s];
             rt->s_head = rt->s_count = rt->w_head = rt->w_count = 0;
             memset(rt->grads, 0, e->st[s].n_params * sizeof(float));
-            if (s > 0) { IPUE__STORE_REL(&e->fwd[r][s].head, 0u); IPUE__STORE_REL(&e->fwd[r][s].tail, 0u); }
-            if (s < e->S - 1) { IPUE__STORE_REL(&e->bwd[r][s].head, 0u); IPUE__STORE_REL(&e->bwd[r][s].tail, 0u); }
+            if (s > 0) ipue__ring_reset(&e->fwd[r][s]);
+            if (s < e->S - 1) ipue__ring_reset(&e->bwd[r][s]);
         }
-        IPUE__STORE_REL(&e->infeed[r].head, 0u); IPUE__STORE_REL(&e->infeed[r].tail, 0u);
-        IPUE__STORE_REL(&e->outfeed[r].head, 0u); IPUE__STORE_REL(&e->outfeed[r].tail, 0u);
+        ipue__ring_reset(&e->infeed[r]);
+        ipue__ring_reset(&e->outfeed[r]);
     }
     IPUE__STORE_REL(&e->bar_count, 0u);
     IPUE__STORE_REL(&e->abort_, 0u);
