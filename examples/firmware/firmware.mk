@@ -1,4 +1,4 @@
-# examples/firmware/firmware.mk - the bare-metal Cortex-M4F build of the firmware proof
+# examples/firmware/firmware.mk - the bare-metal Cortex-M build of the firmware proof
 # (included by the top-level Makefile).
 #
 #   make firmware       build build/firmware/firmware.elf with arm-none-eabi-gcc
@@ -8,25 +8,34 @@
 #   make firmware-riscv compile the headers with riscv64-unknown-elf-gcc + picolibc
 #
 # Needs the Debian packages gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm.
+# FW_BOARD=an386 (default): QEMU mps2-an386, Cortex-M4F, single-precision FPU, into
+# build/firmware; FW_BOARD=an500: mps2-an500, Cortex-M7, double-precision FPU, into
+# build/firmware-an500 (same memory map, same linker script).
 
 FW_DIR    := examples/firmware
+FW_BOARD  ?= an386
+ifeq ($(FW_BOARD),an500)
+FW_OUT    := build/firmware-an500
+FW_CPU    := -mcpu=cortex-m7 -mthumb -mfloat-abi=hard -mfpu=fpv5-d16
+else
 FW_OUT    := build/firmware
+FW_CPU    := -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
+endif
 FW_CC     := arm-none-eabi-gcc
 FW_INC    ?= -I.
-FW_CPU    := -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
 FW_CFLAGS := $(CSTD) $(WARN) $(FW_CPU) -O2 -g -ffunction-sections -fdata-sections \
              $(FW_INC) -I$(FW_DIR) -I$(FW_OUT) $(FW_EXTRA)
-FW_LDFLAGS := --specs=nano.specs -nostartfiles -T $(FW_DIR)/mps2_an386.ld \
+FW_LDFLAGS := --specs=nano.specs -nostartfiles -T $(FW_DIR)/mps2.ld \
               -Wl,--gc-sections -Wl,-Map=$(FW_OUT)/firmware.map
 # MNIST subset compiled into flash: first FW_TRAIN training images, first FW_TEST
 # t10k images (held out), FW_POOL=2 averages 2x2 pixel blocks (28x28 -> 14x14).
 FW_TRAIN  ?= 512
 FW_TEST   ?= 500
 FW_POOL   ?= 2
-FW_QEMU   := qemu-system-arm -M mps2-an386 -display none -monitor none -serial none \
+FW_QEMU   := qemu-system-arm -M mps2-$(FW_BOARD) -display none -monitor none -serial none \
              -semihosting-config enable=on,target=native -icount shift=0
 FW_SRCS   := $(FW_DIR)/startup.c $(FW_DIR)/main.c
-FW_DEPS   := $(FW_SRCS) $(wildcard $(FW_DIR)/*.h) $(FW_DIR)/mps2_an386.ld $(LIBHDRS)
+FW_DEPS   := $(FW_SRCS) $(wildcard $(FW_DIR)/*.h) $(FW_DIR)/mps2.ld $(LIBHDRS)
 
 .PHONY: firmware firmware-run firmware-riscv
 

@@ -35,6 +35,13 @@ static void fw_assert_fail(const char *what, const char *file, int line);
 
 uint32_t fw_stack_used(void); /* startup.c */
 
+/* ACLE: __ARM_FP bit 3 = double precision in hardware (fpv5-d16 on the Cortex-M7) */
+#if defined(__ARM_FP) && (__ARM_FP & 8)
+#define FW_CPU_NAME "Armv7E-M with a double-precision FPU (Cortex-M7 class)"
+#else
+#define FW_CPU_NAME "Armv7E-M with a single-precision FPU (Cortex-M4F class)"
+#endif
+
 /* ---- run settings ---- */
 #ifndef FW_EPOCHS
 #define FW_EPOCHS 12
@@ -301,8 +308,8 @@ int main(void)
     int64_t correct = 0;
 
     fw_timer_start();
-    fw_printf("ipupipe firmware: Cortex-M4F, MLP %d-%d-%d-%d, %d train / %d held-out MNIST images (%dx%d)\n",
-              FW_PIXELS, FW_H1, FW_H2, FW_C, FW_N_TRAIN, FW_N_TEST, FW_SIDE, FW_SIDE);
+    fw_printf("ipupipe firmware: %s, MLP %d-%d-%d-%d, %d train / %d held-out MNIST images (%dx%d)\n",
+              FW_CPU_NAME, FW_PIXELS, FW_H1, FW_H2, FW_C, FW_N_TRAIN, FW_N_TEST, FW_SIDE, FW_SIDE);
     fw_printf("pipeline: %d stages on %d emulated IPUs, grouped schedule, B=%d, M=%d, SGD lr %.2f, %d steps\n",
               FW_STAGES, FW_STAGES, FW_MB, FW_M, (double)FW_LR, FW_TOTAL_STEPS);
 

@@ -4,10 +4,9 @@
 # held-out accuracy must reach FW_MIN_ACC percent (default 75).
 set -uo pipefail
 elf=$1; shift
-log=build/firmware/run.log
+log=$(dirname "$elf")/run.log
 min_acc=${FW_MIN_ACC:-75}
 limit=${FW_TIMEOUT:-300}
-mkdir -p build/firmware
 start=$(date +%s)
 timeout "$limit" "$@" -kernel "$elf" </dev/null >"$log" 2>&1
 rc=$?
