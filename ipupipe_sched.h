@@ -614,14 +614,17 @@ static IPUP__SCHED_UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t 
                         /* backward first (frees memory), then lower micro-batch */
                         key = (k == IPUP_OP_F ? ((int64_t)1 << 40) : 0) + (int64_t)m * 1024 + (S - s);
                     } else if (g->kind == IPUP_SCHED_ZBH1) {
-                        /* ZB-H1 (Qi et al. 2024, §3.1): I as soon as it can run (the critical
-                           path); F while the stage has fewer than S-s forwards awaiting their
-                           I (1F1B's warm-up) and fewer than S micro-batches holding
-                           activations (1F1B's peak); W otherwise, filling the bubbles. */
-                        if (IPUP__RDY_G(s, nG[s])) { k = IPUP_OP_I; m = nG[s]; key = 0; }
-                        else if (IPUP__RDY_F(s, nF[s]) && nF[s] - nG[s] < S - s && nF[s] - nW[s] < S) {
+                        /* ZB-H1 (Qi et al. 2024, §3.1): F while the stage has fewer than S-s
+                           forwards awaiting their I (1F1B's warm-up and steady state) and
+                           fewer than S micro-batches holding activations (1F1B's peak, that
+                           of stage 0); else I as soon as its gradient has arrived; else W,
+                           which so fills the bubbles (stage s postpones up to s of them).
+                           With F = I = W this reaches the paper's bubble (S-1)(F+B-W): T =
+                           3M + S - 1 steps for M >= S. */
+                        if (IPUP__RDY_F(s, nF[s]) && nF[s] - nG[s] < S - s && nF[s] - nW[s] < S) {
                             k = IPUP_OP_F; m = nF[s]; key = (int64_t)1 << 40;
-                        } else if (IPUP__RDY_W(s, nW[s])) { k = IPUP_OP_W; m = nW[s]; key = (int64_t)2 << 40; }
+                        } else if (IPUP__RDY_G(s, nG[s])) { k = IPUP_OP_I; m = nG[s]; key = 0; }
+                        else if (IPUP__RDY_W(s, nW[s])) { k = IPUP_OP_W; m = nW[s]; key = (int64_t)2 << 40; }
                         else continue;
                         key += (int64_t)m * 1024 + (S - s);
                     } else { /* list scheduling in the closed form's order */

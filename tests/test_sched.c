@@ -264,10 +264,11 @@ TTEST(one_f_one_b_program) {
 }
 
 /* ZB-H1 reference (Qi et al. 2024, H1 as specified in ipupipe_sched.h): each step, each
-   stage runs its next I if its inputs are ready; else its next F if ready and fewer than
-   S-s forwards await their I and fewer than S micro-batches hold activations (1F1B's
-   warm-up and peak); else its next W. Written with per-op step arrays and counting,
-   not the header's counters. */
+   stage runs its next F if ready and fewer than S-s forwards await their I and fewer
+   than S micro-batches hold activations (1F1B's warm-up and peak); else its next I if
+   its inputs are ready; else its next W. Written with per-op step arrays and counting,
+   not the header's counters. For M >= S the paper's bubble (S-1)(F+B-W) with unit ops:
+   T = 3M + S - 1. */
 TTEST(zbh1_reference) {
     int S, M, maxM = slow() ? 8 : MAXM;
     char msg[512];
@@ -290,10 +291,10 @@ TTEST(zbh1_reference) {
                     }
                     pick_k[s] = 0;
                     pick_m[s] = 0;
-                    if (ni < M && g_ref[0][s][ni] < step && (s == S - 1 || g_ref[2][s + 1][ni] < step)) {
-                        pick_k[s] = 3; pick_m[s] = ni;
-                    } else if (nf < M && (s == 0 || g_ref[0][s - 1][nf] < step) && nf - ni < S - s && nf - nw < S) {
+                    if (nf < M && (s == 0 || g_ref[0][s - 1][nf] < step) && nf - ni < S - s && nf - nw < S) {
                         pick_k[s] = 1; pick_m[s] = nf;
+                    } else if (ni < M && g_ref[0][s][ni] < step && (s == S - 1 || g_ref[2][s + 1][ni] < step)) {
+                        pick_k[s] = 3; pick_m[s] = ni;
                     } else if (nw < M && g_ref[2][s][nw] < step) {
                         pick_k[s] = 4; pick_m[s] = nw;
                     }
@@ -303,6 +304,7 @@ TTEST(zbh1_reference) {
                 step++;
             }
             TT_EQ_INT(left, 0);
+            if (M >= S) TT_EQ_INT(T, 3 * M + S - 1);
             for (s = 0; s < MAXS; s++)
                 for (m = 0; m < MAXM; m++) g_ref[1][s][m] = -1; /* no B ops */
             TT_EQ_INT(ipup_sched_generate(&(ipup_sched_config){IPUP_SCHED_ZBH1, S, M, 0, 0, NULL, 0}, g_ops,
