@@ -270,6 +270,42 @@ TTEST(ring_wraps_32bit) {
     TT_EQ_INT(r.peak, 8);
 }
 
+/* two threads through one ring across the wrap: every value arrives once, in order */
+typedef struct ring_job { ipup_ring *r; uint32_t n; } ring_job;
+static void *ring_producer(void *arg) {
+    ring_job *j = (ring_job *)arg;
+    uint32_t i;
+    for (i = 0; i < j->n; i++) {
+        uint32_t *p;
+        while ((p = (uint32_t *)ipup_ring_reserve(j->r)) == NULL) sched_yield();
+        p[0] = i;
+        p[1] = i * 2654435761u;
+        ipup_ring_commit(j->r);
+    }
+    return NULL;
+}
+TTEST(ring_spsc_threads) {
+    static IPUP_ALIGN64 uint8_t buf[4 * 64];
+    ipup_ring r;
+    ring_job job;
+    pthread_t th;
+    uint32_t i, bad = 0;
+    TT_EQ_INT(ipup_ring_init(&r, buf, sizeof buf, 4, 8, 0xFFFFFF00u), IPUP_OK);
+    job.r = &r;
+    job.n = slow_mode() ? 2000 : 200000;
+    TT_EQ_INT(pthread_create(&th, NULL, ring_producer, &job), 0);
+    for (i = 0; i < job.n; i++) {
+        const uint32_t *p;
+        while ((p = (const uint32_t *)ipup_ring_peek(&r)) == NULL) sched_yield();
+        if (p[0] != i || p[1] != i * 2654435761u) bad++;
+        ipup_ring_release(&r);
+    }
+    pthread_join(th, NULL);
+    TT_EQ_INT(bad, 0);
+    TT_EQ_INT(ipup_ring_count(&r), 0);
+    TT_EQ_INT(IPUE__LOAD_ACQ(&r.head), 0xFFFFFF00u + job.n);
+}
+
 TTEST(model_parse_and_info) {
     ipup_model_desc m;
     ipup_layer_info info[IPUP_MAX_LAYERS];
@@ -746,6 +782,7 @@ TTEST(balanced_split) {
 int main(int argc, char **argv) {
     static const ttest_case cases[] = {
         TT_CASE(ring_wraps_32bit),
+        TT_CASE(ring_spsc_threads),
         TT_CASE(model_parse_and_info),
         TT_CASE(bit_identical_every_schedule),
         TT_CASE(bit_identical_cnn_and_mapping),
