@@ -101,7 +101,6 @@
 #include "ipupipe_sched.h"
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #if defined(IPUPIPE_NO_THREADS) && !defined(IPUPIPE_NO_ATOMICS)
 #define IPUPIPE_NO_ATOMICS
@@ -569,6 +568,14 @@ IPUPDEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 #ifndef IPUPIPE_SYNC_VAR
 #define IPUPIPE_SYNC_VAR(addr, n) ((void)0)
 #endif
+/* libc string functions: IPUPIPE_MEMCPY / IPUPIPE_MEMSET (defaults memcpy / memset, shared
+   with ipupipe_kernels.h, which includes <string.h> only for the defaults) */
+#if !defined(IPUPIPE_MEMSET) || !defined(IPUPIPE_MEMCPY)
+#include <string.h>
+#endif
+#ifndef IPUPIPE_MEMSET
+#define IPUPIPE_MEMSET(d, c, n) memset((d), (c), (n))
+#endif
 #ifndef IPUPIPE_MEMCPY
 #define IPUPIPE_MEMCPY(d, s, n) memcpy((d), (s), (n))
 #endif
@@ -636,6 +643,10 @@ static int ipue__fail(char *msg, size_t len, int code, const char *f, ...) {
     va_end(ap);
     return code;
 }
+static int ipue__strcmp(const char *a, const char *b) {
+    while (*a && *a == *b) { a++; b++; }
+    return (int)(unsigned char)*a - (int)(unsigned char)*b;
+}
 static void ipue__strcpy(char *d, size_t n, const char *s) {
     size_t i = 0;
     if (!n) return;
@@ -670,7 +681,7 @@ IPUPDEF int ipup_ring_init(ipup_ring *r, void *buf, size_t buf_bytes, uint32_t c
                            size_t slot_bytes, uint32_t start) {
     if (!r || cap == 0 || (cap & (cap - 1)) != 0) return IPUP_ERR_ARG;
     if (buf_bytes < ipup_ring_bytes(cap, slot_bytes) || (!buf && slot_bytes)) return IPUP_ERR_CAPACITY;
-    memset((void *)r, 0, sizeof *r);
+    IPUPIPE_MEMSET((void *)r, 0, sizeof *r);
     r->buf = (uint8_t *)buf;
     r->slot_bytes = ipue__round64(slot_bytes);
     r->cap = cap;
@@ -834,7 +845,7 @@ IPUPDEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg
         len = (size_t)(q - p);
         while (len && (*p == ' ')) { p++; len--; }
         while (len && p[len - 1] == ' ') len--;
-        memset(&L, 0, sizeof L);
+        IPUPIPE_MEMSET(&L, 0, sizeof L);
         if (n >= IPUP_MAX_LAYERS)
             return ipue__fail(msg, msg_len, IPUP_ERR_CAPACITY, "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define IPUP_MAX_LAYERS larger before the include", text, (int)IPUP_MAX_LAYERS);
         if ((k = ipue__prefix(p, len, "dense")) != 0) {
@@ -867,13 +878,13 @@ IPUPDEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg
             char base[IPUP_ID_MAX];
             size_t c = len < IPUP_ID_MAX - 4 ? len : IPUP_ID_MAX - 4;
             int dup = 1;
-            memcpy(base, p, c);
+            IPUPIPE_MEMCPY(base, p, c);
             base[c] = 0;
             for (j = 0; base[j]; j++) base[j] = (char)ipue__lower((unsigned char)base[j]);
             ipue__strcpy(L.id, sizeof L.id, base);
             for (;;) {
                 int clash = 0;
-                for (i = 0; i < n; i++) if (strcmp(model->layers[i].id, L.id) == 0) clash = 1;
+                for (i = 0; i < n; i++) if (ipue__strcmp(model->layers[i].id, L.id) == 0) clash = 1;
                 if (!clash) break;
                 dup++;
                 {
@@ -910,7 +921,7 @@ IPUPDEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int
         const ipup_layer *L = &m->layers[l];
         ipup_layer_info *I = &info[l];
         int64_t n, big;
-        memset(I, 0, sizeof *I);
+        IPUPIPE_MEMSET(I, 0, sizeof *I);
         I->kind = L->kind;
         I->in_h = h; I->in_w = w; I->in_c = c;
         n = (int64_t)h * w * c;
@@ -989,7 +1000,7 @@ typedef struct ipue__arena {
 
 static void ipue__arena_init(ipue__arena *a, void *mem, size_t bytes) {
     size_t pad = 0;
-    memset(a, 0, sizeof *a);
+    IPUPIPE_MEMSET(a, 0, sizeof *a);
     if (mem) {
         pad = (size_t)((0u - (uintptr_t)mem) & (IPUP_POOL_ALIGN - 1));
         a->base = (uint8_t *)mem + pad;
@@ -1053,7 +1064,7 @@ static int ipue__setup_model(ipup_emu *e, const ipup_config *cfg) {
         ipue__strcpy(base, IPUP_ID_MAX - 4, Ly->id);
         for (;;) {
             int clash = 0;
-            for (i = 0; i < l; i++) if (strcmp(e->model.layers[i].id, Ly->id) == 0) clash = 1;
+            for (i = 0; i < l; i++) if (ipue__strcmp(e->model.layers[i].id, Ly->id) == 0) clash = 1;
             if (!clash) break;
             dup++;
             {
@@ -1158,7 +1169,7 @@ static int ipue__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
     char wmsg[IPUP_MSG_MAX];
     int32_t S = e->S, M = e->M, i, s, d, P;
     int rc;
-    memset(&sc, 0, sizeof sc);
+    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
     sc.kind = e->cfg.schedule;
     sc.stages = S;
     sc.microbatches = M;
@@ -1375,7 +1386,7 @@ static size_t ipue__carve_host(ipup_emu *e, ipue__arena *a, int32_t S, int32_t M
 
 static void ipue__fill_report(ipup_emu *e, ipue__arena *a, ipue__arena *sa, int32_t d, ipup_mem_report *m) {
     int32_t s, c;
-    memset(m, 0, sizeof *m);
+    IPUPIPE_MEMSET(m, 0, sizeof *m);
     m->capacity = a->base ? a->cap : 0;
     m->used = a->used;
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) m->by_category[c] = a->cat[c];
@@ -1570,8 +1581,8 @@ IPUPDEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan *pla
     int32_t cap = IPUP_PLAN_STACK_OPS, d, s;
     int rc;
     if (!e || !plan) return IPUP_ERR_ARG;
-    memset((void *)e, 0, sizeof *e);
-    memset(plan, 0, sizeof *plan);
+    IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
+    IPUPIPE_MEMSET(plan, 0, sizeof *plan);
     rc = ipue__setup_model(e, cfg);
     if (rc) return rc;
     if (cfg->host.mem) {
@@ -1617,9 +1628,9 @@ static void ipue__init_weights(ipup_emu *e) {
         for (s = 0; s < e->S; s++) {
             ipue__srt *rt = &e->srt[r][s];
             const ipue__stage *st = &e->st[s];
-            memset(rt->params, 0, st->n_params * sizeof(float));
-            memset(rt->grads, 0, st->n_params * sizeof(float));
-            if (k) memset(rt->state, 0, st->n_state * sizeof(float));
+            IPUPIPE_MEMSET(rt->params, 0, st->n_params * sizeof(float));
+            IPUPIPE_MEMSET(rt->grads, 0, st->n_params * sizeof(float));
+            if (k) IPUPIPE_MEMSET(rt->state, 0, st->n_state * sizeof(float));
             for (l = st->first; l < st->last; l++) {
                 const ipup_layer_info *I = &e->lay[l].info;
                 int fi, fo;
@@ -1642,7 +1653,7 @@ static void ipue__reset_transient(ipup_emu *e) {
         for (s = 0; s < e->S; s++) {
             ipue__srt *rt = &e->srt[r][s];
             rt->s_head = rt->s_count = rt->w_head = rt->w_count = 0;
-            memset(rt->grads, 0, e->st[s].n_params * sizeof(float));
+            IPUPIPE_MEMSET(rt->grads, 0, e->st[s].n_params * sizeof(float));
             if (s > 0) ipue__ring_reset(&e->fwd[r][s]);
             if (s < e->S - 1) ipue__ring_reset(&e->bwd[r][s]);
         }
@@ -1664,7 +1675,7 @@ IPUPDEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     int32_t i;
     int rc;
     if (!e) return IPUP_ERR_ARG;
-    memset((void *)e, 0, sizeof *e);
+    IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
     rc = ipue__setup_model(e, cfg);
     if (rc) return rc;
     if (!cfg->host.mem)
@@ -1861,7 +1872,7 @@ static void ipue__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         if (cur && cur != dx && st->first == st->last - 1 && e->lay[st->first].need_dx)
             IPUPIPE_MEMCPY(dx, cur, (size_t)Bn * (size_t)st->in_n * sizeof(float));
         else
-            memset(dx, 0, (size_t)Bn * (size_t)st->in_n * sizeof(float));
+            IPUPIPE_MEMSET(dx, 0, (size_t)Bn * (size_t)st->in_n * sizeof(float));
     }
 }
 
@@ -2142,7 +2153,7 @@ static void ipue__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
             }
         }
     }
-    memset(rt->grads, 0, st->n_params * sizeof(float));
+    IPUPIPE_MEMSET(rt->grads, 0, st->n_params * sizeof(float));
 }
 
 /* host: move outfeed records into e->recs (indexed by step - step0, replica, mb) */
@@ -2192,7 +2203,7 @@ static int ipue__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
     *done = 0;
     for (k = 0; k < steps; k++) {
         int64_t t = step0 + k;
-        memset(e->err[t & 1], 0, sizeof e->err[0]);
+        IPUPIPE_MEMSET(e->err[t & 1], 0, sizeof e->err[0]);
         for (i = 0; i < e->table.n_ops; i++) {
             for (r = 0; r < e->R; r++) {
                 rc = ipue__exec(e, r, &e->ops[i], t, 0);
@@ -2236,7 +2247,7 @@ static void ipue__thread_job(ipup_emu *e, int32_t ipu) {
     int32_t r = ipu / e->P, d = ipu % e->P, k, j, s;
     for (k = 0; k < e->job_steps; k++) {
         int64_t t = e->job_step0 + k;
-        memset(&e->err[t & 1][ipu], 0, sizeof(ipue__err));
+        IPUPIPE_MEMSET(&e->err[t & 1][ipu], 0, sizeof(ipue__err));
         if (ipue__aborted(e, t)) return;
         for (j = e->row_start[d]; j < e->row_start[d + 1]; j++)
             if (ipue__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
@@ -2275,7 +2286,7 @@ static int ipue__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
     int32_t r;
     uint32_t spins = 0;
     int rc_host = IPUP_OK;
-    memset(e->err, 0, sizeof e->err);
+    IPUPIPE_MEMSET(e->err, 0, sizeof e->err);
     e->job_steps = steps;
     e->job_step0 = step0;
     e->job_stop = step0 + steps;
@@ -2344,7 +2355,7 @@ IPUPDEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats) {
     if (rc) ipue__reset_transient(e);
     /* statistics over the completed steps */
     S = &e->stats;
-    memset(S, 0, sizeof *S);
+    IPUPIPE_MEMSET(S, 0, sizeof *S);
     S->steps = done;
     n = done * e->R * e->M;
     S->microbatches = n;
@@ -2435,7 +2446,7 @@ IPUPDEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
     }
     if (!Ly) return IPUP_ERR_ARG;
     I = &Ly->info;
-    memset(out, 0, sizeof *out);
+    IPUPIPE_MEMSET(out, 0, sizeof *out);
     rt = &e->srt[0][Ly->stage];
     off = (size_t)Ly->p_off + (which ? ipue__r16(I->n_w) : 0);
     out->kind = slot == 0 ? IPUP_TENSOR_PARAM : IPUP_TENSOR_OPT_STATE;
@@ -2456,7 +2467,7 @@ IPUPDEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *ou
     int32_t i, n = ipup_tensor_count(e);
     if (!name || !out) return IPUP_ERR_ARG;
     for (i = 0; i < n; i++) {
-        if (ipup_tensor_get(e, i, out) == IPUP_OK && strcmp(out->name, name) == 0) return IPUP_OK;
+        if (ipup_tensor_get(e, i, out) == IPUP_OK && ipue__strcmp(out->name, name) == 0) return IPUP_OK;
     }
     if (e) ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "no tensor named \"%s\" in this model", name);
     return IPUP_ERR_MISMATCH;
