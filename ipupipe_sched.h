@@ -1058,30 +1058,30 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
                              (int)t->stage_device[o->stage]);
         }
         slot = k == IPUP_OP_F ? stF : k == IPUP_OP_W ? stW : stG;
-        if (slot[(int64_t)o->stage * M + o->mb] >= 0) {
+        if (slot[(int64_t)o->mb * S + o->stage] >= 0) {
             IPUP__VINFO(o, i);
             info->rule = 1;
             if (k == IPUP_OP_B || k == IPUP_OP_I) {
-                int pk = kG[(int64_t)o->stage * M + o->mb];
+                int pk = kG[(int64_t)o->mb * S + o->stage];
                 if (pk != k)
                     return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
                                      "rule 1 (each op once): device %d, step %d: %s, but the same stage and micro-batch already "
                                      "has %s at step %d; a backward is either B or I + W, not both",
                                      (int)o->device, (int)o->step, a, ipup__op_desc(b, sizeof b, pk, o->stage, o->mb),
-                                     (int)slot[(int64_t)o->stage * M + o->mb]);
+                                     (int)slot[(int64_t)o->mb * S + o->stage]);
             }
             return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
                              "rule 1 (each op once): device %d, step %d: %s appears twice (also at step %d); remove one",
-                             (int)o->device, (int)o->step, a, (int)slot[(int64_t)o->stage * M + o->mb]);
+                             (int)o->device, (int)o->step, a, (int)slot[(int64_t)o->mb * S + o->stage]);
         }
-        slot[(int64_t)o->stage * M + o->mb] = o->step;
-        if (k == IPUP_OP_B || k == IPUP_OP_I) kG[(int64_t)o->stage * M + o->mb] = (int8_t)k;
+        slot[(int64_t)o->mb * S + o->stage] = o->step;
+        if (k == IPUP_OP_B || k == IPUP_OP_I) kG[(int64_t)o->mb * S + o->stage] = (int8_t)k;
     }
 #undef IPUP__VINFO
-    /* every op present */
-    for (s = 0; s < S; s++)
-        for (m = 0; m < M; m++) {
-            int64_t x = (int64_t)s * M + m;
+    /* every op present (arrays are micro-batch-major: x = m*S + s) */
+    for (m = 0; m < M; m++)
+        for (s = 0; s < S; s++) {
+            int64_t x = (int64_t)m * S + s;
             int miss = 0;
             if (stF[x] < 0) miss = IPUP_OP_F;
             else if (stG[x] < 0) miss = stW[x] >= 0 ? IPUP_OP_I : IPUP_OP_B;
@@ -1110,17 +1110,17 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
        time is the one reported */
     for (i = 0; i < n; i++) {
         const ipup_op *o = &t->ops[i];
-        int64_t x = (int64_t)o->stage * M + o->mb;
+        int64_t x = (int64_t)o->mb * S + o->stage;
         int32_t dep = -1, depst = -1;
         int depk = 0, rule = 0;
         s = o->stage;
         if (o->kind == IPUP_OP_F) {
-            if (s > 0 && stF[x - M] >= o->step) { rule = 3; depk = IPUP_OP_F; depst = s - 1; dep = stF[x - M]; }
+            if (s > 0 && stF[x - 1] >= o->step) { rule = 3; depk = IPUP_OP_F; depst = s - 1; dep = stF[x - 1]; }
         } else if (o->kind == IPUP_OP_W) {
             if (stG[x] >= o->step) { rule = 5; depk = IPUP_OP_I; depst = s; dep = stG[x]; }
         } else {
             if (stF[x] >= o->step) { rule = 4; depk = IPUP_OP_F; depst = s; dep = stF[x]; }
-            else if (s < S - 1 && stG[x + M] >= o->step) { rule = 4; depk = kG[x + M]; depst = s + 1; dep = stG[x + M]; }
+            else if (s < S - 1 && stG[x + 1] >= o->step) { rule = 4; depk = kG[x + 1]; depst = s + 1; dep = stG[x + 1]; }
         }
         if (rule) {
             info->rule = rule; info->op_index = i; info->step = o->step; info->device = o->device;
@@ -1139,12 +1139,15 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
     }
     /* in-order accumulation: weight-gradient ops of each stage in increasing m */
     info->in_order = 1;
-    for (s = 0; s < S && info->in_order; s++)
-        for (m = 1; m < M; m++) {
-            int64_t x = (int64_t)s * M + m;
-            int32_t a0 = kG[x - 1] == IPUP_OP_B ? stG[x - 1] : stW[x - 1];
+    for (m = 1; m < M; m++)
+        for (s = 0; s < S; s++) {
+            int64_t x = (int64_t)m * S + s;
+            int32_t a0 = kG[x - S] == IPUP_OP_B ? stG[x - S] : stW[x - S];
             int32_t a1 = kG[x] == IPUP_OP_B ? stG[x] : stW[x];
-            if (a1 < a0) { info->in_order = 0; info->out_of_order_stage = s; break; }
+            if (a1 < a0 && (info->in_order || s < info->out_of_order_stage)) {
+                info->in_order = 0;
+                info->out_of_order_stage = s;
+            }
         }
     info->step = info->device = info->op_index = info->stage = info->mb = info->kind = -1;
     return IPUP_OK;
@@ -1215,7 +1218,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_measure(const ipup_table *t, co
     }
     for (i = 0; i < n; i++) {
         const ipup_op *o = &t->ops[i];
-        int64_t x = (int64_t)o->stage * M + o->mb;
+        int64_t x = (int64_t)o->mb * S + o->stage;
         double c = ipup_sched_op_cost(cost, o), ready = 0.0, start, fin, dep;
         s = o->stage; d = o->device;
         /* BSP: close the previous step */
@@ -1233,12 +1236,12 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_measure(const ipup_table *t, co
         if (dep > ready) ready = dep;                                                       \
     } while (0)
         if (o->kind == IPUP_OP_F) {
-            if (s > 0) IPUP__DEP(finF, x - M, s - 1);
+            if (s > 0) IPUP__DEP(finF, x - 1, s - 1);
         } else if (o->kind == IPUP_OP_W) {
             IPUP__DEP(finG, x, s);
         } else {
             IPUP__DEP(finF, x, s);
-            if (s < S - 1) IPUP__DEP(finG, x + M, s + 1);
+            if (s < S - 1) IPUP__DEP(finG, x + 1, s + 1);
         }
 #undef IPUP__DEP
         start = devfree[d] > ready ? devfree[d] : ready;
@@ -1873,13 +1876,13 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_load(const char *text, size
     IPUPIPE_MEMSET(hasW, 0, (size_t)SM);
     for (i = 0; i < x.n_ops; i++) {
         const ipup_op *o = &ops[i];
-        if (o->kind == IPUP_OP_W) hasW[(int64_t)o->stage * M + o->mb] = 1;
+        if (o->kind == IPUP_OP_W) hasW[(int64_t)o->mb * S + o->stage] = 1;
         if (out->stage_device[o->stage] < 0) out->stage_device[o->stage] = o->device; /* first appearance, row-major */
     }
     for (i = 0; i < x.n_ops; i++) {
         ipup_op *o = &ops[i];
         /* older notation: B followed by W of the same stage and micro-batch = input gradient */
-        if (o->kind == IPUP_OP_B && hasW[(int64_t)o->stage * M + o->mb]) o->kind = IPUP_OP_I;
+        if (o->kind == IPUP_OP_B && hasW[(int64_t)o->mb * S + o->stage]) o->kind = IPUP_OP_I;
         if (o->kind == IPUP_OP_I || o->kind == IPUP_OP_W) out->split_backward = 1;
     }
     out->stages = S;
@@ -1939,11 +1942,11 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_respace(ipup_table *t, void *wo
             pick[d] = -1;
             if (cur[d] >= beg[d + 1]) continue;
             o = &t->ops[idx[cur[d]]];
-            x = (int64_t)o->stage * M + o->mb;
+            x = (int64_t)o->mb * S + o->stage;
 #define IPUP__DONE(v) ((v) >= 0 && (v) < tt)
-            if (o->kind == IPUP_OP_F) ok = o->stage == 0 || IPUP__DONE(stF[x - M]);
+            if (o->kind == IPUP_OP_F) ok = o->stage == 0 || IPUP__DONE(stF[x - 1]);
             else if (o->kind == IPUP_OP_W) ok = IPUP__DONE(stG[x]);
-            else ok = IPUP__DONE(stF[x]) && (o->stage == S - 1 || IPUP__DONE(stG[x + M]));
+            else ok = IPUP__DONE(stF[x]) && (o->stage == S - 1 || IPUP__DONE(stG[x + 1]));
 #undef IPUP__DONE
             if (ok) { pick[d] = idx[cur[d]]; any = 1; }
         }
@@ -1955,7 +1958,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_respace(ipup_table *t, void *wo
                 int32_t ds;
                 if (cur[d] >= beg[d + 1]) continue;
                 o = &t->ops[idx[cur[d]]];
-                x = (int64_t)o->stage * M + o->mb;
+                x = (int64_t)o->mb * S + o->stage;
                 if (o->kind == IPUP_OP_F) { dk = IPUP_OP_F; ds = o->stage - 1; }
                 else if (o->kind == IPUP_OP_W) { dk = IPUP_OP_I; ds = o->stage; }
                 else if (stF[x] < 0) { dk = IPUP_OP_F; ds = o->stage; }
@@ -1973,7 +1976,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_respace(ipup_table *t, void *wo
             int64_t x;
             if (pick[d] < 0) continue;
             o = &t->ops[pick[d]];
-            x = (int64_t)o->stage * M + o->mb;
+            x = (int64_t)o->mb * S + o->stage;
             slot = o->kind == IPUP_OP_F ? stF : o->kind == IPUP_OP_W ? stW : stG;
             if (slot[x] >= 0)
                 return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE, "respace: %s appears twice (device %d); remove one",
