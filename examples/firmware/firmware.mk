@@ -6,6 +6,7 @@
 #   make firmware-run   run it in qemu-system-arm (mps2-an386, semihosting, -icount)
 #                       under a time limit and check what it printed
 #   make firmware-riscv compile the headers with riscv64-unknown-elf-gcc + picolibc
+#   make firmware-cross the same weights on a Cortex-M4F and a Cortex-M7 (fw_math.h)
 #
 # Needs the Debian packages gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm.
 # FW_BOARD=an386 (default): QEMU mps2-an386, Cortex-M4F, single-precision FPU, into
@@ -37,7 +38,12 @@ FW_QEMU   := qemu-system-arm -M mps2-$(FW_BOARD) -display none -monitor none -se
 FW_SRCS   := $(FW_DIR)/startup.c $(FW_DIR)/main.c
 FW_DEPS   := $(FW_SRCS) $(wildcard $(FW_DIR)/*.h) $(FW_DIR)/mps2.ld $(LIBHDRS)
 
-.PHONY: firmware firmware-run firmware-riscv
+.PHONY: firmware firmware-run firmware-riscv firmware-cross fw-force
+
+# the compiler flags as a file, so that changing FW_EXTRA or FW_BOARD rebuilds
+$(FW_OUT)/cflags: fw-force
+	@mkdir -p $(@D)
+	@echo '$(FW_CC) $(FW_CFLAGS)' | cmp -s - $@ || echo '$(FW_CC) $(FW_CFLAGS)' > $@
 
 $(FW_OUT)/gen_mnist: $(FW_DIR)/gen_mnist.c
 	@mkdir -p $(@D)
@@ -55,7 +61,7 @@ $(FW_OUT)/gen_pools: $(FW_DIR)/gen_pools.c $(FW_DIR)/fw_model.h $(FW_OUT)/fw_mni
 $(FW_OUT)/fw_pools.h: $(FW_OUT)/gen_pools
 	$(FW_OUT)/gen_pools $@
 
-$(FW_OUT)/firmware.elf: $(FW_DEPS) $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(FW_OUT)/fw_pools.h
+$(FW_OUT)/firmware.elf: $(FW_DEPS) $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(FW_OUT)/fw_pools.h $(FW_OUT)/cflags
 	$(FW_CC) $(FW_CFLAGS) $(FW_SRCS) $(FW_OUT)/fw_mnist.c $(FW_LDFLAGS) -lm -o $@
 
 # host test of the firmware's malloc-free vsnprintf against the C library's
@@ -74,3 +80,18 @@ firmware-riscv:
 
 firmware-run: firmware
 	@$(FW_DIR)/run.sh $(FW_OUT)/firmware.elf $(FW_QEMU)
+
+# The same weights on two different cores: the Cortex-M4F (single-precision FPU, newlib's
+# fdlibm expf) and the Cortex-M7 (double-precision FPU, newlib's optimized-routines expf)
+# train to different last bits with the C library's expf/logf; with fw_math.h's, plugged
+# in through IPUPIPE_EXPF / IPUPIPE_LOGF, the final weights must hash the same.
+firmware-cross:
+	@for b in an386 an500; do \
+	  $(MAKE) --no-print-directory firmware-run FW_BOARD=$$b FW_EXTRA=-DFW_OWN_MATH \
+	    FW_OUT=build/firmware-ownmath-$$b > build/firmware-cross-$$b.log 2>&1 \
+	  || { echo "FAIL firmware-cross: the $$b run failed (log: build/firmware-cross-$$b.log)"; tail -5 build/firmware-cross-$$b.log; exit 1; }; done
+	@h1=$$(sed -n 's/^final weights FNV-1a \([0-9a-f]*\).*/\1/p' build/firmware-ownmath-an386/run.log); \
+	 h2=$$(sed -n 's/^final weights FNV-1a \([0-9a-f]*\).*/\1/p' build/firmware-ownmath-an500/run.log); \
+	 if [ -n "$$h1" ] && [ "$$h1" = "$$h2" ]; then \
+	   echo "firmware-cross: Cortex-M4F (an386) and Cortex-M7 (an500) trained to the same weights: FNV-1a $$h1"; \
+	 else echo "FAIL firmware-cross: final weights differ: an386 $$h1, an500 $$h2"; exit 1; fi

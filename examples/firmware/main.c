@@ -27,6 +27,11 @@
 static void fw_assert_fail(const char *what, const char *file, int line);
 #define IPUPIPE_ASSERT(c) ((c) ? (void)0 : fw_assert_fail(#c, __FILE__, __LINE__))
 #define IPUPIPE_VSNPRINTF(buf, len, fmt, ap) fw_vsnprintf((buf), (len), (fmt), (ap))
+#ifdef FW_OWN_MATH                  /* the same expf/logf bits on every core: fw_math.h */
+#include "fw_math.h"
+#define IPUPIPE_EXPF(x) fw_expf(x)
+#define IPUPIPE_LOGF(x) fw_logf(x)
+#endif
 #define IPUPIPE_IMPLEMENTATION
 #include "fw_model.h" /* the network and pipeline settings; sets IPUPIPE_NO_THREADS and the
                          IPUP_MAX_* sizes, includes ipupipe.h */
@@ -383,6 +388,15 @@ int main(void)
     fw_printf("instructions per step: pipelined %lu (mean of %d), plain loop %lu\n",
               (unsigned long)(ticks_sum / FW_TOTAL_STEPS * FW_INSNS_PER_TICK), FW_TOTAL_STEPS,
               (unsigned long)(ref_ticks * FW_INSNS_PER_TICK));
+    emu_hash = fw_emu_hash(e);
+    fw_printf("final weights FNV-1a %08lx%08lx (expf/logf: %s)\n", (unsigned long)(emu_hash >> 32),
+              (unsigned long)(emu_hash & 0xFFFFFFFFu),
+#ifdef FW_OWN_MATH
+              "fw_math.h"
+#else
+              "the C library's"
+#endif
+              );
     fw_print_op_costs(FW_TOTAL_STEPS);
     fw_print_memory(e, &plan);
     ipup_shutdown(e);
