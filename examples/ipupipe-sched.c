@@ -58,7 +58,7 @@ static const char *usage_text =
     "Exit status: 0 valid table, 1 invalid table, 2 usage or configuration error.\n";
 
 typedef struct opts {
-    int stages, microbatches, devices, virt, strict, respace, compare, quiet, have_kind;
+    int stages, microbatches, devices, virt, strict, respace, compare, quiet, have_kind, help;
     ipup_sched_kind kind;
     int nmap;
     int16_t map[IPUP_SCHED_MAX_STAGES];
@@ -164,8 +164,8 @@ static int parse_args(int argc, char **argv, opts *o) {
         i++;                                                               \
     } while (0)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_text, stdout);
-            exit(0);
+            o->help = 1;
+            return 0;
         } else if (!strcmp(a, "--stages") || !strcmp(a, "-S")) {
             NEEDV();
             if (parse_int(v, 1, IPUP_SCHED_MAX_STAGES, &o->stages)) return usage_error("--stages needs an integer 1..256, not '%s'", v);
@@ -522,7 +522,9 @@ static int run_compare(const opts *o) {
     return 0;
 }
 
-int main(int argc, char **argv) {
+/* A fuzzer (or another program) can include this file with IPUPIPE_SCHED_TOOL_NO_MAIN
+   and call parse_args() / tool_main() directly: nothing here calls exit(). */
+static int tool_main(int argc, char **argv) {
     static opts o;
     int rc;
     if (argc < 2) {
@@ -531,7 +533,15 @@ int main(int argc, char **argv) {
     }
     rc = parse_args(argc, argv, &o);
     if (rc) return rc;
+    if (o.help) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
     if (o.check) return run_check(&o);
     if (o.compare) return run_compare(&o);
     return run_generate(&o);
 }
+
+#ifndef IPUPIPE_SCHED_TOOL_NO_MAIN
+int main(int argc, char **argv) { return tool_main(argc, argv); }
+#endif
