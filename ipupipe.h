@@ -400,6 +400,8 @@ typedef struct ipup_run_stats {
     double phase_seconds[IPUP_PHASES];     /* per step */
     double phase_utilisation[IPUP_PHASES]; /* busy / (phase time * devices) */
     double samples_per_second;      /* simulated throughput */
+    size_t mem_used[IPUP_MAX_IPUS];       /* pool bytes carved per IPU */
+    size_t mem_high_water[IPUP_MAX_IPUS]; /* peak bytes touched per IPU (ipup_memory_report) */
 } ipup_run_stats;
 
 /* ------------------------------------------------------------------ tensors */
@@ -739,6 +741,19 @@ static void ipue__backoff(uint32_t *spins) {
         struct timespec ts;
         ts.tv_sec = 0;
         ts.tv_nsec = s < 2000 ? 20000 : 200000;
+        ipue__nanosleep(&ts, NULL);
+    }
+}
+/* the host thread only refills the infeed (M slots per replica) and drains the outfeed:
+   it can sleep long (0.5 ms) and so leave the cores to the IPU threads */
+static void ipue__host_backoff(uint32_t *spins) {
+    uint32_t s = (*spins)++;
+    if (s < 16) {
+        sched_yield();
+    } else {
+        struct timespec ts;
+        ts.tv_sec = 0;
+        ts.tv_nsec = 500000;
         ipue__nanosleep(&ts, NULL);
     }
 }
@@ -2318,7 +2333,7 @@ static int ipue__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
             ipue__drain(e, step0, steps);
             break;
         }
-        if (!progress) ipue__backoff(&spins);
+        if (!progress) ipue__host_backoff(&spins);
         else spins = 0;
     }
     {
@@ -2369,6 +2384,10 @@ IPUPDEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats) {
     S->step_seconds = e->step_s;
     S->sim_seconds = e->step_s * (double)done;
     for (i = 0; i < e->nipus; i++) {
+        ipup_mem_report mr;
+        ipue__mem_runtime(e, i, &mr);
+        S->mem_used[i] = mr.used;
+        S->mem_high_water[i] = mr.high_water;
         d = i % e->P;
         S->busy_seconds[i] = e->busy_s[d] * (double)done;
         S->idle_seconds[i] = S->sim_seconds - S->busy_seconds[i];

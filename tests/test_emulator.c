@@ -676,6 +676,7 @@ TTEST(cost_model_trace_and_stats) {
     TT_CHECK_MSG(st.phase_utilisation[IPUP_PHASE_MAIN] > st.phase_utilisation[IPUP_PHASE_RAMP_UP],
                  "utilisation ramp-up %g main %g ramp-down %g", st.phase_utilisation[0], st.phase_utilisation[1], st.phase_utilisation[2]);
     TT_CHECK(st.phase_utilisation[IPUP_PHASE_MAIN] <= 1.0 + 1e-9);
+    TT_CHECK(st.mem_high_water[0] > 0 && st.mem_high_water[0] <= st.mem_used[0]);
     g_trace_len = 0;
     TT_EQ_INT(ipup_trace_write(&g_emu, trace_sink, NULL), IPUP_OK);
     TT_CHECK(strncmp(g_trace, "{\"traceEvents\":[", 16) == 0);
