@@ -53,6 +53,23 @@
  *   zb-h1: zero bubble H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024):
  *       backward split into I (input gradient) and W (weight gradient), W filling
  *       bubbles, peak in-flight no higher than 1F1B's peak (S micro-batches).
+ *
+ * PLACEMENT (how each table is made; all of them accumulate in order: on every stage
+ * the weight-gradient ops run in increasing micro-batch, so every schedule trains to
+ * the same bits)
+ *   sequential, interleaved, grouped, gpipe: the closed forms of SCHEDULES.md §3 (any
+ *       mapping with one stage per device), then all-idle columns removed.
+ *   1f1b: each stage's program placed as early as dependencies allow.
+ *   interleaved-1f1b: each device's Megatron program placed as early as dependencies
+ *       allow; for M % P != 0 (outside Megatron's rule; a warning, an error under
+ *       strict) the program of the next multiple of P with the extra micro-batches'
+ *       ops left out.
+ *   zb-h1: per step and stage: F if 1F1B's warm-up and peak allow it, else I, else W.
+ *       With F = I = W this has the paper's bubble (S-1)(F+B-W): T = 3M + S - 1.
+ *   several stages on one device (e.g. mapping 0,1,0): list scheduling, each step
+ *       every device runs the ready op the schedule ranks first (closed-form step,
+ *       or backward before forward for 1f1b, F/I/W as above for zb-h1); grouped keeps
+ *       its all-forward / all-backward steps.
  */
 #ifndef IPUPIPE_SCHED_H
 #define IPUPIPE_SCHED_H
@@ -622,8 +639,8 @@ static IPUP__SCHED_UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t 
                            With F = I = W this reaches the paper's bubble (S-1)(F+B-W): T =
                            3M + S - 1 steps for M >= S. */
                         if (IPUP__RDY_F(s, nF[s]) && nF[s] - nG[s] < S - s && nF[s] - nW[s] < S) {
-                            k = IPUP_OP_F; m = nF[s]; key = (int64_t)1 << 40;
-                        } else if (IPUP__RDY_G(s, nG[s])) { k = IPUP_OP_I; m = nG[s]; key = 0; }
+                            k = IPUP_OP_F; m = nF[s]; key = 0;
+                        } else if (IPUP__RDY_G(s, nG[s])) { k = IPUP_OP_I; m = nG[s]; key = (int64_t)1 << 40; }
                         else if (IPUP__RDY_W(s, nW[s])) { k = IPUP_OP_W; m = nW[s]; key = (int64_t)2 << 40; }
                         else continue;
                         key += (int64_t)m * 1024 + (S - s);
