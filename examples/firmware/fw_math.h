@@ -36,6 +36,7 @@ static inline float fw_expf(float x)
     r = (x - kf * ln2_hi) - kf * ln2_lo;
     p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6.0f + r * (1.0f / 24.0f + r * (1.0f / 120.0f +
         r * (1.0f / 720.0f + r * (1.0f / 5040.0f)))))));
+    if (k > 127) return (p * 2.0f) * fw_bits_to_float((uint32_t)(k - 1 + 127) << 23); /* 2^128 overflows */
     if (k >= -126) return p * fw_bits_to_float((uint32_t)(k + 127) << 23);
     /* subnormal result: two exact steps */
     return (p * fw_bits_to_float((uint32_t)(k + 127 + 64) << 23)) * fw_bits_to_float((uint32_t)(127 - 64) << 23);
