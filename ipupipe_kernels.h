@@ -57,8 +57,10 @@
 
    SPEED (make bench; AMD EPYC with AVX-512, one core, measured FMA peak ~225 GFLOP/s)
      dense 32x784x256: forward ~0.9 of peak, dx ~0.85, dW ~0.8; conv3x3 64x13x13x32->64:
-     forward ~0.9, backward ~0.75. One register-blocked micro-kernel (8x32 or 16x16 tiles of
-     zmm accumulators, 6x16 / 8x8 with AVX2) serves every product.
+     forward ~0.9, backward (dx, dW, db) ~0.75; 64x28x28x1->32: forward ~0.55, backward
+     (dW, db) ~0.75. One register-blocked micro-kernel (8x32 or 16x16 tiles of zmm
+     accumulators, 6x16 / 8x8 with AVX2) serves every product. Weak spot: conv dx with one
+     input channel (N = 9 columns): pass dx = NULL for a first layer, nothing consumes it.
 
    RNG
      ipup_rng_u64(seed, a, b) is a counter-based generator: a pure hash of its three keys
@@ -576,7 +578,8 @@ static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
 #define IPUP__NR (IPUP__NV * IPUP__VL)
 
 /* the micro-kernel body; MR, NV, FULL are constants at every instantiation */
-IPUP__AI void ipup__ukr(const int MR, const int NV, const int FULL, const int DB, ipup__m lm,
+IPUP__AI void ipup__ukr(const int MR, const int NV, const int FULL, const int DB, const int KF,
+                        ipup__m lm,
                         const float *const *ap /* MR row pointers */, ptrdiff_t ka, int nseg,
                         int seglen, ptrdiff_t sa, const float *b /* (K, ldb) */, ptrdiff_t ldb,
                         float *c /* (MR, ldc) */, ptrdiff_t ldc, const float *bias, int accum,
@@ -589,8 +592,10 @@ IPUP__AI void ipup__ukr(const int MR, const int NV, const int FULL, const int DB
     for (r = 0; r < MR; r++)
 #pragma GCC unroll 4
         for (v = 0; v < NV; v++) acc[r][v] = ipup__vzero();
+    if (KF) seglen = KF; /* segment length known at compile time: the k loop unrolls */
     for (s = 0; s < nseg; s++) {
         ptrdiff_t off = (ptrdiff_t)s * sa;
+#pragma GCC unroll 4
         for (k = 0; k < seglen; k++, off += ka, b += ldb) {
             ipup__v bv[IPUP__NV];
 #pragma GCC unroll 4
@@ -643,7 +648,7 @@ typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, i
                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
                                                float *c, ptrdiff_t ldc, const float *bias,    \
                                                int accum, float *dbp) {                       \
-        ipup__ukr(MR_, NV_, F_, 0, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
+        ipup__ukr(MR_, NV_, F_, 0, 0, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
                   dbp);                                                                       \
     }                                                                                         \
     static void ipup__ukrd_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,           \
@@ -651,7 +656,7 @@ typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, i
                                                 ptrdiff_t sa, const float *b, ptrdiff_t ldb,  \
                                                 float *c, ptrdiff_t ldc, const float *bias,   \
                                                 int accum, float *dbp) {                      \
-        ipup__ukr(MR_, NV_, F_, 1, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
+        ipup__ukr(MR_, NV_, F_, 1, 0, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
                   dbp);                                                                       \
     }
 #define IPUP__UKR_INST0(MR_, NV_, F_)                                                         \
@@ -660,10 +665,19 @@ typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, i
                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
                                                float *c, ptrdiff_t ldc, const float *bias,    \
                                                int accum, float *dbp) {                       \
-        ipup__ukr(MR_, NV_, F_, 0, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
+        ipup__ukr(MR_, NV_, F_, 0, 0, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
                   dbp);                                                                       \
     }
-#define IPUP__UKR_INST2(MR_) IPUP__UKR_INST(MR_, 1, 0) IPUP__UKR_INST(MR_, 1, 1) \
+/* segments of exactly 3 (the 3x3 window rows of a one-channel image), two full vectors */
+#define IPUP__UKR_INST3(MR_)                                                                  \
+    static void ipup__ukr3_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
+                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,     \
+                                 float *c, ptrdiff_t ldc, const float *bias, int accum,       \
+                                 float *dbp) {                                                \
+        ipup__ukr(MR_, 2, 1, 0, 3, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
+                  dbp);                                                                       \
+    }
+#define IPUP__UKR_INST2(MR_) IPUP__UKR_INST3(MR_) IPUP__UKR_INST(MR_, 1, 0) IPUP__UKR_INST(MR_, 1, 1) \
                              IPUP__UKR_INST(MR_, 2, 0) IPUP__UKR_INST(MR_, 2, 1)
 #define IPUP__UKR_INST1(MR_) IPUP__UKR_INST0(MR_, 1, 0) IPUP__UKR_INST0(MR_, 1, 1)
 #define IPUP__UKR_P1(MR_) { ipup__ukr_##MR_##_1_0, ipup__ukr_##MR_##_1_1 }
@@ -695,6 +709,12 @@ static const ipup__ukr_fn ipup__ukr_tab2[IPUP__MR][2] = {
     IPUP__UKR_P2(6)
 #if IPUP__MR > 6
     , IPUP__UKR_P2(7), IPUP__UKR_P2(8)
+#endif
+};
+static const ipup__ukr_fn ipup__ukr_tab3[IPUP__MR] = {
+    ipup__ukr3_1, ipup__ukr3_2, ipup__ukr3_3, ipup__ukr3_4, ipup__ukr3_5, ipup__ukr3_6
+#if IPUP__MR > 6
+    , ipup__ukr3_7, ipup__ukr3_8
 #endif
 };
 /* the same with the extra column-sum row (bias gradient fused into the weight product) */
@@ -754,7 +774,9 @@ static void ipup__gemm(const ipup__gemm_t *g) {
                 else row += g->rs0;
             }
             (g->db && t == 0 ? ipup__ukr_tabd[nv - 1][m - 1][full]
-                             : nv == 1 ? ipup__ukr_tab1[m - 1][full] : ipup__ukr_tab2[m - 1][full])(
+             : nv == 1       ? ipup__ukr_tab1[m - 1][full]
+             : g->seglen == 3 && full && !g->db ? ipup__ukr_tab3[m - 1]
+                             : ipup__ukr_tab2[m - 1][full])(
                 lm, ap, g->ka, g->nseg, g->seglen, g->sa, g->b + n0, g->ldb,
                 g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL, g->accum,
                 g->db ? g->db + n0 : NULL);

@@ -91,23 +91,25 @@ static double peak_scalar(long iters) {
     sink = acc[0] + acc[7];
     return 2.0 * 8 * (double)iters / (t1 - t0) * 1e-9;
 }
+/* many short trials (~0.5 ms each), best one: on a shared machine the best trial is the
+   one that ran alone on its core */
 static double measure_peak(const char **what) {
     double best = 0.0, g;
     int rep;
     *what = "scalar fmaf";
-    for (rep = 0; rep < 5; rep++) {
-        g = peak_scalar(2000000);
+    for (rep = 0; rep < 20; rep++) {
+        g = peak_scalar(200000);
         if (g > best) best = g;
     }
 #if defined(__AVX2__) && defined(__FMA__)
-    for (rep = 0; rep < 7; rep++) {
-        g = peak_ymm(4000000);
+    for (rep = 0; rep < 60; rep++) {
+        g = peak_ymm(300000);
         if (g > best) { best = g; *what = "ymm FMA, 12 chains"; }
     }
 #endif
 #if defined(__AVX512F__)
-    for (rep = 0; rep < 7; rep++) {
-        g = peak_zmm(2000000);
+    for (rep = 0; rep < 100; rep++) {
+        g = peak_zmm(150000);
         if (g > best) { best = g; *what = "zmm FMA, 24 chains"; }
     }
     if (getenv("IPUPIPE_BENCH_VERBOSE")) {
@@ -222,16 +224,17 @@ static void run(const job *j) {
     }
 }
 
-/* best seconds per call over several batches of calls */
+/* best seconds per call over many short batches of calls (~2 ms each): the machine is
+   shared, and the fastest batch is the one that had its core to itself */
 static double time_job(const job *j, double seconds) {
     double t0 = now(), t, best = 1e30;
     long reps = 1, i;
     int trial;
     run(j); /* warm up, caches */
     t = now() - t0;
-    if (t > 0.0 && t < seconds / 10.0) reps = (long)(seconds / 10.0 / t) + 1;
+    if (t > 0.0 && t < 0.002) reps = (long)(0.002 / t) + 1;
     t0 = now();
-    for (trial = 0; trial < 10 && (trial < 3 || now() - t0 < seconds); trial++) {
+    for (trial = 0; trial < 400 && (trial < 5 || now() - t0 < seconds); trial++) {
         double s = now();
         for (i = 0; i < reps; i++) run(j);
         s = (now() - s) / (double)reps;
@@ -353,6 +356,12 @@ int main(int argc, char **argv) {
         fprintf(json, "\n]\n");
         fclose(json);
         printf("wrote %s\n", json_path);
+    }
+    {   /* the peak again at the end: a loaded machine shows up as a difference */
+        const char *what2;
+        double peak2 = measure_peak(&what2);
+        printf("FMA peak measured again at the end: %.1f GFLOP/s (start: %.1f)%s\n", peak2, peak,
+               peak2 > 1.1 * peak || peak2 < 0.9 * peak ? " - the machine was busy: figures are noisy" : "");
     }
     printf("%d measurement(s) below their target; bench took %.1f s\n", below_target, now() - t_start);
     return 0;

@@ -439,6 +439,7 @@ static void check_conv(int B, int H, int W, int CI, int CO, int use_fd) {
 TTEST(conv_fd) {
     check_conv(1, 3, 3, 1, 1, 1);
     check_conv(1, 5, 6, 2, 3, 1);
+    check_conv(2, 5, 7, 1, 48, 1); /* one input channel: the fixed 3-long segment kernel */
     check_conv(2, 7, 5, 3, 17, slow() ? 0 : 1);
     check_conv(1, 6, 9, 5, 33, slow() ? 0 : 1); /* FD is O(n^2): native runs only */
 }
