@@ -1384,6 +1384,11 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_grid(const ipup_table *t
         n = ipup__snprintf(lab, sizeof lab, "IPU%d", (int)d);
         if (n > lw) lw = n;
     }
+    if ((size_t)t->steps > ((size_t)-1 / 4 - 64) / (size_t)(cw + 1) / (size_t)t->devices) { /* size_t overflow (32-bit) */
+        if (buf && cap) buf[0] = '\0';
+        if (len) *len = (size_t)-1 / 4;
+        return IPUP_ERR_CAPACITY;
+    }
     rowlen = (size_t)lw + 1 + (size_t)t->steps * (size_t)(cw + 1) + 1;
     total = rowlen * (size_t)t->devices;
     ipup__winit(&w, buf, cap);
