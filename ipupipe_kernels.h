@@ -1105,12 +1105,13 @@ IPUPK_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C
         const float *l = logits + (size_t)r * (size_t)C;
         const int32_t lab = labels[r];
         const int valid = lab >= 0 && lab < C;
-        float mx = l[0], sum = 0.0f, lse;
+        float mx = l[0], sum, lse;
         int am = 0;
         IPUPIPE_ASSERT(valid);
         for (c = 1; c < C; c++)
             if (l[c] > mx) { mx = l[c]; am = c; }
-        for (c = 0; c < C; c++) sum += IPUPIPE_EXPF(l[c] - mx);
+        sum = IPUPIPE_EXPF(l[0] - mx); /* C >= 1; the max's own term makes sum >= 1 */
+        for (c = 1; c < C; c++) sum += IPUPIPE_EXPF(l[c] - mx);
         lse = IPUPIPE_LOGF(sum); /* log sum exp(l - mx) >= 0 */
         total += lse - (valid ? l[lab] - mx : 0.0f);
         if (valid && am == lab) ok++;
@@ -1250,9 +1251,10 @@ IPUPK_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float ep
     bc2 = 1.0f - ipup__powi_f32(beta2, t);
     c1 = 1.0f - beta1;
     c2 = 1.0f - beta2;
-    i = 0;
 #ifdef IPUP__SIMD
     i = ipup__adam_simd(n, lr, beta1, beta2, eps, scale, bc1, bc2, c1, c2, w, m, v, g);
+#else
+    i = 0;
 #endif
     for (; i < n; i++) {
         float gs = g[i] * scale;
