@@ -67,6 +67,7 @@ typedef struct {
     int train_limit, test_limit;
     const char *save, *load, *trace, *summary;
     int quiet, progress; /* progress: -1 auto (terminal), 0 off, 1 on */
+    int strict;          /* Graphcore API rules of the schedule as errors */
 } mt_opts;
 
 static void mt_usage(FILE *f) {
@@ -88,6 +89,8 @@ static void mt_usage(FILE *f) {
             "  --optimizer sgd|momentum|adam\n"
             "  --augment PIXELS             random shift of training images (0: off)\n"
             "  --replicas R                 data-parallel replicas of the pipeline\n"
+            "  --strict                     Graphcore's schedule rules (e.g. grouped: M %% 2S == 0)\n"
+            "                               as errors instead of warnings\n"
             "  --recompute                  stash stage inputs only, recompute forwards\n"
             "  --offload                    optimizer state in streaming memory\n"
             "  --runner coop|threads        cooperative (one thread) or one thread per IPU\n"
@@ -235,6 +238,8 @@ static int mt_parse(int argc, char **argv, mt_opts *o) {
         } else if (MT_FLAG0("--replicas")) {
             MT_VALUE();
             if (mt_int(flag, v, 1, IPUP_MAX_REPLICAS, &o->replicas)) return 2;
+        } else if (MT_FLAG0("--strict")) {
+            o->strict = 1;
         } else if (MT_FLAG0("--recompute")) {
             o->recompute = 1;
         } else if (MT_FLAG0("--offload")) {
@@ -554,7 +559,7 @@ int main(int argc, char **argv)
     mnist_ckpt_meta meta;
     int rc, i, s, start_epoch = 0, loaded = 0;
     int64_t samples_trained = 0;
-    double t_train = 0.0, last_loss = NAN, sim_seconds = 0.0, busy_total = 0.0, idle_total = 0.0;
+    double t_train = 0.0, last_loss = 0.0, sim_seconds = 0.0, busy_total = 0.0, idle_total = 0.0;
     double phase_util[IPUP_PHASES];
     int64_t test_correct = 0;
     double test_loss = 0.0, test_acc = 0.0, sps = 0.0;
@@ -564,6 +569,13 @@ int main(int argc, char **argv)
     ipup_runner_kind runner;
     ipup_mem_report mem[IPUP_MAX_DEVICES];
 
+    /* stdout gets a static buffer now, so printing after startup never allocates */
+    {
+        static char outbuf[1 << 14];
+        static int outbuf_set;
+        if (!outbuf_set) setvbuf(stdout, outbuf, _IOLBF, sizeof outbuf);
+        outbuf_set = 1;
+    }
     memset(r, 0, sizeof *r);
     memset(phase_util, 0, sizeof phase_util);
     r->trace_fd = r->summary_fd = -1;
@@ -625,6 +637,7 @@ int main(int argc, char **argv)
         c->stages = r->n_stages;
         c->split = r->n_stages > 1 ? r->emu_split : NULL;
         c->schedule = r->sched;
+        c->strict = r->o.strict;
         c->microbatch = r->o.batch;
         c->microbatches = r->o.accumulate;
         c->repeat = r->o.repeat;
@@ -854,7 +867,7 @@ int main(int argc, char **argv)
         n = mt_cat(r, n, "{\n  \"model\": \"%s\",\n  \"test_accuracy\": %.4f,\n  \"train_samples_per_second\": %.1f,\n",
                    r->spec->name, test_acc / 100.0, sps);
         n = mt_cat(r, n, "  \"epochs\": %d,\n  \"final_loss\": %.6f,\n  \"steps\": %lld,\n", r->o.epochs,
-                   isnan(last_loss) ? 0.0 : last_loss, (long long)ipup_get_step(r->emu));
+                   last_loss, (long long)ipup_get_step(r->emu));
         n = mt_cat(r, n, "  \"ipus\": %d,\n  \"replicas\": %d,\n  \"schedule\": \"%s\",\n  \"runner\": \"%s\",\n",
                    r->plan.devices, r->plan.replicas, ipup_sched_kind_name(r->sched), r->o.runner);
         n = mt_cat(r, n, "  \"ipu_peak_memory_bytes\": [");

@@ -1,0 +1,202 @@
+/* test_mnist_noheap.c - the MNIST trainer makes no heap call after startup.
+ *
+ * Compiles examples/mnist-train.c into this test (MNIST_TRAIN_NO_MAIN) and links
+ * with -Wl,--wrap=malloc,... (LDFLAGS_test_mnist_noheap in the Makefile): every
+ * allocator call made by the trainer, the emulator and the kernels goes through the
+ * counters below. The trainer's hooks mark the end of startup and the end of the
+ * run (after training, test evaluation, --save, --trace and --summary-json, before
+ * the teardown frees); between them the count must be zero. Calls libc makes
+ * internally (e.g. inside fopen) are not seen by --wrap; the trainer avoids stdio
+ * after startup for its files (POSIX write) and gives stdout a static buffer.
+ *
+ * The data are small IDX files written by the test (no network, no data/). */
+#define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
+#include <stdint.h>
+
+static int nh_counting;
+static long nh_calls, nh_total;
+static void nh_startup_done(void) {
+    nh_counting = 1;
+    nh_calls = 0;
+}
+static void nh_run_done(void) { nh_counting = 0; }
+#define MNIST_TRAIN_NO_MAIN 1
+#define MNIST_TRAIN_STARTUP_DONE() nh_startup_done()
+#define MNIST_TRAIN_RUN_DONE() nh_run_done()
+
+#include "mnist-train.c"
+
+#include "ttest.h"
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__real_realloc(void *p, size_t n);
+void __real_free(void *p);
+void *__real_aligned_alloc(size_t al, size_t n);
+int __real_posix_memalign(void **p, size_t al, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t a, size_t b);
+void *__wrap_realloc(void *p, size_t n);
+void __wrap_free(void *p);
+void *__wrap_aligned_alloc(size_t al, size_t n);
+int __wrap_posix_memalign(void **p, size_t al, size_t n);
+
+#define NH_COUNT()                                                                                                     \
+    do {                                                                                                               \
+        nh_total++;                                                                                                    \
+        if (nh_counting) nh_calls++;                                                                                   \
+    } while (0)
+void *__wrap_malloc(size_t n) {
+    NH_COUNT();
+    return __real_malloc(n);
+}
+void *__wrap_calloc(size_t a, size_t b) {
+    NH_COUNT();
+    return __real_calloc(a, b);
+}
+void *__wrap_realloc(void *p, size_t n) {
+    NH_COUNT();
+    return __real_realloc(p, n);
+}
+void __wrap_free(void *p) {
+    NH_COUNT();
+    __real_free(p);
+}
+void *__wrap_aligned_alloc(size_t al, size_t n) {
+    NH_COUNT();
+    return __real_aligned_alloc(al, n);
+}
+int __wrap_posix_memalign(void **p, size_t al, size_t n) {
+    NH_COUNT();
+    return __real_posix_memalign(p, al, n);
+}
+
+static char nh_dir[256];
+
+static void nh_put_be32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+/* Synthetic digits: class k lights a band of rows; deterministic noise. */
+static void nh_write_split(const char *split, int n) {
+    char p[512];
+    unsigned char h[16];
+    FILE *f;
+    int i, j;
+    snprintf(p, sizeof p, "%s/%s-images-idx3-ubyte", nh_dir, split);
+    f = fopen(p, "wb");
+    memset(h, 0, sizeof h);
+    h[2] = 8;
+    h[3] = 3;
+    nh_put_be32(h + 4, (uint32_t)n);
+    nh_put_be32(h + 8, 28);
+    nh_put_be32(h + 12, 28);
+    fwrite(h, 1, 16, f);
+    for (i = 0; i < n; i++)
+        for (j = 0; j < 784; j++) {
+            int row = j / 28, k = i % 10;
+            unsigned char px = (unsigned char)((row >= 2 * k + 3 && row < 2 * k + 6) ? 200 : (i * 31 + j * 7) % 40);
+            fputc(px, f);
+        }
+    fclose(f);
+    snprintf(p, sizeof p, "%s/%s-labels-idx1-ubyte", nh_dir, split);
+    f = fopen(p, "wb");
+    h[3] = 1;
+    nh_put_be32(h + 4, (uint32_t)n);
+    fwrite(h, 1, 8, f);
+    for (i = 0; i < n; i++) fputc(i % 10, f);
+    fclose(f);
+}
+
+static int nh_slow(void) {
+    const char *s = getenv("IPUPIPE_TEST_SLOW");
+    return s && *s && strcmp(s, "0") != 0;
+}
+
+/* Runs the trainer with the given extra flags; returns its exit code. */
+static int nh_run(const char *const *extra, int n_extra) {
+    const char *argv[64];
+    char path[300];
+    int argc = 0, i;
+    static char save_path[300], trace_path[300], json_path[300];
+    argv[argc++] = "mnist-train";
+    argv[argc++] = "--data";
+    argv[argc++] = nh_dir;
+    argv[argc++] = "--quiet";
+    snprintf(save_path, sizeof save_path, "%s/run.ckpt", nh_dir);
+    snprintf(trace_path, sizeof trace_path, "%s/trace.json", nh_dir);
+    snprintf(json_path, sizeof json_path, "%s/summary.json", nh_dir);
+    argv[argc++] = "--save";
+    argv[argc++] = save_path;
+    argv[argc++] = "--trace";
+    argv[argc++] = trace_path;
+    argv[argc++] = "--summary-json";
+    argv[argc++] = json_path;
+    for (i = 0; i < n_extra; i++) argv[argc++] = extra[i];
+    (void)path;
+    nh_calls = -1;
+    return mnist_train_main(argc, (char **)argv);
+}
+
+TTEST(mlp_coop_no_heap_after_startup) {
+    const char *a[] = {"--epochs", "2", "--train-limit", nh_slow() ? "128" : "1024", "--batch-size", "16",
+                       "--batches-to-accumulate", "4", "--repeat-count", "3"};
+    long before = nh_total;
+    TT_EQ_INT(nh_run(a, 10), 0);
+    TT_EQ_INT(nh_calls, 0);
+    TT_CHECK(nh_total > before); /* the counters do see the startup allocations */
+}
+
+TTEST(mlp_threads_replicas_no_heap_after_startup) {
+    const char *a[] = {"--epochs", "1", "--train-limit", nh_slow() ? "64" : "512", "--batch-size", "8", "--batches-to-accumulate", "4",
+                       "--runner", "threads", "--replicas", "2", "--schedule", "1f1b", "--optimizer", "adam"};
+    TT_EQ_INT(nh_run(a, 16), 0);
+    TT_EQ_INT(nh_calls, 0);
+}
+
+TTEST(cnn_recompute_offload_resume_no_heap_after_startup) {
+    char load_arg[300], copy[300];
+    const char *lim = nh_slow() ? "8" : "128", *bs = nh_slow() ? "2" : "8";
+    const char *a[] = {"--model", "cnn", "--epochs", "1", "--train-limit", lim, "--batch-size", bs,
+                       "--batches-to-accumulate", "4", "--recompute", "--offload"};
+    const char *b[] = {"--model", "cnn", "--epochs", "2", "--train-limit", lim, "--batch-size", bs,
+                       "--batches-to-accumulate", "4", "--recompute", "--offload", "--load", load_arg};
+    TT_EQ_INT(nh_run(a, 12), 0);
+    TT_EQ_INT(nh_calls, 0);
+    snprintf(copy, sizeof copy, "%s/run.ckpt", nh_dir);
+    snprintf(load_arg, sizeof load_arg, "%s/epoch1.ckpt", nh_dir);
+    TT_EQ_INT(rename(copy, load_arg), 0);
+    TT_EQ_INT(nh_run(b, 14), 0);
+    TT_EQ_INT(nh_calls, 0);
+}
+
+static const ttest_case cases[] = {
+    TT_CASE(mlp_coop_no_heap_after_startup),
+    TT_CASE(mlp_threads_replicas_no_heap_after_startup),
+    TT_CASE(cnn_recompute_offload_resume_no_heap_after_startup),
+};
+
+int main(int argc, char **argv) {
+    int r, i;
+    const char *files[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                           "t10k-labels-idx1-ubyte", "run.ckpt", "epoch1.ckpt", "trace.json", "summary.json"};
+    snprintf(nh_dir, sizeof nh_dir, "/tmp/ipup_mnist_noheap_XXXXXX");
+    if (!mkdtemp(nh_dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    nh_write_split("train", nh_slow() ? 128 : 1024);
+    nh_write_split("t10k", nh_slow() ? 20 : 100);
+    r = TTEST_MAIN(cases, argc, argv);
+    for (i = 0; i < 8; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", nh_dir, files[i]);
+        remove(p);
+    }
+    rmdir(nh_dir);
+    return r;
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# tests/test_trainer.sh - end-to-end tests of build/mnist-train.
+#
+#  1. every schedule and both runners write byte-identical --save files for the
+#     same seed (small synthetic IDX files written here: no network, no data/);
+#     with recomputation and offload too;
+#  2. a run stopped after epoch 1 and resumed for epoch 2 ends with the bytes of a
+#     2-epoch run;
+#  3. bad flags and bad checkpoints give clear errors;
+#  4. --summary-json and --trace write what they promise;
+#  5. with real MNIST (data/mnist, fetched by `make data` when missing) the mlp
+#     pipeline reaches >= 97% test accuracy in 2 epochs.
+# Ends with `N passed, N failed`; exits non-zero on any failure.
+set -u
+cd "$(dirname "$0")/.."
+BIN=build/mnist-train
+pass=0; fail=0
+ok()   { pass=$((pass + 1)); echo "ok   $1"; }
+bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | head -n 15; }
+
+if [ ! -x "$BIN" ]; then
+  echo "FAIL $BIN is missing (make $BIN)"; echo "0 passed, 1 failed"; exit 1
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ipup_trainer.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# ---- synthetic IDX files: class k lights rows 2k+3..2k+5, plus fixed noise
+gen_idx() { # DIR SPLIT COUNT
+  LC_ALL=C awk -v n="$3" -v img="$1/$2-images-idx3-ubyte" -v lbl="$1/$2-labels-idx1-ubyte" '
+    function be32(v, f) { printf "%c%c%c%c", int(v/16777216)%256, int(v/65536)%256, int(v/256)%256, v%256 > f }
+    BEGIN {
+      printf "%c%c%c%c", 0, 0, 8, 3 > img; be32(n, img); be32(28, img); be32(28, img)
+      printf "%c%c%c%c", 0, 0, 8, 1 > lbl; be32(n, lbl)
+      for (i = 0; i < n; i++) {
+        k = i % 10; printf "%c", k > lbl
+        for (j = 0; j < 784; j++) {
+          row = int(j / 28)
+          v = (row >= 2*k + 3 && row < 2*k + 6) ? 200 : (i*31 + j*7) % 40
+          printf "%c", v > img
+        }
+      }
+    }'
+}
+syn=$tmp/syn
+mkdir -p "$syn"
+gen_idx "$syn" train 640
+gen_idx "$syn" t10k 100
+if [ "$(stat -c %s "$syn/train-images-idx3-ubyte")" != $((16 + 640 * 784)) ]; then
+  echo "FAIL could not write synthetic IDX files"; echo "0 passed, 1 failed"; exit 1
+fi
+common=(--data "$syn" --quiet --seed 7 --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --repeat-count 3)
+
+# ---- 1. schedules x runners: identical checkpoints
+ref=""
+for model in mlp cnn; do
+  if [ "$model" = mlp ]; then splits=(--splits dense128 dense64 dense32); else splits=(--splits conv64 pool2); fi
+  lim=(); [ "$model" = cnn ] && lim=(--train-limit 128 --batches-to-accumulate 4)
+  ref=""
+  for sched in grouped interleaved sequential gpipe 1f1b interleaved-1f1b zb-h1; do
+    for runner in coop threads; do
+      f=$tmp/$model-$sched-$runner.ckpt
+      if ! $BIN "${common[@]}" "${lim[@]}" --model $model "${splits[@]}" --epochs 1 --schedule $sched \
+           --runner $runner --save "$f" > "$tmp/log" 2>&1; then
+        bad "$model $sched/$runner runs" "$tmp/log"; continue
+      fi
+      if [ -z "$ref" ]; then ref=$f; continue; fi
+      if cmp -s "$ref" "$f"; then ok "$model $sched/$runner: checkpoint identical to $(basename "$ref")"
+      else bad "$model $sched/$runner: checkpoint differs from $(basename "$ref")"; fi
+    done
+  done
+  for extra in "--recompute" "--offload" "--recompute --offload --runner threads"; do
+    f=$tmp/$model-extra.ckpt
+    # shellcheck disable=SC2086
+    if $BIN "${common[@]}" "${lim[@]}" --model $model "${splits[@]}" --epochs 1 --schedule 1f1b $extra \
+         --save "$f" > "$tmp/log" 2>&1 && cmp -s "$ref" "$f"; then ok "$model $extra: checkpoint identical"
+    else bad "$model $extra: checkpoint identical" "$tmp/log"; fi
+  done
+done
+# a different seed must give a different checkpoint (the comparison can fail)
+$BIN "${common[@]}" --seed 8 --epochs 1 --save "$tmp/seed8.ckpt" > "$tmp/log" 2>&1
+$BIN "${common[@]}" --epochs 1 --save "$tmp/seed7.ckpt" > "$tmp/log" 2>&1
+if [ -s "$tmp/seed8.ckpt" ] && ! cmp -s "$tmp/seed7.ckpt" "$tmp/seed8.ckpt"; then ok "another seed, another checkpoint"
+else bad "another seed, another checkpoint"; fi
+
+# ---- 2. resume: 1 epoch + 1 epoch == 2 epochs (also across runners and schedules)
+$BIN "${common[@]}" --epochs 2 --save "$tmp/two.ckpt" > "$tmp/log2" 2>&1
+$BIN "${common[@]}" --epochs 1 --save "$tmp/one.ckpt" > "$tmp/log" 2>&1
+$BIN "${common[@]}" --epochs 2 --load "$tmp/one.ckpt" --save "$tmp/resumed.ckpt" --runner threads \
+     --schedule interleaved > "$tmp/log" 2>&1
+if [ -s "$tmp/two.ckpt" ] && cmp -s "$tmp/two.ckpt" "$tmp/resumed.ckpt"; then ok "resume after epoch 1 == 2-epoch run"
+else bad "resume after epoch 1 == 2-epoch run" "$tmp/log"; fi
+if cmp -s "$tmp/one.ckpt" "$tmp/two.ckpt"; then bad "1-epoch and 2-epoch checkpoints differ"
+else ok "1-epoch and 2-epoch checkpoints differ"; fi
+for m in cnn mlp-gelu; do
+  mo=(--model $m --train-limit 96 --batch-size 4 --batches-to-accumulate 4)
+  $BIN "${common[@]}" "${mo[@]}" --epochs 2 --save "$tmp/$m-two.ckpt" > "$tmp/log" 2>&1
+  $BIN "${common[@]}" "${mo[@]}" --epochs 1 --save "$tmp/$m-one.ckpt" > "$tmp/log" 2>&1
+  $BIN "${common[@]}" "${mo[@]}" --epochs 2 --load "$tmp/$m-one.ckpt" --save "$tmp/$m-res.ckpt" > "$tmp/log" 2>&1
+  if [ -s "$tmp/$m-two.ckpt" ] && cmp -s "$tmp/$m-two.ckpt" "$tmp/$m-res.ckpt"; then ok "$m: resume == uninterrupted"
+  else bad "$m: resume == uninterrupted" "$tmp/log"; fi
+done
+
+# ---- 3. errors: exit code 2 and a message containing the expected words
+expect_err() { # NAME "words" ARGS...
+  local name=$1 words=$2; shift 2
+  if $BIN "$@" > "$tmp/out" 2> "$tmp/err"; then bad "$name: should fail" "$tmp/out"; return; fi
+  if grep -qF -- "$words" "$tmp/err"; then ok "$name"; else bad "$name: expected '$words'" "$tmp/err"; fi
+}
+expect_err "unknown split lists the layer ids" \
+  "unknown layer 'dense99'; the layers of model mlp are: flatten, dense256, dense128, dense64, dense32, logits, cel" \
+  --data "$syn" --splits dense99
+expect_err "split on the first layer: empty stage 0" "stage 0 would be empty" --data "$syn" --splits flatten
+expect_err "splits out of order: empty stage named" "stage 1 would be empty: 'dense128' does not come after 'dense64'" \
+  --data "$syn" --splits dense64 dense128
+expect_err "repeated split" "stage 1 would be empty" --data "$syn" --splits dense64 dense64
+expect_err "unknown option" "unknown option '--bogus'" --data "$syn" --bogus
+expect_err "unknown schedule lists them" "unknown 'pipedream' (grouped, interleaved" --data "$syn" --schedule pipedream
+expect_err "unknown model" "unknown model 'resnet'" --model resnet
+expect_err "bad number" "--batch-size needs an integer" --batch-size 0
+expect_err "missing value" "--epochs needs a value" --epochs
+expect_err "unknown runner" "unknown 'gpu' (coop or threads)" --data "$syn" --runner gpu
+expect_err "missing data says make data" "make data" --data "$tmp/nowhere"
+expect_err "step larger than the data" "one step needs 4096 samples" --data "$syn" --batch-size 256 --train-limit 100
+expect_err "schedule that cannot run says why" "cannot run" --data "$syn" --strict --batches-to-accumulate 3
+printf 'not a checkpoint at all, just some text to be long enough for a header ........................\n' > "$tmp/junk.ckpt"
+expect_err "--load refuses a non-checkpoint" "not IPUPCKPT" --data "$syn" --load "$tmp/junk.ckpt"
+cp "$tmp/two.ckpt" "$tmp/corrupt.ckpt"
+printf '\x55' | dd of="$tmp/corrupt.ckpt" bs=1 seek=500 conv=notrunc status=none
+expect_err "--load refuses a corrupt checkpoint" "corrupt checkpoint: CRC-32" "${common[@]}" --epochs 3 --load "$tmp/corrupt.ckpt"
+expect_err "--load refuses another model" "holds model 'mlp', this run trains 'cnn'" --data "$syn" --model cnn --load "$tmp/two.ckpt"
+expect_err "--load refuses another optimizer" "tensors" "${common[@]}" --epochs 3 --optimizer adam --load "$tmp/two.ckpt"
+expect_err "--load refuses other step geometry" "steps per epoch" "${common[@]}" --epochs 3 --batch-size 4 --load "$tmp/two.ckpt"
+
+# ---- 4. outputs
+if $BIN "${common[@]}" --epochs 1 --summary-json "$tmp/s.json" --trace "$tmp/t.json" > "$tmp/out" 2>&1 &&
+   grep -q '"test_accuracy": [01]\.[0-9]' "$tmp/s.json" && grep -q '"train_samples_per_second": ' "$tmp/s.json" &&
+   grep -q '"ipu_peak_memory_bytes": \[[0-9]*, [0-9]*\]' "$tmp/s.json" && grep -q '"simulated_ipu_seconds": ' "$tmp/s.json" &&
+   grep -q '"final_loss": ' "$tmp/s.json" && grep -q '"epochs": 1' "$tmp/s.json" && grep -q '"traceEvents"' "$tmp/t.json"
+then ok "--summary-json and --trace"
+else bad "--summary-json and --trace" "$tmp/s.json"; fi
+if $BIN --data "$syn" --seed 7 --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --epochs 1 --no-progress > "$tmp/out" 2>&1 &&
+   grep -q '^  0\. flatten-dense256-dense128-dense64  (IPU0)$' "$tmp/out" && grep -q '^  1\. dense32-logits-cel  (IPU1)$' "$tmp/out" &&
+   grep -q '^Step 8, Epoch 1, Mean loss: ' "$tmp/out" && grep -q '^Test accuracy: [0-9.]*%$' "$tmp/out" &&
+   grep -q '^Throughput: [0-9]* samples/s$' "$tmp/out" && grep -q '^  IPU1: ' "$tmp/out"
+then ok "output: stages, memory, Step lines, test accuracy, throughput"
+else bad "output: stages, memory, Step lines, test accuracy, throughput" "$tmp/out"; fi
+if $BIN --data "$syn" --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --epochs 1 --splits auto --ipus 3 > "$tmp/out" 2>&1 &&
+   grep -q '^  2\. ' "$tmp/out"; then ok "--splits auto --ipus 3 makes 3 stages"
+else bad "--splits auto --ipus 3 makes 3 stages" "$tmp/out"; fi
+
+# ---- 5. real data: mlp >= 97% in 2 epochs
+if [ -n "${IPUPIPE_TEST_SLOW:-}" ] && [ "${IPUPIPE_TEST_SLOW}" != 0 ]; then
+  echo "skip real-data accuracy under IPUPIPE_TEST_SLOW"
+else
+  if [ ! -f data/mnist/t10k-labels-idx1-ubyte ]; then examples/fetch-mnist.sh data/mnist > "$tmp/fetch" 2>&1 || cat "$tmp/fetch"; fi
+  if [ -f data/mnist/t10k-labels-idx1-ubyte ] &&
+     $BIN --model mlp --epochs 2 --batches-to-accumulate 4 --learning-rate 0.05 --lr-decay 0.3 --quiet > "$tmp/out" 2>&1; then
+    acc=$(sed -n 's/^Test accuracy: \([0-9.]*\)%$/\1/p' "$tmp/out")
+    if awk -v a="$acc" 'BEGIN { exit !(a >= 97.0) }'; then ok "real MNIST: mlp reaches $acc% (>= 97%) in 2 epochs"
+    else bad "real MNIST: mlp reaches only ${acc:-?}% in 2 epochs (< 97%)" "$tmp/out"; fi
+  else
+    bad "real MNIST: no data/mnist and 'make data' failed (network?)" "$tmp/out"
+  fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
