@@ -14,7 +14,9 @@
  *   two-ipu-threads    2 stages, 1F1B, one thread per IPU
  *   two-ipu-grouped    2 stages, grouped (Graphcore's default), one thread per IPU
  *   two-replicas       1 stage x 2 replicas, one thread per IPU, all-reduce per step
- * Prints samples/s and the speed-up over one-ipu, writes build/bench/emulator.json.
+ * Prints wall-clock samples/s and the speed-up over one-ipu, and the cost model's simulated
+ * Mk2 samples/s (deterministic, independent of the machine's load); writes
+ * build/bench/emulator.json.
  * Targets on a 2-core machine: two-ipu-threads >= 1.6x, two-replicas >= 1.85x.
  * IPUPIPE_BENCH_STEPS (default 12) steps are timed after one warm-up step; the best of
  * IPUPIPE_BENCH_REPS (default 3) timings counts (the machine is shared).
@@ -70,9 +72,9 @@ int main(void) {
         {"two-replicas", 1, 2, IPUP_SCHED_1F1B, IPUP_RUNNER_THREADS},
     };
     const int nconf = (int)(sizeof confs / sizeof confs[0]);
-    double sps[8], base = 0.0;
+    double sps[8], sim[8], base = 0.0, simbase = 0.0;
     ipup_model_desc m;
-    char msg[256];
+    char msg[256], loadavg[128] = "?";
     int i, k, steps = 12, reps = 3;
     FILE *js;
     if (getenv("IPUPIPE_BENCH_STEPS")) steps = atoi(getenv("IPUPIPE_BENCH_STEPS"));
@@ -87,9 +89,18 @@ int main(void) {
         fprintf(stderr, "%s\n", msg);
         return 1;
     }
-    printf("emulator bench: 784-512x4-10 GELU MLP, B=32, M=16, SGD, %d timed steps, best of %d (kernels: %s)\n",
-           steps, reps, IPUP_KERNELS_SIMD);
-    printf("%-20s %5s %8s %8s %12s %9s %10s\n", "config", "ipus", "replicas", "runner", "samples/s", "speed-up", "sim-util");
+    {
+        /* the machine is shared: say how busy it was (Linux; absent elsewhere) */
+        FILE *la = fopen("/proc/loadavg", "r");
+        if (la) {
+            if (fgets(loadavg, sizeof loadavg, la)) loadavg[strcspn(loadavg, "\n")] = 0;
+            fclose(la);
+        }
+    }
+    printf("emulator bench: 784-512x4-10 GELU MLP, B=32, M=16, SGD, %d timed steps, best of %d (kernels: %s; loadavg %s)\n",
+           steps, reps, IPUP_KERNELS_SIMD, loadavg);
+    printf("%-20s %5s %8s %8s %12s %9s | %14s %9s %9s\n", "config", "ipus", "replicas", "runner", "samples/s", "speed-up",
+           "sim samples/s", "sim-x", "sim-util");
     for (k = 0; k < nconf; k++) {
         const bconf *b = &confs[k];
         ipup_config c;
@@ -97,7 +108,7 @@ int main(void) {
         ipup_run_stats st;
         double best = 1e30;
         int r, rc;
-        if (getenv("IPUPIPE_BENCH_ONLY") && strcmp(getenv("IPUPIPE_BENCH_ONLY"), b->name) != 0) { sps[k] = 1.0; if (k == 0) base = 1.0; continue; }
+        if (getenv("IPUPIPE_BENCH_ONLY") && strcmp(getenv("IPUPIPE_BENCH_ONLY"), b->name) != 0) { sps[k] = sim[k] = 1.0; if (k == 0) base = simbase = 1.0; continue; }
         memset(&c, 0, sizeof c);
         c.model = &m;
         c.stages = b->stages;
@@ -127,9 +138,10 @@ int main(void) {
             if (t < best) best = t;
         }
         sps[k] = (double)st.samples / best;
-        if (k == 0) base = sps[0];
-        printf("%-20s %5d %8d %8s %12.0f %8.2fx %9.2f\n", b->name, b->stages * b->replicas, b->replicas,
-               b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", sps[k], sps[k] / base,
+        sim[k] = st.samples_per_second;
+        if (k == 0) { base = sps[0]; simbase = sim[0]; }
+        printf("%-20s %5d %8d %8s %12.0f %8.2fx | %14.0f %8.2fx %9.2f\n", b->name, b->stages * b->replicas, b->replicas,
+               b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", sps[k], sps[k] / base, sim[k], sim[k] / simbase,
                st.phase_utilisation[IPUP_PHASE_MAIN]);
         ipup_shutdown(&emu);
     }
@@ -138,9 +150,9 @@ int main(void) {
     fprintf(js, "[\n");
     for (k = 0; k < nconf; k++) {
         const bconf *b = &confs[k];
-        fprintf(js, "  {\"name\": \"%s\", \"ipus\": %d, \"replicas\": %d, \"runner\": \"%s\", \"samples_per_second\": %.1f, \"speedup_vs_one_ipu\": %.3f}%s\n",
+        fprintf(js, "  {\"name\": \"%s\", \"ipus\": %d, \"replicas\": %d, \"runner\": \"%s\", \"samples_per_second\": %.1f, \"speedup_vs_one_ipu\": %.3f, \"simulated_samples_per_second\": %.1f, \"simulated_speedup\": %.3f}%s\n",
                 b->name, b->stages * b->replicas, b->replicas, b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop",
-                sps[k], sps[k] / base, k + 1 < nconf ? "," : "");
+                sps[k], sps[k] / base, sim[k], sim[k] / simbase, k + 1 < nconf ? "," : "");
     }
     fprintf(js, "]\n");
     fclose(js);
