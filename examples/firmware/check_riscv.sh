@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# check_riscv.sh - compiles each ipupipe header (declarations + implementation) with
-# riscv64-unknown-elf-gcc and picolibc, freestanding (-ffreestanding, no OS), for a
-# 32-bit MCU ABI (rv32imafc/ilp32f) and a 64-bit one (rv64imafdc/lp64d), under the
-# project's warnings with -Werror, and lists the C library symbols each object needs
-# (nm -u): that list is the headers' libc surface (README, "Embedded use").
-# Skips (exit 0, says so) when the Debian packages gcc-riscv64-unknown-elf and
-# picolibc-riscv64-unknown-elf are not installed.
+# check_riscv.sh - the headers with riscv64-unknown-elf-gcc, freestanding:
+#  1. nolibc.c (all three headers, every platform hook defined) with -ffreestanding
+#     -nostdinc, for rv32imafc/ilp32f and rv64imafdc/lp64d (check_nolibc.sh): no C library
+#     header and no libc symbol needed;
+#  2. with picolibc's headers (--specs=picolibc.specs) and the default hooks, each header
+#     (declarations + implementation) on its own, and the C library symbols each object
+#     needs (nm -u): the headers' default libc surface (README, "Embedded use").
+# All under the project's warnings with -Werror. Skips (exit 0, says so) what the
+# installed Debian packages (gcc-riscv64-unknown-elf, picolibc-riscv64-unknown-elf) do
+# not allow.
 set -uo pipefail
 cc=riscv64-unknown-elf-gcc
-if ! command -v $cc >/dev/null || ! $cc --specs=picolibc.specs -print-file-name=picolibc.specs >/dev/null 2>&1 \
-   || [ ! -f /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ]; then
-  echo "firmware-riscv: skipped: riscv64-unknown-elf-gcc with picolibc not installed" \
-       "(apt-get install gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf)"
+if ! command -v $cc >/dev/null; then
+  echo "firmware-riscv: skipped: riscv64-unknown-elf-gcc not installed (apt-get install gcc-riscv64-unknown-elf)"
   exit 0
+fi
+fail=0
+examples/firmware/check_nolibc.sh build/firmware/riscv $cc -march=rv32imafc -mabi=ilp32f || fail=1
+examples/firmware/check_nolibc.sh build/firmware/riscv $cc -march=rv64imafdc -mabi=lp64d || fail=1
+if [ ! -f /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ]; then
+  echo "firmware-riscv: picolibc part skipped: picolibc-riscv64-unknown-elf not installed"
+  exit $fail
 fi
 out=build/firmware/riscv
 mkdir -p $out
 warn="-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion -Wstrict-prototypes -Werror"
-fail=0
 for abi in "rv32imafc ilp32f" "rv64imafdc lp64d"; do
   set -- $abi
   for h in ipupipe_kernels.h ipupipe_sched.h ipupipe.h; do

@@ -73,9 +73,10 @@ $(FW_OUT)/test_fw_math: $(FW_DIR)/test_fw_math.c $(FW_DIR)/fw_math.h
 	@mkdir -p $(@D)
 	$(CC_gcc) $(CSTD) $(WARN) -O2 -I$(FW_DIR) $< -o $@ -lm
 
-firmware: $(FW_OUT)/firmware.elf $(FW_OUT)/test_fw_printf $(FW_OUT)/test_fw_math
+firmware: $(FW_OUT)/firmware.elf $(FW_OUT)/test_fw_printf $(FW_OUT)/test_fw_math $(FW_DIR)/nolibc.c
 	@$(FW_OUT)/test_fw_printf
 	@$(FW_OUT)/test_fw_math
+	@$(FW_DIR)/check_nolibc.sh $(FW_OUT) $(FW_CC) $(FW_CPU)
 	@$(FW_DIR)/check_link.sh $(FW_OUT)/firmware.elf $(FW_OUT)/firmware.map
 
 # the three headers compiled freestanding with riscv64-unknown-elf-gcc + picolibc (skipped
