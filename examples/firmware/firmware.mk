@@ -5,7 +5,7 @@
 #                       (newlib-nano), prove that no heap/stdio is linked, print sizes
 #   make firmware-run   run it in qemu-system-arm (mps2-an386, semihosting, -icount)
 #                       under a time limit and check what it printed
-#   make firmware-riscv compile the headers with riscv64-unknown-elf-gcc + picolibc
+#   make firmware-riscv compile the headers with riscv64-unknown-elf-gcc (+ picolibc)
 #   make firmware-cross the same weights on a Cortex-M4F and a Cortex-M7 (fw_math.h)
 #
 # Needs the Debian packages gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm.
@@ -79,8 +79,9 @@ firmware: $(FW_OUT)/firmware.elf $(FW_OUT)/test_fw_printf $(FW_OUT)/test_fw_math
 	@$(FW_DIR)/check_nolibc.sh $(FW_OUT) $(FW_CC) $(FW_CPU)
 	@$(FW_DIR)/check_link.sh $(FW_OUT)/firmware.elf $(FW_OUT)/firmware.map
 
-# the three headers compiled freestanding with riscv64-unknown-elf-gcc + picolibc (skipped
-# with a note when that toolchain is not installed; not part of CI: picolibc is ~1 GB)
+# the three headers compiled freestanding with riscv64-unknown-elf-gcc: with no libc header
+# at all, and with picolibc's (each part skipped with a note when its Debian package is
+# not installed; not part of CI: picolibc for RISC-V is ~1 GB)
 firmware-riscv:
 	@$(FW_DIR)/check_riscv.sh
 
@@ -92,7 +93,7 @@ firmware-run: firmware
 # train to different last bits with the C library's expf/logf; with fw_math.h's, plugged
 # in through IPUPIPE_EXPF / IPUPIPE_LOGF, the final weights must hash the same.
 firmware-cross:
-	@for b in an386 an500; do \
+	@mkdir -p build; for b in an386 an500; do \
 	  $(MAKE) --no-print-directory firmware-run FW_BOARD=$$b FW_EXTRA=-DFW_OWN_MATH \
 	    FW_OUT=build/firmware-ownmath-$$b > build/firmware-cross-$$b.log 2>&1 \
 	  || { echo "FAIL firmware-cross: the $$b run failed (log: build/firmware-cross-$$b.log)"; tail -5 build/firmware-cross-$$b.log; exit 1; }; done
