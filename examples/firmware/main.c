@@ -39,6 +39,7 @@ static void fw_assert_fail(const char *what, const char *file, int line);
                          by gen_pools.c from ipup_plan_config */
 
 uint32_t fw_stack_used(void); /* startup.c */
+uint32_t fw_stack_size(void);
 
 /* ACLE: __ARM_FP bit 3 = double precision in hardware (fpv5-d16 on the Cortex-M7) */
 #if defined(__ARM_FP) && (__ARM_FP & 8)
@@ -293,7 +294,7 @@ static void fw_print_memory(ipup_emu *e, const ipup_plan *plan)
     fw_printf("  host pool %lu: plan %lu (schedule table, infeed/outfeed rings)\n",
               (unsigned long)sizeof fw_host, (unsigned long)plan->host_bytes);
     fw_printf("  sizeof(ipup_emu) %lu, stack used %lu of %lu\n", (unsigned long)sizeof(ipup_emu),
-              (unsigned long)fw_stack_used(), 16ul * 1024ul);
+              (unsigned long)fw_stack_used(), (unsigned long)fw_stack_size());
 }
 
 int main(void)

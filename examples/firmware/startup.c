@@ -41,6 +41,13 @@ uint32_t fw_stack_used(void)
     return (uint32_t)((uintptr_t)&_stack_top - (uintptr_t)p);
 }
 
+/* Bytes reserved for the stack by the linker script. */
+uint32_t fw_stack_size(void);
+uint32_t fw_stack_size(void)
+{
+    return (uint32_t)((uintptr_t)&_stack_top - (uintptr_t)&_stack_bottom);
+}
+
 void Fault_Handler(void)
 {
     fw_puts("FIRMWARE FAULT: hard/bus/usage/memmanage fault (stack overflow or bad access)\n");
