@@ -444,6 +444,15 @@ typedef struct ipue__srt {        /* runtime of one stage of one replica (intern
     uint32_t s_head, s_count, s_peak, w_head, w_count, w_peak;
 } ipue__srt;
 
+#ifndef IPUPIPE_NO_THREADS
+typedef struct ipue__park {       /* where one thread sleeps when it has nothing to do */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int waiting;                  /* protected by mu */
+    int init;
+} ipue__park;
+#endif
+
 struct ipup_emu;
 typedef struct ipue__thread {
     struct ipup_emu *emu;
@@ -483,6 +492,9 @@ struct ipup_emu {
     int32_t frozen, initialised;
     /* threaded runner */
     ipue__thread th[IPUP_MAX_IPUS];
+#ifndef IPUPIPE_NO_THREADS
+    ipue__park park[IPUP_MAX_IPUS + 1]; /* one per IPU thread, the last for the host */
+#endif
     ipup_atomic_u32 go;           /* generation counter: a new job */
     uint8_t pad0_[IPUP_CACHE_LINE - sizeof(uint32_t)];
     ipup_atomic_u32 done;         /* threads finished with the job */
@@ -728,34 +740,17 @@ IPUPDEF uint32_t ipup_ring_count(ipup_ring *r) {
 
 /* ------------------------------------------------------------------ waiting */
 #ifndef IPUPIPE_NO_THREADS
-extern int ipue__nanosleep(const struct timespec *req, struct timespec *rem) __asm__("nanosleep");
-static void ipue__backoff(uint32_t *spins) {
-    uint32_t s = (*spins)++;
-    if (s < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
+/* Waiting: spin IPUPIPE_SPIN times (a few tens of microseconds, cheaper than a sleep when
+   the partner is about to deliver), then sleep on the thread's own condition variable
+   until a partner notifies it. Notifications take the sleeper's mutex, so no wake-up is
+   lost; a notifier that finds nobody asleep costs one uncontended lock. */
+#ifndef IPUPIPE_SPIN
+#define IPUPIPE_SPIN 2000
 #endif
-    } else if (s < 96) {
-        sched_yield();
-    } else {
-        struct timespec ts;
-        ts.tv_sec = 0;
-        ts.tv_nsec = s < 2000 ? 20000 : 200000;
-        ipue__nanosleep(&ts, NULL);
-    }
-}
-/* the host thread only refills the infeed (M slots per replica) and drains the outfeed:
-   it can sleep long (0.5 ms) and so leave the cores to the IPU threads */
-static void ipue__host_backoff(uint32_t *spins) {
-    uint32_t s = (*spins)++;
-    if (s < 16) {
-        sched_yield();
-    } else {
-        struct timespec ts;
-        ts.tv_sec = 0;
-        ts.tv_nsec = 500000;
-        ipue__nanosleep(&ts, NULL);
-    }
+static void ipue__relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
 }
 #endif
 
@@ -1681,6 +1676,7 @@ static void ipue__reset_transient(ipup_emu *e) {
 
 #ifndef IPUPIPE_NO_THREADS
 static void *ipue__thread_main(void *arg);
+static void ipue__notify_all(ipup_emu *e);
 #endif
 
 IPUPDEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
@@ -1730,6 +1726,11 @@ IPUPDEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     e->initialised = 1;
 #ifndef IPUPIPE_NO_THREADS
     if (e->cfg.runner == IPUP_RUNNER_THREADS) {
+        for (i = 0; i <= e->nipus; i++) {
+            pthread_mutex_init(&e->park[i].mu, NULL);
+            pthread_cond_init(&e->park[i].cv, NULL);
+            e->park[i].init = 1;
+        }
         for (i = 0; i < e->nipus; i++) {
             e->th[i].emu = e;
             e->th[i].ipu = i;
@@ -1751,14 +1752,22 @@ IPUPDEF void ipup_shutdown(ipup_emu *e) {
 #ifndef IPUPIPE_NO_THREADS
     int32_t i;
     if (!e) return;
+    if (!e->threads_started && !e->park[0].init) return;
     e->quit = 1;
     IPUPIPE_HAPPENS_BEFORE(&e->go);
     IPUE__STORE_REL(&e->go, IPUE__LOAD_ACQ(&e->go) + 1u);
+    ipue__notify_all(e);
     for (i = 0; i < e->nipus; i++) {
         if (e->th[i].started) pthread_join(e->th[i].handle, NULL);
         e->th[i].started = 0;
     }
     e->threads_started = 0;
+    for (i = 0; i <= e->nipus; i++) {
+        if (!e->park[i].init) continue;
+        pthread_cond_destroy(&e->park[i].cv);
+        pthread_mutex_destroy(&e->park[i].mu);
+        e->park[i].init = 0;
+    }
 #else
     (void)e;
 #endif
@@ -1923,37 +1932,81 @@ static int ipue__aborted(ipup_emu *e, int64_t t) {
 }
 #endif
 
-static void *ipue__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t) {
+#ifndef IPUPIPE_NO_THREADS
+typedef void *(*ipue__probe_fn)(ipup_emu *e, void *arg);
+static void ipue__notify(ipup_emu *e, int32_t who) {
+    ipue__park *p = &e->park[who];
+    pthread_mutex_lock(&p->mu);
+    if (p->waiting) pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+static void ipue__notify_all(ipup_emu *e) {
+    int32_t i;
+    for (i = 0; i <= e->nipus; i++) ipue__notify(e, i);
+}
+/* until probe() gives non-NULL (returned), or the job is aborted from step t (t >= 0) */
+static void *ipue__wait(ipup_emu *e, int32_t self, ipue__probe_fn probe, void *arg, int64_t t) {
+    ipue__park *p = &e->park[self];
+    void *v;
+    uint32_t i;
+    for (i = 0; i < IPUPIPE_SPIN; i++) {
+        if ((v = probe(e, arg)) != NULL) return v;
+        ipue__relax();
+    }
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        if ((v = probe(e, arg)) != NULL) break;
+        if (t >= 0 && ipue__aborted(e, t)) break;
+        p->waiting = 1;
+        pthread_cond_wait(&p->cv, &p->mu);
+        p->waiting = 0;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return v;
+}
+static void *ipue__probe_peek(ipup_emu *e, void *ring) { (void)e; return ipup_ring_peek((ipup_ring *)ring); }
+static void *ipue__probe_reserve(ipup_emu *e, void *ring) { (void)e; return ipup_ring_reserve((ipup_ring *)ring); }
+#endif
+static int32_t ipue__ipu_of(const ipup_emu *e, int32_t r, int32_t s) { return r * e->P + e->st[s].device; }
+
+static void *ipue__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
     void *p = ipup_ring_peek(ring);
 #ifndef IPUPIPE_NO_THREADS
-    uint32_t spins = 0;
-    while (!p && threaded) {
-        if (ipue__aborted(e, t)) return NULL;
-        ipue__backoff(&spins);
-        p = ipup_ring_peek(ring);
-    }
+    if (!p && threaded) p = ipue__wait(e, self, ipue__probe_peek, ring, t);
 #else
-    (void)e; (void)threaded; (void)t;
+    (void)e; (void)threaded; (void)t; (void)self;
 #endif
     return p;
 }
-static void *ipue__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t) {
+static void *ipue__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
     void *p = ipup_ring_reserve(ring);
 #ifndef IPUPIPE_NO_THREADS
-    uint32_t spins = 0;
-    while (!p && threaded) {
-        if (ipue__aborted(e, t)) return NULL;
-        ipue__backoff(&spins);
-        p = ipup_ring_reserve(ring);
-    }
+    if (!p && threaded) p = ipue__wait(e, self, ipue__probe_reserve, ring, t);
 #else
-    (void)e; (void)threaded; (void)t;
+    (void)e; (void)threaded; (void)t; (void)self;
 #endif
     return p;
+}
+/* ring operations of the runners: commit / release, then wake the other side (threads) */
+static void ipue__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t consumer) {
+    ipup_ring_commit(ring);
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) ipue__notify(e, consumer);
+#else
+    (void)e; (void)threaded; (void)consumer;
+#endif
+}
+static void ipue__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t producer) {
+    ipup_ring_release(ring);
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) ipue__notify(e, producer);
+#else
+    (void)e; (void)threaded; (void)producer;
+#endif
 }
 
 /* host: one micro-batch from the infeed callback into replica r's infeed ring */
-static int ipue__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m) {
+static int ipue__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded) {
     float *x = (float *)ipup_ring_reserve(&e->infeed[r]);
     int32_t *lab, i;
     int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
@@ -1966,7 +2019,7 @@ static int ipue__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m) {
         if (lab[i] < 0 || lab[i] >= e->classes)
             return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %D: the infeed gave label %d for sample %D, outside 0..%d (the model has %d classes)",
                               (long long)t, (int)lab[i], (long long)(sample0 + i), (int)(e->classes - 1), (int)e->classes);
-    ipup_ring_commit(&e->infeed[r]);
+    ipue__commit(e, &e->infeed[r], threaded, ipue__ipu_of(e, r, 0));
     return IPUP_OK;
 }
 
@@ -2011,25 +2064,25 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         float loss = 0.0f;
         int correct = 0, rc;
         if (!threaded && s == 0) {
-            rc = ipue__feed(e, r, t, m);
+            rc = ipue__feed(e, r, t, m, 0);
             if (rc) return rc;
         }
-        msg = (float *)ipue__wait_peek(e, in, threaded, t);
+        msg = (float *)ipue__wait_peek(e, in, threaded, t, ipu);
         if (!msg) goto stall;
         if (rt->s_count >= (uint32_t)st->depth) goto stall;
         slot = rt->stash + (size_t)((rt->s_head + rt->s_count) % (uint32_t)st->depth) * ipue__entry_floats(e, s);
         E = e->cfg.recompute ? rt->work : slot;
         IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
         IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
-        ipup_ring_release(in);
+        ipue__release(e, in, threaded, s == 0 ? e->nipus : ipue__ipu_of(e, r, s - 1));
         if (s < e->S - 1) {
-            out = (float *)ipue__wait_reserve(e, &e->fwd[r][s + 1], threaded, t);
+            out = (float *)ipue__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
             if (!out) goto stall;
         }
         ipue__stage_fwd(e, r, s, B, E, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
         if (out) {
             IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, (size_t)B * sizeof(int32_t));
-            ipup_ring_commit(&e->fwd[r][s + 1]);
+            ipue__commit(e, &e->fwd[r][s + 1], threaded, ipue__ipu_of(e, r, s + 1));
         }
         if (e->cfg.recompute) {
             IPUPIPE_MEMCPY(slot, E, xin * sizeof(float));
@@ -2038,10 +2091,10 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         rt->s_count++;
         if (rt->s_count > rt->s_peak) rt->s_peak = rt->s_count;
         if (s == e->S - 1) {
-            ipup_outfeed_rec *rec = (ipup_outfeed_rec *)ipue__wait_reserve(e, &e->outfeed[r], threaded, t);
+            ipup_outfeed_rec *rec = (ipup_outfeed_rec *)ipue__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
             if (!rec) goto stall;
             rec->step = t; rec->replica = r; rec->mb = m; rec->loss = loss; rec->correct = correct;
-            ipup_ring_commit(&e->outfeed[r]);
+            ipue__commit(e, &e->outfeed[r], threaded, e->nipus);
             if (!(loss - loss == 0.0f)) ipue__set_err(e, ipu, t, s, m, -1);
         }
         return IPUP_OK;
@@ -2052,11 +2105,11 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         const float *dy = NULL;
         if (rt->s_count <= rt->w_count) goto stall;
         if (s < e->S - 1) {
-            dy = (const float *)ipue__wait_peek(e, &e->bwd[r][s], threaded, t);
+            dy = (const float *)ipue__wait_peek(e, &e->bwd[r][s], threaded, t, ipu);
             if (!dy) goto stall;
         }
         if (s > 0) {
-            dx = (float *)ipue__wait_reserve(e, &e->bwd[r][s - 1], threaded, t);
+            dx = (float *)ipue__wait_reserve(e, &e->bwd[r][s - 1], threaded, t, ipu);
             if (!dx) goto stall;
         }
         if (o->kind == IPUP_OP_I) {
@@ -2065,8 +2118,8 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         }
         E = ipue__front(e, r, s, t, m, rt->w_count);
         ipue__stage_bwd(e, r, s, E, dy, dx, went, t, sample0);
-        if (dy) ipup_ring_release(&e->bwd[r][s]);
-        if (dx) ipup_ring_commit(&e->bwd[r][s - 1]);
+        if (dy) ipue__release(e, &e->bwd[r][s], threaded, ipue__ipu_of(e, r, s + 1));
+        if (dx) ipue__commit(e, &e->bwd[r][s - 1], threaded, ipue__ipu_of(e, r, s - 1));
         if (o->kind == IPUP_OP_B) {
             rt->s_head = (rt->s_head + 1u) % (uint32_t)st->depth;
             rt->s_count--;
@@ -2172,7 +2225,7 @@ static void ipue__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
 }
 
 /* host: move outfeed records into e->recs (indexed by step - step0, replica, mb) */
-static int ipue__drain(ipup_emu *e, int64_t step0, int32_t nsteps) {
+static int ipue__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded) {
     int32_t r, got = 0;
     for (r = 0; r < e->R; r++) {
         const ipup_outfeed_rec *rec;
@@ -2180,7 +2233,7 @@ static int ipue__drain(ipup_emu *e, int64_t step0, int32_t nsteps) {
             int64_t k = rec->step - step0;
             if (k >= 0 && k < nsteps && rec->mb >= 0 && rec->mb < e->M)
                 e->recs[((size_t)k * (size_t)e->R + (size_t)r) * (size_t)e->M + (size_t)rec->mb] = *rec;
-            ipup_ring_release(&e->outfeed[r]);
+            ipue__release(e, &e->outfeed[r], threaded, ipue__ipu_of(e, r, e->S - 1));
             got++;
         }
     }
@@ -2224,7 +2277,7 @@ static int ipue__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
                 rc = ipue__exec(e, r, &e->ops[i], t, 0);
                 if (rc) return rc;
             }
-            if (e->ops[i].stage == e->S - 1 && e->ops[i].kind == IPUP_OP_F) ipue__drain(e, step0, steps);
+            if (e->ops[i].stage == e->S - 1 && e->ops[i].kind == IPUP_OP_F) ipue__drain(e, step0, steps, 0);
         }
         if (e->R > 1) for (d = 0; d < e->P; d++) ipue__allreduce(e, d, 0, 1);
         for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipue__check_grads(e, r, d, t);
@@ -2237,22 +2290,29 @@ static int ipue__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
 }
 
 #ifndef IPUPIPE_NO_THREADS
+typedef struct ipue__genwait { ipup_atomic_u32 *var; uint32_t old; } ipue__genwait;
+/* non-NULL once *var moved on from old */
+static void *ipue__probe_gen(ipup_emu *e, void *arg) {
+    ipue__genwait *g = (ipue__genwait *)arg;
+    (void)e;
+    return IPUE__LOAD_ACQ(g->var) != g->old ? (void *)g : NULL;
+}
+
 /* barrier over all IPU threads; returns 0, or 1 when the host aborted the job at step t */
-static int ipue__barrier(ipup_emu *e, int64_t t) {
-    uint32_t gen = IPUE__LOAD_ACQ(&e->bar_gen);
-    uint32_t spins = 0;
+static int ipue__barrier(ipup_emu *e, int32_t self, int64_t t) {
+    ipue__genwait g;
+    g.var = &e->bar_gen;
+    g.old = IPUE__LOAD_ACQ(&e->bar_gen);
     IPUPIPE_HAPPENS_BEFORE(&e->bar_count);
     if (IPUE__FETCH_ADD(&e->bar_count, 1u) + 1u == (uint32_t)e->nipus) {
         IPUPIPE_HAPPENS_AFTER(&e->bar_count);
         IPUE__STORE_REL(&e->bar_count, 0u);
         IPUPIPE_HAPPENS_BEFORE(&e->bar_gen);
-        IPUE__STORE_REL(&e->bar_gen, gen + 1u);
+        IPUE__STORE_REL(&e->bar_gen, g.old + 1u);
+        ipue__notify_all(e);
         return 0;
     }
-    while (IPUE__LOAD_ACQ(&e->bar_gen) == gen) {
-        if (ipue__aborted(e, t)) return 1;
-        ipue__backoff(&spins);
-    }
+    if (!ipue__wait(e, self, ipue__probe_gen, &g, t)) return 1;
     IPUPIPE_HAPPENS_AFTER(&e->bar_gen);
     IPUPIPE_HAPPENS_AFTER(&e->bar_count);
     return 0;
@@ -2267,12 +2327,12 @@ static void ipue__thread_job(ipup_emu *e, int32_t ipu) {
         for (j = e->row_start[d]; j < e->row_start[d + 1]; j++)
             if (ipue__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
         if (e->R > 1) {
-            if (ipue__barrier(e, t)) return;
+            if (ipue__barrier(e, ipu, t)) return;
             ipue__allreduce(e, d, r, e->R);
-            if (ipue__barrier(e, t)) return;
+            if (ipue__barrier(e, ipu, t)) return;
         }
         ipue__check_grads(e, r, d, t);
-        if (ipue__barrier(e, t)) return;
+        if (ipue__barrier(e, ipu, t)) return;
         if (ipue__any_err(e, t)) return;
         for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipue__update_stage(e, r, s, t);
     }
@@ -2281,26 +2341,42 @@ static void ipue__thread_job(ipup_emu *e, int32_t ipu) {
 static void *ipue__thread_main(void *arg) {
     ipue__thread *th = (ipue__thread *)arg;
     ipup_emu *e = th->emu;
-    uint32_t gen = 0;
+    ipue__genwait g;
+    g.var = &e->go;
+    g.old = 0;
     for (;;) {
-        uint32_t spins = 0, g;
-        while ((g = IPUE__LOAD_ACQ(&e->go)) == gen) ipue__backoff(&spins);
+        ipue__wait(e, th->ipu, ipue__probe_gen, &g, -1);
         IPUPIPE_HAPPENS_AFTER(&e->go);
-        gen = g;
+        g.old = IPUE__LOAD_ACQ(&e->go);
         if (e->quit) break;
         ipue__thread_job(e, th->ipu);
         IPUPIPE_HAPPENS_BEFORE(&e->done);
         IPUE__FETCH_ADD(&e->done, 1u);
+        ipue__notify(e, e->nipus);
+    }
+    return NULL;
+}
+
+/* the host has something to do: room in an infeed ring, a record in an outfeed ring,
+   or every thread is done */
+typedef struct ipue__hostwait { int64_t fed[IPUP_MAX_REPLICAS], total; int feeding; } ipue__hostwait;
+static void *ipue__probe_host(ipup_emu *e, void *arg) {
+    ipue__hostwait *h = (ipue__hostwait *)arg;
+    int32_t r;
+    if (IPUE__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) return arg;
+    for (r = 0; r < e->R; r++) {
+        if (ipup_ring_count(&e->outfeed[r]) > 0) return arg;
+        if (h->feeding && h->fed[r] < h->total && ipup_ring_count(&e->infeed[r]) < e->infeed[r].cap) return arg;
     }
     return NULL;
 }
 
 static int ipue__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
-    int64_t step0 = e->step, fed[IPUP_MAX_REPLICAS];
+    int64_t step0 = e->step;
     int64_t total = (int64_t)steps * e->M;
     int32_t r;
-    uint32_t spins = 0;
     int rc_host = IPUP_OK;
+    ipue__hostwait hw;
     IPUPIPE_MEMSET(e->err, 0, sizeof e->err);
     e->job_steps = steps;
     e->job_step0 = step0;
@@ -2308,33 +2384,35 @@ static int ipue__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
     IPUE__STORE_REL(&e->done, 0u);
     IPUPIPE_HAPPENS_BEFORE(&e->go);
     IPUE__STORE_REL(&e->go, IPUE__LOAD_ACQ(&e->go) + 1u);
-    for (r = 0; r < e->R; r++) fed[r] = 0;
+    ipue__notify_all(e);
+    hw.total = total;
+    hw.feeding = 1;
+    for (r = 0; r < e->R; r++) hw.fed[r] = 0;
     for (;;) {
-        int progress = 0;
-        if (rc_host == IPUP_OK) {
+        if (hw.feeding) {
             for (r = 0; r < e->R && rc_host == IPUP_OK; r++) {
-                while (fed[r] < total && ipup_ring_count(&e->infeed[r]) < e->infeed[r].cap) {
-                    int rc = ipue__feed(e, r, step0 + fed[r] / e->M, (int32_t)(fed[r] % e->M));
+                while (hw.fed[r] < total && ipup_ring_count(&e->infeed[r]) < e->infeed[r].cap) {
+                    int rc = ipue__feed(e, r, step0 + hw.fed[r] / e->M, (int32_t)(hw.fed[r] % e->M), 1);
                     if (rc) {
                         rc_host = rc;
-                        e->job_stop = step0 + fed[r] / e->M;
+                        hw.feeding = 0;
+                        e->job_stop = step0 + hw.fed[r] / e->M;
                         IPUPIPE_HAPPENS_BEFORE(&e->abort_);
                         IPUE__STORE_REL(&e->abort_, 1u);
+                        ipue__notify_all(e);
                         break;
                     }
-                    fed[r]++;
-                    progress = 1;
+                    hw.fed[r]++;
                 }
             }
         }
-        if (ipue__drain(e, step0, steps)) progress = 1;
+        ipue__drain(e, step0, steps, 1);
         if (IPUE__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) {
             IPUPIPE_HAPPENS_AFTER(&e->done);
-            ipue__drain(e, step0, steps);
+            ipue__drain(e, step0, steps, 1);
             break;
         }
-        if (!progress) ipue__host_backoff(&spins);
-        else spins = 0;
+        ipue__wait(e, e->nipus, ipue__probe_host, &hw, -1);
     }
     {
         int64_t t;

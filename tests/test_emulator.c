@@ -3,6 +3,8 @@
    rings across the 32-bit wrap, replication, recomputation, offload, errors, NaN, the
    threaded stress test, trace, memory report, checkpoints.
    Also run under ThreadSanitizer and helgrind (IPUPIPE_TEST_SLOW=1: fewer steps). */
+#define _POSIX_C_SOURCE 200809L /* nanosleep for the delay hook */
+#include <time.h>
 #if defined(__has_include)
 #if __has_include(<valgrind/helgrind.h>)
 #include <valgrind/helgrind.h>
@@ -451,7 +453,7 @@ static void delay_hook(void *user, int32_t ipu, const ipup_op *op) {
         struct timespec ts;
         ts.tv_sec = 0;
         ts.tv_nsec = (long)(h >> 40) % 200000;
-        ipue__nanosleep(&ts, NULL);
+        nanosleep(&ts, NULL);
     } else if ((h & 3u) == 1) {
         sched_yield();
     }
