@@ -30,7 +30,7 @@ BENCHES  := $(patsubst bench/%.c,%,$(wildcard bench/bench_*.c))
 # Tests that also run in the SIMD-vs-portable kernel builds, and the tests of the
 # threaded runner (ThreadSanitizer and helgrind). Files not yet present are skipped.
 KERNEL_TESTS := $(filter test_kernels,$(TESTS))
-THREAD_TESTS := $(filter test_emulator test_threads,$(TESTS))
+THREAD_TESTS := $(filter test_emulator test_threads test_hostile_threads,$(TESTS))
 
 # Emulator (issue 4): heap-call counters of tests/test_noheap.c.
 LDFLAGS_test_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
@@ -122,6 +122,7 @@ test-quick: test-begin
 test: test-begin
 	@$(MAKE) --no-print-directory -k check-cxx check-gcc check-clang check-kernels \
 	  check-shell check-asan check-valgrind check-tsan check-helgrind \
+	  check-analyze check-freestanding check-fuzz \
 	  || { echo "FAIL a build step failed (see above)"; echo "0 1" >> build/test-totals; }
 	@tests/total.sh
 
@@ -144,3 +145,26 @@ clean:
 
 # The bare-metal Cortex-M firmware proof: `make firmware`, `make firmware-run`.
 include examples/firmware/firmware.mk
+
+# ---- Reliability gates (issue 6; tests/fuzz/): static analysis, firmware-style nm
+# check, libFuzzer targets. `make test` runs check-analyze, check-freestanding and
+# check-fuzz (each target FUZZ_TEST_SECONDS, default 20 s, plus the replay of its
+# seeds and regression inputs); `make fuzz` is the longer local run (FUZZ_SECONDS,
+# default 60 s per target). Crashers land in build/fuzz/crashes/.
+.PHONY: fuzz check-fuzz check-analyze check-freestanding
+FUZZ_TARGETS      := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SECONDS      ?= 60
+FUZZ_TEST_SECONDS ?= 20
+FL_fuzz := -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS) $(wildcard examples/*.c)
+	@mkdir -p $(@D)
+	clang $(CSTD) $(WARN) $(FL_fuzz) $(INC) $< -o $@ $(LIBS)
+fuzz: test-begin $(addprefix build/fuzz/,$(FUZZ_TARGETS))
+	@tests/run.sh fuzz tests/fuzz/run_fuzz.sh $(FUZZ_SECONDS) -- $(addprefix build/fuzz/,$(FUZZ_TARGETS)); \
+	  cat build/logs/fuzz-*.log | grep -E 'executions|replayed|FAIL'; tests/total.sh
+check-fuzz: test-begin $(addprefix build/fuzz/,$(FUZZ_TARGETS))
+	@tests/run.sh fuzz tests/fuzz/run_fuzz.sh $(FUZZ_TEST_SECONDS) -- $(addprefix build/fuzz/,$(FUZZ_TARGETS))
+check-analyze: test-begin
+	@tests/run.sh analyze -- tests/fuzz/check_analyze.sh
+check-freestanding: test-begin
+	@tests/run.sh freestanding -- tests/fuzz/check_freestanding.sh

@@ -1,0 +1,110 @@
+/* fuzz_ckpt.c - libFuzzer target: the checkpoint reader of examples/mnist_ckpt.h
+ * (mnist_ckpt_peek and the two-pass mnist_ckpt_load). The first input byte is a
+ * mode: bit 0 set = the harness rewrites the trailing CRC-32 so that it matches
+ * (otherwise nearly every mutation stops at the checksum and the structure checks
+ * behind it would never be reached). The rest is the file, written to a private
+ * temporary directory. The reader expects model "fuzz" with three tensors:
+ * dense.w (6, 4), dense.b (4), dense.w.momentum (6, 4). A refused file must leave
+ * the tensors untouched (the loader promises a check pass before any copy).
+ *
+ *   make fuzz   (or build/fuzz/fuzz_ckpt tests/fuzz/corpus/ckpt)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "mnist_ckpt.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char fz_dir[64], fz_path[128];
+static float fz_w[24], fz_b[4], fz_v[24];
+
+static void fz_cleanup(void) {
+    unlink(fz_path);
+    rmdir(fz_dir);
+}
+
+static void fz_fill(void) {
+    int i;
+    for (i = 0; i < 24; i++) fz_w[i] = fz_v[i] = 12345.0f;
+    for (i = 0; i < 4; i++) fz_b[i] = 12345.0f;
+}
+static int fz_untouched(void) {
+    int i;
+    for (i = 0; i < 24; i++)
+        if (fz_w[i] != 12345.0f || fz_v[i] != 12345.0f) return 0;
+    for (i = 0; i < 4; i++)
+        if (fz_b[i] != 12345.0f) return 0;
+    return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    mnist_ckpt_tensor t[3];
+    mnist_ckpt_meta meta;
+    char err[MNIST_CKPT_ERR_LEN];
+    uint8_t *file;
+    size_t n;
+    int r;
+    FILE *f;
+    if (!fz_dir[0]) {
+        snprintf(fz_dir, sizeof fz_dir, "/dev/shm/ipup_fuzz_ckpt_XXXXXX");
+        if (!mkdtemp(fz_dir)) {
+            snprintf(fz_dir, sizeof fz_dir, "/tmp/ipup_fuzz_ckpt_XXXXXX");
+            if (!mkdtemp(fz_dir)) abort();
+        }
+        snprintf(fz_path, sizeof fz_path, "%s/c.ckpt", fz_dir);
+        atexit(fz_cleanup);
+    }
+    if (size < 1) return 0;
+    n = size - 1;
+    file = (uint8_t *)malloc(n ? n : 1);
+    if (!file) abort();
+    if (n) memcpy(file, data + 1, n);
+    if ((data[0] & 1u) && n >= 4) {
+        uint32_t tab[256], c;
+        mnist_ckpt_crc_table_(tab);
+        c = mnist_ckpt_crc_(tab, 0xFFFFFFFFu, file, n - 4) ^ 0xFFFFFFFFu;
+        file[n - 4] = (uint8_t)c;
+        file[n - 3] = (uint8_t)(c >> 8);
+        file[n - 2] = (uint8_t)(c >> 16);
+        file[n - 1] = (uint8_t)(c >> 24);
+    }
+    f = fopen(fz_path, "wb");
+    if (!f) abort();
+    if (n && fwrite(file, 1, n, f) != n) abort();
+    if (fclose(f) != 0) abort();
+    free(file);
+
+    err[0] = 0;
+    r = mnist_ckpt_peek(fz_path, &meta, err);
+    if (r != MNIST_CKPT_OK && (!err[0] || !strstr(err, fz_path))) abort();
+    if (r == MNIST_CKPT_OK && meta.model[MNIST_CKPT_MODEL_LEN - 1] != 0) abort();
+
+    memset(t, 0, sizeof t);
+    t[0].name = "dense.w";
+    t[0].rank = 2;
+    t[0].dims[0] = 6;
+    t[0].dims[1] = 4;
+    t[0].data = fz_w;
+    t[1].name = "dense.b";
+    t[1].rank = 1;
+    t[1].dims[0] = 4;
+    t[1].data = fz_b;
+    t[2].name = "dense.w.momentum";
+    t[2].rank = 2;
+    t[2].dims[0] = 6;
+    t[2].dims[1] = 4;
+    t[2].data = fz_v;
+    memset(&meta, 0, sizeof meta);
+    snprintf(meta.model, sizeof meta.model, "fuzz");
+    fz_fill();
+    err[0] = 0;
+    r = mnist_ckpt_load(fz_path, &meta, t, 3, err);
+    if (r != MNIST_CKPT_OK) {
+        if (!err[0] || !strstr(err, fz_path)) abort();
+        if (!fz_untouched()) abort(); /* refused: nothing copied */
+    }
+    return 0;
+}

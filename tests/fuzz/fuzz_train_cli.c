@@ -1,0 +1,166 @@
+/* fuzz_train_cli.c - libFuzzer target: the command line and the configuration path
+ * of the MNIST trainer (examples/mnist-train.c, included with MNIST_TRAIN_NO_MAIN):
+ * option parsing (mt_parse), the model and its --splits (mt_stages, mt_build_desc),
+ * the schedule and runner names, and the emulator configuration they produce
+ * (ipup_host_bytes, ipup_plan_config of ipupipe.h). Small configurations (at most
+ * 32 samples per step, cooperative runner) are also started for real: pools sized
+ * from the plan, ipup_init, one ipup_run_steps on synthetic data, ipup_shutdown.
+ * The input is the argument list, one argument per line. Oracles besides the
+ * sanitizers: every refusal carries a message; a configuration the planner accepts
+ * must start. --help/-h are dropped (they exit by design).
+ *
+ *   make fuzz   (or build/fuzz/fuzz_train_cli tests/fuzz/corpus/train_cli)
+ */
+#define MNIST_TRAIN_NO_MAIN
+#include "../../examples/mnist-train.c"
+
+#define FZ_MAX_ARGS 48
+
+static ipup_emu fz_emu_;
+static uint8_t fz_pool[32 << 20] __attribute__((aligned(64)));
+
+static int fz_infeed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x,
+                     int32_t *labels) {
+    int32_t i, j;
+    (void)user;
+    (void)step;
+    (void)replica;
+    (void)mb;
+    for (i = 0; i < n; i++) {
+        labels[i] = (int32_t)((sample0 + i) % 10);
+        for (j = 0; j < 784; j++) x[(size_t)i * 784 + (size_t)j] = (float)((j * 7 + i * 13 + (int)sample0) % 17) / 17.0f;
+    }
+    return 0;
+}
+
+static int fz_is_help(const char *a) {
+    const char *eq = strchr(a, '=');
+    size_t n = eq ? (size_t)(eq - a) : strlen(a);
+    return (n == 6 && strncmp(a, "--help", 6) == 0) || (n == 2 && strncmp(a, "-h", 2) == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    static mt_run R;
+    mt_run *r = &R;
+    ipup_runner_kind runner;
+    ipup_config *c = &r->cfg;
+    char *buf, *argv[FZ_MAX_ARGS + 1];
+    int argc = 1, rc;
+    size_t i, start = 0, host_bytes;
+    static int quiet;
+    if (!quiet) {
+        quiet = 1;
+        if (!freopen("/dev/null", "w", stdout)) abort();
+        (void)mnist_train_main; /* the trainer's main is not run here */
+    }
+    buf = (char *)malloc(size + 1);
+    if (!buf) return 0;
+    if (size) memcpy(buf, data, size);
+    buf[size] = '\0';
+    argv[0] = (char *)"mnist-train";
+    for (i = 0; i <= size && argc < FZ_MAX_ARGS; i++) {
+        if (i == size || buf[i] == '\n' || buf[i] == '\0') {
+            buf[i] = '\0';
+            if (!fz_is_help(buf + start)) argv[argc++] = buf + start;
+            start = i + 1;
+        }
+    }
+    argv[argc] = NULL;
+    memset(r, 0, sizeof *r);
+    rc = mt_parse(argc, argv, &r->o);
+    if (rc != 0) {
+        if (rc != 2) abort();
+        goto out;
+    }
+    /* what mnist_train_main does before it reads the data */
+    r->spec = mnist_model_find(r->o.model);
+    if (!r->spec) goto out;
+    {
+        const mnist_model_spec *m = r->spec;
+        mt_opts *o = &r->o;
+        if (!o->batch) o->batch = m->batch;
+        if (!o->accumulate) o->accumulate = m->accumulate;
+        if (!o->repeat) o->repeat = m->repeat;
+        if (!o->replicas) o->replicas = 1;
+        if (!o->optimizer_given) o->optimizer = m->optimizer;
+        if (!o->lr_given) o->lr = m->lr;
+        if (!o->momentum_given) o->momentum = m->momentum;
+        if (!o->schedule) o->schedule = m->schedule;
+    }
+    mnist_model_geometry(r->spec, r->geom);
+    if (mt_stages(r)) goto out;
+    if (r->n_stages < 1 || r->n_stages > MT_MAX_STAGES) abort();
+    mt_build_desc(r);
+    if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK) goto out;
+    if (ipup_runner_parse(r->o.runner, &runner) != IPUP_OK) goto out;
+    memset(c, 0, sizeof *c);
+    c->model = &r->desc;
+    c->stages = r->n_stages;
+    c->split = r->n_stages > 1 ? r->emu_split : NULL;
+    c->schedule = r->sched;
+    c->microbatch = r->o.batch;
+    c->microbatches = r->o.accumulate;
+    c->repeat = 1;
+    c->replicas = r->o.replicas;
+    c->opt.kind = r->o.optimizer == MNIST_OPT_SGD        ? IPUP_OPT_SGD
+                  : r->o.optimizer == MNIST_OPT_MOMENTUM ? IPUP_OPT_MOMENTUM
+                                                         : IPUP_OPT_ADAM;
+    c->opt.lr = r->o.lr;
+    c->opt.momentum = r->o.momentum;
+    c->opt.beta1 = r->spec->beta1;
+    c->opt.beta2 = r->spec->beta2;
+    c->opt.eps = r->spec->eps;
+    c->recompute = r->o.recompute;
+    c->offload = r->o.offload;
+    c->seed = r->o.seed;
+    c->runner = IPUP_RUNNER_COOP; /* the threaded runner is under TSan/helgrind, not here */
+    c->infeed = fz_infeed;
+    host_bytes = ipup_host_bytes(c);
+    if (host_bytes == 0 || host_bytes > sizeof fz_pool / 2) {
+        if (getenv("FZ_VERBOSE")) fprintf(stderr, "host bytes %zu: not run\n", host_bytes);
+        goto out;
+    }
+    c->host.mem = fz_pool;
+    c->host.bytes = host_bytes;
+    rc = ipup_plan_config(&fz_emu_, c, &r->plan);
+    if (rc != IPUP_OK) {
+        if (!ipup_last_error(&fz_emu_)[0]) abort();
+        if (getenv("FZ_VERBOSE")) fprintf(stderr, "plan refused: %s\n", ipup_last_error(&fz_emu_));
+        goto out;
+    }
+    (void)runner;
+    if ((int64_t)r->o.batch * r->o.accumulate * r->o.replicas <= 32) {
+        size_t off = (host_bytes + 63) / 64 * 64;
+        int P = r->plan.devices, k, ok = 1;
+        for (k = 0; k < r->plan.ipus && ok; k++) {
+            size_t a = r->plan.ipu_bytes[k % P], s = r->plan.stream_bytes[k % P];
+            if (off + a + s + 128 > sizeof fz_pool) ok = 0;
+            else {
+                c->ipu[k].mem = fz_pool + off;
+                c->ipu[k].bytes = a;
+                off += (a + 63) / 64 * 64;
+                if (s) {
+                    c->stream[k].mem = fz_pool + off;
+                    c->stream[k].bytes = s;
+                    off += (s + 63) / 64 * 64;
+                }
+            }
+        }
+        if (!ok && getenv("FZ_VERBOSE")) fprintf(stderr, "pools above %zu bytes: not run\n", sizeof fz_pool);
+        if (ok) {
+            ipup_run_stats st;
+            rc = ipup_init(&fz_emu_, c);
+            if (rc != IPUP_OK) abort(); /* planned, pools as planned: must start */
+            rc = ipup_run_steps(&fz_emu_, 1, &st);
+            if (rc != IPUP_OK && rc != IPUP_ERR_NUMERIC) abort();
+            if (rc == IPUP_ERR_NUMERIC && !strstr(ipup_last_error(&fz_emu_), "stage")) abort();
+            if (getenv("FZ_VERBOSE"))
+                fprintf(stderr, "ran one step: %d stages, %d IPUs, rc %d\n", (int)r->plan.stages, (int)r->plan.ipus, rc);
+            ipup_shutdown(&fz_emu_);
+        }
+    }
+out:
+    free(buf);
+    return 0;
+}
