@@ -768,16 +768,18 @@ static void ipup__gemm(const ipup__gemm_t *g) {
         for (t = 0, r0 = 0; t < tiles; t++) {
             const int m = base + (t < extra ? 1 : 0);
             const float *ap[IPUP__MR1];
+            ipup__ukr_fn fn;
+            if (m < 1 || m > mrmax) return; /* cannot happen (tiles = ceil(M / mrmax)) */
+            if (g->db && t == 0) fn = ipup__ukr_tabd[nv - 1][m - 1][full];
+            else if (nv == 1) fn = ipup__ukr_tab1[m - 1][full];
+            else if (g->seglen == 3 && full && !g->db) fn = ipup__ukr_tab3[m - 1];
+            else fn = ipup__ukr_tab2[m - 1][full];
             for (i = 0; i < m; i++) {
                 ap[i] = row;
                 if (++rem == g->rdiv) { rem = 0; q++; row = g->a + (ptrdiff_t)q * g->rs1; }
                 else row += g->rs0;
             }
-            (g->db && t == 0 ? ipup__ukr_tabd[nv - 1][m - 1][full]
-             : nv == 1       ? ipup__ukr_tab1[m - 1][full]
-             : g->seglen == 3 && full && !g->db ? ipup__ukr_tab3[m - 1]
-                             : ipup__ukr_tab2[m - 1][full])(
-                lm, ap, g->ka, g->nseg, g->seglen, g->sa, g->b + n0, g->ldb,
+            fn(lm, ap, g->ka, g->nseg, g->seglen, g->sa, g->b + n0, g->ldb,
                 g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL, g->accum,
                 g->db ? g->db + n0 : NULL);
             r0 += m;

@@ -120,9 +120,10 @@ static double ref_xent(int B, int C, const double *l, const int32_t *lab) {
     double tot = 0.0;
     int r, c;
     for (r = 0; r < B; r++) {
-        double mx = l[r * C], s = 0.0;
+        double mx = l[r * C], s;
         for (c = 1; c < C; c++) if (l[r * C + c] > mx) mx = l[r * C + c];
-        for (c = 0; c < C; c++) s += exp(l[r * C + c] - mx);
+        s = exp(l[r * C] - mx);
+        for (c = 1; c < C; c++) s += exp(l[r * C + c] - mx);
         tot += log(s) + mx - l[r * C + lab[r]];
     }
     return tot / B;
