@@ -72,10 +72,13 @@
      column by column (compute, sync, exchange), no OS service; usable in firmware.
      Threaded runner (IPUP_RUNNER_THREADS): one POSIX thread per IPU per replica, created
      by ipup_init and reused by every run (pthread_create allocates, so it only happens at
-     startup); each follows its own row of the table and blocks only on its rings; waits
-     spin briefly, then yield, then sleep. The calling thread acts as the host: it calls
-     the infeed callback and drains the outfeed. Callbacks therefore always run on the
-     thread that called ipup_run / ipup_init.
+     startup); each follows its own row of the table and blocks only on its rings. A
+     waiting thread spins IPUPIPE_SPIN (2000) times, then sleeps on its own condition
+     variable until the partner that commits or releases the slot it waits for wakes it:
+     no core is burnt when there are more IPUs than cores, and no syscall happens in the
+     hot path when nobody waits. The calling thread acts as the host: it calls the infeed
+     callback and drains the outfeed, so callbacks always run on the thread that called
+     ipup_run (the op hook excepted).
      Thread safety: every ipup_* function on one ipup_emu must be called from one thread
      at a time (the "host"). Distinct ipup_emu objects are independent.
 
@@ -568,10 +571,6 @@ IPUPDEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 #define IPUPIPE_EMU_IMPLEMENTED
 
 #include <stdarg.h>
-#ifndef IPUPIPE_NO_THREADS
-#include <sched.h>
-#include <time.h>
-#endif
 
 #ifndef IPUPIPE_HAPPENS_BEFORE
 #define IPUPIPE_HAPPENS_BEFORE(addr) ((void)0)

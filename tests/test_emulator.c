@@ -4,6 +4,7 @@
    threaded stress test, trace, memory report, checkpoints.
    Also run under ThreadSanitizer and helgrind (IPUPIPE_TEST_SLOW=1: fewer steps). */
 #define _POSIX_C_SOURCE 200809L /* nanosleep for the delay hook */
+#include <sched.h>
 #include <time.h>
 #if defined(__has_include)
 #if __has_include(<valgrind/helgrind.h>)
