@@ -1855,6 +1855,7 @@ static void ipue__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             gb = gw + ipue__r16(I->n_w);
         }
         if (Ly->need_dx) dest = (l == st->first && dx) ? dx : ipue__pick(rt, cur);
+        if (!dest && !I->n_w) break; /* (unreachable: caught above) */
         switch (I->kind) {
         case IPUP_LAYER_DENSE:
             if (wentry) {
@@ -1881,7 +1882,7 @@ static void ipue__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
                                      (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
                 break;
             }
-            if (dest != dx) continue; /* a view */
+            if (!dest || dest != dx) continue; /* a view */
             IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
             break;
         }
