@@ -704,6 +704,39 @@ TTEST(dropout) {
     free(x); free(y); free(y2); free(dy); free(dx); free(part);
 }
 
+/* dropout backward against FD of a double forward that rebuilds the documented mask */
+typedef struct { int n; double p; double *x, *r; } drop_ctx;
+static double drop_loss(void *vc) {
+    drop_ctx *c = (drop_ctx *)vc;
+    double L = 0.0;
+    int i;
+    for (i = 0; i < c->n; i++)
+        if ((double)ipup_rng_uniform_f32(5, 9, 77 + (uint64_t)i) >= c->p) L += c->r[i] * c->x[i] / (1.0 - c->p);
+    return L;
+}
+TTEST(dropout_fd) {
+    const int n = 53;
+    float *x = frand((size_t)n, 1.0), *y = falloc((size_t)n), *dy = frand((size_t)n, 1.0), *dx = falloc((size_t)n);
+    double *xd = dalloc((size_t)n), *rd = dalloc((size_t)n), *g = dalloc((size_t)n), e;
+    drop_ctx c;
+    to_double((size_t)n, x, xd); to_double((size_t)n, dy, rd);
+    c.n = n; c.p = (double)0.25f; c.x = xd; c.r = rd;
+    ipup_dropout_fwd_f32(n, 0.25f, 5, 9, 77, x, y);
+    ipup_dropout_bwd_f32(n, 0.25f, 5, 9, 77, dy, dx);
+    fd_grad(xd, (size_t)n, 1e-3, drop_loss, &c, g);
+    e = relerr_fd((size_t)n, dx, g, 1.0);
+    TT_CHECK_MSG(e < 1e-6, "dropout dx vs FD rel %g", e);
+    {   /* forward against the same double loop, element by element */
+        int i, bad = 0;
+        for (i = 0; i < n; i++) {
+            double want = (double)ipup_rng_uniform_f32(5, 9, 77 + (uint64_t)i) >= c.p ? xd[i] / (1.0 - c.p) : 0.0;
+            if (fabs((double)y[i] - want) > 1e-6) bad++;
+        }
+        TT_EQ_INT(bad, 0);
+    }
+    free(x); free(y); free(dy); free(dx); free(xd); free(rd); free(g);
+}
+
 /* ------------------------------------------------------------ RNG and initialisers */
 
 TTEST(rng) {
@@ -856,7 +889,7 @@ static const ttest_case cases[] = {
     TT_CASE(dense_fd),       TT_CASE(dense_bigger),  TT_CASE(dense_accumulates), TT_CASE(dense_degenerate),
     TT_CASE(conv_fd),        TT_CASE(conv_bigger),   TT_CASE(relu),
     TT_CASE(gelu),           TT_CASE(gelu_range),    TT_CASE(softmax_xent),  TT_CASE(softmax_xent_stable_and_ties),
-    TT_CASE(maxpool),        TT_CASE(maxpool_ties_first), TT_CASE(dropout),
+    TT_CASE(maxpool),        TT_CASE(maxpool_ties_first), TT_CASE(dropout), TT_CASE(dropout_fd),
     TT_CASE(rng),            TT_CASE(init),          TT_CASE(optimizers),
     TT_CASE(add_accumulate), TT_CASE(flatten_is_view), TT_CASE(simd_path_named),
 };
