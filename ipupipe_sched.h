@@ -754,7 +754,6 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_generate(const ipup_sched_confi
                                  "mapping puts stage %d on device %d instead of %d; drop the mapping and give V instead",
                                  (int)s, (int)cfg->stage_device[s], (int)(s % P));
         }
-        maxdev = P - 1;
     } else {
         if (cfg->virtual_stages > 1)
             ipup__warn(msg, msg_len, &nwarn, "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
@@ -991,7 +990,7 @@ static IPUP__SCHED_UNUSED int ipup__table_shape(const ipup_table *t, char *msg, 
 IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes,
                                                        ipup_sched_verify_info *info, char *msg, size_t msg_len) {
     ipup_sched_verify_info dummy;
-    int32_t *stF, *stG, *stW, *lastwg;
+    int32_t *stF, *stG, *stW;
     int8_t *kG;
     int32_t S, M, P, i, s, m, n;
     int64_t SM;
@@ -1013,8 +1012,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
     stF = (int32_t *)work;
     stG = stF + SM;
     stW = stG + SM;
-    lastwg = stW + SM;              /* S entries */
-    kG = (int8_t *)(lastwg + S);    /* SM bytes */
+    kG = (int8_t *)(void *)((uint8_t *)work + (size_t)12 * (size_t)SM); /* SM bytes */
     for (i = 0; i < SM; i++) { stF[i] = stG[i] = stW[i] = -1; kG[i] = 0; }
     for (s = 0; s < S; s++) {
         if (t->stage_device[s] < 0 || t->stage_device[s] >= P) {
@@ -1216,9 +1214,9 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_measure(const ipup_table *t, co
     IPUPIPE_MEMSET(out, 0, sizeof *out);
     S = t->stages; M = t->microbatches; P = t->devices; n = t->n_ops;
     SM = (int64_t)S * M;
-    finF = (double *)work;
-    finG = finF + SM;
-    left = (int32_t *)(finG + SM);
+    finF = (double *)work; /* scratch: finF (SM doubles), finG (SM doubles), left (M int32) */
+    finG = (double *)(void *)((uint8_t *)work + (size_t)8 * (size_t)SM);
+    left = (int32_t *)(void *)((uint8_t *)work + (size_t)16 * (size_t)SM);
     for (i = 0; i < SM; i++) finF[i] = finG[i] = -1.0;
     for (i = 0; i < M; i++) left[i] = 0;
     for (d = 0; d < P; d++) { devfree[d] = 0.0; devwork[d] = 0.0; first[d] = -1; last[d] = -1; }

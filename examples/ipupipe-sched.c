@@ -250,7 +250,12 @@ static int mem_alloc(tool_mem *m, int32_t S, int32_t M, int32_t n_ops) {
     m->ops = (ipup_op *)malloc(cap * sizeof(ipup_op));
     m->work_bytes = IPUP_SCHED_WORK_BYTES(S, M);
     m->work = malloc(m->work_bytes); /* malloc'd memory is 8-byte aligned */
-    return m->ops && m->work ? 0 : -1;
+    if (m->ops && m->work) return 0;
+    free(m->ops);
+    free(m->work);
+    m->ops = NULL;
+    m->work = NULL;
+    return -1;
 }
 static void mem_free(tool_mem *m) {
     free(m->ops);
@@ -401,15 +406,23 @@ static char *read_file(const char *path, size_t *len) {
     size_t cap = 1 << 16, n = 0;
     if (!f) return NULL;
     b = (char *)malloc(cap);
-    while (b) {
+    if (!b) {
+        fclose(f);
+        return NULL;
+    }
+    for (;;) {
         size_t r;
         if (n == cap) {
-            char *nb;
-            if (cap >= TOOL_MAX_FILE) { free(b); b = NULL; break; }
-            cap *= 2;
-            nb = (char *)realloc(b, cap);
-            if (!nb) { free(b); b = NULL; break; }
+            char *nb = NULL;
+            if (cap < TOOL_MAX_FILE) nb = (char *)realloc(b, cap * 2);
+            if (!nb) { /* too large (limit 256 MiB) or out of memory */
+                free(b);
+                fclose(f);
+                errno = 0;
+                return NULL;
+            }
             b = nb;
+            cap *= 2;
         }
         r = fread(b + n, 1, cap - n, f);
         n += r;

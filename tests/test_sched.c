@@ -109,8 +109,7 @@ static void closed_form_sweep(ipup_sched_kind kind) {
     ipup_table t;
     for (S = 1; S <= MAXS; S++)
         for (M = 1; M <= maxM; M++) {
-            int T = build_closed_ref(kind, S, M), rc;
-            int k;
+            int T, rc, k;
             for (k = 0; k < 4; k++) memset(g_ref[k], 0xff, sizeof g_ref[k]);
             T = build_closed_ref(kind, S, M);
             rc = gen(kind, S, M, &t, msg, sizeof msg);
@@ -197,7 +196,7 @@ TTEST(peak_inflight_forms) {
     int S, M, s;
     char msg[512];
     ipup_table t;
-    int32_t pk[IPUP_SCHED_MAX_STAGES];
+    int32_t pk[IPUP_SCHED_MAX_STAGES] = {0};
     for (S = 1; S <= MAXS; S++)
         for (M = 1; M <= MAXM; M++) {
             gen(IPUP_SCHED_INTERLEAVED, S, M, &t, msg, sizeof msg);
