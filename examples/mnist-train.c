@@ -75,7 +75,8 @@ static void mt_usage(FILE *f) {
             "usage: mnist-train [options]\n"
             "  --model mlp|cnn|mlp-gelu     the network (default mlp: the TF1 tutorial's)\n"
             "  --splits LAYER...            first layer of each stage after the first (TF1 tutorial\n"
-            "                               step 4); 'auto' balances the cost model over --ipus\n"
+            "                               step 4); 'auto' balances the cost model over --ipus;\n"
+            "                               'none': one stage on one IPU\n"
             "  --ipus N                     IPUs for --splits auto (default 2)\n"
             "  --schedule NAME              grouped|interleaved|sequential|gpipe|1f1b|\n"
             "                               interleaved-1f1b|zb-h1 (default grouped)\n"
@@ -192,6 +193,8 @@ static int mt_parse(int argc, char **argv, mt_opts *o) {
             if (o->n_splits == 1 && strcmp(o->splits[0], "auto") == 0) {
                 o->splits_auto = 1;
                 o->n_splits = 0;
+            } else if (o->n_splits == 1 && strcmp(o->splits[0], "none") == 0) {
+                o->n_splits = 0; /* one stage: the whole model on one IPU */
             }
         } else if (MT_FLAG0("--ipus")) {
             MT_VALUE();
@@ -765,8 +768,9 @@ int main(int argc, char **argv)
             if (g->nw) printf("  %d weights", g->nw + g->nb);
             printf("\n");
         }
-        printf("Pipeline: %d stages on %d IPUs x %d replicas, schedule %s, runner %s%s%s\n", r->n_stages,
-               r->plan.devices, r->plan.replicas, ipup_sched_kind_name(r->sched), r->o.runner,
+        printf("Pipeline: %d stage%s on %d IPU%s x %d replica%s, schedule %s, runner %s%s%s\n", r->n_stages,
+               r->n_stages == 1 ? "" : "s", r->plan.devices, r->plan.devices == 1 ? "" : "s", r->plan.replicas,
+               r->plan.replicas == 1 ? "" : "s", ipup_sched_kind_name(r->sched), r->o.runner,
                r->o.recompute ? ", recompute" : "", r->o.offload ? ", offload" : "");
         for (s = 0; s < r->n_stages; s++) {
             printf("  %d. ", s);
@@ -774,22 +778,26 @@ int main(int argc, char **argv)
                 printf("%s%s", i > r->stage_first[s] ? "-" : "", m->layers[i].id);
             printf("  (IPU%d)\n", r->plan.stage_device[s]);
         }
-        printf("Training: batch %d x %d micro-batches x %d replicas = %lld samples per step, %lld steps per epoch, "
+        printf("Training: batch %d x %d micro-batches x %d replica(s) = %lld samples per step, %lld steps per epoch, "
                "repeat count %d\n",
                r->o.batch, r->o.accumulate, r->o.replicas, (long long)r->samples_per_step,
                (long long)r->steps_per_epoch, r->o.repeat);
-        printf("Optimizer %s, learning rate %g (x%g per epoch)%s, %d epochs, augment %d px, seed %llu\n",
-               mt_opt_name(r->o.optimizer), (double)r->o.lr, (double)r->o.lr_decay,
-               r->o.optimizer == MNIST_OPT_MOMENTUM ? ", momentum" : "", r->o.epochs, r->o.augment,
+        printf("Optimizer %s", mt_opt_name(r->o.optimizer));
+        if (r->o.optimizer == MNIST_OPT_MOMENTUM) printf(" (mu %g)", (double)r->o.momentum);
+        printf(", learning rate %g (x%g per epoch), %d epoch%s, augment %d px, seed %llu\n", (double)r->o.lr,
+               (double)r->o.lr_decay, r->o.epochs, r->o.epochs == 1 ? "" : "s", r->o.augment,
                (unsigned long long)r->o.seed);
         printf("Data: %d training and %d test images from %s\n", r->tr.count, r->te.count, r->o.data);
         printf("Memory per IPU:\n");
         for (s = 0; s < r->plan.devices && s < IPUP_MAX_DEVICES; s++) {
-            char b1[32], b2[32], b3[32];
-            mt_fmt_bytes(b1, sizeof b1, (double)mem[s].used);
-            mt_fmt_bytes(b2, sizeof b2, (double)mem[s].by_category[IPUP_MEM_WEIGHTS]);
-            mt_fmt_bytes(b3, sizeof b3, (double)mem[s].by_category[IPUP_MEM_STASH]);
-            printf("  IPU%d: %s (weights %s, stash %s)\n", s, b1, b2, b3);
+            char b[IPUP_MEM_CATEGORIES + 1][32];
+            int c;
+            mt_fmt_bytes(b[IPUP_MEM_CATEGORIES], sizeof b[0], (double)mem[s].used);
+            for (c = 0; c < IPUP_MEM_CATEGORIES; c++) mt_fmt_bytes(b[c], sizeof b[0], (double)mem[s].by_category[c]);
+            printf("  IPU%d: %s (", s, b[IPUP_MEM_CATEGORIES]);
+            for (c = 0; c < IPUP_MEM_CATEGORIES; c++)
+                printf("%s%s %s", c ? ", " : "", ipup_mem_category_name(c), b[c]);
+            printf(")\n");
         }
         if (loaded)
             printf("Resumed from %s: epoch %u, step %llu\n", r->o.load, meta.epoch, (unsigned long long)meta.step);
@@ -860,6 +868,10 @@ int main(int argc, char **argv)
     mnist_train_last_accuracy = test_acc;
     printf("Test accuracy: %.2f%%\n", test_acc);
     printf("Throughput: %.0f samples/s\n", sps);
+    if (!r->o.quiet && busy_total + idle_total > 0)
+        printf("Simulated IPU time: %.4f s for %lld samples, IPU utilisation %.1f%% (main phase %.1f%%)\n",
+               sim_seconds, (long long)samples_trained, 100.0 * busy_total / (busy_total + idle_total),
+               100.0 * phase_util[IPUP_PHASE_MAIN]);
     fflush(stdout);
     /* ---- outputs */
     rc = 0;
