@@ -96,6 +96,20 @@
      between neighbouring IPUs (64 GB/s); streaming memory (DDR behind the gateway)
      20 GB/s; host infeed 16 GB/s (PCIe Gen4 x16 ~ 32 GB/s, halved); an inter-IPU sync of
      1000 cycles (an assumption of this emulator, not a measured number).
+     A step's table is timed bulk-synchronously (SCHEDULES.md §4): each column costs its
+     longest op + its longest exchange + one sync; ops cost FLOPs / (clock * flop/cycle *
+     efficiency) (recomputation adds the stage's forward to B/I/W; F of stage 0 adds the
+     infeed bytes over the host link); then the update phase: optimizer FLOPs, the ring
+     all-reduce 2(R-1)/R * gradient bytes over the link, offload traffic 2 * state bytes
+     over the streaming-memory link. Phases: ramp-up until the last IPU starts its first
+     op, ramp-down from the moment the first IPU finishes its last op, main in between;
+     utilisation = busy time / (phase time * IPUs).
+
+   MEMORY OF THE EMULATOR ITSELF
+     sizeof(ipup_emu) is about 130 KB with the default IPUP_MAX_* (x86-64), about 7 KB with
+     IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_REPLICAS 1, IPUP_MAX_IPUS 2 and
+     IPUPIPE_NO_THREADS; declare it static. ipup_plan_config keeps up to
+     IPUP_PLAN_STACK_OPS (512) ops = 8 KB on the stack unless cfg.host is given.
 */
 #ifndef IPUPIPE_H
 #define IPUPIPE_H
