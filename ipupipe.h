@@ -530,7 +530,9 @@ struct ipup_emu {
    from cfg.seed), start the threads (threaded runner), freeze. e is fully overwritten.
    On error the message is in ipup_last_error(e). Not thread-safe; call once per e. */
 IPUPDEF int ipup_init(ipup_emu *e, const ipup_config *cfg);
-/* Join the threads (threaded runner). The pools may be reused afterwards. */
+/* Join the threads (threaded runner); safe to call twice. Tensors, reports and
+   ipup_evaluate stay usable; ipup_run needs a new ipup_init. Call it before ipup_init
+   re-initialises the same ipup_emu, or the old threads are lost. */
 IPUPDEF void ipup_shutdown(ipup_emu *e);
 /* Run cfg.repeat steps (each: M micro-batches per replica, all-reduce, one update). stats
    may be NULL. Returns IPUP_OK, IPUP_ERR_NUMERIC (NaN/inf: step not applied), IPUP_ERR_IO
@@ -2455,6 +2457,8 @@ IPUPDEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats) {
     if (!e->cfg.infeed) return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.infeed is NULL: the emulator needs an infeed callback to get micro-batches");
     e->msg[0] = 0;
 #ifndef IPUPIPE_NO_THREADS
+    if (e->cfg.runner == IPUP_RUNNER_THREADS && !e->threads_started)
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run after ipup_shutdown: the IPU threads are gone; call ipup_init again");
     if (e->cfg.runner == IPUP_RUNNER_THREADS) rc = ipue__run_threads(e, steps, &done);
     else
 #endif

@@ -764,6 +764,13 @@ TTEST(checkpoint_roundtrip_and_eval) {
     TT_CHECK_MSG(cor1 > cor0 || cor1 > 40, "correct %lld -> %lld", (long long)cor0, (long long)cor1);
     ipup_shutdown(&g_emu);
     ipup_shutdown(&g_emu2);
+    ipup_shutdown(&g_emu2); /* twice is fine */
+    {   /* after shutdown: tensors stay readable, a threaded run is refused instead of hanging */
+        ipup_tensor_info t;
+        TT_EQ_INT(ipup_tensor_get(&g_emu2, 0, &t), IPUP_OK);
+        TT_EQ_INT(ipup_run(&g_emu2, NULL), IPUP_ERR_ARG);
+        TT_CONTAINS(ipup_last_error(&g_emu2), "ipup_shutdown");
+    }
 }
 
 TTEST(balanced_split) {
