@@ -35,6 +35,9 @@ for abi in "rv32imafc ilp32f" "rv64imafdc lp64d"; do
     obj=$out/${h%.h}-$1.o
     if $cc --specs=picolibc.specs -march=$1 -mabi=$2 -std=c11 $warn -ffreestanding -O2 \
          -ffunction-sections -I. -c "$src" -o "$obj" 2> "$obj.log"; then
+      if [ "$(riscv64-unknown-elf-nm --defined-only "$obj" | awk '$2 == "T"' | wc -l)" -eq 0 ]; then
+        echo "FAIL firmware-riscv: $h ($1/$2): the object defines no function (implementation missing)"; fail=1; continue
+      fi
       und=$(riscv64-unknown-elf-nm -u "$obj" | awk '{print $2}' | sort -u)
       libc=$(echo "$und" | grep -v '^__' ; echo "$und" | grep '^__assert_func$' || true)
       rt=$(echo "$und" | grep '^__' | grep -vc '^__assert_func$' || true)

@@ -77,6 +77,8 @@ firmware: $(FW_OUT)/firmware.elf $(FW_OUT)/test_fw_printf $(FW_OUT)/test_fw_math
 	@$(FW_OUT)/test_fw_printf
 	@$(FW_OUT)/test_fw_math
 	@$(FW_DIR)/check_nolibc.sh $(FW_OUT) $(FW_CC) $(FW_CPU)
+	@if command -v clang >/dev/null; then $(FW_DIR)/check_nolibc.sh $(FW_OUT) clang \
+	  --target=thumbv7em-none-eabihf $(filter-out -mthumb,$(FW_CPU)); fi
 	@$(FW_DIR)/check_link.sh $(FW_OUT)/firmware.elf $(FW_OUT)/firmware.map
 
 # the three headers compiled freestanding with riscv64-unknown-elf-gcc: with no libc header
