@@ -445,6 +445,39 @@ TTEST(replication) {
     ipup_shutdown(&g_emu);
 }
 
+/* replicas: threads == coop bit for bit under other schedules too (with recomputation and
+   random delays) */
+static void delay_hook(void *user, int32_t ipu, const ipup_op *op);
+TTEST(replication_runners_identical) {
+    static float a[8192], b[8192];
+    static uint64_t ctr[IPUP_MAX_IPUS];
+    static const ipup_sched_kind ks[3] = {IPUP_SCHED_GROUPED, IPUP_SCHED_ZBH1, IPUP_SCHED_INTERLEAVED_1F1B};
+    int k;
+    for (k = 0; k < 3; k++) {
+        ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+        size_t n;
+        c.schedule = ks[k];
+        c.stages = 4;
+        c.devices = ks[k] == IPUP_SCHED_INTERLEAVED_1F1B ? 2 : 0;
+        c.replicas = 2; /* up to 8 IPUs, 8 pools */
+        c.recompute = 1;
+        c.opt.kind = IPUP_OPT_ADAM;
+        c.opt.lr = 0.01f;
+        if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.300s", ipup_last_error(&g_emu)); return; }
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        n = snapshot(&g_emu, a, 8192);
+        ipup_shutdown(&g_emu);
+        c.runner = IPUP_RUNNER_THREADS;
+        c.op_hook = delay_hook;
+        c.op_hook_user = ctr;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        TT_EQ_INT(snapshot(&g_emu, b, 8192), n);
+        TT_CHECK_MSG(memcmp(a, b, n * sizeof(float)) == 0, "%s: replicated threads != coop", ipup_sched_kind_name(ks[k]));
+        ipup_shutdown(&g_emu);
+    }
+}
+
 /* random delays before ops: the threads interleave differently, bits stay the same */
 static void delay_hook(void *user, int32_t ipu, const ipup_op *op) {
     volatile uint64_t *ctr = (volatile uint64_t *)user;
@@ -799,6 +832,7 @@ int main(int argc, char **argv) {
         TT_CASE(bit_identical_cnn_and_mapping),
         TT_CASE(replication),
         TT_CASE(threaded_stress_random_delays),
+        TT_CASE(replication_runners_identical),
         TT_CASE(offload_same_bits_and_memory),
         TT_CASE(plan_sizes_pools_exactly),
         TT_CASE(bad_configurations),
