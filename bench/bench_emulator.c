@@ -18,8 +18,9 @@
  * Mk2 samples/s (deterministic, independent of the machine's load); writes
  * build/bench/emulator.json.
  * Targets on a 2-core machine: two-ipu-threads >= 1.6x, two-replicas >= 1.85x.
- * IPUPIPE_BENCH_STEPS (default 12) steps are timed after one warm-up step; the best of
- * IPUPIPE_BENCH_REPS (default 3) timings counts (the machine is shared).
+ * IPUPIPE_BENCH_STEPS (default 12) steps are timed after one warm-up step; the
+ * configurations run in IPUPIPE_BENCH_REPS (default 3) rounds and the best time of each
+ * counts (the machine is shared: a load change hits every configuration alike).
  * IPUPIPE_BENCH_ONLY=name runs one configuration (for profiling).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -72,10 +73,11 @@ int main(void) {
         {"two-replicas", 1, 2, IPUP_SCHED_1F1B, IPUP_RUNNER_THREADS},
     };
     const int nconf = (int)(sizeof confs / sizeof confs[0]);
-    double sps[8], sim[8], base = 0.0, simbase = 0.0;
+    double sps[8], sim[8], best[8], util[8], base = 0.0, simbase = 0.0;
+    const char *only = getenv("IPUPIPE_BENCH_ONLY");
     ipup_model_desc m;
     char msg[256], loadavg[128] = "?";
-    int i, k, steps = 12, reps = 3;
+    int i, k, rep, steps = 12, reps = 3;
     FILE *js;
     if (getenv("IPUPIPE_BENCH_STEPS")) steps = atoi(getenv("IPUPIPE_BENCH_STEPS"));
     if (getenv("IPUPIPE_BENCH_REPS")) reps = atoi(getenv("IPUPIPE_BENCH_REPS"));
@@ -101,49 +103,57 @@ int main(void) {
            steps, reps, IPUP_KERNELS_SIMD, loadavg);
     printf("%-20s %5s %8s %8s %12s %9s | %14s %9s %9s\n", "config", "ipus", "replicas", "runner", "samples/s", "speed-up",
            "sim samples/s", "sim-x", "sim-util");
-    for (k = 0; k < nconf; k++) {
-        const bconf *b = &confs[k];
-        ipup_config c;
-        ipup_plan plan;
-        ipup_run_stats st;
-        double best = 1e30;
-        int r, rc;
-        if (getenv("IPUPIPE_BENCH_ONLY") && strcmp(getenv("IPUPIPE_BENCH_ONLY"), b->name) != 0) { sps[k] = sim[k] = 1.0; if (k == 0) base = simbase = 1.0; continue; }
-        memset(&c, 0, sizeof c);
-        c.model = &m;
-        c.stages = b->stages;
-        c.replicas = b->replicas;
-        c.schedule = b->sched;
-        c.runner = b->runner;
-        c.microbatch = 32;
-        c.microbatches = 16;
-        c.repeat = steps;
-        c.seed = 1;
-        c.opt.kind = IPUP_OPT_SGD;
-        c.opt.lr = 0.01f;
-        c.infeed = feed;
-        c.host.mem = host;
-        c.host.bytes = sizeof host;
-        for (i = 0; i < 4; i++) { c.ipu[i].mem = pools[i]; c.ipu[i].bytes = POOL; }
-        rc = ipup_plan_config(&work, &c, &plan);
-        if (rc) { fprintf(stderr, "%s: plan: %s\n", b->name, ipup_last_error(&work)); return 1; }
-        rc = ipup_init(&emu, &c);
-        if (rc) { fprintf(stderr, "%s: init: %s\n", b->name, ipup_last_error(&emu)); return 1; }
-        ipup_run_steps(&emu, 1, NULL); /* warm-up: page in the pools, wake the threads */
-        for (r = 0; r < reps; r++) {
-            double t0 = now_s(), t;
+    /* rounds: every configuration once per round, so a change of the machine's load hits
+       all of them alike; the best time of each counts */
+    for (k = 0; k < nconf; k++) { best[k] = 1e30; sps[k] = sim[k] = 1.0; util[k] = 0.0; }
+    for (rep = 0; rep < reps; rep++) {
+        for (k = 0; k < nconf; k++) {
+            const bconf *b = &confs[k];
+            ipup_config c;
+            ipup_plan plan;
+            ipup_run_stats st;
+            double t0, t;
+            int rc;
+            if (only && strcmp(only, b->name) != 0) continue;
+            memset(&c, 0, sizeof c);
+            c.model = &m;
+            c.stages = b->stages;
+            c.replicas = b->replicas;
+            c.schedule = b->sched;
+            c.runner = b->runner;
+            c.microbatch = 32;
+            c.microbatches = 16;
+            c.repeat = steps;
+            c.seed = 1;
+            c.opt.kind = IPUP_OPT_SGD;
+            c.opt.lr = 0.01f;
+            c.infeed = feed;
+            c.host.mem = host;
+            c.host.bytes = sizeof host;
+            for (i = 0; i < 4; i++) { c.ipu[i].mem = pools[i]; c.ipu[i].bytes = POOL; }
+            rc = ipup_plan_config(&work, &c, &plan);
+            if (rc) { fprintf(stderr, "%s: plan: %s\n", b->name, ipup_last_error(&work)); return 1; }
+            rc = ipup_init(&emu, &c);
+            if (rc) { fprintf(stderr, "%s: init: %s\n", b->name, ipup_last_error(&emu)); return 1; }
+            ipup_run_steps(&emu, 1, NULL); /* warm-up: page in the pools, wake the threads */
+            t0 = now_s();
             rc = ipup_run_steps(&emu, steps, &st);
             t = now_s() - t0;
             if (rc) { fprintf(stderr, "%s: run: %s\n", b->name, ipup_last_error(&emu)); return 1; }
-            if (t < best) best = t;
+            if (t < best[k]) best[k] = t;
+            sps[k] = (double)st.samples / best[k];
+            sim[k] = st.samples_per_second;
+            util[k] = st.phase_utilisation[IPUP_PHASE_MAIN];
+            ipup_shutdown(&emu);
         }
-        sps[k] = (double)st.samples / best;
-        sim[k] = st.samples_per_second;
-        if (k == 0) { base = sps[0]; simbase = sim[0]; }
+    }
+    base = sps[0];
+    simbase = sim[0];
+    for (k = 0; k < nconf; k++) {
+        const bconf *b = &confs[k];
+        if (only && strcmp(only, b->name) != 0) continue;
         printf("%-20s %5d %8d %8s %12.0f %8.2fx | %14.0f %8.2fx %9.2f\n", b->name, b->stages * b->replicas, b->replicas,
-               b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", sps[k], sps[k] / base, sim[k], sim[k] / simbase,
-               st.phase_utilisation[IPUP_PHASE_MAIN]);
-        ipup_shutdown(&emu);
+               b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", sps[k], sps[k] / base, sim[k], sim[k] / simbase, util[k]);
     }
     js = fopen("build/bench/emulator.json", "w");
     if (!js) { perror("build/bench/emulator.json"); return 1; }
