@@ -1137,9 +1137,9 @@ static int ipue__setup_model(ipup_emu *e, const ipup_config *cfg) {
     if (!(e->cfg.opt.eps > 0.0f)) e->cfg.opt.eps = 1e-8f;
     if ((k_run = (int)e->cfg.runner) != (int)IPUP_RUNNER_COOP && k_run != (int)IPUP_RUNNER_THREADS)
         return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads", (int)e->cfg.runner);
-#ifdef IPUPIPE_NO_THREADS
+#if defined(IPUPIPE_NO_THREADS) || defined(IPUPIPE_NO_ATOMICS)
     if (e->cfg.runner == IPUP_RUNNER_THREADS)
-        return ipue__fail(msg, ml, IPUP_ERR_UNSUPPORTED, "the threaded runner is compiled out (IPUPIPE_NO_THREADS); use the cooperative runner");
+        return ipue__fail(msg, ml, IPUP_ERR_UNSUPPORTED, "the threaded runner is compiled out (IPUPIPE_NO_THREADS or IPUPIPE_NO_ATOMICS); use the cooperative runner");
 #endif
     ipue__cost_defaults(&e->cm, &cfg->cost);
     /* split */
