@@ -2367,7 +2367,7 @@ static void *ipue__thread_main(void *arg) {
         if (e->quit) break;
         ipue__thread_job(e, th->ipu);
         IPUPIPE_HAPPENS_BEFORE(&e->done);
-        IPUE__FETCH_ADD(&e->done, 1u);
+        (void)IPUE__FETCH_ADD(&e->done, 1u);
         ipue__notify(e, e->nipus);
     }
     return NULL;
