@@ -349,6 +349,13 @@ int main(void)
     }
     rc = ipup_init(e, &cfg);
     if (rc != IPUP_OK) { fw_printf("FIRMWARE FAILED: ipup_init: %s\n", ipup_last_error(e)); return 1; }
+    {   /* the schedule table the runner follows, rendered on the MCU */
+        static char grid[512];
+        size_t len = 0;
+        if (ipup_sched_render_grid(&e->table, grid, sizeof grid, &len) == IPUP_OK)
+            fw_printf("schedule (grouped, S=%d, M=%d; rows = emulated IPUs, columns = time steps):\n%s",
+                      FW_STAGES, FW_M, grid);
+    }
 
     for (step = 0; step < FW_TOTAL_STEPS; step++) {
         uint32_t t0 = fw_timer_ticks();
