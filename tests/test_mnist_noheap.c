@@ -127,6 +127,8 @@ static int nh_run(const char *const *extra, int n_extra) {
     argv[argc++] = "--data";
     argv[argc++] = nh_dir;
     argv[argc++] = "--quiet";
+    argv[argc++] = "--test-limit";
+    argv[argc++] = nh_slow() ? "4" : "100";
     snprintf(save_path, sizeof save_path, "%s/run.ckpt", nh_dir);
     snprintf(trace_path, sizeof trace_path, "%s/trace.json", nh_dir);
     snprintf(json_path, sizeof json_path, "%s/summary.json", nh_dir);
