@@ -40,17 +40,21 @@ FW_DEPS   := $(FW_SRCS) $(wildcard $(FW_DIR)/*.h) $(FW_DIR)/mps2.ld $(LIBHDRS)
 
 .PHONY: firmware firmware-run firmware-riscv firmware-cross fw-force
 
-# the compiler flags as a file, so that changing FW_EXTRA or FW_BOARD rebuilds
+# the compiler flags and the data settings as files, so that changing FW_EXTRA,
+# FW_BOARD, FW_TRAIN, FW_TEST or FW_POOL rebuilds what depends on them
 $(FW_OUT)/cflags: fw-force
 	@mkdir -p $(@D)
 	@echo '$(FW_CC) $(FW_CFLAGS)' | cmp -s - $@ || echo '$(FW_CC) $(FW_CFLAGS)' > $@
+$(FW_OUT)/dataflags: fw-force
+	@mkdir -p $(@D)
+	@echo '$(FW_TRAIN) $(FW_TEST) $(FW_POOL)' | cmp -s - $@ || echo '$(FW_TRAIN) $(FW_TEST) $(FW_POOL)' > $@
 
 $(FW_OUT)/gen_mnist: $(FW_DIR)/gen_mnist.c
 	@mkdir -p $(@D)
 	$(CC_gcc) $(CSTD) $(WARN) -O2 $< -o $@
 
 # The generated data (never committed): depends on `make data` having fetched MNIST.
-$(FW_OUT)/fw_mnist.c: $(FW_OUT)/gen_mnist $(FW_DIR)/firmware.mk | data
+$(FW_OUT)/fw_mnist.c: $(FW_OUT)/gen_mnist $(FW_OUT)/dataflags | data
 	$(FW_OUT)/gen_mnist data/mnist $(FW_TRAIN) $(FW_TEST) $(FW_POOL) $(FW_OUT)/fw_mnist
 $(FW_OUT)/fw_mnist.h: $(FW_OUT)/fw_mnist.c
 
