@@ -218,6 +218,7 @@ static int mt_parse(int argc, char **argv, mt_opts *o) {
         } else if (MT_FLAG0("--learning-rate")) {
             MT_VALUE();
             if (mt_float(flag, v, 0.0f, 100.0f, &o->lr)) return 2;
+            if (!(o->lr > 0.0f)) return mt_err("--learning-rate must be > 0, got '%s'", v);
             o->lr_given = 1;
         } else if (MT_FLAG0("--lr-decay")) {
             MT_VALUE();
@@ -811,7 +812,7 @@ int main(int argc, char **argv)
         int64_t done = 0, correct = 0, micro = 0;
         int e;
         for (e = 0; e < r->epoch; e++) lr *= (double)r->o.lr_decay;
-        r->emu->cfg.opt.lr = (float)lr;
+        ipup_set_learning_rate(r->emu, (float)lr);
         mt_shuffle(r, r->epoch);
         r->epoch_step0 = (int64_t)r->epoch * r->steps_per_epoch;
         while (done < r->steps_per_epoch) {

@@ -82,6 +82,12 @@ $BIN "${common[@]}" --epochs 1 --save "$tmp/seed7.ckpt" > "$tmp/log" 2>&1
 if [ -s "$tmp/seed8.ckpt" ] && ! cmp -s "$tmp/seed7.ckpt" "$tmp/seed8.ckpt"; then ok "another seed, another checkpoint"
 else bad "another seed, another checkpoint"; fi
 
+# the per-epoch learning-rate decay reaches the emulator: epoch 2 differs with another decay
+$BIN "${common[@]}" --epochs 2 --lr-decay 0.5 --save "$tmp/decay05.ckpt" > "$tmp/log" 2>&1
+$BIN "${common[@]}" --epochs 2 --lr-decay 1.0 --save "$tmp/decay10.ckpt" > "$tmp/log" 2>&1
+if [ -s "$tmp/decay05.ckpt" ] && ! cmp -s "$tmp/decay05.ckpt" "$tmp/decay10.ckpt"; then ok "--lr-decay changes epoch 2"
+else bad "--lr-decay changes epoch 2" "$tmp/log"; fi
+
 # ---- 2. resume: 1 epoch + 1 epoch == 2 epochs (also across runners and schedules)
 $BIN "${common[@]}" --epochs 2 --save "$tmp/two.ckpt" > "$tmp/log2" 2>&1
 $BIN "${common[@]}" --epochs 1 --save "$tmp/one.ckpt" > "$tmp/log" 2>&1
