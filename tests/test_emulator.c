@@ -382,6 +382,11 @@ TTEST(bit_identical_cnn_and_mapping) {
         c.stages = 2;
         c.runner = IPUP_RUNNER_THREADS;
         run_and_compare(&c, &g_feed_cnn, 3, "cnn zb-h1");
+        c.recompute = 1;
+        c.stages = 3;
+        c.opt.kind = IPUP_OPT_ADAM;
+        c.opt.lr = 0.01f;
+        run_and_compare(&c, &g_feed_cnn, 3, "cnn zb-h1 recompute adam");
     }
 }
 
