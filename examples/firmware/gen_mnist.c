@@ -1,11 +1,11 @@
 /* gen_mnist.c - host tool of the firmware proof: turns a few hundred real MNIST images
-   (IDX files, format from Y. LeCun's MNIST page: big-endian magic 0x00000803 for
-   images / 0x00000801 for labels, then the dimensions, then unsigned bytes) into
-   C arrays that the firmware links into flash.
+   into C arrays that the firmware links into flash. The IDX files are read and checked
+   by the examples' reader (examples/mnist_data.h: magic, dimensions, exact file size,
+   labels in 0..9), which gives pixels as byte / 255; they go back to bytes here (exact:
+   round(x * 255) recovers the byte) so that flash holds 1 byte per pixel.
 
    usage: gen_mnist DATA_DIR N_TRAIN N_TEST POOL OUT_BASE
-     DATA_DIR  folder with train-images-idx3-ubyte, train-labels-idx1-ubyte,
-               t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (`make data`)
+     DATA_DIR  folder with the four MNIST IDX files (`make data`)
      N_TRAIN   first N_TRAIN training images (the firmware's training set)
      N_TEST    first N_TEST images of the t10k set (held out: never trained on)
      POOL      1 keeps 28x28; 2 averages 2x2 blocks -> 14x14 (rounded to nearest)
@@ -13,53 +13,38 @@
    The output is generated, never committed (it lives in build/). */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
+#include "mnist_data.h"
 
-static unsigned long be32(const unsigned char *p)
+/* the first n images and labels of a split as bytes (malloc'd: a host tool) */
+static unsigned char *load_bytes(const char *dir, const char *split, int n, unsigned char *labels)
 {
-    return ((unsigned long)p[0] << 24) | ((unsigned long)p[1] << 16) |
-           ((unsigned long)p[2] << 8) | (unsigned long)p[3];
+    char err[MNIST_ERR_LEN];
+    mnist_info info;
+    float *x = (float *)malloc((size_t)n * 784 * sizeof(float));
+    int32_t *y = (int32_t *)malloc((size_t)n * sizeof(int32_t));
+    unsigned char *img = (unsigned char *)malloc((size_t)n * 784);
+    int i;
+    if (!x || !y || !img) { fprintf(stderr, "gen_mnist: out of memory\n"); exit(1); }
+    if (mnist_probe(dir, split, &info, err) < 0) { fprintf(stderr, "gen_mnist: %s\n", err); exit(1); }
+    if (info.rows != 28 || info.cols != 28 || info.count < n) {
+        fprintf(stderr, "gen_mnist: %s/%s holds %d images of %dx%d; %d of 28x28 needed\n", dir, split,
+                info.count, info.rows, info.cols, n);
+        exit(1);
+    }
+    if (mnist_load(dir, split, n, n, x, y, &info, err) < 0) { fprintf(stderr, "gen_mnist: %s\n", err); exit(1); }
+    for (i = 0; i < n * 784; i++) img[i] = (unsigned char)(x[i] * 255.0f + 0.5f);
+    for (i = 0; i < n; i++) labels[i] = (unsigned char)y[i];
+    free(x);
+    free(y);
+    return img;
 }
 
-/* Reads the first `n` items of an IDX file; `item` bytes each; returns a malloc'd
-   buffer (host tool: the no-heap rule is for the headers and the firmware). */
-static unsigned char *read_idx(const char *dir, const char *name, unsigned long magic,
-                               long n, long item)
+static void emit_images(FILE *c, const char *name, const unsigned char *img, int n, int pool)
 {
-    char path[1024];
-    unsigned char hdr[16];
-    unsigned long count;
-    size_t hl = magic == 0x803ul ? 16 : 8;
-    unsigned char *buf;
-    FILE *f;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f = fopen(path, "rb");
-    if (!f) { fprintf(stderr, "gen_mnist: cannot open %s (run `make data` first)\n", path); exit(1); }
-    if (fread(hdr, 1, hl, f) != hl || be32(hdr) != magic) {
-        fprintf(stderr, "gen_mnist: %s is not an IDX file with magic 0x%08lx\n", path, magic); exit(1);
-    }
-    count = be32(hdr + 4);
-    if (magic == 0x803ul && (be32(hdr + 8) != 28 || be32(hdr + 12) != 28)) {
-        fprintf(stderr, "gen_mnist: %s: images are not 28x28\n", path); exit(1);
-    }
-    if ((unsigned long)n > count) {
-        fprintf(stderr, "gen_mnist: %s holds %lu items, %ld asked for\n", path, count, n); exit(1);
-    }
-    buf = (unsigned char *)malloc((size_t)(n * item));
-    if (!buf || fread(buf, 1, (size_t)(n * item), f) != (size_t)(n * item)) {
-        fprintf(stderr, "gen_mnist: %s: short read\n", path); exit(1);
-    }
-    fclose(f);
-    return buf;
-}
-
-static void emit_images(FILE *c, const char *name, const unsigned char *img, long n, int pool)
-{
-    int side = 28 / pool, px = side * side;
-    long i;
-    fprintf(c, "const uint8_t %s[%ld][%d] = {\n", name, n, px);
+    int side = 28 / pool, px = side * side, i;
+    fprintf(c, "const uint8_t %s[%d][%d] = {\n", name, n, px);
     for (i = 0; i < n; i++) {
-        const unsigned char *p = img + i * 784;
+        const unsigned char *p = img + (size_t)i * 784;
         int y, x, k = 0;
         fprintf(c, "{");
         for (y = 0; y < side; y++)
@@ -74,54 +59,54 @@ static void emit_images(FILE *c, const char *name, const unsigned char *img, lon
     fprintf(c, "};\n");
 }
 
-static void emit_labels(FILE *c, const char *name, const unsigned char *lab, long n)
+static void emit_labels(FILE *c, const char *name, const unsigned char *lab, int n)
 {
-    long i;
-    fprintf(c, "const uint8_t %s[%ld] = {", name, n);
+    int i;
+    fprintf(c, "const uint8_t %s[%d] = {", name, n);
     for (i = 0; i < n; i++) fprintf(c, "%s%d,", (i % 32) ? "" : "\n", lab[i]);
     fprintf(c, "\n};\n");
 }
 
 int main(int argc, char **argv)
 {
-    long ntr, nte;
-    int pool, side;
-    unsigned char *trx, *trl, *tex, *tel;
+    int ntr, nte, pool, side;
+    unsigned char *trx, *tex, *trl, *tel;
     char path[1024];
     FILE *h, *c;
     if (argc != 6) {
         fprintf(stderr, "usage: gen_mnist DATA_DIR N_TRAIN N_TEST POOL(1|2) OUT_BASE\n");
         return 2;
     }
-    ntr = atol(argv[2]); nte = atol(argv[3]); pool = atoi(argv[4]);
+    ntr = atoi(argv[2]); nte = atoi(argv[3]); pool = atoi(argv[4]);
     if (ntr < 1 || ntr > 60000 || nte < 1 || nte > 10000 || (pool != 1 && pool != 2)) {
         fprintf(stderr, "gen_mnist: need 1 <= N_TRAIN <= 60000, 1 <= N_TEST <= 10000, POOL 1 or 2\n");
         return 2;
     }
     side = 28 / pool;
-    trx = read_idx(argv[1], "train-images-idx3-ubyte", 0x803ul, ntr, 784);
-    trl = read_idx(argv[1], "train-labels-idx1-ubyte", 0x801ul, ntr, 1);
-    tex = read_idx(argv[1], "t10k-images-idx3-ubyte", 0x803ul, nte, 784);
-    tel = read_idx(argv[1], "t10k-labels-idx1-ubyte", 0x801ul, nte, 1);
+    trl = (unsigned char *)malloc((size_t)ntr);
+    tel = (unsigned char *)malloc((size_t)nte);
+    if (!trl || !tel) { fprintf(stderr, "gen_mnist: out of memory\n"); return 1; }
+    trx = load_bytes(argv[1], "train", ntr, trl);
+    tex = load_bytes(argv[1], "t10k", nte, tel);
 
     snprintf(path, sizeof path, "%s.h", argv[5]);
     h = fopen(path, "w");
     if (!h) { fprintf(stderr, "gen_mnist: cannot write %s\n", path); return 1; }
     fprintf(h, "/* generated by examples/firmware/gen_mnist.c from %s: do not edit, do not commit */\n"
                "#ifndef FW_MNIST_H\n#define FW_MNIST_H\n#include <stdint.h>\n"
-               "#define FW_N_TRAIN %ld\n#define FW_N_TEST %ld\n#define FW_SIDE %d\n#define FW_PIXELS %d\n"
+               "#define FW_N_TRAIN %d\n#define FW_N_TEST %d\n#define FW_SIDE %d\n#define FW_PIXELS %d\n"
                "extern const uint8_t fw_train_x[FW_N_TRAIN][FW_PIXELS];\n"
                "extern const uint8_t fw_train_y[FW_N_TRAIN];\n"
                "extern const uint8_t fw_test_x[FW_N_TEST][FW_PIXELS];\n"
                "extern const uint8_t fw_test_y[FW_N_TEST];\n#endif\n",
             argv[1], ntr, nte, side, side * side);
-    fclose(h);
+    if (fclose(h) != 0) { fprintf(stderr, "gen_mnist: write error on %s\n", path); return 1; }
 
     snprintf(path, sizeof path, "%s.c", argv[5]);
     c = fopen(path, "w");
     if (!c) { fprintf(stderr, "gen_mnist: cannot write %s\n", path); return 1; }
-    fprintf(c, "/* generated by examples/firmware/gen_mnist.c: first %ld MNIST training images and the\n"
-               "   first %ld t10k (held-out) images, %dx%d, 0..255. Do not edit, do not commit. */\n"
+    fprintf(c, "/* generated by examples/firmware/gen_mnist.c: first %d MNIST training images and the\n"
+               "   first %d t10k (held-out) images, %dx%d, 0..255. Do not edit, do not commit. */\n"
                "#include \"fw_mnist.h\"\n", ntr, nte, side, side);
     emit_images(c, "fw_train_x", trx, ntr, pool);
     emit_labels(c, "fw_train_y", trl, ntr);

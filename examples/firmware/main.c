@@ -86,10 +86,9 @@ static uint32_t fw_timer_ticks(void) { return 0xFFFFFFFFu - FW_TIMER[1]; }
 
 static void fw_assert_fail(const char *what, const char *file, int line)
 {
-    fw_line l = {{0}, 0};
-    fw_line_str(&l, "FIRMWARE ASSERT: "); fw_line_str(&l, what);
-    fw_line_str(&l, " at "); fw_line_str(&l, file); fw_line_str(&l, ":"); fw_line_i(&l, line);
-    fw_line_end(&l);
+    char buf[256];
+    (void)fw_snprintf(buf, sizeof buf, "FIRMWARE ASSERT: %s at %s:%d\n", what, file, line);
+    fw_puts(buf);
     fw_exit(2);
 }
 
