@@ -426,6 +426,8 @@ static void mt_auto_split(mt_run *r, int k) {
     cur[k] = L;
     if (k > L) k = L;
     for (i = 1; i < k; i++) cur[i] = i;
+    cur[k] = L;
+    memcpy(best, cur, sizeof cur);
     for (;;) {
         double mx = 0;
         int s, j;
@@ -756,6 +758,7 @@ int main(int argc, char **argv)
         return mt_err("--summary-json: cannot create %s: %s", r->o.summary, strerror(errno));
     }
     r->tty = r->o.progress < 0 ? isatty(1) : r->o.progress;
+    memset(mem, 0, sizeof mem);
     for (s = 0; s < r->plan.devices && s < IPUP_MAX_DEVICES; s++) ipup_memory_report(r->emu, s, &mem[s]);
 
     /* ---- what will run (like the tutorial) */
@@ -817,7 +820,9 @@ int main(int argc, char **argv)
         r->epoch_step0 = (int64_t)r->epoch * r->steps_per_epoch;
         while (done < r->steps_per_epoch) {
             ipup_run_stats st;
-            int32_t k = (int32_t)(r->steps_per_epoch - done < r->o.repeat ? r->steps_per_epoch - done : r->o.repeat);
+            int32_t k;
+            memset(&st, 0, sizeof st);
+            k = (int32_t)(r->steps_per_epoch - done < r->o.repeat ? r->steps_per_epoch - done : r->o.repeat);
             rc = ipup_run_steps(r->emu, k, &st);
             if (rc != IPUP_OK) {
                 if (r->tty) printf("\n");
@@ -899,6 +904,7 @@ int main(int argc, char **argv)
         n = mt_cat(r, n, "  \"ipu_peak_memory_bytes\": [");
         for (s = 0; s < r->plan.devices && s < IPUP_MAX_DEVICES; s++) {
             ipup_mem_report mr;
+            memset(&mr, 0, sizeof mr);
             ipup_memory_report(r->emu, s, &mr);
             n = mt_cat(r, n, "%s%zu", s ? ", " : "", mr.high_water);
         }

@@ -249,21 +249,33 @@ static inline int mnist_load_files(const char *images_path, const char *labels_p
         return mnist_fail_(err, MNIST_E_CAPACITY, images_path, what);
     }
     if ((r = mnist_idx_open(labels_path, 1, &hl, &fl, err)) < 0) return r;
-    /* labels: check all of them, keep the first n */
+    /* labels, pass 1: check all of them before anything is written */
     for (i = 0; i < hl.count;) {
         int k = hl.count - i < (int)sizeof buf ? hl.count - i : (int)sizeof buf, j;
         if (fread(buf, 1, (size_t)k, fl) != (size_t)k) {
             fclose(fl);
             return mnist_fail_(err, MNIST_E_READ, labels_path, "read failed in the label data");
         }
-        for (j = 0; j < k; j++) {
+        for (j = 0; j < k; j++)
             if (buf[j] > 9) {
                 fclose(fl);
                 snprintf(what, sizeof what, "label %d of item %d is out of range 0..9 (corrupt file?)", buf[j], i + j);
                 return mnist_fail_(err, MNIST_E_LABEL, labels_path, what);
             }
-            if (i + j < n) labels[i + j] = (int32_t)buf[j];
+        i += k;
+    }
+    /* pass 2: keep the first n */
+    if (fseek(fl, (long)hl.data_offset, SEEK_SET) != 0) {
+        fclose(fl);
+        return mnist_fail_(err, MNIST_E_READ, labels_path, "seek failed in the label data");
+    }
+    for (i = 0; i < n;) {
+        int k = n - i < (int)sizeof buf ? n - i : (int)sizeof buf, j;
+        if (fread(buf, 1, (size_t)k, fl) != (size_t)k) {
+            fclose(fl);
+            return mnist_fail_(err, MNIST_E_READ, labels_path, "read failed in the label data");
         }
+        for (j = 0; j < k; j++) labels[i + j] = (int32_t)buf[j];
         i += k;
     }
     fclose(fl);

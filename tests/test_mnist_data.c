@@ -246,6 +246,20 @@ TTEST(label_out_of_range) {
     TT_CONTAINS(err, "/lbl: label out of range: label 10 of item 1 is out of range 0..9");
     /* also beyond --train-limit: the whole file is checked */
     TT_EQ_INT(load(1, 64, err), MNIST_E_LABEL);
+    /* and nothing is written into the caller's buffers */
+    {
+        char pi[512], pl[512];
+        float x[3 * 12];
+        int32_t y[3] = {-7, -7, -7};
+        mnist_info info;
+        path_of(pi, sizeof pi, "img");
+        path_of(pl, sizeof pl, "lbl");
+        x[0] = -5.0f;
+        TT_EQ_INT(mnist_load_files(pi, pl, 0, 3, x, y, &info, err), MNIST_E_LABEL);
+        TT_EQ_INT(y[0], -7);
+        TT_EQ_INT(y[2], -7);
+        TT_CHECK(x[0] == -5.0f);
+    }
 }
 
 TTEST(count_mismatch) {
