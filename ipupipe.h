@@ -560,8 +560,9 @@ IPUPDEF int64_t ipup_get_step(const ipup_emu *e);
 /* The global step counter = updates done; Adam's bias correction uses step + 1 and dropout
    keys use it, so restoring it with a checkpoint resumes bit-identically. */
 IPUPDEF void ipup_set_step(ipup_emu *e, int64_t step);
-/* Learning rate of the following updates (read at every update; e.g. per-epoch schedules). */
-IPUPDEF void ipup_set_learning_rate(ipup_emu *e, float lr);
+/* Learning rate of the following updates (read at every update; e.g. per-epoch schedules).
+   IPUP_ERR_ARG (and no change) unless lr is a finite number > 0. */
+IPUPDEF int ipup_set_learning_rate(ipup_emu *e, float lr);
 
 /* Memory of IPU ipu (replica * devices + device): carved, high-water, by category. */
 IPUPDEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
@@ -619,7 +620,8 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------ text (no stdio)
-   A tiny formatter: %d (int), %u (unsigned), %D (long long), %Z (size_t), %s, %c, %%. */
+   A tiny formatter: %d (int), %u (unsigned), %D (long long), %Z (size_t), %s, %c, %F
+   (double, fixed point), %%. */
 typedef struct ipue__sb { char *buf; size_t len, pos; } ipue__sb;
 
 static void ipue__sb_putc(ipue__sb *b, char c) {
@@ -640,6 +642,26 @@ static void ipue__sb_i64(ipue__sb *b, long long v) {
     if (v < 0) { ipue__sb_putc(b, '-'); ipue__sb_u64(b, 0ull - (unsigned long long)v); }
     else ipue__sb_u64(b, (unsigned long long)v);
 }
+/* a double for messages: nan, inf, -inf, or fixed point with up to 6 decimals */
+static void ipue__sb_double(ipue__sb *b, double v) {
+    unsigned long long ip, fp;
+    int k;
+    if (v != v) { ipue__sb_puts(b, "nan"); return; }
+    if (v < 0.0) { ipue__sb_putc(b, '-'); v = -v; }
+    if (v > 1e18) { ipue__sb_puts(b, v > 1.7e308 ? "inf" : "huge"); return; }
+    ip = (unsigned long long)v;
+    fp = (unsigned long long)((v - (double)ip) * 1e6 + 0.5);
+    if (fp >= 1000000ull) { ip++; fp -= 1000000ull; }
+    ipue__sb_u64(b, ip);
+    if (fp) {
+        char t[7];
+        for (k = 5; k >= 0; k--) { t[k] = (char)('0' + (int)(fp % 10u)); fp /= 10u; }
+        k = 6;
+        while (k > 1 && t[k - 1] == '0') k--;
+        ipue__sb_putc(b, '.');
+        for (fp = 0; fp < (unsigned long long)k; fp++) ipue__sb_putc(b, t[fp]);
+    }
+}
 static void ipue__sb_vfmt(ipue__sb *b, const char *f, va_list ap) {
     for (; *f; f++) {
         if (*f != '%') { ipue__sb_putc(b, *f); continue; }
@@ -651,6 +673,7 @@ static void ipue__sb_vfmt(ipue__sb *b, const char *f, va_list ap) {
         case 'Z': ipue__sb_u64(b, (unsigned long long)va_arg(ap, size_t)); break;
         case 's': ipue__sb_puts(b, va_arg(ap, const char *)); break;
         case 'c': ipue__sb_putc(b, (char)va_arg(ap, int)); break;
+        case 'F': ipue__sb_double(b, va_arg(ap, double)); break;
         case '%': ipue__sb_putc(b, '%'); break;
         default: if (!*f) return; ipue__sb_putc(b, *f); break;
         }
@@ -927,6 +950,8 @@ IPUPDEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg
                           "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), relu, gelu, maxpool2, flatten, dropout<rate>, xent",
                           text, (int)n);
     }
+    if (n == 0)
+        return ipue__fail(msg, msg_len, IPUP_ERR_PARSE, "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
     model->n_layers = n;
     if (msg && msg_len) msg[0] = 0;
     return IPUP_OK;
@@ -1130,11 +1155,25 @@ static int ipue__setup_model(ipup_emu *e, const ipup_config *cfg) {
         return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "micro-batch %d x %d micro-batches is too large", (int)e->B, (int)e->M);
     if ((k_opt = (int)e->cfg.opt.kind) < 0 || k_opt > (int)IPUP_OPT_ADAM)
         return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "unknown optimizer kind %d; use sgd, momentum or adam", (int)e->cfg.opt.kind);
-    if (!(e->cfg.opt.lr > 0.0f)) e->cfg.opt.lr = 0.01f;
-    if (!(e->cfg.opt.momentum > 0.0f)) e->cfg.opt.momentum = 0.9f;
-    if (!(e->cfg.opt.beta1 > 0.0f)) e->cfg.opt.beta1 = 0.9f;
-    if (!(e->cfg.opt.beta2 > 0.0f)) e->cfg.opt.beta2 = 0.999f;
-    if (!(e->cfg.opt.eps > 0.0f)) e->cfg.opt.eps = 1e-8f;
+    /* optimizer hyper-parameters: 0 means the default, anything else must make sense */
+    {
+        const ipup_optimizer *o = &cfg->opt;
+        if (!(o->lr >= 0.0f && o->lr <= 3.4e38f))
+            return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "the learning rate cfg.opt.lr is %F: it must be a finite number > 0 (0 means the default 0.01)", (double)o->lr);
+        if (!(o->momentum >= 0.0f && o->momentum < 1.0f))
+            return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "the momentum cfg.opt.momentum is %F: it must be in [0, 1) (0 means the default 0.9)", (double)o->momentum);
+        if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f))
+            return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta1 cfg.opt.beta1 is %F: it must be in [0, 1) (0 means the default 0.9)", (double)o->beta1);
+        if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f))
+            return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta2 cfg.opt.beta2 is %F: it must be in [0, 1) (0 means the default 0.999)", (double)o->beta2);
+        if (!(o->eps >= 0.0f && o->eps <= 3.4e38f))
+            return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's eps cfg.opt.eps is %F: it must be a finite number > 0 (0 means the default 1e-8)", (double)o->eps);
+    }
+    if (e->cfg.opt.lr == 0.0f) e->cfg.opt.lr = 0.01f;
+    if (e->cfg.opt.momentum == 0.0f) e->cfg.opt.momentum = 0.9f;
+    if (e->cfg.opt.beta1 == 0.0f) e->cfg.opt.beta1 = 0.9f;
+    if (e->cfg.opt.beta2 == 0.0f) e->cfg.opt.beta2 = 0.999f;
+    if (e->cfg.opt.eps == 0.0f) e->cfg.opt.eps = 1e-8f;
     if ((k_run = (int)e->cfg.runner) != (int)IPUP_RUNNER_COOP && k_run != (int)IPUP_RUNNER_THREADS)
         return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads", (int)e->cfg.runner);
 #if defined(IPUPIPE_NO_THREADS) || defined(IPUPIPE_NO_ATOMICS)
@@ -2600,7 +2639,13 @@ IPUPDEF int ipup_replicas_sync(ipup_emu *e) {
 }
 IPUPDEF int64_t ipup_get_step(const ipup_emu *e) { return e ? e->step : 0; }
 IPUPDEF void ipup_set_step(ipup_emu *e, int64_t step) { if (e) e->step = step; }
-IPUPDEF void ipup_set_learning_rate(ipup_emu *e, float lr) { if (e && lr > 0.0f) e->cfg.opt.lr = lr; }
+IPUPDEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
+    if (!e) return IPUP_ERR_ARG;
+    if (!(lr > 0.0f && lr <= 3.4e38f))
+        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_learning_rate: the learning rate is %F: it must be a finite number > 0", (double)lr);
+    e->cfg.opt.lr = lr;
+    return IPUP_OK;
+}
 IPUPDEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg : "NULL emulator"; }
 
 /* ------------------------------------------------------------------ reports */

@@ -329,6 +329,8 @@ TTEST(model_parse_and_info) {
     TT_EQ_INT(info[4].flops_fwd, 2LL * 13 * 13 * 8 * 256 + 256);
     TT_EQ_INT(ipup_model_parse("dense10,bogus,xent", &m, msg, sizeof msg), IPUP_ERR_PARSE);
     TT_CONTAINS(msg, "layer 1");
+    TT_EQ_INT(ipup_model_parse("", &m, msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "empty model");
     TT_EQ_INT(ipup_model_parse("dense10,relu", &m, msg, sizeof msg), IPUP_OK);
     TT_EQ_INT(ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg), IPUP_ERR_CONFIG);
     TT_CONTAINS(msg, "last layer");
@@ -612,6 +614,17 @@ TTEST(bad_configurations) {
     c.virtual_stages = 2; /* 3 stages do not fill 2 devices x 2 virtual stages */
     TT_CHECK(ipup_init(&g_emu, &c) < 0);
     TT_CONTAINS(ipup_last_error(&g_emu), "interleaved-1f1b");
+    c = base_cfg(&g_cnn, &g_feed_cnn);
+    c.opt.lr = NAN;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CONFIG);
+    TT_CONTAINS(ipup_last_error(&g_emu), "learning rate cfg.opt.lr is nan");
+    c.opt.lr = -0.5f;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CONFIG);
+    TT_CONTAINS(ipup_last_error(&g_emu), "is -0.5:");
+    c.opt.lr = 0.0f;
+    c.opt.beta2 = 1.5f;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CONFIG);
+    TT_CONTAINS(ipup_last_error(&g_emu), "beta2 cfg.opt.beta2 is 1.5:");
     c = base_cfg(&g_cnn, &g_feed_cnn);
     c.ipu[0].bytes = 1000;
     TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_OOM);

@@ -106,7 +106,8 @@ static void train_everything(ipup_runner_kind runner) {
     at_freeze = g_heap_calls;                  /* frozen from here on */
     for (i = 0; i < 3; i++) TT_EQ_INT(ipup_run(&g_emu, &st), IPUP_OK);
     TT_EQ_INT(ipup_run_steps(&g_emu, 2, NULL), IPUP_OK);
-    ipup_set_learning_rate(&g_emu, 0.005f);
+    TT_EQ_INT(ipup_set_learning_rate(&g_emu, 0.005f), IPUP_OK);
+    TT_EQ_INT(ipup_set_learning_rate(&g_emu, NAN), IPUP_ERR_ARG);
     TT_EQ_INT(ipup_run(&g_emu, &st), IPUP_OK);
     TT_EQ_INT(ipup_evaluate(&g_emu, 64, g_x, g_y, &ls, &cor), IPUP_OK);
     g_sink_len = 0;
