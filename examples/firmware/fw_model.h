@@ -34,29 +34,22 @@
 #define FW_H1 64
 #define FW_H2 32
 #define FW_C 10
-#define FW_STAGES 2       /* stage 0 = fc1 + relu on IPU0, stage 1 = fc2 relu fc3 loss on IPU1 */
+#define FW_STAGES 2       /* stage 0 = dense64 relu on IPU0; stage 1 = dense32 relu dense10 xent on IPU1 */
 #define FW_N_PARAMS (FW_PIXELS * FW_H1 + FW_H1 + FW_H1 * FW_H2 + FW_H2 + FW_H2 * FW_C + FW_C)
 
-/* FW_PIXELS -> 64 relu -> 32 relu -> 10, softmax cross-entropy; layer ids name the
-   tensors ("fc1.w", "fc1.b", ...) */
-static inline void fw_model(ipup_model_desc *m)
+/* FW_PIXELS -> 64 relu -> 32 relu -> 10, softmax cross-entropy. The layer ids, and so
+   the tensor names, are ipup_model_parse's: "dense64.w", "dense64.b", "dense32.w", ... */
+#define FW_STR_(x) #x
+#define FW_STR(x) FW_STR_(x)
+#define FW_MODEL_TEXT "dense" FW_STR(FW_H1) ",relu,dense" FW_STR(FW_H2) ",relu,dense" FW_STR(FW_C) ",xent"
+static inline int fw_model(ipup_model_desc *m, char *msg, size_t msg_len)
 {
-    static const ipup_layer_kind kinds[6] = {IPUP_LAYER_DENSE, IPUP_LAYER_RELU, IPUP_LAYER_DENSE,
-                                             IPUP_LAYER_RELU, IPUP_LAYER_DENSE, IPUP_LAYER_SOFTMAX_XENT};
-    static const int32_t units[6] = {FW_H1, 0, FW_H2, 0, FW_C, 0};
-    static const char ids[6][8] = {"fc1", "relu1", "fc2", "relu2", "fc3", "loss"};
-    int i;
     memset(m, 0, sizeof *m);
     m->in_h = 1; m->in_w = 1; m->in_c = FW_PIXELS;
-    m->n_layers = 6;
-    for (i = 0; i < 6; i++) {
-        m->layers[i].kind = kinds[i];
-        m->layers[i].units = units[i];
-        memcpy(m->layers[i].id, ids[i], sizeof ids[i]);
-    }
+    return ipup_model_parse(FW_MODEL_TEXT, m, msg, msg_len);
 }
 
-/* everything but the pools and the feeds: 2 stages (split before layer 2, fc2), stage s
+/* everything but the pools and the feeds: 2 stages (split before layer 2, dense32), stage s
    on IPU s, Grouped schedule, B x M samples per step, SGD, cooperative runner */
 static inline void fw_config(ipup_config *cfg, const ipup_model_desc *m)
 {

@@ -25,7 +25,8 @@ int main(int argc, char **argv)
     FILE *f;
     int rc, d;
     if (argc != 2) { fprintf(stderr, "usage: gen_pools OUT.h\n"); return 2; }
-    fw_model(&model);
+    char msg[256];
+    if (fw_model(&model, msg, sizeof msg) != IPUP_OK) { fprintf(stderr, "gen_pools: model: %s\n", msg); return 1; }
     fw_config(&cfg, &model);
     cfg.host.mem = host_pool;
     cfg.host.bytes = sizeof host_pool;

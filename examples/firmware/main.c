@@ -262,7 +262,9 @@ static uint64_t fw_reference(int steps, uint32_t *ticks_per_step)
 /* the same hash over the emulator's weights (0 when a tensor is missing) */
 static uint64_t fw_emu_hash(ipup_emu *e)
 {
-    static const char *const names[6] = {"fc1.w", "fc1.b", "fc2.w", "fc2.b", "fc3.w", "fc3.b"};
+    static const char *const names[6] = {"dense" FW_STR(FW_H1) ".w", "dense" FW_STR(FW_H1) ".b",
+                                         "dense" FW_STR(FW_H2) ".w", "dense" FW_STR(FW_H2) ".b",
+                                         "dense" FW_STR(FW_C) ".w", "dense" FW_STR(FW_C) ".b"};
     static const int32_t n[6] = {FW_PIXELS * FW_H1, FW_H1, FW_H1 * FW_H2, FW_H2, FW_H2 * FW_C, FW_C};
     uint64_t h = FW_FNV_BASIS;
     int t;
@@ -313,8 +315,8 @@ int main(void)
     int64_t correct = 0;
 
     fw_timer_start();
-    fw_printf("ipupipe firmware: %s, MLP %d-%d-%d-%d, %d train / %d held-out MNIST images (%dx%d)\n",
-              FW_CPU_NAME, FW_PIXELS, FW_H1, FW_H2, FW_C, FW_N_TRAIN, FW_N_TEST, FW_SIDE, FW_SIDE);
+    fw_printf("ipupipe firmware: %s, MLP %d-%d-%d-%d (\"%s\"), %d train / %d held-out MNIST images (%dx%d)\n",
+              FW_CPU_NAME, FW_PIXELS, FW_H1, FW_H2, FW_C, FW_MODEL_TEXT, FW_N_TRAIN, FW_N_TEST, FW_SIDE, FW_SIDE);
     fw_printf("pipeline: %d stages on %d emulated IPUs, grouped schedule, B=%d, M=%d, SGD lr %.2f, %d steps\n",
               FW_STAGES, FW_STAGES, FW_MB, FW_M, (double)FW_LR, FW_TOTAL_STEPS);
 
@@ -322,7 +324,10 @@ int main(void)
     ref_hash = fw_reference(FW_CHECK_STEPS, &ref_ticks);
 
     /* 2. the emulator */
-    fw_model(&model);
+    {
+        char msg[128];
+        if (fw_model(&model, msg, sizeof msg) != IPUP_OK) { fw_printf("FIRMWARE FAILED: model: %s\n", msg); return 1; }
+    }
     fw_config(&cfg, &model);
     cfg.infeed = fw_infeed;
     cfg.op_hook = fw_op_hook;
