@@ -1,0 +1,631 @@
+/* test_hostile_inputs.c - hostile input to every reader of outside data (issue 6):
+ * the IDX reader (examples/mnist_data.h), the schedule CSV reader (ipupipe_sched.h)
+ * and the checkpoint reader/writer (examples/mnist_ckpt.h). Each case checks the exact
+ * result code and the words of the message that say what is wrong, and that nothing
+ * was written into the caller's buffers or over the previous file. The files are
+ * written here, into a private temporary directory that is removed at the end.
+ */
+#define _POSIX_C_SOURCE 200809L
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe_sched.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mnist_ckpt.h"
+#include "mnist_data.h"
+#include "ttest.h"
+
+static char dir_[64];
+
+static void path_of(char *out, size_t cap, const char *name) {
+    if (!dir_[0]) {
+        snprintf(dir_, sizeof dir_, "/tmp/ipup_hostile_XXXXXX");
+        if (!mkdtemp(dir_)) {
+            perror("mkdtemp");
+            exit(2);
+        }
+    }
+    snprintf(out, cap, "%s/%s", dir_, name);
+}
+
+static void write_bytes(const char *path, const unsigned char *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f || (n && fwrite(p, 1, n, f) != n)) {
+        perror(path);
+        exit(2);
+    }
+    fclose(f);
+}
+
+static long long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* ------------------------------------------------------------------ IDX */
+/* An IDX file: magic 00 00 08 rank, dims big-endian, then `payload` bytes (each byte
+ * = fill, or i % 10 for labels when fill < 0). */
+static size_t idx_make(unsigned char *buf, int rank, const uint32_t *dims, size_t payload, int fill) {
+    size_t n = 0, i;
+    int d;
+    buf[n++] = 0;
+    buf[n++] = 0;
+    buf[n++] = 8;
+    buf[n++] = (unsigned char)rank;
+    for (d = 0; d < rank; d++) {
+        buf[n++] = (unsigned char)(dims[d] >> 24);
+        buf[n++] = (unsigned char)(dims[d] >> 16);
+        buf[n++] = (unsigned char)(dims[d] >> 8);
+        buf[n++] = (unsigned char)dims[d];
+    }
+    for (i = 0; i < payload; i++) buf[n++] = (unsigned char)(fill < 0 ? (int)(i % 10) : fill);
+    return n;
+}
+
+static unsigned char idx_buf[64 + 5 * 4 * 4];
+static char img_path[96], lab_path[96];
+
+/* Writes a good pair: 5 images of 4x4 and 5 labels 0..4. */
+static void idx_good_pair(void) {
+    static unsigned char b[64 + 5 * 16]; /* not idx_buf: the cases build their file there */
+    uint32_t di[3] = {5, 4, 4}, dl[1] = {5};
+    size_t n;
+    path_of(img_path, sizeof img_path, "images");
+    path_of(lab_path, sizeof lab_path, "labels");
+    n = idx_make(b, 3, di, 5 * 16, 77);
+    write_bytes(img_path, b, n);
+    n = idx_make(b, 1, dl, 5, -1);
+    write_bytes(lab_path, b, n);
+}
+
+/* Loads the pair into sentinel-filled buffers; returns the code, err gets the text;
+ * *untouched = 1 when no buffer element changed. */
+static int idx_load(char *err, int *untouched) {
+    static float x[5 * 16];
+    static int32_t y[5];
+    mnist_info info;
+    int i, r;
+    for (i = 0; i < 5 * 16; i++) x[i] = -7.0f;
+    for (i = 0; i < 5; i++) y[i] = -7;
+    err[0] = 0;
+    r = mnist_load_files(img_path, lab_path, 0, 5, x, y, &info, err);
+    *untouched = 1;
+    for (i = 0; i < 5 * 16; i++)
+        if (x[i] != -7.0f) *untouched = 0;
+    for (i = 0; i < 5; i++)
+        if (y[i] != -7) *untouched = 0;
+    return r;
+}
+
+TTEST(idx_good_pair_loads) {
+    char err[MNIST_ERR_LEN];
+    int untouched;
+    idx_good_pair();
+    TT_EQ_INT(idx_load(err, &untouched), MNIST_OK);
+    TT_CHECK(!untouched);
+}
+
+/* one images file variant against the good labels file */
+static void idx_images_case(const unsigned char *p, size_t n, int code, const char *words1, const char *words2) {
+    char err[MNIST_ERR_LEN];
+    int untouched, r;
+    idx_good_pair();
+    write_bytes(img_path, p, n);
+    r = idx_load(err, &untouched);
+    TT_EQ_INT(r, code);
+    TT_CONTAINS(err, img_path); /* the message names the file */
+    TT_CONTAINS(err, words1);
+    if (words2) TT_CONTAINS(err, words2);
+    TT_CHECK_MSG(untouched, "a refused file must leave the caller's buffers untouched: %.200s", err);
+}
+
+TTEST(idx_empty_file) { idx_images_case(idx_buf, 0, MNIST_E_TRUNCATED, "empty (0 bytes)", NULL); }
+
+TTEST(idx_wrong_magic) {
+    static const unsigned char gz[] = {0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    idx_images_case(gz, sizeof gz, MNIST_E_MAGIC, "magic bytes 1f 8b 08 00", "gzip");
+}
+
+TTEST(idx_wrong_rank) {
+    uint32_t d[2] = {5, 16};
+    size_t n = idx_make(idx_buf, 2, d, 80, 1);
+    idx_images_case(idx_buf, n, MNIST_E_RANK, "rank 2", "expected 3");
+}
+
+TTEST(idx_zero_count) {
+    uint32_t d[3] = {0, 4, 4};
+    size_t n = idx_make(idx_buf, 3, d, 0, 1);
+    idx_images_case(idx_buf, n, MNIST_E_DIMS, "dimension 0 is 0", "no items");
+}
+
+TTEST(idx_zero_rows) {
+    uint32_t d[3] = {5, 0, 4};
+    size_t n = idx_make(idx_buf, 3, d, 0, 1);
+    idx_images_case(idx_buf, n, MNIST_E_DIMS, "dimension 1 is 0", NULL);
+}
+
+/* counts whose byte size overflows 32 and 64 bits: refused before any arithmetic wraps */
+TTEST(idx_huge_counts_overflow) {
+    uint32_t d1[3] = {0xffffffffu, 0xffffffffu, 0xffffffffu}; /* 2^96: wraps 64 bits */
+    uint32_t d2[3] = {0x7fffffffu, 46340u, 46340u};           /* each fits an int, product > 2^62 */
+    uint32_t d3[3] = {1u, 65536u, 65536u};                   /* one item of 2^32 bytes */
+    size_t n = idx_make(idx_buf, 3, d1, 0, 1);
+    idx_images_case(idx_buf, n, MNIST_E_DIMS, "too large", NULL);
+    n = idx_make(idx_buf, 3, d2, 0, 1);
+    idx_images_case(idx_buf, n, MNIST_E_DIMS, "too large", NULL);
+    n = idx_make(idx_buf, 3, d3, 0, 1);
+    idx_images_case(idx_buf, n, MNIST_E_DIMS, "too large", NULL);
+}
+
+TTEST(idx_huge_count_small_file) {
+    uint32_t d[3] = {0x7fffffffu, 28u, 28u}; /* fits the checks, but the file has 0 pixels */
+    size_t n = idx_make(idx_buf, 3, d, 0, 1);
+    idx_images_case(idx_buf, n, MNIST_E_TRUNCATED, "needs 1683627179264", "truncated");
+}
+
+TTEST(idx_size_not_matching_header) {
+    uint32_t d[3] = {5, 4, 4};
+    size_t n = idx_make(idx_buf, 3, d, 5 * 16 - 1, 1); /* one byte short */
+    idx_images_case(idx_buf, n, MNIST_E_TRUNCATED, "is 95 bytes but its header", "needs 96");
+    n = idx_make(idx_buf, 3, d, 5 * 16 + 3, 1); /* three bytes too many */
+    idx_images_case(idx_buf, n, MNIST_E_SIZE, "is 99 bytes", "trailing bytes");
+    idx_images_case(idx_buf, 10, MNIST_E_TRUNCATED, "shorter than the 16-byte header", NULL);
+}
+
+TTEST(idx_label_out_of_range) {
+    char err[MNIST_ERR_LEN];
+    uint32_t dl[1] = {5};
+    int untouched;
+    size_t n;
+    idx_good_pair();
+    n = idx_make(idx_buf, 1, dl, 5, -1);
+    idx_buf[8 + 3] = 10; /* label of item 3 */
+    write_bytes(lab_path, idx_buf, n);
+    TT_EQ_INT(idx_load(err, &untouched), MNIST_E_LABEL);
+    TT_CONTAINS(err, lab_path);
+    TT_CONTAINS(err, "label 10 of item 3 is out of range 0..9");
+    TT_CHECK_MSG(untouched, "labels 0..2 were copied before item 3 was refused (partial output): %.200s", err);
+    idx_buf[8 + 3] = 255;
+    write_bytes(lab_path, idx_buf, n);
+    TT_EQ_INT(idx_load(err, &untouched), MNIST_E_LABEL);
+    TT_CONTAINS(err, "label 255 of item 3");
+}
+
+TTEST(idx_counts_differ) {
+    char err[MNIST_ERR_LEN];
+    uint32_t dl[1] = {4};
+    int untouched;
+    size_t n;
+    idx_good_pair();
+    n = idx_make(idx_buf, 1, dl, 4, -1);
+    write_bytes(lab_path, idx_buf, n);
+    TT_EQ_INT(idx_load(err, &untouched), MNIST_E_MISMATCH);
+    TT_CONTAINS(err, "5 images but 4 labels");
+    TT_CHECK(untouched);
+}
+
+TTEST(idx_labels_file_as_images) {
+    char err[MNIST_ERR_LEN];
+    int untouched;
+    idx_good_pair();
+    /* the two files swapped: each has the other's rank */
+    {
+        char t[96];
+        snprintf(t, sizeof t, "%s", img_path);
+        snprintf(img_path, sizeof img_path, "%s", lab_path);
+        snprintf(lab_path, sizeof lab_path, "%s", t);
+    }
+    TT_EQ_INT(idx_load(err, &untouched), MNIST_E_RANK);
+    TT_CONTAINS(err, "rank 1 in the magic number, expected 3");
+    TT_CHECK(untouched);
+}
+
+TTEST(idx_missing_file) {
+    char err[MNIST_ERR_LEN];
+    mnist_info info;
+    TT_EQ_INT(mnist_probe("/nonexistent/ipup", "train", &info, err), MNIST_E_OPEN);
+    TT_CONTAINS(err, "/nonexistent/ipup/train-images-idx3-ubyte");
+    TT_CONTAINS(err, "make data");
+}
+
+/* ------------------------------------------------------------------ schedule CSV */
+static ipup_op csv_ops[4096];
+static uint64_t csv_work[8192];
+
+/* scan + load + verify; returns the first failing code (0 when valid), msg gets the text */
+static int csv_check(const char *text, size_t len, char *msg, size_t cap, ipup_sched_verify_info *vi) {
+    int32_t S, M, P, n;
+    ipup_table t;
+    int rc = ipup_sched_csv_scan(text, len, &S, &M, &P, &n, msg, cap);
+    if (rc) return rc;
+    if (n > 4096 || IPUP_SCHED_WORK_BYTES(S, M) > sizeof csv_work) return 99;
+    rc = ipup_sched_csv_load(text, len, csv_ops, 4096, csv_work, sizeof csv_work, &t, msg, cap);
+    if (rc) return rc;
+    return ipup_sched_verify(&t, csv_work, sizeof csv_work, vi, msg, cap);
+}
+
+#define CSV_CASE(text, code, words1, words2)                                                 \
+    do {                                                                                     \
+        char msg_[1024];                                                                     \
+        ipup_sched_verify_info vi_;                                                          \
+        TT_EQ_INT(csv_check((text), strlen(text), msg_, sizeof msg_, &vi_), (code));         \
+        TT_CONTAINS(msg_, (words1));                                                         \
+        if ((words2) != NULL) TT_CONTAINS(msg_, (const char *)(words2));                      \
+    } while (0)
+
+TTEST(csv_unknown_token) {
+    CSV_CASE("0F0,0X1\n,1F0\n", IPUP_ERR_PARSE, "row 1, column 2: '0X1' is not a compute action", NULL);
+    CSV_CASE("0F0,0B0\n,SEND_F0\n", IPUP_ERR_PARSE, "row 2, column 2", "not a compute action");
+    CSV_CASE("0F0,hello\n", IPUP_ERR_PARSE, "'hello'", NULL);
+    CSV_CASE("0F-1\n", IPUP_ERR_PARSE, "'0F-1'", NULL);
+}
+
+TTEST(csv_stage_or_microbatch_out_of_range) {
+    CSV_CASE("300F0,300B0\n", IPUP_ERR_PARSE, "stage 300 is beyond the maximum 255", "IPUP_SCHED_MAX_STAGES");
+    CSV_CASE("0F99999999,0B99999999\n", IPUP_ERR_PARSE, "micro-batch 99999999 is beyond the maximum", NULL);
+    CSV_CASE("0F9999999999\n", IPUP_ERR_PARSE, "at most 9 digits", NULL);
+    /* a stage that no device holds (stage 1 missing between 0 and 2) */
+    CSV_CASE("0F0,0B0\n,2F0,2B0\n", IPUP_ERR_INVALID_TABLE, "stage 1 has no device", NULL);
+}
+
+TTEST(csv_duplicate_op) {
+    CSV_CASE("0F0,0F0,0B0\n", IPUP_ERR_INVALID_TABLE, "F(0,0) [0F0] appears twice", "remove one");
+}
+
+TTEST(csv_missing_op) {
+    CSV_CASE("0F0,0F1,0B0\n", IPUP_ERR_INVALID_TABLE, "B(0,1) [0B1] is missing", "add it");
+}
+
+TTEST(csv_op_before_its_dependency) {
+    char msg[1024];
+    ipup_sched_verify_info vi;
+    TT_EQ_INT(csv_check("0F0,0B0\n,1F0,1B0\n", 17, msg, sizeof msg, &vi), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 4);
+    TT_EQ_INT(vi.step, 1);
+    TT_EQ_INT(vi.device, 0);
+    TT_CONTAINS(msg, "B(0,0) [0B0] needs B(1,0) [1B0]");
+    TT_CONTAINS(msg, "move B(0,0) [0B0] to step 3 or later");
+    /* a forward before its input: F(1,0) at step 0, F(0,0) at step 1 */
+    CSV_CASE(",0F0,,0B0\n1F0,,1B0\n", IPUP_ERR_INVALID_TABLE, "F(1,0) [1F0] needs F(0,0) [0F0]", NULL);
+}
+
+TTEST(csv_stage_on_two_devices) {
+    CSV_CASE("0F0,0B0\n,,0F1,0B1\n", IPUP_ERR_INVALID_TABLE, "F(0,1) [0F1] runs on device 1, but stage 0 lives on device 0",
+             NULL);
+}
+
+TTEST(csv_ragged_rows) {
+    char msg[1024];
+    ipup_sched_verify_info vi;
+    /* rows of different lengths are PyTorch's normal layout: valid when the columns line up */
+    TT_EQ_INT(csv_check("0F0,,,0B0\n,1F0,1B0\n", 19, msg, sizeof msg, &vi), IPUP_OK);
+    /* ragged rows that are per-device orders, not lock-step columns: refused, step named */
+    TT_EQ_INT(csv_check("0F0,0B0\n,1F0,1B0,,,,,,\n", 23, msg, sizeof msg, &vi), IPUP_ERR_INVALID_TABLE);
+    TT_CONTAINS(msg, "device 0, step 1");
+    /* a row of only commas, blank lines and CRLF line ends */
+    TT_EQ_INT(csv_check("0F0,,,0B0\r\n,,,,,,,,\r\n\r\n", 23, msg, sizeof msg, &vi), IPUP_OK);
+}
+
+TTEST(csv_empty_and_nul) {
+    char msg[1024];
+    ipup_sched_verify_info vi;
+    TT_EQ_INT(csv_check("", 0, msg, sizeof msg, &vi), IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "no ops found");
+    TT_EQ_INT(csv_check("0F0\0,0B0\n", 9, msg, sizeof msg, &vi), IPUP_ERR_PARSE); /* NUL inside */
+    TT_CHECK(msg[0] != 0);
+}
+
+/* 10 MB of random bytes (and 10 MB of plausible-looking tokens): a parse error
+ * with row and column, quickly, no crash, no read past the length */
+TTEST(csv_ten_megabytes_of_garbage) {
+    size_t n = (size_t)10 << 20, i;
+    char *g = (char *)malloc(n), msg[1024];
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    int32_t S, M, P, k;
+    int rc;
+    if (!g) {
+        TT_FAILF("no memory");
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        g[i] = (char)(s >> 56);
+    }
+    rc = ipup_sched_csv_scan(g, n, &S, &M, &P, &k, msg, sizeof msg);
+    TT_EQ_INT(rc, IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "CSV row ");
+    /* valid tokens but a huge table: 10 MB of "0F0," lines: duplicates, refused by the
+       loader's sizes or the verifier, never a crash */
+    for (i = 0; i + 4 <= n; i += 4) memcpy(g + i, (i / 4) % 64 == 63 ? "0F0\n" : "0F0,", 4);
+    rc = ipup_sched_csv_scan(g, n, &S, &M, &P, &k, msg, sizeof msg);
+    if (rc == IPUP_OK) {
+        TT_EQ_INT(S, 1);
+        TT_EQ_INT(M, 1);
+        TT_CHECK(k > 2000000);
+        TT_EQ_INT(ipup_sched_csv_load(g, n, csv_ops, 4096, csv_work, sizeof csv_work, NULL, msg, sizeof msg),
+                  IPUP_ERR_ARG);
+        {
+            ipup_table t;
+            TT_EQ_INT(ipup_sched_csv_load(g, n, csv_ops, 4096, csv_work, sizeof csv_work, &t, msg, sizeof msg),
+                      IPUP_ERR_CAPACITY);
+            TT_CONTAINS(msg, "the ops array holds 4096");
+        }
+    } else {
+        TT_CHECK(msg[0] != 0);
+    }
+    free(g);
+}
+
+/* ------------------------------------------------------------------ checkpoints */
+static float cw[6 * 4], cb[4];
+
+static int ck_tensors(mnist_ckpt_tensor *t, int d0, int d1) {
+    memset(t, 0, 2 * sizeof *t);
+    t[0].name = "dense.w";
+    t[0].rank = 2;
+    t[0].dims[0] = d0;
+    t[0].dims[1] = d1;
+    t[0].data = cw;
+    t[1].name = "dense.b";
+    t[1].rank = 1;
+    t[1].dims[0] = d1;
+    t[1].data = cb;
+    return 2;
+}
+static void ck_fill(float v) {
+    int i;
+    for (i = 0; i < 24; i++) cw[i] = v + (float)i;
+    for (i = 0; i < 4; i++) cb[i] = -v - (float)i;
+}
+static int ck_is(float v) {
+    int i;
+    for (i = 0; i < 24; i++)
+        if (cw[i] != v + (float)i) return 0;
+    for (i = 0; i < 4; i++)
+        if (cb[i] != -v - (float)i) return 0;
+    return 1;
+}
+static mnist_ckpt_meta ck_meta(const char *model) {
+    mnist_ckpt_meta m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.model, sizeof m.model, "%s", model);
+    m.step = 12;
+    m.seed = 3;
+    m.epoch = 2;
+    return m;
+}
+/* saves a good checkpoint (values from 1.0) and returns its bytes in buf */
+static size_t ck_good(const char *path, unsigned char *buf, size_t cap) {
+    mnist_ckpt_tensor t[2];
+    mnist_ckpt_meta m = ck_meta("mlp");
+    char err[MNIST_CKPT_ERR_LEN];
+    FILE *f;
+    size_t n;
+    ck_fill(1.0f);
+    ck_tensors(t, 6, 4);
+    if (mnist_ckpt_save(path, &m, t, 2, err) != MNIST_CKPT_OK) {
+        printf("%s\n", err);
+        exit(2);
+    }
+    f = fopen(path, "rb");
+    n = f ? fread(buf, 1, cap, f) : 0;
+    if (f) fclose(f);
+    return n;
+}
+/* loads path as model "mlp" with (d0, d1) tensors prefilled with 9.0 */
+static int ck_load(const char *path, int d0, int d1, const char *model, char *err) {
+    mnist_ckpt_tensor t[2];
+    mnist_ckpt_meta m = ck_meta(model);
+    ck_fill(9.0f);
+    ck_tensors(t, d0, d1);
+    err[0] = 0;
+    return mnist_ckpt_load(path, &m, t, 2, err);
+}
+static void ck_fix_crc(unsigned char *b, size_t n) {
+    uint32_t tab[256], c;
+    mnist_ckpt_crc_table_(tab);
+    c = mnist_ckpt_crc_(tab, 0xFFFFFFFFu, b, n - 4) ^ 0xFFFFFFFFu;
+    b[n - 4] = (unsigned char)c;
+    b[n - 3] = (unsigned char)(c >> 8);
+    b[n - 2] = (unsigned char)(c >> 16);
+    b[n - 1] = (unsigned char)(c >> 24);
+}
+
+static unsigned char ck_buf[4096];
+
+TTEST(ckpt_good_round_trip) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    path_of(p, sizeof p, "good.ckpt");
+    TT_CHECK(ck_good(p, ck_buf, sizeof ck_buf) > 100);
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_OK);
+    TT_CHECK(ck_is(1.0f));
+}
+
+TTEST(ckpt_truncated) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    size_t n, cut[] = {0, 7, 40, 71, 76, 100, 0};
+    int i;
+    path_of(p, sizeof p, "trunc.ckpt");
+    n = ck_good(p, ck_buf, sizeof ck_buf);
+    cut[6] = n - 1;
+    for (i = 0; i < 7; i++) {
+        write_bytes(p, ck_buf, cut[i]);
+        TT_CHECK(ck_load(p, 6, 4, "mlp", err) < 0);
+        TT_CONTAINS(err, p);
+        TT_CHECK_MSG(strstr(err, "shorter than a checkpoint header") || strstr(err, "truncated"),
+                     "cut at %d: %.200s", (int)cut[i], err);
+        TT_CHECK_MSG(ck_is(9.0f), "cut at %d: values copied from a refused file", (int)cut[i]);
+    }
+    /* truncated with a CRC that matches what is left: the structure check catches it */
+    write_bytes(p, ck_buf, n - 40);
+    memcpy(ck_buf + n - 44, ck_buf + n - 4, 4);
+    ck_fix_crc(ck_buf, n - 40);
+    write_bytes(p, ck_buf, n - 40);
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "truncated in tensor dense.w");
+    TT_CHECK(ck_is(9.0f));
+}
+
+TTEST(ckpt_bad_checksum) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    size_t n;
+    path_of(p, sizeof p, "crc.ckpt");
+    n = ck_good(p, ck_buf, sizeof ck_buf);
+    ck_buf[n / 2] ^= 0x01; /* one bit of one weight */
+    write_bytes(p, ck_buf, n);
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "CRC-32 is");
+    TT_CONTAINS(err, "damaged or truncated");
+    TT_CHECK(ck_is(9.0f));
+}
+
+TTEST(ckpt_other_models_shapes) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    path_of(p, sizeof p, "shape.ckpt");
+    ck_good(p, ck_buf, sizeof ck_buf);
+    TT_EQ_INT(ck_load(p, 4, 6, "mlp", err), MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "tensor dense.w dimension 0 is 6, this model expects 4");
+    TT_CHECK(ck_is(9.0f));
+    TT_EQ_INT(ck_load(p, 6, 4, "cnn", err), MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "it holds model 'mlp', this run trains 'cnn'");
+    TT_CHECK(ck_is(9.0f));
+    {
+        mnist_ckpt_tensor t[2];
+        mnist_ckpt_meta m = ck_meta("mlp");
+        ck_fill(9.0f);
+        ck_tensors(t, 6, 4);
+        TT_EQ_INT(mnist_ckpt_load(p, &m, t, 1, err), MNIST_CKPT_E_MISMATCH);
+        TT_CONTAINS(err, "it holds 2 tensors, this run has 1");
+        t[1].name = "dense.bias";
+        TT_EQ_INT(mnist_ckpt_load(p, &m, t, 2, err), MNIST_CKPT_E_MISMATCH);
+        TT_CONTAINS(err, "tensor 1 is 'dense.b', this run expects 'dense.bias'");
+        TT_CHECK(ck_is(9.0f));
+    }
+}
+
+TTEST(ckpt_another_version) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    mnist_ckpt_meta m;
+    size_t n;
+    path_of(p, sizeof p, "ver.ckpt");
+    n = ck_good(p, ck_buf, sizeof ck_buf);
+    ck_buf[8] = 2; /* version 2, CRC made valid */
+    ck_fix_crc(ck_buf, n);
+    write_bytes(p, ck_buf, n);
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_VERSION);
+    TT_CONTAINS(err, "version 2, this program reads version 1");
+    TT_CHECK(ck_is(9.0f));
+    TT_EQ_INT(mnist_ckpt_peek(p, &m, err), MNIST_CKPT_E_VERSION);
+    memcpy(ck_buf, "IPUPCKPX", 8);
+    write_bytes(p, ck_buf, n);
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_FORMAT);
+    TT_CONTAINS(err, "the magic is not IPUPCKPT");
+}
+
+TTEST(ckpt_unwritable_path) {
+    char err[MNIST_CKPT_ERR_LEN];
+    mnist_ckpt_tensor t[2];
+    mnist_ckpt_meta m = ck_meta("mlp");
+    ck_fill(1.0f);
+    ck_tensors(t, 6, 4);
+    TT_EQ_INT(mnist_ckpt_save("/nonexistent/dir/x.ckpt", &m, t, 2, err), MNIST_CKPT_E_IO);
+    TT_CONTAINS(err, "/nonexistent/dir/x.ckpt");
+    TT_CONTAINS(err, "cannot create the temporary file");
+    TT_CONTAINS(err, "No such file or directory");
+}
+
+/* A full disk, made real with RLIMIT_FSIZE in a child process (write() fails with
+ * EFBIG once the file would pass 100 bytes): the save fails with a clear message,
+ * the previous checkpoint under the same name stays byte-identical and loadable,
+ * and no temporary file is left behind. */
+TTEST(ckpt_full_disk_keeps_previous) {
+    char p[96], tmp[300], err[MNIST_CKPT_ERR_LEN];
+    unsigned char before[4096];
+    size_t n;
+    pid_t pid;
+    int status = 0;
+    FILE *f;
+    path_of(p, sizeof p, "full.ckpt");
+    n = ck_good(p, ck_buf, sizeof ck_buf);
+    memcpy(before, ck_buf, n);
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        struct rlimit rl;
+        mnist_ckpt_tensor t[2];
+        mnist_ckpt_meta m = ck_meta("mlp");
+        signal(SIGXFSZ, SIG_IGN);
+        rl.rlim_cur = rl.rlim_max = 100;
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(3);
+        ck_fill(2.0f);
+        ck_tensors(t, 6, 4);
+        if (mnist_ckpt_save(p, &m, t, 2, err) != MNIST_CKPT_E_IO) _exit(4);
+        if (!strstr(err, "disk full?") || !strstr(err, "File too large")) {
+            printf("    child: %s\n", err);
+            _exit(5);
+        }
+        _exit(0);
+    }
+    TT_CHECK(pid > 0);
+    if (pid > 0) waitpid(pid, &status, 0);
+    TT_CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    TT_EQ_INT(file_size(tmp), -1); /* no <path>.tmp left */
+    TT_EQ_INT(file_size(p), (long long)n);
+    f = fopen(p, "rb");
+    TT_CHECK(f && fread(ck_buf, 1, sizeof ck_buf, f) == n && memcmp(ck_buf, before, n) == 0);
+    if (f) fclose(f);
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_OK);
+    TT_CHECK(ck_is(1.0f));
+}
+
+TTEST(ckpt_not_a_file) {
+    char err[MNIST_CKPT_ERR_LEN];
+    TT_CHECK(ck_load("/nonexistent.ckpt", 6, 4, "mlp", err) == MNIST_CKPT_E_IO);
+    TT_CONTAINS(err, "cannot open it");
+    TT_CHECK(ck_load("/tmp", 6, 4, "mlp", err) < 0); /* a directory */
+    TT_CHECK(err[0] != 0);
+    TT_CHECK(ck_is(9.0f));
+}
+
+static void cleanup(void) {
+    static const char *names[] = {"images", "labels", "good.ckpt", "trunc.ckpt", "crc.ckpt", "shape.ckpt",
+                                  "ver.ckpt", "full.ckpt", "full.ckpt.tmp"};
+    char p[96];
+    size_t i;
+    if (!dir_[0]) return;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        path_of(p, sizeof p, names[i]);
+        unlink(p);
+    }
+    rmdir(dir_);
+}
+
+static const ttest_case cases[] = {
+    TT_CASE(idx_good_pair_loads), TT_CASE(idx_empty_file), TT_CASE(idx_wrong_magic), TT_CASE(idx_wrong_rank),
+    TT_CASE(idx_zero_count), TT_CASE(idx_zero_rows), TT_CASE(idx_huge_counts_overflow),
+    TT_CASE(idx_huge_count_small_file), TT_CASE(idx_size_not_matching_header), TT_CASE(idx_label_out_of_range),
+    TT_CASE(idx_counts_differ), TT_CASE(idx_labels_file_as_images), TT_CASE(idx_missing_file),
+    TT_CASE(csv_unknown_token), TT_CASE(csv_stage_or_microbatch_out_of_range), TT_CASE(csv_duplicate_op),
+    TT_CASE(csv_missing_op), TT_CASE(csv_op_before_its_dependency), TT_CASE(csv_stage_on_two_devices),
+    TT_CASE(csv_ragged_rows), TT_CASE(csv_empty_and_nul), TT_CASE(csv_ten_megabytes_of_garbage),
+    TT_CASE(ckpt_good_round_trip), TT_CASE(ckpt_truncated), TT_CASE(ckpt_bad_checksum),
+    TT_CASE(ckpt_other_models_shapes), TT_CASE(ckpt_another_version), TT_CASE(ckpt_unwritable_path),
+    TT_CASE(ckpt_full_disk_keeps_previous), TT_CASE(ckpt_not_a_file),
+};
+
+int main(int argc, char **argv) {
+    int r = TTEST_MAIN(cases, argc, argv);
+    cleanup();
+    return r;
+}
