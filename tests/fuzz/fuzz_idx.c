@@ -3,7 +3,8 @@
  * files of a private temporary directory: the first two bytes (little-endian) give
  * the length of the images file, the rest is the labels file. Both are then opened
  * as IDX (rank 3 and rank 1), probed as a split, and loaded into buffers of exactly
- * the size the probe reported (ASan catches any write beyond them).
+ * the size the probe reported (ASan catches any write beyond them); a refused load
+ * must leave both buffers as they were.
  *
  *   make fuzz   (or build/fuzz/fuzz_idx tests/fuzz/corpus/idx)
  */
@@ -65,7 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (r < 0) {
         if (!err[0]) abort();
     } else {
-        size_t px;
+        size_t px, k;
+        int i;
         float *x;
         int32_t *y;
         if (info.count < 1 || info.rows < 1 || info.cols < 1) abort();
@@ -77,9 +79,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* a buffer one item too small must be refused */
         if (info.count > 1 && mnist_load_files(fz_img, fz_lab, 0, info.count - 1, x, y, &info, err) != MNIST_E_CAPACITY)
             abort();
+        for (i = 0; i < info.count; i++) y[i] = -7;
+        for (k = 0; k < px; k++) x[k] = -7.0f;
         r = mnist_load_files(fz_img, fz_lab, 0, info.count, x, y, &info, err);
+        if (r != MNIST_OK) { /* refused: nothing written (regress/idx/label-partial-output) */
+            for (i = 0; i < info.count; i++)
+                if (y[i] != -7) abort();
+            for (k = 0; k < px; k++)
+                if (x[k] != -7.0f) abort();
+        }
         if (r == MNIST_OK) {
-            int i;
             for (i = 0; i < info.count; i++)
                 if (y[i] < 0 || y[i] > 9) abort();
             for (i = 0; (size_t)i < px; i++)
