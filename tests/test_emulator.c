@@ -392,6 +392,47 @@ TTEST(bit_identical_cnn_and_mapping) {
     }
 }
 
+/* random configurations (fixed seeds): stage count, split, schedule, M, B, runner,
+   recomputation, optimizer; every one that the schedule accepts must give the plain loop's
+   bits */
+TTEST(random_configurations_match_plain_loop) {
+    int k, ran = 0, n = slow_mode() ? 6 : 40;
+    for (k = 0; k < n; k++) {
+        ipup_config c = base_cfg((k & 1) ? &g_cnn : &g_mlp, (k & 1) ? &g_feed_cnn : &g_feed_mlp);
+        const ipup_model_desc *md = c.model;
+        int32_t split[IPUP_MAX_LAYERS];
+        int32_t L = md->n_layers, S, i, j;
+        char what[160];
+        uint64_t h = ipup_rng_u64(2024, (uint64_t)k, 0);
+        S = 1 + (int32_t)(h % (uint64_t)(L < 5 ? L : 5));
+        /* S-1 distinct cut points in 1..L-1, ascending */
+        for (i = 0, j = 1; i < S - 1; i++) {
+            int32_t room = (L - 1) - j - (S - 2 - i); /* cut points left after this one */
+            split[i] = j + (int32_t)(ipup_rng_u64(2024, (uint64_t)k, 10 + (uint64_t)i) % (uint64_t)(room + 1));
+            j = split[i] + 1;
+        }
+        c.stages = S;
+        c.split = S > 1 ? split : NULL;
+        c.schedule = k_all[(h >> 8) % 7];
+        c.microbatches = 1 + (int32_t)((h >> 16) % 6);
+        c.microbatch = 1 + (int32_t)((h >> 24) % 4);
+        c.runner = ((h >> 32) & 1) ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        c.recompute = (int32_t)((h >> 33) & 1);
+        c.opt.kind = (ipup_optimizer_kind)((h >> 34) % 3);
+        c.opt.lr = c.opt.kind == IPUP_OPT_ADAM ? 0.01f : 0.05f;
+        c.repeat = 2;
+        if (c.schedule == IPUP_SCHED_INTERLEAVED_1F1B && S % 2 == 0 && S >= 4) { c.devices = 2; c.virtual_stages = S / 2; }
+        if (ipup_init(&g_emu, &c) != IPUP_OK) continue; /* e.g. interleaved-1f1b with an odd S */
+        ipup_shutdown(&g_emu);
+        snprintf(what, sizeof what, "random #%d: %s S=%d M=%d B=%d %s recompute=%d opt=%d", k,
+                 ipup_sched_kind_name(c.schedule), (int)S, (int)c.microbatches, (int)c.microbatch,
+                 c.runner ? "threads" : "coop", (int)c.recompute, (int)c.opt.kind);
+        run_and_compare(&c, (k & 1) ? &g_feed_cnn : &g_feed_mlp, 3, what);
+        ran++;
+    }
+    TT_CHECK_MSG(ran >= n / 2, "only %d of %d random configurations ran", ran, n);
+}
+
 /* copy replica-0 parameters of e into a flat array */
 static size_t snapshot(ipup_emu *e, float *out, size_t cap) {
     int32_t i, n = ipup_tensor_count(e);
@@ -848,6 +889,7 @@ int main(int argc, char **argv) {
         TT_CASE(model_parse_and_info),
         TT_CASE(bit_identical_every_schedule),
         TT_CASE(bit_identical_cnn_and_mapping),
+        TT_CASE(random_configurations_match_plain_loop),
         TT_CASE(replication),
         TT_CASE(threaded_stress_random_delays),
         TT_CASE(replication_runners_identical),
