@@ -188,7 +188,9 @@ static inline long long mnist_ref_scratch_floats_(const mnist_model_spec *m, con
 /* Floats the caller's arena needs for model m at micro-batch B. */
 static inline long long mnist_ref_floats(const mnist_model_spec *m, int B) {
     mnist_geom g[MNIST_MAX_LAYERS];
-    long long np = mnist_model_geometry(m, g), a = 0, mx = 0;
+    long long np, a = 0, mx = 0;
+    memset(g, 0, sizeof g);
+    np = mnist_model_geometry(m, g);
     int i;
     for (i = 0; i < m->n_layers; i++) {
         a += (long long)B * g[i].in_size;
