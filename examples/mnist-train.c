@@ -408,18 +408,28 @@ static void mt_layer_ids(const mnist_model_spec *m, char *buf, size_t cap) {
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", m->layers[i].id);
 }
 
-/* Cost of user layer i: forward + backward FLOPs per sample (backward ~ 2x forward
- * for layers with weights, 1x for the others). */
+/* Cost of user layer i: forward + backward FLOPs per sample of its emulator layers
+ * (ipup_model_info: the numbers the emulator's cost model charges). */
 static double mt_layer_cost(const mt_run *r, int i) {
-    const mnist_geom *g = &r->geom[i];
-    return g->flops_fwd > 0 ? 3.0 * g->flops_fwd : 2.0 * (double)g->out_size;
+    static ipup_layer_info info[IPUP_MAX_LAYERS];
+    char msg[256];
+    double c = 0.0;
+    int l;
+    if (ipup_model_info(&r->desc, info, IPUP_MAX_LAYERS, msg, sizeof msg) != IPUP_OK) {
+        const mnist_geom *g = &r->geom[i]; /* fallback: backward ~ 2x forward */
+        return g->flops_fwd > 0 ? 3.0 * g->flops_fwd : 2.0 * (double)g->out_size;
+    }
+    for (l = r->emu_first[i]; l < r->emu_first[i + 1]; l++)
+        c += (double)(info[l].flops_fwd + info[l].flops_bwd_dx + info[l].flops_bwd_dw);
+    return c;
 }
 
 /* Balanced contiguous split of the user layers into k stages: minimises the largest
- * stage cost (exhaustive over split points; at most 16 layers). */
+ * stage cost, then the sum of squared stage costs (exhaustive over split points; at
+ * most 16 layers). */
 static void mt_auto_split(mt_run *r, int k) {
     int L = r->spec->n_layers, best[MT_MAX_STAGES + 1], cur[MT_MAX_STAGES + 1], i;
-    double best_cost = 1e300;
+    double best_cost = 1e300, best_sq = 1e300;
     /* enumerate increasing split points cur[1..k-1] in 1..L-1 */
     for (i = 0; i <= k; i++) cur[i] = i;
     cur[0] = 0;
@@ -429,16 +439,19 @@ static void mt_auto_split(mt_run *r, int k) {
     cur[k] = L;
     memcpy(best, cur, sizeof cur);
     for (;;) {
-        double mx = 0;
+        double mx = 0, sq = 0;
         int s, j;
         cur[k] = L;
         for (s = 0; s < k; s++) {
             double c = 0;
             for (j = cur[s]; j < cur[s + 1]; j++) c += mt_layer_cost(r, j);
             if (c > mx) mx = c;
+            sq += c * c;
         }
-        if (mx < best_cost) {
+        /* the smallest bottleneck; among equal ones the most even (sum of squares) */
+        if (mx < best_cost || (mx == best_cost && sq < best_sq)) {
             best_cost = mx;
+            best_sq = sq;
             memcpy(best, cur, sizeof cur);
         }
         /* next combination */
@@ -498,7 +511,7 @@ static int mt_stages(mt_run *r) {
 static void mt_build_desc(mt_run *r) {
     const mnist_model_spec *m = r->spec;
     ipup_model_desc *d = &r->desc;
-    int i, s;
+    int i;
     memset(d, 0, sizeof *d);
     d->in_h = MNIST_IMG;
     d->in_w = MNIST_IMG;
@@ -526,6 +539,11 @@ static void mt_build_desc(mt_run *r) {
         }
     }
     r->emu_first[m->n_layers] = d->n_layers;
+}
+
+/* The emulator split: first emulator layer of each stage after the first. */
+static void mt_build_split(mt_run *r) {
+    int s;
     for (s = 1; s < r->n_stages; s++) r->emu_split[s - 1] = r->emu_first[r->stage_first[s]];
 }
 
@@ -624,8 +642,9 @@ int main(int argc, char **argv)
         if (!o->schedule) o->schedule = m->schedule;
     }
     mnist_model_geometry(r->spec, r->geom);
-    if (mt_stages(r)) return 2;
     mt_build_desc(r);
+    if (mt_stages(r)) return 2;
+    mt_build_split(r);
     if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK)
         return mt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1)",
                       r->o.schedule);
