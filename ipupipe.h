@@ -167,7 +167,11 @@
 #endif
 
 #ifdef IPUPIPE_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUPDEF static __attribute__((unused))
+#else
 #define IPUPDEF static
+#endif
 #else
 #define IPUPDEF extern
 #endif
