@@ -152,11 +152,13 @@ int main(void) {
     }
     base = sps[0];
     simbase = sim[0];
+    if (only && strcmp(only, confs[0].name) != 0) base = simbase = 0.0; /* no baseline measured */
     for (k = 0; k < nconf; k++) {
         const bconf *b = &confs[k];
         if (only && strcmp(only, b->name) != 0) continue;
         printf("%-20s %5d %8d %8s %12.0f %8.2fx %12.1f | %14.0f %8.2fx %9.2f\n", b->name, b->stages * b->replicas, b->replicas,
-               b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", sps[k], sps[k] / base, cpu[k], sim[k], sim[k] / simbase, util[k]);
+               b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", sps[k], base > 0.0 ? sps[k] / base : 0.0, cpu[k], sim[k],
+               simbase > 0.0 ? sim[k] / simbase : 0.0, util[k]);
     }
     js = fopen("build/bench/emulator.json", "w");
     if (!js) { perror("build/bench/emulator.json"); return 1; }
@@ -165,11 +167,13 @@ int main(void) {
         const bconf *b = &confs[k];
         fprintf(js, "  {\"name\": \"%s\", \"ipus\": %d, \"replicas\": %d, \"runner\": \"%s\", \"samples_per_second\": %.1f, \"speedup_vs_one_ipu\": %.3f, \"simulated_samples_per_second\": %.1f, \"simulated_speedup\": %.3f, \"cpu_us_per_sample\": %.2f}%s\n",
                 b->name, b->stages * b->replicas, b->replicas, b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop",
-                sps[k], sps[k] / base, sim[k], sim[k] / simbase, cpu[k], k + 1 < nconf ? "," : "");
+                sps[k], base > 0.0 ? sps[k] / base : 0.0, sim[k], simbase > 0.0 ? sim[k] / simbase : 0.0, cpu[k],
+                k + 1 < nconf ? "," : "");
     }
     fprintf(js, "]\n");
     fclose(js);
-    printf("targets: two-ipu-threads %.2fx (>= 1.6x), two-replicas %.2fx (>= 1.85x); wrote build/bench/emulator.json\n",
-           sps[3] / base, sps[5] / base);
+    if (base > 0.0)
+        printf("targets: two-ipu-threads %.2fx (>= 1.6x), two-replicas %.2fx (>= 1.85x); wrote build/bench/emulator.json\n",
+               sps[3] / base, sps[5] / base);
     return 0;
 }
