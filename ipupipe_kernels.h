@@ -577,66 +577,70 @@ static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
 #endif
 #define IPUP__NR (IPUP__NV * IPUP__VL)
 
-/* the micro-kernel body; MR, NV, FULL are constants at every instantiation */
-IPUP__AI void ipup__ukr(const int MR, const int NV, const int FULL, const int DB, const int KF,
-                        ipup__m lm,
-                        const float *const *ap /* MR row pointers */, ptrdiff_t ka, int nseg,
-                        int seglen, ptrdiff_t sa, const float *b /* (K, ldb) */, ptrdiff_t ldb,
-                        float *c /* (MR, ldc) */, ptrdiff_t ldc, const float *bias, int accum,
-                        float *dbp /* (NV*VL) += column sums of B, when DB */) {
-    ipup__v acc[IPUP__MR1][IPUP__NV], dacc[IPUP__NV];
-    int r, v, s, k;
-#pragma GCC unroll 4
-    for (v = 0; v < NV; v++) dacc[v] = ipup__vzero();
-#pragma GCC unroll 16
-    for (r = 0; r < MR; r++)
-#pragma GCC unroll 4
-        for (v = 0; v < NV; v++) acc[r][v] = ipup__vzero();
-    if (KF) seglen = KF; /* segment length known at compile time: the k loop unrolls */
-    for (s = 0; s < nseg; s++) {
-        ptrdiff_t off = (ptrdiff_t)s * sa;
-#pragma GCC unroll 4
-        for (k = 0; k < seglen; k++, off += ka, b += ldb) {
-            ipup__v bv[IPUP__NV];
-#pragma GCC unroll 4
-            for (v = 0; v < NV; v++)
-                bv[v] = (FULL || v < NV - 1) ? ipup__vld(b + v * IPUP__VL)
-                                             : ipup__vldm(b + v * IPUP__VL, lm);
-            if (DB) {
-#pragma GCC unroll 4
-                for (v = 0; v < NV; v++) dacc[v] = ipup__vadd(dacc[v], bv[v]);
-            }
-#pragma GCC unroll 16
-            for (r = 0; r < MR; r++) {
-                const ipup__v av = ipup__vbc(ap[r] + off);
-#pragma GCC unroll 4
-                for (v = 0; v < NV; v++) acc[r][v] = ipup__vfma(av, bv[v], acc[r][v]);
-            }
-        }
-    }
-#pragma GCC unroll 16
-    for (r = 0; r < MR; r++) {
-        float *cr = c + (ptrdiff_t)r * ldc;
-#pragma GCC unroll 4
-        for (v = 0; v < NV; v++) {
-            ipup__v t = acc[r][v];
-            const int whole = FULL || v < NV - 1;
-            if (accum)
-                t = ipup__vadd(whole ? ipup__vld(cr + v * IPUP__VL) : ipup__vldm(cr + v * IPUP__VL, lm), t);
-            else if (bias)
-                t = ipup__vadd(t, whole ? ipup__vld(bias + v * IPUP__VL) : ipup__vldm(bias + v * IPUP__VL, lm));
-            if (whole) ipup__vst(cr + v * IPUP__VL, t);
-            else ipup__vstm(cr + v * IPUP__VL, lm, t);
-        }
-    }
-    if (DB) {
-#pragma GCC unroll 4
-        for (v = 0; v < NV; v++) {
-            if (FULL || v < NV - 1) ipup__vst(dbp + v * IPUP__VL, ipup__vadd(ipup__vld(dbp + v * IPUP__VL), dacc[v]));
-            else ipup__vstm(dbp + v * IPUP__VL, lm, ipup__vadd(ipup__vldm(dbp + v * IPUP__VL, lm), dacc[v]));
-        }
-    }
-}
+/* The micro-kernel body. MR_ (rows), NV_ (vectors of columns), FULL_ (last vector whole),
+   DB_ (also sum B's rows into dbp: the bias gradient) and KF_ (fixed segment length, 0 =
+   seglen) are literal constants at each instantiation. It is a macro rather than an
+   always_inline function because clang optimises a callee before inlining it: its loops
+   would be unrolled for run-time bounds and the accumulators would live on the stack.
+   Expanded inside a function with the parameters lm, ap, ka, nseg, seglen, sa, b, ldb, c,
+   ldc, bias, accum, dbp (see ipup__ukr_fn). */
+#define IPUP__PRAGMA(x) _Pragma(#x)
+#define IPUP__UNROLL(n) IPUP__PRAGMA(GCC unroll n)
+#define IPUP__UKR_BODY(MR_, NV_, FULL_, DB_, KF_)                                                    \
+    const int ukr_MR = (MR_), ukr_NV = (NV_), ukr_FULL = (FULL_), ukr_DB = (DB_), ukr_KF = (KF_);   \
+    ipup__v acc[IPUP__MR1][IPUP__NV], dacc[IPUP__NV];                                               \
+    int r, v, s, k;                                                                                 \
+IPUP__UNROLL(4)                                                                                     \
+    for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vzero();                                           \
+IPUP__UNROLL(16)                                                                                    \
+    for (r = 0; r < ukr_MR; r++)                                                                    \
+IPUP__UNROLL(4)                                                                                     \
+        for (v = 0; v < ukr_NV; v++) acc[r][v] = ipup__vzero();                                     \
+    if (ukr_KF) seglen = ukr_KF; /* segment length known at compile time: the k loop unrolls */     \
+    for (s = 0; s < nseg; s++) {                                                                    \
+        ptrdiff_t off = (ptrdiff_t)s * sa;                                                          \
+IPUP__UNROLL(4)                                                                                     \
+        for (k = 0; k < seglen; k++, off += ka, b += ldb) {                                         \
+            ipup__v bv[IPUP__NV];                                                                   \
+IPUP__UNROLL(4)                                                                                     \
+            for (v = 0; v < ukr_NV; v++)                                                            \
+                bv[v] = (ukr_FULL || v < ukr_NV - 1) ? ipup__vld(b + v * IPUP__VL)                  \
+                                             : ipup__vldm(b + v * IPUP__VL, lm);                    \
+            if (ukr_DB) {                                                                           \
+IPUP__UNROLL(4)                                                                                     \
+                for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vadd(dacc[v], bv[v]);                  \
+            }                                                                                       \
+IPUP__UNROLL(16)                                                                                    \
+            for (r = 0; r < ukr_MR; r++) {                                                          \
+                const ipup__v av = ipup__vbc(ap[r] + off);                                          \
+IPUP__UNROLL(4)                                                                                     \
+                for (v = 0; v < ukr_NV; v++) acc[r][v] = ipup__vfma(av, bv[v], acc[r][v]);          \
+            }                                                                                       \
+        }                                                                                           \
+    }                                                                                               \
+IPUP__UNROLL(16)                                                                                    \
+    for (r = 0; r < ukr_MR; r++) {                                                                  \
+        float *cr = c + (ptrdiff_t)r * ldc;                                                         \
+IPUP__UNROLL(4)                                                                                     \
+        for (v = 0; v < ukr_NV; v++) {                                                              \
+            ipup__v t = acc[r][v];                                                                  \
+            const int whole = ukr_FULL || v < ukr_NV - 1;                                           \
+            if (accum)                                                                              \
+                t = ipup__vadd(whole ? ipup__vld(cr + v * IPUP__VL) : ipup__vldm(cr + v * IPUP__VL, lm), t);\
+            else if (bias)                                                                          \
+                t = ipup__vadd(t, whole ? ipup__vld(bias + v * IPUP__VL) : ipup__vldm(bias + v * IPUP__VL, lm));\
+            if (whole) ipup__vst(cr + v * IPUP__VL, t);                                             \
+            else ipup__vstm(cr + v * IPUP__VL, lm, t);                                              \
+        }                                                                                           \
+    }                                                                                               \
+    if (ukr_DB) {                                                                                   \
+IPUP__UNROLL(4)                                                                                     \
+        for (v = 0; v < ukr_NV; v++) {                                                              \
+            if (ukr_FULL || v < ukr_NV - 1) ipup__vst(dbp + v * IPUP__VL, ipup__vadd(ipup__vld(dbp + v * IPUP__VL), dacc[v]));\
+            else ipup__vstm(dbp + v * IPUP__VL, lm, ipup__vadd(ipup__vldm(dbp + v * IPUP__VL, lm), dacc[v]));\
+        }                                                                                           \
+    }                                                                                               \
+    (void)ukr_DB                                                                                    
 
 typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,
                              int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c,
@@ -648,16 +652,14 @@ typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, i
                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
                                                float *c, ptrdiff_t ldc, const float *bias,    \
                                                int accum, float *dbp) {                       \
-        ipup__ukr(MR_, NV_, F_, 0, 0, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
-                  dbp);                                                                       \
+        IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                   \
     }                                                                                         \
     static void ipup__ukrd_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,           \
                                                 ptrdiff_t ka, int nseg, int seglen,           \
                                                 ptrdiff_t sa, const float *b, ptrdiff_t ldb,  \
                                                 float *c, ptrdiff_t ldc, const float *bias,   \
                                                 int accum, float *dbp) {                      \
-        ipup__ukr(MR_, NV_, F_, 1, 0, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
-                  dbp);                                                                       \
+        IPUP__UKR_BODY(MR_, NV_, F_, 1, 0);                                                   \
     }
 #define IPUP__UKR_INST0(MR_, NV_, F_)                                                         \
     static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,            \
@@ -665,8 +667,7 @@ typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, i
                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
                                                float *c, ptrdiff_t ldc, const float *bias,    \
                                                int accum, float *dbp) {                       \
-        ipup__ukr(MR_, NV_, F_, 0, 0, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
-                  dbp);                                                                       \
+        IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                   \
     }
 /* segments of exactly 3 (the 3x3 window rows of a one-channel image), two full vectors */
 #define IPUP__UKR_INST3(MR_)                                                                  \
@@ -674,8 +675,7 @@ typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, i
                                  int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,     \
                                  float *c, ptrdiff_t ldc, const float *bias, int accum,       \
                                  float *dbp) {                                                \
-        ipup__ukr(MR_, 2, 1, 0, 3, lm, ap, ka, nseg, seglen, sa, b, ldb, c, ldc, bias, accum, \
-                  dbp);                                                                       \
+        IPUP__UKR_BODY(MR_, 2, 1, 0, 3);                                                      \
     }
 #define IPUP__UKR_INST2(MR_) IPUP__UKR_INST3(MR_) IPUP__UKR_INST(MR_, 1, 0) IPUP__UKR_INST(MR_, 1, 1) \
                              IPUP__UKR_INST(MR_, 2, 0) IPUP__UKR_INST(MR_, 2, 1)

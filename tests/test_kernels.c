@@ -373,11 +373,10 @@ static void check_conv(int B, int H, int W, int CI, int CO, int use_fd) {
         e = relerr_fd(nb, db, g, 1.0);
         TT_CHECK_MSG(e < 1e-4, "conv db vs FD rel err %g", e);
     } else { /* analytic double references: the transposed loops of ref_conv */
-        double *gx = dalloc(nx), *gw = dalloc(nw), *gb = dalloc(nb);
+        double *gx = (double *)calloc(nx + 1, sizeof(double)), *gw = (double *)calloc(nw + 1, sizeof(double));
+        double *gb = (double *)calloc(nb + 1, sizeof(double));
         int n, oh, ow, kh, kw, ci, co;
-        for (i = 0; i < nx; i++) gx[i] = 0.0;
-        for (i = 0; i < nw; i++) gw[i] = 0.0;
-        for (i = 0; i < nb; i++) gb[i] = 0.0;
+        if (!gx || !gw || !gb) abort();
         for (n = 0; n < B; n++)
             for (oh = 0; oh < H - 2; oh++)
                 for (ow = 0; ow < W - 2; ow++)
