@@ -284,6 +284,10 @@ IPUPK_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO
 #if defined(IPUPIPE_IMPLEMENTATION) && !defined(IPUPIPE_KERNELS_IMPLEMENTATION_DONE)
 #define IPUPIPE_KERNELS_IMPLEMENTATION_DONE
 
+#if defined(IPUP_KERNELS_AVX512) || defined(IPUP_KERNELS_AVX2)
+#include <immintrin.h> /* outside extern "C" */
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -513,13 +517,6 @@ static void ipup__gelu_bwd_scalar(int i0, int n, const float *x, const float *dy
    (C +): the order depends only on K, never on the tile a value lands in. */
 #if defined(IPUP_KERNELS_AVX512) || defined(IPUP_KERNELS_AVX2)
 #define IPUP__SIMD 1
-#include <immintrin.h>
-
-#if defined(__GNUC__)
-#define IPUP__AI static inline __attribute__((always_inline))
-#else
-#define IPUP__AI static __forceinline
-#endif
 
 #if defined(IPUP_KERNELS_AVX512)
 typedef __m512 ipup__v;
