@@ -1832,6 +1832,11 @@ IPUPDEF void ipup_shutdown(ipup_emu *e) {
 }
 
 /* ------------------------------------------------------------------ ops */
+#if defined(__cplusplus)
+#define IPUE__RESTRICT __restrict
+#else
+#define IPUE__RESTRICT restrict
+#endif
 #define IPUE__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
 
 static int ipue__finite(const float *x, size_t n) {
@@ -2218,6 +2223,15 @@ static void ipue__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
+        if (e->R == 2) { /* the common case, vectorisable: the same single add per element */
+            float *IPUE__RESTRICT g0 = e->srt[0][s].grads, *IPUE__RESTRICT g1 = e->srt[1][s].grads;
+            for (i = lo; i < hi; i++) {
+                float acc = g0[i] + g1[i];
+                g0[i] = acc;
+                g1[i] = acc;
+            }
+            continue;
+        }
         for (i = lo; i < hi; i++) {
             float acc = e->srt[0][s].grads[i];
             for (q = 1; q < e->R; q++) acc += e->srt[q][s].grads[i];
