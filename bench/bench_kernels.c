@@ -226,7 +226,7 @@ static void run(const job *j) {
 
 /* best seconds per call over many short batches of calls (~2 ms each): the machine is
    shared, and the fastest batch is the one that had its core to itself */
-static double time_job(const job *j, double seconds) {
+static double time_job(const job *j, double seconds, int min_trials) {
     double t0 = now(), t, best = 1e30;
     long reps = 1, i;
     int trial;
@@ -234,7 +234,7 @@ static double time_job(const job *j, double seconds) {
     t = now() - t0;
     if (t > 0.0 && t < 0.002) reps = (long)(0.002 / t) + 1;
     t0 = now();
-    for (trial = 0; trial < 400 && (trial < 5 || now() - t0 < seconds); trial++) {
+    for (trial = 0; trial < 400 && (trial < min_trials || now() - t0 < seconds); trial++) {
         double s = now();
         for (i = 0; i < reps; i++) run(j);
         s = (now() - s) / (double)reps;
@@ -260,9 +260,9 @@ static int below_target = 0;
 static void report(const char *name, const char *shape, double flops, job *j, double target) {
     double t, tn, g, gn;
     j->naive = 0;
-    t = time_job(j, budget);
+    t = time_job(j, budget, 20);
     j->naive = 1;
-    tn = time_job(j, budget * 0.5);
+    tn = time_job(j, budget * 0.5, 3);
     g = flops / t * 1e-9;
     gn = flops / tn * 1e-9;
     printf("%-22s %-24s %8.1f %7.3f %8.2f %7.1fx %s\n", name, shape, g, g / peak, gn, g / gn,
