@@ -2243,18 +2243,29 @@ static void ipue__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
 #endif
 }
 
-/* gradient check of the stages of (r, d); sets the error slot of ipu */
-static void ipue__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
-    int32_t s, l;
+/* gradient check of the stages of (r, d), part `part` of `parts` of each stage's gradient
+   block (with replicas the all-reduced sums are equal everywhere, so each replica checks
+   the part it reduced); sets the error slot of the IPU */
+static void ipue__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+    int32_t s, l, j;
     for (s = 0; s < e->S; s++) {
+        size_t n = e->st[s].n_params, lo, hi;
         if (e->st[s].device != d) continue;
+        lo = n * (size_t)part / (size_t)parts;
+        hi = n * (size_t)(part + 1) / (size_t)parts;
         for (l = e->st[s].first; l < e->st[s].last; l++) {
             const ipup_layer_info *I = &e->lay[l].info;
-            const float *g;
             if (!I->n_w) continue;
-            g = e->srt[r][s].grads + e->lay[l].p_off;
-            if (!ipue__finite(g, (size_t)I->n_w)) { ipue__set_err(e, r * e->P + d, t, s, -1, 2 * l); return; }
-            if (!ipue__finite(g + ipue__r16(I->n_w), (size_t)I->n_b)) { ipue__set_err(e, r * e->P + d, t, s, -1, 2 * l + 1); return; }
+            for (j = 0; j < 2; j++) {
+                size_t a = (size_t)e->lay[l].p_off + (j ? ipue__r16(I->n_w) : 0);
+                size_t b = a + (size_t)(j ? I->n_b : I->n_w);
+                if (a < lo) a = lo;
+                if (b > hi) b = hi;
+                if (a < b && !ipue__finite(e->srt[r][s].grads + a, b - a)) {
+                    ipue__set_err(e, r * e->P + d, t, s, -1, 2 * l + j);
+                    return;
+                }
+            }
         }
     }
 }
@@ -2353,7 +2364,7 @@ static int ipue__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
             if (e->ops[i].stage == e->S - 1 && e->ops[i].kind == IPUP_OP_F) ipue__drain(e, step0, steps, 0);
         }
         if (e->R > 1) for (d = 0; d < e->P; d++) ipue__allreduce(e, d, 0, 1);
-        for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipue__check_grads(e, r, d, t);
+        for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipue__check_grads(e, r, d, t, r, e->R);
         if (ipue__any_err(e, t)) return ipue__err_msg(e, t);
         for (r = 0; r < e->R; r++) for (s = 0; s < e->S; s++) ipue__update_stage(e, r, s, t);
         e->step = t + 1;
@@ -2404,7 +2415,7 @@ static void ipue__thread_job(ipup_emu *e, int32_t ipu) {
             ipue__allreduce(e, d, r, e->R);
             if (ipue__barrier(e, ipu, t)) return;
         }
-        ipue__check_grads(e, r, d, t);
+        ipue__check_grads(e, r, d, t, r, e->R);
         if (ipue__barrier(e, ipu, t)) return;
         if (ipue__any_err(e, t)) return;
         for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipue__update_stage(e, r, s, t);

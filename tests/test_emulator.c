@@ -684,7 +684,7 @@ TTEST(bad_configurations) {
 
 TTEST(nan_is_an_error_naming_step_and_stage) {
     int runner;
-    for (runner = 0; runner < 2; runner++) {
+    for (runner = 0; runner < 4; runner++) { /* 2, 3: two replicas */
         feed_ctx fc = g_feed_mlp;
         ipup_config c = base_cfg(&g_mlp, &fc);
         static float before[8192], after[8192];
@@ -693,14 +693,15 @@ TTEST(nan_is_an_error_naming_step_and_stage) {
         c.schedule = IPUP_SCHED_1F1B;
         c.stages = 3;
         c.repeat = 3;
-        c.runner = runner ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        c.runner = (runner & 1) ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        c.replicas = runner >= 2 ? 2 : 1;
         TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
         TT_EQ_INT(ipup_run_steps(&g_emu, 1, NULL), IPUP_OK);
         n = snapshot(&g_emu, before, 8192);
         TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_ERR_NUMERIC);
         /* the NaN input dies in a ReLU on the way to the loss, but not in the first
            layer's weight gradient */
-        TT_CONTAINS(ipup_last_error(&g_emu), "step 1, stage 0 (IPU0)");
+        TT_CONTAINS(ipup_last_error(&g_emu), "step 1, stage 0 (IPU");
         TT_CONTAINS(ipup_last_error(&g_emu), "dense16.w is NaN or infinite");
         TT_EQ_INT(ipup_get_step(&g_emu), 1);
         snapshot(&g_emu, after, 8192);
