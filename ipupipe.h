@@ -73,7 +73,7 @@
      Threaded runner (IPUP_RUNNER_THREADS): one POSIX thread per IPU per replica, created
      by ipup_init and reused by every run (pthread_create allocates, so it only happens at
      startup); each follows its own row of the table and blocks only on its rings. A
-     waiting thread spins IPUPIPE_SPIN (2000) times, then sleeps on its own condition
+     waiting IPU thread spins IPUPIPE_SPIN (500) times, then sleeps on its own condition
      variable until the partner that commits or releases the slot it waits for wakes it:
      no core is burnt when there are more IPUs than cores, and no syscall happens in the
      hot path when nobody waits. The calling thread acts as the host: it calls the infeed
@@ -787,7 +787,7 @@ IPUPDEF uint32_t ipup_ring_count(ipup_ring *r) {
    until a partner notifies it. Notifications take the sleeper's mutex, so no wake-up is
    lost; a notifier that finds nobody asleep costs one uncontended lock. */
 #ifndef IPUPIPE_SPIN
-#define IPUPIPE_SPIN 2000
+#define IPUPIPE_SPIN 500
 #endif
 static void ipue__relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -2013,7 +2013,9 @@ static void *ipue__wait(ipup_emu *e, int32_t self, ipue__probe_fn probe, void *a
     ipue__park *p = &e->park[self];
     void *v;
     uint32_t i;
-    for (i = 0; i < IPUPIPE_SPIN; i++) {
+    /* the host never spins: it is not on the critical path, and a third spinning thread
+       on a 2-core machine takes a core from the IPUs */
+    for (i = 0; self < e->nipus && i < IPUPIPE_SPIN; i++) {
         if ((v = probe(e, arg)) != NULL) return v;
         ipue__relax();
     }
