@@ -2471,9 +2471,9 @@ static int ipue__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
     IPUPIPE_HAPPENS_BEFORE(&e->go);
     IPUE__STORE_REL(&e->go, IPUE__LOAD_ACQ(&e->go) + 1u);
     ipue__notify_all(e);
+    IPUPIPE_MEMSET(&hw, 0, sizeof hw); /* every replica's counter starts at 0 */
     hw.total = total;
     hw.feeding = 1;
-    for (r = 0; r < e->R; r++) hw.fed[r] = 0;
     for (;;) {
         if (hw.feeding) {
             for (r = 0; r < e->R && rc_host == IPUP_OK; r++) {
