@@ -2140,7 +2140,17 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         E = e->cfg.recompute ? rt->work : slot;
         IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
         IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
-        ipue__release(e, in, threaded, s == 0 ? e->nipus : ipue__ipu_of(e, r, s - 1));
+        if (s == 0) {
+            /* the host refills the whole ring once woken: wake it only once the ring is at
+               most half full (not once per micro-batch: on a 2-core machine every wake-up
+               of the host takes a core from an IPU thread) */
+            ipup_ring_release(in);
+#ifndef IPUPIPE_NO_THREADS
+            if (threaded && 2u * ipup_ring_count(in) <= in->cap) ipue__notify(e, e->nipus);
+#endif
+        } else {
+            ipue__release(e, in, threaded, ipue__ipu_of(e, r, s - 1));
+        }
         if (s < e->S - 1) {
             out = (float *)ipue__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
             if (!out) goto stall;
@@ -2160,7 +2170,12 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
             ipup_outfeed_rec *rec = (ipup_outfeed_rec *)ipue__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
             if (!rec) goto stall;
             rec->step = t; rec->replica = r; rec->mb = m; rec->loss = loss; rec->correct = correct;
-            ipue__commit(e, &e->outfeed[r], threaded, e->nipus);
+            /* the host drains the whole ring once woken: wake it once the ring is at least
+               half full (the end of the job wakes it for the rest) */
+            ipup_ring_commit(&e->outfeed[r]);
+#ifndef IPUPIPE_NO_THREADS
+            if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap) ipue__notify(e, e->nipus);
+#endif
             if (!(loss - loss == 0.0f)) ipue__set_err(e, ipu, t, s, m, -1);
         }
         return IPUP_OK;
@@ -2248,7 +2263,7 @@ static void ipue__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
 /* gradient check of the stages of (r, d), part `part` of `parts` of each stage's gradient
    block (with replicas the all-reduced sums are equal everywhere, so each replica checks
    the part it reduced); sets the error slot of the IPU */
-static void ipue__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+static void ipue__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
     int32_t s, l, j;
     for (s = 0; s < e->S; s++) {
         size_t n = e->st[s].n_params, lo, hi;
@@ -2263,13 +2278,81 @@ static void ipue__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int3
                 size_t b = a + (size_t)(j ? I->n_b : I->n_w);
                 if (a < lo) a = lo;
                 if (b > hi) b = hi;
-                if (a < b && !ipue__finite(e->srt[r][s].grads + a, b - a)) {
+                if (a < b && !ipue__finite(e->srt[gr][s].grads + a, b - a)) {
                     ipue__set_err(e, r * e->P + d, t, s, -1, 2 * l + j);
                     return;
                 }
             }
         }
     }
+}
+
+#if IPUP_MAX_REPLICAS > 1
+/* threaded runner, R > 1, SGD or momentum without offload: each thread owns part `part`
+   of `parts` of device d's parameters. It sums the gradients of its part into replica 0's
+   block (replica order 0..R-1, the same single add per element as ipue__allreduce), and
+   after the barrier applies the update of its part to every replica's weights from that
+   one sum and zeroes its part of every replica's gradients. The same per-element
+   arithmetic as ipue__allreduce + ipue__update_stage (the kernels are element-wise), so
+   the weights stay bit-identical; each thread streams half the data of a full update. */
+static int ipue__split_update_ok(const ipup_emu *e) {
+    return e->R > 1 && !e->cfg.offload && (e->cfg.opt.kind == IPUP_OPT_SGD || e->cfg.opt.kind == IPUP_OPT_MOMENTUM);
+}
+static void ipue__reduce_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+    int32_t s, q;
+    for (s = 0; s < e->S; s++) {
+        size_t n = e->st[s].n_params, lo, hi, i;
+        float *IPUE__RESTRICT g0 = e->srt[0][s].grads;
+        if (e->st[s].device != d) continue;
+        lo = n * (size_t)part / (size_t)parts;
+        hi = n * (size_t)(part + 1) / (size_t)parts;
+        if (e->R == 2) {
+            const float *IPUE__RESTRICT g1 = e->srt[1][s].grads;
+            for (i = lo; i < hi; i++) g0[i] = g0[i] + g1[i];
+            continue;
+        }
+        for (i = lo; i < hi; i++) {
+            float acc = g0[i];
+            for (q = 1; q < e->R; q++) acc += e->srt[q][s].grads[i];
+            g0[i] = acc;
+        }
+    }
+}
+static void ipue__update_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+    const ipup_optimizer *o = &e->cfg.opt;
+    float scale = 1.0f / (float)(e->M * e->R);
+    int32_t s, l, j, q;
+    for (s = 0; s < e->S; s++) {
+        const ipue__stage *st = &e->st[s];
+        size_t n = st->n_params, lo, hi;
+        if (st->device != d) continue;
+        lo = n * (size_t)part / (size_t)parts;
+        hi = n * (size_t)(part + 1) / (size_t)parts;
+        for (l = st->first; l < st->last; l++) {
+            const ipup_layer_info *I = &e->lay[l].info;
+            if (!I->n_w) continue;
+            for (j = 0; j < 2; j++) {
+                size_t a = (size_t)e->lay[l].p_off + (j ? ipue__r16(I->n_w) : 0);
+                size_t b = a + (size_t)(j ? I->n_b : I->n_w);
+                const float *g;
+                if (a < lo) a = lo;
+                if (b > hi) b = hi;
+                if (a >= b) continue;
+                g = e->srt[0][s].grads + a;
+                for (q = 0; q < e->R; q++) {
+                    ipue__srt *rt = &e->srt[q][s];
+                    if (o->kind == IPUP_OPT_MOMENTUM) ipup_momentum_f32((int)(b - a), o->lr, o->momentum, scale, rt->params + a, rt->state + a, g);
+                    else ipup_sgd_f32((int)(b - a), o->lr, scale, rt->params + a, g);
+                }
+            }
+        }
+        for (q = 0; q < e->R; q++) IPUPIPE_MEMSET(e->srt[q][s].grads + lo, 0, (hi - lo) * sizeof(float));
+    }
+}
+#endif
+
+static void ipue__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+    ipue__check_grads_of(e, r, r, d, t, part, parts);
 }
 
 /* optimizer step of stage s of replica r (global step t: Adam uses t + 1) */
@@ -2412,6 +2495,18 @@ static void ipue__thread_job(ipup_emu *e, int32_t ipu) {
         if (ipue__aborted(e, t)) return;
         for (j = e->row_start[d]; j < e->row_start[d + 1]; j++)
             if (ipue__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
+#if IPUP_MAX_REPLICAS > 1
+        if (ipue__split_update_ok(e)) {
+            if (ipue__barrier(e, ipu, t)) return;
+            ipue__reduce_part(e, d, r, e->R);
+            ipue__check_grads_of(e, 0, r, d, t, r, e->R); /* the part this thread summed */
+            if (ipue__barrier(e, ipu, t)) return;
+            if (ipue__any_err(e, t)) return;
+            ipue__update_part(e, d, r, e->R);
+            if (ipue__barrier(e, ipu, t)) return; /* every replica's weights written before the next step reads them */
+            continue;
+        }
+#endif
         if (e->R > 1) {
             if (ipue__barrier(e, ipu, t)) return;
             ipue__allreduce(e, d, r, e->R);
