@@ -2478,7 +2478,10 @@ static int ipue__barrier(ipup_emu *e, int32_t self, int64_t t) {
         IPUE__STORE_REL(&e->bar_count, 0u);
         IPUPIPE_HAPPENS_BEFORE(&e->bar_gen);
         IPUE__STORE_REL(&e->bar_gen, g.old + 1u);
-        ipue__notify_all(e);
+        { /* the IPU threads only: the host never waits on a barrier (waking it costs a core) */
+            int32_t q;
+            for (q = 0; q < e->nipus; q++) ipue__notify(e, q);
+        }
         return 0;
     }
     if (!ipue__wait(e, self, ipue__probe_gen, &g, t)) return 1;
