@@ -2295,10 +2295,16 @@ static void ipue__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, 
    one sum and zeroes its part of every replica's gradients. The same per-element
    arithmetic as ipue__allreduce + ipue__update_stage (the kernels are element-wise), so
    the weights stay bit-identical; each thread streams half the data of a full update. */
-static int ipue__split_update_ok(const ipup_emu *e) {
+/* The sliced update serves only the threaded runner: unused under IPUPIPE_NO_THREADS. */
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUE__MAYBE_UNUSED __attribute__((unused))
+#else
+#define IPUE__MAYBE_UNUSED
+#endif
+static IPUE__MAYBE_UNUSED int ipue__split_update_ok(const ipup_emu *e) {
     return e->R > 1 && !e->cfg.offload && (e->cfg.opt.kind == IPUP_OPT_SGD || e->cfg.opt.kind == IPUP_OPT_MOMENTUM);
 }
-static void ipue__reduce_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+static IPUE__MAYBE_UNUSED void ipue__reduce_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     int32_t s, q;
     for (s = 0; s < e->S; s++) {
         size_t n = e->st[s].n_params, lo, hi, i;
@@ -2318,7 +2324,7 @@ static void ipue__reduce_part(ipup_emu *e, int32_t d, int32_t part, int32_t part
         }
     }
 }
-static void ipue__update_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+static IPUE__MAYBE_UNUSED void ipue__update_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     const ipup_optimizer *o = &e->cfg.opt;
     float scale = 1.0f / (float)(e->M * e->R);
     int32_t s, l, j, q;
