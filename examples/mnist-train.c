@@ -10,7 +10,8 @@
  * threads), opens the output files and loads --load. After that the program touches
  * no allocator until it exits: the epoch loop, the test evaluation, --save (POSIX
  * write + rename), --trace and --summary-json (written to descriptors opened at
- * startup) all run on memory set up before. tests/test_mnist_noheap.c proves it by
+ * startup, as "<path>.tmp" renamed over <path> only when the run succeeds) all run
+ * on memory set up before. tests/test_mnist_noheap.c proves it by
  * counting allocator calls (it compiles this file with MNIST_TRAIN_NO_MAIN and
  * hooks MNIST_TRAIN_STARTUP_DONE / MNIST_TRAIN_RUN_DONE).
  *
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -291,10 +293,33 @@ static int mt_parse(int argc, char **argv, mt_opts *o) {
 #undef MT_FLAG0
 #undef MT_VALUE
     }
+    {   /* two outputs into one file would overwrite each other */
+        const char *out[3], *flag[3] = {"--save", "--trace", "--summary-json"};
+        int x, y;
+        out[0] = o->save;
+        out[1] = o->trace;
+        out[2] = o->summary;
+        for (x = 0; x < 3; x++)
+            for (y = x + 1; y < 3; y++)
+                if (out[x] && out[y] && strcmp(out[x], out[y]) == 0)
+                    return mt_err("%s and %s both name %s; give each output its own file", flag[x], flag[y], out[x]);
+    }
     return 0;
 }
 
 /* ------------------------------------------------------------------ the run */
+/* An output file (--trace, --summary-json). Its descriptor is opened at startup so that
+ * writing it at the end needs no allocator. A regular file, or a new one, is written as
+ * "<path>.tmp" and renamed over <path> only when the run and the write succeed: a run
+ * that fails (a NaN stop, a full disk) leaves an older file as it was and no partial
+ * or empty one. A device or a pipe (/dev/stdout, /dev/full, a FIFO) cannot be replaced
+ * by a rename, so it is written directly. */
+typedef struct {
+    const char *path; /* what the user named */
+    char *tmp;        /* "<path>.tmp", or NULL when written directly */
+    int fd;           /* -1 when closed */
+} mt_out;
+
 typedef struct {
     mt_opts o;
     const mnist_model_spec *spec;
@@ -317,7 +342,8 @@ typedef struct {
     int epoch;
     int64_t epoch_step0, samples_per_step, steps_per_epoch;
     /* outputs */
-    int trace_fd, summary_fd, tty;
+    mt_out trace_out, summary_out;
+    int tty;
     char *text; /* startup-allocated text buffer (memory report, JSON) */
     size_t text_cap;
     mnist_ckpt_tensor *tens;
@@ -394,8 +420,72 @@ static int mt_fd_write(void *user, const void *data, size_t len) {
     return 0;
 }
 
-/* Opens an output file at startup (so no stdio allocation happens at the end). */
-static int mt_open_out(const char *path) { return open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644); }
+/* Opens an output file at startup (see mt_out). Returns 0, or -1 with errno set. */
+static int mt_out_open(mt_out *o, const char *path) {
+    struct stat st;
+    size_t n = strlen(path);
+    int e;
+    o->path = path;
+    o->tmp = NULL;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) {
+            errno = EISDIR;
+            return -1;
+        }
+        o->fd = open(path, O_WRONLY);
+        return o->fd < 0 ? -1 : 0;
+    }
+    if (!(o->tmp = (char *)malloc(n + 5))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(o->tmp, path, n);
+    memcpy(o->tmp + n, ".tmp", 5);
+    o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o->fd < 0) {
+        e = errno;
+        free(o->tmp);
+        o->tmp = NULL;
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* Closes an output file. With keep, "<path>.tmp" is flushed to disk and renamed over
+ * <path> (the pattern of mnist_ckpt_save); without it, or if that fails, the
+ * temporary file is removed and <path> is left as it was. Returns 0 or an errno. */
+static int mt_out_close(mt_out *o, int keep) {
+    int e = 0;
+    if (o->fd < 0) return 0;
+    if (keep && o->tmp && fsync(o->fd) != 0) e = errno;
+    if (close(o->fd) != 0 && keep && !e) e = errno;
+    o->fd = -1;
+    if (o->tmp) {
+        if (keep && !e && rename(o->tmp, o->path) != 0) e = errno;
+        if (!keep || e) unlink(o->tmp);
+    }
+    return e;
+}
+
+/* Ends an output whose bytes were all written (written != 0) or not: keeps it, or
+ * drops it and says why. Returns 0 when <path> now holds the complete output. */
+static int mt_out_finish(mt_out *o, const char *flag, int written) {
+    int e = written ? 0 : (errno ? errno : EIO);
+    if (!written) mt_out_close(o, 0);
+    else e = mt_out_close(o, 1);
+    if (!e) return 0;
+    mt_err("%s: writing %s failed: %s%s%s", flag, o->path, strerror(e),
+           e == ENOSPC || e == EFBIG || e == EDQUOT ? " (disk full or file size limit)" : "",
+           o->tmp ? "; the file was not replaced (any older one is as it was)" : "");
+    return e;
+}
+
+/* A run that fails after startup drops its unfinished outputs. */
+static void mt_out_drop(mt_run *r) {
+    mt_out_close(&r->trace_out, 0);
+    mt_out_close(&r->summary_out, 0);
+}
 
 static const char *mt_opt_name(int k) { return k == MNIST_OPT_SGD ? "sgd" : k == MNIST_OPT_MOMENTUM ? "momentum" : "adam"; }
 
@@ -611,7 +701,7 @@ int main(int argc, char **argv)
     }
     memset(r, 0, sizeof *r);
     memset(phase_util, 0, sizeof phase_util);
-    r->trace_fd = r->summary_fd = -1;
+    r->trace_out.fd = r->summary_out.fd = -1;
     if ((rc = mt_parse(argc, argv, &r->o)) != 0) return rc;
     /* ---- model and recipe */
     r->spec = mnist_model_find(r->o.model);
@@ -768,13 +858,15 @@ int main(int argc, char **argv)
         start_epoch = (int)meta.epoch;
         loaded = 1;
     }
-    if (r->o.trace && (r->trace_fd = mt_open_out(r->o.trace)) < 0) {
+    if (r->o.trace && mt_out_open(&r->trace_out, r->o.trace) != 0) {
         ipup_shutdown(r->emu);
         return mt_err("--trace: cannot create %s: %s", r->o.trace, strerror(errno));
     }
-    if (r->o.summary && (r->summary_fd = mt_open_out(r->o.summary)) < 0) {
+    if (r->o.summary && mt_out_open(&r->summary_out, r->o.summary) != 0) {
+        int e = errno;
+        mt_out_drop(r);
         ipup_shutdown(r->emu);
-        return mt_err("--summary-json: cannot create %s: %s", r->o.summary, strerror(errno));
+        return mt_err("--summary-json: cannot create %s: %s", r->o.summary, strerror(e));
     }
     r->tty = r->o.progress < 0 ? isatty(1) : r->o.progress;
     memset(mem, 0, sizeof mem);
@@ -847,6 +939,7 @@ int main(int argc, char **argv)
                 if (r->tty) printf("\n");
                 mt_err("training stopped in epoch %d: %s (%s)", r->epoch + 1, ipup_last_error(r->emu),
                        ipup_result_str(rc));
+                mt_out_drop(r);
                 ipup_shutdown(r->emu);
                 return 1;
             }
@@ -883,6 +976,7 @@ int main(int argc, char **argv)
     /* ---- test */
     if ((rc = ipup_evaluate(r->emu, r->te.count, r->xte, r->yte, &test_loss, &test_correct)) != IPUP_OK) {
         mt_err("evaluation failed: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
+        mt_out_drop(r);
         ipup_shutdown(r->emu);
         return 1;
     }
@@ -908,11 +1002,12 @@ int main(int argc, char **argv)
         if (mnist_ckpt_save(r->o.save, &meta, r->tens, r->n_tens, err) != MNIST_CKPT_OK) rc = mt_err("--save: %s", err);
         else if (!r->o.quiet) printf("Saved %s (epoch %u, step %llu)\n", r->o.save, meta.epoch, (unsigned long long)meta.step);
     }
-    if (r->trace_fd >= 0) {
-        if (ipup_trace_write(r->emu, mt_fd_write, &r->trace_fd) != IPUP_OK) rc = mt_err("--trace: writing %s failed", r->o.trace);
-        close(r->trace_fd);
+    if (r->trace_out.fd >= 0) {
+        errno = 0;
+        if (mt_out_finish(&r->trace_out, "--trace", ipup_trace_write(r->emu, mt_fd_write, &r->trace_out.fd) == IPUP_OK))
+            rc = 2;
     }
-    if (r->summary_fd >= 0) {
+    if (r->summary_out.fd >= 0) {
         size_t n = 0;
         n = mt_cat(r, n, "{\n  \"model\": \"%s\",\n  \"test_accuracy\": %.4f,\n  \"train_samples_per_second\": %.1f,\n",
                    r->spec->name, test_acc / 100.0, sps);
@@ -933,12 +1028,14 @@ int main(int argc, char **argv)
                    "  \"phase_utilisation\": {\"ramp_up\": %.4f, \"main\": %.4f, \"ramp_down\": %.4f, \"update\": %.4f}\n}\n",
                    phase_util[IPUP_PHASE_RAMP_UP], phase_util[IPUP_PHASE_MAIN], phase_util[IPUP_PHASE_RAMP_DOWN],
                    phase_util[IPUP_PHASE_UPDATE]);
-        if (mt_fd_write(&r->summary_fd, r->text, n) != 0) rc = mt_err("--summary-json: writing %s failed", r->o.summary);
-        close(r->summary_fd);
+        errno = 0;
+        if (mt_out_finish(&r->summary_out, "--summary-json", mt_fd_write(&r->summary_out.fd, r->text, n) == 0)) rc = 2;
     }
     (void)ids;
     MNIST_TRAIN_RUN_DONE();
     ipup_shutdown(r->emu);
+    free(r->trace_out.tmp);
+    free(r->summary_out.tmp);
     free(r->tens);
     free(r->emu);
     free(r->text);

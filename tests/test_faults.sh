@@ -8,7 +8,8 @@
 #  2. kill -9 from outside at spread-out moments of runs that end with --save over an
 #     existing checkpoint: the file is always the old one or the complete new one;
 #  3. a NaN/inf loss (learning rate 100) stops the run, exit 1, with a message naming
-#     the step and the stage; the last good checkpoint stays intact;
+#     the step and the stage; the last good checkpoint stays intact, and so does an
+#     older --summary-json (no empty --trace/--summary-json left behind);
 #  4. unwritable paths and a full disk (/dev/full, and `ulimit -f` for a real EFBIG)
 #     for --save, --trace and --summary-json: clear errors, no crash, the previous
 #     checkpoint intact, no temporary file left;
@@ -161,6 +162,19 @@ fi
 cmp -s "$tmp/nan.ckpt" "$tmp/e1.ckpt" && [ ! -e "$tmp/nan.ckpt.tmp" ] && ok "after the NaN stop the last good checkpoint is intact" ||
   bad "the NaN run changed the last good checkpoint"
 
+# a failed run leaves no partial --summary-json / --trace and keeps an older summary
+echo '{"old": 1}' > "$tmp/old.json"
+cp "$tmp/old.json" "$tmp/sum.json"
+rm -f "$tmp/tr.json"
+"$BIN" "${common[@]}" --epochs 3 --learning-rate 100 --summary-json "$tmp/sum.json" --trace "$tmp/tr.json" > "$tmp/nan2.log" 2>&1
+rc=$?
+left=$(ls "$tmp" | grep -E '^(tr\.json|sum\.json\.tmp|tr\.json\.tmp)$' | tr '\n' ' ')
+if [ "$rc" -eq 1 ] && cmp -s "$tmp/sum.json" "$tmp/old.json" && [ -z "$left" ]; then
+  ok "after the NaN stop: the previous --summary-json is intact, no --trace file or temporary left"
+else
+  bad "after the NaN stop (exit $rc): summary $(wc -c < "$tmp/sum.json") bytes (was 11), left behind: ${left:-nothing}" "$tmp/nan2.log"
+fi
+
 # ---- 4. unwritable paths and full disks
 expect() { # NAME EXPECTED_RC PATTERN LOG
   if [ "$5" -eq "$2" ] && grep -qE "$3" "$4"; then ok "$1 (exit $5)"; else bad "$1: exit $5 (expected $2), wanted /$3/" "$4"; fi
@@ -175,6 +189,31 @@ expect "--summary-json into a missing directory" 2 'summary-json: cannot create'
 expect "--trace on a full disk (/dev/full)" 2 'trace: writing /dev/full failed' "$tmp/o.log" $?
 "$BIN" "${common[@]}" --epochs 1 --summary-json /dev/full > "$tmp/o.log" 2>&1
 expect "--summary-json on a full disk (/dev/full)" 2 'summary-json: writing /dev/full failed' "$tmp/o.log" $?
+# a run that succeeds replaces an older summary and trace whole, leaving no temporary
+echo '{"old": 1}' > "$tmp/rs.json"
+echo '{"old": 2}' > "$tmp/rt.json"
+"$BIN" "${common[@]}" --epochs 1 --summary-json "$tmp/rs.json" --trace "$tmp/rt.json" > "$tmp/o.log" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '"test_accuracy"' "$tmp/rs.json" && grep -q '"traceEvents"' "$tmp/rt.json" &&
+  [ ! -e "$tmp/rs.json.tmp" ] && [ ! -e "$tmp/rt.json.tmp" ]; then
+  ok "a good run replaces an older --summary-json and --trace, no temporary left"
+else
+  bad "a good run (exit $rc) did not replace the older outputs cleanly" "$tmp/o.log"
+fi
+# --trace to a regular file on a full disk (ulimit -f 2, a 1 KB limit: EFBIG): the older trace stays
+cp "$tmp/old.json" "$tmp/ft.json"
+( trap '' XFSZ; ulimit -f 2; exec "$BIN" "${common[@]}" --epochs 1 --trace "$tmp/ft.json" ) > "$tmp/o.log" 2>&1
+expect "--trace on a full disk (ulimit -f 2: 1 KB)" 2 'trace: writing .*ft\.json failed: File too large.*not replaced' "$tmp/o.log" $?
+cmp -s "$tmp/ft.json" "$tmp/old.json" && [ ! -e "$tmp/ft.json.tmp" ] &&
+  ok "after the failed --trace write the older trace is intact, no <path>.tmp left" || bad "the failed --trace write damaged the older trace"
+# the summary cannot be created after the trace was opened: the trace temporary goes too
+rm -f "$tmp/t2.json"
+"$BIN" "${common[@]}" --epochs 1 --trace "$tmp/t2.json" --summary-json /nonexistent/s.json > "$tmp/o.log" 2>&1
+expect "--summary-json unwritable after --trace opened" 2 'summary-json: cannot create /nonexistent/s.json' "$tmp/o.log" $?
+[ ! -e "$tmp/t2.json" ] && [ ! -e "$tmp/t2.json.tmp" ] && ok "the unwritable summary left no trace file or temporary" ||
+  bad "the unwritable summary left $(ls "$tmp" | grep t2.json)"
+"$BIN" "${common[@]}" --epochs 1 --trace "$tmp/same.json" --summary-json "$tmp/same.json" > "$tmp/o.log" 2>&1
+expect "--trace and --summary-json naming one file" 2 'trace and --summary-json both name .*same\.json' "$tmp/o.log" $?
 cp "$tmp/e1.ckpt" "$tmp/fs.ckpt"
 ( trap '' XFSZ; ulimit -f 64; exec "$BIN" "${common[@]}" --load "$tmp/fs.ckpt" --epochs 2 --save "$tmp/fs.ckpt" ) > "$tmp/o.log" 2>&1
 expect "--save on a full disk (ulimit -f 64: write fails with EFBIG)" 2 'save: .*(File too large|No space).*disk full' "$tmp/o.log" $?
