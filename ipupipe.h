@@ -602,17 +602,8 @@ IPUPDEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 #ifndef IPUPIPE_SYNC_VAR
 #define IPUPIPE_SYNC_VAR(addr, n) ((void)0)
 #endif
-/* libc string functions: IPUPIPE_MEMCPY / IPUPIPE_MEMSET (defaults memcpy / memset, shared
-   with ipupipe_kernels.h, which includes <string.h> only for the defaults) */
-#if !defined(IPUPIPE_MEMSET) || !defined(IPUPIPE_MEMCPY)
-#include <string.h>
-#endif
-#ifndef IPUPIPE_MEMSET
-#define IPUPIPE_MEMSET(d, c, n) memset((d), (c), (n))
-#endif
-#ifndef IPUPIPE_MEMCPY
-#define IPUPIPE_MEMCPY(d, s, n) memcpy((d), (s), (n))
-#endif
+/* libc string functions: IPUPIPE_MEMCPY / IPUPIPE_MEMSET come from ipupipe_kernels.h
+   (included above; defaults memcpy / memset, <string.h> only for the defaults) */
 /* initial value of the emulator's ring counters (tests start them just below 2^32 so that
    every run crosses the wrap) */
 #ifndef IPUPIPE_RING_START
