@@ -17,41 +17,14 @@
 #     splits naming no layer or leaving a stage empty, more stages than layers,
 #     replicas x stages beyond the IPUs, learning rate NaN/inf, and each is exit 2
 #     with the message expected, nothing written.
-# Synthetic IDX files are written here (no network, no data/). Ends with
+# Synthetic IDX files are written here (tests/lib.sh: no network, no data/). Ends with
 # `N passed, N failed`; exits non-zero on any failure.
-set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 BIN=build/mnist-train
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/    /' "$2" | head -n 8; }
-if [ ! -x "$BIN" ]; then
-  echo "FAIL $BIN is missing (make $BIN)"; echo "0 passed, 1 failed"; exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ipup_faults.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-# ---- synthetic IDX files (class k lights row 2k+4, plus fixed noise)
-gen_idx() { # DIR SPLIT COUNT
-  LC_ALL=C awk -v n="$3" -v img="$1/$2-images-idx3-ubyte" -v lbl="$1/$2-labels-idx1-ubyte" '
-    function be32(v, f) { printf "%c%c%c%c", int(v/16777216)%256, int(v/65536)%256, int(v/256)%256, v%256 > f }
-    BEGIN {
-      printf "%c%c%c%c", 0, 0, 8, 3 > img; be32(n, img); be32(28, img); be32(28, img)
-      printf "%c%c%c%c", 0, 0, 8, 1 > lbl; be32(n, lbl)
-      for (i = 0; i < n; i++) {
-        k = (i * 7) % 10; printf "%c", k > lbl
-        for (j = 0; j < 784; j++) printf "%c", ((int(j / 28) == 2 * k + 4) ? 220 : (i * 13 + j * 5) % 50) > img
-      }
-    }'
-}
+need_bin "$BIN"
+make_tmp faults
 syn=$tmp/syn
-mkdir -p "$syn"
-gen_idx "$syn" train 256
-gen_idx "$syn" t10k 64
-if [ "$(stat -c %s "$syn/train-images-idx3-ubyte")" != $((16 + 256 * 784)) ]; then
-  echo "FAIL could not write synthetic IDX files"; echo "0 passed, 1 failed"; exit 1
-fi
+gen_syn "$syn" 256 64
 base=(--data "$syn" --quiet --seed 5 --batch-size 8 --batches-to-accumulate 4 --repeat-count 2)
 common=("${base[@]}" --splits dense128 dense32)
 
@@ -249,5 +222,4 @@ hostile "too many samples per step" 'one step needs 4096 samples' --batch-size 1
 hostile "missing data directory" 'nonexistent.*(cannot open|make data)' --data /nonexistent
 hostile "checkpoint of another model" "holds model 'mlp'" --model cnn --load "$tmp/e1.ckpt"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -2,16 +2,10 @@
 # tests/test_sched_tool.sh - the ipupipe-sched tool: flags, formats, exit codes
 # (0 valid, 1 invalid table, 2 usage/configuration error), CSV round trip through
 # files, the PyTorch fixtures, --respace, --compare figures.
-set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 tool=build/ipupipe-sched
 fix=../shared/fixtures/pytorch
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+make_tmp sched_tool
 # expect CODE NAME -- ARGS... : run the tool, check its exit code; output in $tmp/out
 expect() {
   local code=$1 name=$2
@@ -24,7 +18,7 @@ has() { # has NAME PATTERN FILE
   if grep -qF -- "$2" "$3"; then ok "$1"; else bad "$1: '$2' not in $3"; head -20 "$3"; fi
 }
 
-if [ ! -x "$tool" ]; then echo "FAIL $tool not built"; echo "0 passed, 1 failed"; exit 1; fi
+need_bin "$tool"
 
 expect 0 "--help" -- --help
 has "--help shows an example" "ipupipe-sched --stages 4 --microbatches 8 --schedule grouped" "$tmp/out"
@@ -122,5 +116,4 @@ else
   echo "note: $fix not present; fixture checks are in test_sched_verify"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

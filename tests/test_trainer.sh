@@ -11,43 +11,12 @@
 #  5. with real MNIST (data/mnist, fetched by `make data` when missing) the mlp
 #     pipeline reaches >= 97% test accuracy in 2 epochs.
 # Ends with `N passed, N failed`; exits non-zero on any failure.
-set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 BIN=build/mnist-train
-pass=0; fail=0
-ok()   { pass=$((pass + 1)); echo "ok   $1"; }
-bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | head -n 15; }
-
-if [ ! -x "$BIN" ]; then
-  echo "FAIL $BIN is missing (make $BIN)"; echo "0 passed, 1 failed"; exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ipup_trainer.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-# ---- synthetic IDX files: class k lights rows 2k+3..2k+5, plus fixed noise
-gen_idx() { # DIR SPLIT COUNT
-  LC_ALL=C awk -v n="$3" -v img="$1/$2-images-idx3-ubyte" -v lbl="$1/$2-labels-idx1-ubyte" '
-    function be32(v, f) { printf "%c%c%c%c", int(v/16777216)%256, int(v/65536)%256, int(v/256)%256, v%256 > f }
-    BEGIN {
-      printf "%c%c%c%c", 0, 0, 8, 3 > img; be32(n, img); be32(28, img); be32(28, img)
-      printf "%c%c%c%c", 0, 0, 8, 1 > lbl; be32(n, lbl)
-      for (i = 0; i < n; i++) {
-        k = i % 10; printf "%c", k > lbl
-        for (j = 0; j < 784; j++) {
-          row = int(j / 28)
-          v = (row >= 2*k + 3 && row < 2*k + 6) ? 200 : (i*31 + j*7) % 40
-          printf "%c", v > img
-        }
-      }
-    }'
-}
+need_bin "$BIN"
+make_tmp trainer
 syn=$tmp/syn
-mkdir -p "$syn"
-gen_idx "$syn" train 640
-gen_idx "$syn" t10k 100
-if [ "$(stat -c %s "$syn/train-images-idx3-ubyte")" != $((16 + 640 * 784)) ]; then
-  echo "FAIL could not write synthetic IDX files"; echo "0 passed, 1 failed"; exit 1
-fi
+gen_syn "$syn" 640 100
 common=(--data "$syn" --quiet --seed 7 --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --repeat-count 3)
 
 # ---- 1. schedules x runners: identical checkpoints
@@ -169,5 +138,4 @@ else
   fi
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
