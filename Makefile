@@ -148,13 +148,13 @@ include examples/firmware/firmware.mk
 
 # ---- Reliability gates (issue 6; tests/fuzz/): static analysis, firmware-style nm
 # check, libFuzzer targets. `make test` runs check-analyze, check-freestanding and
-# check-fuzz (each target FUZZ_TEST_SECONDS, default 30 s, plus the replay of its
+# check-fuzz (each target FUZZ_TEST_SECONDS, default 60 s, plus the replay of its
 # seeds and regression inputs); `make fuzz` is the longer local run (FUZZ_SECONDS,
-# default 60 s per target). Crashers land in build/fuzz/crashes/.
+# default 300 s per target). Crashers land in build/fuzz/crashes/.
 .PHONY: fuzz check-fuzz check-analyze check-freestanding
 FUZZ_TARGETS      := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_SECONDS      ?= 60
-FUZZ_TEST_SECONDS ?= 30
+FUZZ_SECONDS      ?= 300
+FUZZ_TEST_SECONDS ?= 60
 FL_fuzz := -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS) $(wildcard examples/*.c)
 	@mkdir -p $(@D)
