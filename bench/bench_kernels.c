@@ -16,6 +16,8 @@
 #define _POSIX_C_SOURCE 199309L
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_kernels.h"
+#define REF_KERNELS_FLOAT
+#include "ref_kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,72 +125,8 @@ static double measure_peak(const char **what) {
 
 /* ------------------------------------------------------------ naive references */
 
-static void naive_dense_fwd(int B, int IN, int OUT, const float *x, const float *w,
-                            const float *b, float *y) {
-    int r, o, k;
-    for (r = 0; r < B; r++)
-        for (o = 0; o < OUT; o++) {
-            float s = b[o];
-            for (k = 0; k < IN; k++) s += x[r * IN + k] * w[k * OUT + o];
-            y[r * OUT + o] = s;
-        }
-}
-static void naive_dense_bwd_data(int B, int IN, int OUT, const float *w, const float *dy,
-                                 float *dx) {
-    int r, i, o;
-    for (r = 0; r < B; r++)
-        for (i = 0; i < IN; i++) {
-            float s = 0.0f;
-            for (o = 0; o < OUT; o++) s += dy[r * OUT + o] * w[i * OUT + o];
-            dx[r * IN + i] = s;
-        }
-}
-static void naive_dense_bwd_w(int B, int IN, int OUT, const float *x, const float *dy,
-                              float *dw) {
-    int r, i, o;
-    for (i = 0; i < IN; i++)
-        for (o = 0; o < OUT; o++) {
-            float s = 0.0f;
-            for (r = 0; r < B; r++) s += x[r * IN + i] * dy[r * OUT + o];
-            dw[i * OUT + o] += s;
-        }
-}
-static void naive_conv_fwd(int B, int H, int W, int CI, int CO, const float *x, const float *w,
-                           const float *b, float *y) {
-    int n, oh, ow, co, kh, kw, ci, OH = H - 2, OW = W - 2;
-    for (n = 0; n < B; n++)
-        for (oh = 0; oh < OH; oh++)
-            for (ow = 0; ow < OW; ow++)
-                for (co = 0; co < CO; co++) {
-                    float s = b[co];
-                    for (kh = 0; kh < 3; kh++)
-                        for (kw = 0; kw < 3; kw++)
-                            for (ci = 0; ci < CI; ci++)
-                                s += x[((n * H + oh + kh) * W + ow + kw) * CI + ci] *
-                                     w[((kh * 3 + kw) * CI + ci) * CO + co];
-                    y[((n * OH + oh) * OW + ow) * CO + co] = s;
-                }
-}
-static void naive_conv_bwd(int B, int H, int W, int CI, int CO, const float *x, const float *w,
-                           const float *dy, float *dx, float *dw, float *db) {
-    int n, oh, ow, co, kh, kw, ci, OH = H - 2, OW = W - 2;
-    if (dx) memset(dx, 0, sizeof(float) * (size_t)(B * H * W * CI));
-    for (n = 0; n < B; n++)
-        for (oh = 0; oh < OH; oh++)
-            for (ow = 0; ow < OW; ow++)
-                for (co = 0; co < CO; co++) {
-                    float g = dy[((n * OH + oh) * OW + ow) * CO + co];
-                    db[co] += g;
-                    for (kh = 0; kh < 3; kh++)
-                        for (kw = 0; kw < 3; kw++)
-                            for (ci = 0; ci < CI; ci++) {
-                                int xi = ((n * H + oh + kh) * W + ow + kw) * CI + ci;
-                                int wi = ((kh * 3 + kw) * CI + ci) * CO + co;
-                                dw[wi] += x[xi] * g;
-                                if (dx) dx[xi] += w[wi] * g;
-                            }
-                }
-}
+/* ref_dense, ref_dense_bwd_data, ref_dense_bwd_w, ref_conv, ref_conv_bwd (in float): the
+   scalar loops tests/test_kernels.c checks against, from tests/ref_kernels.h */
 
 /* ------------------------------------------------------------ timing */
 
@@ -202,23 +140,23 @@ typedef struct {
 static void run(const job *j) {
     switch (j->kind) {
     case 0:
-        if (j->naive) naive_dense_fwd(j->B, j->IN, j->OUT, j->x, j->w, j->b, j->y);
+        if (j->naive) ref_dense(j->B, j->IN, j->OUT, j->x, j->w, j->b, j->y);
         else ipup_dense_fwd_f32(j->B, j->IN, j->OUT, j->x, j->w, j->b, j->y);
         break;
     case 1:
-        if (j->naive) naive_dense_bwd_data(j->B, j->IN, j->OUT, j->w, j->dy, j->dx);
+        if (j->naive) ref_dense_bwd_data(j->B, j->IN, j->OUT, j->w, j->dy, j->dx);
         else ipup_dense_bwd_f32(j->B, j->IN, j->OUT, j->x, j->w, j->dy, j->dx, NULL, NULL);
         break;
     case 2:
-        if (j->naive) naive_dense_bwd_w(j->B, j->IN, j->OUT, j->x, j->dy, j->dw);
+        if (j->naive) ref_dense_bwd_w(j->B, j->IN, j->OUT, j->x, j->dy, j->dw);
         else ipup_dense_bwd_f32(j->B, j->IN, j->OUT, j->x, j->w, j->dy, NULL, j->dw, NULL);
         break;
     case 3:
-        if (j->naive) naive_conv_fwd(j->B, j->H, j->W, j->CI, j->CO, j->x, j->w, j->b, j->y);
+        if (j->naive) ref_conv(j->B, j->H, j->W, j->CI, j->CO, j->x, j->w, j->b, j->y);
         else ipup_conv3x3_fwd_f32(j->B, j->H, j->W, j->CI, j->CO, j->x, j->w, j->b, j->y, NULL);
         break;
     default:
-        if (j->naive) naive_conv_bwd(j->B, j->H, j->W, j->CI, j->CO, j->x, j->w, j->dy, j->kind == 4 ? j->dx : NULL, j->dw, j->db);
+        if (j->naive) ref_conv_bwd(j->B, j->H, j->W, j->CI, j->CO, j->x, j->w, j->dy, j->kind == 4 ? j->dx : NULL, j->dw, j->db);
         else ipup_conv3x3_bwd_f32(j->B, j->H, j->W, j->CI, j->CO, j->x, j->w, j->dy, j->kind == 4 ? j->dx : NULL, j->dw, j->db, j->scratch);
         break;
     }

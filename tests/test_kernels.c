@@ -1,6 +1,6 @@
 /* test_kernels.c - ipupipe_kernels.h against independent references:
  *   - every backward against central finite differences of a double-precision forward
- *     written here (plain scalar loops), on random inputs, odd sizes and batch 1;
+ *     (plain scalar loops, tests/ref_kernels.h), on random inputs, odd sizes and batch 1;
  *   - every forward against the same double-precision scalar loops;
  *   - the SIMD path (whatever this build selected) against the *_portable path within 1e-5
  *     (norm-wise relative), and the same bits on a second run;
@@ -9,6 +9,7 @@
  */
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_kernels.h"
+#include "ref_kernels.h" /* in double: REF_KERNELS_FLOAT is not defined */
 #include "ttest.h"
 
 #include <stdint.h>
@@ -36,6 +37,11 @@ static float *falloc(size_t n) { /* exact size: ASan/Valgrind see any overrun */
 }
 static double *dalloc(size_t n) {
     double *p = (double *)malloc((n ? n : 1) * sizeof(double));
+    if (!p) abort();
+    return p;
+}
+static double *dzeros(size_t n) { /* the bias of the references for "no bias" */
+    double *p = (double *)calloc(n ? n : 1, sizeof(double));
     if (!p) abort();
     return p;
 }
@@ -72,32 +78,8 @@ static double relerr_ff(size_t n, const float *a, const float *b) {
 
 /* ------------------------------------------------------------ double references */
 
-static void ref_dense(int B, int IN, int OUT, const double *x, const double *w, const double *b,
-                      double *y) {
-    int r, k, o;
-    for (r = 0; r < B; r++)
-        for (o = 0; o < OUT; o++) {
-            double s = b ? b[o] : 0.0;
-            for (k = 0; k < IN; k++) s += x[r * IN + k] * w[k * OUT + o];
-            y[r * OUT + o] = s;
-        }
-}
-static void ref_conv(int B, int H, int W, int CI, int CO, const double *x, const double *w,
-                     const double *b, double *y) {
-    int n, oh, ow, kh, kw, ci, co, OH = H - 2, OW = W - 2;
-    for (n = 0; n < B; n++)
-        for (oh = 0; oh < OH; oh++)
-            for (ow = 0; ow < OW; ow++)
-                for (co = 0; co < CO; co++) {
-                    double s = b ? b[co] : 0.0;
-                    for (kh = 0; kh < 3; kh++)
-                        for (kw = 0; kw < 3; kw++)
-                            for (ci = 0; ci < CI; ci++)
-                                s += x[((n * H + oh + kh) * W + ow + kw) * CI + ci] *
-                                     w[((kh * 3 + kw) * CI + ci) * CO + co];
-                    y[((n * OH + oh) * OW + ow) * CO + co] = s;
-                }
-}
+/* ref_dense, ref_dense_bwd_data, ref_dense_bwd_w, ref_conv, ref_conv_bwd: tests/ref_kernels.h */
+
 static double ref_gelu(double v) {
     return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
 }
@@ -165,7 +147,7 @@ static void check_dense(int B, int IN, int OUT, int use_fd) {
     float *dx = falloc(nx), *dw = frand(nw, 1.0), *db = frand((size_t)OUT, 1.0);
     float *dw0 = falloc(nw), *db0 = falloc((size_t)OUT);
     double *xd = dalloc(nx), *wd = dalloc(nw), *bd = dalloc((size_t)OUT), *rd = dalloc(ny),
-           *yd = dalloc(ny), *g = dalloc(nw > nx ? nw : nx);
+           *yd = dalloc(ny), *g = dalloc(nw > nx ? nw : nx), *zd = dzeros((size_t)OUT);
     dense_ctx c;
     double e;
     size_t i;
@@ -179,7 +161,7 @@ static void check_dense(int B, int IN, int OUT, int use_fd) {
     e = relerr_fd(ny, y, yd, 1.0);
     TT_CHECK_MSG(e < 1e-5, "dense fwd %dx%dx%d rel err %g", B, IN, OUT, e);
     ipup_dense_fwd_f32(B, IN, OUT, x, w, NULL, y);
-    ref_dense(B, IN, OUT, xd, wd, NULL, yd);
+    ref_dense(B, IN, OUT, xd, wd, zd, yd);
     e = relerr_fd(ny, y, yd, 1.0);
     TT_CHECK_MSG(e < 1e-5, "dense fwd (no bias) %dx%dx%d rel err %g", B, IN, OUT, e);
 
@@ -201,21 +183,11 @@ static void check_dense(int B, int IN, int OUT, int use_fd) {
         e = relerr_fd((size_t)OUT, db, g, 1.0);
         TT_CHECK_MSG(e < 1e-4, "dense db vs FD %dx%dx%d rel err %g", B, IN, OUT, e);
     } else { /* analytic double references (too big for FD under the time budget) */
-        int r, k, o;
-        for (r = 0; r < B; r++)
-            for (k = 0; k < IN; k++) {
-                double s = 0.0;
-                for (o = 0; o < OUT; o++) s += rd[r * OUT + o] * wd[k * OUT + o];
-                g[r * IN + k] = s;
-            }
+        ref_dense_bwd_data(B, IN, OUT, wd, rd, g);
         e = relerr_fd(nx, dx, g, 1.0);
         TT_CHECK_MSG(e < 1e-5, "dense dx %dx%dx%d rel err %g", B, IN, OUT, e);
-        for (k = 0; k < IN; k++)
-            for (o = 0; o < OUT; o++) {
-                double s = 0.0;
-                for (r = 0; r < B; r++) s += xd[r * IN + k] * rd[r * OUT + o];
-                g[k * OUT + o] = s;
-            }
+        for (i = 0; i < nw; i++) g[i] = 0.0; /* ref_dense_bwd_w accumulates */
+        ref_dense_bwd_w(B, IN, OUT, xd, rd, g);
         e = relerr_fd(nw, dw, g, 1.0);
         TT_CHECK_MSG(e < 2e-5, "dense dw %dx%dx%d rel err %g", B, IN, OUT, e);
     }
@@ -267,7 +239,7 @@ static void check_dense(int B, int IN, int OUT, int use_fd) {
         free(dxa); free(dxb); free(dwa); free(dwb); free(dba); free(dbb);
     }
     free(x); free(w); free(b); free(dy); free(y); free(y2); free(dx); free(dw); free(db);
-    free(dw0); free(db0); free(xd); free(wd); free(bd); free(rd); free(yd); free(g);
+    free(dw0); free(db0); free(xd); free(wd); free(bd); free(rd); free(yd); free(g); free(zd);
 }
 
 TTEST(dense_fd) {
@@ -340,7 +312,7 @@ static void check_conv(int B, int H, int W, int CI, int CO, int use_fd) {
     float *dw = frand(nw, 1.0), *db = frand(nb, 1.0), *dw0 = falloc(nw), *db0 = falloc(nb);
     float *dw2 = falloc(nw), *db2 = falloc(nb), *sb = falloc(nsb), *sf = falloc(nsf);
     double *xd = dalloc(nx), *wd = dalloc(nw), *bd = dalloc(nb), *rd = dalloc(ny), *yd = dalloc(ny);
-    double *g = dalloc(nx > nw ? nx : nw);
+    double *g = dalloc(nx > nw ? nx : nw), *zd = dzeros(nb);
     conv_ctx c;
     double e;
     size_t i;
@@ -352,7 +324,7 @@ static void check_conv(int B, int H, int W, int CI, int CO, int use_fd) {
     e = relerr_fd(ny, y, yd, 1.0);
     TT_CHECK_MSG(e < 1e-5, "conv fwd B%d %dx%dx%d->%d rel err %g", B, H, W, CI, CO, e);
     ipup_conv3x3_fwd_f32(B, H, W, CI, CO, x, w, NULL, y2, NULL);
-    ref_conv(B, H, W, CI, CO, xd, wd, NULL, yd);
+    ref_conv(B, H, W, CI, CO, xd, wd, zd, yd);
     e = relerr_fd(ny, y2, yd, 1.0);
     TT_CHECK_MSG(e < 1e-5, "conv fwd (no bias, NULL scratch) rel err %g", e);
 
@@ -375,23 +347,8 @@ static void check_conv(int B, int H, int W, int CI, int CO, int use_fd) {
     } else { /* analytic double references: the transposed loops of ref_conv */
         double *gx = (double *)calloc(nx + 1, sizeof(double)), *gw = (double *)calloc(nw + 1, sizeof(double));
         double *gb = (double *)calloc(nb + 1, sizeof(double));
-        int n, oh, ow, kh, kw, ci, co;
         if (!gx || !gw || !gb) abort();
-        for (n = 0; n < B; n++)
-            for (oh = 0; oh < H - 2; oh++)
-                for (ow = 0; ow < W - 2; ow++)
-                    for (co = 0; co < CO; co++) {
-                        double gy = rd[((n * (H - 2) + oh) * (W - 2) + ow) * CO + co];
-                        gb[co] += gy;
-                        for (kh = 0; kh < 3; kh++)
-                            for (kw = 0; kw < 3; kw++)
-                                for (ci = 0; ci < CI; ci++) {
-                                    int xi = ((n * H + oh + kh) * W + ow + kw) * CI + ci;
-                                    int wi = ((kh * 3 + kw) * CI + ci) * CO + co;
-                                    gx[xi] += wd[wi] * gy;
-                                    gw[wi] += xd[xi] * gy;
-                                }
-                    }
+        ref_conv_bwd(B, H, W, CI, CO, xd, wd, rd, gx, gw, gb);
         e = relerr_fd(nx, dx, gx, 1.0);
         TT_CHECK_MSG(e < 1e-5, "conv dx B%d %dx%dx%d->%d rel err %g", B, H, W, CI, CO, e);
         e = relerr_fd(nw, dw, gw, 1.0);
@@ -433,7 +390,7 @@ static void check_conv(int B, int H, int W, int CI, int CO, int use_fd) {
 
     free(x); free(w); free(b); free(dy); free(y); free(y2); free(dx); free(dx2); free(dw);
     free(db); free(dw0); free(db0); free(dw2); free(db2); free(sb); free(sf);
-    free(xd); free(wd); free(bd); free(rd); free(yd); free(g);
+    free(xd); free(wd); free(bd); free(rd); free(yd); free(g); free(zd);
 }
 
 TTEST(conv_fd) {
