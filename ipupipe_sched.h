@@ -1500,7 +1500,8 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_csv(const ipup_table *t, 
     return ipup__wend(&w, len);
 }
 
-/* BSP step costs for the timed writers: calls back with each op's start time. */
+/* BSP cost of the step made of ops [i0, i1): its slowest op, the exchange if any op crosses
+   devices, and the sync. */
 static IPUP__SCHED_UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c, int32_t i0, int32_t i1) {
     double mx = 0.0;
     int cross = 0;
@@ -1513,12 +1514,45 @@ static IPUP__SCHED_UNUSED double ipup__step_cost(const ipup_table *t, const ipup
     return mx + (cross ? c->exchange : 0.0) + c->sync;
 }
 
+/* One past the last op of the step that ops[i] starts (ops are sorted by step). */
+static IPUP__SCHED_UNUSED int32_t ipup__step_end(const ipup_table *t, int32_t i) {
+    int32_t j = i;
+    while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
+    return j;
+}
+
+/* Walks the ops in step order with the BSP start time of their step: a step starts when the
+   one before it ends (ipup__step_cost). */
+typedef struct {
+    const ipup_table *t;
+    const ipup_sched_cost *c;
+    int32_t i, end; /* next op; one past the current step */
+    double now, next; /* start of the current step; start of the next */
+} ipup__timed;
+static IPUP__SCHED_UNUSED void ipup__timed_init(ipup__timed *it, const ipup_table *t, const ipup_sched_cost *c) {
+    it->t = t;
+    it->c = c;
+    it->i = it->end = 0;
+    it->now = it->next = 0.0;
+}
+/* the next op (its step starts at it->now), or NULL after the last */
+static IPUP__SCHED_UNUSED const ipup_op *ipup__timed_next(ipup__timed *it) {
+    if (it->i >= it->t->n_ops) return NULL;
+    if (it->i == it->end) {
+        it->end = ipup__step_end(it->t, it->i);
+        it->now = it->next;
+        it->next = it->now + ipup__step_cost(it->t, it->c, it->i, it->end);
+    }
+    return &it->t->ops[it->i++];
+}
+
 IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf,
                                                             size_t cap, size_t *len) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     ipup__w w;
-    double now = 0.0;
-    int32_t i = 0, j, d;
+    ipup__timed it;
+    const ipup_op *o;
+    int32_t d;
     int first = 1;
     if (len) *len = 0;
     if (ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
@@ -1530,22 +1564,15 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_trace(const ipup_table *t
                  (int)d, (int)d);
         first = 0;
     }
-    while (i < t->n_ops) {
-        double sc;
-        j = i;
-        while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
-        sc = ipup__step_cost(t, cost, i, j);
-        for (; i < j; i++) {
-            const ipup_op *o = &t->ops[i];
-            char tok[48];
-            ipup_sched_op_str(o, tok, sizeof tok);
-            ipup__wf(&w,
-                     ",\n{\"name\":\"%s\",\"cat\":\"%c\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,"
-                     "\"args\":{\"stage\":%d,\"microbatch\":%d,\"step\":%d}}",
-                     tok, ipup__kind_char(o->kind), (int)o->device, now * 1000.0, ipup_sched_op_cost(cost, o) * 1000.0,
-                     (int)o->stage, (int)o->mb, (int)o->step);
-        }
-        now += sc;
+    ipup__timed_init(&it, t, cost);
+    while ((o = ipup__timed_next(&it)) != NULL) {
+        char tok[48];
+        ipup_sched_op_str(o, tok, sizeof tok);
+        ipup__wf(&w,
+                 ",\n{\"name\":\"%s\",\"cat\":\"%c\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,"
+                 "\"args\":{\"stage\":%d,\"microbatch\":%d,\"step\":%d}}",
+                 tok, ipup__kind_char(o->kind), (int)o->device, it.now * 1000.0, ipup_sched_op_cost(cost, o) * 1000.0,
+                 (int)o->stage, (int)o->mb, (int)o->step);
     }
     ipup__ws(&w, "\n]}\n");
     return ipup__wend(&w, len);
@@ -1556,8 +1583,10 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, 
     ipup_sched_cost dc = ipup_sched_cost_default();
     ipup__w w;
     const double unit = 24.0, rowh = 26.0, left = 56.0, top = 40.0, upd = 1.0;
-    double now = 0.0, total = 0.0, width, height, ph_x[4];
-    int32_t i = 0, j, d, st = 0, ph = 0;
+    double total = 0.0, width, height, ph_x[4];
+    int32_t i = 0, j, d, ph = 0;
+    ipup__timed it;
+    const ipup_op *o;
     int32_t bounds[3];
     if (len) *len = 0;
     if (ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
@@ -1567,8 +1596,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, 
     else { bounds[0] = 0; bounds[1] = t->steps; bounds[2] = t->steps; }
     ph_x[0] = 0.0;
     while (i < t->n_ops) {
-        j = i;
-        while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
+        j = ipup__step_end(t, i);
         while (ph < 3 && t->ops[i].step >= bounds[ph]) { ph_x[ph + 1] = total; ph++; }
         total += ipup__step_cost(t, cost, i, j);
         i = j;
@@ -1606,27 +1634,17 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, 
                  "x=\"%.1f\" y=\"%.1f\" fill=\"white\">U</text>\n",
                  left + total * unit, y + 2.0, upd * unit, rowh - 4.0, left + total * unit + 4.0, y + 17.0);
     }
-    i = 0;
-    now = 0.0;
-    while (i < t->n_ops) {
-        double sc;
-        j = i;
-        while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
-        sc = ipup__step_cost(t, cost, i, j);
-        for (; i < j; i++) {
-            const ipup_op *o = &t->ops[i];
-            double c = ipup_sched_op_cost(cost, o), y = top + rowh * (double)o->device;
-            const char *fill = o->kind == IPUP_OP_F ? "#4e79a7" : o->kind == IPUP_OP_B ? "#f28e2b" : o->kind == IPUP_OP_I ? "#e15759" : "#59a14f";
-            char tok[48];
-            ipup_sched_op_str(o, tok, sizeof tok);
-            ipup__wf(&w,
-                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\"><title>%s step "
-                     "%d</title></rect>",
-                     left + now * unit, y + 2.0, c * unit, rowh - 4.0, fill, tok, (int)o->step);
-            ipup__wf(&w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%d</text>\n", left + now * unit + 3.0, y + 17.0, (int)o->mb);
-        }
-        now += sc;
-        st++;
+    ipup__timed_init(&it, t, cost);
+    while ((o = ipup__timed_next(&it)) != NULL) {
+        double c = ipup_sched_op_cost(cost, o), y = top + rowh * (double)o->device;
+        const char *fill = o->kind == IPUP_OP_F ? "#4e79a7" : o->kind == IPUP_OP_B ? "#f28e2b" : o->kind == IPUP_OP_I ? "#e15759" : "#59a14f";
+        char tok[48];
+        ipup_sched_op_str(o, tok, sizeof tok);
+        ipup__wf(&w,
+                 "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\"><title>%s step "
+                 "%d</title></rect>",
+                 left + it.now * unit, y + 2.0, c * unit, rowh - 4.0, fill, tok, (int)o->step);
+        ipup__wf(&w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%d</text>\n", left + it.now * unit + 3.0, y + 17.0, (int)o->mb);
     }
     /* legend */
     {
