@@ -14,46 +14,9 @@
 #define MNIST_TRAIN_NO_MAIN 1
 #include "mnist-train.c"
 
+#include "idx_fixture.h"
+
 static char bt_dir[256];
-
-static void bt_be32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-static void bt_write_split(const char *split, int n) {
-    char p[512];
-    unsigned char h[16], *row = (unsigned char *)malloc(784);
-    FILE *f;
-    int i, j;
-    snprintf(p, sizeof p, "%s/%s-images-idx3-ubyte", bt_dir, split);
-    f = fopen(p, "wb");
-    memset(h, 0, sizeof h);
-    h[2] = 8;
-    h[3] = 3;
-    bt_be32(h + 4, (uint32_t)n);
-    bt_be32(h + 8, 28);
-    bt_be32(h + 12, 28);
-    fwrite(h, 1, 16, f);
-    for (i = 0; i < n; i++) {
-        for (j = 0; j < 784; j++) {
-            int r = j / 28, k = i % 10;
-            row[j] = (unsigned char)((r >= 2 * k + 3 && r < 2 * k + 6) ? 200 : (i * 31 + j * 7) % 40);
-        }
-        fwrite(row, 1, 784, f);
-    }
-    fclose(f);
-    snprintf(p, sizeof p, "%s/%s-labels-idx1-ubyte", bt_dir, split);
-    f = fopen(p, "wb");
-    h[3] = 1;
-    bt_be32(h + 4, (uint32_t)n);
-    fwrite(h, 1, 8, f);
-    for (i = 0; i < n; i++) fputc(i % 10, f);
-    fclose(f);
-    free(row);
-}
 
 typedef struct {
     const char *name, *model, *batch, *limit, *splits;
@@ -78,8 +41,7 @@ int main(void) {
         else {
             snprintf(bt_dir, sizeof bt_dir, "/tmp/ipup_bench_train_XXXXXX");
             if (!mkdtemp(bt_dir)) return 1;
-            bt_write_split("train", 32768);
-            bt_write_split("t10k", 1000);
+            if (idx_write_synthetic_set(bt_dir, 32768, 1000) != 0) return 1;
             data = bt_dir;
             synthetic = 1;
         }
@@ -144,13 +106,7 @@ int main(void) {
         fclose(js);
     }
     if (synthetic) {
-        char p[512];
-        const char *names[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-                               "t10k-labels-idx1-ubyte"};
-        for (i = 0; i < 4; i++) {
-            snprintf(p, sizeof p, "%s/%s", bt_dir, names[i]);
-            remove(p);
-        }
+        idx_remove_synthetic_set(bt_dir);
         rmdir(bt_dir);
     }
     return 0;

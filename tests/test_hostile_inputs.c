@@ -21,6 +21,8 @@
 
 #include "mnist_ckpt.h"
 #include "mnist_data.h"
+#include "ckpt_fixture.h"
+#include "idx_fixture.h"
 #include "ttest.h"
 
 static char dir_[64];
@@ -37,12 +39,10 @@ static void path_of(char *out, size_t cap, const char *name) {
 }
 
 static void write_bytes(const char *path, const unsigned char *p, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f || (n && fwrite(p, 1, n, f) != n)) {
+    if (fixture_write_file(path, p, n) != 0) {
         perror(path);
         exit(2);
     }
-    fclose(f);
 }
 
 static long long file_size(const char *path) {
@@ -54,18 +54,7 @@ static long long file_size(const char *path) {
 /* An IDX file: magic 00 00 08 rank, dims big-endian, then `payload` bytes (each byte
  * = fill, or i % 10 for labels when fill < 0). */
 static size_t idx_make(unsigned char *buf, int rank, const uint32_t *dims, size_t payload, int fill) {
-    size_t n = 0, i;
-    int d;
-    buf[n++] = 0;
-    buf[n++] = 0;
-    buf[n++] = 8;
-    buf[n++] = (unsigned char)rank;
-    for (d = 0; d < rank; d++) {
-        buf[n++] = (unsigned char)(dims[d] >> 24);
-        buf[n++] = (unsigned char)(dims[d] >> 16);
-        buf[n++] = (unsigned char)(dims[d] >> 8);
-        buf[n++] = (unsigned char)dims[d];
-    }
+    size_t n = idx_header(buf, 8, rank, dims), i;
     for (i = 0; i < payload; i++) buf[n++] = (unsigned char)(fill < 0 ? (int)(i % 10) : fill);
     return n;
 }
@@ -369,19 +358,7 @@ TTEST(csv_ten_megabytes_of_garbage) {
 /* ------------------------------------------------------------------ checkpoints */
 static float cw[6 * 4], cb[4];
 
-static int ck_tensors(mnist_ckpt_tensor *t, int d0, int d1) {
-    memset(t, 0, 2 * sizeof *t);
-    t[0].name = "dense.w";
-    t[0].rank = 2;
-    t[0].dims[0] = d0;
-    t[0].dims[1] = d1;
-    t[0].data = cw;
-    t[1].name = "dense.b";
-    t[1].rank = 1;
-    t[1].dims[0] = d1;
-    t[1].data = cb;
-    return 2;
-}
+static int ck_tensors(mnist_ckpt_tensor *t, int d0, int d1) { return ckpt_fixture_tensors(t, d0, d1, cw, cb, NULL); }
 static void ck_fill(float v) {
     int i;
     for (i = 0; i < 24; i++) cw[i] = v + (float)i;
@@ -431,16 +408,6 @@ static int ck_load(const char *path, int d0, int d1, const char *model, char *er
     err[0] = 0;
     return mnist_ckpt_load(path, &m, t, 2, err);
 }
-static void ck_fix_crc(unsigned char *b, size_t n) {
-    uint32_t tab[256], c;
-    mnist_ckpt_crc_table_(tab);
-    c = mnist_ckpt_crc_(tab, 0xFFFFFFFFu, b, n - 4) ^ 0xFFFFFFFFu;
-    b[n - 4] = (unsigned char)c;
-    b[n - 3] = (unsigned char)(c >> 8);
-    b[n - 2] = (unsigned char)(c >> 16);
-    b[n - 1] = (unsigned char)(c >> 24);
-}
-
 static unsigned char ck_buf[4096];
 
 TTEST(ckpt_good_round_trip) {
@@ -469,7 +436,7 @@ TTEST(ckpt_truncated) {
     /* truncated with a CRC that matches what is left: the structure check catches it */
     write_bytes(p, ck_buf, n - 40);
     memcpy(ck_buf + n - 44, ck_buf + n - 4, 4);
-    ck_fix_crc(ck_buf, n - 40);
+    ckpt_fixture_fix_crc(ck_buf, n - 40);
     write_bytes(p, ck_buf, n - 40);
     TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
     TT_CONTAINS(err, "truncated in tensor dense.w");
@@ -520,7 +487,7 @@ TTEST(ckpt_another_version) {
     path_of(p, sizeof p, "ver.ckpt");
     n = ck_good(p, ck_buf, sizeof ck_buf);
     ck_buf[8] = 2; /* version 2, CRC made valid */
-    ck_fix_crc(ck_buf, n);
+    ckpt_fixture_fix_crc(ck_buf, n);
     write_bytes(p, ck_buf, n);
     TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_VERSION);
     TT_CONTAINS(err, "version 2, this program reads version 1");

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mnist_ckpt.h"
+#include "ckpt_fixture.h"
 #include "ttest.h"
 
 static char dir_[256];
@@ -35,24 +36,7 @@ static void fill(float seedv) {
     for (i = 0; i < 24; i++) v1[i] = (float)i * 1e-3f + seedv;
 }
 
-static int tensors(mnist_ckpt_tensor *t) {
-    memset(t, 0, 3 * sizeof *t);
-    t[0].name = "dense.w";
-    t[0].rank = 2;
-    t[0].dims[0] = 6;
-    t[0].dims[1] = 4;
-    t[0].data = w1;
-    t[1].name = "dense.b";
-    t[1].rank = 1;
-    t[1].dims[0] = 4;
-    t[1].data = b1;
-    t[2].name = "dense.w.momentum";
-    t[2].rank = 2;
-    t[2].dims[0] = 6;
-    t[2].dims[1] = 4;
-    t[2].data = v1;
-    return 3;
-}
+static int tensors(mnist_ckpt_tensor *t) { return ckpt_fixture_tensors(t, 6, 4, w1, b1, v1); }
 
 static mnist_ckpt_meta meta_of(const char *model, uint64_t step, uint64_t seed, uint32_t epoch) {
     mnist_ckpt_meta m;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "idx_fixture.h"
 #include "mnist_data.h"
 #include "ttest.h"
 
@@ -25,36 +26,21 @@ static const char *tmpdir(void) {
 
 static void path_of(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", tmpdir(), name); }
 
-static void put_be32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
 /* Writes raw bytes to NAME in the temp dir. */
 static void write_raw(const char *name, const unsigned char *b, size_t n) {
     char p[512];
-    FILE *f;
     path_of(p, sizeof p, name);
-    f = fopen(p, "wb");
-    if (!f || (n && fwrite(b, 1, n, f) != n)) {
+    if (fixture_write_file(p, b, n) != 0) {
         perror(p);
         exit(2);
     }
-    fclose(f);
 }
 
 /* Writes an IDX file: magic (type, rank), header dims hdims[0..rank-1], then
  * `payload` data bytes generated as (i*7+3) % mod. */
 static void write_idx(const char *name, int type, int rank, const uint32_t *hdims, size_t payload, int mod) {
     unsigned char *b = (unsigned char *)calloc(1, 16 + payload);
-    size_t i, off;
-    int d;
-    b[2] = (unsigned char)type;
-    b[3] = (unsigned char)rank;
-    for (d = 0; d < rank; d++) put_be32(b + 4 + 4 * d, hdims[d]);
-    off = 4 + 4 * (size_t)rank;
+    size_t i, off = idx_header(b, type, rank, hdims);
     for (i = 0; i < payload; i++) b[off + i] = (unsigned char)((i * 7 + 3) % (size_t)mod);
     write_raw(name, b, off + payload);
     free(b);

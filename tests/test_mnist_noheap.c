@@ -27,6 +27,7 @@ static void nh_run_done(void) { nh_counting = 0; }
 
 #include "mnist-train.c"
 
+#include "idx_fixture.h"
 #include "ttest.h"
 
 void *__real_malloc(size_t n);
@@ -73,44 +74,6 @@ int __wrap_posix_memalign(void **p, size_t al, size_t n) {
 }
 
 static char nh_dir[256];
-
-static void nh_put_be32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-/* Synthetic digits: class k lights a band of rows; deterministic noise. */
-static void nh_write_split(const char *split, int n) {
-    char p[512];
-    unsigned char h[16];
-    FILE *f;
-    int i, j;
-    snprintf(p, sizeof p, "%s/%s-images-idx3-ubyte", nh_dir, split);
-    f = fopen(p, "wb");
-    memset(h, 0, sizeof h);
-    h[2] = 8;
-    h[3] = 3;
-    nh_put_be32(h + 4, (uint32_t)n);
-    nh_put_be32(h + 8, 28);
-    nh_put_be32(h + 12, 28);
-    fwrite(h, 1, 16, f);
-    for (i = 0; i < n; i++)
-        for (j = 0; j < 784; j++) {
-            int row = j / 28, k = i % 10;
-            unsigned char px = (unsigned char)((row >= 2 * k + 3 && row < 2 * k + 6) ? 200 : (i * 31 + j * 7) % 40);
-            fputc(px, f);
-        }
-    fclose(f);
-    snprintf(p, sizeof p, "%s/%s-labels-idx1-ubyte", nh_dir, split);
-    f = fopen(p, "wb");
-    h[3] = 1;
-    nh_put_be32(h + 4, (uint32_t)n);
-    fwrite(h, 1, 8, f);
-    for (i = 0; i < n; i++) fputc(i % 10, f);
-    fclose(f);
-}
 
 static int nh_slow(void) {
     const char *s = getenv("IPUPIPE_TEST_SLOW");
@@ -184,17 +147,20 @@ static const ttest_case cases[] = {
 
 int main(int argc, char **argv) {
     int r, i;
-    const char *files[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-                           "t10k-labels-idx1-ubyte", "run.ckpt", "epoch1.ckpt", "trace.json", "summary.json"};
+    const char *files[] = {"run.ckpt", "epoch1.ckpt", "trace.json", "summary.json"};
     snprintf(nh_dir, sizeof nh_dir, "/tmp/ipup_mnist_noheap_XXXXXX");
     if (!mkdtemp(nh_dir)) {
         perror("mkdtemp");
         return 2;
     }
-    nh_write_split("train", nh_slow() ? 128 : 1024);
-    nh_write_split("t10k", nh_slow() ? 20 : 100);
+    /* synthetic digits: class k lights a band of rows; deterministic noise */
+    if (idx_write_synthetic_set(nh_dir, nh_slow() ? 128 : 1024, nh_slow() ? 20 : 100) != 0) {
+        perror(nh_dir);
+        return 2;
+    }
     r = TTEST_MAIN(cases, argc, argv);
-    for (i = 0; i < 8; i++) {
+    idx_remove_synthetic_set(nh_dir);
+    for (i = 0; i < 4; i++) {
         char p[512];
         snprintf(p, sizeof p, "%s/%s", nh_dir, files[i]);
         remove(p);

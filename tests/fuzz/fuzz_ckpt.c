@@ -11,6 +11,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "mnist_ckpt.h"
+#include "ckpt_fixture.h"
+#include "idx_fixture.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,7 +49,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *file;
     size_t n;
     int r;
-    FILE *f;
     if (!fz_dir[0]) {
         snprintf(fz_dir, sizeof fz_dir, "/dev/shm/ipup_fuzz_ckpt_XXXXXX");
         if (!mkdtemp(fz_dir)) {
@@ -62,19 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     file = (uint8_t *)malloc(n ? n : 1);
     if (!file) abort();
     if (n) memcpy(file, data + 1, n);
-    if ((data[0] & 1u) && n >= 4) {
-        uint32_t tab[256], c;
-        mnist_ckpt_crc_table_(tab);
-        c = mnist_ckpt_crc_(tab, 0xFFFFFFFFu, file, n - 4) ^ 0xFFFFFFFFu;
-        file[n - 4] = (uint8_t)c;
-        file[n - 3] = (uint8_t)(c >> 8);
-        file[n - 2] = (uint8_t)(c >> 16);
-        file[n - 1] = (uint8_t)(c >> 24);
-    }
-    f = fopen(fz_path, "wb");
-    if (!f) abort();
-    if (n && fwrite(file, 1, n, f) != n) abort();
-    if (fclose(f) != 0) abort();
+    if ((data[0] & 1u) && n >= 4) ckpt_fixture_fix_crc(file, n);
+    if (fixture_write_file(fz_path, file, n) != 0) abort();
     free(file);
 
     err[0] = 0;
@@ -82,21 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (r != MNIST_CKPT_OK && (!err[0] || !strstr(err, fz_path))) abort();
     if (r == MNIST_CKPT_OK && meta.model[MNIST_CKPT_MODEL_LEN - 1] != 0) abort();
 
-    memset(t, 0, sizeof t);
-    t[0].name = "dense.w";
-    t[0].rank = 2;
-    t[0].dims[0] = 6;
-    t[0].dims[1] = 4;
-    t[0].data = fz_w;
-    t[1].name = "dense.b";
-    t[1].rank = 1;
-    t[1].dims[0] = 4;
-    t[1].data = fz_b;
-    t[2].name = "dense.w.momentum";
-    t[2].rank = 2;
-    t[2].dims[0] = 6;
-    t[2].dims[1] = 4;
-    t[2].data = fz_v;
+    ckpt_fixture_tensors(t, 6, 4, fz_w, fz_b, fz_v);
     memset(&meta, 0, sizeof meta);
     snprintf(meta.model, sizeof meta.model, "fuzz");
     fz_fill();

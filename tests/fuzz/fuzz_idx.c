@@ -9,6 +9,7 @@
  *   make fuzz   (or build/fuzz/fuzz_idx tests/fuzz/corpus/idx)
  */
 #define _POSIX_C_SOURCE 200809L
+#include "idx_fixture.h"
 #include "mnist_data.h"
 
 #include <stdint.h>
@@ -22,13 +23,6 @@ static void fz_cleanup(void) {
     unlink(fz_img);
     unlink(fz_lab);
     rmdir(fz_dir);
-}
-
-static void fz_write(const char *path, const uint8_t *p, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) abort();
-    if (n && fwrite(p, 1, n, f) != n) abort();
-    if (fclose(f) != 0) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -54,8 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     data += 2;
     size -= 2;
     if (n_img > size) n_img = size;
-    fz_write(fz_img, data, n_img);
-    fz_write(fz_lab, data + n_img, size - n_img);
+    if (fixture_write_file(fz_img, data, n_img) != 0 || fixture_write_file(fz_lab, data + n_img, size - n_img) != 0)
+        abort();
 
     err[0] = 0;
     r = mnist_idx_open(fz_img, 3, &h, NULL, err);
