@@ -637,6 +637,56 @@ static void mt_build_split(mt_run *r) {
     for (s = 1; s < r->n_stages; s++) r->emu_split[s - 1] = r->emu_first[r->stage_first[s]];
 }
 
+/* The emulator configuration of a parsed run (model, split, schedule, batch shape,
+ * optimizer, seed), its data through mt_infeed; pools are given later. */
+static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
+    ipup_config *c = &r->cfg;
+    memset(c, 0, sizeof *c);
+    c->model = &r->desc;
+    c->stages = r->n_stages;
+    c->split = r->n_stages > 1 ? r->emu_split : NULL;
+    c->schedule = r->sched;
+    c->strict = r->o.strict;
+    c->microbatch = r->o.batch;
+    c->microbatches = r->o.accumulate;
+    c->repeat = r->o.repeat;
+    c->replicas = r->o.replicas;
+    c->opt.kind = r->o.optimizer == MNIST_OPT_SGD        ? IPUP_OPT_SGD
+                  : r->o.optimizer == MNIST_OPT_MOMENTUM ? IPUP_OPT_MOMENTUM
+                                                         : IPUP_OPT_ADAM;
+    c->opt.lr = r->o.lr;
+    c->opt.momentum = r->o.momentum;
+    c->opt.beta1 = r->spec->beta1;
+    c->opt.beta2 = r->spec->beta2;
+    c->opt.eps = r->spec->eps;
+    c->recompute = r->o.recompute;
+    c->offload = r->o.offload;
+    c->seed = r->o.seed;
+    c->runner = runner;
+    c->infeed = mt_infeed;
+    c->infeed_user = r;
+}
+
+/* Gives r->cfg the IPU and streaming pools of r->plan, each 64-byte aligned, one after
+ * another from mem (cap bytes). -1 when one would not fit with 128 bytes to spare. */
+static int mt_carve_pools(mt_run *r, uint8_t *mem, size_t cap) {
+    size_t off = 0;
+    int i, P = r->plan.devices;
+    for (i = 0; i < r->plan.ipus; i++) {
+        size_t a = r->plan.ipu_bytes[i % P], st = r->plan.stream_bytes[i % P];
+        if (off + a + st + 128 > cap) return -1;
+        r->cfg.ipu[i].mem = mem + off;
+        r->cfg.ipu[i].bytes = a;
+        off += (a + 63) / 64 * 64;
+        if (st) {
+            r->cfg.stream[i].mem = mem + off;
+            r->cfg.stream[i].bytes = st;
+            off += (st + 63) / 64 * 64;
+        }
+    }
+    return 0;
+}
+
 static void mt_fmt_bytes(char *buf, size_t cap, double b) {
     if (b >= 1048576.0) snprintf(buf, cap, "%.2f MB", b / 1048576.0);
     else if (b >= 1024.0) snprintf(buf, cap, "%.1f KB", b / 1024.0);
@@ -756,30 +806,7 @@ int main(int argc, char **argv)
     /* ---- emulator configuration and plan */
     {
         ipup_config *c = &r->cfg;
-        memset(c, 0, sizeof *c);
-        c->model = &r->desc;
-        c->stages = r->n_stages;
-        c->split = r->n_stages > 1 ? r->emu_split : NULL;
-        c->schedule = r->sched;
-        c->strict = r->o.strict;
-        c->microbatch = r->o.batch;
-        c->microbatches = r->o.accumulate;
-        c->repeat = r->o.repeat;
-        c->replicas = r->o.replicas;
-        c->opt.kind = r->o.optimizer == MNIST_OPT_SGD        ? IPUP_OPT_SGD
-                      : r->o.optimizer == MNIST_OPT_MOMENTUM ? IPUP_OPT_MOMENTUM
-                                                             : IPUP_OPT_ADAM;
-        c->opt.lr = r->o.lr;
-        c->opt.momentum = r->o.momentum;
-        c->opt.beta1 = r->spec->beta1;
-        c->opt.beta2 = r->spec->beta2;
-        c->opt.eps = r->spec->eps;
-        c->recompute = r->o.recompute;
-        c->offload = r->o.offload;
-        c->seed = r->o.seed;
-        c->runner = runner;
-        c->infeed = mt_infeed;
-        c->infeed_user = r;
+        mt_fill_config(r, runner);
         host_bytes = ipup_host_bytes(c);
         if (host_bytes == 0) host_bytes = 64;
         host_mem = (uint8_t *)aligned_alloc(64, (host_bytes + 63) / 64 * 64);
@@ -792,9 +819,8 @@ int main(int argc, char **argv)
     }
     /* ---- the one allocation phase: data, pools, permutation, text, tensors */
     {
-        size_t off;
         int nipu = r->plan.ipus, P = r->plan.devices;
-        pool_total = 64;
+        pool_total = 64; /* each IPU's pools plus 128 spare bytes (alignment), as mt_carve_pools wants */
         for (i = 0; i < nipu; i++) pool_total += r->plan.ipu_bytes[i % P] + r->plan.stream_bytes[i % P] + 128;
         pool_mem = (uint8_t *)aligned_alloc(64, (pool_total + 63) / 64 * 64);
         r->xtr = (float *)malloc((size_t)r->tr.count * 784 * sizeof(float));
@@ -807,17 +833,8 @@ int main(int argc, char **argv)
         if (!pool_mem || !r->xtr || !r->ytr || !r->xte || !r->yte || !r->perm || !r->text || !r->emu)
             return mt_err("out of host memory (%.1f MB of pools)", (double)pool_total / 1048576.0);
         memset(pool_mem, 0, pool_total);
-        off = 0;
-        for (i = 0; i < nipu; i++) {
-            r->cfg.ipu[i].mem = pool_mem + off;
-            r->cfg.ipu[i].bytes = r->plan.ipu_bytes[i % P];
-            off += (r->plan.ipu_bytes[i % P] + 63) / 64 * 64;
-            if (r->plan.stream_bytes[i % P]) {
-                r->cfg.stream[i].mem = pool_mem + off;
-                r->cfg.stream[i].bytes = r->plan.stream_bytes[i % P];
-                off += (r->plan.stream_bytes[i % P] + 63) / 64 * 64;
-            }
-        }
+        if (mt_carve_pools(r, pool_mem, pool_total) != 0) /* cannot happen: pool_total has the spare bytes */
+            return mt_err("internal: the pools do not fit in %zu bytes", pool_total);
     }
     if (mnist_load(r->o.data, "train", r->tr.count, r->tr.count, r->xtr, r->ytr, &r->tr, err) < 0 ||
         mnist_load(r->o.data, "test", r->te.count, r->te.count, r->xte, r->yte, &r->te, err) < 0)

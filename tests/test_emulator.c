@@ -6,17 +6,10 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep for the delay hook */
 #include <sched.h>
 #include <time.h>
-#if defined(__has_include)
-#if __has_include(<valgrind/helgrind.h>)
-#include <valgrind/helgrind.h>
-#define IPUPIPE_HAPPENS_BEFORE(a) ANNOTATE_HAPPENS_BEFORE(a)
-#define IPUPIPE_HAPPENS_AFTER(a) ANNOTATE_HAPPENS_AFTER(a)
-#define IPUPIPE_SYNC_VAR(a, n) VALGRIND_HG_DISABLE_CHECKING(a, n)
-#endif
-#endif
+#define TINY_MODEL_HELGRIND /* helgrind annotations of the rings, where available */
 #define IPUPIPE_RING_START 0xFFFFFFF0u /* every ring of every run crosses the 32-bit wrap */
 #define IPUPIPE_IMPLEMENTATION
-#include "ipupipe.h"
+#include "tiny_model.h" /* includes ipupipe.h */
 #include "ttest.h"
 
 static int slow_mode(void) { return getenv("IPUPIPE_TEST_SLOW") != NULL; }
@@ -29,18 +22,6 @@ static IPUP_ALIGN64 uint8_t g_host[1 << 20];
 static IPUP_ALIGN64 uint8_t g_ipu2[8][POOL_BYTES];
 static IPUP_ALIGN64 uint8_t g_host2[1 << 20];
 static ipup_emu g_emu, g_emu2;
-
-static void give_pools(ipup_config *c, uint8_t (*ipu)[POOL_BYTES], uint8_t *host) {
-    int i;
-    for (i = 0; i < 8; i++) {
-        c->ipu[i].mem = ipu[i];
-        c->ipu[i].bytes = POOL_BYTES;
-        c->stream[i].mem = g_stream[i];
-        c->stream[i].bytes = POOL_BYTES;
-    }
-    c->host.mem = host;
-    c->host.bytes = sizeof g_host;
-}
 
 /* ------------------------------------------------------------------ data */
 typedef struct feed_ctx {
@@ -193,29 +174,16 @@ static feed_ctx g_feed_mlp = {12, 4, -1}, g_feed_cnn = {36, 3, -1};
 
 static void models(void) {
     char msg[256];
-    memset(&g_mlp, 0, sizeof g_mlp);
-    g_mlp.in_h = 1; g_mlp.in_w = 1; g_mlp.in_c = 12;
-    if (ipup_model_parse("dense16,gelu,dropout0.25,dense12,relu,dense8,relu,dense4,xent", &g_mlp, msg, sizeof msg))
+    if (tiny_model(&g_mlp, 1, 1, 12, "dense16,gelu,dropout0.25,dense12,relu,dense8,relu,dense4,xent", msg, sizeof msg))
         printf("parse: %s\n", msg);
-    memset(&g_cnn, 0, sizeof g_cnn);
-    g_cnn.in_h = 6; g_cnn.in_w = 6; g_cnn.in_c = 1;
-    if (ipup_model_parse("conv4,relu,maxpool2,flatten,dense3,xent", &g_cnn, msg, sizeof msg))
+    if (tiny_model(&g_cnn, 6, 6, 1, "conv4,relu,maxpool2,flatten,dense3,xent", msg, sizeof msg))
         printf("parse: %s\n", msg);
 }
 
 static ipup_config base_cfg(const ipup_model_desc *md, feed_ctx *fc) {
-    ipup_config c;
-    memset(&c, 0, sizeof c);
-    c.model = md;
-    c.microbatch = 3;
-    c.microbatches = 4;
-    c.repeat = 3;
-    c.seed = 1234;
-    c.opt.kind = IPUP_OPT_SGD;
-    c.opt.lr = 0.05f;
-    c.infeed = feed;
-    c.infeed_user = fc;
-    give_pools(&c, g_ipu, g_host);
+    /* micro-batches of 3, 4 a step, 3 steps a run, seed 1234; 1 stage unless a test sets c.stages */
+    ipup_config c = tiny_config(md, 0, 3, 4, 3, 1234, IPUP_OPT_SGD, 0.05f, feed, fc);
+    tiny_pools(&c, 8, g_ipu, g_stream, POOL_BYTES, g_host, sizeof g_host);
     return c;
 }
 
@@ -313,9 +281,7 @@ TTEST(model_parse_and_info) {
     ipup_model_desc m;
     ipup_layer_info info[IPUP_MAX_LAYERS];
     char msg[256];
-    memset(&m, 0, sizeof m);
-    m.in_h = 28; m.in_w = 28; m.in_c = 1;
-    TT_EQ_INT(ipup_model_parse("conv8,relu,maxpool2,flatten,dense256,relu,dense256,dropout0.5,dense10,xent", &m, msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(tiny_model(&m, 28, 28, 1, "conv8,relu,maxpool2,flatten,dense256,relu,dense256,dropout0.5,dense10,xent", msg, sizeof msg), IPUP_OK);
     TT_EQ_INT(m.n_layers, 10);
     TT_STREQ(m.layers[4].id, "dense256");
     TT_STREQ(m.layers[6].id, "dense256_2");
@@ -812,7 +778,7 @@ TTEST(checkpoint_roundtrip_and_eval) {
     c.opt.lr = 0.02f;
     c.repeat = 10;
     c2 = c;
-    give_pools(&c2, g_ipu2, g_host2);
+    tiny_pools(&c2, 8, g_ipu2, g_stream, POOL_BYTES, g_host2, sizeof g_host2);
     c2.schedule = IPUP_SCHED_GPIPE;
     c2.runner = IPUP_RUNNER_THREADS;
     TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
@@ -871,9 +837,7 @@ TTEST(balanced_split) {
     ipup_model_desc m;
     ipup_plan p;
     ipup_config c;
-    memset(&m, 0, sizeof m);
-    m.in_h = 1; m.in_w = 1; m.in_c = 784;
-    ipup_model_parse("dense512,gelu,dense512,gelu,dense512,gelu,dense512,gelu,dense10,xent", &m, NULL, 0);
+    tiny_model(&m, 1, 1, 784, "dense512,gelu,dense512,gelu,dense512,gelu,dense512,gelu,dense10,xent", NULL, 0);
     memset(&c, 0, sizeof c);
     c.model = &m;
     c.stages = 2;

@@ -11,6 +11,7 @@
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 #include "ttest.h"
+#include "tiny_model.h"
 
 #include <math.h>
 
@@ -20,47 +21,20 @@ static IPUP_ALIGN64 uint8_t hc_host[1 << 20];
 static ipup_emu hc_emu;
 static ipup_model_desc hc_model;
 
-static int hc_feed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x,
-                   int32_t *labels) {
-    int32_t i, j;
-    (void)user;
-    (void)step;
-    (void)replica;
-    (void)mb;
-    for (i = 0; i < n; i++) {
-        labels[i] = (int32_t)((sample0 + i) % 4);
-        for (j = 0; j < 12; j++) x[i * 12 + j] = (float)((j + labels[i] * 3) % 12 == 0) + 0.01f * (float)j;
-    }
-    return 0;
+/* 12 features, 4 classes: a one-hot pattern of the label plus a ramp */
+static void hc_sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
+    int32_t j;
+    *label = (int32_t)((sample0 + i) % 4);
+    for (j = 0; j < 12; j++) x[j] = (float)((j + *label * 3) % 12 == 0) + 0.01f * (float)j;
 }
+static tiny_data hc_data = {hc_sample, 12};
 
 static ipup_config hc_cfg(void) {
     ipup_config c;
-    char msg[256];
-    int i;
-    memset(&c, 0, sizeof c);
-    memset(&hc_model, 0, sizeof hc_model);
-    hc_model.in_h = 1;
-    hc_model.in_w = 1;
-    hc_model.in_c = 12;
-    if (ipup_model_parse("dense16,relu,dense8,relu,dense4,xent", &hc_model, msg, sizeof msg) != IPUP_OK) {
-        printf("model: %s\n", msg);
-        exit(2);
-    }
-    c.model = &hc_model;
-    c.stages = 3;
-    c.microbatch = 2;
-    c.microbatches = 4;
-    c.seed = 9;
-    c.opt.kind = IPUP_OPT_SGD;
-    c.opt.lr = 0.1f;
-    c.infeed = hc_feed;
-    for (i = 0; i < IPUP_MAX_IPUS; i++) {
-        c.ipu[i].mem = hc_ipu[i];
-        c.ipu[i].bytes = HC_POOL;
-    }
-    c.host.mem = hc_host;
-    c.host.bytes = sizeof hc_host;
+    tiny_model_or_exit(&hc_model, 1, 1, 12, "dense16,relu,dense8,relu,dense4,xent");
+    /* 3 stages, micro-batches of 2, 4 a step, 1 step a run, seed 9 */
+    c = tiny_config(&hc_model, 3, 2, 4, 0, 9, IPUP_OPT_SGD, 0.1f, tiny_infeed, &hc_data);
+    tiny_pools(&c, IPUP_MAX_IPUS, hc_ipu, NULL, HC_POOL, hc_host, sizeof hc_host);
     return c;
 }
 

@@ -12,16 +12,9 @@
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__has_include)
-#if __has_include(<valgrind/helgrind.h>)
-#include <valgrind/helgrind.h>
-#define IPUPIPE_HAPPENS_BEFORE(a) ANNOTATE_HAPPENS_BEFORE(a)
-#define IPUPIPE_HAPPENS_AFTER(a) ANNOTATE_HAPPENS_AFTER(a)
-#define IPUPIPE_SYNC_VAR(a, n) VALGRIND_HG_DISABLE_CHECKING(a, n)
-#endif
-#endif
+#define TINY_MODEL_HELGRIND /* helgrind annotations of the rings, where available */
 #define IPUPIPE_IMPLEMENTATION
-#include "ipupipe.h"
+#include "tiny_model.h" /* includes ipupipe.h */
 #include "ttest.h"
 
 #define HT_POOL (128 * 1024)
@@ -45,20 +38,14 @@ static void ht_outfeed(void *user, const ipup_outfeed_rec *r) {
     l->n++;
 }
 
-static int ht_feed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x,
-                   int32_t *labels) {
-    int32_t i, j;
-    (void)user;
-    (void)step;
-    (void)replica;
-    (void)mb;
-    for (i = 0; i < n; i++) {
-        labels[i] = (int32_t)ipup_rng_below(5, (uint64_t)(sample0 + i), 0, 4);
-        for (j = 0; j < 12; j++)
-            x[i * 12 + j] = ipup_rng_uniform_f32(6, (uint64_t)(sample0 + i), (uint64_t)j) + (j % 4 == labels[i] ? 1.0f : 0.0f);
-    }
-    return 0;
+/* 12 features, 4 random classes: uniform noise plus 1 on the features j with j % 4 == label */
+static void ht_sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
+    int32_t j;
+    *label = (int32_t)ipup_rng_below(5, (uint64_t)(sample0 + i), 0, 4);
+    for (j = 0; j < 12; j++)
+        x[j] = ipup_rng_uniform_f32(6, (uint64_t)(sample0 + i), (uint64_t)j) + (j % 4 == *label ? 1.0f : 0.0f);
 }
+static tiny_data ht_data = {ht_sample, 12};
 
 /* random delay / yield before an op; the counter makes every call different */
 static volatile uint64_t ht_ctr[IPUP_MAX_IPUS];
@@ -89,43 +76,21 @@ static void ht_watchdog(int sig) {
 
 static ipup_config ht_cfg(ipup_sched_kind kind, ipup_runner_kind runner, ht_log *log) {
     ipup_config c;
-    char msg[256];
-    int i;
-    memset(&c, 0, sizeof c);
-    memset(&ht_model, 0, sizeof ht_model);
-    ht_model.in_h = 1;
-    ht_model.in_w = 1;
-    ht_model.in_c = 12;
-    if (ipup_model_parse("dense16,relu,dense12,gelu,dense8,relu,dense4,xent", &ht_model, msg, sizeof msg) != IPUP_OK) {
-        printf("model: %s\n", msg);
-        exit(2);
-    }
-    c.model = &ht_model;
+    tiny_model_or_exit(&ht_model, 1, 1, 12, "dense16,relu,dense12,gelu,dense8,relu,dense4,xent");
+    /* 6 stages, micro-batches of 2, 6 a step, 5 steps a run, seed 42 */
+    c = tiny_config(&ht_model, 6, 2, 6, 5, 42, IPUP_OPT_ADAM, 0.01f, tiny_infeed, &ht_data);
     c.schedule = kind;
-    c.stages = 6;
     if (kind == IPUP_SCHED_INTERLEAVED_1F1B) {
         c.devices = 3;
         c.virtual_stages = 2;
     }
     c.replicas = 2;
-    c.microbatch = 2;
-    c.microbatches = 6;
-    c.repeat = 5;
-    c.seed = 42;
-    c.opt.kind = IPUP_OPT_ADAM;
-    c.opt.lr = 0.01f;
     c.recompute = kind == IPUP_SCHED_GPIPE || kind == IPUP_SCHED_1F1B;
     c.runner = runner;
-    c.infeed = ht_feed;
     c.outfeed = ht_outfeed;
     c.outfeed_user = log;
     if (runner == IPUP_RUNNER_THREADS) c.op_hook = ht_delay;
-    for (i = 0; i < IPUP_MAX_IPUS; i++) {
-        c.ipu[i].mem = ht_ipu[i];
-        c.ipu[i].bytes = HT_POOL;
-    }
-    c.host.mem = ht_host;
-    c.host.bytes = sizeof ht_host;
+    tiny_pools(&c, IPUP_MAX_IPUS, ht_ipu, NULL, HT_POOL, ht_host, sizeof ht_host);
     return c;
 }
 

@@ -13,6 +13,7 @@
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 #include "ttest.h"
+#include "tiny_model.h"
 
 static long g_heap_calls;
 void *__real_malloc(size_t n);
@@ -37,15 +38,13 @@ static char g_sink[1 << 16];
 static size_t g_sink_len;
 static double g_loss_seen;
 
-static int feed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x, int32_t *labels) {
-    int32_t i, j;
-    (void)user; (void)step; (void)replica; (void)mb;
-    for (i = 0; i < n; i++) {
-        for (j = 0; j < 20; j++) x[i * 20 + j] = ipup_rng_uniform_f32(3, (uint64_t)(sample0 + i), (uint64_t)j) - 0.5f;
-        labels[i] = (int32_t)ipup_rng_below(3, (uint64_t)(sample0 + i), 99, 5);
-    }
-    return 0;
+/* 20 features, 5 random classes (the features do not depend on the label) */
+static void sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
+    int32_t j;
+    for (j = 0; j < 20; j++) x[j] = ipup_rng_uniform_f32(3, (uint64_t)(sample0 + i), (uint64_t)j) - 0.5f;
+    *label = (int32_t)ipup_rng_below(3, (uint64_t)(sample0 + i), 99, 5);
 }
+static tiny_data g_data = {sample, 20};
 static void outfeed(void *user, const ipup_outfeed_rec *r) { (void)user; g_loss_seen += (double)r->loss; }
 static int sink(void *user, const void *d, size_t n) {
     (void)user;
@@ -76,29 +75,16 @@ static void train_everything(ipup_runner_kind runner) {
     long at_freeze;
     double ls = 0.0;
     int64_t cor = 0;
-    memset(&m, 0, sizeof m);
-    m.in_h = 1; m.in_w = 1; m.in_c = 20;
-    TT_EQ_INT(ipup_model_parse("dense32,relu,dropout0.1,dense16,gelu,dense5,xent", &m, NULL, 0), IPUP_OK);
-    memset(&c, 0, sizeof c);
-    c.model = &m;
-    c.stages = 2;
+    TT_EQ_INT(tiny_model(&m, 1, 1, 20, "dense32,relu,dropout0.1,dense16,gelu,dense5,xent", NULL, 0), IPUP_OK);
+    /* 2 stages, micro-batches of 4, 4 a step, 3 steps a run, seed 0 */
+    c = tiny_config(&m, 2, 4, 4, 3, 0, IPUP_OPT_ADAM, 0.01f, tiny_infeed, &g_data);
     c.replicas = 2;
-    c.microbatch = 4;
-    c.microbatches = 4;
-    c.repeat = 3;
     c.schedule = IPUP_SCHED_ZBH1;
     c.recompute = 1;
     c.offload = 1;
-    c.opt.kind = IPUP_OPT_ADAM;
-    c.opt.lr = 0.01f;
     c.runner = runner;
-    c.infeed = feed;
     c.outfeed = outfeed;
-    for (i = 0; i < 4; i++) {
-        c.ipu[i].mem = g_ipu[i]; c.ipu[i].bytes = POOL;
-        c.stream[i].mem = g_stream[i]; c.stream[i].bytes = POOL;
-    }
-    c.host.mem = g_host; c.host.bytes = sizeof g_host;
+    tiny_pools(&c, 4, g_ipu, g_stream, POOL, g_host, sizeof g_host);
     for (i = 0; i < 64 * 20; i++) g_x[i] = ipup_rng_uniform_f32(4, 0, (uint64_t)i);
     for (i = 0; i < 64; i++) g_y[i] = i % 5;
 

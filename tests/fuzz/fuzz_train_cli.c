@@ -2,9 +2,10 @@
  * of the MNIST trainer (examples/mnist-train.c, included with MNIST_TRAIN_NO_MAIN):
  * option parsing (mt_parse), the model and its --splits (mt_stages, mt_build_desc),
  * the schedule and runner names, and the emulator configuration they produce
- * (ipup_host_bytes, ipup_plan_config of ipupipe.h). Small configurations (at most
- * 32 samples per step, cooperative runner) are also started for real: pools sized
- * from the plan, ipup_init, one ipup_run_steps on synthetic data, ipup_shutdown.
+ * (mt_fill_config; ipup_host_bytes, ipup_plan_config of ipupipe.h). Small
+ * configurations (at most 32 samples per step, cooperative runner) are also started
+ * for real: pools sized from the plan (mt_carve_pools), ipup_init, one ipup_run_steps
+ * on synthetic data, ipup_shutdown.
  * The input is the argument list, one argument per line. Oracles besides the
  * sanitizers: every refusal carries a message; a configuration the planner accepts
  * must start. --help/-h are dropped (they exit by design).
@@ -13,25 +14,20 @@
  */
 #define MNIST_TRAIN_NO_MAIN
 #include "../../examples/mnist-train.c"
+#include "tiny_model.h"
 
 #define FZ_MAX_ARGS 48
 
 static ipup_emu fz_emu_;
 static uint8_t fz_pool[32 << 20] __attribute__((aligned(64)));
 
-static int fz_infeed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x,
-                     int32_t *labels) {
-    int32_t i, j;
-    (void)user;
-    (void)step;
-    (void)replica;
-    (void)mb;
-    for (i = 0; i < n; i++) {
-        labels[i] = (int32_t)((sample0 + i) % 10);
-        for (j = 0; j < 784; j++) x[(size_t)i * 784 + (size_t)j] = (float)((j * 7 + i * 13 + (int)sample0) % 17) / 17.0f;
-    }
-    return 0;
+/* 784 pixels in [0, 1) and 10 classes: a fixed pattern of the sample and its place */
+static void fz_sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
+    int32_t j;
+    *label = (int32_t)((sample0 + i) % 10);
+    for (j = 0; j < 784; j++) x[j] = (float)((j * 7 + i * 13 + (int)sample0) % 17) / 17.0f;
 }
+static tiny_data fz_data = {fz_sample, 784};
 
 static int fz_is_help(const char *a) {
     const char *eq = strchr(a, '=');
@@ -94,28 +90,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mt_build_desc(r);
     if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK) goto out;
     if (ipup_runner_parse(r->o.runner, &runner) != IPUP_OK) goto out;
-    memset(c, 0, sizeof *c);
-    c->model = &r->desc;
-    c->stages = r->n_stages;
-    c->split = r->n_stages > 1 ? r->emu_split : NULL;
-    c->schedule = r->sched;
-    c->microbatch = r->o.batch;
-    c->microbatches = r->o.accumulate;
+    /* the trainer's configuration, but one step a run, the cooperative runner (the
+       threaded one is under TSan/helgrind, not here) and synthetic data */
+    mt_fill_config(r, IPUP_RUNNER_COOP);
     c->repeat = 1;
-    c->replicas = r->o.replicas;
-    c->opt.kind = r->o.optimizer == MNIST_OPT_SGD        ? IPUP_OPT_SGD
-                  : r->o.optimizer == MNIST_OPT_MOMENTUM ? IPUP_OPT_MOMENTUM
-                                                         : IPUP_OPT_ADAM;
-    c->opt.lr = r->o.lr;
-    c->opt.momentum = r->o.momentum;
-    c->opt.beta1 = r->spec->beta1;
-    c->opt.beta2 = r->spec->beta2;
-    c->opt.eps = r->spec->eps;
-    c->recompute = r->o.recompute;
-    c->offload = r->o.offload;
-    c->seed = r->o.seed;
-    c->runner = IPUP_RUNNER_COOP; /* the threaded runner is under TSan/helgrind, not here */
-    c->infeed = fz_infeed;
+    c->infeed = tiny_infeed;
+    c->infeed_user = &fz_data;
     host_bytes = ipup_host_bytes(c);
     if (host_bytes == 0 || host_bytes > sizeof fz_pool / 2) {
         if (getenv("FZ_VERBOSE")) fprintf(stderr, "host bytes %zu: not run\n", host_bytes);
@@ -132,21 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)runner;
     if ((int64_t)r->o.batch * r->o.accumulate * r->o.replicas <= 32) {
         size_t off = (host_bytes + 63) / 64 * 64;
-        int P = r->plan.devices, k, ok = 1;
-        for (k = 0; k < r->plan.ipus && ok; k++) {
-            size_t a = r->plan.ipu_bytes[k % P], s = r->plan.stream_bytes[k % P];
-            if (off + a + s + 128 > sizeof fz_pool) ok = 0;
-            else {
-                c->ipu[k].mem = fz_pool + off;
-                c->ipu[k].bytes = a;
-                off += (a + 63) / 64 * 64;
-                if (s) {
-                    c->stream[k].mem = fz_pool + off;
-                    c->stream[k].bytes = s;
-                    off += (s + 63) / 64 * 64;
-                }
-            }
-        }
+        int ok = mt_carve_pools(r, fz_pool + off, sizeof fz_pool - off) == 0;
         if (!ok && getenv("FZ_VERBOSE")) fprintf(stderr, "pools above %zu bytes: not run\n", sizeof fz_pool);
         if (ok) {
             ipup_run_stats st;
