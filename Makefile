@@ -21,6 +21,8 @@ LIBS  := -lm -lpthread
 INC   := -I. -Itests -Iexamples
 
 HEADERS  := $(wildcard *.h) $(wildcard tests/*.h) $(wildcard examples/*.h)
+# tests and benchmarks that include a tool's source (MNIST_TRAIN_NO_MAIN) rebuild with it
+EXSRC    := $(wildcard examples/*.c)
 LIBHDRS  := $(wildcard ipupipe*.h)
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 SHTESTS  := $(wildcard tests/test_*.sh)
@@ -61,7 +63,7 @@ FL_bench     := -O3 -march=native
 CONFIGS := gcc clang portable nosimd avx2 vg asan tsan
 
 define CONFIG_RULES
-build/$(1)/%: tests/%.c $$(HEADERS)
+build/$(1)/%: tests/%.c $$(HEADERS) $$(EXSRC)
 	@mkdir -p $$(@D)
 	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
 endef
@@ -71,7 +73,7 @@ build/%: examples/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC_gcc) $(CSTD) $(WARN) $(FL_gcc) $(INC) $< -o $@ $(LIBS)
 
-build/bench/%: bench/%.c $(HEADERS)
+build/bench/%: bench/%.c $(HEADERS) $(EXSRC)
 	@mkdir -p $(@D)
 	$(CC_bench) $(CSTD) $(WARN) $(FL_bench) $(INC) $< -o $@ $(LIBS)
 
@@ -156,7 +158,7 @@ FUZZ_TARGETS      := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS      ?= 300
 FUZZ_TEST_SECONDS ?= 60
 FL_fuzz := -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS) $(wildcard examples/*.c)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS) $(EXSRC)
 	@mkdir -p $(@D)
 	clang $(CSTD) $(WARN) $(FL_fuzz) $(INC) $< -o $@ $(LIBS)
 fuzz: test-begin $(addprefix build/fuzz/,$(FUZZ_TARGETS))

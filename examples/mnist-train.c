@@ -637,6 +637,35 @@ static void mt_build_split(mt_run *r) {
     for (s = 1; s < r->n_stages; s++) r->emu_split[s - 1] = r->emu_first[r->stage_first[s]];
 }
 
+/* The model's recipe for every option not given, then the emulator model, the stages
+ * of --splits, the schedule and the runner: what a run needs before it reads data.
+ * 0, or 2 after a message naming the bad option. */
+static int mt_resolve(mt_run *r, ipup_runner_kind *runner) {
+    const mnist_model_spec *m = r->spec;
+    mt_opts *o = &r->o;
+    if (!o->batch) o->batch = m->batch;
+    if (!o->accumulate) o->accumulate = m->accumulate;
+    if (!o->repeat) o->repeat = m->repeat;
+    if (!o->epochs_given) o->epochs = m->epochs;
+    if (!o->replicas) o->replicas = 1;
+    if (!o->optimizer_given) o->optimizer = m->optimizer;
+    if (!o->lr_given) o->lr = o->optimizer == m->optimizer ? m->lr : o->optimizer == MNIST_OPT_ADAM ? 0.001f : 0.05f;
+    if (!o->momentum_given) o->momentum = m->momentum;
+    if (!o->decay_given) o->lr_decay = m->lr_decay;
+    if (!o->augment_given) o->augment = m->augment;
+    if (!o->schedule) o->schedule = m->schedule;
+    mnist_model_geometry(m, r->geom);
+    mt_build_desc(r);
+    if (mt_stages(r)) return 2;
+    mt_build_split(r);
+    if (ipup_sched_kind_parse(o->schedule, &r->sched) != IPUP_OK)
+        return mt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1)",
+                      o->schedule);
+    if (ipup_runner_parse(o->runner, runner) != IPUP_OK)
+        return mt_err("--runner: unknown '%s' (coop or threads)", o->runner);
+    return 0;
+}
+
 /* The emulator configuration of a parsed run (model, split, schedule, batch shape,
  * optimizer, seed), its data through mt_infeed; pools are given later. */
 static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
@@ -766,30 +795,7 @@ int main(int argc, char **argv)
                     (unsigned long long)r->o.seed, (unsigned long long)meta.seed);
         r->o.seed = meta.seed;
     }
-    {
-        const mnist_model_spec *m = r->spec;
-        mt_opts *o = &r->o;
-        if (!o->batch) o->batch = m->batch;
-        if (!o->accumulate) o->accumulate = m->accumulate;
-        if (!o->repeat) o->repeat = m->repeat;
-        if (!o->epochs_given) o->epochs = m->epochs;
-        if (!o->replicas) o->replicas = 1;
-        if (!o->optimizer_given) o->optimizer = m->optimizer;
-        if (!o->lr_given) o->lr = o->optimizer == m->optimizer ? m->lr : o->optimizer == MNIST_OPT_ADAM ? 0.001f : 0.05f;
-        if (!o->momentum_given) o->momentum = m->momentum;
-        if (!o->decay_given) o->lr_decay = m->lr_decay;
-        if (!o->augment_given) o->augment = m->augment;
-        if (!o->schedule) o->schedule = m->schedule;
-    }
-    mnist_model_geometry(r->spec, r->geom);
-    mt_build_desc(r);
-    if (mt_stages(r)) return 2;
-    mt_build_split(r);
-    if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK)
-        return mt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1)",
-                      r->o.schedule);
-    if (ipup_runner_parse(r->o.runner, &runner) != IPUP_OK)
-        return mt_err("--runner: unknown '%s' (coop or threads)", r->o.runner);
+    if ((rc = mt_resolve(r, &runner)) != 0) return rc;
     /* ---- data */
     if (mnist_probe(r->o.data, "train", &r->tr, err) < 0 || mnist_probe(r->o.data, "test", &r->te, err) < 0)
         return mt_err("%s", err);

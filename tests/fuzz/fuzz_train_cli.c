@@ -1,7 +1,7 @@
 /* fuzz_train_cli.c - libFuzzer target: the command line and the configuration path
  * of the MNIST trainer (examples/mnist-train.c, included with MNIST_TRAIN_NO_MAIN):
- * option parsing (mt_parse), the model and its --splits (mt_stages, mt_build_desc),
- * the schedule and runner names, and the emulator configuration they produce
+ * option parsing (mt_parse), the recipe's defaults, the model and its --splits, the
+ * schedule and runner names (mt_resolve), and the emulator configuration they produce
  * (mt_fill_config; ipup_host_bytes, ipup_plan_config of ipupipe.h). Small
  * configurations (at most 32 samples per step, cooperative runner) are also started
  * for real: pools sized from the plan (mt_carve_pools), ipup_init, one ipup_run_steps
@@ -72,24 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* what mnist_train_main does before it reads the data */
     r->spec = mnist_model_find(r->o.model);
     if (!r->spec) goto out;
-    {
-        const mnist_model_spec *m = r->spec;
-        mt_opts *o = &r->o;
-        if (!o->batch) o->batch = m->batch;
-        if (!o->accumulate) o->accumulate = m->accumulate;
-        if (!o->repeat) o->repeat = m->repeat;
-        if (!o->replicas) o->replicas = 1;
-        if (!o->optimizer_given) o->optimizer = m->optimizer;
-        if (!o->lr_given) o->lr = m->lr;
-        if (!o->momentum_given) o->momentum = m->momentum;
-        if (!o->schedule) o->schedule = m->schedule;
-    }
-    mnist_model_geometry(r->spec, r->geom);
-    if (mt_stages(r)) goto out;
+    if (mt_resolve(r, &runner) != 0) goto out;
     if (r->n_stages < 1 || r->n_stages > MT_MAX_STAGES) abort();
-    mt_build_desc(r);
-    if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK) goto out;
-    if (ipup_runner_parse(r->o.runner, &runner) != IPUP_OK) goto out;
     /* the trainer's configuration, but one step a run, the cooperative runner (the
        threaded one is under TSan/helgrind, not here) and synthetic data */
     mt_fill_config(r, IPUP_RUNNER_COOP);
