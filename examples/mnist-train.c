@@ -109,8 +109,11 @@ static void mt_usage(FILE *f) {
             "  --quiet                      only the closing lines\n");
 }
 
+static unsigned mt_errors; /* messages printed; the fuzz target checks each refusal printed one */
+
 static int mt_err(const char *fmt, ...) {
     va_list ap;
+    mt_errors++;
     fprintf(stderr, "mnist-train: error: ");
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);

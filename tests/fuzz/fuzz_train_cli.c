@@ -44,6 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *buf, *argv[FZ_MAX_ARGS + 1];
     int argc = 1, rc;
     size_t i, start = 0, host_bytes;
+    unsigned errors0;
     static int quiet;
     if (!quiet) {
         quiet = 1;
@@ -64,15 +65,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     argv[argc] = NULL;
     memset(r, 0, sizeof *r);
+    errors0 = mt_errors;
     rc = mt_parse(argc, argv, &r->o);
     if (rc != 0) {
-        if (rc != 2) abort();
+        if (rc != 2 || mt_errors == errors0) abort(); /* a usage error, with its message */
         goto out;
     }
     /* what mnist_train_main does before it reads the data */
     r->spec = mnist_model_find(r->o.model);
     if (!r->spec) goto out;
-    if (mt_resolve(r, &runner) != 0) goto out;
+    if (mt_resolve(r, &runner) != 0) {
+        if (mt_errors == errors0) abort();
+        goto out;
+    }
     if (r->n_stages < 1 || r->n_stages > MT_MAX_STAGES) abort();
     /* the trainer's configuration, but one step a run, the cooperative runner (the
        threaded one is under TSan/helgrind, not here) and synthetic data */
