@@ -771,7 +771,7 @@ int main(int argc, char **argv)
     size_t pool_total = 0;
     uint8_t *pool_mem = NULL, *host_mem = NULL;
     size_t host_bytes = 0;
-    ipup_runner_kind runner;
+    ipup_runner_kind runner = IPUP_RUNNER_COOP;
     ipup_mem_report mem[IPUP_MAX_DEVICES];
 
     /* stdout gets a static buffer now, so printing after startup never allocates */

@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static mt_run R;
     mt_run *r = &R;
-    ipup_runner_kind runner;
+    ipup_runner_kind runner = IPUP_RUNNER_COOP;
     ipup_config *c = &r->cfg;
     char *buf, *argv[FZ_MAX_ARGS + 1];
     int argc = 1, rc;
