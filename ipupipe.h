@@ -1673,7 +1673,6 @@ IPUPDEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan *pla
         plan->stream_bytes[d] = sa.used;
         ipue__fill_report(e, &a, &sa, d, &plan->mem[d]);
     }
-    for (s = 0; s < e->S; s++) plan->params += (int64_t)e->st[s].n_params;
     plan->params = 0;
     for (d = 0; d < e->n_layers; d++) plan->params += (int64_t)e->lay[d].info.n_w + e->lay[d].info.n_b;
     plan->host_bytes = ipup_host_bytes(cfg);
@@ -1689,7 +1688,8 @@ static void ipue__init_weights(ipup_emu *e) {
             const ipue__stage *st = &e->st[s];
             IPUPIPE_MEMSET(rt->params, 0, st->n_params * sizeof(float));
             IPUPIPE_MEMSET(rt->grads, 0, st->n_params * sizeof(float));
-            if (k) IPUPIPE_MEMSET(rt->state, 0, st->n_state * sizeof(float));
+            /* a stage without weights has no state: NULL when offloaded to an empty stream pool */
+            if (k && st->n_state) IPUPIPE_MEMSET(rt->state, 0, st->n_state * sizeof(float));
             for (l = st->first; l < st->last; l++) {
                 const ipup_layer_info *I = &e->lay[l].info;
                 int fi, fo;

@@ -556,6 +556,41 @@ TTEST(offload_same_bits_and_memory) {
     ipup_shutdown(&g_emu);
 }
 
+/* A stage without weights (gelu, dropout) has no optimizer state to offload: its plan
+   asks for 0 streaming bytes, so a caller gives that IPU no streaming pool. Found by
+   fuzz_train_cli (memset of a NULL state pointer, UBSan); same bits as without offload. */
+TTEST(offload_stage_without_weights) {
+    static float a[8192], b[8192];
+    static const int32_t split[2] = {1, 3}; /* dense16 | gelu, dropout | dense12 ... */
+    ipup_plan plan;
+    size_t n;
+    int k;
+    for (k = 0; k < 2; k++) {
+        ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+        c.schedule = IPUP_SCHED_GROUPED;
+        c.stages = 3;
+        c.split = split;
+        c.opt.kind = k ? IPUP_OPT_MOMENTUM : IPUP_OPT_ADAM;
+        c.opt.lr = 0.01f;
+        c.opt.momentum = 0.9f;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        n = snapshot(&g_emu, a, 8192);
+        ipup_shutdown(&g_emu);
+        c.offload = 1;
+        TT_EQ_INT(ipup_plan_config(&g_emu, &c, &plan), IPUP_OK);
+        TT_CHECK(plan.stream_bytes[0] > 0);
+        TT_EQ_INT(plan.stream_bytes[1], 0);
+        c.stream[1].mem = NULL;
+        c.stream[1].bytes = 0;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        TT_EQ_INT(snapshot(&g_emu, b, 8192), n);
+        TT_CHECK(memcmp(a, b, n * sizeof(float)) == 0);
+        ipup_shutdown(&g_emu);
+    }
+}
+
 TTEST(plan_sizes_pools_exactly) {
     ipup_plan plan;
     ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
@@ -859,6 +894,7 @@ int main(int argc, char **argv) {
         TT_CASE(threaded_stress_random_delays),
         TT_CASE(replication_runners_identical),
         TT_CASE(offload_same_bits_and_memory),
+        TT_CASE(offload_stage_without_weights),
         TT_CASE(plan_sizes_pools_exactly),
         TT_CASE(bad_configurations),
         TT_CASE(nan_is_an_error_naming_step_and_stage),
