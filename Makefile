@@ -21,7 +21,6 @@ LIBS  := -lm -lpthread
 INC   := -I. -Itests -Iexamples
 
 HEADERS  := $(wildcard *.h) $(wildcard tests/*.h) $(wildcard examples/*.h)
-# tests and benchmarks that include a tool's source (MNIST_TRAIN_NO_MAIN) rebuild with it
 EXSRC    := $(wildcard examples/*.c)
 LIBHDRS  := $(wildcard ipupipe*.h)
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
@@ -63,17 +62,19 @@ FL_bench     := -O3 -march=native
 CONFIGS := gcc clang portable nosimd avx2 vg asan tsan
 
 define CONFIG_RULES
-build/$(1)/%: tests/%.c $$(HEADERS) $$(EXSRC)
+build/$(1)/%: tests/%.c $$(HEADERS)
 	@mkdir -p $$(@D)
 	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
 endef
 $(foreach c,$(CONFIGS),$(eval $(call CONFIG_RULES,$(c))))
+# the tests and the benchmark that include the trainer's source (MNIST_TRAIN_NO_MAIN)
+$(foreach c,$(CONFIGS),build/$(c)/test_mnist_noheap) build/bench/bench_train: examples/mnist-train.c
 
 build/%: examples/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC_gcc) $(CSTD) $(WARN) $(FL_gcc) $(INC) $< -o $@ $(LIBS)
 
-build/bench/%: bench/%.c $(HEADERS) $(EXSRC)
+build/bench/%: bench/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC_bench) $(CSTD) $(WARN) $(FL_bench) $(INC) $< -o $@ $(LIBS)
 
