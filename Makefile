@@ -113,7 +113,7 @@ check-tsan: test-begin $(call bins,tsan,$(THREAD_TESTS))
 	@TSAN_OPTIONS=halt_on_error=1 IPUPIPE_TEST_SLOW=1 tests/run.sh tsan -- $(call bins,tsan,$(THREAD_TESTS))
 check-helgrind: test-begin $(call bins,vg,$(THREAD_TESTS))
 	@IPUPIPE_TEST_SLOW=1 tests/run.sh helgrind valgrind -q --tool=helgrind --error-exitcode=1 -- $(call bins,vg,$(THREAD_TESTS))
-check-shell: test-begin $(addprefix build/,$(TOOLS))
+check-shell: test-begin $(addprefix build/,$(TOOLS)) build/gcc/write_sched_fixtures
 	@tests/run.sh shell -- $(SHTESTS)
 
 test-quick: test-begin

@@ -18,35 +18,14 @@ has() { # has NAME PATTERN FILE
 }
 
 need_bin "$tool"
+need_bin build/gcc/write_sched_fixtures
 
 # The PyTorch schedule CSVs, written into $fix from the one copy in tests/sched_fixtures.h
-# by a small program built next to the tool (build/, not $tmp: a noexec TMPDIR stays fine)
 fix=$tmp/pytorch
 mkdir -p "$fix"
-cat >"$tmp/fixtures.c" <<'EOF_C'
-#include <stdio.h>
-#include <string.h>
-#include "sched_fixtures.h"
-static int put(const char *dir, const char *name, const char *text) {
-    char path[4096];
-    FILE *f;
-    int bad;
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path || !(f = fopen(path, "w"))) return 1;
-    bad = fputs(text, f) < 0;
-    return fclose(f) != 0 || bad;
-}
-int main(int argc, char **argv) {
-    if (argc != 2) return 2;
-    return put(argv[1], "zb1p_2rank_2stagep_compute.csv", fixture_zb1p) ||
-           put(argv[1], "dualpipev_4rank_10mb.csv", fixture_dualpipev);
-}
-EOF_C
 have_fix=0
-if gcc -std=c11 -Wall -Werror -Itests "$tmp/fixtures.c" -o build/sched-fixtures-writer && build/sched-fixtures-writer "$fix"; then
-  have_fix=1
-else
-  bad "writing the PyTorch fixture CSVs from tests/sched_fixtures.h (its 5 checks are not run)"
-fi
+if build/gcc/write_sched_fixtures "$fix"; then have_fix=1
+else bad "writing the PyTorch fixture CSVs (build/gcc/write_sched_fixtures; its 5 checks are not run)"; fi
 
 expect 0 "--help" -- --help
 has "--help shows an example" "ipupipe-sched --stages 4 --microbatches 8 --schedule grouped" "$tmp/out"
