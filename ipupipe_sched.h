@@ -1,4 +1,4 @@
-/* ipupipe_sched.h - v0.2.0 - pipeline schedule tables for ipupipe - MIT licence
+/* ipupipe_sched.h - v0.3.0 - pipeline schedule tables for ipupipe - MIT licence (see end of file)
  *
  * Generate, verify, measure, render and exchange (CSV) the pipeline schedule tables
  * of ipupipe. The contract is ../shared/design/SCHEDULES.md (the op model, the
@@ -71,24 +71,35 @@
  *       or backward before forward for 1f1b, F/I/W as above for zb-h1); grouped keeps
  *       its all-forward / all-backward steps.
  */
+#define IPUPIPE_VERSION_MAJOR 0
+#define IPUPIPE_VERSION_MINOR 3
+#define IPUPIPE_VERSION_PATCH 0
+#define IPUPIPE_VERSION_STRING "0.3.0"
+
 #ifndef IPUPIPE_SCHED_H
 #define IPUPIPE_SCHED_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef IPUP_SCHED_DEF
+#ifndef IPUPIPE_DEF
 #ifdef IPUPIPE_STATIC
-#define IPUP_SCHED_DEF static
-#else
-#define IPUP_SCHED_DEF extern
-#endif
-#endif
-
 #if defined(__GNUC__) || defined(__clang__)
-#define IPUP__SCHED_UNUSED __attribute__((unused))
+#define IPUPIPE_DEF static __attribute__((unused))
 #else
-#define IPUP__SCHED_UNUSED
+#define IPUPIPE_DEF static
+#endif
+#else
+#define IPUPIPE_DEF extern
+#endif
+#endif
+#ifndef IPUP__UNUSED          /* for private static helpers that some builds do not call */
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__UNUSED __attribute__((unused))
+#else
+#define IPUP__UNUSED
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -117,7 +128,7 @@ typedef enum ipup_result { IPUP_RESULT_LIST(IPUP__RESULT_ENUM) IPUP_RESULT_LAST_
 #undef IPUP__RESULT_ENUM
 /* The text of a result code ("" when IPUPIPE_NO_ERROR_STRINGS; "unknown result" for
    codes not in the list). */
-IPUP_SCHED_DEF const char *ipup_result_str(int code);
+IPUPIPE_DEF const char *ipup_result_str(int code);
 #define IPUP__RESULT_STR_FROM_SCHED 1
 #endif
 
@@ -178,22 +189,22 @@ typedef struct ipup_sched_config { /* zero = default */
 /* Generate a table into ops (cap_ops). msg (msg_len) receives the error text, or on
    success the warnings, one per line ("" if none). Returns IPUP_OK, IPUP_ERR_ARG,
    IPUP_ERR_CONFIG or IPUP_ERR_CAPACITY. */
-IPUP_SCHED_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
+IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
                                        ipup_table *out, char *msg, size_t msg_len);
 /* "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"
    (case-insensitive; '_' or '-' alike; also "zbh1", "i1f1b"). IPUP_ERR_PARSE if unknown. */
-IPUP_SCHED_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out);
-IPUP_SCHED_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
+IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out);
+IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
 /* per-stage peak in-flight micro-batches (SCHEDULES.md §4) into out (n_out >= stages) */
-IPUP_SCHED_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out);
+IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out);
 
 /* ---- ops ---- */
 /* PyTorch's compute-only token of an op, "<stage><F|B|I|W><mb>" (e.g. "2B7"), into
    buf (len); returns its length. */
-IPUP_SCHED_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len);
+IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len);
 /* Sort t->ops by (step, device, position in an overlap cell). In place (heapsort),
    no allocation; O(n log n). */
-IPUP_SCHED_DEF void ipup_sched_sort(ipup_table *t);
+IPUPIPE_DEF void ipup_sched_sort(ipup_table *t);
 
 /* ---- verify (SCHEDULES.md §2) ---- */
 typedef struct ipup_sched_verify_info {
@@ -210,7 +221,7 @@ typedef struct ipup_sched_verify_info {
    IPUP_OK, IPUP_ERR_INVALID_TABLE (msg names the device, the step, the op and the fix;
    info says where), IPUP_ERR_ARG or IPUP_ERR_CAPACITY (work too small). info may be
    NULL. */
-IPUP_SCHED_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info,
+IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info,
                                      char *msg, size_t msg_len);
 
 /* ---- measure (SCHEDULES.md §4) ---- */
@@ -222,9 +233,9 @@ typedef struct ipup_sched_cost {
     const double *stage_scale;  /* stage_scale (stages) or NULL: per-stage factor on op costs */
 } ipup_sched_cost;
 /* F=1, B=2, I=1, W=1, exchange=0, sync=0 (SCHEDULES.md §4). */
-IPUP_SCHED_DEF ipup_sched_cost ipup_sched_cost_default(void);
+IPUPIPE_DEF ipup_sched_cost ipup_sched_cost_default(void);
 /* Cost of one op under a cost model. */
-IPUP_SCHED_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op);
+IPUPIPE_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op);
 
 typedef struct ipup_sched_figures {
     int32_t stages, microbatches, devices, steps, n_ops;
@@ -246,7 +257,7 @@ typedef struct ipup_sched_figures {
 /* Figures of a valid table (verify first). cost NULL: defaults. act_bytes (stages) or
    NULL: bytes a stage keeps per micro-batch in flight (with recomputation only its
    input). work as for verify. */
-IPUP_SCHED_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes, void *work,
+IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes, void *work,
                                       size_t work_bytes, ipup_sched_figures *out);
 
 /* ---- render and exchange ----
@@ -255,23 +266,23 @@ IPUP_SCHED_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost
    (buf then holds a truncated prefix; buf may be NULL with cap 0 to ask the size). */
 /* Text grid, rows = devices ("IPU0  F0 .. B0"); cells show the stage too when a device
    holds several stages ("2F0"). */
-IPUP_SCHED_DEF int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t cap, size_t *len);
 /* PyTorch's _format_pipeline_order layout (rows "Step NN:", columns "Rank i"); the row
    of mark_step (>= 0) ends with " <-- ERROR HERE". */
-IPUP_SCHED_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, char *buf, size_t cap, size_t *len);
 /* PyTorch compute-only CSV: one row per device, one cell per step, empty = idle. */
-IPUP_SCHED_DEF int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap, size_t *len);
 /* Chrome trace JSON ({"traceEvents": [...]}, ph "X", pid = device), BSP timing from the
    cost model, 1 time unit = 1 ms. Opens in Perfetto and chrome://tracing. */
-IPUP_SCHED_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf, size_t cap, size_t *len);
 /* SVG Gantt chart: devices as rows, op widths from the cost model (BSP timing), the
    weight update U after the last step, phases (from fig, may be NULL) marked. */
-IPUP_SCHED_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
+IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
                                         char *buf, size_t cap, size_t *len);
 /* One JSON object with the figures: schedule, stages, microbatches, devices, steps,
    unit_utilisation, bsp_time, async_time, bubble_fraction, bubble_fraction_async,
    peak_inflight, stash_bytes, first_microbatch_done, phases, in_order, warnings. */
-IPUP_SCHED_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
+IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
                                          const char *warnings, char *buf, size_t cap, size_t *len);
 
 /* Read PyTorch's compute-only CSV (SCHEDULES.md §6): rows = devices, cells
@@ -281,15 +292,15 @@ IPUP_SCHED_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_f
    stage first appears (verify checks the rest). First ipup_sched_csv_scan to learn
    the sizes, then ipup_sched_csv_load with arrays of those sizes. Errors:
    IPUP_ERR_PARSE with row and column, IPUP_ERR_CAPACITY. */
-IPUP_SCHED_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
+IPUPIPE_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
                                        int32_t *devices, int32_t *n_ops, char *msg, size_t msg_len);
-IPUP_SCHED_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
+IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
                                        size_t work_bytes, ipup_table *out, char *msg, size_t msg_len);
 /* Re-place the ops of each device, keeping each device's order, as early as their
    dependencies allow (like PyTorch's schedule simulator): turns per-device orders
    into a lock-step table. Overlap cells become two consecutive steps. Compacts.
    Returns IPUP_ERR_INVALID_TABLE when the orders deadlock or an op is missing. */
-IPUP_SCHED_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len);
 
 #ifdef __cplusplus
 }
@@ -327,7 +338,7 @@ extern "C" {
 
 #if defined(IPUP__RESULT_STR_FROM_SCHED) && !defined(IPUP__RESULT_STR_DONE)
 #define IPUP__RESULT_STR_DONE 1
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED const char *ipup_result_str(int code) {
+IPUPIPE_DEF const char *ipup_result_str(int code) {
 #ifdef IPUPIPE_NO_ERROR_STRINGS
     (void)code;
     return "";
@@ -344,7 +355,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED const char *ipup_result_str(int code) {
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static IPUP__SCHED_UNUSED int ipup__snprintf(char *buf, size_t len, const char *fmt, ...) {
+static IPUP__UNUSED int ipup__snprintf(char *buf, size_t len, const char *fmt, ...) {
     int n;
     va_list ap;
     va_start(ap, fmt);
@@ -353,17 +364,17 @@ static IPUP__SCHED_UNUSED int ipup__snprintf(char *buf, size_t len, const char *
     return n;
 }
 
-static IPUP__SCHED_UNUSED size_t ipup__strlen(const char *s) {
+static IPUP__UNUSED size_t ipup__strlen(const char *s) {
     size_t n = 0;
     while (s[n]) n++;
     return n;
 }
-static IPUP__SCHED_UNUSED const char *ipup__strchr(const char *s, int c) {
+static IPUP__UNUSED const char *ipup__strchr(const char *s, int c) {
     for (; *s; s++)
         if (*s == (char)c) return s;
     return c == 0 ? s : NULL;
 }
-static IPUP__SCHED_UNUSED int ipup__memeq(const char *a, const char *b, size_t n) {
+static IPUP__UNUSED int ipup__memeq(const char *a, const char *b, size_t n) {
     size_t i;
     for (i = 0; i < n; i++)
         if (a[i] != b[i]) return 0;
@@ -371,7 +382,7 @@ static IPUP__SCHED_UNUSED int ipup__memeq(const char *a, const char *b, size_t n
 }
 
 /* ---- messages ---- */
-static IPUP__SCHED_UNUSED void ipup__msgv(char *msg, size_t len, int append, const char *fmt, va_list ap) {
+static IPUP__UNUSED void ipup__msgv(char *msg, size_t len, int append, const char *fmt, va_list ap) {
     size_t used;
     if (!msg || len == 0) return;
     used = append ? ipup__strlen(msg) : 0;
@@ -381,7 +392,7 @@ static IPUP__SCHED_UNUSED void ipup__msgv(char *msg, size_t len, int append, con
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static IPUP__SCHED_UNUSED int ipup__err(char *msg, size_t len, int code, const char *fmt, ...) {
+static IPUP__UNUSED int ipup__err(char *msg, size_t len, int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     ipup__msgv(msg, len, 0, fmt, ap);
@@ -391,7 +402,7 @@ static IPUP__SCHED_UNUSED int ipup__err(char *msg, size_t len, int code, const c
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static IPUP__SCHED_UNUSED void ipup__warn(char *msg, size_t len, int *count, const char *fmt, ...) {
+static IPUP__UNUSED void ipup__warn(char *msg, size_t len, int *count, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     if (msg && len) {
@@ -409,14 +420,14 @@ static IPUP__SCHED_UNUSED void ipup__warn(char *msg, size_t len, int *count, con
 static const char *const ipup__kind_names[IPUP_SCHED_KIND_COUNT] = {
     "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED const char *ipup_sched_kind_name(ipup_sched_kind kind) {
+IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind) {
     int k = (int)kind;
     if (k < 0 || k >= IPUP_SCHED_KIND_COUNT) return "unknown";
     return ipup__kind_names[k];
 }
 
 /* compare ignoring case and treating '_' as '-' */
-static IPUP__SCHED_UNUSED int ipup__name_eq(const char *a, const char *b) {
+static IPUP__UNUSED int ipup__name_eq(const char *a, const char *b) {
     for (;; a++, b++) {
         int ca = (unsigned char)*a, cb = (unsigned char)*b;
         if (ca >= 'A' && ca <= 'Z') ca += 'a' - 'A';
@@ -428,7 +439,7 @@ static IPUP__SCHED_UNUSED int ipup__name_eq(const char *a, const char *b) {
     }
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out) {
+IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out) {
     int k;
     if (!name || !out) return IPUP_ERR_ARG;
     for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
@@ -451,7 +462,7 @@ typedef struct ipup__gen {
     int32_t n, t; /* ops written; next output step */
 } ipup__gen;
 
-static IPUP__SCHED_UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t stage, int32_t mb, int kind) {
+static IPUP__UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t stage, int32_t mb, int kind) {
     ipup_op *o = &g->ops[g->n++];
     o->step = g->t;
     o->mb = mb;
@@ -463,7 +474,7 @@ static IPUP__SCHED_UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t sta
 
 /* The op of stage s at raw (uncompacted) step t under a closed form (SCHEDULES.md §3),
    or 0 when idle. */
-static IPUP__SCHED_UNUSED int ipup__closed_op(int kind, int32_t S, int32_t M, int32_t t, int32_t s, int32_t *mb) {
+static IPUP__UNUSED int ipup__closed_op(int kind, int32_t S, int32_t M, int32_t t, int32_t s, int32_t *mb) {
     int32_t u, c, d;
     switch (kind) {
     case IPUP_SCHED_INTERLEAVED: /* F(s,m) at s+2m; B(s,m) at 2S-1-s+2m */
@@ -502,7 +513,7 @@ static IPUP__SCHED_UNUSED int ipup__closed_op(int kind, int32_t S, int32_t M, in
 
 /* Raw step of an op under a closed form: the priority of list scheduling when stages
    share a device. */
-static IPUP__SCHED_UNUSED int64_t ipup__closed_prio(int kind, int32_t S, int32_t M, int opk, int32_t s, int32_t m) {
+static IPUP__UNUSED int64_t ipup__closed_prio(int kind, int32_t S, int32_t M, int opk, int32_t s, int32_t m) {
     int64_t c, d;
     switch (kind) {
     case IPUP_SCHED_INTERLEAVED: return opk == IPUP_OP_F ? s + 2 * (int64_t)m : 2 * (int64_t)S - 1 - s + 2 * (int64_t)m;
@@ -519,7 +530,7 @@ static IPUP__SCHED_UNUSED int64_t ipup__closed_prio(int kind, int32_t S, int32_t
 
 /* 1F1B (PipeDream-Flush) program of stage s, position k: min(S-1-s, M) warm-up
    forwards, then F,B pairs until the forwards are done, then the remaining Bs. */
-static IPUP__SCHED_UNUSED int ipup__prog_1f1b(int32_t S, int32_t M, int32_t s, int32_t k, int32_t *mb) {
+static IPUP__UNUSED int ipup__prog_1f1b(int32_t S, int32_t M, int32_t s, int32_t k, int32_t *mb) {
     int32_t w = S - 1 - s < M ? S - 1 - s : M, r, steady;
     if (k < w) { *mb = k; return IPUP_OP_F; }
     r = k - w;
@@ -539,13 +550,13 @@ static IPUP__SCHED_UNUSED int ipup__prog_1f1b(int32_t S, int32_t M, int32_t s, i
    Virtual index -> (chunk, micro-batch) in groups of P micro-batches (a last partial
    group keeps the same order with a smaller group; the generator does not use it: for
    M % P != 0 it pads to a multiple of P with phantom micro-batches instead). */
-static IPUP__SCHED_UNUSED void ipup__megatron_vidx(int32_t P, int32_t V, int32_t M, int32_t idx, int32_t *chunk, int32_t *mb) {
+static IPUP__UNUSED void ipup__megatron_vidx(int32_t P, int32_t V, int32_t M, int32_t idx, int32_t *chunk, int32_t *mb) {
     int32_t g = idx / (P * V), base = g * P, gs = M - base < P ? M - base : P;
     int32_t j = idx - g * P * V;
     *chunk = j / gs;
     *mb = base + j % gs;
 }
-static IPUP__SCHED_UNUSED int ipup__prog_megatron(int32_t P, int32_t V, int32_t M, int32_t r, int32_t k, int32_t *stage, int32_t *mb) {
+static IPUP__UNUSED int ipup__prog_megatron(int32_t P, int32_t V, int32_t M, int32_t r, int32_t k, int32_t *stage, int32_t *mb) {
     int32_t total = M * V, warm = (P - r - 1) * 2 + (V - 1) * P, r2, steady, idx, chunk;
     int kind;
     if (warm > total) warm = total;
@@ -568,7 +579,7 @@ static IPUP__SCHED_UNUSED int ipup__prog_megatron(int32_t P, int32_t V, int32_t 
    were produced in strictly earlier steps (counters are the state before the step).
    Each kind of op runs in increasing micro-batch order on each stage, so the state is
    three counters per stage and every table it makes accumulates in order. */
-static IPUP__SCHED_UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_len) {
     int32_t nF[IPUP_SCHED_MAX_STAGES], nG[IPUP_SCHED_MAX_STAGES], nW[IPUP_SCHED_MAX_STAGES];
     int32_t pos[IPUP_SCHED_MAX_STAGES];
     int32_t chs[IPUP_SCHED_MAX_STAGES], chm[IPUP_SCHED_MAX_STAGES];
@@ -683,14 +694,14 @@ static IPUP__SCHED_UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t 
     return IPUP_OK;
 }
 
-static IPUP__SCHED_UNUSED int ipup__is_pow2(int32_t x) { return x > 0 && (x & (x - 1)) == 0; }
-static IPUP__SCHED_UNUSED int32_t ipup__pow2_ceil(int32_t x) {
+static IPUP__UNUSED int ipup__is_pow2(int32_t x) { return x > 0 && (x & (x - 1)) == 0; }
+static IPUP__UNUSED int32_t ipup__pow2_ceil(int32_t x) {
     int32_t p = 1;
     while (p < x && p < (1 << 30)) p *= 2;
     return p;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
+IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
                                                          ipup_table *out, char *msg, size_t msg_len) {
     ipup__gen g;
     int32_t S, M, P, V = 1, s, d, maxdev = -1, need;
@@ -892,7 +903,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_generate(const ipup_sched_confi
     return IPUP_OK;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out) {
+IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out) {
     int32_t cur[IPUP_SCHED_MAX_STAGES];
     int32_t i, s;
     if (!t || !out || (!t->ops && t->n_ops > 0)) return IPUP_ERR_ARG;
@@ -915,11 +926,11 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_peak_inflight(const ipup_table 
 
 
 /* ---- ops ---- */
-static IPUP__SCHED_UNUSED char ipup__kind_char(int k) {
+static IPUP__UNUSED char ipup__kind_char(int k) {
     return k == IPUP_OP_F ? 'F' : k == IPUP_OP_B ? 'B' : k == IPUP_OP_I ? 'I' : k == IPUP_OP_W ? 'W' : '?';
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len) {
+IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len) {
     int n;
     if (!op || !buf || len == 0) return 0;
     n = ipup__snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
@@ -927,18 +938,18 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_op_str(const ipup_op *op, char 
 }
 
 /* op as text for messages: "B(2,3) [2B3]" */
-static IPUP__SCHED_UNUSED const char *ipup__op_desc(char *buf, size_t len, int kind, int32_t s, int32_t m) {
+static IPUP__UNUSED const char *ipup__op_desc(char *buf, size_t len, int kind, int32_t s, int32_t m) {
     ipup__snprintf(buf, len, "%c(%d,%d) [%d%c%d]", ipup__kind_char(kind), (int)s, (int)m, (int)s, ipup__kind_char(kind), (int)m);
     return buf;
 }
 
-static IPUP__SCHED_UNUSED int ipup__op_less(const ipup_op *a, const ipup_op *b) {
+static IPUP__UNUSED int ipup__op_less(const ipup_op *a, const ipup_op *b) {
     if (a->step != b->step) return a->step < b->step;
     if (a->device != b->device) return a->device < b->device;
     return a->pad_[0] < b->pad_[0];
 }
 
-static IPUP__SCHED_UNUSED void ipup__sift(ipup_op *v, int32_t root, int32_t n) {
+static IPUP__UNUSED void ipup__sift(ipup_op *v, int32_t root, int32_t n) {
     for (;;) {
         int32_t c = 2 * root + 1;
         ipup_op tmp;
@@ -950,7 +961,7 @@ static IPUP__SCHED_UNUSED void ipup__sift(ipup_op *v, int32_t root, int32_t n) {
     }
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED void ipup_sched_sort(ipup_table *t) {
+IPUPIPE_DEF void ipup_sched_sort(ipup_table *t) {
     int32_t n, i;
     ipup_op tmp;
     if (!t || !t->ops || t->n_ops < 2) return;
@@ -966,13 +977,13 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED void ipup_sched_sort(ipup_table *t) {
 }
 
 /* ---- work arrays ---- */
-static IPUP__SCHED_UNUSED int ipup__work_ok(const ipup_table *t, const void *work, size_t work_bytes) {
+static IPUP__UNUSED int ipup__work_ok(const ipup_table *t, const void *work, size_t work_bytes) {
     if (!work || ((uintptr_t)work & 7u) != 0) return 0;
     return work_bytes >= IPUP_SCHED_WORK_BYTES(t->stages, t->microbatches);
 }
 
 /* Basic shape checks shared by verify/measure/respace; 0 when fine. */
-static IPUP__SCHED_UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t msg_len) {
     if (!t) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table is NULL");
     if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES)
         return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d stages; need 1..%d", (int)t->stages, IPUP_SCHED_MAX_STAGES);
@@ -987,7 +998,7 @@ static IPUP__SCHED_UNUSED int ipup__table_shape(const ipup_table *t, char *msg, 
 }
 
 /* ---- verify ---- */
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes,
+IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes,
                                                        ipup_sched_verify_info *info, char *msg, size_t msg_len) {
     ipup_sched_verify_info dummy;
     int32_t *stF, *stG, *stW;
@@ -1169,7 +1180,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
 }
 
 /* ---- measure ---- */
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED ipup_sched_cost ipup_sched_cost_default(void) {
+IPUPIPE_DEF ipup_sched_cost ipup_sched_cost_default(void) {
     ipup_sched_cost c;
     IPUPIPE_MEMSET(&c, 0, sizeof c);
     c.f = 1.0;
@@ -1179,7 +1190,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED ipup_sched_cost ipup_sched_cost_default(void) 
     return c;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op) {
+IPUPIPE_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op) {
     double v;
     switch (op->kind) {
     case IPUP_OP_F: v = c->f; break;
@@ -1192,13 +1203,13 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED double ipup_sched_op_cost(const ipup_sched_cos
 }
 
 /* 1 when the value an op produces goes to another device at the end of its step */
-static IPUP__SCHED_UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
+static IPUP__UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
     if (o->kind == IPUP_OP_F) return o->stage < t->stages - 1 && t->stage_device[o->stage + 1] != o->device;
     if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) return o->stage > 0 && t->stage_device[o->stage - 1] != o->device;
     return 0;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes,
+IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes,
                                                         void *work, size_t work_bytes, ipup_sched_figures *out) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     double devfree[IPUP_SCHED_MAX_STAGES], devwork[IPUP_SCHED_MAX_STAGES];
@@ -1311,18 +1322,18 @@ typedef struct ipup__w {
     size_t cap, len;
 } ipup__w;
 
-static IPUP__SCHED_UNUSED void ipup__wput(ipup__w *w, const char *s, size_t n) {
+static IPUP__UNUSED void ipup__wput(ipup__w *w, const char *s, size_t n) {
     if (w->len < w->cap) {
         size_t room = w->cap - w->len;
         IPUPIPE_MEMCPY(w->buf + w->len, s, n < room ? n : room);
     }
     w->len += n;
 }
-static IPUP__SCHED_UNUSED void ipup__ws(ipup__w *w, const char *s) { ipup__wput(w, s, ipup__strlen(s)); }
+static IPUP__UNUSED void ipup__ws(ipup__w *w, const char *s) { ipup__wput(w, s, ipup__strlen(s)); }
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static IPUP__SCHED_UNUSED void ipup__wf(ipup__w *w, const char *fmt, ...) {
+static IPUP__UNUSED void ipup__wf(ipup__w *w, const char *fmt, ...) {
     char tmp[256];
     int n;
     va_list ap;
@@ -1331,22 +1342,22 @@ static IPUP__SCHED_UNUSED void ipup__wf(ipup__w *w, const char *fmt, ...) {
     va_end(ap);
     if (n > 0) ipup__wput(w, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
-static IPUP__SCHED_UNUSED void ipup__wpad(ipup__w *w, size_t n) {
+static IPUP__UNUSED void ipup__wpad(ipup__w *w, size_t n) {
     while (n--) ipup__wput(w, " ", 1);
 }
-static IPUP__SCHED_UNUSED int ipup__wend(ipup__w *w, size_t *len) {
+static IPUP__UNUSED int ipup__wend(ipup__w *w, size_t *len) {
     if (len) *len = w->len;
     if (w->cap == 0 || !w->buf) return w->len == 0 && w->buf ? IPUP_OK : IPUP_ERR_CAPACITY;
     if (w->len < w->cap) { w->buf[w->len] = '\0'; return IPUP_OK; }
     w->buf[w->cap - 1] = '\0';
     return IPUP_ERR_CAPACITY;
 }
-static IPUP__SCHED_UNUSED void ipup__winit(ipup__w *w, char *buf, size_t cap) {
+static IPUP__UNUSED void ipup__winit(ipup__w *w, char *buf, size_t cap) {
     w->buf = buf; w->cap = buf ? cap : 0; w->len = 0;
 }
 
 /* a device holds several stages */
-static IPUP__SCHED_UNUSED int ipup__shared_devices(const ipup_table *t) {
+static IPUP__UNUSED int ipup__shared_devices(const ipup_table *t) {
     int32_t seen[IPUP_SCHED_MAX_STAGES], s, d;
     for (d = 0; d < IPUP_SCHED_MAX_STAGES; d++) seen[d] = 0;
     for (s = 0; s < t->stages; s++) {
@@ -1357,7 +1368,7 @@ static IPUP__SCHED_UNUSED int ipup__shared_devices(const ipup_table *t) {
     return 0;
 }
 
-static IPUP__SCHED_UNUSED int ipup__grid_token(const ipup_table *t, const ipup_op *o, int with_stage, char *buf, size_t len) {
+static IPUP__UNUSED int ipup__grid_token(const ipup_table *t, const ipup_op *o, int with_stage, char *buf, size_t len) {
     int n;
     if (with_stage) n = ipup_sched_op_str(o, buf, len);
     else n = ipup__snprintf(buf, len, "%c%d", ipup__kind_char(o->kind), (int)o->mb);
@@ -1365,7 +1376,7 @@ static IPUP__SCHED_UNUSED int ipup__grid_token(const ipup_table *t, const ipup_o
     return n < 0 ? 0 : n;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t cap, size_t *len) {
+IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t cap, size_t *len) {
     ipup__w w;
     char tok[48], lab[32];
     int ws, cw = 2, lw = 0, n, i;
@@ -1416,7 +1427,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_grid(const ipup_table *t
     return ipup__wend(&w, len);
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, char *buf, size_t cap,
+IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, char *buf, size_t cap,
                                                              size_t *len) {
     ipup__w w;
     int32_t colw[IPUP_SCHED_MAX_STAGES];
@@ -1471,7 +1482,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_steps(const ipup_table *
     return ipup__wend(&w, len);
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap, size_t *len) {
+IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap, size_t *len) {
     ipup__w w;
     char tok[48];
     int32_t d, i;
@@ -1502,7 +1513,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_csv(const ipup_table *t, 
 
 /* BSP cost of the step made of ops [i0, i1): its slowest op, the exchange if any op crosses
    devices, and the sync. */
-static IPUP__SCHED_UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c, int32_t i0, int32_t i1) {
+static IPUP__UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c, int32_t i0, int32_t i1) {
     double mx = 0.0;
     int cross = 0;
     int32_t i;
@@ -1515,7 +1526,7 @@ static IPUP__SCHED_UNUSED double ipup__step_cost(const ipup_table *t, const ipup
 }
 
 /* One past the last op of the step that ops[i] starts (ops are sorted by step). */
-static IPUP__SCHED_UNUSED int32_t ipup__step_end(const ipup_table *t, int32_t i) {
+static IPUP__UNUSED int32_t ipup__step_end(const ipup_table *t, int32_t i) {
     int32_t j = i;
     while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
     return j;
@@ -1529,14 +1540,14 @@ typedef struct {
     int32_t i, end; /* next op; one past the current step */
     double now, next; /* start of the current step; start of the next */
 } ipup__timed;
-static IPUP__SCHED_UNUSED void ipup__timed_init(ipup__timed *it, const ipup_table *t, const ipup_sched_cost *c) {
+static IPUP__UNUSED void ipup__timed_init(ipup__timed *it, const ipup_table *t, const ipup_sched_cost *c) {
     it->t = t;
     it->c = c;
     it->i = it->end = 0;
     it->now = it->next = 0.0;
 }
 /* the next op (its step starts at it->now), or NULL after the last */
-static IPUP__SCHED_UNUSED const ipup_op *ipup__timed_next(ipup__timed *it) {
+static IPUP__UNUSED const ipup_op *ipup__timed_next(ipup__timed *it) {
     if (it->i >= it->t->n_ops) return NULL;
     if (it->i == it->end) {
         it->end = ipup__step_end(it->t, it->i);
@@ -1546,7 +1557,7 @@ static IPUP__SCHED_UNUSED const ipup_op *ipup__timed_next(ipup__timed *it) {
     return &it->t->ops[it->i++];
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf,
+IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf,
                                                             size_t cap, size_t *len) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     ipup__w w;
@@ -1578,7 +1589,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_trace(const ipup_table *t
     return ipup__wend(&w, len);
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost,
+IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost,
                                                           const ipup_sched_figures *fig, char *buf, size_t cap, size_t *len) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     ipup__w w;
@@ -1661,7 +1672,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, 
     return ipup__wend(&w, len);
 }
 
-static IPUP__SCHED_UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
+static IPUP__UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
     ipup__ws(w, "\"");
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -1673,7 +1684,7 @@ static IPUP__SCHED_UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
     ipup__ws(w, "\"");
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
+IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
                                                            const char *warnings, char *buf, size_t cap, size_t *len) {
     ipup__w w;
     int32_t s;
@@ -1727,7 +1738,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_json(const ipup_table *t,
 #define IPUP__CSV_MAX_COLS (1 << 26) /* cells per row */
 
 /* Parse one compute token "<stage><F|B|I|W><mb>" in p[0..n). 0 when fine. */
-static IPUP__SCHED_UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind, int32_t *mb) {
+static IPUP__UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind, int32_t *mb) {
     size_t i = 0, nd;
     int64_t v;
     for (v = 0, nd = 0; i < n && p[i] >= '0' && p[i] <= '9'; i++, nd++) {
@@ -1758,7 +1769,7 @@ typedef struct ipup__csv_ctx {
     int32_t cap;
 } ipup__csv_ctx;
 
-static IPUP__SCHED_UNUSED void ipup__csv_show(char *dst, size_t dlen, const char *p, size_t n) {
+static IPUP__UNUSED void ipup__csv_show(char *dst, size_t dlen, const char *p, size_t n) {
     size_t i, k = 0;
     for (i = 0; i < n && k + 4 < dlen && i < 40; i++) {
         unsigned char c = (unsigned char)p[i];
@@ -1769,7 +1780,7 @@ static IPUP__SCHED_UNUSED void ipup__csv_show(char *dst, size_t dlen, const char
 }
 
 /* add one op found in row r, cell c (1-based in messages) */
-static IPUP__SCHED_UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n, int32_t r, int32_t c, int sub, char *msg,
+static IPUP__UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n, int32_t r, int32_t c, int sub, char *msg,
                                           size_t msg_len) {
     int32_t st, mb;
     int k;
@@ -1803,7 +1814,7 @@ static IPUP__SCHED_UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, siz
     return 0;
 }
 
-static IPUP__SCHED_UNUSED int ipup__csv_parse(const char *text, size_t text_len, ipup__csv_ctx *x, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__csv_parse(const char *text, size_t text_len, ipup__csv_ctx *x, char *msg, size_t msg_len) {
     size_t pos = 0;
     int rc;
     x->rows = 0; x->max_stage = -1; x->max_mb = -1; x->n_ops = 0; x->steps = 0;
@@ -1868,7 +1879,7 @@ static IPUP__SCHED_UNUSED int ipup__csv_parse(const char *text, size_t text_len,
     return 0;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
+IPUPIPE_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
                                                          int32_t *devices, int32_t *n_ops, char *msg, size_t msg_len) {
     ipup__csv_ctx x;
     int rc;
@@ -1883,7 +1894,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_scan(const char *text, size
     return IPUP_OK;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
+IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
                                                          size_t work_bytes, ipup_table *out, char *msg, size_t msg_len) {
     ipup__csv_ctx x;
     int32_t S, M, i, s;
@@ -1935,7 +1946,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_load(const char *text, size
 }
 
 /* ---- respace ---- */
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len) {
     int32_t beg[IPUP_SCHED_MAX_STAGES + 1], cur[IPUP_SCHED_MAX_STAGES], pick[IPUP_SCHED_MAX_STAGES];
     int32_t *idx, *stF, *stG, *stW;
     int32_t S, M, P, n, i, d, tt = 0, placed = 0;
@@ -2037,3 +2048,25 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_respace(ipup_table *t, void *wo
 #endif
 #endif /* IPUPIPE_SCHED_IMPLEMENTED */
 #endif /* IPUPIPE_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+Copyright (c) 2026 the ipupipe authors
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/
