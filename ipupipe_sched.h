@@ -37,8 +37,9 @@
  *   define IPUP_SCHED_MAX_STAGES smaller before the include on small MCUs.
  *
  * LIBC
- *   IPUPIPE_VSNPRINTF (vsnprintf), IPUPIPE_MEMSET, IPUPIPE_MEMCPY are overridable
- *   macros; <stdio.h> / <string.h> are included only for the defaults.
+ *   IPUPIPE_MEMSET, IPUPIPE_MEMCPY are overridable macros; <string.h> is included
+ *   only for their defaults. No stdio: text goes through the header's own formatter
+ *   (ipup_snprintf) and documents through a write callback (ipup_write_fn).
  *
  * SPEED
  *   Everything is linear in the number of ops (the table is sparse: a list of ops,
@@ -131,6 +132,23 @@ typedef enum ipup_result { IPUP_RESULT_LIST(IPUP__RESULT_ENUM) IPUP_RESULT_LAST_
 IPUPIPE_DEF const char *ipup_result_str(int code);
 #define IPUP__RESULT_STR_FROM_SCHED 1
 #endif
+
+/* ---- text formatting: no heap, no stdio ----
+   The C99 snprintf contract: returns the length the whole text needs (without the NUL;
+   -1 above INT_MAX), writes at most len bytes, NUL-terminated when len > 0; buf may be
+   NULL when len is 0. Standard conversions only: flags - 0 + space #, width and
+   precision (also *), sizes hh h l ll z, conversions d i u o x X c s p f F e E g G %.
+   The output is glibc's, byte for byte: doubles are converted exactly (round half to
+   even), "inf"/"nan" with their sign, "(nil)" for a NULL %p. */
+#ifndef IPUP__PRINTF
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define IPUP__PRINTF(f, a)
+#endif
+#endif
+IPUPIPE_DEF int ipup_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap) IPUP__PRINTF(3, 0);
+IPUPIPE_DEF int ipup_snprintf(char *buf, size_t len, const char *fmt, ...) IPUP__PRINTF(3, 4);
 
 /* ---- tables ---- */
 #ifndef IPUP_SCHED_MAX_STAGES
@@ -312,7 +330,6 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
 #ifndef IPUPIPE_SCHED_IMPLEMENTED
 #define IPUPIPE_SCHED_IMPLEMENTED
 
-#include <stdarg.h>
 /* libc memory functions, overridable like stb (same names as ipupipe_kernels.h);
    <string.h> is included only for the defaults. No other string.h function is used. */
 #if !defined(IPUPIPE_MEMSET) || !defined(IPUPIPE_MEMCPY)
@@ -324,14 +341,6 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
 #ifndef IPUPIPE_MEMCPY
 #define IPUPIPE_MEMCPY(d, s, n) memcpy((d), (s), (n))
 #endif
-/* All text formatting goes through IPUPIPE_VSNPRINTF (define it before the include to
-   use your own malloc-free formatter; formats used: %d %lld %c %s %x %.Nf %.Ng with
-   width). <stdio.h> is included only when it is not defined. */
-#ifndef IPUPIPE_VSNPRINTF
-#include <stdio.h>
-#define IPUPIPE_VSNPRINTF(buf, len, fmt, ap) vsnprintf((buf), (len), (fmt), (ap))
-#endif
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -352,18 +361,6 @@ IPUPIPE_DEF const char *ipup_result_str(int code) {
 }
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static IPUP__UNUSED int ipup__snprintf(char *buf, size_t len, const char *fmt, ...) {
-    int n;
-    va_list ap;
-    va_start(ap, fmt);
-    n = IPUPIPE_VSNPRINTF(buf, len, fmt, ap);
-    va_end(ap);
-    return n;
-}
-
 static IPUP__UNUSED size_t ipup__strlen(const char *s) {
     size_t n = 0;
     while (s[n]) n++;
@@ -381,34 +378,408 @@ static IPUP__UNUSED int ipup__memeq(const char *a, const char *b, size_t n) {
     return 1;
 }
 
+/* ---- formatter: ipup_vsnprintf (C99 snprintf contract, glibc's output) ----
+   Output goes to an ipup__out: bytes beyond cap are counted, not stored, so the same
+   code measures (buf NULL) and writes. Doubles are converted exactly: a finite double
+   is m x 2^e, so it equals N x 10^-k with N = m x 2^e (e >= 0, k = 0) or N = m x 5^k
+   (e < 0, k = -e); N (at most 767 digits) is held in base 10^9 limbs on the stack and
+   rounded half to even, as glibc does in the default rounding mode. */
+typedef struct ipup__out {
+    char *buf;
+    size_t cap; /* bytes that may be stored (the NUL excluded) */
+    size_t pos; /* bytes produced so far */
+} ipup__out;
+
+static IPUP__UNUSED void ipup__putc(ipup__out *o, char c) {
+    if (o->pos < o->cap) o->buf[o->pos] = c;
+    o->pos++;
+}
+static IPUP__UNUSED void ipup__putn(ipup__out *o, const char *s, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) ipup__putc(o, s[i]);
+}
+static IPUP__UNUSED void ipup__putpad(ipup__out *o, char c, size_t n) {
+    while (n--) ipup__putc(o, c);
+}
+
+typedef struct ipup__spec {
+    int minus, plus, space, zero, alt; /* flags - + space 0 # */
+    int width;                         /* 0: none */
+    int prec;                          /* -1: none */
+    int size;                          /* 0, 'H' (hh), 'h', 'l', 'L' (ll), 'z' */
+    char conv;
+} ipup__spec;
+
+/* Pads the text made of prefix (sign, 0x), zeros (precision or 0 flag) and body (blen
+   bytes, from body() or from str) to the field width. */
+typedef void (*ipup__body_fn)(ipup__out *o, const void *arg);
+static IPUP__UNUSED void ipup__field(ipup__out *o, const ipup__spec *sp, const char *prefix, size_t zeros, const char *str,
+                                    ipup__body_fn body, const void *arg, int zero_fill) {
+    size_t plen = ipup__strlen(prefix), blen, total, pad;
+    if (body) {
+        ipup__out cnt;
+        cnt.buf = NULL; cnt.cap = 0; cnt.pos = 0;
+        body(&cnt, arg);
+        blen = cnt.pos;
+    } else blen = ipup__strlen(str);
+    total = plen + zeros + blen;
+    pad = (size_t)sp->width > total ? (size_t)sp->width - total : 0;
+    if (!sp->minus && !zero_fill) ipup__putpad(o, ' ', pad);
+    ipup__putn(o, prefix, plen);
+    if (!sp->minus && zero_fill) ipup__putpad(o, '0', pad);
+    ipup__putpad(o, '0', zeros);
+    if (body) body(o, arg);
+    else ipup__putn(o, str, blen);
+    if (sp->minus) ipup__putpad(o, ' ', pad);
+}
+
+/* d i u o x X p: magnitude v, neg for a negative signed value */
+static IPUP__UNUSED void ipup__fmt_int(ipup__out *o, const ipup__spec *sp, uint64_t v, int neg) {
+    char dig[24], prefix[4];
+    const char *hex = sp->conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+    unsigned base = sp->conv == 'o' ? 8u : (sp->conv == 'x' || sp->conv == 'X' || sp->conv == 'p') ? 16u : 10u;
+    int nd = 0, i, zeros, np = 0, is_signed = sp->conv == 'd' || sp->conv == 'i' || sp->conv == 'p';
+    char txt[24];
+    uint64_t x = v;
+    while (x) { dig[nd++] = hex[x % base]; x /= base; }
+    if (nd == 0 && sp->prec != 0) dig[nd++] = '0';
+    for (i = 0; i < nd; i++) txt[i] = dig[nd - 1 - i];
+    txt[nd] = '\0';
+    zeros = sp->prec > nd ? sp->prec - nd : 0;
+    if (sp->conv == 'o' && sp->alt && zeros == 0 && (nd == 0 || txt[0] != '0')) zeros = 1;
+    if (is_signed) {
+        if (neg) prefix[np++] = '-';
+        else if (sp->plus) prefix[np++] = '+';
+        else if (sp->space) prefix[np++] = ' ';
+    }
+    if ((sp->alt && v != 0 && (sp->conv == 'x' || sp->conv == 'X')) || sp->conv == 'p') {
+        prefix[np++] = '0';
+        prefix[np++] = sp->conv == 'X' ? 'X' : 'x';
+    }
+    prefix[np] = '\0';
+    ipup__field(o, sp, prefix, (size_t)zeros, txt, NULL, NULL, sp->zero && sp->prec < 0);
+}
+
+#define IPUP__DEC_LIMBS 96 /* base 10^9: N < 10^767 needs 86 */
+typedef struct ipup__dec {
+    uint32_t l[IPUP__DEC_LIMBS]; /* N in base 10^9, least significant limb first */
+    int nl, nd;                   /* limbs, decimal digits (0 for zero) */
+    int exp10;                    /* value = d0.d1d2... x 10^exp10 (0 for zero) */
+    int last_nz;                  /* index of the last nonzero digit, -1 for zero */
+} ipup__dec;
+
+static const uint32_t ipup__pow10[10] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+                                         1000000000u};
+
+static IPUP__UNUSED void ipup__dec_mul(ipup__dec *d, uint32_t f) {
+    uint64_t carry = 0;
+    int i;
+    for (i = 0; i < d->nl; i++) {
+        uint64_t x = (uint64_t)d->l[i] * f + carry;
+        d->l[i] = (uint32_t)(x % 1000000000u);
+        carry = x / 1000000000u;
+    }
+    while (carry && d->nl < IPUP__DEC_LIMBS) {
+        d->l[d->nl++] = (uint32_t)(carry % 1000000000u);
+        carry /= 1000000000u;
+    }
+}
+
+/* the exact decimal digits of |v| (v finite) */
+static IPUP__UNUSED void ipup__dec_init(ipup__dec *d, double v) {
+    uint64_t bits, m;
+    int e, i, k = 0, p;
+    uint32_t top;
+    IPUPIPE_MEMCPY(&bits, &v, sizeof bits);
+    m = bits & (((uint64_t)1 << 52) - 1);
+    e = (int)((bits >> 52) & 0x7ff);
+    if (e == 0) e = -1074;
+    else { m |= (uint64_t)1 << 52; e -= 1075; }
+    d->nl = d->nd = d->exp10 = 0;
+    d->last_nz = -1;
+    if (m == 0) return;
+    while ((m & 1) == 0 && e < 0) { m >>= 1; e++; }
+    d->l[0] = (uint32_t)(m % 1000000000u);
+    d->l[1] = (uint32_t)(m / 1000000000u % 1000000000u);
+    d->nl = d->l[1] ? 2 : 1;
+    if (m >= (uint64_t)1000000000u * 1000000000u) d->l[d->nl++] = (uint32_t)(m / 1000000000u / 1000000000u);
+    if (e >= 0) {
+        for (; e >= 30; e -= 30) ipup__dec_mul(d, (uint32_t)1 << 30);
+        if (e) ipup__dec_mul(d, (uint32_t)1 << e);
+    } else {
+        for (k = -e; k >= 13; k -= 13) ipup__dec_mul(d, 1220703125u); /* 5^13 */
+        for (; k > 0; k--) ipup__dec_mul(d, 5u);
+        k = -e;
+    }
+    for (top = d->l[d->nl - 1], p = 0; top; top /= 10u) p++;
+    d->nd = 9 * (d->nl - 1) + p;
+    d->exp10 = d->nd - 1 - k;
+    for (i = 0; d->l[i] == 0; i++) {}
+    for (p = 0; d->l[i] % ipup__pow10[p + 1] == 0; p++) {}
+    d->last_nz = d->nd - 1 - (9 * i + p);
+}
+
+static IPUP__UNUSED int ipup__dec_digit(const ipup__dec *d, int64_t j) {
+    int64_t p;
+    if (j < 0 || j >= d->nd) return 0;
+    p = d->nd - 1 - j;
+    return (int)(d->l[p / 9] / ipup__pow10[p % 9] % 10u);
+}
+
+/* The digits of d kept to the first n significant ones, rounded half to even. */
+typedef struct ipup__rnd {
+    const ipup__dec *d;
+    int64_t n, q; /* kept digits; up: the digit q gets +1 and the kept ones after it are 0 */
+    int up, one;  /* one: rounded up to 10^exp10 (a 1 and zeros) */
+    int exp10;
+} ipup__rnd;
+
+static IPUP__UNUSED void ipup__round(ipup__rnd *r, const ipup__dec *d, int64_t n) {
+    int dn, up;
+    int64_t q;
+    r->d = d; r->up = r->one = 0; r->q = -1; r->exp10 = d->exp10;
+    if (n > (int64_t)d->nd + 1) n = d->nd + 1;
+    r->n = n < 0 ? 0 : n;
+    if (n < 0 || d->nd == 0) return; /* below half a unit of the last kept place: 0 */
+    dn = ipup__dec_digit(d, n);
+    up = dn > 5 || (dn == 5 && (d->last_nz > n || (n > 0 && (ipup__dec_digit(d, n - 1) & 1))));
+    if (!up) return;
+    for (q = n - 1; q >= 0 && ipup__dec_digit(d, q) == 9; q--) {}
+    if (q < 0) { r->one = 1; r->exp10 = d->exp10 + 1; }
+    else { r->up = 1; r->q = q; }
+}
+
+static IPUP__UNUSED int ipup__rdigit(const ipup__rnd *r, int64_t j) {
+    if (j < 0) return 0;
+    if (r->one) return j == 0;
+    if (j >= r->n) return 0;
+    if (r->up && j >= r->q) return j == r->q ? ipup__dec_digit(r->d, j) + 1 : 0;
+    return ipup__dec_digit(r->d, j);
+}
+
+/* the body of f e g conversions: digits of r in the style 'f' or 'e' with prec digits
+   after the point */
+typedef struct ipup__fbody {
+    const ipup__rnd *r;
+    int prec, alt, style, upper;
+} ipup__fbody;
+
+static IPUP__UNUSED void ipup__fbody_put(ipup__out *o, const void *arg) {
+    const ipup__fbody *b = (const ipup__fbody *)arg;
+    const ipup__rnd *r = b->r;
+    int64_t E = r->exp10, p;
+    if (b->style == 'f') {
+        if (E < 0) ipup__putc(o, '0');
+        for (p = E; p >= 0; p--) ipup__putc(o, (char)('0' + ipup__rdigit(r, E - p)));
+        if (b->prec > 0 || b->alt) ipup__putc(o, '.');
+        for (p = 1; p <= b->prec; p++) ipup__putc(o, (char)('0' + ipup__rdigit(r, E + p)));
+    } else {
+        char ex[8];
+        int n = 0;
+        uint32_t a = (uint32_t)(E < 0 ? -E : E);
+        ipup__putc(o, (char)('0' + ipup__rdigit(r, 0)));
+        if (b->prec > 0 || b->alt) ipup__putc(o, '.');
+        for (p = 1; p <= b->prec; p++) ipup__putc(o, (char)('0' + ipup__rdigit(r, p)));
+        ipup__putc(o, b->upper ? 'E' : 'e');
+        ipup__putc(o, E < 0 ? '-' : '+');
+        do { ex[n++] = (char)('0' + a % 10u); a /= 10u; } while (a);
+        if (n < 2) ex[n++] = '0';
+        while (n) ipup__putc(o, ex[--n]);
+    }
+}
+
+/* f F e E g G */
+static IPUP__UNUSED void ipup__fmt_double(ipup__out *o, const ipup__spec *sp, double v) {
+    ipup__dec d;
+    ipup__rnd r;
+    ipup__fbody b;
+    uint64_t bits;
+    char sign[2] = {0, 0};
+    int c = sp->conv, upper = c == 'F' || c == 'E' || c == 'G', prec = sp->prec < 0 ? 6 : sp->prec;
+    IPUPIPE_MEMCPY(&bits, &v, sizeof bits);
+    if (bits >> 63) sign[0] = '-';
+    else if (sp->plus) sign[0] = '+';
+    else if (sp->space) sign[0] = ' ';
+    if (((bits >> 52) & 0x7ff) == 0x7ff) { /* inf, nan: no zero padding */
+        int nan = (bits & (((uint64_t)1 << 52) - 1)) != 0;
+        ipup__field(o, sp, sign, 0, nan ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf"), NULL, NULL, 0);
+        return;
+    }
+    ipup__dec_init(&d, v);
+    b.r = &r; b.alt = sp->alt; b.upper = upper;
+    if (c == 'f' || c == 'F') {
+        ipup__round(&r, &d, (int64_t)d.exp10 + 1 + prec);
+        b.style = 'f'; b.prec = prec;
+    } else if (c == 'e' || c == 'E') {
+        ipup__round(&r, &d, (int64_t)prec + 1);
+        b.style = 'e'; b.prec = prec;
+    } else { /* g: %e's exponent X after rounding to P digits picks the style */
+        int P = prec == 0 ? 1 : prec, X;
+        ipup__round(&r, &d, P);
+        X = r.exp10;
+        if (P > X && X >= -4) { b.style = 'f'; b.prec = P - 1 - X; }
+        else { b.style = 'e'; b.prec = P - 1; }
+        if (!sp->alt) /* drop trailing zeros of the fraction */
+            while (b.prec > 0 && ipup__rdigit(&r, b.style == 'f' ? (int64_t)X + b.prec : (int64_t)b.prec) == 0) b.prec--;
+    }
+    ipup__field(o, sp, sign, 0, NULL, ipup__fbody_put, &b, sp->zero);
+}
+
+/* one conversion after its '%'; returns the character after it */
+static IPUP__UNUSED const char *ipup__fmt_spec(const char *f, ipup__spec *sp, va_list *ap) {
+    IPUPIPE_MEMSET(sp, 0, sizeof *sp);
+    sp->prec = -1;
+    for (;; f++) {
+        if (*f == '-') sp->minus = 1;
+        else if (*f == '+') sp->plus = 1;
+        else if (*f == ' ') sp->space = 1;
+        else if (*f == '0') sp->zero = 1;
+        else if (*f == '#') sp->alt = 1;
+        else break;
+    }
+    if (*f == '*') {
+        int w = va_arg(*ap, int);
+        if (w < 0) { sp->minus = 1; w = w == -2147483647 - 1 ? 2147483647 : -w; }
+        sp->width = w;
+        f++;
+    } else
+        for (; *f >= '0' && *f <= '9'; f++) sp->width = sp->width > 214748363 ? 2147483647 : sp->width * 10 + (*f - '0');
+    if (*f == '.') {
+        f++;
+        sp->prec = 0;
+        if (*f == '*') {
+            sp->prec = va_arg(*ap, int);
+            if (sp->prec < 0) sp->prec = -1;
+            f++;
+        } else
+            for (; *f >= '0' && *f <= '9'; f++) sp->prec = sp->prec > 214748363 ? 2147483647 : sp->prec * 10 + (*f - '0');
+    }
+    if (f[0] == 'h' && f[1] == 'h') { sp->size = 'H'; f += 2; }
+    else if (f[0] == 'l' && f[1] == 'l') { sp->size = 'L'; f += 2; }
+    else if (*f == 'h' || *f == 'l' || *f == 'z') sp->size = *f++;
+    sp->conv = *f;
+    return *f ? f + 1 : f;
+}
+
+/* fetch the argument of a d i u o x X conversion */
+static IPUP__UNUSED uint64_t ipup__fmt_intarg(const ipup__spec *sp, va_list *ap, int *neg) {
+    int64_t s;
+    *neg = 0;
+    if (sp->conv != 'd' && sp->conv != 'i') {
+        switch (sp->size) {
+        case 'H': return (unsigned char)va_arg(*ap, unsigned);
+        case 'h': return (unsigned short)va_arg(*ap, unsigned);
+        case 'l': return va_arg(*ap, unsigned long);
+        case 'L': return va_arg(*ap, unsigned long long);
+        case 'z': return va_arg(*ap, size_t);
+        default: return va_arg(*ap, unsigned);
+        }
+    }
+    switch (sp->size) {
+    case 'H': s = (signed char)va_arg(*ap, int); break;
+    case 'h': s = (short)va_arg(*ap, int); break;
+    case 'l': s = va_arg(*ap, long); break;
+    case 'L': s = va_arg(*ap, long long); break;
+    case 'z': s = va_arg(*ap, ptrdiff_t); break;
+    default: s = va_arg(*ap, int); break;
+    }
+    *neg = s < 0;
+    return s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+}
+
+static IPUP__UNUSED void ipup__fmt_arg(ipup__out *o, const ipup__spec *sp, va_list *ap) {
+    int neg;
+    uint64_t v;
+    switch (sp->conv) {
+    case 'd': case 'i': case 'u': case 'o': case 'x': case 'X':
+        v = ipup__fmt_intarg(sp, ap, &neg);
+        ipup__fmt_int(o, sp, v, neg);
+        break;
+    case 'p': {
+        const void *p = va_arg(*ap, void *);
+        if (p) { ipup__fmt_int(o, sp, (uint64_t)(uintptr_t)p, 0); break; }
+        ipup__field(o, sp, "", 0, "(nil)", NULL, NULL, 0);
+        break;
+    }
+    case 'c': { /* a NUL character counts as one byte too */
+        char ch = (char)(unsigned char)va_arg(*ap, int);
+        size_t pad = sp->width > 1 ? (size_t)sp->width - 1 : 0;
+        if (!sp->minus) ipup__putpad(o, ' ', pad);
+        ipup__putc(o, ch);
+        if (sp->minus) ipup__putpad(o, ' ', pad);
+        break;
+    }
+    case 's': {
+        const char *s = va_arg(*ap, const char *);
+        size_t n = 0, pad;
+        if (!s) s = sp->prec < 0 || sp->prec >= 6 ? "(null)" : ""; /* glibc's spelling */
+        while ((sp->prec < 0 || n < (size_t)sp->prec) && s[n]) n++; /* reads no further */
+        pad = (size_t)sp->width > n ? (size_t)sp->width - n : 0;
+        if (!sp->minus) ipup__putpad(o, ' ', pad);
+        ipup__putn(o, s, n);
+        if (sp->minus) ipup__putpad(o, ' ', pad);
+        break;
+    }
+    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G':
+        ipup__fmt_double(o, sp, va_arg(*ap, double));
+        break;
+    default: break;
+    }
+}
+
+IPUPIPE_DEF int ipup_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap) {
+    ipup__out o;
+    va_list aq;
+    o.buf = buf;
+    o.cap = buf && len ? len - 1 : 0;
+    o.pos = 0;
+    if (!fmt) fmt = "";
+    va_copy(aq, ap);
+    while (*fmt) {
+        const char *start = fmt;
+        ipup__spec sp;
+        if (*fmt != '%') { ipup__putc(&o, *fmt++); continue; }
+        fmt = ipup__fmt_spec(fmt + 1, &sp, &aq);
+        if (sp.conv == '%') ipup__putc(&o, '%');
+        else if (ipup__strchr("diouxXpcsfFeEgG", sp.conv) && sp.conv) ipup__fmt_arg(&o, &sp, &aq);
+        else ipup__putn(&o, start, (size_t)(fmt - start)); /* not a conversion: as written */
+    }
+    va_end(aq);
+    if (buf && len) buf[o.pos < o.cap ? o.pos : o.cap] = '\0';
+    return o.pos > 2147483647u ? -1 : (int)o.pos;
+}
+
+IPUPIPE_DEF int ipup_snprintf(char *buf, size_t len, const char *fmt, ...) {
+    int n;
+    va_list ap;
+    va_start(ap, fmt);
+    n = ipup_vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
 /* ---- messages ---- */
 static IPUP__UNUSED void ipup__msgv(char *msg, size_t len, int append, const char *fmt, va_list ap) {
     size_t used;
     if (!msg || len == 0) return;
     used = append ? ipup__strlen(msg) : 0;
     if (used >= len) return;
-    IPUPIPE_VSNPRINTF(msg + used, len - used, fmt, ap);
+    ipup_vsnprintf(msg + used, len - used, fmt, ap);
 }
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static IPUP__UNUSED int ipup__err(char *msg, size_t len, int code, const char *fmt, ...) {
+static IPUP__PRINTF(4, 5) IPUP__UNUSED int ipup__err(char *msg, size_t len, int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     ipup__msgv(msg, len, 0, fmt, ap);
     va_end(ap);
     return code;
 }
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static IPUP__UNUSED void ipup__warn(char *msg, size_t len, int *count, const char *fmt, ...) {
+static IPUP__PRINTF(4, 5) IPUP__UNUSED void ipup__warn(char *msg, size_t len, int *count, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     if (msg && len) {
         size_t used = ipup__strlen(msg);
         if (used + 1 < len) {
-            IPUPIPE_VSNPRINTF(msg + used, len - used, fmt, ap);
+            ipup_vsnprintf(msg + used, len - used, fmt, ap);
             used = ipup__strlen(msg);
             if (used + 1 < len) { msg[used] = '\n'; msg[used + 1] = '\0'; }
         }
@@ -933,13 +1304,13 @@ static IPUP__UNUSED char ipup__kind_char(int k) {
 IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len) {
     int n;
     if (!op || !buf || len == 0) return 0;
-    n = ipup__snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
+    n = ipup_snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
     return n < 0 ? 0 : n;
 }
 
 /* op as text for messages: "B(2,3) [2B3]" */
 static IPUP__UNUSED const char *ipup__op_desc(char *buf, size_t len, int kind, int32_t s, int32_t m) {
-    ipup__snprintf(buf, len, "%c(%d,%d) [%d%c%d]", ipup__kind_char(kind), (int)s, (int)m, (int)s, ipup__kind_char(kind), (int)m);
+    ipup_snprintf(buf, len, "%c(%d,%d) [%d%c%d]", ipup__kind_char(kind), (int)s, (int)m, (int)s, ipup__kind_char(kind), (int)m);
     return buf;
 }
 
@@ -1330,15 +1701,12 @@ static IPUP__UNUSED void ipup__wput(ipup__w *w, const char *s, size_t n) {
     w->len += n;
 }
 static IPUP__UNUSED void ipup__ws(ipup__w *w, const char *s) { ipup__wput(w, s, ipup__strlen(s)); }
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static IPUP__UNUSED void ipup__wf(ipup__w *w, const char *fmt, ...) {
+static IPUP__PRINTF(2, 3) IPUP__UNUSED void ipup__wf(ipup__w *w, const char *fmt, ...) {
     char tmp[256];
     int n;
     va_list ap;
     va_start(ap, fmt);
-    n = IPUPIPE_VSNPRINTF(tmp, sizeof tmp, fmt, ap);
+    n = ipup_vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
     if (n > 0) ipup__wput(w, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
@@ -1371,7 +1739,7 @@ static IPUP__UNUSED int ipup__shared_devices(const ipup_table *t) {
 static IPUP__UNUSED int ipup__grid_token(const ipup_table *t, const ipup_op *o, int with_stage, char *buf, size_t len) {
     int n;
     if (with_stage) n = ipup_sched_op_str(o, buf, len);
-    else n = ipup__snprintf(buf, len, "%c%d", ipup__kind_char(o->kind), (int)o->mb);
+    else n = ipup_snprintf(buf, len, "%c%d", ipup__kind_char(o->kind), (int)o->mb);
     (void)t;
     return n < 0 ? 0 : n;
 }
@@ -1390,7 +1758,7 @@ IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t ca
         if (n > cw) cw = n;
     }
     for (d = 0; d < t->devices; d++) {
-        n = ipup__snprintf(lab, sizeof lab, "IPU%d", (int)d);
+        n = ipup_snprintf(lab, sizeof lab, "IPU%d", (int)d);
         if (n > lw) lw = n;
     }
     if ((size_t)t->steps > ((size_t)-1 / 4 - 64) / (size_t)(cw + 1) / (size_t)t->devices) { /* size_t overflow (32-bit) */
@@ -1406,7 +1774,7 @@ IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t ca
         int32_t st;
         base = (size_t)d * rowlen;
         IPUPIPE_MEMSET(buf + base, ' ', rowlen - 1);
-        n = ipup__snprintf(lab, sizeof lab, "IPU%d", (int)d);
+        n = ipup_snprintf(lab, sizeof lab, "IPU%d", (int)d);
         IPUPIPE_MEMCPY(buf + base, lab, (size_t)n);
         for (st = 0; st < t->steps; st++) {
             size_t at = base + (size_t)lw + 1 + (size_t)st * (size_t)(cw + 1) + 1;
@@ -1438,7 +1806,7 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
     ipup__winit(&w, buf, cap);
     /* PyTorch: step labels "Step " + zero-padded index; columns "Rank i" */
     for (n = t->steps - 1; n >= 10; n /= 10) digits++;
-    for (d = 0; d < t->devices; d++) colw[d] = ipup__snprintf(lab, sizeof lab, "Rank %d", (int)d);
+    for (d = 0; d < t->devices; d++) colw[d] = ipup_snprintf(lab, sizeof lab, "Rank %d", (int)d);
     for (i = 0; i < t->n_ops; i++) {
         const ipup_op *o = &t->ops[i];
         if (o->device < 0 || o->device >= t->devices) continue;
@@ -1447,7 +1815,7 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
     }
     ipup__wpad(&w, (size_t)(5 + digits + 2));
     for (d = 0; d < t->devices; d++) {
-        n = ipup__snprintf(lab, sizeof lab, "Rank %d", (int)d);
+        n = ipup_snprintf(lab, sizeof lab, "Rank %d", (int)d);
         if (d) ipup__ws(&w, " ");
         ipup__ws(&w, lab);
         ipup__wpad(&w, (size_t)(colw[d] - n));
@@ -1457,7 +1825,7 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
     for (st = 0; st < t->steps; st++) {
         {
             char num[16];
-            int nd = ipup__snprintf(num, sizeof num, "%d", (int)st);
+            int nd = ipup_snprintf(num, sizeof num, "%d", (int)st);
             ipup__ws(&w, "Step ");
             while (nd++ < digits) ipup__ws(&w, "0");
             ipup__ws(&w, num);
