@@ -150,6 +150,22 @@ IPUPIPE_DEF const char *ipup_result_str(int code);
 IPUPIPE_DEF int ipup_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap) IPUP__PRINTF(3, 0);
 IPUPIPE_DEF int ipup_snprintf(char *buf, size_t len, const char *fmt, ...) IPUP__PRINTF(3, 4);
 
+/* ---- output: documents go through a write callback ----
+   write receives the text piece by piece and returns 0 when it took all len bytes,
+   non-zero on failure. */
+typedef int (*ipup_write_fn)(void *user, const void *data, size_t len);
+/* A text in memory: give ipup_buf_write and &b to any writer. It copies what fits
+   (buf stays NUL-terminated when cap > 0), adds every byte offered to len and always
+   returns 0: the writer finishes, len is the size the whole text needs (without the
+   NUL) and the text was cut when len >= cap (ipup_buf_fits is 0). buf may be NULL with
+   cap 0 to ask the size. */
+typedef struct ipup_buf {
+    char *buf;
+    size_t cap, len;
+} ipup_buf;
+IPUPIPE_DEF int ipup_buf_write(void *user /* ipup_buf * */, const void *data, size_t n);
+static inline int ipup_buf_fits(const ipup_buf *b) { return b->len < b->cap; }
+
 /* ---- tables ---- */
 #ifndef IPUP_SCHED_MAX_STAGES
 #define IPUP_SCHED_MAX_STAGES 256 /* compile-time maximum S (and P); overridable */
@@ -279,29 +295,30 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
                                       size_t work_bytes, ipup_sched_figures *out);
 
 /* ---- render and exchange ----
-   Every writer puts a NUL-terminated text into buf (cap), sets *len to the length the
-   whole text needs (without the NUL) and returns IPUP_ERR_CAPACITY when cap <= *len
-   (buf then holds a truncated prefix; buf may be NULL with cap 0 to ask the size). */
+   Every writer sends its document through write(user, data, len), in pieces, and
+   returns IPUP_OK, IPUP_ERR_ARG (bad table or arguments, nothing written) or
+   IPUP_ERR_IO as soon as write returns non-zero (it is not called again). To get the
+   text in memory, pass ipup_buf_write and an ipup_buf. */
 /* Text grid, rows = devices ("IPU0  F0 .. B0"); cells show the stage too when a device
    holds several stages ("2F0"). */
-IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write, void *user);
 /* PyTorch's _format_pipeline_order layout (rows "Step NN:", columns "Rank i"); the row
    of mark_step (>= 0) ends with " <-- ERROR HERE". */
-IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write, void *user);
 /* PyTorch compute-only CSV: one row per device, one cell per step, empty = idle. */
-IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, void *user);
 /* Chrome trace JSON ({"traceEvents": [...]}, ph "X", pid = device), BSP timing from the
    cost model, 1 time unit = 1 ms. Opens in Perfetto and chrome://tracing. */
-IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, ipup_write_fn write, void *user);
 /* SVG Gantt chart: devices as rows, op widths from the cost model (BSP timing), the
    weight update U after the last step, phases (from fig, may be NULL) marked. */
 IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
-                                        char *buf, size_t cap, size_t *len);
+                                     ipup_write_fn write, void *user);
 /* One JSON object with the figures: schedule, stages, microbatches, devices, steps,
    unit_utilisation, bsp_time, async_time, bubble_fraction, bubble_fraction_async,
    peak_inflight, stash_bytes, first_microbatch_done, phases, in_order, warnings. */
 IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
-                                         const char *warnings, char *buf, size_t cap, size_t *len);
+                                      const char *warnings, ipup_write_fn write, void *user);
 
 /* Read PyTorch's compute-only CSV (SCHEDULES.md §6): rows = devices, cells
    "<stage><F|B|I|W><mb>", empty = idle, "(a;b)OVERLAP_F_B" = two ops in one slot. In
@@ -1687,18 +1704,42 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     return IPUP_OK;
 }
 
-/* ---- text writer ---- */
+/* ---- text writer: documents through ipup_write_fn, staged in small pieces ---- */
+IPUPIPE_DEF int ipup_buf_write(void *user, const void *data, size_t n) {
+    ipup_buf *b = (ipup_buf *)user;
+    if (!b) return 0;
+    if (b->buf && b->cap > 0) {
+        size_t at = b->len < b->cap - 1 ? b->len : b->cap - 1, k = n < b->cap - 1 - at ? n : b->cap - 1 - at;
+        if (k) IPUPIPE_MEMCPY(b->buf + at, data, k);
+        b->buf[at + k] = '\0';
+    }
+    b->len += n;
+    return 0;
+}
+
 typedef struct ipup__w {
-    char *buf;
-    size_t cap, len;
+    ipup_write_fn write;
+    void *user;
+    int err;      /* write failed: nothing more is sent */
+    size_t n;     /* bytes staged in tmp */
+    char tmp[512];
 } ipup__w;
 
+static IPUP__UNUSED void ipup__wflush(ipup__w *w) {
+    if (!w->err && w->n && w->write(w->user, w->tmp, w->n) != 0) w->err = 1;
+    w->n = 0;
+}
 static IPUP__UNUSED void ipup__wput(ipup__w *w, const char *s, size_t n) {
-    if (w->len < w->cap) {
-        size_t room = w->cap - w->len;
-        IPUPIPE_MEMCPY(w->buf + w->len, s, n < room ? n : room);
+    if (w->err) return;
+    if (w->n + n > sizeof w->tmp) {
+        ipup__wflush(w);
+        if (n > sizeof w->tmp) {
+            if (!w->err && w->write(w->user, s, n) != 0) w->err = 1;
+            return;
+        }
     }
-    w->len += n;
+    IPUPIPE_MEMCPY(w->tmp + w->n, s, n);
+    w->n += n;
 }
 static IPUP__UNUSED void ipup__ws(ipup__w *w, const char *s) { ipup__wput(w, s, ipup__strlen(s)); }
 static IPUP__PRINTF(2, 3) IPUP__UNUSED void ipup__wf(ipup__w *w, const char *fmt, ...) {
@@ -1713,15 +1754,12 @@ static IPUP__PRINTF(2, 3) IPUP__UNUSED void ipup__wf(ipup__w *w, const char *fmt
 static IPUP__UNUSED void ipup__wpad(ipup__w *w, size_t n) {
     while (n--) ipup__wput(w, " ", 1);
 }
-static IPUP__UNUSED int ipup__wend(ipup__w *w, size_t *len) {
-    if (len) *len = w->len;
-    if (w->cap == 0 || !w->buf) return w->len == 0 && w->buf ? IPUP_OK : IPUP_ERR_CAPACITY;
-    if (w->len < w->cap) { w->buf[w->len] = '\0'; return IPUP_OK; }
-    w->buf[w->cap - 1] = '\0';
-    return IPUP_ERR_CAPACITY;
+static IPUP__UNUSED int ipup__wend(ipup__w *w) {
+    ipup__wflush(w);
+    return w->err ? IPUP_ERR_IO : IPUP_OK;
 }
-static IPUP__UNUSED void ipup__winit(ipup__w *w, char *buf, size_t cap) {
-    w->buf = buf; w->cap = buf ? cap : 0; w->len = 0;
+static IPUP__UNUSED void ipup__winit(ipup__w *w, ipup_write_fn write, void *user) {
+    w->write = write; w->user = user; w->err = 0; w->n = 0;
 }
 
 /* a device holds several stages */
@@ -1736,74 +1774,92 @@ static IPUP__UNUSED int ipup__shared_devices(const ipup_table *t) {
     return 0;
 }
 
-static IPUP__UNUSED int ipup__grid_token(const ipup_table *t, const ipup_op *o, int with_stage, char *buf, size_t len) {
+static IPUP__UNUSED int ipup__grid_token(const ipup_op *o, int with_stage, char *buf, size_t len) {
     int n;
     if (with_stage) n = ipup_sched_op_str(o, buf, len);
     else n = ipup_snprintf(buf, len, "%c%d", ipup__kind_char(o->kind), (int)o->mb);
-    (void)t;
     return n < 0 ? 0 : n;
 }
 
-IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t cap, size_t *len) {
+/* one grid cell: " " and the op's token (or ".." when idle), padded to cw */
+static IPUP__UNUSED void ipup__grid_cell(ipup__w *w, const ipup_op *o, int ws, int cw) {
+    char tok[48];
+    int n = o ? ipup__grid_token(o, ws, tok, sizeof tok) : 2;
+    ipup__wput(w, " ", 1);
+    ipup__wput(w, o ? tok : "..", (size_t)n);
+    ipup__wpad(w, (size_t)(cw - n));
+}
+
+/* 1 when the ops are in (step, device) order, so each device's ops are in step order */
+static IPUP__UNUSED int ipup__step_sorted(const ipup_table *t) {
+    int32_t i;
+    for (i = 1; i < t->n_ops; i++) {
+        const ipup_op *p = &t->ops[i - 1], *o = &t->ops[i];
+        if (p->step > o->step || (p->step == o->step && p->device > o->device)) return 0;
+    }
+    return 1;
+}
+
+/* The cells of device d's row, the last op of a cell shown (a valid table has one).
+   Sorted tables in one pass over the ops; others a window of steps at a time. */
+static IPUP__UNUSED void ipup__grid_row(ipup__w *w, const ipup_table *t, int32_t d, int ws, int cw, int sorted) {
+    int32_t win[256], base, col = 0, i, k;
+    const ipup_op *pend = NULL;
+    if (sorted) {
+        for (i = 0; i < t->n_ops; i++) {
+            const ipup_op *o = &t->ops[i];
+            if (o->device != d || o->step < 0 || o->step >= t->steps) continue;
+            if (pend && o->step != pend->step) { ipup__grid_cell(w, pend, ws, cw); col++; }
+            for (; col < o->step; col++) ipup__grid_cell(w, NULL, ws, cw);
+            pend = o;
+        }
+        if (pend) { ipup__grid_cell(w, pend, ws, cw); col++; }
+        for (; col < t->steps; col++) ipup__grid_cell(w, NULL, ws, cw);
+        return;
+    }
+    for (base = 0; base < t->steps && !w->err; base += 256) {
+        int32_t nw = t->steps - base < 256 ? t->steps - base : 256;
+        for (k = 0; k < nw; k++) win[k] = -1;
+        for (i = 0; i < t->n_ops; i++)
+            if (t->ops[i].device == d && t->ops[i].step >= base && t->ops[i].step < base + nw) win[t->ops[i].step - base] = i;
+        for (k = 0; k < nw; k++) ipup__grid_cell(w, win[k] >= 0 ? &t->ops[win[k]] : NULL, ws, cw);
+    }
+}
+
+IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write, void *user) {
     ipup__w w;
     char tok[48], lab[32];
-    int ws, cw = 2, lw = 0, n, i;
+    int ws, cw = 2, lw = 0, n, i, sorted;
     int32_t d;
-    size_t rowlen, total, base;
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0) || t->steps < 0) return IPUP_ERR_ARG;
+    if (ipup__table_shape(t, NULL, 0) || t->steps < 0 || !write) return IPUP_ERR_ARG;
     ws = ipup__shared_devices(t);
     for (i = 0; i < t->n_ops; i++) {
-        n = ipup__grid_token(t, &t->ops[i], ws, tok, sizeof tok);
+        n = ipup__grid_token(&t->ops[i], ws, tok, sizeof tok);
         if (n > cw) cw = n;
     }
     for (d = 0; d < t->devices; d++) {
         n = ipup_snprintf(lab, sizeof lab, "IPU%d", (int)d);
         if (n > lw) lw = n;
     }
-    if ((size_t)t->steps > ((size_t)-1 / 4 - 64) / (size_t)(cw + 1) / (size_t)t->devices) { /* size_t overflow (32-bit) */
-        if (buf && cap) buf[0] = '\0';
-        if (len) *len = (size_t)-1 / 4;
-        return IPUP_ERR_CAPACITY;
-    }
-    rowlen = (size_t)lw + 1 + (size_t)t->steps * (size_t)(cw + 1) + 1;
-    total = rowlen * (size_t)t->devices;
-    ipup__winit(&w, buf, cap);
-    if (!buf || cap <= total) { w.len = total; return ipup__wend(&w, len); }
-    for (d = 0; d < t->devices; d++) {
-        int32_t st;
-        base = (size_t)d * rowlen;
-        IPUPIPE_MEMSET(buf + base, ' ', rowlen - 1);
+    sorted = ipup__step_sorted(t);
+    ipup__winit(&w, write, user);
+    for (d = 0; d < t->devices && !w.err; d++) {
         n = ipup_snprintf(lab, sizeof lab, "IPU%d", (int)d);
-        IPUPIPE_MEMCPY(buf + base, lab, (size_t)n);
-        for (st = 0; st < t->steps; st++) {
-            size_t at = base + (size_t)lw + 1 + (size_t)st * (size_t)(cw + 1) + 1;
-            buf[at] = '.'; buf[at + 1] = '.';
-        }
-        buf[base + rowlen - 1] = '\n';
+        ipup__wput(&w, lab, (size_t)n);
+        ipup__wpad(&w, (size_t)(lw - n + 1));
+        ipup__grid_row(&w, t, d, ws, cw, sorted);
+        ipup__wput(&w, "\n", 1);
     }
-    for (i = 0; i < t->n_ops; i++) {
-        const ipup_op *o = &t->ops[i];
-        size_t at;
-        if (o->device < 0 || o->device >= t->devices || o->step < 0 || o->step >= t->steps) continue;
-        at = (size_t)o->device * rowlen + (size_t)lw + 1 + (size_t)o->step * (size_t)(cw + 1) + 1;
-        n = ipup__grid_token(t, o, ws, tok, sizeof tok);
-        IPUPIPE_MEMSET(buf + at, ' ', (size_t)cw);
-        IPUPIPE_MEMCPY(buf + at, tok, (size_t)n);
-    }
-    w.len = total;
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
-IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, char *buf, size_t cap,
-                                                             size_t *len) {
+IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write, void *user) {
     ipup__w w;
     int32_t colw[IPUP_SCHED_MAX_STAGES];
     char tok[48], lab[32];
     int32_t d, st, i, j, digits = 1, n;
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0) || t->steps < 0) return IPUP_ERR_ARG;
-    ipup__winit(&w, buf, cap);
+    if (ipup__table_shape(t, NULL, 0) || t->steps < 0 || !write) return IPUP_ERR_ARG;
+    ipup__winit(&w, write, user);
     /* PyTorch: step labels "Step " + zero-padded index; columns "Rank i" */
     for (n = t->steps - 1; n >= 10; n /= 10) digits++;
     for (d = 0; d < t->devices; d++) colw[d] = ipup_snprintf(lab, sizeof lab, "Rank %d", (int)d);
@@ -1822,7 +1878,7 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
     }
     ipup__ws(&w, "\n");
     i = 0;
-    for (st = 0; st < t->steps; st++) {
+    for (st = 0; st < t->steps && !w.err; st++) {
         {
             char num[16];
             int nd = ipup_snprintf(num, sizeof num, "%d", (int)st);
@@ -1847,17 +1903,16 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
         if (st == mark_step) ipup__ws(&w, " <-- ERROR HERE");
         ipup__ws(&w, "\n");
     }
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
-IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap, size_t *len) {
+IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, void *user) {
     ipup__w w;
     char tok[48];
     int32_t d, i;
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0) || t->steps < 0) return IPUP_ERR_ARG;
-    ipup__winit(&w, buf, cap);
-    for (d = 0; d < t->devices; d++) {
+    if (ipup__table_shape(t, NULL, 0) || t->steps < 0 || !write) return IPUP_ERR_ARG;
+    ipup__winit(&w, write, user);
+    for (d = 0; d < t->devices && !w.err; d++) {
         int32_t col = 0; /* cells written so far in this row */
         for (i = 0; i < t->n_ops; i++) {
             const ipup_op *o = &t->ops[i];
@@ -1876,7 +1931,7 @@ IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap,
         while (col < t->steps) { if (col) ipup__ws(&w, ","); col++; }
         ipup__ws(&w, "\n");
     }
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
 /* BSP cost of the step made of ops [i0, i1): its slowest op, the exchange if any op crosses
@@ -1925,18 +1980,16 @@ static IPUP__UNUSED const ipup_op *ipup__timed_next(ipup__timed *it) {
     return &it->t->ops[it->i++];
 }
 
-IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf,
-                                                            size_t cap, size_t *len) {
+IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, ipup_write_fn write, void *user) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     ipup__w w;
     ipup__timed it;
     const ipup_op *o;
     int32_t d;
     int first = 1;
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
+    if (ipup__table_shape(t, NULL, 0) || !write) return IPUP_ERR_ARG;
     if (!cost) cost = &dc;
-    ipup__winit(&w, buf, cap);
+    ipup__winit(&w, write, user);
     ipup__ws(&w, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     for (d = 0; d < t->devices; d++) {
         ipup__wf(&w, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"IPU%d\"}}", first ? "" : ",\n",
@@ -1944,7 +1997,7 @@ IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cos
         first = 0;
     }
     ipup__timed_init(&it, t, cost);
-    while ((o = ipup__timed_next(&it)) != NULL) {
+    while (!w.err && (o = ipup__timed_next(&it)) != NULL) {
         char tok[48];
         ipup_sched_op_str(o, tok, sizeof tok);
         ipup__wf(&w,
@@ -1954,11 +2007,11 @@ IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cos
                  (int)o->stage, (int)o->mb, (int)o->step);
     }
     ipup__ws(&w, "\n]}\n");
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
-IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost,
-                                                          const ipup_sched_figures *fig, char *buf, size_t cap, size_t *len) {
+IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
+                                     ipup_write_fn write, void *user) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     ipup__w w;
     const double unit = 24.0, rowh = 26.0, left = 56.0, top = 40.0, upd = 1.0;
@@ -1967,8 +2020,7 @@ IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost 
     ipup__timed it;
     const ipup_op *o;
     int32_t bounds[3];
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
+    if (ipup__table_shape(t, NULL, 0) || !write) return IPUP_ERR_ARG;
     if (!cost) cost = &dc;
     /* total BSP time and the x of the phase boundaries */
     if (fig) { bounds[0] = fig->main_phase[0]; bounds[1] = fig->ramp_down[0]; bounds[2] = t->steps; }
@@ -1983,7 +2035,7 @@ IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost 
     while (ph < 3) { ph_x[ph + 1] = total; ph++; }
     width = left + (total + upd) * unit + 20.0;
     height = top + rowh * (double)t->devices + 40.0;
-    ipup__winit(&w, buf, cap);
+    ipup__winit(&w, write, user);
     ipup__wf(&w, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"monospace\" font-size=\"11\">\n",
              width, height);
     ipup__ws(&w, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
@@ -2014,7 +2066,7 @@ IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost 
                  left + total * unit, y + 2.0, upd * unit, rowh - 4.0, left + total * unit + 4.0, y + 17.0);
     }
     ipup__timed_init(&it, t, cost);
-    while ((o = ipup__timed_next(&it)) != NULL) {
+    while (!w.err && (o = ipup__timed_next(&it)) != NULL) {
         double c = ipup_sched_op_cost(cost, o), y = top + rowh * (double)o->device;
         const char *fill = o->kind == IPUP_OP_F ? "#4e79a7" : o->kind == IPUP_OP_B ? "#f28e2b" : o->kind == IPUP_OP_I ? "#e15759" : "#59a14f";
         char tok[48];
@@ -2037,7 +2089,7 @@ IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost 
         }
     }
     ipup__ws(&w, "</svg>\n");
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
 static IPUP__UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
@@ -2053,12 +2105,11 @@ static IPUP__UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
 }
 
 IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
-                                                           const char *warnings, char *buf, size_t cap, size_t *len) {
+                                      const char *warnings, ipup_write_fn write, void *user) {
     ipup__w w;
     int32_t s;
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0) || !fig) return IPUP_ERR_ARG;
-    ipup__winit(&w, buf, cap);
+    if (ipup__table_shape(t, NULL, 0) || !fig || !write) return IPUP_ERR_ARG;
+    ipup__winit(&w, write, user);
     ipup__ws(&w, "{\"schedule\":");
     ipup__wjson_str(&w, schedule ? schedule : "table");
     ipup__wf(&w, ",\"stages\":%d,\"microbatches\":%d,\"devices\":%d,\"steps\":%d,\"ops\":%d", (int)t->stages, (int)t->microbatches,
@@ -2097,7 +2148,7 @@ IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figu
         }
     }
     ipup__ws(&w, "]}\n");
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
 
