@@ -963,122 +963,189 @@ static IPUP__UNUSED int ipup__prog_megatron(int32_t P, int32_t V, int32_t M, int
     return kind;
 }
 
-/* Step-by-step placement: at each step every device runs at most one op whose inputs
-   were produced in strictly earlier steps (counters are the state before the step).
+/* ---- dynamic placement ----
+   Step by step: at each step every device runs at most one op whose inputs were
+   produced in strictly earlier steps (the counters are the state before the step).
    Each kind of op runs in increasing micro-batch order on each stage, so the state is
-   three counters per stage and every table it makes accumulates in order. */
+   three counters per stage and every table it makes accumulates in order. Which ready
+   op a device runs is the schedule's rule: a row of ipup__dyn_rules per schedule kind
+   (adding a schedule = adding a row). */
+typedef struct ipup__dyn {
+    const ipup__gen *g;
+    int32_t nF[IPUP_SCHED_MAX_STAGES], nG[IPUP_SCHED_MAX_STAGES], nW[IPUP_SCHED_MAX_STAGES]; /* F, B/I, W done */
+    int32_t pos[IPUP_SCHED_MAX_STAGES]; /* device -> position in its program (interleaved-1f1b) */
+    int phase; /* grouped: IPUP_OP_F or IPUP_OP_B, the kind of every op of this step; else 0 */
+} ipup__dyn;
+
+typedef struct ipup__cand { /* an op a device may run, and its rank (lower runs first) */
+    int k;
+    int32_t s, m;
+    int64_t key;
+} ipup__cand;
+
+static IPUP__UNUSED int ipup__rdy_f(const ipup__dyn *y, int32_t s, int32_t m) {
+    return m < y->g->M && y->nF[s] == m && (s == 0 || y->nF[s - 1] > m);
+}
+static IPUP__UNUSED int ipup__rdy_g(const ipup__dyn *y, int32_t s, int32_t m) {
+    return m < y->g->M && y->nG[s] == m && y->nF[s] > m && (s == y->g->S - 1 || y->nG[s + 1] > m);
+}
+static IPUP__UNUSED int ipup__rdy_w(const ipup__dyn *y, int32_t s, int32_t m) {
+    return m < y->g->M && y->nW[s] == m && y->nG[s] > m;
+}
+
+/* 1f1b (and interleaved-1f1b with V = 1): the stage's own program; backward first
+   (frees memory), then lower micro-batch */
+static IPUP__UNUSED int ipup__rank_1f1b(const ipup__dyn *y, int32_t s, ipup__cand *c) {
+    const int32_t S = y->g->S, M = y->g->M;
+    if (y->nF[s] + y->nG[s] >= 2 * M) return 0;
+    c->k = ipup__prog_1f1b(S, M, s, y->nF[s] + y->nG[s], &c->m);
+    if (!(c->k == IPUP_OP_F ? ipup__rdy_f(y, s, c->m) : ipup__rdy_g(y, s, c->m))) return 0;
+    c->key = (c->k == IPUP_OP_F ? ((int64_t)1 << 40) : 0) + (int64_t)c->m * 1024 + (S - s);
+    return 1;
+}
+
+/* ZB-H1 (Qi et al. 2024, §3.1): F while the stage has fewer than S-s forwards awaiting
+   their I (1F1B's warm-up and steady state) and fewer than S micro-batches holding
+   activations (1F1B's peak, that of stage 0); else I as soon as its gradient has
+   arrived; else W, which so fills the bubbles (stage s postpones up to s of them). With
+   F = I = W this reaches the paper's bubble (S-1)(F+B-W): T = 3M + S - 1 steps for
+   M >= S. */
+static IPUP__UNUSED int ipup__rank_zbh1(const ipup__dyn *y, int32_t s, ipup__cand *c) {
+    const int32_t S = y->g->S;
+    if (ipup__rdy_f(y, s, y->nF[s]) && y->nF[s] - y->nG[s] < S - s && y->nF[s] - y->nW[s] < S) {
+        c->k = IPUP_OP_F; c->m = y->nF[s]; c->key = 0;
+    } else if (ipup__rdy_g(y, s, y->nG[s])) {
+        c->k = IPUP_OP_I; c->m = y->nG[s]; c->key = (int64_t)1 << 40;
+    } else if (ipup__rdy_w(y, s, y->nW[s])) {
+        c->k = IPUP_OP_W; c->m = y->nW[s]; c->key = (int64_t)2 << 40;
+    } else return 0;
+    c->key += (int64_t)c->m * 1024 + (S - s);
+    return 1;
+}
+
+/* grouped, interleaved, gpipe on shared devices: list scheduling in the closed form's
+   order (the raw step of each op), restricted to this step's phase for grouped */
+static IPUP__UNUSED int ipup__rank_closed(const ipup__dyn *y, int32_t s, ipup__cand *c) {
+    const ipup__gen *g = y->g;
+    int64_t kf = -1, kb = -1;
+    if (ipup__rdy_f(y, s, y->nF[s])) kf = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_F, s, y->nF[s]);
+    if (ipup__rdy_g(y, s, y->nG[s])) kb = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_B, s, y->nG[s]);
+    if (y->phase == IPUP_OP_F) kb = -1;
+    if (y->phase == IPUP_OP_B) kf = -1;
+    if (kf < 0 && kb < 0) return 0;
+    if (kb >= 0 && (kf < 0 || kb <= kf)) { c->k = IPUP_OP_B; c->m = y->nG[s]; c->key = kb * 2; }
+    else { c->k = IPUP_OP_F; c->m = y->nF[s]; c->key = kf * 2 + 1; }
+    c->key = c->key * 1024 + s;
+    return 1;
+}
+
+/* Grouped keeps its rule with shared devices: every step is all-forward or
+   all-backward, the kind of the most urgent ready op. */
+static IPUP__UNUSED int ipup__phase_grouped(const ipup__dyn *y) {
+    const ipup__gen *g = y->g;
+    int64_t bk = -1, v;
+    int32_t s;
+    int phase = 0;
+    for (s = 0; s < g->S; s++) {
+        if (ipup__rdy_f(y, s, y->nF[s])) {
+            v = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_F, s, y->nF[s]) * 2 + 1;
+            if (bk < 0 || v < bk) { bk = v; phase = IPUP_OP_F; }
+        }
+        if (ipup__rdy_g(y, s, y->nG[s])) {
+            v = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_B, s, y->nG[s]) * 2;
+            if (bk < 0 || v < bk) { bk = v; phase = IPUP_OP_B; }
+        }
+    }
+    return phase;
+}
+
+typedef int (*ipup__rank_fn)(const ipup__dyn *y, int32_t s, ipup__cand *c);
+
+/* the best-ranked ready op among the stages of device d */
+static IPUP__UNUSED int ipup__pick_stages(ipup__dyn *y, int32_t d, ipup__rank_fn rank, ipup__cand *best) {
+    int32_t s;
+    best->k = 0;
+    for (s = y->g->first[d]; s >= 0; s = y->g->next[s]) {
+        ipup__cand c;
+        if (!rank(y, s, &c)) continue;
+        c.s = s;
+        if (best->k == 0 || c.key < best->key) *best = c;
+    }
+    return best->k != 0;
+}
+
+/* interleaved-1f1b with V > 1: device d's Megatron program, its next op when ready.
+   M % P != 0: the program of Mp = ceil(M/P)*P micro-batches with the ops of the phantom
+   ones (m >= M) skipped; dropping ops from a deadlock-free program keeps it
+   deadlock-free. */
+static IPUP__UNUSED int ipup__pick_megatron(ipup__dyn *y, int32_t d, ipup__rank_fn rank, ipup__cand *best) {
+    const ipup__gen *g = y->g;
+    int32_t st = 0, m = 0, Mp = (g->M + g->P - 1) / g->P * g->P;
+    int k = 0;
+    best->k = 0;
+    if (g->V <= 1) return ipup__pick_stages(y, d, rank, best);
+    while (y->pos[d] < 2 * Mp * g->V) {
+        k = ipup__prog_megatron(g->P, g->V, Mp, d, y->pos[d], &st, &m);
+        if (m < g->M) break;
+        y->pos[d]++;
+    }
+    if (y->pos[d] >= 2 * Mp * g->V) return 0;
+    if (!(k == IPUP_OP_F ? ipup__rdy_f(y, st, m) : ipup__rdy_g(y, st, m))) return 0;
+    best->k = k; best->s = st; best->m = m; best->key = 0;
+    return 1;
+}
+
+typedef struct ipup__dyn_rule {
+    int (*pick)(ipup__dyn *y, int32_t d, ipup__rank_fn rank, ipup__cand *best); /* device d's op */
+    ipup__rank_fn rank;                  /* a stage's candidate, for ipup__pick_stages */
+    int (*phase)(const ipup__dyn *y);    /* NULL, or the kind of all ops of the step */
+} ipup__dyn_rule;
+
+/* one row per ipup_sched_kind, in its order (sequential never shares a step: unused) */
+static const ipup__dyn_rule ipup__dyn_rules[IPUP_SCHED_KIND_COUNT] = {
+    {ipup__pick_stages, ipup__rank_closed, ipup__phase_grouped}, /* grouped */
+    {ipup__pick_stages, ipup__rank_closed, NULL},                /* interleaved */
+    {ipup__pick_stages, ipup__rank_closed, NULL},                /* sequential */
+    {ipup__pick_stages, ipup__rank_closed, NULL},                /* gpipe */
+    {ipup__pick_stages, ipup__rank_1f1b, NULL},                  /* 1f1b */
+    {ipup__pick_megatron, ipup__rank_1f1b, NULL},                /* interleaved-1f1b */
+    {ipup__pick_stages, ipup__rank_zbh1, NULL},                  /* zb-h1 */
+};
+
 static IPUP__UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_len) {
-    int32_t nF[IPUP_SCHED_MAX_STAGES], nG[IPUP_SCHED_MAX_STAGES], nW[IPUP_SCHED_MAX_STAGES];
-    int32_t pos[IPUP_SCHED_MAX_STAGES];
-    int32_t chs[IPUP_SCHED_MAX_STAGES], chm[IPUP_SCHED_MAX_STAGES];
+    const ipup__dyn_rule *r = &ipup__dyn_rules[g->kind];
+    ipup__dyn y;
+    ipup__cand pick;
+    int32_t chs[IPUP_SCHED_MAX_STAGES], chm[IPUP_SCHED_MAX_STAGES], s, d;
     int8_t chk[IPUP_SCHED_MAX_STAGES];
-    const int32_t S = g->S, M = g->M, P = g->P;
-    int64_t total = (int64_t)(g->split ? 3 : 2) * S * M, done = 0;
-    int32_t s, d;
-    for (s = 0; s < S; s++) nF[s] = nG[s] = nW[s] = 0;
-    for (d = 0; d < P; d++) pos[d] = 0;
-#define IPUP__RDY_F(s_, m_) ((m_) < M && nF[s_] == (m_) && ((s_) == 0 || nF[(s_)-1] > (m_)))
-#define IPUP__RDY_G(s_, m_) ((m_) < M && nG[s_] == (m_) && nF[s_] > (m_) && ((s_) == S - 1 || nG[(s_) + 1] > (m_)))
-#define IPUP__RDY_W(s_, m_) ((m_) < M && nW[s_] == (m_) && nG[s_] > (m_))
+    int64_t total = (int64_t)(g->split ? 3 : 2) * g->S * g->M, done = 0;
+    y.g = g;
+    for (s = 0; s < g->S; s++) y.nF[s] = y.nG[s] = y.nW[s] = 0;
+    for (d = 0; d < g->P; d++) y.pos[d] = 0;
     while (done < total) {
-        int any = 0, phase = 0;
-        if (g->kind == IPUP_SCHED_GROUPED) {
-            /* Grouped keeps its rule with shared devices: every step is all-forward or
-               all-backward, the kind of the most urgent ready op */
-            int64_t bk = -1;
-            for (s = 0; s < S; s++) {
-                int64_t v;
-                if (IPUP__RDY_F(s, nF[s])) {
-                    v = ipup__closed_prio(g->kind, S, M, IPUP_OP_F, s, nF[s]) * 2 + 1;
-                    if (bk < 0 || v < bk) { bk = v; phase = IPUP_OP_F; }
-                }
-                if (IPUP__RDY_G(s, nG[s])) {
-                    v = ipup__closed_prio(g->kind, S, M, IPUP_OP_B, s, nG[s]) * 2;
-                    if (bk < 0 || v < bk) { bk = v; phase = IPUP_OP_B; }
-                }
-            }
-        }
-        for (d = 0; d < P; d++) {
-            int best_k = 0;
-            int64_t best_key = 0;
-            int32_t best_s = -1, best_m = -1;
+        int any = 0;
+        y.phase = r->phase ? r->phase(&y) : 0;
+        for (d = 0; d < g->P; d++) {
             chk[d] = 0;
-            if (g->kind == IPUP_SCHED_INTERLEAVED_1F1B && g->V > 1) {
-                /* M % P != 0: the program of Mp = ceil(M/P)*P micro-batches with the ops of
-                   the phantom ones (m >= M) skipped; dropping ops from a deadlock-free
-                   program keeps it deadlock-free */
-                int32_t st, m = 0, Mp = (M + P - 1) / P * P;
-                int k = 0;
-                while (pos[d] < 2 * Mp * g->V) {
-                    k = ipup__prog_megatron(P, g->V, Mp, d, pos[d], &st, &m);
-                    if (m < M) break;
-                    pos[d]++;
-                }
-                if (pos[d] >= 2 * Mp * g->V) continue;
-                if (k == IPUP_OP_F ? IPUP__RDY_F(st, m) : IPUP__RDY_G(st, m)) {
-                    best_k = k; best_s = st; best_m = m;
-                }
-            } else {
-                for (s = g->first[d]; s >= 0; s = g->next[s]) {
-                    int k = 0;
-                    int32_t m = -1;
-                    int64_t key = 0;
-                    if (g->kind == IPUP_SCHED_1F1B || g->kind == IPUP_SCHED_INTERLEAVED_1F1B) {
-                        if (nF[s] + nG[s] >= 2 * M) continue;
-                        k = ipup__prog_1f1b(S, M, s, nF[s] + nG[s], &m);
-                        if (!(k == IPUP_OP_F ? IPUP__RDY_F(s, m) : IPUP__RDY_G(s, m))) continue;
-                        /* backward first (frees memory), then lower micro-batch */
-                        key = (k == IPUP_OP_F ? ((int64_t)1 << 40) : 0) + (int64_t)m * 1024 + (S - s);
-                    } else if (g->kind == IPUP_SCHED_ZBH1) {
-                        /* ZB-H1 (Qi et al. 2024, §3.1): F while the stage has fewer than S-s
-                           forwards awaiting their I (1F1B's warm-up and steady state) and
-                           fewer than S micro-batches holding activations (1F1B's peak, that
-                           of stage 0); else I as soon as its gradient has arrived; else W,
-                           which so fills the bubbles (stage s postpones up to s of them).
-                           With F = I = W this reaches the paper's bubble (S-1)(F+B-W): T =
-                           3M + S - 1 steps for M >= S. */
-                        if (IPUP__RDY_F(s, nF[s]) && nF[s] - nG[s] < S - s && nF[s] - nW[s] < S) {
-                            k = IPUP_OP_F; m = nF[s]; key = 0;
-                        } else if (IPUP__RDY_G(s, nG[s])) { k = IPUP_OP_I; m = nG[s]; key = (int64_t)1 << 40; }
-                        else if (IPUP__RDY_W(s, nW[s])) { k = IPUP_OP_W; m = nW[s]; key = (int64_t)2 << 40; }
-                        else continue;
-                        key += (int64_t)m * 1024 + (S - s);
-                    } else { /* list scheduling in the closed form's order */
-                        int64_t kf = -1, kb = -1;
-                        if (IPUP__RDY_F(s, nF[s])) kf = ipup__closed_prio(g->kind, S, M, IPUP_OP_F, s, nF[s]);
-                        if (IPUP__RDY_G(s, nG[s])) kb = ipup__closed_prio(g->kind, S, M, IPUP_OP_B, s, nG[s]);
-                        if (phase == IPUP_OP_F) kb = -1;
-                        if (phase == IPUP_OP_B) kf = -1;
-                        if (kf < 0 && kb < 0) continue;
-                        if (kb >= 0 && (kf < 0 || kb <= kf)) { k = IPUP_OP_B; m = nG[s]; key = kb * 2; }
-                        else { k = IPUP_OP_F; m = nF[s]; key = kf * 2 + 1; }
-                        key = key * 1024 + s;
-                    }
-                    if (best_k == 0 || key < best_key) { best_k = k; best_key = key; best_s = s; best_m = m; }
-                }
-            }
-            if (best_k) { chk[d] = (int8_t)best_k; chs[d] = best_s; chm[d] = best_m; any = 1; }
+            if (!r->pick(&y, d, r->rank, &pick)) continue;
+            chk[d] = (int8_t)pick.k; chs[d] = pick.s; chm[d] = pick.m; any = 1;
         }
-        if (!any) {
+        if (!any)
             return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
                              "%s: no device can run an op at step %d (%lld of %lld ops placed): the "
                              "schedule deadlocks with this stage -> device mapping; try the default mapping",
                              ipup_sched_kind_name((ipup_sched_kind)g->kind), (int)g->t, (long long)done, (long long)total);
-        }
-        for (d = 0; d < P; d++) {
+        for (d = 0; d < g->P; d++) {
             if (!chk[d]) continue;
             ipup__emit(g, d, chs[d], chm[d], chk[d]);
-            if (chk[d] == IPUP_OP_F) nF[chs[d]]++;
-            else if (chk[d] == IPUP_OP_W) nW[chs[d]]++;
-            else nG[chs[d]]++;
-            pos[d]++;
+            if (chk[d] == IPUP_OP_F) y.nF[chs[d]]++;
+            else if (chk[d] == IPUP_OP_W) y.nW[chs[d]]++;
+            else y.nG[chs[d]]++;
+            y.pos[d]++;
             done++;
         }
         g->t++;
     }
-#undef IPUP__RDY_F
-#undef IPUP__RDY_G
-#undef IPUP__RDY_W
     return IPUP_OK;
 }
 
@@ -1089,205 +1156,243 @@ static IPUP__UNUSED int32_t ipup__pow2_ceil(int32_t x) {
     return p;
 }
 
-IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
-                                                         ipup_table *out, char *msg, size_t msg_len) {
-    ipup__gen g;
-    int32_t S, M, P, V = 1, s, d, maxdev = -1, need;
-    int kind, nwarn = 0, rc;
+/* validate: kind, S, M, devices and V in range */
+static IPUP__UNUSED int ipup__gen_validate(const ipup_sched_config *cfg, char *msg, size_t msg_len) {
+    int kind = (int)cfg->kind;
     const char *kname;
-    if (msg && msg_len) msg[0] = '\0';
-    if (!cfg || !out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "ipup_sched_generate: cfg and out must not be NULL");
-    IPUPIPE_MEMSET(out, 0, sizeof *out);
-    for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
-    kind = (int)cfg->kind;
     if (kind < 0 || kind >= IPUP_SCHED_KIND_COUNT)
         return ipup__err(msg, msg_len, IPUP_ERR_ARG, "unknown schedule kind %d (valid: 0..%d, see ipup_sched_kind)", kind,
                          IPUP_SCHED_KIND_COUNT - 1);
     kname = ipup__kind_names[kind];
-    S = cfg->stages;
-    M = cfg->microbatches;
-    if (S < 1 || S > IPUP_SCHED_MAX_STAGES)
+    if (cfg->stages < 1 || cfg->stages > IPUP_SCHED_MAX_STAGES)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: stages S=%d is out of range: need 1 <= S <= %d (IPUP_SCHED_MAX_STAGES)",
-                         kname, (int)S, IPUP_SCHED_MAX_STAGES);
-    if (M < 1 || M > IPUP_SCHED_MAX_MICROBATCHES)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: micro-batches M=%d is out of range: need 1 <= M <= %d", kname, (int)M,
-                         IPUP_SCHED_MAX_MICROBATCHES);
+                         kname, (int)cfg->stages, IPUP_SCHED_MAX_STAGES);
+    if (cfg->microbatches < 1 || cfg->microbatches > IPUP_SCHED_MAX_MICROBATCHES)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: micro-batches M=%d is out of range: need 1 <= M <= %d", kname,
+                         (int)cfg->microbatches, IPUP_SCHED_MAX_MICROBATCHES);
     if (cfg->devices < 0 || cfg->devices > IPUP_SCHED_MAX_STAGES)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: devices P=%d is out of range: need 0 (automatic) or 1..%d", kname,
                          (int)cfg->devices, IPUP_SCHED_MAX_STAGES);
     if (cfg->virtual_stages < 0)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: virtual stages V=%d must be >= 0 (0 = automatic)", kname,
                          (int)cfg->virtual_stages);
-    IPUPIPE_MEMSET(&g, 0, sizeof g);
-    g.S = S; g.M = M; g.kind = kind;
-    g.split = kind == IPUP_SCHED_ZBH1;
-    /* mapping */
-    if (kind == IPUP_SCHED_INTERLEAVED_1F1B) {
-        V = cfg->virtual_stages;
-        if (V == 0) {
-            if (cfg->devices > 0) {
-                if (S % cfg->devices != 0)
-                    return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                                     "interleaved-1f1b: %d stages cannot be spread evenly over %d devices (each device holds "
-                                     "V = S/P stages); choose S a multiple of P",
-                                     (int)S, (int)cfg->devices);
-                V = S / cfg->devices;
-            } else V = (S % 2 == 0) ? 2 : 1;
-        }
-        if (V > S || S % V != 0)
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "interleaved-1f1b: S=%d stages with V=%d virtual stages per device: S must be a multiple of V "
-                             "(S = P x V, stage s on device s mod P); choose V among the divisors of S",
-                             (int)S, (int)V);
-        P = S / V;
-        if (cfg->devices > 0 && cfg->devices != P)
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "interleaved-1f1b: S=%d stages, V=%d per device needs P=%d devices, but devices=%d; drop one of "
-                             "--devices/--virtual or make S = P x V",
-                             (int)S, (int)V, (int)P, (int)cfg->devices);
-        for (s = 0; s < S; s++) {
-            g.map[s] = (int16_t)(s % P);
-            if (cfg->stage_device && cfg->stage_device[s] != s % P)
+    return IPUP_OK;
+}
+
+/* map, interleaved-1f1b: V stages per device, stage s on device s mod P, P = S / V */
+static IPUP__UNUSED int ipup__gen_map_virtual(ipup__gen *g, const ipup_sched_config *cfg, char *msg, size_t msg_len) {
+    int32_t S = g->S, V = cfg->virtual_stages, P, s;
+    if (V == 0) {
+        if (cfg->devices > 0) {
+            if (S % cfg->devices != 0)
                 return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                                 "interleaved-1f1b places stage s on device s mod P (Megatron virtual stages), but the "
-                                 "mapping puts stage %d on device %d instead of %d; drop the mapping and give V instead",
-                                 (int)s, (int)cfg->stage_device[s], (int)(s % P));
-        }
-    } else {
-        if (cfg->virtual_stages > 1)
-            ipup__warn(msg, msg_len, &nwarn, "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
-                       (int)cfg->virtual_stages);
-        for (s = 0; s < S; s++) {
-            int32_t dv = cfg->stage_device ? cfg->stage_device[s] : s;
-            if (dv < 0 || dv >= IPUP_SCHED_MAX_STAGES || (cfg->devices > 0 && dv >= cfg->devices)) {
-                if (msg && msg_len) msg[0] = '\0';
-                return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                                 "%s: stage %d is mapped to device %d, but the devices are 0..%d; fix the mapping (the "
-                                 "default puts stage s on device s) or raise the device count",
-                                 kname, (int)s, (int)dv, (int)((cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES) - 1));
-            }
-            g.map[s] = (int16_t)dv;
-            if (dv > maxdev) maxdev = dv;
-        }
-        P = cfg->devices > 0 ? cfg->devices : maxdev + 1;
+                                 "interleaved-1f1b: %d stages cannot be spread evenly over %d devices (each device holds "
+                                 "V = S/P stages); choose S a multiple of P",
+                                 (int)S, (int)cfg->devices);
+            V = S / cfg->devices;
+        } else V = (S % 2 == 0) ? 2 : 1;
     }
-    g.P = P;
-    g.V = V;
-    for (d = 0; d < P; d++) { g.inv[d] = -1; g.first[d] = -1; }
-    for (s = S - 1; s >= 0; s--) {
-        d = g.map[s];
-        g.next[s] = g.first[d];
-        g.first[d] = (int16_t)s;
-        if (g.inv[d] >= 0 || g.next[s] >= 0) g.shared = 1;
-        g.inv[d] = (int16_t)s;
+    if (V > S || S % V != 0)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "interleaved-1f1b: S=%d stages with V=%d virtual stages per device: S must be a multiple of V "
+                         "(S = P x V, stage s on device s mod P); choose V among the divisors of S",
+                         (int)S, (int)V);
+    P = S / V;
+    if (cfg->devices > 0 && cfg->devices != P)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "interleaved-1f1b: S=%d stages, V=%d per device needs P=%d devices, but devices=%d; drop one of "
+                         "--devices/--virtual or make S = P x V",
+                         (int)S, (int)V, (int)P, (int)cfg->devices);
+    for (s = 0; s < S; s++) {
+        g->map[s] = (int16_t)(s % P);
+        if (cfg->stage_device && cfg->stage_device[s] != s % P)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "interleaved-1f1b places stage s on device s mod P (Megatron virtual stages), but the "
+                             "mapping puts stage %d on device %d instead of %d; drop the mapping and give V instead",
+                             (int)s, (int)cfg->stage_device[s], (int)(s % P));
     }
-    if (g.shared)
-        for (d = 0; d < P; d++) g.inv[d] = -1;
-    for (d = 0; d < P; d++)
-        if (g.first[d] < 0)
-            ipup__warn(msg, msg_len, &nwarn, "%s: device %d runs no stage (idle for the whole step)", kname, (int)d);
-    /* per-schedule API rules (SCHEDULES.md §5): warnings, errors under strict */
-    if (kind == IPUP_SCHED_INTERLEAVED && M % S != 0) {
-        if (cfg->strict) {
+    g->P = P;
+    g->V = V;
+    return IPUP_OK;
+}
+
+/* map, other schedules: the given stage -> device mapping (default s -> s) */
+static IPUP__UNUSED int ipup__gen_map_given(ipup__gen *g, const ipup_sched_config *cfg, int *nwarn, char *msg, size_t msg_len) {
+    const char *kname = ipup__kind_names[g->kind];
+    int32_t s, maxdev = -1;
+    if (cfg->virtual_stages > 1)
+        ipup__warn(msg, msg_len, nwarn, "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
+                   (int)cfg->virtual_stages);
+    for (s = 0; s < g->S; s++) {
+        int32_t dv = cfg->stage_device ? cfg->stage_device[s] : s;
+        if (dv < 0 || dv >= IPUP_SCHED_MAX_STAGES || (cfg->devices > 0 && dv >= cfg->devices)) {
             if (msg && msg_len) msg[0] = '\0';
             return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) must be a multiple of the "
-                             "number of pipeline stages (S=%d); use M=%d or %d",
-                             (int)M, (int)S, (int)(M / S * S > 0 ? M / S * S : S), (int)((M / S + 1) * S));
+                             "%s: stage %d is mapped to device %d, but the devices are 0..%d; fix the mapping (the "
+                             "default puts stage s on device s) or raise the device count",
+                             kname, (int)s, (int)dv, (int)((cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES) - 1));
         }
-        ipup__warn(msg, msg_len, &nwarn,
-                   "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) is not a multiple of the number of "
-                   "pipeline stages (S=%d) (an error on Graphcore's API and under strict)",
-                   (int)M, (int)S);
+        g->map[s] = (int16_t)dv;
+        if (dv > maxdev) maxdev = dv;
+    }
+    g->P = cfg->devices > 0 ? cfg->devices : maxdev + 1;
+    g->V = 1;
+    return IPUP_OK;
+}
+
+/* map: stage -> device, then per device its stages (first/next), whether stages share a
+   device, and a warning per idle device */
+static IPUP__UNUSED int ipup__gen_map(ipup__gen *g, const ipup_sched_config *cfg, int *nwarn, char *msg, size_t msg_len) {
+    int32_t s, d;
+    int rc = g->kind == IPUP_SCHED_INTERLEAVED_1F1B ? ipup__gen_map_virtual(g, cfg, msg, msg_len)
+                                                    : ipup__gen_map_given(g, cfg, nwarn, msg, msg_len);
+    if (rc) return rc;
+    for (d = 0; d < g->P; d++) { g->inv[d] = -1; g->first[d] = -1; }
+    for (s = g->S - 1; s >= 0; s--) {
+        d = g->map[s];
+        g->next[s] = g->first[d];
+        g->first[d] = (int16_t)s;
+        if (g->inv[d] >= 0 || g->next[s] >= 0) g->shared = 1;
+        g->inv[d] = (int16_t)s;
+    }
+    if (g->shared)
+        for (d = 0; d < g->P; d++) g->inv[d] = -1;
+    for (d = 0; d < g->P; d++)
+        if (g->first[d] < 0)
+            ipup__warn(msg, msg_len, nwarn, "%s: device %d runs no stage (idle for the whole step)", ipup__kind_names[g->kind], (int)d);
+    return IPUP_OK;
+}
+
+/* A per-schedule API rule (docs/schedules.md §5) that does not hold: the error text
+   under strict, else the warning. */
+static IPUP__UNUSED int ipup__gen_rule(int strict, int *nwarn, char *msg, size_t msg_len, const char *err, const char *warn) {
+    if (strict) {
+        if (msg && msg_len) msg[0] = '\0';
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s", err);
+    }
+    ipup__warn(msg, msg_len, nwarn, "%s", warn);
+    return IPUP_OK;
+}
+
+/* the per-schedule API rules (docs/schedules.md §5): warnings, errors under strict */
+static IPUP__UNUSED int ipup__gen_rules(const ipup__gen *g, int strict, int *nwarn, char *msg, size_t msg_len) {
+    char e[400], w[400];
+    const char *kname = ipup__kind_names[g->kind];
+    const int32_t S = g->S, M = g->M, P = g->P;
+    const int kind = g->kind;
+    int rc = IPUP_OK;
+    if (kind == IPUP_SCHED_INTERLEAVED && M % S != 0) {
+        ipup_snprintf(e, sizeof e, "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) must be a multiple of the "
+                      "number of pipeline stages (S=%d); use M=%d or %d",
+                      (int)M, (int)S, (int)(M / S * S > 0 ? M / S * S : S), (int)((M / S + 1) * S));
+        ipup_snprintf(w, sizeof w, "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) is not a multiple of the "
+                      "number of pipeline stages (S=%d) (an error on Graphcore's API and under strict)",
+                      (int)M, (int)S);
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, e, w)) != IPUP_OK) return rc;
     }
     if (kind == IPUP_SCHED_GROUPED && M % (2 * S) != 0) {
-        if (cfg->strict) {
-            if (msg && msg_len) msg[0] = '\0';
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) must be a multiple of 2 x the "
-                             "number of pipeline stages (2S=%d); use M=%d",
-                             (int)M, (int)(2 * S), (int)((M / (2 * S) + 1) * 2 * S));
-        }
-        ipup__warn(msg, msg_len, &nwarn,
-                   "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) is not a multiple of 2 x the number of "
-                   "pipeline stages (2S=%d) (an error on Graphcore's API and under strict)",
-                   (int)M, (int)(2 * S));
+        ipup_snprintf(e, sizeof e, "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) must be a multiple of 2 x the "
+                      "number of pipeline stages (2S=%d); use M=%d",
+                      (int)M, (int)(2 * S), (int)((M / (2 * S) + 1) * 2 * S));
+        ipup_snprintf(w, sizeof w, "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) is not a multiple of 2 x the "
+                      "number of pipeline stages (2S=%d) (an error on Graphcore's API and under strict)",
+                      (int)M, (int)(2 * S));
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, e, w)) != IPUP_OK) return rc;
     }
     if ((kind == IPUP_SCHED_INTERLEAVED || kind == IPUP_SCHED_GROUPED || kind == IPUP_SCHED_SEQUENTIAL) && !ipup__is_pow2(P)) {
-        if (cfg->strict) {
-            if (msg && msg_len) msg[0] = '\0';
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "%s: the model uses %d IPUs, but multi-IPU devices come in powers of two (1, 2, 4, 8, 16, 32, "
-                             "64); map the stages onto %d IPUs",
-                             kname, (int)P, (int)ipup__pow2_ceil(P));
-        }
-        ipup__warn(msg, msg_len, &nwarn,
-                   "%s: %d IPUs is not a power of two; Graphcore multi-IPU devices come in 1, 2, 4, 8, 16, 32 or 64 IPUs "
-                   "(an error under strict)",
-                   kname, (int)P);
+        ipup_snprintf(e, sizeof e, "%s: the model uses %d IPUs, but multi-IPU devices come in powers of two (1, 2, 4, 8, 16, 32, "
+                      "64); map the stages onto %d IPUs",
+                      kname, (int)P, (int)ipup__pow2_ceil(P));
+        ipup_snprintf(w, sizeof w, "%s: %d IPUs is not a power of two; Graphcore multi-IPU devices come in 1, 2, 4, 8, 16, 32 or "
+                      "64 IPUs (an error under strict)",
+                      kname, (int)P);
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, e, w)) != IPUP_OK) return rc;
     }
-    if (kind == IPUP_SCHED_INTERLEAVED_1F1B && V > 1 && M % P != 0) {
-        if (cfg->strict) {
-            if (msg && msg_len) msg[0] = '\0';
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "interleaved-1f1b: Megatron-LM requires the number of micro-batches (M=%d) to be a multiple of "
-                             "the pipeline-parallel size (P=%d); use M=%d",
-                             (int)M, (int)P, (int)((M / P + 1) * P));
-        }
-        ipup__warn(msg, msg_len, &nwarn,
-                   "interleaved-1f1b: M=%d is not a multiple of P=%d (Megatron-LM's rule); placed as Megatron's program "
-                   "for M=%d with the ops of the %d extra micro-batches left out (an error under strict)",
-                   (int)M, (int)P, (int)((M + P - 1) / P * P), (int)((M + P - 1) / P * P - M));
+    if (kind == IPUP_SCHED_INTERLEAVED_1F1B && g->V > 1 && M % P != 0) {
+        ipup_snprintf(e, sizeof e, "interleaved-1f1b: Megatron-LM requires the number of micro-batches (M=%d) to be a multiple "
+                      "of the pipeline-parallel size (P=%d); use M=%d",
+                      (int)M, (int)P, (int)((M / P + 1) * P));
+        ipup_snprintf(w, sizeof w, "interleaved-1f1b: M=%d is not a multiple of P=%d (Megatron-LM's rule); placed as Megatron's "
+                      "program for M=%d with the ops of the %d extra micro-batches left out (an error under strict)",
+                      (int)M, (int)P, (int)((M + P - 1) / P * P), (int)((M + P - 1) / P * P - M));
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, e, w)) != IPUP_OK) return rc;
     }
     if (kind != IPUP_SCHED_SEQUENTIAL && S > 1 && M < 2 * P && P > 1)
-        ipup__warn(msg, msg_len, &nwarn, "%s: M=%d < 2P=%d: the pipeline never fills (most devices idle most of the time)",
+        ipup__warn(msg, msg_len, nwarn, "%s: M=%d < 2P=%d: the pipeline never fills (most devices idle most of the time)",
                    kname, (int)M, (int)(2 * P));
+    return IPUP_OK;
+}
+
+/* place every op: sequential in order, the closed forms column by column (all-idle
+   columns dropped) when each device holds one stage, else the dynamic placement */
+static IPUP__UNUSED int ipup__gen_place(ipup__gen *g, int32_t need, char *msg, size_t msg_len) {
+    const int kind = g->kind;
+    int32_t s, d, m;
+    if (kind == IPUP_SCHED_SEQUENTIAL) {
+        for (m = 0; m < g->M; m++) {
+            for (s = 0; s < g->S; s++) { ipup__emit(g, g->map[s], s, m, IPUP_OP_F); g->t++; }
+            for (s = g->S - 1; s >= 0; s--) { ipup__emit(g, g->map[s], s, m, IPUP_OP_B); g->t++; }
+        }
+        return IPUP_OK;
+    }
+    if ((kind == IPUP_SCHED_INTERLEAVED || kind == IPUP_SCHED_GROUPED || kind == IPUP_SCHED_GPIPE) && !g->shared) {
+        int32_t raw = g->S + 2 * (g->M + g->S) + 2, t;
+        for (t = 0; t < raw && g->n < need; t++) {
+            int32_t before = g->n;
+            for (d = 0; d < g->P; d++) {
+                int k;
+                s = g->inv[d];
+                if (s < 0) continue;
+                k = ipup__closed_op(kind, g->S, g->M, t, s, &m);
+                if (k) ipup__emit(g, d, s, m, k);
+            }
+            if (g->n > before) g->t++; /* compaction: all-idle columns are dropped */
+        }
+        return IPUP_OK;
+    }
+    return ipup__run_dynamic(g, msg, msg_len);
+}
+
+IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
+                                    size_t msg_len) {
+    ipup__gen g;
+    int32_t s, need;
+    int nwarn = 0, rc;
+    const char *kname;
+    if (msg && msg_len) msg[0] = '\0';
+    if (!cfg || !out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "ipup_sched_generate: cfg and out must not be NULL");
+    IPUPIPE_MEMSET(out, 0, sizeof *out);
+    for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
+    if ((rc = ipup__gen_validate(cfg, msg, msg_len)) != IPUP_OK) return rc;
+    IPUPIPE_MEMSET(&g, 0, sizeof g);
+    g.S = cfg->stages; g.M = cfg->microbatches; g.kind = (int)cfg->kind;
+    g.split = g.kind == IPUP_SCHED_ZBH1;
+    kname = ipup__kind_names[g.kind];
+    if ((rc = ipup__gen_map(&g, cfg, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
     /* capacity */
-    if ((int64_t)(g.split ? 3 : 2) * S * M > (int64_t)0x7fffffff)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: S x M = %lld is too large", kname, (long long)S * M);
-    need = (g.split ? 3 : 2) * S * M;
+    if ((int64_t)(g.split ? 3 : 2) * g.S * g.M > (int64_t)0x7fffffff)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: S x M = %lld is too large", kname, (long long)g.S * g.M);
+    need = (g.split ? 3 : 2) * g.S * g.M;
     if (!ops || cap_ops < need) {
         if (msg && msg_len) msg[0] = '\0';
         return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
                          "%s: the table needs %d ops but the ops array holds %d; size it with IPUP_SCHED_MAX_OPS(%d, %d)",
-                         kname, (int)need, ops ? (int)cap_ops : 0, (int)S, (int)M);
+                         kname, (int)need, ops ? (int)cap_ops : 0, (int)g.S, (int)g.M);
     }
     g.ops = ops;
-    /* place */
-    if (kind == IPUP_SCHED_SEQUENTIAL) {
-        int32_t m;
-        for (m = 0; m < M; m++) {
-            for (s = 0; s < S; s++) { ipup__emit(&g, g.map[s], s, m, IPUP_OP_F); g.t++; }
-            for (s = S - 1; s >= 0; s--) { ipup__emit(&g, g.map[s], s, m, IPUP_OP_B); g.t++; }
-        }
-    } else if ((kind == IPUP_SCHED_INTERLEAVED || kind == IPUP_SCHED_GROUPED || kind == IPUP_SCHED_GPIPE) && !g.shared) {
-        int32_t raw = S + 2 * (M + S) + 2, t;
-        for (t = 0; t < raw && g.n < need; t++) {
-            int32_t before = g.n, m = 0;
-            for (d = 0; d < P; d++) {
-                int k;
-                s = g.inv[d];
-                if (s < 0) continue;
-                k = ipup__closed_op(kind, S, M, t, s, &m);
-                if (k) ipup__emit(&g, d, s, m, k);
-            }
-            if (g.n > before) g.t++; /* compaction: all-idle columns are dropped */
-        }
-    } else {
-        rc = ipup__run_dynamic(&g, msg, msg_len);
-        if (rc) return rc;
-    }
+    if ((rc = ipup__gen_place(&g, need, msg, msg_len)) != IPUP_OK) return rc;
     if (g.n != need)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: internal error: placed %d of %d ops", kname, (int)g.n, (int)need);
-    out->stages = S;
-    out->microbatches = M;
-    out->devices = P;
+    out->stages = g.S;
+    out->microbatches = g.M;
+    out->devices = g.P;
     out->steps = g.t;
     out->n_ops = g.n;
     out->cap_ops = cap_ops;
     out->ops = ops;
     out->split_backward = g.split;
-    for (s = 0; s < S; s++) out->stage_device[s] = g.map[s];
+    for (s = 0; s < g.S; s++) out->stage_device[s] = g.map[s];
     return IPUP_OK;
 }
 
