@@ -1490,15 +1490,238 @@ static IPUP__UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t
     return 0;
 }
 
-/* ---- verify ---- */
-IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes,
-                                                       ipup_sched_verify_info *info, char *msg, size_t msg_len) {
+/* ---- verify (docs/schedules.md §2) ----
+   One function per rule. Pass 1 runs rules 1 and 2 op by op in table order (ranges,
+   one op per device per step and sorting, the stage's device, each op once), then
+   rule 1's completeness; pass 2 the dependency rules 3, 4, 5 op by op in step order,
+   so the first violation in time is the one reported; then the in-order property. */
+typedef struct ipup__ver {
+    const ipup_table *t;
+    ipup_sched_verify_info *info;
+    char *msg;
+    size_t msg_len;
+    int32_t S, M, P;
+    int32_t *stF, *stG, *stW; /* step of F, of B or I, of W per (m*S + s); -1: not seen */
+    int8_t *kG;               /* IPUP_OP_B or IPUP_OP_I per (m*S + s); 0: not seen */
+    char a[80], b[80];        /* op texts for messages */
+} ipup__ver;
+
+/* info about op i, and its text in v->a */
+static IPUP__UNUSED void ipup__ver_op(ipup__ver *v, int rule, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    ipup_sched_verify_info *in = v->info;
+    in->rule = rule; in->op_index = i; in->step = o->step; in->device = o->device;
+    in->stage = o->stage; in->mb = o->mb; in->kind = o->kind;
+    ipup__op_desc(v->a, sizeof v->a, o->kind, o->stage, o->mb);
+}
+
+/* rule 2: every stage has a device */
+static IPUP__UNUSED int ipup__ver_mapping(ipup__ver *v) {
+    int32_t s;
+    for (s = 0; s < v->S; s++) {
+        if (v->t->stage_device[s] < 0 || v->t->stage_device[s] >= v->P) {
+            v->info->rule = 2; v->info->stage = s;
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 2 (stage on its device): stage %d has no device (mapping gives %d, devices are 0..%d); "
+                             "every stage needs its ops on one device",
+                             (int)s, (int)v->t->stage_device[s], (int)(v->P - 1));
+        }
+    }
+    return IPUP_OK;
+}
+
+/* rule 1: op i's indices are in range */
+static IPUP__UNUSED int ipup__ver_range(ipup__ver *v, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    int k = o->kind;
+    if (o->stage < 0 || o->stage >= v->S || o->mb < 0 || o->mb >= v->M || k < IPUP_OP_F || k > IPUP_OP_W || o->step < 0 ||
+        o->step >= v->t->steps || o->device < 0 || o->device >= v->P) {
+        ipup_sched_verify_info *in = v->info;
+        in->rule = 1; in->op_index = i; in->step = o->step; in->device = o->device;
+        in->stage = o->stage; in->mb = o->mb; in->kind = k;
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 1 (indices in range): op %d (stage %d, micro-batch %d, kind %d, step %d, device %d) is out "
+                         "of range: stages 0..%d, micro-batches 0..%d, kinds F B I W, steps 0..%d, devices 0..%d",
+                         (int)i, (int)o->stage, (int)o->mb, k, (int)o->step, (int)o->device, (int)(v->S - 1),
+                         (int)(v->M - 1), (int)(v->t->steps - 1), (int)(v->P - 1));
+    }
+    return IPUP_OK;
+}
+
+/* rule 2: op i is alone in its cell (device, step) and on its stage's device; the
+   table structure: ops sorted by (step, device) */
+static IPUP__UNUSED int ipup__ver_device(ipup__ver *v, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    int16_t home = v->t->stage_device[o->stage];
+    if (i > 0) {
+        const ipup_op *p = &v->t->ops[i - 1];
+        if (p->step == o->step && p->device == o->device) {
+            ipup__ver_op(v, 2, i);
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
+                             "another step",
+                             (int)o->device, (int)o->step, ipup__op_desc(v->b, sizeof v->b, p->kind, p->stage, p->mb), v->a);
+        }
+        if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
+            ipup__ver_op(v, 6, i);
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "table structure: ops %d and %d are not sorted by (step, device) (device %d, step %d: %s "
+                             "comes after step %d); call ipup_sched_sort first",
+                             (int)(i - 1), (int)i, (int)o->device, (int)o->step, v->a, (int)p->step);
+        }
+    }
+    if (o->device != home) {
+        ipup__ver_op(v, 2, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 2 (stage on its device): device %d, step %d: %s runs on device %d, but stage %d lives on "
+                         "device %d (its weights and stash are there); move it to device %d",
+                         (int)o->device, (int)o->step, v->a, (int)o->device, (int)o->stage, (int)home, (int)home);
+    }
+    return IPUP_OK;
+}
+
+/* rule 1: op i appears once (and a backward is B or I + W, not both); records its step */
+static IPUP__UNUSED int ipup__ver_once(ipup__ver *v, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    int k = o->kind;
+    int64_t x = (int64_t)o->mb * v->S + o->stage;
+    int32_t *slot = k == IPUP_OP_F ? v->stF : k == IPUP_OP_W ? v->stW : v->stG;
+    if (slot[x] >= 0) {
+        ipup__ver_op(v, 1, i);
+        if ((k == IPUP_OP_B || k == IPUP_OP_I) && v->kG[x] != k)
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 1 (each op once): device %d, step %d: %s, but the same stage and micro-batch already "
+                             "has %s at step %d; a backward is either B or I + W, not both",
+                             (int)o->device, (int)o->step, v->a, ipup__op_desc(v->b, sizeof v->b, v->kG[x], o->stage, o->mb),
+                             (int)slot[x]);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 1 (each op once): device %d, step %d: %s appears twice (also at step %d); remove one",
+                         (int)o->device, (int)o->step, v->a, (int)slot[x]);
+    }
+    slot[x] = o->step;
+    if (k == IPUP_OP_B || k == IPUP_OP_I) v->kG[x] = (int8_t)k;
+    return IPUP_OK;
+}
+
+/* rule 1: every op present, and nothing else (no W after a full B) */
+static IPUP__UNUSED int ipup__ver_complete(ipup__ver *v) {
+    int32_t s, m;
+    for (m = 0; m < v->M; m++)
+        for (s = 0; s < v->S; s++) {
+            int64_t x = (int64_t)m * v->S + s;
+            int32_t home = v->t->stage_device[s];
+            int miss = 0;
+            ipup_sched_verify_info *in = v->info;
+            if (v->stF[x] < 0) miss = IPUP_OP_F;
+            else if (v->stG[x] < 0) miss = v->stW[x] >= 0 ? IPUP_OP_I : IPUP_OP_B;
+            else if (v->kG[x] == IPUP_OP_I && v->stW[x] < 0) miss = IPUP_OP_W;
+            if (miss) {
+                in->rule = 1; in->op_index = -1; in->step = -1; in->device = home;
+                in->stage = s; in->mb = m; in->kind = miss;
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 1 (every op once): %s is missing (stage %d lives on device %d); add it to a free step "
+                                 "of device %d after its inputs",
+                                 ipup__op_desc(v->a, sizeof v->a, miss, s, m), (int)s, (int)home, (int)home);
+            }
+            if (v->kG[x] == IPUP_OP_B && v->stW[x] >= 0) {
+                in->rule = 1; in->step = v->stW[x]; in->device = home;
+                in->stage = s; in->mb = m; in->kind = IPUP_OP_W;
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 1 (nothing else appears): device %d, step %d: %s, but the backward of stage %d, "
+                                 "micro-batch %d is a full B (it already computes the weight gradient); write I instead of B "
+                                 "or drop the W",
+                                 (int)home, (int)v->stW[x], ipup__op_desc(v->a, sizeof v->a, IPUP_OP_W, s, m), (int)s, (int)m);
+            }
+        }
+    return IPUP_OK;
+}
+
+/* A dependency an op waits for: kind, stage, and the step it runs at. */
+typedef struct ipup__dep {
+    int kind;
+    int32_t stage, step;
+} ipup__dep;
+
+/* rule 3: F(s,m) after F(s-1,m) */
+static IPUP__UNUSED int ipup__ver_rule3(const ipup__ver *v, const ipup_op *o, int64_t x, ipup__dep *d) {
+    if (o->stage > 0 && v->stF[x - 1] >= o->step) { d->kind = IPUP_OP_F; d->stage = o->stage - 1; d->step = v->stF[x - 1]; return 3; }
+    return 0;
+}
+/* rule 4: B/I(s,m) after F(s,m) and after the backward of stage s+1 */
+static IPUP__UNUSED int ipup__ver_rule4(const ipup__ver *v, const ipup_op *o, int64_t x, ipup__dep *d) {
+    if (v->stF[x] >= o->step) { d->kind = IPUP_OP_F; d->stage = o->stage; d->step = v->stF[x]; return 4; }
+    if (o->stage < v->S - 1 && v->stG[x + 1] >= o->step) {
+        d->kind = v->kG[x + 1]; d->stage = o->stage + 1; d->step = v->stG[x + 1];
+        return 4;
+    }
+    return 0;
+}
+/* rule 5: W(s,m) after I(s,m) */
+static IPUP__UNUSED int ipup__ver_rule5(const ipup__ver *v, const ipup_op *o, int64_t x, ipup__dep *d) {
+    if (v->stG[x] >= o->step) { d->kind = IPUP_OP_I; d->stage = o->stage; d->step = v->stG[x]; return 5; }
+    return 0;
+}
+
+/* pass 2: rules 3, 4, 5 op by op in step order */
+static IPUP__UNUSED int ipup__ver_deps(ipup__ver *v) {
+    static const char *const what[3] = {"forward after the previous stage's forward",
+                                        "backward after its forward and the next stage's backward",
+                                        "weight gradient after the input gradient"};
+    int32_t i;
+    for (i = 0; i < v->t->n_ops; i++) {
+        const ipup_op *o = &v->t->ops[i];
+        int64_t x = (int64_t)o->mb * v->S + o->stage;
+        ipup__dep d;
+        int rule = o->kind == IPUP_OP_F ? ipup__ver_rule3(v, o, x, &d)
+                   : o->kind == IPUP_OP_W ? ipup__ver_rule5(v, o, x, &d)
+                                          : ipup__ver_rule4(v, o, x, &d);
+        if (!rule) continue;
+        ipup__ver_op(v, rule, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule %d (%s): device %d, step %d: %s needs %s from device %d, which runs at step %d; a value "
+                         "made in step t is usable from step t+1, so move %s to step %d or later",
+                         rule, what[rule - 3], (int)o->device, (int)o->step, v->a,
+                         ipup__op_desc(v->b, sizeof v->b, d.kind, d.stage, o->mb), (int)v->t->stage_device[d.stage],
+                         (int)d.step, v->a, (int)(d.step + 1));
+    }
+    return IPUP_OK;
+}
+
+/* the in-order property: weight-gradient ops (B or W) of each stage in increasing m */
+static IPUP__UNUSED void ipup__ver_in_order(ipup__ver *v) {
+    ipup_sched_verify_info *in = v->info;
+    int32_t s, m;
+    in->in_order = 1;
+    for (m = 1; m < v->M; m++)
+        for (s = 0; s < v->S; s++) {
+            int64_t x = (int64_t)m * v->S + s;
+            int32_t a0 = v->kG[x - v->S] == IPUP_OP_B ? v->stG[x - v->S] : v->stW[x - v->S];
+            int32_t a1 = v->kG[x] == IPUP_OP_B ? v->stG[x] : v->stW[x];
+            if (a1 < a0 && (in->in_order || s < in->out_of_order_stage)) {
+                in->in_order = 0;
+                in->out_of_order_stage = s;
+            }
+        }
+}
+
+/* the scratch arrays (work is checked by the caller) */
+static IPUP__UNUSED void ipup__ver_init(ipup__ver *v, const ipup_table *t, void *work, ipup_sched_verify_info *info, char *msg,
+                                        size_t msg_len) {
+    int64_t SM = (int64_t)t->stages * t->microbatches, i;
+    v->t = t; v->info = info; v->msg = msg; v->msg_len = msg_len;
+    v->S = t->stages; v->M = t->microbatches; v->P = t->devices;
+    v->stF = (int32_t *)work;
+    v->stG = v->stF + SM;
+    v->stW = v->stG + SM;
+    v->kG = (int8_t *)(void *)((uint8_t *)work + (size_t)12 * (size_t)SM); /* SM bytes */
+    for (i = 0; i < SM; i++) { v->stF[i] = v->stG[i] = v->stW[i] = -1; v->kG[i] = 0; }
+}
+
+IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info, char *msg,
+                                  size_t msg_len) {
     ipup_sched_verify_info dummy;
-    int32_t *stF, *stG, *stW;
-    int8_t *kG;
-    int32_t S, M, P, i, s, m, n;
-    int64_t SM;
-    char a[80], b[80];
+    ipup__ver v;
+    int32_t i;
     int rc;
     if (!info) info = &dummy;
     IPUPIPE_MEMSET(info, 0, sizeof *info);
@@ -1507,167 +1730,20 @@ IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_b
     if (msg && msg_len) msg[0] = '\0';
     rc = ipup__table_shape(t, msg, msg_len);
     if (rc) { info->rule = 6; return rc; }
-    S = t->stages; M = t->microbatches; P = t->devices; n = t->n_ops;
     if (!ipup__work_ok(t, work, work_bytes))
         return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
                          "verify: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) = %lld bytes (got %lld)",
-                         (int)S, (int)M, (long long)IPUP_SCHED_WORK_BYTES(S, M), (long long)work_bytes);
-    SM = (int64_t)S * M;
-    stF = (int32_t *)work;
-    stG = stF + SM;
-    stW = stG + SM;
-    kG = (int8_t *)(void *)((uint8_t *)work + (size_t)12 * (size_t)SM); /* SM bytes */
-    for (i = 0; i < SM; i++) { stF[i] = stG[i] = stW[i] = -1; kG[i] = 0; }
-    for (s = 0; s < S; s++) {
-        if (t->stage_device[s] < 0 || t->stage_device[s] >= P) {
-            info->rule = 2; info->stage = s;
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 2 (stage on its device): stage %d has no device (mapping gives %d, devices are 0..%d); "
-                             "every stage needs its ops on one device",
-                             (int)s, (int)t->stage_device[s], (int)(P - 1));
-        }
-    }
-    /* pass 1: ranges, sorting, one op per device per step, mapping, duplicates */
-#define IPUP__VINFO(o_, i_)                                                                           \
-    do {                                                                                              \
-        info->op_index = (i_); info->step = (o_)->step; info->device = (o_)->device;                  \
-        info->stage = (o_)->stage; info->mb = (o_)->mb; info->kind = (o_)->kind;                      \
-        ipup__op_desc(a, sizeof a, (o_)->kind, (o_)->stage, (o_)->mb);                                \
-    } while (0)
-    for (i = 0; i < n; i++) {
-        const ipup_op *o = &t->ops[i];
-        int k = o->kind;
-        int32_t *slot;
-        if (o->stage < 0 || o->stage >= S || o->mb < 0 || o->mb >= M || k < IPUP_OP_F || k > IPUP_OP_W || o->step < 0 ||
-            o->step >= t->steps || o->device < 0 || o->device >= P) {
-            info->rule = 1; info->op_index = i; info->step = o->step; info->device = o->device;
-            info->stage = o->stage; info->mb = o->mb; info->kind = k;
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 1 (indices in range): op %d (stage %d, micro-batch %d, kind %d, step %d, device %d) is out "
-                             "of range: stages 0..%d, micro-batches 0..%d, kinds F B I W, steps 0..%d, devices 0..%d",
-                             (int)i, (int)o->stage, (int)o->mb, k, (int)o->step, (int)o->device, (int)(S - 1), (int)(M - 1),
-                             (int)(t->steps - 1), (int)(P - 1));
-        }
-        if (i > 0) {
-            const ipup_op *p = &t->ops[i - 1];
-            if (p->step == o->step && p->device == o->device) {
-                IPUP__VINFO(o, i);
-                info->rule = 2;
-                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
-                                 "another step",
-                                 (int)o->device, (int)o->step, ipup__op_desc(b, sizeof b, p->kind, p->stage, p->mb), a);
-            }
-            if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
-                IPUP__VINFO(o, i);
-                info->rule = 6;
-                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "table structure: ops %d and %d are not sorted by (step, device) (device %d, step %d: %s "
-                                 "comes after step %d); call ipup_sched_sort first",
-                                 (int)(i - 1), (int)i, (int)o->device, (int)o->step, a, (int)p->step);
-            }
-        }
-        if (o->device != t->stage_device[o->stage]) {
-            IPUP__VINFO(o, i);
-            info->rule = 2;
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 2 (stage on its device): device %d, step %d: %s runs on device %d, but stage %d lives on "
-                             "device %d (its weights and stash are there); move it to device %d",
-                             (int)o->device, (int)o->step, a, (int)o->device, (int)o->stage, (int)t->stage_device[o->stage],
-                             (int)t->stage_device[o->stage]);
-        }
-        slot = k == IPUP_OP_F ? stF : k == IPUP_OP_W ? stW : stG;
-        if (slot[(int64_t)o->mb * S + o->stage] >= 0) {
-            IPUP__VINFO(o, i);
-            info->rule = 1;
-            if (k == IPUP_OP_B || k == IPUP_OP_I) {
-                int pk = kG[(int64_t)o->mb * S + o->stage];
-                if (pk != k)
-                    return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                     "rule 1 (each op once): device %d, step %d: %s, but the same stage and micro-batch already "
-                                     "has %s at step %d; a backward is either B or I + W, not both",
-                                     (int)o->device, (int)o->step, a, ipup__op_desc(b, sizeof b, pk, o->stage, o->mb),
-                                     (int)slot[(int64_t)o->mb * S + o->stage]);
-            }
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 1 (each op once): device %d, step %d: %s appears twice (also at step %d); remove one",
-                             (int)o->device, (int)o->step, a, (int)slot[(int64_t)o->mb * S + o->stage]);
-        }
-        slot[(int64_t)o->mb * S + o->stage] = o->step;
-        if (k == IPUP_OP_B || k == IPUP_OP_I) kG[(int64_t)o->mb * S + o->stage] = (int8_t)k;
-    }
-#undef IPUP__VINFO
-    /* every op present (arrays are micro-batch-major: x = m*S + s) */
-    for (m = 0; m < M; m++)
-        for (s = 0; s < S; s++) {
-            int64_t x = (int64_t)m * S + s;
-            int miss = 0;
-            if (stF[x] < 0) miss = IPUP_OP_F;
-            else if (stG[x] < 0) miss = stW[x] >= 0 ? IPUP_OP_I : IPUP_OP_B;
-            else if (kG[x] == IPUP_OP_I && stW[x] < 0) miss = IPUP_OP_W;
-            if (miss) {
-                info->rule = 1; info->op_index = -1; info->step = -1; info->device = t->stage_device[s];
-                info->stage = s; info->mb = m; info->kind = miss;
-                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 1 (every op once): %s is missing (stage %d lives on device %d); add it to a free step "
-                                 "of device %d after its inputs",
-                                 ipup__op_desc(a, sizeof a, miss, s, m), (int)s, (int)t->stage_device[s],
-                                 (int)t->stage_device[s]);
-            }
-            if (kG[x] == IPUP_OP_B && stW[x] >= 0) {
-                info->rule = 1; info->step = stW[x]; info->device = t->stage_device[s];
-                info->stage = s; info->mb = m; info->kind = IPUP_OP_W;
-                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 1 (nothing else appears): device %d, step %d: %s, but the backward of stage %d, "
-                                 "micro-batch %d is a full B (it already computes the weight gradient); write I instead of B "
-                                 "or drop the W",
-                                 (int)t->stage_device[s], (int)stW[x], ipup__op_desc(a, sizeof a, IPUP_OP_W, s, m), (int)s,
-                                 (int)m);
-            }
-        }
-    /* pass 2, in step order: dependencies (rules 3, 4, 5), so the first violation in
-       time is the one reported */
-    for (i = 0; i < n; i++) {
-        const ipup_op *o = &t->ops[i];
-        int64_t x = (int64_t)o->mb * S + o->stage;
-        int32_t dep = -1, depst = -1;
-        int depk = 0, rule = 0;
-        s = o->stage;
-        if (o->kind == IPUP_OP_F) {
-            if (s > 0 && stF[x - 1] >= o->step) { rule = 3; depk = IPUP_OP_F; depst = s - 1; dep = stF[x - 1]; }
-        } else if (o->kind == IPUP_OP_W) {
-            if (stG[x] >= o->step) { rule = 5; depk = IPUP_OP_I; depst = s; dep = stG[x]; }
-        } else {
-            if (stF[x] >= o->step) { rule = 4; depk = IPUP_OP_F; depst = s; dep = stF[x]; }
-            else if (s < S - 1 && stG[x + 1] >= o->step) { rule = 4; depk = kG[x + 1]; depst = s + 1; dep = stG[x + 1]; }
-        }
-        if (rule) {
-            info->rule = rule; info->op_index = i; info->step = o->step; info->device = o->device;
-            info->stage = o->stage; info->mb = o->mb; info->kind = o->kind;
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule %d (%s): device %d, step %d: %s needs %s from device %d, which runs at step %d; a value "
-                             "made in step t is usable from step t+1, so move %s to step %d or later",
-                             rule,
-                             rule == 3 ? "forward after the previous stage's forward"
-                                       : rule == 4 ? "backward after its forward and the next stage's backward"
-                                                   : "weight gradient after the input gradient",
-                             (int)o->device, (int)o->step, ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb),
-                             ipup__op_desc(b, sizeof b, depk, depst, o->mb), (int)t->stage_device[depst], (int)dep,
-                             ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb), (int)(dep + 1));
-        }
-    }
-    /* in-order accumulation: weight-gradient ops of each stage in increasing m */
-    info->in_order = 1;
-    for (m = 1; m < M; m++)
-        for (s = 0; s < S; s++) {
-            int64_t x = (int64_t)m * S + s;
-            int32_t a0 = kG[x - S] == IPUP_OP_B ? stG[x - S] : stW[x - S];
-            int32_t a1 = kG[x] == IPUP_OP_B ? stG[x] : stW[x];
-            if (a1 < a0 && (info->in_order || s < info->out_of_order_stage)) {
-                info->in_order = 0;
-                info->out_of_order_stage = s;
-            }
-        }
+                         (int)t->stages, (int)t->microbatches, (long long)IPUP_SCHED_WORK_BYTES(t->stages, t->microbatches),
+                         (long long)work_bytes);
+    ipup__ver_init(&v, t, work, info, msg, msg_len);
+    if ((rc = ipup__ver_mapping(&v)) != IPUP_OK) return rc;
+    for (i = 0; i < t->n_ops; i++) /* pass 1 */
+        if ((rc = ipup__ver_range(&v, i)) != IPUP_OK || (rc = ipup__ver_device(&v, i)) != IPUP_OK ||
+            (rc = ipup__ver_once(&v, i)) != IPUP_OK)
+            return rc;
+    if ((rc = ipup__ver_complete(&v)) != IPUP_OK) return rc;
+    if ((rc = ipup__ver_deps(&v)) != IPUP_OK) return rc; /* pass 2 */
+    ipup__ver_in_order(&v);
     info->step = info->device = info->op_index = info->stage = info->mb = info->kind = -1;
     return IPUP_OK;
 }
