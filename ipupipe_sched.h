@@ -1,7 +1,7 @@
 /* ipupipe_sched.h - v0.3.0 - pipeline schedule tables for ipupipe - MIT licence (see end of file)
  *
  * Generate, verify, measure, render and exchange (CSV) the pipeline schedule tables
- * of ipupipe. The contract is ../shared/design/SCHEDULES.md (the op model, the
+ * of ipupipe. The contract is docs/schedules.md (the op model, the
  * dependency rules, the closed forms, the figures, the file formats).
  *
  * USAGE
@@ -58,7 +58,7 @@
  * PLACEMENT (how each table is made; all of them accumulate in order: on every stage
  * the weight-gradient ops run in increasing micro-batch, so every schedule trains to
  * the same bits)
- *   sequential, interleaved, grouped, gpipe: the closed forms of SCHEDULES.md §3 (any
+ *   sequential, interleaved, grouped, gpipe: the closed forms of docs/schedules.md §3 (any
  *       mapping with one stage per device), then all-idle columns removed.
  *   1f1b: each stage's program placed as early as dependencies allow.
  *   interleaved-1f1b: each device's Megatron program placed as early as dependencies
@@ -229,7 +229,7 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
    (case-insensitive; '_' or '-' alike; also "zbh1", "i1f1b"). IPUP_ERR_PARSE if unknown. */
 IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out);
 IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
-/* per-stage peak in-flight micro-batches (SCHEDULES.md §4) into out (n_out >= stages) */
+/* per-stage peak in-flight micro-batches (docs/schedules.md §4) into out (n_out >= stages) */
 IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out);
 
 /* ---- ops ---- */
@@ -240,9 +240,9 @@ IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len);
    no allocation; O(n log n). */
 IPUPIPE_DEF void ipup_sched_sort(ipup_table *t);
 
-/* ---- verify (SCHEDULES.md §2) ---- */
+/* ---- verify (docs/schedules.md §2) ---- */
 typedef struct ipup_sched_verify_info {
-    int32_t rule;               /* 0 valid; 1..5: the rule of SCHEDULES.md §2 that broke;
+    int32_t rule;               /* 0 valid; 1..5: the rule of docs/schedules.md §2 that broke;
                                    6: table structure (sizes, ranges, sorting) */
     int32_t step, device;       /* where: the failing op's step and device (-1 when the op is missing) */
     int32_t op_index;           /* index of the failing op in ops, -1 */
@@ -250,7 +250,7 @@ typedef struct ipup_sched_verify_info {
     int32_t in_order;           /* 1 when every stage's weight-gradient ops (B or W) run in increasing m */
     int32_t out_of_order_stage; /* first stage that breaks in-order accumulation, -1 */
 } ipup_sched_verify_info;
-/* Check every rule of SCHEDULES.md §2 on any table (built-in or loaded). work
+/* Check every rule of docs/schedules.md §2 on any table (built-in or loaded). work
    (work_bytes >= IPUP_SCHED_WORK_BYTES(S, M), 8-byte aligned) is scratch. Returns
    IPUP_OK, IPUP_ERR_INVALID_TABLE (msg names the device, the step, the op and the fix;
    info says where), IPUP_ERR_ARG or IPUP_ERR_CAPACITY (work too small). info may be
@@ -258,7 +258,7 @@ typedef struct ipup_sched_verify_info {
 IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info,
                                      char *msg, size_t msg_len);
 
-/* ---- measure (SCHEDULES.md §4) ---- */
+/* ---- measure (docs/schedules.md §4) ---- */
 typedef struct ipup_sched_cost {
     double f, b, i, w;          /* cost of one op of each kind (time units) */
     double exchange;            /* BSP: added to a step when a value crosses devices at its end;
@@ -266,7 +266,7 @@ typedef struct ipup_sched_cost {
     double sync;                /* BSP: added to every step */
     const double *stage_scale;  /* stage_scale (stages) or NULL: per-stage factor on op costs */
 } ipup_sched_cost;
-/* F=1, B=2, I=1, W=1, exchange=0, sync=0 (SCHEDULES.md §4). */
+/* F=1, B=2, I=1, W=1, exchange=0, sync=0 (docs/schedules.md §4). */
 IPUPIPE_DEF ipup_sched_cost ipup_sched_cost_default(void);
 /* Cost of one op under a cost model. */
 IPUPIPE_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op);
@@ -320,7 +320,7 @@ IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost 
 IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
                                       const char *warnings, ipup_write_fn write, void *user);
 
-/* Read PyTorch's compute-only CSV (SCHEDULES.md §6): rows = devices, cells
+/* Read PyTorch's compute-only CSV (docs/schedules.md §6): rows = devices, cells
    "<stage><F|B|I|W><mb>", empty = idle, "(a;b)OVERLAP_F_B" = two ops in one slot. In
    the older notation a B followed by a W of the same stage and micro-batch is the
    input gradient (loaded as I). The stage -> device map is inferred from where each
@@ -860,7 +860,7 @@ static IPUP__UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t stage, in
     o->pad_[0] = o->pad_[1] = o->pad_[2] = 0;
 }
 
-/* The op of stage s at raw (uncompacted) step t under a closed form (SCHEDULES.md §3),
+/* The op of stage s at raw (uncompacted) step t under a closed form (docs/schedules.md §3),
    or 0 when idle. */
 static IPUP__UNUSED int ipup__closed_op(int kind, int32_t S, int32_t M, int32_t t, int32_t s, int32_t *mb) {
     int32_t u, c, d;

@@ -16,7 +16,7 @@ static const char *usage_text =
     "       ipupipe-sched --compare --stages S --microbatches M [--cost ...]\n"
     "\n"
     "Generate a pipeline schedule table (rows = devices/IPUs, columns = time steps), verify\n"
-    "it against the dependency rules, and print it with its figures (SCHEDULES.md).\n"
+    "it against the dependency rules, and print it with its figures (docs/schedules.md).\n"
     "\n"
     "  --stages S, -S S          pipeline stages (1..256)\n"
     "  --microbatches M, -M M    micro-batches = gradient accumulation count\n"

@@ -1,7 +1,7 @@
 /* test_sched_verify.c - verifier, measure, renderers, CSV and respace of ipupipe_sched.h.
  *
  * The verifier is checked against an independent brute-force reference of the rules of
- * SCHEDULES.md §2 on every single mutation of valid tables (drop, duplicate, swap two
+ * docs/schedules.md §2 on every single mutation of valid tables (drop, duplicate, swap two
  * cells of a device, move an op one step earlier across a dependency, put a stage on a
  * second device): it must agree with the reference on each, and the mutations that
  * break a rule must all be caught. */
@@ -46,7 +46,7 @@ static int verify(const ipup_table *t, ipup_sched_verify_info *vi, char *msg, si
     return ipup_sched_verify(t, g_work, sizeof g_work, vi, msg, len);
 }
 
-/* ---- independent reference of SCHEDULES.md §2: 1 when valid ---- */
+/* ---- independent reference of docs/schedules.md §2: 1 when valid ---- */
 static int ref_valid(const ipup_table *t) {
     static int32_t st[5][IPUP_SCHED_MAX_STAGES][64];
     static int32_t cnt[5][IPUP_SCHED_MAX_STAGES][64];
