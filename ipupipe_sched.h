@@ -1061,8 +1061,9 @@ static IPUP__UNUSED int ipup__phase_grouped(const ipup__dyn *y) {
 
 typedef int (*ipup__rank_fn)(const ipup__dyn *y, int32_t s, ipup__cand *c);
 
-/* the best-ranked ready op among the stages of device d */
-static IPUP__UNUSED int ipup__pick_stages(ipup__dyn *y, int32_t d, ipup__rank_fn rank, ipup__cand *best) {
+/* the best-ranked ready op among the stages of device d (inline: each caller passes a
+   constant rank, which the compiler then calls directly) */
+static inline int ipup__pick_stages(ipup__dyn *y, int32_t d, ipup__rank_fn rank, ipup__cand *best) {
     int32_t s;
     best->k = 0;
     for (s = y->g->first[d]; s >= 0; s = y->g->next[s]) {
@@ -1078,12 +1079,12 @@ static IPUP__UNUSED int ipup__pick_stages(ipup__dyn *y, int32_t d, ipup__rank_fn
    M % P != 0: the program of Mp = ceil(M/P)*P micro-batches with the ops of the phantom
    ones (m >= M) skipped; dropping ops from a deadlock-free program keeps it
    deadlock-free. */
-static IPUP__UNUSED int ipup__pick_megatron(ipup__dyn *y, int32_t d, ipup__rank_fn rank, ipup__cand *best) {
+static IPUP__UNUSED int ipup__pick_megatron(ipup__dyn *y, int32_t d, ipup__cand *best) {
     const ipup__gen *g = y->g;
     int32_t st = 0, m = 0, Mp = (g->M + g->P - 1) / g->P * g->P;
     int k = 0;
     best->k = 0;
-    if (g->V <= 1) return ipup__pick_stages(y, d, rank, best);
+    if (g->V <= 1) return ipup__pick_stages(y, d, ipup__rank_1f1b, best);
     while (y->pos[d] < 2 * Mp * g->V) {
         k = ipup__prog_megatron(g->P, g->V, Mp, d, y->pos[d], &st, &m);
         if (m < g->M) break;
@@ -1095,21 +1096,30 @@ static IPUP__UNUSED int ipup__pick_megatron(ipup__dyn *y, int32_t d, ipup__rank_
     return 1;
 }
 
+static IPUP__UNUSED int ipup__pick_closed(ipup__dyn *y, int32_t d, ipup__cand *best) {
+    return ipup__pick_stages(y, d, ipup__rank_closed, best);
+}
+static IPUP__UNUSED int ipup__pick_1f1b(ipup__dyn *y, int32_t d, ipup__cand *best) {
+    return ipup__pick_stages(y, d, ipup__rank_1f1b, best);
+}
+static IPUP__UNUSED int ipup__pick_zbh1(ipup__dyn *y, int32_t d, ipup__cand *best) {
+    return ipup__pick_stages(y, d, ipup__rank_zbh1, best);
+}
+
 typedef struct ipup__dyn_rule {
-    int (*pick)(ipup__dyn *y, int32_t d, ipup__rank_fn rank, ipup__cand *best); /* device d's op */
-    ipup__rank_fn rank;                  /* a stage's candidate, for ipup__pick_stages */
-    int (*phase)(const ipup__dyn *y);    /* NULL, or the kind of all ops of the step */
+    int (*pick)(ipup__dyn *y, int32_t d, ipup__cand *best); /* device d's op this step, 0: idle */
+    int (*phase)(const ipup__dyn *y); /* NULL, or the kind of all ops of the step */
 } ipup__dyn_rule;
 
 /* one row per ipup_sched_kind, in its order (sequential never shares a step: unused) */
 static const ipup__dyn_rule ipup__dyn_rules[IPUP_SCHED_KIND_COUNT] = {
-    {ipup__pick_stages, ipup__rank_closed, ipup__phase_grouped}, /* grouped */
-    {ipup__pick_stages, ipup__rank_closed, NULL},                /* interleaved */
-    {ipup__pick_stages, ipup__rank_closed, NULL},                /* sequential */
-    {ipup__pick_stages, ipup__rank_closed, NULL},                /* gpipe */
-    {ipup__pick_stages, ipup__rank_1f1b, NULL},                  /* 1f1b */
-    {ipup__pick_megatron, ipup__rank_1f1b, NULL},                /* interleaved-1f1b */
-    {ipup__pick_stages, ipup__rank_zbh1, NULL},                  /* zb-h1 */
+    {ipup__pick_closed, ipup__phase_grouped}, /* grouped */
+    {ipup__pick_closed, NULL},                /* interleaved */
+    {ipup__pick_closed, NULL},                /* sequential */
+    {ipup__pick_closed, NULL},                /* gpipe */
+    {ipup__pick_1f1b, NULL},                  /* 1f1b */
+    {ipup__pick_megatron, NULL},              /* interleaved-1f1b */
+    {ipup__pick_zbh1, NULL},                  /* zb-h1 */
 };
 
 static IPUP__UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_len) {
@@ -1127,7 +1137,7 @@ static IPUP__UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_le
         y.phase = r->phase ? r->phase(&y) : 0;
         for (d = 0; d < g->P; d++) {
             chk[d] = 0;
-            if (!r->pick(&y, d, r->rank, &pick)) continue;
+            if (!r->pick(&y, d, &pick)) continue;
             chk[d] = (int8_t)pick.k; chs[d] = pick.s; chm[d] = pick.m; any = 1;
         }
         if (!any)
