@@ -458,7 +458,11 @@ static IPUP__UNUSED void ipup__fmt_int(ipup__out *o, const ipup__spec *sp, uint6
     int nd = 0, i, zeros, np = 0, is_signed = sp->conv == 'd' || sp->conv == 'i' || sp->conv == 'p';
     char txt[24];
     uint64_t x = v;
-    while (x) { dig[nd++] = hex[x % base]; x /= base; }
+    while (x > 0) {
+        uint64_t q = x / base;
+        dig[nd++] = hex[x - q * base];
+        x = q;
+    }
     if (nd == 0 && sp->prec != 0) dig[nd++] = '0';
     for (i = 0; i < nd; i++) txt[i] = dig[nd - 1 - i];
     txt[nd] = '\0';
@@ -639,7 +643,7 @@ static IPUP__UNUSED void ipup__fmt_double(ipup__out *o, const ipup__spec *sp, do
         if (!sp->alt) /* drop trailing zeros of the fraction */
             while (b.prec > 0 && ipup__rdigit(&r, b.style == 'f' ? (int64_t)X + b.prec : (int64_t)b.prec) == 0) b.prec--;
     }
-    ipup__field(o, sp, sign, 0, NULL, ipup__fbody_put, &b, sp->zero);
+    ipup__field(o, sp, sign, 0, "", ipup__fbody_put, &b, sp->zero);
 }
 
 /* one conversion after its '%'; returns the character after it */
@@ -1717,14 +1721,15 @@ static IPUP__UNUSED void ipup__ver_in_order(ipup__ver *v) {
 /* the scratch arrays (work is checked by the caller) */
 static IPUP__UNUSED void ipup__ver_init(ipup__ver *v, const ipup_table *t, void *work, ipup_sched_verify_info *info, char *msg,
                                         size_t msg_len) {
-    int64_t SM = (int64_t)t->stages * t->microbatches, i;
+    int64_t SM = (int64_t)t->stages * t->microbatches;
     v->t = t; v->info = info; v->msg = msg; v->msg_len = msg_len;
     v->S = t->stages; v->M = t->microbatches; v->P = t->devices;
     v->stF = (int32_t *)work;
     v->stG = v->stF + SM;
     v->stW = v->stG + SM;
     v->kG = (int8_t *)(void *)((uint8_t *)work + (size_t)12 * (size_t)SM); /* SM bytes */
-    for (i = 0; i < SM; i++) { v->stF[i] = v->stG[i] = v->stW[i] = -1; v->kG[i] = 0; }
+    IPUPIPE_MEMSET(v->stF, 0xff, (size_t)12 * (size_t)SM); /* stF, stG, stW: -1 */
+    IPUPIPE_MEMSET(v->kG, 0, (size_t)SM);
 }
 
 IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info, char *msg,
