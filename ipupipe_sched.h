@@ -378,6 +378,21 @@ IPUPIPE_DEF const char *ipup_result_str(int code) {
 }
 #endif
 
+/* ---- string helpers: the one copy of each for all three headers (no <string.h>) ----
+   ipup__name_eq compares every option and schedule name: ASCII case folded, '_' equal
+   to '-'. */
+static IPUP__UNUSED int ipup__name_eq(const char *a, const char *b) {
+    for (;; a++, b++) {
+        int ca = (unsigned char)*a, cb = (unsigned char)*b;
+        if (ca >= 'A' && ca <= 'Z') ca += 'a' - 'A';
+        if (cb >= 'A' && cb <= 'Z') cb += 'a' - 'A';
+        if (ca == '_') ca = '-';
+        if (cb == '_') cb = '-';
+        if (ca != cb) return 0;
+        if (!ca) return 1;
+    }
+}
+
 static IPUP__UNUSED size_t ipup__strlen(const char *s) {
     size_t n = 0;
     while (s[n]) n++;
@@ -816,19 +831,6 @@ IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind) {
     int k = (int)kind;
     if (k < 0 || k >= IPUP_SCHED_KIND_COUNT) return "unknown";
     return ipup__kind_names[k];
-}
-
-/* compare ignoring case and treating '_' as '-' */
-static IPUP__UNUSED int ipup__name_eq(const char *a, const char *b) {
-    for (;; a++, b++) {
-        int ca = (unsigned char)*a, cb = (unsigned char)*b;
-        if (ca >= 'A' && ca <= 'Z') ca += 'a' - 'A';
-        if (cb >= 'A' && cb <= 'Z') cb += 'a' - 'A';
-        if (ca == '_') ca = '-';
-        if (cb == '_') cb = '-';
-        if (ca != cb) return 0;
-        if (!ca) return 1;
-    }
 }
 
 IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out) {
