@@ -332,8 +332,8 @@ typedef void (*ipup_outfeed_fn)(void *user, const ipup_outfeed_rec *rec);
 /* Optional hook called by the runners just before each op (tests inject delays here).
    ipu = replica * devices + device. Called on the IPU's own thread (threaded runner). */
 typedef void (*ipup_op_hook_fn)(void *user, int32_t ipu, const ipup_op *op);
-/* Write callback for ipup_trace_write and the text reports: return 0 on success. */
-typedef int (*ipup_write_fn)(void *user, const void *data, size_t len);
+/* ipup_write_fn (ipupipe_sched.h): the write callback of ipup_trace_write and the text
+   reports; return 0 on success. */
 
 typedef struct ipup_config {  /* zero = default for every field */
     const ipup_model_desc *model;  /* required */

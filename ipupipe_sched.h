@@ -1,7 +1,7 @@
-/* ipupipe_sched.h - v0.2.0 - pipeline schedule tables for ipupipe - MIT licence
+/* ipupipe_sched.h - v0.3.0 - pipeline schedule tables for ipupipe - MIT licence (see end of file)
  *
  * Generate, verify, measure, render and exchange (CSV) the pipeline schedule tables
- * of ipupipe. The contract is ../shared/design/SCHEDULES.md (the op model, the
+ * of ipupipe. The contract is docs/schedules.md (the op model, the
  * dependency rules, the closed forms, the figures, the file formats).
  *
  * USAGE
@@ -37,8 +37,9 @@
  *   define IPUP_SCHED_MAX_STAGES smaller before the include on small MCUs.
  *
  * LIBC
- *   IPUPIPE_VSNPRINTF (vsnprintf), IPUPIPE_MEMSET, IPUPIPE_MEMCPY are overridable
- *   macros; <stdio.h> / <string.h> are included only for the defaults.
+ *   IPUPIPE_MEMSET, IPUPIPE_MEMCPY are overridable macros; <string.h> is included
+ *   only for their defaults. No stdio: text goes through the header's own formatter
+ *   (ipup_snprintf) and documents through a write callback (ipup_write_fn).
  *
  * SPEED
  *   Everything is linear in the number of ops (the table is sparse: a list of ops,
@@ -57,7 +58,7 @@
  * PLACEMENT (how each table is made; all of them accumulate in order: on every stage
  * the weight-gradient ops run in increasing micro-batch, so every schedule trains to
  * the same bits)
- *   sequential, interleaved, grouped, gpipe: the closed forms of SCHEDULES.md §3 (any
+ *   sequential, interleaved, grouped, gpipe: the closed forms of docs/schedules.md §3 (any
  *       mapping with one stage per device), then all-idle columns removed.
  *   1f1b: each stage's program placed as early as dependencies allow.
  *   interleaved-1f1b: each device's Megatron program placed as early as dependencies
@@ -71,24 +72,35 @@
  *       or backward before forward for 1f1b, F/I/W as above for zb-h1); grouped keeps
  *       its all-forward / all-backward steps.
  */
+#define IPUPIPE_VERSION_MAJOR 0
+#define IPUPIPE_VERSION_MINOR 3
+#define IPUPIPE_VERSION_PATCH 0
+#define IPUPIPE_VERSION_STRING "0.3.0"
+
 #ifndef IPUPIPE_SCHED_H
 #define IPUPIPE_SCHED_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef IPUP_SCHED_DEF
+#ifndef IPUPIPE_DEF
 #ifdef IPUPIPE_STATIC
-#define IPUP_SCHED_DEF static
-#else
-#define IPUP_SCHED_DEF extern
-#endif
-#endif
-
 #if defined(__GNUC__) || defined(__clang__)
-#define IPUP__SCHED_UNUSED __attribute__((unused))
+#define IPUPIPE_DEF static __attribute__((unused))
 #else
-#define IPUP__SCHED_UNUSED
+#define IPUPIPE_DEF static
+#endif
+#else
+#define IPUPIPE_DEF extern
+#endif
+#endif
+#ifndef IPUP__UNUSED          /* for private static helpers that some builds do not call */
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__UNUSED __attribute__((unused))
+#else
+#define IPUP__UNUSED
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -117,9 +129,42 @@ typedef enum ipup_result { IPUP_RESULT_LIST(IPUP__RESULT_ENUM) IPUP_RESULT_LAST_
 #undef IPUP__RESULT_ENUM
 /* The text of a result code ("" when IPUPIPE_NO_ERROR_STRINGS; "unknown result" for
    codes not in the list). */
-IPUP_SCHED_DEF const char *ipup_result_str(int code);
+IPUPIPE_DEF const char *ipup_result_str(int code);
 #define IPUP__RESULT_STR_FROM_SCHED 1
 #endif
+
+/* ---- text formatting: no heap, no stdio ----
+   The C99 snprintf contract: returns the length the whole text needs (without the NUL;
+   -1 above INT_MAX), writes at most len bytes, NUL-terminated when len > 0; buf may be
+   NULL when len is 0. Standard conversions only: flags - 0 + space #, width and
+   precision (also *), sizes hh h l ll z, conversions d i u o x X c s p f F e E g G %.
+   The output is glibc's, byte for byte: doubles are converted exactly (round half to
+   even), "inf"/"nan" with their sign, "(nil)" for a NULL %p. */
+#ifndef IPUP__PRINTF
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define IPUP__PRINTF(f, a)
+#endif
+#endif
+IPUPIPE_DEF int ipup_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap) IPUP__PRINTF(3, 0);
+IPUPIPE_DEF int ipup_snprintf(char *buf, size_t len, const char *fmt, ...) IPUP__PRINTF(3, 4);
+
+/* ---- output: documents go through a write callback ----
+   write receives the text piece by piece and returns 0 when it took all len bytes,
+   non-zero on failure. */
+typedef int (*ipup_write_fn)(void *user, const void *data, size_t len);
+/* A text in memory: give ipup_buf_write and &b to any writer. It copies what fits
+   (buf stays NUL-terminated when cap > 0), adds every byte offered to len and always
+   returns 0: the writer finishes, len is the size the whole text needs (without the
+   NUL) and the text was cut when len >= cap (ipup_buf_fits is 0). buf may be NULL with
+   cap 0 to ask the size. */
+typedef struct ipup_buf {
+    char *buf;
+    size_t cap, len;
+} ipup_buf;
+IPUPIPE_DEF int ipup_buf_write(void *user /* ipup_buf * */, const void *data, size_t n);
+static inline int ipup_buf_fits(const ipup_buf *b) { return b->len < b->cap; }
 
 /* ---- tables ---- */
 #ifndef IPUP_SCHED_MAX_STAGES
@@ -178,26 +223,26 @@ typedef struct ipup_sched_config { /* zero = default */
 /* Generate a table into ops (cap_ops). msg (msg_len) receives the error text, or on
    success the warnings, one per line ("" if none). Returns IPUP_OK, IPUP_ERR_ARG,
    IPUP_ERR_CONFIG or IPUP_ERR_CAPACITY. */
-IPUP_SCHED_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
+IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
                                        ipup_table *out, char *msg, size_t msg_len);
 /* "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"
    (case-insensitive; '_' or '-' alike; also "zbh1", "i1f1b"). IPUP_ERR_PARSE if unknown. */
-IPUP_SCHED_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out);
-IPUP_SCHED_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
-/* per-stage peak in-flight micro-batches (SCHEDULES.md §4) into out (n_out >= stages) */
-IPUP_SCHED_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out);
+IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out);
+IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
+/* per-stage peak in-flight micro-batches (docs/schedules.md §4) into out (n_out >= stages) */
+IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out);
 
 /* ---- ops ---- */
 /* PyTorch's compute-only token of an op, "<stage><F|B|I|W><mb>" (e.g. "2B7"), into
    buf (len); returns its length. */
-IPUP_SCHED_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len);
+IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len);
 /* Sort t->ops by (step, device, position in an overlap cell). In place (heapsort),
    no allocation; O(n log n). */
-IPUP_SCHED_DEF void ipup_sched_sort(ipup_table *t);
+IPUPIPE_DEF void ipup_sched_sort(ipup_table *t);
 
-/* ---- verify (SCHEDULES.md §2) ---- */
+/* ---- verify (docs/schedules.md §2) ---- */
 typedef struct ipup_sched_verify_info {
-    int32_t rule;               /* 0 valid; 1..5: the rule of SCHEDULES.md §2 that broke;
+    int32_t rule;               /* 0 valid; 1..5: the rule of docs/schedules.md §2 that broke;
                                    6: table structure (sizes, ranges, sorting) */
     int32_t step, device;       /* where: the failing op's step and device (-1 when the op is missing) */
     int32_t op_index;           /* index of the failing op in ops, -1 */
@@ -205,15 +250,15 @@ typedef struct ipup_sched_verify_info {
     int32_t in_order;           /* 1 when every stage's weight-gradient ops (B or W) run in increasing m */
     int32_t out_of_order_stage; /* first stage that breaks in-order accumulation, -1 */
 } ipup_sched_verify_info;
-/* Check every rule of SCHEDULES.md §2 on any table (built-in or loaded). work
+/* Check every rule of docs/schedules.md §2 on any table (built-in or loaded). work
    (work_bytes >= IPUP_SCHED_WORK_BYTES(S, M), 8-byte aligned) is scratch. Returns
    IPUP_OK, IPUP_ERR_INVALID_TABLE (msg names the device, the step, the op and the fix;
    info says where), IPUP_ERR_ARG or IPUP_ERR_CAPACITY (work too small). info may be
    NULL. */
-IPUP_SCHED_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info,
+IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info,
                                      char *msg, size_t msg_len);
 
-/* ---- measure (SCHEDULES.md §4) ---- */
+/* ---- measure (docs/schedules.md §4) ---- */
 typedef struct ipup_sched_cost {
     double f, b, i, w;          /* cost of one op of each kind (time units) */
     double exchange;            /* BSP: added to a step when a value crosses devices at its end;
@@ -221,10 +266,10 @@ typedef struct ipup_sched_cost {
     double sync;                /* BSP: added to every step */
     const double *stage_scale;  /* stage_scale (stages) or NULL: per-stage factor on op costs */
 } ipup_sched_cost;
-/* F=1, B=2, I=1, W=1, exchange=0, sync=0 (SCHEDULES.md §4). */
-IPUP_SCHED_DEF ipup_sched_cost ipup_sched_cost_default(void);
+/* F=1, B=2, I=1, W=1, exchange=0, sync=0 (docs/schedules.md §4). */
+IPUPIPE_DEF ipup_sched_cost ipup_sched_cost_default(void);
 /* Cost of one op under a cost model. */
-IPUP_SCHED_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op);
+IPUPIPE_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op);
 
 typedef struct ipup_sched_figures {
     int32_t stages, microbatches, devices, steps, n_ops;
@@ -246,50 +291,51 @@ typedef struct ipup_sched_figures {
 /* Figures of a valid table (verify first). cost NULL: defaults. act_bytes (stages) or
    NULL: bytes a stage keeps per micro-batch in flight (with recomputation only its
    input). work as for verify. */
-IPUP_SCHED_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes, void *work,
+IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes, void *work,
                                       size_t work_bytes, ipup_sched_figures *out);
 
 /* ---- render and exchange ----
-   Every writer puts a NUL-terminated text into buf (cap), sets *len to the length the
-   whole text needs (without the NUL) and returns IPUP_ERR_CAPACITY when cap <= *len
-   (buf then holds a truncated prefix; buf may be NULL with cap 0 to ask the size). */
+   Every writer sends its document through write(user, data, len), in pieces, and
+   returns IPUP_OK, IPUP_ERR_ARG (bad table or arguments, nothing written) or
+   IPUP_ERR_IO as soon as write returns non-zero (it is not called again). To get the
+   text in memory, pass ipup_buf_write and an ipup_buf. */
 /* Text grid, rows = devices ("IPU0  F0 .. B0"); cells show the stage too when a device
    holds several stages ("2F0"). */
-IPUP_SCHED_DEF int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write, void *user);
 /* PyTorch's _format_pipeline_order layout (rows "Step NN:", columns "Rank i"); the row
    of mark_step (>= 0) ends with " <-- ERROR HERE". */
-IPUP_SCHED_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write, void *user);
 /* PyTorch compute-only CSV: one row per device, one cell per step, empty = idle. */
-IPUP_SCHED_DEF int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, void *user);
 /* Chrome trace JSON ({"traceEvents": [...]}, ph "X", pid = device), BSP timing from the
    cost model, 1 time unit = 1 ms. Opens in Perfetto and chrome://tracing. */
-IPUP_SCHED_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, ipup_write_fn write, void *user);
 /* SVG Gantt chart: devices as rows, op widths from the cost model (BSP timing), the
    weight update U after the last step, phases (from fig, may be NULL) marked. */
-IPUP_SCHED_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
-                                        char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
+                                     ipup_write_fn write, void *user);
 /* One JSON object with the figures: schedule, stages, microbatches, devices, steps,
    unit_utilisation, bsp_time, async_time, bubble_fraction, bubble_fraction_async,
    peak_inflight, stash_bytes, first_microbatch_done, phases, in_order, warnings. */
-IPUP_SCHED_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
-                                         const char *warnings, char *buf, size_t cap, size_t *len);
+IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
+                                      const char *warnings, ipup_write_fn write, void *user);
 
-/* Read PyTorch's compute-only CSV (SCHEDULES.md §6): rows = devices, cells
+/* Read PyTorch's compute-only CSV (docs/schedules.md §6): rows = devices, cells
    "<stage><F|B|I|W><mb>", empty = idle, "(a;b)OVERLAP_F_B" = two ops in one slot. In
    the older notation a B followed by a W of the same stage and micro-batch is the
    input gradient (loaded as I). The stage -> device map is inferred from where each
    stage first appears (verify checks the rest). First ipup_sched_csv_scan to learn
    the sizes, then ipup_sched_csv_load with arrays of those sizes. Errors:
    IPUP_ERR_PARSE with row and column, IPUP_ERR_CAPACITY. */
-IPUP_SCHED_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
+IPUPIPE_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
                                        int32_t *devices, int32_t *n_ops, char *msg, size_t msg_len);
-IPUP_SCHED_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
+IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
                                        size_t work_bytes, ipup_table *out, char *msg, size_t msg_len);
 /* Re-place the ops of each device, keeping each device's order, as early as their
    dependencies allow (like PyTorch's schedule simulator): turns per-device orders
    into a lock-step table. Overlap cells become two consecutive steps. Compacts.
    Returns IPUP_ERR_INVALID_TABLE when the orders deadlock or an op is missing. */
-IPUP_SCHED_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len);
 
 #ifdef __cplusplus
 }
@@ -301,7 +347,6 @@ IPUP_SCHED_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_byt
 #ifndef IPUPIPE_SCHED_IMPLEMENTED
 #define IPUPIPE_SCHED_IMPLEMENTED
 
-#include <stdarg.h>
 /* libc memory functions, overridable like stb (same names as ipupipe_kernels.h);
    <string.h> is included only for the defaults. No other string.h function is used. */
 #if !defined(IPUPIPE_MEMSET) || !defined(IPUPIPE_MEMCPY)
@@ -313,21 +358,13 @@ IPUP_SCHED_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_byt
 #ifndef IPUPIPE_MEMCPY
 #define IPUPIPE_MEMCPY(d, s, n) memcpy((d), (s), (n))
 #endif
-/* All text formatting goes through IPUPIPE_VSNPRINTF (define it before the include to
-   use your own malloc-free formatter; formats used: %d %lld %c %s %x %.Nf %.Ng with
-   width). <stdio.h> is included only when it is not defined. */
-#ifndef IPUPIPE_VSNPRINTF
-#include <stdio.h>
-#define IPUPIPE_VSNPRINTF(buf, len, fmt, ap) vsnprintf((buf), (len), (fmt), (ap))
-#endif
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #if defined(IPUP__RESULT_STR_FROM_SCHED) && !defined(IPUP__RESULT_STR_DONE)
 #define IPUP__RESULT_STR_DONE 1
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED const char *ipup_result_str(int code) {
+IPUPIPE_DEF const char *ipup_result_str(int code) {
 #ifdef IPUPIPE_NO_ERROR_STRINGS
     (void)code;
     return "";
@@ -341,82 +378,10 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED const char *ipup_result_str(int code) {
 }
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static IPUP__SCHED_UNUSED int ipup__snprintf(char *buf, size_t len, const char *fmt, ...) {
-    int n;
-    va_list ap;
-    va_start(ap, fmt);
-    n = IPUPIPE_VSNPRINTF(buf, len, fmt, ap);
-    va_end(ap);
-    return n;
-}
-
-static IPUP__SCHED_UNUSED size_t ipup__strlen(const char *s) {
-    size_t n = 0;
-    while (s[n]) n++;
-    return n;
-}
-static IPUP__SCHED_UNUSED const char *ipup__strchr(const char *s, int c) {
-    for (; *s; s++)
-        if (*s == (char)c) return s;
-    return c == 0 ? s : NULL;
-}
-static IPUP__SCHED_UNUSED int ipup__memeq(const char *a, const char *b, size_t n) {
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (a[i] != b[i]) return 0;
-    return 1;
-}
-
-/* ---- messages ---- */
-static IPUP__SCHED_UNUSED void ipup__msgv(char *msg, size_t len, int append, const char *fmt, va_list ap) {
-    size_t used;
-    if (!msg || len == 0) return;
-    used = append ? ipup__strlen(msg) : 0;
-    if (used >= len) return;
-    IPUPIPE_VSNPRINTF(msg + used, len - used, fmt, ap);
-}
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static IPUP__SCHED_UNUSED int ipup__err(char *msg, size_t len, int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    ipup__msgv(msg, len, 0, fmt, ap);
-    va_end(ap);
-    return code;
-}
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static IPUP__SCHED_UNUSED void ipup__warn(char *msg, size_t len, int *count, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (msg && len) {
-        size_t used = ipup__strlen(msg);
-        if (used + 1 < len) {
-            IPUPIPE_VSNPRINTF(msg + used, len - used, fmt, ap);
-            used = ipup__strlen(msg);
-            if (used + 1 < len) { msg[used] = '\n'; msg[used + 1] = '\0'; }
-        }
-    }
-    va_end(ap);
-    (*count)++;
-}
-
-static const char *const ipup__kind_names[IPUP_SCHED_KIND_COUNT] = {
-    "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
-
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED const char *ipup_sched_kind_name(ipup_sched_kind kind) {
-    int k = (int)kind;
-    if (k < 0 || k >= IPUP_SCHED_KIND_COUNT) return "unknown";
-    return ipup__kind_names[k];
-}
-
-/* compare ignoring case and treating '_' as '-' */
-static IPUP__SCHED_UNUSED int ipup__name_eq(const char *a, const char *b) {
+/* ---- string helpers: the one copy of each for all three headers (no <string.h>) ----
+   ipup__name_eq compares every option and schedule name: ASCII case folded, '_' equal
+   to '-'. */
+static IPUP__UNUSED int ipup__name_eq(const char *a, const char *b) {
     for (;; a++, b++) {
         int ca = (unsigned char)*a, cb = (unsigned char)*b;
         if (ca >= 'A' && ca <= 'Z') ca += 'a' - 'A';
@@ -428,7 +393,447 @@ static IPUP__SCHED_UNUSED int ipup__name_eq(const char *a, const char *b) {
     }
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out) {
+static IPUP__UNUSED size_t ipup__strlen(const char *s) {
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+static IPUP__UNUSED const char *ipup__strchr(const char *s, int c) {
+    for (; *s; s++)
+        if (*s == (char)c) return s;
+    return c == 0 ? s : NULL;
+}
+static IPUP__UNUSED int ipup__memeq(const char *a, const char *b, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
+/* ---- formatter: ipup_vsnprintf (C99 snprintf contract, glibc's output) ----
+   Output goes to an ipup__out: bytes beyond cap are counted, not stored, so the same
+   code measures (buf NULL) and writes. Doubles are converted exactly: a finite double
+   is m x 2^e, so it equals N x 10^-k with N = m x 2^e (e >= 0, k = 0) or N = m x 5^k
+   (e < 0, k = -e); N (at most 767 digits) is held in base 10^9 limbs on the stack and
+   rounded half to even, as glibc does in the default rounding mode. */
+typedef struct ipup__out {
+    char *buf;
+    size_t cap; /* bytes that may be stored (the NUL excluded) */
+    size_t pos; /* bytes produced so far */
+} ipup__out;
+
+static IPUP__UNUSED void ipup__putc(ipup__out *o, char c) {
+    if (o->pos < o->cap) o->buf[o->pos] = c;
+    o->pos++;
+}
+static IPUP__UNUSED void ipup__putn(ipup__out *o, const char *s, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) ipup__putc(o, s[i]);
+}
+static IPUP__UNUSED void ipup__putpad(ipup__out *o, char c, size_t n) {
+    while (n--) ipup__putc(o, c);
+}
+
+typedef struct ipup__spec {
+    int minus, plus, space, zero, alt; /* flags - + space 0 # */
+    int width;                         /* 0: none */
+    int prec;                          /* -1: none */
+    int size;                          /* 0, 'H' (hh), 'h', 'l', 'L' (ll), 'z' */
+    char conv;
+} ipup__spec;
+
+/* Pads the text made of prefix (sign, 0x), zeros (precision or 0 flag) and body (blen
+   bytes, from body() or from str) to the field width. */
+typedef void (*ipup__body_fn)(ipup__out *o, const void *arg);
+static IPUP__UNUSED void ipup__field(ipup__out *o, const ipup__spec *sp, const char *prefix, size_t zeros, const char *str,
+                                    ipup__body_fn body, const void *arg, int zero_fill) {
+    size_t plen = ipup__strlen(prefix), blen, total, pad;
+    if (body) {
+        ipup__out cnt;
+        cnt.buf = NULL; cnt.cap = 0; cnt.pos = 0;
+        body(&cnt, arg);
+        blen = cnt.pos;
+    } else blen = ipup__strlen(str);
+    total = plen + zeros + blen;
+    pad = (size_t)sp->width > total ? (size_t)sp->width - total : 0;
+    if (!sp->minus && !zero_fill) ipup__putpad(o, ' ', pad);
+    ipup__putn(o, prefix, plen);
+    if (!sp->minus && zero_fill) ipup__putpad(o, '0', pad);
+    ipup__putpad(o, '0', zeros);
+    if (body) body(o, arg);
+    else ipup__putn(o, str, blen);
+    if (sp->minus) ipup__putpad(o, ' ', pad);
+}
+
+/* d i u o x X p: magnitude v, neg for a negative signed value */
+static IPUP__UNUSED void ipup__fmt_int(ipup__out *o, const ipup__spec *sp, uint64_t v, int neg) {
+    char dig[24], prefix[4];
+    const char *hex = sp->conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+    unsigned base = sp->conv == 'o' ? 8u : (sp->conv == 'x' || sp->conv == 'X' || sp->conv == 'p') ? 16u : 10u;
+    int nd = 0, i, zeros, np = 0, is_signed = sp->conv == 'd' || sp->conv == 'i' || sp->conv == 'p';
+    char txt[24];
+    uint64_t x = v;
+    while (x > 0) {
+        uint64_t q = x / base;
+        dig[nd++] = hex[x - q * base];
+        x = q;
+    }
+    if (nd == 0 && sp->prec != 0) dig[nd++] = '0';
+    for (i = 0; i < nd; i++) txt[i] = dig[nd - 1 - i];
+    txt[nd] = '\0';
+    zeros = sp->prec > nd ? sp->prec - nd : 0;
+    if (sp->conv == 'o' && sp->alt && zeros == 0 && (nd == 0 || txt[0] != '0')) zeros = 1;
+    if (is_signed) {
+        if (neg) prefix[np++] = '-';
+        else if (sp->plus) prefix[np++] = '+';
+        else if (sp->space) prefix[np++] = ' ';
+    }
+    if ((sp->alt && v != 0 && (sp->conv == 'x' || sp->conv == 'X')) || sp->conv == 'p') {
+        prefix[np++] = '0';
+        prefix[np++] = sp->conv == 'X' ? 'X' : 'x';
+    }
+    prefix[np] = '\0';
+    ipup__field(o, sp, prefix, (size_t)zeros, txt, NULL, NULL, sp->zero && sp->prec < 0);
+}
+
+#define IPUP__DEC_LIMBS 96 /* base 10^9: N < 10^767 needs 86 */
+typedef struct ipup__dec {
+    uint32_t l[IPUP__DEC_LIMBS]; /* N in base 10^9, least significant limb first */
+    int nl, nd;                   /* limbs, decimal digits (0 for zero) */
+    int exp10;                    /* value = d0.d1d2... x 10^exp10 (0 for zero) */
+    int last_nz;                  /* index of the last nonzero digit, -1 for zero */
+} ipup__dec;
+
+static const uint32_t ipup__pow10[10] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+                                         1000000000u};
+
+static IPUP__UNUSED void ipup__dec_mul(ipup__dec *d, uint32_t f) {
+    uint64_t carry = 0;
+    int i;
+    for (i = 0; i < d->nl; i++) {
+        uint64_t x = (uint64_t)d->l[i] * f + carry;
+        d->l[i] = (uint32_t)(x % 1000000000u);
+        carry = x / 1000000000u;
+    }
+    while (carry && d->nl < IPUP__DEC_LIMBS) {
+        d->l[d->nl++] = (uint32_t)(carry % 1000000000u);
+        carry /= 1000000000u;
+    }
+}
+
+/* the exact decimal digits of |v| (v finite) */
+static IPUP__UNUSED void ipup__dec_init(ipup__dec *d, double v) {
+    uint64_t bits, m;
+    int e, i, k = 0, p;
+    uint32_t top;
+    IPUPIPE_MEMCPY(&bits, &v, sizeof bits);
+    m = bits & (((uint64_t)1 << 52) - 1);
+    e = (int)((bits >> 52) & 0x7ff);
+    if (e == 0) e = -1074;
+    else { m |= (uint64_t)1 << 52; e -= 1075; }
+    d->nl = d->nd = d->exp10 = 0;
+    d->last_nz = -1;
+    if (m == 0) return;
+    while ((m & 1) == 0 && e < 0) { m >>= 1; e++; }
+    d->l[0] = (uint32_t)(m % 1000000000u);
+    d->l[1] = (uint32_t)(m / 1000000000u % 1000000000u);
+    d->nl = d->l[1] ? 2 : 1;
+    if (m >= (uint64_t)1000000000u * 1000000000u) d->l[d->nl++] = (uint32_t)(m / 1000000000u / 1000000000u);
+    if (e >= 0) {
+        for (; e >= 30; e -= 30) ipup__dec_mul(d, (uint32_t)1 << 30);
+        if (e) ipup__dec_mul(d, (uint32_t)1 << e);
+    } else {
+        for (k = -e; k >= 13; k -= 13) ipup__dec_mul(d, 1220703125u); /* 5^13 */
+        for (; k > 0; k--) ipup__dec_mul(d, 5u);
+        k = -e;
+    }
+    for (top = d->l[d->nl - 1], p = 0; top; top /= 10u) p++;
+    d->nd = 9 * (d->nl - 1) + p;
+    d->exp10 = d->nd - 1 - k;
+    for (i = 0; d->l[i] == 0; i++) {}
+    for (p = 0; d->l[i] % ipup__pow10[p + 1] == 0; p++) {}
+    d->last_nz = d->nd - 1 - (9 * i + p);
+}
+
+static IPUP__UNUSED int ipup__dec_digit(const ipup__dec *d, int64_t j) {
+    int64_t p;
+    if (j < 0 || j >= d->nd) return 0;
+    p = d->nd - 1 - j;
+    return (int)(d->l[p / 9] / ipup__pow10[p % 9] % 10u);
+}
+
+/* The digits of d kept to the first n significant ones, rounded half to even. */
+typedef struct ipup__rnd {
+    const ipup__dec *d;
+    int64_t n, q; /* kept digits; up: the digit q gets +1 and the kept ones after it are 0 */
+    int up, one;  /* one: rounded up to 10^exp10 (a 1 and zeros) */
+    int exp10;
+} ipup__rnd;
+
+static IPUP__UNUSED void ipup__round(ipup__rnd *r, const ipup__dec *d, int64_t n) {
+    int dn, up;
+    int64_t q;
+    r->d = d; r->up = r->one = 0; r->q = -1; r->exp10 = d->exp10;
+    if (n > (int64_t)d->nd + 1) n = d->nd + 1;
+    r->n = n < 0 ? 0 : n;
+    if (n < 0 || d->nd == 0) return; /* below half a unit of the last kept place: 0 */
+    dn = ipup__dec_digit(d, n);
+    up = dn > 5 || (dn == 5 && (d->last_nz > n || (n > 0 && (ipup__dec_digit(d, n - 1) & 1))));
+    if (!up) return;
+    for (q = n - 1; q >= 0 && ipup__dec_digit(d, q) == 9; q--) {}
+    if (q < 0) { r->one = 1; r->exp10 = d->exp10 + 1; }
+    else { r->up = 1; r->q = q; }
+}
+
+static IPUP__UNUSED int ipup__rdigit(const ipup__rnd *r, int64_t j) {
+    if (j < 0) return 0;
+    if (r->one) return j == 0;
+    if (j >= r->n) return 0;
+    if (r->up && j >= r->q) return j == r->q ? ipup__dec_digit(r->d, j) + 1 : 0;
+    return ipup__dec_digit(r->d, j);
+}
+
+/* the body of f e g conversions: digits of r in the style 'f' or 'e' with prec digits
+   after the point */
+typedef struct ipup__fbody {
+    const ipup__rnd *r;
+    int prec, alt, style, upper;
+} ipup__fbody;
+
+static IPUP__UNUSED void ipup__fbody_put(ipup__out *o, const void *arg) {
+    const ipup__fbody *b = (const ipup__fbody *)arg;
+    const ipup__rnd *r = b->r;
+    int64_t E = r->exp10, p;
+    if (b->style == 'f') {
+        if (E < 0) ipup__putc(o, '0');
+        for (p = E; p >= 0; p--) ipup__putc(o, (char)('0' + ipup__rdigit(r, E - p)));
+        if (b->prec > 0 || b->alt) ipup__putc(o, '.');
+        for (p = 1; p <= b->prec; p++) ipup__putc(o, (char)('0' + ipup__rdigit(r, E + p)));
+    } else {
+        char ex[8];
+        int n = 0;
+        uint32_t a = (uint32_t)(E < 0 ? -E : E);
+        ipup__putc(o, (char)('0' + ipup__rdigit(r, 0)));
+        if (b->prec > 0 || b->alt) ipup__putc(o, '.');
+        for (p = 1; p <= b->prec; p++) ipup__putc(o, (char)('0' + ipup__rdigit(r, p)));
+        ipup__putc(o, b->upper ? 'E' : 'e');
+        ipup__putc(o, E < 0 ? '-' : '+');
+        do { ex[n++] = (char)('0' + a % 10u); a /= 10u; } while (a);
+        if (n < 2) ex[n++] = '0';
+        while (n) ipup__putc(o, ex[--n]);
+    }
+}
+
+/* f F e E g G */
+static IPUP__UNUSED void ipup__fmt_double(ipup__out *o, const ipup__spec *sp, double v) {
+    ipup__dec d;
+    ipup__rnd r;
+    ipup__fbody b;
+    uint64_t bits;
+    char sign[2] = {0, 0};
+    int c = sp->conv, upper = c == 'F' || c == 'E' || c == 'G', prec = sp->prec < 0 ? 6 : sp->prec;
+    IPUPIPE_MEMCPY(&bits, &v, sizeof bits);
+    if (bits >> 63) sign[0] = '-';
+    else if (sp->plus) sign[0] = '+';
+    else if (sp->space) sign[0] = ' ';
+    if (((bits >> 52) & 0x7ff) == 0x7ff) { /* inf, nan: no zero padding */
+        int nan = (bits & (((uint64_t)1 << 52) - 1)) != 0;
+        ipup__field(o, sp, sign, 0, nan ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf"), NULL, NULL, 0);
+        return;
+    }
+    ipup__dec_init(&d, v);
+    b.r = &r; b.alt = sp->alt; b.upper = upper;
+    if (c == 'f' || c == 'F') {
+        ipup__round(&r, &d, (int64_t)d.exp10 + 1 + prec);
+        b.style = 'f'; b.prec = prec;
+    } else if (c == 'e' || c == 'E') {
+        ipup__round(&r, &d, (int64_t)prec + 1);
+        b.style = 'e'; b.prec = prec;
+    } else { /* g: %e's exponent X after rounding to P digits picks the style */
+        int P = prec == 0 ? 1 : prec, X;
+        ipup__round(&r, &d, P);
+        X = r.exp10;
+        if (P > X && X >= -4) { b.style = 'f'; b.prec = P - 1 - X; }
+        else { b.style = 'e'; b.prec = P - 1; }
+        if (!sp->alt) /* drop trailing zeros of the fraction */
+            while (b.prec > 0 && ipup__rdigit(&r, b.style == 'f' ? (int64_t)X + b.prec : (int64_t)b.prec) == 0) b.prec--;
+    }
+    ipup__field(o, sp, sign, 0, "", ipup__fbody_put, &b, sp->zero);
+}
+
+/* one conversion after its '%'; returns the character after it */
+static IPUP__UNUSED const char *ipup__fmt_spec(const char *f, ipup__spec *sp, va_list *ap) {
+    IPUPIPE_MEMSET(sp, 0, sizeof *sp);
+    sp->prec = -1;
+    for (;; f++) {
+        if (*f == '-') sp->minus = 1;
+        else if (*f == '+') sp->plus = 1;
+        else if (*f == ' ') sp->space = 1;
+        else if (*f == '0') sp->zero = 1;
+        else if (*f == '#') sp->alt = 1;
+        else break;
+    }
+    if (*f == '*') {
+        int w = va_arg(*ap, int);
+        if (w < 0) { sp->minus = 1; w = w == -2147483647 - 1 ? 2147483647 : -w; }
+        sp->width = w;
+        f++;
+    } else
+        for (; *f >= '0' && *f <= '9'; f++) sp->width = sp->width > 214748363 ? 2147483647 : sp->width * 10 + (*f - '0');
+    if (*f == '.') {
+        f++;
+        sp->prec = 0;
+        if (*f == '*') {
+            sp->prec = va_arg(*ap, int);
+            if (sp->prec < 0) sp->prec = -1;
+            f++;
+        } else
+            for (; *f >= '0' && *f <= '9'; f++) sp->prec = sp->prec > 214748363 ? 2147483647 : sp->prec * 10 + (*f - '0');
+    }
+    if (f[0] == 'h' && f[1] == 'h') { sp->size = 'H'; f += 2; }
+    else if (f[0] == 'l' && f[1] == 'l') { sp->size = 'L'; f += 2; }
+    else if (*f == 'h' || *f == 'l' || *f == 'z') sp->size = *f++;
+    sp->conv = *f;
+    return *f ? f + 1 : f;
+}
+
+/* fetch the argument of a d i u o x X conversion */
+static IPUP__UNUSED uint64_t ipup__fmt_intarg(const ipup__spec *sp, va_list *ap, int *neg) {
+    int64_t s;
+    *neg = 0;
+    if (sp->conv != 'd' && sp->conv != 'i') {
+        switch (sp->size) {
+        case 'H': return (unsigned char)va_arg(*ap, unsigned);
+        case 'h': return (unsigned short)va_arg(*ap, unsigned);
+        case 'l': return va_arg(*ap, unsigned long);
+        case 'L': return va_arg(*ap, unsigned long long);
+        case 'z': return va_arg(*ap, size_t);
+        default: return va_arg(*ap, unsigned);
+        }
+    }
+    switch (sp->size) {
+    case 'H': s = (signed char)va_arg(*ap, int); break;
+    case 'h': s = (short)va_arg(*ap, int); break;
+    case 'l': s = va_arg(*ap, long); break;
+    case 'L': s = va_arg(*ap, long long); break;
+    case 'z': s = va_arg(*ap, ptrdiff_t); break;
+    default: s = va_arg(*ap, int); break;
+    }
+    *neg = s < 0;
+    return s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+}
+
+static IPUP__UNUSED void ipup__fmt_arg(ipup__out *o, const ipup__spec *sp, va_list *ap) {
+    int neg;
+    uint64_t v;
+    switch (sp->conv) {
+    case 'd': case 'i': case 'u': case 'o': case 'x': case 'X':
+        v = ipup__fmt_intarg(sp, ap, &neg);
+        ipup__fmt_int(o, sp, v, neg);
+        break;
+    case 'p': {
+        const void *p = va_arg(*ap, void *);
+        if (p) { ipup__fmt_int(o, sp, (uint64_t)(uintptr_t)p, 0); break; }
+        ipup__field(o, sp, "", 0, "(nil)", NULL, NULL, 0);
+        break;
+    }
+    case 'c': { /* a NUL character counts as one byte too */
+        char ch = (char)(unsigned char)va_arg(*ap, int);
+        size_t pad = sp->width > 1 ? (size_t)sp->width - 1 : 0;
+        if (!sp->minus) ipup__putpad(o, ' ', pad);
+        ipup__putc(o, ch);
+        if (sp->minus) ipup__putpad(o, ' ', pad);
+        break;
+    }
+    case 's': {
+        const char *s = va_arg(*ap, const char *);
+        size_t n = 0, pad;
+        if (!s) s = sp->prec < 0 || sp->prec >= 6 ? "(null)" : ""; /* glibc's spelling */
+        while ((sp->prec < 0 || n < (size_t)sp->prec) && s[n]) n++; /* reads no further */
+        pad = (size_t)sp->width > n ? (size_t)sp->width - n : 0;
+        if (!sp->minus) ipup__putpad(o, ' ', pad);
+        ipup__putn(o, s, n);
+        if (sp->minus) ipup__putpad(o, ' ', pad);
+        break;
+    }
+    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G':
+        ipup__fmt_double(o, sp, va_arg(*ap, double));
+        break;
+    default: break;
+    }
+}
+
+IPUPIPE_DEF int ipup_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap) {
+    ipup__out o;
+    va_list aq;
+    o.buf = buf;
+    o.cap = buf && len ? len - 1 : 0;
+    o.pos = 0;
+    if (!fmt) fmt = "";
+    va_copy(aq, ap);
+    while (*fmt) {
+        const char *start = fmt;
+        ipup__spec sp;
+        if (*fmt != '%') { ipup__putc(&o, *fmt++); continue; }
+        fmt = ipup__fmt_spec(fmt + 1, &sp, &aq);
+        if (sp.conv == '%') ipup__putc(&o, '%');
+        else if (ipup__strchr("diouxXpcsfFeEgG", sp.conv) && sp.conv) ipup__fmt_arg(&o, &sp, &aq);
+        else ipup__putn(&o, start, (size_t)(fmt - start)); /* not a conversion: as written */
+    }
+    va_end(aq);
+    if (buf && len) buf[o.pos < o.cap ? o.pos : o.cap] = '\0';
+    return o.pos > 2147483647u ? -1 : (int)o.pos;
+}
+
+IPUPIPE_DEF int ipup_snprintf(char *buf, size_t len, const char *fmt, ...) {
+    int n;
+    va_list ap;
+    va_start(ap, fmt);
+    n = ipup_vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* ---- messages ---- */
+static IPUP__UNUSED void ipup__msgv(char *msg, size_t len, int append, const char *fmt, va_list ap) {
+    size_t used;
+    if (!msg || len == 0) return;
+    used = append ? ipup__strlen(msg) : 0;
+    if (used >= len) return;
+    ipup_vsnprintf(msg + used, len - used, fmt, ap);
+}
+static IPUP__PRINTF(4, 5) IPUP__UNUSED int ipup__err(char *msg, size_t len, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ipup__msgv(msg, len, 0, fmt, ap);
+    va_end(ap);
+    return code;
+}
+static IPUP__PRINTF(4, 5) IPUP__UNUSED void ipup__warn(char *msg, size_t len, int *count, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (msg && len) {
+        size_t used = ipup__strlen(msg);
+        if (used + 1 < len) {
+            ipup_vsnprintf(msg + used, len - used, fmt, ap);
+            used = ipup__strlen(msg);
+            if (used + 1 < len) { msg[used] = '\n'; msg[used + 1] = '\0'; }
+        }
+    }
+    va_end(ap);
+    (*count)++;
+}
+
+static const char *const ipup__kind_names[IPUP_SCHED_KIND_COUNT] = {
+    "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
+
+IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind) {
+    int k = (int)kind;
+    if (k < 0 || k >= IPUP_SCHED_KIND_COUNT) return "unknown";
+    return ipup__kind_names[k];
+}
+
+IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out) {
     int k;
     if (!name || !out) return IPUP_ERR_ARG;
     for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
@@ -451,7 +856,7 @@ typedef struct ipup__gen {
     int32_t n, t; /* ops written; next output step */
 } ipup__gen;
 
-static IPUP__SCHED_UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t stage, int32_t mb, int kind) {
+static IPUP__UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t stage, int32_t mb, int kind) {
     ipup_op *o = &g->ops[g->n++];
     o->step = g->t;
     o->mb = mb;
@@ -461,9 +866,9 @@ static IPUP__SCHED_UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t sta
     o->pad_[0] = o->pad_[1] = o->pad_[2] = 0;
 }
 
-/* The op of stage s at raw (uncompacted) step t under a closed form (SCHEDULES.md §3),
+/* The op of stage s at raw (uncompacted) step t under a closed form (docs/schedules.md §3),
    or 0 when idle. */
-static IPUP__SCHED_UNUSED int ipup__closed_op(int kind, int32_t S, int32_t M, int32_t t, int32_t s, int32_t *mb) {
+static IPUP__UNUSED int ipup__closed_op(int kind, int32_t S, int32_t M, int32_t t, int32_t s, int32_t *mb) {
     int32_t u, c, d;
     switch (kind) {
     case IPUP_SCHED_INTERLEAVED: /* F(s,m) at s+2m; B(s,m) at 2S-1-s+2m */
@@ -502,7 +907,7 @@ static IPUP__SCHED_UNUSED int ipup__closed_op(int kind, int32_t S, int32_t M, in
 
 /* Raw step of an op under a closed form: the priority of list scheduling when stages
    share a device. */
-static IPUP__SCHED_UNUSED int64_t ipup__closed_prio(int kind, int32_t S, int32_t M, int opk, int32_t s, int32_t m) {
+static IPUP__UNUSED int64_t ipup__closed_prio(int kind, int32_t S, int32_t M, int opk, int32_t s, int32_t m) {
     int64_t c, d;
     switch (kind) {
     case IPUP_SCHED_INTERLEAVED: return opk == IPUP_OP_F ? s + 2 * (int64_t)m : 2 * (int64_t)S - 1 - s + 2 * (int64_t)m;
@@ -519,7 +924,7 @@ static IPUP__SCHED_UNUSED int64_t ipup__closed_prio(int kind, int32_t S, int32_t
 
 /* 1F1B (PipeDream-Flush) program of stage s, position k: min(S-1-s, M) warm-up
    forwards, then F,B pairs until the forwards are done, then the remaining Bs. */
-static IPUP__SCHED_UNUSED int ipup__prog_1f1b(int32_t S, int32_t M, int32_t s, int32_t k, int32_t *mb) {
+static IPUP__UNUSED int ipup__prog_1f1b(int32_t S, int32_t M, int32_t s, int32_t k, int32_t *mb) {
     int32_t w = S - 1 - s < M ? S - 1 - s : M, r, steady;
     if (k < w) { *mb = k; return IPUP_OP_F; }
     r = k - w;
@@ -539,13 +944,13 @@ static IPUP__SCHED_UNUSED int ipup__prog_1f1b(int32_t S, int32_t M, int32_t s, i
    Virtual index -> (chunk, micro-batch) in groups of P micro-batches (a last partial
    group keeps the same order with a smaller group; the generator does not use it: for
    M % P != 0 it pads to a multiple of P with phantom micro-batches instead). */
-static IPUP__SCHED_UNUSED void ipup__megatron_vidx(int32_t P, int32_t V, int32_t M, int32_t idx, int32_t *chunk, int32_t *mb) {
+static IPUP__UNUSED void ipup__megatron_vidx(int32_t P, int32_t V, int32_t M, int32_t idx, int32_t *chunk, int32_t *mb) {
     int32_t g = idx / (P * V), base = g * P, gs = M - base < P ? M - base : P;
     int32_t j = idx - g * P * V;
     *chunk = j / gs;
     *mb = base + j % gs;
 }
-static IPUP__SCHED_UNUSED int ipup__prog_megatron(int32_t P, int32_t V, int32_t M, int32_t r, int32_t k, int32_t *stage, int32_t *mb) {
+static IPUP__UNUSED int ipup__prog_megatron(int32_t P, int32_t V, int32_t M, int32_t r, int32_t k, int32_t *stage, int32_t *mb) {
     int32_t total = M * V, warm = (P - r - 1) * 2 + (V - 1) * P, r2, steady, idx, chunk;
     int kind;
     if (warm > total) warm = total;
@@ -564,335 +969,450 @@ static IPUP__SCHED_UNUSED int ipup__prog_megatron(int32_t P, int32_t V, int32_t 
     return kind;
 }
 
-/* Step-by-step placement: at each step every device runs at most one op whose inputs
-   were produced in strictly earlier steps (counters are the state before the step).
+/* ---- dynamic placement ----
+   Step by step: at each step every device runs at most one op whose inputs were
+   produced in strictly earlier steps (the counters are the state before the step).
    Each kind of op runs in increasing micro-batch order on each stage, so the state is
-   three counters per stage and every table it makes accumulates in order. */
-static IPUP__SCHED_UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_len) {
-    int32_t nF[IPUP_SCHED_MAX_STAGES], nG[IPUP_SCHED_MAX_STAGES], nW[IPUP_SCHED_MAX_STAGES];
-    int32_t pos[IPUP_SCHED_MAX_STAGES];
-    int32_t chs[IPUP_SCHED_MAX_STAGES], chm[IPUP_SCHED_MAX_STAGES];
+   three counters per stage and every table it makes accumulates in order. Which ready
+   op a device runs is the schedule's rule: a row of ipup__dyn_rules per schedule kind
+   (adding a schedule = adding a row). */
+typedef struct ipup__dyn {
+    const ipup__gen *g;
+    int32_t nF[IPUP_SCHED_MAX_STAGES], nG[IPUP_SCHED_MAX_STAGES], nW[IPUP_SCHED_MAX_STAGES]; /* F, B/I, W done */
+    int32_t pos[IPUP_SCHED_MAX_STAGES]; /* device -> position in its program (interleaved-1f1b) */
+    int phase; /* grouped: IPUP_OP_F or IPUP_OP_B, the kind of every op of this step; else 0 */
+} ipup__dyn;
+
+typedef struct ipup__cand { /* an op a device may run, and its rank (lower runs first) */
+    int k;
+    int32_t s, m;
+    int64_t key;
+} ipup__cand;
+
+static IPUP__UNUSED int ipup__rdy_f(const ipup__dyn *y, int32_t s, int32_t m) {
+    return m < y->g->M && y->nF[s] == m && (s == 0 || y->nF[s - 1] > m);
+}
+static IPUP__UNUSED int ipup__rdy_g(const ipup__dyn *y, int32_t s, int32_t m) {
+    return m < y->g->M && y->nG[s] == m && y->nF[s] > m && (s == y->g->S - 1 || y->nG[s + 1] > m);
+}
+static IPUP__UNUSED int ipup__rdy_w(const ipup__dyn *y, int32_t s, int32_t m) {
+    return m < y->g->M && y->nW[s] == m && y->nG[s] > m;
+}
+
+/* 1f1b (and interleaved-1f1b with V = 1): the stage's own program; backward first
+   (frees memory), then lower micro-batch */
+static IPUP__UNUSED int ipup__rank_1f1b(const ipup__dyn *y, int32_t s, ipup__cand *c) {
+    const int32_t S = y->g->S, M = y->g->M;
+    if (y->nF[s] + y->nG[s] >= 2 * M) return 0;
+    c->k = ipup__prog_1f1b(S, M, s, y->nF[s] + y->nG[s], &c->m);
+    if (!(c->k == IPUP_OP_F ? ipup__rdy_f(y, s, c->m) : ipup__rdy_g(y, s, c->m))) return 0;
+    c->key = (c->k == IPUP_OP_F ? ((int64_t)1 << 40) : 0) + (int64_t)c->m * 1024 + (S - s);
+    return 1;
+}
+
+/* ZB-H1 (Qi et al. 2024, §3.1): F while the stage has fewer than S-s forwards awaiting
+   their I (1F1B's warm-up and steady state) and fewer than S micro-batches holding
+   activations (1F1B's peak, that of stage 0); else I as soon as its gradient has
+   arrived; else W, which so fills the bubbles (stage s postpones up to s of them). With
+   F = I = W this reaches the paper's bubble (S-1)(F+B-W): T = 3M + S - 1 steps for
+   M >= S. */
+static IPUP__UNUSED int ipup__rank_zbh1(const ipup__dyn *y, int32_t s, ipup__cand *c) {
+    const int32_t S = y->g->S;
+    if (ipup__rdy_f(y, s, y->nF[s]) && y->nF[s] - y->nG[s] < S - s && y->nF[s] - y->nW[s] < S) {
+        c->k = IPUP_OP_F; c->m = y->nF[s]; c->key = 0;
+    } else if (ipup__rdy_g(y, s, y->nG[s])) {
+        c->k = IPUP_OP_I; c->m = y->nG[s]; c->key = (int64_t)1 << 40;
+    } else if (ipup__rdy_w(y, s, y->nW[s])) {
+        c->k = IPUP_OP_W; c->m = y->nW[s]; c->key = (int64_t)2 << 40;
+    } else return 0;
+    c->key += (int64_t)c->m * 1024 + (S - s);
+    return 1;
+}
+
+/* grouped, interleaved, gpipe on shared devices: list scheduling in the closed form's
+   order (the raw step of each op), restricted to this step's phase for grouped */
+static IPUP__UNUSED int ipup__rank_closed(const ipup__dyn *y, int32_t s, ipup__cand *c) {
+    const ipup__gen *g = y->g;
+    int64_t kf = -1, kb = -1;
+    if (ipup__rdy_f(y, s, y->nF[s])) kf = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_F, s, y->nF[s]);
+    if (ipup__rdy_g(y, s, y->nG[s])) kb = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_B, s, y->nG[s]);
+    if (y->phase == IPUP_OP_F) kb = -1;
+    if (y->phase == IPUP_OP_B) kf = -1;
+    if (kf < 0 && kb < 0) return 0;
+    if (kb >= 0 && (kf < 0 || kb <= kf)) { c->k = IPUP_OP_B; c->m = y->nG[s]; c->key = kb * 2; }
+    else { c->k = IPUP_OP_F; c->m = y->nF[s]; c->key = kf * 2 + 1; }
+    c->key = c->key * 1024 + s;
+    return 1;
+}
+
+/* Grouped keeps its rule with shared devices: every step is all-forward or
+   all-backward, the kind of the most urgent ready op. */
+static IPUP__UNUSED int ipup__phase_grouped(const ipup__dyn *y) {
+    const ipup__gen *g = y->g;
+    int64_t bk = -1, v;
+    int32_t s;
+    int phase = 0;
+    for (s = 0; s < g->S; s++) {
+        if (ipup__rdy_f(y, s, y->nF[s])) {
+            v = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_F, s, y->nF[s]) * 2 + 1;
+            if (bk < 0 || v < bk) { bk = v; phase = IPUP_OP_F; }
+        }
+        if (ipup__rdy_g(y, s, y->nG[s])) {
+            v = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_B, s, y->nG[s]) * 2;
+            if (bk < 0 || v < bk) { bk = v; phase = IPUP_OP_B; }
+        }
+    }
+    return phase;
+}
+
+typedef int (*ipup__rank_fn)(const ipup__dyn *y, int32_t s, ipup__cand *c);
+
+/* the best-ranked ready op among the stages of device d (inline: each caller passes a
+   constant rank, which the compiler then calls directly) */
+static inline int ipup__pick_stages(ipup__dyn *y, int32_t d, ipup__rank_fn rank, ipup__cand *best) {
+    int32_t s;
+    best->k = 0;
+    for (s = y->g->first[d]; s >= 0; s = y->g->next[s]) {
+        ipup__cand c;
+        if (!rank(y, s, &c)) continue;
+        c.s = s;
+        if (best->k == 0 || c.key < best->key) *best = c;
+    }
+    return best->k != 0;
+}
+
+/* interleaved-1f1b with V > 1: device d's Megatron program, its next op when ready.
+   M % P != 0: the program of Mp = ceil(M/P)*P micro-batches with the ops of the phantom
+   ones (m >= M) skipped; dropping ops from a deadlock-free program keeps it
+   deadlock-free. */
+static IPUP__UNUSED int ipup__pick_megatron(ipup__dyn *y, int32_t d, ipup__cand *best) {
+    const ipup__gen *g = y->g;
+    int32_t st = 0, m = 0, Mp = (g->M + g->P - 1) / g->P * g->P;
+    int k = 0;
+    best->k = 0;
+    if (g->V <= 1) return ipup__pick_stages(y, d, ipup__rank_1f1b, best);
+    while (y->pos[d] < 2 * Mp * g->V) {
+        k = ipup__prog_megatron(g->P, g->V, Mp, d, y->pos[d], &st, &m);
+        if (m < g->M) break;
+        y->pos[d]++;
+    }
+    if (y->pos[d] >= 2 * Mp * g->V) return 0;
+    if (!(k == IPUP_OP_F ? ipup__rdy_f(y, st, m) : ipup__rdy_g(y, st, m))) return 0;
+    best->k = k; best->s = st; best->m = m; best->key = 0;
+    return 1;
+}
+
+static IPUP__UNUSED int ipup__pick_closed(ipup__dyn *y, int32_t d, ipup__cand *best) {
+    return ipup__pick_stages(y, d, ipup__rank_closed, best);
+}
+static IPUP__UNUSED int ipup__pick_1f1b(ipup__dyn *y, int32_t d, ipup__cand *best) {
+    return ipup__pick_stages(y, d, ipup__rank_1f1b, best);
+}
+static IPUP__UNUSED int ipup__pick_zbh1(ipup__dyn *y, int32_t d, ipup__cand *best) {
+    return ipup__pick_stages(y, d, ipup__rank_zbh1, best);
+}
+
+typedef struct ipup__dyn_rule {
+    int (*pick)(ipup__dyn *y, int32_t d, ipup__cand *best); /* device d's op this step, 0: idle */
+    int (*phase)(const ipup__dyn *y); /* NULL, or the kind of all ops of the step */
+} ipup__dyn_rule;
+
+/* one row per ipup_sched_kind, in its order (sequential never shares a step: unused) */
+static const ipup__dyn_rule ipup__dyn_rules[IPUP_SCHED_KIND_COUNT] = {
+    {ipup__pick_closed, ipup__phase_grouped}, /* grouped */
+    {ipup__pick_closed, NULL},                /* interleaved */
+    {ipup__pick_closed, NULL},                /* sequential */
+    {ipup__pick_closed, NULL},                /* gpipe */
+    {ipup__pick_1f1b, NULL},                  /* 1f1b */
+    {ipup__pick_megatron, NULL},              /* interleaved-1f1b */
+    {ipup__pick_zbh1, NULL},                  /* zb-h1 */
+};
+
+static IPUP__UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_len) {
+    const ipup__dyn_rule *r = &ipup__dyn_rules[g->kind];
+    ipup__dyn y;
+    ipup__cand pick;
+    int32_t chs[IPUP_SCHED_MAX_STAGES], chm[IPUP_SCHED_MAX_STAGES], s, d;
     int8_t chk[IPUP_SCHED_MAX_STAGES];
-    const int32_t S = g->S, M = g->M, P = g->P;
-    int64_t total = (int64_t)(g->split ? 3 : 2) * S * M, done = 0;
-    int32_t s, d;
-    for (s = 0; s < S; s++) nF[s] = nG[s] = nW[s] = 0;
-    for (d = 0; d < P; d++) pos[d] = 0;
-#define IPUP__RDY_F(s_, m_) ((m_) < M && nF[s_] == (m_) && ((s_) == 0 || nF[(s_)-1] > (m_)))
-#define IPUP__RDY_G(s_, m_) ((m_) < M && nG[s_] == (m_) && nF[s_] > (m_) && ((s_) == S - 1 || nG[(s_) + 1] > (m_)))
-#define IPUP__RDY_W(s_, m_) ((m_) < M && nW[s_] == (m_) && nG[s_] > (m_))
+    int64_t total = (int64_t)(g->split ? 3 : 2) * g->S * g->M, done = 0;
+    y.g = g;
+    for (s = 0; s < g->S; s++) y.nF[s] = y.nG[s] = y.nW[s] = 0;
+    for (d = 0; d < g->P; d++) y.pos[d] = 0;
     while (done < total) {
-        int any = 0, phase = 0;
-        if (g->kind == IPUP_SCHED_GROUPED) {
-            /* Grouped keeps its rule with shared devices: every step is all-forward or
-               all-backward, the kind of the most urgent ready op */
-            int64_t bk = -1;
-            for (s = 0; s < S; s++) {
-                int64_t v;
-                if (IPUP__RDY_F(s, nF[s])) {
-                    v = ipup__closed_prio(g->kind, S, M, IPUP_OP_F, s, nF[s]) * 2 + 1;
-                    if (bk < 0 || v < bk) { bk = v; phase = IPUP_OP_F; }
-                }
-                if (IPUP__RDY_G(s, nG[s])) {
-                    v = ipup__closed_prio(g->kind, S, M, IPUP_OP_B, s, nG[s]) * 2;
-                    if (bk < 0 || v < bk) { bk = v; phase = IPUP_OP_B; }
-                }
-            }
-        }
-        for (d = 0; d < P; d++) {
-            int best_k = 0;
-            int64_t best_key = 0;
-            int32_t best_s = -1, best_m = -1;
+        int any = 0;
+        y.phase = r->phase ? r->phase(&y) : 0;
+        for (d = 0; d < g->P; d++) {
             chk[d] = 0;
-            if (g->kind == IPUP_SCHED_INTERLEAVED_1F1B && g->V > 1) {
-                /* M % P != 0: the program of Mp = ceil(M/P)*P micro-batches with the ops of
-                   the phantom ones (m >= M) skipped; dropping ops from a deadlock-free
-                   program keeps it deadlock-free */
-                int32_t st, m = 0, Mp = (M + P - 1) / P * P;
-                int k = 0;
-                while (pos[d] < 2 * Mp * g->V) {
-                    k = ipup__prog_megatron(P, g->V, Mp, d, pos[d], &st, &m);
-                    if (m < M) break;
-                    pos[d]++;
-                }
-                if (pos[d] >= 2 * Mp * g->V) continue;
-                if (k == IPUP_OP_F ? IPUP__RDY_F(st, m) : IPUP__RDY_G(st, m)) {
-                    best_k = k; best_s = st; best_m = m;
-                }
-            } else {
-                for (s = g->first[d]; s >= 0; s = g->next[s]) {
-                    int k = 0;
-                    int32_t m = -1;
-                    int64_t key = 0;
-                    if (g->kind == IPUP_SCHED_1F1B || g->kind == IPUP_SCHED_INTERLEAVED_1F1B) {
-                        if (nF[s] + nG[s] >= 2 * M) continue;
-                        k = ipup__prog_1f1b(S, M, s, nF[s] + nG[s], &m);
-                        if (!(k == IPUP_OP_F ? IPUP__RDY_F(s, m) : IPUP__RDY_G(s, m))) continue;
-                        /* backward first (frees memory), then lower micro-batch */
-                        key = (k == IPUP_OP_F ? ((int64_t)1 << 40) : 0) + (int64_t)m * 1024 + (S - s);
-                    } else if (g->kind == IPUP_SCHED_ZBH1) {
-                        /* ZB-H1 (Qi et al. 2024, §3.1): F while the stage has fewer than S-s
-                           forwards awaiting their I (1F1B's warm-up and steady state) and
-                           fewer than S micro-batches holding activations (1F1B's peak, that
-                           of stage 0); else I as soon as its gradient has arrived; else W,
-                           which so fills the bubbles (stage s postpones up to s of them).
-                           With F = I = W this reaches the paper's bubble (S-1)(F+B-W): T =
-                           3M + S - 1 steps for M >= S. */
-                        if (IPUP__RDY_F(s, nF[s]) && nF[s] - nG[s] < S - s && nF[s] - nW[s] < S) {
-                            k = IPUP_OP_F; m = nF[s]; key = 0;
-                        } else if (IPUP__RDY_G(s, nG[s])) { k = IPUP_OP_I; m = nG[s]; key = (int64_t)1 << 40; }
-                        else if (IPUP__RDY_W(s, nW[s])) { k = IPUP_OP_W; m = nW[s]; key = (int64_t)2 << 40; }
-                        else continue;
-                        key += (int64_t)m * 1024 + (S - s);
-                    } else { /* list scheduling in the closed form's order */
-                        int64_t kf = -1, kb = -1;
-                        if (IPUP__RDY_F(s, nF[s])) kf = ipup__closed_prio(g->kind, S, M, IPUP_OP_F, s, nF[s]);
-                        if (IPUP__RDY_G(s, nG[s])) kb = ipup__closed_prio(g->kind, S, M, IPUP_OP_B, s, nG[s]);
-                        if (phase == IPUP_OP_F) kb = -1;
-                        if (phase == IPUP_OP_B) kf = -1;
-                        if (kf < 0 && kb < 0) continue;
-                        if (kb >= 0 && (kf < 0 || kb <= kf)) { k = IPUP_OP_B; m = nG[s]; key = kb * 2; }
-                        else { k = IPUP_OP_F; m = nF[s]; key = kf * 2 + 1; }
-                        key = key * 1024 + s;
-                    }
-                    if (best_k == 0 || key < best_key) { best_k = k; best_key = key; best_s = s; best_m = m; }
-                }
-            }
-            if (best_k) { chk[d] = (int8_t)best_k; chs[d] = best_s; chm[d] = best_m; any = 1; }
+            if (!r->pick(&y, d, &pick)) continue;
+            chk[d] = (int8_t)pick.k; chs[d] = pick.s; chm[d] = pick.m; any = 1;
         }
-        if (!any) {
+        if (!any)
             return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
                              "%s: no device can run an op at step %d (%lld of %lld ops placed): the "
                              "schedule deadlocks with this stage -> device mapping; try the default mapping",
                              ipup_sched_kind_name((ipup_sched_kind)g->kind), (int)g->t, (long long)done, (long long)total);
-        }
-        for (d = 0; d < P; d++) {
+        for (d = 0; d < g->P; d++) {
             if (!chk[d]) continue;
             ipup__emit(g, d, chs[d], chm[d], chk[d]);
-            if (chk[d] == IPUP_OP_F) nF[chs[d]]++;
-            else if (chk[d] == IPUP_OP_W) nW[chs[d]]++;
-            else nG[chs[d]]++;
-            pos[d]++;
+            if (chk[d] == IPUP_OP_F) y.nF[chs[d]]++;
+            else if (chk[d] == IPUP_OP_W) y.nW[chs[d]]++;
+            else y.nG[chs[d]]++;
+            y.pos[d]++;
             done++;
         }
         g->t++;
     }
-#undef IPUP__RDY_F
-#undef IPUP__RDY_G
-#undef IPUP__RDY_W
     return IPUP_OK;
 }
 
-static IPUP__SCHED_UNUSED int ipup__is_pow2(int32_t x) { return x > 0 && (x & (x - 1)) == 0; }
-static IPUP__SCHED_UNUSED int32_t ipup__pow2_ceil(int32_t x) {
+static IPUP__UNUSED int ipup__is_pow2(int32_t x) { return x > 0 && (x & (x - 1)) == 0; }
+static IPUP__UNUSED int32_t ipup__pow2_ceil(int32_t x) {
     int32_t p = 1;
     while (p < x && p < (1 << 30)) p *= 2;
     return p;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
-                                                         ipup_table *out, char *msg, size_t msg_len) {
-    ipup__gen g;
-    int32_t S, M, P, V = 1, s, d, maxdev = -1, need;
-    int kind, nwarn = 0, rc;
+/* validate: kind, S, M, devices and V in range */
+static IPUP__UNUSED int ipup__gen_validate(const ipup_sched_config *cfg, char *msg, size_t msg_len) {
+    int kind = (int)cfg->kind;
     const char *kname;
-    if (msg && msg_len) msg[0] = '\0';
-    if (!cfg || !out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "ipup_sched_generate: cfg and out must not be NULL");
-    IPUPIPE_MEMSET(out, 0, sizeof *out);
-    for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
-    kind = (int)cfg->kind;
     if (kind < 0 || kind >= IPUP_SCHED_KIND_COUNT)
         return ipup__err(msg, msg_len, IPUP_ERR_ARG, "unknown schedule kind %d (valid: 0..%d, see ipup_sched_kind)", kind,
                          IPUP_SCHED_KIND_COUNT - 1);
     kname = ipup__kind_names[kind];
-    S = cfg->stages;
-    M = cfg->microbatches;
-    if (S < 1 || S > IPUP_SCHED_MAX_STAGES)
+    if (cfg->stages < 1 || cfg->stages > IPUP_SCHED_MAX_STAGES)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: stages S=%d is out of range: need 1 <= S <= %d (IPUP_SCHED_MAX_STAGES)",
-                         kname, (int)S, IPUP_SCHED_MAX_STAGES);
-    if (M < 1 || M > IPUP_SCHED_MAX_MICROBATCHES)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: micro-batches M=%d is out of range: need 1 <= M <= %d", kname, (int)M,
-                         IPUP_SCHED_MAX_MICROBATCHES);
+                         kname, (int)cfg->stages, IPUP_SCHED_MAX_STAGES);
+    if (cfg->microbatches < 1 || cfg->microbatches > IPUP_SCHED_MAX_MICROBATCHES)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: micro-batches M=%d is out of range: need 1 <= M <= %d", kname,
+                         (int)cfg->microbatches, IPUP_SCHED_MAX_MICROBATCHES);
     if (cfg->devices < 0 || cfg->devices > IPUP_SCHED_MAX_STAGES)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: devices P=%d is out of range: need 0 (automatic) or 1..%d", kname,
                          (int)cfg->devices, IPUP_SCHED_MAX_STAGES);
     if (cfg->virtual_stages < 0)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: virtual stages V=%d must be >= 0 (0 = automatic)", kname,
                          (int)cfg->virtual_stages);
-    IPUPIPE_MEMSET(&g, 0, sizeof g);
-    g.S = S; g.M = M; g.kind = kind;
-    g.split = kind == IPUP_SCHED_ZBH1;
-    /* mapping */
-    if (kind == IPUP_SCHED_INTERLEAVED_1F1B) {
-        V = cfg->virtual_stages;
-        if (V == 0) {
-            if (cfg->devices > 0) {
-                if (S % cfg->devices != 0)
-                    return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                                     "interleaved-1f1b: %d stages cannot be spread evenly over %d devices (each device holds "
-                                     "V = S/P stages); choose S a multiple of P",
-                                     (int)S, (int)cfg->devices);
-                V = S / cfg->devices;
-            } else V = (S % 2 == 0) ? 2 : 1;
-        }
-        if (V > S || S % V != 0)
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "interleaved-1f1b: S=%d stages with V=%d virtual stages per device: S must be a multiple of V "
-                             "(S = P x V, stage s on device s mod P); choose V among the divisors of S",
-                             (int)S, (int)V);
-        P = S / V;
-        if (cfg->devices > 0 && cfg->devices != P)
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "interleaved-1f1b: S=%d stages, V=%d per device needs P=%d devices, but devices=%d; drop one of "
-                             "--devices/--virtual or make S = P x V",
-                             (int)S, (int)V, (int)P, (int)cfg->devices);
-        for (s = 0; s < S; s++) {
-            g.map[s] = (int16_t)(s % P);
-            if (cfg->stage_device && cfg->stage_device[s] != s % P)
+    return IPUP_OK;
+}
+
+/* map, interleaved-1f1b: V stages per device, stage s on device s mod P, P = S / V */
+static IPUP__UNUSED int ipup__gen_map_virtual(ipup__gen *g, const ipup_sched_config *cfg, char *msg, size_t msg_len) {
+    int32_t S = g->S, V = cfg->virtual_stages, P, s;
+    if (V == 0) {
+        if (cfg->devices > 0) {
+            if (S % cfg->devices != 0)
                 return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                                 "interleaved-1f1b places stage s on device s mod P (Megatron virtual stages), but the "
-                                 "mapping puts stage %d on device %d instead of %d; drop the mapping and give V instead",
-                                 (int)s, (int)cfg->stage_device[s], (int)(s % P));
-        }
-    } else {
-        if (cfg->virtual_stages > 1)
-            ipup__warn(msg, msg_len, &nwarn, "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
-                       (int)cfg->virtual_stages);
-        for (s = 0; s < S; s++) {
-            int32_t dv = cfg->stage_device ? cfg->stage_device[s] : s;
-            if (dv < 0 || dv >= IPUP_SCHED_MAX_STAGES || (cfg->devices > 0 && dv >= cfg->devices)) {
-                if (msg && msg_len) msg[0] = '\0';
-                return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                                 "%s: stage %d is mapped to device %d, but the devices are 0..%d; fix the mapping (the "
-                                 "default puts stage s on device s) or raise the device count",
-                                 kname, (int)s, (int)dv, (int)((cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES) - 1));
-            }
-            g.map[s] = (int16_t)dv;
-            if (dv > maxdev) maxdev = dv;
-        }
-        P = cfg->devices > 0 ? cfg->devices : maxdev + 1;
+                                 "interleaved-1f1b: %d stages cannot be spread evenly over %d devices (each device holds "
+                                 "V = S/P stages); choose S a multiple of P",
+                                 (int)S, (int)cfg->devices);
+            V = S / cfg->devices;
+        } else V = (S % 2 == 0) ? 2 : 1;
     }
-    g.P = P;
-    g.V = V;
-    for (d = 0; d < P; d++) { g.inv[d] = -1; g.first[d] = -1; }
-    for (s = S - 1; s >= 0; s--) {
-        d = g.map[s];
-        g.next[s] = g.first[d];
-        g.first[d] = (int16_t)s;
-        if (g.inv[d] >= 0 || g.next[s] >= 0) g.shared = 1;
-        g.inv[d] = (int16_t)s;
+    if (V > S || S % V != 0)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "interleaved-1f1b: S=%d stages with V=%d virtual stages per device: S must be a multiple of V "
+                         "(S = P x V, stage s on device s mod P); choose V among the divisors of S",
+                         (int)S, (int)V);
+    P = S / V;
+    if (cfg->devices > 0 && cfg->devices != P)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "interleaved-1f1b: S=%d stages, V=%d per device needs P=%d devices, but devices=%d; drop one of "
+                         "--devices/--virtual or make S = P x V",
+                         (int)S, (int)V, (int)P, (int)cfg->devices);
+    for (s = 0; s < S; s++) {
+        g->map[s] = (int16_t)(s % P);
+        if (cfg->stage_device && cfg->stage_device[s] != s % P)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "interleaved-1f1b places stage s on device s mod P (Megatron virtual stages), but the "
+                             "mapping puts stage %d on device %d instead of %d; drop the mapping and give V instead",
+                             (int)s, (int)cfg->stage_device[s], (int)(s % P));
     }
-    if (g.shared)
-        for (d = 0; d < P; d++) g.inv[d] = -1;
-    for (d = 0; d < P; d++)
-        if (g.first[d] < 0)
-            ipup__warn(msg, msg_len, &nwarn, "%s: device %d runs no stage (idle for the whole step)", kname, (int)d);
-    /* per-schedule API rules (SCHEDULES.md §5): warnings, errors under strict */
-    if (kind == IPUP_SCHED_INTERLEAVED && M % S != 0) {
-        if (cfg->strict) {
+    g->P = P;
+    g->V = V;
+    return IPUP_OK;
+}
+
+/* map, other schedules: the given stage -> device mapping (default s -> s) */
+static IPUP__UNUSED int ipup__gen_map_given(ipup__gen *g, const ipup_sched_config *cfg, int *nwarn, char *msg, size_t msg_len) {
+    const char *kname = ipup__kind_names[g->kind];
+    int32_t s, maxdev = -1;
+    if (cfg->virtual_stages > 1)
+        ipup__warn(msg, msg_len, nwarn, "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
+                   (int)cfg->virtual_stages);
+    for (s = 0; s < g->S; s++) {
+        int32_t dv = cfg->stage_device ? cfg->stage_device[s] : s;
+        if (dv < 0 || dv >= IPUP_SCHED_MAX_STAGES || (cfg->devices > 0 && dv >= cfg->devices)) {
             if (msg && msg_len) msg[0] = '\0';
             return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) must be a multiple of the "
-                             "number of pipeline stages (S=%d); use M=%d or %d",
-                             (int)M, (int)S, (int)(M / S * S > 0 ? M / S * S : S), (int)((M / S + 1) * S));
+                             "%s: stage %d is mapped to device %d, but the devices are 0..%d; fix the mapping (the "
+                             "default puts stage s on device s) or raise the device count",
+                             kname, (int)s, (int)dv, (int)((cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES) - 1));
         }
-        ipup__warn(msg, msg_len, &nwarn,
-                   "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) is not a multiple of the number of "
-                   "pipeline stages (S=%d) (an error on Graphcore's API and under strict)",
-                   (int)M, (int)S);
+        g->map[s] = (int16_t)dv;
+        if (dv > maxdev) maxdev = dv;
+    }
+    g->P = cfg->devices > 0 ? cfg->devices : maxdev + 1;
+    g->V = 1;
+    return IPUP_OK;
+}
+
+/* map: stage -> device, then per device its stages (first/next), whether stages share a
+   device, and a warning per idle device */
+static IPUP__UNUSED int ipup__gen_map(ipup__gen *g, const ipup_sched_config *cfg, int *nwarn, char *msg, size_t msg_len) {
+    int32_t s, d;
+    int rc = g->kind == IPUP_SCHED_INTERLEAVED_1F1B ? ipup__gen_map_virtual(g, cfg, msg, msg_len)
+                                                    : ipup__gen_map_given(g, cfg, nwarn, msg, msg_len);
+    if (rc) return rc;
+    for (d = 0; d < g->P; d++) { g->inv[d] = -1; g->first[d] = -1; }
+    for (s = g->S - 1; s >= 0; s--) {
+        d = g->map[s];
+        g->next[s] = g->first[d];
+        g->first[d] = (int16_t)s;
+        if (g->inv[d] >= 0 || g->next[s] >= 0) g->shared = 1;
+        g->inv[d] = (int16_t)s;
+    }
+    if (g->shared)
+        for (d = 0; d < g->P; d++) g->inv[d] = -1;
+    for (d = 0; d < g->P; d++)
+        if (g->first[d] < 0)
+            ipup__warn(msg, msg_len, nwarn, "%s: device %d runs no stage (idle for the whole step)", ipup__kind_names[g->kind], (int)d);
+    return IPUP_OK;
+}
+
+/* A per-schedule API rule (docs/schedules.md §5) that does not hold: the error text
+   under strict, else the warning. */
+static IPUP__UNUSED int ipup__gen_rule(int strict, int *nwarn, char *msg, size_t msg_len, const char *err, const char *warn) {
+    if (strict) {
+        if (msg && msg_len) msg[0] = '\0';
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s", err);
+    }
+    ipup__warn(msg, msg_len, nwarn, "%s", warn);
+    return IPUP_OK;
+}
+
+/* the per-schedule API rules (docs/schedules.md §5): warnings, errors under strict */
+static IPUP__UNUSED int ipup__gen_rules(const ipup__gen *g, int strict, int *nwarn, char *msg, size_t msg_len) {
+    char e[400], w[400];
+    const char *kname = ipup__kind_names[g->kind];
+    const int32_t S = g->S, M = g->M, P = g->P;
+    const int kind = g->kind;
+    int rc = IPUP_OK;
+    if (kind == IPUP_SCHED_INTERLEAVED && M % S != 0) {
+        ipup_snprintf(e, sizeof e, "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) must be a multiple of the "
+                      "number of pipeline stages (S=%d); use M=%d or %d",
+                      (int)M, (int)S, (int)(M / S * S > 0 ? M / S * S : S), (int)((M / S + 1) * S));
+        ipup_snprintf(w, sizeof w, "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) is not a multiple of the "
+                      "number of pipeline stages (S=%d) (an error on Graphcore's API and under strict)",
+                      (int)M, (int)S);
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, e, w)) != IPUP_OK) return rc;
     }
     if (kind == IPUP_SCHED_GROUPED && M % (2 * S) != 0) {
-        if (cfg->strict) {
-            if (msg && msg_len) msg[0] = '\0';
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) must be a multiple of 2 x the "
-                             "number of pipeline stages (2S=%d); use M=%d",
-                             (int)M, (int)(2 * S), (int)((M / (2 * S) + 1) * 2 * S));
-        }
-        ipup__warn(msg, msg_len, &nwarn,
-                   "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) is not a multiple of 2 x the number of "
-                   "pipeline stages (2S=%d) (an error on Graphcore's API and under strict)",
-                   (int)M, (int)(2 * S));
+        ipup_snprintf(e, sizeof e, "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) must be a multiple of 2 x the "
+                      "number of pipeline stages (2S=%d); use M=%d",
+                      (int)M, (int)(2 * S), (int)((M / (2 * S) + 1) * 2 * S));
+        ipup_snprintf(w, sizeof w, "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) is not a multiple of 2 x the "
+                      "number of pipeline stages (2S=%d) (an error on Graphcore's API and under strict)",
+                      (int)M, (int)(2 * S));
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, e, w)) != IPUP_OK) return rc;
     }
     if ((kind == IPUP_SCHED_INTERLEAVED || kind == IPUP_SCHED_GROUPED || kind == IPUP_SCHED_SEQUENTIAL) && !ipup__is_pow2(P)) {
-        if (cfg->strict) {
-            if (msg && msg_len) msg[0] = '\0';
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "%s: the model uses %d IPUs, but multi-IPU devices come in powers of two (1, 2, 4, 8, 16, 32, "
-                             "64); map the stages onto %d IPUs",
-                             kname, (int)P, (int)ipup__pow2_ceil(P));
-        }
-        ipup__warn(msg, msg_len, &nwarn,
-                   "%s: %d IPUs is not a power of two; Graphcore multi-IPU devices come in 1, 2, 4, 8, 16, 32 or 64 IPUs "
-                   "(an error under strict)",
-                   kname, (int)P);
+        ipup_snprintf(e, sizeof e, "%s: the model uses %d IPUs, but multi-IPU devices come in powers of two (1, 2, 4, 8, 16, 32, "
+                      "64); map the stages onto %d IPUs",
+                      kname, (int)P, (int)ipup__pow2_ceil(P));
+        ipup_snprintf(w, sizeof w, "%s: %d IPUs is not a power of two; Graphcore multi-IPU devices come in 1, 2, 4, 8, 16, 32 or "
+                      "64 IPUs (an error under strict)",
+                      kname, (int)P);
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, e, w)) != IPUP_OK) return rc;
     }
-    if (kind == IPUP_SCHED_INTERLEAVED_1F1B && V > 1 && M % P != 0) {
-        if (cfg->strict) {
-            if (msg && msg_len) msg[0] = '\0';
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "interleaved-1f1b: Megatron-LM requires the number of micro-batches (M=%d) to be a multiple of "
-                             "the pipeline-parallel size (P=%d); use M=%d",
-                             (int)M, (int)P, (int)((M / P + 1) * P));
-        }
-        ipup__warn(msg, msg_len, &nwarn,
-                   "interleaved-1f1b: M=%d is not a multiple of P=%d (Megatron-LM's rule); placed as Megatron's program "
-                   "for M=%d with the ops of the %d extra micro-batches left out (an error under strict)",
-                   (int)M, (int)P, (int)((M + P - 1) / P * P), (int)((M + P - 1) / P * P - M));
+    if (kind == IPUP_SCHED_INTERLEAVED_1F1B && g->V > 1 && M % P != 0) {
+        ipup_snprintf(e, sizeof e, "interleaved-1f1b: Megatron-LM requires the number of micro-batches (M=%d) to be a multiple "
+                      "of the pipeline-parallel size (P=%d); use M=%d",
+                      (int)M, (int)P, (int)((M / P + 1) * P));
+        ipup_snprintf(w, sizeof w, "interleaved-1f1b: M=%d is not a multiple of P=%d (Megatron-LM's rule); placed as Megatron's "
+                      "program for M=%d with the ops of the %d extra micro-batches left out (an error under strict)",
+                      (int)M, (int)P, (int)((M + P - 1) / P * P), (int)((M + P - 1) / P * P - M));
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, e, w)) != IPUP_OK) return rc;
     }
     if (kind != IPUP_SCHED_SEQUENTIAL && S > 1 && M < 2 * P && P > 1)
-        ipup__warn(msg, msg_len, &nwarn, "%s: M=%d < 2P=%d: the pipeline never fills (most devices idle most of the time)",
+        ipup__warn(msg, msg_len, nwarn, "%s: M=%d < 2P=%d: the pipeline never fills (most devices idle most of the time)",
                    kname, (int)M, (int)(2 * P));
+    return IPUP_OK;
+}
+
+/* place every op: sequential in order, the closed forms column by column (all-idle
+   columns dropped) when each device holds one stage, else the dynamic placement */
+static IPUP__UNUSED int ipup__gen_place(ipup__gen *g, int32_t need, char *msg, size_t msg_len) {
+    const int kind = g->kind;
+    int32_t s, d, m;
+    if (kind == IPUP_SCHED_SEQUENTIAL) {
+        for (m = 0; m < g->M; m++) {
+            for (s = 0; s < g->S; s++) { ipup__emit(g, g->map[s], s, m, IPUP_OP_F); g->t++; }
+            for (s = g->S - 1; s >= 0; s--) { ipup__emit(g, g->map[s], s, m, IPUP_OP_B); g->t++; }
+        }
+        return IPUP_OK;
+    }
+    if ((kind == IPUP_SCHED_INTERLEAVED || kind == IPUP_SCHED_GROUPED || kind == IPUP_SCHED_GPIPE) && !g->shared) {
+        int32_t raw = g->S + 2 * (g->M + g->S) + 2, t;
+        for (t = 0; t < raw && g->n < need; t++) {
+            int32_t before = g->n;
+            for (d = 0; d < g->P; d++) {
+                int k;
+                s = g->inv[d];
+                if (s < 0) continue;
+                k = ipup__closed_op(kind, g->S, g->M, t, s, &m);
+                if (k) ipup__emit(g, d, s, m, k);
+            }
+            if (g->n > before) g->t++; /* compaction: all-idle columns are dropped */
+        }
+        return IPUP_OK;
+    }
+    return ipup__run_dynamic(g, msg, msg_len);
+}
+
+IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
+                                    size_t msg_len) {
+    ipup__gen g;
+    int32_t s, need;
+    int nwarn = 0, rc;
+    const char *kname;
+    if (msg && msg_len) msg[0] = '\0';
+    if (!cfg || !out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "ipup_sched_generate: cfg and out must not be NULL");
+    IPUPIPE_MEMSET(out, 0, sizeof *out);
+    for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
+    if ((rc = ipup__gen_validate(cfg, msg, msg_len)) != IPUP_OK) return rc;
+    IPUPIPE_MEMSET(&g, 0, sizeof g);
+    g.S = cfg->stages; g.M = cfg->microbatches; g.kind = (int)cfg->kind;
+    g.split = g.kind == IPUP_SCHED_ZBH1;
+    kname = ipup__kind_names[g.kind];
+    if ((rc = ipup__gen_map(&g, cfg, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
     /* capacity */
-    if ((int64_t)(g.split ? 3 : 2) * S * M > (int64_t)0x7fffffff)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: S x M = %lld is too large", kname, (long long)S * M);
-    need = (g.split ? 3 : 2) * S * M;
+    if ((int64_t)(g.split ? 3 : 2) * g.S * g.M > (int64_t)0x7fffffff)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: S x M = %lld is too large", kname, (long long)g.S * g.M);
+    need = (g.split ? 3 : 2) * g.S * g.M;
     if (!ops || cap_ops < need) {
         if (msg && msg_len) msg[0] = '\0';
         return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
                          "%s: the table needs %d ops but the ops array holds %d; size it with IPUP_SCHED_MAX_OPS(%d, %d)",
-                         kname, (int)need, ops ? (int)cap_ops : 0, (int)S, (int)M);
+                         kname, (int)need, ops ? (int)cap_ops : 0, (int)g.S, (int)g.M);
     }
     g.ops = ops;
-    /* place */
-    if (kind == IPUP_SCHED_SEQUENTIAL) {
-        int32_t m;
-        for (m = 0; m < M; m++) {
-            for (s = 0; s < S; s++) { ipup__emit(&g, g.map[s], s, m, IPUP_OP_F); g.t++; }
-            for (s = S - 1; s >= 0; s--) { ipup__emit(&g, g.map[s], s, m, IPUP_OP_B); g.t++; }
-        }
-    } else if ((kind == IPUP_SCHED_INTERLEAVED || kind == IPUP_SCHED_GROUPED || kind == IPUP_SCHED_GPIPE) && !g.shared) {
-        int32_t raw = S + 2 * (M + S) + 2, t;
-        for (t = 0; t < raw && g.n < need; t++) {
-            int32_t before = g.n, m = 0;
-            for (d = 0; d < P; d++) {
-                int k;
-                s = g.inv[d];
-                if (s < 0) continue;
-                k = ipup__closed_op(kind, S, M, t, s, &m);
-                if (k) ipup__emit(&g, d, s, m, k);
-            }
-            if (g.n > before) g.t++; /* compaction: all-idle columns are dropped */
-        }
-    } else {
-        rc = ipup__run_dynamic(&g, msg, msg_len);
-        if (rc) return rc;
-    }
+    if ((rc = ipup__gen_place(&g, need, msg, msg_len)) != IPUP_OK) return rc;
     if (g.n != need)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: internal error: placed %d of %d ops", kname, (int)g.n, (int)need);
-    out->stages = S;
-    out->microbatches = M;
-    out->devices = P;
+    out->stages = g.S;
+    out->microbatches = g.M;
+    out->devices = g.P;
     out->steps = g.t;
     out->n_ops = g.n;
     out->cap_ops = cap_ops;
     out->ops = ops;
     out->split_backward = g.split;
-    for (s = 0; s < S; s++) out->stage_device[s] = g.map[s];
+    for (s = 0; s < g.S; s++) out->stage_device[s] = g.map[s];
     return IPUP_OK;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out) {
+IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out) {
     int32_t cur[IPUP_SCHED_MAX_STAGES];
     int32_t i, s;
     if (!t || !out || (!t->ops && t->n_ops > 0)) return IPUP_ERR_ARG;
@@ -915,30 +1435,30 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_peak_inflight(const ipup_table 
 
 
 /* ---- ops ---- */
-static IPUP__SCHED_UNUSED char ipup__kind_char(int k) {
+static IPUP__UNUSED char ipup__kind_char(int k) {
     return k == IPUP_OP_F ? 'F' : k == IPUP_OP_B ? 'B' : k == IPUP_OP_I ? 'I' : k == IPUP_OP_W ? 'W' : '?';
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len) {
+IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len) {
     int n;
     if (!op || !buf || len == 0) return 0;
-    n = ipup__snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
+    n = ipup_snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
     return n < 0 ? 0 : n;
 }
 
 /* op as text for messages: "B(2,3) [2B3]" */
-static IPUP__SCHED_UNUSED const char *ipup__op_desc(char *buf, size_t len, int kind, int32_t s, int32_t m) {
-    ipup__snprintf(buf, len, "%c(%d,%d) [%d%c%d]", ipup__kind_char(kind), (int)s, (int)m, (int)s, ipup__kind_char(kind), (int)m);
+static IPUP__UNUSED const char *ipup__op_desc(char *buf, size_t len, int kind, int32_t s, int32_t m) {
+    ipup_snprintf(buf, len, "%c(%d,%d) [%d%c%d]", ipup__kind_char(kind), (int)s, (int)m, (int)s, ipup__kind_char(kind), (int)m);
     return buf;
 }
 
-static IPUP__SCHED_UNUSED int ipup__op_less(const ipup_op *a, const ipup_op *b) {
+static IPUP__UNUSED int ipup__op_less(const ipup_op *a, const ipup_op *b) {
     if (a->step != b->step) return a->step < b->step;
     if (a->device != b->device) return a->device < b->device;
     return a->pad_[0] < b->pad_[0];
 }
 
-static IPUP__SCHED_UNUSED void ipup__sift(ipup_op *v, int32_t root, int32_t n) {
+static IPUP__UNUSED void ipup__sift(ipup_op *v, int32_t root, int32_t n) {
     for (;;) {
         int32_t c = 2 * root + 1;
         ipup_op tmp;
@@ -950,7 +1470,7 @@ static IPUP__SCHED_UNUSED void ipup__sift(ipup_op *v, int32_t root, int32_t n) {
     }
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED void ipup_sched_sort(ipup_table *t) {
+IPUPIPE_DEF void ipup_sched_sort(ipup_table *t) {
     int32_t n, i;
     ipup_op tmp;
     if (!t || !t->ops || t->n_ops < 2) return;
@@ -966,13 +1486,13 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED void ipup_sched_sort(ipup_table *t) {
 }
 
 /* ---- work arrays ---- */
-static IPUP__SCHED_UNUSED int ipup__work_ok(const ipup_table *t, const void *work, size_t work_bytes) {
+static IPUP__UNUSED int ipup__work_ok(const ipup_table *t, const void *work, size_t work_bytes) {
     if (!work || ((uintptr_t)work & 7u) != 0) return 0;
     return work_bytes >= IPUP_SCHED_WORK_BYTES(t->stages, t->microbatches);
 }
 
 /* Basic shape checks shared by verify/measure/respace; 0 when fine. */
-static IPUP__SCHED_UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t msg_len) {
     if (!t) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table is NULL");
     if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES)
         return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d stages; need 1..%d", (int)t->stages, IPUP_SCHED_MAX_STAGES);
@@ -986,15 +1506,239 @@ static IPUP__SCHED_UNUSED int ipup__table_shape(const ipup_table *t, char *msg, 
     return 0;
 }
 
-/* ---- verify ---- */
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes,
-                                                       ipup_sched_verify_info *info, char *msg, size_t msg_len) {
+/* ---- verify (docs/schedules.md §2) ----
+   One function per rule. Pass 1 runs rules 1 and 2 op by op in table order (ranges,
+   one op per device per step and sorting, the stage's device, each op once), then
+   rule 1's completeness; pass 2 the dependency rules 3, 4, 5 op by op in step order,
+   so the first violation in time is the one reported; then the in-order property. */
+typedef struct ipup__ver {
+    const ipup_table *t;
+    ipup_sched_verify_info *info;
+    char *msg;
+    size_t msg_len;
+    int32_t S, M, P;
+    int32_t *stF, *stG, *stW; /* step of F, of B or I, of W per (m*S + s); -1: not seen */
+    int8_t *kG;               /* IPUP_OP_B or IPUP_OP_I per (m*S + s); 0: not seen */
+    char a[80], b[80];        /* op texts for messages */
+} ipup__ver;
+
+/* info about op i, and its text in v->a */
+static IPUP__UNUSED void ipup__ver_op(ipup__ver *v, int rule, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    ipup_sched_verify_info *in = v->info;
+    in->rule = rule; in->op_index = i; in->step = o->step; in->device = o->device;
+    in->stage = o->stage; in->mb = o->mb; in->kind = o->kind;
+    ipup__op_desc(v->a, sizeof v->a, o->kind, o->stage, o->mb);
+}
+
+/* rule 2: every stage has a device */
+static IPUP__UNUSED int ipup__ver_mapping(ipup__ver *v) {
+    int32_t s;
+    for (s = 0; s < v->S; s++) {
+        if (v->t->stage_device[s] < 0 || v->t->stage_device[s] >= v->P) {
+            v->info->rule = 2; v->info->stage = s;
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 2 (stage on its device): stage %d has no device (mapping gives %d, devices are 0..%d); "
+                             "every stage needs its ops on one device",
+                             (int)s, (int)v->t->stage_device[s], (int)(v->P - 1));
+        }
+    }
+    return IPUP_OK;
+}
+
+/* rule 1: op i's indices are in range */
+static IPUP__UNUSED int ipup__ver_range(ipup__ver *v, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    int k = o->kind;
+    if (o->stage < 0 || o->stage >= v->S || o->mb < 0 || o->mb >= v->M || k < IPUP_OP_F || k > IPUP_OP_W || o->step < 0 ||
+        o->step >= v->t->steps || o->device < 0 || o->device >= v->P) {
+        ipup_sched_verify_info *in = v->info;
+        in->rule = 1; in->op_index = i; in->step = o->step; in->device = o->device;
+        in->stage = o->stage; in->mb = o->mb; in->kind = k;
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 1 (indices in range): op %d (stage %d, micro-batch %d, kind %d, step %d, device %d) is out "
+                         "of range: stages 0..%d, micro-batches 0..%d, kinds F B I W, steps 0..%d, devices 0..%d",
+                         (int)i, (int)o->stage, (int)o->mb, k, (int)o->step, (int)o->device, (int)(v->S - 1),
+                         (int)(v->M - 1), (int)(v->t->steps - 1), (int)(v->P - 1));
+    }
+    return IPUP_OK;
+}
+
+/* rule 2: op i is alone in its cell (device, step) and on its stage's device; the
+   table structure: ops sorted by (step, device) */
+static IPUP__UNUSED int ipup__ver_device(ipup__ver *v, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    int16_t home = v->t->stage_device[o->stage];
+    if (i > 0) {
+        const ipup_op *p = &v->t->ops[i - 1];
+        if (p->step == o->step && p->device == o->device) {
+            ipup__ver_op(v, 2, i);
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
+                             "another step",
+                             (int)o->device, (int)o->step, ipup__op_desc(v->b, sizeof v->b, p->kind, p->stage, p->mb), v->a);
+        }
+        if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
+            ipup__ver_op(v, 6, i);
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "table structure: ops %d and %d are not sorted by (step, device) (device %d, step %d: %s "
+                             "comes after step %d); call ipup_sched_sort first",
+                             (int)(i - 1), (int)i, (int)o->device, (int)o->step, v->a, (int)p->step);
+        }
+    }
+    if (o->device != home) {
+        ipup__ver_op(v, 2, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 2 (stage on its device): device %d, step %d: %s runs on device %d, but stage %d lives on "
+                         "device %d (its weights and stash are there); move it to device %d",
+                         (int)o->device, (int)o->step, v->a, (int)o->device, (int)o->stage, (int)home, (int)home);
+    }
+    return IPUP_OK;
+}
+
+/* rule 1: op i appears once (and a backward is B or I + W, not both); records its step */
+static IPUP__UNUSED int ipup__ver_once(ipup__ver *v, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    int k = o->kind;
+    int64_t x = (int64_t)o->mb * v->S + o->stage;
+    int32_t *slot = k == IPUP_OP_F ? v->stF : k == IPUP_OP_W ? v->stW : v->stG;
+    if (slot[x] >= 0) {
+        ipup__ver_op(v, 1, i);
+        if ((k == IPUP_OP_B || k == IPUP_OP_I) && v->kG[x] != k)
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 1 (each op once): device %d, step %d: %s, but the same stage and micro-batch already "
+                             "has %s at step %d; a backward is either B or I + W, not both",
+                             (int)o->device, (int)o->step, v->a, ipup__op_desc(v->b, sizeof v->b, v->kG[x], o->stage, o->mb),
+                             (int)slot[x]);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 1 (each op once): device %d, step %d: %s appears twice (also at step %d); remove one",
+                         (int)o->device, (int)o->step, v->a, (int)slot[x]);
+    }
+    slot[x] = o->step;
+    if (k == IPUP_OP_B || k == IPUP_OP_I) v->kG[x] = (int8_t)k;
+    return IPUP_OK;
+}
+
+/* rule 1: every op present, and nothing else (no W after a full B) */
+static IPUP__UNUSED int ipup__ver_complete(ipup__ver *v) {
+    int32_t s, m;
+    for (m = 0; m < v->M; m++)
+        for (s = 0; s < v->S; s++) {
+            int64_t x = (int64_t)m * v->S + s;
+            int32_t home = v->t->stage_device[s];
+            int miss = 0;
+            ipup_sched_verify_info *in = v->info;
+            if (v->stF[x] < 0) miss = IPUP_OP_F;
+            else if (v->stG[x] < 0) miss = v->stW[x] >= 0 ? IPUP_OP_I : IPUP_OP_B;
+            else if (v->kG[x] == IPUP_OP_I && v->stW[x] < 0) miss = IPUP_OP_W;
+            if (miss) {
+                in->rule = 1; in->op_index = -1; in->step = -1; in->device = home;
+                in->stage = s; in->mb = m; in->kind = miss;
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 1 (every op once): %s is missing (stage %d lives on device %d); add it to a free step "
+                                 "of device %d after its inputs",
+                                 ipup__op_desc(v->a, sizeof v->a, miss, s, m), (int)s, (int)home, (int)home);
+            }
+            if (v->kG[x] == IPUP_OP_B && v->stW[x] >= 0) {
+                in->rule = 1; in->step = v->stW[x]; in->device = home;
+                in->stage = s; in->mb = m; in->kind = IPUP_OP_W;
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 1 (nothing else appears): device %d, step %d: %s, but the backward of stage %d, "
+                                 "micro-batch %d is a full B (it already computes the weight gradient); write I instead of B "
+                                 "or drop the W",
+                                 (int)home, (int)v->stW[x], ipup__op_desc(v->a, sizeof v->a, IPUP_OP_W, s, m), (int)s, (int)m);
+            }
+        }
+    return IPUP_OK;
+}
+
+/* A dependency an op waits for: kind, stage, and the step it runs at. */
+typedef struct ipup__dep {
+    int kind;
+    int32_t stage, step;
+} ipup__dep;
+
+/* rule 3: F(s,m) after F(s-1,m) */
+static IPUP__UNUSED int ipup__ver_rule3(const ipup__ver *v, const ipup_op *o, int64_t x, ipup__dep *d) {
+    if (o->stage > 0 && v->stF[x - 1] >= o->step) { d->kind = IPUP_OP_F; d->stage = o->stage - 1; d->step = v->stF[x - 1]; return 3; }
+    return 0;
+}
+/* rule 4: B/I(s,m) after F(s,m) and after the backward of stage s+1 */
+static IPUP__UNUSED int ipup__ver_rule4(const ipup__ver *v, const ipup_op *o, int64_t x, ipup__dep *d) {
+    if (v->stF[x] >= o->step) { d->kind = IPUP_OP_F; d->stage = o->stage; d->step = v->stF[x]; return 4; }
+    if (o->stage < v->S - 1 && v->stG[x + 1] >= o->step) {
+        d->kind = v->kG[x + 1]; d->stage = o->stage + 1; d->step = v->stG[x + 1];
+        return 4;
+    }
+    return 0;
+}
+/* rule 5: W(s,m) after I(s,m) */
+static IPUP__UNUSED int ipup__ver_rule5(const ipup__ver *v, const ipup_op *o, int64_t x, ipup__dep *d) {
+    if (v->stG[x] >= o->step) { d->kind = IPUP_OP_I; d->stage = o->stage; d->step = v->stG[x]; return 5; }
+    return 0;
+}
+
+/* pass 2: rules 3, 4, 5 op by op in step order */
+static IPUP__UNUSED int ipup__ver_deps(ipup__ver *v) {
+    static const char *const what[3] = {"forward after the previous stage's forward",
+                                        "backward after its forward and the next stage's backward",
+                                        "weight gradient after the input gradient"};
+    int32_t i;
+    for (i = 0; i < v->t->n_ops; i++) {
+        const ipup_op *o = &v->t->ops[i];
+        int64_t x = (int64_t)o->mb * v->S + o->stage;
+        ipup__dep d;
+        int rule = o->kind == IPUP_OP_F ? ipup__ver_rule3(v, o, x, &d)
+                   : o->kind == IPUP_OP_W ? ipup__ver_rule5(v, o, x, &d)
+                                          : ipup__ver_rule4(v, o, x, &d);
+        if (!rule) continue;
+        ipup__ver_op(v, rule, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule %d (%s): device %d, step %d: %s needs %s from device %d, which runs at step %d; a value "
+                         "made in step t is usable from step t+1, so move %s to step %d or later",
+                         rule, what[rule - 3], (int)o->device, (int)o->step, v->a,
+                         ipup__op_desc(v->b, sizeof v->b, d.kind, d.stage, o->mb), (int)v->t->stage_device[d.stage],
+                         (int)d.step, v->a, (int)(d.step + 1));
+    }
+    return IPUP_OK;
+}
+
+/* the in-order property: weight-gradient ops (B or W) of each stage in increasing m */
+static IPUP__UNUSED void ipup__ver_in_order(ipup__ver *v) {
+    ipup_sched_verify_info *in = v->info;
+    int32_t s, m;
+    in->in_order = 1;
+    for (m = 1; m < v->M; m++)
+        for (s = 0; s < v->S; s++) {
+            int64_t x = (int64_t)m * v->S + s;
+            int32_t a0 = v->kG[x - v->S] == IPUP_OP_B ? v->stG[x - v->S] : v->stW[x - v->S];
+            int32_t a1 = v->kG[x] == IPUP_OP_B ? v->stG[x] : v->stW[x];
+            if (a1 < a0 && (in->in_order || s < in->out_of_order_stage)) {
+                in->in_order = 0;
+                in->out_of_order_stage = s;
+            }
+        }
+}
+
+/* the scratch arrays (work is checked by the caller) */
+static IPUP__UNUSED void ipup__ver_init(ipup__ver *v, const ipup_table *t, void *work, ipup_sched_verify_info *info, char *msg,
+                                        size_t msg_len) {
+    int64_t SM = (int64_t)t->stages * t->microbatches;
+    v->t = t; v->info = info; v->msg = msg; v->msg_len = msg_len;
+    v->S = t->stages; v->M = t->microbatches; v->P = t->devices;
+    v->stF = (int32_t *)work;
+    v->stG = v->stF + SM;
+    v->stW = v->stG + SM;
+    v->kG = (int8_t *)(void *)((uint8_t *)work + (size_t)12 * (size_t)SM); /* SM bytes */
+    IPUPIPE_MEMSET(v->stF, 0xff, (size_t)12 * (size_t)SM); /* stF, stG, stW: -1 */
+    IPUPIPE_MEMSET(v->kG, 0, (size_t)SM);
+}
+
+IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info, char *msg,
+                                  size_t msg_len) {
     ipup_sched_verify_info dummy;
-    int32_t *stF, *stG, *stW;
-    int8_t *kG;
-    int32_t S, M, P, i, s, m, n;
-    int64_t SM;
-    char a[80], b[80];
+    ipup__ver v;
+    int32_t i;
     int rc;
     if (!info) info = &dummy;
     IPUPIPE_MEMSET(info, 0, sizeof *info);
@@ -1003,173 +1747,26 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_verify(const ipup_table *t, voi
     if (msg && msg_len) msg[0] = '\0';
     rc = ipup__table_shape(t, msg, msg_len);
     if (rc) { info->rule = 6; return rc; }
-    S = t->stages; M = t->microbatches; P = t->devices; n = t->n_ops;
     if (!ipup__work_ok(t, work, work_bytes))
         return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
                          "verify: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) = %lld bytes (got %lld)",
-                         (int)S, (int)M, (long long)IPUP_SCHED_WORK_BYTES(S, M), (long long)work_bytes);
-    SM = (int64_t)S * M;
-    stF = (int32_t *)work;
-    stG = stF + SM;
-    stW = stG + SM;
-    kG = (int8_t *)(void *)((uint8_t *)work + (size_t)12 * (size_t)SM); /* SM bytes */
-    for (i = 0; i < SM; i++) { stF[i] = stG[i] = stW[i] = -1; kG[i] = 0; }
-    for (s = 0; s < S; s++) {
-        if (t->stage_device[s] < 0 || t->stage_device[s] >= P) {
-            info->rule = 2; info->stage = s;
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 2 (stage on its device): stage %d has no device (mapping gives %d, devices are 0..%d); "
-                             "every stage needs its ops on one device",
-                             (int)s, (int)t->stage_device[s], (int)(P - 1));
-        }
-    }
-    /* pass 1: ranges, sorting, one op per device per step, mapping, duplicates */
-#define IPUP__VINFO(o_, i_)                                                                           \
-    do {                                                                                              \
-        info->op_index = (i_); info->step = (o_)->step; info->device = (o_)->device;                  \
-        info->stage = (o_)->stage; info->mb = (o_)->mb; info->kind = (o_)->kind;                      \
-        ipup__op_desc(a, sizeof a, (o_)->kind, (o_)->stage, (o_)->mb);                                \
-    } while (0)
-    for (i = 0; i < n; i++) {
-        const ipup_op *o = &t->ops[i];
-        int k = o->kind;
-        int32_t *slot;
-        if (o->stage < 0 || o->stage >= S || o->mb < 0 || o->mb >= M || k < IPUP_OP_F || k > IPUP_OP_W || o->step < 0 ||
-            o->step >= t->steps || o->device < 0 || o->device >= P) {
-            info->rule = 1; info->op_index = i; info->step = o->step; info->device = o->device;
-            info->stage = o->stage; info->mb = o->mb; info->kind = k;
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 1 (indices in range): op %d (stage %d, micro-batch %d, kind %d, step %d, device %d) is out "
-                             "of range: stages 0..%d, micro-batches 0..%d, kinds F B I W, steps 0..%d, devices 0..%d",
-                             (int)i, (int)o->stage, (int)o->mb, k, (int)o->step, (int)o->device, (int)(S - 1), (int)(M - 1),
-                             (int)(t->steps - 1), (int)(P - 1));
-        }
-        if (i > 0) {
-            const ipup_op *p = &t->ops[i - 1];
-            if (p->step == o->step && p->device == o->device) {
-                IPUP__VINFO(o, i);
-                info->rule = 2;
-                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
-                                 "another step",
-                                 (int)o->device, (int)o->step, ipup__op_desc(b, sizeof b, p->kind, p->stage, p->mb), a);
-            }
-            if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
-                IPUP__VINFO(o, i);
-                info->rule = 6;
-                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "table structure: ops %d and %d are not sorted by (step, device) (device %d, step %d: %s "
-                                 "comes after step %d); call ipup_sched_sort first",
-                                 (int)(i - 1), (int)i, (int)o->device, (int)o->step, a, (int)p->step);
-            }
-        }
-        if (o->device != t->stage_device[o->stage]) {
-            IPUP__VINFO(o, i);
-            info->rule = 2;
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 2 (stage on its device): device %d, step %d: %s runs on device %d, but stage %d lives on "
-                             "device %d (its weights and stash are there); move it to device %d",
-                             (int)o->device, (int)o->step, a, (int)o->device, (int)o->stage, (int)t->stage_device[o->stage],
-                             (int)t->stage_device[o->stage]);
-        }
-        slot = k == IPUP_OP_F ? stF : k == IPUP_OP_W ? stW : stG;
-        if (slot[(int64_t)o->mb * S + o->stage] >= 0) {
-            IPUP__VINFO(o, i);
-            info->rule = 1;
-            if (k == IPUP_OP_B || k == IPUP_OP_I) {
-                int pk = kG[(int64_t)o->mb * S + o->stage];
-                if (pk != k)
-                    return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                     "rule 1 (each op once): device %d, step %d: %s, but the same stage and micro-batch already "
-                                     "has %s at step %d; a backward is either B or I + W, not both",
-                                     (int)o->device, (int)o->step, a, ipup__op_desc(b, sizeof b, pk, o->stage, o->mb),
-                                     (int)slot[(int64_t)o->mb * S + o->stage]);
-            }
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 1 (each op once): device %d, step %d: %s appears twice (also at step %d); remove one",
-                             (int)o->device, (int)o->step, a, (int)slot[(int64_t)o->mb * S + o->stage]);
-        }
-        slot[(int64_t)o->mb * S + o->stage] = o->step;
-        if (k == IPUP_OP_B || k == IPUP_OP_I) kG[(int64_t)o->mb * S + o->stage] = (int8_t)k;
-    }
-#undef IPUP__VINFO
-    /* every op present (arrays are micro-batch-major: x = m*S + s) */
-    for (m = 0; m < M; m++)
-        for (s = 0; s < S; s++) {
-            int64_t x = (int64_t)m * S + s;
-            int miss = 0;
-            if (stF[x] < 0) miss = IPUP_OP_F;
-            else if (stG[x] < 0) miss = stW[x] >= 0 ? IPUP_OP_I : IPUP_OP_B;
-            else if (kG[x] == IPUP_OP_I && stW[x] < 0) miss = IPUP_OP_W;
-            if (miss) {
-                info->rule = 1; info->op_index = -1; info->step = -1; info->device = t->stage_device[s];
-                info->stage = s; info->mb = m; info->kind = miss;
-                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 1 (every op once): %s is missing (stage %d lives on device %d); add it to a free step "
-                                 "of device %d after its inputs",
-                                 ipup__op_desc(a, sizeof a, miss, s, m), (int)s, (int)t->stage_device[s],
-                                 (int)t->stage_device[s]);
-            }
-            if (kG[x] == IPUP_OP_B && stW[x] >= 0) {
-                info->rule = 1; info->step = stW[x]; info->device = t->stage_device[s];
-                info->stage = s; info->mb = m; info->kind = IPUP_OP_W;
-                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 1 (nothing else appears): device %d, step %d: %s, but the backward of stage %d, "
-                                 "micro-batch %d is a full B (it already computes the weight gradient); write I instead of B "
-                                 "or drop the W",
-                                 (int)t->stage_device[s], (int)stW[x], ipup__op_desc(a, sizeof a, IPUP_OP_W, s, m), (int)s,
-                                 (int)m);
-            }
-        }
-    /* pass 2, in step order: dependencies (rules 3, 4, 5), so the first violation in
-       time is the one reported */
-    for (i = 0; i < n; i++) {
-        const ipup_op *o = &t->ops[i];
-        int64_t x = (int64_t)o->mb * S + o->stage;
-        int32_t dep = -1, depst = -1;
-        int depk = 0, rule = 0;
-        s = o->stage;
-        if (o->kind == IPUP_OP_F) {
-            if (s > 0 && stF[x - 1] >= o->step) { rule = 3; depk = IPUP_OP_F; depst = s - 1; dep = stF[x - 1]; }
-        } else if (o->kind == IPUP_OP_W) {
-            if (stG[x] >= o->step) { rule = 5; depk = IPUP_OP_I; depst = s; dep = stG[x]; }
-        } else {
-            if (stF[x] >= o->step) { rule = 4; depk = IPUP_OP_F; depst = s; dep = stF[x]; }
-            else if (s < S - 1 && stG[x + 1] >= o->step) { rule = 4; depk = kG[x + 1]; depst = s + 1; dep = stG[x + 1]; }
-        }
-        if (rule) {
-            info->rule = rule; info->op_index = i; info->step = o->step; info->device = o->device;
-            info->stage = o->stage; info->mb = o->mb; info->kind = o->kind;
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule %d (%s): device %d, step %d: %s needs %s from device %d, which runs at step %d; a value "
-                             "made in step t is usable from step t+1, so move %s to step %d or later",
-                             rule,
-                             rule == 3 ? "forward after the previous stage's forward"
-                                       : rule == 4 ? "backward after its forward and the next stage's backward"
-                                                   : "weight gradient after the input gradient",
-                             (int)o->device, (int)o->step, ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb),
-                             ipup__op_desc(b, sizeof b, depk, depst, o->mb), (int)t->stage_device[depst], (int)dep,
-                             ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb), (int)(dep + 1));
-        }
-    }
-    /* in-order accumulation: weight-gradient ops of each stage in increasing m */
-    info->in_order = 1;
-    for (m = 1; m < M; m++)
-        for (s = 0; s < S; s++) {
-            int64_t x = (int64_t)m * S + s;
-            int32_t a0 = kG[x - S] == IPUP_OP_B ? stG[x - S] : stW[x - S];
-            int32_t a1 = kG[x] == IPUP_OP_B ? stG[x] : stW[x];
-            if (a1 < a0 && (info->in_order || s < info->out_of_order_stage)) {
-                info->in_order = 0;
-                info->out_of_order_stage = s;
-            }
-        }
+                         (int)t->stages, (int)t->microbatches, (long long)IPUP_SCHED_WORK_BYTES(t->stages, t->microbatches),
+                         (long long)work_bytes);
+    ipup__ver_init(&v, t, work, info, msg, msg_len);
+    if ((rc = ipup__ver_mapping(&v)) != IPUP_OK) return rc;
+    for (i = 0; i < t->n_ops; i++) /* pass 1 */
+        if ((rc = ipup__ver_range(&v, i)) != IPUP_OK || (rc = ipup__ver_device(&v, i)) != IPUP_OK ||
+            (rc = ipup__ver_once(&v, i)) != IPUP_OK)
+            return rc;
+    if ((rc = ipup__ver_complete(&v)) != IPUP_OK) return rc;
+    if ((rc = ipup__ver_deps(&v)) != IPUP_OK) return rc; /* pass 2 */
+    ipup__ver_in_order(&v);
     info->step = info->device = info->op_index = info->stage = info->mb = info->kind = -1;
     return IPUP_OK;
 }
 
 /* ---- measure ---- */
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED ipup_sched_cost ipup_sched_cost_default(void) {
+IPUPIPE_DEF ipup_sched_cost ipup_sched_cost_default(void) {
     ipup_sched_cost c;
     IPUPIPE_MEMSET(&c, 0, sizeof c);
     c.f = 1.0;
@@ -1179,7 +1776,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED ipup_sched_cost ipup_sched_cost_default(void) 
     return c;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op) {
+IPUPIPE_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *op) {
     double v;
     switch (op->kind) {
     case IPUP_OP_F: v = c->f; break;
@@ -1192,13 +1789,13 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED double ipup_sched_op_cost(const ipup_sched_cos
 }
 
 /* 1 when the value an op produces goes to another device at the end of its step */
-static IPUP__SCHED_UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
+static IPUP__UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
     if (o->kind == IPUP_OP_F) return o->stage < t->stages - 1 && t->stage_device[o->stage + 1] != o->device;
     if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) return o->stage > 0 && t->stage_device[o->stage - 1] != o->device;
     return 0;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes,
+IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes,
                                                         void *work, size_t work_bytes, ipup_sched_figures *out) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     double devfree[IPUP_SCHED_MAX_STAGES], devwork[IPUP_SCHED_MAX_STAGES];
@@ -1305,48 +1902,66 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_measure(const ipup_table *t, co
     return IPUP_OK;
 }
 
-/* ---- text writer ---- */
+/* ---- text writer: documents through ipup_write_fn, staged in small pieces ---- */
+IPUPIPE_DEF int ipup_buf_write(void *user, const void *data, size_t n) {
+    ipup_buf *b = (ipup_buf *)user;
+    if (!b) return 0;
+    if (b->buf && b->cap > 0) {
+        size_t at = b->len < b->cap - 1 ? b->len : b->cap - 1, k = n < b->cap - 1 - at ? n : b->cap - 1 - at;
+        if (k) IPUPIPE_MEMCPY(b->buf + at, data, k);
+        b->buf[at + k] = '\0';
+    }
+    b->len += n;
+    return 0;
+}
+
 typedef struct ipup__w {
-    char *buf;
-    size_t cap, len;
+    ipup_write_fn write;
+    void *user;
+    int err;      /* write failed: nothing more is sent */
+    size_t n;     /* bytes staged in tmp */
+    char tmp[512];
 } ipup__w;
 
-static IPUP__SCHED_UNUSED void ipup__wput(ipup__w *w, const char *s, size_t n) {
-    if (w->len < w->cap) {
-        size_t room = w->cap - w->len;
-        IPUPIPE_MEMCPY(w->buf + w->len, s, n < room ? n : room);
-    }
-    w->len += n;
+static IPUP__UNUSED void ipup__wflush(ipup__w *w) {
+    if (!w->err && w->n && w->write(w->user, w->tmp, w->n) != 0) w->err = 1;
+    w->n = 0;
 }
-static IPUP__SCHED_UNUSED void ipup__ws(ipup__w *w, const char *s) { ipup__wput(w, s, ipup__strlen(s)); }
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static IPUP__SCHED_UNUSED void ipup__wf(ipup__w *w, const char *fmt, ...) {
+static IPUP__UNUSED void ipup__wput(ipup__w *w, const char *s, size_t n) {
+    if (w->err) return;
+    if (w->n + n > sizeof w->tmp) {
+        ipup__wflush(w);
+        if (n > sizeof w->tmp) {
+            if (!w->err && w->write(w->user, s, n) != 0) w->err = 1;
+            return;
+        }
+    }
+    IPUPIPE_MEMCPY(w->tmp + w->n, s, n);
+    w->n += n;
+}
+static IPUP__UNUSED void ipup__ws(ipup__w *w, const char *s) { ipup__wput(w, s, ipup__strlen(s)); }
+static IPUP__PRINTF(2, 3) IPUP__UNUSED void ipup__wf(ipup__w *w, const char *fmt, ...) {
     char tmp[256];
     int n;
     va_list ap;
     va_start(ap, fmt);
-    n = IPUPIPE_VSNPRINTF(tmp, sizeof tmp, fmt, ap);
+    n = ipup_vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
     if (n > 0) ipup__wput(w, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
-static IPUP__SCHED_UNUSED void ipup__wpad(ipup__w *w, size_t n) {
+static IPUP__UNUSED void ipup__wpad(ipup__w *w, size_t n) {
     while (n--) ipup__wput(w, " ", 1);
 }
-static IPUP__SCHED_UNUSED int ipup__wend(ipup__w *w, size_t *len) {
-    if (len) *len = w->len;
-    if (w->cap == 0 || !w->buf) return w->len == 0 && w->buf ? IPUP_OK : IPUP_ERR_CAPACITY;
-    if (w->len < w->cap) { w->buf[w->len] = '\0'; return IPUP_OK; }
-    w->buf[w->cap - 1] = '\0';
-    return IPUP_ERR_CAPACITY;
+static IPUP__UNUSED int ipup__wend(ipup__w *w) {
+    ipup__wflush(w);
+    return w->err ? IPUP_ERR_IO : IPUP_OK;
 }
-static IPUP__SCHED_UNUSED void ipup__winit(ipup__w *w, char *buf, size_t cap) {
-    w->buf = buf; w->cap = buf ? cap : 0; w->len = 0;
+static IPUP__UNUSED void ipup__winit(ipup__w *w, ipup_write_fn write, void *user) {
+    w->write = write; w->user = user; w->err = 0; w->n = 0;
 }
 
 /* a device holds several stages */
-static IPUP__SCHED_UNUSED int ipup__shared_devices(const ipup_table *t) {
+static IPUP__UNUSED int ipup__shared_devices(const ipup_table *t) {
     int32_t seen[IPUP_SCHED_MAX_STAGES], s, d;
     for (d = 0; d < IPUP_SCHED_MAX_STAGES; d++) seen[d] = 0;
     for (s = 0; s < t->stages; s++) {
@@ -1357,77 +1972,95 @@ static IPUP__SCHED_UNUSED int ipup__shared_devices(const ipup_table *t) {
     return 0;
 }
 
-static IPUP__SCHED_UNUSED int ipup__grid_token(const ipup_table *t, const ipup_op *o, int with_stage, char *buf, size_t len) {
+static IPUP__UNUSED int ipup__grid_token(const ipup_op *o, int with_stage, char *buf, size_t len) {
     int n;
     if (with_stage) n = ipup_sched_op_str(o, buf, len);
-    else n = ipup__snprintf(buf, len, "%c%d", ipup__kind_char(o->kind), (int)o->mb);
-    (void)t;
+    else n = ipup_snprintf(buf, len, "%c%d", ipup__kind_char(o->kind), (int)o->mb);
     return n < 0 ? 0 : n;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_grid(const ipup_table *t, char *buf, size_t cap, size_t *len) {
+/* one grid cell: " " and the op's token (or ".." when idle), padded to cw */
+static IPUP__UNUSED void ipup__grid_cell(ipup__w *w, const ipup_op *o, int ws, int cw) {
+    char tok[48];
+    int n = o ? ipup__grid_token(o, ws, tok, sizeof tok) : 2;
+    ipup__wput(w, " ", 1);
+    ipup__wput(w, o ? tok : "..", (size_t)n);
+    ipup__wpad(w, (size_t)(cw - n));
+}
+
+/* 1 when the ops are in (step, device) order, so each device's ops are in step order */
+static IPUP__UNUSED int ipup__step_sorted(const ipup_table *t) {
+    int32_t i;
+    for (i = 1; i < t->n_ops; i++) {
+        const ipup_op *p = &t->ops[i - 1], *o = &t->ops[i];
+        if (p->step > o->step || (p->step == o->step && p->device > o->device)) return 0;
+    }
+    return 1;
+}
+
+/* The cells of device d's row, the last op of a cell shown (a valid table has one).
+   Sorted tables in one pass over the ops; others a window of steps at a time. */
+static IPUP__UNUSED void ipup__grid_row(ipup__w *w, const ipup_table *t, int32_t d, int ws, int cw, int sorted) {
+    int32_t win[256], base, col = 0, i, k;
+    const ipup_op *pend = NULL;
+    if (sorted) {
+        for (i = 0; i < t->n_ops; i++) {
+            const ipup_op *o = &t->ops[i];
+            if (o->device != d || o->step < 0 || o->step >= t->steps) continue;
+            if (pend && o->step != pend->step) { ipup__grid_cell(w, pend, ws, cw); col++; }
+            for (; col < o->step; col++) ipup__grid_cell(w, NULL, ws, cw);
+            pend = o;
+        }
+        if (pend) { ipup__grid_cell(w, pend, ws, cw); col++; }
+        for (; col < t->steps; col++) ipup__grid_cell(w, NULL, ws, cw);
+        return;
+    }
+    for (base = 0; base < t->steps && !w->err; base += 256) {
+        int32_t nw = t->steps - base < 256 ? t->steps - base : 256;
+        for (k = 0; k < nw; k++) win[k] = -1;
+        for (i = 0; i < t->n_ops; i++)
+            if (t->ops[i].device == d && t->ops[i].step >= base && t->ops[i].step < base + nw) win[t->ops[i].step - base] = i;
+        for (k = 0; k < nw; k++) ipup__grid_cell(w, win[k] >= 0 ? &t->ops[win[k]] : NULL, ws, cw);
+    }
+}
+
+IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write, void *user) {
     ipup__w w;
     char tok[48], lab[32];
-    int ws, cw = 2, lw = 0, n, i;
+    int ws, cw = 2, lw = 0, n, i, sorted;
     int32_t d;
-    size_t rowlen, total, base;
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0) || t->steps < 0) return IPUP_ERR_ARG;
+    if (ipup__table_shape(t, NULL, 0) || t->steps < 0 || !write) return IPUP_ERR_ARG;
     ws = ipup__shared_devices(t);
     for (i = 0; i < t->n_ops; i++) {
-        n = ipup__grid_token(t, &t->ops[i], ws, tok, sizeof tok);
+        n = ipup__grid_token(&t->ops[i], ws, tok, sizeof tok);
         if (n > cw) cw = n;
     }
     for (d = 0; d < t->devices; d++) {
-        n = ipup__snprintf(lab, sizeof lab, "IPU%d", (int)d);
+        n = ipup_snprintf(lab, sizeof lab, "IPU%d", (int)d);
         if (n > lw) lw = n;
     }
-    if ((size_t)t->steps > ((size_t)-1 / 4 - 64) / (size_t)(cw + 1) / (size_t)t->devices) { /* size_t overflow (32-bit) */
-        if (buf && cap) buf[0] = '\0';
-        if (len) *len = (size_t)-1 / 4;
-        return IPUP_ERR_CAPACITY;
+    sorted = ipup__step_sorted(t);
+    ipup__winit(&w, write, user);
+    for (d = 0; d < t->devices && !w.err; d++) {
+        n = ipup_snprintf(lab, sizeof lab, "IPU%d", (int)d);
+        ipup__wput(&w, lab, (size_t)n);
+        ipup__wpad(&w, (size_t)(lw - n + 1));
+        ipup__grid_row(&w, t, d, ws, cw, sorted);
+        ipup__wput(&w, "\n", 1);
     }
-    rowlen = (size_t)lw + 1 + (size_t)t->steps * (size_t)(cw + 1) + 1;
-    total = rowlen * (size_t)t->devices;
-    ipup__winit(&w, buf, cap);
-    if (!buf || cap <= total) { w.len = total; return ipup__wend(&w, len); }
-    for (d = 0; d < t->devices; d++) {
-        int32_t st;
-        base = (size_t)d * rowlen;
-        IPUPIPE_MEMSET(buf + base, ' ', rowlen - 1);
-        n = ipup__snprintf(lab, sizeof lab, "IPU%d", (int)d);
-        IPUPIPE_MEMCPY(buf + base, lab, (size_t)n);
-        for (st = 0; st < t->steps; st++) {
-            size_t at = base + (size_t)lw + 1 + (size_t)st * (size_t)(cw + 1) + 1;
-            buf[at] = '.'; buf[at + 1] = '.';
-        }
-        buf[base + rowlen - 1] = '\n';
-    }
-    for (i = 0; i < t->n_ops; i++) {
-        const ipup_op *o = &t->ops[i];
-        size_t at;
-        if (o->device < 0 || o->device >= t->devices || o->step < 0 || o->step >= t->steps) continue;
-        at = (size_t)o->device * rowlen + (size_t)lw + 1 + (size_t)o->step * (size_t)(cw + 1) + 1;
-        n = ipup__grid_token(t, o, ws, tok, sizeof tok);
-        IPUPIPE_MEMSET(buf + at, ' ', (size_t)cw);
-        IPUPIPE_MEMCPY(buf + at, tok, (size_t)n);
-    }
-    w.len = total;
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, char *buf, size_t cap,
-                                                             size_t *len) {
+IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write, void *user) {
     ipup__w w;
     int32_t colw[IPUP_SCHED_MAX_STAGES];
     char tok[48], lab[32];
     int32_t d, st, i, j, digits = 1, n;
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0) || t->steps < 0) return IPUP_ERR_ARG;
-    ipup__winit(&w, buf, cap);
+    if (ipup__table_shape(t, NULL, 0) || t->steps < 0 || !write) return IPUP_ERR_ARG;
+    ipup__winit(&w, write, user);
     /* PyTorch: step labels "Step " + zero-padded index; columns "Rank i" */
     for (n = t->steps - 1; n >= 10; n /= 10) digits++;
-    for (d = 0; d < t->devices; d++) colw[d] = ipup__snprintf(lab, sizeof lab, "Rank %d", (int)d);
+    for (d = 0; d < t->devices; d++) colw[d] = ipup_snprintf(lab, sizeof lab, "Rank %d", (int)d);
     for (i = 0; i < t->n_ops; i++) {
         const ipup_op *o = &t->ops[i];
         if (o->device < 0 || o->device >= t->devices) continue;
@@ -1436,17 +2069,17 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_steps(const ipup_table *
     }
     ipup__wpad(&w, (size_t)(5 + digits + 2));
     for (d = 0; d < t->devices; d++) {
-        n = ipup__snprintf(lab, sizeof lab, "Rank %d", (int)d);
+        n = ipup_snprintf(lab, sizeof lab, "Rank %d", (int)d);
         if (d) ipup__ws(&w, " ");
         ipup__ws(&w, lab);
         ipup__wpad(&w, (size_t)(colw[d] - n));
     }
     ipup__ws(&w, "\n");
     i = 0;
-    for (st = 0; st < t->steps; st++) {
+    for (st = 0; st < t->steps && !w.err; st++) {
         {
             char num[16];
-            int nd = ipup__snprintf(num, sizeof num, "%d", (int)st);
+            int nd = ipup_snprintf(num, sizeof num, "%d", (int)st);
             ipup__ws(&w, "Step ");
             while (nd++ < digits) ipup__ws(&w, "0");
             ipup__ws(&w, num);
@@ -1468,17 +2101,16 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_render_steps(const ipup_table *
         if (st == mark_step) ipup__ws(&w, " <-- ERROR HERE");
         ipup__ws(&w, "\n");
     }
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_csv(const ipup_table *t, char *buf, size_t cap, size_t *len) {
+IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, void *user) {
     ipup__w w;
     char tok[48];
     int32_t d, i;
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0) || t->steps < 0) return IPUP_ERR_ARG;
-    ipup__winit(&w, buf, cap);
-    for (d = 0; d < t->devices; d++) {
+    if (ipup__table_shape(t, NULL, 0) || t->steps < 0 || !write) return IPUP_ERR_ARG;
+    ipup__winit(&w, write, user);
+    for (d = 0; d < t->devices && !w.err; d++) {
         int32_t col = 0; /* cells written so far in this row */
         for (i = 0; i < t->n_ops; i++) {
             const ipup_op *o = &t->ops[i];
@@ -1497,12 +2129,12 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_csv(const ipup_table *t, 
         while (col < t->steps) { if (col) ipup__ws(&w, ","); col++; }
         ipup__ws(&w, "\n");
     }
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
 /* BSP cost of the step made of ops [i0, i1): its slowest op, the exchange if any op crosses
    devices, and the sync. */
-static IPUP__SCHED_UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c, int32_t i0, int32_t i1) {
+static IPUP__UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c, int32_t i0, int32_t i1) {
     double mx = 0.0;
     int cross = 0;
     int32_t i;
@@ -1515,7 +2147,7 @@ static IPUP__SCHED_UNUSED double ipup__step_cost(const ipup_table *t, const ipup
 }
 
 /* One past the last op of the step that ops[i] starts (ops are sorted by step). */
-static IPUP__SCHED_UNUSED int32_t ipup__step_end(const ipup_table *t, int32_t i) {
+static IPUP__UNUSED int32_t ipup__step_end(const ipup_table *t, int32_t i) {
     int32_t j = i;
     while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
     return j;
@@ -1529,14 +2161,14 @@ typedef struct {
     int32_t i, end; /* next op; one past the current step */
     double now, next; /* start of the current step; start of the next */
 } ipup__timed;
-static IPUP__SCHED_UNUSED void ipup__timed_init(ipup__timed *it, const ipup_table *t, const ipup_sched_cost *c) {
+static IPUP__UNUSED void ipup__timed_init(ipup__timed *it, const ipup_table *t, const ipup_sched_cost *c) {
     it->t = t;
     it->c = c;
     it->i = it->end = 0;
     it->now = it->next = 0.0;
 }
 /* the next op (its step starts at it->now), or NULL after the last */
-static IPUP__SCHED_UNUSED const ipup_op *ipup__timed_next(ipup__timed *it) {
+static IPUP__UNUSED const ipup_op *ipup__timed_next(ipup__timed *it) {
     if (it->i >= it->t->n_ops) return NULL;
     if (it->i == it->end) {
         it->end = ipup__step_end(it->t, it->i);
@@ -1546,18 +2178,16 @@ static IPUP__SCHED_UNUSED const ipup_op *ipup__timed_next(ipup__timed *it) {
     return &it->t->ops[it->i++];
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, char *buf,
-                                                            size_t cap, size_t *len) {
+IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, ipup_write_fn write, void *user) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     ipup__w w;
     ipup__timed it;
     const ipup_op *o;
     int32_t d;
     int first = 1;
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
+    if (ipup__table_shape(t, NULL, 0) || !write) return IPUP_ERR_ARG;
     if (!cost) cost = &dc;
-    ipup__winit(&w, buf, cap);
+    ipup__winit(&w, write, user);
     ipup__ws(&w, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     for (d = 0; d < t->devices; d++) {
         ipup__wf(&w, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"IPU%d\"}}", first ? "" : ",\n",
@@ -1565,7 +2195,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_trace(const ipup_table *t
         first = 0;
     }
     ipup__timed_init(&it, t, cost);
-    while ((o = ipup__timed_next(&it)) != NULL) {
+    while (!w.err && (o = ipup__timed_next(&it)) != NULL) {
         char tok[48];
         ipup_sched_op_str(o, tok, sizeof tok);
         ipup__wf(&w,
@@ -1575,11 +2205,11 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_trace(const ipup_table *t
                  (int)o->stage, (int)o->mb, (int)o->step);
     }
     ipup__ws(&w, "\n]}\n");
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost,
-                                                          const ipup_sched_figures *fig, char *buf, size_t cap, size_t *len) {
+IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
+                                     ipup_write_fn write, void *user) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     ipup__w w;
     const double unit = 24.0, rowh = 26.0, left = 56.0, top = 40.0, upd = 1.0;
@@ -1588,8 +2218,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, 
     ipup__timed it;
     const ipup_op *o;
     int32_t bounds[3];
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
+    if (ipup__table_shape(t, NULL, 0) || !write) return IPUP_ERR_ARG;
     if (!cost) cost = &dc;
     /* total BSP time and the x of the phase boundaries */
     if (fig) { bounds[0] = fig->main_phase[0]; bounds[1] = fig->ramp_down[0]; bounds[2] = t->steps; }
@@ -1604,7 +2233,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, 
     while (ph < 3) { ph_x[ph + 1] = total; ph++; }
     width = left + (total + upd) * unit + 20.0;
     height = top + rowh * (double)t->devices + 40.0;
-    ipup__winit(&w, buf, cap);
+    ipup__winit(&w, write, user);
     ipup__wf(&w, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"monospace\" font-size=\"11\">\n",
              width, height);
     ipup__ws(&w, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
@@ -1635,7 +2264,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, 
                  left + total * unit, y + 2.0, upd * unit, rowh - 4.0, left + total * unit + 4.0, y + 17.0);
     }
     ipup__timed_init(&it, t, cost);
-    while ((o = ipup__timed_next(&it)) != NULL) {
+    while (!w.err && (o = ipup__timed_next(&it)) != NULL) {
         double c = ipup_sched_op_cost(cost, o), y = top + rowh * (double)o->device;
         const char *fill = o->kind == IPUP_OP_F ? "#4e79a7" : o->kind == IPUP_OP_B ? "#f28e2b" : o->kind == IPUP_OP_I ? "#e15759" : "#59a14f";
         char tok[48];
@@ -1658,10 +2287,10 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_svg(const ipup_table *t, 
         }
     }
     ipup__ws(&w, "</svg>\n");
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
-static IPUP__SCHED_UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
+static IPUP__UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
     ipup__ws(w, "\"");
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -1673,13 +2302,12 @@ static IPUP__SCHED_UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
     ipup__ws(w, "\"");
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
-                                                           const char *warnings, char *buf, size_t cap, size_t *len) {
+IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
+                                      const char *warnings, ipup_write_fn write, void *user) {
     ipup__w w;
     int32_t s;
-    if (len) *len = 0;
-    if (ipup__table_shape(t, NULL, 0) || !fig) return IPUP_ERR_ARG;
-    ipup__winit(&w, buf, cap);
+    if (ipup__table_shape(t, NULL, 0) || !fig || !write) return IPUP_ERR_ARG;
+    ipup__winit(&w, write, user);
     ipup__ws(&w, "{\"schedule\":");
     ipup__wjson_str(&w, schedule ? schedule : "table");
     ipup__wf(&w, ",\"stages\":%d,\"microbatches\":%d,\"devices\":%d,\"steps\":%d,\"ops\":%d", (int)t->stages, (int)t->microbatches,
@@ -1718,7 +2346,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_json(const ipup_table *t,
         }
     }
     ipup__ws(&w, "]}\n");
-    return ipup__wend(&w, len);
+    return ipup__wend(&w);
 }
 
 
@@ -1727,7 +2355,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_write_json(const ipup_table *t,
 #define IPUP__CSV_MAX_COLS (1 << 26) /* cells per row */
 
 /* Parse one compute token "<stage><F|B|I|W><mb>" in p[0..n). 0 when fine. */
-static IPUP__SCHED_UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind, int32_t *mb) {
+static IPUP__UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind, int32_t *mb) {
     size_t i = 0, nd;
     int64_t v;
     for (v = 0, nd = 0; i < n && p[i] >= '0' && p[i] <= '9'; i++, nd++) {
@@ -1758,7 +2386,7 @@ typedef struct ipup__csv_ctx {
     int32_t cap;
 } ipup__csv_ctx;
 
-static IPUP__SCHED_UNUSED void ipup__csv_show(char *dst, size_t dlen, const char *p, size_t n) {
+static IPUP__UNUSED void ipup__csv_show(char *dst, size_t dlen, const char *p, size_t n) {
     size_t i, k = 0;
     for (i = 0; i < n && k + 4 < dlen && i < 40; i++) {
         unsigned char c = (unsigned char)p[i];
@@ -1769,7 +2397,7 @@ static IPUP__SCHED_UNUSED void ipup__csv_show(char *dst, size_t dlen, const char
 }
 
 /* add one op found in row r, cell c (1-based in messages) */
-static IPUP__SCHED_UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n, int32_t r, int32_t c, int sub, char *msg,
+static IPUP__UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n, int32_t r, int32_t c, int sub, char *msg,
                                           size_t msg_len) {
     int32_t st, mb;
     int k;
@@ -1803,7 +2431,7 @@ static IPUP__SCHED_UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, siz
     return 0;
 }
 
-static IPUP__SCHED_UNUSED int ipup__csv_parse(const char *text, size_t text_len, ipup__csv_ctx *x, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__csv_parse(const char *text, size_t text_len, ipup__csv_ctx *x, char *msg, size_t msg_len) {
     size_t pos = 0;
     int rc;
     x->rows = 0; x->max_stage = -1; x->max_mb = -1; x->n_ops = 0; x->steps = 0;
@@ -1868,7 +2496,7 @@ static IPUP__SCHED_UNUSED int ipup__csv_parse(const char *text, size_t text_len,
     return 0;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
+IPUPIPE_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
                                                          int32_t *devices, int32_t *n_ops, char *msg, size_t msg_len) {
     ipup__csv_ctx x;
     int rc;
@@ -1883,7 +2511,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_scan(const char *text, size
     return IPUP_OK;
 }
 
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
+IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
                                                          size_t work_bytes, ipup_table *out, char *msg, size_t msg_len) {
     ipup__csv_ctx x;
     int32_t S, M, i, s;
@@ -1935,7 +2563,7 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_csv_load(const char *text, size
 }
 
 /* ---- respace ---- */
-IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len) {
     int32_t beg[IPUP_SCHED_MAX_STAGES + 1], cur[IPUP_SCHED_MAX_STAGES], pick[IPUP_SCHED_MAX_STAGES];
     int32_t *idx, *stF, *stG, *stW;
     int32_t S, M, P, n, i, d, tt = 0, placed = 0;
@@ -2037,3 +2665,25 @@ IPUP_SCHED_DEF IPUP__SCHED_UNUSED int ipup_sched_respace(ipup_table *t, void *wo
 #endif
 #endif /* IPUPIPE_SCHED_IMPLEMENTED */
 #endif /* IPUPIPE_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+Copyright (c) 2026 the ipupipe authors
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/

@@ -1,6 +1,6 @@
 /* sched_fixtures.h - the two compute-only schedule CSVs written by PyTorch's pipelining tests
  * (pytorch/pytorch, test/distributed/pipelining/artifacts/, public test data), copied
- * from ../shared/fixtures/pytorch so the tests do not depend on files outside the repo. */
+ * here so the tests need no file from elsewhere. */
 #ifndef SCHED_FIXTURES_H
 #define SCHED_FIXTURES_H
 /* zb1p_2rank_2stagep_compute.csv */

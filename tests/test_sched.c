@@ -1,5 +1,5 @@
 /* test_sched.c - the schedule generators of ipupipe_sched.h against independent
- * references: the closed forms of SCHEDULES.md §3 (computed here op by op, then
+ * references: the closed forms of docs/schedules.md §3 (computed here op by op, then
  * compacted), and for 1F1B an as-early-as-possible placement of each device's
  * program computed by fixed-point iteration (a different algorithm from the
  * header's step-by-step simulation). */
@@ -23,7 +23,7 @@ static int gen(ipup_sched_kind kind, int S, int M, ipup_table *t, char *msg, siz
     return ipup_sched_generate(&c, g_ops, (int32_t)(sizeof g_ops / sizeof g_ops[0]), t, msg, len);
 }
 
-/* raw (uncompacted) step of an op under the closed forms of SCHEDULES.md §3 */
+/* raw (uncompacted) step of an op under the closed forms of docs/schedules.md §3 */
 static int raw_step(ipup_sched_kind kind, int S, int M, int k, int s, int m) {
     switch (kind) {
     case IPUP_SCHED_SEQUENTIAL: return k == IPUP_OP_F ? 2 * S * m + s : 2 * S * m + S + (S - 1 - s);
@@ -143,7 +143,7 @@ TTEST(step_counts) {
         }
 }
 
-/* The worked tables of SCHEDULES.md §3, S=4, M=8, as text. */
+/* The worked tables of docs/schedules.md §3, S=4, M=8, as text. */
 static void grid_of(const ipup_table *t, char *buf, size_t len) {
     int d, st, i;
     size_t n = 0;

@@ -44,7 +44,7 @@ expect 2 "bad format" -- -S 4 -M 8 --format png
 expect 2 "missing value" -- -S 4 -M
 expect 2 "huge number" -- -S 99999999999999999999 -M 4
 
-# the seed's example: grid of Grouped, S=4, M=8 (SCHEDULES.md worked table)
+# the seed's example: grid of Grouped, S=4, M=8 (the worked table of docs/schedules.md §3)
 expect 0 "grouped grid" -- --stages 4 --microbatches 8 --schedule grouped
 has "grouped row IPU0" "IPU0  F0 F1 F2 F3 .. F4 .. F5 .. F6 B0 F7 B1 .. B2 .. B3 .. B4 B5 B6 B7" "$tmp/out"
 has "grouped row IPU3" "IPU3  .. .. .. F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7 .. .. .." "$tmp/out"

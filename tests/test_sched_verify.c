@@ -1,7 +1,7 @@
 /* test_sched_verify.c - verifier, measure, renderers, CSV and respace of ipupipe_sched.h.
  *
  * The verifier is checked against an independent brute-force reference of the rules of
- * SCHEDULES.md §2 on every single mutation of valid tables (drop, duplicate, swap two
+ * docs/schedules.md §2 on every single mutation of valid tables (drop, duplicate, swap two
  * cells of a device, move an op one step earlier across a dependency, put a stage on a
  * second device): it must agree with the reference on each, and the mutations that
  * break a rule must all be caught. */
@@ -14,6 +14,15 @@
 static ipup_op g_ops[CAP_OPS], g_mut[CAP_OPS + 8], g_ops2[CAP_OPS];
 static uint64_t g_work[IPUP_SCHED_WORK_BYTES(16, 64) / 8 + 8];
 static char g_buf[1 << 20];
+static ipup_buf g_b;
+
+/* g_buf (cap bytes of it) as a writer's target: pass ipup_buf_write, gbuf(cap) */
+static ipup_buf *gbuf(size_t cap) {
+    g_b.buf = g_buf;
+    g_b.cap = cap;
+    g_b.len = 0;
+    return &g_b;
+}
 
 static int slow(void) { return getenv("IPUPIPE_TEST_SLOW") != NULL; }
 
@@ -37,7 +46,7 @@ static int verify(const ipup_table *t, ipup_sched_verify_info *vi, char *msg, si
     return ipup_sched_verify(t, g_work, sizeof g_work, vi, msg, len);
 }
 
-/* ---- independent reference of SCHEDULES.md §2: 1 when valid ---- */
+/* ---- independent reference of docs/schedules.md §2: 1 when valid ---- */
 static int ref_valid(const ipup_table *t) {
     static int32_t st[5][IPUP_SCHED_MAX_STAGES][64];
     static int32_t cnt[5][IPUP_SCHED_MAX_STAGES][64];
@@ -81,11 +90,10 @@ static ipup_table mut_table(const ipup_table *t) {
 
 /* the step layout marks the failing step */
 static void check_marked(const ipup_table *u, const ipup_sched_verify_info *vi) {
-    size_t n;
     char key[32];
     const char *line;
     if (vi->step < 0) return;
-    TT_EQ_INT(ipup_sched_render_steps(u, vi->step, g_buf, sizeof g_buf, &n), 0);
+    TT_EQ_INT(ipup_sched_render_steps(u, vi->step, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     snprintf(key, sizeof key, "Step %0*d: ", u->steps > 100 ? 3 : u->steps > 10 ? 2 : 1, vi->step);
     line = strstr(g_buf, key);
     TT_CHECK_MSG(line != NULL, "no row %s", key);
@@ -628,16 +636,20 @@ TTEST(renderers) {
     const char *p;
     TT_EQ_INT(gen(IPUP_SCHED_INTERLEAVED, 4, 8, &t), 0);
     TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &f), 0);
-    TT_EQ_INT(ipup_sched_render_grid(&t, g_buf, sizeof g_buf, &n), 0);
+    TT_EQ_INT(ipup_sched_render_grid(&t, ipup_buf_write, gbuf(sizeof g_buf)), 0);
+    n = g_b.len;
     {
         static const char row0[] = "IPU0  F0 .. F1 .. F2 .. F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 .. B5 .. B6 .. B7\n";
         TT_CHECK(strncmp(g_buf, row0, sizeof row0 - 1) == 0);
     }
     TT_EQ_INT(n, strlen(g_buf));
-    /* too small a buffer: capacity error and the size needed */
-    TT_EQ_INT(ipup_sched_render_grid(&t, g_buf, 10, &n2), IPUP_ERR_CAPACITY);
+    /* too small a buffer: the text does not fit, and the size needed */
+    TT_EQ_INT(ipup_sched_render_grid(&t, ipup_buf_write, gbuf(10)), IPUP_OK);
+    TT_CHECK(!ipup_buf_fits(&g_b));
+    n2 = g_b.len;
     TT_EQ_INT(n2, n);
-    TT_EQ_INT(ipup_sched_render_steps(&t, 3, g_buf, sizeof g_buf, &n), 0);
+    TT_EQ_INT(ipup_sched_render_steps(&t, 3, ipup_buf_write, gbuf(sizeof g_buf)), 0);
+    n = g_b.len;
     {
         /* PyTorch: header indented by len("Step 00") + 2, columns padded to the widest cell */
         static const char head[] = "         Rank 0 Rank 1 Rank 2 Rank 3\nStep 00: 0F0                        \n";
@@ -645,16 +657,18 @@ TTEST(renderers) {
     }
     TT_CONTAINS(g_buf, "Step 03:        1F1           3F0    <-- ERROR HERE\n");
     TT_CONTAINS(g_buf, "Step 04: 0F2           2F1    3B0   \n");
-    TT_EQ_INT(ipup_sched_render_steps(&t, 3, g_buf, 20, &n2), IPUP_ERR_CAPACITY);
+    TT_EQ_INT(ipup_sched_render_steps(&t, 3, ipup_buf_write, gbuf(20)), IPUP_OK);
+    TT_CHECK(!ipup_buf_fits(&g_b));
+    n2 = g_b.len;
     TT_EQ_INT(n2, n);
-    TT_EQ_INT(ipup_sched_write_csv(&t, g_buf, sizeof g_buf, &n), 0);
+    TT_EQ_INT(ipup_sched_write_csv(&t, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     TT_CHECK(strncmp(g_buf, "0F0,,0F1,,0F2,,0F3,0B0,", 23) == 0);
-    TT_EQ_INT(ipup_sched_write_trace(&t, NULL, g_buf, sizeof g_buf, &n), 0);
+    TT_EQ_INT(ipup_sched_write_trace(&t, NULL, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     TT_CHECK(strncmp(g_buf, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", 39) == 0);
     for (count = 0, p = g_buf; (p = strstr(p, "\"ph\":\"X\"")) != NULL; p++) count++;
     TT_EQ_INT(count, t.n_ops);
     TT_CONTAINS(g_buf, "\"name\":\"3B7\"");
-    TT_EQ_INT(ipup_sched_write_svg(&t, NULL, &f, g_buf, sizeof g_buf, &n), 0);
+    TT_EQ_INT(ipup_sched_write_svg(&t, NULL, &f, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     TT_CHECK(strncmp(g_buf, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
     for (count = 0, p = g_buf; (p = strstr(p, "<title>")) != NULL; p++) count++;
     TT_EQ_INT(count, t.n_ops);
@@ -663,7 +677,7 @@ TTEST(renderers) {
     TT_CONTAINS(g_buf, ">ramp-down<");
     TT_CONTAINS(g_buf, ">U<");
     TT_CONTAINS(g_buf, "</svg>\n");
-    TT_EQ_INT(ipup_sched_write_json(&t, &f, "interleaved", "w1\nw2\n", g_buf, sizeof g_buf, &n), 0);
+    TT_EQ_INT(ipup_sched_write_json(&t, &f, "interleaved", "w1\nw2\n", ipup_buf_write, gbuf(sizeof g_buf)), 0);
     {
         static const char *keys[] = {"\"schedule\":\"interleaved\"", "\"stages\":4", "\"microbatches\":8", "\"devices\":4",
                                      "\"steps\":22", "\"unit_utilisation\":", "\"bsp_time\":", "\"async_time\":",
@@ -676,9 +690,94 @@ TTEST(renderers) {
         int16_t map[3] = {0, 1, 0};
         char msg[512];
         TT_EQ_INT(gen_full(IPUP_SCHED_INTERLEAVED, 3, 6, 0, map, g_ops, &t, msg, sizeof msg), 0);
-        TT_EQ_INT(ipup_sched_render_grid(&t, g_buf, sizeof g_buf, &n), 0);
+        TT_EQ_INT(ipup_sched_render_grid(&t, ipup_buf_write, gbuf(sizeof g_buf)), 0);
         TT_CHECK(strncmp(g_buf, "IPU0  0F0 ", 10) == 0);
         TT_CONTAINS(g_buf, "2F0");
+    }
+}
+
+/* ---- the write callback: failures, ipup_buf ---- */
+typedef struct failing {
+    size_t budget, taken; /* accepts budget bytes, then fails */
+    int failed, calls_after;
+} failing;
+static int failing_write(void *user, const void *data, size_t len) {
+    failing *f = (failing *)user;
+    (void)data;
+    if (f->failed) { f->calls_after++; return -1; }
+    if (f->taken + len > f->budget) { f->failed = 1; return -1; }
+    f->taken += len;
+    return 0;
+}
+
+/* writer k of the six on table t into (write, user) */
+static int write_doc(int k, const ipup_table *t, const ipup_sched_figures *f, ipup_write_fn write, void *user) {
+    switch (k) {
+    case 0: return ipup_sched_render_grid(t, write, user);
+    case 1: return ipup_sched_render_steps(t, 2, write, user);
+    case 2: return ipup_sched_write_csv(t, write, user);
+    case 3: return ipup_sched_write_trace(t, NULL, write, user);
+    case 4: return ipup_sched_write_svg(t, NULL, f, write, user);
+    default: return ipup_sched_write_json(t, f, "zb-h1", "a warning\n", write, user);
+    }
+}
+
+TTEST(writers_io_error_and_buf) {
+    static char full[1 << 16];
+    ipup_table t;
+    ipup_sched_figures f;
+    int k;
+    TT_EQ_INT(gen(IPUP_SCHED_ZBH1, 4, 8, &t), 0);
+    TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &f), 0);
+    for (k = 0; k < 6; k++) {
+        static const size_t budgets[] = {0, 1, 100, 600, 5000};
+        ipup_buf q = {NULL, 0, 0};
+        size_t L, cap;
+        int b;
+        /* the size query (NULL, 0), then the whole text */
+        TT_EQ_INT(write_doc(k, &t, &f, ipup_buf_write, &q), IPUP_OK);
+        L = q.len;
+        TT_CHECK(L > 100 && L < sizeof full);
+        TT_CHECK(!ipup_buf_fits(&q));
+        q.buf = full; q.cap = sizeof full; q.len = 0;
+        TT_EQ_INT(write_doc(k, &t, &f, ipup_buf_write, &q), IPUP_OK);
+        TT_EQ_INT(q.len, L);
+        TT_EQ_INT(strlen(full), L);
+        TT_CHECK(ipup_buf_fits(&q));
+        /* cut texts: a NUL-terminated prefix, len the full size */
+        for (cap = 1; cap < L + 3; cap += cap < 40 ? 1 : 97) {
+            ipup_buf c = {g_buf, cap, 0};
+            memset(g_buf, 'x', cap + 8);
+            TT_EQ_INT(write_doc(k, &t, &f, ipup_buf_write, &c), IPUP_OK);
+            TT_EQ_INT(c.len, L);
+            TT_EQ_INT(ipup_buf_fits(&c), cap > L);
+            TT_EQ_INT(strlen(g_buf), cap - 1 < L ? cap - 1 : L);
+            TT_CHECK(memcmp(g_buf, full, strlen(g_buf)) == 0);
+            TT_EQ_INT(g_buf[cap], 'x'); /* nothing past cap */
+        }
+        /* a writer that fails: IPUP_ERR_IO, and no call after the failure */
+        for (b = 0; b < 5; b++) {
+            failing fw = {budgets[b], 0, 0, 0};
+            TT_EQ_INT(write_doc(k, &t, &f, failing_write, &fw), budgets[b] >= L ? IPUP_OK : IPUP_ERR_IO);
+            TT_EQ_INT(fw.calls_after, 0);
+            TT_CHECK(fw.taken <= budgets[b]);
+        }
+        {
+            failing fw = {(size_t)-1, 0, 0, 0};
+            TT_EQ_INT(write_doc(k, &t, &f, failing_write, &fw), IPUP_OK);
+            TT_EQ_INT(fw.taken, L);
+        }
+        /* no callback: a bad argument */
+        TT_EQ_INT(write_doc(k, &t, &f, NULL, NULL), IPUP_ERR_ARG);
+    }
+    {
+        ipup_buf z = {g_buf, 1, 0};
+        g_buf[0] = 'x';
+        TT_EQ_INT(ipup_buf_write(&z, "abc", 3), 0);
+        TT_EQ_INT(g_buf[0], 0);
+        TT_EQ_INT(z.len, 3);
+        TT_EQ_INT(ipup_buf_write(&z, "de", 2), 0);
+        TT_EQ_INT(z.len, 5);
     }
 }
 
@@ -691,13 +790,12 @@ TTEST(csv_round_trip) {
     int k, S, M, i;
     char msg[1024];
     ipup_table t, u;
-    size_t n;
     for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
         for (S = 1; S <= 6; S++)
             for (M = 1; M <= 12; M += 1 + (slow() ? 3 : 0)) {
                 int s;
                 TT_EQ_INT(gen((ipup_sched_kind)k, S, M, &t), 0);
-                TT_EQ_INT(ipup_sched_write_csv(&t, g_buf, sizeof g_buf, &n), 0);
+                TT_EQ_INT(ipup_sched_write_csv(&t, ipup_buf_write, gbuf(sizeof g_buf)), 0);
                 TT_EQ_INT(load(g_buf, &u, msg, sizeof msg), 0);
                 TT_EQ_INT(u.stages, S); TT_EQ_INT(u.microbatches, M);
                 TT_EQ_INT(u.devices, t.devices); TT_EQ_INT(u.steps, t.steps);
@@ -919,7 +1017,7 @@ static const ttest_case cases[] = {
     TT_CASE(verifier_accepts_builtins), TT_CASE(verifier_rejects_mutations), TT_CASE(verifier_messages),
     TT_CASE(config_errors_and_warnings), TT_CASE(shared_device_mappings),   TT_CASE(interleaved_1f1b_megatron_program),
     TT_CASE(zbh1_properties),           TT_CASE(measure_seed_facts),         TT_CASE(measure_definitions),
-    TT_CASE(renderers),                 TT_CASE(csv_round_trip),             TT_CASE(csv_parse_errors),
+    TT_CASE(renderers),                 TT_CASE(writers_io_error_and_buf),                 TT_CASE(csv_round_trip),             TT_CASE(csv_parse_errors),
     TT_CASE(csv_fuzz_smoke),            TT_CASE(pytorch_fixtures),           TT_CASE(respace_builtins),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }

@@ -1,5 +1,5 @@
 /* fuzz_sched_csv.c - libFuzzer target: the schedule CSV reader of ipupipe_sched.h
- * (PyTorch compute-only CSV, SCHEDULES.md §6) and everything a loaded table goes
+ * (PyTorch compute-only CSV, docs/schedules.md §6) and everything a loaded table goes
  * through in `ipupipe-sched --check`: scan, load, respace, verify, measure and the
  * renderers. The input is the CSV text, not NUL-terminated (the reader takes a
  * length). Tables above 65536 S x M cells are only scanned (the tool's limit is far
@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ipup_table t;
     ipup_sched_verify_info vi;
     ipup_sched_figures fig;
-    size_t len = 0;
+    ipup_buf b;
     int rc;
     /* a copy: the reader must never read past `size` (ASan catches it on the copy) */
     char *text = (char *)malloc(size ? size : 1);
@@ -56,17 +56,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rc = ipup_sched_verify(&t, fz_work, sizeof fz_work, &vi, msg, sizeof msg);
     if (rc != IPUP_OK) {
         if (!msg[0] || vi.rule < 1 || vi.rule > 6) abort();
-        (void)ipup_sched_render_steps(&t, vi.step, fz_text, sizeof fz_text, &len);
+        b.buf = fz_text; b.cap = sizeof fz_text; b.len = 0;
+        (void)ipup_sched_render_steps(&t, vi.step, ipup_buf_write, &b);
         rc = ipup_sched_respace(&t, fz_work, sizeof fz_work, msg, sizeof msg);
         if (rc != IPUP_OK) return 0;
         rc = ipup_sched_verify(&t, fz_work, sizeof fz_work, &vi, msg, sizeof msg);
         if (rc != IPUP_OK) return 0;
     }
     if (ipup_sched_measure(&t, NULL, NULL, fz_work, sizeof fz_work, &fig) != IPUP_OK) abort();
-    (void)ipup_sched_render_grid(&t, fz_text, sizeof fz_text, &len);
-    (void)ipup_sched_write_csv(&t, fz_text, sizeof fz_text, &len);
-    (void)ipup_sched_write_json(&t, &fig, "csv", "", fz_text, sizeof fz_text, &len);
-    (void)ipup_sched_write_trace(&t, NULL, fz_text, sizeof fz_text, &len);
-    (void)ipup_sched_write_svg(&t, NULL, &fig, fz_text, sizeof fz_text, &len);
+    /* into a buffer that may be too small: the writers finish, len counts every byte */
+    b.buf = fz_text; b.cap = sizeof fz_text; b.len = 0;
+    if (ipup_sched_render_grid(&t, ipup_buf_write, &b) != IPUP_OK) abort();
+    if (ipup_sched_write_csv(&t, ipup_buf_write, &b) != IPUP_OK) abort();
+    if (ipup_sched_write_json(&t, &fig, "csv", "", ipup_buf_write, &b) != IPUP_OK) abort();
+    if (ipup_sched_write_trace(&t, NULL, ipup_buf_write, &b) != IPUP_OK) abort();
+    if (ipup_sched_write_svg(&t, NULL, &fig, ipup_buf_write, &b) != IPUP_OK) abort();
+    if (b.len < sizeof fz_text && b.len != strlen(fz_text)) abort();
     return 0;
 }

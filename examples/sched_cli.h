@@ -1,0 +1,196 @@
+/* sched_cli.h - the command line of ipupipe-sched: its options and the parser of an
+ * argument list into them. Static functions, no exit(): used by the tool
+ * (examples/ipupipe-sched.c) and by its fuzz target (tests/fuzz/fuzz_sched_cli.c).
+ * Include ipupipe_sched.h (with its implementation, in one file) before it. */
+#ifndef SCHED_CLI_H
+#define SCHED_CLI_H
+
+#include "ipupipe_sched.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOOL_MAX_CELLS (1 << 22) /* S x M limit of this tool (memory ~ 100 bytes per cell) */
+
+typedef struct opts {
+    int stages, microbatches, devices, virt, strict, respace, compare, quiet, have_kind, help;
+    ipup_sched_kind kind;
+    int nmap;
+    int16_t map[IPUP_SCHED_MAX_STAGES];
+    int nact;
+    int64_t act[IPUP_SCHED_MAX_STAGES];
+    ipup_sched_cost cost;
+    const char *format, *check;
+} opts;
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "ipupipe-sched: ");
+    fprintf(stderr, fmt, arg ? arg : "");
+    fprintf(stderr, "\n(run ipupipe-sched --help for the options)\n");
+    return 2;
+}
+
+/* strict integer in [lo, hi] */
+static int parse_int(const char *s, long lo, long hi, int *out) {
+    char *end;
+    long v;
+    if (!s || !*s || strlen(s) > 20) return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* comma list of integers into out (max n); returns count or -1 */
+static int parse_int_list(const char *s, long long lo, long long hi, int64_t *out, int n) {
+    int k = 0;
+    const char *p = s;
+    if (!s || !*s || strlen(s) > 8192) return -1;
+    for (;;) {
+        char buf[32], *end;
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        long long v;
+        if (len == 0 || len >= sizeof buf || k >= n) return -1;
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        errno = 0;
+        v = strtoll(buf, &end, 10);
+        if (errno || *end || v < lo || v > hi) return -1;
+        out[k++] = (int64_t)v;
+        if (!c) break;
+        p = c + 1;
+    }
+    return k;
+}
+
+static int key_eq(const char *a, size_t n, const char *b) {
+    size_t i;
+    if (strlen(b) != n) return 0;
+    for (i = 0; i < n; i++) {
+        char c = a[i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != b[i]) return 0;
+    }
+    return 1;
+}
+
+static int parse_cost(const char *s, ipup_sched_cost *c) {
+    const char *p = s;
+    if (!s || !*s || strlen(s) > 1024) return -1;
+    for (;;) {
+        const char *comma = strchr(p, ','), *eq = strchr(p, '=');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p), klen;
+        char buf[64], *end;
+        double v;
+        if (!eq || eq >= p + len) return -1;
+        klen = (size_t)(eq - p);
+        if (len - klen - 1 == 0 || len - klen - 1 >= sizeof buf) return -1;
+        memcpy(buf, eq + 1, len - klen - 1);
+        buf[len - klen - 1] = '\0';
+        errno = 0;
+        v = strtod(buf, &end);
+        if (errno || *end || !(v >= 0.0) || v > 1e12) return -1;
+        if (key_eq(p, klen, "f")) c->f = v;
+        else if (key_eq(p, klen, "b")) c->b = v;
+        else if (key_eq(p, klen, "i")) c->i = v;
+        else if (key_eq(p, klen, "w")) c->w = v;
+        else if (key_eq(p, klen, "exchange")) c->exchange = v;
+        else if (key_eq(p, klen, "sync")) c->sync = v;
+        else return -1;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, opts *o) {
+    int i;
+    memset(o, 0, sizeof *o);
+    o->cost = ipup_sched_cost_default();
+    o->format = "grid";
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEEDV()                                                            \
+    do {                                                                   \
+        if (!v) return usage_error("option %s needs a value", a);          \
+        i++;                                                               \
+    } while (0)
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            o->help = 1;
+            return 0;
+        } else if (!strcmp(a, "--stages") || !strcmp(a, "-S")) {
+            NEEDV();
+            if (parse_int(v, 1, IPUP_SCHED_MAX_STAGES, &o->stages)) return usage_error("--stages needs an integer 1..256, not '%s'", v);
+        } else if (!strcmp(a, "--microbatches") || !strcmp(a, "-M")) {
+            NEEDV();
+            if (parse_int(v, 1, IPUP_SCHED_MAX_MICROBATCHES, &o->microbatches))
+                return usage_error("--microbatches needs an integer 1..4194304, not '%s'", v);
+        } else if (!strcmp(a, "--schedule")) {
+            NEEDV();
+            if (ipup_sched_kind_parse(v, &o->kind))
+                return usage_error("unknown schedule '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1)", v);
+            o->have_kind = 1;
+        } else if (!strcmp(a, "--virtual")) {
+            NEEDV();
+            if (parse_int(v, 1, IPUP_SCHED_MAX_STAGES, &o->virt)) return usage_error("--virtual needs an integer 1..256, not '%s'", v);
+        } else if (!strcmp(a, "--devices")) {
+            NEEDV();
+            if (parse_int(v, 1, IPUP_SCHED_MAX_STAGES, &o->devices)) return usage_error("--devices needs an integer 1..256, not '%s'", v);
+        } else if (!strcmp(a, "--map")) {
+            int64_t tmp[IPUP_SCHED_MAX_STAGES];
+            int k, n;
+            NEEDV();
+            n = parse_int_list(v, 0, IPUP_SCHED_MAX_STAGES - 1, tmp, IPUP_SCHED_MAX_STAGES);
+            if (n < 1) return usage_error("--map needs device numbers 0..255 separated by commas (e.g. 0,1,0), not '%s'", v);
+            for (k = 0; k < n; k++) o->map[k] = (int16_t)tmp[k];
+            o->nmap = n;
+        } else if (!strcmp(a, "--act-bytes")) {
+            NEEDV();
+            o->nact = parse_int_list(v, 0, 1LL << 40, o->act, IPUP_SCHED_MAX_STAGES);
+            if (o->nact < 1) return usage_error("--act-bytes needs byte counts separated by commas, not '%s'", v);
+        } else if (!strcmp(a, "--cost")) {
+            NEEDV();
+            if (parse_cost(v, &o->cost))
+                return usage_error("--cost needs KEY=VALUE pairs (keys F, B, I, W, exchange, sync; values >= 0), not '%s'", v);
+        } else if (!strcmp(a, "--format")) {
+            NEEDV();
+            if (strcmp(v, "grid") && strcmp(v, "steps") && strcmp(v, "csv") && strcmp(v, "json") && strcmp(v, "trace") &&
+                strcmp(v, "svg"))
+                return usage_error("--format must be grid, steps, csv, json, trace or svg, not '%s'", v);
+            o->format = v;
+        } else if (!strcmp(a, "--check")) {
+            NEEDV();
+            o->check = v;
+        } else if (!strcmp(a, "--respace")) {
+            o->respace = 1;
+        } else if (!strcmp(a, "--strict")) {
+            o->strict = 1;
+        } else if (!strcmp(a, "--compare")) {
+            o->compare = 1;
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            o->quiet = 1;
+        } else {
+            return usage_error("unknown argument '%s'", a);
+        }
+#undef NEEDV
+    }
+    if (o->check) {
+        if (o->compare) return usage_error("--check and --compare do not go together%s", "");
+        return 0;
+    }
+    if (o->respace) return usage_error("--respace goes with --check FILE.csv%s", "");
+    if (!o->stages || !o->microbatches) return usage_error("give --stages S and --microbatches M (or --check FILE.csv)%s", "");
+    if ((long long)o->stages * o->microbatches > TOOL_MAX_CELLS)
+        return usage_error("S x M is above this tool's limit of 4194304 cells%s", "");
+    if (o->nmap && o->nmap != o->stages)
+        return usage_error("--map gives %s devices, but it needs one per stage", o->nmap < o->stages ? "fewer" : "more");
+    if (o->nact > 1 && o->nact != o->stages) return usage_error("--act-bytes needs 1 value or one per stage%s", "");
+    return 0;
+}
+
+#endif /* SCHED_CLI_H */

@@ -1,0 +1,283 @@
+/* sched_run.h - what ipupipe-sched does with parsed options (sched_cli.h): generate,
+ * verify, measure and print a table (run_generate), load and check a CSV (run_check),
+ * or compare every schedule (run_compare); each returns the tool's exit status. The
+ * header's writers send the documents straight to stdout. Static functions, no exit():
+ * used by the tool and by its fuzz target. */
+#ifndef SCHED_RUN_H
+#define SCHED_RUN_H
+
+#include "sched_cli.h"
+
+#define TOOL_MAX_FILE (256u << 20)
+
+typedef struct tool_mem {
+    ipup_op *ops;
+    void *work;
+    size_t work_bytes;
+    int32_t cap;
+} tool_mem;
+
+static int mem_alloc(tool_mem *m, int32_t S, int32_t M, int32_t n_ops) {
+    size_t cap = (size_t)IPUP_SCHED_MAX_OPS((size_t)S, (size_t)M);
+    if ((size_t)n_ops > cap) cap = (size_t)n_ops;
+    m->cap = (int32_t)cap;
+    m->ops = (ipup_op *)malloc(cap * sizeof(ipup_op));
+    m->work_bytes = IPUP_SCHED_WORK_BYTES(S, M);
+    m->work = malloc(m->work_bytes); /* malloc'd memory is 8-byte aligned */
+    if (m->ops && m->work) return 0;
+    free(m->ops);
+    free(m->work);
+    m->ops = NULL;
+    m->work = NULL;
+    return -1;
+}
+static void mem_free(tool_mem *m) {
+    free(m->ops);
+    free(m->work);
+    m->ops = NULL;
+    m->work = NULL;
+}
+
+/* the header's writers print through this: user is the FILE */
+static int file_write(void *user, const void *data, size_t len) {
+    return fwrite(data, 1, len, (FILE *)user) == len ? 0 : -1;
+}
+
+static int print_grid(const ipup_table *t) { return ipup_sched_render_grid(t, file_write, stdout) ? -1 : 0; }
+static int print_steps(const ipup_table *t, int32_t mark, FILE *f) {
+    return ipup_sched_render_steps(t, mark, file_write, f) ? -1 : 0;
+}
+
+static void print_figures(const ipup_table *t, const ipup_sched_figures *fg, const ipup_sched_cost *c) {
+    int s;
+    printf("steps T=%d  devices P=%d  stages S=%d  micro-batches M=%d  ops=%d\n", (int)fg->steps, (int)fg->devices, (int)fg->stages,
+           (int)fg->microbatches, (int)fg->n_ops);
+    printf("unit utilisation %.4f\n", fg->unit_utilisation);
+    printf("cost model F=%g B=%g I=%g W=%g exchange=%g sync=%g\n", c->f, c->b, c->i, c->w, c->exchange, c->sync);
+    printf("BSP time %.6g  (bubble %.4f)\n", fg->bsp_time, fg->bubble_bsp);
+    printf("async time %.6g  (bubble %.4f)\n", fg->async_time, fg->bubble_async);
+    printf("peak in-flight per stage:");
+    for (s = 0; s < t->stages; s++) printf(" %d", (int)fg->peak_inflight[s]);
+    printf("\n");
+    if (fg->stash_total > 0) {
+        printf("stash bytes per stage:");
+        for (s = 0; s < t->stages; s++) printf(" %lld", (long long)fg->stash_bytes[s]);
+        printf("  (total %lld)\n", (long long)fg->stash_total);
+    }
+    printf("first micro-batch done at step %d (1-based; micro-batch %d)\n", (int)fg->first_mb_done, (int)fg->first_mb);
+    printf("phases (0-based steps): ramp-up %d..%d, main %d..%d, ramp-down %d..%d\n", (int)fg->ramp_up[0], (int)fg->ramp_up[1],
+           (int)fg->main_phase[0], (int)fg->main_phase[1], (int)fg->ramp_down[0], (int)fg->ramp_down[1]);
+    printf("in-order accumulation: %s\n", fg->in_order ? "yes" : "no");
+}
+
+static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, const char *name, const char *warnings) {
+    int rc;
+    if (!strcmp(o->format, "grid") || !strcmp(o->format, "steps")) {
+        if (!o->quiet) {
+            int s;
+            printf("%s  T=%d  in-flight ", name, (int)t->steps);
+            for (s = 0; s < t->stages; s++) printf("%s%d", s ? "," : "", (int)fg->peak_inflight[s]);
+            printf("\n");
+        }
+        if (!strcmp(o->format, "grid")) rc = print_grid(t);
+        else rc = print_steps(t, -1, stdout);
+        if (!o->quiet) {
+            printf("\n");
+            print_figures(t, fg, &o->cost);
+            if (warnings && *warnings) printf("warnings:\n%s", warnings);
+        }
+        return rc;
+    }
+    if (!strcmp(o->format, "csv")) rc = ipup_sched_write_csv(t, file_write, stdout);
+    else if (!strcmp(o->format, "json")) rc = ipup_sched_write_json(t, fg, name, warnings, file_write, stdout);
+    else if (!strcmp(o->format, "trace")) rc = ipup_sched_write_trace(t, &o->cost, file_write, stdout);
+    else rc = ipup_sched_write_svg(t, &o->cost, fg, file_write, stdout);
+    if (rc) return -1;
+    if (warnings && *warnings && strcmp(o->format, "json")) fprintf(stderr, "warnings:\n%s", warnings);
+    return 0;
+}
+
+static void fill_act(const opts *o, int32_t S, int64_t *act) {
+    int s;
+    for (s = 0; s < S; s++) act[s] = o->nact == 0 ? 0 : o->nact == 1 ? o->act[0] : (s < o->nact ? o->act[s] : 0);
+}
+
+static int run_generate(const opts *o) {
+    ipup_sched_config c;
+    ipup_table t;
+    ipup_sched_figures *fg;
+    ipup_sched_verify_info vi;
+    tool_mem m;
+    char msg[4096];
+    int64_t act[IPUP_SCHED_MAX_STAGES];
+    int rc;
+    memset(&c, 0, sizeof c);
+    c.kind = o->kind;
+    c.stages = o->stages;
+    c.microbatches = o->microbatches;
+    c.devices = o->devices;
+    c.virtual_stages = o->virt;
+    c.stage_device = o->nmap ? o->map : NULL;
+    c.strict = o->strict;
+    if (mem_alloc(&m, o->stages, o->microbatches, 0)) { fprintf(stderr, "ipupipe-sched: out of memory\n"); return 2; }
+    rc = ipup_sched_generate(&c, m.ops, m.cap, &t, msg, sizeof msg);
+    if (rc) {
+        fprintf(stderr, "ipupipe-sched: %s\n", msg);
+        mem_free(&m);
+        return 2;
+    }
+    {
+        char vmsg[1024];
+        rc = ipup_sched_verify(&t, m.work, m.work_bytes, &vi, vmsg, sizeof vmsg);
+        if (rc) { /* a generator bug: say so loudly */
+            fprintf(stderr, "ipupipe-sched: generated table fails verification: %s\n", vmsg);
+            mem_free(&m);
+            return 1;
+        }
+    }
+    fg = (ipup_sched_figures *)malloc(sizeof *fg);
+    if (!fg) { mem_free(&m); return 2; }
+    fill_act(o, o->stages, act);
+    ipup_sched_measure(&t, &o->cost, act, m.work, m.work_bytes, fg);
+    rc = emit(o, &t, fg, ipup_sched_kind_name(o->kind), msg);
+    free(fg);
+    mem_free(&m);
+    return rc ? 2 : 0;
+}
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    char *b;
+    size_t cap = 1 << 16, n = 0;
+    if (!f) return NULL;
+    b = (char *)malloc(cap);
+    if (!b) {
+        fclose(f);
+        return NULL;
+    }
+    for (;;) {
+        size_t r;
+        if (n == cap) {
+            char *nb = NULL;
+            if (cap < TOOL_MAX_FILE) nb = (char *)realloc(b, cap * 2);
+            if (!nb) { /* too large (limit 256 MiB) or out of memory */
+                free(b);
+                fclose(f);
+                errno = 0;
+                return NULL;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        r = fread(b + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) break;
+    }
+    fclose(f);
+    *len = n;
+    return b;
+}
+
+static int run_check(const opts *o) {
+    size_t len = 0;
+    char *text = read_file(o->check, &len), msg[4096], name[300];
+    int32_t S, M, P, n;
+    tool_mem m;
+    ipup_table t;
+    ipup_sched_verify_info vi;
+    ipup_sched_figures *fg;
+    int64_t act[IPUP_SCHED_MAX_STAGES];
+    int rc;
+    if (!text) {
+        fprintf(stderr, "ipupipe-sched: cannot read '%s': %s\n", o->check, errno ? strerror(errno) : "too large (limit 256 MiB)");
+        return 2;
+    }
+    rc = ipup_sched_csv_scan(text, len, &S, &M, &P, &n, msg, sizeof msg);
+    if (rc) {
+        fprintf(stderr, "ipupipe-sched: %s: %s\n", o->check, msg);
+        free(text);
+        return 1;
+    }
+    if ((long long)S * M > TOOL_MAX_CELLS) {
+        fprintf(stderr, "ipupipe-sched: %s: S x M = %lld is above this tool's limit\n", o->check, (long long)S * M);
+        free(text);
+        return 2;
+    }
+    if (mem_alloc(&m, S, M, n)) { fprintf(stderr, "ipupipe-sched: out of memory\n"); free(text); return 2; }
+    rc = ipup_sched_csv_load(text, len, m.ops, m.cap, m.work, m.work_bytes, &t, msg, sizeof msg);
+    free(text);
+    if (rc) {
+        fprintf(stderr, "ipupipe-sched: %s: %s\n", o->check, msg);
+        mem_free(&m);
+        return 1;
+    }
+    if (o->respace) {
+        rc = ipup_sched_respace(&t, m.work, m.work_bytes, msg, sizeof msg);
+        if (rc) {
+            fprintf(stderr, "ipupipe-sched: %s: %s\n", o->check, msg);
+            mem_free(&m);
+            return 1;
+        }
+    }
+    rc = ipup_sched_verify(&t, m.work, m.work_bytes, &vi, msg, sizeof msg);
+    if (rc) {
+        printf("INVALID %s: %s\n", o->check, msg);
+        if (vi.rule == 1 && vi.step < 0) printf("(the missing op has no step to mark)\n");
+        print_steps(&t, vi.step, stdout);
+        if (!o->respace) printf("hint: if the rows are per-device orders rather than lock-step columns, try --respace\n");
+        mem_free(&m);
+        return 1;
+    }
+    fg = (ipup_sched_figures *)malloc(sizeof *fg);
+    if (!fg) { mem_free(&m); return 2; }
+    fill_act(o, S, act);
+    ipup_sched_measure(&t, &o->cost, act, m.work, m.work_bytes, fg);
+    snprintf(name, sizeof name, "csv:%.250s%s", o->check, o->respace ? " (respaced)" : "");
+    if (!strcmp(o->format, "grid") && !o->quiet) printf("VALID %s\n", o->check);
+    rc = emit(o, &t, fg, name, "");
+    free(fg);
+    mem_free(&m);
+    return rc ? 2 : 0;
+}
+
+static int run_compare(const opts *o) {
+    int k, s;
+    tool_mem m;
+    ipup_sched_figures *fg = (ipup_sched_figures *)malloc(sizeof *fg);
+    if (!fg || mem_alloc(&m, o->stages, o->microbatches, 0)) { fprintf(stderr, "ipupipe-sched: out of memory\n"); free(fg); return 2; }
+    printf("S=%d M=%d  cost F=%g B=%g I=%g W=%g exchange=%g sync=%g\n", o->stages, o->microbatches, o->cost.f, o->cost.b, o->cost.i,
+           o->cost.w, o->cost.exchange, o->cost.sync);
+    printf("%-17s %3s %6s %9s %7s %9s %7s %6s %5s  %s\n", "schedule", "P", "steps", "BSP time", "bubble", "async", "bubble", "1st mb",
+           "order", "peak in-flight per stage");
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
+        ipup_sched_config c;
+        ipup_table t;
+        char msg[2048];
+        int rc;
+        memset(&c, 0, sizeof c);
+        c.kind = (ipup_sched_kind)k;
+        c.stages = o->stages;
+        c.microbatches = o->microbatches;
+        c.devices = k == IPUP_SCHED_INTERLEAVED_1F1B ? 0 : o->devices;
+        c.virtual_stages = o->virt;
+        c.stage_device = o->nmap && k != IPUP_SCHED_INTERLEAVED_1F1B ? o->map : NULL;
+        c.strict = o->strict;
+        rc = ipup_sched_generate(&c, m.ops, m.cap, &t, msg, sizeof msg);
+        if (rc) {
+            char *nl = strchr(msg, '\n');
+            if (nl) *nl = '\0';
+            printf("%-17s  -- %s\n", ipup_sched_kind_name(c.kind), msg);
+            continue;
+        }
+        ipup_sched_measure(&t, &o->cost, NULL, m.work, m.work_bytes, fg);
+        printf("%-17s %3d %6d %9.6g %7.4f %9.6g %7.4f %6d %5s  ", ipup_sched_kind_name(c.kind), (int)t.devices, (int)t.steps,
+               fg->bsp_time, fg->bubble_bsp, fg->async_time, fg->bubble_async, (int)fg->first_mb_done, fg->in_order ? "yes" : "no");
+        for (s = 0; s < t.stages; s++) printf("%s%d", s ? "," : "", (int)fg->peak_inflight[s]);
+        printf("\n");
+    }
+    free(fg);
+    mem_free(&m);
+    return 0;
+}
+
+#endif /* SCHED_RUN_H */
