@@ -311,6 +311,15 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int 
 #if defined(IPUP_KERNELS_AVX512) || defined(IPUP_KERNELS_AVX2)
 #include <immintrin.h> /* outside extern "C" */
 #endif
+/* g++ before 13 (GCC bug 105593): once inlined, the AVX-512 intrinsics that build their
+   result on _mm512_undefined_ps (min, max, sqrt, cvttps ...) raise -Wmaybe-uninitialized
+   in C++ at -O1 and above. False positive: silenced for this implementation only. */
+#if defined(IPUP_KERNELS_AVX512) && defined(__cplusplus) && defined(__GNUC__) && \
+    !defined(__clang__) && __GNUC__ < 13
+#define IPUP__GCC105593 1
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1306,6 +1315,9 @@ IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_
 
 #ifdef __cplusplus
 }
+#endif
+#ifdef IPUP__GCC105593
+#pragma GCC diagnostic pop
 #endif
 #endif /* IPUPIPE_IMPLEMENTATION */
 
