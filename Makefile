@@ -6,7 +6,7 @@
 #                   `N passed, N failed` and exits non-zero on any failure
 #   make bench      the benchmarks (writes build/bench/*.json)
 #   make test-quick only the gcc build of every test (for development)
-#   make check-valgrind | check-asan | check-tsan   one gate of `make test`
+#   make check-valgrind | check-asan | check-tsan | check-cxx-tu   one gate of `make test`
 #
 # A test is tests/test_NAME.c (one translation unit, built in every
 # configuration; a test of several translation units lists the others in
