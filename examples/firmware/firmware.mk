@@ -68,17 +68,11 @@ $(FW_OUT)/fw_pools.h: $(FW_OUT)/gen_pools
 $(FW_OUT)/firmware.elf: $(FW_DEPS) $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(FW_OUT)/fw_pools.h $(FW_OUT)/cflags
 	$(FW_CC) $(FW_CFLAGS) $(FW_SRCS) $(FW_OUT)/fw_mnist.c $(FW_LDFLAGS) -lm -o $@
 
-# host test of the firmware's malloc-free vsnprintf against the C library's
-$(FW_OUT)/test_fw_printf: $(FW_DIR)/test_fw_printf.c $(FW_DIR)/fw_printf.h
-	@mkdir -p $(@D)
-	$(CC_gcc) $(CSTD) $(WARN) -O2 -I$(FW_DIR) $< -o $@
-
 $(FW_OUT)/test_fw_math: $(FW_DIR)/test_fw_math.c $(FW_DIR)/fw_math.h
 	@mkdir -p $(@D)
 	$(CC_gcc) $(CSTD) $(WARN) -O2 -I$(FW_DIR) $< -o $@ -lm
 
-firmware: $(FW_OUT)/firmware.elf $(FW_OUT)/test_fw_printf $(FW_OUT)/test_fw_math $(FW_DIR)/nolibc.c
-	@$(FW_OUT)/test_fw_printf
+firmware: $(FW_OUT)/firmware.elf $(FW_OUT)/test_fw_math $(FW_DIR)/nolibc.c
 	@$(FW_OUT)/test_fw_math
 	@$(FW_DIR)/check_nolibc.sh $(FW_OUT) $(FW_CC) $(FW_CPU)
 	@if command -v clang >/dev/null; then $(FW_DIR)/check_nolibc.sh $(FW_OUT) clang \

@@ -15,7 +15,7 @@
 #include "fw_model.h"
 
 static ipup_emu plan_work;                 /* scratch of ipup_plan_config */
-static IPUP_ALIGN64 uint8_t host_pool[1 << 20];
+IPUP_ALIGN64 static uint8_t host_pool[1 << 20];
 
 int main(int argc, char **argv)
 {

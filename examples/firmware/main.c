@@ -7,8 +7,8 @@
    2. the emulator (ipupipe.h) with two emulated IPUs whose pools are static arrays here,
       the cooperative runner, the Grouped schedule and gradient accumulation over
       FW_M micro-batches: the same FW_CHECK_STEPS steps, then a comparison of the bits
-      of every weight with the reference, by hash (ARCHITECTURE.md: every schedule gives
-      the bits of the plain loop);
+      of every weight with the reference, by hash (docs/architecture.md: every schedule
+      gives the bits of the plain loop);
    3. training on to FW_EPOCHS epochs over the FW_N_TRAIN compiled-in images, printing
       the loss and the instructions of every step;
    4. the accuracy on FW_N_TEST held-out images (t10k set), the memory report of each
@@ -21,12 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "semihost.h"
-#include "fw_printf.h"
 
 /* ---- what the headers need from the platform (see the README's "Embedded use") ---- */
 static void fw_assert_fail(const char *what, const char *file, int line);
 #define IPUPIPE_ASSERT(c) ((c) ? (void)0 : fw_assert_fail(#c, __FILE__, __LINE__))
-#define IPUPIPE_VSNPRINTF(buf, len, fmt, ap) fw_vsnprintf((buf), (len), (fmt), (ap))
 #ifdef FW_OWN_MATH                  /* the same expf/logf bits on every core: fw_math.h */
 #include "fw_math.h"
 #define IPUPIPE_EXPF(x) fw_expf(x)
@@ -64,9 +62,9 @@ uint32_t fw_stack_size(void);
 
 /* The pools: one static array per emulated IPU and one for the host side, exactly the
    sizes ipup_plan_config asks for (64-byte aligned, as ipupipe.h recommends). */
-static IPUP_ALIGN64 uint8_t fw_ipu0[FW_IPU0_BYTES];
-static IPUP_ALIGN64 uint8_t fw_ipu1[FW_IPU1_BYTES];
-static IPUP_ALIGN64 uint8_t fw_host[FW_HOST_BYTES];
+IPUP_ALIGN64 static uint8_t fw_ipu0[FW_IPU0_BYTES];
+IPUP_ALIGN64 static uint8_t fw_ipu1[FW_IPU1_BYTES];
+IPUP_ALIGN64 static uint8_t fw_host[FW_HOST_BYTES];
 static ipup_emu fw_emu;
 
 /* ---- instruction counter: CMSDK APB timer 0 at 0x40000000 (Arm DDI 0479, "Cortex-M
@@ -87,18 +85,22 @@ static uint32_t fw_timer_ticks(void) { return 0xFFFFFFFFu - FW_TIMER[1]; }
 static void fw_assert_fail(const char *what, const char *file, int line)
 {
     char buf[256];
-    (void)fw_snprintf(buf, sizeof buf, "FIRMWARE ASSERT: %s at %s:%d\n", what, file, line);
+    (void)ipup_snprintf(buf, sizeof buf, "FIRMWARE ASSERT: %s at %s:%d\n", what, file, line);
     fw_puts(buf);
     fw_exit(2);
 }
 
-/* printf-style output through semihosting, with the firmware's own formatter */
+/* printf-style output through semihosting, formatted by the library's heap-free
+   ipup_vsnprintf (newlib-nano's vsnprintf would link malloc) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 1, 2)))
+#endif
 static void fw_printf(const char *fmt, ...)
 {
     char buf[256];
     va_list ap;
     va_start(ap, fmt);
-    (void)fw_vsnprintf(buf, sizeof buf, fmt, ap);
+    (void)ipup_vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     fw_puts(buf);
 }
@@ -298,109 +300,115 @@ static void fw_print_memory(ipup_emu *e, const ipup_plan *plan)
               (unsigned long)fw_stack_used(), (unsigned long)fw_stack_size());
 }
 
-int main(void)
+/* what the training loop measured, for the closing report */
+typedef struct fw_summary {
+    float first, first8, last8;     /* loss of step 0, sums of the first and last 8 steps */
+    uint32_t ticks_sum;             /* timer ticks of all pipelined steps */
+    int bits_ok;                    /* the weights after FW_CHECK_STEPS equal the plain loop's */
+} fw_summary;
+
+/* 2. plan (the pools must be large enough), ipup_init, the schedule table on the MCU */
+static int fw_setup(ipup_emu *e, ipup_config *cfg, ipup_plan *plan, ipup_model_desc *model)
 {
-    static ipup_model_desc model;
-    static ipup_config cfg;
-    static ipup_plan plan;
-    static float ex[FW_MB * FW_PIXELS];
-    static int32_t ey[FW_MB];
-    ipup_emu *e = &fw_emu;
-    ipup_run_stats st;
-    int rc, i, step, ok = 1;
-    uint64_t ref_hash, emu_hash;
-    uint32_t ref_ticks = 0, ticks, ticks_sum = 0;
-    float first = 0.0f, last8 = 0.0f, first8 = 0.0f;
-    double eloss = 0.0;
-    int64_t correct = 0;
-
-    fw_timer_start();
-    fw_printf("ipupipe firmware: %s, MLP %d-%d-%d-%d (\"%s\"), %d train / %d held-out MNIST images (%dx%d)\n",
-              FW_CPU_NAME, FW_PIXELS, FW_H1, FW_H2, FW_C, FW_MODEL_TEXT, FW_N_TRAIN, FW_N_TEST, FW_SIDE, FW_SIDE);
-    fw_printf("pipeline: %d stages on %d emulated IPUs, grouped schedule, B=%d, M=%d, SGD lr %.2f, %d steps\n",
-              FW_STAGES, FW_STAGES, FW_MB, FW_M, (double)FW_LR, FW_TOTAL_STEPS);
-
-    /* 1. the plain loop */
-    ref_hash = fw_reference(FW_CHECK_STEPS, &ref_ticks);
-
-    /* 2. the emulator */
-    {
-        char msg[128];
-        if (fw_model(&model, msg, sizeof msg) != IPUP_OK) { fw_printf("FIRMWARE FAILED: model: %s\n", msg); return 1; }
+    static const size_t have[2] = {sizeof fw_ipu0, sizeof fw_ipu1};
+    static char grid[512];
+    char msg[128];
+    ipup_buf out;
+    int i;
+    if (fw_model(model, msg, sizeof msg) != IPUP_OK) { fw_printf("FIRMWARE FAILED: model: %s\n", msg); return 1; }
+    fw_config(cfg, model);
+    cfg->infeed = fw_infeed;
+    cfg->op_hook = fw_op_hook;
+    cfg->ipu[0].mem = fw_ipu0; cfg->ipu[0].bytes = sizeof fw_ipu0;
+    cfg->ipu[1].mem = fw_ipu1; cfg->ipu[1].bytes = sizeof fw_ipu1;
+    cfg->host.mem = fw_host; cfg->host.bytes = sizeof fw_host;
+    if (ipup_plan_config(e, cfg, plan) != IPUP_OK) { /* e is scratch here; ipup_init overwrites it */
+        fw_printf("FIRMWARE FAILED: plan: %s\n", ipup_last_error(e));
+        return 1;
     }
-    fw_config(&cfg, &model);
-    cfg.infeed = fw_infeed;
-    cfg.op_hook = fw_op_hook;
-    cfg.ipu[0].mem = fw_ipu0; cfg.ipu[0].bytes = sizeof fw_ipu0;
-    cfg.ipu[1].mem = fw_ipu1; cfg.ipu[1].bytes = sizeof fw_ipu1;
-    cfg.host.mem = fw_host; cfg.host.bytes = sizeof fw_host;
-    rc = ipup_plan_config(e, &cfg, &plan); /* e is scratch here; ipup_init overwrites it */
-    if (rc != IPUP_OK) { fw_printf("FIRMWARE FAILED: plan: %s\n", ipup_last_error(e)); return 1; }
     fw_printf("plan: IPU0 needs %lu bytes (pool %lu), IPU1 %lu (pool %lu), host %lu (pool %lu); stash depth %d, %d\n",
-              (unsigned long)plan.ipu_bytes[0], (unsigned long)sizeof fw_ipu0,
-              (unsigned long)plan.ipu_bytes[1], (unsigned long)sizeof fw_ipu1,
-              (unsigned long)plan.host_bytes, (unsigned long)sizeof fw_host,
-              (int)plan.stash_depth[0], (int)plan.stash_depth[1]);
-    {
-        static const size_t have[2] = {sizeof fw_ipu0, sizeof fw_ipu1};
-        for (i = 0; i < plan.devices && i < 2; i++)
-            if (plan.ipu_bytes[i] > have[i]) {
-                fw_printf("FIRMWARE FAILED: fw_pools.h is out of date: IPU%d needs %lu bytes, its pool has %lu "
-                          "(make firmware regenerates build/firmware/fw_pools.h)\n",
-                          i, (unsigned long)plan.ipu_bytes[i], (unsigned long)have[i]);
-                return 1;
-            }
-    }
-    rc = ipup_init(e, &cfg);
-    if (rc != IPUP_OK) { fw_printf("FIRMWARE FAILED: ipup_init: %s\n", ipup_last_error(e)); return 1; }
-    {   /* the schedule table the runner follows, rendered on the MCU */
-        static char grid[512];
-        size_t len = 0;
-        if (ipup_sched_render_grid(&e->table, grid, sizeof grid, &len) == IPUP_OK)
-            fw_printf("schedule (grouped, S=%d, M=%d; rows = emulated IPUs, columns = time steps):\n%s",
-                      FW_STAGES, FW_M, grid);
-    }
+              (unsigned long)plan->ipu_bytes[0], (unsigned long)sizeof fw_ipu0,
+              (unsigned long)plan->ipu_bytes[1], (unsigned long)sizeof fw_ipu1,
+              (unsigned long)plan->host_bytes, (unsigned long)sizeof fw_host,
+              (int)plan->stash_depth[0], (int)plan->stash_depth[1]);
+    for (i = 0; i < plan->devices && i < 2; i++)
+        if (plan->ipu_bytes[i] > have[i]) {
+            fw_printf("FIRMWARE FAILED: fw_pools.h is out of date: IPU%d needs %lu bytes, its pool has %lu "
+                      "(make firmware regenerates build/firmware/fw_pools.h)\n",
+                      i, (unsigned long)plan->ipu_bytes[i], (unsigned long)have[i]);
+            return 1;
+        }
+    if (ipup_init(e, cfg) != IPUP_OK) { fw_printf("FIRMWARE FAILED: ipup_init: %s\n", ipup_last_error(e)); return 1; }
+    out.buf = grid; out.cap = sizeof grid; out.len = 0;  /* the table the runner follows */
+    if (ipup_sched_render_grid(&e->table, ipup_buf_write, &out) == IPUP_OK && ipup_buf_fits(&out))
+        fw_printf("schedule (grouped, S=%d, M=%d; rows = emulated IPUs, columns = time steps):\n%s",
+                  FW_STAGES, FW_M, grid);
+    return 0;
+}
 
+/* 3. FW_TOTAL_STEPS pipelined steps; after FW_CHECK_STEPS the weights are compared with
+   the plain loop's (ref_hash) */
+static int fw_train(ipup_emu *e, uint64_t ref_hash, fw_summary *sum)
+{
+    ipup_run_stats st;
+    int step;
     for (step = 0; step < FW_TOTAL_STEPS; step++) {
-        uint32_t t0 = fw_timer_ticks();
-        rc = ipup_run_steps(e, 1, &st);
+        uint32_t t0 = fw_timer_ticks(), ticks;
+        int rc = ipup_run_steps(e, 1, &st);
         fw_hook_step_end();
         ticks = fw_timer_ticks() - t0;
         if (rc != IPUP_OK) { fw_printf("FIRMWARE FAILED: step %d: %s\n", step, ipup_last_error(e)); return 1; }
-        ticks_sum += ticks;
-        if (step == 0) first = (float)st.loss_mean;
-        if (step < 8) first8 += (float)st.loss_mean;
-        if (step >= FW_TOTAL_STEPS - 8) last8 += (float)st.loss_mean;
+        sum->ticks_sum += ticks;
+        if (step == 0) sum->first = (float)st.loss_mean;
+        if (step < 8) sum->first8 += (float)st.loss_mean;
+        if (step >= FW_TOTAL_STEPS - 8) sum->last8 += (float)st.loss_mean;
         fw_printf("step %d loss %.4f instructions %lu\n", step, st.loss_mean,
                   (unsigned long)(ticks * FW_INSNS_PER_TICK));
         if (step + 1 == FW_CHECK_STEPS) {
-            emu_hash = fw_emu_hash(e);
+            uint64_t emu_hash = fw_emu_hash(e);
             fw_printf("bit-identity after %d steps, FNV-1a of all %d weights: pipelined %08lx%08lx, plain loop %08lx%08lx: %s\n",
                       FW_CHECK_STEPS, FW_N_PARAMS, (unsigned long)(emu_hash >> 32), (unsigned long)(emu_hash & 0xFFFFFFFFu),
                       (unsigned long)(ref_hash >> 32), (unsigned long)(ref_hash & 0xFFFFFFFFu),
                       emu_hash == ref_hash ? "identical" : "DIFFERENT");
-            if (emu_hash != ref_hash) ok = 0;
+            sum->bits_ok = emu_hash == ref_hash;
         }
     }
+    return 0;
+}
 
-    /* 4. held-out accuracy, in chunks of one micro-batch */
+/* 4. held-out accuracy, in chunks of one micro-batch */
+static int fw_evaluate(ipup_emu *e, int64_t *correct, double *eloss)
+{
+    static float ex[FW_MB * FW_PIXELS];
+    static int32_t ey[FW_MB];
+    int32_t i;
     for (i = 0; i < FW_N_TEST; i += FW_MB) {
         int32_t n = FW_N_TEST - i < FW_MB ? FW_N_TEST - i : FW_MB, j, p;
         for (j = 0; j < n; j++) {
             for (p = 0; p < FW_PIXELS; p++) ex[j * FW_PIXELS + p] = (float)fw_test_x[i + j][p] * (1.0f / 255.0f);
             ey[j] = (int32_t)fw_test_y[i + j];
         }
-        rc = ipup_evaluate(e, n, ex, ey, &eloss, &correct);
-        if (rc != IPUP_OK) { fw_printf("FIRMWARE FAILED: evaluate: %s\n", ipup_last_error(e)); return 1; }
+        if (ipup_evaluate(e, n, ex, ey, eloss, correct) != IPUP_OK) {
+            fw_printf("FIRMWARE FAILED: evaluate: %s\n", ipup_last_error(e));
+            return 1;
+        }
     }
+    return 0;
+}
+
+/* the closing figures; returns 1 when every promise held */
+static int fw_report(ipup_emu *e, const ipup_plan *plan, const fw_summary *sum, uint32_t ref_ticks,
+                     int64_t correct, double eloss)
+{
+    uint64_t emu_hash = fw_emu_hash(e);
+    int ok = sum->bits_ok;
     fw_printf("first loss %.4f, mean of the first 8 steps %.4f, of the last 8 %.4f\n",
-              (double)first, (double)(first8 / 8.0f), (double)(last8 / 8.0f));
+              (double)sum->first, (double)(sum->first8 / 8.0f), (double)(sum->last8 / 8.0f));
     fw_printf("held-out accuracy %ld/%d = %.2f%% (loss %.4f)\n", (long)correct, FW_N_TEST,
               100.0 * (double)correct / (double)FW_N_TEST, eloss / (double)FW_N_TEST);
     fw_printf("instructions per step: pipelined %lu (mean of %d), plain loop %lu\n",
-              (unsigned long)(ticks_sum / FW_TOTAL_STEPS * FW_INSNS_PER_TICK), FW_TOTAL_STEPS,
+              (unsigned long)(sum->ticks_sum / FW_TOTAL_STEPS * FW_INSNS_PER_TICK), FW_TOTAL_STEPS,
               (unsigned long)(ref_ticks * FW_INSNS_PER_TICK));
-    emu_hash = fw_emu_hash(e);
     fw_printf("final weights FNV-1a %08lx%08lx (expf/logf: %s)\n", (unsigned long)(emu_hash >> 32),
               (unsigned long)(emu_hash & 0xFFFFFFFFu),
 #ifdef FW_OWN_MATH
@@ -410,14 +418,38 @@ int main(void)
 #endif
               );
     fw_print_op_costs(FW_TOTAL_STEPS);
-    fw_print_memory(e, &plan);
-    ipup_shutdown(e);
-
-    if (!(last8 < 0.5f * first8)) { fw_printf("FIRMWARE FAILED: the loss did not fall to half\n"); ok = 0; }
+    fw_print_memory(e, plan);
+    if (!(sum->last8 < 0.5f * sum->first8)) { fw_printf("FIRMWARE FAILED: the loss did not fall to half\n"); ok = 0; }
     if (correct * 100 < (int64_t)FW_N_TEST * FW_MIN_ACC) {
         fw_printf("FIRMWARE FAILED: held-out accuracy below %d%%\n", FW_MIN_ACC);
         ok = 0;
     }
+    return ok;
+}
+
+int main(void)
+{
+    static ipup_model_desc model;
+    static ipup_config cfg;
+    static ipup_plan plan;
+    static fw_summary sum;
+    ipup_emu *e = &fw_emu;
+    uint64_t ref_hash;
+    uint32_t ref_ticks = 0;
+    double eloss = 0.0;
+    int64_t correct = 0;
+    int ok;
+
+    fw_timer_start();
+    fw_printf("ipupipe firmware: %s, MLP %d-%d-%d-%d (\"%s\"), %d train / %d held-out MNIST images (%dx%d)\n",
+              FW_CPU_NAME, FW_PIXELS, FW_H1, FW_H2, FW_C, FW_MODEL_TEXT, FW_N_TRAIN, FW_N_TEST, FW_SIDE, FW_SIDE);
+    fw_printf("pipeline: %d stages on %d emulated IPUs, grouped schedule, B=%d, M=%d, SGD lr %.2f, %d steps\n",
+              FW_STAGES, FW_STAGES, FW_MB, FW_M, (double)FW_LR, FW_TOTAL_STEPS);
+    ref_hash = fw_reference(FW_CHECK_STEPS, &ref_ticks); /* 1. the plain loop */
+    if (fw_setup(e, &cfg, &plan, &model) || fw_train(e, ref_hash, &sum) || fw_evaluate(e, &correct, &eloss))
+        return 1;
+    ok = fw_report(e, &plan, &sum, ref_ticks, correct, eloss);
+    ipup_shutdown(e);
     if (!ok) return 1;
     fw_puts("FIRMWARE OK\n");
     return 0;

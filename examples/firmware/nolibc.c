@@ -4,14 +4,12 @@
    object's undefined symbols must be these my_* hooks, the compiler's runtime helpers
    and, at most, the memcpy/memset/memcmp/memmove that GCC itself may emit for struct
    copies (GCC requires them even freestanding: "Other Builtins" in its manual). */
-#include <stdarg.h>
 #include <stddef.h>
 void *my_memcpy(void *d, const void *s, size_t n);
 void *my_memset(void *d, int c, size_t n);
 float my_expf(float x);
 float my_logf(float x);
 float my_sqrtf(float x);
-int my_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap);
 void my_panic(const char *what);
 #define IPUPIPE_ASSERT(c) ((c) ? (void)0 : my_panic(#c))
 #define IPUPIPE_MEMCPY(d, s, n) my_memcpy((d), (s), (n))
@@ -19,7 +17,6 @@ void my_panic(const char *what);
 #define IPUPIPE_EXPF(x) my_expf(x)
 #define IPUPIPE_LOGF(x) my_logf(x)
 #define IPUPIPE_SQRTF(x) my_sqrtf(x)
-#define IPUPIPE_VSNPRINTF(buf, len, fmt, ap) my_vsnprintf((buf), (len), (fmt), (ap))
 #define IPUPIPE_NO_THREADS
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h" /* and with it ipupipe_kernels.h and ipupipe_sched.h */

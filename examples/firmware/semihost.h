@@ -1,6 +1,6 @@
 /* semihost.h - ARM semihosting output and exit for the ipupipe firmware proof (no
    stdio: newlib-nano's printf allocates its stdout buffer with malloc, which this
-   firmware must not link; formatting is fw_printf.h's).
+   firmware must not link; text is formatted by the library's ipup_vsnprintf).
 
    Semihosting: "Semihosting for AArch32 and AArch64", Arm IHI 0080: on M-profile
    the call is `BKPT 0xAB` with the operation in r0 and its argument in r1;

@@ -6,7 +6,7 @@
 #   - no header references malloc, calloc, realloc, free, aligned_alloc,
 #     posix_memalign or strdup, in the default (hosted, threaded) build either;
 #   - with the documented hooks defined (IPUPIPE_ASSERT, IPUPIPE_MEMSET/MEMCPY,
-#     IPUPIPE_EXPF/LOGF/SQRTF, IPUPIPE_VSNPRINTF) and IPUPIPE_NO_THREADS, the
+#     IPUPIPE_EXPF/LOGF/SQRTF) and IPUPIPE_NO_THREADS, the
 #     only undefined symbols left are the hooks' own functions (fw_*) and the
 #     memcpy/memset the compiler itself may emit: no libc, no libm;
 #   - the cooperative runner (ipupipe.h with IPUPIPE_NO_THREADS) needs no thread
@@ -27,21 +27,18 @@ HEAP='^(malloc|calloc|realloc|free|aligned_alloc|posix_memalign|memalign|valloc|
 THREADS='^(pthread_.*|__atomic_.*|__sync_.*|sched_yield|nanosleep|clock_gettime|usleep|thrd_.*|mtx_.*|cnd_.*)$'
 HOOKS='
 #include <stddef.h>
-#include <stdarg.h>
 void fw_panic(const char *what);
 void *fw_memset(void *d, int c, size_t n);
 void *fw_memcpy(void *d, const void *s, size_t n);
 float fw_expf(float x);
 float fw_logf(float x);
 float fw_sqrtf(float x);
-int fw_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap);
 #define IPUPIPE_ASSERT(c) ((c) ? (void)0 : fw_panic(#c))
 #define IPUPIPE_MEMSET(d, c, n) fw_memset((d), (c), (n))
 #define IPUPIPE_MEMCPY(d, s, n) fw_memcpy((d), (s), (n))
 #define IPUPIPE_EXPF(x) fw_expf(x)
 #define IPUPIPE_LOGF(x) fw_logf(x)
 #define IPUPIPE_SQRTF(x) fw_sqrtf(x)
-#define IPUPIPE_VSNPRINTF(b, l, f, a) fw_vsnprintf((b), (l), (f), (a))
 '
 build() { # name, header, hooks(0/1), extra flags...
   local name=$1 h=$2 hooks=$3
