@@ -67,8 +67,6 @@ build/$(1)/%: tests/%.c $$(HEADERS)
 	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
 endef
 $(foreach c,$(CONFIGS),$(eval $(call CONFIG_RULES,$(c))))
-# the tests and the benchmark that include the trainer's source (MNIST_TRAIN_NO_MAIN)
-$(foreach c,$(CONFIGS),build/$(c)/test_mnist_noheap) build/bench/bench_train: examples/mnist-train.c
 
 build/%: examples/%.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -159,7 +157,7 @@ FUZZ_TARGETS      := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS      ?= 300
 FUZZ_TEST_SECONDS ?= 60
 FL_fuzz := -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS) $(EXSRC)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS)
 	@mkdir -p $(@D)
 	clang $(CSTD) $(WARN) $(FL_fuzz) $(INC) $< -o $@ $(LIBS)
 fuzz: test-begin $(addprefix build/fuzz/,$(FUZZ_TARGETS))
