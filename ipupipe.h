@@ -2898,66 +2898,6 @@ IPUPDEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user)
     return w.rc;
 }
 
-/* ---- TEMPORARY STUB: real one arrives with the emulator branch; delete at merge ---- */
-/* Contiguous split of model's layers into `stages` stages that minimises the largest
-   stage cost, and among those the sum of squared stage costs. split gets stages-1
-   ascending layer indices where stages 1..stages-1 begin. Stage cost: the emulator's
-   (fwd + bwd_dw + bwd_dx where an earlier layer has parameters + 1 per layer). */
-IPUPDEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg,
-                                size_t msg_len);
-IPUPDEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg,
-                                size_t msg_len) {
-    ipup_layer_info info[IPUP_MAX_LAYERS];
-    int64_t cost[IPUP_MAX_LAYERS + 1], mm[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1], cap;
-    double sq[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1];
-    int32_t arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1], L, l, i, j, q, any = 0;
-    int rc;
-    if (!model || stages < 1 || (stages > 1 && !split))
-        return ipue__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: NULL model or split, or stages < 1");
-    if ((rc = ipup_model_info(model, info, IPUP_MAX_LAYERS, msg, msg_len)) != IPUP_OK) return rc;
-    L = model->n_layers;
-    if (stages > L)
-        return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "%d stages but the model has only %d layers", (int)stages, (int)L);
-    cost[0] = 0;
-    for (l = 0; l < L; l++) {
-        cost[l + 1] = cost[l] + info[l].flops_fwd + info[l].flops_bwd_dw + (any ? info[l].flops_bwd_dx : 0) + 1;
-        if (info[l].n_w) any = 1;
-    }
-    /* pass 1: mm[k][j] = the smallest largest stage over the first j layers in k stages */
-    for (j = 0; j <= L; j++) mm[1][j] = cost[j];
-    for (i = 2; i <= stages; i++)
-        for (j = i; j <= L; j++) {
-            mm[i][j] = -1;
-            for (q = i - 1; q < j; q++) {
-                int64_t v = mm[i - 1][q] > cost[j] - cost[q] ? mm[i - 1][q] : cost[j] - cost[q];
-                if (mm[i][j] < 0 || v < mm[i][j]) mm[i][j] = v;
-            }
-        }
-    cap = mm[stages][L];
-    /* pass 2: the smallest sum of squares with every stage <= cap (-1: impossible) */
-    for (j = 0; j <= L; j++) sq[1][j] = cost[j] <= cap ? (double)cost[j] * (double)cost[j] : -1.0;
-    for (i = 2; i <= stages; i++)
-        for (j = i; j <= L; j++) {
-            sq[i][j] = -1.0;
-            arg[i][j] = i - 1;
-            for (q = i - 1; q < j; q++) {
-                int64_t c = cost[j] - cost[q];
-                double v;
-                if (c > cap || sq[i - 1][q] < 0.0) continue;
-                v = sq[i - 1][q] + (double)c * (double)c;
-                if (sq[i][j] < 0.0 || v < sq[i][j]) { sq[i][j] = v; arg[i][j] = q; }
-            }
-        }
-    j = L;
-    for (i = stages; i >= 2; i--) {
-        split[i - 2] = arg[i][j];
-        j = arg[i][j];
-    }
-    if (msg && msg_len) msg[0] = 0;
-    return IPUP_OK;
-}
-/* ---- end of TEMPORARY STUB ---- */
-
 #ifdef __cplusplus
 }
 #endif
