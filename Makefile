@@ -85,8 +85,6 @@ build/cxx/$(1)_$(2): tests/$(1).c $(SRCS_$(1)) $$(HEADERS)
 endef
 CXX_TU_BINS := $(foreach t,$(MULTI_TU_TESTS),$(foreach x,g++ clang++,build/cxx/$(t)_$(x)))
 $(foreach t,$(MULTI_TU_TESTS),$(foreach x,g++ clang++,$(eval $(call CXX_TU_RULE,$(t),$(x)))))
-# the tests and the benchmark that include the trainer's source (MNIST_TRAIN_NO_MAIN)
-$(foreach c,$(CONFIGS),build/$(c)/test_mnist_noheap) build/bench/bench_train: examples/mnist-train.c
 
 build/%: examples/%.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -181,7 +179,7 @@ FUZZ_TARGETS      := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS      ?= 300
 FUZZ_TEST_SECONDS ?= 60
 FL_fuzz := -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS) $(EXSRC)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS)
 	@mkdir -p $(@D)
 	clang $(CSTD) $(WARN) $(FL_fuzz) $(INC) $< -o $@ $(LIBS)
 fuzz: test-begin $(addprefix build/fuzz/,$(FUZZ_TARGETS))

@@ -1,18 +1,19 @@
 /* bench_train.c - training samples/s of the MNIST trainer on one core.
  *
- * Runs examples/mnist-train.c (compiled in) with the cooperative runner (one
- * thread): the mlp at micro-batch 32 and the cnn at micro-batch 64, each with its
+ * Runs the trainer (mnist_train_main of examples/mnist_trainer.h) with the
+ * cooperative runner (one thread): the mlp at micro-batch 32 and the cnn at micro-batch 64, each with its
  * default pipeline (2 emulated IPUs, grouped schedule) and on one IPU, and prints
  * samples/s including the infeed (shuffle, augmentation, copy) - what a user of
  * build/mnist-train sees as "Throughput". Uses data/mnist when present, else
  * synthetic IDX files of the same size written to /tmp. Writes
- * build/bench/train.json. Reference (issue 5): PyTorch 1.13 single-threaded on this
- * machine does about 24,000 samples/s (mlp) and 1,400 (cnn); the targets are 4x and 5x.
+ * build/bench/train.json. Reference: PyTorch 1.13 single-threaded on this machine
+ * does about 24,000 samples/s (mlp) and 1,400 (cnn); the targets are 4x and 5x.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
-#define MNIST_TRAIN_NO_MAIN 1
-#include "mnist-train.c"
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe.h"
+#include "mnist_trainer.h"
 
 #include "idx_fixture.h"
 
@@ -20,8 +21,8 @@ static char bt_dir[256];
 
 typedef struct {
     const char *name, *model, *batch, *limit, *splits;
-    double reference; /* PyTorch 1.13 single-threaded, issue 5 */
-    double target;    /* multiple of the reference the issue aims for */
+    double reference; /* PyTorch 1.13 single-threaded on this machine */
+    double target;    /* multiple of the reference aimed for */
 } bt_case;
 
 int main(void) {

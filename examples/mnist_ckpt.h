@@ -32,10 +32,20 @@
  * caller expects; only then does the second pass copy values into the caller's
  * tensors, so a refused file leaves them untouched.
  *
- * No heap, no stdio: POSIX open/read/write/fsync/rename with stack buffers, so a
- * program may save after its startup phase without touching the allocator.
- * Errors are negative MNIST_CKPT_E_* codes with a message naming the file and
- * what is wrong. Thread safety: reentrant (no globals).
+ * No heap, no stdio streams and no stdio formatting: POSIX open/read/write/fsync and
+ * rename (declared in <stdio.h>) with stack buffers, messages formatted by
+ * mnist_err.h, so a program may save after its startup phase without touching the
+ * allocator. Thread safety: reentrant (no globals).
+ *
+ * Results are the library's codes (ipupipe_sched.h), each with a message naming the
+ * file and what is wrong:
+ *   MNIST_CKPT_OK        = IPUP_OK
+ *   MNIST_CKPT_E_IO      = IPUP_ERR_IO        cannot open, read, write, rename
+ *   MNIST_CKPT_E_CORRUPT = IPUP_ERR_CORRUPT   not a checkpoint or damaged: bad magic,
+ *                                             bad CRC-32, truncated, bad structure
+ *   MNIST_CKPT_E_MISMATCH = IPUP_ERR_MISMATCH a sound file of another format version,
+ *                                             model, optimizer, tensor name or shape
+ *   MNIST_CKPT_E_ARG     = IPUP_ERR_ARG       bad arguments of the caller
  *
  * Needs POSIX: define _POSIX_C_SOURCE 200809L (or _DEFAULT_SOURCE) before the
  * first #include of the translation unit when compiling with -std=c11.
@@ -46,10 +56,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
+#include <stdio.h> /* rename only */
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "ipupipe_sched.h" /* the result codes */
+#include "mnist_err.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,23 +74,16 @@ extern "C" {
 #define MNIST_CKPT_NAME_MAX 63
 #define MNIST_CKPT_MODEL_LEN 32
 #define MNIST_CKPT_HEADER_BYTES 72
-#define MNIST_CKPT_ERR_LEN 512
+#define MNIST_CKPT_ERR_LEN MNIST_ERR_LEN
 
-#define MNIST_CKPT_RESULTS(X)                                                                   \
-    X(MNIST_CKPT_OK, 0, "ok")                                                                   \
-    X(MNIST_CKPT_E_IO, -1, "i/o error")                                                         \
-    X(MNIST_CKPT_E_FORMAT, -2, "not a checkpoint file")                                         \
-    X(MNIST_CKPT_E_VERSION, -3, "unsupported checkpoint version")                               \
-    X(MNIST_CKPT_E_CORRUPT, -4, "corrupt checkpoint")                                           \
-    X(MNIST_CKPT_E_MISMATCH, -5, "checkpoint does not match this model")                        \
-    X(MNIST_CKPT_E_ARG, -6, "bad argument")
-
-typedef enum {
-#define MNIST_CKPT_ENUM_(name, val, str) name = val,
-    MNIST_CKPT_RESULTS(MNIST_CKPT_ENUM_)
-#undef MNIST_CKPT_ENUM_
-    MNIST_CKPT_RESULT_END_ = 1
-} mnist_ckpt_result;
+#define MNIST_CKPT_OK IPUP_OK
+#define MNIST_CKPT_E_IO IPUP_ERR_IO
+#define MNIST_CKPT_E_CORRUPT IPUP_ERR_CORRUPT
+#define MNIST_CKPT_E_MISMATCH IPUP_ERR_MISMATCH
+#define MNIST_CKPT_E_ARG IPUP_ERR_ARG
+/* earlier names: a file that is not a checkpoint is corrupt, another version a mismatch */
+#define MNIST_CKPT_E_FORMAT MNIST_CKPT_E_CORRUPT
+#define MNIST_CKPT_E_VERSION MNIST_CKPT_E_MISMATCH
 
 /* One tensor: name, shape, values (float32, prod(dims) of them). */
 typedef struct {
@@ -95,32 +101,21 @@ typedef struct {
     char model[MNIST_CKPT_MODEL_LEN];
 } mnist_ckpt_meta;
 
+/* What a result means for a checkpoint (the first words of every message). */
 static inline const char *mnist_ckpt_result_str(int r) {
     switch (r) {
-#define MNIST_CKPT_CASE_(name, val, str) case val: return str;
-        MNIST_CKPT_RESULTS(MNIST_CKPT_CASE_)
-#undef MNIST_CKPT_CASE_
+    case MNIST_CKPT_OK: return "ok";
+    case MNIST_CKPT_E_IO: return "i/o error";
+    case MNIST_CKPT_E_CORRUPT: return "corrupt checkpoint";
+    case MNIST_CKPT_E_MISMATCH: return "checkpoint does not match this run";
+    case MNIST_CKPT_E_ARG: return "bad argument";
     default: return "unknown result";
     }
 }
 
-static inline void mnist_ckpt_cat_(char *err, const char *s) {
-    size_t n = strlen(err);
-    while (*s && n + 1 < MNIST_CKPT_ERR_LEN) err[n++] = *s++;
-    err[n] = 0;
-}
-
 /* err = "<path>: <meaning of code>: <what>" */
 static inline int mnist_ckpt_fail_(char *err, int code, const char *path, const char *what) {
-    if (err) {
-        err[0] = 0;
-        mnist_ckpt_cat_(err, path ? path : "(null)");
-        mnist_ckpt_cat_(err, ": ");
-        mnist_ckpt_cat_(err, mnist_ckpt_result_str(code));
-        mnist_ckpt_cat_(err, ": ");
-        mnist_ckpt_cat_(err, what);
-    }
-    return code;
+    return mnist_err_fail(err, code, mnist_ckpt_result_str(code), path, what);
 }
 
 /* CRC-32 (zlib), bytewise with a table built on the caller's stack. */
@@ -218,7 +213,7 @@ static inline int mnist_ckpt_save(const char *path, const mnist_ckpt_meta *meta,
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "save needs a path, meta and 1..256 tensors");
     for (i = 0; i < n; i++)
         if (mnist_ckpt_count_(&t[i]) < 0 || !t[i].data) {
-            snprintf(what, sizeof what, "tensor %d has a bad name, rank or shape", i);
+            mnist_err_fmt(what, sizeof what, "tensor %d has a bad name, rank or shape", i);
             return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, what);
         }
     if (strlen(path) + 5 > sizeof tmp) return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "path too long");
@@ -229,7 +224,7 @@ static inline int mnist_ckpt_save(const char *path, const mnist_ckpt_meta *meta,
     w.crc = 0xFFFFFFFFu;
     w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (w.fd < 0) {
-        snprintf(what, sizeof what, "cannot create the temporary file <path>.tmp: %s (directory missing or not writable?)",
+        mnist_err_fmt(what, sizeof what, "cannot create the temporary file <path>.tmp: %s (directory missing or not writable?)",
                  strerror(errno));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
@@ -271,7 +266,7 @@ static inline int mnist_ckpt_save(const char *path, const mnist_ckpt_meta *meta,
     if (!w.failed && rename(tmp, path) != 0) w.failed = errno;
     if (w.failed) {
         unlink(tmp);
-        snprintf(what, sizeof what, "writing or renaming the temporary file failed: %s (disk full? directory writable?)",
+        mnist_err_fmt(what, sizeof what, "writing or renaming the temporary file failed: %s (disk full? directory writable?)",
                  strerror(w.failed));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
@@ -333,24 +328,24 @@ static inline int mnist_ckpt_pass_(const char *path, mnist_ckpt_meta *meta, cons
     r.crc = 0xFFFFFFFFu;
     r.fd = open(path, O_RDONLY);
     if (r.fd < 0) {
-        snprintf(what, sizeof what, "cannot open it: %s", strerror(errno));
+        mnist_err_fmt(what, sizeof what, "cannot open it: %s", strerror(errno));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
 #define MNIST_CKPT_BAIL_(c, ...)                                                                                       \
     do {                                                                                                               \
-        snprintf(what, sizeof what, __VA_ARGS__);                                                                      \
+        mnist_err_fmt(what, sizeof what, __VA_ARGS__);                                                                      \
         code = (c);                                                                                                    \
         goto done;                                                                                                     \
     } while (0)
     if (fstat(r.fd, &st) != 0) MNIST_CKPT_BAIL_(MNIST_CKPT_E_IO, "cannot stat it: %s", strerror(errno));
     if (st.st_size < MNIST_CKPT_HEADER_BYTES + 4 || mnist_ckpt_get_(&r, h, sizeof h, 1) != 0)
-        MNIST_CKPT_BAIL_(MNIST_CKPT_E_FORMAT, "only %lld bytes, shorter than a checkpoint header",
+        MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "only %lld bytes, shorter than a checkpoint header",
                          (long long)st.st_size);
     if (memcmp(h, "IPUPCKPT", 8) != 0)
-        MNIST_CKPT_BAIL_(MNIST_CKPT_E_FORMAT, "the magic is not IPUPCKPT (not written by --save)");
+        MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "the magic is not IPUPCKPT (not written by --save)");
     ver = mnist_ckpt_get32_(h + 8);
     if (ver != MNIST_CKPT_VERSION)
-        MNIST_CKPT_BAIL_(MNIST_CKPT_E_VERSION, "version %u, this program reads version %u", ver, MNIST_CKPT_VERSION);
+        MNIST_CKPT_BAIL_(MNIST_CKPT_E_MISMATCH, "version %u, this program reads version %u", ver, MNIST_CKPT_VERSION);
     /* The CRC first (a corrupt file is reported as corrupt, not as a mismatch). */
     if (!copy) {
         long long body = (long long)st.st_size - 4 - (long long)sizeof h;
@@ -435,7 +430,7 @@ static inline int mnist_ckpt_peek(const char *path, mnist_ckpt_meta *meta, char 
     if (!path || !meta) return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "peek needs a path and meta");
     fd = open(path, O_RDONLY);
     if (fd < 0) {
-        snprintf(what, sizeof what, "cannot open it: %s", strerror(errno));
+        mnist_err_fmt(what, sizeof what, "cannot open it: %s", strerror(errno));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
     while (got < sizeof h) {
@@ -446,15 +441,15 @@ static inline int mnist_ckpt_peek(const char *path, mnist_ckpt_meta *meta, char 
     }
     close(fd);
     if (got < sizeof h) {
-        snprintf(what, sizeof what, "only %u bytes, shorter than a checkpoint header", (unsigned)got);
-        return mnist_ckpt_fail_(err, MNIST_CKPT_E_FORMAT, path, what);
+        mnist_err_fmt(what, sizeof what, "only %u bytes, shorter than a checkpoint header", (unsigned)got);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
     }
     if (memcmp(h, "IPUPCKPT", 8) != 0)
-        return mnist_ckpt_fail_(err, MNIST_CKPT_E_FORMAT, path, "the magic is not IPUPCKPT (not written by --save)");
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, "the magic is not IPUPCKPT (not written by --save)");
     if (mnist_ckpt_get32_(h + 8) != MNIST_CKPT_VERSION) {
-        snprintf(what, sizeof what, "version %u, this program reads version %u", mnist_ckpt_get32_(h + 8),
+        mnist_err_fmt(what, sizeof what, "version %u, this program reads version %u", mnist_ckpt_get32_(h + 8),
                  MNIST_CKPT_VERSION);
-        return mnist_ckpt_fail_(err, MNIST_CKPT_E_VERSION, path, what);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_MISMATCH, path, what);
     }
     memset(meta, 0, sizeof *meta);
     memcpy(meta->model, h + 40, MNIST_CKPT_MODEL_LEN);

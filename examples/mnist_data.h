@@ -29,7 +29,8 @@
  * "t10k"/"test"). The lower-level mnist_idx_* functions take explicit paths.
  *
  * Thread safety: every function is reentrant (no globals).
- * Uses stdio; include it in programs, not in firmware.
+ * Reads with stdio (fopen/fread); include it in programs, not in firmware. Messages
+ * are formatted by mnist_err.h, shared with mnist_ckpt.h.
  */
 #ifndef MNIST_DATA_H
 #define MNIST_DATA_H
@@ -38,11 +39,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mnist_err.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define MNIST_ERR_LEN 512
 #define MNIST_PATH_LEN 1024
 
 #define MNIST_RESULTS(X)                                                              \
@@ -89,24 +91,9 @@ static inline const char *mnist_result_str(int r) {
     }
 }
 
-/* Appends s to err (capacity MNIST_ERR_LEN), truncating; keeps it terminated. */
-static inline void mnist_cat_(char *err, const char *s) {
-    size_t n = strlen(err);
-    while (*s && n + 1 < MNIST_ERR_LEN) err[n++] = *s++;
-    err[n] = 0;
-}
-
-/* err = "<path>: <what the code means>: <what>" */
+/* err = "<path>: <what the code means>: <what>" (mnist_err.h) */
 static inline int mnist_fail_(char *err, int code, const char *path, const char *what) {
-    if (err) {
-        err[0] = 0;
-        mnist_cat_(err, path ? path : "(null)");
-        mnist_cat_(err, ": ");
-        mnist_cat_(err, mnist_result_str(code));
-        mnist_cat_(err, ": ");
-        mnist_cat_(err, what);
-    }
-    return code;
+    return mnist_err_fail(err, code, mnist_result_str(code), path, what);
 }
 
 static inline uint32_t mnist_be32_(const unsigned char *p) {
@@ -140,13 +127,13 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
     }
     if (fsize < 4 || fread(hb, 1, 4, f) != 4) {
         fclose(f);
-        snprintf(what, sizeof what, "only %lld bytes, shorter than the 4-byte magic number", fsize);
+        mnist_err_fmt(what, sizeof what, "only %lld bytes, shorter than the 4-byte magic number", fsize);
         return mnist_fail_(err, MNIST_E_TRUNCATED, path, what);
     }
     rank = hb[3];
     if (hb[0] != 0 || hb[1] != 0 || hb[2] != 0x08) {
         fclose(f);
-        snprintf(what, sizeof what,
+        mnist_err_fmt(what, sizeof what,
                  "magic bytes %02x %02x %02x %02x; an IDX file of unsigned bytes starts 00 00 08 0%d "
                  "(is it gzip-compressed or not an IDX file?)",
                  hb[0], hb[1], hb[2], hb[3], expect_rank);
@@ -154,13 +141,13 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
     }
     if (rank != expect_rank) {
         fclose(f);
-        snprintf(what, sizeof what, "rank %d in the magic number, expected %d (%s)", rank, expect_rank,
+        mnist_err_fmt(what, sizeof what, "rank %d in the magic number, expected %d (%s)", rank, expect_rank,
                  expect_rank == 3 ? "an images file: count x rows x cols" : "a labels file: count");
         return mnist_fail_(err, MNIST_E_RANK, path, what);
     }
     if (fsize < 4 + 4LL * rank || fread(hb + 4, 1, (size_t)(4 * rank), f) != (size_t)(4 * rank)) {
         fclose(f);
-        snprintf(what, sizeof what, "only %lld bytes, shorter than the %d-byte header", fsize, 4 + 4 * rank);
+        mnist_err_fmt(what, sizeof what, "only %lld bytes, shorter than the %d-byte header", fsize, 4 + 4 * rank);
         return mnist_fail_(err, MNIST_E_TRUNCATED, path, what);
     }
     h->rank = rank;
@@ -168,14 +155,14 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
         h->dims[i] = mnist_be32_(hb + 4 + 4 * i);
         if (h->dims[i] == 0) {
             fclose(f);
-            snprintf(what, sizeof what, "dimension %d is 0 (%s)", i, i == 0 ? "the file holds no items" : "empty items");
+            mnist_err_fmt(what, sizeof what, "dimension %d is 0 (%s)", i, i == 0 ? "the file holds no items" : "empty items");
             return mnist_fail_(err, MNIST_E_DIMS, path, what);
         }
     }
     for (i = 1; i < rank; i++) item *= h->dims[i]; /* two 32-bit factors: fits 64 bits */
     if (h->dims[0] > 0x7fffffffu || item > 0x7fffffffu || (uint64_t)h->dims[0] * item > 0x7fffffffffffull) {
         fclose(f);
-        snprintf(what, sizeof what, "dimensions %u x %llu are too large (count and item size must fit an int)",
+        mnist_err_fmt(what, sizeof what, "dimensions %u x %llu are too large (count and item size must fit an int)",
                  (unsigned)h->dims[0], (unsigned long long)item);
         return mnist_fail_(err, MNIST_E_DIMS, path, what);
     }
@@ -185,7 +172,7 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
     expect = h->data_offset + (long long)((uint64_t)h->dims[0] * item);
     if (fsize != expect) {
         fclose(f);
-        snprintf(what, sizeof what, "the file is %lld bytes but its header (%u items of %d bytes) needs %lld%s", fsize,
+        mnist_err_fmt(what, sizeof what, "the file is %lld bytes but its header (%u items of %d bytes) needs %lld%s", fsize,
                  (unsigned)h->dims[0], h->item_size, expect,
                  fsize < expect ? " (truncated download? run 'make data' again)" : " (trailing bytes)");
         return mnist_fail_(err, fsize < expect ? MNIST_E_TRUNCATED : MNIST_E_SIZE, path, what);
@@ -201,7 +188,7 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
  * split "test" means "t10k". */
 static inline int mnist_path(char *out, size_t cap, const char *dir, const char *split, int which) {
     const char *s = (split && strcmp(split, "test") == 0) ? "t10k" : split;
-    int n = snprintf(out, cap, "%s/%s-%s", dir ? dir : ".", s ? s : "train",
+    int n = mnist_err_fmt(out, cap, "%s/%s-%s", dir ? dir : ".", s ? s : "train",
                      which == 0 ? "images-idx3-ubyte" : "labels-idx1-ubyte");
     return (n < 0 || (size_t)n >= cap) ? MNIST_E_ARG : MNIST_OK;
 }
@@ -217,7 +204,7 @@ static inline int mnist_probe_files(const char *images_path, const char *labels_
     if ((r = mnist_idx_open(images_path, 3, &hi, NULL, err)) < 0) return r;
     if ((r = mnist_idx_open(labels_path, 1, &hl, NULL, err)) < 0) return r;
     if (hi.count != hl.count) {
-        snprintf(what, sizeof what, "%d images but %d labels in the labels file (files from different splits?)",
+        mnist_err_fmt(what, sizeof what, "%d images but %d labels in the labels file (files from different splits?)",
                  hi.count, hl.count);
         return mnist_fail_(err, MNIST_E_MISMATCH, images_path, what);
     }
@@ -244,7 +231,7 @@ static inline int mnist_load_files(const char *images_path, const char *labels_p
     if ((r = mnist_probe_files(images_path, labels_path, info, err)) < 0) return r;
     n = (limit > 0 && limit < info->count) ? limit : info->count;
     if (n > capacity) {
-        snprintf(what, sizeof what, "%d items to load but the buffers hold %d; size them from mnist_probe", n,
+        mnist_err_fmt(what, sizeof what, "%d items to load but the buffers hold %d; size them from mnist_probe", n,
                  capacity);
         return mnist_fail_(err, MNIST_E_CAPACITY, images_path, what);
     }
@@ -259,7 +246,7 @@ static inline int mnist_load_files(const char *images_path, const char *labels_p
         for (j = 0; j < k; j++)
             if (buf[j] > 9) {
                 fclose(fl);
-                snprintf(what, sizeof what, "label %d of item %d is out of range 0..9 (corrupt file?)", buf[j], i + j);
+                mnist_err_fmt(what, sizeof what, "label %d of item %d is out of range 0..9 (corrupt file?)", buf[j], i + j);
                 return mnist_fail_(err, MNIST_E_LABEL, labels_path, what);
             }
         i += k;

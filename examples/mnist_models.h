@@ -1,5 +1,7 @@
-/* mnist_models.h - the three MNIST models of the ipupipe trainer and a plain,
- * single-device reference training loop over ipupipe_kernels.h. MIT licence.
+/* mnist_models.h - the three MNIST models of the ipupipe trainer as models of
+ * ipupipe.h (ipup_model_desc, built by ipup_model_parse from text), their default
+ * recipes, and a plain single-device reference training loop over
+ * ipupipe_kernels.h. MIT licence.
  *
  * Models (one per seed tutorial), input 28x28x1 images, 10 classes:
  *
@@ -12,16 +14,21 @@
  *   mlp-gelu  PopXL pipelining tutorial: flatten -> fc1, fc2, fc3 (512, GELU) -> fc4
  *             (10) -> loss. Stage 0 = flatten fc1 fc2, stage 1 = fc3 fc4 loss.
  *
- * A dense layer owns its activation (the ids above name dense+ReLU as one layer,
- * as the TF1 tutorial does). Parameters: dense w (IN, OUT) and b (OUT); conv w
- * (3, 3, CI, CO) and b (CO); initialised Glorot-uniform keyed by (seed, 2*layer)
- * for w, zeros for b.
+ * The layers are the library's (ipup_layer_kind): an activation is a layer of its
+ * own, named "<id>.relu" / "<id>.gelu" after the layer before it. The tutorials name
+ * a dense or conv layer together with its activation ("dense256" is dense + ReLU);
+ * mnist_model_layers groups the desc's layers that way (the trainer's --splits and
+ * listing use those names). Shapes, parameter counts and FLOPs are ipup_model_info's.
+ * Parameters: dense w (IN, OUT) and b (OUT); conv w (3, 3, CI, CO) and b (CO).
  *
  * The reference loop (mnist_ref_*) runs each micro-batch through all layers, adds
  * the gradients into one accumulator in micro-batch order and applies one update
- * per step: the loop the emulator of ipupipe.h is bit-identical to. The trainer
- * uses it to find recipes and its tests use it as an independent check.
+ * per step: the loop the emulator of ipupipe.h is bit-identical to. Its tests use
+ * it as an independent check of the emulator's pipelining. Weights are initialised
+ * Glorot-uniform keyed by (seed, 2 * layer) as the emulator does, biases zero.
  * No heap: the caller provides one float arena of mnist_ref_floats() floats.
+ *
+ * Needs ipupipe.h (declarations; one translation unit defines IPUPIPE_IMPLEMENTATION).
  */
 #ifndef MNIST_MODELS_H
 #define MNIST_MODELS_H
@@ -29,70 +36,41 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ipupipe_kernels.h"
+#include "ipupipe.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum { MNIST_L_FLATTEN, MNIST_L_DENSE, MNIST_L_CONV3X3, MNIST_L_MAXPOOL2, MNIST_L_DROPOUT, MNIST_L_XENT };
-enum { MNIST_ACT_NONE, MNIST_ACT_RELU, MNIST_ACT_GELU };
-enum { MNIST_OPT_SGD, MNIST_OPT_MOMENTUM, MNIST_OPT_ADAM };
-
-#define MNIST_MAX_LAYERS 16
 #define MNIST_IMG 28
 #define MNIST_CLASSES 10
-
-typedef struct {
-    const char *id;
-    int kind;
-    int out;   /* dense: units; conv: channels */
-    int act;   /* MNIST_ACT_* */
-    float p;   /* dropout rate */
-} mnist_layer_spec;
 
 /* A model and its default recipe. */
 typedef struct {
     const char *name;
     const char *tutorial;
-    const mnist_layer_spec *layers;
-    int n_layers;
-    const char *splits;  /* default --splits (space-separated first layers of stages 1..) */
-    const char *mapping; /* default stage -> IPU mapping, NULL = stage s on IPU s */
+    const char *layers; /* ipup_model_parse text */
+    const char *ids;    /* space-separated ids of the layers that are not activations */
+    const char *splits; /* default --splits (space-separated first layers of stages 1..) */
     const char *schedule;
     int batch, accumulate, repeat, epochs;
-    int optimizer;
+    ipup_optimizer_kind optimizer;
     float lr, momentum, lr_decay; /* lr of epoch e = lr * lr_decay^e */
     float beta1, beta2, eps;
     int augment; /* random shift of each training image by up to this many pixels */
 } mnist_model_spec;
 
-static const mnist_layer_spec mnist_mlp_layers_[] = {
-    {"flatten", MNIST_L_FLATTEN, 0, 0, 0.0f},         {"dense256", MNIST_L_DENSE, 256, MNIST_ACT_RELU, 0.0f},
-    {"dense128", MNIST_L_DENSE, 128, MNIST_ACT_RELU, 0.0f}, {"dense64", MNIST_L_DENSE, 64, MNIST_ACT_RELU, 0.0f},
-    {"dense32", MNIST_L_DENSE, 32, MNIST_ACT_RELU, 0.0f},   {"logits", MNIST_L_DENSE, 10, MNIST_ACT_NONE, 0.0f},
-    {"cel", MNIST_L_XENT, 0, 0, 0.0f},
-};
-static const mnist_layer_spec mnist_cnn_layers_[] = {
-    {"conv32", MNIST_L_CONV3X3, 32, MNIST_ACT_RELU, 0.0f}, {"pool1", MNIST_L_MAXPOOL2, 0, 0, 0.0f},
-    {"conv64", MNIST_L_CONV3X3, 64, MNIST_ACT_RELU, 0.0f}, {"pool2", MNIST_L_MAXPOOL2, 0, 0, 0.0f},
-    {"flatten", MNIST_L_FLATTEN, 0, 0, 0.0f},              {"dropout", MNIST_L_DROPOUT, 0, 0, 0.5f},
-    {"logits", MNIST_L_DENSE, 10, MNIST_ACT_NONE, 0.0f},   {"cel", MNIST_L_XENT, 0, 0, 0.0f},
-};
-static const mnist_layer_spec mnist_gelu_layers_[] = {
-    {"flatten", MNIST_L_FLATTEN, 0, 0, 0.0f},          {"fc1", MNIST_L_DENSE, 512, MNIST_ACT_GELU, 0.0f},
-    {"fc2", MNIST_L_DENSE, 512, MNIST_ACT_GELU, 0.0f}, {"fc3", MNIST_L_DENSE, 512, MNIST_ACT_GELU, 0.0f},
-    {"fc4", MNIST_L_DENSE, 10, MNIST_ACT_NONE, 0.0f},  {"loss", MNIST_L_XENT, 0, 0, 0.0f},
-};
-
 /* Default recipes (tuned with the reference loop; see README "Training MNIST"). */
 static const mnist_model_spec mnist_models[] = {
-    {"mlp", "TensorFlow 1 pipelining tutorial", mnist_mlp_layers_, 7, "dense32", NULL, "grouped", 32, 16, 10, 15,
-     MNIST_OPT_MOMENTUM, 0.1f, 0.9f, 0.9f, 0.9f, 0.999f, 1e-8f, 1},
-    {"cnn", "Keras MNIST convnet example", mnist_cnn_layers_, 8, "pool2", NULL, "grouped", 64, 4, 10, 8,
-     MNIST_OPT_MOMENTUM, 0.1f, 0.9f, 0.85f, 0.9f, 0.999f, 1e-8f, 1},
-    {"mlp-gelu", "PopXL pipelining tutorial", mnist_gelu_layers_, 6, "fc3", NULL, "grouped", 5, 6, 10, 1,
-     MNIST_OPT_ADAM, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-8f, 0},
+    {"mlp", "TensorFlow 1 pipelining tutorial", "flatten,dense256,relu,dense128,relu,dense64,relu,dense32,relu,dense10,xent",
+     "flatten dense256 dense128 dense64 dense32 logits cel", "dense32", "grouped", 32, 16, 10, 15, IPUP_OPT_MOMENTUM, 0.1f,
+     0.9f, 0.9f, 0.9f, 0.999f, 1e-8f, 1},
+    {"cnn", "Keras MNIST convnet example", "conv32,relu,maxpool2,conv64,relu,maxpool2,flatten,dropout0.5,dense10,xent",
+     "conv32 pool1 conv64 pool2 flatten dropout logits cel", "pool2", "grouped", 64, 4, 10, 8, IPUP_OPT_MOMENTUM, 0.1f, 0.9f,
+     0.85f, 0.9f, 0.999f, 1e-8f, 1},
+    {"mlp-gelu", "PopXL pipelining tutorial", "flatten,dense512,gelu,dense512,gelu,dense512,gelu,dense10,xent",
+     "flatten fc1 fc2 fc3 fc4 loss", "fc3", "grouped", 5, 6, 10, 1, IPUP_OPT_ADAM, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-8f,
+     0},
 };
 #define MNIST_N_MODELS 3
 
@@ -103,185 +81,193 @@ static inline const mnist_model_spec *mnist_model_find(const char *name) {
     return NULL;
 }
 
-/* Geometry of one layer for micro-batch B. */
-typedef struct {
-    int h, w, c;          /* input H, W, C (dense: 1, 1, IN) */
-    int oh, ow, oc;       /* output */
-    int in_size, out_size; /* per sample */
-    int nw, nb;           /* parameter counts */
-    long long w_off, b_off; /* offsets into the flat parameter array */
-    double flops_fwd;     /* per sample */
-} mnist_geom;
+static inline int mnist_is_activation(ipup_layer_kind k) { return k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU; }
 
-/* Fills g[0..n_layers-1]; returns the total parameter count. */
-static inline long long mnist_model_geometry(const mnist_model_spec *m, mnist_geom *g) {
-    int h = MNIST_IMG, w = MNIST_IMG, c = 1, i;
-    long long off = 0;
-    for (i = 0; i < m->n_layers; i++) {
-        const mnist_layer_spec *L = &m->layers[i];
-        mnist_geom *G = &g[i];
-        memset(G, 0, sizeof *G);
-        G->h = h;
-        G->w = w;
-        G->c = c;
-        switch (L->kind) {
-        case MNIST_L_FLATTEN: c = h * w * c; h = w = 1; break;
-        case MNIST_L_DENSE:
-            G->nw = h * w * c * L->out;
-            G->nb = L->out;
-            G->flops_fwd = 2.0 * G->nw;
-            c = L->out;
-            h = w = 1;
-            break;
-        case MNIST_L_CONV3X3:
-            G->nw = 9 * c * L->out;
-            G->nb = L->out;
-            h -= 2;
-            w -= 2;
-            G->flops_fwd = 2.0 * G->nw * h * w;
-            c = L->out;
-            break;
-        case MNIST_L_MAXPOOL2: h /= 2; w /= 2; break;
-        default: break;
-        }
-        G->oh = h;
-        G->ow = w;
-        G->oc = c;
-        G->in_size = G->h * G->w * G->c;
-        G->out_size = h * w * c;
-        G->w_off = off;
-        off += G->nw;
-        G->b_off = off;
-        off += G->nb;
+/* Copies at most cap-1 bytes of s (up to a space or the end) into d, zero-filled. */
+static inline const char *mnist_word_(char *d, size_t cap, const char *s) {
+    size_t n = 0;
+    memset(d, 0, cap);
+    while (*s == ' ') s++;
+    while (*s && *s != ' ') {
+        if (n + 1 < cap) d[n++] = *s;
+        s++;
     }
-    return off;
+    return s;
+}
+
+/* The emulator model of m: its layers parsed by ipup_model_parse, the input shape
+ * 28x28x1, and the ids of m->ids (an activation gets "<previous id>.relu"/".gelu",
+ * the previous id cut to 15 characters). IPUP_OK or the library's code and msg. */
+static inline int mnist_model_desc(const mnist_model_spec *m, ipup_model_desc *d, char *msg, size_t msg_len) {
+    const char *ids = m->ids;
+    int rc, l;
+    memset(d, 0, sizeof *d);
+    if ((rc = ipup_model_parse(m->layers, d, msg, msg_len)) != IPUP_OK) return rc;
+    d->in_h = MNIST_IMG;
+    d->in_w = MNIST_IMG;
+    d->in_c = 1;
+    for (l = 0; l < d->n_layers; l++) {
+        ipup_layer *L = &d->layers[l];
+        if (mnist_is_activation(L->kind) && l > 0) {
+            char base[16];
+            size_t k;
+            const char *suffix = L->kind == IPUP_LAYER_RELU ? ".relu" : ".gelu";
+            mnist_word_(base, sizeof base, d->layers[l - 1].id);
+            memset(L->id, 0, sizeof L->id);
+            k = strlen(base);
+            memcpy(L->id, base, k);
+            memcpy(L->id + k, suffix, 6);
+        } else {
+            ids = mnist_word_(L->id, sizeof L->id, ids);
+        }
+    }
+    return IPUP_OK;
+}
+
+/* The tutorial's layers of d: each layer that is not an activation, with the
+ * activations that follow it. first[i] = d's index of layer i's first layer,
+ * first[n] = d->n_layers (first has room for d->n_layers + 1). Returns n. */
+static inline int mnist_model_layers(const ipup_model_desc *d, int32_t *first) {
+    int32_t l, n = 0;
+    for (l = 0; l < d->n_layers; l++)
+        if (l == 0 || !mnist_is_activation(d->layers[l].kind)) first[n++] = l;
+    first[n] = d->n_layers;
+    return (int)n;
+}
+
+/* d's index of the layer named id, or -1. */
+static inline int mnist_model_find_layer(const ipup_model_desc *d, const char *id) {
+    int l;
+    for (l = 0; l < d->n_layers; l++)
+        if (strcmp(d->layers[l].id, id) == 0) return l;
+    return -1;
+}
+
+/* Total parameter count of d (ipup_model_info), or -1 when d is not a valid model. */
+static inline long long mnist_model_params(const ipup_model_desc *d) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    long long n = 0;
+    int l;
+    if (ipup_model_info(d, info, IPUP_MAX_LAYERS, NULL, 0) != IPUP_OK) return -1;
+    for (l = 0; l < d->n_layers; l++) n += (long long)info[l].n_w + info[l].n_b;
+    return n;
 }
 
 /* ---------------------------------------------------------------- reference loop */
 
 typedef struct {
-    const mnist_model_spec *m;
-    mnist_geom g[MNIST_MAX_LAYERS];
+    const ipup_model_desc *d;
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    long long w_off[IPUP_MAX_LAYERS], b_off[IPUP_MAX_LAYERS]; /* into the flat parameter array */
     int B, L;
     long long np;
     float *params, *grads, *s1, *s2; /* (np) each; s1/s2 optimizer state */
-    float *act[MNIST_MAX_LAYERS + 1]; /* act[i] = input of layer i, (B, in_size) */
-    float *d0, *d1, *scratch;         /* gradient ping-pong (B, max size), conv scratch */
-    uint64_t seed, step;              /* step = updates done */
+    float *act[IPUP_MAX_LAYERS + 1]; /* act[l] = input of layer l, (B, in_n) */
+    float *d0, *d1, *scratch;        /* gradient ping-pong (B, max size), conv scratch */
+    uint64_t seed, step;             /* step = updates done */
     int t_adam;
 } mnist_ref;
 
-static inline long long mnist_ref_scratch_floats_(const mnist_model_spec *m, const mnist_geom *g, int B) {
-    long long s = 0, k;
-    int i;
+/* Floats of conv scratch for layer info I at micro-batch B. */
+static inline long long mnist_ref_conv_scratch_(const ipup_layer_info *I, int B) {
+    long long f = IPUP_CONV3X3_FWD_SCRATCH(B, I->in_h, I->in_w, I->in_c, I->out_c);
+    long long b = IPUP_CONV3X3_BWD_SCRATCH(B, I->in_h, I->in_w, I->in_c, I->out_c);
     (void)B; /* the scratch macros may ignore some of their arguments */
-    for (i = 0; i < m->n_layers; i++)
-        if (m->layers[i].kind == MNIST_L_CONV3X3) {
-            k = IPUP_CONV3X3_BWD_SCRATCH(B, g[i].h, g[i].w, g[i].c, g[i].oc);
-            if (IPUP_CONV3X3_FWD_SCRATCH(B, g[i].h, g[i].w, g[i].c, g[i].oc) > k)
-                k = IPUP_CONV3X3_FWD_SCRATCH(B, g[i].h, g[i].w, g[i].c, g[i].oc);
-            if (k > s) s = k;
-        }
-    return s;
+    return f > b ? f : b;
 }
 
-/* Floats the caller's arena needs for model m at micro-batch B. */
-static inline long long mnist_ref_floats(const mnist_model_spec *m, int B) {
-    mnist_geom g[MNIST_MAX_LAYERS];
-    long long np, a = 0, mx = 0;
-    memset(g, 0, sizeof g);
-    np = mnist_model_geometry(m, g);
-    int i;
-    for (i = 0; i < m->n_layers; i++) {
-        a += (long long)B * g[i].in_size;
-        if (g[i].in_size > mx) mx = g[i].in_size;
-        if (g[i].out_size > mx) mx = g[i].out_size;
+/* Floats the caller's arena needs for model d at micro-batch B (0: d is invalid). */
+static inline long long mnist_ref_floats(const ipup_model_desc *d, int B) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    long long np = 0, a = 0, mx = 0, scratch = 0;
+    int l;
+    if (ipup_model_info(d, info, IPUP_MAX_LAYERS, NULL, 0) != IPUP_OK) return 0;
+    for (l = 0; l < d->n_layers; l++) {
+        np += (long long)info[l].n_w + info[l].n_b;
+        a += (long long)B * info[l].in_n;
+        if (info[l].in_n > mx) mx = info[l].in_n;
+        if (info[l].out_n > mx) mx = info[l].out_n;
+        if (info[l].kind == IPUP_LAYER_CONV3X3 && mnist_ref_conv_scratch_(&info[l], B) > scratch)
+            scratch = mnist_ref_conv_scratch_(&info[l], B);
     }
-    a += (long long)B * g[m->n_layers - 1].out_size;
-    return 4 * np + a + 2 * (long long)B * mx + mnist_ref_scratch_floats_(m, g, B) + 64;
+    a += (long long)B * info[d->n_layers - 1].out_n;
+    return 4 * np + a + 2 * (long long)B * mx + scratch + 64;
 }
 
-/* Sets r up in arena (mnist_ref_floats(m, B) floats) and initialises the weights. */
-static inline void mnist_ref_init(mnist_ref *r, const mnist_model_spec *m, int B, uint64_t seed, float *arena) {
-    long long mx = 0;
-    int i;
+/* Sets r up in arena (mnist_ref_floats(d, B) floats) and initialises the weights.
+ * IPUP_OK, or the code of ipup_model_info. */
+static inline int mnist_ref_init(mnist_ref *r, const ipup_model_desc *d, int B, uint64_t seed, float *arena) {
+    long long mx = 0, off = 0;
+    int l, rc;
     memset(r, 0, sizeof *r);
-    r->m = m;
+    if ((rc = ipup_model_info(d, r->info, IPUP_MAX_LAYERS, NULL, 0)) != IPUP_OK) return rc;
+    r->d = d;
     r->B = B;
-    r->L = m->n_layers;
+    r->L = d->n_layers;
     r->seed = seed;
-    r->np = mnist_model_geometry(m, r->g);
+    for (l = 0; l < r->L; l++) {
+        r->w_off[l] = off;
+        off += r->info[l].n_w;
+        r->b_off[l] = off;
+        off += r->info[l].n_b;
+    }
+    r->np = off;
     r->params = arena;
-    arena += r->np;
-    r->grads = arena;
-    arena += r->np;
-    r->s1 = arena;
-    arena += r->np;
-    r->s2 = arena;
-    arena += r->np;
-    for (i = 0; i <= r->L; i++) {
-        int sz = i < r->L ? r->g[i].in_size : r->g[r->L - 1].out_size;
-        r->act[i] = arena;
+    r->grads = arena + r->np;
+    r->s1 = arena + 2 * r->np;
+    r->s2 = arena + 3 * r->np;
+    arena += 4 * r->np;
+    for (l = 0; l <= r->L; l++) {
+        int sz = l < r->L ? r->info[l].in_n : r->info[r->L - 1].out_n;
+        r->act[l] = arena;
         arena += (long long)B * sz;
         if (sz > mx) mx = sz;
     }
     r->d0 = arena;
-    arena += B * mx;
-    r->d1 = arena;
-    arena += B * mx;
-    r->scratch = arena;
+    r->d1 = arena + B * mx;
+    r->scratch = arena + 2 * B * mx;
     memset(r->params, 0, (size_t)(4 * r->np) * sizeof(float));
-    for (i = 0; i < r->L; i++) {
-        const mnist_geom *G = &r->g[i];
-        if (G->nw) {
-            int fan_in = m->layers[i].kind == MNIST_L_CONV3X3 ? 9 * G->c : G->in_size;
-            int fan_out = m->layers[i].kind == MNIST_L_CONV3X3 ? 9 * G->oc : G->out_size;
-            ipup_glorot_uniform_f32(fan_in, fan_out, G->nw, seed, (uint64_t)(2 * i), r->params + G->w_off);
-        }
+    for (l = 0; l < r->L; l++) {
+        const ipup_layer_info *I = &r->info[l];
+        int conv = I->kind == IPUP_LAYER_CONV3X3;
+        if (I->n_w)
+            ipup_glorot_uniform_f32(conv ? 9 * I->in_c : I->in_n, conv ? 9 * I->out_c : I->out_n, I->n_w, seed,
+                                    (uint64_t)(2 * l), r->params + r->w_off[l]);
     }
+    return IPUP_OK;
 }
 
 /* Forward of one micro-batch x (B, 784); labels (B) or NULL. train = 1 applies
  * dropout keyed by (seed, step, sample_base*size + i). Returns the mean loss (0 when
- * labels is NULL); *correct gets the number of right arg-maxes; logits are in
- * act[L] ... the input of the loss layer. */
+ * labels is NULL); *correct gets the number of right arg-maxes; act[L-1] holds the
+ * logits (the input of the loss layer). */
 static inline float mnist_ref_forward(mnist_ref *r, const float *x, const int32_t *labels, int train,
                                       uint64_t sample_base, int *correct) {
-    int i, B = r->B;
+    int l, B = r->B;
     float loss = 0.0f;
-    memcpy(r->act[0], x, (size_t)B * (size_t)r->g[0].in_size * sizeof(float));
-    for (i = 0; i < r->L; i++) {
-        const mnist_layer_spec *S = &r->m->layers[i];
-        const mnist_geom *G = &r->g[i];
-        const float *in = r->act[i];
-        float *out = r->act[i + 1];
-        int n = B * G->out_size;
-        switch (S->kind) {
-        case MNIST_L_FLATTEN: memcpy(out, in, (size_t)n * sizeof(float)); break;
-        case MNIST_L_DENSE:
-            ipup_dense_fwd_f32(B, G->in_size, G->out_size, in, r->params + G->w_off, r->params + G->b_off, out);
-            break;
-        case MNIST_L_CONV3X3:
-            ipup_conv3x3_fwd_f32(B, G->h, G->w, G->c, G->oc, in, r->params + G->w_off, r->params + G->b_off, out,
-                                 r->scratch);
-            break;
-        case MNIST_L_MAXPOOL2: ipup_maxpool2_fwd_f32(B, G->h, G->w, G->c, in, out); break;
-        case MNIST_L_DROPOUT:
+    memcpy(r->act[0], x, (size_t)B * (size_t)r->info[0].in_n * sizeof(float));
+    for (l = 0; l < r->L; l++) {
+        const ipup_layer_info *I = &r->info[l];
+        const float *in = r->act[l], *w = r->params + r->w_off[l], *b = r->params + r->b_off[l];
+        float *out = r->act[l + 1];
+        int n = B * I->out_n;
+        switch (I->kind) {
+        case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(B, I->in_n, I->out_n, in, w, b, out); break;
+        case IPUP_LAYER_CONV3X3: ipup_conv3x3_fwd_f32(B, I->in_h, I->in_w, I->in_c, I->out_c, in, w, b, out, r->scratch); break;
+        case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_fwd_f32(B, I->in_h, I->in_w, I->in_c, in, out); break;
+        case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, in, out); break;
+        case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, in, out); break;
+        case IPUP_LAYER_DROPOUT:
             if (train)
-                ipup_dropout_fwd_f32(n, S->p, r->seed, r->step, sample_base * (uint64_t)G->in_size, in, out);
+                ipup_dropout_fwd_f32(n, r->d->layers[l].rate, r->seed, r->step, sample_base * (uint64_t)I->in_n, in, out);
             else
                 memcpy(out, in, (size_t)n * sizeof(float));
             break;
-        case MNIST_L_XENT:
-            memcpy(out, in, (size_t)n * sizeof(float));
-            if (labels) loss = ipup_softmax_xent_f32(B, G->in_size, in, labels, NULL, correct);
+        case IPUP_LAYER_SOFTMAX_XENT:
+            if (labels) loss = ipup_softmax_xent_f32(B, I->in_n, in, labels, NULL, correct);
             break;
-        default: break;
+        default: memcpy(out, in, (size_t)n * sizeof(float)); break; /* flatten: a view */
         }
-        /* the activation is applied in place; the backward needs the post-activation
-           value for ReLU (relu_bwd with y works the same as with x: y > 0 iff x > 0)
-           and the pre-activation for GELU, kept in act[i+1] before the call: see bwd */
-        if (S->act == MNIST_ACT_RELU) ipup_relu_fwd_f32(n, out, out);
     }
     return loss;
 }
@@ -289,74 +275,27 @@ static inline float mnist_ref_forward(mnist_ref *r, const float *x, const int32_
 /* Forward + backward of one micro-batch, gradients ADDED into r->grads. */
 static inline float mnist_ref_train_micro(mnist_ref *r, const float *x, const int32_t *labels,
                                           uint64_t sample_base, int *correct) {
-    int i, B = r->B, L = r->L;
+    int l, B = r->B, L = r->L;
     float *dy = r->d0, *dx = r->d1, *t;
-    float loss;
-    /* GELU layers need their pre-activation: run forward keeping it (act holds
-       pre-activation for GELU; the GELU output goes to the next layer via d-buffers) */
-    int has_gelu = 0;
-    for (i = 0; i < L; i++) has_gelu |= r->m->layers[i].act == MNIST_ACT_GELU;
-    if (!has_gelu) {
-        loss = mnist_ref_forward(r, x, labels, 1, sample_base, correct);
-    } else {
-        /* pure dense GELU chain: act[i+1] stores the pre-activation z, and the next
-           layer's input is gelu(z) computed into d1 before the dense call */
-        memcpy(r->act[0], x, (size_t)B * (size_t)r->g[0].in_size * sizeof(float));
-        loss = 0.0f;
-        for (i = 0; i < L; i++) {
-            const mnist_layer_spec *S = &r->m->layers[i];
-            const mnist_geom *G = &r->g[i];
-            const float *in = r->act[i];
-            if (i > 0 && r->m->layers[i - 1].act == MNIST_ACT_GELU) {
-                ipup_gelu_fwd_f32(B * G->in_size, r->act[i], r->d1);
-                in = r->d1;
-            }
-            if (S->kind == MNIST_L_DENSE)
-                ipup_dense_fwd_f32(B, G->in_size, G->out_size, in, r->params + G->w_off, r->params + G->b_off,
-                                   r->act[i + 1]);
-            else if (S->kind == MNIST_L_XENT) {
-                memcpy(r->act[i + 1], in, (size_t)B * (size_t)G->in_size * sizeof(float));
-                loss = ipup_softmax_xent_f32(B, G->in_size, in, labels, NULL, correct);
-            } else
-                memcpy(r->act[i + 1], in, (size_t)B * (size_t)G->in_size * sizeof(float));
-        }
-    }
-    /* loss gradient */
-    ipup_softmax_xent_f32(B, r->g[L - 1].in_size, r->act[L - 1], labels, dy, NULL);
-    for (i = L - 2; i >= 0; i--) {
-        const mnist_layer_spec *S = &r->m->layers[i];
-        const mnist_geom *G = &r->g[i];
-        const float *in = r->act[i];
-        int n = B * G->out_size;
-        if (S->act == MNIST_ACT_RELU) ipup_relu_bwd_f32(n, r->act[i + 1], dy, dy);
-        if (S->act == MNIST_ACT_GELU) ipup_gelu_bwd_f32(n, r->act[i + 1], dy, dy);
-        if (i > 0 && r->m->layers[i - 1].act == MNIST_ACT_GELU) {
-            /* the input of this dense layer was gelu(act[i]); rebuild it in dx's partner */
-            ipup_gelu_fwd_f32(B * G->in_size, r->act[i], dx);
-            in = dx;
-        }
-        switch (S->kind) {
-        case MNIST_L_FLATTEN: continue; /* a view: dy is already dx */
-        case MNIST_L_DENSE:
-            if (in == dx) {
-                /* input lives in dx: compute weight grads first, then dx */
-                ipup_dense_bwd_f32(B, G->in_size, G->out_size, in, r->params + G->w_off, dy, NULL,
-                                   r->grads + G->w_off, r->grads + G->b_off);
-                ipup_dense_bwd_f32(B, G->in_size, G->out_size, in, r->params + G->w_off, dy, dx, NULL, NULL);
-            } else {
-                ipup_dense_bwd_f32(B, G->in_size, G->out_size, in, r->params + G->w_off, dy, i > 0 ? dx : NULL,
-                                   r->grads + G->w_off, r->grads + G->b_off);
-            }
+    float loss = mnist_ref_forward(r, x, labels, 1, sample_base, correct);
+    ipup_softmax_xent_f32(B, r->info[L - 1].in_n, r->act[L - 1], labels, dy, NULL); /* dlogits */
+    for (l = L - 2; l >= 0; l--) {
+        const ipup_layer_info *I = &r->info[l];
+        const float *in = r->act[l], *w = r->params + r->w_off[l];
+        float *gw = r->grads + r->w_off[l], *gb = r->grads + r->b_off[l];
+        int n = B * I->in_n;
+        switch (I->kind) {
+        case IPUP_LAYER_DENSE: ipup_dense_bwd_f32(B, I->in_n, I->out_n, in, w, dy, l > 0 ? dx : NULL, gw, gb); break;
+        case IPUP_LAYER_CONV3X3:
+            ipup_conv3x3_bwd_f32(B, I->in_h, I->in_w, I->in_c, I->out_c, in, w, dy, l > 0 ? dx : NULL, gw, gb, r->scratch);
             break;
-        case MNIST_L_CONV3X3:
-            ipup_conv3x3_bwd_f32(B, G->h, G->w, G->c, G->oc, in, r->params + G->w_off, dy, i > 0 ? dx : NULL,
-                                 r->grads + G->w_off, r->grads + G->b_off, r->scratch);
+        case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_bwd_f32(B, I->in_h, I->in_w, I->in_c, in, dy, dx); break;
+        case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, in, dy, dx); break;
+        case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, in, dy, dx); break;
+        case IPUP_LAYER_DROPOUT:
+            ipup_dropout_bwd_f32(n, r->d->layers[l].rate, r->seed, r->step, sample_base * (uint64_t)I->in_n, dy, dx);
             break;
-        case MNIST_L_MAXPOOL2: ipup_maxpool2_bwd_f32(B, G->h, G->w, G->c, in, dy, dx); break;
-        case MNIST_L_DROPOUT:
-            ipup_dropout_bwd_f32(B * G->in_size, S->p, r->seed, r->step, sample_base * (uint64_t)G->in_size, dy, dx);
-            break;
-        default: break;
+        default: continue; /* flatten: a view, dy is already dx */
         }
         t = dy;
         dy = dx;
@@ -367,12 +306,12 @@ static inline float mnist_ref_train_micro(mnist_ref *r, const float *x, const in
 
 /* One optimizer update with the accumulated gradient of `micro` micro-batches;
  * zeroes the accumulator. */
-static inline void mnist_ref_update(mnist_ref *r, int optimizer, float lr, float mu, float b1, float b2, float eps,
-                                    int micro) {
+static inline void mnist_ref_update(mnist_ref *r, ipup_optimizer_kind optimizer, float lr, float mu, float b1, float b2,
+                                    float eps, int micro) {
     float scale = 1.0f / (float)micro;
     int n = (int)r->np;
-    if (optimizer == MNIST_OPT_SGD) ipup_sgd_f32(n, lr, scale, r->params, r->grads);
-    else if (optimizer == MNIST_OPT_MOMENTUM) ipup_momentum_f32(n, lr, mu, scale, r->params, r->s1, r->grads);
+    if (optimizer == IPUP_OPT_SGD) ipup_sgd_f32(n, lr, scale, r->params, r->grads);
+    else if (optimizer == IPUP_OPT_MOMENTUM) ipup_momentum_f32(n, lr, mu, scale, r->params, r->s1, r->grads);
     else ipup_adam_f32(n, lr, b1, b2, eps, ++r->t_adam, scale, r->params, r->s1, r->s2, r->grads);
     ipup_zeros_f32(n, r->grads);
     r->step++;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/test_faults.sh - faults and hostile configurations of build/mnist-train (issue 6).
+# tests/test_faults.sh - faults and hostile configurations of build/mnist-train.
 #
 #  1. SIGKILL while the checkpoint is being written (a real kill: an LD_PRELOAD shim,
 #     written and compiled here, sends SIGKILL to the process in the middle of its
@@ -211,7 +211,7 @@ hostile "split naming no layer" "unknown layer 'dense999'; the layers of model m
 hostile "split leaving stage 0 empty" 'stage 0 would be empty' --splits flatten
 hostile "split leaving a middle stage empty" "stage 1 would be empty: 'dense128' does not come after 'dense128'" --splits dense128 dense128
 hostile "splits out of layer order" "stage 1 would be empty: 'dense128' does not come after 'dense64'.*layer order" --splits dense64 dense128
-hostile "more stages (IPUs) than layers" '8 IPUs but the model has only 7 layers' --splits auto --ipus 8
+hostile "more stages (IPUs) than layers" '12 IPUs but the model has only 11 layers' --splits auto --ipus 12
 hostile "replicas above the compiled maximum" 'replicas needs an integer in 1\.\.' --replicas 9
 hostile "replicas x stages beyond the IPUs" '(IPUs|IPUP_MAX_IPUS)' --replicas 8 --splits dense256 dense128 dense64 dense32 logits
 hostile "learning rate NaN" 'learning-rate needs a number in \[0, 100\], got .nan.' --learning-rate nan

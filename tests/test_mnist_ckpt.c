@@ -185,10 +185,12 @@ static void empty(unsigned char *b, long *n) { (void)b; *n = 0; }
 TTEST(refuses_corrupt_truncated_foreign) {
     expect_refused(flip_value_byte, MNIST_CKPT_E_CORRUPT, "corrupt checkpoint: CRC-32 is", "mlp");
     expect_refused(truncate_file, MNIST_CKPT_E_CORRUPT, "damaged or truncated file", "mlp");
-    expect_refused(bad_magic, MNIST_CKPT_E_FORMAT, "the magic is not IPUPCKPT", "mlp");
-    expect_refused(bad_version, MNIST_CKPT_E_VERSION, "version 2, this program reads version 1", "mlp");
-    expect_refused(tiny, MNIST_CKPT_E_FORMAT, "only 20 bytes, shorter than a checkpoint header", "mlp");
-    expect_refused(empty, MNIST_CKPT_E_FORMAT, "only 0 bytes", "mlp");
+    expect_refused(bad_magic, MNIST_CKPT_E_CORRUPT, "corrupt checkpoint: the magic is not IPUPCKPT", "mlp");
+    expect_refused(bad_version, MNIST_CKPT_E_MISMATCH,
+                   "checkpoint does not match this run: version 2, this program reads version 1", "mlp");
+    expect_refused(tiny, MNIST_CKPT_E_CORRUPT, "corrupt checkpoint: only 20 bytes, shorter than a checkpoint header",
+                   "mlp");
+    expect_refused(empty, MNIST_CKPT_E_CORRUPT, "corrupt checkpoint: only 0 bytes", "mlp");
 }
 
 TTEST(refuses_other_model) {
@@ -235,6 +237,46 @@ TTEST(save_errors) {
     TT_CONTAINS(err, "tensor 1 has a bad name, rank or shape");
 }
 
+/* The reader speaks the library's result codes: a damaged or foreign file is
+ * IPUP_ERR_CORRUPT (bad CRC, bad magic, truncated), a sound file of another run
+ * IPUP_ERR_MISMATCH (model, tensors, shape, format version). */
+TTEST(library_result_codes) {
+    char p[512], err[MNIST_CKPT_ERR_LEN] = "";
+    mnist_ckpt_tensor t[3];
+    mnist_ckpt_meta m = meta_of("mlp", 5, 9, 1), got;
+    TT_EQ_INT(MNIST_CKPT_OK, IPUP_OK);
+    TT_EQ_INT(MNIST_CKPT_E_CORRUPT, IPUP_ERR_CORRUPT);
+    TT_EQ_INT(MNIST_CKPT_E_MISMATCH, IPUP_ERR_MISMATCH);
+    TT_EQ_INT(MNIST_CKPT_E_IO, IPUP_ERR_IO);
+    TT_EQ_INT(MNIST_CKPT_E_ARG, IPUP_ERR_ARG);
+    expect_refused(flip_value_byte, IPUP_ERR_CORRUPT, "corrupt checkpoint: CRC-32 is", "mlp");
+    expect_refused(truncate_file, IPUP_ERR_CORRUPT, "corrupt checkpoint: CRC-32 is", "mlp");
+    expect_refused(bad_magic, IPUP_ERR_CORRUPT, "(not written by --save)", "mlp");
+    expect_refused(bad_version, IPUP_ERR_MISMATCH, "version 2", "mlp");
+    expect_refused(NULL, IPUP_ERR_MISMATCH, "checkpoint does not match this run: it holds model 'mlp'", "cnn");
+    /* the header alone: peek says the same */
+    path_of(p, sizeof p, "e.ckpt");
+    fill(1.0f);
+    TT_EQ_INT(mnist_ckpt_save(p, &m, t, tensors(t), err), MNIST_CKPT_OK);
+    {
+        unsigned char buf[4096];
+        long n = file_bytes(p, buf, sizeof buf);
+        buf[1] = 'Q';
+        write_bytes(p, buf, n);
+        TT_EQ_INT(mnist_ckpt_peek(p, &got, err), IPUP_ERR_CORRUPT);
+        TT_CONTAINS(err, "corrupt checkpoint: the magic is not IPUPCKPT");
+        write_bytes(p, buf, 30);
+        TT_EQ_INT(mnist_ckpt_peek(p, &got, err), IPUP_ERR_CORRUPT);
+        TT_CONTAINS(err, "corrupt checkpoint: only 30 bytes");
+        buf[1] = 'P';
+        buf[8] = 7;
+        write_bytes(p, buf, n);
+        TT_EQ_INT(mnist_ckpt_peek(p, &got, err), IPUP_ERR_MISMATCH);
+        TT_CONTAINS(err, "checkpoint does not match this run: version 7, this program reads version 1");
+    }
+    remove(p);
+}
+
 TTEST(result_strings) {
     TT_STREQ(mnist_ckpt_result_str(MNIST_CKPT_E_CORRUPT), "corrupt checkpoint");
     TT_STREQ(mnist_ckpt_result_str(12345), "unknown result");
@@ -243,7 +285,7 @@ TTEST(result_strings) {
 static const ttest_case cases[] = {
     TT_CASE(round_trip_and_layout),  TT_CASE(identical_state_identical_bytes), TT_CASE(refuses_corrupt_truncated_foreign),
     TT_CASE(refuses_other_model),    TT_CASE(refuses_mismatched_tensors),      TT_CASE(save_errors),
-    TT_CASE(result_strings),
+    TT_CASE(library_result_codes),   TT_CASE(result_strings),
 };
 
 int main(int argc, char **argv) {

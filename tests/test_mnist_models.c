@@ -1,7 +1,7 @@
 /* test_mnist_models.c - the models of examples/mnist_models.h and an independent
- * check of the emulator: the trainer's emulator configuration (built as
- * mnist-train.c builds it: ReLU/GELU as layers of their own, the tutorial's split,
- * grouped schedule) gives after a few steps the same weight BITS as the plain
+ * check of the emulator: the trainer's emulator model (mnist_model_desc: ReLU/GELU
+ * as layers of their own) with the tutorial's split and the grouped schedule gives
+ * after a few steps the same weight BITS as the plain
  * single-device reference loop of mnist_models.h, written separately from the
  * emulator (one micro-batch through all layers, gradients added in micro-batch
  * order, one update per step). Also: parameter counts agree with the emulator's. */
@@ -42,55 +42,24 @@ static int tm_infeed(void *user, int64_t step, int32_t replica, int32_t mb, int6
     return 0;
 }
 
-/* The emulator model of spec m, as examples/mnist-train.c builds it. */
-static void tm_desc(const mnist_model_spec *m, ipup_model_desc *d, int *emu_first) {
-    int i;
-    memset(d, 0, sizeof *d);
-    d->in_h = 28;
-    d->in_w = 28;
-    d->in_c = 1;
-    for (i = 0; i < m->n_layers; i++) {
-        const mnist_layer_spec *L = &m->layers[i];
-        ipup_layer *e = &d->layers[d->n_layers++];
-        emu_first[i] = d->n_layers - 1;
-        snprintf(e->id, sizeof e->id, "%s", L->id);
-        e->kind = L->kind == MNIST_L_FLATTEN   ? IPUP_LAYER_FLATTEN
-                  : L->kind == MNIST_L_DENSE   ? IPUP_LAYER_DENSE
-                  : L->kind == MNIST_L_CONV3X3 ? IPUP_LAYER_CONV3X3
-                  : L->kind == MNIST_L_MAXPOOL2 ? IPUP_LAYER_MAXPOOL2
-                  : L->kind == MNIST_L_DROPOUT ? IPUP_LAYER_DROPOUT
-                                               : IPUP_LAYER_SOFTMAX_XENT;
-        e->units = L->out;
-        e->rate = L->p;
-        if (L->act != MNIST_ACT_NONE) {
-            e = &d->layers[d->n_layers++];
-            e->kind = L->act == MNIST_ACT_RELU ? IPUP_LAYER_RELU : IPUP_LAYER_GELU;
-            snprintf(e->id, sizeof e->id, "%.15s.act", L->id);
-        }
-    }
-    emu_first[m->n_layers] = d->n_layers;
-}
-
 /* Trains `steps` steps on the emulator and on the reference loop from the same
  * initial weights; returns the number of parameters whose bits differ (-1: setup). */
-static long tm_compare(const char *model, int optimizer, int B, int M, int steps, ipup_runner_kind runner,
+static long tm_compare(const char *model, ipup_optimizer_kind optimizer, int B, int M, int steps, ipup_runner_kind runner,
                        long long *params_out) {
     const mnist_model_spec *m = mnist_model_find(model);
     static ipup_model_desc d;
     static ipup_emu e;
     ipup_config cfg;
     ipup_plan plan;
-    int emu_first[MNIST_MAX_LAYERS + 1], i, s, rc;
+    int l, i, s, rc;
     int32_t split[1];
     uint8_t *mem;
     size_t total = 0, off = 0, host;
     float *arena;
     mnist_ref r;
     long diff = 0;
-    if (!m) return -1;
-    tm_desc(m, &d, emu_first);
-    for (i = 0; i < m->n_layers; i++)
-        if (strcmp(m->layers[i].id, m->splits) == 0) split[0] = emu_first[i];
+    if (!m || mnist_model_desc(m, &d, NULL, 0) != IPUP_OK) return -1;
+    split[0] = mnist_model_find_layer(&d, m->splits);
     memset(&cfg, 0, sizeof cfg);
     cfg.model = &d;
     cfg.stages = 2;
@@ -99,8 +68,8 @@ static long tm_compare(const char *model, int optimizer, int B, int M, int steps
     cfg.microbatch = B;
     cfg.microbatches = M;
     cfg.repeat = steps;
-    cfg.opt.kind = optimizer == MNIST_OPT_SGD ? IPUP_OPT_SGD : optimizer == MNIST_OPT_MOMENTUM ? IPUP_OPT_MOMENTUM : IPUP_OPT_ADAM;
-    cfg.opt.lr = optimizer == MNIST_OPT_ADAM ? 0.001f : 0.05f;
+    cfg.opt.kind = optimizer;
+    cfg.opt.lr = optimizer == IPUP_OPT_ADAM ? 0.001f : 0.05f;
     cfg.opt.momentum = 0.9f;
     cfg.opt.beta1 = 0.9f;
     cfg.opt.beta2 = 0.999f;
@@ -134,18 +103,18 @@ static long tm_compare(const char *model, int optimizer, int B, int M, int steps
             return -1;
         }
         /* reference loop from the emulator's initial weights */
-        arena = (float *)malloc((size_t)mnist_ref_floats(m, B) * sizeof(float));
-        mnist_ref_init(&r, m, B, cfg.seed, arena);
-        for (i = 0; i < m->n_layers; i++) {
+        arena = (float *)malloc((size_t)mnist_ref_floats(&d, B) * sizeof(float));
+        if (mnist_ref_init(&r, &d, B, cfg.seed, arena) != IPUP_OK) diff = -1;
+        for (l = 0; l < d.n_layers && diff == 0; l++) {
             char name[64];
             ipup_tensor_info ti;
-            if (!r.g[i].nw) continue;
-            snprintf(name, sizeof name, "%s.w", m->layers[i].id);
-            if (ipup_tensor_find(&e, name, &ti) != IPUP_OK || ti.n != r.g[i].nw) diff = -1;
-            else memcpy(r.params + r.g[i].w_off, ti.data, (size_t)ti.n * sizeof(float));
-            snprintf(name, sizeof name, "%s.b", m->layers[i].id);
-            if (ipup_tensor_find(&e, name, &ti) != IPUP_OK || ti.n != r.g[i].nb) diff = -1;
-            else memcpy(r.params + r.g[i].b_off, ti.data, (size_t)ti.n * sizeof(float));
+            if (!r.info[l].n_w) continue;
+            snprintf(name, sizeof name, "%s.w", d.layers[l].id);
+            if (ipup_tensor_find(&e, name, &ti) != IPUP_OK || ti.n != r.info[l].n_w) diff = -1;
+            else memcpy(r.params + r.w_off[l], ti.data, (size_t)ti.n * sizeof(float));
+            snprintf(name, sizeof name, "%s.b", d.layers[l].id);
+            if (ipup_tensor_find(&e, name, &ti) != IPUP_OK || ti.n != r.info[l].n_b) diff = -1;
+            else memcpy(r.params + r.b_off[l], ti.data, (size_t)ti.n * sizeof(float));
         }
         if (diff == 0) {
             if (ipup_run(&e, NULL) != IPUP_OK) diff = -1;
@@ -157,17 +126,17 @@ static long tm_compare(const char *model, int optimizer, int B, int M, int steps
                 }
                 mnist_ref_update(&r, optimizer, cfg.opt.lr, 0.9f, 0.9f, 0.999f, 1e-8f, M);
             }
-            for (i = 0; i < m->n_layers && diff >= 0; i++) {
+            for (l = 0; l < d.n_layers && diff >= 0; l++) {
                 char name[64];
                 ipup_tensor_info ti;
                 int k;
-                if (!r.g[i].nw) continue;
-                snprintf(name, sizeof name, "%s.w", m->layers[i].id);
+                if (!r.info[l].n_w) continue;
+                snprintf(name, sizeof name, "%s.w", d.layers[l].id);
                 ipup_tensor_find(&e, name, &ti);
-                for (k = 0; k < ti.n; k++) diff += memcmp(&ti.data[k], &r.params[r.g[i].w_off + k], 4) != 0;
-                snprintf(name, sizeof name, "%s.b", m->layers[i].id);
+                for (k = 0; k < ti.n; k++) diff += memcmp(&ti.data[k], &r.params[r.w_off[l] + k], 4) != 0;
+                snprintf(name, sizeof name, "%s.b", d.layers[l].id);
                 ipup_tensor_find(&e, name, &ti);
-                for (k = 0; k < ti.n; k++) diff += memcmp(&ti.data[k], &r.params[r.g[i].b_off + k], 4) != 0;
+                for (k = 0; k < ti.n; k++) diff += memcmp(&ti.data[k], &r.params[r.b_off[l] + k], 4) != 0;
             }
         }
         ipup_shutdown(&e);
@@ -183,12 +152,40 @@ static int tm_slow(void) {
     return s && *s && strcmp(s, "0") != 0;
 }
 
+/* The desc of each model, built by ipup_model_parse: layers, ids, shapes and
+ * parameter counts (ipup_model_info), and the tutorial's layers it groups. */
+static ipup_model_desc tm_d;
+static long long tm_params(const char *model) {
+    if (mnist_model_desc(mnist_model_find(model), &tm_d, NULL, 0) != IPUP_OK) return -1;
+    return mnist_model_params(&tm_d);
+}
+
 TTEST(geometry_and_params) {
-    mnist_geom g[MNIST_MAX_LAYERS];
-    TT_EQ_INT(mnist_model_geometry(mnist_model_find("mlp"), g), 784 * 256 + 256 + 256 * 128 + 128 + 128 * 64 + 64 + 64 * 32 + 32 + 32 * 10 + 10);
-    TT_EQ_INT(mnist_model_geometry(mnist_model_find("cnn"), g), 9 * 32 + 32 + 9 * 32 * 64 + 64 + 1600 * 10 + 10);
-    TT_EQ_INT(g[3].out_size, 5 * 5 * 64); /* pool2 */
-    TT_EQ_INT(mnist_model_geometry(mnist_model_find("mlp-gelu"), g), 784 * 512 + 512 + 2 * (512 * 512 + 512) + 5120 + 10);
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int32_t first[IPUP_MAX_LAYERS + 1];
+    int l;
+    TT_EQ_INT(tm_params("mlp"), 784 * 256 + 256 + 256 * 128 + 128 + 128 * 64 + 64 + 64 * 32 + 32 + 32 * 10 + 10);
+    TT_EQ_INT(tm_d.n_layers, 11);
+    TT_STREQ(tm_d.layers[2].id, "dense256.relu");
+    TT_EQ_INT(tm_d.layers[2].kind, IPUP_LAYER_RELU);
+    TT_STREQ(tm_d.layers[9].id, "logits");
+    TT_EQ_INT(tm_d.layers[9].units, 10);
+    TT_STREQ(tm_d.layers[10].id, "cel");
+    TT_EQ_INT(mnist_model_layers(&tm_d, first), 7);
+    TT_EQ_INT(first[1], 1);
+    TT_EQ_INT(first[2], 3);
+    TT_EQ_INT(first[7], 11);
+    TT_EQ_INT(mnist_model_find_layer(&tm_d, "dense32"), 7);
+    TT_EQ_INT(tm_params("cnn"), 9 * 32 + 32 + 9 * 32 * 64 + 64 + 1600 * 10 + 10);
+    TT_EQ_INT(ipup_model_info(&tm_d, info, IPUP_MAX_LAYERS, NULL, 0), IPUP_OK);
+    l = mnist_model_find_layer(&tm_d, "pool2");
+    TT_EQ_INT(l, 5);
+    TT_EQ_INT(info[l].out_n, 5 * 5 * 64);
+    TT_CHECK(tm_d.layers[mnist_model_find_layer(&tm_d, "dropout")].rate == 0.5f);
+    TT_EQ_INT(mnist_model_layers(&tm_d, first), 8);
+    TT_EQ_INT(tm_params("mlp-gelu"), 784 * 512 + 512 + 2 * (512 * 512 + 512) + 5120 + 10);
+    TT_STREQ(tm_d.layers[2].id, "fc1.gelu");
+    TT_EQ_INT(mnist_model_layers(&tm_d, first), 6);
     TT_CHECK(mnist_model_find("resnet") == NULL);
 }
 
@@ -196,14 +193,14 @@ TTEST(emulator_equals_reference_loop_mlp) {
     long long params = 0;
     int steps = tm_slow() ? 1 : 3;
     int M = tm_slow() ? 2 : 4;
-    TT_EQ_INT(tm_compare("mlp", MNIST_OPT_SGD, 8, M, steps, IPUP_RUNNER_COOP, &params), 0);
+    TT_EQ_INT(tm_compare("mlp", IPUP_OPT_SGD, 8, M, steps, IPUP_RUNNER_COOP, &params), 0);
     TT_EQ_INT(params, 244522);
-    TT_EQ_INT(tm_compare("mlp", MNIST_OPT_MOMENTUM, 8, M, steps, IPUP_RUNNER_THREADS, &params), 0);
+    TT_EQ_INT(tm_compare("mlp", IPUP_OPT_MOMENTUM, 8, M, steps, IPUP_RUNNER_THREADS, &params), 0);
 }
 
 TTEST(emulator_equals_reference_loop_mlp_gelu_adam) {
     long long params = 0;
-    TT_EQ_INT(tm_compare("mlp-gelu", MNIST_OPT_ADAM, 5, tm_slow() ? 2 : 6, tm_slow() ? 1 : 2, IPUP_RUNNER_COOP, &params), 0);
+    TT_EQ_INT(tm_compare("mlp-gelu", IPUP_OPT_ADAM, 5, tm_slow() ? 2 : 6, tm_slow() ? 1 : 2, IPUP_RUNNER_COOP, &params), 0);
     TT_EQ_INT(params, 932362);
 }
 

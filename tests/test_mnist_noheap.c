@@ -1,6 +1,6 @@
 /* test_mnist_noheap.c - the MNIST trainer makes no heap call after startup.
  *
- * Compiles examples/mnist-train.c into this test (MNIST_TRAIN_NO_MAIN) and links
+ * Runs the trainer (mnist_train_main of examples/mnist_trainer.h) and links
  * with -Wl,--wrap=malloc,... (LDFLAGS_test_mnist_noheap in the Makefile): every
  * allocator call made by the trainer, the emulator and the kernels goes through the
  * counters below. The trainer's hooks mark the end of startup and the end of the
@@ -21,11 +21,12 @@ static void nh_startup_done(void) {
     nh_calls = 0;
 }
 static void nh_run_done(void) { nh_counting = 0; }
-#define MNIST_TRAIN_NO_MAIN 1
 #define MNIST_TRAIN_STARTUP_DONE() nh_startup_done()
 #define MNIST_TRAIN_RUN_DONE() nh_run_done()
 
-#include "mnist-train.c"
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe.h"
+#include "mnist_trainer.h"
 
 #include "idx_fixture.h"
 #include "ttest.h"

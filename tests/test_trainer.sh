@@ -123,6 +123,21 @@ if $BIN --data "$syn" --train-limit 512 --batch-size 8 --batches-to-accumulate 8
    grep -q '^  2\. ' "$tmp/out"; then ok "--splits auto --ipus 3 makes 3 stages"
 else bad "--splits auto --ipus 3 makes 3 stages" "$tmp/out"; fi
 
+# --splits auto: the library's balancer (ipup_balance_stages) over the emulator's layers,
+# where an activation is a layer of its own: for the mlp on 2 IPUs stage 1 starts at the
+# ReLU of dense256 (the weight-gradient-only dense256 is the largest stage on its own)
+if $BIN --data "$syn" --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --epochs 1 --splits auto --ipus 2 \
+     --no-progress > "$tmp/out" 2>&1 &&
+   grep -q '^  0\. flatten-dense256  (IPU0)$' "$tmp/out" &&
+   grep -q '^  1\. dense256\.relu-dense128-dense64-dense32-logits-cel  (IPU1)$' "$tmp/out" &&
+   $BIN --data "$syn" --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --epochs 1 --splits dense256.relu \
+     --no-progress > "$tmp/out2" 2>&1 && grep -q '^  1\. dense256\.relu-dense128' "$tmp/out2"
+then ok "--splits auto --ipus 2: the library's split, which --splits can name"
+else bad "--splits auto --ipus 2: the library's split, which --splits can name" "$tmp/out"; fi
+if $BIN "${common[@]}" --epochs 1 --splits auto --ipus 5 --save "$tmp/auto5.ckpt" > "$tmp/log" 2>&1 &&
+   cmp -s "$tmp/seed7.ckpt" "$tmp/auto5.ckpt"; then ok "--splits auto --ipus 5: checkpoint identical"
+else bad "--splits auto --ipus 5: checkpoint identical" "$tmp/log"; fi
+
 # ---- 5. real data: mlp >= 97% in 2 epochs
 if [ -n "${IPUPIPE_TEST_SLOW:-}" ] && [ "${IPUPIPE_TEST_SLOW}" != 0 ]; then
   echo "skip real-data accuracy under IPUPIPE_TEST_SLOW"

@@ -1,8 +1,8 @@
 /* fuzz_train_cli.c - libFuzzer target: the command line and the configuration path
- * of the MNIST trainer (examples/mnist-train.c, included with MNIST_TRAIN_NO_MAIN):
- * option parsing (mt_parse), the recipe's defaults, the model and its --splits, the
- * schedule and runner names (mt_resolve), and the emulator configuration they produce
- * (mt_fill_config; ipup_host_bytes, ipup_plan_config of ipupipe.h). Small
+ * of the MNIST trainer (examples/mnist_options.h, examples/mnist_trainer.h): option
+ * parsing (mt_parse), the recipe's defaults (mt_resolve), the model and its --splits,
+ * the schedule and runner names (mt_configure), and the emulator configuration they
+ * produce (mt_fill_config; ipup_host_bytes, ipup_plan_config of ipupipe.h). Small
  * configurations (at most 32 samples per step, cooperative runner) are also started
  * for real: pools sized from the plan (mt_carve_pools), ipup_init, one ipup_run_steps
  * on synthetic data, ipup_shutdown.
@@ -12,8 +12,10 @@
  *
  *   make fuzz   (or build/fuzz/fuzz_train_cli tests/fuzz/corpus/train_cli)
  */
-#define MNIST_TRAIN_NO_MAIN
-#include "../../examples/mnist-train.c"
+#define _POSIX_C_SOURCE 200809L
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe.h"
+#include "mnist_trainer.h"
 #include "tiny_model.h"
 
 #define FZ_MAX_ARGS 48
@@ -39,7 +41,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static mt_run R;
     mt_run *r = &R;
-    ipup_runner_kind runner = IPUP_RUNNER_COOP;
     ipup_config *c = &r->cfg;
     char *buf, *argv[FZ_MAX_ARGS + 1];
     int argc = 1, rc;
@@ -71,10 +72,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (rc != 2 || mt_errors == errors0) abort(); /* a usage error, with its message */
         goto out;
     }
-    /* what mnist_train_main does before it reads the data */
+    /* what mnist_train_main does before it reads the data (mt_setup_args) */
     r->spec = mnist_model_find(r->o.model);
     if (!r->spec) goto out;
-    if (mt_resolve(r, &runner) != 0) {
+    mt_resolve(&r->o, r->spec);
+    if (mt_configure(r) != 0) {
         if (mt_errors == errors0) abort();
         goto out;
     }
@@ -98,7 +100,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (getenv("FZ_VERBOSE")) fprintf(stderr, "plan refused: %s\n", ipup_last_error(&fz_emu_));
         goto out;
     }
-    (void)runner;
     if ((int64_t)r->o.batch * r->o.accumulate * r->o.replicas <= 32) {
         size_t off = (host_bytes + 63) / 64 * 64;
         int ok = mt_carve_pools(r, fz_pool + off, sizeof fz_pool - off) == 0;

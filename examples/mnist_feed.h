@@ -1,0 +1,141 @@
+/* mnist_feed.h - the data side of an MNIST training run: the two splits in host
+ * memory, the epoch's permutation and the emulator's infeed callback (mt_infeed).
+ * MIT licence.
+ *
+ * mt_feed_probe checks the IDX files and applies the limits, mt_feed_alloc allocates
+ * the images, labels and permutation (the only allocation, at startup), mt_feed_load
+ * reads them, mt_feed_free releases them. During training nothing allocates: the
+ * trainer sets the epoch (mt_feed_epoch: the shuffle of that epoch) and the emulator
+ * pulls micro-batches through mt_infeed.
+ *
+ * Determinism: the shuffle of epoch e is a Fisher-Yates permutation driven by the
+ * counter RNG of ipupipe_kernels.h keyed by (seed, MT_SHUFFLE_TAG + e, i); the
+ * augmentation shift of the sample at position p of epoch e by (seed,
+ * MT_AUGMENT_TAG + e, p). So a run resumed after epoch k feeds the bits of an
+ * uninterrupted run.
+ */
+#ifndef MNIST_FEED_H
+#define MNIST_FEED_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipupipe.h"
+#include "mnist_data.h"
+#include "mnist_models.h"
+
+#define MT_SHUFFLE_TAG UINT64_C(0x5348554646000000) /* "SHUFF" */
+#define MT_AUGMENT_TAG UINT64_C(0x4155474d00000000) /* "AUGM" */
+#define MT_PIXELS (MNIST_IMG * MNIST_IMG)
+
+typedef struct {
+    mnist_info tr, te; /* counts after the limits */
+    float *xtr, *xte;  /* (count, 784) pixels in [0, 1] */
+    int32_t *ytr, *yte;
+    int32_t *perm;     /* the current epoch's order of the training images */
+    uint64_t seed;
+    int augment;       /* shift by up to this many pixels (0: none) */
+    int epoch;
+    int64_t samples_per_step, epoch_step0; /* the epoch's first step */
+} mt_feed;
+
+/* Shapes of the two splits of dir, cut to the limits (0: all). err gets the reason. */
+static int mt_feed_probe(mt_feed *f, const char *dir, int train_limit, int test_limit, char *err) {
+    if (mnist_probe(dir, "train", &f->tr, err) < 0 || mnist_probe(dir, "test", &f->te, err) < 0) return -1;
+    if (f->tr.rows != MNIST_IMG || f->tr.cols != MNIST_IMG || f->te.rows != MNIST_IMG || f->te.cols != MNIST_IMG) {
+        mnist_err_fmt(err, MNIST_ERR_LEN, "%s: images are %dx%d, the models take 28x28", dir, f->tr.rows, f->tr.cols);
+        return -1;
+    }
+    if (train_limit && train_limit < f->tr.count) f->tr.count = train_limit;
+    if (test_limit && test_limit < f->te.count) f->te.count = test_limit;
+    return 0;
+}
+
+/* The host buffers of the probed counts; -1 when the allocator refuses one. */
+static int mt_feed_alloc(mt_feed *f) {
+    f->xtr = (float *)malloc((size_t)f->tr.count * MT_PIXELS * sizeof(float));
+    f->ytr = (int32_t *)malloc((size_t)f->tr.count * sizeof(int32_t));
+    f->xte = (float *)malloc((size_t)f->te.count * MT_PIXELS * sizeof(float));
+    f->yte = (int32_t *)malloc((size_t)f->te.count * sizeof(int32_t));
+    f->perm = (int32_t *)malloc((size_t)f->tr.count * sizeof(int32_t));
+    return f->xtr && f->ytr && f->xte && f->yte && f->perm ? 0 : -1;
+}
+
+/* Reads the images and labels of both splits into the buffers; err gets the reason. */
+static int mt_feed_load(mt_feed *f, const char *dir, char *err) {
+    if (mnist_load(dir, "train", f->tr.count, f->tr.count, f->xtr, f->ytr, &f->tr, err) < 0 ||
+        mnist_load(dir, "test", f->te.count, f->te.count, f->xte, f->yte, &f->te, err) < 0)
+        return -1;
+    return 0;
+}
+
+static void mt_feed_free(mt_feed *f) {
+    free(f->perm);
+    free(f->yte);
+    free(f->xte);
+    free(f->ytr);
+    free(f->xtr);
+    f->perm = f->ytr = f->yte = NULL;
+    f->xtr = f->xte = NULL;
+}
+
+/* Fisher-Yates keyed by (seed, epoch): the permutation of epoch e. */
+static void mt_shuffle(mt_feed *f, int epoch) {
+    int32_t i, n = f->tr.count;
+    for (i = 0; i < n; i++) f->perm[i] = i;
+    for (i = n - 1; i > 0; i--) {
+        int32_t j = (int32_t)ipup_rng_below(f->seed, MT_SHUFFLE_TAG + (uint64_t)epoch, (uint64_t)i, (uint64_t)i + 1);
+        int32_t t = f->perm[i];
+        f->perm[i] = f->perm[j];
+        f->perm[j] = t;
+    }
+}
+
+/* Starts epoch e, whose first step is step0: its permutation. */
+static void mt_feed_epoch(mt_feed *f, int epoch, int64_t step0) {
+    f->epoch = epoch;
+    mt_shuffle(f, epoch);
+    f->epoch_step0 = step0;
+}
+
+/* src shifted by (dx, dy) pixels into dst, zero fill. */
+static void mt_shift(const float *src, int dx, int dy, float *dst) {
+    int yy, xx;
+    for (yy = 0; yy < MNIST_IMG; yy++)
+        for (xx = 0; xx < MNIST_IMG; xx++) {
+            int sy = yy - dy, sx = xx - dx;
+            dst[yy * MNIST_IMG + xx] =
+                (sy >= 0 && sy < MNIST_IMG && sx >= 0 && sx < MNIST_IMG) ? src[sy * MNIST_IMG + sx] : 0.0f;
+        }
+}
+
+/* Infeed (ipup_config.infeed, user = mt_feed): the samples at positions p .. p+n-1 of
+ * the current epoch's permutation, shifted by up to `augment` pixels (zero fill). */
+static int mt_infeed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x,
+                     int32_t *labels) {
+    mt_feed *f = (mt_feed *)user;
+    int64_t p0 = sample0 - f->epoch_step0 * f->samples_per_step;
+    int i, aug = f->augment;
+    (void)step;
+    (void)replica;
+    (void)mb;
+    if (p0 < 0 || p0 + n > f->tr.count) return -1;
+    for (i = 0; i < n; i++) {
+        int64_t p = p0 + i;
+        int32_t k = f->perm[p];
+        const float *src = f->xtr + (size_t)k * MT_PIXELS;
+        float *dst = x + (size_t)i * MT_PIXELS;
+        labels[i] = f->ytr[k];
+        if (!aug) {
+            memcpy(dst, src, MT_PIXELS * sizeof(float));
+        } else {
+            uint64_t rr = ipup_rng_u64(f->seed, MT_AUGMENT_TAG + (uint64_t)f->epoch, (uint64_t)p);
+            int dx = (int)(rr % (uint64_t)(2 * aug + 1)) - aug, dy = (int)((rr >> 16) % (uint64_t)(2 * aug + 1)) - aug;
+            mt_shift(src, dx, dy, dst);
+        }
+    }
+    return 0;
+}
+
+#endif /* MNIST_FEED_H */

@@ -1,0 +1,314 @@
+/* mnist_options.h - the command line of the MNIST trainer (examples/mnist-train.c):
+ * the options (mt_opts), their parsing (mt_parse), the usage text (mt_usage), the
+ * model's recipe for every option not given (mt_resolve), and the error printer every
+ * part of the trainer reports through (mt_err, counted in mt_errors so that a fuzz
+ * target can check that each refusal printed a message). MIT licence.
+ *
+ * Parsing only reads argv and the model table: it opens no file and starts nothing,
+ * so tests and fuzz targets call it directly. Errors print one line on stderr and
+ * return 2 (the trainer's exit code for a usage error).
+ */
+#ifndef MNIST_OPTIONS_H
+#define MNIST_OPTIONS_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipupipe.h"
+#include "mnist_models.h"
+
+#define MT_MAX_STAGES 16
+
+typedef struct {
+    const char *model;
+    const char *splits[MT_MAX_STAGES];
+    int n_splits, splits_auto, splits_given, ipus;
+    const char *schedule;
+    int batch, accumulate, repeat, epochs, replicas, recompute, offload, augment;
+    float lr, momentum, lr_decay;
+    int lr_given, momentum_given, decay_given, augment_given, epochs_given;
+    ipup_optimizer_kind optimizer;
+    int optimizer_given;
+    const char *runner;
+    uint64_t seed;
+    int seed_given;
+    const char *data;
+    int train_limit, test_limit;
+    const char *save, *load, *trace, *summary;
+    int quiet, progress; /* progress: -1 auto (terminal), 0 off, 1 on */
+    int strict;          /* Graphcore API rules of the schedule as errors */
+} mt_opts;
+
+static void mt_usage(FILE *f) {
+    fprintf(f,
+            "usage: mnist-train [options]\n"
+            "  --model mlp|cnn|mlp-gelu     the network (default mlp: the TF1 tutorial's)\n"
+            "  --splits LAYER...            first layer of each stage after the first (TF1 tutorial\n"
+            "                               step 4); 'auto' balances the cost model over --ipus;\n"
+            "                               'none': one stage on one IPU\n"
+            "  --ipus N                     IPUs for --splits auto (default 2)\n"
+            "  --schedule NAME              grouped|interleaved|sequential|gpipe|1f1b|\n"
+            "                               interleaved-1f1b|zb-h1 (default grouped)\n"
+            "  --batch-size B               micro-batch size\n"
+            "  --batches-to-accumulate M    micro-batches per weight update (gradient accumulation)\n"
+            "  --repeat-count N             steps per emulator call (on-device loop)\n"
+            "  --epochs N                   total epochs (a resumed run continues up to N)\n"
+            "  --learning-rate LR           base learning rate\n"
+            "  --lr-decay D                 learning rate of epoch e = LR * D^e\n"
+            "  --momentum MU                momentum coefficient (--optimizer momentum)\n"
+            "  --optimizer sgd|momentum|adam\n"
+            "  --augment PIXELS             random shift of training images (0: off)\n"
+            "  --replicas R                 data-parallel replicas of the pipeline\n"
+            "  --strict                     Graphcore's schedule rules (e.g. grouped: M %% 2S == 0)\n"
+            "                               as errors instead of warnings\n"
+            "  --recompute                  stash stage inputs only, recompute forwards\n"
+            "  --offload                    optimizer state in streaming memory\n"
+            "  --runner coop|threads        cooperative (one thread) or one thread per IPU\n"
+            "  --seed N                     initialisation, shuffling, dropout (default 1)\n"
+            "  --data DIR                   MNIST IDX files (default data/mnist; 'make data')\n"
+            "  --train-limit N              use the first N training images\n"
+            "  --test-limit N               use the first N test images\n"
+            "  --save FILE                  checkpoint at the end (weights, optimizer state, step)\n"
+            "  --load FILE                  resume from a checkpoint\n"
+            "  --trace FILE.json            Chrome trace of one step (chrome://tracing, Perfetto)\n"
+            "  --summary-json FILE          figures of the run as JSON\n"
+            "  --progress / --no-progress   progress bar (default: when stdout is a terminal)\n"
+            "  --quiet                      only the closing lines\n");
+}
+
+static unsigned mt_errors; /* messages printed; the fuzz target checks each refusal printed one */
+
+#if defined(__GNUC__) || defined(__clang__)
+static int mt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#endif
+static int mt_err(const char *fmt, ...) {
+    va_list ap;
+    mt_errors++;
+    fprintf(stderr, "mnist-train: error: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    return 2;
+}
+
+static int mt_int(const char *flag, const char *v, int lo, int hi, int *out) {
+    char *end;
+    long x;
+    errno = 0;
+    x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi)
+        return mt_err("%s needs an integer in %d..%d, got '%s'", flag, lo, hi, v);
+    *out = (int)x;
+    return 0;
+}
+
+static int mt_float(const char *flag, const char *v, float lo, float hi, float *out) {
+    char *end;
+    double x;
+    errno = 0;
+    x = strtod(v, &end);
+    if (errno || end == v || *end || !(x >= (double)lo && x <= (double)hi))
+        return mt_err("%s needs a number in [%g, %g], got '%s'", flag, (double)lo, (double)hi, v);
+    *out = (float)x;
+    return 0;
+}
+
+static const char *mt_opt_name(ipup_optimizer_kind k) {
+    return k == IPUP_OPT_SGD ? "sgd" : k == IPUP_OPT_MOMENTUM ? "momentum" : "adam";
+}
+
+/* Adds one --splits value; 2 after a message when there are too many. */
+static int mt_add_split(mt_opts *o, const char *s) {
+    if (o->n_splits >= MT_MAX_STAGES - 1) return mt_err("--splits: at most %d splits", MT_MAX_STAGES - 1);
+    o->splits[o->n_splits++] = s;
+    return 0;
+}
+
+/* --splits=a,b or --splits a b ... (the arguments up to the next option); 'auto' and
+ * 'none' alone are words, not layers. */
+static int mt_parse_splits(mt_opts *o, const char *v, int argc, char **argv, int *i) {
+    o->splits_given = 1;
+    if (v) {
+        static char buf[512];
+        char *s, *tok;
+        snprintf(buf, sizeof buf, "%s", v);
+        for (s = buf; (tok = strtok(s, ", ")) != NULL; s = NULL)
+            if (mt_add_split(o, tok)) return 2;
+    } else {
+        while (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0)
+            if (mt_add_split(o, argv[++*i])) return 2;
+    }
+    if (o->n_splits == 1 && strcmp(o->splits[0], "auto") == 0) {
+        o->splits_auto = 1;
+        o->n_splits = 0;
+    } else if (o->n_splits == 1 && strcmp(o->splits[0], "none") == 0) {
+        o->n_splits = 0; /* one stage: the whole model on one IPU */
+    }
+    return 0;
+}
+
+/* The options without a value; 1 when flag is one of them. */
+static int mt_parse_switch(mt_opts *o, const char *flag) {
+    if (strcmp(flag, "--strict") == 0) o->strict = 1;
+    else if (strcmp(flag, "--recompute") == 0) o->recompute = 1;
+    else if (strcmp(flag, "--offload") == 0) o->offload = 1;
+    else if (strcmp(flag, "--quiet") == 0) o->quiet = 1;
+    else if (strcmp(flag, "--progress") == 0) o->progress = 1;
+    else if (strcmp(flag, "--no-progress") == 0) o->progress = 0;
+    else return 0;
+    return 1;
+}
+
+/* 1 when flag takes a value (given as --flag=v or as the next argument). */
+static int mt_takes_value(const char *flag) {
+    static const char *const names[] = {
+        "--model",         "--ipus",      "--schedule",  "--batch-size", "--batches-to-accumulate",
+        "--gradient-accumulation", "--repeat-count", "--epochs", "--learning-rate", "--lr-decay",
+        "--momentum",      "--optimizer", "--augment",   "--replicas",   "--runner",
+        "--seed",          "--data",      "--train-limit", "--test-limit", "--save",
+        "--load",          "--trace",     "--summary-json"};
+    size_t k;
+    for (k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(flag, names[k]) == 0) return 1;
+    return 0;
+}
+
+/* The numeric options; 0, 2 after a message, or -1 when flag is not one of them. */
+static int mt_parse_number(mt_opts *o, const char *flag, const char *v) {
+#define MT_IS(name) (strcmp(flag, name) == 0)
+    if (MT_IS("--ipus")) return mt_int(flag, v, 1, MT_MAX_STAGES, &o->ipus);
+    if (MT_IS("--batch-size")) return mt_int(flag, v, 1, 4096, &o->batch);
+    if (MT_IS("--batches-to-accumulate") || MT_IS("--gradient-accumulation"))
+        return mt_int(flag, v, 1, 1 << 16, &o->accumulate);
+    if (MT_IS("--repeat-count")) return mt_int(flag, v, 1, 1 << 20, &o->repeat);
+    if (MT_IS("--replicas")) return mt_int(flag, v, 1, IPUP_MAX_REPLICAS, &o->replicas);
+    if (MT_IS("--train-limit")) return mt_int(flag, v, 1, 1 << 30, &o->train_limit);
+    if (MT_IS("--test-limit")) return mt_int(flag, v, 1, 1 << 30, &o->test_limit);
+    if (MT_IS("--epochs")) {
+        o->epochs_given = 1;
+        return mt_int(flag, v, 1, 100000, &o->epochs);
+    }
+    if (MT_IS("--augment")) {
+        o->augment_given = 1;
+        return mt_int(flag, v, 0, 4, &o->augment);
+    }
+    if (MT_IS("--learning-rate")) {
+        if (mt_float(flag, v, 0.0f, 100.0f, &o->lr)) return 2;
+        if (!(o->lr > 0.0f)) return mt_err("--learning-rate must be > 0, got '%s'", v);
+        o->lr_given = 1;
+        return 0;
+    }
+    if (MT_IS("--lr-decay")) {
+        o->decay_given = 1;
+        return mt_float(flag, v, 0.0f, 1.0f, &o->lr_decay);
+    }
+    if (MT_IS("--momentum")) {
+        o->momentum_given = 1;
+        return mt_float(flag, v, 0.0f, 0.9999f, &o->momentum);
+    }
+    if (MT_IS("--seed")) {
+        char *end;
+        errno = 0;
+        o->seed = strtoull(v, &end, 10);
+        if (errno || end == v || *end || v[0] == '-') return mt_err("--seed needs a non-negative integer, got '%s'", v);
+        o->seed_given = 1;
+        return 0;
+    }
+    return -1;
+}
+
+/* The options with a value; 0 or 2 after a message. flag is one of mt_takes_value's. */
+static int mt_parse_value(mt_opts *o, const char *flag, const char *v) {
+    int rc = mt_parse_number(o, flag, v);
+    if (rc >= 0) return rc;
+    if (MT_IS("--model")) o->model = v;
+    else if (MT_IS("--schedule")) o->schedule = v;
+    else if (MT_IS("--runner")) o->runner = v;
+    else if (MT_IS("--data")) o->data = v;
+    else if (MT_IS("--save")) o->save = v;
+    else if (MT_IS("--load")) o->load = v;
+    else if (MT_IS("--trace")) o->trace = v;
+    else if (MT_IS("--summary-json")) o->summary = v;
+    else if (MT_IS("--optimizer")) {
+        if (strcmp(v, "sgd") == 0) o->optimizer = IPUP_OPT_SGD;
+        else if (strcmp(v, "momentum") == 0) o->optimizer = IPUP_OPT_MOMENTUM;
+        else if (strcmp(v, "adam") == 0) o->optimizer = IPUP_OPT_ADAM;
+        else return mt_err("--optimizer: unknown '%s' (sgd, momentum or adam)", v);
+        o->optimizer_given = 1;
+    }
+#undef MT_IS
+    return 0;
+}
+
+/* Two outputs into one file would overwrite each other. */
+static int mt_check_outputs(const mt_opts *o) {
+    const char *out[3], *flag[3] = {"--save", "--trace", "--summary-json"};
+    int x, y;
+    out[0] = o->save;
+    out[1] = o->trace;
+    out[2] = o->summary;
+    for (x = 0; x < 3; x++)
+        for (y = x + 1; y < 3; y++)
+            if (out[x] && out[y] && strcmp(out[x], out[y]) == 0)
+                return mt_err("%s and %s both name %s; give each output its own file", flag[x], flag[y], out[x]);
+    return 0;
+}
+
+/* argv into *o (defaults for what is not given; the model's recipe is mt_resolve's).
+ * 0, or 2 after a message. --help prints the usage and exits 0. */
+static int mt_parse(int argc, char **argv, mt_opts *o) {
+    int i, rc;
+    memset(o, 0, sizeof *o);
+    o->model = "mlp";
+    o->runner = "coop";
+    o->seed = 1;
+    o->data = "data/mnist";
+    o->progress = -1;
+    o->ipus = 2;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        char flag[64];
+        const char *eq = strchr(a, '=');
+        if (strncmp(a, "--", 2) != 0) return mt_err("unexpected argument '%s' (options start with --; see --help)", a);
+        if (eq && (size_t)(eq - a) < sizeof flag) {
+            memcpy(flag, a, (size_t)(eq - a));
+            flag[eq - a] = 0;
+            v = eq + 1;
+        } else {
+            snprintf(flag, sizeof flag, "%s", a);
+        }
+        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
+            mt_usage(stdout);
+            exit(0);
+        }
+        if (strcmp(flag, "--splits") == 0) rc = mt_parse_splits(o, v, argc, argv, &i);
+        else if (mt_parse_switch(o, flag)) rc = 0;
+        else if (!mt_takes_value(flag)) return mt_err("unknown option '%s' (see --help)", a);
+        else if (!v && i + 1 >= argc) return mt_err("%s needs a value (see --help)", flag);
+        else rc = mt_parse_value(o, flag, v ? v : argv[++i]);
+        if (rc) return rc;
+    }
+    return mt_check_outputs(o);
+}
+
+/* The model's recipe for every option the command line did not give. */
+static void mt_resolve(mt_opts *o, const mnist_model_spec *m) {
+    if (!o->batch) o->batch = m->batch;
+    if (!o->accumulate) o->accumulate = m->accumulate;
+    if (!o->repeat) o->repeat = m->repeat;
+    if (!o->epochs_given) o->epochs = m->epochs;
+    if (!o->replicas) o->replicas = 1;
+    if (!o->optimizer_given) o->optimizer = m->optimizer;
+    if (!o->lr_given) o->lr = o->optimizer == m->optimizer ? m->lr : o->optimizer == IPUP_OPT_ADAM ? 0.001f : 0.05f;
+    if (!o->momentum_given) o->momentum = m->momentum;
+    if (!o->decay_given) o->lr_decay = m->lr_decay;
+    if (!o->augment_given) o->augment = m->augment;
+    if (!o->schedule) o->schedule = m->schedule;
+}
+
+#endif /* MNIST_OPTIONS_H */

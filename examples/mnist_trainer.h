@@ -1,0 +1,653 @@
+/* mnist_trainer.h - one run of the pipelined MNIST trainer: setup, training, report,
+ * and mnist_train_main, the whole program (examples/mnist-train.c is its main).
+ * MIT licence.
+ *
+ *   mt_setup    the command line (mnist_options.h), the model and its stages
+ *               (mt_configure: mnist_models.h, ipup_balance_stages for --splits auto),
+ *               the data (mnist_feed.h), the plan, the one allocation phase (data,
+ *               pools, permutation, text buffer), the emulator (ipup_init starts its
+ *               threads), the checkpoint tensors and --load, the output files
+ *               (mnist_outfile.h);
+ *   mt_train    the epochs: ipup_run_steps over the infeed, the per-epoch lines;
+ *   mt_report   the test evaluation, the closing lines, --save, --trace and
+ *               --summary-json;
+ *   mt_cleanup  the one way out of every run, good or failed: ipup_shutdown once
+ *               (when ipup_init succeeded), unfinished outputs dropped, memory freed.
+ *
+ * After mt_setup the run touches no allocator until mt_cleanup: the epoch loop, the
+ * test evaluation, --save (POSIX write + rename) and the outputs (written to
+ * descriptors opened at startup) all run on memory set up before, and stdout has a
+ * static buffer. tests/test_mnist_noheap.c proves it by counting allocator calls
+ * between the hooks MNIST_TRAIN_STARTUP_DONE() and MNIST_TRAIN_RUN_DONE() (define
+ * them before the include).
+ *
+ * Include after ipupipe.h; one translation unit defines IPUPIPE_IMPLEMENTATION.
+ * Needs POSIX: _POSIX_C_SOURCE 200809L before the first include.
+ */
+#ifndef MNIST_TRAINER_H
+#define MNIST_TRAINER_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ipupipe.h"
+#include "mnist_ckpt.h"
+#include "mnist_feed.h"
+#include "mnist_models.h"
+#include "mnist_options.h"
+#include "mnist_outfile.h"
+
+#ifndef MNIST_TRAIN_STARTUP_DONE
+#define MNIST_TRAIN_STARTUP_DONE() ((void)0)
+#endif
+#ifndef MNIST_TRAIN_RUN_DONE
+#define MNIST_TRAIN_RUN_DONE() ((void)0)
+#endif
+
+typedef struct {
+    mt_opts o;
+    const mnist_model_spec *spec;
+    ipup_model_desc desc; /* the emulator's model: activations are layers of their own */
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int n_layers;                             /* the tutorial's layers (mnist_model_layers) */
+    int32_t layer_first[IPUP_MAX_LAYERS + 1]; /* desc index of each one's first layer */
+    int n_stages;
+    int32_t stage_first[MT_MAX_STAGES + 1]; /* desc index of each stage's first layer */
+    ipup_config cfg;
+    ipup_plan plan;
+    ipup_emu *emu;
+    int emu_started; /* ipup_init succeeded: ipup_shutdown is due */
+    ipup_sched_kind sched;
+    ipup_runner_kind runner;
+    mt_feed feed;
+    int64_t steps_per_epoch;
+    uint8_t *host_mem, *pool_mem;
+    /* checkpoint */
+    mnist_ckpt_tensor *tens;
+    int n_tens;
+    ipup_tensor_info tinfo[MNIST_CKPT_MAX_TENSORS];
+    mnist_ckpt_meta meta;
+    int start_epoch, loaded, epoch;
+    /* outputs */
+    mt_out trace_out, summary_out;
+    int tty;
+    char *text; /* startup-allocated text buffer (the JSON summary) */
+    size_t text_cap;
+    ipup_mem_report mem[IPUP_MAX_DEVICES];
+    /* figures of the run */
+    int64_t samples_trained;
+    double t_train, t_cpu, last_loss, sim_seconds, busy_total, idle_total, test_acc, sps;
+    double phase_util[IPUP_PHASES];
+    char err[1024];
+} mt_run;
+
+/* Figures of the last run, for programs that call mnist_train_main (bench_train.c). */
+static double mnist_train_last_sps, mnist_train_last_accuracy, mnist_train_last_cpu_sps;
+
+static double mt_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+/* CPU seconds of the whole process (all threads) */
+static double mt_cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------------ model and stages */
+
+/* The ids of the tutorial's layers (all = 0) or of every layer of the desc (all = 1),
+ * ", "-separated, into buf. */
+static void mt_layer_ids(const mt_run *r, int all, char *buf, size_t cap) {
+    int i, n = all ? r->desc.n_layers : r->n_layers;
+    size_t k = 0;
+    buf[0] = 0;
+    for (i = 0; i < n && k + 1 < cap; i++)
+        k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? ", " : "",
+                              r->desc.layers[all ? i : r->layer_first[i]].id);
+}
+
+/* --splits auto: the library's balance of the emulator's cost over the desc's layers
+ * (ipup_balance_stages: the smallest largest stage, then the smallest sum of squares). */
+static int mt_auto_stages(mt_run *r) {
+    int32_t split[MT_MAX_STAGES];
+    char ids[512], msg[256];
+    int s, rc;
+    if (r->o.ipus > r->desc.n_layers) {
+        mt_layer_ids(r, 1, ids, sizeof ids);
+        return mt_err("--splits auto: %d IPUs but the model has only %d layers (%s)", r->o.ipus, r->desc.n_layers, ids);
+    }
+    if ((rc = ipup_balance_stages(&r->desc, r->o.ipus, split, msg, sizeof msg)) != IPUP_OK)
+        return mt_err("--splits auto: %s (%s)", msg, ipup_result_str(rc));
+    r->n_stages = r->o.ipus;
+    r->stage_first[0] = 0;
+    for (s = 1; s < r->n_stages; s++) r->stage_first[s] = split[s - 1];
+    r->stage_first[r->n_stages] = r->desc.n_layers;
+    return 0;
+}
+
+/* Stage boundaries from --splits (or the model's default); errors name the problem.
+ * A split names a layer of the desc: one of the tutorial's layers, or an activation. */
+static int mt_stages(mt_run *r) {
+    const char *list[MT_MAX_STAGES];
+    char ids[512], defsplits[256];
+    int n = 0, i;
+    if (r->o.splits_auto) return mt_auto_stages(r);
+    mt_layer_ids(r, 0, ids, sizeof ids);
+    if (r->o.splits_given) {
+        for (i = 0; i < r->o.n_splits; i++) list[n++] = r->o.splits[i];
+    } else {
+        char *s, *tok;
+        snprintf(defsplits, sizeof defsplits, "%s", r->spec->splits);
+        for (s = defsplits; (tok = strtok(s, " ")) != NULL && n < MT_MAX_STAGES - 1; s = NULL) list[n++] = tok;
+    }
+    r->n_stages = n + 1;
+    r->stage_first[0] = 0;
+    for (i = 0; i < n; i++) {
+        int found = mnist_model_find_layer(&r->desc, list[i]);
+        if (found < 0)
+            return mt_err("--splits: unknown layer '%s'; the layers of model %s are: %s", list[i], r->spec->name, ids);
+        if (found <= r->stage_first[i]) {
+            if (found == 0)
+                return mt_err("--splits: stage 0 would be empty: '%s' is the first layer of the model (each split names "
+                              "the first layer of the NEXT stage)",
+                              list[i]);
+            return mt_err("--splits: stage %d would be empty: '%s' does not come after '%s' (splits must follow the "
+                          "layer order: %s)",
+                          i, list[i], r->desc.layers[r->stage_first[i]].id, ids);
+        }
+        r->stage_first[i + 1] = found;
+    }
+    r->stage_first[r->n_stages] = r->desc.n_layers;
+    return 0;
+}
+
+/* The emulator model of the resolved options, its stages, schedule and runner: what a
+ * run needs before it reads data. 0, or 2 after a message naming the bad option. */
+static int mt_configure(mt_run *r) {
+    char msg[256];
+    if (mnist_model_desc(r->spec, &r->desc, msg, sizeof msg) != IPUP_OK ||
+        ipup_model_info(&r->desc, r->info, IPUP_MAX_LAYERS, msg, sizeof msg) != IPUP_OK)
+        return mt_err("model %s: %s", r->spec->name, msg);
+    r->n_layers = mnist_model_layers(&r->desc, r->layer_first);
+    if (mt_stages(r)) return 2;
+    if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK)
+        return mt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1)",
+                      r->o.schedule);
+    if (ipup_runner_parse(r->o.runner, &r->runner) != IPUP_OK)
+        return mt_err("--runner: unknown '%s' (coop or threads)", r->o.runner);
+    return 0;
+}
+
+/* The emulator configuration of a configured run (model, split, schedule, batch
+ * shape, optimizer, seed), its data through mt_infeed; pools are given later. */
+static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
+    ipup_config *c = &r->cfg;
+    memset(c, 0, sizeof *c);
+    c->model = &r->desc;
+    c->stages = r->n_stages;
+    c->split = r->n_stages > 1 ? &r->stage_first[1] : NULL;
+    c->schedule = r->sched;
+    c->strict = r->o.strict;
+    c->microbatch = r->o.batch;
+    c->microbatches = r->o.accumulate;
+    c->repeat = r->o.repeat;
+    c->replicas = r->o.replicas;
+    c->opt.kind = r->o.optimizer;
+    c->opt.lr = r->o.lr;
+    c->opt.momentum = r->o.momentum;
+    c->opt.beta1 = r->spec->beta1;
+    c->opt.beta2 = r->spec->beta2;
+    c->opt.eps = r->spec->eps;
+    c->recompute = r->o.recompute;
+    c->offload = r->o.offload;
+    c->seed = r->o.seed;
+    c->runner = runner;
+    c->infeed = mt_infeed;
+    c->infeed_user = &r->feed;
+}
+
+/* Gives r->cfg the IPU and streaming pools of r->plan, each 64-byte aligned, one after
+ * another from mem (cap bytes). -1 when one would not fit with 128 bytes to spare. */
+static int mt_carve_pools(mt_run *r, uint8_t *mem, size_t cap) {
+    size_t off = 0;
+    int i, P = r->plan.devices;
+    for (i = 0; i < r->plan.ipus; i++) {
+        size_t a = r->plan.ipu_bytes[i % P], st = r->plan.stream_bytes[i % P];
+        if (off + a + st + 128 > cap) return -1;
+        r->cfg.ipu[i].mem = mem + off;
+        r->cfg.ipu[i].bytes = a;
+        off += (a + 63) / 64 * 64;
+        if (st) {
+            r->cfg.stream[i].mem = mem + off;
+            r->cfg.stream[i].bytes = st;
+            off += (st + 63) / 64 * 64;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+/* The command line, the model, --load's header (model and seed), the recipe, the
+ * stages. 0, or the exit code after a message. */
+static int mt_setup_args(mt_run *r, int argc, char **argv) {
+    int rc;
+    if ((rc = mt_parse(argc, argv, &r->o)) != 0) return rc;
+    r->spec = mnist_model_find(r->o.model);
+    if (!r->spec) return mt_err("--model: unknown model '%s' (mlp, cnn or mlp-gelu)", r->o.model);
+    if (r->o.load) {
+        mnist_ckpt_meta *meta = &r->meta;
+        if (mnist_ckpt_peek(r->o.load, meta, r->err) != MNIST_CKPT_OK) return mt_err("--load: %s", r->err);
+        if (strcmp(meta->model, r->spec->name) != 0)
+            return mt_err("--load: %s holds model '%s', this run trains '%s' (use --model %s)", r->o.load, meta->model,
+                          r->spec->name, meta->model);
+        if (r->o.seed_given && r->o.seed != meta->seed)
+            fprintf(stderr, "mnist-train: note: --seed %llu ignored: resuming with the checkpoint's seed %llu\n",
+                    (unsigned long long)r->o.seed, (unsigned long long)meta->seed);
+        r->o.seed = meta->seed;
+    }
+    mt_resolve(&r->o, r->spec);
+    return mt_configure(r);
+}
+
+/* The data's shapes, the step geometry, the plan, then the one allocation phase
+ * (host memory, emulator, pools, data, permutation, text) and the data. */
+static int mt_setup_memory(mt_run *r) {
+    mt_feed *f = &r->feed;
+    size_t host_bytes, pool_total = 64; /* each IPU's pools plus 128 spare bytes, as mt_carve_pools wants */
+    int i, rc;
+    if (mt_feed_probe(f, r->o.data, r->o.train_limit, r->o.test_limit, r->err) < 0) return mt_err("%s", r->err);
+    f->seed = r->o.seed;
+    f->augment = r->o.augment;
+    f->samples_per_step = (int64_t)r->o.batch * r->o.accumulate * r->o.replicas;
+    r->steps_per_epoch = f->tr.count / f->samples_per_step;
+    if (r->steps_per_epoch < 1)
+        return mt_err("one step needs %lld samples (batch %d x %d micro-batches x %d replicas) but only %d training "
+                      "images are used; lower --batch-size/--batches-to-accumulate or raise --train-limit",
+                      (long long)f->samples_per_step, r->o.batch, r->o.accumulate, r->o.replicas, f->tr.count);
+    mt_fill_config(r, r->runner);
+    host_bytes = ipup_host_bytes(&r->cfg);
+    if (host_bytes == 0) host_bytes = 64;
+    r->host_mem = (uint8_t *)aligned_alloc(64, (host_bytes + 63) / 64 * 64);
+    r->emu = (ipup_emu *)aligned_alloc(64, (sizeof(ipup_emu) + 63) / 64 * 64);
+    if (!r->host_mem || !r->emu) return mt_err("out of host memory");
+    r->cfg.host.mem = r->host_mem;
+    r->cfg.host.bytes = host_bytes;
+    if ((rc = ipup_plan_config(r->emu, &r->cfg, &r->plan)) != IPUP_OK)
+        return mt_err("the pipeline cannot run: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
+    for (i = 0; i < r->plan.ipus; i++)
+        pool_total += r->plan.ipu_bytes[i % r->plan.devices] + r->plan.stream_bytes[i % r->plan.devices] + 128;
+    r->pool_mem = (uint8_t *)aligned_alloc(64, (pool_total + 63) / 64 * 64);
+    r->text_cap = 1 << 16;
+    r->text = (char *)malloc(r->text_cap);
+    if (mt_feed_alloc(f) != 0 || !r->pool_mem || !r->text)
+        return mt_err("out of host memory (%.1f MB of pools)", (double)pool_total / 1048576.0);
+    memset(r->pool_mem, 0, pool_total);
+    if (mt_carve_pools(r, r->pool_mem, pool_total) != 0) /* cannot happen: pool_total has the spare bytes */
+        return mt_err("internal: the pools do not fit in %zu bytes", pool_total);
+    if (mt_feed_load(f, r->o.data, r->err) < 0) return mt_err("%s", r->err);
+    return 0;
+}
+
+/* The checkpoint's tensor list: every parameter and optimizer-state tensor. */
+static int mt_setup_tensors(mt_run *r) {
+    int i, d;
+    r->n_tens = (int)ipup_tensor_count(r->emu);
+    r->tens = (mnist_ckpt_tensor *)calloc((size_t)(r->n_tens > 0 ? r->n_tens : 1), sizeof(mnist_ckpt_tensor));
+    if (!r->tens || r->n_tens > MNIST_CKPT_MAX_TENSORS) return mt_err("too many tensors (%d)", r->n_tens);
+    for (i = 0; i < r->n_tens; i++) {
+        ipup_tensor_info *ti = &r->tinfo[i];
+        ipup_tensor_get(r->emu, i, ti);
+        r->tens[i].name = ti->name;
+        r->tens[i].rank = ti->ndim;
+        for (d = 0; d < ti->ndim && d < MNIST_CKPT_MAX_RANK; d++) r->tens[i].dims[d] = ti->shape[d];
+        r->tens[i].data = ti->data;
+    }
+    return 0;
+}
+
+/* ipup_init (which starts the emulator's threads), the tensors, --load. */
+static int mt_setup_emulator(mt_run *r) {
+    mnist_ckpt_meta *meta = &r->meta;
+    int rc;
+    if ((rc = ipup_init(r->emu, &r->cfg)) != IPUP_OK)
+        return mt_err("the pipeline cannot start: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
+    r->emu_started = 1;
+    if ((rc = mt_setup_tensors(r)) != 0) return rc;
+    memset(meta, 0, sizeof *meta);
+    snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
+    if (!r->o.load) return 0;
+    if (mnist_ckpt_load(r->o.load, meta, r->tens, r->n_tens, r->err) != MNIST_CKPT_OK)
+        return mt_err("--load: %s", r->err);
+    ipup_replicas_sync(r->emu);
+    ipup_set_step(r->emu, (int64_t)meta->step);
+    if (meta->step != (uint64_t)meta->epoch * (uint64_t)r->steps_per_epoch)
+        return mt_err("--load: %s was saved after %u epochs at step %llu, but this run has %lld steps per epoch "
+                      "(resume with the --batch-size, --batches-to-accumulate, --replicas and --train-limit of "
+                      "the saved run)",
+                      r->o.load, meta->epoch, (unsigned long long)meta->step, (long long)r->steps_per_epoch);
+    r->start_epoch = (int)meta->epoch;
+    r->loaded = 1;
+    return 0;
+}
+
+/* The output files (opened now so that writing them needs no allocator), the
+ * terminal, the memory report. */
+static int mt_setup_outputs(mt_run *r) {
+    int s;
+    if (r->o.trace && mt_out_open(&r->trace_out, r->o.trace) != 0)
+        return mt_err("--trace: cannot create %s: %s", r->o.trace, strerror(errno));
+    if (r->o.summary && mt_out_open(&r->summary_out, r->o.summary) != 0)
+        return mt_err("--summary-json: cannot create %s: %s", r->o.summary, strerror(errno));
+    r->tty = r->o.progress < 0 ? isatty(1) : r->o.progress;
+    memset(r->mem, 0, sizeof r->mem);
+    for (s = 0; s < r->plan.devices && s < IPUP_MAX_DEVICES; s++) ipup_memory_report(r->emu, s, &r->mem[s]);
+    return 0;
+}
+
+/* Everything a run needs before its first step. 0, or the exit code after a message. */
+static int mt_setup(mt_run *r, int argc, char **argv) {
+    int rc;
+    if ((rc = mt_setup_args(r, argc, argv)) != 0) return rc;
+    if ((rc = mt_setup_memory(r)) != 0) return rc;
+    if ((rc = mt_setup_emulator(r)) != 0) return rc;
+    return mt_setup_outputs(r);
+}
+
+/* ------------------------------------------------------------------ what will run */
+
+static void mt_fmt_bytes(char *buf, size_t cap, double b) {
+    if (b >= 1048576.0) snprintf(buf, cap, "%.2f MB", b / 1048576.0);
+    else if (b >= 1024.0) snprintf(buf, cap, "%.1f KB", b / 1024.0);
+    else snprintf(buf, cap, "%.0f B", b);
+}
+
+/* The tutorial's layers: output shape (the loss layer: its input), activation, weights. */
+static void mt_print_model(const mt_run *r) {
+    int i;
+    printf("Model %s (%s): %lld parameters\n", r->spec->name, r->spec->tutorial, (long long)r->plan.params);
+    for (i = 0; i < r->n_layers; i++) {
+        int first = r->layer_first[i], last = r->layer_first[i + 1] - 1;
+        const ipup_layer_info *I = &r->info[last];
+        int loss = I->kind == IPUP_LAYER_SOFTMAX_XENT;
+        printf("  %-9s out (%d, %d, %d)%s", r->desc.layers[first].id, loss ? I->in_h : I->out_h, loss ? I->in_w : I->out_w,
+               loss ? I->in_c : I->out_c,
+               last == first ? "" : I->kind == IPUP_LAYER_RELU ? " relu" : I->kind == IPUP_LAYER_GELU ? " gelu" : "");
+        if (r->info[first].n_w) printf("  %d weights", r->info[first].n_w + r->info[first].n_b);
+        printf("\n");
+    }
+}
+
+/* The stages, each as its layers joined by '-' (an activation in the stage of its
+ * layer is not named), and the IPU of each. */
+static void mt_print_pipeline(const mt_run *r) {
+    int s, l;
+    printf("Pipeline: %d stage%s on %d IPU%s x %d replica%s, schedule %s, runner %s%s%s\n", r->n_stages,
+           r->n_stages == 1 ? "" : "s", r->plan.devices, r->plan.devices == 1 ? "" : "s", r->plan.replicas,
+           r->plan.replicas == 1 ? "" : "s", ipup_sched_kind_name(r->sched), r->o.runner,
+           r->o.recompute ? ", recompute" : "", r->o.offload ? ", offload" : "");
+    for (s = 0; s < r->n_stages; s++) {
+        printf("  %d. ", s);
+        for (l = r->stage_first[s]; l < r->stage_first[s + 1]; l++)
+            if (l == r->stage_first[s] || !mnist_is_activation(r->desc.layers[l].kind))
+                printf("%s%s", l > r->stage_first[s] ? "-" : "", r->desc.layers[l].id);
+        printf("  (IPU%d)\n", r->plan.stage_device[s]);
+    }
+}
+
+static void mt_print_recipe(const mt_run *r) {
+    const mt_opts *o = &r->o;
+    printf("Training: batch %d x %d micro-batches x %d replica(s) = %lld samples per step, %lld steps per epoch, "
+           "repeat count %d\n",
+           o->batch, o->accumulate, o->replicas, (long long)r->feed.samples_per_step, (long long)r->steps_per_epoch,
+           o->repeat);
+    printf("Optimizer %s", mt_opt_name(o->optimizer));
+    if (o->optimizer == IPUP_OPT_MOMENTUM) printf(" (mu %g)", (double)o->momentum);
+    printf(", learning rate %g (x%g per epoch), %d epoch%s, augment %d px, seed %llu\n", (double)o->lr,
+           (double)o->lr_decay, o->epochs, o->epochs == 1 ? "" : "s", o->augment, (unsigned long long)o->seed);
+    printf("Data: %d training and %d test images from %s\n", r->feed.tr.count, r->feed.te.count, o->data);
+}
+
+static void mt_print_memory(const mt_run *r) {
+    int s, c;
+    printf("Memory per IPU:\n");
+    for (s = 0; s < r->plan.devices && s < IPUP_MAX_DEVICES; s++) {
+        char b[IPUP_MEM_CATEGORIES + 1][32];
+        mt_fmt_bytes(b[IPUP_MEM_CATEGORIES], sizeof b[0], (double)r->mem[s].used);
+        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) mt_fmt_bytes(b[c], sizeof b[0], (double)r->mem[s].by_category[c]);
+        printf("  IPU%d: %s (", s, b[IPUP_MEM_CATEGORIES]);
+        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) printf("%s%s %s", c ? ", " : "", ipup_mem_category_name(c), b[c]);
+        printf(")\n");
+    }
+}
+
+/* What will run (like the tutorial). */
+static void mt_print_setup(const mt_run *r) {
+    mt_print_model(r);
+    mt_print_pipeline(r);
+    mt_print_recipe(r);
+    mt_print_memory(r);
+    if (r->loaded)
+        printf("Resumed from %s: epoch %u, step %llu\n", r->o.load, r->meta.epoch, (unsigned long long)r->meta.step);
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------------ training */
+
+static void mt_progress(const mt_run *r, int epoch, int64_t done, int64_t total, double loss, double acc, double sps,
+                        int final) {
+    char bar[41];
+    int w = 30, k = total > 0 ? (int)(done * w / total) : w, i;
+    for (i = 0; i < w; i++) bar[i] = i < k ? '=' : (i == k ? '>' : ' ');
+    bar[w] = 0;
+    printf("\rEpoch %d/%d [%s] %3d%%  loss %.4f  acc %6.2f%%  %.0f samples/s%s", epoch + 1, r->o.epochs, bar,
+           total > 0 ? (int)(done * 100 / total) : 100, loss, acc, sps, final ? "\n" : "");
+    fflush(stdout);
+}
+
+/* Epoch r->epoch: its learning rate and permutation, its steps, its lines. 0, or 1
+ * after a message when the emulator stops. */
+static int mt_train_epoch(mt_run *r) {
+    double t0 = mt_now(), c0 = mt_cpu(), loss_sum = 0.0, lr = (double)r->o.lr, sps, acc;
+    int64_t done = 0, correct = 0, micro = 0, spstep = r->feed.samples_per_step;
+    int e, s, rc;
+    for (e = 0; e < r->epoch; e++) lr *= (double)r->o.lr_decay;
+    ipup_set_learning_rate(r->emu, (float)lr);
+    mt_feed_epoch(&r->feed, r->epoch, (int64_t)r->epoch * r->steps_per_epoch);
+    while (done < r->steps_per_epoch) {
+        ipup_run_stats st;
+        int32_t k = (int32_t)(r->steps_per_epoch - done < r->o.repeat ? r->steps_per_epoch - done : r->o.repeat);
+        memset(&st, 0, sizeof st);
+        if ((rc = ipup_run_steps(r->emu, k, &st)) != IPUP_OK) {
+            if (r->tty) printf("\n");
+            mt_err("training stopped in epoch %d: %s (%s)", r->epoch + 1, ipup_last_error(r->emu), ipup_result_str(rc));
+            return 1;
+        }
+        done += k;
+        micro += st.microbatches;
+        loss_sum += st.loss_mean * (double)st.microbatches;
+        correct += st.correct;
+        r->sim_seconds += st.sim_seconds;
+        for (s = 0; s < r->plan.ipus && s < IPUP_MAX_IPUS; s++) {
+            r->busy_total += st.busy_seconds[s];
+            r->idle_total += st.idle_seconds[s];
+        }
+        memcpy(r->phase_util, st.phase_utilisation, sizeof r->phase_util);
+        if (r->tty && !r->o.quiet)
+            mt_progress(r, r->epoch, done, r->steps_per_epoch, loss_sum / (double)micro,
+                        100.0 * (double)correct / (double)(done * spstep),
+                        (double)(done * spstep) / (mt_now() - t0), 0);
+    }
+    r->t_train += mt_now() - t0;
+    r->t_cpu += mt_cpu() - c0;
+    r->samples_trained += done * spstep;
+    r->last_loss = loss_sum / (double)micro;
+    if (r->o.quiet) return 0;
+    acc = 100.0 * (double)correct / (double)(done * spstep);
+    sps = (double)(done * spstep) / (mt_now() - t0);
+    if (r->tty) mt_progress(r, r->epoch, done, r->steps_per_epoch, r->last_loss, acc, sps, 1);
+    else
+        printf("Epoch %d/%d: loss %.4f, train accuracy %.2f%%, %.0f samples/s, learning rate %.5g\n", r->epoch + 1,
+               r->o.epochs, r->last_loss, acc, sps, lr);
+    printf("Step %lld, Epoch %d, Mean loss: %.4f\n", (long long)ipup_get_step(r->emu), r->epoch + 1, r->last_loss);
+    fflush(stdout);
+    return 0;
+}
+
+/* The epochs from the start (or the resumed) epoch to --epochs. 0 or 1. */
+static int mt_train(mt_run *r) {
+    for (r->epoch = r->start_epoch; r->epoch < r->o.epochs; r->epoch++)
+        if (mt_train_epoch(r)) return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ report */
+
+/* Appends to the startup-allocated text buffer. */
+#if defined(__GNUC__) || defined(__clang__)
+static size_t mt_cat(mt_run *r, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#endif
+static size_t mt_cat(mt_run *r, size_t n, const char *fmt, ...) {
+    va_list ap;
+    int k;
+    if (n >= r->text_cap) return n;
+    va_start(ap, fmt);
+    k = vsnprintf(r->text + n, r->text_cap - n, fmt, ap);
+    va_end(ap);
+    if (k < 0) return n;
+    n += (size_t)k;
+    return n < r->text_cap ? n : r->text_cap - 1;
+}
+
+/* The figures of the run as JSON into r->text; returns its length. */
+static size_t mt_summary_text(mt_run *r) {
+    size_t n = 0;
+    int s;
+    double busy = r->busy_total, all = r->busy_total + r->idle_total;
+    n = mt_cat(r, n, "{\n  \"model\": \"%s\",\n  \"test_accuracy\": %.4f,\n  \"train_samples_per_second\": %.1f,\n",
+               r->spec->name, r->test_acc / 100.0, r->sps);
+    n = mt_cat(r, n, "  \"epochs\": %d,\n  \"final_loss\": %.6f,\n  \"steps\": %lld,\n", r->o.epochs, r->last_loss,
+               (long long)ipup_get_step(r->emu));
+    n = mt_cat(r, n, "  \"ipus\": %d,\n  \"replicas\": %d,\n  \"schedule\": \"%s\",\n  \"runner\": \"%s\",\n",
+               r->plan.devices, r->plan.replicas, ipup_sched_kind_name(r->sched), r->o.runner);
+    n = mt_cat(r, n, "  \"ipu_peak_memory_bytes\": [");
+    for (s = 0; s < r->plan.devices && s < IPUP_MAX_DEVICES; s++) {
+        ipup_mem_report mr;
+        memset(&mr, 0, sizeof mr);
+        ipup_memory_report(r->emu, s, &mr);
+        n = mt_cat(r, n, "%s%zu", s ? ", " : "", mr.high_water);
+    }
+    n = mt_cat(r, n, "],\n  \"simulated_ipu_seconds\": %.6f,\n  \"ipu_utilisation\": %.4f,\n", r->sim_seconds,
+               all > 0 ? busy / all : 0.0);
+    n = mt_cat(r, n,
+               "  \"phase_utilisation\": {\"ramp_up\": %.4f, \"main\": %.4f, \"ramp_down\": %.4f, \"update\": %.4f}\n}\n",
+               r->phase_util[IPUP_PHASE_RAMP_UP], r->phase_util[IPUP_PHASE_MAIN], r->phase_util[IPUP_PHASE_RAMP_DOWN],
+               r->phase_util[IPUP_PHASE_UPDATE]);
+    return n;
+}
+
+/* --save, --trace, --summary-json. 0, or the exit code after a message. */
+static int mt_write_outputs(mt_run *r) {
+    int rc = 0;
+    if (r->o.save) {
+        mnist_ckpt_meta *meta = &r->meta;
+        meta->step = (uint64_t)ipup_get_step(r->emu);
+        meta->seed = r->o.seed;
+        meta->epoch = (uint32_t)(r->epoch);
+        snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
+        if (mnist_ckpt_save(r->o.save, meta, r->tens, r->n_tens, r->err) != MNIST_CKPT_OK) rc = mt_err("--save: %s", r->err);
+        else if (!r->o.quiet)
+            printf("Saved %s (epoch %u, step %llu)\n", r->o.save, meta->epoch, (unsigned long long)meta->step);
+    }
+    if (r->trace_out.fd >= 0) {
+        errno = 0;
+        if (mt_out_finish(&r->trace_out, "--trace", ipup_trace_write(r->emu, mt_fd_write, &r->trace_out.fd) == IPUP_OK))
+            rc = 2;
+    }
+    if (r->summary_out.fd >= 0) {
+        size_t n = mt_summary_text(r);
+        errno = 0;
+        if (mt_out_finish(&r->summary_out, "--summary-json", mt_fd_write(&r->summary_out.fd, r->text, n) == 0)) rc = 2;
+    }
+    return rc;
+}
+
+/* The test evaluation, the closing lines, the outputs. 0, or the exit code. */
+static int mt_report(mt_run *r) {
+    int64_t test_correct = 0;
+    double test_loss = 0.0, all = r->busy_total + r->idle_total;
+    int rc;
+    if ((rc = ipup_evaluate(r->emu, r->feed.te.count, r->feed.xte, r->feed.yte, &test_loss, &test_correct)) != IPUP_OK) {
+        mt_err("evaluation failed: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
+        return 1;
+    }
+    r->test_acc = 100.0 * (double)test_correct / (double)r->feed.te.count;
+    r->sps = r->t_train > 0 ? (double)r->samples_trained / r->t_train : 0.0;
+    mnist_train_last_sps = r->sps;
+    mnist_train_last_cpu_sps = r->t_cpu > 0 ? (double)r->samples_trained / r->t_cpu : 0.0;
+    mnist_train_last_accuracy = r->test_acc;
+    printf("Test accuracy: %.2f%%\n", r->test_acc);
+    printf("Throughput: %.0f samples/s\n", r->sps);
+    if (!r->o.quiet && all > 0)
+        printf("Simulated IPU time: %.4f s for %lld samples, IPU utilisation %.1f%% (main phase %.1f%%)\n",
+               r->sim_seconds, (long long)r->samples_trained, 100.0 * r->busy_total / all,
+               100.0 * r->phase_util[IPUP_PHASE_MAIN]);
+    fflush(stdout);
+    rc = mt_write_outputs(r);
+    MNIST_TRAIN_RUN_DONE();
+    return rc;
+}
+
+/* ------------------------------------------------------------------ the program */
+
+/* The one way out: the emulator shut down once (if it started), unfinished outputs
+ * dropped, every startup allocation freed. */
+static void mt_cleanup(mt_run *r) {
+    if (r->emu_started) ipup_shutdown(r->emu);
+    r->emu_started = 0;
+    mt_out_free(&r->trace_out);
+    mt_out_free(&r->summary_out);
+    free(r->tens);
+    free(r->emu);
+    free(r->text);
+    mt_feed_free(&r->feed);
+    free(r->pool_mem);
+    free(r->host_mem);
+    r->tens = NULL;
+    r->emu = NULL;
+    r->text = NULL;
+    r->pool_mem = r->host_mem = NULL;
+}
+
+/* The trainer: setup, training, report, cleanup. Returns the exit code: 0, 1 (the
+ * run failed), 2 (usage, data, checkpoint or output error). */
+static int mnist_train_main(int argc, char **argv) {
+    static mt_run R_;
+    static char outbuf[1 << 14];
+    static int outbuf_set;
+    mt_run *r = &R_;
+    int rc;
+    if (!outbuf_set) setvbuf(stdout, outbuf, _IOLBF, sizeof outbuf); /* printing never allocates */
+    outbuf_set = 1;
+    memset(r, 0, sizeof *r);
+    r->trace_out.fd = r->summary_out.fd = -1;
+    rc = mt_setup(r, argc, argv);
+    if (rc == 0) {
+        if (!r->o.quiet) mt_print_setup(r);
+        MNIST_TRAIN_STARTUP_DONE();
+        rc = mt_train(r);
+        if (rc == 0) rc = mt_report(r);
+    }
+    mt_cleanup(r);
+    return rc;
+}
+
+#endif /* MNIST_TRAINER_H */
