@@ -213,7 +213,7 @@ static inline int mnist_ckpt_save(const char *path, const mnist_ckpt_meta *meta,
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "save needs a path, meta and 1..256 tensors");
     for (i = 0; i < n; i++)
         if (mnist_ckpt_count_(&t[i]) < 0 || !t[i].data) {
-            mnist_err_fmt(what, sizeof what, "tensor %d has a bad name, rank or shape", i);
+            ipup_snprintf(what, sizeof what, "tensor %d has a bad name, rank or shape", i);
             return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, what);
         }
     if (strlen(path) + 5 > sizeof tmp) return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "path too long");
@@ -224,7 +224,7 @@ static inline int mnist_ckpt_save(const char *path, const mnist_ckpt_meta *meta,
     w.crc = 0xFFFFFFFFu;
     w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (w.fd < 0) {
-        mnist_err_fmt(what, sizeof what, "cannot create the temporary file <path>.tmp: %s (directory missing or not writable?)",
+        ipup_snprintf(what, sizeof what, "cannot create the temporary file <path>.tmp: %s (directory missing or not writable?)",
                  strerror(errno));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
@@ -266,7 +266,7 @@ static inline int mnist_ckpt_save(const char *path, const mnist_ckpt_meta *meta,
     if (!w.failed && rename(tmp, path) != 0) w.failed = errno;
     if (w.failed) {
         unlink(tmp);
-        mnist_err_fmt(what, sizeof what, "writing or renaming the temporary file failed: %s (disk full? directory writable?)",
+        ipup_snprintf(what, sizeof what, "writing or renaming the temporary file failed: %s (disk full? directory writable?)",
                  strerror(w.failed));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
@@ -328,12 +328,12 @@ static inline int mnist_ckpt_pass_(const char *path, mnist_ckpt_meta *meta, cons
     r.crc = 0xFFFFFFFFu;
     r.fd = open(path, O_RDONLY);
     if (r.fd < 0) {
-        mnist_err_fmt(what, sizeof what, "cannot open it: %s", strerror(errno));
+        ipup_snprintf(what, sizeof what, "cannot open it: %s", strerror(errno));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
 #define MNIST_CKPT_BAIL_(c, ...)                                                                                       \
     do {                                                                                                               \
-        mnist_err_fmt(what, sizeof what, __VA_ARGS__);                                                                      \
+        ipup_snprintf(what, sizeof what, __VA_ARGS__);                                                                      \
         code = (c);                                                                                                    \
         goto done;                                                                                                     \
     } while (0)
@@ -430,7 +430,7 @@ static inline int mnist_ckpt_peek(const char *path, mnist_ckpt_meta *meta, char 
     if (!path || !meta) return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "peek needs a path and meta");
     fd = open(path, O_RDONLY);
     if (fd < 0) {
-        mnist_err_fmt(what, sizeof what, "cannot open it: %s", strerror(errno));
+        ipup_snprintf(what, sizeof what, "cannot open it: %s", strerror(errno));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
     while (got < sizeof h) {
@@ -441,13 +441,13 @@ static inline int mnist_ckpt_peek(const char *path, mnist_ckpt_meta *meta, char 
     }
     close(fd);
     if (got < sizeof h) {
-        mnist_err_fmt(what, sizeof what, "only %u bytes, shorter than a checkpoint header", (unsigned)got);
+        ipup_snprintf(what, sizeof what, "only %u bytes, shorter than a checkpoint header", (unsigned)got);
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
     }
     if (memcmp(h, "IPUPCKPT", 8) != 0)
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, "the magic is not IPUPCKPT (not written by --save)");
     if (mnist_ckpt_get32_(h + 8) != MNIST_CKPT_VERSION) {
-        mnist_err_fmt(what, sizeof what, "version %u, this program reads version %u", mnist_ckpt_get32_(h + 8),
+        ipup_snprintf(what, sizeof what, "version %u, this program reads version %u", mnist_ckpt_get32_(h + 8),
                  MNIST_CKPT_VERSION);
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_MISMATCH, path, what);
     }

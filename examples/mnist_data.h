@@ -127,13 +127,13 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
     }
     if (fsize < 4 || fread(hb, 1, 4, f) != 4) {
         fclose(f);
-        mnist_err_fmt(what, sizeof what, "only %lld bytes, shorter than the 4-byte magic number", fsize);
+        ipup_snprintf(what, sizeof what, "only %lld bytes, shorter than the 4-byte magic number", fsize);
         return mnist_fail_(err, MNIST_E_TRUNCATED, path, what);
     }
     rank = hb[3];
     if (hb[0] != 0 || hb[1] != 0 || hb[2] != 0x08) {
         fclose(f);
-        mnist_err_fmt(what, sizeof what,
+        ipup_snprintf(what, sizeof what,
                  "magic bytes %02x %02x %02x %02x; an IDX file of unsigned bytes starts 00 00 08 0%d "
                  "(is it gzip-compressed or not an IDX file?)",
                  hb[0], hb[1], hb[2], hb[3], expect_rank);
@@ -141,13 +141,13 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
     }
     if (rank != expect_rank) {
         fclose(f);
-        mnist_err_fmt(what, sizeof what, "rank %d in the magic number, expected %d (%s)", rank, expect_rank,
+        ipup_snprintf(what, sizeof what, "rank %d in the magic number, expected %d (%s)", rank, expect_rank,
                  expect_rank == 3 ? "an images file: count x rows x cols" : "a labels file: count");
         return mnist_fail_(err, MNIST_E_RANK, path, what);
     }
     if (fsize < 4 + 4LL * rank || fread(hb + 4, 1, (size_t)(4 * rank), f) != (size_t)(4 * rank)) {
         fclose(f);
-        mnist_err_fmt(what, sizeof what, "only %lld bytes, shorter than the %d-byte header", fsize, 4 + 4 * rank);
+        ipup_snprintf(what, sizeof what, "only %lld bytes, shorter than the %d-byte header", fsize, 4 + 4 * rank);
         return mnist_fail_(err, MNIST_E_TRUNCATED, path, what);
     }
     h->rank = rank;
@@ -155,14 +155,14 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
         h->dims[i] = mnist_be32_(hb + 4 + 4 * i);
         if (h->dims[i] == 0) {
             fclose(f);
-            mnist_err_fmt(what, sizeof what, "dimension %d is 0 (%s)", i, i == 0 ? "the file holds no items" : "empty items");
+            ipup_snprintf(what, sizeof what, "dimension %d is 0 (%s)", i, i == 0 ? "the file holds no items" : "empty items");
             return mnist_fail_(err, MNIST_E_DIMS, path, what);
         }
     }
     for (i = 1; i < rank; i++) item *= h->dims[i]; /* two 32-bit factors: fits 64 bits */
     if (h->dims[0] > 0x7fffffffu || item > 0x7fffffffu || (uint64_t)h->dims[0] * item > 0x7fffffffffffull) {
         fclose(f);
-        mnist_err_fmt(what, sizeof what, "dimensions %u x %llu are too large (count and item size must fit an int)",
+        ipup_snprintf(what, sizeof what, "dimensions %u x %llu are too large (count and item size must fit an int)",
                  (unsigned)h->dims[0], (unsigned long long)item);
         return mnist_fail_(err, MNIST_E_DIMS, path, what);
     }
@@ -172,7 +172,7 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
     expect = h->data_offset + (long long)((uint64_t)h->dims[0] * item);
     if (fsize != expect) {
         fclose(f);
-        mnist_err_fmt(what, sizeof what, "the file is %lld bytes but its header (%u items of %d bytes) needs %lld%s", fsize,
+        ipup_snprintf(what, sizeof what, "the file is %lld bytes but its header (%u items of %d bytes) needs %lld%s", fsize,
                  (unsigned)h->dims[0], h->item_size, expect,
                  fsize < expect ? " (truncated download? run 'make data' again)" : " (trailing bytes)");
         return mnist_fail_(err, fsize < expect ? MNIST_E_TRUNCATED : MNIST_E_SIZE, path, what);
@@ -188,7 +188,7 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
  * split "test" means "t10k". */
 static inline int mnist_path(char *out, size_t cap, const char *dir, const char *split, int which) {
     const char *s = (split && strcmp(split, "test") == 0) ? "t10k" : split;
-    int n = mnist_err_fmt(out, cap, "%s/%s-%s", dir ? dir : ".", s ? s : "train",
+    int n = ipup_snprintf(out, cap, "%s/%s-%s", dir ? dir : ".", s ? s : "train",
                      which == 0 ? "images-idx3-ubyte" : "labels-idx1-ubyte");
     return (n < 0 || (size_t)n >= cap) ? MNIST_E_ARG : MNIST_OK;
 }
@@ -204,7 +204,7 @@ static inline int mnist_probe_files(const char *images_path, const char *labels_
     if ((r = mnist_idx_open(images_path, 3, &hi, NULL, err)) < 0) return r;
     if ((r = mnist_idx_open(labels_path, 1, &hl, NULL, err)) < 0) return r;
     if (hi.count != hl.count) {
-        mnist_err_fmt(what, sizeof what, "%d images but %d labels in the labels file (files from different splits?)",
+        ipup_snprintf(what, sizeof what, "%d images but %d labels in the labels file (files from different splits?)",
                  hi.count, hl.count);
         return mnist_fail_(err, MNIST_E_MISMATCH, images_path, what);
     }
@@ -231,7 +231,7 @@ static inline int mnist_load_files(const char *images_path, const char *labels_p
     if ((r = mnist_probe_files(images_path, labels_path, info, err)) < 0) return r;
     n = (limit > 0 && limit < info->count) ? limit : info->count;
     if (n > capacity) {
-        mnist_err_fmt(what, sizeof what, "%d items to load but the buffers hold %d; size them from mnist_probe", n,
+        ipup_snprintf(what, sizeof what, "%d items to load but the buffers hold %d; size them from mnist_probe", n,
                  capacity);
         return mnist_fail_(err, MNIST_E_CAPACITY, images_path, what);
     }
@@ -246,7 +246,7 @@ static inline int mnist_load_files(const char *images_path, const char *labels_p
         for (j = 0; j < k; j++)
             if (buf[j] > 9) {
                 fclose(fl);
-                mnist_err_fmt(what, sizeof what, "label %d of item %d is out of range 0..9 (corrupt file?)", buf[j], i + j);
+                ipup_snprintf(what, sizeof what, "label %d of item %d is out of range 0..9 (corrupt file?)", buf[j], i + j);
                 return mnist_fail_(err, MNIST_E_LABEL, labels_path, what);
             }
         i += k;

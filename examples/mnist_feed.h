@@ -44,7 +44,7 @@ typedef struct {
 static int mt_feed_probe(mt_feed *f, const char *dir, int train_limit, int test_limit, char *err) {
     if (mnist_probe(dir, "train", &f->tr, err) < 0 || mnist_probe(dir, "test", &f->te, err) < 0) return -1;
     if (f->tr.rows != MNIST_IMG || f->tr.cols != MNIST_IMG || f->te.rows != MNIST_IMG || f->te.cols != MNIST_IMG) {
-        mnist_err_fmt(err, MNIST_ERR_LEN, "%s: images are %dx%d, the models take 28x28", dir, f->tr.rows, f->tr.cols);
+        ipup_snprintf(err, MNIST_ERR_LEN, "%s: images are %dx%d, the models take 28x28", dir, f->tr.rows, f->tr.cols);
         return -1;
     }
     if (train_limit && train_limit < f->tr.count) f->tr.count = train_limit;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define IPUPIPE_IMPLEMENTATION /* ipup_snprintf, used by the readers' messages */
 #include "mnist_ckpt.h"
 #include "ckpt_fixture.h"
 #include "ttest.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#define IPUPIPE_IMPLEMENTATION /* ipup_snprintf, used by the readers' messages */
 #include "idx_fixture.h"
 #include "mnist_data.h"
 #include "ttest.h"

@@ -13,6 +13,7 @@
    The output is generated, never committed (it lives in build/). */
 #include <stdio.h>
 #include <stdlib.h>
+#define IPUPIPE_IMPLEMENTATION /* ipup_snprintf, used by the readers' messages */
 #include "mnist_data.h"
 
 /* the first n images and labels of a split as bytes (malloc'd: a host tool) */

@@ -10,6 +10,7 @@
  *   make fuzz   (or build/fuzz/fuzz_ckpt tests/fuzz/corpus/ckpt)
  */
 #define _POSIX_C_SOURCE 200809L
+#define IPUPIPE_IMPLEMENTATION /* ipup_snprintf, used by the readers' messages */
 #include "mnist_ckpt.h"
 #include "ckpt_fixture.h"
 #include "idx_fixture.h"

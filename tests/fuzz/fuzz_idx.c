@@ -9,6 +9,7 @@
  *   make fuzz   (or build/fuzz/fuzz_idx tests/fuzz/corpus/idx)
  */
 #define _POSIX_C_SOURCE 200809L
+#define IPUPIPE_IMPLEMENTATION /* ipup_snprintf, used by the readers' messages */
 #include "idx_fixture.h"
 #include "mnist_data.h"
 
