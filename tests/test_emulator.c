@@ -237,7 +237,7 @@ TTEST(ring_wraps_32bit) {
         }
         TT_EQ_INT(ipup_ring_count(&r), next_in - next_out);
     }
-    TT_CHECK(IPUE__LOAD_ACQ(&r.head) < 0x1000u); /* wrapped */
+    TT_CHECK(IPUP__LOAD_ACQ(&r.head) < 0x1000u); /* wrapped */
     TT_EQ_INT(r.peak, 8);
 }
 
@@ -274,7 +274,7 @@ TTEST(ring_spsc_threads) {
     pthread_join(th, NULL);
     TT_EQ_INT(bad, 0);
     TT_EQ_INT(ipup_ring_count(&r), 0);
-    TT_EQ_INT(IPUE__LOAD_ACQ(&r.head), 0xFFFFFF00u + job.n);
+    TT_EQ_INT(IPUP__LOAD_ACQ(&r.head), 0xFFFFFF00u + job.n);
 }
 
 TTEST(model_parse_and_info) {
