@@ -347,8 +347,10 @@ typedef void (*ipup_outfeed_fn)(void *user, const ipup_outfeed_rec *rec);
 /* Optional hook called by the runners just before each op (tests inject delays here).
    ipu = replica * devices + device. Called on the IPU's own thread (threaded runner). */
 typedef void (*ipup_op_hook_fn)(void *user, int32_t ipu, const ipup_op *op);
-/* Write callback for ipup_trace_write and the text reports: return 0 on success. */
+/* ---- TEMPORARY SHIM: provided by ipupipe_sched.h after merge; delete this block ---- */
+/* Write callback for ipup_trace_write and ipup_memory_report_write: return 0 on success. */
 typedef int (*ipup_write_fn)(void *user, const void *data, size_t len);
+/* ---- END OF TEMPORARY SHIM ---- */
 
 typedef struct ipup_config {  /* zero = default for every field */
     const ipup_model_desc *model;  /* required */
@@ -585,9 +587,10 @@ IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr);
 
 /* Memory of IPU ipu (replica * devices + device): carved, high-water, by category. */
 IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
-/* The same as text for every IPU of replica 0 (one table). Returns bytes needed
-   (excluding the 0), like snprintf; buf may be NULL when len is 0. */
-IPUPIPE_DEF size_t ipup_memory_report_text(const ipup_emu *e, char *buf, size_t len);
+/* The same as a text table for every IPU of replica 0, written through write(user, data,
+   len) line by line: IPUP_OK, IPUP_ERR_IO as soon as write returns non-zero, IPUP_ERR_ARG
+   (NULL e or write, or e not initialised). ipup_buf / ipup_buf_write collect it in memory. */
+IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user);
 /* Chrome trace JSON ({"traceEvents":[...]}) of one step as the cost model sees it: one
    track per IPU, ops as boxes ("X"), exchanges as flow arrows ("s"/"f"), the update.
    Written through write(user, data, len); no stdio needed. */
@@ -607,6 +610,26 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 #define IPUPIPE_EMU_IMPLEMENTED
 
 #include <stdarg.h>
+
+/* ---- TEMPORARY SHIM: provided by ipupipe_sched.h after merge; delete this block ---- */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 0)))
+#endif
+static IPUP__UNUSED int ipup_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap) {
+    return IPUPIPE_VSNPRINTF(buf, len, fmt, ap);
+}
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static IPUP__UNUSED int ipup_snprintf(char *buf, size_t len, const char *fmt, ...) {
+    int n;
+    va_list ap;
+    va_start(ap, fmt);
+    n = ipup_vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    return n;
+}
+/* ---- END OF TEMPORARY SHIM ---- */
 
 #ifndef IPUPIPE_HAPPENS_BEFORE
 #define IPUPIPE_HAPPENS_BEFORE(addr) ((void)0)
@@ -630,80 +653,33 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------ text (no stdio)
-   A tiny formatter: %d (int), %u (unsigned), %D (long long), %Z (size_t), %s, %c, %F
-   (double, fixed point), %%. */
-typedef struct ipup__sb { char *buf; size_t len, pos; } ipup__sb;
+   Every message and document is formatted by ipup_vsnprintf / ipup_snprintf
+   (ipupipe_sched.h: standard conversions, no heap, no libc stdio). */
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define IPUP__PRINTF(f, a)
+#endif
 
-static void ipup__sb_putc(ipup__sb *b, char c) {
-    if (b->buf && b->pos + 1 < b->len) { b->buf[b->pos] = c; b->buf[b->pos + 1] = 0; }
-    b->pos++;
-}
-static void ipup__sb_puts(ipup__sb *b, const char *s) {
-    if (!s) s = "(null)";
-    while (*s) ipup__sb_putc(b, *s++);
-}
-static void ipup__sb_u64(ipup__sb *b, unsigned long long v) {
-    char t[24];
-    int n = 0;
-    do { t[n++] = (char)('0' + (int)(v % 10u)); v /= 10u; } while (v);
-    while (n) ipup__sb_putc(b, t[--n]);
-}
-static void ipup__sb_i64(ipup__sb *b, long long v) {
-    if (v < 0) { ipup__sb_putc(b, '-'); ipup__sb_u64(b, 0ull - (unsigned long long)v); }
-    else ipup__sb_u64(b, (unsigned long long)v);
-}
-/* a double for messages: nan, inf, -inf, or fixed point with up to 6 decimals */
-static void ipup__sb_double(ipup__sb *b, double v) {
-    unsigned long long ip, fp;
-    int k;
-    if (v != v) { ipup__sb_puts(b, "nan"); return; }
-    if (v < 0.0) { ipup__sb_putc(b, '-'); v = -v; }
-    if (v > 1e18) { ipup__sb_puts(b, v > 1.7e308 ? "inf" : "huge"); return; }
-    ip = (unsigned long long)v;
-    fp = (unsigned long long)((v - (double)ip) * 1e6 + 0.5);
-    if (fp >= 1000000ull) { ip++; fp -= 1000000ull; }
-    ipup__sb_u64(b, ip);
-    if (fp) {
-        char t[7];
-        for (k = 5; k >= 0; k--) { t[k] = (char)('0' + (int)(fp % 10u)); fp /= 10u; }
-        k = 6;
-        while (k > 1 && t[k - 1] == '0') k--;
-        ipup__sb_putc(b, '.');
-        for (fp = 0; fp < (unsigned long long)k; fp++) ipup__sb_putc(b, t[fp]);
-    }
-}
-static void ipup__sb_vfmt(ipup__sb *b, const char *f, va_list ap) {
-    for (; *f; f++) {
-        if (*f != '%') { ipup__sb_putc(b, *f); continue; }
-        f++;
-        switch (*f) {
-        case 'd': ipup__sb_i64(b, (long long)va_arg(ap, int)); break;
-        case 'u': ipup__sb_u64(b, (unsigned long long)va_arg(ap, unsigned)); break;
-        case 'D': ipup__sb_i64(b, va_arg(ap, long long)); break;
-        case 'Z': ipup__sb_u64(b, (unsigned long long)va_arg(ap, size_t)); break;
-        case 's': ipup__sb_puts(b, va_arg(ap, const char *)); break;
-        case 'c': ipup__sb_putc(b, (char)va_arg(ap, int)); break;
-        case 'F': ipup__sb_double(b, va_arg(ap, double)); break;
-        case '%': ipup__sb_putc(b, '%'); break;
-        default: if (!*f) return; ipup__sb_putc(b, *f); break;
-        }
-    }
-}
-static void ipup__sbf(ipup__sb *b, const char *f, ...) {
+/* msg[len] gets the message (when msg && len); returns code */
+static IPUP__PRINTF(4, 5) int ipup__fail(char *msg, size_t len, int code, const char *f, ...) {
     va_list ap;
+    if (!msg || !len) return code;
     va_start(ap, f);
-    ipup__sb_vfmt(b, f, ap);
-    va_end(ap);
-}
-static int ipup__fail(char *msg, size_t len, int code, const char *f, ...) {
-    ipup__sb b;
-    va_list ap;
-    b.buf = msg; b.len = msg ? len : 0; b.pos = 0;
-    if (msg && len) msg[0] = 0;
-    va_start(ap, f);
-    ipup__sb_vfmt(&b, f, ap);
+    ipup_vsnprintf(msg, len, f, ap);
     va_end(ap);
     return code;
+}
+/* a text built piece by piece into buf[cap] (cut short, NUL-terminated, when it does not
+   fit); len counts every byte offered, like snprintf's return */
+typedef struct ipup__sb { char *buf; size_t cap, len; } ipup__sb;
+static IPUP__PRINTF(2, 3) void ipup__sbf(ipup__sb *b, const char *f, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, f);
+    n = b->len < b->cap ? ipup_vsnprintf(b->buf + b->len, b->cap - b->len, f, ap) : ipup_vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    if (n > 0) b->len += (size_t)n;
 }
 /* exact equality of two ids or tensor names (option names use ipup__name_eq) */
 static int ipup__id_eq(const char *a, const char *b) {
@@ -716,17 +692,32 @@ static void ipup__id_copy(char *d, size_t n, const char *s) {
     while (s[i] && i + 1 < n) { d[i] = s[i]; i++; }
     d[i] = 0;
 }
-/* fixed-point decimal of a non-negative double: micro-seconds with 3 decimals */
-static void ipup__sb_fixed3(ipup__sb *b, double v) {
+/* a double for messages into out[cap] (cap >= 32): nan, inf, -inf, "huge" beyond 1e18, else
+   fixed point rounded to 6 decimals with trailing zeros (and a bare point) dropped:
+   "0.25", "-0.5", "1.5", "3" */
+static const char *ipup__num(char *out, size_t cap, double v) {
+    const char *sign = "";
+    unsigned long long ip, fp;
+    int k;
+    if (v != v) return "nan";
+    if (v < 0.0) { sign = "-"; v = -v; }
+    if (v > 1e18) { ipup_snprintf(out, cap, "%s%s", sign, v > 1.7e308 ? "inf" : "huge"); return out; }
+    ip = (unsigned long long)v;
+    fp = (unsigned long long)((v - (double)ip) * 1e6 + 0.5);
+    if (fp >= 1000000ull) { ip++; fp -= 1000000ull; }
+    k = ipup_snprintf(out, cap, "%s%llu.%06llu", sign, ip, fp);
+    if (k < 0 || (size_t)k >= cap) return out;
+    while (out[k - 1] == '0') out[--k] = 0;
+    if (out[k - 1] == '.') out[--k] = 0;
+    return out;
+}
+/* a non-negative time in micro-seconds with 3 decimals into out[cap] (cap >= 32), rounded
+   half up: "12.345" */
+static const char *ipup__us3(char *out, size_t cap, double v) {
     long long t = (long long)(v * 1000.0 + 0.5);
-    long long fr;
     if (t < 0) t = 0;
-    fr = t % 1000;
-    ipup__sb_i64(b, t / 1000);
-    ipup__sb_putc(b, '.');
-    ipup__sb_putc(b, (char)('0' + (int)(fr / 100)));
-    ipup__sb_putc(b, (char)('0' + (int)((fr / 10) % 10)));
-    ipup__sb_putc(b, (char)('0' + (int)(fr % 10)));
+    ipup_snprintf(out, cap, "%lld.%03lld", t / 1000, t % 1000);
+    return out;
 }
 
 /* ------------------------------------------------------------------ rings */
@@ -936,11 +927,7 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
                 for (i = 0; i < n; i++) if (ipup__id_eq(model->layers[i].id, L.id)) clash = 1;
                 if (!clash) break;
                 dup++;
-                {
-                    ipup__sb b;
-                    b.buf = L.id; b.len = sizeof L.id; b.pos = 0;
-                    ipup__sbf(&b, "%s_%d", base, dup);
-                }
+                ipup_snprintf(L.id, sizeof L.id, "%s_%d", base, dup);
             }
         }
         model->layers[n++] = L;
@@ -981,7 +968,7 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
         case IPUP_LAYER_DENSE:
             if (L->units <= 0) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dense needs units >= 1", (int)l, L->id);
             big = n * L->units;
-            if (big > 0x7fffffff) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): weight matrix %D x %d is too large", (int)l, L->id, (long long)n, (int)L->units);
+            if (big > 0x7fffffff) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): weight matrix %lld x %d is too large", (int)l, L->id, (long long)n, (int)L->units);
             h = 1; w = 1; c = L->units;
             I->n_w = (int32_t)big; I->n_b = L->units;
             I->flops_fwd = 2 * big + L->units;
@@ -1021,7 +1008,7 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
             break;
         case IPUP_LAYER_SOFTMAX_XENT:
             if (l != m->n_layers - 1) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the softmax cross-entropy loss must be the last layer", (int)l, L->id);
-            if (n < 2) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the loss needs at least 2 classes, it gets %D", (int)l, L->id, (long long)n);
+            if (n < 2) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the loss needs at least 2 classes, it gets %lld", (int)l, L->id, (long long)n);
             h = 1; w = 1; c = 1;
             I->flops_fwd = 6 * n; I->flops_bwd_dx = 0;
             I->stash_floats = (int32_t)n; /* dlogits */
@@ -1106,10 +1093,10 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
         char base[IPUP_ID_MAX];
         int dup = 1;
         if (!Ly->id[0]) {
-            ipup__sb b;
-            b.buf = Ly->id; b.len = sizeof Ly->id; b.pos = 0;
-            ipup__sbf(&b, "%s", ipup_layer_kind_name(Ly->kind));
-            if (Ly->kind == IPUP_LAYER_DENSE || Ly->kind == IPUP_LAYER_CONV3X3) ipup__sbf(&b, "%d", (int)Ly->units);
+            if (Ly->kind == IPUP_LAYER_DENSE || Ly->kind == IPUP_LAYER_CONV3X3)
+                ipup_snprintf(Ly->id, sizeof Ly->id, "%s%d", ipup_layer_kind_name(Ly->kind), (int)Ly->units);
+            else
+                ipup_snprintf(Ly->id, sizeof Ly->id, "%s", ipup_layer_kind_name(Ly->kind));
         }
         Ly->id[IPUP_ID_MAX - 1] = 0;
         ipup__id_copy(base, IPUP_ID_MAX - 4, Ly->id);
@@ -1118,11 +1105,7 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
             for (i = 0; i < l; i++) if (ipup__id_eq(e->model.layers[i].id, Ly->id)) clash = 1;
             if (!clash) break;
             dup++;
-            {
-                ipup__sb b;
-                b.buf = Ly->id; b.len = sizeof Ly->id; b.pos = 0;
-                ipup__sbf(&b, "%s_%d", base, dup);
-            }
+            ipup_snprintf(Ly->id, sizeof Ly->id, "%s_%d", base, dup);
         }
     }
     for (l = 0; l < L; l++) {
@@ -1159,16 +1142,17 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
     /* optimizer hyper-parameters: 0 means the default, anything else must make sense */
     {
         const ipup_optimizer *o = &cfg->opt;
+        char num[48];
         if (!(o->lr >= 0.0f && o->lr <= 3.4e38f))
-            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the learning rate cfg.opt.lr is %F: it must be a finite number > 0 (0 means the default 0.01)", (double)o->lr);
+            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the learning rate cfg.opt.lr is %s: it must be a finite number > 0 (0 means the default 0.01)", ipup__num(num, sizeof num, (double)o->lr));
         if (!(o->momentum >= 0.0f && o->momentum < 1.0f))
-            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the momentum cfg.opt.momentum is %F: it must be in [0, 1) (0 means the default 0.9)", (double)o->momentum);
+            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the momentum cfg.opt.momentum is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->momentum));
         if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f))
-            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta1 cfg.opt.beta1 is %F: it must be in [0, 1) (0 means the default 0.9)", (double)o->beta1);
+            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta1 cfg.opt.beta1 is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->beta1));
         if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f))
-            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta2 cfg.opt.beta2 is %F: it must be in [0, 1) (0 means the default 0.999)", (double)o->beta2);
+            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta2 cfg.opt.beta2 is %s: it must be in [0, 1) (0 means the default 0.999)", ipup__num(num, sizeof num, (double)o->beta2));
         if (!(o->eps >= 0.0f && o->eps <= 3.4e38f))
-            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's eps cfg.opt.eps is %F: it must be a finite number > 0 (0 means the default 1e-8)", (double)o->eps);
+            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's eps cfg.opt.eps is %s: it must be a finite number > 0 (0 means the default 1e-8)", ipup__num(num, sizeof num, (double)o->eps));
     }
     if (e->cfg.opt.lr == 0.0f) e->cfg.opt.lr = 0.01f;
     if (e->cfg.opt.momentum == 0.0f) e->cfg.opt.momentum = 0.9f;
@@ -1619,9 +1603,9 @@ static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const i
     int32_t r = ipu / e->P, d = ipu % e->P, s;
     ipup__sb b;
     size_t rs = 0, os = 0;
-    b.buf = e->msg; b.len = sizeof e->msg; b.pos = 0;
+    b.buf = e->msg; b.cap = sizeof e->msg; b.len = 0;
     if (stream) {
-        ipup__sbf(&b, "IPU%d (replica %d, device %d): streaming memory too small for the offloaded optimizer state: needs %Z bytes, cfg.stream[%d] has %Z; give it >= %Z bytes (ipup_plan_config)",
+        ipup__sbf(&b, "IPU%d (replica %d, device %d): streaming memory too small for the offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; give it >= %zu bytes (ipup_plan_config)",
                   (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
         return IPUP_ERR_OOM;
     }
@@ -1631,11 +1615,11 @@ static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const i
         rs += (size_t)e->st[s].depth * (e->st[s].entry_floats - e->st[s].rentry_floats) * sizeof(float);
         os += e->st[s].n_state * sizeof(float);
     }
-    ipup__sbf(&b, " needs %Z bytes (weights %Z, grads %Z, optimizer %Z, stash %Z, exchange %Z, scratch %Z) but the pool has %Z. Fix: give cfg.ipu[%d] >= %Z bytes (ipup_plan_config)",
+    ipup__sbf(&b, " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
               a->used, a->cat[IPUP_MEM_WEIGHTS], a->cat[IPUP_MEM_GRADS], a->cat[IPUP_MEM_OPTIMIZER], a->cat[IPUP_MEM_STASH],
               a->cat[IPUP_MEM_EXCHANGE], a->cat[IPUP_MEM_SCRATCH], a->cap, (int)ipu, a->used);
-    if (!e->cfg.recompute && rs) ipup__sbf(&b, ", enable recomputation (saves %Z bytes)", rs);
-    if (!e->cfg.offload && os) ipup__sbf(&b, ", offload the optimizer state (saves %Z bytes)", os);
+    if (!e->cfg.recompute && rs) ipup__sbf(&b, ", enable recomputation (saves %zu bytes)", rs);
+    if (!e->cfg.offload && os) ipup__sbf(&b, ", offload the optimizer state (saves %zu bytes)", os);
     ipup__sbf(&b, ", or split the model over more IPUs");
     return IPUP_ERR_OOM;
 }
@@ -1654,11 +1638,11 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan 
         ipup__arena h;
         ipup__arena_init(&h, cfg->host.mem, cfg->host.bytes);
         ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, NULL);
-        if (h.oom) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %Z bytes (ipup_host_bytes), cfg.host has %Z", h.used, cfg->host.bytes);
+        if (h.oom) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes), cfg.host has %zu", h.used, cfg->host.bytes);
         cap = IPUP_SCHED_MAX_OPS(e->S, e->M);
     } else if ((int64_t)IPUP_SCHED_MAX_OPS(e->S, e->M) > IPUP_PLAN_STACK_OPS) {
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                          "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %Z bytes)",
+                          "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %zu bytes)",
                           (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M), (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(cfg));
     }
     rc = ipup__setup_table(e, ops, cap, NULL);
@@ -1745,11 +1729,11 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     rc = ipup__setup_model(e, cfg);
     if (rc) return rc;
     if (!cfg->host.mem)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %Z bytes", ipup_host_bytes(cfg));
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %zu bytes", ipup_host_bytes(cfg));
     ipup__arena_init(&h, cfg->host.mem, cfg->host.bytes);
     ipup__carve_host(e, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, &row);
     if (h.oom)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %Z bytes (ipup_host_bytes(cfg)), cfg.host has %Z", h.used, cfg->host.bytes);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes(cfg)), cfg.host has %zu", h.used, cfg->host.bytes);
     rc = ipup__setup_table(e, ops, IPUP_SCHED_MAX_OPS(e->S, e->M), row);
     if (rc) return rc;
     ipup__setup_layout(e);
@@ -1760,7 +1744,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
             ipup__arena_init(&a, NULL, 0);
             ipup__arena_init(&sa, NULL, 0);
             ipup__carve_ipu(e, &a, &sa, r, d);
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %Z bytes (ipup_plan_config)",
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %zu bytes (ipup_plan_config)",
                               (int)i, (int)r, (int)d, (int)i, a.used);
         }
         ipup__arena_init(&a, cfg->ipu[i].mem, cfg->ipu[i].bytes);
@@ -2076,11 +2060,11 @@ static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded
     if (!x) return IPUP_ERR_CAPACITY;
     lab = (int32_t *)(void *)(x + (size_t)e->B * (size_t)e->in_n);
     if (e->cfg.infeed(e->cfg.infeed_user, t, r, m, sample0, e->B, x, lab) != 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %D: the infeed callback failed for replica %d, micro-batch %d (samples %D..%D)",
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed callback failed for replica %d, micro-batch %d (samples %lld..%lld)",
                           (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->B - 1));
     for (i = 0; i < e->B; i++)
         if (lab[i] < 0 || lab[i] >= e->classes)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %D: the infeed gave label %d for sample %D, outside 0..%d (the model has %d classes)",
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
                               (long long)t, (int)lab[i], (long long)(sample0 + i), (int)(e->classes - 1), (int)e->classes);
     ipup__commit(e, &e->infeed[r], threaded, ipup__ipu_of(e, r, 0));
     return IPUP_OK;
@@ -2424,10 +2408,10 @@ static int ipup__err_msg(ipup_emu *e, int64_t t) {
     if (!b) return IPUP_OK;
     if (b->layer < 0)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
-                          "step %D, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is NaN or infinite; the update of step %D was not applied. Lower the learning rate or check the input data",
+                          "step %lld, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is NaN or infinite; the update of step %lld was not applied. Lower the learning rate or check the input data",
                           (long long)b->step, (int)b->stage, (int)best, (int)b->mb, (int)(best / e->P), (long long)b->step);
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
-                      "step %D, stage %d (IPU%d): the gradient of %s.%s is NaN or infinite; the update of step %D was not applied. Lower the learning rate",
+                      "step %lld, stage %d (IPU%d): the gradient of %s.%s is NaN or infinite; the update of step %lld was not applied. Lower the learning rate",
                       (long long)b->step, (int)b->stage, (int)best, e->model.layers[b->layer / 2].id, (b->layer & 1) ? "b" : "w", (long long)b->step);
 }
 
@@ -2713,7 +2697,6 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     const ipup_layer_info *I;
     ipup__srt *rt;
     size_t off;
-    ipup__sb b;
     if (!e || !out || !e->initialised || index < 0 || index >= ipup_tensor_count(e)) return IPUP_ERR_ARG;
     npl = ipup__param_layers(e);
     k = ipup__state_slots(&e->cfg);
@@ -2739,8 +2722,7 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     if (which) { out->ndim = 1; out->shape[0] = I->n_b; }
     else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = I->out_c; }
     else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = I->out_n; }
-    b.buf = out->name; b.len = sizeof out->name; b.pos = 0;
-    ipup__sbf(&b, "%s.%s%s", e->model.layers[l].id, which ? "b" : "w",
+    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s", e->model.layers[l].id, which ? "b" : "w",
               slot == 0 ? "" : (k == 1 || slot == 2) ? ".v" : ".m");
     return IPUP_OK;
 }
@@ -2767,9 +2749,10 @@ IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
 IPUPIPE_DEF int64_t ipup_get_step(const ipup_emu *e) { return e ? e->step : 0; }
 IPUPIPE_DEF void ipup_set_step(ipup_emu *e, int64_t step) { if (e) e->step = step; }
 IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
+    char num[48];
     if (!e) return IPUP_ERR_ARG;
     if (!(lr > 0.0f && lr <= 3.4e38f))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_learning_rate: the learning rate is %F: it must be a finite number > 0", (double)lr);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_learning_rate: the learning rate is %s: it must be a finite number > 0", ipup__num(num, sizeof num, (double)lr));
     e->cfg.opt.lr = lr;
     return IPUP_OK;
 }
@@ -2781,27 +2764,36 @@ IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_repo
     ipup__mem_runtime(e, ipu, out);
     return IPUP_OK;
 }
-IPUPIPE_DEF size_t ipup_memory_report_text(const ipup_emu *e, char *buf, size_t len) {
+/* one line (cut to 511 bytes) through write: IPUP_OK or IPUP_ERR_IO */
+static int ipup__write_line(ipup_write_fn write, void *user, const ipup__sb *b) {
+    size_t n = b->len < b->cap ? b->len : b->cap - 1;
+    return write(user, b->buf, n) != 0 ? IPUP_ERR_IO : IPUP_OK;
+}
+IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user) {
+    char line[512];
     ipup__sb b;
     int32_t i, c;
-    b.buf = buf; b.len = buf ? len : 0; b.pos = 0;
-    if (buf && len) buf[0] = 0;
-    if (!e || !e->initialised) return 0;
+    if (!e || !write || !e->initialised) return IPUP_ERR_ARG;
+    b.buf = line; b.cap = sizeof line; b.len = 0;
     ipup__sbf(&b, "IPU  ");
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %s", ipup_mem_category_name(c));
     ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves (bytes)\n");
+    if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
     for (i = 0; i < e->P; i++) {
         ipup_mem_report m;
         ipup__mem_runtime(e, i, &m);
+        b.len = 0;
         ipup__sbf(&b, "IPU%d", (int)i);
-        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %Z", m.by_category[c]);
-        ipup__sbf(&b, " | %Z %Z %Z | %Z | %Z %Z\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved, m.offload_saved);
+        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %zu", m.by_category[c]);
+        ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
+                  m.offload_saved);
+        if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
     }
-    return b.pos;
+    return IPUP_OK;
 }
 
 /* ------------------------------------------------------------------ Chrome trace */
-typedef struct ipup__tw {
+typedef struct ipup__tw {   /* one trace event at a time into buf, then through write */
     ipup_write_fn write;
     void *user;
     int rc, first;
@@ -2810,91 +2802,75 @@ typedef struct ipup__tw {
 static void ipup__tw_emit(ipup__tw *w, const char *text, size_t n) {
     if (w->rc == 0 && w->write(w->user, text, n) != 0) w->rc = IPUP_ERR_IO;
 }
-static ipup__sb ipup__tw_begin(ipup__tw *w) {
+/* one event, preceded by ",\n" unless it is the first */
+static IPUP__PRINTF(2, 3) void ipup__tw_event(ipup__tw *w, const char *f, ...) {
     ipup__sb b;
-    b.buf = w->buf; b.len = sizeof w->buf; b.pos = 0;
-    w->buf[0] = 0;
+    va_list ap;
+    int n;
+    b.buf = w->buf; b.cap = sizeof w->buf; b.len = 0;
     if (!w->first) ipup__sbf(&b, ",\n");
     w->first = 0;
-    return b;
+    va_start(ap, f);
+    n = ipup_vsnprintf(w->buf + b.len, b.cap - b.len, f, ap);
+    va_end(ap);
+    if (n > 0) b.len += (size_t)n;
+    if (w->rc == 0 && ipup__write_line(w->write, w->user, &b)) w->rc = IPUP_ERR_IO;
 }
-static void ipup__tw_end(ipup__tw *w, ipup__sb *b) {
-    ipup__tw_emit(w, w->buf, b->pos < sizeof w->buf ? b->pos : sizeof w->buf - 1);
+/* the events of op o of replica r (at `now`, for du seconds): its box, the exchange it
+   starts at its end (xf > 0), the end of the exchange it consumes */
+static void ipup__trace_op(const ipup_emu *e, ipup__tw *w, const ipup_op *o, int32_t r, double now, double du, double xf) {
+    int32_t pid = r * e->P + o->device, ps = -1, fwd = 0;
+    const char *kn = o->kind == IPUP_OP_F ? "F" : o->kind == IPUP_OP_B ? "B" : o->kind == IPUP_OP_I ? "I" : "W";
+    char t0[32], t1[32];
+    ipup__tw_event(w, "{\"name\":\"%s%d s%d\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,"
+                      "\"args\":{\"stage\":%d,\"mb\":%d,\"step\":%d}}",
+                   kn, (int)o->mb, (int)o->stage, kn, (int)pid, ipup__us3(t0, sizeof t0, now * 1e6),
+                   ipup__us3(t1, sizeof t1, du * 1e6), (int)o->stage, (int)o->mb, (int)o->step);
+    /* flows: start at the end of a producing op, finish at the consuming op */
+    if (xf > 0.0) {
+        int f = o->kind == IPUP_OP_F;
+        long long id = (((long long)r * e->S + o->stage) * e->M + o->mb) * 2 + (f ? 0 : 1) + 1;
+        ipup__tw_event(w, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"s\",\"id\":%lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
+                       f ? "activations" : "gradients", id, (int)pid, ipup__us3(t0, sizeof t0, (now + du) * 1e6));
+    }
+    if (o->kind == IPUP_OP_F && o->stage > 0 && e->st[o->stage - 1].device != o->device) { ps = o->stage - 1; fwd = 1; }
+    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->S - 1 && e->st[o->stage + 1].device != o->device)
+        ps = o->stage + 1;
+    if (ps >= 0) {
+        long long id = (((long long)r * e->S + ps) * e->M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
+        ipup__tw_event(w, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
+                       fwd ? "activations" : "gradients", id, (int)pid, ipup__us3(t0, sizeof t0, now * 1e6));
+    }
 }
 
 IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user) {
     ipup__tw w;
-    int32_t i = 0, r, q, d;
+    int32_t i = 0, r, q;
     double now = 0.0, sync;
+    char t0[32], t1[32];
     if (!e || !write || !e->initialised) return IPUP_ERR_ARG;
     w.write = write; w.user = user; w.rc = 0; w.first = 1;
     sync = ipup__sync_s(e);
     ipup__tw_emit(&w, "{\"traceEvents\":[\n", 17);
-    for (q = 0; q < e->nipus; q++) {
-        ipup__sb b = ipup__tw_begin(&w);
-        ipup__sbf(&b, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"IPU%d (replica %d, device %d)\"}}",
-                  (int)q, (int)q, (int)(q / e->P), (int)(q % e->P));
-        ipup__tw_end(&w, &b);
-    }
+    for (q = 0; q < e->nipus; q++)
+        ipup__tw_event(&w, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"IPU%d (replica %d, device %d)\"}}",
+                       (int)q, (int)q, (int)(q / e->P), (int)(q % e->P));
     while (i < e->table.n_ops) {
         int32_t t = e->ops[i].step, k;
         double mx = 0.0, mxx = 0.0;
         for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
-            const ipup_op *o = &e->ops[k];
             double du, xf;
-            ipup__op_cost(e, o, &du, &xf);
+            ipup__op_cost(e, &e->ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
-            for (r = 0; r < e->R; r++) {
-                int32_t pid = r * e->P + o->device;
-                const char *kn = o->kind == IPUP_OP_F ? "F" : o->kind == IPUP_OP_B ? "B" : o->kind == IPUP_OP_I ? "I" : "W";
-                ipup__sb b = ipup__tw_begin(&w);
-                ipup__sbf(&b, "{\"name\":\"%s%d s%d\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":", kn, (int)o->mb, (int)o->stage, kn, (int)pid);
-                ipup__sb_fixed3(&b, now * 1e6);
-                ipup__sbf(&b, ",\"dur\":");
-                ipup__sb_fixed3(&b, du * 1e6);
-                ipup__sbf(&b, ",\"args\":{\"stage\":%d,\"mb\":%d,\"step\":%d}}", (int)o->stage, (int)o->mb, (int)o->step);
-                ipup__tw_end(&w, &b);
-                /* flows: start at the end of a producing op, finish at the consuming op */
-                if (xf > 0.0) {
-                    int fwd = o->kind == IPUP_OP_F;
-                    long long id = (((long long)r * e->S + o->stage) * e->M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
-                    b = ipup__tw_begin(&w);
-                    ipup__sbf(&b, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"s\",\"id\":%D,\"pid\":%d,\"tid\":0,\"ts\":",
-                              fwd ? "activations" : "gradients", id, (int)pid);
-                    ipup__sb_fixed3(&b, (now + du) * 1e6);
-                    ipup__sbf(&b, "}");
-                    ipup__tw_end(&w, &b);
-                }
-                {
-                    int32_t ps = -1, fwd = 0;
-                    if (o->kind == IPUP_OP_F && o->stage > 0 && e->st[o->stage - 1].device != o->device) { ps = o->stage - 1; fwd = 1; }
-                    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->S - 1 && e->st[o->stage + 1].device != o->device) ps = o->stage + 1;
-                    if (ps >= 0) {
-                        long long id = (((long long)r * e->S + ps) * e->M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
-                        b = ipup__tw_begin(&w);
-                        ipup__sbf(&b, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%D,\"pid\":%d,\"tid\":0,\"ts\":",
-                                  fwd ? "activations" : "gradients", id, (int)pid);
-                        ipup__sb_fixed3(&b, now * 1e6);
-                        ipup__sbf(&b, "}");
-                        ipup__tw_end(&w, &b);
-                    }
-                }
-            }
+            for (r = 0; r < e->R; r++) ipup__trace_op(e, &w, &e->ops[k], r, now, du, xf);
         }
         now += mx + mxx + sync;
         i = k;
     }
-    for (q = 0; q < e->nipus; q++) {
-        ipup__sb b = ipup__tw_begin(&w);
-        d = q % e->P;
-        ipup__sbf(&b, "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":", (int)q);
-        ipup__sb_fixed3(&b, now * 1e6);
-        ipup__sbf(&b, ",\"dur\":");
-        ipup__sb_fixed3(&b, ipup__update_cost(e, d) * 1e6);
-        ipup__sbf(&b, "}");
-        ipup__tw_end(&w, &b);
-    }
+    for (q = 0; q < e->nipus; q++)
+        ipup__tw_event(&w, "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s}", (int)q,
+                       ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->P) * 1e6));
     ipup__tw_emit(&w, "\n]}\n", 4);
     return w.rc;
 }

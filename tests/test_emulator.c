@@ -752,10 +752,16 @@ static int trace_sink(void *user, const void *data, size_t len) {
     return 0;
 }
 
+/* a writer that succeeds g_fail_after times, then fails (and counts every call) */
+static int g_fail_after, g_fail_calls;
+static int failing_sink(void *user, const void *data, size_t len) {
+    (void)user; (void)data; (void)len;
+    return g_fail_calls++ < g_fail_after ? 0 : -1;
+}
+
 TTEST(cost_model_trace_and_stats) {
     ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
     ipup_run_stats st;
-    char text[2048];
     c.schedule = IPUP_SCHED_1F1B;
     c.stages = 3;
     c.microbatches = 6;
@@ -785,9 +791,22 @@ TTEST(cost_model_trace_and_stats) {
     TT_CONTAINS(g_trace, "\"name\":\"update\"");
     TT_CONTAINS(g_trace, "IPU2 (replica 0, device 2)");
     TT_CHECK(strcmp(g_trace + g_trace_len - 4, "\n]}\n") == 0);
-    ipup_memory_report_text(&g_emu, text, sizeof text);
-    TT_CONTAINS(text, "weights");
-    TT_CONTAINS(text, "IPU2");
+    g_trace_len = 0;
+    TT_EQ_INT(ipup_memory_report_write(&g_emu, trace_sink, NULL), IPUP_OK);
+    TT_CHECK(strncmp(g_trace, "IPU   weights grads optimizer stash exchange scratch | used", 59) == 0);
+    TT_CONTAINS(g_trace, "\nIPU2 ");
+    TT_CHECK(g_trace_len > 0 && g_trace[g_trace_len - 1] == '\n');
+    {   /* a failing writer stops the report (and the trace) with IPUP_ERR_IO */
+        g_fail_after = 1;
+        TT_EQ_INT(ipup_memory_report_write(&g_emu, failing_sink, NULL), IPUP_ERR_IO);
+        TT_EQ_INT(g_fail_calls, 2);
+        g_fail_after = 3;
+        g_fail_calls = 0;
+        TT_EQ_INT(ipup_trace_write(&g_emu, failing_sink, NULL), IPUP_ERR_IO);
+        TT_EQ_INT(g_fail_calls, 4);
+        TT_EQ_INT(ipup_memory_report_write(&g_emu, NULL, NULL), IPUP_ERR_ARG);
+        TT_EQ_INT(ipup_memory_report_write(NULL, trace_sink, NULL), IPUP_ERR_ARG);
+    }
     {   /* outfeed records in order with the loss of each micro-batch */
         int32_t n;
         const ipup_outfeed_rec *r = ipup_outfeed_records(&g_emu, &n);

@@ -70,7 +70,6 @@ static void train_everything(ipup_runner_kind runner) {
     ipup_model_desc m;
     ipup_config c;
     ipup_run_stats st;
-    char text[2048];
     int32_t i, n;
     long at_freeze;
     double ls = 0.0;
@@ -98,7 +97,8 @@ static void train_everything(ipup_runner_kind runner) {
     TT_EQ_INT(ipup_evaluate(&g_emu, 64, g_x, g_y, &ls, &cor), IPUP_OK);
     g_sink_len = 0;
     TT_EQ_INT(ipup_trace_write(&g_emu, sink, NULL), IPUP_OK);
-    ipup_memory_report_text(&g_emu, text, sizeof text);
+    g_sink_len = 0;
+    TT_EQ_INT(ipup_memory_report_write(&g_emu, sink, NULL), IPUP_OK);
     n = ipup_tensor_count(&g_emu);
     for (i = 0; i < n; i++) {
         ipup_tensor_info t;
