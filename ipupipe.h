@@ -298,6 +298,16 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *model, ipup_layer_info *i
                             char *msg, size_t msg_len);
 /* the dropout seed of layer l (see DETERMINISM) */
 IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
+/* Contiguous split of model's layers into `stages` stages that minimises the largest
+   stage cost, and among those the sum of squared stage costs (exact: two dynamic
+   programmes). split gets stages-1 ascending layer indices where stages 1..stages-1
+   begin (split may be NULL when stages is 1). The cost of a stage is the sum over its
+   layers of flops_fwd + flops_bwd_dw + flops_bwd_dx (the last only when an earlier layer
+   has parameters, so the input gradient is computed) + 1 (ipup_model_info's per-sample
+   FLOPs). The emulator's default split (cfg.split NULL) is this one. IPUP_ERR_ARG (NULL
+   model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages > layers, a model
+   ipup_model_info refuses); msg gets the text. */
+IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len);
 
 /* ------------------------------------------------------------------ configuration */
 typedef enum ipup_optimizer_kind { IPUP_OPT_SGD = 0, IPUP_OPT_MOMENTUM, IPUP_OPT_ADAM } ipup_optimizer_kind;
@@ -356,7 +366,7 @@ typedef struct ipup_config {  /* zero = default for every field */
     const ipup_model_desc *model;  /* required */
     int32_t stages;                /* S; 0: 1 */
     const int32_t *split;          /* S-1 ascending layer indices where stages 1..S-1 begin;
-                                      NULL: balanced by FLOPs (fwd + bwd) */
+                                      NULL: ipup_balance_stages (FLOPs fwd + bwd) */
     const int16_t *stage_device;   /* S entries; NULL: the schedule's default (stage s on IPU s) */
     int32_t devices;               /* IPUs per replica; 0: as many as the mapping needs */
     ipup_sched_kind schedule;      /* default grouped */
@@ -1074,21 +1084,107 @@ static int32_t ipup__state_slots(const ipup_config *c) {
     return c->opt.kind == IPUP_OPT_ADAM ? 2 : c->opt.kind == IPUP_OPT_MOMENTUM ? 1 : 0;
 }
 
-/* resolve defaults into e->cfg / counts, shapes, split; no table yet */
-static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
-    ipup_layer_info info[IPUP_MAX_LAYERS];
-    int32_t l, s, S, L, i, j;
-    int rc, k_opt, k_run;
-    char *msg = e->msg;
-    size_t ml = sizeof e->msg;
-    if (!cfg || !cfg->model) return ipup__fail(msg, ml, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
-    e->cfg = *cfg;
-    e->model = *cfg->model;
-    rc = ipup_model_info(&e->model, info, IPUP_MAX_LAYERS, msg, ml);
-    if (rc) return rc;
-    L = e->n_layers = e->model.n_layers;
-    /* unique ids */
+/* ------------------------------------------------------------------ balancing */
+/* need_dx[l]: the backward of layer l must produce its input gradient (an earlier layer
+   has parameters) */
+static void ipup__need_dx(const ipup_layer_info *info, int32_t L, int32_t *need_dx) {
+    int32_t l, any = 0;
     for (l = 0; l < L; l++) {
+        need_dx[l] = any;
+        if (info[l].n_w) any = 1;
+    }
+}
+
+/* the cost of layer l in a stage (ipup_balance_stages): its forward, weight-gradient and,
+   when an earlier layer has parameters, input-gradient FLOPs, + 1 (no layer is free) */
+static int64_t ipup__layer_cost(const ipup_layer_info *I, int32_t need_dx) {
+    return I->flops_fwd + I->flops_bwd_dw + (need_dx ? I->flops_bwd_dx : 0) + 1;
+}
+/* sums of squared stage costs, exact: each square < 2^126 (a cost fits int64) and so is
+   their sum (at most the square of the total cost) */
+typedef struct ipup__u128 { uint64_t hi, lo; } ipup__u128;
+static ipup__u128 ipup__u128_add_sq(ipup__u128 a, uint64_t c) {
+    uint64_t c0 = c & 0xffffffffu, c1 = c >> 32;
+    uint64_t p00 = c0 * c0, p01 = c0 * c1, p11 = c1 * c1;
+    uint64_t lo = p00 + (p01 << 33);                      /* c^2 = p11 2^64 + p01 2^33 + p00 */
+    uint64_t hi = p11 + (p01 >> 31) + (lo < p00 ? 1u : 0u);
+    a.lo += lo;
+    a.hi += hi + (a.lo < lo ? 1u : 0u);
+    return a;
+}
+static int ipup__u128_less(ipup__u128 a, ipup__u128 b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+
+/* cost[j] = cost of layers 0..j-1; returns the smallest possible largest stage cost of
+   `stages` contiguous non-empty stages (dynamic programme over prefixes) */
+static int64_t ipup__minmax_stage_cost(const int64_t *cost, int32_t L, int32_t stages) {
+    int64_t row[2][IPUP_MAX_LAYERS + 1];
+    int32_t k, j, q;
+    for (j = 0; j <= L; j++) row[1][j] = cost[j]; /* one stage: layers 0..j-1 */
+    for (k = 2; k <= stages; k++) {
+        int64_t *prev = row[(k - 1) & 1], *cur = row[k & 1];
+        for (j = k; j <= L; j++) {
+            cur[j] = -1;
+            for (q = k - 1; q < j; q++) {
+                int64_t v = prev[q] > cost[j] - cost[q] ? prev[q] : cost[j] - cost[q];
+                if (cur[j] < 0 || v < cur[j]) cur[j] = v;
+            }
+        }
+    }
+    return row[stages & 1][L];
+}
+
+IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int32_t need_dx[IPUP_MAX_LAYERS], arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1], L, l, k, j, q;
+    int64_t cost[IPUP_MAX_LAYERS + 1], top;
+    ipup__u128 row[2][IPUP_MAX_LAYERS + 1];
+    const ipup__u128 none = {~(uint64_t)0, ~(uint64_t)0}; /* no split of the prefix fits */
+    int rc;
+    if (!model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: model is NULL");
+    if (stages < 1)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: %d stages; give 1 or more (at most one per layer)", (int)stages);
+    if (!split && stages > 1)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: split is NULL; it needs stages - 1 = %d entries", (int)(stages - 1));
+    if ((rc = ipup_model_info(model, info, IPUP_MAX_LAYERS, msg, msg_len)) != IPUP_OK) return rc;
+    L = model->n_layers;
+    if (stages > L)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "%d stages but the model has only %d layers: every stage needs at least one layer; use at most %d stages",
+                          (int)stages, (int)L, (int)L);
+    ipup__need_dx(info, L, need_dx);
+    cost[0] = 0;
+    for (l = 0; l < L; l++) cost[l + 1] = cost[l] + ipup__layer_cost(&info[l], need_dx[l]);
+    /* 1: the smallest largest stage cost; 2: among the splits whose every stage costs at
+       most that (so whose largest stage is exactly that), the smallest sum of squares */
+    top = ipup__minmax_stage_cost(cost, L, stages);
+    for (j = 0; j <= L; j++) {
+        ipup__u128 zero = {0, 0};
+        row[1][j] = (j >= 1 && cost[j] <= top) ? ipup__u128_add_sq(zero, (uint64_t)cost[j]) : none;
+    }
+    for (k = 2; k <= stages; k++) {
+        ipup__u128 *prev = row[(k - 1) & 1], *cur = row[k & 1];
+        for (j = 0; j <= L; j++) {
+            cur[j] = none;
+            arg[k][j] = -1;
+            for (q = k - 1; q < j; q++) {
+                ipup__u128 v;
+                if (cost[j] - cost[q] > top || (prev[q].hi == none.hi && prev[q].lo == none.lo)) continue;
+                v = ipup__u128_add_sq(prev[q], (uint64_t)(cost[j] - cost[q]));
+                if (arg[k][j] < 0 || ipup__u128_less(v, cur[j])) { cur[j] = v; arg[k][j] = q; }
+            }
+        }
+    }
+    for (k = stages, j = L; k >= 2; k--) {
+        split[k - 2] = arg[k][j];
+        j = arg[k][j];
+    }
+    if (msg && msg_len) msg[0] = 0;
+    return IPUP_OK;
+}
+
+/* e->model's layer ids made unique ("dense16", "dense16_2"; "" = derived from the kind) */
+static void ipup__setup_ids(ipup_emu *e) {
+    int32_t l, i;
+    for (l = 0; l < e->model.n_layers; l++) {
         ipup_layer *Ly = &e->model.layers[l];
         char base[IPUP_ID_MAX];
         int dup = 1;
@@ -1108,21 +1204,13 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
             ipup_snprintf(Ly->id, sizeof Ly->id, "%s_%d", base, dup);
         }
     }
-    for (l = 0; l < L; l++) {
-        e->lay[l].info = info[l];
-        e->lay[l].seed = ipup_layer_seed(cfg->seed, l);
-    }
-    /* need_dx: some earlier layer has parameters */
-    {
-        int any = 0;
-        for (l = 0; l < L; l++) {
-            e->lay[l].need_dx = any;
-            if (info[l].n_w) any = 1;
-        }
-    }
-    e->in_n = info[0].in_n;
-    e->classes = info[L - 1].in_n;
-    S = e->S = cfg->stages ? cfg->stages : 1;
+}
+
+/* S, M, B, R and repeat from cfg (0 means 1), checked against the model and the limits */
+static int ipup__setup_counts(ipup_emu *e, const ipup_config *cfg) {
+    char *msg = e->msg;
+    size_t ml = sizeof e->msg;
+    int32_t S = e->S = cfg->stages ? cfg->stages : 1, L = e->n_layers;
     e->M = cfg->microbatches ? cfg->microbatches : 1;
     e->B = cfg->microbatch ? cfg->microbatch : 1;
     e->R = cfg->replicas ? cfg->replicas : 1;
@@ -1137,79 +1225,96 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
         return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "%d replicas: at most IPUP_MAX_REPLICAS (%d); define it larger before the include", (int)e->R, (int)IPUP_MAX_REPLICAS);
     if ((int64_t)e->B * e->M > 0x7fffffff / 4 || (int64_t)e->B * e->in_n > 0x7fffffff / 4)
         return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "micro-batch %d x %d micro-batches is too large", (int)e->B, (int)e->M);
-    if ((k_opt = (int)e->cfg.opt.kind) < 0 || k_opt > (int)IPUP_OPT_ADAM)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown optimizer kind %d; use sgd, momentum or adam", (int)e->cfg.opt.kind);
-    /* optimizer hyper-parameters: 0 means the default, anything else must make sense */
-    {
-        const ipup_optimizer *o = &cfg->opt;
-        char num[48];
-        if (!(o->lr >= 0.0f && o->lr <= 3.4e38f))
-            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the learning rate cfg.opt.lr is %s: it must be a finite number > 0 (0 means the default 0.01)", ipup__num(num, sizeof num, (double)o->lr));
-        if (!(o->momentum >= 0.0f && o->momentum < 1.0f))
-            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the momentum cfg.opt.momentum is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->momentum));
-        if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f))
-            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta1 cfg.opt.beta1 is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->beta1));
-        if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f))
-            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta2 cfg.opt.beta2 is %s: it must be in [0, 1) (0 means the default 0.999)", ipup__num(num, sizeof num, (double)o->beta2));
-        if (!(o->eps >= 0.0f && o->eps <= 3.4e38f))
-            return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's eps cfg.opt.eps is %s: it must be a finite number > 0 (0 means the default 1e-8)", ipup__num(num, sizeof num, (double)o->eps));
-    }
+    return IPUP_OK;
+}
+
+/* optimizer kind and hyper-parameters (0 means the default, anything else must make
+   sense), runner kind, cost model defaults */
+static int ipup__setup_options(ipup_emu *e, const ipup_config *cfg) {
+    const ipup_optimizer *o = &cfg->opt;
+    char *msg = e->msg, num[48];
+    size_t ml = sizeof e->msg;
+    int k_opt = (int)o->kind, k_run = (int)cfg->runner;
+    if (k_opt < 0 || k_opt > (int)IPUP_OPT_ADAM)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown optimizer kind %d; use sgd, momentum or adam", k_opt);
+    if (!(o->lr >= 0.0f && o->lr <= 3.4e38f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the learning rate cfg.opt.lr is %s: it must be a finite number > 0 (0 means the default 0.01)", ipup__num(num, sizeof num, (double)o->lr));
+    if (!(o->momentum >= 0.0f && o->momentum < 1.0f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the momentum cfg.opt.momentum is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->momentum));
+    if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta1 cfg.opt.beta1 is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->beta1));
+    if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta2 cfg.opt.beta2 is %s: it must be in [0, 1) (0 means the default 0.999)", ipup__num(num, sizeof num, (double)o->beta2));
+    if (!(o->eps >= 0.0f && o->eps <= 3.4e38f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's eps cfg.opt.eps is %s: it must be a finite number > 0 (0 means the default 1e-8)", ipup__num(num, sizeof num, (double)o->eps));
     if (e->cfg.opt.lr == 0.0f) e->cfg.opt.lr = 0.01f;
     if (e->cfg.opt.momentum == 0.0f) e->cfg.opt.momentum = 0.9f;
     if (e->cfg.opt.beta1 == 0.0f) e->cfg.opt.beta1 = 0.9f;
     if (e->cfg.opt.beta2 == 0.0f) e->cfg.opt.beta2 = 0.999f;
     if (e->cfg.opt.eps == 0.0f) e->cfg.opt.eps = 1e-8f;
-    if ((k_run = (int)e->cfg.runner) != (int)IPUP_RUNNER_COOP && k_run != (int)IPUP_RUNNER_THREADS)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads", (int)e->cfg.runner);
+    if (k_run != (int)IPUP_RUNNER_COOP && k_run != (int)IPUP_RUNNER_THREADS)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads", k_run);
 #if defined(IPUPIPE_NO_THREADS) || defined(IPUPIPE_NO_ATOMICS)
     if (e->cfg.runner == IPUP_RUNNER_THREADS)
         return ipup__fail(msg, ml, IPUP_ERR_UNSUPPORTED, "the threaded runner is compiled out (IPUPIPE_NO_THREADS or IPUPIPE_NO_ATOMICS); use the cooperative runner");
 #endif
     ipup__cost_defaults(&e->cm, &cfg->cost);
-    /* split */
+    return IPUP_OK;
+}
+
+/* the stages' first/last layers: cfg.split checked, or ipup_balance_stages; then each
+   stage's layers, input and output widths */
+static int ipup__setup_split(ipup_emu *e, const ipup_config *cfg) {
+    int32_t s, l, S = e->S, L = e->n_layers;
     if (cfg->split) {
         e->st[0].first = 0;
         for (s = 1; s < S; s++) {
             int32_t b = cfg->split[s - 1];
             if (b <= e->st[s - 1].first || b >= L)
-                return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
                                   "split[%d] = %d: stage %d would be empty or out of range; stage starts must be strictly increasing layer indices in 1..%d",
                                   (int)(s - 1), (int)b, (int)(b <= e->st[s - 1].first ? s - 1 : s), (int)(L - 1));
             e->st[s].first = b;
         }
     } else {
-        /* balanced: minimise the largest stage cost (fwd + bwd FLOPs), dynamic programme */
-        int64_t cost[IPUP_MAX_LAYERS + 1], best[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1];
-        int32_t arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1];
-        cost[0] = 0;
-        for (l = 0; l < L; l++)
-            cost[l + 1] = cost[l] + info[l].flops_fwd + info[l].flops_bwd_dw + (e->lay[l].need_dx ? info[l].flops_bwd_dx : 0) + 1;
-        /* best[k][j]: first j layers in k stages */
-        for (j = 0; j <= L; j++) { best[1][j] = cost[j]; arg[1][j] = 0; }
-        for (i = 2; i <= S; i++) {
-            for (j = i; j <= L; j++) {
-                int32_t q;
-                best[i][j] = -1;
-                for (q = i - 1; q < j; q++) {
-                    int64_t c1 = best[i - 1][q], c2 = cost[j] - cost[q];
-                    int64_t v = c1 > c2 ? c1 : c2;
-                    if (best[i][j] < 0 || v < best[i][j]) { best[i][j] = v; arg[i][j] = q; }
-                }
-            }
-        }
-        j = L;
-        for (i = S; i >= 1; i--) {
-            e->st[i - 1].first = (i == 1) ? 0 : arg[i][j];
-            j = arg[i][j];
-        }
+        int32_t split[IPUP_MAX_LAYERS];
+        int rc = ipup_balance_stages(&e->model, S, split, e->msg, sizeof e->msg);
+        if (rc) return rc;
+        e->st[0].first = 0;
+        for (s = 1; s < S; s++) e->st[s].first = split[s - 1];
     }
     for (s = 0; s < S; s++) {
         e->st[s].last = (s + 1 < S) ? e->st[s + 1].first : L;
         for (l = e->st[s].first; l < e->st[s].last; l++) e->lay[l].stage = s;
-        e->st[s].in_n = info[e->st[s].first].in_n;
-        e->st[s].out_n = info[e->st[s].last - 1].out_n;
+        e->st[s].in_n = e->lay[e->st[s].first].info.in_n;
+        e->st[s].out_n = e->lay[e->st[s].last - 1].info.out_n;
     }
     return IPUP_OK;
+}
+
+/* resolve defaults into e->cfg / counts, shapes, split; no table yet */
+static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int32_t need_dx[IPUP_MAX_LAYERS], l;
+    int rc;
+    if (!cfg || !cfg->model) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
+    e->cfg = *cfg;
+    e->model = *cfg->model;
+    rc = ipup_model_info(&e->model, info, IPUP_MAX_LAYERS, e->msg, sizeof e->msg);
+    if (rc) return rc;
+    e->n_layers = e->model.n_layers;
+    ipup__setup_ids(e);
+    ipup__need_dx(info, e->n_layers, need_dx);
+    for (l = 0; l < e->n_layers; l++) {
+        e->lay[l].info = info[l];
+        e->lay[l].seed = ipup_layer_seed(cfg->seed, l);
+        e->lay[l].need_dx = need_dx[l];
+    }
+    e->in_n = info[0].in_n;
+    e->classes = info[e->n_layers - 1].in_n;
+    if ((rc = ipup__setup_counts(e, cfg)) != IPUP_OK) return rc;
+    if ((rc = ipup__setup_options(e, cfg)) != IPUP_OK) return rc;
+    return ipup__setup_split(e, cfg);
 }
 
 /* schedule table into ops (cap), rows, depths, ring capacities */
