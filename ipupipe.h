@@ -9,7 +9,10 @@
      In exactly ONE C or C++ file:
          #define IPUPIPE_IMPLEMENTATION
          #include "ipupipe.h"          (includes ipupipe_kernels.h and ipupipe_sched.h)
-     Everywhere else just #include "ipupipe.h". IPUPIPE_STATIC makes everything static.
+     Everywhere else just #include "ipupipe.h". Every public function is declared with
+     IPUPIPE_DEF: extern, or static with IPUPIPE_STATIC (the same block in all three
+     headers; define IPUPIPE_DEF yourself to override). IPUPIPE_VERSION_MAJOR / _MINOR /
+     _PATCH / _STRING give the version (0.3.0), the same in all three headers.
      Compile-time switches (define before the include):
        IPUPIPE_NO_THREADS   no threaded runner: <pthread.h> and <stdatomic.h> are not
                             included (implies IPUPIPE_NO_ATOMICS). For firmware.
@@ -25,17 +28,21 @@
      A program declares
        - a model: an ordered list of built-in layers (ipup_model_desc; ipup_model_parse()
          reads "dense256,relu,dense10,xent"), with string ids naming its tensors;
-       - a split of the layers into S stages, a stage -> IPU mapping, a schedule kind;
+       - a split of the layers into S stages (or ipup_balance_stages' split, which evens
+         out the FLOPs), a stage -> IPU mapping, a schedule kind;
        - training settings: micro-batch size B, gradient accumulation count M, repeat
          count, replicas R, optimizer, recomputation, offload, seed, runner;
-       - per IPU a caller-owned byte pool (static uint8_t ipu0[N]); ipup_plan() says how
-         many bytes each pool needs, so pools can be sized exactly;
+       - per IPU a caller-owned byte pool (static uint8_t ipu0[N]); ipup_plan_config() says
+         how many bytes each pool needs, so pools can be sized exactly;
        - an infeed callback that fills one micro-batch (x, labels) for a global sample
          index, and optionally an outfeed callback receiving (loss, correct) per micro-batch.
      ipup_init() checks everything, generates the schedule table, carves every buffer out
      of the pools (weights, gradient accumulators, optimizer state, stash FIFOs, exchange
      rings, scratch), initialises the weights, starts the threads (threaded runner), and
-     FREEZES the pools. From then on nothing allocates: no heap call ever, no pool call.
+     FREEZES the pools. From then on nothing allocates: no heap call ever, no pool call;
+     ipup_init or ipup_plan_config on the live emulator is IPUP_ERR_FROZEN (and changes
+     nothing) until ipup_shutdown releases the pools. Start from a zeroed ipup_emu (static
+     storage, or memset): that check reads it.
      ipup_run() runs `repeat` steps of M micro-batches per replica, one optimizer update
      per step. ipup_evaluate() runs forward only (test accuracy).
 
@@ -47,7 +54,7 @@
      Pools should be 64-byte aligned (IPUP_ALIGN64 static uint8_t ipu0[N];); ipup_plan's
      byte counts assume that (an unaligned pool needs up to 63 bytes more).
 
-   DATA FLOW (ARCHITECTURE.md, SCHEDULES.md)
+   DATA FLOW (docs/architecture.md; ops and dependencies: docs/schedules.md §1-§2)
      infeed ring -> F(0,m) -> ring -> F(1,m) ... F(S-1,m) computes the loss -> outfeed ring;
      B(S-1,m) -> ring -> ... -> B(0,m). Each stage adds its weight gradients into its
      accumulator in micro-batch order; after M micro-batches (and the replica all-reduce,
@@ -89,6 +96,14 @@
      A NaN/inf loss or gradient stops the run with IPUP_ERR_NUMERIC naming step and stage;
      the weights stay those of the previous step.
 
+   TEXT
+     No libc stdio: every message and document is formatted by ipup_vsnprintf /
+     ipup_snprintf of ipupipe_sched.h (standard conversions, heap-free). Documents (the
+     memory report ipup_memory_report_write, the Chrome trace ipup_trace_write) go through
+     a write callback, ipup_write_fn write(user, data, len) returning 0 on success: they
+     return IPUP_OK, or IPUP_ERR_IO as soon as write returns non-zero. ipup_buf /
+     ipup_buf_write (ipupipe_sched.h) collect a document in memory.
+
    COST MODEL
      Simulated IPU time from FLOPs per op, bytes per exchange, link bandwidth, sync cost and
      a clock. Defaults follow a Mk2 GC200 IPU (Graphcore IPU-M2000 / GC200 datasheet and
@@ -97,7 +112,7 @@
      between neighbouring IPUs (64 GB/s); streaming memory (DDR behind the gateway)
      20 GB/s; host infeed 16 GB/s (PCIe Gen4 x16 ~ 32 GB/s, halved); an inter-IPU sync of
      1000 cycles (an assumption of this emulator, not a measured number).
-     A step's table is timed bulk-synchronously (SCHEDULES.md §4): each column costs its
+     A step's table is timed bulk-synchronously (docs/schedules.md §4): each column costs its
      longest op + its longest exchange + one sync; ops cost FLOPs / (clock * flop/cycle *
      efficiency) (recomputation adds the stage's forward to B/I/W; F of stage 0 adds the
      infeed bytes over the host link); then the update phase: optimizer FLOPs, the ring
@@ -427,7 +442,8 @@ typedef struct ipup_plan {
 
 /* Everything ipup_init would decide, without pools: stages, mapping, stash depths and
    the exact pool sizes. `work` is scratch (overwritten; pass the ipup_emu you will init
-   later); the error text is in ipup_last_error(work). cfg.ipu / cfg.stream are ignored;
+   later, zeroed or shut down: IPUP_ERR_FROZEN on a live one); the error text is in
+   ipup_last_error(work). cfg.ipu / cfg.stream are ignored;
    the schedule table is built in cfg.host when given (ipup_host_bytes(cfg) bytes), else
    on the stack (at most IPUP_PLAN_STACK_OPS ops). */
 IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan);
@@ -537,7 +553,9 @@ struct ipup_emu {
     /* cost model per step */
     double step_s, busy_s[IPUP_MAX_DEVICES], phase_s[IPUP_PHASES], phase_busy[IPUP_PHASES];
     ipup_cost_model cm;
-    int32_t frozen, initialised;
+    const struct ipup_emu *frozen; /* e itself from a successful ipup_init to ipup_shutdown:
+                                      the pools are carved, nothing may carve them again */
+    int32_t initialised;
     /* threaded runner */
     ipup__thread th[IPUP_MAX_IPUS];
 #ifndef IPUPIPE_NO_THREADS
@@ -558,12 +576,16 @@ struct ipup_emu {
 };
 
 /* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
-   from cfg.seed), start the threads (threaded runner), freeze. e is fully overwritten.
-   On error the message is in ipup_last_error(e). Not thread-safe; call once per e. */
+   from cfg.seed), start the threads (threaded runner), freeze the pools. e is fully
+   overwritten; start from a zeroed ipup_emu (static storage, or memset), since ipup_init
+   and ipup_plan_config first look whether e is live: on an emulator whose pools are frozen
+   (ipup_init returned IPUP_OK, ipup_shutdown not called yet) both refuse with
+   IPUP_ERR_FROZEN and leave it untouched. On error the message is in ipup_last_error(e).
+   Not thread-safe. */
 IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg);
-/* Join the threads (threaded runner); safe to call twice. Tensors, reports and
-   ipup_evaluate stay usable; ipup_run needs a new ipup_init. Call it before ipup_init
-   re-initialises the same ipup_emu, or the old threads are lost. */
+/* Join the threads (threaded runner) and release the pools: ipup_init or ipup_plan_config
+   may use e (and the pools) again. Safe to call twice. Tensors, reports and ipup_evaluate
+   stay usable until then; ipup_run needs a new ipup_init. */
 IPUPIPE_DEF void ipup_shutdown(ipup_emu *e);
 /* Run cfg.repeat steps (each: M micro-batches per replica, all-reduce, one update). stats
    may be NULL. Returns IPUP_OK, IPUP_ERR_NUMERIC (NaN/inf: step not applied), IPUP_ERR_IO
@@ -1729,12 +1751,22 @@ static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const i
     return IPUP_ERR_OOM;
 }
 
+/* IPUP_ERR_FROZEN when e's pools are frozen (a successful ipup_init, no ipup_shutdown
+   since): `what` would overwrite the live emulator and carve its pools again */
+static int ipup__refuse_frozen(ipup_emu *e, const char *what, const char *instead) {
+    if (e->frozen != e) return IPUP_OK;
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_FROZEN,
+                      "%s on an emulator that is already initialised: its pools are frozen (carved by ipup_init, in use); %scall ipup_shutdown first",
+                      what, instead);
+}
+
 IPUPIPE_DEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan *plan) {
     ipup_op stack_ops[IPUP_PLAN_STACK_OPS];
     ipup_op *ops = stack_ops;
     int32_t cap = IPUP_PLAN_STACK_OPS, d, s;
     int rc;
     if (!e || !plan) return IPUP_ERR_ARG;
+    if ((rc = ipup__refuse_frozen(e, "ipup_plan_config", "plan with another (scratch) ipup_emu, or ")) != IPUP_OK) return rc;
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
     IPUPIPE_MEMSET(plan, 0, sizeof *plan);
     rc = ipup__setup_model(e, cfg);
@@ -1830,6 +1862,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     int32_t i;
     int rc;
     if (!e) return IPUP_ERR_ARG;
+    if ((rc = ipup__refuse_frozen(e, "ipup_init", "")) != IPUP_OK) return rc;
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
     rc = ipup__setup_model(e, cfg);
     if (rc) return rc;
@@ -1866,7 +1899,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     IPUPIPE_SYNC_VAR(&e->abort_, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->bar_count, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->bar_gen, sizeof(uint32_t));
-    e->frozen = 1;
+    e->frozen = e;
     e->initialised = 1;
 #ifndef IPUPIPE_NO_THREADS
     if (e->cfg.runner == IPUP_RUNNER_THREADS) {
@@ -1896,6 +1929,7 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
 #ifndef IPUPIPE_NO_THREADS
     int32_t i;
     if (!e) return;
+    e->frozen = NULL;
     if (!e->threads_started && !e->park[0].init) return;
     e->quit = 1;
     IPUPIPE_HAPPENS_BEFORE(&e->go);
@@ -1913,7 +1947,7 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
         e->park[i].init = 0;
     }
 #else
-    (void)e;
+    if (e) e->frozen = NULL;
 #endif
 }
 

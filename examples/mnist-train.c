@@ -821,6 +821,7 @@ int main(int argc, char **argv)
         host_mem = (uint8_t *)aligned_alloc(64, (host_bytes + 63) / 64 * 64);
         r->emu = (ipup_emu *)aligned_alloc(64, (sizeof(ipup_emu) + 63) / 64 * 64);
         if (!host_mem || !r->emu) return mt_err("out of host memory");
+        memset(r->emu, 0, sizeof *r->emu); /* a fresh emulator starts zeroed (ipup_init) */
         c->host.mem = host_mem;
         c->host.bytes = host_bytes;
         if ((rc = ipup_plan_config(r->emu, c, &r->plan)) != IPUP_OK)

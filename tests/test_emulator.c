@@ -1046,6 +1046,49 @@ TTEST(balance_stages_errors) {
     TT_CONTAINS(msg, "last layer");
 }
 
+TTEST(pools_freeze_after_init) {
+    /* a live emulator refuses what would carve its pools again (ipup_init, ipup_plan_config)
+       and runs on untouched; ipup_shutdown releases the pools. Both runners. */
+    static float before[REF_MAXF];
+    int k;
+    for (k = 0; k < 2; k++) {
+        ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+        ipup_plan p;
+        ipup_tensor_info t;
+        c.stages = 3;
+        c.runner = k ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_get(&g_emu, 0, &t), IPUP_OK);
+        memcpy(before, t.data, (size_t)t.n * sizeof(float));
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_FROZEN);
+        TT_CONTAINS(ipup_last_error(&g_emu), "ipup_init on an emulator that is already initialised: its pools are frozen");
+        TT_CONTAINS(ipup_last_error(&g_emu), "call ipup_shutdown first");
+        TT_EQ_INT(ipup_plan_config(&g_emu, &c, &p), IPUP_ERR_FROZEN);
+        TT_CONTAINS(ipup_last_error(&g_emu), "ipup_plan_config on an emulator that is already initialised");
+        TT_CONTAINS(ipup_last_error(&g_emu), "plan with another (scratch) ipup_emu, or call ipup_shutdown first");
+        TT_EQ_INT(ipup_tensor_get(&g_emu, 0, &t), IPUP_OK);
+        TT_CHECK(memcmp(before, t.data, (size_t)t.n * sizeof(float)) == 0);
+        TT_EQ_INT(ipup_get_step(&g_emu), 3);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK); /* the threads are still there */
+        TT_EQ_INT(ipup_get_step(&g_emu), 6);
+        ipup_shutdown(&g_emu);
+        ipup_shutdown(&g_emu); /* twice is fine */
+        TT_EQ_INT(ipup_plan_config(&g_emu, &c, &p), IPUP_OK);
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        ipup_shutdown(&g_emu);
+    }
+    {   /* a refused ipup_init freezes nothing: the next one needs no ipup_shutdown */
+        ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+        c.ipu[0].bytes = 64;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_OOM);
+        c = base_cfg(&g_mlp, &g_feed_mlp);
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        ipup_shutdown(&g_emu);
+    }
+}
+
 int main(int argc, char **argv) {
     static const ttest_case cases[] = {
         TT_CASE(ring_wraps_32bit),
@@ -1068,6 +1111,7 @@ int main(int argc, char **argv) {
         TT_CASE(balanced_split),
         TT_CASE(balance_stages_matches_brute_force),
         TT_CASE(balance_stages_errors),
+        TT_CASE(pools_freeze_after_init),
     };
     models();
     return TTEST_MAIN(cases, argc, argv);
