@@ -1,4 +1,4 @@
-/* test_hostile_threads.c - the threaded runner of ipupipe.h under stress (issue 6):
+/* test_hostile_threads.c - the threaded runner of ipupipe.h under stress:
  * more IPU threads than cores (6 stages x 2 replicas = 12 threads on this 2-core
  * machine), random delays and yields before ops, many steps, every schedule. It must
  * never deadlock (a watchdog alarm fails the test instead of hanging), never lose or
