@@ -549,7 +549,6 @@ struct ipup_emu {
     ipup_outfeed_rec *recs;       /* repeat * R * M, in (step, replica, mb) order */
     ipup_mem_report mem[IPUP_MAX_IPUS];
     int64_t step;                 /* global step counter (updates done) */
-    ipup_run_stats stats;
     /* cost model per step */
     double step_s, busy_s[IPUP_MAX_DEVICES], phase_s[IPUP_PHASES], phase_busy[IPUP_PHASES];
     ipup_cost_model cm;
@@ -2738,7 +2737,7 @@ static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
 IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats) {
     int32_t done = 0, i, n, d, p;
     int rc;
-    ipup_run_stats *S;
+    ipup_run_stats S;
     double lsum = 0.0;
     if (!e || !e->initialised) return IPUP_ERR_ARG;
     if (steps <= 0 || steps > e->cfg.repeat)
@@ -2754,36 +2753,35 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
         rc = ipup__run_coop(e, steps, &done);
     if (rc) ipup__reset_transient(e);
     /* statistics over the completed steps */
-    S = &e->stats;
-    IPUPIPE_MEMSET(S, 0, sizeof *S);
-    S->steps = done;
+    IPUPIPE_MEMSET(&S, 0, sizeof S);
+    S.steps = done;
     n = done * e->R * e->M;
-    S->microbatches = n;
-    S->samples = (int64_t)n * e->B;
+    S.microbatches = n;
+    S.samples = (int64_t)n * e->B;
     for (i = 0; i < n; i++) {
         lsum += (double)e->recs[i].loss;
-        S->correct += e->recs[i].correct;
+        S.correct += e->recs[i].correct;
         if (e->cfg.outfeed) e->cfg.outfeed(e->cfg.outfeed_user, &e->recs[i]);
     }
-    S->loss_mean = n ? lsum / (double)n : 0.0;
-    S->step_seconds = e->step_s;
-    S->sim_seconds = e->step_s * (double)done;
+    S.loss_mean = n ? lsum / (double)n : 0.0;
+    S.step_seconds = e->step_s;
+    S.sim_seconds = e->step_s * (double)done;
     for (i = 0; i < e->nipus; i++) {
         ipup_mem_report mr;
         ipup__mem_runtime(e, i, &mr);
-        S->mem_used[i] = mr.used;
-        S->mem_high_water[i] = mr.high_water;
+        S.mem_used[i] = mr.used;
+        S.mem_high_water[i] = mr.high_water;
         d = i % e->P;
-        S->busy_seconds[i] = e->busy_s[d] * (double)done;
-        S->idle_seconds[i] = S->sim_seconds - S->busy_seconds[i];
+        S.busy_seconds[i] = e->busy_s[d] * (double)done;
+        S.idle_seconds[i] = S.sim_seconds - S.busy_seconds[i];
     }
     for (p = 0; p < IPUP_PHASES; p++) {
-        S->phase_seconds[p] = e->phase_s[p];
-        S->phase_utilisation[p] = e->phase_s[p] > 0.0 ? e->phase_busy[p] / (e->phase_s[p] * (double)e->P) : 0.0;
+        S.phase_seconds[p] = e->phase_s[p];
+        S.phase_utilisation[p] = e->phase_s[p] > 0.0 ? e->phase_busy[p] / (e->phase_s[p] * (double)e->P) : 0.0;
     }
-    S->samples_per_second = S->sim_seconds > 0.0 ? (double)S->samples / S->sim_seconds : 0.0;
+    S.samples_per_second = S.sim_seconds > 0.0 ? (double)S.samples / S.sim_seconds : 0.0;
     e->n_recs = n;
-    if (stats) *stats = *S;
+    if (stats) *stats = S;
     return rc;
 }
 
