@@ -1,5 +1,6 @@
-/* ipupipe.h - v0.1 - multi-IPU emulator: static pools, lock-free channels, two runners,
-   bit-identical pipelined training - MIT licence (see end of file)
+/* ipupipe.h - v0.3.0 - multi-IPU emulator for bit-identical pipelined training - MIT licence (see end of file)
+
+   Static pools, lock-free channels, two runners.
 
    Part of ipupipe: train a network the way Graphcore IPU systems do. Builds on
    ipupipe_kernels.h (what an op computes) and ipupipe_sched.h (when each op runs).
@@ -8,7 +9,10 @@
      In exactly ONE C or C++ file:
          #define IPUPIPE_IMPLEMENTATION
          #include "ipupipe.h"          (includes ipupipe_kernels.h and ipupipe_sched.h)
-     Everywhere else just #include "ipupipe.h". IPUPIPE_STATIC makes everything static.
+     Everywhere else just #include "ipupipe.h". Every public function is declared with
+     IPUPIPE_DEF: extern, or static with IPUPIPE_STATIC (the same block in all three
+     headers; define IPUPIPE_DEF yourself to override). IPUPIPE_VERSION_MAJOR / _MINOR /
+     _PATCH / _STRING give the version (0.3.0), the same in all three headers.
      Compile-time switches (define before the include):
        IPUPIPE_NO_THREADS   no threaded runner: <pthread.h> and <stdatomic.h> are not
                             included (implies IPUPIPE_NO_ATOMICS). For firmware.
@@ -24,17 +28,21 @@
      A program declares
        - a model: an ordered list of built-in layers (ipup_model_desc; ipup_model_parse()
          reads "dense256,relu,dense10,xent"), with string ids naming its tensors;
-       - a split of the layers into S stages, a stage -> IPU mapping, a schedule kind;
+       - a split of the layers into S stages (or ipup_balance_stages' split, which evens
+         out the FLOPs), a stage -> IPU mapping, a schedule kind;
        - training settings: micro-batch size B, gradient accumulation count M, repeat
          count, replicas R, optimizer, recomputation, offload, seed, runner;
-       - per IPU a caller-owned byte pool (static uint8_t ipu0[N]); ipup_plan() says how
-         many bytes each pool needs, so pools can be sized exactly;
+       - per IPU a caller-owned byte pool (static uint8_t ipu0[N]); ipup_plan_config() says
+         how many bytes each pool needs, so pools can be sized exactly;
        - an infeed callback that fills one micro-batch (x, labels) for a global sample
          index, and optionally an outfeed callback receiving (loss, correct) per micro-batch.
      ipup_init() checks everything, generates the schedule table, carves every buffer out
      of the pools (weights, gradient accumulators, optimizer state, stash FIFOs, exchange
      rings, scratch), initialises the weights, starts the threads (threaded runner), and
-     FREEZES the pools. From then on nothing allocates: no heap call ever, no pool call.
+     FREEZES the pools. From then on nothing allocates: no heap call ever, no pool call;
+     ipup_init or ipup_plan_config on the live emulator is IPUP_ERR_FROZEN (and changes
+     nothing) until ipup_shutdown releases the pools. Start from a zeroed ipup_emu (static
+     storage, or memset): that check reads it.
      ipup_run() runs `repeat` steps of M micro-batches per replica, one optimizer update
      per step. ipup_evaluate() runs forward only (test accuracy).
 
@@ -46,7 +54,7 @@
      Pools should be 64-byte aligned (IPUP_ALIGN64 static uint8_t ipu0[N];); ipup_plan's
      byte counts assume that (an unaligned pool needs up to 63 bytes more).
 
-   DATA FLOW (ARCHITECTURE.md, SCHEDULES.md)
+   DATA FLOW (docs/architecture.md; ops and dependencies: docs/schedules.md §1-§2)
      infeed ring -> F(0,m) -> ring -> F(1,m) ... F(S-1,m) computes the loss -> outfeed ring;
      B(S-1,m) -> ring -> ... -> B(0,m). Each stage adds its weight gradients into its
      accumulator in micro-batch order; after M micro-batches (and the replica all-reduce,
@@ -88,6 +96,14 @@
      A NaN/inf loss or gradient stops the run with IPUP_ERR_NUMERIC naming step and stage;
      the weights stay those of the previous step.
 
+   TEXT
+     No libc stdio: every message and document is formatted by ipup_vsnprintf /
+     ipup_snprintf of ipupipe_sched.h (standard conversions, heap-free). Documents (the
+     memory report ipup_memory_report_write, the Chrome trace ipup_trace_write) go through
+     a write callback, ipup_write_fn write(user, data, len) returning 0 on success: they
+     return IPUP_OK, or IPUP_ERR_IO as soon as write returns non-zero. ipup_buf /
+     ipup_buf_write (ipupipe_sched.h) collect a document in memory.
+
    COST MODEL
      Simulated IPU time from FLOPs per op, bytes per exchange, link bandwidth, sync cost and
      a clock. Defaults follow a Mk2 GC200 IPU (Graphcore IPU-M2000 / GC200 datasheet and
@@ -96,7 +112,7 @@
      between neighbouring IPUs (64 GB/s); streaming memory (DDR behind the gateway)
      20 GB/s; host infeed 16 GB/s (PCIe Gen4 x16 ~ 32 GB/s, halved); an inter-IPU sync of
      1000 cycles (an assumption of this emulator, not a measured number).
-     A step's table is timed bulk-synchronously (SCHEDULES.md §4): each column costs its
+     A step's table is timed bulk-synchronously (docs/schedules.md §4): each column costs its
      longest op + its longest exchange + one sync; ops cost FLOPs / (clock * flop/cycle *
      efficiency) (recomputation adds the stage's forward to B/I/W; F of stage 0 adds the
      infeed bytes over the host link); then the update phase: optimizer FLOPs, the ring
@@ -111,6 +127,11 @@
      IPUPIPE_NO_THREADS; declare it static. ipup_plan_config keeps up to
      IPUP_PLAN_STACK_OPS (512) ops = 8 KB on the stack unless cfg.host is given.
 */
+#define IPUPIPE_VERSION_MAJOR 0
+#define IPUPIPE_VERSION_MINOR 3
+#define IPUPIPE_VERSION_PATCH 0
+#define IPUPIPE_VERSION_STRING "0.3.0"
+
 #ifndef IPUPIPE_H
 #define IPUPIPE_H
 
@@ -166,14 +187,23 @@
 #define IPUP_ALIGN64 _Alignas(64)
 #endif
 
+#ifndef IPUPIPE_DEF
 #ifdef IPUPIPE_STATIC
 #if defined(__GNUC__) || defined(__clang__)
-#define IPUPDEF static __attribute__((unused))
+#define IPUPIPE_DEF static __attribute__((unused))
 #else
-#define IPUPDEF static
+#define IPUPIPE_DEF static
 #endif
 #else
-#define IPUPDEF extern
+#define IPUPIPE_DEF extern
+#endif
+#endif
+#ifndef IPUP__UNUSED          /* for private static helpers that some builds do not call */
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__UNUSED __attribute__((unused))
+#else
+#define IPUP__UNUSED
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -185,19 +215,19 @@ typedef struct ipup_emu ipup_emu; /* the emulator state (defined below) */
 /* ------------------------------------------------------------------ atomics */
 #if defined(IPUPIPE_NO_ATOMICS)
 typedef uint32_t ipup_atomic_u32;
-#define IPUE__LOAD_ACQ(p) (*(p))
-#define IPUE__STORE_REL(p, v) (*(p) = (v))
-#define IPUE__FETCH_ADD(p, v) ((*(p) += (v)) - (v))
+#define IPUP__LOAD_ACQ(p) (*(p))
+#define IPUP__STORE_REL(p, v) (*(p) = (v))
+#define IPUP__FETCH_ADD(p, v) ((*(p) += (v)) - (v))
 #elif defined(__cplusplus)
 typedef uint32_t ipup_atomic_u32; /* accessed only through __atomic builtins */
-#define IPUE__LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define IPUE__STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define IPUE__FETCH_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
+#define IPUP__LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define IPUP__STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define IPUP__FETCH_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
 #else
 typedef _Atomic uint32_t ipup_atomic_u32;
-#define IPUE__LOAD_ACQ(p) atomic_load_explicit((p), memory_order_acquire)
-#define IPUE__STORE_REL(p, v) atomic_store_explicit((p), (v), memory_order_release)
-#define IPUE__FETCH_ADD(p, v) atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
+#define IPUP__LOAD_ACQ(p) atomic_load_explicit((p), memory_order_acquire)
+#define IPUP__STORE_REL(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define IPUP__FETCH_ADD(p, v) atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
 #endif
 
 /* ------------------------------------------------------------------ SPSC ring
@@ -219,19 +249,19 @@ typedef struct ipup_ring {
 } ipup_ring;
 
 /* bytes of buffer a ring of `cap` slots of `slot_bytes` needs (slots rounded to 64) */
-IPUPDEF size_t ipup_ring_bytes(uint32_t cap, size_t slot_bytes);
+IPUPIPE_DEF size_t ipup_ring_bytes(uint32_t cap, size_t slot_bytes);
 /* buf (ipup_ring_bytes(cap, slot_bytes) bytes); cap a power of two >= 1; start: initial
    value of both counters (tests start near 2^32 to cross the wrap). Not thread-safe. */
-IPUPDEF int ipup_ring_init(ipup_ring *r, void *buf, size_t buf_bytes, uint32_t cap,
+IPUPIPE_DEF int ipup_ring_init(ipup_ring *r, void *buf, size_t buf_bytes, uint32_t cap,
                            size_t slot_bytes, uint32_t start);
 /* producer: the next free slot, or NULL when full; ipup_ring_commit publishes it */
-IPUPDEF void *ipup_ring_reserve(ipup_ring *r);
-IPUPDEF void ipup_ring_commit(ipup_ring *r);
+IPUPIPE_DEF void *ipup_ring_reserve(ipup_ring *r);
+IPUPIPE_DEF void ipup_ring_commit(ipup_ring *r);
 /* consumer: the oldest full slot, or NULL when empty; ipup_ring_release frees it */
-IPUPDEF void *ipup_ring_peek(ipup_ring *r);
-IPUPDEF void ipup_ring_release(ipup_ring *r);
+IPUPIPE_DEF void *ipup_ring_peek(ipup_ring *r);
+IPUPIPE_DEF void ipup_ring_release(ipup_ring *r);
 /* occupancy as seen by the caller (exact when the ring is quiescent) */
-IPUPDEF uint32_t ipup_ring_count(ipup_ring *r);
+IPUPIPE_DEF uint32_t ipup_ring_count(ipup_ring *r);
 
 /* ------------------------------------------------------------------ model */
 typedef enum ipup_layer_kind {
@@ -277,12 +307,22 @@ typedef struct ipup_layer_info {
 /* Parse "dense256,relu,conv8,maxpool2,flatten,dropout0.25,gelu,dense10,xent" (also
    "conv3x3_8", "maxpool", "softmax_xent"/"loss"). Fills model->layers with ids such as
    "dense256", "dense256_2" (unique), keeps in_h/in_w/in_c as they are. msg gets the error. */
-IPUPDEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len);
 /* Shapes, parameter counts, FLOPs of every layer into info[n_info] (n_info >= n_layers). */
-IPUPDEF int ipup_model_info(const ipup_model_desc *model, ipup_layer_info *info, int32_t n_info,
+IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *model, ipup_layer_info *info, int32_t n_info,
                             char *msg, size_t msg_len);
 /* the dropout seed of layer l (see DETERMINISM) */
-IPUPDEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
+IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
+/* Contiguous split of model's layers into `stages` stages that minimises the largest
+   stage cost, and among those the sum of squared stage costs (exact: two dynamic
+   programmes). split gets stages-1 ascending layer indices where stages 1..stages-1
+   begin (split may be NULL when stages is 1). The cost of a stage is the sum over its
+   layers of flops_fwd + flops_bwd_dw + flops_bwd_dx (the last only when an earlier layer
+   has parameters, so the input gradient is computed) + 1 (ipup_model_info's per-sample
+   FLOPs). The emulator's default split (cfg.split NULL) is this one. IPUP_ERR_ARG (NULL
+   model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages > layers, a model
+   ipup_model_info refuses); msg gets the text. */
+IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len);
 
 /* ------------------------------------------------------------------ configuration */
 typedef enum ipup_optimizer_kind { IPUP_OPT_SGD = 0, IPUP_OPT_MOMENTUM, IPUP_OPT_ADAM } ipup_optimizer_kind;
@@ -292,10 +332,10 @@ typedef struct ipup_optimizer {
     float momentum;          /* momentum mu; 0: 0.9 (IPUP_OPT_MOMENTUM) */
     float beta1, beta2, eps; /* Adam; 0: 0.9, 0.999, 1e-8 */
 } ipup_optimizer;
-IPUPDEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out); /* sgd|momentum|adam */
+IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out); /* sgd|momentum|adam */
 
 typedef enum ipup_runner_kind { IPUP_RUNNER_COOP = 0, IPUP_RUNNER_THREADS } ipup_runner_kind;
-IPUPDEF int ipup_runner_parse(const char *name, ipup_runner_kind *out); /* coop|threads */
+IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out); /* coop|threads */
 
 typedef struct ipup_pool {
     void *mem;               /* caller-owned, 64-byte aligned preferably */
@@ -332,14 +372,14 @@ typedef void (*ipup_outfeed_fn)(void *user, const ipup_outfeed_rec *rec);
 /* Optional hook called by the runners just before each op (tests inject delays here).
    ipu = replica * devices + device. Called on the IPU's own thread (threaded runner). */
 typedef void (*ipup_op_hook_fn)(void *user, int32_t ipu, const ipup_op *op);
-/* ipup_write_fn (ipupipe_sched.h): the write callback of ipup_trace_write and the text
-   reports; return 0 on success. */
+/* ipup_write_fn (ipupipe_sched.h): the write callback of ipup_trace_write and
+   ipup_memory_report_write; return 0 on success. */
 
 typedef struct ipup_config {  /* zero = default for every field */
     const ipup_model_desc *model;  /* required */
     int32_t stages;                /* S; 0: 1 */
     const int32_t *split;          /* S-1 ascending layer indices where stages 1..S-1 begin;
-                                      NULL: balanced by FLOPs (fwd + bwd) */
+                                      NULL: ipup_balance_stages (FLOPs fwd + bwd) */
     const int16_t *stage_device;   /* S entries; NULL: the schedule's default (stage s on IPU s) */
     int32_t devices;               /* IPUs per replica; 0: as many as the mapping needs */
     ipup_sched_kind schedule;      /* default grouped */
@@ -371,7 +411,7 @@ typedef enum ipup_mem_category {
     IPUP_MEM_WEIGHTS = 0, IPUP_MEM_GRADS, IPUP_MEM_OPTIMIZER, IPUP_MEM_STASH,
     IPUP_MEM_EXCHANGE, IPUP_MEM_SCRATCH, IPUP_MEM_CATEGORIES
 } ipup_mem_category;
-IPUPDEF const char *ipup_mem_category_name(int cat); /* "weights", "grads", ... */
+IPUPIPE_DEF const char *ipup_mem_category_name(int cat); /* "weights", "grads", ... */
 
 /* Per IPU memory; the same numbers for every replica. */
 typedef struct ipup_mem_report {
@@ -400,12 +440,13 @@ typedef struct ipup_plan {
 
 /* Everything ipup_init would decide, without pools: stages, mapping, stash depths and
    the exact pool sizes. `work` is scratch (overwritten; pass the ipup_emu you will init
-   later); the error text is in ipup_last_error(work). cfg.ipu / cfg.stream are ignored;
+   later, zeroed or shut down: IPUP_ERR_FROZEN on a live one); the error text is in
+   ipup_last_error(work). cfg.ipu / cfg.stream are ignored;
    the schedule table is built in cfg.host when given (ipup_host_bytes(cfg) bytes), else
    on the stack (at most IPUP_PLAN_STACK_OPS ops). */
-IPUPDEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan);
+IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan);
 /* Bytes the host pool needs (no table needed to know it); 0 on a bad configuration. */
-IPUPDEF size_t ipup_host_bytes(const ipup_config *cfg);
+IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg);
 
 /* ------------------------------------------------------------------ run figures */
 enum { IPUP_PHASE_RAMP_UP = 0, IPUP_PHASE_MAIN, IPUP_PHASE_RAMP_DOWN, IPUP_PHASE_UPDATE, IPUP_PHASES };
@@ -437,7 +478,7 @@ typedef struct ipup_tensor_info {
 } ipup_tensor_info;
 
 /* ------------------------------------------------------------------ the emulator */
-typedef struct ipue__lay {        /* static facts of a layer (internal) */
+typedef struct ipup__lay {        /* static facts of a layer (internal) */
     ipup_layer_info info;
     int32_t stage;
     int32_t e_off;    /* offset (floats) of its input in a stash entry, -1: not kept */
@@ -445,9 +486,9 @@ typedef struct ipue__lay {        /* static facts of a layer (internal) */
     int32_t p_off;    /* offset (floats) of w in its stage's parameter block; b follows */
     int32_t need_dx;  /* backward must produce its input gradient */
     uint64_t seed;    /* dropout seed */
-} ipue__lay;
+} ipup__lay;
 
-typedef struct ipue__stage {      /* static facts of a stage (internal) */
+typedef struct ipup__stage {      /* static facts of a stage (internal) */
     int32_t first, last;          /* layers [first, last) */
     int32_t device;
     int32_t in_n, out_n;
@@ -457,64 +498,65 @@ typedef struct ipue__stage {      /* static facts of a stage (internal) */
     size_t n_params, n_state, max_tensor;
     uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
     int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
-} ipue__stage;
+} ipup__stage;
 
-typedef struct ipue__srt {        /* runtime of one stage of one replica (internal) */
+typedef struct ipup__srt {        /* runtime of one stage of one replica (internal) */
     float *stash, *wstash, *work, *pp[2], *conv, *staging;
     float *params, *grads, *state;
     uint32_t s_head, s_count, s_peak, w_head, w_count, w_peak;
-} ipue__srt;
+} ipup__srt;
 
 #ifndef IPUPIPE_NO_THREADS
-typedef struct ipue__park {       /* where one thread sleeps when it has nothing to do */
+typedef struct ipup__park {       /* where one thread sleeps when it has nothing to do */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int waiting;                  /* protected by mu */
     int init;
-} ipue__park;
+} ipup__park;
 #endif
 
 struct ipup_emu;
-typedef struct ipue__thread {
+typedef struct ipup__thread {
     struct ipup_emu *emu;
     int32_t ipu;
     int32_t started;
 #ifndef IPUPIPE_NO_THREADS
     pthread_t handle;
 #endif
-} ipue__thread;
+} ipup__thread;
 
-typedef struct ipue__err {        /* per IPU, written by its thread during a step */
+typedef struct ipup__ipu_err {        /* per IPU, written by its thread during a step */
     int32_t code, stage, mb, layer;
     int64_t step;
-} ipue__err;
+} ipup__ipu_err;
 
 struct ipup_emu {
     ipup_config cfg;
     ipup_model_desc model;
-    ipue__lay lay[IPUP_MAX_LAYERS];
-    ipue__stage st[IPUP_MAX_LAYERS];
+    ipup__lay lay[IPUP_MAX_LAYERS];
+    ipup__stage st[IPUP_MAX_LAYERS];
     int32_t S, P, R, M, B, n_layers, in_n, classes, nipus;
     ipup_table table;
     ipup_op *ops;
     int32_t *row;                 /* op indices grouped by device, table order */
     int32_t row_start[IPUP_MAX_DEVICES + 1];
-    ipue__srt srt[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
+    ipup__srt srt[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
     ipup_ring fwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s-1 (s >= 1) */
     ipup_ring bwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s+1 */
     ipup_ring infeed[IPUP_MAX_REPLICAS], outfeed[IPUP_MAX_REPLICAS];
     ipup_outfeed_rec *recs;       /* repeat * R * M, in (step, replica, mb) order */
     ipup_mem_report mem[IPUP_MAX_IPUS];
     int64_t step;                 /* global step counter (updates done) */
-    ipup_run_stats stats;
     /* cost model per step */
     double step_s, busy_s[IPUP_MAX_DEVICES], phase_s[IPUP_PHASES], phase_busy[IPUP_PHASES];
     ipup_cost_model cm;
-    int32_t frozen, initialised;
+    const struct ipup_emu *frozen; /* e itself from a successful ipup_init to ipup_shutdown:
+                                      the pools are carved, nothing may carve them again */
+    int32_t initialised;
     /* threaded runner */
-    ipue__thread th[IPUP_MAX_IPUS];
+    ipup__thread th[IPUP_MAX_IPUS];
 #ifndef IPUPIPE_NO_THREADS
-    ipue__park park[IPUP_MAX_IPUS + 1]; /* one per IPU thread, the last for the host */
+    ipup__park park[IPUP_MAX_IPUS + 1]; /* one per IPU thread, the last for the host */
 #endif
     ipup_atomic_u32 go;           /* generation counter: a new job */
     uint8_t pad0_[IPUP_CACHE_LINE - sizeof(uint32_t)];
@@ -526,60 +568,65 @@ struct ipup_emu {
     uint8_t pad3_[IPUP_CACHE_LINE];
     int32_t job_steps, quit, threads_started, n_recs;
     int64_t job_step0, job_stop;
-    ipue__err err[2][IPUP_MAX_IPUS];
+    ipup__ipu_err err[2][IPUP_MAX_IPUS];
     char msg[IPUP_MSG_MAX];
 };
 
 /* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
-   from cfg.seed), start the threads (threaded runner), freeze. e is fully overwritten.
-   On error the message is in ipup_last_error(e). Not thread-safe; call once per e. */
-IPUPDEF int ipup_init(ipup_emu *e, const ipup_config *cfg);
-/* Join the threads (threaded runner); safe to call twice. Tensors, reports and
-   ipup_evaluate stay usable; ipup_run needs a new ipup_init. Call it before ipup_init
-   re-initialises the same ipup_emu, or the old threads are lost. */
-IPUPDEF void ipup_shutdown(ipup_emu *e);
+   from cfg.seed), start the threads (threaded runner), freeze the pools. e is fully
+   overwritten; start from a zeroed ipup_emu (static storage, or memset), since ipup_init
+   and ipup_plan_config first look whether e is live: on an emulator whose pools are frozen
+   (ipup_init returned IPUP_OK, ipup_shutdown not called yet) both refuse with
+   IPUP_ERR_FROZEN and leave it untouched. On error the message is in ipup_last_error(e).
+   Not thread-safe. */
+IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg);
+/* Join the threads (threaded runner) and release the pools: ipup_init or ipup_plan_config
+   may use e (and the pools) again. Safe to call twice. Tensors, reports and ipup_evaluate
+   stay usable until then; ipup_run needs a new ipup_init. */
+IPUPIPE_DEF void ipup_shutdown(ipup_emu *e);
 /* Run cfg.repeat steps (each: M micro-batches per replica, all-reduce, one update). stats
    may be NULL. Returns IPUP_OK, IPUP_ERR_NUMERIC (NaN/inf: step not applied), IPUP_ERR_IO
    (the infeed callback failed), IPUP_ERR_ARG. Host thread only. */
-IPUPDEF int ipup_run(ipup_emu *e, ipup_run_stats *stats);
+IPUPIPE_DEF int ipup_run(ipup_emu *e, ipup_run_stats *stats);
 /* Like ipup_run with an explicit step count, 1 <= steps <= cfg.repeat (e.g. a shorter last
    execution of an epoch); the host pool (ipup_host_bytes) holds outfeed records for
    cfg.repeat steps, which covers every such call. */
-IPUPDEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats);
+IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats);
 /* Forward only on replica 0, in chunks of at most B samples, dropout off.
    x (n, in_features), labels (n) or NULL; *loss_sum (or NULL) += sum of per-sample losses
    (chunk mean * chunk size); *correct (or NULL) += correct predictions. */
-IPUPDEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
+IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
                           double *loss_sum, int64_t *correct);
 /* The outfeed records of the last run, in (step, replica, mb) order; *n gets the count. */
-IPUPDEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n);
+IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n);
 
 /* Checkpoints: every parameter tensor then every optimizer-state tensor (replica 0's
    copies); write into data and call ipup_replicas_sync to copy them to every replica. */
-IPUPDEF int32_t ipup_tensor_count(const ipup_emu *e);
-IPUPDEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out);
-IPUPDEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out);
-IPUPDEF int ipup_replicas_sync(ipup_emu *e);
-IPUPDEF int64_t ipup_get_step(const ipup_emu *e);
+IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e);
+IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out);
+IPUPIPE_DEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out);
+IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e);
+IPUPIPE_DEF int64_t ipup_get_step(const ipup_emu *e);
 /* The global step counter = updates done; Adam's bias correction uses step + 1 and dropout
    keys use it, so restoring it with a checkpoint resumes bit-identically. */
-IPUPDEF void ipup_set_step(ipup_emu *e, int64_t step);
+IPUPIPE_DEF void ipup_set_step(ipup_emu *e, int64_t step);
 /* Learning rate of the following updates (read at every update; e.g. per-epoch schedules).
    IPUP_ERR_ARG (and no change) unless lr is a finite number > 0. */
-IPUPDEF int ipup_set_learning_rate(ipup_emu *e, float lr);
+IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr);
 
 /* Memory of IPU ipu (replica * devices + device): carved, high-water, by category. */
-IPUPDEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
-/* The same as text for every IPU of replica 0 (one table). Returns bytes needed
-   (excluding the 0), like snprintf; buf may be NULL when len is 0. */
-IPUPDEF size_t ipup_memory_report_text(const ipup_emu *e, char *buf, size_t len);
+IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
+/* The same as a text table for every IPU of replica 0, written through write(user, data,
+   len) line by line: IPUP_OK, IPUP_ERR_IO as soon as write returns non-zero, IPUP_ERR_ARG
+   (NULL e or write, or e not initialised). ipup_buf / ipup_buf_write collect it in memory. */
+IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user);
 /* Chrome trace JSON ({"traceEvents":[...]}) of one step as the cost model sees it: one
    track per IPU, ops as boxes ("X"), exchanges as flow arrows ("s"/"f"), the update.
    Written through write(user, data, len); no stdio needed. */
-IPUPDEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user);
+IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user);
 /* Text of the last error ("" when none). */
-IPUPDEF const char *ipup_last_error(const ipup_emu *e);
-IPUPDEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
+IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e);
+IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 
 #ifdef __cplusplus
 }
@@ -592,6 +639,7 @@ IPUPDEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 #define IPUPIPE_EMU_IMPLEMENTED
 
 #include <stdarg.h>
+
 
 #ifndef IPUPIPE_HAPPENS_BEFORE
 #define IPUPIPE_HAPPENS_BEFORE(addr) ((void)0)
@@ -615,159 +663,128 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------ text (no stdio)
-   A tiny formatter: %d (int), %u (unsigned), %D (long long), %Z (size_t), %s, %c, %F
-   (double, fixed point), %%. */
-typedef struct ipue__sb { char *buf; size_t len, pos; } ipue__sb;
+   Every message and document is formatted by ipup_vsnprintf / ipup_snprintf
+   (ipupipe_sched.h: standard conversions, no heap, no libc stdio). */
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define IPUP__PRINTF(f, a)
+#endif
 
-static void ipue__sb_putc(ipue__sb *b, char c) {
-    if (b->buf && b->pos + 1 < b->len) { b->buf[b->pos] = c; b->buf[b->pos + 1] = 0; }
-    b->pos++;
-}
-static void ipue__sb_puts(ipue__sb *b, const char *s) {
-    if (!s) s = "(null)";
-    while (*s) ipue__sb_putc(b, *s++);
-}
-static void ipue__sb_u64(ipue__sb *b, unsigned long long v) {
-    char t[24];
-    int n = 0;
-    do { t[n++] = (char)('0' + (int)(v % 10u)); v /= 10u; } while (v);
-    while (n) ipue__sb_putc(b, t[--n]);
-}
-static void ipue__sb_i64(ipue__sb *b, long long v) {
-    if (v < 0) { ipue__sb_putc(b, '-'); ipue__sb_u64(b, 0ull - (unsigned long long)v); }
-    else ipue__sb_u64(b, (unsigned long long)v);
-}
-/* a double for messages: nan, inf, -inf, or fixed point with up to 6 decimals */
-static void ipue__sb_double(ipue__sb *b, double v) {
-    unsigned long long ip, fp;
-    int k;
-    if (v != v) { ipue__sb_puts(b, "nan"); return; }
-    if (v < 0.0) { ipue__sb_putc(b, '-'); v = -v; }
-    if (v > 1e18) { ipue__sb_puts(b, v > 1.7e308 ? "inf" : "huge"); return; }
-    ip = (unsigned long long)v;
-    fp = (unsigned long long)((v - (double)ip) * 1e6 + 0.5);
-    if (fp >= 1000000ull) { ip++; fp -= 1000000ull; }
-    ipue__sb_u64(b, ip);
-    if (fp) {
-        char t[7];
-        for (k = 5; k >= 0; k--) { t[k] = (char)('0' + (int)(fp % 10u)); fp /= 10u; }
-        k = 6;
-        while (k > 1 && t[k - 1] == '0') k--;
-        ipue__sb_putc(b, '.');
-        for (fp = 0; fp < (unsigned long long)k; fp++) ipue__sb_putc(b, t[fp]);
-    }
-}
-static void ipue__sb_vfmt(ipue__sb *b, const char *f, va_list ap) {
-    for (; *f; f++) {
-        if (*f != '%') { ipue__sb_putc(b, *f); continue; }
-        f++;
-        switch (*f) {
-        case 'd': ipue__sb_i64(b, (long long)va_arg(ap, int)); break;
-        case 'u': ipue__sb_u64(b, (unsigned long long)va_arg(ap, unsigned)); break;
-        case 'D': ipue__sb_i64(b, va_arg(ap, long long)); break;
-        case 'Z': ipue__sb_u64(b, (unsigned long long)va_arg(ap, size_t)); break;
-        case 's': ipue__sb_puts(b, va_arg(ap, const char *)); break;
-        case 'c': ipue__sb_putc(b, (char)va_arg(ap, int)); break;
-        case 'F': ipue__sb_double(b, va_arg(ap, double)); break;
-        case '%': ipue__sb_putc(b, '%'); break;
-        default: if (!*f) return; ipue__sb_putc(b, *f); break;
-        }
-    }
-}
-static void ipue__sbf(ipue__sb *b, const char *f, ...) {
+/* msg[len] gets the message (when msg && len); returns code */
+static IPUP__PRINTF(4, 5) int ipup__fail(char *msg, size_t len, int code, const char *f, ...) {
     va_list ap;
+    if (!msg || !len) return code;
     va_start(ap, f);
-    ipue__sb_vfmt(b, f, ap);
-    va_end(ap);
-}
-static int ipue__fail(char *msg, size_t len, int code, const char *f, ...) {
-    ipue__sb b;
-    va_list ap;
-    b.buf = msg; b.len = msg ? len : 0; b.pos = 0;
-    if (msg && len) msg[0] = 0;
-    va_start(ap, f);
-    ipue__sb_vfmt(&b, f, ap);
+    ipup_vsnprintf(msg, len, f, ap);
     va_end(ap);
     return code;
 }
-static int ipue__strcmp(const char *a, const char *b) {
-    while (*a && *a == *b) { a++; b++; }
-    return (int)(unsigned char)*a - (int)(unsigned char)*b;
+/* a text built piece by piece into buf[cap] (cut short, NUL-terminated, when it does not
+   fit); len counts every byte offered, like snprintf's return */
+typedef struct ipup__sb { char *buf; size_t cap, len; } ipup__sb;
+static IPUP__PRINTF(2, 3) void ipup__sbf(ipup__sb *b, const char *f, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, f);
+    n = b->len < b->cap ? ipup_vsnprintf(b->buf + b->len, b->cap - b->len, f, ap) : ipup_vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    if (n > 0) b->len += (size_t)n;
 }
-static void ipue__strcpy(char *d, size_t n, const char *s) {
+/* exact equality of two ids or tensor names (option names use ipup__name_eq) */
+static int ipup__id_eq(const char *a, const char *b) {
+    while (*a && *a == *b) { a++; b++; }
+    return *a == *b;
+}
+static void ipup__id_copy(char *d, size_t n, const char *s) {
     size_t i = 0;
     if (!n) return;
     while (s[i] && i + 1 < n) { d[i] = s[i]; i++; }
     d[i] = 0;
 }
-/* fixed-point decimal of a non-negative double: micro-seconds with 3 decimals */
-static void ipue__sb_fixed3(ipue__sb *b, double v) {
+/* a double for messages into out[cap] (cap >= 32): nan, inf, -inf, "huge" beyond 1e18, else
+   fixed point rounded to 6 decimals with trailing zeros (and a bare point) dropped:
+   "0.25", "-0.5", "1.5", "3" */
+static const char *ipup__num(char *out, size_t cap, double v) {
+    const char *sign = "";
+    unsigned long long ip, fp;
+    int k;
+    if (v != v) return "nan";
+    if (v < 0.0) { sign = "-"; v = -v; }
+    if (v > 1e18) { ipup_snprintf(out, cap, "%s%s", sign, v > 1.7e308 ? "inf" : "huge"); return out; }
+    ip = (unsigned long long)v;
+    fp = (unsigned long long)((v - (double)ip) * 1e6 + 0.5);
+    if (fp >= 1000000ull) { ip++; fp -= 1000000ull; }
+    k = ipup_snprintf(out, cap, "%s%llu.%06llu", sign, ip, fp);
+    if (k < 0 || (size_t)k >= cap) return out;
+    while (out[k - 1] == '0') out[--k] = 0;
+    if (out[k - 1] == '.') out[--k] = 0;
+    return out;
+}
+/* a non-negative time in micro-seconds with 3 decimals into out[cap] (cap >= 32), rounded
+   half up: "12.345" */
+static const char *ipup__us3(char *out, size_t cap, double v) {
     long long t = (long long)(v * 1000.0 + 0.5);
-    long long fr;
     if (t < 0) t = 0;
-    fr = t % 1000;
-    ipue__sb_i64(b, t / 1000);
-    ipue__sb_putc(b, '.');
-    ipue__sb_putc(b, (char)('0' + (int)(fr / 100)));
-    ipue__sb_putc(b, (char)('0' + (int)((fr / 10) % 10)));
-    ipue__sb_putc(b, (char)('0' + (int)(fr % 10)));
+    ipup_snprintf(out, cap, "%lld.%03lld", t / 1000, t % 1000);
+    return out;
 }
 
 /* ------------------------------------------------------------------ rings */
-static size_t ipue__round64(size_t n) { return (n + 63u) & ~(size_t)63u; }
-static uint32_t ipue__pow2(uint32_t n) {
+static size_t ipup__round64(size_t n) { return (n + 63u) & ~(size_t)63u; }
+static uint32_t ipup__ring_cap(uint32_t n) {
     uint32_t c = 1;
     while (c < n) c <<= 1;
     return c;
 }
 
-IPUPDEF size_t ipup_ring_bytes(uint32_t cap, size_t slot_bytes) {
-    return (size_t)cap * ipue__round64(slot_bytes);
+IPUPIPE_DEF size_t ipup_ring_bytes(uint32_t cap, size_t slot_bytes) {
+    return (size_t)cap * ipup__round64(slot_bytes);
 }
-IPUPDEF int ipup_ring_init(ipup_ring *r, void *buf, size_t buf_bytes, uint32_t cap,
+IPUPIPE_DEF int ipup_ring_init(ipup_ring *r, void *buf, size_t buf_bytes, uint32_t cap,
                            size_t slot_bytes, uint32_t start) {
     if (!r || cap == 0 || (cap & (cap - 1)) != 0) return IPUP_ERR_ARG;
     if (buf_bytes < ipup_ring_bytes(cap, slot_bytes) || (!buf && slot_bytes)) return IPUP_ERR_CAPACITY;
     IPUPIPE_MEMSET((void *)r, 0, sizeof *r);
     r->buf = (uint8_t *)buf;
-    r->slot_bytes = ipue__round64(slot_bytes);
+    r->slot_bytes = ipup__round64(slot_bytes);
     r->cap = cap;
     r->mask = cap - 1;
-    IPUE__STORE_REL(&r->head, start);
-    IPUE__STORE_REL(&r->tail, start);
+    IPUP__STORE_REL(&r->head, start);
+    IPUP__STORE_REL(&r->tail, start);
     IPUPIPE_SYNC_VAR(&r->head, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&r->tail, sizeof(uint32_t));
     return IPUP_OK;
 }
-IPUPDEF void *ipup_ring_reserve(ipup_ring *r) {
-    uint32_t h = IPUE__LOAD_ACQ(&r->head);
-    uint32_t t = IPUE__LOAD_ACQ(&r->tail);
+IPUPIPE_DEF void *ipup_ring_reserve(ipup_ring *r) {
+    uint32_t h = IPUP__LOAD_ACQ(&r->head);
+    uint32_t t = IPUP__LOAD_ACQ(&r->tail);
     uint32_t n = h - t;
     if (n >= r->cap) return NULL;
     IPUPIPE_HAPPENS_AFTER(&r->tail);
     if (n + 1 > r->peak) r->peak = n + 1;
     return r->buf + (size_t)(h & r->mask) * r->slot_bytes;
 }
-IPUPDEF void ipup_ring_commit(ipup_ring *r) {
-    uint32_t h = IPUE__LOAD_ACQ(&r->head);
+IPUPIPE_DEF void ipup_ring_commit(ipup_ring *r) {
+    uint32_t h = IPUP__LOAD_ACQ(&r->head);
     IPUPIPE_HAPPENS_BEFORE(&r->head);
-    IPUE__STORE_REL(&r->head, h + 1u);
+    IPUP__STORE_REL(&r->head, h + 1u);
 }
-IPUPDEF void *ipup_ring_peek(ipup_ring *r) {
-    uint32_t t = IPUE__LOAD_ACQ(&r->tail);
-    uint32_t h = IPUE__LOAD_ACQ(&r->head);
+IPUPIPE_DEF void *ipup_ring_peek(ipup_ring *r) {
+    uint32_t t = IPUP__LOAD_ACQ(&r->tail);
+    uint32_t h = IPUP__LOAD_ACQ(&r->head);
     if (h == t) return NULL;
     IPUPIPE_HAPPENS_AFTER(&r->head);
     return r->buf + (size_t)(t & r->mask) * r->slot_bytes;
 }
-IPUPDEF void ipup_ring_release(ipup_ring *r) {
-    uint32_t t = IPUE__LOAD_ACQ(&r->tail);
+IPUPIPE_DEF void ipup_ring_release(ipup_ring *r) {
+    uint32_t t = IPUP__LOAD_ACQ(&r->tail);
     IPUPIPE_HAPPENS_BEFORE(&r->tail);
-    IPUE__STORE_REL(&r->tail, t + 1u);
+    IPUP__STORE_REL(&r->tail, t + 1u);
 }
-IPUPDEF uint32_t ipup_ring_count(ipup_ring *r) {
-    uint32_t h = IPUE__LOAD_ACQ(&r->head);
-    uint32_t t = IPUE__LOAD_ACQ(&r->tail);
+IPUPIPE_DEF uint32_t ipup_ring_count(ipup_ring *r) {
+    uint32_t h = IPUP__LOAD_ACQ(&r->head);
+    uint32_t t = IPUP__LOAD_ACQ(&r->tail);
     return h - t;
 }
 
@@ -780,7 +797,7 @@ IPUPDEF uint32_t ipup_ring_count(ipup_ring *r) {
 #ifndef IPUPIPE_SPIN
 #define IPUPIPE_SPIN 500
 #endif
-static void ipue__relax(void) {
+static void ipup__relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
@@ -788,7 +805,7 @@ static void ipue__relax(void) {
 #endif
 
 /* ------------------------------------------------------------------ names and parsing */
-IPUPDEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
+IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
     switch (kind) {
     case IPUP_LAYER_DENSE: return "dense";
     case IPUP_LAYER_RELU: return "relu";
@@ -801,51 +818,41 @@ IPUPDEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
     default: return "none";
     }
 }
-IPUPDEF const char *ipup_mem_category_name(int cat) {
+IPUPIPE_DEF const char *ipup_mem_category_name(int cat) {
     static const char *const names[IPUP_MEM_CATEGORIES] = {"weights", "grads", "optimizer",
                                                             "stash", "exchange", "scratch"};
     return (cat >= 0 && cat < IPUP_MEM_CATEGORIES) ? names[cat] : "?";
 }
-static int ipue__lower(int c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; }
-static int ipue__streq(const char *a, const char *b) {
-    while (*a && *b) {
-        int ca = ipue__lower((unsigned char)*a), cb = ipue__lower((unsigned char)*b);
-        if (ca == '_') ca = '-';
-        if (cb == '_') cb = '-';
-        if (ca != cb) return 0;
-        a++; b++;
-    }
-    return *a == *b;
-}
-IPUPDEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out) {
+static int ipup__ascii_lower(int c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; }
+IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out) {
     if (!name || !out) return IPUP_ERR_ARG;
-    if (ipue__streq(name, "sgd")) *out = IPUP_OPT_SGD;
-    else if (ipue__streq(name, "momentum")) *out = IPUP_OPT_MOMENTUM;
-    else if (ipue__streq(name, "adam")) *out = IPUP_OPT_ADAM;
+    if (ipup__name_eq(name, "sgd")) *out = IPUP_OPT_SGD;
+    else if (ipup__name_eq(name, "momentum")) *out = IPUP_OPT_MOMENTUM;
+    else if (ipup__name_eq(name, "adam")) *out = IPUP_OPT_ADAM;
     else return IPUP_ERR_PARSE;
     return IPUP_OK;
 }
-IPUPDEF int ipup_runner_parse(const char *name, ipup_runner_kind *out) {
+IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out) {
     if (!name || !out) return IPUP_ERR_ARG;
-    if (ipue__streq(name, "coop") || ipue__streq(name, "cooperative")) *out = IPUP_RUNNER_COOP;
-    else if (ipue__streq(name, "threads") || ipue__streq(name, "threaded")) *out = IPUP_RUNNER_THREADS;
+    if (ipup__name_eq(name, "coop") || ipup__name_eq(name, "cooperative")) *out = IPUP_RUNNER_COOP;
+    else if (ipup__name_eq(name, "threads") || ipup__name_eq(name, "threaded")) *out = IPUP_RUNNER_THREADS;
     else return IPUP_ERR_PARSE;
     return IPUP_OK;
 }
-IPUPDEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer) {
+IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer) {
     return ipup_rng_u64(seed, 0x64726f706f7574ull /* "dropout" */, (uint64_t)(uint32_t)layer);
 }
 
 /* token [start, end) starts with prefix (case-insensitive); returns length of prefix or 0 */
-static size_t ipue__prefix(const char *s, size_t n, const char *p) {
+static size_t ipup__token_prefix(const char *s, size_t n, const char *p) {
     size_t i = 0;
     while (p[i]) {
-        if (i >= n || ipue__lower((unsigned char)s[i]) != p[i]) return 0;
+        if (i >= n || ipup__ascii_lower((unsigned char)s[i]) != p[i]) return 0;
         i++;
     }
     return i;
 }
-static int ipue__parse_uint(const char *s, size_t n, int32_t *out) {
+static int ipup__token_uint(const char *s, size_t n, int32_t *out) {
     long long v = 0;
     size_t i;
     if (n == 0) return 0;
@@ -857,7 +864,7 @@ static int ipue__parse_uint(const char *s, size_t n, int32_t *out) {
     *out = (int32_t)v;
     return 1;
 }
-static int ipue__parse_rate(const char *s, size_t n, float *out) {
+static int ipup__token_rate(const char *s, size_t n, float *out) {
     /* "0.25", ".5", "0" */
     long long ip = 0, fp = 0, div = 1;
     size_t i = 0;
@@ -875,10 +882,10 @@ static int ipue__parse_rate(const char *s, size_t n, float *out) {
     return 1;
 }
 
-IPUPDEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len) {
     const char *p;
     int32_t n = 0, i, j;
-    if (!text || !model) return ipue__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_parse: NULL text or model");
+    if (!text || !model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_parse: NULL text or model");
     p = text;
     while (*p) {
         const char *q = p;
@@ -890,28 +897,28 @@ IPUPDEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg
         while (len && p[len - 1] == ' ') len--;
         IPUPIPE_MEMSET(&L, 0, sizeof L);
         if (n >= IPUP_MAX_LAYERS)
-            return ipue__fail(msg, msg_len, IPUP_ERR_CAPACITY, "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define IPUP_MAX_LAYERS larger before the include", text, (int)IPUP_MAX_LAYERS);
-        if ((k = ipue__prefix(p, len, "dense")) != 0) {
+            return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define IPUP_MAX_LAYERS larger before the include", text, (int)IPUP_MAX_LAYERS);
+        if ((k = ipup__token_prefix(p, len, "dense")) != 0) {
             L.kind = IPUP_LAYER_DENSE;
-            if (!ipue__parse_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
-        } else if ((k = ipue__prefix(p, len, "conv3x3_")) != 0 || (k = ipue__prefix(p, len, "conv3x3")) != 0 ||
-                   (k = ipue__prefix(p, len, "conv")) != 0) {
+            if (!ipup__token_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
+        } else if ((k = ipup__token_prefix(p, len, "conv3x3_")) != 0 || (k = ipup__token_prefix(p, len, "conv3x3")) != 0 ||
+                   (k = ipup__token_prefix(p, len, "conv")) != 0) {
             L.kind = IPUP_LAYER_CONV3X3;
-            if (!ipue__parse_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
-        } else if (len == 4 && ipue__prefix(p, len, "relu")) {
+            if (!ipup__token_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
+        } else if (len == 4 && ipup__token_prefix(p, len, "relu")) {
             L.kind = IPUP_LAYER_RELU;
-        } else if (len == 4 && ipue__prefix(p, len, "gelu")) {
+        } else if (len == 4 && ipup__token_prefix(p, len, "gelu")) {
             L.kind = IPUP_LAYER_GELU;
-        } else if ((len == 7 && ipue__prefix(p, len, "maxpool")) || (len == 8 && ipue__prefix(p, len, "maxpool2"))) {
+        } else if ((len == 7 && ipup__token_prefix(p, len, "maxpool")) || (len == 8 && ipup__token_prefix(p, len, "maxpool2"))) {
             L.kind = IPUP_LAYER_MAXPOOL2;
-        } else if (len == 7 && ipue__prefix(p, len, "flatten")) {
+        } else if (len == 7 && ipup__token_prefix(p, len, "flatten")) {
             L.kind = IPUP_LAYER_FLATTEN;
-        } else if ((k = ipue__prefix(p, len, "dropout")) != 0) {
+        } else if ((k = ipup__token_prefix(p, len, "dropout")) != 0) {
             L.kind = IPUP_LAYER_DROPOUT;
             L.rate = 0.5f;
-            if (len > k && (!ipue__parse_rate(p + k, len - k, &L.rate) || !(L.rate < 1.0f))) goto bad;
-        } else if ((len == 4 && ipue__prefix(p, len, "xent")) || (len == 12 && ipue__prefix(p, len, "softmax_xent")) ||
-                   (len == 4 && ipue__prefix(p, len, "loss"))) {
+            if (len > k && (!ipup__token_rate(p + k, len - k, &L.rate) || !(L.rate < 1.0f))) goto bad;
+        } else if ((len == 4 && ipup__token_prefix(p, len, "xent")) || (len == 12 && ipup__token_prefix(p, len, "softmax_xent")) ||
+                   (len == 4 && ipup__token_prefix(p, len, "loss"))) {
             L.kind = IPUP_LAYER_SOFTMAX_XENT;
         } else {
             goto bad;
@@ -923,45 +930,41 @@ IPUPDEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg
             int dup = 1;
             IPUPIPE_MEMCPY(base, p, c);
             base[c] = 0;
-            for (j = 0; base[j]; j++) base[j] = (char)ipue__lower((unsigned char)base[j]);
-            ipue__strcpy(L.id, sizeof L.id, base);
+            for (j = 0; base[j]; j++) base[j] = (char)ipup__ascii_lower((unsigned char)base[j]);
+            ipup__id_copy(L.id, sizeof L.id, base);
             for (;;) {
                 int clash = 0;
-                for (i = 0; i < n; i++) if (ipue__strcmp(model->layers[i].id, L.id) == 0) clash = 1;
+                for (i = 0; i < n; i++) if (ipup__id_eq(model->layers[i].id, L.id)) clash = 1;
                 if (!clash) break;
                 dup++;
-                {
-                    ipue__sb b;
-                    b.buf = L.id; b.len = sizeof L.id; b.pos = 0;
-                    ipue__sbf(&b, "%s_%d", base, dup);
-                }
+                ipup_snprintf(L.id, sizeof L.id, "%s_%d", base, dup);
             }
         }
         model->layers[n++] = L;
         p = *q ? q + 1 : q;
         continue;
     bad:
-        return ipue__fail(msg, msg_len, IPUP_ERR_PARSE,
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
                           "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), relu, gelu, maxpool2, flatten, dropout<rate>, xent",
                           text, (int)n);
     }
     if (n == 0)
-        return ipue__fail(msg, msg_len, IPUP_ERR_PARSE, "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
     model->n_layers = n;
     if (msg && msg_len) msg[0] = 0;
     return IPUP_OK;
 }
 
-IPUPDEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_info,
+IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_info,
                             char *msg, size_t msg_len) {
     int32_t h, w, c, l, n_param_layers = 0;
-    if (!m || !info) return ipue__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_info: NULL model or info");
+    if (!m || !info) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_info: NULL model or info");
     if (m->n_layers <= 0 || m->n_layers > IPUP_MAX_LAYERS)
-        return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has %d layers; it needs 1..%d (IPUP_MAX_LAYERS)", (int)m->n_layers, (int)IPUP_MAX_LAYERS);
-    if (n_info < m->n_layers) return ipue__fail(msg, msg_len, IPUP_ERR_CAPACITY, "ipup_model_info: info has %d entries, the model %d layers", (int)n_info, (int)m->n_layers);
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has %d layers; it needs 1..%d (IPUP_MAX_LAYERS)", (int)m->n_layers, (int)IPUP_MAX_LAYERS);
+    if (n_info < m->n_layers) return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "ipup_model_info: info has %d entries, the model %d layers", (int)n_info, (int)m->n_layers);
     h = m->in_h; w = m->in_w; c = m->in_c;
     if (h <= 0 || w <= 0 || c <= 0 || (int64_t)h * w * c > 0x7fffffff)
-        return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "model input shape (%d, %d, %d) is invalid: all three must be >= 1 (a flat vector of N features is 1, 1, N)", (int)h, (int)w, (int)c);
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "model input shape (%d, %d, %d) is invalid: all three must be >= 1 (a flat vector of N features is 1, 1, N)", (int)h, (int)w, (int)c);
     for (l = 0; l < m->n_layers; l++) {
         const ipup_layer *L = &m->layers[l];
         ipup_layer_info *I = &info[l];
@@ -973,9 +976,9 @@ IPUPDEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int
         I->in_n = (int32_t)n;
         switch (L->kind) {
         case IPUP_LAYER_DENSE:
-            if (L->units <= 0) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dense needs units >= 1", (int)l, L->id);
+            if (L->units <= 0) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dense needs units >= 1", (int)l, L->id);
             big = n * L->units;
-            if (big > 0x7fffffff) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): weight matrix %D x %d is too large", (int)l, L->id, (long long)n, (int)L->units);
+            if (big > 0x7fffffff) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): weight matrix %lld x %d is too large", (int)l, L->id, (long long)n, (int)L->units);
             h = 1; w = 1; c = L->units;
             I->n_w = (int32_t)big; I->n_b = L->units;
             I->flops_fwd = 2 * big + L->units;
@@ -984,10 +987,10 @@ IPUPDEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int
             I->stash_floats = (int32_t)n;
             break;
         case IPUP_LAYER_CONV3X3:
-            if (L->units <= 0) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv needs channels >= 1", (int)l, L->id);
-            if (h < 3 || w < 3) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv3x3 needs an input of at least 3x3, it gets %dx%d", (int)l, L->id, (int)h, (int)w);
+            if (L->units <= 0) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv needs channels >= 1", (int)l, L->id);
+            if (h < 3 || w < 3) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv3x3 needs an input of at least 3x3, it gets %dx%d", (int)l, L->id, (int)h, (int)w);
             big = (int64_t)9 * c * L->units;
-            if (big > 0x7fffffff) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv weights too large", (int)l, L->id);
+            if (big > 0x7fffffff) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv weights too large", (int)l, L->id);
             I->n_w = (int32_t)big; I->n_b = L->units;
             h -= 2; w -= 2; c = L->units;
             I->flops_fwd = 2 * big * h * w + (int64_t)h * w * c;
@@ -1002,7 +1005,7 @@ IPUPDEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int
             I->flops_fwd = 8 * n; I->flops_bwd_dx = 14 * n; I->stash_floats = (int32_t)n;
             break;
         case IPUP_LAYER_MAXPOOL2:
-            if (h < 2 || w < 2) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): maxpool2 needs an input of at least 2x2, it gets %dx%d", (int)l, L->id, (int)h, (int)w);
+            if (h < 2 || w < 2) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): maxpool2 needs an input of at least 2x2, it gets %dx%d", (int)l, L->id, (int)h, (int)w);
             h /= 2; w /= 2;
             I->flops_fwd = n; I->flops_bwd_dx = n; I->stash_floats = (int32_t)n;
             break;
@@ -1010,40 +1013,40 @@ IPUPDEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int
             h = 1; w = 1; c = (int32_t)n;
             break;
         case IPUP_LAYER_DROPOUT:
-            if (!(L->rate >= 0.0f && L->rate < 1.0f)) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dropout rate must be in [0, 1)", (int)l, L->id);
+            if (!(L->rate >= 0.0f && L->rate < 1.0f)) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dropout rate must be in [0, 1)", (int)l, L->id);
             I->flops_fwd = 2 * n; I->flops_bwd_dx = 2 * n;
             break;
         case IPUP_LAYER_SOFTMAX_XENT:
-            if (l != m->n_layers - 1) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the softmax cross-entropy loss must be the last layer", (int)l, L->id);
-            if (n < 2) return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the loss needs at least 2 classes, it gets %D", (int)l, L->id, (long long)n);
+            if (l != m->n_layers - 1) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the softmax cross-entropy loss must be the last layer", (int)l, L->id);
+            if (n < 2) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the loss needs at least 2 classes, it gets %lld", (int)l, L->id, (long long)n);
             h = 1; w = 1; c = 1;
             I->flops_fwd = 6 * n; I->flops_bwd_dx = 0;
             I->stash_floats = (int32_t)n; /* dlogits */
             break;
         default:
-            return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l, (int)L->kind);
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l, (int)L->kind);
         }
         I->out_h = h; I->out_w = w; I->out_c = c;
         I->out_n = h * w * c;
         if (I->n_w) n_param_layers++;
     }
     if (m->layers[m->n_layers - 1].kind != IPUP_LAYER_SOFTMAX_XENT)
-        return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "the last layer must be the softmax cross-entropy loss (xent); add it to the model");
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the last layer must be the softmax cross-entropy loss (xent); add it to the model");
     if (!n_param_layers)
-        return ipue__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has no dense or conv layer: nothing to train");
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has no dense or conv layer: nothing to train");
     if (msg && msg_len) msg[0] = 0;
     return IPUP_OK;
 }
 
 /* ------------------------------------------------------------------ planning */
-typedef struct ipue__arena {
+typedef struct ipup__arena {
     uint8_t *base;      /* NULL: counting only */
     size_t cap, used;
     size_t cat[IPUP_MEM_CATEGORIES];
     int oom;
-} ipue__arena;
+} ipup__arena;
 
-static void ipue__arena_init(ipue__arena *a, void *mem, size_t bytes) {
+static void ipup__arena_init(ipup__arena *a, void *mem, size_t bytes) {
     size_t pad = 0;
     IPUPIPE_MEMSET(a, 0, sizeof *a);
     if (mem) {
@@ -1054,19 +1057,19 @@ static void ipue__arena_init(ipue__arena *a, void *mem, size_t bytes) {
         a->cap = (size_t)-1;
     }
 }
-static void *ipue__alloc(ipue__arena *a, size_t bytes, int cat) {
-    size_t off = ipue__round64(a->used);
-    a->cat[cat] += ipue__round64(bytes);
-    a->used = off + ipue__round64(bytes);
+static void *ipup__alloc(ipup__arena *a, size_t bytes, int cat) {
+    size_t off = ipup__round64(a->used);
+    a->cat[cat] += ipup__round64(bytes);
+    a->used = off + ipup__round64(bytes);
     if (!a->base) return NULL;
     if (a->used > a->cap) { a->oom = 1; return NULL; }
     return a->base + off;
 }
-static float *ipue__allocf(ipue__arena *a, size_t n, int cat) {
-    return (float *)ipue__alloc(a, n * sizeof(float), cat);
+static float *ipup__allocf(ipup__arena *a, size_t n, int cat) {
+    return (float *)ipup__alloc(a, n * sizeof(float), cat);
 }
 
-static void ipue__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
+static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
     *c = *in;
     if (!(c->clock_hz > 0)) c->clock_hz = 1.33e9;
     if (!(c->flops_per_cycle > 0)) c->flops_per_cycle = 47104.0;
@@ -1077,153 +1080,245 @@ static void ipue__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
     if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
 }
 
-static int32_t ipue__state_slots(const ipup_config *c) {
+static int32_t ipup__state_slots(const ipup_config *c) {
     return c->opt.kind == IPUP_OPT_ADAM ? 2 : c->opt.kind == IPUP_OPT_MOMENTUM ? 1 : 0;
 }
 
-/* resolve defaults into e->cfg / counts, shapes, split; no table yet */
-static int ipue__setup_model(ipup_emu *e, const ipup_config *cfg) {
-    ipup_layer_info info[IPUP_MAX_LAYERS];
-    int32_t l, s, S, L, i, j;
-    int rc, k_opt, k_run;
-    char *msg = e->msg;
-    size_t ml = sizeof e->msg;
-    if (!cfg || !cfg->model) return ipue__fail(msg, ml, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
-    e->cfg = *cfg;
-    e->model = *cfg->model;
-    rc = ipup_model_info(&e->model, info, IPUP_MAX_LAYERS, msg, ml);
-    if (rc) return rc;
-    L = e->n_layers = e->model.n_layers;
-    /* unique ids */
+/* ------------------------------------------------------------------ balancing */
+/* need_dx[l]: the backward of layer l must produce its input gradient (an earlier layer
+   has parameters) */
+static void ipup__need_dx(const ipup_layer_info *info, int32_t L, int32_t *need_dx) {
+    int32_t l, any = 0;
     for (l = 0; l < L; l++) {
+        need_dx[l] = any;
+        if (info[l].n_w) any = 1;
+    }
+}
+
+/* the cost of layer l in a stage (ipup_balance_stages): its forward, weight-gradient and,
+   when an earlier layer has parameters, input-gradient FLOPs, + 1 (no layer is free) */
+static int64_t ipup__layer_cost(const ipup_layer_info *I, int32_t need_dx) {
+    return I->flops_fwd + I->flops_bwd_dw + (need_dx ? I->flops_bwd_dx : 0) + 1;
+}
+/* sums of squared stage costs, exact: each square < 2^126 (a cost fits int64) and so is
+   their sum (at most the square of the total cost) */
+typedef struct ipup__u128 { uint64_t hi, lo; } ipup__u128;
+static ipup__u128 ipup__u128_add_sq(ipup__u128 a, uint64_t c) {
+    uint64_t c0 = c & 0xffffffffu, c1 = c >> 32;
+    uint64_t p00 = c0 * c0, p01 = c0 * c1, p11 = c1 * c1;
+    uint64_t lo = p00 + (p01 << 33);                      /* c^2 = p11 2^64 + p01 2^33 + p00 */
+    uint64_t hi = p11 + (p01 >> 31) + (lo < p00 ? 1u : 0u);
+    a.lo += lo;
+    a.hi += hi + (a.lo < lo ? 1u : 0u);
+    return a;
+}
+static int ipup__u128_less(ipup__u128 a, ipup__u128 b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+
+/* cost[j] = cost of layers 0..j-1; returns the smallest possible largest stage cost of
+   `stages` contiguous non-empty stages (dynamic programme over prefixes) */
+static int64_t ipup__minmax_stage_cost(const int64_t *cost, int32_t L, int32_t stages) {
+    int64_t row[2][IPUP_MAX_LAYERS + 1];
+    int32_t k, j, q;
+    for (j = 0; j <= L; j++) row[1][j] = cost[j]; /* one stage: layers 0..j-1 */
+    for (k = 2; k <= stages; k++) {
+        int64_t *prev = row[(k - 1) & 1], *cur = row[k & 1];
+        for (j = k; j <= L; j++) {
+            cur[j] = -1;
+            for (q = k - 1; q < j; q++) {
+                int64_t v = prev[q] > cost[j] - cost[q] ? prev[q] : cost[j] - cost[q];
+                if (cur[j] < 0 || v < cur[j]) cur[j] = v;
+            }
+        }
+    }
+    return row[stages & 1][L];
+}
+
+IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int32_t need_dx[IPUP_MAX_LAYERS], arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1], L, l, k, j, q;
+    int64_t cost[IPUP_MAX_LAYERS + 1], top;
+    ipup__u128 row[2][IPUP_MAX_LAYERS + 1];
+    const ipup__u128 none = {~(uint64_t)0, ~(uint64_t)0}; /* no split of the prefix fits */
+    int rc;
+    if (!model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: model is NULL");
+    if (stages < 1)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: %d stages; give 1 or more (at most one per layer)", (int)stages);
+    if (!split && stages > 1)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: split is NULL; it needs stages - 1 = %d entries", (int)(stages - 1));
+    if ((rc = ipup_model_info(model, info, IPUP_MAX_LAYERS, msg, msg_len)) != IPUP_OK) return rc;
+    L = model->n_layers;
+    if (stages > L)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "%d stages but the model has only %d layers: every stage needs at least one layer; use at most %d stages",
+                          (int)stages, (int)L, (int)L);
+    ipup__need_dx(info, L, need_dx);
+    cost[0] = 0;
+    for (l = 0; l < L; l++) cost[l + 1] = cost[l] + ipup__layer_cost(&info[l], need_dx[l]);
+    /* 1: the smallest largest stage cost; 2: among the splits whose every stage costs at
+       most that (so whose largest stage is exactly that), the smallest sum of squares */
+    top = ipup__minmax_stage_cost(cost, L, stages);
+    for (j = 0; j <= L; j++) {
+        ipup__u128 zero = {0, 0};
+        row[1][j] = (j >= 1 && cost[j] <= top) ? ipup__u128_add_sq(zero, (uint64_t)cost[j]) : none;
+    }
+    for (k = 2; k <= stages; k++) {
+        ipup__u128 *prev = row[(k - 1) & 1], *cur = row[k & 1];
+        for (j = 0; j <= L; j++) {
+            cur[j] = none;
+            arg[k][j] = -1;
+            for (q = k - 1; q < j; q++) {
+                ipup__u128 v;
+                if (cost[j] - cost[q] > top || (prev[q].hi == none.hi && prev[q].lo == none.lo)) continue;
+                v = ipup__u128_add_sq(prev[q], (uint64_t)(cost[j] - cost[q]));
+                if (arg[k][j] < 0 || ipup__u128_less(v, cur[j])) { cur[j] = v; arg[k][j] = q; }
+            }
+        }
+    }
+    for (k = stages, j = L; k >= 2; k--) {
+        split[k - 2] = arg[k][j];
+        j = arg[k][j];
+    }
+    if (msg && msg_len) msg[0] = 0;
+    return IPUP_OK;
+}
+
+/* e->model's layer ids made unique ("dense16", "dense16_2"; "" = derived from the kind) */
+static void ipup__setup_ids(ipup_emu *e) {
+    int32_t l, i;
+    for (l = 0; l < e->model.n_layers; l++) {
         ipup_layer *Ly = &e->model.layers[l];
         char base[IPUP_ID_MAX];
         int dup = 1;
         if (!Ly->id[0]) {
-            ipue__sb b;
-            b.buf = Ly->id; b.len = sizeof Ly->id; b.pos = 0;
-            ipue__sbf(&b, "%s", ipup_layer_kind_name(Ly->kind));
-            if (Ly->kind == IPUP_LAYER_DENSE || Ly->kind == IPUP_LAYER_CONV3X3) ipue__sbf(&b, "%d", (int)Ly->units);
+            if (Ly->kind == IPUP_LAYER_DENSE || Ly->kind == IPUP_LAYER_CONV3X3)
+                ipup_snprintf(Ly->id, sizeof Ly->id, "%s%d", ipup_layer_kind_name(Ly->kind), (int)Ly->units);
+            else
+                ipup_snprintf(Ly->id, sizeof Ly->id, "%s", ipup_layer_kind_name(Ly->kind));
         }
         Ly->id[IPUP_ID_MAX - 1] = 0;
-        ipue__strcpy(base, IPUP_ID_MAX - 4, Ly->id);
+        ipup__id_copy(base, IPUP_ID_MAX - 4, Ly->id);
         for (;;) {
             int clash = 0;
-            for (i = 0; i < l; i++) if (ipue__strcmp(e->model.layers[i].id, Ly->id) == 0) clash = 1;
+            for (i = 0; i < l; i++) if (ipup__id_eq(e->model.layers[i].id, Ly->id)) clash = 1;
             if (!clash) break;
             dup++;
-            {
-                ipue__sb b;
-                b.buf = Ly->id; b.len = sizeof Ly->id; b.pos = 0;
-                ipue__sbf(&b, "%s_%d", base, dup);
-            }
+            ipup_snprintf(Ly->id, sizeof Ly->id, "%s_%d", base, dup);
         }
     }
-    for (l = 0; l < L; l++) {
-        e->lay[l].info = info[l];
-        e->lay[l].seed = ipup_layer_seed(cfg->seed, l);
-    }
-    /* need_dx: some earlier layer has parameters */
-    {
-        int any = 0;
-        for (l = 0; l < L; l++) {
-            e->lay[l].need_dx = any;
-            if (info[l].n_w) any = 1;
-        }
-    }
-    e->in_n = info[0].in_n;
-    e->classes = info[L - 1].in_n;
-    S = e->S = cfg->stages ? cfg->stages : 1;
+}
+
+/* S, M, B, R and repeat from cfg (0 means 1), checked against the model and the limits */
+static int ipup__setup_counts(ipup_emu *e, const ipup_config *cfg) {
+    char *msg = e->msg;
+    size_t ml = sizeof e->msg;
+    int32_t S = e->S = cfg->stages ? cfg->stages : 1, L = e->n_layers;
     e->M = cfg->microbatches ? cfg->microbatches : 1;
     e->B = cfg->microbatch ? cfg->microbatch : 1;
     e->R = cfg->replicas ? cfg->replicas : 1;
     if (e->cfg.repeat <= 0) e->cfg.repeat = 1;
     if (S < 1 || e->M < 1 || e->B < 1 || e->R < 1 || cfg->microbatches < 0 || cfg->microbatch < 0 || cfg->replicas < 0)
-        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "stages (%d), microbatch (%d), microbatches (%d) and replicas (%d) must be >= 1 (0 means 1)",
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "stages (%d), microbatch (%d), microbatches (%d) and replicas (%d) must be >= 1 (0 means 1)",
                           (int)cfg->stages, (int)cfg->microbatch, (int)cfg->microbatches, (int)cfg->replicas);
     if (S > L)
-        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "%d stages but the model has only %d layers: every stage needs at least one layer; use at most %d stages",
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "%d stages but the model has only %d layers: every stage needs at least one layer; use at most %d stages",
                           (int)S, (int)L, (int)L);
     if (e->R > IPUP_MAX_REPLICAS)
-        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "%d replicas: at most IPUP_MAX_REPLICAS (%d); define it larger before the include", (int)e->R, (int)IPUP_MAX_REPLICAS);
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "%d replicas: at most IPUP_MAX_REPLICAS (%d); define it larger before the include", (int)e->R, (int)IPUP_MAX_REPLICAS);
     if ((int64_t)e->B * e->M > 0x7fffffff / 4 || (int64_t)e->B * e->in_n > 0x7fffffff / 4)
-        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "micro-batch %d x %d micro-batches is too large", (int)e->B, (int)e->M);
-    if ((k_opt = (int)e->cfg.opt.kind) < 0 || k_opt > (int)IPUP_OPT_ADAM)
-        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "unknown optimizer kind %d; use sgd, momentum or adam", (int)e->cfg.opt.kind);
-    /* optimizer hyper-parameters: 0 means the default, anything else must make sense */
-    {
-        const ipup_optimizer *o = &cfg->opt;
-        if (!(o->lr >= 0.0f && o->lr <= 3.4e38f))
-            return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "the learning rate cfg.opt.lr is %F: it must be a finite number > 0 (0 means the default 0.01)", (double)o->lr);
-        if (!(o->momentum >= 0.0f && o->momentum < 1.0f))
-            return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "the momentum cfg.opt.momentum is %F: it must be in [0, 1) (0 means the default 0.9)", (double)o->momentum);
-        if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f))
-            return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta1 cfg.opt.beta1 is %F: it must be in [0, 1) (0 means the default 0.9)", (double)o->beta1);
-        if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f))
-            return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta2 cfg.opt.beta2 is %F: it must be in [0, 1) (0 means the default 0.999)", (double)o->beta2);
-        if (!(o->eps >= 0.0f && o->eps <= 3.4e38f))
-            return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's eps cfg.opt.eps is %F: it must be a finite number > 0 (0 means the default 1e-8)", (double)o->eps);
-    }
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "micro-batch %d x %d micro-batches is too large", (int)e->B, (int)e->M);
+    return IPUP_OK;
+}
+
+/* optimizer kind and hyper-parameters (0 means the default, anything else must make
+   sense), runner kind, cost model defaults */
+static int ipup__setup_options(ipup_emu *e, const ipup_config *cfg) {
+    const ipup_optimizer *o = &cfg->opt;
+    char *msg = e->msg, num[48];
+    size_t ml = sizeof e->msg;
+    int k_opt = (int)o->kind, k_run = (int)cfg->runner;
+    if (k_opt < 0 || k_opt > (int)IPUP_OPT_ADAM)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown optimizer kind %d; use sgd, momentum or adam", k_opt);
+    if (!(o->lr >= 0.0f && o->lr <= 3.4e38f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the learning rate cfg.opt.lr is %s: it must be a finite number > 0 (0 means the default 0.01)", ipup__num(num, sizeof num, (double)o->lr));
+    if (!(o->momentum >= 0.0f && o->momentum < 1.0f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the momentum cfg.opt.momentum is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->momentum));
+    if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta1 cfg.opt.beta1 is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->beta1));
+    if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta2 cfg.opt.beta2 is %s: it must be in [0, 1) (0 means the default 0.999)", ipup__num(num, sizeof num, (double)o->beta2));
+    if (!(o->eps >= 0.0f && o->eps <= 3.4e38f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's eps cfg.opt.eps is %s: it must be a finite number > 0 (0 means the default 1e-8)", ipup__num(num, sizeof num, (double)o->eps));
     if (e->cfg.opt.lr == 0.0f) e->cfg.opt.lr = 0.01f;
     if (e->cfg.opt.momentum == 0.0f) e->cfg.opt.momentum = 0.9f;
     if (e->cfg.opt.beta1 == 0.0f) e->cfg.opt.beta1 = 0.9f;
     if (e->cfg.opt.beta2 == 0.0f) e->cfg.opt.beta2 = 0.999f;
     if (e->cfg.opt.eps == 0.0f) e->cfg.opt.eps = 1e-8f;
-    if ((k_run = (int)e->cfg.runner) != (int)IPUP_RUNNER_COOP && k_run != (int)IPUP_RUNNER_THREADS)
-        return ipue__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads", (int)e->cfg.runner);
+    if (k_run != (int)IPUP_RUNNER_COOP && k_run != (int)IPUP_RUNNER_THREADS)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads", k_run);
 #if defined(IPUPIPE_NO_THREADS) || defined(IPUPIPE_NO_ATOMICS)
     if (e->cfg.runner == IPUP_RUNNER_THREADS)
-        return ipue__fail(msg, ml, IPUP_ERR_UNSUPPORTED, "the threaded runner is compiled out (IPUPIPE_NO_THREADS or IPUPIPE_NO_ATOMICS); use the cooperative runner");
+        return ipup__fail(msg, ml, IPUP_ERR_UNSUPPORTED, "the threaded runner is compiled out (IPUPIPE_NO_THREADS or IPUPIPE_NO_ATOMICS); use the cooperative runner");
 #endif
-    ipue__cost_defaults(&e->cm, &cfg->cost);
-    /* split */
+    ipup__cost_defaults(&e->cm, &cfg->cost);
+    return IPUP_OK;
+}
+
+/* the stages' first/last layers: cfg.split checked, or ipup_balance_stages; then each
+   stage's layers, input and output widths */
+static int ipup__setup_split(ipup_emu *e, const ipup_config *cfg) {
+    int32_t s, l, S = e->S, L = e->n_layers;
     if (cfg->split) {
         e->st[0].first = 0;
         for (s = 1; s < S; s++) {
             int32_t b = cfg->split[s - 1];
             if (b <= e->st[s - 1].first || b >= L)
-                return ipue__fail(msg, ml, IPUP_ERR_CONFIG,
+                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
                                   "split[%d] = %d: stage %d would be empty or out of range; stage starts must be strictly increasing layer indices in 1..%d",
                                   (int)(s - 1), (int)b, (int)(b <= e->st[s - 1].first ? s - 1 : s), (int)(L - 1));
             e->st[s].first = b;
         }
     } else {
-        /* balanced: minimise the largest stage cost (fwd + bwd FLOPs), dynamic programme */
-        int64_t cost[IPUP_MAX_LAYERS + 1], best[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1];
-        int32_t arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1];
-        cost[0] = 0;
-        for (l = 0; l < L; l++)
-            cost[l + 1] = cost[l] + info[l].flops_fwd + info[l].flops_bwd_dw + (e->lay[l].need_dx ? info[l].flops_bwd_dx : 0) + 1;
-        /* best[k][j]: first j layers in k stages */
-        for (j = 0; j <= L; j++) { best[1][j] = cost[j]; arg[1][j] = 0; }
-        for (i = 2; i <= S; i++) {
-            for (j = i; j <= L; j++) {
-                int32_t q;
-                best[i][j] = -1;
-                for (q = i - 1; q < j; q++) {
-                    int64_t c1 = best[i - 1][q], c2 = cost[j] - cost[q];
-                    int64_t v = c1 > c2 ? c1 : c2;
-                    if (best[i][j] < 0 || v < best[i][j]) { best[i][j] = v; arg[i][j] = q; }
-                }
-            }
-        }
-        j = L;
-        for (i = S; i >= 1; i--) {
-            e->st[i - 1].first = (i == 1) ? 0 : arg[i][j];
-            j = arg[i][j];
-        }
+        int32_t split[IPUP_MAX_LAYERS];
+        int rc = ipup_balance_stages(&e->model, S, split, e->msg, sizeof e->msg);
+        if (rc) return rc;
+        e->st[0].first = 0;
+        for (s = 1; s < S; s++) e->st[s].first = split[s - 1];
     }
     for (s = 0; s < S; s++) {
         e->st[s].last = (s + 1 < S) ? e->st[s + 1].first : L;
         for (l = e->st[s].first; l < e->st[s].last; l++) e->lay[l].stage = s;
-        e->st[s].in_n = info[e->st[s].first].in_n;
-        e->st[s].out_n = info[e->st[s].last - 1].out_n;
+        e->st[s].in_n = e->lay[e->st[s].first].info.in_n;
+        e->st[s].out_n = e->lay[e->st[s].last - 1].info.out_n;
     }
     return IPUP_OK;
 }
 
+/* resolve defaults into e->cfg / counts, shapes, split; no table yet */
+static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int32_t need_dx[IPUP_MAX_LAYERS], l;
+    int rc;
+    if (!cfg || !cfg->model) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
+    e->cfg = *cfg;
+    e->model = *cfg->model;
+    rc = ipup_model_info(&e->model, info, IPUP_MAX_LAYERS, e->msg, sizeof e->msg);
+    if (rc) return rc;
+    e->n_layers = e->model.n_layers;
+    ipup__setup_ids(e);
+    ipup__need_dx(info, e->n_layers, need_dx);
+    for (l = 0; l < e->n_layers; l++) {
+        e->lay[l].info = info[l];
+        e->lay[l].seed = ipup_layer_seed(cfg->seed, l);
+        e->lay[l].need_dx = need_dx[l];
+    }
+    e->in_n = info[0].in_n;
+    e->classes = info[e->n_layers - 1].in_n;
+    if ((rc = ipup__setup_counts(e, cfg)) != IPUP_OK) return rc;
+    if ((rc = ipup__setup_options(e, cfg)) != IPUP_OK) return rc;
+    return ipup__setup_split(e, cfg);
+}
+
 /* schedule table into ops (cap), rows, depths, ring capacities */
-static int ipue__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
+static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
     ipup_sched_config sc;
     char wmsg[IPUP_MSG_MAX];
     int32_t S = e->S, M = e->M, i, s, d, P;
@@ -1240,20 +1335,20 @@ static int ipue__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
         for (s = 0; s < S; s++) {
             int32_t dv = e->cfg.stage_device[s];
             if (dv < 0 || dv >= IPUP_MAX_DEVICES || (e->cfg.devices > 0 && dv >= e->cfg.devices))
-                return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
                                   "stage %d is mapped to IPU %d, which does not exist (devices per replica: %d, at most IPUP_MAX_DEVICES = %d); map it to 0..%d",
                                   (int)s, (int)dv, (int)e->cfg.devices, (int)IPUP_MAX_DEVICES,
                                   (int)((e->cfg.devices > 0 ? e->cfg.devices : IPUP_MAX_DEVICES) - 1));
         }
     }
     rc = ipup_sched_generate(&sc, ops, cap, &e->table, wmsg, sizeof wmsg);
-    if (rc) return ipue__fail(e->msg, sizeof e->msg, rc, "schedule %s with %d stages and %d micro-batches: %s",
+    if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "schedule %s with %d stages and %d micro-batches: %s",
                               ipup_sched_kind_name(sc.kind), (int)S, (int)M, wmsg);
     P = e->P = e->table.devices;
     if (P > IPUP_MAX_DEVICES)
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "the schedule uses %d IPUs per replica; at most IPUP_MAX_DEVICES = %d", (int)P, (int)IPUP_MAX_DEVICES);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "the schedule uses %d IPUs per replica; at most IPUP_MAX_DEVICES = %d", (int)P, (int)IPUP_MAX_DEVICES);
     if ((int64_t)P * e->R > IPUP_MAX_IPUS)
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "%d replicas x %d IPUs = %d IPUs; at most IPUP_MAX_IPUS = %d; define it larger before the include",
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "%d replicas x %d IPUs = %d IPUs; at most IPUP_MAX_IPUS = %d; define it larger before the include",
                           (int)e->R, (int)P, (int)(P * e->R), (int)IPUP_MAX_IPUS);
     e->nipus = P * e->R;
     e->ops = ops;
@@ -1314,11 +1409,11 @@ static int ipue__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
         }
         e->st[s].depth = depth > 0 ? depth : 1;
         e->st[s].wdepth = wdepth;
-        e->st[s].fwd_cap = ipue__pow2((uint32_t)(fcap > 0 ? fcap : 1));
-        e->st[s].bwd_cap = ipue__pow2((uint32_t)(bcap > 0 ? bcap : 1));
+        e->st[s].fwd_cap = ipup__ring_cap((uint32_t)(fcap > 0 ? fcap : 1));
+        e->st[s].bwd_cap = ipup__ring_cap((uint32_t)(bcap > 0 ? bcap : 1));
         continue;
     order:
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
                           "schedule %s runs the ops of stage %d out of micro-batch order; the emulator's FIFO stash needs in-order schedules (every built-in one is)",
                           ipup_sched_kind_name(e->cfg.schedule), (int)s);
     }
@@ -1326,16 +1421,16 @@ static int ipue__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
 }
 
 /* stash layouts, sizes, FLOPs per stage */
-static void ipue__setup_layout(ipup_emu *e) {
+static void ipup__setup_layout(ipup_emu *e) {
     int32_t s, l, B = e->B;
-    int32_t k = ipue__state_slots(&e->cfg);
+    int32_t k = ipup__state_slots(&e->cfg);
     for (s = 0; s < e->S; s++) {
-        ipue__stage *st = &e->st[s];
+        ipup__stage *st = &e->st[s];
         size_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0;
         cur = (size_t)B * (size_t)st->in_n;   /* a0: the stage input */
         st->flops_f = st->flops_i = st->flops_w = 0;
         for (l = st->first; l < st->last; l++) {
-            ipue__lay *Ly = &e->lay[l];
+            ipup__lay *Ly = &e->lay[l];
             const ipup_layer_info *I = &Ly->info;
             size_t mx = (size_t)(I->in_n > I->out_n ? I->in_n : I->out_n) * (size_t)B;
             int keep = I->stash_floats > 0 && I->kind != IPUP_LAYER_SOFTMAX_XENT && (Ly->need_dx || I->n_w);
@@ -1382,68 +1477,68 @@ static void ipue__setup_layout(ipup_emu *e) {
 }
 
 /* carve one IPU's pool (replica r, device d); srt may be NULL (counting) */
-static void ipue__carve_ipu(ipup_emu *e, ipue__arena *a, ipue__arena *stream, int32_t r, int32_t d) {
+static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, int32_t r, int32_t d) {
     int32_t s;
-    int32_t k = ipue__state_slots(&e->cfg);
+    int32_t k = ipup__state_slots(&e->cfg);
     for (s = 0; s < e->S; s++) {
-        ipue__stage *st = &e->st[s];
-        ipue__srt *rt = &e->srt[r][s];
+        ipup__stage *st = &e->st[s];
+        ipup__srt *rt = &e->srt[r][s];
         if (st->device != d) continue;
-        rt->params = ipue__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
-        rt->grads = ipue__allocf(a, st->n_params, IPUP_MEM_GRADS);
+        rt->params = ipup__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
+        rt->grads = ipup__allocf(a, st->n_params, IPUP_MEM_GRADS);
         rt->state = NULL;
         if (k) {
-            if (e->cfg.offload) rt->state = ipue__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
-            else rt->state = ipue__allocf(a, st->n_state, IPUP_MEM_OPTIMIZER);
+            if (e->cfg.offload) rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
+            else rt->state = ipup__allocf(a, st->n_state, IPUP_MEM_OPTIMIZER);
         }
-        rt->stash = ipue__allocf(a, (size_t)st->depth * (e->cfg.recompute ? st->rentry_floats : st->entry_floats), IPUP_MEM_STASH);
-        rt->wstash = st->wdepth ? ipue__allocf(a, (size_t)st->wdepth * st->wentry_floats, IPUP_MEM_STASH) : NULL;
-        rt->work = e->cfg.recompute ? ipue__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->pp[0] = ipue__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
-        rt->pp[1] = ipue__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
-        rt->conv = st->conv_floats ? ipue__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->staging = (k && e->cfg.offload) ? ipue__allocf(a, (size_t)k * st->max_tensor, IPUP_MEM_SCRATCH) : NULL;
+        rt->stash = ipup__allocf(a, (size_t)st->depth * (e->cfg.recompute ? st->rentry_floats : st->entry_floats), IPUP_MEM_STASH);
+        rt->wstash = st->wdepth ? ipup__allocf(a, (size_t)st->wdepth * st->wentry_floats, IPUP_MEM_STASH) : NULL;
+        rt->work = e->cfg.recompute ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->pp[0] = ipup__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
+        rt->pp[1] = ipup__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
+        rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->staging = (k && e->cfg.offload) ? ipup__allocf(a, (size_t)k * st->max_tensor, IPUP_MEM_SCRATCH) : NULL;
         /* receive sides of the rings into this stage */
         if (s > 0) {
             size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B) * sizeof(float);
-            void *buf = ipue__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
+            void *buf = ipup__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
             if (a->base && !a->oom) ipup_ring_init(&e->fwd[r][s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
         }
         if (s < e->S - 1) {
             size_t slot = (size_t)e->B * (size_t)st->out_n * sizeof(float);
-            void *buf = ipue__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
+            void *buf = ipup__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
             if (a->base && !a->oom) ipup_ring_init(&e->bwd[r][s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, IPUPIPE_RING_START);
         }
     }
 }
 
 /* host pool: ops, rows, infeed/outfeed rings, outfeed records. e may be NULL (sizes only). */
-static size_t ipue__carve_host(ipup_emu *e, ipue__arena *a, int32_t S, int32_t M, int32_t R, int32_t B,
+static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R, int32_t B,
                                int32_t in_n, int32_t repeat, ipup_op **ops, int32_t **row) {
     int32_t cap = IPUP_SCHED_MAX_OPS(S, M), r;
-    uint32_t fc = ipue__pow2((uint32_t)M);
+    uint32_t fc = ipup__ring_cap((uint32_t)M);
     size_t islot = ((size_t)B * (size_t)in_n + (size_t)B) * sizeof(float);
     void *p;
-    p = ipue__alloc(a, (size_t)cap * sizeof(ipup_op), IPUP_MEM_SCRATCH);
+    p = ipup__alloc(a, (size_t)cap * sizeof(ipup_op), IPUP_MEM_SCRATCH);
     if (ops) *ops = (ipup_op *)p;
-    p = ipue__alloc(a, (size_t)cap * sizeof(int32_t), IPUP_MEM_SCRATCH);
+    p = ipup__alloc(a, (size_t)cap * sizeof(int32_t), IPUP_MEM_SCRATCH);
     if (row) *row = (int32_t *)p;
     for (r = 0; r < R; r++) {
         size_t b1 = ipup_ring_bytes(fc, islot);
         size_t b2 = ipup_ring_bytes(fc, sizeof(ipup_outfeed_rec));
-        void *p1 = ipue__alloc(a, b1, IPUP_MEM_EXCHANGE);
-        void *p2 = ipue__alloc(a, b2, IPUP_MEM_EXCHANGE);
+        void *p1 = ipup__alloc(a, b1, IPUP_MEM_EXCHANGE);
+        void *p2 = ipup__alloc(a, b2, IPUP_MEM_EXCHANGE);
         if (e && a->base && !a->oom) {
             ipup_ring_init(&e->infeed[r], p1, b1, fc, islot, IPUPIPE_RING_START);
             ipup_ring_init(&e->outfeed[r], p2, b2, fc, sizeof(ipup_outfeed_rec), IPUPIPE_RING_START);
         }
     }
-    p = ipue__alloc(a, (size_t)repeat * (size_t)R * (size_t)M * sizeof(ipup_outfeed_rec), IPUP_MEM_SCRATCH);
+    p = ipup__alloc(a, (size_t)repeat * (size_t)R * (size_t)M * sizeof(ipup_outfeed_rec), IPUP_MEM_SCRATCH);
     if (e) e->recs = (ipup_outfeed_rec *)p;
     return a->used;
 }
 
-static void ipue__fill_report(ipup_emu *e, ipue__arena *a, ipue__arena *sa, int32_t d, ipup_mem_report *m) {
+static void ipup__fill_report(ipup_emu *e, ipup__arena *a, ipup__arena *sa, int32_t d, ipup_mem_report *m) {
     int32_t s, c;
     IPUPIPE_MEMSET(m, 0, sizeof *m);
     m->capacity = a->base ? a->cap : 0;
@@ -1452,7 +1547,7 @@ static void ipue__fill_report(ipup_emu *e, ipue__arena *a, ipue__arena *sa, int3
     m->stream_capacity = sa->base ? sa->cap : 0;
     m->stream_used = sa->used;
     for (s = 0; s < e->S; s++) {
-        const ipue__stage *x = &e->st[s];
+        const ipup__stage *x = &e->st[s];
         if (x->device != d) continue;
         m->recompute_saved += (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float);
         m->offload_saved += x->n_state * sizeof(float);
@@ -1463,8 +1558,8 @@ static void ipue__fill_report(ipup_emu *e, ipue__arena *a, ipue__arena *sa, int3
     m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE];
 }
 
-IPUPDEF size_t ipup_host_bytes(const ipup_config *cfg) {
-    ipue__arena a;
+IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
+    ipup__arena a;
     int32_t S, M, R, B, in_n, rep;
     if (!cfg || !cfg->model) return 0;
     S = cfg->stages > 0 ? cfg->stages : 1;
@@ -1474,17 +1569,17 @@ IPUPDEF size_t ipup_host_bytes(const ipup_config *cfg) {
     rep = cfg->repeat > 0 ? cfg->repeat : 1;
     in_n = cfg->model->in_h * cfg->model->in_w * cfg->model->in_c;
     if (in_n <= 0 || (int64_t)S * M > 0x7fffffff / 3) return 0;
-    ipue__arena_init(&a, NULL, 0);
-    return ipue__carve_host(NULL, &a, S, M, R, B, in_n, rep, NULL, NULL);
+    ipup__arena_init(&a, NULL, 0);
+    return ipup__carve_host(NULL, &a, S, M, R, B, in_n, rep, NULL, NULL);
 }
 
 /* ------------------------------------------------------------------ cost model */
-static double ipue__rate(const ipup_emu *e) { return e->cm.clock_hz * e->cm.flops_per_cycle * e->cm.efficiency; }
+static double ipup__rate(const ipup_emu *e) { return e->cm.clock_hz * e->cm.flops_per_cycle * e->cm.efficiency; }
 
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
-static void ipue__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
-    const ipue__stage *st = &e->st[o->stage];
-    double B = (double)e->B, rate = ipue__rate(e);
+static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
+    const ipup__stage *st = &e->st[o->stage];
+    double B = (double)e->B, rate = ipup__rate(e);
     double rec = e->cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
     int32_t s = o->stage;
     *xfer = 0.0;
@@ -1505,25 +1600,25 @@ static void ipue__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
         *xfer = B * (double)st->in_n * 4.0 / e->cm.link_bytes_per_s;
     *dur += f * B / rate;
 }
-static double ipue__sync_s(const ipup_emu *e) { return e->P > 1 || e->R > 1 ? e->cm.sync_cycles / e->cm.clock_hz : 0.0; }
+static double ipup__sync_s(const ipup_emu *e) { return e->P > 1 || e->R > 1 ? e->cm.sync_cycles / e->cm.clock_hz : 0.0; }
 /* optimizer (+ all-reduce, + offload streaming) time of device d per step */
-static double ipue__update_cost(const ipup_emu *e, int32_t d) {
+static double ipup__update_cost(const ipup_emu *e, int32_t d) {
     double t = 0.0;
     int32_t s;
     for (s = 0; s < e->S; s++) {
-        const ipue__stage *st = &e->st[s];
+        const ipup__stage *st = &e->st[s];
         if (st->device != d) continue;
-        t += (double)st->flops_opt / ipue__rate(e);
+        t += (double)st->flops_opt / ipup__rate(e);
         if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_params * 4.0 / e->cm.link_bytes_per_s;
         if (e->cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->cm.stream_bytes_per_s;
     }
     return t;
 }
-static void ipue__cost_setup(ipup_emu *e) {
+static void ipup__cost_setup(ipup_emu *e) {
     double first[IPUP_MAX_DEVICES], last[IPUP_MAX_DEVICES], now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
     int32_t i = 0, d, P = e->P, p;
     int have[IPUP_MAX_DEVICES];
-    double sync = ipue__sync_s(e);
+    double sync = ipup__sync_s(e);
     for (d = 0; d < P; d++) { first[d] = 0.0; last[d] = 0.0; have[d] = 0; e->busy_s[d] = 0.0; }
     for (p = 0; p < IPUP_PHASES; p++) { e->phase_s[p] = 0.0; e->phase_busy[p] = 0.0; }
     /* pass 1: column times, busy, first/last op per device */
@@ -1533,7 +1628,7 @@ static void ipue__cost_setup(ipup_emu *e) {
         for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
             double du, xf;
             d = e->ops[k].device;
-            ipue__op_cost(e, &e->ops[k], &du, &xf);
+            ipup__op_cost(e, &e->ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
             e->busy_s[d] += du;
@@ -1565,7 +1660,7 @@ static void ipue__cost_setup(ipup_emu *e) {
             double mx = 0.0, mxx = 0.0;
             for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
                 double du, xf, a, b, lo, hi;
-                ipue__op_cost(e, &e->ops[k], &du, &xf);
+                ipup__op_cost(e, &e->ops[k], &du, &xf);
                 if (du > mx) mx = du;
                 if (xf > mxx) mxx = xf;
                 a = t0; b = t0 + du;
@@ -1581,7 +1676,7 @@ static void ipue__cost_setup(ipup_emu *e) {
         }
     }
     for (d = 0; d < P; d++) {
-        double u = ipue__update_cost(e, d);
+        double u = ipup__update_cost(e, d);
         if (u > upd) upd = u;
         e->phase_busy[IPUP_PHASE_UPDATE] += u;
         e->busy_s[d] += u;
@@ -1591,16 +1686,16 @@ static void ipue__cost_setup(ipup_emu *e) {
 }
 
 /* ------------------------------------------------------------------ plan and init */
-static void ipue__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m) {
+static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m) {
     int32_t r = ipu / e->P, d = ipu % e->P, s;
     size_t stash = 0, ex = 0;
     *m = e->mem[ipu];
     for (s = 0; s < e->S; s++) {
-        const ipue__stage *st = &e->st[s];
-        const ipue__srt *rt = &e->srt[r][s];
+        const ipup__stage *st = &e->st[s];
+        const ipup__srt *rt = &e->srt[r][s];
         if (st->device != d) continue;
-        stash += ipue__round64((size_t)rt->s_peak * (e->cfg.recompute ? st->rentry_floats : st->entry_floats) * sizeof(float));
-        if (st->wdepth) stash += ipue__round64((size_t)rt->w_peak * st->wentry_floats * sizeof(float));
+        stash += ipup__round64((size_t)rt->s_peak * (e->cfg.recompute ? st->rentry_floats : st->entry_floats) * sizeof(float));
+        if (st->wdepth) stash += ipup__round64((size_t)rt->w_peak * st->wentry_floats * sizeof(float));
         if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
         if (s < e->S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
     }
@@ -1609,55 +1704,65 @@ static void ipue__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m
     m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE] + stash + ex;
 }
 
-static int ipue__oom_msg(ipup_emu *e, int32_t ipu, const ipue__arena *a, const ipue__arena *sa, int stream) {
+static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const ipup__arena *sa, int stream) {
     int32_t r = ipu / e->P, d = ipu % e->P, s;
-    ipue__sb b;
+    ipup__sb b;
     size_t rs = 0, os = 0;
-    b.buf = e->msg; b.len = sizeof e->msg; b.pos = 0;
+    b.buf = e->msg; b.cap = sizeof e->msg; b.len = 0;
     if (stream) {
-        ipue__sbf(&b, "IPU%d (replica %d, device %d): streaming memory too small for the offloaded optimizer state: needs %Z bytes, cfg.stream[%d] has %Z; give it >= %Z bytes (ipup_plan_config)",
+        ipup__sbf(&b, "IPU%d (replica %d, device %d): streaming memory too small for the offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; give it >= %zu bytes (ipup_plan_config)",
                   (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
         return IPUP_ERR_OOM;
     }
-    ipue__sbf(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r, (int)d);
+    ipup__sbf(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r, (int)d);
     for (s = 0; s < e->S; s++) if (e->st[s].device == d) {
-        ipue__sbf(&b, " %d (layers %d..%d)", (int)s, (int)e->st[s].first, (int)(e->st[s].last - 1));
+        ipup__sbf(&b, " %d (layers %d..%d)", (int)s, (int)e->st[s].first, (int)(e->st[s].last - 1));
         rs += (size_t)e->st[s].depth * (e->st[s].entry_floats - e->st[s].rentry_floats) * sizeof(float);
         os += e->st[s].n_state * sizeof(float);
     }
-    ipue__sbf(&b, " needs %Z bytes (weights %Z, grads %Z, optimizer %Z, stash %Z, exchange %Z, scratch %Z) but the pool has %Z. Fix: give cfg.ipu[%d] >= %Z bytes (ipup_plan_config)",
+    ipup__sbf(&b, " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
               a->used, a->cat[IPUP_MEM_WEIGHTS], a->cat[IPUP_MEM_GRADS], a->cat[IPUP_MEM_OPTIMIZER], a->cat[IPUP_MEM_STASH],
               a->cat[IPUP_MEM_EXCHANGE], a->cat[IPUP_MEM_SCRATCH], a->cap, (int)ipu, a->used);
-    if (!e->cfg.recompute && rs) ipue__sbf(&b, ", enable recomputation (saves %Z bytes)", rs);
-    if (!e->cfg.offload && os) ipue__sbf(&b, ", offload the optimizer state (saves %Z bytes)", os);
-    ipue__sbf(&b, ", or split the model over more IPUs");
+    if (!e->cfg.recompute && rs) ipup__sbf(&b, ", enable recomputation (saves %zu bytes)", rs);
+    if (!e->cfg.offload && os) ipup__sbf(&b, ", offload the optimizer state (saves %zu bytes)", os);
+    ipup__sbf(&b, ", or split the model over more IPUs");
     return IPUP_ERR_OOM;
 }
 
-IPUPDEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan *plan) {
+/* IPUP_ERR_FROZEN when e's pools are frozen (a successful ipup_init, no ipup_shutdown
+   since): `what` would overwrite the live emulator and carve its pools again */
+static int ipup__refuse_frozen(ipup_emu *e, const char *what, const char *instead) {
+    if (e->frozen != e) return IPUP_OK;
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_FROZEN,
+                      "%s on an emulator that is already initialised: its pools are frozen (carved by ipup_init, in use); %scall ipup_shutdown first",
+                      what, instead);
+}
+
+IPUPIPE_DEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan *plan) {
     ipup_op stack_ops[IPUP_PLAN_STACK_OPS];
     ipup_op *ops = stack_ops;
     int32_t cap = IPUP_PLAN_STACK_OPS, d, s;
     int rc;
     if (!e || !plan) return IPUP_ERR_ARG;
+    if ((rc = ipup__refuse_frozen(e, "ipup_plan_config", "plan with another (scratch) ipup_emu, or ")) != IPUP_OK) return rc;
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
     IPUPIPE_MEMSET(plan, 0, sizeof *plan);
-    rc = ipue__setup_model(e, cfg);
+    rc = ipup__setup_model(e, cfg);
     if (rc) return rc;
     if (cfg->host.mem) {
-        ipue__arena h;
-        ipue__arena_init(&h, cfg->host.mem, cfg->host.bytes);
-        ipue__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, NULL);
-        if (h.oom) return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %Z bytes (ipup_host_bytes), cfg.host has %Z", h.used, cfg->host.bytes);
+        ipup__arena h;
+        ipup__arena_init(&h, cfg->host.mem, cfg->host.bytes);
+        ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, NULL);
+        if (h.oom) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes), cfg.host has %zu", h.used, cfg->host.bytes);
         cap = IPUP_SCHED_MAX_OPS(e->S, e->M);
     } else if ((int64_t)IPUP_SCHED_MAX_OPS(e->S, e->M) > IPUP_PLAN_STACK_OPS) {
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                          "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %Z bytes)",
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                          "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %zu bytes)",
                           (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M), (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(cfg));
     }
-    rc = ipue__setup_table(e, ops, cap, NULL);
+    rc = ipup__setup_table(e, ops, cap, NULL);
     if (rc) return rc;
-    ipue__setup_layout(e);
+    ipup__setup_layout(e);
     plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->nipus;
     for (s = 0; s < e->S; s++) {
         plan->split[s] = e->st[s].first;
@@ -1665,13 +1770,13 @@ IPUPDEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan *pla
         plan->stash_depth[s] = e->st[s].depth;
     }
     for (d = 0; d < e->P; d++) {
-        ipue__arena a, sa;
-        ipue__arena_init(&a, NULL, 0);
-        ipue__arena_init(&sa, NULL, 0);
-        ipue__carve_ipu(e, &a, &sa, 0, d);
+        ipup__arena a, sa;
+        ipup__arena_init(&a, NULL, 0);
+        ipup__arena_init(&sa, NULL, 0);
+        ipup__carve_ipu(e, &a, &sa, 0, d);
         plan->ipu_bytes[d] = a.used;
         plan->stream_bytes[d] = sa.used;
-        ipue__fill_report(e, &a, &sa, d, &plan->mem[d]);
+        ipup__fill_report(e, &a, &sa, d, &plan->mem[d]);
     }
     plan->params = 0;
     for (d = 0; d < e->n_layers; d++) plan->params += (int64_t)e->lay[d].info.n_w + e->lay[d].info.n_b;
@@ -1680,12 +1785,12 @@ IPUPDEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan *pla
     return IPUP_OK;
 }
 
-static void ipue__init_weights(ipup_emu *e) {
-    int32_t r, s, l, k = ipue__state_slots(&e->cfg);
+static void ipup__init_weights(ipup_emu *e) {
+    int32_t r, s, l, k = ipup__state_slots(&e->cfg);
     for (r = 0; r < e->R; r++) {
         for (s = 0; s < e->S; s++) {
-            ipue__srt *rt = &e->srt[r][s];
-            const ipue__stage *st = &e->st[s];
+            ipup__srt *rt = &e->srt[r][s];
+            const ipup__stage *st = &e->st[s];
             IPUPIPE_MEMSET(rt->params, 0, st->n_params * sizeof(float));
             IPUPIPE_MEMSET(rt->grads, 0, st->n_params * sizeof(float));
             /* a stage without weights has no state: NULL when offloaded to an empty stream pool */
@@ -1702,76 +1807,77 @@ static void ipue__init_weights(ipup_emu *e) {
     }
 }
 
-static void ipue__ring_reset(ipup_ring *r) {
-    IPUE__STORE_REL(&r->head, (uint32_t)IPUPIPE_RING_START);
-    IPUE__STORE_REL(&r->tail, (uint32_t)IPUPIPE_RING_START);
+static void ipup__ring_reset(ipup_ring *r) {
+    IPUP__STORE_REL(&r->head, (uint32_t)IPUPIPE_RING_START);
+    IPUP__STORE_REL(&r->tail, (uint32_t)IPUPIPE_RING_START);
 }
-static void ipue__reset_transient(ipup_emu *e) {
+static void ipup__reset_transient(ipup_emu *e) {
     int32_t r, s;
     for (r = 0; r < e->R; r++) {
         for (s = 0; s < e->S; s++) {
-            ipue__srt *rt = &e->srt[r][s];
+            ipup__srt *rt = &e->srt[r][s];
             rt->s_head = rt->s_count = rt->w_head = rt->w_count = 0;
             IPUPIPE_MEMSET(rt->grads, 0, e->st[s].n_params * sizeof(float));
-            if (s > 0) ipue__ring_reset(&e->fwd[r][s]);
-            if (s < e->S - 1) ipue__ring_reset(&e->bwd[r][s]);
+            if (s > 0) ipup__ring_reset(&e->fwd[r][s]);
+            if (s < e->S - 1) ipup__ring_reset(&e->bwd[r][s]);
         }
-        ipue__ring_reset(&e->infeed[r]);
-        ipue__ring_reset(&e->outfeed[r]);
+        ipup__ring_reset(&e->infeed[r]);
+        ipup__ring_reset(&e->outfeed[r]);
     }
-    IPUE__STORE_REL(&e->bar_count, 0u);
-    IPUE__STORE_REL(&e->abort_, 0u);
+    IPUP__STORE_REL(&e->bar_count, 0u);
+    IPUP__STORE_REL(&e->abort_, 0u);
 }
 
 #ifndef IPUPIPE_NO_THREADS
-static void *ipue__thread_main(void *arg);
-static void ipue__notify_all(ipup_emu *e);
+static void *ipup__thread_main(void *arg);
+static void ipup__notify_all(ipup_emu *e);
 #endif
 
-IPUPDEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
-    ipue__arena h;
+IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
+    ipup__arena h;
     ipup_op *ops = NULL;
     int32_t *row = NULL;
     int32_t i;
     int rc;
     if (!e) return IPUP_ERR_ARG;
+    if ((rc = ipup__refuse_frozen(e, "ipup_init", "")) != IPUP_OK) return rc;
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
-    rc = ipue__setup_model(e, cfg);
+    rc = ipup__setup_model(e, cfg);
     if (rc) return rc;
     if (!cfg->host.mem)
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %Z bytes", ipup_host_bytes(cfg));
-    ipue__arena_init(&h, cfg->host.mem, cfg->host.bytes);
-    ipue__carve_host(e, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, &row);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %zu bytes", ipup_host_bytes(cfg));
+    ipup__arena_init(&h, cfg->host.mem, cfg->host.bytes);
+    ipup__carve_host(e, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, &row);
     if (h.oom)
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %Z bytes (ipup_host_bytes(cfg)), cfg.host has %Z", h.used, cfg->host.bytes);
-    rc = ipue__setup_table(e, ops, IPUP_SCHED_MAX_OPS(e->S, e->M), row);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes(cfg)), cfg.host has %zu", h.used, cfg->host.bytes);
+    rc = ipup__setup_table(e, ops, IPUP_SCHED_MAX_OPS(e->S, e->M), row);
     if (rc) return rc;
-    ipue__setup_layout(e);
+    ipup__setup_layout(e);
     for (i = 0; i < e->nipus; i++) {
-        ipue__arena a, sa;
+        ipup__arena a, sa;
         int32_t r = i / e->P, d = i % e->P;
         if (!cfg->ipu[i].mem) {
-            ipue__arena_init(&a, NULL, 0);
-            ipue__arena_init(&sa, NULL, 0);
-            ipue__carve_ipu(e, &a, &sa, r, d);
-            return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %Z bytes (ipup_plan_config)",
+            ipup__arena_init(&a, NULL, 0);
+            ipup__arena_init(&sa, NULL, 0);
+            ipup__carve_ipu(e, &a, &sa, r, d);
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %zu bytes (ipup_plan_config)",
                               (int)i, (int)r, (int)d, (int)i, a.used);
         }
-        ipue__arena_init(&a, cfg->ipu[i].mem, cfg->ipu[i].bytes);
-        ipue__arena_init(&sa, cfg->stream[i].mem, cfg->stream[i].bytes);
-        ipue__carve_ipu(e, &a, &sa, r, d);
-        if (a.oom) return ipue__oom_msg(e, i, &a, &sa, 0);
-        if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipue__oom_msg(e, i, &a, &sa, 1); }
-        ipue__fill_report(e, &a, &sa, d, &e->mem[i]);
+        ipup__arena_init(&a, cfg->ipu[i].mem, cfg->ipu[i].bytes);
+        ipup__arena_init(&sa, cfg->stream[i].mem, cfg->stream[i].bytes);
+        ipup__carve_ipu(e, &a, &sa, r, d);
+        if (a.oom) return ipup__oom_msg(e, i, &a, &sa, 0);
+        if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipup__oom_msg(e, i, &a, &sa, 1); }
+        ipup__fill_report(e, &a, &sa, d, &e->mem[i]);
     }
-    ipue__init_weights(e);
-    ipue__cost_setup(e);
+    ipup__init_weights(e);
+    ipup__cost_setup(e);
     IPUPIPE_SYNC_VAR(&e->go, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->done, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->abort_, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->bar_count, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->bar_gen, sizeof(uint32_t));
-    e->frozen = 1;
+    e->frozen = e;
     e->initialised = 1;
 #ifndef IPUPIPE_NO_THREADS
     if (e->cfg.runner == IPUP_RUNNER_THREADS) {
@@ -1783,10 +1889,10 @@ IPUPDEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
         for (i = 0; i < e->nipus; i++) {
             e->th[i].emu = e;
             e->th[i].ipu = i;
-            if (pthread_create(&e->th[i].handle, NULL, ipue__thread_main, &e->th[i]) != 0) {
+            if (pthread_create(&e->th[i].handle, NULL, ipup__thread_main, &e->th[i]) != 0) {
                 ipup_shutdown(e);
                 e->initialised = 0;
-                return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_THREAD, "pthread_create failed for IPU%d; the threaded runner needs %d threads (or use the cooperative runner)", (int)i, (int)e->nipus);
+                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_THREAD, "pthread_create failed for IPU%d; the threaded runner needs %d threads (or use the cooperative runner)", (int)i, (int)e->nipus);
             }
             e->th[i].started = 1;
         }
@@ -1797,15 +1903,16 @@ IPUPDEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     return IPUP_OK;
 }
 
-IPUPDEF void ipup_shutdown(ipup_emu *e) {
+IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
 #ifndef IPUPIPE_NO_THREADS
     int32_t i;
     if (!e) return;
+    e->frozen = NULL;
     if (!e->threads_started && !e->park[0].init) return;
     e->quit = 1;
     IPUPIPE_HAPPENS_BEFORE(&e->go);
-    IPUE__STORE_REL(&e->go, IPUE__LOAD_ACQ(&e->go) + 1u);
-    ipue__notify_all(e);
+    IPUP__STORE_REL(&e->go, IPUP__LOAD_ACQ(&e->go) + 1u);
+    ipup__notify_all(e);
     for (i = 0; i < e->nipus; i++) {
         if (e->th[i].started) pthread_join(e->th[i].handle, NULL);
         e->th[i].started = 0;
@@ -1818,42 +1925,42 @@ IPUPDEF void ipup_shutdown(ipup_emu *e) {
         e->park[i].init = 0;
     }
 #else
-    (void)e;
+    if (e) e->frozen = NULL;
 #endif
 }
 
 /* ------------------------------------------------------------------ ops */
 #if defined(__cplusplus)
-#define IPUE__RESTRICT __restrict
+#define IPUP__RESTRICT __restrict
 #else
-#define IPUE__RESTRICT restrict
+#define IPUP__RESTRICT restrict
 #endif
-#define IPUE__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
+#define IPUP__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
 
-static int ipue__finite(const float *x, size_t n) {
+static int ipup__finite(const float *x, size_t n) {
     size_t i;
     for (i = 0; i < n; i++) if (!(x[i] - x[i] == 0.0f)) return 0;
     return 1;
 }
-static float *ipue__pick(ipue__srt *rt, const float *cur) { return cur == rt->pp[0] ? rt->pp[1] : rt->pp[0]; }
-static size_t ipue__r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
+static float *ipup__pick(ipup__srt *rt, const float *cur) { return cur == rt->pp[0] ? rt->pp[1] : rt->pp[0]; }
+static size_t ipup__r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
 
 /* Forward through stage s on replica r. in (Bn, in_n); labels (Bn); E: a stash entry (full
    layout, in == E) or NULL (evaluation); out (Bn, out_n) or NULL (discard). */
-static void ipue__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
+static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
                             const int32_t *labels, float *E, float *out, int train, int64_t t,
                             int64_t sample0, float *loss, int *correct) {
-    const ipue__stage *st = &e->st[s];
-    ipue__srt *rt = &e->srt[r][s];
+    const ipup__stage *st = &e->st[s];
+    ipup__srt *rt = &e->srt[r][s];
     const float *cur = in;
     int32_t l;
     for (l = st->first; l < st->last; l++) {
-        const ipue__lay *Ly = &e->lay[l];
+        const ipup__lay *Ly = &e->lay[l];
         const ipup_layer_info *I = &Ly->info;
         float *dest;
         const float *w = NULL, *b = NULL;
         int n = Bn * I->in_n, needed;
-        if (I->n_w) { w = rt->params + Ly->p_off; b = w + ipue__r16(I->n_w); }
+        if (I->n_w) { w = rt->params + Ly->p_off; b = w + ipup__r16(I->n_w); }
         if (I->kind == IPUP_LAYER_SOFTMAX_XENT) {
             float *dl = (E && train) ? E + st->dl_off : NULL;
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
@@ -1862,7 +1969,7 @@ static void ipue__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
         needed = 1;
         if (l == st->last - 1 && out) dest = out;
         else if (E && l + 1 < st->last && e->lay[l + 1].e_off > 0) dest = E + e->lay[l + 1].e_off;
-        else { dest = ipue__pick(rt, cur); needed = 0; }
+        else { dest = ipup__pick(rt, cur); needed = 0; }
         switch (I->kind) {
         case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest); break;
         case IPUP_LAYER_CONV3X3:
@@ -1888,15 +1995,15 @@ static void ipue__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
 /* Backward (B, or I when wentry != NULL) through stage s. E: the stash entry (full layout),
    dy (B, out_n) from stage s+1 or NULL for the last stage (dlogits in E), dx (B, in_n)
    to stage s-1 or NULL. */
-static void ipue__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *dy,
+static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *dy,
                             float *dx, float *wentry, int64_t t, int64_t sample0) {
-    const ipue__stage *st = &e->st[s];
-    ipue__srt *rt = &e->srt[r][s];
+    const ipup__stage *st = &e->st[s];
+    ipup__srt *rt = &e->srt[r][s];
     int32_t l, Bn = e->B;
     const float *cur = (s == e->S - 1) ? E + st->dl_off : dy;
     int wrote_dx = 0;
     for (l = st->last - 1; l >= st->first; l--) {
-        const ipue__lay *Ly = &e->lay[l];
+        const ipup__lay *Ly = &e->lay[l];
         const ipup_layer_info *I = &Ly->info;
         const float *x = Ly->e_off >= 0 ? E + Ly->e_off : NULL;
         float *dest = NULL, *gw = NULL, *gb = NULL;
@@ -1907,9 +2014,9 @@ static void ipue__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         if (I->n_w) {
             w = rt->params + Ly->p_off;
             gw = rt->grads + Ly->p_off;
-            gb = gw + ipue__r16(I->n_w);
+            gb = gw + ipup__r16(I->n_w);
         }
-        if (Ly->need_dx) dest = (l == st->first && dx) ? dx : ipue__pick(rt, cur);
+        if (Ly->need_dx) dest = (l == st->first && dx) ? dx : ipup__pick(rt, cur);
         if (!dest && !I->n_w) break; /* (unreachable: caught above) */
         switch (I->kind) {
         case IPUP_LAYER_DENSE:
@@ -1955,17 +2062,17 @@ static void ipue__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
     }
 }
 
-static void ipue__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *wentry) {
-    const ipue__stage *st = &e->st[s];
-    ipue__srt *rt = &e->srt[r][s];
+static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *wentry) {
+    const ipup__stage *st = &e->st[s];
+    ipup__srt *rt = &e->srt[r][s];
     int32_t l, Bn = e->B;
     for (l = st->last - 1; l >= st->first; l--) {
-        const ipue__lay *Ly = &e->lay[l];
+        const ipup__lay *Ly = &e->lay[l];
         const ipup_layer_info *I = &Ly->info;
         float *gw, *gb;
         if (!I->n_w) continue;
         gw = rt->grads + Ly->p_off;
-        gb = gw + ipue__r16(I->n_w);
+        gb = gw + ipup__r16(I->n_w);
         if (I->kind == IPUP_LAYER_DENSE)
             ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->e_off, rt->params + Ly->p_off, wentry + Ly->dy_off, NULL, gw, gb);
         else
@@ -1974,46 +2081,46 @@ static void ipue__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
     }
 }
 
-static size_t ipue__entry_floats(const ipup_emu *e, int32_t s) {
+static size_t ipup__entry_floats(const ipup_emu *e, int32_t s) {
     return e->cfg.recompute ? e->st[s].rentry_floats : e->st[s].entry_floats;
 }
 
 #ifndef IPUPIPE_NO_THREADS
 /* the host aborted the job from step e->job_stop on (written before the release of abort_) */
-static int ipue__aborted(ipup_emu *e, int64_t t) {
-    if (!IPUE__LOAD_ACQ(&e->abort_)) return 0;
+static int ipup__aborted(ipup_emu *e, int64_t t) {
+    if (!IPUP__LOAD_ACQ(&e->abort_)) return 0;
     IPUPIPE_HAPPENS_AFTER(&e->abort_);
     return t >= e->job_stop;
 }
 #endif
 
 #ifndef IPUPIPE_NO_THREADS
-typedef void *(*ipue__probe_fn)(ipup_emu *e, void *arg);
-static void ipue__notify(ipup_emu *e, int32_t who) {
-    ipue__park *p = &e->park[who];
+typedef void *(*ipup__probe_fn)(ipup_emu *e, void *arg);
+static void ipup__notify(ipup_emu *e, int32_t who) {
+    ipup__park *p = &e->park[who];
     pthread_mutex_lock(&p->mu);
     if (p->waiting) pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
-static void ipue__notify_all(ipup_emu *e) {
+static void ipup__notify_all(ipup_emu *e) {
     int32_t i;
-    for (i = 0; i <= e->nipus; i++) ipue__notify(e, i);
+    for (i = 0; i <= e->nipus; i++) ipup__notify(e, i);
 }
 /* until probe() gives non-NULL (returned), or the job is aborted from step t (t >= 0) */
-static void *ipue__wait(ipup_emu *e, int32_t self, ipue__probe_fn probe, void *arg, int64_t t) {
-    ipue__park *p = &e->park[self];
+static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *arg, int64_t t) {
+    ipup__park *p = &e->park[self];
     void *v;
     uint32_t i;
     /* the host never spins: it is not on the critical path, and a third spinning thread
        on a 2-core machine takes a core from the IPUs */
     for (i = 0; self < e->nipus && i < IPUPIPE_SPIN; i++) {
         if ((v = probe(e, arg)) != NULL) return v;
-        ipue__relax();
+        ipup__relax();
     }
     pthread_mutex_lock(&p->mu);
     for (;;) {
         if ((v = probe(e, arg)) != NULL) break;
-        if (t >= 0 && ipue__aborted(e, t)) break;
+        if (t >= 0 && ipup__aborted(e, t)) break;
         p->waiting = 1;
         pthread_cond_wait(&p->cv, &p->mu);
         p->waiting = 0;
@@ -2021,67 +2128,67 @@ static void *ipue__wait(ipup_emu *e, int32_t self, ipue__probe_fn probe, void *a
     pthread_mutex_unlock(&p->mu);
     return v;
 }
-static void *ipue__probe_peek(ipup_emu *e, void *ring) { (void)e; return ipup_ring_peek((ipup_ring *)ring); }
-static void *ipue__probe_reserve(ipup_emu *e, void *ring) { (void)e; return ipup_ring_reserve((ipup_ring *)ring); }
+static void *ipup__probe_peek(ipup_emu *e, void *ring) { (void)e; return ipup_ring_peek((ipup_ring *)ring); }
+static void *ipup__probe_reserve(ipup_emu *e, void *ring) { (void)e; return ipup_ring_reserve((ipup_ring *)ring); }
 #endif
-static int32_t ipue__ipu_of(const ipup_emu *e, int32_t r, int32_t s) { return r * e->P + e->st[s].device; }
+static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) { return r * e->P + e->st[s].device; }
 
-static void *ipue__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
+static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
     void *p = ipup_ring_peek(ring);
 #ifndef IPUPIPE_NO_THREADS
-    if (!p && threaded) p = ipue__wait(e, self, ipue__probe_peek, ring, t);
+    if (!p && threaded) p = ipup__wait(e, self, ipup__probe_peek, ring, t);
 #else
     (void)e; (void)threaded; (void)t; (void)self;
 #endif
     return p;
 }
-static void *ipue__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
+static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
     void *p = ipup_ring_reserve(ring);
 #ifndef IPUPIPE_NO_THREADS
-    if (!p && threaded) p = ipue__wait(e, self, ipue__probe_reserve, ring, t);
+    if (!p && threaded) p = ipup__wait(e, self, ipup__probe_reserve, ring, t);
 #else
     (void)e; (void)threaded; (void)t; (void)self;
 #endif
     return p;
 }
 /* ring operations of the runners: commit / release, then wake the other side (threads) */
-static void ipue__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t consumer) {
+static void ipup__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t consumer) {
     ipup_ring_commit(ring);
 #ifndef IPUPIPE_NO_THREADS
-    if (threaded) ipue__notify(e, consumer);
+    if (threaded) ipup__notify(e, consumer);
 #else
     (void)e; (void)threaded; (void)consumer;
 #endif
 }
-static void ipue__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t producer) {
+static void ipup__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t producer) {
     ipup_ring_release(ring);
 #ifndef IPUPIPE_NO_THREADS
-    if (threaded) ipue__notify(e, producer);
+    if (threaded) ipup__notify(e, producer);
 #else
     (void)e; (void)threaded; (void)producer;
 #endif
 }
 
 /* host: one micro-batch from the infeed callback into replica r's infeed ring */
-static int ipue__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded) {
+static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded) {
     float *x = (float *)ipup_ring_reserve(&e->infeed[r]);
     int32_t *lab, i;
     int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
     if (!x) return IPUP_ERR_CAPACITY;
     lab = (int32_t *)(void *)(x + (size_t)e->B * (size_t)e->in_n);
     if (e->cfg.infeed(e->cfg.infeed_user, t, r, m, sample0, e->B, x, lab) != 0)
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %D: the infeed callback failed for replica %d, micro-batch %d (samples %D..%D)",
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed callback failed for replica %d, micro-batch %d (samples %lld..%lld)",
                           (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->B - 1));
     for (i = 0; i < e->B; i++)
         if (lab[i] < 0 || lab[i] >= e->classes)
-            return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %D: the infeed gave label %d for sample %D, outside 0..%d (the model has %d classes)",
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
                               (long long)t, (int)lab[i], (long long)(sample0 + i), (int)(e->classes - 1), (int)e->classes);
-    ipue__commit(e, &e->infeed[r], threaded, ipue__ipu_of(e, r, 0));
+    ipup__commit(e, &e->infeed[r], threaded, ipup__ipu_of(e, r, 0));
     return IPUP_OK;
 }
 
-static void ipue__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_t mb, int32_t layer) {
-    ipue__err *er = &e->err[t & 1][ipu];
+static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_t mb, int32_t layer) {
+    ipup__ipu_err *er = &e->err[t & 1][ipu];
     if (er->code) return;
     er->code = IPUP_ERR_NUMERIC;
     er->step = t; er->stage = s; er->mb = mb; er->layer = layer;
@@ -2090,10 +2197,10 @@ static void ipue__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_
 /* stash entry `pos` places behind the front of stage s (the oldest micro-batch whose
    weight gradients are pending) as a full entry, recomputing the forward if needed.
    B and I ops of micro-batch m use pos = w_count (entries before it wait for their W). */
-static float *ipue__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t m, uint32_t pos) {
-    const ipue__stage *st = &e->st[s];
-    ipue__srt *rt = &e->srt[r][s];
-    float *slot = rt->stash + (size_t)((rt->s_head + pos) % (uint32_t)st->depth) * ipue__entry_floats(e, s);
+static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t m, uint32_t pos) {
+    const ipup__stage *st = &e->st[s];
+    ipup__srt *rt = &e->srt[r][s];
+    float *slot = rt->stash + (size_t)((rt->s_head + pos) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
     float *E;
     float loss;
     int corr;
@@ -2101,16 +2208,16 @@ static float *ipue__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     E = rt->work;
     IPUPIPE_MEMCPY(E, slot, (size_t)e->B * (size_t)st->in_n * sizeof(float));
     IPUPIPE_MEMCPY(E + st->lab_off, slot + (size_t)e->B * (size_t)st->in_n, (size_t)e->B * sizeof(int32_t));
-    ipue__stage_fwd(e, r, s, e->B, E, (const int32_t *)(const void *)(E + st->lab_off), E, NULL, 1, t,
+    ipup__stage_fwd(e, r, s, e->B, E, (const int32_t *)(const void *)(E + st->lab_off), E, NULL, 1, t,
                     ((int64_t)r * e->M + m) * e->B, &loss, &corr);
     return E;
 }
 
-/* Run one op of replica r at global step t. Returns IPUP_OK, IPUE__ABORTED, or an error. */
-static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int threaded) {
+/* Run one op of replica r at global step t. Returns IPUP_OK, IPUP__ABORTED, or an error. */
+static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int threaded) {
     int32_t s = o->stage, m = o->mb, B = e->B, ipu = r * e->P + o->device;
-    const ipue__stage *st = &e->st[s];
-    ipue__srt *rt = &e->srt[r][s];
+    const ipup__stage *st = &e->st[s];
+    ipup__srt *rt = &e->srt[r][s];
     int64_t sample0 = ((int64_t)r * e->M + m) * B;
     size_t xin = (size_t)B * (size_t)st->in_n;
     if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
@@ -2121,13 +2228,13 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         float loss = 0.0f;
         int correct = 0, rc;
         if (!threaded && s == 0) {
-            rc = ipue__feed(e, r, t, m, 0);
+            rc = ipup__feed(e, r, t, m, 0);
             if (rc) return rc;
         }
-        msg = (float *)ipue__wait_peek(e, in, threaded, t, ipu);
+        msg = (float *)ipup__wait_peek(e, in, threaded, t, ipu);
         if (!msg) goto stall;
         if (rt->s_count >= (uint32_t)st->depth) goto stall;
-        slot = rt->stash + (size_t)((rt->s_head + rt->s_count) % (uint32_t)st->depth) * ipue__entry_floats(e, s);
+        slot = rt->stash + (size_t)((rt->s_head + rt->s_count) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
         E = e->cfg.recompute ? rt->work : slot;
         IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
         IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
@@ -2137,19 +2244,19 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
                of the host takes a core from an IPU thread) */
             ipup_ring_release(in);
 #ifndef IPUPIPE_NO_THREADS
-            if (threaded && 2u * ipup_ring_count(in) <= in->cap) ipue__notify(e, e->nipus);
+            if (threaded && 2u * ipup_ring_count(in) <= in->cap) ipup__notify(e, e->nipus);
 #endif
         } else {
-            ipue__release(e, in, threaded, ipue__ipu_of(e, r, s - 1));
+            ipup__release(e, in, threaded, ipup__ipu_of(e, r, s - 1));
         }
         if (s < e->S - 1) {
-            out = (float *)ipue__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
+            out = (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
             if (!out) goto stall;
         }
-        ipue__stage_fwd(e, r, s, B, E, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
+        ipup__stage_fwd(e, r, s, B, E, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
         if (out) {
             IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, (size_t)B * sizeof(int32_t));
-            ipue__commit(e, &e->fwd[r][s + 1], threaded, ipue__ipu_of(e, r, s + 1));
+            ipup__commit(e, &e->fwd[r][s + 1], threaded, ipup__ipu_of(e, r, s + 1));
         }
         if (e->cfg.recompute) {
             IPUPIPE_MEMCPY(slot, E, xin * sizeof(float));
@@ -2158,16 +2265,16 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         rt->s_count++;
         if (rt->s_count > rt->s_peak) rt->s_peak = rt->s_count;
         if (s == e->S - 1) {
-            ipup_outfeed_rec *rec = (ipup_outfeed_rec *)ipue__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
+            ipup_outfeed_rec *rec = (ipup_outfeed_rec *)ipup__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
             if (!rec) goto stall;
             rec->step = t; rec->replica = r; rec->mb = m; rec->loss = loss; rec->correct = correct;
             /* the host drains the whole ring once woken: wake it once the ring is at least
                half full (the end of the job wakes it for the rest) */
             ipup_ring_commit(&e->outfeed[r]);
 #ifndef IPUPIPE_NO_THREADS
-            if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap) ipue__notify(e, e->nipus);
+            if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap) ipup__notify(e, e->nipus);
 #endif
-            if (!(loss - loss == 0.0f)) ipue__set_err(e, ipu, t, s, m, -1);
+            if (!(loss - loss == 0.0f)) ipup__set_err(e, ipu, t, s, m, -1);
         }
         return IPUP_OK;
     }
@@ -2177,21 +2284,21 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         const float *dy = NULL;
         if (rt->s_count <= rt->w_count) goto stall;
         if (s < e->S - 1) {
-            dy = (const float *)ipue__wait_peek(e, &e->bwd[r][s], threaded, t, ipu);
+            dy = (const float *)ipup__wait_peek(e, &e->bwd[r][s], threaded, t, ipu);
             if (!dy) goto stall;
         }
         if (s > 0) {
-            dx = (float *)ipue__wait_reserve(e, &e->bwd[r][s - 1], threaded, t, ipu);
+            dx = (float *)ipup__wait_reserve(e, &e->bwd[r][s - 1], threaded, t, ipu);
             if (!dx) goto stall;
         }
         if (o->kind == IPUP_OP_I) {
             if (rt->w_count >= (uint32_t)st->wdepth) goto stall;
             went = rt->wstash + (size_t)((rt->w_head + rt->w_count) % (uint32_t)st->wdepth) * st->wentry_floats;
         }
-        E = ipue__front(e, r, s, t, m, rt->w_count);
-        ipue__stage_bwd(e, r, s, E, dy, dx, went, t, sample0);
-        if (dy) ipue__release(e, &e->bwd[r][s], threaded, ipue__ipu_of(e, r, s + 1));
-        if (dx) ipue__commit(e, &e->bwd[r][s - 1], threaded, ipue__ipu_of(e, r, s - 1));
+        E = ipup__front(e, r, s, t, m, rt->w_count);
+        ipup__stage_bwd(e, r, s, E, dy, dx, went, t, sample0);
+        if (dy) ipup__release(e, &e->bwd[r][s], threaded, ipup__ipu_of(e, r, s + 1));
+        if (dx) ipup__commit(e, &e->bwd[r][s - 1], threaded, ipup__ipu_of(e, r, s - 1));
         if (o->kind == IPUP_OP_B) {
             rt->s_head = (rt->s_head + 1u) % (uint32_t)st->depth;
             rt->s_count--;
@@ -2204,8 +2311,8 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
     case IPUP_OP_W: {
         float *E;
         if (rt->s_count == 0 || rt->w_count == 0) goto stall;
-        E = ipue__front(e, r, s, t, m, 0);
-        ipue__stage_w(e, r, s, E, rt->wstash + (size_t)rt->w_head * st->wentry_floats);
+        E = ipup__front(e, r, s, t, m, 0);
+        ipup__stage_w(e, r, s, E, rt->wstash + (size_t)rt->w_head * st->wentry_floats);
         rt->w_head = (rt->w_head + 1u) % (uint32_t)st->wdepth;
         rt->w_count--;
         rt->s_head = (rt->s_head + 1u) % (uint32_t)st->depth;
@@ -2215,14 +2322,14 @@ static int ipue__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
     default: break;
     }
 stall:
-    if (threaded) return IPUE__ABORTED;
-    return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+    if (threaded) return IPUP__ABORTED;
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
                       "internal: op %c(%d,%d) of replica %d at table step %d found no data or no room (a bug of the emulator or the table)",
                       (o->kind >= 1 && o->kind <= 4) ? "?FBIW"[o->kind] : '?', (int)s, (int)m, (int)r, (int)o->step);
 }
 
 /* all-reduce (sum, replica order 0..R-1) of part `part` of `parts` of device d's gradients */
-static void ipue__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
 #if IPUP_MAX_REPLICAS > 1
     int32_t s, q;
     if (e->R < 2) return;
@@ -2232,7 +2339,7 @@ static void ipue__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
         if (e->R == 2) { /* the common case, vectorisable: the same single add per element */
-            float *IPUE__RESTRICT g0 = e->srt[0][s].grads, *IPUE__RESTRICT g1 = e->srt[1][s].grads;
+            float *IPUP__RESTRICT g0 = e->srt[0][s].grads, *IPUP__RESTRICT g1 = e->srt[1][s].grads;
             for (i = lo; i < hi; i++) {
                 float acc = g0[i] + g1[i];
                 g0[i] = acc;
@@ -2254,7 +2361,7 @@ static void ipue__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
 /* gradient check of the stages of (r, d), part `part` of `parts` of each stage's gradient
    block (with replicas the all-reduced sums are equal everywhere, so each replica checks
    the part it reduced); sets the error slot of the IPU */
-static void ipue__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
     int32_t s, l, j;
     for (s = 0; s < e->S; s++) {
         size_t n = e->st[s].n_params, lo, hi;
@@ -2265,12 +2372,12 @@ static void ipue__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, 
             const ipup_layer_info *I = &e->lay[l].info;
             if (!I->n_w) continue;
             for (j = 0; j < 2; j++) {
-                size_t a = (size_t)e->lay[l].p_off + (j ? ipue__r16(I->n_w) : 0);
+                size_t a = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
                 size_t b = a + (size_t)(j ? I->n_b : I->n_w);
                 if (a < lo) a = lo;
                 if (b > hi) b = hi;
-                if (a < b && !ipue__finite(e->srt[gr][s].grads + a, b - a)) {
-                    ipue__set_err(e, r * e->P + d, t, s, -1, 2 * l + j);
+                if (a < b && !ipup__finite(e->srt[gr][s].grads + a, b - a)) {
+                    ipup__set_err(e, r * e->P + d, t, s, -1, 2 * l + j);
                     return;
                 }
             }
@@ -2281,30 +2388,25 @@ static void ipue__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, 
 #if IPUP_MAX_REPLICAS > 1
 /* threaded runner, R > 1, SGD or momentum without offload: each thread owns part `part`
    of `parts` of device d's parameters. It sums the gradients of its part into replica 0's
-   block (replica order 0..R-1, the same single add per element as ipue__allreduce), and
+   block (replica order 0..R-1, the same single add per element as ipup__allreduce), and
    after the barrier applies the update of its part to every replica's weights from that
    one sum and zeroes its part of every replica's gradients. The same per-element
-   arithmetic as ipue__allreduce + ipue__update_stage (the kernels are element-wise), so
+   arithmetic as ipup__allreduce + ipup__update_stage (the kernels are element-wise), so
    the weights stay bit-identical; each thread streams half the data of a full update. */
 /* The sliced update serves only the threaded runner: unused under IPUPIPE_NO_THREADS. */
-#if defined(__GNUC__) || defined(__clang__)
-#define IPUE__MAYBE_UNUSED __attribute__((unused))
-#else
-#define IPUE__MAYBE_UNUSED
-#endif
-static IPUE__MAYBE_UNUSED int ipue__split_update_ok(const ipup_emu *e) {
+static IPUP__UNUSED int ipup__split_update_ok(const ipup_emu *e) {
     return e->R > 1 && !e->cfg.offload && (e->cfg.opt.kind == IPUP_OPT_SGD || e->cfg.opt.kind == IPUP_OPT_MOMENTUM);
 }
-static IPUE__MAYBE_UNUSED void ipue__reduce_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+static IPUP__UNUSED void ipup__reduce_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     int32_t s, q;
     for (s = 0; s < e->S; s++) {
         size_t n = e->st[s].n_params, lo, hi, i;
-        float *IPUE__RESTRICT g0 = e->srt[0][s].grads;
+        float *IPUP__RESTRICT g0 = e->srt[0][s].grads;
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
         if (e->R == 2) {
-            const float *IPUE__RESTRICT g1 = e->srt[1][s].grads;
+            const float *IPUP__RESTRICT g1 = e->srt[1][s].grads;
             for (i = lo; i < hi; i++) g0[i] = g0[i] + g1[i];
             continue;
         }
@@ -2315,12 +2417,12 @@ static IPUE__MAYBE_UNUSED void ipue__reduce_part(ipup_emu *e, int32_t d, int32_t
         }
     }
 }
-static IPUE__MAYBE_UNUSED void ipue__update_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+static IPUP__UNUSED void ipup__update_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     const ipup_optimizer *o = &e->cfg.opt;
     float scale = 1.0f / (float)(e->M * e->R);
     int32_t s, l, j, q;
     for (s = 0; s < e->S; s++) {
-        const ipue__stage *st = &e->st[s];
+        const ipup__stage *st = &e->st[s];
         size_t n = st->n_params, lo, hi;
         if (st->device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
@@ -2329,7 +2431,7 @@ static IPUE__MAYBE_UNUSED void ipue__update_part(ipup_emu *e, int32_t d, int32_t
             const ipup_layer_info *I = &e->lay[l].info;
             if (!I->n_w) continue;
             for (j = 0; j < 2; j++) {
-                size_t a = (size_t)e->lay[l].p_off + (j ? ipue__r16(I->n_w) : 0);
+                size_t a = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
                 size_t b = a + (size_t)(j ? I->n_b : I->n_w);
                 const float *g;
                 if (a < lo) a = lo;
@@ -2337,7 +2439,7 @@ static IPUE__MAYBE_UNUSED void ipue__update_part(ipup_emu *e, int32_t d, int32_t
                 if (a >= b) continue;
                 g = e->srt[0][s].grads + a;
                 for (q = 0; q < e->R; q++) {
-                    ipue__srt *rt = &e->srt[q][s];
+                    ipup__srt *rt = &e->srt[q][s];
                     if (o->kind == IPUP_OPT_MOMENTUM) ipup_momentum_f32((int)(b - a), o->lr, o->momentum, scale, rt->params + a, rt->state + a, g);
                     else ipup_sgd_f32((int)(b - a), o->lr, scale, rt->params + a, g);
                 }
@@ -2348,14 +2450,14 @@ static IPUE__MAYBE_UNUSED void ipue__update_part(ipup_emu *e, int32_t d, int32_t
 }
 #endif
 
-static void ipue__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
-    ipue__check_grads_of(e, r, r, d, t, part, parts);
+static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+    ipup__check_grads_of(e, r, r, d, t, part, parts);
 }
 
 /* optimizer step of stage s of replica r (global step t: Adam uses t + 1) */
-static void ipue__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
-    const ipue__stage *st = &e->st[s];
-    ipue__srt *rt = &e->srt[r][s];
+static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
+    const ipup__stage *st = &e->st[s];
+    ipup__srt *rt = &e->srt[r][s];
     const ipup_optimizer *o = &e->cfg.opt;
     float scale = 1.0f / (float)(e->M * e->R);
     int32_t l, j;
@@ -2363,7 +2465,7 @@ static void ipue__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
         const ipup_layer_info *I = &e->lay[l].info;
         if (!I->n_w) continue;
         for (j = 0; j < 2; j++) {
-            size_t off = (size_t)e->lay[l].p_off + (j ? ipue__r16(I->n_w) : 0);
+            size_t off = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
             int n = j ? I->n_b : I->n_w;
             float *w = rt->params + off, *g = rt->grads + off, *s1 = NULL, *s2 = NULL;
             if (o->kind != IPUP_OPT_SGD) {
@@ -2391,7 +2493,7 @@ static void ipue__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
 }
 
 /* host: move outfeed records into e->recs (indexed by step - step0, replica, mb) */
-static int ipue__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded) {
+static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded) {
     int32_t r, got = 0;
     for (r = 0; r < e->R; r++) {
         const ipup_outfeed_rec *rec;
@@ -2399,38 +2501,38 @@ static int ipue__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded)
             int64_t k = rec->step - step0;
             if (k >= 0 && k < nsteps && rec->mb >= 0 && rec->mb < e->M)
                 e->recs[((size_t)k * (size_t)e->R + (size_t)r) * (size_t)e->M + (size_t)rec->mb] = *rec;
-            ipue__release(e, &e->outfeed[r], threaded, ipue__ipu_of(e, r, e->S - 1));
+            ipup__release(e, &e->outfeed[r], threaded, ipup__ipu_of(e, r, e->S - 1));
             got++;
         }
     }
     return got;
 }
 
-static int ipue__any_err(const ipup_emu *e, int64_t t) {
+static int ipup__any_err(const ipup_emu *e, int64_t t) {
     int32_t q;
     for (q = 0; q < e->nipus; q++) if (e->err[t & 1][q].code) return 1;
     return 0;
 }
-static int ipue__err_msg(ipup_emu *e, int64_t t) {
+static int ipup__err_msg(ipup_emu *e, int64_t t) {
     int32_t q, best = -1;
-    const ipue__err *b = NULL;
+    const ipup__ipu_err *b = NULL;
     /* the loss first (layer -1), then the lowest stage, then the lowest IPU */
     for (q = 0; q < e->nipus; q++) {
-        const ipue__err *x = &e->err[t & 1][q];
+        const ipup__ipu_err *x = &e->err[t & 1][q];
         if (!x->code) continue;
         if (!b || (x->layer < 0 && b->layer >= 0) || ((x->layer < 0) == (b->layer < 0) && x->stage < b->stage)) { b = x; best = q; }
     }
     if (!b) return IPUP_OK;
     if (b->layer < 0)
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
-                          "step %D, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is NaN or infinite; the update of step %D was not applied. Lower the learning rate or check the input data",
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
+                          "step %lld, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is NaN or infinite; the update of step %lld was not applied. Lower the learning rate or check the input data",
                           (long long)b->step, (int)b->stage, (int)best, (int)b->mb, (int)(best / e->P), (long long)b->step);
-    return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
-                      "step %D, stage %d (IPU%d): the gradient of %s.%s is NaN or infinite; the update of step %D was not applied. Lower the learning rate",
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
+                      "step %lld, stage %d (IPU%d): the gradient of %s.%s is NaN or infinite; the update of step %lld was not applied. Lower the learning rate",
                       (long long)b->step, (int)b->stage, (int)best, e->model.layers[b->layer / 2].id, (b->layer & 1) ? "b" : "w", (long long)b->step);
 }
 
-static int ipue__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
+static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
     int32_t k, i, r, d, s;
     int rc;
     int64_t step0 = e->step;
@@ -2440,15 +2542,15 @@ static int ipue__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
         IPUPIPE_MEMSET(e->err[t & 1], 0, sizeof e->err[0]);
         for (i = 0; i < e->table.n_ops; i++) {
             for (r = 0; r < e->R; r++) {
-                rc = ipue__exec(e, r, &e->ops[i], t, 0);
+                rc = ipup__exec(e, r, &e->ops[i], t, 0);
                 if (rc) return rc;
             }
-            if (e->ops[i].stage == e->S - 1 && e->ops[i].kind == IPUP_OP_F) ipue__drain(e, step0, steps, 0);
+            if (e->ops[i].stage == e->S - 1 && e->ops[i].kind == IPUP_OP_F) ipup__drain(e, step0, steps, 0);
         }
-        if (e->R > 1) for (d = 0; d < e->P; d++) ipue__allreduce(e, d, 0, 1);
-        for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipue__check_grads(e, r, d, t, r, e->R);
-        if (ipue__any_err(e, t)) return ipue__err_msg(e, t);
-        for (r = 0; r < e->R; r++) for (s = 0; s < e->S; s++) ipue__update_stage(e, r, s, t);
+        if (e->R > 1) for (d = 0; d < e->P; d++) ipup__allreduce(e, d, 0, 1);
+        for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipup__check_grads(e, r, d, t, r, e->R);
+        if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
+        for (r = 0; r < e->R; r++) for (s = 0; s < e->S; s++) ipup__update_stage(e, r, s, t);
         e->step = t + 1;
         *done = k + 1;
     }
@@ -2456,95 +2558,95 @@ static int ipue__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
 }
 
 #ifndef IPUPIPE_NO_THREADS
-typedef struct ipue__genwait { ipup_atomic_u32 *var; uint32_t old; } ipue__genwait;
+typedef struct ipup__genwait { ipup_atomic_u32 *var; uint32_t old; } ipup__genwait;
 /* non-NULL once *var moved on from old */
-static void *ipue__probe_gen(ipup_emu *e, void *arg) {
-    ipue__genwait *g = (ipue__genwait *)arg;
+static void *ipup__probe_gen(ipup_emu *e, void *arg) {
+    ipup__genwait *g = (ipup__genwait *)arg;
     (void)e;
-    return IPUE__LOAD_ACQ(g->var) != g->old ? (void *)g : NULL;
+    return IPUP__LOAD_ACQ(g->var) != g->old ? (void *)g : NULL;
 }
 
 /* barrier over all IPU threads; returns 0, or 1 when the host aborted the job at step t */
-static int ipue__barrier(ipup_emu *e, int32_t self, int64_t t) {
-    ipue__genwait g;
+static int ipup__barrier(ipup_emu *e, int32_t self, int64_t t) {
+    ipup__genwait g;
     g.var = &e->bar_gen;
-    g.old = IPUE__LOAD_ACQ(&e->bar_gen);
+    g.old = IPUP__LOAD_ACQ(&e->bar_gen);
     IPUPIPE_HAPPENS_BEFORE(&e->bar_count);
-    if (IPUE__FETCH_ADD(&e->bar_count, 1u) + 1u == (uint32_t)e->nipus) {
+    if (IPUP__FETCH_ADD(&e->bar_count, 1u) + 1u == (uint32_t)e->nipus) {
         IPUPIPE_HAPPENS_AFTER(&e->bar_count);
-        IPUE__STORE_REL(&e->bar_count, 0u);
+        IPUP__STORE_REL(&e->bar_count, 0u);
         IPUPIPE_HAPPENS_BEFORE(&e->bar_gen);
-        IPUE__STORE_REL(&e->bar_gen, g.old + 1u);
+        IPUP__STORE_REL(&e->bar_gen, g.old + 1u);
         { /* the IPU threads only: the host never waits on a barrier (waking it costs a core) */
             int32_t q;
-            for (q = 0; q < e->nipus; q++) ipue__notify(e, q);
+            for (q = 0; q < e->nipus; q++) ipup__notify(e, q);
         }
         return 0;
     }
-    if (!ipue__wait(e, self, ipue__probe_gen, &g, t)) return 1;
+    if (!ipup__wait(e, self, ipup__probe_gen, &g, t)) return 1;
     IPUPIPE_HAPPENS_AFTER(&e->bar_gen);
     IPUPIPE_HAPPENS_AFTER(&e->bar_count);
     return 0;
 }
 
-static void ipue__thread_job(ipup_emu *e, int32_t ipu) {
+static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
     int32_t r = ipu / e->P, d = ipu % e->P, k, j, s;
     for (k = 0; k < e->job_steps; k++) {
         int64_t t = e->job_step0 + k;
-        IPUPIPE_MEMSET(&e->err[t & 1][ipu], 0, sizeof(ipue__err));
-        if (ipue__aborted(e, t)) return;
+        IPUPIPE_MEMSET(&e->err[t & 1][ipu], 0, sizeof(ipup__ipu_err));
+        if (ipup__aborted(e, t)) return;
         for (j = e->row_start[d]; j < e->row_start[d + 1]; j++)
-            if (ipue__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
+            if (ipup__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
 #if IPUP_MAX_REPLICAS > 1
-        if (ipue__split_update_ok(e)) {
-            if (ipue__barrier(e, ipu, t)) return;
-            ipue__reduce_part(e, d, r, e->R);
-            ipue__check_grads_of(e, 0, r, d, t, r, e->R); /* the part this thread summed */
-            if (ipue__barrier(e, ipu, t)) return;
-            if (ipue__any_err(e, t)) return;
-            ipue__update_part(e, d, r, e->R);
-            if (ipue__barrier(e, ipu, t)) return; /* every replica's weights written before the next step reads them */
+        if (ipup__split_update_ok(e)) {
+            if (ipup__barrier(e, ipu, t)) return;
+            ipup__reduce_part(e, d, r, e->R);
+            ipup__check_grads_of(e, 0, r, d, t, r, e->R); /* the part this thread summed */
+            if (ipup__barrier(e, ipu, t)) return;
+            if (ipup__any_err(e, t)) return;
+            ipup__update_part(e, d, r, e->R);
+            if (ipup__barrier(e, ipu, t)) return; /* every replica's weights written before the next step reads them */
             continue;
         }
 #endif
         if (e->R > 1) {
-            if (ipue__barrier(e, ipu, t)) return;
-            ipue__allreduce(e, d, r, e->R);
-            if (ipue__barrier(e, ipu, t)) return;
+            if (ipup__barrier(e, ipu, t)) return;
+            ipup__allreduce(e, d, r, e->R);
+            if (ipup__barrier(e, ipu, t)) return;
         }
-        ipue__check_grads(e, r, d, t, r, e->R);
-        if (ipue__barrier(e, ipu, t)) return;
-        if (ipue__any_err(e, t)) return;
-        for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipue__update_stage(e, r, s, t);
+        ipup__check_grads(e, r, d, t, r, e->R);
+        if (ipup__barrier(e, ipu, t)) return;
+        if (ipup__any_err(e, t)) return;
+        for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipup__update_stage(e, r, s, t);
     }
 }
 
-static void *ipue__thread_main(void *arg) {
-    ipue__thread *th = (ipue__thread *)arg;
+static void *ipup__thread_main(void *arg) {
+    ipup__thread *th = (ipup__thread *)arg;
     ipup_emu *e = th->emu;
-    ipue__genwait g;
+    ipup__genwait g;
     g.var = &e->go;
     g.old = 0;
     for (;;) {
-        ipue__wait(e, th->ipu, ipue__probe_gen, &g, -1);
+        ipup__wait(e, th->ipu, ipup__probe_gen, &g, -1);
         IPUPIPE_HAPPENS_AFTER(&e->go);
-        g.old = IPUE__LOAD_ACQ(&e->go);
+        g.old = IPUP__LOAD_ACQ(&e->go);
         if (e->quit) break;
-        ipue__thread_job(e, th->ipu);
+        ipup__thread_job(e, th->ipu);
         IPUPIPE_HAPPENS_BEFORE(&e->done);
-        (void)IPUE__FETCH_ADD(&e->done, 1u);
-        ipue__notify(e, e->nipus);
+        (void)IPUP__FETCH_ADD(&e->done, 1u);
+        ipup__notify(e, e->nipus);
     }
     return NULL;
 }
 
 /* the host has something to do: room in an infeed ring, a record in an outfeed ring,
    or every thread is done */
-typedef struct ipue__hostwait { int64_t fed[IPUP_MAX_REPLICAS], total; int feeding; } ipue__hostwait;
-static void *ipue__probe_host(ipup_emu *e, void *arg) {
-    ipue__hostwait *h = (ipue__hostwait *)arg;
+typedef struct ipup__hostwait { int64_t fed[IPUP_MAX_REPLICAS], total; int feeding; } ipup__hostwait;
+static void *ipup__probe_host(ipup_emu *e, void *arg) {
+    ipup__hostwait *h = (ipup__hostwait *)arg;
     int32_t r;
-    if (IPUE__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) return arg;
+    if (IPUP__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) return arg;
     for (r = 0; r < e->R; r++) {
         if (ipup_ring_count(&e->outfeed[r]) > 0) return arg;
         if (h->feeding && h->fed[r] < h->total && ipup_ring_count(&e->infeed[r]) < e->infeed[r].cap) return arg;
@@ -2552,20 +2654,20 @@ static void *ipue__probe_host(ipup_emu *e, void *arg) {
     return NULL;
 }
 
-static int ipue__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
+static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
     int64_t step0 = e->step;
     int64_t total = (int64_t)steps * e->M;
     int32_t r;
     int rc_host = IPUP_OK;
-    ipue__hostwait hw;
+    ipup__hostwait hw;
     IPUPIPE_MEMSET(e->err, 0, sizeof e->err);
     e->job_steps = steps;
     e->job_step0 = step0;
     e->job_stop = step0 + steps;
-    IPUE__STORE_REL(&e->done, 0u);
+    IPUP__STORE_REL(&e->done, 0u);
     IPUPIPE_HAPPENS_BEFORE(&e->go);
-    IPUE__STORE_REL(&e->go, IPUE__LOAD_ACQ(&e->go) + 1u);
-    ipue__notify_all(e);
+    IPUP__STORE_REL(&e->go, IPUP__LOAD_ACQ(&e->go) + 1u);
+    ipup__notify_all(e);
     IPUPIPE_MEMSET(&hw, 0, sizeof hw); /* every replica's counter starts at 0 */
     hw.total = total;
     hw.feeding = 1;
@@ -2573,35 +2675,35 @@ static int ipue__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
         if (hw.feeding) {
             for (r = 0; r < e->R && rc_host == IPUP_OK; r++) {
                 while (hw.fed[r] < total && ipup_ring_count(&e->infeed[r]) < e->infeed[r].cap) {
-                    int rc = ipue__feed(e, r, step0 + hw.fed[r] / e->M, (int32_t)(hw.fed[r] % e->M), 1);
+                    int rc = ipup__feed(e, r, step0 + hw.fed[r] / e->M, (int32_t)(hw.fed[r] % e->M), 1);
                     if (rc) {
                         rc_host = rc;
                         hw.feeding = 0;
                         e->job_stop = step0 + hw.fed[r] / e->M;
                         IPUPIPE_HAPPENS_BEFORE(&e->abort_);
-                        IPUE__STORE_REL(&e->abort_, 1u);
-                        ipue__notify_all(e);
+                        IPUP__STORE_REL(&e->abort_, 1u);
+                        ipup__notify_all(e);
                         break;
                     }
                     hw.fed[r]++;
                 }
             }
         }
-        ipue__drain(e, step0, steps, 1);
-        if (IPUE__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) {
+        ipup__drain(e, step0, steps, 1);
+        if (IPUP__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) {
             IPUPIPE_HAPPENS_AFTER(&e->done);
-            ipue__drain(e, step0, steps, 1);
+            ipup__drain(e, step0, steps, 1);
             break;
         }
-        ipue__wait(e, e->nipus, ipue__probe_host, &hw, -1);
+        ipup__wait(e, e->nipus, ipup__probe_host, &hw, -1);
     }
     {
         int64_t t;
         for (t = step0; t < e->job_stop; t++) {
-            if (ipue__any_err(e, t)) {
+            if (ipup__any_err(e, t)) {
                 *done = (int32_t)(t - step0);
                 e->step = t;
-                return ipue__err_msg(e, t);
+                return ipup__err_msg(e, t);
             }
         }
         *done = (int32_t)(e->job_stop - step0);
@@ -2611,69 +2713,68 @@ static int ipue__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
 }
 #endif
 
-IPUPDEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats) {
+IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats) {
     int32_t done = 0, i, n, d, p;
     int rc;
-    ipup_run_stats *S;
+    ipup_run_stats S;
     double lsum = 0.0;
     if (!e || !e->initialised) return IPUP_ERR_ARG;
     if (steps <= 0 || steps > e->cfg.repeat)
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed records are sized by cfg.repeat", (int)steps, (int)e->cfg.repeat);
-    if (!e->cfg.infeed) return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.infeed is NULL: the emulator needs an infeed callback to get micro-batches");
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed records are sized by cfg.repeat", (int)steps, (int)e->cfg.repeat);
+    if (!e->cfg.infeed) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.infeed is NULL: the emulator needs an infeed callback to get micro-batches");
     e->msg[0] = 0;
 #ifndef IPUPIPE_NO_THREADS
     if (e->cfg.runner == IPUP_RUNNER_THREADS && !e->threads_started)
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run after ipup_shutdown: the IPU threads are gone; call ipup_init again");
-    if (e->cfg.runner == IPUP_RUNNER_THREADS) rc = ipue__run_threads(e, steps, &done);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run after ipup_shutdown: the IPU threads are gone; call ipup_init again");
+    if (e->cfg.runner == IPUP_RUNNER_THREADS) rc = ipup__run_threads(e, steps, &done);
     else
 #endif
-        rc = ipue__run_coop(e, steps, &done);
-    if (rc) ipue__reset_transient(e);
+        rc = ipup__run_coop(e, steps, &done);
+    if (rc) ipup__reset_transient(e);
     /* statistics over the completed steps */
-    S = &e->stats;
-    IPUPIPE_MEMSET(S, 0, sizeof *S);
-    S->steps = done;
+    IPUPIPE_MEMSET(&S, 0, sizeof S);
+    S.steps = done;
     n = done * e->R * e->M;
-    S->microbatches = n;
-    S->samples = (int64_t)n * e->B;
+    S.microbatches = n;
+    S.samples = (int64_t)n * e->B;
     for (i = 0; i < n; i++) {
         lsum += (double)e->recs[i].loss;
-        S->correct += e->recs[i].correct;
+        S.correct += e->recs[i].correct;
         if (e->cfg.outfeed) e->cfg.outfeed(e->cfg.outfeed_user, &e->recs[i]);
     }
-    S->loss_mean = n ? lsum / (double)n : 0.0;
-    S->step_seconds = e->step_s;
-    S->sim_seconds = e->step_s * (double)done;
+    S.loss_mean = n ? lsum / (double)n : 0.0;
+    S.step_seconds = e->step_s;
+    S.sim_seconds = e->step_s * (double)done;
     for (i = 0; i < e->nipus; i++) {
         ipup_mem_report mr;
-        ipue__mem_runtime(e, i, &mr);
-        S->mem_used[i] = mr.used;
-        S->mem_high_water[i] = mr.high_water;
+        ipup__mem_runtime(e, i, &mr);
+        S.mem_used[i] = mr.used;
+        S.mem_high_water[i] = mr.high_water;
         d = i % e->P;
-        S->busy_seconds[i] = e->busy_s[d] * (double)done;
-        S->idle_seconds[i] = S->sim_seconds - S->busy_seconds[i];
+        S.busy_seconds[i] = e->busy_s[d] * (double)done;
+        S.idle_seconds[i] = S.sim_seconds - S.busy_seconds[i];
     }
     for (p = 0; p < IPUP_PHASES; p++) {
-        S->phase_seconds[p] = e->phase_s[p];
-        S->phase_utilisation[p] = e->phase_s[p] > 0.0 ? e->phase_busy[p] / (e->phase_s[p] * (double)e->P) : 0.0;
+        S.phase_seconds[p] = e->phase_s[p];
+        S.phase_utilisation[p] = e->phase_s[p] > 0.0 ? e->phase_busy[p] / (e->phase_s[p] * (double)e->P) : 0.0;
     }
-    S->samples_per_second = S->sim_seconds > 0.0 ? (double)S->samples / S->sim_seconds : 0.0;
+    S.samples_per_second = S.sim_seconds > 0.0 ? (double)S.samples / S.sim_seconds : 0.0;
     e->n_recs = n;
-    if (stats) *stats = *S;
+    if (stats) *stats = S;
     return rc;
 }
 
-IPUPDEF int ipup_run(ipup_emu *e, ipup_run_stats *stats) {
+IPUPIPE_DEF int ipup_run(ipup_emu *e, ipup_run_stats *stats) {
     if (!e || !e->initialised) return IPUP_ERR_ARG;
     return ipup_run_steps(e, e->cfg.repeat, stats);
 }
 
-IPUPDEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n) {
+IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n) {
     if (n) *n = e ? e->n_recs : 0;
     return e ? e->recs : NULL;
 }
 
-IPUPDEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
+IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
                           double *loss_sum, int64_t *correct) {
     int32_t i, s;
     if (!e || !e->initialised || n < 0 || (n && (!x || !labels))) return IPUP_ERR_ARG;
@@ -2684,10 +2785,10 @@ IPUPDEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t 
         float loss = 0.0f;
         for (j = 0; j < Bn; j++)
             if (labels[i + j] < 0 || labels[i + j] >= e->classes)
-                return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate: label %d of sample %d is outside 0..%d", (int)labels[i + j], (int)(i + j), (int)(e->classes - 1));
+                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate: label %d of sample %d is outside 0..%d", (int)labels[i + j], (int)(i + j), (int)(e->classes - 1));
         for (s = 0; s < e->S; s++) {
             float *out = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : NULL;
-            ipue__stage_fwd(e, 0, s, Bn, in, labels + i, NULL, out, 0, 0, 0, &loss, &c);
+            ipup__stage_fwd(e, 0, s, Bn, in, labels + i, NULL, out, 0, 0, 0, &loss, &c);
             in = out;
         }
         if (loss_sum) *loss_sum += (double)loss * (double)Bn;
@@ -2697,25 +2798,24 @@ IPUPDEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t 
 }
 
 /* ------------------------------------------------------------------ tensors */
-static int32_t ipue__param_layers(const ipup_emu *e) {
+static int32_t ipup__param_layers(const ipup_emu *e) {
     int32_t l, n = 0;
     for (l = 0; l < e->n_layers; l++) if (e->lay[l].info.n_w) n++;
     return n;
 }
-IPUPDEF int32_t ipup_tensor_count(const ipup_emu *e) {
+IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e) {
     if (!e || !e->initialised) return 0;
-    return ipue__param_layers(e) * 2 * (1 + ipue__state_slots(&e->cfg));
+    return ipup__param_layers(e) * 2 * (1 + ipup__state_slots(&e->cfg));
 }
-IPUPDEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
+IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
     int32_t npl, slot, within, pl, which, l, k;
-    const ipue__lay *Ly = NULL;
+    const ipup__lay *Ly = NULL;
     const ipup_layer_info *I;
-    ipue__srt *rt;
+    ipup__srt *rt;
     size_t off;
-    ipue__sb b;
     if (!e || !out || !e->initialised || index < 0 || index >= ipup_tensor_count(e)) return IPUP_ERR_ARG;
-    npl = ipue__param_layers(e);
-    k = ipue__state_slots(&e->cfg);
+    npl = ipup__param_layers(e);
+    k = ipup__state_slots(&e->cfg);
     slot = index / (2 * npl);
     within = index % (2 * npl);
     pl = within / 2;
@@ -2728,7 +2828,7 @@ IPUPDEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
     I = &Ly->info;
     IPUPIPE_MEMSET(out, 0, sizeof *out);
     rt = &e->srt[0][Ly->stage];
-    off = (size_t)Ly->p_off + (which ? ipue__r16(I->n_w) : 0);
+    off = (size_t)Ly->p_off + (which ? ipup__r16(I->n_w) : 0);
     out->kind = slot == 0 ? IPUP_TENSOR_PARAM : IPUP_TENSOR_OPT_STATE;
     out->layer = l;
     out->stage = Ly->stage;
@@ -2738,21 +2838,20 @@ IPUPDEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
     if (which) { out->ndim = 1; out->shape[0] = I->n_b; }
     else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = I->out_c; }
     else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = I->out_n; }
-    b.buf = out->name; b.len = sizeof out->name; b.pos = 0;
-    ipue__sbf(&b, "%s.%s%s", e->model.layers[l].id, which ? "b" : "w",
+    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s", e->model.layers[l].id, which ? "b" : "w",
               slot == 0 ? "" : (k == 1 || slot == 2) ? ".v" : ".m");
     return IPUP_OK;
 }
-IPUPDEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out) {
+IPUPIPE_DEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out) {
     int32_t i, n = ipup_tensor_count(e);
     if (!name || !out) return IPUP_ERR_ARG;
     for (i = 0; i < n; i++) {
-        if (ipup_tensor_get(e, i, out) == IPUP_OK && ipue__strcmp(out->name, name) == 0) return IPUP_OK;
+        if (ipup_tensor_get(e, i, out) == IPUP_OK && ipup__id_eq(out->name, name)) return IPUP_OK;
     }
-    if (e) ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "no tensor named \"%s\" in this model", name);
+    if (e) ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "no tensor named \"%s\" in this model", name);
     return IPUP_ERR_MISMATCH;
 }
-IPUPDEF int ipup_replicas_sync(ipup_emu *e) {
+IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     int32_t r, s;
     if (!e || !e->initialised) return IPUP_ERR_ARG;
     for (r = 1; r < e->R; r++) {
@@ -2763,138 +2862,132 @@ IPUPDEF int ipup_replicas_sync(ipup_emu *e) {
     }
     return IPUP_OK;
 }
-IPUPDEF int64_t ipup_get_step(const ipup_emu *e) { return e ? e->step : 0; }
-IPUPDEF void ipup_set_step(ipup_emu *e, int64_t step) { if (e) e->step = step; }
-IPUPDEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
+IPUPIPE_DEF int64_t ipup_get_step(const ipup_emu *e) { return e ? e->step : 0; }
+IPUPIPE_DEF void ipup_set_step(ipup_emu *e, int64_t step) { if (e) e->step = step; }
+IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
+    char num[48];
     if (!e) return IPUP_ERR_ARG;
     if (!(lr > 0.0f && lr <= 3.4e38f))
-        return ipue__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_learning_rate: the learning rate is %F: it must be a finite number > 0", (double)lr);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_learning_rate: the learning rate is %s: it must be a finite number > 0", ipup__num(num, sizeof num, (double)lr));
     e->cfg.opt.lr = lr;
     return IPUP_OK;
 }
-IPUPDEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg : "NULL emulator"; }
+IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg : "NULL emulator"; }
 
 /* ------------------------------------------------------------------ reports */
-IPUPDEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {
+IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {
     if (!e || !out || !e->initialised || ipu < 0 || ipu >= e->nipus) return IPUP_ERR_ARG;
-    ipue__mem_runtime(e, ipu, out);
+    ipup__mem_runtime(e, ipu, out);
     return IPUP_OK;
 }
-IPUPDEF size_t ipup_memory_report_text(const ipup_emu *e, char *buf, size_t len) {
-    ipue__sb b;
+/* one line (cut to 511 bytes) through write: IPUP_OK or IPUP_ERR_IO */
+static int ipup__write_line(ipup_write_fn write, void *user, const ipup__sb *b) {
+    size_t n = b->len < b->cap ? b->len : b->cap - 1;
+    return write(user, b->buf, n) != 0 ? IPUP_ERR_IO : IPUP_OK;
+}
+IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user) {
+    char line[512];
+    ipup__sb b;
     int32_t i, c;
-    b.buf = buf; b.len = buf ? len : 0; b.pos = 0;
-    if (buf && len) buf[0] = 0;
-    if (!e || !e->initialised) return 0;
-    ipue__sbf(&b, "IPU  ");
-    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipue__sbf(&b, " %s", ipup_mem_category_name(c));
-    ipue__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves (bytes)\n");
+    if (!e || !write || !e->initialised) return IPUP_ERR_ARG;
+    b.buf = line; b.cap = sizeof line; b.len = 0;
+    ipup__sbf(&b, "IPU  ");
+    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %s", ipup_mem_category_name(c));
+    ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves (bytes)\n");
+    if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
     for (i = 0; i < e->P; i++) {
         ipup_mem_report m;
-        ipue__mem_runtime(e, i, &m);
-        ipue__sbf(&b, "IPU%d", (int)i);
-        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipue__sbf(&b, " %Z", m.by_category[c]);
-        ipue__sbf(&b, " | %Z %Z %Z | %Z | %Z %Z\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved, m.offload_saved);
+        ipup__mem_runtime(e, i, &m);
+        b.len = 0;
+        ipup__sbf(&b, "IPU%d", (int)i);
+        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %zu", m.by_category[c]);
+        ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
+                  m.offload_saved);
+        if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
     }
-    return b.pos;
+    return IPUP_OK;
 }
 
 /* ------------------------------------------------------------------ Chrome trace */
-typedef struct ipue__tw {
+typedef struct ipup__tw {   /* one trace event at a time into buf, then through write */
     ipup_write_fn write;
     void *user;
     int rc, first;
     char buf[512];
-} ipue__tw;
-static void ipue__tw_emit(ipue__tw *w, const char *text, size_t n) {
+} ipup__tw;
+static void ipup__tw_emit(ipup__tw *w, const char *text, size_t n) {
     if (w->rc == 0 && w->write(w->user, text, n) != 0) w->rc = IPUP_ERR_IO;
 }
-static ipue__sb ipue__tw_begin(ipue__tw *w) {
-    ipue__sb b;
-    b.buf = w->buf; b.len = sizeof w->buf; b.pos = 0;
-    w->buf[0] = 0;
-    if (!w->first) ipue__sbf(&b, ",\n");
+/* one event, preceded by ",\n" unless it is the first */
+static IPUP__PRINTF(2, 3) void ipup__tw_event(ipup__tw *w, const char *f, ...) {
+    ipup__sb b;
+    va_list ap;
+    int n;
+    b.buf = w->buf; b.cap = sizeof w->buf; b.len = 0;
+    if (!w->first) ipup__sbf(&b, ",\n");
     w->first = 0;
-    return b;
+    va_start(ap, f);
+    n = ipup_vsnprintf(w->buf + b.len, b.cap - b.len, f, ap);
+    va_end(ap);
+    if (n > 0) b.len += (size_t)n;
+    if (w->rc == 0 && ipup__write_line(w->write, w->user, &b)) w->rc = IPUP_ERR_IO;
 }
-static void ipue__tw_end(ipue__tw *w, ipue__sb *b) {
-    ipue__tw_emit(w, w->buf, b->pos < sizeof w->buf ? b->pos : sizeof w->buf - 1);
+/* the events of op o of replica r (at `now`, for du seconds): its box, the exchange it
+   starts at its end (xf > 0), the end of the exchange it consumes */
+static void ipup__trace_op(const ipup_emu *e, ipup__tw *w, const ipup_op *o, int32_t r, double now, double du, double xf) {
+    int32_t pid = r * e->P + o->device, ps = -1, fwd = 0;
+    const char *kn = o->kind == IPUP_OP_F ? "F" : o->kind == IPUP_OP_B ? "B" : o->kind == IPUP_OP_I ? "I" : "W";
+    char t0[32], t1[32];
+    ipup__tw_event(w, "{\"name\":\"%s%d s%d\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,"
+                      "\"args\":{\"stage\":%d,\"mb\":%d,\"step\":%d}}",
+                   kn, (int)o->mb, (int)o->stage, kn, (int)pid, ipup__us3(t0, sizeof t0, now * 1e6),
+                   ipup__us3(t1, sizeof t1, du * 1e6), (int)o->stage, (int)o->mb, (int)o->step);
+    /* flows: start at the end of a producing op, finish at the consuming op */
+    if (xf > 0.0) {
+        int f = o->kind == IPUP_OP_F;
+        long long id = (((long long)r * e->S + o->stage) * e->M + o->mb) * 2 + (f ? 0 : 1) + 1;
+        ipup__tw_event(w, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"s\",\"id\":%lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
+                       f ? "activations" : "gradients", id, (int)pid, ipup__us3(t0, sizeof t0, (now + du) * 1e6));
+    }
+    if (o->kind == IPUP_OP_F && o->stage > 0 && e->st[o->stage - 1].device != o->device) { ps = o->stage - 1; fwd = 1; }
+    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->S - 1 && e->st[o->stage + 1].device != o->device)
+        ps = o->stage + 1;
+    if (ps >= 0) {
+        long long id = (((long long)r * e->S + ps) * e->M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
+        ipup__tw_event(w, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
+                       fwd ? "activations" : "gradients", id, (int)pid, ipup__us3(t0, sizeof t0, now * 1e6));
+    }
 }
 
-IPUPDEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user) {
-    ipue__tw w;
-    int32_t i = 0, r, q, d;
+IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user) {
+    ipup__tw w;
+    int32_t i = 0, r, q;
     double now = 0.0, sync;
+    char t0[32], t1[32];
     if (!e || !write || !e->initialised) return IPUP_ERR_ARG;
     w.write = write; w.user = user; w.rc = 0; w.first = 1;
-    sync = ipue__sync_s(e);
-    ipue__tw_emit(&w, "{\"traceEvents\":[\n", 17);
-    for (q = 0; q < e->nipus; q++) {
-        ipue__sb b = ipue__tw_begin(&w);
-        ipue__sbf(&b, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"IPU%d (replica %d, device %d)\"}}",
-                  (int)q, (int)q, (int)(q / e->P), (int)(q % e->P));
-        ipue__tw_end(&w, &b);
-    }
+    sync = ipup__sync_s(e);
+    ipup__tw_emit(&w, "{\"traceEvents\":[\n", 17);
+    for (q = 0; q < e->nipus; q++)
+        ipup__tw_event(&w, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"IPU%d (replica %d, device %d)\"}}",
+                       (int)q, (int)q, (int)(q / e->P), (int)(q % e->P));
     while (i < e->table.n_ops) {
         int32_t t = e->ops[i].step, k;
         double mx = 0.0, mxx = 0.0;
         for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
-            const ipup_op *o = &e->ops[k];
             double du, xf;
-            ipue__op_cost(e, o, &du, &xf);
+            ipup__op_cost(e, &e->ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
-            for (r = 0; r < e->R; r++) {
-                int32_t pid = r * e->P + o->device;
-                const char *kn = o->kind == IPUP_OP_F ? "F" : o->kind == IPUP_OP_B ? "B" : o->kind == IPUP_OP_I ? "I" : "W";
-                ipue__sb b = ipue__tw_begin(&w);
-                ipue__sbf(&b, "{\"name\":\"%s%d s%d\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":", kn, (int)o->mb, (int)o->stage, kn, (int)pid);
-                ipue__sb_fixed3(&b, now * 1e6);
-                ipue__sbf(&b, ",\"dur\":");
-                ipue__sb_fixed3(&b, du * 1e6);
-                ipue__sbf(&b, ",\"args\":{\"stage\":%d,\"mb\":%d,\"step\":%d}}", (int)o->stage, (int)o->mb, (int)o->step);
-                ipue__tw_end(&w, &b);
-                /* flows: start at the end of a producing op, finish at the consuming op */
-                if (xf > 0.0) {
-                    int fwd = o->kind == IPUP_OP_F;
-                    long long id = (((long long)r * e->S + o->stage) * e->M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
-                    b = ipue__tw_begin(&w);
-                    ipue__sbf(&b, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"s\",\"id\":%D,\"pid\":%d,\"tid\":0,\"ts\":",
-                              fwd ? "activations" : "gradients", id, (int)pid);
-                    ipue__sb_fixed3(&b, (now + du) * 1e6);
-                    ipue__sbf(&b, "}");
-                    ipue__tw_end(&w, &b);
-                }
-                {
-                    int32_t ps = -1, fwd = 0;
-                    if (o->kind == IPUP_OP_F && o->stage > 0 && e->st[o->stage - 1].device != o->device) { ps = o->stage - 1; fwd = 1; }
-                    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->S - 1 && e->st[o->stage + 1].device != o->device) ps = o->stage + 1;
-                    if (ps >= 0) {
-                        long long id = (((long long)r * e->S + ps) * e->M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
-                        b = ipue__tw_begin(&w);
-                        ipue__sbf(&b, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%D,\"pid\":%d,\"tid\":0,\"ts\":",
-                                  fwd ? "activations" : "gradients", id, (int)pid);
-                        ipue__sb_fixed3(&b, now * 1e6);
-                        ipue__sbf(&b, "}");
-                        ipue__tw_end(&w, &b);
-                    }
-                }
-            }
+            for (r = 0; r < e->R; r++) ipup__trace_op(e, &w, &e->ops[k], r, now, du, xf);
         }
         now += mx + mxx + sync;
         i = k;
     }
-    for (q = 0; q < e->nipus; q++) {
-        ipue__sb b = ipue__tw_begin(&w);
-        d = q % e->P;
-        ipue__sbf(&b, "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":", (int)q);
-        ipue__sb_fixed3(&b, now * 1e6);
-        ipue__sbf(&b, ",\"dur\":");
-        ipue__sb_fixed3(&b, ipue__update_cost(e, d) * 1e6);
-        ipue__sbf(&b, "}");
-        ipue__tw_end(&w, &b);
-    }
-    ipue__tw_emit(&w, "\n]}\n", 4);
+    for (q = 0; q < e->nipus; q++)
+        ipup__tw_event(&w, "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s}", (int)q,
+                       ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->P) * 1e6));
+    ipup__tw_emit(&w, "\n]}\n", 4);
     return w.rc;
 }
 

@@ -4,7 +4,7 @@
  * micro-batch B = 32, M = 16 micro-batches per step, SGD. The automatic split puts
  * [dense784, gelu, dense512, gelu] | [dense512, gelu, dense512, gelu, dense10, xent] on the
  * two IPUs: equal FLOPs once you count that the first layer needs no input gradient.
- * (The issue's four-layer 784-512-512-512-10 model cannot be split evenly in two: its
+ * (A four-layer 784-512-512-512-10 model cannot be split evenly in two: its
  * best split leaves 2/3 of the work on one IPU, capping any 2-stage pipeline at 1.5x.)
  *
  * Configurations, all in one run:
@@ -38,8 +38,8 @@
 #define NSAMPLES 2048
 #define POOL (40u << 20)
 
-static IPUP_ALIGN64 uint8_t pools[4][POOL];
-static IPUP_ALIGN64 uint8_t host[8u << 20];
+IPUP_ALIGN64 static uint8_t pools[4][POOL];
+IPUP_ALIGN64 static uint8_t host[8u << 20];
 static float data_x[NSAMPLES * IN];
 static int32_t data_y[NSAMPLES];
 static ipup_emu emu;

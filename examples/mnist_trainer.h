@@ -279,6 +279,7 @@ static int mt_setup_memory(mt_run *r) {
     r->host_mem = (uint8_t *)aligned_alloc(64, (host_bytes + 63) / 64 * 64);
     r->emu = (ipup_emu *)aligned_alloc(64, (sizeof(ipup_emu) + 63) / 64 * 64);
     if (!r->host_mem || !r->emu) return mt_err("out of host memory");
+    memset(r->emu, 0, sizeof *r->emu); /* a fresh ipup_emu starts zeroed (ipupipe.h) */
     r->cfg.host.mem = r->host_mem;
     r->cfg.host.bytes = host_bytes;
     if ((rc = ipup_plan_config(r->emu, &r->cfg, &r->plan)) != IPUP_OK)

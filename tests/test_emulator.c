@@ -16,11 +16,11 @@ static int slow_mode(void) { return getenv("IPUPIPE_TEST_SLOW") != NULL; }
 
 /* ------------------------------------------------------------------ pools */
 #define POOL_BYTES (512 * 1024)
-static IPUP_ALIGN64 uint8_t g_ipu[8][POOL_BYTES];
-static IPUP_ALIGN64 uint8_t g_stream[8][POOL_BYTES];
-static IPUP_ALIGN64 uint8_t g_host[1 << 20];
-static IPUP_ALIGN64 uint8_t g_ipu2[8][POOL_BYTES];
-static IPUP_ALIGN64 uint8_t g_host2[1 << 20];
+IPUP_ALIGN64 static uint8_t g_ipu[8][POOL_BYTES];
+IPUP_ALIGN64 static uint8_t g_stream[8][POOL_BYTES];
+IPUP_ALIGN64 static uint8_t g_host[1 << 20];
+IPUP_ALIGN64 static uint8_t g_ipu2[8][POOL_BYTES];
+IPUP_ALIGN64 static uint8_t g_host2[1 << 20];
 static ipup_emu g_emu, g_emu2;
 
 /* ------------------------------------------------------------------ data */
@@ -212,7 +212,7 @@ static int run_and_compare(ipup_config *c, feed_ctx *fc, int steps, const char *
 
 /* ------------------------------------------------------------------ tests */
 TTEST(ring_wraps_32bit) {
-    static IPUP_ALIGN64 uint8_t buf[8 * 64];
+    IPUP_ALIGN64 static uint8_t buf[8 * 64];
     ipup_ring r;
     uint32_t i, next_in = 0, next_out = 0;
     TT_EQ_INT(ipup_ring_init(&r, buf, sizeof buf, 6, 4, 0), IPUP_ERR_ARG); /* not a power of two */
@@ -237,7 +237,7 @@ TTEST(ring_wraps_32bit) {
         }
         TT_EQ_INT(ipup_ring_count(&r), next_in - next_out);
     }
-    TT_CHECK(IPUE__LOAD_ACQ(&r.head) < 0x1000u); /* wrapped */
+    TT_CHECK(IPUP__LOAD_ACQ(&r.head) < 0x1000u); /* wrapped */
     TT_EQ_INT(r.peak, 8);
 }
 
@@ -256,7 +256,7 @@ static void *ring_producer(void *arg) {
     return NULL;
 }
 TTEST(ring_spsc_threads) {
-    static IPUP_ALIGN64 uint8_t buf[4 * 64];
+    IPUP_ALIGN64 static uint8_t buf[4 * 64];
     ipup_ring r;
     ring_job job;
     pthread_t th;
@@ -274,7 +274,7 @@ TTEST(ring_spsc_threads) {
     pthread_join(th, NULL);
     TT_EQ_INT(bad, 0);
     TT_EQ_INT(ipup_ring_count(&r), 0);
-    TT_EQ_INT(IPUE__LOAD_ACQ(&r.head), 0xFFFFFF00u + job.n);
+    TT_EQ_INT(IPUP__LOAD_ACQ(&r.head), 0xFFFFFF00u + job.n);
 }
 
 TTEST(model_parse_and_info) {
@@ -752,10 +752,16 @@ static int trace_sink(void *user, const void *data, size_t len) {
     return 0;
 }
 
+/* a writer that succeeds g_fail_after times, then fails (and counts every call) */
+static int g_fail_after, g_fail_calls;
+static int failing_sink(void *user, const void *data, size_t len) {
+    (void)user; (void)data; (void)len;
+    return g_fail_calls++ < g_fail_after ? 0 : -1;
+}
+
 TTEST(cost_model_trace_and_stats) {
     ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
     ipup_run_stats st;
-    char text[2048];
     c.schedule = IPUP_SCHED_1F1B;
     c.stages = 3;
     c.microbatches = 6;
@@ -785,9 +791,22 @@ TTEST(cost_model_trace_and_stats) {
     TT_CONTAINS(g_trace, "\"name\":\"update\"");
     TT_CONTAINS(g_trace, "IPU2 (replica 0, device 2)");
     TT_CHECK(strcmp(g_trace + g_trace_len - 4, "\n]}\n") == 0);
-    ipup_memory_report_text(&g_emu, text, sizeof text);
-    TT_CONTAINS(text, "weights");
-    TT_CONTAINS(text, "IPU2");
+    g_trace_len = 0;
+    TT_EQ_INT(ipup_memory_report_write(&g_emu, trace_sink, NULL), IPUP_OK);
+    TT_CHECK(strncmp(g_trace, "IPU   weights grads optimizer stash exchange scratch | used", 59) == 0);
+    TT_CONTAINS(g_trace, "\nIPU2 ");
+    TT_CHECK(g_trace_len > 0 && g_trace[g_trace_len - 1] == '\n');
+    {   /* a failing writer stops the report (and the trace) with IPUP_ERR_IO */
+        g_fail_after = 1;
+        TT_EQ_INT(ipup_memory_report_write(&g_emu, failing_sink, NULL), IPUP_ERR_IO);
+        TT_EQ_INT(g_fail_calls, 2);
+        g_fail_after = 3;
+        g_fail_calls = 0;
+        TT_EQ_INT(ipup_trace_write(&g_emu, failing_sink, NULL), IPUP_ERR_IO);
+        TT_EQ_INT(g_fail_calls, 4);
+        TT_EQ_INT(ipup_memory_report_write(&g_emu, NULL, NULL), IPUP_ERR_ARG);
+        TT_EQ_INT(ipup_memory_report_write(NULL, trace_sink, NULL), IPUP_ERR_ARG);
+    }
     {   /* outfeed records in order with the loss of each micro-batch */
         int32_t n;
         const ipup_outfeed_rec *r = ipup_outfeed_records(&g_emu, &n);
@@ -884,6 +903,192 @@ TTEST(balanced_split) {
     TT_EQ_INT(p.params, 784LL * 512 + 512 + 3 * (512 * 512 + 512) + 5130);
 }
 
+/* ------------------------------------------------------------------ ipup_balance_stages */
+/* the stage cost of ipup_balance_stages' contract, from ipup_model_info */
+static void bal_costs(const ipup_model_desc *m, int64_t *cost) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int32_t l, any = 0;
+    char msg[256];
+    if (ipup_model_info(m, info, IPUP_MAX_LAYERS, msg, sizeof msg) != IPUP_OK) { printf("info: %s\n", msg); exit(2); }
+    for (l = 0; l < m->n_layers; l++) {
+        cost[l] = info[l].flops_fwd + info[l].flops_bwd_dw + (any ? info[l].flops_bwd_dx : 0) + 1;
+        if (info[l].n_w) any = 1;
+    }
+}
+/* largest stage cost and sum of squares of the split first[0..S] (first[S] = L) */
+static void bal_score(const int64_t *cost, const int32_t *first, int32_t S, int64_t *mx, unsigned long long *sq) {
+    int32_t s, l;
+    *mx = 0;
+    *sq = 0;
+    for (s = 0; s < S; s++) {
+        int64_t c = 0;
+        for (l = first[s]; l < first[s + 1]; l++) c += cost[l];
+        if (c > *mx) *mx = c;
+        *sq += (unsigned long long)c * (unsigned long long)c;
+    }
+}
+/* every split of L layers into S stages: the best (largest, then sum of squares) */
+static void bal_brute(const int64_t *cost, int32_t *first, int32_t s, int32_t S, int32_t L, int64_t *best_mx,
+                      unsigned long long *best_sq) {
+    int32_t b;
+    if (s == S) {
+        int64_t mx;
+        first[S] = L;
+        unsigned long long sq;
+        bal_score(cost, first, S, &mx, &sq);
+        if (*best_mx < 0 || mx < *best_mx || (mx == *best_mx && sq < *best_sq)) { *best_mx = mx; *best_sq = sq; }
+        return;
+    }
+    for (b = first[s - 1] + 1; b <= L - (S - s); b++) {
+        first[s] = b;
+        bal_brute(cost, first, s + 1, S, L, best_mx, best_sq);
+    }
+}
+
+/* counts the splits whose largest stage is mx but whose sum of squares exceeds sq */
+static void bal_count_worse(const int64_t *cost, int32_t *first, int32_t s, int32_t S, int32_t L, int64_t mx,
+                            unsigned long long sq, int32_t *count) {
+    int32_t b;
+    if (s == S) {
+        int64_t m2;
+        first[S] = L;
+        unsigned long long q2;
+        bal_score(cost, first, S, &m2, &q2);
+        if (m2 == mx && q2 > sq) (*count)++;
+        return;
+    }
+    for (b = first[s - 1] + 1; b <= L - (S - s); b++) {
+        first[s] = b;
+        bal_count_worse(cost, first, s + 1, S, L, mx, sq, count);
+    }
+}
+
+TTEST(balance_stages_matches_brute_force) {
+    /* random models of 2..10 layers (repeated kinds make ties of the largest stage
+       common, so the sum-of-squares rule is exercised), every stage count */
+    static const char *const kinds[] = {"dense4", "dense8", "dense16", "relu", "gelu", "dropout0.5", "dense8", "relu"};
+    int32_t k, checked = 0, ties = 0;
+    for (k = 0; k < 300; k++) {
+        char text[256];
+        size_t pos = 0;
+        int32_t n = 1 + (int32_t)ipup_rng_below(7, (uint64_t)k, 0, 9), i, S;
+        ipup_model_desc m;
+        int64_t cost[IPUP_MAX_LAYERS];
+        for (i = 0; i < n; i++)
+            pos += (size_t)snprintf(text + pos, sizeof text - pos, "%s,", kinds[ipup_rng_below(7, (uint64_t)k, 1 + (uint64_t)i, 8)]);
+        snprintf(text + pos, sizeof text - pos, "dense3,xent");
+        tiny_model_or_exit(&m, 1, 1, 1 + (int32_t)ipup_rng_below(7, (uint64_t)k, 99, 12), text);
+        bal_costs(&m, cost);
+        for (S = 1; S <= m.n_layers; S++) {
+            int32_t split[IPUP_MAX_LAYERS], first[IPUP_MAX_LAYERS + 1], s;
+            int64_t mx, best_mx = -1;
+            unsigned long long sq, best_sq = 0;
+            char msg[256];
+            ipup_plan p;
+            ipup_config c;
+            TT_EQ_INT(ipup_balance_stages(&m, S, split, msg, sizeof msg), IPUP_OK);
+            TT_STREQ(msg, "");
+            first[0] = 0;
+            for (s = 1; s < S; s++) first[s] = split[s - 1];
+            first[S] = m.n_layers;
+            for (s = 0; s < S; s++) TT_CHECK_MSG(first[s] < first[s + 1], "model %s, %d stages: stage %d empty", text, (int)S, (int)s);
+            bal_score(cost, first, S, &mx, &sq);
+            {
+                int32_t scratch[IPUP_MAX_LAYERS + 1];
+                scratch[0] = 0;
+                bal_brute(cost, scratch, 1, S, m.n_layers, &best_mx, &best_sq);
+            }
+            TT_CHECK_MSG(mx == best_mx && sq == best_sq, "model %s, %d stages: got max %lld sq %llu, brute force %lld %llu", text,
+                         (int)S, (long long)mx, sq, (long long)best_mx, best_sq);
+            /* splits as balanced by the largest stage but less even: the second rule
+               decides (a single lexicographic programme gets some of these wrong) */
+            {
+                int32_t alt[IPUP_MAX_LAYERS + 1];
+                int32_t worse = 0;
+                alt[0] = 0;
+                bal_count_worse(cost, alt, 1, S, m.n_layers, best_mx, best_sq, &worse);
+                if (worse) ties++;
+            }
+            /* the emulator's default split is this one */
+            memset(&c, 0, sizeof c);
+            c.model = &m;
+            c.stages = S;
+            TT_EQ_INT(ipup_plan_config(&g_emu, &c, &p), IPUP_OK);
+            for (s = 0; s < S; s++) TT_EQ_INT(p.split[s], first[s]);
+            checked++;
+        }
+    }
+    TT_CHECK(checked > 1000);
+    TT_CHECK_MSG(ties > 50, "only %d cases where the sum of squares decides", (int)ties);
+}
+
+TTEST(balance_stages_errors) {
+    ipup_model_desc m;
+    int32_t split[8];
+    char msg[256];
+    tiny_model_or_exit(&m, 1, 1, 6, "dense8,relu,dense4,xent");
+    TT_EQ_INT(ipup_balance_stages(&m, 5, split, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "5 stages but the model has only 4 layers");
+    TT_CONTAINS(msg, "use at most 4 stages");
+    TT_EQ_INT(ipup_balance_stages(&m, 0, split, msg, sizeof msg), IPUP_ERR_ARG);
+    TT_CONTAINS(msg, "0 stages; give 1 or more");
+    TT_EQ_INT(ipup_balance_stages(&m, -3, split, msg, sizeof msg), IPUP_ERR_ARG);
+    TT_CONTAINS(msg, "-3 stages");
+    TT_EQ_INT(ipup_balance_stages(NULL, 2, split, msg, sizeof msg), IPUP_ERR_ARG);
+    TT_CONTAINS(msg, "model is NULL");
+    TT_EQ_INT(ipup_balance_stages(&m, 2, NULL, msg, sizeof msg), IPUP_ERR_ARG);
+    TT_CONTAINS(msg, "split is NULL; it needs stages - 1 = 1 entries");
+    TT_EQ_INT(ipup_balance_stages(&m, 1, NULL, msg, sizeof msg), IPUP_OK); /* nothing to write */
+    TT_EQ_INT(ipup_balance_stages(&m, 2, split, NULL, 0), IPUP_OK);        /* no message wanted */
+    TT_EQ_INT(ipup_balance_stages(&m, 9, split, NULL, 0), IPUP_ERR_CONFIG);
+    m.layers[3].kind = IPUP_LAYER_RELU; /* no loss at the end: ipup_model_info's error */
+    TT_EQ_INT(ipup_balance_stages(&m, 2, split, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "last layer");
+}
+
+TTEST(pools_freeze_after_init) {
+    /* a live emulator refuses what would carve its pools again (ipup_init, ipup_plan_config)
+       and runs on untouched; ipup_shutdown releases the pools. Both runners. */
+    static float before[REF_MAXF];
+    int k;
+    for (k = 0; k < 2; k++) {
+        ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+        ipup_plan p;
+        ipup_tensor_info t;
+        c.stages = 3;
+        c.runner = k ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_get(&g_emu, 0, &t), IPUP_OK);
+        memcpy(before, t.data, (size_t)t.n * sizeof(float));
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_FROZEN);
+        TT_CONTAINS(ipup_last_error(&g_emu), "ipup_init on an emulator that is already initialised: its pools are frozen");
+        TT_CONTAINS(ipup_last_error(&g_emu), "call ipup_shutdown first");
+        TT_EQ_INT(ipup_plan_config(&g_emu, &c, &p), IPUP_ERR_FROZEN);
+        TT_CONTAINS(ipup_last_error(&g_emu), "ipup_plan_config on an emulator that is already initialised");
+        TT_CONTAINS(ipup_last_error(&g_emu), "plan with another (scratch) ipup_emu, or call ipup_shutdown first");
+        TT_EQ_INT(ipup_tensor_get(&g_emu, 0, &t), IPUP_OK);
+        TT_CHECK(memcmp(before, t.data, (size_t)t.n * sizeof(float)) == 0);
+        TT_EQ_INT(ipup_get_step(&g_emu), 3);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK); /* the threads are still there */
+        TT_EQ_INT(ipup_get_step(&g_emu), 6);
+        ipup_shutdown(&g_emu);
+        ipup_shutdown(&g_emu); /* twice is fine */
+        TT_EQ_INT(ipup_plan_config(&g_emu, &c, &p), IPUP_OK);
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        ipup_shutdown(&g_emu);
+    }
+    {   /* a refused ipup_init freezes nothing: the next one needs no ipup_shutdown */
+        ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
+        c.ipu[0].bytes = 64;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_OOM);
+        c = base_cfg(&g_mlp, &g_feed_mlp);
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        ipup_shutdown(&g_emu);
+    }
+}
+
 int main(int argc, char **argv) {
     static const ttest_case cases[] = {
         TT_CASE(ring_wraps_32bit),
@@ -904,6 +1109,9 @@ int main(int argc, char **argv) {
         TT_CASE(cost_model_trace_and_stats),
         TT_CASE(checkpoint_roundtrip_and_eval),
         TT_CASE(balanced_split),
+        TT_CASE(balance_stages_matches_brute_force),
+        TT_CASE(balance_stages_errors),
+        TT_CASE(pools_freeze_after_init),
     };
     models();
     return TTEST_MAIN(cases, argc, argv);

@@ -1,5 +1,5 @@
 /* test_hostile_config.c - hostile configurations of the emulator (ipupipe.h) at the API
- * level (issue 6): M = 0 means the default and M < 0 is refused, S above the
+ * level: M = 0 means the default and M < 0 is refused, S above the
  * compiled maximum, splits naming no layer or leaving a stage empty, more stages than
  * IPUs allow, pools one byte too small, replicas x stages beyond IPUP_MAX_IPUS, and a
  * learning rate (or momentum, Adam beta, eps) that is NaN, infinite or negative.
@@ -16,8 +16,8 @@
 #include <math.h>
 
 #define HC_POOL (256 * 1024)
-static IPUP_ALIGN64 uint8_t hc_ipu[IPUP_MAX_IPUS][HC_POOL];
-static IPUP_ALIGN64 uint8_t hc_host[1 << 20];
+IPUP_ALIGN64 static uint8_t hc_ipu[IPUP_MAX_IPUS][HC_POOL];
+IPUP_ALIGN64 static uint8_t hc_host[1 << 20];
 static ipup_emu hc_emu;
 static ipup_model_desc hc_model;
 

@@ -1,4 +1,4 @@
-/* test_hostile_inputs.c - hostile input to every reader of outside data (issue 6):
+/* test_hostile_inputs.c - hostile input to every reader of outside data:
  * the IDX reader (examples/mnist_data.h), the schedule CSV reader (ipupipe_sched.h)
  * and the checkpoint reader/writer (examples/mnist_ckpt.h). Each case checks the exact
  * result code and the words of the message that say what is wrong, and that nothing

@@ -1,4 +1,4 @@
-/* test_hostile_threads.c - the threaded runner of ipupipe.h under stress (issue 6):
+/* test_hostile_threads.c - the threaded runner of ipupipe.h under stress:
  * more IPU threads than cores (6 stages x 2 replicas = 12 threads on this 2-core
  * machine), random delays and yields before ops, many steps, every schedule. It must
  * never deadlock (a watchdog alarm fails the test instead of hanging), never lose or
@@ -19,8 +19,8 @@
 
 #define HT_POOL (128 * 1024)
 #define HT_MAX_RECS 4096
-static IPUP_ALIGN64 uint8_t ht_ipu[IPUP_MAX_IPUS][HT_POOL];
-static IPUP_ALIGN64 uint8_t ht_host[1 << 20];
+IPUP_ALIGN64 static uint8_t ht_ipu[IPUP_MAX_IPUS][HT_POOL];
+IPUP_ALIGN64 static uint8_t ht_host[1 << 20];
 static ipup_emu ht_emu;
 static ipup_model_desc ht_model;
 

@@ -30,7 +30,7 @@ void *__wrap_realloc(void *p, size_t n) { g_heap_calls++; return __real_realloc(
 void __wrap_free(void *p) { g_heap_calls++; __real_free(p); }
 
 #define POOL (256 * 1024)
-static IPUP_ALIGN64 uint8_t g_ipu[4][POOL], g_stream[4][POOL], g_host[1 << 19];
+IPUP_ALIGN64 static uint8_t g_ipu[4][POOL], g_stream[4][POOL], g_host[1 << 19];
 static ipup_emu g_emu;
 static float g_x[64 * 20];
 static int32_t g_y[64];
@@ -70,7 +70,6 @@ static void train_everything(ipup_runner_kind runner) {
     ipup_model_desc m;
     ipup_config c;
     ipup_run_stats st;
-    char text[2048];
     int32_t i, n;
     long at_freeze;
     double ls = 0.0;
@@ -98,7 +97,8 @@ static void train_everything(ipup_runner_kind runner) {
     TT_EQ_INT(ipup_evaluate(&g_emu, 64, g_x, g_y, &ls, &cor), IPUP_OK);
     g_sink_len = 0;
     TT_EQ_INT(ipup_trace_write(&g_emu, sink, NULL), IPUP_OK);
-    ipup_memory_report_text(&g_emu, text, sizeof text);
+    g_sink_len = 0;
+    TT_EQ_INT(ipup_memory_report_write(&g_emu, sink, NULL), IPUP_OK);
     n = ipup_tensor_count(&g_emu);
     for (i = 0; i < n; i++) {
         ipup_tensor_info t;
