@@ -49,9 +49,9 @@ $(FW_OUT)/dataflags: fw-force
 	@mkdir -p $(@D)
 	@echo '$(FW_TRAIN) $(FW_TEST) $(FW_POOL)' | cmp -s - $@ || echo '$(FW_TRAIN) $(FW_TEST) $(FW_POOL)' > $@
 
-$(FW_OUT)/gen_mnist: $(FW_DIR)/gen_mnist.c examples/mnist_data.h
+$(FW_OUT)/gen_mnist: $(FW_DIR)/gen_mnist.c examples/mnist_data.h examples/mnist_err.h $(LIBHDRS)
 	@mkdir -p $(@D)
-	$(CC_gcc) $(CSTD) $(WARN) -O2 -Iexamples $< -o $@
+	$(CC_gcc) $(CSTD) $(WARN) -O2 -I. -Iexamples $< -o $@
 
 # The generated data (never committed): depends on `make data` having fetched MNIST.
 $(FW_OUT)/fw_mnist.c: $(FW_OUT)/gen_mnist $(FW_OUT)/dataflags | data
