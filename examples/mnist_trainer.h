@@ -110,7 +110,7 @@ static void mt_layer_ids(const mt_run *r, int all, char *buf, size_t cap) {
     size_t k = 0;
     buf[0] = 0;
     for (i = 0; i < n && k + 1 < cap; i++)
-        k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? ", " : "",
+        k += (size_t)ipup_snprintf(buf + k, cap - k, "%s%s", i ? ", " : "",
                               r->desc.layers[all ? i : r->layer_first[i]].id);
 }
 
@@ -145,7 +145,7 @@ static int mt_stages(mt_run *r) {
         for (i = 0; i < r->o.n_splits; i++) list[n++] = r->o.splits[i];
     } else {
         char *s, *tok;
-        snprintf(defsplits, sizeof defsplits, "%s", r->spec->splits);
+        ipup_snprintf(defsplits, sizeof defsplits, "%s", r->spec->splits);
         for (s = defsplits; (tok = strtok(s, " ")) != NULL && n < MT_MAX_STAGES - 1; s = NULL) list[n++] = tok;
     }
     r->n_stages = n + 1;
@@ -324,7 +324,7 @@ static int mt_setup_emulator(mt_run *r) {
     r->emu_started = 1;
     if ((rc = mt_setup_tensors(r)) != 0) return rc;
     memset(meta, 0, sizeof *meta);
-    snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
+    ipup_snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
     if (!r->o.load) return 0;
     if (mnist_ckpt_load(r->o.load, meta, r->tens, r->n_tens, r->err) != MNIST_CKPT_OK)
         return mt_err("--load: %s", r->err);
@@ -366,9 +366,9 @@ static int mt_setup(mt_run *r, int argc, char **argv) {
 /* ------------------------------------------------------------------ what will run */
 
 static void mt_fmt_bytes(char *buf, size_t cap, double b) {
-    if (b >= 1048576.0) snprintf(buf, cap, "%.2f MB", b / 1048576.0);
-    else if (b >= 1024.0) snprintf(buf, cap, "%.1f KB", b / 1024.0);
-    else snprintf(buf, cap, "%.0f B", b);
+    if (b >= 1048576.0) ipup_snprintf(buf, cap, "%.2f MB", b / 1048576.0);
+    else if (b >= 1024.0) ipup_snprintf(buf, cap, "%.1f KB", b / 1024.0);
+    else ipup_snprintf(buf, cap, "%.0f B", b);
 }
 
 /* The tutorial's layers: output shape (the loss layer: its input), activation, weights. */
@@ -521,7 +521,7 @@ static size_t mt_cat(mt_run *r, size_t n, const char *fmt, ...) {
     int k;
     if (n >= r->text_cap) return n;
     va_start(ap, fmt);
-    k = vsnprintf(r->text + n, r->text_cap - n, fmt, ap);
+    k = ipup_vsnprintf(r->text + n, r->text_cap - n, fmt, ap);
     va_end(ap);
     if (k < 0) return n;
     n += (size_t)k;
@@ -563,7 +563,7 @@ static int mt_write_outputs(mt_run *r) {
         meta->step = (uint64_t)ipup_get_step(r->emu);
         meta->seed = r->o.seed;
         meta->epoch = (uint32_t)(r->epoch);
-        snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
+        ipup_snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
         if (mnist_ckpt_save(r->o.save, meta, r->tens, r->n_tens, r->err) != MNIST_CKPT_OK) rc = mt_err("--save: %s", r->err);
         else if (!r->o.quiet)
             printf("Saved %s (epoch %u, step %llu)\n", r->o.save, meta->epoch, (unsigned long long)meta->step);

@@ -232,7 +232,7 @@ static int run_check(const opts *o) {
     if (!fg) { mem_free(&m); return 2; }
     fill_act(o, S, act);
     ipup_sched_measure(&t, &o->cost, act, m.work, m.work_bytes, fg);
-    snprintf(name, sizeof name, "csv:%.250s%s", o->check, o->respace ? " (respaced)" : "");
+    ipup_snprintf(name, sizeof name, "csv:%.250s%s", o->check, o->respace ? " (respaced)" : "");
     if (!strcmp(o->format, "grid") && !o->quiet) printf("VALID %s\n", o->check);
     rc = emit(o, &t, fg, name, "");
     free(fg);

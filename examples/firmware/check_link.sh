@@ -26,11 +26,11 @@ awk '/^Linker script and memory map/ {on = 1}
 echo
 arm-none-eabi-size "$elf"
 echo "firmware: biggest RAM objects (bytes):"
-$nm -S -t d --size-sort "$elf" | awk '$3 ~ /^[bBdD]$/ {printf "  %8d %s\n", $2 + 0, $4}' | sort -rn | head -12
+$nm -S -t d --size-sort "$elf" | awk '$3 ~ /^[bBdD]$/ {printf "  %8d %s\n", $2 + 0, $4}' | sort -rn | sed -n 1,12p
 img=$($nm -S -t d "$elf" | awk '$4 ~ /^fw_(train|test)_[xy]$/ {s += $2} END {print s + 0}')
 text=$(arm-none-eabi-size -A -d "$elf" | awk '$1 == ".text" {print $2}')
 lib=$($nm -S -t d "$elf" | awk '$3 ~ /^[tTrR]$/ && $4 ~ /^ipup/ {s += $2} END {print s + 0}')
 echo "firmware: flash: .text $text bytes = compiled-in MNIST images and labels $img + code and constants $((text - img))," \
      "of which the ipupipe headers' functions (ipup_*) $lib"
 echo "firmware: biggest functions (bytes):"
-$nm -S -t d --size-sort "$elf" | awk '$3 ~ /^[tT]$/ && $4 !~ /^fw_(train|test)_/ {printf "  %8d %s\n", $2 + 0, $4}' | sort -rn | head -8
+$nm -S -t d --size-sort "$elf" | awk '$3 ~ /^[tT]$/ && $4 !~ /^fw_(train|test)_/ {printf "  %8d %s\n", $2 + 0, $4}' | sort -rn | sed -n 1,8p
