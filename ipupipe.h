@@ -117,8 +117,10 @@
      efficiency) (recomputation adds the stage's forward to B/I/W; F of stage 0 adds the
      infeed bytes over the host link); then the update phase: optimizer FLOPs, the ring
      all-reduce 2(R-1)/R * gradient bytes over the link, offload traffic 2 * state bytes
-     over the streaming-memory link. Phases: ramp-up until the last IPU starts its first
-     op, ramp-down from the moment the first IPU finishes its last op, main in between;
+     over the streaming-memory link. Phases as the tutorials define them
+     (ipup_sched_phases, the same steps as ipupipe-sched): ramp-up until every IPU in use
+     is busy in one column, main while they all are, ramp-down after (no main when the
+     pipeline never fills), timed from the start of their columns;
      utilisation = busy time / (phase time * IPUs).
 
    MEMORY OF THE EMULATOR ITSELF
@@ -1615,16 +1617,20 @@ static double ipup__update_cost(const ipup_emu *e, int32_t d) {
     return t;
 }
 static void ipup__cost_setup(ipup_emu *e) {
-    double first[IPUP_MAX_DEVICES], last[IPUP_MAX_DEVICES], now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
+    double now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
     int32_t i = 0, d, P = e->P, p;
-    int have[IPUP_MAX_DEVICES];
     double sync = ipup__sync_s(e);
-    for (d = 0; d < P; d++) { first[d] = 0.0; last[d] = 0.0; have[d] = 0; e->busy_s[d] = 0.0; }
+    int32_t ph[6]; /* the tutorials' phases in steps (ipup_sched_phases), timed below */
+    int set_up = 0, set_down = 0;
+    if (ipup_sched_phases(&e->table, ph)) { ph[2] = 0; ph[4] = 0; }
+    for (d = 0; d < P; d++) e->busy_s[d] = 0.0;
     for (p = 0; p < IPUP_PHASES; p++) { e->phase_s[p] = 0.0; e->phase_busy[p] = 0.0; }
-    /* pass 1: column times, busy, first/last op per device */
+    /* pass 1: column times, busy, the start times of the main and ramp-down steps */
     while (i < e->table.n_ops) {
         int32_t t = e->ops[i].step, k;
         double mx = 0.0, mxx = 0.0;
+        if (!set_up && t >= ph[2]) { tup = now; set_up = 1; }
+        if (!set_down && t >= ph[4]) { tdown = now; set_down = 1; }
         for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
             double du, xf;
             d = e->ops[k].device;
@@ -1632,22 +1638,12 @@ static void ipup__cost_setup(ipup_emu *e) {
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
             e->busy_s[d] += du;
-            if (!have[d]) { first[d] = now; have[d] = 1; }
-            last[d] = now + du;
         }
         now += mx + mxx + sync;
         i = k;
     }
-    {
-        int any = 0;
-        for (d = 0; d < P; d++) {
-            if (!have[d]) continue;
-            if (!any || first[d] > tup) tup = first[d];
-            if (!any || last[d] < tdown) tdown = last[d];
-            any = 1;
-        }
-        if (tdown < tup) tdown = tup;
-    }
+    if (!set_up) tup = now;
+    if (!set_down) tdown = now;
     e->phase_s[IPUP_PHASE_RAMP_UP] = tup;
     e->phase_s[IPUP_PHASE_MAIN] = tdown - tup;
     e->phase_s[IPUP_PHASE_RAMP_DOWN] = now - tdown;

@@ -244,7 +244,8 @@ IPUPIPE_DEF void ipup_sched_sort(ipup_table *t);
 typedef struct ipup_sched_verify_info {
     int32_t rule;               /* 0 valid; 1..5: the rule of docs/schedules.md §2 that broke;
                                    6: table structure (sizes, ranges, sorting) */
-    int32_t step, device;       /* where: the failing op's step and device (-1 when the op is missing) */
+    int32_t step, device;       /* where: the failing op's 0-based step index (messages say step + 1) and
+                                   device (-1 when the op is missing) */
     int32_t op_index;           /* index of the failing op in ops, -1 */
     int32_t stage, mb, kind;    /* the op that is wrong or missing (-1 when not about one op) */
     int32_t in_order;           /* 1 when every stage's weight-gradient ops (B or W) run in increasing m */
@@ -280,9 +281,9 @@ typedef struct ipup_sched_figures {
     double bubble_bsp, bubble_async; /* 1 - work / (P x time) */
     int32_t first_mb_done;         /* 1-based step at which the first micro-batch has all its ops done */
     int32_t first_mb;              /* that micro-batch */
-    int32_t ramp_up[2], main_phase[2], ramp_down[2]; /* inclusive step ranges; [a, a-1] is empty.
-                                      main: from the step where the last device starts to the step
-                                      where the first device finishes */
+    int32_t ramp_up[2], main_phase[2], ramp_down[2]; /* inclusive 0-based step ranges; [a, a-1] is
+                                      empty. ipup_sched_phases: main from the first to the last step
+                                      in which every device in use is busy */
     int32_t in_order;              /* in-order accumulation (see verify) */
     int32_t peak_inflight[IPUP_SCHED_MAX_STAGES];
     int64_t stash_bytes[IPUP_SCHED_MAX_STAGES]; /* peak_inflight x act_bytes per stage */
@@ -293,6 +294,13 @@ typedef struct ipup_sched_figures {
    input). work as for verify. */
 IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes, void *work,
                                       size_t work_bytes, ipup_sched_figures *out);
+/* The phases of a table as the Graphcore tutorials define them (docs/schedules.md §4):
+   ramp-up until every device that runs any op is busy in one step, main from that step
+   to the last step in which they all are, ramp-down after. A pipeline that never fills
+   has no main phase: its ramp-up ends where the first backward (B or I) starts. out[6] =
+   ramp-up, main, ramp-down as inclusive 0-based step ranges [first, last]; [x, x-1] is
+   empty. Ops must be sorted by step. Returns IPUP_ERR_ARG on a bad table. */
+IPUPIPE_DEF int ipup_sched_phases(const ipup_table *t, int32_t out[6]);
 
 /* ---- render and exchange ----
    Every writer sends its document through write(user, data, len), in pieces, and
@@ -302,8 +310,18 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
 /* Text grid, rows = devices ("IPU0  F0 .. B0"); cells show the stage too when a device
    holds several stages ("2F0"). */
 IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write, void *user);
-/* PyTorch's _format_pipeline_order layout (rows "Step NN:", columns "Rank i"); the row
-   of mark_step (>= 0) ends with " <-- ERROR HERE". */
+/* PopXL's numbering (docs/schedules.md §3, PopXL view): the forward and the backward of a
+   model stage are separate pipeline stages. With S model stages, F(s) is pipeline stage
+   s and B/I/W(s) is 2S-2-s, so S model stages are 2S-1 pipeline stages and the last
+   model stage's forward and backward share stage S-1. The activation stash of model
+   stage s is a FIFO of length (2S-2-s) - s. */
+IPUPIPE_DEF int32_t ipup_sched_popxl_stage(int32_t stages, const ipup_op *op);
+/* The grid of ipup_sched_render_grid with every cell named by its PopXL pipeline stage
+   ("3B0": the backward of model stage 1 of 3). */
+IPUPIPE_DEF int ipup_sched_render_grid_popxl(const ipup_table *t, ipup_write_fn write, void *user);
+/* PyTorch's _format_pipeline_order layout (rows "Step NN:", columns "Rank i"), with the
+   steps numbered from 1 as a person counts them (PyTorch counts from 0); the row of the
+   0-based step index mark_step (>= 0) ends with " <-- ERROR HERE". */
 IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write, void *user);
 /* PyTorch compute-only CSV: one row per device, one cell per step, empty = idle. */
 IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, void *user);
@@ -842,6 +860,8 @@ IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out) {
     if (ipup__name_eq(name, "i1f1b") || ipup__name_eq(name, "interleaved1f1b")) { *out = IPUP_SCHED_INTERLEAVED_1F1B; return IPUP_OK; }
     if (ipup__name_eq(name, "pipedream-flush")) { *out = IPUP_SCHED_1F1B; return IPUP_OK; }
     if (ipup__name_eq(name, "fill-drain")) { *out = IPUP_SCHED_GPIPE; return IPUP_OK; }
+    /* TF's sharding: the model split over IPUs, one IPU working at a time */
+    if (ipup__name_eq(name, "sharding")) { *out = IPUP_SCHED_SEQUENTIAL; return IPUP_OK; }
     return IPUP_ERR_PARSE;
 }
 
@@ -1150,7 +1170,7 @@ static IPUP__UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_le
             return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
                              "%s: no device can run an op at step %d (%lld of %lld ops placed): the "
                              "schedule deadlocks with this stage -> device mapping; try the default mapping",
-                             ipup_sched_kind_name((ipup_sched_kind)g->kind), (int)g->t, (long long)done, (long long)total);
+                             ipup_sched_kind_name((ipup_sched_kind)g->kind), (int)g->t + 1, (long long)done, (long long)total);
         for (d = 0; d < g->P; d++) {
             if (!chk[d]) continue;
             ipup__emit(g, d, chs[d], chm[d], chk[d]);
@@ -1333,9 +1353,6 @@ static IPUP__UNUSED int ipup__gen_rules(const ipup__gen *g, int strict, int *nwa
                       (int)M, (int)P, (int)((M + P - 1) / P * P), (int)((M + P - 1) / P * P - M));
         if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, e, w)) != IPUP_OK) return rc;
     }
-    if (kind != IPUP_SCHED_SEQUENTIAL && S > 1 && M < 2 * P && P > 1)
-        ipup__warn(msg, msg_len, nwarn, "%s: M=%d < 2P=%d: the pipeline never fills (most devices idle most of the time)",
-                   kname, (int)M, (int)(2 * P));
     return IPUP_OK;
 }
 
@@ -1367,6 +1384,16 @@ static IPUP__UNUSED int ipup__gen_place(ipup__gen *g, int32_t need, char *msg, s
         return IPUP_OK;
     }
     return ipup__run_dynamic(g, msg, msg_len);
+}
+
+/* "never fills", true to the table: no step has every device in use busy (the phases of
+   §4 have no main). Sequential never overlaps stages by design and is not warned about. */
+static IPUP__UNUSED void ipup__gen_fill_warning(const ipup_table *t, int kind, int *nwarn, char *msg, size_t msg_len) {
+    int32_t ph[6];
+    if (kind == IPUP_SCHED_SEQUENTIAL || t->devices < 2 || ipup_sched_phases(t, ph) != IPUP_OK || ph[3] >= ph[2]) return;
+    ipup__warn(msg, msg_len, nwarn,
+               "%s: S=%d M=%d: the pipeline never fills (no step has all %d devices busy; more micro-batches fill it)",
+               ipup__kind_names[kind], (int)t->stages, (int)t->microbatches, (int)t->devices);
 }
 
 IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
@@ -1409,6 +1436,7 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     out->ops = ops;
     out->split_backward = g.split;
     for (s = 0; s < g.S; s++) out->stage_device[s] = g.map[s];
+    ipup__gen_fill_warning(out, g.kind, &nwarn, msg, msg_len);
     return IPUP_OK;
 }
 
@@ -1557,9 +1585,9 @@ static IPUP__UNUSED int ipup__ver_range(ipup__ver *v, int32_t i) {
         in->stage = o->stage; in->mb = o->mb; in->kind = k;
         return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
                          "rule 1 (indices in range): op %d (stage %d, micro-batch %d, kind %d, step %d, device %d) is out "
-                         "of range: stages 0..%d, micro-batches 0..%d, kinds F B I W, steps 0..%d, devices 0..%d",
-                         (int)i, (int)o->stage, (int)o->mb, k, (int)o->step, (int)o->device, (int)(v->S - 1),
-                         (int)(v->M - 1), (int)(v->t->steps - 1), (int)(v->P - 1));
+                         "of range: stages 0..%d, micro-batches 0..%d, kinds F B I W, steps 1..%d, devices 0..%d",
+                         (int)i, (int)o->stage, (int)o->mb, k, (int)o->step + 1, (int)o->device, (int)(v->S - 1),
+                         (int)(v->M - 1), (int)v->t->steps, (int)(v->P - 1));
     }
     return IPUP_OK;
 }
@@ -1576,14 +1604,14 @@ static IPUP__UNUSED int ipup__ver_device(ipup__ver *v, int32_t i) {
             return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
                              "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
                              "another step",
-                             (int)o->device, (int)o->step, ipup__op_desc(v->b, sizeof v->b, p->kind, p->stage, p->mb), v->a);
+                             (int)o->device, (int)o->step + 1, ipup__op_desc(v->b, sizeof v->b, p->kind, p->stage, p->mb), v->a);
         }
         if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
             ipup__ver_op(v, 6, i);
             return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
                              "table structure: ops %d and %d are not sorted by (step, device) (device %d, step %d: %s "
                              "comes after step %d); call ipup_sched_sort first",
-                             (int)(i - 1), (int)i, (int)o->device, (int)o->step, v->a, (int)p->step);
+                             (int)(i - 1), (int)i, (int)o->device, (int)o->step + 1, v->a, (int)p->step + 1);
         }
     }
     if (o->device != home) {
@@ -1591,7 +1619,7 @@ static IPUP__UNUSED int ipup__ver_device(ipup__ver *v, int32_t i) {
         return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
                          "rule 2 (stage on its device): device %d, step %d: %s runs on device %d, but stage %d lives on "
                          "device %d (its weights and stash are there); move it to device %d",
-                         (int)o->device, (int)o->step, v->a, (int)o->device, (int)o->stage, (int)home, (int)home);
+                         (int)o->device, (int)o->step + 1, v->a, (int)o->device, (int)o->stage, (int)home, (int)home);
     }
     return IPUP_OK;
 }
@@ -1608,11 +1636,11 @@ static IPUP__UNUSED int ipup__ver_once(ipup__ver *v, int32_t i) {
             return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
                              "rule 1 (each op once): device %d, step %d: %s, but the same stage and micro-batch already "
                              "has %s at step %d; a backward is either B or I + W, not both",
-                             (int)o->device, (int)o->step, v->a, ipup__op_desc(v->b, sizeof v->b, v->kG[x], o->stage, o->mb),
-                             (int)slot[x]);
+                             (int)o->device, (int)o->step + 1, v->a, ipup__op_desc(v->b, sizeof v->b, v->kG[x], o->stage, o->mb),
+                             (int)slot[x] + 1);
         return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
                          "rule 1 (each op once): device %d, step %d: %s appears twice (also at step %d); remove one",
-                         (int)o->device, (int)o->step, v->a, (int)slot[x]);
+                         (int)o->device, (int)o->step + 1, v->a, (int)slot[x] + 1);
     }
     slot[x] = o->step;
     if (k == IPUP_OP_B || k == IPUP_OP_I) v->kG[x] = (int8_t)k;
@@ -1646,7 +1674,7 @@ static IPUP__UNUSED int ipup__ver_complete(ipup__ver *v) {
                                  "rule 1 (nothing else appears): device %d, step %d: %s, but the backward of stage %d, "
                                  "micro-batch %d is a full B (it already computes the weight gradient); write I instead of B "
                                  "or drop the W",
-                                 (int)home, (int)v->stW[x], ipup__op_desc(v->a, sizeof v->a, IPUP_OP_W, s, m), (int)s, (int)m);
+                                 (int)home, (int)v->stW[x] + 1, ipup__op_desc(v->a, sizeof v->a, IPUP_OP_W, s, m), (int)s, (int)m);
             }
         }
     return IPUP_OK;
@@ -1696,9 +1724,9 @@ static IPUP__UNUSED int ipup__ver_deps(ipup__ver *v) {
         return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
                          "rule %d (%s): device %d, step %d: %s needs %s from device %d, which runs at step %d; a value "
                          "made in step t is usable from step t+1, so move %s to step %d or later",
-                         rule, what[rule - 3], (int)o->device, (int)o->step, v->a,
+                         rule, what[rule - 3], (int)o->device, (int)o->step + 1, v->a,
                          ipup__op_desc(v->b, sizeof v->b, d.kind, d.stage, o->mb), (int)v->t->stage_device[d.stage],
-                         (int)d.step, v->a, (int)(d.step + 1));
+                         (int)d.step + 1, v->a, (int)(d.step + 2));
     }
     return IPUP_OK;
 }
@@ -1799,11 +1827,11 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
                                                         void *work, size_t work_bytes, ipup_sched_figures *out) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     double devfree[IPUP_SCHED_MAX_STAGES], devwork[IPUP_SCHED_MAX_STAGES];
-    int32_t first[IPUP_SCHED_MAX_STAGES], last[IPUP_SCHED_MAX_STAGES], lastwg[IPUP_SCHED_MAX_STAGES];
+    int32_t lastwg[IPUP_SCHED_MAX_STAGES];
     int32_t cur[IPUP_SCHED_MAX_STAGES];
     double *finF, *finG, stepmax = 0.0, makespan = 0.0;
     int32_t *left;
-    int32_t S, M, P, n, i, s, d, cross = 0, a, b;
+    int32_t S, M, P, n, i, s, d, cross = 0;
     int64_t SM;
     if (!out || ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
     if (!ipup__work_ok(t, work, work_bytes)) return IPUP_ERR_CAPACITY;
@@ -1816,7 +1844,7 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     left = (int32_t *)(void *)((uint8_t *)work + (size_t)16 * (size_t)SM);
     for (i = 0; i < SM; i++) finF[i] = finG[i] = -1.0;
     for (i = 0; i < M; i++) left[i] = 0;
-    for (d = 0; d < P; d++) { devfree[d] = 0.0; devwork[d] = 0.0; first[d] = -1; last[d] = -1; }
+    for (d = 0; d < P; d++) { devfree[d] = 0.0; devwork[d] = 0.0; }
     for (s = 0; s < S; s++) { lastwg[s] = -1; cur[s] = 0; }
     out->stages = S; out->microbatches = M; out->devices = P; out->steps = t->steps; out->n_ops = n;
     out->in_order = 1;
@@ -1864,8 +1892,6 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
         else if (o->kind != IPUP_OP_W) finG[x] = fin;
         devwork[d] += c;
         out->work += c;
-        if (first[d] < 0) first[d] = o->step;
-        last[d] = o->step;
         /* in-flight and in-order */
         if (o->kind == IPUP_OP_F) {
             if (++cur[s] > out->peak_inflight[s]) out->peak_inflight[s] = cur[s];
@@ -1888,19 +1914,16 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
         out->stash_bytes[s] = (int64_t)out->peak_inflight[s] * (act_bytes ? act_bytes[s] : 0);
         out->stash_total += out->stash_bytes[s];
     }
-    /* phases: main = [last device's first step, first device's last step] */
-    a = 0; b = t->steps - 1;
-    for (d = 0; d < P; d++) {
-        if (first[d] < 0) continue;
-        if (first[d] > a) a = first[d];
-        if (last[d] < b) b = last[d];
+    {
+        int32_t ph[6];
+        ipup_sched_phases(t, ph);
+        out->ramp_up[0] = ph[0]; out->ramp_up[1] = ph[1];
+        out->main_phase[0] = ph[2]; out->main_phase[1] = ph[3];
+        out->ramp_down[0] = ph[4]; out->ramp_down[1] = ph[5];
     }
-    if (b < a - 1) b = a - 1;
-    out->ramp_up[0] = 0; out->ramp_up[1] = a - 1;
-    out->main_phase[0] = a; out->main_phase[1] = b;
-    out->ramp_down[0] = b + 1; out->ramp_down[1] = t->steps - 1;
     return IPUP_OK;
 }
+
 
 /* ---- text writer: documents through ipup_write_fn, staged in small pieces ---- */
 IPUPIPE_DEF int ipup_buf_write(void *user, const void *data, size_t n) {
@@ -1972,11 +1995,19 @@ static IPUP__UNUSED int ipup__shared_devices(const ipup_table *t) {
     return 0;
 }
 
+/* with_stage: 0 = "F0", 1 = "2F0" (the stage), -S = "3B0" with PopXL's stage numbers */
 static IPUP__UNUSED int ipup__grid_token(const ipup_op *o, int with_stage, char *buf, size_t len) {
     int n;
-    if (with_stage) n = ipup_sched_op_str(o, buf, len);
+    if (with_stage < 0)
+        n = ipup_snprintf(buf, len, "%d%c%d", (int)ipup_sched_popxl_stage(-with_stage, o), ipup__kind_char(o->kind), (int)o->mb);
+    else if (with_stage) n = ipup_sched_op_str(o, buf, len);
     else n = ipup_snprintf(buf, len, "%c%d", ipup__kind_char(o->kind), (int)o->mb);
     return n < 0 ? 0 : n;
+}
+
+IPUPIPE_DEF int32_t ipup_sched_popxl_stage(int32_t stages, const ipup_op *op) {
+    if (!op) return -1;
+    return op->kind == IPUP_OP_F ? op->stage : 2 * stages - 2 - op->stage;
 }
 
 /* one grid cell: " " and the op's token (or ".." when idle), padded to cw */
@@ -2024,13 +2055,13 @@ static IPUP__UNUSED void ipup__grid_row(ipup__w *w, const ipup_table *t, int32_t
     }
 }
 
-IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write, void *user) {
+static IPUP__UNUSED int ipup__render_grid(const ipup_table *t, int popxl, ipup_write_fn write, void *user) {
     ipup__w w;
     char tok[48], lab[32];
     int ws, cw = 2, lw = 0, n, i, sorted;
     int32_t d;
     if (ipup__table_shape(t, NULL, 0) || t->steps < 0 || !write) return IPUP_ERR_ARG;
-    ws = ipup__shared_devices(t);
+    ws = popxl ? -(int)t->stages : ipup__shared_devices(t);
     for (i = 0; i < t->n_ops; i++) {
         n = ipup__grid_token(&t->ops[i], ws, tok, sizeof tok);
         if (n > cw) cw = n;
@@ -2050,6 +2081,12 @@ IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write,
     }
     return ipup__wend(&w);
 }
+IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write, void *user) {
+    return ipup__render_grid(t, 0, write, user);
+}
+IPUPIPE_DEF int ipup_sched_render_grid_popxl(const ipup_table *t, ipup_write_fn write, void *user) {
+    return ipup__render_grid(t, 1, write, user);
+}
 
 IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write, void *user) {
     ipup__w w;
@@ -2059,7 +2096,7 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
     if (ipup__table_shape(t, NULL, 0) || t->steps < 0 || !write) return IPUP_ERR_ARG;
     ipup__winit(&w, write, user);
     /* PyTorch: step labels "Step " + zero-padded index; columns "Rank i" */
-    for (n = t->steps - 1; n >= 10; n /= 10) digits++;
+    for (n = t->steps; n >= 10; n /= 10) digits++; /* labels are 1-based: Step 1 .. Step T */
     for (d = 0; d < t->devices; d++) colw[d] = ipup_snprintf(lab, sizeof lab, "Rank %d", (int)d);
     for (i = 0; i < t->n_ops; i++) {
         const ipup_op *o = &t->ops[i];
@@ -2079,7 +2116,7 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
     for (st = 0; st < t->steps && !w.err; st++) {
         {
             char num[16];
-            int nd = ipup_snprintf(num, sizeof num, "%d", (int)st);
+            int nd = ipup_snprintf(num, sizeof num, "%d", (int)st + 1);
             ipup__ws(&w, "Step ");
             while (nd++ < digits) ipup__ws(&w, "0");
             ipup__ws(&w, num);
@@ -2151,6 +2188,39 @@ static IPUP__UNUSED int32_t ipup__step_end(const ipup_table *t, int32_t i) {
     int32_t j = i;
     while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
     return j;
+}
+
+IPUPIPE_DEF int ipup_sched_phases(const ipup_table *t, int32_t out[6]) {
+    uint8_t used[IPUP_SCHED_MAX_STAGES];
+    int32_t i = 0, d, inuse = 0, a = -1, b = -1, turn = -1, T;
+    if (!out || ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
+    T = t->steps;
+    IPUPIPE_MEMSET(used, 0, sizeof used);
+    for (i = 0; i < t->n_ops; i++) {
+        d = t->ops[i].device;
+        if (d >= 0 && d < t->devices && !used[d]) { used[d] = 1; inuse++; }
+        if ((t->ops[i].kind == IPUP_OP_B || t->ops[i].kind == IPUP_OP_I) && (turn < 0 || t->ops[i].step < turn))
+            turn = t->ops[i].step;
+    }
+    /* a step is full when it holds one op on each device in use (a valid table has at
+       most one op per device and step; ops are sorted by step) */
+    i = 0;
+    while (i < t->n_ops) {
+        int32_t j = ipup__step_end(t, i);
+        if (j - i >= inuse && inuse > 0) {
+            if (a < 0) a = t->ops[i].step;
+            b = t->ops[i].step;
+        }
+        i = j;
+    }
+    if (a < 0) { /* never fills: no main; ramp-up until the first backward */
+        a = turn < 0 ? T : turn;
+        b = a - 1;
+    }
+    out[0] = 0; out[1] = a - 1;
+    out[2] = a; out[3] = b;
+    out[4] = b + 1; out[5] = T - 1;
+    return IPUP_OK;
 }
 
 /* Walks the ops in step order with the BSP start time of their step: a step starts when the
@@ -2632,7 +2702,7 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
                 return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
                                  "respace: the per-device orders deadlock at step %d: device %d waits to run %s, which needs %s "
                                  "(missing, or queued behind another waiting op); reorder the rows",
-                                 (int)tt, (int)d, ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb),
+                                 (int)tt + 1, (int)d, ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb),
                                  ipup__op_desc(b, sizeof b, dk, ds, o->mb));
             }
         }

@@ -16,6 +16,7 @@
 
 typedef struct opts {
     int stages, microbatches, devices, virt, strict, respace, compare, quiet, have_kind, help;
+    int popxl; /* --stage-numbering popxl: -S and --map count PopXL's pipeline stages */
     ipup_sched_kind kind;
     int nmap;
     int16_t map[IPUP_SCHED_MAX_STAGES];
@@ -107,6 +108,28 @@ static int parse_cost(const char *s, ipup_sched_cost *c) {
     return 0;
 }
 
+/* PopXL counts the forward and the backward of a model stage as two pipeline stages
+   (2L-1 for L model stages, the last holding both): -S gives those, --map one IPU per
+   pipeline stage, the backward of a model stage on its forward's IPU (0,1,2,1,0). Folds
+   them into L model stages. */
+static int popxl_fold(opts *o) {
+    int n = o->stages, L, s;
+    if (n % 2 == 0)
+        return usage_error("--stage-numbering popxl: -S counts PopXL pipeline stages, 2L-1 for L layers (odd: 1, 3, 5, ...)%s", "");
+    L = (n + 1) / 2;
+    if (o->nmap) {
+        if (o->nmap != n) return usage_error("--map gives %s devices, but it needs one per PopXL stage", o->nmap < n ? "fewer" : "more");
+        for (s = 0; s < L; s++)
+            if (o->map[s] != o->map[n - 1 - s])
+                return usage_error("--stage-numbering popxl: PopXL stages s and 2L-2-s are the forward and backward of one "
+                                   "layer and run on one IPU; --map must read the same both ways (e.g. 0,1,2,1,0)%s", "");
+        o->nmap = L;
+    }
+    if (o->nact > 1) return usage_error("--stage-numbering popxl: --act-bytes takes one value%s", "");
+    o->stages = L;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, opts *o) {
     int i;
     memset(o, 0, sizeof *o);
@@ -163,6 +186,11 @@ static int parse_args(int argc, char **argv, opts *o) {
                 strcmp(v, "svg"))
                 return usage_error("--format must be grid, steps, csv, json, trace or svg, not '%s'", v);
             o->format = v;
+        } else if (!strcmp(a, "--stage-numbering")) {
+            NEEDV();
+            if (!strcmp(v, "popxl")) o->popxl = 1;
+            else if (!strcmp(v, "model")) o->popxl = 0;
+            else return usage_error("--stage-numbering must be model or popxl, not '%s'", v);
         } else if (!strcmp(a, "--check")) {
             NEEDV();
             o->check = v;
@@ -184,7 +212,12 @@ static int parse_args(int argc, char **argv, opts *o) {
         return 0;
     }
     if (o->respace) return usage_error("--respace goes with --check FILE.csv%s", "");
+    if (o->compare && !strcmp(o->format, "trace"))
+        return usage_error("--compare prints grid (its table), csv, json or svg, not trace%s", "");
+    if (o->popxl && (o->compare || strcmp(o->format, "grid")))
+        return usage_error("--stage-numbering popxl draws the grid of one schedule (no --compare, --format grid)%s", "");
     if (!o->stages || !o->microbatches) return usage_error("give --stages S and --microbatches M (or --check FILE.csv)%s", "");
+    if (o->popxl && popxl_fold(o)) return 2;
     if ((long long)o->stages * o->microbatches > TOOL_MAX_CELLS)
         return usage_error("S x M is above this tool's limit of 4194304 cells%s", "");
     if (o->nmap && o->nmap != o->stages)

@@ -44,8 +44,37 @@ static int file_write(void *user, const void *data, size_t len) {
 }
 
 static int print_grid(const ipup_table *t) { return ipup_sched_render_grid(t, file_write, stdout) ? -1 : 0; }
+
+/* PopXL's view: the pipeline stages, their IPUs and each stash FIFO's length */
+static int print_popxl(const ipup_table *t) {
+    int32_t L = t->stages, n = 2 * t->stages - 1, s;
+    printf("PopXL numbering: %d layers = %d pipeline stages (forward 0..%d, backward %d..%d) on IPUs ", (int)L, (int)n, (int)(L - 1),
+           (int)(L - 1), (int)(n - 1));
+    for (s = 0; s < n; s++) printf("%s%d", s ? "," : "", (int)t->stage_device[s < L ? s : n - 1 - s]);
+    printf("\n");
+    if (ipup_sched_render_grid_popxl(t, file_write, stdout)) return -1;
+    printf("stash FIFO length (backward stage - forward stage):");
+    for (s = 0; s < L; s++) printf(" %d->%d: %d%s", (int)s, (int)(n - 1 - s), (int)(n - 1 - 2 * s), s + 1 < L ? "," : "");
+    printf("\n");
+    return 0;
+}
 static int print_steps(const ipup_table *t, int32_t mark, FILE *f) {
     return ipup_sched_render_steps(t, mark, file_write, f) ? -1 : 0;
+}
+
+/* one phase as 1-based steps ("4..19"), or "none" when empty */
+static void print_range(const char *name, const int32_t r[2], const char *none) {
+    if (r[1] < r[0]) printf("%s none%s", name, none);
+    else printf("%s %d..%d", name, (int)r[0] + 1, (int)r[1] + 1);
+}
+static void print_phases(const ipup_sched_figures *fg) {
+    printf("phases (1-based steps): ");
+    print_range("ramp-up", fg->ramp_up, "");
+    printf(", ");
+    print_range("main", fg->main_phase, " (the pipeline never fills: no step has every device busy)");
+    printf(", ");
+    print_range("ramp-down", fg->ramp_down, "");
+    printf("\n");
 }
 
 static void print_figures(const ipup_table *t, const ipup_sched_figures *fg, const ipup_sched_cost *c) {
@@ -65,8 +94,7 @@ static void print_figures(const ipup_table *t, const ipup_sched_figures *fg, con
         printf("  (total %lld)\n", (long long)fg->stash_total);
     }
     printf("first micro-batch done at step %d (1-based; micro-batch %d)\n", (int)fg->first_mb_done, (int)fg->first_mb);
-    printf("phases (0-based steps): ramp-up %d..%d, main %d..%d, ramp-down %d..%d\n", (int)fg->ramp_up[0], (int)fg->ramp_up[1],
-           (int)fg->main_phase[0], (int)fg->main_phase[1], (int)fg->ramp_down[0], (int)fg->ramp_down[1]);
+    print_phases(fg);
     printf("in-order accumulation: %s\n", fg->in_order ? "yes" : "no");
 }
 
@@ -79,7 +107,7 @@ static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg
             for (s = 0; s < t->stages; s++) printf("%s%d", s ? "," : "", (int)fg->peak_inflight[s]);
             printf("\n");
         }
-        if (!strcmp(o->format, "grid")) rc = print_grid(t);
+        if (!strcmp(o->format, "grid")) rc = o->popxl ? print_popxl(t) : print_grid(t);
         else rc = print_steps(t, -1, stdout);
         if (!o->quiet) {
             printf("\n");
@@ -240,44 +268,124 @@ static int run_check(const opts *o) {
     return rc ? 2 : 0;
 }
 
+/* one schedule of --compare: its table and figures (1 when it cannot be generated: why in msg) */
+static int compare_one(const opts *o, int k, tool_mem *m, ipup_table *t, ipup_sched_figures *fg, char *msg, size_t len) {
+    ipup_sched_config c;
+    int64_t act[IPUP_SCHED_MAX_STAGES];
+    memset(&c, 0, sizeof c);
+    c.kind = (ipup_sched_kind)k;
+    c.stages = o->stages;
+    c.microbatches = o->microbatches;
+    c.devices = k == IPUP_SCHED_INTERLEAVED_1F1B ? 0 : o->devices;
+    c.virtual_stages = o->virt;
+    c.stage_device = o->nmap && k != IPUP_SCHED_INTERLEAVED_1F1B ? o->map : NULL;
+    c.strict = o->strict;
+    if (ipup_sched_generate(&c, m->ops, m->cap, t, msg, len)) {
+        char *nl = strchr(msg, '\n');
+        if (nl) *nl = '\0';
+        return 1;
+    }
+    fill_act(o, o->stages, act);
+    ipup_sched_measure(t, &o->cost, act, m->work, m->work_bytes, fg);
+    return 0;
+}
+
+static void compare_row(const opts *o, int k, const ipup_table *t, const ipup_sched_figures *fg) {
+    int s;
+    const char *name = ipup_sched_kind_name((ipup_sched_kind)k);
+    if (!strcmp(o->format, "csv")) {
+        printf("%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%d,%s,%lld,", name, (int)t->devices, (int)t->steps, fg->bsp_time, fg->bubble_bsp,
+               fg->async_time, fg->bubble_async, (int)fg->first_mb_done, fg->in_order ? "yes" : "no", (long long)fg->stash_total);
+        for (s = 0; s < t->stages; s++) printf("%s%d", s ? " " : "", (int)fg->peak_inflight[s]);
+        printf("\n");
+        return;
+    }
+    printf("%-17s %3d %6d %9.6g %7.4f %9.6g %7.4f %6d %5s  ", name, (int)t->devices, (int)t->steps, fg->bsp_time, fg->bubble_bsp,
+           fg->async_time, fg->bubble_async, (int)fg->first_mb_done, fg->in_order ? "yes" : "no");
+    if (o->nact) printf("%12lld  ", (long long)fg->stash_total);
+    for (s = 0; s < t->stages; s++) printf("%s%d", s ? "," : "", (int)fg->peak_inflight[s]);
+    printf("\n");
+}
+
+/* --compare --format svg: the charts stacked in one picture (nested <svg> elements) */
+static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
+    ipup_buf b[IPUP_SCHED_KIND_COUNT];
+    double w[IPUP_SCHED_KIND_COUNT], h[IPUP_SCHED_KIND_COUNT], W = 0.0, H = 0.0, y = 0.0;
+    int k, rc = 0;
+    memset(b, 0, sizeof b);
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
+        ipup_table t;
+        char msg[2048];
+        w[k] = h[k] = 0.0;
+        if (compare_one(o, k, m, &t, fg, msg, sizeof msg)) continue;
+        b[k].cap = 1u << 16;
+        for (;;) { /* grow until the picture fits */
+            b[k].buf = (char *)malloc(b[k].cap);
+            b[k].len = 0;
+            if (!b[k].buf) { rc = -1; break; }
+            ipup_sched_write_svg(&t, &o->cost, fg, ipup_buf_write, &b[k]);
+            if (ipup_buf_fits(&b[k])) break;
+            free(b[k].buf);
+            b[k].cap = b[k].len + 1;
+        }
+        if (!b[k].buf || sscanf(b[k].buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%lf\" height=\"%lf\"", &w[k], &h[k]) != 2) {
+            w[k] = h[k] = 0.0;
+            continue;
+        }
+        if (w[k] > W) W = w[k];
+        H += h[k];
+    }
+    printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\">\n", W, H);
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
+        if (b[k].buf && h[k] > 0.0) {
+            printf("<svg y=\"%.0f\" %s", y, b[k].buf + 5); /* "<svg " replaced by one with its y */
+            y += h[k];
+        }
+        free(b[k].buf);
+    }
+    printf("</svg>\n");
+    return rc;
+}
+
 static int run_compare(const opts *o) {
-    int k, s;
+    int k, first = 1, rc = 0;
     tool_mem m;
     ipup_sched_figures *fg = (ipup_sched_figures *)malloc(sizeof *fg);
     if (!fg || mem_alloc(&m, o->stages, o->microbatches, 0)) { fprintf(stderr, "ipupipe-sched: out of memory\n"); free(fg); return 2; }
-    printf("S=%d M=%d  cost F=%g B=%g I=%g W=%g exchange=%g sync=%g\n", o->stages, o->microbatches, o->cost.f, o->cost.b, o->cost.i,
-           o->cost.w, o->cost.exchange, o->cost.sync);
-    printf("%-17s %3s %6s %9s %7s %9s %7s %6s %5s  %s\n", "schedule", "P", "steps", "BSP time", "bubble", "async", "bubble", "1st mb",
-           "order", "peak in-flight per stage");
+    if (!strcmp(o->format, "svg")) {
+        rc = compare_svg(o, &m, fg);
+        free(fg);
+        mem_free(&m);
+        return rc ? 2 : 0;
+    }
+    if (!strcmp(o->format, "json")) printf("[");
+    else if (!strcmp(o->format, "csv"))
+        printf("schedule,devices,steps,bsp_time,bubble,async_time,bubble_async,first_mb_done,in_order,stash_bytes_total,peak_inflight\n");
+    else {
+        printf("S=%d M=%d  cost F=%g B=%g I=%g W=%g exchange=%g sync=%g\n", o->stages, o->microbatches, o->cost.f, o->cost.b, o->cost.i,
+               o->cost.w, o->cost.exchange, o->cost.sync);
+        printf("%-17s %3s %6s %9s %7s %9s %7s %6s %5s  %s%s\n", "schedule", "P", "steps", "BSP time", "bubble", "async", "bubble",
+               "1st mb", "order", o->nact ? " stash bytes  " : "", "peak in-flight per stage");
+    }
     for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
-        ipup_sched_config c;
         ipup_table t;
         char msg[2048];
-        int rc;
-        memset(&c, 0, sizeof c);
-        c.kind = (ipup_sched_kind)k;
-        c.stages = o->stages;
-        c.microbatches = o->microbatches;
-        c.devices = k == IPUP_SCHED_INTERLEAVED_1F1B ? 0 : o->devices;
-        c.virtual_stages = o->virt;
-        c.stage_device = o->nmap && k != IPUP_SCHED_INTERLEAVED_1F1B ? o->map : NULL;
-        c.strict = o->strict;
-        rc = ipup_sched_generate(&c, m.ops, m.cap, &t, msg, sizeof msg);
-        if (rc) {
-            char *nl = strchr(msg, '\n');
-            if (nl) *nl = '\0';
-            printf("%-17s  -- %s\n", ipup_sched_kind_name(c.kind), msg);
+        if (compare_one(o, k, &m, &t, fg, msg, sizeof msg)) {
+            if (!strcmp(o->format, "grid") || !strcmp(o->format, "steps"))
+                printf("%-17s  -- %s\n", ipup_sched_kind_name((ipup_sched_kind)k), msg);
+            else fprintf(stderr, "%s: %s\n", ipup_sched_kind_name((ipup_sched_kind)k), msg);
             continue;
         }
-        ipup_sched_measure(&t, &o->cost, NULL, m.work, m.work_bytes, fg);
-        printf("%-17s %3d %6d %9.6g %7.4f %9.6g %7.4f %6d %5s  ", ipup_sched_kind_name(c.kind), (int)t.devices, (int)t.steps,
-               fg->bsp_time, fg->bubble_bsp, fg->async_time, fg->bubble_async, (int)fg->first_mb_done, fg->in_order ? "yes" : "no");
-        for (s = 0; s < t.stages; s++) printf("%s%d", s ? "," : "", (int)fg->peak_inflight[s]);
-        printf("\n");
+        if (!strcmp(o->format, "json")) {
+            printf("%s", first ? "\n" : ",\n");
+            if (ipup_sched_write_json(&t, fg, ipup_sched_kind_name((ipup_sched_kind)k), msg, file_write, stdout)) rc = -1;
+        } else compare_row(o, k, &t, fg);
+        first = 0;
     }
+    if (!strcmp(o->format, "json")) printf("]\n");
     free(fg);
     mem_free(&m);
-    return 0;
+    return rc ? 2 : 0;
 }
 
 #endif /* SCHED_RUN_H */

@@ -314,10 +314,69 @@ TTEST(zbh1_reference) {
         }
 }
 
+/* Phases as the Graphcore tutorials define them (docs/schedules.md §4), against a dense
+   grid built here: ramp-up until every device in use is busy in one step, main from the
+   first to the last such step, ramp-down after; a pipeline that never fills has no main,
+   and its ramp-up ends at the first backward. Every schedule, S 1..8, M 1..32. Also: the
+   "never fills" warning is given exactly when there is no main (sequential excepted),
+   one micro-batch never fills a pipeline of 2+ devices (whole backwards), and the main
+   phase is at least as busy as either ramp. */
+static char g_busy[3 * MAXS * MAXM + MAXS][MAXS];
+static void phases_case(ipup_sched_kind kind, int S, int M) {
+    ipup_table t;
+    char msg[2048];
+    int32_t ph[6], i, st, d, inuse = 0, a = -1, b = -1, turn = -1, cnt[3] = {0, 0, 0}, len[3];
+    char used[MAXS];
+    if (gen(kind, S, M, &t, msg, sizeof msg) != 0) return; /* a rule error (e.g. V) */
+    memset(g_busy, 0, sizeof g_busy);
+    memset(used, 0, sizeof used);
+    for (i = 0; i < t.n_ops; i++) {
+        const ipup_op *o = &t.ops[i];
+        g_busy[o->step][o->device] = 1;
+        if (!used[o->device]) { used[o->device] = 1; inuse++; }
+        if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && (turn < 0 || o->step < turn)) turn = o->step;
+    }
+    for (st = 0; st < t.steps; st++) {
+        int n = 0;
+        for (d = 0; d < t.devices; d++) n += g_busy[st][d];
+        if (n == inuse) { if (a < 0) a = st; b = st; }
+    }
+    if (a < 0) { a = turn; b = turn - 1; }
+    TT_EQ_INT(ipup_sched_phases(&t, ph), 0);
+    TT_CHECK_MSG(ph[0] == 0 && ph[1] == a - 1 && ph[2] == a && ph[3] == b && ph[4] == b + 1 && ph[5] == t.steps - 1,
+                 "%s S=%d M=%d: phases %d..%d %d..%d %d..%d, expected main %d..%d", ipup_sched_kind_name(kind), S, M,
+                 (int)ph[0], (int)ph[1], (int)ph[2], (int)ph[3], (int)ph[4], (int)ph[5], (int)a, (int)b);
+    if (kind != IPUP_SCHED_SEQUENTIAL && t.devices > 1)
+        TT_CHECK_MSG((strstr(msg, "never fills") != NULL) == (b < a), "%s S=%d M=%d: warning '%.200s' but main %d..%d",
+                     ipup_sched_kind_name(kind), S, M, msg, (int)a, (int)b);
+    else
+        TT_CHECK(strstr(msg, "never fills") == NULL);
+    if (M == 1 && t.devices > 1 && !t.split_backward) TT_CHECK_MSG(b < a, "%s S=%d M=1 fills", ipup_sched_kind_name(kind), S);
+    for (st = 0; st < t.steps; st++)
+        for (d = 0; d < t.devices; d++) cnt[st < a ? 0 : st <= b ? 1 : 2] += g_busy[st][d];
+    len[0] = a; len[1] = b - a + 1; len[2] = t.steps - 1 - b;
+    if (len[1] > 0) {
+        int p;
+        for (p = 0; p < 3; p += 2)
+            if (len[p] > 0)
+                TT_CHECK_MSG((double)cnt[1] / len[1] >= (double)cnt[p] / len[p], "%s S=%d M=%d: main less busy than phase %d",
+                             ipup_sched_kind_name(kind), S, M, p);
+    }
+}
+TTEST(phases_as_the_tutorials_define_them) {
+    int k, S, M;
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
+        for (S = 1; S <= MAXS; S++)
+            for (M = 1; M <= MAXM; M++) {
+                phases_case((ipup_sched_kind)k, S, M);
+                if (ttest_failures_ > 20) return;
+            }
+}
+
 static const ttest_case cases[] = {
     TT_CASE(zbh1_reference),
     TT_CASE(sequential_closed_form), TT_CASE(interleaved_closed_form), TT_CASE(grouped_closed_form),
     TT_CASE(gpipe_closed_form),      TT_CASE(step_counts),             TT_CASE(worked_tables_s4_m8),
-    TT_CASE(peak_inflight_forms),    TT_CASE(one_f_one_b_program),
+    TT_CASE(peak_inflight_forms),    TT_CASE(one_f_one_b_program),     TT_CASE(phases_as_the_tutorials_define_them),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }

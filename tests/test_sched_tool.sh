@@ -60,8 +60,41 @@ has "warning text" "gradient_accumulation_count (M=6)" "$tmp/out"
 expect 2 "interleaved M%S strict" -- -S 4 -M 6 --schedule interleaved --strict
 has "strict error text" "must be a multiple of the number of pipeline stages" "$tmp/err"
 expect 0 "gpipe M<S strict is fine" -- -S 4 -M 2 --schedule gpipe --strict
-expect 0 "PopXL mapping 0,1,0" -- -S 3 -M 6 --schedule interleaved --map 0,1,0 --format steps
+expect 0 "shared IPU mapping 0,1,0" -- -S 3 -M 6 --schedule interleaved --map 0,1,0 --format steps
 has "steps layout header" "Rank 0 Rank 1" "$tmp/out"
+has "steps layout counts from 1" "Step 01: 0F0" "$tmp/out"
+
+# --help: one % sign, sharding, the async column, PopXL
+expect 0 "--help again" -- --help
+has "--help prints % once" "M % S == 0" "$tmp/out"
+if grep -qF '%%' "$tmp/out"; then bad "--help has a doubled %%"; else ok "--help has no doubled %"; fi
+has "--help names sharding" "sharding = sequential" "$tmp/out"
+has "--help explains async time" "Async time keeps each" "$tmp/out"
+expect 0 "--schedule sharding" -- -S 4 -M 2 --schedule sharding
+has "sharding is sequential" "sequential  T=16" "$tmp/out"
+
+# phases as the tutorials define them, 1-based; "never fills" true to the table
+expect 0 "phases S=4 M=8 grouped" -- -S 4 -M 8
+has "phases 1-based" "phases (1-based steps): ramp-up 1..3, main 4..19, ramp-down 20..22" "$tmp/out"
+expect 0 "M=1 never fills" -- -S 4 -M 1 --schedule gpipe
+has "no main phase at M=1" "main none (the pipeline never fills" "$tmp/out"
+has "never-fills warning at M=1" "the pipeline never fills (no step has all 4 devices busy" "$tmp/out"
+for M in 3 4 5; do
+  expect 0 "S=3 M=$M 1f1b fills" -- -S 3 -M $M --schedule 1f1b
+  if grep -q "never fills" "$tmp/out"; then bad "S=3 M=$M: false never-fills warning"; else ok "S=3 M=$M: no never-fills warning"; fi
+done
+expect 0 "S=3 M=2 1f1b" -- -S 3 -M 2 --schedule 1f1b
+has "S=3 M=2 never fills" "never fills" "$tmp/out"
+
+# PopXL's numbering: 3 layers as 5 pipeline stages on IPUs 0,1,2,1,0
+expect 0 "PopXL 5 stages" -- -S 5 -M 8 --map 0,1,2,1,0 --stage-numbering popxl --schedule interleaved
+has "PopXL stage list" "3 layers = 5 pipeline stages (forward 0..2, backward 2..4) on IPUs 0,1,2,1,0" "$tmp/out"
+has "PopXL IPU1 row" "IPU1  ..  1F0 ..  1F1 3B0 1F2 3B1" "$tmp/out"
+has "PopXL IPU2 holds stage 2 both ways" "IPU2  ..  ..  2F0 2B0 2F1 2B1" "$tmp/out"
+has "PopXL FIFO lengths" "stash FIFO length (backward stage - forward stage): 0->4: 4, 1->3: 2, 2->2: 0" "$tmp/out"
+expect 2 "PopXL even stage count" -- -S 4 -M 8 --stage-numbering popxl
+expect 2 "PopXL map not symmetric" -- -S 5 -M 8 --map 0,1,2,3,0 --stage-numbering popxl
+has "PopXL map error says why" "the same both ways" "$tmp/err"
 expect 2 "interleaved-1f1b with a foreign map" -- -S 4 -M 8 --schedule interleaved-1f1b --map 0,0,1,1
 has "says s mod P" "s mod P" "$tmp/err"
 expect 0 "interleaved-1f1b V=2" -- -S 8 -M 8 --schedule interleaved-1f1b --virtual 2
@@ -73,6 +106,20 @@ if grep -E '^grouped +4 +38 +57 ' "$tmp/out" >/dev/null; then ok "compare: group
 if grep -E '^interleaved +4 +38 +72 ' "$tmp/out" >/dev/null; then ok "compare: interleaved BSP 72"; else bad "compare: interleaved BSP 72"; fi
 n=$(grep -cE '^(grouped|interleaved|sequential|gpipe|1f1b|interleaved-1f1b|zb-h1) ' "$tmp/out")
 if [ "$n" -eq 7 ]; then ok "compare lists 7 schedules"; else bad "compare lists $n schedules"; fi
+# --compare honours --act-bytes (stash column) and --format
+expect 0 "--compare --act-bytes" -- --compare -S 4 -M 8 --act-bytes 1000
+has "compare stash header" "stash bytes" "$tmp/out"
+if grep -E '^grouped +4 +22 +33 .* 16000  7,5,3,1$' "$tmp/out" >/dev/null; then ok "compare: grouped stash 16000 (7+5+3+1 x 1000)"; else bad "compare: grouped stash"; cat "$tmp/out"; fi
+if grep -E '^gpipe .* 32000  8,8,8,8$' "$tmp/out" >/dev/null; then ok "compare: gpipe stash 32000"; else bad "compare: gpipe stash"; fi
+expect 0 "--compare csv" -- --compare -S 4 -M 8 --format csv
+has "compare csv header" "schedule,devices,steps,bsp_time" "$tmp/out"
+has "compare csv grouped" "grouped,4,22,33,0.272727,33,0.272727,11,yes,0,7 5 3 1" "$tmp/out"
+expect 0 "--compare json" -- --compare -S 4 -M 16 --format json --act-bytes 10
+if command -v python3 >/dev/null && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g={x["schedule"]:x for x in d}; assert len(d)==7 and g["grouped"]["bsp_time"]==57 and g["interleaved"]["bsp_time"]==72 and g["grouped"]["stash_bytes_total"]==10*sum(g["grouped"]["peak_inflight"])' "$tmp/out"; then ok "compare json: 7 schedules, 57 vs 72, stash"; else bad "compare json"; fi
+expect 0 "--compare svg" -- --compare -S 4 -M 8 --format svg
+n=$(grep -c '<svg ' "$tmp/out")
+if [ "$n" -eq 8 ]; then ok "compare svg: 7 charts in one picture"; else bad "compare svg: $n <svg> elements"; fi
+expect 2 "--compare trace is refused" -- --compare -S 4 -M 8 --format trace
 
 # JSON, trace and SVG are well formed
 expect 0 "json" -- -S 4 -M 8 --schedule zb-h1 --format json --act-bytes 1000
@@ -101,8 +148,9 @@ has "--check says VALID" "VALID" "$tmp/out"
 # invalid: 0B0 at step 1 before 1B0 at step 3
 printf '0F0,0B0\n,1F0,1B0\n' >"$tmp/bad.csv"
 expect 1 "--check an invalid table" -- --check "$tmp/bad.csv"
-has "marked step" "Step 1: 0B0    1F0    <-- ERROR HERE" "$tmp/out"
-has "names device, step, op" "device 0, step 1: B(0,0) [0B0] needs B(1,0) [1B0] from device 1, which runs at step 2" "$tmp/out"
+# steps are counted from 1 for people: 0B0 is in the 2nd column, 1B0 in the 3rd
+has "marked step" "Step 2: 0B0    1F0    <-- ERROR HERE" "$tmp/out"
+has "names device, step, op" "device 0, step 2: B(0,0) [0B0] needs B(1,0) [1B0] from device 1, which runs at step 3" "$tmp/out"
 printf '0F0,0X0\n' >"$tmp/parse.csv"
 expect 1 "--check a malformed CSV" -- --check "$tmp/parse.csv"
 has "parse error with row/column" "row 1, column 2" "$tmp/err"

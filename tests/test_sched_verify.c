@@ -94,7 +94,8 @@ static void check_marked(const ipup_table *u, const ipup_sched_verify_info *vi) 
     const char *line;
     if (vi->step < 0) return;
     TT_EQ_INT(ipup_sched_render_steps(u, vi->step, ipup_buf_write, gbuf(sizeof g_buf)), 0);
-    snprintf(key, sizeof key, "Step %0*d: ", u->steps > 100 ? 3 : u->steps > 10 ? 2 : 1, vi->step);
+    /* rows are numbered from 1 (Step 1 .. Step T), zero-padded to the digits of T */
+    snprintf(key, sizeof key, "Step %0*d: ", u->steps >= 100 ? 3 : u->steps >= 10 ? 2 : 1, vi->step + 1);
     line = strstr(g_buf, key);
     TT_CHECK_MSG(line != NULL, "no row %s", key);
     if (line) {
@@ -276,10 +277,11 @@ TTEST(verifier_messages) {
     TT_EQ_INT(vi.rule, 4);
     TT_EQ_INT(vi.step, 3);
     TT_EQ_INT(vi.device, 2);
-    TT_CONTAINS(msg, "device 2, step 3");
+    TT_CONTAINS(msg, "device 2, step 4"); /* index 3: the fourth step, as people count */
     TT_CONTAINS(msg, "B(2,0) [2B0]");
     TT_CONTAINS(msg, "B(3,0)");
-    TT_CONTAINS(msg, "step 5 or later");
+    TT_CONTAINS(msg, "which runs at step 5"); /* B(3,0) at index 4 */
+    TT_CONTAINS(msg, "step 6 or later");
     /* unsorted table */
     u = mut_table(&t);
     memcpy(g_mut, t.ops, (size_t)t.n_ops * sizeof(ipup_op));
@@ -610,10 +612,12 @@ TTEST(measure_definitions) {
         TT_CHECK(f2.async_time >= f.async_time);
         c.exchange = 0.0;
         if (k == IPUP_SCHED_INTERLEAVED) {
-            /* phases: last device starts at S-1; first device to finish is S-1 at S+2M-2 */
-            TT_EQ_INT(f.ramp_up[0], 0); TT_EQ_INT(f.ramp_up[1], 2);
-            TT_EQ_INT(f.main_phase[0], 3); TT_EQ_INT(f.main_phase[1], 4 + 2 * 6 - 2);
-            TT_EQ_INT(f.ramp_down[0], 4 + 2 * 6 - 1); TT_EQ_INT(f.ramp_down[1], t.steps - 1);
+            /* phases as the tutorials define them: IPU0 idles every other step until it
+               runs F(0,S-1) at 2S-2 = 6, from where all four IPUs are busy; the last step
+               with all busy is IPU0's B(0,M-S) at 2M-1 = 11 (F(s,m) at s+2m, B at 2S-1-s+2m) */
+            TT_EQ_INT(f.ramp_up[0], 0); TT_EQ_INT(f.ramp_up[1], 5);
+            TT_EQ_INT(f.main_phase[0], 6); TT_EQ_INT(f.main_phase[1], 11);
+            TT_EQ_INT(f.ramp_down[0], 12); TT_EQ_INT(f.ramp_down[1], t.steps - 1);
         }
     }
     /* everything on one device: no exchange ever */
@@ -651,12 +655,13 @@ TTEST(renderers) {
     TT_EQ_INT(ipup_sched_render_steps(&t, 3, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     n = g_b.len;
     {
-        /* PyTorch: header indented by len("Step 00") + 2, columns padded to the widest cell */
-        static const char head[] = "         Rank 0 Rank 1 Rank 2 Rank 3\nStep 00: 0F0                        \n";
+        /* PyTorch's layout (header indented by len("Step 00") + 2, columns padded to the
+           widest cell), the rows numbered from 1 */
+        static const char head[] = "         Rank 0 Rank 1 Rank 2 Rank 3\nStep 01: 0F0                        \n";
         TT_CHECK(strncmp(g_buf, head, sizeof head - 1) == 0);
     }
-    TT_CONTAINS(g_buf, "Step 03:        1F1           3F0    <-- ERROR HERE\n");
-    TT_CONTAINS(g_buf, "Step 04: 0F2           2F1    3B0   \n");
+    TT_CONTAINS(g_buf, "Step 04:        1F1           3F0    <-- ERROR HERE\n");
+    TT_CONTAINS(g_buf, "Step 05: 0F2           2F1    3B0   \n");
     TT_EQ_INT(ipup_sched_render_steps(&t, 3, ipup_buf_write, gbuf(20)), IPUP_OK);
     TT_CHECK(!ipup_buf_fits(&g_b));
     n2 = g_b.len;
