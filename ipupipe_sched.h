@@ -332,6 +332,19 @@ IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cos
    weight update U after the last step, phases (from fig, may be NULL) marked. */
 IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
                                      ipup_write_fn write, void *user);
+/* Layout of the SVG (zero = default). */
+typedef struct ipup_sched_svg_opts {
+    double unit;       /* px per cost unit; 0: 24, shrunk down to 8 to fit width */
+    double width;      /* widest canvas in px: longer tables fold into bands of time, one
+                          under the other; 0: 1600; < 0: never fold */
+    const char *title; /* NULL: "S=.. M=.. P=.. T=..  F=.. B=.." (the sizes and costs) */
+} ipup_sched_svg_opts;
+/* The slide-ready chart: a title, 1-based step numbers over the columns, a time axis
+   when the costs are not all 1, the phases shaded and labelled where the label fits, a
+   legend wrapped to the canvas with only the op kinds present. Text stays inside the
+   canvas; ipup_sched_write_svg is this with opts NULL. */
+IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
+                                        const ipup_sched_svg_opts *opts, ipup_write_fn write, void *user);
 /* One JSON object with the figures: schedule, stages, microbatches, devices, steps,
    unit_utilisation, bsp_time, async_time, bubble_fraction, bubble_fraction_async,
    peak_inflight, stash_bytes, first_microbatch_done, phases, in_order, warnings. */
@@ -2278,86 +2291,249 @@ IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cos
     return ipup__wend(&w);
 }
 
-IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
-                                     ipup_write_fn write, void *user) {
-    ipup_sched_cost dc = ipup_sched_cost_default();
-    ipup__w w;
-    const double unit = 24.0, rowh = 26.0, left = 56.0, top = 40.0, upd = 1.0;
-    double total = 0.0, width, height, ph_x[4];
-    int32_t i = 0, j, d, ph = 0;
-    ipup__timed it;
-    const ipup_op *o;
-    int32_t bounds[3];
-    if (ipup__table_shape(t, NULL, 0) || !write) return IPUP_ERR_ARG;
-    if (!cost) cost = &dc;
-    /* total BSP time and the x of the phase boundaries */
-    if (fig) { bounds[0] = fig->main_phase[0]; bounds[1] = fig->ramp_down[0]; bounds[2] = t->steps; }
-    else { bounds[0] = 0; bounds[1] = t->steps; bounds[2] = t->steps; }
-    ph_x[0] = 0.0;
-    while (i < t->n_ops) {
-        j = ipup__step_end(t, i);
-        while (ph < 3 && t->ops[i].step >= bounds[ph]) { ph_x[ph + 1] = total; ph++; }
-        total += ipup__step_cost(t, cost, i, j);
+/* ---- SVG: layout first (sizes, bands), then drawing band by band ---- */
+#define IPUP__SVG_CW 6.6   /* width of a character of the 11 px monospace font */
+#define IPUP__SVG_LEFT 56.0
+#define IPUP__SVG_RIGHT 16.0
+#define IPUP__SVG_ROWH 26.0
+#define IPUP__SVG_TOP 34.0 /* the title line */
+typedef struct ipup__svg {
+    const ipup_table *t;
+    const ipup_sched_cost *c;
+    const ipup_sched_figures *fig;
+    double unit, band_time, total, ext, W, H, band_h, ph_t[4];
+    int32_t bands, kinds, timed, legend_lines;
+    char title[200];
+} ipup__svg;
+
+static const char *const ipup__svg_fill[5] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1"};
+static const char *const ipup__svg_phname[3] = {"ramp-up", "main", "ramp-down"};
+static const char *const ipup__svg_phfill[3] = {"#fff3e0", "#e8f5e9", "#e3f2fd"};
+
+/* The op index where the band starting at op i (its step starting at time bs) ends, and
+   that band's end time: steps go in until one would pass band_time (a band holds at
+   least one step). */
+static IPUP__UNUSED int32_t ipup__svg_band(const ipup__svg *g, int32_t i, double bs, double *be) {
+    double now = bs;
+    while (i < g->t->n_ops) {
+        int32_t j = ipup__step_end(g->t, i);
+        double sc = ipup__step_cost(g->t, g->c, i, j);
+        if (now > bs && now + sc - bs > g->band_time + 1e-9) break;
+        now += sc;
         i = j;
     }
-    while (ph < 3) { ph_x[ph + 1] = total; ph++; }
-    width = left + (total + upd) * unit + 20.0;
-    height = top + rowh * (double)t->devices + 40.0;
+    *be = now;
+    return i;
+}
+
+/* legend items: F B I W present, U, idle, the phases present; their count and widths */
+static IPUP__UNUSED int ipup__svg_legend_item(const ipup__svg *g, int k, const char **name, const char **fill) {
+    static const char *const kn[5] = {"forward F", "backward B", "input grad I", "weight grad W", "update U"};
+    if (k < 4) { *name = kn[k]; *fill = ipup__svg_fill[k]; return (g->kinds >> k) & 1; }
+    if (k == 4) { *name = kn[4]; *fill = ipup__svg_fill[4]; return 1; }
+    if (k == 5) { *name = "idle"; *fill = "#dddddd"; return 1; }
+    *name = ipup__svg_phname[k - 6]; *fill = ipup__svg_phfill[k - 6];
+    return g->fig && g->ph_t[k - 5] > g->ph_t[k - 6];
+}
+static IPUP__UNUSED double ipup__svg_item_w(const char *name) { return 16.0 + (double)ipup__strlen(name) * IPUP__SVG_CW + 14.0; }
+
+static IPUP__UNUSED void ipup__svg_default_title(ipup__svg *g) {
+    const ipup_table *t = g->t;
+    const ipup_sched_cost *c = g->c;
+    if (t->split_backward)
+        ipup_snprintf(g->title, sizeof g->title, "S=%d M=%d P=%d T=%d   cost F=%g I=%g W=%g exchange=%g sync=%g", (int)t->stages,
+                      (int)t->microbatches, (int)t->devices, (int)t->steps, c->f, c->i, c->w, c->exchange, c->sync);
+    else
+        ipup_snprintf(g->title, sizeof g->title, "S=%d M=%d P=%d T=%d   cost F=%g B=%g exchange=%g sync=%g", (int)t->stages,
+                      (int)t->microbatches, (int)t->devices, (int)t->steps, c->f, c->b, c->exchange, c->sync);
+}
+
+/* sizes: total time, phase times, unit, bands, canvas */
+static IPUP__UNUSED void ipup__svg_layout(ipup__svg *g, const ipup_sched_svg_opts *o) {
+    const ipup_table *t = g->t;
+    double maxw = o && o->width != 0.0 ? o->width : 1600.0, x = 8.0, bs = 0.0, be;
+    int32_t i = 0, j, bound[3], ph = 0, k;
+    g->kinds = 0;
+    for (i = 0; i < t->n_ops; i++) {
+        double cst = ipup_sched_op_cost(g->c, &t->ops[i]);
+        if (t->ops[i].kind >= 1 && t->ops[i].kind <= 4) g->kinds |= 1 << (t->ops[i].kind - 1);
+        if (cst != 1.0) g->timed = 1;
+    }
+    if (g->c->exchange != 0.0 || g->c->sync != 0.0) g->timed = 1;
+    if (g->fig) { bound[0] = g->fig->main_phase[0]; bound[1] = g->fig->ramp_down[0]; }
+    else { bound[0] = 0; bound[1] = t->steps; }
+    bound[2] = t->steps;
+    g->ph_t[0] = 0.0;
+    for (i = 0; i < t->n_ops; i = j) {
+        j = ipup__step_end(t, i);
+        while (ph < 3 && t->ops[i].step >= bound[ph]) g->ph_t[++ph] = g->total;
+        g->total += ipup__step_cost(t, g->c, i, j);
+    }
+    while (ph < 3) g->ph_t[++ph] = g->total;
+    g->unit = o && o->unit > 0.0 ? o->unit : 24.0;
+    if (!(o && o->unit > 0.0) && maxw > 0.0 && IPUP__SVG_LEFT + IPUP__SVG_RIGHT + (g->total + 1.0) * g->unit > maxw) {
+        g->unit = (maxw - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / (g->total + 1.0);
+        if (g->unit < 8.0) g->unit = 8.0;
+    }
+    g->band_time = maxw > 0.0 ? (maxw - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / g->unit - 1.0 : g->total + 1.0;
+    if (g->band_time < 1.0) g->band_time = 1.0;
+    for (i = 0, g->bands = 0, g->ext = 1.0; i < t->n_ops || g->bands == 0; g->bands++) {
+        i = ipup__svg_band(g, i, bs, &be);
+        if (be - bs + (i >= t->n_ops ? 1.0 : 0.0) > g->ext) g->ext = be - bs + (i >= t->n_ops ? 1.0 : 0.0);
+        bs = be;
+    }
+    if (o && o->title) ipup_snprintf(g->title, sizeof g->title, "%s", o->title);
+    else ipup__svg_default_title(g);
+    g->W = IPUP__SVG_LEFT + g->ext * g->unit + IPUP__SVG_RIGHT;
+    if (g->W < 16.0 + (double)ipup__strlen(g->title) * 7.8) g->W = 16.0 + (double)ipup__strlen(g->title) * 7.8;
+    if (g->W < 320.0) g->W = 320.0;
+    g->legend_lines = 1;
+    for (k = 0; k < 9; k++) {
+        const char *nm, *fl;
+        if (!ipup__svg_legend_item(g, k, &nm, &fl)) continue;
+        if (x + ipup__svg_item_w(nm) > g->W - 8.0 && x > 8.0) { g->legend_lines++; x = 8.0; }
+        x += ipup__svg_item_w(nm);
+    }
+    g->band_h = 16.0 + 14.0 + IPUP__SVG_ROWH * (double)t->devices + (g->timed ? 18.0 : 0.0) + 10.0;
+    g->H = IPUP__SVG_TOP + g->band_h * (double)g->bands + 18.0 * (double)g->legend_lines + 6.0;
+}
+
+/* XML text: & < > escaped */
+static IPUP__UNUSED void ipup__svg_text(ipup__w *w, const char *s) {
+    for (; *s; s++) {
+        if (*s == '<') ipup__ws(w, "&lt;");
+        else if (*s == '>') ipup__ws(w, "&gt;");
+        else if (*s == '&') ipup__ws(w, "&amp;");
+        else ipup__wput(w, s, 1);
+    }
+}
+
+/* a band's background: phase shading and labels (where they fit), device labels, idle */
+static IPUP__UNUSED void ipup__svg_band_bg(ipup__w *w, const ipup__svg *g, double y, double bs, double be, int last) {
+    const double L = IPUP__SVG_LEFT, u = g->unit, rows = IPUP__SVG_ROWH * (double)g->t->devices;
+    int32_t p, d;
+    for (p = 0; g->fig && p < 3; p++) {
+        double a = g->ph_t[p] > bs ? g->ph_t[p] : bs, b = g->ph_t[p + 1] < be ? g->ph_t[p + 1] : be;
+        if (b <= a) continue;
+        ipup__wf(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", L + (a - bs) * u, y, (b - a) * u,
+                 30.0 + rows, ipup__svg_phfill[p]);
+        if ((double)ipup__strlen(ipup__svg_phname[p]) * IPUP__SVG_CW + 4.0 <= (b - a) * u)
+            ipup__wf(w, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", L + (a - bs) * u + 2.0, y + 11.0, ipup__svg_phname[p]);
+        if (a > bs)
+            ipup__wf(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"4,3\"/>\n",
+                     L + (a - bs) * u, y, L + (a - bs) * u, y + 30.0 + rows);
+    }
+    for (d = 0; d < g->t->devices; d++) {
+        double yy = y + 30.0 + IPUP__SVG_ROWH * (double)d;
+        ipup__wf(w, "<text x=\"4\" y=\"%.1f\">IPU%d</text>\n", yy + 16.0, (int)d);
+        ipup__wf(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#dddddd\"/>\n", L, yy + 2.0, (be - bs) * u,
+                 IPUP__SVG_ROWH - 4.0);
+        if (last)
+            ipup__wf(w,
+                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\"><title>update U</title>"
+                     "</rect><text x=\"%.1f\" y=\"%.1f\" fill=\"white\">U</text>\n",
+                     L + (be - bs) * u, yy + 2.0, u, IPUP__SVG_ROWH - 4.0, ipup__svg_fill[4], L + (be - bs) * u + u / 2.0 - 3.3,
+                     yy + 17.0);
+    }
+}
+
+/* the time axis under a band: ticks 1, 2, 5, 10, ... units apart, at least 40 px */
+static IPUP__UNUSED void ipup__svg_axis(ipup__w *w, const ipup__svg *g, double y, double bs, double be) {
+    double tick = 1.0, v;
+    int m = 0;
+    while (tick * g->unit < 40.0) { tick *= m % 3 == 1 ? 2.5 : 2.0; m++; }
+    ipup__wf(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>\n", IPUP__SVG_LEFT, y, IPUP__SVG_LEFT + (be - bs) * g->unit, y);
+    for (v = (double)(int64_t)(bs / tick) * tick; v <= be + 1e-9; v += tick) {
+        double x = IPUP__SVG_LEFT + (v - bs) * g->unit;
+        char num[32];
+        int n;
+        if (v < bs - 1e-9) continue;
+        n = ipup_snprintf(num, sizeof num, "%g", v);
+        ipup__wf(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>", x, y, x, y + 3.0);
+        if (x + (double)n * IPUP__SVG_CW / 2.0 <= g->W - 2.0)
+            ipup__wf(w, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\" text-anchor=\"middle\">%s</text>\n", x, y + 13.0, num);
+    }
+}
+
+/* the ops of one band (ops i .. end), their step numbers above the rows */
+static IPUP__UNUSED void ipup__svg_band_ops(ipup__w *w, const ipup__svg *g, double y, double bs, int32_t i, int32_t end) {
+    const ipup_table *t = g->t;
+    double now = bs, label_end = -1.0;
+    while (i < end && !w->err) {
+        int32_t j = ipup__step_end(t, i), k;
+        double x = IPUP__SVG_LEFT + (now - bs) * g->unit;
+        char num[16];
+        int n = ipup_snprintf(num, sizeof num, "%d", (int)t->ops[i].step + 1);
+        if (x >= label_end + 3.0) {
+            ipup__wf(w, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\">%s</text>\n", x + 1.0, y + 26.0, num);
+            label_end = x + 1.0 + (double)n * 6.0;
+        }
+        for (k = i; k < j; k++) {
+            const ipup_op *o = &t->ops[k];
+            double c = ipup_sched_op_cost(g->c, o), yy = y + 30.0 + IPUP__SVG_ROWH * (double)o->device;
+            char tok[48], mb[16];
+            int nm = ipup_snprintf(mb, sizeof mb, "%d", (int)o->mb);
+            ipup_sched_op_str(o, tok, sizeof tok);
+            ipup__wf(w,
+                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\"><title>%s step "
+                     "%d</title></rect>",
+                     x, yy + 2.0, c * g->unit, IPUP__SVG_ROWH - 4.0, ipup__svg_fill[(o->kind - 1) & 3], tok, (int)o->step + 1);
+            if (c * g->unit >= (double)nm * IPUP__SVG_CW + 4.0)
+                ipup__wf(w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>", x + 2.5, yy + 17.0, mb);
+            ipup__ws(w, "\n");
+        }
+        now += ipup__step_cost(t, g->c, i, j);
+        i = j;
+    }
+}
+
+static IPUP__UNUSED void ipup__svg_legend(ipup__w *w, const ipup__svg *g) {
+    double x = 8.0, y = IPUP__SVG_TOP + g->band_h * (double)g->bands;
+    int k;
+    for (k = 0; k < 9; k++) {
+        const char *nm, *fl;
+        if (!ipup__svg_legend_item(g, k, &nm, &fl)) continue;
+        if (x + ipup__svg_item_w(nm) > g->W - 8.0 && x > 8.0) { y += 18.0; x = 8.0; }
+        ipup__wf(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999\" stroke-width=\"0.5\"/>"
+                    "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x, y, fl, x + 16.0, y + 10.0, nm);
+        x += ipup__svg_item_w(nm);
+    }
+}
+
+IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
+                                        const ipup_sched_svg_opts *opts, ipup_write_fn write, void *user) {
+    ipup_sched_cost dc = ipup_sched_cost_default();
+    ipup__svg g;
+    ipup__w w;
+    int32_t i = 0, b;
+    double bs = 0.0;
+    if (ipup__table_shape(t, NULL, 0) || !write) return IPUP_ERR_ARG;
+    IPUPIPE_MEMSET(&g, 0, sizeof g);
+    g.t = t; g.c = cost ? cost : &dc; g.fig = fig;
+    ipup__svg_layout(&g, opts);
     ipup__winit(&w, write, user);
     ipup__wf(&w, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"monospace\" font-size=\"11\">\n",
-             width, height);
-    ipup__ws(&w, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
-    /* phases */
-    if (fig) {
-        static const char *const names[3] = {"ramp-up", "main", "ramp-down"};
-        static const char *const fills[3] = {"#fff3e0", "#e8f5e9", "#e3f2fd"};
-        for (ph = 0; ph < 3; ph++) {
-            if (ph_x[ph + 1] <= ph_x[ph]) continue;
-            ipup__wf(&w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", left + ph_x[ph] * unit, 18.0,
-                     (ph_x[ph + 1] - ph_x[ph]) * unit, top - 18.0 + rowh * (double)t->devices, fills[ph]);
-            ipup__wf(&w, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", left + ph_x[ph] * unit + 2.0, 30.0, names[ph]);
-            if (ph > 0)
-                ipup__wf(&w, "<line x1=\"%.1f\" y1=\"18\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"4,3\"/>\n",
-                         left + ph_x[ph] * unit, left + ph_x[ph] * unit, top + rowh * (double)t->devices);
-        }
+             g.W, g.H);
+    ipup__ws(&w, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"8\" y=\"20\" font-size=\"13\" font-weight=\"bold\">");
+    ipup__svg_text(&w, g.title);
+    ipup__ws(&w, "</text>\n");
+    for (b = 0; b < g.bands && !w.err; b++) {
+        double be, y = IPUP__SVG_TOP + g.band_h * (double)b;
+        int32_t end = ipup__svg_band(&g, i, bs, &be);
+        ipup__svg_band_bg(&w, &g, y, bs, be, end >= t->n_ops);
+        ipup__svg_band_ops(&w, &g, y, bs, i, end);
+        if (g.timed) ipup__svg_axis(&w, &g, y + 30.0 + IPUP__SVG_ROWH * (double)t->devices + 2.0, bs, be);
+        i = end;
+        bs = be;
     }
-    for (d = 0; d < t->devices; d++) {
-        double y = top + rowh * (double)d;
-        ipup__wf(&w, "<text x=\"4\" y=\"%.1f\">IPU%d</text>\n", y + 16.0, (int)d);
-        /* idle background */
-        ipup__wf(&w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#dddddd\"/>\n", left, y + 2.0, total * unit,
-                 rowh - 4.0);
-        /* weight update after the last step */
-        ipup__wf(&w,
-                 "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#b07aa1\" stroke=\"white\"/><text "
-                 "x=\"%.1f\" y=\"%.1f\" fill=\"white\">U</text>\n",
-                 left + total * unit, y + 2.0, upd * unit, rowh - 4.0, left + total * unit + 4.0, y + 17.0);
-    }
-    ipup__timed_init(&it, t, cost);
-    while (!w.err && (o = ipup__timed_next(&it)) != NULL) {
-        double c = ipup_sched_op_cost(cost, o), y = top + rowh * (double)o->device;
-        const char *fill = o->kind == IPUP_OP_F ? "#4e79a7" : o->kind == IPUP_OP_B ? "#f28e2b" : o->kind == IPUP_OP_I ? "#e15759" : "#59a14f";
-        char tok[48];
-        ipup_sched_op_str(o, tok, sizeof tok);
-        ipup__wf(&w,
-                 "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\"><title>%s step "
-                 "%d</title></rect>",
-                 left + it.now * unit, y + 2.0, c * unit, rowh - 4.0, fill, tok, (int)o->step);
-        ipup__wf(&w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%d</text>\n", left + it.now * unit + 3.0, y + 17.0, (int)o->mb);
-    }
-    /* legend */
-    {
-        static const char *const ln[6] = {"forward F", "backward B", "input grad I", "weight grad W", "update U", "idle"};
-        static const char *const lc[6] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#dddddd"};
-        double y = top + rowh * (double)t->devices + 14.0;
-        int k;
-        for (k = 0; k < 6; k++) {
-            ipup__wf(&w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-                     left + 110.0 * k, y, lc[k], left + 110.0 * k + 16.0, y + 10.0, ln[k]);
-        }
-    }
+    ipup__svg_legend(&w, &g);
     ipup__ws(&w, "</svg>\n");
     return ipup__wend(&w);
+}
+
+IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
+                                     ipup_write_fn write, void *user) {
+    return ipup_sched_write_svg_ex(t, cost, fig, NULL, write, user);
 }
 
 static IPUP__UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {

@@ -20,6 +20,10 @@ case $what in
     have valgrind || need+=(valgrind)
     have npm      || need+=(npm)
     have cppcheck || need+=(cppcheck)    # make check-analyze
+    have python3  || need+=(python3)     # tests/test_svg.sh, tests/png_ink.py
+    have rsvg-convert || need+=(librsvg2-bin)  # tests/test_svg.sh: SVG -> PNG, clipped-text check
+    have wasm-ld  || need+=(lld)         # make explorer: ipupipe_sched.h as WebAssembly
+    have chromium || need+=(chromium)    # tests/test_explorer.sh: the explorer in a headless browser
     # tests/test_hygiene.sh measures function lengths with Universal Ctags
     case "$(ctags --version 2>/dev/null || true)" in *'Universal Ctags'*) ;; *) need+=(universal-ctags) ;; esac
     # clang's sanitizer and libFuzzer runtimes

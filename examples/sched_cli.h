@@ -17,6 +17,7 @@
 typedef struct opts {
     int stages, microbatches, devices, virt, strict, respace, compare, quiet, have_kind, help;
     int popxl; /* --stage-numbering popxl: -S and --map count PopXL's pipeline stages */
+    double svg_width, svg_unit; /* --width, --unit of the SVG (0 = automatic) */
     ipup_sched_kind kind;
     int nmap;
     int16_t map[IPUP_SCHED_MAX_STAGES];
@@ -191,6 +192,14 @@ static int parse_args(int argc, char **argv, opts *o) {
             if (!strcmp(v, "popxl")) o->popxl = 1;
             else if (!strcmp(v, "model")) o->popxl = 0;
             else return usage_error("--stage-numbering must be model or popxl, not '%s'", v);
+        } else if (!strcmp(a, "--width") || !strcmp(a, "--unit")) {
+            int px;
+            NEEDV();
+            if (parse_int(v, a[2] == 'w' ? -1 : 1, 100000, &px) || (a[2] == 'w' && px >= 0 && px < 200))
+                return usage_error(a[2] == 'w' ? "--width needs a pixel count 200..100000, or -1 (never fold), not '%s'"
+                                               : "--unit needs pixels per cost unit 1..100000, not '%s'", v);
+            if (a[2] == 'w') o->svg_width = px;
+            else o->svg_unit = px;
         } else if (!strcmp(a, "--check")) {
             NEEDV();
             o->check = v;

@@ -98,6 +98,26 @@ static void print_figures(const ipup_table *t, const ipup_sched_figures *fg, con
     printf("in-order accumulation: %s\n", fg->in_order ? "yes" : "no");
 }
 
+/* the SVG with the tool's title (schedule, sizes, costs) and --width/--unit */
+static int write_svg(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, const char *name, ipup_write_fn wr, void *user) {
+    ipup_sched_svg_opts so;
+    char title[200];
+    const ipup_sched_cost *c = &o->cost;
+    memset(&so, 0, sizeof so);
+    so.width = o->svg_width;
+    so.unit = o->svg_unit;
+    if (t->split_backward)
+        ipup_snprintf(title, sizeof title, "%.60s  S=%d M=%d P=%d T=%d  cost F=%g I=%g W=%g", name, (int)t->stages, (int)t->microbatches,
+                      (int)t->devices, (int)t->steps, c->f, c->i, c->w);
+    else
+        ipup_snprintf(title, sizeof title, "%.60s  S=%d M=%d P=%d T=%d  cost F=%g B=%g", name, (int)t->stages, (int)t->microbatches,
+                      (int)t->devices, (int)t->steps, c->f, c->b);
+    if (c->exchange != 0.0 || c->sync != 0.0)
+        ipup_snprintf(title + strlen(title), sizeof title - strlen(title), " exchange=%g sync=%g", c->exchange, c->sync);
+    so.title = title;
+    return ipup_sched_write_svg_ex(t, c, fg, &so, wr, user);
+}
+
 static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, const char *name, const char *warnings) {
     int rc;
     if (!strcmp(o->format, "grid") || !strcmp(o->format, "steps")) {
@@ -119,7 +139,7 @@ static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg
     if (!strcmp(o->format, "csv")) rc = ipup_sched_write_csv(t, file_write, stdout);
     else if (!strcmp(o->format, "json")) rc = ipup_sched_write_json(t, fg, name, warnings, file_write, stdout);
     else if (!strcmp(o->format, "trace")) rc = ipup_sched_write_trace(t, &o->cost, file_write, stdout);
-    else rc = ipup_sched_write_svg(t, &o->cost, fg, file_write, stdout);
+    else rc = write_svg(o, t, fg, name, file_write, stdout);
     if (rc) return -1;
     if (warnings && *warnings && strcmp(o->format, "json")) fprintf(stderr, "warnings:\n%s", warnings);
     return 0;
@@ -323,7 +343,7 @@ static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
             b[k].buf = (char *)malloc(b[k].cap);
             b[k].len = 0;
             if (!b[k].buf) { rc = -1; break; }
-            ipup_sched_write_svg(&t, &o->cost, fg, ipup_buf_write, &b[k]);
+            write_svg(o, &t, fg, ipup_sched_kind_name((ipup_sched_kind)k), ipup_buf_write, &b[k]);
             if (ipup_buf_fits(&b[k])) break;
             free(b[k].buf);
             b[k].cap = b[k].len + 1;

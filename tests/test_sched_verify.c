@@ -676,7 +676,10 @@ TTEST(renderers) {
     TT_EQ_INT(ipup_sched_write_svg(&t, NULL, &f, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     TT_CHECK(strncmp(g_buf, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
     for (count = 0, p = g_buf; (p = strstr(p, "<title>")) != NULL; p++) count++;
-    TT_EQ_INT(count, t.n_ops);
+    TT_EQ_INT(count, t.n_ops + t.devices); /* one tooltip per op, one per device's update U */
+    TT_CONTAINS(g_buf, "<title>3B7 step 19</title>"); /* B(3,7) at index 18: 1-based in the tooltip */
+    TT_CONTAINS(g_buf, ">S=4 M=8 P=4 T=22   cost F=1 B=2 exchange=0 sync=0<"); /* the default title */
+    TT_CHECK(strstr(g_buf, "input grad I") == NULL && strstr(g_buf, "weight grad W") == NULL); /* only kinds present */
     TT_CONTAINS(g_buf, ">ramp-up<");
     TT_CONTAINS(g_buf, ">main<");
     TT_CONTAINS(g_buf, ">ramp-down<");

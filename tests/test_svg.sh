@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# tests/test_svg.sh - the SVG charts are slide-ready: no text is clipped by the canvas.
+# For S in {2,4}, M in {1,8,64}, every schedule (and a few costs, widths and the
+# --compare picture), the chart is rendered to PNG with rsvg-convert (Debian's
+# librsvg2-bin) twice, with every rect and line hidden so only text is inked:
+#   1. as written, on the canvas the renderer's own layout computed;
+#   2. on a canvas 200 px larger on every side, the drawing moved in by 200 px.
+# Text that sticks out of the canvas is cut off in render 1 and not in render 2, so
+# the inked-pixel counts (tests/png_ink.py) differ; when every glyph is inside the
+# canvas they are equal. Also: the canvas is at most --width (1600) wide, and the
+# renders' PNGs are kept in build/svg-png/ for a look.
+. "$(dirname "$0")/lib.sh"
+tool=build/ipupipe-sched
+need_bin "$tool"
+if ! command -v rsvg-convert >/dev/null; then
+  echo "FAIL rsvg-convert is missing (Debian package librsvg2-bin; .ci/deps.sh test installs it)"
+  echo "0 passed, 1 failed"; exit 1
+fi
+if ! command -v python3 >/dev/null; then
+  echo "FAIL python3 is missing (.ci/deps.sh test installs it)"; echo "0 passed, 1 failed"; exit 1
+fi
+make_tmp svg
+out=build/svg-png
+mkdir -p "$out"
+
+# text_only IN OUT PAD: hide rects and lines; PAD > 0 grows the canvas by PAD per side
+text_only() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import re, sys
+src, dst, pad = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = open(src).read()
+m = re.match(r'<svg xmlns="http://www.w3.org/2000/svg" width="(\d+)" height="(\d+)"', s)
+w, h = int(m.group(1)), int(m.group(2))
+head_end = s.index(">") + 1
+body = s[head_end:s.rindex("</svg>")]
+head = s[:head_end].replace('width="%d" height="%d"' % (w, h), 'width="%d" height="%d"' % (w + 2 * pad, h + 2 * pad), 1)
+style = "<style>rect, line { display: none } text { fill: #000 }</style>"
+open(dst, "w").write(head + style + '<g transform="translate(%d,%d)">' % (pad, pad) + body + "</g></svg>\n")
+PY
+}
+
+check() { # NAME SVG
+  local name=$1 svg=$2 w a b
+  w=$(sed -n 's/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="\([0-9]*\)".*/\1/p' "$svg" | head -1)
+  if [ -n "$w" ] && [ "$w" -le 1600 ]; then ok "$name: canvas ${w} px wide (<= 1600)"; else bad "$name: canvas width '$w'"; fi
+  text_only "$svg" "$tmp/t0.svg" 0
+  text_only "$svg" "$tmp/t1.svg" 200
+  if ! rsvg-convert "$tmp/t0.svg" -o "$tmp/t0.png" 2>"$tmp/err" || ! rsvg-convert "$tmp/t1.svg" -o "$tmp/t1.png" 2>>"$tmp/err"; then
+    bad "$name: rsvg-convert failed" "$tmp/err"; return
+  fi
+  a=$(python3 tests/png_ink.py "$tmp/t0.png"); b=$(python3 tests/png_ink.py "$tmp/t1.png")
+  if [ "$a" -gt 0 ] && [ "$a" -eq "$b" ]; then ok "$name: no clipped text ($a text pixels)"
+  else bad "$name: text clipped ($a text pixels on the canvas, $b on a larger one)"; fi
+  rsvg-convert "$svg" -o "$out/$name.png" 2>/dev/null
+}
+
+for S in 2 4; do
+  for M in 1 8 64; do
+    for k in grouped interleaved sequential gpipe 1f1b interleaved-1f1b zb-h1; do
+      "$tool" -S $S -M $M --schedule $k --format svg >"$tmp/c.svg" 2>/dev/null
+      check "$k-S$S-M$M" "$tmp/c.svg"
+    done
+  done
+done
+# unit costs (no time axis), a time axis with exchange, a narrow width, PopXL-size maps
+"$tool" -S 4 -M 8 --cost B=1 --format svg >"$tmp/c.svg" 2>/dev/null; check "unit-costs-S4-M8" "$tmp/c.svg"
+"$tool" -S 4 -M 1 --cost B=1 --format svg >"$tmp/c.svg" 2>/dev/null; check "unit-costs-S4-M1" "$tmp/c.svg"
+"$tool" -S 4 -M 16 --cost F=1,B=2,exchange=0.5,sync=0.25 --format svg >"$tmp/c.svg" 2>/dev/null; check "exchange-S4-M16" "$tmp/c.svg"
+"$tool" -S 8 -M 32 --schedule 1f1b --width 600 --format svg >"$tmp/c.svg" 2>/dev/null; check "width600-S8-M32" "$tmp/c.svg"
+"$tool" -S 3 -M 6 --schedule interleaved --map 0,1,0 --format svg >"$tmp/c.svg" 2>/dev/null; check "shared-map" "$tmp/c.svg"
+# the picture a student counts "time-step 11" on: unit costs, numbered steps
+"$tool" -S 4 -M 8 --schedule grouped --cost B=1 --format svg >"$tmp/g.svg" 2>/dev/null
+if grep -q '>11</text>' "$tmp/g.svg"; then ok "grouped chart numbers step 11"; else bad "grouped chart numbers step 11"; fi
+if grep -q '>grouped  S=4 M=8 P=4 T=22  cost F=1 B=1<' "$tmp/g.svg"; then ok "chart title names schedule, sizes, costs"; else bad "chart title"; fi
+if grep -q 'input grad I' "$tmp/g.svg"; then bad "legend lists I though the table has none"; else ok "legend lists only the op kinds present"; fi
+"$tool" -S 4 -M 8 --schedule zb-h1 --format svg >"$tmp/z.svg" 2>/dev/null
+if grep -q 'weight grad W' "$tmp/z.svg" && ! grep -q 'backward B<' "$tmp/z.svg"; then ok "zb-h1 legend: I and W, no B"; else bad "zb-h1 legend"; fi
+# sequential at M=64 folds into bands instead of an 18,000 px strip
+"$tool" -S 4 -M 64 --schedule sequential --format svg >"$tmp/s.svg" 2>/dev/null
+n=$(grep -c '>IPU0<' "$tmp/s.svg")
+if [ "$n" -ge 2 ]; then ok "sequential M=64 folds into $n bands"; else bad "sequential M=64 is one band"; fi
+finish
