@@ -326,7 +326,9 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
 /* PyTorch compute-only CSV: one row per device, one cell per step, empty = idle. */
 IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, void *user);
 /* Chrome trace JSON ({"traceEvents": [...]}, ph "X", pid = device), BSP timing from the
-   cost model, 1 time unit = 1 ms. Opens in Perfetto and chrome://tracing. */
+   cost model, 1 time unit = 1 ms: one event per op (named like the CSV, "0F0"; a colour
+   per kind in cname), the update U on every device, and the phases as spans on a track
+   of their own (pid = P). Opens in Perfetto and chrome://tracing. */
 IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, ipup_write_fn write, void *user);
 /* SVG Gantt chart: devices as rows, op widths from the cost model (BSP timing), the
    weight update U after the last step, phases (from fig, may be NULL) marked. */
@@ -2261,6 +2263,34 @@ static IPUP__UNUSED const ipup_op *ipup__timed_next(ipup__timed *it) {
     return &it->t->ops[it->i++];
 }
 
+/* Chrome's reserved colour names, one per op kind (F B I W) and for the update */
+static const char *const ipup__trace_cname[5] = {"thread_state_running", "thread_state_iowait", "terrible", "olive",
+                                                 "rail_animation"};
+
+/* the phases (ipup_sched_phases) as spans on their own track, pid = P */
+static IPUP__UNUSED void ipup__trace_phases(ipup__w *w, const ipup_table *t, const ipup_sched_cost *c, double total) {
+    static const char *const names[3] = {"ramp-up", "main", "ramp-down"};
+    int32_t ph[6], p, i = 0;
+    double at[4] = {0.0, total, total, total}, now = 0.0;
+    if (ipup_sched_phases(t, ph)) return;
+    while (i < t->n_ops) {
+        int32_t j = ipup__step_end(t, i);
+        if (t->ops[i].step < ph[2]) at[1] = now + ipup__step_cost(t, c, i, j);
+        if (t->ops[i].step <= ph[3]) at[2] = now + ipup__step_cost(t, c, i, j);
+        now += ipup__step_cost(t, c, i, j);
+        i = j;
+    }
+    if (ph[3] < ph[2]) at[2] = at[1];
+    ipup__wf(w, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"phases\"}}", (int)t->devices);
+    for (p = 0; p < 3; p++) {
+        if (ph[2 * p + 1] < ph[2 * p]) continue;
+        ipup__wf(w,
+                 ",\n{\"name\":\"%s\",\"cat\":\"phase\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,"
+                 "\"args\":{\"first_step\":%d,\"last_step\":%d}}",
+                 names[p], (int)t->devices, at[p] * 1000.0, (at[p + 1] - at[p]) * 1000.0, (int)ph[2 * p], (int)ph[2 * p + 1]);
+    }
+}
+
 IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, ipup_write_fn write, void *user) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     ipup__w w;
@@ -2282,11 +2312,16 @@ IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cos
         char tok[48];
         ipup_sched_op_str(o, tok, sizeof tok);
         ipup__wf(&w,
-                 ",\n{\"name\":\"%s\",\"cat\":\"%c\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,"
+                 ",\n{\"name\":\"%s\",\"cat\":\"%c\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,\"cname\":\"%s\","
                  "\"args\":{\"stage\":%d,\"microbatch\":%d,\"step\":%d}}",
                  tok, ipup__kind_char(o->kind), (int)o->device, it.now * 1000.0, ipup_sched_op_cost(cost, o) * 1000.0,
-                 (int)o->stage, (int)o->mb, (int)o->step);
+                 ipup__trace_cname[(o->kind - 1) & 3], (int)o->stage, (int)o->mb, (int)o->step);
     }
+    /* the update U after the last step on every device (one unit, as in the SVG), then the phases */
+    for (d = 0; d < t->devices && t->n_ops > 0; d++)
+        ipup__wf(&w, ",\n{\"name\":\"U\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":1000.000,\"cname\":\"%s\"}",
+                 (int)d, it.next * 1000.0, ipup__trace_cname[4]);
+    ipup__trace_phases(&w, t, cost, it.next);
     ipup__ws(&w, "\n]}\n");
     return ipup__wend(&w);
 }

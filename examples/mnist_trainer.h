@@ -410,6 +410,9 @@ static void mt_print_recipe(const mt_run *r) {
            "repeat count %d\n",
            o->batch, o->accumulate, o->replicas, (long long)r->feed.samples_per_step, (long long)r->steps_per_epoch,
            o->repeat);
+    /* the TF1 tutorial's "examples per step": one session step runs the repeat loop */
+    printf("Examples per emulator call: %lld x repeat count %d = %lld (the TF1 pipelining tutorial's examples per step)\n",
+           (long long)r->feed.samples_per_step, o->repeat, (long long)r->feed.samples_per_step * o->repeat);
     printf("Optimizer %s", mt_opt_name(o->optimizer));
     if (o->optimizer == IPUP_OPT_MOMENTUM) printf(" (mu %g)", (double)o->momentum);
     printf(", learning rate %g (x%g per epoch), %d epoch%s, augment %d px, seed %llu\n", (double)o->lr,

@@ -129,7 +129,7 @@ done
 if command -v python3 >/dev/null; then
   if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["stages"]==4 and len(d["peak_inflight"])==4 and d["stash_bytes"][0]==1000*d["peak_inflight"][0]' "$tmp/out"; then ok "json parses"; else bad "json parses"; fi
   "$tool" -S 4 -M 8 --schedule 1f1b --format trace >"$tmp/trace.json"
-  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ev=[e for e in d["traceEvents"] if e["ph"]=="X"]; assert len(ev)==64' "$tmp/trace.json"; then ok "trace parses, 64 events"; else bad "trace parses"; fi
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ev=[e for e in d["traceEvents"] if e["ph"]=="X" and e["cat"] in "FBIW"]; assert len(ev)==64 and len([e for e in d["traceEvents"] if e.get("cat")=="U"])==4 and [e["name"] for e in d["traceEvents"] if e.get("cat")=="phase"]==["ramp-up","main","ramp-down"]' "$tmp/trace.json"; then ok "trace parses: 64 ops, 4 updates, 3 phases"; else bad "trace parses"; fi
   "$tool" -S 4 -M 8 --schedule grouped --format svg >"$tmp/g.svg"
   if python3 -c 'import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); assert r.tag.endswith("svg")' "$tmp/g.svg"; then ok "svg parses as XML"; else bad "svg parses as XML"; fi
 else

@@ -671,8 +671,14 @@ TTEST(renderers) {
     TT_EQ_INT(ipup_sched_write_trace(&t, NULL, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     TT_CHECK(strncmp(g_buf, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", 39) == 0);
     for (count = 0, p = g_buf; (p = strstr(p, "\"ph\":\"X\"")) != NULL; p++) count++;
-    TT_EQ_INT(count, t.n_ops);
+    TT_EQ_INT(count, t.n_ops + t.devices + 3); /* the ops, an update per device, 3 phase spans */
+    for (count = 0, p = g_buf; (p = strstr(p, "\"cname\":\"thread_state_running\"")) != NULL; p++) count++;
+    TT_EQ_INT(count, t.n_ops / 2); /* one colour for the forwards */
     TT_CONTAINS(g_buf, "\"name\":\"3B7\"");
+    /* interleaved S=4 M=8: ramp-up steps 0..5 cost 1,1,1,1,2,2 (B=2 from step 4); main steps 6..15 cost 2 each */
+    TT_CONTAINS(g_buf, "{\"name\":\"main\",\"cat\":\"phase\",\"ph\":\"X\",\"pid\":4,\"tid\":0,\"ts\":8000.000,"
+                       "\"dur\":20000.000,\"args\":{\"first_step\":6,\"last_step\":15}}");
+    TT_CONTAINS(g_buf, "{\"name\":\"U\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":3,\"tid\":0,\"ts\":40000.000,");
     TT_EQ_INT(ipup_sched_write_svg(&t, NULL, &f, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     TT_CHECK(strncmp(g_buf, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
     for (count = 0, p = g_buf; (p = strstr(p, "<title>")) != NULL; p++) count++;
