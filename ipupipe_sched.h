@@ -2272,12 +2272,13 @@ static IPUP__UNUSED void ipup__trace_phases(ipup__w *w, const ipup_table *t, con
     static const char *const names[3] = {"ramp-up", "main", "ramp-down"};
     int32_t ph[6], p, i = 0;
     double at[4] = {0.0, total, total, total}, now = 0.0;
-    if (ipup_sched_phases(t, ph)) return;
+    if (ipup_sched_phases(t, ph) || !t->ops) return;
     while (i < t->n_ops) {
-        int32_t j = ipup__step_end(t, i);
-        if (t->ops[i].step < ph[2]) at[1] = now + ipup__step_cost(t, c, i, j);
-        if (t->ops[i].step <= ph[3]) at[2] = now + ipup__step_cost(t, c, i, j);
-        now += ipup__step_cost(t, c, i, j);
+        int32_t j = ipup__step_end(t, i), st = t->ops[i].step;
+        double sc = ipup__step_cost(t, c, i, j);
+        if (st < ph[2]) at[1] = now + sc;
+        if (st <= ph[3]) at[2] = now + sc;
+        now += sc;
         i = j;
     }
     if (ph[3] < ph[2]) at[2] = at[1];
