@@ -1579,6 +1579,10 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
 static double ipup__rate(const ipup_emu *e) { return e->cm.clock_hz * e->cm.flops_per_cycle * e->cm.efficiency; }
 
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
+/* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
+static double ipup__infeed_s(const ipup_emu *e) {
+    return (double)e->B * ((double)e->in_n + 1.0) * 4.0 / e->cm.host_bytes_per_s;
+}
 static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
     const ipup__stage *st = &e->st[o->stage];
     double B = (double)e->B, rate = ipup__rate(e);
@@ -1589,7 +1593,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
     switch (o->kind) {
     case IPUP_OP_F:
         f = (double)st->flops_f;
-        if (s == 0) *dur += B * ((double)e->in_n + 1.0) * 4.0 / e->cm.host_bytes_per_s;
+        if (s == 0) *dur += ipup__infeed_s(e);
         if (s < e->S - 1 && e->st[s + 1].device != st->device)
             *xfer = B * ((double)st->out_n + 1.0) * 4.0 / e->cm.link_bytes_per_s;
         break;
@@ -2930,14 +2934,49 @@ static IPUP__PRINTF(2, 3) void ipup__tw_event(ipup__tw *w, const char *f, ...) {
 }
 /* the events of op o of replica r (at `now`, for du seconds): its box, the exchange it
    starts at its end (xf > 0), the end of the exchange it consumes */
+/* the layers of a stage op as events on the row under its box (tid 1): forward in layer
+   order, backward in reverse (a recomputed forward first), each as long as its FLOPs */
+static void ipup__trace_layers(const ipup_emu *e, ipup__tw *w, const ipup_op *o, int32_t pid, double t) {
+    const ipup__stage *st = &e->st[o->stage];
+    double per = (double)e->B / ipup__rate(e);
+    char t0[32], t1[32];
+    int32_t l, k, n = st->last - st->first;
+    if (o->kind != IPUP_OP_F && e->cfg.recompute) {
+        ipup__tw_event(w, "{\"name\":\"recompute\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%s,\"dur\":%s}",
+                       (int)pid, ipup__us3(t0, sizeof t0, t * 1e6), ipup__us3(t1, sizeof t1, (double)st->flops_f * per * 1e6));
+        t += (double)st->flops_f * per;
+    }
+    for (k = 0; k < n; k++) {
+        const ipup_layer_info *I;
+        double f;
+        l = o->kind == IPUP_OP_F ? st->first + k : st->last - 1 - k;
+        I = &e->lay[l].info;
+        f = o->kind == IPUP_OP_F   ? (double)I->flops_fwd
+            : o->kind == IPUP_OP_W ? (double)I->flops_bwd_dw
+                                   : (e->lay[l].need_dx ? (double)I->flops_bwd_dx : 0.0) + (o->kind == IPUP_OP_B ? (double)I->flops_bwd_dw : 0.0);
+        if (f <= 0.0) continue;
+        ipup__tw_event(w, "{\"name\":\"%s\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%s,\"dur\":%s}",
+                       e->model.layers[l].id, (int)pid, ipup__us3(t0, sizeof t0, t * 1e6), ipup__us3(t1, sizeof t1, f * per * 1e6));
+        t += f * per;
+    }
+}
+
 static void ipup__trace_op(const ipup_emu *e, ipup__tw *w, const ipup_op *o, int32_t r, double now, double du, double xf) {
+    static const char *const cname[4] = {"thread_state_running", "thread_state_iowait", "terrible", "olive"};
     int32_t pid = r * e->P + o->device, ps = -1, fwd = 0;
     const char *kn = o->kind == IPUP_OP_F ? "F" : o->kind == IPUP_OP_B ? "B" : o->kind == IPUP_OP_I ? "I" : "W";
-    char t0[32], t1[32];
-    ipup__tw_event(w, "{\"name\":\"%s%d s%d\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,"
-                      "\"args\":{\"stage\":%d,\"mb\":%d,\"step\":%d}}",
-                   kn, (int)o->mb, (int)o->stage, kn, (int)pid, ipup__us3(t0, sizeof t0, now * 1e6),
-                   ipup__us3(t1, sizeof t1, du * 1e6), (int)o->stage, (int)o->mb, (int)o->step);
+    char t0[32], t1[32], tok[48];
+    double in = o->kind == IPUP_OP_F && o->stage == 0 ? ipup__infeed_s(e) : 0.0;
+    ipup_sched_op_str(o, tok, sizeof tok); /* the CSV's name, as ipupipe-sched's trace */
+    if (in > 0.0) /* the host infeed of the micro-batch, an event of its own before F(0,m) */
+        ipup__tw_event(w, "{\"name\":\"infeed\",\"cat\":\"infeed\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,"
+                          "\"cname\":\"grey\",\"args\":{\"mb\":%d,\"step\":%d}}",
+                       (int)pid, ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, in * 1e6), (int)o->mb, (int)o->step);
+    ipup__tw_event(w, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,"
+                      "\"cname\":\"%s\",\"args\":{\"stage\":%d,\"mb\":%d,\"step\":%d}}",
+                   tok, kn, (int)pid, ipup__us3(t0, sizeof t0, (now + in) * 1e6), ipup__us3(t1, sizeof t1, (du - in) * 1e6),
+                   cname[(o->kind - 1) & 3], (int)o->stage, (int)o->mb, (int)o->step);
+    ipup__trace_layers(e, w, o, pid, now + in);
     /* flows: start at the end of a producing op, finish at the consuming op */
     if (xf > 0.0) {
         int f = o->kind == IPUP_OP_F;

@@ -100,4 +100,22 @@ tr --recompute
 has "recomputation: IPU0 stashes 294.4 KB" "optimizer 945.8 KB, stash 294.4 KB"
 tr --offload
 has "offload: no optimizer state on IPU0" "optimizer 0 B, stash 900.4 KB"
+# the trainer's trace: the CSV's op names, a colour per kind, the infeed as its own
+# event (not folded into stage 0's forward), the layers inside each stage op
+tr --trace "$tmp/trace.json"
+if python3 - "$tmp/trace.json" <<'PY'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+ops = {e["name"]: e for e in ev if e["cat"] in "FBIW"}
+assert "0F0" in ops and "1B0" in ops, "op names like the CSV's"
+assert ops["0F0"]["cname"] == "thread_state_running" and ops["0B0"]["cname"] == "thread_state_iowait"
+infeed = [e for e in ev if e["cat"] == "infeed"]
+assert len(infeed) == 16, "one infeed per micro-batch of the step"
+assert abs(infeed[0]["ts"] + infeed[0]["dur"] - ops["0F0"]["ts"]) < 0.002, "0F0 starts when its infeed ends"
+assert ops["0F0"]["dur"] < ops["0B0"]["dur"], "stage 0's forward is shorter than its backward once the infeed is apart"
+lay = [e["name"] for e in ev if e["cat"] == "layer" and e["pid"] == 0 and e["ts"] >= ops["0F0"]["ts"] and e["ts"] < ops["0F0"]["ts"] + ops["0F0"]["dur"]]
+assert lay[:3] == ["dense256", "dense256.relu", "dense128"], lay
+assert any(e["name"] == "update" for e in ev)
+PY
+then ok "trainer trace: CSV op names, colours, infeed events, layers inside the ops"; else bad "trainer trace"; fi
 finish
