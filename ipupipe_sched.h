@@ -319,6 +319,12 @@ IPUPIPE_DEF int32_t ipup_sched_popxl_stage(int32_t stages, const ipup_op *op);
 /* The grid of ipup_sched_render_grid with every cell named by its PopXL pipeline stage
    ("3B0": the backward of model stage 1 of 3). */
 IPUPIPE_DEF int ipup_sched_render_grid_popxl(const ipup_table *t, ipup_write_fn write, void *user);
+/* The grid with options: IPUP_SCHED_GRID_STEPS adds a first line "step  1  2 ..." with
+   the 1-based step numbers over their columns (every k-th column when the numbers are
+   wider than a cell); IPUP_SCHED_GRID_POPXL names the cells by PopXL's stages. */
+#define IPUP_SCHED_GRID_STEPS 1
+#define IPUP_SCHED_GRID_POPXL 2
+IPUPIPE_DEF int ipup_sched_render_grid_ex(const ipup_table *t, int flags, ipup_write_fn write, void *user);
 /* PyTorch's _format_pipeline_order layout (rows "Step NN:", columns "Rank i"), with the
    steps numbered from 1 as a person counts them (PyTorch counts from 0); the row of the
    0-based step index mark_step (>= 0) ends with " <-- ERROR HERE". */
@@ -2070,7 +2076,28 @@ static IPUP__UNUSED void ipup__grid_row(ipup__w *w, const ipup_table *t, int32_t
     }
 }
 
-static IPUP__UNUSED int ipup__render_grid(const ipup_table *t, int popxl, ipup_write_fn write, void *user) {
+/* the step-number line over the grid: numbers at the columns c with c % k == 0, where k
+   (1, 2, 5, 10, ...) leaves room for the widest number */
+static IPUP__UNUSED void ipup__grid_ruler(ipup__w *w, const ipup_table *t, int lw, int cw) {
+    char num[16];
+    int32_t k = 1, m = 0, c, digits = ipup_snprintf(num, sizeof num, "%d", (int)t->steps);
+    int64_t pos;
+    while ((int64_t)k * (cw + 1) < (int64_t)digits + 1) { k *= m % 3 == 1 ? 5 : 2; if (m % 3 == 1) k /= 2; m++; }
+    ipup__ws(w, "step");
+    ipup__wpad(w, (size_t)(lw > 4 ? lw - 4 : 0));
+    pos = lw > 4 ? lw : 4;
+    for (c = 0; c < t->steps && !w->err; c += k) {
+        int64_t at = (int64_t)lw + 2 + (int64_t)c * (cw + 1); /* a cell is " " + token, after the label and a space */
+        int n = ipup_snprintf(num, sizeof num, "%d", (int)c + 1);
+        if (at > pos) ipup__wpad(w, (size_t)(at - pos));
+        ipup__wput(w, num, (size_t)n);
+        pos = (at > pos ? at : pos) + n;
+    }
+    ipup__ws(w, "\n");
+}
+
+static IPUP__UNUSED int ipup__render_grid(const ipup_table *t, int flags, ipup_write_fn write, void *user) {
+    const int popxl = (flags & IPUP_SCHED_GRID_POPXL) != 0;
     ipup__w w;
     char tok[48], lab[32];
     int ws, cw = 2, lw = 0, n, i, sorted;
@@ -2087,6 +2114,7 @@ static IPUP__UNUSED int ipup__render_grid(const ipup_table *t, int popxl, ipup_w
     }
     sorted = ipup__step_sorted(t);
     ipup__winit(&w, write, user);
+    if (flags & IPUP_SCHED_GRID_STEPS) ipup__grid_ruler(&w, t, lw, cw);
     for (d = 0; d < t->devices && !w.err; d++) {
         n = ipup_snprintf(lab, sizeof lab, "IPU%d", (int)d);
         ipup__wput(&w, lab, (size_t)n);
@@ -2100,7 +2128,10 @@ IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write,
     return ipup__render_grid(t, 0, write, user);
 }
 IPUPIPE_DEF int ipup_sched_render_grid_popxl(const ipup_table *t, ipup_write_fn write, void *user) {
-    return ipup__render_grid(t, 1, write, user);
+    return ipup__render_grid(t, IPUP_SCHED_GRID_POPXL, write, user);
+}
+IPUPIPE_DEF int ipup_sched_render_grid_ex(const ipup_table *t, int flags, ipup_write_fn write, void *user) {
+    return ipup__render_grid(t, flags, write, user);
 }
 
 IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write, void *user) {

@@ -43,7 +43,10 @@ static int file_write(void *user, const void *data, size_t len) {
     return fwrite(data, 1, len, (FILE *)user) == len ? 0 : -1;
 }
 
-static int print_grid(const ipup_table *t) { return ipup_sched_render_grid(t, file_write, stdout) ? -1 : 0; }
+/* the grid with its 1-based step numbers on top */
+static int print_grid(const ipup_table *t) {
+    return ipup_sched_render_grid_ex(t, IPUP_SCHED_GRID_STEPS, file_write, stdout) ? -1 : 0;
+}
 
 /* PopXL's view: the pipeline stages, their IPUs and each stash FIFO's length */
 static int print_popxl(const ipup_table *t) {
@@ -52,7 +55,7 @@ static int print_popxl(const ipup_table *t) {
            (int)(L - 1), (int)(n - 1));
     for (s = 0; s < n; s++) printf("%s%d", s ? "," : "", (int)t->stage_device[s < L ? s : n - 1 - s]);
     printf("\n");
-    if (ipup_sched_render_grid_popxl(t, file_write, stdout)) return -1;
+    if (ipup_sched_render_grid_ex(t, IPUP_SCHED_GRID_STEPS | IPUP_SCHED_GRID_POPXL, file_write, stdout)) return -1;
     printf("stash FIFO length (backward stage - forward stage):");
     for (s = 0; s < L; s++) printf(" %d->%d: %d%s", (int)s, (int)(n - 1 - s), (int)(n - 1 - 2 * s), s + 1 < L ? "," : "");
     printf("\n");

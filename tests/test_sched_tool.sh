@@ -64,6 +64,27 @@ expect 0 "shared IPU mapping 0,1,0" -- -S 3 -M 6 --schedule interleaved --map 0,
 has "steps layout header" "Rank 0 Rank 1" "$tmp/out"
 has "steps layout counts from 1" "Step 01: 0F0" "$tmp/out"
 
+# the grid's step numbers (1-based) sit over their columns, every k-th when wide
+ruler_ok=1
+for args in "-S 4 -M 8" "-S 4 -M 64 --schedule 1f1b" "-S 12 -M 24" "-S 3 -M 6 --map 0,1,0 --schedule interleaved" "-S 2 -M 600 --schedule gpipe"; do
+  # shellcheck disable=SC2086
+  "$tool" $args -q >"$tmp/grid" 2>/dev/null
+  if ! python3 - "$tmp/grid" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+ruler, row = lines[0], lines[1]
+assert ruler.startswith("step")
+starts = [m.start() for m in re.finditer(r"(?<= )\S", row[row.index(" "):])]
+starts = [p + row.index(" ") for p in starts]          # where each cell's token begins
+nums = [(m.start(), int(m.group())) for m in re.finditer(r"\d+", ruler)]
+assert nums and nums[0][1] == 1, "numbering starts at 1"
+for pos, n in nums:
+    assert starts[n - 1] == pos, "step %d at column %d, its cell at %d" % (n, pos, starts[n - 1])
+PY
+  then ruler_ok=0; echo "    ruler wrong for: $args"; head -2 "$tmp/grid" | cut -c1-120; fi
+done
+if [ "$ruler_ok" = 1 ]; then ok "grid step numbers (1-based) over their columns, 5 tables"; else bad "grid step numbers"; fi
+
 # --help: one % sign, sharding, the async column, PopXL
 expect 0 "--help again" -- --help
 has "--help prints % once" "M % S == 0" "$tmp/out"

@@ -652,6 +652,14 @@ TTEST(renderers) {
     TT_CHECK(!ipup_buf_fits(&g_b));
     n2 = g_b.len;
     TT_EQ_INT(n2, n);
+    /* the step-number line (1-based, over the cells), then the same grid */
+    TT_EQ_INT(ipup_sched_render_grid_ex(&t, IPUP_SCHED_GRID_STEPS, ipup_buf_write, gbuf(sizeof g_buf)), 0);
+    {
+        static const char ruler[] = "step  1  2  3  4  5  6  7  8  9  10 11 12 13 14 15 16 17 18 19 20 21 22\n"
+                                    "IPU0  F0 .. F1 .. F2 .. F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 .. B5 .. B6 .. B7\n";
+        TT_CHECK(strncmp(g_buf, ruler, sizeof ruler - 1) == 0);
+    }
+    TT_EQ_INT(g_b.len, n + 72); /* the grid plus the ruler: 71 characters and a newline */
     TT_EQ_INT(ipup_sched_render_steps(&t, 3, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     n = g_b.len;
     {

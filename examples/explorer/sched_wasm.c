@@ -120,11 +120,11 @@ EX_EXPORT(ex_render) int ex_render(int what, double svg_width) {
     so.width = svg_width;
     switch (what) {
     case 0: rc = ipup_sched_write_json(&g_t, &g_fig, g_name, g_msg, ipup_buf_write, &g_b); break;
-    case 1: rc = ipup_sched_render_grid(&g_t, ipup_buf_write, &g_b); break;
+    case 1: rc = ipup_sched_render_grid_ex(&g_t, IPUP_SCHED_GRID_STEPS, ipup_buf_write, &g_b); break;
     case 2: rc = ipup_sched_write_svg_ex(&g_t, &g_cost, g_mark < 0 ? &g_fig : NULL, &so, ipup_buf_write, &g_b); break;
     case 3: rc = ipup_sched_render_steps(&g_t, g_mark, ipup_buf_write, &g_b); break;
     case 4: rc = ipup_sched_write_csv(&g_t, ipup_buf_write, &g_b); break;
-    case 5: rc = ipup_sched_render_grid_popxl(&g_t, ipup_buf_write, &g_b); break;
+    case 5: rc = ipup_sched_render_grid_ex(&g_t, IPUP_SCHED_GRID_STEPS | IPUP_SCHED_GRID_POPXL, ipup_buf_write, &g_b); break;
     default: return -1;
     }
     if (rc || !ipup_buf_fits(&g_b)) return -1;
