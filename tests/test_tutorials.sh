@@ -98,6 +98,8 @@ has "replicas: 1024 samples per step" "x 2 replica(s) = 1024 samples per step"
 has "replicas: 10240 examples per call" "= 10240"
 tr --recompute
 has "recomputation: IPU0 stashes 294.4 KB" "optimizer 945.8 KB, stash 294.4 KB"
+tr --schedule sequential
+has "trainer: sequential has no main phase" "(no main phase: the pipeline never fills)"
 tr --offload
 has "offload: no optimizer state on IPU0" "optimizer 0 B, stash 900.4 KB"
 # the trainer's trace: the CSV's op names, a colour per kind, the infeed as its own
