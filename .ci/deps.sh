@@ -20,6 +20,7 @@ case $what in
     have valgrind || need+=(valgrind)
     have npm      || need+=(npm)
     have cppcheck || need+=(cppcheck)    # make check-analyze
+    have mpicc    || need+=(openmpi-bin libopenmpi-dev) # tests/test_mpi.sh (ipupipe_mpi.h)
     # tests/test_hygiene.sh measures function lengths with Universal Ctags
     case "$(ctags --version 2>/dev/null || true)" in *'Universal Ctags'*) ;; *) need+=(universal-ctags) ;; esac
     # clang's sanitizer and libFuzzer runtimes
