@@ -47,6 +47,12 @@
 #define IPUPIPE_MPI_H
 
 #include "ipupipe.h"
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1 /* the C API only, also from C++ (OpenMPI's C++ bindings warn) */
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #ifndef IPUP_MPI_CHUNK

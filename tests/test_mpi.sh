@@ -4,6 +4,8 @@
 #     ranks gives the cooperative runner's bits (tests/mpi/mpi_bits.c, 42 configurations);
 #  2. build/mnist-train-mpi --save equals build/mnist-train --save byte for byte
 #     (2 replicas on 4 ranks; a 1f1b pipeline on 2 ranks);
+#  heap calls per step inside OpenMPI do not grow with the steps (tests/mpi/mpi_heap.c);
+#  ipupipe_mpi.h compiles as C++;
 #  3. a wrong rank count and a rank with another configuration end every rank with a
 #     message; a rank killed mid-run ends the job with a message, within 60 s.
 # Needs OpenMPI (Debian: openmpi-bin libopenmpi-dev; `make test` installs them through
@@ -13,7 +15,7 @@ if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; th
   bad "MPI is not installed: install the Debian packages openmpi-bin libopenmpi-dev (.ci/deps.sh test)"
   finish; exit 1
 fi
-make -s build/mpi/mpi_bits build/mnist-train-mpi build/mnist-train >/dev/null || { bad "building the MPI programs"; finish; exit 1; }
+make -s build/mpi/mpi_bits build/mpi/mpi_heap build/mnist-train-mpi build/mnist-train >/dev/null || { bad "building the MPI programs"; finish; exit 1; }
 make_tmp mpi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
   OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -28,6 +30,13 @@ for n in 1 2 4 8; do
   else bad "mpi_bits on $n ranks" "$tmp/bits$n.log"; fi
 done
 [ "$total" -eq 42 ] && ok "42 configurations (7 schedules x 2 x 3) compared" || bad "compared $total configurations, not 42"
+
+# heap calls inside OpenMPI per step (tests/mpi/mpi_heap.c) and the header as C++
+if run 4 build/mpi/mpi_heap >"$tmp/heap.log" 2>&1; then ok "heap calls do not grow with the steps: $(grep -c . "$tmp/heap.log") lines, $(grep '16 steps' "$tmp/heap.log")"
+else bad "heap calls per step" "$tmp/heap.log"; fi
+printf '#define IPUPIPE_IMPLEMENTATION\n#include "ipupipe_mpi.h"\nint main(void){return 0;}\n' >"$tmp/cxx.cpp"
+if mpicxx -std=c++17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion -Werror -I. "$tmp/cxx.cpp" -o "$tmp/cxx" >"$tmp/cxx.log" 2>&1
+then ok "ipupipe_mpi.h compiles as C++ (mpicxx, -Werror)"; else bad "ipupipe_mpi.h as C++" "$tmp/cxx.log"; fi
 
 # 2. the trainer's checkpoint
 gen_syn "$tmp/syn" 640 100
