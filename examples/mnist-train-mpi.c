@@ -1,0 +1,95 @@
+/* mnist-train-mpi.c - the MNIST trainer over MPI: one rank per IPU (ipupipe_mpi.h).
+ *
+ *   mpirun -np N build/mnist-train-mpi --runner mpi [the options of mnist-train]
+ *
+ * N = replicas x IPUs per replica. Built with mpicc by `make build/mnist-train-mpi`
+ * (OpenMPI: Debian openmpi-bin libopenmpi-dev). Every rank reads the data and any
+ * --load file itself, feeds its own stage-0 micro-batches from the same global sample
+ * indices as the other runners, and runs its row of the schedule table; rank 0 prints
+ * and writes --save, --trace and --summary-json (the other ranks print nothing), and
+ * its checkpoint is byte-identical to the cooperative runner's. --runner mpi is the
+ * default here and the only runner of this program. A rank that fails ends the job.
+ */
+#define _POSIX_C_SOURCE 200809L
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe_mpi.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static ipup_mpi mtm_mpi;
+static uint64_t mtm_fingerprint;
+static const char *mtm_runner = "mpi";
+
+/* after ipup_init and --load: every rank agrees, then the emulator runs this rank's row */
+static const char *mtm_ready(ipup_emu *e) {
+    static char why[IPUP_MSG_MAX + 64];
+    if (!ipup__name_eq(mtm_runner, "mpi")) {
+        /* every rank has the same command line: every rank stops here */
+        ipup_snprintf(why, sizeof why, "--runner %s: mnist-train-mpi runs --runner mpi only (build/mnist-train runs coop and threads)", mtm_runner);
+        return why;
+    }
+    if (ipup_mpi_init(&mtm_mpi, e, MPI_COMM_WORLD, mtm_fingerprint) != IPUP_OK) {
+        ipup_snprintf(why, sizeof why, "--runner mpi: %s", ipup_last_error(e));
+        return why;
+    }
+    return NULL;
+}
+static void mtm_report(ipup_emu *e) {
+    (void)e;
+    ipup_mpi_share_state(&mtm_mpi);
+}
+#define MNIST_TRAIN_EXTRA_RUNNER "mpi"
+#define MNIST_TRAIN_EMU_READY(e) mtm_ready(e)
+#define MNIST_TRAIN_BEFORE_REPORT(e) mtm_report(e)
+#define MNIST_TRAIN_RUN_DONE() ipup_mpi_free(&mtm_mpi) /* before the trainer frees the emulator */
+#include "mnist_trainer.h"
+
+#define MTM_MAX_ARGS 128
+
+/* The command line of this rank: --runner mpi when none is given; on ranks other than
+ * 0 without the output files (rank 0 writes them). */
+static int mtm_args(int argc, char **argv, int rank, char **out) {
+    int i, n = 0, runner = 0;
+    for (i = 0; i < argc && n < MTM_MAX_ARGS - 3; i++) {
+        int output = strcmp(argv[i], "--save") == 0 || strcmp(argv[i], "--trace") == 0 || strcmp(argv[i], "--summary-json") == 0;
+        if (strcmp(argv[i], "--runner") == 0 && i + 1 < argc) {
+            runner = 1;
+            mtm_runner = argv[i + 1];
+        }
+        if (i > 0) mtm_fingerprint = ipup_mpi_hash(mtm_fingerprint, argv[i], strlen(argv[i]) + 1);
+        if (output && rank != 0 && i + 1 < argc) {
+            if (i + 1 < argc) mtm_fingerprint = ipup_mpi_hash(mtm_fingerprint, argv[i + 1], strlen(argv[i + 1]) + 1);
+            i++;
+            continue;
+        }
+        out[n++] = argv[i];
+    }
+    if (!runner) {
+        static char flag[] = "--runner", mpi[] = "mpi";
+        out[n++] = flag;
+        out[n++] = mpi;
+    }
+    out[n] = NULL;
+    return n;
+}
+
+int main(int argc, char **argv) {
+    static char *args[MTM_MAX_ARGS + 1];
+    int rank = 0, n, rc;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    n = mtm_args(argc, argv, rank, args);
+    if (rank != 0 && !freopen("/dev/null", "w", stdout)) {
+        fprintf(stderr, "mnist-train-mpi: rank %d cannot silence its output\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    rc = mnist_train_main(n, args);
+    if (rc != 0) {
+        fflush(stdout);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, rc); /* no rank waits for one that stopped */
+    }
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,116 @@
+/* tests/mpi/mpi_bits.c - the MPI runner (ipupipe_mpi.h) against the cooperative runner:
+ * every built-in schedule x replicas {1, 2} x stages {1, 2, 4} whose IPU count equals
+ * the number of ranks runs here (tests/test_mpi.sh starts it with 1, 2, 4 and 8
+ * ranks). Each rank also runs the cooperative reference in-process; the weights, the
+ * optimizer state and every outfeed record must be the same bits. Prints the
+ * configurations it ran (`configs N`) and `N passed, N failed` on rank 0.
+ */
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe_mpi.h"
+#include "tiny_model.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define POOL (256 * 1024)
+IPUP_ALIGN64 static uint8_t g_pool_ref[IPUP_MAX_IPUS][POOL], g_pool_mpi[IPUP_MAX_IPUS][POOL];
+IPUP_ALIGN64 static uint8_t g_host_ref[1 << 20], g_host_mpi[1 << 20];
+static ipup_emu g_ref, g_mpi;
+static ipup_mpi g_mp;
+static ipup_model_desc g_model;
+static int g_rank, g_size, g_pass, g_fail;
+
+static void sample(int64_t s0, int32_t i, float *x, int32_t *label) {
+    int32_t j;
+    uint64_t k = (uint64_t)(s0 + i);
+    for (j = 0; j < 12; j++) x[j] = (float)((k * 2654435761u + (uint64_t)j * 40503u) % 1000u) / 500.0f - 1.0f;
+    *label = (int32_t)(k % 4u);
+}
+static tiny_data g_data = {sample, 12};
+
+static void check(int ok, const char *what, const char *cfg) {
+    if (ok) g_pass++;
+    else {
+        g_fail++;
+        fprintf(stderr, "FAIL rank %d: %s (%s)\n", g_rank, what, cfg);
+    }
+}
+
+static ipup_config make_cfg(int kind, int R, int S, int opt, uint8_t (*pools)[POOL], uint8_t *host) {
+    ipup_config c = tiny_config(&g_model, S, 2, 4, 3, 7, (ipup_optimizer_kind)opt, 0.05f, tiny_infeed, &g_data);
+    c.schedule = (ipup_sched_kind)kind;
+    c.replicas = R;
+    if (kind == IPUP_SCHED_INTERLEAVED_1F1B && S >= 4) c.virtual_stages = 2;
+    tiny_pools(&c, IPUP_MAX_IPUS, pools, NULL, POOL, host, sizeof g_host_ref);
+    return c;
+}
+
+/* the two emulators agree on this rank's stages of its replica and on replica 0 */
+static void compare(const char *name) {
+    int32_t s, n, n2, i, r = g_rank / g_mpi.P, d = g_rank % g_mpi.P;
+    const ipup_outfeed_rec *a = ipup_outfeed_records(&g_ref, &n), *b = ipup_outfeed_records(&g_mpi, &n2);
+    int same = n == n2;
+    for (i = 0; same && i < n; i++)
+        same = a[i].step == b[i].step && a[i].replica == b[i].replica && a[i].mb == b[i].mb &&
+               memcmp(&a[i].loss, &b[i].loss, sizeof(float)) == 0 && a[i].correct == b[i].correct;
+    check(same, "outfeed records", name);
+    for (s = 0; s < g_ref.S; s++) {
+        size_t np = g_ref.st[s].n_params * sizeof(float), ns = g_ref.st[s].n_state * sizeof(float);
+        if (g_ref.st[s].device == d) {
+            check(memcmp(g_ref.srt[r][s].params, g_mpi.srt[r][s].params, np) == 0, "own weights", name);
+            check(!ns || memcmp(g_ref.srt[r][s].state, g_mpi.srt[r][s].state, ns) == 0, "own optimizer state", name);
+        }
+        check(memcmp(g_ref.srt[0][s].params, g_mpi.srt[0][s].params, np) == 0, "replica 0 weights (shared)", name);
+        check(!ns || memcmp(g_ref.srt[0][s].state, g_mpi.srt[0][s].state, ns) == 0, "replica 0 state (shared)", name);
+    }
+}
+
+static int run_one(int kind, int R, int S) {
+    char name[96];
+    int opt = (kind + R + S) % 3, k;
+    ipup_config cr = make_cfg(kind, R, S, opt, g_pool_ref, g_host_ref);
+    ipup_config cm = make_cfg(kind, R, S, opt, g_pool_mpi, g_host_mpi);
+    ipup_snprintf(name, sizeof name, "%s R=%d S=%d opt %d", ipup_sched_kind_name((ipup_sched_kind)kind), R, S, opt);
+    ipup_shutdown(&g_ref);
+    ipup_shutdown(&g_mpi);
+    memset(&g_ref, 0, sizeof g_ref);
+    memset(&g_mpi, 0, sizeof g_mpi);
+    if (ipup_init(&g_ref, &cr) != IPUP_OK) {
+        if (g_rank == 0) fprintf(stderr, "FAIL %s: ipup_init: %s\n", name, ipup_last_error(&g_ref));
+        g_fail++;
+        return 0;
+    }
+    if (g_ref.nipus != g_size) return 0; /* another rank count runs it */
+    check(ipup_init(&g_mpi, &cm) == IPUP_OK, "ipup_init", name);
+    check(ipup_mpi_init(&g_mp, &g_mpi, MPI_COMM_WORLD, 0) == IPUP_OK, ipup_last_error(&g_mpi), name);
+    for (k = 0; k < 2; k++) { /* two runs: the rings and requests carry over */
+        check(ipup_run(&g_ref, NULL) == IPUP_OK, "cooperative run", name);
+        check(ipup_run(&g_mpi, NULL) == IPUP_OK, ipup_last_error(&g_mpi), name);
+    }
+    ipup_mpi_share_state(&g_mp);
+    compare(name);
+    ipup_mpi_free(&g_mp);
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    int kind, R, S, configs = 0, fails = 0;
+    char msg[256];
+    (void)argc; (void)argv;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    if (tiny_model(&g_model, 1, 1, 12, "dense16,gelu,dropout0.25,dense12,relu,dense8,relu,dense4,xent", msg, sizeof msg)) {
+        fprintf(stderr, "model: %s\n", msg);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (kind = 0; kind <= (int)IPUP_SCHED_ZBH1; kind++)
+        for (R = 1; R <= 2; R++)
+            for (S = 1; S <= 4; S *= 2) configs += run_one(kind, R, S);
+    MPI_Allreduce(&g_fail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (g_rank == 0) printf("configs %d\n%d passed, %d failed\n", configs, g_pass, fails);
+    ipup_shutdown(&g_ref);
+    ipup_shutdown(&g_mpi);
+    MPI_Finalize();
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# tests/test_mpi.sh - the MPI runner (ipupipe_mpi.h) on loopback, bounded (about 30 s):
+#  1. every built-in schedule x replicas {1, 2} x stages {1, 2, 4} over 1, 2, 4 and 8
+#     ranks gives the cooperative runner's bits (tests/mpi/mpi_bits.c, 42 configurations);
+#  2. build/mnist-train-mpi --save equals build/mnist-train --save byte for byte
+#     (2 replicas on 4 ranks; a 1f1b pipeline on 2 ranks);
+#  heap calls per step inside OpenMPI do not grow with the steps (tests/mpi/mpi_heap.c);
+#  ipupipe_mpi.h compiles as C++;
+#  3. a wrong rank count and a rank with another configuration end every rank with a
+#     message; a rank killed mid-run ends the job with a message, within 60 s.
+# Needs OpenMPI (Debian: openmpi-bin libopenmpi-dev; `make test` installs them through
+# .ci/deps.sh): without it this gate fails and says so.
+. "$(dirname "$0")/lib.sh"
+if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
+  bad "MPI is not installed: install the Debian packages openmpi-bin libopenmpi-dev (.ci/deps.sh test)"
+  finish; exit 1
+fi
+make -s build/mpi/mpi_bits build/mpi/mpi_heap build/mnist-train-mpi build/mnist-train >/dev/null || { bad "building the MPI programs"; finish; exit 1; }
+make_tmp mpi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
+  OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
+run() { local n=$1; shift; timeout 120 mpirun --oversubscribe -np "$n" "$@"; }
+
+# 1. bits
+total=0
+for n in 1 2 4 8; do
+  if run "$n" build/mpi/mpi_bits >"$tmp/bits$n.log" 2>&1; then
+    c=$(sed -n 's/^configs //p' "$tmp/bits$n.log"); total=$((total + c))
+    ok "mpi_bits on $n ranks: $(tail -n1 "$tmp/bits$n.log"), $c configurations"
+  else bad "mpi_bits on $n ranks" "$tmp/bits$n.log"; fi
+done
+[ "$total" -eq 42 ] && ok "42 configurations (7 schedules x 2 x 3) compared" || bad "compared $total configurations, not 42"
+
+# heap calls inside OpenMPI per step (tests/mpi/mpi_heap.c) and the header as C++
+if run 4 build/mpi/mpi_heap >"$tmp/heap.log" 2>&1; then ok "heap calls do not grow with the steps: $(grep 'run of 16' "$tmp/heap.log")"
+else bad "heap calls per step" "$tmp/heap.log"; fi
+printf '#define IPUPIPE_IMPLEMENTATION\n#include "ipupipe_mpi.h"\nint main(void){return 0;}\n' >"$tmp/cxx.cpp"
+if mpicxx -std=c++17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion -Werror -I. "$tmp/cxx.cpp" -o "$tmp/cxx" >"$tmp/cxx.log" 2>&1
+then ok "ipupipe_mpi.h compiles as C++ (mpicxx, -Werror)"; else bad "ipupipe_mpi.h as C++" "$tmp/cxx.log"; fi
+
+# 2. the trainer's checkpoint
+gen_syn "$tmp/syn" 640 100
+common=(--data "$tmp/syn" --quiet --seed 7 --train-limit 512 --batch-size 8 --batches-to-accumulate 4 --epochs 2)
+train_pair() { # name ranks options...
+  local name=$1 n=$2; shift 2
+  build/mnist-train "${common[@]}" "$@" --save "$tmp/$name.coop" >"$tmp/$name.coop.log" 2>&1 || { bad "$name: cooperative run" "$tmp/$name.coop.log"; return; }
+  if run "$n" build/mnist-train-mpi "${common[@]}" "$@" --save "$tmp/$name.mpi" >"$tmp/$name.mpi.log" 2>&1 &&
+     cmp -s "$tmp/$name.coop" "$tmp/$name.mpi"; then ok "$name: --save over $n ranks equals the cooperative file"
+  else bad "$name: --save over $n ranks differs or failed" "$tmp/$name.mpi.log"; fi
+}
+train_pair mlp-r2 4 --model mlp --replicas 2
+train_pair mlp-1f1b 2 --model mlp --schedule 1f1b --optimizer adam
+
+# 3. faults
+start=$SECONDS
+if run 3 build/mnist-train-mpi "${common[@]}" --model mlp --replicas 2 >"$tmp/np.log" 2>&1; then bad "3 ranks for 4 IPUs was accepted"
+elif grep -q "mpirun started 3 ranks; run mpirun -np 4" "$tmp/np.log"; then ok "a wrong rank count: every rank stops with 'run mpirun -np 4'"
+else bad "a wrong rank count: no clear message" "$tmp/np.log"; fi
+if timeout 120 mpirun --oversubscribe -np 1 build/mnist-train-mpi "${common[@]}" --model mlp --seed 1 : \
+     -np 1 build/mnist-train-mpi "${common[@]}" --model mlp --seed 2 >"$tmp/fp.log" 2>&1; then bad "ranks with different seeds were accepted"
+elif grep -q "rank 1's configuration differs from rank 0's" "$tmp/fp.log"; then ok "a rank with another configuration: the job stops with a message"
+else bad "a mismatched rank: no clear message" "$tmp/fp.log"; fi
+gen_syn "$tmp/big" 60000 100
+( timeout 120 mpirun --oversubscribe -np 2 build/mnist-train-mpi --data "$tmp/big" --quiet --model mlp --epochs 50 >"$tmp/kill.log" 2>&1; echo $? >"$tmp/kill.rc" ) &
+sleep 4
+victim=$(pgrep -f "build/mnist-train-mpi --data $tmp/big" | tail -n1)
+t0=$SECONDS
+[ -n "$victim" ] && kill -9 "$victim"
+wait
+el=$((SECONDS - t0))
+if [ -n "$victim" ] && [ "$(cat "$tmp/kill.rc")" != 0 ] && [ "$(cat "$tmp/kill.rc")" != 124 ] && [ $el -le 60 ] &&
+   grep -qiE "signal 9|killed" "$tmp/kill.log"; then ok "a killed rank ends the job in ${el} s with a message"
+else bad "a killed rank (pid ${victim:-none}, rc $(cat "$tmp/kill.rc"), ${el} s)" "$tmp/kill.log"; fi
+echo "(MPI gate: $((SECONDS - start + 0)) s of faults)"
+finish
