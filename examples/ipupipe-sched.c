@@ -5,6 +5,7 @@
  * --help for the manual. Exit status: 0 valid, 1 invalid table, 2 usage or
  * configuration error.
  */
+#define _POSIX_C_SOURCE 200809L /* open, fstat (sched_run.h) */
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_sched.h"
 #include "sched_cli.h"
@@ -68,4 +69,4 @@ static int tool_main(int argc, char **argv) {
     return run_generate(&o);
 }
 
-int main(int argc, char **argv) { return tool_main(argc, argv); }
+int main(int argc, char **argv) { return finish_stdout(tool_main(argc, argv)); }
