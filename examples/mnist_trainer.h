@@ -479,8 +479,9 @@ static const int mt_signals[3] = {SIGINT, SIGTERM, SIGHUP};
 
 static void mt_on_signal(int sig) { mt_signal_seen = sig; }
 
-/* Installs the handler (install = 1, the old actions into old[3]) or puts the old
- * actions back (install = 0). */
+/* Installs the handler (install = 1, the old actions into old[3]; a signal the
+ * program was started with ignored is left ignored) or puts the old actions back
+ * (install = 0). */
 static void mt_signals_set(int install, struct sigaction *old) {
     struct sigaction sa;
     int i;
@@ -489,8 +490,9 @@ static void mt_signals_set(int install, struct sigaction *old) {
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     for (i = 0; i < 3; i++) {
-        if (install) sigaction(mt_signals[i], &sa, &old[i]);
-        else sigaction(mt_signals[i], &old[i], NULL);
+        if (!install) sigaction(mt_signals[i], &old[i], NULL);
+        else if (sigaction(mt_signals[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+            sigaction(mt_signals[i], &sa, NULL); /* an ignored signal stays ignored (nohup, background jobs) */
     }
 }
 
