@@ -69,4 +69,16 @@ static int tool_main(int argc, char **argv) {
     return run_generate(&o);
 }
 
+/* The exit status after everything printed reached stdout: rc, or 2 after a message
+ * when a write or the final flush failed (a full disk, a closed pipe). */
+static int finish_stdout(int rc) {
+    int bad = fflush(stdout) != 0, e = errno;
+    if (ferror(stdout)) bad = 1;
+    clearerr(stdout);
+    if (!bad) return rc;
+    fprintf(stderr, "ipupipe-sched: writing the standard output failed: %s (disk full or closed pipe?)\n",
+            strerror(e ? e : EIO));
+    return 2;
+}
+
 int main(int argc, char **argv) { return finish_stdout(tool_main(argc, argv)); }

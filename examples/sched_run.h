@@ -210,18 +210,6 @@ static char *read_file(const char *path, size_t *len, char *why, size_t cap_why)
     return b;
 }
 
-/* The exit status after everything printed reached stdout: rc, or 2 after a message
- * when a write or the final flush failed (a full disk, a closed pipe). */
-static int finish_stdout(int rc) {
-    int bad = fflush(stdout) != 0, e = errno;
-    if (ferror(stdout)) bad = 1;
-    clearerr(stdout);
-    if (!bad) return rc;
-    fprintf(stderr, "ipupipe-sched: writing the standard output failed: %s (disk full or closed pipe?)\n",
-            strerror(e ? e : EIO));
-    return 2;
-}
-
 static int run_check(const opts *o) {
     size_t len = 0;
     char why[200], *text = read_file(o->check, &len, why, sizeof why), msg[4096], name[300];
