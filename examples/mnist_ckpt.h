@@ -393,7 +393,6 @@ static inline int mnist_ckpt_check_header_(const unsigned char *h, long long fsi
                                            size_t cap) {
     uint32_t ver = mnist_ckpt_get32_(h + 8);
     size_t L;
-    int bad;
     if (fsize < MNIST_CKPT_HEADER_BYTES + 4) {
         ipup_snprintf(what, cap, "only %lld bytes, shorter than a checkpoint header", fsize);
         return MNIST_CKPT_E_CORRUPT;
@@ -407,7 +406,7 @@ static inline int mnist_ckpt_check_header_(const unsigned char *h, long long fsi
         return MNIST_CKPT_E_MISMATCH;
     }
     for (L = 0; L < MNIST_CKPT_MODEL_LEN && h[40 + L]; L++) {}
-    if (L == MNIST_CKPT_MODEL_LEN || (bad = mnist_ckpt_unprintable_(h + 40, L)) >= 0) {
+    if (L == MNIST_CKPT_MODEL_LEN || mnist_ckpt_unprintable_(h + 40, L) >= 0) {
         ipup_snprintf(what, cap, "the model name field (offset 40) %s", L == MNIST_CKPT_MODEL_LEN ? "has no NUL end"
                       : "holds a byte that is not printable ASCII");
         return MNIST_CKPT_E_CORRUPT;
@@ -616,7 +615,7 @@ static inline int mnist_ckpt_load_fd(int fd, const char *path, mnist_ckpt_meta *
     char what[300];
     mnist_ckpt_meta fm;
     struct stat st;
-    uint32_t crc1, crc2, nt;
+    uint32_t crc1 = 0, crc2 = 0, nt;
     int i, r;
     if (!path || !meta || !t || n < 1 || n > MNIST_CKPT_MAX_TENSORS)
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "load needs a path, meta and 1..256 tensors");
