@@ -5,6 +5,7 @@
  * --help for the manual. Exit status: 0 valid, 1 invalid table, 2 usage or
  * configuration error.
  */
+#define _POSIX_C_SOURCE 200809L /* open, fstat (sched_run.h) */
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_sched.h"
 #include "sched_cli.h"
@@ -87,4 +88,16 @@ static int tool_main(int argc, char **argv) {
     return run_generate(&o);
 }
 
-int main(int argc, char **argv) { return tool_main(argc, argv); }
+/* The exit status after everything printed reached stdout: rc, or 2 after a message
+ * when a write or the final flush failed (a full disk, a closed pipe). */
+static int finish_stdout(int rc) {
+    int bad = fflush(stdout) != 0, e = errno;
+    if (ferror(stdout)) bad = 1;
+    clearerr(stdout);
+    if (!bad) return rc;
+    fprintf(stderr, "ipupipe-sched: writing the standard output failed: %s (disk full or closed pipe?)\n",
+            strerror(e ? e : EIO));
+    return 2;
+}
+
+int main(int argc, char **argv) { return finish_stdout(tool_main(argc, argv)); }

@@ -25,12 +25,19 @@
  *      end-4   4  u32 CRC-32 (IEEE 802.3 / zlib polynomial 0xEDB88320, reflected,
  *                 init and final xor 0xFFFFFFFF) of every byte before it
  *
- * Saving writes "<path>.tmp", fsyncs it and renames it over <path> (POSIX rename
- * is atomic), so a crash never leaves a half-written checkpoint under <path>.
- * Loading reads the file twice: the first pass checks the size, magic, version,
- * CRC, model name and every tensor's name, type and shape against what the
- * caller expects; only then does the second pass copy values into the caller's
- * tensors, so a refused file leaves them untouched.
+ * Saving writes a temporary "<path>.XXXXXX.tmp" (a unique name, created with
+ * O_EXCL|O_NOFOLLOW in <path>'s directory), fsyncs it, renames it over <path> (POSIX
+ * rename is atomic) and fsyncs the directory, so a crash never leaves a half-written
+ * checkpoint under <path> and two runs saving to one path never share a temporary.
+ * A <path> that is not a regular file (a device, a FIFO) is refused, never replaced.
+ * Loading opens the file once and reads it through that descriptor: the header
+ * fields (magic, version, a printable model name, the model, the tensor count,
+ * epoch and step in range), then the file size against what the expected tensors
+ * imply (before any byte of the body is read: a huge sparse file costs nothing),
+ * then one pass that checks every record (name, type, shape), every value (NaN or
+ * infinity refused, naming the tensor) and the CRC-32 of exactly those bytes. Values
+ * reach the caller's tensors only when all of that passed (mnist_ckpt_load_fd with
+ * a staging buffer: even a file changed while it is read leaves them untouched).
  *
  * No heap, no stdio streams and no stdio formatting: POSIX open/read/write/fsync and
  * rename (declared in <stdio.h>) with stack buffers, messages formatted by
@@ -57,6 +64,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h> /* rename only */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -201,34 +209,10 @@ static inline long long mnist_ckpt_count_(const mnist_ckpt_tensor *t) {
     return c;
 }
 
-/* Writes n tensors and meta to path, atomically (path.tmp + fsync + rename).
- * Uses about 10 KB of stack (write buffer and CRC table). */
-static inline int mnist_ckpt_save(const char *path, const mnist_ckpt_meta *meta, const mnist_ckpt_tensor *t, int n,
-                                  char *err) {
-    mnist_ckpt_writer_ w;
-    char tmp[1100], what[200];
-    unsigned char h[MNIST_CKPT_HEADER_BYTES], b[8];
-    int i, d;
-    if (!path || !meta || !t || n < 1 || n > MNIST_CKPT_MAX_TENSORS)
-        return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "save needs a path, meta and 1..256 tensors");
-    for (i = 0; i < n; i++)
-        if (mnist_ckpt_count_(&t[i]) < 0 || !t[i].data) {
-            ipup_snprintf(what, sizeof what, "tensor %d has a bad name, rank or shape", i);
-            return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, what);
-        }
-    if (strlen(path) + 5 > sizeof tmp) return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "path too long");
-    strcpy(tmp, path);
-    strcat(tmp, ".tmp");
-    memset(&w, 0, sizeof w);
-    mnist_ckpt_crc_table_(w.table);
-    w.crc = 0xFFFFFFFFu;
-    w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (w.fd < 0) {
-        ipup_snprintf(what, sizeof what, "cannot create the temporary file <path>.tmp: %s (directory missing or not writable?)",
-                 strerror(errno));
-        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
-    }
-    memset(h, 0, sizeof h);
+/* Header bytes of meta and n tensors into h (MNIST_CKPT_HEADER_BYTES). */
+static inline void mnist_ckpt_header_bytes_(unsigned char *h, const mnist_ckpt_meta *meta, int n) {
+    int i;
+    memset(h, 0, MNIST_CKPT_HEADER_BYTES);
     memcpy(h, "IPUPCKPT", 8);
     mnist_ckpt_put32_(h + 8, MNIST_CKPT_VERSION);
     mnist_ckpt_put32_(h + 12, (uint32_t)n);
@@ -238,243 +222,462 @@ static inline int mnist_ckpt_save(const char *path, const mnist_ckpt_meta *meta,
     mnist_ckpt_put32_(h + 28, (uint32_t)(meta->seed >> 32));
     mnist_ckpt_put32_(h + 32, meta->epoch);
     for (i = 0; i < MNIST_CKPT_MODEL_LEN - 1 && meta->model[i]; i++) h[40 + i] = (unsigned char)meta->model[i];
-    mnist_ckpt_put_(&w, h, sizeof h);
+}
+
+/* The whole file through w: header, records, CRC. */
+static inline void mnist_ckpt_write_all_(mnist_ckpt_writer_ *w, const mnist_ckpt_meta *meta, const mnist_ckpt_tensor *t,
+                                         int n) {
+    unsigned char h[MNIST_CKPT_HEADER_BYTES], b[8];
+    int i, d;
+    mnist_ckpt_header_bytes_(h, meta, n);
+    mnist_ckpt_put_(w, h, sizeof h);
     for (i = 0; i < n; i++) {
         long long c = mnist_ckpt_count_(&t[i]), j;
         size_t L = strlen(t[i].name);
         b[0] = (unsigned char)L;
         b[1] = (unsigned char)(L >> 8);
-        mnist_ckpt_put_(&w, b, 2);
-        mnist_ckpt_put_(&w, t[i].name, L);
+        mnist_ckpt_put_(w, b, 2);
+        mnist_ckpt_put_(w, t[i].name, L);
         b[0] = 1;
         b[1] = (unsigned char)t[i].rank;
-        mnist_ckpt_put_(&w, b, 2);
+        mnist_ckpt_put_(w, b, 2);
         for (d = 0; d < t[i].rank; d++) {
             mnist_ckpt_put32_(b, (uint32_t)t[i].dims[d]);
-            mnist_ckpt_put_(&w, b, 4);
+            mnist_ckpt_put_(w, b, 4);
         }
         for (j = 0; j < c; j++) {
             mnist_ckpt_put32_(b, mnist_ckpt_fbits_(t[i].data[j]));
-            mnist_ckpt_put_(&w, b, 4);
+            mnist_ckpt_put_(w, b, 4);
         }
     }
-    mnist_ckpt_put32_(b, w.crc ^ 0xFFFFFFFFu);
-    mnist_ckpt_put_(&w, b, 4);
-    mnist_ckpt_flush_(&w);
+    mnist_ckpt_put32_(b, w->crc ^ 0xFFFFFFFFu);
+    mnist_ckpt_put_(w, b, 4);
+    mnist_ckpt_flush_(w);
+}
+
+/* 0 when path can be replaced by a rename: absent, or a regular file (a symbolic
+ * link to one is replaced as a link). Otherwise -1 with what (cap bytes) saying why. */
+static inline int mnist_ckpt_target_ok(const char *path, char *what, size_t cap) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT) return 0;
+        ipup_snprintf(what, cap, "cannot stat it: %s", strerror(errno));
+        return -1;
+    }
+    if (S_ISREG(st.st_mode)) return 0;
+    ipup_snprintf(what, cap, "it is %s, not a regular file; a checkpoint is only written to a regular file (give a "
+                  "file path)", mnist_file_kind(st.st_mode));
+    return -1;
+}
+
+/* Writes n tensors and meta to path, atomically: a temporary "<path>.XXXXXX.tmp" with
+ * a unique name in path's directory (O_EXCL|O_NOFOLLOW: never an existing file or a
+ * planted link), fsync, rename over path, fsync of the directory. A path that exists
+ * and is not a regular file (a device, a FIFO, a directory) is refused, never
+ * replaced. Uses about 11 KB of stack (write buffer, CRC table, names). */
+static inline int mnist_ckpt_save(const char *path, const mnist_ckpt_meta *meta, const mnist_ckpt_tensor *t, int n,
+                                  char *err) {
+    mnist_ckpt_writer_ w;
+    char tmp[1100], what[300];
+    int i;
+    if (!path || !meta || !t || n < 1 || n > MNIST_CKPT_MAX_TENSORS)
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "save needs a path, meta and 1..256 tensors");
+    for (i = 0; i < n; i++)
+        if (mnist_ckpt_count_(&t[i]) < 0 || !t[i].data) {
+            ipup_snprintf(what, sizeof what, "tensor %d has a bad name, rank or shape", i);
+            return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, what);
+        }
+    if (mnist_ckpt_target_ok(path, what, sizeof what) != 0) return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+    memset(&w, 0, sizeof w);
+    mnist_ckpt_crc_table_(w.table);
+    w.crc = 0xFFFFFFFFu;
+    w.fd = mnist_tmp_create(path, tmp, sizeof tmp);
+    if (w.fd < 0) {
+        ipup_snprintf(what, sizeof what, "cannot create the temporary file <path>.XXXXXX.tmp: %s (directory missing "
+                      "or not writable?)", strerror(errno));
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+    }
+    mnist_ckpt_write_all_(&w, meta, t, n);
     if (!w.failed && fsync(w.fd) != 0) w.failed = errno;
     if (close(w.fd) != 0 && !w.failed) w.failed = errno;
+    if (!w.failed && mnist_ckpt_target_ok(path, what, sizeof what) != 0) w.failed = EEXIST;
     if (!w.failed && rename(tmp, path) != 0) w.failed = errno;
     if (w.failed) {
         unlink(tmp);
-        ipup_snprintf(what, sizeof what, "writing or renaming the temporary file failed: %s (disk full? directory writable?)",
-                 strerror(w.failed));
+        if (w.failed == EEXIST) return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+        ipup_snprintf(what, sizeof what, "writing or renaming the temporary file failed: %s (disk full? directory "
+                      "writable?)", strerror(w.failed));
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+    }
+    if ((i = mnist_dir_fsync(path)) != 0) {
+        ipup_snprintf(what, sizeof what, "saved, but the directory could not be synced: %s", strerror(i));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
     return MNIST_CKPT_OK;
 }
 
-/* Buffered reader. */
+/* ------------------------------------------------------------------ reading */
+
+/* The largest epoch and step a checkpoint may hold (far beyond any real run; a
+ * larger field is damage, refused before the program computes with it). */
+#define MNIST_CKPT_MAX_EPOCH 1000000u
+#define MNIST_CKPT_MAX_STEP (UINT64_C(1) << 48)
+
+/* Buffered reader over one descriptor (pread from `off`), CRC over every byte read. */
 typedef struct {
     int fd, failed;
     size_t pos, len;
-    long long total; /* bytes consumed */
+    long long off; /* file offset of buf[len] */
     uint32_t crc;
     uint32_t table[256];
     unsigned char buf[8192];
 } mnist_ckpt_reader_;
 
-/* Reads n bytes (dst may be NULL to skip); returns 0 or -1 at end of file. */
-static inline int mnist_ckpt_get_(mnist_ckpt_reader_ *r, void *dst, size_t n, int crc) {
+static inline void mnist_ckpt_reader_init_(mnist_ckpt_reader_ *r, int fd, long long off) {
+    r->fd = fd;
+    r->failed = 0;
+    r->pos = r->len = 0;
+    r->off = off;
+    r->crc = 0xFFFFFFFFu;
+    mnist_ckpt_crc_table_(r->table);
+}
+
+/* Reads n bytes (dst may be NULL to skip them, still in the CRC); 0, or -1 at end of
+ * file or on a read error (r->failed). */
+static inline int mnist_ckpt_get_(mnist_ckpt_reader_ *r, void *dst, size_t n) {
     unsigned char *p = (unsigned char *)dst;
     while (n) {
         size_t k;
         if (r->pos == r->len) {
-            ssize_t got;
-            do got = read(r->fd, r->buf, sizeof r->buf);
-            while (got < 0 && errno == EINTR);
+            long long got = mnist_pread_full(r->fd, r->buf, sizeof r->buf, r->off);
             if (got <= 0) {
-                if (got < 0) r->failed = errno;
+                if (got < 0) r->failed = errno ? errno : EIO;
                 return -1;
             }
             r->pos = 0;
             r->len = (size_t)got;
+            r->off += got;
         }
         k = r->len - r->pos < n ? r->len - r->pos : n;
-        if (crc) r->crc = mnist_ckpt_crc_(r->table, r->crc, r->buf + r->pos, k);
+        r->crc = mnist_ckpt_crc_(r->table, r->crc, r->buf + r->pos, k);
         if (p) {
             memcpy(p, r->buf + r->pos, k);
             p += k;
         }
         r->pos += k;
-        r->total += (long long)k;
         n -= k;
     }
     return 0;
 }
 
-/* One pass over the file. copy = 0: check everything against meta/t (meta->model
- * must match, tensors must match in order, names, type and shape); copy = 1: also
- * store values into t[i].data. */
-static inline int mnist_ckpt_pass_(const char *path, mnist_ckpt_meta *meta, const mnist_ckpt_tensor *t, int n,
-                                   int copy, char *err) {
-    mnist_ckpt_reader_ r;
-    unsigned char h[MNIST_CKPT_HEADER_BYTES], b[8];
-    char what[400], name[MNIST_CKPT_NAME_MAX + 1], model[MNIST_CKPT_MODEL_LEN];
+/* Printable ASCII (0x20..0x7e) of the first n bytes; else the index of the first other
+ * byte. */
+static inline int mnist_ckpt_unprintable_(const unsigned char *s, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (s[i] < 0x20 || s[i] > 0x7e) return (int)i;
+    return -1;
+}
+
+/* The file size a checkpoint of the n tensors t has. */
+static inline long long mnist_ckpt_file_bytes(const mnist_ckpt_tensor *t, int n) {
+    long long total = MNIST_CKPT_HEADER_BYTES + 4;
+    int i;
+    for (i = 0; i < n; i++) total += 4 + (long long)strlen(t[i].name) + 4LL * t[i].rank + 4 * mnist_ckpt_count_(&t[i]);
+    return total;
+}
+
+/* Checks the 72-byte header h of a file of fsize bytes and fills *meta from it (model,
+ * step, seed, epoch). 0, or a code with what (cap bytes) saying why. */
+static inline int mnist_ckpt_check_header_(const unsigned char *h, long long fsize, mnist_ckpt_meta *meta, char *what,
+                                           size_t cap) {
+    uint32_t ver = mnist_ckpt_get32_(h + 8);
+    size_t L;
+    if (fsize < MNIST_CKPT_HEADER_BYTES + 4) {
+        ipup_snprintf(what, cap, "only %lld bytes, shorter than a checkpoint header", fsize);
+        return MNIST_CKPT_E_CORRUPT;
+    }
+    if (memcmp(h, "IPUPCKPT", 8) != 0) {
+        ipup_snprintf(what, cap, "the magic is not IPUPCKPT (not written by --save)");
+        return MNIST_CKPT_E_CORRUPT;
+    }
+    if (ver != MNIST_CKPT_VERSION) {
+        ipup_snprintf(what, cap, "version %u, this program reads version %u", ver, MNIST_CKPT_VERSION);
+        return MNIST_CKPT_E_MISMATCH;
+    }
+    for (L = 0; L < MNIST_CKPT_MODEL_LEN && h[40 + L]; L++) {}
+    if (L == MNIST_CKPT_MODEL_LEN || mnist_ckpt_unprintable_(h + 40, L) >= 0) {
+        ipup_snprintf(what, cap, "the model name field (offset 40) %s", L == MNIST_CKPT_MODEL_LEN ? "has no NUL end"
+                      : "holds a byte that is not printable ASCII");
+        return MNIST_CKPT_E_CORRUPT;
+    }
+    memset(meta, 0, sizeof *meta);
+    memcpy(meta->model, h + 40, L);
+    meta->step = (uint64_t)mnist_ckpt_get32_(h + 16) | ((uint64_t)mnist_ckpt_get32_(h + 20) << 32);
+    meta->seed = (uint64_t)mnist_ckpt_get32_(h + 24) | ((uint64_t)mnist_ckpt_get32_(h + 28) << 32);
+    meta->epoch = mnist_ckpt_get32_(h + 32);
+    if (meta->epoch > MNIST_CKPT_MAX_EPOCH || meta->step > MNIST_CKPT_MAX_STEP) {
+        ipup_snprintf(what, cap, "header field %s is %llu, above the limit %llu (damaged file?)",
+                      meta->epoch > MNIST_CKPT_MAX_EPOCH ? "epoch" : "step",
+                      meta->epoch > MNIST_CKPT_MAX_EPOCH ? (unsigned long long)meta->epoch : (unsigned long long)meta->step,
+                      meta->epoch > MNIST_CKPT_MAX_EPOCH ? (unsigned long long)MNIST_CKPT_MAX_EPOCH
+                                                         : (unsigned long long)MNIST_CKPT_MAX_STEP);
+        return MNIST_CKPT_E_CORRUPT;
+    }
+    return MNIST_CKPT_OK;
+}
+
+/* Opens path once for reading (a regular file; a FIFO, directory or device is refused
+ * without blocking): the descriptor (the caller closes it), or -1 after a message. */
+static inline int mnist_ckpt_open(const char *path, char *err) {
+    char what[300];
     struct stat st;
-    uint32_t ver, nt, crc_file, crc_calc;
-    int i, d, code = MNIST_CKPT_OK;
-    memset(&r, 0, sizeof r);
-    mnist_ckpt_crc_table_(r.table);
-    r.crc = 0xFFFFFFFFu;
-    r.fd = open(path, O_RDONLY);
-    if (r.fd < 0) {
-        ipup_snprintf(what, sizeof what, "cannot open it: %s", strerror(errno));
+    int fd = mnist_open_input(path, "a checkpoint file (written by --save)", &st, what, sizeof what);
+    if (fd < 0) mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+    return fd;
+}
+
+/* The header of the checkpoint open on fd (named path in messages) into *meta. */
+static inline int mnist_ckpt_peek_fd(int fd, const char *path, mnist_ckpt_meta *meta, char *err) {
+    unsigned char h[MNIST_CKPT_HEADER_BYTES];
+    char what[300];
+    struct stat st;
+    long long got;
+    int code;
+    if (fstat(fd, &st) != 0) {
+        ipup_snprintf(what, sizeof what, "cannot stat it: %s", strerror(errno));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
-#define MNIST_CKPT_BAIL_(c, ...)                                                                                       \
-    do {                                                                                                               \
-        ipup_snprintf(what, sizeof what, __VA_ARGS__);                                                                      \
-        code = (c);                                                                                                    \
-        goto done;                                                                                                     \
-    } while (0)
-    if (fstat(r.fd, &st) != 0) MNIST_CKPT_BAIL_(MNIST_CKPT_E_IO, "cannot stat it: %s", strerror(errno));
-    if (st.st_size < MNIST_CKPT_HEADER_BYTES + 4 || mnist_ckpt_get_(&r, h, sizeof h, 1) != 0)
-        MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "only %lld bytes, shorter than a checkpoint header",
-                         (long long)st.st_size);
-    if (memcmp(h, "IPUPCKPT", 8) != 0)
-        MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "the magic is not IPUPCKPT (not written by --save)");
-    ver = mnist_ckpt_get32_(h + 8);
-    if (ver != MNIST_CKPT_VERSION)
-        MNIST_CKPT_BAIL_(MNIST_CKPT_E_MISMATCH, "version %u, this program reads version %u", ver, MNIST_CKPT_VERSION);
-    /* The CRC first (a corrupt file is reported as corrupt, not as a mismatch). */
-    if (!copy) {
-        long long body = (long long)st.st_size - 4 - (long long)sizeof h;
-        while (body > 0) {
-            size_t k = body > (long long)sizeof b ? sizeof b : (size_t)body;
-            if (mnist_ckpt_get_(&r, NULL, k, 1) != 0) break;
-            body -= (long long)k;
-        }
-        if (mnist_ckpt_get_(&r, b, 4, 0) != 0) MNIST_CKPT_BAIL_(MNIST_CKPT_E_IO, "read failed");
-        crc_file = mnist_ckpt_get32_(b);
-        crc_calc = r.crc ^ 0xFFFFFFFFu;
-        if (crc_file != crc_calc)
-            MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "CRC-32 is %08x but the contents give %08x (damaged or truncated file)",
-                             crc_file, crc_calc);
-        if (lseek(r.fd, (off_t)sizeof h, SEEK_SET) != (off_t)sizeof h) MNIST_CKPT_BAIL_(MNIST_CKPT_E_IO, "seek failed");
-        r.pos = r.len = 0;
-        r.total = (long long)sizeof h;
+    memset(h, 0, sizeof h);
+    got = mnist_pread_full(fd, h, sizeof h, 0);
+    if (got < 0) {
+        ipup_snprintf(what, sizeof what, "read failed: %s", strerror(errno));
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
-    memcpy(model, h + 40, MNIST_CKPT_MODEL_LEN);
-    model[MNIST_CKPT_MODEL_LEN - 1] = 0;
-    if (strncmp(model, meta->model, MNIST_CKPT_MODEL_LEN) != 0)
-        MNIST_CKPT_BAIL_(MNIST_CKPT_E_MISMATCH, "it holds model '%s', this run trains '%s' (use --model %s)", model,
-                         meta->model, model);
-    nt = mnist_ckpt_get32_(h + 12);
-    if (nt != (uint32_t)n)
-        MNIST_CKPT_BAIL_(MNIST_CKPT_E_MISMATCH,
-                         "it holds %u tensors, this run has %d (another --optimizer than the saved run?)", nt, n);
-    for (i = 0; i < n; i++) {
-        uint32_t L, dim;
-        long long c = mnist_ckpt_count_(&t[i]), j;
-        if (mnist_ckpt_get_(&r, b, 2, 0) != 0) MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "truncated at tensor %d", i);
-        L = (uint32_t)b[0] | ((uint32_t)b[1] << 8);
-        if (L == 0 || L > MNIST_CKPT_NAME_MAX) MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "tensor %d: name length %u", i, L);
-        if (mnist_ckpt_get_(&r, name, L, 0) != 0) MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "truncated at tensor %d", i);
-        name[L] = 0;
-        if (strcmp(name, t[i].name) != 0)
-            MNIST_CKPT_BAIL_(MNIST_CKPT_E_MISMATCH, "tensor %d is '%s', this run expects '%s' (another --optimizer?)", i,
-                             name, t[i].name);
-        if (mnist_ckpt_get_(&r, b, 2, 0) != 0) MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "truncated at tensor %s", name);
-        if (b[0] != 1) MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "tensor %s: element type %u, expected 1 (float32)", name, b[0]);
-        if ((int)b[1] != t[i].rank)
-            MNIST_CKPT_BAIL_(MNIST_CKPT_E_MISMATCH, "tensor %s has rank %u, this model expects %d", name, b[1], t[i].rank);
-        for (d = 0; d < t[i].rank; d++) {
-            if (mnist_ckpt_get_(&r, b, 4, 0) != 0) MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "truncated at tensor %s", name);
-            dim = mnist_ckpt_get32_(b);
-            if (dim != (uint32_t)t[i].dims[d])
-                MNIST_CKPT_BAIL_(MNIST_CKPT_E_MISMATCH, "tensor %s dimension %d is %u, this model expects %d", name, d,
-                                 dim, t[i].dims[d]);
-        }
-        if (copy) {
-            for (j = 0; j < c; j++) {
-                if (mnist_ckpt_get_(&r, b, 4, 0) != 0) MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "truncated in %s", name);
-                t[i].data[j] = mnist_ckpt_bitsf_(mnist_ckpt_get32_(b));
-            }
-        } else if (mnist_ckpt_get_(&r, NULL, (size_t)c * 4, 0) != 0) {
-            MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "truncated in tensor %s", name);
-        }
-    }
-    if (r.total != (long long)st.st_size - 4)
-        MNIST_CKPT_BAIL_(MNIST_CKPT_E_CORRUPT, "%lld unexpected bytes after the last tensor",
-                         (long long)st.st_size - 4 - r.total);
-    if (copy) {
-        meta->step = (uint64_t)mnist_ckpt_get32_(h + 16) | ((uint64_t)mnist_ckpt_get32_(h + 20) << 32);
-        meta->seed = (uint64_t)mnist_ckpt_get32_(h + 24) | ((uint64_t)mnist_ckpt_get32_(h + 28) << 32);
-        meta->epoch = mnist_ckpt_get32_(h + 32);
-    }
-done:
-#undef MNIST_CKPT_BAIL_
-    close(r.fd);
+    code = mnist_ckpt_check_header_(h, got < (long long)sizeof h ? got : (long long)st.st_size, meta, what, sizeof what);
     if (code != MNIST_CKPT_OK) return mnist_ckpt_fail_(err, code, path, what);
     return MNIST_CKPT_OK;
 }
 
-/* Reads only the header of path into *meta (model, step, seed, epoch) so a program
- * can set itself up (seed, model) before it loads the tensors; the full checks
- * (CRC, names, shapes) are mnist_ckpt_load's. */
-static inline int mnist_ckpt_peek(const char *path, mnist_ckpt_meta *meta, char *err) {
-    unsigned char h[MNIST_CKPT_HEADER_BYTES];
-    char what[200];
-    size_t got = 0;
-    int fd;
-    if (!path || !meta) return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "peek needs a path and meta");
-    fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        ipup_snprintf(what, sizeof what, "cannot open it: %s", strerror(errno));
-        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+/* A file whose size is not what the tensors t make: a walk over its record headers
+ * (pread, no data read, no CRC) names the first tensor that differs, else the size.
+ * Always returns a code after a message. */
+static inline int mnist_ckpt_walk_(int fd, long long fsize, const char *path, const mnist_ckpt_tensor *t, int n,
+                                   char *err) {
+    unsigned char b[4 + MNIST_CKPT_NAME_MAX + 4 * MNIST_CKPT_MAX_RANK];
+    char what[400];
+    long long off = MNIST_CKPT_HEADER_BYTES, want = mnist_ckpt_file_bytes(t, n), body = fsize - 4;
+    int i, d, code = MNIST_CKPT_E_CORRUPT;
+    for (i = 0; i < n; i++) {
+        size_t L = strlen(t[i].name), rec = 4 + L + 4 * (size_t)t[i].rank;
+        uint32_t fl;
+        if (off + 2 > body || mnist_pread_full(fd, b, 2, off) != 2) break;
+        fl = (uint32_t)b[0] | ((uint32_t)b[1] << 8);
+        if (fl == L && (off + (long long)rec > body || mnist_pread_full(fd, b, rec, off) != (long long)rec)) break;
+        if (fl != L || memcmp(b + 2, t[i].name, L) != 0) {
+            code = MNIST_CKPT_E_MISMATCH;
+            if (fl == 0 || fl > MNIST_CKPT_NAME_MAX || off + 2 + fl > body ||
+                mnist_pread_full(fd, b + 2, fl, off + 2) != (long long)fl || mnist_ckpt_unprintable_(b + 2, fl) >= 0)
+                ipup_snprintf(what, sizeof what, "tensor %d has a damaged name (damaged or truncated file)", i), code = MNIST_CKPT_E_CORRUPT;
+            else
+                ipup_snprintf(what, sizeof what, "tensor %d is '%.*s', this run expects '%s' (another --optimizer?)", i,
+                              (int)fl, (const char *)(b + 2), t[i].name);
+            return mnist_ckpt_fail_(err, code, path, what);
+        }
+        if ((int)b[3 + L] != t[i].rank) {
+            ipup_snprintf(what, sizeof what, "tensor %s has rank %u, this model expects %d", t[i].name, b[3 + L], t[i].rank);
+            return mnist_ckpt_fail_(err, MNIST_CKPT_E_MISMATCH, path, what);
+        }
+        for (d = 0; d < t[i].rank; d++)
+            if (mnist_ckpt_get32_(b + 4 + L + 4 * d) != (uint32_t)t[i].dims[d]) {
+                ipup_snprintf(what, sizeof what, "tensor %s dimension %d is %u, this model expects %d", t[i].name, d,
+                              mnist_ckpt_get32_(b + 4 + L + 4 * d), t[i].dims[d]);
+                return mnist_ckpt_fail_(err, MNIST_CKPT_E_MISMATCH, path, what);
+            }
+        off += (long long)rec + 4 * mnist_ckpt_count_(&t[i]);
+        if (off > body) {
+            ipup_snprintf(what, sizeof what, "truncated in tensor %s: the file is %lld bytes, these tensors make %lld "
+                          "(damaged or truncated file)", t[i].name, fsize, want);
+            return mnist_ckpt_fail_(err, code, path, what);
+        }
     }
-    while (got < sizeof h) {
-        ssize_t k = read(fd, h + got, sizeof h - got);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        got += (size_t)k;
+    if (fsize < want)
+        ipup_snprintf(what, sizeof what, "truncated at tensor %d: the file is %lld bytes, these tensors make %lld "
+                      "(damaged or truncated file)", i, fsize, want);
+    else
+        ipup_snprintf(what, sizeof what, "the file is %lld bytes, these tensors make %lld: %lld unexpected bytes after "
+                      "the last tensor", fsize, want, fsize - want);
+    return mnist_ckpt_fail_(err, code, path, what);
+}
+
+/* The floats a staging buffer of mnist_ckpt_load_fd needs for the tensors t. */
+static inline long long mnist_ckpt_stage_floats(const mnist_ckpt_tensor *t, int n) {
+    long long c = 0;
+    int i;
+    for (i = 0; i < n; i++) c += mnist_ckpt_count_(&t[i]);
+    return c;
+}
+
+/* One record (tensor i) through r: the name, type and shape compared with t (first
+ * difference into what, *code set), the values checked finite, stored into dst when
+ * it is not NULL. 0, or -1 when the file ends early. */
+static inline int mnist_ckpt_scan_one_(mnist_ckpt_reader_ *r, const mnist_ckpt_tensor *t, int i, float *dst, int *code,
+                                       char *what, size_t cap) {
+    unsigned char b[MNIST_CKPT_NAME_MAX + 4];
+    size_t L = strlen(t->name);
+    long long c = mnist_ckpt_count_(t), j;
+    int d;
+    if (mnist_ckpt_get_(r, b, 2 + L) != 0) return -1;
+    if (*code == MNIST_CKPT_OK && ((size_t)((uint32_t)b[0] | ((uint32_t)b[1] << 8)) != L || memcmp(b + 2, t->name, L))) {
+        *code = MNIST_CKPT_E_MISMATCH;
+        ipup_snprintf(what, cap, "tensor %d is not '%s' as this run expects (another --optimizer?)", i, t->name);
     }
-    close(fd);
-    if (got < sizeof h) {
-        ipup_snprintf(what, sizeof what, "only %u bytes, shorter than a checkpoint header", (unsigned)got);
+    if (mnist_ckpt_get_(r, b, 2) != 0) return -1;
+    if (*code == MNIST_CKPT_OK && (b[0] != 1 || (int)b[1] != t->rank)) {
+        *code = b[0] != 1 ? MNIST_CKPT_E_CORRUPT : MNIST_CKPT_E_MISMATCH;
+        if (b[0] != 1) ipup_snprintf(what, cap, "tensor %s: element type %u, expected 1 (float32)", t->name, b[0]);
+        else ipup_snprintf(what, cap, "tensor %s has rank %u, this model expects %d", t->name, b[1], t->rank);
+    }
+    for (d = 0; d < t->rank; d++) {
+        uint32_t dim;
+        if (mnist_ckpt_get_(r, b, 4) != 0) return -1;
+        dim = mnist_ckpt_get32_(b);
+        if (*code == MNIST_CKPT_OK && dim != (uint32_t)t->dims[d]) {
+            *code = MNIST_CKPT_E_MISMATCH;
+            ipup_snprintf(what, cap, "tensor %s dimension %d is %u, this model expects %d", t->name, d, dim, t->dims[d]);
+        }
+    }
+    for (j = 0; j < c; j++) {
+        float v;
+        if (mnist_ckpt_get_(r, b, 4) != 0) return -1;
+        v = mnist_ckpt_bitsf_(mnist_ckpt_get32_(b));
+        if (*code == MNIST_CKPT_OK && !(v - v == 0.0f)) {
+            *code = MNIST_CKPT_E_CORRUPT;
+            ipup_snprintf(what, cap, "tensor %s holds %s at element %lld (a run that diverged? resume from an earlier "
+                          "checkpoint)", t->name, v != v ? "NaN" : "an infinity", j);
+        }
+        if (dst) dst[j] = v;
+    }
+    return 0;
+}
+
+/* One pass over a file of exactly the size of t, from offset 0 through one reader:
+ * its header must be the bytes h0 read before, every byte is in the CRC, every
+ * record is compared with t. dst: NULL (check only), stage (values one tensor after
+ * another) or, with into_tensors, t[i].data. Returns the code after a message. */
+static inline int mnist_ckpt_scan_(int fd, const char *path, const unsigned char *h0, const mnist_ckpt_tensor *t, int n,
+                                   float *stage, int into_tensors, uint32_t *crc_out, char *err) {
+    mnist_ckpt_reader_ r;
+    unsigned char h[MNIST_CKPT_HEADER_BYTES], b[4];
+    char what[400];
+    int i, code = MNIST_CKPT_OK;
+    uint32_t crc_file;
+    mnist_ckpt_reader_init_(&r, fd, 0);
+    if (mnist_ckpt_get_(&r, h, sizeof h) != 0 || memcmp(h, h0, sizeof h) != 0)
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, "the file changed while it was read");
+    for (i = 0; i < n; i++) {
+        float *dst = into_tensors ? t[i].data : stage;
+        if (mnist_ckpt_scan_one_(&r, &t[i], i, dst, &code, what, sizeof what) != 0) {
+            ipup_snprintf(what, sizeof what, "truncated in tensor %s (the file changed while it was read?)%s%s", t[i].name,
+                          r.failed ? ": " : "", r.failed ? strerror(r.failed) : "");
+            return mnist_ckpt_fail_(err, r.failed ? MNIST_CKPT_E_IO : MNIST_CKPT_E_CORRUPT, path, what);
+        }
+        if (stage) stage += mnist_ckpt_count_(&t[i]);
+    }
+    *crc_out = r.crc ^ 0xFFFFFFFFu;
+    r.crc = 0;
+    if (mnist_ckpt_get_(&r, b, 4) != 0)
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, "truncated in the CRC (the file changed while it was read?)");
+    crc_file = mnist_ckpt_get32_(b);
+    if (crc_file != *crc_out) {
+        ipup_snprintf(what, sizeof what, "CRC-32 is %08x but the contents give %08x (damaged or truncated file)", crc_file,
+                      *crc_out);
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
     }
-    if (memcmp(h, "IPUPCKPT", 8) != 0)
-        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, "the magic is not IPUPCKPT (not written by --save)");
-    if (mnist_ckpt_get32_(h + 8) != MNIST_CKPT_VERSION) {
-        ipup_snprintf(what, sizeof what, "version %u, this program reads version %u", mnist_ckpt_get32_(h + 8),
-                 MNIST_CKPT_VERSION);
-        return mnist_ckpt_fail_(err, MNIST_CKPT_E_MISMATCH, path, what);
-    }
-    memset(meta, 0, sizeof *meta);
-    memcpy(meta->model, h + 40, MNIST_CKPT_MODEL_LEN);
-    meta->model[MNIST_CKPT_MODEL_LEN - 1] = 0;
-    meta->step = (uint64_t)mnist_ckpt_get32_(h + 16) | ((uint64_t)mnist_ckpt_get32_(h + 20) << 32);
-    meta->seed = (uint64_t)mnist_ckpt_get32_(h + 24) | ((uint64_t)mnist_ckpt_get32_(h + 28) << 32);
-    meta->epoch = mnist_ckpt_get32_(h + 32);
+    if (code != MNIST_CKPT_OK) return mnist_ckpt_fail_(err, code, path, what);
     return MNIST_CKPT_OK;
 }
 
-/* Loads path into the n tensors t (names, order and shapes must match) after
- * checking the whole file. meta->model names the model the caller trains; on
- * success meta->step, seed and epoch are set from the file. */
-static inline int mnist_ckpt_load(const char *path, mnist_ckpt_meta *meta, const mnist_ckpt_tensor *t, int n,
-                                  char *err) {
+/* Loads the checkpoint open on fd (named path in messages; mnist_ckpt_open) into the n
+ * tensors t (names, order and shapes must match) after checking all of it: header
+ * fields, the model (meta->model), the tensor count, the file size against what t
+ * implies (before any byte of the body is read), then one pass that checks every
+ * record and value (NaN or infinity refused with the tensor's name) and the CRC-32 of
+ * exactly the bytes used. With stage (mnist_ckpt_stage_floats floats) that pass
+ * stores the values there and they are copied into t only when everything passed: a
+ * refused file leaves the tensors untouched even if it changes while it is read.
+ * Without stage a second pass over the same descriptor stores them and must give the
+ * same CRC (a file changed in place between the passes is refused, the tensors then
+ * partly written). On success meta->step, seed and epoch are set from the file. */
+static inline int mnist_ckpt_load_fd(int fd, const char *path, mnist_ckpt_meta *meta, const mnist_ckpt_tensor *t, int n,
+                                     float *stage, char *err) {
+    unsigned char h[MNIST_CKPT_HEADER_BYTES];
+    char what[300];
+    mnist_ckpt_meta fm;
+    struct stat st;
+    uint32_t crc1 = 0, crc2 = 0, nt;
     int i, r;
     if (!path || !meta || !t || n < 1 || n > MNIST_CKPT_MAX_TENSORS)
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "load needs a path, meta and 1..256 tensors");
     for (i = 0; i < n; i++)
         if (mnist_ckpt_count_(&t[i]) < 0 || !t[i].data)
             return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "a tensor has a bad name, rank or shape");
-    if ((r = mnist_ckpt_pass_(path, meta, t, n, 0, err)) != MNIST_CKPT_OK) return r;
-    return mnist_ckpt_pass_(path, meta, t, n, 1, err);
+    if ((r = mnist_ckpt_peek_fd(fd, path, &fm, err)) != MNIST_CKPT_OK) return r;
+    if (fstat(fd, &st) != 0 || mnist_pread_full(fd, h, sizeof h, 0) != (long long)sizeof h)
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, "read failed in the header");
+    if (strncmp(fm.model, meta->model, MNIST_CKPT_MODEL_LEN) != 0) {
+        ipup_snprintf(what, sizeof what, "it holds model '%s', this run trains '%s' (use --model %s)", fm.model,
+                      meta->model, fm.model);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_MISMATCH, path, what);
+    }
+    if ((nt = mnist_ckpt_get32_(h + 12)) != (uint32_t)n) {
+        ipup_snprintf(what, sizeof what, "it holds %u tensors, this run has %d (another --optimizer than the saved run?)",
+                      nt, n);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_MISMATCH, path, what);
+    }
+    if ((long long)st.st_size != mnist_ckpt_file_bytes(t, n)) return mnist_ckpt_walk_(fd, (long long)st.st_size, path, t, n, err);
+    if ((r = mnist_ckpt_scan_(fd, path, h, t, n, stage, 0, &crc1, err)) != MNIST_CKPT_OK) return r;
+    if (stage) {
+        for (i = 0; i < n; i++) {
+            size_t c = (size_t)mnist_ckpt_count_(&t[i]);
+            memcpy(t[i].data, stage, c * sizeof(float));
+            stage += c;
+        }
+    } else {
+        if ((r = mnist_ckpt_scan_(fd, path, h, t, n, NULL, 1, &crc2, err)) != MNIST_CKPT_OK) return r;
+        if (crc2 != crc1)
+            return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, "the file changed while it was read");
+    }
+    meta->step = fm.step;
+    meta->seed = fm.seed;
+    meta->epoch = fm.epoch;
+    return MNIST_CKPT_OK;
 }
 
+/* Reads only the header of path into *meta (model, step, seed, epoch: each field
+ * checked); the full checks are mnist_ckpt_load's. A program that sets itself up from
+ * the header and loads later should keep one descriptor (mnist_ckpt_open,
+ * mnist_ckpt_peek_fd, mnist_ckpt_load_fd) so that both read the same file. */
+static inline int mnist_ckpt_peek(const char *path, mnist_ckpt_meta *meta, char *err) {
+    int fd, r;
+    if (!path || !meta) return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "peek needs a path and meta");
+    if ((fd = mnist_ckpt_open(path, err)) < 0) return MNIST_CKPT_E_IO;
+    r = mnist_ckpt_peek_fd(fd, path, meta, err);
+    close(fd);
+    return r;
+}
+
+/* mnist_ckpt_load_fd on path, opened once, without a staging buffer. */
+static inline int mnist_ckpt_load(const char *path, mnist_ckpt_meta *meta, const mnist_ckpt_tensor *t, int n,
+                                  char *err) {
+    int fd, r;
+    if (!path || !meta || !t || n < 1 || n > MNIST_CKPT_MAX_TENSORS)
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "load needs a path, meta and 1..256 tensors");
+    if ((fd = mnist_ckpt_open(path, err)) < 0) return MNIST_CKPT_E_IO;
+    r = mnist_ckpt_load_fd(fd, path, meta, t, n, NULL, err);
+    close(fd);
+    return r;
+}
 #ifdef __cplusplus
 }
 #endif

@@ -22,15 +22,23 @@
  *     if (mnist_probe("data/mnist", "train", &ii, err) < 0) { puts(err); exit(1); }
  *     float *x = ...;  // ii.count * ii.rows * ii.cols floats
  *     int32_t *y = ...; // ii.count ints
- *     mnist_load("data/mnist", "train", ii.count, x, y, &ii, err);
+ *     mnist_info room = ii; // what the buffers hold: a changed file is refused
+ *     mnist_load_into("data/mnist", "train", ii.count, &room, x, y, &ii, err);
  *
  * File names: `<dir>/train-images-idx3-ubyte`, `<dir>/train-labels-idx1-ubyte`,
  * `<dir>/t10k-images-idx3-ubyte`, `<dir>/t10k-labels-idx1-ubyte` (split "train" or
  * "t10k"/"test"). The lower-level mnist_idx_* functions take explicit paths.
  *
  * Thread safety: every function is reentrant (no globals).
- * Reads with stdio (fopen/fread); include it in programs, not in firmware. Messages
- * are formatted by mnist_err.h, shared with mnist_ckpt.h.
+ * Each file is opened once (mnist_err.h: a regular file, never a FIFO, a directory or
+ * a device) and read through that one descriptor with pread: the size check, the
+ * header and the data all come from the same file, so a file replaced while it is
+ * read cannot make the reader write past the caller's buffers. A caller that sizes
+ * its buffers from mnist_probe() and loads later passes that shape to
+ * mnist_load_into() / mnist_load_files_into(), which refuse a file whose shape has
+ * changed since. POSIX (open, pread): define _POSIX_C_SOURCE 200809L before the
+ * first include; programs, not firmware. Messages are formatted by mnist_err.h,
+ * shared with mnist_ckpt.h.
  */
 #ifndef MNIST_DATA_H
 #define MNIST_DATA_H
@@ -38,6 +46,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mnist_err.h"
 
@@ -100,53 +110,36 @@ static inline uint32_t mnist_be32_(const unsigned char *p) {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
 }
 
-/* Reads and checks the header of `path` (expect_rank 3: images, 1: labels),
- * including that the file size matches exactly. On success `*fp_out` (if not NULL)
- * is the open file positioned at the data; the caller closes it. */
-static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_header *h, FILE **fp_out,
-                                 char *err) {
+/* Checks the header of the file open on fd (size fsize) against expect_rank and the
+ * file size. 0, or a negative code after a message naming path. */
+static inline int mnist_idx_check_(int fd, long long fsize, const char *path, int expect_rank, mnist_idx_header *h,
+                                   char *err) {
     unsigned char hb[4 + 4 * 3];
     char what[256];
-    FILE *f;
-    long long fsize, expect;
+    long long expect, got;
     uint64_t item = 1;
     int i, rank;
-    if (fp_out) *fp_out = NULL;
-    if (!path || !h || (expect_rank != 1 && expect_rank != 3))
-        return mnist_fail_(err, MNIST_E_ARG, path, "mnist_idx_open needs a path, a header and rank 1 or 3");
-    memset(h, 0, sizeof *h);
-    f = fopen(path, "rb");
-    if (!f) return mnist_fail_(err, MNIST_E_OPEN, path, "check the path, or run 'make data' to fetch MNIST");
-    if (fseek(f, 0, SEEK_END) != 0 || (fsize = (long long)ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return mnist_fail_(err, MNIST_E_READ, path, "cannot determine the file size");
-    }
-    if (fsize == 0) {
-        fclose(f);
-        return mnist_fail_(err, MNIST_E_TRUNCATED, path, "the file is empty (0 bytes); run 'make data' again");
-    }
-    if (fsize < 4 || fread(hb, 1, 4, f) != 4) {
-        fclose(f);
-        ipup_snprintf(what, sizeof what, "only %lld bytes, shorter than the 4-byte magic number", fsize);
+    if (fsize == 0) return mnist_fail_(err, MNIST_E_TRUNCATED, path, "the file is empty (0 bytes); run 'make data' again");
+    got = mnist_pread_full(fd, hb, fsize < (long long)sizeof hb ? (size_t)fsize : sizeof hb, 0);
+    if (got < 0) return mnist_fail_(err, MNIST_E_READ, path, "read failed in the header");
+    if (got < 4) {
+        ipup_snprintf(what, sizeof what, "only %lld bytes, shorter than the 4-byte magic number", got);
         return mnist_fail_(err, MNIST_E_TRUNCATED, path, what);
     }
     rank = hb[3];
     if (hb[0] != 0 || hb[1] != 0 || hb[2] != 0x08) {
-        fclose(f);
         ipup_snprintf(what, sizeof what,
-                 "magic bytes %02x %02x %02x %02x; an IDX file of unsigned bytes starts 00 00 08 0%d "
-                 "(is it gzip-compressed or not an IDX file?)",
-                 hb[0], hb[1], hb[2], hb[3], expect_rank);
+                      "magic bytes %02x %02x %02x %02x; an IDX file of unsigned bytes starts 00 00 08 0%d "
+                      "(is it gzip-compressed or not an IDX file?)",
+                      hb[0], hb[1], hb[2], hb[3], expect_rank);
         return mnist_fail_(err, MNIST_E_MAGIC, path, what);
     }
     if (rank != expect_rank) {
-        fclose(f);
         ipup_snprintf(what, sizeof what, "rank %d in the magic number, expected %d (%s)", rank, expect_rank,
-                 expect_rank == 3 ? "an images file: count x rows x cols" : "a labels file: count");
+                      expect_rank == 3 ? "an images file: count x rows x cols" : "a labels file: count");
         return mnist_fail_(err, MNIST_E_RANK, path, what);
     }
-    if (fsize < 4 + 4LL * rank || fread(hb + 4, 1, (size_t)(4 * rank), f) != (size_t)(4 * rank)) {
-        fclose(f);
+    if (got < 4 + 4LL * rank) {
         ipup_snprintf(what, sizeof what, "only %lld bytes, shorter than the %d-byte header", fsize, 4 + 4 * rank);
         return mnist_fail_(err, MNIST_E_TRUNCATED, path, what);
     }
@@ -154,16 +147,14 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
     for (i = 0; i < rank; i++) {
         h->dims[i] = mnist_be32_(hb + 4 + 4 * i);
         if (h->dims[i] == 0) {
-            fclose(f);
             ipup_snprintf(what, sizeof what, "dimension %d is 0 (%s)", i, i == 0 ? "the file holds no items" : "empty items");
             return mnist_fail_(err, MNIST_E_DIMS, path, what);
         }
     }
     for (i = 1; i < rank; i++) item *= h->dims[i]; /* two 32-bit factors: fits 64 bits */
     if (h->dims[0] > 0x7fffffffu || item > 0x7fffffffu || (uint64_t)h->dims[0] * item > 0x7fffffffffffull) {
-        fclose(f);
         ipup_snprintf(what, sizeof what, "dimensions %u x %llu are too large (count and item size must fit an int)",
-                 (unsigned)h->dims[0], (unsigned long long)item);
+                      (unsigned)h->dims[0], (unsigned long long)item);
         return mnist_fail_(err, MNIST_E_DIMS, path, what);
     }
     h->count = (int)h->dims[0];
@@ -171,16 +162,52 @@ static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_he
     h->data_offset = 4 + 4LL * rank;
     expect = h->data_offset + (long long)((uint64_t)h->dims[0] * item);
     if (fsize != expect) {
-        fclose(f);
         ipup_snprintf(what, sizeof what, "the file is %lld bytes but its header (%u items of %d bytes) needs %lld%s", fsize,
-                 (unsigned)h->dims[0], h->item_size, expect,
-                 fsize < expect ? " (truncated download? run 'make data' again)" : " (trailing bytes)");
+                      (unsigned)h->dims[0], h->item_size, expect,
+                      fsize < expect ? " (truncated download? run 'make data' again)" : " (trailing bytes)");
         return mnist_fail_(err, fsize < expect ? MNIST_E_TRUNCATED : MNIST_E_SIZE, path, what);
     }
-    if (fp_out)
-        *fp_out = f;
-    else
-        fclose(f);
+    return MNIST_OK;
+}
+
+/* Opens `path` once (a regular file, never blocking on a FIFO) and checks its header
+ * (expect_rank 3: images, 1: labels), including that the file size matches exactly.
+ * Returns the descriptor (>= 0; the caller closes it and reads the data from
+ * h->data_offset), or a negative code after a message. */
+static inline int mnist_idx_open_fd(const char *path, int expect_rank, mnist_idx_header *h, char *err) {
+    char what[256];
+    struct stat st;
+    int fd, r;
+    if (!path || !h || (expect_rank != 1 && expect_rank != 3))
+        return mnist_fail_(err, MNIST_E_ARG, path, "mnist_idx_open needs a path, a header and rank 1 or 3");
+    memset(h, 0, sizeof *h);
+    fd = mnist_open_input(path, "an IDX file", &st, what, sizeof what);
+    if (fd < 0) {
+        if (errno == ENOENT) ipup_snprintf(what, sizeof what, "%s", "check the path, or run 'make data' to fetch MNIST");
+        return mnist_fail_(err, MNIST_E_OPEN, path, what);
+    }
+    if ((r = mnist_idx_check_(fd, (long long)st.st_size, path, expect_rank, h, err)) < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+/* mnist_idx_open_fd as a stdio stream: on success `*fp_out` (if not NULL) is the open
+ * file positioned at the data; the caller closes it. */
+static inline int mnist_idx_open(const char *path, int expect_rank, mnist_idx_header *h, FILE **fp_out,
+                                 char *err) {
+    int fd;
+    if (fp_out) *fp_out = NULL;
+    if ((fd = mnist_idx_open_fd(path, expect_rank, h, err)) < 0) return fd;
+    if (!fp_out) {
+        close(fd);
+        return MNIST_OK;
+    }
+    if (lseek(fd, (off_t)h->data_offset, SEEK_SET) != (off_t)h->data_offset || !(*fp_out = fdopen(fd, "rb"))) {
+        close(fd);
+        return mnist_fail_(err, MNIST_E_READ, path, "cannot position the file at its data");
+    }
     return MNIST_OK;
 }
 
@@ -198,14 +225,16 @@ static inline int mnist_probe_files(const char *images_path, const char *labels_
                                     char *err) {
     mnist_idx_header hi, hl;
     char what[256];
-    int r;
+    int fd;
     if (!info) return mnist_fail_(err, MNIST_E_ARG, images_path, "mnist_probe_files needs an info pointer");
     memset(info, 0, sizeof *info);
-    if ((r = mnist_idx_open(images_path, 3, &hi, NULL, err)) < 0) return r;
-    if ((r = mnist_idx_open(labels_path, 1, &hl, NULL, err)) < 0) return r;
+    if ((fd = mnist_idx_open_fd(images_path, 3, &hi, err)) < 0) return fd;
+    close(fd);
+    if ((fd = mnist_idx_open_fd(labels_path, 1, &hl, err)) < 0) return fd;
+    close(fd);
     if (hi.count != hl.count) {
         ipup_snprintf(what, sizeof what, "%d images but %d labels in the labels file (files from different splits?)",
-                 hi.count, hl.count);
+                      hi.count, hl.count);
         return mnist_fail_(err, MNIST_E_MISMATCH, images_path, what);
     }
     info->count = hi.count;
@@ -214,72 +243,107 @@ static inline int mnist_probe_files(const char *images_path, const char *labels_
     return MNIST_OK;
 }
 
-/* Loads min(limit, count) items (limit <= 0: all) of a split from explicit paths.
- * images (n, rows*cols) floats in [0, 1]; labels (n) int32 in 0..9; `capacity` is
- * the number of items both buffers can hold. On success *info holds the loaded
- * count. Every label is checked (also those beyond the limit). */
-static inline int mnist_load_files(const char *images_path, const char *labels_path, int limit, int capacity,
-                                   float *images, int32_t *labels, mnist_info *info, char *err) {
-    mnist_idx_header hi, hl;
-    FILE *fi = NULL, *fl = NULL;
+/* Labels: every one of the hl->count labels on fd checked to be 0..9 (pass 1, nothing
+ * stored), then the first n stored (pass 2, checked again: a file changed in place
+ * between the passes is refused rather than giving an out-of-range label). */
+static inline int mnist_read_labels_(int fd, const mnist_idx_header *hl, int n, int32_t *labels, const char *path,
+                                     char *err) {
     unsigned char buf[4096];
     char what[256];
-    long long total, done = 0;
-    int r, n, i;
-    if (!images || !labels || !info)
-        return mnist_fail_(err, MNIST_E_ARG, images_path, "mnist_load_files needs image, label and info buffers");
-    if ((r = mnist_probe_files(images_path, labels_path, info, err)) < 0) return r;
-    n = (limit > 0 && limit < info->count) ? limit : info->count;
-    if (n > capacity) {
-        ipup_snprintf(what, sizeof what, "%d items to load but the buffers hold %d; size them from mnist_probe", n,
-                 capacity);
-        return mnist_fail_(err, MNIST_E_CAPACITY, images_path, what);
-    }
-    if ((r = mnist_idx_open(labels_path, 1, &hl, &fl, err)) < 0) return r;
-    /* labels, pass 1: check all of them before anything is written */
-    for (i = 0; i < hl.count;) {
-        int k = hl.count - i < (int)sizeof buf ? hl.count - i : (int)sizeof buf, j;
-        if (fread(buf, 1, (size_t)k, fl) != (size_t)k) {
-            fclose(fl);
-            return mnist_fail_(err, MNIST_E_READ, labels_path, "read failed in the label data");
-        }
-        for (j = 0; j < k; j++)
-            if (buf[j] > 9) {
-                fclose(fl);
-                ipup_snprintf(what, sizeof what, "label %d of item %d is out of range 0..9 (corrupt file?)", buf[j], i + j);
-                return mnist_fail_(err, MNIST_E_LABEL, labels_path, what);
+    int pass, i, j;
+    for (pass = 0; pass < 2; pass++) {
+        int end = pass == 0 ? hl->count : n;
+        for (i = 0; i < end;) {
+            int k = end - i < (int)sizeof buf ? end - i : (int)sizeof buf;
+            if (mnist_pread_full(fd, buf, (size_t)k, hl->data_offset + i) != k)
+                return mnist_fail_(err, MNIST_E_READ, path, "read failed in the label data (did the file change?)");
+            for (j = 0; j < k; j++) {
+                if (buf[j] > 9) {
+                    ipup_snprintf(what, sizeof what, "label %d of item %d is out of range 0..9 (%s)", buf[j], i + j,
+                                  pass ? "the file changed while it was read" : "corrupt file?");
+                    return mnist_fail_(err, pass ? MNIST_E_READ : MNIST_E_LABEL, path, what);
+                }
+                if (pass) labels[i + j] = (int32_t)buf[j];
             }
-        i += k;
-    }
-    /* pass 2: keep the first n */
-    if (fseek(fl, (long)hl.data_offset, SEEK_SET) != 0) {
-        fclose(fl);
-        return mnist_fail_(err, MNIST_E_READ, labels_path, "seek failed in the label data");
-    }
-    for (i = 0; i < n;) {
-        int k = n - i < (int)sizeof buf ? n - i : (int)sizeof buf, j;
-        if (fread(buf, 1, (size_t)k, fl) != (size_t)k) {
-            fclose(fl);
-            return mnist_fail_(err, MNIST_E_READ, labels_path, "read failed in the label data");
+            i += k;
         }
-        for (j = 0; j < k; j++) labels[i + j] = (int32_t)buf[j];
-        i += k;
     }
-    fclose(fl);
-    if ((r = mnist_idx_open(images_path, 3, &hi, &fi, err)) < 0) return r;
-    total = (long long)n * hi.item_size;
+    return MNIST_OK;
+}
+
+/* The first n images on fd as floats byte / 255. */
+static inline int mnist_read_images_(int fd, const mnist_idx_header *hi, int n, float *images, const char *path,
+                                     char *err) {
+    unsigned char buf[4096];
+    long long total = (long long)n * hi->item_size, done = 0;
     while (done < total) {
         size_t k = (size_t)(total - done < (long long)sizeof buf ? total - done : (long long)sizeof buf), j;
-        if (fread(buf, 1, k, fi) != k) {
-            fclose(fi);
-            return mnist_fail_(err, MNIST_E_READ, images_path, "read failed in the pixel data");
-        }
+        if (mnist_pread_full(fd, buf, k, hi->data_offset + done) != (long long)k)
+            return mnist_fail_(err, MNIST_E_READ, path, "read failed in the pixel data (did the file change?)");
         for (j = 0; j < k; j++) images[done + (long long)j] = (float)buf[j] / 255.0f;
         done += (long long)k;
     }
-    fclose(fi);
-    info->count = n;
     return MNIST_OK;
+}
+
+/* Loads min(limit, count) items (limit <= 0: all) of a split from explicit paths into
+ * buffers sized for `room`: room->count items of room->rows x room->cols pixels
+ * (rows = cols = 0: of the file's own shape). Each file is opened once and every check
+ * (headers, sizes, counts, the shape against room, every label) is made on that one
+ * descriptor before anything is stored, so a file replaced after the caller's probe
+ * is refused, never read past the buffers. images (n, rows*cols) floats in [0, 1];
+ * labels (n) int32 in 0..9. On success *info holds the loaded count and the shape. */
+static inline int mnist_load_files_into(const char *images_path, const char *labels_path, int limit,
+                                        const mnist_info *room, float *images, int32_t *labels, mnist_info *info,
+                                        char *err) {
+    mnist_idx_header hi, hl;
+    char what[256];
+    int fi = -1, fl = -1, r, n;
+    if (!images || !labels || !info || !room)
+        return mnist_fail_(err, MNIST_E_ARG, images_path, "mnist_load_files needs image, label and info buffers");
+    if ((fi = mnist_idx_open_fd(images_path, 3, &hi, err)) < 0) return fi;
+    if ((fl = r = mnist_idx_open_fd(labels_path, 1, &hl, err)) < 0) goto done;
+    r = MNIST_E_MISMATCH;
+    if (hi.count != hl.count) {
+        ipup_snprintf(what, sizeof what, "%d images but %d labels in the labels file (files from different splits?)",
+                      hi.count, hl.count);
+        goto fail;
+    }
+    r = MNIST_E_DIMS;
+    if ((room->rows || room->cols) && ((int)hi.dims[1] != room->rows || (int)hi.dims[2] != room->cols)) {
+        ipup_snprintf(what, sizeof what, "the images are %ux%u but the buffers were sized for %dx%d (did the file change "
+                      "since it was probed?)", (unsigned)hi.dims[1], (unsigned)hi.dims[2], room->rows, room->cols);
+        goto fail;
+    }
+    n = (limit > 0 && limit < hi.count) ? limit : hi.count;
+    r = MNIST_E_CAPACITY;
+    if (n > room->count) {
+        ipup_snprintf(what, sizeof what, "%d items to load but the buffers hold %d; size them from mnist_probe", n,
+                      room->count);
+        goto fail;
+    }
+    if ((r = mnist_read_labels_(fl, &hl, n, labels, labels_path, err)) < 0) goto done;
+    if ((r = mnist_read_images_(fi, &hi, n, images, images_path, err)) < 0) goto done;
+    info->count = n;
+    info->rows = (int)hi.dims[1];
+    info->cols = (int)hi.dims[2];
+    r = MNIST_OK;
+    goto done;
+fail:
+    r = mnist_fail_(err, r, images_path, what);
+done:
+    if (fl >= 0) close(fl);
+    close(fi);
+    return r;
+}
+
+/* mnist_load_files_into with room for `capacity` items of the file's own shape. */
+static inline int mnist_load_files(const char *images_path, const char *labels_path, int limit, int capacity,
+                                   float *images, int32_t *labels, mnist_info *info, char *err) {
+    mnist_info room;
+    room.count = capacity;
+    room.rows = room.cols = 0;
+    return mnist_load_files_into(images_path, labels_path, limit, &room, images, labels, info, err);
 }
 
 /* Directory + split ("train", "t10k" or "test") forms of the two functions above. */
@@ -296,6 +360,15 @@ static inline int mnist_load(const char *dir, const char *split, int limit, int 
     if (mnist_path(pi, sizeof pi, dir, split, 0) < 0 || mnist_path(pl, sizeof pl, dir, split, 1) < 0)
         return mnist_fail_(err, MNIST_E_ARG, dir, "directory name too long");
     return mnist_load_files(pi, pl, limit, capacity, images, labels, info, err);
+}
+
+/* The directory + split form of mnist_load_files_into. */
+static inline int mnist_load_into(const char *dir, const char *split, int limit, const mnist_info *room, float *images,
+                                  int32_t *labels, mnist_info *info, char *err) {
+    char pi[MNIST_PATH_LEN], pl[MNIST_PATH_LEN];
+    if (mnist_path(pi, sizeof pi, dir, split, 0) < 0 || mnist_path(pl, sizeof pl, dir, split, 1) < 0)
+        return mnist_fail_(err, MNIST_E_ARG, dir, "directory name too long");
+    return mnist_load_files_into(pi, pl, limit, room, images, labels, info, err);
 }
 
 #ifdef __cplusplus

@@ -44,12 +44,21 @@ typedef struct {
 static int mt_feed_probe(mt_feed *f, const char *dir, int train_limit, int test_limit, char *err) {
     if (mnist_probe(dir, "train", &f->tr, err) < 0 || mnist_probe(dir, "test", &f->te, err) < 0) return -1;
     if (f->tr.rows != MNIST_IMG || f->tr.cols != MNIST_IMG || f->te.rows != MNIST_IMG || f->te.cols != MNIST_IMG) {
-        ipup_snprintf(err, MNIST_ERR_LEN, "%s: images are %dx%d, the models take 28x28", dir, f->tr.rows, f->tr.cols);
+        int bad_tr = f->tr.rows != MNIST_IMG || f->tr.cols != MNIST_IMG;
+        const mnist_info *b = bad_tr ? &f->tr : &f->te;
+        ipup_snprintf(err, MNIST_ERR_LEN, "%s: the %s images are %dx%d (rows x cols), the models take 28x28", dir,
+                      bad_tr ? "training" : "test", b->rows, b->cols);
         return -1;
     }
     if (train_limit && train_limit < f->tr.count) f->tr.count = train_limit;
     if (test_limit && test_limit < f->te.count) f->te.count = test_limit;
     return 0;
+}
+
+/* Bytes of the host buffers of the probed counts (images, labels, permutation). */
+static double mt_feed_bytes(const mt_feed *f) {
+    return ((double)f->tr.count + (double)f->te.count) * (MT_PIXELS * sizeof(float) + sizeof(int32_t)) +
+           (double)f->tr.count * sizeof(int32_t);
 }
 
 /* The host buffers of the probed counts; -1 when the allocator refuses one. */
@@ -63,9 +72,12 @@ static int mt_feed_alloc(mt_feed *f) {
 }
 
 /* Reads the images and labels of both splits into the buffers; err gets the reason. */
+/* The buffers were sized from mt_feed_probe: the loads get that room (count, 28x28)
+ * and refuse files that changed since (mnist_load_into). */
 static int mt_feed_load(mt_feed *f, const char *dir, char *err) {
-    if (mnist_load(dir, "train", f->tr.count, f->tr.count, f->xtr, f->ytr, &f->tr, err) < 0 ||
-        mnist_load(dir, "test", f->te.count, f->te.count, f->xte, f->yte, &f->te, err) < 0)
+    mnist_info tr = f->tr, te = f->te;
+    if (mnist_load_into(dir, "train", tr.count, &tr, f->xtr, f->ytr, &f->tr, err) < 0 ||
+        mnist_load_into(dir, "test", te.count, &te, f->xte, f->yte, &f->te, err) < 0)
         return -1;
     return 0;
 }

@@ -107,13 +107,15 @@ static int mt_int(const char *flag, const char *v, int lo, int hi, int *out) {
     return 0;
 }
 
-static int mt_float(const char *flag, const char *v, float lo, float hi, float *out) {
+/* A number in [lo, hi], compared as the double the user wrote (so "0.9999" is inside
+ * [0, 0.9999]), stored as a float. */
+static int mt_float(const char *flag, const char *v, double lo, double hi, float *out) {
     char *end;
     double x;
     errno = 0;
     x = strtod(v, &end);
-    if (errno || end == v || *end || !(x >= (double)lo && x <= (double)hi))
-        return mt_err("%s needs a number in [%g, %g], got '%s'", flag, (double)lo, (double)hi, v);
+    if (errno || end == v || *end || !(x >= lo && x <= hi))
+        return mt_err("%s needs a number in [%g, %g], got '%s'", flag, lo, hi, v);
     *out = (float)x;
     return 0;
 }
@@ -198,18 +200,18 @@ static int mt_parse_number(mt_opts *o, const char *flag, const char *v) {
         return mt_int(flag, v, 0, 4, &o->augment);
     }
     if (MT_IS("--learning-rate")) {
-        if (mt_float(flag, v, 0.0f, 100.0f, &o->lr)) return 2;
+        if (mt_float(flag, v, 0.0, 100.0, &o->lr)) return 2;
         if (!(o->lr > 0.0f)) return mt_err("--learning-rate must be > 0, got '%s'", v);
         o->lr_given = 1;
         return 0;
     }
     if (MT_IS("--lr-decay")) {
         o->decay_given = 1;
-        return mt_float(flag, v, 0.0f, 1.0f, &o->lr_decay);
+        return mt_float(flag, v, 0.0, 1.0, &o->lr_decay);
     }
     if (MT_IS("--momentum")) {
         o->momentum_given = 1;
-        return mt_float(flag, v, 0.0f, 0.9999f, &o->momentum);
+        return mt_float(flag, v, 0.0, 0.9999, &o->momentum);
     }
     if (MT_IS("--seed")) {
         char *end;

@@ -2,8 +2,12 @@
  * startup, written at the end without an allocator, put in place only when complete.
  * MIT licence.
  *
- * An output's descriptor is opened at startup so that writing it at the end needs no
- * allocator. A regular file, or a new one, is written as "<path>.tmp" and renamed over
+ * Every output path is checked at startup (mt_out_check_all): its directory exists and
+ * takes a new file, it is not a directory, a checkpoint is not a device or a pipe,
+ * and no two outputs name one file (compared by device and inode, so "out/./a" and
+ * "out/a" are one file). An output's descriptor is opened at startup so that writing
+ * it at the end needs no allocator. A regular file, or a new one, is written as a
+ * temporary "<path>.XXXXXX.tmp" (a unique name, O_EXCL|O_NOFOLLOW, mnist_err.h) and renamed over
  * <path> only when the run and the write succeed: a run that fails (a NaN stop, a
  * full disk) leaves an older file as it was and no partial or empty one. A device or
  * a pipe (/dev/stdout, /dev/full, a FIFO) cannot be replaced by a rename, so it is
@@ -23,11 +27,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mnist_err.h"
 #include "mnist_options.h"
 
 typedef struct {
     const char *path; /* what the user named */
-    char *tmp;        /* "<path>.tmp", or NULL when written directly */
+    char *tmp;        /* "<path>.XXXXXX.tmp", or NULL when written directly */
     int fd;           /* -1 when closed */
 } mt_out;
 
@@ -48,7 +53,7 @@ static int mt_fd_write(void *user, const void *data, size_t len) {
 /* Opens an output file at startup (see above). Returns 0, or -1 with errno set. */
 static int mt_out_open(mt_out *o, const char *path) {
     struct stat st;
-    size_t n = strlen(path);
+    size_t cap = strlen(path) + 16;
     int e;
     o->path = path;
     o->tmp = NULL;
@@ -57,16 +62,14 @@ static int mt_out_open(mt_out *o, const char *path) {
             errno = EISDIR;
             return -1;
         }
-        o->fd = open(path, O_WRONLY);
+        o->fd = open(path, O_WRONLY | O_CLOEXEC);
         return o->fd < 0 ? -1 : 0;
     }
-    if (!(o->tmp = (char *)malloc(n + 5))) {
+    if (!(o->tmp = (char *)malloc(cap))) {
         errno = ENOMEM;
         return -1;
     }
-    memcpy(o->tmp, path, n);
-    memcpy(o->tmp + n, ".tmp", 5);
-    o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    o->fd = mnist_tmp_create(path, o->tmp, cap);
     if (o->fd < 0) {
         e = errno;
         free(o->tmp);
@@ -77,10 +80,10 @@ static int mt_out_open(mt_out *o, const char *path) {
     return 0;
 }
 
-/* Closes an output file. With keep, "<path>.tmp" is flushed to disk and renamed over
- * <path> (the pattern of mnist_ckpt_save); without it, or if that fails, the
- * temporary file is removed and <path> is left as it was. Returns 0 or an errno.
- * Closing a closed output does nothing. */
+/* Closes an output file. With keep, the temporary file is flushed to disk, renamed
+ * over <path> (the pattern of mnist_ckpt_save) and the directory synced; without it,
+ * or if that fails, the temporary file is removed and <path> is left as it was.
+ * Returns 0 or an errno. Closing a closed output does nothing. */
 static int mt_out_close(mt_out *o, int keep) {
     int e = 0;
     if (o->fd < 0) return 0;
@@ -90,6 +93,7 @@ static int mt_out_close(mt_out *o, int keep) {
     if (o->tmp) {
         if (keep && !e && rename(o->tmp, o->path) != 0) e = errno;
         if (!keep || e) unlink(o->tmp);
+        else e = mnist_dir_fsync(o->path);
     }
     return e;
 }
@@ -105,6 +109,89 @@ static int mt_out_finish(mt_out *o, const char *flag, int written) {
            e == ENOSPC || e == EFBIG || e == EDQUOT ? " (disk full or file size limit)" : "",
            o->tmp ? "; the file was not replaced (any older one is as it was)" : "");
     return e;
+}
+
+/* What one output is, for comparing outputs by identity rather than by spelling: an
+ * existing file is its device and inode; a file still to be created is its
+ * directory's device and inode and its last name component. */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    const char *name; /* NULL for an existing file */
+} mt_out_id;
+
+/* The identity of path; 0, or -1 with errno set (its directory does not exist). */
+static int mt_out_identify(const char *path, mt_out_id *id) {
+    struct stat st;
+    char dir[1100];
+    size_t n = mnist_dir_len(path);
+    id->name = NULL;
+    if (stat(path, &st) == 0) {
+        id->dev = st.st_dev;
+        id->ino = st.st_ino;
+        return 0;
+    }
+    if (n >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (n == 0) memcpy(dir, ".", 2);
+    else {
+        memcpy(dir, path, n);
+        dir[n] = 0;
+    }
+    if (stat(dir, &st) != 0) return -1;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    id->name = path + n + (path[n] == '/');
+    return 0;
+}
+
+static int mt_out_same(const mt_out_id *a, const mt_out_id *b) {
+    if (a->dev != b->dev || a->ino != b->ino || !a->name != !b->name) return 0;
+    return !a->name || strcmp(a->name, b->name) == 0;
+}
+
+/* Startup check of one output: a directory is refused, and so is a non-regular file
+ * for a checkpoint (regular_only); where a temporary file will be written, one is
+ * created and removed in the target's directory now, so an unwritable or missing
+ * directory fails before the run, not after it. 0, or 2 after a message. */
+static int mt_out_probe(const char *flag, const char *path, int regular_only) {
+    struct stat st;
+    char tmp[1100];
+    int fd;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode) || regular_only)
+            return mt_err("%s: %s is %s, not a regular file; give the path of a file to write%s", flag, path,
+                          mnist_file_kind(st.st_mode), regular_only ? " (a checkpoint is never written to a device or "
+                                                                      "a pipe)" : "");
+        return 0; /* a device or a pipe: written directly */
+    }
+    if ((fd = mnist_tmp_create(path, tmp, sizeof tmp)) < 0)
+        return mt_err("%s: cannot create %s: %s (directory missing or not writable?); nothing was run", flag, path,
+                      strerror(errno));
+    close(fd);
+    unlink(tmp);
+    return 0;
+}
+
+/* Every output path (NULL: not asked for) checked at startup: writable (mt_out_probe)
+ * and no two naming the same file, however spelled (mt_out_id). 0, or 2 after a
+ * message. */
+static int mt_out_check_all(const char *const *paths, const char *const *flags, int n) {
+    mt_out_id id[8];
+    int x, y, rc;
+    for (x = 0; x < n && x < 8; x++) {
+        if (!paths[x]) continue;
+        if ((rc = mt_out_probe(flags[x], paths[x], x == 0)) != 0) return rc;
+        if (mt_out_identify(paths[x], &id[x]) != 0)
+            return mt_err("%s: cannot create %s: %s", flags[x], paths[x], strerror(errno));
+        for (y = 0; y < x; y++)
+            if (paths[y] && mt_out_same(&id[x], &id[y]))
+                return mt_err("%s and %s both name one file (%s and %s); give each output its own file", flags[y],
+                              flags[x], paths[y], paths[x]);
+    }
+    return 0;
 }
 
 /* Drops an output that was not finished (closed, temporary file removed) and frees

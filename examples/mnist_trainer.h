@@ -28,6 +28,7 @@
 #define MNIST_TRAINER_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,8 @@ typedef struct {
     ipup_tensor_info tinfo[MNIST_CKPT_MAX_TENSORS];
     mnist_ckpt_meta meta;
     int start_epoch, loaded, epoch;
+    int load_fd;  /* --load, opened once at startup (-1: none) */
+    float *stage; /* --load's values until the whole file passed its checks */
     /* outputs */
     mt_out trace_out, summary_out;
     int tty;
@@ -241,16 +244,29 @@ static int mt_carve_pools(mt_run *r, uint8_t *mem, size_t cap) {
 
 /* ------------------------------------------------------------------ setup */
 
-/* The command line, the model, --load's header (model and seed), the recipe, the
- * stages. 0, or the exit code after a message. */
+/* --save, --trace and --summary-json checked before anything runs (mnist_outfile.h). */
+static int mt_check_output_paths(const mt_run *r) {
+    const char *paths[3], *flags[3] = {"--save", "--trace", "--summary-json"};
+    paths[0] = r->o.save;
+    paths[1] = r->o.trace;
+    paths[2] = r->o.summary;
+    return mt_out_check_all(paths, flags, 3);
+}
+
+/* The command line, the output paths, the model, --load's header (model and seed: the
+ * file stays open for mt_setup_emulator), the recipe, the stages. 0, or the exit code
+ * after a message. */
 static int mt_setup_args(mt_run *r, int argc, char **argv) {
     int rc;
     if ((rc = mt_parse(argc, argv, &r->o)) != 0) return rc;
     r->spec = mnist_model_find(r->o.model);
     if (!r->spec) return mt_err("--model: unknown model '%s' (mlp, cnn or mlp-gelu)", r->o.model);
+    if ((rc = mt_check_output_paths(r)) != 0) return rc;
     if (r->o.load) {
         mnist_ckpt_meta *meta = &r->meta;
-        if (mnist_ckpt_peek(r->o.load, meta, r->err) != MNIST_CKPT_OK) return mt_err("--load: %s", r->err);
+        if ((r->load_fd = mnist_ckpt_open(r->o.load, r->err)) < 0 ||
+            mnist_ckpt_peek_fd(r->load_fd, r->o.load, meta, r->err) != MNIST_CKPT_OK)
+            return mt_err("--load: %s", r->err);
         if (strcmp(meta->model, r->spec->name) != 0)
             return mt_err("--load: %s holds model '%s', this run trains '%s' (use --model %s)", r->o.load, meta->model,
                           r->spec->name, meta->model);
@@ -283,7 +299,8 @@ static int mt_setup_memory(mt_run *r) {
     if (host_bytes == 0) host_bytes = 64;
     r->host_mem = (uint8_t *)aligned_alloc(64, (host_bytes + 63) / 64 * 64);
     r->emu = (ipup_emu *)aligned_alloc(64, (sizeof(ipup_emu) + 63) / 64 * 64);
-    if (!r->host_mem || !r->emu) return mt_err("out of host memory");
+    if (!r->host_mem || !r->emu)
+        return mt_err("out of host memory: %.1f MB for the emulator's host buffers", (double)host_bytes / 1048576.0);
     memset(r->emu, 0, sizeof *r->emu); /* a fresh ipup_emu starts zeroed (ipupipe.h) */
     r->cfg.host.mem = r->host_mem;
     r->cfg.host.bytes = host_bytes;
@@ -294,8 +311,11 @@ static int mt_setup_memory(mt_run *r) {
     r->pool_mem = (uint8_t *)aligned_alloc(64, (pool_total + 63) / 64 * 64);
     r->text_cap = 1 << 16;
     r->text = (char *)malloc(r->text_cap);
-    if (mt_feed_alloc(f) != 0 || !r->pool_mem || !r->text)
-        return mt_err("out of host memory (%.1f MB of pools)", (double)pool_total / 1048576.0);
+    if (!r->pool_mem || !r->text)
+        return mt_err("out of host memory: %.1f MB of IPU pools", (double)pool_total / 1048576.0);
+    if (mt_feed_alloc(f) != 0)
+        return mt_err("out of host memory: %.1f MB for %d training and %d test images; lower --train-limit or "
+                      "--test-limit", mt_feed_bytes(f) / 1048576.0, f->tr.count, f->te.count);
     memset(r->pool_mem, 0, pool_total);
     if (mt_carve_pools(r, r->pool_mem, pool_total) != 0) /* cannot happen: pool_total has the spare bytes */
         return mt_err("internal: the pools do not fit in %zu bytes", pool_total);
@@ -317,6 +337,11 @@ static int mt_setup_tensors(mt_run *r) {
         for (d = 0; d < ti->ndim && d < MNIST_CKPT_MAX_RANK; d++) r->tens[i].dims[d] = ti->shape[d];
         r->tens[i].data = ti->data;
     }
+    if (r->o.load) {
+        long long c = mnist_ckpt_stage_floats(r->tens, r->n_tens);
+        if (!(r->stage = (float *)malloc((size_t)(c > 0 ? c : 1) * sizeof(float))))
+            return mt_err("out of host memory: %.1f MB to stage --load's tensors", (double)c * 4.0 / 1048576.0);
+    }
     return 0;
 }
 
@@ -331,8 +356,11 @@ static int mt_setup_emulator(mt_run *r) {
     memset(meta, 0, sizeof *meta);
     ipup_snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
     if (!r->o.load) return 0;
-    if (mnist_ckpt_load(r->o.load, meta, r->tens, r->n_tens, r->err) != MNIST_CKPT_OK)
+    if (mnist_ckpt_load_fd(r->load_fd, r->o.load, meta, r->tens, r->n_tens, r->stage, r->err) != MNIST_CKPT_OK)
         return mt_err("--load: %s", r->err);
+    if (meta->seed != r->o.seed)
+        return mt_err("--load: %s changed while it was read (seed %llu, first read as %llu)", r->o.load,
+                      (unsigned long long)meta->seed, (unsigned long long)r->o.seed);
     ipup_replicas_sync(r->emu);
     ipup_set_step(r->emu, (int64_t)meta->step);
     if (meta->step != (uint64_t)meta->epoch * (uint64_t)r->steps_per_epoch)
@@ -455,6 +483,42 @@ static void mt_print_setup(const mt_run *r) {
     fflush(stdout);
 }
 
+/* ------------------------------------------------------------------ signals */
+
+/* SIGINT, SIGTERM and SIGHUP only set this flag; the run stops at the next step
+ * boundary (mt_interrupted), its unfinished outputs are dropped by mt_cleanup and the
+ * program exits 128 + the signal's number after a message. */
+static volatile sig_atomic_t mt_signal_seen;
+static const int mt_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void mt_on_signal(int sig) { mt_signal_seen = sig; }
+
+/* Installs the handler (install = 1, the old actions into old[3]; a signal the
+ * program was started with ignored is left ignored) or puts the old actions back
+ * (install = 0). */
+static void mt_signals_set(int install, struct sigaction *old) {
+    struct sigaction sa;
+    int i;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = mt_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (i = 0; i < 3; i++) {
+        if (!install) sigaction(mt_signals[i], &old[i], NULL);
+        else if (sigaction(mt_signals[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+            sigaction(mt_signals[i], &sa, NULL); /* an ignored signal stays ignored (nohup, background jobs) */
+    }
+}
+
+/* The message of a run stopped by a signal; returns its exit code, 128 + signal. */
+static int mt_interrupted(const mt_run *r, const char *where) {
+    int sig = (int)mt_signal_seen;
+    if (r->tty) printf("\n");
+    mt_err("interrupted by %s %s; stopped there: nothing was saved, older output files are as they were",
+           sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal", where);
+    return 128 + sig;
+}
+
 /* ------------------------------------------------------------------ training */
 
 static void mt_progress(const mt_run *r, int epoch, int64_t done, int64_t total, double loss, double acc, double sps,
@@ -468,8 +532,8 @@ static void mt_progress(const mt_run *r, int epoch, int64_t done, int64_t total,
     fflush(stdout);
 }
 
-/* Epoch r->epoch: its learning rate and permutation, its steps, its lines. 0, or 1
- * after a message when the emulator stops. */
+/* Epoch r->epoch: its learning rate and permutation, its steps, its lines. 0, 1 after
+ * a message when the emulator stops, 128 + signal when a signal stopped it. */
 static int mt_train_epoch(mt_run *r) {
     double t0 = mt_now(), c0 = mt_cpu(), loss_sum = 0.0, lr = (double)r->o.lr, sps, acc;
     int64_t done = 0, correct = 0, micro = 0, spstep = r->feed.samples_per_step;
@@ -480,6 +544,11 @@ static int mt_train_epoch(mt_run *r) {
     while (done < r->steps_per_epoch) {
         ipup_run_stats st;
         int32_t k = (int32_t)(r->steps_per_epoch - done < r->o.repeat ? r->steps_per_epoch - done : r->o.repeat);
+        if (mt_signal_seen) {
+            char where[96];
+            ipup_snprintf(where, sizeof where, "at step %lld (epoch %d)", (long long)ipup_get_step(r->emu), r->epoch + 1);
+            return mt_interrupted(r, where);
+        }
         memset(&st, 0, sizeof st);
         if ((rc = ipup_run_steps(r->emu, k, &st)) != IPUP_OK) {
             if (r->tty) printf("\n");
@@ -518,10 +587,12 @@ static int mt_train_epoch(mt_run *r) {
     return 0;
 }
 
-/* The epochs from the start (or the resumed) epoch to --epochs. 0 or 1. */
+/* The epochs from the start (or the resumed) epoch to --epochs. 0, 1, or 128 + a
+ * signal's number. */
 static int mt_train(mt_run *r) {
+    int rc;
     for (r->epoch = r->start_epoch; r->epoch < r->o.epochs; r->epoch++)
-        if (mt_train_epoch(r)) return 1;
+        if ((rc = mt_train_epoch(r)) != 0) return rc;
     return 0;
 }
 
@@ -624,6 +695,7 @@ static int mt_report(mt_run *r) {
                "fills)\n",
                r->sim_seconds, (long long)r->samples_trained, 100.0 * r->busy_total / all);
     fflush(stdout);
+    if (mt_signal_seen) return mt_interrupted(r, "after the test evaluation");
     rc = mt_write_outputs(r);
     MNIST_TRAIN_RUN_DONE();
     return rc;
@@ -638,6 +710,10 @@ static void mt_cleanup(mt_run *r) {
     r->emu_started = 0;
     mt_out_free(&r->trace_out);
     mt_out_free(&r->summary_out);
+    if (r->load_fd >= 0) close(r->load_fd);
+    r->load_fd = -1;
+    free(r->stage);
+    r->stage = NULL;
     free(r->tens);
     free(r->emu);
     free(r->text);
@@ -650,19 +726,35 @@ static void mt_cleanup(mt_run *r) {
     r->pool_mem = r->host_mem = NULL;
 }
 
+/* Every line the run printed reached stdout: flushed and checked (a full disk, a
+ * closed pipe). Returns rc, or 2 after a message when rc was 0 and stdout failed. */
+static int mt_check_stdout(int rc) {
+    int bad = fflush(stdout) != 0, e = errno;
+    if (ferror(stdout)) bad = 1;
+    clearerr(stdout);
+    if (!bad) return rc;
+    mt_err("writing the standard output failed: %s (disk full or closed pipe?)", strerror(e ? e : EIO));
+    return rc ? rc : 2;
+}
+
 /* The trainer: setup, training, report, cleanup. Returns the exit code: 0, 1 (the
- * run failed), 2 (usage, data, checkpoint or output error). */
+ * run failed), 2 (usage, data, checkpoint or output error, stdout included), 128 +
+ * signal (SIGINT, SIGTERM or SIGHUP stopped it at a step boundary). */
 static int mnist_train_main(int argc, char **argv) {
     static mt_run R_;
     static char outbuf[1 << 14];
     static int outbuf_set;
+    struct sigaction old_actions[3];
     mt_run *r = &R_;
     int rc;
     if (!outbuf_set) setvbuf(stdout, outbuf, _IOLBF, sizeof outbuf); /* printing never allocates */
     outbuf_set = 1;
     memset(r, 0, sizeof *r);
-    r->trace_out.fd = r->summary_out.fd = -1;
+    r->trace_out.fd = r->summary_out.fd = r->load_fd = -1;
+    mt_signal_seen = 0;
+    mt_signals_set(1, old_actions);
     rc = mt_setup(r, argc, argv);
+    if (rc == 0 && mt_signal_seen) rc = mt_interrupted(r, "during startup");
     if (rc == 0) {
         if (!r->o.quiet) mt_print_setup(r);
         MNIST_TRAIN_STARTUP_DONE();
@@ -670,7 +762,8 @@ static int mnist_train_main(int argc, char **argv) {
         if (rc == 0) rc = mt_report(r);
     }
     mt_cleanup(r);
-    return rc;
+    mt_signals_set(0, old_actions);
+    return mt_check_stdout(rc);
 }
 
 #endif /* MNIST_TRAINER_H */

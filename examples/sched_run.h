@@ -8,6 +8,11 @@
 
 #include "sched_cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #define TOOL_MAX_FILE (256u << 20)
 
 typedef struct tool_mem {
@@ -196,42 +201,69 @@ static int run_generate(const opts *o) {
     return rc ? 2 : 0;
 }
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
+/* Opens path for reading: a regular file only (a FIFO would block, a directory reads
+ * as nothing); -1 with why (cap bytes) saying what it is instead. */
+static int open_regular(const char *path, char *why, size_t cap) {
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        ipup_snprintf(why, cap, "%s", strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ipup_snprintf(why, cap, "it is %s, not a schedule CSV file (give the path of a regular file)",
+                      S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                      : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "not a regular file");
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The whole file (malloc'd; a UTF-8 byte order mark at its start dropped), or NULL
+ * with why (cap bytes) saying why not. */
+static char *read_file(const char *path, size_t *len, char *why, size_t cap_why) {
+    int fd = open_regular(path, why, cap_why);
     char *b;
     size_t cap = 1 << 16, n = 0;
-    if (!f) return NULL;
+    if (fd < 0) return NULL;
     b = (char *)malloc(cap);
-    if (!b) {
-        fclose(f);
-        return NULL;
-    }
     for (;;) {
-        size_t r;
-        if (n == cap) {
-            char *nb = NULL;
-            if (cap < TOOL_MAX_FILE) nb = (char *)realloc(b, cap * 2);
-            if (!nb) { /* too large (limit 256 MiB) or out of memory */
-                free(b);
-                fclose(f);
-                errno = 0;
-                return NULL;
-            }
+        ssize_t r;
+        if (b && n == cap) {
+            char *nb = cap < TOOL_MAX_FILE ? (char *)realloc(b, cap * 2) : NULL;
+            if (!nb) free(b);
             b = nb;
             cap *= 2;
         }
-        r = fread(b + n, 1, cap - n, f);
-        n += r;
+        if (!b) { /* too large (limit 256 MiB) or out of memory */
+            ipup_snprintf(why, cap_why, "too large (limit 256 MiB) or out of memory");
+            close(fd);
+            return NULL;
+        }
+        r = read(fd, b + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            ipup_snprintf(why, cap_why, "%s", strerror(errno));
+            free(b);
+            close(fd);
+            return NULL;
+        }
         if (r == 0) break;
+        n += (size_t)r;
     }
-    fclose(f);
+    close(fd);
+    if (n >= 3 && (unsigned char)b[0] == 0xEF && (unsigned char)b[1] == 0xBB && (unsigned char)b[2] == 0xBF) {
+        memmove(b, b + 3, n - 3);
+        n -= 3;
+    }
     *len = n;
     return b;
 }
 
 static int run_check(const opts *o) {
     size_t len = 0;
-    char *text = read_file(o->check, &len), msg[4096], name[300];
+    char why[200], *text = read_file(o->check, &len, why, sizeof why), msg[4096], name[300];
     int32_t S, M, P, n;
     tool_mem m;
     ipup_table t;
@@ -240,7 +272,7 @@ static int run_check(const opts *o) {
     int64_t act[IPUP_SCHED_MAX_STAGES];
     int rc;
     if (!text) {
-        fprintf(stderr, "ipupipe-sched: cannot read '%s': %s\n", o->check, errno ? strerror(errno) : "too large (limit 256 MiB)");
+        fprintf(stderr, "ipupipe-sched: cannot read '%s': %s\n", o->check, why);
         return 2;
     }
     rc = ipup_sched_csv_scan(text, len, &S, &M, &P, &n, msg, sizeof msg);

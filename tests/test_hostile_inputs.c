@@ -4,11 +4,19 @@
  * result code and the words of the message that say what is wrong, and that nothing
  * was written into the caller's buffers or over the previous file. The files are
  * written here, into a private temporary directory that is removed at the end.
+ * The integrity cases: each reader opens a file once (counted through MNIST_OPEN) and
+ * survives a real rename race; FIFOs and directories are refused without blocking;
+ * NaN/inf, out-of-range header fields and unprintable names in a checkpoint with a
+ * valid CRC are refused; a huge sparse checkpoint is refused from its size; saving
+ * never follows a planted link, never touches another run's temporary and never
+ * replaces a device.
  */
 #define _POSIX_C_SOURCE 200809L
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_sched.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,7 +25,18 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+/* The readers' one open() (mnist_err.h's MNIST_OPEN), counted for the paths that
+ * contain hk_watch: a reader that opens a file twice can read two different files. */
+static int hk_opens;
+static const char *hk_watch;
+static int hk_open(const char *path, int flags) {
+    if (hk_watch && strstr(path, hk_watch)) hk_opens++;
+    return open(path, flags);
+}
+#define MNIST_OPEN(path, flags) hk_open((path), (flags))
 
 #include "mnist_ckpt.h"
 #include "mnist_data.h"
@@ -48,6 +67,29 @@ static void write_bytes(const char *path, const unsigned char *p, size_t n) {
 static long long file_size(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* Temporary files "<name>.*.tmp" left in the test directory. */
+static int tmps_left(const char *name) {
+    DIR *d = opendir(dir_);
+    struct dirent *e;
+    size_t n = strlen(name);
+    int k = 0;
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) {
+        size_t L = strlen(e->d_name);
+        if (L > n + 5 && strncmp(e->d_name, name, n) == 0 && e->d_name[n] == '.' && strcmp(e->d_name + L - 4, ".tmp") == 0)
+            k++;
+    }
+    closedir(d);
+    return k;
+}
+
+static void pause_us(long us) {
+    struct timespec ts;
+    ts.tv_sec = 0;
+    ts.tv_nsec = us * 1000;
+    nanosleep(&ts, NULL);
 }
 
 /* ------------------------------------------------------------------ IDX */
@@ -526,6 +568,7 @@ TTEST(ckpt_full_disk_keeps_previous) {
     n = ck_good(p, ck_buf, sizeof ck_buf);
     memcpy(before, ck_buf, n);
     snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    TT_EQ_INT(tmps_left("full.ckpt"), 0);
     fflush(stdout);
     pid = fork();
     if (pid == 0) {
@@ -547,7 +590,8 @@ TTEST(ckpt_full_disk_keeps_previous) {
     TT_CHECK(pid > 0);
     if (pid > 0) waitpid(pid, &status, 0);
     TT_CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
-    TT_EQ_INT(file_size(tmp), -1); /* no <path>.tmp left */
+    TT_EQ_INT(file_size(tmp), -1);
+    TT_EQ_INT(tmps_left("full.ckpt"), 0); /* no <path>.XXXXXX.tmp left */
     TT_EQ_INT(file_size(p), (long long)n);
     f = fopen(p, "rb");
     TT_CHECK(f && fread(ck_buf, 1, sizeof ck_buf, f) == n && memcmp(ck_buf, before, n) == 0);
@@ -560,9 +604,352 @@ TTEST(ckpt_not_a_file) {
     char err[MNIST_CKPT_ERR_LEN];
     TT_CHECK(ck_load("/nonexistent.ckpt", 6, 4, "mlp", err) == MNIST_CKPT_E_IO);
     TT_CONTAINS(err, "cannot open it");
-    TT_CHECK(ck_load("/tmp", 6, 4, "mlp", err) < 0); /* a directory */
-    TT_CHECK(err[0] != 0);
+    TT_CHECK(ck_load("/tmp", 6, 4, "mlp", err) == MNIST_CKPT_E_IO); /* a directory */
+    TT_CONTAINS(err, "it is a directory, not a checkpoint file");
     TT_CHECK(ck_is(9.0f));
+}
+
+
+/* ------------------------------------------------------------------ integrity */
+
+/* Runs fn in a child with a 10 s alarm: a reader that blocks (a FIFO) or scans a huge
+ * file fails the check instead of hanging the suite. Returns the child's exit code,
+ * or -1 when it was killed. */
+static int in_child(int (*fn)(void)) {
+    int status = 0;
+    pid_t pid;
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        alarm(10);
+        _exit(fn());
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The load opens each IDX file once (the probe is the caller's, and separate). */
+TTEST(idx_load_opens_each_file_once) {
+    static float x[5 * 16];
+    static int32_t y[5];
+    char err[MNIST_ERR_LEN];
+    mnist_info info;
+    idx_good_pair();
+    hk_watch = dir_;
+    hk_opens = 0;
+    TT_EQ_INT(mnist_load_files(img_path, lab_path, 0, 5, x, y, &info, err), MNIST_OK);
+    TT_EQ_INT(hk_opens, 2);
+    hk_watch = NULL;
+}
+
+/* Buffers sized from a probe of 4x4 images, the file then replaced by 8x8 images:
+ * the load refuses it and writes nothing. */
+TTEST(idx_file_changed_after_probe) {
+    static unsigned char b[64 + 5 * 64];
+    static float x[5 * 16 + 16];
+    static int32_t y[5];
+    uint32_t di[3] = {5, 8, 8};
+    char err[MNIST_ERR_LEN];
+    mnist_info room, info;
+    int i;
+    idx_good_pair();
+    TT_EQ_INT(mnist_probe_files(img_path, lab_path, &room, err), MNIST_OK);
+    write_bytes(img_path, b, idx_make(b, 3, di, 5 * 64, 5));
+    for (i = 0; i < 5 * 16 + 16; i++) x[i] = -7.0f;
+    TT_EQ_INT(mnist_load_files_into(img_path, lab_path, 0, &room, x, y, &info, err), MNIST_E_DIMS);
+    TT_CONTAINS(err, "the images are 8x8 but the buffers were sized for 4x4");
+    for (i = 0; i < 5 * 16 + 16; i++)
+        if (x[i] != -7.0f) TT_FAILF("pixel %d written from a refused file", i);
+}
+
+/* A real race: a child renames a 4x4 and an 8x8 images file over the path every few
+ * hundred microseconds while the parent loads 300 times with room for 4x4: each
+ * load is whole 4x4 data or a refusal, and the guard floats after the buffer stay. */
+TTEST(idx_rename_race) {
+    static unsigned char b[64 + 5 * 64];
+    static float x[5 * 16 + 64];
+    static int32_t y[5];
+    uint32_t d4[3] = {5, 4, 4}, d8[3] = {5, 8, 8};
+    char p4[96], p8[96], err[MNIST_ERR_LEN];
+    mnist_info room, info;
+    int i, k, ok = 0, refused = 0, status;
+    pid_t pid;
+    idx_good_pair();
+    path_of(p4, sizeof p4, "images4");
+    path_of(p8, sizeof p8, "images8");
+    TT_EQ_INT(mnist_probe_files(img_path, lab_path, &room, err), MNIST_OK);
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        for (k = 0; k < 4000; k++) {
+            size_t n = (k & 1) ? idx_make(b, 3, d8, 5 * 64, 200) : idx_make(b, 3, d4, 5 * 16, 77);
+            const char *p = (k & 1) ? p8 : p4;
+            if (fixture_write_file(p, b, n) != 0 || rename(p, img_path) != 0) _exit(1);
+            pause_us(200);
+        }
+        _exit(0);
+    }
+    for (i = 0; i < 300; i++) {
+        int r;
+        for (k = 0; k < 5 * 16 + 64; k++) x[k] = -7.0f;
+        r = mnist_load_files_into(img_path, lab_path, 0, &room, x, y, &info, err);
+        for (k = 5 * 16; k < 5 * 16 + 64; k++)
+            if (x[k] != -7.0f) break;
+        if (k < 5 * 16 + 64) TT_FAILF("load %d wrote past the 4x4 buffer", i);
+        if (r == MNIST_OK) ok += x[0] == 77.0f / 255.0f;
+        else if (r == MNIST_E_DIMS || r == MNIST_E_OPEN) refused++;
+        else TT_FAILF("load %d: unexpected %d: %.200s", i, r, err);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    TT_CHECK_MSG(ok + refused == 300, "%d loads of 4x4 data, %d refused", ok, refused);
+    unlink(p4);
+    unlink(p8);
+}
+
+static int idx_fifo_child(void) {
+    char p[96], err[MNIST_ERR_LEN];
+    mnist_info info;
+    path_of(p, sizeof p, "fifo");
+    if (mnist_probe_files(p, lab_path, &info, err) != MNIST_E_OPEN) return 2;
+    if (!strstr(err, "a FIFO (named pipe), not an IDX file")) return 3;
+    if (mnist_probe_files(dir_, lab_path, &info, err) != MNIST_E_OPEN) return 4;
+    if (!strstr(err, "a directory, not an IDX file") || strstr(err, "9223372036854775807")) return 5;
+    return 0;
+}
+
+/* A FIFO is refused at open (no writer: it would block for ever), a directory too. */
+TTEST(idx_fifo_and_directory_refused) {
+    char p[96];
+    idx_good_pair();
+    path_of(p, sizeof p, "fifo");
+    unlink(p);
+    TT_CHECK(mkfifo(p, 0600) == 0);
+    TT_EQ_INT(in_child(idx_fifo_child), 0);
+    unlink(p);
+}
+
+/* Rewrites the 4 bytes at off of a good checkpoint (6 x 4 + 4) with v and fixes the
+ * CRC; returns the file size. */
+static size_t ck_patch32(const char *path, size_t off, uint32_t v) {
+    size_t n = ck_good(path, ck_buf, sizeof ck_buf);
+    mnist_ckpt_put32_(ck_buf + off, v);
+    ckpt_fixture_fix_crc(ck_buf, n);
+    write_bytes(path, ck_buf, n);
+    return n;
+}
+/* Offset of dense.w's first value and of dense.b's first value in ck_good's file. */
+#define CK_W0 (MNIST_CKPT_HEADER_BYTES + 2 + 7 + 2 + 8)
+#define CK_B0 (CK_W0 + 24 * 4 + 2 + 7 + 2 + 4)
+
+TTEST(ckpt_load_opens_once) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    path_of(p, sizeof p, "once.ckpt");
+    ck_good(p, ck_buf, sizeof ck_buf);
+    hk_watch = "once.ckpt";
+    hk_opens = 0;
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_OK);
+    TT_EQ_INT(hk_opens, 1);
+    hk_watch = NULL;
+    TT_CHECK(ck_is(1.0f));
+    unlink(p);
+}
+
+/* A real race: a good checkpoint and one with a bad CRC (other values) renamed over
+ * the path in turn while the parent loads 300 times, staged and not: each load gives
+ * the good values or is refused with the tensors untouched; never the bad values. */
+TTEST(ckpt_swap_race) {
+    char p[96], pg[96], pb[96], err[MNIST_CKPT_ERR_LEN];
+    static unsigned char good[4096], badb[4096];
+    static float stage[6 * 4 + 4];
+    size_t n;
+    int i, k, ok = 0, refused = 0, status;
+    pid_t pid;
+    path_of(p, sizeof p, "race.ckpt");
+    path_of(pg, sizeof pg, "race-good.ckpt");
+    path_of(pb, sizeof pb, "race-bad.ckpt");
+    n = ck_good(p, good, sizeof good);
+    memcpy(badb, good, n);
+    for (k = 0; k < 24; k++) mnist_ckpt_put32_(badb + CK_W0 + 4 * (size_t)k, mnist_ckpt_fbits_(5.0f));
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        for (k = 0; k < 4000; k++) {
+            const char *q = (k & 1) ? pb : pg;
+            if (fixture_write_file(q, (k & 1) ? badb : good, n) != 0 || rename(q, p) != 0) _exit(1);
+            pause_us(200);
+        }
+        _exit(0);
+    }
+    for (i = 0; i < 300; i++) {
+        mnist_ckpt_tensor t[2];
+        mnist_ckpt_meta m = ck_meta("mlp");
+        int r, fd;
+        ck_fill(9.0f);
+        ck_tensors(t, 6, 4);
+        if (i & 1) {
+            r = mnist_ckpt_load(p, &m, t, 2, err);
+        } else {
+            fd = mnist_ckpt_open(p, err);
+            r = fd < 0 ? MNIST_CKPT_E_IO : mnist_ckpt_load_fd(fd, p, &m, t, 2, stage, err);
+            if (fd >= 0) close(fd);
+        }
+        if (r == MNIST_CKPT_OK && ck_is(1.0f)) ok++;
+        else if (r != MNIST_CKPT_OK && (ck_is(9.0f) || (i & 1))) refused++;
+        else TT_FAILF("load %d: rc %d, values neither good nor untouched: %.200s", i, r, err);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    TT_CHECK_MSG(ok + refused == 300, "%d good loads, %d refused", ok, refused);
+    unlink(p);
+    unlink(pg);
+    unlink(pb);
+}
+
+TTEST(ckpt_nan_inf_refused) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    path_of(p, sizeof p, "nan.ckpt");
+    ck_patch32(p, CK_W0 + 4 * 3, 0x7fc00000u); /* NaN, CRC valid */
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "tensor dense.w holds NaN at element 3");
+    TT_CHECK(ck_is(9.0f));
+    ck_patch32(p, CK_B0 + 4, 0xff800000u); /* -inf */
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "tensor dense.b holds an infinity at element 1");
+    TT_CHECK(ck_is(9.0f));
+    unlink(p);
+}
+
+TTEST(ckpt_header_fields_in_range) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    mnist_ckpt_meta m;
+    path_of(p, sizeof p, "range.ckpt");
+    ck_patch32(p, 32, 0xffffffffu); /* epoch */
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "header field epoch is 4294967295, above the limit 1000000");
+    TT_EQ_INT(mnist_ckpt_peek(p, &m, err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "header field epoch");
+    ck_patch32(p, 20, 0x80000000u); /* step bit 63 */
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "header field step is 92233720368547758");
+    TT_CHECK(ck_is(9.0f));
+    unlink(p);
+}
+
+/* An escape sequence as the model name (CRC valid) is refused, not printed. */
+TTEST(ckpt_unprintable_model_name) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    mnist_ckpt_meta m;
+    size_t n;
+    path_of(p, sizeof p, "esc.ckpt");
+    n = ck_good(p, ck_buf, sizeof ck_buf);
+    memcpy(ck_buf + 40, "\x1b[2J\x1b]0;owned\x07", 14);
+    ckpt_fixture_fix_crc(ck_buf, n);
+    write_bytes(p, ck_buf, n);
+    TT_EQ_INT(mnist_ckpt_peek(p, &m, err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "model name field (offset 40) holds a byte that is not printable ASCII");
+    TT_CHECK(strchr(err, 0x1b) == NULL);
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CHECK(strchr(err, 0x1b) == NULL);
+    unlink(p);
+}
+
+static int ckpt_sparse_child(void) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    path_of(p, sizeof p, "sparse.ckpt");
+    if (ck_load(p, 6, 4, "mlp", err) != MNIST_CKPT_E_CORRUPT) return 2;
+    if (!strstr(err, "unexpected bytes after the last tensor")) return 3;
+    return ck_is(9.0f) ? 0 : 4;
+}
+
+/* A 1 TB sparse file behind a good header: refused from its size, not CRC-scanned (the
+ * child has 10 s; a scan would take over an hour). */
+TTEST(ckpt_huge_sparse_file) {
+    char p[96];
+    int fd;
+    path_of(p, sizeof p, "sparse.ckpt");
+    ck_good(p, ck_buf, sizeof ck_buf);
+    fd = open(p, O_WRONLY);
+    TT_CHECK(fd >= 0);
+    if (fd >= 0 && ftruncate(fd, (off_t)1 << 40) != 0 && ftruncate(fd, (off_t)20 << 30) != 0)
+        TT_FAILF("cannot make a sparse file: %s", strerror(errno));
+    if (fd >= 0) close(fd);
+    TT_EQ_INT(in_child(ckpt_sparse_child), 0);
+    unlink(p);
+}
+
+static int ckpt_fifo_child(void) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    mnist_ckpt_meta m;
+    path_of(p, sizeof p, "fifo.ckpt");
+    if (ck_load(p, 6, 4, "mlp", err) != MNIST_CKPT_E_IO || !strstr(err, "a FIFO (named pipe), not a checkpoint file"))
+        return 2;
+    if (mnist_ckpt_peek(p, &m, err) != MNIST_CKPT_E_IO) return 3;
+    return 0;
+}
+
+TTEST(ckpt_fifo_refused) {
+    char p[96];
+    path_of(p, sizeof p, "fifo.ckpt");
+    unlink(p);
+    TT_CHECK(mkfifo(p, 0600) == 0);
+    TT_EQ_INT(in_child(ckpt_fifo_child), 0);
+    unlink(p);
+}
+
+/* "<path>.tmp" planted as a link to a victim, and as another run's temporary file:
+ * the save uses a temporary of its own, both stay as they were. */
+TTEST(ckpt_save_own_temporary) {
+    char p[96], link_[120], victim[96], err[MNIST_CKPT_ERR_LEN];
+    static const unsigned char keep[] = "victim: must stay";
+    unsigned char back[64];
+    mnist_ckpt_tensor t[2];
+    mnist_ckpt_meta m = ck_meta("mlp");
+    FILE *f;
+    path_of(p, sizeof p, "own.ckpt");
+    path_of(victim, sizeof victim, "victim");
+    snprintf(link_, sizeof link_, "%s.tmp", p);
+    write_bytes(victim, keep, sizeof keep);
+    unlink(link_);
+    TT_CHECK(symlink(victim, link_) == 0);
+    ck_fill(1.0f);
+    ck_tensors(t, 6, 4);
+    TT_EQ_INT(mnist_ckpt_save(p, &m, t, 2, err), MNIST_CKPT_OK);
+    f = fopen(victim, "rb");
+    TT_CHECK(f && fread(back, 1, sizeof back, f) == sizeof keep && memcmp(back, keep, sizeof keep) == 0);
+    if (f) fclose(f);
+    unlink(link_);
+    write_bytes(link_, keep, sizeof keep); /* another run's temporary */
+    TT_EQ_INT(mnist_ckpt_save(p, &m, t, 2, err), MNIST_CKPT_OK);
+    TT_EQ_INT(file_size(link_), (long long)sizeof keep);
+    TT_EQ_INT(tmps_left("own.ckpt"), 0); /* none of its own left */
+    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_OK);
+    unlink(link_);
+    unlink(victim);
+    unlink(p);
+}
+
+/* A device or a FIFO as the target is refused, never replaced by a regular file. */
+TTEST(ckpt_save_refuses_devices) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    struct stat st;
+    mnist_ckpt_tensor t[2];
+    mnist_ckpt_meta m = ck_meta("mlp");
+    ck_fill(1.0f);
+    ck_tensors(t, 6, 4);
+    TT_EQ_INT(mnist_ckpt_save("/dev/null", &m, t, 2, err), MNIST_CKPT_E_IO);
+    TT_CONTAINS(err, "it is a character device, not a regular file");
+    TT_CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    TT_EQ_INT(mnist_ckpt_save("/dev/full", &m, t, 2, err), MNIST_CKPT_E_IO);
+    TT_CONTAINS(err, "character device");
+    path_of(p, sizeof p, "fifo-out.ckpt");
+    unlink(p);
+    TT_CHECK(mkfifo(p, 0600) == 0);
+    TT_EQ_INT(mnist_ckpt_save(p, &m, t, 2, err), MNIST_CKPT_E_IO);
+    TT_CONTAINS(err, "a FIFO (named pipe), not a regular file");
+    TT_CHECK(stat(p, &st) == 0 && S_ISFIFO(st.st_mode));
+    TT_EQ_INT(tmps_left("fifo-out.ckpt"), 0);
+    unlink(p);
 }
 
 static void cleanup(void) {
@@ -589,6 +976,11 @@ static const ttest_case cases[] = {
     TT_CASE(ckpt_good_round_trip), TT_CASE(ckpt_truncated), TT_CASE(ckpt_bad_checksum),
     TT_CASE(ckpt_other_models_shapes), TT_CASE(ckpt_another_version), TT_CASE(ckpt_unwritable_path),
     TT_CASE(ckpt_full_disk_keeps_previous), TT_CASE(ckpt_not_a_file),
+    TT_CASE(idx_load_opens_each_file_once), TT_CASE(idx_file_changed_after_probe), TT_CASE(idx_rename_race),
+    TT_CASE(idx_fifo_and_directory_refused), TT_CASE(ckpt_load_opens_once), TT_CASE(ckpt_swap_race),
+    TT_CASE(ckpt_nan_inf_refused), TT_CASE(ckpt_header_fields_in_range), TT_CASE(ckpt_unprintable_model_name),
+    TT_CASE(ckpt_huge_sparse_file), TT_CASE(ckpt_fifo_refused), TT_CASE(ckpt_save_own_temporary),
+    TT_CASE(ckpt_save_refuses_devices),
 };
 
 int main(int argc, char **argv) {

@@ -11,6 +11,7 @@
      POOL      1 keeps 28x28; 2 averages 2x2 blocks -> 14x14 (rounded to nearest)
      OUT_BASE  writes OUT_BASE.h (sizes, declarations) and OUT_BASE.c (data)
    The output is generated, never committed (it lives in build/). */
+#define _POSIX_C_SOURCE 200809L /* the readers open, pread and fstat (mnist_err.h) */
 #include <stdio.h>
 #include <stdlib.h>
 #define IPUPIPE_IMPLEMENTATION /* ipup_snprintf, used by the readers' messages */

@@ -1,11 +1,13 @@
 /* fuzz_ckpt.c - libFuzzer target: the checkpoint reader of examples/mnist_ckpt.h
- * (mnist_ckpt_peek and the two-pass mnist_ckpt_load). The first input byte is a
+ * (mnist_ckpt_peek, mnist_ckpt_load, mnist_ckpt_load_fd). The first input byte is a
  * mode: bit 0 set = the harness rewrites the trailing CRC-32 so that it matches
  * (otherwise nearly every mutation stops at the checksum and the structure checks
  * behind it would never be reached). The rest is the file, written to a private
  * temporary directory. The reader expects model "fuzz" with three tensors:
- * dense.w (6, 4), dense.b (4), dense.w.momentum (6, 4). A refused file must leave
- * the tensors untouched (the loader promises a check pass before any copy).
+ * dense.w (6, 4), dense.b (4), dense.w.momentum (6, 4). Each input is loaded twice:
+ * mnist_ckpt_load (two passes on one descriptor) and mnist_ckpt_open +
+ * mnist_ckpt_load_fd with a staging buffer. A refused file must leave the tensors
+ * untouched and its message free of control bytes; an accepted one finite values.
  *
  *   make fuzz   (or build/fuzz/fuzz_ckpt tests/fuzz/corpus/ckpt)
  */
@@ -46,6 +48,25 @@ static int fz_untouched(void) {
  * (version, model, tensors): the library's two codes for files, never anything else. */
 static int fz_file_code(int r) { return r == MNIST_CKPT_E_CORRUPT || r == MNIST_CKPT_E_MISMATCH; }
 
+/* A refused load names the file, says corrupt or mismatch, copies nothing, and never
+ * sends a control byte of the file to the terminal; an accepted one holds only finite
+ * values. */
+static void fz_check(int r, const char *err) {
+    int i;
+    const char *c;
+    if (r != MNIST_CKPT_OK) {
+        if (!err[0] || !strstr(err, fz_path) || !fz_file_code(r)) abort();
+        if (!fz_untouched()) abort(); /* refused: nothing copied */
+        for (c = err; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f) abort();
+        return;
+    }
+    for (i = 0; i < 24; i++)
+        if (!(fz_w[i] - fz_w[i] == 0.0f) || !(fz_v[i] - fz_v[i] == 0.0f)) abort();
+    for (i = 0; i < 4; i++)
+        if (!(fz_b[i] - fz_b[i] == 0.0f)) abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mnist_ckpt_tensor t[3];
@@ -83,9 +104,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_fill();
     err[0] = 0;
     r = mnist_ckpt_load(fz_path, &meta, t, 3, err);
-    if (r != MNIST_CKPT_OK) {
-        if (!err[0] || !strstr(err, fz_path) || !fz_file_code(r)) abort();
-        if (!fz_untouched()) abort(); /* refused: nothing copied */
+    fz_check(r, err);
+    { /* the trainer's way: one descriptor, values staged until everything passed */
+        static float stage[24 + 4 + 24];
+        int fd = mnist_ckpt_open(fz_path, err);
+        if (fd < 0) abort(); /* a regular file that was just written */
+        fz_fill();
+        err[0] = 0;
+        r = mnist_ckpt_load_fd(fd, fz_path, &meta, t, 3, stage, err);
+        close(fd);
+        fz_check(r, err);
     }
     return 0;
 }
