@@ -323,7 +323,9 @@ TTEST(csv_op_before_its_dependency) {
     TT_EQ_INT(vi.step, 1);
     TT_EQ_INT(vi.device, 0);
     TT_CONTAINS(msg, "B(0,0) [0B0] needs B(1,0) [1B0]");
-    TT_CONTAINS(msg, "move B(0,0) [0B0] to step 3 or later");
+    /* vi.step is 0-based (machine field); messages count steps from 1, as people read them */
+    TT_CONTAINS(msg, "device 0, step 2:");
+    TT_CONTAINS(msg, "move B(0,0) [0B0] to step 4 or later");
     /* a forward before its input: F(1,0) at step 0, F(0,0) at step 1 */
     CSV_CASE(",0F0,,0B0\n1F0,,1B0\n", IPUP_ERR_INVALID_TABLE, "F(1,0) [1F0] needs F(0,0) [0F0]", NULL);
 }
@@ -340,7 +342,7 @@ TTEST(csv_ragged_rows) {
     TT_EQ_INT(csv_check("0F0,,,0B0\n,1F0,1B0\n", 19, msg, sizeof msg, &vi), IPUP_OK);
     /* ragged rows that are per-device orders, not lock-step columns: refused, step named */
     TT_EQ_INT(csv_check("0F0,0B0\n,1F0,1B0,,,,,,\n", 23, msg, sizeof msg, &vi), IPUP_ERR_INVALID_TABLE);
-    TT_CONTAINS(msg, "device 0, step 1");
+    TT_CONTAINS(msg, "device 0, step 2"); /* 1-based in messages */
     /* a row of only commas, blank lines and CRLF line ends */
     TT_EQ_INT(csv_check("0F0,,,0B0\r\n,,,,,,,,\r\n\r\n", 23, msg, sizeof msg, &vi), IPUP_OK);
 }
