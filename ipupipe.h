@@ -598,6 +598,7 @@ struct ipup_emu {
     ipup_atomic_u32 done;         /* threads finished with the job */
     uint8_t pad1_[IPUP_CACHE_LINE - sizeof(uint32_t)];
     ipup_atomic_u32 abort_;       /* host asks threads to stop the job */
+    ipup_atomic_u32 fault_;       /* an IPU thread stopped early: every thread stops the job */
     uint8_t pad2_[IPUP_CACHE_LINE - sizeof(uint32_t)];
     ipup_atomic_u32 bar_count, bar_gen;
     uint8_t pad3_[IPUP_CACHE_LINE];
@@ -1934,6 +1935,7 @@ static void ipup__reset_transient(ipup_emu *e) {
     }
     IPUP__STORE_REL(&e->bar_count, 0u);
     IPUP__STORE_REL(&e->abort_, 0u);
+    IPUP__STORE_REL(&e->fault_, 0u);
 }
 
 #ifndef IPUPIPE_NO_THREADS
@@ -1983,6 +1985,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     IPUPIPE_SYNC_VAR(&e->go, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->done, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->abort_, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&e->fault_, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->bar_count, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->bar_gen, sizeof(uint32_t));
     e->frozen = e;
@@ -2196,6 +2199,10 @@ static size_t ipup__entry_floats(const ipup_emu *e, int32_t s) {
 #ifndef IPUPIPE_NO_THREADS
 /* the host aborted the job from step e->job_stop on (written before the release of abort_) */
 static int ipup__aborted(ipup_emu *e, int64_t t) {
+    if (IPUP__LOAD_ACQ(&e->fault_)) {
+        IPUPIPE_HAPPENS_AFTER(&e->fault_);
+        return 1; /* the threads are all in the faulting step (a barrier ends each step) */
+    }
     if (!IPUP__LOAD_ACQ(&e->abort_)) return 0;
     IPUPIPE_HAPPENS_AFTER(&e->abort_);
     return t >= e->job_stop;
@@ -2213,6 +2220,17 @@ static void ipup__notify(ipup_emu *e, int32_t who) {
 static void ipup__notify_all(ipup_emu *e) {
     int32_t i;
     for (i = 0; i <= e->nipus; i++) ipup__notify(e, i);
+}
+/* IPU thread `ipu` ends its job early at step t (op o found no data or no room where it
+   never waits): the error is its step's record, then every other thread and the host
+   are stopped, so ipup_run returns this first error instead of waiting forever */
+static void ipup__fault(ipup_emu *e, int32_t ipu, int64_t t, const ipup_op *o) {
+    ipup__ipu_err *er = &e->err[t & 1][ipu];
+    er->code = IPUP_ERR_INVALID_TABLE;
+    er->step = t; er->stage = o->stage; er->mb = o->mb; er->layer = (int32_t)o->kind;
+    IPUPIPE_HAPPENS_BEFORE(&e->fault_);
+    IPUP__STORE_REL(&e->fault_, 1u);
+    ipup__notify_all(e);
 }
 /* until probe() gives non-NULL (returned), or the job is aborted from step t (t >= 0) */
 static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *arg, int64_t t) {
@@ -2434,7 +2452,12 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
     default: break;
     }
 stall:
-    if (threaded) return IPUP__ABORTED;
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) {
+        if (!ipup__aborted(e, t)) ipup__fault(e, ipu, t, o);
+        return IPUP__ABORTED;
+    }
+#endif
     if (e->tp) return IPUP_ERR_IO; /* the transport's message is in e->msg */
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
                       "internal: op %c(%d,%d) of replica %d at table step %d found no data or no room (a bug of the emulator or the table)",
@@ -2623,7 +2646,8 @@ static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded)
 
 static int ipup__any_err(const ipup_emu *e, int64_t t) {
     int32_t q;
-    for (q = 0; q < e->nipus; q++) if (e->err[t & 1][q].code) return 1;
+    /* the step too: a slot holds step t or t - 2 (or t + 2 when a thread stopped early) */
+    for (q = 0; q < e->nipus; q++) if (e->err[t & 1][q].code && e->err[t & 1][q].step == t) return 1;
     return 0;
 }
 static int ipup__err_msg(ipup_emu *e, int64_t t) {
@@ -2636,6 +2660,13 @@ static int ipup__err_msg(ipup_emu *e, int64_t t) {
         if (!b || (x->layer < 0 && b->layer >= 0) || ((x->layer < 0) == (b->layer < 0) && x->stage < b->stage)) { b = x; best = q; }
     }
     if (!b) return IPUP_OK;
+    for (q = 0; q < e->nipus; q++) {
+        const ipup__ipu_err *x = &e->err[t & 1][q];
+        if (x->code != IPUP_ERR_INVALID_TABLE) continue;
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+                          "internal: op %c(%d,%d) of replica %d (IPU%d) at step %lld found no data or no room (a bug of the emulator or the table); the other IPU threads stopped, the update of step %lld was not applied",
+                          (x->layer >= 1 && x->layer <= 4) ? "?FBIW"[x->layer] : '?', (int)x->stage, (int)x->mb, (int)(q / e->P), (int)q, (long long)x->step, (long long)x->step);
+    }
     if (b->layer < 0)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
                           "step %lld, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is NaN or infinite; the update of step %lld was not applied. Lower the learning rate or check the input data",
