@@ -164,6 +164,7 @@ deps-test:
 deps-run:
 	@.ci/deps.sh run
 LDFLAGS_test_mnist_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
+LDFLAGS_test_mnist_errleak := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
 data:
 	@examples/fetch-mnist.sh data/mnist
 run: deps-run data build/mnist-train
