@@ -33,7 +33,7 @@ BENCHES  := $(patsubst bench/%.c,%,$(wildcard bench/bench_*.c))
 # Tests that also run in the SIMD-vs-portable kernel builds, and the tests of the
 # threaded runner (ThreadSanitizer and helgrind).
 KERNEL_TESTS := test_kernels
-THREAD_TESTS := test_emulator test_hostile_threads
+THREAD_TESTS := test_emulator test_hostile_threads test_thread_stall
 
 # Extra link flags of one test: LDFLAGS_test_NAME := ... (e.g. -Wl,--wrap=malloc to
 # count heap calls). The emulator's no-heap test counts the allocator calls:
@@ -164,6 +164,7 @@ deps-test:
 deps-run:
 	@.ci/deps.sh run
 LDFLAGS_test_mnist_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
+LDFLAGS_test_mnist_errleak := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
 data:
 	@examples/fetch-mnist.sh data/mnist
 run: deps-run data build/mnist-train

@@ -598,6 +598,7 @@ struct ipup_emu {
     ipup_atomic_u32 done;         /* threads finished with the job */
     uint8_t pad1_[IPUP_CACHE_LINE - sizeof(uint32_t)];
     ipup_atomic_u32 abort_;       /* host asks threads to stop the job */
+    ipup_atomic_u32 fault_;       /* an IPU thread stopped early: every thread stops the job */
     uint8_t pad2_[IPUP_CACHE_LINE - sizeof(uint32_t)];
     ipup_atomic_u32 bar_count, bar_gen;
     uint8_t pad3_[IPUP_CACHE_LINE];
@@ -772,6 +773,11 @@ static const char *ipup__us3(char *out, size_t cap, double v) {
 
 /* ------------------------------------------------------------------ rings */
 static size_t ipup__round64(size_t n) { return (n + 63u) & ~(size_t)63u; }
+/* x * y, or SIZE_MAX when it overflows size_t (every size below goes through this or
+   ipup__alloc, so a saturated size ends as an overflow of the arena, never a wrap) */
+static size_t ipup__mulz(size_t x, size_t y) {
+    return (y && x > (size_t)-1 / y) ? (size_t)-1 : x * y;
+}
 static uint32_t ipup__ring_cap(uint32_t n) {
     uint32_t c = 1;
     while (c < n) c <<= 1;
@@ -779,7 +785,8 @@ static uint32_t ipup__ring_cap(uint32_t n) {
 }
 
 IPUPIPE_DEF size_t ipup_ring_bytes(uint32_t cap, size_t slot_bytes) {
-    return (size_t)cap * ipup__round64(slot_bytes);
+    if (slot_bytes > (size_t)-1 - 63u) return (size_t)-1; /* saturates: no buffer is that large */
+    return ipup__mulz((size_t)cap, ipup__round64(slot_bytes));
 }
 IPUPIPE_DEF int ipup_ring_init(ipup_ring *r, void *buf, size_t buf_bytes, uint32_t cap,
                            size_t slot_bytes, uint32_t start) {
@@ -1067,6 +1074,8 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
             return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l, (int)L->kind);
         }
         I->out_h = h; I->out_w = w; I->out_c = c;
+        if ((int64_t)h * w > 0x7fffffff || (int64_t)h * w * c > 0x7fffffff)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): its output %d x %d x %d is more than 2^31-1 values; use fewer units or channels", (int)l, L->id, (int)h, (int)w, (int)c);
         I->out_n = h * w * c;
         if (I->n_w) n_param_layers++;
     }
@@ -1083,7 +1092,7 @@ typedef struct ipup__arena {
     uint8_t *base;      /* NULL: counting only */
     size_t cap, used;
     size_t cat[IPUP_MEM_CATEGORIES];
-    int oom;
+    int oom, ovf; /* ovf: a size overflowed size_t (the sizes are then meaningless) */
 } ipup__arena;
 
 static void ipup__arena_init(ipup__arena *a, void *mem, size_t bytes) {
@@ -1099,6 +1108,11 @@ static void ipup__arena_init(ipup__arena *a, void *mem, size_t bytes) {
 }
 static void *ipup__alloc(ipup__arena *a, size_t bytes, int cat) {
     size_t off = ipup__round64(a->used);
+    if (a->ovf || bytes > (size_t)-1 / 4 || a->used > (size_t)-1 / 4 || a->cat[cat] > (size_t)-1 / 4) {
+        a->ovf = a->oom = 1; /* stays so: ipup__round64 below never wraps */
+        a->used = (size_t)-1 / 4;
+        return NULL;
+    }
     a->cat[cat] += ipup__round64(bytes);
     a->used = off + ipup__round64(bytes);
     if (!a->base) return NULL;
@@ -1106,7 +1120,7 @@ static void *ipup__alloc(ipup__arena *a, size_t bytes, int cat) {
     return a->base + off;
 }
 static float *ipup__allocf(ipup__arena *a, size_t n, int cat) {
-    return (float *)ipup__alloc(a, n * sizeof(float), cat);
+    return (float *)ipup__alloc(a, ipup__mulz(n, sizeof(float)), cat);
 }
 
 static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
@@ -1332,6 +1346,35 @@ static int ipup__setup_split(ipup_emu *e, const ipup_config *cfg) {
     return IPUP_OK;
 }
 
+static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R, int32_t B,
+                               int32_t in_n, int32_t repeat, ipup_op **ops, int32_t **row);
+/* the host pool's size fits in size_t (the outfeed records: repeat x replicas x micro-batches) */
+static int ipup__host_size_ok(ipup_emu *e) {
+    ipup__arena h;
+    ipup__arena_init(&h, NULL, 0);
+    ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, NULL, NULL);
+    if (!h.ovf) return IPUP_OK;
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                      "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d micro-batches outfeed records; lower cfg.repeat",
+                      (int)e->cfg.repeat, (int)e->R, (int)e->M);
+}
+static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, int32_t r, int32_t d);
+/* every IPU's pool size (and streaming memory) fits in size_t */
+static int ipup__ipu_sizes_ok(ipup_emu *e) {
+    int32_t d;
+    for (d = 0; d < e->P; d++) {
+        ipup__arena a, sa;
+        ipup__arena_init(&a, NULL, 0);
+        ipup__arena_init(&sa, NULL, 0);
+        ipup__carve_ipu(e, &a, &sa, 0, d);
+        if (a.ovf || sa.ovf)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                              "device %d's pool size overflows size_t (micro-batch %d, stash depths up to %d micro-batches); lower the micro-batch or the micro-batches, or use more stages",
+                              (int)d, (int)e->B, (int)e->M);
+    }
+    return IPUP_OK;
+}
+
 /* resolve defaults into e->cfg / counts, shapes, split; no table yet */
 static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
     ipup_layer_info info[IPUP_MAX_LAYERS];
@@ -1354,6 +1397,7 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
     e->classes = info[e->n_layers - 1].in_n;
     if ((rc = ipup__setup_counts(e, cfg)) != IPUP_OK) return rc;
     if ((rc = ipup__setup_options(e, cfg)) != IPUP_OK) return rc;
+    if ((rc = ipup__host_size_ok(e)) != IPUP_OK) return rc;
     return ipup__setup_split(e, cfg);
 }
 
@@ -1460,60 +1504,81 @@ static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
     return IPUP_OK;
 }
 
-/* stash layouts, sizes, FLOPs per stage */
-static void ipup__setup_layout(ipup_emu *e) {
+/* stash layouts, sizes, FLOPs per stage. Offsets in a stash entry are int32 and the
+   kernels index with int: every offset and every buffer of a stage is at most 2^31-1
+   floats, checked as it grows (each term is < 2^62, so the int64 sums never wrap). */
+#define IPUP__MAXF ((int64_t)0x7fffffff)
+static int ipup__layout_big(ipup_emu *e, int32_t s, const char *what, int64_t n, const char *fix) {
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                      "stage %d: %s needs %lld floats with micro-batch %d, more than 2^31-1 (offsets and kernel indices are int32); %s",
+                      (int)s, what, (long long)n, (int)e->B, fix);
+}
+/* floats of IPUP_CONV3X3_BWD_SCRATCH in int64_t, or -1 past 2^31-1 */
+static int64_t ipup__conv_scratch(const ipup_layer_info *I) {
+    int64_t a = (int64_t)9 * I->in_c, b = (int64_t)I->out_c + (int64_t)(I->in_h - 2) * (I->in_w - 2);
+    return (b > IPUP__MAXF / a) ? -1 : a * b;
+}
+static int ipup__setup_layout(ipup_emu *e) {
+    static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in this stage (more stages)";
     int32_t s, l, B = e->B;
     int32_t k = ipup__state_slots(&e->cfg);
     for (s = 0; s < e->S; s++) {
         ipup__stage *st = &e->st[s];
-        size_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0;
-        cur = (size_t)B * (size_t)st->in_n;   /* a0: the stage input */
+        int64_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0;
+        cur = (int64_t)B * st->in_n;   /* a0: the stage input */
         st->flops_f = st->flops_i = st->flops_w = 0;
         for (l = st->first; l < st->last; l++) {
             ipup__lay *Ly = &e->lay[l];
             const ipup_layer_info *I = &Ly->info;
-            size_t mx = (size_t)(I->in_n > I->out_n ? I->in_n : I->out_n) * (size_t)B;
+            int64_t mx = (int64_t)(I->in_n > I->out_n ? I->in_n : I->out_n) * B;
             int keep = I->stash_floats > 0 && I->kind != IPUP_LAYER_SOFTMAX_XENT && (Ly->need_dx || I->n_w);
             if (mx > pp) pp = mx;
             Ly->e_off = -1;
             if (keep) {
                 if (l == st->first) Ly->e_off = 0;
-                else { Ly->e_off = (int32_t)cur; cur += (size_t)B * (size_t)I->in_n; }
+                else { Ly->e_off = (int32_t)cur; cur += (int64_t)B * I->in_n; }
             }
+            if (cur > IPUP__MAXF || pp > IPUP__MAXF) return ipup__layout_big(e, s, cur > pp ? "a stash entry (the inputs kept for the backward)" : "an activation buffer", cur > pp ? cur : pp, lower);
             Ly->dy_off = -1;
             Ly->p_off = -1;
             if (I->n_w) {
-                size_t tw = ((size_t)I->n_w + 15u) & ~(size_t)15u, tb = ((size_t)I->n_b + 15u) & ~(size_t)15u;
+                int64_t tw = ((int64_t)I->n_w + 15) & ~(int64_t)15, tb = ((int64_t)I->n_b + 15) & ~(int64_t)15;
                 Ly->p_off = (int32_t)par;
                 par += tw + tb;
                 if (tw > maxt) maxt = tw;
                 Ly->dy_off = (int32_t)wcur;
-                wcur += (size_t)B * (size_t)I->out_n;
+                wcur += (int64_t)B * I->out_n;
+                if (par > IPUP__MAXF) return ipup__layout_big(e, s, "the weights", par, "put fewer layers in this stage (more stages) or use smaller layers");
+                if (wcur > IPUP__MAXF) return ipup__layout_big(e, s, "a weight-gradient stash entry", wcur, lower);
             }
             if (I->kind == IPUP_LAYER_CONV3X3) {
-                size_t f1 = (size_t)IPUP_CONV3X3_FWD_SCRATCH(B, I->in_h, I->in_w, I->in_c, I->out_c);
-                size_t f2 = (size_t)IPUP_CONV3X3_BWD_SCRATCH(B, I->in_h, I->in_w, I->in_c, I->out_c);
-                if (f1 > conv) conv = f1;
-                if (f2 > conv) conv = f2;
+                int64_t f2 = ipup__conv_scratch(I);
+                if (f2 < 0)
+                    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                                      "layer %d (%s): the conv3x3 backward's scratch (IPUP_CONV3X3_BWD_SCRATCH: 9 x %d channels x (%d + %d x %d)) is more than 2^31-1 floats; lower the input size or the channels",
+                                      (int)l, e->model.layers[l].id, (int)I->in_c, (int)I->out_c, (int)(I->in_h - 2), (int)(I->in_w - 2));
+                if (f2 > conv) conv = f2; /* the forward needs 1 (IPUP_CONV3X3_FWD_SCRATCH) */
             }
             st->flops_f += I->flops_fwd;
             st->flops_i += Ly->need_dx ? I->flops_bwd_dx : 0;
             st->flops_w += I->flops_bwd_dw;
         }
         st->lab_off = (int32_t)cur;
-        cur += (size_t)B;
+        cur += B;
         st->dl_off = -1;
-        if (s == e->S - 1) { st->dl_off = (int32_t)cur; cur += (size_t)B * (size_t)e->classes; }
-        st->entry_floats = (cur + 15u) & ~(size_t)15u;
-        st->rentry_floats = ((size_t)B * (size_t)st->in_n + (size_t)B + 15u) & ~(size_t)15u;
-        st->wentry_floats = (wcur + 15u) & ~(size_t)15u;
-        st->pp_floats = (pp + 15u) & ~(size_t)15u;
-        st->conv_floats = conv;
-        st->n_params = par;
-        st->n_state = (size_t)k * par;
-        st->max_tensor = maxt;
-        st->flops_opt = (int64_t)par * (k == 2 ? 12 : k == 1 ? 4 : 2);
+        if (s == e->S - 1) { st->dl_off = (int32_t)cur; cur += (int64_t)B * e->classes; }
+        if (cur > IPUP__MAXF - 15) return ipup__layout_big(e, s, "a stash entry (the inputs kept for the backward and the labels)", cur, lower);
+        st->entry_floats = (size_t)((cur + 15) & ~(int64_t)15);
+        st->rentry_floats = (size_t)(((int64_t)B * st->in_n + B + 15) & ~(int64_t)15);
+        st->wentry_floats = (size_t)((wcur + 15) & ~(int64_t)15);
+        st->pp_floats = (size_t)((pp + 15) & ~(int64_t)15);
+        st->conv_floats = (size_t)conv;
+        st->n_params = (size_t)par;
+        st->n_state = ipup__mulz((size_t)k, (size_t)par);
+        st->max_tensor = (size_t)maxt;
+        st->flops_opt = par * (k == 2 ? 12 : k == 1 ? 4 : 2);
     }
+    return IPUP_OK;
 }
 
 /* carve one IPU's pool (replica r, device d); srt may be NULL (counting) */
@@ -1531,13 +1596,13 @@ static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, in
             if (e->cfg.offload) rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
             else rt->state = ipup__allocf(a, st->n_state, IPUP_MEM_OPTIMIZER);
         }
-        rt->stash = ipup__allocf(a, (size_t)st->depth * (e->cfg.recompute ? st->rentry_floats : st->entry_floats), IPUP_MEM_STASH);
-        rt->wstash = st->wdepth ? ipup__allocf(a, (size_t)st->wdepth * st->wentry_floats, IPUP_MEM_STASH) : NULL;
+        rt->stash = ipup__allocf(a, ipup__mulz((size_t)st->depth, e->cfg.recompute ? st->rentry_floats : st->entry_floats), IPUP_MEM_STASH);
+        rt->wstash = st->wdepth ? ipup__allocf(a, ipup__mulz((size_t)st->wdepth, st->wentry_floats), IPUP_MEM_STASH) : NULL;
         rt->work = e->cfg.recompute ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->pp[0] = ipup__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
         rt->pp[1] = ipup__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->staging = (k && e->cfg.offload) ? ipup__allocf(a, (size_t)k * st->max_tensor, IPUP_MEM_SCRATCH) : NULL;
+        rt->staging = (k && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH) : NULL;
         /* receive sides of the rings into this stage */
         if (s > 0) {
             size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B) * sizeof(float);
@@ -1557,11 +1622,11 @@ static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M
                                int32_t in_n, int32_t repeat, ipup_op **ops, int32_t **row) {
     int32_t cap = IPUP_SCHED_MAX_OPS(S, M), r;
     uint32_t fc = ipup__ring_cap((uint32_t)M);
-    size_t islot = ((size_t)B * (size_t)in_n + (size_t)B) * sizeof(float);
+    size_t islot = ipup__mulz(ipup__mulz((size_t)B, (size_t)in_n + 1u), sizeof(float));
     void *p;
-    p = ipup__alloc(a, (size_t)cap * sizeof(ipup_op), IPUP_MEM_SCRATCH);
+    p = ipup__alloc(a, ipup__mulz((size_t)cap, sizeof(ipup_op)), IPUP_MEM_SCRATCH);
     if (ops) *ops = (ipup_op *)p;
-    p = ipup__alloc(a, (size_t)cap * sizeof(int32_t), IPUP_MEM_SCRATCH);
+    p = ipup__alloc(a, ipup__mulz((size_t)cap, sizeof(int32_t)), IPUP_MEM_SCRATCH);
     if (row) *row = (int32_t *)p;
     for (r = 0; r < R; r++) {
         size_t b1 = ipup_ring_bytes(fc, islot);
@@ -1573,7 +1638,7 @@ static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M
             ipup_ring_init(&e->outfeed[r], p2, b2, fc, sizeof(ipup_outfeed_rec), IPUPIPE_RING_START);
         }
     }
-    p = ipup__alloc(a, (size_t)repeat * (size_t)R * (size_t)M * sizeof(ipup_outfeed_rec), IPUP_MEM_SCRATCH);
+    p = ipup__alloc(a, ipup__mulz(ipup__mulz(ipup__mulz((size_t)repeat, (size_t)R), (size_t)M), sizeof(ipup_outfeed_rec)), IPUP_MEM_SCRATCH);
     if (e) e->recs = (ipup_outfeed_rec *)p;
     return a->used;
 }
@@ -1600,17 +1665,23 @@ static void ipup__fill_report(ipup_emu *e, ipup__arena *a, ipup__arena *sa, int3
 
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     ipup__arena a;
-    int32_t S, M, R, B, in_n, rep;
+    int32_t S, M, R, B, rep;
+    int64_t in_n;
+    size_t n;
     if (!cfg || !cfg->model) return 0;
     S = cfg->stages > 0 ? cfg->stages : 1;
     M = cfg->microbatches > 0 ? cfg->microbatches : 1;
     R = cfg->replicas > 0 ? cfg->replicas : 1;
     B = cfg->microbatch > 0 ? cfg->microbatch : 1;
     rep = cfg->repeat > 0 ? cfg->repeat : 1;
-    in_n = cfg->model->in_h * cfg->model->in_w * cfg->model->in_c;
-    if (in_n <= 0 || (int64_t)S * M > 0x7fffffff / 3) return 0;
+    if (cfg->model->in_h <= 0 || cfg->model->in_w <= 0 || cfg->model->in_c <= 0) return 0;
+    in_n = (int64_t)cfg->model->in_h * cfg->model->in_w; /* < 2^62 */
+    if (in_n > 0x7fffffff) return 0;
+    in_n *= cfg->model->in_c;
+    if (in_n > 0x7fffffff || (int64_t)S * M > 0x7fffffff / 3) return 0;
     ipup__arena_init(&a, NULL, 0);
-    return ipup__carve_host(NULL, &a, S, M, R, B, in_n, rep, NULL, NULL);
+    n = ipup__carve_host(NULL, &a, S, M, R, B, (int32_t)in_n, rep, NULL, NULL);
+    return a.ovf ? 0 : n;
 }
 
 /* ------------------------------------------------------------------ cost model */
@@ -1800,7 +1871,7 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan 
     }
     rc = ipup__setup_table(e, ops, cap, NULL);
     if (rc) return rc;
-    ipup__setup_layout(e);
+    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK) return rc;
     plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->nipus;
     for (s = 0; s < e->S; s++) {
         plan->split[s] = e->st[s].first;
@@ -1864,6 +1935,7 @@ static void ipup__reset_transient(ipup_emu *e) {
     }
     IPUP__STORE_REL(&e->bar_count, 0u);
     IPUP__STORE_REL(&e->abort_, 0u);
+    IPUP__STORE_REL(&e->fault_, 0u);
 }
 
 #ifndef IPUPIPE_NO_THREADS
@@ -1890,7 +1962,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes(cfg)), cfg.host has %zu", h.used, cfg->host.bytes);
     rc = ipup__setup_table(e, ops, IPUP_SCHED_MAX_OPS(e->S, e->M), row);
     if (rc) return rc;
-    ipup__setup_layout(e);
+    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK) return rc;
     for (i = 0; i < e->nipus; i++) {
         ipup__arena a, sa;
         int32_t r = i / e->P, d = i % e->P;
@@ -1913,6 +1985,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     IPUPIPE_SYNC_VAR(&e->go, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->done, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->abort_, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&e->fault_, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->bar_count, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->bar_gen, sizeof(uint32_t));
     e->frozen = e;
@@ -2126,6 +2199,10 @@ static size_t ipup__entry_floats(const ipup_emu *e, int32_t s) {
 #ifndef IPUPIPE_NO_THREADS
 /* the host aborted the job from step e->job_stop on (written before the release of abort_) */
 static int ipup__aborted(ipup_emu *e, int64_t t) {
+    if (IPUP__LOAD_ACQ(&e->fault_)) {
+        IPUPIPE_HAPPENS_AFTER(&e->fault_);
+        return 1; /* the threads are all in the faulting step (a barrier ends each step) */
+    }
     if (!IPUP__LOAD_ACQ(&e->abort_)) return 0;
     IPUPIPE_HAPPENS_AFTER(&e->abort_);
     return t >= e->job_stop;
@@ -2143,6 +2220,17 @@ static void ipup__notify(ipup_emu *e, int32_t who) {
 static void ipup__notify_all(ipup_emu *e) {
     int32_t i;
     for (i = 0; i <= e->nipus; i++) ipup__notify(e, i);
+}
+/* IPU thread `ipu` ends its job early at step t (op o found no data or no room where it
+   never waits): the error is its step's record, then every other thread and the host
+   are stopped, so ipup_run returns this first error instead of waiting forever */
+static void ipup__fault(ipup_emu *e, int32_t ipu, int64_t t, const ipup_op *o) {
+    ipup__ipu_err *er = &e->err[t & 1][ipu];
+    er->code = IPUP_ERR_INVALID_TABLE;
+    er->step = t; er->stage = o->stage; er->mb = o->mb; er->layer = (int32_t)o->kind;
+    IPUPIPE_HAPPENS_BEFORE(&e->fault_);
+    IPUP__STORE_REL(&e->fault_, 1u);
+    ipup__notify_all(e);
 }
 /* until probe() gives non-NULL (returned), or the job is aborted from step t (t >= 0) */
 static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *arg, int64_t t) {
@@ -2364,7 +2452,12 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
     default: break;
     }
 stall:
-    if (threaded) return IPUP__ABORTED;
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) {
+        if (!ipup__aborted(e, t)) ipup__fault(e, ipu, t, o);
+        return IPUP__ABORTED;
+    }
+#endif
     if (e->tp) return IPUP_ERR_IO; /* the transport's message is in e->msg */
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
                       "internal: op %c(%d,%d) of replica %d at table step %d found no data or no room (a bug of the emulator or the table)",
@@ -2553,7 +2646,8 @@ static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded)
 
 static int ipup__any_err(const ipup_emu *e, int64_t t) {
     int32_t q;
-    for (q = 0; q < e->nipus; q++) if (e->err[t & 1][q].code) return 1;
+    /* the step too: a slot holds step t or t - 2 (or t + 2 when a thread stopped early) */
+    for (q = 0; q < e->nipus; q++) if (e->err[t & 1][q].code && e->err[t & 1][q].step == t) return 1;
     return 0;
 }
 static int ipup__err_msg(ipup_emu *e, int64_t t) {
@@ -2566,6 +2660,13 @@ static int ipup__err_msg(ipup_emu *e, int64_t t) {
         if (!b || (x->layer < 0 && b->layer >= 0) || ((x->layer < 0) == (b->layer < 0) && x->stage < b->stage)) { b = x; best = q; }
     }
     if (!b) return IPUP_OK;
+    for (q = 0; q < e->nipus; q++) {
+        const ipup__ipu_err *x = &e->err[t & 1][q];
+        if (x->code != IPUP_ERR_INVALID_TABLE) continue;
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+                          "internal: op %c(%d,%d) of replica %d (IPU%d) at step %lld found no data or no room (a bug of the emulator or the table); the other IPU threads stopped, the update of step %lld was not applied",
+                          (x->layer >= 1 && x->layer <= 4) ? "?FBIW"[x->layer] : '?', (int)x->stage, (int)x->mb, (int)(q / e->P), (int)q, (long long)x->step, (long long)x->step);
+    }
     if (b->layer < 0)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
                           "step %lld, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is NaN or infinite; the update of step %lld was not applied. Lower the learning rate or check the input data",

@@ -148,7 +148,11 @@
 /* Scratch floats of the conv kernels (valid array bounds; NULL is also accepted). The forward
    needs none (1 keeps the macro a legal array bound). The backward's dx product (SIMD path)
    uses 9*CI*CO floats for the transposed kernel plus (H-2)*(W-2)*9*CI for one image's
-   column gradient; with NULL it computes dx the portable way (slower). */
+   column gradient; with NULL it computes dx the portable way (slower).
+   Valid range: the macros compute in the type of their arguments; with int arguments
+   IPUP_CONV3X3_BWD_SCRATCH is valid while 9*CI*(CO + (H-2)*(W-2)) <= INT_MAX (the kernels
+   take int sizes too). ipupipe.h computes it in int64_t and refuses a conv layer past
+   2^31-1 scratch floats; a caller with larger layers must check before using it. */
 #define IPUP_CONV3X3_FWD_SCRATCH(B, H, W, CI, CO) 1
 #define IPUP_CONV3X3_BWD_SCRATCH(B, H, W, CI, CO) (9 * (CI) * ((CO) + ((H) - 2) * ((W) - 2)))
 
