@@ -2037,7 +2037,16 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             break;
         case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, x, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
-        case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest); break;
+        case IPUP_LAYER_MAXPOOL2:
+            if (l > st->first && e->lay[l - 1].info.kind == IPUP_LAYER_RELU && e->lay[l - 1].need_dx) {
+                /* ReLU's backward fused into the pool's (one pass, the same bits): x = relu(z) */
+                l--;
+                if (l == st->first && dx) dest = dx;
+                ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
+            } else {
+                ipup_maxpool2_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
+            }
+            break;
         default: /* flatten; dropout */
             if (I->kind == IPUP_LAYER_DROPOUT && e->model.layers[l].rate > 0.0f) {
                 ipup_dropout_bwd_f32(n, e->model.layers[l].rate, Ly->seed, (uint64_t)t,
@@ -2338,13 +2347,8 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
-        if (e->R == 2) { /* the common case, vectorisable: the same single add per element */
-            float *IPUP__RESTRICT g0 = e->srt[0][s].grads, *IPUP__RESTRICT g1 = e->srt[1][s].grads;
-            for (i = lo; i < hi; i++) {
-                float acc = g0[i] + g1[i];
-                g0[i] = acc;
-                g1[i] = acc;
-            }
+        if (e->R == 2) { /* the common case, vectorised: the same single add per element */
+            ipup__add2_f32((int)(hi - lo), e->srt[0][s].grads + lo, e->srt[1][s].grads + lo);
             continue;
         }
         for (i = lo; i < hi; i++) {
@@ -2405,9 +2409,8 @@ static IPUP__UNUSED void ipup__reduce_part(ipup_emu *e, int32_t d, int32_t part,
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
-        if (e->R == 2) {
-            const float *IPUP__RESTRICT g1 = e->srt[1][s].grads;
-            for (i = lo; i < hi; i++) g0[i] = g0[i] + g1[i];
+        if (e->R == 2) { /* vectorised, the same single add per element */
+            ipup_add_f32((int)(hi - lo), g0 + lo, e->srt[1][s].grads + lo);
             continue;
         }
         for (i = lo; i < hi; i++) {

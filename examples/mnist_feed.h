@@ -99,15 +99,22 @@ static void mt_feed_epoch(mt_feed *f, int epoch, int64_t step0) {
     f->epoch_step0 = step0;
 }
 
-/* src shifted by (dx, dy) pixels into dst, zero fill. */
+/* src shifted by (dx, dy) pixels into dst, zero fill: per row one copy of the columns
+   that have a source (xx - dx inside the image) and zeros around it. */
 static void mt_shift(const float *src, int dx, int dy, float *dst) {
-    int yy, xx;
-    for (yy = 0; yy < MNIST_IMG; yy++)
-        for (xx = 0; xx < MNIST_IMG; xx++) {
-            int sy = yy - dy, sx = xx - dx;
-            dst[yy * MNIST_IMG + xx] =
-                (sy >= 0 && sy < MNIST_IMG && sx >= 0 && sx < MNIST_IMG) ? src[sy * MNIST_IMG + sx] : 0.0f;
+    const int x0 = dx > 0 ? dx : 0, x1 = dx < 0 ? MNIST_IMG + dx : MNIST_IMG;
+    int yy;
+    for (yy = 0; yy < MNIST_IMG; yy++) {
+        int sy = yy - dy;
+        float *d = dst + yy * MNIST_IMG;
+        if (sy < 0 || sy >= MNIST_IMG || x1 <= x0) {
+            memset(d, 0, MNIST_IMG * sizeof(float));
+            continue;
         }
+        memset(d, 0, (size_t)x0 * sizeof(float));
+        memcpy(d + x0, src + sy * MNIST_IMG + (x0 - dx), (size_t)(x1 - x0) * sizeof(float));
+        memset(d + x1, 0, (size_t)(MNIST_IMG - x1) * sizeof(float));
+    }
 }
 
 /* Infeed (ipup_config.infeed, user = mt_feed): the samples at positions p .. p+n-1 of
