@@ -1945,6 +1945,20 @@ static int ipup__finite(const float *x, size_t n) {
 static float *ipup__pick(ipup__srt *rt, const float *cur) { return cur == rt->pp[0] ? rt->pp[1] : rt->pp[0]; }
 static size_t ipup__r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
 
+/* A ReLU's output stashed as the input of the next layer of its stage: its backward reads
+   that (relu(z) > 0 exactly when z > 0: the same mask as from its input z). */
+static int ipup__relu_out_kept(const ipup_emu *e, const ipup__stage *st, int32_t l) {
+    return e->lay[l].info.kind == IPUP_LAYER_RELU && l + 1 < st->last && e->lay[l + 1].e_off > 0;
+}
+/* Dense or conv at l followed by a ReLU whose input no backward reads (evaluation, or the
+   ReLU's output is kept): run both as one fused kernel. */
+static int ipup__fuse_relu(const ipup_emu *e, const ipup__stage *st, int32_t l, const float *E, int train) {
+    const ipup_layer_kind k = e->lay[l].info.kind;
+    if ((k != IPUP_LAYER_DENSE && k != IPUP_LAYER_CONV3X3) || l + 1 >= st->last || e->lay[l + 1].info.kind != IPUP_LAYER_RELU)
+        return 0;
+    return !E || !train || e->lay[l + 1].e_off < 0 || ipup__relu_out_kept(e, st, l + 1);
+}
+
 /* Forward through stage s on replica r. in (Bn, in_n); labels (Bn); E: a stash entry (full
    layout, in == E) or NULL (evaluation); out (Bn, out_n) or NULL (discard). */
 static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
@@ -1959,21 +1973,26 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
         const ipup_layer_info *I = &Ly->info;
         float *dest;
         const float *w = NULL, *b = NULL;
-        int n = Bn * I->in_n, needed;
+        int n = Bn * I->in_n, needed, fuse;
         if (I->n_w) { w = rt->params + Ly->p_off; b = w + ipup__r16(I->n_w); }
         if (I->kind == IPUP_LAYER_SOFTMAX_XENT) {
             float *dl = (E && train) ? E + st->dl_off : NULL;
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
             break;
         }
+        fuse = ipup__fuse_relu(e, st, l, E, train); /* then l + 1 is the ReLU: its output */
         needed = 1;
-        if (l == st->last - 1 && out) dest = out;
-        else if (E && l + 1 < st->last && e->lay[l + 1].e_off > 0) dest = E + e->lay[l + 1].e_off;
+        if (l + fuse == st->last - 1 && out) dest = out;
+        else if (E && l + fuse + 1 < st->last && e->lay[l + fuse + 1].e_off > 0) dest = E + e->lay[l + fuse + 1].e_off;
         else { dest = ipup__pick(rt, cur); needed = 0; }
         switch (I->kind) {
-        case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest); break;
+        case IPUP_LAYER_DENSE:
+            if (fuse) ipup_dense_relu_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest);
+            else ipup_dense_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest);
+            break;
         case IPUP_LAYER_CONV3X3:
-            ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
+            if (fuse) ipup_conv3x3_relu_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
+            else ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
             break;
         case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, cur, dest); break;
@@ -1989,6 +2008,7 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             break;
         }
         cur = dest;
+        l += fuse;
     }
 }
 
@@ -2005,7 +2025,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
     for (l = st->last - 1; l >= st->first; l--) {
         const ipup__lay *Ly = &e->lay[l];
         const ipup_layer_info *I = &Ly->info;
-        const float *x = Ly->e_off >= 0 ? E + Ly->e_off : NULL;
+        const float *x = ipup__relu_out_kept(e, st, l) ? E + e->lay[l + 1].e_off : Ly->e_off >= 0 ? E + Ly->e_off : NULL;
         float *dest = NULL, *gw = NULL, *gb = NULL;
         const float *w = NULL;
         int n = Bn * I->in_n;

@@ -298,6 +298,14 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO, const
                                       const float *w, const float *dy, float *dx, float *dw,
                                       float *db, float *scratch);
 
+/* The forward of dense or conv3x3 then ReLU in one pass: y = relu(layer(x)), the bits of
+   the layer's forward followed by ipup_relu_fwd_f32 (the ReLU is applied to each tile of
+   the output while it is in registers). */
+IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
+                                         const float *b, float *y);
+IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
+                                           const float *w, const float *b, float *y, float *scratch);
+
 /* max-pool 2x2 stride 2, floor (like Keras "valid"): x (B, H, W, C), y (B, H/2, W/2, C).
    Ties: the first of (0,0), (0,1), (1,0), (1,1) in the window wins. */
 IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x, float *y);
@@ -708,10 +716,11 @@ IPUP__UNROLL(4)                                                                 
         for (v = 0; v < ukr_NV; v++) {                                                              \
             ipup__v t = acc[r][v];                                                                  \
             const int whole = ukr_FULL || v < ukr_NV - 1;                                           \
-            if (accum)                                                                              \
+            if (accum == 1)                                                                         \
                 t = ipup__vadd(whole ? ipup__vld(cr + v * IPUP__VL) : ipup__vldm(cr + v * IPUP__VL, lm), t);\
             else if (bias)                                                                          \
                 t = ipup__vadd(t, whole ? ipup__vld(bias + v * IPUP__VL) : ipup__vldm(bias + v * IPUP__VL, lm));\
+            if (accum == 2) t = ipup__vmax(t, ipup__vzero()); /* fused ReLU: x > 0 ? x : 0 */       \
             if (whole) ipup__vst(cr + v * IPUP__VL, t);                                             \
             else ipup__vstm(cr + v * IPUP__VL, lm, t);                                              \
         }                                                                                           \
@@ -828,8 +837,8 @@ typedef struct ipup__gemm_t {
     ptrdiff_t ldb;
     float *c; /* C (M, N), row stride ldc */
     ptrdiff_t ldc;
-    const float *bias; /* (N) or NULL, added when !accum */
-    int accum;         /* 0: C = A B (+ bias); 1: C += A B */
+    const float *bias; /* (N) or NULL, added when accum != 1 */
+    int accum;         /* 0: C = A B (+ bias); 1: C += A B; 2: C = relu(A B (+ bias)) */
     float *db;         /* (N) or NULL: db += column sums of B (the first row tile does it) */
 } ipup__gemm_t;
 
@@ -889,11 +898,11 @@ static void ipup__colsum_add(int G, int R, int N, const float *src, ptrdiff_t ld
 
 static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
                                  const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
-                                 float *y /* (B, OUT) */) {
+                                 float *y /* (B, OUT) */, int relu) {
     ipup__gemm_t g;
     g.M = B; g.N = OUT;
     g.a = x; g.rdiv = B; g.rs0 = IN; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = IN;
-    g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = 0; g.db = NULL;
+    g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
     ipup__gemm(&g);
 }
 
@@ -946,7 +955,7 @@ static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B,
 /* conv forward: per image, rows = output positions (oh, ow), K = three segments (kernel
    rows kh) of 3*CI contiguous inputs x[oh+kh][ow .. ow+2][0 .. CI-1]; B = w as (9 CI, CO). */
 static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float *x,
-                                const float *w, const float *b, float *y) {
+                                const float *w, const float *b, float *y, int relu) {
     const int OH = H - 2, OW = W - 2;
     int n;
     for (n = 0; n < B; n++) {
@@ -957,7 +966,7 @@ static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float
         g.ka = 1; g.sa = (ptrdiff_t)W * CI; g.nseg = 3; g.seglen = 3 * CI;
         g.b = w; g.ldb = CO;
         g.c = y + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldc = CO;
-        g.bias = b; g.accum = 0; g.db = NULL;
+        g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
         ipup__gemm(&g);
     }
 }
@@ -1280,11 +1289,26 @@ IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B <= 0 || IN < 0 || OUT <= 0) return; /* nothing to do, or bad sizes with asserts off */
     if (B > 0 && OUT > 0 && IN > 0) {
-        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y);
+        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 0);
         return;
     }
 #endif
     ipup_dense_fwd_f32_portable(B, IN, OUT, x, w, b, y);
+}
+
+IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                         const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
+                                         float *y /* (B, OUT) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT <= 0) return;
+    if (IN > 0) {
+        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 1);
+        return;
+    }
+#endif
+    ipup_dense_fwd_f32(B, IN, OUT, x, w, b, y);
+    if (B > 0 && OUT > 0) ipup_relu_fwd_f32(B * OUT, y, y);
 }
 
 IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
@@ -1312,9 +1336,25 @@ IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
     if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
-    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y);
+    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 0);
 #else
     ipup_conv3x3_fwd_f32_portable(B, H, W, CI, CO, x, w, b, y);
+#endif
+}
+
+IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO,
+                                           const float *x /* (B, H, W, CI) */,
+                                           const float *w /* (3, 3, CI, CO) */,
+                                           const float *b /* (CO) or NULL */,
+                                           float *y /* (B, H-2, W-2, CO) */, float *scratch) {
+#ifdef IPUP__SIMD
+    (void)scratch;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 1);
+#else
+    ipup_conv3x3_fwd_f32(B, H, W, CI, CO, x, w, b, y, scratch);
+    if (B > 0 && H >= 3 && W >= 3 && CO > 0) ipup_relu_fwd_f32(B * (H - 2) * (W - 2) * CO, y, y);
 #endif
 }
 

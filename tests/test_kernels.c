@@ -907,6 +907,32 @@ TTEST(vector_paths_scalar_bits) {
         wr[i] = wr[i] - st;
     }
     TT_CHECK(memcmp(w, wr, (size_t)n * sizeof(float)) == 0 && memcmp(v, vr, (size_t)n * sizeof(float)) == 0);
+    {   /* dense or conv then ReLU fused: the bits of the two kernels one after the other */
+        static const int shp[3][3] = {{32, 784, 256}, {5, 37, 10}, {3, 9, 33}};
+        int q;
+        for (q = 0; q < 3; q++) {
+            const int B = shp[q][0], IN = shp[q][1], OUT = shp[q][2];
+            float *xx = frand((size_t)(B * IN), 1.0), *ww = frand((size_t)(IN * OUT), 1.0), *bb = frand((size_t)OUT, 1.0);
+            float *y1 = falloc((size_t)(B * OUT)), *y2 = falloc((size_t)(B * OUT));
+            ipup_dense_fwd_f32(B, IN, OUT, xx, ww, bb, y1);
+            ipup_relu_fwd_f32(B * OUT, y1, y1);
+            ipup_dense_relu_fwd_f32(B, IN, OUT, xx, ww, bb, y2);
+            TT_CHECK_MSG(memcmp(y1, y2, (size_t)(B * OUT) * sizeof(float)) == 0, "dense+relu %dx%dx%d", B, IN, OUT);
+            free(xx); free(ww); free(bb); free(y1); free(y2);
+        }
+        for (q = 0; q < 3; q++) {
+            static const int cs[3][5] = {{2, 28, 28, 1, 32}, {1, 13, 13, 32, 64}, {2, 7, 9, 3, 19}};
+            const int B = cs[q][0], H = cs[q][1], W = cs[q][2], CI = cs[q][3], CO = cs[q][4];
+            const size_t ny = (size_t)(B * (H - 2) * (W - 2) * CO);
+            float *xx = frand((size_t)(B * H * W * CI), 1.0), *ww = frand((size_t)(9 * CI * CO), 1.0), *bb = frand((size_t)CO, 1.0);
+            float *y1 = falloc(ny), *y2 = falloc(ny);
+            ipup_conv3x3_fwd_f32(B, H, W, CI, CO, xx, ww, bb, y1, NULL);
+            ipup_relu_fwd_f32((int)ny, y1, y1);
+            ipup_conv3x3_relu_fwd_f32(B, H, W, CI, CO, xx, ww, bb, y2, NULL);
+            TT_CHECK_MSG(memcmp(y1, y2, ny * sizeof(float)) == 0, "conv+relu B%d %dx%dx%d->%d", B, H, W, CI, CO);
+            free(xx); free(ww); free(bb); free(y1); free(y2);
+        }
+    }
     check_pool_bits(2, 6, 4, 16);  /* C a multiple of 16 (and of 8) */
     check_pool_bits(1, 5, 7, 32);  /* odd H, W: the uncovered row and column are zero */
     check_pool_bits(2, 24, 24, 64);
