@@ -996,7 +996,7 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
                                      const float *dy, float *dx, float *scratch) {
     const int OH = H - 2, OW = W - 2, K9 = 9 * CI;
     float *wt = scratch, *G = scratch + (size_t)K9 * (size_t)CO;
-    int n, k, co, oh, ow, t, ci;
+    int n, k, co, oh, ow, t;
     for (k = 0; k < K9; k++)
         for (co = 0; co < CO; co++) wt[(size_t)co * (size_t)K9 + (size_t)k] = w[(size_t)k * (size_t)CO + (size_t)co];
     for (n = 0; n < B; n++) {
@@ -1013,8 +1013,7 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
                 const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * (size_t)K9;
                 for (t = 0; t < 9; t++) {
                     float *d = dxn + ((size_t)(oh + t / 3) * (size_t)W + (size_t)(ow + t % 3)) * (size_t)CI;
-                    const float *s = gp + (size_t)t * (size_t)CI;
-                    for (ci = 0; ci < CI; ci++) d[ci] += s[ci];
+                    ipup_add_f32(CI, d, gp + (size_t)t * (size_t)CI); /* vectorised, one add per element */
                 }
             }
     }
