@@ -2198,21 +2198,50 @@ static void ipup__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t pr
 #endif
 }
 
-/* host: one micro-batch from the infeed callback into replica r's infeed ring */
-static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded) {
-    float *x = (float *)ipup_ring_reserve(&e->infeed[r]);
-    int32_t *lab, i;
+/* The infeed of micro-batch m of replica r failed (the callback returned non-zero: bad =
+   -1, or sample i gave label lab outside the classes). Cooperative runner: the message,
+   IPUP_ERR_IO. Threaded runner (the replica's stage-0 thread calls the infeed): the
+   failure goes into the IPU's error slot of step t (code IPUP_ERR_IO, stage = the sample
+   or -1, layer = the label), the first failing thread stops the job from step t on, and
+   the host writes the message once the threads are done (ipup__feed_msg). */
+static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded, int32_t ipu, int32_t bad,
+                           int32_t lab) {
     int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
-    if (!x) return IPUP_ERR_CAPACITY;
-    lab = (int32_t *)(void *)(x + (size_t)e->B * (size_t)e->in_n);
-    if (e->cfg.infeed(e->cfg.infeed_user, t, r, m, sample0, e->B, x, lab) != 0)
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) {
+        ipup__ipu_err *er = &e->err[t & 1][ipu];
+        ipup__park *h = &e->park[e->nipus];
+        er->code = IPUP_ERR_IO; er->step = t; er->stage = bad; er->mb = m; er->layer = lab;
+        pthread_mutex_lock(&h->mu); /* one writer of job_stop: the first thread that fails */
+        if (!IPUP__LOAD_ACQ(&e->abort_)) {
+            e->job_stop = t;
+            IPUPIPE_HAPPENS_BEFORE(&e->abort_);
+            IPUP__STORE_REL(&e->abort_, 1u);
+        }
+        pthread_mutex_unlock(&h->mu);
+        ipup__notify_all(e);
+        return IPUP__ABORTED;
+    }
+#else
+    (void)threaded; (void)ipu;
+#endif
+    if (bad < 0)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed callback failed for replica %d, micro-batch %d (samples %lld..%lld)",
                           (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->B - 1));
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
+                      (long long)t, (int)lab, (long long)(sample0 + bad), (int)(e->classes - 1), (int)e->classes);
+}
+
+/* Micro-batch m of replica r, step t, straight from the infeed callback into x (B, in_n)
+   and lab (B): the stash entry of stage 0 (no ring, no copy). Called by whoever runs
+   F(0, m): the host (cooperative runner) or replica r's stage-0 thread (threaded runner). */
+static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, int32_t *lab, int threaded, int32_t ipu) {
+    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
+    int32_t i;
+    if (e->cfg.infeed(e->cfg.infeed_user, t, r, m, sample0, e->B, x, lab) != 0)
+        return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
     for (i = 0; i < e->B; i++)
-        if (lab[i] < 0 || lab[i] >= e->classes)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
-                              (long long)t, (int)lab[i], (long long)(sample0 + i), (int)(e->classes - 1), (int)e->classes);
-    ipup__commit(e, &e->infeed[r], threaded, ipup__ipu_of(e, r, 0));
+        if (lab[i] < 0 || lab[i] >= e->classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
     return IPUP_OK;
 }
 
@@ -2252,31 +2281,21 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
     if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
     switch (o->kind) {
     case IPUP_OP_F: {
-        ipup_ring *in = s == 0 ? &e->infeed[r] : &e->fwd[r][s];
         float *msg, *E, *slot, *out = NULL;
         float loss = 0.0f;
         int correct = 0, rc;
-        if (!threaded && s == 0) {
-            rc = ipup__feed(e, r, t, m, 0);
-            if (rc) return rc;
-        }
-        msg = (float *)ipup__wait_peek(e, in, threaded, t, ipu);
-        if (!msg) goto stall;
         if (rt->s_count >= (uint32_t)st->depth) goto stall;
         slot = rt->stash + (size_t)((rt->s_head + rt->s_count) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
         E = e->cfg.recompute ? rt->work : slot;
-        IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
-        IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
-        if (s == 0) {
-            /* the host refills the whole ring once woken: wake it only once the ring is at
-               most half full (not once per micro-batch: on a 2-core machine every wake-up
-               of the host takes a core from an IPU thread) */
-            ipup_ring_release(in);
-#ifndef IPUPIPE_NO_THREADS
-            if (threaded && 2u * ipup_ring_count(in) <= in->cap) ipup__notify(e, e->nipus);
-#endif
+        if (s == 0) { /* the infeed writes the stash entry in place */
+            rc = ipup__feed(e, r, t, m, E, (int32_t *)(void *)(E + st->lab_off), threaded, ipu);
+            if (rc) return rc;
         } else {
-            ipup__release(e, in, threaded, ipup__ipu_of(e, r, s - 1));
+            msg = (float *)ipup__wait_peek(e, &e->fwd[r][s], threaded, t, ipu);
+            if (!msg) goto stall;
+            IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
+            IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
+            ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
         }
         if (s < e->S - 1) {
             out = (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
@@ -2663,26 +2682,30 @@ static void *ipup__thread_main(void *arg) {
     return NULL;
 }
 
-/* the host has something to do: room in an infeed ring, a record in an outfeed ring,
-   or every thread is done */
-typedef struct ipup__hostwait { int64_t fed[IPUP_MAX_REPLICAS], total; int feeding; } ipup__hostwait;
+/* the host has something to do: a record in an outfeed ring, or every thread is done */
 static void *ipup__probe_host(ipup_emu *e, void *arg) {
-    ipup__hostwait *h = (ipup__hostwait *)arg;
     int32_t r;
     if (IPUP__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) return arg;
-    for (r = 0; r < e->R; r++) {
+    for (r = 0; r < e->R; r++)
         if (ipup_ring_count(&e->outfeed[r]) > 0) return arg;
-        if (h->feeding && h->fed[r] < h->total && ipup_ring_count(&e->infeed[r]) < e->infeed[r].cap) return arg;
-    }
     return NULL;
 }
 
-static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
-    int64_t step0 = e->step;
-    int64_t total = (int64_t)steps * e->M;
+/* the message of an infeed failure at step t (the lowest replica's), once the threads are done */
+static int ipup__feed_msg(ipup_emu *e, int64_t t) {
     int32_t r;
-    int rc_host = IPUP_OK;
-    ipup__hostwait hw;
+    for (r = 0; r < e->R; r++) {
+        const ipup__ipu_err *x = &e->err[t & 1][ipup__ipu_of(e, r, 0)];
+        if (x->code == IPUP_ERR_IO && x->step == t) return ipup__feed_fail(e, r, t, x->mb, 0, 0, x->stage, x->layer);
+    }
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed failed", (long long)t);
+}
+
+/* The host starts the job and drains the outfeed while the IPU threads run; each
+   replica's stage-0 thread calls the infeed itself (ipup__feed), so the host takes no
+   core from them. */
+static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
+    int64_t step0 = e->step, t;
     IPUPIPE_MEMSET(e->err, 0, sizeof e->err);
     e->job_steps = steps;
     e->job_step0 = step0;
@@ -2691,48 +2714,33 @@ static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
     IPUPIPE_HAPPENS_BEFORE(&e->go);
     IPUP__STORE_REL(&e->go, IPUP__LOAD_ACQ(&e->go) + 1u);
     ipup__notify_all(e);
-    IPUPIPE_MEMSET(&hw, 0, sizeof hw); /* every replica's counter starts at 0 */
-    hw.total = total;
-    hw.feeding = 1;
     for (;;) {
-        if (hw.feeding) {
-            for (r = 0; r < e->R && rc_host == IPUP_OK; r++) {
-                while (hw.fed[r] < total && ipup_ring_count(&e->infeed[r]) < e->infeed[r].cap) {
-                    int rc = ipup__feed(e, r, step0 + hw.fed[r] / e->M, (int32_t)(hw.fed[r] % e->M), 1);
-                    if (rc) {
-                        rc_host = rc;
-                        hw.feeding = 0;
-                        e->job_stop = step0 + hw.fed[r] / e->M;
-                        IPUPIPE_HAPPENS_BEFORE(&e->abort_);
-                        IPUP__STORE_REL(&e->abort_, 1u);
-                        ipup__notify_all(e);
-                        break;
-                    }
-                    hw.fed[r]++;
-                }
-            }
-        }
         ipup__drain(e, step0, steps, 1);
         if (IPUP__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) {
             IPUPIPE_HAPPENS_AFTER(&e->done);
             ipup__drain(e, step0, steps, 1);
             break;
         }
-        ipup__wait(e, e->nipus, ipup__probe_host, &hw, -1);
+        ipup__wait(e, e->nipus, ipup__probe_host, e, -1);
     }
-    {
-        int64_t t;
-        for (t = step0; t < e->job_stop; t++) {
-            if (ipup__any_err(e, t)) {
-                *done = (int32_t)(t - step0);
-                e->step = t;
-                return ipup__err_msg(e, t);
-            }
-        }
+    if (IPUP__LOAD_ACQ(&e->abort_)) {
+        /* an infeed failure at step job_stop: every step before it was applied (a NaN in
+           one of them would have stopped the threads there, before this infeed) */
+        IPUPIPE_HAPPENS_AFTER(&e->abort_);
         *done = (int32_t)(e->job_stop - step0);
         e->step = e->job_stop;
+        return ipup__feed_msg(e, e->job_stop);
     }
-    return rc_host;
+    for (t = step0; t < e->job_stop; t++) {
+        if (ipup__any_err(e, t)) {
+            *done = (int32_t)(t - step0);
+            e->step = t;
+            return ipup__err_msg(e, t);
+        }
+    }
+    *done = (int32_t)(e->job_stop - step0);
+    e->step = e->job_stop;
+    return IPUP_OK;
 }
 #endif
 
