@@ -1937,11 +1937,7 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
 #endif
 #define IPUP__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
 
-static int ipup__finite(const float *x, size_t n) {
-    size_t i;
-    for (i = 0; i < n; i++) if (!(x[i] - x[i] == 0.0f)) return 0;
-    return 1;
-}
+static int ipup__finite(const float *x, size_t n) { return ipup__finite_f32(n, x); } /* vectorised */
 static float *ipup__pick(ipup__srt *rt, const float *cur) { return cur == rt->pp[0] ? rt->pp[1] : rt->pp[0]; }
 static size_t ipup__r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
 

@@ -230,6 +230,29 @@ static inline void ipup_add_f32(int n, float *acc /* (n) */, const float *x /* (
 #endif
     for (; i < n; i++) acc[i] += x[i];
 }
+/* 1 when every x (n) is finite (x - x is 0 for finite x, NaN for inf and NaN; the sum of
+   those is 0 in any order exactly when all are), else 0 */
+static inline int ipup__finite_f32(size_t n, const float *x /* (n) */) {
+    size_t i = 0;
+    float acc = 0.0f;
+#if defined(IPUP_KERNELS_AVX512)
+    __m512 va = _mm512_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(x + i);
+        va = _mm512_add_ps(va, _mm512_sub_ps(v, v));
+    }
+    if (_mm512_cmp_ps_mask(va, _mm512_setzero_ps(), _CMP_NEQ_UQ)) return 0;
+#elif defined(IPUP_KERNELS_AVX2)
+    __m256 va = _mm256_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        va = _mm256_add_ps(va, _mm256_sub_ps(v, v));
+    }
+    if (_mm256_movemask_ps(_mm256_cmp_ps(va, _mm256_setzero_ps(), _CMP_NEQ_UQ))) return 0;
+#endif
+    for (; i < n; i++) acc += x[i] - x[i];
+    return acc == 0.0f;
+}
 /* a (n) = b (n) = a + b: the all-reduce of two replicas (one add per element) */
 static inline void ipup__add2_f32(int n, float *a /* (n) */, float *b /* (n) */) {
     int i = 0;

@@ -19,8 +19,9 @@
  *      layers, micro-batch and update) when /usr/bin/python3 can import torch; otherwise
  *      the table says it is not installed (no constant stands in for it);
  * then 5 interleaved rounds of the threaded runner on the machine's cores: 2 replicas and
- * a 2-stage grouped pipeline against one IPU (cooperative runner), with CPU-seconds per
- * sample beside the wall-clock ratio. Figures are medians over the rounds, as fractions
+ * a 2-stage grouped pipeline (the balanced split, --splits auto --ipus 2) against one IPU
+ * (cooperative runner), with CPU-seconds per sample beside the wall-clock ratio and the
+ * most a 2-stage split of the model's layers can give (total FLOPs / larger stage). Figures are medians over the rounds, as fractions
  * of one core's FMA peak measured in the same run (examples/fma_peak.h). The load average
  * is printed before and after. Writes build/bench/train.json. Uses data/mnist when
  * present, else synthetic IDX files of the same size written to /tmp.
@@ -76,6 +77,11 @@ static int bt_train(const char *model, const char *runner, const char *layout, d
         argv[argc++] = "--splits";
         argv[argc++] = "none";
         argv[argc++] = "--replicas";
+        argv[argc++] = "2";
+    } else if (strcmp(layout, "2stages") == 0) { /* the balanced split over 2 IPUs */
+        argv[argc++] = "--splits";
+        argv[argc++] = "auto";
+        argv[argc++] = "--ipus";
         argv[argc++] = "2";
     } /* "pipeline": the model's default split over 2 IPUs, grouped schedule */
     argv[argc] = NULL;
@@ -207,10 +213,30 @@ static int bt_threads(bt_model *m) {
     for (k = 0; k < BT_TROUNDS; k++) {
         if (bt_train(m->model, "coop", "1ipu", &m->base.sps[k], &m->base.cpu[k], NULL) != 0) return -1;
         if (bt_train(m->model, "threads", "2replicas", &m->rep.sps[k], &m->rep.cpu[k], NULL) != 0) return -1;
-        if (bt_train(m->model, "threads", "pipeline", &m->pipe.sps[k], &m->pipe.cpu[k], NULL) != 0) return -1;
+        if (bt_train(m->model, "threads", "2stages", &m->pipe.sps[k], &m->pipe.cpu[k], NULL) != 0) return -1;
         m->base.n = m->rep.n = m->pipe.n = k + 1;
     }
     return 0;
+}
+
+/* The best a 2-stage pipeline can do on model: total cost over the larger stage of the
+   balanced split (ipup_balance_stages; cost = its per-sample FLOPs per layer), or 0. */
+static double bt_stage_bound(const char *model) {
+    static ipup_model_desc d;
+    static ipup_layer_info info[IPUP_MAX_LAYERS];
+    char msg[256];
+    int32_t split[1], l;
+    double st[2] = {0.0, 0.0};
+    int params_before = 0;
+    if (mnist_model_desc(mnist_model_find(model), &d, msg, sizeof msg) != 0 ||
+        ipup_model_info(&d, info, IPUP_MAX_LAYERS, msg, sizeof msg) != IPUP_OK ||
+        ipup_balance_stages(&d, 2, split, msg, sizeof msg) != IPUP_OK)
+        return 0.0;
+    for (l = 0; l < d.n_layers; l++) {
+        st[l >= split[0]] += (double)(info[l].flops_fwd + info[l].flops_bwd_dw + (params_before ? info[l].flops_bwd_dx : 0) + 1);
+        if (info[l].n_w) params_before = 1;
+    }
+    return (st[0] + st[1]) / (st[0] > st[1] ? st[0] : st[1]);
 }
 
 /* ratio of series a over the baseline, round by round (interleaved pairs) */
@@ -260,8 +286,8 @@ static void bt_print_threads(const bt_model *m) {
     printf("%-4s 2 replicas / 1 IPU  %.2fx (%.2f..%.2f)   CPU-us per sample %.1f vs %.1f\n", m->model, med, lo, hi,
            1e6 / bt_median(m->rep.cpu, m->rep.n), cb);
     bt_ratios(&m->pipe, &m->base, &med, &lo, &hi);
-    printf("%-4s 2 stages   / 1 IPU  %.2fx (%.2f..%.2f)   CPU-us per sample %.1f vs %.1f\n", m->model, med, lo, hi,
-           1e6 / bt_median(m->pipe.cpu, m->pipe.n), cb);
+    printf("%-4s 2 stages   / 1 IPU  %.2fx (%.2f..%.2f)   CPU-us per sample %.1f vs %.1f   (balanced split: at most %.2fx)\n",
+           m->model, med, lo, hi, 1e6 / bt_median(m->pipe.cpu, m->pipe.n), cb, bt_stage_bound(m->model));
 }
 
 static void bt_json_row(FILE *js, const bt_model *m, int j, double peak) {
@@ -283,10 +309,11 @@ static void bt_json_threads(FILE *js, const bt_model *m) {
     bt_ratios(&m->rep, &m->base, &a, &alo, &ahi);
     bt_ratios(&m->pipe, &m->base, &b, &blo, &bhi);
     fprintf(js, "    {\"model\": \"%s\", \"rounds\": %d, \"baseline\": \"1 IPU, cooperative runner\", "
-                "\"replicas2_ratio\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}, "
+                "\"stages2_split\": \"--splits auto --ipus 2\", \"replicas2_ratio\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}, "
                 "\"stages2_grouped_ratio\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}, "
+                "\"stages2_bound\": %.3f, "
                 "\"cpu_us_per_sample\": {\"1ipu\": %.2f, \"replicas2\": %.2f, \"stages2\": %.2f}}",
-            m->model, m->base.n, a, alo, ahi, b, blo, bhi, 1e6 / bt_median(m->base.cpu, m->base.n),
+            m->model, m->base.n, a, alo, ahi, b, blo, bhi, bt_stage_bound(m->model), 1e6 / bt_median(m->base.cpu, m->base.n),
             1e6 / bt_median(m->rep.cpu, m->rep.n), 1e6 / bt_median(m->pipe.cpu, m->pipe.n));
 }
 

@@ -933,6 +933,18 @@ TTEST(vector_paths_scalar_bits) {
             free(xx); free(ww); free(bb); free(y1); free(y2);
         }
     }
+    {   /* the gradient check's finiteness test: inf or NaN anywhere, vector part or tail */
+        static const size_t where[4] = {0, 17, 1000, 1012};
+        int q;
+        for (i = 0; i < n; i++) r[i] = (float)trand();
+        TT_CHECK(ipup__finite_f32((size_t)n, r) == 1);
+        for (q = 0; q < 8; q++) {
+            const float keep = r[where[q % 4]];
+            r[where[q % 4]] = q < 4 ? INFINITY : NAN;
+            TT_CHECK_MSG(ipup__finite_f32((size_t)n, r) == 0, "non-finite at %d not seen", (int)where[q % 4]);
+            r[where[q % 4]] = keep;
+        }
+    }
     check_pool_bits(2, 6, 4, 16);  /* C a multiple of 16 (and of 8) */
     check_pool_bits(1, 5, 7, 32);  /* odd H, W: the uncovered row and column are zero */
     check_pool_bits(2, 24, 24, 64);
