@@ -55,7 +55,8 @@
      byte counts assume that (an unaligned pool needs up to 63 bytes more).
 
    DATA FLOW (docs/architecture.md; ops and dependencies: docs/schedules.md §1-§2)
-     infeed ring -> F(0,m) -> ring -> F(1,m) ... F(S-1,m) computes the loss -> outfeed ring;
+     infeed -> F(0,m) -> ring -> F(1,m) ... F(S-1,m) computes the loss -> outfeed ring
+     (F(0,m) has the infeed callback write the micro-batch straight into its stash entry);
      B(S-1,m) -> ring -> ... -> B(0,m). Each stage adds its weight gradients into its
      accumulator in micro-batch order; after M micro-batches (and the replica all-reduce,
      summed in replica order 0..R-1) each IPU applies the optimizer to its own stages with
@@ -84,9 +85,14 @@
      waiting IPU thread spins IPUPIPE_SPIN (500) times, then sleeps on its own condition
      variable until the partner that commits or releases the slot it waits for wakes it:
      no core is burnt when there are more IPUs than cores, and no syscall happens in the
-     hot path when nobody waits. The calling thread acts as the host: it calls the infeed
-     callback and drains the outfeed, so callbacks always run on the thread that called
-     ipup_run (the op hook excepted).
+     hot path when nobody waits. The calling thread acts as the host: it drains the
+     outfeed and runs the outfeed callback. The infeed callback is called by whoever runs
+     F(0,m): the calling thread in the cooperative runner; in the threaded runner each
+     replica's stage-0 thread, for its own micro-batches, in (step, micro-batch) order,
+     never ahead of the computation. So with R > 1 replicas and threads the infeed may run
+     on R threads at once (distinct replicas, distinct x and labels): it must be safe to
+     call concurrently for different replicas (a pure function of its arguments and
+     read-only data is), and it must not call back into the emulator.
      Thread safety: every ipup_* function on one ipup_emu must be called from one thread
      at a time (the "host"). Distinct ipup_emu objects are independent.
 
@@ -356,7 +362,10 @@ typedef struct ipup_cost_model {
 /* Fill one micro-batch: x (n, in_h*in_w*in_c) and labels (n) for samples sample0 ..
    sample0+n-1, where sample0 = ((step * R + replica) * M + mb) * n: the global index of
    the micro-batch's first sample (the trainer maps it to a shuffled dataset index).
-   Return 0, anything else aborts the run with IPUP_ERR_IO. Called on the host thread. */
+   Return 0, anything else aborts the run with IPUP_ERR_IO. x and labels are the stage-0
+   stash entry itself. Called by the thread that runs F(0, mb): the host (cooperative
+   runner) or replica `replica`'s stage-0 thread (threaded runner: concurrently for
+   distinct replicas, so it must be safe to call so; see THREADS). */
 typedef int (*ipup_infeed_fn)(void *user, int64_t step, int32_t replica, int32_t mb,
                               int64_t sample0, int32_t n, float *x, int32_t *labels);
 /* One outfeed record per micro-batch: mean loss over its n samples and the number of
