@@ -61,12 +61,17 @@
      Stack: the SIMD dense backward-data packs a panel of dy on the stack (33 KB with
      AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB.
 
-   SPEED (make bench; AMD EPYC with AVX-512, one core, measured FMA peak ~225 GFLOP/s)
-     dense 32x784x256: forward ~0.9 of peak, dx ~0.85, dW ~0.8; conv3x3 64x13x13x32->64:
-     forward ~0.9, backward (dx, dW, db) ~0.75; 64x28x28x1->32: forward ~0.55, backward
-     (dW, db) ~0.75. One register-blocked micro-kernel (8x32 or 16x16 tiles of zmm
-     accumulators, 6x16 / 8x8 with AVX2) serves every product. Weak spot: conv dx with one
-     input channel (N = 9 columns): pass dx = NULL for a first layer, nothing consumes it.
+   SPEED (make bench, built -O2 -march=native as the tools are; AMD EPYC with AVX-512, one
+   core, measured FMA peak ~236 GFLOP/s, shared machine at load 5)
+     dense 32x784x256: forward ~0.70 of peak, dx ~0.69, dW ~0.59; conv3x3 64x13x13x32->64:
+     forward ~0.71, backward (dx, dW, db) ~0.62; 64x28x28x1->32: forward ~0.41, backward
+     (dW, db) ~0.39. One register-blocked micro-kernel (8x32 or 16x16 tiles of zmm
+     accumulators, 6x16 / 8x8 with AVX2) serves every product; it can apply the bias and a
+     ReLU to the tile in registers (ipup_dense_relu_fwd_f32, ipup_conv3x3_relu_fwd_f32).
+     Element-wise kernels (ReLU, max-pool, dropout, SGD, momentum, Adam, accumulation) are
+     vectorised explicitly, lane for lane the scalar operation, so -O2 gives the speed and
+     every build the same bits. Weak spot: conv dx with one input channel (N = 9 columns):
+     pass dx = NULL for a first layer, nothing consumes it.
 
    RNG
      ipup_rng_u64(seed, a, b) is a counter-based generator: a pure hash of its three keys
