@@ -194,6 +194,14 @@ static inline uint64_t ipup_rng_below(uint64_t seed, uint64_t a, uint64_t b, uin
 
 /* ---------------------------------------------------------------- elementwise (inline) */
 
+/* g++ before 13 (GCC bug 105593): see the implementation's note; the inline kernels below
+   use _mm512_max_ps too. */
+#if defined(IPUP_KERNELS_AVX512) && defined(__cplusplus) && defined(__GNUC__) && \
+    !defined(__clang__) && __GNUC__ < 13
+#define IPUP__GCC105593_INLINE 1
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 /* The inline element-wise kernels run vectors of the widest ISA the build has, then the
    scalar loop for the tail; each vector lane does exactly the scalar operation (max(x, 0)
    is `x > 0 ? x : 0` for every x, NaN and -0 included: maxps returns its second operand
@@ -280,6 +288,9 @@ static inline void ipup__add2_f32(int n, float *a /* (n) */, float *b /* (n) */)
         b[i] = s;
     }
 }
+#ifdef IPUP__GCC105593_INLINE
+#pragma GCC diagnostic pop
+#endif
 /* w (n) = 0 */
 static inline void ipup_zeros_f32(int n, float *w /* (n) */) {
     if (n > 0) IPUPIPE_MEMSET(w, 0, (size_t)n * sizeof(float));
