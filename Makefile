@@ -65,8 +65,12 @@ CC_asan      := clang
 FL_asan      := -O1 -g -march=native -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 CC_tsan      := clang
 FL_tsan      := -O1 -g -march=native -fsanitize=thread
+# The benchmarks are built as the tools are (what users run); bench_train also as -Os
+# (firmware builds) and portable (no -march) rows.
 CC_bench     := gcc
-FL_bench     := -O3 -march=native
+FL_bench     := $(FL_gcc)
+FL_bench_Os  := -Os -march=native
+FL_bench_portable := -O2
 
 CONFIGS := gcc clang portable nosimd avx2 vg asan tsan
 
@@ -93,6 +97,10 @@ build/%: examples/%.c $(HEADERS)
 build/bench/%: bench/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC_bench) $(CSTD) $(WARN) $(FL_bench) $(INC) $< -o $@ $(LIBS)
+
+build/bench/bench_train_%: bench/bench_train.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC_bench) $(CSTD) $(WARN) $(FL_bench_$*) $(INC) $< -o $@ $(LIBS)
 
 bins = $(addprefix build/$(1)/,$(2))
 
@@ -149,7 +157,7 @@ test: deps-test test-begin
 	  || { echo "FAIL a build step failed (see above)"; echo "0 1" >> build/test-totals; }
 	@tests/total.sh
 
-bench: $(addprefix build/bench/,$(BENCHES)) $(addprefix build/,$(TOOLS))
+bench: $(addprefix build/bench/,$(BENCHES)) build/bench/bench_train_Os build/bench/bench_train_portable $(addprefix build/,$(TOOLS))
 	@mkdir -p build/bench
 	@for b in $(BENCHES); do echo "== $$b"; build/bench/$$b || exit 1; done
 	@echo "== bench_mpi"; $(MAKE) --no-print-directory bench-mpi || { echo "bench_mpi needs OpenMPI (openmpi-bin libopenmpi-dev)"; exit 1; }

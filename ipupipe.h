@@ -55,7 +55,8 @@
      byte counts assume that (an unaligned pool needs up to 63 bytes more).
 
    DATA FLOW (docs/architecture.md; ops and dependencies: docs/schedules.md §1-§2)
-     infeed ring -> F(0,m) -> ring -> F(1,m) ... F(S-1,m) computes the loss -> outfeed ring;
+     infeed -> F(0,m) -> ring -> F(1,m) ... F(S-1,m) computes the loss -> outfeed ring
+     (F(0,m) has the infeed callback write the micro-batch straight into its stash entry);
      B(S-1,m) -> ring -> ... -> B(0,m). Each stage adds its weight gradients into its
      accumulator in micro-batch order; after M micro-batches (and the replica all-reduce,
      summed in replica order 0..R-1) each IPU applies the optimizer to its own stages with
@@ -84,9 +85,14 @@
      waiting IPU thread spins IPUPIPE_SPIN (500) times, then sleeps on its own condition
      variable until the partner that commits or releases the slot it waits for wakes it:
      no core is burnt when there are more IPUs than cores, and no syscall happens in the
-     hot path when nobody waits. The calling thread acts as the host: it calls the infeed
-     callback and drains the outfeed, so callbacks always run on the thread that called
-     ipup_run (the op hook excepted).
+     hot path when nobody waits. The calling thread acts as the host: it drains the
+     outfeed and runs the outfeed callback. The infeed callback is called by whoever runs
+     F(0,m): the calling thread in the cooperative runner; in the threaded runner each
+     replica's stage-0 thread, for its own micro-batches, in (step, micro-batch) order,
+     never ahead of the computation. So with R > 1 replicas and threads the infeed may run
+     on R threads at once (distinct replicas, distinct x and labels): it must be safe to
+     call concurrently for different replicas (a pure function of its arguments and
+     read-only data is), and it must not call back into the emulator.
      Thread safety: every ipup_* function on one ipup_emu must be called from one thread
      at a time (the "host"). Distinct ipup_emu objects are independent.
 
@@ -358,7 +364,10 @@ typedef struct ipup_cost_model {
 /* Fill one micro-batch: x (n, in_h*in_w*in_c) and labels (n) for samples sample0 ..
    sample0+n-1, where sample0 = ((step * R + replica) * M + mb) * n: the global index of
    the micro-batch's first sample (the trainer maps it to a shuffled dataset index).
-   Return 0, anything else aborts the run with IPUP_ERR_IO. Called on the host thread. */
+   Return 0, anything else aborts the run with IPUP_ERR_IO. x and labels are the stage-0
+   stash entry itself. Called by the thread that runs F(0, mb): the host (cooperative
+   runner) or replica `replica`'s stage-0 thread (threaded runner: concurrently for
+   distinct replicas, so it must be safe to call so; see THREADS). */
 typedef int (*ipup_infeed_fn)(void *user, int64_t step, int32_t replica, int32_t mb,
                               int64_t sample0, int32_t n, float *x, int32_t *labels);
 /* One outfeed record per micro-batch: mean loss over its n samples and the number of
@@ -2048,13 +2057,23 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
 #endif
 #define IPUP__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
 
-static int ipup__finite(const float *x, size_t n) {
-    size_t i;
-    for (i = 0; i < n; i++) if (!(x[i] - x[i] == 0.0f)) return 0;
-    return 1;
-}
+static int ipup__finite(const float *x, size_t n) { return ipup__finite_f32(n, x); } /* vectorised */
 static float *ipup__pick(ipup__srt *rt, const float *cur) { return cur == rt->pp[0] ? rt->pp[1] : rt->pp[0]; }
 static size_t ipup__r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
+
+/* A ReLU's output stashed as the input of the next layer of its stage: its backward reads
+   that (relu(z) > 0 exactly when z > 0: the same mask as from its input z). */
+static int ipup__relu_out_kept(const ipup_emu *e, const ipup__stage *st, int32_t l) {
+    return e->lay[l].info.kind == IPUP_LAYER_RELU && l + 1 < st->last && e->lay[l + 1].e_off > 0;
+}
+/* Dense or conv at l followed by a ReLU whose input no backward reads (evaluation, or the
+   ReLU's output is kept): run both as one fused kernel. */
+static int ipup__fuse_relu(const ipup_emu *e, const ipup__stage *st, int32_t l, const float *E, int train) {
+    const ipup_layer_kind k = e->lay[l].info.kind;
+    if ((k != IPUP_LAYER_DENSE && k != IPUP_LAYER_CONV3X3) || l + 1 >= st->last || e->lay[l + 1].info.kind != IPUP_LAYER_RELU)
+        return 0;
+    return !E || !train || e->lay[l + 1].e_off < 0 || ipup__relu_out_kept(e, st, l + 1);
+}
 
 /* Forward through stage s on replica r. in (Bn, in_n); labels (Bn); E: a stash entry (full
    layout, in == E) or NULL (evaluation); out (Bn, out_n) or NULL (discard). */
@@ -2070,21 +2089,26 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
         const ipup_layer_info *I = &Ly->info;
         float *dest;
         const float *w = NULL, *b = NULL;
-        int n = Bn * I->in_n, needed;
+        int n = Bn * I->in_n, needed, fuse;
         if (I->n_w) { w = rt->params + Ly->p_off; b = w + ipup__r16(I->n_w); }
         if (I->kind == IPUP_LAYER_SOFTMAX_XENT) {
             float *dl = (E && train) ? E + st->dl_off : NULL;
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
             break;
         }
+        fuse = ipup__fuse_relu(e, st, l, E, train); /* then l + 1 is the ReLU: its output */
         needed = 1;
-        if (l == st->last - 1 && out) dest = out;
-        else if (E && l + 1 < st->last && e->lay[l + 1].e_off > 0) dest = E + e->lay[l + 1].e_off;
+        if (l + fuse == st->last - 1 && out) dest = out;
+        else if (E && l + fuse + 1 < st->last && e->lay[l + fuse + 1].e_off > 0) dest = E + e->lay[l + fuse + 1].e_off;
         else { dest = ipup__pick(rt, cur); needed = 0; }
         switch (I->kind) {
-        case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest); break;
+        case IPUP_LAYER_DENSE:
+            if (fuse) ipup_dense_relu_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest);
+            else ipup_dense_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest);
+            break;
         case IPUP_LAYER_CONV3X3:
-            ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
+            if (fuse) ipup_conv3x3_relu_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
+            else ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
             break;
         case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, cur, dest); break;
@@ -2100,6 +2124,7 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             break;
         }
         cur = dest;
+        l += fuse;
     }
 }
 
@@ -2116,7 +2141,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
     for (l = st->last - 1; l >= st->first; l--) {
         const ipup__lay *Ly = &e->lay[l];
         const ipup_layer_info *I = &Ly->info;
-        const float *x = Ly->e_off >= 0 ? E + Ly->e_off : NULL;
+        const float *x = ipup__relu_out_kept(e, st, l) ? E + e->lay[l + 1].e_off : Ly->e_off >= 0 ? E + Ly->e_off : NULL;
         float *dest = NULL, *gw = NULL, *gb = NULL;
         const float *w = NULL;
         int n = Bn * I->in_n;
@@ -2148,7 +2173,16 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             break;
         case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, x, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
-        case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest); break;
+        case IPUP_LAYER_MAXPOOL2:
+            if (l > st->first && e->lay[l - 1].info.kind == IPUP_LAYER_RELU && e->lay[l - 1].need_dx) {
+                /* ReLU's backward fused into the pool's (one pass, the same bits): x = relu(z) */
+                l--;
+                if (l == st->first && dx) dest = dx;
+                ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
+            } else {
+                ipup_maxpool2_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
+            }
+            break;
         default: /* flatten; dropout */
             if (I->kind == IPUP_LAYER_DROPOUT && e->model.layers[l].rate > 0.0f) {
                 ipup_dropout_bwd_f32(n, e->model.layers[l].rate, Ly->seed, (uint64_t)t,
@@ -2299,21 +2333,50 @@ static void ipup__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t pr
 #endif
 }
 
-/* host: one micro-batch from the infeed callback into replica r's infeed ring */
-static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded) {
-    float *x = (float *)ipup_ring_reserve(&e->infeed[r]);
-    int32_t *lab, i;
+/* The infeed of micro-batch m of replica r failed (the callback returned non-zero: bad =
+   -1, or sample i gave label lab outside the classes). Cooperative runner: the message,
+   IPUP_ERR_IO. Threaded runner (the replica's stage-0 thread calls the infeed): the
+   failure goes into the IPU's error slot of step t (code IPUP_ERR_IO, stage = the sample
+   or -1, layer = the label), the first failing thread stops the job from step t on, and
+   the host writes the message once the threads are done (ipup__feed_msg). */
+static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded, int32_t ipu, int32_t bad,
+                           int32_t lab) {
     int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
-    if (!x) return IPUP_ERR_CAPACITY;
-    lab = (int32_t *)(void *)(x + (size_t)e->B * (size_t)e->in_n);
-    if (e->cfg.infeed(e->cfg.infeed_user, t, r, m, sample0, e->B, x, lab) != 0)
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) {
+        ipup__ipu_err *er = &e->err[t & 1][ipu];
+        ipup__park *h = &e->park[e->nipus];
+        er->code = IPUP_ERR_IO; er->step = t; er->stage = bad; er->mb = m; er->layer = lab;
+        pthread_mutex_lock(&h->mu); /* one writer of job_stop: the first thread that fails */
+        if (!IPUP__LOAD_ACQ(&e->abort_)) {
+            e->job_stop = t;
+            IPUPIPE_HAPPENS_BEFORE(&e->abort_);
+            IPUP__STORE_REL(&e->abort_, 1u);
+        }
+        pthread_mutex_unlock(&h->mu);
+        ipup__notify_all(e);
+        return IPUP__ABORTED;
+    }
+#else
+    (void)threaded; (void)ipu;
+#endif
+    if (bad < 0)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed callback failed for replica %d, micro-batch %d (samples %lld..%lld)",
                           (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->B - 1));
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
+                      (long long)t, (int)lab, (long long)(sample0 + bad), (int)(e->classes - 1), (int)e->classes);
+}
+
+/* Micro-batch m of replica r, step t, straight from the infeed callback into x (B, in_n)
+   and lab (B): the stash entry of stage 0 (no ring, no copy). Called by whoever runs
+   F(0, m): the host (cooperative runner) or replica r's stage-0 thread (threaded runner). */
+static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, int32_t *lab, int threaded, int32_t ipu) {
+    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
+    int32_t i;
+    if (e->cfg.infeed(e->cfg.infeed_user, t, r, m, sample0, e->B, x, lab) != 0)
+        return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
     for (i = 0; i < e->B; i++)
-        if (lab[i] < 0 || lab[i] >= e->classes)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
-                              (long long)t, (int)lab[i], (long long)(sample0 + i), (int)(e->classes - 1), (int)e->classes);
-    ipup__commit(e, &e->infeed[r], threaded, ipup__ipu_of(e, r, 0));
+        if (lab[i] < 0 || lab[i] >= e->classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
     return IPUP_OK;
 }
 
@@ -2353,31 +2416,21 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
     if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
     switch (o->kind) {
     case IPUP_OP_F: {
-        ipup_ring *in = s == 0 ? &e->infeed[r] : &e->fwd[r][s];
         float *msg, *E, *slot, *out = NULL;
         float loss = 0.0f;
         int correct = 0, rc;
-        if (!threaded && s == 0) {
-            rc = ipup__feed(e, r, t, m, 0);
-            if (rc) return rc;
-        }
-        msg = (float *)ipup__wait_peek(e, in, threaded, t, ipu);
-        if (!msg) goto stall;
         if (rt->s_count >= (uint32_t)st->depth) goto stall;
         slot = rt->stash + (size_t)((rt->s_head + rt->s_count) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
         E = e->cfg.recompute ? rt->work : slot;
-        IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
-        IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
-        if (s == 0) {
-            /* the host refills the whole ring once woken: wake it only once the ring is at
-               most half full (not once per micro-batch: on a 2-core machine every wake-up
-               of the host takes a core from an IPU thread) */
-            ipup_ring_release(in);
-#ifndef IPUPIPE_NO_THREADS
-            if (threaded && 2u * ipup_ring_count(in) <= in->cap) ipup__notify(e, e->nipus);
-#endif
+        if (s == 0) { /* the infeed writes the stash entry in place */
+            rc = ipup__feed(e, r, t, m, E, (int32_t *)(void *)(E + st->lab_off), threaded, ipu);
+            if (rc) return rc;
         } else {
-            ipup__release(e, in, threaded, ipup__ipu_of(e, r, s - 1));
+            msg = (float *)ipup__wait_peek(e, &e->fwd[r][s], threaded, t, ipu);
+            if (!msg) goto stall;
+            IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
+            IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
+            ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
         }
         if (s < e->S - 1) {
             out = (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
@@ -2474,13 +2527,8 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
-        if (e->R == 2) { /* the common case, vectorisable: the same single add per element */
-            float *IPUP__RESTRICT g0 = e->srt[0][s].grads, *IPUP__RESTRICT g1 = e->srt[1][s].grads;
-            for (i = lo; i < hi; i++) {
-                float acc = g0[i] + g1[i];
-                g0[i] = acc;
-                g1[i] = acc;
-            }
+        if (e->R == 2) { /* the common case, vectorised: the same single add per element */
+            ipup__add2_f32((int)(hi - lo), e->srt[0][s].grads + lo, e->srt[1][s].grads + lo);
             continue;
         }
         for (i = lo; i < hi; i++) {
@@ -2541,9 +2589,8 @@ static IPUP__UNUSED void ipup__reduce_part(ipup_emu *e, int32_t d, int32_t part,
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
-        if (e->R == 2) {
-            const float *IPUP__RESTRICT g1 = e->srt[1][s].grads;
-            for (i = lo; i < hi; i++) g0[i] = g0[i] + g1[i];
+        if (e->R == 2) { /* vectorised, the same single add per element */
+            ipup_add_f32((int)(hi - lo), g0 + lo, e->srt[1][s].grads + lo);
             continue;
         }
         for (i = lo; i < hi; i++) {
@@ -2824,26 +2871,30 @@ static void *ipup__thread_main(void *arg) {
     return NULL;
 }
 
-/* the host has something to do: room in an infeed ring, a record in an outfeed ring,
-   or every thread is done */
-typedef struct ipup__hostwait { int64_t fed[IPUP_MAX_REPLICAS], total; int feeding; } ipup__hostwait;
+/* the host has something to do: a record in an outfeed ring, or every thread is done */
 static void *ipup__probe_host(ipup_emu *e, void *arg) {
-    ipup__hostwait *h = (ipup__hostwait *)arg;
     int32_t r;
     if (IPUP__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) return arg;
-    for (r = 0; r < e->R; r++) {
+    for (r = 0; r < e->R; r++)
         if (ipup_ring_count(&e->outfeed[r]) > 0) return arg;
-        if (h->feeding && h->fed[r] < h->total && ipup_ring_count(&e->infeed[r]) < e->infeed[r].cap) return arg;
-    }
     return NULL;
 }
 
-static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
-    int64_t step0 = e->step;
-    int64_t total = (int64_t)steps * e->M;
+/* the message of an infeed failure at step t (the lowest replica's), once the threads are done */
+static int ipup__feed_msg(ipup_emu *e, int64_t t) {
     int32_t r;
-    int rc_host = IPUP_OK;
-    ipup__hostwait hw;
+    for (r = 0; r < e->R; r++) {
+        const ipup__ipu_err *x = &e->err[t & 1][ipup__ipu_of(e, r, 0)];
+        if (x->code == IPUP_ERR_IO && x->step == t) return ipup__feed_fail(e, r, t, x->mb, 0, 0, x->stage, x->layer);
+    }
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed failed", (long long)t);
+}
+
+/* The host starts the job and drains the outfeed while the IPU threads run; each
+   replica's stage-0 thread calls the infeed itself (ipup__feed), so the host takes no
+   core from them. */
+static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
+    int64_t step0 = e->step, t;
     IPUPIPE_MEMSET(e->err, 0, sizeof e->err);
     e->job_steps = steps;
     e->job_step0 = step0;
@@ -2852,48 +2903,33 @@ static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
     IPUPIPE_HAPPENS_BEFORE(&e->go);
     IPUP__STORE_REL(&e->go, IPUP__LOAD_ACQ(&e->go) + 1u);
     ipup__notify_all(e);
-    IPUPIPE_MEMSET(&hw, 0, sizeof hw); /* every replica's counter starts at 0 */
-    hw.total = total;
-    hw.feeding = 1;
     for (;;) {
-        if (hw.feeding) {
-            for (r = 0; r < e->R && rc_host == IPUP_OK; r++) {
-                while (hw.fed[r] < total && ipup_ring_count(&e->infeed[r]) < e->infeed[r].cap) {
-                    int rc = ipup__feed(e, r, step0 + hw.fed[r] / e->M, (int32_t)(hw.fed[r] % e->M), 1);
-                    if (rc) {
-                        rc_host = rc;
-                        hw.feeding = 0;
-                        e->job_stop = step0 + hw.fed[r] / e->M;
-                        IPUPIPE_HAPPENS_BEFORE(&e->abort_);
-                        IPUP__STORE_REL(&e->abort_, 1u);
-                        ipup__notify_all(e);
-                        break;
-                    }
-                    hw.fed[r]++;
-                }
-            }
-        }
         ipup__drain(e, step0, steps, 1);
         if (IPUP__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) {
             IPUPIPE_HAPPENS_AFTER(&e->done);
             ipup__drain(e, step0, steps, 1);
             break;
         }
-        ipup__wait(e, e->nipus, ipup__probe_host, &hw, -1);
+        ipup__wait(e, e->nipus, ipup__probe_host, e, -1);
     }
-    {
-        int64_t t;
-        for (t = step0; t < e->job_stop; t++) {
-            if (ipup__any_err(e, t)) {
-                *done = (int32_t)(t - step0);
-                e->step = t;
-                return ipup__err_msg(e, t);
-            }
-        }
+    if (IPUP__LOAD_ACQ(&e->abort_)) {
+        /* an infeed failure at step job_stop: every step before it was applied (a NaN in
+           one of them would have stopped the threads there, before this infeed) */
+        IPUPIPE_HAPPENS_AFTER(&e->abort_);
         *done = (int32_t)(e->job_stop - step0);
         e->step = e->job_stop;
+        return ipup__feed_msg(e, e->job_stop);
     }
-    return rc_host;
+    for (t = step0; t < e->job_stop; t++) {
+        if (ipup__any_err(e, t)) {
+            *done = (int32_t)(t - step0);
+            e->step = t;
+            return ipup__err_msg(e, t);
+        }
+    }
+    *done = (int32_t)(e->job_stop - step0);
+    e->step = e->job_stop;
+    return IPUP_OK;
 }
 #endif
 

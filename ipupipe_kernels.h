@@ -61,12 +61,17 @@
      Stack: the SIMD dense backward-data packs a panel of dy on the stack (33 KB with
      AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB.
 
-   SPEED (make bench; AMD EPYC with AVX-512, one core, measured FMA peak ~225 GFLOP/s)
-     dense 32x784x256: forward ~0.9 of peak, dx ~0.85, dW ~0.8; conv3x3 64x13x13x32->64:
-     forward ~0.9, backward (dx, dW, db) ~0.75; 64x28x28x1->32: forward ~0.55, backward
-     (dW, db) ~0.75. One register-blocked micro-kernel (8x32 or 16x16 tiles of zmm
-     accumulators, 6x16 / 8x8 with AVX2) serves every product. Weak spot: conv dx with one
-     input channel (N = 9 columns): pass dx = NULL for a first layer, nothing consumes it.
+   SPEED (make bench, built -O2 -march=native as the tools are; AMD EPYC with AVX-512, one
+   core, measured FMA peak ~236 GFLOP/s, shared machine at load 5)
+     dense 32x784x256: forward ~0.70 of peak, dx ~0.69, dW ~0.59; conv3x3 64x13x13x32->64:
+     forward ~0.71, backward (dx, dW, db) ~0.62; 64x28x28x1->32: forward ~0.41, backward
+     (dW, db) ~0.39. One register-blocked micro-kernel (8x32 or 16x16 tiles of zmm
+     accumulators, 6x16 / 8x8 with AVX2) serves every product; it can apply the bias and a
+     ReLU to the tile in registers (ipup_dense_relu_fwd_f32, ipup_conv3x3_relu_fwd_f32).
+     Element-wise kernels (ReLU, max-pool, dropout, SGD, momentum, Adam, accumulation) are
+     vectorised explicitly, lane for lane the scalar operation, so -O2 gives the speed and
+     every build the same bits. Weak spot: conv dx with one input channel (N = 9 columns):
+     pass dx = NULL for a first layer, nothing consumes it.
 
    RNG
      ipup_rng_u64(seed, a, b) is a counter-based generator: a pure hash of its three keys
@@ -141,6 +146,9 @@
 #else
 #define IPUP_KERNELS_SIMD "portable"
 #endif
+#if defined(IPUP_KERNELS_AVX512) || defined(IPUP_KERNELS_AVX2)
+#include <immintrin.h> /* the inline element-wise kernels below; outside extern "C" */
+#endif
 
 /* flatten is a view: NHWC (B,H,W,C) is (B, H*W*C) in memory. */
 #define IPUP_FLATTEN_DIM(H, W, C) ((H) * (W) * (C))
@@ -190,24 +198,103 @@ static inline uint64_t ipup_rng_below(uint64_t seed, uint64_t a, uint64_t b, uin
 
 /* ---------------------------------------------------------------- elementwise (inline) */
 
+/* g++ before 13 (GCC bug 105593): see the implementation's note; the inline kernels below
+   use _mm512_max_ps too. */
+#if defined(IPUP_KERNELS_AVX512) && defined(__cplusplus) && defined(__GNUC__) && \
+    !defined(__clang__) && __GNUC__ < 13
+#define IPUP__GCC105593_INLINE 1
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/* The inline element-wise kernels run vectors of the widest ISA the build has, then the
+   scalar loop for the tail; each vector lane does exactly the scalar operation (max(x, 0)
+   is `x > 0 ? x : 0` for every x, NaN and -0 included: maxps returns its second operand
+   unless the first is greater), so the bits do not depend on the build. */
 /* y (n) = max(x, 0); y may alias x */
 static inline void ipup_relu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    int i = 0;
+#if defined(IPUP_KERNELS_AVX512)
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_max_ps(_mm512_loadu_ps(x + i), _mm512_setzero_ps()));
+#elif defined(IPUP_KERNELS_AVX2)
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_max_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps()));
+#endif
+    for (; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 /* dx (n) = dy where the forward input x > 0, else 0; dx may alias dy */
 static inline void ipup_relu_bwd_f32(int n, const float *x /* (n) forward input */,
                                      const float *dy /* (n) */, float *dx /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+    int i = 0;
+#if defined(IPUP_KERNELS_AVX512)
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(dx + i, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), _mm512_setzero_ps(), _CMP_GT_OQ),
+                                                     _mm512_loadu_ps(dy + i)));
+#elif defined(IPUP_KERNELS_AVX2)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dx + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_GT_OQ),
+                                               _mm256_loadu_ps(dy + i)));
+#endif
+    for (; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
 }
 
 /* acc (n) += x (n): gradient accumulation (one add per element, so any order of calls over
    micro-batches m = 0, 1, ... gives the bits of the plain loop) */
 static inline void ipup_add_f32(int n, float *acc /* (n) */, const float *x /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) acc[i] += x[i];
+    int i = 0;
+#if defined(IPUP_KERNELS_AVX512)
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), _mm512_loadu_ps(x + i)));
+#elif defined(IPUP_KERNELS_AVX2)
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), _mm256_loadu_ps(x + i)));
+#endif
+    for (; i < n; i++) acc[i] += x[i];
 }
+/* 1 when every x (n) is finite (x - x is 0 for finite x, NaN for inf and NaN; the sum of
+   those is 0 in any order exactly when all are), else 0 */
+static inline int ipup__finite_f32(size_t n, const float *x /* (n) */) {
+    size_t i = 0;
+    float acc = 0.0f;
+#if defined(IPUP_KERNELS_AVX512)
+    __m512 va = _mm512_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(x + i);
+        va = _mm512_add_ps(va, _mm512_sub_ps(v, v));
+    }
+    if (_mm512_cmp_ps_mask(va, _mm512_setzero_ps(), _CMP_NEQ_UQ)) return 0;
+#elif defined(IPUP_KERNELS_AVX2)
+    __m256 va = _mm256_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        va = _mm256_add_ps(va, _mm256_sub_ps(v, v));
+    }
+    if (_mm256_movemask_ps(_mm256_cmp_ps(va, _mm256_setzero_ps(), _CMP_NEQ_UQ))) return 0;
+#endif
+    for (; i < n; i++) acc += x[i] - x[i];
+    return acc == 0.0f;
+}
+/* a (n) = b (n) = a + b: the all-reduce of two replicas (one add per element) */
+static inline void ipup__add2_f32(int n, float *a /* (n) */, float *b /* (n) */) {
+    int i = 0;
+#if defined(IPUP_KERNELS_AVX512)
+    for (; i + 16 <= n; i += 16) {
+        __m512 s = _mm512_add_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+        _mm512_storeu_ps(a + i, s);
+        _mm512_storeu_ps(b + i, s);
+    }
+#elif defined(IPUP_KERNELS_AVX2)
+    for (; i + 8 <= n; i += 8) {
+        __m256 s = _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+        _mm256_storeu_ps(a + i, s);
+        _mm256_storeu_ps(b + i, s);
+    }
+#endif
+    for (; i < n; i++) {
+        float s = a[i] + b[i];
+        a[i] = s;
+        b[i] = s;
+    }
+}
+#ifdef IPUP__GCC105593_INLINE
+#pragma GCC diagnostic pop
+#endif
 /* w (n) = 0 */
 static inline void ipup_zeros_f32(int n, float *w /* (n) */) {
     if (n > 0) IPUPIPE_MEMSET(w, 0, (size_t)n * sizeof(float));
@@ -254,6 +341,14 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO, const
                                       const float *w, const float *dy, float *dx, float *dw,
                                       float *db, float *scratch);
 
+/* The forward of dense or conv3x3 then ReLU in one pass: y = relu(layer(x)), the bits of
+   the layer's forward followed by ipup_relu_fwd_f32 (the ReLU is applied to each tile of
+   the output while it is in registers). */
+IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
+                                         const float *b, float *y);
+IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
+                                           const float *w, const float *b, float *y, float *scratch);
+
 /* max-pool 2x2 stride 2, floor (like Keras "valid"): x (B, H, W, C), y (B, H/2, W/2, C).
    Ties: the first of (0,0), (0,1), (1,0), (1,1) in the window wins. */
 IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x, float *y);
@@ -261,6 +356,11 @@ IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *
    the arg-max recomputed from x (first on ties), zeros elsewhere (odd last row/col too) */
 IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x,
                                        const float *dy, float *dx);
+/* The backward of ReLU then max-pool in one pass: dz = dL/dz where x = relu(z) is the
+   pool's input (x > 0 exactly when z > 0): the bits of ipup_maxpool2_bwd_f32 followed by
+   ipup_relu_bwd_f32, one trip through memory fewer. */
+IPUPIPE_DEF void ipup_maxpool2_relu_bwd_f32(int B, int H, int W, int C, const float *x,
+                                            const float *dy, float *dz);
 
 /* dropout with rate p, inverted scaling: element i is kept iff
    ipup_rng_uniform_f32(seed, step, offset + i) >= p, and then scaled by 1/(1-p).
@@ -659,10 +759,11 @@ IPUP__UNROLL(4)                                                                 
         for (v = 0; v < ukr_NV; v++) {                                                              \
             ipup__v t = acc[r][v];                                                                  \
             const int whole = ukr_FULL || v < ukr_NV - 1;                                           \
-            if (accum)                                                                              \
+            if (accum == 1)                                                                         \
                 t = ipup__vadd(whole ? ipup__vld(cr + v * IPUP__VL) : ipup__vldm(cr + v * IPUP__VL, lm), t);\
             else if (bias)                                                                          \
                 t = ipup__vadd(t, whole ? ipup__vld(bias + v * IPUP__VL) : ipup__vldm(bias + v * IPUP__VL, lm));\
+            if (accum == 2) t = ipup__vmax(t, ipup__vzero()); /* fused ReLU: x > 0 ? x : 0 */       \
             if (whole) ipup__vst(cr + v * IPUP__VL, t);                                             \
             else ipup__vstm(cr + v * IPUP__VL, lm, t);                                              \
         }                                                                                           \
@@ -779,8 +880,8 @@ typedef struct ipup__gemm_t {
     ptrdiff_t ldb;
     float *c; /* C (M, N), row stride ldc */
     ptrdiff_t ldc;
-    const float *bias; /* (N) or NULL, added when !accum */
-    int accum;         /* 0: C = A B (+ bias); 1: C += A B */
+    const float *bias; /* (N) or NULL, added when accum != 1 */
+    int accum;         /* 0: C = A B (+ bias); 1: C += A B; 2: C = relu(A B (+ bias)) */
     float *db;         /* (N) or NULL: db += column sums of B (the first row tile does it) */
 } ipup__gemm_t;
 
@@ -840,11 +941,11 @@ static void ipup__colsum_add(int G, int R, int N, const float *src, ptrdiff_t ld
 
 static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
                                  const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
-                                 float *y /* (B, OUT) */) {
+                                 float *y /* (B, OUT) */, int relu) {
     ipup__gemm_t g;
     g.M = B; g.N = OUT;
     g.a = x; g.rdiv = B; g.rs0 = IN; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = IN;
-    g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = 0; g.db = NULL;
+    g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
     ipup__gemm(&g);
 }
 
@@ -897,7 +998,7 @@ static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B,
 /* conv forward: per image, rows = output positions (oh, ow), K = three segments (kernel
    rows kh) of 3*CI contiguous inputs x[oh+kh][ow .. ow+2][0 .. CI-1]; B = w as (9 CI, CO). */
 static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float *x,
-                                const float *w, const float *b, float *y) {
+                                const float *w, const float *b, float *y, int relu) {
     const int OH = H - 2, OW = W - 2;
     int n;
     for (n = 0; n < B; n++) {
@@ -908,7 +1009,7 @@ static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float
         g.ka = 1; g.sa = (ptrdiff_t)W * CI; g.nseg = 3; g.seglen = 3 * CI;
         g.b = w; g.ldb = CO;
         g.c = y + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldc = CO;
-        g.bias = b; g.accum = 0; g.db = NULL;
+        g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
         ipup__gemm(&g);
     }
 }
@@ -938,7 +1039,7 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
                                      const float *dy, float *dx, float *scratch) {
     const int OH = H - 2, OW = W - 2, K9 = 9 * CI;
     float *wt = scratch, *G = scratch + (size_t)K9 * (size_t)CO;
-    int n, k, co, oh, ow, t, ci;
+    int n, k, co, oh, ow, t;
     for (k = 0; k < K9; k++)
         for (co = 0; co < CO; co++) wt[(size_t)co * (size_t)K9 + (size_t)k] = w[(size_t)k * (size_t)CO + (size_t)co];
     for (n = 0; n < B; n++) {
@@ -955,8 +1056,7 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
                 const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * (size_t)K9;
                 for (t = 0; t < 9; t++) {
                     float *d = dxn + ((size_t)(oh + t / 3) * (size_t)W + (size_t)(ow + t % 3)) * (size_t)CI;
-                    const float *s = gp + (size_t)t * (size_t)CI;
-                    for (ci = 0; ci < CI; ci++) d[ci] += s[ci];
+                    ipup_add_f32(CI, d, gp + (size_t)t * (size_t)CI); /* vectorised, one add per element */
                 }
             }
     }
@@ -1027,6 +1127,171 @@ static int ipup__adam_simd(int n, float lr, float beta1, float beta2, float eps,
     }
     return i;
 }
+
+/* ---- element-wise: max-pool, dropout, SGD and momentum. Each lane computes exactly what
+   the scalar loop computes for that element (compares, selects, one multiply or add at a
+   time, never a fused multiply-add), so every build gives the scalar code's bits. */
+#if defined(IPUP_KERNELS_AVX512)
+typedef __mmask16 ipup__k;
+#define ipup__vgt(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ)
+#define ipup__kor(a, b) ((ipup__k)((a) | (b)))
+#define ipup__kand(a, b) ((ipup__k)((a) & (b)))
+#define ipup__kandn(a, b) ((ipup__k)(~(a) & (b)))    /* !a && b */
+#define ipup__vsel(k, a) _mm512_maskz_mov_ps((k), (a)) /* k ? a : +0 */
+#define ipup__vseln(k, a) _mm512_maskz_mov_ps((ipup__k)~(k), (a))
+#else
+typedef __m256 ipup__k;
+#define ipup__vgt(a, b) _mm256_cmp_ps((a), (b), _CMP_GT_OQ)
+#define ipup__kor(a, b) _mm256_or_ps((a), (b))
+#define ipup__kand(a, b) _mm256_and_ps((a), (b))
+#define ipup__kandn(a, b) _mm256_andnot_ps((a), (b))
+#define ipup__vsel(k, a) _mm256_and_ps((k), (a))
+#define ipup__vseln(k, a) _mm256_andnot_ps((k), (a))
+#endif
+
+/* max-pool forward of C % IPUP__VL == 0 channels: m = p00, then `if (p > m) m = p` is
+   max(p, m) (the second operand unless p > m) */
+static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, float *y) {
+    const int OH = H / 2, OW = W / 2;
+    const size_t rs = (size_t)W * (size_t)C;
+    int n, oh, ow, c;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++) {
+            const float *r0 = x + ((size_t)n * (size_t)H + (size_t)(2 * oh)) * rs;
+            float *yp = y + ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
+            for (ow = 0; ow < OW; ow++, r0 += 2 * C, yp += C)
+                for (c = 0; c < C; c += IPUP__VL) {
+                    ipup__v m = ipup__vld(r0 + c);
+                    m = ipup__vmax(ipup__vld(r0 + C + c), m);
+                    m = ipup__vmax(ipup__vld(r0 + rs + c), m);
+                    m = ipup__vmax(ipup__vld(r0 + rs + C + c), m);
+                    ipup__vst(yp + c, m);
+                }
+        }
+}
+
+/* max-pool backward of C % IPUP__VL == 0 channels: the window's first maximum (the scalar
+   scan's strict >) gets dy, the other three positions 0, written directly (no memset of
+   dx, no scatter); with relu, only where x > 0 (ReLU's backward fused: x = relu(z) > 0
+   exactly when z > 0). Rows and columns outside every window (odd H or W) are zeroed. */
+static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, const float *dy,
+                                   float *dx, int relu) {
+    const int OH = H / 2, OW = W / 2;
+    const size_t rs = (size_t)W * (size_t)C;
+    int n, oh, ow, c;
+    if ((H | W) & 1) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * rs * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++) {
+            size_t o = ((size_t)n * (size_t)H + (size_t)(2 * oh)) * rs;
+            const float *dyp = dy + ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
+            for (ow = 0; ow < OW; ow++, o += 2 * (size_t)C, dyp += C)
+                for (c = 0; c < C; c += IPUP__VL) {
+                    const size_t a = o + (size_t)c, b1 = a + (size_t)C, b2 = a + rs, b3 = b2 + (size_t)C;
+                    const ipup__v x0 = ipup__vld(x + a), x1 = ipup__vld(x + b1), x2 = ipup__vld(x + b2),
+                                  x3 = ipup__vld(x + b3), g = ipup__vld(dyp + c);
+                    ipup__v m = x0;
+                    ipup__k k1, k2, k3, w0, w1, w2;
+                    k1 = ipup__vgt(x1, m);
+                    m = ipup__vmax(x1, m);
+                    k2 = ipup__vgt(x2, m);
+                    m = ipup__vmax(x2, m);
+                    k3 = ipup__vgt(x3, m);
+                    w2 = ipup__kandn(k3, k2);
+                    w1 = ipup__kandn(ipup__kor(k2, k3), k1);
+                    w0 = ipup__kor(ipup__kor(k1, k2), k3); /* x0 loses */
+                    if (relu) {
+                        const ipup__v z = ipup__vzero();
+                        ipup__vst(dx + a, ipup__vsel(ipup__kandn(w0, ipup__vgt(x0, z)), g));
+                        w1 = ipup__kand(w1, ipup__vgt(x1, z));
+                        w2 = ipup__kand(w2, ipup__vgt(x2, z));
+                        k3 = ipup__kand(k3, ipup__vgt(x3, z));
+                    } else {
+                        ipup__vst(dx + a, ipup__vseln(w0, g));
+                    }
+                    ipup__vst(dx + b1, ipup__vsel(w1, g));
+                    ipup__vst(dx + b2, ipup__vsel(w2, g));
+                    ipup__vst(dx + b3, ipup__vsel(k3, g));
+                }
+        }
+}
+
+/* dropout of elements [0, n - n % 8) (returned): lane i draws ipup_rng_uniform_f32(seed,
+   step, offset + i) - splitmix64 in 64-bit integer lanes, the top 24 bits converted
+   exactly - and keeps x * scale where u >= p, else +0 */
+#if defined(IPUP_KERNELS_AVX512) && defined(__AVX512DQ__)
+static __m512i ipup__mix64_v(__m512i z) {
+    z = _mm512_add_epi64(z, _mm512_set1_epi64((long long)UINT64_C(0x9E3779B97F4A7C15)));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), _mm512_set1_epi64((long long)UINT64_C(0xBF58476D1CE4E5B9)));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), _mm512_set1_epi64((long long)UINT64_C(0x94D049BB133111EB)));
+    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset, const float *x, float *y) {
+    const __m512i k = _mm512_set1_epi64((long long)key), eight = _mm512_set1_epi64(8);
+    const __m512 vp = _mm512_set1_ps(p), vs = _mm512_set1_ps(scale), u24 = _mm512_set1_ps(1.0f / 16777216.0f);
+    __m512i ctr = _mm512_add_epi64(_mm512_set1_epi64((long long)offset), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+    int i;
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m256i lo = _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, ctr)), 40));
+        __m256i hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, _mm512_add_epi64(ctr, eight))), 40));
+        __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1)), u24);
+        _mm512_storeu_ps(y + i, _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(u, vp, _CMP_GE_OQ), _mm512_loadu_ps(x + i), vs));
+        ctr = _mm512_add_epi64(ctr, _mm512_set1_epi64(16));
+    }
+    return i;
+}
+#else
+/* a * c mod 2^64 per 64-bit lane from 32 x 32 -> 64-bit products (AVX2 has no 64-bit mullo) */
+static __m256i ipup__mul64c(__m256i a, uint64_t c) {
+    const __m256i clo = _mm256_set1_epi64x((long long)(c & 0xFFFFFFFFu)), chi = _mm256_set1_epi64x((long long)(c >> 32));
+    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo), _mm256_mul_epu32(a, chi));
+    return _mm256_add_epi64(_mm256_mul_epu32(a, clo), _mm256_slli_epi64(cross, 32));
+}
+static __m256i ipup__mix64_v(__m256i z) {
+    z = _mm256_add_epi64(z, _mm256_set1_epi64x((long long)UINT64_C(0x9E3779B97F4A7C15)));
+    z = ipup__mul64c(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), UINT64_C(0xBF58476D1CE4E5B9));
+    z = ipup__mul64c(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), UINT64_C(0x94D049BB133111EB));
+    return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+}
+/* the top 24 bits of 4 lanes as 4 int32 */
+static __m128i ipup__top24(__m256i r) {
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_srli_epi64(r, 40), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
+}
+static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset, const float *x, float *y) {
+    const __m256i k = _mm256_set1_epi64x((long long)key), four = _mm256_set1_epi64x(4);
+    const __m256 vp = _mm256_set1_ps(p), vs = _mm256_set1_ps(scale), u24 = _mm256_set1_ps(1.0f / 16777216.0f);
+    __m256i ctr = _mm256_add_epi64(_mm256_set1_epi64x((long long)offset), _mm256_setr_epi64x(0, 1, 2, 3));
+    int i;
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m128i lo = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, ctr)));
+        __m128i hi = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, _mm256_add_epi64(ctr, four))));
+        __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1)), u24);
+        __m256 keep = _mm256_cmp_ps(u, vp, _CMP_GE_OQ);
+        _mm256_storeu_ps(y + i, _mm256_and_ps(keep, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs)));
+        ctr = _mm256_add_epi64(ctr, _mm256_set1_epi64x(8));
+    }
+    return i;
+}
+#endif
+
+/* w -= lr * (g * scale); momentum: v = mu * v + g * scale, w -= lr * v (returns the count done) */
+static int ipup__sgd_simd(int n, float lr, float scale, float *w, const float *g) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
+        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), ipup__vmul(ipup__vset(lr), gs)));
+    }
+    return i;
+}
+static int ipup__momentum_simd(int n, float lr, float mu, float scale, float *w, float *v, const float *g) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
+        const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(mu), ipup__vld(v + i)), gs);
+        ipup__vst(v + i, vi);
+        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), ipup__vmul(ipup__vset(lr), vi)));
+    }
+    return i;
+}
 #endif /* SIMD */
 
 /* ---------------------------------------------------------------- GELU */
@@ -1066,11 +1331,26 @@ IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B <= 0 || IN < 0 || OUT <= 0) return; /* nothing to do, or bad sizes with asserts off */
     if (B > 0 && OUT > 0 && IN > 0) {
-        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y);
+        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 0);
         return;
     }
 #endif
     ipup_dense_fwd_f32_portable(B, IN, OUT, x, w, b, y);
+}
+
+IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                         const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
+                                         float *y /* (B, OUT) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT <= 0) return;
+    if (IN > 0) {
+        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 1);
+        return;
+    }
+#endif
+    ipup_dense_fwd_f32(B, IN, OUT, x, w, b, y);
+    if (B > 0 && OUT > 0) ipup_relu_fwd_f32(B * OUT, y, y);
 }
 
 IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
@@ -1098,9 +1378,25 @@ IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
     if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
-    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y);
+    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 0);
 #else
     ipup_conv3x3_fwd_f32_portable(B, H, W, CI, CO, x, w, b, y);
+#endif
+}
+
+IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO,
+                                           const float *x /* (B, H, W, CI) */,
+                                           const float *w /* (3, 3, CI, CO) */,
+                                           const float *b /* (CO) or NULL */,
+                                           float *y /* (B, H-2, W-2, CO) */, float *scratch) {
+#ifdef IPUP__SIMD
+    (void)scratch;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 1);
+#else
+    ipup_conv3x3_fwd_f32(B, H, W, CI, CO, x, w, b, y, scratch);
+    if (B > 0 && H >= 3 && W >= 3 && CO > 0) ipup_relu_fwd_f32(B * (H - 2) * (W - 2) * CO, y, y);
 #endif
 }
 
@@ -1172,6 +1468,12 @@ IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *
     int n, oh, ow, c;
     IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
     if (B <= 0 || H <= 0 || W <= 0 || C <= 0) return;
+#ifdef IPUP__SIMD
+    if (C % IPUP__VL == 0) {
+        ipup__maxpool_fwd_simd(B, H, W, C, x, y);
+        return;
+    }
+#endif
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
@@ -1195,6 +1497,12 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *
     int n, oh, ow, c;
     IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
     if (B <= 0 || H <= 0 || W <= 0 || C <= 0) return;
+#ifdef IPUP__SIMD
+    if (C % IPUP__VL == 0) {
+        ipup__maxpool_bwd_simd(B, H, W, C, x, dy, dx, 0);
+        return;
+    }
+#endif
     IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)C * sizeof(float));
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
@@ -1213,6 +1521,21 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *
             }
 }
 
+IPUPIPE_DEF void ipup_maxpool2_relu_bwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+                                            const float *dy /* (B, H/2, W/2, C) */,
+                                            float *dz /* (B, H, W, C) */) {
+    IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
+    if (B <= 0 || H <= 0 || W <= 0 || C <= 0) return;
+#ifdef IPUP__SIMD
+    if (C % IPUP__VL == 0) {
+        ipup__maxpool_bwd_simd(B, H, W, C, x, dy, dz, 1);
+        return;
+    }
+#endif
+    ipup_maxpool2_bwd_f32(B, H, W, C, x, dy, dz);
+    ipup_relu_bwd_f32(B * H * W * C, x, dz, dz); /* x = relu(z) > 0 exactly when z > 0 */
+}
+
 /* ---------------------------------------------------------------- dropout */
 
 static void ipup__dropout(int n, float p, uint64_t seed, uint64_t step, uint64_t offset,
@@ -1228,7 +1551,13 @@ static void ipup__dropout(int n, float p, uint64_t seed, uint64_t step, uint64_t
         return;
     }
     scale = 1.0f / (1.0f - p);
-    for (i = 0; i < n; i++) {
+#ifdef IPUP__SIMD
+    /* ipup_rng_u64(seed, step, b) = mix64(key ^ b) with key = mix64(mix64(seed) ^ step) */
+    i = ipup__dropout_simd(n, p, scale, ipup_mix64(ipup_mix64(seed) ^ step), offset, x, y);
+#else
+    i = 0;
+#endif
+    for (; i < n; i++) {
         float u = ipup_rng_uniform_f32(seed, step, offset + (uint64_t)i);
         y[i] = u >= p ? x[i] * scale : 0.0f;
     }
@@ -1247,20 +1576,33 @@ IPUPIPE_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t st
 IPUPIPE_DEF void ipup_sgd_f32(int n, float lr, float scale, float *w /* (n) */,
                               const float *g /* (n) */) {
     int i;
-    for (i = 0; i < n; i++) {
+#ifdef IPUP__SIMD
+    i = ipup__sgd_simd(n, lr, scale, w, g);
+#else
+    i = 0;
+#endif
+    for (; i < n; i++) { /* one operation per statement: no compiler fuses them (FMA) */
         float gs = g[i] * scale;
-        w[i] -= lr * gs;
+        float st = lr * gs;
+        w[i] -= st;
     }
 }
 
 IPUPIPE_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float *w /* (n) */,
                                    float *v /* (n) */, const float *g /* (n) */) {
     int i;
-    for (i = 0; i < n; i++) {
+#ifdef IPUP__SIMD
+    i = ipup__momentum_simd(n, lr, mu, scale, w, v, g);
+#else
+    i = 0;
+#endif
+    for (; i < n; i++) { /* one operation per statement: no compiler fuses them (FMA) */
         float gs = g[i] * scale;
-        float vi = mu * v[i] + gs;
+        float mv = mu * v[i];
+        float vi = mv + gs;
+        float st = lr * vi;
         v[i] = vi;
-        w[i] -= lr * vi;
+        w[i] -= st;
     }
 }
 
@@ -1293,13 +1635,15 @@ IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float 
     i = 0;
 #endif
     for (; i < n; i++) {
-        float gs = g[i] * scale;
-        float mi = beta1 * m[i] + c1 * gs;
-        float vi = beta2 * v[i] + c2 * (gs * gs);
+        /* one operation per statement: no compiler fuses them (FMA) */
+        float gs = g[i] * scale, g2 = gs * gs;
+        float m1 = beta1 * m[i], m2 = c1 * gs, v1 = beta2 * v[i], v2 = c2 * g2;
+        float mi = m1 + m2, vi = v1 + v2;
         float mh = mi / bc1, vh = vi / bc2;
+        float num = lr * mh, den = IPUPIPE_SQRTF(vh) + eps;
         m[i] = mi;
         v[i] = vi;
-        w[i] -= lr * mh / (IPUPIPE_SQRTF(vh) + eps);
+        w[i] -= num / den;
     }
 }
 

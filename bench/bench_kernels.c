@@ -4,8 +4,8 @@
  *   build/bench/bench_kernels [--quick] [--json PATH]
  *
  * 1. Peak: a micro-benchmark of many independent FMA chains (24 accumulators, enough to
- *    hide the FMA latency on any x86 core), in the widest vector the build has (zmm with
- *    AVX-512, ymm with AVX2) and in ymm too; the best of those is the peak.
+ *    hide the FMA latency on any x86 core), in the widest vector the CPU has (zmm with
+ *    AVX-512, ymm with AVX2): examples/fma_peak.h, shared with bench_train and the trainer.
  * 2. Dense forward, backward-data (dx = dy W^T) and backward-weights (dW += x^T dy) at the
  *    MNIST MLP shapes (784-256-128-64-32-10) with batch 16, 32 and 64; conv3x3 forward and
  *    backward at the Keras MNIST CNN shapes, batch 64: 28x28x1 -> 26x26x32 and
@@ -16,6 +16,7 @@
 #define _POSIX_C_SOURCE 199309L
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_kernels.h"
+#include "fma_peak.h"
 #define REF_KERNELS_FLOAT
 #include "ref_kernels.h"
 
@@ -38,90 +39,10 @@ static double budget = 0.12; /* seconds per timed measurement */
 
 /* ------------------------------------------------------------ FMA peak */
 
-#define CHAINS 24
-#if defined(__AVX512F__)
-static double peak_zmm(long iters) {
-    __m512 acc[CHAINS], m = _mm512_set1_ps(0.9999999f), a = _mm512_set1_ps(1e-7f);
-    long i;
-    int c;
-    double t0, t1;
-    for (c = 0; c < CHAINS; c++) acc[c] = _mm512_set1_ps((float)c);
-    t0 = now();
-    for (i = 0; i < iters; i++) {
-#pragma GCC unroll 24
-        for (c = 0; c < CHAINS; c++) acc[c] = _mm512_fmadd_ps(acc[c], m, a);
-    }
-    t1 = now();
-    for (c = 1; c < CHAINS; c++) acc[0] = _mm512_add_ps(acc[0], acc[c]);
-    sink = _mm512_reduce_add_ps(acc[0]);
-    return 2.0 * 16.0 * CHAINS * (double)iters / (t1 - t0) * 1e-9;
-}
-#endif
-#if defined(__AVX2__) && defined(__FMA__)
-static double peak_ymm(long iters) {
-    /* 12 chains: all fit the 16 ymm registers of AVX2 (24 would spill there) */
-    __m256 acc[12], m = _mm256_set1_ps(0.9999999f), a = _mm256_set1_ps(1e-7f);
-    long i;
-    int c;
-    double t0, t1;
-    float out[8];
-    for (c = 0; c < 12; c++) acc[c] = _mm256_set1_ps((float)c);
-    t0 = now();
-    for (i = 0; i < iters; i++) {
-#pragma GCC unroll 12
-        for (c = 0; c < 12; c++) acc[c] = _mm256_fmadd_ps(acc[c], m, a);
-    }
-    t1 = now();
-    for (c = 1; c < 12; c++) acc[0] = _mm256_add_ps(acc[0], acc[c]);
-    _mm256_storeu_ps(out, acc[0]);
-    sink = out[0];
-    return 2.0 * 8.0 * 12 * (double)iters / (t1 - t0) * 1e-9;
-}
-#endif
-static double peak_scalar(long iters) {
-    float acc[8], m = 0.9999999f, a = 1e-7f;
-    long i;
-    int c;
-    double t0, t1;
-    for (c = 0; c < 8; c++) acc[c] = (float)c;
-    t0 = now();
-    for (i = 0; i < iters; i++) {
-#pragma GCC unroll 8
-        for (c = 0; c < 8; c++) acc[c] = fmaf(acc[c], m, a);
-    }
-    t1 = now();
-    sink = acc[0] + acc[7];
-    return 2.0 * 8 * (double)iters / (t1 - t0) * 1e-9;
-}
-/* many short trials (~0.5 ms each), best one: on a shared machine the best trial is the
-   one that ran alone on its core */
-static double measure_peak(const char **what) {
-    double best = 0.0, g;
-    int rep;
-    *what = "scalar fmaf";
-    for (rep = 0; rep < 20; rep++) {
-        g = peak_scalar(200000);
-        if (g > best) best = g;
-    }
-#if defined(__AVX2__) && defined(__FMA__)
-    for (rep = 0; rep < 60; rep++) {
-        g = peak_ymm(300000);
-        if (g > best) { best = g; *what = "ymm FMA, 12 chains"; }
-    }
-#endif
-#if defined(__AVX512F__)
-    for (rep = 0; rep < 100; rep++) {
-        g = peak_zmm(150000);
-        if (g > best) { best = g; *what = "zmm FMA, 24 chains"; }
-    }
-    if (getenv("IPUPIPE_BENCH_VERBOSE")) {
-        printf("peak: scalar %.1f", peak_scalar(2000000));
-        printf(", ymm %.1f", peak_ymm(4000000));
-        printf(", zmm %.1f GFLOP/s\n", peak_zmm(2000000));
-    }
-#endif
-    return best;
-}
+/* examples/fma_peak.h: many short trials of 24 independent zmm FMA chains (12 ymm, 8
+   scalar), the best one; the loops are chosen at run time, so every build of this file
+   divides by the machine's peak */
+static double measure_peak(const char **what) { return fma_peak_gflops(0, what); }
 
 /* ------------------------------------------------------------ naive references */
 

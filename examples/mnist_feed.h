@@ -111,15 +111,25 @@ static void mt_feed_epoch(mt_feed *f, int epoch, int64_t step0) {
     f->epoch_step0 = step0;
 }
 
-/* src shifted by (dx, dy) pixels into dst, zero fill. */
+/* src shifted by (dx, dy) pixels into dst, zero fill. dst[k] = src[k - off] with off =
+   dy * 28 + dx is one copy of the whole image; what it brings in from outside the image
+   (rows above or below: k - off outside the image, zeroed around the copy; columns that
+   wrapped into the next or previous row) is zeroed after it. */
 static void mt_shift(const float *src, int dx, int dy, float *dst) {
+    const int off = dy * MNIST_IMG + dx, lo = off > 0 ? off : 0, hi = off < 0 ? MT_PIXELS + off : MT_PIXELS;
+    const int c0 = dx > 0 ? 0 : (MNIST_IMG + dx > 0 ? MNIST_IMG + dx : 0); /* columns c0..c1-1 have no source */
+    const int c1 = dx > 0 ? (dx < MNIST_IMG ? dx : MNIST_IMG) : MNIST_IMG;
     int yy, xx;
-    for (yy = 0; yy < MNIST_IMG; yy++)
-        for (xx = 0; xx < MNIST_IMG; xx++) {
-            int sy = yy - dy, sx = xx - dx;
-            dst[yy * MNIST_IMG + xx] =
-                (sy >= 0 && sy < MNIST_IMG && sx >= 0 && sx < MNIST_IMG) ? src[sy * MNIST_IMG + sx] : 0.0f;
-        }
+    if (lo >= hi) { /* shifted out entirely (|dy| >= 28) */
+        memset(dst, 0, MT_PIXELS * sizeof(float));
+        return;
+    }
+    memset(dst, 0, (size_t)lo * sizeof(float));
+    memcpy(dst + lo, src + (lo - off), (size_t)(hi - lo) * sizeof(float));
+    memset(dst + hi, 0, (size_t)(MT_PIXELS - hi) * sizeof(float));
+    if (dx != 0)
+        for (yy = 0; yy < MNIST_IMG; yy++)
+            for (xx = c0; xx < c1; xx++) dst[yy * MNIST_IMG + xx] = 0.0f;
 }
 
 /* Infeed (ipup_config.infeed, user = mt_feed): the samples at positions p .. p+n-1 of

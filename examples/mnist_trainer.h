@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fma_peak.h"
 #include "ipupipe.h"
 #include "mnist_ckpt.h"
 #include "mnist_feed.h"
@@ -92,6 +93,7 @@ typedef struct {
 
 /* Figures of the last run, for programs that call mnist_train_main (bench_train.c). */
 static double mnist_train_last_sps, mnist_train_last_accuracy, mnist_train_last_cpu_sps;
+static double mnist_train_last_flops; /* training FLOPs per sample (mt_train_flops) */
 
 static double mt_now(void) {
     struct timespec t;
@@ -667,6 +669,26 @@ static int mt_write_outputs(mt_run *r) {
     return rc;
 }
 
+/* Training FLOPs per sample (ipup_model_info's: forward, weight gradient, and the input
+   gradient once an earlier layer has parameters), the rate they ran at, and that rate as a
+   fraction of one core's FMA peak measured now (fma_peak.h, ~25 ms). */
+static double mt_train_flops(const mt_run *r) {
+    double fl = 0.0;
+    int l, params_before = 0;
+    for (l = 0; l < r->desc.n_layers; l++) {
+        const ipup_layer_info *I = &r->info[l];
+        fl += (double)I->flops_fwd + (double)I->flops_bwd_dw + (params_before ? (double)I->flops_bwd_dx : 0.0);
+        if (I->n_w) params_before = 1;
+    }
+    return fl;
+}
+static void mt_print_peak(const mt_run *r) {
+    double fl = mt_train_flops(r), peak = fma_peak_gflops(1, NULL);
+    if (!(peak > 0.0) || !(r->sps > 0.0)) return;
+    printf("Compute: %.2f MFLOP per training sample, %.1f GFLOP/s = %.2f of one core's measured FMA peak (%.0f GFLOP/s)\n",
+           fl * 1e-6, fl * r->sps * 1e-9, fl * r->sps * 1e-9 / peak, peak);
+}
+
 /* The test evaluation, the closing lines, the outputs. 0, or the exit code. */
 static int mt_report(mt_run *r) {
     int64_t test_correct = 0;
@@ -684,8 +706,10 @@ static int mt_report(mt_run *r) {
     mnist_train_last_sps = r->sps;
     mnist_train_last_cpu_sps = r->t_cpu > 0 ? (double)r->samples_trained / r->t_cpu : 0.0;
     mnist_train_last_accuracy = r->test_acc;
+    mnist_train_last_flops = mt_train_flops(r);
     printf("Test accuracy: %.2f%%\n", r->test_acc);
     printf("Throughput: %.0f samples/s\n", r->sps);
+    if (!r->o.quiet) mt_print_peak(r);
     if (!r->o.quiet && all > 0 && r->phase_sec[IPUP_PHASE_MAIN] > 0.0)
         printf("Simulated IPU time: %.4f s for %lld samples, IPU utilisation %.1f%% (main phase %.1f%%)\n",
                r->sim_seconds, (long long)r->samples_trained, 100.0 * r->busy_total / all,

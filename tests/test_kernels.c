@@ -816,6 +816,143 @@ TTEST(add_accumulate) {
     for (i = 0; i < 7; i++) TT_CHECK(acc[i] == (float)(i + 1) + x[i]);
 }
 
+/* ------------------------------------------------------------ vector paths: scalar bits */
+
+/* Values with every special case of the element-wise kernels: ties, +-0, NaN, +-inf. */
+static void special_fill(size_t n, float *x, unsigned salt) {
+    static const float sp[8] = {0.0f, -0.0f, 1.0f, 1.0f, -2.5f, INFINITY, -INFINITY, 0.25f};
+    size_t i;
+    for (i = 0; i < n; i++) x[i] = ((i * 2654435761u + salt) >> 7) % 3 == 0 ? sp[(i + salt) % 8] : (float)trand();
+    if (n > 5) x[5] = NAN;
+}
+/* the scalar loops the kernels vectorise, written out here: the vector paths must give
+   exactly their bits (NaN, -0, ties and tails included) */
+static void scalar_pool_bwd(int B, int H, int W, int C, const float *x, const float *dy, float *dx) {
+    int n, oh, ow, c;
+    memset(dx, 0, (size_t)(B * H * W * C) * sizeof(float));
+    for (n = 0; n < B; n++) for (oh = 0; oh < H / 2; oh++) for (ow = 0; ow < W / 2; ow++)
+        for (c = 0; c < C; c++) {
+            size_t o[4], best;
+            float m;
+            int k;
+            o[0] = ((size_t)(n * H + 2 * oh) * (size_t)W + (size_t)(2 * ow)) * (size_t)C + (size_t)c;
+            o[1] = o[0] + (size_t)C; o[2] = o[0] + (size_t)(W * C); o[3] = o[2] + (size_t)C;
+            best = o[0]; m = x[best];
+            for (k = 1; k < 4; k++) if (x[o[k]] > m) { m = x[o[k]]; best = o[k]; }
+            dx[best] = dy[((n * (H / 2) + oh) * (W / 2) + ow) * C + c];
+        }
+}
+static void check_pool_bits(int B, int H, int W, int C) {
+    size_t nx = (size_t)(B * H * W * C), ny = (size_t)(B * (H / 2) * (W / 2) * C), i;
+    float *x = falloc(nx), *y = falloc(ny), *dy = falloc(ny), *dx = falloc(nx), *ref = falloc(nx), *yr = falloc(ny);
+    special_fill(nx, x, 3u);
+    special_fill(ny, dy, 5u);
+    for (i = 0; i + 1 < nx; i += 7) x[i + 1] = x[i]; /* more ties */
+    ipup_maxpool2_fwd_f32(B, H, W, C, x, y);
+    {
+        int n, oh, ow, c, k;
+        for (n = 0; n < B; n++) for (oh = 0; oh < H / 2; oh++) for (ow = 0; ow < W / 2; ow++)
+            for (c = 0; c < C; c++) {
+                size_t o0 = ((size_t)(n * H + 2 * oh) * (size_t)W + (size_t)(2 * ow)) * (size_t)C + (size_t)c;
+                size_t o[3];
+                float m = x[o0];
+                o[0] = o0 + (size_t)C; o[1] = o0 + (size_t)(W * C); o[2] = o[1] + (size_t)C;
+                for (k = 0; k < 3; k++) if (x[o[k]] > m) m = x[o[k]];
+                yr[((n * (H / 2) + oh) * (W / 2) + ow) * C + c] = m;
+            }
+    }
+    TT_CHECK_MSG(memcmp(y, yr, ny * sizeof(float)) == 0, "maxpool fwd bits B%d %dx%dx%d", B, H, W, C);
+    for (i = 0; i < nx; i++) dx[i] = 1e30f;
+    ipup_maxpool2_bwd_f32(B, H, W, C, x, dy, dx);
+    scalar_pool_bwd(B, H, W, C, x, dy, ref);
+    TT_CHECK_MSG(memcmp(dx, ref, nx * sizeof(float)) == 0, "maxpool bwd bits B%d %dx%dx%d", B, H, W, C);
+    /* fused ReLU backward: the bits of pool backward, then ReLU backward with x = relu(z) */
+    ipup_relu_fwd_f32((int)nx, x, x);
+    scalar_pool_bwd(B, H, W, C, x, dy, ref);
+    for (i = 0; i < nx; i++) ref[i] = x[i] > 0.0f ? ref[i] : 0.0f;
+    for (i = 0; i < nx; i++) dx[i] = 1e30f;
+    ipup_maxpool2_relu_bwd_f32(B, H, W, C, x, dy, dx);
+    TT_CHECK_MSG(memcmp(dx, ref, nx * sizeof(float)) == 0, "maxpool+relu bwd bits B%d %dx%dx%d", B, H, W, C);
+    free(x); free(y); free(dy); free(dx); free(ref); free(yr);
+}
+TTEST(vector_paths_scalar_bits) {
+    const int n = 1000 + 13; /* vectors, then a tail */
+    float *x = falloc((size_t)n), *dy = falloc((size_t)n), *y = falloc((size_t)n), *r = falloc((size_t)n);
+    float *w = falloc((size_t)n), *v = falloc((size_t)n), *wr = falloc((size_t)n), *vr = falloc((size_t)n);
+    const float lr = 0.37f, mu = 0.9f, sc = 1.0f / 3.0f, p = 0.3f, ds = 1.0f / (1.0f - 0.3f);
+    int i;
+    special_fill((size_t)n, x, 1u);
+    special_fill((size_t)n, dy, 2u);
+    ipup_relu_fwd_f32(n, x, y);
+    for (i = 0; i < n; i++) r[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    TT_CHECK(memcmp(y, r, (size_t)n * sizeof(float)) == 0);
+    ipup_relu_bwd_f32(n, x, dy, y);
+    for (i = 0; i < n; i++) r[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+    TT_CHECK(memcmp(y, r, (size_t)n * sizeof(float)) == 0);
+    memcpy(y, x, (size_t)n * sizeof(float));
+    ipup_add_f32(n, y, dy);
+    for (i = 0; i < n; i++) r[i] = x[i] + dy[i];
+    TT_CHECK(memcmp(y, r, (size_t)n * sizeof(float)) == 0);
+    ipup_dropout_fwd_f32(n, p, 11, 12, 1u << 20, x, y);
+    for (i = 0; i < n; i++) r[i] = ipup_rng_uniform_f32(11, 12, (1u << 20) + (uint64_t)i) >= p ? x[i] * ds : 0.0f;
+    TT_CHECK(memcmp(y, r, (size_t)n * sizeof(float)) == 0);
+    for (i = 0; i < n; i++) { w[i] = wr[i] = (float)trand(); v[i] = vr[i] = (float)trand(); }
+    ipup_sgd_f32(n, lr, sc, w, dy);
+    for (i = 0; i < n; i++) { float gs = dy[i] * sc; float st = lr * gs; wr[i] = wr[i] - st; }
+    TT_CHECK(memcmp(w, wr, (size_t)n * sizeof(float)) == 0);
+    ipup_momentum_f32(n, lr, mu, sc, w, v, dy);
+    for (i = 0; i < n; i++) {
+        float gs = dy[i] * sc, m1 = mu * vr[i], vi = m1 + gs, st = lr * vi;
+        vr[i] = vi;
+        wr[i] = wr[i] - st;
+    }
+    TT_CHECK(memcmp(w, wr, (size_t)n * sizeof(float)) == 0 && memcmp(v, vr, (size_t)n * sizeof(float)) == 0);
+    {   /* dense or conv then ReLU fused: the bits of the two kernels one after the other */
+        static const int shp[3][3] = {{32, 784, 256}, {5, 37, 10}, {3, 9, 33}};
+        int q;
+        for (q = 0; q < 3; q++) {
+            const int B = shp[q][0], IN = shp[q][1], OUT = shp[q][2];
+            float *xx = frand((size_t)(B * IN), 1.0), *ww = frand((size_t)(IN * OUT), 1.0), *bb = frand((size_t)OUT, 1.0);
+            float *y1 = falloc((size_t)(B * OUT)), *y2 = falloc((size_t)(B * OUT));
+            ipup_dense_fwd_f32(B, IN, OUT, xx, ww, bb, y1);
+            ipup_relu_fwd_f32(B * OUT, y1, y1);
+            ipup_dense_relu_fwd_f32(B, IN, OUT, xx, ww, bb, y2);
+            TT_CHECK_MSG(memcmp(y1, y2, (size_t)(B * OUT) * sizeof(float)) == 0, "dense+relu %dx%dx%d", B, IN, OUT);
+            free(xx); free(ww); free(bb); free(y1); free(y2);
+        }
+        for (q = 0; q < 3; q++) {
+            static const int cs[3][5] = {{2, 28, 28, 1, 32}, {1, 13, 13, 32, 64}, {2, 7, 9, 3, 19}};
+            const int B = cs[q][0], H = cs[q][1], W = cs[q][2], CI = cs[q][3], CO = cs[q][4];
+            const size_t ny = (size_t)(B * (H - 2) * (W - 2) * CO);
+            float *xx = frand((size_t)(B * H * W * CI), 1.0), *ww = frand((size_t)(9 * CI * CO), 1.0), *bb = frand((size_t)CO, 1.0);
+            float *y1 = falloc(ny), *y2 = falloc(ny);
+            ipup_conv3x3_fwd_f32(B, H, W, CI, CO, xx, ww, bb, y1, NULL);
+            ipup_relu_fwd_f32((int)ny, y1, y1);
+            ipup_conv3x3_relu_fwd_f32(B, H, W, CI, CO, xx, ww, bb, y2, NULL);
+            TT_CHECK_MSG(memcmp(y1, y2, ny * sizeof(float)) == 0, "conv+relu B%d %dx%dx%d->%d", B, H, W, CI, CO);
+            free(xx); free(ww); free(bb); free(y1); free(y2);
+        }
+    }
+    {   /* the gradient check's finiteness test: inf or NaN anywhere, vector part or tail */
+        static const size_t where[4] = {0, 17, 1000, 1012};
+        int q;
+        for (i = 0; i < n; i++) r[i] = (float)trand();
+        TT_CHECK(ipup__finite_f32((size_t)n, r) == 1);
+        for (q = 0; q < 8; q++) {
+            const float keep = r[where[q % 4]];
+            r[where[q % 4]] = q < 4 ? INFINITY : NAN;
+            TT_CHECK_MSG(ipup__finite_f32((size_t)n, r) == 0, "non-finite at %d not seen", (int)where[q % 4]);
+            r[where[q % 4]] = keep;
+        }
+    }
+    check_pool_bits(2, 6, 4, 16);  /* C a multiple of 16 (and of 8) */
+    check_pool_bits(1, 5, 7, 32);  /* odd H, W: the uncovered row and column are zero */
+    check_pool_bits(2, 24, 24, 64);
+    check_pool_bits(1, 6, 6, 24);  /* AVX2 vectors, portable on AVX-512 */
+    check_pool_bits(1, 4, 6, 7);
+    free(x); free(dy); free(y); free(r); free(w); free(v); free(wr); free(vr);
+}
+
 TTEST(flatten_is_view) {
     /* dense over a flattened NHWC tensor == dense over the same bytes as (B, H*W*C) */
     float x[2 * 2 * 3 * 2], w[12 * 3], y1[2 * 3], y2[2 * 3];
@@ -847,6 +984,6 @@ static const ttest_case cases[] = {
     TT_CASE(gelu),           TT_CASE(gelu_range),    TT_CASE(softmax_xent),  TT_CASE(softmax_xent_stable_and_ties),
     TT_CASE(maxpool),        TT_CASE(maxpool_ties_first), TT_CASE(dropout), TT_CASE(dropout_fd),
     TT_CASE(rng),            TT_CASE(init),          TT_CASE(optimizers),
-    TT_CASE(add_accumulate), TT_CASE(flatten_is_view), TT_CASE(simd_path_named),
+    TT_CASE(add_accumulate), TT_CASE(flatten_is_view), TT_CASE(vector_paths_scalar_bits), TT_CASE(simd_path_named),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
