@@ -6,6 +6,11 @@
  * configurations (at most 32 samples per step, cooperative runner) are also started
  * for real: pools sized from the plan (mt_carve_pools), ipup_init, one ipup_run_steps
  * on synthetic data, ipup_shutdown.
+ * The output paths (--save, --trace, --summary-json) go through the trainer's startup
+ * check (mt_out_check_all, as mt_check_output_paths calls it) inside a private scratch
+ * directory when every one is a relative path without "..": it must leave the
+ * directory as it found it (its probe files removed) and refuse two outputs spelled
+ * the same.
  * The input is the argument list, one argument per line. Oracles besides the
  * sanitizers: every refusal carries a message; a configuration the planner accepts
  * must start. --help/-h are dropped (they exit by design).
@@ -17,6 +22,9 @@
 #include "ipupipe.h"
 #include "mnist_trainer.h"
 #include "tiny_model.h"
+
+#include <dirent.h>
+#include <unistd.h>
 
 #define FZ_MAX_ARGS 48
 
@@ -35,6 +43,56 @@ static int fz_is_help(const char *a) {
     const char *eq = strchr(a, '=');
     size_t n = eq ? (size_t)(eq - a) : strlen(a);
     return (n == 6 && strncmp(a, "--help", 6) == 0) || (n == 2 && strncmp(a, "-h", 2) == 0);
+}
+
+/* a relative path that cannot leave the scratch directory */
+static int fz_path_inside(const char *p) {
+    return p && p[0] && p[0] != '/' && !strstr(p, "..") && strlen(p) < 200;
+}
+
+static char fz_scratch[64]; /* a private directory the output checks run in */
+static void fz_scratch_remove(void) { (void)rmdir(fz_scratch); }
+
+/* entries of the scratch directory besides . and .. */
+static int fz_dir_entries(void) {
+    DIR *d = opendir(fz_scratch);
+    struct dirent *e;
+    int n = 0;
+    if (!d) abort();
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    closedir(d);
+    return n;
+}
+
+/* the trainer's startup check of the output paths (mt_check_output_paths: the same
+   mt_out_check_all call) on the paths placed inside the scratch directory */
+static void fz_check_outputs(const mt_run *r, unsigned errors0) {
+    static char buf[3][300];
+    const char *p[3], *paths[3], *flags[3] = {"--save", "--trace", "--summary-json"};
+    int i, j, before, rc, same = 0;
+    p[0] = r->o.save; p[1] = r->o.trace; p[2] = r->o.summary;
+    for (i = 0; i < 3; i++)
+        if (p[i] && !fz_path_inside(p[i])) return;
+    if (!fz_scratch[0]) {
+        strcpy(fz_scratch, "/tmp/fuzz_train_cli.XXXXXX");
+        if (!mkdtemp(fz_scratch)) abort();
+        atexit(fz_scratch_remove);
+    }
+    for (i = 0; i < 3; i++) {
+        paths[i] = NULL;
+        if (p[i]) {
+            ipup_snprintf(buf[i], sizeof buf[i], "%s/%s", fz_scratch, p[i]);
+            paths[i] = buf[i];
+        }
+        for (j = 0; j < i; j++)
+            if (p[i] && p[j] && strcmp(p[i], p[j]) == 0) same = 1;
+    }
+    before = fz_dir_entries();
+    rc = mt_out_check_all(paths, flags, 3);
+    if (rc != 0 && (rc != 2 || mt_errors == errors0)) abort(); /* a refusal says why */
+    if (same && rc == 0) abort();                              /* one file named twice */
+    if (fz_dir_entries() != before) abort();                   /* probes leave nothing */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -75,6 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* what mnist_train_main does before it reads the data (mt_setup_args) */
     r->spec = mnist_model_find(r->o.model);
     if (!r->spec) goto out;
+    fz_check_outputs(r, errors0);
+    errors0 = mt_errors;
     mt_resolve(&r->o, r->spec);
     if (mt_configure(r) != 0) {
         if (mt_errors == errors0) abort();
