@@ -28,18 +28,7 @@ static long el_live, el_fails;
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-void __real_free(void *p);
-void *__real_aligned_alloc(size_t al, size_t n);
-int __real_posix_memalign(void **p, size_t al, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t a, size_t b);
-void *__wrap_realloc(void *p, size_t n);
-void __wrap_free(void *p);
-void *__wrap_aligned_alloc(size_t al, size_t n);
-int __wrap_posix_memalign(void **p, size_t al, size_t n);
+#include "heap_wrap.h"
 
 static void *el_got(void *p) {
     if (p) el_live++;

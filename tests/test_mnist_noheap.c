@@ -31,18 +31,7 @@ static void nh_run_done(void) { nh_counting = 0; }
 #include "idx_fixture.h"
 #include "ttest.h"
 
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-void __real_free(void *p);
-void *__real_aligned_alloc(size_t al, size_t n);
-int __real_posix_memalign(void **p, size_t al, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t a, size_t b);
-void *__wrap_realloc(void *p, size_t n);
-void __wrap_free(void *p);
-void *__wrap_aligned_alloc(size_t al, size_t n);
-int __wrap_posix_memalign(void **p, size_t al, size_t n);
+#include "heap_wrap.h"
 
 #define NH_COUNT()                                                                                                     \
     do {                                                                                                               \
