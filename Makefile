@@ -151,6 +151,10 @@ test-quick: test-begin
 # The whole suite. Gates run one after another so their logs stay readable; the
 # closing line sums every gate.
 test: deps-test test-begin
+	@mkdir -p build/logs
+	@echo "building the test programs of every configuration (make -j$(NPROC) test-bins; log build/logs/test-bins.log)"
+	@$(MAKE) --no-print-directory -j$(NPROC) -k test-bins > build/logs/test-bins.log 2>&1 || \
+	  echo "note: some programs did not build; the gates below build them again and show why"
 	@$(MAKE) --no-print-directory -k check-cxx check-cxx-tu check-gcc check-clang check-kernels \
 	  check-shell check-asan check-valgrind check-tsan check-helgrind \
 	  check-analyze check-freestanding check-fuzz \
@@ -243,3 +247,14 @@ build/bench/bench_mpi: bench/mpi/bench_mpi.c $(HEADERS)
 bench-mpi: build/bench/bench_mpi build/mnist-train-mpi
 	@mkdir -p build/bench
 	$(MPIRUN) -np 2 build/bench/bench_mpi
+
+# Every program the gates of `make test` run, so that `make test` can build them in
+# parallel first (on 2 cores the sanitizer and Valgrind builds are half of its time);
+# the gates then run one after another, with readable logs.
+NPROC ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_BINS := $(foreach c,gcc clang vg asan,$(call bins,$(c),$(TESTS))) \
+             $(foreach c,portable nosimd avx2,$(call bins,$(c),$(KERNEL_TESTS))) \
+             $(call bins,tsan,$(THREAD_TESTS)) $(addprefix build/,$(TOOLS)) \
+             build/gcc/write_sched_fixtures $(addprefix build/fuzz/,$(FUZZ_TARGETS))
+.PHONY: test-bins
+test-bins: $(TEST_BINS)
