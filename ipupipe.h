@@ -1,4 +1,4 @@
-/* ipupipe.h - v0.3.0 - multi-IPU emulator for bit-identical pipelined training - MIT licence (see end of file)
+/* ipupipe.h - v0.4.0 - multi-IPU emulator for bit-identical pipelined training - MIT licence (see end of file)
 
    Static pools, lock-free channels, two runners.
 
@@ -12,7 +12,7 @@
      Everywhere else just #include "ipupipe.h". Every public function is declared with
      IPUPIPE_DEF: extern, or static with IPUPIPE_STATIC (the same block in all three
      headers; define IPUPIPE_DEF yourself to override). IPUPIPE_VERSION_MAJOR / _MINOR /
-     _PATCH / _STRING give the version (0.3.0), the same in all three headers.
+     _PATCH / _STRING give the version (0.4.0), the same in all three headers.
      Compile-time switches (define before the include):
        IPUPIPE_NO_THREADS   no threaded runner: <pthread.h> and <stdatomic.h> are not
                             included (implies IPUPIPE_NO_ATOMICS). For firmware.
@@ -136,9 +136,9 @@
      IPUP_PLAN_STACK_OPS (512) ops = 8 KB on the stack unless cfg.host is given.
 */
 #define IPUPIPE_VERSION_MAJOR 0
-#define IPUPIPE_VERSION_MINOR 3
+#define IPUPIPE_VERSION_MINOR 4
 #define IPUPIPE_VERSION_PATCH 0
-#define IPUPIPE_VERSION_STRING "0.3.0"
+#define IPUPIPE_VERSION_STRING "0.4.0"
 
 #ifndef IPUPIPE_H
 #define IPUPIPE_H
@@ -361,15 +361,31 @@ typedef struct ipup_cost_model {
     double sync_cycles;        /* 1000 per inter-IPU sync */
 } ipup_cost_model;
 
-/* Fill one micro-batch: x (n, in_h*in_w*in_c) and labels (n) for samples sample0 ..
-   sample0+n-1, where sample0 = ((step * R + replica) * M + mb) * n: the global index of
-   the micro-batch's first sample (the trainer maps it to a shuffled dataset index).
-   Return 0, anything else aborts the run with IPUP_ERR_IO. x and labels are the stage-0
-   stash entry itself. Called by the thread that runs F(0, mb): the host (cooperative
-   runner) or replica `replica`'s stage-0 thread (threaded runner: concurrently for
-   distinct replicas, so it must be safe to call so; see THREADS). */
-typedef int (*ipup_infeed_fn)(void *user, int64_t step, int32_t replica, int32_t mb,
-                              int64_t sample0, int32_t n, float *x, int32_t *labels);
+/* One micro-batch to fill, as the infeed callback sees it: x (n rows of `row` floats,
+   row = in_h*in_w*in_c) and, for a class loss (softmax_xent), labels (n, each in
+   0..classes-1), or, for a regression loss (mse), targets (n rows of target_width floats:
+   the width of the loss layer's input). The pointer a model does not use is NULL and its
+   width 0. sample0 = ((step * R + replica) * M + mb) * n is the global index of the
+   micro-batch's first sample (the trainer maps it to a shuffled dataset index). x, labels
+   and targets are the stage-0 stash entry itself: write exactly n*row, n and
+   n*target_width values. */
+typedef struct ipup_feed {
+    int64_t step;
+    int32_t replica, mb;
+    int64_t sample0;
+    int32_t n;                /* samples in the micro-batch (cfg.microbatch) */
+    int32_t row;              /* floats per sample in x */
+    int32_t classes;          /* class loss: labels lie in 0..classes-1; else 0 */
+    int32_t target_width;     /* regression loss: floats per sample in targets; else 0 */
+    float *x;
+    int32_t *labels;          /* class loss, else NULL */
+    float *targets;           /* regression loss, else NULL */
+} ipup_feed;
+/* Return 0, anything else aborts the run with IPUP_ERR_IO. Called by the thread that runs
+   F(0, mb): the host (cooperative runner) or replica `replica`'s stage-0 thread (threaded
+   runner: concurrently for distinct replicas, so it must be safe to call so; see
+   THREADS). */
+typedef int (*ipup_infeed_fn)(void *user, const ipup_feed *feed);
 /* One outfeed record per micro-batch: mean loss over its n samples and the number of
    correct arg-max predictions. Called on the host thread after each run, in (step,
    replica, mb) order. */
@@ -2373,7 +2389,11 @@ static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int thr
 static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, int32_t *lab, int threaded, int32_t ipu) {
     int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
     int32_t i;
-    if (e->cfg.infeed(e->cfg.infeed_user, t, r, m, sample0, e->B, x, lab) != 0)
+    ipup_feed f;
+    IPUPIPE_MEMSET(&f, 0, sizeof f);
+    f.step = t; f.replica = r; f.mb = m; f.sample0 = sample0; f.n = e->B;
+    f.row = e->in_n; f.classes = e->classes; f.x = x; f.labels = lab;
+    if (e->cfg.infeed(e->cfg.infeed_user, &f) != 0)
         return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
     for (i = 0; i < e->B; i++)
         if (lab[i] < 0 || lab[i] >= e->classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);

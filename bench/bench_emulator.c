@@ -45,12 +45,11 @@ static int32_t data_y[NSAMPLES];
 static ipup_emu emu;
 static ipup_emu work;
 
-static int feed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n,
-                float *x, int32_t *labels) {
-    int64_t s0 = sample0 % (NSAMPLES - n);
-    (void)user; (void)step; (void)replica; (void)mb;
-    memcpy(x, data_x + s0 * IN, (size_t)n * IN * sizeof(float));
-    memcpy(labels, data_y + s0, (size_t)n * sizeof(int32_t));
+static int feed(void *user, const ipup_feed *f) {
+    int64_t s0 = f->sample0 % (NSAMPLES - f->n);
+    (void)user;
+    memcpy(f->x, data_x + s0 * IN, (size_t)f->n * IN * sizeof(float));
+    memcpy(f->labels, data_y + s0, (size_t)f->n * sizeof(int32_t));
     return 0;
 }
 

@@ -134,14 +134,14 @@ static void mt_shift(const float *src, int dx, int dy, float *dst) {
 
 /* Infeed (ipup_config.infeed, user = mt_feed): the samples at positions p .. p+n-1 of
  * the current epoch's permutation, shifted by up to `augment` pixels (zero fill). */
-static int mt_infeed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x,
-                     int32_t *labels) {
+static int mt_infeed(void *user, const ipup_feed *fd) {
     mt_feed *f = (mt_feed *)user;
-    int64_t p0 = sample0 - f->epoch_step0 * f->samples_per_step;
+    int32_t n = fd->n;
+    float *x = fd->x;
+    int32_t *labels = fd->labels;
+    int64_t p0 = fd->sample0 - f->epoch_step0 * f->samples_per_step;
     int i, aug = f->augment;
-    (void)step;
-    (void)replica;
-    (void)mb;
+    if (fd->row != MT_PIXELS || !labels) return -1;
     if (p0 < 0 || p0 + n > f->tr.count) return -1;
     for (i = 0; i < n; i++) {
         int64_t p = p0 + i;

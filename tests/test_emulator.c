@@ -42,12 +42,13 @@ static void make_sample(int in_n, int classes, int64_t idx, float *x, int32_t *l
     *label = best;
 }
 
-static int feed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x, int32_t *labels) {
+static int feed(void *user, const ipup_feed *fd) {
     feed_ctx *f = (feed_ctx *)user;
     int32_t i;
-    (void)replica; (void)mb;
-    for (i = 0; i < n; i++) make_sample(f->in_n, f->classes, sample0 + i, x + (size_t)i * (size_t)f->in_n, labels + i);
-    if (step == f->nan_step) x[0] = NAN;
+    if (fd->row != f->in_n || fd->classes != f->classes || !fd->labels) return -1;
+    for (i = 0; i < fd->n; i++)
+        make_sample(f->in_n, f->classes, fd->sample0 + i, fd->x + (size_t)i * (size_t)f->in_n, fd->labels + i);
+    if (fd->step == f->nan_step) fd->x[0] = NAN;
     return 0;
 }
 
@@ -91,7 +92,11 @@ static void ref_step(ref_model *R, const ipup_config *c, int64_t t, feed_ctx *fc
             int64_t sample0 = ((t * Rr + r) * M + m) * B;
             int64_t j0 = ((int64_t)r * M + m) * B;
             float *g = g0, *o = g1;
-            feed(fc, t, r, m, sample0, B, act[0], labels);
+            ipup_feed fd;
+            memset(&fd, 0, sizeof fd);
+            fd.step = t; fd.replica = r; fd.mb = m; fd.sample0 = sample0; fd.n = B;
+            fd.row = fc->in_n; fd.classes = fc->classes; fd.x = act[0]; fd.labels = labels;
+            feed(fc, &fd);
             for (l = 0; l < L; l++) {
                 const ipup_layer_info *I = &R->info[l];
                 int n = B * I->in_n;
@@ -717,9 +722,9 @@ TTEST(nan_is_an_error_naming_step_and_stage) {
     }
 }
 
-static int failing_feed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x, int32_t *labels) {
-    if (step == 2 && mb == 1) return -1;
-    return feed(user, step, replica, mb, sample0, n, x, labels);
+static int failing_feed(void *user, const ipup_feed *fd) {
+    if (fd->step == 2 && fd->mb == 1) return -1;
+    return feed(user, fd);
 }
 
 TTEST(infeed_failure_stops_cleanly) {

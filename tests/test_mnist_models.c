@@ -30,15 +30,11 @@ static void tm_data(void) {
     }
 }
 
-static int tm_infeed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n, float *x,
-                     int32_t *labels) {
+static int tm_infeed(void *user, const ipup_feed *f) {
     (void)user;
-    (void)step;
-    (void)replica;
-    (void)mb;
-    if (sample0 < 0 || sample0 + n > TM_N) return -1;
-    memcpy(x, tm_x + sample0 * 784, (size_t)n * 784 * sizeof(float));
-    memcpy(labels, tm_y + sample0, (size_t)n * sizeof(int32_t));
+    if (f->sample0 < 0 || f->sample0 + f->n > TM_N || f->row != 784) return -1;
+    memcpy(f->x, tm_x + f->sample0 * 784, (size_t)f->n * 784 * sizeof(float));
+    memcpy(f->labels, tm_y + f->sample0, (size_t)f->n * sizeof(int32_t));
     return 0;
 }
 

@@ -100,14 +100,11 @@ typedef struct tiny_data {
 } tiny_data;
 
 /* ipup_infeed_fn over a tiny_data: every sample of the micro-batch from ->sample. */
-static inline int tiny_infeed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0, int32_t n,
-                              float *x, int32_t *labels) {
+static inline int tiny_infeed(void *user, const ipup_feed *f) {
     const tiny_data *d = (const tiny_data *)user;
     int32_t i;
-    (void)step;
-    (void)replica;
-    (void)mb;
-    for (i = 0; i < n; i++) d->sample(sample0, i, x + (size_t)i * (size_t)d->in_n, labels + i);
+    if (f->row != d->in_n || !f->labels) return -1;
+    for (i = 0; i < f->n; i++) d->sample(f->sample0, i, f->x + (size_t)i * (size_t)d->in_n, f->labels + i);
     return 0;
 }
 

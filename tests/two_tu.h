@@ -52,10 +52,13 @@ static uint64_t two_tu_fnv(uint64_t h, const void *p, size_t n) {
 #define TWO_TU_FNV0 UINT64_C(1469598103934665603)
 
 /* 16 inputs, label = the index of the largest of the first 4 */
-static int two_tu_feed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0,
-                       int32_t n, float *x, int32_t *labels) {
-    int32_t i, j, best;
-    (void)user; (void)step; (void)replica; (void)mb;
+static int two_tu_feed(void *user, const ipup_feed *f) {
+    int32_t i, j, best, n = f->n;
+    int64_t sample0 = f->sample0;
+    float *x = f->x;
+    int32_t *labels = f->labels;
+    (void)user;
+    if (f->row != 16) return -1;
     for (i = 0; i < n; i++) {
         float *xi = x + (size_t)i * 16u;
         for (j = 0; j < 16; j++)

@@ -138,11 +138,11 @@ static void fw_fill(int64_t sample0, int32_t n, float *x, int32_t *labels)
 }
 
 /* the emulator's infeed callback (ipup_infeed_fn) */
-static int fw_infeed(void *user, int64_t step, int32_t replica, int32_t mb, int64_t sample0,
-                     int32_t n, float *x, int32_t *labels)
+static int fw_infeed(void *user, const ipup_feed *f)
 {
-    (void)user; (void)step; (void)replica; (void)mb;
-    fw_fill(sample0, n, x, labels);
+    (void)user;
+    if (f->row != FW_PIXELS || !f->labels) return -1;
+    fw_fill(f->sample0, f->n, f->x, f->labels);
     return 0;
 }
 
