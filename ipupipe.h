@@ -331,6 +331,14 @@ IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
    model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages > layers, a model
    ipup_model_info refuses); msg gets the text. */
 IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len);
+/* Replication from the IPU count (Graphcore's auto_select_ipus, TF IPU user guide §6.4.1:
+   a graph sharded over 2 IPUs run on 8 IPUs is replicated 4 times): the replicas that
+   `total_ipus` IPUs give a pipeline of `ipus_per_replica` IPUs (ipup_plan.devices of a plan
+   with replicas 1), into *replicas. IPUP_ERR_CONFIG with a message when total_ipus is not a
+   multiple of ipus_per_replica or gives more than IPUP_MAX_REPLICAS replicas; IPUP_ERR_ARG
+   when a count is < 1 or replicas is NULL. */
+IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica, int32_t *replicas, char *msg,
+                                       size_t msg_len);
 
 /* ------------------------------------------------------------------ configuration */
 typedef enum ipup_optimizer_kind { IPUP_OPT_SGD = 0, IPUP_OPT_MOMENTUM, IPUP_OPT_ADAM } ipup_optimizer_kind;
@@ -1256,6 +1264,33 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
         split[k - 2] = arg[k][j];
         j = arg[k][j];
     }
+    if (msg && msg_len) msg[0] = 0;
+    return IPUP_OK;
+}
+
+IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica, int32_t *replicas, char *msg,
+                                       size_t msg_len) {
+    int32_t r, k, n = 0;
+    char alts[96] = "none: raise IPUP_MAX_IPUS";
+    if (!replicas) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_replicas_for_ipus: replicas is NULL");
+    if (total_ipus < 1 || ipus_per_replica < 1)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_replicas_for_ipus: %d IPUs, %d per replica: both must be >= 1",
+                          (int)total_ipus, (int)ipus_per_replica);
+    for (k = 1; k <= IPUP_MAX_REPLICAS && (int64_t)k * ipus_per_replica <= IPUP_MAX_IPUS && n < (int32_t)sizeof alts - 16; k++)
+        n += ipup_snprintf(alts + n, sizeof alts - (size_t)n, "%s%d", k > 1 ? ", " : "", (int)(k * ipus_per_replica));
+    if (total_ipus % ipus_per_replica != 0)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "%d IPUs: the model is sharded over %d IPU%s per replica, so the IPU count must be a multiple of %d "
+                          "(it is replicated IPUs / %d times); use one of %s",
+                          (int)total_ipus, (int)ipus_per_replica, ipus_per_replica == 1 ? "" : "s", (int)ipus_per_replica,
+                          (int)ipus_per_replica, alts);
+    r = total_ipus / ipus_per_replica;
+    if (r > IPUP_MAX_REPLICAS || total_ipus > IPUP_MAX_IPUS)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "%d IPUs of %d per replica would be %d replicas: at most IPUP_MAX_REPLICAS = %d and IPUP_MAX_IPUS = %d "
+                          "(define them larger before the include); use one of %s",
+                          (int)total_ipus, (int)ipus_per_replica, (int)r, (int)IPUP_MAX_REPLICAS, (int)IPUP_MAX_IPUS, alts);
+    *replicas = r;
     if (msg && msg_len) msg[0] = 0;
     return IPUP_OK;
 }

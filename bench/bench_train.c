@@ -19,7 +19,7 @@
  *      layers, micro-batch and update) when /usr/bin/python3 can import torch; otherwise
  *      the table says it is not installed (no constant stands in for it);
  * then 5 interleaved rounds of the threaded runner on the machine's cores: 2 replicas and
- * a 2-stage grouped pipeline (the balanced split, --splits auto --ipus 2) against one IPU
+ * a 2-stage grouped pipeline (the balanced split, --splits auto --stages 2) against one IPU
  * (cooperative runner), with CPU-seconds per sample beside the wall-clock ratio and the
  * most a 2-stage split of the model's layers can give (total FLOPs / larger stage). Figures are medians over the rounds, as fractions
  * of one core's FMA peak measured in the same run (examples/fma_peak.h). The load average
@@ -81,7 +81,7 @@ static int bt_train(const char *model, const char *runner, const char *layout, d
     } else if (strcmp(layout, "2stages") == 0) { /* the balanced split over 2 IPUs */
         argv[argc++] = "--splits";
         argv[argc++] = "auto";
-        argv[argc++] = "--ipus";
+        argv[argc++] = "--stages";
         argv[argc++] = "2";
     } /* "pipeline": the model's default split over 2 IPUs, grouped schedule */
     argv[argc] = NULL;
@@ -309,7 +309,7 @@ static void bt_json_threads(FILE *js, const bt_model *m) {
     bt_ratios(&m->rep, &m->base, &a, &alo, &ahi);
     bt_ratios(&m->pipe, &m->base, &b, &blo, &bhi);
     fprintf(js, "    {\"model\": \"%s\", \"rounds\": %d, \"baseline\": \"1 IPU, cooperative runner\", "
-                "\"stages2_split\": \"--splits auto --ipus 2\", \"replicas2_ratio\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}, "
+                "\"stages2_split\": \"--splits auto --stages 2\", \"replicas2_ratio\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}, "
                 "\"stages2_grouped_ratio\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}, "
                 "\"stages2_bound\": %.3f, "
                 "\"cpu_us_per_sample\": {\"1ipu\": %.2f, \"replicas2\": %.2f, \"stages2\": %.2f}}",

@@ -26,8 +26,9 @@
 typedef struct {
     const char *model;
     const char *splits[MT_MAX_STAGES];
-    int n_splits, splits_auto, splits_given, ipus;
+    int n_splits, splits_auto, splits_given, stages, ipus; /* ipus: 0 = not given */
     const char *schedule;
+    const char *map; /* --map text, NULL: the schedule's default mapping */
     int batch, accumulate, repeat, epochs, replicas, recompute, offload, augment;
     float lr, momentum, lr_decay;
     int lr_given, momentum_given, decay_given, augment_given, epochs_given;
@@ -48,11 +49,18 @@ static void mt_usage(FILE *f) {
             "usage: mnist-train [options]\n"
             "  --model mlp|cnn|mlp-gelu     the network (default mlp: the TF1 tutorial's)\n"
             "  --splits LAYER...            first layer of each stage after the first (TF1 tutorial\n"
-            "                               step 4); 'auto' balances the cost model over --ipus;\n"
+            "                               step 4); 'auto' balances the cost model over --stages;\n"
             "                               'none': one stage on one IPU\n"
-            "  --ipus N                     IPUs for --splits auto (default 2)\n"
+            "  --stages N                   stages for --splits auto (default 2)\n"
+            "  --ipus N                     IPUs in all: N / (IPUs per replica) replicas of the\n"
+            "                               pipeline (Graphcore's auto_select_ipus); N must be a\n"
+            "                               multiple of the IPUs one replica uses\n"
+            "  --map D0,D1,...              the IPU of each stage (TF's device_mapping; default\n"
+            "                               stage s on IPU s), e.g. 0,1,1,0\n"
             "  --schedule NAME              grouped|interleaved|sequential|gpipe|1f1b|\n"
-            "                               interleaved-1f1b|zb-h1 (default grouped)\n"
+            "                               interleaved-1f1b|zb-h1 (default grouped); sharding:\n"
+            "                               the model split over IPUs without pipelining, one\n"
+            "                               IPU at work at a time (= sequential)\n"
             "  --batch-size B               micro-batch size\n"
             "  --batches-to-accumulate M    micro-batches per weight update (gradient accumulation)\n"
             "  --repeat-count N             steps per emulator call (on-device loop)\n"
@@ -169,7 +177,7 @@ static int mt_parse_switch(mt_opts *o, const char *flag) {
 /* 1 when flag takes a value (given as --flag=v or as the next argument). */
 static int mt_takes_value(const char *flag) {
     static const char *const names[] = {
-        "--model",         "--ipus",      "--schedule",  "--batch-size", "--batches-to-accumulate",
+        "--model",         "--ipus",      "--stages",    "--map",       "--schedule",  "--batch-size", "--batches-to-accumulate",
         "--gradient-accumulation", "--repeat-count", "--epochs", "--learning-rate", "--lr-decay",
         "--momentum",      "--optimizer", "--augment",   "--replicas",   "--runner",
         "--seed",          "--data",      "--train-limit", "--test-limit", "--save",
@@ -183,7 +191,8 @@ static int mt_takes_value(const char *flag) {
 /* The numeric options; 0, 2 after a message, or -1 when flag is not one of them. */
 static int mt_parse_number(mt_opts *o, const char *flag, const char *v) {
 #define MT_IS(name) (strcmp(flag, name) == 0)
-    if (MT_IS("--ipus")) return mt_int(flag, v, 1, MT_MAX_STAGES, &o->ipus);
+    if (MT_IS("--ipus")) return mt_int(flag, v, 1, IPUP_MAX_IPUS, &o->ipus);
+    if (MT_IS("--stages")) return mt_int(flag, v, 1, MT_MAX_STAGES, &o->stages);
     if (MT_IS("--batch-size")) return mt_int(flag, v, 1, 4096, &o->batch);
     if (MT_IS("--batches-to-accumulate") || MT_IS("--gradient-accumulation"))
         return mt_int(flag, v, 1, 1 << 16, &o->accumulate);
@@ -230,6 +239,7 @@ static int mt_parse_value(mt_opts *o, const char *flag, const char *v) {
     if (rc >= 0) return rc;
     if (MT_IS("--model")) o->model = v;
     else if (MT_IS("--schedule")) o->schedule = v;
+    else if (MT_IS("--map")) o->map = v;
     else if (MT_IS("--runner")) o->runner = v;
     else if (MT_IS("--data")) o->data = v;
     else if (MT_IS("--save")) o->save = v;
@@ -271,7 +281,7 @@ static int mt_parse(int argc, char **argv, mt_opts *o) {
     o->seed = 1;
     o->data = "data/mnist";
     o->progress = -1;
-    o->ipus = 2;
+    o->stages = 2;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         char flag[64];
@@ -304,7 +314,6 @@ static void mt_resolve(mt_opts *o, const mnist_model_spec *m) {
     if (!o->accumulate) o->accumulate = m->accumulate;
     if (!o->repeat) o->repeat = m->repeat;
     if (!o->epochs_given) o->epochs = m->epochs;
-    if (!o->replicas) o->replicas = 1;
     if (!o->optimizer_given) o->optimizer = m->optimizer;
     if (!o->lr_given) o->lr = o->optimizer == m->optimizer ? m->lr : o->optimizer == IPUP_OPT_ADAM ? 0.001f : 0.05f;
     if (!o->momentum_given) o->momentum = m->momentum;

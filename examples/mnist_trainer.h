@@ -60,6 +60,8 @@ typedef struct {
     int32_t layer_first[IPUP_MAX_LAYERS + 1]; /* desc index of each one's first layer */
     int n_stages;
     int32_t stage_first[MT_MAX_STAGES + 1]; /* desc index of each stage's first layer */
+    int16_t map[MT_MAX_STAGES];              /* --map: the IPU of each stage */
+    int n_map;                               /* 0: the schedule's default mapping */
     ipup_config cfg;
     ipup_plan plan;
     ipup_emu *emu;
@@ -126,13 +128,13 @@ static int mt_auto_stages(mt_run *r) {
     int32_t split[MT_MAX_STAGES];
     char ids[512], msg[256];
     int s, rc;
-    if (r->o.ipus > r->desc.n_layers) {
+    if (r->o.stages > r->desc.n_layers) {
         mt_layer_ids(r, 1, ids, sizeof ids);
-        return mt_err("--splits auto: %d IPUs but the model has only %d layers (%s)", r->o.ipus, r->desc.n_layers, ids);
+        return mt_err("--splits auto: %d stages but the model has only %d layers (%s)", r->o.stages, r->desc.n_layers, ids);
     }
-    if ((rc = ipup_balance_stages(&r->desc, r->o.ipus, split, msg, sizeof msg)) != IPUP_OK)
+    if ((rc = ipup_balance_stages(&r->desc, r->o.stages, split, msg, sizeof msg)) != IPUP_OK)
         return mt_err("--splits auto: %s (%s)", msg, ipup_result_str(rc));
-    r->n_stages = r->o.ipus;
+    r->n_stages = r->o.stages;
     r->stage_first[0] = 0;
     for (s = 1; s < r->n_stages; s++) r->stage_first[s] = split[s - 1];
     r->stage_first[r->n_stages] = r->desc.n_layers;
@@ -175,6 +177,32 @@ static int mt_stages(mt_run *r) {
     return 0;
 }
 
+/* --map "0,1,0": the IPU of each stage (TF's device_mapping), one per stage, each in
+ * 0..IPUP_MAX_DEVICES-1; the schedule's rules (ipup_sched_generate) check the rest. */
+static int mt_parse_map(mt_run *r) {
+    const char *p = r->o.map;
+    int n = 0;
+    if (!p) return 0;
+    while (*p) {
+        char *end;
+        long v;
+        errno = 0;
+        v = strtol(p, &end, 10);
+        if (end == p || errno || v < 0 || v >= IPUP_MAX_DEVICES || (*end && *end != ','))
+            return mt_err("--map needs one IPU number 0..%d per stage, separated by commas (e.g. 0,1,0), not '%s'",
+                          IPUP_MAX_DEVICES - 1, r->o.map);
+        if (n == MT_MAX_STAGES) return mt_err("--map: at most %d stages", MT_MAX_STAGES);
+        r->map[n++] = (int16_t)v;
+        p = *end ? end + 1 : end;
+        if (*end && !*p) return mt_err("--map ends with a comma: '%s'", r->o.map);
+    }
+    if (n != r->n_stages)
+        return mt_err("--map gives %d IPU%s, but the pipeline has %d stage%s: give one IPU per stage (e.g. --map %s)", n,
+                      n == 1 ? "" : "s", r->n_stages, r->n_stages == 1 ? "" : "s", r->n_stages == 2 ? "0,1" : "0,1,0");
+    r->n_map = n;
+    return 0;
+}
+
 /* The emulator model of the resolved options, its stages, schedule and runner: what a
  * run needs before it reads data. 0, or 2 after a message naming the bad option. */
 static int mt_configure(mt_run *r) {
@@ -183,7 +211,7 @@ static int mt_configure(mt_run *r) {
         ipup_model_info(&r->desc, r->info, IPUP_MAX_LAYERS, msg, sizeof msg) != IPUP_OK)
         return mt_err("model %s: %s", r->spec->name, msg);
     r->n_layers = mnist_model_layers(&r->desc, r->layer_first);
-    if (mt_stages(r)) return 2;
+    if (mt_stages(r) || mt_parse_map(r)) return 2;
     if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK)
         return mt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1)",
                       r->o.schedule);
@@ -196,6 +224,41 @@ static int mt_configure(mt_run *r) {
     return 0;
 }
 
+/* --ipus N (Graphcore's auto_select_ipus): the IPUs one replica uses are the devices of
+ * the schedule table of the configured stages; ipup_replicas_for_ipus gives the replica
+ * count, which --replicas, when given too, must equal. Without --ipus: --replicas or 1. */
+static int mt_resolve_replicas(mt_run *r) {
+    ipup_sched_config sc;
+    ipup_table t;
+    ipup_op *ops;
+    char msg[512];
+    int32_t R = 0;
+    int rc;
+    if (!r->o.ipus) {
+        if (!r->o.replicas) r->o.replicas = 1;
+        return 0;
+    }
+    memset(&sc, 0, sizeof sc);
+    sc.kind = r->sched;
+    sc.stages = r->n_stages;
+    sc.microbatches = r->o.accumulate;
+    sc.stage_device = r->n_map ? r->map : NULL;
+    ops = (ipup_op *)malloc(sizeof *ops * (size_t)IPUP_SCHED_MAX_OPS(sc.stages, sc.microbatches));
+    if (!ops) return mt_err("out of host memory for the schedule table of %d stages x %d micro-batches", sc.stages, sc.microbatches);
+    rc = ipup_sched_generate(&sc, ops, IPUP_SCHED_MAX_OPS(sc.stages, sc.microbatches), &t, msg, sizeof msg);
+    free(ops);
+    if (rc != IPUP_OK)
+        return mt_err("the pipeline cannot run: schedule %s with %d stages and %d micro-batches: %s (%s)",
+                      ipup_sched_kind_name(r->sched), sc.stages, sc.microbatches, msg, ipup_result_str(rc));
+    if ((rc = ipup_replicas_for_ipus(r->o.ipus, t.devices, &R, msg, sizeof msg)) != IPUP_OK) return mt_err("--ipus: %s", msg);
+    if (r->o.replicas && r->o.replicas != R)
+        return mt_err("--ipus %d and --replicas %d disagree: one replica of the pipeline uses %d IPU%s, so %d IPUs are %d "
+                      "replica%s; give --ipus or --replicas alone",
+                      r->o.ipus, r->o.replicas, t.devices, t.devices == 1 ? "" : "s", r->o.ipus, R, R == 1 ? "" : "s");
+    r->o.replicas = R;
+    return 0;
+}
+
 /* The emulator configuration of a configured run (model, split, schedule, batch
  * shape, optimizer, seed), its data through mt_infeed; pools are given later. */
 static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
@@ -204,6 +267,7 @@ static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
     c->model = &r->desc;
     c->stages = r->n_stages;
     c->split = r->n_stages > 1 ? &r->stage_first[1] : NULL;
+    c->stage_device = r->n_map ? r->map : NULL;
     c->schedule = r->sched;
     c->strict = r->o.strict;
     c->microbatch = r->o.batch;
@@ -287,6 +351,7 @@ static int mt_setup_memory(mt_run *r) {
     mt_feed *f = &r->feed;
     size_t host_bytes, pool_total = 64; /* each IPU's pools plus 128 spare bytes, as mt_carve_pools wants */
     int i, rc;
+    if (mt_resolve_replicas(r)) return 2;
     if (mt_feed_probe(f, r->o.data, r->o.train_limit, r->o.test_limit, r->err) < 0) return mt_err("%s", r->err);
     f->seed = r->o.seed;
     f->augment = r->o.augment;
@@ -432,10 +497,13 @@ static void mt_print_model(const mt_run *r) {
  * layer is not named), and the IPU of each. */
 static void mt_print_pipeline(const mt_run *r) {
     int s, l;
-    printf("Pipeline: %d stage%s on %d IPU%s x %d replica%s, schedule %s, runner %s%s%s\n", r->n_stages,
+    char ipus[32] = "";
+    if (r->plan.replicas > 1) ipup_snprintf(ipus, sizeof ipus, " = %d IPUs", r->plan.ipus);
+    printf("Pipeline: %d stage%s on %d IPU%s x %d replica%s%s, schedule %s%s, runner %s%s%s\n", r->n_stages,
            r->n_stages == 1 ? "" : "s", r->plan.devices, r->plan.devices == 1 ? "" : "s", r->plan.replicas,
-           r->plan.replicas == 1 ? "" : "s", ipup_sched_kind_name(r->sched), r->o.runner,
-           r->o.recompute ? ", recompute" : "", r->o.offload ? ", offload" : "");
+           r->plan.replicas == 1 ? "" : "s", ipus, ipup_sched_kind_name(r->sched),
+           ipup__name_eq(r->o.schedule, "sharding") ? " (sharding: no pipelining, one IPU at work at a time)" : "",
+           r->o.runner, r->o.recompute ? ", recompute" : "", r->o.offload ? ", offload" : "");
     for (s = 0; s < r->n_stages; s++) {
         printf("  %d. ", s);
         for (l = r->stage_first[s]; l < r->stage_first[s + 1]; l++)

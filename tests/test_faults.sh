@@ -214,13 +214,19 @@ hostile() { # NAME PATTERN ARGS...
 }
 hostile "M = 0" 'batches-to-accumulate needs an integer in 1\.\.' --batches-to-accumulate 0
 hostile "batch size 0" 'batch-size needs an integer in 1\.\.' --batch-size 0
-hostile "IPUs above the compiled maximum" 'ipus needs an integer in 1\.\.16' --splits auto --ipus 17
+hostile "IPUs above the compiled maximum" 'ipus needs an integer in 1\.\.32' --ipus 33
+hostile "stages above the compiled maximum" 'stages needs an integer in 1\.\.16' --splits auto --stages 17
+hostile "IPUs not a multiple of the IPUs per replica" 'the model is sharded over 2 IPUs per replica, so the IPU count must be a multiple of 2' --ipus 3
+hostile "--ipus and --replicas disagree" 'ipus 4 and --replicas 3 disagree' --ipus 4 --replicas 3
+hostile "--map with too few IPUs" 'map gives 1 IPU, but the pipeline has 2 stages' --map 0
+hostile "--map not a number" 'map needs one IPU number 0\.\.15 per stage' --map 0,x
+hostile "--map ending with a comma" 'map ends with a comma' --map 0,1,
 hostile "more splits than the compiled maximum" 'at most 15 splits' --splits a b c d e f g h i j k l m n o p
 hostile "split naming no layer" "unknown layer 'dense999'; the layers of model mlp are" --splits dense999
 hostile "split leaving stage 0 empty" 'stage 0 would be empty' --splits flatten
 hostile "split leaving a middle stage empty" "stage 1 would be empty: 'dense128' does not come after 'dense128'" --splits dense128 dense128
 hostile "splits out of layer order" "stage 1 would be empty: 'dense128' does not come after 'dense64'.*layer order" --splits dense64 dense128
-hostile "more stages (IPUs) than layers" '12 IPUs but the model has only 11 layers' --splits auto --ipus 12
+hostile "more stages than layers" '12 stages but the model has only 11 layers' --splits auto --stages 12
 hostile "replicas above the compiled maximum" 'replicas needs an integer in 1\.\.' --replicas 9
 hostile "replicas x stages beyond the IPUs" '(IPUs|IPUP_MAX_IPUS)' --replicas 8 --splits dense256 dense128 dense64 dense32 logits
 hostile "learning rate NaN" 'learning-rate needs a number in \[0, 100\], got .nan.' --learning-rate nan

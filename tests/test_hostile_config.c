@@ -236,7 +236,30 @@ TTEST(model_text_hostile) {
     }
 }
 
+/* replication from the IPU count: N / P replicas, refused with the multiples that work */
+TTEST(replicas_from_the_ipu_count) {
+    char msg[256];
+    int32_t r = -1;
+    TT_EQ_INT(ipup_replicas_for_ipus(8, 2, &r, msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(r, 4);
+    TT_STREQ(msg, "");
+    TT_EQ_INT(ipup_replicas_for_ipus(3, 3, &r, msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(r, 1);
+    r = -1;
+    TT_EQ_INT(ipup_replicas_for_ipus(3, 2, &r, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_EQ_INT(r, -1);
+    TT_CHECK(strstr(msg, "must be a multiple of 2") != NULL);
+    TT_CHECK(strstr(msg, "use one of 2, 4, 6, 8") != NULL);
+    TT_EQ_INT(ipup_replicas_for_ipus(2 * (IPUP_MAX_REPLICAS + 1), 2, &r, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CHECK(strstr(msg, "IPUP_MAX_REPLICAS") != NULL);
+    TT_EQ_INT(ipup_replicas_for_ipus(0, 2, &r, msg, sizeof msg), IPUP_ERR_ARG);
+    TT_CHECK(msg[0] != 0);
+    TT_EQ_INT(ipup_replicas_for_ipus(4, 2, NULL, msg, sizeof msg), IPUP_ERR_ARG);
+    TT_CHECK(strstr(msg, "NULL") != NULL);
+}
+
 static const ttest_case cases[] = {
+    TT_CASE(replicas_from_the_ipu_count),
     TT_CASE(good_config_runs),
     TT_CASE(microbatches_zero_is_default_negative_refused),
     TT_CASE(stages_above_the_maximum),

@@ -119,24 +119,62 @@ if $BIN --data "$syn" --seed 7 --train-limit 512 --batch-size 8 --batches-to-acc
    grep -q '^Throughput: [0-9]* samples/s$' "$tmp/out" && grep -q '^  IPU1: ' "$tmp/out"
 then ok "output: stages, memory, Step lines, test accuracy, throughput"
 else bad "output: stages, memory, Step lines, test accuracy, throughput" "$tmp/out"; fi
-if $BIN --data "$syn" --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --epochs 1 --splits auto --ipus 3 > "$tmp/out" 2>&1 &&
-   grep -q '^  2\. ' "$tmp/out"; then ok "--splits auto --ipus 3 makes 3 stages"
-else bad "--splits auto --ipus 3 makes 3 stages" "$tmp/out"; fi
+if $BIN --data "$syn" --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --epochs 1 --splits auto --stages 3 > "$tmp/out" 2>&1 &&
+   grep -q '^  2\. ' "$tmp/out"; then ok "--splits auto --stages 3 makes 3 stages"
+else bad "--splits auto --stages 3 makes 3 stages" "$tmp/out"; fi
 
 # --splits auto: the library's balancer (ipup_balance_stages) over the emulator's layers,
 # where an activation is a layer of its own: for the mlp on 2 IPUs stage 1 starts at the
 # ReLU of dense256 (the weight-gradient-only dense256 is the largest stage on its own)
-if $BIN --data "$syn" --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --epochs 1 --splits auto --ipus 2 \
+if $BIN --data "$syn" --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --epochs 1 --splits auto --stages 2 \
      --no-progress > "$tmp/out" 2>&1 &&
    grep -q '^  0\. flatten-dense256  (IPU0)$' "$tmp/out" &&
    grep -q '^  1\. dense256\.relu-dense128-dense64-dense32-logits-cel  (IPU1)$' "$tmp/out" &&
    $BIN --data "$syn" --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --epochs 1 --splits dense256.relu \
      --no-progress > "$tmp/out2" 2>&1 && grep -q '^  1\. dense256\.relu-dense128' "$tmp/out2"
-then ok "--splits auto --ipus 2: the library's split, which --splits can name"
-else bad "--splits auto --ipus 2: the library's split, which --splits can name" "$tmp/out"; fi
-if $BIN "${common[@]}" --epochs 1 --splits auto --ipus 5 --save "$tmp/auto5.ckpt" > "$tmp/log" 2>&1 &&
-   cmp -s "$tmp/seed7.ckpt" "$tmp/auto5.ckpt"; then ok "--splits auto --ipus 5: checkpoint identical"
-else bad "--splits auto --ipus 5: checkpoint identical" "$tmp/log"; fi
+then ok "--splits auto --stages 2: the library's split, which --splits can name"
+else bad "--splits auto --stages 2: the library's split, which --splits can name" "$tmp/out"; fi
+if $BIN "${common[@]}" --epochs 1 --splits auto --stages 5 --save "$tmp/auto5.ckpt" > "$tmp/log" 2>&1 &&
+   cmp -s "$tmp/seed7.ckpt" "$tmp/auto5.ckpt"; then ok "--splits auto --stages 5: checkpoint identical"
+else bad "--splits auto --stages 5: checkpoint identical" "$tmp/log"; fi
+
+# ---- 1b. the IPU count (--ipus: replicas of the pipeline), the mapping, sharding
+loud=(--data "$syn" --seed 7 --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --repeat-count 3)
+# --ipus 4 on the 2-IPU pipeline is 2 replicas: the bits of --replicas 2
+$BIN "${loud[@]}" --train-limit 640 --epochs 1 --replicas 2 --save "$tmp/rep2.ckpt" > "$tmp/log" 2>&1
+if $BIN "${loud[@]}" --train-limit 640 --epochs 1 --ipus 4 --no-progress --save "$tmp/ipus4.ckpt" > "$tmp/out" 2>&1 &&
+   grep -q '^Pipeline: 2 stages on 2 IPUs x 2 replicas = 4 IPUs, ' "$tmp/out" && [ -s "$tmp/rep2.ckpt" ] &&
+   cmp -s "$tmp/rep2.ckpt" "$tmp/ipus4.ckpt" && ! cmp -s "$tmp/seed7.ckpt" "$tmp/ipus4.ckpt"
+then ok "--ipus 4 trains 2 replicas of the 2-IPU pipeline (the bits of --replicas 2)"
+else bad "--ipus 4 trains 2 replicas of the 2-IPU pipeline (the bits of --replicas 2)" "$tmp/out"; fi
+if $BIN "${loud[@]}" --train-limit 640 --epochs 1 --ipus 8 --batches-to-accumulate 2 --no-progress > "$tmp/out" 2>&1 &&
+   grep -q '^Pipeline: 2 stages on 2 IPUs x 4 replicas = 8 IPUs, ' "$tmp/out" &&
+   grep -q 'x 4 replica(s) = 64 samples per step' "$tmp/out"
+then ok "--ipus 8 trains 4 replicas of the 2-IPU pipeline"
+else bad "--ipus 8 trains 4 replicas of the 2-IPU pipeline" "$tmp/out"; fi
+if $BIN "${loud[@]}" --epochs 1 --splits auto --stages 3 --ipus 6 --train-limit 640 --batches-to-accumulate 4 --no-progress \
+     > "$tmp/out" 2>&1 && grep -q '^Pipeline: 3 stages on 3 IPUs x 2 replicas = 6 IPUs, ' "$tmp/out"
+then ok "--stages 3 --ipus 6: 2 replicas of 3 IPUs"
+else bad "--stages 3 --ipus 6: 2 replicas of 3 IPUs" "$tmp/out"; fi
+# --map moves stages between IPUs, never the bits; two stages on one IPU need one IPU
+if $BIN "${loud[@]}" --epochs 1 --map 1,0 --no-progress --save "$tmp/map10.ckpt" > "$tmp/out" 2>&1 &&
+   grep -q '^  0\. .*(IPU1)$' "$tmp/out" && grep -q '^  1\. .*(IPU0)$' "$tmp/out" && cmp -s "$tmp/seed7.ckpt" "$tmp/map10.ckpt"
+then ok "--map 1,0: stage 0 on IPU1, stage 1 on IPU0, checkpoint identical"
+else bad "--map 1,0: stage 0 on IPU1, stage 1 on IPU0, checkpoint identical" "$tmp/out"; fi
+if $BIN "${loud[@]}" --epochs 1 --map 0,0 --ipus 2 --no-progress --save "$tmp/map00.ckpt" > "$tmp/out" 2>&1 &&
+   grep -q '^Pipeline: 2 stages on 1 IPU x 2 replicas = 2 IPUs, ' "$tmp/out" && [ -s "$tmp/map00.ckpt" ]
+then ok "--map 0,0 --ipus 2: both stages on one IPU, so 2 IPUs are 2 replicas"
+else bad "--map 0,0 --ipus 2: both stages on one IPU, so 2 IPUs are 2 replicas" "$tmp/out"; fi
+# --schedule sharding is sequential (the TF1 tutorial's step 2), named as such
+$BIN "${loud[@]}" --epochs 1 --schedule sequential --save "$tmp/seq.ckpt" > "$tmp/log" 2>&1
+if $BIN "${loud[@]}" --epochs 1 --schedule sharding --no-progress --save "$tmp/shard.ckpt" > "$tmp/out" 2>&1 &&
+   grep -q 'schedule sequential (sharding: no pipelining, one IPU at work at a time)' "$tmp/out" &&
+   grep -q 'no main phase: the pipeline never fills' "$tmp/out" && [ -s "$tmp/seq.ckpt" ] && cmp -s "$tmp/seq.ckpt" "$tmp/shard.ckpt"
+then ok "--schedule sharding: sequential, named sharding, same checkpoint"
+else bad "--schedule sharding: sequential, named sharding, same checkpoint" "$tmp/out"; fi
+if $BIN --help | grep -q 'sharding' && $BIN --help | grep -q -- '--ipus N .*IPUs in all' && $BIN --help | grep -q -- '--map'
+then ok "--help names sharding, --ipus and --map"
+else bad "--help names sharding, --ipus and --map"; fi
 
 # ---- 5. real data: mlp >= 97% in 2 epochs
 if [ -n "${IPUPIPE_TEST_SLOW:-}" ] && [ "${IPUPIPE_TEST_SLOW}" != 0 ]; then

@@ -100,6 +100,12 @@ tr --recompute
 has "recomputation: IPU0 stashes 294.4 KB" "optimizer 945.8 KB, stash 294.4 KB"
 tr --schedule sequential
 has "trainer: sequential has no main phase" "(no main phase: the pipeline never fills)"
+# TF1 tutorial step 2 (sharding) and the user guide's replication from the IPU count
+tr --schedule sharding
+has "trainer: sharding is sequential, named" "schedule sequential (sharding: no pipelining, one IPU at work at a time)"
+has "trainer: sharding never fills" "(no main phase: the pipeline never fills)"
+tr --ipus 8 --batches-to-accumulate 4
+has "user guide 6.4.1: 8 IPUs of a 2-IPU pipeline are 4 replicas" "Pipeline: 2 stages on 2 IPUs x 4 replicas = 8 IPUs"
 tr --offload
 has "offload: no optimizer state on IPU0" "optimizer 0 B, stash 900.4 KB"
 # the trainer's trace: the CSV's op names, a colour per kind, the infeed as its own
