@@ -220,8 +220,8 @@ static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *nam
     expc_put(o, "   Needs ipupipe_kernels.h only (define IPUPIPE_IMPLEMENTATION in one translation unit before\n"
                 "   including it) and no heap:\n\n"
                 "     void %s_predict(int32_t n, const float *x, float *logits, int32_t *cls, float *scratch);\n\n"
-                "   x (n, %s_IN) inputs; logits (n, %s_OUT) or NULL; cls (n) arg-max classes (first on ties) or\n"
-                "   NULL; scratch: %s_SCRATCH_FLOATS floats the caller owns (e.g. a static array).\n",
+                "   x (n, %s_IN) inputs; logits (n, %s_OUT) or NULL; cls (n) arg-max classes (first on ties, a\n"
+                "   NaN never wins) or NULL; scratch: %s_SCRATCH_FLOATS floats the caller owns (e.g. a static array).\n",
              name, U, U, U);
     expc_put(o, "   The kernels run in chunks of %s_BATCH samples with the calls of the emulator's forward for\n"
                 "   this model and split (examples/export_c.h), so the outputs have the bits of ipup_predict\n"
@@ -397,7 +397,8 @@ static inline void expc_put_forward(expc_out *o, const ipup_emu *e, const char *
                 "        for (j = 0; j < Bn; j++) {\n            const float *row = y + (size_t)j * %s_OUT;\n"
                 "            int32_t best = 0;\n            for (k = 0; k < %s_OUT; k++) {\n"
                 "                if (logits) logits[(size_t)(i + j) * %s_OUT + (size_t)k] = row[k];\n"
-                "                if (row[k] > row[best]) best = k;\n            }\n"
+                "                if (row[k] > row[best] || (row[best] != row[best] && row[k] == row[k])) best = k;\n"
+                "            }\n"
                 "            if (cls) cls[i + j] = best;\n        }\n    }\n}\n\n#endif\n",
              U, U, U, name, U, U, U, name, U, U, U, U);
 }
