@@ -572,6 +572,7 @@ typedef struct ipup__srt {        /* runtime of one stage of one replica (intern
     float *stash, *wstash, *work, *pp[2], *conv, *staging;
     float *params, *grads, *state;
     uint32_t s_head, s_count, s_peak, w_head, w_count, w_peak;
+    float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
 } ipup__srt;
 
 #ifndef IPUPIPE_NO_THREADS
@@ -673,6 +674,28 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
                           double *loss_sum, int64_t *correct);
 /* The outfeed records of the last run, in (step, replica, mb) order; *n gets the count. */
 IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n);
+
+/* ------------------------------------------------------------------ predict (inference)
+   Forward only on the current weights (replica 0's), dropout off, no stash, no backward,
+   no heap. ipup_predict works after ipup_init, after ipup_run, after weights were written
+   with ipup_tensor_find + ipup_replicas_sync (or a state restore), and after
+   ipup_shutdown (then always on the host thread). Its results are the bits of the
+   training forward: the same kernel calls, micro-batch by micro-batch. */
+/* floats per sample that ipup_predict writes to out: the loss layer's input width
+   (softmax_xent: the number of classes); 0 when e is NULL or not initialised */
+IPUPIPE_DEF int32_t ipup_output_width(const ipup_emu *e);
+/* Forward only on the current weights (replica 0's), dropout off, for n samples
+   x (n rows of in_h*in_w*in_c floats). out (n rows of ipup_output_width floats) or NULL
+   gets the loss layer's input (softmax_xent: the logits); cls (n) or NULL gets the
+   arg-max class (first on ties; a NaN never wins). The samples go through the pipeline
+   in micro-batches of cfg.microbatch (the last one may be shorter), cfg.microbatches of
+   them at a time, following the forward-only table of the schedule (ipup_predict_stats).
+   cls is for a class loss only: with a loss layer that is not a class score (e.g. a
+   regression loss) a non-NULL cls is refused (IPUP_ERR_ARG) and out is the output.
+   Returns IPUP_OK; IPUP_ERR_ARG with a message for NULL e, e not initialised, n < 0,
+   NULL x when n > 0, or cls with a non-class loss; nothing is written then. n = 0 does
+   nothing. Host thread only. */
+IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls);
 
 /* Checkpoints: every parameter tensor then every optimizer-state tensor (replica 0's
    copies); write into data and call ipup_replicas_sync to copy them to every replica. */
@@ -1674,6 +1697,7 @@ static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, in
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
             if (a->base && !a->oom) ipup_ring_init(&e->bwd[r][s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, IPUPIPE_RING_START);
         }
+        rt->pred = s == e->S - 1 ? ipup__allocf(a, ipup__mulz((size_t)e->B, (size_t)e->lay[e->n_layers - 1].info.in_n), IPUP_MEM_SCRATCH) : NULL;
     }
 }
 
@@ -2127,7 +2151,9 @@ static int ipup__fuse_relu(const ipup_emu *e, const ipup__stage *st, int32_t l, 
 }
 
 /* Forward through stage s on replica r. in (Bn, in_n); labels (Bn); E: a stash entry (full
-   layout, in == E) or NULL (evaluation); out (Bn, out_n) or NULL (discard). */
+   layout, in == E) or NULL (evaluation); out (Bn, out_n) or NULL (discard). loss NULL
+   (ipup_predict): the model's last stage stops before the loss layer and writes the loss
+   layer's input (Bn, its in_n) into out. */
 static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
                             const int32_t *labels, float *E, float *out, int train, int64_t t,
                             int64_t sample0, float *loss, int *correct) {
@@ -2142,6 +2168,10 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
         const float *w = NULL, *b = NULL;
         int n = Bn * I->in_n, needed, fuse;
         if (I->n_w) { w = rt->params + Ly->p_off; b = w + ipup__r16(I->n_w); }
+        if (!loss && l == e->n_layers - 1) { /* ipup_predict: the loss layer's input is the result */
+            if (out != cur) IPUPIPE_MEMCPY(out, cur, (size_t)n * sizeof(float));
+            break;
+        }
         if (I->kind == IPUP_LAYER_SOFTMAX_XENT) {
             float *dl = (E && train) ? E + st->dl_off : NULL;
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
@@ -3069,6 +3099,78 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
         }
         if (loss_sum) *loss_sum += (double)loss * (double)Bn;
         if (correct) *correct += c;
+    }
+    return IPUP_OK;
+}
+
+/* ------------------------------------------------------------------ predict */
+IPUPIPE_DEF int32_t ipup_output_width(const ipup_emu *e) {
+    if (!e || !e->initialised || e->n_layers < 1) return 0;
+    return e->lay[e->n_layers - 1].info.in_n;
+}
+
+/* the loss layer gives class scores (arg-max makes sense) */
+static int ipup__class_loss(const ipup_emu *e) {
+    return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_SOFTMAX_XENT;
+}
+
+static int ipup__predict_args(ipup_emu *e, int32_t n, const float *x, const int32_t *cls) {
+    if (!e) return IPUP_ERR_ARG; /* no emulator: nowhere to put a message */
+    if (!e->initialised)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_predict: the emulator is not initialised; call ipup_init first (and check that it returned IPUP_OK)");
+    if (n < 0)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_predict: n = %d samples; give n >= 0", (int)n);
+    if (n > 0 && !x)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_predict: x is NULL for %d samples; give n rows of %d floats", (int)n, (int)e->in_n);
+    if (cls && !ipup__class_loss(e))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG,
+                          "ipup_predict: cls asks for arg-max classes, but the loss layer %s (%s) does not score classes; pass cls = NULL and read out",
+                          e->model.layers[e->n_layers - 1].id, ipup_layer_kind_name(e->lay[e->n_layers - 1].info.kind));
+    return IPUP_OK;
+}
+
+/* the arg-max of each of the Bn rows of z (Bn, W): the first maximum; NaN never wins */
+static void ipup__argmax_rows(int32_t Bn, int32_t W, const float *z, int32_t *cls) {
+    int32_t i, j;
+    for (i = 0; i < Bn; i++) {
+        const float *row = z + (size_t)i * (size_t)W;
+        int32_t best = 0;
+        for (j = 1; j < W; j++) if (row[j] > row[best] || (row[best] != row[best] && row[j] == row[j])) best = j;
+        cls[i] = best;
+    }
+}
+
+/* chunk c (samples c*B .. c*B+Bn-1): the last stage's result rows, into out or the
+   scratch rows, then the classes */
+static float *ipup__pred_rows(ipup_emu *e, int32_t c, float *out) {
+    return out ? out + (size_t)c * (size_t)e->B * (size_t)ipup_output_width(e) : e->srt[0][e->S - 1].pred;
+}
+static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *rows, int32_t *cls) {
+    if (cls) ipup__argmax_rows(Bn, ipup_output_width(e), rows, cls + (size_t)c * (size_t)e->B);
+}
+
+/* one micro-batch through every stage in turn on the host thread */
+static void ipup__predict_chunk(ipup_emu *e, int32_t c, int32_t Bn, const float *x, float *out, int32_t *cls) {
+    const float *in = x + (size_t)c * (size_t)e->B * (size_t)e->in_n;
+    float *rows = ipup__pred_rows(e, c, out);
+    int32_t s;
+    for (s = 0; s < e->S; s++) {
+        float *o = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : rows;
+        ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, o, 0, 0, 0, NULL, NULL);
+        in = o;
+    }
+    ipup__pred_classes(e, c, Bn, rows, cls);
+}
+
+IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls) {
+    int32_t c, nc;
+    int rc = ipup__predict_args(e, n, x, cls);
+    if (rc) return rc;
+    e->msg[0] = 0;
+    nc = (int32_t)(((int64_t)n + e->B - 1) / e->B);
+    for (c = 0; c < nc; c++) {
+        int64_t left = (int64_t)n - (int64_t)c * e->B;
+        ipup__predict_chunk(e, c, (int32_t)(left < e->B ? left : e->B), x, out, cls);
     }
     return IPUP_OK;
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export_c.h"
 #include "ipupipe.h"
 #include "mnist_models.h"
 
@@ -42,6 +43,7 @@ typedef struct {
     const char *save, *load, *trace, *summary;
     int quiet, progress; /* progress: -1 auto (terminal), 0 off, 1 on */
     int strict;          /* Graphcore API rules of the schedule as errors */
+    const char *export_c, *export_name; /* --export-c FILE.h, --export-name NAME (examples/export_c.h) */
 } mt_opts;
 
 static void mt_usage(FILE *f) {
@@ -84,6 +86,9 @@ static void mt_usage(FILE *f) {
             "  --load FILE                  resume from a checkpoint\n"
             "  --trace FILE.json            Chrome trace of one step (chrome://tracing, Perfetto)\n"
             "  --summary-json FILE          figures of the run as JSON\n"
+            "  --export-c FILE.h            the trained model as a C header: weights as const arrays and a\n"
+            "                               predict function that needs only ipupipe_kernels.h\n"
+            "  --export-name NAME           prefix of its C names (default: FILE's base name)\n"
             "  --progress / --no-progress   progress bar (default: when stdout is a terminal)\n"
             "  --quiet                      only the closing lines\n");
 }
@@ -181,7 +186,7 @@ static int mt_takes_value(const char *flag) {
         "--gradient-accumulation", "--repeat-count", "--epochs", "--learning-rate", "--lr-decay",
         "--momentum",      "--optimizer", "--augment",   "--replicas",   "--runner",
         "--seed",          "--data",      "--train-limit", "--test-limit", "--save",
-        "--load",          "--trace",     "--summary-json"};
+        "--load",          "--trace",     "--summary-json", "--export-c", "--export-name"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -246,6 +251,8 @@ static int mt_parse_value(mt_opts *o, const char *flag, const char *v) {
     else if (MT_IS("--load")) o->load = v;
     else if (MT_IS("--trace")) o->trace = v;
     else if (MT_IS("--summary-json")) o->summary = v;
+    else if (MT_IS("--export-c")) o->export_c = v;
+    else if (MT_IS("--export-name")) o->export_name = v;
     else if (MT_IS("--optimizer")) {
         if (strcmp(v, "sgd") == 0) o->optimizer = IPUP_OPT_SGD;
         else if (strcmp(v, "momentum") == 0) o->optimizer = IPUP_OPT_MOMENTUM;
@@ -259,13 +266,19 @@ static int mt_parse_value(mt_opts *o, const char *flag, const char *v) {
 
 /* Two outputs into one file would overwrite each other. */
 static int mt_check_outputs(const mt_opts *o) {
-    const char *out[3], *flag[3] = {"--save", "--trace", "--summary-json"};
+    const char *out[4], *flag[4] = {"--save", "--trace", "--summary-json", "--export-c"};
     int x, y;
     out[0] = o->save;
     out[1] = o->trace;
     out[2] = o->summary;
-    for (x = 0; x < 3; x++)
-        for (y = x + 1; y < 3; y++)
+    out[3] = o->export_c;
+    if (o->export_name && !o->export_c) return mt_err("--export-name needs --export-c FILE.h");
+    if (o->export_name) {
+        char msg[160];
+        if (expc_name_check(o->export_name, msg, sizeof msg) != IPUP_OK) return mt_err("--export-name: %s", msg);
+    }
+    for (x = 0; x < 4; x++)
+        for (y = x + 1; y < 4; y++)
             if (out[x] && out[y] && strcmp(out[x], out[y]) == 0)
                 return mt_err("%s and %s both name %s; give each output its own file", flag[x], flag[y], out[x]);
     return 0;

@@ -91,6 +91,7 @@ typedef struct {
     double phase_util[IPUP_PHASES];
     double phase_sec[IPUP_PHASES];   /* per step; main is 0 when the pipeline never fills */
     char err[1024];
+    mt_out export_out; /* --export-c (examples/export_c.h) */
 } mt_run;
 
 /* Figures of the last run, for programs that call mnist_train_main (bench_train.c). */
@@ -312,11 +313,12 @@ static int mt_carve_pools(mt_run *r, uint8_t *mem, size_t cap) {
 
 /* --save, --trace and --summary-json checked before anything runs (mnist_outfile.h). */
 static int mt_check_output_paths(const mt_run *r) {
-    const char *paths[3], *flags[3] = {"--save", "--trace", "--summary-json"};
+    const char *paths[4], *flags[4] = {"--save", "--trace", "--summary-json", "--export-c"};
     paths[0] = r->o.save;
     paths[1] = r->o.trace;
     paths[2] = r->o.summary;
-    return mt_out_check_all(paths, flags, 3);
+    paths[3] = r->o.export_c;
+    return mt_out_check_all(paths, flags, 4);
 }
 
 /* The command line, the output paths, the model, --load's header (model and seed: the
@@ -448,6 +450,11 @@ static int mt_setup_outputs(mt_run *r) {
         return mt_err("--trace: cannot create %s: %s", r->o.trace, strerror(errno));
     if (r->o.summary && mt_out_open(&r->summary_out, r->o.summary) != 0)
         return mt_err("--summary-json: cannot create %s: %s", r->o.summary, strerror(errno));
+    if (r->o.export_c) {
+        if (expc_check(r->emu, r->err, sizeof r->err) != IPUP_OK) return mt_err("--export-c: %s; nothing was run", r->err);
+        if (mt_out_open(&r->export_out, r->o.export_c) != 0)
+            return mt_err("--export-c: cannot create %s: %s", r->o.export_c, strerror(errno));
+    }
     r->tty = r->o.progress < 0 ? isatty(1) : r->o.progress;
     memset(r->mem, 0, sizeof r->mem);
     for (s = 0; s < r->plan.devices && s < IPUP_MAX_DEVICES; s++) ipup_memory_report(r->emu, s, &r->mem[s]);
@@ -711,7 +718,32 @@ static size_t mt_summary_text(mt_run *r) {
     return n;
 }
 
-/* --save, --trace, --summary-json. 0, or the exit code after a message. */
+/* --export-c: the model as a C header (examples/export_c.h), written to the file opened
+   at startup and put in place only when complete. 0, or 2 after a message. */
+static int mt_write_export(mt_run *r) {
+    char name[EXPC_NAME_MAX + 1], origin[160];
+    expc_info info;
+    int rc;
+    if (r->o.export_name) ipup_snprintf(name, sizeof name, "%s", r->o.export_name);
+    else expc_name_from_path(r->o.export_c, name, sizeof name);
+    ipup_snprintf(origin, sizeof origin, "mnist-train --model %s, seed %llu, at step %lld", r->spec->name,
+                  (unsigned long long)r->o.seed, (long long)ipup_get_step(r->emu));
+    errno = 0;
+    rc = expc_write(r->emu, name, origin, mt_fd_write, &r->export_out.fd, &info, r->err, sizeof r->err);
+    if (rc != IPUP_OK && rc != IPUP_ERR_IO) {
+        mt_out_close(&r->export_out, 0);
+        return mt_err("--export-c: %s", r->err);
+    }
+    if (mt_out_finish(&r->export_out, "--export-c", rc == IPUP_OK)) return 2;
+    if (!r->o.quiet)
+        printf("Exported %s: %s_predict, %d weight arrays, %lld weights (FNV-1a %016llx), scratch %lld floats at "
+               "batch %d\n",
+               r->o.export_c, name, (int)info.tensors, (long long)info.floats, (unsigned long long)info.fnv1a,
+               (long long)info.scratch, (int)r->o.batch);
+    return 0;
+}
+
+/* --save, --trace, --summary-json, --export-c. 0, or the exit code after a message. */
 static int mt_write_outputs(mt_run *r) {
     int rc = 0;
     if (r->o.save) {
@@ -734,6 +766,7 @@ static int mt_write_outputs(mt_run *r) {
         errno = 0;
         if (mt_out_finish(&r->summary_out, "--summary-json", mt_fd_write(&r->summary_out.fd, r->text, n) == 0)) rc = 2;
     }
+    if (r->export_out.fd >= 0 && mt_write_export(r)) rc = 2;
     return rc;
 }
 
@@ -802,6 +835,7 @@ static void mt_cleanup(mt_run *r) {
     r->emu_started = 0;
     mt_out_free(&r->trace_out);
     mt_out_free(&r->summary_out);
+    mt_out_free(&r->export_out);
     if (r->load_fd >= 0) close(r->load_fd);
     r->load_fd = -1;
     free(r->stage);
@@ -843,6 +877,7 @@ static int mnist_train_main(int argc, char **argv) {
     outbuf_set = 1;
     memset(r, 0, sizeof *r);
     r->trace_out.fd = r->summary_out.fd = r->load_fd = -1;
+    r->export_out.fd = -1;
     mt_signal_seen = 0;
     mt_signals_set(1, old_actions);
     rc = mt_setup(r, argc, argv);

@@ -102,3 +102,33 @@ firmware-cross:
 	 if [ -n "$$h1" ] && [ "$$h1" = "$$h2" ]; then \
 	   echo "firmware-cross: Cortex-M4F (an386) and Cortex-M7 (an500) trained to the same weights: FNV-1a $$h1"; \
 	 else echo "FAIL firmware-cross: final weights differ: an386 $$h1, an500 $$h2"; exit 1; fi
+
+# ---- the inference-only image (infer.c): no emulator, only ipupipe_kernels.h and a model
+# exported as C. gen_infer trains fw_model.h's network on the host on the same flash
+# images (portable kernels, fw_math.h), writes fw_net.h through examples/export_c.h and
+# ipup_predict's classes and output hash into infer_expect.txt; check_infer.sh runs the
+# image in QEMU and wants those bits exactly.
+#   make firmware-infer       build $(FW_OUT)/infer.elf, prove no heap/stdio, print sizes
+#   make firmware-infer-run   run it and compare with the host (also part of firmware-run)
+.PHONY: firmware-infer firmware-infer-run
+comma := ,
+FW_INFER_LDFLAGS := $(filter-out -Wl$(comma)-Map=%,$(FW_LDFLAGS)) -Wl,-Map=$(FW_OUT)/infer.map
+
+$(FW_OUT)/gen_infer: $(FW_DIR)/gen_infer.c $(FW_DIR)/fw_model.h $(FW_DIR)/fw_math.h examples/export_c.h \
+                     $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(LIBHDRS)
+	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. -Iexamples -I$(FW_DIR) -I$(FW_OUT) $< $(FW_OUT)/fw_mnist.c -o $@ -lm
+$(FW_OUT)/fw_net.h: $(FW_OUT)/gen_infer
+	$(FW_OUT)/gen_infer $@ $(FW_OUT)/infer_expect.txt
+$(FW_OUT)/infer_expect.txt: $(FW_OUT)/fw_net.h
+
+$(FW_OUT)/infer.elf: $(FW_DIR)/startup.c $(FW_DIR)/infer.c $(FW_DIR)/semihost.h $(FW_DIR)/mps2.ld ipupipe_kernels.h \
+                     $(FW_OUT)/fw_net.h $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(FW_OUT)/cflags
+	$(FW_CC) $(FW_CFLAGS) $(FW_DIR)/startup.c $(FW_DIR)/infer.c $(FW_OUT)/fw_mnist.c $(FW_INFER_LDFLAGS) -lm -o $@
+
+firmware-infer: $(FW_OUT)/infer.elf
+	@$(FW_DIR)/check_link.sh $(FW_OUT)/infer.elf $(FW_OUT)/infer.map | grep -v '^firmware: flash'
+
+firmware-infer-run: firmware-infer $(FW_OUT)/infer_expect.txt
+	@$(FW_DIR)/check_infer.sh $(FW_OUT)/infer.elf $(FW_OUT)/infer_expect.txt $(FW_QEMU)
+
+firmware-run: firmware-infer-run

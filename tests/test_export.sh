@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# tests/test_export.sh - build/mnist-train --export-c (examples/export_c.h): a trained
+# model as a C header that needs only ipupipe_kernels.h.
+#
+#  1. mlp (two splits: the ReLU after a dense layer fused, and a ReLU that begins a
+#     stage), cnn (conv, pool, dropout over three stages) and mlp-gelu, each after a
+#     short run on synthetic images: the header compiles under the house warnings with
+#     -Werror in gcc and clang, and as C++17 with g++ and clang++ (mlp, cnn), and
+#     tests/export_driver.c finds in one process that the arrays hold the trained bits
+#     (FNV-1a against the trainer's) and that the generated predict gives the logits and
+#     classes of ipup_predict bit for bit on the test images;
+#  2. equal runs write byte-identical headers; --export-name and the default name;
+#  3. refusals with their exact messages: unwritable path, a directory, bad names,
+#     --export-name alone, two outputs naming one file; a refused export leaves no file.
+# Costs about a minute on 2 cores (the mlp header is 4 MB of floats for the compilers).
+# Ends with `N passed, N failed`; exits non-zero on any failure.
+. "$(dirname "$0")/lib.sh"
+BIN=build/mnist-train
+need_bin "$BIN"
+make_tmp export
+syn=$tmp/syn
+gen_syn "$syn" 256 100
+common=(--data "$syn" --quiet --seed 3 --train-limit 256 --epochs 1 --batch-size 8 --batches-to-accumulate 4)
+WARN=(-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion -Werror)
+
+# export NAME MODEL COMPILERS -- TRAINER-ARGS...: train, export, check with each compiler
+check_export() {
+  local name=$1 model=$2 compilers=$3 hdr upper split=() cc std log
+  shift 4
+  hdr=$tmp/$name.h
+  upper=$(echo "$name" | tr a-z A-Z)
+  if ! $BIN "${common[@]}" --model "$model" "$@" --export-c "$hdr" > "$tmp/$name.log" 2>&1 || [ ! -s "$hdr" ]; then
+    bad "$name: mnist-train --export-c writes $hdr" "$tmp/$name.log"; return
+  fi
+  ok "$name: mnist-train --export-c writes a header of $(wc -c < "$hdr") bytes"
+  grep -q "^#define ${upper}_SPLIT " "$hdr" && split=(-DXD_HAS_SPLIT)
+  for cc in $compilers; do
+    log=$tmp/$name-$cc.log
+    case $cc in g++|clang++) std=(-std=c++17 -x c++) ;; *) std=(-std=c11 -Wstrict-prototypes) ;; esac
+    if ! nice $cc "${std[@]}" "${WARN[@]}" -O1 -I. -DEXPORT_HEADER="\"$hdr\"" -DEXPORT_NAME="$name" \
+         -DEXPORT_UPPER="$upper" "${split[@]}" tests/export_driver.c -o "$tmp/drv" -lm -lpthread > "$log" 2>&1; then
+      bad "$name: the header compiles with $cc ${std[*]} -Werror" "$log"; continue
+    fi
+    ok "$name: the header compiles with $cc ${std[*]} -Werror"
+    if "$tmp/drv" "$syn/t10k-images-idx3-ubyte" 100 > "$log" 2>&1 && ! grep -q FAIL "$log" \
+       && [ "$(grep -c '^ok' "$log")" = 2 ]; then
+      ok "$name ($cc): weights exact, predict == ipup_predict bit for bit: $(sed -n 's/^ok   predict: //p' "$log")"
+    else bad "$name ($cc): weights exact and predict == ipup_predict" "$log"; fi
+  done
+}
+
+# ---- 1. models x compilers
+check_export mlp mlp "gcc clang g++ clang++" --
+check_export mlp_relu_split mlp "gcc clang" -- --splits dense256.relu dense64
+if grep -q 'ipup_relu_fwd_f32' "$tmp/mlp_relu_split.h" && ! grep -q 'ipup_relu_fwd_f32' "$tmp/mlp.h"; then
+  ok "a ReLU that begins a stage runs on its own, as in the emulator; within a stage it is fused"
+else bad "a ReLU that begins a stage runs on its own, as in the emulator; within a stage it is fused"; fi
+check_export cnn cnn "gcc clang g++ clang++" -- --train-limit 64 --splits conv64 pool2
+if grep -q 'dropout, identity at inference' "$tmp/cnn.h" && grep -q 'ipup_conv3x3_relu_fwd_f32' "$tmp/cnn.h"; then
+  ok "cnn: dropout is a view at inference, conv and ReLU fused"
+else bad "cnn: dropout is a view at inference, conv and ReLU fused"; fi
+check_export gelu mlp-gelu "gcc" -- --train-limit 32 --batch-size 4 --batches-to-accumulate 2
+
+# ---- 2. determinism and names
+$BIN "${common[@]}" --model mlp --export-c "$tmp/again.h" --export-name mlp > "$tmp/log" 2>&1
+if cmp -s "$tmp/mlp.h" "$tmp/again.h"; then ok "equal runs write byte-identical headers"
+else bad "equal runs write byte-identical headers" "$tmp/log"; fi
+$BIN "${common[@]}" --model mlp --train-limit 64 --export-c "$tmp/x.h" --export-name digits > "$tmp/log" 2>&1
+if grep -q '^static inline void digits_predict(' "$tmp/x.h" && grep -q '^#define DIGITS_SCRATCH_FLOATS' "$tmp/x.h"; then
+  ok "--export-name digits: digits_predict, DIGITS_SCRATCH_FLOATS"
+else bad "--export-name digits: digits_predict, DIGITS_SCRATCH_FLOATS" "$tmp/log"; fi
+$BIN "${common[@]}" --model mlp --train-limit 64 --export-c "$tmp/9-net.v2.h" > "$tmp/log" 2>&1
+if grep -q '^static inline void m9_net_predict(' "$tmp/9-net.v2.h"; then ok "default name of 9-net.v2.h: m9_net"
+else bad "default name of 9-net.v2.h: m9_net" "$tmp/log"; fi
+
+# ---- 3. refusals: exit 2, the exact message, no file
+expect_msg() { # NAME "message" ARGS...
+  local name=$1 msg=$2 rc
+  shift 2
+  $BIN "${common[@]}" --model mlp --train-limit 64 "$@" > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  if [ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "mnist-train: error: $msg" ]; then ok "refused: $name"
+  else echo "    exit $rc, expected: mnist-train: error: $msg" > "$tmp/why"; cat "$tmp/err" >> "$tmp/why"
+       bad "refused: $name" "$tmp/why"; fi
+}
+expect_msg "unwritable path" \
+  "--export-c: cannot create $tmp/no/such/dir/m.h: No such file or directory (directory missing or not writable?); nothing was run" \
+  --export-c "$tmp/no/such/dir/m.h"
+mkdir -p "$tmp/adir"
+expect_msg "a directory" \
+  "--export-c: $tmp/adir is a directory, not a regular file; give the path of a file to write" --export-c "$tmp/adir"
+expect_msg "a name starting with a digit" \
+  "--export-name: the name '9lives' must start with a letter or '_' (it prefixes C identifiers)" \
+  --export-c "$tmp/n.h" --export-name 9lives
+expect_msg "a name with a dash" \
+  "--export-name: the name 'my-net' has '-'; use letters, digits and '_' (it prefixes C identifiers)" \
+  --export-c "$tmp/n.h" --export-name my-net
+expect_msg "a name too long" \
+  "--export-name: the name 'a234567890123456789012345678901234' must have 1 to 32 characters" \
+  --export-c "$tmp/n.h" --export-name a234567890123456789012345678901234
+expect_msg "--export-name alone" "--export-name needs --export-c FILE.h" --export-name net
+expect_msg "--export-c and --save on one file" \
+  "--save and --export-c both name $tmp/same; give each output its own file" --save "$tmp/same" --export-c "$tmp/same"
+if [ ! -e "$tmp/n.h" ] && [ -z "$(ls "$tmp" | grep '\.tmp$')" ]; then ok "a refused export leaves no file and no temporary"
+else bad "a refused export leaves no file and no temporary"; fi
+finish
