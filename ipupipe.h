@@ -281,7 +281,9 @@ typedef enum ipup_layer_kind {
     IPUP_LAYER_MAXPOOL2,     /* 2x2 stride 2, floor */
     IPUP_LAYER_FLATTEN,      /* (H, W, C) -> (H*W*C); a view */
     IPUP_LAYER_DROPOUT,      /* rate = drop probability; identity in ipup_evaluate */
-    IPUP_LAYER_SOFTMAX_XENT  /* softmax cross-entropy loss; must be the last layer */
+    IPUP_LAYER_SOFTMAX_XENT, /* softmax cross-entropy loss; must be the last layer */
+    IPUP_LAYER_MSE           /* mean squared error against float targets (the mean over all
+                                elements, ipup_mse_f32); must be the last layer */
 } ipup_layer_kind;
 
 typedef struct ipup_layer {
@@ -289,10 +291,13 @@ typedef struct ipup_layer {
     int32_t units;           /* dense: output features; conv3x3: output channels */
     float rate;              /* dropout: drop probability in [0, 1) */
     char id[IPUP_ID_MAX];    /* e.g. "dense256"; "" = derived; made unique by ipup_init */
+    int32_t frozen;          /* dense/conv only: 1 = not trained ("dense64:frozen"): no gradient
+                                accumulators, no optimizer state, no weight gradients */
 } ipup_layer;
 
 /* A model: input shape of ONE sample (NHWC without the batch; a flat vector of N features
-   is 1, 1, N) and an ordered list of layers ending with IPUP_LAYER_SOFTMAX_XENT. */
+   is 1, 1, N) and an ordered list of layers ending with a loss: IPUP_LAYER_SOFTMAX_XENT
+   (integer labels) or IPUP_LAYER_MSE (float targets as wide as the loss layer's input). */
 typedef struct ipup_model_desc {
     int32_t in_h, in_w, in_c;
     int32_t n_layers;
@@ -309,12 +314,15 @@ typedef struct ipup_layer_info {
     int64_t flops_bwd_dx;         /* input-gradient part of the backward (I op) */
     int64_t flops_bwd_dw;         /* weight-gradient part (W op) */
     int32_t stash_floats;         /* floats per sample the backward needs (its input) */
-    int32_t pad_;
+    int32_t frozen;               /* the layer's ipup_layer.frozen (flops_bwd_dw is then 0) */
 } ipup_layer_info;
 
 /* Parse "dense256,relu,conv8,maxpool2,flatten,dropout0.25,gelu,dense10,xent" (also
-   "conv3x3_8", "maxpool", "softmax_xent"/"loss"). Fills model->layers with ids such as
-   "dense256", "dense256_2" (unique), keeps in_h/in_w/in_c as they are. msg gets the error. */
+   "conv3x3_8", "maxpool", "softmax_xent"/"loss"; "mse" for the mean-squared-error loss).
+   A dense or conv layer followed by ":frozen" ("dense64:frozen") is not trained
+   (ipup_layer.frozen); the suffix on any other layer, or another suffix, is IPUP_ERR_PARSE.
+   Fills model->layers with ids such as "dense256", "dense256_2" (unique; the suffix is not
+   part of the id), keeps in_h/in_w/in_c as they are. msg gets the error. */
 IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len);
 /* Shapes, parameter counts, FLOPs of every layer into info[n_info] (n_info >= n_layers). */
 IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *model, ipup_layer_info *info, int32_t n_info,
@@ -386,8 +394,9 @@ typedef struct ipup_feed {
    runner: concurrently for distinct replicas, so it must be safe to call so; see
    THREADS). */
 typedef int (*ipup_infeed_fn)(void *user, const ipup_feed *feed);
-/* One outfeed record per micro-batch: mean loss over its n samples and the number of
-   correct arg-max predictions. Called on the host thread after each run, in (step,
+/* One outfeed record per micro-batch: mean loss over its n samples (mse: the mean over all
+   its n * target_width elements) and the number of correct arg-max predictions (always 0
+   with mse). Called on the host thread after each run, in (step,
    replica, mb) order. */
 typedef struct ipup_outfeed_rec {
     int64_t step;
@@ -664,6 +673,12 @@ IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp);
    (chunk mean * chunk size); *correct (or NULL) += correct predictions. */
 IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
                           double *loss_sum, int64_t *correct);
+/* ipup_evaluate for a model whose loss is mse (ipup_evaluate refuses those: its labels are
+   integers): targets (n, target_width = the mse layer's input width); *loss_sum (or NULL)
+   += chunk loss * chunk size, so *loss_sum / n is the mean squared error over all n *
+   target_width elements (chunk sizes times their means: equal chunks give the exact mean).
+   IPUP_ERR_ARG with a message (NULL e, x or targets, n < 0, not initialised, a class loss). */
+IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets, double *loss_sum);
 /* The outfeed records of the last run, in (step, replica, mb) order; *n gets the count. */
 IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n);
 
@@ -910,6 +925,7 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
     case IPUP_LAYER_FLATTEN: return "flatten";
     case IPUP_LAYER_DROPOUT: return "dropout";
     case IPUP_LAYER_SOFTMAX_XENT: return "xent";
+    case IPUP_LAYER_MSE: return "mse";
     default: return "none";
     }
 }
@@ -977,6 +993,20 @@ static int ipup__token_rate(const char *s, size_t n, float *out) {
     return 1;
 }
 
+/* the suffix of layer n's token, sfx[0] == ':' (sfx_len bytes): ":frozen" on a layer with
+   parameters marks it frozen; anything else is refused with a message */
+static int ipup__layer_suffix(const char *text, int32_t n, const char *sfx, size_t sfx_len, ipup_layer *L,
+                              char *msg, size_t msg_len) {
+    if (sfx_len != 7 || !ipup__token_prefix(sfx + 1, sfx_len - 1, "frozen"))
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "model \"%s\": layer %d has the suffix \"%.*s\"; the only suffix is \":frozen\" (on a dense or conv layer)",
+                          text, (int)n, (int)(sfx_len > 40 ? 40 : sfx_len), sfx);
+    if (L->kind != IPUP_LAYER_DENSE && L->kind != IPUP_LAYER_CONV3X3)
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "model \"%s\": layer %d (%s) has no parameters to freeze; \":frozen\" goes on a dense or conv layer only",
+                          text, (int)n, ipup_layer_kind_name(L->kind));
+    L->frozen = 1;
+    return IPUP_OK;
+}
+
 IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len) {
     const char *p;
     int32_t n = 0, i, j;
@@ -984,12 +1014,16 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
     p = text;
     while (*p) {
         const char *q = p;
-        size_t len, k;
+        size_t len, k, sfx;
         ipup_layer L;
+        int rc;
         while (*q && *q != ',') q++;
         len = (size_t)(q - p);
         while (len && (*p == ' ')) { p++; len--; }
         while (len && p[len - 1] == ' ') len--;
+        for (k = 0; k < len && p[k] != ':'; k++) {}
+        sfx = len - k; /* ":frozen": checked once the kind is known */
+        len = k;
         IPUPIPE_MEMSET(&L, 0, sizeof L);
         if (n >= IPUP_MAX_LAYERS)
             return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define IPUP_MAX_LAYERS larger before the include", text, (int)IPUP_MAX_LAYERS);
@@ -1015,9 +1049,12 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         } else if ((len == 4 && ipup__token_prefix(p, len, "xent")) || (len == 12 && ipup__token_prefix(p, len, "softmax_xent")) ||
                    (len == 4 && ipup__token_prefix(p, len, "loss"))) {
             L.kind = IPUP_LAYER_SOFTMAX_XENT;
+        } else if (len == 3 && ipup__token_prefix(p, len, "mse")) {
+            L.kind = IPUP_LAYER_MSE;
         } else {
             goto bad;
         }
+        if (sfx && (rc = ipup__layer_suffix(text, n, p + len, sfx, &L, msg, msg_len)) != IPUP_OK) return rc;
         /* id: the token itself ("dense256"), made unique with _2, _3 ... */
         {
             char base[IPUP_ID_MAX];
@@ -1040,12 +1077,37 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         continue;
     bad:
         return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
-                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), relu, gelu, maxpool2, flatten, dropout<rate>, xent",
+                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), relu, gelu, maxpool2, flatten, dropout<rate>, xent, mse (dense<N>:frozen, conv<N>:frozen: not trained)",
                           text, (int)n);
     }
     if (n == 0)
         return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
     model->n_layers = n;
+    if (msg && msg_len) msg[0] = 0;
+    return IPUP_OK;
+}
+
+/* ipup_model_info's last checks: the frozen flags (layers with parameters only; a frozen
+   layer computes no weight gradient, so flops_bwd_dw = 0), at least one trained layer, and
+   a loss as the last layer */
+static int ipup__info_final(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_param_layers, char *msg, size_t msg_len) {
+    int32_t l, trained = 0;
+    ipup_layer_kind last = m->layers[m->n_layers - 1].kind;
+    for (l = 0; l < m->n_layers; l++) {
+        ipup_layer_info *I = &info[l];
+        if (m->layers[l].frozen && !I->n_w)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): %s has no parameters to freeze; set frozen on dense or conv layers only",
+                              (int)l, m->layers[l].id, ipup_layer_kind_name(m->layers[l].kind));
+        I->frozen = m->layers[l].frozen ? 1 : 0;
+        if (I->frozen) I->flops_bwd_dw = 0;
+        else if (I->n_w) trained++;
+    }
+    if (last != IPUP_LAYER_SOFTMAX_XENT && last != IPUP_LAYER_MSE)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the last layer must be a loss: softmax cross-entropy (xent) or mean squared error (mse); add one to the model");
+    if (!n_param_layers)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has no dense or conv layer: nothing to train");
+    if (!trained)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "every dense and conv layer of the model is frozen: nothing to train; drop \":frozen\" (frozen = 0) from at least one");
     if (msg && msg_len) msg[0] = 0;
     return IPUP_OK;
 }
@@ -1118,6 +1180,12 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
             I->flops_fwd = 6 * n; I->flops_bwd_dx = 0;
             I->stash_floats = (int32_t)n; /* dlogits */
             break;
+        case IPUP_LAYER_MSE: /* difference, square, add; the gradient too, in the forward */
+            if (l != m->n_layers - 1) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the mean-squared-error loss (mse) must be the last layer", (int)l, L->id);
+            h = 1; w = 1; c = 1;
+            I->flops_fwd = 5 * n; I->flops_bwd_dx = 0;
+            I->stash_floats = (int32_t)n; /* dpred */
+            break;
         default:
             return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l, (int)L->kind);
         }
@@ -1127,12 +1195,7 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
         I->out_n = h * w * c;
         if (I->n_w) n_param_layers++;
     }
-    if (m->layers[m->n_layers - 1].kind != IPUP_LAYER_SOFTMAX_XENT)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the last layer must be the softmax cross-entropy loss (xent); add it to the model");
-    if (!n_param_layers)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has no dense or conv layer: nothing to train");
-    if (msg && msg_len) msg[0] = 0;
-    return IPUP_OK;
+    return ipup__info_final(m, info, n_param_layers, msg, msg_len);
 }
 
 /* ------------------------------------------------------------------ planning */
@@ -1566,6 +1629,16 @@ static int64_t ipup__conv_scratch(const ipup_layer_info *I) {
     int64_t a = (int64_t)9 * I->in_c, b = (int64_t)I->out_c + (int64_t)(I->in_h - 2) * (I->in_w - 2);
     return (b > IPUP__MAXF / a) ? -1 : a * b;
 }
+/* The label region of a stash entry and of a forward ring slot holds, per sample, one int32
+   label (softmax cross-entropy) or target_width float targets (mse: the loss layer's input
+   width); ipup__target_w is 0 for a class loss. */
+static int32_t ipup__target_w(const ipup_emu *e) {
+    return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_MSE ? e->classes : 0;
+}
+static int32_t ipup__lab_w(const ipup_emu *e) { return ipup__target_w(e) ? ipup__target_w(e) : 1; }
+static size_t ipup__lab_bytes(const ipup_emu *e) { return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float); }
+static int ipup__is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
+
 static int ipup__setup_layout(ipup_emu *e) {
     static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in this stage (more stages)";
     int32_t s, l, B = e->B;
@@ -1579,7 +1652,7 @@ static int ipup__setup_layout(ipup_emu *e) {
             ipup__lay *Ly = &e->lay[l];
             const ipup_layer_info *I = &Ly->info;
             int64_t mx = (int64_t)(I->in_n > I->out_n ? I->in_n : I->out_n) * B;
-            int keep = I->stash_floats > 0 && I->kind != IPUP_LAYER_SOFTMAX_XENT && (Ly->need_dx || I->n_w);
+            int keep = I->stash_floats > 0 && !ipup__is_loss(I->kind) && (Ly->need_dx || I->n_w);
             if (mx > pp) pp = mx;
             Ly->e_off = -1;
             if (keep) {
@@ -1612,12 +1685,12 @@ static int ipup__setup_layout(ipup_emu *e) {
             st->flops_w += I->flops_bwd_dw;
         }
         st->lab_off = (int32_t)cur;
-        cur += B;
+        cur += (int64_t)B * ipup__lab_w(e);
         st->dl_off = -1;
         if (s == e->S - 1) { st->dl_off = (int32_t)cur; cur += (int64_t)B * e->classes; }
         if (cur > IPUP__MAXF - 15) return ipup__layout_big(e, s, "a stash entry (the inputs kept for the backward and the labels)", cur, lower);
         st->entry_floats = (size_t)((cur + 15) & ~(int64_t)15);
-        st->rentry_floats = (size_t)(((int64_t)B * st->in_n + B + 15) & ~(int64_t)15);
+        st->rentry_floats = (size_t)(((int64_t)B * st->in_n + (int64_t)B * ipup__lab_w(e) + 15) & ~(int64_t)15);
         st->wentry_floats = (size_t)((wcur + 15) & ~(int64_t)15);
         st->pp_floats = (size_t)((pp + 15) & ~(int64_t)15);
         st->conv_floats = (size_t)conv;
@@ -1653,7 +1726,7 @@ static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, in
         rt->staging = (k && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH) : NULL;
         /* receive sides of the rings into this stage */
         if (s > 0) {
-            size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B) * sizeof(float);
+            size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B * (size_t)ipup__lab_w(e)) * sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
             if (a->base && !a->oom) ipup_ring_init(&e->fwd[r][s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
         }
@@ -1739,7 +1812,7 @@ static double ipup__rate(const ipup_emu *e) { return e->cm.clock_hz * e->cm.flop
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
 /* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
 static double ipup__infeed_s(const ipup_emu *e) {
-    return (double)e->B * ((double)e->in_n + 1.0) * 4.0 / e->cm.host_bytes_per_s;
+    return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(e)) * 4.0 / e->cm.host_bytes_per_s;
 }
 static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
     const ipup__stage *st = &e->st[o->stage];
@@ -1753,7 +1826,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
         f = (double)st->flops_f;
         if (s == 0) *dur += ipup__infeed_s(e);
         if (s < e->S - 1 && e->st[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + 1.0) * 4.0 / e->cm.link_bytes_per_s;
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(e)) * 4.0 / e->cm.link_bytes_per_s;
         break;
     case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
     case IPUP_OP_I: f = (double)st->flops_i + rec; break;
@@ -2142,6 +2215,12 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
             break;
         }
+        if (I->kind == IPUP_LAYER_MSE) { /* the label region holds float targets */
+            float *dl = (E && train) ? E + st->dl_off : NULL;
+            *loss = ipup_mse_f32(Bn, I->in_n, cur, (const float *)(const void *)labels, dl);
+            *correct = 0;
+            break;
+        }
         fuse = ipup__fuse_relu(e, st, l, E, train); /* then l + 1 is the ReLU: its output */
         needed = 1;
         if (l + fuse == st->last - 1 && out) dest = out;
@@ -2192,7 +2271,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         const float *w = NULL;
         int n = Bn * I->in_n;
         if (!Ly->need_dx && !I->n_w) break;
-        if (I->kind == IPUP_LAYER_SOFTMAX_XENT) continue; /* dlogits already in E */
+        if (ipup__is_loss(I->kind)) continue; /* dlogits already in E */
         if (I->n_w) {
             w = rt->params + Ly->p_off;
             gw = rt->grads + Ly->p_off;
@@ -2423,9 +2502,13 @@ static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, in
     IPUPIPE_MEMSET(&f, 0, sizeof f);
     f.step = t; f.replica = r; f.mb = m; f.sample0 = sample0; f.n = e->B;
     f.row = e->in_n; f.classes = e->classes; f.x = x; f.labels = lab;
+    if (ipup__target_w(e)) { /* mse: float targets in the label region */
+        f.classes = 0; f.labels = NULL;
+        f.target_width = ipup__target_w(e); f.targets = (float *)(void *)lab;
+    }
     if (e->cfg.infeed(e->cfg.infeed_user, &f) != 0)
         return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
-    for (i = 0; i < e->B; i++)
+    for (i = 0; i < e->B && !f.targets; i++)
         if (lab[i] < 0 || lab[i] >= e->classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
     return IPUP_OK;
 }
@@ -2450,7 +2533,7 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     if (!e->cfg.recompute) return slot;
     E = rt->work;
     IPUPIPE_MEMCPY(E, slot, (size_t)e->B * (size_t)st->in_n * sizeof(float));
-    IPUPIPE_MEMCPY(E + st->lab_off, slot + (size_t)e->B * (size_t)st->in_n, (size_t)e->B * sizeof(int32_t));
+    IPUPIPE_MEMCPY(E + st->lab_off, slot + (size_t)e->B * (size_t)st->in_n, ipup__lab_bytes(e));
     ipup__stage_fwd(e, r, s, e->B, E, (const int32_t *)(const void *)(E + st->lab_off), E, NULL, 1, t,
                     ((int64_t)r * e->M + m) * e->B, &loss, &corr);
     return E;
@@ -2479,7 +2562,7 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
             msg = (float *)ipup__wait_peek(e, &e->fwd[r][s], threaded, t, ipu);
             if (!msg) goto stall;
             IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
-            IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
+            IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, ipup__lab_bytes(e));
             ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
         }
         if (s < e->S - 1) {
@@ -2488,12 +2571,12 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         }
         ipup__stage_fwd(e, r, s, B, E, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
         if (out) {
-            IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, (size_t)B * sizeof(int32_t));
+            IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, ipup__lab_bytes(e));
             ipup__commit(e, &e->fwd[r][s + 1], threaded, ipup__ipu_of(e, r, s + 1));
         }
         if (e->cfg.recompute) {
             IPUPIPE_MEMCPY(slot, E, xin * sizeof(float));
-            IPUPIPE_MEMCPY(slot + xin, E + st->lab_off, (size_t)B * sizeof(int32_t));
+            IPUPIPE_MEMCPY(slot + xin, E + st->lab_off, ipup__lab_bytes(e));
         }
         rt->s_count++;
         if (rt->s_count > rt->s_peak) rt->s_peak = rt->s_count;
@@ -3049,6 +3132,8 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
                           double *loss_sum, int64_t *correct) {
     int32_t i, s;
     if (!e || !e->initialised || n < 0 || (n && (!x || !labels))) return IPUP_ERR_ARG;
+    if (ipup__target_w(e))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate: the model's loss is mse, which needs float targets, not labels; call ipup_evaluate_targets");
     for (i = 0; i < n; i += e->B) {
         int32_t Bn = n - i < e->B ? n - i : e->B, j;
         int c = 0;
@@ -3136,6 +3221,33 @@ IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out,
     for (c = 0; c < nc; c++) {
         int64_t left = (int64_t)n - (int64_t)c * e->B;
         ipup__predict_chunk(e, c, (int32_t)(left < e->B ? left : e->B), x, out, cls);
+    }
+    return IPUP_OK;
+}
+
+/* ------------------------------------------------------------------ regression (mse) */
+IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets, double *loss_sum) {
+    int32_t i, s, tw;
+    if (!e) return IPUP_ERR_ARG;
+    if (!e->initialised || n < 0 || (n && (!x || !targets)))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: %s",
+                          !e->initialised ? "the emulator is not initialised; call ipup_init first"
+                          : n < 0 ? "n is negative" : "x or targets is NULL; give n rows of inputs and of targets");
+    tw = ipup__target_w(e);
+    if (!tw)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: the model's loss is softmax cross-entropy (integer labels); call ipup_evaluate");
+    for (i = 0; i < n; i += e->B) {
+        int32_t Bn = n - i < e->B ? n - i : e->B;
+        int c = 0;
+        const float *in = x + (size_t)i * (size_t)e->in_n;
+        const int32_t *tg = (const int32_t *)(const void *)(targets + (size_t)i * (size_t)tw);
+        float loss = 0.0f;
+        for (s = 0; s < e->S; s++) {
+            float *out = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : NULL;
+            ipup__stage_fwd(e, 0, s, Bn, in, tg, NULL, out, 0, 0, 0, &loss, &c);
+            in = out;
+        }
+        if (loss_sum) *loss_sum += (double)loss * (double)Bn;
     }
     return IPUP_OK;
 }

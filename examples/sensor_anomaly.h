@@ -31,7 +31,7 @@ typedef struct sa_data {
     int32_t n_train, n_eval;
 } sa_data;
 
-static void sa_data_free(sa_data *d)
+static inline void sa_data_free(sa_data *d)
 {
     int k;
     free(d->train);
@@ -41,20 +41,20 @@ static void sa_data_free(sa_data *d)
     memset(d, 0, sizeof *d);
 }
 
-static const char *sa_set_name(int k)
+static inline const char *sa_set_name(int k)
 {
     return k == 0 ? "held-out normal" : k == 1 ? "normal" : sd_anomaly_name(k - 2);
 }
 
 /* window i of evaluation set k */
-static void sa_eval_window(int k, uint64_t seed, int32_t i, float *x)
+static inline void sa_eval_window(int k, uint64_t seed, int32_t i, float *x)
 {
     if (k == 0) sd_window(&sd_machine_a, SD_NORMAL, seed, SD_STREAM_AE_HOLDOUT, (uint64_t)i, x);
     else if (k == 1) sd_window(&sd_machine_a, SD_NORMAL, seed, SD_STREAM_AE_TEST, (uint64_t)i, x);
     else sd_anomaly(&sd_machine_a, k - 2, seed, (uint64_t)SD_STREAM_AE_ANOM * 16u + (uint64_t)k, (uint64_t)i, x);
 }
 
-static int sa_data_make(sa_data *d, int32_t n_train, int32_t n_eval, uint64_t seed)
+static inline int sa_data_make(sa_data *d, int32_t n_train, int32_t n_eval, uint64_t seed)
 {
     int32_t i;
     int k;
@@ -77,7 +77,7 @@ static int sa_data_make(sa_data *d, int32_t n_train, int32_t n_eval, uint64_t se
 }
 
 /* ipup_infeed_fn: sample j of the run is training window j % n, as input and as target */
-static int sa_infeed(void *user, const ipup_feed *f)
+static inline int sa_infeed(void *user, const ipup_feed *f)
 {
     const sa_data *d = (const sa_data *)user;
     int32_t i;
@@ -91,7 +91,7 @@ static int sa_infeed(void *user, const ipup_feed *f)
 }
 
 /* the reconstruction errors of evaluation set k (one ipup_predict over the set) */
-static int sa_errors(sr_emu *r, sa_data *d, int k)
+static inline int sa_errors(sr_emu *r, sa_data *d, int k)
 {
     int32_t j, t;
     const float *x = d->eval[k];
@@ -108,7 +108,7 @@ static int sa_errors(sr_emu *r, sa_data *d, int k)
     return 0;
 }
 
-static int sa_cmp_float(const void *a, const void *b)
+static inline int sa_cmp_float(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
     return x < y ? -1 : x > y;
@@ -116,7 +116,7 @@ static int sa_cmp_float(const void *a, const void *b)
 
 /* the p-th percentile of n errors by the nearest-rank method: the ceil(p/100 n)-th
    smallest (sorts a copy into tmp) */
-static float sa_percentile(const float *err, int32_t n, float p, float *tmp)
+static inline float sa_percentile(const float *err, int32_t n, float p, float *tmp)
 {
     int32_t rank = (int32_t)((double)p / 100.0 * (double)n + 0.999999);
     memcpy(tmp, err, (size_t)n * sizeof(float));
@@ -127,7 +127,7 @@ static float sa_percentile(const float *err, int32_t n, float p, float *tmp)
 }
 
 /* the FNV-1a hash of every parameter tensor of e (sensor_ft.h's sf_fnv1a) */
-static uint64_t sa_params_hash(ipup_emu *e)
+static inline uint64_t sa_params_hash(ipup_emu *e)
 {
     uint64_t h = SF_FNV_BASIS;
     int32_t i, n = ipup_tensor_count(e);
@@ -138,7 +138,7 @@ static uint64_t sa_params_hash(ipup_emu *e)
     return h;
 }
 
-static void sa_config(sr_emu *r, const so_opts *o, const ipup_model_desc *m, sa_data *d)
+static inline void sa_config(sr_emu *r, const so_opts *o, const ipup_model_desc *m, sa_data *d)
 {
     memset(&r->cfg, 0, sizeof r->cfg);
     r->cfg.model = m;
@@ -155,7 +155,7 @@ static void sa_config(sr_emu *r, const so_opts *o, const ipup_model_desc *m, sa_
     r->cfg.infeed_user = d;
 }
 
-static void sa_report(const sr_emu *r, const sa_data *d, const so_opts *o, const sr_loss *loss, float thr, uint64_t h)
+static inline void sa_report(const sr_emu *r, const sa_data *d, const so_opts *o, const sr_loss *loss, float thr, uint64_t h)
 {
     int k;
     printf("training: %d steps of %d windows, loss %.5f -> %.5f (mean of the first and last 5 steps)\n",
@@ -177,7 +177,7 @@ static void sa_report(const sr_emu *r, const sa_data *d, const so_opts *o, const
 }
 
 /* the whole run; the process's exit code */
-static int sa_main(const so_opts *o)
+static inline int sa_main(const so_opts *o)
 {
     static ipup_model_desc model;
     sr_emu r;
@@ -195,7 +195,7 @@ static int sa_main(const so_opts *o)
            SA_MODEL_TEXT, o->ipus, ipup_sched_kind_name(o->schedule),
            o->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", (unsigned long long)o->seed);
     if (sa_data_make(&d, o->train, o->test, o->seed) || sr_start(&r, "autoencoder") ||
-        sr_train(&r, o->steps ? o->steps : 400, "autoencoder", o->quiet, &loss))
+        sr_train(&r, o->steps ? o->steps : 3000, "autoencoder", o->quiet, &loss))
         goto out;
     for (k = 0; k < SA_SETS; k++)
         if (sa_errors(&r, &d, k)) goto out;
