@@ -160,7 +160,7 @@ static inline void sa_report(const sr_emu *r, const sa_data *d, const so_opts *o
     int k;
     printf("training: %d steps of %d windows, loss %.5f -> %.5f (mean of the first and last 5 steps)\n",
            (int)loss->steps, (int)(r->cfg.microbatch * r->cfg.microbatches), loss->first, loss->last);
-    printf("threshold: %g th percentile of the reconstruction error of %d held-out normal windows = %.5f\n",
+    printf("threshold: %gth percentile of the reconstruction error of %d held-out normal windows = %.5f\n",
            (double)o->percentile, (int)d->n_eval, (double)thr);
     for (k = 1; k < SA_SETS; k++) {
         int32_t i, above = 0;

@@ -40,7 +40,7 @@ typedef struct sft_figs {
     size_t grads_frozen, opt_frozen, grads_full, opt_full; /* bytes over both IPUs */
 } sft_figs;
 
-static void sft_data_free(sft_data *d)
+static inline void sft_data_free(sft_data *d)
 {
     free(d->a_x); free(d->a_tx); free(d->b_x); free(d->b_tx);
     free(d->a_y); free(d->a_ty); free(d->b_y); free(d->b_ty);
@@ -48,7 +48,7 @@ static void sft_data_free(sft_data *d)
 }
 
 /* n_a machine A training rows; the other sizes are SF_PRE_TEST, SF_SHOTS, SF_B_TEST */
-static int sft_data_make(sft_data *d, int32_t n_a, uint64_t seed)
+static inline int sft_data_make(sft_data *d, int32_t n_a, uint64_t seed)
 {
     memset(d, 0, sizeof *d);
     d->n_a = n_a; d->n_at = SF_PRE_TEST; d->n_b = SF_SHOTS; d->n_bt = SF_B_TEST;
@@ -70,7 +70,7 @@ static int sft_data_make(sft_data *d, int32_t n_a, uint64_t seed)
 }
 
 /* step 2: pre-training on machine A; w gets the weights */
-static int sft_pretrain(const sf_settings *s, const sft_data *d, int quiet, sf_weights *w, sft_figs *f)
+static inline int sft_pretrain(const sf_settings *s, const sft_data *d, int quiet, sf_weights *w, sft_figs *f)
 {
     static ipup_model_desc model;
     sr_emu r;
@@ -82,7 +82,7 @@ static int sft_pretrain(const sf_settings *s, const sft_data *d, int quiet, sf_w
     sf_config(&r.cfg, &model, s, &rows);
     if (sr_start(&r, "pre-training") || sr_train(&r, s->steps, "pre-training (machine A)", quiet, &f->pre)) goto out;
     if (sf_correct(r.e, d->n_at, d->a_tx, d->a_ty, &f->acc_a) != IPUP_OK ||
-        sf_correct(r.e, d->n_bt, d->b_tx, d->b_ty, &f->acc_b_pre) != IPUP_OK || sf_weights_get(r.e, w) != IPUP_OK) {
+        sf_correct(r.e, d->n_bt, d->b_tx, d->b_ty, &f->acc_b_pre) != IPUP_OK || sf_weights_get(r.e, w->v) != IPUP_OK) {
         so_err("pre-training: %s", ipup_last_error(r.e));
         goto out;
     }
@@ -94,7 +94,7 @@ out:
 
 /* the gradient and optimizer bytes of the fine-tuning pipeline without ":frozen" (a plan
    on the free emulator) */
-static int sft_plan_unfrozen(const sf_settings *s, sft_figs *f)
+static inline int sft_plan_unfrozen(const sf_settings *s, sft_figs *f)
 {
     static ipup_model_desc model;
     static ipup_plan plan;
@@ -111,7 +111,7 @@ static int sft_plan_unfrozen(const sf_settings *s, sft_figs *f)
 }
 
 /* step 3: the head trained on machine B's few windows, the body frozen */
-static int sft_finetune(const sf_settings *s, const sft_data *d, int quiet, const sf_weights *w, sft_figs *f)
+static inline int sft_finetune(const sf_settings *s, const sft_data *d, int quiet, const sf_weights *w, sft_figs *f)
 {
     static ipup_model_desc model;
     sr_emu r;
@@ -123,7 +123,7 @@ static int sft_finetune(const sf_settings *s, const sft_data *d, int quiet, cons
     memset(&r, 0, sizeof r);
     sf_config(&r.cfg, &model, s, &rows);
     if (sr_start(&r, "fine-tuning")) goto out;
-    if (sf_weights_put(r.e, w) != IPUP_OK || sf_correct(r.e, d->n_bt, d->b_tx, d->b_ty, &f->acc_b_before) != IPUP_OK) {
+    if (sf_weights_put(r.e, w->v) != IPUP_OK || sf_correct(r.e, d->n_bt, d->b_tx, d->b_ty, &f->acc_b_before) != IPUP_OK) {
         so_err("fine-tuning: %s", ipup_last_error(r.e));
         goto out;
     }
@@ -145,7 +145,7 @@ out:
 }
 
 /* the settings of the two runs from the options (the defaults are sensor_ft.h's) */
-static void sft_settings(const so_opts *o, sf_settings *pre, sf_settings *ft)
+static inline void sft_settings(const so_opts *o, sf_settings *pre, sf_settings *ft)
 {
     *pre = sf_pretrain_defaults();
     *ft = sf_finetune_defaults();
@@ -159,9 +159,9 @@ static void sft_settings(const so_opts *o, sf_settings *pre, sf_settings *ft)
     if (o->lr_given) pre->opt.lr = o->lr;
 }
 
-static double sft_pct(int64_t c, int32_t n) { return n ? 100.0 * (double)c / (double)n : 0.0; }
+static inline double sft_pct(int64_t c, int32_t n) { return n ? 100.0 * (double)c / (double)n : 0.0; }
 
-static void sft_report(const sft_data *d, const sft_figs *f, const sf_settings *pre, const sf_settings *ft)
+static inline void sft_report(const sft_data *d, const sft_figs *f, const sf_settings *pre, const sf_settings *ft)
 {
     printf("pre-training on machine A: %d steps, loss %.4f -> %.4f (mean of the first and last 5 steps)\n",
            (int)pre->steps, f->pre.first, f->pre.last);
@@ -182,7 +182,7 @@ static void sft_report(const sft_data *d, const sft_figs *f, const sf_settings *
 }
 
 /* the whole run; the process's exit code */
-static int sft_main(const so_opts *o)
+static inline int sft_main(const so_opts *o)
 {
     static sf_weights w;
     static sft_figs f;

@@ -155,29 +155,29 @@ static inline int sf_tensor(ipup_emu *e, int t, ipup_tensor_info *ti)
     return IPUP_OK;
 }
 
-/* copies the weights out of e (replica 0) */
-static inline int sf_weights_get(ipup_emu *e, sf_weights *w)
+/* copies the weights out of e (replica 0) into v[SF_N_WEIGHTS] */
+static inline int sf_weights_get(ipup_emu *e, float *v)
 {
     size_t off = 0;
     int t, rc;
     for (t = 0; t < SF_TENSORS; t++) {
         ipup_tensor_info ti;
         if ((rc = sf_tensor(e, t, &ti)) != IPUP_OK) return rc;
-        IPUPIPE_MEMCPY(w->v + off, ti.data, (size_t)ti.n * sizeof(float));
+        IPUPIPE_MEMCPY(v + off, ti.data, (size_t)ti.n * sizeof(float));
         off += (size_t)ti.n;
     }
     return IPUP_OK;
 }
 
-/* writes the weights into e and copies them to every replica */
-static inline int sf_weights_put(ipup_emu *e, const sf_weights *w)
+/* writes the weights v[SF_N_WEIGHTS] into e and copies them to every replica */
+static inline int sf_weights_put(ipup_emu *e, const float *v)
 {
     size_t off = 0;
     int t, rc;
     for (t = 0; t < SF_TENSORS; t++) {
         ipup_tensor_info ti;
         if ((rc = sf_tensor(e, t, &ti)) != IPUP_OK) return rc;
-        IPUPIPE_MEMCPY(ti.data, w->v + off, (size_t)ti.n * sizeof(float));
+        IPUPIPE_MEMCPY(ti.data, v + off, (size_t)ti.n * sizeof(float));
         off += (size_t)ti.n;
     }
     return ipup_replicas_sync(e);

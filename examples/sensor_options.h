@@ -30,7 +30,7 @@ typedef struct so_opts {
     int quiet;
 } so_opts;
 
-static void so_usage(FILE *f)
+static inline void so_usage(FILE *f)
 {
     fprintf(f,
             "usage: sensor-demo --mode anomaly|finetune [options]\n"
@@ -59,9 +59,9 @@ static void so_usage(FILE *f)
 static unsigned so_errors; /* messages printed */
 
 #if defined(__GNUC__) || defined(__clang__)
-static int so_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int so_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #endif
-static int so_err(const char *fmt, ...)
+static inline int so_err(const char *fmt, ...)
 {
     va_list ap;
     so_errors++;
@@ -73,7 +73,7 @@ static int so_err(const char *fmt, ...)
     return 2;
 }
 
-static int so_int(const char *flag, const char *v, long lo, long hi, int *out)
+static inline int so_int(const char *flag, const char *v, long lo, long hi, int *out)
 {
     char *end;
     long x;
@@ -85,7 +85,7 @@ static int so_int(const char *flag, const char *v, long lo, long hi, int *out)
     return 0;
 }
 
-static int so_float(const char *flag, const char *v, double lo, double hi, float *out)
+static inline int so_float(const char *flag, const char *v, double lo, double hi, float *out)
 {
     char *end;
     double x;
@@ -97,7 +97,7 @@ static int so_float(const char *flag, const char *v, double lo, double hi, float
     return 0;
 }
 
-static int so_seed(const char *v, uint64_t *out)
+static inline int so_seed(const char *v, uint64_t *out)
 {
     char *end;
     unsigned long long x;
@@ -110,7 +110,7 @@ static int so_seed(const char *v, uint64_t *out)
 }
 
 /* the options with a word as value; 0, 2 after a message, -1 when flag is not one */
-static int so_parse_word(so_opts *o, const char *flag, const char *v)
+static inline int so_parse_word(so_opts *o, const char *flag, const char *v)
 {
     if (strcmp(flag, "--mode") == 0) {
         if (strcmp(v, "anomaly") == 0) o->mode = SO_MODE_ANOMALY;
@@ -132,7 +132,7 @@ static int so_parse_word(so_opts *o, const char *flag, const char *v)
 }
 
 /* the numeric options; 0, 2 after a message, -1 when flag is not one */
-static int so_parse_number(so_opts *o, const char *flag, const char *v)
+static inline int so_parse_number(so_opts *o, const char *flag, const char *v)
 {
 #define SO_IS(name) (strcmp(flag, name) == 0)
     if (SO_IS("--ipus")) return so_int(flag, v, 1, 4, &o->ipus);
@@ -152,7 +152,7 @@ static int so_parse_number(so_opts *o, const char *flag, const char *v)
 }
 
 /* 1 when flag takes a value */
-static int so_takes_value(const char *flag)
+static inline int so_takes_value(const char *flag)
 {
     static const char *const names[] = {"--mode", "--schedule", "--runner", "--seed", "--ipus", "--batch-size",
                                         "--batches-to-accumulate", "--steps", "--finetune-steps", "--train",
@@ -164,7 +164,7 @@ static int so_takes_value(const char *flag)
 }
 
 /* one option at argv[*i] (--flag v or --flag=v); 0 or 2 after a message */
-static int so_parse_one(so_opts *o, int argc, char **argv, int *i)
+static inline int so_parse_one(so_opts *o, int argc, char **argv, int *i)
 {
     char flag[64];
     const char *a = argv[*i], *eq = strchr(a, '='), *v;
@@ -183,7 +183,7 @@ static int so_parse_one(so_opts *o, int argc, char **argv, int *i)
 }
 
 /* the defaults, then argv; 0, 1 (--help printed) or 2 after a message */
-static int so_parse(so_opts *o, int argc, char **argv)
+static inline int so_parse(so_opts *o, int argc, char **argv)
 {
     int i;
     memset(o, 0, sizeof *o);

@@ -27,7 +27,7 @@ typedef struct sr_emu {
 static ipup_emu sr_emu_store; /* one emulator at a time: sr_stop makes it free again */
 
 /* host memory for n floats (64-byte aligned); NULL after a message */
-static float *sr_floats(size_t n, const char *what)
+static inline float *sr_floats(size_t n, const char *what)
 {
     float *p = (float *)aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
     if (!p) so_err("out of host memory: %.1f MB for %s", (double)(n * sizeof(float)) / 1048576.0, what);
@@ -36,7 +36,7 @@ static float *sr_floats(size_t n, const char *what)
 
 /* plans cfg (filled by the caller, pools excepted), allocates the pools and initialises
    the emulator; 0, or 1 after a message naming `what` */
-static int sr_start(sr_emu *r, const char *what)
+static inline int sr_start(sr_emu *r, const char *what)
 {
     size_t host_bytes, total = 0, off = 0;
     int32_t i, d;
@@ -67,7 +67,7 @@ static int sr_start(sr_emu *r, const char *what)
     return 0;
 }
 
-static void sr_stop(sr_emu *r)
+static inline void sr_stop(sr_emu *r)
 {
     if (r->e) ipup_shutdown(r->e);
     free(r->pools);
@@ -83,7 +83,7 @@ typedef struct sr_loss {
 } sr_loss;
 
 /* `steps` steps, one ipup_run_steps each; the loss of every tenth printed unless quiet */
-static int sr_train(sr_emu *r, int32_t steps, const char *what, int quiet, sr_loss *out)
+static inline int sr_train(sr_emu *r, int32_t steps, const char *what, int quiet, sr_loss *out)
 {
     int32_t s, k = steps < 5 ? steps : 5;
     memset(out, 0, sizeof *out);
@@ -102,7 +102,7 @@ static int sr_train(sr_emu *r, int32_t steps, const char *what, int quiet, sr_lo
 }
 
 /* the memory of one category over the IPUs of a plan (replica 0) */
-static size_t sr_plan_mem(const ipup_plan *p, int cat)
+static inline size_t sr_plan_mem(const ipup_plan *p, int cat)
 {
     size_t sum = 0;
     int32_t d;
@@ -110,7 +110,7 @@ static size_t sr_plan_mem(const ipup_plan *p, int cat)
     return sum;
 }
 
-static void sr_print_hash(const char *what, uint64_t h)
+static inline void sr_print_hash(const char *what, uint64_t h)
 {
     printf("%s FNV-1a %016llx\n", what, (unsigned long long)h);
 }
