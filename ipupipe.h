@@ -460,6 +460,8 @@ typedef struct ipup_mem_report {
     size_t stream_capacity, stream_used;     /* streaming memory (offload) */
     size_t recompute_saved;                  /* stash bytes recomputation saves (or would) */
     size_t offload_saved;                    /* optimizer bytes offload moves (or would) */
+    size_t frozen_saved;                     /* gradient + optimizer-state bytes the frozen
+                                                layers do not have (ipup_layer.frozen) */
 } ipup_mem_report;
 
 typedef struct ipup_plan {
@@ -567,6 +569,9 @@ typedef struct ipup__stage {      /* static facts of a stage (internal) */
     size_t n_params, n_state, max_tensor;
     uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
     int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
+    size_t n_grads;               /* floats of the trained layers' parameters: they come first
+                                     in the parameter block, frozen layers' after; the size
+                                     of the gradient block (n_state = slots * n_grads) */
 } ipup__stage;
 
 typedef struct ipup__srt {        /* runtime of one stage of one replica (internal) */
@@ -705,7 +710,9 @@ IPUPIPE_DEF int32_t ipup_output_width(const ipup_emu *e);
 IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls);
 
 /* Checkpoints: every parameter tensor then every optimizer-state tensor (replica 0's
-   copies); write into data and call ipup_replicas_sync to copy them to every replica. */
+   copies); write into data and call ipup_replicas_sync to copy them to every replica.
+   A frozen layer has its parameter tensors (kind PARAM) but no optimizer state and no
+   gradient. */
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e);
 IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out);
 IPUPIPE_DEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out);
@@ -1251,12 +1258,12 @@ static int32_t ipup__state_slots(const ipup_config *c) {
 
 /* ------------------------------------------------------------------ balancing */
 /* need_dx[l]: the backward of layer l must produce its input gradient (an earlier layer
-   has parameters) */
+   has parameters that train) */
 static void ipup__need_dx(const ipup_layer_info *info, int32_t L, int32_t *need_dx) {
     int32_t l, any = 0;
     for (l = 0; l < L; l++) {
         need_dx[l] = any;
-        if (info[l].n_w) any = 1;
+        if (info[l].n_w && !info[l].frozen) any = 1; /* a frozen layer needs no gradient */
     }
 }
 
@@ -1639,6 +1646,21 @@ static int32_t ipup__lab_w(const ipup_emu *e) { return ipup__target_w(e) ? ipup_
 static size_t ipup__lab_bytes(const ipup_emu *e) { return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float); }
 static int ipup__is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
 
+/* The frozen layers of stage st take their place in its parameter block after the trained
+   ones' (which end at par): the gradient and optimizer-state blocks cover only the trained
+   part. Returns the block's size. */
+static int64_t ipup__frozen_params(ipup_emu *e, const ipup__stage *st, int64_t par) {
+    int32_t l;
+    for (l = st->first; l < st->last; l++) {
+        const ipup_layer_info *I = &e->lay[l].info;
+        if (!I->n_w || !I->frozen) continue;
+        e->lay[l].p_off = (int32_t)par;
+        par += (((int64_t)I->n_w + 15) & ~(int64_t)15) + (((int64_t)I->n_b + 15) & ~(int64_t)15);
+        if (par > IPUP__MAXF) break;
+    }
+    return par;
+}
+
 static int ipup__setup_layout(ipup_emu *e) {
     static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in this stage (more stages)";
     int32_t s, l, B = e->B;
@@ -1652,7 +1674,9 @@ static int ipup__setup_layout(ipup_emu *e) {
             ipup__lay *Ly = &e->lay[l];
             const ipup_layer_info *I = &Ly->info;
             int64_t mx = (int64_t)(I->in_n > I->out_n ? I->in_n : I->out_n) * B;
-            int keep = I->stash_floats > 0 && !ipup__is_loss(I->kind) && (Ly->need_dx || I->n_w);
+            /* a frozen dense or conv needs no input: its input gradient reads only w */
+            int trains = I->n_w && !I->frozen;
+            int keep = I->stash_floats > 0 && !ipup__is_loss(I->kind) && (trains || (Ly->need_dx && !I->n_w));
             if (mx > pp) pp = mx;
             Ly->e_off = -1;
             if (keep) {
@@ -1662,7 +1686,7 @@ static int ipup__setup_layout(ipup_emu *e) {
             if (cur > IPUP__MAXF || pp > IPUP__MAXF) return ipup__layout_big(e, s, cur > pp ? "a stash entry (the inputs kept for the backward)" : "an activation buffer", cur > pp ? cur : pp, lower);
             Ly->dy_off = -1;
             Ly->p_off = -1;
-            if (I->n_w) {
+            if (trains) { /* frozen layers: ipup__frozen_params */
                 int64_t tw = ((int64_t)I->n_w + 15) & ~(int64_t)15, tb = ((int64_t)I->n_b + 15) & ~(int64_t)15;
                 Ly->p_off = (int32_t)par;
                 par += tw + tb;
@@ -1684,6 +1708,9 @@ static int ipup__setup_layout(ipup_emu *e) {
             st->flops_i += Ly->need_dx ? I->flops_bwd_dx : 0;
             st->flops_w += I->flops_bwd_dw;
         }
+        st->n_grads = (size_t)par;
+        par = ipup__frozen_params(e, st, par);
+        if (par > IPUP__MAXF) return ipup__layout_big(e, s, "the weights", par, "put fewer layers in this stage (more stages) or use smaller layers");
         st->lab_off = (int32_t)cur;
         cur += (int64_t)B * ipup__lab_w(e);
         st->dl_off = -1;
@@ -1695,9 +1722,9 @@ static int ipup__setup_layout(ipup_emu *e) {
         st->pp_floats = (size_t)((pp + 15) & ~(int64_t)15);
         st->conv_floats = (size_t)conv;
         st->n_params = (size_t)par;
-        st->n_state = ipup__mulz((size_t)k, (size_t)par);
+        st->n_state = ipup__mulz((size_t)k, st->n_grads);
         st->max_tensor = (size_t)maxt;
-        st->flops_opt = par * (k == 2 ? 12 : k == 1 ? 4 : 2);
+        st->flops_opt = (int64_t)st->n_grads * (k == 2 ? 12 : k == 1 ? 4 : 2);
     }
     return IPUP_OK;
 }
@@ -1711,7 +1738,7 @@ static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, in
         ipup__srt *rt = &e->srt[r][s];
         if (st->device != d) continue;
         rt->params = ipup__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
-        rt->grads = ipup__allocf(a, st->n_params, IPUP_MEM_GRADS);
+        rt->grads = ipup__allocf(a, st->n_grads, IPUP_MEM_GRADS);
         rt->state = NULL;
         if (k) {
             if (e->cfg.offload) rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
@@ -1778,6 +1805,7 @@ static void ipup__fill_report(ipup_emu *e, ipup__arena *a, ipup__arena *sa, int3
         if (x->device != d) continue;
         m->recompute_saved += (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float);
         m->offload_saved += x->n_state * sizeof(float);
+        m->frozen_saved += (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
     }
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) m->peak_by_category[c] = m->by_category[c];
     m->peak_by_category[IPUP_MEM_STASH] = 0;
@@ -1846,7 +1874,7 @@ static double ipup__update_cost(const ipup_emu *e, int32_t d) {
         const ipup__stage *st = &e->st[s];
         if (st->device != d) continue;
         t += (double)st->flops_opt / ipup__rate(e);
-        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_params * 4.0 / e->cm.link_bytes_per_s;
+        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_grads * 4.0 / e->cm.link_bytes_per_s;
         if (e->cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->cm.stream_bytes_per_s;
     }
     return t;
@@ -2023,7 +2051,7 @@ static void ipup__init_weights(ipup_emu *e) {
             ipup__srt *rt = &e->srt[r][s];
             const ipup__stage *st = &e->st[s];
             IPUPIPE_MEMSET(rt->params, 0, st->n_params * sizeof(float));
-            IPUPIPE_MEMSET(rt->grads, 0, st->n_params * sizeof(float));
+            IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
             /* a stage without weights has no state: NULL when offloaded to an empty stream pool */
             if (k && st->n_state) IPUPIPE_MEMSET(rt->state, 0, st->n_state * sizeof(float));
             for (l = st->first; l < st->last; l++) {
@@ -2048,7 +2076,7 @@ static void ipup__reset_transient(ipup_emu *e) {
         for (s = 0; s < e->S; s++) {
             ipup__srt *rt = &e->srt[r][s];
             rt->s_head = rt->s_count = rt->w_head = rt->w_count = 0;
-            IPUPIPE_MEMSET(rt->grads, 0, e->st[s].n_params * sizeof(float));
+            IPUPIPE_MEMSET(rt->grads, 0, e->st[s].n_grads * sizeof(float));
             if (s > 0) ipup__ring_reset(&e->fwd[r][s]);
             if (s < e->S - 1) ipup__ring_reset(&e->bwd[r][s]);
         }
@@ -2269,11 +2297,11 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         const float *x = ipup__relu_out_kept(e, st, l) ? E + e->lay[l + 1].e_off : Ly->e_off >= 0 ? E + Ly->e_off : NULL;
         float *dest = NULL, *gw = NULL, *gb = NULL;
         const float *w = NULL;
-        int n = Bn * I->in_n;
-        if (!Ly->need_dx && !I->n_w) break;
+        int n = Bn * I->in_n, trains = I->n_w && !I->frozen;
+        if (!Ly->need_dx && !trains) break; /* nothing below needs a gradient */
         if (ipup__is_loss(I->kind)) continue; /* dlogits already in E */
-        if (I->n_w) {
-            w = rt->params + Ly->p_off;
+        if (I->n_w) w = rt->params + Ly->p_off;
+        if (trains) { /* a frozen layer: input gradient only */
             gw = rt->grads + Ly->p_off;
             gb = gw + ipup__r16(I->n_w);
         }
@@ -2283,7 +2311,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         case IPUP_LAYER_DENSE:
             if (wentry) {
                 if (dest) ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, NULL, NULL);
-                IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+                if (trains) IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
             } else {
                 ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, gw, gb);
             }
@@ -2291,7 +2319,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         case IPUP_LAYER_CONV3X3:
             if (wentry) {
                 if (dest) ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, NULL, NULL, rt->conv);
-                IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+                if (trains) IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
             } else {
                 ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, gw, gb, rt->conv);
             }
@@ -2340,7 +2368,7 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
         const ipup__lay *Ly = &e->lay[l];
         const ipup_layer_info *I = &Ly->info;
         float *gw, *gb;
-        if (!I->n_w) continue;
+        if (!I->n_w || I->frozen) continue;
         gw = rt->grads + Ly->p_off;
         gb = gw + ipup__r16(I->n_w);
         if (I->kind == IPUP_LAYER_DENSE)
@@ -2656,7 +2684,7 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
     int32_t s, q;
     if (e->R < 2) return;
     for (s = 0; s < e->S; s++) {
-        size_t n = e->st[s].n_params, lo, hi, i;
+        size_t n = e->st[s].n_grads, lo, hi, i;
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
@@ -2681,13 +2709,13 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
 static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
     int32_t s, l, j;
     for (s = 0; s < e->S; s++) {
-        size_t n = e->st[s].n_params, lo, hi;
+        size_t n = e->st[s].n_grads, lo, hi;
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
         for (l = e->st[s].first; l < e->st[s].last; l++) {
             const ipup_layer_info *I = &e->lay[l].info;
-            if (!I->n_w) continue;
+            if (!I->n_w || I->frozen) continue;
             for (j = 0; j < 2; j++) {
                 size_t a = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
                 size_t b = a + (size_t)(j ? I->n_b : I->n_w);
@@ -2717,7 +2745,7 @@ static IPUP__UNUSED int ipup__split_update_ok(const ipup_emu *e) {
 static IPUP__UNUSED void ipup__reduce_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     int32_t s, q;
     for (s = 0; s < e->S; s++) {
-        size_t n = e->st[s].n_params, lo, hi, i;
+        size_t n = e->st[s].n_grads, lo, hi, i;
         float *IPUP__RESTRICT g0 = e->srt[0][s].grads;
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
@@ -2739,13 +2767,13 @@ static IPUP__UNUSED void ipup__update_part(ipup_emu *e, int32_t d, int32_t part,
     int32_t s, l, j, q;
     for (s = 0; s < e->S; s++) {
         const ipup__stage *st = &e->st[s];
-        size_t n = st->n_params, lo, hi;
+        size_t n = st->n_grads, lo, hi;
         if (st->device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
         for (l = st->first; l < st->last; l++) {
             const ipup_layer_info *I = &e->lay[l].info;
-            if (!I->n_w) continue;
+            if (!I->n_w || I->frozen) continue;
             for (j = 0; j < 2; j++) {
                 size_t a = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
                 size_t b = a + (size_t)(j ? I->n_b : I->n_w);
@@ -2779,14 +2807,14 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
     int32_t l, j;
     for (l = st->first; l < st->last; l++) {
         const ipup_layer_info *I = &e->lay[l].info;
-        if (!I->n_w) continue;
+        if (!I->n_w || I->frozen) continue;
         for (j = 0; j < 2; j++) {
             size_t off = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
             int n = j ? I->n_b : I->n_w;
             float *w = rt->params + off, *g = rt->grads + off, *s1 = NULL, *s2 = NULL;
             if (o->kind != IPUP_OPT_SGD) {
                 s1 = rt->state + off;
-                s2 = rt->state + st->n_params + off;
+                s2 = rt->state + st->n_grads + off;
                 if (e->cfg.offload) { /* stream in */
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)n * sizeof(float));
                     if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
@@ -2801,11 +2829,11 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
             }
             if (o->kind != IPUP_OPT_SGD && e->cfg.offload) { /* stream out */
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)n * sizeof(float));
-                if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + st->n_params + off, rt->staging + st->max_tensor, (size_t)n * sizeof(float));
+                if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + st->n_grads + off, rt->staging + st->max_tensor, (size_t)n * sizeof(float));
             }
         }
     }
-    IPUPIPE_MEMSET(rt->grads, 0, st->n_params * sizeof(float));
+    IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
 }
 
 /* host: move outfeed records into e->recs (indexed by step - step0, replica, mb) */
@@ -3253,30 +3281,34 @@ IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, co
 }
 
 /* ------------------------------------------------------------------ tensors */
-static int32_t ipup__param_layers(const ipup_emu *e) {
+/* layers with parameters (trained_only: those that train, i.e. not frozen) */
+static int32_t ipup__param_layers_of(const ipup_emu *e, int trained_only) {
     int32_t l, n = 0;
-    for (l = 0; l < e->n_layers; l++) if (e->lay[l].info.n_w) n++;
+    for (l = 0; l < e->n_layers; l++) if (e->lay[l].info.n_w && !(trained_only && e->lay[l].info.frozen)) n++;
     return n;
 }
+static int32_t ipup__param_layers(const ipup_emu *e) { return ipup__param_layers_of(e, 0); }
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e) {
     if (!e || !e->initialised) return 0;
-    return ipup__param_layers(e) * 2 * (1 + ipup__state_slots(&e->cfg));
+    return ipup__param_layers(e) * 2 + ipup__param_layers_of(e, 1) * 2 * ipup__state_slots(&e->cfg);
 }
 IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
-    int32_t npl, slot, within, pl, which, l, k;
+    int32_t npl, ntl, slot, within, pl, which, l, k;
     const ipup__lay *Ly = NULL;
     const ipup_layer_info *I;
     ipup__srt *rt;
     size_t off;
     if (!e || !out || !e->initialised || index < 0 || index >= ipup_tensor_count(e)) return IPUP_ERR_ARG;
     npl = ipup__param_layers(e);
+    ntl = ipup__param_layers_of(e, 1);
     k = ipup__state_slots(&e->cfg);
-    slot = index / (2 * npl);
-    within = index % (2 * npl);
+    /* the parameters of every layer, then per state slot those of the trained layers */
+    slot = index < 2 * npl ? 0 : 1 + (index - 2 * npl) / (2 * ntl);
+    within = slot == 0 ? index : (index - 2 * npl) % (2 * ntl);
     pl = within / 2;
     which = within % 2;
     for (l = 0; l < e->n_layers; l++) {
-        if (!e->lay[l].info.n_w) continue;
+        if (!e->lay[l].info.n_w || (slot > 0 && e->lay[l].info.frozen)) continue;
         if (pl-- == 0) { Ly = &e->lay[l]; break; }
     }
     if (!Ly) return IPUP_ERR_ARG;
@@ -3289,7 +3321,7 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     out->stage = Ly->stage;
     out->device = e->st[Ly->stage].device;
     out->n = which ? I->n_b : I->n_w;
-    out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * e->st[Ly->stage].n_params + off;
+    out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * e->st[Ly->stage].n_grads + off;
     if (which) { out->ndim = 1; out->shape[0] = I->n_b; }
     else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = I->out_c; }
     else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = I->out_n; }
@@ -3348,7 +3380,7 @@ IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write,
     b.buf = line; b.cap = sizeof line; b.len = 0;
     ipup__sbf(&b, "IPU  ");
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %s", ipup_mem_category_name(c));
-    ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves (bytes)\n");
+    ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves frozen-saves (bytes)\n");
     if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
     for (i = 0; i < e->P; i++) {
         ipup_mem_report m;
@@ -3356,8 +3388,8 @@ IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write,
         b.len = 0;
         ipup__sbf(&b, "IPU%d", (int)i);
         for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %zu", m.by_category[c]);
-        ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
-                  m.offload_saved);
+        ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
+                  m.offload_saved, m.frozen_saved);
         if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
     }
     return IPUP_OK;

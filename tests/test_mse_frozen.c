@@ -469,14 +469,242 @@ TTEST(mse_parse_and_info) {
     TT_CONTAINS(msg, "mse");
 }
 
+/* ------------------------------------------------------------------ frozen layers */
+static ipup_model_desc g_frz_head, g_frz_mid, g_frz_cnn;
+static feed_ctx g_feed_cls = {12, 4, 0, 0, 0}, g_feed_cnn = {36, 3, 0, 0, 0};
+
+static void frozen_models(void) {
+    /* a frozen body under a trained head; a frozen layer between trained ones (its input
+       gradient is needed, its weight gradient is not); a frozen conv */
+    tiny_model_or_exit(&g_frz_head, 1, 1, 12, "dense16:frozen,relu,dense12:frozen,relu,dense4,xent");
+    tiny_model_or_exit(&g_frz_mid, 1, 1, 12, "dense16,gelu,dense12:frozen,relu,dense8,mse");
+    tiny_model_or_exit(&g_frz_cnn, 6, 6, 1, "conv4:frozen,relu,maxpool2,flatten,dense3,xent");
+}
+
+TTEST(frozen_body_every_schedule) { every_schedule(&g_frz_head, &g_feed_cls, "frozen body"); }
+TTEST(frozen_middle_every_schedule) { every_schedule(&g_frz_mid, &g_feed_mse, "frozen middle"); }
+
+TTEST(frozen_cnn_stages_replicas_offload) {
+    int runner;
+    int32_t split[2] = {2, 4}; /* stage 0 = the frozen conv and its ReLU: no backward at all */
+    for (runner = 0; runner < 2; runner++) {
+        ipup_config c = base_cfg(&g_frz_cnn, &g_feed_cnn);
+        c.schedule = IPUP_SCHED_1F1B;
+        c.stages = 3;
+        c.split = split;
+        c.runner = runner ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        c.recompute = runner;
+        c.opt.kind = IPUP_OPT_ADAM;
+        c.opt.lr = 0.01f;
+        run_and_compare(&c, &g_feed_cnn, 3, runner ? "frozen cnn split threads" : "frozen cnn split coop");
+    }
+    for (runner = 0; runner < 2; runner++) { /* R = 2: the threads' sliced update too */
+        ipup_config c = base_cfg(&g_frz_head, &g_feed_cls);
+        c.schedule = IPUP_SCHED_GPIPE;
+        c.stages = 2;
+        c.replicas = 2;
+        c.runner = runner ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        c.opt.kind = IPUP_OPT_MOMENTUM;
+        run_and_compare(&c, &g_feed_cls, 4, runner ? "frozen R=2 threads" : "frozen R=2 coop");
+    }
+    {
+        ipup_config c = base_cfg(&g_frz_mid, &g_feed_mse);
+        c.schedule = IPUP_SCHED_ZBH1;
+        c.stages = 3;
+        c.offload = 1;
+        c.opt.kind = IPUP_OPT_ADAM;
+        c.opt.lr = 0.01f;
+        run_and_compare(&c, &g_feed_mse, 3, "frozen middle zb-h1 offload adam");
+    }
+}
+
+static size_t r64(size_t n) { return (n + 63u) & ~(size_t)63u; }
+static size_t r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
+
+/* the plan of a model with a frozen body against the same model trained everywhere: the
+   same weights; gradients and Adam's state only for the trained layer; less stash (a
+   frozen first layer keeps no input); the report names the saving */
+TTEST(frozen_memory_saving_in_plan_and_report) {
+    ipup_model_desc fz, full;
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    ipup_plan pf, pa;
+    ipup_mem_report rep;
+    ipup_config c;
+    const ipup_mem_report *a, *f;
+    size_t trained, frozen;
+    char text[2048];
+    ipup_buf b;
+    tiny_model_or_exit(&fz, 1, 1, 12, "dense32:frozen,relu,dense16:frozen,relu,dense4,mse");
+    tiny_model_or_exit(&full, 1, 1, 12, "dense32,relu,dense16,relu,dense4,mse");
+    ipup_model_info(&fz, info, IPUP_MAX_LAYERS, NULL, 0);
+    trained = r16(info[4].n_w) + r16(info[4].n_b);
+    frozen = r16(info[0].n_w) + r16(info[0].n_b) + r16(info[2].n_w) + r16(info[2].n_b);
+    c = base_cfg(&full, &g_feed_mse);
+    c.opt.kind = IPUP_OPT_ADAM;
+    if (ipup_plan_config(&g_emu, &c, &pa)) { TT_FAILF("plan: %.400s", ipup_last_error(&g_emu)); return; }
+    c.model = &fz;
+    if (ipup_plan_config(&g_emu, &c, &pf)) { TT_FAILF("plan: %.400s", ipup_last_error(&g_emu)); return; }
+    a = &pa.mem[0];
+    f = &pf.mem[0];
+    TT_EQ_INT(f->by_category[IPUP_MEM_WEIGHTS], a->by_category[IPUP_MEM_WEIGHTS]);
+    TT_EQ_INT(f->by_category[IPUP_MEM_GRADS], r64(trained * sizeof(float)));
+    TT_EQ_INT(a->by_category[IPUP_MEM_GRADS], r64((trained + frozen) * sizeof(float)));
+    TT_EQ_INT(f->by_category[IPUP_MEM_OPTIMIZER], 2 * f->by_category[IPUP_MEM_GRADS]);
+    TT_EQ_INT(a->by_category[IPUP_MEM_OPTIMIZER], 2 * a->by_category[IPUP_MEM_GRADS]);
+    TT_CHECK(f->by_category[IPUP_MEM_STASH] < a->by_category[IPUP_MEM_STASH]);
+    TT_EQ_INT(f->frozen_saved, 3 * frozen * sizeof(float));
+    TT_EQ_INT(a->frozen_saved, 0);
+    TT_CHECK(pf.ipu_bytes[0] + 3 * frozen * sizeof(float) <= pa.ipu_bytes[0]);
+    /* the live emulator carves and reports the same */
+    if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.400s", ipup_last_error(&g_emu)); return; }
+    TT_EQ_INT(ipup_memory_report(&g_emu, 0, &rep), IPUP_OK);
+    TT_EQ_INT(rep.by_category[IPUP_MEM_GRADS], f->by_category[IPUP_MEM_GRADS]);
+    TT_EQ_INT(rep.by_category[IPUP_MEM_OPTIMIZER], f->by_category[IPUP_MEM_OPTIMIZER]);
+    TT_EQ_INT(rep.used, f->used);
+    b.buf = text; b.cap = sizeof text; b.len = 0;
+    TT_EQ_INT(ipup_memory_report_write(&g_emu, ipup_buf_write, &b), IPUP_OK);
+    TT_CONTAINS(text, "frozen-saves");
+    {
+        char want[64];
+        snprintf(want, sizeof want, " %zu\n", f->frozen_saved);
+        TT_CONTAINS(text, want);
+    }
+    ipup_shutdown(&g_emu);
+}
+
+/* frozen layers list their weights (PARAM) but no optimizer state; the trained layer's
+   state tensors follow every parameter tensor; Adam's state moves, the frozen weights not */
+TTEST(frozen_tensors) {
+    static const char *const want[] = {"dense16.w", "dense16.b", "dense12.w", "dense12.b", "dense4.w", "dense4.b",
+                                       "dense4.w.m", "dense4.b.m", "dense4.w.v", "dense4.b.v"};
+    ipup_config c = base_cfg(&g_frz_head, &g_feed_cls);
+    ipup_tensor_info t;
+    int32_t i, n;
+    int rc;
+    c.stages = 2;
+    c.opt.kind = IPUP_OPT_ADAM;
+    c.opt.lr = 0.01f;
+    if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.400s", ipup_last_error(&g_emu)); return; }
+    n = ipup_tensor_count(&g_emu);
+    TT_EQ_INT(n, 10);
+    for (i = 0; i < n && i < 10; i++) {
+        TT_EQ_INT(ipup_tensor_get(&g_emu, i, &t), IPUP_OK);
+        TT_CHECK_MSG(strcmp(t.name, want[i]) == 0, "tensor %d is %s, expected %s", (int)i, t.name, want[i]);
+        TT_EQ_INT(t.kind, i < 6 ? IPUP_TENSOR_PARAM : IPUP_TENSOR_OPT_STATE);
+    }
+    TT_EQ_INT(ipup_tensor_get(&g_emu, 10, &t), IPUP_ERR_ARG);
+    TT_EQ_INT(ipup_tensor_find(&g_emu, "dense16.w", &t), IPUP_OK);
+    TT_EQ_INT(t.n, 12 * 16);
+    TT_EQ_INT(ipup_tensor_find(&g_emu, "dense16.w.m", &t), IPUP_ERR_MISMATCH);
+    TT_CONTAINS(ipup_last_error(&g_emu), "dense16.w.m");
+    rc = ipup_run(&g_emu, NULL);
+    TT_EQ_INT(rc, IPUP_OK);
+    TT_EQ_INT(ipup_tensor_find(&g_emu, "dense4.w.v", &t), IPUP_OK);
+    {
+        int32_t k, nz = 0;
+        for (k = 0; k < t.n; k++) nz += t.data[k] != 0.0f;
+        TT_CHECK_MSG(nz > t.n / 2, "Adam's v of the trained layer: %d of %d non-zero", (int)nz, (int)t.n);
+    }
+    ipup_shutdown(&g_emu);
+    /* the same model trained everywhere: 3 layers x 2 tensors x (1 + 2 state slots) */
+    {
+        ipup_model_desc full;
+        tiny_model_or_exit(&full, 1, 1, 12, "dense16,relu,dense12,relu,dense4,xent");
+        c.model = &full;
+        if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.400s", ipup_last_error(&g_emu)); return; }
+        TT_EQ_INT(ipup_tensor_count(&g_emu), 18);
+        ipup_shutdown(&g_emu);
+    }
+}
+
+/* a frozen layer has no weight-gradient FLOPs (ipup_model_info, the balancer, the cost
+   model); a stage of frozen layers only has no backward cost */
+TTEST(frozen_flops_and_cost) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    ipup_config c;
+    ipup_model_desc full;
+    double t_full, t_frozen;
+    int32_t split[1] = {2};
+    TT_EQ_INT(ipup_model_info(&g_frz_cnn, info, IPUP_MAX_LAYERS, NULL, 0), IPUP_OK);
+    TT_EQ_INT(info[0].frozen, 1);
+    TT_EQ_INT(info[0].flops_bwd_dw, 0);
+    TT_CHECK(info[0].flops_bwd_dx > 0);
+    TT_EQ_INT(info[4].frozen, 0);
+    TT_CHECK(info[4].flops_bwd_dw > 0);
+    tiny_model_or_exit(&full, 6, 6, 1, "conv4,relu,maxpool2,flatten,dense3,xent");
+    c = base_cfg(&full, &g_feed_cnn);
+    c.stages = 2;
+    c.split = split;
+    if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.400s", ipup_last_error(&g_emu)); return; }
+    TT_CHECK(g_emu.st[0].flops_w > 0);
+    t_full = g_emu.step_s;
+    ipup_shutdown(&g_emu);
+    c.model = &g_frz_cnn;
+    if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.400s", ipup_last_error(&g_emu)); return; }
+    TT_EQ_INT(g_emu.st[0].flops_w, 0);
+    TT_EQ_INT(g_emu.st[0].flops_i, 0); /* nothing before the conv trains: no input gradient */
+    TT_EQ_INT(g_emu.st[0].n_grads, 0);
+    TT_EQ_INT(g_emu.lay[0].e_off, -1); /* its input is not stashed */
+    t_frozen = g_emu.step_s;
+    TT_CHECK_MSG(t_frozen < t_full, "simulated step: frozen %g s, trained %g s", t_frozen, t_full);
+    ipup_shutdown(&g_emu);
+}
+
+TTEST(frozen_parse_and_errors) {
+    ipup_model_desc m;
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    char msg[512];
+    TT_EQ_INT(tiny_model(&m, 6, 6, 1, "conv4:FROZEN,relu,flatten,dense8:frozen,dense3,xent", msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(m.layers[0].frozen, 1);
+    TT_CHECK(strcmp(m.layers[0].id, "conv4") == 0);
+    TT_EQ_INT(m.layers[1].frozen, 0);
+    TT_EQ_INT(m.layers[3].frozen, 1);
+    TT_CHECK(strcmp(m.layers[3].id, "dense8") == 0);
+    TT_EQ_INT(m.layers[4].frozen, 0);
+    TT_EQ_INT(ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg), IPUP_OK);
+    /* a layer without parameters cannot be frozen */
+    TT_EQ_INT(tiny_model(&m, 1, 1, 12, "dense8,relu:frozen,dense4,xent", msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "layer 1 (relu) has no parameters to freeze");
+    TT_EQ_INT(tiny_model(&m, 1, 1, 12, "dense8,dropout0.5:frozen,dense4,xent", msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "(dropout)");
+    TT_EQ_INT(tiny_model(&m, 1, 1, 12, "dense8,mse:frozen", msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "(mse)");
+    /* unknown or empty suffixes */
+    TT_EQ_INT(tiny_model(&m, 1, 1, 12, "dense8:frosen,dense4,xent", msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "layer 0 has the suffix \":frosen\"");
+    TT_CONTAINS(msg, ":frozen");
+    TT_EQ_INT(tiny_model(&m, 1, 1, 12, "dense8:,dense4,xent", msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "the only suffix");
+    TT_EQ_INT(tiny_model(&m, 1, 1, 12, "dense8:frozen:frozen,xent", msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "the only suffix");
+    /* every layer frozen: nothing to train */
+    TT_EQ_INT(tiny_model(&m, 1, 1, 12, "dense8:frozen,relu,dense4:frozen,xent", msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "nothing to train");
+    /* the flag set by hand on a layer without parameters */
+    TT_EQ_INT(tiny_model(&m, 1, 1, 12, "dense8,relu,dense4,xent", msg, sizeof msg), IPUP_OK);
+    m.layers[1].frozen = 1;
+    TT_EQ_INT(ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "layer 1 (relu): relu has no parameters to freeze");
+    {
+        ipup_config c = base_cfg(&m, &g_feed_cls);
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CONFIG);
+        TT_CONTAINS(ipup_last_error(&g_emu), "no parameters to freeze");
+    }
+}
+
 static const ttest_case cases[] = {
     TT_CASE(mse_kernel_finite_differences), TT_CASE(mse_kernel_values),
     TT_CASE(mse_bit_identical_every_schedule), TT_CASE(mse_bit_identical_cnn_replicas_offload),
     TT_CASE(mse_feed_outfeed_and_loss_drop), TT_CASE(mse_evaluate_targets),
     TT_CASE(mse_parse_and_info),
+    TT_CASE(frozen_body_every_schedule), TT_CASE(frozen_middle_every_schedule),
+    TT_CASE(frozen_cnn_stages_replicas_offload), TT_CASE(frozen_memory_saving_in_plan_and_report),
+    TT_CASE(frozen_tensors), TT_CASE(frozen_flops_and_cost), TT_CASE(frozen_parse_and_errors),
 };
 
 int main(int argc, char **argv) {
     models();
+    frozen_models();
     return TTEST_MAIN(cases, argc, argv);
 }
