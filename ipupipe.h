@@ -712,7 +712,8 @@ IPUPIPE_DEF int32_t ipup_output_width(const ipup_emu *e);
    regression loss) a non-NULL cls is refused (IPUP_ERR_ARG) and out is the output.
    Returns IPUP_OK; IPUP_ERR_ARG with a message for NULL e, e not initialised, n < 0,
    NULL x when n > 0, or cls with a non-class loss; nothing is written then. n = 0 does
-   nothing. Host thread only. */
+   nothing. Host thread only. Under a transport (ipupipe_mpi.h) it runs in this process
+   alone on the weights it holds (bring every stage's weights here first). */
 IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls);
 /* What the pipelined inference costs on the IPUs (the cost model of ipup_run_stats, BSP
    timing: a step lasts its slowest op plus its slowest exchange plus sync). ipup_predict
@@ -3309,9 +3310,6 @@ static int ipup__pred_threads(ipup_emu *e) {
 IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls) {
     int rc = ipup__predict_args(e, n, x, cls);
     if (rc) return rc;
-    if (e->tp)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "ipup_predict under a transport: this process holds only IPU %d's weights; predict in a process with every stage (ipup_set_transport(e, NULL) on one that has them all)", (int)e->tp->ipu);
     e->msg[0] = 0;
     e->pred_n = n; e->pred_x = x; e->pred_out = out; e->pred_cls = cls;
     e->pred_waves = (int32_t)(((int64_t)n + (int64_t)e->B * e->M - 1) / ((int64_t)e->B * e->M));
@@ -3322,7 +3320,12 @@ IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out,
     if (e->cfg.runner == IPUP_RUNNER_THREADS && e->threads_started) rc = ipup__pred_threads(e);
     else
 #endif
-    rc = ipup__pred_coop(e);
+    { /* under a transport: this process alone, on the weights it holds, no hook called */
+        const ipup_transport *tp = e->tp;
+        e->tp = NULL;
+        rc = ipup__pred_coop(e);
+        e->tp = tp;
+    }
     if (rc) ipup__reset_transient(e);
     return rc;
 }
