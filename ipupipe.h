@@ -503,6 +503,20 @@ typedef struct ipup_run_stats {
     size_t mem_used[IPUP_MAX_IPUS];       /* pool bytes carved per IPU */
     size_t mem_high_water[IPUP_MAX_IPUS]; /* peak bytes touched per IPU (ipup_memory_report) */
 } ipup_run_stats;
+/* ipup_predict's figures (ipup_predict_figures; the predict section below) */
+typedef struct ipup_predict_stats {
+    ipup_sched_kind schedule;        /* the kind whose forward-only table runs */
+    int32_t steps;                   /* steps of that table (one wave) */
+    int32_t microbatches;            /* micro-batches per wave (cfg.microbatches) */
+    int32_t inflight[IPUP_MAX_LAYERS]; /* inputs of stage s alive at once (ring slots; no stash) */
+    double latency_seconds;          /* one micro-batch from the start of F(0,m)'s step to the
+                                        end of F(S-1,m)'s, the longest over m */
+    double wave_seconds;             /* one run of the table */
+    double samples_per_second;       /* steady state: B x (M-1) / (end of F(S-1,M-1)'s step -
+                                        end of F(S-1,0)'s); B / latency when M = 1 */
+    int64_t last_samples;            /* samples of the last ipup_predict call */
+    double last_seconds;             /* its simulated time: waves x wave_seconds */
+} ipup_predict_stats;
 
 /* ------------------------------------------------------------------ tensors */
 typedef enum ipup_tensor_kind { IPUP_TENSOR_PARAM = 0, IPUP_TENSOR_OPT_STATE, IPUP_TENSOR_GRAD } ipup_tensor_kind;
@@ -647,6 +661,18 @@ struct ipup_emu {
     ipup__ipu_err err[2][IPUP_MAX_IPUS];
     char msg[IPUP_MSG_MAX];
     const ipup_transport *tp;     /* ipup_set_transport: one IPU's row per process */
+    /* ipup_predict: the forward-only table (host pool), its rows, its job and figures */
+    ipup_table ptable;
+    ipup_op *pops;
+    int32_t *prow;
+    double *pstart;               /* cost model scratch: BSP start of each F(0,m) */
+    int32_t prow_start[IPUP_MAX_DEVICES + 1];
+    int32_t job_kind;             /* threads: 0 training steps, 1 ipup_predict */
+    int32_t pred_n, pred_waves;
+    const float *pred_x;
+    float *pred_out;
+    int32_t *pred_cls;
+    ipup_predict_stats pstats;
 };
 
 /* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
@@ -706,8 +732,17 @@ IPUPIPE_DEF int32_t ipup_output_width(const ipup_emu *e);
    regression loss) a non-NULL cls is refused (IPUP_ERR_ARG) and out is the output.
    Returns IPUP_OK; IPUP_ERR_ARG with a message for NULL e, e not initialised, n < 0,
    NULL x when n > 0, or cls with a non-class loss; nothing is written then. n = 0 does
-   nothing. Host thread only. */
+   nothing. Host thread only. Under a transport (ipupipe_mpi.h) it runs in this process
+   alone on the weights it holds (bring every stage's weights here first). */
 IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls);
+/* What the pipelined inference costs on the IPUs (the cost model of ipup_run_stats, BSP
+   timing: a step lasts its slowest op plus its slowest exchange plus sync). ipup_predict
+   runs the forward-only table (docs/schedules.md §8) of cfg.schedule over the pipeline's
+   IPUs in waves of cfg.microbatches micro-batches of cfg.microbatch samples; interleaved
+   and zb-h1 have no forward-only form and run gpipe's (the same mapping). */
+/* The figures above into *out: IPUP_OK, IPUP_ERR_ARG (NULL e or out, e not initialised; a
+   message when e is there). */
+IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out);
 
 /* Checkpoints: every parameter tensor then every optimizer-state tensor (replica 0's
    copies); write into data and call ipup_replicas_sync to copy them to every replica.
@@ -1519,6 +1554,7 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
     return ipup__setup_split(e, cfg);
 }
 
+static int ipup__setup_pred_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row); /* predict block */
 /* schedule table into ops (cap), rows, depths, ring capacities */
 static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
     ipup_sched_config sc;
@@ -1619,7 +1655,9 @@ static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
                           "schedule %s runs the ops of stage %d out of micro-batch order; the emulator's FIFO stash needs in-order schedules (every built-in one is)",
                           ipup_sched_kind_name(e->cfg.schedule), (int)s);
     }
-    return IPUP_OK;
+    /* ipup_predict's forward-only table: into its own host-pool block, or (a plan) over
+       the training table, which is no longer needed */
+    return ipup__setup_pred_table(e, row ? e->pops : ops, row ? S * M : cap, row ? e->prow : NULL);
 }
 
 /* stash layouts, sizes, FLOPs per stage. Offsets in a stash entry are int32 and the
@@ -1789,6 +1827,13 @@ static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M
     }
     p = ipup__alloc(a, ipup__mulz(ipup__mulz(ipup__mulz((size_t)repeat, (size_t)R), (size_t)M), sizeof(ipup_outfeed_rec)), IPUP_MEM_SCRATCH);
     if (e) e->recs = (ipup_outfeed_rec *)p;
+    /* ipup_predict: the forward-only table (S x M ops), its rows, the cost model's scratch */
+    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(ipup_op)), IPUP_MEM_SCRATCH);
+    if (e) e->pops = (ipup_op *)p;
+    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(int32_t)), IPUP_MEM_SCRATCH);
+    if (e) e->prow = (int32_t *)p;
+    p = ipup__alloc(a, ipup__mulz((size_t)M, sizeof(double)), IPUP_MEM_SCRATCH);
+    if (e) e->pstart = (double *)p;
     return a->used;
 }
 
@@ -2092,6 +2137,7 @@ static void ipup__reset_transient(ipup_emu *e) {
 static void *ipup__thread_main(void *arg);
 static void ipup__notify_all(ipup_emu *e);
 #endif
+static void ipup__pred_cost_setup(ipup_emu *e); /* predict block */
 
 IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     ipup__arena h;
@@ -2132,6 +2178,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     }
     ipup__init_weights(e);
     ipup__cost_setup(e);
+    ipup__pred_cost_setup(e);
     IPUPIPE_SYNC_VAR(&e->go, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->done, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->abort_, sizeof(uint32_t));
@@ -3013,6 +3060,7 @@ static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
     }
 }
 
+static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu); /* predict block */
 static void *ipup__thread_main(void *arg) {
     ipup__thread *th = (ipup__thread *)arg;
     ipup_emu *e = th->emu;
@@ -3024,7 +3072,8 @@ static void *ipup__thread_main(void *arg) {
         IPUPIPE_HAPPENS_AFTER(&e->go);
         g.old = IPUP__LOAD_ACQ(&e->go);
         if (e->quit) break;
-        ipup__thread_job(e, th->ipu);
+        if (e->job_kind) ipup__pred_thread_job(e, th->ipu); /* ipup_predict */
+        else ipup__thread_job(e, th->ipu);
         IPUPIPE_HAPPENS_BEFORE(&e->done);
         (void)IPUP__FETCH_ADD(&e->done, 1u);
         ipup__notify(e, e->nipus);
@@ -3227,29 +3276,176 @@ static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *
     if (cls) ipup__argmax_rows(Bn, ipup_output_width(e), rows, cls + (size_t)c * (size_t)e->B);
 }
 
-/* one micro-batch through every stage in turn on the host thread */
-static void ipup__predict_chunk(ipup_emu *e, int32_t c, int32_t Bn, const float *x, float *out, int32_t *cls) {
-    const float *in = x + (size_t)c * (size_t)e->B * (size_t)e->in_n;
-    float *rows = ipup__pred_rows(e, c, out);
-    int32_t s;
-    for (s = 0; s < e->S; s++) {
-        float *o = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : rows;
-        ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, o, 0, 0, 0, NULL, NULL);
-        in = o;
+/* The forward-only table of cfg.schedule (gpipe's for interleaved and zb-h1, which have
+   none) with the training table's mapping into ops (cap); rows by device (row NULL: a
+   plan); every ring into a stage gets room for the inputs the table keeps in flight. */
+static int ipup__setup_pred_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
+    ipup_sched_config sc;
+    char wmsg[IPUP_MSG_MAX];
+    int32_t peak[IPUP_MAX_LAYERS], s, d, i, pos = 0;
+    int rc;
+    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
+    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1 ? IPUP_SCHED_GPIPE : e->cfg.schedule;
+    sc.stages = e->S;
+    sc.microbatches = e->M;
+    sc.devices = e->cfg.devices;
+    sc.virtual_stages = e->cfg.virtual_stages;
+    sc.stage_device = e->cfg.stage_device;
+    sc.strict = e->cfg.strict;
+    sc.forward_only = 1;
+    rc = ipup_sched_generate(&sc, ops, cap, &e->ptable, wmsg, sizeof wmsg);
+    if (rc == IPUP_OK && e->ptable.devices != e->P) rc = IPUP_ERR_CONFIG;
+    if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "the forward-only table of ipup_predict (%s, %d stages, %d micro-batches, %d IPUs): %s",
+                              ipup_sched_kind_name(sc.kind), (int)e->S, (int)e->M, (int)e->P, wmsg);
+    ipup_sched_peak_inflight(&e->ptable, peak, IPUP_MAX_LAYERS);
+    for (s = 1; s < e->S; s++)
+        if ((uint32_t)peak[s] > e->st[s].fwd_cap) e->st[s].fwd_cap = ipup__ring_cap((uint32_t)peak[s]);
+    e->pstats.schedule = sc.kind;
+    e->pstats.steps = e->ptable.steps;
+    e->pstats.microbatches = e->M;
+    for (s = 0; s < e->S; s++) e->pstats.inflight[s] = peak[s];
+    if (!row) return IPUP_OK;
+    for (d = 0; d < e->P; d++) {
+        e->prow_start[d] = pos;
+        for (i = 0; i < e->ptable.n_ops; i++) if (ops[i].device == d) row[pos++] = i;
     }
-    ipup__pred_classes(e, c, Bn, rows, cls);
+    e->prow_start[e->P] = pos;
+    return IPUP_OK;
 }
 
+/* latency, wave time and steady-state rate of the forward-only table (BSP, the training
+   cost model's op costs: ipup__op_cost) */
+static void ipup__pred_cost_setup(ipup_emu *e) {
+    const ipup_table *t = &e->ptable;
+    double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(e);
+    int32_t i = 0, k, S = e->S, M = e->M;
+    e->pstats.latency_seconds = 0.0;
+    while (i < t->n_ops) {
+        double mx = 0.0, mxx = 0.0, end;
+        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
+            double du, xf;
+            ipup__op_cost(e, &t->ops[k], &du, &xf);
+            if (du > mx) mx = du;
+            if (xf > mxx) mxx = xf;
+        }
+        end = now + mx + mxx + sync;
+        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
+            const ipup_op *o = &t->ops[k];
+            if (o->stage == 0) e->pstart[o->mb] = now;
+            if (o->stage != S - 1) continue;
+            if (end - e->pstart[o->mb] > e->pstats.latency_seconds) e->pstats.latency_seconds = end - e->pstart[o->mb];
+            if (o->mb == 0) first_end = end;
+            if (o->mb == M - 1) last_end = end;
+        }
+        now = end;
+        i = k;
+    }
+    e->pstats.wave_seconds = now;
+    if (M > 1 && last_end > first_end) e->pstats.samples_per_second = (double)e->B * (double)(M - 1) / (last_end - first_end);
+    else e->pstats.samples_per_second = e->pstats.latency_seconds > 0.0 ? (double)e->B / e->pstats.latency_seconds : 0.0;
+}
+
+/* F(s, m) of wave w of the forward-only table on replica 0: micro-batch c = w*M + m
+   (empty past n: every stage skips it), its input from x (stage 0) or the ring from
+   stage s-1, its output into the ring to s+1 or the result rows (the last stage) */
+static int ipup__pred_exec(ipup_emu *e, const ipup_op *o, int32_t w, int threaded) {
+    int32_t s = o->stage, ipu = o->device, Bn;
+    int64_t c = (int64_t)w * e->M + o->mb, left = (int64_t)e->pred_n - c * e->B;
+    const float *in;
+    float *msg = NULL, *out;
+    if (left <= 0) return IPUP_OK;
+    Bn = (int32_t)(left < e->B ? left : e->B);
+    if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
+    if (s == 0) in = e->pred_x + (size_t)c * (size_t)e->B * (size_t)e->in_n;
+    else {
+        msg = (float *)ipup__wait_peek(e, &e->fwd[0][s], threaded, 0, ipu);
+        if (!msg) goto stall;
+        in = msg;
+    }
+    if (s < e->S - 1) {
+        out = (float *)ipup__wait_reserve(e, &e->fwd[0][s + 1], threaded, 0, ipu);
+        if (!out) goto stall;
+    } else out = ipup__pred_rows(e, (int32_t)c, e->pred_out);
+    ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
+    if (msg) ipup__release(e, &e->fwd[0][s], threaded, ipup__ipu_of(e, 0, s - 1));
+    if (s < e->S - 1) ipup__commit(e, &e->fwd[0][s + 1], threaded, ipup__ipu_of(e, 0, s + 1));
+    else ipup__pred_classes(e, (int32_t)c, Bn, out, e->pred_cls);
+    return IPUP_OK;
+stall:
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) {
+        if (!ipup__aborted(e, 0)) ipup__fault(e, ipu, 0, o);
+        return IPUP__ABORTED;
+    }
+#endif
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+                      "internal: ipup_predict's F(%d,%d) found no data or no room in its ring (a bug of the emulator or the table)", (int)s, (int)o->mb);
+}
+
+/* the cooperative walk: every wave, the table in order (also after ipup_shutdown) */
+static int ipup__pred_coop(ipup_emu *e) {
+    int32_t w, i;
+    int rc;
+    for (w = 0; w < e->pred_waves; w++)
+        for (i = 0; i < e->ptable.n_ops; i++)
+            if ((rc = ipup__pred_exec(e, &e->pops[i], w, 0)) != IPUP_OK) return rc;
+    return IPUP_OK;
+}
+
+#ifndef IPUPIPE_NO_THREADS
+/* IPU thread `ipu`: replica 0's devices run their row of every wave; the others rest */
+static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu) {
+    int32_t w, j;
+    if (ipu >= e->P) return;
+    for (w = 0; w < e->pred_waves; w++)
+        for (j = e->prow_start[ipu]; j < e->prow_start[ipu + 1]; j++)
+            if (ipup__pred_exec(e, &e->pops[e->prow[j]], w, 1)) return;
+}
+
+static int ipup__pred_threads(ipup_emu *e) {
+    e->job_kind = 1;
+    e->job_step0 = 0;
+    e->job_stop = INT64_MAX;
+    IPUP__STORE_REL(&e->done, 0u);
+    IPUPIPE_HAPPENS_BEFORE(&e->go);
+    IPUP__STORE_REL(&e->go, IPUP__LOAD_ACQ(&e->go) + 1u);
+    ipup__notify_all(e);
+    while (IPUP__LOAD_ACQ(&e->done) != (uint32_t)e->nipus) ipup__wait(e, e->nipus, ipup__probe_host, e, -1);
+    IPUPIPE_HAPPENS_AFTER(&e->done);
+    e->job_kind = 0;
+    if (!IPUP__LOAD_ACQ(&e->fault_)) return IPUP_OK;
+    IPUPIPE_HAPPENS_AFTER(&e->fault_);
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+                      "internal: an IPU thread of ipup_predict found no data or no room in a ring (a bug of the emulator or the table)");
+}
+#endif
+
 IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls) {
-    int32_t c, nc;
     int rc = ipup__predict_args(e, n, x, cls);
     if (rc) return rc;
     e->msg[0] = 0;
-    nc = (int32_t)(((int64_t)n + e->B - 1) / e->B);
-    for (c = 0; c < nc; c++) {
-        int64_t left = (int64_t)n - (int64_t)c * e->B;
-        ipup__predict_chunk(e, c, (int32_t)(left < e->B ? left : e->B), x, out, cls);
+    e->pred_n = n; e->pred_x = x; e->pred_out = out; e->pred_cls = cls;
+    e->pred_waves = (int32_t)(((int64_t)n + (int64_t)e->B * e->M - 1) / ((int64_t)e->B * e->M));
+    e->pstats.last_samples = n;
+    e->pstats.last_seconds = (double)e->pred_waves * e->pstats.wave_seconds;
+    if (n == 0) return IPUP_OK;
+#ifndef IPUPIPE_NO_THREADS
+    if (e->cfg.runner == IPUP_RUNNER_THREADS && e->threads_started) rc = ipup__pred_threads(e);
+    else
+#endif
+    { /* under a transport: this process alone, on the weights it holds, no hook called */
+        const ipup_transport *tp = e->tp;
+        e->tp = NULL;
+        rc = ipup__pred_coop(e);
+        e->tp = tp;
     }
+    if (rc) ipup__reset_transient(e);
+    return rc;
+}
+
+IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out) {
+    if (!e || !out || !e->initialised) return IPUP_ERR_ARG;
+    *out = e->pstats;
     return IPUP_OK;
 }
 
