@@ -281,7 +281,9 @@ typedef enum ipup_layer_kind {
     IPUP_LAYER_MAXPOOL2,     /* 2x2 stride 2, floor */
     IPUP_LAYER_FLATTEN,      /* (H, W, C) -> (H*W*C); a view */
     IPUP_LAYER_DROPOUT,      /* rate = drop probability; identity in ipup_evaluate */
-    IPUP_LAYER_SOFTMAX_XENT  /* softmax cross-entropy loss; must be the last layer */
+    IPUP_LAYER_SOFTMAX_XENT, /* softmax cross-entropy loss; must be the last layer */
+    IPUP_LAYER_MSE           /* mean squared error against float targets (the mean over all
+                                elements, ipup_mse_f32); must be the last layer */
 } ipup_layer_kind;
 
 typedef struct ipup_layer {
@@ -289,10 +291,13 @@ typedef struct ipup_layer {
     int32_t units;           /* dense: output features; conv3x3: output channels */
     float rate;              /* dropout: drop probability in [0, 1) */
     char id[IPUP_ID_MAX];    /* e.g. "dense256"; "" = derived; made unique by ipup_init */
+    int32_t frozen;          /* dense/conv only: 1 = not trained ("dense64:frozen"): no gradient
+                                accumulators, no optimizer state, no weight gradients */
 } ipup_layer;
 
 /* A model: input shape of ONE sample (NHWC without the batch; a flat vector of N features
-   is 1, 1, N) and an ordered list of layers ending with IPUP_LAYER_SOFTMAX_XENT. */
+   is 1, 1, N) and an ordered list of layers ending with a loss: IPUP_LAYER_SOFTMAX_XENT
+   (integer labels) or IPUP_LAYER_MSE (float targets as wide as the loss layer's input). */
 typedef struct ipup_model_desc {
     int32_t in_h, in_w, in_c;
     int32_t n_layers;
@@ -309,12 +314,15 @@ typedef struct ipup_layer_info {
     int64_t flops_bwd_dx;         /* input-gradient part of the backward (I op) */
     int64_t flops_bwd_dw;         /* weight-gradient part (W op) */
     int32_t stash_floats;         /* floats per sample the backward needs (its input) */
-    int32_t pad_;
+    int32_t frozen;               /* the layer's ipup_layer.frozen (flops_bwd_dw is then 0) */
 } ipup_layer_info;
 
 /* Parse "dense256,relu,conv8,maxpool2,flatten,dropout0.25,gelu,dense10,xent" (also
-   "conv3x3_8", "maxpool", "softmax_xent"/"loss"). Fills model->layers with ids such as
-   "dense256", "dense256_2" (unique), keeps in_h/in_w/in_c as they are. msg gets the error. */
+   "conv3x3_8", "maxpool", "softmax_xent"/"loss"; "mse" for the mean-squared-error loss).
+   A dense or conv layer followed by ":frozen" ("dense64:frozen") is not trained
+   (ipup_layer.frozen); the suffix on any other layer, or another suffix, is IPUP_ERR_PARSE.
+   Fills model->layers with ids such as "dense256", "dense256_2" (unique; the suffix is not
+   part of the id), keeps in_h/in_w/in_c as they are. msg gets the error. */
 IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len);
 /* Shapes, parameter counts, FLOPs of every layer into info[n_info] (n_info >= n_layers). */
 IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *model, ipup_layer_info *info, int32_t n_info,
@@ -394,8 +402,9 @@ typedef struct ipup_feed {
    runner: concurrently for distinct replicas, so it must be safe to call so; see
    THREADS). */
 typedef int (*ipup_infeed_fn)(void *user, const ipup_feed *feed);
-/* One outfeed record per micro-batch: mean loss over its n samples and the number of
-   correct arg-max predictions. Called on the host thread after each run, in (step,
+/* One outfeed record per micro-batch: mean loss over its n samples (mse: the mean over all
+   its n * target_width elements) and the number of correct arg-max predictions (always 0
+   with mse). Called on the host thread after each run, in (step,
    replica, mb) order. */
 typedef struct ipup_outfeed_rec {
     int64_t step;
@@ -459,6 +468,8 @@ typedef struct ipup_mem_report {
     size_t stream_capacity, stream_used;     /* streaming memory (offload) */
     size_t recompute_saved;                  /* stash bytes recomputation saves (or would) */
     size_t offload_saved;                    /* optimizer bytes offload moves (or would) */
+    size_t frozen_saved;                     /* gradient + optimizer-state bytes the frozen
+                                                layers do not have (ipup_layer.frozen) */
 } ipup_mem_report;
 
 typedef struct ipup_plan {
@@ -500,6 +511,20 @@ typedef struct ipup_run_stats {
     size_t mem_used[IPUP_MAX_IPUS];       /* pool bytes carved per IPU */
     size_t mem_high_water[IPUP_MAX_IPUS]; /* peak bytes touched per IPU (ipup_memory_report) */
 } ipup_run_stats;
+/* ipup_predict's figures (ipup_predict_figures; the predict section below) */
+typedef struct ipup_predict_stats {
+    ipup_sched_kind schedule;        /* the kind whose forward-only table runs */
+    int32_t steps;                   /* steps of that table (one wave) */
+    int32_t microbatches;            /* micro-batches per wave (cfg.microbatches) */
+    int32_t inflight[IPUP_MAX_LAYERS]; /* inputs of stage s alive at once (ring slots; no stash) */
+    double latency_seconds;          /* one micro-batch from the start of F(0,m)'s step to the
+                                        end of F(S-1,m)'s, the longest over m */
+    double wave_seconds;             /* one run of the table */
+    double samples_per_second;       /* steady state: B x (M-1) / (end of F(S-1,M-1)'s step -
+                                        end of F(S-1,0)'s); B / latency when M = 1 */
+    int64_t last_samples;            /* samples of the last ipup_predict call */
+    double last_seconds;             /* its simulated time: waves x wave_seconds */
+} ipup_predict_stats;
 
 /* ------------------------------------------------------------------ tensors */
 typedef enum ipup_tensor_kind { IPUP_TENSOR_PARAM = 0, IPUP_TENSOR_OPT_STATE, IPUP_TENSOR_GRAD } ipup_tensor_kind;
@@ -566,6 +591,9 @@ typedef struct ipup__stage {      /* static facts of a stage (internal) */
     size_t n_params, n_state, max_tensor;
     uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
     int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
+    size_t n_grads;               /* floats of the trained layers' parameters: they come first
+                                     in the parameter block, frozen layers' after; the size
+                                     of the gradient block (n_state = slots * n_grads) */
 } ipup__stage;
 
 typedef struct ipup__srt {        /* runtime of one stage of one replica (internal) */
@@ -641,6 +669,18 @@ struct ipup_emu {
     ipup__ipu_err err[2][IPUP_MAX_IPUS];
     char msg[IPUP_MSG_MAX];
     const ipup_transport *tp;     /* ipup_set_transport: one IPU's row per process */
+    /* ipup_predict: the forward-only table (host pool), its rows, its job and figures */
+    ipup_table ptable;
+    ipup_op *pops;
+    int32_t *prow;
+    double *pstart;               /* cost model scratch: BSP start of each F(0,m) */
+    int32_t prow_start[IPUP_MAX_DEVICES + 1];
+    int32_t job_kind;             /* threads: 0 training steps, 1 ipup_predict */
+    int32_t pred_n, pred_waves;
+    const float *pred_x;
+    float *pred_out;
+    int32_t *pred_cls;
+    ipup_predict_stats pstats;
 };
 
 /* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
@@ -672,6 +712,12 @@ IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp);
    (chunk mean * chunk size); *correct (or NULL) += correct predictions. */
 IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
                           double *loss_sum, int64_t *correct);
+/* ipup_evaluate for a model whose loss is mse (ipup_evaluate refuses those: its labels are
+   integers): targets (n, target_width = the mse layer's input width); *loss_sum (or NULL)
+   += chunk loss * chunk size, so *loss_sum / n is the mean squared error over all n *
+   target_width elements (chunk sizes times their means: equal chunks give the exact mean).
+   IPUP_ERR_ARG with a message (NULL e, x or targets, n < 0, not initialised, a class loss). */
+IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets, double *loss_sum);
 /* The outfeed records of the last run, in (step, replica, mb) order; *n gets the count. */
 IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n);
 
@@ -694,11 +740,22 @@ IPUPIPE_DEF int32_t ipup_output_width(const ipup_emu *e);
    regression loss) a non-NULL cls is refused (IPUP_ERR_ARG) and out is the output.
    Returns IPUP_OK; IPUP_ERR_ARG with a message for NULL e, e not initialised, n < 0,
    NULL x when n > 0, or cls with a non-class loss; nothing is written then. n = 0 does
-   nothing. Host thread only. */
+   nothing. Host thread only. Under a transport (ipupipe_mpi.h) it runs in this process
+   alone on the weights it holds (bring every stage's weights here first). */
 IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls);
+/* What the pipelined inference costs on the IPUs (the cost model of ipup_run_stats, BSP
+   timing: a step lasts its slowest op plus its slowest exchange plus sync). ipup_predict
+   runs the forward-only table (docs/schedules.md §8) of cfg.schedule over the pipeline's
+   IPUs in waves of cfg.microbatches micro-batches of cfg.microbatch samples; interleaved
+   and zb-h1 have no forward-only form and run gpipe's (the same mapping). */
+/* The figures above into *out: IPUP_OK, IPUP_ERR_ARG (NULL e or out, e not initialised; a
+   message when e is there). */
+IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out);
 
 /* Checkpoints: every parameter tensor then every optimizer-state tensor (replica 0's
-   copies); write into data and call ipup_replicas_sync to copy them to every replica. */
+   copies); write into data and call ipup_replicas_sync to copy them to every replica.
+   A frozen layer has its parameter tensors (kind PARAM) but no optimizer state and no
+   gradient. */
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e);
 IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out);
 IPUPIPE_DEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out);
@@ -918,6 +975,7 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
     case IPUP_LAYER_FLATTEN: return "flatten";
     case IPUP_LAYER_DROPOUT: return "dropout";
     case IPUP_LAYER_SOFTMAX_XENT: return "xent";
+    case IPUP_LAYER_MSE: return "mse";
     default: return "none";
     }
 }
@@ -985,6 +1043,20 @@ static int ipup__token_rate(const char *s, size_t n, float *out) {
     return 1;
 }
 
+/* the suffix of layer n's token, sfx[0] == ':' (sfx_len bytes): ":frozen" on a layer with
+   parameters marks it frozen; anything else is refused with a message */
+static int ipup__layer_suffix(const char *text, int32_t n, const char *sfx, size_t sfx_len, ipup_layer *L,
+                              char *msg, size_t msg_len) {
+    if (sfx_len != 7 || !ipup__token_prefix(sfx + 1, sfx_len - 1, "frozen"))
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "model \"%s\": layer %d has the suffix \"%.*s\"; the only suffix is \":frozen\" (on a dense or conv layer)",
+                          text, (int)n, (int)(sfx_len > 40 ? 40 : sfx_len), sfx);
+    if (L->kind != IPUP_LAYER_DENSE && L->kind != IPUP_LAYER_CONV3X3)
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "model \"%s\": layer %d (%s) has no parameters to freeze; \":frozen\" goes on a dense or conv layer only",
+                          text, (int)n, ipup_layer_kind_name(L->kind));
+    L->frozen = 1;
+    return IPUP_OK;
+}
+
 IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len) {
     const char *p;
     int32_t n = 0, i, j;
@@ -992,12 +1064,16 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
     p = text;
     while (*p) {
         const char *q = p;
-        size_t len, k;
+        size_t len, k, sfx;
         ipup_layer L;
+        int rc;
         while (*q && *q != ',') q++;
         len = (size_t)(q - p);
         while (len && (*p == ' ')) { p++; len--; }
         while (len && p[len - 1] == ' ') len--;
+        for (k = 0; k < len && p[k] != ':'; k++) {}
+        sfx = len - k; /* ":frozen": checked once the kind is known */
+        len = k;
         IPUPIPE_MEMSET(&L, 0, sizeof L);
         if (n >= IPUP_MAX_LAYERS)
             return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define IPUP_MAX_LAYERS larger before the include", text, (int)IPUP_MAX_LAYERS);
@@ -1023,9 +1099,12 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         } else if ((len == 4 && ipup__token_prefix(p, len, "xent")) || (len == 12 && ipup__token_prefix(p, len, "softmax_xent")) ||
                    (len == 4 && ipup__token_prefix(p, len, "loss"))) {
             L.kind = IPUP_LAYER_SOFTMAX_XENT;
+        } else if (len == 3 && ipup__token_prefix(p, len, "mse")) {
+            L.kind = IPUP_LAYER_MSE;
         } else {
             goto bad;
         }
+        if (sfx && (rc = ipup__layer_suffix(text, n, p + len, sfx, &L, msg, msg_len)) != IPUP_OK) return rc;
         /* id: the token itself ("dense256"), made unique with _2, _3 ... */
         {
             char base[IPUP_ID_MAX];
@@ -1048,12 +1127,37 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         continue;
     bad:
         return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
-                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), relu, gelu, maxpool2, flatten, dropout<rate>, xent",
+                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), relu, gelu, maxpool2, flatten, dropout<rate>, xent, mse (dense<N>:frozen, conv<N>:frozen: not trained)",
                           text, (int)n);
     }
     if (n == 0)
         return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
     model->n_layers = n;
+    if (msg && msg_len) msg[0] = 0;
+    return IPUP_OK;
+}
+
+/* ipup_model_info's last checks: the frozen flags (layers with parameters only; a frozen
+   layer computes no weight gradient, so flops_bwd_dw = 0), at least one trained layer, and
+   a loss as the last layer */
+static int ipup__info_final(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_param_layers, char *msg, size_t msg_len) {
+    int32_t l, trained = 0;
+    ipup_layer_kind last = m->layers[m->n_layers - 1].kind;
+    for (l = 0; l < m->n_layers; l++) {
+        ipup_layer_info *I = &info[l];
+        if (m->layers[l].frozen && !I->n_w)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): %s has no parameters to freeze; set frozen on dense or conv layers only",
+                              (int)l, m->layers[l].id, ipup_layer_kind_name(m->layers[l].kind));
+        I->frozen = m->layers[l].frozen ? 1 : 0;
+        if (I->frozen) I->flops_bwd_dw = 0;
+        else if (I->n_w) trained++;
+    }
+    if (last != IPUP_LAYER_SOFTMAX_XENT && last != IPUP_LAYER_MSE)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the last layer must be a loss: softmax cross-entropy (xent) or mean squared error (mse); add one to the model");
+    if (!n_param_layers)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has no dense or conv layer: nothing to train");
+    if (!trained)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "every dense and conv layer of the model is frozen: nothing to train; drop \":frozen\" (frozen = 0) from at least one");
     if (msg && msg_len) msg[0] = 0;
     return IPUP_OK;
 }
@@ -1126,6 +1230,12 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
             I->flops_fwd = 6 * n; I->flops_bwd_dx = 0;
             I->stash_floats = (int32_t)n; /* dlogits */
             break;
+        case IPUP_LAYER_MSE: /* difference, square, add; the gradient too, in the forward */
+            if (l != m->n_layers - 1) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the mean-squared-error loss (mse) must be the last layer", (int)l, L->id);
+            h = 1; w = 1; c = 1;
+            I->flops_fwd = 5 * n; I->flops_bwd_dx = 0;
+            I->stash_floats = (int32_t)n; /* dpred */
+            break;
         default:
             return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l, (int)L->kind);
         }
@@ -1135,12 +1245,7 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
         I->out_n = h * w * c;
         if (I->n_w) n_param_layers++;
     }
-    if (m->layers[m->n_layers - 1].kind != IPUP_LAYER_SOFTMAX_XENT)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the last layer must be the softmax cross-entropy loss (xent); add it to the model");
-    if (!n_param_layers)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has no dense or conv layer: nothing to train");
-    if (msg && msg_len) msg[0] = 0;
-    return IPUP_OK;
+    return ipup__info_final(m, info, n_param_layers, msg, msg_len);
 }
 
 /* ------------------------------------------------------------------ planning */
@@ -1196,12 +1301,12 @@ static int32_t ipup__state_slots(const ipup_config *c) {
 
 /* ------------------------------------------------------------------ balancing */
 /* need_dx[l]: the backward of layer l must produce its input gradient (an earlier layer
-   has parameters) */
+   has parameters that train) */
 static void ipup__need_dx(const ipup_layer_info *info, int32_t L, int32_t *need_dx) {
     int32_t l, any = 0;
     for (l = 0; l < L; l++) {
         need_dx[l] = any;
-        if (info[l].n_w) any = 1;
+        if (info[l].n_w && !info[l].frozen) any = 1; /* a frozen layer needs no gradient */
     }
 }
 
@@ -1484,6 +1589,7 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
     return ipup__setup_split(e, cfg);
 }
 
+static int ipup__setup_pred_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row); /* predict block */
 /* schedule table into ops (cap), rows, depths, ring capacities */
 static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
     ipup_sched_config sc;
@@ -1584,7 +1690,9 @@ static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
                           "schedule %s runs the ops of stage %d out of micro-batch order; the emulator's FIFO stash needs in-order schedules (every built-in one is)",
                           ipup_sched_kind_name(e->cfg.schedule), (int)s);
     }
-    return IPUP_OK;
+    /* ipup_predict's forward-only table: into its own host-pool block, or (a plan) over
+       the training table, which is no longer needed */
+    return ipup__setup_pred_table(e, row ? e->pops : ops, row ? S * M : cap, row ? e->prow : NULL);
 }
 
 /* stash layouts, sizes, FLOPs per stage. Offsets in a stash entry are int32 and the
@@ -1601,6 +1709,31 @@ static int64_t ipup__conv_scratch(const ipup_layer_info *I) {
     int64_t a = (int64_t)9 * I->in_c, b = (int64_t)I->out_c + (int64_t)(I->in_h - 2) * (I->in_w - 2);
     return (b > IPUP__MAXF / a) ? -1 : a * b;
 }
+/* The label region of a stash entry and of a forward ring slot holds, per sample, one int32
+   label (softmax cross-entropy) or target_width float targets (mse: the loss layer's input
+   width); ipup__target_w is 0 for a class loss. */
+static int32_t ipup__target_w(const ipup_emu *e) {
+    return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_MSE ? e->classes : 0;
+}
+static int32_t ipup__lab_w(const ipup_emu *e) { return ipup__target_w(e) ? ipup__target_w(e) : 1; }
+static size_t ipup__lab_bytes(const ipup_emu *e) { return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float); }
+static int ipup__is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
+
+/* The frozen layers of stage st take their place in its parameter block after the trained
+   ones' (which end at par): the gradient and optimizer-state blocks cover only the trained
+   part. Returns the block's size. */
+static int64_t ipup__frozen_params(ipup_emu *e, const ipup__stage *st, int64_t par) {
+    int32_t l;
+    for (l = st->first; l < st->last; l++) {
+        const ipup_layer_info *I = &e->lay[l].info;
+        if (!I->n_w || !I->frozen) continue;
+        e->lay[l].p_off = (int32_t)par;
+        par += (((int64_t)I->n_w + 15) & ~(int64_t)15) + (((int64_t)I->n_b + 15) & ~(int64_t)15);
+        if (par > IPUP__MAXF) break;
+    }
+    return par;
+}
+
 static int ipup__setup_layout(ipup_emu *e) {
     static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in this stage (more stages)";
     int32_t s, l, B = e->B;
@@ -1614,7 +1747,9 @@ static int ipup__setup_layout(ipup_emu *e) {
             ipup__lay *Ly = &e->lay[l];
             const ipup_layer_info *I = &Ly->info;
             int64_t mx = (int64_t)(I->in_n > I->out_n ? I->in_n : I->out_n) * B;
-            int keep = I->stash_floats > 0 && I->kind != IPUP_LAYER_SOFTMAX_XENT && (Ly->need_dx || I->n_w);
+            /* a frozen dense or conv needs no input: its input gradient reads only w */
+            int trains = I->n_w && !I->frozen;
+            int keep = I->stash_floats > 0 && !ipup__is_loss(I->kind) && (trains || (Ly->need_dx && !I->n_w));
             if (mx > pp) pp = mx;
             Ly->e_off = -1;
             if (keep) {
@@ -1624,7 +1759,7 @@ static int ipup__setup_layout(ipup_emu *e) {
             if (cur > IPUP__MAXF || pp > IPUP__MAXF) return ipup__layout_big(e, s, cur > pp ? "a stash entry (the inputs kept for the backward)" : "an activation buffer", cur > pp ? cur : pp, lower);
             Ly->dy_off = -1;
             Ly->p_off = -1;
-            if (I->n_w) {
+            if (trains) { /* frozen layers: ipup__frozen_params */
                 int64_t tw = ((int64_t)I->n_w + 15) & ~(int64_t)15, tb = ((int64_t)I->n_b + 15) & ~(int64_t)15;
                 Ly->p_off = (int32_t)par;
                 par += tw + tb;
@@ -1646,20 +1781,23 @@ static int ipup__setup_layout(ipup_emu *e) {
             st->flops_i += Ly->need_dx ? I->flops_bwd_dx : 0;
             st->flops_w += I->flops_bwd_dw;
         }
+        st->n_grads = (size_t)par;
+        par = ipup__frozen_params(e, st, par);
+        if (par > IPUP__MAXF) return ipup__layout_big(e, s, "the weights", par, "put fewer layers in this stage (more stages) or use smaller layers");
         st->lab_off = (int32_t)cur;
-        cur += B;
+        cur += (int64_t)B * ipup__lab_w(e);
         st->dl_off = -1;
         if (s == e->S - 1) { st->dl_off = (int32_t)cur; cur += (int64_t)B * e->classes; }
         if (cur > IPUP__MAXF - 15) return ipup__layout_big(e, s, "a stash entry (the inputs kept for the backward and the labels)", cur, lower);
         st->entry_floats = (size_t)((cur + 15) & ~(int64_t)15);
-        st->rentry_floats = (size_t)(((int64_t)B * st->in_n + B + 15) & ~(int64_t)15);
+        st->rentry_floats = (size_t)(((int64_t)B * st->in_n + (int64_t)B * ipup__lab_w(e) + 15) & ~(int64_t)15);
         st->wentry_floats = (size_t)((wcur + 15) & ~(int64_t)15);
         st->pp_floats = (size_t)((pp + 15) & ~(int64_t)15);
         st->conv_floats = (size_t)conv;
         st->n_params = (size_t)par;
-        st->n_state = ipup__mulz((size_t)k, (size_t)par);
+        st->n_state = ipup__mulz((size_t)k, st->n_grads);
         st->max_tensor = (size_t)maxt;
-        st->flops_opt = par * (k == 2 ? 12 : k == 1 ? 4 : 2);
+        st->flops_opt = (int64_t)st->n_grads * (k == 2 ? 12 : k == 1 ? 4 : 2);
     }
     return IPUP_OK;
 }
@@ -1673,7 +1811,7 @@ static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, in
         ipup__srt *rt = &e->srt[r][s];
         if (st->device != d) continue;
         rt->params = ipup__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
-        rt->grads = ipup__allocf(a, st->n_params, IPUP_MEM_GRADS);
+        rt->grads = ipup__allocf(a, st->n_grads, IPUP_MEM_GRADS);
         rt->state = NULL;
         if (k) {
             if (e->cfg.offload) rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
@@ -1688,7 +1826,7 @@ static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, in
         rt->staging = (k && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH) : NULL;
         /* receive sides of the rings into this stage */
         if (s > 0) {
-            size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B) * sizeof(float);
+            size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B * (size_t)ipup__lab_w(e)) * sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
             if (a->base && !a->oom) ipup_ring_init(&e->fwd[r][s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
         }
@@ -1724,6 +1862,13 @@ static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M
     }
     p = ipup__alloc(a, ipup__mulz(ipup__mulz(ipup__mulz((size_t)repeat, (size_t)R), (size_t)M), sizeof(ipup_outfeed_rec)), IPUP_MEM_SCRATCH);
     if (e) e->recs = (ipup_outfeed_rec *)p;
+    /* ipup_predict: the forward-only table (S x M ops), its rows, the cost model's scratch */
+    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(ipup_op)), IPUP_MEM_SCRATCH);
+    if (e) e->pops = (ipup_op *)p;
+    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(int32_t)), IPUP_MEM_SCRATCH);
+    if (e) e->prow = (int32_t *)p;
+    p = ipup__alloc(a, ipup__mulz((size_t)M, sizeof(double)), IPUP_MEM_SCRATCH);
+    if (e) e->pstart = (double *)p;
     return a->used;
 }
 
@@ -1740,6 +1885,7 @@ static void ipup__fill_report(ipup_emu *e, ipup__arena *a, ipup__arena *sa, int3
         if (x->device != d) continue;
         m->recompute_saved += (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float);
         m->offload_saved += x->n_state * sizeof(float);
+        m->frozen_saved += (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
     }
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) m->peak_by_category[c] = m->by_category[c];
     m->peak_by_category[IPUP_MEM_STASH] = 0;
@@ -1774,7 +1920,7 @@ static double ipup__rate(const ipup_emu *e) { return e->cm.clock_hz * e->cm.flop
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
 /* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
 static double ipup__infeed_s(const ipup_emu *e) {
-    return (double)e->B * ((double)e->in_n + 1.0) * 4.0 / e->cm.host_bytes_per_s;
+    return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(e)) * 4.0 / e->cm.host_bytes_per_s;
 }
 static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
     const ipup__stage *st = &e->st[o->stage];
@@ -1788,7 +1934,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
         f = (double)st->flops_f;
         if (s == 0) *dur += ipup__infeed_s(e);
         if (s < e->S - 1 && e->st[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + 1.0) * 4.0 / e->cm.link_bytes_per_s;
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(e)) * 4.0 / e->cm.link_bytes_per_s;
         break;
     case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
     case IPUP_OP_I: f = (double)st->flops_i + rec; break;
@@ -1808,7 +1954,7 @@ static double ipup__update_cost(const ipup_emu *e, int32_t d) {
         const ipup__stage *st = &e->st[s];
         if (st->device != d) continue;
         t += (double)st->flops_opt / ipup__rate(e);
-        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_params * 4.0 / e->cm.link_bytes_per_s;
+        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_grads * 4.0 / e->cm.link_bytes_per_s;
         if (e->cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->cm.stream_bytes_per_s;
     }
     return t;
@@ -1985,7 +2131,7 @@ static void ipup__init_weights(ipup_emu *e) {
             ipup__srt *rt = &e->srt[r][s];
             const ipup__stage *st = &e->st[s];
             IPUPIPE_MEMSET(rt->params, 0, st->n_params * sizeof(float));
-            IPUPIPE_MEMSET(rt->grads, 0, st->n_params * sizeof(float));
+            IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
             /* a stage without weights has no state: NULL when offloaded to an empty stream pool */
             if (k && st->n_state) IPUPIPE_MEMSET(rt->state, 0, st->n_state * sizeof(float));
             for (l = st->first; l < st->last; l++) {
@@ -2010,7 +2156,7 @@ static void ipup__reset_transient(ipup_emu *e) {
         for (s = 0; s < e->S; s++) {
             ipup__srt *rt = &e->srt[r][s];
             rt->s_head = rt->s_count = rt->w_head = rt->w_count = 0;
-            IPUPIPE_MEMSET(rt->grads, 0, e->st[s].n_params * sizeof(float));
+            IPUPIPE_MEMSET(rt->grads, 0, e->st[s].n_grads * sizeof(float));
             if (s > 0) ipup__ring_reset(&e->fwd[r][s]);
             if (s < e->S - 1) ipup__ring_reset(&e->bwd[r][s]);
         }
@@ -2026,6 +2172,7 @@ static void ipup__reset_transient(ipup_emu *e) {
 static void *ipup__thread_main(void *arg);
 static void ipup__notify_all(ipup_emu *e);
 #endif
+static void ipup__pred_cost_setup(ipup_emu *e); /* predict block */
 
 IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     ipup__arena h;
@@ -2066,6 +2213,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     }
     ipup__init_weights(e);
     ipup__cost_setup(e);
+    ipup__pred_cost_setup(e);
     IPUPIPE_SYNC_VAR(&e->go, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->done, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->abort_, sizeof(uint32_t));
@@ -2177,6 +2325,12 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
             break;
         }
+        if (I->kind == IPUP_LAYER_MSE) { /* the label region holds float targets */
+            float *dl = (E && train) ? E + st->dl_off : NULL;
+            *loss = ipup_mse_f32(Bn, I->in_n, cur, (const float *)(const void *)labels, dl);
+            *correct = 0;
+            break;
+        }
         fuse = ipup__fuse_relu(e, st, l, E, train); /* then l + 1 is the ReLU: its output */
         needed = 1;
         if (l + fuse == st->last - 1 && out) dest = out;
@@ -2225,11 +2379,11 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         const float *x = ipup__relu_out_kept(e, st, l) ? E + e->lay[l + 1].e_off : Ly->e_off >= 0 ? E + Ly->e_off : NULL;
         float *dest = NULL, *gw = NULL, *gb = NULL;
         const float *w = NULL;
-        int n = Bn * I->in_n;
-        if (!Ly->need_dx && !I->n_w) break;
-        if (I->kind == IPUP_LAYER_SOFTMAX_XENT) continue; /* dlogits already in E */
-        if (I->n_w) {
-            w = rt->params + Ly->p_off;
+        int n = Bn * I->in_n, trains = I->n_w && !I->frozen;
+        if (!Ly->need_dx && !trains) break; /* nothing below needs a gradient */
+        if (ipup__is_loss(I->kind)) continue; /* dlogits already in E */
+        if (I->n_w) w = rt->params + Ly->p_off;
+        if (trains) { /* a frozen layer: input gradient only */
             gw = rt->grads + Ly->p_off;
             gb = gw + ipup__r16(I->n_w);
         }
@@ -2239,7 +2393,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         case IPUP_LAYER_DENSE:
             if (wentry) {
                 if (dest) ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, NULL, NULL);
-                IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+                if (trains) IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
             } else {
                 ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, gw, gb);
             }
@@ -2247,7 +2401,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         case IPUP_LAYER_CONV3X3:
             if (wentry) {
                 if (dest) ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, NULL, NULL, rt->conv);
-                IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+                if (trains) IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
             } else {
                 ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, gw, gb, rt->conv);
             }
@@ -2296,7 +2450,7 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
         const ipup__lay *Ly = &e->lay[l];
         const ipup_layer_info *I = &Ly->info;
         float *gw, *gb;
-        if (!I->n_w) continue;
+        if (!I->n_w || I->frozen) continue;
         gw = rt->grads + Ly->p_off;
         gb = gw + ipup__r16(I->n_w);
         if (I->kind == IPUP_LAYER_DENSE)
@@ -2458,9 +2612,13 @@ static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, in
     IPUPIPE_MEMSET(&f, 0, sizeof f);
     f.step = t; f.replica = r; f.mb = m; f.sample0 = sample0; f.n = e->B;
     f.row = e->in_n; f.classes = e->classes; f.x = x; f.labels = lab;
+    if (ipup__target_w(e)) { /* mse: float targets in the label region */
+        f.classes = 0; f.labels = NULL;
+        f.target_width = ipup__target_w(e); f.targets = (float *)(void *)lab;
+    }
     if (e->cfg.infeed(e->cfg.infeed_user, &f) != 0)
         return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
-    for (i = 0; i < e->B; i++)
+    for (i = 0; i < e->B && !f.targets; i++)
         if (lab[i] < 0 || lab[i] >= e->classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
     return IPUP_OK;
 }
@@ -2485,7 +2643,7 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     if (!e->cfg.recompute) return slot;
     E = rt->work;
     IPUPIPE_MEMCPY(E, slot, (size_t)e->B * (size_t)st->in_n * sizeof(float));
-    IPUPIPE_MEMCPY(E + st->lab_off, slot + (size_t)e->B * (size_t)st->in_n, (size_t)e->B * sizeof(int32_t));
+    IPUPIPE_MEMCPY(E + st->lab_off, slot + (size_t)e->B * (size_t)st->in_n, ipup__lab_bytes(e));
     ipup__stage_fwd(e, r, s, e->B, E, (const int32_t *)(const void *)(E + st->lab_off), E, NULL, 1, t,
                     ((int64_t)r * e->M + m) * e->B, &loss, &corr);
     return E;
@@ -2514,7 +2672,7 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
             msg = (float *)ipup__wait_peek(e, &e->fwd[r][s], threaded, t, ipu);
             if (!msg) goto stall;
             IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
-            IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
+            IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, ipup__lab_bytes(e));
             ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
         }
         if (s < e->S - 1) {
@@ -2523,12 +2681,12 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         }
         ipup__stage_fwd(e, r, s, B, E, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
         if (out) {
-            IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, (size_t)B * sizeof(int32_t));
+            IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, ipup__lab_bytes(e));
             ipup__commit(e, &e->fwd[r][s + 1], threaded, ipup__ipu_of(e, r, s + 1));
         }
         if (e->cfg.recompute) {
             IPUPIPE_MEMCPY(slot, E, xin * sizeof(float));
-            IPUPIPE_MEMCPY(slot + xin, E + st->lab_off, (size_t)B * sizeof(int32_t));
+            IPUPIPE_MEMCPY(slot + xin, E + st->lab_off, ipup__lab_bytes(e));
         }
         rt->s_count++;
         if (rt->s_count > rt->s_peak) rt->s_peak = rt->s_count;
@@ -2608,7 +2766,7 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
     int32_t s, q;
     if (e->R < 2) return;
     for (s = 0; s < e->S; s++) {
-        size_t n = e->st[s].n_params, lo, hi, i;
+        size_t n = e->st[s].n_grads, lo, hi, i;
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
@@ -2633,13 +2791,13 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
 static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
     int32_t s, l, j;
     for (s = 0; s < e->S; s++) {
-        size_t n = e->st[s].n_params, lo, hi;
+        size_t n = e->st[s].n_grads, lo, hi;
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
         for (l = e->st[s].first; l < e->st[s].last; l++) {
             const ipup_layer_info *I = &e->lay[l].info;
-            if (!I->n_w) continue;
+            if (!I->n_w || I->frozen) continue;
             for (j = 0; j < 2; j++) {
                 size_t a = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
                 size_t b = a + (size_t)(j ? I->n_b : I->n_w);
@@ -2669,7 +2827,7 @@ static IPUP__UNUSED int ipup__split_update_ok(const ipup_emu *e) {
 static IPUP__UNUSED void ipup__reduce_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     int32_t s, q;
     for (s = 0; s < e->S; s++) {
-        size_t n = e->st[s].n_params, lo, hi, i;
+        size_t n = e->st[s].n_grads, lo, hi, i;
         float *IPUP__RESTRICT g0 = e->srt[0][s].grads;
         if (e->st[s].device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
@@ -2691,13 +2849,13 @@ static IPUP__UNUSED void ipup__update_part(ipup_emu *e, int32_t d, int32_t part,
     int32_t s, l, j, q;
     for (s = 0; s < e->S; s++) {
         const ipup__stage *st = &e->st[s];
-        size_t n = st->n_params, lo, hi;
+        size_t n = st->n_grads, lo, hi;
         if (st->device != d) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
         for (l = st->first; l < st->last; l++) {
             const ipup_layer_info *I = &e->lay[l].info;
-            if (!I->n_w) continue;
+            if (!I->n_w || I->frozen) continue;
             for (j = 0; j < 2; j++) {
                 size_t a = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
                 size_t b = a + (size_t)(j ? I->n_b : I->n_w);
@@ -2731,14 +2889,14 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
     int32_t l, j;
     for (l = st->first; l < st->last; l++) {
         const ipup_layer_info *I = &e->lay[l].info;
-        if (!I->n_w) continue;
+        if (!I->n_w || I->frozen) continue;
         for (j = 0; j < 2; j++) {
             size_t off = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
             int n = j ? I->n_b : I->n_w;
             float *w = rt->params + off, *g = rt->grads + off, *s1 = NULL, *s2 = NULL;
             if (o->kind != IPUP_OPT_SGD) {
                 s1 = rt->state + off;
-                s2 = rt->state + st->n_params + off;
+                s2 = rt->state + st->n_grads + off;
                 if (e->cfg.offload) { /* stream in */
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)n * sizeof(float));
                     if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
@@ -2753,11 +2911,11 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
             }
             if (o->kind != IPUP_OPT_SGD && e->cfg.offload) { /* stream out */
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)n * sizeof(float));
-                if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + st->n_params + off, rt->staging + st->max_tensor, (size_t)n * sizeof(float));
+                if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + st->n_grads + off, rt->staging + st->max_tensor, (size_t)n * sizeof(float));
             }
         }
     }
-    IPUPIPE_MEMSET(rt->grads, 0, st->n_params * sizeof(float));
+    IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
 }
 
 /* host: move outfeed records into e->recs (indexed by step - step0, replica, mb) */
@@ -2937,6 +3095,7 @@ static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
     }
 }
 
+static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu); /* predict block */
 static void *ipup__thread_main(void *arg) {
     ipup__thread *th = (ipup__thread *)arg;
     ipup_emu *e = th->emu;
@@ -2948,7 +3107,8 @@ static void *ipup__thread_main(void *arg) {
         IPUPIPE_HAPPENS_AFTER(&e->go);
         g.old = IPUP__LOAD_ACQ(&e->go);
         if (e->quit) break;
-        ipup__thread_job(e, th->ipu);
+        if (e->job_kind) ipup__pred_thread_job(e, th->ipu); /* ipup_predict */
+        else ipup__thread_job(e, th->ipu);
         IPUPIPE_HAPPENS_BEFORE(&e->done);
         (void)IPUP__FETCH_ADD(&e->done, 1u);
         ipup__notify(e, e->nipus);
@@ -3084,6 +3244,8 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
                           double *loss_sum, int64_t *correct) {
     int32_t i, s;
     if (!e || !e->initialised || n < 0 || (n && (!x || !labels))) return IPUP_ERR_ARG;
+    if (ipup__target_w(e))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate: the model's loss is mse, which needs float targets, not labels; call ipup_evaluate_targets");
     for (i = 0; i < n; i += e->B) {
         int32_t Bn = n - i < e->B ? n - i : e->B, j;
         int c = 0;
@@ -3149,57 +3311,235 @@ static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *
     if (cls) ipup__argmax_rows(Bn, ipup_output_width(e), rows, cls + (size_t)c * (size_t)e->B);
 }
 
-/* one micro-batch through every stage in turn on the host thread */
-static void ipup__predict_chunk(ipup_emu *e, int32_t c, int32_t Bn, const float *x, float *out, int32_t *cls) {
-    const float *in = x + (size_t)c * (size_t)e->B * (size_t)e->in_n;
-    float *rows = ipup__pred_rows(e, c, out);
-    int32_t s;
-    for (s = 0; s < e->S; s++) {
-        float *o = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : rows;
-        ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, o, 0, 0, 0, NULL, NULL);
-        in = o;
+/* The forward-only table of cfg.schedule (gpipe's for interleaved and zb-h1, which have
+   none) with the training table's mapping into ops (cap); rows by device (row NULL: a
+   plan); every ring into a stage gets room for the inputs the table keeps in flight. */
+static int ipup__setup_pred_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
+    ipup_sched_config sc;
+    char wmsg[IPUP_MSG_MAX];
+    int32_t peak[IPUP_MAX_LAYERS], s, d, i, pos = 0;
+    int rc;
+    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
+    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1 ? IPUP_SCHED_GPIPE : e->cfg.schedule;
+    sc.stages = e->S;
+    sc.microbatches = e->M;
+    sc.devices = e->cfg.devices;
+    sc.virtual_stages = e->cfg.virtual_stages;
+    sc.stage_device = e->cfg.stage_device;
+    sc.strict = e->cfg.strict;
+    sc.forward_only = 1;
+    rc = ipup_sched_generate(&sc, ops, cap, &e->ptable, wmsg, sizeof wmsg);
+    if (rc == IPUP_OK && e->ptable.devices != e->P) rc = IPUP_ERR_CONFIG;
+    if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "the forward-only table of ipup_predict (%s, %d stages, %d micro-batches, %d IPUs): %s",
+                              ipup_sched_kind_name(sc.kind), (int)e->S, (int)e->M, (int)e->P, wmsg);
+    ipup_sched_peak_inflight(&e->ptable, peak, IPUP_MAX_LAYERS);
+    for (s = 1; s < e->S; s++)
+        if ((uint32_t)peak[s] > e->st[s].fwd_cap) e->st[s].fwd_cap = ipup__ring_cap((uint32_t)peak[s]);
+    e->pstats.schedule = sc.kind;
+    e->pstats.steps = e->ptable.steps;
+    e->pstats.microbatches = e->M;
+    for (s = 0; s < e->S; s++) e->pstats.inflight[s] = peak[s];
+    if (!row) return IPUP_OK;
+    for (d = 0; d < e->P; d++) {
+        e->prow_start[d] = pos;
+        for (i = 0; i < e->ptable.n_ops; i++) if (ops[i].device == d) row[pos++] = i;
     }
-    ipup__pred_classes(e, c, Bn, rows, cls);
+    e->prow_start[e->P] = pos;
+    return IPUP_OK;
 }
 
+/* latency, wave time and steady-state rate of the forward-only table (BSP, the training
+   cost model's op costs: ipup__op_cost) */
+static void ipup__pred_cost_setup(ipup_emu *e) {
+    const ipup_table *t = &e->ptable;
+    double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(e);
+    int32_t i = 0, k, S = e->S, M = e->M;
+    e->pstats.latency_seconds = 0.0;
+    while (i < t->n_ops) {
+        double mx = 0.0, mxx = 0.0, end;
+        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
+            double du, xf;
+            ipup__op_cost(e, &t->ops[k], &du, &xf);
+            if (du > mx) mx = du;
+            if (xf > mxx) mxx = xf;
+        }
+        end = now + mx + mxx + sync;
+        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
+            const ipup_op *o = &t->ops[k];
+            if (o->stage == 0) e->pstart[o->mb] = now;
+            if (o->stage != S - 1) continue;
+            if (end - e->pstart[o->mb] > e->pstats.latency_seconds) e->pstats.latency_seconds = end - e->pstart[o->mb];
+            if (o->mb == 0) first_end = end;
+            if (o->mb == M - 1) last_end = end;
+        }
+        now = end;
+        i = k;
+    }
+    e->pstats.wave_seconds = now;
+    if (M > 1 && last_end > first_end) e->pstats.samples_per_second = (double)e->B * (double)(M - 1) / (last_end - first_end);
+    else e->pstats.samples_per_second = e->pstats.latency_seconds > 0.0 ? (double)e->B / e->pstats.latency_seconds : 0.0;
+}
+
+/* F(s, m) of wave w of the forward-only table on replica 0: micro-batch c = w*M + m
+   (empty past n: every stage skips it), its input from x (stage 0) or the ring from
+   stage s-1, its output into the ring to s+1 or the result rows (the last stage) */
+static int ipup__pred_exec(ipup_emu *e, const ipup_op *o, int32_t w, int threaded) {
+    int32_t s = o->stage, ipu = o->device, Bn;
+    int64_t c = (int64_t)w * e->M + o->mb, left = (int64_t)e->pred_n - c * e->B;
+    const float *in;
+    float *msg = NULL, *out;
+    if (left <= 0) return IPUP_OK;
+    Bn = (int32_t)(left < e->B ? left : e->B);
+    if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
+    if (s == 0) in = e->pred_x + (size_t)c * (size_t)e->B * (size_t)e->in_n;
+    else {
+        msg = (float *)ipup__wait_peek(e, &e->fwd[0][s], threaded, 0, ipu);
+        if (!msg) goto stall;
+        in = msg;
+    }
+    if (s < e->S - 1) {
+        out = (float *)ipup__wait_reserve(e, &e->fwd[0][s + 1], threaded, 0, ipu);
+        if (!out) goto stall;
+    } else out = ipup__pred_rows(e, (int32_t)c, e->pred_out);
+    ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
+    if (msg) ipup__release(e, &e->fwd[0][s], threaded, ipup__ipu_of(e, 0, s - 1));
+    if (s < e->S - 1) ipup__commit(e, &e->fwd[0][s + 1], threaded, ipup__ipu_of(e, 0, s + 1));
+    else ipup__pred_classes(e, (int32_t)c, Bn, out, e->pred_cls);
+    return IPUP_OK;
+stall:
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) {
+        if (!ipup__aborted(e, 0)) ipup__fault(e, ipu, 0, o);
+        return IPUP__ABORTED;
+    }
+#endif
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+                      "internal: ipup_predict's F(%d,%d) found no data or no room in its ring (a bug of the emulator or the table)", (int)s, (int)o->mb);
+}
+
+/* the cooperative walk: every wave, the table in order (also after ipup_shutdown) */
+static int ipup__pred_coop(ipup_emu *e) {
+    int32_t w, i;
+    int rc;
+    for (w = 0; w < e->pred_waves; w++)
+        for (i = 0; i < e->ptable.n_ops; i++)
+            if ((rc = ipup__pred_exec(e, &e->pops[i], w, 0)) != IPUP_OK) return rc;
+    return IPUP_OK;
+}
+
+#ifndef IPUPIPE_NO_THREADS
+/* IPU thread `ipu`: replica 0's devices run their row of every wave; the others rest */
+static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu) {
+    int32_t w, j;
+    if (ipu >= e->P) return;
+    for (w = 0; w < e->pred_waves; w++)
+        for (j = e->prow_start[ipu]; j < e->prow_start[ipu + 1]; j++)
+            if (ipup__pred_exec(e, &e->pops[e->prow[j]], w, 1)) return;
+}
+
+static int ipup__pred_threads(ipup_emu *e) {
+    e->job_kind = 1;
+    e->job_step0 = 0;
+    e->job_stop = INT64_MAX;
+    IPUP__STORE_REL(&e->done, 0u);
+    IPUPIPE_HAPPENS_BEFORE(&e->go);
+    IPUP__STORE_REL(&e->go, IPUP__LOAD_ACQ(&e->go) + 1u);
+    ipup__notify_all(e);
+    while (IPUP__LOAD_ACQ(&e->done) != (uint32_t)e->nipus) ipup__wait(e, e->nipus, ipup__probe_host, e, -1);
+    IPUPIPE_HAPPENS_AFTER(&e->done);
+    e->job_kind = 0;
+    if (!IPUP__LOAD_ACQ(&e->fault_)) return IPUP_OK;
+    IPUPIPE_HAPPENS_AFTER(&e->fault_);
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+                      "internal: an IPU thread of ipup_predict found no data or no room in a ring (a bug of the emulator or the table)");
+}
+#endif
+
 IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls) {
-    int32_t c, nc;
     int rc = ipup__predict_args(e, n, x, cls);
     if (rc) return rc;
     e->msg[0] = 0;
-    nc = (int32_t)(((int64_t)n + e->B - 1) / e->B);
-    for (c = 0; c < nc; c++) {
-        int64_t left = (int64_t)n - (int64_t)c * e->B;
-        ipup__predict_chunk(e, c, (int32_t)(left < e->B ? left : e->B), x, out, cls);
+    e->pred_n = n; e->pred_x = x; e->pred_out = out; e->pred_cls = cls;
+    e->pred_waves = (int32_t)(((int64_t)n + (int64_t)e->B * e->M - 1) / ((int64_t)e->B * e->M));
+    e->pstats.last_samples = n;
+    e->pstats.last_seconds = (double)e->pred_waves * e->pstats.wave_seconds;
+    if (n == 0) return IPUP_OK;
+#ifndef IPUPIPE_NO_THREADS
+    if (e->cfg.runner == IPUP_RUNNER_THREADS && e->threads_started) rc = ipup__pred_threads(e);
+    else
+#endif
+    { /* under a transport: this process alone, on the weights it holds, no hook called */
+        const ipup_transport *tp = e->tp;
+        e->tp = NULL;
+        rc = ipup__pred_coop(e);
+        e->tp = tp;
+    }
+    if (rc) ipup__reset_transient(e);
+    return rc;
+}
+
+IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out) {
+    if (!e || !out || !e->initialised) return IPUP_ERR_ARG;
+    *out = e->pstats;
+    return IPUP_OK;
+}
+
+/* ------------------------------------------------------------------ regression (mse) */
+IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets, double *loss_sum) {
+    int32_t i, s, tw;
+    if (!e) return IPUP_ERR_ARG;
+    if (!e->initialised || n < 0 || (n && (!x || !targets)))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: %s",
+                          !e->initialised ? "the emulator is not initialised; call ipup_init first"
+                          : n < 0 ? "n is negative" : "x or targets is NULL; give n rows of inputs and of targets");
+    tw = ipup__target_w(e);
+    if (!tw)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: the model's loss is softmax cross-entropy (integer labels); call ipup_evaluate");
+    for (i = 0; i < n; i += e->B) {
+        int32_t Bn = n - i < e->B ? n - i : e->B;
+        int c = 0;
+        const float *in = x + (size_t)i * (size_t)e->in_n;
+        const int32_t *tg = (const int32_t *)(const void *)(targets + (size_t)i * (size_t)tw);
+        float loss = 0.0f;
+        for (s = 0; s < e->S; s++) {
+            float *out = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : NULL;
+            ipup__stage_fwd(e, 0, s, Bn, in, tg, NULL, out, 0, 0, 0, &loss, &c);
+            in = out;
+        }
+        if (loss_sum) *loss_sum += (double)loss * (double)Bn;
     }
     return IPUP_OK;
 }
 
 /* ------------------------------------------------------------------ tensors */
-static int32_t ipup__param_layers(const ipup_emu *e) {
+/* layers with parameters (trained_only: those that train, i.e. not frozen) */
+static int32_t ipup__param_layers_of(const ipup_emu *e, int trained_only) {
     int32_t l, n = 0;
-    for (l = 0; l < e->n_layers; l++) if (e->lay[l].info.n_w) n++;
+    for (l = 0; l < e->n_layers; l++) if (e->lay[l].info.n_w && !(trained_only && e->lay[l].info.frozen)) n++;
     return n;
 }
+static int32_t ipup__param_layers(const ipup_emu *e) { return ipup__param_layers_of(e, 0); }
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e) {
     if (!e || !e->initialised) return 0;
-    return ipup__param_layers(e) * 2 * (1 + ipup__state_slots(&e->cfg));
+    return ipup__param_layers(e) * 2 + ipup__param_layers_of(e, 1) * 2 * ipup__state_slots(&e->cfg);
 }
 IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
-    int32_t npl, slot, within, pl, which, l, k;
+    int32_t npl, ntl, slot, within, pl, which, l, k;
     const ipup__lay *Ly = NULL;
     const ipup_layer_info *I;
     ipup__srt *rt;
     size_t off;
     if (!e || !out || !e->initialised || index < 0 || index >= ipup_tensor_count(e)) return IPUP_ERR_ARG;
     npl = ipup__param_layers(e);
+    ntl = ipup__param_layers_of(e, 1);
     k = ipup__state_slots(&e->cfg);
-    slot = index / (2 * npl);
-    within = index % (2 * npl);
+    /* the parameters of every layer, then per state slot those of the trained layers */
+    slot = index < 2 * npl ? 0 : 1 + (index - 2 * npl) / (2 * ntl);
+    within = slot == 0 ? index : (index - 2 * npl) % (2 * ntl);
     pl = within / 2;
     which = within % 2;
     for (l = 0; l < e->n_layers; l++) {
-        if (!e->lay[l].info.n_w) continue;
+        if (!e->lay[l].info.n_w || (slot > 0 && e->lay[l].info.frozen)) continue;
         if (pl-- == 0) { Ly = &e->lay[l]; break; }
     }
     if (!Ly) return IPUP_ERR_ARG;
@@ -3212,7 +3552,7 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     out->stage = Ly->stage;
     out->device = e->st[Ly->stage].device;
     out->n = which ? I->n_b : I->n_w;
-    out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * e->st[Ly->stage].n_params + off;
+    out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * e->st[Ly->stage].n_grads + off;
     if (which) { out->ndim = 1; out->shape[0] = I->n_b; }
     else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = I->out_c; }
     else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = I->out_n; }
@@ -3271,7 +3611,7 @@ IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write,
     b.buf = line; b.cap = sizeof line; b.len = 0;
     ipup__sbf(&b, "IPU  ");
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %s", ipup_mem_category_name(c));
-    ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves (bytes)\n");
+    ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves frozen-saves (bytes)\n");
     if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
     for (i = 0; i < e->P; i++) {
         ipup_mem_report m;
@@ -3279,8 +3619,8 @@ IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write,
         b.len = 0;
         ipup__sbf(&b, "IPU%d", (int)i);
         for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %zu", m.by_category[c]);
-        ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
-                  m.offload_saved);
+        ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
+                  m.offload_saved, m.frozen_saved);
         if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
     }
     return IPUP_OK;

@@ -330,6 +330,13 @@ IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x, cons
 IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits, const int32_t *labels,
                                         float *dlogits, int *correct);
 
+/* mean squared error, the mean over all B*N elements (PyTorch's MSELoss with its default
+   reduction "mean"): returns sum over r, c of (pred - target)^2 / (B*N).
+   pred (B, N), target (B, N), dpred (B, N) or NULL: written 2 (pred - target) / (B*N), the
+   gradient of that mean (dpred may alias pred). Summation in float, each row in column
+   order, the row sums added in row order. */
+IPUPIPE_DEF float ipup_mse_f32(int B, int N, const float *pred, const float *target, float *dpred);
+
 /* conv2d 3x3, stride 1, valid, NHWC: x (B, H, W, CI), w (3, 3, CI, CO), b (CO) or NULL,
    y (B, H-2, W-2, CO); scratch: IPUP_CONV3X3_FWD_SCRATCH floats or NULL */
 IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
@@ -1458,6 +1465,29 @@ IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B,
     }
     if (correct) *correct = ok;
     return total / (float)B;
+}
+
+/* ---------------------------------------------------------------- mean squared error */
+
+IPUPIPE_DEF float ipup_mse_f32(int B, int N, const float *pred /* (B, N) */,
+                               const float *target /* (B, N) */, float *dpred /* (B, N) or NULL */) {
+    int r, c;
+    float total = 0.0f, count, twice;
+    IPUPIPE_ASSERT(B > 0 && N > 0);
+    if (B <= 0 || N <= 0) return 0.0f;
+    count = (float)((int64_t)B * (int64_t)N);
+    twice = 2.0f / count;
+    for (r = 0; r < B; r++) {
+        const float *p = pred + (size_t)r * (size_t)N, *t = target + (size_t)r * (size_t)N;
+        float row = 0.0f;
+        for (c = 0; c < N; c++) {
+            const float d = p[c] - t[c];
+            row += d * d;
+            if (dpred) dpred[(size_t)r * (size_t)N + (size_t)c] = d * twice;
+        }
+        total += row;
+    }
+    return total / count;
 }
 
 /* ---------------------------------------------------------------- max-pool */

@@ -465,9 +465,9 @@ static int ipup__mpi_setup_chain(ipup_mpi *m) {
     int32_t s;
     IPUP__MPI(MPI_Comm_split(m->comm, m->d, m->r, &m->dev_comm));
     for (s = 0; s < e->S; s++) {
-        if (e->st[s].device != m->d || e->st[s].n_params == 0) continue;
+        if (e->st[s].device != m->d || e->st[s].n_grads == 0) continue;
         bufs[nb] = e->srt[m->r][s].grads;
-        ns[nb++] = e->st[s].n_params;
+        ns[nb++] = e->st[s].n_grads; /* the trained layers' part (frozen layers have none) */
     }
     rc = ipup_mpi_chain_init(&m->chain, m->dev_comm, nb, bufs, ns, e->msg, sizeof e->msg);
     /* every rank of a device has the same chunks: the verdict is the same on all of them */

@@ -191,6 +191,7 @@ typedef struct ipup_table {
                      or 3*S*M when split */
     int32_t split_backward; /* 1 when the backward is I + W ops (some or all of them) */
     int16_t stage_device[IPUP_SCHED_MAX_STAGES]; /* stage -> device; -1 beyond stages */
+    int32_t forward_only;   /* 1: an inference table, F ops only (n_ops = S*M; §8) */
 } ipup_table;
 
 #define IPUP_SCHED_MAX_OPS(S, M) (3 * (S) * (M)) /* enough ops for any built-in schedule */
@@ -218,6 +219,9 @@ typedef struct ipup_sched_config { /* zero = default */
                                      devices is given, else 2 when S is even, else 1) */
     const int16_t *stage_device;  /* stage_device (stages) or NULL: default mapping s -> s */
     int32_t strict;               /* Graphcore (and Megatron) API rules as errors */
+    int32_t forward_only;         /* inference: F ops only (docs/schedules.md §8); grouped, gpipe,
+                                     1f1b, sequential, interleaved-1f1b; interleaved and zb-h1
+                                     have no forward-only form (IPUP_ERR_CONFIG) */
 } ipup_sched_config;
 
 /* Generate a table into ops (cap_ops). msg (msg_len) receives the error text, or on
@@ -288,6 +292,16 @@ typedef struct ipup_sched_figures {
     int32_t peak_inflight[IPUP_SCHED_MAX_STAGES];
     int64_t stash_bytes[IPUP_SCHED_MAX_STAGES]; /* peak_inflight x act_bytes per stage */
     int64_t stash_total;
+    /* forward-only tables (docs/schedules.md §8; 0 for training tables). There
+       peak_inflight[s] counts the inputs of stage s that exist at once (made by F(s-1, m)
+       or fed for F(0, m), alive until the end of the step of F(s, m)): no stash, and
+       stash_bytes = that x act_bytes (the bytes of one micro-batch's input of stage s). */
+    double fwd_latency;            /* BSP time from the start of F(0,m)'s step to the end of F(S-1,m)'s,
+                                      the longest over m */
+    int32_t fwd_latency_steps;     /* steps from F(0,m) to F(S-1,m), both counted, the longest over m */
+    double fwd_throughput;         /* steady state under BSP timing: (M-1) / (end of F(S-1,M-1)'s step -
+                                      end of F(S-1,0)'s) micro-batches per time unit; 1 / fwd_latency
+                                      when M = 1 */
 } ipup_sched_figures;
 /* Figures of a valid table (verify first). cost NULL: defaults. act_bytes (stages) or
    NULL: bytes a stage keeps per micro-batch in flight (with recomputation only its
@@ -1417,6 +1431,8 @@ static IPUP__UNUSED void ipup__gen_fill_warning(const ipup_table *t, int kind, i
                ipup__kind_names[kind], (int)t->stages, (int)t->microbatches, (int)t->devices);
 }
 
+static int ipup__fwd_generate(ipup__gen *g, const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out,
+                              int *nwarn, char *msg, size_t msg_len); /* forward-only block */
 IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
                                     size_t msg_len) {
     ipup__gen g;
@@ -1433,6 +1449,7 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     g.split = g.kind == IPUP_SCHED_ZBH1;
     kname = ipup__kind_names[g.kind];
     if ((rc = ipup__gen_map(&g, cfg, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    if (cfg->forward_only) return ipup__fwd_generate(&g, cfg, ops, cap_ops, out, &nwarn, msg, msg_len);
     if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
     /* capacity */
     if ((int64_t)(g.split ? 3 : 2) * g.S * g.M > (int64_t)0x7fffffff)
@@ -1461,11 +1478,13 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     return IPUP_OK;
 }
 
+static int ipup__fwd_inflight(const ipup_table *t, int32_t *peak); /* forward-only block */
 IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out) {
     int32_t cur[IPUP_SCHED_MAX_STAGES];
     int32_t i, s;
     if (!t || !out || (!t->ops && t->n_ops > 0)) return IPUP_ERR_ARG;
     if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES || n_out < t->stages) return IPUP_ERR_ARG;
+    if (t->forward_only) return ipup__fwd_inflight(t, out);
     for (s = 0; s < t->stages; s++) cur[s] = out[s] = 0;
     /* ops are in step order; a stage runs at most one op per step, so counting op by op
        gives the count after each step. */
@@ -1668,9 +1687,12 @@ static IPUP__UNUSED int ipup__ver_once(ipup__ver *v, int32_t i) {
     return IPUP_OK;
 }
 
+static int ipup__fwd_ver_complete(ipup__ver *v);          /* forward-only block */
+static int ipup__fwd_ver_kind(ipup__ver *v, int32_t i);  /* forward-only block */
 /* rule 1: every op present, and nothing else (no W after a full B) */
 static IPUP__UNUSED int ipup__ver_complete(ipup__ver *v) {
     int32_t s, m;
+    if (v->t->forward_only) return ipup__fwd_ver_complete(v);
     for (m = 0; m < v->M; m++)
         for (s = 0; s < v->S; s++) {
             int64_t x = (int64_t)m * v->S + s;
@@ -1805,7 +1827,7 @@ IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_b
     if ((rc = ipup__ver_mapping(&v)) != IPUP_OK) return rc;
     for (i = 0; i < t->n_ops; i++) /* pass 1 */
         if ((rc = ipup__ver_range(&v, i)) != IPUP_OK || (rc = ipup__ver_device(&v, i)) != IPUP_OK ||
-            (rc = ipup__ver_once(&v, i)) != IPUP_OK)
+            (rc = ipup__fwd_ver_kind(&v, i)) != IPUP_OK || (rc = ipup__ver_once(&v, i)) != IPUP_OK)
             return rc;
     if ((rc = ipup__ver_complete(&v)) != IPUP_OK) return rc;
     if ((rc = ipup__ver_deps(&v)) != IPUP_OK) return rc; /* pass 2 */
@@ -1844,6 +1866,8 @@ static IPUP__UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
     return 0;
 }
 
+static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c, const int64_t *act_bytes, const double *finF,
+                              double *stepF, ipup_sched_figures *out); /* forward-only block */
 IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes,
                                                         void *work, size_t work_bytes, ipup_sched_figures *out) {
     ipup_sched_cost dc = ipup_sched_cost_default();
@@ -1942,6 +1966,7 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
         out->main_phase[0] = ph[2]; out->main_phase[1] = ph[3];
         out->ramp_down[0] = ph[4]; out->ramp_down[1] = ph[5];
     }
+    if (t->forward_only) ipup__fwd_measure(t, cost, act_bytes, finF, finG, out);
     return IPUP_OK;
 }
 
@@ -2350,7 +2375,7 @@ IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cos
                  ipup__trace_cname[(o->kind - 1) & 3], (int)o->stage, (int)o->mb, (int)o->step);
     }
     /* the update U after the last step on every device (one unit, as in the SVG), then the phases */
-    for (d = 0; d < t->devices && t->n_ops > 0; d++)
+    for (d = 0; d < t->devices && t->n_ops > 0 && !t->forward_only; d++)
         ipup__wf(&w, ",\n{\"name\":\"U\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":1000.000,\"cname\":\"%s\"}",
                  (int)d, it.next * 1000.0, ipup__trace_cname[4]);
     ipup__trace_phases(&w, t, cost, it.next);
@@ -2397,7 +2422,7 @@ static IPUP__UNUSED int32_t ipup__svg_band(const ipup__svg *g, int32_t i, double
 static IPUP__UNUSED int ipup__svg_legend_item(const ipup__svg *g, int k, const char **name, const char **fill) {
     static const char *const kn[5] = {"forward F", "backward B", "input grad I", "weight grad W", "update U"};
     if (k < 4) { *name = kn[k]; *fill = ipup__svg_fill[k]; return (g->kinds >> k) & 1; }
-    if (k == 4) { *name = kn[4]; *fill = ipup__svg_fill[4]; return 1; }
+    if (k == 4) { *name = kn[4]; *fill = ipup__svg_fill[4]; return !g->t->forward_only; }
     if (k == 5) { *name = "idle"; *fill = "#dddddd"; return 1; }
     *name = ipup__svg_phname[k - 6]; *fill = ipup__svg_phfill[k - 6];
     return g->fig && g->ph_t[k - 5] > g->ph_t[k - 6];
@@ -2587,7 +2612,7 @@ IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_co
     for (b = 0; b < g.bands && !w.err; b++) {
         double be, y = IPUP__SVG_TOP + g.band_h * (double)b;
         int32_t end = ipup__svg_band(&g, i, bs, &be);
-        ipup__svg_band_bg(&w, &g, y, bs, be, end >= t->n_ops);
+        ipup__svg_band_bg(&w, &g, y, bs, be, end >= t->n_ops && !t->forward_only);
         ipup__svg_band_ops(&w, &g, y, bs, i, end);
         if (g.timed) ipup__svg_axis(&w, &g, y + 30.0 + IPUP__SVG_ROWH * (double)t->devices + 2.0, bs, be);
         i = end;
@@ -2628,6 +2653,9 @@ IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figu
     ipup__wf(&w, ",\"stage_device\":[");
     for (s = 0; s < t->stages; s++) ipup__wf(&w, "%s%d", s ? "," : "", (int)t->stage_device[s]);
     ipup__wf(&w, "],\"split_backward\":%s", t->split_backward ? "true" : "false");
+    if (t->forward_only) /* forward-only block (docs/schedules.md §8) */
+        ipup__wf(&w, ",\"forward_only\":true,\"latency\":%.6g,\"latency_steps\":%d,\"throughput\":%.6g", fig->fwd_latency,
+                 (int)fig->fwd_latency_steps, fig->fwd_throughput);
     ipup__wf(&w, ",\"unit_utilisation\":%.6g,\"work\":%.6g,\"bsp_time\":%.6g,\"async_time\":%.6g", fig->unit_utilisation, fig->work,
              fig->bsp_time, fig->async_time);
     ipup__wf(&w, ",\"bubble_fraction\":%.6g,\"bubble_fraction_async\":%.6g", fig->bubble_bsp, fig->bubble_async);
@@ -2864,6 +2892,8 @@ IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *
         if (o->kind == IPUP_OP_B && hasW[(int64_t)o->mb * S + o->stage]) o->kind = IPUP_OP_I;
         if (o->kind == IPUP_OP_I || o->kind == IPUP_OP_W) out->split_backward = 1;
     }
+    out->forward_only = x.n_ops > 0; /* a CSV of F ops only is a forward-only table (§8) */
+    for (i = 0; i < x.n_ops; i++) if (ops[i].kind != IPUP_OP_F) out->forward_only = 0;
     out->stages = S;
     out->microbatches = M;
     out->devices = x.rows;
@@ -2971,6 +3001,203 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
     t->steps = tt;
     ipup_sched_sort(t);
     return IPUP_OK;
+}
+
+
+/* ---- forward-only tables (inference; docs/schedules.md §8) ----
+   F ops only: every F(s,m) once, F(s,m) after F(s-1,m), one op per device per step, each
+   stage's forwards in increasing m. Placement: sequential one op at a time (F(s,m) at
+   step m*S + s, no overlap: sharding); every other kind list-scheduled step by step, each
+   device running its ready forward of lowest rank (ipup__fwd_key). With one stage per
+   device that is F(s,m) at step s+m: the fill of grouped and gpipe, and what 1F1B's
+   warm-up becomes when no backward ever comes; interleaved-1f1b ranks by Megatron's
+   forward order (chunks in groups of P micro-batches). Graphcore's interleaved alternates
+   forward and backward steps and zb-h1 splits the backward: neither has a forward-only
+   form. */
+static int64_t ipup__fwd_key(const ipup__gen *g, int32_t s, int32_t m) {
+    if (g->kind == IPUP_SCHED_INTERLEAVED_1F1B && g->V > 1) {
+        int32_t P = g->P, base = m / P * P, gs = g->M - base < P ? g->M - base : P;
+        return (int64_t)(m / P) * P * g->V + (int64_t)(s / P) * gs + (m - base);
+    }
+    return ((int64_t)s + m) * g->S + (g->S - 1 - s); /* the older micro-batch first on a tie */
+}
+
+static void ipup__fwd_place(ipup__gen *g) {
+    int32_t nF[IPUP_SCHED_MAX_STAGES], pick[IPUP_SCHED_MAX_STAGES], s, d, m;
+    int64_t done = 0, total = (int64_t)g->S * g->M;
+    if (g->kind == IPUP_SCHED_SEQUENTIAL) {
+        for (m = 0; m < g->M; m++)
+            for (s = 0; s < g->S; s++) { ipup__emit(g, g->map[s], s, m, IPUP_OP_F); g->t++; }
+        return;
+    }
+    for (s = 0; s < g->S; s++) nF[s] = 0;
+    while (done < total) { /* every step runs at least the oldest ready forward: no deadlock */
+        for (d = 0; d < g->P; d++) {
+            int64_t best = -1, key;
+            pick[d] = -1;
+            for (s = g->first[d]; s >= 0; s = g->next[s]) {
+                m = nF[s];
+                if (m >= g->M || (s > 0 && nF[s - 1] <= m)) continue;
+                key = ipup__fwd_key(g, s, m);
+                if (pick[d] < 0 || key < best) { pick[d] = s; best = key; }
+            }
+        }
+        for (d = 0; d < g->P; d++) {
+            if (pick[d] < 0) continue;
+            ipup__emit(g, d, pick[d], nF[pick[d]], IPUP_OP_F);
+            nF[pick[d]]++;
+            done++;
+        }
+        g->t++;
+    }
+}
+
+static int ipup__fwd_generate(ipup__gen *g, const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out,
+                              int *nwarn, char *msg, size_t msg_len) {
+    const char *kname = ipup__kind_names[g->kind];
+    char e[300], w[300];
+    int32_t s, need;
+    int rc;
+    if (g->kind == IPUP_SCHED_INTERLEAVED || g->kind == IPUP_SCHED_ZBH1) {
+        if (msg && msg_len) msg[0] = '\0';
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s has no forward-only form: %s; for inference use grouped (Graphcore's pipelined inference), "
+                         "gpipe, 1f1b, sequential or interleaved-1f1b",
+                         kname, g->kind == IPUP_SCHED_ZBH1 ? "its rule splits the backward into I and W, and inference has no backward"
+                                                           : "it alternates forward and backward steps, and inference has no backward");
+    }
+    if ((g->kind == IPUP_SCHED_GROUPED || g->kind == IPUP_SCHED_SEQUENTIAL) && !ipup__is_pow2(g->P)) {
+        ipup_snprintf(e, sizeof e, "%s: the model uses %d IPUs, but multi-IPU devices come in powers of two (1, 2, 4, 8, 16, 32, 64); "
+                      "map the stages onto %d IPUs", kname, (int)g->P, (int)ipup__pow2_ceil(g->P));
+        ipup_snprintf(w, sizeof w, "%s: %d IPUs is not a power of two; Graphcore multi-IPU devices come in 1, 2, 4, 8, 16, 32 or 64 IPUs "
+                      "(an error under strict)", kname, (int)g->P);
+        if ((rc = ipup__gen_rule(cfg->strict, nwarn, msg, msg_len, e, w)) != IPUP_OK) return rc;
+    }
+    need = g->S * g->M; /* S <= 256, M <= 2^22: no overflow */
+    if (!ops || cap_ops < need) {
+        if (msg && msg_len) msg[0] = '\0';
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
+                         "%s (forward only): the table needs %d ops but the ops array holds %d; size it with S x M = %d ops "
+                         "(IPUP_SCHED_MAX_OPS(%d, %d) is enough)",
+                         kname, (int)need, ops ? (int)cap_ops : 0, (int)need, (int)g->S, (int)g->M);
+    }
+    g->ops = ops;
+    ipup__fwd_place(g);
+    out->stages = g->S; out->microbatches = g->M; out->devices = g->P; out->steps = g->t;
+    out->n_ops = g->n; out->cap_ops = cap_ops; out->ops = ops;
+    out->split_backward = 0;
+    out->forward_only = 1;
+    for (s = 0; s < g->S; s++) out->stage_device[s] = g->map[s];
+    ipup__gen_fill_warning(out, g->kind, nwarn, msg, msg_len);
+    return IPUP_OK;
+}
+
+/* rule 1 of a forward-only table: only F ops appear */
+static int ipup__fwd_ver_kind(ipup__ver *v, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    if (!v->t->forward_only || o->kind == IPUP_OP_F) return IPUP_OK;
+    ipup__ver_op(v, 1, i);
+    return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                     "rule 1 (nothing else appears): device %d, step %d: %s in a forward-only table (inference runs no "
+                     "backward); remove it, or make it a training table with every backward",
+                     (int)o->device, (int)o->step + 1, v->a);
+}
+/* rule 1 of a forward-only table: every F(s,m) present */
+static int ipup__fwd_ver_complete(ipup__ver *v) {
+    int32_t s, m;
+    for (m = 0; m < v->M; m++)
+        for (s = 0; s < v->S; s++) {
+            ipup_sched_verify_info *in = v->info;
+            int32_t home = v->t->stage_device[s];
+            if (v->stF[(int64_t)m * v->S + s] >= 0) continue;
+            in->rule = 1; in->op_index = -1; in->step = -1; in->device = home;
+            in->stage = s; in->mb = m; in->kind = IPUP_OP_F;
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "rule 1 (every op once): %s is missing from the forward-only table (stage %d lives on device %d); "
+                             "add it to a free step of device %d%s",
+                             ipup__op_desc(v->a, sizeof v->a, IPUP_OP_F, s, m), (int)s, (int)home, (int)home,
+                             s > 0 ? " after the previous stage's forward" : "");
+        }
+    return IPUP_OK;
+}
+
+/* in-flight inputs per stage (the doc of ipup_sched_figures): in each step the inputs it
+   makes (F(s-1,m) for stage s, and the feed of F(0,m)) join first, then the ones its
+   forwards consume leave */
+static int ipup__fwd_inflight(const ipup_table *t, int32_t *peak) {
+    int32_t live[IPUP_SCHED_MAX_STAGES], S = t->stages, i = 0, j, k, s;
+    for (s = 0; s < S; s++) live[s] = peak[s] = 0;
+    for (k = 0; k < t->n_ops; k++)
+        if (t->ops[k].stage < 0 || t->ops[k].stage >= S || t->ops[k].kind != IPUP_OP_F || (k > 0 && t->ops[k].step < t->ops[k - 1].step))
+            return IPUP_ERR_INVALID_TABLE;
+    while (i < t->n_ops) {
+        j = ipup__step_end(t, i);
+        for (k = i; k < j; k++) {
+            s = t->ops[k].stage;
+            if (s == 0 && ++live[0] > peak[0]) peak[0] = live[0];
+            if (s + 1 < S && ++live[s + 1] > peak[s + 1]) peak[s + 1] = live[s + 1];
+        }
+        for (k = i; k < j; k++) live[t->ops[k].stage]--;
+        i = j;
+    }
+    return IPUP_OK;
+}
+
+/* the longest latency in steps (from the step of F(0,m) to that of F(S-1,m), both
+   counted); first: scratch of S*M doubles */
+static void ipup__fwd_steps(const ipup_table *t, double *first, ipup_sched_figures *out) {
+    int32_t S = t->stages, k;
+    for (k = 0; k < t->n_ops; k++) {
+        const ipup_op *o = &t->ops[k];
+        int64_t x0 = (int64_t)o->mb * S;
+        if (o->stage == 0) first[x0] = (double)o->step;
+        if (o->stage == S - 1 && o->step - (int32_t)first[x0] + 1 > out->fwd_latency_steps)
+            out->fwd_latency_steps = o->step - (int32_t)first[x0] + 1;
+    }
+}
+
+/* latency, throughput and in-flight inputs of a forward-only table under BSP timing (the
+   lock step of measure's bsp_time: a step lasts its slowest op, plus exchange when a
+   value crosses devices, plus sync); start0: scratch of S*M doubles (the BSP start of each
+   F(0,m), at m*S) */
+static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c, const int64_t *act_bytes, const double *finF,
+                              double *start0, ipup_sched_figures *out) {
+    int32_t S = t->stages, M = t->microbatches, i = 0, j, k, s;
+    double now = 0.0, first_end = 0.0, last_end = 0.0;
+    (void)finF; /* the async ends: the figures are BSP's, as the IPU runs */
+    out->fwd_latency = 0.0;
+    out->fwd_latency_steps = 0;
+    while (i < t->n_ops) {
+        double mx = 0.0, end;
+        int cross = 0;
+        j = ipup__step_end(t, i);
+        for (k = i; k < j; k++) {
+            double oc = ipup_sched_op_cost(c, &t->ops[k]);
+            if (oc > mx) mx = oc;
+            if (ipup__crosses(t, &t->ops[k])) cross = 1;
+        }
+        end = now + mx + (cross ? c->exchange : 0.0) + c->sync;
+        for (k = i; k < j; k++) {
+            const ipup_op *o = &t->ops[k];
+            int64_t x0 = (int64_t)o->mb * S;
+            if (o->stage == 0) start0[x0] = now;
+            if (o->stage != S - 1) continue;
+            if (end - start0[x0] > out->fwd_latency) out->fwd_latency = end - start0[x0];
+            if (o->mb == 0) first_end = end;
+            if (o->mb == M - 1) last_end = end;
+        }
+        now = end;
+        i = j;
+    }
+    ipup__fwd_steps(t, start0, out);
+    if (M > 1 && last_end > first_end) out->fwd_throughput = (double)(M - 1) / (last_end - first_end);
+    else out->fwd_throughput = out->fwd_latency > 0.0 ? 1.0 / out->fwd_latency : 0.0;
+    ipup__fwd_inflight(t, out->peak_inflight);
+    out->stash_total = 0;
+    for (s = 0; s < S; s++) {
+        out->stash_bytes[s] = (int64_t)out->peak_inflight[s] * (act_bytes ? act_bytes[s] : 0);
+        out->stash_total += out->stash_bytes[s];
+    }
 }
 
 #ifdef __cplusplus

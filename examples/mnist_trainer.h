@@ -79,6 +79,7 @@ typedef struct {
     int start_epoch, loaded, epoch;
     int load_fd;  /* --load, opened once at startup (-1: none) */
     float *stage; /* --load's values until the whole file passed its checks */
+    int32_t *pred_cls; /* the test images' predicted classes (ipup_predict), startup-allocated */
     /* outputs */
     mt_out trace_out, summary_out;
     int tty;
@@ -385,6 +386,8 @@ static int mt_setup_memory(mt_run *r) {
     if (mt_feed_alloc(f) != 0)
         return mt_err("out of host memory: %.1f MB for %d training and %d test images; lower --train-limit or "
                       "--test-limit", mt_feed_bytes(f) / 1048576.0, f->tr.count, f->te.count);
+    if (!(r->pred_cls = (int32_t *)malloc((size_t)(f->te.count > 0 ? f->te.count : 1) * sizeof(int32_t))))
+        return mt_err("out of host memory: the classes of %d test images", f->te.count);
     memset(r->pool_mem, 0, pool_total);
     if (mt_carve_pools(r, r->pool_mem, pool_total) != 0) /* cannot happen: pool_total has the spare bytes */
         return mt_err("internal: the pools do not fit in %zu bytes", pool_total);
@@ -790,18 +793,38 @@ static void mt_print_peak(const mt_run *r) {
            fl * 1e-6, fl * r->sps * 1e-9, fl * r->sps * 1e-9 / peak, peak);
 }
 
+/* The test images through ipup_predict (the pipelined forward-only table over the IPUs):
+   the number predicted right; -1 after the message */
+static int64_t mt_test_correct(mt_run *r) {
+    int64_t ok = 0;
+    int32_t i;
+    int rc = ipup_predict(r->emu, r->feed.te.count, r->feed.xte, NULL, r->pred_cls);
+    if (rc != IPUP_OK) {
+        mt_err("evaluation failed: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
+        return -1;
+    }
+    for (i = 0; i < r->feed.te.count; i++) ok += r->pred_cls[i] == r->feed.yte[i];
+    return ok;
+}
+/* the simulated inference figures of the test evaluation (ipup_predict_figures) */
+static void mt_print_inference(const mt_run *r) {
+    ipup_predict_stats ps;
+    if (ipup_predict_figures(r->emu, &ps) != IPUP_OK) return;
+    printf("Simulated inference: %lld test images in %.4f s, %.0f samples/s in steady state, latency %.2f us per "
+           "micro-batch (forward-only %s table, %d steps per %d micro-batches)\n",
+           (long long)ps.last_samples, ps.last_seconds, ps.samples_per_second, ps.latency_seconds * 1e6,
+           ipup_sched_kind_name(ps.schedule), (int)ps.steps, (int)ps.microbatches);
+}
+
 /* The test evaluation, the closing lines, the outputs. 0, or the exit code. */
 static int mt_report(mt_run *r) {
-    int64_t test_correct = 0;
-    double test_loss = 0.0, all = r->busy_total + r->idle_total;
+    int64_t test_correct;
+    double all = r->busy_total + r->idle_total;
     int rc;
 #ifdef MNIST_TRAIN_BEFORE_REPORT /* e.g. bring every stage's weights to this process */
     MNIST_TRAIN_BEFORE_REPORT(r->emu);
 #endif
-    if ((rc = ipup_evaluate(r->emu, r->feed.te.count, r->feed.xte, r->feed.yte, &test_loss, &test_correct)) != IPUP_OK) {
-        mt_err("evaluation failed: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
-        return 1;
-    }
+    if ((test_correct = mt_test_correct(r)) < 0) return 1;
     r->test_acc = 100.0 * (double)test_correct / (double)r->feed.te.count;
     r->sps = r->t_train > 0 ? (double)r->samples_trained / r->t_train : 0.0;
     mnist_train_last_sps = r->sps;
@@ -819,6 +842,7 @@ static int mt_report(mt_run *r) {
         printf("Simulated IPU time: %.4f s for %lld samples, IPU utilisation %.1f%% (no main phase: the pipeline never "
                "fills)\n",
                r->sim_seconds, (long long)r->samples_trained, 100.0 * r->busy_total / all);
+    if (!r->o.quiet) mt_print_inference(r);
     fflush(stdout);
     if (mt_signal_seen) return mt_interrupted(r, "after the test evaluation");
     rc = mt_write_outputs(r);
@@ -840,6 +864,8 @@ static void mt_cleanup(mt_run *r) {
     r->load_fd = -1;
     free(r->stage);
     r->stage = NULL;
+    free(r->pred_cls);
+    r->pred_cls = NULL;
     free(r->tens);
     free(r->emu);
     free(r->text);

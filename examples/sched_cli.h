@@ -25,6 +25,7 @@ typedef struct opts {
     int64_t act[IPUP_SCHED_MAX_STAGES];
     ipup_sched_cost cost;
     const char *format, *check;
+    int forward_only; /* --forward-only: inference tables, F ops only (docs/schedules.md §8) */
 } opts;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -209,6 +210,8 @@ static int parse_args(int argc, char **argv, opts *o) {
             o->strict = 1;
         } else if (!strcmp(a, "--compare")) {
             o->compare = 1;
+        } else if (!strcmp(a, "--forward-only")) {
+            o->forward_only = 1;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             o->quiet = 1;
         } else {
@@ -218,11 +221,15 @@ static int parse_args(int argc, char **argv, opts *o) {
     }
     if (o->check) {
         if (o->compare) return usage_error("--check and --compare do not go together%s", "");
+        if (o->forward_only)
+            return usage_error("--check reads the kind of table from the file (a CSV of F ops only is a forward-only table); drop --forward-only%s", "");
         return 0;
     }
     if (o->respace) return usage_error("--respace goes with --check FILE.csv%s", "");
     if (o->compare && !strcmp(o->format, "trace"))
         return usage_error("--compare prints grid (its table), csv, json or svg, not trace%s", "");
+    if (o->popxl && o->forward_only)
+        return usage_error("--stage-numbering popxl counts forward and backward stages; a forward-only table has no backward (drop one of them)%s", "");
     if (o->popxl && (o->compare || strcmp(o->format, "grid")))
         return usage_error("--stage-numbering popxl draws the grid of one schedule (no --compare, --format grid)%s", "");
     if (!o->stages || !o->microbatches) return usage_error("give --stages S and --microbatches M (or --check FILE.csv)%s", "");

@@ -85,8 +85,32 @@ static void print_phases(const ipup_sched_figures *fg) {
     printf("\n");
 }
 
+/* the figures of a forward-only table (docs/schedules.md §8) */
+static void print_figures_fwd(const ipup_table *t, const ipup_sched_figures *fg, const ipup_sched_cost *c) {
+    int s;
+    printf("forward only (inference): steps T=%d  devices P=%d  stages S=%d  micro-batches M=%d  ops=%d\n", (int)fg->steps,
+           (int)fg->devices, (int)fg->stages, (int)fg->microbatches, (int)fg->n_ops);
+    printf("unit utilisation %.4f\n", fg->unit_utilisation);
+    printf("cost model F=%g exchange=%g sync=%g\n", c->f, c->exchange, c->sync);
+    printf("BSP time %.6g  (bubble %.4f)\n", fg->bsp_time, fg->bubble_bsp);
+    printf("async time %.6g  (bubble %.4f)\n", fg->async_time, fg->bubble_async);
+    printf("latency of one micro-batch %.6g (BSP time), %d steps\n", fg->fwd_latency, (int)fg->fwd_latency_steps);
+    printf("throughput in steady state %.6g micro-batches per time unit (BSP)\n", fg->fwd_throughput);
+    printf("in-flight inputs per stage (no stash):");
+    for (s = 0; s < t->stages; s++) printf(" %d", (int)fg->peak_inflight[s]);
+    printf("\n");
+    if (fg->stash_total > 0) {
+        printf("activation bytes in flight per stage:");
+        for (s = 0; s < t->stages; s++) printf(" %lld", (long long)fg->stash_bytes[s]);
+        printf("  (total %lld)\n", (long long)fg->stash_total);
+    }
+    printf("first micro-batch done at step %d (1-based; micro-batch %d)\n", (int)fg->first_mb_done, (int)fg->first_mb);
+    print_phases(fg);
+}
+
 static void print_figures(const ipup_table *t, const ipup_sched_figures *fg, const ipup_sched_cost *c) {
     int s;
+    if (t->forward_only) { print_figures_fwd(t, fg, c); return; }
     printf("steps T=%d  devices P=%d  stages S=%d  micro-batches M=%d  ops=%d\n", (int)fg->steps, (int)fg->devices, (int)fg->stages,
            (int)fg->microbatches, (int)fg->n_ops);
     printf("unit utilisation %.4f\n", fg->unit_utilisation);
@@ -114,7 +138,10 @@ static int write_svg(const opts *o, const ipup_table *t, const ipup_sched_figure
     memset(&so, 0, sizeof so);
     so.width = o->svg_width;
     so.unit = o->svg_unit;
-    if (t->split_backward)
+    if (t->forward_only)
+        ipup_snprintf(title, sizeof title, "%.60s forward only  S=%d M=%d P=%d T=%d  cost F=%g", name, (int)t->stages, (int)t->microbatches,
+                      (int)t->devices, (int)t->steps, c->f);
+    else if (t->split_backward)
         ipup_snprintf(title, sizeof title, "%.60s  S=%d M=%d P=%d T=%d  cost F=%g I=%g W=%g", name, (int)t->stages, (int)t->microbatches,
                       (int)t->devices, (int)t->steps, c->f, c->i, c->w);
     else
@@ -175,6 +202,7 @@ static int run_generate(const opts *o) {
     c.virtual_stages = o->virt;
     c.stage_device = o->nmap ? o->map : NULL;
     c.strict = o->strict;
+    c.forward_only = o->forward_only;
     if (mem_alloc(&m, o->stages, o->microbatches, 0)) { fprintf(stderr, "ipupipe-sched: out of memory\n"); return 2; }
     rc = ipup_sched_generate(&c, m.ops, m.cap, &t, msg, sizeof msg);
     if (rc) {
@@ -335,6 +363,7 @@ static int compare_one(const opts *o, int k, tool_mem *m, ipup_table *t, ipup_sc
     c.virtual_stages = o->virt;
     c.stage_device = o->nmap && k != IPUP_SCHED_INTERLEAVED_1F1B ? o->map : NULL;
     c.strict = o->strict;
+    c.forward_only = o->forward_only;
     if (ipup_sched_generate(&c, m->ops, m->cap, t, msg, len)) {
         char *nl = strchr(msg, '\n');
         if (nl) *nl = '\0';
@@ -345,9 +374,35 @@ static int compare_one(const opts *o, int k, tool_mem *m, ipup_table *t, ipup_sc
     return 0;
 }
 
+/* one row of --compare --forward-only: latency, throughput, in-flight inputs */
+static void compare_row_fwd(const opts *o, const char *name, const ipup_table *t, const ipup_sched_figures *fg) {
+    int s;
+    if (!strcmp(o->format, "csv"))
+        printf("%s,%d,%d,%.6g,%.6g,%.6g,%d,%.6g,%lld,", name, (int)t->devices, (int)t->steps, fg->bsp_time, fg->async_time, fg->fwd_latency,
+               (int)fg->fwd_latency_steps, fg->fwd_throughput, (long long)fg->stash_total);
+    else {
+        printf("%-17s %3d %6d %9.6g %9.6g %8.6g %6d %10.6g  ", name, (int)t->devices, (int)t->steps, fg->bsp_time, fg->async_time,
+               fg->fwd_latency, (int)fg->fwd_latency_steps, fg->fwd_throughput);
+        if (o->nact) printf("%12lld  ", (long long)fg->stash_total);
+    }
+    for (s = 0; s < t->stages; s++) printf("%s%d", s ? (strcmp(o->format, "csv") ? "," : " ") : "", (int)fg->peak_inflight[s]);
+    printf("\n");
+}
+static void compare_header_fwd(const opts *o) {
+    if (!strcmp(o->format, "csv")) {
+        printf("schedule,devices,steps,bsp_time,async_time,latency,latency_steps,throughput,inflight_bytes_total,inflight\n");
+        return;
+    }
+    printf("forward only (inference)  S=%d M=%d  cost F=%g exchange=%g sync=%g\n", o->stages, o->microbatches, o->cost.f, o->cost.exchange,
+           o->cost.sync);
+    printf("%-17s %3s %6s %9s %9s %8s %6s %10s  %s%s\n", "schedule", "P", "steps", "BSP time", "async", "latency", "steps", "throughput",
+           o->nact ? "bytes in flight  " : "", "in-flight inputs per stage");
+}
+
 static void compare_row(const opts *o, int k, const ipup_table *t, const ipup_sched_figures *fg) {
     int s;
     const char *name = ipup_sched_kind_name((ipup_sched_kind)k);
+    if (t->forward_only) { compare_row_fwd(o, name, t, fg); return; }
     if (!strcmp(o->format, "csv")) {
         printf("%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%d,%s,%lld,", name, (int)t->devices, (int)t->steps, fg->bsp_time, fg->bubble_bsp,
                fg->async_time, fg->bubble_async, (int)fg->first_mb_done, fg->in_order ? "yes" : "no", (long long)fg->stash_total);
@@ -414,6 +469,7 @@ static int run_compare(const opts *o) {
         return rc ? 2 : 0;
     }
     if (!strcmp(o->format, "json")) printf("[");
+    else if (o->forward_only) compare_header_fwd(o);
     else if (!strcmp(o->format, "csv"))
         printf("schedule,devices,steps,bsp_time,bubble,async_time,bubble_async,first_mb_done,in_order,stash_bytes_total,peak_inflight\n");
     else {

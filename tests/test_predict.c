@@ -255,6 +255,69 @@ TTEST(wrappers_count_calls) {
 TTEST(no_heap_coop) { no_heap_run(IPUP_RUNNER_COOP); }
 TTEST(no_heap_threads) { no_heap_run(IPUP_RUNNER_THREADS); }
 
+
+/* the threaded runner with random delays before each op gives the cooperative bits */
+static void delay_hook(void *user, int32_t ipu, const ipup_op *op) {
+    volatile int32_t k, n = (int32_t)(ipup_rng_u64(5, (uint64_t)(op->stage * 131 + op->mb), (uint64_t)ipu) % 20000u);
+    (void)user;
+    for (k = 0; k < n; k++) { }
+}
+TTEST(threads_with_delays) {
+    int32_t i, rep;
+    for (i = 0; i < NMAX; i++) make_sample(&g_fmlp, 100000 + i, g_x + (size_t)i * 12, &g_lab[i]);
+    for (rep = 0; rep < 3; rep++) {
+        ipup_config c = cfg_of(&g_mlp, &g_fmlp, 4, rep == 1 ? IPUP_SCHED_SEQUENTIAL : IPUP_SCHED_GPIPE, IPUP_RUNNER_THREADS);
+        int16_t map[4] = {0, 1, 0, 1};
+        if (rep == 2) { c.stage_device = map; c.schedule = IPUP_SCHED_1F1B; }
+        c.op_hook = delay_hook;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        check_predict(&g_mlp, NMAX, rep == 2 ? "threads, shared devices" : "threads with delays");
+        ipup_shutdown(&g_emu);
+    }
+}
+
+/* the cost model's figures of the forward-only table: gpipe on 3 IPUs, M = 4 */
+TTEST(figures_of_the_forward_only_table) {
+    ipup_config c = cfg_of(&g_cnn, &g_fcnn, 3, IPUP_SCHED_GPIPE, IPUP_RUNNER_COOP);
+    ipup_predict_stats st, sq;
+    int32_t i;
+    memset(&st, 0, sizeof st);
+    memset(&sq, 0, sizeof sq);
+    for (i = 0; i < NMAX; i++) make_sample(&g_fcnn, 100000 + i, g_x + (size_t)i * 36, &g_lab[i]);
+    TT_EQ_INT(ipup_predict_figures(NULL, &st), IPUP_ERR_ARG);
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+    TT_EQ_INT(ipup_predict_figures(&g_emu, NULL), IPUP_ERR_ARG);
+    TT_EQ_INT(ipup_predict_figures(&g_emu, &st), IPUP_OK);
+    TT_EQ_INT(st.schedule, IPUP_SCHED_GPIPE);
+    TT_EQ_INT(st.steps, 3 + 4 - 1);
+    TT_EQ_INT(st.microbatches, 4);
+    TT_EQ_INT(st.inflight[0], 1);
+    TT_EQ_INT(st.inflight[1], 2);
+    TT_EQ_INT(st.inflight[2], 2);
+    TT_CHECK(st.latency_seconds > 0.0 && st.wave_seconds > st.latency_seconds);
+    TT_CHECK(st.samples_per_second > 3.0 / st.latency_seconds); /* pipelining beats one micro-batch at a time */
+    TT_EQ_INT(ipup_predict(&g_emu, 29, g_x, g_out, g_cls), IPUP_OK); /* 10 micro-batches of 3: 3 waves of 4 */
+    TT_EQ_INT(ipup_predict_figures(&g_emu, &st), IPUP_OK);
+    TT_EQ_INT(st.last_samples, 29);
+    TT_NEAR(st.last_seconds, 3.0 * st.wave_seconds, 1e-15);
+    ipup_shutdown(&g_emu);
+    /* sequential: one IPU at a time: no longer latency (a lock step of gpipe lasts its
+       slowest stage), a lower rate */
+    c.schedule = IPUP_SCHED_SEQUENTIAL;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+    TT_EQ_INT(ipup_predict_figures(&g_emu, &sq), IPUP_OK);
+    TT_EQ_INT(sq.steps, 3 * 4);
+    TT_CHECK(sq.latency_seconds <= st.latency_seconds && sq.latency_seconds > 0.0);
+    TT_CHECK(sq.samples_per_second < st.samples_per_second);
+    ipup_shutdown(&g_emu);
+    /* zb-h1 has no forward-only form: gpipe's runs */
+    c.schedule = IPUP_SCHED_ZBH1;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+    TT_EQ_INT(ipup_predict_figures(&g_emu, &sq), IPUP_OK);
+    TT_EQ_INT(sq.schedule, IPUP_SCHED_GPIPE);
+    ipup_shutdown(&g_emu);
+}
+
 int main(int argc, char **argv) {
     static const ttest_case cases[] = {
         TT_CASE(output_width),
@@ -265,6 +328,8 @@ int main(int argc, char **argv) {
         TT_CASE(wrappers_count_calls),
         TT_CASE(no_heap_coop),
         TT_CASE(no_heap_threads),
+        TT_CASE(threads_with_delays),
+        TT_CASE(figures_of_the_forward_only_table),
     };
     setup();
     return TTEST_MAIN(cases, argc, argv);

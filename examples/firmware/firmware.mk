@@ -132,3 +132,25 @@ firmware-infer-run: firmware-infer $(FW_OUT)/infer_expect.txt
 	@$(FW_DIR)/check_infer.sh $(FW_OUT)/infer.elf $(FW_OUT)/infer_expect.txt $(FW_QEMU)
 
 firmware-run: firmware-infer-run
+
+# ---- The fine-tuning image (finetune.c): the sensor example's classifier with its
+# pre-trained body frozen and only its head trained on the device. gen_finetune (a host
+# program: portable kernels, fw_math.h's expf/logf) pre-trains on machine A, runs the same
+# fine-tuning on the host and writes fw_finetune.c/.h (weights, machine B's data, pool
+# sizes, the host's figures); run_finetune.sh checks what the image links, prints its
+# text/data/bss, runs it in QEMU and checks its figures against the host's.
+#   make firmware-finetune   build, check and run it (FW_BOARD as above)
+.PHONY: firmware-finetune
+FT_SRCS := $(FW_DIR)/startup.c $(FW_DIR)/finetune.c
+FT_HDRS := $(FW_DIR)/ft_config.h $(FW_DIR)/fw_math.h $(FW_DIR)/semihost.h examples/sensor_ft.h $(LIBHDRS)
+FT_GEN_HDRS := $(FT_HDRS) examples/sensor_data.h examples/sensor_run.h examples/sensor_options.h examples/sensor_finetune.h
+$(FW_OUT)/gen_finetune: $(FW_DIR)/gen_finetune.c $(FT_GEN_HDRS)
+	@mkdir -p $(@D)
+	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. -Iexamples -I$(FW_DIR) $< -o $@ -lm
+$(FW_OUT)/fw_finetune.c: $(FW_OUT)/gen_finetune
+	$(FW_OUT)/gen_finetune $(FW_OUT)/fw_finetune
+$(FW_OUT)/fw_finetune.h: $(FW_OUT)/fw_finetune.c
+$(FW_OUT)/finetune.elf: $(FT_SRCS) $(FT_HDRS) $(FW_DIR)/mps2.ld $(FW_OUT)/fw_finetune.c $(FW_OUT)/fw_finetune.h $(FW_OUT)/cflags
+	$(FW_CC) $(FW_CFLAGS) -Iexamples $(FT_SRCS) $(FW_OUT)/fw_finetune.c $(subst firmware.map,finetune.map,$(FW_LDFLAGS)) -lm -o $@
+firmware-finetune: $(FW_OUT)/finetune.elf
+	@$(FW_DIR)/run_finetune.sh $(FW_OUT)/finetune.elf $(FW_QEMU)

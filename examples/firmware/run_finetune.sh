@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# run_finetune.sh ELF QEMU-COMMAND... - checks the fine-tuning firmware image: what it
+# links (no heap, stdio, assert printing or threads), its sizes (text/data/bss), then
+# runs it in QEMU under a time limit and checks what it printed: exit 0 (its own checks
+# passed: the frozen body unchanged, the host's bits, the accuracy gain), FINETUNE OK,
+# and the held-out accuracy on machine B up by FT_MIN_GAIN points (default 30).
+set -uo pipefail
+elf=$1; shift
+log=$(dirname "$elf")/finetune.log
+min_gain=${FT_MIN_GAIN:-30}
+limit=${FW_TIMEOUT:-300}
+fail() { echo "FAIL firmware-finetune: $*"; echo "  (log: $log)"; exit 1; }
+bad='^(malloc|_malloc_r|free|_free_r|calloc|_calloc_r|realloc|_realloc_r|memalign|_sbrk|_sbrk_r|sbrk|printf|fprintf|vfprintf|_vfprintf_r|_svfprintf_r|iprintf|puts|fputs|fwrite|_fwrite_r|putchar|__assert_func|__assert|abort|pthread_.*|__sync_.*|__atomic_.*)$'
+found=$(arm-none-eabi-nm "$elf" | awk '{print $NF}' | grep -E "$bad" || true)
+[ -z "$found" ] || fail "the image links forbidden symbols (heap/stdio/assert/threads): $(echo $found)"
+echo "firmware-finetune: no heap, stdio or thread symbol linked"
+arm-none-eabi-size "$elf"
+data=$(arm-none-eabi-nm -S -t d "$elf" | awk '$4 ~ /^ft_(weights|shots_[xy]|test_[xy])$/ {s += $2} END {print s + 0}')
+echo "firmware-finetune: of .text, $data bytes are the pre-trained weights and machine B's data"
+start=$(date +%s)
+timeout "$limit" "$@" -kernel "$elf" </dev/null >"$log" 2>&1
+rc=$?
+cat "$log"
+[ "$rc" -eq 124 ] && fail "QEMU did not finish within ${limit}s (FW_TIMEOUT)"
+[ "$rc" -ne 0 ] && fail "the image exited with status $rc (its own checks failed or it faulted)"
+grep -q '^FINETUNE OK' "$log" || fail "no 'FINETUNE OK' line"
+grep -q '^same bits as the host' "$log" || fail "no 'same bits as the host' line"
+before=$(sed -n 's/^machine B held-out accuracy before fine-tuning .* = \([0-9.]*\)%.*/\1/p' "$log")
+after=$(sed -n 's/^machine B held-out accuracy after fine-tuning .* = \([0-9.]*\)%.*/\1/p' "$log")
+[ -n "$before" ] && [ -n "$after" ] || fail "no accuracy lines"
+awk -v b="$before" -v a="$after" -v g="$min_gain" 'BEGIN { exit !(a - b >= g) }' \
+  || fail "the accuracy rose from $before% to $after%, less than $min_gain points"
+b0=$(sed -n 's/^frozen body before FNV-1a \([0-9a-f]*\).*/\1/p' "$log")
+b1=$(sed -n 's/^frozen body after  FNV-1a \([0-9a-f]*\).*/\1/p' "$log")
+[ -n "$b0" ] && [ "$b0" = "$b1" ] || fail "the frozen body's hash changed: $b0 -> $b1"
+echo "firmware-finetune: OK in $(( $(date +%s) - start )) s (machine B accuracy $before% -> $after%, frozen body $b0 unchanged, the host's bits)"
