@@ -3375,16 +3375,16 @@ static int ipup__st_integrity(ipup_emu *e, ipup_read_fn read, void *user, uint64
     if (!ipup__st_magic(h))
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: not an ipupipe state: the magic is not IPUPSTAT (another file, or a damaged stream)");
     if ((v = ipup__get32(h + 8)) != IPUP_STATE_VERSION)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "ipup_state_load: the stream has format version %u, this library reads version %u (save it again with this version of ipupipe)", v, IPUP_STATE_VERSION);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "ipup_state_load: the stream has format version %u, this library reads version %u (save it again with this version of ipupipe)", (unsigned)v, (unsigned)IPUP_STATE_VERSION);
     *total = ipup__get64(h + 16);
     if (*total < IPUP__ST_HEAD + 4u || *total > IPUP__ST_MAX || ipup__get32(h + 12) != 0 || ipup__get32(h + 44) != 0 || (int64_t)ipup__get64(h + 24) < 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the header is damaged (length %llu, step %lld, reserved fields %u and %u)", (unsigned long long)*total, (long long)ipup__get64(h + 24), ipup__get32(h + 12), ipup__get32(h + 44));
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the header is damaged (length %llu, step %lld, reserved fields %u and %u)", (unsigned long long)*total, (long long)ipup__get64(h + 24), (unsigned)ipup__get32(h + 12), (unsigned)ipup__get32(h + 44));
     ipup__sr_init(&r, read, user, *total);
     if (ipup__sr_get(&r, NULL, (size_t)(*total - 4u)) != 0) return ipup__sr_fail(e, &r, "the body");
     crc = *body_crc = r.crc ^ 0xFFFFFFFFu;
     if (ipup__sr_get(&r, b, 4) != 0) return ipup__sr_fail(e, &r, "the CRC-32");
     if (ipup__get32(b) != crc)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the CRC-32 is %08x in the stream but its bytes give %08x (damaged stream)", ipup__get32(b), crc);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the CRC-32 is %08x in the stream but its bytes give %08x (damaged stream)", (unsigned)ipup__get32(b), (unsigned)crc);
     return IPUP_OK;
 }
 
@@ -3407,7 +3407,7 @@ static const char *ipup__opt_name(uint32_t k) {
 /* "dense256 (dense, 256 units)" or "relu1 (relu)" into out[cap] */
 static const char *ipup__st_layer_str(char *out, size_t cap, const char *id, uint32_t kind, uint32_t units) {
     const char *k = ipup_layer_kind_name((ipup_layer_kind)kind);
-    if (kind == IPUP_LAYER_DENSE || kind == IPUP_LAYER_CONV3X3) ipup_snprintf(out, cap, "%s (%s, %u units)", id, k, units);
+    if (kind == IPUP_LAYER_DENSE || kind == IPUP_LAYER_CONV3X3) ipup_snprintf(out, cap, "%s (%s, %u units)", id, k, (unsigned)units);
     else ipup_snprintf(out, cap, "%s (%s)", id, k);
     return out;
 }
@@ -3419,11 +3419,11 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__sr *r) {
     uint32_t l, kind, units, L;
     if (ipup__sr_get(r, b, 16) != 0) return ipup__sr_fail(e, r, "the descriptor");
     if (ipup__get32(b) != (uint32_t)e->model.in_h || ipup__get32(b + 4) != (uint32_t)e->model.in_w || ipup__get32(b + 8) != (uint32_t)e->model.in_c) {
-        ipup_snprintf(what, sizeof what, "the model's input is %ux%ux%u in the file, %dx%dx%d in this emulator", ipup__get32(b), ipup__get32(b + 4), ipup__get32(b + 8), e->model.in_h, e->model.in_w, e->model.in_c);
+        ipup_snprintf(what, sizeof what, "the model's input is %ux%ux%u in the file, %dx%dx%d in this emulator", (unsigned)ipup__get32(b), (unsigned)ipup__get32(b + 4), (unsigned)ipup__get32(b + 8), (int)e->model.in_h, (int)e->model.in_w, (int)e->model.in_c);
         return ipup__st_mismatch(e, what);
     }
     if (ipup__get32(b + 12) != (uint32_t)e->n_layers) {
-        ipup_snprintf(what, sizeof what, "the model has %u layers in the file, %d in this emulator", ipup__get32(b + 12), e->n_layers);
+        ipup_snprintf(what, sizeof what, "the model has %u layers in the file, %d in this emulator", (unsigned)ipup__get32(b + 12), (int)e->n_layers);
         return ipup__st_mismatch(e, what);
     }
     for (l = 0; l < (uint32_t)e->n_layers; l++) {
@@ -3437,7 +3437,7 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__sr *r) {
         if (!ipup__st_printable(id, L)) return ipup__st_damaged(e, "a layer id of the descriptor is not printable");
         id[L] = 0;
         if (kind != (uint32_t)Ly->kind || units != (uint32_t)Ly->units || !ipup__id_eq(id, Ly->id)) {
-            ipup_snprintf(what, sizeof what, "layer %u is %s in the file, %s in this emulator", l, ipup__st_layer_str(fa, sizeof fa, id, kind, units), ipup__st_layer_str(fb, sizeof fb, Ly->id, (uint32_t)Ly->kind, (uint32_t)Ly->units));
+            ipup_snprintf(what, sizeof what, "layer %u is %s in the file, %s in this emulator", (unsigned)l, ipup__st_layer_str(fa, sizeof fa, id, kind, units), ipup__st_layer_str(fb, sizeof fb, Ly->id, (uint32_t)Ly->kind, (uint32_t)Ly->units));
             return ipup__st_mismatch(e, what);
         }
     }
@@ -3466,13 +3466,13 @@ static int ipup__st_cmp_train(ipup_emu *e, ipup__sr *r) {
     }
     if (ipup__sr_get(r, b, 4) != 0) return ipup__sr_fail(e, r, "the descriptor");
     if ((n = ipup__get32(b)) != (uint32_t)e->S) {
-        ipup_snprintf(what, sizeof what, "the layers are split into %u stages in the file, %d in this emulator", n, e->S);
+        ipup_snprintf(what, sizeof what, "the layers are split into %u stages in the file, %d in this emulator", (unsigned)n, (int)e->S);
         return ipup__st_mismatch(e, what);
     }
     for (s = 0; s < n; s++) {
         if (ipup__sr_get(r, b, 4) != 0) return ipup__sr_fail(e, r, "the descriptor");
         if (ipup__get32(b) != (uint32_t)e->st[s].first) {
-            ipup_snprintf(what, sizeof what, "stage %u begins at layer %u in the file, at layer %d (%s) in this emulator", s, ipup__get32(b), e->st[s].first, e->model.layers[e->st[s].first].id);
+            ipup_snprintf(what, sizeof what, "stage %u begins at layer %u in the file, at layer %d (%s) in this emulator", (unsigned)s, (unsigned)ipup__get32(b), (int)e->st[s].first, e->model.layers[e->st[s].first].id);
             return ipup__st_mismatch(e, what);
         }
     }
@@ -3491,7 +3491,7 @@ static int ipup__st_values(ipup_emu *e, ipup__sr *r, const ipup_tensor_info *ti,
             float v = ipup__bitsf(ipup__get32(b + 4 * k));
             if (apply) ti->data[j] = v;
             else if (!(v - v == 0.0f)) {
-                ipup_snprintf(what, sizeof what, "tensor %s holds %s at element %d (a run that diverged was saved)", ti->name, v != v ? "NaN" : "an infinity", j);
+                ipup_snprintf(what, sizeof what, "tensor %s holds %s at element %d (a run that diverged was saved)", ti->name, v != v ? "NaN" : "an infinity", (int)j);
                 return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s", what);
             }
         }
@@ -3521,7 +3521,7 @@ static int ipup__st_cmp_record(ipup_emu *e, ipup__sr *r, int32_t i, const ipup_t
         if (d < rank && dims[d] != mine[d]) differ = 1;
     }
     if (!differ) return IPUP_OK;
-    ipup_snprintf(what, sizeof what, "tensor %d is %s (%s) in the file, %s (%s) in this emulator", i, name, ipup__shape_str(sa, sizeof sa, (int32_t)rank, dims), ti->name, ipup__shape_str(sb, sizeof sb, ti->ndim, mine));
+    ipup_snprintf(what, sizeof what, "tensor %d is %s (%s) in the file, %s (%s) in this emulator", (int)i, name, ipup__shape_str(sa, sizeof sa, (int32_t)rank, dims), ti->name, ipup__shape_str(sb, sizeof sb, ti->ndim, mine));
     return ipup__st_mismatch(e, what);
 }
 
@@ -3548,7 +3548,7 @@ static int ipup__st_walk(ipup_emu *e, ipup_read_fn read, void *user, uint64_t to
         if ((rc = ipup__st_cmp_record(e, &r, (int32_t)i, &ti)) != IPUP_OK || (rc = ipup__st_values(e, &r, &ti, apply)) != IPUP_OK) return rc;
     }
     if (nf != (uint32_t)ne) {
-        ipup_snprintf(what, sizeof what, "the file holds %u tensors, this emulator %d (the first %u agree)", nf, ne, i);
+        ipup_snprintf(what, sizeof what, "the file holds %u tensors, this emulator %d (the first %u agree)", (unsigned)nf, (int)ne, (unsigned)i);
         return ipup__st_mismatch(e, what);
     }
     used = r.at - (uint64_t)(r.len - r.pos);
@@ -3577,7 +3577,7 @@ IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user) {
     /* everything checked: from here on the state is written */
     rc = ipup__st_walk(e, read, user, total, 1, &crc2, &step);
     if (rc != IPUP_OK || crc2 != crc0)
-        return ipup__fail(e->msg, sizeof e->msg, rc == IPUP_ERR_IO ? IPUP_ERR_IO : IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed or failed while it was applied (CRC-32 %08x, then %08x): the state is partly loaded; load a sound state again or re-initialise", crc0, crc2);
+        return ipup__fail(e->msg, sizeof e->msg, rc == IPUP_ERR_IO ? IPUP_ERR_IO : IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed or failed while it was applied (CRC-32 %08x, then %08x): the state is partly loaded; load a sound state again or re-initialise", (unsigned)crc0, (unsigned)crc2);
     ipup_replicas_sync(e);
     e->step = (int64_t)step;
     e->msg[0] = 0;

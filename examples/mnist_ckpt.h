@@ -799,8 +799,16 @@ static inline int mnist_ckpt_peek_state_fd(int fd, const char *path, mnist_ckpt_
     if (mnist_ckpt_get32_(h + 64) != mnist_ckpt_head_crc_(h))
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, "the CRC-32 of the header does not match (damaged file)");
     for (L = 0; L < MNIST_CKPT_MODEL_LEN && h[32 + L]; L++) {}
-    if (L == MNIST_CKPT_MODEL_LEN || mnist_ckpt_unprintable_(h + 32, L) >= 0 || mnist_ckpt_get32_(h + 24) > MNIST_CKPT_MAX_EPOCH)
-        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, "the header's model name or epoch is damaged");
+    if (L == MNIST_CKPT_MODEL_LEN || mnist_ckpt_unprintable_(h + 32, L) >= 0) {
+        ipup_snprintf(what, sizeof what, "the model name field (offset 32) %s", L == MNIST_CKPT_MODEL_LEN
+                      ? "has no NUL end" : "holds a byte that is not printable ASCII");
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
+    }
+    if ((v = mnist_ckpt_get32_(h + 24)) > MNIST_CKPT_MAX_EPOCH) {
+        ipup_snprintf(what, sizeof what, "header field epoch is %u, above the limit %u (damaged file?)", v,
+                      MNIST_CKPT_MAX_EPOCH);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
+    }
     memset(meta, 0, sizeof *meta);
     memcpy(meta->model, h + 32, L);
     meta->seed = (uint64_t)mnist_ckpt_get32_(h + 16) | ((uint64_t)mnist_ckpt_get32_(h + 20) << 32);
@@ -843,7 +851,7 @@ static inline int mnist_ckpt_load_state_fd(int fd, const char *path, mnist_ckpt_
     if (fstat(fd, &st) == 0 && mnist_pread_full(fd, b, 8, MNIST_CKPT_STATE_HEAD + 16) == 8 &&
         mnist_ckpt_get32_(b + 4) == 0 && (T = (long long)mnist_ckpt_get32_(b)) > 0 &&
         (long long)st.st_size > MNIST_CKPT_STATE_HEAD + T) {
-        ipup_snprintf(what, sizeof what, "%lld bytes follow the state (damaged file?)",
+        ipup_snprintf(what, sizeof what, "%lld unexpected bytes after the state (damaged file?)",
                       (long long)st.st_size - MNIST_CKPT_STATE_HEAD - T);
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
     }
