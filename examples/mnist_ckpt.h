@@ -4,6 +4,10 @@
  * equivalent runs (no time stamps, no schedule, runner, replica or path names),
  * so two runs that end with the same weights write byte-identical files.
  *
+ * The trainer writes and reads version 2 (the library's state behind a small header:
+ * see the section "version 2" at the end). Version 1 below, a list of tensors, is kept
+ * with its reader for its tests and fuzz target; the trainer refuses it by version.
+ *
  * Format, version 1, every integer and float little-endian:
  *
  *   offset  size  field
