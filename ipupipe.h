@@ -768,6 +768,41 @@ IPUPIPE_DEF void ipup_set_step(ipup_emu *e, int64_t step);
    IPUP_ERR_ARG (and no change) unless lr is a finite number > 0. */
 IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr);
 
+/* ------------------------------------------------------------------ state
+   The training state (every parameter and optimizer-state tensor of replica 0 and the
+   step counter) as one byte stream, format and guarantees in docs/state.md: magic
+   "IPUPSTAT", format version, a descriptor of the model, optimizer and stage split with
+   its fingerprint, one record per tensor (name, kind, shape, little-endian binary32
+   values), CRC-32. Streamed through callbacks in chunks of at most IPUP_STATE_CHUNK bytes
+   from a small stack buffer: no heap, no buffer of the whole state anywhere. */
+#define IPUP_STATE_VERSION 1u   /* the format version ipup_state_save writes */
+#define IPUP_STATE_CHUNK 256u   /* the largest piece given to a callback */
+#define IPUP_STATE_END 1        /* ipup_read_fn: the stream ends before offset + len */
+/* Fills data[len] with the bytes at `offset` of the stream. Returns 0 when all len bytes
+   were filled, IPUP_STATE_END when the stream is shorter than offset + len, any other
+   value for a read error. Random access (a flash region, pread on a file), because
+   ipup_state_load reads the stream more than once: once to check all of it, once to apply
+   it (docs/state.md). */
+typedef int (*ipup_read_fn)(void *user, uint64_t offset, void *data, size_t len);
+/* The exact number of bytes ipup_state_save writes for e; 0 when e is NULL or not
+   initialised. */
+IPUPIPE_DEF size_t ipup_state_bytes(const ipup_emu *e);
+/* Writes the state through write(user, data, len) in order, ipup_state_bytes(e) bytes in
+   all, at most IPUP_STATE_CHUNK per call. IPUP_OK; IPUP_ERR_IO as soon as write returns
+   non-zero; IPUP_ERR_ARG (NULL arguments, e not initialised). Host thread, between runs. */
+IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user);
+/* Loads a state written by ipup_state_save into replica 0, copies it to every replica and
+   restores the step. Everything is checked before the first byte is applied: the magic,
+   the version, the CRC-32 of the whole stream (IPUP_ERR_CORRUPT for a damaged or truncated
+   stream), then the descriptor and every record against e (IPUP_ERR_MISMATCH naming the
+   first difference: another model, optimizer, stage split, tensor name or shape; another
+   format version), every value finite (IPUP_ERR_CORRUPT). A refused stream leaves the
+   weights, optimizer state and step untouched. Only a source whose bytes change between
+   the checking and the applying pass (the final CRC then differs: IPUP_ERR_CORRUPT, "changed
+   while it was read") leaves the state partly loaded. IPUP_ERR_IO when read fails,
+   IPUP_ERR_ARG (NULL arguments, e not initialised). The message is in ipup_last_error. */
+IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user);
+
 /* Memory of IPU ipu (replica * devices + device): carved, high-water, by category. */
 IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
 /* The same as a text table for every IPU of replica 0, written through write(user, data,
@@ -3591,6 +3626,440 @@ IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
     return IPUP_OK;
 }
 IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg : "NULL emulator"; }
+
+/* ------------------------------------------------------------------ state
+   Stream layout and guarantees: docs/state.md. Every integer and float little-endian. */
+#define IPUP__ST_HEAD 48u                        /* header bytes; the descriptor follows */
+#define IPUP__ST_MAX ((uint64_t)1 << 40)          /* a larger total is damage */
+#define IPUP__ST_NOT " (the state was saved from another model, optimizer or stage split: load it into an emulator configured as the saving one was)"
+
+/* CRC-32 of IEEE 802.3 (also zlib's and PNG's): reflected polynomial 0xEDB88320, initial
+   value and final xor 0xFFFFFFFF. Four bits at a time from a 16-entry table. */
+static uint32_t ipup__crc32(uint32_t crc, const unsigned char *p, size_t n) {
+    static const uint32_t t[16] = {0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu, 0x76DC4190u, 0x6B6B51F4u,
+                                   0x4DB26158u, 0x5005713Cu, 0xEDB88320u, 0xF00F9344u, 0xD6D6A3E8u, 0xCB61B38Cu,
+                                   0x9B64C2B0u, 0x86D3D2D4u, 0xA00AE278u, 0xBDBDF21Cu};
+    size_t i;
+    for (i = 0; i < n; i++) {
+        crc ^= p[i];
+        crc = (crc >> 4) ^ t[crc & 15u];
+        crc = (crc >> 4) ^ t[crc & 15u];
+    }
+    return crc;
+}
+static void ipup__le32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+}
+static uint32_t ipup__get32(const unsigned char *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static uint64_t ipup__get64(const unsigned char *p) { return (uint64_t)ipup__get32(p) | ((uint64_t)ipup__get32(p + 4) << 32); }
+static uint32_t ipup__fbits(float f) { uint32_t u; IPUPIPE_MEMCPY(&u, &f, 4); return u; }
+static float ipup__bitsf(uint32_t u) { float f; IPUPIPE_MEMCPY(&f, &u, 4); return f; }
+
+/* "784x256" into out[cap] */
+static const char *ipup__shape_str(char *out, size_t cap, int32_t ndim, const uint32_t *dims) {
+    size_t k = 0;
+    int32_t d;
+    out[0] = 0;
+    for (d = 0; d < ndim && k < cap; d++) k += (size_t)ipup_snprintf(out + k, cap - k, "%s%u", d ? "x" : "", (unsigned)dims[d]);
+    return out;
+}
+
+/* The writer: a chunk buffer in front of write, the CRC and the count of every byte.
+   write == NULL only counts (ipup_state_bytes). */
+typedef struct ipup__sw {
+    ipup_write_fn write;
+    void *user;
+    uint64_t n;
+    uint32_t crc;
+    int failed;
+    size_t len;
+    unsigned char buf[IPUP_STATE_CHUNK];
+} ipup__sw;
+static void ipup__sw_flush(ipup__sw *w) {
+    if (w->len && w->write && !w->failed && w->write(w->user, w->buf, w->len) != 0) w->failed = 1;
+    w->len = 0;
+}
+static void ipup__sw_put(ipup__sw *w, const void *src, size_t n) {
+    const unsigned char *p = (const unsigned char *)src;
+    w->crc = ipup__crc32(w->crc, p, n);
+    w->n += n;
+    if (!w->write) return;
+    while (n) {
+        size_t k = IPUP_STATE_CHUNK - w->len < n ? IPUP_STATE_CHUNK - w->len : n;
+        IPUPIPE_MEMCPY(w->buf + w->len, p, k);
+        w->len += k;
+        p += k;
+        n -= k;
+        if (w->len == IPUP_STATE_CHUNK) ipup__sw_flush(w);
+    }
+}
+static void ipup__sw_u32(ipup__sw *w, uint32_t v) { unsigned char b[4]; ipup__le32(b, v); ipup__sw_put(w, b, 4); }
+static void ipup__sw_u8(ipup__sw *w, uint32_t v) { unsigned char b = (unsigned char)v; ipup__sw_put(w, &b, 1); }
+
+/* The descriptor: what decides the tensors and what their values mean. */
+static void ipup__st_desc(const ipup_emu *e, ipup__sw *w) {
+    int32_t l, s;
+    ipup__sw_u32(w, (uint32_t)e->model.in_h);
+    ipup__sw_u32(w, (uint32_t)e->model.in_w);
+    ipup__sw_u32(w, (uint32_t)e->model.in_c);
+    ipup__sw_u32(w, (uint32_t)e->n_layers);
+    for (l = 0; l < e->n_layers; l++) {
+        const ipup_layer *L = &e->model.layers[l];
+        size_t n = 0;
+        while (L->id[n]) n++;
+        ipup__sw_u8(w, (uint32_t)L->kind);
+        ipup__sw_u32(w, (uint32_t)L->units);
+        ipup__sw_u8(w, (uint32_t)n);
+        ipup__sw_put(w, L->id, n);
+    }
+    ipup__sw_u32(w, (uint32_t)e->cfg.opt.kind);
+    if (e->cfg.opt.kind == IPUP_OPT_MOMENTUM) ipup__sw_u32(w, ipup__fbits(e->cfg.opt.momentum));
+    if (e->cfg.opt.kind == IPUP_OPT_ADAM) {
+        ipup__sw_u32(w, ipup__fbits(e->cfg.opt.beta1));
+        ipup__sw_u32(w, ipup__fbits(e->cfg.opt.beta2));
+    }
+    ipup__sw_u32(w, (uint32_t)e->S);
+    for (s = 0; s < e->S; s++) ipup__sw_u32(w, (uint32_t)e->st[s].first);
+}
+
+/* The tensor records; their values only counted when w only counts. */
+static void ipup__st_records(const ipup_emu *e, ipup__sw *w) {
+    int32_t i, j, d, n = ipup_tensor_count(e);
+    for (i = 0; i < n; i++) {
+        ipup_tensor_info ti;
+        size_t L = 0;
+        ipup_tensor_get((ipup_emu *)(uintptr_t)e, i, &ti);
+        while (ti.name[L]) L++;
+        ipup__sw_u8(w, (uint32_t)L);
+        ipup__sw_put(w, ti.name, L);
+        ipup__sw_u8(w, ti.kind == IPUP_TENSOR_PARAM ? 0u : 1u);
+        ipup__sw_u8(w, (uint32_t)ti.ndim);
+        for (d = 0; d < ti.ndim; d++) ipup__sw_u32(w, (uint32_t)ti.shape[d]);
+        if (!w->write) { w->n += 4u * (uint64_t)ti.n; continue; }
+        for (j = 0; j < ti.n && !w->failed; j++) ipup__sw_u32(w, ipup__fbits(ti.data[j]));
+    }
+}
+
+/* bytes of the descriptor and their CRC-32 (the fingerprint) */
+static uint64_t ipup__st_desc_bytes(const ipup_emu *e, uint32_t *fingerprint) {
+    ipup__sw w;
+    w.write = NULL; w.n = 0; w.crc = 0xFFFFFFFFu; w.failed = 0; w.len = 0;
+    ipup__st_desc(e, &w);
+    if (fingerprint) *fingerprint = w.crc ^ 0xFFFFFFFFu;
+    return w.n;
+}
+IPUPIPE_DEF size_t ipup_state_bytes(const ipup_emu *e) {
+    ipup__sw w;
+    if (!e || !e->initialised) return 0;
+    w.write = NULL; w.n = 0; w.crc = 0xFFFFFFFFu; w.failed = 0; w.len = 0;
+    ipup__st_records(e, &w);
+    return (size_t)(IPUP__ST_HEAD + ipup__st_desc_bytes(e, NULL) + w.n + 4u);
+}
+
+IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user) {
+    ipup__sw w;
+    unsigned char h[IPUP__ST_HEAD];
+    uint32_t fp = 0;
+    uint64_t D, total;
+    if (!e) return IPUP_ERR_ARG;
+    if (!write) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_save: the write callback is NULL");
+    if (!e->initialised)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_save: the emulator is not initialised (call ipup_init first)");
+    D = ipup__st_desc_bytes(e, &fp);
+    total = (uint64_t)ipup_state_bytes(e);
+    IPUPIPE_MEMSET(h, 0, sizeof h);
+    IPUPIPE_MEMCPY(h, "IPUPSTAT", 8);
+    ipup__le32(h + 8, IPUP_STATE_VERSION);
+    ipup__le32(h + 16, (uint32_t)total);
+    ipup__le32(h + 20, (uint32_t)(total >> 32));
+    ipup__le32(h + 24, (uint32_t)(uint64_t)e->step);
+    ipup__le32(h + 28, (uint32_t)((uint64_t)e->step >> 32));
+    ipup__le32(h + 32, fp);
+    ipup__le32(h + 36, (uint32_t)D);
+    ipup__le32(h + 40, (uint32_t)ipup_tensor_count(e));
+    w.write = write; w.user = user; w.n = 0; w.crc = 0xFFFFFFFFu; w.failed = 0; w.len = 0;
+    ipup__sw_put(&w, h, sizeof h);
+    ipup__st_desc(e, &w);
+    ipup__st_records(e, &w);
+    ipup__sw_u32(&w, w.crc ^ 0xFFFFFFFFu);
+    ipup__sw_flush(&w);
+    if (w.failed)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "ipup_state_save: the write callback failed (%llu of %llu bytes offered); the state is not saved", (unsigned long long)w.n, (unsigned long long)total);
+    e->msg[0] = 0;
+    return IPUP_OK;
+}
+
+/* The reader: bytes [0, end) of the stream through read, a chunk at a time, with the
+   CRC-32 of every byte delivered. */
+typedef struct ipup__sr {
+    ipup_read_fn read;
+    void *user;
+    uint64_t at, end;   /* offset of the next byte to fetch; the stream's length */
+    uint32_t crc;
+    int rc;             /* the failing read's return value (IPUP_STATE_END or other) */
+    size_t pos, len;
+    unsigned char buf[IPUP_STATE_CHUNK];
+} ipup__sr;
+static void ipup__sr_init(ipup__sr *r, ipup_read_fn read, void *user, uint64_t end) {
+    r->read = read; r->user = user; r->at = 0; r->end = end; r->crc = 0xFFFFFFFFu; r->rc = 0; r->pos = r->len = 0;
+}
+/* n bytes into dst (NULL: skipped, still in the CRC): 0, or -1 (r->rc: the read's code,
+   IPUP_STATE_END also when the structure runs past end) */
+static int ipup__sr_get(ipup__sr *r, void *dst, size_t n) {
+    unsigned char *p = (unsigned char *)dst;
+    while (n) {
+        size_t k;
+        if (r->pos == r->len) {
+            uint64_t left = r->end - r->at;
+            size_t want = left < IPUP_STATE_CHUNK ? (size_t)left : IPUP_STATE_CHUNK;
+            int rc;
+            if (!want) { r->rc = IPUP_STATE_END; return -1; }
+            if ((rc = r->read(r->user, r->at, r->buf, want)) != 0) { r->rc = rc; return -1; }
+            r->at += want;
+            r->pos = 0;
+            r->len = want;
+        }
+        k = r->len - r->pos < n ? r->len - r->pos : n;
+        r->crc = ipup__crc32(r->crc, r->buf + r->pos, k);
+        if (p) { IPUPIPE_MEMCPY(p, r->buf + r->pos, k); p += k; }
+        r->pos += k;
+        n -= k;
+    }
+    return 0;
+}
+/* the message of a failed read at what */
+static int ipup__sr_fail(ipup_emu *e, const ipup__sr *r, const char *what) {
+    if (r->rc == IPUP_STATE_END)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the stream is truncated: it ends in %s, before byte %llu of the %llu its header gives (damaged or incomplete state)", what, (unsigned long long)(r->at + IPUP_STATE_CHUNK < r->end ? r->at + IPUP_STATE_CHUNK : r->end), (unsigned long long)r->end);
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "ipup_state_load: the read callback failed (returned %d) at byte %llu, in %s", r->rc, (unsigned long long)r->at, what);
+}
+
+static int ipup__st_magic(const unsigned char *h) {
+    static const char m[8] = {'I', 'P', 'U', 'P', 'S', 'T', 'A', 'T'};
+    int i;
+    for (i = 0; i < 8; i++) if (h[i] != (unsigned char)m[i]) return 0;
+    return 1;
+}
+/* Pass 1: the header (magic, version, length) and the CRC-32 of the whole stream. */
+static int ipup__st_integrity(ipup_emu *e, ipup_read_fn read, void *user, uint64_t *total, uint32_t *body_crc) {
+    ipup__sr r;
+    unsigned char h[IPUP__ST_HEAD], b[4];
+    uint32_t v, crc;
+    ipup__sr_init(&r, read, user, IPUP__ST_HEAD);
+    if (ipup__sr_get(&r, h, sizeof h) != 0) return ipup__sr_fail(e, &r, "the header");
+    if (!ipup__st_magic(h))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: not an ipupipe state: the magic is not IPUPSTAT (another file, or a damaged stream)");
+    if ((v = ipup__get32(h + 8)) != IPUP_STATE_VERSION)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "ipup_state_load: the stream has format version %u, this library reads version %u (save it again with this version of ipupipe)", (unsigned)v, (unsigned)IPUP_STATE_VERSION);
+    *total = ipup__get64(h + 16);
+    if (*total < IPUP__ST_HEAD + 4u || *total > IPUP__ST_MAX || ipup__get32(h + 12) != 0 || ipup__get32(h + 44) != 0 || (int64_t)ipup__get64(h + 24) < 0)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the header is damaged (length %llu, step %lld, reserved fields %u and %u)", (unsigned long long)*total, (long long)ipup__get64(h + 24), (unsigned)ipup__get32(h + 12), (unsigned)ipup__get32(h + 44));
+    ipup__sr_init(&r, read, user, *total);
+    if (ipup__sr_get(&r, NULL, (size_t)(*total - 4u)) != 0) return ipup__sr_fail(e, &r, "the body");
+    crc = *body_crc = r.crc ^ 0xFFFFFFFFu;
+    if (ipup__sr_get(&r, b, 4) != 0) return ipup__sr_fail(e, &r, "the CRC-32");
+    if (ipup__get32(b) != crc)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the CRC-32 is %08x in the stream but its bytes give %08x (damaged stream)", (unsigned)ipup__get32(b), (unsigned)crc);
+    return IPUP_OK;
+}
+
+/* a mismatch: "ipup_state_load: <what> (the state was saved from ...)" */
+static int ipup__st_mismatch(ipup_emu *e, const char *what) {
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "ipup_state_load: %s%s", what, IPUP__ST_NOT);
+}
+static int ipup__st_damaged(ipup_emu *e, const char *what) {
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s (a damaged stream that passed its CRC-32, or not written by ipup_state_save)", what);
+}
+/* 1 when the n bytes are printable ASCII (names and ids) */
+static int ipup__st_printable(const char *s, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e) return 0;
+    return 1;
+}
+static const char *ipup__opt_name(uint32_t k) {
+    return k == IPUP_OPT_SGD ? "sgd" : k == IPUP_OPT_MOMENTUM ? "momentum" : k == IPUP_OPT_ADAM ? "adam" : "unknown";
+}
+/* "dense256 (dense, 256 units)" or "relu1 (relu)" into out[cap] */
+static const char *ipup__st_layer_str(char *out, size_t cap, const char *id, uint32_t kind, uint32_t units) {
+    const char *k = ipup_layer_kind_name((ipup_layer_kind)kind);
+    if (kind == IPUP_LAYER_DENSE || kind == IPUP_LAYER_CONV3X3) ipup_snprintf(out, cap, "%s (%s, %u units)", id, k, (unsigned)units);
+    else ipup_snprintf(out, cap, "%s (%s)", id, k);
+    return out;
+}
+
+/* The model part of the descriptor against e: the first difference. */
+static int ipup__st_cmp_model(ipup_emu *e, ipup__sr *r) {
+    unsigned char b[16];
+    char what[300], fa[80], fb[80], id[IPUP_ID_MAX];
+    uint32_t l, kind, units, L;
+    if (ipup__sr_get(r, b, 16) != 0) return ipup__sr_fail(e, r, "the descriptor");
+    if (ipup__get32(b) != (uint32_t)e->model.in_h || ipup__get32(b + 4) != (uint32_t)e->model.in_w || ipup__get32(b + 8) != (uint32_t)e->model.in_c) {
+        ipup_snprintf(what, sizeof what, "the model's input is %ux%ux%u in the file, %dx%dx%d in this emulator", (unsigned)ipup__get32(b), (unsigned)ipup__get32(b + 4), (unsigned)ipup__get32(b + 8), (int)e->model.in_h, (int)e->model.in_w, (int)e->model.in_c);
+        return ipup__st_mismatch(e, what);
+    }
+    if (ipup__get32(b + 12) != (uint32_t)e->n_layers) {
+        ipup_snprintf(what, sizeof what, "the model has %u layers in the file, %d in this emulator", (unsigned)ipup__get32(b + 12), (int)e->n_layers);
+        return ipup__st_mismatch(e, what);
+    }
+    for (l = 0; l < (uint32_t)e->n_layers; l++) {
+        const ipup_layer *Ly = &e->model.layers[l];
+        if (ipup__sr_get(r, b, 6) != 0) return ipup__sr_fail(e, r, "the descriptor");
+        kind = b[0];
+        units = ipup__get32(b + 1);
+        L = b[5];
+        if (L == 0 || L >= IPUP_ID_MAX) return ipup__st_damaged(e, "a layer id of the descriptor has a bad length");
+        if (ipup__sr_get(r, id, L) != 0) return ipup__sr_fail(e, r, "the descriptor");
+        if (!ipup__st_printable(id, L)) return ipup__st_damaged(e, "a layer id of the descriptor is not printable");
+        id[L] = 0;
+        if (kind != (uint32_t)Ly->kind || units != (uint32_t)Ly->units || !ipup__id_eq(id, Ly->id)) {
+            ipup_snprintf(what, sizeof what, "layer %u is %s in the file, %s in this emulator", (unsigned)l, ipup__st_layer_str(fa, sizeof fa, id, kind, units), ipup__st_layer_str(fb, sizeof fb, Ly->id, (uint32_t)Ly->kind, (uint32_t)Ly->units));
+            return ipup__st_mismatch(e, what);
+        }
+    }
+    return IPUP_OK;
+}
+
+/* The optimizer and the stage split of the descriptor against e. */
+static int ipup__st_cmp_train(ipup_emu *e, ipup__sr *r) {
+    unsigned char b[8];
+    char what[300], na[48], nb[48];
+    const ipup_optimizer *o = &e->cfg.opt;
+    uint32_t k, s, n;
+    if (ipup__sr_get(r, b, 4) != 0) return ipup__sr_fail(e, r, "the descriptor");
+    if ((k = ipup__get32(b)) != (uint32_t)o->kind) {
+        ipup_snprintf(what, sizeof what, "the optimizer is %s in the file, %s in this emulator", ipup__opt_name(k), ipup__opt_name((uint32_t)o->kind));
+        return ipup__st_mismatch(e, what);
+    }
+    n = k == IPUP_OPT_MOMENTUM ? 1u : k == IPUP_OPT_ADAM ? 2u : 0u;
+    for (s = 0; s < n; s++) {
+        float want = k == IPUP_OPT_MOMENTUM ? o->momentum : s == 0 ? o->beta1 : o->beta2;
+        if (ipup__sr_get(r, b, 4) != 0) return ipup__sr_fail(e, r, "the descriptor");
+        if (ipup__get32(b) != ipup__fbits(want)) {
+            ipup_snprintf(what, sizeof what, "the optimizer's %s is %s in the file, %s in this emulator", k == IPUP_OPT_MOMENTUM ? "momentum" : s == 0 ? "beta1" : "beta2", ipup__num(na, sizeof na, (double)ipup__bitsf(ipup__get32(b))), ipup__num(nb, sizeof nb, (double)want));
+            return ipup__st_mismatch(e, what);
+        }
+    }
+    if (ipup__sr_get(r, b, 4) != 0) return ipup__sr_fail(e, r, "the descriptor");
+    if ((n = ipup__get32(b)) != (uint32_t)e->S) {
+        ipup_snprintf(what, sizeof what, "the layers are split into %u stages in the file, %d in this emulator", (unsigned)n, (int)e->S);
+        return ipup__st_mismatch(e, what);
+    }
+    for (s = 0; s < n; s++) {
+        if (ipup__sr_get(r, b, 4) != 0) return ipup__sr_fail(e, r, "the descriptor");
+        if (ipup__get32(b) != (uint32_t)e->st[s].first) {
+            ipup_snprintf(what, sizeof what, "stage %u begins at layer %u in the file, at layer %d (%s) in this emulator", (unsigned)s, (unsigned)ipup__get32(b), (int)e->st[s].first, e->model.layers[e->st[s].first].id);
+            return ipup__st_mismatch(e, what);
+        }
+    }
+    return IPUP_OK;
+}
+
+/* The values of tensor ti through r: checked finite (check pass) or stored (apply). */
+static int ipup__st_values(ipup_emu *e, ipup__sr *r, const ipup_tensor_info *ti, int apply) {
+    unsigned char b[4 * 64];
+    char what[200];
+    int32_t j = 0, k, c;
+    while (j < ti->n) {
+        c = ti->n - j < 64 ? ti->n - j : 64;
+        if (ipup__sr_get(r, b, 4 * (size_t)c) != 0) return ipup__sr_fail(e, r, "a tensor's values");
+        for (k = 0; k < c; k++, j++) {
+            float v = ipup__bitsf(ipup__get32(b + 4 * k));
+            if (apply) ti->data[j] = v;
+            else if (!(v - v == 0.0f)) {
+                ipup_snprintf(what, sizeof what, "tensor %s holds %s at element %d (a run that diverged was saved)", ti->name, v != v ? "NaN" : "an infinity", (int)j);
+                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s", what);
+            }
+        }
+    }
+    return IPUP_OK;
+}
+
+/* Record i's head (name, kind, shape) against tensor ti of e. */
+static int ipup__st_cmp_record(ipup_emu *e, ipup__sr *r, int32_t i, const ipup_tensor_info *ti) {
+    unsigned char b[4 * 4];
+    char name[IPUP_TENSOR_NAME_MAX], what[400], sa[64], sb[64];
+    uint32_t L, kind, rank, d, dims[4], mine[4];
+    int differ;
+    if (ipup__sr_get(r, b, 1) != 0) return ipup__sr_fail(e, r, "a tensor record");
+    if ((L = b[0]) == 0 || L >= IPUP_TENSOR_NAME_MAX) return ipup__st_damaged(e, "a tensor name has a bad length");
+    if (ipup__sr_get(r, name, L) != 0 || ipup__sr_get(r, b, 2) != 0) return ipup__sr_fail(e, r, "a tensor record");
+    if (!ipup__st_printable(name, L)) return ipup__st_damaged(e, "a tensor name is not printable");
+    name[L] = 0;
+    kind = b[0];
+    rank = b[1];
+    if (kind > 1 || rank < 1 || rank > 4) return ipup__st_damaged(e, "a tensor record has a bad kind or rank");
+    if (ipup__sr_get(r, b, 4 * (size_t)rank) != 0) return ipup__sr_fail(e, r, "a tensor record");
+    differ = !ipup__id_eq(name, ti->name) || kind != (ti->kind == IPUP_TENSOR_PARAM ? 0u : 1u) || rank != (uint32_t)ti->ndim;
+    for (d = 0; d < 4; d++) {
+        dims[d] = d < rank ? ipup__get32(b + 4 * d) : 0;
+        mine[d] = (uint32_t)ti->shape[d];
+        if (d < rank && dims[d] != mine[d]) differ = 1;
+    }
+    if (!differ) return IPUP_OK;
+    ipup_snprintf(what, sizeof what, "tensor %d is %s (%s) in the file, %s (%s) in this emulator", (int)i, name, ipup__shape_str(sa, sizeof sa, (int32_t)rank, dims), ti->name, ipup__shape_str(sb, sizeof sb, ti->ndim, mine));
+    return ipup__st_mismatch(e, what);
+}
+
+/* One pass over [0, total - 4): header, descriptor and records against e, values
+   checked (apply 0) or stored into replica 0 (apply 1). *crc: CRC-32 of those bytes,
+   *step: the header's step. */
+static int ipup__st_walk(ipup_emu *e, ipup_read_fn read, void *user, uint64_t total, int apply, uint32_t *crc,
+                         uint64_t *step) {
+    ipup__sr r;
+    unsigned char h[IPUP__ST_HEAD];
+    char what[200];
+    uint32_t fp = 0, nf, i;
+    int32_t ne = ipup_tensor_count(e);
+    uint64_t D = ipup__st_desc_bytes(e, &fp), used;
+    int rc;
+    ipup__sr_init(&r, read, user, total - 4u);
+    if (ipup__sr_get(&r, h, sizeof h) != 0) return ipup__sr_fail(e, &r, "the header");
+    if ((rc = ipup__st_cmp_model(e, &r)) != IPUP_OK || (rc = ipup__st_cmp_train(e, &r)) != IPUP_OK) return rc;
+    if (ipup__get32(h + 36) != (uint32_t)D || ipup__get32(h + 32) != fp) return ipup__st_damaged(e, "the descriptor's length or fingerprint field disagrees with the descriptor");
+    nf = ipup__get32(h + 40);
+    for (i = 0; i < nf && (int32_t)i < ne; i++) {
+        ipup_tensor_info ti;
+        ipup_tensor_get(e, (int32_t)i, &ti);
+        if ((rc = ipup__st_cmp_record(e, &r, (int32_t)i, &ti)) != IPUP_OK || (rc = ipup__st_values(e, &r, &ti, apply)) != IPUP_OK) return rc;
+    }
+    if (nf != (uint32_t)ne) {
+        ipup_snprintf(what, sizeof what, "the file holds %u tensors, this emulator %d (the first %u agree)", (unsigned)nf, (int)ne, (unsigned)i);
+        return ipup__st_mismatch(e, what);
+    }
+    used = r.at - (uint64_t)(r.len - r.pos);
+    if (used != total - 4u) {
+        ipup_snprintf(what, sizeof what, "%llu bytes follow the last tensor record", (unsigned long long)(total - 4u - used));
+        return ipup__st_damaged(e, what);
+    }
+    *crc = r.crc ^ 0xFFFFFFFFu;
+    *step = ipup__get64(h + 24);
+    return IPUP_OK;
+}
+
+IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user) {
+    uint64_t total = 0;
+    uint64_t step = 0;
+    uint32_t crc0 = 0, crc1 = 0, crc2 = 0;
+    int rc;
+    if (!e) return IPUP_ERR_ARG;
+    if (!read) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_load: the read callback is NULL");
+    if (!e->initialised)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_load: the emulator is not initialised (call ipup_init with the configuration the state was saved from first)");
+    if ((rc = ipup__st_integrity(e, read, user, &total, &crc0)) != IPUP_OK) return rc;
+    if ((rc = ipup__st_walk(e, read, user, total, 0, &crc1, &step)) != IPUP_OK) return rc;
+    if (crc1 != crc0)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed while it was read (nothing was loaded); load it again");
+    /* everything checked: from here on the state is written */
+    rc = ipup__st_walk(e, read, user, total, 1, &crc2, &step);
+    if (rc != IPUP_OK || crc2 != crc0)
+        return ipup__fail(e->msg, sizeof e->msg, rc == IPUP_ERR_IO ? IPUP_ERR_IO : IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed or failed while it was applied (CRC-32 %08x, then %08x): the state is partly loaded; load a sound state again or re-initialise", (unsigned)crc0, (unsigned)crc2);
+    ipup_replicas_sync(e);
+    e->step = (int64_t)step;
+    e->msg[0] = 0;
+    return IPUP_OK;
+}
 
 /* ------------------------------------------------------------------ reports */
 IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {

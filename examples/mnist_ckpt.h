@@ -4,6 +4,10 @@
  * equivalent runs (no time stamps, no schedule, runner, replica or path names),
  * so two runs that end with the same weights write byte-identical files.
  *
+ * The trainer writes and reads version 2 (the library's state behind a small header:
+ * see the section "version 2" at the end). Version 1 below, a list of tensors, is kept
+ * with its reader for its tests and fuzz target; the trainer refuses it by version.
+ *
  * Format, version 1, every integer and float little-endian:
  *
  *   offset  size  field
@@ -678,6 +682,197 @@ static inline int mnist_ckpt_load(const char *path, mnist_ckpt_meta *meta, const
     close(fd);
     return r;
 }
+
+/* ------------------------------------------------------------------ version 2: the
+ * emulator's state (ipup_state_save of ipupipe.h, docs/state.md) behind a small trainer
+ * header. Available when ipupipe.h is included before this header.
+ *
+ *   offset  size  field (little-endian)
+ *        0     8  magic "IPUPCKPT"
+ *        8     4  u32 format version (2)
+ *       12     4  u32 reserved, 0
+ *       16     8  u64 seed of the run (initialisation, shuffling, dropout)
+ *       24     4  u32 epochs completed
+ *       28     4  u32 reserved, 0
+ *       32    32  model name, NUL-padded ASCII ("mlp", "cnn", "mlp-gelu")
+ *       64     4  u32 CRC-32 (the library's, docs/state.md) of bytes 0..63
+ *       68        the library's state stream: parameters, optimizer state, step, its own
+ *                 magic, version, descriptor and CRC-32; the file ends with it
+ *
+ * Saving streams the state through a write callback into the temporary file (8 KB
+ * writes), then fsync, rename and directory fsync as above. Loading reads it through a
+ * pread callback; everything the library checks is checked before anything is applied
+ * (docs/state.md), so a refused file leaves the emulator as it was. A version-1 file
+ * (the tensor list of earlier versions) is refused with a "version" message. */
+#ifdef IPUPIPE_H
+#define MNIST_CKPT_STATE_VERSION 2u
+#define MNIST_CKPT_STATE_HEAD 68
+
+/* CRC-32 of the trainer header's first 64 bytes */
+static inline uint32_t mnist_ckpt_head_crc_(const unsigned char *h) {
+    uint32_t t[256];
+    mnist_ckpt_crc_table_(t);
+    return mnist_ckpt_crc_(t, 0xFFFFFFFFu, h, 64) ^ 0xFFFFFFFFu;
+}
+
+/* The trainer header of meta into h (MNIST_CKPT_STATE_HEAD bytes). */
+static inline void mnist_ckpt_state_head_(unsigned char *h, const mnist_ckpt_meta *meta) {
+    int i;
+    memset(h, 0, MNIST_CKPT_STATE_HEAD);
+    memcpy(h, "IPUPCKPT", 8);
+    mnist_ckpt_put32_(h + 8, MNIST_CKPT_STATE_VERSION);
+    mnist_ckpt_put32_(h + 16, (uint32_t)meta->seed);
+    mnist_ckpt_put32_(h + 20, (uint32_t)(meta->seed >> 32));
+    mnist_ckpt_put32_(h + 24, meta->epoch);
+    for (i = 0; i < MNIST_CKPT_MODEL_LEN - 1 && meta->model[i]; i++) h[32 + i] = (unsigned char)meta->model[i];
+    mnist_ckpt_put32_(h + 64, mnist_ckpt_head_crc_(h));
+}
+
+/* ipup_write_fn over the buffered file writer (its CRC is not used here) */
+static inline int mnist_ckpt_state_put_(void *user, const void *data, size_t len) {
+    mnist_ckpt_writer_ *w = (mnist_ckpt_writer_ *)user;
+    mnist_ckpt_put_(w, data, len);
+    return w->failed ? -1 : 0;
+}
+
+/* Writes meta and the state of e to path, atomically (as mnist_ckpt_save). */
+static inline int mnist_ckpt_save_state(const char *path, const mnist_ckpt_meta *meta, ipup_emu *e, char *err) {
+    mnist_ckpt_writer_ w;
+    unsigned char h[MNIST_CKPT_STATE_HEAD];
+    char tmp[1100], what[300];
+    int i, rc = IPUP_OK;
+    if (!path || !meta || !e || !ipup_state_bytes(e))
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "save needs a path, meta and an initialised emulator");
+    if (mnist_ckpt_target_ok(path, what, sizeof what) != 0) return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+    memset(&w, 0, sizeof w);
+    mnist_ckpt_crc_table_(w.table);
+    w.fd = mnist_tmp_create(path, tmp, sizeof tmp);
+    if (w.fd < 0) {
+        ipup_snprintf(what, sizeof what, "cannot create the temporary file <path>.XXXXXX.tmp: %s (directory missing "
+                      "or not writable?)", strerror(errno));
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+    }
+    mnist_ckpt_state_head_(h, meta);
+    mnist_ckpt_put_(&w, h, sizeof h);
+    if (!w.failed) rc = ipup_state_save(e, mnist_ckpt_state_put_, &w);
+    if (!w.failed) mnist_ckpt_flush_(&w);
+    if (!w.failed && rc != IPUP_OK) w.failed = EIO;
+    if (!w.failed && fsync(w.fd) != 0) w.failed = errno;
+    if (close(w.fd) != 0 && !w.failed) w.failed = errno;
+    if (!w.failed && mnist_ckpt_target_ok(path, what, sizeof what) != 0) w.failed = EEXIST;
+    if (!w.failed && rename(tmp, path) != 0) w.failed = errno;
+    if (w.failed) {
+        unlink(tmp);
+        if (w.failed == EEXIST) return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+        ipup_snprintf(what, sizeof what, "writing or renaming the temporary file failed: %s (disk full? directory "
+                      "writable?)", strerror(w.failed));
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+    }
+    if ((i = mnist_dir_fsync(path)) != 0) {
+        ipup_snprintf(what, sizeof what, "saved, but the directory could not be synced: %s", strerror(i));
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+    }
+    return MNIST_CKPT_OK;
+}
+
+/* The trainer header of the file open on fd into *meta (model, seed, epoch; step from
+ * the state's header, checked by the load). */
+static inline int mnist_ckpt_peek_state_fd(int fd, const char *path, mnist_ckpt_meta *meta, char *err) {
+    unsigned char h[MNIST_CKPT_STATE_HEAD + 32];
+    char what[300];
+    long long got;
+    uint32_t v;
+    size_t L;
+    memset(h, 0, sizeof h);
+    if ((got = mnist_pread_full(fd, h, sizeof h, 0)) < 0) {
+        ipup_snprintf(what, sizeof what, "read failed: %s", strerror(errno));
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
+    }
+    if (got >= 12 && memcmp(h, "IPUPCKPT", 8) == 0 && (v = mnist_ckpt_get32_(h + 8)) != MNIST_CKPT_STATE_VERSION) {
+        ipup_snprintf(what, sizeof what, "version %u%s, this program reads version %u (train again, or resume with "
+                      "the program that wrote it)", v, v == 1 ? " (the tensor list of ipupipe 0.4.0 and earlier)" : "",
+                      MNIST_CKPT_STATE_VERSION);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_MISMATCH, path, what);
+    }
+    if (got < MNIST_CKPT_STATE_HEAD) {
+        ipup_snprintf(what, sizeof what, "only %lld bytes, shorter than a checkpoint header", got);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
+    }
+    if (memcmp(h, "IPUPCKPT", 8) != 0)
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, "the magic is not IPUPCKPT (not written by --save)");
+    if (mnist_ckpt_get32_(h + 64) != mnist_ckpt_head_crc_(h))
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, "the CRC-32 of the header does not match (damaged file)");
+    for (L = 0; L < MNIST_CKPT_MODEL_LEN && h[32 + L]; L++) {}
+    if (L == MNIST_CKPT_MODEL_LEN || mnist_ckpt_unprintable_(h + 32, L) >= 0) {
+        ipup_snprintf(what, sizeof what, "the model name field (offset 32) %s", L == MNIST_CKPT_MODEL_LEN
+                      ? "has no NUL end" : "holds a byte that is not printable ASCII");
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
+    }
+    if ((v = mnist_ckpt_get32_(h + 24)) > MNIST_CKPT_MAX_EPOCH) {
+        ipup_snprintf(what, sizeof what, "header field epoch is %u, above the limit %u (damaged file?)", v,
+                      MNIST_CKPT_MAX_EPOCH);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
+    }
+    memset(meta, 0, sizeof *meta);
+    memcpy(meta->model, h + 32, L);
+    meta->seed = (uint64_t)mnist_ckpt_get32_(h + 16) | ((uint64_t)mnist_ckpt_get32_(h + 20) << 32);
+    meta->epoch = mnist_ckpt_get32_(h + 24);
+    if (got >= MNIST_CKPT_STATE_HEAD + 32)
+        meta->step = (uint64_t)mnist_ckpt_get32_(h + 68 + 24) | ((uint64_t)mnist_ckpt_get32_(h + 68 + 28) << 32);
+    return MNIST_CKPT_OK;
+}
+
+/* ipup_read_fn over a descriptor: the bytes at MNIST_CKPT_STATE_HEAD + offset */
+typedef struct mnist_ckpt_src_ {
+    int fd, err;
+} mnist_ckpt_src_;
+static inline int mnist_ckpt_state_get_(void *user, uint64_t offset, void *data, size_t len) {
+    mnist_ckpt_src_ *s = (mnist_ckpt_src_ *)user;
+    long long got = mnist_pread_full(s->fd, data, len, MNIST_CKPT_STATE_HEAD + (long long)offset);
+    if (got < 0) s->err = errno ? errno : EIO;
+    return got == (long long)len ? 0 : got < 0 ? -1 : IPUP_STATE_END;
+}
+
+/* Loads the file open on fd into e: the header (model meta->model expected), then
+ * ipup_state_load (all checks before anything is applied); no byte may follow the
+ * state. On success meta gets the file's seed, epoch and step (e's step is set). */
+static inline int mnist_ckpt_load_state_fd(int fd, const char *path, mnist_ckpt_meta *meta, ipup_emu *e, char *err) {
+    mnist_ckpt_meta fm;
+    mnist_ckpt_src_ src;
+    unsigned char b[8];
+    char what[900];
+    struct stat st;
+    const char *m;
+    long long T;
+    int rc;
+    if (!path || !meta || !e) return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "load needs a path, meta and an emulator");
+    if ((rc = mnist_ckpt_peek_state_fd(fd, path, &fm, err)) != MNIST_CKPT_OK) return rc;
+    if (strncmp(fm.model, meta->model, MNIST_CKPT_MODEL_LEN) != 0) {
+        ipup_snprintf(what, sizeof what, "it holds model '%s', this run trains '%s' (use --model %s)", fm.model,
+                      meta->model, fm.model);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_MISMATCH, path, what);
+    }
+    if (fstat(fd, &st) == 0 && mnist_pread_full(fd, b, 8, MNIST_CKPT_STATE_HEAD + 16) == 8 &&
+        mnist_ckpt_get32_(b + 4) == 0 && (T = (long long)mnist_ckpt_get32_(b)) > 0 &&
+        (long long)st.st_size > MNIST_CKPT_STATE_HEAD + T) {
+        ipup_snprintf(what, sizeof what, "%lld unexpected bytes after the state (damaged file?)",
+                      (long long)st.st_size - MNIST_CKPT_STATE_HEAD - T);
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
+    }
+    src.fd = fd;
+    src.err = 0;
+    if ((rc = ipup_state_load(e, mnist_ckpt_state_get_, &src)) != IPUP_OK) {
+        m = ipup_last_error(e);
+        if (strncmp(m, "ipup_state_load: ", 17) == 0) m += 17;
+        ipup_snprintf(what, sizeof what, "%s%s%s", m, src.err ? ": " : "", src.err ? strerror(src.err) : "");
+        return mnist_ckpt_fail_(err, rc, path, what);
+    }
+    meta->seed = fm.seed;
+    meta->epoch = fm.epoch;
+    meta->step = (uint64_t)ipup_get_step(e);
+    return MNIST_CKPT_OK;
+}
+#endif /* IPUPIPE_H */
 #ifdef __cplusplus
 }
 #endif

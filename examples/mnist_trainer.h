@@ -72,13 +72,9 @@ typedef struct {
     int64_t steps_per_epoch;
     uint8_t *host_mem, *pool_mem;
     /* checkpoint */
-    mnist_ckpt_tensor *tens;
-    int n_tens;
-    ipup_tensor_info tinfo[MNIST_CKPT_MAX_TENSORS];
     mnist_ckpt_meta meta;
     int start_epoch, loaded, epoch;
     int load_fd;  /* --load, opened once at startup (-1: none) */
-    float *stage; /* --load's values until the whole file passed its checks */
     int32_t *pred_cls; /* the test images' predicted classes (ipup_predict), startup-allocated */
     /* outputs */
     mt_out trace_out, summary_out;
@@ -334,7 +330,7 @@ static int mt_setup_args(mt_run *r, int argc, char **argv) {
     if (r->o.load) {
         mnist_ckpt_meta *meta = &r->meta;
         if ((r->load_fd = mnist_ckpt_open(r->o.load, r->err)) < 0 ||
-            mnist_ckpt_peek_fd(r->load_fd, r->o.load, meta, r->err) != MNIST_CKPT_OK)
+            mnist_ckpt_peek_state_fd(r->load_fd, r->o.load, meta, r->err) != MNIST_CKPT_OK)
             return mt_err("--load: %s", r->err);
         if (strcmp(meta->model, r->spec->name) != 0)
             return mt_err("--load: %s holds model '%s', this run trains '%s' (use --model %s)", r->o.load, meta->model,
@@ -395,46 +391,21 @@ static int mt_setup_memory(mt_run *r) {
     return 0;
 }
 
-/* The checkpoint's tensor list: every parameter and optimizer-state tensor. */
-static int mt_setup_tensors(mt_run *r) {
-    int i, d;
-    r->n_tens = (int)ipup_tensor_count(r->emu);
-    r->tens = (mnist_ckpt_tensor *)calloc((size_t)(r->n_tens > 0 ? r->n_tens : 1), sizeof(mnist_ckpt_tensor));
-    if (!r->tens || r->n_tens > MNIST_CKPT_MAX_TENSORS) return mt_err("too many tensors (%d)", r->n_tens);
-    for (i = 0; i < r->n_tens; i++) {
-        ipup_tensor_info *ti = &r->tinfo[i];
-        ipup_tensor_get(r->emu, i, ti);
-        r->tens[i].name = ti->name;
-        r->tens[i].rank = ti->ndim;
-        for (d = 0; d < ti->ndim && d < MNIST_CKPT_MAX_RANK; d++) r->tens[i].dims[d] = ti->shape[d];
-        r->tens[i].data = ti->data;
-    }
-    if (r->o.load) {
-        long long c = mnist_ckpt_stage_floats(r->tens, r->n_tens);
-        if (!(r->stage = (float *)malloc((size_t)(c > 0 ? c : 1) * sizeof(float))))
-            return mt_err("out of host memory: %.1f MB to stage --load's tensors", (double)c * 4.0 / 1048576.0);
-    }
-    return 0;
-}
-
-/* ipup_init (which starts the emulator's threads), the tensors, --load. */
+/* ipup_init (which starts the emulator's threads), --load (ipup_state_load through the file). */
 static int mt_setup_emulator(mt_run *r) {
     mnist_ckpt_meta *meta = &r->meta;
     int rc;
     if ((rc = ipup_init(r->emu, &r->cfg)) != IPUP_OK)
         return mt_err("the pipeline cannot start: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
     r->emu_started = 1;
-    if ((rc = mt_setup_tensors(r)) != 0) return rc;
     memset(meta, 0, sizeof *meta);
     ipup_snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
     if (!r->o.load) return 0;
-    if (mnist_ckpt_load_fd(r->load_fd, r->o.load, meta, r->tens, r->n_tens, r->stage, r->err) != MNIST_CKPT_OK)
+    if (mnist_ckpt_load_state_fd(r->load_fd, r->o.load, meta, r->emu, r->err) != MNIST_CKPT_OK)
         return mt_err("--load: %s", r->err);
     if (meta->seed != r->o.seed)
         return mt_err("--load: %s changed while it was read (seed %llu, first read as %llu)", r->o.load,
                       (unsigned long long)meta->seed, (unsigned long long)r->o.seed);
-    ipup_replicas_sync(r->emu);
-    ipup_set_step(r->emu, (int64_t)meta->step);
     if (meta->step != (uint64_t)meta->epoch * (uint64_t)r->steps_per_epoch)
         return mt_err("--load: %s was saved after %u epochs at step %llu, but this run has %lld steps per epoch "
                       "(resume with the --batch-size, --batches-to-accumulate, --replicas and --train-limit of "
@@ -755,7 +726,7 @@ static int mt_write_outputs(mt_run *r) {
         meta->seed = r->o.seed;
         meta->epoch = (uint32_t)(r->epoch);
         ipup_snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
-        if (mnist_ckpt_save(r->o.save, meta, r->tens, r->n_tens, r->err) != MNIST_CKPT_OK) rc = mt_err("--save: %s", r->err);
+        if (mnist_ckpt_save_state(r->o.save, meta, r->emu, r->err) != MNIST_CKPT_OK) rc = mt_err("--save: %s", r->err);
         else if (!r->o.quiet)
             printf("Saved %s (epoch %u, step %llu)\n", r->o.save, meta->epoch, (unsigned long long)meta->step);
     }
@@ -862,17 +833,13 @@ static void mt_cleanup(mt_run *r) {
     mt_out_free(&r->export_out);
     if (r->load_fd >= 0) close(r->load_fd);
     r->load_fd = -1;
-    free(r->stage);
-    r->stage = NULL;
     free(r->pred_cls);
     r->pred_cls = NULL;
-    free(r->tens);
     free(r->emu);
     free(r->text);
     mt_feed_free(&r->feed);
     free(r->pool_mem);
     free(r->host_mem);
-    r->tens = NULL;
     r->emu = NULL;
     r->text = NULL;
     r->pool_mem = r->host_mem = NULL;

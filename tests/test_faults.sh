@@ -238,8 +238,10 @@ hostile "missing data directory" 'nonexistent.*(cannot open|make data)' --data /
 hostile "checkpoint of another model" "holds model 'mlp'" --model cnn --load "$tmp/e1.ckpt"
 
 # ---- 6. integrity: hostile files, races, signals (each case names the finding it covers)
-# ckedit FILE OFFSET BYTE...: writes the bytes at OFFSET and makes the trailing CRC-32
-# valid again (zlib polynomial), so the reader's value and range checks are what refuse.
+# ckedit FILE OFFSET BYTE...: writes the bytes at OFFSET and makes both CRC-32s valid
+# again (zlib polynomial): the trainer header's (bytes 64..67, over 0..63) and the
+# library state's (the last 4 bytes, over byte 68 up to them), so the reader's value and
+# range checks are what refuse.
 cat > "$tmp/ckedit.c" <<'CEOF'
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,7 +255,15 @@ int main(int argc, char **argv) {
     n = fread(b, 1, sizeof b, f);
     fclose(f);
     for (a = 3; a < argc; a++) b[strtoul(argv[2], NULL, 0) + (size_t)(a - 3)] = (unsigned char)strtoul(argv[a], NULL, 0);
-    for (i = 0; i + 4 < n; i++) {
+    for (i = 0; i < 64; i++) {
+        t = (c ^ b[i]) & 0xFF;
+        for (k = 0; k < 8; k++) t = (t & 1) ? 0xEDB88320ul ^ (t >> 1) : t >> 1;
+        c = t ^ (c >> 8);
+    }
+    c ^= 0xFFFFFFFFul;
+    for (k = 0; k < 4; k++) b[64 + (size_t)k] = (unsigned char)(c >> (8 * k));
+    c = 0xFFFFFFFFul;
+    for (i = 68; i + 4 < n; i++) {
         t = (c ^ b[i]) & 0xFF;
         for (k = 0; k < 8; k++) t = (t & 1) ? 0xEDB88320ul ^ (t >> 1) : t >> 1;
         c = t ^ (c >> 8);
@@ -294,20 +304,21 @@ else
 fi
 
 # 2, 7, 8, 9, 10, 14: hostile checkpoints for --load (CRC made valid where it matters)
-cp "$tmp/e1.ckpt" "$tmp/nanv.ckpt"; "$tmp/ckedit" "$tmp/nanv.ckpt" 102 0 0 0xc0 0x7f # element 2 of dense256.w
+cp "$tmp/e1.ckpt" "$tmp/nanv.ckpt"; "$tmp/ckedit" "$tmp/nanv.ckpt" \
+  $(( $(grep -boa 'dense256\.w' "$tmp/nanv.ckpt" | head -n 1 | cut -d: -f1) + 28 )) 0 0 0xc0 0x7f # element 2 of dense256.w
 "$BIN" "${common[@]}" --epochs 2 --load "$tmp/nanv.ckpt" --save "$tmp/nanv.ckpt" > "$tmp/o.log" 2>&1
 expect "7: NaN inside a checkpoint with a valid CRC" 2 'load: .*corrupt checkpoint: tensor dense256\.w holds NaN at element 2' "$tmp/o.log" $?
-cp "$tmp/e1.ckpt" "$tmp/ep.ckpt"; "$tmp/ckedit" "$tmp/ep.ckpt" 32 0xff 0xff 0xff 0xff
+cp "$tmp/e1.ckpt" "$tmp/ep.ckpt"; "$tmp/ckedit" "$tmp/ep.ckpt" 24 0xff 0xff 0xff 0xff
 "$BIN" "${common[@]}" --epochs 2 --load "$tmp/ep.ckpt" > "$tmp/o.log" 2>&1
 expect "8: an absurd epoch field" 2 'header field epoch is 4294967295, above the limit 1000000' "$tmp/o.log" $?
-cp "$tmp/e1.ckpt" "$tmp/esc.ckpt"; "$tmp/ckedit" "$tmp/esc.ckpt" 40 0x1b 0x5b 0x32 0x4a 0x07 0
+cp "$tmp/e1.ckpt" "$tmp/esc.ckpt"; "$tmp/ckedit" "$tmp/esc.ckpt" 32 0x1b 0x5b 0x32 0x4a 0x07 0
 "$BIN" "${common[@]}" --epochs 2 --load "$tmp/esc.ckpt" > "$tmp/o.log" 2>&1
-expect "14: an escape sequence as model name is refused" 2 'model name field \(offset 40\) holds a byte that is not printable ASCII' "$tmp/o.log" $?
+expect "14: an escape sequence as model name is refused" 2 'model name field \(offset 32\) holds a byte that is not printable ASCII' "$tmp/o.log" $?
 LC_ALL=C grep -q $'\x1b' "$tmp/o.log" && bad "14: the escape sequence reached the terminal"
 cp "$tmp/e1.ckpt" "$tmp/sparse.ckpt"
 if truncate -s 1T "$tmp/sparse.ckpt" 2> /dev/null || truncate -s 20G "$tmp/sparse.ckpt" 2> /dev/null; then
   timeout 20 "$BIN" "${common[@]}" --epochs 2 --load "$tmp/sparse.ckpt" > "$tmp/o.log" 2>&1
-  expect "9: a huge sparse --load file is refused from its size (no CRC scan)" 2 'unexpected bytes after the last tensor' "$tmp/o.log" $?
+  expect "9: a huge sparse --load file is refused from its size (no CRC scan)" 2 'unexpected bytes after the state' "$tmp/o.log" $?
   rm -f "$tmp/sparse.ckpt"
 else
   ok "9: (no sparse files here: skipped)"

@@ -101,9 +101,9 @@ printf 'not a checkpoint at all, just some text to be long enough for a header .
 expect_err "--load refuses a non-checkpoint" "not IPUPCKPT" --data "$syn" --load "$tmp/junk.ckpt"
 cp "$tmp/two.ckpt" "$tmp/corrupt.ckpt"
 printf '\x55' | dd of="$tmp/corrupt.ckpt" bs=1 seek=500 conv=notrunc status=none
-expect_err "--load refuses a corrupt checkpoint" "corrupt checkpoint: CRC-32" "${common[@]}" --epochs 3 --load "$tmp/corrupt.ckpt"
+expect_err "--load refuses a corrupt checkpoint" "corrupt checkpoint: the CRC-32 is" "${common[@]}" --epochs 3 --load "$tmp/corrupt.ckpt"
 expect_err "--load refuses another model" "holds model 'mlp', this run trains 'cnn'" --data "$syn" --model cnn --load "$tmp/two.ckpt"
-expect_err "--load refuses another optimizer" "tensors" "${common[@]}" --epochs 3 --optimizer adam --load "$tmp/two.ckpt"
+expect_err "--load refuses another optimizer" "the optimizer is momentum in the file, adam in this emulator" "${common[@]}" --epochs 3 --optimizer adam --load "$tmp/two.ckpt"
 expect_err "--load refuses other step geometry" "steps per epoch" "${common[@]}" --epochs 3 --batch-size 4 --load "$tmp/two.ckpt"
 
 # ---- 4. outputs
@@ -134,9 +134,13 @@ if $BIN --data "$syn" --train-limit 512 --batch-size 8 --batches-to-accumulate 8
      --no-progress > "$tmp/out2" 2>&1 && grep -q '^  1\. dense256\.relu-dense128' "$tmp/out2"
 then ok "--splits auto --stages 2: the library's split, which --splits can name"
 else bad "--splits auto --stages 2: the library's split, which --splits can name" "$tmp/out"; fi
+# the stage split is in the state's descriptor (docs/state.md), so the files differ there:
+# compare the step and the tensor records (names, shapes, values), which follow it
+ck_values() { local d; d=$(od -An -tu4 -j104 -N4 "$1" | tr -d ' '); od -An -tx1 -j92 -N8 "$1"; tail -c +$((68 + 48 + d + 1)) "$1" | head -c -4; }
 if $BIN "${common[@]}" --epochs 1 --splits auto --stages 5 --save "$tmp/auto5.ckpt" > "$tmp/log" 2>&1 &&
-   cmp -s "$tmp/seed7.ckpt" "$tmp/auto5.ckpt"; then ok "--splits auto --stages 5: checkpoint identical"
-else bad "--splits auto --stages 5: checkpoint identical" "$tmp/log"; fi
+   ! cmp -s "$tmp/seed7.ckpt" "$tmp/auto5.ckpt" && cmp -s <(ck_values "$tmp/seed7.ckpt") <(ck_values "$tmp/auto5.ckpt")
+then ok "--splits auto --stages 5: the same step, tensors and values in the checkpoint"
+else bad "--splits auto --stages 5: the same step, tensors and values in the checkpoint" "$tmp/log"; fi
 
 # ---- 1b. the IPU count (--ipus: replicas of the pipeline), the mapping, sharding
 loud=(--data "$syn" --seed 7 --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --repeat-count 3)

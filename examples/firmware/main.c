@@ -14,6 +14,10 @@
    4. the accuracy on FW_N_TEST held-out images (t10k set), the memory report of each
       IPU pool by category, the stack high-water mark, then FIRMWARE OK (exit 0) when
       the loss fell, the accuracy passed FW_MIN_ACC and the bits matched.
+   5. the state (ipup_state_save) written after half the steps into a flash stand-in in
+      pages of FW_PAGE bytes, then a "reboot" (ipup_shutdown, ipup_init: fresh weights),
+      ipup_state_load from the flash and the second half run again: its final weights
+      must have the bits of the uninterrupted run (hash of both printed; run.sh checks).
 
    Output goes through semihosting (semihost.h); the instruction counts come from a
    CMSDK timer under QEMU -icount (see fw_timer_*). */
@@ -346,6 +350,105 @@ static int fw_setup(ipup_emu *e, ipup_config *cfg, ipup_plan *plan, ipup_model_d
     return 0;
 }
 
+/* ---- the state across a "reboot": ipup_state_save into a region standing in for
+   flash, written in pages of FW_PAGE bytes (a flash driver programs whole pages; the
+   last one is padded with 0xFF, as erased flash reads), ipup_state_load back from it.
+   The region is a NOLOAD section of the linker script's FLASH (QEMU's SSRAM1 is
+   writable), so it costs no RAM; it holds the weights plus a few hundred bytes of
+   descriptor and record heads (ipup_state_bytes, checked when saving). */
+#define FW_PAGE 256u
+#define FW_SAVE_STEP (FW_TOTAL_STEPS / 2)
+#define FW_FLASH_BYTES ((FW_N_PARAMS * 4u + 2048u + FW_PAGE - 1u) / FW_PAGE * FW_PAGE)
+__attribute__((section(".flash_store"))) static uint8_t fw_flash[FW_FLASH_BYTES];
+typedef struct fw_pager {
+    uint8_t page[FW_PAGE];
+    uint32_t fill, pages;
+} fw_pager;
+
+/* programs page n of the flash stand-in; -1 when the region is full */
+static int fw_flash_program(uint32_t n, const uint8_t *page)
+{
+    uint32_t i;
+    if ((n + 1u) * FW_PAGE > FW_FLASH_BYTES) return -1;
+    for (i = 0; i < FW_PAGE; i++) fw_flash[n * FW_PAGE + i] = page[i];
+    return 0;
+}
+/* ipup_write_fn: collects bytes into the page buffer, programs every full page */
+static int fw_flash_write(void *user, const void *data, size_t len)
+{
+    fw_pager *p = (fw_pager *)user;
+    const uint8_t *b = (const uint8_t *)data;
+    size_t i;
+    for (i = 0; i < len; i++) {
+        p->page[p->fill++] = b[i];
+        if (p->fill == FW_PAGE) {
+            if (fw_flash_program(p->pages, p->page) != 0) return -1;
+            p->pages++;
+            p->fill = 0;
+        }
+    }
+    return 0;
+}
+/* ipup_read_fn: the flash stand-in is memory-mapped, any offset can be read */
+static int fw_flash_read(void *user, uint64_t offset, void *data, size_t len)
+{
+    uint8_t *d = (uint8_t *)data;
+    size_t i;
+    (void)user;
+    if (offset > FW_FLASH_BYTES || len > FW_FLASH_BYTES - (size_t)offset) return IPUP_STATE_END;
+    for (i = 0; i < len; i++) d[i] = fw_flash[(size_t)offset + i];
+    return 0;
+}
+
+/* the state after FW_SAVE_STEP steps into the flash stand-in, page by page */
+static int fw_save_state(ipup_emu *e)
+{
+    static fw_pager pg;
+    uint32_t t0 = fw_timer_ticks();
+    pg.fill = pg.pages = 0;
+    if (ipup_state_bytes(e) > FW_FLASH_BYTES || ipup_state_save(e, fw_flash_write, &pg) != IPUP_OK) {
+        fw_printf("FIRMWARE FAILED: saving the state (%lu bytes, flash region %lu): %s\n",
+                  (unsigned long)ipup_state_bytes(e), (unsigned long)FW_FLASH_BYTES, ipup_last_error(e));
+        return 1;
+    }
+    if (pg.fill) { /* the last page, padded as erased flash */
+        while (pg.fill < FW_PAGE) pg.page[pg.fill++] = 0xFFu;
+        if (fw_flash_program(pg.pages++, pg.page) != 0) return 1;
+    }
+    fw_printf("state saved after step %d: %lu bytes in %lu pages of %u bytes (instructions %lu)\n", FW_SAVE_STEP,
+              (unsigned long)ipup_state_bytes(e), (unsigned long)pg.pages, FW_PAGE,
+              (unsigned long)((fw_timer_ticks() - t0) * FW_INSNS_PER_TICK));
+    return 0;
+}
+
+/* The "reboot": shut the emulator down, initialise it again (fresh weights), restore the
+   state saved after FW_SAVE_STEP steps from the flash stand-in and run the remaining
+   steps; the final weights must have the bits of the uninterrupted run (hash). 1 when
+   they do. */
+static int fw_reboot_and_resume(ipup_emu *e, const ipup_config *cfg, uint64_t hash)
+{
+    uint64_t h;
+    int step, rc;
+    ipup_shutdown(e);
+    if (ipup_init(e, cfg) != IPUP_OK) { fw_printf("FIRMWARE FAILED: re-init: %s\n", ipup_last_error(e)); return 0; }
+    if ((rc = ipup_state_load(e, fw_flash_read, NULL)) != IPUP_OK || ipup_get_step(e) != FW_SAVE_STEP) {
+        fw_printf("FIRMWARE FAILED: restoring the state: %s (%s)\n", ipup_last_error(e), ipup_result_str(rc));
+        return 0;
+    }
+    for (step = FW_SAVE_STEP; step < FW_TOTAL_STEPS; step++)
+        if (ipup_run_steps(e, 1, NULL) != IPUP_OK) {
+            fw_printf("FIRMWARE FAILED: resumed step %d: %s\n", step, ipup_last_error(e));
+            return 0;
+        }
+    h = fw_emu_hash(e);
+    fw_printf("state restore: rebooted, restored at step %d, ran %d more steps: final weights FNV-1a resumed %08lx%08lx, "
+              "uninterrupted %08lx%08lx: %s\n", FW_SAVE_STEP, FW_TOTAL_STEPS - FW_SAVE_STEP,
+              (unsigned long)(h >> 32), (unsigned long)(h & 0xFFFFFFFFu), (unsigned long)(hash >> 32),
+              (unsigned long)(hash & 0xFFFFFFFFu), h == hash ? "identical" : "DIFFERENT");
+    return h == hash;
+}
+
+
 /* 3. FW_TOTAL_STEPS pipelined steps; after FW_CHECK_STEPS the weights are compared with
    the plain loop's (ref_hash) */
 static int fw_train(ipup_emu *e, uint64_t ref_hash, fw_summary *sum)
@@ -372,6 +475,7 @@ static int fw_train(ipup_emu *e, uint64_t ref_hash, fw_summary *sum)
                       emu_hash == ref_hash ? "identical" : "DIFFERENT");
             sum->bits_ok = emu_hash == ref_hash;
         }
+        if (step + 1 == FW_SAVE_STEP && fw_save_state(e)) return 1;
     }
     return 0;
 }
@@ -449,6 +553,7 @@ int main(void)
     if (fw_setup(e, &cfg, &plan, &model) || fw_train(e, ref_hash, &sum) || fw_evaluate(e, &correct, &eloss))
         return 1;
     ok = fw_report(e, &plan, &sum, ref_ticks, correct, eloss);
+    ok = fw_reboot_and_resume(e, &cfg, fw_emu_hash(e)) && ok; /* 5. save, reboot, restore */
     ipup_shutdown(e);
     if (!ok) return 1;
     fw_puts("FIRMWARE OK\n");

@@ -23,4 +23,16 @@ awk '/^step [0-9]+ .*loss/ { for (i = 1; i < NF; i++) if ($i == "loss") l[n++] =
      END { if (n < 16) exit 1; for (i = 0; i < 8; i++) { f += l[i]; e += l[n - 1 - i] }
            printf "firmware-run: mean loss of the first 8 steps %.4f, of the last 8 %.4f\n", f / 8, e / 8
            exit !(e < 0.5 * f) }' "$log" || fail "the loss did not fall to half over the run"
+# the state saved after half the steps, restored after a re-init ("reboot"): the resumed
+# run's final weights have the uninterrupted run's bits (main.c fw_reboot_and_resume)
+grep -q '^state saved after step [0-9]*: [0-9]* bytes in [0-9]* pages of' "$log" || fail "no 'state saved' line"
+line=$(grep '^state restore:' "$log" | tail -n 1)
+[ -n "$line" ] || fail "no 'state restore' line"
+resumed=$(sed -n 's/.*resumed \([0-9a-f]*\),.*/\1/p' <<<"$line")
+uninterrupted=$(sed -n 's/.*uninterrupted \([0-9a-f]*\):.*/\1/p' <<<"$line")
+[ -n "$resumed" ] && [ "$resumed" = "$uninterrupted" ] ||
+  fail "the run restored from its saved state ended with weights $resumed, the uninterrupted run with $uninterrupted"
+final=$(sed -n 's/^final weights FNV-1a \([0-9a-f]*\).*/\1/p' "$log" | tail -n 1)
+[ "$final" = "$uninterrupted" ] || fail "the uninterrupted hash $uninterrupted is not the final weights' $final"
+echo "firmware-run: state saved, restored after a re-init, final weights identical ($resumed)"
 echo "firmware-run: OK in $(( $(date +%s) - start )) s (held-out accuracy $acc% >= $min_acc%)"
