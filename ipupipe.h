@@ -34,8 +34,11 @@
          count, replicas R, optimizer, recomputation, offload, seed, runner;
        - per IPU a caller-owned byte pool (static uint8_t ipu0[N]); ipup_plan_config() says
          how many bytes each pool needs, so pools can be sized exactly;
-       - an infeed callback that fills one micro-batch (x, labels) for a global sample
-         index, and optionally an outfeed callback receiving (loss, correct) per micro-batch.
+       - an infeed callback that fills one micro-batch (x, and labels, or float targets for
+         an mse model) for a global sample index, and optionally an outfeed callback
+         receiving (loss, correct) per micro-batch.
+     Layers marked frozen ("dense64:frozen") keep their weights: no gradients, no optimizer
+     state, no weight-gradient work (fine-tuning a pre-trained body).
      ipup_init() checks everything, generates the schedule table, carves every buffer out
      of the pools (weights, gradient accumulators, optimizer state, stash FIFOs, exchange
      rings, scratch), initialises the weights, starts the threads (threaded runner), and
@@ -674,7 +677,8 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
 IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp);
 /* Forward only on replica 0, in chunks of at most B samples, dropout off.
    x (n, in_features), labels (n) or NULL; *loss_sum (or NULL) += sum of per-sample losses
-   (chunk mean * chunk size); *correct (or NULL) += correct predictions. */
+   (chunk mean * chunk size); *correct (or NULL) += correct predictions. A model whose loss
+   is mse is refused (IPUP_ERR_ARG, with a message): see ipup_evaluate_targets. */
 IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
                           double *loss_sum, int64_t *correct);
 /* ipup_evaluate for a model whose loss is mse (ipup_evaluate refuses those: its labels are
