@@ -336,9 +336,9 @@ IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
    stage cost, and among those the sum of squared stage costs (exact: two dynamic
    programmes). split gets stages-1 ascending layer indices where stages 1..stages-1
    begin (split may be NULL when stages is 1). The cost of a stage is the sum over its
-   layers of flops_fwd + flops_bwd_dw + flops_bwd_dx (the last only when an earlier layer
-   has parameters, so the input gradient is computed) + 1 (ipup_model_info's per-sample
-   FLOPs). The emulator's default split (cfg.split NULL) is this one. IPUP_ERR_ARG (NULL
+   layers of flops_fwd + flops_bwd_dw (0 for a frozen layer) + flops_bwd_dx (the last only
+   when an earlier layer has parameters that train, so the input gradient is computed) + 1
+   (ipup_model_info's per-sample FLOPs). The emulator's default split (cfg.split NULL) is this one. IPUP_ERR_ARG (NULL
    model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages > layers, a model
    ipup_model_info refuses); msg gets the text. */
 IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len);
