@@ -338,9 +338,9 @@ IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
    begin (split may be NULL when stages is 1). The cost of a stage is the sum over its
    layers of flops_fwd + flops_bwd_dw (0 for a frozen layer) + flops_bwd_dx (the last only
    when an earlier layer has parameters that train, so the input gradient is computed) + 1
-   (ipup_model_info's per-sample FLOPs). The emulator's default split (cfg.split NULL) is this one. IPUP_ERR_ARG (NULL
-   model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages > layers, a model
-   ipup_model_info refuses); msg gets the text. */
+   (ipup_model_info's per-sample FLOPs). The emulator's default split (cfg.split NULL) is
+   this one. IPUP_ERR_ARG (NULL model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages >
+   layers, a model ipup_model_info refuses); msg gets the text. */
 IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len);
 
 /* ------------------------------------------------------------------ configuration */
@@ -399,8 +399,7 @@ typedef struct ipup_feed {
 typedef int (*ipup_infeed_fn)(void *user, const ipup_feed *feed);
 /* One outfeed record per micro-batch: mean loss over its n samples (mse: the mean over all
    its n * target_width elements) and the number of correct arg-max predictions (always 0
-   with mse). Called on the host thread after each run, in (step,
-   replica, mb) order. */
+   with mse). Called on the host thread after each run, in (step, replica, mb) order. */
 typedef struct ipup_outfeed_rec {
     int64_t step;
     int32_t replica, mb;
