@@ -34,8 +34,11 @@
          count, replicas R, optimizer, recomputation, offload, seed, runner;
        - per IPU a caller-owned byte pool (static uint8_t ipu0[N]); ipup_plan_config() says
          how many bytes each pool needs, so pools can be sized exactly;
-       - an infeed callback that fills one micro-batch (x, labels) for a global sample
-         index, and optionally an outfeed callback receiving (loss, correct) per micro-batch.
+       - an infeed callback that fills one micro-batch (x, and labels, or float targets for
+         an mse model) for a global sample index, and optionally an outfeed callback
+         receiving (loss, correct) per micro-batch.
+     Layers marked frozen ("dense64:frozen") keep their weights: no gradients, no optimizer
+     state, no weight-gradient work (fine-tuning a pre-trained body).
      ipup_init() checks everything, generates the schedule table, carves every buffer out
      of the pools (weights, gradient accumulators, optimizer state, stash FIFOs, exchange
      rings, scratch), initialises the weights, starts the threads (threaded runner), and
@@ -333,11 +336,11 @@ IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
    stage cost, and among those the sum of squared stage costs (exact: two dynamic
    programmes). split gets stages-1 ascending layer indices where stages 1..stages-1
    begin (split may be NULL when stages is 1). The cost of a stage is the sum over its
-   layers of flops_fwd + flops_bwd_dw + flops_bwd_dx (the last only when an earlier layer
-   has parameters, so the input gradient is computed) + 1 (ipup_model_info's per-sample
-   FLOPs). The emulator's default split (cfg.split NULL) is this one. IPUP_ERR_ARG (NULL
-   model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages > layers, a model
-   ipup_model_info refuses); msg gets the text. */
+   layers of flops_fwd + flops_bwd_dw (0 for a frozen layer) + flops_bwd_dx (the last only
+   when an earlier layer has parameters that train, so the input gradient is computed) + 1
+   (ipup_model_info's per-sample FLOPs). The emulator's default split (cfg.split NULL) is
+   this one. IPUP_ERR_ARG (NULL model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages >
+   layers, a model ipup_model_info refuses); msg gets the text. */
 IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len);
 /* Replication from the IPU count (Graphcore's auto_select_ipus, TF IPU user guide §6.4.1:
    a graph sharded over 2 IPUs run on 8 IPUs is replicated 4 times): the replicas that
@@ -404,8 +407,7 @@ typedef struct ipup_feed {
 typedef int (*ipup_infeed_fn)(void *user, const ipup_feed *feed);
 /* One outfeed record per micro-batch: mean loss over its n samples (mse: the mean over all
    its n * target_width elements) and the number of correct arg-max predictions (always 0
-   with mse). Called on the host thread after each run, in (step,
-   replica, mb) order. */
+   with mse). Called on the host thread after each run, in (step, replica, mb) order. */
 typedef struct ipup_outfeed_rec {
     int64_t step;
     int32_t replica, mb;
@@ -709,7 +711,8 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
 IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp);
 /* Forward only on replica 0, in chunks of at most B samples, dropout off.
    x (n, in_features), labels (n) or NULL; *loss_sum (or NULL) += sum of per-sample losses
-   (chunk mean * chunk size); *correct (or NULL) += correct predictions. */
+   (chunk mean * chunk size); *correct (or NULL) += correct predictions. A model whose loss
+   is mse is refused (IPUP_ERR_ARG, with a message): see ipup_evaluate_targets. */
 IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
                           double *loss_sum, int64_t *correct);
 /* ipup_evaluate for a model whose loss is mse (ipup_evaluate refuses those: its labels are

@@ -78,9 +78,15 @@ TTEST(mse_kernel_values) {
 /* ------------------------------------------------------------------ data */
 typedef struct feed_ctx {
     int in_n, classes, tw; /* tw: target width of a regression model, else 0 */
-    int bad;               /* infeed calls that saw the wrong fields */
-    int calls;
+    /* per replica (the threaded runner feeds the replicas concurrently): infeed calls, and
+       those that saw the wrong fields */
+    int calls[IPUP_MAX_REPLICAS], bad[IPUP_MAX_REPLICAS];
 } feed_ctx;
+static int sum_of(const int *v) {
+    int i, n = 0;
+    for (i = 0; i < IPUP_MAX_REPLICAS; i++) n += v[i];
+    return n;
+}
 
 static void make_x(int in_n, int64_t idx, float *x) {
     int i;
@@ -115,10 +121,11 @@ static void fill(const feed_ctx *f, int64_t sample0, int32_t n, float *x, int32_
 static int feed(void *user, const ipup_feed *fd) {
     feed_ctx *f = (feed_ctx *)user;
     int ok = fd->row == f->in_n && fd->x;
-    f->calls++;
+    if (fd->replica < 0 || fd->replica >= IPUP_MAX_REPLICAS) return -1;
+    f->calls[fd->replica]++;
     if (f->tw) ok = ok && fd->targets && !fd->labels && fd->classes == 0 && fd->target_width == f->tw;
     else ok = ok && fd->labels && !fd->targets && fd->classes == f->classes && fd->target_width == 0;
-    if (!ok) { f->bad++; return -1; }
+    if (!ok) { f->bad[fd->replica]++; return -1; }
     fill(f, fd->sample0, fd->n, fd->x, fd->labels, fd->targets);
     return 0;
 }
@@ -284,7 +291,7 @@ static ipup_config base_cfg(const ipup_model_desc *md, feed_ctx *fc) {
 /* train with the emulator and the reference; return the number of differing tensors */
 static int run_and_compare(ipup_config *c, feed_ctx *fc, int steps, const char *what) {
     int rc, bad, k, still = 0;
-    fc->bad = 0;
+    memset(fc->bad, 0, sizeof fc->bad);
     rc = ipup_init(&g_emu, c);
     if (rc) { TT_FAILF("%s: init: %.400s", what, ipup_last_error(&g_emu)); return -1; }
     g_ref.md = *c->model;
@@ -296,7 +303,7 @@ static int run_and_compare(ipup_config *c, feed_ctx *fc, int steps, const char *
         if (rc) { TT_FAILF("%s: run: %.400s", what, ipup_last_error(&g_emu)); ipup_shutdown(&g_emu); return -1; }
         for (j = 0; j < n; j++) ref_step(&g_ref, c, &g_emu.cfg.opt, k + j, fc);
     }
-    TT_EQ_INT(fc->bad, 0);
+    TT_EQ_INT(sum_of(fc->bad), 0);
     bad = ref_diff(&g_ref, &g_emu);
     if (bad) TT_FAILF("%s: %d tensors differ from the plain loop", what, bad);
     TT_CHECK_MSG(frozen_moved(&g_emu, &still) == 0, "%s: a frozen layer's weights changed", what);
@@ -331,7 +338,7 @@ static void every_schedule(const ipup_model_desc *md, feed_ctx *fc, const char *
 
 /* ------------------------------------------------------------------ mse */
 static ipup_model_desc g_mse, g_mse_cnn;
-static feed_ctx g_feed_mse = {12, 0, 8, 0, 0}, g_feed_mse_cnn = {36, 0, 5, 0, 0};
+static feed_ctx g_feed_mse = {12, 0, 8, {0}, {0}}, g_feed_mse_cnn = {36, 0, 5, {0}, {0}};
 
 static void models(void) {
     tiny_model_or_exit(&g_mse, 1, 1, 12, "dense16,gelu,dense12,relu,dense8,mse");
@@ -377,7 +384,8 @@ TTEST(mse_feed_outfeed_and_loss_drop) {
     c.repeat = 30;
     c.opt.kind = IPUP_OPT_ADAM;
     c.opt.lr = 0.01f;
-    g_feed_mse.calls = g_feed_mse.bad = 0;
+    memset(g_feed_mse.calls, 0, sizeof g_feed_mse.calls);
+    memset(g_feed_mse.bad, 0, sizeof g_feed_mse.bad);
     if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.400s", ipup_last_error(&g_emu)); return; }
     g_ref.md = g_mse;
     ipup_model_info(&g_mse, g_ref.info, IPUP_MAX_LAYERS, NULL, 0);
@@ -387,8 +395,8 @@ TTEST(mse_feed_outfeed_and_loss_drop) {
     memcpy(act[0], x, sizeof x);
     ref_forward(&g_ref, 3, act, NULL, tg, g);
     TT_EQ_INT(ipup_run(&g_emu, &st), IPUP_OK);
-    TT_EQ_INT(g_feed_mse.bad, 0);
-    TT_EQ_INT(g_feed_mse.calls, 30 * 4);
+    TT_EQ_INT(sum_of(g_feed_mse.bad), 0);
+    TT_EQ_INT(sum_of(g_feed_mse.calls), 30 * 4);
     recs = ipup_outfeed_records(&g_emu, &n);
     TT_EQ_INT(n, 30 * 4);
     if (n != 120) { ipup_shutdown(&g_emu); return; }
@@ -471,7 +479,7 @@ TTEST(mse_parse_and_info) {
 
 /* ------------------------------------------------------------------ frozen layers */
 static ipup_model_desc g_frz_head, g_frz_mid, g_frz_cnn;
-static feed_ctx g_feed_cls = {12, 4, 0, 0, 0}, g_feed_cnn = {36, 3, 0, 0, 0};
+static feed_ctx g_feed_cls = {12, 4, 0, {0}, {0}}, g_feed_cnn = {36, 3, 0, {0}, {0}};
 
 static void frozen_models(void) {
     /* a frozen body under a trained head; a frozen layer between trained ones (its input
