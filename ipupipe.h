@@ -176,6 +176,9 @@
 #ifndef IPUP_MSG_MAX
 #define IPUP_MSG_MAX 1024        /* ipup_last_error() text */
 #endif
+#ifndef IPUP_WARN_MAX
+#define IPUP_WARN_MAX 512        /* ipup_warnings() text */
+#endif
 #ifndef IPUP_PLAN_STACK_OPS
 #define IPUP_PLAN_STACK_OPS 512  /* ipup_plan_config without cfg.host: table on the stack */
 #endif
@@ -590,16 +593,38 @@ typedef struct ipup__ipu_err {        /* per IPU, written by its thread during a
     int64_t step;
 } ipup__ipu_err;
 
+/* What ipup_init decides before it carves a byte (internal): the configuration with its
+   defaults, the model, layers, stages, counts, the schedule table, the cost model and the
+   message. The plan (ipup_plan_pools) works on an ipup__core alone; ipup_emu holds one as
+   its first member, whose fields it also names directly (e->S is e->core.S): the setup
+   code takes an ipup__core, the runners an ipup_emu. */
+#define IPUP__CORE_FIELDS \
+    ipup_config cfg; \
+    ipup_model_desc model; \
+    ipup__lay lay[IPUP_MAX_LAYERS]; \
+    ipup__stage st[IPUP_MAX_LAYERS]; \
+    int32_t S, P, R, M, B, n_layers, in_n, classes, nipus; \
+    ipup_table table; \
+    ipup_op *ops; \
+    int32_t *row;                 /* op indices grouped by device, table order */ \
+    int32_t row_start[IPUP_MAX_DEVICES + 1]; \
+    ipup_cost_model cm; \
+    char msg[IPUP_MSG_MAX];
+typedef struct ipup__core { IPUP__CORE_FIELDS } ipup__core;
+
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wnested-anon-types"
+#pragma clang diagnostic ignored "-Wgnu-anonymous-struct"
+#endif
 struct ipup_emu {
-    ipup_config cfg;
-    ipup_model_desc model;
-    ipup__lay lay[IPUP_MAX_LAYERS];
-    ipup__stage st[IPUP_MAX_LAYERS];
-    int32_t S, P, R, M, B, n_layers, in_n, classes, nipus;
-    ipup_table table;
-    ipup_op *ops;
-    int32_t *row;                 /* op indices grouped by device, table order */
-    int32_t row_start[IPUP_MAX_DEVICES + 1];
+    union {                       /* the same bytes under two names: C11 common initial sequence */
+        ipup__core core;
+#if defined(__GNUC__) || defined(__clang__)
+        __extension__             /* an anonymous struct: standard C11, an extension in C++ */
+#endif
+        struct { IPUP__CORE_FIELDS };
+    };
     ipup__srt srt[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
     ipup_ring fwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s-1 (s >= 1) */
     ipup_ring bwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s+1 */
@@ -609,7 +634,6 @@ struct ipup_emu {
     int64_t step;                 /* global step counter (updates done) */
     /* cost model per step */
     double step_s, busy_s[IPUP_MAX_DEVICES], phase_s[IPUP_PHASES], phase_busy[IPUP_PHASES];
-    ipup_cost_model cm;
     const struct ipup_emu *frozen; /* e itself from a successful ipup_init to ipup_shutdown:
                                       the pools are carved, nothing may carve them again */
     int32_t initialised;
@@ -630,9 +654,39 @@ struct ipup_emu {
     int32_t job_steps, quit, threads_started, n_recs;
     int64_t job_step0, job_stop;
     ipup__ipu_err err[2][IPUP_MAX_IPUS];
-    char msg[IPUP_MSG_MAX];
     const ipup_transport *tp;     /* ipup_set_transport: one IPU's row per process */
+    char warn[IPUP_WARN_MAX];     /* the schedule's warnings of the last ipup_init (ipup_warnings) */
 };
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+
+/* ------------------------------------------------------------------ plan in a small scratch
+   ipup_plan_pools is ipup_plan_config without an ipup_emu: the same plan, the same code
+   (the byte counts are exactly what ipup_init carves), in a caller's scratch of
+   IPUP_PLAN_SCRATCH_BYTES(S, M) bytes (any alignment): the plan's working state (an
+   ipup__core, sizeof about 12.4 KB with the default IPUP_MAX_* on x86-64, about 4.3 KB
+   with the firmware's IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_IPUS 2,
+   IPUP_SCHED_MAX_STAGES 8) plus the schedule table, at most IPUP_SCHED_MAX_OPS(S, M) =
+   3*S*M ops of 16 bytes, for S = cfg.stages and M = cfg.microbatches (0 counts as 1).
+   cfg.ipu, cfg.stream and cfg.host are ignored. No heap, no stack beyond a few hundred
+   bytes and ipup_sched_generate's. Returns ipup_plan_config's codes, and
+   IPUP_ERR_CAPACITY when the scratch is too small (msg gives the bytes to provide);
+   msg gets the error text, or on success the schedule's warnings, one per line ("" when
+   none), as ipup_warnings would show them after ipup_init. */
+#define IPUP_PLAN_SCRATCH_BYTES(stages, microbatches) \
+    (sizeof(ipup__core) + (size_t)IPUP_POOL_ALIGN + (size_t)3 * (size_t)(stages) * (size_t)(microbatches) * sizeof(ipup_op))
+IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch, size_t scratch_bytes,
+                                char *msg, size_t msg_len);
+
+/* ------------------------------------------------------------------ schedule warnings
+   The warnings ipup_sched_generate gave for the emulator's table at the last ipup_init
+   (Graphcore's per-schedule rules, docs/schedules.md §5, when cfg.strict is 0; "the
+   pipeline never fills"; an idle device), one per line, each ending in '\n'; "" when
+   there were none, before the first ipup_init and for a NULL e. Kept in the ipup_emu
+   (IPUP_WARN_MAX bytes, cut after the last whole line that fits); each ipup_init clears
+   them first and sets them once it has built its table. */
+IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e);
 
 /* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
    from cfg.seed), start the threads (threaded runner), freeze the pools. e is fully
@@ -1261,7 +1315,7 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
 }
 
 /* e->model's layer ids made unique ("dense16", "dense16_2"; "" = derived from the kind) */
-static void ipup__setup_ids(ipup_emu *e) {
+static void ipup__setup_ids(ipup__core *e) {
     int32_t l, i;
     for (l = 0; l < e->model.n_layers; l++) {
         ipup_layer *Ly = &e->model.layers[l];
@@ -1286,7 +1340,7 @@ static void ipup__setup_ids(ipup_emu *e) {
 }
 
 /* S, M, B, R and repeat from cfg (0 means 1), checked against the model and the limits */
-static int ipup__setup_counts(ipup_emu *e, const ipup_config *cfg) {
+static int ipup__setup_counts(ipup__core *e, const ipup_config *cfg) {
     char *msg = e->msg;
     size_t ml = sizeof e->msg;
     int32_t S = e->S = cfg->stages ? cfg->stages : 1, L = e->n_layers;
@@ -1309,7 +1363,7 @@ static int ipup__setup_counts(ipup_emu *e, const ipup_config *cfg) {
 
 /* optimizer kind and hyper-parameters (0 means the default, anything else must make
    sense), runner kind, cost model defaults */
-static int ipup__setup_options(ipup_emu *e, const ipup_config *cfg) {
+static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
     const ipup_optimizer *o = &cfg->opt;
     char *msg = e->msg, num[48];
     size_t ml = sizeof e->msg;
@@ -1343,7 +1397,7 @@ static int ipup__setup_options(ipup_emu *e, const ipup_config *cfg) {
 
 /* the stages' first/last layers: cfg.split checked, or ipup_balance_stages; then each
    stage's layers, input and output widths */
-static int ipup__setup_split(ipup_emu *e, const ipup_config *cfg) {
+static int ipup__setup_split(ipup__core *e, const ipup_config *cfg) {
     int32_t s, l, S = e->S, L = e->n_layers;
     if (cfg->split) {
         e->st[0].first = 0;
@@ -1374,7 +1428,7 @@ static int ipup__setup_split(ipup_emu *e, const ipup_config *cfg) {
 static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R, int32_t B,
                                int32_t in_n, int32_t repeat, ipup_op **ops, int32_t **row);
 /* the host pool's size fits in size_t (the outfeed records: repeat x replicas x micro-batches) */
-static int ipup__host_size_ok(ipup_emu *e) {
+static int ipup__host_size_ok(ipup__core *e) {
     ipup__arena h;
     ipup__arena_init(&h, NULL, 0);
     ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, NULL, NULL);
@@ -1383,15 +1437,15 @@ static int ipup__host_size_ok(ipup_emu *e) {
                       "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d micro-batches outfeed records; lower cfg.repeat",
                       (int)e->cfg.repeat, (int)e->R, (int)e->M);
 }
-static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, int32_t r, int32_t d);
+static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd);
 /* every IPU's pool size (and streaming memory) fits in size_t */
-static int ipup__ipu_sizes_ok(ipup_emu *e) {
+static int ipup__ipu_sizes_ok(ipup__core *e) {
     int32_t d;
     for (d = 0; d < e->P; d++) {
         ipup__arena a, sa;
         ipup__arena_init(&a, NULL, 0);
         ipup__arena_init(&sa, NULL, 0);
-        ipup__carve_ipu(e, &a, &sa, 0, d);
+        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL);
         if (a.ovf || sa.ovf)
             return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
                               "device %d's pool size overflows size_t (micro-batch %d, stash depths up to %d micro-batches); lower the micro-batch or the micro-batches, or use more stages",
@@ -1401,7 +1455,7 @@ static int ipup__ipu_sizes_ok(ipup_emu *e) {
 }
 
 /* resolve defaults into e->cfg / counts, shapes, split; no table yet */
-static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
+static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
     ipup_layer_info info[IPUP_MAX_LAYERS];
     int32_t need_dx[IPUP_MAX_LAYERS], l;
     int rc;
@@ -1427,7 +1481,23 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
 }
 
 /* schedule table into ops (cap), rows, depths, ring capacities */
-static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
+/* warnings (ipup_sched_generate's, one per line) into warn (warn_len bytes), cut after
+   the last whole line that fits */
+static void ipup__keep_warnings(char *warn, size_t warn_len, const char *w) {
+    size_t n = 0, keep = 0;
+    if (!warn || !warn_len) return;
+    while (w[n] && n + 1 < warn_len) {
+        if (w[n] == '\n') keep = n + 1;
+        n++;
+    }
+    if (!w[n]) keep = n;
+    IPUPIPE_MEMCPY(warn, w, keep);
+    warn[keep] = 0;
+}
+
+/* schedule table into ops (cap), rows, depths, ring capacities; the generator's warnings
+   into warn (may be NULL) */
+static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row, char *warn, size_t warn_len) {
     ipup_sched_config sc;
     char wmsg[IPUP_MSG_MAX];
     int32_t S = e->S, M = e->M, i, s, d, P;
@@ -1453,6 +1523,7 @@ static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
     rc = ipup_sched_generate(&sc, ops, cap, &e->table, wmsg, sizeof wmsg);
     if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "schedule %s with %d stages and %d micro-batches: %s",
                               ipup_sched_kind_name(sc.kind), (int)S, (int)M, wmsg);
+    ipup__keep_warnings(warn, warn_len, wmsg);
     P = e->P = e->table.devices;
     if (P > IPUP_MAX_DEVICES)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "the schedule uses %d IPUs per replica; at most IPUP_MAX_DEVICES = %d", (int)P, (int)IPUP_MAX_DEVICES);
@@ -1533,7 +1604,7 @@ static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
    kernels index with int: every offset and every buffer of a stage is at most 2^31-1
    floats, checked as it grows (each term is < 2^62, so the int64 sums never wrap). */
 #define IPUP__MAXF ((int64_t)0x7fffffff)
-static int ipup__layout_big(ipup_emu *e, int32_t s, const char *what, int64_t n, const char *fix) {
+static int ipup__layout_big(ipup__core *e, int32_t s, const char *what, int64_t n, const char *fix) {
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
                       "stage %d: %s needs %lld floats with micro-batch %d, more than 2^31-1 (offsets and kernel indices are int32); %s",
                       (int)s, what, (long long)n, (int)e->B, fix);
@@ -1543,7 +1614,7 @@ static int64_t ipup__conv_scratch(const ipup_layer_info *I) {
     int64_t a = (int64_t)9 * I->in_c, b = (int64_t)I->out_c + (int64_t)(I->in_h - 2) * (I->in_w - 2);
     return (b > IPUP__MAXF / a) ? -1 : a * b;
 }
-static int ipup__setup_layout(ipup_emu *e) {
+static int ipup__setup_layout(ipup__core *e) {
     static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in this stage (more stages)";
     int32_t s, l, B = e->B;
     int32_t k = ipup__state_slots(&e->cfg);
@@ -1606,13 +1677,15 @@ static int ipup__setup_layout(ipup_emu *e) {
     return IPUP_OK;
 }
 
-/* carve one IPU's pool (replica r, device d); srt may be NULL (counting) */
-static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, int32_t r, int32_t d) {
+/* carve one IPU's pool (device d of a replica whose stage runtimes are srt and rings
+   fwd, bwd: IPUP_MAX_LAYERS each); srt, fwd and bwd NULL: counting only */
+static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd) {
     int32_t s;
     int32_t k = ipup__state_slots(&e->cfg);
+    ipup__srt count_only;
     for (s = 0; s < e->S; s++) {
-        ipup__stage *st = &e->st[s];
-        ipup__srt *rt = &e->srt[r][s];
+        const ipup__stage *st = &e->st[s];
+        ipup__srt *rt = srt ? &srt[s] : &count_only;
         if (st->device != d) continue;
         rt->params = ipup__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
         rt->grads = ipup__allocf(a, st->n_params, IPUP_MEM_GRADS);
@@ -1632,12 +1705,12 @@ static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, in
         if (s > 0) {
             size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B) * sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
-            if (a->base && !a->oom) ipup_ring_init(&e->fwd[r][s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
+            if (fwd && a->base && !a->oom) ipup_ring_init(&fwd[s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
         }
         if (s < e->S - 1) {
             size_t slot = (size_t)e->B * (size_t)st->out_n * sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
-            if (a->base && !a->oom) ipup_ring_init(&e->bwd[r][s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, IPUPIPE_RING_START);
+            if (bwd && a->base && !a->oom) ipup_ring_init(&bwd[s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, IPUPIPE_RING_START);
         }
     }
 }
@@ -1668,7 +1741,7 @@ static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M
     return a->used;
 }
 
-static void ipup__fill_report(ipup_emu *e, ipup__arena *a, ipup__arena *sa, int32_t d, ipup_mem_report *m) {
+static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *sa, int32_t d, ipup_mem_report *m) {
     int32_t s, c;
     IPUPIPE_MEMSET(m, 0, sizeof *m);
     m->capacity = a->base ? a->cap : 0;
@@ -1872,14 +1945,47 @@ static int ipup__refuse_frozen(ipup_emu *e, const char *what, const char *instea
                       what, instead);
 }
 
-IPUPIPE_DEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan *plan) {
+/* the plan of a core whose model is set up (ipup__setup_model): the table into ops
+   (cap ops), the layout, then every figure of the plan */
+static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_config *cfg, ipup_plan *plan,
+                           char *warn, size_t warn_len) {
+    int32_t d, s;
+    int rc = ipup__setup_table(e, ops, cap, NULL, warn, warn_len);
+    if (rc) return rc;
+    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK) return rc;
+    plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->nipus;
+    for (s = 0; s < e->S; s++) {
+        plan->split[s] = e->st[s].first;
+        plan->stage_device[s] = (int16_t)e->st[s].device;
+        plan->stash_depth[s] = e->st[s].depth;
+    }
+    for (d = 0; d < e->P; d++) {
+        ipup__arena a, sa;
+        ipup__arena_init(&a, NULL, 0);
+        ipup__arena_init(&sa, NULL, 0);
+        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL);
+        plan->ipu_bytes[d] = a.used;
+        plan->stream_bytes[d] = sa.used;
+        ipup__fill_report(e, &a, &sa, d, &plan->mem[d]);
+    }
+    plan->params = 0;
+    for (d = 0; d < e->n_layers; d++) plan->params += (int64_t)e->lay[d].info.n_w + e->lay[d].info.n_b;
+    plan->host_bytes = ipup_host_bytes(cfg);
+    e->msg[0] = 0;
+    return IPUP_OK;
+}
+
+IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan) {
     ipup_op stack_ops[IPUP_PLAN_STACK_OPS];
     ipup_op *ops = stack_ops;
-    int32_t cap = IPUP_PLAN_STACK_OPS, d, s;
+    ipup__core *e;
+    int32_t cap = IPUP_PLAN_STACK_OPS;
     int rc;
-    if (!e || !plan) return IPUP_ERR_ARG;
-    if ((rc = ipup__refuse_frozen(e, "ipup_plan_config", "plan with another (scratch) ipup_emu, or ")) != IPUP_OK) return rc;
-    IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
+    if (!work) return IPUP_ERR_ARG; /* no emulator: nowhere to put a message */
+    if ((rc = ipup__refuse_frozen(work, "ipup_plan_config", "plan with another (scratch) ipup_emu, or ")) != IPUP_OK) return rc;
+    IPUPIPE_MEMSET((void *)work, 0, sizeof *work);
+    e = &work->core;
+    if (!plan) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_plan_config: plan is NULL; give an ipup_plan to fill");
     IPUPIPE_MEMSET(plan, 0, sizeof *plan);
     rc = ipup__setup_model(e, cfg);
     if (rc) return rc;
@@ -1894,30 +2000,51 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan 
                           "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %zu bytes)",
                           (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M), (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(cfg));
     }
-    rc = ipup__setup_table(e, ops, cap, NULL);
-    if (rc) return rc;
-    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK) return rc;
-    plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->nipus;
-    for (s = 0; s < e->S; s++) {
-        plan->split[s] = e->st[s].first;
-        plan->stage_device[s] = (int16_t)e->st[s].device;
-        plan->stash_depth[s] = e->st[s].depth;
-    }
-    for (d = 0; d < e->P; d++) {
-        ipup__arena a, sa;
-        ipup__arena_init(&a, NULL, 0);
-        ipup__arena_init(&sa, NULL, 0);
-        ipup__carve_ipu(e, &a, &sa, 0, d);
-        plan->ipu_bytes[d] = a.used;
-        plan->stream_bytes[d] = sa.used;
-        ipup__fill_report(e, &a, &sa, d, &plan->mem[d]);
-    }
-    plan->params = 0;
-    for (d = 0; d < e->n_layers; d++) plan->params += (int64_t)e->lay[d].info.n_w + e->lay[d].info.n_b;
-    plan->host_bytes = ipup_host_bytes(cfg);
-    e->msg[0] = 0;
-    return IPUP_OK;
+    return ipup__plan_fill(e, ops, cap, cfg, plan, NULL, 0);
 }
+
+/* the scratch bytes for a configuration of S stages and M micro-batches, 0 when that
+   many does not fit size_t (IPUP_PLAN_SCRATCH_BYTES without the overflow) */
+static size_t ipup__plan_scratch_need(int64_t S, int64_t M) {
+    size_t fixed = IPUP_PLAN_SCRATCH_BYTES(0, 0);
+    if (S < 1) S = 1;
+    if (M < 1) M = 1;
+    if ((uint64_t)S * (uint64_t)M > ((size_t)-1 - fixed) / (3 * sizeof(ipup_op))) return 0;
+    return fixed + (size_t)3 * (size_t)S * (size_t)M * sizeof(ipup_op);
+}
+
+IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch, size_t scratch_bytes,
+                                char *msg, size_t msg_len) {
+    size_t pad, need;
+    ipup__core *e;
+    int rc;
+    if (msg && msg_len) msg[0] = 0;
+    if (!plan) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_plan_pools: plan is NULL; give an ipup_plan to fill");
+    IPUPIPE_MEMSET(plan, 0, sizeof *plan);
+    if (!cfg || !cfg->model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
+    need = ipup__plan_scratch_need(cfg->stages, cfg->microbatches);
+    pad = scratch ? (size_t)((0u - (uintptr_t)scratch) & (IPUP_POOL_ALIGN - 1)) : 0;
+    if (need == 0)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "ipup_plan_pools: %d stages x %d micro-batches: the schedule table's size overflows size_t; lower cfg.microbatches",
+                          (int)cfg->stages, (int)cfg->microbatches);
+    if (!scratch || scratch_bytes < need)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "ipup_plan_pools: the scratch has %zu bytes%s; the plan of %d stages x %d micro-batches needs IPUP_PLAN_SCRATCH_BYTES(%d, %d) = %zu",
+                          scratch ? scratch_bytes : (size_t)0, scratch ? "" : " (scratch is NULL)", (int)(cfg->stages > 0 ? cfg->stages : 1),
+                          (int)(cfg->microbatches > 0 ? cfg->microbatches : 1), (int)(cfg->stages > 0 ? cfg->stages : 1),
+                          (int)(cfg->microbatches > 0 ? cfg->microbatches : 1), need);
+    e = (ipup__core *)(void *)((uint8_t *)scratch + pad);
+    IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
+    rc = ipup__setup_model(e, cfg);
+    if (rc == IPUP_OK)
+        rc = ipup__plan_fill(e, (ipup_op *)(void *)(e + 1), IPUP_SCHED_MAX_OPS(e->S, e->M), cfg, plan, msg, msg_len);
+    if (rc != IPUP_OK) {
+        IPUPIPE_MEMSET(plan, 0, sizeof *plan);
+        if (msg && msg_len) ipup_snprintf(msg, msg_len, "%s", e->msg);
+    }
+    return rc;
+}
+
+IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e) { return e ? e->warn : ""; }
 
 static void ipup__init_weights(ipup_emu *e) {
     int32_t r, s, l, k = ipup__state_slots(&e->cfg);
@@ -1977,7 +2104,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     if (!e) return IPUP_ERR_ARG;
     if ((rc = ipup__refuse_frozen(e, "ipup_init", "")) != IPUP_OK) return rc;
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
-    rc = ipup__setup_model(e, cfg);
+    rc = ipup__setup_model(&e->core, cfg);
     if (rc) return rc;
     if (!cfg->host.mem)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %zu bytes", ipup_host_bytes(cfg));
@@ -1985,25 +2112,25 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     ipup__carve_host(e, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, &row);
     if (h.oom)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes(cfg)), cfg.host has %zu", h.used, cfg->host.bytes);
-    rc = ipup__setup_table(e, ops, IPUP_SCHED_MAX_OPS(e->S, e->M), row);
+    rc = ipup__setup_table(&e->core, ops, IPUP_SCHED_MAX_OPS(e->S, e->M), row, e->warn, sizeof e->warn);
     if (rc) return rc;
-    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK) return rc;
+    if ((rc = ipup__setup_layout(&e->core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(&e->core)) != IPUP_OK) return rc;
     for (i = 0; i < e->nipus; i++) {
         ipup__arena a, sa;
         int32_t r = i / e->P, d = i % e->P;
         if (!cfg->ipu[i].mem) {
             ipup__arena_init(&a, NULL, 0);
             ipup__arena_init(&sa, NULL, 0);
-            ipup__carve_ipu(e, &a, &sa, r, d);
+            ipup__carve_ipu(&e->core, &a, &sa, d, NULL, NULL, NULL);
             return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %zu bytes (ipup_plan_config)",
                               (int)i, (int)r, (int)d, (int)i, a.used);
         }
         ipup__arena_init(&a, cfg->ipu[i].mem, cfg->ipu[i].bytes);
         ipup__arena_init(&sa, cfg->stream[i].mem, cfg->stream[i].bytes);
-        ipup__carve_ipu(e, &a, &sa, r, d);
+        ipup__carve_ipu(&e->core, &a, &sa, d, e->srt[r], e->fwd[r], e->bwd[r]);
         if (a.oom) return ipup__oom_msg(e, i, &a, &sa, 0);
         if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipup__oom_msg(e, i, &a, &sa, 1); }
-        ipup__fill_report(e, &a, &sa, d, &e->mem[i]);
+        ipup__fill_report(&e->core, &a, &sa, d, &e->mem[i]);
     }
     ipup__init_weights(e);
     ipup__cost_setup(e);
