@@ -1975,6 +1975,28 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
     return IPUP_OK;
 }
 
+/* ------------------------------------------------------------------ argument errors
+   Every public call on an emulator that returns an error code leaves a message in
+   e->msg first (only a NULL e has nowhere to put one). The report calls take a const
+   ipup_emu to promise that they change nothing of its state; the message buffer is the
+   one exception, written through ipup__emsg. An ipup_emu is never a const object
+   (ipup_init writes all of it), so writing there is defined. */
+static char *ipup__emsg(const ipup_emu *e) { return (char *)(uintptr_t)e->msg; }
+static IPUP__PRINTF(3, 4) int ipup__efail(const ipup_emu *e, int code, const char *f, ...) {
+    va_list ap;
+    if (!e) return code;
+    va_start(ap, f);
+    ipup__msgv(ipup__emsg(e), sizeof e->msg, 0, f, ap);
+    va_end(ap);
+    return code;
+}
+/* IPUP_ERR_ARG with a message unless e is initialised (ipup_init succeeded) */
+static int ipup__need_init(const ipup_emu *e, const char *what) {
+    if (!e) return IPUP_ERR_ARG;
+    if (e->initialised) return IPUP_OK;
+    return ipup__efail(e, IPUP_ERR_ARG, "%s: the emulator is not initialised (ipup_init has not succeeded on it); call ipup_init first and check that it returns IPUP_OK", what);
+}
+
 IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan) {
     ipup_op stack_ops[IPUP_PLAN_STACK_OPS];
     ipup_op *ops = stack_ops;
@@ -2924,7 +2946,8 @@ static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
 }
 
 IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
-    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_set_transport");
+    if (rc) return rc;
     if (tp && e->cfg.runner != IPUP_RUNNER_COOP)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: the emulator runs the threaded runner; initialise it with runner = IPUP_RUNNER_COOP");
     if (tp && (tp->ipu < 0 || tp->ipu >= e->nipus))
@@ -3085,7 +3108,7 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
     int rc;
     ipup_run_stats S;
     double lsum = 0.0;
-    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    if ((rc = ipup__need_init(e, "ipup_run_steps")) != IPUP_OK) return rc;
     if (steps <= 0 || steps > e->cfg.repeat)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed records are sized by cfg.repeat", (int)steps, (int)e->cfg.repeat);
     if (!e->cfg.infeed) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.infeed is NULL: the emulator needs an infeed callback to get micro-batches");
@@ -3133,7 +3156,8 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
 }
 
 IPUPIPE_DEF int ipup_run(ipup_emu *e, ipup_run_stats *stats) {
-    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_run");
+    if (rc) return rc;
     return ipup_run_steps(e, e->cfg.repeat, stats);
 }
 
@@ -3145,7 +3169,13 @@ IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int3
 IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
                           double *loss_sum, int64_t *correct) {
     int32_t i, s;
-    if (!e || !e->initialised || n < 0 || (n && (!x || !labels))) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_evaluate");
+    if (rc) return rc;
+    e->msg[0] = 0;
+    if (n < 0) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: n = %d samples; give n >= 0", (int)n);
+    if (n && !x) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: x is NULL; give the n = %d samples, %d floats each", (int)n, (int)e->in_n);
+    if (n && !labels)
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: labels is NULL; give the n = %d labels of x (each in 0..%d): the loss and the correct count need them", (int)n, (int)(e->classes - 1));
     for (i = 0; i < n; i += e->B) {
         int32_t Bn = n - i < e->B ? n - i : e->B, j;
         int c = 0;
@@ -3181,7 +3211,12 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     const ipup_layer_info *I;
     ipup__srt *rt;
     size_t off;
-    if (!e || !out || !e->initialised || index < 0 || index >= ipup_tensor_count(e)) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_tensor_get");
+    if (rc) return rc;
+    if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: out is NULL; give an ipup_tensor_info to fill");
+    if (index < 0 || index >= ipup_tensor_count(e))
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: index %d is outside 0..%d (ipup_tensor_count - 1)", (int)index, (int)(ipup_tensor_count(e) - 1));
+    e->msg[0] = 0;
     npl = ipup__param_layers(e);
     k = ipup__state_slots(&e->cfg);
     slot = index / (2 * npl);
@@ -3192,7 +3227,7 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
         if (!e->lay[l].info.n_w) continue;
         if (pl-- == 0) { Ly = &e->lay[l]; break; }
     }
-    if (!Ly) return IPUP_ERR_ARG;
+    if (!Ly) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: internal: no layer for tensor %d", (int)index);
     I = &Ly->info;
     IPUPIPE_MEMSET(out, 0, sizeof *out);
     rt = &e->srt[0][Ly->stage];
@@ -3212,16 +3247,18 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
 }
 IPUPIPE_DEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out) {
     int32_t i, n = ipup_tensor_count(e);
-    if (!name || !out) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_tensor_find");
+    if (rc) return rc;
+    if (!name || !out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_find: %s is NULL; give a tensor name (such as \"dense64.w\") and an ipup_tensor_info to fill", !name ? "name" : "out");
     for (i = 0; i < n; i++) {
         if (ipup_tensor_get(e, i, out) == IPUP_OK && ipup__id_eq(out->name, name)) return IPUP_OK;
     }
-    if (e) ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "no tensor named \"%s\" in this model", name);
-    return IPUP_ERR_MISMATCH;
+    return ipup__efail(e, IPUP_ERR_MISMATCH, "no tensor named \"%s\" in this model (ipup_tensor_get lists the %d tensors)", name, (int)n);
 }
 IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     int32_t r, s;
-    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_replicas_sync");
+    if (rc) return rc;
     for (r = 1; r < e->R; r++) {
         for (s = 0; s < e->S; s++) {
             IPUPIPE_MEMCPY(e->srt[r][s].params, e->srt[0][s].params, e->st[s].n_params * sizeof(float));
@@ -3244,7 +3281,11 @@ IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg :
 
 /* ------------------------------------------------------------------ reports */
 IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {
-    if (!e || !out || !e->initialised || ipu < 0 || ipu >= e->nipus) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_memory_report");
+    if (rc) return rc;
+    if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: out is NULL; give an ipup_mem_report to fill");
+    if (ipu < 0 || ipu >= e->nipus)
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: IPU %d is outside 0..%d (replicas x devices - 1)", (int)ipu, (int)(e->nipus - 1));
     ipup__mem_runtime(e, ipu, out);
     return IPUP_OK;
 }
@@ -3257,12 +3298,14 @@ IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write,
     char line[512];
     ipup__sb b;
     int32_t i, c;
-    if (!e || !write || !e->initialised) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_memory_report_write");
+    if (rc) return rc;
+    if (!write) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report_write: write is NULL; give a write callback (ipup_buf_write collects the text in memory)");
     b.buf = line; b.cap = sizeof line; b.len = 0;
     ipup__sbf(&b, "IPU  ");
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %s", ipup_mem_category_name(c));
     ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves (bytes)\n");
-    if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
+    if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the header line");
     for (i = 0; i < e->P; i++) {
         ipup_mem_report m;
         ipup__mem_runtime(e, i, &m);
@@ -3271,7 +3314,7 @@ IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write,
         for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %zu", m.by_category[c]);
         ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
                   m.offload_saved);
-        if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
+        if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the line of IPU%d", (int)i);
     }
     return IPUP_OK;
 }
@@ -3367,7 +3410,9 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
     int32_t i = 0, r, q;
     double now = 0.0, sync;
     char t0[32], t1[32];
-    if (!e || !write || !e->initialised) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_trace_write");
+    if (rc) return rc;
+    if (!write) return ipup__efail(e, IPUP_ERR_ARG, "ipup_trace_write: write is NULL; give a write callback (ipup_buf_write collects the text in memory)");
     w.write = write; w.user = user; w.rc = 0; w.first = 1;
     sync = ipup__sync_s(e);
     ipup__tw_emit(&w, "{\"traceEvents\":[\n", 17);
@@ -3391,7 +3436,8 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
         ipup__tw_event(&w, "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s}", (int)q,
                        ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->P) * 1e6));
     ipup__tw_emit(&w, "\n]}\n", 4);
-    return w.rc;
+    if (w.rc) return ipup__efail(e, w.rc, "ipup_trace_write: the write callback failed (returned non-zero); the trace is incomplete");
+    return IPUP_OK;
 }
 
 #ifdef __cplusplus

@@ -354,6 +354,7 @@ static int mt_setup_emulator(mt_run *r) {
     if ((rc = ipup_init(r->emu, &r->cfg)) != IPUP_OK)
         return mt_err("the pipeline cannot start: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
     r->emu_started = 1;
+    if (ipup_warnings(r->emu)[0]) fprintf(stderr, "warnings:\n%s", ipup_warnings(r->emu)); /* as ipupipe-sched */
     if ((rc = mt_setup_tensors(r)) != 0) return rc;
     memset(meta, 0, sizeof *meta);
     ipup_snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
