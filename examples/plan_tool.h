@@ -258,16 +258,25 @@ static void pt_write_header(const pt_tool *t, FILE *f) {
                p->stream_bytes[i % p->devices]);
     pt_put(f, "#define IPUP_PLAN_HOST_BYTES %zu /* cfg.host: schedule table, feed rings, outfeed records */\n",
            p->host_bytes);
+    pt_put(f, "/* the same per IPU as initialisers: static const size_t ipu_bytes[] = IPUP_PLAN_IPU_BYTES_LIST; */\n");
+    pt_put(f, "#define IPUP_PLAN_IPU_BYTES_LIST {");
+    for (i = 0; i < p->ipus; i++) pt_put(f, "%s%zu", i ? ", " : "", p->ipu_bytes[i % p->devices]);
+    pt_put(f, "}\n#define IPUP_PLAN_STREAM_BYTES_LIST {");
+    for (i = 0; i < p->ipus; i++) pt_put(f, "%s%zu", i ? ", " : "", p->stream_bytes[i % p->devices]);
+    pt_put(f, "}\n");
     pt_put(f, "#define IPUP_PLAN_STAGES %d\n#define IPUP_PLAN_DEVICES %d\n#define IPUP_PLAN_REPLICAS %d\n"
               "#define IPUP_PLAN_IPUS %d\n#define IPUP_PLAN_PARAMS %lld\n\n",
            (int)p->stages, (int)p->devices, (int)p->replicas, (int)p->ipus, (long long)p->params);
     pt_put(f, "/* the smallest limits of ipupipe.h this configuration fits: set when not defined yet\n"
               "   (include this header before ipupipe.h to shrink ipup_emu), else checked */\n");
-    pt_write_limit(f, "MAX_LAYERS", (int)t->r.desc.n_layers, "layers of the model");
+    /* floors: with IPUP_MAX_LAYERS 2 or IPUP_SCHED_MAX_STAGES 1, gcc's -Wmaybe-uninitialized
+       and -Warray-bounds flag one- and two-element arrays of the headers at -O2/-O3 (false
+       alarms, but -Werror builds stop); the bytes they cost are a few dozen */
+    pt_write_limit(f, "MAX_LAYERS", t->r.desc.n_layers > 3 ? (int)t->r.desc.n_layers : 3, "layers of the model (at least 3)");
     pt_write_limit(f, "MAX_DEVICES", (int)p->devices, "IPUs per replica");
     pt_write_limit(f, "MAX_REPLICAS", (int)p->replicas, "replicas");
     pt_write_limit(f, "MAX_IPUS", (int)p->ipus, "replicas x IPUs");
-    pt_write_limit(f, "SCHED_MAX_STAGES", (int)p->stages, "pipeline stages");
+    pt_write_limit(f, "SCHED_MAX_STAGES", p->stages > 2 ? (int)p->stages : 2, "pipeline stages (at least 2)");
     pt_put(f, "\n#endif /* IPUPIPE_PLAN_H */\n");
 }
 
