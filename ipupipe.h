@@ -99,6 +99,9 @@
    ERRORS
      Functions return IPUP_OK (0) or a negative ipup_result code (ipupipe_sched.h); the
      emulator's message (what was wrong, what would fix it) is in ipup_last_error(emu).
+     Every error returned on a non-NULL emulator sets it, argument errors included (a call
+     before ipup_init, or after a failed one, says so and replaces the old text). The
+     schedule's warnings of the last ipup_init are in ipup_warnings(emu).
      A NaN/inf loss or gradient stops the run with IPUP_ERR_NUMERIC naming step and stage;
      the weights stay those of the previous step.
 
@@ -130,10 +133,13 @@
      utilisation = busy time / (phase time * IPUs).
 
    MEMORY OF THE EMULATOR ITSELF
-     sizeof(ipup_emu) is about 130 KB with the default IPUP_MAX_* (x86-64), about 7 KB with
+     sizeof(ipup_emu) is about 132 KB with the default IPUP_MAX_* (x86-64), about 7 KB with
      IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_REPLICAS 1, IPUP_MAX_IPUS 2 and
      IPUPIPE_NO_THREADS; declare it static. ipup_plan_config keeps up to
      IPUP_PLAN_STACK_OPS (512) ops = 8 KB on the stack unless cfg.host is given.
+     ipup_plan_pools plans without an ipup_emu, in IPUP_PLAN_SCRATCH_BYTES(S, M) bytes
+     (about 12 KB + 48 bytes per stage x micro-batch by default); build/ipupipe-plan writes
+     its figures as a header of #defines for static pools sized in the same build.
 */
 #define IPUPIPE_VERSION_MAJOR 0
 #define IPUPIPE_VERSION_MINOR 4
