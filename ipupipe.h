@@ -102,6 +102,9 @@
    ERRORS
      Functions return IPUP_OK (0) or a negative ipup_result code (ipupipe_sched.h); the
      emulator's message (what was wrong, what would fix it) is in ipup_last_error(emu).
+     Every error returned on a non-NULL emulator sets it, argument errors included (a call
+     before ipup_init, or after a failed one, says so and replaces the old text). The
+     schedule's warnings of the last ipup_init are in ipup_warnings(emu).
      A NaN/inf loss or gradient stops the run with IPUP_ERR_NUMERIC naming step and stage;
      the weights stay those of the previous step.
 
@@ -133,10 +136,13 @@
      utilisation = busy time / (phase time * IPUs).
 
    MEMORY OF THE EMULATOR ITSELF
-     sizeof(ipup_emu) is about 130 KB with the default IPUP_MAX_* (x86-64), about 7 KB with
+     sizeof(ipup_emu) is about 132 KB with the default IPUP_MAX_* (x86-64), about 7 KB with
      IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_REPLICAS 1, IPUP_MAX_IPUS 2 and
      IPUPIPE_NO_THREADS; declare it static. ipup_plan_config keeps up to
      IPUP_PLAN_STACK_OPS (512) ops = 8 KB on the stack unless cfg.host is given.
+     ipup_plan_pools plans without an ipup_emu, in IPUP_PLAN_SCRATCH_BYTES(S, M) bytes
+     (about 12 KB + 48 bytes per stage x micro-batch by default); build/ipupipe-plan writes
+     its figures as a header of #defines for static pools sized in the same build.
 */
 #define IPUPIPE_VERSION_MAJOR 0
 #define IPUPIPE_VERSION_MINOR 4
@@ -178,6 +184,9 @@
 #define IPUP_TENSOR_NAME_MAX 40  /* "<id>.w.m" */
 #ifndef IPUP_MSG_MAX
 #define IPUP_MSG_MAX 1024        /* ipup_last_error() text */
+#endif
+#ifndef IPUP_WARN_MAX
+#define IPUP_WARN_MAX 512        /* ipup_warnings() text */
 #endif
 #ifndef IPUP_PLAN_STACK_OPS
 #define IPUP_PLAN_STACK_OPS 512  /* ipup_plan_config without cfg.host: table on the stack */
@@ -629,16 +638,43 @@ typedef struct ipup__ipu_err {        /* per IPU, written by its thread during a
     int64_t step;
 } ipup__ipu_err;
 
+/* What ipup_init decides before it carves a byte (internal): the configuration with its
+   defaults, the model, layers, stages, counts, the schedule table, the cost model and the
+   message. The plan (ipup_plan_pools) works on an ipup__core alone; ipup_emu holds one as
+   its first member, whose fields it also names directly (e->S is e->core.S): the setup
+   code takes an ipup__core, the runners an ipup_emu. */
+#define IPUP__CORE_FIELDS \
+    ipup_config cfg; \
+    ipup_model_desc model; \
+    ipup__lay lay[IPUP_MAX_LAYERS]; \
+    ipup__stage st[IPUP_MAX_LAYERS]; \
+    int32_t S, P, R, M, B, n_layers, in_n, classes, nipus; \
+    ipup_table table; \
+    ipup_op *ops; \
+    int32_t *row;                 /* op indices grouped by device, table order */ \
+    int32_t row_start[IPUP_MAX_DEVICES + 1]; \
+    ipup_cost_model cm; \
+    char msg[IPUP_MSG_MAX]; \
+    ipup_table ptable;            /* ipup_predict's forward-only table (host pool) */ \
+    ipup_op *pops; \
+    int32_t *prow;                /* its op indices grouped by device */ \
+    int32_t prow_start[IPUP_MAX_DEVICES + 1]; \
+    ipup_predict_stats pstats;
+typedef struct ipup__core { IPUP__CORE_FIELDS } ipup__core;
+
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wnested-anon-types"
+#pragma clang diagnostic ignored "-Wgnu-anonymous-struct"
+#endif
 struct ipup_emu {
-    ipup_config cfg;
-    ipup_model_desc model;
-    ipup__lay lay[IPUP_MAX_LAYERS];
-    ipup__stage st[IPUP_MAX_LAYERS];
-    int32_t S, P, R, M, B, n_layers, in_n, classes, nipus;
-    ipup_table table;
-    ipup_op *ops;
-    int32_t *row;                 /* op indices grouped by device, table order */
-    int32_t row_start[IPUP_MAX_DEVICES + 1];
+    union {                       /* the same bytes under two names: C11 common initial sequence */
+        ipup__core core;
+#if defined(__GNUC__) || defined(__clang__)
+        __extension__             /* an anonymous struct: standard C11, an extension in C++ */
+#endif
+        struct { IPUP__CORE_FIELDS };
+    };
     ipup__srt srt[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
     ipup_ring fwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s-1 (s >= 1) */
     ipup_ring bwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s+1 */
@@ -648,7 +684,6 @@ struct ipup_emu {
     int64_t step;                 /* global step counter (updates done) */
     /* cost model per step */
     double step_s, busy_s[IPUP_MAX_DEVICES], phase_s[IPUP_PHASES], phase_busy[IPUP_PHASES];
-    ipup_cost_model cm;
     const struct ipup_emu *frozen; /* e itself from a successful ipup_init to ipup_shutdown:
                                       the pools are carved, nothing may carve them again */
     int32_t initialised;
@@ -669,21 +704,46 @@ struct ipup_emu {
     int32_t job_steps, quit, threads_started, n_recs;
     int64_t job_step0, job_stop;
     ipup__ipu_err err[2][IPUP_MAX_IPUS];
-    char msg[IPUP_MSG_MAX];
     const ipup_transport *tp;     /* ipup_set_transport: one IPU's row per process */
-    /* ipup_predict: the forward-only table (host pool), its rows, its job and figures */
-    ipup_table ptable;
-    ipup_op *pops;
-    int32_t *prow;
+    /* ipup_predict: its job; the table and figures are in the core */
     double *pstart;               /* cost model scratch: BSP start of each F(0,m) */
-    int32_t prow_start[IPUP_MAX_DEVICES + 1];
     int32_t job_kind;             /* threads: 0 training steps, 1 ipup_predict */
     int32_t pred_n, pred_waves;
     const float *pred_x;
     float *pred_out;
     int32_t *pred_cls;
-    ipup_predict_stats pstats;
+    char warn[IPUP_WARN_MAX];     /* the schedule's warnings of the last ipup_init (ipup_warnings) */
 };
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+
+/* ------------------------------------------------------------------ plan in a small scratch
+   ipup_plan_pools is ipup_plan_config without an ipup_emu: the same plan, the same code
+   (the byte counts are exactly what ipup_init carves), in a caller's scratch of
+   IPUP_PLAN_SCRATCH_BYTES(S, M) bytes (any alignment): the plan's working state (an
+   ipup__core, sizeof about 12.4 KB with the default IPUP_MAX_* on x86-64, about 4.3 KB
+   with the firmware's IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_IPUS 2,
+   IPUP_SCHED_MAX_STAGES 8) plus the schedule table, at most IPUP_SCHED_MAX_OPS(S, M) =
+   3*S*M ops of 16 bytes, for S = cfg.stages and M = cfg.microbatches (0 counts as 1).
+   cfg.ipu, cfg.stream and cfg.host are ignored. No heap, no stack beyond a few hundred
+   bytes and ipup_sched_generate's. Returns ipup_plan_config's codes, and
+   IPUP_ERR_CAPACITY when the scratch is too small (msg gives the bytes to provide);
+   msg gets the error text, or on success the schedule's warnings, one per line ("" when
+   none), as ipup_warnings would show them after ipup_init. */
+#define IPUP_PLAN_SCRATCH_BYTES(stages, microbatches) \
+    (sizeof(ipup__core) + (size_t)IPUP_POOL_ALIGN + (size_t)3 * (size_t)(stages) * (size_t)(microbatches) * sizeof(ipup_op))
+IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch, size_t scratch_bytes,
+                                char *msg, size_t msg_len);
+
+/* ------------------------------------------------------------------ schedule warnings
+   The warnings ipup_sched_generate gave for the emulator's table at the last ipup_init
+   (Graphcore's per-schedule rules, docs/schedules.md §5, when cfg.strict is 0; "the
+   pipeline never fills"; an idle device), one per line, each ending in '\n'; "" when
+   there were none, before the first ipup_init and for a NULL e. Kept in the ipup_emu
+   (IPUP_WARN_MAX bytes, cut after the last whole line that fits); each ipup_init clears
+   them first and sets them once it has built its table. */
+IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e);
 
 /* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
    from cfg.seed), start the threads (threaded runner), freeze the pools. e is fully
@@ -1462,7 +1522,7 @@ IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_repl
 }
 
 /* e->model's layer ids made unique ("dense16", "dense16_2"; "" = derived from the kind) */
-static void ipup__setup_ids(ipup_emu *e) {
+static void ipup__setup_ids(ipup__core *e) {
     int32_t l, i;
     for (l = 0; l < e->model.n_layers; l++) {
         ipup_layer *Ly = &e->model.layers[l];
@@ -1487,7 +1547,7 @@ static void ipup__setup_ids(ipup_emu *e) {
 }
 
 /* S, M, B, R and repeat from cfg (0 means 1), checked against the model and the limits */
-static int ipup__setup_counts(ipup_emu *e, const ipup_config *cfg) {
+static int ipup__setup_counts(ipup__core *e, const ipup_config *cfg) {
     char *msg = e->msg;
     size_t ml = sizeof e->msg;
     int32_t S = e->S = cfg->stages ? cfg->stages : 1, L = e->n_layers;
@@ -1510,7 +1570,7 @@ static int ipup__setup_counts(ipup_emu *e, const ipup_config *cfg) {
 
 /* optimizer kind and hyper-parameters (0 means the default, anything else must make
    sense), runner kind, cost model defaults */
-static int ipup__setup_options(ipup_emu *e, const ipup_config *cfg) {
+static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
     const ipup_optimizer *o = &cfg->opt;
     char *msg = e->msg, num[48];
     size_t ml = sizeof e->msg;
@@ -1544,7 +1604,7 @@ static int ipup__setup_options(ipup_emu *e, const ipup_config *cfg) {
 
 /* the stages' first/last layers: cfg.split checked, or ipup_balance_stages; then each
    stage's layers, input and output widths */
-static int ipup__setup_split(ipup_emu *e, const ipup_config *cfg) {
+static int ipup__setup_split(ipup__core *e, const ipup_config *cfg) {
     int32_t s, l, S = e->S, L = e->n_layers;
     if (cfg->split) {
         e->st[0].first = 0;
@@ -1575,7 +1635,7 @@ static int ipup__setup_split(ipup_emu *e, const ipup_config *cfg) {
 static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R, int32_t B,
                                int32_t in_n, int32_t repeat, ipup_op **ops, int32_t **row);
 /* the host pool's size fits in size_t (the outfeed records: repeat x replicas x micro-batches) */
-static int ipup__host_size_ok(ipup_emu *e) {
+static int ipup__host_size_ok(ipup__core *e) {
     ipup__arena h;
     ipup__arena_init(&h, NULL, 0);
     ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, NULL, NULL);
@@ -1584,15 +1644,15 @@ static int ipup__host_size_ok(ipup_emu *e) {
                       "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d micro-batches outfeed records; lower cfg.repeat",
                       (int)e->cfg.repeat, (int)e->R, (int)e->M);
 }
-static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, int32_t r, int32_t d);
+static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd);
 /* every IPU's pool size (and streaming memory) fits in size_t */
-static int ipup__ipu_sizes_ok(ipup_emu *e) {
+static int ipup__ipu_sizes_ok(ipup__core *e) {
     int32_t d;
     for (d = 0; d < e->P; d++) {
         ipup__arena a, sa;
         ipup__arena_init(&a, NULL, 0);
         ipup__arena_init(&sa, NULL, 0);
-        ipup__carve_ipu(e, &a, &sa, 0, d);
+        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL);
         if (a.ovf || sa.ovf)
             return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
                               "device %d's pool size overflows size_t (micro-batch %d, stash depths up to %d micro-batches); lower the micro-batch or the micro-batches, or use more stages",
@@ -1602,7 +1662,7 @@ static int ipup__ipu_sizes_ok(ipup_emu *e) {
 }
 
 /* resolve defaults into e->cfg / counts, shapes, split; no table yet */
-static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
+static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
     ipup_layer_info info[IPUP_MAX_LAYERS];
     int32_t need_dx[IPUP_MAX_LAYERS], l;
     int rc;
@@ -1627,9 +1687,25 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
     return ipup__setup_split(e, cfg);
 }
 
-static int ipup__setup_pred_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row); /* predict block */
+static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row); /* predict block */
 /* schedule table into ops (cap), rows, depths, ring capacities */
-static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
+/* warnings (ipup_sched_generate's, one per line) into warn (warn_len bytes), cut after
+   the last whole line that fits */
+static void ipup__keep_warnings(char *warn, size_t warn_len, const char *w) {
+    size_t n = 0, keep = 0;
+    if (!warn || !warn_len) return;
+    while (w[n] && n + 1 < warn_len) {
+        if (w[n] == '\n') keep = n + 1;
+        n++;
+    }
+    if (!w[n]) keep = n;
+    IPUPIPE_MEMCPY(warn, w, keep);
+    warn[keep] = 0;
+}
+
+/* schedule table into ops (cap), rows, depths, ring capacities; the generator's warnings
+   into warn (may be NULL) */
+static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row, char *warn, size_t warn_len) {
     ipup_sched_config sc;
     char wmsg[IPUP_MSG_MAX];
     int32_t S = e->S, M = e->M, i, s, d, P;
@@ -1655,6 +1731,7 @@ static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
     rc = ipup_sched_generate(&sc, ops, cap, &e->table, wmsg, sizeof wmsg);
     if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "schedule %s with %d stages and %d micro-batches: %s",
                               ipup_sched_kind_name(sc.kind), (int)S, (int)M, wmsg);
+    ipup__keep_warnings(warn, warn_len, wmsg);
     P = e->P = e->table.devices;
     if (P > IPUP_MAX_DEVICES)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "the schedule uses %d IPUs per replica; at most IPUP_MAX_DEVICES = %d", (int)P, (int)IPUP_MAX_DEVICES);
@@ -1737,7 +1814,7 @@ static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *ro
    kernels index with int: every offset and every buffer of a stage is at most 2^31-1
    floats, checked as it grows (each term is < 2^62, so the int64 sums never wrap). */
 #define IPUP__MAXF ((int64_t)0x7fffffff)
-static int ipup__layout_big(ipup_emu *e, int32_t s, const char *what, int64_t n, const char *fix) {
+static int ipup__layout_big(ipup__core *e, int32_t s, const char *what, int64_t n, const char *fix) {
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
                       "stage %d: %s needs %lld floats with micro-batch %d, more than 2^31-1 (offsets and kernel indices are int32); %s",
                       (int)s, what, (long long)n, (int)e->B, fix);
@@ -1750,17 +1827,17 @@ static int64_t ipup__conv_scratch(const ipup_layer_info *I) {
 /* The label region of a stash entry and of a forward ring slot holds, per sample, one int32
    label (softmax cross-entropy) or target_width float targets (mse: the loss layer's input
    width); ipup__target_w is 0 for a class loss. */
-static int32_t ipup__target_w(const ipup_emu *e) {
+static int32_t ipup__target_w(const ipup__core *e) {
     return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_MSE ? e->classes : 0;
 }
-static int32_t ipup__lab_w(const ipup_emu *e) { return ipup__target_w(e) ? ipup__target_w(e) : 1; }
-static size_t ipup__lab_bytes(const ipup_emu *e) { return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float); }
+static int32_t ipup__lab_w(const ipup__core *e) { return ipup__target_w(e) ? ipup__target_w(e) : 1; }
+static size_t ipup__lab_bytes(const ipup__core *e) { return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float); }
 static int ipup__is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
 
 /* The frozen layers of stage st take their place in its parameter block after the trained
    ones' (which end at par): the gradient and optimizer-state blocks cover only the trained
    part. Returns the block's size. */
-static int64_t ipup__frozen_params(ipup_emu *e, const ipup__stage *st, int64_t par) {
+static int64_t ipup__frozen_params(ipup__core *e, const ipup__stage *st, int64_t par) {
     int32_t l;
     for (l = st->first; l < st->last; l++) {
         const ipup_layer_info *I = &e->lay[l].info;
@@ -1772,7 +1849,7 @@ static int64_t ipup__frozen_params(ipup_emu *e, const ipup__stage *st, int64_t p
     return par;
 }
 
-static int ipup__setup_layout(ipup_emu *e) {
+static int ipup__setup_layout(ipup__core *e) {
     static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in this stage (more stages)";
     int32_t s, l, B = e->B;
     int32_t k = ipup__state_slots(&e->cfg);
@@ -1840,13 +1917,15 @@ static int ipup__setup_layout(ipup_emu *e) {
     return IPUP_OK;
 }
 
-/* carve one IPU's pool (replica r, device d); srt may be NULL (counting) */
-static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, int32_t r, int32_t d) {
+/* carve one IPU's pool (device d of a replica whose stage runtimes are srt and rings
+   fwd, bwd: IPUP_MAX_LAYERS each); srt, fwd and bwd NULL: counting only */
+static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd) {
     int32_t s;
     int32_t k = ipup__state_slots(&e->cfg);
+    ipup__srt count_only;
     for (s = 0; s < e->S; s++) {
-        ipup__stage *st = &e->st[s];
-        ipup__srt *rt = &e->srt[r][s];
+        const ipup__stage *st = &e->st[s];
+        ipup__srt *rt = srt ? &srt[s] : &count_only;
         if (st->device != d) continue;
         rt->params = ipup__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
         rt->grads = ipup__allocf(a, st->n_grads, IPUP_MEM_GRADS);
@@ -1866,12 +1945,12 @@ static void ipup__carve_ipu(ipup_emu *e, ipup__arena *a, ipup__arena *stream, in
         if (s > 0) {
             size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B * (size_t)ipup__lab_w(e)) * sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
-            if (a->base && !a->oom) ipup_ring_init(&e->fwd[r][s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
+            if (fwd && a->base && !a->oom) ipup_ring_init(&fwd[s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
         }
         if (s < e->S - 1) {
             size_t slot = (size_t)e->B * (size_t)st->out_n * sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
-            if (a->base && !a->oom) ipup_ring_init(&e->bwd[r][s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, IPUPIPE_RING_START);
+            if (bwd && a->base && !a->oom) ipup_ring_init(&bwd[s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, IPUPIPE_RING_START);
         }
         rt->pred = s == e->S - 1 ? ipup__allocf(a, ipup__mulz((size_t)e->B, (size_t)e->lay[e->n_layers - 1].info.in_n), IPUP_MEM_SCRATCH) : NULL;
     }
@@ -1910,7 +1989,7 @@ static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M
     return a->used;
 }
 
-static void ipup__fill_report(ipup_emu *e, ipup__arena *a, ipup__arena *sa, int32_t d, ipup_mem_report *m) {
+static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *sa, int32_t d, ipup_mem_report *m) {
     int32_t s, c;
     IPUPIPE_MEMSET(m, 0, sizeof *m);
     m->capacity = a->base ? a->cap : 0;
@@ -1958,7 +2037,7 @@ static double ipup__rate(const ipup_emu *e) { return e->cm.clock_hz * e->cm.flop
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
 /* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
 static double ipup__infeed_s(const ipup_emu *e) {
-    return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(e)) * 4.0 / e->cm.host_bytes_per_s;
+    return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->cm.host_bytes_per_s;
 }
 static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
     const ipup__stage *st = &e->st[o->stage];
@@ -1972,7 +2051,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
         f = (double)st->flops_f;
         if (s == 0) *dur += ipup__infeed_s(e);
         if (s < e->S - 1 && e->st[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(e)) * 4.0 / e->cm.link_bytes_per_s;
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->cm.link_bytes_per_s;
         break;
     case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
     case IPUP_OP_I: f = (double)st->flops_i + rec; break;
@@ -2115,14 +2194,69 @@ static int ipup__refuse_frozen(ipup_emu *e, const char *what, const char *instea
                       what, instead);
 }
 
-IPUPIPE_DEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan *plan) {
+/* the plan of a core whose model is set up (ipup__setup_model): the table into ops
+   (cap ops), the layout, then every figure of the plan */
+static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_config *cfg, ipup_plan *plan,
+                           char *warn, size_t warn_len) {
+    int32_t d, s;
+    int rc = ipup__setup_table(e, ops, cap, NULL, warn, warn_len);
+    if (rc) return rc;
+    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK) return rc;
+    plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->nipus;
+    for (s = 0; s < e->S; s++) {
+        plan->split[s] = e->st[s].first;
+        plan->stage_device[s] = (int16_t)e->st[s].device;
+        plan->stash_depth[s] = e->st[s].depth;
+    }
+    for (d = 0; d < e->P; d++) {
+        ipup__arena a, sa;
+        ipup__arena_init(&a, NULL, 0);
+        ipup__arena_init(&sa, NULL, 0);
+        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL);
+        plan->ipu_bytes[d] = a.used;
+        plan->stream_bytes[d] = sa.used;
+        ipup__fill_report(e, &a, &sa, d, &plan->mem[d]);
+    }
+    plan->params = 0;
+    for (d = 0; d < e->n_layers; d++) plan->params += (int64_t)e->lay[d].info.n_w + e->lay[d].info.n_b;
+    plan->host_bytes = ipup_host_bytes(cfg);
+    e->msg[0] = 0;
+    return IPUP_OK;
+}
+
+/* ------------------------------------------------------------------ argument errors
+   Every public call on an emulator that returns an error code leaves a message in
+   e->msg first (only a NULL e has nowhere to put one). The report calls take a const
+   ipup_emu to promise that they change nothing of its state; the message buffer is the
+   one exception, written through ipup__emsg. An ipup_emu is never a const object
+   (ipup_init writes all of it), so writing there is defined. */
+static char *ipup__emsg(const ipup_emu *e) { return (char *)(uintptr_t)e->msg; }
+static IPUP__PRINTF(3, 4) int ipup__efail(const ipup_emu *e, int code, const char *f, ...) {
+    va_list ap;
+    if (!e) return code;
+    va_start(ap, f);
+    ipup__msgv(ipup__emsg(e), sizeof e->msg, 0, f, ap);
+    va_end(ap);
+    return code;
+}
+/* IPUP_ERR_ARG with a message unless e is initialised (ipup_init succeeded) */
+static int ipup__need_init(const ipup_emu *e, const char *what) {
+    if (!e) return IPUP_ERR_ARG;
+    if (e->initialised) return IPUP_OK;
+    return ipup__efail(e, IPUP_ERR_ARG, "%s: the emulator is not initialised (ipup_init has not succeeded on it); call ipup_init first and check that it returns IPUP_OK", what);
+}
+
+IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan) {
     ipup_op stack_ops[IPUP_PLAN_STACK_OPS];
     ipup_op *ops = stack_ops;
-    int32_t cap = IPUP_PLAN_STACK_OPS, d, s;
+    ipup__core *e;
+    int32_t cap = IPUP_PLAN_STACK_OPS;
     int rc;
-    if (!e || !plan) return IPUP_ERR_ARG;
-    if ((rc = ipup__refuse_frozen(e, "ipup_plan_config", "plan with another (scratch) ipup_emu, or ")) != IPUP_OK) return rc;
-    IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
+    if (!work) return IPUP_ERR_ARG; /* no emulator: nowhere to put a message */
+    if ((rc = ipup__refuse_frozen(work, "ipup_plan_config", "plan with another (scratch) ipup_emu, or ")) != IPUP_OK) return rc;
+    IPUPIPE_MEMSET((void *)work, 0, sizeof *work);
+    e = &work->core;
+    if (!plan) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_plan_config: plan is NULL; give an ipup_plan to fill");
     IPUPIPE_MEMSET(plan, 0, sizeof *plan);
     rc = ipup__setup_model(e, cfg);
     if (rc) return rc;
@@ -2137,30 +2271,51 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *e, const ipup_config *cfg, ipup_plan 
                           "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %zu bytes)",
                           (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M), (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(cfg));
     }
-    rc = ipup__setup_table(e, ops, cap, NULL);
-    if (rc) return rc;
-    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK) return rc;
-    plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->nipus;
-    for (s = 0; s < e->S; s++) {
-        plan->split[s] = e->st[s].first;
-        plan->stage_device[s] = (int16_t)e->st[s].device;
-        plan->stash_depth[s] = e->st[s].depth;
-    }
-    for (d = 0; d < e->P; d++) {
-        ipup__arena a, sa;
-        ipup__arena_init(&a, NULL, 0);
-        ipup__arena_init(&sa, NULL, 0);
-        ipup__carve_ipu(e, &a, &sa, 0, d);
-        plan->ipu_bytes[d] = a.used;
-        plan->stream_bytes[d] = sa.used;
-        ipup__fill_report(e, &a, &sa, d, &plan->mem[d]);
-    }
-    plan->params = 0;
-    for (d = 0; d < e->n_layers; d++) plan->params += (int64_t)e->lay[d].info.n_w + e->lay[d].info.n_b;
-    plan->host_bytes = ipup_host_bytes(cfg);
-    e->msg[0] = 0;
-    return IPUP_OK;
+    return ipup__plan_fill(e, ops, cap, cfg, plan, NULL, 0);
 }
+
+/* the scratch bytes for a configuration of S stages and M micro-batches, 0 when that
+   many does not fit size_t (IPUP_PLAN_SCRATCH_BYTES without the overflow) */
+static size_t ipup__plan_scratch_need(int64_t S, int64_t M) {
+    size_t fixed = IPUP_PLAN_SCRATCH_BYTES(0, 0);
+    if (S < 1) S = 1;
+    if (M < 1) M = 1;
+    if ((uint64_t)S * (uint64_t)M > ((size_t)-1 - fixed) / (3 * sizeof(ipup_op))) return 0;
+    return fixed + (size_t)3 * (size_t)S * (size_t)M * sizeof(ipup_op);
+}
+
+IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch, size_t scratch_bytes,
+                                char *msg, size_t msg_len) {
+    size_t pad, need;
+    ipup__core *e;
+    int rc;
+    if (msg && msg_len) msg[0] = 0;
+    if (!plan) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_plan_pools: plan is NULL; give an ipup_plan to fill");
+    IPUPIPE_MEMSET(plan, 0, sizeof *plan);
+    if (!cfg || !cfg->model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
+    need = ipup__plan_scratch_need(cfg->stages, cfg->microbatches);
+    pad = scratch ? (size_t)((0u - (uintptr_t)scratch) & (IPUP_POOL_ALIGN - 1)) : 0;
+    if (need == 0)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "ipup_plan_pools: %d stages x %d micro-batches: the schedule table's size overflows size_t; lower cfg.microbatches",
+                          (int)cfg->stages, (int)cfg->microbatches);
+    if (!scratch || scratch_bytes < need)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "ipup_plan_pools: the scratch has %zu bytes%s; the plan of %d stages x %d micro-batches needs IPUP_PLAN_SCRATCH_BYTES(%d, %d) = %zu",
+                          scratch ? scratch_bytes : (size_t)0, scratch ? "" : " (scratch is NULL)", (int)(cfg->stages > 0 ? cfg->stages : 1),
+                          (int)(cfg->microbatches > 0 ? cfg->microbatches : 1), (int)(cfg->stages > 0 ? cfg->stages : 1),
+                          (int)(cfg->microbatches > 0 ? cfg->microbatches : 1), need);
+    e = (ipup__core *)(void *)((uint8_t *)scratch + pad);
+    IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
+    rc = ipup__setup_model(e, cfg);
+    if (rc == IPUP_OK)
+        rc = ipup__plan_fill(e, (ipup_op *)(void *)(e + 1), IPUP_SCHED_MAX_OPS(e->S, e->M), cfg, plan, msg, msg_len);
+    if (rc != IPUP_OK) {
+        IPUPIPE_MEMSET(plan, 0, sizeof *plan);
+        if (msg && msg_len) ipup_snprintf(msg, msg_len, "%s", e->msg);
+    }
+    return rc;
+}
+
+IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e) { return e ? e->warn : ""; }
 
 static void ipup__init_weights(ipup_emu *e) {
     int32_t r, s, l, k = ipup__state_slots(&e->cfg);
@@ -2221,7 +2376,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     if (!e) return IPUP_ERR_ARG;
     if ((rc = ipup__refuse_frozen(e, "ipup_init", "")) != IPUP_OK) return rc;
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
-    rc = ipup__setup_model(e, cfg);
+    rc = ipup__setup_model(&e->core, cfg);
     if (rc) return rc;
     if (!cfg->host.mem)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %zu bytes", ipup_host_bytes(cfg));
@@ -2229,25 +2384,25 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     ipup__carve_host(e, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, &row);
     if (h.oom)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes(cfg)), cfg.host has %zu", h.used, cfg->host.bytes);
-    rc = ipup__setup_table(e, ops, IPUP_SCHED_MAX_OPS(e->S, e->M), row);
+    rc = ipup__setup_table(&e->core, ops, IPUP_SCHED_MAX_OPS(e->S, e->M), row, e->warn, sizeof e->warn);
     if (rc) return rc;
-    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK) return rc;
+    if ((rc = ipup__setup_layout(&e->core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(&e->core)) != IPUP_OK) return rc;
     for (i = 0; i < e->nipus; i++) {
         ipup__arena a, sa;
         int32_t r = i / e->P, d = i % e->P;
         if (!cfg->ipu[i].mem) {
             ipup__arena_init(&a, NULL, 0);
             ipup__arena_init(&sa, NULL, 0);
-            ipup__carve_ipu(e, &a, &sa, r, d);
+            ipup__carve_ipu(&e->core, &a, &sa, d, NULL, NULL, NULL);
             return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %zu bytes (ipup_plan_config)",
                               (int)i, (int)r, (int)d, (int)i, a.used);
         }
         ipup__arena_init(&a, cfg->ipu[i].mem, cfg->ipu[i].bytes);
         ipup__arena_init(&sa, cfg->stream[i].mem, cfg->stream[i].bytes);
-        ipup__carve_ipu(e, &a, &sa, r, d);
+        ipup__carve_ipu(&e->core, &a, &sa, d, e->srt[r], e->fwd[r], e->bwd[r]);
         if (a.oom) return ipup__oom_msg(e, i, &a, &sa, 0);
         if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipup__oom_msg(e, i, &a, &sa, 1); }
-        ipup__fill_report(e, &a, &sa, d, &e->mem[i]);
+        ipup__fill_report(&e->core, &a, &sa, d, &e->mem[i]);
     }
     ipup__init_weights(e);
     ipup__cost_setup(e);
@@ -2650,9 +2805,9 @@ static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, in
     IPUPIPE_MEMSET(&f, 0, sizeof f);
     f.step = t; f.replica = r; f.mb = m; f.sample0 = sample0; f.n = e->B;
     f.row = e->in_n; f.classes = e->classes; f.x = x; f.labels = lab;
-    if (ipup__target_w(e)) { /* mse: float targets in the label region */
+    if (ipup__target_w(&e->core)) { /* mse: float targets in the label region */
         f.classes = 0; f.labels = NULL;
-        f.target_width = ipup__target_w(e); f.targets = (float *)(void *)lab;
+        f.target_width = ipup__target_w(&e->core); f.targets = (float *)(void *)lab;
     }
     if (e->cfg.infeed(e->cfg.infeed_user, &f) != 0)
         return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
@@ -2681,7 +2836,7 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     if (!e->cfg.recompute) return slot;
     E = rt->work;
     IPUPIPE_MEMCPY(E, slot, (size_t)e->B * (size_t)st->in_n * sizeof(float));
-    IPUPIPE_MEMCPY(E + st->lab_off, slot + (size_t)e->B * (size_t)st->in_n, ipup__lab_bytes(e));
+    IPUPIPE_MEMCPY(E + st->lab_off, slot + (size_t)e->B * (size_t)st->in_n, ipup__lab_bytes(&e->core));
     ipup__stage_fwd(e, r, s, e->B, E, (const int32_t *)(const void *)(E + st->lab_off), E, NULL, 1, t,
                     ((int64_t)r * e->M + m) * e->B, &loss, &corr);
     return E;
@@ -2710,7 +2865,7 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
             msg = (float *)ipup__wait_peek(e, &e->fwd[r][s], threaded, t, ipu);
             if (!msg) goto stall;
             IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
-            IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, ipup__lab_bytes(e));
+            IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, ipup__lab_bytes(&e->core));
             ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
         }
         if (s < e->S - 1) {
@@ -2719,12 +2874,12 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         }
         ipup__stage_fwd(e, r, s, B, E, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
         if (out) {
-            IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, ipup__lab_bytes(e));
+            IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, ipup__lab_bytes(&e->core));
             ipup__commit(e, &e->fwd[r][s + 1], threaded, ipup__ipu_of(e, r, s + 1));
         }
         if (e->cfg.recompute) {
             IPUPIPE_MEMCPY(slot, E, xin * sizeof(float));
-            IPUPIPE_MEMCPY(slot + xin, E + st->lab_off, ipup__lab_bytes(e));
+            IPUPIPE_MEMCPY(slot + xin, E + st->lab_off, ipup__lab_bytes(&e->core));
         }
         rt->s_count++;
         if (rt->s_count > rt->s_peak) rt->s_peak = rt->s_count;
@@ -3058,7 +3213,8 @@ static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
 }
 
 IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
-    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_set_transport");
+    if (rc) return rc;
     if (tp && e->cfg.runner != IPUP_RUNNER_COOP)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: the emulator runs the threaded runner; initialise it with runner = IPUP_RUNNER_COOP");
     if (tp && (tp->ipu < 0 || tp->ipu >= e->nipus))
@@ -3221,7 +3377,7 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
     int rc;
     ipup_run_stats S;
     double lsum = 0.0;
-    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    if ((rc = ipup__need_init(e, "ipup_run_steps")) != IPUP_OK) return rc;
     if (steps <= 0 || steps > e->cfg.repeat)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed records are sized by cfg.repeat", (int)steps, (int)e->cfg.repeat);
     if (!e->cfg.infeed) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.infeed is NULL: the emulator needs an infeed callback to get micro-batches");
@@ -3269,7 +3425,8 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
 }
 
 IPUPIPE_DEF int ipup_run(ipup_emu *e, ipup_run_stats *stats) {
-    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_run");
+    if (rc) return rc;
     return ipup_run_steps(e, e->cfg.repeat, stats);
 }
 
@@ -3281,9 +3438,15 @@ IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int3
 IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
                           double *loss_sum, int64_t *correct) {
     int32_t i, s;
-    if (!e || !e->initialised || n < 0 || (n && (!x || !labels))) return IPUP_ERR_ARG;
-    if (ipup__target_w(e))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate: the model's loss is mse, which needs float targets, not labels; call ipup_evaluate_targets");
+    int rc = ipup__need_init(e, "ipup_evaluate");
+    if (rc) return rc;
+    e->msg[0] = 0;
+    if (n < 0) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: n = %d samples; give n >= 0", (int)n);
+    if (n && !x) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: x is NULL; give the n = %d samples, %d floats each", (int)n, (int)e->in_n);
+    if (n && !labels)
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: labels is NULL; give the n = %d labels of x (each in 0..%d): the loss and the correct count need them", (int)n, (int)(e->classes - 1));
+    if (ipup__target_w(&e->core))
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: the model's loss is mse, which needs float targets, not labels; call ipup_evaluate_targets");
     for (i = 0; i < n; i += e->B) {
         int32_t Bn = n - i < e->B ? n - i : e->B, j;
         int c = 0;
@@ -3352,7 +3515,7 @@ static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *
 /* The forward-only table of cfg.schedule (gpipe's for interleaved and zb-h1, which have
    none) with the training table's mapping into ops (cap); rows by device (row NULL: a
    plan); every ring into a stage gets room for the inputs the table keeps in flight. */
-static int ipup__setup_pred_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
+static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row) {
     ipup_sched_config sc;
     char wmsg[IPUP_MSG_MAX];
     int32_t peak[IPUP_MAX_LAYERS], s, d, i, pos = 0;
@@ -3530,7 +3693,7 @@ IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, co
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: %s",
                           !e->initialised ? "the emulator is not initialised; call ipup_init first"
                           : n < 0 ? "n is negative" : "x or targets is NULL; give n rows of inputs and of targets");
-    tw = ipup__target_w(e);
+    tw = ipup__target_w(&e->core);
     if (!tw)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: the model's loss is softmax cross-entropy (integer labels); call ipup_evaluate");
     for (i = 0; i < n; i += e->B) {
@@ -3567,7 +3730,12 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     const ipup_layer_info *I;
     ipup__srt *rt;
     size_t off;
-    if (!e || !out || !e->initialised || index < 0 || index >= ipup_tensor_count(e)) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_tensor_get");
+    if (rc) return rc;
+    if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: out is NULL; give an ipup_tensor_info to fill");
+    if (index < 0 || index >= ipup_tensor_count(e))
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: index %d is outside 0..%d (ipup_tensor_count - 1)", (int)index, (int)(ipup_tensor_count(e) - 1));
+    e->msg[0] = 0;
     npl = ipup__param_layers(e);
     ntl = ipup__param_layers_of(e, 1);
     k = ipup__state_slots(&e->cfg);
@@ -3580,7 +3748,7 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
         if (!e->lay[l].info.n_w || (slot > 0 && e->lay[l].info.frozen)) continue;
         if (pl-- == 0) { Ly = &e->lay[l]; break; }
     }
-    if (!Ly) return IPUP_ERR_ARG;
+    if (!Ly) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: internal: no layer for tensor %d", (int)index);
     I = &Ly->info;
     IPUPIPE_MEMSET(out, 0, sizeof *out);
     rt = &e->srt[0][Ly->stage];
@@ -3600,16 +3768,18 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
 }
 IPUPIPE_DEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out) {
     int32_t i, n = ipup_tensor_count(e);
-    if (!name || !out) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_tensor_find");
+    if (rc) return rc;
+    if (!name || !out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_find: %s is NULL; give a tensor name (such as \"dense64.w\") and an ipup_tensor_info to fill", !name ? "name" : "out");
     for (i = 0; i < n; i++) {
         if (ipup_tensor_get(e, i, out) == IPUP_OK && ipup__id_eq(out->name, name)) return IPUP_OK;
     }
-    if (e) ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "no tensor named \"%s\" in this model", name);
-    return IPUP_ERR_MISMATCH;
+    return ipup__efail(e, IPUP_ERR_MISMATCH, "no tensor named \"%s\" in this model (ipup_tensor_get lists the %d tensors)", name, (int)n);
 }
 IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     int32_t r, s;
-    if (!e || !e->initialised) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_replicas_sync");
+    if (rc) return rc;
     for (r = 1; r < e->R; r++) {
         for (s = 0; s < e->S; s++) {
             IPUPIPE_MEMCPY(e->srt[r][s].params, e->srt[0][s].params, e->st[s].n_params * sizeof(float));
@@ -4066,7 +4236,11 @@ IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user) {
 
 /* ------------------------------------------------------------------ reports */
 IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {
-    if (!e || !out || !e->initialised || ipu < 0 || ipu >= e->nipus) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_memory_report");
+    if (rc) return rc;
+    if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: out is NULL; give an ipup_mem_report to fill");
+    if (ipu < 0 || ipu >= e->nipus)
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: IPU %d is outside 0..%d (replicas x devices - 1)", (int)ipu, (int)(e->nipus - 1));
     ipup__mem_runtime(e, ipu, out);
     return IPUP_OK;
 }
@@ -4079,12 +4253,14 @@ IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write,
     char line[512];
     ipup__sb b;
     int32_t i, c;
-    if (!e || !write || !e->initialised) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_memory_report_write");
+    if (rc) return rc;
+    if (!write) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report_write: write is NULL; give a write callback (ipup_buf_write collects the text in memory)");
     b.buf = line; b.cap = sizeof line; b.len = 0;
     ipup__sbf(&b, "IPU  ");
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %s", ipup_mem_category_name(c));
     ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves frozen-saves (bytes)\n");
-    if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
+    if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the header line");
     for (i = 0; i < e->P; i++) {
         ipup_mem_report m;
         ipup__mem_runtime(e, i, &m);
@@ -4093,7 +4269,7 @@ IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write,
         for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %zu", m.by_category[c]);
         ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
                   m.offload_saved, m.frozen_saved);
-        if (ipup__write_line(write, user, &b)) return IPUP_ERR_IO;
+        if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the line of IPU%d", (int)i);
     }
     return IPUP_OK;
 }
@@ -4189,7 +4365,9 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
     int32_t i = 0, r, q;
     double now = 0.0, sync;
     char t0[32], t1[32];
-    if (!e || !write || !e->initialised) return IPUP_ERR_ARG;
+    int rc = ipup__need_init(e, "ipup_trace_write");
+    if (rc) return rc;
+    if (!write) return ipup__efail(e, IPUP_ERR_ARG, "ipup_trace_write: write is NULL; give a write callback (ipup_buf_write collects the text in memory)");
     w.write = write; w.user = user; w.rc = 0; w.first = 1;
     sync = ipup__sync_s(e);
     ipup__tw_emit(&w, "{\"traceEvents\":[\n", 17);
@@ -4213,7 +4391,8 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
         ipup__tw_event(&w, "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s}", (int)q,
                        ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->P) * 1e6));
     ipup__tw_emit(&w, "\n]}\n", 4);
-    return w.rc;
+    if (w.rc) return ipup__efail(e, w.rc, "ipup_trace_write: the write callback failed (returned non-zero); the trace is incomplete");
+    return IPUP_OK;
 }
 
 #ifdef __cplusplus

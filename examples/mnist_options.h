@@ -94,6 +94,9 @@ static void mt_usage(FILE *f) {
 }
 
 static unsigned mt_errors; /* messages printed; the fuzz target checks each refusal printed one */
+#ifndef MT_PROG
+#define MT_PROG "mnist-train" /* the program named in front of each message (ipupipe-plan sets its own) */
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 static int mt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -101,7 +104,7 @@ static int mt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int mt_err(const char *fmt, ...) {
     va_list ap;
     mt_errors++;
-    fprintf(stderr, "mnist-train: error: ");
+    fprintf(stderr, "%s: error: ", MT_PROG);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);

@@ -398,6 +398,7 @@ static int mt_setup_emulator(mt_run *r) {
     if ((rc = ipup_init(r->emu, &r->cfg)) != IPUP_OK)
         return mt_err("the pipeline cannot start: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
     r->emu_started = 1;
+    if (ipup_warnings(r->emu)[0]) fprintf(stderr, "warnings:\n%s", ipup_warnings(r->emu)); /* as ipupipe-sched */
     memset(meta, 0, sizeof *meta);
     ipup_snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
     if (!r->o.load) return 0;

@@ -58,12 +58,15 @@ $(FW_OUT)/fw_mnist.c: $(FW_OUT)/gen_mnist $(FW_OUT)/dataflags | data
 	$(FW_OUT)/gen_mnist data/mnist $(FW_TRAIN) $(FW_TEST) $(FW_POOL) $(FW_OUT)/fw_mnist
 $(FW_OUT)/fw_mnist.h: $(FW_OUT)/fw_mnist.c
 
-# Pool sizes as array bounds: ipup_plan_config of fw_model.h's configuration, run on the
-# build host (the firmware re-checks them at boot).
-$(FW_OUT)/gen_pools: $(FW_DIR)/gen_pools.c $(FW_DIR)/fw_model.h $(FW_OUT)/fw_mnist.h $(LIBHDRS)
-	$(CC_gcc) $(CSTD) $(WARN) -O2 $(FW_INC) -I$(FW_DIR) -I$(FW_OUT) $< -o $@ -lm
-$(FW_OUT)/fw_pools.h: $(FW_OUT)/gen_pools
-	$(FW_OUT)/gen_pools $@
+# Pool sizes as array bounds: build/ipupipe-plan (the host tool, examples/plan_tool.h) on
+# fw_model.h's configuration (fw_config: this model text, split before dense32, grouped,
+# B=8, M=4, SGD) writes fw_pools.h (IPUP_PLAN_IPU0_BYTES, ...) in this build; the
+# firmware re-plans at boot and stops with the exact figure should the two differ.
+FW_PLAN_FLAGS := --model dense64,relu,dense32,relu,dense10,xent --splits dense32 --schedule grouped \
+                 --batch-size 8 --batches-to-accumulate 4 --repeat-count 1 --optimizer sgd --runner coop
+$(FW_OUT)/fw_pools.h: build/ipupipe-plan $(FW_OUT)/fw_mnist.h
+	build/ipupipe-plan $(FW_PLAN_FLAGS) \
+	  --input 1x1x$$(sed -n 's/^#define FW_PIXELS \([0-9][0-9]*\).*/\1/p' $(FW_OUT)/fw_mnist.h) -o $@
 
 $(FW_OUT)/firmware.elf: $(FW_DEPS) $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(FW_OUT)/fw_pools.h $(FW_OUT)/cflags
 	$(FW_CC) $(FW_CFLAGS) $(FW_SRCS) $(FW_OUT)/fw_mnist.c $(FW_LDFLAGS) -lm -o $@

@@ -1,7 +1,7 @@
-/* fw_model.h - the firmware's network and pipeline configuration, in one place for the
-   two programs that need it: the firmware (main.c) and the host tool that sizes its
-   pools at build time (gen_pools.c runs ipup_plan_config with exactly this
-   configuration and writes build/firmware/fw_pools.h).
+/* fw_model.h - the firmware's network and pipeline configuration. The build sizes the
+   pools from the same configuration, given as flags to build/ipupipe-plan
+   (firmware.mk's FW_PLAN_FLAGS), which writes build/firmware/fw_pools.h; main.c
+   re-plans at boot and stops unless the two agree byte for byte.
 
    Include it after defining IPUPIPE_IMPLEMENTATION and the platform hooks (IPUPIPE_ASSERT,
    IPUPIPE_VSNPRINTF, ...): it sets the emulator's size macros and includes ipupipe.h. */
@@ -18,7 +18,7 @@
 #define IPUP_MAX_REPLICAS 1
 #define IPUP_MAX_IPUS 2
 #define IPUP_SCHED_MAX_STAGES 8
-#define IPUP_PLAN_STACK_OPS 32      /* ipup_plan_config builds its table in cfg.host */
+#define IPUP_PLAN_STACK_OPS 32      /* ipup_plan_config (at boot) builds its table in cfg.host */
 #include "ipupipe.h"
 
 #ifndef FW_MB

@@ -37,8 +37,12 @@ static void fw_assert_fail(const char *what, const char *file, int line);
 #define IPUPIPE_IMPLEMENTATION
 #include "fw_model.h" /* the network and pipeline settings; sets IPUPIPE_NO_THREADS and the
                          IPUP_MAX_* sizes, includes ipupipe.h */
-#include "fw_pools.h" /* FW_IPU0_BYTES, FW_IPU1_BYTES, FW_HOST_BYTES: generated at build time
-                         by gen_pools.c from ipup_plan_config */
+#include "fw_pools.h" /* IPUP_PLAN_IPU0_BYTES, IPUP_PLAN_IPU1_BYTES, IPUP_PLAN_HOST_BYTES:
+                         written in this build by build/ipupipe-plan (firmware.mk); its
+                         IPUP_MAX_* checks pass with fw_model.h's limits */
+#if IPUP_PLAN_DEVICES != FW_STAGES || IPUP_PLAN_IPUS != 2
+#error "fw_pools.h was planned for another pipeline than fw_model.h's (firmware.mk's FW_PLAN_FLAGS)"
+#endif
 
 uint32_t fw_stack_used(void); /* startup.c */
 uint32_t fw_stack_size(void);
@@ -65,10 +69,10 @@ uint32_t fw_stack_size(void);
 #define FW_TOTAL_STEPS (FW_EPOCHS * FW_STEPS_PER_EPOCH)
 
 /* The pools: one static array per emulated IPU and one for the host side, exactly the
-   sizes ipup_plan_config asks for (64-byte aligned, as ipupipe.h recommends). */
-IPUP_ALIGN64 static uint8_t fw_ipu0[FW_IPU0_BYTES];
-IPUP_ALIGN64 static uint8_t fw_ipu1[FW_IPU1_BYTES];
-IPUP_ALIGN64 static uint8_t fw_host[FW_HOST_BYTES];
+   sizes the plan asks for (64-byte aligned, as ipupipe.h recommends). */
+IPUP_ALIGN64 static uint8_t fw_ipu0[IPUP_PLAN_IPU0_BYTES];
+IPUP_ALIGN64 static uint8_t fw_ipu1[IPUP_PLAN_IPU1_BYTES];
+IPUP_ALIGN64 static uint8_t fw_host[IPUP_PLAN_HOST_BYTES];
 static ipup_emu fw_emu;
 
 /* ---- instruction counter: CMSDK APB timer 0 at 0x40000000 (Arm DDI 0479, "Cortex-M
@@ -205,7 +209,7 @@ typedef struct fw_ref {
           a2[FW_MB * FW_H2], lg[FW_MB * FW_C], dlg[FW_MB * FW_C], da2[FW_MB * FW_H2], da1[FW_MB * FW_H1];
     int32_t lab[FW_MB];
 } fw_ref;
-typedef char fw_ref_fits_in_ipu0[sizeof(fw_ref) <= FW_IPU0_BYTES ? 1 : -1];
+typedef char fw_ref_fits_in_ipu0[sizeof(fw_ref) <= IPUP_PLAN_IPU0_BYTES ? 1 : -1];
 
 /* FNV-1a, 64-bit (Fowler, Noll, Vo; offset basis 14695981039346656037, prime 1099511628211)
    over the bytes of n floats, continuing from h */
@@ -336,9 +340,9 @@ static int fw_setup(ipup_emu *e, ipup_config *cfg, ipup_plan *plan, ipup_model_d
               (unsigned long)plan->host_bytes, (unsigned long)sizeof fw_host,
               (int)plan->stash_depth[0], (int)plan->stash_depth[1]);
     for (i = 0; i < plan->devices && i < 2; i++)
-        if (plan->ipu_bytes[i] > have[i]) {
-            fw_printf("FIRMWARE FAILED: fw_pools.h is out of date: IPU%d needs %lu bytes, its pool has %lu "
-                      "(make firmware regenerates build/firmware/fw_pools.h)\n",
+        if (plan->ipu_bytes[i] != have[i]) { /* exactly: the plan of fw_pools.h is this configuration's */
+            fw_printf("FIRMWARE FAILED: fw_pools.h does not match fw_model.h: IPU%d needs %lu bytes, its pool has %lu "
+                      "(firmware.mk's FW_PLAN_FLAGS must say what fw_config says)\n",
                       i, (unsigned long)plan->ipu_bytes[i], (unsigned long)have[i]);
             return 1;
         }

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# tests/test_plan_tool.sh - build/ipupipe-plan: the header it writes compiles (included
+# before ipupipe.h, so its IPUP_MAX_* limits shrink ipup_emu), its sizes are those of
+# ipup_plan_config and ipup_plan_pools, a program inits with exactly those pools and is
+# refused (IPUP_ERR_OOM, with a message) with one byte less in any IPU pool, the
+# streaming pool or the host pool (IPUP_ERR_CAPACITY); -o writes complete files only;
+# a named MNIST model gives the sizes of its own text; warnings; bad flags' messages.
+. "$(dirname "$0")/lib.sh"
+tool=build/ipupipe-plan
+make_tmp plan_tool
+need_bin "$tool"
+CC=${CC:-gcc}
+WARN="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion -Wstrict-prototypes -Werror"
+
+# expect CODE NAME -- ARGS... : run the tool; output in $tmp/out, messages in $tmp/err
+expect() {
+  local code=$1 name=$2
+  shift 3
+  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -eq "$code" ]; then ok "$name (exit $rc)"; else bad "$name: exit $rc, expected $code" "$tmp/err"; fi
+}
+has() { # has NAME PATTERN FILE
+  if grep -qF -- "$2" "$3"; then ok "$1"; else bad "$1: '$2' not in $3" "$3"; fi
+}
+
+# The check program: the configuration comes as -D flags, the pools from the header.
+cat >"$tmp/check.c" <<'EOF'
+#include "plan.h" /* first: its IPUP_MAX_* limits size ipup_emu */
+#define IPUPIPE_IMPLEMENTATION
+#include "ipupipe.h"
+#include <stdio.h>
+#include <string.h>
+#define STR_(x) #x
+#define STR(x) STR_(x)
+static ipup_emu emu;
+static ipup_model_desc model;
+IPUP_ALIGN64 static uint8_t pool[IPUP_PLAN_IPUS][1u << 18];
+IPUP_ALIGN64 static uint8_t stream[IPUP_PLAN_IPUS][1u << 18];
+IPUP_ALIGN64 static uint8_t host[IPUP_PLAN_HOST_BYTES];
+static uint8_t scratch[IPUP_PLAN_SCRATCH_BYTES(IPUP_PLAN_STAGES, CK_M)];
+static const size_t ipu_bytes[] = IPUP_PLAN_IPU_BYTES_LIST;   /* per IPU */
+static const size_t stream_bytes[] = IPUP_PLAN_STREAM_BYTES_LIST;
+static const size_t ipu0 = IPUP_PLAN_IPU0_BYTES, stream0 = IPUP_PLAN_STREAM0_BYTES;
+static int feed(void *u, const ipup_feed *f) { (void)u; (void)f; return 0; }
+static int failures;
+#define CHECK(c, ...) do { if (!(c)) { failures++; printf("check failed: " __VA_ARGS__); printf("\n"); } } while (0)
+/* init with every pool exactly as planned except `short_ipu` (or the stream pool, or the
+   host pool) one byte less; the code */
+static int try_init(ipup_config *c, int short_ipu, int short_stream, int short_host) {
+    int i, rc;
+    for (i = 0; i < IPUP_PLAN_IPUS; i++) {
+        c->ipu[i].mem = pool[i];
+        c->ipu[i].bytes = ipu_bytes[i] - (size_t)(i == short_ipu);
+        c->stream[i].mem = stream_bytes[i] ? stream[i] : NULL;
+        c->stream[i].bytes = stream_bytes[i] - (size_t)(i == short_stream);
+    }
+    c->host.mem = host;
+    c->host.bytes = sizeof host - (size_t)short_host;
+    memset(&emu, 0, sizeof emu);
+    rc = ipup_init(&emu, c);
+    if (rc != IPUP_OK && !ipup_last_error(&emu)[0]) CHECK(0, "refusal %d without a message", rc);
+    ipup_shutdown(&emu);
+    return rc;
+}
+int main(void) {
+    static const int32_t split[] = {CK_SPLIT};
+    ipup_config c;
+    ipup_plan p1, p2;
+    char msg[IPUP_MSG_MAX];
+    int d, rc;
+    memset(&c, 0, sizeof c);
+    model.in_h = CK_H; model.in_w = CK_W; model.in_c = CK_C;
+    if (ipup_model_parse(CK_MODEL, &model, msg, sizeof msg) != IPUP_OK) { printf("model: %s\n", msg); return 1; }
+    c.model = &model; c.stages = IPUP_PLAN_STAGES; c.split = IPUP_PLAN_STAGES > 1 ? split : NULL;
+    c.microbatch = CK_B; c.microbatches = CK_M; c.replicas = CK_R; c.repeat = CK_REPEAT;
+    c.opt.kind = CK_OPT; c.offload = CK_OFFLOAD; c.recompute = CK_RECOMPUTE; c.schedule = CK_SCHED;
+    c.infeed = feed;
+    rc = ipup_plan_pools(&c, &p1, scratch, sizeof scratch, msg, sizeof msg);
+    CHECK(rc == IPUP_OK, "ipup_plan_pools: %s", msg);
+    c.host.mem = host; c.host.bytes = sizeof host;
+    rc = ipup_plan_config(&emu, &c, &p2);
+    CHECK(rc == IPUP_OK, "ipup_plan_config: %s", ipup_last_error(&emu));
+    c.host.mem = NULL; c.host.bytes = 0;
+    CHECK(memcmp(&p1, &p2, sizeof p1) == 0, "the two plans differ");
+    CHECK(p1.devices == IPUP_PLAN_DEVICES && p1.ipus == IPUP_PLAN_IPUS && p1.host_bytes == IPUP_PLAN_HOST_BYTES, "counts");
+    CHECK(sizeof ipu_bytes / sizeof ipu_bytes[0] == IPUP_PLAN_IPUS && ipu0 == ipu_bytes[0] && stream0 == stream_bytes[0], "the lists");
+    for (d = 0; d < p1.ipus; d++)
+        CHECK(p1.ipu_bytes[d % p1.devices] == ipu_bytes[d] && p1.stream_bytes[d % p1.devices] == stream_bytes[d] && ipu_bytes[d] <= sizeof pool[0],
+              "IPU %d: plan %zu/%zu, header %zu/%zu", d, p1.ipu_bytes[d % p1.devices], p1.stream_bytes[d % p1.devices], ipu_bytes[d], stream_bytes[d]);
+    CHECK(IPUP_MAX_LAYERS == (model.n_layers > 3 ? model.n_layers : 3) && IPUP_MAX_IPUS == IPUP_PLAN_IPUS && IPUP_MAX_DEVICES == IPUP_PLAN_DEVICES,
+          "limits %d %d %d", IPUP_MAX_LAYERS, IPUP_MAX_IPUS, IPUP_MAX_DEVICES);
+    rc = try_init(&c, -1, -1, 0);
+    CHECK(rc == IPUP_OK, "init with the planned pools: %d %s", rc, ipup_last_error(&emu));
+    for (d = 0; d < IPUP_PLAN_IPUS; d++) {
+        rc = try_init(&c, d, -1, 0);
+        CHECK(rc == IPUP_ERR_OOM && strstr(ipup_last_error(&emu), "out of memory"), "IPU%d one byte short: %d %s", d, rc, ipup_last_error(&emu));
+        if (stream_bytes[d]) {
+            rc = try_init(&c, -1, d, 0);
+            CHECK(rc == IPUP_ERR_OOM && strstr(ipup_last_error(&emu), "streaming memory too small"), "stream %d short: %d", d, rc);
+        }
+    }
+    rc = try_init(&c, -1, -1, 1);
+    CHECK(rc == IPUP_ERR_CAPACITY && strstr(ipup_last_error(&emu), "host pool too small"), "host short: %d %s", rc, ipup_last_error(&emu));
+    printf("sizeof(ipup_emu) %zu, IPU0 %zu bytes, %d IPUs: %s\n", sizeof(ipup_emu), ipu_bytes[0], IPUP_PLAN_IPUS, failures ? "FAILED" : "ok");
+    return failures != 0;
+}
+EOF
+
+# plan NAME CK_DEFINES -- TOOL ARGS: the header, then the check program built on it
+plan() {
+  local name=$1 defs=$2
+  shift 3
+  if ! "$tool" "$@" -o "$tmp/plan.h" 2>"$tmp/err"; then bad "$name: the tool failed" "$tmp/err"; return; fi
+  # shellcheck disable=SC2086
+  if ! $CC $WARN -O2 -I. -I"$tmp" $defs "$tmp/check.c" -o "$tmp/check" -lm -lpthread 2>"$tmp/cc.log"; then
+    bad "$name: the header does not compile into the check program" "$tmp/cc.log"; return
+  fi
+  if "$tmp/check" >"$tmp/check.log"; then ok "$name: $(tail -1 "$tmp/check.log")"; else bad "$name" "$tmp/check.log"; fi
+}
+
+base='-DCK_H=1 -DCK_W=1 -DCK_REPEAT=1 -DCK_RECOMPUTE=0 -DCK_SCHED=IPUP_SCHED_GROUPED'
+plan "2 stages, SGD" "$base -DCK_MODEL=\"dense64,relu,dense32,relu,dense10,xent\" -DCK_C=196 -DCK_SPLIT=2 -DCK_B=8 -DCK_M=4 -DCK_R=1 -DCK_OPT=IPUP_OPT_SGD -DCK_OFFLOAD=0" -- \
+  --model dense64,relu,dense32,relu,dense10,xent --input 1x1x196 --splits dense32 --batch-size 8 --batches-to-accumulate 4 --optimizer sgd
+plan "2 stages x 2 replicas, Adam offloaded" "$base -DCK_MODEL=\"dense32,relu,dense16,relu,dense4,xent\" -DCK_C=64 -DCK_SPLIT=3 -DCK_B=4 -DCK_M=8 -DCK_R=2 -DCK_OPT=IPUP_OPT_ADAM -DCK_OFFLOAD=1" -- \
+  --model dense32,relu,dense16,relu,dense4,xent --input 1x1x64 --splits relu_2 --batch-size 4 --batches-to-accumulate 8 --replicas 2 --optimizer adam --offload
+has "2 replicas: IPU3's pool" "#define IPUP_PLAN_IPU3_BYTES" "$tmp/plan.h"
+plan "1 stage, momentum" "-DCK_H=8 -DCK_W=8 -DCK_REPEAT=3 -DCK_RECOMPUTE=0 -DCK_SCHED=IPUP_SCHED_GROUPED -DCK_MODEL=\"conv4,relu,maxpool2,flatten,dense3,xent\" -DCK_C=2 -DCK_SPLIT=1 -DCK_B=2 -DCK_M=2 -DCK_R=1 -DCK_OPT=IPUP_OPT_MOMENTUM -DCK_OFFLOAD=0" -- \
+  --model conv4,relu,maxpool2,flatten,dense3,xent --input 8x8x2 --splits none --batch-size 2 --batches-to-accumulate 2 --repeat-count 3 --optimizer momentum
+plan "3 stages, 1f1b, recompute" "-DCK_H=1 -DCK_W=1 -DCK_REPEAT=1 -DCK_RECOMPUTE=1 -DCK_SCHED=IPUP_SCHED_1F1B -DCK_MODEL=\"dense16,relu,dense16,relu,dense8,relu,dense2,xent\" -DCK_C=20 -DCK_SPLIT=2,4 -DCK_B=3 -DCK_M=6 -DCK_R=1 -DCK_OPT=IPUP_OPT_SGD -DCK_OFFLOAD=0" -- \
+  --model dense16,relu,dense16,relu,dense8,relu,dense2,xent --input 1x1x20 --splits dense16_2 dense8 --schedule 1f1b --batch-size 3 --batches-to-accumulate 6 --recompute --optimizer sgd
+
+# the header in stdout equals the file -o wrote; a refused run leaves the file as it was
+args=(--model dense8,relu,dense4,xent --input 1x1x8 --splits dense4 --batches-to-accumulate 4)
+"$tool" "${args[@]}" >"$tmp/stdout.h" 2>/dev/null
+"$tool" "${args[@]}" -o "$tmp/file.h" 2>/dev/null
+if cmp -s "$tmp/stdout.h" "$tmp/file.h"; then ok "-o writes what stdout shows"; else bad "-o and stdout differ"; fi
+cp "$tmp/file.h" "$tmp/before.h"
+expect 2 "a refused configuration with -o" -- --model dense8,relu,dense4,xent --input 1x1x8 --batch-size 0 -o "$tmp/file.h"
+if cmp -s "$tmp/before.h" "$tmp/file.h"; then ok "a refused run leaves the -o file as it was"; else bad "the -o file changed"; fi
+if ls "$tmp" | grep -q '\.tmp$'; then bad "a temporary file was left behind"; else ok "no temporary file left"; fi
+expect 1 "-o into a missing directory" -- "${args[@]}" -o "$tmp/no/such/dir/plan.h"
+has "-o into a missing directory says why" "ipupipe-plan: error: -o: cannot create" "$tmp/err"
+
+# a named model: its recipe, and the sizes of its text with that recipe given as flags
+"$tool" --model mlp >"$tmp/mlp.h" 2>"$tmp/err" || bad "--model mlp" "$tmp/err"
+"$tool" --model flatten,dense256,relu,dense128,relu,dense64,relu,dense32,relu,dense10,xent --input 28x28x1 \
+  --splits dense32 --batch-size 32 --batches-to-accumulate 16 --repeat-count 10 --optimizer momentum >"$tmp/mlptext.h" 2>"$tmp/err" ||
+  bad "the mlp as text" "$tmp/err"
+if diff <(grep '^#define IPUP_PLAN' "$tmp/mlp.h") <(grep '^#define IPUP_PLAN' "$tmp/mlptext.h") >"$tmp/diff"; then
+  ok "--model mlp plans as its text with its recipe ($(grep -c '^#define' "$tmp/mlp.h") defines)"
+else bad "--model mlp and its text differ" "$tmp/diff"; fi
+has "--model mlp: the recipe's 16 micro-batches in the comment" "micro-batch 32 x 16 micro-batches" "$tmp/mlp.h"
+
+# warnings: to stderr as ipupipe-sched prints them, and into the header's comment
+expect 0 "Grouped with M=3" -- --model dense8,relu,dense4,xent --input 1x1x8 --splits dense4 --batches-to-accumulate 3
+has "the Grouped rule on stderr" "warnings:" "$tmp/err"
+has "the Grouped rule in the header" "warning: PipelineSchedule.Grouped: gradient_accumulation_count (M=3)" "$tmp/out"
+expect 2 "Grouped with M=3 under --strict" -- --model dense8,relu,dense4,xent --input 1x1x8 --splits dense4 --batches-to-accumulate 3 --strict
+has "--strict says why" "must be a multiple of 2 x the number of pipeline stages" "$tmp/err"
+
+# bad flags
+expect 0 "--help" -- --help
+has "--help shows the header's names" "IPUP_PLAN_IPU<i>_BYTES" "$tmp/out"
+has "--help lists the trainer's options" "--batches-to-accumulate" "$tmp/out"
+expect 2 "a model text without --input" -- --model dense8,xent
+has "without --input says why" "needs --input HxWxC" "$tmp/err"
+expect 2 "--input 28x28" -- --model dense8,xent --input 28x28
+has "--input 28x28 says why" "--input needs HxWxC, three integers in 1..65535" "$tmp/err"
+expect 2 "--input 0x1x1" -- --model dense8,xent --input 0x1x1
+expect 2 "--input without a value" -- --model dense8,xent --input
+has "--input without a value says why" "--input needs a value" "$tmp/err"
+expect 2 "-o without a value" -- --model mlp -o
+has "-o without a value says why" "-o needs a value" "$tmp/err"
+expect 2 "an unknown option" -- --model mlp --frobnicate
+has "an unknown option is named" "ipupipe-plan: error: unknown option '--frobnicate'" "$tmp/err"
+expect 2 "a model that does not parse" -- --model dense8,bogus,xent --input 1x1x4
+has "a bad model is named" "is neither mlp, cnn nor mlp-gelu, nor a model text" "$tmp/err"
+expect 2 "a model that does not fit its input" -- --model conv8,relu,maxpool2,flatten,dense2,xent --input 2x2x1
+has "a model too large for its input says why" "--model conv8,relu,maxpool2,flatten,dense2,xent on --input 2x2x1" "$tmp/err"
+expect 2 "--splits of an unknown layer" -- --model dense8,relu,dense4,xent --input 1x1x8 --splits dense99
+has "--splits names the layers" "the layers of model text are" "$tmp/err"
+expect 2 "--batch-size 0" -- --model mlp --batch-size 0
+has "--batch-size 0 says why" "--batch-size needs an integer in 1..4096" "$tmp/err"
+expect 2 "--schedule nope" -- --model mlp --schedule nope
+has "--schedule nope says why" "--schedule: unknown 'nope'" "$tmp/err"
+finish
