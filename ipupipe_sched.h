@@ -170,6 +170,12 @@ static inline int ipup_buf_fits(const ipup_buf *b) { return b->len < b->cap; }
 #ifndef IPUP_SCHED_MAX_STAGES
 #define IPUP_SCHED_MAX_STAGES 256 /* compile-time maximum S (and P); overridable */
 #endif
+#ifndef IPUP_SCHED_MAX_BRANCHES
+#define IPUP_SCHED_MAX_BRANCHES 8 /* most devices (branches) of one concurrent stage; overridable, <= 64 */
+#endif
+#if IPUP_SCHED_MAX_BRANCHES < 1 || IPUP_SCHED_MAX_BRANCHES > 64
+#error "IPUP_SCHED_MAX_BRANCHES must be 1..64"
+#endif
 /* Largest micro-batch count accepted (keeps 3*S*M and the work sizes in range). */
 #define IPUP_SCHED_MAX_MICROBATCHES (1 << 22)
 
@@ -181,7 +187,8 @@ typedef struct ipup_op {
     int16_t stage;
     int16_t device; /* row */
     int8_t kind;    /* ipup_op_kind */
-    int8_t pad_[3]; /* pad_[0]: order inside a CSV overlap cell; otherwise 0 */
+    int8_t pad_[3]; /* pad_[0]: order inside a CSV overlap cell; otherwise 0. pad_[1]: 0 for an op
+                       of a plain stage, b + 1 for branch b of a concurrent stage (ipup_op_branch) */
 } ipup_op;          /* 16 bytes */
 
 typedef struct ipup_table {
@@ -191,6 +198,10 @@ typedef struct ipup_table {
                      or 3*S*M when split */
     int32_t split_backward; /* 1 when the backward is I + W ops (some or all of them) */
     int16_t stage_device[IPUP_SCHED_MAX_STAGES]; /* stage -> device; -1 beyond stages */
+    /* concurrent stages (docs/schedules.md §8); all zero in a plain table */
+    int32_t concurrent;                           /* 1 when some stage runs as branches on several devices */
+    int8_t n_branches[IPUP_SCHED_MAX_STAGES];     /* concurrent: branches of stage s (1 = plain stage) */
+    int16_t branch_device[IPUP_SCHED_MAX_STAGES][IPUP_SCHED_MAX_BRANCHES]; /* concurrent: device of branch b */
 } ipup_table;
 
 #define IPUP_SCHED_MAX_OPS(S, M) (3 * (S) * (M)) /* enough ops for any built-in schedule */
@@ -210,6 +221,16 @@ typedef enum ipup_sched_kind {
 } ipup_sched_kind;
 #define IPUP_SCHED_KIND_COUNT 7
 
+/* A stage -> devices mapping with concurrent stages (docs/schedules.md §8): stage s runs
+   on n_dev[s] devices dev[s][0..n_dev[s]-1], one branch per device (n_dev[s] = 1: a plain
+   stage). ipup_sched_map_parse reads it from text such as "0,[1,2],2,3". */
+typedef struct ipup_stage_map {
+    int32_t stages;     /* S */
+    int32_t concurrent; /* 1 when some stage has n_dev > 1 */
+    int8_t n_dev[IPUP_SCHED_MAX_STAGES];
+    int16_t dev[IPUP_SCHED_MAX_STAGES][IPUP_SCHED_MAX_BRANCHES];
+} ipup_stage_map;
+
 typedef struct ipup_sched_config { /* zero = default */
     ipup_sched_kind kind;
     int32_t stages, microbatches;
@@ -218,6 +239,8 @@ typedef struct ipup_sched_config { /* zero = default */
                                      devices is given, else 2 when S is even, else 1) */
     const int16_t *stage_device;  /* stage_device (stages) or NULL: default mapping s -> s */
     int32_t strict;               /* Graphcore (and Megatron) API rules as errors */
+    const ipup_stage_map *concurrent; /* NULL, or the mapping with concurrent stages (then
+                                     stage_device is NULL; docs/schedules.md §8) */
 } ipup_sched_config;
 
 /* Generate a table into ops (cap_ops). msg (msg_len) receives the error text, or on
@@ -375,6 +398,27 @@ IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *
    into a lock-step table. Overlap cells become two consecutive steps. Compacts.
    Returns IPUP_ERR_INVALID_TABLE when the orders deadlock or an op is missing. */
 IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len);
+
+/* ---- concurrent pipeline stages (docs/schedules.md §8; TF IPU user guide §6.5.7) ----
+   A concurrent stage is one stage run as several branches, one per device, on the same
+   micro-batch in the same step. In a table every branch is its own op on its own
+   device row; pad_[1] of the op holds branch + 1 (0 for an op of a plain stage). */
+/* The branch of an op of a concurrent stage (0..n-1), or -1 for an op of a plain stage. */
+static inline int ipup_op_branch(const ipup_op *op) { return op->pad_[1] > 0 ? op->pad_[1] - 1 : -1; }
+/* Parse a stage -> device mapping: device numbers separated by commas, one per stage,
+   where a bracketed list is one stage on several devices: "0,1,2,1,0", "0,[1,2],2,3".
+   Spaces and tabs around numbers and signs are ignored. Devices are 0..255, at most
+   IPUP_SCHED_MAX_BRANCHES per bracket and all distinct, brackets do not nest, at most
+   IPUP_SCHED_MAX_STAGES stages. Returns the stage count, or IPUP_ERR_ARG (NULL
+   argument) / IPUP_ERR_PARSE with msg saying what is wrong, where, and the fix. */
+IPUPIPE_DEF int ipup_sched_map_parse(const char *text, ipup_stage_map *out, char *msg, size_t msg_len);
+/* The serialised form of a mapping: each concurrent stage's branches become consecutive
+   plain stages on their devices (0,[1,2],2,3 -> 0,1,2,2,3). Writes the plain mapping
+   into stage_device (cap entries) and returns its stage count, or IPUP_ERR_CAPACITY. */
+IPUPIPE_DEF int ipup_sched_map_serialised(const ipup_stage_map *map, int16_t *stage_device, int32_t cap);
+/* The sum over stages of their branch counts: size a concurrent table's ops with
+   IPUP_SCHED_MAX_OPS(ipup_sched_map_lanes(map), M). */
+IPUPIPE_DEF int32_t ipup_sched_map_lanes(const ipup_stage_map *map);
 
 #ifdef __cplusplus
 }
@@ -2972,6 +3016,178 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
     ipup_sched_sort(t);
     return IPUP_OK;
 }
+
+/* ==== concurrent pipeline stages (docs/schedules.md §8) ====
+   The mapping parser, the serialised mapping, the generator of concurrent tables
+   (gang list scheduling: every branch of an op in one step), and the verifier's
+   branch rules. Kept in one block; the rest of the header calls in at a few marked
+   places (generate, verify, measure, CSV). */
+
+/* parser state: the text, the position, the stage being read */
+typedef struct ipup__mp {
+    const char *s;
+    size_t i;
+    char *msg;
+    size_t msg_len;
+    ipup_stage_map *out;
+} ipup__mp;
+
+static IPUP__UNUSED void ipup__mp_blank(ipup__mp *p) {
+    while (p->s[p->i] == ' ' || p->s[p->i] == '\t') p->i++;
+}
+
+/* what the character at the position is, for messages */
+static IPUP__UNUSED const char *ipup__mp_what(const ipup__mp *p, char *buf, size_t len) {
+    char c = p->s[p->i];
+    if (c == '\0') return "the end of the text";
+    if ((unsigned char)c < 32 || (unsigned char)c > 126) ipup_snprintf(buf, len, "byte 0x%02x", (unsigned)(unsigned char)c);
+    else ipup_snprintf(buf, len, "'%c'", c);
+    return buf;
+}
+
+/* one device number of stage st at the position (after blanks) */
+static IPUP__UNUSED int ipup__mp_num(ipup__mp *p, int32_t st, int32_t *dev) {
+    char w[16];
+    int32_t v = 0;
+    size_t start;
+    ipup__mp_blank(p);
+    start = p->i;
+    if (p->s[p->i] == '[')
+        return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                         "mapping: '[' at character %d is inside the bracket of stage %d; brackets do not nest (a "
+                         "concurrent stage lists its devices once, e.g. 0,[1,2],3)",
+                         (int)p->i + 1, (int)st);
+    if (p->s[p->i] == ',' || p->s[p->i] == ']' || p->s[p->i] == '\0')
+        return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                         "mapping: stage %d has an empty device at character %d (found %s where a device number "
+                         "belongs); give one device number per stage, e.g. 0,1,2 or 0,[1,2],3",
+                         (int)st, (int)p->i + 1, ipup__mp_what(p, w, sizeof w));
+    while (p->s[p->i] >= '0' && p->s[p->i] <= '9') {
+        if (v < 100000) v = v * 10 + (p->s[p->i] - '0');
+        p->i++;
+    }
+    if (p->i == start)
+        return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                         "mapping: %s at character %d is not a device number (stage %d); devices are numbers 0..%d, "
+                         "e.g. 0,1,2 or 0,[1,2],3",
+                         ipup__mp_what(p, w, sizeof w), (int)p->i + 1, (int)st, IPUP_SCHED_MAX_STAGES - 1);
+    if (v >= IPUP_SCHED_MAX_STAGES)
+        return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                         "mapping: device %.12s of stage %d (character %d) is out of range; devices are 0..%d", p->s + start,
+                         (int)st, (int)start + 1, IPUP_SCHED_MAX_STAGES - 1);
+    *dev = v;
+    ipup__mp_blank(p);
+    return IPUP_OK;
+}
+
+/* a bracket "[a,b,...]" of stage st, the position on the '[' */
+static IPUP__UNUSED int ipup__mp_bracket(ipup__mp *p, int32_t st) {
+    size_t open = p->i;
+    int32_t n = 0, k, d;
+    int rc;
+    char w[16];
+    p->i++;
+    for (;;) {
+        if ((rc = ipup__mp_num(p, st, &d)) != IPUP_OK) {
+            if (p->s[p->i] == ']' && n == 0)
+                return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                                 "mapping: stage %d is an empty bracket (character %d); list its devices, e.g. [1,2]",
+                                 (int)st, (int)open + 1);
+            if (p->s[p->i] == '\0')
+                return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                                 "mapping: the bracket of stage %d opened at character %d is not closed; add ']'", (int)st,
+                                 (int)open + 1);
+            return rc;
+        }
+        for (k = 0; k < n; k++)
+            if (p->out->dev[st][k] == d)
+                return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                                 "mapping: stage %d lists device %d twice; the branches of a concurrent stage run on "
+                                 "distinct IPUs (e.g. [1,2])",
+                                 (int)st, (int)d);
+        if (n == IPUP_SCHED_MAX_BRANCHES)
+            return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                             "mapping: stage %d lists more than %d devices (IPUP_SCHED_MAX_BRANCHES); split it over at "
+                             "most %d IPUs or raise IPUP_SCHED_MAX_BRANCHES before the include",
+                             (int)st, IPUP_SCHED_MAX_BRANCHES, IPUP_SCHED_MAX_BRANCHES);
+        p->out->dev[st][n++] = (int16_t)d;
+        if (p->s[p->i] == ']') break;
+        if (p->s[p->i] != ',')
+            return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                             p->s[p->i] == '\0' ? "mapping: the bracket of stage %d opened at character %d is not closed "
+                                                  "(%s at character %d); add ']'"
+                                                : "mapping: in the bracket of stage %d (opened at character %d), %s at "
+                                                  "character %d; separate its devices with commas and close it with ']'",
+                             (int)st, (int)open + 1, ipup__mp_what(p, w, sizeof w), (int)p->i + 1);
+        p->i++;
+    }
+    p->i++;
+    p->out->n_dev[st] = (int8_t)n;
+    if (n > 1) p->out->concurrent = 1;
+    return IPUP_OK;
+}
+
+IPUPIPE_DEF int ipup_sched_map_parse(const char *text, ipup_stage_map *out, char *msg, size_t msg_len) {
+    ipup__mp p;
+    int32_t st = 0, d;
+    int rc;
+    char w[16];
+    if (msg && msg_len) msg[0] = '\0';
+    if (!text || !out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "ipup_sched_map_parse: text and out must not be NULL");
+    IPUPIPE_MEMSET(out, 0, sizeof *out);
+    p.s = text; p.i = 0; p.msg = msg; p.msg_len = msg_len; p.out = out;
+    ipup__mp_blank(&p);
+    if (text[p.i] == '\0')
+        return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                         "mapping is empty; give one device per stage, e.g. 0,1,2 or 0,[1,2],3 (a bracket: one stage on several IPUs)");
+    for (;;) {
+        if (st == IPUP_SCHED_MAX_STAGES)
+            return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "mapping: more than %d stages (IPUP_SCHED_MAX_STAGES)",
+                             IPUP_SCHED_MAX_STAGES);
+        ipup__mp_blank(&p);
+        if (text[p.i] == '[') {
+            if ((rc = ipup__mp_bracket(&p, st)) != IPUP_OK) { out->stages = 0; return rc; }
+            ipup__mp_blank(&p);
+        } else {
+            if (text[p.i] == ']')
+                return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "mapping: ']' at character %d closes no bracket; open it "
+                                 "with '[' (e.g. 0,[1,2],3)", (int)p.i + 1);
+            if ((rc = ipup__mp_num(&p, st, &d)) != IPUP_OK) return rc;
+            out->dev[st][0] = (int16_t)d;
+            out->n_dev[st] = 1;
+        }
+        st++;
+        if (text[p.i] == '\0') break;
+        if (text[p.i] != ',')
+            return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                             text[p.i] == ']' ? "mapping: %s at character %d closes no bracket; open it with '[' (e.g. 0,[1,2],3)"
+                                              : "mapping: %s at character %d after stage %d; separate the stages with commas",
+                             ipup__mp_what(&p, w, sizeof w), (int)p.i + 1, (int)st - 1);
+        p.i++;
+    }
+    out->stages = st;
+    return st;
+}
+
+IPUPIPE_DEF int ipup_sched_map_serialised(const ipup_stage_map *map, int16_t *stage_device, int32_t cap) {
+    int32_t s, b, n = 0;
+    if (!map || !stage_device || map->stages < 1 || map->stages > IPUP_SCHED_MAX_STAGES) return IPUP_ERR_ARG;
+    for (s = 0; s < map->stages; s++)
+        for (b = 0; b < map->n_dev[s]; b++) {
+            if (n >= cap) return IPUP_ERR_CAPACITY;
+            stage_device[n++] = map->dev[s][b];
+        }
+    return n;
+}
+
+IPUPIPE_DEF int32_t ipup_sched_map_lanes(const ipup_stage_map *map) {
+    int32_t s, n = 0;
+    if (!map) return 0;
+    for (s = 0; s < map->stages && s < IPUP_SCHED_MAX_STAGES; s++) n += map->n_dev[s] > 0 ? map->n_dev[s] : 1;
+    return n;
+}
+
+/* ==== end of concurrent pipeline stages ==== */
 
 #ifdef __cplusplus
 }
