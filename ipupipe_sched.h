@@ -171,10 +171,10 @@ static inline int ipup_buf_fits(const ipup_buf *b) { return b->len < b->cap; }
 #define IPUP_SCHED_MAX_STAGES 256 /* compile-time maximum S (and P); overridable */
 #endif
 #ifndef IPUP_SCHED_MAX_BRANCHES
-#define IPUP_SCHED_MAX_BRANCHES 8 /* most devices (branches) of one concurrent stage; overridable, <= 64 */
+#define IPUP_SCHED_MAX_BRANCHES 8 /* most devices (branches) of one concurrent stage; overridable, 1..8 */
 #endif
-#if IPUP_SCHED_MAX_BRANCHES < 1 || IPUP_SCHED_MAX_BRANCHES > 64
-#error "IPUP_SCHED_MAX_BRANCHES must be 1..64"
+#if IPUP_SCHED_MAX_BRANCHES < 1 || IPUP_SCHED_MAX_BRANCHES > 8
+#error "IPUP_SCHED_MAX_BRANCHES must be 1..8 (the verifier keeps the branches seen in one byte)"
 #endif
 /* Largest micro-batch count accepted (keeps 3*S*M and the work sizes in range). */
 #define IPUP_SCHED_MAX_MICROBATCHES (1 << 22)
@@ -311,6 +311,13 @@ typedef struct ipup_sched_figures {
     int32_t peak_inflight[IPUP_SCHED_MAX_STAGES];
     int64_t stash_bytes[IPUP_SCHED_MAX_STAGES]; /* peak_inflight x act_bytes per stage */
     int64_t stash_total;
+    /* per device (docs/schedules.md §8): the most micro-batches whose activations device d
+       holds at once (over all its stages and branches; a branch counts on its own device),
+       the most bytes it stashes at once (act_bytes per stage and branch), and the sum over
+       devices of the first: the activations stored in the whole pipeline at its peaks */
+    int32_t peak_inflight_device[IPUP_SCHED_MAX_STAGES];
+    int64_t stash_bytes_device[IPUP_SCHED_MAX_STAGES];
+    int32_t inflight_total;
 } ipup_sched_figures;
 /* Figures of a valid table (verify first). cost NULL: defaults. act_bytes (stages) or
    NULL: bytes a stage keeps per micro-batch in flight (with recomputation only its
@@ -1461,6 +1468,9 @@ static IPUP__UNUSED void ipup__gen_fill_warning(const ipup_table *t, int kind, i
                ipup__kind_names[kind], (int)t->stages, (int)t->microbatches, (int)t->devices);
 }
 
+static int ipup__conc_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
+                               size_t msg_len); /* concurrent stages, docs/schedules.md §8 */
+
 IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
                                     size_t msg_len) {
     ipup__gen g;
@@ -1472,6 +1482,7 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     IPUPIPE_MEMSET(out, 0, sizeof *out);
     for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
     if ((rc = ipup__gen_validate(cfg, msg, msg_len)) != IPUP_OK) return rc;
+    if (cfg->concurrent) return ipup__conc_generate(cfg, ops, cap_ops, out, msg, msg_len); /* §8 */
     IPUPIPE_MEMSET(&g, 0, sizeof g);
     g.S = cfg->stages; g.M = cfg->microbatches; g.kind = (int)cfg->kind;
     g.split = g.kind == IPUP_SCHED_ZBH1;
@@ -1517,6 +1528,7 @@ IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int3
         const ipup_op *o = &t->ops[i];
         s = o->stage;
         if (s < 0 || s >= t->stages) return IPUP_ERR_INVALID_TABLE;
+        if (ipup_op_branch(o) > 0) continue; /* a concurrent stage counts on branch 0 */
         if (o->kind == IPUP_OP_F) {
             if (++cur[s] > out[s]) out[s] = cur[s];
         } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
@@ -1535,7 +1547,9 @@ static IPUP__UNUSED char ipup__kind_char(int k) {
 IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len) {
     int n;
     if (!op || !buf || len == 0) return 0;
-    n = ipup_snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
+    if (ipup_op_branch(op) >= 0) /* a branch of a concurrent stage: "1F3.1" (§8) */
+        n = ipup_snprintf(buf, len, "%d%c%d.%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb, ipup_op_branch(op));
+    else n = ipup_snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
     return n < 0 ? 0 : n;
 }
 
@@ -1813,6 +1827,9 @@ static IPUP__UNUSED void ipup__ver_in_order(ipup__ver *v) {
         }
 }
 
+static int ipup__ver_conc(ipup__ver *v); /* a table with concurrent stages, docs/schedules.md §8 */
+static int ipup__stage_elsewhere(const ipup_table *t, int32_t s, int32_t d);
+
 /* the scratch arrays (work is checked by the caller) */
 static IPUP__UNUSED void ipup__ver_init(ipup__ver *v, const ipup_table *t, void *work, ipup_sched_verify_info *info, char *msg,
                                         size_t msg_len) {
@@ -1847,6 +1864,7 @@ IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_b
                          (long long)work_bytes);
     ipup__ver_init(&v, t, work, info, msg, msg_len);
     if ((rc = ipup__ver_mapping(&v)) != IPUP_OK) return rc;
+    if (t->concurrent) return ipup__ver_conc(&v); /* §8 */
     for (i = 0; i < t->n_ops; i++) /* pass 1 */
         if ((rc = ipup__ver_range(&v, i)) != IPUP_OK || (rc = ipup__ver_device(&v, i)) != IPUP_OK ||
             (rc = ipup__ver_once(&v, i)) != IPUP_OK)
@@ -1883,17 +1901,21 @@ IPUPIPE_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *o
 
 /* 1 when the value an op produces goes to another device at the end of its step */
 static IPUP__UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
-    if (o->kind == IPUP_OP_F) return o->stage < t->stages - 1 && t->stage_device[o->stage + 1] != o->device;
-    if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) return o->stage > 0 && t->stage_device[o->stage - 1] != o->device;
+    if (o->kind == IPUP_OP_F) return o->stage < t->stages - 1 && ipup__stage_elsewhere(t, o->stage + 1, o->device);
+    if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) return o->stage > 0 && ipup__stage_elsewhere(t, o->stage - 1, o->device);
     return 0;
 }
+
+static void ipup__measure_device(const ipup_table *t, const ipup_op *o, const int64_t *act_bytes, int32_t *devcur,
+                                 int64_t *devbytes, ipup_sched_figures *out); /* §8 */
 
 IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes,
                                                         void *work, size_t work_bytes, ipup_sched_figures *out) {
     ipup_sched_cost dc = ipup_sched_cost_default();
     double devfree[IPUP_SCHED_MAX_STAGES], devwork[IPUP_SCHED_MAX_STAGES];
     int32_t lastwg[IPUP_SCHED_MAX_STAGES];
-    int32_t cur[IPUP_SCHED_MAX_STAGES];
+    int32_t cur[IPUP_SCHED_MAX_STAGES], devcur[IPUP_SCHED_MAX_STAGES];
+    int64_t devbytes[IPUP_SCHED_MAX_STAGES];
     double *finF, *finG, stepmax = 0.0, makespan = 0.0;
     int32_t *left;
     int32_t S, M, P, n, i, s, d, cross = 0;
@@ -1909,7 +1931,7 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     left = (int32_t *)(void *)((uint8_t *)work + (size_t)16 * (size_t)SM);
     for (i = 0; i < SM; i++) finF[i] = finG[i] = -1.0;
     for (i = 0; i < M; i++) left[i] = 0;
-    for (d = 0; d < P; d++) { devfree[d] = 0.0; devwork[d] = 0.0; }
+    for (d = 0; d < P; d++) { devfree[d] = 0.0; devwork[d] = 0.0; devcur[d] = 0; devbytes[d] = 0; }
     for (s = 0; s < S; s++) { lastwg[s] = -1; cur[s] = 0; }
     out->stages = S; out->microbatches = M; out->devices = P; out->steps = t->steps; out->n_ops = n;
     out->in_order = 1;
@@ -1937,7 +1959,7 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
 #define IPUP__DEP(arr, idx, dst)                                                            \
     do {                                                                                    \
         if ((arr)[idx] < 0.0) return IPUP_ERR_INVALID_TABLE;                                \
-        dep = (arr)[idx] + (t->stage_device[dst] != d ? cost->exchange : 0.0);              \
+        dep = (arr)[idx] + (ipup__stage_elsewhere(t, dst, d) ? cost->exchange : 0.0);       \
         if (dep > ready) ready = dep;                                                       \
     } while (0)
         if (o->kind == IPUP_OP_F) {
@@ -1953,12 +1975,14 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
         fin = start + c;
         devfree[d] = fin;
         if (fin > makespan) makespan = fin;
-        if (o->kind == IPUP_OP_F) finF[x] = fin;
-        else if (o->kind != IPUP_OP_W) finG[x] = fin;
+        if (o->kind == IPUP_OP_F) { if (fin > finF[x]) finF[x] = fin; } /* the latest branch */
+        else if (o->kind != IPUP_OP_W && fin > finG[x]) finG[x] = fin;
         devwork[d] += c;
         out->work += c;
-        /* in-flight and in-order */
-        if (o->kind == IPUP_OP_F) {
+        ipup__measure_device(t, o, act_bytes, devcur, devbytes, out); /* §8: per device */
+        /* in-flight and in-order (a concurrent stage: counted on branch 0) */
+        if (ipup_op_branch(o) > 0) {
+        } else if (o->kind == IPUP_OP_F) {
             if (++cur[s] > out->peak_inflight[s]) out->peak_inflight[s] = cur[s];
         } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
             cur[s]--;
@@ -1977,8 +2001,10 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     out->bubble_async = makespan > 0.0 ? 1.0 - out->work / ((double)P * makespan) : 0.0;
     for (s = 0; s < S; s++) {
         out->stash_bytes[s] = (int64_t)out->peak_inflight[s] * (act_bytes ? act_bytes[s] : 0);
+        if (t->concurrent && t->n_branches[s] > 1) out->stash_bytes[s] *= t->n_branches[s]; /* each branch keeps its own (§8) */
         out->stash_total += out->stash_bytes[s];
     }
+    for (d = 0; d < P; d++) out->inflight_total += out->peak_inflight_device[d];
     {
         int32_t ph[6];
         ipup_sched_phases(t, ph);
@@ -2051,6 +2077,7 @@ static IPUP__UNUSED void ipup__winit(ipup__w *w, ipup_write_fn write, void *user
 /* a device holds several stages */
 static IPUP__UNUSED int ipup__shared_devices(const ipup_table *t) {
     int32_t seen[IPUP_SCHED_MAX_STAGES], s, d;
+    if (t->concurrent) return 1; /* cells name the stage and branch, "1F3.1" (§8) */
     for (d = 0; d < IPUP_SCHED_MAX_STAGES; d++) seen[d] = 0;
     for (s = 0; s < t->stages; s++) {
         d = t->stage_device[s];
@@ -2711,8 +2738,12 @@ IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figu
 #define IPUP__CSV_MAX_CELL 128     /* longest cell accepted, in characters */
 #define IPUP__CSV_MAX_COLS (1 << 26) /* cells per row */
 
-/* Parse one compute token "<stage><F|B|I|W><mb>" in p[0..n). 0 when fine. */
-static IPUP__UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind, int32_t *mb) {
+static int ipup__csv_branch(const char *p, size_t n, size_t i, int *br); /* §8 */
+static void ipup__csv_branches(ipup_table *t);
+
+/* Parse one compute token "<stage><F|B|I|W><mb>" in p[0..n), with an optional branch
+   suffix ".<b>" (docs/schedules.md §8) into *br (b + 1, else 0). 0 when fine. */
+static IPUP__UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind, int32_t *mb, int *br) {
     size_t i = 0, nd;
     int64_t v;
     for (v = 0, nd = 0; i < n && p[i] >= '0' && p[i] <= '9'; i++, nd++) {
@@ -2732,7 +2763,7 @@ static IPUP__UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage,
         if (nd >= 9) return -1;
         v = v * 10 + (p[i] - '0');
     }
-    if (nd == 0 || i != n) return -1;
+    if (nd == 0 || ipup__csv_branch(p, n, i, br)) return -1;
     *mb = (int32_t)v;
     return 0;
 }
@@ -2757,14 +2788,15 @@ static IPUP__UNUSED void ipup__csv_show(char *dst, size_t dlen, const char *p, s
 static IPUP__UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n, int32_t r, int32_t c, int sub, char *msg,
                                           size_t msg_len) {
     int32_t st, mb;
-    int k;
+    int k, br;
     char show[64];
-    if (ipup__csv_token(p, n, &st, &k, &mb)) {
+    if (ipup__csv_token(p, n, &st, &k, &mb, &br)) {
         ipup__csv_show(show, sizeof show, p, n);
         return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
                          "CSV row %d, column %d: '%s' is not a compute action <stage><F|B|I|W><micro-batch> such as 0F3 "
-                         "(the compute-only format has no communication actions; stage and micro-batch have at most 9 digits)",
-                         (int)(r + 1), (int)(c + 1), show);
+                         "(the compute-only format has no communication actions; stage and micro-batch have at most 9 digits; "
+                         "a branch of a concurrent stage adds .0 to .%d, e.g. 1F3.1)",
+                         (int)(r + 1), (int)(c + 1), show, IPUP_SCHED_MAX_BRANCHES - 1);
     }
     if (st >= IPUP_SCHED_MAX_STAGES)
         return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d, column %d: stage %d is beyond the maximum %d (IPUP_SCHED_MAX_STAGES)",
@@ -2779,7 +2811,7 @@ static IPUP__UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n,
             return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "CSV: more ops than the ops array holds (%d)", (int)x->cap);
         o = &x->ops[x->n_ops];
         o->step = c; o->mb = mb; o->stage = (int16_t)st; o->device = (int16_t)r; o->kind = (int8_t)k;
-        o->pad_[0] = (int8_t)sub; o->pad_[1] = o->pad_[2] = 0;
+        o->pad_[0] = (int8_t)sub; o->pad_[1] = (int8_t)br; o->pad_[2] = 0;
     }
     x->n_ops++;
     if (st > x->max_stage) x->max_stage = st;
@@ -2915,6 +2947,7 @@ IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *
     out->n_ops = x.n_ops;
     out->cap_ops = cap_ops;
     out->ops = ops;
+    ipup__csv_branches(out); /* §8, before the sort: first appearance row by row */
     ipup_sched_sort(out);
     return IPUP_OK;
 }
@@ -2930,6 +2963,10 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
     if (msg && msg_len) msg[0] = '\0';
     rc = ipup__table_shape(t, msg, msg_len);
     if (rc) return rc;
+    if (t->concurrent) /* §8 */
+        return ipup__err(msg, msg_len, IPUP_ERR_UNSUPPORTED, "respace: the table has concurrent stages (branch suffixes such as "
+                         "1F3.1), whose branches must share a step; respace reads per-device orders and cannot keep them "
+                         "together: write the table in lock-step columns instead");
     if (!ipup__work_ok(t, work, work_bytes))
         return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "respace: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) bytes",
                          (int)t->stages, (int)t->microbatches);
@@ -3185,6 +3222,386 @@ IPUPIPE_DEF int32_t ipup_sched_map_lanes(const ipup_stage_map *map) {
     if (!map) return 0;
     for (s = 0; s < map->stages && s < IPUP_SCHED_MAX_STAGES; s++) n += map->n_dev[s] > 0 ? map->n_dev[s] : 1;
     return n;
+}
+
+/* -- generate (docs/schedules.md §8) -- */
+
+/* the concurrent mapping against the config: its kind, S, devices; fills g->map (branch
+   0's device) and g->P */
+static IPUP__UNUSED int ipup__conc_config(const ipup_sched_config *cfg, ipup__gen *g, int *nwarn, char *msg, size_t msg_len) {
+    const ipup_stage_map *mp = cfg->concurrent;
+    const char *kname = ipup__kind_names[g->kind];
+    int32_t s, b, k, maxdev = -1, lim = cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES;
+    uint8_t used[IPUP_SCHED_MAX_STAGES];
+    if (g->kind == IPUP_SCHED_INTERLEAVED_1F1B || g->kind == IPUP_SCHED_ZBH1)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s does not take concurrent stages (a stage on several IPUs); use grouped, interleaved, "
+                         "sequential, gpipe or 1f1b, or a mapping without brackets",
+                         kname);
+    if (cfg->stage_device)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s: give the mapping once, either stage_device or concurrent (which also holds plain stages)", kname);
+    if (mp->stages != g->S)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: the mapping has %d stages but S=%d; give one entry per stage", kname,
+                         (int)mp->stages, (int)g->S);
+    IPUPIPE_MEMSET(used, 0, sizeof used);
+    for (s = 0; s < g->S; s++) {
+        if (mp->n_dev[s] < 1 || mp->n_dev[s] > IPUP_SCHED_MAX_BRANCHES)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: stage %d has %d devices; a stage runs on 1..%d (IPUP_SCHED_MAX_BRANCHES)",
+                             kname, (int)s, (int)mp->n_dev[s], IPUP_SCHED_MAX_BRANCHES);
+        for (b = 0; b < mp->n_dev[s]; b++) {
+            int32_t d = mp->dev[s][b];
+            if (d < 0 || d >= lim)
+                return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: branch %d of stage %d is mapped to device %d, but the devices are "
+                                 "0..%d; fix the mapping or raise the device count", kname, (int)b, (int)s, (int)d, (int)(lim - 1));
+            for (k = 0; k < b; k++)
+                if (mp->dev[s][k] == d)
+                    return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: stage %d lists device %d twice; its branches run on "
+                                     "distinct devices", kname, (int)s, (int)d);
+            used[d] = 1;
+            if (d > maxdev) maxdev = d;
+        }
+        g->map[s] = mp->dev[s][0];
+    }
+    g->P = cfg->devices > 0 ? cfg->devices : maxdev + 1;
+    g->V = 1;
+    if (cfg->virtual_stages > 1)
+        ipup__warn(msg, msg_len, nwarn, "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
+                   (int)cfg->virtual_stages);
+    for (k = 0; k < g->P; k++)
+        if (!used[k]) ipup__warn(msg, msg_len, nwarn, "%s: device %d runs no stage (idle for the whole step)", kname, (int)k);
+    return IPUP_OK;
+}
+
+/* every branch of op (s, m, kind) at the current step, branch b on its device */
+static IPUP__UNUSED void ipup__conc_emit(ipup__gen *g, const ipup_stage_map *mp, int32_t s, int32_t m, int kind) {
+    int32_t b, n = mp->n_dev[s];
+    for (b = 0; b < n; b++) {
+        ipup__emit(g, mp->dev[s][b], s, m, kind);
+        g->ops[g->n - 1].pad_[1] = (int8_t)(n > 1 ? b + 1 : 0);
+    }
+}
+
+/* the op each stage would run now, by the schedule's rank; 1 when there is one */
+static IPUP__UNUSED int ipup__conc_cand(ipup__dyn *y, int32_t s, ipup__cand *c) {
+    int ok = y->g->kind == IPUP_SCHED_1F1B ? ipup__rank_1f1b(y, s, c) : ipup__rank_closed(y, s, c);
+    c->s = s;
+    return ok;
+}
+
+/* one step of gang list scheduling: the ready ops in rank order, each placed when every
+   device of its stage is free in this step; returns how many ops were placed */
+static IPUP__UNUSED int32_t ipup__conc_step(ipup__gen *g, ipup__dyn *y, const ipup_stage_map *mp) {
+    ipup__cand c[IPUP_SCHED_MAX_STAGES];
+    uint8_t busy[IPUP_SCHED_MAX_STAGES], take[IPUP_SCHED_MAX_STAGES];
+    int32_t nc = 0, s, i, j, b, placed = 0;
+    IPUPIPE_MEMSET(busy, 0, sizeof busy);
+    y->phase = g->kind == IPUP_SCHED_GROUPED ? ipup__phase_grouped(y) : 0;
+    for (s = 0; s < g->S; s++)
+        if (ipup__conc_cand(y, s, &c[nc])) take[nc++] = 0;
+    for (;;) {
+        int32_t best = -1, free_all = 1;
+        for (i = 0; i < nc; i++)
+            if (!take[i] && (best < 0 || c[i].key < c[best].key)) best = i;
+        if (best < 0) break;
+        take[best] = 2; /* considered */
+        for (b = 0; b < mp->n_dev[c[best].s]; b++)
+            if (busy[mp->dev[c[best].s][b]]) free_all = 0;
+        if (!free_all) continue;
+        take[best] = 1;
+        for (b = 0; b < mp->n_dev[c[best].s]; b++) busy[mp->dev[c[best].s][b]] = 1;
+    }
+    for (j = 0; j < nc; j++) { /* the counters change after the step: readiness is the state before it */
+        if (take[j] != 1) continue;
+        ipup__conc_emit(g, mp, c[j].s, c[j].m, c[j].k);
+        if (c[j].k == IPUP_OP_F) y->nF[c[j].s]++;
+        else y->nG[c[j].s]++;
+        placed++;
+    }
+    return placed;
+}
+
+/* place every op of a concurrent mapping: sequential one op (all its branches) per step,
+   the others by gang list scheduling in the schedule's order */
+static IPUP__UNUSED int ipup__conc_place(ipup__gen *g, const ipup_stage_map *mp, char *msg, size_t msg_len) {
+    ipup__dyn y;
+    int64_t total = (int64_t)2 * g->S * g->M, done = 0;
+    int32_t s, m;
+    if (g->kind == IPUP_SCHED_SEQUENTIAL) {
+        for (m = 0; m < g->M; m++) {
+            for (s = 0; s < g->S; s++) { ipup__conc_emit(g, mp, s, m, IPUP_OP_F); g->t++; }
+            for (s = g->S - 1; s >= 0; s--) { ipup__conc_emit(g, mp, s, m, IPUP_OP_B); g->t++; }
+        }
+        return IPUP_OK;
+    }
+    IPUPIPE_MEMSET(&y, 0, sizeof y);
+    y.g = g;
+    while (done < total) {
+        int32_t k = ipup__conc_step(g, &y, mp);
+        if (k == 0)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "%s: no stage can run an op at step %d (%lld of %lld ops placed): the schedule deadlocks with "
+                             "this concurrent mapping; try another mapping",
+                             ipup__kind_names[g->kind], (int)g->t + 1, (long long)done, (long long)total);
+        done += k;
+        g->t++;
+    }
+    return IPUP_OK;
+}
+
+/* the table of a mapping with concurrent stages (ipup_sched_generate's path for
+   cfg->concurrent); a mapping without brackets goes the plain way */
+static IPUP__UNUSED int ipup__conc_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
+                                            size_t msg_len) {
+    const ipup_stage_map *mp = cfg->concurrent;
+    ipup__gen g;
+    int32_t s, b, lanes = ipup_sched_map_lanes(mp);
+    int64_t need;
+    int nwarn = 0, rc;
+    IPUPIPE_MEMSET(&g, 0, sizeof g);
+    g.S = cfg->stages; g.M = cfg->microbatches; g.kind = (int)cfg->kind;
+    if (!mp->concurrent && !cfg->stage_device && mp->stages == cfg->stages) {
+        ipup_sched_config c = *cfg;
+        int16_t plain[IPUP_SCHED_MAX_STAGES];
+        for (s = 0; s < cfg->stages; s++) plain[s] = mp->dev[s][0];
+        c.concurrent = NULL;
+        c.stage_device = plain;
+        return ipup_sched_generate(&c, ops, cap_ops, out, msg, msg_len);
+    }
+    if ((rc = ipup__conc_config(cfg, &g, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    need = (int64_t)2 * lanes * g.M;
+    if (need > 0x3fffffff) return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: the table is too large", ipup__kind_names[g.kind]);
+    if (!ops || cap_ops < need) {
+        if (msg && msg_len) msg[0] = '\0';
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
+                         "%s: the table needs %d ops but the ops array holds %d; size it with IPUP_SCHED_MAX_OPS(%d, %d) "
+                         "(%d = ipup_sched_map_lanes, the stages counted once per branch)",
+                         ipup__kind_names[g.kind], (int)need, ops ? (int)cap_ops : 0, (int)lanes, (int)g.M, (int)lanes);
+    }
+    g.ops = ops;
+    if ((rc = ipup__conc_place(&g, mp, msg, msg_len)) != IPUP_OK) return rc;
+    out->stages = g.S; out->microbatches = g.M; out->devices = g.P; out->steps = g.t;
+    out->n_ops = g.n; out->cap_ops = cap_ops; out->ops = ops; out->split_backward = 0;
+    out->concurrent = 1;
+    for (s = 0; s < g.S; s++) {
+        out->stage_device[s] = g.map[s];
+        out->n_branches[s] = mp->n_dev[s];
+        for (b = 0; b < mp->n_dev[s]; b++) out->branch_device[s][b] = mp->dev[s][b];
+    }
+    ipup_sched_sort(out);
+    ipup__gen_fill_warning(out, g.kind, &nwarn, msg, msg_len);
+    return IPUP_OK;
+}
+
+/* -- verify: the branch rules (docs/schedules.md §2.6, §2.7) -- */
+
+/* rule 2: every stage's branches on distinct devices in range (branch 0 = stage_device) */
+static IPUP__UNUSED int ipup__ver_conc_map(ipup__ver *v) {
+    int32_t s, b, k;
+    for (s = 0; s < v->S; s++) {
+        int32_t n = v->t->n_branches[s];
+        if (n < 1 || n > IPUP_SCHED_MAX_BRANCHES || v->t->branch_device[s][0] != v->t->stage_device[s]) {
+            v->info->rule = 6; v->info->stage = s;
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "table structure: stage %d has %d branches (need 1..%d) or branch 0 is not on stage_device[%d]; "
+                             "fill n_branches and branch_device of a concurrent table",
+                             (int)s, (int)n, IPUP_SCHED_MAX_BRANCHES, (int)s);
+        }
+        for (b = 0; b < n; b++) {
+            int32_t d = v->t->branch_device[s][b];
+            for (k = 0; k < b; k++)
+                if (v->t->branch_device[s][k] == d) d = -1;
+            if (d < 0 || d >= v->P) {
+                v->info->rule = 2; v->info->stage = s;
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 2 (branches on the stage's devices): branch %d of stage %d is on device %d, which is "
+                                 "out of range 0..%d or holds another branch of that stage; each branch needs a device of its own",
+                                 (int)b, (int)s, (int)v->t->branch_device[s][b], (int)(v->P - 1));
+            }
+        }
+    }
+    return IPUP_OK;
+}
+
+/* rules 1 and 2 for op i of a concurrent table: a branch the stage has, on its device,
+   alone in its cell, sorted; records the latest step of each (stage, micro-batch, kind) */
+static IPUP__UNUSED int ipup__ver_conc_op(ipup__ver *v, uint8_t *mask, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    int32_t n = v->t->n_branches[o->stage], b = ipup_op_branch(o), home, kk;
+    int64_t x = (int64_t)o->mb * v->S + o->stage;
+    int32_t *slot = o->kind == IPUP_OP_F ? v->stF : o->kind == IPUP_OP_W ? v->stW : v->stG;
+    uint8_t bit;
+    if ((n > 1) != (b >= 0) || b >= n) {
+        ipup__ver_op(v, 1, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 1 (branches of a concurrent stage): device %d, step %d: %s is marked as branch %d, but stage "
+                         "%d has %d branch%s (%s); fix the branch index",
+                         (int)o->device, (int)o->step + 1, v->a, (int)b, (int)o->stage, (int)n, n == 1 ? "" : "es",
+                         n == 1 ? "a plain stage: no branch index" : "branches 0..n-1");
+    }
+    home = n > 1 ? v->t->branch_device[o->stage][b] : v->t->stage_device[o->stage];
+    if (o->device != home) {
+        ipup__ver_op(v, 2, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 2 (branch on its device): device %d, step %d: branch %d of %s runs on device %d, but that "
+                         "branch of stage %d lives on device %d (its slice of the weights is there); move it to device %d",
+                         (int)o->device, (int)o->step + 1, (int)(b < 0 ? 0 : b), v->a, (int)o->device, (int)o->stage, (int)home,
+                         (int)home);
+    }
+    kk = o->kind == IPUP_OP_F ? 0 : o->kind == IPUP_OP_W ? 2 : 1;
+    bit = (uint8_t)(1u << (b < 0 ? 0 : b % 8));
+    if ((mask[x * 3 + kk] & bit) || (kk == 1 && v->kG[x] && v->kG[x] != o->kind)) {
+        ipup__ver_op(v, 1, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 1 (each op once per branch): device %d, step %d: branch %d of %s appears twice, or its backward "
+                         "mixes B and I (another branch ran at step %d); remove one",
+                         (int)o->device, (int)o->step + 1, (int)(b < 0 ? 0 : b), v->a, (int)slot[x] + 1);
+    }
+    mask[x * 3 + kk] |= bit;
+    if (o->step > slot[x]) slot[x] = o->step;
+    if (kk == 1) v->kG[x] = o->kind;
+    return IPUP_OK;
+}
+
+/* rule 1: every branch of every op present */
+static IPUP__UNUSED int ipup__ver_conc_full(ipup__ver *v, const uint8_t *mask) {
+    int32_t s, m, b, kk;
+    for (m = 0; m < v->M; m++)
+        for (s = 0; s < v->S; s++) {
+            int32_t n = v->t->n_branches[s];
+            int64_t x = (int64_t)m * v->S + s;
+            uint8_t full = (uint8_t)(n >= 8 ? 0xffu : (1u << n) - 1u);
+            for (kk = 0; kk < 3; kk++) {
+                int kind = kk == 0 ? (int)IPUP_OP_F : kk == 2 ? (int)IPUP_OP_W : (int)v->kG[x];
+                if ((kk == 2 && v->kG[x] != IPUP_OP_I) || mask[x * 3 + kk] == full) continue;
+                for (b = 0; b < n && (mask[x * 3 + kk] >> (b % 8) & 1u); b++) {}
+                v->info->rule = 1; v->info->op_index = -1; v->info->step = -1;
+                v->info->device = v->t->branch_device[s][b]; v->info->stage = s; v->info->mb = m; v->info->kind = kind;
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 1 (every branch once): branch %d of %s is missing (device %d); a concurrent stage's "
+                                 "op runs on each of its %d devices, all in one step",
+                                 (int)b, ipup__op_desc(v->a, sizeof v->a, kind, s, m), (int)v->t->branch_device[s][b], (int)n);
+            }
+        }
+    return IPUP_OK;
+}
+
+/* rule 7: every branch of an op in the step of the others */
+static IPUP__UNUSED int ipup__ver_conc_together(ipup__ver *v) {
+    int32_t i;
+    for (i = 0; i < v->t->n_ops; i++) {
+        const ipup_op *o = &v->t->ops[i];
+        int64_t x = (int64_t)o->mb * v->S + o->stage;
+        int32_t last = o->kind == IPUP_OP_F ? v->stF[x] : o->kind == IPUP_OP_W ? v->stW[x] : v->stG[x];
+        if (o->step == last) continue;
+        ipup__ver_op(v, 7, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 7 (branches in one step): device %d, step %d: branch %d of %s runs at step %d, another branch at "
+                         "step %d; the branches of a concurrent stage compute on the same micro-batch at once, so move it to "
+                         "step %d",
+                         (int)o->device, (int)o->step + 1, ipup_op_branch(o), v->a, (int)o->step + 1, (int)last + 1,
+                         (int)last + 1);
+    }
+    return IPUP_OK;
+}
+
+/* ipup_sched_verify of a concurrent table: rules 1 and 2 per branch, then rules 3 to 5
+   against the latest branch of each dependency, then rule 7 */
+static IPUP__UNUSED int ipup__ver_conc(ipup__ver *v) {
+    int64_t SM = (int64_t)v->S * v->M;
+    uint8_t *mask = (uint8_t *)v->kG + SM; /* 3 bytes per (stage, micro-batch): F, B/I, W branches seen */
+    int32_t i;
+    int rc;
+    IPUPIPE_MEMSET(mask, 0, (size_t)(3 * SM));
+    if ((rc = ipup__ver_conc_map(v)) != IPUP_OK) return rc;
+    for (i = 0; i < v->t->n_ops; i++) {
+        const ipup_op *o = &v->t->ops[i];
+        if ((rc = ipup__ver_range(v, i)) != IPUP_OK) return rc;
+        if (i > 0) {
+            const ipup_op *p = &v->t->ops[i - 1];
+            if (p->step == o->step && p->device == o->device) {
+                ipup__ver_op(v, 2, i);
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
+                                 "another step",
+                                 (int)o->device, (int)o->step + 1, ipup__op_desc(v->b, sizeof v->b, p->kind, p->stage, p->mb), v->a);
+            }
+            if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
+                ipup__ver_op(v, 6, i);
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "table structure: ops %d and %d are not sorted by (step, device); call ipup_sched_sort first",
+                                 (int)(i - 1), (int)i);
+            }
+        }
+        if ((rc = ipup__ver_conc_op(v, mask, i)) != IPUP_OK) return rc;
+    }
+    if ((rc = ipup__ver_complete(v)) != IPUP_OK || (rc = ipup__ver_conc_full(v, mask)) != IPUP_OK) return rc;
+    if ((rc = ipup__ver_deps(v)) != IPUP_OK || (rc = ipup__ver_conc_together(v)) != IPUP_OK) return rc;
+    ipup__ver_in_order(v);
+    v->info->step = v->info->device = v->info->op_index = v->info->stage = v->info->mb = v->info->kind = -1;
+    return IPUP_OK;
+}
+
+/* 1 when stage s has a branch on a device other than d (a value to or from it crosses) */
+static IPUP__UNUSED int ipup__stage_elsewhere(const ipup_table *t, int32_t s, int32_t d) {
+    int32_t b;
+    if (!t->concurrent || t->n_branches[s] <= 1) return t->stage_device[s] != d;
+    for (b = 0; b < t->n_branches[s] && b < IPUP_SCHED_MAX_BRANCHES; b++)
+        if (t->branch_device[s][b] != d) return 1;
+    return 0;
+}
+
+/* -- measure: what each device holds (docs/schedules.md §8) -- */
+static IPUP__UNUSED void ipup__measure_device(const ipup_table *t, const ipup_op *o, const int64_t *act_bytes, int32_t *devcur,
+                                              int64_t *devbytes, ipup_sched_figures *out) {
+    int32_t d = o->device;
+    int64_t a = act_bytes ? act_bytes[o->stage] : 0;
+    (void)t;
+    if (o->kind == IPUP_OP_F) {
+        if (++devcur[d] > out->peak_inflight_device[d]) out->peak_inflight_device[d] = devcur[d];
+        devbytes[d] += a;
+        if (devbytes[d] > out->stash_bytes_device[d]) out->stash_bytes_device[d] = devbytes[d];
+    } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
+        devcur[d]--;
+        devbytes[d] -= a;
+    }
+}
+
+/* -- CSV: the branch suffix "1F3.1" (docs/schedules.md §6, §8) -- */
+
+/* after the token's micro-batch: nothing, or ".<branch>" (0..IPUP_SCHED_MAX_BRANCHES-1);
+   the branch + 1 into *br (0 without a suffix); 0 when fine */
+static IPUP__UNUSED int ipup__csv_branch(const char *p, size_t n, size_t i, int *br) {
+    *br = 0;
+    if (i == n) return 0;
+    if (p[i] != '.' || i + 2 != n || p[i + 1] < '0' || p[i + 1] >= '0' + IPUP_SCHED_MAX_BRANCHES) return -1;
+    *br = p[i + 1] - '0' + 1;
+    return 0;
+}
+
+/* a loaded table with branch suffixes: the branches of each stage and their devices,
+   from where each (stage, branch) first appears, rows top to bottom (verify checks the
+   rest) */
+static IPUP__UNUSED void ipup__csv_branches(ipup_table *t) {
+    int32_t i, s, b;
+    for (i = 0; i < t->n_ops; i++)
+        if (ipup_op_branch(&t->ops[i]) >= 0) t->concurrent = 1;
+    if (!t->concurrent) return;
+    for (s = 0; s < t->stages; s++) {
+        t->n_branches[s] = 1;
+        for (b = 0; b < IPUP_SCHED_MAX_BRANCHES; b++) t->branch_device[s][b] = -1;
+    }
+    for (i = 0; i < t->n_ops; i++) { /* in (device, step) order as parsed: first appearance */
+        const ipup_op *o = &t->ops[i];
+        b = ipup_op_branch(o) < 0 ? 0 : ipup_op_branch(o);
+        if (b + 1 > t->n_branches[o->stage]) t->n_branches[o->stage] = (int8_t)(b + 1);
+        if (t->branch_device[o->stage][b] < 0) t->branch_device[o->stage][b] = o->device;
+    }
+    for (s = 0; s < t->stages; s++) {
+        if (t->branch_device[s][0] < 0) t->branch_device[s][0] = t->stage_device[s];
+        t->stage_device[s] = t->branch_device[s][0];
+    }
 }
 
 /* ==== end of concurrent pipeline stages ==== */

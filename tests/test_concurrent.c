@@ -104,9 +104,456 @@ TTEST(parse_hostile) {
     }
 }
 
+
+/* ---- tables ---- */
+
+#define CAP IPUP_SCHED_MAX_OPS(40, 32)
+static ipup_op g_ops[CAP], g_ops2[CAP], g_mut[CAP + 4];
+static uint64_t g_work[IPUP_SCHED_WORK_BYTES(40, 32) / 8 + 8];
+static char g_text[1 << 16], g_text2[1 << 16];
+
+static int gen_map(ipup_sched_kind kind, const char *map, int M, ipup_op *ops, ipup_table *t, char *msg, size_t len) {
+    static ipup_stage_map sm;
+    ipup_sched_config c;
+    int S = ipup_sched_map_parse(map, &sm, msg, len);
+    if (S < 1) return S;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.stages = S;
+    c.microbatches = M;
+    c.concurrent = &sm;
+    return ipup_sched_generate(&c, ops, CAP, t, msg, len);
+}
+
+/* the serialised table of a mapping: each branch a plain stage */
+static int gen_serial(ipup_sched_kind kind, const char *map, int M, ipup_op *ops, ipup_table *t) {
+    ipup_stage_map sm;
+    ipup_sched_config c;
+    int16_t dev[IPUP_SCHED_MAX_STAGES];
+    char msg[512];
+    if (ipup_sched_map_parse(map, &sm, msg, sizeof msg) < 1) return -1;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.stages = ipup_sched_map_serialised(&sm, dev, IPUP_SCHED_MAX_STAGES);
+    c.microbatches = M;
+    c.stage_device = dev;
+    return ipup_sched_generate(&c, ops, CAP, t, msg, sizeof msg);
+}
+
+static int verify(const ipup_table *t, ipup_sched_verify_info *vi, char *msg, size_t len) {
+    return ipup_sched_verify(t, g_work, sizeof g_work, vi, msg, len);
+}
+
+/* an independent reading of a concurrent table: every (stage, micro-batch, kind) has
+   exactly its branches, each on its device, all in one step; the steps obey the
+   dependencies. Returns the number of problems. */
+static int check_table(const ipup_table *t, const ipup_stage_map *sm) {
+    static int step[3][IPUP_SCHED_MAX_STAGES][32], seen[3][IPUP_SCHED_MAX_STAGES][32];
+    int i, s, m, k, bad = 0;
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < t->n_ops; i++) {
+        const ipup_op *o = &t->ops[i];
+        int b = o->pad_[1] ? o->pad_[1] - 1 : 0;
+        k = o->kind == IPUP_OP_F ? 0 : 1;
+        if (sm->n_dev[o->stage] == 1 && o->pad_[1] != 0) bad++;
+        if (sm->dev[o->stage][b] != o->device) bad++;
+        if (seen[k][o->stage][o->mb] && step[k][o->stage][o->mb] != o->step) bad++;
+        if (seen[k][o->stage][o->mb] & (1 << b)) bad++;
+        seen[k][o->stage][o->mb] |= 1 << b;
+        step[k][o->stage][o->mb] = o->step;
+        if (i > 0 && t->ops[i - 1].step == o->step && t->ops[i - 1].device == o->device) bad++;
+    }
+    for (s = 0; s < sm->stages; s++)
+        for (m = 0; m < t->microbatches; m++) {
+            for (k = 0; k < 2; k++)
+                if (seen[k][s][m] != (1 << sm->n_dev[s]) - 1) bad++;
+            if (s > 0 && step[0][s][m] <= step[0][s - 1][m]) bad++;
+            if (step[1][s][m] <= step[0][s][m]) bad++;
+            if (s + 1 < sm->stages && step[1][s][m] <= step[1][s + 1][m]) bad++;
+        }
+    return bad;
+}
+
+TTEST(generate_guide_example) {
+    ipup_table t;
+    ipup_sched_verify_info vi;
+    ipup_stage_map sm;
+    char msg[1024];
+    int i, same = 0;
+    TT_EQ_INT(gen_map(IPUP_SCHED_GROUPED, "0,[1,2],2,3", 8, g_ops, &t, msg, sizeof msg), 0);
+    TT_EQ_INT(t.concurrent, 1);
+    TT_EQ_INT(t.stages, 4);
+    TT_EQ_INT(t.devices, 4);
+    TT_EQ_INT(t.n_ops, 2 * 5 * 8);
+    TT_EQ_INT(t.n_branches[1], 2);
+    TT_EQ_INT(t.branch_device[1][1], 2);
+    TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+    TT_EQ_INT(vi.in_order, 1);
+    ipup_sched_map_parse("0,[1,2],2,3", &sm, msg, sizeof msg);
+    TT_EQ_INT(check_table(&t, &sm), 0);
+    /* IPU1 and IPU2 busy at once with stage 1's two branches, for every op of stage 1 */
+    for (i = 0; i + 1 < t.n_ops; i++)
+        if (t.ops[i].stage == 1 && t.ops[i].device == 1 && t.ops[i + 1].stage == 1 && t.ops[i + 1].device == 2 &&
+            t.ops[i].step == t.ops[i + 1].step && t.ops[i].mb == t.ops[i + 1].mb)
+            same++;
+    TT_EQ_INT(same, 16);
+}
+
+TTEST(generate_kinds_and_maps) {
+    static const char *const maps[] = {"0,[1,2],2,3", "[0,1],2", "0,[1,2,3]", "[0,1],[2,3]", "0,[1,2],0", "[0,1,2,3,4,5,6,7]",
+                                       "0,[2,1],3,[4,5,6],7", "[1,0],[0,1]"};
+    static const ipup_sched_kind kinds[] = {IPUP_SCHED_GROUPED, IPUP_SCHED_INTERLEAVED, IPUP_SCHED_SEQUENTIAL, IPUP_SCHED_GPIPE,
+                                            IPUP_SCHED_1F1B};
+    size_t a, k;
+    int M;
+    for (a = 0; a < sizeof maps / sizeof maps[0]; a++)
+        for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+            for (M = 1; M <= 9; M += 4) {
+                ipup_table t;
+                ipup_stage_map sm;
+                ipup_sched_verify_info vi;
+                ipup_sched_figures fg;
+                int32_t peak[IPUP_SCHED_MAX_STAGES];
+                char msg[1024];
+                int rc = gen_map(kinds[k], maps[a], M, g_ops, &t, msg, sizeof msg), s;
+                TT_CHECK_MSG(rc == 0, "%s %s M=%d: %s", ipup_sched_kind_name(kinds[k]), maps[a], M, msg);
+                if (rc) continue;
+                ipup_sched_map_parse(maps[a], &sm, msg, sizeof msg);
+                TT_CHECK_MSG(verify(&t, &vi, msg, sizeof msg) == 0, "%s %s M=%d: %s", ipup_sched_kind_name(kinds[k]), maps[a], M, msg);
+                TT_CHECK_MSG(check_table(&t, &sm) == 0, "%s %s M=%d: the table breaks the branch rules", ipup_sched_kind_name(kinds[k]),
+                             maps[a], M);
+                TT_EQ_INT(t.n_ops, 2 * M * ipup_sched_map_lanes(&sm));
+                TT_EQ_INT(vi.in_order, 1);
+                TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &fg), 0);
+                TT_EQ_INT(ipup_sched_peak_inflight(&t, peak, IPUP_SCHED_MAX_STAGES), 0);
+                for (s = 0; s < t.stages; s++) TT_EQ_INT(peak[s], fg.peak_inflight[s]);
+                if (kinds[k] == IPUP_SCHED_SEQUENTIAL) TT_EQ_INT(t.steps, 2 * t.stages * M);
+            }
+}
+
+/* a mapping without brackets through the concurrent field is the plain table */
+TTEST(generate_plain_through_map) {
+    ipup_table t, u;
+    ipup_sched_config c;
+    int16_t dev[3] = {0, 1, 0};
+    char msg[512];
+    int i;
+    TT_EQ_INT(gen_map(IPUP_SCHED_INTERLEAVED, "0,1,0", 6, g_ops, &t, msg, sizeof msg), 0);
+    memset(&c, 0, sizeof c);
+    c.kind = IPUP_SCHED_INTERLEAVED; c.stages = 3; c.microbatches = 6; c.stage_device = dev;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops2, CAP, &u, msg, sizeof msg), 0);
+    TT_EQ_INT(t.concurrent, 0);
+    TT_EQ_INT(t.n_ops, u.n_ops);
+    TT_EQ_INT(t.steps, u.steps);
+    for (i = 0; i < t.n_ops; i++) TT_CHECK(memcmp(&g_ops[i], &g_ops2[i], sizeof(ipup_op)) == 0);
+}
+
+TTEST(generate_refusals) {
+    ipup_table t;
+    ipup_sched_config c;
+    ipup_stage_map sm;
+    int16_t dev[4] = {0, 1, 2, 3};
+    char msg[1024];
+    TT_EQ_INT(gen_map(IPUP_SCHED_ZBH1, "0,[1,2],2,3", 8, g_ops, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "zb-h1 does not take concurrent stages");
+    TT_EQ_INT(gen_map(IPUP_SCHED_INTERLEAVED_1F1B, "0,[1,2],2,3", 8, g_ops, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "interleaved-1f1b does not take concurrent stages");
+    ipup_sched_map_parse("0,[1,2],2,3", &sm, msg, sizeof msg);
+    memset(&c, 0, sizeof c);
+    c.kind = IPUP_SCHED_GROUPED; c.stages = 4; c.microbatches = 8; c.concurrent = &sm; c.stage_device = dev;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "either stage_device or concurrent");
+    c.stage_device = NULL; c.stages = 5;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "the mapping has 4 stages but S=5");
+    c.stages = 4; c.devices = 3;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "mapped to device 3, but the devices are 0..2");
+    c.devices = 0;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, 79, &t, msg, sizeof msg), IPUP_ERR_CAPACITY);
+    TT_CONTAINS(msg, "IPUP_SCHED_MAX_OPS(5, 8)");
+    sm.dev[1][1] = 1; /* built by hand: a device twice */
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "lists device 1 twice");
+    sm.dev[1][1] = 2; sm.n_dev[2] = 0;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "stage 2 has 0 devices");
+    sm.n_dev[2] = 1; c.strict = 1; c.microbatches = 4;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "PipelineSchedule.Grouped");
+}
+
+/* The TF IPU user guide's example (§6.5.7, figures 6.4 and 6.5): stage 1 split over IPUs
+   1 and 2 against the same model with stage 1's two halves as consecutive stages. The
+   concurrent pipeline is shorter, finishes its first micro-batch sooner and stores
+   fewer activations, under the guide's grouped schedule and the others. */
+TTEST(guide_example_beats_serialised) {
+    static const ipup_sched_kind kinds[] = {IPUP_SCHED_GROUPED, IPUP_SCHED_INTERLEAVED, IPUP_SCHED_SEQUENTIAL, IPUP_SCHED_GPIPE,
+                                            IPUP_SCHED_1F1B};
+    size_t k;
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        ipup_table c, s;
+        ipup_sched_figures fc, fs;
+        int64_t act_c[4] = {1000, 1000, 1000, 1000}, act_s[5] = {1000, 1000, 1000, 1000, 1000};
+        char msg[1024];
+        const char *kn = ipup_sched_kind_name(kinds[k]);
+        TT_EQ_INT(gen_map(kinds[k], "0,[1,2],2,3", 8, g_ops, &c, msg, sizeof msg), 0);
+        TT_EQ_INT(gen_serial(kinds[k], "0,[1,2],2,3", 8, g_ops2, &s), 0);
+        TT_EQ_INT(s.stages, 5);
+        TT_EQ_INT(s.stage_device[3], 2);
+        TT_EQ_INT(ipup_sched_measure(&c, NULL, act_c, g_work, sizeof g_work, &fc), 0);
+        TT_EQ_INT(ipup_sched_measure(&s, NULL, act_s, g_work, sizeof g_work, &fs), 0);
+        TT_CHECK_MSG(fc.steps < fs.steps, "%s: steps %d, serialised %d", kn, fc.steps, fs.steps);
+        TT_CHECK_MSG(fc.bsp_time < fs.bsp_time, "%s: BSP time %g, serialised %g", kn, fc.bsp_time, fs.bsp_time);
+        TT_CHECK_MSG(fc.first_mb_done < fs.first_mb_done, "%s: latency %d, serialised %d", kn, fc.first_mb_done, fs.first_mb_done);
+        TT_CHECK_MSG(fc.inflight_total <= fs.inflight_total, "%s: stored %d, serialised %d", kn, fc.inflight_total, fs.inflight_total);
+        TT_CHECK_MSG(fc.stash_total <= fs.stash_total, "%s: stash %lld, serialised %lld", kn, (long long)fc.stash_total,
+                     (long long)fs.stash_total);
+        if (kinds[k] == IPUP_SCHED_GROUPED) { /* the guide's schedule: strictly fewer */
+            TT_CHECK(fc.inflight_total < fs.inflight_total);
+            TT_CHECK(fc.stash_total < fs.stash_total);
+        }
+        TT_EQ_INT(fc.n_ops, fs.n_ops); /* the same work */
+    }
+}
+
+/* the per-device figures against a direct count over a dense grid */
+TTEST(device_figures) {
+    ipup_table t;
+    ipup_sched_figures fg;
+    int64_t act[4] = {10, 200, 3000, 40000};
+    char msg[512];
+    int d, i, cur, peak, total = 0;
+    int64_t bytes, pb;
+    TT_EQ_INT(gen_map(IPUP_SCHED_1F1B, "0,[1,2],2,3", 8, g_ops, &t, msg, sizeof msg), 0);
+    TT_EQ_INT(ipup_sched_measure(&t, NULL, act, g_work, sizeof g_work, &fg), 0);
+    for (d = 0; d < t.devices; d++) {
+        cur = peak = 0; bytes = pb = 0;
+        for (i = 0; i < t.n_ops; i++) {
+            if (t.ops[i].device != d) continue;
+            if (t.ops[i].kind == IPUP_OP_F) { cur++; bytes += act[t.ops[i].stage]; }
+            else { cur--; bytes -= act[t.ops[i].stage]; }
+            if (cur > peak) peak = cur;
+            if (bytes > pb) pb = bytes;
+        }
+        TT_EQ_INT(fg.peak_inflight_device[d], peak);
+        TT_CHECK(fg.stash_bytes_device[d] == pb);
+        total += peak;
+    }
+    TT_EQ_INT(fg.inflight_total, total);
+    TT_CHECK(fg.stash_bytes[1] == 2 * fg.peak_inflight[1] * act[1]); /* both branches keep their own */
+}
+
+/* ---- the verifier's branch rules, by mutation ---- */
+
+static int mutate_verify(const ipup_table *t, int n, ipup_sched_verify_info *vi, char *msg, size_t len) {
+    ipup_table u = *t;
+    u.ops = g_mut;
+    u.n_ops = n;
+    u.cap_ops = CAP + 4;
+    ipup_sched_sort(&u);
+    return verify(&u, vi, msg, len);
+}
+
+static int cell_free(const ipup_table *t, int dev, int step) {
+    int i;
+    for (i = 0; i < t->n_ops; i++)
+        if (t->ops[i].device == dev && t->ops[i].step == step) return 0;
+    return 1;
+}
+
+/* Every move of one branch to a free cell of its device at another step is refused:
+   rule 7 when the dependencies still hold, rule 3 or 4 when the next stage's op now
+   runs no later than the moved branch. */
+TTEST(mutation_branch_moved) {
+    ipup_table t;
+    char msg[1024];
+    int i, st, rc, n7 = 0, n3 = 0, n4 = 0, tried = 0;
+    TT_EQ_INT(gen_map(IPUP_SCHED_GROUPED, "0,[1,2],2,3", 8, g_ops, &t, msg, sizeof msg), 0);
+    for (i = 0; i < t.n_ops; i++) {
+        if (ipup_op_branch(&t.ops[i]) < 0) continue;
+        for (st = 0; st < t.steps; st++) {
+            ipup_sched_verify_info vi;
+            if (st == t.ops[i].step || !cell_free(&t, t.ops[i].device, st)) continue;
+            memcpy(g_mut, g_ops, sizeof(ipup_op) * (size_t)t.n_ops);
+            g_mut[i].step = st;
+            rc = mutate_verify(&t, t.n_ops, &vi, msg, sizeof msg);
+            tried++;
+            TT_CHECK_MSG(rc == IPUP_ERR_INVALID_TABLE, "branch %d of op %d moved to step %d: accepted", ipup_op_branch(&t.ops[i]), i,
+                         st + 1);
+            if (vi.rule == 7) { n7++; TT_CONTAINS(msg, "rule 7 (branches in one step)"); }
+            else if (vi.rule == 3) { n3++; TT_CONTAINS(msg, "rule 3"); }
+            else if (vi.rule == 4) n4++;
+            else TT_FAILF("rule %d: %.300s", vi.rule, msg);
+        }
+    }
+    TT_CHECK(tried > 100);
+    TT_CHECK(n7 > 0);
+    TT_CHECK(n3 > 0);
+    TT_CHECK(n4 > 0);
+}
+
+TTEST(mutation_branch_structure) {
+    ipup_table t;
+    ipup_sched_verify_info vi;
+    char msg[1024];
+    int i, b1 = -1, plain = -1, n;
+    TT_EQ_INT(gen_map(IPUP_SCHED_GROUPED, "0,[1,2],2,3", 8, g_ops, &t, msg, sizeof msg), 0);
+    for (i = 0; i < t.n_ops; i++) {
+        if (b1 < 0 && ipup_op_branch(&t.ops[i]) == 1 && t.ops[i].kind == IPUP_OP_F) b1 = i;
+        if (plain < 0 && t.ops[i].stage == 3) plain = i;
+    }
+    TT_CHECK(b1 >= 0 && plain >= 0);
+    n = t.n_ops;
+    /* a branch dropped: rule 1 names it */
+    memcpy(g_mut, g_ops, sizeof(ipup_op) * (size_t)n);
+    g_mut[b1] = g_mut[n - 1];
+    TT_EQ_INT(mutate_verify(&t, n - 1, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 1);
+    TT_CONTAINS(msg, "branch 1 of F(1,0) [1F0] is missing (device 2)");
+    /* a branch twice (a copy at a free step of its device) */
+    memcpy(g_mut, g_ops, sizeof(ipup_op) * (size_t)n);
+    g_mut[n] = g_mut[b1];
+    g_mut[n].step = t.steps; /* a new last column */
+    t.steps++;
+    TT_EQ_INT(mutate_verify(&t, n + 1, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    t.steps--;
+    TT_EQ_INT(vi.rule, 1);
+    TT_CONTAINS(msg, "appears twice");
+    /* a branch on the other branch's device: rule 2 */
+    memcpy(g_mut, g_ops, sizeof(ipup_op) * (size_t)n);
+    g_mut[b1].device = 3;
+    if (cell_free(&t, 3, g_mut[b1].step)) {
+        TT_EQ_INT(mutate_verify(&t, n, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+        TT_EQ_INT(vi.rule, 2);
+        TT_CONTAINS(msg, "branch 1 of F(1,0) [1F0] runs on device 3, but that branch of stage 1 lives on device 2");
+    } else TT_FAILF("device 3 is busy at step %d", g_mut[b1].step + 1);
+    /* branch index beyond the stage's branches, and one on a plain stage: rule 1 */
+    memcpy(g_mut, g_ops, sizeof(ipup_op) * (size_t)n);
+    g_mut[b1].pad_[1] = 3;
+    TT_EQ_INT(mutate_verify(&t, n, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 1);
+    TT_CONTAINS(msg, "is marked as branch 2, but stage 1 has 2 branches");
+    memcpy(g_mut, g_ops, sizeof(ipup_op) * (size_t)n);
+    g_mut[plain].pad_[1] = 1;
+    TT_EQ_INT(mutate_verify(&t, n, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 1);
+    TT_CONTAINS(msg, "a plain stage: no branch index");
+    /* the table's branch devices themselves: the same device twice */
+    {
+        ipup_table u = t;
+        u.branch_device[1][1] = 1;
+        TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+        TT_EQ_INT(vi.rule, 2);
+        TT_CONTAINS(msg, "holds another branch of that stage");
+        u = t;
+        u.n_branches[2] = 0;
+        TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+        TT_EQ_INT(vi.rule, 6);
+    }
+}
+
+/* the whole op (both branches) moved before its input: rule 3 */
+TTEST(mutation_whole_op) {
+    ipup_table t;
+    ipup_sched_verify_info vi;
+    char msg[1024];
+    int i, n;
+    TT_EQ_INT(gen_map(IPUP_SCHED_SEQUENTIAL, "0,[1,2],2,3", 2, g_ops, &t, msg, sizeof msg), 0);
+    n = t.n_ops;
+    /* sequential: F(0,0) step 0, F(1,0) step 1 on IPU1+IPU2, F(2,0) step 2 on IPU2 */
+    memcpy(g_mut, g_ops, sizeof(ipup_op) * (size_t)n);
+    for (i = 0; i < n; i++)
+        if (g_mut[i].stage == 1 && g_mut[i].kind == IPUP_OP_F && g_mut[i].mb == 0) g_mut[i].step = 0;
+    TT_EQ_INT(mutate_verify(&t, n, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 3);
+}
+
+/* ---- CSV with the branch suffix ---- */
+
+TTEST(csv_round_trip) {
+    ipup_table t, u;
+    ipup_sched_verify_info vi;
+    ipup_buf b = {g_text, sizeof g_text, 0}, b2 = {g_text2, sizeof g_text2, 0};
+    char msg[1024];
+    int i;
+    TT_EQ_INT(gen_map(IPUP_SCHED_INTERLEAVED, "0,[1,2],2,3", 4, g_ops, &t, msg, sizeof msg), 0);
+    TT_EQ_INT(ipup_sched_write_csv(&t, ipup_buf_write, &b), 0);
+    TT_CHECK(ipup_buf_fits(&b));
+    TT_CONTAINS(g_text, "1F0.0");
+    TT_CONTAINS(g_text, "1F0.1");
+    TT_CONTAINS(g_text, "1B3.1");
+    TT_CHECK(strstr(g_text, "0F0.") == NULL); /* plain stages have no suffix */
+    TT_EQ_INT(ipup_sched_csv_load(g_text, b.len, g_ops2, CAP, g_work, sizeof g_work, &u, msg, sizeof msg), 0);
+    TT_EQ_INT(u.concurrent, 1);
+    TT_EQ_INT(u.n_branches[1], 2);
+    TT_EQ_INT(u.n_branches[2], 1);
+    TT_EQ_INT(u.branch_device[1][0], 1);
+    TT_EQ_INT(u.branch_device[1][1], 2);
+    TT_EQ_INT(u.stage_device[2], 2);
+    TT_EQ_INT(u.n_ops, t.n_ops);
+    TT_EQ_INT(u.steps, t.steps);
+    for (i = 0; i < t.n_ops; i++) TT_CHECK(memcmp(&g_ops[i], &g_ops2[i], sizeof(ipup_op)) == 0);
+    TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), 0);
+    TT_EQ_INT(ipup_sched_write_csv(&u, ipup_buf_write, &b2), 0);
+    TT_CHECK(strcmp(g_text, g_text2) == 0);
+    /* bad suffixes and respace */
+    TT_EQ_INT(ipup_sched_csv_load("0F0,1F0.8", 9, g_ops2, CAP, g_work, sizeof g_work, &u, msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_CONTAINS(msg, "adds .0 to .7");
+    TT_EQ_INT(ipup_sched_csv_load("0F0,1F0.", 8, g_ops2, CAP, g_work, sizeof g_work, &u, msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_EQ_INT(ipup_sched_csv_load("0F0,1F0.1x", 10, g_ops2, CAP, g_work, sizeof g_work, &u, msg, sizeof msg), IPUP_ERR_PARSE);
+    TT_EQ_INT(ipup_sched_csv_load(g_text, b.len, g_ops2, CAP, g_work, sizeof g_work, &u, msg, sizeof msg), 0);
+    TT_EQ_INT(ipup_sched_respace(&u, g_work, sizeof g_work, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
+    TT_CONTAINS(msg, "concurrent stages");
+}
+
+/* rule 7 from a loaded CSV: a branch one column late, dependencies still met */
+TTEST(csv_rule7) {
+    ipup_table u;
+    ipup_sched_verify_info vi;
+    char msg[1024];
+    const char *late = "0F0,,,,,,0B0\n,1F0.0,,,,1B0.0,\n,,1F0.1,2F0,2B0,1B0.1,\n";
+    TT_EQ_INT(ipup_sched_csv_load(late, strlen(late), g_ops2, CAP, g_work, sizeof g_work, &u, msg, sizeof msg), 0);
+    TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 7);
+    TT_CONTAINS(msg, "device 1, step 2: branch 0 of F(1,0) [1F0] runs at step 2, another branch at step 3");
+    TT_EQ_INT(vi.step, 1);
+}
+
+/* ---- rendering ---- */
+
+TTEST(grid_shows_branches) {
+    ipup_table t;
+    ipup_buf b = {g_text, sizeof g_text, 0};
+    char msg[512];
+    const char *r1, *r2, *nl;
+    TT_EQ_INT(gen_map(IPUP_SCHED_GROUPED, "0,[1,2],2,3", 8, g_ops, &t, msg, sizeof msg), 0);
+    TT_EQ_INT(ipup_sched_render_grid(&t, ipup_buf_write, &b), 0);
+    r1 = strstr(g_text, "IPU1");
+    r2 = strstr(g_text, "IPU2");
+    TT_CHECK(r1 && r2);
+    if (!r1 || !r2) return;
+    nl = strchr(r1, '\n');
+    /* the branches of F(1,0) in the same column of both rows */
+    TT_CHECK(nl && strstr(r1, "1F0.0") && strstr(r1, "1F0.0") < nl);
+    TT_CHECK(strstr(r2, "1F0.1") && strstr(r1, "1F0.0") - r1 == strstr(r2, "1F0.1") - r2);
+}
+
 static const ttest_case cases[] = {
     TT_CASE(parse_plain),
     TT_CASE(parse_concurrent),
     TT_CASE(parse_hostile),
+    TT_CASE(generate_guide_example),
+    TT_CASE(generate_kinds_and_maps),
+    TT_CASE(generate_plain_through_map),
+    TT_CASE(generate_refusals),
+    TT_CASE(guide_example_beats_serialised),
+    TT_CASE(device_figures),
+    TT_CASE(mutation_branch_moved),
+    TT_CASE(mutation_branch_structure),
+    TT_CASE(mutation_whole_op),
+    TT_CASE(csv_round_trip),
+    TT_CASE(csv_rule7),
+    TT_CASE(grid_shows_branches),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
