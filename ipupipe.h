@@ -431,6 +431,12 @@ typedef struct ipup_config {  /* zero = default for every field */
     ipup_pool ipu[IPUP_MAX_IPUS];    /* per IPU (replica * devices + device) */
     ipup_pool stream[IPUP_MAX_IPUS]; /* per IPU streaming memory (offload only) */
     ipup_pool host;                  /* schedule table, feeds, outfeed records */
+    const ipup_stage_map *concurrent; /* NULL, or the stage -> IPUs mapping as
+                                      ipup_sched_map_parse reads it ("0,1,0"); then
+                                      stage_device is NULL. A concurrent stage (a bracket,
+                                      "0,[1,2],2,3") is refused with IPUP_ERR_UNSUPPORTED:
+                                      the schedule header draws and measures it
+                                      (docs/schedules.md §8), the emulator does not run it */
 } ipup_config;
 
 /* ------------------------------------------------------------------ plan and memory */
@@ -632,6 +638,7 @@ struct ipup_emu {
     ipup__ipu_err err[2][IPUP_MAX_IPUS];
     char msg[IPUP_MSG_MAX];
     const ipup_transport *tp;     /* ipup_set_transport: one IPU's row per process */
+    int16_t conc_plain[IPUP_MAX_LAYERS]; /* cfg.concurrent without brackets: its mapping */
 };
 
 /* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
@@ -1426,12 +1433,44 @@ static int ipup__setup_model(ipup_emu *e, const ipup_config *cfg) {
     return ipup__setup_split(e, cfg);
 }
 
+/* ------------------------------------------------------------------ concurrent stages
+   cfg.concurrent (docs/schedules.md §8). A mapping without brackets is the plain mapping
+   (copied into e->conc_plain, which e->cfg.stage_device then points to); a concurrent
+   stage is refused with a message: the emulator runs one device per stage. */
+static int ipup__emu_conc_config(ipup_emu *e) {
+    const ipup_stage_map *mp = e->cfg.concurrent;
+    int32_t s;
+    if (!mp) return IPUP_OK;
+    if (e->cfg.stage_device)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "give the stage -> IPU mapping once: cfg.stage_device or cfg.concurrent, not both");
+    if (mp->stages != e->S)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent maps %d stages, but the model is split into %d (cfg.stages); give one entry per stage",
+                          (int)mp->stages, (int)e->S);
+    for (s = 0; s < e->S; s++) {
+        if (mp->n_dev[s] > 1)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                              "cfg.concurrent puts stage %d on %d IPUs at once (a concurrent stage): ipupipe_sched.h "
+                              "generates, verifies and measures such tables (docs/schedules.md section 8), but the emulator "
+                              "runs one IPU per stage; give each stage one IPU (the serialised mapping, "
+                              "ipup_sched_map_serialised, splits the model into one more stage per extra branch)",
+                              (int)s, (int)mp->n_dev[s]);
+        if (mp->n_dev[s] < 1)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "cfg.concurrent gives stage %d no IPU", (int)s);
+        e->conc_plain[s] = mp->dev[s][0];
+    }
+    e->cfg.stage_device = e->conc_plain;
+    return IPUP_OK;
+}
+
 /* schedule table into ops (cap), rows, depths, ring capacities */
 static int ipup__setup_table(ipup_emu *e, ipup_op *ops, int32_t cap, int32_t *row) {
     ipup_sched_config sc;
     char wmsg[IPUP_MSG_MAX];
     int32_t S = e->S, M = e->M, i, s, d, P;
     int rc;
+    if ((rc = ipup__emu_conc_config(e)) != IPUP_OK) return rc; /* cfg.concurrent */
     IPUPIPE_MEMSET(&sc, 0, sizeof sc);
     sc.kind = e->cfg.schedule;
     sc.stages = S;

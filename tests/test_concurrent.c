@@ -1,8 +1,10 @@
 /* test_concurrent.c - concurrent pipeline stages (docs/schedules.md §8; TF IPU user
  * guide §6.5.7): the mapping parser, the generator, the verifier's branch rules and
- * their mutations, the figures against the serialised mapping, the CSV round trip. */
+ * their mutations, the figures against the serialised mapping, the CSV round trip, and
+ * the emulator's cfg.concurrent (a plain mapping through it trains to the bits of
+ * cfg.stage_device; a concurrent stage is refused with a message). */
 #define IPUPIPE_IMPLEMENTATION
-#include "ipupipe_sched.h"
+#include "tiny_model.h" /* ipupipe.h, for the emulator's cfg.concurrent */
 #include "ttest.h"
 
 /* ---- the mapping parser ---- */
@@ -539,6 +541,98 @@ TTEST(grid_shows_branches) {
     TT_CHECK(strstr(r2, "1F0.1") && strstr(r1, "1F0.0") - r1 == strstr(r2, "1F0.1") - r2);
 }
 
+
+/* ---- the emulator: cfg.concurrent ---- */
+
+static void emu_sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
+    int32_t k;
+    int64_t g = sample0 + i;
+    for (k = 0; k < 6; k++) x[k] = (float)((g * 7 + k * 3) % 11) / 11.0f - 0.5f;
+    *label = (int32_t)(g % 4);
+}
+
+static IPUP_ALIGN64 uint8_t g_ipu[4][1 << 18];
+static IPUP_ALIGN64 uint8_t g_host[1 << 18];
+static ipup_emu g_emu;
+
+/* trains the 3-stage tiny model for 3 steps under a mapping given either way; the
+   weights of every tensor, concatenated, into w (returns their count), or -code */
+static int emu_train(const char *map, int through_concurrent, ipup_runner_kind runner, float *w, int cap, char *msg, size_t len) {
+    static ipup_model_desc m;
+    static ipup_stage_map sm;
+    static tiny_data data = {emu_sample, 6};
+    ipup_config c;
+    int16_t dev[IPUP_SCHED_MAX_STAGES];
+    int32_t k, i, n = 0;
+    int rc;
+    tiny_model_or_exit(&m, 1, 1, 6, "dense8,relu,dense8,relu,dense4,xent");
+    c = tiny_config(&m, 3, 2, 4, 3, 42, IPUP_OPT_MOMENTUM, 0.05f, tiny_infeed, &data);
+    c.opt.momentum = 0.9f;
+    c.runner = runner;
+    tiny_pools(&c, 4, g_ipu, NULL, sizeof g_ipu[0], g_host, sizeof g_host);
+    if (ipup_sched_map_parse(map, &sm, msg, len) < 1) return -100;
+    if (through_concurrent) c.concurrent = &sm;
+    else {
+        for (k = 0; k < sm.stages; k++) dev[k] = sm.dev[k][0];
+        c.stage_device = dev;
+    }
+    memset(&g_emu, 0, sizeof g_emu);
+    rc = ipup_init(&g_emu, &c);
+    if (rc) { ipup_snprintf(msg, len, "%s", ipup_last_error(&g_emu)); return rc < 0 ? rc : -rc; }
+    rc = ipup_run(&g_emu, NULL);
+    for (k = 0; rc == 0 && k < ipup_tensor_count(&g_emu); k++) {
+        ipup_tensor_info ti;
+        if (ipup_tensor_get(&g_emu, k, &ti) || ti.kind != IPUP_TENSOR_PARAM) continue;
+        for (i = 0; i < (int32_t)ti.n && n < cap; i++) w[n++] = ti.data[i];
+    }
+    ipup_shutdown(&g_emu);
+    return rc ? rc : n;
+}
+
+TTEST(emulator_plain_map_through_concurrent) {
+    static float a[4096], b[4096];
+    char msg[512];
+    int na = emu_train("0,1,0", 1, IPUP_RUNNER_COOP, a, 4096, msg, sizeof msg);
+    int nb = emu_train("0,1,0", 0, IPUP_RUNNER_COOP, b, 4096, msg, sizeof msg);
+    TT_CHECK_MSG(na > 100, "rc %d: %.200s", na, msg);
+    TT_EQ_INT(na, nb);
+    if (na == nb && na > 0) TT_CHECK(memcmp(a, b, (size_t)na * sizeof(float)) == 0);
+    nb = emu_train("0,1,0", 1, IPUP_RUNNER_THREADS, b, 4096, msg, sizeof msg);
+    TT_EQ_INT(na, nb);
+    if (na == nb && na > 0) TT_CHECK(memcmp(a, b, (size_t)na * sizeof(float)) == 0);
+}
+
+TTEST(emulator_refuses_concurrent) {
+    static float w[4096];
+    static ipup_model_desc m;
+    static ipup_plan plan;
+    ipup_stage_map sm;
+    ipup_config c;
+    int16_t dev[3] = {0, 1, 2};
+    char msg[600];
+    TT_EQ_INT(emu_train("0,[1,2],3", 1, IPUP_RUNNER_COOP, w, 4096, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
+    TT_CONTAINS(msg, "puts stage 1 on 2 IPUs at once");
+    TT_CONTAINS(msg, "ipup_sched_map_serialised");
+    TT_EQ_INT(emu_train("0,1", 1, IPUP_RUNNER_COOP, w, 4096, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "maps 2 stages, but the model is split into 3");
+    tiny_model_or_exit(&m, 1, 1, 6, "dense8,relu,dense8,relu,dense4,xent");
+    c = tiny_config(&m, 3, 2, 4, 1, 1, IPUP_OPT_SGD, 0.1f, NULL, NULL);
+    ipup_sched_map_parse("0,[1,2],3", &sm, msg, sizeof msg);
+    c.concurrent = &sm;
+    memset(&g_emu, 0, sizeof g_emu);
+    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &plan), IPUP_ERR_UNSUPPORTED);
+    TT_CONTAINS(ipup_last_error(&g_emu), "concurrent stage");
+    ipup_sched_map_parse("0,1,2", &sm, msg, sizeof msg);
+    c.stage_device = dev;
+    memset(&g_emu, 0, sizeof g_emu);
+    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &plan), IPUP_ERR_CONFIG);
+    TT_CONTAINS(ipup_last_error(&g_emu), "not both");
+    c.stage_device = NULL;
+    memset(&g_emu, 0, sizeof g_emu);
+    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &plan), IPUP_OK);
+    TT_EQ_INT(plan.stage_device[2], 2);
+}
+
 static const ttest_case cases[] = {
     TT_CASE(parse_plain),
     TT_CASE(parse_concurrent),
@@ -555,5 +649,7 @@ static const ttest_case cases[] = {
     TT_CASE(csv_round_trip),
     TT_CASE(csv_rule7),
     TT_CASE(grid_shows_branches),
+    TT_CASE(emulator_plain_map_through_concurrent),
+    TT_CASE(emulator_refuses_concurrent),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
