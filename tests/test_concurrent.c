@@ -547,90 +547,324 @@ TTEST(grid_shows_branches) {
 static void emu_sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
     int32_t k;
     int64_t g = sample0 + i;
-    for (k = 0; k < 6; k++) x[k] = (float)((g * 7 + k * 3) % 11) / 11.0f - 0.5f;
+    for (k = 0; k < 36; k++) x[k] = (float)((g * 7 + k * 3) % 11) / 11.0f - 0.5f;
     *label = (int32_t)(g % 4);
 }
 
-static IPUP_ALIGN64 uint8_t g_ipu[4][1 << 18];
-static IPUP_ALIGN64 uint8_t g_host[1 << 18];
+static IPUP_ALIGN64 uint8_t g_ipu[8][1 << 18];
+static IPUP_ALIGN64 uint8_t g_host[1 << 19];
 static ipup_emu g_emu;
 
-/* trains the 3-stage tiny model for 3 steps under a mapping given either way; the
-   weights of every tensor, concatenated, into w (returns their count), or -code */
-static int emu_train(const char *map, int through_concurrent, ipup_runner_kind runner, float *w, int cap, char *msg, size_t len) {
+/* one run of the test models. model 0: an MLP on 36 features whose stage 1 is dense12,
+   relu, dropout (split 2, 5, 7); model 1: a CNN on 6x6x1 whose stage 1 is conv6, relu
+   (split 2, 4). */
+typedef struct emu_run {
+    int model;
+    const char *map;             /* "0,[1,2],2,3"; a map without brackets is a plain run */
+    ipup_sched_kind sched;
+    ipup_runner_kind runner;
+    ipup_optimizer_kind opt;
+    int replicas, steps;         /* 0: 1 */
+} emu_run;
+
+typedef struct emu_out {
+    int rc;
+    char msg[600];
+    int n;                       /* floats in w */
+    float w[8192];               /* every parameter tensor, in tensor order */
+    char names[64][IPUP_TENSOR_NAME_MAX];
+    int off[64], len[64], nt;
+    double loss;                 /* ipup_evaluate's mean loss on 32 samples after the run */
+    size_t weights_bytes[8];     /* memory report: weights per IPU of replica 0 */
+    double busy[8];
+} emu_out;
+
+static int emu_config(const emu_run *run, ipup_config *c, ipup_model_desc *m, ipup_stage_map *sm, int32_t *split, char *msg, size_t len) {
+    static tiny_data data36 = {emu_sample, 36};
+    int S;
+    if (run->model == 0) {
+        tiny_model_or_exit(m, 1, 1, 36, "dense8,relu,dense12,relu,dropout0.2,dense8,relu,dense4,xent");
+        split[0] = 2; split[1] = 5; split[2] = 7;
+    } else {
+        tiny_model_or_exit(m, 6, 6, 1, "conv4,relu,conv6,relu,flatten,dense4,xent");
+        split[0] = 2; split[1] = 4;
+    }
+    S = ipup_sched_map_parse(run->map, sm, msg, len);
+    if (S < 1) return S;
+    *c = tiny_config(m, S, 2, 4, run->steps ? run->steps : 3, 42, run->opt, 0.05f, tiny_infeed, &data36);
+    c->opt.momentum = 0.9f;
+    c->opt.beta1 = 0.9f; c->opt.beta2 = 0.999f; c->opt.eps = 1e-8f;
+    if (run->opt == IPUP_OPT_ADAM) c->opt.lr = 0.01f;
+    c->split = split;
+    c->schedule = run->sched;
+    c->runner = run->runner;
+    c->replicas = run->replicas ? run->replicas : 1;
+    c->concurrent = sm;
+    tiny_pools(c, 8, g_ipu, NULL, sizeof g_ipu[0], g_host, sizeof g_host);
+    return 0;
+}
+
+static void emu_go(const emu_run *run, emu_out *o) {
     static ipup_model_desc m;
     static ipup_stage_map sm;
-    static tiny_data data = {emu_sample, 6};
+    static float xs[32 * 36];
+    static int32_t ls[32];
     ipup_config c;
-    int16_t dev[IPUP_SCHED_MAX_STAGES];
-    int32_t k, i, n = 0;
-    int rc;
-    tiny_model_or_exit(&m, 1, 1, 6, "dense8,relu,dense8,relu,dense4,xent");
-    c = tiny_config(&m, 3, 2, 4, 3, 42, IPUP_OPT_MOMENTUM, 0.05f, tiny_infeed, &data);
-    c.opt.momentum = 0.9f;
-    c.runner = runner;
-    tiny_pools(&c, 4, g_ipu, NULL, sizeof g_ipu[0], g_host, sizeof g_host);
-    if (ipup_sched_map_parse(map, &sm, msg, len) < 1) return -100;
-    if (through_concurrent) c.concurrent = &sm;
-    else {
-        for (k = 0; k < sm.stages; k++) dev[k] = sm.dev[k][0];
-        c.stage_device = dev;
-    }
+    ipup_run_stats st;
+    int32_t split[4], k, i;
+    int64_t corr = 0;
+    memset(o, 0, sizeof *o);
+    if ((o->rc = emu_config(run, &c, &m, &sm, split, o->msg, sizeof o->msg)) != 0) return;
+    if (run->model == 1) for (k = 0; k < 32; k++) emu_sample(1000, k, xs + k * 36, ls + k);
+    else for (k = 0; k < 32; k++) emu_sample(1000, k, xs + k * 36, ls + k);
     memset(&g_emu, 0, sizeof g_emu);
-    rc = ipup_init(&g_emu, &c);
-    if (rc) { ipup_snprintf(msg, len, "%s", ipup_last_error(&g_emu)); return rc < 0 ? rc : -rc; }
-    rc = ipup_run(&g_emu, NULL);
-    for (k = 0; rc == 0 && k < ipup_tensor_count(&g_emu); k++) {
+    if ((o->rc = ipup_init(&g_emu, &c)) != 0) { ipup_snprintf(o->msg, sizeof o->msg, "%s", ipup_last_error(&g_emu)); return; }
+    if ((o->rc = ipup_run(&g_emu, &st)) != 0) { ipup_snprintf(o->msg, sizeof o->msg, "%s", ipup_last_error(&g_emu)); ipup_shutdown(&g_emu); return; }
+    for (k = 0; k < ipup_tensor_count(&g_emu) && o->nt < 64; k++) {
         ipup_tensor_info ti;
         if (ipup_tensor_get(&g_emu, k, &ti) || ti.kind != IPUP_TENSOR_PARAM) continue;
-        for (i = 0; i < (int32_t)ti.n && n < cap; i++) w[n++] = ti.data[i];
+        ipup_snprintf(o->names[o->nt], IPUP_TENSOR_NAME_MAX, "%s", ti.name);
+        o->off[o->nt] = o->n;
+        o->len[o->nt] = ti.n;
+        for (i = 0; i < ti.n && o->n < 8192; i++) o->w[o->n++] = ti.data[i];
+        o->nt++;
     }
+    for (k = 0; k < 8 && k < g_emu.P; k++) {
+        ipup_mem_report mr;
+        if (ipup_memory_report(&g_emu, k, &mr) == 0) o->weights_bytes[k] = mr.by_category[IPUP_MEM_WEIGHTS];
+        o->busy[k] = st.busy_seconds[k];
+    }
+    ipup_evaluate(&g_emu, 32, xs, ls, &o->loss, &corr);
+    o->loss /= 32.0;
     ipup_shutdown(&g_emu);
-    return rc ? rc : n;
 }
 
-TTEST(emulator_plain_map_through_concurrent) {
-    static float a[4096], b[4096];
-    char msg[512];
-    int na = emu_train("0,1,0", 1, IPUP_RUNNER_COOP, a, 4096, msg, sizeof msg);
-    int nb = emu_train("0,1,0", 0, IPUP_RUNNER_COOP, b, 4096, msg, sizeof msg);
-    TT_CHECK_MSG(na > 100, "rc %d: %.200s", na, msg);
-    TT_EQ_INT(na, nb);
-    if (na == nb && na > 0) TT_CHECK(memcmp(a, b, (size_t)na * sizeof(float)) == 0);
-    nb = emu_train("0,1,0", 1, IPUP_RUNNER_THREADS, b, 4096, msg, sizeof msg);
-    TT_EQ_INT(na, nb);
-    if (na == nb && na > 0) TT_CHECK(memcmp(a, b, (size_t)na * sizeof(float)) == 0);
+/* the tensor of o named name (-1 if none) */
+static int emu_tensor(const emu_out *o, const char *name) {
+    int k;
+    for (k = 0; k < o->nt; k++) if (!strcmp(o->names[k], name)) return k;
+    return -1;
 }
 
-TTEST(emulator_refuses_concurrent) {
-    static float w[4096];
+/* the concurrent run's weights against the plain run's: every tensor of a plain stage,
+   and the branches of the split layer put back together along the units; the largest
+   |difference| over the largest |value| of each tensor */
+static double emu_rel_diff(const emu_out *cc, const emu_out *pl, const char *split_layer, int units, int rows, int nbr) {
+    double worst = 0.0;
+    int k;
+    for (k = 0; k < pl->nt; k++) {
+        const char *nm = pl->names[k];
+        double mx = 1e-30, df = 0.0;
+        int i, isw = !strncmp(nm, split_layer, strlen(split_layer)) && nm[strlen(split_layer)] == '.';
+        for (i = 0; i < pl->len[k]; i++) {
+            float ref = pl->w[pl->off[k] + i], got;
+            if (isw) { /* element (row, unit) lives in branch unit * nbr / units... found by the slices */
+                int row = nm[strlen(split_layer) + 1] == 'w' ? i / units : 0, u = nm[strlen(split_layer) + 1] == 'w' ? i % units : i, b, u0 = 0;
+                char want[IPUP_TENSOR_NAME_MAX];
+                int t;
+                for (b = 0; b < nbr; b++) {
+                    int lo = b * units / nbr, hi = (b + 1) * units / nbr;
+                    if (u >= lo && u < hi) { u0 = lo; break; }
+                }
+                ipup_snprintf(want, sizeof want, "%s#%d", nm, b);
+                t = emu_tensor(cc, want);
+                if (t < 0) return 1e30;
+                got = cc->w[cc->off[t] + row * ((b + 1) * units / nbr - u0) + (u - u0)];
+                (void)rows;
+            } else {
+                int t = emu_tensor(cc, nm);
+                if (t < 0) return 1e30;
+                got = cc->w[cc->off[t] + i];
+            }
+            if (fabs((double)ref) > mx) mx = fabs((double)ref);
+            if (fabs((double)got - (double)ref) > df) df = fabs((double)got - (double)ref);
+        }
+        if (df / mx > worst) worst = df / mx;
+    }
+    return worst;
+}
+
+/* Every schedule that takes concurrent stages and both runners give the same bits; the
+   weights stay within 1e-5 relative of the unsplit model (the branch order of the dx sum
+   is the only difference); the split layer's tensors are named "dense12.w#0", "#1". */
+TTEST(emulator_bits_and_unsplit) {
+    static emu_out ref, plain, got;
+    static const ipup_sched_kind kinds[] = {IPUP_SCHED_GROUPED, IPUP_SCHED_INTERLEAVED, IPUP_SCHED_SEQUENTIAL, IPUP_SCHED_GPIPE,
+                                            IPUP_SCHED_1F1B};
+    emu_run run = {0, "0,[1,2],2,3", IPUP_SCHED_GROUPED, IPUP_RUNNER_COOP, IPUP_OPT_MOMENTUM, 1, 3};
+    size_t k;
+    int rn;
+    emu_go(&run, &ref);
+    TT_CHECK_MSG(ref.rc == 0, "concurrent run: %d %.300s", ref.rc, ref.msg);
+    if (ref.rc) return;
+    TT_CHECK(emu_tensor(&ref, "dense12.w#0") >= 0 && emu_tensor(&ref, "dense12.b#1") >= 0);
+    TT_EQ_INT(ref.len[emu_tensor(&ref, "dense12.w#1")], 8 * 6);
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (rn = 0; rn < 2; rn++) {
+            run.sched = kinds[k];
+            run.runner = rn ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+            emu_go(&run, &got);
+            TT_CHECK_MSG(got.rc == 0, "%s %s: %.300s", ipup_sched_kind_name(kinds[k]), rn ? "threads" : "coop", got.msg);
+            TT_CHECK_MSG(got.n == ref.n && memcmp(got.w, ref.w, (size_t)ref.n * sizeof(float)) == 0, "%s %s: other bits",
+                         ipup_sched_kind_name(kinds[k]), rn ? "threads" : "coop");
+        }
+    run.map = "0,1,2,3";
+    run.sched = IPUP_SCHED_GROUPED;
+    run.runner = IPUP_RUNNER_COOP;
+    emu_go(&run, &plain);
+    TT_CHECK_MSG(plain.rc == 0, "plain run: %.300s", plain.msg);
+    {
+        double d = emu_rel_diff(&ref, &plain, "dense12", 12, 8, 2);
+        printf("    concurrent vs unsplit (MLP, 3 steps): largest relative difference %.3g\n", d);
+        TT_CHECK_MSG(d <= 1e-5, "concurrent vs unsplit: %g relative", d);
+        TT_CHECK(d < 1e29);
+        TT_NEAR(ref.loss, plain.loss, 1e-4);
+    }
+    /* memory: the split layer's weights spread over IPU1 and IPU2 */
+    TT_CHECK(ref.weights_bytes[1] < plain.weights_bytes[1]);
+    TT_CHECK(ref.weights_bytes[1] > 0 && ref.weights_bytes[2] > plain.weights_bytes[2]);
+    TT_CHECK(ref.busy[1] < plain.busy[1]); /* each branch does its share */
+}
+
+/* the same with a conv layer split by output channels (NHWC concatenation), Adam, two
+   replicas, both runners */
+TTEST(emulator_conv_replicas_adam) {
+    static emu_out a, b, plain;
+    emu_run run = {1, "0,[1,2],3", IPUP_SCHED_INTERLEAVED, IPUP_RUNNER_COOP, IPUP_OPT_ADAM, 2, 2};
+    emu_go(&run, &a);
+    TT_CHECK_MSG(a.rc == 0, "coop: %.300s", a.msg);
+    run.runner = IPUP_RUNNER_THREADS;
+    emu_go(&run, &b);
+    TT_CHECK_MSG(b.rc == 0, "threads: %.300s", b.msg);
+    TT_CHECK(a.n > 0 && a.n == b.n && memcmp(a.w, b.w, (size_t)a.n * sizeof(float)) == 0);
+    TT_CHECK(emu_tensor(&a, "conv6.w#1") >= 0);
+    run.map = "0,1,2";
+    run.runner = IPUP_RUNNER_COOP;
+    emu_go(&run, &plain);
+    TT_CHECK_MSG(plain.rc == 0, "plain: %.300s", plain.msg);
+    if (a.rc == 0 && plain.rc == 0) {
+        double d = emu_rel_diff(&a, &plain, "conv6", 6, 36, 2);
+        printf("    concurrent vs unsplit (CNN, Adam, 2 replicas): largest relative difference %.3g\n", d);
+        TT_CHECK_MSG(d <= 1e-5, "conv concurrent vs unsplit: %g relative", d);
+    }
+}
+
+/* the initial weights of the branches are the unsplit tensor's slices, bit for bit */
+TTEST(emulator_init_slices) {
     static ipup_model_desc m;
-    static ipup_plan plan;
-    ipup_stage_map sm;
+    static ipup_stage_map sm;
+    static emu_out o;
     ipup_config c;
-    int16_t dev[3] = {0, 1, 2};
-    char msg[600];
-    TT_EQ_INT(emu_train("0,[1,2],3", 1, IPUP_RUNNER_COOP, w, 4096, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
-    TT_CONTAINS(msg, "puts stage 1 on 2 IPUs at once");
-    TT_CONTAINS(msg, "ipup_sched_map_serialised");
-    TT_EQ_INT(emu_train("0,1", 1, IPUP_RUNNER_COOP, w, 4096, msg, sizeof msg), IPUP_ERR_CONFIG);
-    TT_CONTAINS(msg, "maps 2 stages, but the model is split into 3");
-    tiny_model_or_exit(&m, 1, 1, 6, "dense8,relu,dense8,relu,dense4,xent");
-    c = tiny_config(&m, 3, 2, 4, 1, 1, IPUP_OPT_SGD, 0.1f, NULL, NULL);
-    ipup_sched_map_parse("0,[1,2],3", &sm, msg, sizeof msg);
-    c.concurrent = &sm;
+    int32_t split[4], i, j;
+    ipup_tensor_info w0, w1, wf;
+    static float full[8 * 12];
+    emu_run run = {0, "0,1,2,3", IPUP_SCHED_GROUPED, IPUP_RUNNER_COOP, IPUP_OPT_SGD, 1, 1};
+    TT_EQ_INT(emu_config(&run, &c, &m, &sm, split, o.msg, sizeof o.msg), 0);
     memset(&g_emu, 0, sizeof g_emu);
-    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &plan), IPUP_ERR_UNSUPPORTED);
-    TT_CONTAINS(ipup_last_error(&g_emu), "concurrent stage");
-    ipup_sched_map_parse("0,1,2", &sm, msg, sizeof msg);
+    TT_EQ_INT(ipup_init(&g_emu, &c), 0);
+    TT_EQ_INT(ipup_tensor_find(&g_emu, "dense12.w", &wf), 0);
+    memcpy(full, wf.data, sizeof full);
+    ipup_shutdown(&g_emu);
+    run.map = "0,[1,2],2,3";
+    TT_EQ_INT(emu_config(&run, &c, &m, &sm, split, o.msg, sizeof o.msg), 0);
+    memset(&g_emu, 0, sizeof g_emu);
+    TT_EQ_INT(ipup_init(&g_emu, &c), 0);
+    TT_EQ_INT(ipup_tensor_find(&g_emu, "dense12.w#0", &w0), 0);
+    TT_EQ_INT(ipup_tensor_find(&g_emu, "dense12.w#1", &w1), 0);
+    TT_EQ_INT(w0.device, 1);
+    TT_EQ_INT(w1.device, 2);
+    TT_EQ_INT(w1.shape[1], 6);
+    for (i = 0; i < 8; i++)
+        for (j = 0; j < 12; j++) {
+            float v = j < 6 ? w0.data[i * 6 + j] : w1.data[i * 6 + j - 6];
+            TT_CHECK(memcmp(&v, &full[i * 12 + j], sizeof v) == 0);
+        }
+    ipup_shutdown(&g_emu);
+}
+
+TTEST(emulator_hostile) {
+    static const struct { int model; const char *map; const char *says; int rc; } bad[] = {
+        {0, "[0,1],2,2,3", "stage 0 is the first stage", IPUP_ERR_CONFIG},
+        {0, "0,1,2,[3,4]", "stage 3 is the last stage", IPUP_ERR_CONFIG},
+        {0, "0,[1,2],[3,4],5", "both concurrent", IPUP_ERR_CONFIG},
+        {1, "0,[1,2,3,4,5,6,7],3", "splits conv6's 6 output units over 7 IPUs", IPUP_ERR_CONFIG},
+    };
+    size_t i;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        static emu_out o;
+        emu_run run = {bad[i].model, bad[i].map, IPUP_SCHED_GROUPED, IPUP_RUNNER_COOP, IPUP_OPT_SGD, 1, 1};
+        emu_go(&run, &o);
+        TT_CHECK_MSG(o.rc == bad[i].rc, "'%s': rc %d (%.200s)", bad[i].map, o.rc, o.msg);
+        TT_CHECK_MSG(strstr(o.msg, bad[i].says) != NULL && o.msg[0], "'%s': message '%.300s' lacks '%s'", bad[i].map, o.msg, bad[i].says);
+    }
+    {
+        static ipup_model_desc m;
+        static ipup_stage_map sm;
+        static emu_out o;
+        ipup_config c;
+        int32_t split[4];
+        int16_t dev[4] = {0, 1, 2, 3};
+        emu_run run = {0, "0,[1,2],2,3", IPUP_SCHED_ZBH1, IPUP_RUNNER_COOP, IPUP_OPT_SGD, 1, 1};
+        emu_go(&run, &o);
+        TT_EQ_INT(o.rc, IPUP_ERR_CONFIG);
+        TT_CONTAINS(o.msg, "zb-h1 does not take concurrent stages");
+        run.sched = IPUP_SCHED_GROUPED;
+        TT_EQ_INT(emu_config(&run, &c, &m, &sm, split, o.msg, sizeof o.msg), 0);
+        c.recompute = 1;
+        memset(&g_emu, 0, sizeof g_emu);
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_UNSUPPORTED);
+        TT_CONTAINS(ipup_last_error(&g_emu), "recomputation");
+        c.recompute = 0;
+        c.stage_device = dev;
+        memset(&g_emu, 0, sizeof g_emu);
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CONFIG);
+        TT_CONTAINS(ipup_last_error(&g_emu), "not both");
+        c.stage_device = NULL;
+        split[0] = 1; /* stage 1 starts at a relu */
+        memset(&g_emu, 0, sizeof g_emu);
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CONFIG);
+        TT_CONTAINS(ipup_last_error(&g_emu), "holds layer 1 (relu, relu)");
+        split[0] = 2;
+        c.stages = 3; /* the map has 4 */
+        memset(&g_emu, 0, sizeof g_emu);
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_ERR_CONFIG);
+        TT_CONTAINS(ipup_last_error(&g_emu), "maps 4 stages, but the model is split into 3");
+        c.stages = 4;
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        {
+            static ipup_transport tp; /* zero: refused before its hooks are looked at */
+            TT_EQ_INT(ipup_set_transport(&g_emu, &tp), IPUP_ERR_UNSUPPORTED);
+            TT_CONTAINS(ipup_last_error(&g_emu), "concurrent stages");
+        }
+        ipup_shutdown(&g_emu);
+    }
+}
+
+/* a plain mapping through cfg.concurrent trains to the bits of cfg.stage_device */
+TTEST(emulator_plain_map_through_concurrent) {
+    static emu_out a, b;
+    static ipup_model_desc m;
+    static ipup_stage_map sm;
+    ipup_config c;
+    int32_t split[4], k, i, n = 0, same = 1;
+    int16_t dev[4] = {0, 1, 0, 1};
+    emu_run run = {0, "0,1,0,1", IPUP_SCHED_INTERLEAVED, IPUP_RUNNER_COOP, IPUP_OPT_MOMENTUM, 1, 2};
+    emu_go(&run, &a);
+    TT_CHECK_MSG(a.rc == 0, "%.300s", a.msg);
+    TT_EQ_INT(emu_config(&run, &c, &m, &sm, split, b.msg, sizeof b.msg), 0);
+    c.concurrent = NULL;
     c.stage_device = dev;
     memset(&g_emu, 0, sizeof g_emu);
-    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &plan), IPUP_ERR_CONFIG);
-    TT_CONTAINS(ipup_last_error(&g_emu), "not both");
-    c.stage_device = NULL;
-    memset(&g_emu, 0, sizeof g_emu);
-    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &plan), IPUP_OK);
-    TT_EQ_INT(plan.stage_device[2], 2);
+    TT_EQ_INT(ipup_init(&g_emu, &c), 0);
+    TT_EQ_INT(ipup_run(&g_emu, NULL), 0);
+    for (k = 0; k < ipup_tensor_count(&g_emu); k++) {
+        ipup_tensor_info ti;
+        if (ipup_tensor_get(&g_emu, k, &ti) || ti.kind != IPUP_TENSOR_PARAM) continue;
+        for (i = 0; i < ti.n; i++, n++) if (n >= a.n || memcmp(&a.w[n], &ti.data[i], sizeof(float))) same = 0;
+    }
+    ipup_shutdown(&g_emu);
+    TT_EQ_INT(n, a.n);
+    TT_CHECK(same);
 }
 
 static const ttest_case cases[] = {
@@ -649,7 +883,10 @@ static const ttest_case cases[] = {
     TT_CASE(csv_round_trip),
     TT_CASE(csv_rule7),
     TT_CASE(grid_shows_branches),
+    TT_CASE(emulator_bits_and_unsplit),
+    TT_CASE(emulator_conv_replicas_adam),
+    TT_CASE(emulator_init_slices),
+    TT_CASE(emulator_hostile),
     TT_CASE(emulator_plain_map_through_concurrent),
-    TT_CASE(emulator_refuses_concurrent),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
