@@ -2872,14 +2872,15 @@ static int ipup__conc_exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, 
     }
 }
 
-/* stage s-1 (plain) before concurrent stage s: one slot reserved in every branch's in ring */
-static int ipup__conc_reserve_in(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
+/* stage s-1 (plain) before concurrent stage s: one slot reserved in every branch's in
+   ring; the buffer stage s-1 writes its output into (NULL when a wait gave up) */
+static float *ipup__conc_reserve_in(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
     int32_t b;
     for (b = 0; b < e->cn[s]; b++) {
         ipup__cbrt *rt = &e->cbr[r][e->cl0[s] + b];
-        if (!(rt->resv_in = (float *)ipup__wait_reserve(e, &rt->in, threaded, t, self))) return 0;
+        if (!(rt->resv_in = (float *)ipup__wait_reserve(e, &rt->in, threaded, t, self))) return NULL;
     }
-    return 1;
+    return e->cnb[r][s - 1].fo;
 }
 /* ... then the output and labels (src) copied to every branch */
 static void ipup__conc_commit_in(ipup_emu *e, int32_t r, int32_t s, const float *src, int threaded) {
@@ -2923,14 +2924,15 @@ static const float *ipup__conc_sum_dx(ipup_emu *e, int32_t r, int32_t s, int64_t
     }
     return dy;
 }
-/* stage s (plain) after concurrent stage s-1: one slot reserved in every branch's dy ring */
-static int ipup__conc_reserve_dy(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
+/* stage s (plain) after concurrent stage s-1: one slot reserved in every branch's dy ring;
+   the buffer stage s writes its dx into (NULL when a wait gave up) */
+static float *ipup__conc_reserve_dy(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
     int32_t b;
     for (b = 0; b < e->cn[s - 1]; b++) {
         ipup__cbrt *rt = &e->cbr[r][e->cl0[s - 1] + b];
-        if (!(rt->resv_dy = (float *)ipup__wait_reserve(e, &rt->dy, threaded, t, self))) return 0;
+        if (!(rt->resv_dy = (float *)ipup__wait_reserve(e, &rt->dy, threaded, t, self))) return NULL;
     }
-    return 1;
+    return e->cnb[r][s].dx;
 }
 /* ... then dx (B, in_n) cut along the units into every branch's slice */
 static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float *dx, int threaded) {
@@ -3027,10 +3029,7 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
     int64_t sample0 = ((int64_t)r * e->M + m) * B;
     size_t xin = (size_t)B * (size_t)st->in_n;
     if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
-    if (e->cn[s] > 1) { /* a branch of a concurrent stage */
-        if (ipup__conc_exec(e, r, o, t, threaded)) goto stall;
-        return IPUP_OK;
-    }
+    if (e->cn[s] > 1) { if (ipup__conc_exec(e, r, o, t, threaded)) goto stall; return IPUP_OK; } /* a branch of a concurrent stage */
     switch (o->kind) {
     case IPUP_OP_F: {
         float *msg, *E, *slot, *out = NULL;
@@ -3051,11 +3050,8 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
             IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, (size_t)B * sizeof(int32_t));
             ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
         }
-        if (s < e->S - 1 && e->cn[s + 1] > 1) { /* to every branch of concurrent stage s+1 */
-            if (!ipup__conc_reserve_in(e, r, s + 1, t, threaded, ipu)) goto stall;
-            out = e->cnb[r][s].fo;
-        } else if (s < e->S - 1) {
-            out = (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
+        if (s < e->S - 1) { /* to stage s+1, or to every branch of concurrent stage s+1 */
+            out = e->cn[s + 1] > 1 ? ipup__conc_reserve_in(e, r, s + 1, t, threaded, ipu) : (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
             if (!out) goto stall;
         }
         ipup__stage_fwd(e, r, s, B, E, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
@@ -3089,17 +3085,12 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         float *E, *dx = NULL, *went = NULL;
         const float *dy = NULL;
         if (rt->s_count <= rt->w_count) goto stall;
-        if (s < e->S - 1 && e->cn[s + 1] > 1) { /* the branches' dx of concurrent stage s+1, summed */
-            if (!(dy = ipup__conc_sum_dx(e, r, s, t, threaded, ipu))) goto stall;
-        } else if (s < e->S - 1) {
-            dy = (const float *)ipup__wait_peek(e, &e->bwd[r][s], threaded, t, ipu);
+        if (s < e->S - 1) { /* from stage s+1, or the dx of concurrent stage s+1's branches summed */
+            dy = e->cn[s + 1] > 1 ? ipup__conc_sum_dx(e, r, s, t, threaded, ipu) : (const float *)ipup__wait_peek(e, &e->bwd[r][s], threaded, t, ipu);
             if (!dy) goto stall;
         }
-        if (s > 0 && e->cn[s - 1] > 1) { /* to every branch of concurrent stage s-1, sliced */
-            if (!ipup__conc_reserve_dy(e, r, s, t, threaded, ipu)) goto stall;
-            dx = e->cnb[r][s].dx;
-        } else if (s > 0) {
-            dx = (float *)ipup__wait_reserve(e, &e->bwd[r][s - 1], threaded, t, ipu);
+        if (s > 0) { /* to stage s-1, or sliced to every branch of concurrent stage s-1 */
+            dx = e->cn[s - 1] > 1 ? ipup__conc_reserve_dy(e, r, s, t, threaded, ipu) : (float *)ipup__wait_reserve(e, &e->bwd[r][s - 1], threaded, t, ipu);
             if (!dx) goto stall;
         }
         if (o->kind == IPUP_OP_I) {

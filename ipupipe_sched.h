@@ -2686,6 +2686,8 @@ static IPUP__UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
     ipup__ws(w, "\"");
 }
 
+static void ipup__json_conc(ipup__w *w, const ipup_table *t, const ipup_sched_figures *fig); /* §8 */
+
 IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
                                       const char *warnings, ipup_write_fn write, void *user) {
     ipup__w w;
@@ -2710,6 +2712,7 @@ IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figu
     ipup__wf(&w, ",\"first_microbatch_done\":%d", (int)fig->first_mb_done);
     ipup__wf(&w, ",\"phases\":{\"ramp_up\":[%d,%d],\"main\":[%d,%d],\"ramp_down\":[%d,%d]}", (int)fig->ramp_up[0], (int)fig->ramp_up[1],
              (int)fig->main_phase[0], (int)fig->main_phase[1], (int)fig->ramp_down[0], (int)fig->ramp_down[1]);
+    if (t->concurrent) ipup__json_conc(&w, t, fig); /* §8: only for a table with concurrent stages */
     ipup__wf(&w, ",\"in_order\":%s,\"warnings\":[", fig->in_order ? "true" : "false");
     if (warnings) {
         const char *p = warnings;
@@ -3602,6 +3605,22 @@ static IPUP__UNUSED void ipup__csv_branches(ipup_table *t) {
         if (t->branch_device[s][0] < 0) t->branch_device[s][0] = t->stage_device[s];
         t->stage_device[s] = t->branch_device[s][0];
     }
+}
+
+/* -- JSON: the branches and what each device holds (docs/schedules.md §6, §8) -- */
+static IPUP__UNUSED void ipup__json_conc(ipup__w *w, const ipup_table *t, const ipup_sched_figures *fig) {
+    int32_t s, b, d;
+    ipup__ws(w, ",\"stage_devices\":[");
+    for (s = 0; s < t->stages; s++) {
+        ipup__ws(w, s ? ",[" : "[");
+        for (b = 0; b < t->n_branches[s] && b < IPUP_SCHED_MAX_BRANCHES; b++) ipup__wf(w, "%s%d", b ? "," : "", (int)t->branch_device[s][b]);
+        ipup__ws(w, "]");
+    }
+    ipup__ws(w, "],\"peak_inflight_device\":[");
+    for (d = 0; d < t->devices; d++) ipup__wf(w, "%s%d", d ? "," : "", (int)fig->peak_inflight_device[d]);
+    ipup__ws(w, "],\"stash_bytes_device\":[");
+    for (d = 0; d < t->devices; d++) ipup__wf(w, "%s%lld", d ? "," : "", (long long)fig->stash_bytes_device[d]);
+    ipup__wf(w, "],\"activations_stored\":%d", (int)fig->inflight_total);
 }
 
 /* ==== end of concurrent pipeline stages ==== */

@@ -41,6 +41,11 @@ expect 0 "--compare json" -- --map "0,[1,2],2,3" -S 4 -M 8 --compare --format js
 has "compare json names both" '"schedule":"serialised"' "$tmp/out"
 expect 0 "--compare svg" -- --map "0,[1,2],2,3" -S 4 -M 8 --compare --format svg
 [ "$(grep -c '<svg' "$tmp/out")" -eq 3 ] && ok "compare svg: two charts in one picture" || bad "compare svg" "$tmp/out"
+expect 0 "json of the concurrent pipeline" -- --map "0,[1,2],2,3" -S 4 -M 8 --format json
+has "json lists each stage's devices" '"stage_devices":[[0],[1,2],[2],[3]]' "$tmp/out"
+has "json has the stored activations" '"activations_stored":22' "$tmp/out"
+expect 0 "json of a plain table" -- -S 4 -M 8 --format json
+if grep -q stage_devices "$tmp/out"; then bad "a plain table's json has no branch fields"; else ok "a plain table's json has no branch fields"; fi
 expect 0 "svg of the concurrent pipeline" -- --map "0,[1,2],2,3" -S 4 -M 8 --format svg
 has "svg tooltips name the branches" "1F0.1 step 2" "$tmp/out"
 for k in grouped interleaved sequential gpipe 1f1b; do
