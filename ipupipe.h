@@ -2949,7 +2949,7 @@ static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float
 /* the gradient sum over replicas (order 0..R-1), the NaN check and the update of the lanes
    on device d, as ipup__allreduce, ipup__check_grads_of and ipup__update_stage do for a
    stage; the same kernels element by element */
-static void ipup__conc_allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+static IPUP__UNUSED void ipup__conc_allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     int32_t k, q;
     for (k = 0; k < e->n_lanes && e->R > 1; k++) {
         size_t n = e->cb[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts, i;
