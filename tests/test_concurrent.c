@@ -85,7 +85,7 @@ TTEST(parse_hostile) {
         char msg[300];
         int rc = ipup_sched_map_parse(bad[i].text, &m, msg, sizeof msg);
         TT_CHECK_MSG(rc == IPUP_ERR_PARSE, "'%s': rc %d", bad[i].text, rc);
-        TT_CHECK_MSG(strstr(msg, bad[i].says) != NULL, "'%s': message '%s' lacks '%s'", bad[i].text, msg, bad[i].says);
+        TT_CHECK_MSG(strstr(msg, bad[i].says) != NULL, "'%s': message '%.300s' lacks '%s'", bad[i].text, msg, bad[i].says);
     }
     {
         ipup_stage_map m;
@@ -218,10 +218,10 @@ TTEST(generate_kinds_and_maps) {
                 int32_t peak[IPUP_SCHED_MAX_STAGES];
                 char msg[1024];
                 int rc = gen_map(kinds[k], maps[a], M, g_ops, &t, msg, sizeof msg), s;
-                TT_CHECK_MSG(rc == 0, "%s %s M=%d: %s", ipup_sched_kind_name(kinds[k]), maps[a], M, msg);
+                TT_CHECK_MSG(rc == 0, "%s %s M=%d: %.300s", ipup_sched_kind_name(kinds[k]), maps[a], M, msg);
                 if (rc) continue;
                 ipup_sched_map_parse(maps[a], &sm, msg, sizeof msg);
-                TT_CHECK_MSG(verify(&t, &vi, msg, sizeof msg) == 0, "%s %s M=%d: %s", ipup_sched_kind_name(kinds[k]), maps[a], M, msg);
+                TT_CHECK_MSG(verify(&t, &vi, msg, sizeof msg) == 0, "%s %s M=%d: %.300s", ipup_sched_kind_name(kinds[k]), maps[a], M, msg);
                 TT_CHECK_MSG(check_table(&t, &sm) == 0, "%s %s M=%d: the table breaks the branch rules", ipup_sched_kind_name(kinds[k]),
                              maps[a], M);
                 TT_EQ_INT(t.n_ops, 2 * M * ipup_sched_map_lanes(&sm));
