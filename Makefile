@@ -33,7 +33,7 @@ BENCHES  := $(patsubst bench/%.c,%,$(wildcard bench/bench_*.c))
 # Tests that also run in the SIMD-vs-portable kernel builds, and the tests of the
 # threaded runner (ThreadSanitizer and helgrind).
 KERNEL_TESTS := test_kernels
-THREAD_TESTS := test_emulator test_hostile_threads test_thread_stall test_predict
+THREAD_TESTS := test_emulator test_hostile_threads test_thread_stall test_predict test_concurrent
 
 # Extra link flags of one test: LDFLAGS_test_NAME := ... (e.g. -Wl,--wrap=malloc to
 # count heap calls). The emulator's no-heap test counts the allocator calls:

@@ -459,6 +459,13 @@ typedef struct ipup_config {  /* zero = default for every field */
     ipup_pool ipu[IPUP_MAX_IPUS];    /* per IPU (replica * devices + device) */
     ipup_pool stream[IPUP_MAX_IPUS]; /* per IPU streaming memory (offload only) */
     ipup_pool host;                  /* schedule table, feeds, outfeed records */
+    const ipup_stage_map *concurrent; /* NULL, or the stage -> IPUs mapping as
+                                      ipup_sched_map_parse reads it ("0,1,0"); then
+                                      stage_device is NULL. A bracket ("0,[1,2],2,3") is a
+                                      concurrent stage: one dense or conv3x3 layer (and the
+                                      relu/gelu/dropout after it) split by output units, a
+                                      branch per IPU (docs/schedules.md §9; at most
+                                      IPUP_MAX_BRANCH_LANES branches in all) */
 } ipup_config;
 
 /* ------------------------------------------------------------------ plan and memory */
@@ -623,6 +630,33 @@ typedef struct ipup__park {       /* where one thread sleeps when it has nothing
 } ipup__park;
 #endif
 
+/* ------------------------------------------------------------------ concurrent stages (types)
+   A concurrent stage (cfg.concurrent with a bracket, docs/schedules.md §9) runs as
+   branches, one per IPU: a "lane" each, with its slice [u0, u0+sl) of the output units of
+   the stage's one weight layer (dense: output features, conv3x3: output channels), its
+   slice of the weights, gradients and optimizer state, its own stash FIFO and four rings:
+   in (from stage s-1), out (to stage s+1), dy (from stage s+1), dx (to stage s-1). */
+#ifndef IPUP_MAX_BRANCH_LANES
+#define IPUP_MAX_BRANCH_LANES IPUP_MAX_DEVICES /* branches of all concurrent stages together */
+#endif
+typedef struct ipup__cbr {        /* static facts of a lane (internal) */
+    int32_t stage, branch, device, u0, sl, nw; /* nw: weights of the slice */
+    int32_t spatial, units;       /* output pixels per sample (dense: 1), units of the stage's weight layer */
+    size_t bo;                    /* floats of its output per micro-batch: B x spatial x sl */
+    size_t tw, n_params, n_state, entry_floats, conv_floats;
+    int64_t flops_f, flops_b, flops_opt;
+    uint32_t in_cap, out_cap, dy_cap, dx_cap;
+} ipup__cbr;
+typedef struct ipup__cbrt {       /* runtime of a lane on one replica (internal) */
+    float *params, *grads, *state, *stash, *pp[2], *conv, *staging;
+    uint32_t s_head, s_count, s_peak, pad_;
+    float *resv_in, *resv_dy;     /* slots reserved by stage s-1 (in) and by stage s+1 (dy) */
+    ipup_ring in, out, dy, dx;
+} ipup__cbrt;
+typedef struct ipup__cnb {        /* a plain stage next to a concurrent one: its buffers (internal) */
+    float *fo, *dy, *dx;          /* output before the fan-out; dy summed over branches; dx before the scatter */
+} ipup__cnb;
+
 struct ipup_emu;
 typedef struct ipup__thread {
     struct ipup_emu *emu;
@@ -659,7 +693,12 @@ typedef struct ipup__ipu_err {        /* per IPU, written by its thread during a
     ipup_op *pops; \
     int32_t *prow;                /* its op indices grouped by device */ \
     int32_t prow_start[IPUP_MAX_DEVICES + 1]; \
-    ipup_predict_stats pstats;
+    ipup_predict_stats pstats; \
+    int16_t conc_plain[IPUP_MAX_LAYERS]; /* cfg.concurrent without brackets: its mapping */ \
+    int32_t conc, n_lanes;        /* concurrent stages: 1 when some stage runs as branches (lanes); their count */ \
+    int8_t cn[IPUP_MAX_LAYERS];   /* branches of stage s (0 or 1: a plain stage) */ \
+    int16_t cl0[IPUP_MAX_LAYERS]; /* its first lane */ \
+    ipup__cbr cb[IPUP_MAX_BRANCH_LANES];
 typedef struct ipup__core { IPUP__CORE_FIELDS } ipup__core;
 
 #if defined(__cplusplus) && defined(__clang__)
@@ -713,6 +752,9 @@ struct ipup_emu {
     float *pred_out;
     int32_t *pred_cls;
     char warn[IPUP_WARN_MAX];     /* the schedule's warnings of the last ipup_init (ipup_warnings) */
+    /* concurrent stages: the lanes' runtime (their static facts are in the core) */
+    ipup__cbrt cbr[IPUP_MAX_REPLICAS][IPUP_MAX_BRANCH_LANES];
+    ipup__cnb cnb[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
 };
 #if defined(__cplusplus) && defined(__clang__)
 #pragma clang diagnostic pop
@@ -1644,7 +1686,7 @@ static int ipup__host_size_ok(ipup__core *e) {
                       "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d micro-batches outfeed records; lower cfg.repeat",
                       (int)e->cfg.repeat, (int)e->R, (int)e->M);
 }
-static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd);
+static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd, ipup__cbrt *cbr, ipup__cnb *cnb);
 /* every IPU's pool size (and streaming memory) fits in size_t */
 static int ipup__ipu_sizes_ok(ipup__core *e) {
     int32_t d;
@@ -1652,7 +1694,7 @@ static int ipup__ipu_sizes_ok(ipup__core *e) {
         ipup__arena a, sa;
         ipup__arena_init(&a, NULL, 0);
         ipup__arena_init(&sa, NULL, 0);
-        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL);
+        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
         if (a.ovf || sa.ovf)
             return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
                               "device %d's pool size overflows size_t (micro-batch %d, stash depths up to %d micro-batches); lower the micro-batch or the micro-batches, or use more stages",
@@ -1688,6 +1730,111 @@ static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
 }
 
 static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row); /* predict block */
+/* ------------------------------------------------------------------ concurrent stages
+   cfg.concurrent (docs/schedules.md §9). A mapping without brackets is the plain mapping
+   (copied into e->conc_plain, which e->cfg.stage_device then points to). A concurrent
+   stage holds one weight layer (dense or conv3x3) and the element-wise layers after it
+   (relu, gelu, dropout), and is neither the first stage (the infeed) nor the last (the
+   loss), nor next to another concurrent stage; it is split by output units into one lane
+   per branch (the rest of this block is further down, by the runners). */
+static int ipup__emu_conc_stage(ipup__core *e, int32_t s, int32_t n) {
+    const ipup__stage *st = &e->st[s];
+    const ipup_stage_map *mp = e->cfg.concurrent;
+    int32_t l, b, U;
+    const ipup_layer_info *I0 = &e->lay[st->first].info;
+    if (s == 0 || s == e->S - 1)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: stage %d is the %s stage and cannot be concurrent (it %s); split another stage, "
+                          "or add a stage before or after it", (int)s, s == 0 ? "first" : "last",
+                          s == 0 ? "reads the infeed" : "holds the loss");
+    if (mp->n_dev[s - 1] > 1 || mp->n_dev[s + 1] > 1)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: stages %d and %d are both concurrent; a concurrent stage needs plain stages on "
+                          "both sides (put a plain stage between them)", (int)(mp->n_dev[s - 1] > 1 ? s - 1 : s),
+                          (int)(mp->n_dev[s - 1] > 1 ? s : s + 1));
+    for (l = st->first; l < st->last; l++) {
+        ipup_layer_kind k = e->lay[l].info.kind;
+        int ok = l == st->first ? (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3)
+                                : (k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU || k == IPUP_LAYER_DROPOUT);
+        if (!ok)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                              "cfg.concurrent: stage %d holds layer %d (%s, %s); a concurrent stage holds one weight layer "
+                              "(dense or conv3x3) and the element-wise layers after it (relu, gelu, dropout): move the split "
+                              "(cfg.split) so that stage %d starts at a dense or conv layer",
+                              (int)s, (int)l, e->model.layers[l].id, ipup_layer_kind_name(k), (int)s);
+    }
+    if (I0->frozen)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "cfg.concurrent: stage %d's layer %s is frozen; a concurrent stage's branches train their slices "
+                          "(unfreeze it, or map stage %d to one IPU)", (int)s, e->model.layers[st->first].id, (int)s);
+    if (e->lay[e->n_layers - 1].info.kind != IPUP_LAYER_SOFTMAX_XENT)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "cfg.concurrent: concurrent stages carry one class label per sample; a model with the %s loss "
+                          "needs its stages on one IPU each", ipup_layer_kind_name(e->lay[e->n_layers - 1].info.kind));
+    U = I0->kind == IPUP_LAYER_DENSE ? I0->out_n : I0->out_c;
+    if (U < n)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: stage %d splits %s's %d output units over %d IPUs; every branch needs at least "
+                          "one unit (use fewer IPUs for it)", (int)s, e->model.layers[st->first].id, (int)U, (int)n);
+    if (e->n_lanes + n > IPUP_MAX_BRANCH_LANES)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: more than IPUP_MAX_BRANCH_LANES = %d branches in all; define it larger before "
+                          "the include", (int)IPUP_MAX_BRANCH_LANES);
+    e->cn[s] = (int8_t)n;
+    e->cl0[s] = (int16_t)e->n_lanes;
+    for (b = 0; b < n; b++) {
+        ipup__cbr *c = &e->cb[e->n_lanes++];
+        c->stage = s; c->branch = b; c->device = mp->dev[s][b];
+        c->units = U;
+        c->u0 = (int32_t)((int64_t)b * U / n);
+        c->sl = (int32_t)((int64_t)(b + 1) * U / n) - c->u0;
+        c->spatial = I0->kind == IPUP_LAYER_DENSE ? 1 : I0->out_h * I0->out_w;
+    }
+    e->conc = 1;
+    return IPUP_OK;
+}
+
+static int ipup__emu_conc_config(ipup__core *e) {
+    const ipup_stage_map *mp = e->cfg.concurrent;
+    int32_t s;
+    int rc;
+    if (!mp) return IPUP_OK;
+    if (e->cfg.stage_device)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "give the stage -> IPU mapping once: cfg.stage_device or cfg.concurrent, not both");
+    if (mp->stages != e->S)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent maps %d stages, but the model is split into %d (cfg.stages); give one entry per stage",
+                          (int)mp->stages, (int)e->S);
+    for (s = 0; s < e->S; s++) {
+        if (mp->n_dev[s] < 1 || mp->n_dev[s] > IPUP_SCHED_MAX_BRANCHES)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "cfg.concurrent gives stage %d %d IPUs (1..%d)", (int)s,
+                              (int)mp->n_dev[s], IPUP_SCHED_MAX_BRANCHES);
+        e->conc_plain[s] = mp->dev[s][0];
+        if (mp->n_dev[s] > 1 && (rc = ipup__emu_conc_stage(e, s, mp->n_dev[s])) != IPUP_OK) return rc;
+    }
+    if (!e->conc) e->cfg.stage_device = e->conc_plain;
+    else if (e->cfg.recompute)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "cfg.concurrent with recomputation: a concurrent stage's branches keep their stash (set recompute "
+                          "to 0, or map each stage to one IPU)");
+    return IPUP_OK;
+}
+
+/* Table steps are a stage count for the ops arrays: enough for 2 x lanes x M ops. */
+static int32_t ipup__conc_ops_stages(const ipup_stage_map *mp, int32_t S) {
+    int32_t lanes;
+    if (!mp || !mp->concurrent) return S;
+    lanes = ipup_sched_map_lanes(mp);
+    return (2 * lanes + 2) / 3 > S ? (2 * lanes + 2) / 3 : S;
+}
+static void ipup__conc_setup(ipup__core *e); /* lane sizes and ring capacities (below) */
+static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__cbrt *cbr, ipup__cnb *cnb);
+static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash, size_t *ex);
+static void ipup__conc_init_weights(ipup_emu *e);
+static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer);
+static double ipup__conc_update_cost(const ipup_emu *e, int32_t d);
+
 /* schedule table into ops (cap), rows, depths, ring capacities */
 /* warnings (ipup_sched_generate's, one per line) into warn (warn_len bytes), cut after
    the last whole line that fits */
@@ -1710,6 +1857,7 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
     char wmsg[IPUP_MSG_MAX];
     int32_t S = e->S, M = e->M, i, s, d, P;
     int rc;
+    if ((rc = ipup__emu_conc_config(e)) != IPUP_OK) return rc; /* cfg.concurrent */
     IPUPIPE_MEMSET(&sc, 0, sizeof sc);
     sc.kind = e->cfg.schedule;
     sc.stages = S;
@@ -1718,6 +1866,7 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
     sc.virtual_stages = e->cfg.virtual_stages;
     sc.stage_device = e->cfg.stage_device;
     sc.strict = e->cfg.strict;
+    if (e->conc) sc.concurrent = e->cfg.concurrent; /* concurrent stages */
     if (e->cfg.stage_device) {
         for (s = 0; s < S; s++) {
             int32_t dv = e->cfg.stage_device[s];
@@ -1763,6 +1912,7 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
             /* productions of this step first */
             for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
                 const ipup_op *o = &ops[k];
+                if (ipup_op_branch(o) > 0) continue; /* concurrent stages: branch 0 counts (lanes: ipup__conc_setup) */
                 if (o->stage == s - 1 && o->kind == IPUP_OP_F) fprod++;
                 if (o->stage == s + 1 && (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I)) bprod++;
             }
@@ -1770,7 +1920,7 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
             if (bprod - bcons > bcap) bcap = bprod - bcons;
             for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
                 const ipup_op *o = &ops[k];
-                if (o->stage != s) continue;
+                if (o->stage != s || ipup_op_branch(o) > 0) continue;
                 switch (o->kind) {
                 case IPUP_OP_F:
                     if (o->mb != last_f + 1) goto order;
@@ -1914,19 +2064,20 @@ static int ipup__setup_layout(ipup__core *e) {
         st->max_tensor = (size_t)maxt;
         st->flops_opt = (int64_t)st->n_grads * (k == 2 ? 12 : k == 1 ? 4 : 2);
     }
+    if (e->conc) ipup__conc_setup(e); /* the lanes of concurrent stages */
     return IPUP_OK;
 }
 
 /* carve one IPU's pool (device d of a replica whose stage runtimes are srt and rings
    fwd, bwd: IPUP_MAX_LAYERS each); srt, fwd and bwd NULL: counting only */
-static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd) {
+static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd, ipup__cbrt *cbr, ipup__cnb *cnb) {
     int32_t s;
     int32_t k = ipup__state_slots(&e->cfg);
     ipup__srt count_only;
     for (s = 0; s < e->S; s++) {
         const ipup__stage *st = &e->st[s];
         ipup__srt *rt = srt ? &srt[s] : &count_only;
-        if (st->device != d) continue;
+        if (st->device != d || e->cn[s] > 1) continue; /* a concurrent stage: its lanes (ipup__conc_carve) */
         rt->params = ipup__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
         rt->grads = ipup__allocf(a, st->n_grads, IPUP_MEM_GRADS);
         rt->state = NULL;
@@ -1942,18 +2093,19 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->staging = (k && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH) : NULL;
         /* receive sides of the rings into this stage */
-        if (s > 0) {
+        if (s > 0 && e->cn[s - 1] <= 1) {
             size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B * (size_t)ipup__lab_w(e)) * sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
             if (fwd && a->base && !a->oom) ipup_ring_init(&fwd[s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
         }
-        if (s < e->S - 1) {
+        if (s < e->S - 1 && e->cn[s + 1] <= 1) {
             size_t slot = (size_t)e->B * (size_t)st->out_n * sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
             if (bwd && a->base && !a->oom) ipup_ring_init(&bwd[s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, IPUPIPE_RING_START);
         }
         rt->pred = s == e->S - 1 ? ipup__allocf(a, ipup__mulz((size_t)e->B, (size_t)e->lay[e->n_layers - 1].info.in_n), IPUP_MEM_SCRATCH) : NULL;
     }
+    if (e->conc) ipup__conc_carve(e, a, stream, d, cbr, cnb); /* lanes and their neighbours' buffers */
 }
 
 /* host pool: ops, rows, infeed/outfeed rings, outfeed records. e may be NULL (sizes only). */
@@ -1999,7 +2151,7 @@ static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *
     m->stream_used = sa->used;
     for (s = 0; s < e->S; s++) {
         const ipup__stage *x = &e->st[s];
-        if (x->device != d) continue;
+        if (x->device != d || e->cn[s] > 1) continue;
         m->recompute_saved += (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float);
         m->offload_saved += x->n_state * sizeof(float);
         m->frozen_saved += (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
@@ -2027,7 +2179,7 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     in_n *= cfg->model->in_c;
     if (in_n > 0x7fffffff || (int64_t)S * M > 0x7fffffff / 3) return 0;
     ipup__arena_init(&a, NULL, 0);
-    n = ipup__carve_host(NULL, &a, S, M, R, B, (int32_t)in_n, rep, NULL, NULL);
+    n = ipup__carve_host(NULL, &a, ipup__conc_ops_stages(cfg->concurrent, S), M, R, B, (int32_t)in_n, rep, NULL, NULL);
     return a.ovf ? 0 : n;
 }
 
@@ -2046,6 +2198,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
     int32_t s = o->stage;
     *xfer = 0.0;
     *dur = 0.0;
+    if (e->conc && ipup__conc_op_cost(e, o, dur, xfer)) return; /* a branch of a concurrent stage */
     switch (o->kind) {
     case IPUP_OP_F:
         f = (double)st->flops_f;
@@ -2067,9 +2220,10 @@ static double ipup__sync_s(const ipup_emu *e) { return e->P > 1 || e->R > 1 ? e-
 static double ipup__update_cost(const ipup_emu *e, int32_t d) {
     double t = 0.0;
     int32_t s;
+    if (e->conc) t += ipup__conc_update_cost(e, d); /* lanes on d */
     for (s = 0; s < e->S; s++) {
         const ipup__stage *st = &e->st[s];
-        if (st->device != d) continue;
+        if (st->device != d || e->cn[s] > 1) continue;
         t += (double)st->flops_opt / ipup__rate(e);
         if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_grads * 4.0 / e->cm.link_bytes_per_s;
         if (e->cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->cm.stream_bytes_per_s;
@@ -2155,6 +2309,7 @@ static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m
         if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
         if (s < e->S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
     }
+    if (e->conc) ipup__conc_mem_peaks(e, r, d, &stash, &ex); /* lanes on d */
     m->peak_by_category[IPUP_MEM_STASH] = stash;
     m->peak_by_category[IPUP_MEM_EXCHANGE] = ex;
     m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE] + stash + ex;
@@ -2212,7 +2367,7 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
         ipup__arena a, sa;
         ipup__arena_init(&a, NULL, 0);
         ipup__arena_init(&sa, NULL, 0);
-        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL);
+        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
         plan->ipu_bytes[d] = a.used;
         plan->stream_bytes[d] = sa.used;
         ipup__fill_report(e, &a, &sa, d, &plan->mem[d]);
@@ -2263,10 +2418,10 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_pl
     if (cfg->host.mem) {
         ipup__arena h;
         ipup__arena_init(&h, cfg->host.mem, cfg->host.bytes);
-        ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, NULL);
+        ipup__carve_host(NULL, &h, ipup__conc_ops_stages(cfg->concurrent, e->S), e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, NULL);
         if (h.oom) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes), cfg.host has %zu", h.used, cfg->host.bytes);
-        cap = IPUP_SCHED_MAX_OPS(e->S, e->M);
-    } else if ((int64_t)IPUP_SCHED_MAX_OPS(e->S, e->M) > IPUP_PLAN_STACK_OPS) {
+        cap = IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(cfg->concurrent, e->S), e->M);
+    } else if ((int64_t)IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(cfg->concurrent, e->S), e->M) > IPUP_PLAN_STACK_OPS) {
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
                           "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %zu bytes)",
                           (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M), (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(cfg));
@@ -2323,6 +2478,7 @@ static void ipup__init_weights(ipup_emu *e) {
         for (s = 0; s < e->S; s++) {
             ipup__srt *rt = &e->srt[r][s];
             const ipup__stage *st = &e->st[s];
+            if (e->cn[s] > 1) continue; /* its lanes: ipup__conc_init_weights */
             IPUPIPE_MEMSET(rt->params, 0, st->n_params * sizeof(float));
             IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
             /* a stage without weights has no state: NULL when offloaded to an empty stream pool */
@@ -2381,10 +2537,10 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     if (!cfg->host.mem)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %zu bytes", ipup_host_bytes(cfg));
     ipup__arena_init(&h, cfg->host.mem, cfg->host.bytes);
-    ipup__carve_host(e, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, &row);
+    ipup__carve_host(e, &h, ipup__conc_ops_stages(cfg->concurrent, e->S), e->M, e->R, e->B, e->in_n, e->cfg.repeat, &ops, &row);
     if (h.oom)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes(cfg)), cfg.host has %zu", h.used, cfg->host.bytes);
-    rc = ipup__setup_table(&e->core, ops, IPUP_SCHED_MAX_OPS(e->S, e->M), row, e->warn, sizeof e->warn);
+    rc = ipup__setup_table(&e->core, ops, IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(cfg->concurrent, e->S), e->M), row, e->warn, sizeof e->warn);
     if (rc) return rc;
     if ((rc = ipup__setup_layout(&e->core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(&e->core)) != IPUP_OK) return rc;
     for (i = 0; i < e->nipus; i++) {
@@ -2393,18 +2549,19 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
         if (!cfg->ipu[i].mem) {
             ipup__arena_init(&a, NULL, 0);
             ipup__arena_init(&sa, NULL, 0);
-            ipup__carve_ipu(&e->core, &a, &sa, d, NULL, NULL, NULL);
+            ipup__carve_ipu(&e->core, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
             return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %zu bytes (ipup_plan_config)",
                               (int)i, (int)r, (int)d, (int)i, a.used);
         }
         ipup__arena_init(&a, cfg->ipu[i].mem, cfg->ipu[i].bytes);
         ipup__arena_init(&sa, cfg->stream[i].mem, cfg->stream[i].bytes);
-        ipup__carve_ipu(&e->core, &a, &sa, d, e->srt[r], e->fwd[r], e->bwd[r]);
+        ipup__carve_ipu(&e->core, &a, &sa, d, e->srt[r], e->fwd[r], e->bwd[r], e->cbr[r], e->cnb[r]);
         if (a.oom) return ipup__oom_msg(e, i, &a, &sa, 0);
         if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipup__oom_msg(e, i, &a, &sa, 1); }
         ipup__fill_report(&e->core, &a, &sa, d, &e->mem[i]);
     }
     ipup__init_weights(e);
+    if (e->conc) ipup__conc_init_weights(e);
     ipup__cost_setup(e);
     ipup__pred_cost_setup(e);
     IPUPIPE_SYNC_VAR(&e->go, sizeof(uint32_t));
@@ -2842,6 +2999,451 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     return E;
 }
 
+/* ------------------------------------------------------------------ concurrent stages (runtime)
+   The lanes of concurrent stages (types and config above). Branch b of stage s owns the
+   units [u0, u0+sl) of the stage's weight layer: w (IN, sl) or (3,3,CI,sl) and b (sl),
+   sliced from the unsplit tensor, so its initial bits are the unsplit model's. Its
+   forward writes (B, spatial, sl); stage s+1 takes the concatenation along the units
+   (NHWC: along the channels of every pixel). Its backward gets its slice of dy and
+   sends a whole dx (B, in_n), which stage s-1 sums over the branches in the order
+   0, 1, ... (the only difference from the unsplit model's dx = dy W^T). */
+
+static float *ipup__cfifo(const ipup_emu *e, const ipup__cbrt *rt, int32_t k, uint32_t pos) {
+    return rt->stash + (size_t)((rt->s_head + pos) % (uint32_t)e->st[e->cb[k].stage].depth) * e->cb[k].entry_floats;
+}
+/* offset (floats) in a lane's stash entry of the input of layer l (first + 1 ..); the
+   entry is x (B x in_n), labels (B), then those inputs */
+static size_t ipup__cact(const ipup__core *e, int32_t k, int32_t l) {
+    const ipup__stage *st = &e->st[e->cb[k].stage];
+    return (size_t)e->B * ((size_t)st->in_n + 1u) + (size_t)(l - st->first - 1) * e->cb[k].bo;
+}
+
+/* ring capacity from the table: the most messages in flight between the producing ops
+   (stage ps, branch pb; -1 a plain stage) and the consuming ops, productions of a step
+   first, as ipup__setup_table counts */
+static uint32_t ipup__conc_cap(const ipup__core *e, int32_t ps, int32_t pb, int pf, int32_t cs, int32_t cb, int cf) {
+    int32_t i = 0, prod = 0, cons = 0, mx = 1;
+    while (i < e->table.n_ops) {
+        int32_t t = e->ops[i].step, k;
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+            const ipup_op *o = &e->ops[k];
+            if (o->stage == ps && ipup_op_branch(o) == pb && (o->kind == IPUP_OP_F) == pf) prod++;
+        }
+        if (prod - cons > mx) mx = prod - cons;
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+            const ipup_op *o = &e->ops[k];
+            if (o->stage == cs && ipup_op_branch(o) == cb && (o->kind == IPUP_OP_F) == cf) cons++;
+        }
+        i = k;
+    }
+    return ipup__ring_cap((uint32_t)mx);
+}
+
+static void ipup__conc_setup(ipup__core *e) {
+    int32_t k, l, kslots = ipup__state_slots(&e->cfg);
+    for (k = 0; k < e->n_lanes; k++) {
+        ipup__cbr *c = &e->cb[k];
+        const ipup__stage *st = &e->st[c->stage];
+        const ipup_layer_info *I0 = &e->lay[st->first].info;
+        int32_t in_rows = I0->kind == IPUP_LAYER_DENSE ? I0->in_n : 9 * I0->in_c, s = c->stage;
+        c->bo = (size_t)e->B * (size_t)c->spatial * (size_t)c->sl;
+        c->nw = in_rows * c->sl;
+        c->tw = ipup__r16(c->nw);
+        c->n_params = c->tw + ipup__r16(c->sl);
+        c->n_state = (size_t)kslots * c->n_params;
+        c->entry_floats = (ipup__cact(e, k, st->last - 1 + 1) + 15u) & ~(size_t)15u;
+        c->conv_floats = I0->kind == IPUP_LAYER_CONV3X3 ? (size_t)9 * (size_t)I0->in_c * ((size_t)c->sl + (size_t)(I0->in_h - 2) * (size_t)(I0->in_w - 2)) : 0;
+        c->flops_f = c->flops_b = 0;
+        for (l = st->first; l < st->last; l++) { /* each branch does its share of every layer */
+            const ipup_layer_info *I = &e->lay[l].info;
+            c->flops_f += I->flops_fwd * c->sl / c->units;
+            c->flops_b += ((e->lay[l].need_dx ? I->flops_bwd_dx : 0) + I->flops_bwd_dw) * c->sl / c->units;
+        }
+        c->flops_opt = (int64_t)c->n_params * (kslots == 2 ? 12 : kslots == 1 ? 4 : 2);
+        c->in_cap = ipup__conc_cap(e, s - 1, -1, 1, s, c->branch, 1);
+        c->out_cap = ipup__conc_cap(e, s, c->branch, 1, s + 1, -1, 1);
+        c->dy_cap = ipup__conc_cap(e, s + 1, -1, 0, s, c->branch, 0);
+        c->dx_cap = ipup__conc_cap(e, s, c->branch, 0, s - 1, -1, 0);
+    }
+}
+
+/* the rings of lane k into device d (receive sides), initialised when carved for real */
+static void ipup__conc_rings(const ipup__core *e, ipup__arena *a, int32_t d, int32_t k, ipup__cbrt *rt) {
+    const ipup__cbr *c = &e->cb[k];
+    const ipup__stage *st = &e->st[c->stage];
+    size_t B = (size_t)e->B;
+    struct { ipup_ring *ring; uint32_t cap; size_t floats; int32_t dev; } q[4];
+    int i;
+    q[0].ring = &rt->in; q[0].cap = c->in_cap; q[0].floats = B * (size_t)st->in_n + B; q[0].dev = c->device;
+    q[1].ring = &rt->dy; q[1].cap = c->dy_cap; q[1].floats = c->bo; q[1].dev = c->device;
+    q[2].ring = &rt->out; q[2].cap = c->out_cap; q[2].floats = c->bo + B; q[2].dev = e->st[c->stage + 1].device;
+    q[3].ring = &rt->dx; q[3].cap = c->dx_cap; q[3].floats = B * (size_t)st->in_n; q[3].dev = e->st[c->stage - 1].device;
+    for (i = 0; i < 4; i++) {
+        size_t slot = q[i].floats * sizeof(float), bytes = ipup_ring_bytes(q[i].cap, slot);
+        void *buf;
+        if (q[i].dev != d) continue;
+        buf = ipup__alloc(a, bytes, IPUP_MEM_EXCHANGE);
+        if (a->base && !a->oom) ipup_ring_init(q[i].ring, buf, bytes, q[i].cap, slot, IPUPIPE_RING_START);
+    }
+}
+
+static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__cbrt *cbr, ipup__cnb *cnb) {
+    int32_t k, s, kslots = ipup__state_slots(&e->cfg);
+    size_t B = (size_t)e->B;
+    for (k = 0; k < e->n_lanes; k++) {
+        const ipup__cbr *c = &e->cb[k];
+        ipup__cbrt count_only, *rt = cbr ? &cbr[k] : &count_only;
+        ipup__conc_rings(e, a, d, k, rt);
+        if (c->device != d) continue;
+        rt->params = ipup__allocf(a, c->n_params, IPUP_MEM_WEIGHTS);
+        rt->grads = ipup__allocf(a, c->n_params, IPUP_MEM_GRADS);
+        rt->state = !kslots ? NULL : ipup__allocf(e->cfg.offload ? stream : a, c->n_state, IPUP_MEM_OPTIMIZER);
+        rt->stash = ipup__allocf(a, ipup__mulz((size_t)e->st[c->stage].depth, c->entry_floats), IPUP_MEM_STASH);
+        rt->pp[0] = ipup__allocf(a, c->bo, IPUP_MEM_SCRATCH);
+        rt->pp[1] = ipup__allocf(a, c->bo, IPUP_MEM_SCRATCH);
+        rt->conv = c->conv_floats ? ipup__allocf(a, c->conv_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->staging = (kslots && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)kslots, c->tw), IPUP_MEM_SCRATCH) : NULL;
+    }
+    for (s = 0; s < e->S; s++) { /* a plain stage next to a concurrent one */
+        const ipup__stage *st = &e->st[s];
+        ipup__cnb count_nb, *nb = cnb ? &cnb[s] : &count_nb;
+        if (st->device != d || e->cn[s] > 1) continue;
+        if (s + 1 < e->S && e->cn[s + 1] > 1) {
+            nb->fo = ipup__allocf(a, B * (size_t)st->out_n + B, IPUP_MEM_SCRATCH);
+            nb->dy = ipup__allocf(a, B * (size_t)st->out_n, IPUP_MEM_SCRATCH);
+        }
+        if (s > 0 && e->cn[s - 1] > 1) nb->dx = ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH);
+    }
+}
+
+static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash, size_t *ex) {
+    int32_t k;
+    for (k = 0; k < e->n_lanes; k++) {
+        const ipup__cbr *c = &e->cb[k];
+        const ipup__cbrt *rt = &e->cbr[r][k];
+        if (c->device == d) {
+            *stash += ipup__round64((size_t)rt->s_peak * c->entry_floats * sizeof(float));
+            *ex += (size_t)rt->in.peak * rt->in.slot_bytes + (size_t)rt->dy.peak * rt->dy.slot_bytes;
+        }
+        if (e->st[c->stage + 1].device == d) *ex += (size_t)rt->out.peak * rt->out.slot_bytes;
+        if (e->st[c->stage - 1].device == d) *ex += (size_t)rt->dx.peak * rt->dx.slot_bytes;
+    }
+}
+
+/* the weights of every lane: the unsplit tensor's elements (ipup_glorot_uniform_f32 of
+   the whole layer, element by element), sliced; zero bias, gradients and state */
+static void ipup__conc_init_weights(ipup_emu *e) {
+    int32_t r, k, i, j;
+    for (r = 0; r < e->R; r++)
+        for (k = 0; k < e->n_lanes; k++) {
+            const ipup__cbr *c = &e->cb[k];
+            ipup__cbrt *rt = &e->cbr[r][k];
+            int32_t l = e->st[c->stage].first;
+            const ipup_layer_info *I = &e->lay[l].info;
+            int conv = I->kind == IPUP_LAYER_CONV3X3;
+            int32_t rows = conv ? 9 * I->in_c : I->in_n, fi = conv ? 9 * I->in_c : I->in_n, fo = conv ? 9 * I->out_c : I->out_n;
+            float limit = IPUPIPE_SQRTF(6.0f / (float)(fi + fo));
+            IPUPIPE_MEMSET(rt->params, 0, c->n_params * sizeof(float));
+            IPUPIPE_MEMSET(rt->grads, 0, c->n_params * sizeof(float));
+            if (rt->state && c->n_state) IPUPIPE_MEMSET(rt->state, 0, c->n_state * sizeof(float));
+            for (i = 0; i < rows; i++)
+                for (j = 0; j < c->sl; j++) {
+                    float u = ipup_rng_uniform_f32(e->cfg.seed, (uint64_t)(2 * l), (uint64_t)i * (uint64_t)c->units + (uint64_t)(c->u0 + j));
+                    rt->params[(size_t)i * (size_t)c->sl + (size_t)j] = (2.0f * u - 1.0f) * limit;
+                }
+        }
+}
+
+/* cost of a branch op (its share of the stage's FLOPs; what it sends), 0 for other ops */
+static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
+    const ipup__cbr *c;
+    double B = (double)e->B;
+    if (ipup_op_branch(o) < 0 || e->cn[o->stage] <= 1) return 0;
+    c = &e->cb[e->cl0[o->stage] + ipup_op_branch(o)];
+    if (o->kind == IPUP_OP_F) {
+        *dur = (double)c->flops_f * B / ipup__rate(e);
+        if (e->st[c->stage + 1].device != c->device) *xfer = ((double)c->bo + B) * 4.0 / e->cm.link_bytes_per_s;
+    } else {
+        *dur = (double)c->flops_b * B / ipup__rate(e);
+        if (e->st[c->stage - 1].device != c->device) *xfer = B * (double)e->st[c->stage].in_n * 4.0 / e->cm.link_bytes_per_s;
+    }
+    return 1;
+}
+static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
+    double t = 0.0;
+    int32_t k;
+    for (k = 0; k < e->n_lanes; k++) {
+        const ipup__cbr *c = &e->cb[k];
+        if (c->device != d) continue;
+        t += (double)c->flops_opt / ipup__rate(e);
+        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)c->n_params * 4.0 / e->cm.link_bytes_per_s;
+        if (e->cfg.offload) t += 2.0 * (double)c->n_state * 4.0 / e->cm.stream_bytes_per_s;
+    }
+    return t;
+}
+
+/* dropout over a lane's (n_px pixels x sl) block: each element keyed as in the unsplit
+   layer, (sample) x features + pixel x units + u0 + unit */
+static void ipup__cdrop(const ipup_emu *e, int32_t k, int32_t l, int32_t Bn, int64_t t, int64_t sample0, const float *x, float *y, int bwd) {
+    const ipup__cbr *c = &e->cb[k];
+    const ipup_layer_info *I = &e->lay[l].info;
+    float rate = e->model.layers[l].rate;
+    int32_t j, p;
+    for (j = 0; j < Bn; j++)
+        for (p = 0; p < c->spatial; p++) {
+            size_t at = ((size_t)j * (size_t)c->spatial + (size_t)p) * (size_t)c->sl;
+            uint64_t off = (uint64_t)(sample0 + j) * (uint64_t)I->in_n + (uint64_t)p * (uint64_t)c->units + (uint64_t)c->u0;
+            if (bwd) ipup_dropout_bwd_f32(c->sl, rate, e->lay[l].seed, (uint64_t)t, off, x + at, y + at);
+            else ipup_dropout_fwd_f32(c->sl, rate, e->lay[l].seed, (uint64_t)t, off, x + at, y + at);
+        }
+}
+
+/* forward of lane k on replica r: x (Bn, in_n) -> out (Bn, spatial, sl). E: its stash
+   entry (the inputs of the element-wise layers are kept there) or NULL (evaluation:
+   the lane's ping-pong buffers; out NULL returns where the result is) */
+static const float *ipup__cbr_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn, const float *x, float *E, float *out, int train,
+                                  int64_t t, int64_t sample0) {
+    const ipup__cbr *c = &e->cb[k];
+    ipup__cbrt *rt = &e->cbr[r][k];
+    const ipup__stage *st = &e->st[c->stage];
+    const float *cur = x;
+    int32_t l, tog = 0;
+    for (l = st->first; l < st->last; l++) {
+        const ipup_layer_info *I = &e->lay[l].info;
+        int n = Bn * c->spatial * c->sl;
+        float *dest = (l == st->last - 1 && out) ? out : E ? E + ipup__cact(&e->core, k, l + 1) : rt->pp[tog ^= 1];
+        switch (I->kind) {
+        case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(Bn, I->in_n, c->sl, cur, rt->params, rt->params + c->tw, dest); break;
+        case IPUP_LAYER_CONV3X3:
+            ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, c->sl, cur, rt->params, rt->params + c->tw, dest, rt->conv);
+            break;
+        case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, cur, dest); break;
+        case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, cur, dest); break;
+        default: /* dropout */
+            if (train && e->model.layers[l].rate > 0.0f) ipup__cdrop(e, k, l, Bn, t, sample0, cur, dest, 0);
+            else IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
+            break;
+        }
+        cur = dest;
+    }
+    return cur;
+}
+
+/* backward of lane k: dy (B, spatial, sl) -> dx (B, in_n) written (zeros when no earlier
+   layer has weights); its weight gradients added */
+static void ipup__cbr_bwd(ipup_emu *e, int32_t r, int32_t k, const float *E, const float *dy, float *dx, int64_t t, int64_t sample0) {
+    const ipup__cbr *c = &e->cb[k];
+    ipup__cbrt *rt = &e->cbr[r][k];
+    const ipup__stage *st = &e->st[c->stage];
+    const ipup_layer_info *I0 = &e->lay[st->first].info;
+    const float *cur = dy;
+    float *dxw = e->lay[st->first].need_dx ? dx : NULL;
+    int32_t l, tog = 0, B = e->B;
+    int n = B * c->spatial * c->sl;
+    for (l = st->last - 1; l > st->first; l--) {
+        const float *x = E + ipup__cact(&e->core, k, l);
+        float *dest = rt->pp[tog ^= 1];
+        switch (e->lay[l].info.kind) {
+        case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, x, cur, dest); break;
+        case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
+        default: /* dropout */
+            if (e->model.layers[l].rate > 0.0f) ipup__cdrop(e, k, l, B, t, sample0, cur, dest, 1);
+            else IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
+            break;
+        }
+        cur = dest;
+    }
+    if (I0->kind == IPUP_LAYER_DENSE)
+        ipup_dense_bwd_f32(B, I0->in_n, c->sl, E, rt->params, cur, dxw, rt->grads, rt->grads + c->tw);
+    else
+        ipup_conv3x3_bwd_f32(B, I0->in_h, I0->in_w, I0->in_c, c->sl, E, rt->params, cur, dxw, rt->grads, rt->grads + c->tw, rt->conv);
+    if (!dxw) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)st->in_n * sizeof(float));
+}
+
+/* a branch op of a concurrent stage (ipup__exec's path for them); 1: stall */
+static int ipup__conc_exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int threaded) {
+    int32_t s = o->stage, k = e->cl0[s] + ipup_op_branch(o), ipu = r * e->P + o->device;
+    const ipup__cbr *c = &e->cb[k];
+    ipup__cbrt *rt = &e->cbr[r][k];
+    size_t xin = (size_t)e->B * (size_t)e->st[s].in_n;
+    int64_t sample0 = ((int64_t)r * e->M + o->mb) * e->B;
+    if (o->kind == IPUP_OP_F) {
+        float *E, *msg, *out;
+        if (rt->s_count >= (uint32_t)e->st[s].depth) return 1;
+        E = ipup__cfifo(e, rt, k, rt->s_count);
+        if (!(msg = (float *)ipup__wait_peek(e, &rt->in, threaded, t, ipu))) return 1;
+        IPUPIPE_MEMCPY(E, msg, (xin + (size_t)e->B) * sizeof(float)); /* x and labels */
+        ipup__release(e, &rt->in, threaded, ipup__ipu_of(e, r, s - 1));
+        if (!(out = (float *)ipup__wait_reserve(e, &rt->out, threaded, t, ipu))) return 1;
+        ipup__cbr_fwd(e, r, k, e->B, E, E, out, 1, t, sample0);
+        IPUPIPE_MEMCPY(out + c->bo, E + xin, (size_t)e->B * sizeof(int32_t));
+        ipup__commit(e, &rt->out, threaded, ipup__ipu_of(e, r, s + 1));
+        if (++rt->s_count > rt->s_peak) rt->s_peak = rt->s_count;
+        return 0;
+    } else {
+        const float *dy;
+        float *dx;
+        if (rt->s_count == 0) return 1;
+        if (!(dy = (const float *)ipup__wait_peek(e, &rt->dy, threaded, t, ipu))) return 1;
+        if (!(dx = (float *)ipup__wait_reserve(e, &rt->dx, threaded, t, ipu))) return 1;
+        ipup__cbr_bwd(e, r, k, ipup__cfifo(e, rt, k, 0), dy, dx, t, sample0);
+        ipup__release(e, &rt->dy, threaded, ipup__ipu_of(e, r, s + 1));
+        ipup__commit(e, &rt->dx, threaded, ipup__ipu_of(e, r, s - 1));
+        rt->s_head = (rt->s_head + 1u) % (uint32_t)e->st[s].depth;
+        rt->s_count--;
+        return 0;
+    }
+}
+
+/* stage s-1 (plain) before concurrent stage s: one slot reserved in every branch's in
+   ring; the buffer stage s-1 writes its output into (NULL when a wait gave up) */
+static float *ipup__conc_reserve_in(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
+    int32_t b;
+    for (b = 0; b < e->cn[s]; b++) {
+        ipup__cbrt *rt = &e->cbr[r][e->cl0[s] + b];
+        if (!(rt->resv_in = (float *)ipup__wait_reserve(e, &rt->in, threaded, t, self))) return NULL;
+    }
+    return e->cnb[r][s - 1].fo;
+}
+/* ... then the output and labels (src) copied to every branch */
+static void ipup__conc_commit_in(ipup_emu *e, int32_t r, int32_t s, const float *src, int threaded) {
+    int32_t b;
+    size_t n = (size_t)e->B * ((size_t)e->st[s].in_n + 1u);
+    for (b = 0; b < e->cn[s]; b++) {
+        int32_t k = e->cl0[s] + b;
+        IPUPIPE_MEMCPY(e->cbr[r][k].resv_in, src, n * sizeof(float));
+        ipup__commit(e, &e->cbr[r][k].in, threaded, r * e->P + e->cb[k].device);
+    }
+}
+/* stage s (plain) after concurrent stage s-1: the branches' outputs concatenated along the
+   units into E, the labels after them; 0 when a wait gave up */
+static int ipup__conc_gather(ipup_emu *e, int32_t r, int32_t s, float *E, int64_t t, int threaded, int32_t self) {
+    int32_t b, q, c0 = e->cl0[s - 1];
+    for (b = 0; b < e->cn[s - 1]; b++) {
+        const ipup__cbr *c = &e->cb[c0 + b];
+        ipup__cbrt *rt = &e->cbr[r][c0 + b];
+        const float *m = (const float *)ipup__wait_peek(e, &rt->out, threaded, t, self);
+        if (!m) return 0;
+        for (q = 0; q < e->B * c->spatial; q++)
+            IPUPIPE_MEMCPY(E + (size_t)q * (size_t)c->units + (size_t)c->u0, m + (size_t)q * (size_t)c->sl, (size_t)c->sl * sizeof(float));
+        if (b == 0) IPUPIPE_MEMCPY(E + e->st[s].lab_off, m + c->bo, (size_t)e->B * sizeof(int32_t));
+        ipup__release(e, &rt->out, threaded, r * e->P + c->device);
+    }
+    return 1;
+}
+/* stage s (plain) before concurrent stage s+1: its dy, the branches' dx summed in branch
+   order 0, 1, ...; NULL when a wait gave up */
+static const float *ipup__conc_sum_dx(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
+    int32_t b, c0 = e->cl0[s + 1];
+    size_t n = (size_t)e->B * (size_t)e->st[s].out_n;
+    float *dy = e->cnb[r][s].dy;
+    for (b = 0; b < e->cn[s + 1]; b++) {
+        ipup__cbrt *rt = &e->cbr[r][c0 + b];
+        const float *m = (const float *)ipup__wait_peek(e, &rt->dx, threaded, t, self);
+        if (!m) return NULL;
+        if (b == 0) IPUPIPE_MEMCPY(dy, m, n * sizeof(float));
+        else ipup_add_f32((int)n, dy, m);
+        ipup__release(e, &rt->dx, threaded, r * e->P + e->cb[c0 + b].device);
+    }
+    return dy;
+}
+/* stage s (plain) after concurrent stage s-1: one slot reserved in every branch's dy ring;
+   the buffer stage s writes its dx into (NULL when a wait gave up) */
+static float *ipup__conc_reserve_dy(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
+    int32_t b;
+    for (b = 0; b < e->cn[s - 1]; b++) {
+        ipup__cbrt *rt = &e->cbr[r][e->cl0[s - 1] + b];
+        if (!(rt->resv_dy = (float *)ipup__wait_reserve(e, &rt->dy, threaded, t, self))) return NULL;
+    }
+    return e->cnb[r][s].dx;
+}
+/* ... then dx (B, in_n) cut along the units into every branch's slice */
+static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float *dx, int threaded) {
+    int32_t b, q, c0 = e->cl0[s - 1];
+    for (b = 0; b < e->cn[s - 1]; b++) {
+        const ipup__cbr *c = &e->cb[c0 + b];
+        ipup__cbrt *rt = &e->cbr[r][c0 + b];
+        for (q = 0; q < e->B * c->spatial; q++)
+            IPUPIPE_MEMCPY(rt->resv_dy + (size_t)q * (size_t)c->sl, dx + (size_t)q * (size_t)c->units + (size_t)c->u0, (size_t)c->sl * sizeof(float));
+        ipup__commit(e, &rt->dy, threaded, r * e->P + c->device);
+    }
+}
+
+/* the gradient sum over replicas (order 0..R-1), the NaN check and the update of the lanes
+   on device d, as ipup__allreduce, ipup__check_grads_of and ipup__update_stage do for a
+   stage; the same kernels element by element */
+static IPUP__UNUSED void ipup__conc_allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
+    int32_t k, q;
+    for (k = 0; k < e->n_lanes && e->R > 1; k++) {
+        size_t n = e->cb[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts, i;
+        if (e->cb[k].device != d) continue;
+        for (i = lo; i < hi; i++) {
+            float acc = e->cbr[0][k].grads[i];
+            for (q = 1; q < e->R; q++) acc += e->cbr[q][k].grads[i];
+            for (q = 0; q < e->R; q++) e->cbr[q][k].grads[i] = acc;
+        }
+    }
+}
+static void ipup__conc_check(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+    int32_t k;
+    for (k = 0; k < e->n_lanes; k++) {
+        size_t n = e->cb[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts;
+        if (e->cb[k].device != d || lo >= hi) continue;
+        if (!ipup__finite(e->cbr[gr][k].grads + lo, hi - lo)) { /* padding is zero: a non-finite value is in w or b */
+            int32_t l = e->st[e->cb[k].stage].first;
+            ipup__set_err(e, r * e->P + d, t, e->cb[k].stage, -1, 2 * l + (lo >= e->cb[k].tw ? 1 : 0));
+            return;
+        }
+    }
+}
+static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
+    const ipup_optimizer *o = &e->cfg.opt;
+    float scale = 1.0f / (float)(e->M * e->R);
+    int32_t k, j;
+    for (k = 0; k < e->n_lanes; k++) {
+        const ipup__cbr *c = &e->cb[k];
+        ipup__cbrt *rt = &e->cbr[r][k];
+        if (c->device != d) continue;
+        for (j = 0; j < 2; j++) {
+            size_t off = j ? c->tw : 0;
+            int cnt = j ? c->sl : c->nw;
+            float *w = rt->params + off, *g = rt->grads + off, *s1 = NULL, *s2 = NULL;
+            if (o->kind != IPUP_OPT_SGD) {
+                s1 = rt->state + off;
+                s2 = rt->state + c->n_params + off;
+                if (e->cfg.offload) {
+                    IPUPIPE_MEMCPY(rt->staging, s1, (size_t)cnt * sizeof(float));
+                    if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->staging + c->tw, s2, (size_t)cnt * sizeof(float));
+                    s1 = rt->staging;
+                    s2 = rt->staging + c->tw;
+                }
+            }
+            switch (o->kind) {
+            case IPUP_OPT_MOMENTUM: ipup_momentum_f32(cnt, o->lr, o->momentum, scale, w, s1, g); break;
+            case IPUP_OPT_ADAM: ipup_adam_f32(cnt, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2, g); break;
+            default: ipup_sgd_f32(cnt, o->lr, scale, w, g); break;
+            }
+            if (o->kind != IPUP_OPT_SGD && e->cfg.offload) {
+                IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)cnt * sizeof(float));
+                if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + c->n_params + off, rt->staging + c->tw, (size_t)cnt * sizeof(float));
+            }
+        }
+        IPUPIPE_MEMSET(rt->grads, 0, c->n_params * sizeof(float));
+    }
+}
+
+/* ipup_evaluate through concurrent stage s: every branch, concatenated into out */
+static void ipup__conc_eval(ipup_emu *e, int32_t s, int32_t Bn, const float *in, float *out) {
+    int32_t b, q;
+    for (b = 0; b < e->cn[s]; b++) {
+        int32_t k = e->cl0[s] + b;
+        const ipup__cbr *c = &e->cb[k];
+        const float *y = ipup__cbr_fwd(e, 0, k, Bn, in, NULL, NULL, 0, 0, 0);
+        for (q = 0; q < Bn * c->spatial; q++)
+            IPUPIPE_MEMCPY(out + (size_t)q * (size_t)c->units + (size_t)c->u0, y + (size_t)q * (size_t)c->sl, (size_t)c->sl * sizeof(float));
+    }
+}
+
 /* Run one op of replica r at global step t. Returns IPUP_OK, IPUP__ABORTED, or an error. */
 static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int threaded) {
     int32_t s = o->stage, m = o->mb, B = e->B, ipu = r * e->P + o->device;
@@ -2850,6 +3452,7 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
     int64_t sample0 = ((int64_t)r * e->M + m) * B;
     size_t xin = (size_t)B * (size_t)st->in_n;
     if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
+    if (e->cn[s] > 1) { if (ipup__conc_exec(e, r, o, t, threaded)) goto stall; return IPUP_OK; } /* a branch of a concurrent stage */
     switch (o->kind) {
     case IPUP_OP_F: {
         float *msg, *E, *slot, *out = NULL;
@@ -2861,6 +3464,8 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         if (s == 0) { /* the infeed writes the stash entry in place */
             rc = ipup__feed(e, r, t, m, E, (int32_t *)(void *)(E + st->lab_off), threaded, ipu);
             if (rc) return rc;
+        } else if (e->cn[s - 1] > 1) { /* the branches of concurrent stage s-1, concatenated */
+            if (!ipup__conc_gather(e, r, s, E, t, threaded, ipu)) goto stall;
         } else {
             msg = (float *)ipup__wait_peek(e, &e->fwd[r][s], threaded, t, ipu);
             if (!msg) goto stall;
@@ -2868,14 +3473,15 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
             IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, ipup__lab_bytes(&e->core));
             ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
         }
-        if (s < e->S - 1) {
-            out = (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
+        if (s < e->S - 1) { /* to stage s+1, or to every branch of concurrent stage s+1 */
+            out = e->cn[s + 1] > 1 ? ipup__conc_reserve_in(e, r, s + 1, t, threaded, ipu) : (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
             if (!out) goto stall;
         }
         ipup__stage_fwd(e, r, s, B, E, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
         if (out) {
             IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, ipup__lab_bytes(&e->core));
-            ipup__commit(e, &e->fwd[r][s + 1], threaded, ipup__ipu_of(e, r, s + 1));
+            if (e->cn[s + 1] > 1) ipup__conc_commit_in(e, r, s + 1, out, threaded);
+            else ipup__commit(e, &e->fwd[r][s + 1], threaded, ipup__ipu_of(e, r, s + 1));
         }
         if (e->cfg.recompute) {
             IPUPIPE_MEMCPY(slot, E, xin * sizeof(float));
@@ -2902,12 +3508,12 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         float *E, *dx = NULL, *went = NULL;
         const float *dy = NULL;
         if (rt->s_count <= rt->w_count) goto stall;
-        if (s < e->S - 1) {
-            dy = (const float *)ipup__wait_peek(e, &e->bwd[r][s], threaded, t, ipu);
+        if (s < e->S - 1) { /* from stage s+1, or the dx of concurrent stage s+1's branches summed */
+            dy = e->cn[s + 1] > 1 ? ipup__conc_sum_dx(e, r, s, t, threaded, ipu) : (const float *)ipup__wait_peek(e, &e->bwd[r][s], threaded, t, ipu);
             if (!dy) goto stall;
         }
-        if (s > 0) {
-            dx = (float *)ipup__wait_reserve(e, &e->bwd[r][s - 1], threaded, t, ipu);
+        if (s > 0) { /* to stage s-1, or sliced to every branch of concurrent stage s-1 */
+            dx = e->cn[s - 1] > 1 ? ipup__conc_reserve_dy(e, r, s, t, threaded, ipu) : (float *)ipup__wait_reserve(e, &e->bwd[r][s - 1], threaded, t, ipu);
             if (!dx) goto stall;
         }
         if (o->kind == IPUP_OP_I) {
@@ -2916,8 +3522,9 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         }
         E = ipup__front(e, r, s, t, m, rt->w_count);
         ipup__stage_bwd(e, r, s, E, dy, dx, went, t, sample0);
-        if (dy) ipup__release(e, &e->bwd[r][s], threaded, ipup__ipu_of(e, r, s + 1));
-        if (dx) ipup__commit(e, &e->bwd[r][s - 1], threaded, ipup__ipu_of(e, r, s - 1));
+        if (dy && !(s < e->S - 1 && e->cn[s + 1] > 1)) ipup__release(e, &e->bwd[r][s], threaded, ipup__ipu_of(e, r, s + 1));
+        if (dx && e->cn[s - 1] > 1) ipup__conc_scatter_dx(e, r, s, dx, threaded);
+        else if (dx) ipup__commit(e, &e->bwd[r][s - 1], threaded, ipup__ipu_of(e, r, s - 1));
         if (o->kind == IPUP_OP_B) {
             rt->s_head = (rt->s_head + 1u) % (uint32_t)st->depth;
             rt->s_count--;
@@ -2958,9 +3565,10 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
 #if IPUP_MAX_REPLICAS > 1
     int32_t s, q;
     if (e->R < 2) return;
+    if (e->conc) ipup__conc_allreduce(e, d, part, parts); /* lanes on d */
     for (s = 0; s < e->S; s++) {
         size_t n = e->st[s].n_grads, lo, hi, i;
-        if (e->st[s].device != d) continue;
+        if (e->st[s].device != d || e->cn[s] > 1) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
         if (e->R == 2) { /* the common case, vectorised: the same single add per element */
@@ -2983,9 +3591,10 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
    the part it reduced); sets the error slot of the IPU */
 static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
     int32_t s, l, j;
+    if (e->conc) ipup__conc_check(e, gr, r, d, t, part, parts); /* lanes on d */
     for (s = 0; s < e->S; s++) {
         size_t n = e->st[s].n_grads, lo, hi;
-        if (e->st[s].device != d) continue;
+        if (e->st[s].device != d || e->cn[s] > 1) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
         for (l = e->st[s].first; l < e->st[s].last; l++) {
@@ -3015,7 +3624,7 @@ static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, 
    the weights stay bit-identical; each thread streams half the data of a full update. */
 /* The sliced update serves only the threaded runner: unused under IPUPIPE_NO_THREADS. */
 static IPUP__UNUSED int ipup__split_update_ok(const ipup_emu *e) {
-    return e->R > 1 && !e->cfg.offload && (e->cfg.opt.kind == IPUP_OPT_SGD || e->cfg.opt.kind == IPUP_OPT_MOMENTUM);
+    return e->R > 1 && !e->cfg.offload && !e->conc && (e->cfg.opt.kind == IPUP_OPT_SGD || e->cfg.opt.kind == IPUP_OPT_MOMENTUM);
 }
 static IPUP__UNUSED void ipup__reduce_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     int32_t s, q;
@@ -3080,6 +3689,7 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
     const ipup_optimizer *o = &e->cfg.opt;
     float scale = 1.0f / (float)(e->M * e->R);
     int32_t l, j;
+    if (e->cn[s] > 1) return; /* a concurrent stage: its lanes update on their IPUs (ipup__conc_update) */
     for (l = st->first; l < st->last; l++) {
         const ipup_layer_info *I = &e->lay[l].info;
         if (!I->n_w || I->frozen) continue;
@@ -3178,6 +3788,7 @@ static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
         for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipup__check_grads(e, r, d, t, r, e->R);
         if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
         for (r = 0; r < e->R; r++) for (s = 0; s < e->S; s++) ipup__update_stage(e, r, s, t);
+        if (e->conc) for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipup__conc_update(e, r, d, t);
         e->step = t + 1;
         *done = k + 1;
     }
@@ -3217,6 +3828,8 @@ IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
     if (rc) return rc;
     if (tp && e->cfg.runner != IPUP_RUNNER_COOP)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: the emulator runs the threaded runner; initialise it with runner = IPUP_RUNNER_COOP");
+    if (tp && e->conc)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED, "ipup_set_transport: the model has concurrent stages (cfg.concurrent), whose branch rings the transport does not carry; use the cooperative or threaded runner");
     if (tp && (tp->ipu < 0 || tp->ipu >= e->nipus))
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)", (int)tp->ipu, (int)(e->nipus - 1));
     if (tp && (!tp->peek || !tp->reserve || !tp->commit || !tp->release || !tp->step_begin || !tp->reduce || !tp->step_end))
@@ -3286,6 +3899,7 @@ static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
         if (ipup__barrier(e, ipu, t)) return;
         if (ipup__any_err(e, t)) return;
         for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipup__update_stage(e, r, s, t);
+        if (e->conc) ipup__conc_update(e, r, d, t); /* the lanes on this IPU */
     }
 }
 
@@ -3456,8 +4070,9 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
             if (labels[i + j] < 0 || labels[i + j] >= e->classes)
                 return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate: label %d of sample %d is outside 0..%d", (int)labels[i + j], (int)(i + j), (int)(e->classes - 1));
         for (s = 0; s < e->S; s++) {
-            float *out = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : NULL;
-            ipup__stage_fwd(e, 0, s, Bn, in, labels + i, NULL, out, 0, 0, 0, &loss, &c);
+            float *out = s < e->S - 1 ? (e->cn[s + 1] > 1 ? e->cnb[0][s].fo : e->srt[0][s + 1].pp[0]) : NULL;
+            if (e->cn[s] > 1) ipup__conc_eval(e, s, Bn, in, out); /* the branches, concatenated */
+            else ipup__stage_fwd(e, 0, s, Bn, in, labels + i, NULL, out, 0, 0, 0, &loss, &c);
             in = out;
         }
         if (loss_sum) *loss_sum += (double)loss * (double)Bn;
@@ -3521,6 +4136,11 @@ static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int3
     int32_t peak[IPUP_MAX_LAYERS], s, d, i, pos = 0;
     int rc;
     IPUPIPE_MEMSET(&sc, 0, sizeof sc);
+    if (e->conc) { /* concurrent stages have no forward-only table: predict runs stage after stage */
+        IPUPIPE_MEMSET(&e->ptable, 0, sizeof e->ptable);
+        e->pstats.microbatches = e->M;
+        return IPUP_OK;
+    }
     sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1 ? IPUP_SCHED_GPIPE : e->cfg.schedule;
     sc.stages = e->S;
     sc.microbatches = e->M;
@@ -3618,6 +4238,25 @@ stall:
                       "internal: ipup_predict's F(%d,%d) found no data or no room in its ring (a bug of the emulator or the table)", (int)s, (int)o->mb);
 }
 
+/* With concurrent stages (no forward-only table): chunk after chunk, stage after stage on
+   the host thread, the branches of a concurrent stage one after another (as ipup_evaluate) */
+static int ipup__pred_serial(ipup_emu *e) {
+    int32_t c, s, Bn, chunks = (int32_t)(((int64_t)e->pred_n + e->B - 1) / e->B);
+    for (c = 0; c < chunks; c++) {
+        const float *in = e->pred_x + (size_t)c * (size_t)e->B * (size_t)e->in_n;
+        float *out = NULL;
+        Bn = e->pred_n - c * e->B < e->B ? e->pred_n - c * e->B : e->B;
+        for (s = 0; s < e->S; s++) {
+            out = s < e->S - 1 ? (e->cn[s + 1] > 1 ? e->cnb[0][s].fo : e->srt[0][s + 1].pp[0]) : ipup__pred_rows(e, c, e->pred_out);
+            if (e->cn[s] > 1) ipup__conc_eval(e, s, Bn, in, out);
+            else ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
+            in = out;
+        }
+        ipup__pred_classes(e, c, Bn, out, e->pred_cls);
+    }
+    return IPUP_OK;
+}
+
 /* the cooperative walk: every wave, the table in order (also after ipup_shutdown) */
 static int ipup__pred_coop(ipup_emu *e) {
     int32_t w, i;
@@ -3665,6 +4304,7 @@ IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out,
     e->pstats.last_samples = n;
     e->pstats.last_seconds = (double)e->pred_waves * e->pstats.wave_seconds;
     if (n == 0) return IPUP_OK;
+    if (e->conc) return ipup__pred_serial(e);
 #ifndef IPUPIPE_NO_THREADS
     if (e->cfg.runner == IPUP_RUNNER_THREADS && e->threads_started) rc = ipup__pred_threads(e);
     else
@@ -3713,11 +4353,33 @@ IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, co
 }
 
 /* ------------------------------------------------------------------ tensors */
+/* (w, b) pairs of tensors: one per layer with weights, one per branch in a concurrent stage */
 /* layers with parameters (trained_only: those that train, i.e. not frozen) */
 static int32_t ipup__param_layers_of(const ipup_emu *e, int trained_only) {
     int32_t l, n = 0;
-    for (l = 0; l < e->n_layers; l++) if (e->lay[l].info.n_w && !(trained_only && e->lay[l].info.frozen)) n++;
+    for (l = 0; l < e->n_layers; l++)
+        if (e->lay[l].info.n_w && !(trained_only && e->lay[l].info.frozen)) n += e->cn[e->lay[l].stage] > 1 ? e->cn[e->lay[l].stage] : 1;
     return n;
+}
+/* a tensor of branch br of the concurrent stage of layer l: "dense256.w#1", its slice */
+static int ipup__conc_tensor(ipup_emu *e, int32_t l, int32_t br, int which, int32_t slot, int32_t k, ipup_tensor_info *out) {
+    int32_t lane = e->cl0[e->lay[l].stage] + br;
+    const ipup__cbr *c = &e->cb[lane];
+    const ipup__cbrt *rt = &e->cbr[0][lane];
+    const ipup_layer_info *I = &e->lay[l].info;
+    size_t off = which ? c->tw : 0;
+    out->kind = slot == 0 ? IPUP_TENSOR_PARAM : IPUP_TENSOR_OPT_STATE;
+    out->layer = l;
+    out->stage = c->stage;
+    out->device = c->device;
+    out->n = which ? c->sl : c->nw;
+    out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * c->n_params + off;
+    if (which) { out->ndim = 1; out->shape[0] = c->sl; }
+    else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = c->sl; }
+    else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = c->sl; }
+    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s#%d", e->model.layers[l].id, which ? "b" : "w",
+                  slot == 0 ? "" : (k == 1 || slot == 2) ? ".v" : ".m", (int)br);
+    return IPUP_OK;
 }
 static int32_t ipup__param_layers(const ipup_emu *e) { return ipup__param_layers_of(e, 0); }
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e) {
@@ -3745,12 +4407,15 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     pl = within / 2;
     which = within % 2;
     for (l = 0; l < e->n_layers; l++) {
+        int32_t nb = e->cn[e->lay[l].stage] > 1 ? e->cn[e->lay[l].stage] : 1; /* branches of a concurrent stage */
         if (!e->lay[l].info.n_w || (slot > 0 && e->lay[l].info.frozen)) continue;
-        if (pl-- == 0) { Ly = &e->lay[l]; break; }
+        if (pl < nb) { Ly = &e->lay[l]; break; }
+        pl -= nb;
     }
     if (!Ly) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: internal: no layer for tensor %d", (int)index);
     I = &Ly->info;
     IPUPIPE_MEMSET(out, 0, sizeof *out);
+    if (e->cn[Ly->stage] > 1) return ipup__conc_tensor(e, l, pl, which, slot, k, out);
     rt = &e->srt[0][Ly->stage];
     off = (size_t)Ly->p_off + (which ? ipup__r16(I->n_w) : 0);
     out->kind = slot == 0 ? IPUP_TENSOR_PARAM : IPUP_TENSOR_OPT_STATE;
@@ -3782,8 +4447,13 @@ IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     if (rc) return rc;
     for (r = 1; r < e->R; r++) {
         for (s = 0; s < e->S; s++) {
+            if (e->cn[s] > 1) continue; /* its lanes: below */
             IPUPIPE_MEMCPY(e->srt[r][s].params, e->srt[0][s].params, e->st[s].n_params * sizeof(float));
             if (e->st[s].n_state) IPUPIPE_MEMCPY(e->srt[r][s].state, e->srt[0][s].state, e->st[s].n_state * sizeof(float));
+        }
+        for (s = 0; s < e->n_lanes; s++) { /* the branches of concurrent stages */
+            IPUPIPE_MEMCPY(e->cbr[r][s].params, e->cbr[0][s].params, e->cb[s].n_params * sizeof(float));
+            if (e->cb[s].n_state) IPUPIPE_MEMCPY(e->cbr[r][s].state, e->cbr[0][s].state, e->cb[s].n_state * sizeof(float));
         }
     }
     return IPUP_OK;

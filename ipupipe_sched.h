@@ -170,6 +170,12 @@ static inline int ipup_buf_fits(const ipup_buf *b) { return b->len < b->cap; }
 #ifndef IPUP_SCHED_MAX_STAGES
 #define IPUP_SCHED_MAX_STAGES 256 /* compile-time maximum S (and P); overridable */
 #endif
+#ifndef IPUP_SCHED_MAX_BRANCHES
+#define IPUP_SCHED_MAX_BRANCHES 8 /* most devices (branches) of one concurrent stage; overridable, 1..8 */
+#endif
+#if IPUP_SCHED_MAX_BRANCHES < 1 || IPUP_SCHED_MAX_BRANCHES > 8
+#error "IPUP_SCHED_MAX_BRANCHES must be 1..8 (the verifier keeps the branches seen in one byte)"
+#endif
 /* Largest micro-batch count accepted (keeps 3*S*M and the work sizes in range). */
 #define IPUP_SCHED_MAX_MICROBATCHES (1 << 22)
 
@@ -181,7 +187,8 @@ typedef struct ipup_op {
     int16_t stage;
     int16_t device; /* row */
     int8_t kind;    /* ipup_op_kind */
-    int8_t pad_[3]; /* pad_[0]: order inside a CSV overlap cell; otherwise 0 */
+    int8_t pad_[3]; /* pad_[0]: order inside a CSV overlap cell; otherwise 0. pad_[1]: 0 for an op
+                       of a plain stage, b + 1 for branch b of a concurrent stage (ipup_op_branch) */
 } ipup_op;          /* 16 bytes */
 
 typedef struct ipup_table {
@@ -192,6 +199,10 @@ typedef struct ipup_table {
     int32_t split_backward; /* 1 when the backward is I + W ops (some or all of them) */
     int16_t stage_device[IPUP_SCHED_MAX_STAGES]; /* stage -> device; -1 beyond stages */
     int32_t forward_only;   /* 1: an inference table, F ops only (n_ops = S*M; §8) */
+    /* concurrent stages (docs/schedules.md §9); all zero in a plain table */
+    int32_t concurrent;                           /* 1 when some stage runs as branches on several devices */
+    int8_t n_branches[IPUP_SCHED_MAX_STAGES];     /* concurrent: branches of stage s (1 = plain stage) */
+    int16_t branch_device[IPUP_SCHED_MAX_STAGES][IPUP_SCHED_MAX_BRANCHES]; /* concurrent: device of branch b */
 } ipup_table;
 
 #define IPUP_SCHED_MAX_OPS(S, M) (3 * (S) * (M)) /* enough ops for any built-in schedule */
@@ -211,6 +222,16 @@ typedef enum ipup_sched_kind {
 } ipup_sched_kind;
 #define IPUP_SCHED_KIND_COUNT 7
 
+/* A stage -> devices mapping with concurrent stages (docs/schedules.md §9): stage s runs
+   on n_dev[s] devices dev[s][0..n_dev[s]-1], one branch per device (n_dev[s] = 1: a plain
+   stage). ipup_sched_map_parse reads it from text such as "0,[1,2],2,3". */
+typedef struct ipup_stage_map {
+    int32_t stages;     /* S */
+    int32_t concurrent; /* 1 when some stage has n_dev > 1 */
+    int8_t n_dev[IPUP_SCHED_MAX_STAGES];
+    int16_t dev[IPUP_SCHED_MAX_STAGES][IPUP_SCHED_MAX_BRANCHES];
+} ipup_stage_map;
+
 typedef struct ipup_sched_config { /* zero = default */
     ipup_sched_kind kind;
     int32_t stages, microbatches;
@@ -222,6 +243,8 @@ typedef struct ipup_sched_config { /* zero = default */
     int32_t forward_only;         /* inference: F ops only (docs/schedules.md §8); grouped, gpipe,
                                      1f1b, sequential, interleaved-1f1b; interleaved and zb-h1
                                      have no forward-only form (IPUP_ERR_CONFIG) */
+    const ipup_stage_map *concurrent; /* NULL, or the mapping with concurrent stages (then
+                                     stage_device is NULL; docs/schedules.md §9) */
 } ipup_sched_config;
 
 /* Generate a table into ops (cap_ops). msg (msg_len) receives the error text, or on
@@ -302,6 +325,13 @@ typedef struct ipup_sched_figures {
     double fwd_throughput;         /* steady state under BSP timing: (M-1) / (end of F(S-1,M-1)'s step -
                                       end of F(S-1,0)'s) micro-batches per time unit; 1 / fwd_latency
                                       when M = 1 */
+    /* per device (docs/schedules.md §9): the most micro-batches whose activations device d
+       holds at once (over all its stages and branches; a branch counts on its own device),
+       the most bytes it stashes at once (act_bytes per stage and branch), and the sum over
+       devices of the first: the activations stored in the whole pipeline at its peaks */
+    int32_t peak_inflight_device[IPUP_SCHED_MAX_STAGES];
+    int64_t stash_bytes_device[IPUP_SCHED_MAX_STAGES];
+    int32_t inflight_total;
 } ipup_sched_figures;
 /* Figures of a valid table (verify first). cost NULL: defaults. act_bytes (stages) or
    NULL: bytes a stage keeps per micro-batch in flight (with recomputation only its
@@ -389,6 +419,27 @@ IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *
    into a lock-step table. Overlap cells become two consecutive steps. Compacts.
    Returns IPUP_ERR_INVALID_TABLE when the orders deadlock or an op is missing. */
 IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len);
+
+/* ---- concurrent pipeline stages (docs/schedules.md §9; TF IPU user guide §6.5.7) ----
+   A concurrent stage is one stage run as several branches, one per device, on the same
+   micro-batch in the same step. In a table every branch is its own op on its own
+   device row; pad_[1] of the op holds branch + 1 (0 for an op of a plain stage). */
+/* The branch of an op of a concurrent stage (0..n-1), or -1 for an op of a plain stage. */
+static inline int ipup_op_branch(const ipup_op *op) { return op->pad_[1] > 0 ? op->pad_[1] - 1 : -1; }
+/* Parse a stage -> device mapping: device numbers separated by commas, one per stage,
+   where a bracketed list is one stage on several devices: "0,1,2,1,0", "0,[1,2],2,3".
+   Spaces and tabs around numbers and signs are ignored. Devices are 0..255, at most
+   IPUP_SCHED_MAX_BRANCHES per bracket and all distinct, brackets do not nest, at most
+   IPUP_SCHED_MAX_STAGES stages. Returns the stage count, or IPUP_ERR_ARG (NULL
+   argument) / IPUP_ERR_PARSE with msg saying what is wrong, where, and the fix. */
+IPUPIPE_DEF int ipup_sched_map_parse(const char *text, ipup_stage_map *out, char *msg, size_t msg_len);
+/* The serialised form of a mapping: each concurrent stage's branches become consecutive
+   plain stages on their devices (0,[1,2],2,3 -> 0,1,2,2,3). Writes the plain mapping
+   into stage_device (cap entries) and returns its stage count, or IPUP_ERR_CAPACITY. */
+IPUPIPE_DEF int ipup_sched_map_serialised(const ipup_stage_map *map, int16_t *stage_device, int32_t cap);
+/* The sum over stages of their branch counts: size a concurrent table's ops with
+   IPUP_SCHED_MAX_OPS(ipup_sched_map_lanes(map), M). */
+IPUPIPE_DEF int32_t ipup_sched_map_lanes(const ipup_stage_map *map);
 
 #ifdef __cplusplus
 }
@@ -1433,6 +1484,9 @@ static IPUP__UNUSED void ipup__gen_fill_warning(const ipup_table *t, int kind, i
 
 static int ipup__fwd_generate(ipup__gen *g, const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out,
                               int *nwarn, char *msg, size_t msg_len); /* forward-only block */
+static int ipup__conc_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
+                               size_t msg_len); /* concurrent stages, docs/schedules.md §9 */
+
 IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
                                     size_t msg_len) {
     ipup__gen g;
@@ -1444,6 +1498,7 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     IPUPIPE_MEMSET(out, 0, sizeof *out);
     for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
     if ((rc = ipup__gen_validate(cfg, msg, msg_len)) != IPUP_OK) return rc;
+    if (cfg->concurrent) return ipup__conc_generate(cfg, ops, cap_ops, out, msg, msg_len); /* §9 */
     IPUPIPE_MEMSET(&g, 0, sizeof g);
     g.S = cfg->stages; g.M = cfg->microbatches; g.kind = (int)cfg->kind;
     g.split = g.kind == IPUP_SCHED_ZBH1;
@@ -1492,6 +1547,7 @@ IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int3
         const ipup_op *o = &t->ops[i];
         s = o->stage;
         if (s < 0 || s >= t->stages) return IPUP_ERR_INVALID_TABLE;
+        if (ipup_op_branch(o) > 0) continue; /* a concurrent stage counts on branch 0 */
         if (o->kind == IPUP_OP_F) {
             if (++cur[s] > out[s]) out[s] = cur[s];
         } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
@@ -1510,7 +1566,9 @@ static IPUP__UNUSED char ipup__kind_char(int k) {
 IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len) {
     int n;
     if (!op || !buf || len == 0) return 0;
-    n = ipup_snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
+    if (ipup_op_branch(op) >= 0) /* a branch of a concurrent stage: "1F3.1" (§9) */
+        n = ipup_snprintf(buf, len, "%d%c%d.%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb, ipup_op_branch(op));
+    else n = ipup_snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
     return n < 0 ? 0 : n;
 }
 
@@ -1791,6 +1849,9 @@ static IPUP__UNUSED void ipup__ver_in_order(ipup__ver *v) {
         }
 }
 
+static int ipup__ver_conc(ipup__ver *v); /* a table with concurrent stages, docs/schedules.md §9 */
+static int ipup__stage_elsewhere(const ipup_table *t, int32_t s, int32_t d);
+
 /* the scratch arrays (work is checked by the caller) */
 static IPUP__UNUSED void ipup__ver_init(ipup__ver *v, const ipup_table *t, void *work, ipup_sched_verify_info *info, char *msg,
                                         size_t msg_len) {
@@ -1825,6 +1886,7 @@ IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_b
                          (long long)work_bytes);
     ipup__ver_init(&v, t, work, info, msg, msg_len);
     if ((rc = ipup__ver_mapping(&v)) != IPUP_OK) return rc;
+    if (t->concurrent) return ipup__ver_conc(&v); /* §9 */
     for (i = 0; i < t->n_ops; i++) /* pass 1 */
         if ((rc = ipup__ver_range(&v, i)) != IPUP_OK || (rc = ipup__ver_device(&v, i)) != IPUP_OK ||
             (rc = ipup__fwd_ver_kind(&v, i)) != IPUP_OK || (rc = ipup__ver_once(&v, i)) != IPUP_OK)
@@ -1861,10 +1923,13 @@ IPUPIPE_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *o
 
 /* 1 when the value an op produces goes to another device at the end of its step */
 static IPUP__UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
-    if (o->kind == IPUP_OP_F) return o->stage < t->stages - 1 && t->stage_device[o->stage + 1] != o->device;
-    if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) return o->stage > 0 && t->stage_device[o->stage - 1] != o->device;
+    if (o->kind == IPUP_OP_F) return o->stage < t->stages - 1 && ipup__stage_elsewhere(t, o->stage + 1, o->device);
+    if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) return o->stage > 0 && ipup__stage_elsewhere(t, o->stage - 1, o->device);
     return 0;
 }
+
+static void ipup__measure_device(const ipup_table *t, const ipup_op *o, const int64_t *act_bytes, int32_t *devcur,
+                                 int64_t *devbytes, ipup_sched_figures *out); /* §9 */
 
 static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c, const int64_t *act_bytes, const double *finF,
                               double *stepF, ipup_sched_figures *out); /* forward-only block */
@@ -1873,7 +1938,8 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     ipup_sched_cost dc = ipup_sched_cost_default();
     double devfree[IPUP_SCHED_MAX_STAGES], devwork[IPUP_SCHED_MAX_STAGES];
     int32_t lastwg[IPUP_SCHED_MAX_STAGES];
-    int32_t cur[IPUP_SCHED_MAX_STAGES];
+    int32_t cur[IPUP_SCHED_MAX_STAGES], devcur[IPUP_SCHED_MAX_STAGES];
+    int64_t devbytes[IPUP_SCHED_MAX_STAGES];
     double *finF, *finG, stepmax = 0.0, makespan = 0.0;
     int32_t *left;
     int32_t S, M, P, n, i, s, d, cross = 0;
@@ -1889,7 +1955,7 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     left = (int32_t *)(void *)((uint8_t *)work + (size_t)16 * (size_t)SM);
     for (i = 0; i < SM; i++) finF[i] = finG[i] = -1.0;
     for (i = 0; i < M; i++) left[i] = 0;
-    for (d = 0; d < P; d++) { devfree[d] = 0.0; devwork[d] = 0.0; }
+    for (d = 0; d < P; d++) { devfree[d] = 0.0; devwork[d] = 0.0; devcur[d] = 0; devbytes[d] = 0; }
     for (s = 0; s < S; s++) { lastwg[s] = -1; cur[s] = 0; }
     out->stages = S; out->microbatches = M; out->devices = P; out->steps = t->steps; out->n_ops = n;
     out->in_order = 1;
@@ -1917,7 +1983,7 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
 #define IPUP__DEP(arr, idx, dst)                                                            \
     do {                                                                                    \
         if ((arr)[idx] < 0.0) return IPUP_ERR_INVALID_TABLE;                                \
-        dep = (arr)[idx] + (t->stage_device[dst] != d ? cost->exchange : 0.0);              \
+        dep = (arr)[idx] + (ipup__stage_elsewhere(t, dst, d) ? cost->exchange : 0.0);       \
         if (dep > ready) ready = dep;                                                       \
     } while (0)
         if (o->kind == IPUP_OP_F) {
@@ -1933,12 +1999,14 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
         fin = start + c;
         devfree[d] = fin;
         if (fin > makespan) makespan = fin;
-        if (o->kind == IPUP_OP_F) finF[x] = fin;
-        else if (o->kind != IPUP_OP_W) finG[x] = fin;
+        if (o->kind == IPUP_OP_F) { if (fin > finF[x]) finF[x] = fin; } /* the latest branch */
+        else if (o->kind != IPUP_OP_W && fin > finG[x]) finG[x] = fin;
         devwork[d] += c;
         out->work += c;
-        /* in-flight and in-order */
-        if (o->kind == IPUP_OP_F) {
+        ipup__measure_device(t, o, act_bytes, devcur, devbytes, out); /* §9: per device */
+        /* in-flight and in-order (a concurrent stage: counted on branch 0) */
+        if (ipup_op_branch(o) > 0) {
+        } else if (o->kind == IPUP_OP_F) {
             if (++cur[s] > out->peak_inflight[s]) out->peak_inflight[s] = cur[s];
         } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
             cur[s]--;
@@ -1957,8 +2025,10 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     out->bubble_async = makespan > 0.0 ? 1.0 - out->work / ((double)P * makespan) : 0.0;
     for (s = 0; s < S; s++) {
         out->stash_bytes[s] = (int64_t)out->peak_inflight[s] * (act_bytes ? act_bytes[s] : 0);
+        if (t->concurrent && t->n_branches[s] > 1) out->stash_bytes[s] *= t->n_branches[s]; /* each branch keeps its own (§9) */
         out->stash_total += out->stash_bytes[s];
     }
+    for (d = 0; d < P; d++) out->inflight_total += out->peak_inflight_device[d];
     {
         int32_t ph[6];
         ipup_sched_phases(t, ph);
@@ -2032,6 +2102,7 @@ static IPUP__UNUSED void ipup__winit(ipup__w *w, ipup_write_fn write, void *user
 /* a device holds several stages */
 static IPUP__UNUSED int ipup__shared_devices(const ipup_table *t) {
     int32_t seen[IPUP_SCHED_MAX_STAGES], s, d;
+    if (t->concurrent) return 1; /* cells name the stage and branch, "1F3.1" (§9) */
     for (d = 0; d < IPUP_SCHED_MAX_STAGES; d++) seen[d] = 0;
     for (s = 0; s < t->stages; s++) {
         d = t->stage_device[s];
@@ -2640,6 +2711,8 @@ static IPUP__UNUSED void ipup__wjson_str(ipup__w *w, const char *s) {
     ipup__ws(w, "\"");
 }
 
+static void ipup__json_conc(ipup__w *w, const ipup_table *t, const ipup_sched_figures *fig); /* §9 */
+
 IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
                                       const char *warnings, ipup_write_fn write, void *user) {
     ipup__w w;
@@ -2667,6 +2740,7 @@ IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figu
     ipup__wf(&w, ",\"first_microbatch_done\":%d", (int)fig->first_mb_done);
     ipup__wf(&w, ",\"phases\":{\"ramp_up\":[%d,%d],\"main\":[%d,%d],\"ramp_down\":[%d,%d]}", (int)fig->ramp_up[0], (int)fig->ramp_up[1],
              (int)fig->main_phase[0], (int)fig->main_phase[1], (int)fig->ramp_down[0], (int)fig->ramp_down[1]);
+    if (t->concurrent) ipup__json_conc(&w, t, fig); /* §9: only for a table with concurrent stages */
     ipup__wf(&w, ",\"in_order\":%s,\"warnings\":[", fig->in_order ? "true" : "false");
     if (warnings) {
         const char *p = warnings;
@@ -2695,8 +2769,12 @@ IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figu
 #define IPUP__CSV_MAX_CELL 128     /* longest cell accepted, in characters */
 #define IPUP__CSV_MAX_COLS (1 << 26) /* cells per row */
 
-/* Parse one compute token "<stage><F|B|I|W><mb>" in p[0..n). 0 when fine. */
-static IPUP__UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind, int32_t *mb) {
+static int ipup__csv_branch(const char *p, size_t n, size_t i, int *br); /* §9 */
+static void ipup__csv_branches(ipup_table *t);
+
+/* Parse one compute token "<stage><F|B|I|W><mb>" in p[0..n), with an optional branch
+   suffix ".<b>" (docs/schedules.md §9) into *br (b + 1, else 0). 0 when fine. */
+static IPUP__UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind, int32_t *mb, int *br) {
     size_t i = 0, nd;
     int64_t v;
     for (v = 0, nd = 0; i < n && p[i] >= '0' && p[i] <= '9'; i++, nd++) {
@@ -2716,7 +2794,7 @@ static IPUP__UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage,
         if (nd >= 9) return -1;
         v = v * 10 + (p[i] - '0');
     }
-    if (nd == 0 || i != n) return -1;
+    if (nd == 0 || ipup__csv_branch(p, n, i, br)) return -1;
     *mb = (int32_t)v;
     return 0;
 }
@@ -2741,14 +2819,15 @@ static IPUP__UNUSED void ipup__csv_show(char *dst, size_t dlen, const char *p, s
 static IPUP__UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n, int32_t r, int32_t c, int sub, char *msg,
                                           size_t msg_len) {
     int32_t st, mb;
-    int k;
+    int k, br;
     char show[64];
-    if (ipup__csv_token(p, n, &st, &k, &mb)) {
+    if (ipup__csv_token(p, n, &st, &k, &mb, &br)) {
         ipup__csv_show(show, sizeof show, p, n);
         return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
                          "CSV row %d, column %d: '%s' is not a compute action <stage><F|B|I|W><micro-batch> such as 0F3 "
-                         "(the compute-only format has no communication actions; stage and micro-batch have at most 9 digits)",
-                         (int)(r + 1), (int)(c + 1), show);
+                         "(the compute-only format has no communication actions; stage and micro-batch have at most 9 digits; "
+                         "a branch of a concurrent stage adds .0 to .%d, e.g. 1F3.1)",
+                         (int)(r + 1), (int)(c + 1), show, IPUP_SCHED_MAX_BRANCHES - 1);
     }
     if (st >= IPUP_SCHED_MAX_STAGES)
         return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d, column %d: stage %d is beyond the maximum %d (IPUP_SCHED_MAX_STAGES)",
@@ -2763,7 +2842,7 @@ static IPUP__UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n,
             return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "CSV: more ops than the ops array holds (%d)", (int)x->cap);
         o = &x->ops[x->n_ops];
         o->step = c; o->mb = mb; o->stage = (int16_t)st; o->device = (int16_t)r; o->kind = (int8_t)k;
-        o->pad_[0] = (int8_t)sub; o->pad_[1] = o->pad_[2] = 0;
+        o->pad_[0] = (int8_t)sub; o->pad_[1] = (int8_t)br; o->pad_[2] = 0;
     }
     x->n_ops++;
     if (st > x->max_stage) x->max_stage = st;
@@ -2901,6 +2980,7 @@ IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *
     out->n_ops = x.n_ops;
     out->cap_ops = cap_ops;
     out->ops = ops;
+    ipup__csv_branches(out); /* §9, before the sort: first appearance row by row */
     ipup_sched_sort(out);
     return IPUP_OK;
 }
@@ -2916,6 +2996,10 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
     if (msg && msg_len) msg[0] = '\0';
     rc = ipup__table_shape(t, msg, msg_len);
     if (rc) return rc;
+    if (t->concurrent) /* §9 */
+        return ipup__err(msg, msg_len, IPUP_ERR_UNSUPPORTED, "respace: the table has concurrent stages (branch suffixes such as "
+                         "1F3.1), whose branches must share a step; respace reads per-device orders and cannot keep them "
+                         "together: write the table in lock-step columns instead");
     if (!ipup__work_ok(t, work, work_bytes))
         return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "respace: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) bytes",
                          (int)t->stages, (int)t->microbatches);
@@ -3199,6 +3283,574 @@ static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c, con
         out->stash_total += out->stash_bytes[s];
     }
 }
+
+/* ==== concurrent pipeline stages (docs/schedules.md §9) ====
+   The mapping parser, the serialised mapping, the generator of concurrent tables
+   (gang list scheduling: every branch of an op in one step), and the verifier's
+   branch rules. Kept in one block; the rest of the header calls in at a few marked
+   places (generate, verify, measure, CSV). */
+
+/* parser state: the text, the position, the stage being read */
+typedef struct ipup__mp {
+    const char *s;
+    size_t i;
+    char *msg;
+    size_t msg_len;
+    ipup_stage_map *out;
+} ipup__mp;
+
+static IPUP__UNUSED void ipup__mp_blank(ipup__mp *p) {
+    while (p->s[p->i] == ' ' || p->s[p->i] == '\t') p->i++;
+}
+
+/* what the character at the position is, for messages */
+static IPUP__UNUSED const char *ipup__mp_what(const ipup__mp *p, char *buf, size_t len) {
+    char c = p->s[p->i];
+    if (c == '\0') return "the end of the text";
+    if ((unsigned char)c < 32 || (unsigned char)c > 126) ipup_snprintf(buf, len, "byte 0x%02x", (unsigned)(unsigned char)c);
+    else ipup_snprintf(buf, len, "'%c'", c);
+    return buf;
+}
+
+/* one device number of stage st at the position (after blanks) */
+static IPUP__UNUSED int ipup__mp_num(ipup__mp *p, int32_t st, int32_t *dev) {
+    char w[16];
+    int32_t v = 0;
+    size_t start;
+    ipup__mp_blank(p);
+    start = p->i;
+    if (p->s[p->i] == '[')
+        return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                         "mapping: '[' at character %d is inside the bracket of stage %d; brackets do not nest (a "
+                         "concurrent stage lists its devices once, e.g. 0,[1,2],3)",
+                         (int)p->i + 1, (int)st);
+    if (p->s[p->i] == ',' || p->s[p->i] == ']' || p->s[p->i] == '\0')
+        return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                         "mapping: stage %d has an empty device at character %d (found %s where a device number "
+                         "belongs); give one device number per stage, e.g. 0,1,2 or 0,[1,2],3",
+                         (int)st, (int)p->i + 1, ipup__mp_what(p, w, sizeof w));
+    while (p->s[p->i] >= '0' && p->s[p->i] <= '9') {
+        if (v < 100000) v = v * 10 + (p->s[p->i] - '0');
+        p->i++;
+    }
+    if (p->i == start)
+        return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                         "mapping: %s at character %d is not a device number (stage %d); devices are numbers 0..%d, "
+                         "e.g. 0,1,2 or 0,[1,2],3",
+                         ipup__mp_what(p, w, sizeof w), (int)p->i + 1, (int)st, IPUP_SCHED_MAX_STAGES - 1);
+    if (v >= IPUP_SCHED_MAX_STAGES)
+        return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                         "mapping: device %.12s of stage %d (character %d) is out of range; devices are 0..%d", p->s + start,
+                         (int)st, (int)start + 1, IPUP_SCHED_MAX_STAGES - 1);
+    *dev = v;
+    ipup__mp_blank(p);
+    return IPUP_OK;
+}
+
+/* a bracket "[a,b,...]" of stage st, the position on the '[' */
+static IPUP__UNUSED int ipup__mp_bracket(ipup__mp *p, int32_t st) {
+    size_t open = p->i;
+    int32_t n = 0, k, d;
+    int rc;
+    char w[16];
+    p->i++;
+    for (;;) {
+        if ((rc = ipup__mp_num(p, st, &d)) != IPUP_OK) {
+            if (p->s[p->i] == ']' && n == 0)
+                return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                                 "mapping: stage %d is an empty bracket (character %d); list its devices, e.g. [1,2]",
+                                 (int)st, (int)open + 1);
+            if (p->s[p->i] == '\0')
+                return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                                 "mapping: the bracket of stage %d opened at character %d is not closed; add ']'", (int)st,
+                                 (int)open + 1);
+            return rc;
+        }
+        for (k = 0; k < n; k++)
+            if (p->out->dev[st][k] == d)
+                return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                                 "mapping: stage %d lists device %d twice; the branches of a concurrent stage run on "
+                                 "distinct IPUs (e.g. [1,2])",
+                                 (int)st, (int)d);
+        if (n == IPUP_SCHED_MAX_BRANCHES)
+            return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                             "mapping: stage %d lists more than %d devices (IPUP_SCHED_MAX_BRANCHES); split it over at "
+                             "most %d IPUs or raise IPUP_SCHED_MAX_BRANCHES before the include",
+                             (int)st, IPUP_SCHED_MAX_BRANCHES, IPUP_SCHED_MAX_BRANCHES);
+        p->out->dev[st][n++] = (int16_t)d;
+        if (p->s[p->i] == ']') break;
+        if (p->s[p->i] != ',')
+            return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
+                             p->s[p->i] == '\0' ? "mapping: the bracket of stage %d opened at character %d is not closed "
+                                                  "(%s at character %d); add ']'"
+                                                : "mapping: in the bracket of stage %d (opened at character %d), %s at "
+                                                  "character %d; separate its devices with commas and close it with ']'",
+                             (int)st, (int)open + 1, ipup__mp_what(p, w, sizeof w), (int)p->i + 1);
+        p->i++;
+    }
+    p->i++;
+    p->out->n_dev[st] = (int8_t)n;
+    if (n > 1) p->out->concurrent = 1;
+    return IPUP_OK;
+}
+
+IPUPIPE_DEF int ipup_sched_map_parse(const char *text, ipup_stage_map *out, char *msg, size_t msg_len) {
+    ipup__mp p;
+    int32_t st = 0, d;
+    int rc;
+    char w[16];
+    if (msg && msg_len) msg[0] = '\0';
+    if (!text || !out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "ipup_sched_map_parse: text and out must not be NULL");
+    IPUPIPE_MEMSET(out, 0, sizeof *out);
+    p.s = text; p.i = 0; p.msg = msg; p.msg_len = msg_len; p.out = out;
+    ipup__mp_blank(&p);
+    if (text[p.i] == '\0')
+        return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                         "mapping is empty; give one device per stage, e.g. 0,1,2 or 0,[1,2],3 (a bracket: one stage on several IPUs)");
+    for (;;) {
+        if (st == IPUP_SCHED_MAX_STAGES)
+            return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "mapping: more than %d stages (IPUP_SCHED_MAX_STAGES)",
+                             IPUP_SCHED_MAX_STAGES);
+        ipup__mp_blank(&p);
+        if (text[p.i] == '[') {
+            if ((rc = ipup__mp_bracket(&p, st)) != IPUP_OK) { out->stages = 0; return rc; }
+            ipup__mp_blank(&p);
+        } else {
+            if (text[p.i] == ']')
+                return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "mapping: ']' at character %d closes no bracket; open it "
+                                 "with '[' (e.g. 0,[1,2],3)", (int)p.i + 1);
+            if ((rc = ipup__mp_num(&p, st, &d)) != IPUP_OK) return rc;
+            out->dev[st][0] = (int16_t)d;
+            out->n_dev[st] = 1;
+        }
+        st++;
+        if (text[p.i] == '\0') break;
+        if (text[p.i] != ',')
+            return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                             text[p.i] == ']' ? "mapping: %s at character %d closes no bracket; open it with '[' (e.g. 0,[1,2],3)"
+                                              : "mapping: %s at character %d after stage %d; separate the stages with commas",
+                             ipup__mp_what(&p, w, sizeof w), (int)p.i + 1, (int)st - 1);
+        p.i++;
+    }
+    out->stages = st;
+    return st;
+}
+
+IPUPIPE_DEF int ipup_sched_map_serialised(const ipup_stage_map *map, int16_t *stage_device, int32_t cap) {
+    int32_t s, b, n = 0;
+    if (!map || !stage_device || map->stages < 1 || map->stages > IPUP_SCHED_MAX_STAGES) return IPUP_ERR_ARG;
+    for (s = 0; s < map->stages; s++)
+        for (b = 0; b < map->n_dev[s]; b++) {
+            if (n >= cap) return IPUP_ERR_CAPACITY;
+            stage_device[n++] = map->dev[s][b];
+        }
+    return n;
+}
+
+IPUPIPE_DEF int32_t ipup_sched_map_lanes(const ipup_stage_map *map) {
+    int32_t s, n = 0;
+    if (!map) return 0;
+    for (s = 0; s < map->stages && s < IPUP_SCHED_MAX_STAGES; s++) n += map->n_dev[s] > 0 ? map->n_dev[s] : 1;
+    return n;
+}
+
+/* -- generate (docs/schedules.md §9) -- */
+
+/* the concurrent mapping against the config: its kind, S, devices; fills g->map (branch
+   0's device) and g->P */
+static IPUP__UNUSED int ipup__conc_config(const ipup_sched_config *cfg, ipup__gen *g, int *nwarn, char *msg, size_t msg_len) {
+    const ipup_stage_map *mp = cfg->concurrent;
+    const char *kname = ipup__kind_names[g->kind];
+    int32_t s, b, k, maxdev = -1, lim = cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES;
+    uint8_t used[IPUP_SCHED_MAX_STAGES];
+    if (g->kind == IPUP_SCHED_INTERLEAVED_1F1B || g->kind == IPUP_SCHED_ZBH1)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s does not take concurrent stages (a stage on several IPUs); use grouped, interleaved, "
+                         "sequential, gpipe or 1f1b, or a mapping without brackets",
+                         kname);
+    if (cfg->stage_device)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s: give the mapping once, either stage_device or concurrent (which also holds plain stages)", kname);
+    if (mp->stages != g->S)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: the mapping has %d stages but S=%d; give one entry per stage", kname,
+                         (int)mp->stages, (int)g->S);
+    IPUPIPE_MEMSET(used, 0, sizeof used);
+    for (s = 0; s < g->S; s++) {
+        if (mp->n_dev[s] < 1 || mp->n_dev[s] > IPUP_SCHED_MAX_BRANCHES)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: stage %d has %d devices; a stage runs on 1..%d (IPUP_SCHED_MAX_BRANCHES)",
+                             kname, (int)s, (int)mp->n_dev[s], IPUP_SCHED_MAX_BRANCHES);
+        for (b = 0; b < mp->n_dev[s]; b++) {
+            int32_t d = mp->dev[s][b];
+            if (d < 0 || d >= lim)
+                return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: branch %d of stage %d is mapped to device %d, but the devices are "
+                                 "0..%d; fix the mapping or raise the device count", kname, (int)b, (int)s, (int)d, (int)(lim - 1));
+            for (k = 0; k < b; k++)
+                if (mp->dev[s][k] == d)
+                    return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: stage %d lists device %d twice; its branches run on "
+                                     "distinct devices", kname, (int)s, (int)d);
+            used[d] = 1;
+            if (d > maxdev) maxdev = d;
+        }
+        g->map[s] = mp->dev[s][0];
+    }
+    g->P = cfg->devices > 0 ? cfg->devices : maxdev + 1;
+    g->V = 1;
+    if (cfg->virtual_stages > 1)
+        ipup__warn(msg, msg_len, nwarn, "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
+                   (int)cfg->virtual_stages);
+    for (k = 0; k < g->P; k++)
+        if (!used[k]) ipup__warn(msg, msg_len, nwarn, "%s: device %d runs no stage (idle for the whole step)", kname, (int)k);
+    return IPUP_OK;
+}
+
+/* every branch of op (s, m, kind) at the current step, branch b on its device */
+static IPUP__UNUSED void ipup__conc_emit(ipup__gen *g, const ipup_stage_map *mp, int32_t s, int32_t m, int kind) {
+    int32_t b, n = mp->n_dev[s];
+    for (b = 0; b < n; b++) {
+        ipup__emit(g, mp->dev[s][b], s, m, kind);
+        g->ops[g->n - 1].pad_[1] = (int8_t)(n > 1 ? b + 1 : 0);
+    }
+}
+
+/* the op each stage would run now, by the schedule's rank; 1 when there is one */
+static IPUP__UNUSED int ipup__conc_cand(ipup__dyn *y, int32_t s, ipup__cand *c) {
+    int ok = y->g->kind == IPUP_SCHED_1F1B ? ipup__rank_1f1b(y, s, c) : ipup__rank_closed(y, s, c);
+    c->s = s;
+    return ok;
+}
+
+/* one step of gang list scheduling: the ready ops in rank order, each placed when every
+   device of its stage is free in this step; returns how many ops were placed */
+static IPUP__UNUSED int32_t ipup__conc_step(ipup__gen *g, ipup__dyn *y, const ipup_stage_map *mp) {
+    ipup__cand c[IPUP_SCHED_MAX_STAGES];
+    uint8_t busy[IPUP_SCHED_MAX_STAGES], take[IPUP_SCHED_MAX_STAGES];
+    int32_t nc = 0, s, i, j, b, placed = 0;
+    IPUPIPE_MEMSET(busy, 0, sizeof busy);
+    y->phase = g->kind == IPUP_SCHED_GROUPED ? ipup__phase_grouped(y) : 0;
+    for (s = 0; s < g->S; s++)
+        if (ipup__conc_cand(y, s, &c[nc])) take[nc++] = 0;
+    for (;;) {
+        int32_t best = -1, free_all = 1;
+        for (i = 0; i < nc; i++)
+            if (!take[i] && (best < 0 || c[i].key < c[best].key)) best = i;
+        if (best < 0) break;
+        take[best] = 2; /* considered */
+        for (b = 0; b < mp->n_dev[c[best].s]; b++)
+            if (busy[mp->dev[c[best].s][b]]) free_all = 0;
+        if (!free_all) continue;
+        take[best] = 1;
+        for (b = 0; b < mp->n_dev[c[best].s]; b++) busy[mp->dev[c[best].s][b]] = 1;
+    }
+    for (j = 0; j < nc; j++) { /* the counters change after the step: readiness is the state before it */
+        if (take[j] != 1) continue;
+        ipup__conc_emit(g, mp, c[j].s, c[j].m, c[j].k);
+        if (c[j].k == IPUP_OP_F) y->nF[c[j].s]++;
+        else y->nG[c[j].s]++;
+        placed++;
+    }
+    return placed;
+}
+
+/* place every op of a concurrent mapping: sequential one op (all its branches) per step,
+   the others by gang list scheduling in the schedule's order */
+static IPUP__UNUSED int ipup__conc_place(ipup__gen *g, const ipup_stage_map *mp, char *msg, size_t msg_len) {
+    ipup__dyn y;
+    int64_t total = (int64_t)2 * g->S * g->M, done = 0;
+    int32_t s, m;
+    if (g->kind == IPUP_SCHED_SEQUENTIAL) {
+        for (m = 0; m < g->M; m++) {
+            for (s = 0; s < g->S; s++) { ipup__conc_emit(g, mp, s, m, IPUP_OP_F); g->t++; }
+            for (s = g->S - 1; s >= 0; s--) { ipup__conc_emit(g, mp, s, m, IPUP_OP_B); g->t++; }
+        }
+        return IPUP_OK;
+    }
+    IPUPIPE_MEMSET(&y, 0, sizeof y);
+    y.g = g;
+    while (done < total) {
+        int32_t k = ipup__conc_step(g, &y, mp);
+        if (k == 0)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "%s: no stage can run an op at step %d (%lld of %lld ops placed): the schedule deadlocks with "
+                             "this concurrent mapping; try another mapping",
+                             ipup__kind_names[g->kind], (int)g->t + 1, (long long)done, (long long)total);
+        done += k;
+        g->t++;
+    }
+    return IPUP_OK;
+}
+
+/* the table of a mapping with concurrent stages (ipup_sched_generate's path for
+   cfg->concurrent); a mapping without brackets goes the plain way */
+static IPUP__UNUSED int ipup__conc_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
+                                            size_t msg_len) {
+    const ipup_stage_map *mp = cfg->concurrent;
+    ipup__gen g;
+    int32_t s, b, lanes = ipup_sched_map_lanes(mp);
+    int64_t need;
+    int nwarn = 0, rc;
+    IPUPIPE_MEMSET(&g, 0, sizeof g);
+    g.S = cfg->stages; g.M = cfg->microbatches; g.kind = (int)cfg->kind;
+    if (!mp->concurrent && !cfg->stage_device && mp->stages == cfg->stages) {
+        ipup_sched_config c = *cfg;
+        int16_t plain[IPUP_SCHED_MAX_STAGES];
+        for (s = 0; s < cfg->stages; s++) plain[s] = mp->dev[s][0];
+        c.concurrent = NULL;
+        c.stage_device = plain;
+        return ipup_sched_generate(&c, ops, cap_ops, out, msg, msg_len);
+    }
+    if ((rc = ipup__conc_config(cfg, &g, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    need = (int64_t)2 * lanes * g.M;
+    if (need > 0x3fffffff) return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: the table is too large", ipup__kind_names[g.kind]);
+    if (!ops || cap_ops < need) {
+        if (msg && msg_len) msg[0] = '\0';
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
+                         "%s: the table needs %d ops but the ops array holds %d; size it with IPUP_SCHED_MAX_OPS(%d, %d) "
+                         "(%d = ipup_sched_map_lanes, the stages counted once per branch)",
+                         ipup__kind_names[g.kind], (int)need, ops ? (int)cap_ops : 0, (int)lanes, (int)g.M, (int)lanes);
+    }
+    g.ops = ops;
+    if ((rc = ipup__conc_place(&g, mp, msg, msg_len)) != IPUP_OK) return rc;
+    out->stages = g.S; out->microbatches = g.M; out->devices = g.P; out->steps = g.t;
+    out->n_ops = g.n; out->cap_ops = cap_ops; out->ops = ops; out->split_backward = 0;
+    out->concurrent = 1;
+    for (s = 0; s < g.S; s++) {
+        out->stage_device[s] = g.map[s];
+        out->n_branches[s] = mp->n_dev[s];
+        for (b = 0; b < mp->n_dev[s]; b++) out->branch_device[s][b] = mp->dev[s][b];
+    }
+    ipup_sched_sort(out);
+    ipup__gen_fill_warning(out, g.kind, &nwarn, msg, msg_len);
+    return IPUP_OK;
+}
+
+/* -- verify: the branch rules (docs/schedules.md §2.6, §2.7) -- */
+
+/* rule 2: every stage's branches on distinct devices in range (branch 0 = stage_device) */
+static IPUP__UNUSED int ipup__ver_conc_map(ipup__ver *v) {
+    int32_t s, b, k;
+    for (s = 0; s < v->S; s++) {
+        int32_t n = v->t->n_branches[s];
+        if (n < 1 || n > IPUP_SCHED_MAX_BRANCHES || v->t->branch_device[s][0] != v->t->stage_device[s]) {
+            v->info->rule = 6; v->info->stage = s;
+            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                             "table structure: stage %d has %d branches (need 1..%d) or branch 0 is not on stage_device[%d]; "
+                             "fill n_branches and branch_device of a concurrent table",
+                             (int)s, (int)n, IPUP_SCHED_MAX_BRANCHES, (int)s);
+        }
+        for (b = 0; b < n; b++) {
+            int32_t d = v->t->branch_device[s][b];
+            for (k = 0; k < b; k++)
+                if (v->t->branch_device[s][k] == d) d = -1;
+            if (d < 0 || d >= v->P) {
+                v->info->rule = 2; v->info->stage = s;
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 2 (branches on the stage's devices): branch %d of stage %d is on device %d, which is "
+                                 "out of range 0..%d or holds another branch of that stage; each branch needs a device of its own",
+                                 (int)b, (int)s, (int)v->t->branch_device[s][b], (int)(v->P - 1));
+            }
+        }
+    }
+    return IPUP_OK;
+}
+
+/* rules 1 and 2 for op i of a concurrent table: a branch the stage has, on its device,
+   alone in its cell, sorted; records the latest step of each (stage, micro-batch, kind) */
+static IPUP__UNUSED int ipup__ver_conc_op(ipup__ver *v, uint8_t *mask, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    int32_t n = v->t->n_branches[o->stage], b = ipup_op_branch(o), home, kk;
+    int64_t x = (int64_t)o->mb * v->S + o->stage;
+    int32_t *slot = o->kind == IPUP_OP_F ? v->stF : o->kind == IPUP_OP_W ? v->stW : v->stG;
+    uint8_t bit;
+    if ((n > 1) != (b >= 0) || b >= n) {
+        ipup__ver_op(v, 1, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 1 (branches of a concurrent stage): device %d, step %d: %s is marked as branch %d, but stage "
+                         "%d has %d branch%s (%s); fix the branch index",
+                         (int)o->device, (int)o->step + 1, v->a, (int)b, (int)o->stage, (int)n, n == 1 ? "" : "es",
+                         n == 1 ? "a plain stage: no branch index" : "branches 0..n-1");
+    }
+    home = n > 1 ? v->t->branch_device[o->stage][b] : v->t->stage_device[o->stage];
+    if (o->device != home) {
+        ipup__ver_op(v, 2, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 2 (branch on its device): device %d, step %d: branch %d of %s runs on device %d, but that "
+                         "branch of stage %d lives on device %d (its slice of the weights is there); move it to device %d",
+                         (int)o->device, (int)o->step + 1, (int)(b < 0 ? 0 : b), v->a, (int)o->device, (int)o->stage, (int)home,
+                         (int)home);
+    }
+    kk = o->kind == IPUP_OP_F ? 0 : o->kind == IPUP_OP_W ? 2 : 1;
+    bit = (uint8_t)(1u << (b < 0 ? 0 : b % 8));
+    if ((mask[x * 3 + kk] & bit) || (kk == 1 && v->kG[x] && v->kG[x] != o->kind)) {
+        ipup__ver_op(v, 1, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 1 (each op once per branch): device %d, step %d: branch %d of %s appears twice, or its backward "
+                         "mixes B and I (another branch ran at step %d); remove one",
+                         (int)o->device, (int)o->step + 1, (int)(b < 0 ? 0 : b), v->a, (int)slot[x] + 1);
+    }
+    mask[x * 3 + kk] |= bit;
+    if (o->step > slot[x]) slot[x] = o->step;
+    if (kk == 1) v->kG[x] = o->kind;
+    return IPUP_OK;
+}
+
+/* rule 1: every branch of every op present */
+static IPUP__UNUSED int ipup__ver_conc_full(ipup__ver *v, const uint8_t *mask) {
+    int32_t s, m, b, kk;
+    for (m = 0; m < v->M; m++)
+        for (s = 0; s < v->S; s++) {
+            int32_t n = v->t->n_branches[s];
+            int64_t x = (int64_t)m * v->S + s;
+            uint8_t full = (uint8_t)(n >= 8 ? 0xffu : (1u << n) - 1u);
+            for (kk = 0; kk < 3; kk++) {
+                int kind = kk == 0 ? (int)IPUP_OP_F : kk == 2 ? (int)IPUP_OP_W : (int)v->kG[x];
+                if ((kk == 2 && v->kG[x] != IPUP_OP_I) || mask[x * 3 + kk] == full) continue;
+                for (b = 0; b < n && (mask[x * 3 + kk] >> (b % 8) & 1u); b++) {}
+                v->info->rule = 1; v->info->op_index = -1; v->info->step = -1;
+                v->info->device = v->t->branch_device[s][b]; v->info->stage = s; v->info->mb = m; v->info->kind = kind;
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 1 (every branch once): branch %d of %s is missing (device %d); a concurrent stage's "
+                                 "op runs on each of its %d devices, all in one step",
+                                 (int)b, ipup__op_desc(v->a, sizeof v->a, kind, s, m), (int)v->t->branch_device[s][b], (int)n);
+            }
+        }
+    return IPUP_OK;
+}
+
+/* rule 7: every branch of an op in the step of the others */
+static IPUP__UNUSED int ipup__ver_conc_together(ipup__ver *v) {
+    int32_t i;
+    for (i = 0; i < v->t->n_ops; i++) {
+        const ipup_op *o = &v->t->ops[i];
+        int64_t x = (int64_t)o->mb * v->S + o->stage;
+        int32_t last = o->kind == IPUP_OP_F ? v->stF[x] : o->kind == IPUP_OP_W ? v->stW[x] : v->stG[x];
+        if (o->step == last) continue;
+        ipup__ver_op(v, 7, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 7 (branches in one step): device %d, step %d: branch %d of %s runs at step %d, another branch at "
+                         "step %d; the branches of a concurrent stage compute on the same micro-batch at once, so move it to "
+                         "step %d",
+                         (int)o->device, (int)o->step + 1, ipup_op_branch(o), v->a, (int)o->step + 1, (int)last + 1,
+                         (int)last + 1);
+    }
+    return IPUP_OK;
+}
+
+/* ipup_sched_verify of a concurrent table: rules 1 and 2 per branch, then rules 3 to 5
+   against the latest branch of each dependency, then rule 7 */
+static IPUP__UNUSED int ipup__ver_conc(ipup__ver *v) {
+    int64_t SM = (int64_t)v->S * v->M;
+    uint8_t *mask = (uint8_t *)v->kG + SM; /* 3 bytes per (stage, micro-batch): F, B/I, W branches seen */
+    int32_t i;
+    int rc;
+    IPUPIPE_MEMSET(mask, 0, (size_t)(3 * SM));
+    if ((rc = ipup__ver_conc_map(v)) != IPUP_OK) return rc;
+    for (i = 0; i < v->t->n_ops; i++) {
+        const ipup_op *o = &v->t->ops[i];
+        if ((rc = ipup__ver_range(v, i)) != IPUP_OK) return rc;
+        if (i > 0) {
+            const ipup_op *p = &v->t->ops[i - 1];
+            if (p->step == o->step && p->device == o->device) {
+                ipup__ver_op(v, 2, i);
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
+                                 "another step",
+                                 (int)o->device, (int)o->step + 1, ipup__op_desc(v->b, sizeof v->b, p->kind, p->stage, p->mb), v->a);
+            }
+            if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
+                ipup__ver_op(v, 6, i);
+                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "table structure: ops %d and %d are not sorted by (step, device); call ipup_sched_sort first",
+                                 (int)(i - 1), (int)i);
+            }
+        }
+        if ((rc = ipup__ver_conc_op(v, mask, i)) != IPUP_OK) return rc;
+    }
+    if ((rc = ipup__ver_complete(v)) != IPUP_OK || (rc = ipup__ver_conc_full(v, mask)) != IPUP_OK) return rc;
+    if ((rc = ipup__ver_deps(v)) != IPUP_OK || (rc = ipup__ver_conc_together(v)) != IPUP_OK) return rc;
+    ipup__ver_in_order(v);
+    v->info->step = v->info->device = v->info->op_index = v->info->stage = v->info->mb = v->info->kind = -1;
+    return IPUP_OK;
+}
+
+/* 1 when stage s has a branch on a device other than d (a value to or from it crosses) */
+static IPUP__UNUSED int ipup__stage_elsewhere(const ipup_table *t, int32_t s, int32_t d) {
+    int32_t b;
+    if (!t->concurrent || t->n_branches[s] <= 1) return t->stage_device[s] != d;
+    for (b = 0; b < t->n_branches[s] && b < IPUP_SCHED_MAX_BRANCHES; b++)
+        if (t->branch_device[s][b] != d) return 1;
+    return 0;
+}
+
+/* -- measure: what each device holds (docs/schedules.md §9) -- */
+static IPUP__UNUSED void ipup__measure_device(const ipup_table *t, const ipup_op *o, const int64_t *act_bytes, int32_t *devcur,
+                                              int64_t *devbytes, ipup_sched_figures *out) {
+    int32_t d = o->device;
+    int64_t a = act_bytes ? act_bytes[o->stage] : 0;
+    (void)t;
+    if (o->kind == IPUP_OP_F) {
+        if (++devcur[d] > out->peak_inflight_device[d]) out->peak_inflight_device[d] = devcur[d];
+        devbytes[d] += a;
+        if (devbytes[d] > out->stash_bytes_device[d]) out->stash_bytes_device[d] = devbytes[d];
+    } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
+        devcur[d]--;
+        devbytes[d] -= a;
+    }
+}
+
+/* -- CSV: the branch suffix "1F3.1" (docs/schedules.md §6, §9) -- */
+
+/* after the token's micro-batch: nothing, or ".<branch>" (0..IPUP_SCHED_MAX_BRANCHES-1);
+   the branch + 1 into *br (0 without a suffix); 0 when fine */
+static IPUP__UNUSED int ipup__csv_branch(const char *p, size_t n, size_t i, int *br) {
+    *br = 0;
+    if (i == n) return 0;
+    if (p[i] != '.' || i + 2 != n || p[i + 1] < '0' || p[i + 1] >= '0' + IPUP_SCHED_MAX_BRANCHES) return -1;
+    *br = p[i + 1] - '0' + 1;
+    return 0;
+}
+
+/* a loaded table with branch suffixes: the branches of each stage and their devices,
+   from where each (stage, branch) first appears, rows top to bottom (verify checks the
+   rest) */
+static IPUP__UNUSED void ipup__csv_branches(ipup_table *t) {
+    int32_t i, s, b;
+    for (i = 0; i < t->n_ops; i++)
+        if (ipup_op_branch(&t->ops[i]) >= 0) t->concurrent = 1;
+    if (!t->concurrent) return;
+    for (s = 0; s < t->stages; s++) {
+        t->n_branches[s] = 1;
+        for (b = 0; b < IPUP_SCHED_MAX_BRANCHES; b++) t->branch_device[s][b] = -1;
+    }
+    for (i = 0; i < t->n_ops; i++) { /* in (device, step) order as parsed: first appearance */
+        const ipup_op *o = &t->ops[i];
+        b = ipup_op_branch(o) < 0 ? 0 : ipup_op_branch(o);
+        if (b + 1 > t->n_branches[o->stage]) t->n_branches[o->stage] = (int8_t)(b + 1);
+        if (t->branch_device[o->stage][b] < 0) t->branch_device[o->stage][b] = o->device;
+    }
+    for (s = 0; s < t->stages; s++) {
+        if (t->branch_device[s][0] < 0) t->branch_device[s][0] = t->stage_device[s];
+        t->stage_device[s] = t->branch_device[s][0];
+    }
+}
+
+/* -- JSON: the branches and what each device holds (docs/schedules.md §6, §9) -- */
+static IPUP__UNUSED void ipup__json_conc(ipup__w *w, const ipup_table *t, const ipup_sched_figures *fig) {
+    int32_t s, b, d;
+    ipup__ws(w, ",\"stage_devices\":[");
+    for (s = 0; s < t->stages; s++) {
+        ipup__ws(w, s ? ",[" : "[");
+        for (b = 0; b < t->n_branches[s] && b < IPUP_SCHED_MAX_BRANCHES; b++) ipup__wf(w, "%s%d", b ? "," : "", (int)t->branch_device[s][b]);
+        ipup__ws(w, "]");
+    }
+    ipup__ws(w, "],\"peak_inflight_device\":[");
+    for (d = 0; d < t->devices; d++) ipup__wf(w, "%s%d", d ? "," : "", (int)fig->peak_inflight_device[d]);
+    ipup__ws(w, "],\"stash_bytes_device\":[");
+    for (d = 0; d < t->devices; d++) ipup__wf(w, "%s%lld", d ? "," : "", (long long)fig->stash_bytes_device[d]);
+    ipup__wf(w, "],\"activations_stored\":%d", (int)fig->inflight_total);
+}
+
+/* ==== end of concurrent pipeline stages ==== */
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,7 @@ static const char *usage_text =
     "  --virtual V               interleaved-1f1b: stages per device (S = P x V)\n"
     "  --devices P               number of devices (default: as the mapping needs)\n"
     "  --map d0,d1,...           stage -> device mapping, e.g. 0,1,0 (stages 0 and 2\n"
-    "                            share IPU0)\n"
+    "                            share IPU0); 0,[1,2],2,3: stage 1 concurrent on IPUs 1, 2\n"
     "  --stage-numbering popxl   PopXL's view: -S and --map count pipeline stages as PopXL\n"
     "                            does, forward and backward apart (-S 5 --map 0,1,2,1,0 is\n"
     "                            3 layers); prints each stash FIFO's length\n"

@@ -26,6 +26,7 @@ typedef struct opts {
     ipup_sched_cost cost;
     const char *format, *check;
     int forward_only; /* --forward-only: inference tables, F ops only (docs/schedules.md §8) */
+    ipup_stage_map cmap; /* --map as parsed; cmap.concurrent: some stage on several IPUs ("0,[1,2],2,3") */
 } opts;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -132,6 +133,21 @@ static int popxl_fold(opts *o) {
     return 0;
 }
 
+/* --map: one device per stage, a bracket for a concurrent stage ("0,[1,2],2,3") */
+static int parse_map(const char *v, opts *o) {
+    char msg[300], text[700];
+    int k, n = strlen(v) > 8192 ? IPUP_ERR_PARSE : ipup_sched_map_parse(v, &o->cmap, msg, sizeof msg);
+    if (n < 1) {
+        if (strlen(v) > 8192) ipup_snprintf(msg, sizeof msg, "the text is longer than 8192 characters");
+        ipup_snprintf(text, sizeof text, "--map needs device numbers 0..255 separated by commas (e.g. 0,1,0; a bracket puts one "
+                      "stage on several IPUs: 0,[1,2],2,3), not '%.80s%s': %s", v, strlen(v) > 80 ? "..." : "", msg);
+        return usage_error("%s", text);
+    }
+    for (k = 0; k < n; k++) o->map[k] = o->cmap.dev[k][0];
+    o->nmap = n;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, opts *o) {
     int i;
     memset(o, 0, sizeof *o);
@@ -167,13 +183,8 @@ static int parse_args(int argc, char **argv, opts *o) {
             NEEDV();
             if (parse_int(v, 1, IPUP_SCHED_MAX_STAGES, &o->devices)) return usage_error("--devices needs an integer 1..256, not '%s'", v);
         } else if (!strcmp(a, "--map")) {
-            int64_t tmp[IPUP_SCHED_MAX_STAGES];
-            int k, n;
             NEEDV();
-            n = parse_int_list(v, 0, IPUP_SCHED_MAX_STAGES - 1, tmp, IPUP_SCHED_MAX_STAGES);
-            if (n < 1) return usage_error("--map needs device numbers 0..255 separated by commas (e.g. 0,1,0), not '%s'", v);
-            for (k = 0; k < n; k++) o->map[k] = (int16_t)tmp[k];
-            o->nmap = n;
+            if (parse_map(v, o)) return 2;
         } else if (!strcmp(a, "--act-bytes")) {
             NEEDV();
             o->nact = parse_int_list(v, 0, 1LL << 40, o->act, IPUP_SCHED_MAX_STAGES);
@@ -230,6 +241,8 @@ static int parse_args(int argc, char **argv, opts *o) {
         return usage_error("--compare prints grid (its table), csv, json or svg, not trace%s", "");
     if (o->popxl && o->forward_only)
         return usage_error("--stage-numbering popxl counts forward and backward stages; a forward-only table has no backward (drop one of them)%s", "");
+    if (o->popxl && o->cmap.concurrent)
+        return usage_error("--stage-numbering popxl does not take concurrent stages (a bracket in --map)%s", "");
     if (o->popxl && (o->compare || strcmp(o->format, "grid")))
         return usage_error("--stage-numbering popxl draws the grid of one schedule (no --compare, --format grid)%s", "");
     if (!o->stages || !o->microbatches) return usage_error("give --stages S and --microbatches M (or --check FILE.csv)%s", "");

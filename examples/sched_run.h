@@ -108,6 +108,29 @@ static void print_figures_fwd(const ipup_table *t, const ipup_sched_figures *fg,
     print_phases(fg);
 }
 
+/* concurrent stages: the stages with their devices, and what each device holds */
+static void print_device_figures(const ipup_table *t, const ipup_sched_figures *fg) {
+    int s, b, d;
+    printf("stage -> devices:");
+    for (s = 0; s < t->stages; s++) {
+        printf("%s", s ? "," : " ");
+        if (t->n_branches[s] > 1) {
+            printf("[");
+            for (b = 0; b < t->n_branches[s]; b++) printf("%s%d", b ? "," : "", (int)t->branch_device[s][b]);
+            printf("]");
+        } else printf("%d", (int)t->stage_device[s]);
+    }
+    printf("  (a bracket: one stage, a branch per IPU, all in one step)\n");
+    printf("peak in-flight per device:");
+    for (d = 0; d < t->devices; d++) printf(" %d", (int)fg->peak_inflight_device[d]);
+    printf("  (activations stored: %d)\n", (int)fg->inflight_total);
+    if (fg->stash_total > 0) {
+        printf("stash bytes per device:");
+        for (d = 0; d < t->devices; d++) printf(" %lld", (long long)fg->stash_bytes_device[d]);
+        printf("\n");
+    }
+}
+
 static void print_figures(const ipup_table *t, const ipup_sched_figures *fg, const ipup_sched_cost *c) {
     int s;
     if (t->forward_only) { print_figures_fwd(t, fg, c); return; }
@@ -125,6 +148,7 @@ static void print_figures(const ipup_table *t, const ipup_sched_figures *fg, con
         for (s = 0; s < t->stages; s++) printf(" %lld", (long long)fg->stash_bytes[s]);
         printf("  (total %lld)\n", (long long)fg->stash_total);
     }
+    if (t->concurrent) print_device_figures(t, fg);
     printf("first micro-batch done at step %d (1-based; micro-batch %d)\n", (int)fg->first_mb_done, (int)fg->first_mb);
     print_phases(fg);
     printf("in-order accumulation: %s\n", fg->in_order ? "yes" : "no");
@@ -200,10 +224,14 @@ static int run_generate(const opts *o) {
     c.microbatches = o->microbatches;
     c.devices = o->devices;
     c.virtual_stages = o->virt;
-    c.stage_device = o->nmap ? o->map : NULL;
+    c.stage_device = o->nmap && !o->cmap.concurrent ? o->map : NULL;
+    c.concurrent = o->cmap.concurrent ? &o->cmap : NULL;
     c.strict = o->strict;
     c.forward_only = o->forward_only;
-    if (mem_alloc(&m, o->stages, o->microbatches, 0)) { fprintf(stderr, "ipupipe-sched: out of memory\n"); return 2; }
+    if (mem_alloc(&m, o->stages, o->microbatches, IPUP_SCHED_MAX_OPS(ipup_sched_map_lanes(&o->cmap), o->microbatches))) {
+        fprintf(stderr, "ipupipe-sched: out of memory\n");
+        return 2;
+    }
     rc = ipup_sched_generate(&c, m.ops, m.cap, &t, msg, sizeof msg);
     if (rc) {
         fprintf(stderr, "ipupipe-sched: %s\n", msg);
@@ -457,9 +485,130 @@ static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
     return rc;
 }
 
+/* ---- --compare with concurrent stages: the mapping against its serialised form ---- */
+
+/* one of the two: the concurrent mapping (ser 0) or its serialised form (ser 1), with
+   the stage's --act-bytes on each of its branches */
+static int conc_one(const opts *o, int ser, tool_mem *m, ipup_table *t, ipup_sched_figures *fg, char *msg, size_t len) {
+    ipup_sched_config c;
+    int16_t map[IPUP_SCHED_MAX_STAGES];
+    int64_t act[IPUP_SCHED_MAX_STAGES], a[IPUP_SCHED_MAX_STAGES];
+    int s, b, n = 0;
+    memset(&c, 0, sizeof c);
+    c.kind = o->kind;
+    c.microbatches = o->microbatches;
+    c.devices = o->devices;
+    c.strict = o->strict;
+    fill_act(o, o->stages, a);
+    if (ser) {
+        c.stages = ipup_sched_map_serialised(&o->cmap, map, IPUP_SCHED_MAX_STAGES);
+        if (c.stages < 1) { ipup_snprintf(msg, len, "the serialised mapping has more than %d stages", IPUP_SCHED_MAX_STAGES); return 1; }
+        c.stage_device = map;
+        for (s = 0; s < o->stages; s++)
+            for (b = 0; b < o->cmap.n_dev[s]; b++) act[n++] = a[s];
+    } else {
+        c.stages = o->stages;
+        c.concurrent = &o->cmap;
+        memcpy(act, a, sizeof act);
+    }
+    if (ipup_sched_generate(&c, m->ops, m->cap, t, msg, len)) return 1;
+    ipup_sched_measure(t, &o->cost, act, m->work, m->work_bytes, fg);
+    return 0;
+}
+
+static void conc_row(const opts *o, const char *name, const ipup_table *t, const ipup_sched_figures *fg) {
+    int d;
+    const int csv = !strcmp(o->format, "csv");
+    if (csv)
+        printf("%s,%d,%d,%d,%.6g,%.6g,%d,%d,%lld,", name, (int)t->stages, (int)t->devices, (int)t->steps, fg->bsp_time, fg->async_time,
+               (int)fg->first_mb_done, (int)fg->inflight_total, (long long)fg->stash_total);
+    else
+        printf("%-11s %3d %3d %6d %9.6g %9.6g %6d %7d %12lld  ", name, (int)t->stages, (int)t->devices, (int)t->steps, fg->bsp_time,
+               fg->async_time, (int)fg->first_mb_done, (int)fg->inflight_total, (long long)fg->stash_total);
+    for (d = 0; d < t->devices; d++) printf("%s%d", d ? (csv ? " " : ",") : "", (int)fg->peak_inflight_device[d]);
+    printf("\n");
+}
+
+/* the two charts stacked in one picture (nested <svg> elements, as compare_svg) */
+static int conc_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
+    static const char *const names[2] = {"concurrent", "serialised"};
+    ipup_buf b[2];
+    double w[2] = {0.0, 0.0}, h[2] = {0.0, 0.0}, W = 0.0, y = 0.0;
+    int k, rc = 0;
+    memset(b, 0, sizeof b);
+    for (k = 0; k < 2 && !rc; k++) {
+        ipup_table t;
+        char msg[2048];
+        if (conc_one(o, k, m, &t, fg, msg, sizeof msg)) { fprintf(stderr, "ipupipe-sched: %s: %s\n", names[k], msg); rc = 2; break; }
+        b[k].cap = 0;
+        write_svg(o, &t, fg, names[k], ipup_buf_write, &b[k]); /* the size first */
+        b[k].cap = b[k].len + 1;
+        b[k].len = 0;
+        b[k].buf = (char *)malloc(b[k].cap);
+        if (!b[k].buf) { rc = 2; break; }
+        write_svg(o, &t, fg, names[k], ipup_buf_write, &b[k]);
+        if (sscanf(b[k].buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%lf\" height=\"%lf\"", &w[k], &h[k]) != 2) rc = 2;
+        if (w[k] > W) W = w[k];
+    }
+    if (!rc) {
+        printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\">\n", W, h[0] + h[1]);
+        for (k = 0; k < 2; k++) {
+            printf("<svg y=\"%.0f\" %s", y, b[k].buf + 5); /* "<svg " replaced by one with its y */
+            y += h[k];
+        }
+        printf("</svg>\n");
+    }
+    free(b[0].buf);
+    free(b[1].buf);
+    return rc;
+}
+
+/* --compare --map with brackets: the concurrent pipeline and the serialised one (each
+   branch a stage of its own), for the one schedule of --schedule */
+static int run_compare_concurrent(const opts *o) {
+    static const char *const names[2] = {"concurrent", "serialised"};
+    tool_mem m;
+    ipup_table t;
+    char msg[2048];
+    int ser, rc = 0, lanes = ipup_sched_map_lanes(&o->cmap);
+    ipup_sched_figures *fg = (ipup_sched_figures *)malloc(sizeof *fg);
+    if (!fg || mem_alloc(&m, lanes, o->microbatches, 0)) { fprintf(stderr, "ipupipe-sched: out of memory\n"); free(fg); return 2; }
+    if (!strcmp(o->format, "json")) printf("[");
+    else if (!strcmp(o->format, "csv"))
+        printf("mapping,stages,devices,steps,bsp_time,async_time,first_mb_done,activations_stored,stash_bytes_total,peak_inflight_device\n");
+    else if (strcmp(o->format, "svg")) {
+        printf("%s  S=%d M=%d  concurrent stages against the serialised mapping  cost F=%g B=%g\n", ipup_sched_kind_name(o->kind),
+               o->stages, o->microbatches, o->cost.f, o->cost.b);
+        printf("%-11s %3s %3s %6s %9s %9s %6s %7s %12s  %s\n", "mapping", "S", "P", "steps", "BSP time", "async", "1st mb", "stored",
+               "stash bytes", "peak in-flight per device");
+    }
+    if (!strcmp(o->format, "svg")) {
+        rc = conc_svg(o, &m, fg);
+        free(fg);
+        mem_free(&m);
+        return rc;
+    }
+    for (ser = 0; ser < 2; ser++) {
+        if (conc_one(o, ser, &m, &t, fg, msg, sizeof msg)) {
+            fprintf(stderr, "ipupipe-sched: %s: %s\n", names[ser], msg);
+            rc = 2;
+            break;
+        }
+        if (!strcmp(o->format, "json")) {
+            printf("%s", ser ? ",\n" : "\n");
+            ipup_sched_write_json(&t, fg, names[ser], msg, file_write, stdout);
+        } else conc_row(o, names[ser], &t, fg);
+    }
+    if (!strcmp(o->format, "json")) printf("]\n");
+    free(fg);
+    mem_free(&m);
+    return rc;
+}
+
 static int run_compare(const opts *o) {
     int k, first = 1, rc = 0;
     tool_mem m;
+    if (o->cmap.concurrent) return run_compare_concurrent(o);
     ipup_sched_figures *fg = (ipup_sched_figures *)malloc(sizeof *fg);
     if (!fg || mem_alloc(&m, o->stages, o->microbatches, 0)) { fprintf(stderr, "ipupipe-sched: out of memory\n"); free(fg); return 2; }
     if (!strcmp(o->format, "svg")) {
