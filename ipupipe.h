@@ -532,7 +532,9 @@ typedef struct ipup_run_stats {
 /* ipup_predict's figures (ipup_predict_figures; the predict section below) */
 typedef struct ipup_predict_stats {
     ipup_sched_kind schedule;        /* the kind whose forward-only table runs */
-    int32_t steps;                   /* steps of that table (one wave) */
+    int32_t steps;                   /* steps of that table (one wave); 0 with concurrent stages,
+                                        which have no forward-only table: ipup_predict runs them
+                                        stage after stage on the host and every figure is 0 */
     int32_t microbatches;            /* micro-batches per wave (cfg.microbatches) */
     int32_t inflight[IPUP_MAX_LAYERS]; /* inputs of stage s alive at once (ring slots; no stash) */
     double latency_seconds;          /* one micro-batch from the start of F(0,m)'s step to the

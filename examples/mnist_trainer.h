@@ -60,8 +60,9 @@ typedef struct {
     int32_t layer_first[IPUP_MAX_LAYERS + 1]; /* desc index of each one's first layer */
     int n_stages;
     int32_t stage_first[MT_MAX_STAGES + 1]; /* desc index of each stage's first layer */
-    int16_t map[MT_MAX_STAGES];              /* --map: the IPU of each stage */
+    int16_t map[MT_MAX_STAGES];              /* --map: the IPU of each stage (plain mapping) */
     int n_map;                               /* 0: the schedule's default mapping */
+    ipup_stage_map cmap;                     /* --map as parsed; cmap.concurrent: some stage on several IPUs */
     ipup_config cfg;
     ipup_plan plan;
     ipup_emu *emu;
@@ -175,28 +176,25 @@ static int mt_stages(mt_run *r) {
     return 0;
 }
 
-/* --map "0,1,0": the IPU of each stage (TF's device_mapping), one per stage, each in
- * 0..IPUP_MAX_DEVICES-1; the schedule's rules (ipup_sched_generate) check the rest. */
+/* --map "0,1,0" or "0,[1,2],2,3": the IPU of each stage (TF's device_mapping), a bracket
+ * for a concurrent stage (user guide §6.5.7), parsed by the library (ipup_sched_map_parse);
+ * one entry per stage, each IPU in 0..IPUP_MAX_DEVICES-1; the schedule and the emulator
+ * check the rest. */
 static int mt_parse_map(mt_run *r) {
-    const char *p = r->o.map;
-    int n = 0;
-    if (!p) return 0;
-    while (*p) {
-        char *end;
-        long v;
-        errno = 0;
-        v = strtol(p, &end, 10);
-        if (end == p || errno || v < 0 || v >= IPUP_MAX_DEVICES || (*end && *end != ','))
-            return mt_err("--map needs one IPU number 0..%d per stage, separated by commas (e.g. 0,1,0), not '%s'",
-                          IPUP_MAX_DEVICES - 1, r->o.map);
-        if (n == MT_MAX_STAGES) return mt_err("--map: at most %d stages", MT_MAX_STAGES);
-        r->map[n++] = (int16_t)v;
-        p = *end ? end + 1 : end;
-        if (*end && !*p) return mt_err("--map ends with a comma: '%s'", r->o.map);
-    }
+    char msg[512];
+    int n, s, b;
+    if (!r->o.map) return 0;
+    n = ipup_sched_map_parse(r->o.map, &r->cmap, msg, sizeof msg);
+    if (n < 0) return mt_err("--map: %s", msg);
     if (n != r->n_stages)
         return mt_err("--map gives %d IPU%s, but the pipeline has %d stage%s: give one IPU per stage (e.g. --map %s)", n,
                       n == 1 ? "" : "s", r->n_stages, r->n_stages == 1 ? "" : "s", r->n_stages == 2 ? "0,1" : "0,1,0");
+    for (s = 0; s < n; s++)
+        for (b = 0; b < r->cmap.n_dev[s]; b++)
+            if (r->cmap.dev[s][b] >= IPUP_MAX_DEVICES)
+                return mt_err("--map: stage %d is on IPU %d; this build has IPUs 0..%d (IPUP_MAX_DEVICES)", s,
+                              (int)r->cmap.dev[s][b], IPUP_MAX_DEVICES - 1);
+    for (s = 0; s < n; s++) r->map[s] = r->cmap.dev[s][0];
     r->n_map = n;
     return 0;
 }
@@ -240,10 +238,11 @@ static int mt_resolve_replicas(mt_run *r) {
     sc.kind = r->sched;
     sc.stages = r->n_stages;
     sc.microbatches = r->o.accumulate;
-    sc.stage_device = r->n_map ? r->map : NULL;
-    ops = (ipup_op *)malloc(sizeof *ops * (size_t)IPUP_SCHED_MAX_OPS(sc.stages, sc.microbatches));
+    sc.stage_device = r->n_map && !r->cmap.concurrent ? r->map : NULL;
+    sc.concurrent = r->n_map && r->cmap.concurrent ? &r->cmap : NULL;
+    ops = (ipup_op *)malloc(sizeof *ops * (size_t)IPUP_SCHED_MAX_OPS(ipup_sched_map_lanes(&r->cmap) > sc.stages ? ipup_sched_map_lanes(&r->cmap) : sc.stages, sc.microbatches));
     if (!ops) return mt_err("out of host memory for the schedule table of %d stages x %d micro-batches", sc.stages, sc.microbatches);
-    rc = ipup_sched_generate(&sc, ops, IPUP_SCHED_MAX_OPS(sc.stages, sc.microbatches), &t, msg, sizeof msg);
+    rc = ipup_sched_generate(&sc, ops, IPUP_SCHED_MAX_OPS(ipup_sched_map_lanes(&r->cmap) > sc.stages ? ipup_sched_map_lanes(&r->cmap) : sc.stages, sc.microbatches), &t, msg, sizeof msg);
     free(ops);
     if (rc != IPUP_OK)
         return mt_err("the pipeline cannot run: schedule %s with %d stages and %d micro-batches: %s (%s)",
@@ -265,7 +264,8 @@ static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
     c->model = &r->desc;
     c->stages = r->n_stages;
     c->split = r->n_stages > 1 ? &r->stage_first[1] : NULL;
-    c->stage_device = r->n_map ? r->map : NULL;
+    c->stage_device = r->n_map && !r->cmap.concurrent ? r->map : NULL;
+    c->concurrent = r->n_map && r->cmap.concurrent ? &r->cmap : NULL;
     c->schedule = r->sched;
     c->strict = r->o.strict;
     c->microbatch = r->o.batch;
@@ -491,7 +491,12 @@ static void mt_print_pipeline(const mt_run *r) {
         for (l = r->stage_first[s]; l < r->stage_first[s + 1]; l++)
             if (l == r->stage_first[s] || !mnist_is_activation(r->desc.layers[l].kind))
                 printf("%s%s", l > r->stage_first[s] ? "-" : "", r->desc.layers[l].id);
-        printf("  (IPU%d)\n", r->plan.stage_device[s]);
+        if (r->n_map && r->cmap.n_dev[s] > 1) {
+            int b;
+            printf("  (IPU%d", (int)r->cmap.dev[s][0]);
+            for (b = 1; b < r->cmap.n_dev[s]; b++) printf("+IPU%d", (int)r->cmap.dev[s][b]);
+            printf(": concurrent, split by output units)\n");
+        } else printf("  (IPU%d)\n", r->plan.stage_device[s]);
     }
 }
 
@@ -782,6 +787,11 @@ static int64_t mt_test_correct(mt_run *r) {
 static void mt_print_inference(const mt_run *r) {
     ipup_predict_stats ps;
     if (ipup_predict_figures(r->emu, &ps) != IPUP_OK) return;
+    if (ps.steps == 0) { /* concurrent stages: no forward-only table, no figures */
+        printf("Simulated inference: %lld test images stage after stage (concurrent stages have no forward-only table)\n",
+               (long long)ps.last_samples);
+        return;
+    }
     printf("Simulated inference: %lld test images in %.4f s, %.0f samples/s in steady state, latency %.2f us per "
            "micro-batch (forward-only %s table, %d steps per %d micro-batches)\n",
            (long long)ps.last_samples, ps.last_seconds, ps.samples_per_second, ps.latency_seconds * 1e6,

@@ -169,6 +169,20 @@ if $BIN "${loud[@]}" --epochs 1 --map 0,0 --ipus 2 --no-progress --save "$tmp/ma
    grep -q '^Pipeline: 2 stages on 1 IPU x 2 replicas = 2 IPUs, ' "$tmp/out" && [ -s "$tmp/map00.ckpt" ]
 then ok "--map 0,0 --ipus 2: both stages on one IPU, so 2 IPUs are 2 replicas"
 else bad "--map 0,0 --ipus 2: both stages on one IPU, so 2 IPUs are 2 replicas" "$tmp/out"; fi
+# --map with a bracket: a concurrent stage (user guide 6.5.7), the same bits on both runners
+conc=(--splits dense128 dense64 dense32 --map "0,[1,2],2,3" --epochs 1 --no-progress)
+if $BIN "${loud[@]}" "${conc[@]}" --save "$tmp/conc-coop.ckpt" > "$tmp/out" 2>&1 &&
+   grep -q '^  1\. dense128  (IPU1+IPU2: concurrent, split by output units)$' "$tmp/out" &&
+   grep -q '^Pipeline: 4 stages on 4 IPUs x 1 replica' "$tmp/out" &&
+   $BIN "${loud[@]}" "${conc[@]}" --runner threads --save "$tmp/conc-thr.ckpt" > "$tmp/log" 2>&1 &&
+   cmp -s "$tmp/conc-coop.ckpt" "$tmp/conc-thr.ckpt" &&
+   $BIN "${loud[@]}" "${conc[@]}" --load "$tmp/conc-coop.ckpt" --epochs 2 > "$tmp/log" 2>&1
+then ok "--map \"0,[1,2],2,3\": a concurrent stage on IPU1+IPU2, same checkpoint on both runners, resumable"
+else bad "--map \"0,[1,2],2,3\": a concurrent stage on IPU1+IPU2, same checkpoint on both runners, resumable" "$tmp/out"; fi
+if ! $BIN "${loud[@]}" --map "0,[1,2]" --epochs 1 > "$tmp/out" 2>&1 && grep -q 'stage 1 is the last stage and cannot be concurrent' "$tmp/out" &&
+   ! $BIN "${loud[@]}" --map "0,[1,1]" --epochs 1 > "$tmp/out2" 2>&1 && grep -q 'lists device 1 twice' "$tmp/out2"
+then ok "--map: a concurrent last stage and a repeated device are refused with their reasons"
+else bad "--map: a concurrent last stage and a repeated device are refused with their reasons" "$tmp/out"; fi
 # --schedule sharding is sequential (the TF1 tutorial's step 2), named as such
 $BIN "${loud[@]}" --epochs 1 --schedule sequential --save "$tmp/seq.ckpt" > "$tmp/log" 2>&1
 if $BIN "${loud[@]}" --epochs 1 --schedule sharding --no-progress --save "$tmp/shard.ckpt" > "$tmp/out" 2>&1 &&
