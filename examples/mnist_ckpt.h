@@ -382,7 +382,7 @@ static inline int mnist_ckpt_state_get_(void *user, uint64_t offset, void *data,
 /* The state's length T (from its header) against the file's size and against e, before
  * any byte of the body is read: bytes after the state are damage; a T far above e's
  * state (4 x + 64 KB) cannot load into e and is not read (a huge sparse file costs
- * nothing). Only a state header of this library's magic and version is looked at; the
+ * nothing): damage when the file is shorter than T, else another run's state. Only a state header of this library's magic and version is looked at; the
  * library refuses any other at once. 0, or the code after a message. */
 static inline int mnist_ckpt_check_size_(int fd, const char *path, const ipup_emu *e, char *err) {
     unsigned char b[24];
@@ -393,6 +393,12 @@ static inline int mnist_ckpt_check_size_(int fd, const char *path, const ipup_em
         memcmp(b, "IPUPSTAT", 8) != 0 || mnist_ckpt_get32_(b + 8) != IPUP_STATE_VERSION)
         return MNIST_CKPT_OK;
     T = mnist_ckpt_get64_(b + 16);
+    if (T > 4 * mine + 65536 && (uint64_t)st.st_size < MNIST_CKPT_HEADER_BYTES + T) {
+        ipup_snprintf(what, sizeof what, "truncated: its state header gives %llu bytes of state, the file holds %llu "
+                      "after the trainer header (damaged or incomplete file)", (unsigned long long)T,
+                      (unsigned long long)((uint64_t)st.st_size - MNIST_CKPT_HEADER_BYTES));
+        return mnist_ckpt_fail_(err, MNIST_CKPT_E_CORRUPT, path, what);
+    }
     if (T > 4 * mine + 65536) {
         ipup_snprintf(what, sizeof what, "its state header gives %llu bytes of state, this run's state is %llu: not "
                       "this run's state (another model, or a damaged file); not read", (unsigned long long)T,

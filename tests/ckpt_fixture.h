@@ -110,18 +110,20 @@ static inline void ckpt_fixture_fix_all(unsigned char *b, size_t n) {
     ckpt_fixture_fix_state_crc(b, n);
 }
 
-/* The offset in a fixture file (CKPT_FIXTURE_MODEL, saved from any stage count and
- * optimizer) of element k of the first tensor record named `name`, found by its bytes;
- * 0 when absent. The record: u8 length, the name, u8 kind, u8 rank, rank x u32, values. */
-static inline size_t ckpt_fixture_value_at(const unsigned char *b, size_t n, const char *name, size_t k) {
+/* The offset in a fixture file of the first tensor record named `name` (u8 length, the
+ * name, u8 kind, u8 rank, rank x u32, the values), found by its bytes; 0 when absent. */
+static inline size_t ckpt_fixture_record_at(const unsigned char *b, size_t n, const char *name) {
     size_t L = strlen(name), i;
-    for (i = CKPT_FIXTURE_ST + 48; i + 1 + L + 2 < n; i++)
-        if (b[i] == (unsigned char)L && memcmp(b + i + 1, name, L) == 0 && b[i + 1 + L] <= 1) {
-            size_t rank = b[i + 2 + L];
-            size_t at = i + 3 + L + 4 * rank + 4 * k;
-            return at + 4 <= n ? at : 0;
-        }
+    for (i = CKPT_FIXTURE_ST + 48; i + 3 + L < n; i++)
+        if (b[i] == (unsigned char)L && memcmp(b + i + 1, name, L) == 0 && b[i + 1 + L] <= 1) return i;
     return 0;
+}
+/* The offset of element k of that tensor's values; 0 when absent or past the end. */
+static inline size_t ckpt_fixture_value_at(const unsigned char *b, size_t n, const char *name, size_t k) {
+    size_t i = ckpt_fixture_record_at(b, n, name), L = strlen(name), at;
+    if (!i) return 0;
+    at = i + 3 + L + 4 * (size_t)b[i + 2 + L] + 4 * k;
+    return at + 4 <= n ? at : 0;
 }
 
 /* A checkpoint of version 1 (ipupipe 0.4.0 and earlier) into b (at least 140 bytes):
