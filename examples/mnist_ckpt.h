@@ -326,6 +326,12 @@ static inline int mnist_ckpt_check_header_(const unsigned char *h, long long got
                       : "holds a byte that is not printable ASCII");
         return MNIST_CKPT_E_CORRUPT;
     }
+    for (v = (uint32_t)L; v < MNIST_CKPT_MODEL_LEN && !h[32 + v]; v++) {}
+    if (v < MNIST_CKPT_MODEL_LEN) {
+        ipup_snprintf(what, cap, "the model name field (offset 32) is not NUL-padded: byte %u after its end is not 0 "
+                      "(not written by this program)", (unsigned)(32 + v));
+        return MNIST_CKPT_E_CORRUPT;
+    }
     if ((v = mnist_ckpt_get32_(h + 24)) > MNIST_CKPT_MAX_EPOCH) {
         ipup_snprintf(what, cap, "header field epoch is %u, above the limit %u (damaged file?)", v, MNIST_CKPT_MAX_EPOCH);
         return MNIST_CKPT_E_CORRUPT;

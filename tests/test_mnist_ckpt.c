@@ -342,6 +342,12 @@ TTEST(library_result_codes_and_peek) {
     write_bytes(p, buf, n);
     TT_EQ_INT(mnist_ckpt_peek_state(p, &got, err), IPUP_ERR_CORRUPT);
     TT_CONTAINS(err, "the model name field (offset 32) has no NUL end");
+    memcpy(buf + 32, "mlp\0x", 5); /* a byte after the name's NUL end */
+    memset(buf + 37, 0, 27);
+    ckpt_fixture_fix_header_crc(buf, (size_t)n);
+    write_bytes(p, buf, n);
+    TT_EQ_INT(mnist_ckpt_peek_state(p, &got, err), IPUP_ERR_CORRUPT);
+    TT_CONTAINS(err, "the model name field (offset 32) is not NUL-padded: byte 36 after its end is not 0");
     /* a header followed by less than the state's header: peek reads the header, step 0 */
     memcpy(buf + 32, "mlp\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 32);
     ckpt_fixture_fix_header_crc(buf, (size_t)n);
