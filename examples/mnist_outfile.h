@@ -81,7 +81,7 @@ static int mt_out_open(mt_out *o, const char *path) {
 }
 
 /* Closes an output file. With keep, the temporary file is flushed to disk, renamed
- * over <path> (the pattern of mnist_ckpt_save) and the directory synced; without it,
+ * over <path> (the pattern of mnist_ckpt_save_state) and the directory synced; without it,
  * or if that fails, the temporary file is removed and <path> is left as it was.
  * Returns 0 or an errno. Closing a closed output does nothing. */
 static int mt_out_close(mt_out *o, int keep) {

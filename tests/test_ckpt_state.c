@@ -7,6 +7,8 @@
 #define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h"
 #include "mnist_ckpt.h"
+#include "ckpt_fixture.h"
+#include "idx_fixture.h"
 #include "ttest.h"
 
 #include <fcntl.h>
@@ -107,10 +109,8 @@ TTEST(save_load_round_trip) {
 
 TTEST(refused_files_change_nothing) {
     static unsigned char before[1 << 16], after[1 << 16];
-    static const float w[6] = {1, 2, 3, 4, 5, 6}, bb[2] = {7, 8};
     char p[128], q[128], err[MNIST_CKPT_ERR_LEN];
     mnist_ckpt_meta m = meta_of("tiny", 1, 1), got;
-    mnist_ckpt_tensor t[2];
     size_t n;
     int fd;
     TT_EQ_INT(start(0, IPUP_OPT_MOMENTUM), IPUP_OK);
@@ -137,12 +137,13 @@ TTEST(refused_files_change_nothing) {
     TT_EQ_INT(load(p, &got, 1, err), MNIST_CKPT_E_CORRUPT);
     TT_CONTAINS(err, "corrupt checkpoint: 3 unexpected bytes after the state");
     TT_CHECK(snap(1, after) == n && memcmp(before, after, n) == 0);
-    /* a version-1 file, the tensor list that mnist_ckpt_save writes */
-    memset(t, 0, sizeof t);
-    t[0].name = "dense8.w"; t[0].rank = 2; t[0].dims[0] = 3; t[0].dims[1] = 2; t[0].data = (float *)(uintptr_t)w;
-    t[1].name = "dense8.b"; t[1].rank = 1; t[1].dims[0] = 2; t[1].data = (float *)(uintptr_t)bb;
+    /* a version-1 file, the tensor list that ipupipe 0.4.0 and earlier wrote */
     path_of(q, sizeof q, "v1.ckpt");
-    TT_EQ_INT(mnist_ckpt_save(q, &m, t, 2, err), MNIST_CKPT_OK);
+    {
+        unsigned char v1[256];
+        size_t k = ckpt_fixture_v1(v1);
+        TT_CHECK(fixture_write_file(q, v1, k) == 0);
+    }
     TT_EQ_INT(load(q, &got, 1, err), MNIST_CKPT_E_MISMATCH);
     TT_CONTAINS(err, "v1.ckpt: checkpoint does not match this run: version 1 (the tensor list of ipupipe 0.4.0 and earlier), this program reads version 2");
     TT_CHECK(snap(1, after) == n && memcmp(before, after, n) == 0);

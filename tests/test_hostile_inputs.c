@@ -400,91 +400,107 @@ TTEST(csv_ten_megabytes_of_garbage) {
 }
 
 /* ------------------------------------------------------------------ checkpoints */
-static float cw[6 * 4], cb[4];
+/* Files are saved from ck_a (tests/ckpt_fixture.h: momentum, two stages, one step run)
+ * and loaded into ck_b, started afresh for every load (other initial weights): a load
+ * that was refused must leave ck_b exactly as it started, one that passed must give
+ * ck_a's tensors and step. */
+static ckpt_fixture_emu ck_a, ck_b;
+static unsigned char ck_good_snap[1 << 14], ck_before[1 << 14], ck_now[1 << 14];
+static size_t ck_good_n, ck_before_n;
 
-static int ck_tensors(mnist_ckpt_tensor *t, int d0, int d1) { return ckpt_fixture_tensors(t, d0, d1, cw, cb, NULL); }
-static void ck_fill(float v) {
-    int i;
-    for (i = 0; i < 24; i++) cw[i] = v + (float)i;
-    for (i = 0; i < 4; i++) cb[i] = -v - (float)i;
-}
-static int ck_is(float v) {
-    int i;
-    for (i = 0; i < 24; i++)
-        if (cw[i] != v + (float)i) return 0;
-    for (i = 0; i < 4; i++)
-        if (cb[i] != -v - (float)i) return 0;
-    return 1;
-}
 static mnist_ckpt_meta ck_meta(const char *model) {
     mnist_ckpt_meta m;
     memset(&m, 0, sizeof m);
     snprintf(m.model, sizeof m.model, "%s", model);
-    m.step = 12;
     m.seed = 3;
     m.epoch = 2;
     return m;
 }
-/* saves a good checkpoint (values from 1.0) and returns its bytes in buf */
+static void ck_start(ckpt_fixture_emu *f, const char *text, int32_t split_at, ipup_optimizer_kind opt) {
+    if (ckpt_fixture_start(f, text, split_at, opt) != IPUP_OK) {
+        printf("fixture: %s\n", ipup_last_error(&f->emu));
+        exit(2);
+    }
+}
+/* saves a good checkpoint of ck_a and returns its bytes in buf */
 static size_t ck_good(const char *path, unsigned char *buf, size_t cap) {
-    mnist_ckpt_tensor t[2];
     mnist_ckpt_meta m = ck_meta("mlp");
     char err[MNIST_CKPT_ERR_LEN];
     FILE *f;
     size_t n;
-    ck_fill(1.0f);
-    ck_tensors(t, 6, 4);
-    if (mnist_ckpt_save(path, &m, t, 2, err) != MNIST_CKPT_OK) {
-        printf("%s\n", err);
+    ck_start(&ck_a, NULL, 2, IPUP_OPT_MOMENTUM);
+    if (ipup_run(&ck_a.emu, NULL) != IPUP_OK || mnist_ckpt_save_state(path, &m, &ck_a.emu, err) != MNIST_CKPT_OK) {
+        printf("%s %s\n", err, ipup_last_error(&ck_a.emu));
         exit(2);
     }
+    ck_good_n = ckpt_fixture_snap(&ck_a.emu, ck_good_snap, sizeof ck_good_snap);
     f = fopen(path, "rb");
     n = f ? fread(buf, 1, cap, f) : 0;
     if (f) fclose(f);
     return n;
 }
-/* loads path as model "mlp" with (d0, d1) tensors prefilled with 9.0 */
-static int ck_load(const char *path, int d0, int d1, const char *model, char *err) {
-    mnist_ckpt_tensor t[2];
-    mnist_ckpt_meta m = ck_meta(model);
-    ck_fill(9.0f);
-    ck_tensors(t, d0, d1);
-    err[0] = 0;
-    return mnist_ckpt_load(path, &m, t, 2, err);
+/* ck_b afresh (text, split, optimizer) and its snapshot */
+static void ck_fresh(const char *text, int32_t split_at, ipup_optimizer_kind opt) {
+    ck_start(&ck_b, text, split_at, opt);
+    ck_before_n = ckpt_fixture_snap(&ck_b.emu, ck_before, sizeof ck_before);
 }
-static unsigned char ck_buf[4096];
+/* 1 when ck_b is as ck_fresh left it (nothing loaded) */
+static int ck_untouched(void) {
+    size_t n = ckpt_fixture_snap(&ck_b.emu, ck_now, sizeof ck_now);
+    return n > 0 && n == ck_before_n && memcmp(ck_now, ck_before, n) == 0;
+}
+/* 1 when ck_b holds ck_a's tensors and step */
+static int ck_is_good(void) {
+    size_t n = ckpt_fixture_snap(&ck_b.emu, ck_now, sizeof ck_now);
+    return n > 0 && n == ck_good_n && memcmp(ck_now, ck_good_snap, n) == 0;
+}
+/* loads path into ck_b afresh (text, split, optimizer) as model */
+static int ck_load_into(const char *path, const char *text, int32_t split_at, ipup_optimizer_kind opt,
+                        const char *model, char *err) {
+    mnist_ckpt_meta m = ck_meta(model);
+    ck_fresh(text, split_at, opt);
+    err[0] = 0;
+    return mnist_ckpt_load_state(path, &m, &ck_b.emu, err);
+}
+/* loads path into ck_b afresh, ck_a's configuration, as model */
+static int ck_load(const char *path, const char *model, char *err) {
+    return ck_load_into(path, NULL, 2, IPUP_OPT_MOMENTUM, model, err);
+}
+static unsigned char ck_buf[1 << 14];
 
 TTEST(ckpt_good_round_trip) {
     char p[96], err[MNIST_CKPT_ERR_LEN];
     path_of(p, sizeof p, "good.ckpt");
-    TT_CHECK(ck_good(p, ck_buf, sizeof ck_buf) > 100);
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_OK);
-    TT_CHECK(ck_is(1.0f));
+    TT_CHECK(ck_good(p, ck_buf, sizeof ck_buf) > 300);
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_OK);
+    TT_CHECK(ck_is_good());
+    TT_EQ_INT(ipup_get_step(&ck_b.emu), 1);
 }
 
 TTEST(ckpt_truncated) {
     char p[96], err[MNIST_CKPT_ERR_LEN];
-    size_t n, cut[] = {0, 7, 40, 71, 76, 100, 0};
+    size_t n, cut[] = {0, 7, 40, 67, 68, 75, 116, 200, 0, 0};
     int i;
     path_of(p, sizeof p, "trunc.ckpt");
     n = ck_good(p, ck_buf, sizeof ck_buf);
-    cut[6] = n - 1;
-    for (i = 0; i < 7; i++) {
+    cut[8] = n / 2;
+    cut[9] = n - 1;
+    for (i = 0; i < 10; i++) {
         write_bytes(p, ck_buf, cut[i]);
-        TT_CHECK(ck_load(p, 6, 4, "mlp", err) < 0);
+        TT_CHECK(ck_load(p, "mlp", err) == MNIST_CKPT_E_CORRUPT);
         TT_CONTAINS(err, p);
-        TT_CHECK_MSG(strstr(err, "shorter than a checkpoint header") || strstr(err, "truncated"),
+        TT_CHECK_MSG(strstr(err, "shorter than a checkpoint header") || strstr(err, "the stream is truncated"),
                      "cut at %d: %.200s", (int)cut[i], err);
-        TT_CHECK_MSG(ck_is(9.0f), "cut at %d: values copied from a refused file", (int)cut[i]);
+        TT_CHECK_MSG(ck_untouched(), "cut at %d: values copied from a refused file", (int)cut[i]);
     }
-    /* truncated with a CRC that matches what is left: the structure check catches it */
-    write_bytes(p, ck_buf, n - 40);
+    /* truncated with a length and a CRC that match what is left: the structure check
+       catches it */
     memcpy(ck_buf + n - 44, ck_buf + n - 4, 4);
-    ckpt_fixture_fix_crc(ck_buf, n - 40);
+    ckpt_fixture_fix_all(ck_buf, n - 40);
     write_bytes(p, ck_buf, n - 40);
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
-    TT_CONTAINS(err, "truncated in tensor dense.w");
-    TT_CHECK(ck_is(9.0f));
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "the stream is truncated: it ends in a tensor");
+    TT_CHECK(ck_untouched());
 }
 
 TTEST(ckpt_bad_checksum) {
@@ -492,36 +508,58 @@ TTEST(ckpt_bad_checksum) {
     size_t n;
     path_of(p, sizeof p, "crc.ckpt");
     n = ck_good(p, ck_buf, sizeof ck_buf);
-    ck_buf[n / 2] ^= 0x01; /* one bit of one weight */
+    ck_buf[n / 2] ^= 0x01; /* one bit of the state */
     write_bytes(p, ck_buf, n);
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
-    TT_CONTAINS(err, "CRC-32 is");
-    TT_CONTAINS(err, "damaged or truncated");
-    TT_CHECK(ck_is(9.0f));
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "corrupt checkpoint: the CRC-32 is");
+    TT_CONTAINS(err, "(damaged stream)");
+    TT_CHECK(ck_untouched());
+    ck_buf[n / 2] ^= 0x01;
+    ck_buf[17] ^= 0x80; /* one bit of the seed: the header's CRC */
+    write_bytes(p, ck_buf, n);
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "the CRC-32 of the header does not match (damaged file)");
+    TT_CHECK(ck_untouched());
 }
 
 TTEST(ckpt_other_models_shapes) {
-    char p[96], err[MNIST_CKPT_ERR_LEN];
+    char p[96], err[MNIST_CKPT_ERR_LEN], name[IPUP_TENSOR_NAME_MAX];
+    ipup_tensor_info ti;
+    size_t n, cut;
+    int32_t np;
     path_of(p, sizeof p, "shape.ckpt");
-    ck_good(p, ck_buf, sizeof ck_buf);
-    TT_EQ_INT(ck_load(p, 4, 6, "mlp", err), MNIST_CKPT_E_MISMATCH);
-    TT_CONTAINS(err, "tensor dense.w dimension 0 is 6, this model expects 4");
-    TT_CHECK(ck_is(9.0f));
-    TT_EQ_INT(ck_load(p, 6, 4, "cnn", err), MNIST_CKPT_E_MISMATCH);
-    TT_CONTAINS(err, "it holds model 'mlp', this run trains 'cnn'");
-    TT_CHECK(ck_is(9.0f));
-    {
-        mnist_ckpt_tensor t[2];
-        mnist_ckpt_meta m = ck_meta("mlp");
-        ck_fill(9.0f);
-        ck_tensors(t, 6, 4);
-        TT_EQ_INT(mnist_ckpt_load(p, &m, t, 1, err), MNIST_CKPT_E_MISMATCH);
-        TT_CONTAINS(err, "it holds 2 tensors, this run has 1");
-        t[1].name = "dense.bias";
-        TT_EQ_INT(mnist_ckpt_load(p, &m, t, 2, err), MNIST_CKPT_E_MISMATCH);
-        TT_CONTAINS(err, "tensor 1 is 'dense.b', this run expects 'dense.bias'");
-        TT_CHECK(ck_is(9.0f));
-    }
+    n = ck_good(p, ck_buf, sizeof ck_buf);
+    TT_EQ_INT(ck_load_into(p, "dense5,relu,dense3,xent", 2, IPUP_OPT_MOMENTUM, "mlp", err), MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "layer 0 is dense4 (dense, 4 units) in the file, dense5 (dense, 5 units) in this emulator");
+    TT_CHECK(ck_untouched());
+    TT_EQ_INT(ck_load(p, "cnn", err), MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "it holds model 'mlp', this run trains 'cnn' (use --model mlp)");
+    TT_CHECK(ck_untouched());
+    TT_EQ_INT(ck_load_into(p, NULL, 2, IPUP_OPT_SGD, "mlp", err), MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "the optimizer is momentum in the file, sgd in this emulator");
+    TT_CHECK(ck_untouched());
+    TT_EQ_INT(ck_load_into(p, NULL, 1, IPUP_OPT_MOMENTUM, "mlp", err), MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "stage 1 begins at layer 2 in the file, at layer 1 (relu) in this emulator");
+    TT_CHECK(ck_untouched());
+    /* the first layer frozen: no optimizer state of its own, the first record that
+       differs is named */
+    TT_EQ_INT(ck_load_into(p, "dense4:frozen,relu,dense3,xent", 2, IPUP_OPT_MOMENTUM, "mlp", err),
+              MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "tensor 4 is dense4.w");
+    TT_CHECK(ck_untouched());
+    /* only the parameter records (tensor count and every length and CRC made to agree) */
+    np = 4;
+    TT_EQ_INT(ipup_tensor_get(&ck_a.emu, np, &ti), IPUP_OK);
+    TT_CHECK(ti.kind != IPUP_TENSOR_PARAM);
+    snprintf(name, sizeof name, "%s", ti.name);
+    cut = ckpt_fixture_record_at(ck_buf, n, name);
+    TT_CHECK(cut > 0);
+    ckpt_fixture_put32(ck_buf + CKPT_FIXTURE_ST + 40, (uint32_t)np);
+    ckpt_fixture_fix_all(ck_buf, cut + 4);
+    write_bytes(p, ck_buf, cut + 4);
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "the file holds 4 tensors, this emulator 8 (the first 4 agree)");
+    TT_CHECK(ck_untouched());
 }
 
 TTEST(ckpt_another_version) {
@@ -529,27 +567,46 @@ TTEST(ckpt_another_version) {
     mnist_ckpt_meta m;
     size_t n;
     path_of(p, sizeof p, "ver.ckpt");
+    write_bytes(p, ck_buf, ckpt_fixture_v1(ck_buf)); /* the tensor list of 0.4.0 and earlier */
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_VERSION);
+    TT_CONTAINS(err, "ver.ckpt: checkpoint does not match this run: version 1 (the tensor list of ipupipe 0.4.0 and "
+                     "earlier), this program reads version 2");
+    TT_CHECK(ck_untouched());
+    TT_EQ_INT(mnist_ckpt_peek_state(p, &m, err), MNIST_CKPT_E_VERSION);
+    TT_CONTAINS(err, "version 1");
     n = ck_good(p, ck_buf, sizeof ck_buf);
-    ck_buf[8] = 2; /* version 2, CRC made valid */
-    ckpt_fixture_fix_crc(ck_buf, n);
+    ck_buf[8] = 3; /* version 3, header CRC made valid */
+    ckpt_fixture_fix_header_crc(ck_buf, n);
     write_bytes(p, ck_buf, n);
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_VERSION);
-    TT_CONTAINS(err, "version 2, this program reads version 1");
-    TT_CHECK(ck_is(9.0f));
-    TT_EQ_INT(mnist_ckpt_peek(p, &m, err), MNIST_CKPT_E_VERSION);
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_VERSION);
+    TT_CONTAINS(err, "version 3, this program reads version 2");
+    TT_CHECK(ck_untouched());
+    ck_buf[8] = 2;
+    ckpt_fixture_fix_header_crc(ck_buf, n);
+    ck_buf[CKPT_FIXTURE_ST + 8] = 2; /* the state's format version 2, its CRC made valid */
+    ckpt_fixture_fix_state_crc(ck_buf, n);
+    write_bytes(p, ck_buf, n);
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "the stream has format version 2, this library reads version 1");
+    TT_CHECK(ck_untouched());
+    ck_buf[CKPT_FIXTURE_ST + 8] = 1;
+    memcpy(ck_buf + CKPT_FIXTURE_ST, "IPUPSTAX", 8);
+    ckpt_fixture_fix_state_crc(ck_buf, n);
+    write_bytes(p, ck_buf, n);
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_FORMAT);
+    TT_CONTAINS(err, "not an ipupipe state: the magic is not IPUPSTAT");
     memcpy(ck_buf, "IPUPCKPX", 8);
     write_bytes(p, ck_buf, n);
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_FORMAT);
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_FORMAT);
     TT_CONTAINS(err, "the magic is not IPUPCKPT");
+    TT_CHECK(ck_untouched());
 }
 
 TTEST(ckpt_unwritable_path) {
     char err[MNIST_CKPT_ERR_LEN];
-    mnist_ckpt_tensor t[2];
     mnist_ckpt_meta m = ck_meta("mlp");
-    ck_fill(1.0f);
-    ck_tensors(t, 6, 4);
-    TT_EQ_INT(mnist_ckpt_save("/nonexistent/dir/x.ckpt", &m, t, 2, err), MNIST_CKPT_E_IO);
+    ck_start(&ck_a, NULL, 2, IPUP_OPT_MOMENTUM);
+    TT_EQ_INT(mnist_ckpt_save_state("/nonexistent/dir/x.ckpt", &m, &ck_a.emu, err), MNIST_CKPT_E_IO);
     TT_CONTAINS(err, "/nonexistent/dir/x.ckpt");
     TT_CONTAINS(err, "cannot create the temporary file");
     TT_CONTAINS(err, "No such file or directory");
@@ -561,7 +618,7 @@ TTEST(ckpt_unwritable_path) {
  * and no temporary file is left behind. */
 TTEST(ckpt_full_disk_keeps_previous) {
     char p[96], tmp[300], err[MNIST_CKPT_ERR_LEN];
-    unsigned char before[4096];
+    static unsigned char before[1 << 14];
     size_t n;
     pid_t pid;
     int status = 0;
@@ -575,14 +632,12 @@ TTEST(ckpt_full_disk_keeps_previous) {
     pid = fork();
     if (pid == 0) {
         struct rlimit rl;
-        mnist_ckpt_tensor t[2];
         mnist_ckpt_meta m = ck_meta("mlp");
         signal(SIGXFSZ, SIG_IGN);
         rl.rlim_cur = rl.rlim_max = 100;
         if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(3);
-        ck_fill(2.0f);
-        ck_tensors(t, 6, 4);
-        if (mnist_ckpt_save(p, &m, t, 2, err) != MNIST_CKPT_E_IO) _exit(4);
+        if (ipup_run(&ck_a.emu, NULL) != IPUP_OK) _exit(6); /* other weights */
+        if (mnist_ckpt_save_state(p, &m, &ck_a.emu, err) != MNIST_CKPT_E_IO) _exit(4);
         if (!strstr(err, "disk full?") || !strstr(err, "File too large")) {
             printf("    child: %s\n", err);
             _exit(5);
@@ -598,17 +653,18 @@ TTEST(ckpt_full_disk_keeps_previous) {
     f = fopen(p, "rb");
     TT_CHECK(f && fread(ck_buf, 1, sizeof ck_buf, f) == n && memcmp(ck_buf, before, n) == 0);
     if (f) fclose(f);
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_OK);
-    TT_CHECK(ck_is(1.0f));
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_OK);
+    TT_CHECK(ck_is_good());
 }
 
 TTEST(ckpt_not_a_file) {
     char err[MNIST_CKPT_ERR_LEN];
-    TT_CHECK(ck_load("/nonexistent.ckpt", 6, 4, "mlp", err) == MNIST_CKPT_E_IO);
-    TT_CONTAINS(err, "cannot open it");
-    TT_CHECK(ck_load("/tmp", 6, 4, "mlp", err) == MNIST_CKPT_E_IO); /* a directory */
+    TT_CHECK(ck_load("/nonexistent.ckpt", "mlp", err) == MNIST_CKPT_E_IO);
+    TT_CONTAINS(err, "/nonexistent.ckpt: i/o error: cannot open it");
+    TT_CHECK(ck_untouched());
+    TT_CHECK(ck_load("/tmp", "mlp", err) == MNIST_CKPT_E_IO); /* a directory */
     TT_CONTAINS(err, "it is a directory, not a checkpoint file");
-    TT_CHECK(ck_is(9.0f));
+    TT_CHECK(ck_untouched());
 }
 
 
@@ -731,18 +787,16 @@ TTEST(idx_fifo_and_directory_refused) {
     unlink(p);
 }
 
-/* Rewrites the 4 bytes at off of a good checkpoint (6 x 4 + 4) with v and fixes the
- * CRC; returns the file size. */
+/* Rewrites the 4 bytes at off of a good checkpoint with v and makes both CRC-32s valid
+ * again; returns the file size. */
 static size_t ck_patch32(const char *path, size_t off, uint32_t v) {
     size_t n = ck_good(path, ck_buf, sizeof ck_buf);
     mnist_ckpt_put32_(ck_buf + off, v);
-    ckpt_fixture_fix_crc(ck_buf, n);
+    ckpt_fixture_fix_header_crc(ck_buf, n);
+    ckpt_fixture_fix_state_crc(ck_buf, n);
     write_bytes(path, ck_buf, n);
     return n;
 }
-/* Offset of dense.w's first value and of dense.b's first value in ck_good's file. */
-#define CK_W0 (MNIST_CKPT_HEADER_BYTES + 2 + 7 + 2 + 8)
-#define CK_B0 (CK_W0 + 24 * 4 + 2 + 7 + 2 + 4)
 
 TTEST(ckpt_load_opens_once) {
     char p[96], err[MNIST_CKPT_ERR_LEN];
@@ -750,21 +804,21 @@ TTEST(ckpt_load_opens_once) {
     ck_good(p, ck_buf, sizeof ck_buf);
     hk_watch = "once.ckpt";
     hk_opens = 0;
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_OK);
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_OK);
     TT_EQ_INT(hk_opens, 1);
     hk_watch = NULL;
-    TT_CHECK(ck_is(1.0f));
+    TT_CHECK(ck_is_good());
     unlink(p);
 }
 
 /* A real race: a good checkpoint and one with a bad CRC (other values) renamed over
- * the path in turn while the parent loads 300 times, staged and not: each load gives
- * the good values or is refused with the tensors untouched; never the bad values. */
+ * the path in turn while the parent loads 300 times (by path, and through one
+ * descriptor as the trainer does): each load gives the good state or is refused with
+ * the emulator untouched; never the bad values. */
 TTEST(ckpt_swap_race) {
     char p[96], pg[96], pb[96], err[MNIST_CKPT_ERR_LEN];
-    static unsigned char good[4096], badb[4096];
-    static float stage[6 * 4 + 4];
-    size_t n;
+    static unsigned char good[1 << 14], badb[1 << 14];
+    size_t n, w0;
     int i, k, ok = 0, refused = 0, status;
     pid_t pid;
     path_of(p, sizeof p, "race.ckpt");
@@ -772,7 +826,9 @@ TTEST(ckpt_swap_race) {
     path_of(pb, sizeof pb, "race-bad.ckpt");
     n = ck_good(p, good, sizeof good);
     memcpy(badb, good, n);
-    for (k = 0; k < 24; k++) mnist_ckpt_put32_(badb + CK_W0 + 4 * (size_t)k, mnist_ckpt_fbits_(5.0f));
+    w0 = ckpt_fixture_value_at(badb, n, "dense4.w", 0);
+    TT_CHECK(w0 > 0);
+    for (k = 0; k < 24; k++) mnist_ckpt_put32_(badb + w0 + 4 * (size_t)k, 0x40a00000u); /* 5.0f */
     fflush(stdout);
     pid = fork();
     if (pid == 0) {
@@ -784,21 +840,19 @@ TTEST(ckpt_swap_race) {
         _exit(0);
     }
     for (i = 0; i < 300; i++) {
-        mnist_ckpt_tensor t[2];
         mnist_ckpt_meta m = ck_meta("mlp");
         int r, fd;
-        ck_fill(9.0f);
-        ck_tensors(t, 6, 4);
+        ck_fresh(NULL, 2, IPUP_OPT_MOMENTUM);
         if (i & 1) {
-            r = mnist_ckpt_load(p, &m, t, 2, err);
+            r = mnist_ckpt_load_state(p, &m, &ck_b.emu, err);
         } else {
             fd = mnist_ckpt_open(p, err);
-            r = fd < 0 ? MNIST_CKPT_E_IO : mnist_ckpt_load_fd(fd, p, &m, t, 2, stage, err);
+            r = fd < 0 ? MNIST_CKPT_E_IO : mnist_ckpt_load_state_fd(fd, p, &m, &ck_b.emu, err);
             if (fd >= 0) close(fd);
         }
-        if (r == MNIST_CKPT_OK && ck_is(1.0f)) ok++;
-        else if (r != MNIST_CKPT_OK && (ck_is(9.0f) || (i & 1))) refused++;
-        else TT_FAILF("load %d: rc %d, values neither good nor untouched: %.200s", i, r, err);
+        if (r == MNIST_CKPT_OK && ck_is_good()) ok++;
+        else if (r != MNIST_CKPT_OK && ck_untouched()) refused++;
+        else TT_FAILF("load %d: rc %d, state neither good nor untouched: %.200s", i, r, err);
     }
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
@@ -810,15 +864,21 @@ TTEST(ckpt_swap_race) {
 
 TTEST(ckpt_nan_inf_refused) {
     char p[96], err[MNIST_CKPT_ERR_LEN];
+    size_t at;
     path_of(p, sizeof p, "nan.ckpt");
-    ck_patch32(p, CK_W0 + 4 * 3, 0x7fc00000u); /* NaN, CRC valid */
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
-    TT_CONTAINS(err, "tensor dense.w holds NaN at element 3");
-    TT_CHECK(ck_is(9.0f));
-    ck_patch32(p, CK_B0 + 4, 0xff800000u); /* -inf */
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
-    TT_CONTAINS(err, "tensor dense.b holds an infinity at element 1");
-    TT_CHECK(ck_is(9.0f));
+    ck_good(p, ck_buf, sizeof ck_buf);
+    at = ckpt_fixture_value_at(ck_buf, sizeof ck_buf, "dense4.w", 3);
+    TT_CHECK(at > 0);
+    ck_patch32(p, at, 0x7fc00000u); /* NaN, CRC valid */
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "tensor dense4.w holds NaN at element 3");
+    TT_CHECK(ck_untouched());
+    at = ckpt_fixture_value_at(ck_buf, sizeof ck_buf, "dense4.b", 1);
+    TT_CHECK(at > 0);
+    ck_patch32(p, at, 0xff800000u); /* -inf */
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "tensor dense4.b holds an infinity at element 1");
+    TT_CHECK(ck_untouched());
     unlink(p);
 }
 
@@ -826,15 +886,24 @@ TTEST(ckpt_header_fields_in_range) {
     char p[96], err[MNIST_CKPT_ERR_LEN];
     mnist_ckpt_meta m;
     path_of(p, sizeof p, "range.ckpt");
-    ck_patch32(p, 32, 0xffffffffu); /* epoch */
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    ck_patch32(p, 24, 0xffffffffu); /* epoch */
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_CORRUPT);
     TT_CONTAINS(err, "header field epoch is 4294967295, above the limit 1000000");
-    TT_EQ_INT(mnist_ckpt_peek(p, &m, err), MNIST_CKPT_E_CORRUPT);
+    TT_CHECK(ck_untouched());
+    TT_EQ_INT(mnist_ckpt_peek_state(p, &m, err), MNIST_CKPT_E_CORRUPT);
     TT_CONTAINS(err, "header field epoch");
-    ck_patch32(p, 20, 0x80000000u); /* step bit 63 */
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
-    TT_CONTAINS(err, "header field step is 92233720368547758");
-    TT_CHECK(ck_is(9.0f));
+    ck_patch32(p, 12, 7); /* a reserved field */
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "the reserved header fields (offsets 12 and 28) are not 0");
+    ck_patch32(p, CKPT_FIXTURE_ST + 28, 0x80000000u); /* the state's step: bit 63 */
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "the header is damaged");
+    TT_CONTAINS(err, "step -9223372036854775807"); /* step 1, bit 63 set */
+    TT_CHECK(ck_untouched());
+    ck_patch32(p, CKPT_FIXTURE_ST + 20, 1); /* the state's length: 4 GB more */
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "truncated: its state header gives 42949");
+    TT_CHECK(ck_untouched());
     unlink(p);
 }
 
@@ -845,38 +914,54 @@ TTEST(ckpt_unprintable_model_name) {
     size_t n;
     path_of(p, sizeof p, "esc.ckpt");
     n = ck_good(p, ck_buf, sizeof ck_buf);
-    memcpy(ck_buf + 40, "\x1b[2J\x1b]0;owned\x07", 14);
-    ckpt_fixture_fix_crc(ck_buf, n);
+    memcpy(ck_buf + 32, "\x1b[2J\x1b]0;owned\x07", 14);
+    ckpt_fixture_fix_header_crc(ck_buf, n);
     write_bytes(p, ck_buf, n);
-    TT_EQ_INT(mnist_ckpt_peek(p, &m, err), MNIST_CKPT_E_CORRUPT);
-    TT_CONTAINS(err, "model name field (offset 40) holds a byte that is not printable ASCII");
+    TT_EQ_INT(mnist_ckpt_peek_state(p, &m, err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "model name field (offset 32) holds a byte that is not printable ASCII");
     TT_CHECK(strchr(err, 0x1b) == NULL);
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_E_CORRUPT);
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_E_CORRUPT);
     TT_CHECK(strchr(err, 0x1b) == NULL);
+    TT_CHECK(ck_untouched());
     unlink(p);
 }
 
 static int ckpt_sparse_child(void) {
     char p[96], err[MNIST_CKPT_ERR_LEN];
     path_of(p, sizeof p, "sparse.ckpt");
-    if (ck_load(p, 6, 4, "mlp", err) != MNIST_CKPT_E_CORRUPT) return 2;
-    if (!strstr(err, "unexpected bytes after the last tensor")) return 3;
-    return ck_is(9.0f) ? 0 : 4;
+    if (ck_load(p, "mlp", err) != MNIST_CKPT_E_CORRUPT) return 2;
+    if (!strstr(err, "unexpected bytes after the state")) return 3;
+    return ck_untouched() ? 0 : 4;
+}
+static int ckpt_sparse_len_child(void) {
+    char p[96], err[MNIST_CKPT_ERR_LEN];
+    path_of(p, sizeof p, "sparse.ckpt");
+    if (ck_load(p, "mlp", err) != MNIST_CKPT_E_MISMATCH) return 2;
+    if (!strstr(err, "bytes of state, this run's state is") || !strstr(err, "not read")) return 3;
+    return ck_untouched() ? 0 : 4;
 }
 
 /* A 1 TB sparse file behind a good header: refused from its size, not CRC-scanned (the
- * child has 10 s; a scan would take over an hour). */
+ * child has 10 s; a scan would take over an hour); then the state's length field made
+ * to say the whole file: refused as no state of this run, not scanned either. */
 TTEST(ckpt_huge_sparse_file) {
     char p[96];
+    struct stat st;
+    unsigned char b[8];
     int fd;
     path_of(p, sizeof p, "sparse.ckpt");
     ck_good(p, ck_buf, sizeof ck_buf);
-    fd = open(p, O_WRONLY);
+    fd = open(p, O_RDWR);
     TT_CHECK(fd >= 0);
     if (fd >= 0 && ftruncate(fd, (off_t)1 << 40) != 0 && ftruncate(fd, (off_t)20 << 30) != 0)
         TT_FAILF("cannot make a sparse file: %s", strerror(errno));
-    if (fd >= 0) close(fd);
     TT_EQ_INT(in_child(ckpt_sparse_child), 0);
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        ckpt_fixture_put64(b, (uint64_t)st.st_size - CKPT_FIXTURE_ST);
+        TT_CHECK(pwrite(fd, b, 8, CKPT_FIXTURE_ST + 16) == 8);
+    }
+    if (fd >= 0) close(fd);
+    TT_EQ_INT(in_child(ckpt_sparse_len_child), 0);
     unlink(p);
 }
 
@@ -884,9 +969,9 @@ static int ckpt_fifo_child(void) {
     char p[96], err[MNIST_CKPT_ERR_LEN];
     mnist_ckpt_meta m;
     path_of(p, sizeof p, "fifo.ckpt");
-    if (ck_load(p, 6, 4, "mlp", err) != MNIST_CKPT_E_IO || !strstr(err, "a FIFO (named pipe), not a checkpoint file"))
+    if (ck_load(p, "mlp", err) != MNIST_CKPT_E_IO || !strstr(err, "a FIFO (named pipe), not a checkpoint file"))
         return 2;
-    if (mnist_ckpt_peek(p, &m, err) != MNIST_CKPT_E_IO) return 3;
+    if (mnist_ckpt_peek_state(p, &m, err) != MNIST_CKPT_E_IO) return 3;
     return 0;
 }
 
@@ -905,7 +990,6 @@ TTEST(ckpt_save_own_temporary) {
     char p[96], link_[120], victim[96], err[MNIST_CKPT_ERR_LEN];
     static const unsigned char keep[] = "victim: must stay";
     unsigned char back[64];
-    mnist_ckpt_tensor t[2];
     mnist_ckpt_meta m = ck_meta("mlp");
     FILE *f;
     path_of(p, sizeof p, "own.ckpt");
@@ -914,18 +998,17 @@ TTEST(ckpt_save_own_temporary) {
     write_bytes(victim, keep, sizeof keep);
     unlink(link_);
     TT_CHECK(symlink(victim, link_) == 0);
-    ck_fill(1.0f);
-    ck_tensors(t, 6, 4);
-    TT_EQ_INT(mnist_ckpt_save(p, &m, t, 2, err), MNIST_CKPT_OK);
+    ck_start(&ck_a, NULL, 2, IPUP_OPT_MOMENTUM);
+    TT_EQ_INT(mnist_ckpt_save_state(p, &m, &ck_a.emu, err), MNIST_CKPT_OK);
     f = fopen(victim, "rb");
     TT_CHECK(f && fread(back, 1, sizeof back, f) == sizeof keep && memcmp(back, keep, sizeof keep) == 0);
     if (f) fclose(f);
     unlink(link_);
     write_bytes(link_, keep, sizeof keep); /* another run's temporary */
-    TT_EQ_INT(mnist_ckpt_save(p, &m, t, 2, err), MNIST_CKPT_OK);
+    TT_EQ_INT(mnist_ckpt_save_state(p, &m, &ck_a.emu, err), MNIST_CKPT_OK);
     TT_EQ_INT(file_size(link_), (long long)sizeof keep);
     TT_EQ_INT(tmps_left("own.ckpt"), 0); /* none of its own left */
-    TT_EQ_INT(ck_load(p, 6, 4, "mlp", err), MNIST_CKPT_OK);
+    TT_EQ_INT(ck_load(p, "mlp", err), MNIST_CKPT_OK);
     unlink(link_);
     unlink(victim);
     unlink(p);
@@ -935,19 +1018,17 @@ TTEST(ckpt_save_own_temporary) {
 TTEST(ckpt_save_refuses_devices) {
     char p[96], err[MNIST_CKPT_ERR_LEN];
     struct stat st;
-    mnist_ckpt_tensor t[2];
     mnist_ckpt_meta m = ck_meta("mlp");
-    ck_fill(1.0f);
-    ck_tensors(t, 6, 4);
-    TT_EQ_INT(mnist_ckpt_save("/dev/null", &m, t, 2, err), MNIST_CKPT_E_IO);
+    ck_start(&ck_a, NULL, 2, IPUP_OPT_MOMENTUM);
+    TT_EQ_INT(mnist_ckpt_save_state("/dev/null", &m, &ck_a.emu, err), MNIST_CKPT_E_IO);
     TT_CONTAINS(err, "it is a character device, not a regular file");
     TT_CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
-    TT_EQ_INT(mnist_ckpt_save("/dev/full", &m, t, 2, err), MNIST_CKPT_E_IO);
+    TT_EQ_INT(mnist_ckpt_save_state("/dev/full", &m, &ck_a.emu, err), MNIST_CKPT_E_IO);
     TT_CONTAINS(err, "character device");
     path_of(p, sizeof p, "fifo-out.ckpt");
     unlink(p);
     TT_CHECK(mkfifo(p, 0600) == 0);
-    TT_EQ_INT(mnist_ckpt_save(p, &m, t, 2, err), MNIST_CKPT_E_IO);
+    TT_EQ_INT(mnist_ckpt_save_state(p, &m, &ck_a.emu, err), MNIST_CKPT_E_IO);
     TT_CONTAINS(err, "a FIFO (named pipe), not a regular file");
     TT_CHECK(stat(p, &st) == 0 && S_ISFIFO(st.st_mode));
     TT_EQ_INT(tmps_left("fifo-out.ckpt"), 0);
@@ -987,6 +1068,8 @@ static const ttest_case cases[] = {
 
 int main(int argc, char **argv) {
     int r = TTEST_MAIN(cases, argc, argv);
+    ipup_shutdown(&ck_a.emu);
+    ipup_shutdown(&ck_b.emu);
     cleanup();
     return r;
 }
