@@ -219,8 +219,9 @@ hostile "stages above the compiled maximum" 'stages needs an integer in 1\.\.16'
 hostile "IPUs not a multiple of the IPUs per replica" 'the model is sharded over 2 IPUs per replica, so the IPU count must be a multiple of 2' --ipus 3
 hostile "--ipus and --replicas disagree" 'ipus 4 and --replicas 3 disagree' --ipus 4 --replicas 3
 hostile "--map with too few IPUs" 'map gives 1 IPU, but the pipeline has 2 stages' --map 0
-hostile "--map not a number" 'map needs one IPU number 0\.\.15 per stage' --map 0,x
-hostile "--map ending with a comma" 'map ends with a comma' --map 0,1,
+hostile "--map not a number" "map: mapping: 'x' at character 3 is not a device number" --map 0,x
+hostile "--map ending with a comma" 'map: mapping: stage 2 has an empty device at character 5' --map 0,1,
+hostile "--map beyond the compiled IPUs" 'stage 1 is on IPU 20; this build has IPUs 0\.\.15' --map 0,20
 hostile "more splits than the compiled maximum" 'at most 15 splits' --splits a b c d e f g h i j k l m n o p
 hostile "split naming no layer" "unknown layer 'dense999'; the layers of model mlp are" --splits dense999
 hostile "split leaving stage 0 empty" 'stage 0 would be empty' --splits flatten
