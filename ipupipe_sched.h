@@ -1690,11 +1690,10 @@ static IPUP__UNUSED int ipup__ver_range(ipup__ver *v, int32_t i) {
     return IPUP_OK;
 }
 
-/* rule 2: op i is alone in its cell (device, step) and on its stage's device; the
-   table structure: ops sorted by (step, device) */
-static IPUP__UNUSED int ipup__ver_device(ipup__ver *v, int32_t i) {
+/* rule 2: op i is alone in its cell (device, step); the table structure: ops sorted by
+   (step, device) */
+static IPUP__UNUSED int ipup__ver_cell(ipup__ver *v, int32_t i) {
     const ipup_op *o = &v->t->ops[i];
-    int16_t home = v->t->stage_device[o->stage];
     if (i > 0) {
         const ipup_op *p = &v->t->ops[i - 1];
         if (p->step == o->step && p->device == o->device) {
@@ -1712,6 +1711,15 @@ static IPUP__UNUSED int ipup__ver_device(ipup__ver *v, int32_t i) {
                              (int)(i - 1), (int)i, (int)o->device, (int)o->step + 1, v->a, (int)p->step + 1);
         }
     }
+    return IPUP_OK;
+}
+
+/* rule 2: op i is alone in its cell and on its stage's device; the table structure */
+static IPUP__UNUSED int ipup__ver_device(ipup__ver *v, int32_t i) {
+    const ipup_op *o = &v->t->ops[i];
+    int16_t home = v->t->stage_device[o->stage];
+    int rc = ipup__ver_cell(v, i);
+    if (rc != IPUP_OK) return rc;
     if (o->device != home) {
         ipup__ver_op(v, 2, i);
         return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
@@ -3746,24 +3754,8 @@ static IPUP__UNUSED int ipup__ver_conc(ipup__ver *v) {
     IPUPIPE_MEMSET(mask, 0, (size_t)(3 * SM));
     if ((rc = ipup__ver_conc_map(v)) != IPUP_OK) return rc;
     for (i = 0; i < v->t->n_ops; i++) {
-        const ipup_op *o = &v->t->ops[i];
         if ((rc = ipup__ver_range(v, i)) != IPUP_OK) return rc;
-        if (i > 0) {
-            const ipup_op *p = &v->t->ops[i - 1];
-            if (p->step == o->step && p->device == o->device) {
-                ipup__ver_op(v, 2, i);
-                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
-                                 "another step",
-                                 (int)o->device, (int)o->step + 1, ipup__op_desc(v->b, sizeof v->b, p->kind, p->stage, p->mb), v->a);
-            }
-            if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
-                ipup__ver_op(v, 6, i);
-                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "table structure: ops %d and %d are not sorted by (step, device); call ipup_sched_sort first",
-                                 (int)(i - 1), (int)i);
-            }
-        }
+        if ((rc = ipup__ver_cell(v, i)) != IPUP_OK) return rc;
         if ((rc = ipup__ver_conc_op(v, mask, i)) != IPUP_OK) return rc;
     }
     if ((rc = ipup__ver_complete(v)) != IPUP_OK || (rc = ipup__ver_conc_full(v, mask)) != IPUP_OK) return rc;
