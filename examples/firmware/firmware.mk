@@ -145,7 +145,7 @@ firmware-run: firmware-infer-run
 #   make firmware-finetune   build, check and run it (FW_BOARD as above)
 .PHONY: firmware-finetune
 FT_SRCS := $(FW_DIR)/startup.c $(FW_DIR)/finetune.c
-FT_HDRS := $(FW_DIR)/ft_config.h $(FW_DIR)/fw_math.h $(FW_DIR)/semihost.h examples/sensor_ft.h $(LIBHDRS)
+FT_HDRS := $(FW_DIR)/ft_config.h $(FW_DIR)/fw_math.h $(FW_DIR)/semihost.h $(FW_DIR)/fw_print.h examples/sensor_ft.h $(LIBHDRS)
 FT_GEN_HDRS := $(FT_HDRS) examples/sensor_data.h examples/sensor_run.h examples/sensor_options.h examples/sensor_finetune.h
 $(FW_OUT)/gen_finetune: $(FW_DIR)/gen_finetune.c $(FT_GEN_HDRS)
 	@mkdir -p $(@D)

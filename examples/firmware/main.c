@@ -21,7 +21,6 @@
 
    Output goes through semihosting (semihost.h); the instruction counts come from a
    CMSDK timer under QEMU -icount (see fw_timer_*). */
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "semihost.h"
@@ -40,6 +39,7 @@ static void fw_assert_fail(const char *what, const char *file, int line);
 #include "fw_pools.h" /* IPUP_PLAN_IPU0_BYTES, IPUP_PLAN_IPU1_BYTES, IPUP_PLAN_HOST_BYTES:
                          written in this build by build/ipupipe-plan (firmware.mk); its
                          IPUP_MAX_* checks pass with fw_model.h's limits */
+#include "fw_print.h" /* fw_printf */
 #if IPUP_PLAN_DEVICES != FW_STAGES || IPUP_PLAN_IPUS != 2
 #error "fw_pools.h was planned for another pipeline than fw_model.h's (firmware.mk's FW_PLAN_FLAGS)"
 #endif
@@ -98,20 +98,6 @@ static void fw_assert_fail(const char *what, const char *file, int line)
     fw_exit(2);
 }
 
-/* printf-style output through semihosting, formatted by the library's heap-free
-   ipup_vsnprintf (newlib-nano's vsnprintf would link malloc) */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static void fw_printf(const char *fmt, ...)
-{
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    (void)ipup_vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    fw_puts(buf);
-}
 
 /* ---- the data: which training image is sample j of the run ----
    Epoch k = j / N visits the images in a permutation drawn by Fisher-Yates with the
