@@ -22,6 +22,9 @@
 #     `int main(void) { ... return 0; }`, which is linked and run.
 #   - `<!-- fragment no-run -->` or `<!-- no-run -->` (same place): compiled and linked,
 #     not run.
+#   - `<!-- device.c -->` (same place): the device program, which includes the pools.h that
+#     the README's build/ipupipe-plan command writes; tests/test_readme_device.sh compiles
+#     it (gcc, clang, g++, clang++), runs it and builds it for the firmware. Skipped here.
 # Compiler messages point at README.md lines (#line directives); a failing block shows
 # its compiler errors. The generated sources are in build/readme/.
 # Usage: tests/test_readme.sh [README]  (default README.md). Ends with `N passed, N failed`.
@@ -53,7 +56,7 @@ awk -v dir="$dir" '
   function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
   !infence && /^[ \t]*```/ {
     lang = trim(substr(trim($0), 4)); infence = 1; start = NR; capture = 0
-    if (lang == "c" || lang == "cpp" || lang == "c++") {
+    if ((lang == "c" || lang == "cpp" || lang == "c++") && prev !~ /^[ \t]*<!--[ \t]*device\.c[ \t]*-->[ \t]*$/) {
       capture = 1
       kind = (prev ~ /^[ \t]*<!--[ \t]*fragment([ \t]+no-run)?[ \t]*-->[ \t]*$/) ? "fragment" : "complete"
       run = (prev ~ /^[ \t]*<!--.*no-run.*-->[ \t]*$/) ? "no-run" : "run"

@@ -157,3 +157,29 @@ $(FW_OUT)/finetune.elf: $(FT_SRCS) $(FT_HDRS) $(FW_DIR)/mps2.ld $(FW_OUT)/fw_fin
 	$(FW_CC) $(FW_CFLAGS) -Iexamples $(FT_SRCS) $(FW_OUT)/fw_finetune.c $(subst firmware.map,finetune.map,$(FW_LDFLAGS)) -lm -o $@
 firmware-finetune: $(FW_OUT)/finetune.elf
 	@$(FW_DIR)/run_finetune.sh $(FW_OUT)/finetune.elf $(FW_QEMU)
+
+# ---- The README's device program (README "Pools sized at compile time"): the C block
+# after `<!-- device.c -->`, taken out of README.md as written by readme_extract.sh,
+# which also runs the README's build/ipupipe-plan command into pools.h. The image is
+# that text with readme_port.h force-included (semihosting output, IPUPIPE_NO_THREADS,
+# IPUPIPE_ASSERT); the host build of the same text with the portable kernels
+# (-DIPUPIPE_NO_SIMD) writes the output the image must print exactly; check_readme.sh
+# checks what the image links, prints its sizes, runs it and compares.
+#   make firmware-readme   build, check and run it (also part of firmware-run)
+.PHONY: firmware-readme
+FW_RD := $(FW_OUT)/readme
+$(FW_RD)/device.c: README.md $(FW_DIR)/readme_extract.sh build/ipupipe-plan
+	@$(FW_DIR)/readme_extract.sh README.md $(FW_RD) build/ipupipe-plan
+$(FW_RD)/pools.h: $(FW_RD)/device.c
+$(FW_RD)/device-host: $(FW_RD)/device.c $(FW_RD)/pools.h $(LIBHDRS)
+	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. $< -o $@ $(LIBS)
+$(FW_RD)/expect.txt: $(FW_RD)/device-host
+	$< > $@
+$(FW_RD)/device.elf: $(FW_DIR)/startup.c $(FW_RD)/device.c $(FW_RD)/pools.h $(FW_DIR)/readme_port.h $(FW_DIR)/semihost.h \
+                     $(FW_DIR)/mps2.ld $(LIBHDRS) $(FW_OUT)/cflags
+	$(FW_CC) $(FW_CFLAGS) -include $(FW_DIR)/readme_port.h $(FW_DIR)/startup.c $(FW_RD)/device.c \
+	  $(filter-out -Wl$(comma)-Map=%,$(FW_LDFLAGS)) -Wl,-Map=$(FW_RD)/device.map -lm -o $@
+firmware-readme: $(FW_RD)/device.elf $(FW_RD)/expect.txt
+	@$(FW_DIR)/check_readme.sh $(FW_RD)/device.elf $(FW_RD)/expect.txt $(FW_QEMU)
+
+firmware-run: firmware-readme
