@@ -2076,6 +2076,7 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
     int32_t s;
     int32_t k = ipup__state_slots(&e->cfg);
     ipup__srt count_only;
+    IPUPIPE_MEMSET(&count_only, 0, sizeof count_only);
     for (s = 0; s < e->S; s++) {
         const ipup__stage *st = &e->st[s];
         ipup__srt *rt = srt ? &srt[s] : &count_only;
@@ -3094,7 +3095,9 @@ static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *s
     size_t B = (size_t)e->B;
     for (k = 0; k < e->n_lanes; k++) {
         const ipup__cbr *c = &e->cb[k];
-        ipup__cbrt count_only, *rt = cbr ? &cbr[k] : &count_only;
+        ipup__cbrt count_only, *rt;
+        IPUPIPE_MEMSET(&count_only, 0, sizeof count_only);
+        rt = cbr ? &cbr[k] : &count_only;
         ipup__conc_rings(e, a, d, k, rt);
         if (c->device != d) continue;
         rt->params = ipup__allocf(a, c->n_params, IPUP_MEM_WEIGHTS);
@@ -3108,7 +3111,9 @@ static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *s
     }
     for (s = 0; s < e->S; s++) { /* a plain stage next to a concurrent one */
         const ipup__stage *st = &e->st[s];
-        ipup__cnb count_nb, *nb = cnb ? &cnb[s] : &count_nb;
+        ipup__cnb count_nb, *nb;
+        IPUPIPE_MEMSET(&count_nb, 0, sizeof count_nb);
+        nb = cnb ? &cnb[s] : &count_nb;
         if (st->device != d || e->cn[s] > 1) continue;
         if (s + 1 < e->S && e->cn[s + 1] > 1) {
             nb->fo = ipup__allocf(a, B * (size_t)st->out_n + B, IPUP_MEM_SCRATCH);

@@ -247,7 +247,7 @@ static int mt_resolve_replicas(mt_run *r) {
     if (rc != IPUP_OK)
         return mt_err("the pipeline cannot run: schedule %s with %d stages and %d micro-batches: %s (%s)",
                       ipup_sched_kind_name(r->sched), sc.stages, sc.microbatches, msg, ipup_result_str(rc));
-    if ((rc = ipup_replicas_for_ipus(r->o.ipus, t.devices, &R, msg, sizeof msg)) != IPUP_OK) return mt_err("--ipus: %s", msg);
+    if (ipup_replicas_for_ipus(r->o.ipus, t.devices, &R, msg, sizeof msg) != IPUP_OK) return mt_err("--ipus: %s", msg);
     if (r->o.replicas && r->o.replicas != R)
         return mt_err("--ipus %d and --replicas %d disagree: one replica of the pipeline uses %d IPU%s, so %d IPUs are %d "
                       "replica%s; give --ipus or --replicas alone",

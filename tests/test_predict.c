@@ -5,6 +5,7 @@
    every schedule, both runners; the error paths and their messages; no heap call.
    Linked with the allocator wrappers (LDFLAGS_test_predict in the Makefile). */
 #define IPUPIPE_IMPLEMENTATION
+#define TINY_MODEL_HELGRIND /* helgrind annotations of the rings, where available */
 #include "tiny_model.h" /* includes ipupipe.h */
 #include "heap_wrap.h"
 #include "ttest.h"
