@@ -12,12 +12,11 @@
      the ring's capacity of receives, and a producer waits for its oldest send before it
      reuses a slot, so the ring capacities of the table bound the data in flight as in
      the threaded runner.
-   - The replica reduction is a fixed-order chain, not MPI_Allreduce (which promises no
-     order): the ranks of one device, in replica order 0..R-1, each add their gradient
-     to the partial sum of the ranks before them (acc = partial + own, the cooperative
-     runner's per-element acc += g[q]) chunk by chunk, pipelined; the last replica then
-     sends the sum down a second chain (R-1, 0, 1, ..., R-2), which copies bits only
-     (ipup_mpi_chain_*, usable on its own).
+   - The replica reduction is a fixed-order sum, not MPI_Allreduce (which promises no
+     order): each of the R ranks of one device sums 1/R of the gradients, adding the R
+     ranks' parts in replica order 0..R-1 (acc = g0; acc += g1; ..., the cooperative
+     runner's arithmetic), and sends its sum back to the others; chunked and pipelined,
+     on persistent requests (ipup_mpi_sum_*, usable on its own, with a chain variant).
    - After each step one MPI_Allgather gives every rank every IPU's error slot and the
      step's outfeed records (loss records reach every rank in (step, replica, mb)
      order), so every rank takes the same decision and computes the same statistics.
@@ -56,10 +55,13 @@
 #include <mpi.h>
 
 #ifndef IPUP_MPI_CHUNK
-#define IPUP_MPI_CHUNK 16384 /* floats per message of the reduction chains */
+#define IPUP_MPI_CHUNK 32768 /* floats per message of the replica reduction (128 KB) */
 #endif
 #ifndef IPUP_MPI_MAX_CHUNKS
-#define IPUP_MPI_MAX_CHUNKS 256 /* chunks of one rank's gradient blocks */
+#define IPUP_MPI_MAX_CHUNKS 512 /* chunks of one rank's gradient blocks (64 MB at the default chunk) */
+#endif
+#ifndef IPUP_MPI_MAX_PEERS
+#define IPUP_MPI_MAX_PEERS 3 /* other ranks of one scatter sum: up to 4 replicas (2 x 3 x 128 KB staged) */
 #endif
 #ifndef IPUP_MPI_MAX_SLOTS
 #define IPUP_MPI_MAX_SLOTS 64 /* ring capacity */
@@ -72,18 +74,31 @@
 extern "C" {
 #endif
 
-/* The fixed-order sum over the ranks of a communicator (rank order 0..size-1) of
-   nbufs float buffers, left in every rank's buffers. */
-typedef struct ipup_mpi_chain {
+/* How ipup_mpi_sum adds. Both give, in every rank's buffers, the sum over the ranks of the
+   communicator added in rank order 0..size-1 (acc = x0; acc += x1; ...), the bits of the
+   cooperative runner's replica reduction; they differ in the traffic:
+   - SCATTER (default): the buffers are cut into size parts; rank q gathers part q of every
+     rank's buffers, adds them in rank order, and sends the sum back to every rank. Each
+     rank sends 2 (size-1)/size of the buffer bytes, as a ring all-reduce does.
+   - CHAIN: rank q adds its buffers to the partial sum of ranks 0..q-1 and passes it on;
+     the last rank sends the sum down a second chain. Each rank sends up to 2x the
+     buffer bytes, in about 2 size messages per chunk; kept for comparison. */
+typedef enum { IPUP_MPI_SUM_SCATTER = 0, IPUP_MPI_SUM_CHAIN = 1 } ipup_mpi_sum_algo;
+
+typedef struct ipup_mpi_sum {
     MPI_Comm comm;
-    int rank, size, n;
-    int prev_b, next_b, pos_b;
+    int rank, size, n, algo, n_own;
+    int prev_b, next_b, pos_b; /* the chain's second pass */
     float *ptr[IPUP_MPI_MAX_CHUNKS];
-    int cnt[IPUP_MPI_MAX_CHUNKS];
+    int cnt[IPUP_MPI_MAX_CHUNKS], owner[IPUP_MPI_MAX_CHUNKS], own[IPUP_MPI_MAX_CHUNKS];
+    /* per chunk. chain: receive of the partial sum, send of it, the second pass; scatter:
+       send of this rank's part to the chunk's owner (rsend), receive of the sum (brecv) */
     MPI_Request rrecv[IPUP_MPI_MAX_CHUNKS], rsend[IPUP_MPI_MAX_CHUNKS];
     MPI_Request brecv[IPUP_MPI_MAX_CHUNKS], bsend[IPUP_MPI_MAX_CHUNKS];
-    float part[2][IPUP_MPI_CHUNK];
-} ipup_mpi_chain;
+    /* scatter, per (chunk this rank owns, other rank): receive of the part, send of the sum */
+    MPI_Request orecv[IPUP_MPI_MAX_CHUNKS], osend[IPUP_MPI_MAX_CHUNKS];
+    float part[2][IPUP_MPI_MAX_PEERS][IPUP_MPI_CHUNK]; /* received parts, two chunks deep */
+} ipup_mpi_sum;
 
 typedef struct ipup__mpi_ring {
     ipup_ring *ring;
@@ -98,20 +113,22 @@ typedef struct ipup_mpi {
     int rank, size, r, d, n_rings, blk;
     int8_t map[2][IPUP_MAX_LAYERS]; /* ring (fwd, bwd) into stage s of this replica -> rings[] */
     ipup__mpi_ring rings[2 * IPUP_MAX_LAYERS];
-    ipup_mpi_chain chain;
+    ipup_mpi_sum sum;
     ipup_transport tp;
     uint64_t fingerprint;
     uint8_t xbuf[IPUP_MAX_IPUS * (sizeof(ipup__ipu_err) + IPUP_MPI_MAX_MB * sizeof(ipup_outfeed_rec))];
 } ipup_mpi;
 
-/* Collective over comm. The chain over comm's ranks for the nbufs buffers bufs[i] of ns[i]
-   floats (the same sizes on every rank); IPUP_ERR_CAPACITY (message in msg) when they
-   need more than IPUP_MPI_MAX_CHUNKS chunks of IPUP_MPI_CHUNK floats. */
-IPUPIPE_DEF int ipup_mpi_chain_init(ipup_mpi_chain *c, MPI_Comm comm, int nbufs, float *const *bufs, const size_t *ns,
-                                    char *msg, size_t msg_len);
+/* Collective over comm. Prepares the fixed-order sum (algo: ipup_mpi_sum_algo) over
+   comm's ranks of the nbufs buffers bufs[i] of ns[i] floats (the same sizes on every
+   rank): the requests are created here, once. IPUP_ERR_CAPACITY (message in msg) when
+   they need more than IPUP_MPI_MAX_CHUNKS chunks of IPUP_MPI_CHUNK floats, or (scatter)
+   comm has more than IPUP_MPI_MAX_PEERS + 1 ranks; IPUP_ERR_ARG for an unknown algo. */
+IPUPIPE_DEF int ipup_mpi_sum_init(ipup_mpi_sum *c, MPI_Comm comm, int algo, int nbufs, float *const *bufs,
+                                  const size_t *ns, char *msg, size_t msg_len);
 /* Collective: every rank's buffers become the sum over ranks 0..size-1, added in that order. */
-IPUPIPE_DEF int ipup_mpi_chain_run(ipup_mpi_chain *c);
-IPUPIPE_DEF void ipup_mpi_chain_free(ipup_mpi_chain *c);
+IPUPIPE_DEF int ipup_mpi_sum_run(ipup_mpi_sum *c);
+IPUPIPE_DEF void ipup_mpi_sum_free(ipup_mpi_sum *c);
 
 /* Collective over comm (replicas x devices ranks), after ipup_init of e (cooperative
    runner) and any checkpoint load. app_fingerprint is mixed into the check that every
@@ -138,9 +155,9 @@ IPUPIPE_DEF uint64_t ipup_mpi_hash(uint64_t h, const void *data, size_t n);
 #define IPUPIPE_MPI_IMPLEMENTED
 #include <stdio.h>
 
-#define IPUP__MPI_TAG_RED 7001
-#define IPUP__MPI_TAG_BC 7002
-#define IPUP__MPI_TAG_RING 7100
+#define IPUP__MPI_TAG_RED 7000  /* + chunk: a part (scatter) or partial sum (chain) */
+#define IPUP__MPI_TAG_BC 7600   /* + chunk: the sum going back */
+#define IPUP__MPI_TAG_RING 8200 /* + ring */
 
 /* A failed MPI call: the rank, the call and MPI's reason on stderr, then the whole job
    ends (MPI_Abort), so no rank waits for one that cannot answer. */
@@ -169,69 +186,122 @@ IPUPIPE_DEF uint64_t ipup_mpi_hash(uint64_t h, const void *data, size_t n) {
     return h;
 }
 
-/* ------------------------------------------------------------------ the chain */
-static void ipup__mpi_chain_requests(ipup_mpi_chain *c) {
+/* ------------------------------------------------------------------ the fixed-order sum */
+static void ipup__mpi_chain_requests(ipup_mpi_sum *c) {
     int i, q = c->rank, R = c->size;
     for (i = 0; i < c->n; i++) {
-        c->rrecv[i] = c->rsend[i] = c->brecv[i] = c->bsend[i] = MPI_REQUEST_NULL;
-        if (q > 0) IPUP__MPI(MPI_Recv_init(c->part[i & 1], c->cnt[i], MPI_FLOAT, q - 1, IPUP__MPI_TAG_RED, c->comm, &c->rrecv[i]));
-        if (q < R - 1) IPUP__MPI(MPI_Send_init(c->ptr[i], c->cnt[i], MPI_FLOAT, q + 1, IPUP__MPI_TAG_RED, c->comm, &c->rsend[i]));
-        if (c->pos_b > 0) IPUP__MPI(MPI_Recv_init(c->ptr[i], c->cnt[i], MPI_FLOAT, c->prev_b, IPUP__MPI_TAG_BC, c->comm, &c->brecv[i]));
-        if (c->pos_b < R - 1) IPUP__MPI(MPI_Send_init(c->ptr[i], c->cnt[i], MPI_FLOAT, c->next_b, IPUP__MPI_TAG_BC, c->comm, &c->bsend[i]));
+        if (q > 0) IPUP__MPI(MPI_Recv_init(c->part[i & 1][0], c->cnt[i], MPI_FLOAT, q - 1, IPUP__MPI_TAG_RED + i, c->comm, &c->rrecv[i]));
+        if (q < R - 1) IPUP__MPI(MPI_Send_init(c->ptr[i], c->cnt[i], MPI_FLOAT, q + 1, IPUP__MPI_TAG_RED + i, c->comm, &c->rsend[i]));
+        if (c->pos_b > 0) IPUP__MPI(MPI_Recv_init(c->ptr[i], c->cnt[i], MPI_FLOAT, c->prev_b, IPUP__MPI_TAG_BC + i, c->comm, &c->brecv[i]));
+        if (c->pos_b < R - 1) IPUP__MPI(MPI_Send_init(c->ptr[i], c->cnt[i], MPI_FLOAT, c->next_b, IPUP__MPI_TAG_BC + i, c->comm, &c->bsend[i]));
     }
 }
 
-IPUPIPE_DEF int ipup_mpi_chain_init(ipup_mpi_chain *c, MPI_Comm comm, int nbufs, float *const *bufs, const size_t *ns,
-                                    char *msg, size_t msg_len) {
-    int b, R;
-    size_t off;
-    c->comm = comm;
-    c->n = 0;
-    IPUP__MPI(MPI_Comm_rank(comm, &c->rank));
-    IPUP__MPI(MPI_Comm_size(comm, &c->size));
-    R = c->size;
-    for (b = 0; b < nbufs; b++) {
-        for (off = 0; off < ns[b]; off += IPUP_MPI_CHUNK) {
-            if (c->n >= IPUP_MPI_MAX_CHUNKS) {
-                c->n = 0;
-                ipup_snprintf(msg, msg_len, "the gradients need more than IPUP_MPI_MAX_CHUNKS (%d) chunks of IPUP_MPI_CHUNK (%d) floats; define either larger before including ipupipe_mpi.h",
-                              (int)IPUP_MPI_MAX_CHUNKS, (int)IPUP_MPI_CHUNK);
-                return IPUP_ERR_CAPACITY;
-            }
-            c->ptr[c->n] = bufs[b] + off;
-            c->cnt[c->n] = (int)(ns[b] - off < IPUP_MPI_CHUNK ? ns[b] - off : IPUP_MPI_CHUNK);
-            c->n++;
+/* scatter: a chunk owned elsewhere is sent to its owner and its sum comes back into it; a
+   chunk this rank owns gets every other rank's part into part[j & 1][peer index], where j
+   counts the owned chunks, and its sum goes to every other rank */
+static void ipup__mpi_scatter_requests(ipup_mpi_sum *c) {
+    int i, j = 0, p, k = 0;
+    for (i = 0; i < c->n; i++) {
+        if (c->owner[i] != c->rank) {
+            IPUP__MPI(MPI_Send_init(c->ptr[i], c->cnt[i], MPI_FLOAT, c->owner[i], IPUP__MPI_TAG_RED + i, c->comm, &c->rsend[i]));
+            IPUP__MPI(MPI_Recv_init(c->ptr[i], c->cnt[i], MPI_FLOAT, c->owner[i], IPUP__MPI_TAG_BC + i, c->comm, &c->brecv[i]));
+            continue;
         }
+        for (p = 0; p < c->size; p++) {
+            if (p == c->rank) continue;
+            IPUP__MPI(MPI_Recv_init(c->part[j & 1][p - (p > c->rank)], c->cnt[i], MPI_FLOAT, p, IPUP__MPI_TAG_RED + i, c->comm, &c->orecv[k]));
+            IPUP__MPI(MPI_Send_init(c->ptr[i], c->cnt[i], MPI_FLOAT, p, IPUP__MPI_TAG_BC + i, c->comm, &c->osend[k]));
+            k++;
+        }
+        c->own[j++] = i;
     }
-    /* the sum travels R-1 -> 0 -> 1 -> ... -> R-2: position of each rank in that chain */
-    c->pos_b = c->rank == R - 1 ? 0 : c->rank + 1;
-    c->prev_b = c->pos_b == 0 ? -1 : (c->pos_b == 1 ? R - 1 : c->rank - 1);
-    c->next_b = c->pos_b == R - 1 ? -1 : (c->pos_b == 0 ? 0 : c->rank + 1);
-    if (R > 1) ipup__mpi_chain_requests(c);
-    else c->n = 0; /* one rank: nothing to add, no request */
+    c->n_own = j;
+}
+
+static int ipup__mpi_sum_full(ipup_mpi_sum *c, char *msg, size_t msg_len) {
+    c->n = 0;
+    ipup_snprintf(msg, msg_len, "the gradients need more than IPUP_MPI_MAX_CHUNKS (%d) chunks of IPUP_MPI_CHUNK (%d) floats; define either larger before including ipupipe_mpi.h",
+                  (int)IPUP_MPI_MAX_CHUNKS, (int)IPUP_MPI_CHUNK);
+    return IPUP_ERR_CAPACITY;
+}
+
+/* the chunks: at most IPUP_MPI_CHUNK floats, inside one buffer and (scatter) inside one
+   of the size equal parts of the buffers laid end to end; owner = that part's rank */
+static int ipup__mpi_sum_chunks(ipup_mpi_sum *c, int nbufs, float *const *bufs, const size_t *ns, char *msg, size_t msg_len) {
+    size_t total = 0, g = 0, off, parts = c->algo == IPUP_MPI_SUM_SCATTER ? (size_t)c->size : 1u;
+    int b, q = 0, mine = 0;
+    for (b = 0; b < nbufs; b++) total += ns[b];
+    for (b = 0; b < nbufs; b++)
+        for (off = 0; off < ns[b];) {
+            size_t end = ns[b] - off < IPUP_MPI_CHUNK ? ns[b] : off + IPUP_MPI_CHUNK, hi;
+            while (q + 1 < (int)parts && g >= total * (size_t)(q + 1) / parts) q++;
+            hi = total * (size_t)(q + 1) / parts; /* the end of part q, in g's numbering */
+            if (end - off > hi - g) end = off + (hi - g);
+            if (c->n >= IPUP_MPI_MAX_CHUNKS) return ipup__mpi_sum_full(c, msg, msg_len);
+            c->ptr[c->n] = bufs[b] + off;
+            c->cnt[c->n] = (int)(end - off);
+            c->owner[c->n] = q;
+            mine += q == c->rank;
+            c->n++;
+            g += end - off;
+            off = end;
+        }
+    if (c->algo == IPUP_MPI_SUM_SCATTER && (size_t)mine * (size_t)(c->size - 1) > IPUP_MPI_MAX_CHUNKS) return ipup__mpi_sum_full(c, msg, msg_len);
     return IPUP_OK;
 }
 
-/* rank q > 0: partial sum of ranks 0..q-1 arrives chunk by chunk; acc = partial + own */
-static void ipup__mpi_chain_add(ipup_mpi_chain *c) {
+IPUPIPE_DEF int ipup_mpi_sum_init(ipup_mpi_sum *c, MPI_Comm comm, int algo, int nbufs, float *const *bufs,
+                                  const size_t *ns, char *msg, size_t msg_len) {
+    int i, R, rc;
+    IPUPIPE_MEMSET(c, 0, sizeof *c);
+    c->comm = comm;
+    c->algo = algo;
+    IPUP__MPI(MPI_Comm_rank(comm, &c->rank));
+    IPUP__MPI(MPI_Comm_size(comm, &c->size));
+    R = c->size;
+    for (i = 0; i < IPUP_MPI_MAX_CHUNKS; i++)
+        c->rrecv[i] = c->rsend[i] = c->brecv[i] = c->bsend[i] = c->orecv[i] = c->osend[i] = MPI_REQUEST_NULL;
+    if (algo != IPUP_MPI_SUM_SCATTER && algo != IPUP_MPI_SUM_CHAIN)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_mpi_sum_init: algo %d is neither IPUP_MPI_SUM_SCATTER nor IPUP_MPI_SUM_CHAIN", algo);
+    if (algo == IPUP_MPI_SUM_SCATTER && R > IPUP_MPI_MAX_PEERS + 1)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "the scatter sum over %d ranks needs IPUP_MPI_MAX_PEERS >= %d (it is %d): define it larger before including ipupipe_mpi.h, or use IPUP_MPI_SUM_CHAIN",
+                          R, R - 1, (int)IPUP_MPI_MAX_PEERS);
+    if ((rc = ipup__mpi_sum_chunks(c, nbufs, bufs, ns, msg, msg_len)) != IPUP_OK) return rc;
+    if (R < 2) {
+        c->n = 0; /* one rank: nothing to add, no request */
+        return IPUP_OK;
+    }
+    if (algo == IPUP_MPI_SUM_SCATTER) {
+        ipup__mpi_scatter_requests(c);
+        return IPUP_OK;
+    }
+    /* the chain's sum travels R-1 -> 0 -> 1 -> ... -> R-2: position of each rank in that chain */
+    c->pos_b = c->rank == R - 1 ? 0 : c->rank + 1;
+    c->prev_b = c->pos_b == 0 ? -1 : (c->pos_b == 1 ? R - 1 : c->rank - 1);
+    c->next_b = c->pos_b == R - 1 ? -1 : (c->pos_b == 0 ? 0 : c->rank + 1);
+    ipup__mpi_chain_requests(c);
+    return IPUP_OK;
+}
+
+/* chain, rank q > 0: the partial sum of ranks 0..q-1 arrives chunk by chunk; acc = partial + own */
+static void ipup__mpi_chain_add(ipup_mpi_sum *c) {
     int i, last = c->rank == c->size - 1;
     IPUP__MPI(MPI_Start(&c->rrecv[0]));
     if (c->n > 1) IPUP__MPI(MPI_Start(&c->rrecv[1]));
     for (i = 0; i < c->n; i++) {
-        float *own = c->ptr[i];
-        const float *part = c->part[i & 1];
-        int j;
+        float *own = c->ptr[i], *part = c->part[i & 1][0];
         IPUP__MPI(MPI_Wait(&c->rrecv[i], MPI_STATUS_IGNORE));
-        for (j = 0; j < c->cnt[i]; j++) own[j] = part[j] + own[j];
+        ipup_add_f32(c->cnt[i], part, own); /* partial + own: the order of the plain sum */
+        IPUPIPE_MEMCPY(own, part, (size_t)c->cnt[i] * sizeof(float));
         if (i + 2 < c->n) IPUP__MPI(MPI_Start(&c->rrecv[i + 2]));
         if (!last) IPUP__MPI(MPI_Start(&c->rsend[i]));
     }
     if (!last) IPUP__MPI(MPI_Waitall(c->n, c->rsend, MPI_STATUSES_IGNORE));
 }
 
-IPUPIPE_DEF int ipup_mpi_chain_run(ipup_mpi_chain *c) {
+static void ipup__mpi_chain_run(ipup_mpi_sum *c) {
     int i;
-    if (c->size < 2 || c->n == 0) return IPUP_OK;
     if (c->rank == 0) {
         IPUP__MPI(MPI_Startall(c->n, c->rsend));
         IPUP__MPI(MPI_Waitall(c->n, c->rsend, MPI_STATUSES_IGNORE));
@@ -241,7 +311,7 @@ IPUPIPE_DEF int ipup_mpi_chain_run(ipup_mpi_chain *c) {
     if (c->pos_b == 0) {
         IPUP__MPI(MPI_Startall(c->n, c->bsend));
         IPUP__MPI(MPI_Waitall(c->n, c->bsend, MPI_STATUSES_IGNORE));
-        return IPUP_OK;
+        return;
     }
     IPUP__MPI(MPI_Startall(c->n, c->brecv));
     for (i = 0; i < c->n; i++) {
@@ -249,18 +319,57 @@ IPUPIPE_DEF int ipup_mpi_chain_run(ipup_mpi_chain *c) {
         if (c->pos_b < c->size - 1) IPUP__MPI(MPI_Start(&c->bsend[i]));
     }
     if (c->pos_b < c->size - 1) IPUP__MPI(MPI_Waitall(c->n, c->bsend, MPI_STATUSES_IGNORE));
+}
+
+/* scatter: the sum of owned chunk i from the parts in part[slot] (rank order; this rank's
+   own part at its place), into ptr[i] */
+static void ipup__mpi_scatter_add(ipup_mpi_sum *c, int i, int slot) {
+    float *own = c->ptr[i], *acc = c->rank == 0 ? own : c->part[slot][0];
+    int p, n = c->cnt[i];
+    for (p = 1; p < c->size; p++) /* acc already holds rank 0's part */
+        ipup_add_f32(n, acc, p == c->rank ? own : c->part[slot][p - (p > c->rank)]);
+    if (acc != own) IPUPIPE_MEMCPY(own, acc, (size_t)n * sizeof(float));
+}
+
+static void ipup__mpi_scatter_run(ipup_mpi_sum *c) {
+    int i, j, P = c->size - 1, lead = c->n_own < 2 ? c->n_own : 2;
+    for (i = 0; i < c->n; i++) /* this rank's parts of the chunks other ranks own */
+        if (c->owner[i] != c->rank) IPUP__MPI(MPI_Start(&c->rsend[i]));
+    if (lead) IPUP__MPI(MPI_Startall(lead * P, c->orecv));
+    for (j = 0; j < c->n_own; j++) { /* two owned chunks in flight: part[j & 1] */
+        IPUP__MPI(MPI_Waitall(P, &c->orecv[j * P], MPI_STATUSES_IGNORE));
+        ipup__mpi_scatter_add(c, c->own[j], j & 1);
+        if (j + 2 < c->n_own) IPUP__MPI(MPI_Startall(P, &c->orecv[(j + 2) * P]));
+        IPUP__MPI(MPI_Startall(P, &c->osend[j * P]));
+    }
+    for (i = 0; i < c->n; i++) /* a part has left before its sum may land in the same bytes */
+        if (c->owner[i] != c->rank) {
+            IPUP__MPI(MPI_Wait(&c->rsend[i], MPI_STATUS_IGNORE));
+            IPUP__MPI(MPI_Start(&c->brecv[i]));
+        }
+    for (i = 0; i < c->n; i++)
+        if (c->owner[i] != c->rank) IPUP__MPI(MPI_Wait(&c->brecv[i], MPI_STATUS_IGNORE));
+    if (c->n_own) IPUP__MPI(MPI_Waitall(c->n_own * P, c->osend, MPI_STATUSES_IGNORE));
+}
+
+IPUPIPE_DEF int ipup_mpi_sum_run(ipup_mpi_sum *c) {
+    if (c->size < 2 || c->n == 0) return IPUP_OK;
+    if (c->algo == IPUP_MPI_SUM_SCATTER) ipup__mpi_scatter_run(c);
+    else ipup__mpi_chain_run(c);
     return IPUP_OK;
 }
 
-IPUPIPE_DEF void ipup_mpi_chain_free(ipup_mpi_chain *c) {
+IPUPIPE_DEF void ipup_mpi_sum_free(ipup_mpi_sum *c) {
     int i;
-    for (i = 0; i < c->n; i++) {
-        if (c->rrecv[i] != MPI_REQUEST_NULL) MPI_Request_free(&c->rrecv[i]);
-        if (c->rsend[i] != MPI_REQUEST_NULL) MPI_Request_free(&c->rsend[i]);
-        if (c->brecv[i] != MPI_REQUEST_NULL) MPI_Request_free(&c->brecv[i]);
-        if (c->bsend[i] != MPI_REQUEST_NULL) MPI_Request_free(&c->bsend[i]);
+    for (i = 0; i < IPUP_MPI_MAX_CHUNKS; i++) {
+        MPI_Request *r[6];
+        int k;
+        r[0] = &c->rrecv[i]; r[1] = &c->rsend[i]; r[2] = &c->brecv[i];
+        r[3] = &c->bsend[i]; r[4] = &c->orecv[i]; r[5] = &c->osend[i];
+        for (k = 0; k < 6; k++)
+            if (*r[k] != MPI_REQUEST_NULL) MPI_Request_free(r[k]);
     }
-    c->n = 0;
+    c->n = c->n_own = 0;
 }
 
 /* ------------------------------------------------------------------ rings */
@@ -344,7 +453,7 @@ static int ipup__mpi_step_begin(void *user, int64_t step) {
 
 static int ipup__mpi_reduce(void *user, int64_t step) {
     (void)step;
-    return ipup_mpi_chain_run(&((ipup_mpi *)user)->chain);
+    return ipup_mpi_sum_run(&((ipup_mpi *)user)->sum);
 }
 
 /* the sends of the step complete; every IPU's error slot and the step's records everywhere */
@@ -457,11 +566,11 @@ static int ipup__mpi_agree(ipup_mpi *m) {
     return IPUP_OK;
 }
 
-static int ipup__mpi_setup_chain(ipup_mpi *m) {
+static int ipup__mpi_setup_sum(ipup_mpi *m) {
     ipup_emu *e = m->e;
     float *bufs[IPUP_MAX_LAYERS];
     size_t ns[IPUP_MAX_LAYERS];
-    int nb = 0, rc;
+    int nb = 0, rc, algo;
     int32_t s;
     IPUP__MPI(MPI_Comm_split(m->comm, m->d, m->r, &m->dev_comm));
     for (s = 0; s < e->S; s++) {
@@ -469,7 +578,9 @@ static int ipup__mpi_setup_chain(ipup_mpi *m) {
         bufs[nb] = e->srt[m->r][s].grads;
         ns[nb++] = e->st[s].n_grads; /* the trained layers' part (frozen layers have none) */
     }
-    rc = ipup_mpi_chain_init(&m->chain, m->dev_comm, nb, bufs, ns, e->msg, sizeof e->msg);
+    /* more replicas than the scatter's staging takes: the chain, which stages one rank */
+    algo = e->R <= IPUP_MPI_MAX_PEERS + 1 ? IPUP_MPI_SUM_SCATTER : IPUP_MPI_SUM_CHAIN;
+    rc = ipup_mpi_sum_init(&m->sum, m->dev_comm, algo, nb, bufs, ns, e->msg, sizeof e->msg);
     /* every rank of a device has the same chunks: the verdict is the same on all of them */
     return rc;
 }
@@ -492,7 +603,7 @@ IPUPIPE_DEF int ipup_mpi_init(ipup_mpi *m, ipup_emu *e, MPI_Comm comm, uint64_t 
     m->d = m->rank % e->P;
     m->blk = (int)(sizeof(ipup__ipu_err) + (size_t)e->M * sizeof(ipup_outfeed_rec));
     ipup__mpi_rings(m);
-    if ((rc = ipup__mpi_setup_chain(m)) != IPUP_OK) return rc;
+    if ((rc = ipup__mpi_setup_sum(m)) != IPUP_OK) return rc;
     m->tp.user = m;
     m->tp.ipu = m->rank;
     m->tp.peek = ipup__mpi_peek;
@@ -526,7 +637,7 @@ IPUPIPE_DEF void ipup_mpi_free(ipup_mpi *m) {
     for (i = 0; i < m->n_rings; i++)
         for (j = 0; j < m->rings[i].ring->cap; j++) MPI_Request_free(&m->rings[i].req[j]);
     m->n_rings = 0;
-    ipup_mpi_chain_free(&m->chain);
+    ipup_mpi_sum_free(&m->sum);
     if (m->dev_comm != MPI_COMM_NULL) MPI_Comm_free(&m->dev_comm);
     MPI_Comm_free(&m->comm);
     m->e = NULL;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/test_mpi.sh - the MPI runner (ipupipe_mpi.h) on loopback, bounded (about 30 s):
 #  1. every built-in schedule x replicas {1, 2} x stages {1, 2, 4} over 1, 2, 4 and 8
-#     ranks gives the cooperative runner's bits (tests/mpi/mpi_bits.c, 42 configurations);
+#     ranks gives the cooperative runner's bits (tests/mpi/mpi_bits.c, 42 configurations),
+#     and 4 replicas x stages {1, 2} (14 more); ipup_mpi_sum (scatter and chain) equals
+#     the left fold in rank order on 2, 3, 4 and 8 ranks;
 #  2. build/mnist-train-mpi --save equals build/mnist-train --save byte for byte
 #     (2 replicas on 4 ranks; a 1f1b pipeline on 2 ranks);
 #  heap calls per step inside OpenMPI do not grow with the steps (tests/mpi/mpi_heap.c);
@@ -22,14 +24,16 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=se
 run() { local n=$1; shift; timeout 120 mpirun --oversubscribe -np "$n" "$@"; }
 
 # 1. bits
-total=0
-for n in 1 2 4 8; do
+total=0 total4=0
+for n in 1 2 3 4 8; do
   if run "$n" build/mpi/mpi_bits >"$tmp/bits$n.log" 2>&1; then
     c=$(sed -n 's/^configs //p' "$tmp/bits$n.log"); total=$((total + c))
-    ok "mpi_bits on $n ranks: $(tail -n1 "$tmp/bits$n.log"), $c configurations"
+    c4=$(sed -n 's/^configs4 //p' "$tmp/bits$n.log"); total4=$((total4 + c4))
+    ok "mpi_bits on $n ranks: $(tail -n1 "$tmp/bits$n.log"), $((c + c4)) configurations"
   else bad "mpi_bits on $n ranks" "$tmp/bits$n.log"; fi
 done
 [ "$total" -eq 42 ] && ok "42 configurations (7 schedules x 2 x 3) compared" || bad "compared $total configurations, not 42"
+[ "$total4" -eq 14 ] && ok "14 configurations with 4 replicas (7 schedules x stages 1, 2) compared" || bad "compared $total4 configurations with 4 replicas, not 14"
 
 # heap calls inside OpenMPI per step (tests/mpi/mpi_heap.c) and the header as C++
 if run 4 build/mpi/mpi_heap >"$tmp/heap.log" 2>&1; then ok "heap calls do not grow with the steps: $(grep 'run of 16' "$tmp/heap.log")"

@@ -1,10 +1,15 @@
 /* tests/mpi/mpi_bits.c - the MPI runner (ipupipe_mpi.h) against the cooperative runner:
- * every built-in schedule x replicas {1, 2} x stages {1, 2, 4} whose IPU count equals
- * the number of ranks runs here (tests/test_mpi.sh starts it with 1, 2, 4 and 8
- * ranks). Each rank also runs the cooperative reference in-process; the weights, the
- * optimizer state and every outfeed record must be the same bits. Prints the
- * configurations it ran (`configs N`) and `N passed, N failed` on rank 0.
+ * every built-in schedule x replicas {1, 2} x stages {1, 2, 4}, and 4 replicas x stages
+ * {1, 2}, whose IPU count equals the number of ranks runs here (tests/test_mpi.sh starts
+ * it with 1, 2, 3, 4 and 8 ranks). Each rank also runs the cooperative reference
+ * in-process; the weights, the optimizer state and every outfeed record must be the
+ * same bits. Then ipup_mpi_sum over all ranks, both algorithms, on data whose sum
+ * depends on the order of the adds, against the left fold in rank order. Prints the
+ * configurations it ran (`configs N`, `configs4 N`) and `N passed, N failed` on rank 0.
+ * Small chunks here, so the sums cross buffers and parts in many messages.
  */
+#define IPUP_MPI_CHUNK 64
+#define IPUP_MPI_MAX_CHUNKS 4096
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_mpi.h"
 #include "tiny_model.h"
@@ -93,8 +98,50 @@ static int run_one(int kind, int R, int S) {
     return 1;
 }
 
+/* rank q's value i: magnitudes 1e-3..1e7 and both signs, so that the order of the adds
+   shows in the bits */
+static float sum_val(int q, int i) {
+    uint64_t k = ((uint64_t)(q + 1) * 2654435761u) ^ ((uint64_t)i * 40503u);
+    float m = (float)(k % 997u) / 7.0f - 70.0f;
+    return (q % 3 == 0) ? m * 1.0e5f : ((q % 3 == 1) ? m * 1.0e-3f : -m * 1.0e5f + (float)(i % 5));
+}
+
+/* ipup_mpi_sum (algo) over every rank on three buffers against the left fold 0..size-1 */
+static void sum_check(int algo) {
+    enum { N0 = 5, N1 = 3001, N2 = 130 };
+    static float b0[N0], b1[N1], b2[N2];
+    float *bufs[3] = {b0, b1, b2};
+    size_t ns[3] = {N0, N1, N2};
+    static ipup_mpi_sum sum;
+    char msg[256], name[64];
+    int b, i, q, same = 1, order_shows = 0;
+    ipup_snprintf(name, sizeof name, "ipup_mpi_sum %s on %d ranks", algo ? "chain" : "scatter", g_size);
+    for (b = 0; b < 3; b++)
+        for (i = 0; i < (int)ns[b]; i++) bufs[b][i] = sum_val(g_rank, 10000 * b + i);
+    if (ipup_mpi_sum_init(&sum, MPI_COMM_WORLD, algo, 3, bufs, ns, msg, sizeof msg) != IPUP_OK) {
+        /* the scatter stages at most IPUP_MPI_MAX_PEERS other ranks: refused with a message */
+        check(algo == IPUP_MPI_SUM_SCATTER && g_size > IPUP_MPI_MAX_PEERS + 1 && strstr(msg, "IPUP_MPI_MAX_PEERS"), msg, name);
+        return;
+    }
+    check(ipup_mpi_sum_run(&sum) == IPUP_OK && ipup_mpi_sum_run(&sum) == IPUP_OK, "run", name);
+    for (b = 0; b < 3; b++)
+        for (i = 0; i < (int)ns[b]; i++) {
+            float acc = sum_val(0, 10000 * b + i), rev = sum_val(g_size - 1, 10000 * b + i), two;
+            for (q = 1; q < g_size; q++) acc += sum_val(q, 10000 * b + i);
+            for (q = g_size - 2; q >= 0; q--) rev += sum_val(q, 10000 * b + i);
+            order_shows |= memcmp(&acc, &rev, sizeof acc) != 0;
+            /* the second run adds size copies of the first sum, in rank order */
+            two = acc;
+            for (q = 1; q < g_size; q++) two += acc;
+            same &= memcmp(&bufs[b][i], &two, sizeof two) == 0;
+        }
+    check(same, "the sum equals the left fold in rank order, bit for bit", name);
+    check(g_size < 3 || order_shows, "the data's sum depends on the order (the check can fail)", name);
+    ipup_mpi_sum_free(&sum);
+}
+
 int main(int argc, char **argv) {
-    int kind, R, S, configs = 0, fails = 0;
+    int kind, R, S, configs = 0, configs4 = 0, fails = 0;
     char msg[256];
     (void)argc; (void)argv;
     MPI_Init(&argc, &argv);
@@ -107,8 +154,12 @@ int main(int argc, char **argv) {
     for (kind = 0; kind <= (int)IPUP_SCHED_ZBH1; kind++)
         for (R = 1; R <= 2; R++)
             for (S = 1; S <= 4; S *= 2) configs += run_one(kind, R, S);
+    for (kind = 0; kind <= (int)IPUP_SCHED_ZBH1; kind++)
+        for (S = 1; S <= 2; S++) configs4 += run_one(kind, 4, S);
+    sum_check(IPUP_MPI_SUM_SCATTER);
+    sum_check(IPUP_MPI_SUM_CHAIN);
     MPI_Allreduce(&g_fail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (g_rank == 0) printf("configs %d\n%d passed, %d failed\n", configs, g_pass, fails);
+    if (g_rank == 0) printf("configs %d\nconfigs4 %d\n%d passed, %d failed\n", configs, configs4, g_pass, fails);
     ipup_shutdown(&g_ref);
     ipup_shutdown(&g_mpi);
     MPI_Finalize();
