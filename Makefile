@@ -235,7 +235,8 @@ check-freestanding: test-begin
 # and fails, naming the packages, when MPI is missing. bench/bench_mpi.c runs under
 # mpirun in `make bench-mpi` (and `make bench` when mpicc exists).
 MPICC    ?= mpicc
-MPIRUN   := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader timeout 600 mpirun --oversubscribe
+MPIRUN_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+MPIRUN   := $(MPIRUN_ENV) timeout 600 mpirun --oversubscribe
 .PHONY: bench-mpi
 build/mpi/%: tests/mpi/%.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -246,9 +247,10 @@ build/mnist-train-mpi: examples/mnist-train-mpi.c $(HEADERS)
 build/bench/bench_mpi: bench/mpi/bench_mpi.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(MPICC) $(CSTD) $(WARN) $(FL_bench) $(INC) $< -o $@ $(LIBS)
-bench-mpi: build/bench/bench_mpi build/mnist-train-mpi
+bench-mpi: build/bench/bench_mpi build/mnist-train-mpi build/mnist-train data
 	@mkdir -p build/bench
 	$(MPIRUN) -np 2 build/bench/bench_mpi
+	$(MPIRUN_ENV) bench/mpi/bench_trainer_mpi.sh data/mnist
 
 # Every program the gates of `make test` run, so that `make test` can build them in
 # parallel first (on 2 cores the sanitizer and Valgrind builds are half of its time);

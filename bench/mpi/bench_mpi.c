@@ -2,10 +2,11 @@
  * (make bench-mpi: mpirun -np 2), written to build/bench/bench_mpi.json:
  *   - samples/s of the MNIST mlp shape on 1 rank (cooperative, MPI_COMM_SELF), on 2
  *     replicas (2 ranks) and on a 2-stage pipeline (2 ranks), as ratios;
- *   - rank-to-rank bandwidth (persistent send/recv, loopback) and the fixed-order chain
- *     reduction against MPI_Allreduce on the same buffer, at the mlp's gradient sizes;
+ *   - rank-to-rank bandwidth (persistent send/recv, loopback) and the fixed-order sum
+ *     (scatter and chain) against MPI_Allreduce on the same buffer, at the mlp's
+ *     gradient sizes;
  *   - the cost-model table for 2..64 ranks (pipeline depth x replicas) over a named
- *     interconnect, the chain's reduction time against a ring all-reduce's.
+ *     interconnect, the fixed-order sums' time against a ring all-reduce's.
  */
 #define _POSIX_C_SOURCE 200809L
 #define IPUPIPE_IMPLEMENTATION
@@ -124,25 +125,29 @@ static double allreduce_gbs(int n) {
    link and about 1 us per message (NVIDIA ConnectX-6 product brief; the 1 us is the
    usual MPI latency quoted for HDR). Compute: the emulator's own Mk2 IPU model
    (ipup_cost_model defaults), per stage t_c = the step's compute over S stages, bubble
-   (S-1)/(M+S-1) of 1F1B. Reduction of G bytes over R replicas: chain (R-1 + R-1 hops
-   pipelined in C-byte chunks) = 2 G/bw + 2 (R-1) (C/bw + lat); ring all-reduce =
-   2 (R-1)/R G/bw + 2 (R-1) lat (Patarasuk and Yuan 2009). */
+   (S-1)/(M+S-1) of 1F1B. Reduction of G bytes over R replicas: the fixed-order scatter
+   (each rank sends and receives (R-1)/R G twice, to and from R-1 peers, chunks
+   pipelined) = 2 (R-1)/R G/bw + 2 (R-1) lat, the bytes of a ring all-reduce, which is
+   2 (R-1)/R G/bw + 2 (R-1) lat (Patarasuk and Yuan 2009); the chain (R-1 + R-1 hops
+   pipelined in C-byte chunks) = 2 G/bw + 2 (R-1) (C/bw + lat). The runner uses the
+   scatter up to IPUP_MPI_MAX_PEERS + 1 replicas, the chain past that. */
 static void cost_table(FILE *f, double step_compute_s, double grad_bytes, int M) {
     const double bw = 25e9, lat = 1e-6, C = 4.0 * IPUP_MPI_CHUNK;
     int S, R;
     fprintf(f, "  \"cost_model\": {\"interconnect\": \"InfiniBand HDR 25 GB/s, 1 us\", \"rows\": [\n");
-    printf("ranks  S x R   step (ms)  efficiency  chain (us)  ring (us)\n");
+    printf("ranks  S x R   step (ms)  efficiency  sum used (us)  chain (us)  ring (us)\n");
     for (S = 1; S <= 8; S *= 2)
         for (R = 1; R * S <= 64; R *= 2) {
             double comp = step_compute_s / S * (double)(M + S - 1) / M;
             double g = grad_bytes / S;
             double chain = R > 1 ? 2.0 * g / bw + 2.0 * (R - 1) * (C / bw + lat) : 0.0;
             double ring = R > 1 ? 2.0 * (R - 1) / R * g / bw + 2.0 * (R - 1) * lat : 0.0;
-            double step = comp + chain + (S > 1 ? 2.0 * M * lat : 0.0), eff = step_compute_s / (S * step);
+            double used = R <= IPUP_MPI_MAX_PEERS + 1 ? ring : chain; /* scatter: a ring's cost */
+            double step = comp + used + (S > 1 ? 2.0 * M * lat : 0.0), eff = step_compute_s / (S * step);
             if (R * S < 2) continue;
-            printf("%5d  %d x %-2d  %9.3f  %9.1f%%  %10.1f  %9.1f\n", R * S, S, R, step * 1e3, 100.0 * eff, chain * 1e6, ring * 1e6);
-            fprintf(f, "    {\"ranks\": %d, \"stages\": %d, \"replicas\": %d, \"step_s\": %.6g, \"efficiency\": %.4f, \"chain_s\": %.6g, \"ring_s\": %.6g},\n",
-                    R * S, S, R, step, eff, chain, ring);
+            printf("%5d  %d x %-2d  %9.3f  %9.1f%%  %13.1f  %10.1f  %9.1f\n", R * S, S, R, step * 1e3, 100.0 * eff, used * 1e6, chain * 1e6, ring * 1e6);
+            fprintf(f, "    {\"ranks\": %d, \"stages\": %d, \"replicas\": %d, \"step_s\": %.6g, \"efficiency\": %.4f, \"sum_s\": %.6g, \"chain_s\": %.6g, \"ring_s\": %.6g},\n",
+                    R * S, S, R, step, eff, used, chain, ring);
         }
     fprintf(f, "    {}]},\n");
 }
