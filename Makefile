@@ -37,9 +37,9 @@ THREAD_TESTS := test_emulator test_hostile_threads test_thread_stall test_predic
 
 # Extra link flags of one test: LDFLAGS_test_NAME := ... (e.g. -Wl,--wrap=malloc to
 # count heap calls). The emulator's no-heap test counts the allocator calls:
-LDFLAGS_test_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+LDFLAGS_test_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
 LDFLAGS_test_predict := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
-LDFLAGS_test_state := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+LDFLAGS_test_state := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
 
 # Tests of several translation units: tests/test_NAME.c is linked with the files of
 # SRCS_test_NAME in every configuration (and built as C++ by check-cxx-tu). The two-TU

@@ -15,19 +15,7 @@
 #include "ttest.h"
 #include "tiny_model.h"
 
-static long g_heap_calls;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void __real_free(void *p);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void *__wrap_realloc(void *p, size_t n);
-void __wrap_free(void *p);
-void *__wrap_malloc(size_t n) { g_heap_calls++; return __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t m) { g_heap_calls++; return __real_calloc(n, m); }
-void *__wrap_realloc(void *p, size_t n) { g_heap_calls++; return __real_realloc(p, n); }
-void __wrap_free(void *p) { g_heap_calls++; __real_free(p); }
+#include "heap_count.h"
 
 #define POOL (256 * 1024)
 IPUP_ALIGN64 static uint8_t g_ipu[4][POOL], g_stream[4][POOL], g_host[1 << 19];

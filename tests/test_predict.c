@@ -7,16 +7,8 @@
 #define IPUPIPE_IMPLEMENTATION
 #define TINY_MODEL_HELGRIND /* helgrind annotations of the rings, where available */
 #include "tiny_model.h" /* includes ipupipe.h */
-#include "heap_wrap.h"
+#include "heap_count.h"
 #include "ttest.h"
-
-static long g_heap_calls;
-void *__wrap_malloc(size_t n) { g_heap_calls++; return __real_malloc(n); }
-void *__wrap_calloc(size_t a, size_t b) { g_heap_calls++; return __real_calloc(a, b); }
-void *__wrap_realloc(void *p, size_t n) { g_heap_calls++; return __real_realloc(p, n); }
-void __wrap_free(void *p) { g_heap_calls++; __real_free(p); }
-void *__wrap_aligned_alloc(size_t al, size_t n) { g_heap_calls++; return __real_aligned_alloc(al, n); }
-int __wrap_posix_memalign(void **p, size_t al, size_t n) { g_heap_calls++; return __real_posix_memalign(p, al, n); }
 
 #define POOL_BYTES (256 * 1024)
 #define NMAX 64
