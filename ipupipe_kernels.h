@@ -956,37 +956,120 @@ static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, I
     ipup__gemm(&g);
 }
 
-/* dx (B, IN) = dy (B, OUT) w^T, computed as dx^T = w dy^T: dy^T is packed (a K-block x
-   batch-block panel on the stack, <= 32 KB), each MR x NR tile of dx^T lands in a stack tile
-   and is written transposed. K-blocks add in increasing order. */
+/* o[c] = column c of the VL x VL block whose rows are q[r]: unpack, in-lane shuffles, then
+   128-bit lane moves. Moves only: no arithmetic touches a value. */
+static inline void ipup__tr_block(ipup__v *q, ipup__v *o) {
+    ipup__v t[IPUP__VL];
+    int i, j;
+#if defined(IPUP_KERNELS_AVX512)
+    for (i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(q[2 * i], q[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(q[2 * i], q[2 * i + 1]);
+    }
+    for (i = 0; i < 4; i++) { /* q[4i + j], lane L: rows 4i..4i+3 of column 4L + j */
+        q[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        q[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        q[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        q[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    for (j = 0; j < 4; j++) {
+        const __m512 a0 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0x88), a1 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0xDD);
+        const __m512 b0 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0x88), b1 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0xDD);
+        o[j] = _mm512_shuffle_f32x4(a0, b0, 0x88);
+        o[4 + j] = _mm512_shuffle_f32x4(a1, b1, 0x88);
+        o[8 + j] = _mm512_shuffle_f32x4(a0, b0, 0xDD);
+        o[12 + j] = _mm512_shuffle_f32x4(a1, b1, 0xDD);
+    }
+#else
+    for (i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(q[2 * i], q[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(q[2 * i], q[2 * i + 1]);
+    }
+    for (i = 0; i < 2; i++) { /* q[4i + j], lane L: rows 4i..4i+3 of column 4L + j */
+        q[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        q[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        q[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        q[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    for (j = 0; j < 4; j++) {
+        o[j] = _mm256_permute2f128_ps(q[j], q[4 + j], 0x20);
+        o[4 + j] = _mm256_permute2f128_ps(q[j], q[4 + j], 0x31);
+    }
+#endif
+}
+
+/* dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols, in VL x VL blocks (the
+   ragged ones by masked loads and stores: nothing outside the two matrices is touched). */
+static void ipup__transpose(const float *src, ptrdiff_t lds, int rows, int cols, float *dst, ptrdiff_t ldd) {
+    int r0, c0, i;
+    for (r0 = 0; r0 < rows; r0 += IPUP__VL) {
+        const int nr = rows - r0 < IPUP__VL ? rows - r0 : IPUP__VL;
+        const ipup__m mr = ipup__mask(nr);
+        for (c0 = 0; c0 < cols; c0 += IPUP__VL) {
+            const int nc = cols - c0 < IPUP__VL ? cols - c0 : IPUP__VL;
+            const float *sp = src + (ptrdiff_t)r0 * lds + c0;
+            float *dp = dst + (ptrdiff_t)c0 * ldd + r0;
+            ipup__v q[IPUP__VL], o[IPUP__VL];
+            if (nr == IPUP__VL && nc == IPUP__VL) {
+                for (i = 0; i < IPUP__VL; i++) q[i] = ipup__vld(sp + (ptrdiff_t)i * lds);
+                ipup__tr_block(q, o);
+                for (i = 0; i < IPUP__VL; i++) ipup__vst(dp + (ptrdiff_t)i * ldd, o[i]);
+            } else {
+                const ipup__m mc = ipup__mask(nc);
+                for (i = 0; i < IPUP__VL; i++) q[i] = i < nr ? ipup__vldm(sp + (ptrdiff_t)i * lds, mc) : ipup__vzero();
+                ipup__tr_block(q, o);
+                for (i = 0; i < nc; i++) ipup__vstm(dp + (ptrdiff_t)i * ldd, mr, o[i]);
+            }
+        }
+    }
+}
+
+/* dx (B, IN) = dy (B, OUT) w^T: per panel of NR columns of dx and K-block of 256 outputs,
+   the panel's w^T (K-block x NR, on the stack, <= 32 KB) is transposed in registers and dx
+   is a product like the forward's (rows of dy broadcast). Each element of dx is the chain
+   over its K-block in increasing order from zero; the first block is stored and later
+   blocks are added to it, in increasing order (the bits of the transposed formulation). */
 #define IPUP__KB 256
+#define IPUP__IC 64 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
+/* The same dx with one K-block (OUT <= 256) as dx^T = w dy^T, for shapes where w is larger
+   than dy and dx together: per batch block of NR, dy^T (OUT x NR) is transposed once into
+   the stack, each IC-row chunk of dx^T is a product with rows of w broadcast into a stack
+   tile, which is then transposed into dx. The same chains, so the same bits. */
+static void ipup__dense_bwd_data_t_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
+                                        const float *dy /* (B, OUT) */, float *dx /* (B, IN) */) {
+    float pk[IPUP__KB * IPUP__NR];
+    float tile[IPUP__IC * IPUP__NR];
+    int b0, i0;
+    for (b0 = 0; b0 < B; b0 += IPUP__NR) {
+        const int nb = B - b0 < IPUP__NR ? B - b0 : IPUP__NR;
+        ipup__transpose(dy + (size_t)b0 * (size_t)OUT, OUT, nb, OUT, pk, IPUP__NR);
+        for (i0 = 0; i0 < IN; i0 += IPUP__IC) {
+            const int m = IN - i0 < IPUP__IC ? IN - i0 : IPUP__IC;
+            ipup__gemm_t g;
+            g.M = m; g.N = nb;
+            g.a = w + (size_t)i0 * (size_t)OUT; g.rdiv = m; g.rs0 = OUT; g.rs1 = 0;
+            g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = OUT;
+            g.b = pk; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0; g.db = NULL;
+            ipup__gemm(&g);
+            ipup__transpose(tile, IPUP__NR, m, nb, dx + (size_t)b0 * (size_t)IN + (size_t)i0, IN);
+        }
+    }
+}
+
 static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
                                       const float *dy /* (B, OUT) */, float *dx /* (B, IN) */) {
     float pk[IPUP__KB * IPUP__NR];
-    float tile[IPUP__MR * IPUP__NR];
-    int b0, k0, i0, j, k, r;
-    for (b0 = 0; b0 < B; b0 += IPUP__NR) {
-        const int nb = B - b0 < IPUP__NR ? B - b0 : IPUP__NR;
+    int i0, k0;
+    for (i0 = 0; i0 < IN; i0 += IPUP__NR) {
+        const int ni = IN - i0 < IPUP__NR ? IN - i0 : IPUP__NR;
         for (k0 = 0; k0 < OUT; k0 += IPUP__KB) {
             const int kb = OUT - k0 < IPUP__KB ? OUT - k0 : IPUP__KB;
             ipup__gemm_t g;
-            for (k = 0; k < kb; k++)
-                for (j = 0; j < nb; j++) pk[k * IPUP__NR + j] = dy[(size_t)(b0 + j) * (size_t)OUT + (size_t)(k0 + k)];
-            for (i0 = 0; i0 < IN; i0 += IPUP__MR) {
-                const int m = IN - i0 < IPUP__MR ? IN - i0 : IPUP__MR;
-                g.M = m; g.N = nb;
-                g.a = w + (size_t)i0 * (size_t)OUT + (size_t)k0; g.rdiv = m; g.rs0 = OUT; g.rs1 = 0;
-                g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = kb;
-                g.b = pk; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0; g.db = NULL;
-                ipup__gemm(&g);
-                if (k0 == 0) {
-                    for (j = 0; j < nb; j++)
-                        for (r = 0; r < m; r++) dx[(size_t)(b0 + j) * (size_t)IN + (size_t)(i0 + r)] = tile[r * IPUP__NR + j];
-                } else {
-                    for (j = 0; j < nb; j++)
-                        for (r = 0; r < m; r++) dx[(size_t)(b0 + j) * (size_t)IN + (size_t)(i0 + r)] += tile[r * IPUP__NR + j];
-                }
-            }
+            ipup__transpose(w + (size_t)i0 * (size_t)OUT + (size_t)k0, OUT, ni, kb, pk, IPUP__NR);
+            g.M = B; g.N = ni;
+            g.a = dy + k0; g.rdiv = B; g.rs0 = OUT; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = kb;
+            g.b = pk; g.ldb = IPUP__NR; g.c = dx + i0; g.ldc = IN; g.bias = NULL; g.accum = k0 ? 1 : 0; g.db = NULL;
+            ipup__gemm(&g);
         }
     }
 }
@@ -1367,7 +1450,9 @@ IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B > 0 && OUT > 0 && IN > 0) {
-        if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
+        if (dx && OUT <= IPUP__KB && (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
+            ipup__dense_bwd_data_t_simd(B, IN, OUT, w, dy, dx); /* transposing dy and dx moves less */
+        else if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
         if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw, db); /* db fused */
         else if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
         return;
