@@ -717,6 +717,7 @@ static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
 }
 #endif
 #define IPUP__NR (IPUP__NV * IPUP__VL)
+#define IPUP__NVX 4 /* vectors of columns a micro-kernel may hold (4: the weight-gradient tile) */
 
 /* The micro-kernel body. MR_ (rows), NV_ (vectors of columns), FULL_ (last vector whole),
    DB_ (also sum B's rows into dbp: the bias gradient) and KF_ (fixed segment length, 0 =
@@ -729,7 +730,7 @@ static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
 #define IPUP__UNROLL(n) IPUP__PRAGMA(GCC unroll n)
 #define IPUP__UKR_BODY(MR_, NV_, FULL_, DB_, KF_)                                                    \
     const int ukr_MR = (MR_), ukr_NV = (NV_), ukr_FULL = (FULL_), ukr_DB = (DB_), ukr_KF = (KF_);   \
-    ipup__v acc[IPUP__MR1][IPUP__NV], dacc[IPUP__NV];                                               \
+    ipup__v acc[IPUP__MR1][IPUP__NVX], dacc[IPUP__NVX];                                             \
     int r, v, s, k;                                                                                 \
 IPUP__UNROLL(4)                                                                                     \
     for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vzero();                                           \
@@ -742,7 +743,7 @@ IPUP__UNROLL(4)                                                                 
         ptrdiff_t off = (ptrdiff_t)s * sa;                                                          \
 IPUP__UNROLL(4)                                                                                     \
         for (k = 0; k < seglen; k++, off += ka, b += ldb) {                                         \
-            ipup__v bv[IPUP__NV];                                                                   \
+            ipup__v bv[IPUP__NVX];                                                                  \
 IPUP__UNROLL(4)                                                                                     \
             for (v = 0; v < ukr_NV; v++)                                                            \
                 bv[v] = (ukr_FULL || v < ukr_NV - 1) ? ipup__vld(b + v * IPUP__VL)                  \
@@ -875,6 +876,31 @@ static const ipup__ukr_fn ipup__ukr_tabd[IPUP__NV][IPUP__MR][2] = {
     }
 };
 
+#if defined(IPUP_KERNELS_AVX512)
+/* 4 vectors (64 columns) x up to 6 rows = 24 accumulators, full vectors only, C += A B:
+   the weight gradient, whose K (the batch) is short, so a bigger tile spreads the fixed
+   cost of a tile (loading and storing C, the call) over more FMAs. _d: with the column sums. */
+#define IPUP__UKR_INST4(MR_)                                                                  \
+    static void ipup__ukr4_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
+                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,     \
+                                 float *c, ptrdiff_t ldc, const float *bias, int accum,       \
+                                 float *dbp) {                                                \
+        IPUP__UKR_BODY(MR_, 4, 1, 0, 0);                                                      \
+    }                                                                                         \
+    static void ipup__ukr4d_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, \
+                                  int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,    \
+                                  float *c, ptrdiff_t ldc, const float *bias, int accum,      \
+                                  float *dbp) {                                               \
+        IPUP__UKR_BODY(MR_, 4, 1, 1, 0);                                                      \
+    }
+#define IPUP__MR4 6
+IPUP__UKR_INST4(1) IPUP__UKR_INST4(2) IPUP__UKR_INST4(3) IPUP__UKR_INST4(4) IPUP__UKR_INST4(5) IPUP__UKR_INST4(6)
+static const ipup__ukr_fn ipup__ukr_tab4[2][IPUP__MR4] = {
+    { ipup__ukr4_1, ipup__ukr4_2, ipup__ukr4_3, ipup__ukr4_4, ipup__ukr4_5, ipup__ukr4_6 },
+    { ipup__ukr4d_1, ipup__ukr4d_2, ipup__ukr4d_3, ipup__ukr4d_4, ipup__ukr4d_5, ipup__ukr4d_6 }
+};
+#endif
+
 /* One product C (M, N) (=|+=) A B. Row r of A starts at a + (r / rdiv) * rs1 + (r % rdiv) * rs0. */
 typedef struct ipup__gemm_t {
     int M, N;
@@ -927,6 +953,36 @@ static void ipup__gemm(const ipup__gemm_t *g) {
             r0 += m;
         }
     }
+}
+
+/* ipup__gemm for rows of A at a fixed stride (rdiv == M, one segment): with AVX-512 the
+   whole 64-column panels go through the 4-vector tile (rows in balanced blocks of at most
+   6, db on the first block), the rest through ipup__gemm. Each element has the chain it
+   has in ipup__gemm (tiles never change the order of an element's sum), so the same bits. */
+static void ipup__gemm_wide(const ipup__gemm_t *g) {
+    ipup__gemm_t rest = *g;
+#if defined(IPUP_KERNELS_AVX512)
+    const int tiles = (g->M + IPUP__MR4 - 1) / IPUP__MR4;
+    int n0 = 0;
+    if (g->rdiv == g->M && g->nseg == 1)
+        for (; n0 + 4 * IPUP__VL <= g->N; n0 += 4 * IPUP__VL) {
+            int t, r0 = 0, r;
+            for (t = 0; t < tiles; t++) {
+                const int m = g->M / tiles + (t < g->M % tiles ? 1 : 0);
+                const float *ap[IPUP__MR4];
+                for (r = 0; r < m; r++) ap[r] = g->a + (ptrdiff_t)(r0 + r) * g->rs0;
+                ipup__ukr_tab4[g->db && t == 0][m - 1](ipup__mask(IPUP__VL), ap, g->ka, 1, g->seglen, 0, g->b + n0,
+                                                       g->ldb, g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc,
+                                                       g->bias ? g->bias + n0 : NULL, g->accum,
+                                                       g->db ? g->db + n0 : NULL);
+                r0 += m;
+            }
+        }
+    if (n0 == g->N) return;
+    rest.N = g->N - n0; rest.b = g->b + n0; rest.c = g->c + n0;
+    rest.bias = g->bias ? g->bias + n0 : NULL; rest.db = g->db ? g->db + n0 : NULL;
+#endif
+    ipup__gemm(&rest);
 }
 
 /* dst (N) += column sums of src (G*R, N) (row stride ld), group by group: per group of R rows
@@ -1082,7 +1138,7 @@ static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B,
     g.M = IN; g.N = OUT;
     g.a = x; g.rdiv = IN; g.rs0 = 1; g.rs1 = 0; g.ka = IN; g.sa = 0; g.nseg = 1; g.seglen = B;
     g.b = dy; g.ldb = OUT; g.c = dw; g.ldc = OUT; g.bias = NULL; g.accum = 1; g.db = db;
-    ipup__gemm(&g);
+    ipup__gemm_wide(&g);
 }
 
 /* conv forward: per image, rows = output positions (oh, ow), K = three segments (kernel
