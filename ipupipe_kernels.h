@@ -1002,32 +1002,30 @@ static void ipup__colsum_add(int G, int R, int N, const float *src, ptrdiff_t ld
     }
 }
 
-static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
-                                 const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
-                                 float *y /* (B, OUT) */, int relu) {
-    ipup__gemm_t g;
-    g.M = B; g.N = OUT;
-    g.a = x; g.rdiv = B; g.rs0 = IN; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = IN;
-    g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
-    ipup__gemm(&g);
-}
-
 /* o[c] = column c of the VL x VL block whose rows are q[r]: unpack, in-lane shuffles, then
    128-bit lane moves. Moves only: no arithmetic touches a value. */
-static inline void ipup__tr_block(ipup__v *q, ipup__v *o) {
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__AINLINE inline __attribute__((always_inline)) /* the block stays in registers */
+#else
+#define IPUP__AINLINE inline
+#endif
+static IPUP__AINLINE void ipup__tr_block(ipup__v *q, ipup__v *o) {
     ipup__v t[IPUP__VL];
     int i, j;
 #if defined(IPUP_KERNELS_AVX512)
+IPUP__UNROLL(16)
     for (i = 0; i < 8; i++) {
         t[2 * i] = _mm512_unpacklo_ps(q[2 * i], q[2 * i + 1]);
         t[2 * i + 1] = _mm512_unpackhi_ps(q[2 * i], q[2 * i + 1]);
     }
+IPUP__UNROLL(16)
     for (i = 0; i < 4; i++) { /* q[4i + j], lane L: rows 4i..4i+3 of column 4L + j */
         q[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
         q[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
         q[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
         q[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
     }
+IPUP__UNROLL(16)
     for (j = 0; j < 4; j++) {
         const __m512 a0 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0x88), a1 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0xDD);
         const __m512 b0 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0x88), b1 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0xDD);
@@ -1037,16 +1035,19 @@ static inline void ipup__tr_block(ipup__v *q, ipup__v *o) {
         o[12 + j] = _mm512_shuffle_f32x4(a1, b1, 0xDD);
     }
 #else
+IPUP__UNROLL(16)
     for (i = 0; i < 4; i++) {
         t[2 * i] = _mm256_unpacklo_ps(q[2 * i], q[2 * i + 1]);
         t[2 * i + 1] = _mm256_unpackhi_ps(q[2 * i], q[2 * i + 1]);
     }
+IPUP__UNROLL(16)
     for (i = 0; i < 2; i++) { /* q[4i + j], lane L: rows 4i..4i+3 of column 4L + j */
         q[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
         q[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
         q[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
         q[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
     }
+IPUP__UNROLL(16)
     for (j = 0; j < 4; j++) {
         o[j] = _mm256_permute2f128_ps(q[j], q[4 + j], 0x20);
         o[4 + j] = _mm256_permute2f128_ps(q[j], q[4 + j], 0x31);
@@ -1067,11 +1068,14 @@ static void ipup__transpose(const float *src, ptrdiff_t lds, int rows, int cols,
             float *dp = dst + (ptrdiff_t)c0 * ldd + r0;
             ipup__v q[IPUP__VL], o[IPUP__VL];
             if (nr == IPUP__VL && nc == IPUP__VL) {
+IPUP__UNROLL(16)
                 for (i = 0; i < IPUP__VL; i++) q[i] = ipup__vld(sp + (ptrdiff_t)i * lds);
                 ipup__tr_block(q, o);
+IPUP__UNROLL(16)
                 for (i = 0; i < IPUP__VL; i++) ipup__vst(dp + (ptrdiff_t)i * ldd, o[i]);
             } else {
                 const ipup__m mc = ipup__mask(nc);
+IPUP__UNROLL(16)
                 for (i = 0; i < IPUP__VL; i++) q[i] = i < nr ? ipup__vldm(sp + (ptrdiff_t)i * lds, mc) : ipup__vzero();
                 ipup__tr_block(q, o);
                 for (i = 0; i < nc; i++) ipup__vstm(dp + (ptrdiff_t)i * ldd, mr, o[i]);
@@ -1080,12 +1084,22 @@ static void ipup__transpose(const float *src, ptrdiff_t lds, int rows, int cols,
     }
 }
 
+#define IPUP__KB 256 /* K block of the backward-data products */
+static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                 const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
+                                 float *y /* (B, OUT) */, int relu) {
+    ipup__gemm_t g;
+    g.M = B; g.N = OUT;
+    g.a = x; g.rdiv = B; g.rs0 = IN; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = IN;
+    g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
+    ipup__gemm(&g);
+}
+
 /* dx (B, IN) = dy (B, OUT) w^T: per panel of NR columns of dx and K-block of 256 outputs,
    the panel's w^T (K-block x NR, on the stack, <= 32 KB) is transposed in registers and dx
    is a product like the forward's (rows of dy broadcast). Each element of dx is the chain
    over its K-block in increasing order from zero; the first block is stored and later
    blocks are added to it, in increasing order (the bits of the transposed formulation). */
-#define IPUP__KB 256
 #define IPUP__IC 64 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
 /* The same dx with one K-block (OUT <= 256) as dx^T = w dy^T, for shapes where w is larger
    than dy and dx together: per batch block of NR, dy^T (OUT x NR) is transposed once into
@@ -1130,11 +1144,38 @@ static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* 
     }
 }
 
+/* dw += x^T dy for fewer outputs than a vector has lanes (a classifier's 10): the other
+   way round, dw^T = dy^T x, so that the vectors run along IN, full, instead of along a
+   mostly empty OUT. Per chunk of IN the chains (from zero over the batch in order) land
+   in a stack tile, which is transposed and added to dw: the C + chain of the direct
+   product. db: the column sums of dy, as ipup__colsum_add gives them (the same bits). */
+#define IPUP__NW 64
+static void ipup__dense_bwd_w_narrow(int B, int IN, int OUT, const float *x, const float *dy, float *dw,
+                                     float *db) {
+    float tile[IPUP__VL * IPUP__NW], tt[IPUP__NW * IPUP__VL];
+    int i0;
+    for (i0 = 0; i0 < IN; i0 += IPUP__NW) {
+        const int ni = IN - i0 < IPUP__NW ? IN - i0 : IPUP__NW;
+        ipup__gemm_t g;
+        g.M = OUT; g.N = ni;
+        g.a = dy; g.rdiv = OUT; g.rs0 = 1; g.rs1 = 0; g.ka = OUT; g.sa = 0; g.nseg = 1; g.seglen = B;
+        g.b = x + i0; g.ldb = IN; g.c = tile; g.ldc = IPUP__NW; g.bias = NULL; g.accum = 0; g.db = NULL;
+        ipup__gemm(&g);
+        ipup__transpose(tile, IPUP__NW, OUT, ni, tt, OUT);
+        ipup_add_f32(ni * OUT, dw + (size_t)i0 * (size_t)OUT, tt);
+    }
+    if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
+}
+
 /* dw (IN, OUT) += x^T dy: A = x^T (row i = column i of x, k stride IN), B = dy. */
 static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
                                    const float *dy /* (B, OUT) */, float *dw /* (IN, OUT) */,
                                    float *db /* (OUT) or NULL */) {
     ipup__gemm_t g;
+    if (OUT < IPUP__VL && IN >= 2 * IPUP__VL) {
+        ipup__dense_bwd_w_narrow(B, IN, OUT, x, dy, dw, db);
+        return;
+    }
     g.M = IN; g.N = OUT;
     g.a = x; g.rdiv = IN; g.rs0 = 1; g.rs1 = 0; g.ka = IN; g.sa = 0; g.nseg = 1; g.seglen = B;
     g.b = dy; g.ldb = OUT; g.c = dw; g.ldc = OUT; g.bias = NULL; g.accum = 1; g.db = db;
