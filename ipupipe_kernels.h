@@ -1203,10 +1203,39 @@ static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float
 
 /* conv dw (9 CI, CO) += im2col(x)^T dy, per image: row k = (kh, kw, ci) of A starts at
    x[kh][kw][ci]; K = positions (oh, ow): segments oh of length OW, k stride CI. */
+#if defined(IPUP_KERNELS_AVX512)
+/* all 9 rows of a one-channel image's dw in one tile of 2 vectors (18 accumulators, + 2
+   for db): dy is streamed once per image instead of once per tile of rows */
+static void ipup__ukr9_2(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
+                         const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, const float *bias, int accum,
+                         float *dbp) {
+    IPUP__UKR_BODY(9, 2, 1, 0, 0);
+}
+static void ipup__ukr9d_2(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
+                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, const float *bias, int accum,
+                          float *dbp) {
+    IPUP__UKR_BODY(9, 2, 1, 1, 0);
+}
+#endif
+
 static void ipup__conv_bwd_w_simd(int B, int H, int W, int CI, int CO, const float *x,
                                   const float *dy, float *dw, float *db) {
     const int OH = H - 2, OW = W - 2;
     int n;
+#if defined(IPUP_KERNELS_AVX512)
+    if (CI == 1 && CO % IPUP__NR == 0) { /* the same chains as ipup__gemm's tiles: the same bits */
+        for (n = 0; n < B; n++) {
+            const float *xn = x + (size_t)n * (size_t)H * (size_t)W, *ap[9];
+            const float *dyn = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO;
+            int r, n0;
+            for (r = 0; r < 9; r++) ap[r] = xn + (r / 3) * W + r % 3;
+            for (n0 = 0; n0 < CO; n0 += IPUP__NR)
+                (db ? ipup__ukr9d_2 : ipup__ukr9_2)(ipup__mask(IPUP__VL), ap, 1, OH, OW, W, dyn + n0, CO, dw + n0, CO,
+                                                    NULL, 1, db ? db + n0 : NULL);
+        }
+        return;
+    }
+#endif
     for (n = 0; n < B; n++) {
         ipup__gemm_t g;
         g.M = 9 * CI; g.N = CO;
