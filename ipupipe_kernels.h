@@ -1267,6 +1267,17 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
         g.b = wt; g.ldb = K9; g.c = G; g.ldc = K9; g.bias = NULL; g.accum = 0; g.db = NULL;
         ipup__gemm(&g);
         IPUPIPE_MEMSET(dxn, 0, (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+        if (CI == 1) { /* one float per tap: the same adds in the same order, without a call per tap */
+            for (oh = 0; oh < OH; oh++)
+                for (ow = 0; ow < OW; ow++) {
+                    const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * 9u;
+                    float *d0 = dxn + (size_t)oh * (size_t)W + (size_t)ow;
+                    d0[0] += gp[0]; d0[1] += gp[1]; d0[2] += gp[2];
+                    d0[W] += gp[3]; d0[W + 1] += gp[4]; d0[W + 2] += gp[5];
+                    d0[2 * W] += gp[6]; d0[2 * W + 1] += gp[7]; d0[2 * W + 2] += gp[8];
+                }
+            continue;
+        }
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
                 const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * (size_t)K9;
