@@ -1100,14 +1100,15 @@ static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, I
    is a product like the forward's (rows of dy broadcast). Each element of dx is the chain
    over its K-block in increasing order from zero; the first block is stored and later
    blocks are added to it, in increasing order (the bits of the transposed formulation). */
-#define IPUP__IC 64 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
-/* The same dx with one K-block (OUT <= 256) as dx^T = w dy^T, for shapes where w is larger
+#define IPUP__IC 16 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
+#define IPUP__KT 224 /* its largest OUT: dy^T panel + tile stay within the 33 KB of the other path */
+/* The same dx with one K-block (OUT <= IPUP__KT) as dx^T = w dy^T, for shapes where w is larger
    than dy and dx together: per batch block of NR, dy^T (OUT x NR) is transposed once into
    the stack, each IC-row chunk of dx^T is a product with rows of w broadcast into a stack
    tile, which is then transposed into dx. The same chains, so the same bits. */
 static void ipup__dense_bwd_data_t_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
                                         const float *dy /* (B, OUT) */, float *dx /* (B, IN) */) {
-    float pk[IPUP__KB * IPUP__NR];
+    float pk[IPUP__KT * IPUP__NR];
     float tile[IPUP__IC * IPUP__NR];
     int b0, i0;
     for (b0 = 0; b0 < B; b0 += IPUP__NR) {
@@ -1587,7 +1588,7 @@ IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B > 0 && OUT > 0 && IN > 0) {
-        if (dx && OUT <= IPUP__KB && (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
+        if (dx && OUT <= IPUP__KT && (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
             ipup__dense_bwd_data_t_simd(B, IN, OUT, w, dy, dx); /* transposing dy and dx moves less */
         else if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
         if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw, db); /* db fused */
