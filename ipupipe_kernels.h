@@ -58,16 +58,22 @@
      never) when runs must match bit for bit. dw and db never depend on it, nor on which
      other gradients a call computes (dx-only + dw/db-only calls give the bits of one full
      call: what split "I"/"W" backward ops rely on).
-     Stack: the SIMD dense backward-data packs a panel of dy on the stack (33 KB with
-     AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB.
+     Stack: the SIMD dense backward packs a transposed panel of w or dy on the stack (at
+     most 33 KB with AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB
+     (the narrow weight gradient 8 KB).
 
-   SPEED (make bench, built -O2 -march=native as the tools are; AMD EPYC with AVX-512, one
-   core, measured FMA peak ~236 GFLOP/s, shared machine at load 5)
-     dense 32x784x256: forward ~0.70 of peak, dx ~0.69, dW ~0.59; conv3x3 64x13x13x32->64:
-     forward ~0.71, backward (dx, dW, db) ~0.62; 64x28x28x1->32: forward ~0.41, backward
-     (dW, db) ~0.39. One register-blocked micro-kernel (8x32 or 16x16 tiles of zmm
-     accumulators, 6x16 / 8x8 with AVX2) serves every product; it can apply the bias and a
-     ReLU to the tile in registers (ipup_dense_relu_fwd_f32, ipup_conv3x3_relu_fwd_f32).
+   SPEED (bench_kernels, built -O2 -march=native as the tools are; Intel Xeon with AVX-512,
+   one core, measured FMA peak ~249 GFLOP/s, 64-byte aligned tensors as the emulator carves
+     them) dense 32x784x256: forward ~0.93 of peak, dx ~0.89, dW ~0.81; 32x32x10: forward
+     ~0.37, dx ~0.44, dW ~0.48; conv3x3 64x13x13x32->64: forward ~0.89, backward (dx, dW,
+     db) ~0.74; 64x28x28x1->32: forward ~0.51, backward (dW, db) ~0.53. One register-
+     blocked micro-kernel (8x32 or 16x16 tiles of zmm accumulators, 6x16 / 8x8 with AVX2)
+     serves every product, plus a 6x64 tile for weight gradients and a 9x32 one for a
+     one-channel conv's (AVX-512); it can apply the bias and a ReLU to the tile in
+     registers (ipup_dense_relu_fwd_f32, ipup_conv3x3_relu_fwd_f32). Products whose
+     operand runs the wrong way for the vectors (dx = dy w^T; dW of fewer outputs than
+     lanes) transpose VL x VL blocks in registers: moves only, every element keeps its
+     chain of FMAs, so the bits do not depend on the path.
      Element-wise kernels (ReLU, max-pool, dropout, SGD, momentum, Adam, accumulation) are
      vectorised explicitly, lane for lane the scalar operation, so -O2 gives the speed and
      every build the same bits. Weak spot: conv dx with one input channel (N = 9 columns):
