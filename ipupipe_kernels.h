@@ -59,7 +59,7 @@
      other gradients a call computes (dx-only + dw/db-only calls give the bits of one full
      call: what split "I"/"W" backward ops rely on).
      Stack: the SIMD dense backward packs a transposed panel of w or dy on the stack (at
-     most 33 KB with AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB
+     most 34 KB with AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB
      (the narrow weight gradient 8 KB).
 
    SPEED (bench_kernels, built -O2 -march=native as the tools are; Intel Xeon with AVX-512,
@@ -1107,7 +1107,7 @@ static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, I
    over its K-block in increasing order from zero; the first block is stored and later
    blocks are added to it, in increasing order (the bits of the transposed formulation). */
 #define IPUP__IC 16 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
-#define IPUP__KT 224 /* its largest OUT: dy^T panel + tile stay within the 33 KB of the other path */
+#define IPUP__KT IPUP__KB /* its largest OUT (one K-block): dy^T panel 32 KB + tile 2 KB with AVX-512 */
 /* The same dx with one K-block (OUT <= IPUP__KT) as dx^T = w dy^T, for shapes where w is larger
    than dy and dx together: per batch block of NR, dy^T (OUT x NR) is transposed once into
    the stack, each IC-row chunk of dx^T is a product with rows of w broadcast into a stack
