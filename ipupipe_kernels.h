@@ -58,16 +58,22 @@
      never) when runs must match bit for bit. dw and db never depend on it, nor on which
      other gradients a call computes (dx-only + dw/db-only calls give the bits of one full
      call: what split "I"/"W" backward ops rely on).
-     Stack: the SIMD dense backward-data packs a panel of dy on the stack (33 KB with
-     AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB.
+     Stack: the SIMD dense backward packs a transposed panel of w or dy on the stack (at
+     most 34 KB with AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB
+     (the narrow weight gradient 8 KB).
 
-   SPEED (make bench, built -O2 -march=native as the tools are; AMD EPYC with AVX-512, one
-   core, measured FMA peak ~236 GFLOP/s, shared machine at load 5)
-     dense 32x784x256: forward ~0.70 of peak, dx ~0.69, dW ~0.59; conv3x3 64x13x13x32->64:
-     forward ~0.71, backward (dx, dW, db) ~0.62; 64x28x28x1->32: forward ~0.41, backward
-     (dW, db) ~0.39. One register-blocked micro-kernel (8x32 or 16x16 tiles of zmm
-     accumulators, 6x16 / 8x8 with AVX2) serves every product; it can apply the bias and a
-     ReLU to the tile in registers (ipup_dense_relu_fwd_f32, ipup_conv3x3_relu_fwd_f32).
+   SPEED (bench_kernels, built -O2 -march=native as the tools are; Intel Xeon with AVX-512,
+   one core, measured FMA peak ~249 GFLOP/s, 64-byte aligned tensors as the emulator carves
+     them) dense 32x784x256: forward ~0.93 of peak, dx ~0.89, dW ~0.81; 32x32x10: forward
+     ~0.37, dx ~0.44, dW ~0.48; conv3x3 64x13x13x32->64: forward ~0.89, backward (dx, dW,
+     db) ~0.74; 64x28x28x1->32: forward ~0.51, backward (dW, db) ~0.53. One register-
+     blocked micro-kernel (8x32 or 16x16 tiles of zmm accumulators, 6x16 / 8x8 with AVX2)
+     serves every product, plus a 6x64 tile for weight gradients and a 9x32 one for a
+     one-channel conv's (AVX-512); it can apply the bias and a ReLU to the tile in
+     registers (ipup_dense_relu_fwd_f32, ipup_conv3x3_relu_fwd_f32). Products whose
+     operand runs the wrong way for the vectors (dx = dy w^T; dW of fewer outputs than
+     lanes) transpose VL x VL blocks in registers: moves only, every element keeps its
+     chain of FMAs, so the bits do not depend on the path.
      Element-wise kernels (ReLU, max-pool, dropout, SGD, momentum, Adam, accumulation) are
      vectorised explicitly, lane for lane the scalar operation, so -O2 gives the speed and
      every build the same bits. Weak spot: conv dx with one input channel (N = 9 columns):
@@ -717,6 +723,7 @@ static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
 }
 #endif
 #define IPUP__NR (IPUP__NV * IPUP__VL)
+#define IPUP__NVX 4 /* vectors of columns a micro-kernel may hold (4: the weight-gradient tile) */
 
 /* The micro-kernel body. MR_ (rows), NV_ (vectors of columns), FULL_ (last vector whole),
    DB_ (also sum B's rows into dbp: the bias gradient) and KF_ (fixed segment length, 0 =
@@ -729,7 +736,7 @@ static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
 #define IPUP__UNROLL(n) IPUP__PRAGMA(GCC unroll n)
 #define IPUP__UKR_BODY(MR_, NV_, FULL_, DB_, KF_)                                                    \
     const int ukr_MR = (MR_), ukr_NV = (NV_), ukr_FULL = (FULL_), ukr_DB = (DB_), ukr_KF = (KF_);   \
-    ipup__v acc[IPUP__MR1][IPUP__NV], dacc[IPUP__NV];                                               \
+    ipup__v acc[IPUP__MR1][IPUP__NVX], dacc[IPUP__NVX];                                             \
     int r, v, s, k;                                                                                 \
 IPUP__UNROLL(4)                                                                                     \
     for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vzero();                                           \
@@ -742,7 +749,7 @@ IPUP__UNROLL(4)                                                                 
         ptrdiff_t off = (ptrdiff_t)s * sa;                                                          \
 IPUP__UNROLL(4)                                                                                     \
         for (k = 0; k < seglen; k++, off += ka, b += ldb) {                                         \
-            ipup__v bv[IPUP__NV];                                                                   \
+            ipup__v bv[IPUP__NVX];                                                                  \
 IPUP__UNROLL(4)                                                                                     \
             for (v = 0; v < ukr_NV; v++)                                                            \
                 bv[v] = (ukr_FULL || v < ukr_NV - 1) ? ipup__vld(b + v * IPUP__VL)                  \
@@ -875,6 +882,31 @@ static const ipup__ukr_fn ipup__ukr_tabd[IPUP__NV][IPUP__MR][2] = {
     }
 };
 
+#if defined(IPUP_KERNELS_AVX512)
+/* 4 vectors (64 columns) x up to 6 rows = 24 accumulators, full vectors only, C += A B:
+   the weight gradient, whose K (the batch) is short, so a bigger tile spreads the fixed
+   cost of a tile (loading and storing C, the call) over more FMAs. _d: with the column sums. */
+#define IPUP__UKR_INST4(MR_)                                                                  \
+    static void ipup__ukr4_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
+                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,     \
+                                 float *c, ptrdiff_t ldc, const float *bias, int accum,       \
+                                 float *dbp) {                                                \
+        IPUP__UKR_BODY(MR_, 4, 1, 0, 0);                                                      \
+    }                                                                                         \
+    static void ipup__ukr4d_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, \
+                                  int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,    \
+                                  float *c, ptrdiff_t ldc, const float *bias, int accum,      \
+                                  float *dbp) {                                               \
+        IPUP__UKR_BODY(MR_, 4, 1, 1, 0);                                                      \
+    }
+#define IPUP__MR4 6
+IPUP__UKR_INST4(1) IPUP__UKR_INST4(2) IPUP__UKR_INST4(3) IPUP__UKR_INST4(4) IPUP__UKR_INST4(5) IPUP__UKR_INST4(6)
+static const ipup__ukr_fn ipup__ukr_tab4[2][IPUP__MR4] = {
+    { ipup__ukr4_1, ipup__ukr4_2, ipup__ukr4_3, ipup__ukr4_4, ipup__ukr4_5, ipup__ukr4_6 },
+    { ipup__ukr4d_1, ipup__ukr4d_2, ipup__ukr4d_3, ipup__ukr4d_4, ipup__ukr4d_5, ipup__ukr4d_6 }
+};
+#endif
+
 /* One product C (M, N) (=|+=) A B. Row r of A starts at a + (r / rdiv) * rs1 + (r % rdiv) * rs0. */
 typedef struct ipup__gemm_t {
     int M, N;
@@ -929,6 +961,36 @@ static void ipup__gemm(const ipup__gemm_t *g) {
     }
 }
 
+/* ipup__gemm for rows of A at a fixed stride (rdiv == M, one segment): with AVX-512 the
+   whole 64-column panels go through the 4-vector tile (rows in balanced blocks of at most
+   6, db on the first block), the rest through ipup__gemm. Each element has the chain it
+   has in ipup__gemm (tiles never change the order of an element's sum), so the same bits. */
+static void ipup__gemm_wide(const ipup__gemm_t *g) {
+    ipup__gemm_t rest = *g;
+#if defined(IPUP_KERNELS_AVX512)
+    const int tiles = (g->M + IPUP__MR4 - 1) / IPUP__MR4;
+    int n0 = 0;
+    if (g->rdiv == g->M && g->nseg == 1)
+        for (; n0 + 4 * IPUP__VL <= g->N; n0 += 4 * IPUP__VL) {
+            int t, r0 = 0, r;
+            for (t = 0; t < tiles; t++) {
+                const int m = g->M / tiles + (t < g->M % tiles ? 1 : 0);
+                const float *ap[IPUP__MR4];
+                for (r = 0; r < m; r++) ap[r] = g->a + (ptrdiff_t)(r0 + r) * g->rs0;
+                ipup__ukr_tab4[g->db && t == 0][m - 1](ipup__mask(IPUP__VL), ap, g->ka, 1, g->seglen, 0, g->b + n0,
+                                                       g->ldb, g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc,
+                                                       g->bias ? g->bias + n0 : NULL, g->accum,
+                                                       g->db ? g->db + n0 : NULL);
+                r0 += m;
+            }
+        }
+    if (n0 == g->N) return;
+    rest.N = g->N - n0; rest.b = g->b + n0; rest.c = g->c + n0;
+    rest.bias = g->bias ? g->bias + n0 : NULL; rest.db = g->db ? g->db + n0 : NULL;
+#endif
+    ipup__gemm(&rest);
+}
+
 /* dst (N) += column sums of src (G*R, N) (row stride ld), group by group: per group of R rows
    the rows are summed in order from zero, then added to dst; exactly the arithmetic of the
    column-sum row fused into the weight products, so db has the same bits either way. */
@@ -946,6 +1008,89 @@ static void ipup__colsum_add(int G, int R, int N, const float *src, ptrdiff_t ld
     }
 }
 
+/* o[c] = column c of the VL x VL block whose rows are q[r]: unpack, in-lane shuffles, then
+   128-bit lane moves. Moves only: no arithmetic touches a value. */
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__AINLINE inline __attribute__((always_inline)) /* the block stays in registers */
+#else
+#define IPUP__AINLINE inline
+#endif
+static IPUP__AINLINE void ipup__tr_block(ipup__v *q, ipup__v *o) {
+    ipup__v t[IPUP__VL];
+    int i, j;
+#if defined(IPUP_KERNELS_AVX512)
+IPUP__UNROLL(16)
+    for (i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(q[2 * i], q[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(q[2 * i], q[2 * i + 1]);
+    }
+IPUP__UNROLL(16)
+    for (i = 0; i < 4; i++) { /* q[4i + j], lane L: rows 4i..4i+3 of column 4L + j */
+        q[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        q[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        q[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        q[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+IPUP__UNROLL(16)
+    for (j = 0; j < 4; j++) {
+        const __m512 a0 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0x88), a1 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0xDD);
+        const __m512 b0 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0x88), b1 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0xDD);
+        o[j] = _mm512_shuffle_f32x4(a0, b0, 0x88);
+        o[4 + j] = _mm512_shuffle_f32x4(a1, b1, 0x88);
+        o[8 + j] = _mm512_shuffle_f32x4(a0, b0, 0xDD);
+        o[12 + j] = _mm512_shuffle_f32x4(a1, b1, 0xDD);
+    }
+#else
+IPUP__UNROLL(16)
+    for (i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(q[2 * i], q[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(q[2 * i], q[2 * i + 1]);
+    }
+IPUP__UNROLL(16)
+    for (i = 0; i < 2; i++) { /* q[4i + j], lane L: rows 4i..4i+3 of column 4L + j */
+        q[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        q[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        q[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        q[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+IPUP__UNROLL(16)
+    for (j = 0; j < 4; j++) {
+        o[j] = _mm256_permute2f128_ps(q[j], q[4 + j], 0x20);
+        o[4 + j] = _mm256_permute2f128_ps(q[j], q[4 + j], 0x31);
+    }
+#endif
+}
+
+/* dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols, in VL x VL blocks (the
+   ragged ones by masked loads and stores: nothing outside the two matrices is touched). */
+static void ipup__transpose(const float *src, ptrdiff_t lds, int rows, int cols, float *dst, ptrdiff_t ldd) {
+    int r0, c0, i;
+    for (r0 = 0; r0 < rows; r0 += IPUP__VL) {
+        const int nr = rows - r0 < IPUP__VL ? rows - r0 : IPUP__VL;
+        const ipup__m mr = ipup__mask(nr);
+        for (c0 = 0; c0 < cols; c0 += IPUP__VL) {
+            const int nc = cols - c0 < IPUP__VL ? cols - c0 : IPUP__VL;
+            const float *sp = src + (ptrdiff_t)r0 * lds + c0;
+            float *dp = dst + (ptrdiff_t)c0 * ldd + r0;
+            ipup__v q[IPUP__VL], o[IPUP__VL];
+            if (nr == IPUP__VL && nc == IPUP__VL) {
+IPUP__UNROLL(16)
+                for (i = 0; i < IPUP__VL; i++) q[i] = ipup__vld(sp + (ptrdiff_t)i * lds);
+                ipup__tr_block(q, o);
+IPUP__UNROLL(16)
+                for (i = 0; i < IPUP__VL; i++) ipup__vst(dp + (ptrdiff_t)i * ldd, o[i]);
+            } else {
+                const ipup__m mc = ipup__mask(nc);
+IPUP__UNROLL(16)
+                for (i = 0; i < IPUP__VL; i++) q[i] = i < nr ? ipup__vldm(sp + (ptrdiff_t)i * lds, mc) : ipup__vzero();
+                ipup__tr_block(q, o);
+                for (i = 0; i < nc; i++) ipup__vstm(dp + (ptrdiff_t)i * ldd, mr, o[i]);
+            }
+        }
+    }
+}
+
+#define IPUP__KB 256 /* K block of the backward-data products */
 static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
                                  const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
                                  float *y /* (B, OUT) */, int relu) {
@@ -956,39 +1101,77 @@ static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, I
     ipup__gemm(&g);
 }
 
-/* dx (B, IN) = dy (B, OUT) w^T, computed as dx^T = w dy^T: dy^T is packed (a K-block x
-   batch-block panel on the stack, <= 32 KB), each MR x NR tile of dx^T lands in a stack tile
-   and is written transposed. K-blocks add in increasing order. */
-#define IPUP__KB 256
+/* dx (B, IN) = dy (B, OUT) w^T: per panel of NR columns of dx and K-block of 256 outputs,
+   the panel's w^T (K-block x NR, on the stack, <= 32 KB) is transposed in registers and dx
+   is a product like the forward's (rows of dy broadcast). Each element of dx is the chain
+   over its K-block in increasing order from zero; the first block is stored and later
+   blocks are added to it, in increasing order (the bits of the transposed formulation). */
+#define IPUP__IC 16 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
+#define IPUP__KT IPUP__KB /* its largest OUT (one K-block): dy^T panel 32 KB + tile 2 KB with AVX-512 */
+/* The same dx with one K-block (OUT <= IPUP__KT) as dx^T = w dy^T, for shapes where w is larger
+   than dy and dx together: per batch block of NR, dy^T (OUT x NR) is transposed once into
+   the stack, each IC-row chunk of dx^T is a product with rows of w broadcast into a stack
+   tile, which is then transposed into dx. The same chains, so the same bits. */
+static void ipup__dense_bwd_data_t_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
+                                        const float *dy /* (B, OUT) */, float *dx /* (B, IN) */) {
+    float pk[IPUP__KT * IPUP__NR];
+    float tile[IPUP__IC * IPUP__NR];
+    int b0, i0;
+    for (b0 = 0; b0 < B; b0 += IPUP__NR) {
+        const int nb = B - b0 < IPUP__NR ? B - b0 : IPUP__NR;
+        ipup__transpose(dy + (size_t)b0 * (size_t)OUT, OUT, nb, OUT, pk, IPUP__NR);
+        for (i0 = 0; i0 < IN; i0 += IPUP__IC) {
+            const int m = IN - i0 < IPUP__IC ? IN - i0 : IPUP__IC;
+            ipup__gemm_t g;
+            g.M = m; g.N = nb;
+            g.a = w + (size_t)i0 * (size_t)OUT; g.rdiv = m; g.rs0 = OUT; g.rs1 = 0;
+            g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = OUT;
+            g.b = pk; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0; g.db = NULL;
+            ipup__gemm(&g);
+            ipup__transpose(tile, IPUP__NR, m, nb, dx + (size_t)b0 * (size_t)IN + (size_t)i0, IN);
+        }
+    }
+}
+
 static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
                                       const float *dy /* (B, OUT) */, float *dx /* (B, IN) */) {
     float pk[IPUP__KB * IPUP__NR];
-    float tile[IPUP__MR * IPUP__NR];
-    int b0, k0, i0, j, k, r;
-    for (b0 = 0; b0 < B; b0 += IPUP__NR) {
-        const int nb = B - b0 < IPUP__NR ? B - b0 : IPUP__NR;
+    int i0, k0;
+    for (i0 = 0; i0 < IN; i0 += IPUP__NR) {
+        const int ni = IN - i0 < IPUP__NR ? IN - i0 : IPUP__NR;
         for (k0 = 0; k0 < OUT; k0 += IPUP__KB) {
             const int kb = OUT - k0 < IPUP__KB ? OUT - k0 : IPUP__KB;
             ipup__gemm_t g;
-            for (k = 0; k < kb; k++)
-                for (j = 0; j < nb; j++) pk[k * IPUP__NR + j] = dy[(size_t)(b0 + j) * (size_t)OUT + (size_t)(k0 + k)];
-            for (i0 = 0; i0 < IN; i0 += IPUP__MR) {
-                const int m = IN - i0 < IPUP__MR ? IN - i0 : IPUP__MR;
-                g.M = m; g.N = nb;
-                g.a = w + (size_t)i0 * (size_t)OUT + (size_t)k0; g.rdiv = m; g.rs0 = OUT; g.rs1 = 0;
-                g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = kb;
-                g.b = pk; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0; g.db = NULL;
-                ipup__gemm(&g);
-                if (k0 == 0) {
-                    for (j = 0; j < nb; j++)
-                        for (r = 0; r < m; r++) dx[(size_t)(b0 + j) * (size_t)IN + (size_t)(i0 + r)] = tile[r * IPUP__NR + j];
-                } else {
-                    for (j = 0; j < nb; j++)
-                        for (r = 0; r < m; r++) dx[(size_t)(b0 + j) * (size_t)IN + (size_t)(i0 + r)] += tile[r * IPUP__NR + j];
-                }
-            }
+            ipup__transpose(w + (size_t)i0 * (size_t)OUT + (size_t)k0, OUT, ni, kb, pk, IPUP__NR);
+            g.M = B; g.N = ni;
+            g.a = dy + k0; g.rdiv = B; g.rs0 = OUT; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = kb;
+            g.b = pk; g.ldb = IPUP__NR; g.c = dx + i0; g.ldc = IN; g.bias = NULL; g.accum = k0 ? 1 : 0; g.db = NULL;
+            ipup__gemm(&g);
         }
     }
+}
+
+/* dw += x^T dy for fewer outputs than a vector has lanes (a classifier's 10): the other
+   way round, dw^T = dy^T x, so that the vectors run along IN, full, instead of along a
+   mostly empty OUT. Per chunk of IN the chains (from zero over the batch in order) land
+   in a stack tile, which is transposed and added to dw: the C + chain of the direct
+   product. db: the column sums of dy, as ipup__colsum_add gives them (the same bits). */
+#define IPUP__NW 64
+static void ipup__dense_bwd_w_narrow(int B, int IN, int OUT, const float *x, const float *dy, float *dw,
+                                     float *db) {
+    float tile[IPUP__VL * IPUP__NW], tt[IPUP__NW * IPUP__VL];
+    int i0;
+    for (i0 = 0; i0 < IN; i0 += IPUP__NW) {
+        const int ni = IN - i0 < IPUP__NW ? IN - i0 : IPUP__NW;
+        ipup__gemm_t g;
+        g.M = OUT; g.N = ni;
+        g.a = dy; g.rdiv = OUT; g.rs0 = 1; g.rs1 = 0; g.ka = OUT; g.sa = 0; g.nseg = 1; g.seglen = B;
+        g.b = x + i0; g.ldb = IN; g.c = tile; g.ldc = IPUP__NW; g.bias = NULL; g.accum = 0; g.db = NULL;
+        ipup__gemm(&g);
+        ipup__transpose(tile, IPUP__NW, OUT, ni, tt, OUT);
+        ipup_add_f32(ni * OUT, dw + (size_t)i0 * (size_t)OUT, tt);
+    }
+    if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
 }
 
 /* dw (IN, OUT) += x^T dy: A = x^T (row i = column i of x, k stride IN), B = dy. */
@@ -996,10 +1179,14 @@ static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B,
                                    const float *dy /* (B, OUT) */, float *dw /* (IN, OUT) */,
                                    float *db /* (OUT) or NULL */) {
     ipup__gemm_t g;
+    if (OUT < IPUP__VL && IN >= 2 * IPUP__VL) {
+        ipup__dense_bwd_w_narrow(B, IN, OUT, x, dy, dw, db);
+        return;
+    }
     g.M = IN; g.N = OUT;
     g.a = x; g.rdiv = IN; g.rs0 = 1; g.rs1 = 0; g.ka = IN; g.sa = 0; g.nseg = 1; g.seglen = B;
     g.b = dy; g.ldb = OUT; g.c = dw; g.ldc = OUT; g.bias = NULL; g.accum = 1; g.db = db;
-    ipup__gemm(&g);
+    ipup__gemm_wide(&g);
 }
 
 /* conv forward: per image, rows = output positions (oh, ow), K = three segments (kernel
@@ -1023,10 +1210,39 @@ static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float
 
 /* conv dw (9 CI, CO) += im2col(x)^T dy, per image: row k = (kh, kw, ci) of A starts at
    x[kh][kw][ci]; K = positions (oh, ow): segments oh of length OW, k stride CI. */
+#if defined(IPUP_KERNELS_AVX512)
+/* all 9 rows of a one-channel image's dw in one tile of 2 vectors (18 accumulators, + 2
+   for db): dy is streamed once per image instead of once per tile of rows */
+static void ipup__ukr9_2(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
+                         const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, const float *bias, int accum,
+                         float *dbp) {
+    IPUP__UKR_BODY(9, 2, 1, 0, 0);
+}
+static void ipup__ukr9d_2(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
+                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, const float *bias, int accum,
+                          float *dbp) {
+    IPUP__UKR_BODY(9, 2, 1, 1, 0);
+}
+#endif
+
 static void ipup__conv_bwd_w_simd(int B, int H, int W, int CI, int CO, const float *x,
                                   const float *dy, float *dw, float *db) {
     const int OH = H - 2, OW = W - 2;
     int n;
+#if defined(IPUP_KERNELS_AVX512)
+    if (CI == 1 && CO % IPUP__NR == 0) { /* the same chains as ipup__gemm's tiles: the same bits */
+        for (n = 0; n < B; n++) {
+            const float *xn = x + (size_t)n * (size_t)H * (size_t)W, *ap[9];
+            const float *dyn = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO;
+            int r, n0;
+            for (r = 0; r < 9; r++) ap[r] = xn + (r / 3) * W + r % 3;
+            for (n0 = 0; n0 < CO; n0 += IPUP__NR)
+                (db ? ipup__ukr9d_2 : ipup__ukr9_2)(ipup__mask(IPUP__VL), ap, 1, OH, OW, W, dyn + n0, CO, dw + n0, CO,
+                                                    NULL, 1, db ? db + n0 : NULL);
+        }
+        return;
+    }
+#endif
     for (n = 0; n < B; n++) {
         ipup__gemm_t g;
         g.M = 9 * CI; g.N = CO;
@@ -1058,6 +1274,17 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
         g.b = wt; g.ldb = K9; g.c = G; g.ldc = K9; g.bias = NULL; g.accum = 0; g.db = NULL;
         ipup__gemm(&g);
         IPUPIPE_MEMSET(dxn, 0, (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+        if (CI == 1) { /* one float per tap: the same adds in the same order, without a call per tap */
+            for (oh = 0; oh < OH; oh++)
+                for (ow = 0; ow < OW; ow++) {
+                    const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * 9u;
+                    float *d0 = dxn + (size_t)oh * (size_t)W + (size_t)ow;
+                    d0[0] += gp[0]; d0[1] += gp[1]; d0[2] += gp[2];
+                    d0[W] += gp[3]; d0[W + 1] += gp[4]; d0[W + 2] += gp[5];
+                    d0[2 * W] += gp[6]; d0[2 * W + 1] += gp[7]; d0[2 * W + 2] += gp[8];
+                }
+            continue;
+        }
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
                 const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * (size_t)K9;
@@ -1367,7 +1594,9 @@ IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B > 0 && OUT > 0 && IN > 0) {
-        if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
+        if (dx && OUT <= IPUP__KT && (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
+            ipup__dense_bwd_data_t_simd(B, IN, OUT, w, dy, dx); /* transposing dy and dx moves less */
+        else if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
         if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw, db); /* db fused */
         else if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
         return;

@@ -102,8 +102,11 @@ static double time_job(const job *j, double seconds, int min_trials) {
     return best;
 }
 
+/* 64-byte aligned, as the emulator carves every tensor (ipupipe.h pools): a row of 256
+   floats then starts on a cache line, as it does in training; malloc's 16-byte offset
+   would make every vector of such a row straddle two lines */
 static float *buf(size_t n) {
-    float *p = (float *)malloc(n * sizeof(float));
+    float *p = (float *)aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
     size_t i;
     uint64_t s = n;
     if (!p) { fprintf(stderr, "out of memory\n"); exit(2); }

@@ -3,7 +3,8 @@
  * MIT licence.
  *
  * mt_feed_probe checks the IDX files and applies the limits, mt_feed_alloc allocates
- * the images, labels and permutation (the only allocation, at startup), mt_feed_load
+ * the images (the training images as bytes, scaled per sample as they are fed: a quarter
+ * of the memory traffic), labels and permutation (the only allocation, at startup), mt_feed_load
  * reads them, mt_feed_free releases them. During training nothing allocates: the
  * trainer sets the epoch (mt_feed_epoch: the shuffle of that epoch) and the emulator
  * pulls micro-batches through mt_infeed.
@@ -31,7 +32,8 @@
 
 typedef struct {
     mnist_info tr, te; /* counts after the limits */
-    float *xtr, *xte;  /* (count, 784) pixels in [0, 1] */
+    unsigned char *xtr; /* (count, 784) training pixels as the file's bytes (scaled in mt_infeed) */
+    float *xte;         /* (count, 784) test pixels in [0, 1] */
     int32_t *ytr, *yte;
     int32_t *perm;     /* the current epoch's order of the training images */
     uint64_t seed;
@@ -57,13 +59,13 @@ static int mt_feed_probe(mt_feed *f, const char *dir, int train_limit, int test_
 
 /* Bytes of the host buffers of the probed counts (images, labels, permutation). */
 static double mt_feed_bytes(const mt_feed *f) {
-    return ((double)f->tr.count + (double)f->te.count) * (MT_PIXELS * sizeof(float) + sizeof(int32_t)) +
-           (double)f->tr.count * sizeof(int32_t);
+    return (double)f->tr.count * (MT_PIXELS + sizeof(int32_t)) +
+           (double)f->te.count * (MT_PIXELS * sizeof(float) + sizeof(int32_t)) + (double)f->tr.count * sizeof(int32_t);
 }
 
 /* The host buffers of the probed counts; -1 when the allocator refuses one. */
 static int mt_feed_alloc(mt_feed *f) {
-    f->xtr = (float *)malloc((size_t)f->tr.count * MT_PIXELS * sizeof(float));
+    f->xtr = (unsigned char *)malloc((size_t)f->tr.count * MT_PIXELS);
     f->ytr = (int32_t *)malloc((size_t)f->tr.count * sizeof(int32_t));
     f->xte = (float *)malloc((size_t)f->te.count * MT_PIXELS * sizeof(float));
     f->yte = (int32_t *)malloc((size_t)f->te.count * sizeof(int32_t));
@@ -76,7 +78,7 @@ static int mt_feed_alloc(mt_feed *f) {
  * and refuse files that changed since (mnist_load_into). */
 static int mt_feed_load(mt_feed *f, const char *dir, char *err) {
     mnist_info tr = f->tr, te = f->te;
-    if (mnist_load_into(dir, "train", tr.count, &tr, f->xtr, f->ytr, &f->tr, err) < 0 ||
+    if (mnist_load_bytes_into(dir, "train", tr.count, &tr, f->xtr, f->ytr, &f->tr, err) < 0 ||
         mnist_load_into(dir, "test", te.count, &te, f->xte, f->yte, &f->te, err) < 0)
         return -1;
     return 0;
@@ -89,7 +91,8 @@ static void mt_feed_free(mt_feed *f) {
     free(f->ytr);
     free(f->xtr);
     f->perm = f->ytr = f->yte = NULL;
-    f->xtr = f->xte = NULL;
+    f->xtr = NULL;
+    f->xte = NULL;
 }
 
 /* Fisher-Yates keyed by (seed, epoch): the permutation of epoch e. */
@@ -146,15 +149,17 @@ static int mt_infeed(void *user, const ipup_feed *fd) {
     for (i = 0; i < n; i++) {
         int64_t p = p0 + i;
         int32_t k = f->perm[p];
-        const float *src = f->xtr + (size_t)k * MT_PIXELS;
+        const unsigned char *src = f->xtr + (size_t)k * MT_PIXELS;
         float *dst = x + (size_t)i * MT_PIXELS;
         labels[i] = f->ytr[k];
         if (!aug) {
-            memcpy(dst, src, MT_PIXELS * sizeof(float));
+            mnist_pixels_to_float(src, MT_PIXELS, dst);
         } else {
+            float img[MT_PIXELS];
             uint64_t rr = ipup_rng_u64(f->seed, MT_AUGMENT_TAG + (uint64_t)f->epoch, (uint64_t)p);
             int dx = (int)(rr % (uint64_t)(2 * aug + 1)) - aug, dy = (int)((rr >> 16) % (uint64_t)(2 * aug + 1)) - aug;
-            mt_shift(src, dx, dy, dst);
+            mnist_pixels_to_float(src, MT_PIXELS, img);
+            mt_shift(img, dx, dy, dst);
         }
     }
     return 0;
