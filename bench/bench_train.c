@@ -27,6 +27,7 @@
  * present, else synthetic IDX files of the same size written to /tmp.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MADV_HUGEPAGE (Linux) for mt_alloc_huge */
 #include <stdint.h>
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"

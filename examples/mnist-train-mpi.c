@@ -11,6 +11,7 @@
  * default here and the only runner of this program. A rank that fails ends the job.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MADV_HUGEPAGE (Linux) for mt_alloc_huge */
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_mpi.h"
 

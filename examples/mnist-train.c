@@ -21,6 +21,7 @@
  * with the bits of an uninterrupted run.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MADV_HUGEPAGE (Linux) for mt_alloc_huge */
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 

@@ -374,7 +374,7 @@ static int mt_setup_memory(mt_run *r) {
         return mt_err("the pipeline cannot run: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
     for (i = 0; i < r->plan.ipus; i++)
         pool_total += r->plan.ipu_bytes[i % r->plan.devices] + r->plan.stream_bytes[i % r->plan.devices] + 128;
-    r->pool_mem = (uint8_t *)aligned_alloc(64, (pool_total + 63) / 64 * 64);
+    r->pool_mem = (uint8_t *)mt_alloc_huge(pool_total);
     r->text_cap = 1 << 16;
     r->text = (char *)malloc(r->text_cap);
     if (!r->pool_mem || !r->text)
