@@ -1413,7 +1413,12 @@ static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, c
     const int OH = H / 2, OW = W / 2;
     const size_t rs = (size_t)W * (size_t)C;
     int n, oh, ow, c;
-    if ((H | W) & 1) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * rs * sizeof(float));
+    for (n = 0; n < B && ((H | W) & 1); n++) { /* only the rows and columns outside every window */
+        int h;
+        if (W & 1)
+            for (h = 0; h < 2 * OH; h++) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)h) * rs + (size_t)(W - 1) * (size_t)C, 0, (size_t)C * sizeof(float));
+        if (H & 1) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)(H - 1)) * rs, 0, rs * sizeof(float));
+    }
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++) {
             size_t o = ((size_t)n * (size_t)H + (size_t)(2 * oh)) * rs;
