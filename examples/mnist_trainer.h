@@ -379,6 +379,7 @@ static int mt_setup_memory(mt_run *r) {
     r->text = (char *)malloc(r->text_cap);
     if (!r->pool_mem || !r->text)
         return mt_err("out of host memory: %.1f MB of IPU pools", (double)pool_total / 1048576.0);
+    memset(r->pool_mem, 0, pool_total); /* touched now, at startup: no page fault in the timed steps */
     if (mt_feed_alloc(f) != 0)
         return mt_err("out of host memory: %.1f MB for %d training and %d test images; lower --train-limit or "
                       "--test-limit", mt_feed_bytes(f) / 1048576.0, f->tr.count, f->te.count);
