@@ -133,7 +133,8 @@ IPUPIPE_DEF void ipup_mpi_sum_free(ipup_mpi_sum *c);
 /* Collective over comm (replicas x devices ranks), after ipup_init of e (cooperative
    runner) and any checkpoint load. app_fingerprint is mixed into the check that every
    rank runs the same configuration (e.g. a hash of the options). IPUP_OK, or
-   IPUP_ERR_CONFIG / IPUP_ERR_MISMATCH / IPUP_ERR_CAPACITY with the same message on every
+   IPUP_ERR_CONFIG / IPUP_ERR_MISMATCH / IPUP_ERR_CAPACITY / IPUP_ERR_UNSUPPORTED (concurrent
+   stages) with the same message on every
    rank in ipup_last_error(e). */
 IPUPIPE_DEF int ipup_mpi_init(ipup_mpi *m, ipup_emu *e, MPI_Comm comm, uint64_t app_fingerprint);
 /* Collective: replica 0's parameters and optimizer state of every stage, from the rank
@@ -531,9 +532,10 @@ static uint64_t ipup__mpi_fingerprint(const ipup_emu *e, uint64_t app) {
         h = ipup_mpi_hash(h, w, sizeof w);
     }
     for (s = 0; s < e->S; s++) {
-        int32_t w[3];
-        w[0] = e->st[s].first; w[1] = e->st[s].last; w[2] = e->st[s].device;
+        int32_t w[4];
+        w[0] = e->st[s].first; w[1] = e->st[s].last; w[2] = e->st[s].device; w[3] = e->cn[s];
         h = ipup_mpi_hash(h, w, sizeof w);
+        if (e->cn[s] > 1) continue; /* a concurrent stage's weights are in its lanes: refused after the check */
         h = ipup_mpi_hash(h, e->srt[0][s].params, e->st[s].n_params * sizeof(float));
         if (e->st[s].n_state) h = ipup_mpi_hash(h, e->srt[0][s].state, e->st[s].n_state * sizeof(float));
     }
@@ -599,6 +601,9 @@ IPUPIPE_DEF int ipup_mpi_init(ipup_mpi *m, ipup_emu *e, MPI_Comm comm, uint64_t 
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "the MPI runner needs an emulator initialised with the cooperative runner (runner = IPUP_RUNNER_COOP)");
     m->fingerprint = ipup__mpi_fingerprint(e, app_fingerprint);
     if ((rc = ipup__mpi_agree(m)) != IPUP_OK) return rc;
+    if (e->conc) /* the same verdict on every rank: they agree on the configuration */
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "the model has concurrent stages (cfg.concurrent, a map such as 0,[1,2],2), whose branch rings the MPI runner does not carry; give each stage one IPU, or use the cooperative or threaded runner");
     m->r = m->rank / e->P;
     m->d = m->rank % e->P;
     m->blk = (int)(sizeof(ipup__ipu_err) + (size_t)e->M * sizeof(ipup_outfeed_rec));

@@ -8,8 +8,9 @@
 #     (2 replicas on 4 ranks; a 1f1b pipeline on 2 ranks);
 #  heap calls per step inside OpenMPI do not grow with the steps (tests/mpi/mpi_heap.c);
 #  ipupipe_mpi.h compiles as C++;
-#  3. a wrong rank count and a rank with another configuration end every rank with a
-#     message; a rank killed mid-run ends the job with a message, within 60 s.
+#  3. a wrong rank count, a rank with another configuration and a concurrent map end
+#     every rank with a message; a rank killed mid-run ends the job with a message,
+#     within 60 s.
 # Needs OpenMPI (Debian: openmpi-bin libopenmpi-dev; `make test` installs them through
 # .ci/deps.sh): without it this gate fails and says so.
 . "$(dirname "$0")/lib.sh"
@@ -64,6 +65,9 @@ if timeout 120 mpirun --oversubscribe -np 1 build/mnist-train-mpi "${common[@]}"
      -np 1 build/mnist-train-mpi "${common[@]}" --model mlp --seed 2 >"$tmp/fp.log" 2>&1; then bad "ranks with different seeds were accepted"
 elif grep -q "rank 1's configuration differs from rank 0's" "$tmp/fp.log"; then ok "a rank with another configuration: the job stops with a message"
 else bad "a mismatched rank: no clear message" "$tmp/fp.log"; fi
+if run 3 build/mnist-train-mpi "${common[@]}" --model mlp --map "0,[1,2],2" --splits auto --stages 3 >"$tmp/conc.log" 2>&1; then bad "a concurrent map over MPI was accepted"
+elif grep -q "concurrent stages .* the MPI runner does not carry" "$tmp/conc.log"; then ok "a concurrent map over MPI: every rank stops with a message"
+else bad "a concurrent map over MPI: no clear message" "$tmp/conc.log"; fi
 gen_syn "$tmp/big" 60000 100
 ( timeout 120 mpirun --oversubscribe -np 2 build/mnist-train-mpi --data "$tmp/big" --quiet --model mlp --epochs 50 >"$tmp/kill.log" 2>&1; echo $? >"$tmp/kill.rc" ) &
 sleep 4
