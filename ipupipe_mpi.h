@@ -156,9 +156,13 @@ IPUPIPE_DEF uint64_t ipup_mpi_hash(uint64_t h, const void *data, size_t n);
 #define IPUPIPE_MPI_IMPLEMENTED
 #include <stdio.h>
 
-#define IPUP__MPI_TAG_RED 7000  /* + chunk: a part (scatter) or partial sum (chain) */
-#define IPUP__MPI_TAG_BC 7600   /* + chunk: the sum going back */
-#define IPUP__MPI_TAG_RING 8200 /* + ring */
+/* message tags, disjoint ranges: every chunk and ring has its own */
+#define IPUP__MPI_TAG_RED 1000                                     /* + chunk: a part (scatter) or partial sum (chain) */
+#define IPUP__MPI_TAG_BC (IPUP__MPI_TAG_RED + IPUP_MPI_MAX_CHUNKS) /* + chunk: the sum going back */
+#define IPUP__MPI_TAG_RING (IPUP__MPI_TAG_BC + IPUP_MPI_MAX_CHUNKS) /* + ring */
+#if IPUP__MPI_TAG_RING + 2 * IPUP_MAX_LAYERS > 32767
+#error "IPUP_MPI_MAX_CHUNKS is too large: the message tags must stay below 32768 (MPI's guaranteed MPI_TAG_UB)"
+#endif
 
 /* A failed MPI call: the rank, the call and MPI's reason on stderr, then the whole job
    ends (MPI_Abort), so no rank waits for one that cannot answer. */
