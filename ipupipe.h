@@ -1985,6 +1985,19 @@ static int32_t ipup__target_w(const ipup__core *e) {
 static int32_t ipup__lab_w(const ipup__core *e) { return ipup__target_w(e) ? ipup__target_w(e) : 1; }
 static size_t ipup__lab_bytes(const ipup__core *e) { return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float); }
 static int ipup__is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
+/* Layer l is a ReLU that ends plain stage s, and the next plain stage starts with a
+   max-pool of its output: that pool's backward applies the ReLU's mask (its input
+   x = relu(z) > 0 exactly when z > 0: ipup_maxpool2_relu_bwd_f32, the bits of the two
+   passes), so the gradient stage s receives is already dL/dz. The ReLU then keeps no
+   input, its backward is the identity, and the layer before it writes relu(z) straight
+   into the exchange (the fused kernel): two passes over the activation fewer per
+   micro-batch, the same bits as when both layers share a stage. */
+static int ipup__relu_to_pool(const ipup__core *e, int32_t s, int32_t l) {
+    const ipup__stage *st = &e->st[s];
+    return s + 1 < e->S && l == st->last - 1 && e->lay[l].info.kind == IPUP_LAYER_RELU && e->lay[l].need_dx &&
+           e->cn[s] <= 1 && e->cn[s + 1] <= 1 && e->st[s + 1].first == l + 1 &&
+           e->lay[l + 1].info.kind == IPUP_LAYER_MAXPOOL2;
+}
 
 /* The frozen layers of stage st take their place in its parameter block after the trained
    ones' (which end at par): the gradient and optimizer-state blocks cover only the trained
@@ -2016,7 +2029,8 @@ static int ipup__setup_layout(ipup__core *e) {
             int64_t mx = (int64_t)(I->in_n > I->out_n ? I->in_n : I->out_n) * B;
             /* a frozen dense or conv needs no input: its input gradient reads only w */
             int trains = I->n_w && !I->frozen;
-            int keep = I->stash_floats > 0 && !ipup__is_loss(I->kind) && (trains || (Ly->need_dx && !I->n_w));
+            int keep = I->stash_floats > 0 && !ipup__is_loss(I->kind) && (trains || (Ly->need_dx && !I->n_w)) &&
+                       !ipup__relu_to_pool(e, s, l);
             if (mx > pp) pp = mx;
             Ly->e_off = -1;
             if (keep) {
@@ -2759,10 +2773,19 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
                 ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, gw, gb, rt->conv);
             }
             break;
-        case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, x, cur, dest); break;
+        case IPUP_LAYER_RELU:
+            if (ipup__relu_to_pool(&e->core, s, l)) { /* cur is dL/dz already: the identity */
+                if (dest != dx) continue; /* a view */
+                IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
+                break;
+            }
+            ipup_relu_bwd_f32(n, x, cur, dest);
+            break;
         case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
         case IPUP_LAYER_MAXPOOL2:
-            if (l > st->first && e->lay[l - 1].info.kind == IPUP_LAYER_RELU && e->lay[l - 1].need_dx) {
+            if (l == st->first && s > 0 && ipup__relu_to_pool(&e->core, s - 1, l - 1)) { /* the previous stage's ReLU */
+                ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
+            } else if (l > st->first && e->lay[l - 1].info.kind == IPUP_LAYER_RELU && e->lay[l - 1].need_dx) {
                 /* ReLU's backward fused into the pool's (one pass, the same bits): x = relu(z) */
                 l--;
                 if (l == st->first && dx) dest = dx;

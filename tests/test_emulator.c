@@ -638,6 +638,25 @@ TTEST(plan_sizes_pools_exactly) {
     }
 }
 
+/* A ReLU that ends a stage before a max-pool keeps no input: the pool's backward on the
+   next stage applies its mask (the bits stay those of bit_identical_cnn_and_mapping). So
+   stage 0 of conv,relu | maxpool,... stashes what stage 0 of conv | relu,maxpool,... does
+   (the conv's input only), and the same goes for the exchange the conv writes into. */
+TTEST(relu_ending_a_stage_before_a_pool_keeps_no_input) {
+    ipup_plan after_relu, before_relu;
+    ipup_config c = base_cfg(&g_cnn, &g_feed_cnn);
+    int32_t split_after[1] = {2}, split_before[1] = {1};
+    c.schedule = IPUP_SCHED_GROUPED;
+    c.stages = 2;
+    c.split = split_after;
+    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &after_relu), IPUP_OK);
+    c.split = split_before;
+    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &before_relu), IPUP_OK);
+    TT_EQ_INT(after_relu.stash_depth[0], before_relu.stash_depth[0]);
+    TT_CHECK(after_relu.mem[0].by_category[IPUP_MEM_STASH] > 0);
+    TT_EQ_INT(after_relu.mem[0].by_category[IPUP_MEM_STASH], before_relu.mem[0].by_category[IPUP_MEM_STASH]);
+}
+
 TTEST(bad_configurations) {
     ipup_config c = base_cfg(&g_cnn, &g_feed_cnn);
     int32_t split[2] = {3, 3};
@@ -1107,7 +1126,7 @@ int main(int argc, char **argv) {
         TT_CASE(replication_runners_identical),
         TT_CASE(offload_same_bits_and_memory),
         TT_CASE(offload_stage_without_weights),
-        TT_CASE(plan_sizes_pools_exactly),
+        TT_CASE(plan_sizes_pools_exactly), TT_CASE(relu_ending_a_stage_before_a_pool_keeps_no_input),
         TT_CASE(bad_configurations),
         TT_CASE(nan_is_an_error_naming_step_and_stage),
         TT_CASE(infeed_failure_stops_cleanly),
