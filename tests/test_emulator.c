@@ -8,6 +8,7 @@
 #include <time.h>
 #define TINY_MODEL_HELGRIND /* helgrind annotations of the rings, where available */
 #define IPUPIPE_RING_START 0xFFFFFFF0u /* every ring of every run crosses the 32-bit wrap */
+#define IPUPIPE_CHUNK_BYTES 600 /* conv4,relu,maxpool2 (256 bytes a sample) runs 2 samples at a time */
 #define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h" /* includes ipupipe.h */
 #include "ttest.h"
