@@ -2693,7 +2693,8 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
     const ipup_layer_info *I = &e->lay[l].info, *P;
     const float *w = rt->params + e->lay[l].p_off, *b = w + ipup__r16(I->n_w);
     float *y;
-    int32_t i, c, needed;
+    int32_t i, c;
+    int needed;
     if (l + 2 >= st->last || e->lay[l + 2].info.kind != IPUP_LAYER_MAXPOOL2) return NULL;
     P = &e->lay[l + 2].info;
     y = ipup__fwd_dest(e, st, rt, l + 2, 0, E, out, dest, &needed);
