@@ -198,7 +198,7 @@ static inline int sa_main(const so_opts *o)
     printf("sensor-demo anomaly: autoencoder \"%s\" on %d emulated IPUs, %s schedule, %s runner, seed %llu\n",
            SA_MODEL_TEXT, o->ipus, ipup_sched_kind_name(o->schedule),
            o->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", (unsigned long long)o->seed);
-    exp.fd = -1;
+    exp.asked = 0;
     if (sa_data_make(&d, o->train, o->test, o->seed) || sr_start(&r, "autoencoder")) goto out;
     if (se_open(&exp, o->export_c, r.e)) { rc = 2; goto out; } /* refused before training */
     if (sr_train(&r, o->steps ? o->steps : 3000, "autoencoder", o->quiet, &loss)) goto out;
