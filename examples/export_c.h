@@ -17,8 +17,11 @@
  * ipup_dense_relu_fwd_f32 / ipup_conv3x3_relu_fwd_f32, as there; a ReLU that begins a
  * stage runs on its own; flatten and dropout (identity at inference) are views. So,
  * built with the same kernels and flags, `<name>_predict` gives the bits of
- * ipup_predict on the emulator it was exported from. The outputs are the logits (the
- * input of the softmax cross-entropy layer) and the arg-max class (first on ties).
+ * ipup_predict on the emulator it was exported from. The outputs are the input of the
+ * loss layer, which the forward stops before (as ipup_predict does): the logits under a
+ * softmax cross-entropy (xent) last layer, the model's predictions under a mean squared
+ * error (mse) one; and their arg-max class (first on ties; for a regression model
+ * usually not wanted: pass NULL). <NAME>_LOSS says which ("xent" or "mse").
  *
  * Weights are printed with 9 significant digits ("%.8e"), which round-trips every
  * finite float through a correctly rounding compiler; <NAME>_WEIGHTS_FNV1A, the FNV-1a
@@ -110,17 +113,24 @@ static inline int expc_check(const ipup_emu *e, char *msg, size_t len) {
     for (l = 0; l < e->n_layers; l++) {
         ipup_layer_kind k = e->lay[l].info.kind;
         int last = l == e->n_layers - 1;
-        if (k == IPUP_LAYER_SOFTMAX_XENT && last) continue;
+        if ((k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE) && last) continue;
         if (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3 || k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU ||
             k == IPUP_LAYER_MAXPOOL2 || k == IPUP_LAYER_FLATTEN || k == IPUP_LAYER_DROPOUT)
             if (!last) continue;
         return expc_fail(msg, len, IPUP_ERR_UNSUPPORTED,
                          "layer %d '%s' (%s) cannot be exported: the C export knows dense, conv3x3, maxpool2, flatten, "
-                         "relu, gelu and dropout layers under a softmax cross-entropy (xent) last layer",
+                         "relu, gelu and dropout layers under a softmax cross-entropy (xent) or mean squared error (mse) "
+                         "last layer",
                          (int)l, e->model.layers[l].id, ipup_layer_kind_name(k));
     }
     return IPUP_OK;
 }
+
+/* 1 for a loss layer: xent or mse (expc_check allows one, as the last layer). */
+static inline int expc_is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
+
+/* 1 when the model of e ends with an mse loss (a regression model), 0 for xent. */
+static inline int expc_is_mse(const ipup_emu *e) { return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_MSE; }
 
 /* ---------------------------------------------------------------- buffered output */
 
@@ -188,6 +198,8 @@ static inline void expc_model_text(const ipup_emu *e, char *buf, size_t cap) {
         case IPUP_LAYER_CONV3X3: k = ipup_snprintf(buf + n, cap - n, "%sconv%d", sep, (int)L->units); break;
         case IPUP_LAYER_DROPOUT: k = ipup_snprintf(buf + n, cap - n, "%sdropout%g", sep, (double)L->rate); break;
         case IPUP_LAYER_MAXPOOL2: k = ipup_snprintf(buf + n, cap - n, "%smaxpool2", sep); break;
+        case IPUP_LAYER_SOFTMAX_XENT: k = ipup_snprintf(buf + n, cap - n, "%sxent", sep); break;
+        case IPUP_LAYER_MSE: k = ipup_snprintf(buf + n, cap - n, "%smse", sep); break;
         default: k = ipup_snprintf(buf + n, cap - n, "%s%s", sep, ipup_layer_kind_name(L->kind)); break;
         }
         if (k < 0) break;
@@ -202,7 +214,7 @@ static inline int32_t expc_act_floats(const ipup_emu *e) {
     int32_t l, mx = 1;
     for (l = 0; l < e->n_layers; l++) {
         const ipup_layer_info *I = &e->lay[l].info;
-        if (I->kind == IPUP_LAYER_FLATTEN || I->kind == IPUP_LAYER_DROPOUT || I->kind == IPUP_LAYER_SOFTMAX_XENT) continue;
+        if (I->kind == IPUP_LAYER_FLATTEN || I->kind == IPUP_LAYER_DROPOUT || expc_is_loss(I->kind)) continue;
         if (I->out_n > mx) mx = I->out_n;
     }
     return mx;
@@ -210,19 +222,28 @@ static inline int32_t expc_act_floats(const ipup_emu *e) {
 
 /* The comment that opens the header and its size macros. */
 static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *name, const char *origin, const expc_info *info) {
-    const char *U = info->upper;
+    const char *U = info->upper, *out = expc_is_mse(e) ? "out" : "logits";
     char text[512];
     int32_t l, s, conv = 0;
+    int mse = expc_is_mse(e);
     expc_model_text(e, text, sizeof text);
     expc_put(o, "/* %s.h - a trained ipupipe model as C (written by %s). Do not edit.\n", name, origin);
-    expc_put(o, "   model  %s\n   input  %dx%dx%d (%d floats per sample, NHWC), output %d logits per sample\n", text,
-             (int)e->model.in_h, (int)e->model.in_w, (int)e->model.in_c, (int)e->in_n, (int)e->classes);
+    expc_put(o, "   model  %s\n   input  %dx%dx%d (%d floats per sample, NHWC), output %d %s per sample\n", text,
+             (int)e->model.in_h, (int)e->model.in_w, (int)e->model.in_c, (int)e->in_n, (int)e->classes,
+             mse ? "predictions (the input of its mse loss)" : "logits");
     expc_put(o, "   Needs ipupipe_kernels.h only (define IPUPIPE_IMPLEMENTATION in one translation unit before\n"
                 "   including it) and no heap:\n\n"
-                "     void %s_predict(int32_t n, const float *x, float *logits, int32_t *cls, float *scratch);\n\n"
-                "   x (n, %s_IN) inputs; logits (n, %s_OUT) or NULL; cls (n) arg-max classes (first on ties, a\n"
-                "   NaN never wins) or NULL; scratch: %s_SCRATCH_FLOATS floats the caller owns (e.g. a static array).\n",
-             name, U, U, U);
+                "     void %s_predict(int32_t n, const float *x, float *%s, int32_t *cls, float *scratch);\n\n",
+             name, out);
+    if (mse)
+        expc_put(o, "   x (n, %s_IN) inputs; out (n, %s_OUT) the model's predictions (the input of its mse loss) or\n"
+                    "   NULL; cls (n) the arg-max of each row of out (first on ties, a NaN never wins), usually not\n"
+                    "   wanted for regression: pass NULL; scratch: %s_SCRATCH_FLOATS floats the caller owns (e.g. a\n"
+                    "   static array).\n", U, U, U);
+    else
+        expc_put(o, "   x (n, %s_IN) inputs; logits (n, %s_OUT) or NULL; cls (n) arg-max classes (first on ties, a\n"
+                    "   NaN never wins) or NULL; scratch: %s_SCRATCH_FLOATS floats the caller owns (e.g. a static array).\n",
+                 U, U, U);
     expc_put(o, "   The kernels run in chunks of %s_BATCH samples with the calls of the emulator's forward for\n"
                 "   this model and split (examples/export_c.h), so the outputs have the bits of ipup_predict\n"
                 "   built with the same kernels and compiler flags. */\n", U);
@@ -230,6 +251,8 @@ static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *nam
                 "#include \"ipupipe_kernels.h\"\n\n", U, U);
     expc_put(o, "#define %s_MODEL_TEXT \"%s\"\n#define %s_IN_H %d\n#define %s_IN_W %d\n#define %s_IN_C %d\n", U, text, U,
              (int)e->model.in_h, U, (int)e->model.in_w, U, (int)e->model.in_c);
+    expc_put(o, "#define %s_LOSS \"%s\" /* the loss layer the forward stops before: xent (logits) or mse (predictions) */\n",
+             U, mse ? "mse" : "xent");
     expc_put(o, "#define %s_IN %d\n#define %s_OUT %d\n#define %s_BATCH %d /* samples per kernel call: the emulator's micro-batch */\n",
              U, (int)e->in_n, U, (int)e->classes, U, (int)e->B);
     expc_put(o, "#define %s_STAGES %d /* the pipeline stages it was trained on (they decide which ReLUs are fused) */\n",
@@ -358,7 +381,7 @@ static inline void expc_put_layers(expc_out *o, const ipup_emu *e, const char *n
             ipup_layer_kind k = e->lay[l].info.kind;
             int fuse = (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3) && l + 1 < st->last &&
                        e->lay[l + 1].info.kind == IPUP_LAYER_RELU;
-            if (k == IPUP_LAYER_SOFTMAX_XENT) break;
+            if (expc_is_loss(k)) break; /* ipup_predict's result is the loss layer's input */
             expc_put_call(o, e, name, l, fuse, bb);
             l += fuse;
         }
@@ -368,6 +391,8 @@ static inline void expc_put_layers(expc_out *o, const ipup_emu *e, const char *n
 /* <name>_forward_ and <name>_predict. The body of the forward is written to a second
    pass's output only once the buffers it uses are known: the first pass counts. */
 static inline void expc_put_forward(expc_out *o, const ipup_emu *e, const char *name, const char *U) {
+    const char *out = expc_is_mse(e) ? "out" : "logits";
+    int mse = expc_is_mse(e);
     expc_bufs bb;
     memset(&bb, 0, sizeof bb);
     {   /* dry run: which buffers the calls use */
@@ -376,8 +401,9 @@ static inline void expc_put_forward(expc_out *o, const ipup_emu *e, const char *
         dry.failed = 1;
         expc_put_layers(&dry, e, name, &bb);
     }
-    expc_put(o, "/* The forward of Bn <= %s_BATCH samples x (Bn, %s_IN); returns the logits (Bn, %s_OUT). */\n"
-                "static inline const float *%s_forward_(int Bn, const float *x, float *scratch) {\n", U, U, U, name);
+    expc_put(o, "/* The forward of Bn <= %s_BATCH samples x (Bn, %s_IN); returns the %s (Bn, %s_OUT). */\n"
+                "static inline const float *%s_forward_(int Bn, const float *x, float *scratch) {\n", U, U,
+             mse ? "predictions" : "logits", U, name);
     if (bb.used_a) expc_put(o, "    float *a = scratch;\n");
     if (bb.used_b) expc_put(o, "    float *b = scratch + (size_t)%s_BATCH * %s_ACT_FLOATS;\n", U, U);
     if (bb.used_conv) expc_put(o, "    float *conv = scratch + (size_t)2 * %s_BATCH * %s_ACT_FLOATS;\n", U, U);
@@ -388,19 +414,24 @@ static inline void expc_put_forward(expc_out *o, const ipup_emu *e, const char *
         expc_put_layers(o, e, name, &bb);
         expc_put(o, "    return %s;\n}\n\n", expc_buf_name(last));
     }
-    expc_put(o, "/* logits (n, %s_OUT) or NULL and cls (n) or NULL of n samples x (n, %s_IN); scratch:\n"
-                "   %s_SCRATCH_FLOATS floats. */\n"
-                "static inline void %s_predict(int32_t n, const float *x, float *logits, int32_t *cls, float *scratch) {\n"
+    if (mse)
+        expc_put(o, "/* out (n, %s_OUT) or NULL: the predictions (the input of the mse loss), and cls (n) or NULL:\n"
+                    "   the arg-max of each row of out (usually not wanted for regression: pass NULL), of n samples\n"
+                    "   x (n, %s_IN); scratch: %s_SCRATCH_FLOATS floats. */\n", U, U, U);
+    else
+        expc_put(o, "/* logits (n, %s_OUT) or NULL and cls (n) or NULL of n samples x (n, %s_IN); scratch:\n"
+                    "   %s_SCRATCH_FLOATS floats. */\n", U, U, U);
+    expc_put(o, "static inline void %s_predict(int32_t n, const float *x, float *%s, int32_t *cls, float *scratch) {\n"
                 "    int32_t i, j, k;\n    for (i = 0; i < n; i += %s_BATCH) {\n"
                 "        int32_t Bn = n - i < %s_BATCH ? n - i : %s_BATCH;\n"
                 "        const float *y = %s_forward_((int)Bn, x + (size_t)i * %s_IN, scratch);\n"
                 "        for (j = 0; j < Bn; j++) {\n            const float *row = y + (size_t)j * %s_OUT;\n"
                 "            int32_t best = 0;\n            for (k = 0; k < %s_OUT; k++) {\n"
-                "                if (logits) logits[(size_t)(i + j) * %s_OUT + (size_t)k] = row[k];\n"
+                "                if (%s) %s[(size_t)(i + j) * %s_OUT + (size_t)k] = row[k];\n"
                 "                if (row[k] > row[best] || (row[best] != row[best] && row[k] == row[k])) best = k;\n"
                 "            }\n"
                 "            if (cls) cls[i + j] = best;\n        }\n    }\n}\n\n#endif\n",
-             U, U, U, name, U, U, U, name, U, U, U, U);
+             name, out, U, U, U, name, U, U, U, out, out, U);
 }
 
 /* NaN or infinity in a parameter: IPUP_ERR_NUMERIC naming it. Also counts the floats

@@ -2,16 +2,12 @@
  * startup, written at the end without an allocator, put in place only when complete.
  * MIT licence.
  *
- * Every output path is checked at startup (mt_out_check_all): its directory exists and
- * takes a new file, it is not a directory, a checkpoint is not a device or a pipe,
- * and no two outputs name one file (compared by device and inode, so "out/./a" and
- * "out/a" are one file). An output's descriptor is opened at startup so that writing
- * it at the end needs no allocator. A regular file, or a new one, is written as a
- * temporary "<path>.XXXXXX.tmp" (a unique name, O_EXCL|O_NOFOLLOW, mnist_err.h) and renamed over
- * <path> only when the run and the write succeed: a run that fails (a NaN stop, a
- * full disk) leaves an older file as it was and no partial or empty one. A device or
- * a pipe (/dev/stdout, /dev/full, a FIFO) cannot be replaced by a rename, so it is
- * written directly. mt_fd_write is an ipup_write_fn over a descriptor.
+ * The file itself is outfile.h's mt_out (a temporary file renamed into place when
+ * complete; a device or a pipe written directly); this adds the trainer's startup
+ * checks and messages. Every output path is checked at startup (mt_out_check_all): its
+ * directory exists and takes a new file, it is not a directory, a checkpoint is not a
+ * device or a pipe, and no two outputs name one file (compared by device and inode, so
+ * "out/./a" and "out/a" are one file).
  *
  * Needs POSIX (_POSIX_C_SOURCE 200809L before the first include) and mt_err
  * (mnist_options.h).
@@ -29,74 +25,7 @@
 
 #include "mnist_err.h"
 #include "mnist_options.h"
-
-typedef struct {
-    const char *path; /* what the user named */
-    char *tmp;        /* "<path>.XXXXXX.tmp", or NULL when written directly */
-    int fd;           /* -1 when closed */
-} mt_out;
-
-/* Writes len bytes to the descriptor *(int *)user; 0, or -1 with errno set. */
-static int mt_fd_write(void *user, const void *data, size_t len) {
-    int fd = *(int *)user;
-    const char *p = (const char *)data;
-    while (len) {
-        ssize_t k = write(fd, p, len);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        p += k;
-        len -= (size_t)k;
-    }
-    return 0;
-}
-
-/* Opens an output file at startup (see above). Returns 0, or -1 with errno set. */
-static int mt_out_open(mt_out *o, const char *path) {
-    struct stat st;
-    size_t cap = strlen(path) + 16;
-    int e;
-    o->path = path;
-    o->tmp = NULL;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        if (S_ISDIR(st.st_mode)) {
-            errno = EISDIR;
-            return -1;
-        }
-        o->fd = open(path, O_WRONLY | O_CLOEXEC);
-        return o->fd < 0 ? -1 : 0;
-    }
-    if (!(o->tmp = (char *)malloc(cap))) {
-        errno = ENOMEM;
-        return -1;
-    }
-    o->fd = mnist_tmp_create(path, o->tmp, cap);
-    if (o->fd < 0) {
-        e = errno;
-        free(o->tmp);
-        o->tmp = NULL;
-        errno = e;
-        return -1;
-    }
-    return 0;
-}
-
-/* Closes an output file. With keep, the temporary file is flushed to disk, renamed
- * over <path> (the pattern of mnist_ckpt_save_state) and the directory synced; without it,
- * or if that fails, the temporary file is removed and <path> is left as it was.
- * Returns 0 or an errno. Closing a closed output does nothing. */
-static int mt_out_close(mt_out *o, int keep) {
-    int e = 0;
-    if (o->fd < 0) return 0;
-    if (keep && o->tmp && fsync(o->fd) != 0) e = errno;
-    if (close(o->fd) != 0 && keep && !e) e = errno;
-    o->fd = -1;
-    if (o->tmp) {
-        if (keep && !e && rename(o->tmp, o->path) != 0) e = errno;
-        if (!keep || e) unlink(o->tmp);
-        else e = mnist_dir_fsync(o->path);
-    }
-    return e;
-}
+#include "outfile.h"
 
 /* Ends an output whose bytes were all written (written != 0) or not: keeps it, or
  * drops it and says why. Returns 0 when <path> now holds the complete output. */
@@ -192,14 +121,6 @@ static int mt_out_check_all(const char *const *paths, const char *const *flags, 
                               flags[x], paths[y], paths[x]);
     }
     return 0;
-}
-
-/* Drops an output that was not finished (closed, temporary file removed) and frees
- * its name. */
-static void mt_out_free(mt_out *o) {
-    mt_out_close(o, 0);
-    free(o->tmp);
-    o->tmp = NULL;
 }
 
 #endif /* MNIST_OUTFILE_H */

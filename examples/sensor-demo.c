@@ -2,6 +2,7 @@
  * machines, made up deterministically from a seed (examples/sensor_data.h).
  *
  *   build/sensor-demo --mode anomaly  [options]   autoencoder, mse loss, anomaly detection
+ *                     [--export-c FILE.h [--export-name NAME]]   then the model as C
  *   build/sensor-demo --mode finetune [options]   pre-train, freeze the body, fine-tune the head
  *
  * The program is its parts, each a header under examples/:
@@ -9,6 +10,7 @@
  *   sensor_data.h      the synthetic windows, the injected anomalies, the spectral features
  *   sensor_run.h       one emulator at a time: pools from the plan, the training loop
  *   sensor_anomaly.h   --mode anomaly
+ *   sensor_export.h    --mode anomaly --export-c: the autoencoder as a C header
  *   sensor_ft.h        the classifier, its settings and weights by tensor name (stdio-free:
  *                      the firmware's fine-tuning image includes it too)
  *   sensor_finetune.h  --mode finetune

@@ -11,11 +11,14 @@
  *   3. the reconstruction error of a window = mean over its SD_N samples of (output -
  *      input)^2, the output from ipup_predict;
  *   4. threshold = the --percentile (nearest rank) of the held-out normal errors; then the
- *      detection rate of each anomaly kind and the false-positive rate. */
+ *      detection rate of each anomaly kind and the false-positive rate;
+ *   5. with --export-c FILE.h, the trained autoencoder as a C header (sensor_export.h):
+ *      its <name>_predict gives the reconstructions of ipup_predict bit for bit. */
 #ifndef SENSOR_ANOMALY_H
 #define SENSOR_ANOMALY_H
 
 #include "sensor_data.h"
+#include "sensor_export.h"
 #include "sensor_ft.h"
 #include "sensor_run.h"
 
@@ -183,7 +186,8 @@ static inline int sa_main(const so_opts *o)
     sr_emu r;
     sa_data d;
     sr_loss loss;
-    char msg[256];
+    se_out exp;
+    char msg[256], name[EXPC_NAME_MAX + 1], origin[160];
     int rc = 1, k;
     float thr;
     memset(&r, 0, sizeof r);
@@ -194,15 +198,22 @@ static inline int sa_main(const so_opts *o)
     printf("sensor-demo anomaly: autoencoder \"%s\" on %d emulated IPUs, %s schedule, %s runner, seed %llu\n",
            SA_MODEL_TEXT, o->ipus, ipup_sched_kind_name(o->schedule),
            o->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", (unsigned long long)o->seed);
-    if (sa_data_make(&d, o->train, o->test, o->seed) || sr_start(&r, "autoencoder") ||
-        sr_train(&r, o->steps ? o->steps : 3000, "autoencoder", o->quiet, &loss))
-        goto out;
+    exp.asked = 0;
+    if (sa_data_make(&d, o->train, o->test, o->seed) || sr_start(&r, "autoencoder")) goto out;
+    if (se_open(&exp, o->export_c, r.e)) { rc = 2; goto out; } /* refused before training */
+    if (sr_train(&r, o->steps ? o->steps : 3000, "autoencoder", o->quiet, &loss)) goto out;
     for (k = 0; k < SA_SETS; k++)
         if (sa_errors(&r, &d, k)) goto out;
     thr = sa_percentile(d.err[0], d.n_eval, o->percentile, d.tmp);
     sa_report(&r, &d, o, &loss, thr, sa_params_hash(r.e));
+    if (o->export_name) ipup_snprintf(name, sizeof name, "%s", o->export_name);
+    else if (o->export_c) expc_name_from_path(o->export_c, name, sizeof name);
+    ipup_snprintf(origin, sizeof origin, "sensor-demo --mode anomaly, seed %llu, at step %lld",
+                  (unsigned long long)o->seed, (long long)ipup_get_step(r.e));
+    if (o->export_c && se_finish(&exp, r.e, name, origin, o->quiet)) { rc = 2; goto out; }
     rc = 0;
 out:
+    se_drop(&exp);
     sr_stop(&r);
     sa_data_free(&d);
     return rc;

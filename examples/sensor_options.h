@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ipupipe.h"
+#include "export_c.h" /* expc_name_check */
 
 enum { SO_MODE_NONE = 0, SO_MODE_ANOMALY, SO_MODE_FINETUNE };
 
@@ -28,6 +29,7 @@ typedef struct so_opts {
     ipup_runner_kind runner;
     uint64_t seed;
     int quiet;
+    const char *export_c, *export_name; /* --export-c FILE.h, --export-name NAME (anomaly) */
 } so_opts;
 
 static inline void so_usage(FILE *f)
@@ -53,6 +55,10 @@ static inline void so_usage(FILE *f)
             "  --test N           held-out windows per kind (anomaly; default 512)\n"
             "  --percentile P     threshold percentile of the held-out normal errors (default 99)\n"
             "  --seed N           data and initialisation (default 1)\n"
+            "  --export-c FILE.h  anomaly: after training, the autoencoder as a C header (weights as\n"
+            "                     const arrays and a <name>_predict that needs only ipupipe_kernels.h;\n"
+            "                     examples/export_c.h); written to a temporary file, then renamed\n"
+            "  --export-name NAME prefix of its C names (default: FILE's base name)\n"
             "  --quiet            only the closing figures\n");
 }
 
@@ -128,6 +134,15 @@ static inline int so_parse_word(so_opts *o, const char *flag, const char *v)
         return 0;
     }
     if (strcmp(flag, "--seed") == 0) return so_seed(v, &o->seed);
+    if (strcmp(flag, "--export-c") == 0) {
+        if (!*v) return so_err("--export-c needs the path of a file to write, got ''");
+        o->export_c = v;
+        return 0;
+    }
+    if (strcmp(flag, "--export-name") == 0) {
+        o->export_name = v;
+        return 0;
+    }
     return -1;
 }
 
@@ -156,7 +171,7 @@ static inline int so_takes_value(const char *flag)
 {
     static const char *const names[] = {"--mode", "--schedule", "--runner", "--seed", "--ipus", "--batch-size",
                                         "--batches-to-accumulate", "--steps", "--finetune-steps", "--train",
-                                        "--test", "--percentile", "--learning-rate"};
+                                        "--test", "--percentile", "--learning-rate", "--export-c", "--export-name"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -182,6 +197,18 @@ static inline int so_parse_one(so_opts *o, int argc, char **argv, int *i)
     return so_parse_number(o, flag, v);
 }
 
+/* --export-c and --export-name together; 0 or 2 after a message */
+static inline int so_check_export(const so_opts *o)
+{
+    char msg[256];
+    if (o->export_name && !o->export_c) return so_err("--export-name needs --export-c FILE.h");
+    if (o->export_c && o->mode != SO_MODE_ANOMALY)
+        return so_err("--export-c exports the autoencoder of --mode anomaly; --mode finetune has no export");
+    if (o->export_name && expc_name_check(o->export_name, msg, sizeof msg) != IPUP_OK)
+        return so_err("--export-name: %s", msg);
+    return 0;
+}
+
 /* the defaults, then argv; 0, 1 (--help printed) or 2 after a message */
 static inline int so_parse(so_opts *o, int argc, char **argv)
 {
@@ -197,7 +224,7 @@ static inline int so_parse(so_opts *o, int argc, char **argv)
     if (o->mode == SO_MODE_NONE) return so_err("--mode is required: anomaly or finetune (--help lists the options)");
     if (o->mode == SO_MODE_FINETUNE && o->ipus != 2)
         return so_err("--mode finetune runs the body on IPU0 and the head on IPU1: --ipus must be 2, got %d", o->ipus);
-    return 0;
+    return so_check_export(o);
 }
 
 #endif

@@ -1,9 +1,12 @@
-/* export_driver.c - tests/test_export.sh's check of a header written by
-   mnist-train --export-c (examples/export_c.h). Built by the test, in C with gcc and
-   clang and as C++ with g++ and clang++, with the house warnings and -Werror:
+/* export_driver.c - the check of a header written by examples/export_c.h: by
+   mnist-train --export-c (tests/test_export.sh) or sensor-demo --mode anomaly --export-c
+   (tests/test_sensor.sh). Built by the test, in C with gcc and clang and as C++ with g++
+   and clang++, with the house warnings and -Werror:
 
      cc -DEXPORT_HEADER='"out/mlp.h"' -DEXPORT_NAME=mlp -DEXPORT_UPPER=MLP [-DXD_HAS_SPLIT] ...
-     export_driver IMAGES-IDX N
+     export_driver IMAGES-IDX N      the first N images of an MNIST IDX file as inputs
+     export_driver - N               N inputs of <NAME>_IN floats drawn uniformly from [0, 1)
+                                     (ipup_rng_uniform_f32, seed 7): any input shape
 
    In one process it
    1. hashes the weight arrays as this compiler parsed them and compares the hash with
@@ -11,9 +14,11 @@
       of every weight survived the text;
    2. builds an emulator (ipupipe.h) of <NAME>_MODEL_TEXT with the same input shape,
       stages and micro-batch, copies the arrays into its parameter tensors, and runs
-      ipup_predict on the first N images of an MNIST IDX file;
-   3. runs the generated <name>_predict on the same images and compares the logits
-      and classes bit for bit.
+      ipup_predict on the N inputs;
+   3. runs the generated <name>_predict on the same inputs and compares its outputs
+      (the logits under xent, the predictions under mse: <NAME>_LOSS) and classes bit
+      for bit. ipup_predict gives no classes under mse, so there they are the arg-max
+      of its outputs, by ipup_predict's rule for xent (first maximum, NaN never wins).
    Prints one line per check and exits 0 when all held. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +49,27 @@ static float *xd_images(const char *path, int32_t n, int32_t feat) {
         return NULL;
     }
     return x;
+}
+
+/* n inputs of feat floats, uniform in [0, 1) from a fixed seed (malloc'd), or NULL */
+static float *xd_random(int32_t n, int32_t feat) {
+    float *x = (float *)malloc((size_t)n * (size_t)feat * sizeof(float));
+    size_t i;
+    if (x)
+        for (i = 0; i < (size_t)n * (size_t)feat; i++) x[i] = ipup_rng_uniform_f32(7, 0, (uint64_t)i);
+    return x;
+}
+
+/* the arg-max of each of the n rows of z (n, w): the first maximum, a NaN never wins */
+static void xd_argmax(int32_t n, int32_t w, const float *z, int32_t *cls) {
+    int32_t i, j;
+    for (i = 0; i < n; i++) {
+        const float *row = z + (size_t)i * (size_t)w;
+        int32_t best = 0;
+        for (j = 1; j < w; j++)
+            if (row[j] > row[best] || (row[best] != row[best] && row[j] == row[j])) best = j;
+        cls[i] = best;
+    }
 }
 
 /* an initialised emulator of the exported model, its weights copied from the arrays */
@@ -103,26 +129,29 @@ int main(int argc, char **argv) {
     int32_t n = argc > 2 ? (int32_t)atoi(argv[2]) : 0, *cls_e, *cls_x, i, agree = 0;
     float *x, *out_e, *out_x, *scratch;
     uint64_t h = XN(_weights_fnv1a)();
-    int fail = 0, rc;
-    if (argc != 3 || n < 1) return printf("usage: export_driver IMAGES-IDX N\n"), 2;
+    int fail = 0, rc, mse = strcmp(XU(_LOSS), "mse") == 0;
+    if (argc != 3 || n < 1) return printf("usage: export_driver IMAGES-IDX|- N\n"), 2;
     printf("%s weights: FNV-1a of the compiled arrays %016llx, exported %016llx\n",
            h == XU(_WEIGHTS_FNV1A) ? "ok  " : "FAIL", (unsigned long long)h, (unsigned long long)XU(_WEIGHTS_FNV1A));
     fail |= h != XU(_WEIGHTS_FNV1A);
-    if (!(x = xd_images(argv[1], n, XU(_IN)))) return printf("FAIL cannot read %d images from %s\n", (int)n, argv[1]), 1;
+    x = strcmp(argv[1], "-") == 0 ? xd_random(n, XU(_IN)) : xd_images(argv[1], n, XU(_IN));
+    if (!x) return printf("FAIL cannot read %d images from %s\n", (int)n, argv[1]), 1;
     out_e = (float *)calloc((size_t)n * XU(_OUT), sizeof(float));
     out_x = (float *)calloc((size_t)n * XU(_OUT), sizeof(float));
     cls_e = (int32_t *)calloc((size_t)n, sizeof(int32_t));
     cls_x = (int32_t *)calloc((size_t)n, sizeof(int32_t));
     scratch = (float *)calloc(XU(_SCRATCH_FLOATS), sizeof(float));
     if (!out_e || !out_x || !cls_e || !cls_x || !scratch || xd_emulator(&e, &m, &c, mem)) return 1;
-    rc = ipup_predict(&e, n, x, out_e, cls_e);
+    rc = ipup_predict(&e, n, x, out_e, mse ? NULL : cls_e); /* mse: no classes (ipup_predict refuses cls) */
+    if (rc == IPUP_OK && mse) xd_argmax(n, XU(_OUT), out_e, cls_e);
     if (rc != IPUP_OK || ipup_output_width(&e) != XU(_OUT))
         return printf("FAIL ipup_predict: %s (width %d)\n", ipup_last_error(&e), (int)ipup_output_width(&e)), 1;
     XN(_predict)(n, x, out_x, cls_x, scratch);
     for (i = 0; i < n; i++) agree += cls_e[i] == cls_x[i];
     rc = memcmp(out_e, out_x, (size_t)n * XU(_OUT) * sizeof(float)) == 0 && agree == n;
-    printf("%s predict: %d images, logits FNV-1a %016llx, ipup_predict %016llx; classes equal %d/%d\n", rc ? "ok  " : "FAIL",
-           (int)n, (unsigned long long)XN(_fnv1a)(UINT64_C(14695981039346656037), out_x, n * XU(_OUT)),
+    printf("%s predict: %d %s, %s FNV-1a %016llx, ipup_predict %016llx; classes equal %d/%d\n", rc ? "ok  " : "FAIL",
+           (int)n, argv[1][0] == '-' && !argv[1][1] ? "random inputs" : "images", mse ? "predictions" : "logits",
+           (unsigned long long)XN(_fnv1a)(UINT64_C(14695981039346656037), out_x, n * XU(_OUT)),
            (unsigned long long)XN(_fnv1a)(UINT64_C(14695981039346656037), out_e, n * XU(_OUT)), (int)agree, (int)n);
     fail |= !rc;
     ipup_shutdown(&e);

@@ -55,6 +55,9 @@ check_export mlp_relu_split mlp "gcc clang" -- --splits dense256.relu dense64
 if grep -q 'ipup_relu_fwd_f32' "$tmp/mlp_relu_split.h" && ! grep -q 'ipup_relu_fwd_f32' "$tmp/mlp.h"; then
   ok "a ReLU that begins a stage runs on its own, as in the emulator; within a stage it is fused"
 else bad "a ReLU that begins a stage runs on its own, as in the emulator; within a stage it is fused"; fi
+if grep -q '^#define MLP_LOSS "xent" ' "$tmp/mlp.h" && grep -q 'float \*logits, int32_t \*cls' "$tmp/mlp.h"; then
+  ok "mlp: MLP_LOSS \"xent\", predict(n, x, logits, cls, scratch)"
+else bad "mlp: MLP_LOSS \"xent\", predict(n, x, logits, cls, scratch)"; fi
 check_export cnn cnn "gcc clang g++ clang++" -- --train-limit 64 --splits conv64 pool2
 if grep -q 'dropout, identity at inference' "$tmp/cnn.h" && grep -q 'ipup_conv3x3_relu_fwd_f32' "$tmp/cnn.h"; then
   ok "cnn: dropout is a view at inference, conv and ReLU fused"

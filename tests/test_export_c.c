@@ -1,7 +1,8 @@
 /* test_export_c.c - the library side of --export-c (examples/export_c.h), on a tiny
    emulator: what it refuses and the exact messages (an emulator not initialised, a
    weight that is NaN or infinite, a write that fails, names that are not C
-   identifiers), the default names, and that a refusal writes nothing. The generated
+   identifiers, a loss layer that is not last, a layer kind it does not know), the
+   default names, that a refusal writes nothing, and the header of an mse model. The generated
    code itself is compiled and compared with ipup_predict by tests/test_export.sh. */
 #define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h"
@@ -25,12 +26,13 @@ static int fail_write(void *user, const void *data, size_t len) {
     return -1;
 }
 
-/* a 2-stage dense/relu model, initialised (weights from the seed) */
-static void start(void) {
+/* a 2-stage dense/relu model under the loss text (xent or mse), initialised (weights
+   from the seed) */
+static void start_with(const char *text) {
     ipup_config c;
     if (g_e.initialised) ipup_shutdown(&g_e);
     memset(&g_e, 0, sizeof g_e);
-    tiny_model_or_exit(&g_m, 1, 1, 5, "dense4,relu,dense3,xent");
+    tiny_model_or_exit(&g_m, 1, 1, 5, text);
     c = tiny_config(&g_m, 2, 2, 4, 1, 9, IPUP_OPT_SGD, 0.1f, NULL, NULL);
     tiny_pools(&c, 2, g_ipu, NULL, sizeof g_ipu[0], g_host, sizeof g_host);
     if (ipup_init(&g_e, &c) != IPUP_OK) {
@@ -38,6 +40,7 @@ static void start(void) {
         exit(1);
     }
 }
+static void start(void) { start_with("dense4,relu,dense3,xent"); }
 
 TTEST(writes_a_header) {
     static char text[1 << 16];
@@ -54,6 +57,63 @@ TTEST(writes_a_header) {
     TT_CHECK(strstr(text, "#define TINY_MODEL_TEXT \"dense4,relu,dense3,xent\"") != NULL);
     TT_CHECK(strstr(text, "ipup_dense_relu_fwd_f32(Bn, 5, 4, x, tiny_w0, tiny_b0, a);") != NULL);
     TT_CHECK(strstr(text, "#define TINY_BATCH 2 ") != NULL);
+    TT_CHECK(strstr(text, "#define TINY_LOSS \"xent\" ") != NULL);
+    TT_CHECK(strstr(text, "float *logits, int32_t *cls, float *scratch) {") != NULL);
+}
+
+/* an mse (regression) model: same predict signature, outputs named as predictions, the
+   forward stops before the loss as for xent */
+TTEST(mse_header) {
+    static char text[1 << 16];
+    ipup_buf b = {text, sizeof text, 0};
+    expc_info info;
+    char msg[256];
+    start_with("dense4,relu,dense3,mse");
+    TT_EQ_INT(expc_check(&g_e, msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(expc_write(&g_e, "reg", "a test", ipup_buf_write, &b, &info, msg, sizeof msg), IPUP_OK);
+    TT_STREQ(msg, "");
+    TT_CHECK(ipup_buf_fits(&b));
+    TT_EQ_INT(info.tensors, 4);
+    TT_CHECK(strstr(text, "#define REG_MODEL_TEXT \"dense4,relu,dense3,mse\"") != NULL);
+    TT_CHECK(strstr(text, "#define REG_LOSS \"mse\" ") != NULL);
+    TT_CHECK(strstr(text, "#define REG_OUT 3\n") != NULL);
+    TT_CHECK(strstr(text, "output 3 predictions (the input of its mse loss) per sample") != NULL);
+    TT_CHECK(strstr(text, "static inline void reg_predict(int32_t n, const float *x, float *out, int32_t *cls, "
+                          "float *scratch) {") != NULL);
+    TT_CHECK(strstr(text, "usually not wanted for regression: pass NULL") != NULL);
+    TT_CHECK(strstr(text, "ipup_dense_fwd_f32(Bn, 4, 3, ") != NULL);
+    TT_CHECK(strstr(text, "ipup_mse") == NULL && strstr(text, "ipup_gelu") == NULL);
+    TT_CHECK(strstr(text, "/* layer 3 ") == NULL); /* no call, no comment for the loss layer */
+    TT_CHECK(strstr(text, "float *logits") == NULL);
+    TT_EQ_INT(info.scratch, 2 * 2 * 4 + 1); /* act floats 4: the loss's 3 inputs, not counted twice */
+}
+
+/* a loss layer anywhere but last, or a kind the export does not know: refused with the
+   layer's index, name and kind. The emulator refuses such models itself, so the
+   layers of an initialised one are changed behind its back. */
+TTEST(layer_refused) {
+    expc_info info;
+    char msg[256];
+    start_with("dense4,relu,dense3,mse");
+    g_e.lay[1].info.kind = IPUP_LAYER_MSE;
+    TT_EQ_INT(expc_check(&g_e, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
+    TT_CHECK(strcmp(msg, "layer 1 'relu' (mse) cannot be exported: the C export knows dense, conv3x3, maxpool2, "
+                         "flatten, relu, gelu and dropout layers under a softmax cross-entropy (xent) or mean "
+                         "squared error (mse) last layer") == 0); /* TT_STREQ's message would not fit */
+    g_e.lay[1].info.kind = IPUP_LAYER_SOFTMAX_XENT;
+    TT_EQ_INT(expc_check(&g_e, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
+    TT_CHECK(strstr(msg, "layer 1 'relu' (xent) cannot be exported") == msg);
+    g_e.lay[1].info.kind = IPUP_LAYER_NONE;
+    g_writes = 0;
+    TT_EQ_INT(expc_write(&g_e, "tiny", NULL, count_write, NULL, &info, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
+    TT_CHECK(strstr(msg, "layer 1 'relu' (none) cannot be exported") == msg);
+    TT_EQ_INT(g_writes, 0);
+    g_e.lay[1].info.kind = IPUP_LAYER_RELU;
+    g_e.lay[3].info.kind = IPUP_LAYER_DENSE; /* the loss replaced: no loss last */
+    TT_EQ_INT(expc_check(&g_e, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
+    TT_CHECK(strstr(msg, "layer 3 'mse' (dense) cannot be exported") == msg);
+    g_e.lay[3].info.kind = IPUP_LAYER_MSE;
+    TT_EQ_INT(expc_check(&g_e, msg, sizeof msg), IPUP_OK);
 }
 
 TTEST(not_initialised) {
@@ -118,7 +178,7 @@ TTEST(names) {
 int main(int argc, char **argv) {
     static const ttest_case cases[] = {
         TT_CASE(writes_a_header), TT_CASE(not_initialised), TT_CASE(non_finite_weight_refused),
-        TT_CASE(write_failure), TT_CASE(names),
+        TT_CASE(write_failure), TT_CASE(names), TT_CASE(mse_header), TT_CASE(layer_refused),
     };
     int rc = TTEST_MAIN(cases, argc, argv);
     if (g_e.initialised) ipup_shutdown(&g_e);

@@ -9,9 +9,17 @@
 #     the accuracy on machine B, the frozen body is bit for bit unchanged, the frozen
 #     layers carve no gradient or optimizer bytes (the memory report against the plan
 #     without ":frozen"); the same bits with threads and with another schedule;
-#  3. hostile flags: exit status 2 and one message naming the flag.
+#  3. hostile flags: exit status 2 and one message naming the flag;
+#  4. --mode anomaly --export-c (examples/export_c.h, a short run): the header says
+#     its loss is mse, compiles under the house warnings with -Werror in gcc and clang
+#     and as C++17 with g++, and tests/export_driver.c finds in one process that its
+#     arrays hold the trained bits (FNV-1a) and that the generated predict gives the
+#     reconstructions of ipup_predict bit for bit on random inputs; --export-name and
+#     the default name; refusals (a directory, an unwritable path, bad names,
+#     --export-name alone, --mode finetune) leave no file and no temporary.
 # The bounds come from measured runs with a margin (the README gives the figures).
-# About 3 s on a loaded 2-core machine. Ends with `N passed, N failed`.
+# About 3 s on a loaded 2-core machine, plus about 10 s of compiling for 4. Ends with
+# `N passed, N failed`.
 . "$(dirname "$0")/lib.sh"
 BIN=build/sensor-demo
 need_bin "$BIN"
@@ -110,5 +118,62 @@ hostile "--train needs a value" --mode anomaly --train
 hostile "unknown option '--epochs'" --mode anomaly --epochs 3
 if $BIN --help > "$tmp/out" 2>&1 && grep -q '^usage: sensor-demo' "$tmp/out"; then ok "--help prints the usage"
 else bad "--help prints the usage" "$tmp/out"; fi
+if grep -q '^  --export-c FILE.h' "$tmp/out" && grep -q '^  --export-name NAME' "$tmp/out"; then
+  ok "--help lists --export-c and --export-name"
+else bad "--help lists --export-c and --export-name" "$tmp/out"; fi
+
+# ---- 4. --export-c: the autoencoder as a C header
+short=(--mode anomaly --steps 40 --train 256 --test 16)
+WARN=(-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion -Werror)
+hdr=$tmp/ae.h
+if $BIN "${short[@]}" --export-c "$hdr" > "$tmp/ex" 2> "$tmp/log" && [ -s "$hdr" ] \
+   && grep -q "^exported $hdr: ae_predict, 8 weight arrays" "$tmp/ex"; then
+  ok "anomaly --export-c writes a header of $(wc -c < "$hdr") bytes ($(grep -c '^static const float' "$hdr") arrays)"
+else bad "anomaly --export-c writes a header" "$tmp/log"; fi
+if grep -q '^#define AE_LOSS "mse"' "$hdr" && grep -q '^#define AE_OUT 64$' "$hdr" \
+   && grep -q 'float \*out, int32_t \*cls' "$hdr" && ! grep -q 'float \*logits' "$hdr"; then
+  ok "the header: AE_LOSS \"mse\", 64 outputs, predict(n, x, out, cls, scratch), no logits"
+else bad "the header: AE_LOSS \"mse\", 64 outputs, predict(n, x, out, cls, scratch), no logits" "$hdr"; fi
+if ! grep -q 'ipup_mse\|ipup_gelu\|/\* layer 6 ' "$hdr" && [ "$(grep -c '^    ipup_' "$hdr")" = 4 ] \
+   && [ "$(grep -c '^    ipup_dense' "$hdr")" = 4 ]; then
+  ok "the forward stops before the mse layer: 4 dense calls, no loss"
+else bad "the forward stops before the mse layer: 4 dense calls, no loss" "$hdr"; fi
+weights=$(hash_of "final weights" "$tmp/ex")
+if [ -n "$weights" ] && grep -q "^#define AE_WEIGHTS_FNV1A UINT64_C(0x$weights)" "$hdr"; then
+  ok "AE_WEIGHTS_FNV1A is the run's final weights ($weights)"
+else bad "AE_WEIGHTS_FNV1A is the run's final weights ($weights)" "$hdr"; fi
+for cc in gcc clang g++; do
+  log=$tmp/ae-$cc.log
+  case $cc in g++) std=(-std=c++17 -x c++) ;; *) std=(-std=c11 -Wstrict-prototypes) ;; esac
+  if ! nice $cc "${std[@]}" "${WARN[@]}" -O1 -I. -DEXPORT_HEADER="\"$hdr\"" -DEXPORT_NAME=ae -DEXPORT_UPPER=AE \
+       -DXD_HAS_SPLIT tests/export_driver.c -o "$tmp/drv" -lm -lpthread > "$log" 2>&1; then
+    bad "the header compiles with $cc ${std[*]} -Werror" "$log"; continue
+  fi
+  ok "the header compiles with $cc ${std[*]} -Werror"
+  if "$tmp/drv" - 100 > "$log" 2>&1 && ! grep -q FAIL "$log" && [ "$(grep -c '^ok' "$log")" = 2 ]; then
+    ok "ae ($cc): weights exact, predict == ipup_predict bit for bit: $(sed -n 's/^ok   predict: //p' "$log")"
+  else bad "ae ($cc): weights exact and predict == ipup_predict" "$log"; fi
+done
+$BIN "${short[@]}" --quiet --export-c "$tmp/x.h" --export-name sensor_ae > "$tmp/v" 2> "$tmp/log"
+if grep -q '^static inline void sensor_ae_predict(' "$tmp/x.h" && grep -q '^#define SENSOR_AE_LOSS "mse"' "$tmp/x.h" \
+   && ! grep -q '^exported' "$tmp/v"; then ok "--export-name sensor_ae: sensor_ae_predict, SENSOR_AE_LOSS (--quiet: no line)"
+else bad "--export-name sensor_ae: sensor_ae_predict, SENSOR_AE_LOSS" "$tmp/log"; fi
+$BIN "${short[@]}" --quiet --export-c "$tmp/7-ae.v2.h" > "$tmp/v" 2> "$tmp/log"
+if grep -q '^static inline void m7_ae_predict(' "$tmp/7-ae.v2.h"; then ok "default name of 7-ae.v2.h: m7_ae"
+else bad "default name of 7-ae.v2.h: m7_ae" "$tmp/log"; fi
+mkdir -p "$tmp/adir"
+hostile "--export-c: $tmp/adir is a directory, not a regular file; give the path of a file to write" \
+  "${short[@]}" --export-c "$tmp/adir"
+hostile "--export-c: cannot create $tmp/no/dir/n.h: No such file or directory (directory missing or not writable?); nothing was run" \
+  "${short[@]}" --export-c "$tmp/no/dir/n.h"
+hostile "--export-name: the name '9lives' must start with a letter or '_' (it prefixes C identifiers)" \
+  "${short[@]}" --export-c "$tmp/n.h" --export-name 9lives
+hostile "--export-name: the name 'my-net' has '-'; use letters, digits and '_' (it prefixes C identifiers)" \
+  "${short[@]}" --export-c "$tmp/n.h" --export-name my-net
+hostile "--export-name needs --export-c FILE.h" "${short[@]}" --export-name net
+hostile "--export-c exports the autoencoder of --mode anomaly; --mode finetune has no export" \
+  --mode finetune --export-c "$tmp/n.h"
+if [ ! -e "$tmp/n.h" ] && [ -z "$(find "$tmp" -name '*.h.??????')" ]; then ok "a refused export leaves no file and no temporary"
+else bad "a refused export leaves no file and no temporary"; fi
 
 finish
