@@ -598,6 +598,7 @@ typedef struct ipup__lay {        /* static facts of a layer (internal) */
     int32_t dy_off;   /* offset (floats) of its output gradient in a W-stash entry, -1 */
     int32_t p_off;    /* offset (floats) of w in its stage's parameter block; b follows */
     int32_t need_dx;  /* backward must produce its input gradient */
+    int32_t pool_idx; /* a max-pool that keeps its arg-max bytes at e_off, not its input */
     uint64_t seed;    /* dropout seed */
 } ipup__lay;
 
@@ -608,6 +609,7 @@ typedef struct ipup__stage {      /* static facts of a stage (internal) */
     int32_t depth, wdepth;        /* stash and W-stash FIFO depths */
     int32_t lab_off, dl_off;      /* labels and dlogits offsets in an entry (floats), -1 */
     size_t entry_floats, rentry_floats, wentry_floats, pp_floats, conv_floats;
+    size_t chunk_floats;          /* the activation chunk before an arg-max pool, or 0 */
     size_t n_params, n_state, max_tensor;
     uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
     int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
@@ -617,7 +619,7 @@ typedef struct ipup__stage {      /* static facts of a stage (internal) */
 } ipup__stage;
 
 typedef struct ipup__srt {        /* runtime of one stage of one replica (internal) */
-    float *stash, *wstash, *work, *pp[2], *conv, *staging;
+    float *stash, *wstash, *work, *pp[2], *conv, *staging, *chunk;
     float *params, *grads, *state;
     uint32_t s_head, s_count, s_peak, w_head, w_count, w_peak;
     float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
@@ -1998,6 +2000,37 @@ static int ipup__relu_to_pool(const ipup__core *e, int32_t s, int32_t l) {
            e->cn[s] <= 1 && e->cn[s + 1] <= 1 && e->st[s + 1].first == l + 1 &&
            e->lay[l + 1].info.kind == IPUP_LAYER_MAXPOOL2;
 }
+/* Layer l of plain stage s is a max-pool whose backward is needed and whose input is
+   relu(z): after a ReLU and a dense or conv of the same stage, or first in the stage after
+   ipup__relu_to_pool. It keeps, instead of its input, one byte per output element: the
+   arg-max with the ReLU's mask (ipup_maxpool2_fwd_idx_f32); its backward
+   (ipup_maxpool2_bwd_idx_f32) gives the bits of ipup_maxpool2_relu_bwd_f32 on relu(z). A
+   ReLU before it in the stage keeps nothing, and in training the layer, the ReLU and the
+   pool run chunk by chunk (ipup__fwd_pooled): the activation never leaves the cache. A
+   sixteenth of the stash, and no pass over the activation. */
+static int ipup__pool_idx_at(const ipup__core *e, int32_t s, int32_t l) {
+    const ipup__stage *st = &e->st[s];
+    if (l < st->first || l >= st->last || e->cn[s] > 1 || e->lay[l].info.kind != IPUP_LAYER_MAXPOOL2 || !e->lay[l].need_dx) return 0;
+    if (l == st->first) return s > 0 && ipup__relu_to_pool(e, s - 1, l - 1);
+    return l >= st->first + 2 && e->lay[l - 1].info.kind == IPUP_LAYER_RELU && e->lay[l - 1].need_dx &&
+           (e->lay[l - 2].info.kind == IPUP_LAYER_DENSE || e->lay[l - 2].info.kind == IPUP_LAYER_CONV3X3);
+}
+/* Stage s reads its input straight from the ring slot: its first layer keeps no input
+   (an arg-max pool) and nothing else needs the stage input in the stash entry, which then
+   has no region for it (not with recomputation: the entry is the input). */
+static int ipup__direct_in(const ipup__core *e, int32_t s) {
+    return !e->cfg.recompute && ipup__pool_idx_at(e, s, e->st[s].first);
+}
+/* IPUPIPE_CHUNK_BYTES: the bytes of activation a chunk of ipup__fwd_pooled leaves in the
+   cache (256 KB, a quarter of the smallest L2 of current x86 server cores). The samples of
+   a chunk of layer l's output: at least 1, at most the micro-batch. */
+#ifndef IPUPIPE_CHUNK_BYTES
+#define IPUPIPE_CHUNK_BYTES 262144
+#endif
+static int32_t ipup__chunk_rows(const ipup_layer_info *I, int32_t B) {
+    size_t c = (size_t)IPUPIPE_CHUNK_BYTES / ((size_t)I->out_n * sizeof(float));
+    return c < 1 ? 1 : c > (size_t)B ? B : (int32_t)c;
+}
 
 /* The frozen layers of stage st take their place in its parameter block after the trained
    ones' (which end at par): the gradient and optimizer-state blocks cover only the trained
@@ -2021,7 +2054,8 @@ static int ipup__setup_layout(ipup__core *e) {
     for (s = 0; s < e->S; s++) {
         ipup__stage *st = &e->st[s];
         int64_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0;
-        cur = (int64_t)B * st->in_n;   /* a0: the stage input */
+        size_t chunk = 0;
+        cur = ipup__direct_in(e, s) ? 0 : (int64_t)B * st->in_n; /* a0: the stage input */
         st->flops_f = st->flops_i = st->flops_w = 0;
         for (l = st->first; l < st->last; l++) {
             ipup__lay *Ly = &e->lay[l];
@@ -2030,12 +2064,18 @@ static int ipup__setup_layout(ipup__core *e) {
             /* a frozen dense or conv needs no input: its input gradient reads only w */
             int trains = I->n_w && !I->frozen;
             int keep = I->stash_floats > 0 && !ipup__is_loss(I->kind) && (trains || (Ly->need_dx && !I->n_w)) &&
-                       !ipup__relu_to_pool(e, s, l);
+                       !ipup__relu_to_pool(e, s, l) && !ipup__pool_idx_at(e, s, l + 1);
             if (mx > pp) pp = mx;
             Ly->e_off = -1;
+            Ly->pool_idx = ipup__pool_idx_at(e, s, l);
             if (keep) {
-                if (l == st->first) Ly->e_off = 0;
-                else { Ly->e_off = (int32_t)cur; cur += (int64_t)B * I->in_n; }
+                if (l == st->first && !Ly->pool_idx) Ly->e_off = 0;
+                else { Ly->e_off = (int32_t)cur; cur += Ly->pool_idx ? ((int64_t)B * I->out_n + 3) / 4 : (int64_t)B * I->in_n; }
+            }
+            if (Ly->pool_idx && l > st->first) {
+                const ipup_layer_info *C = &e->lay[l - 2].info;
+                size_t f = (size_t)ipup__chunk_rows(C, B) * (size_t)C->out_n;
+                if (f > chunk) chunk = f;
             }
             if (cur > IPUP__MAXF || pp > IPUP__MAXF) return ipup__layout_big(e, s, cur > pp ? "a stash entry (the inputs kept for the backward)" : "an activation buffer", cur > pp ? cur : pp, lower);
             Ly->dy_off = -1;
@@ -2075,6 +2115,7 @@ static int ipup__setup_layout(ipup__core *e) {
         st->wentry_floats = (size_t)((wcur + 15) & ~(int64_t)15);
         st->pp_floats = (size_t)((pp + 15) & ~(int64_t)15);
         st->conv_floats = (size_t)conv;
+        st->chunk_floats = (chunk + 15u) & ~(size_t)15u;
         st->n_params = (size_t)par;
         st->n_state = ipup__mulz((size_t)k, st->n_grads);
         st->max_tensor = (size_t)maxt;
@@ -2082,6 +2123,12 @@ static int ipup__setup_layout(ipup__core *e) {
     }
     if (e->conc) ipup__conc_setup(e); /* the lanes of concurrent stages */
     return IPUP_OK;
+}
+
+/* bytes of stash recomputation would save on stage x (0 when its entries are smaller than
+   the stage input: an arg-max pool first, ipup__direct_in) */
+static size_t ipup__recompute_saves(const ipup__stage *x) {
+    return x->entry_floats > x->rentry_floats ? (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float) : 0;
 }
 
 /* carve one IPU's pool (device d of a replica whose stage runtimes are srt and rings
@@ -2108,6 +2155,7 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
         rt->pp[0] = ipup__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
         rt->pp[1] = ipup__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->chunk = st->chunk_floats ? ipup__allocf(a, st->chunk_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->staging = (k && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH) : NULL;
         /* receive sides of the rings into this stage */
         if (s > 0 && e->cn[s - 1] <= 1) {
@@ -2169,7 +2217,7 @@ static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *
     for (s = 0; s < e->S; s++) {
         const ipup__stage *x = &e->st[s];
         if (x->device != d || e->cn[s] > 1) continue;
-        m->recompute_saved += (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float);
+        m->recompute_saved += ipup__recompute_saves(x);
         m->offload_saved += x->n_state * sizeof(float);
         m->frozen_saved += (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
     }
@@ -2345,7 +2393,7 @@ static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const i
     ipup__sbf(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r, (int)d);
     for (s = 0; s < e->S; s++) if (e->st[s].device == d) {
         ipup__sbf(&b, " %d (layers %d..%d)", (int)s, (int)e->st[s].first, (int)(e->st[s].last - 1));
-        rs += (size_t)e->st[s].depth * (e->st[s].entry_floats - e->st[s].rentry_floats) * sizeof(float);
+        rs += ipup__recompute_saves(&e->st[s]);
         os += e->st[s].n_state * sizeof(float);
     }
     ipup__sbf(&b, " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
@@ -2654,7 +2702,7 @@ static size_t ipup__r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
 /* A ReLU's output stashed as the input of the next layer of its stage: its backward reads
    that (relu(z) > 0 exactly when z > 0: the same mask as from its input z). */
 static int ipup__relu_out_kept(const ipup_emu *e, const ipup__stage *st, int32_t l) {
-    return e->lay[l].info.kind == IPUP_LAYER_RELU && l + 1 < st->last && e->lay[l + 1].e_off > 0;
+    return e->lay[l].info.kind == IPUP_LAYER_RELU && l + 1 < st->last && e->lay[l + 1].e_off > 0 && !e->lay[l + 1].pool_idx;
 }
 /* Dense or conv at l followed by a ReLU whose input no backward reads (evaluation, or the
    ReLU's output is kept): run both as one fused kernel. */
@@ -2672,7 +2720,8 @@ static float *ipup__fwd_dest(ipup_emu *e, const ipup__stage *st, ipup__srt *rt, 
                              float *out, const float *cur, int *needed) {
     *needed = 1;
     if (l + fuse == st->last - 1 && out) return out;
-    if (E && l + fuse + 1 < st->last && e->lay[l + fuse + 1].e_off > 0) return E + e->lay[l + fuse + 1].e_off;
+    if (E && l + fuse + 1 < st->last && e->lay[l + fuse + 1].e_off > 0 && !e->lay[l + fuse + 1].pool_idx)
+        return E + e->lay[l + fuse + 1].e_off;
     *needed = 0;
     return ipup__pick(rt, cur);
 }
@@ -2681,32 +2730,32 @@ static float *ipup__fwd_dest(ipup_emu *e, const ipup__stage *st, ipup__srt *rt, 
    samples at a time: each chunk's activation is pooled while it is still in the core's
    cache instead of being written out whole and read back (a conv's output is MBs per
    micro-batch). Every element has the same chain whatever the rows of a call, so the
-   bits are those of the whole-batch calls. Only when the pool's output does not overwrite
-   the layer's input. Returns the pool's output, or NULL (not this case: nothing done).
-   IPUPIPE_CHUNK_BYTES: the bytes of activation a chunk leaves in the cache (256 KB, a
-   quarter of the smallest L2 of current x86 server cores). */
-#ifndef IPUPIPE_CHUNK_BYTES
-#define IPUPIPE_CHUNK_BYTES 262144
-#endif
+   bits are those of the whole-batch calls. A pool that keeps arg-max bytes (training,
+   ipup__pool_idx_at) pools each chunk from the stage's chunk buffer: the activation never
+   leaves the cache. Otherwise only when the pool's output does not overwrite the layer's
+   input, the chunks written where the pool's input is kept. Returns the pool's output, or
+   NULL (not this case: nothing done). */
 static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__srt *rt, int32_t l, int32_t Bn,
                                      const float *cur, float *dest, float *E, float *out) {
     const ipup_layer_info *I = &e->lay[l].info, *P;
     const float *w = rt->params + e->lay[l].p_off, *b = w + ipup__r16(I->n_w);
+    const int idx = l + 2 < st->last && e->lay[l + 2].pool_idx;
+    uint8_t *keep = idx ? (uint8_t *)(void *)(E + e->lay[l + 2].e_off) : NULL;
     float *y;
     int32_t i, c;
     int needed;
     if (l + 2 >= st->last || e->lay[l + 2].info.kind != IPUP_LAYER_MAXPOOL2) return NULL;
     P = &e->lay[l + 2].info;
-    y = ipup__fwd_dest(e, st, rt, l + 2, 0, E, out, dest, &needed);
-    if (y == cur || y == dest) return NULL;
-    c = (int32_t)((size_t)IPUPIPE_CHUNK_BYTES / ((size_t)I->out_n * sizeof(float)));
-    if (c < 1) c = 1;
+    y = ipup__fwd_dest(e, st, rt, l + 2, 0, E, out, idx ? cur : dest, &needed);
+    if (!idx && (y == cur || y == dest)) return NULL;
+    c = ipup__chunk_rows(I, Bn);
     for (i = 0; i < Bn; i += c) {
         const int32_t n = Bn - i < c ? Bn - i : c;
-        float *d = dest + (size_t)i * (size_t)I->out_n;
+        float *d = idx ? rt->chunk : dest + (size_t)i * (size_t)I->out_n;
         if (I->kind == IPUP_LAYER_DENSE) ipup_dense_relu_fwd_f32(n, I->in_n, I->out_n, cur + (size_t)i * (size_t)I->in_n, w, b, d);
         else ipup_conv3x3_relu_fwd_f32(n, I->in_h, I->in_w, I->in_c, I->out_c, cur + (size_t)i * (size_t)I->in_n, w, b, d, rt->conv);
-        ipup_maxpool2_fwd_f32(n, P->in_h, P->in_w, P->in_c, d, y + (size_t)i * (size_t)P->out_n);
+        if (idx) ipup_maxpool2_fwd_idx_f32(n, P->in_h, P->in_w, P->in_c, d, y + (size_t)i * (size_t)P->out_n, keep + (size_t)i * (size_t)P->out_n, 1);
+        else ipup_maxpool2_fwd_f32(n, P->in_h, P->in_w, P->in_c, d, y + (size_t)i * (size_t)P->out_n);
     }
     return y;
 }
@@ -2761,7 +2810,10 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             break;
         case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, cur, dest); break;
-        case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest); break;
+        case IPUP_LAYER_MAXPOOL2:
+            if (Ly->pool_idx && E) ipup_maxpool2_fwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest, (uint8_t *)(void *)(E + Ly->e_off), 1);
+            else ipup_maxpool2_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest);
+            break;
         default: /* flatten; dropout: identity unless training with rate > 0 */
             if (I->kind == IPUP_LAYER_DROPOUT && train && e->model.layers[l].rate > 0.0f) {
                 ipup_dropout_fwd_f32(n, e->model.layers[l].rate, Ly->seed, (uint64_t)t,
@@ -2831,12 +2883,15 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
         case IPUP_LAYER_MAXPOOL2:
             if (l == st->first && s > 0 && ipup__relu_to_pool(&e->core, s - 1, l - 1)) { /* the previous stage's ReLU */
-                ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
+                if (Ly->pool_idx) ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, (const uint8_t *)(const void *)x, cur, dest);
+                else ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
             } else if (l > st->first && e->lay[l - 1].info.kind == IPUP_LAYER_RELU && e->lay[l - 1].need_dx) {
-                /* ReLU's backward fused into the pool's (one pass, the same bits): x = relu(z) */
+                /* ReLU's backward fused into the pool's (one pass, the same bits): x = relu(z),
+                   or the arg-max bytes with its mask */
                 l--;
                 if (l == st->first && dx) dest = dx;
-                ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
+                if (Ly->pool_idx) ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, (const uint8_t *)(const void *)x, cur, dest);
+                else ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
             } else {
                 ipup_maxpool2_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
             }
@@ -3521,6 +3576,13 @@ static void ipup__conc_eval(ipup_emu *e, int32_t s, int32_t Bn, const float *in,
     }
 }
 
+/* The forward's output slot of stage s < S-1: in the ring to stage s+1, or in every branch
+   of concurrent stage s+1; NULL: none free */
+static float *ipup__reserve_out(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t ipu) {
+    if (e->cn[s + 1] > 1) return ipup__conc_reserve_in(e, r, s + 1, t, threaded, ipu);
+    return (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
+}
+
 /* Run one op of replica r at global step t. Returns IPUP_OK, IPUP__ABORTED, or an error. */
 static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int threaded) {
     int32_t s = o->stage, m = o->mb, B = e->B, ipu = r * e->P + o->device;
@@ -3532,12 +3594,19 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
     if (e->cn[s] > 1) { if (ipup__conc_exec(e, r, o, t, threaded)) goto stall; return IPUP_OK; } /* a branch of a concurrent stage */
     switch (o->kind) {
     case IPUP_OP_F: {
-        float *msg, *E, *slot, *out = NULL;
+        float *msg = NULL, *E, *slot, *out = NULL;
+        const float *in;
         float loss = 0.0f;
         int correct = 0, rc;
+        const int direct = ipup__direct_in(&e->core, s);
         if (rt->s_count >= (uint32_t)st->depth) goto stall;
         slot = rt->stash + (size_t)((rt->s_head + rt->s_count) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
         E = e->cfg.recompute ? rt->work : slot;
+        in = E;
+        if (s < e->S - 1 && direct) { /* before the input is held: nothing is held while this waits */
+            out = ipup__reserve_out(e, r, s, t, threaded, ipu);
+            if (!out) goto stall;
+        }
         if (s == 0) { /* the infeed writes the stash entry in place */
             rc = ipup__feed(e, r, t, m, E, (int32_t *)(void *)(E + st->lab_off), threaded, ipu);
             if (rc) return rc;
@@ -3546,15 +3615,17 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         } else {
             msg = (float *)ipup__wait_peek(e, &e->fwd[r][s], threaded, t, ipu);
             if (!msg) goto stall;
-            IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
+            if (direct) in = msg; /* released after the forward */
+            else IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
             IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, ipup__lab_bytes(&e->core));
-            ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
+            if (!direct) ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
         }
-        if (s < e->S - 1) { /* to stage s+1, or to every branch of concurrent stage s+1 */
-            out = e->cn[s + 1] > 1 ? ipup__conc_reserve_in(e, r, s + 1, t, threaded, ipu) : (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
+        if (s < e->S - 1 && !out) {
+            out = ipup__reserve_out(e, r, s, t, threaded, ipu);
             if (!out) goto stall;
         }
-        ipup__stage_fwd(e, r, s, B, E, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
+        ipup__stage_fwd(e, r, s, B, in, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
+        if (direct) ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
         if (out) {
             IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, ipup__lab_bytes(&e->core));
             if (e->cn[s + 1] > 1) ipup__conc_commit_in(e, r, s + 1, out, threaded);

@@ -374,6 +374,20 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *
    ipup_relu_bwd_f32, one trip through memory fewer. */
 IPUPIPE_DEF void ipup_maxpool2_relu_bwd_f32(int B, int H, int W, int C, const float *x,
                                             const float *dy, float *dz);
+/* The forward of max-pool keeping, in place of its input, one byte per output element for
+   the backward: idx (B, H/2, W/2, C) gets the window position of the arg-max (0..3 for
+   (0,0), (0,1), (1,0), (1,1); the first on ties, the one ipup_maxpool2_bwd_f32 picks) and
+   with relu != 0 (the input is x = relu(z)) 4 where the maximum is not > 0: dL/dz is then
+   zero in the whole window. y: the bits of ipup_maxpool2_fwd_f32. A quarter of a float per
+   output instead of four inputs: what a training stash keeps. */
+IPUPIPE_DEF void ipup_maxpool2_fwd_idx_f32(int B, int H, int W, int C, const float *x, float *y,
+                                           uint8_t *idx, int relu);
+/* dx (B, H, W, C) written from dy (B, H/2, W/2, C) and the idx of ipup_maxpool2_fwd_idx_f32:
+   dy at the position idx names, +0 elsewhere (odd last row/col too). The bits of
+   ipup_maxpool2_bwd_f32 (idx made with relu 0) or ipup_maxpool2_relu_bwd_f32 (relu != 0)
+   on the forward's input, without reading it. */
+IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C, const uint8_t *idx,
+                                           const float *dy, float *dx);
 
 /* dropout with rate p, inverted scaling: element i is kept iff
    ipup_rng_uniform_f32(seed, step, offset + i) >= p, and then scaled by 1/(1-p).
@@ -652,6 +666,18 @@ static void ipup__gelu_bwd_scalar(int i0, int n, const float *x, const float *dy
         s = ipup__gelu_s(v);
         d = s + 2.0f * v * s * (1.0f - s) * IPUP_GELU_K0 * (1.0f + 3.0f * IPUP_GELU_K1 * v * v);
         dx[i] = dy[i] * d;
+    }
+}
+
+/* max-pool backward: zero the rows and columns of dx (B, H, W, C) outside every 2x2 window
+   (the last row of an odd H, the last column of an odd W); the windows write the rest */
+static void ipup__pool_zero_rest(int B, int H, int W, int C, float *dx) {
+    const size_t rs = (size_t)W * (size_t)C;
+    int n, h;
+    for (n = 0; n < B && ((H | W) & 1); n++) {
+        if (W & 1)
+            for (h = 0; h < H / 2 * 2; h++) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)h) * rs + (size_t)(W - 1) * (size_t)C, 0, (size_t)C * sizeof(float));
+        if (H & 1) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)(H - 1)) * rs, 0, rs * sizeof(float));
     }
 }
 
@@ -1372,7 +1398,7 @@ typedef __mmask16 ipup__k;
 #define ipup__kand(a, b) ((ipup__k)((a) & (b)))
 #define ipup__kandn(a, b) ((ipup__k)(~(a) & (b)))    /* !a && b */
 #define ipup__vsel(k, a) _mm512_maskz_mov_ps((k), (a)) /* k ? a : +0 */
-#define ipup__vseln(k, a) _mm512_maskz_mov_ps((ipup__k)~(k), (a))
+#define ipup__kones() ((ipup__k)0xFFFF)
 #else
 typedef __m256 ipup__k;
 #define ipup__vgt(a, b) _mm256_cmp_ps((a), (b), _CMP_GT_OQ)
@@ -1380,76 +1406,124 @@ typedef __m256 ipup__k;
 #define ipup__kand(a, b) _mm256_and_ps((a), (b))
 #define ipup__kandn(a, b) _mm256_andnot_ps((a), (b))
 #define ipup__vsel(k, a) _mm256_and_ps((k), (a))
-#define ipup__vseln(k, a) _mm256_andnot_ps((k), (a))
+#define ipup__kones() _mm256_castsi256_ps(_mm256_set1_epi32(-1))
+#endif
+
+/* Bytes of a max-pool's arg-max (ipup_maxpool2_fwd_idx_f32): k1, k2, k3 are the strict >
+   of x1, x2, x3 over the running maximum (as ipup__maxpool_bwd_simd finds them), so the
+   last one set names the position; with relu, 4 where the maximum m is not > 0. */
+#if defined(IPUP_KERNELS_AVX512)
+static void ipup__pool_idx_st(uint8_t *p, ipup__k k1, ipup__k k2, ipup__k k3, ipup__v m, int relu) {
+    __m512i v = _mm512_maskz_mov_epi32(k1, _mm512_set1_epi32(1));
+    v = _mm512_mask_mov_epi32(v, k2, _mm512_set1_epi32(2));
+    v = _mm512_mask_mov_epi32(v, k3, _mm512_set1_epi32(3));
+    if (relu) v = _mm512_mask_mov_epi32(v, (ipup__k)~ipup__vgt(m, ipup__vzero()), _mm512_set1_epi32(4));
+    _mm_storeu_si128((__m128i *)(void *)p, _mm512_cvtepi32_epi8(v));
+}
+/* lanes whose byte at p is j */
+#define IPUP__IDXV __m512i
+#define ipup__idx_ld(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+#define ipup__idx_eq(v, j) _mm512_cmpeq_epi32_mask((v), _mm512_set1_epi32(j))
+#else
+static void ipup__pool_idx_st(uint8_t *p, ipup__k k1, ipup__k k2, ipup__k k3, ipup__v m, int relu) {
+    __m256i v = _mm256_and_si256(_mm256_castps_si256(k1), _mm256_set1_epi32(1));
+    __m128i w;
+    v = _mm256_blendv_epi8(v, _mm256_set1_epi32(2), _mm256_castps_si256(k2));
+    v = _mm256_blendv_epi8(v, _mm256_set1_epi32(3), _mm256_castps_si256(k3));
+    if (relu) v = _mm256_blendv_epi8(_mm256_set1_epi32(4), v, _mm256_castps_si256(ipup__vgt(m, ipup__vzero())));
+    w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64((__m128i *)(void *)p, _mm_packus_epi16(w, w));
+}
+#define IPUP__IDXV __m256i
+#define ipup__idx_ld(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
+#define ipup__idx_eq(v, j) _mm256_castsi256_ps(_mm256_cmpeq_epi32((v), _mm256_set1_epi32(j)))
 #endif
 
 /* max-pool forward of C % IPUP__VL == 0 channels: m = p00, then `if (p > m) m = p` is
-   max(p, m) (the second operand unless p > m) */
-static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, float *y) {
+   max(p, m) (the second operand unless p > m); with idx, also the arg-max bytes, from the
+   comparisons ipup__maxpool_bwd_simd makes */
+static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, float *y, uint8_t *idx, int relu) {
     const int OH = H / 2, OW = W / 2;
     const size_t rs = (size_t)W * (size_t)C;
     int n, oh, ow, c;
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++) {
             const float *r0 = x + ((size_t)n * (size_t)H + (size_t)(2 * oh)) * rs;
-            float *yp = y + ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
-            for (ow = 0; ow < OW; ow++, r0 += 2 * C, yp += C)
+            const size_t o = ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
+            for (ow = 0; ow < OW; ow++, r0 += 2 * C)
                 for (c = 0; c < C; c += IPUP__VL) {
+                    const ipup__v x1 = ipup__vld(r0 + C + c), x2 = ipup__vld(r0 + rs + c), x3 = ipup__vld(r0 + rs + C + c);
+                    const size_t q = o + (size_t)ow * (size_t)C + (size_t)c;
                     ipup__v m = ipup__vld(r0 + c);
-                    m = ipup__vmax(ipup__vld(r0 + C + c), m);
-                    m = ipup__vmax(ipup__vld(r0 + rs + c), m);
-                    m = ipup__vmax(ipup__vld(r0 + rs + C + c), m);
-                    ipup__vst(yp + c, m);
-                }
-        }
-}
-
-/* max-pool backward of C % IPUP__VL == 0 channels: the window's first maximum (the scalar
-   scan's strict >) gets dy, the other three positions 0, written directly (no memset of
-   dx, no scatter); with relu, only where x > 0 (ReLU's backward fused: x = relu(z) > 0
-   exactly when z > 0). Rows and columns outside every window (odd H or W) are zeroed. */
-static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, const float *dy,
-                                   float *dx, int relu) {
-    const int OH = H / 2, OW = W / 2;
-    const size_t rs = (size_t)W * (size_t)C;
-    int n, oh, ow, c;
-    for (n = 0; n < B && ((H | W) & 1); n++) { /* only the rows and columns outside every window */
-        int h;
-        if (W & 1)
-            for (h = 0; h < 2 * OH; h++) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)h) * rs + (size_t)(W - 1) * (size_t)C, 0, (size_t)C * sizeof(float));
-        if (H & 1) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)(H - 1)) * rs, 0, rs * sizeof(float));
-    }
-    for (n = 0; n < B; n++)
-        for (oh = 0; oh < OH; oh++) {
-            size_t o = ((size_t)n * (size_t)H + (size_t)(2 * oh)) * rs;
-            const float *dyp = dy + ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
-            for (ow = 0; ow < OW; ow++, o += 2 * (size_t)C, dyp += C)
-                for (c = 0; c < C; c += IPUP__VL) {
-                    const size_t a = o + (size_t)c, b1 = a + (size_t)C, b2 = a + rs, b3 = b2 + (size_t)C;
-                    const ipup__v x0 = ipup__vld(x + a), x1 = ipup__vld(x + b1), x2 = ipup__vld(x + b2),
-                                  x3 = ipup__vld(x + b3), g = ipup__vld(dyp + c);
-                    ipup__v m = x0;
-                    ipup__k k1, k2, k3, w0, w1, w2;
+                    ipup__k k1, k2, k3;
                     k1 = ipup__vgt(x1, m);
                     m = ipup__vmax(x1, m);
                     k2 = ipup__vgt(x2, m);
                     m = ipup__vmax(x2, m);
                     k3 = ipup__vgt(x3, m);
-                    w2 = ipup__kandn(k3, k2);
-                    w1 = ipup__kandn(ipup__kor(k2, k3), k1);
-                    w0 = ipup__kor(ipup__kor(k1, k2), k3); /* x0 loses */
-                    if (relu) {
-                        const ipup__v z = ipup__vzero();
-                        ipup__vst(dx + a, ipup__vsel(ipup__kandn(w0, ipup__vgt(x0, z)), g));
-                        w1 = ipup__kand(w1, ipup__vgt(x1, z));
-                        w2 = ipup__kand(w2, ipup__vgt(x2, z));
-                        k3 = ipup__kand(k3, ipup__vgt(x3, z));
-                    } else {
-                        ipup__vst(dx + a, ipup__vseln(w0, g));
-                    }
-                    ipup__vst(dx + b1, ipup__vsel(w1, g));
-                    ipup__vst(dx + b2, ipup__vsel(w2, g));
-                    ipup__vst(dx + b3, ipup__vsel(k3, g));
+                    m = ipup__vmax(x3, m);
+                    ipup__vst(y + q, m);
+                    if (idx) ipup__pool_idx_st(idx + q, k1, k2, k3, m, relu);
+                }
+        }
+}
+
+/* The four positions of a window (lanes c.. of the window at x + a) that get dy, as masks:
+   from the arg-max bytes at ip, or from x: the window's first maximum (the scalar scan's
+   strict >), with relu only where it is > 0 (ReLU's backward fused: x = relu(z) > 0
+   exactly when z > 0). */
+static void ipup__pool_win(const float *x, size_t a, size_t C, size_t rs, const uint8_t *ip, int relu, ipup__k w[4]) {
+    ipup__v x0, x1, x2, x3, m;
+    ipup__k k1, k2, k3;
+    if (ip) {
+        const IPUP__IDXV v = ipup__idx_ld(ip);
+        w[0] = ipup__idx_eq(v, 0); w[1] = ipup__idx_eq(v, 1); w[2] = ipup__idx_eq(v, 2); w[3] = ipup__idx_eq(v, 3);
+        return;
+    }
+    x0 = ipup__vld(x + a); x1 = ipup__vld(x + a + C); x2 = ipup__vld(x + a + rs); x3 = ipup__vld(x + a + rs + C);
+    m = x0;
+    k1 = ipup__vgt(x1, m);
+    m = ipup__vmax(x1, m);
+    k2 = ipup__vgt(x2, m);
+    m = ipup__vmax(x2, m);
+    k3 = ipup__vgt(x3, m);
+    w[3] = k3;
+    w[2] = ipup__kandn(k3, k2);
+    w[1] = ipup__kandn(ipup__kor(k2, k3), k1);
+    w[0] = ipup__kandn(ipup__kor(ipup__kor(k1, k2), k3), ipup__kones()); /* x0 wins */
+    if (relu) {
+        const ipup__v z = ipup__vzero();
+        w[0] = ipup__kand(w[0], ipup__vgt(x0, z));
+        w[1] = ipup__kand(w[1], ipup__vgt(x1, z));
+        w[2] = ipup__kand(w[2], ipup__vgt(x2, z));
+        w[3] = ipup__kand(w[3], ipup__vgt(x3, z));
+    }
+}
+
+/* max-pool backward of C % IPUP__VL == 0 channels, from the input x or from the arg-max
+   bytes idx (ipup__pool_win): dy at the position that wins, +0 at the other three, written
+   directly (no memset of dx, no scatter); rows and columns outside every window (odd H or
+   W) zeroed */
+static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, const uint8_t *idx, const float *dy,
+                                   float *dx, int relu) {
+    const int OH = H / 2, OW = W / 2;
+    const size_t rs = (size_t)W * (size_t)C;
+    int n, oh, ow, c;
+    ipup__pool_zero_rest(B, H, W, C, dx);
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++) {
+            size_t o = ((size_t)n * (size_t)H + (size_t)(2 * oh)) * rs;
+            const size_t q = ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
+            for (ow = 0; ow < OW; ow++, o += 2 * (size_t)C)
+                for (c = 0; c < C; c += IPUP__VL) {
+                    const size_t a = o + (size_t)c, qc = q + (size_t)ow * (size_t)C + (size_t)c;
+                    const ipup__v g = ipup__vld(dy + qc);
+                    ipup__k w[4];
+                    ipup__pool_win(x, a, (size_t)C, rs, idx ? idx + qc : NULL, relu, w);
+                    ipup__vst(dx + a, ipup__vsel(w[0], g));
+                    ipup__vst(dx + a + (size_t)C, ipup__vsel(w[1], g));
+                    ipup__vst(dx + a + rs, ipup__vsel(w[2], g));
+                    ipup__vst(dx + a + rs + (size_t)C, ipup__vsel(w[3], g));
                 }
         }
 }
@@ -1726,15 +1800,15 @@ IPUPIPE_DEF float ipup_mse_f32(int B, int N, const float *pred /* (B, N) */,
 
 /* ---------------------------------------------------------------- max-pool */
 
-IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
-                                       float *y /* (B, H/2, W/2, C) */) {
+/* max-pool forward, and with idx != NULL the arg-max bytes (ipup_maxpool2_fwd_idx_f32) */
+static void ipup__maxpool_fwd(int B, int H, int W, int C, const float *x, float *y, uint8_t *idx, int relu) {
     const int OH = H / 2, OW = W / 2;
     int n, oh, ow, c;
     IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
     if (B <= 0 || H <= 0 || W <= 0 || C <= 0) return;
 #ifdef IPUP__SIMD
     if (C % IPUP__VL == 0) {
-        ipup__maxpool_fwd_simd(B, H, W, C, x, y);
+        ipup__maxpool_fwd_simd(B, H, W, C, x, y, idx, relu);
         return;
     }
 #endif
@@ -1743,15 +1817,26 @@ IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *
             for (ow = 0; ow < OW; ow++) {
                 const float *p00 = x + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W + (size_t)(2 * ow)) * (size_t)C;
                 const float *p01 = p00 + C, *p10 = p00 + (size_t)W * (size_t)C, *p11 = p10 + C;
-                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
+                const size_t o = (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
                 for (c = 0; c < C; c++) {
                     float m = p00[c];
-                    if (p01[c] > m) m = p01[c];
-                    if (p10[c] > m) m = p10[c];
-                    if (p11[c] > m) m = p11[c];
-                    yp[c] = m;
+                    uint8_t k = 0;
+                    if (p01[c] > m) { m = p01[c]; k = 1; }
+                    if (p10[c] > m) { m = p10[c]; k = 2; }
+                    if (p11[c] > m) { m = p11[c]; k = 3; }
+                    y[o + (size_t)c] = m;
+                    if (idx) idx[o + (size_t)c] = (uint8_t)(relu && !(m > 0.0f) ? 4 : k);
                 }
             }
+}
+IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+                                       float *y /* (B, H/2, W/2, C) */) {
+    ipup__maxpool_fwd(B, H, W, C, x, y, NULL, 0);
+}
+IPUPIPE_DEF void ipup_maxpool2_fwd_idx_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+                                           float *y /* (B, H/2, W/2, C) */, uint8_t *idx /* (B, H/2, W/2, C) */,
+                                           int relu) {
+    ipup__maxpool_fwd(B, H, W, C, x, y, idx, relu);
 }
 
 IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
@@ -1763,7 +1848,7 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *
     if (B <= 0 || H <= 0 || W <= 0 || C <= 0) return;
 #ifdef IPUP__SIMD
     if (C % IPUP__VL == 0) {
-        ipup__maxpool_bwd_simd(B, H, W, C, x, dy, dx, 0);
+        ipup__maxpool_bwd_simd(B, H, W, C, x, NULL, dy, dx, 0);
         return;
     }
 #endif
@@ -1792,12 +1877,38 @@ IPUPIPE_DEF void ipup_maxpool2_relu_bwd_f32(int B, int H, int W, int C, const fl
     if (B <= 0 || H <= 0 || W <= 0 || C <= 0) return;
 #ifdef IPUP__SIMD
     if (C % IPUP__VL == 0) {
-        ipup__maxpool_bwd_simd(B, H, W, C, x, dy, dz, 1);
+        ipup__maxpool_bwd_simd(B, H, W, C, x, NULL, dy, dz, 1);
         return;
     }
 #endif
     ipup_maxpool2_bwd_f32(B, H, W, C, x, dy, dz);
     ipup_relu_bwd_f32(B * H * W * C, x, dz, dz); /* x = relu(z) > 0 exactly when z > 0 */
+}
+
+IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C, const uint8_t *idx /* (B, H/2, W/2, C) */,
+                                           const float *dy /* (B, H/2, W/2, C) */,
+                                           float *dx /* (B, H, W, C) */) {
+    const int OH = H / 2, OW = W / 2;
+    int n, oh, ow, c, j;
+    IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
+    if (B <= 0 || H <= 0 || W <= 0 || C <= 0) return;
+#ifdef IPUP__SIMD
+    if (C % IPUP__VL == 0) {
+        ipup__maxpool_bwd_simd(B, H, W, C, NULL, idx, dy, dx, 0);
+        return;
+    }
+#endif
+    ipup__pool_zero_rest(B, H, W, C, dx);
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                float *d00 = dx + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W + (size_t)(2 * ow)) * (size_t)C;
+                float *d[4];
+                const size_t o = (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
+                d[0] = d00; d[1] = d00 + C; d[2] = d00 + (size_t)W * (size_t)C; d[3] = d[2] + C;
+                for (c = 0; c < C; c++)
+                    for (j = 0; j < 4; j++) d[j][c] = idx[o + (size_t)c] == j ? dy[o + (size_t)c] : 0.0f;
+            }
 }
 
 /* ---------------------------------------------------------------- dropout */

@@ -658,6 +658,47 @@ TTEST(relu_ending_a_stage_before_a_pool_keeps_no_input) {
     TT_EQ_INT(after_relu.mem[0].by_category[IPUP_MEM_STASH], before_relu.mem[0].by_category[IPUP_MEM_STASH]);
 }
 
+/* conv4,relu,maxpool2,flatten,dense3,xent on 6x6x1 images, micro-batch 3: a stash entry
+   keeps the image (36 x 3 floats), the pool's arg-max bytes (16 x 3 bytes: 12 floats), the
+   dense's input (16 x 3), the labels (3) and dlogits (3 x 3), rounded up to 16 floats; the
+   ReLU and the pool keep no activation. Split after the ReLU, stage 1 reads its input
+   (4x4x4 a sample) from the ring slot and its entry has no copy of it; with recomputation
+   that input and the labels are all it keeps (195 floats, 208 rounded).
+   Every such layout trains to the plain loop's bits, on threads too. */
+static size_t stash_bytes(int32_t depth, size_t entry_floats) {
+    return ((size_t)depth * entry_floats * sizeof(float) + 63u) & ~(size_t)63u;
+}
+TTEST(argmax_pools_keep_a_byte_per_output) {
+    ipup_plan one, two;
+    ipup_config c = base_cfg(&g_cnn, &g_feed_cnn);
+    int32_t split[1] = {2}, split3[2] = {2, 4}, runner;
+    static const int16_t map[3] = {0, 1, 0};
+    c.schedule = IPUP_SCHED_GROUPED;
+    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &one), IPUP_OK);
+    TT_EQ_INT(one.mem[0].by_category[IPUP_MEM_STASH], stash_bytes(one.stash_depth[0], 192));
+    c.stages = 2;
+    c.split = split;
+    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &two), IPUP_OK);
+    TT_EQ_INT(two.mem[0].by_category[IPUP_MEM_STASH], stash_bytes(two.stash_depth[0], 112));
+    TT_EQ_INT(two.mem[1].by_category[IPUP_MEM_STASH], stash_bytes(two.stash_depth[1], 80));
+    c.recompute = 1;
+    TT_EQ_INT(ipup_plan_config(&g_emu, &c, &two), IPUP_OK);
+    TT_EQ_INT(two.mem[1].by_category[IPUP_MEM_STASH], stash_bytes(two.stash_depth[1], 208));
+    for (runner = 0; runner < 2; runner++) {
+        c = base_cfg(&g_cnn, &g_feed_cnn);
+        c.runner = runner ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+        c.stages = 2;
+        c.split = split;
+        c.schedule = IPUP_SCHED_GROUPED;
+        run_and_compare(&c, &g_feed_cnn, 3, runner ? "split after the ReLU, threads" : "split after the ReLU, coop");
+        c.stages = 3;
+        c.split = split3;
+        c.stage_device = map;
+        c.schedule = IPUP_SCHED_1F1B;
+        run_and_compare(&c, &g_feed_cnn, 3, runner ? "3 stages on 0,1,0, threads" : "3 stages on 0,1,0, coop");
+    }
+}
+
 TTEST(bad_configurations) {
     ipup_config c = base_cfg(&g_cnn, &g_feed_cnn);
     int32_t split[2] = {3, 3};
@@ -1128,6 +1169,7 @@ int main(int argc, char **argv) {
         TT_CASE(offload_same_bits_and_memory),
         TT_CASE(offload_stage_without_weights),
         TT_CASE(plan_sizes_pools_exactly), TT_CASE(relu_ending_a_stage_before_a_pool_keeps_no_input),
+        TT_CASE(argmax_pools_keep_a_byte_per_output),
         TT_CASE(bad_configurations),
         TT_CASE(nan_is_an_error_naming_step_and_stage),
         TT_CASE(infeed_failure_stops_cleanly),

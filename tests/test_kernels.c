@@ -845,9 +845,14 @@ static void scalar_pool_bwd(int B, int H, int W, int C, const float *x, const fl
 static void check_pool_bits(int B, int H, int W, int C) {
     size_t nx = (size_t)(B * H * W * C), ny = (size_t)(B * (H / 2) * (W / 2) * C), i;
     float *x = falloc(nx), *y = falloc(ny), *dy = falloc(ny), *dx = falloc(nx), *ref = falloc(nx), *yr = falloc(ny);
+    uint8_t *idx = (uint8_t *)malloc(ny);
+    size_t masked = 0;
+    TT_CHECK(idx != NULL);
+    if (!idx) return;
     special_fill(nx, x, 3u);
     special_fill(ny, dy, 5u);
     for (i = 0; i + 1 < nx; i += 7) x[i + 1] = x[i]; /* more ties */
+    x[0] = x[C] = x[(size_t)W * (size_t)C] = x[(size_t)(W + 1) * (size_t)C] = -1.0f; /* a window that ReLU zeroes */
     ipup_maxpool2_fwd_f32(B, H, W, C, x, y);
     {
         int n, oh, ow, c, k;
@@ -866,6 +871,13 @@ static void check_pool_bits(int B, int H, int W, int C) {
     ipup_maxpool2_bwd_f32(B, H, W, C, x, dy, dx);
     scalar_pool_bwd(B, H, W, C, x, dy, ref);
     TT_CHECK_MSG(memcmp(dx, ref, nx * sizeof(float)) == 0, "maxpool bwd bits B%d %dx%dx%d", B, H, W, C);
+    /* the arg-max bytes instead of the input: the same y, the same dx */
+    for (i = 0; i < ny; i++) { y[i] = 1e30f; idx[i] = 99; }
+    ipup_maxpool2_fwd_idx_f32(B, H, W, C, x, y, idx, 0);
+    TT_CHECK_MSG(memcmp(y, yr, ny * sizeof(float)) == 0, "maxpool fwd_idx y bits B%d %dx%dx%d", B, H, W, C);
+    for (i = 0; i < nx; i++) dx[i] = 1e30f;
+    ipup_maxpool2_bwd_idx_f32(B, H, W, C, idx, dy, dx);
+    TT_CHECK_MSG(memcmp(dx, ref, nx * sizeof(float)) == 0, "maxpool bwd_idx bits B%d %dx%dx%d", B, H, W, C);
     /* fused ReLU backward: the bits of pool backward, then ReLU backward with x = relu(z) */
     ipup_relu_fwd_f32((int)nx, x, x);
     scalar_pool_bwd(B, H, W, C, x, dy, ref);
@@ -873,7 +885,15 @@ static void check_pool_bits(int B, int H, int W, int C) {
     for (i = 0; i < nx; i++) dx[i] = 1e30f;
     ipup_maxpool2_relu_bwd_f32(B, H, W, C, x, dy, dx);
     TT_CHECK_MSG(memcmp(dx, ref, nx * sizeof(float)) == 0, "maxpool+relu bwd bits B%d %dx%dx%d", B, H, W, C);
-    free(x); free(y); free(dy); free(dx); free(ref); free(yr);
+    ipup_maxpool2_fwd_f32(B, H, W, C, x, yr);
+    ipup_maxpool2_fwd_idx_f32(B, H, W, C, x, y, idx, 1);
+    TT_CHECK_MSG(memcmp(y, yr, ny * sizeof(float)) == 0, "maxpool fwd_idx relu y bits B%d %dx%dx%d", B, H, W, C);
+    for (i = 0; i < ny; i++) masked += idx[i] == 4;
+    TT_CHECK_MSG(masked > 0 && masked < ny, "maxpool fwd_idx relu: %zu of %zu windows masked (some, not all)", masked, ny);
+    for (i = 0; i < nx; i++) dx[i] = 1e30f;
+    ipup_maxpool2_bwd_idx_f32(B, H, W, C, idx, dy, dx);
+    TT_CHECK_MSG(memcmp(dx, ref, nx * sizeof(float)) == 0, "maxpool+relu bwd_idx bits B%d %dx%dx%d", B, H, W, C);
+    free(x); free(y); free(dy); free(dx); free(ref); free(yr); free(idx);
 }
 TTEST(vector_paths_scalar_bits) {
     const int n = 1000 + 13; /* vectors, then a tail */
