@@ -3576,6 +3576,22 @@ static void ipup__conc_eval(ipup_emu *e, int32_t s, int32_t Bn, const float *in,
     }
 }
 
+/* The last stage's outfeed record of micro-batch m (0: no room); a non-finite loss sets
+   the IPU's error slot */
+static int ipup__outfeed_put(ipup_emu *e, int32_t r, int64_t t, int32_t m, float loss, int correct, int threaded, int32_t ipu) {
+    ipup_outfeed_rec *rec = (ipup_outfeed_rec *)ipup__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
+    if (!rec) return 0;
+    rec->step = t; rec->replica = r; rec->mb = m; rec->loss = loss; rec->correct = correct;
+    /* the host drains the whole ring once woken: wake it once the ring is at least
+       half full (the end of the job wakes it for the rest) */
+    ipup_ring_commit(&e->outfeed[r]);
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap) ipup__notify(e, e->nipus);
+#endif
+    if (!(loss - loss == 0.0f)) ipup__set_err(e, ipu, t, e->S - 1, m, -1);
+    return 1;
+}
+
 /* The forward's output slot of stage s < S-1: in the ring to stage s+1, or in every branch
    of concurrent stage s+1; NULL: none free */
 static float *ipup__reserve_out(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t ipu) {
@@ -3637,18 +3653,7 @@ static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int t
         }
         rt->s_count++;
         if (rt->s_count > rt->s_peak) rt->s_peak = rt->s_count;
-        if (s == e->S - 1) {
-            ipup_outfeed_rec *rec = (ipup_outfeed_rec *)ipup__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
-            if (!rec) goto stall;
-            rec->step = t; rec->replica = r; rec->mb = m; rec->loss = loss; rec->correct = correct;
-            /* the host drains the whole ring once woken: wake it once the ring is at least
-               half full (the end of the job wakes it for the rest) */
-            ipup_ring_commit(&e->outfeed[r]);
-#ifndef IPUPIPE_NO_THREADS
-            if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap) ipup__notify(e, e->nipus);
-#endif
-            if (!(loss - loss == 0.0f)) ipup__set_err(e, ipu, t, s, m, -1);
-        }
+        if (s == e->S - 1 && !ipup__outfeed_put(e, r, t, m, loss, correct, threaded, ipu)) goto stall;
         return IPUP_OK;
     }
     case IPUP_OP_B:
