@@ -4,7 +4,11 @@
  * libmpi and its plugins land here too (the executable's definitions come first in
  * symbol lookup), not only those of this file as with -Wl,--wrap. Runs of 1, 4 and 16
  * steps (replicas 2 x 2 stages on 4 ranks) after a warm-up run: the count must not grow
- * with the number of steps. Prints the counts and `N passed, N failed` on rank 0.
+ * with the number of steps. The runs are made 3 times and each size keeps its smallest
+ * count (of the most of any rank): OpenMPI's shared-memory transport sometimes allocates
+ * once when a message arrives before its receive is posted, which the load of the
+ * machine decides; an allocation per step would show in every attempt. Prints the counts
+ * and `N passed, N failed` on rank 0.
  */
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_mpi.h"
@@ -46,8 +50,8 @@ static tiny_data g_data = {sample, 12};
 
 int main(int argc, char **argv) {
     static const int32_t steps[3] = {1, 4, 16};
-    long calls[3], worst[3], setup, warm;
-    int rank, k, pass = 0, fail = 0;
+    long calls[3], worst[3], best[3] = {-1, -1, -1}, setup, warm;
+    int rank, k, a, pass = 0, fail = 0;
     char msg[256];
     ipup_config c;
     MPI_Init(&argc, &argv);
@@ -63,19 +67,22 @@ int main(int argc, char **argv) {
     }
     setup = g_calls; /* MPI_Init and ipup_mpi_init: proves the counter sees libmpi's calls */
     { long w0 = g_calls; ipup_run_steps(&g_emu, 16, NULL); warm = g_calls - w0; } /* first-use allocations */
-    for (k = 0; k < 3; k++) {
-        long c0 = g_calls;
-        int rc = ipup_run_steps(&g_emu, steps[k], NULL);
-        calls[k] = g_calls - c0;
-        if (rc != IPUP_OK) fail++;
+    for (a = 0; a < 3; a++) {
+        for (k = 0; k < 3; k++) {
+            long c0 = g_calls;
+            int rc = ipup_run_steps(&g_emu, steps[k], NULL);
+            calls[k] = g_calls - c0;
+            if (rc != IPUP_OK) fail++;
+        }
+        MPI_Reduce(calls, worst, 3, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+        for (k = 0; k < 3; k++) if (best[k] < 0 || worst[k] < best[k]) best[k] = worst[k];
     }
-    MPI_Reduce(calls, worst, 3, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("heap calls in MPI_Init + ipup_init + ipup_mpi_init (rank 0): %ld; in the first run of 16 steps: %ld\n", setup, warm);
         if (setup > 0) pass++;
         else { fail++; printf("FAIL the counter saw no allocation of OpenMPI\n"); }
-        for (k = 0; k < 3; k++) printf("heap calls in a run of %2d steps (most of any rank): %ld\n", (int)steps[k], worst[k]);
-        if (worst[2] <= worst[0]) pass++;
+        for (k = 0; k < 3; k++) printf("heap calls in a run of %2d steps (most of any rank, fewest of 3 attempts): %ld\n", (int)steps[k], best[k]);
+        if (best[2] <= best[0]) pass++;
         else {
             fail++;
             printf("FAIL the heap calls grow with the number of steps\n");
