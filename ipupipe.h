@@ -3767,69 +3767,6 @@ static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, 
     }
 }
 
-#if IPUP_MAX_REPLICAS > 1
-/* threaded runner, R > 1, SGD or momentum without offload: each thread owns part `part`
-   of `parts` of device d's parameters. It sums the gradients of its part into replica 0's
-   block (replica order 0..R-1, the same single add per element as ipup__allreduce), and
-   after the barrier applies the update of its part to every replica's weights from that
-   one sum and zeroes its part of every replica's gradients. The same per-element
-   arithmetic as ipup__allreduce + ipup__update_stage (the kernels are element-wise), so
-   the weights stay bit-identical; each thread streams half the data of a full update. */
-/* The sliced update serves only the threaded runner: unused under IPUPIPE_NO_THREADS. */
-static IPUP__UNUSED int ipup__split_update_ok(const ipup_emu *e) {
-    return e->R > 1 && !e->cfg.offload && !e->conc && (e->cfg.opt.kind == IPUP_OPT_SGD || e->cfg.opt.kind == IPUP_OPT_MOMENTUM);
-}
-static IPUP__UNUSED void ipup__reduce_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
-    int32_t s, q;
-    for (s = 0; s < e->S; s++) {
-        size_t n = e->st[s].n_grads, lo, hi, i;
-        float *IPUP__RESTRICT g0 = e->srt[0][s].grads;
-        if (e->st[s].device != d) continue;
-        lo = n * (size_t)part / (size_t)parts;
-        hi = n * (size_t)(part + 1) / (size_t)parts;
-        if (e->R == 2) { /* vectorised, the same single add per element */
-            ipup_add_f32((int)(hi - lo), g0 + lo, e->srt[1][s].grads + lo);
-            continue;
-        }
-        for (i = lo; i < hi; i++) {
-            float acc = g0[i];
-            for (q = 1; q < e->R; q++) acc += e->srt[q][s].grads[i];
-            g0[i] = acc;
-        }
-    }
-}
-static IPUP__UNUSED void ipup__update_part(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
-    const ipup_optimizer *o = &e->cfg.opt;
-    float scale = 1.0f / (float)(e->M * e->R);
-    int32_t s, l, j, q;
-    for (s = 0; s < e->S; s++) {
-        const ipup__stage *st = &e->st[s];
-        size_t n = st->n_grads, lo, hi;
-        if (st->device != d) continue;
-        lo = n * (size_t)part / (size_t)parts;
-        hi = n * (size_t)(part + 1) / (size_t)parts;
-        for (l = st->first; l < st->last; l++) {
-            const ipup_layer_info *I = &e->lay[l].info;
-            if (!I->n_w || I->frozen) continue;
-            for (j = 0; j < 2; j++) {
-                size_t a = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
-                size_t b = a + (size_t)(j ? I->n_b : I->n_w);
-                const float *g;
-                if (a < lo) a = lo;
-                if (b > hi) b = hi;
-                if (a >= b) continue;
-                g = e->srt[0][s].grads + a;
-                for (q = 0; q < e->R; q++) {
-                    ipup__srt *rt = &e->srt[q][s];
-                    if (o->kind == IPUP_OPT_MOMENTUM) ipup_momentum_f32((int)(b - a), o->lr, o->momentum, scale, rt->params + a, rt->state + a, g);
-                    else ipup_sgd_f32((int)(b - a), o->lr, scale, rt->params + a, g);
-                }
-            }
-        }
-        for (q = 0; q < e->R; q++) IPUPIPE_MEMSET(e->srt[q][s].grads + lo, 0, (hi - lo) * sizeof(float));
-    }
-}
-#endif
 
 static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
     ipup__check_grads_of(e, r, r, d, t, part, parts);
@@ -4031,18 +3968,19 @@ static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
         if (ipup__aborted(e, t)) return;
         for (j = e->row_start[d]; j < e->row_start[d + 1]; j++)
             if (ipup__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
-#if IPUP_MAX_REPLICAS > 1
-        if (ipup__split_update_ok(e)) {
+        if (e->R > 1 && !e->conc) {
+            /* Each thread sums part r of its IPU's gradients over the replicas into every
+               replica's block, checks that part, and after the barrier updates its own
+               replica only, from its own block: no thread writes another replica's
+               weights, so the next step needs no barrier before it starts. */
             if (ipup__barrier(e, ipu, t)) return;
-            ipup__reduce_part(e, d, r, e->R);
-            ipup__check_grads_of(e, 0, r, d, t, r, e->R); /* the part this thread summed */
-            if (ipup__barrier(e, ipu, t)) return;
+            ipup__allreduce(e, d, r, e->R);
+            ipup__check_grads(e, r, d, t, r, e->R);
+            if (ipup__barrier(e, ipu, t)) return; /* every part summed into every replica */
             if (ipup__any_err(e, t)) return;
-            ipup__update_part(e, d, r, e->R);
-            if (ipup__barrier(e, ipu, t)) return; /* every replica's weights written before the next step reads them */
+            for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipup__update_stage(e, r, s, t);
             continue;
         }
-#endif
         if (e->R > 1) {
             if (ipup__barrier(e, ipu, t)) return;
             ipup__allreduce(e, d, r, e->R);
