@@ -114,6 +114,28 @@ static float *buf(size_t n) {
     return p;
 }
 
+/* The same products with the weights (forward) or the weight gradient (backward) evicted
+   from the core's caches before each timed call, as training finds them: between two
+   micro-batches of the mlp's 784x256 layer the core also reads that layer's other 800 KB
+   tensor, the stash and the next images, more than its L2 holds. One call per timing, each
+   after writing a buffer of `evict_bytes` (8 MB, bigger than the L2s of today's cores). */
+static char *evict_buf;
+static const size_t evict_bytes = (size_t)8 << 20;
+static double time_cold(const job *j, int trials) {
+    double best = 1e30;
+    int trial;
+    size_t i;
+    for (trial = 0; trial < trials; trial++) {
+        double s;
+        for (i = 0; i < evict_bytes; i += 64) evict_buf[i] = (char)(evict_buf[i] + 1);
+        s = now();
+        run(j);
+        s = now() - s;
+        if (s < best) best = s;
+    }
+    return best;
+}
+
 static FILE *json;
 static int json_first = 1;
 static double peak;
@@ -135,6 +157,23 @@ static void report(const char *name, const char *shape, double flops, job *j, do
                 "%s  {\"name\": \"%s\", \"shape\": \"%s\", \"gflops\": %.3f, \"peak_gflops\": %.3f, "
                 "\"fraction_of_peak\": %.4f, \"naive_gflops\": %.3f, \"simd\": \"%s\"}",
                 json_first ? "" : ",\n", name, shape, g, peak, g / peak, gn, IPUP_KERNELS_SIMD);
+        json_first = 0;
+    }
+    fflush(stdout);
+}
+
+static void report_cold(const char *name, const char *shape, double flops, job *j) {
+    double t, g;
+    j->naive = 0;
+    t = time_cold(j, budget >= 0.1 ? 200 : 50);
+    g = flops / t * 1e-9;
+    printf("%-22s %-24s %8.1f %7.3f %8s %8s (cold: %s evicted first)\n", name, shape, g, g / peak, "-", "-",
+           j->kind == 0 ? "w" : "dw");
+    if (json) {
+        fprintf(json,
+                "%s  {\"name\": \"%s\", \"shape\": \"%s\", \"cold\": true, \"gflops\": %.3f, "
+                "\"peak_gflops\": %.3f, \"fraction_of_peak\": %.4f, \"simd\": \"%s\"}",
+                json_first ? "" : ",\n", name, shape, g, peak, g / peak, IPUP_KERNELS_SIMD);
         json_first = 0;
     }
     fflush(stdout);
@@ -179,6 +218,14 @@ int main(int argc, char **argv) {
                 static const char *names[3] = {"dense_fwd", "dense_bwd_data", "dense_bwd_weights"};
                 j.kind = k;
                 report(names[k], shape, flops, &j, target);
+            }
+            if (B == 32 && IN == 784) { /* the mlp's big layer as training meets it */
+                evict_buf = (char *)buf(evict_bytes / sizeof(float));
+                j.kind = 0;
+                report_cold("dense_fwd", shape, flops, &j);
+                j.kind = 2;
+                report_cold("dense_bwd_weights", shape, flops, &j);
+                free(evict_buf);
             }
             free(j.x); free(j.w); free(j.b); free(j.y); free(j.dy); free(j.dx); free(j.dw);
         }
