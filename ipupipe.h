@@ -2047,6 +2047,22 @@ static int64_t ipup__frozen_params(ipup__core *e, const ipup__stage *st, int64_t
     return par;
 }
 
+/* Layer l of stage s keeps its input in the stash entry for its backward: it trains, or
+   it is a parameterless layer whose input gradient is needed and which reads its input
+   (not a loss, not a ReLU whose mask a pool applies, not the ReLU before an arg-max pool).
+   A ReLU whose output the next layer keeps reads that instead (relu(z) > 0 exactly when
+   z > 0), so it keeps nothing either. */
+static int ipup__keeps_input(const ipup__core *e, int32_t s, int32_t l) {
+    const ipup__lay *Ly = &e->lay[l];
+    const ipup_layer_info *I = &Ly->info;
+    const int trains = I->n_w && !I->frozen; /* a frozen dense or conv reads only w for dx */
+    if (I->stash_floats <= 0 || ipup__is_loss(I->kind) || !(trains || (Ly->need_dx && !I->n_w)) ||
+        ipup__relu_to_pool(e, s, l) || ipup__pool_idx_at(e, s, l + 1))
+        return 0;
+    return !(I->kind == IPUP_LAYER_RELU && l + 1 < e->st[s].last && ipup__keeps_input(e, s, l + 1) &&
+             !ipup__pool_idx_at(e, s, l + 1));
+}
+
 static int ipup__setup_layout(ipup__core *e) {
     static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in this stage (more stages)";
     int32_t s, l, B = e->B;
@@ -2061,10 +2077,7 @@ static int ipup__setup_layout(ipup__core *e) {
             ipup__lay *Ly = &e->lay[l];
             const ipup_layer_info *I = &Ly->info;
             int64_t mx = (int64_t)(I->in_n > I->out_n ? I->in_n : I->out_n) * B;
-            /* a frozen dense or conv needs no input: its input gradient reads only w */
-            int trains = I->n_w && !I->frozen;
-            int keep = I->stash_floats > 0 && !ipup__is_loss(I->kind) && (trains || (Ly->need_dx && !I->n_w)) &&
-                       !ipup__relu_to_pool(e, s, l) && !ipup__pool_idx_at(e, s, l + 1);
+            const int trains = I->n_w && !I->frozen, keep = ipup__keeps_input(e, s, l);
             if (mx > pp) pp = mx;
             Ly->e_off = -1;
             Ly->pool_idx = ipup__pool_idx_at(e, s, l);

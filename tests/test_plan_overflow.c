@@ -66,14 +66,15 @@ TTEST(layer_output_too_large) {
     TT_CONTAINS(msg, "layer 0 (conv2): its output 39998 x 39998 x 2 is more than 2^31-1 values; use fewer units or channels");
 }
 
-/* one feature in, 1073741000 units, three relus: each stashes 1073741000 floats, so the
-   third relu's end and the labels' offset pass 2^31 while B x input is 1 */
+/* one feature in, 1073741000 units, five relus: a relu whose output the next layer keeps
+   keeps nothing (it reads that output), so relus 1, 3 and 5 each stash 1073741000 floats,
+   and the third one's end and the labels' offset pass 2^31 while B x input is 1 */
 TTEST(stash_offsets_past_int32) {
-    TT_EQ_INT(po_plan_model(1, 1, 1, "dense1073741000,relu,relu,relu,xent", 1), IPUP_ERR_CAPACITY);
+    TT_EQ_INT(po_plan_model(1, 1, 1, "dense1073741000,relu,relu,relu,relu,relu,xent", 1), IPUP_ERR_CAPACITY);
     TT_CONTAINS(ipup_last_error(&po_emu), "stage 0: a stash entry (the inputs kept for the backward) needs 3221223001 floats with micro-batch 1, more than 2^31-1");
     TT_CONTAINS(ipup_last_error(&po_emu), "lower the micro-batch (cfg.microbatch) or put fewer layers in this stage (more stages)");
-    /* two relus fit (1 + 2 x 1073741000 floats); the labels and the dlogits then pass 2^31 */
-    TT_EQ_INT(po_plan_model(1, 1, 1, "dense1073741000,relu,relu,xent", 1), IPUP_ERR_CAPACITY);
+    /* two kept relus fit (1 + 2 x 1073741000 floats); the labels and the dlogits then pass 2^31 */
+    TT_EQ_INT(po_plan_model(1, 1, 1, "dense1073741000,relu,relu,relu,xent", 1), IPUP_ERR_CAPACITY);
     TT_CONTAINS(ipup_last_error(&po_emu), "labels) needs");
     /* the weights of one stage: 2 x 2^30 (weights and biases, padded) */
     TT_EQ_INT(po_plan_model(1, 1, 1, "dense1073741824,xent", 1), IPUP_ERR_CAPACITY);

@@ -92,7 +92,7 @@ tr() { build/mnist-train --data "$tmp/syn" --epochs 1 --test-limit 64 "$@" >"$tm
 tr
 has "512 samples per step" "= 512 samples per step"
 has "5120 examples per step (TF1 tutorial)" "512 x repeat count 10 = 5120"
-has "stash 900.4 KB on IPU0" "stash 900.4 KB"
+has "stash 756.4 KB on IPU0" "stash 756.4 KB"
 tr --replicas 2
 has "replicas: 1024 samples per step" "x 2 replica(s) = 1024 samples per step"
 has "replicas: 10240 examples per call" "= 10240"
@@ -107,7 +107,7 @@ has "trainer: sharding never fills" "(no main phase: the pipeline never fills)"
 tr --ipus 8 --batches-to-accumulate 4
 has "user guide 6.4.1: 8 IPUs of a 2-IPU pipeline are 4 replicas" "Pipeline: 2 stages on 2 IPUs x 4 replicas = 8 IPUs"
 tr --offload
-has "offload: no optimizer state on IPU0" "optimizer 0 B, stash 900.4 KB"
+has "offload: no optimizer state on IPU0" "optimizer 0 B, stash 756.4 KB"
 # the trainer's trace: the CSV's op names, a colour per kind, the infeed as its own
 # event (not folded into stage 0's forward), the layers inside each stage op
 tr --trace "$tmp/trace.json"
