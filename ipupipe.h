@@ -2059,8 +2059,7 @@ static int ipup__keeps_input(const ipup__core *e, int32_t s, int32_t l) {
     if (I->stash_floats <= 0 || ipup__is_loss(I->kind) || !(trains || (Ly->need_dx && !I->n_w)) ||
         ipup__relu_to_pool(e, s, l) || ipup__pool_idx_at(e, s, l + 1))
         return 0;
-    return !(I->kind == IPUP_LAYER_RELU && l + 1 < e->st[s].last && ipup__keeps_input(e, s, l + 1) &&
-             !ipup__pool_idx_at(e, s, l + 1));
+    return !(I->kind == IPUP_LAYER_RELU && l + 1 < e->st[s].last && ipup__keeps_input(e, s, l + 1));
 }
 
 static int ipup__setup_layout(ipup__core *e) {
@@ -3780,7 +3779,6 @@ static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, 
     }
 }
 
-
 static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
     ipup__check_grads_of(e, r, r, d, t, part, parts);
 }
@@ -3981,26 +3979,17 @@ static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
         if (ipup__aborted(e, t)) return;
         for (j = e->row_start[d]; j < e->row_start[d + 1]; j++)
             if (ipup__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
-        if (e->R > 1 && !e->conc) {
-            /* Each thread sums part r of its IPU's gradients over the replicas into every
-               replica's block, checks that part, and after the barrier updates its own
-               replica only, from its own block: no thread writes another replica's
-               weights, so the next step needs no barrier before it starts. */
-            if (ipup__barrier(e, ipu, t)) return;
-            ipup__allreduce(e, d, r, e->R);
-            ipup__check_grads(e, r, d, t, r, e->R);
-            if (ipup__barrier(e, ipu, t)) return; /* every part summed into every replica */
-            if (ipup__any_err(e, t)) return;
-            for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipup__update_stage(e, r, s, t);
-            continue;
-        }
+        /* With replicas each thread sums part r of its IPU's gradients over the replicas
+           into every replica's block and checks that part; after the barrier it updates
+           its own replica only, from its own block: no thread writes another replica's
+           weights, so the next step needs no barrier before it starts. */
         if (e->R > 1) {
             if (ipup__barrier(e, ipu, t)) return;
             ipup__allreduce(e, d, r, e->R);
-            if (ipup__barrier(e, ipu, t)) return;
+            if (e->conc && ipup__barrier(e, ipu, t)) return; /* concurrent lanes: all sums before the checks */
         }
         ipup__check_grads(e, r, d, t, r, e->R);
-        if (ipup__barrier(e, ipu, t)) return;
+        if (ipup__barrier(e, ipu, t)) return; /* every part summed and checked */
         if (ipup__any_err(e, t)) return;
         for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipup__update_stage(e, r, s, t);
         if (e->conc) ipup__conc_update(e, r, d, t); /* the lanes on this IPU */
