@@ -12,7 +12,10 @@
 #      of the library headers ipupipe*.h;
 #   5. no function longer than 120 lines (end line minus start line, as Universal Ctags
 #      reports them: ctags --fields=+ne --c-kinds=f) in ipupipe*.h, examples/*.c and
-#      examples/*.h. Needs Universal Ctags (Debian: universal-ctags; .ci/run installs it).
+#      examples/*.h. Needs Universal Ctags (Debian: universal-ctags; .ci/run installs it);
+#   6. the top level holds only the project's own entries: the library headers ipupipe*.h,
+#      Makefile, README.md, .gitignore and the directories .ci bench docs examples tests
+#      (a file a command wrote into the checkout, then committed by mistake, fails here).
 # Files: the tracked files of the git checkout (git ls-files), or every file outside
 # build/, data/ and .git/ when this is not a checkout. The patterns below are assembled
 # from pieces so that this file does not match them itself.
@@ -98,5 +101,16 @@ else
   done
   report "no function over $MAXLEN lines in ipupipe*.h, examples/*.c, examples/*.h (${#fn_files[@]} files)" "${long%$'\n'}"
 fi
+
+# 6. the top level
+stray=""
+for f in "${files[@]}"; do
+  case $f in
+    */*) top=${f%%/*}; case $top in .ci | bench | docs | examples | tests) ;; *) stray+="$f"$'\n' ;; esac ;;
+    ipupipe*.h | Makefile | README.md | .gitignore) ;;
+    *) stray+="$f"$'\n' ;;
+  esac
+done
+report "the top level holds only the headers, Makefile, README.md, .gitignore, .ci, bench, docs, examples, tests" "${stray%$'\n'}"
 
 finish
