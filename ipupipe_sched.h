@@ -241,8 +241,8 @@ typedef struct ipup_sched_config { /* zero = default */
     const int16_t *stage_device;  /* stage_device (stages) or NULL: default mapping s -> s */
     int32_t strict;               /* Graphcore (and Megatron) API rules as errors */
     int32_t forward_only;         /* inference: F ops only (docs/schedules.md §8); grouped, gpipe,
-                                     1f1b, sequential, interleaved-1f1b; interleaved and zb-h1
-                                     have no forward-only form (IPUP_ERR_CONFIG) */
+                                     1f1b, sequential, interleaved-1f1b; interleaved, zb-h1 and
+                                     concurrent stages have no forward-only form (IPUP_ERR_CONFIG) */
     const ipup_stage_map *concurrent; /* NULL, or the mapping with concurrent stages (then
                                      stage_device is NULL; docs/schedules.md §9) */
 } ipup_sched_config;
@@ -3607,6 +3607,13 @@ static IPUP__UNUSED int ipup__conc_generate(const ipup_sched_config *cfg, ipup_o
         return ipup_sched_generate(&c, ops, cap_ops, out, msg, msg_len);
     }
     if ((rc = ipup__conc_config(cfg, &g, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    if (cfg->forward_only) { /* the emulator's ipup_predict runs such a pipeline stage after stage */
+        if (msg && msg_len) msg[0] = '\0';
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s: concurrent stages (a stage on several devices) have no forward-only table; drop forward_only "
+                         "for the training table, or give each stage one device for an inference table",
+                         ipup__kind_names[g.kind]);
+    }
     if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
     need = (int64_t)2 * lanes * g.M;
     if (need > 0x3fffffff) return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: the table is too large", ipup__kind_names[g.kind]);

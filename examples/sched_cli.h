@@ -241,6 +241,9 @@ static int parse_args(int argc, char **argv, opts *o) {
         return usage_error("--compare prints grid (its table), csv, json or svg, not trace%s", "");
     if (o->popxl && o->forward_only)
         return usage_error("--stage-numbering popxl counts forward and backward stages; a forward-only table has no backward (drop one of them)%s", "");
+    if (o->forward_only && o->cmap.concurrent)
+        return usage_error("--forward-only does not take concurrent stages (a bracket in --map): they have no forward-only "
+                           "table; drop --forward-only for the training table, or give each stage one IPU%s", "");
     if (o->popxl && o->cmap.concurrent)
         return usage_error("--stage-numbering popxl does not take concurrent stages (a bracket in --map)%s", "");
     if (o->popxl && (o->compare || strcmp(o->format, "grid")))

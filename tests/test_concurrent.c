@@ -266,7 +266,12 @@ TTEST(generate_refusals) {
     c.kind = IPUP_SCHED_GROUPED; c.stages = 4; c.microbatches = 8; c.concurrent = &sm; c.stage_device = dev;
     TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
     TT_CONTAINS(msg, "either stage_device or concurrent");
-    c.stage_device = NULL; c.stages = 5;
+    c.stage_device = NULL; c.forward_only = 1; /* once a silently ignored flag: a training table came back */
+    t.n_ops = -1;
+    TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "grouped: concurrent stages (a stage on several devices) have no forward-only table; drop forward_only");
+    TT_EQ_INT(t.n_ops, 0);
+    c.forward_only = 0; c.stages = 5;
     TT_EQ_INT(ipup_sched_generate(&c, g_ops, CAP, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
     TT_CONTAINS(msg, "the mapping has 4 stages but S=5");
     c.stages = 4; c.devices = 3;

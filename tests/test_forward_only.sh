@@ -50,6 +50,9 @@ expect 2 "zb-h1 refused" -- -S 4 -M 8 --schedule zb-h1 --forward-only
 has "zb-h1 says why" "its rule splits the backward into I and W" "$tmp/err"
 expect 2 "--forward-only with --check" -- --check "$tmp/none.csv" --forward-only
 expect 2 "--forward-only with popxl numbering" -- -S 3 -M 4 --forward-only --stage-numbering popxl
+expect 2 "--forward-only with concurrent stages" -- -S 3 -M 4 --schedule gpipe --map '0,[1,2],3' --forward-only
+has "concurrent stages: says why" "--forward-only does not take concurrent stages (a bracket in --map)" "$tmp/err"
+hasnt "concurrent stages: no table printed" "1B0" "$tmp/out"
 expect 2 "strict: 3 IPUs for grouped" -- -S 3 -M 4 --forward-only --strict
 expect 0 "not strict: a warning" -- -S 3 -M 4 --forward-only
 has "power-of-two warning" "3 IPUs is not a power of two" "$tmp/out"
