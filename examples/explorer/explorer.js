@@ -21,12 +21,14 @@
   function esc(s) { return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
   function setCost() { ex.ex_cost(num("cf", 1), num("cb", 2), num("ci", 1), num("cw", 1), num("cx", 0), num("cs", 0)); }
 
-  function mapArg(S) {
-    var txt = $("map").value.trim();
-    if (!txt) return 0;
-    var parts = txt.split(","), m = new Int16Array(ex.memory.buffer, ex.ex_map(), 32), i;
-    for (i = 0; i < parts.length && i < 32; i++) m[i] = parseInt(parts[i], 10) || 0;
-    return parts.length === S ? S : -1;
+  /* the map field's text into the module (it parses it: plain "0,1,0" or concurrent
+     "0,[1,2],3"); an empty field is the default mapping */
+  function setMap() {
+    var bytes = enc.encode($("map").value), cap = ex.ex_maptext_cap() - 1;
+    if (bytes.length > cap) bytes = bytes.subarray(0, cap);
+    var m = new Uint8Array(ex.memory.buffer, ex.ex_maptext(), bytes.length + 1);
+    m.set(bytes);
+    m[bytes.length] = 0;
   }
 
   function figuresTable(j) {
@@ -36,23 +38,32 @@
       ["peak in-flight", j.peak_inflight.join(",")], ["first micro-batch done", "step " + j.first_microbatch_done],
       ["phases (1-based)", phase("ramp-up", j.phases.ramp_up) + ", " + phase("main", j.phases.main) + ", " + phase("ramp-down", j.phases.ramp_down)],
       ["in-order accumulation", j.in_order ? "yes" : "no"]];
+    if (j.forward_only) /* inference: no accumulation; latency and rate instead */
+      rows.splice(rows.length - 1, 1, ["latency", j.latency + " (" + j.latency_steps + " steps)"], ["throughput", j.throughput + " micro-batches per step"]);
+    if (j.stage_devices)
+      rows.splice(2, 0, ["stage devices", j.stage_devices.map(function (d) { return d.length > 1 ? "[" + d.join(",") + "]" : String(d[0]); }).join(", ")]);
     return "<table class=\"fig\">" + rows.map(function (r) { return "<tr><td>" + r[0] + "</td><td class=\"v\">" + esc(String(r[1])) + "</td></tr>"; }).join("") + "</table>";
   }
   function phase(name, r) { return r[1] < r[0] ? name + " none" : name + " " + (r[0] + 1) + ".." + (r[1] + 1); }
 
   function showPanel(panel, kind) {
-    var S = Math.round(num("stages", 4)), M = Math.round(num("micro", 8)), nmap = mapArg(S), popxl = $("popxl").checked;
+    var S = Math.round(num("stages", 4)), M = Math.round(num("micro", 8)), fwd = $("fwd").checked;
     setCost();
-    if (nmap < 0) { panel.innerHTML = "<div class=\"err\">--map needs one device per stage (" + S + " numbers)</div>"; return; }
-    var rc = ex.ex_generate(kind, S, M, Math.round(num("virt", 0)), Math.round(num("devices", 0)), nmap, $("strict").checked ? 1 : 0);
-    var name = str(ex.ex_kind_name(kind));
+    setMap();
+    var rc = ex.ex_generate(kind, S, M, Math.round(num("virt", 0)), Math.round(num("devices", 0)), $("strict").checked ? 1 : 0, fwd ? 1 : 0);
+    var name = str(ex.ex_kind_name(kind)) + (fwd ? " (forward only)" : "");
     if (rc !== 0) {
       panel.innerHTML = "<h3>" + esc(name) + "</h3><div class=\"err\">" + esc(str(ex.ex_msg())) + "</div>";
+      panel.removeAttribute("data-json");
       return;
     }
-    var json = render(0), j = JSON.parse(json);
+    var json = render(0), j = JSON.parse(json), notes = j.warnings.slice();
+    /* PopXL numbers count forward and backward stages of a plain training table */
+    var popxl = $("popxl").checked && !j.forward_only && !j.stage_devices;
+    if ($("popxl").checked && !popxl)
+      notes.push("PopXL stage numbers: not drawn, they count the forward and backward stages of a plain training table");
     panel.innerHTML = "<h3>" + esc(name) + "</h3>" + figuresTable(j) +
-      (j.warnings.length ? "<div class=\"warn\">" + esc(j.warnings.join("\n")) + "</div>" : "") +
+      (notes.length ? "<div class=\"warn\">" + esc(notes.join("\n")) + "</div>" : "") +
       "<pre class=\"grid\">" + esc(render(popxl ? 5 : 1)) + "</pre>" +
       "<div class=\"svg\">" + render(2, 1100) + "</div>" +
       "<details><summary>JSON</summary><pre class=\"json\"></pre></details>";

@@ -26,6 +26,8 @@ static uint64_t g_work[IPUP_SCHED_WORK_BYTES(EX_MAX_S, EX_MAX_M) / 8 + 8192];
 static char g_in[1 << 18];   /* CSV text from the page */
 static char g_out[1 << 21];  /* the document the page reads */
 static char g_msg[4096];     /* warnings or the error */
+static char g_maptext[1024]; /* the stage -> device mapping as typed ("0,[1,2],3"), NUL-terminated */
+static ipup_stage_map g_cmap;
 static int16_t g_map[EX_MAX_S];
 static ipup_table g_t;
 static ipup_sched_figures g_fig;
@@ -40,7 +42,8 @@ EX_EXPORT(ex_in) char *ex_in(void) { return g_in; }
 EX_EXPORT(ex_in_cap) int ex_in_cap(void) { return (int)sizeof g_in; }
 EX_EXPORT(ex_out) char *ex_out(void) { return g_out; }
 EX_EXPORT(ex_msg) char *ex_msg(void) { return g_msg; }
-EX_EXPORT(ex_map) int16_t *ex_map(void) { return g_map; }
+EX_EXPORT(ex_maptext) char *ex_maptext(void) { return g_maptext; }
+EX_EXPORT(ex_maptext_cap) int ex_maptext_cap(void) { return (int)sizeof g_maptext; }
 EX_EXPORT(ex_mark) int ex_mark(void) { return g_mark; }
 EX_EXPORT(ex_kind_count) int ex_kind_count(void) { return IPUP_SCHED_KIND_COUNT; }
 EX_EXPORT(ex_kind_name) const char *ex_kind_name(int k) { return ipup_sched_kind_name((ipup_sched_kind)k); }
@@ -51,9 +54,33 @@ EX_EXPORT(ex_cost) void ex_cost(double f, double b, double i, double w, double e
     g_cost.f = f; g_cost.b = b; g_cost.i = i; g_cost.w = w; g_cost.exchange = exchange; g_cost.sync = sync;
 }
 
-/* generate, verify and measure one schedule; 0, or the header's error code (g_msg says why) */
-EX_EXPORT(ex_generate) int ex_generate(int kind, int S, int M, int V, int devices, int nmap, int strict) {
+/* the mapping in g_maptext (nothing typed: the default, stage s on device s) into c;
+   0, or the header's error code with g_msg saying what is wrong and the fix */
+static int ex_mapping(int S, ipup_sched_config *c) {
+    int n, k;
+    for (k = 0; g_maptext[k] == ' ' || g_maptext[k] == '\t'; k++) {}
+    if (!g_maptext[k]) return 0;
+    n = ipup_sched_map_parse(g_maptext, &g_cmap, g_msg, sizeof g_msg);
+    if (n < 1) return n;
+    if (n != S) {
+        ipup_snprintf(g_msg, sizeof g_msg, "the map gives %d stage%s, but S is %d: give one device (or one bracket of devices) per stage",
+                      n, n == 1 ? "" : "s", S);
+        return IPUP_ERR_CONFIG;
+    }
+    if (g_cmap.concurrent) {
+        c->concurrent = &g_cmap;
+        return 0;
+    }
+    for (k = 0; k < n; k++) g_map[k] = g_cmap.dev[k][0];
+    c->stage_device = g_map;
+    return 0;
+}
+
+/* generate, verify and measure one schedule (forward_only: the inference table); 0, or
+   the header's error code (g_msg says why) */
+EX_EXPORT(ex_generate) int ex_generate(int kind, int S, int M, int V, int devices, int strict, int forward_only) {
     ipup_sched_config c;
+    char vmsg[512];
     int rc;
     g_have = 0;
     g_mark = -1;
@@ -68,12 +95,13 @@ EX_EXPORT(ex_generate) int ex_generate(int kind, int S, int M, int V, int device
     c.microbatches = M;
     c.virtual_stages = V;
     c.devices = devices;
-    c.stage_device = nmap == S ? g_map : NULL;
     c.strict = strict;
+    c.forward_only = forward_only;
+    if ((rc = ex_mapping(S, &c)) != 0) return rc;
     rc = ipup_sched_generate(&c, g_ops, EX_MAX_OPS, &g_t, g_msg, sizeof g_msg);
     if (rc) return rc;
-    rc = ipup_sched_verify(&g_t, g_work, sizeof g_work, &g_vi, NULL, 0);
-    if (rc) { ipup_snprintf(g_msg, sizeof g_msg, "internal error: the generated table fails verification"); return rc; }
+    rc = ipup_sched_verify(&g_t, g_work, sizeof g_work, &g_vi, vmsg, sizeof vmsg);
+    if (rc) { ipup_snprintf(g_msg, sizeof g_msg, "internal error: the generated table fails verification: %s", vmsg); return rc; }
     ipup_sched_measure(&g_t, &g_cost, NULL, g_work, sizeof g_work, &g_fig);
     g_name = ipup_sched_kind_name(c.kind);
     g_have = 1;

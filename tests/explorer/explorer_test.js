@@ -1,7 +1,8 @@
 /* explorer_test.js EXPECTED.json SHOT.png - drives build/explorer/index.html in headless
  * Chromium (Debian's /usr/bin/chromium) with playwright-core, for tests/test_explorer.sh.
- * EXPECTED.json: {"cases": [{"kind", "S", "M", "json"}], "badCsv", "badStep"} where json is
- * `ipupipe-sched --format json` for the same inputs. Prints `ok`/`FAIL` lines; exits 1
+ * EXPECTED.json: {"cases": [{"kind", "S", "M", "fwd", "map", "json"}], "badCsv", "badStep",
+ * "refused": {"kind", "S", "M", "fwd", "map", "says"}} where json is `ipupipe-sched --format
+ * json` for the same inputs and says is the library's refusal. Prints `ok`/`FAIL` lines; exits 1
  * on a failure, 3 when the browser cannot start. */
 "use strict";
 const fs = require("fs");
@@ -40,18 +41,35 @@ function bad(name) { fails++; console.log("FAIL " + name); }
     await page.goto(page_url);
     await page.waitForSelector("body[data-ready='1']", { timeout: 15000 });
     ok("page loads from file:// and instantiates the WebAssembly");
-    for (const c of expected.cases) {
+    /* one table: schedule, S, M, forward only, map; the panel updates on the change event */
+    const setCase = async (c) => {
       await page.selectOption("#schedule", String(c.kind));
       await page.fill("#stages", String(c.S));
+      await page.fill("#map", c.map || "");
+      await page.setChecked("#fwd", !!c.fwd);
       await page.fill("#micro", String(c.M));
       await page.dispatchEvent("#micro", "change");
+    };
+    for (const c of expected.cases) {
+      await setCase(c);
       const got = await page.getAttribute("#panel0", "data-json");
-      const name = `${c.name} S=${c.S} M=${c.M}`;
+      const name = `${c.name} S=${c.S} M=${c.M}${c.fwd ? " forward only" : ""}${c.map ? " map " + c.map : ""}`;
       if (got === c.json) ok(name + ": figures equal ipupipe-sched --format json");
       else { bad(name + ": figures differ"); console.log("    page: " + got + "\n    tool: " + c.json); }
       const svg = await page.locator("#panel0 .svg svg").count();
       if (svg === 1) ok(name + ": SVG drawn"); else bad(name + ": no SVG");
     }
+    /* a combination the library refuses: its message on the panel, no figures */
+    {
+      const r = expected.refused;
+      await setCase(r);
+      const err = (await page.locator("#panel0 .err").count()) ? await page.textContent("#panel0 .err") : "";
+      const json = await page.getAttribute("#panel0", "data-json");
+      if (err.includes(r.says) && json === null) ok("forward only with map " + r.map + ": refused with the library's message");
+      else bad("refusal: error '" + err + "', data-json " + (json === null ? "none" : "present"));
+    }
+    /* a concurrent table for the screenshot: the guide's example, forward and backward */
+    await setCase({ kind: 0, S: 4, M: 8, fwd: 0, map: "0,[1,2],2,3" });
     /* side by side */
     await page.selectOption("#schedule2", "1");
     const shown = await page.isVisible("#panel1");
