@@ -3,7 +3,8 @@
  * plan (every byte of ipup_plan), the same code and the same message, over models,
  * stage counts, micro-batch counts, every schedule, recomputation, offload, replicas
  * and optimizers, refused configurations included; then its own refusals (scratch too
- * small by one byte, NULL scratch, NULL plan) and a scratch at every alignment.
+ * small by one byte, NULL scratch, NULL plan) and a scratch at every alignment; and the
+ * host pool's outfeed room by runner.
  */
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
@@ -122,8 +123,34 @@ TTEST(plan_config_null_plan) {
     TT_CONTAINS(ipup_last_error(&pp_emu), "ipup_plan_config: plan is NULL");
 }
 
+/* The threaded runner's outfeed rings hold a whole job's records (repeat x M, at most
+   1024, rounded up to a power of two) so the IPU threads wake the host about once per
+   job; the cooperative runner's hold one step's (M). The host pool differs by exactly
+   those slots, and only in the threaded runner. */
+TTEST(outfeed_room_by_runner) {
+    static const int32_t reps[4] = {1, 10, 1000, 3};
+    ipup_model_desc m;
+    int k;
+    tiny_model_or_exit(&m, 1, 1, 10, "dense8,relu,dense4,xent");
+    for (k = 0; k < 4; k++) {
+        ipup_config c = tiny_config(&m, 2, 4, 16, reps[k], 3, IPUP_OPT_SGD, 0.1f, NULL, NULL);
+        size_t coop, thr, slot = ipup_ring_bytes(1, sizeof(ipup_outfeed_rec));
+        uint32_t want = reps[k] == 1 ? 16u : reps[k] == 10 ? 256u : reps[k] == 1000 ? 1024u : 64u;
+        c.replicas = 2;
+        c.runner = IPUP_RUNNER_COOP;
+        coop = ipup_host_bytes(&c);
+        c.runner = IPUP_RUNNER_THREADS;
+        thr = ipup_host_bytes(&c);
+        TT_CHECK(coop > 0);
+        if (thr - coop != 2u * (want - 16u) * slot)
+            TT_FAILF("repeat %d: the threaded host pool is %zu bytes more than the cooperative one, not 2 x %u slots of %zu",
+                     (int)reps[k], thr - coop, (unsigned)(want - 16u), slot);
+    }
+}
+
 static const ttest_case cases[] = {
     TT_CASE(same_plan_as_ipup_plan_config),
+    TT_CASE(outfeed_room_by_runner),
     TT_CASE(scratch_bounds),
     TT_CASE(plan_config_null_plan),
 };
