@@ -4929,10 +4929,26 @@ static int ipup__st_values(ipup_emu *e, ipup__sr *r, const ipup_tensor_info *ti,
     return IPUP_OK;
 }
 
+/* Two optimizer-state records that differ where the layers agree: the descriptor has no
+   frozen flags, so say that the frozen layers may differ, and which are frozen here. */
+static const char *ipup__st_frozen_hint(const ipup_emu *e, char *h, size_t cap) {
+    static const char lead[] = "; a layer frozen on one side and trained on the other has no optimizer state on the frozen side (frozen in this emulator:";
+    size_t k = 0;
+    int32_t l, any = 0;
+    k += (size_t)ipup_snprintf(h, cap, "%s", lead);
+    for (l = 0; l < e->n_layers && k < cap; l++)
+        if (e->lay[l].info.n_w && e->lay[l].info.frozen) {
+            k += (size_t)ipup_snprintf(h + k, cap - k, "%s %s", any ? "," : "", e->model.layers[l].id);
+            any = 1;
+        }
+    if (k < cap) ipup_snprintf(h + k, cap - k, "%s)", any ? "" : " none");
+    return h;
+}
+
 /* Record i's head (name, kind, shape) against tensor ti of e. */
 static int ipup__st_cmp_record(ipup_emu *e, ipup__sr *r, int32_t i, const ipup_tensor_info *ti) {
     unsigned char b[4 * 4];
-    char name[IPUP_TENSOR_NAME_MAX], what[400], sa[64], sb[64];
+    char name[IPUP_TENSOR_NAME_MAX], what[600], sa[64], sb[64], hint[192];
     uint32_t L, kind, rank, d, dims[4], mine[4];
     int differ;
     if (ipup__sr_get(r, b, 1) != 0) return ipup__sr_fail(e, r, "a tensor record");
@@ -4951,7 +4967,8 @@ static int ipup__st_cmp_record(ipup_emu *e, ipup__sr *r, int32_t i, const ipup_t
         if (d < rank && dims[d] != mine[d]) differ = 1;
     }
     if (!differ) return IPUP_OK;
-    ipup_snprintf(what, sizeof what, "tensor %d is %s (%s) in the file, %s (%s) in this emulator", (int)i, name, ipup__shape_str(sa, sizeof sa, (int32_t)rank, dims), ti->name, ipup__shape_str(sb, sizeof sb, ti->ndim, mine));
+    ipup_snprintf(what, sizeof what, "tensor %d is %s (%s) in the file, %s (%s) in this emulator%s", (int)i, name, ipup__shape_str(sa, sizeof sa, (int32_t)rank, dims), ti->name, ipup__shape_str(sb, sizeof sb, ti->ndim, mine),
+                  kind == 1u && ti->kind != IPUP_TENSOR_PARAM ? ipup__st_frozen_hint(e, hint, sizeof hint) : "");
     return ipup__st_mismatch(e, what);
 }
 

@@ -318,6 +318,16 @@ TTEST(other_model) {
     b.model = "dense16,relu,dense8,relu,dense8,relu,dense4,xent";
     other(BASE, b, "the model has 6 layers in the file, 8 in this emulator");
 }
+/* a layer trained on one side and frozen on the other: the records of optimizer state
+   differ, and the message says that frozen layers do that and which are frozen here */
+TTEST(other_frozen) {
+    setup b = BASE;
+    b.model = "dense16,relu,dense8:frozen,relu,dense4,xent";
+    other(BASE, b, "tensor 8 is dense8.w.m (16x8) in the file, dense4.w.m (8x4) in this emulator; a layer frozen on one "
+                   "side and trained on the other has no optimizer state on the frozen side (frozen in this emulator: dense8)");
+    other(b, BASE, "tensor 8 is dense4.w.m (8x4) in the file, dense8.w.m (16x8) in this emulator; a layer frozen on one "
+                   "side and trained on the other has no optimizer state on the frozen side (frozen in this emulator: none)");
+}
 TTEST(other_shape) {
     setup b = BASE;
     b.in_n = 24;
@@ -440,7 +450,8 @@ int main(int argc, char **argv) {
         TT_CASE(truncated_anywhere),
         TT_CASE(one_bit_flipped_anywhere),
         TT_CASE(other_model),
-        TT_CASE(other_shape),
+        TT_CASE(other_frozen),
+    TT_CASE(other_shape),
         TT_CASE(other_optimizer),
         TT_CASE(other_split),
         TT_CASE(edited_records),
