@@ -21,11 +21,14 @@
  * sample (the runners' overhead, independent of how busy the machine is), the cost model's simulated
  * Mk2 samples/s (deterministic, independent of the machine's load); writes
  * build/bench/emulator.json.
- * Targets on a 2-core machine: two-ipu-threads >= 1.6x, two-replicas >= 1.85x.
+ * Targets on a 2-core machine: two-ipu-threads (a 2-stage grouped pipeline) and
+ * two-replicas >= 1.85x one-ipu.
  * IPUPIPE_BENCH_STEPS (default 12) steps are timed after one warm-up step; the
- * configurations run in IPUPIPE_BENCH_REPS (default 3) rounds and the best time of each
- * counts (the machine is shared: a load change hits every configuration alike).
- * IPUPIPE_BENCH_ONLY=name runs one configuration (for profiling).
+ * configurations run in IPUPIPE_BENCH_REPS (default 5, at most 15) interleaved rounds
+ * (the machine is shared: a load change hits every configuration of a round alike); each
+ * speed-up is the median over the rounds of the round's ratio to one-ipu, printed with
+ * its min..max, and samples/s is from the median time.
+ * IPUPIPE_BENCH_ONLY=name runs one configuration (for profiling; no speed-ups, no file).
  */
 #define _POSIX_C_SOURCE 200809L
 #define IPUPIPE_IMPLEMENTATION
@@ -37,6 +40,7 @@
 #define IN 784
 #define NSAMPLES 2048
 #define POOL (40u << 20)
+#define MAXREPS 15
 
 IPUP_ALIGN64 static uint8_t pools[4][POOL];
 IPUP_ALIGN64 static uint8_t host[8u << 20];
@@ -66,6 +70,60 @@ typedef struct bconf {
     ipup_runner_kind runner;
 } bconf;
 
+/* one timed run of configuration b: wall seconds of `steps` steps after a warm-up step;
+   *cpu: process CPU-us per sample, *sim, *util: the cost model's samples/s and main-phase
+   utilisation. 0, or 1 after printing why. */
+static int run_conf(const bconf *b, const ipup_model_desc *m, int steps, double *secs, double *cpu, double *sim,
+                    double *util) {
+    ipup_config c;
+    ipup_plan plan;
+    ipup_run_stats st;
+    double t0, c0;
+    int rc, i;
+    memset(&c, 0, sizeof c);
+    c.model = m;
+    c.stages = b->stages;
+    c.replicas = b->replicas;
+    c.schedule = b->sched;
+    c.runner = b->runner;
+    c.microbatch = 32;
+    c.microbatches = 16;
+    c.repeat = steps;
+    c.seed = 1;
+    c.opt.kind = IPUP_OPT_SGD;
+    c.opt.lr = 0.01f;
+    c.infeed = feed;
+    c.host.mem = host;
+    c.host.bytes = sizeof host;
+    for (i = 0; i < 4; i++) { c.ipu[i].mem = pools[i]; c.ipu[i].bytes = POOL; }
+    rc = ipup_plan_config(&work, &c, &plan);
+    if (rc) { fprintf(stderr, "%s: plan: %s\n", b->name, ipup_last_error(&work)); return 1; }
+    rc = ipup_init(&emu, &c);
+    if (rc) { fprintf(stderr, "%s: init: %s\n", b->name, ipup_last_error(&emu)); return 1; }
+    ipup_run_steps(&emu, 1, NULL); /* warm-up: page in the pools, wake the threads */
+    t0 = now_s();
+    c0 = (double)clock();
+    rc = ipup_run_steps(&emu, steps, &st);
+    *secs = now_s() - t0;
+    if (rc) { fprintf(stderr, "%s: run: %s\n", b->name, ipup_last_error(&emu)); return 1; }
+    *cpu = ((double)clock() - c0) / CLOCKS_PER_SEC / (double)st.samples * 1e6;
+    *sim = st.samples_per_second;
+    *util = st.phase_utilisation[IPUP_PHASE_MAIN];
+    ipup_shutdown(&emu);
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double median(const double *v, int n) {
+    double t[MAXREPS];
+    memcpy(t, v, (size_t)n * sizeof(double));
+    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 int main(void) {
     static const bconf confs[] = {
         {"one-ipu", 1, 1, IPUP_SCHED_1F1B, IPUP_RUNNER_COOP},
@@ -75,17 +133,19 @@ int main(void) {
         {"two-ipu-1f1b", 2, 1, IPUP_SCHED_1F1B, IPUP_RUNNER_THREADS},
         {"two-replicas", 1, 2, IPUP_SCHED_1F1B, IPUP_RUNNER_THREADS},
     };
-    const int nconf = (int)(sizeof confs / sizeof confs[0]);
-    double sps[8], sim[8], best[8], util[8], cpu[8], base = 0.0, simbase = 0.0;
+    enum { NCONF = (int)(sizeof confs / sizeof confs[0]) };
+    static double secs[NCONF][MAXREPS], ratio[NCONF][MAXREPS];
+    double sps[NCONF], x[NCONF], lo[NCONF], hi[NCONF], sim[NCONF], util[NCONF], cpu[NCONF], simbase;
     const char *only = getenv("IPUPIPE_BENCH_ONLY");
     ipup_model_desc m;
     char msg[256], loadavg[128] = "?";
-    int i, k, rep, steps = 12, reps = 3;
+    int i, k, rep, steps = 12, reps = 5;
     FILE *js;
     if (getenv("IPUPIPE_BENCH_STEPS")) steps = atoi(getenv("IPUPIPE_BENCH_STEPS"));
     if (getenv("IPUPIPE_BENCH_REPS")) reps = atoi(getenv("IPUPIPE_BENCH_REPS"));
     if (steps < 1) steps = 1;
     if (reps < 1) reps = 1;
+    if (reps > MAXREPS) reps = MAXREPS;
     for (i = 0; i < NSAMPLES * IN; i++) data_x[i] = ipup_rng_uniform_f32(5, 0, (uint64_t)i);
     for (i = 0; i < NSAMPLES; i++) data_y[i] = (int32_t)ipup_rng_below(5, 1, (uint64_t)i, 10);
     memset(&m, 0, sizeof m);
@@ -102,80 +162,56 @@ int main(void) {
             fclose(la);
         }
     }
-    printf("emulator bench: 784-512x4-10 GELU MLP, B=32, M=16, SGD, %d timed steps, best of %d (kernels: %s; loadavg %s)\n",
-           steps, reps, IPUP_KERNELS_SIMD, loadavg);
-    printf("%-20s %5s %8s %8s %12s %9s %12s | %14s %9s %9s\n", "config", "ipus", "replicas", "runner", "samples/s", "speed-up",
-           "cpu-us/sample", "sim samples/s", "sim-x", "sim-util");
+    printf("emulator bench: 784-512x4-10 GELU MLP, B=32, M=16, SGD, %d timed steps, median of %d interleaved rounds "
+           "(kernels: %s; loadavg %s)\n", steps, reps, IPUP_KERNELS_SIMD, loadavg);
+    printf("%-20s %5s %8s %8s %12s %9s %13s %13s | %14s %9s %9s\n", "config", "ipus", "replicas", "runner", "samples/s",
+           "speed-up", "(min..max)", "cpu-us/sample", "sim samples/s", "sim-x", "sim-util");
     /* rounds: every configuration once per round, so a change of the machine's load hits
-       all of them alike; the best time of each counts */
-    for (k = 0; k < nconf; k++) { best[k] = 1e30; sps[k] = sim[k] = 1.0; util[k] = cpu[k] = 0.0; }
-    for (rep = 0; rep < reps; rep++) {
-        for (k = 0; k < nconf; k++) {
-            const bconf *b = &confs[k];
-            ipup_config c;
-            ipup_plan plan;
-            ipup_run_stats st;
-            double t0, t, c0;
-            int rc;
-            if (only && strcmp(only, b->name) != 0) continue;
-            memset(&c, 0, sizeof c);
-            c.model = &m;
-            c.stages = b->stages;
-            c.replicas = b->replicas;
-            c.schedule = b->sched;
-            c.runner = b->runner;
-            c.microbatch = 32;
-            c.microbatches = 16;
-            c.repeat = steps;
-            c.seed = 1;
-            c.opt.kind = IPUP_OPT_SGD;
-            c.opt.lr = 0.01f;
-            c.infeed = feed;
-            c.host.mem = host;
-            c.host.bytes = sizeof host;
-            for (i = 0; i < 4; i++) { c.ipu[i].mem = pools[i]; c.ipu[i].bytes = POOL; }
-            rc = ipup_plan_config(&work, &c, &plan);
-            if (rc) { fprintf(stderr, "%s: plan: %s\n", b->name, ipup_last_error(&work)); return 1; }
-            rc = ipup_init(&emu, &c);
-            if (rc) { fprintf(stderr, "%s: init: %s\n", b->name, ipup_last_error(&emu)); return 1; }
-            ipup_run_steps(&emu, 1, NULL); /* warm-up: page in the pools, wake the threads */
-            t0 = now_s();
-            c0 = (double)clock();
-            rc = ipup_run_steps(&emu, steps, &st);
-            t = now_s() - t0;
-            cpu[k] = ((double)clock() - c0) / CLOCKS_PER_SEC / (double)st.samples * 1e6;
-            if (rc) { fprintf(stderr, "%s: run: %s\n", b->name, ipup_last_error(&emu)); return 1; }
-            if (t < best[k]) best[k] = t;
-            sps[k] = (double)st.samples / best[k];
-            sim[k] = st.samples_per_second;
-            util[k] = st.phase_utilisation[IPUP_PHASE_MAIN];
-            ipup_shutdown(&emu);
+       all of them alike; a configuration's speed-up in a round is over that round's
+       one-ipu, and the median over the rounds counts */
+    for (k = 0; k < NCONF; k++) { sim[k] = 1.0; util[k] = cpu[k] = 0.0; }
+    for (rep = 0; rep < reps; rep++)
+        for (k = 0; k < NCONF; k++) {
+            secs[k][rep] = 1.0;
+            if (only && strcmp(only, confs[k].name) != 0) continue;
+            if (run_conf(&confs[k], &m, steps, &secs[k][rep], &cpu[k], &sim[k], &util[k])) return 1;
         }
-    }
-    base = sps[0];
     simbase = sim[0];
-    if (only && strcmp(only, confs[0].name) != 0) base = simbase = 0.0; /* no baseline measured */
-    for (k = 0; k < nconf; k++) {
+    for (k = 0; k < NCONF; k++) {
         const bconf *b = &confs[k];
+        const double samples = (double)steps * 16.0 * 32.0 * (double)b->replicas;
+        for (rep = 0; rep < reps; rep++) ratio[k][rep] = secs[0][rep] / secs[k][rep] * (double)b->replicas; /* samples/s */
+        sps[k] = samples / median(secs[k], reps);
+        x[k] = median(ratio[k], reps);
+        lo[k] = hi[k] = ratio[k][0];
+        for (rep = 1; rep < reps; rep++) {
+            if (ratio[k][rep] < lo[k]) lo[k] = ratio[k][rep];
+            if (ratio[k][rep] > hi[k]) hi[k] = ratio[k][rep];
+        }
         if (only && strcmp(only, b->name) != 0) continue;
-        printf("%-20s %5d %8d %8s %12.0f %8.2fx %12.1f | %14.0f %8.2fx %9.2f\n", b->name, b->stages * b->replicas, b->replicas,
-               b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", sps[k], base > 0.0 ? sps[k] / base : 0.0, cpu[k], sim[k],
-               simbase > 0.0 ? sim[k] / simbase : 0.0, util[k]);
+        if (only) { /* no baseline was run */
+            printf("%-20s %5d %8d %8s %12.0f %9s %13s %13.1f | %14.0f %9s %9.2f\n", b->name, b->stages * b->replicas,
+                   b->replicas, b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", sps[k], "-", "-", cpu[k], sim[k], "-",
+                   util[k]);
+            continue;
+        }
+        printf("%-20s %5d %8d %8s %12.0f %8.2fx  (%.2f..%.2f) %13.1f | %14.0f %8.2fx %9.2f\n", b->name,
+               b->stages * b->replicas, b->replicas, b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop", sps[k], x[k],
+               lo[k], hi[k], cpu[k], sim[k], sim[k] / simbase, util[k]);
     }
+    if (only) return 0; /* one configuration: no baseline, no file */
     js = fopen("build/bench/emulator.json", "w");
     if (!js) { perror("build/bench/emulator.json"); return 1; }
     fprintf(js, "[\n");
-    for (k = 0; k < nconf; k++) {
+    for (k = 0; k < NCONF; k++) {
         const bconf *b = &confs[k];
-        fprintf(js, "  {\"name\": \"%s\", \"ipus\": %d, \"replicas\": %d, \"runner\": \"%s\", \"samples_per_second\": %.1f, \"speedup_vs_one_ipu\": %.3f, \"simulated_samples_per_second\": %.1f, \"simulated_speedup\": %.3f, \"cpu_us_per_sample\": %.2f}%s\n",
+        fprintf(js, "  {\"name\": \"%s\", \"ipus\": %d, \"replicas\": %d, \"runner\": \"%s\", \"samples_per_second\": %.1f, \"speedup_vs_one_ipu\": %.3f, \"speedup_min\": %.3f, \"speedup_max\": %.3f, \"rounds\": %d, \"simulated_samples_per_second\": %.1f, \"simulated_speedup\": %.3f, \"cpu_us_per_sample\": %.2f}%s\n",
                 b->name, b->stages * b->replicas, b->replicas, b->runner == IPUP_RUNNER_THREADS ? "threads" : "coop",
-                sps[k], base > 0.0 ? sps[k] / base : 0.0, sim[k], simbase > 0.0 ? sim[k] / simbase : 0.0, cpu[k],
-                k + 1 < nconf ? "," : "");
+                sps[k], x[k], lo[k], hi[k], reps, sim[k], sim[k] / simbase, cpu[k], k + 1 < NCONF ? "," : "");
     }
     fprintf(js, "]\n");
     fclose(js);
-    if (base > 0.0)
-        printf("targets: two-ipu-threads %.2fx (>= 1.6x), two-replicas %.2fx (>= 1.85x); wrote build/bench/emulator.json\n",
-               sps[3] / base, sps[5] / base);
+    printf("targets: two-ipu-threads %.2fx (a 2-stage grouped pipeline, >= 1.85x), two-replicas %.2fx (>= 1.85x); "
+           "medians of per-round ratios; wrote build/bench/emulator.json\n", x[3], x[5]);
     return 0;
 }
