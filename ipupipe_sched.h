@@ -386,15 +386,18 @@ IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost 
                                      ipup_write_fn write, void *user);
 /* Layout of the SVG (zero = default). */
 typedef struct ipup_sched_svg_opts {
-    double unit;       /* px per cost unit; 0: 24, shrunk down to 8 to fit width */
+    double unit;       /* px per cost unit; 0: 24, shrunk down to 8 to fit width (further
+                          when one step is longer than the width: costs far apart) */
     double width;      /* widest canvas in px: longer tables fold into bands of time, one
-                          under the other; 0: 1600; < 0: never fold */
+                          under the other; 0: 1600; < 0: never fold. Never more than
+                          1048576 px either way */
     const char *title; /* NULL: "S=.. M=.. P=.. T=..  F=.. B=.." (the sizes and costs) */
 } ipup_sched_svg_opts;
 /* The slide-ready chart: a title, 1-based step numbers over the columns, a time axis
    when the costs are not all 1, the phases shaded and labelled where the label fits, a
    legend wrapped to the canvas with only the op kinds present. Text stays inside the
-   canvas; ipup_sched_write_svg is this with opts NULL. */
+   canvas; ipup_sched_write_svg is this with opts NULL. IPUP_ERR_ARG for a bad table, a
+   NULL write, or a cost or stage scale that is negative, NaN, infinite or above 1e15. */
 IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
                                         const ipup_sched_svg_opts *opts, ipup_write_fn write, void *user);
 /* One JSON object with the figures: schedule, stages, microbatches, devices, steps,
@@ -2468,6 +2471,7 @@ IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cos
 #define IPUP__SVG_RIGHT 16.0
 #define IPUP__SVG_ROWH 26.0
 #define IPUP__SVG_TOP 34.0 /* the title line */
+#define IPUP__SVG_MAXW 1048576.0 /* the widest canvas in px, whatever the costs or options */
 typedef struct ipup__svg {
     const ipup_table *t;
     const ipup_sched_cost *c;
@@ -2519,10 +2523,21 @@ static IPUP__UNUSED void ipup__svg_default_title(ipup__svg *g) {
                       (int)t->microbatches, (int)t->devices, (int)t->steps, c->f, c->b, c->exchange, c->sync);
 }
 
+/* every cost and stage scale a number in [0, 1e15]: the total stays in double range */
+static IPUP__UNUSED int ipup__svg_cost_ok(const ipup_sched_cost *c, int32_t stages) {
+    const double v[6] = {c->f, c->b, c->i, c->w, c->exchange, c->sync};
+    int32_t k;
+    for (k = 0; k < 6; k++)
+        if (!(v[k] >= 0.0 && v[k] <= 1e15)) return 0;
+    for (k = 0; c->stage_scale && k < stages; k++)
+        if (!(c->stage_scale[k] >= 0.0 && c->stage_scale[k] <= 1e15)) return 0;
+    return 1;
+}
+
 /* sizes: total time, phase times, unit, bands, canvas */
 static IPUP__UNUSED void ipup__svg_layout(ipup__svg *g, const ipup_sched_svg_opts *o) {
     const ipup_table *t = g->t;
-    double maxw = o && o->width != 0.0 ? o->width : 1600.0, x = 8.0, bs = 0.0, be;
+    double maxw = o && o->width != 0.0 ? o->width : 1600.0, x = 8.0, bs = 0.0, be, maxstep = 0.0;
     int32_t i = 0, j, bound[3], ph = 0, k;
     g->kinds = 0;
     for (i = 0; i < t->n_ops; i++) {
@@ -2536,16 +2551,28 @@ static IPUP__UNUSED void ipup__svg_layout(ipup__svg *g, const ipup_sched_svg_opt
     bound[2] = t->steps;
     g->ph_t[0] = 0.0;
     for (i = 0; i < t->n_ops; i = j) {
+        double sc;
         j = ipup__step_end(t, i);
+        sc = ipup__step_cost(t, g->c, i, j);
         while (ph < 3 && t->ops[i].step >= bound[ph]) g->ph_t[++ph] = g->total;
-        g->total += ipup__step_cost(t, g->c, i, j);
+        g->total += sc;
+        if (sc > maxstep) maxstep = sc;
     }
     while (ph < 3) g->ph_t[++ph] = g->total;
+    if (maxw > IPUP__SVG_MAXW) maxw = IPUP__SVG_MAXW;
     g->unit = o && o->unit > 0.0 ? o->unit : 24.0;
     if (!(o && o->unit > 0.0) && maxw > 0.0 && IPUP__SVG_LEFT + IPUP__SVG_RIGHT + (g->total + 1.0) * g->unit > maxw) {
         g->unit = (maxw - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / (g->total + 1.0);
         if (g->unit < 8.0) g->unit = 8.0;
     }
+    /* a band holds whole steps, so the longest step must fit one (costs far apart, e.g.
+       F=1e10 B=2, would otherwise make a canvas of 1e11 px and an axis of 1e9 ticks):
+       shrink, and the ops too narrow for their labels go without; unfolded, the canvas
+       stops at IPUP__SVG_MAXW */
+    if (maxw > 0.0 && (maxstep + 1.0) * g->unit > maxw - IPUP__SVG_LEFT - IPUP__SVG_RIGHT)
+        g->unit = (maxw - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / (maxstep + 1.0);
+    if (maxw <= 0.0 && (g->total + 1.0) * g->unit > IPUP__SVG_MAXW - IPUP__SVG_LEFT - IPUP__SVG_RIGHT)
+        g->unit = (IPUP__SVG_MAXW - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / (g->total + 1.0);
     g->band_time = maxw > 0.0 ? (maxw - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / g->unit - 1.0 : g->total + 1.0;
     if (g->band_time < 1.0) g->band_time = 1.0;
     for (i = 0, g->bands = 0, g->ext = 1.0; i < t->n_ops || g->bands == 0; g->bands++) {
@@ -2608,21 +2635,25 @@ static IPUP__UNUSED void ipup__svg_band_bg(ipup__w *w, const ipup__svg *g, doubl
     }
 }
 
-/* the time axis under a band: ticks 1, 2, 5, 10, ... units apart, at least 40 px */
+/* the time axis under a band: ticks 1, 2, 5, 10, ... units apart, at least 40 px (at most
+   one per 40 px of the band); a label that would touch the one before it is left out
+   (long labels such as "3.35e+10" at 40 px) */
 static IPUP__UNUSED void ipup__svg_axis(ipup__w *w, const ipup__svg *g, double y, double bs, double be) {
-    double tick = 1.0, v;
-    int m = 0;
-    while (tick * g->unit < 40.0) { tick *= m % 3 == 1 ? 2.5 : 2.0; m++; }
+    double tick = 1.0, v, label_end = -1e300;
+    int m = 0, left = (int)((be - bs) * g->unit / 40.0) + 2;
+    while (tick * g->unit < 40.0 && m < 2200) { tick *= m % 3 == 1 ? 2.5 : 2.0; m++; }
     ipup__wf(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>\n", IPUP__SVG_LEFT, y, IPUP__SVG_LEFT + (be - bs) * g->unit, y);
-    for (v = (double)(int64_t)(bs / tick) * tick; v <= be + 1e-9; v += tick) {
+    for (v = (double)(int64_t)(bs / tick) * tick; v <= be + 1e-9 && left-- > 0; v += tick) {
         double x = IPUP__SVG_LEFT + (v - bs) * g->unit;
         char num[32];
         int n;
         if (v < bs - 1e-9) continue;
         n = ipup_snprintf(num, sizeof num, "%g", v);
         ipup__wf(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>", x, y, x, y + 3.0);
-        if (x + (double)n * IPUP__SVG_CW / 2.0 <= g->W - 2.0)
+        if (x + (double)n * IPUP__SVG_CW / 2.0 <= g->W - 2.0 && x - (double)n * IPUP__SVG_CW / 2.0 >= label_end + 4.0) {
             ipup__wf(w, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\" text-anchor=\"middle\">%s</text>\n", x, y + 13.0, num);
+            label_end = x + (double)n * IPUP__SVG_CW / 2.0;
+        }
     }
 }
 
@@ -2681,6 +2712,7 @@ IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_co
     if (ipup__table_shape(t, NULL, 0) || !write) return IPUP_ERR_ARG;
     IPUPIPE_MEMSET(&g, 0, sizeof g);
     g.t = t; g.c = cost ? cost : &dc; g.fig = fig;
+    if (!ipup__svg_cost_ok(g.c, t->stages)) return IPUP_ERR_ARG;
     ipup__svg_layout(&g, opts);
     ipup__winit(&w, write, user);
     ipup__wf(&w, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"monospace\" font-size=\"11\">\n",

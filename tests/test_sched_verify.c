@@ -808,6 +808,38 @@ static int load(const char *text, ipup_table *t, char *msg, size_t len) {
     return ipup_sched_csv_load(text, strlen(text), g_ops2, CAP_OPS, g_work, sizeof g_work, t, msg, len);
 }
 
+/* The SVG with costs far apart stays bounded: the longest step fits the width (it was a
+   1.3e11 px canvas with an axis of 3e9 ticks, found by the fuzzer), never folding stops at
+   1048576 px, and a cost that is negative, NaN, infinite or above 1e15 is refused. */
+TTEST(svg_costs_far_apart) {
+    ipup_table t;
+    ipup_sched_cost c = ipup_sched_cost_default();
+    ipup_sched_svg_opts o;
+    volatile double zero = 0.0; /* NaN and infinity made at run time */
+    double scale[3] = {1.0, 1.0, 1.0}, bad[5];
+    int k, w = 0;
+    bad[0] = -1.0; bad[1] = zero / zero; bad[2] = 1.0 / zero; bad[3] = 1e16; bad[4] = 1e15;
+    TT_EQ_INT(gen(IPUP_SCHED_GROUPED, 3, 6, &t), 0);
+    c.f = 16666666666.0;
+    TT_EQ_INT(ipup_sched_write_svg(&t, &c, NULL, ipup_buf_write, gbuf(sizeof g_buf)), 0);
+    TT_CHECK(ipup_buf_fits(&g_b) && g_b.len < 200000);
+    TT_CHECK(sscanf(g_buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\"", &w) == 1 && w == 1600);
+    memset(&o, 0, sizeof o);
+    o.width = -1.0; /* never fold */
+    c.f = 1e12;
+    TT_EQ_INT(ipup_sched_write_svg_ex(&t, &c, NULL, &o, ipup_buf_write, gbuf(sizeof g_buf)), 0);
+    TT_CHECK(sscanf(g_buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\"", &w) == 1 && w <= 1048576 && w > 1000000);
+    for (k = 0; k < 5; k++) {
+        c = ipup_sched_cost_default();
+        c.b = bad[k];
+        TT_EQ_INT(ipup_sched_write_svg(&t, &c, NULL, ipup_buf_write, gbuf(sizeof g_buf)), k < 4 ? IPUP_ERR_ARG : 0);
+    }
+    c = ipup_sched_cost_default();
+    c.stage_scale = scale;
+    scale[2] = 1.0 / zero;
+    TT_EQ_INT(ipup_sched_write_svg(&t, &c, NULL, ipup_buf_write, gbuf(sizeof g_buf)), IPUP_ERR_ARG);
+}
+
 TTEST(csv_round_trip) {
     int k, S, M, i;
     char msg[1024];
@@ -1039,7 +1071,7 @@ static const ttest_case cases[] = {
     TT_CASE(verifier_accepts_builtins), TT_CASE(verifier_rejects_mutations), TT_CASE(verifier_messages),
     TT_CASE(config_errors_and_warnings), TT_CASE(shared_device_mappings),   TT_CASE(interleaved_1f1b_megatron_program),
     TT_CASE(zbh1_properties),           TT_CASE(measure_seed_facts),         TT_CASE(measure_definitions),
-    TT_CASE(renderers),                 TT_CASE(writers_io_error_and_buf),                 TT_CASE(csv_round_trip),             TT_CASE(csv_parse_errors),
+    TT_CASE(renderers),                 TT_CASE(svg_costs_far_apart),                 TT_CASE(writers_io_error_and_buf),                 TT_CASE(csv_round_trip),             TT_CASE(csv_parse_errors),
     TT_CASE(csv_fuzz_smoke),            TT_CASE(pytorch_fixtures),           TT_CASE(respace_builtins),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }

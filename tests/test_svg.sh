@@ -8,7 +8,7 @@
 # Text that sticks out of the canvas is cut off in render 1 and not in render 2, so
 # the inked-pixel counts (tests/png_ink.py) differ; when every glyph is inside the
 # canvas they are equal. Also: the canvas is at most --width (1600) wide, and the
-# renders' PNGs are kept in build/svg-png/ for a look.
+# renders' PNGs are kept in build/svg-png/ for a look; costs far apart stay bounded.
 . "$(dirname "$0")/lib.sh"
 tool=build/ipupipe-sched
 need_bin "$tool"
@@ -75,6 +75,26 @@ if grep -q '>grouped  S=4 M=8 P=4 T=22  cost F=1 B=1<' "$tmp/g.svg"; then ok "ch
 if grep -q 'input grad I' "$tmp/g.svg"; then bad "legend lists I though the table has none"; else ok "legend lists only the op kinds present"; fi
 "$tool" -S 4 -M 8 --schedule zb-h1 --format svg >"$tmp/z.svg" 2>/dev/null
 if grep -q 'weight grad W' "$tmp/z.svg" && ! grep -q 'backward B<' "$tmp/z.svg"; then ok "zb-h1 legend: I and W, no B"; else bad "zb-h1 legend"; fi
+# costs far apart (a fuzzer's input: F=16666666666, B=2): the longest step fits a band, so
+# the chart is bounded and quick (it was a 1.3e11 px canvas with an axis of 3e9 ticks);
+# axis labels that would touch are left out; never folding stops at 1048576 px
+if timeout 10 "$tool" -S 3 -M 6 --cost F=16666666666 --format svg >"$tmp/far.svg" 2>/dev/null; then
+  ok "costs far apart: written within 10 s ($(wc -c <"$tmp/far.svg") bytes)"; check "costs-far-apart" "$tmp/far.svg"
+  if python3 - "$tmp/far.svg" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+for band in s.split('stroke="#555"/>\n')[1:]:
+    xs = [(float(x), len(t)) for x, t in re.findall(r'<text x="([0-9.]+)" y="[0-9.]+" font-size="10" fill="#555" text-anchor="middle">([^<]*)</text>', band.split('<text x="4"')[0])]
+    for (x0, n0), (x1, n1) in zip(xs, xs[1:]):
+        if x1 - n1 * 3.3 < x0 + n0 * 3.3 + 4: sys.exit(1)
+PY
+  then ok "costs far apart: no two axis labels touch"; else bad "costs far apart: axis labels overlap"; fi
+else
+  bad "costs far apart: ipupipe-sched did not finish within 10 s"
+fi
+timeout 10 "$tool" -S 3 -M 6 --cost F=1000000000000 --width -1 --format svg >"$tmp/wide.svg" 2>/dev/null
+w=$(sed -n 's/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="\([0-9]*\)".*/\1/p' "$tmp/wide.svg" | head -1)
+if [ -n "$w" ] && [ "$w" -le 1048576 ]; then ok "--width -1 with F=1e12: canvas $w px (<= 1048576)"; else bad "--width -1 with F=1e12: canvas '$w'"; fi
 # sequential at M=64 folds into bands instead of an 18,000 px strip
 "$tool" -S 4 -M 64 --schedule sequential --format svg >"$tmp/s.svg" 2>/dev/null
 n=$(grep -c '>IPU0<' "$tmp/s.svg")
