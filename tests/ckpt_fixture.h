@@ -1,4 +1,4 @@
-/* ckpt_fixture.h - checkpoints (examples/mnist_ckpt.h, version 2 over the library's
+/* ckpt_fixture.h - checkpoints (examples/mnist/mnist_ckpt.h, version 2 over the library's
  * state) for the tests, the fuzz target and its seed writer: the small emulator their
  * files are saved from, the edits that make a changed file consistent again (header
  * CRC, state length, fingerprint, state CRC) so that a test reaches the check behind

@@ -1,4 +1,4 @@
-/* export_driver.c - the check of a header written by examples/export_c.h: by
+/* export_driver.c - the check of a header written by examples/common/export_c.h: by
    mnist-train --export-c (tests/test_export.sh) or sensor-demo --mode anomaly --export-c
    (tests/test_sensor.sh). Built by the test, in C with gcc and clang and as C++ with g++
    and clang++, with the house warnings and -Werror:

@@ -1,4 +1,4 @@
-/* idx_fixture.h - IDX files (the MNIST format read by examples/mnist_data.h) for the
+/* idx_fixture.h - IDX files (the MNIST format read by examples/mnist/mnist_data.h) for the
  * tests, the fuzz targets and bench/bench_train.c.
  *
  *   idx_put_be32        one big-endian header field

@@ -1,10 +1,9 @@
-/* test_ckpt_state.c - the trainer's checkpoint files of version 2 (examples/mnist_ckpt.h
+/* test_ckpt_state.c - the trainer's checkpoint files of version 2 (examples/mnist/mnist_ckpt.h
  * over ipup_state_save/ipup_state_load): a saved file restores the emulator bit for bit,
  * a version-1 file (the tensor list) is refused with a "version" message, a file with
  * bytes after the state or of another optimizer is refused, and every refused file leaves
  * the emulator's weights, optimizer state and step untouched. */
 #define _POSIX_C_SOURCE 200809L
-#define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h"
 #include "mnist_ckpt.h"
 #include "ckpt_fixture.h"

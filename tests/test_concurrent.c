@@ -4,7 +4,6 @@
  * the emulator's cfg.concurrent (a plain mapping through it trains to the bits of
  * cfg.stage_device; a concurrent stage is refused with a message). */
 #define TINY_MODEL_HELGRIND /* helgrind annotations of the rings, where available */
-#define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h" /* ipupipe.h, for the emulator's cfg.concurrent */
 #include "ttest.h"
 

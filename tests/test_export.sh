@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/test_export.sh - build/mnist-train --export-c (examples/export_c.h): a trained
+# tests/test_export.sh - build/mnist-train --export-c (examples/common/export_c.h): a trained
 # model as a C header that needs only ipupipe_kernels.h.
 #
 #  1. mlp (two splits: the ReLU after a dense layer fused, and a ReLU that begins a

@@ -1,10 +1,9 @@
-/* test_export_c.c - the library side of --export-c (examples/export_c.h), on a tiny
+/* test_export_c.c - the library side of --export-c (examples/common/export_c.h), on a tiny
    emulator: what it refuses and the exact messages (an emulator not initialised, a
    weight that is NaN or infinite, a write that fails, names that are not C
    identifiers, a loss layer that is not last, a layer kind it does not know), the
    default names, that a refusal writes nothing, and the header of an mse model. The generated
    code itself is compiled and compared with ipup_predict by tests/test_export.sh. */
-#define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h"
 #include "ttest.h"
 #include "export_c.h"

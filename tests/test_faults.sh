@@ -473,7 +473,7 @@ expect "14: --momentum 0.9999 is inside [0, 0.9999]" 0 'Test accuracy' "$tmp/o.l
 # (about 15 runs of under a second each; a valgrind build of the trainer is made here:
 # the gcc build may use AVX-512, which Valgrind does not decode)
 if command -v valgrind > /dev/null; then
-  if "$cc" -std=c11 -O1 -g -mavx2 -mfma -I. -Iexamples examples/mnist-train.c -o "$tmp/mnist-train-vg" -lm -lpthread 2> "$tmp/cc.log"; then
+  if "$cc" -std=c11 -O1 -g -mavx2 -mfma -I. -Iexamples/common -Iexamples/mnist examples/mnist/mnist-train.c -o "$tmp/mnist-train-vg" -lm -lpthread 2> "$tmp/cc.log"; then
     vgbad=""
     vgn=0
     vgcase() { # ARGS...: valgrind reports no definite leak and no error

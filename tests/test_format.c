@@ -6,7 +6,6 @@
  * precision 0..17 and some long ones, widths and flags; strings, characters and
  * pointers; truncation into short buffers and the NULL/0 size query.
  * Formats are built at run time, so the compiler's format checks do not apply. */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_sched.h"
 #include "ttest.h"
 

@@ -8,7 +8,6 @@
  * unwritten. Also: a NaN loss stops a run with the step and the stage named and the
  * weights of the previous step kept (through the learning rate, not the data).
  */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 #include "ttest.h"
 #include "tiny_model.h"

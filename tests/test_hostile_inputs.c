@@ -1,10 +1,10 @@
 /* test_hostile_inputs.c - hostile input to every reader of outside data:
- * the IDX reader (examples/mnist_data.h), the schedule CSV reader (ipupipe_sched.h)
- * and the checkpoint reader/writer (examples/mnist_ckpt.h). Each case checks the exact
+ * the IDX reader (examples/mnist/mnist_data.h), the schedule CSV reader (ipupipe_sched.h)
+ * and the checkpoint reader/writer (examples/mnist/mnist_ckpt.h). Each case checks the exact
  * result code and the words of the message that say what is wrong, and that nothing
  * was written into the caller's buffers or over the previous file. The files are
  * written here, into a private temporary directory that is removed at the end.
- * The integrity cases: each reader opens a file once (counted through MNIST_OPEN) and
+ * The integrity cases: each reader opens a file once (counted through EX_OPEN) and
  * survives a real rename race; FIFOs and directories are refused without blocking;
  * NaN/inf, out-of-range header fields and unprintable names in a checkpoint with a
  * valid CRC are refused; a huge sparse checkpoint is refused from its size; saving
@@ -12,7 +12,6 @@
  * replaces a device.
  */
 #define _POSIX_C_SOURCE 200809L
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_sched.h"
 
 #include <dirent.h>
@@ -28,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The readers' one open() (mnist_err.h's MNIST_OPEN), counted for the paths that
+/* The readers' one open() (ex_files.h's EX_OPEN), counted for the paths that
  * contain hk_watch: a reader that opens a file twice can read two different files. */
 static int hk_opens;
 static const char *hk_watch;
@@ -36,7 +35,7 @@ static int hk_open(const char *path, int flags) {
     if (hk_watch && strstr(path, hk_watch)) hk_opens++;
     return open(path, flags);
 }
-#define MNIST_OPEN(path, flags) hk_open((path), (flags))
+#define EX_OPEN(path, flags) hk_open((path), (flags))
 
 #include "mnist_ckpt.h"
 #include "mnist_data.h"
@@ -137,7 +136,7 @@ static int idx_load(char *err, int *untouched) {
 }
 
 TTEST(idx_good_pair_loads) {
-    char err[MNIST_ERR_LEN];
+    char err[EX_ERR_LEN];
     int untouched;
     idx_good_pair();
     TT_EQ_INT(idx_load(err, &untouched), MNIST_OK);
@@ -146,7 +145,7 @@ TTEST(idx_good_pair_loads) {
 
 /* one images file variant against the good labels file */
 static void idx_images_case(const unsigned char *p, size_t n, int code, const char *words1, const char *words2) {
-    char err[MNIST_ERR_LEN];
+    char err[EX_ERR_LEN];
     int untouched, r;
     idx_good_pair();
     write_bytes(img_path, p, n);
@@ -212,7 +211,7 @@ TTEST(idx_size_not_matching_header) {
 }
 
 TTEST(idx_label_out_of_range) {
-    char err[MNIST_ERR_LEN];
+    char err[EX_ERR_LEN];
     uint32_t dl[1] = {5};
     int untouched;
     size_t n;
@@ -231,7 +230,7 @@ TTEST(idx_label_out_of_range) {
 }
 
 TTEST(idx_counts_differ) {
-    char err[MNIST_ERR_LEN];
+    char err[EX_ERR_LEN];
     uint32_t dl[1] = {4};
     int untouched;
     size_t n;
@@ -244,7 +243,7 @@ TTEST(idx_counts_differ) {
 }
 
 TTEST(idx_labels_file_as_images) {
-    char err[MNIST_ERR_LEN];
+    char err[EX_ERR_LEN];
     int untouched;
     idx_good_pair();
     /* the two files swapped: each has the other's rank */
@@ -260,7 +259,7 @@ TTEST(idx_labels_file_as_images) {
 }
 
 TTEST(idx_missing_file) {
-    char err[MNIST_ERR_LEN];
+    char err[EX_ERR_LEN];
     mnist_info info;
     TT_EQ_INT(mnist_probe("/nonexistent/ipup", "train", &info, err), MNIST_E_OPEN);
     TT_CONTAINS(err, "/nonexistent/ipup/train-images-idx3-ubyte");
@@ -690,7 +689,7 @@ static int in_child(int (*fn)(void)) {
 TTEST(idx_load_opens_each_file_once) {
     static float x[5 * 16];
     static int32_t y[5];
-    char err[MNIST_ERR_LEN];
+    char err[EX_ERR_LEN];
     mnist_info info;
     idx_good_pair();
     hk_watch = dir_;
@@ -707,7 +706,7 @@ TTEST(idx_file_changed_after_probe) {
     static float x[5 * 16 + 16];
     static int32_t y[5];
     uint32_t di[3] = {5, 8, 8};
-    char err[MNIST_ERR_LEN];
+    char err[EX_ERR_LEN];
     mnist_info room, info;
     int i;
     idx_good_pair();
@@ -728,7 +727,7 @@ TTEST(idx_rename_race) {
     static float x[5 * 16 + 64];
     static int32_t y[5];
     uint32_t d4[3] = {5, 4, 4}, d8[3] = {5, 8, 8};
-    char p4[96], p8[96], err[MNIST_ERR_LEN];
+    char p4[96], p8[96], err[EX_ERR_LEN];
     mnist_info room, info;
     int i, k, ok = 0, refused = 0, status;
     pid_t pid;
@@ -766,7 +765,7 @@ TTEST(idx_rename_race) {
 }
 
 static int idx_fifo_child(void) {
-    char p[96], err[MNIST_ERR_LEN];
+    char p[96], err[EX_ERR_LEN];
     mnist_info info;
     path_of(p, sizeof p, "fifo");
     if (mnist_probe_files(p, lab_path, &info, err) != MNIST_E_OPEN) return 2;

@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 #define TINY_MODEL_HELGRIND /* helgrind annotations of the rings, where available */
-#define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h" /* includes ipupipe.h */
 #include "ttest.h"
 

@@ -11,11 +11,18 @@
 #      posix_memalign, memalign, valloc, strdup, strndup, then "(") anywhere in the text
 #      of the library headers ipupipe*.h;
 #   5. no function longer than 120 lines (end line minus start line, as Universal Ctags
-#      reports them: ctags --fields=+ne --c-kinds=f) in ipupipe*.h, examples/*.c and
-#      examples/*.h. Needs Universal Ctags (Debian: universal-ctags; .ci/run installs it);
+#      reports them: ctags --fields=+ne --c-kinds=f) in ipupipe*.h and the .c and .h files
+#      of the host programs' folders (examples/ except firmware/ and explorer/). Needs
+#      Universal Ctags (Debian: universal-ctags; .ci/run installs it);
 #   6. the top level holds only the project's own entries: the library headers ipupipe*.h,
-#      Makefile, README.md, .gitignore and the directories .ci bench docs examples tests
-#      (a file a command wrote into the checkout, then committed by mistake, fails here).
+#      Makefile, README.md, CHANGELOG.md, .gitignore and the directories .ci bench docs
+#      examples tests (a file a command wrote into the checkout, then committed by
+#      mistake, fails here);
+#   7. examples/ is laid out by program: a header of one program's folder
+#      (examples/PROGRAM/) is included only from that folder, from examples/common/ never
+#      by name of a program's header; tests/ and bench/ may include any. The firmware's
+#      host generators (examples/firmware/gen_*.c) reproduce the MNIST and sensor programs'
+#      runs and include their headers by design.
 # Files: the tracked files of the git checkout (git ls-files), or every file outside
 # build/, data/ and .git/ when this is not a checkout. The patterns below are assembled
 # from pieces so that this file does not match them itself.
@@ -84,7 +91,7 @@ if ! ctags --version 2> /dev/null | grep -q 'Universal Ctags'; then
 else
   fn_files=("${libhdrs[@]}")
   for f in "${files[@]}"; do
-    case $f in examples/*/*) ;; examples/*.c | examples/*.h) fn_files+=("$f") ;; esac
+    case $f in examples/firmware/* | examples/explorer/*) ;; examples/*/*.c | examples/*/*.h) fn_files+=("$f") ;; esac
   done
   long=""
   for f in "${fn_files[@]}"; do
@@ -99,7 +106,7 @@ else
       }' FILENAME_="$f")
     [ -n "$l" ] && long+="$l"$'\n'
   done
-  report "no function over $MAXLEN lines in ipupipe*.h, examples/*.c, examples/*.h (${#fn_files[@]} files)" "${long%$'\n'}"
+  report "no function over $MAXLEN lines in ipupipe*.h and the host programs' sources (${#fn_files[@]} files)" "${long%$'\n'}"
 fi
 
 # 6. the top level
@@ -107,10 +114,26 @@ stray=""
 for f in "${files[@]}"; do
   case $f in
     */*) top=${f%%/*}; case $top in .ci | bench | docs | examples | tests) ;; *) stray+="$f"$'\n' ;; esac ;;
-    ipupipe*.h | Makefile | README.md | .gitignore) ;;
+    ipupipe*.h | Makefile | README.md | CHANGELOG.md | .gitignore) ;;
     *) stray+="$f"$'\n' ;;
   esac
 done
-report "the top level holds only the headers, Makefile, README.md, .gitignore, .ci, bench, docs, examples, tests" "${stray%$'\n'}"
+report "the top level holds only the headers, Makefile, README.md, CHANGELOG.md, .gitignore, .ci, bench, docs, examples, tests" "${stray%$'\n'}"
+
+# 7. examples/ by program
+cross=""
+for f in "${files[@]}"; do
+  case $f in examples/firmware/gen_*.c) continue ;; examples/*/*) ;; *) continue ;; esac
+  dir=${f#examples/}; dir=${dir%%/*}
+  while IFS= read -r inc; do
+    [ -n "$inc" ] || continue
+    for home in examples/*/"$inc"; do
+      [ -f "$home" ] || continue
+      hdir=${home#examples/}; hdir=${hdir%%/*}
+      [ "$hdir" = "$dir" ] || [ "$hdir" = common ] || cross+="$f includes $home"$'\n'
+    done
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+done
+report "no examples/ program folder includes another program's header" "${cross%$'\n'}"
 
 finish

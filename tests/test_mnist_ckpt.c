@@ -1,4 +1,4 @@
-/* test_mnist_ckpt.c - the checkpoint files of examples/mnist_ckpt.h (version 2: a
+/* test_mnist_ckpt.c - the checkpoint files of examples/mnist/mnist_ckpt.h (version 2: a
  * trainer header, then the library's state stream unchanged): the layout byte by byte,
  * round trip, byte-identical files for identical state, atomic write, refusal of
  * corrupt, truncated, foreign and old (version 1) files with the documented code and
@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#define IPUPIPE_IMPLEMENTATION
 #include "mnist_ckpt.h"
 #include "ckpt_fixture.h"
 #include "idx_fixture.h"

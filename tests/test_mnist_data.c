@@ -1,4 +1,4 @@
-/* test_mnist_data.c - the IDX reader of examples/mnist_data.h on small IDX files
+/* test_mnist_data.c - the IDX reader of examples/mnist/mnist_data.h on small IDX files
  * written by the test itself (good and broken ones); no network, no data/ needed. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define IPUPIPE_IMPLEMENTATION /* ipup_snprintf, used by the readers' messages */
 #include "idx_fixture.h"
 #include "mnist_data.h"
 #include "ttest.h"
@@ -65,7 +64,7 @@ static int load(int limit, int cap, char *err) {
 }
 
 TTEST(good_files_load_scaled) {
-    char pi[512], pl[512], err[MNIST_ERR_LEN] = "";
+    char pi[512], pl[512], err[EX_ERR_LEN] = "";
     float x[5 * 12];
     int32_t y[5];
     mnist_info info;
@@ -88,7 +87,7 @@ TTEST(good_files_load_scaled) {
 }
 
 TTEST(limit_loads_prefix) {
-    char pi[512], pl[512], err[MNIST_ERR_LEN] = "";
+    char pi[512], pl[512], err[EX_ERR_LEN] = "";
     float x[5 * 12];
     int32_t y[5] = {-1, -1, -1, -1, -1};
     mnist_info info;
@@ -103,14 +102,14 @@ TTEST(limit_loads_prefix) {
 }
 
 TTEST(capacity_too_small) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     good_pair(5);
     TT_EQ_INT(load(0, 4, err), MNIST_E_CAPACITY);
     TT_CONTAINS(err, "5 items to load but the buffers hold 4");
 }
 
 TTEST(missing_file) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     mnist_info info;
     TT_EQ_INT(mnist_probe("/nonexistent/dir", "train", &info, err), MNIST_E_OPEN);
     TT_CONTAINS(err, "/nonexistent/dir/train-images-idx3-ubyte");
@@ -120,7 +119,7 @@ TTEST(missing_file) {
 }
 
 TTEST(empty_file) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     good_pair(3);
     write_raw("img", (const unsigned char *)"", 0);
     TT_EQ_INT(load(0, 64, err), MNIST_E_TRUNCATED);
@@ -128,7 +127,7 @@ TTEST(empty_file) {
 }
 
 TTEST(short_magic) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     const unsigned char two[2] = {0, 0};
     good_pair(3);
     write_raw("lbl", two, 2);
@@ -138,7 +137,7 @@ TTEST(short_magic) {
 }
 
 TTEST(wrong_magic) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     const unsigned char gz[20] = {0x1f, 0x8b, 0x08, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
     good_pair(3);
     write_raw("img", gz, sizeof gz);
@@ -155,7 +154,7 @@ TTEST(wrong_magic) {
 }
 
 TTEST(wrong_rank) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     uint32_t d[3] = {3, 12, 0};
     good_pair(3);
     write_idx("img", 8, 2, d, 36, 256); /* rank 2 images */
@@ -168,7 +167,7 @@ TTEST(wrong_rank) {
 }
 
 TTEST(truncated_header) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     const unsigned char h[9] = {0, 0, 8, 3, 0, 0, 0, 1, 0};
     good_pair(3);
     write_raw("img", h, sizeof h);
@@ -177,7 +176,7 @@ TTEST(truncated_header) {
 }
 
 TTEST(zero_count) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     uint32_t d[3] = {0, 4, 3};
     good_pair(3);
     write_idx("img", 8, 3, d, 0, 256);
@@ -190,7 +189,7 @@ TTEST(zero_count) {
 }
 
 TTEST(huge_counts_do_not_overflow) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     good_pair(3);
     /* 2^32-1 items: does not fit an int */
     write_idx("img", 8, 3, (uint32_t[3]){0xffffffffu, 28, 28}, 36, 256);
@@ -212,7 +211,7 @@ TTEST(huge_counts_do_not_overflow) {
 }
 
 TTEST(size_not_matching_header) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     uint32_t d[3] = {3, 4, 3};
     good_pair(3);
     write_idx("img", 8, 3, d, 35, 256); /* one byte short */
@@ -225,7 +224,7 @@ TTEST(size_not_matching_header) {
 }
 
 TTEST(label_out_of_range) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     uint32_t dl[1] = {3};
     good_pair(3);
     write_idx("lbl", 8, 1, dl, 3, 256); /* bytes 3, 10, 17 */
@@ -250,7 +249,7 @@ TTEST(label_out_of_range) {
 }
 
 TTEST(count_mismatch) {
-    char err[MNIST_ERR_LEN] = "";
+    char err[EX_ERR_LEN] = "";
     uint32_t dl[1] = {4};
     good_pair(3);
     write_idx("lbl", 8, 1, dl, 4, 10);

@@ -17,7 +17,6 @@
 
 static long el_live, el_fails;
 
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 #include "mnist_trainer.h"
 

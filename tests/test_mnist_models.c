@@ -1,4 +1,4 @@
-/* test_mnist_models.c - the models of examples/mnist_models.h and an independent
+/* test_mnist_models.c - the models of examples/mnist/mnist_models.h and an independent
  * check of the emulator: the trainer's emulator model (mnist_model_desc: ReLU/GELU
  * as layers of their own) with the tutorial's split and the grouped schedule gives
  * after a few steps the same weight BITS as the plain
@@ -6,7 +6,6 @@
  * emulator (one micro-batch through all layers, gradients added in micro-batch
  * order, one update per step). Also: parameter counts agree with the emulator's. */
 #define _POSIX_C_SOURCE 200809L
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* test_mnist_noheap.c - the MNIST trainer makes no heap call after startup.
  *
- * Runs the trainer (mnist_train_main of examples/mnist_trainer.h) and links
+ * Runs the trainer (mnist_train_main of examples/mnist/mnist_trainer.h) and links
  * with -Wl,--wrap=malloc,... (LDFLAGS_test_mnist_noheap in the Makefile): every
  * allocator call made by the trainer, the emulator and the kernels goes through the
  * counters below. The trainer's hooks mark the end of startup and the end of the
@@ -24,7 +24,6 @@ static void nh_run_done(void) { nh_counting = 0; }
 #define MNIST_TRAIN_STARTUP_DONE() nh_startup_done()
 #define MNIST_TRAIN_RUN_DONE() nh_run_done()
 
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 #include "mnist_trainer.h"
 

@@ -4,7 +4,6 @@
    schedules, runners, stage counts, replicas, recomputation, offload), the infeed's view
    of a regression model, the memory a frozen layer saves, the tensor list, the parser's
    messages. */
-#define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h" /* includes ipupipe.h */
 #include "ttest.h"
 

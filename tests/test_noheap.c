@@ -10,7 +10,6 @@
  * Expected: zero calls. (Calls glibc makes internally, e.g. inside pthread_create during
  * ipup_init, do not pass through --wrap; they happen at startup anyway.)
  */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 #include "ttest.h"
 #include "tiny_model.h"

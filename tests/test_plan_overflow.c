@@ -8,7 +8,6 @@
  * -fsanitize=undefined -fno-sanitize-recover=all: a signed overflow anywhere in the
  * planning aborts the test.
  */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 #include "ttest.h"
 #include "tiny_model.h"

@@ -6,7 +6,6 @@
  * small by one byte, NULL scratch, NULL plan) and a scratch at every alignment; and the
  * host pool's outfeed room by runner.
  */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 #include "ttest.h"
 #include "tiny_model.h"

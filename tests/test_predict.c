@@ -4,7 +4,6 @@
    shorter), on the tiny mlp and cnn models, before and after training, on 1..S stages,
    every schedule, both runners; the error paths and their messages; no heap call.
    Linked with the allocator wrappers (LDFLAGS_test_predict in the Makefile). */
-#define IPUPIPE_IMPLEMENTATION
 #define TINY_MODEL_HELGRIND /* helgrind annotations of the rings, where available */
 #include "tiny_model.h" /* includes ipupipe.h */
 #include "heap_count.h"

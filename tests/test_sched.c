@@ -3,7 +3,6 @@
  * compacted), and for 1F1B an as-early-as-possible placement of each device's
  * program computed by fixed-point iteration (a different algorithm from the
  * header's step-by-step simulation). */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_sched.h"
 #include "ttest.h"
 

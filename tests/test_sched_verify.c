@@ -5,7 +5,6 @@
  * cells of a device, move an op one step earlier across a dependency, put a stage on a
  * second device): it must agree with the reference on each, and the mutations that
  * break a rule must all be caught. */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_sched.h"
 #include "sched_fixtures.h"
 #include "ttest.h"

@@ -10,7 +10,7 @@
 #     layers carve no gradient or optimizer bytes (the memory report against the plan
 #     without ":frozen"); the same bits with threads and with another schedule;
 #  3. hostile flags: exit status 2 and one message naming the flag;
-#  4. --mode anomaly --export-c (examples/export_c.h, a short run): the header says
+#  4. --mode anomaly --export-c (examples/common/export_c.h, a short run): the header says
 #     its loss is mse, compiles under the house warnings with -Werror in gcc and clang
 #     and as C++17 with g++, and tests/export_driver.c finds in one process that its
 #     arrays hold the trained bits (FNV-1a) and that the generated predict gives the

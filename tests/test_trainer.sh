@@ -198,7 +198,7 @@ else bad "--help names sharding, --ipus and --map"; fi
 if [ -n "${IPUPIPE_TEST_SLOW:-}" ] && [ "${IPUPIPE_TEST_SLOW}" != 0 ]; then
   echo "skip real-data accuracy under IPUPIPE_TEST_SLOW"
 else
-  if [ ! -f data/mnist/t10k-labels-idx1-ubyte ]; then examples/fetch-mnist.sh data/mnist > "$tmp/fetch" 2>&1 || cat "$tmp/fetch"; fi
+  if [ ! -f data/mnist/t10k-labels-idx1-ubyte ]; then examples/mnist/fetch-mnist.sh data/mnist > "$tmp/fetch" 2>&1 || cat "$tmp/fetch"; fi
   if [ -f data/mnist/t10k-labels-idx1-ubyte ] &&
      $BIN --model mlp --epochs 2 --batches-to-accumulate 4 --learning-rate 0.05 --lr-decay 0.3 --quiet > "$tmp/out" 2>&1; then
     acc=$(sed -n 's/^Test accuracy: \([0-9.]*\)%$/\1/p' "$tmp/out")

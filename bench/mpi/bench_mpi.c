@@ -190,7 +190,7 @@ static void cost_table(FILE *f, double step_compute_s, double grad_bytes, int M)
 }
 
 int main(int argc, char **argv) {
-    /* the gradients of the trainer's models: mlp, cnn, mlp-gelu (examples/mnist_models.h) */
+    /* the gradients of the trainer's models: mlp, cnn, mlp-gelu (examples/mnist/mnist_models.h) */
     static const int sizes[3] = {244522, 34826, 932362};
     double one[BM_ROUNDS], rep[BM_ROUNDS], pipe[BM_ROUNDS], o, r, p2, ch, ar;
     FILE *f = NULL;

@@ -2,7 +2,7 @@
    the head trained, on a bare-metal Cortex-M4F (QEMU mps2-an386). No heap, no threads,
    no OS.
 
-   The sensor example's machine-state classifier (examples/sensor_ft.h: normal,
+   The sensor example's machine-state classifier (examples/common/sensor_classifier.h: normal,
    imbalance, misalignment, bearing fault from 32 spectral features of a vibration
    window) was pre-trained on machine A on the build host; gen_finetune.c wrote its
    weights, machine B's data and the host's figures of this same run into fw_finetune.c/.h.
@@ -24,7 +24,7 @@
 static void ft_assert_fail(const char *what, const char *file, int line);
 #define IPUPIPE_ASSERT(c) ((c) ? (void)0 : ft_assert_fail(#c, __FILE__, __LINE__))
 #define IPUPIPE_IMPLEMENTATION
-#include "ft_config.h"   /* fw_math.h's expf/logf, IPUPIPE_NO_THREADS, sizes, ipupipe.h, sensor_ft.h */
+#include "ft_config.h"   /* fw_math.h's expf/logf, IPUPIPE_NO_THREADS, sizes, ipupipe.h, sensor_classifier.h */
 #include "fw_finetune.h" /* generated: pool sizes, weights, machine B's data, the host's figures */
 #include "fw_print.h"    /* fw_printf */
 

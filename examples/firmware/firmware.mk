@@ -49,16 +49,16 @@ $(FW_OUT)/dataflags: fw-force
 	@mkdir -p $(@D)
 	@echo '$(FW_TRAIN) $(FW_TEST) $(FW_POOL)' | cmp -s - $@ || echo '$(FW_TRAIN) $(FW_TEST) $(FW_POOL)' > $@
 
-$(FW_OUT)/gen_mnist: $(FW_DIR)/gen_mnist.c examples/mnist_data.h examples/mnist_err.h $(LIBHDRS)
+$(FW_OUT)/gen_mnist: $(FW_DIR)/gen_mnist.c examples/mnist/mnist_data.h examples/common/ex_files.h $(LIBHDRS)
 	@mkdir -p $(@D)
-	$(CC_gcc) $(CSTD) $(WARN) -O2 -I. -Iexamples $< -o $@
+	$(CC_gcc) $(CSTD) $(WARN) -O2 -I. -Iexamples/common -Iexamples/mnist $< -o $@
 
 # The generated data (never committed): depends on `make data` having fetched MNIST.
 $(FW_OUT)/fw_mnist.c: $(FW_OUT)/gen_mnist $(FW_OUT)/dataflags | data
 	$(FW_OUT)/gen_mnist data/mnist $(FW_TRAIN) $(FW_TEST) $(FW_POOL) $(FW_OUT)/fw_mnist
 $(FW_OUT)/fw_mnist.h: $(FW_OUT)/fw_mnist.c
 
-# Pool sizes as array bounds: build/ipupipe-plan (the host tool, examples/plan_tool.h) on
+# Pool sizes as array bounds: build/ipupipe-plan (the host tool, examples/plan/plan_tool.h) on
 # fw_model.h's configuration (fw_config: this model text, split before dense32, grouped,
 # B=8, M=4, SGD) writes fw_pools.h (IPUP_PLAN_IPU0_BYTES, ...) in this build; the
 # firmware re-plans at boot and stops with the exact figure should the two differ.
@@ -108,18 +108,17 @@ firmware-cross:
 
 # ---- the inference-only image (infer.c): no emulator, only ipupipe_kernels.h and a model
 # exported as C. gen_infer trains fw_model.h's network on the host on the same flash
-# images (portable kernels, fw_math.h), writes fw_net.h through examples/export_c.h and
+# images (portable kernels, fw_math.h), writes fw_net.h through examples/common/export_c.h and
 # ipup_predict's classes and output hash into infer_expect.txt; check_infer.sh runs the
 # image in QEMU and wants those bits exactly.
 #   make firmware-infer       build $(FW_OUT)/infer.elf, prove no heap/stdio, print sizes
 #   make firmware-infer-run   run it and compare with the host (also part of firmware-run)
 .PHONY: firmware-infer firmware-infer-run
-comma := ,
 FW_INFER_LDFLAGS := $(filter-out -Wl$(comma)-Map=%,$(FW_LDFLAGS)) -Wl,-Map=$(FW_OUT)/infer.map
 
-$(FW_OUT)/gen_infer: $(FW_DIR)/gen_infer.c $(FW_DIR)/fw_model.h $(FW_DIR)/fw_math.h examples/export_c.h \
+$(FW_OUT)/gen_infer: $(FW_DIR)/gen_infer.c $(FW_DIR)/fw_model.h $(FW_DIR)/fw_math.h examples/common/export_c.h \
                      $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(LIBHDRS)
-	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. -Iexamples -I$(FW_DIR) -I$(FW_OUT) $< $(FW_OUT)/fw_mnist.c -o $@ -lm
+	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. -Iexamples/common -I$(FW_DIR) -I$(FW_OUT) $< $(FW_OUT)/fw_mnist.c -o $@ -lm
 $(FW_OUT)/fw_net.h: $(FW_OUT)/gen_infer
 	$(FW_OUT)/gen_infer $@ $(FW_OUT)/infer_expect.txt
 $(FW_OUT)/infer_expect.txt: $(FW_OUT)/fw_net.h
@@ -145,16 +144,16 @@ firmware-run: firmware-infer-run
 #   make firmware-finetune   build, check and run it (FW_BOARD as above)
 .PHONY: firmware-finetune
 FT_SRCS := $(FW_DIR)/startup.c $(FW_DIR)/finetune.c
-FT_HDRS := $(FW_DIR)/ft_config.h $(FW_DIR)/fw_math.h $(FW_DIR)/semihost.h $(FW_DIR)/fw_print.h examples/sensor_ft.h $(LIBHDRS)
-FT_GEN_HDRS := $(FT_HDRS) examples/sensor_data.h examples/sensor_run.h examples/sensor_options.h examples/sensor_finetune.h
+FT_HDRS := $(FW_DIR)/ft_config.h $(FW_DIR)/fw_math.h $(FW_DIR)/semihost.h $(FW_DIR)/fw_print.h examples/common/sensor_classifier.h $(LIBHDRS)
+FT_GEN_HDRS := $(FT_HDRS) examples/sensor/sensor_data.h examples/sensor/sensor_run.h examples/sensor/sensor_options.h examples/sensor/sensor_finetune.h
 $(FW_OUT)/gen_finetune: $(FW_DIR)/gen_finetune.c $(FT_GEN_HDRS)
 	@mkdir -p $(@D)
-	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. -Iexamples -I$(FW_DIR) $< -o $@ -lm
+	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. -Iexamples/common -Iexamples/sensor -I$(FW_DIR) $< -o $@ -lm
 $(FW_OUT)/fw_finetune.c: $(FW_OUT)/gen_finetune
 	$(FW_OUT)/gen_finetune $(FW_OUT)/fw_finetune
 $(FW_OUT)/fw_finetune.h: $(FW_OUT)/fw_finetune.c
 $(FW_OUT)/finetune.elf: $(FT_SRCS) $(FT_HDRS) $(FW_DIR)/mps2.ld $(FW_OUT)/fw_finetune.c $(FW_OUT)/fw_finetune.h $(FW_OUT)/cflags
-	$(FW_CC) $(FW_CFLAGS) -Iexamples $(FT_SRCS) $(FW_OUT)/fw_finetune.c $(subst firmware.map,finetune.map,$(FW_LDFLAGS)) -lm -o $@
+	$(FW_CC) $(FW_CFLAGS) -Iexamples/common $(FT_SRCS) $(FW_OUT)/fw_finetune.c $(subst firmware.map,finetune.map,$(FW_LDFLAGS)) -lm -o $@
 firmware-finetune: $(FW_OUT)/finetune.elf
 	@$(FW_DIR)/run_finetune.sh $(FW_OUT)/finetune.elf $(FW_QEMU)
 

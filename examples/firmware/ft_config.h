@@ -2,7 +2,7 @@
    for it and for the host program that writes its data (gen_finetune.c): the platform's
    expf/logf (fw_math.h: the same bits on the Cortex-M and on the build host, so that the
    host's run of the same fine-tuning predicts the device's bits), the emulator's size
-   macros, then ipupipe.h and the classifier of examples/sensor_ft.h.
+   macros, then ipupipe.h and the classifier of examples/common/sensor_classifier.h.
 
    Include it after defining IPUPIPE_IMPLEMENTATION (and, on the device, IPUPIPE_ASSERT). */
 #ifndef FT_CONFIG_H
@@ -19,6 +19,6 @@
 #define IPUP_SCHED_MAX_STAGES 8
 #define IPUP_PLAN_STACK_OPS 32      /* ipup_plan_config builds its table in cfg.host */
 #include "ipupipe.h"
-#include "sensor_ft.h"              /* the models, settings, infeed, weights by name */
+#include "sensor_classifier.h"              /* the models, settings, infeed, weights by name */
 
 #endif

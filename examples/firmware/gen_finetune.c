@@ -1,10 +1,10 @@
 /* gen_finetune.c - host program of the fine-tuning firmware image (finetune.c): runs at
    build time and writes OUT.c / OUT.h with what the device needs and what it must get:
 
-   - the pre-trained weights: the sensor classifier (examples/sensor_ft.h) pre-trained on
-     machine A by examples/sensor_finetune.h's sft_pretrain, with the default settings;
+   - the pre-trained weights: the sensor classifier (examples/common/sensor_classifier.h) pre-trained on
+     machine A by examples/sensor/sensor_finetune.h's sft_pretrain, with the default settings;
    - machine B's SF_SHOTS fine-tuning feature rows and SF_B_TEST held-out rows, with labels
-     (examples/sensor_data.h; the device never computes a sine);
+     (examples/sensor/sensor_data.h; the device never computes a sine);
    - the pool sizes of the fine-tuning pipeline (ipup_plan_config of ft_config.h's
      emulator), as array bounds;
    - the figures of the same fine-tuning run on this host (sft_finetune: ipupipe's portable

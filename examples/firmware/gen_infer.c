@@ -1,7 +1,7 @@
 /* gen_infer.c - host tool of the inference-only firmware (infer.c): trains the
    firmware's network (fw_model.h: the same model, split, schedule, B, M and SGD as the
    training firmware) on the same compiled-in MNIST images (fw_mnist.c, gen_mnist.c's
-   output) with the emulator, exports it as C with examples/export_c.h, and writes what
+   output) with the emulator, exports it as C with examples/common/export_c.h, and writes what
    the firmware must print: ipup_predict's classes of the held-out images and the FNV-1a
    hash of all its output bits.
 

@@ -1,6 +1,6 @@
 /* gen_mnist.c - host tool of the firmware proof: turns a few hundred real MNIST images
    into C arrays that the firmware links into flash. The IDX files are read and checked
-   by the examples' reader (examples/mnist_data.h: magic, dimensions, exact file size,
+   by the examples' reader (examples/mnist/mnist_data.h: magic, dimensions, exact file size,
    labels in 0..9), which gives pixels as byte / 255; they go back to bytes here (exact:
    round(x * 255) recovers the byte) so that flash holds 1 byte per pixel.
 
@@ -11,7 +11,7 @@
      POOL      1 keeps 28x28; 2 averages 2x2 blocks -> 14x14 (rounded to nearest)
      OUT_BASE  writes OUT_BASE.h (sizes, declarations) and OUT_BASE.c (data)
    The output is generated, never committed (it lives in build/). */
-#define _POSIX_C_SOURCE 200809L /* the readers open, pread and fstat (mnist_err.h) */
+#define _POSIX_C_SOURCE 200809L /* the readers open, pread and fstat (ex_files.h) */
 #include <stdio.h>
 #include <stdlib.h>
 #define IPUPIPE_IMPLEMENTATION /* ipup_snprintf, used by the readers' messages */
@@ -20,7 +20,7 @@
 /* the first n images and labels of a split as bytes (malloc'd: a host tool) */
 static unsigned char *load_bytes(const char *dir, const char *split, int n, unsigned char *labels)
 {
-    char err[MNIST_ERR_LEN];
+    char err[EX_ERR_LEN];
     mnist_info info;
     float *x = (float *)malloc((size_t)n * 784 * sizeof(float));
     int32_t *y = (int32_t *)malloc((size_t)n * sizeof(int32_t));

@@ -1,5 +1,5 @@
 /* infer.c - the inference-only firmware image: a model trained on the host and exported
-   as C (build/firmware/fw_net.h, written by gen_infer.c through examples/export_c.h)
+   as C (build/firmware/fw_net.h, written by gen_infer.c through examples/common/export_c.h)
    predicts the held-out MNIST images compiled into flash, on a bare-metal Cortex-M4F
    (QEMU mps2-an386). It links only ipupipe_kernels.h: no emulator, no heap, no threads,
    no formatter (the numbers are printed by hand).

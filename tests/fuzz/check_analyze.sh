@@ -31,7 +31,7 @@ one() { # label, log, command...
     grep -E 'warning:|error:|\]$' "$log" | sort -u | head -n 10 | sed 's/^/    /'
   fi
 }
-for h in ipupipe_kernels.h ipupipe_sched.h ipupipe.h examples/mnist_data.h examples/mnist_ckpt.h; do
+for h in ipupipe_kernels.h ipupipe_sched.h ipupipe.h examples/mnist/mnist_data.h examples/mnist/mnist_ckpt.h; do
   b=$(basename "$h" .h)
   tu=build/analyze/$b.c
   {
@@ -45,20 +45,20 @@ for h in ipupipe_kernels.h ipupipe_sched.h ipupipe.h examples/mnist_data.h examp
   for a in "${archs[@]}"; do
     # shellcheck disable=SC2086
     one "[clang --analyze] $h $a" "build/analyze/$b${a//[^a-zA-Z0-9]/_}.log" \
-      "$CLANG" --analyze -Xanalyzer -analyzer-output=text -std=c11 $a -I. -Iexamples "$tu" -o /dev/null
+      "$CLANG" --analyze -Xanalyzer -analyzer-output=text -std=c11 $a -I. -Iexamples/common -Iexamples/mnist -Iexamples/sensor -Iexamples/sched -Iexamples/plan "$tu" -o /dev/null
   done
 done
-for t in examples/ipupipe-sched.c examples/mnist-train.c; do
+for t in examples/sched/ipupipe-sched.c examples/mnist/mnist-train.c; do
   b=$(basename "$t" .c)
   one "[clang --analyze] $t" "build/analyze/tool-$b.log" \
-    "$CLANG" --analyze -Xanalyzer -analyzer-output=text -std=c11 -march=native -I. -Iexamples "$t" -o /dev/null
+    "$CLANG" --analyze -Xanalyzer -analyzer-output=text -std=c11 -march=native -I. -Iexamples/common -Iexamples/mnist -Iexamples/sensor -Iexamples/sched -Iexamples/plan "$t" -o /dev/null
 done
 if command -v cppcheck > /dev/null; then
-  for h in ipupipe_kernels.h ipupipe_sched.h ipupipe.h examples/mnist_data.h examples/mnist_ckpt.h; do
+  for h in ipupipe_kernels.h ipupipe_sched.h ipupipe.h examples/mnist/mnist_data.h examples/mnist/mnist_ckpt.h; do
     b=$(basename "$h" .h)
     one "[cppcheck] $h" "build/analyze/cppcheck-$b.log" \
       cppcheck -q --std=c11 --enable=warning,portability --inline-suppr --error-exitcode=1 \
-      -DIPUPIPE_IMPLEMENTATION -D_POSIX_C_SOURCE=200809L -I. -Iexamples "$h"
+      -DIPUPIPE_IMPLEMENTATION -D_POSIX_C_SOURCE=200809L -I. -Iexamples/common -Iexamples/mnist -Iexamples/sensor -Iexamples/sched -Iexamples/plan "$h"
   done
 else
   f=$((f + 1))

@@ -1,4 +1,4 @@
-/* fuzz_ckpt.c - libFuzzer target: the trainer's checkpoint loader of examples/mnist_ckpt.h
+/* fuzz_ckpt.c - libFuzzer target: the trainer's checkpoint loader of examples/mnist/mnist_ckpt.h
  * (version 2: mnist_ckpt_peek_state, mnist_ckpt_load_state over a file) and the
  * library's ipup_state_load through an in-memory read callback, into the emulator of
  * tests/ckpt_fixture.h (dense4,relu,dense3,xent on 6 inputs, two stages, momentum; one
@@ -23,7 +23,6 @@
  *   make fuzz   (or build/fuzz/fuzz_ckpt tests/fuzz/corpus/ckpt; seeds: ckpt_seeds.c)
  */
 #define _POSIX_C_SOURCE 200809L
-#define IPUPIPE_IMPLEMENTATION
 #include "mnist_ckpt.h"
 #include "ckpt_fixture.h"
 #include "idx_fixture.h"

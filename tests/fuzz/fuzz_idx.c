@@ -1,4 +1,4 @@
-/* fuzz_idx.c - libFuzzer target: the IDX reader of examples/mnist_data.h (the MNIST
+/* fuzz_idx.c - libFuzzer target: the IDX reader of examples/mnist/mnist_data.h (the MNIST
  * image and label files). The reader takes paths, so the input is written to two
  * files of a private temporary directory: the first two bytes (little-endian) give
  * the length of the images file, the rest is the labels file. Both are then opened
@@ -9,7 +9,6 @@
  *   make fuzz   (or build/fuzz/fuzz_idx tests/fuzz/corpus/idx)
  */
 #define _POSIX_C_SOURCE 200809L
-#define IPUPIPE_IMPLEMENTATION /* ipup_snprintf, used by the readers' messages */
 #include "idx_fixture.h"
 #include "mnist_data.h"
 
@@ -30,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mnist_idx_header h;
     mnist_info info;
-    char err[MNIST_ERR_LEN];
+    char err[EX_ERR_LEN];
     size_t n_img;
     int r;
     if (!fz_dir[0]) {

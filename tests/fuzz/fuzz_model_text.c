@@ -11,7 +11,6 @@
  *
  *   make fuzz   (or build/fuzz/fuzz_model_text tests/fuzz/corpus/model_text)
  */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* fuzz_sched_cli.c - libFuzzer target: the command line of the ipupipe-sched tool
- * (its parser examples/sched_cli.h and its runner examples/sched_run.h). The input is the
+ * (its parser examples/sched/sched_cli.h and its runner examples/sched/sched_run.h). The input is the
  * argument list, one argument per line. Every parsed configuration with S x M up to
  * 2048 is then run as the tool would run it (generate + verify + measure + the
  * chosen format, or --compare), with stdout sent to /dev/null. Oracle besides the
@@ -11,7 +11,6 @@
  *   make fuzz   (or build/fuzz/fuzz_sched_cli tests/fuzz/corpus/sched_cli)
  */
 #define _POSIX_C_SOURCE 200809L
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_sched.h"
 #include "sched_cli.h"
 #include "sched_run.h"

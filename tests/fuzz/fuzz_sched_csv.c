@@ -7,7 +7,6 @@
  *
  *   make fuzz   (or build/fuzz/fuzz_sched_csv tests/fuzz/corpus/sched_csv)
  */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_sched.h"
 
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* fuzz_train_cli.c - libFuzzer target: the command line and the configuration path
- * of the MNIST trainer (examples/mnist_options.h, examples/mnist_trainer.h): option
+ * of the MNIST trainer (examples/mnist/mnist_options.h, examples/mnist/mnist_trainer.h): option
  * parsing (mt_parse), the recipe's defaults (mt_resolve), the model and its --splits,
  * the schedule and runner names (mt_configure), and the emulator configuration they
  * produce (mt_fill_config; ipup_host_bytes, ipup_plan_config of ipupipe.h). Small
@@ -18,7 +18,6 @@
  *   make fuzz   (or build/fuzz/fuzz_train_cli tests/fuzz/corpus/train_cli)
  */
 #define _POSIX_C_SOURCE 200809L
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 #include "mnist_trainer.h"
 #include "tiny_model.h"

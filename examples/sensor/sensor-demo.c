@@ -1,5 +1,5 @@
 /* sensor-demo.c - the second example of ipupipe, not MNIST: vibration windows of rotating
- * machines, made up deterministically from a seed (examples/sensor_data.h).
+ * machines, made up deterministically from a seed (examples/sensor/sensor_data.h).
  *
  *   build/sensor-demo --mode anomaly  [options]   autoencoder, mse loss, anomaly detection
  *                     [--export-c FILE.h [--export-name NAME]]   then the model as C
@@ -11,7 +11,7 @@
  *   sensor_run.h       one emulator at a time: pools from the plan, the training loop
  *   sensor_anomaly.h   --mode anomaly
  *   sensor_export.h    --mode anomaly --export-c: the autoencoder as a C header
- *   sensor_ft.h        the classifier, its settings and weights by tensor name (stdio-free:
+ *   sensor_classifier.h        the classifier, its settings and weights by tensor name (stdio-free:
  *                      the firmware's fine-tuning image includes it too)
  *   sensor_finetune.h  --mode finetune
  * Same seed, same bits, whatever the schedule or the runner. */

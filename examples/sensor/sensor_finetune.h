@@ -22,7 +22,7 @@
 #define SENSOR_FINETUNE_H
 
 #include "sensor_data.h"
-#include "sensor_ft.h"
+#include "sensor_classifier.h"
 #include "sensor_run.h"
 
 /* the data of the run (host memory, allocated by sft_data) */
@@ -144,7 +144,7 @@ out:
     return rc;
 }
 
-/* the settings of the two runs from the options (the defaults are sensor_ft.h's) */
+/* the settings of the two runs from the options (the defaults are sensor_classifier.h's) */
 static inline void sft_settings(const so_opts *o, sf_settings *pre, sf_settings *ft)
 {
     *pre = sf_pretrain_defaults();

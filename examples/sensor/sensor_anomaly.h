@@ -19,7 +19,7 @@
 
 #include "sensor_data.h"
 #include "sensor_export.h"
-#include "sensor_ft.h"
+#include "sensor_classifier.h"
 #include "sensor_run.h"
 
 #define SA_MODEL_TEXT "dense32,relu,dense8,dense32,relu,dense64,mse"
@@ -129,7 +129,7 @@ static inline float sa_percentile(const float *err, int32_t n, float p, float *t
     return tmp[rank - 1];
 }
 
-/* the FNV-1a hash of every parameter tensor of e (sensor_ft.h's sf_fnv1a) */
+/* the FNV-1a hash of every parameter tensor of e (sensor_classifier.h's sf_fnv1a) */
 static inline uint64_t sa_params_hash(ipup_emu *e)
 {
     uint64_t h = SF_FNV_BASIS;

@@ -19,7 +19,7 @@
  * Pixels are scaled to [0, 1] (byte / 255), labels become int32; mnist_load_bytes_into
  * keeps them as bytes (mnist_pixels_to_float scales them later, to the same bits).
  *
- *     mnist_info ii;  char err[MNIST_ERR_LEN];
+ *     mnist_info ii;  char err[EX_ERR_LEN];
  *     if (mnist_probe("data/mnist", "train", &ii, err) < 0) { puts(err); exit(1); }
  *     float *x = ...;  // ii.count * ii.rows * ii.cols floats
  *     int32_t *y = ...; // ii.count ints
@@ -31,14 +31,14 @@
  * "t10k"/"test"). The lower-level mnist_idx_* functions take explicit paths.
  *
  * Thread safety: every function is reentrant (no globals).
- * Each file is opened once (mnist_err.h: a regular file, never a FIFO, a directory or
+ * Each file is opened once (ex_files.h: a regular file, never a FIFO, a directory or
  * a device) and read through that one descriptor with pread: the size check, the
  * header and the data all come from the same file, so a file replaced while it is
  * read cannot make the reader write past the caller's buffers. A caller that sizes
  * its buffers from mnist_probe() and loads later passes that shape to
  * mnist_load_into() / mnist_load_files_into(), which refuse a file whose shape has
  * changed since. POSIX (open, pread): define _POSIX_C_SOURCE 200809L before the
- * first include; programs, not firmware. Messages are formatted by mnist_err.h,
+ * first include; programs, not firmware. Messages are formatted by ex_files.h,
  * shared with mnist_ckpt.h.
  */
 #ifndef MNIST_DATA_H
@@ -50,7 +50,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mnist_err.h"
+#include "ex_files.h"
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -105,9 +105,9 @@ static inline const char *mnist_result_str(int r) {
     }
 }
 
-/* err = "<path>: <what the code means>: <what>" (mnist_err.h) */
+/* err = "<path>: <what the code means>: <what>" (ex_files.h) */
 static inline int mnist_fail_(char *err, int code, const char *path, const char *what) {
-    return mnist_err_fail(err, code, mnist_result_str(code), path, what);
+    return ex_err_fail(err, code, mnist_result_str(code), path, what);
 }
 
 static inline uint32_t mnist_be32_(const unsigned char *p) {
@@ -185,7 +185,7 @@ static inline int mnist_idx_open_fd(const char *path, int expect_rank, mnist_idx
     if (!path || !h || (expect_rank != 1 && expect_rank != 3))
         return mnist_fail_(err, MNIST_E_ARG, path, "mnist_idx_open needs a path, a header and rank 1 or 3");
     memset(h, 0, sizeof *h);
-    fd = mnist_open_input(path, "an IDX file", &st, what, sizeof what);
+    fd = ex_open_input(path, "an IDX file", &st, what, sizeof what);
     if (fd < 0) {
         if (errno == ENOENT) ipup_snprintf(what, sizeof what, "%s", "check the path, or run 'make data' to fetch MNIST");
         return mnist_fail_(err, MNIST_E_OPEN, path, what);

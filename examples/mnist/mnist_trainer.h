@@ -1,5 +1,5 @@
 /* mnist_trainer.h - one run of the pipelined MNIST trainer: setup, training, report,
- * and mnist_train_main, the whole program (examples/mnist-train.c is its main).
+ * and mnist_train_main, the whole program (examples/mnist/mnist-train.c is its main).
  * MIT licence.
  *
  *   mt_setup    the command line (mnist_options.h), the model and its stages
@@ -78,7 +78,7 @@ typedef struct {
     int load_fd;  /* --load, opened once at startup (-1: none) */
     int32_t *pred_cls; /* the test images' predicted classes (ipup_predict), startup-allocated */
     /* outputs */
-    mt_out trace_out, summary_out;
+    ex_out trace_out, summary_out;
     int tty;
     char *text; /* startup-allocated text buffer (the JSON summary) */
     size_t text_cap;
@@ -89,7 +89,7 @@ typedef struct {
     double phase_util[IPUP_PHASES];
     double phase_sec[IPUP_PHASES];   /* per step; main is 0 when the pipeline never fills */
     char err[1024];
-    mt_out export_out; /* --export-c (examples/export_c.h) */
+    ex_out export_out; /* --export-c (examples/common/export_c.h) */
 } mt_run;
 
 /* Figures of the last run, for programs that call mnist_train_main (bench_train.c). */
@@ -212,7 +212,7 @@ static int mt_configure(mt_run *r) {
         return mt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1)",
                       r->o.schedule);
 #ifdef MNIST_TRAIN_EXTRA_RUNNER /* a program that adds a runner (mnist-train-mpi.c: "mpi") */
-    if (ipup__name_eq(r->o.runner, MNIST_TRAIN_EXTRA_RUNNER)) r->runner = IPUP_RUNNER_COOP;
+    if (mt_name_eq(r->o.runner, MNIST_TRAIN_EXTRA_RUNNER)) r->runner = IPUP_RUNNER_COOP;
     else
 #endif
     if (ipup_runner_parse(r->o.runner, &r->runner) != IPUP_OK)
@@ -422,13 +422,13 @@ static int mt_setup_emulator(mt_run *r) {
  * terminal, the memory report. */
 static int mt_setup_outputs(mt_run *r) {
     int s;
-    if (r->o.trace && mt_out_open(&r->trace_out, r->o.trace) != 0)
+    if (r->o.trace && ex_out_open(&r->trace_out, r->o.trace) != 0)
         return mt_err("--trace: cannot create %s: %s", r->o.trace, strerror(errno));
-    if (r->o.summary && mt_out_open(&r->summary_out, r->o.summary) != 0)
+    if (r->o.summary && ex_out_open(&r->summary_out, r->o.summary) != 0)
         return mt_err("--summary-json: cannot create %s: %s", r->o.summary, strerror(errno));
     if (r->o.export_c) {
         if (expc_check(r->emu, r->err, sizeof r->err) != IPUP_OK) return mt_err("--export-c: %s; nothing was run", r->err);
-        if (mt_out_open(&r->export_out, r->o.export_c) != 0)
+        if (ex_out_open(&r->export_out, r->o.export_c) != 0)
             return mt_err("--export-c: cannot create %s: %s", r->o.export_c, strerror(errno));
     }
     r->tty = r->o.progress < 0 ? isatty(1) : r->o.progress;
@@ -485,7 +485,7 @@ static void mt_print_pipeline(const mt_run *r) {
     printf("Pipeline: %d stage%s on %d IPU%s x %d replica%s%s, schedule %s%s, runner %s%s%s\n", r->n_stages,
            r->n_stages == 1 ? "" : "s", r->plan.devices, r->plan.devices == 1 ? "" : "s", r->plan.replicas,
            r->plan.replicas == 1 ? "" : "s", ipus, ipup_sched_kind_name(r->sched),
-           ipup__name_eq(r->o.schedule, "sharding") ? " (sharding: no pipelining, one IPU at work at a time)" : "",
+           mt_name_eq(r->o.schedule, "sharding") ? " (sharding: no pipelining, one IPU at work at a time)" : "",
            r->o.runner, r->o.recompute ? ", recompute" : "", r->o.offload ? ", offload" : "");
     for (s = 0; s < r->n_stages; s++) {
         printf("  %d. ", s);
@@ -699,7 +699,7 @@ static size_t mt_summary_text(mt_run *r) {
     return n;
 }
 
-/* --export-c: the model as a C header (examples/export_c.h), written to the file opened
+/* --export-c: the model as a C header (examples/common/export_c.h), written to the file opened
    at startup and put in place only when complete. 0, or 2 after a message. */
 static int mt_write_export(mt_run *r) {
     char name[EXPC_NAME_MAX + 1], origin[160];
@@ -710,9 +710,9 @@ static int mt_write_export(mt_run *r) {
     ipup_snprintf(origin, sizeof origin, "mnist-train --model %s, seed %llu, at step %lld", r->spec->name,
                   (unsigned long long)r->o.seed, (long long)ipup_get_step(r->emu));
     errno = 0;
-    rc = expc_write(r->emu, name, origin, mt_fd_write, &r->export_out.fd, &info, r->err, sizeof r->err);
+    rc = expc_write(r->emu, name, origin, ex_fd_write, &r->export_out.fd, &info, r->err, sizeof r->err);
     if (rc != IPUP_OK && rc != IPUP_ERR_IO) {
-        mt_out_close(&r->export_out, 0);
+        ex_out_close(&r->export_out, 0);
         return mt_err("--export-c: %s", r->err);
     }
     if (mt_out_finish(&r->export_out, "--export-c", rc == IPUP_OK)) return 2;
@@ -739,13 +739,13 @@ static int mt_write_outputs(mt_run *r) {
     }
     if (r->trace_out.fd >= 0) {
         errno = 0;
-        if (mt_out_finish(&r->trace_out, "--trace", ipup_trace_write(r->emu, mt_fd_write, &r->trace_out.fd) == IPUP_OK))
+        if (mt_out_finish(&r->trace_out, "--trace", ipup_trace_write(r->emu, ex_fd_write, &r->trace_out.fd) == IPUP_OK))
             rc = 2;
     }
     if (r->summary_out.fd >= 0) {
         size_t n = mt_summary_text(r);
         errno = 0;
-        if (mt_out_finish(&r->summary_out, "--summary-json", mt_fd_write(&r->summary_out.fd, r->text, n) == 0)) rc = 2;
+        if (mt_out_finish(&r->summary_out, "--summary-json", ex_fd_write(&r->summary_out.fd, r->text, n) == 0)) rc = 2;
     }
     if (r->export_out.fd >= 0 && mt_write_export(r)) rc = 2;
     return rc;
@@ -840,9 +840,9 @@ static int mt_report(mt_run *r) {
 static void mt_cleanup(mt_run *r) {
     if (r->emu_started) ipup_shutdown(r->emu);
     r->emu_started = 0;
-    mt_out_free(&r->trace_out);
-    mt_out_free(&r->summary_out);
-    mt_out_free(&r->export_out);
+    ex_out_free(&r->trace_out);
+    ex_out_free(&r->summary_out);
+    ex_out_free(&r->export_out);
     if (r->load_fd >= 0) close(r->load_fd);
     r->load_fd = -1;
     free(r->pred_cls);

@@ -47,7 +47,7 @@
  *
  * No heap, no stdio streams and no stdio formatting: POSIX open/pread/write/fsync and
  * rename (declared in <stdio.h>) with stack buffers, messages formatted by
- * mnist_err.h, so a program may save after its startup phase without touching the
+ * ex_files.h, so a program may save after its startup phase without touching the
  * allocator. Thread safety: reentrant (no globals); the emulator's own rules apply
  * (host thread, between runs).
  *
@@ -79,7 +79,7 @@
 #include <unistd.h>
 
 #include "ipupipe.h" /* ipup_state_*, the result codes */
-#include "mnist_err.h"
+#include "ex_files.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,7 +88,7 @@ extern "C" {
 #define MNIST_CKPT_VERSION 2u
 #define MNIST_CKPT_HEADER_BYTES 68 /* the trainer header; the state follows */
 #define MNIST_CKPT_MODEL_LEN 32
-#define MNIST_CKPT_ERR_LEN MNIST_ERR_LEN
+#define MNIST_CKPT_ERR_LEN EX_ERR_LEN
 /* The largest epoch a checkpoint may hold (far beyond any real run; a larger field is
  * damage, refused before the program computes with it). */
 #define MNIST_CKPT_MAX_EPOCH 1000000u
@@ -128,7 +128,7 @@ static inline const char *mnist_ckpt_result_str(int r) {
 
 /* err = "<path>: <meaning of code>: <what>" */
 static inline int mnist_ckpt_fail_(char *err, int code, const char *path, const char *what) {
-    return mnist_err_fail(err, code, mnist_ckpt_result_str(code), path, what);
+    return ex_err_fail(err, code, mnist_ckpt_result_str(code), path, what);
 }
 
 /* CRC-32 (IEEE 802.3 / zlib) of n bytes, bit by bit (the header is 64 bytes; tests use
@@ -228,7 +228,7 @@ static inline int mnist_ckpt_target_ok(const char *path, char *what, size_t cap)
     }
     if (S_ISREG(st.st_mode)) return 0;
     ipup_snprintf(what, cap, "it is %s, not a regular file; a checkpoint is only written to a regular file (give a "
-                  "file path)", mnist_file_kind(st.st_mode));
+                  "file path)", ex_file_kind(st.st_mode));
     return -1;
 }
 
@@ -250,7 +250,7 @@ static inline int mnist_ckpt_save_state(const char *path, const mnist_ckpt_meta 
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_ARG, path, "the model name must be 1 to 31 printable ASCII characters");
     if (mnist_ckpt_target_ok(path, what, sizeof what) != 0) return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     memset(&w, 0, sizeof w);
-    w.fd = mnist_tmp_create(path, tmp, sizeof tmp);
+    w.fd = ex_tmp_create(path, tmp, sizeof tmp);
     if (w.fd < 0) {
         ipup_snprintf(what, sizeof what, "cannot create the temporary file <path>.XXXXXX.tmp: %s (directory missing "
                       "or not writable?)", strerror(errno));
@@ -272,7 +272,7 @@ static inline int mnist_ckpt_save_state(const char *path, const mnist_ckpt_meta 
                       "writable?)", strerror(w.failed));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
-    if ((i = mnist_dir_fsync(path)) != 0) {
+    if ((i = ex_dir_fsync(path)) != 0) {
         ipup_snprintf(what, sizeof what, "saved, but the directory could not be synced: %s", strerror(i));
         return mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     }
@@ -286,7 +286,7 @@ static inline int mnist_ckpt_save_state(const char *path, const mnist_ckpt_meta 
 static inline int mnist_ckpt_open(const char *path, char *err) {
     char what[300];
     struct stat st;
-    int fd = mnist_open_input(path, "a checkpoint file (written by --save)", &st, what, sizeof what);
+    int fd = ex_open_input(path, "a checkpoint file (written by --save)", &st, what, sizeof what);
     if (fd < 0) mnist_ckpt_fail_(err, MNIST_CKPT_E_IO, path, what);
     return fd;
 }

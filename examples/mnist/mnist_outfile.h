@@ -2,7 +2,7 @@
  * startup, written at the end without an allocator, put in place only when complete.
  * MIT licence.
  *
- * The file itself is outfile.h's mt_out (a temporary file renamed into place when
+ * The file itself is ex_outfile.h's ex_out (a temporary file renamed into place when
  * complete; a device or a pipe written directly); this adds the trainer's startup
  * checks and messages. Every output path is checked at startup (mt_out_check_all): its
  * directory exists and takes a new file, it is not a directory, a checkpoint is not a
@@ -23,16 +23,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mnist_err.h"
+#include "ex_files.h"
 #include "mnist_options.h"
-#include "outfile.h"
+#include "ex_outfile.h"
 
 /* Ends an output whose bytes were all written (written != 0) or not: keeps it, or
  * drops it and says why. Returns 0 when <path> now holds the complete output. */
-static int mt_out_finish(mt_out *o, const char *flag, int written) {
+static int mt_out_finish(ex_out *o, const char *flag, int written) {
     int e = written ? 0 : (errno ? errno : EIO);
-    if (!written) mt_out_close(o, 0);
-    else e = mt_out_close(o, 1);
+    if (!written) ex_out_close(o, 0);
+    else e = ex_out_close(o, 1);
     if (!e) return 0;
     mt_err("%s: writing %s failed: %s%s%s", flag, o->path, strerror(e),
            e == ENOSPC || e == EFBIG || e == EDQUOT ? " (disk full or file size limit)" : "",
@@ -92,11 +92,11 @@ static int mt_out_probe(const char *flag, const char *path, int regular_only) {
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         if (S_ISDIR(st.st_mode) || regular_only)
             return mt_err("%s: %s is %s, not a regular file; give the path of a file to write%s", flag, path,
-                          mnist_file_kind(st.st_mode), regular_only ? " (a checkpoint is never written to a device or "
+                          ex_file_kind(st.st_mode), regular_only ? " (a checkpoint is never written to a device or "
                                                                       "a pipe)" : "");
         return 0; /* a device or a pipe: written directly */
     }
-    if ((fd = mnist_tmp_create(path, tmp, sizeof tmp)) < 0)
+    if ((fd = ex_tmp_create(path, tmp, sizeof tmp)) < 0)
         return mt_err("%s: cannot create %s: %s (directory missing or not writable?); nothing was run", flag, path,
                       strerror(errno));
     close(fd);

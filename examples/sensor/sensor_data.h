@@ -1,4 +1,4 @@
-/* sensor_data.h - synthetic vibration windows for the sensor example (examples/sensor-demo.c):
+/* sensor_data.h - synthetic vibration windows for the sensor example (examples/sensor/sensor-demo.c):
  * two machines, four machine states, four kinds of injected anomaly, and the spectral
  * features of a window. MIT licence.
  *

@@ -49,7 +49,7 @@ static int mt_feed_probe(mt_feed *f, const char *dir, int train_limit, int test_
     if (f->tr.rows != MNIST_IMG || f->tr.cols != MNIST_IMG || f->te.rows != MNIST_IMG || f->te.cols != MNIST_IMG) {
         int bad_tr = f->tr.rows != MNIST_IMG || f->tr.cols != MNIST_IMG;
         const mnist_info *b = bad_tr ? &f->tr : &f->te;
-        ipup_snprintf(err, MNIST_ERR_LEN, "%s: the %s images are %dx%d (rows x cols), the models take 28x28", dir,
+        ipup_snprintf(err, EX_ERR_LEN, "%s: the %s images are %dx%d (rows x cols), the models take 28x28", dir,
                       bad_tr ? "training" : "test", b->rows, b->cols);
         return -1;
     }

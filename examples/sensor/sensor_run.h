@@ -1,4 +1,4 @@
-/* sensor_run.h - what both runs of the sensor example share (examples/sensor-demo.c):
+/* sensor_run.h - what both runs of the sensor example share (examples/sensor/sensor-demo.c):
  * one emulator at a time with its pools sized by ipup_plan_config (sr_start / sr_stop),
  * the training loop with its loss figures (sr_train) and the host allocation of data
  * arrays. MIT licence.

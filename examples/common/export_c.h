@@ -245,7 +245,7 @@ static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *nam
                     "   NaN never wins) or NULL; scratch: %s_SCRATCH_FLOATS floats the caller owns (e.g. a static array).\n",
                  U, U, U);
     expc_put(o, "   The kernels run in chunks of %s_BATCH samples with the calls of the emulator's forward for\n"
-                "   this model and split (examples/export_c.h), so the outputs have the bits of ipup_predict\n"
+                "   this model and split (examples/common/export_c.h), so the outputs have the bits of ipup_predict\n"
                 "   built with the same kernels and compiler flags. */\n", U);
     expc_put(o, "#ifndef %s_EXPORT_H\n#define %s_EXPORT_H\n\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n"
                 "#include \"ipupipe_kernels.h\"\n\n", U, U);
@@ -478,7 +478,7 @@ static inline int expc_write(ipup_emu *e, const char *name, const char *origin, 
     memset(o, 0, sizeof *o);
     o->write = write;
     o->user = user;
-    expc_put_head(o, e, name, origin ? origin : "examples/export_c.h", info);
+    expc_put_head(o, e, name, origin ? origin : "examples/common/export_c.h", info);
     expc_put_weights(o, e, name, info);
     expc_put_hash(o, name, info);
     expc_put_forward(o, e, name, info->upper);

@@ -1,18 +1,18 @@
-/* outfile.h - an output file of the example programs, opened at startup and put in
+/* ex_outfile.h - an output file of the example programs, opened at startup and put in
  * place only when complete (mnist-train's --trace, --summary-json and --save checks,
  * ipupipe-plan -o, sensor-demo --export-c). MIT licence.
  *
  * A regular file, or a new one, is written as a temporary "<path>.XXXXXX.tmp" (a unique
- * name, O_EXCL|O_NOFOLLOW, mnist_err.h) and renamed over <path> only when the run and
+ * name, O_EXCL|O_NOFOLLOW, ex_files.h) and renamed over <path> only when the run and
  * the write succeed: a run that fails (a NaN stop, a full disk) leaves an older file as
  * it was and no partial or empty one. A device or a pipe (/dev/stdout, /dev/full, a
  * FIFO) cannot be replaced by a rename, so it is written directly. The descriptor is
- * opened at startup, so writing at the end needs no allocator. mt_fd_write is an
+ * opened at startup, so writing at the end needs no allocator. ex_fd_write is an
  * ipup_write_fn over a descriptor. Messages are the caller's (mnist_outfile.h says them
  * for the trainer). Needs POSIX (_POSIX_C_SOURCE 200809L before the first include).
  */
-#ifndef OUTFILE_H
-#define OUTFILE_H
+#ifndef EX_OUTFILE_H
+#define EX_OUTFILE_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,16 +21,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mnist_err.h"
+#include "ex_files.h"
 
 typedef struct {
     const char *path; /* what the user named */
     char *tmp;        /* "<path>.XXXXXX.tmp", or NULL when written directly */
     int fd;           /* -1 when closed */
-} mt_out;
+} ex_out;
 
 /* Writes len bytes to the descriptor *(int *)user; 0, or -1 with errno set. */
-static inline int mt_fd_write(void *user, const void *data, size_t len) {
+static inline int ex_fd_write(void *user, const void *data, size_t len) {
     int fd = *(int *)user;
     const char *p = (const char *)data;
     while (len) {
@@ -44,7 +44,7 @@ static inline int mt_fd_write(void *user, const void *data, size_t len) {
 }
 
 /* Opens an output file at startup (see above). Returns 0, or -1 with errno set. */
-static inline int mt_out_open(mt_out *o, const char *path) {
+static inline int ex_out_open(ex_out *o, const char *path) {
     struct stat st;
     size_t cap = strlen(path) + 16;
     int e;
@@ -62,7 +62,7 @@ static inline int mt_out_open(mt_out *o, const char *path) {
         errno = ENOMEM;
         return -1;
     }
-    o->fd = mnist_tmp_create(path, o->tmp, cap);
+    o->fd = ex_tmp_create(path, o->tmp, cap);
     if (o->fd < 0) {
         e = errno;
         free(o->tmp);
@@ -77,7 +77,7 @@ static inline int mt_out_open(mt_out *o, const char *path) {
  * over <path> (the pattern of mnist_ckpt_save_state) and the directory synced; without it,
  * or if that fails, the temporary file is removed and <path> is left as it was.
  * Returns 0 or an errno. Closing a closed output does nothing. */
-static inline int mt_out_close(mt_out *o, int keep) {
+static inline int ex_out_close(ex_out *o, int keep) {
     int e = 0;
     if (o->fd < 0) return 0;
     if (keep && o->tmp && fsync(o->fd) != 0) e = errno;
@@ -86,17 +86,17 @@ static inline int mt_out_close(mt_out *o, int keep) {
     if (o->tmp) {
         if (keep && !e && rename(o->tmp, o->path) != 0) e = errno;
         if (!keep || e) unlink(o->tmp);
-        else e = mnist_dir_fsync(o->path);
+        else e = ex_dir_fsync(o->path);
     }
     return e;
 }
 
 /* Drops an output that was not finished (closed, temporary file removed) and frees
  * its name. */
-static inline void mt_out_free(mt_out *o) {
-    mt_out_close(o, 0);
+static inline void ex_out_free(ex_out *o) {
+    ex_out_close(o, 0);
     free(o->tmp);
     o->tmp = NULL;
 }
 
-#endif /* OUTFILE_H */
+#endif /* EX_OUTFILE_H */

@@ -1,5 +1,5 @@
-/* sensor_ft.h - the fine-tuning part of the sensor example that runs both on the host
- * (examples/sensor_run.h, the firmware's generator) and on the bare-metal firmware
+/* sensor_classifier.h - the fine-tuning part of the sensor example that runs both on the host
+ * (examples/sensor/sensor_run.h, the firmware's generator) and on the bare-metal firmware
  * (examples/firmware/finetune.c): the two models, their settings, the emulator
  * configuration, the infeed over feature rows in memory, moving weights in and out of
  * an emulator by tensor name, the accuracy and the weight hash. MIT licence.
@@ -14,8 +14,8 @@
  * Stage 0 (IPU0) holds the body (layers 0..3), stage 1 (IPU1) the head (dense4, xent).
  * The fine-tuning model takes the layer ids of the pre-training model, so the tensors
  * "dense32.w", ... have the same names in both. */
-#ifndef SENSOR_FT_H
-#define SENSOR_FT_H
+#ifndef SENSOR_CLASSIFIER_H
+#define SENSOR_CLASSIFIER_H
 
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 /* sched_cli.h - the command line of ipupipe-sched: its options and the parser of an
  * argument list into them. Static functions, no exit(): used by the tool
- * (examples/ipupipe-sched.c) and by its fuzz target (tests/fuzz/fuzz_sched_cli.c).
+ * (examples/sched/ipupipe-sched.c) and by its fuzz target (tests/fuzz/fuzz_sched_cli.c).
  * Include ipupipe_sched.h (with its implementation, in one file) before it. */
 #ifndef SCHED_CLI_H
 #define SCHED_CLI_H

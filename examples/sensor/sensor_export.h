@@ -1,10 +1,10 @@
 /* sensor_export.h - `sensor-demo --mode anomaly --export-c FILE.h [--export-name NAME]`:
- * the trained autoencoder as one C header (examples/export_c.h) that needs only
+ * the trained autoencoder as one C header (examples/common/export_c.h) that needs only
  * ipupipe_kernels.h, for firmware that flags anomalies without the emulator. MIT licence.
  *
  *   se_open    at startup, once the emulator is initialised: can the model be exported
  *              (expc_check), and can FILE.h be written? A directory is refused; the
- *              file is opened as outfile.h's mt_out (a temporary file next to it, so a
+ *              file is opened as ex_outfile.h's ex_out (a temporary file next to it, so a
  *              missing or unwritable directory is refused before training; a device
  *              or a pipe written directly).
  *   se_finish  after training: the header through the descriptor, then the temporary
@@ -20,12 +20,12 @@
 #include <string.h>
 
 #include "export_c.h"
-#include "outfile.h"
+#include "ex_outfile.h"
 #include "sensor_options.h"
 
 typedef struct se_out {
     int asked; /* --export-c given */
-    mt_out f;
+    ex_out f;
 } se_out;
 
 /* --export-c at startup (e initialised); 0, or 2 after a message */
@@ -40,7 +40,7 @@ static inline int se_open(se_out *o, const char *path, const ipup_emu *e)
         o->asked = 0;
         return so_err("--export-c: %s; nothing was run", msg);
     }
-    if (mt_out_open(&o->f, path) == 0) return 0;
+    if (ex_out_open(&o->f, path) == 0) return 0;
     o->asked = 0;
     if (errno == EISDIR)
         return so_err("--export-c: %s is a directory, not a regular file; give the path of a file to write", path);
@@ -51,7 +51,7 @@ static inline int se_open(se_out *o, const char *path, const ipup_emu *e)
 /* a run that failed: no header, an older FILE.h as it was */
 static inline void se_drop(se_out *o)
 {
-    if (o->asked) mt_out_free(&o->f);
+    if (o->asked) ex_out_free(&o->f);
     o->asked = 0;
 }
 
@@ -65,12 +65,12 @@ static inline int se_finish(se_out *o, ipup_emu *e, const char *name, const char
     if (!o->asked) return 0;
     direct = o->f.tmp == NULL;
     errno = 0;
-    rc = expc_write(e, name, origin, mt_fd_write, &o->f.fd, &info, msg, sizeof msg);
+    rc = expc_write(e, name, origin, ex_fd_write, &o->f.fd, &info, msg, sizeof msg);
     if (rc != IPUP_OK && rc != IPUP_ERR_IO) {
         se_drop(o);
         return so_err("--export-c: %s", msg);
     }
-    err = rc == IPUP_OK ? mt_out_close(&o->f, 1) : (errno ? errno : EIO);
+    err = rc == IPUP_OK ? ex_out_close(&o->f, 1) : (errno ? errno : EIO);
     se_drop(o); /* frees the name; removes the temporary file when it is still there */
     if (err)
         return so_err("--export-c: writing %s failed: %s%s", o->f.path, strerror(err),

@@ -1,4 +1,4 @@
-/* plan_tool.h - build/ipupipe-plan (examples/ipupipe-plan.c is its main): the pools of
+/* plan_tool.h - build/ipupipe-plan (examples/plan/ipupipe-plan.c is its main): the pools of
  * one pipeline configuration as a C header of #defines, so that a firmware sizes its
  * static arrays in the same build that compiles it. MIT licence.
  *
@@ -282,23 +282,23 @@ static void pt_write_header(const pt_tool *t, FILE *f) {
 
 /* The header to stdout, or to -o FILE through a temporary file renamed when complete. */
 static int pt_output(const pt_tool *t) {
-    mt_out out;
+    ex_out out;
     FILE *f;
     int ok;
     if (!t->out) {
         pt_write_header(t, stdout);
         return fflush(stdout) == 0 && !ferror(stdout) ? 0 : (mt_err("writing the header to stdout failed: %s", strerror(errno)), 1);
     }
-    if (mt_out_open(&out, t->out) != 0) return mt_err("-o: cannot create %s: %s", t->out, strerror(errno)), 1;
+    if (ex_out_open(&out, t->out) != 0) return mt_err("-o: cannot create %s: %s", t->out, strerror(errno)), 1;
     if (!(f = fdopen(dup(out.fd), "w"))) {
-        mt_out_free(&out);
+        ex_out_free(&out);
         return mt_err("-o: %s: %s", t->out, strerror(errno)), 1;
     }
     pt_write_header(t, f);
     ok = fflush(f) == 0 && !ferror(f);
     ok = (fclose(f) == 0) && ok;
     ok = mt_out_finish(&out, "-o", ok) == 0;
-    mt_out_free(&out);
+    ex_out_free(&out);
     return ok ? 0 : 1;
 }
 

@@ -1,29 +1,29 @@
-/* mnist_err.h - what the MNIST file readers and writers (mnist_data.h, mnist_ckpt.h,
+/* ex_files.h - what the MNIST file readers and writers (mnist_data.h, mnist_ckpt.h,
  * mnist_outfile.h) share: one way to say what failed, one way to open an input, one
  * way to create a temporary file next to an output. MIT licence.
  *
  * Messages: every refusal of a reader writes "<path>: <what the result code means>:
- * <what>" into the caller's buffer of MNIST_ERR_LEN bytes (mnist_err_fail) and returns
+ * <what>" into the caller's buffer of EX_ERR_LEN bytes (ex_err_fail) and returns
  * the code. The <what> part is formatted by the library's ipup_snprintf
  * (ipupipe_sched.h: no allocator, no stdio); the program compiles ipupipe_sched.h's
  * implementation once (IPUPIPE_IMPLEMENTATION).
  *
- * Inputs (mnist_open_input): opened once, without blocking (a FIFO would otherwise
+ * Inputs (ex_open_input): opened once, without blocking (a FIFO would otherwise
  * wait for a writer forever), and refused unless they are regular files: a
  * directory, a FIFO, a socket or a device is named as such in the message.
- * MNIST_OPEN(path, flags) is the one open() of every reader; a test may define it
+ * EX_OPEN(path, flags) is the one open() of every reader; a test may define it
  * before the first include to count or fail the opens.
  *
- * Outputs: mnist_tmp_create makes "<path>.XXXXXX.tmp" in the target's directory with
+ * Outputs: ex_tmp_create makes "<path>.XXXXXX.tmp" in the target's directory with
  * a name no other process holds (O_CREAT|O_EXCL|O_NOFOLLOW: an existing file or a
- * planted symbolic link is never opened), mnist_dir_fsync makes a rename in that
+ * planted symbolic link is never opened), ex_dir_fsync makes a rename in that
  * directory durable.
  *
  * Needs POSIX: _POSIX_C_SOURCE 200809L before the first include. No heap, no globals:
  * reentrant.
  */
-#ifndef MNIST_ERR_H
-#define MNIST_ERR_H
+#ifndef EX_FILES_H
+#define EX_FILES_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,10 +39,10 @@
 extern "C" {
 #endif
 
-#define MNIST_ERR_LEN 512
+#define EX_ERR_LEN 512
 
-#ifndef MNIST_OPEN
-#define MNIST_OPEN(path, flags) open((path), (flags))
+#ifndef EX_OPEN
+#define EX_OPEN(path, flags) open((path), (flags))
 #endif
 #ifndef O_NOFOLLOW
 #define O_NOFOLLOW 0
@@ -51,14 +51,14 @@ extern "C" {
 #define O_CLOEXEC 0
 #endif
 
-/* err (MNIST_ERR_LEN bytes, may be NULL) = "<path>: <meaning>: <what>"; returns code. */
-static inline int mnist_err_fail(char *err, int code, const char *meaning, const char *path, const char *what) {
-    if (err) (void)ipup_snprintf(err, MNIST_ERR_LEN, "%s: %s: %s", path ? path : "(null)", meaning, what);
+/* err (EX_ERR_LEN bytes, may be NULL) = "<path>: <meaning>: <what>"; returns code. */
+static inline int ex_err_fail(char *err, int code, const char *meaning, const char *path, const char *what) {
+    if (err) (void)ipup_snprintf(err, EX_ERR_LEN, "%s: %s: %s", path ? path : "(null)", meaning, what);
     return code;
 }
 
 /* What a file of mode m is, for messages ("a directory", "a FIFO (named pipe)", ...). */
-static inline const char *mnist_file_kind(mode_t m) {
+static inline const char *ex_file_kind(mode_t m) {
     if (S_ISREG(m)) return "a regular file";
     if (S_ISDIR(m)) return "a directory";
     if (S_ISFIFO(m)) return "a FIFO (named pipe)";
@@ -71,9 +71,9 @@ static inline const char *mnist_file_kind(mode_t m) {
 /* Opens path for reading once: no blocking on a FIFO, refused unless a regular file.
  * Returns the descriptor (the caller closes it; *st is its fstat), or -1 with `what`
  * (cap bytes) saying why; expect names what the caller wanted ("an IDX file"). */
-static inline int mnist_open_input(const char *path, const char *expect, struct stat *st, char *what, size_t cap) {
+static inline int ex_open_input(const char *path, const char *expect, struct stat *st, char *what, size_t cap) {
     int fd, e;
-    do fd = MNIST_OPEN(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    do fd = EX_OPEN(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         e = errno;
@@ -90,7 +90,7 @@ static inline int mnist_open_input(const char *path, const char *expect, struct 
     }
     if (!S_ISREG(st->st_mode)) {
         close(fd);
-        (void)ipup_snprintf(what, cap, "it is %s, not %s (give the path of a regular file)", mnist_file_kind(st->st_mode),
+        (void)ipup_snprintf(what, cap, "it is %s, not %s (give the path of a regular file)", ex_file_kind(st->st_mode),
                             expect);
         errno = EINVAL;
         return -1;
@@ -124,7 +124,7 @@ static inline size_t mnist_dir_len(const char *path) {
 /* Creates "<path>.XXXXXX.tmp" (XXXXXX unique, 6 letters or digits) for writing into
  * tmp (cap bytes): O_CREAT|O_EXCL|O_NOFOLLOW, mode 0644 before the umask. Returns the
  * descriptor, or -1 with errno set (ENAMETOOLONG when tmp is too small). */
-static inline int mnist_tmp_create(const char *path, char *tmp, size_t cap) {
+static inline int ex_tmp_create(const char *path, char *tmp, size_t cap) {
     static const char al[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     struct timespec ts;
     uint64_t x;
@@ -155,7 +155,7 @@ static inline int mnist_tmp_create(const char *path, char *tmp, size_t cap) {
 
 /* fsync of the directory that holds path (after a rename into it). 0, or an errno;
  * file systems that cannot sync a directory (EINVAL, EROFS) count as success. */
-static inline int mnist_dir_fsync(const char *path) {
+static inline int ex_dir_fsync(const char *path) {
     char dir[1100];
     size_t n = mnist_dir_len(path);
     int fd, e = 0;
@@ -176,4 +176,4 @@ static inline int mnist_dir_fsync(const char *path) {
 #ifdef __cplusplus
 }
 #endif
-#endif /* MNIST_ERR_H */
+#endif /* EX_FILES_H */

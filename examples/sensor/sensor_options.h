@@ -1,4 +1,4 @@
-/* sensor_options.h - the command line of the sensor example (examples/sensor-demo.c):
+/* sensor_options.h - the command line of the sensor example (examples/sensor/sensor-demo.c):
  * the options (so_opts), their parser (so_parse), the usage text and the error printer
  * every part of the example reports through (so_err). MIT licence.
  *
@@ -57,7 +57,7 @@ static inline void so_usage(FILE *f)
             "  --seed N           data and initialisation (default 1)\n"
             "  --export-c FILE.h  anomaly: after training, the autoencoder as a C header (weights as\n"
             "                     const arrays and a <name>_predict that needs only ipupipe_kernels.h;\n"
-            "                     examples/export_c.h); written to a temporary file, then renamed\n"
+            "                     examples/common/export_c.h); written to a temporary file, then renamed\n"
             "  --export-name NAME prefix of its C names (default: FILE's base name)\n"
             "  --quiet            only the closing figures\n");
 }

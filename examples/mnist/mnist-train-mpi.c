@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h> /* strcasecmp */
 
 static ipup_mpi mtm_mpi;
 static uint64_t mtm_fingerprint;
@@ -25,7 +26,7 @@ static const char *mtm_runner = "mpi";
 /* after ipup_init and --load: every rank agrees, then the emulator runs this rank's row */
 static const char *mtm_ready(ipup_emu *e) {
     static char why[IPUP_MSG_MAX + 64];
-    if (!ipup__name_eq(mtm_runner, "mpi")) {
+    if (strcasecmp(mtm_runner, "mpi") != 0) {
         /* every rank has the same command line: every rank stops here */
         ipup_snprintf(why, sizeof why, "--runner %s: mnist-train-mpi runs --runner mpi only (build/mnist-train runs coop and threads)", mtm_runner);
         return why;

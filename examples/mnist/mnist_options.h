@@ -1,4 +1,4 @@
-/* mnist_options.h - the command line of the MNIST trainer (examples/mnist-train.c):
+/* mnist_options.h - the command line of the MNIST trainer (examples/mnist/mnist-train.c):
  * the options (mt_opts), their parsing (mt_parse), the usage text (mt_usage), the
  * model's recipe for every option not given (mt_resolve), and the error printer every
  * part of the trainer reports through (mt_err, counted in mt_errors so that a fuzz
@@ -43,7 +43,7 @@ typedef struct {
     const char *save, *load, *trace, *summary;
     int quiet, progress; /* progress: -1 auto (terminal), 0 off, 1 on */
     int strict;          /* Graphcore API rules of the schedule as errors */
-    const char *export_c, *export_name; /* --export-c FILE.h, --export-name NAME (examples/export_c.h) */
+    const char *export_c, *export_name; /* --export-c FILE.h, --export-name NAME (examples/common/export_c.h) */
 } mt_opts;
 
 static void mt_usage(FILE *f) {
@@ -91,6 +91,18 @@ static void mt_usage(FILE *f) {
             "  --export-name NAME           prefix of its C names (default: FILE's base name)\n"
             "  --progress / --no-progress   progress bar (default: when stdout is a terminal)\n"
             "  --quiet                      only the closing lines\n");
+}
+
+/* Option values (schedule, runner) compare as the library's names do: ASCII case
+ * folded, '_' equal to '-'. */
+static inline int mt_name_eq(const char *a, const char *b) {
+    for (;; a++, b++) {
+        int ca = (unsigned char)*a, cb = (unsigned char)*b;
+        if (ca >= 'A' && ca <= 'Z') ca += 'a' - 'A';
+        if (cb >= 'A' && cb <= 'Z') cb += 'a' - 'A';
+        if ((ca == '_' ? '-' : ca) != (cb == '_' ? '-' : cb)) return 0;
+        if (!ca) return 1;
+    }
 }
 
 static unsigned mt_errors; /* messages printed; the fuzz target checks each refusal printed one */

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# tests/firmware_gate.sh - the firmware gates of `make check`, one check each:
+#   make firmware firmware-run  train on the Cortex-M4F under QEMU (and the inference and
+#                               README device images), the host's bits
+#   make firmware-finetune      the sensor classifier's head fine-tuned on the device
+#   make firmware-cross         the Cortex-M4F and the Cortex-M7 train to the same bits
+# Needs the Debian packages of `.ci/deps.sh firmware` (make check installs them).
+# Ends with `N passed, N failed`.
+. "$(dirname "$0")/lib.sh"
+mkdir -p build/logs
+for t in "firmware firmware-run" firmware-finetune firmware-cross; do
+  log=build/logs/firmware-${t%% *}-${t##* }.log
+  # shellcheck disable=SC2086
+  if make --no-print-directory $t > "$log" 2>&1; then ok "make $t"
+  else bad "make $t (log $log)" "$log"; tail -n 20 "$log" | sed 's/^/    /'; fi
+done
+finish
