@@ -7,7 +7,6 @@
  * optimizer state, the step and every replica's copy stay untouched. No heap call in
  * save or load: linked with -Wl,--wrap=malloc,... (Makefile: LDFLAGS_test_state).
  */
-#define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h"
 #include "ttest.h"
 
@@ -121,15 +120,36 @@ static int same_state(int a, int b) {
     return snapshot(b, y) == n && memcmp(x, y, n * sizeof(float)) == 0;
 }
 
+/* The stream's byte helpers, written here apart from the library's: little-endian
+   32-bit words and CRC-32 (the IEEE/zlib polynomial, reflected: 0xEDB88320). */
+static uint32_t ref_crc32(uint32_t crc, const unsigned char *p, size_t n) {
+    size_t i;
+    int b;
+    for (i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (b = 0; b < 8; b++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return crc;
+}
+static void ref_le32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+static uint32_t ref_get32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* Rewrites the trailing CRC-32 of image k (after an edit) */
 static void fix_crc(int k) {
-    uint32_t c = ipup__crc32(0xFFFFFFFFu, g_img[k], g_len[k] - 4) ^ 0xFFFFFFFFu;
-    ipup__le32(g_img[k] + g_len[k] - 4, c);
+    uint32_t c = ref_crc32(0xFFFFFFFFu, g_img[k], g_len[k] - 4) ^ 0xFFFFFFFFu;
+    ref_le32(g_img[k] + g_len[k] - 4, c);
 }
 
 TTEST(crc32_is_the_ieee_one) {
     /* the check value of CRC-32/ISO-HDLC (zlib's crc32 of "123456789") */
-    TT_EQ_INT(ipup__crc32(0xFFFFFFFFu, (const unsigned char *)"123456789", 9) ^ 0xFFFFFFFFu, 0xCBF43926u);
+    TT_EQ_INT(ref_crc32(0xFFFFFFFFu, (const unsigned char *)"123456789", 9) ^ 0xFFFFFFFFu, 0xCBF43926u);
 }
 
 /* train 3 steps, save, train 3 more (A); a new emulator loads and trains 3 (B): same bits */
@@ -357,9 +377,9 @@ TTEST(edited_records) {
     TT_EQ_INT(save(0, 0), IPUP_OK);
     n = snapshot(0, g_snap);
     /* the first record follows the descriptor: find "dense16.w" after the header */
-    for (i = 48 + (size_t)ipup__get32(g_img[0] + 36); i < g_len[0]; i++)
+    for (i = 48 + (size_t)ref_get32(g_img[0] + 36); i < g_len[0]; i++)
         if (g_img[0][i] == 9 && memcmp(g_img[0] + i + 1, "dense16.w", 9) == 0) { rec0 = i; break; }
-    TT_EQ_INT(rec0, 48 + ipup__get32(g_img[0] + 36));
+    TT_EQ_INT(rec0, 48 + ref_get32(g_img[0] + 36));
     g_img[0][rec0 + 1 + 9 + 2 + 4] = 17; /* dims (20, 16) -> (20, 17) */
     fix_crc(0);
     refused(0, 0, IPUP_ERR_MISMATCH, "tensor 0 is dense16.w (20x17) in the file, dense16.w (20x16) in this emulator", n);
@@ -368,15 +388,15 @@ TTEST(edited_records) {
     fix_crc(0);
     refused(0, 0, IPUP_ERR_MISMATCH, "tensor 0 is dense16.x (20x16) in the file, dense16.w (20x16)", n);
     g_img[0][rec0 + 1 + 8] = 'w';
-    ipup__le32(g_img[0] + rec0 + 1 + 9 + 2 + 8 + 4 * 5, 0x7FC00000u); /* a NaN at element 5 */
+    ref_le32(g_img[0] + rec0 + 1 + 9 + 2 + 8 + 4 * 5, 0x7FC00000u); /* a NaN at element 5 */
     fix_crc(0);
     refused(0, 0, IPUP_ERR_CORRUPT, "tensor dense16.w holds NaN at element 5", n);
     TT_EQ_INT(save(0, 0), IPUP_OK);
-    ipup__le32(g_img[0] + 8, 2); /* a future version */
+    ref_le32(g_img[0] + 8, 2); /* a future version */
     fix_crc(0);
     refused(0, 0, IPUP_ERR_MISMATCH, "the stream has format version 2, this library reads version 1", n);
     TT_EQ_INT(save(0, 0), IPUP_OK);
-    ipup__le32(g_img[0] + 40, ipup__get32(g_img[0] + 40) - 1); /* one tensor fewer */
+    ref_le32(g_img[0] + 40, ref_get32(g_img[0] + 40) - 1); /* one tensor fewer */
     fix_crc(0);
     refused(0, 0, IPUP_ERR_MISMATCH, "the file holds 17 tensors, this emulator 18 (the first 17 agree)", n);
 }
