@@ -337,3 +337,21 @@ bench-mpi: build/bench/bench_mpi build/mnist-train-mpi build/mnist-train data
 	@mkdir -p build/bench
 	$(MPIRUN) -np 2 build/bench/bench_mpi
 	$(MPIRUN_ENV) bench/mpi/bench_trainer_mpi.sh data/mnist
+
+# ---- make sizes: sizeof(ipup_emu) and ipup_plan_pools' scratch in the configurations
+# docs/embedded.md quotes (tests/sizes.c, compiled once per configuration with the -D
+# flags below; declarations only, so each build takes a second). One line per
+# configuration: its threads and IPUP_MAX_* limits, then the bytes.
+SIZES_CONFIGS := default nothreads nothreads-r1 firmware
+SIZES_FLAGS_default      :=
+SIZES_FLAGS_nothreads    := -DIPUPIPE_NO_THREADS
+SIZES_FLAGS_nothreads-r1 := -DIPUPIPE_NO_THREADS -DIPUP_MAX_REPLICAS=1
+SIZES_FLAGS_firmware     := -DIPUPIPE_NO_THREADS -DIPUP_MAX_LAYERS=8 -DIPUP_MAX_DEVICES=2 \
+                            -DIPUP_MAX_REPLICAS=1 -DIPUP_MAX_IPUS=2 -DIPUP_SCHED_MAX_STAGES=8
+.PHONY: sizes
+build/sizes/sizes-%: tests/sizes.c $(LIBHDRS)
+	@mkdir -p $(@D)
+	@$(CC_gcc) $(CSTD) $(WARN) -O0 $(SIZES_FLAGS_$*) -I. $< -o $@
+sizes: $(addprefix build/sizes/sizes-,$(SIZES_CONFIGS))
+	@echo "threads  LAYERS DEVICES REPLICAS IPUS SCHED_STAGES sizeof(ipup_emu)     plan fixed   plan S=2 M=4"
+	@for c in $(SIZES_CONFIGS); do build/sizes/sizes-$$c || exit 1; done

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# tests/test_readme_device.sh - the README's device program (README "Pools sized at
-# compile time") as a reader would build it from the README alone:
+# tests/test_readme_device.sh - the device program of docs/embedded.md ("A device that
+# learns in the field") as a reader would build it from that page alone:
 #   - examples/firmware/readme_extract.sh takes out the C block after `<!-- device.c -->`
 #     and the sh block after `<!-- device.sh -->`, and runs that block's
-#     build/ipupipe-plan command, which writes pools.h; the pool sizes the README's text
+#     build/ipupipe-plan command, which writes pools.h; the pool sizes the page's text
 #     quotes are those of pools.h;
 #   - the program compiles with gcc and clang (C11) and g++ and clang++ (C++17), the
 #     house warnings and -Werror, and each build runs: exit 0 (its own checks: restored
 #     state == saved, resumed run == uninterrupted run, the model's error below the noisy
 #     input's) and the same figures checked here from its output;
 #   - the portable-kernel build (-DIPUPIPE_NO_SIMD: the bits of the firmware image) and
-#     the README's own `cc` line print exactly the output the README quotes (after
+#     the page's own `cc` line print exactly the output the page quotes (after
 #     `<!-- device.out -->`);
 #   - linked with tests/readme_device_heap.c (-Dmain=device_main; gcc and clang builds) it
 #     makes 0 heap calls from its first line to its return, the C library's included;
@@ -22,7 +22,7 @@
 need_bin build/ipupipe-plan
 make_tmp readme_device
 root=$PWD
-readme=README.md
+readme=${1:-docs/embedded.md} # the page (an argument: another copy of it)
 mkvar() { make -s --no-print-directory --eval 'rd-print-%: ; @echo $($*)' "rd-print-$1" 2>/dev/null; }
 WARN=$(mkvar WARN)
 CXXWARN=$(mkvar CXXWARN)
@@ -30,7 +30,7 @@ CSTD=$(mkvar CSTD)
 LIBS=$(mkvar LIBS)
 if [ -z "$WARN" ] || [ -z "$CXXWARN" ] || [ -z "$CSTD" ]; then bad "could not read WARN, CXXWARN and CSTD from the Makefile"; finish; exit 1; fi
 
-# 1. the program and its pools.h, from the README
+# 1. the program and its pools.h, from the page
 src=$tmp/src
 if examples/firmware/readme_extract.sh "$readme" "$src" build/ipupipe-plan > "$tmp/extract.log" 2>&1; then
   ok "readme_extract.sh: device.c, the plan command and pools.h from $readme"
@@ -40,11 +40,11 @@ fi
 def() { sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$src/pools.h"; }
 quoted=$(tr '\n' ' ' < "$readme" | grep -o 'For the command above: IPU0 [0-9]* bytes, IPU1 [0-9]*, host [0-9]*')
 want="For the command above: IPU0 $(def IPUP_PLAN_IPU0_BYTES) bytes, IPU1 $(def IPUP_PLAN_IPU1_BYTES), host $(def IPUP_PLAN_HOST_BYTES)"
-if [ "$quoted" = "$want" ]; then ok "the README's pool sizes are pools.h's ($want)"
-else bad "the README says '$quoted', pools.h gives '$want'"; fi
+if [ "$quoted" = "$want" ]; then ok "$readme's pool sizes are pools.h's ($want)"
+else bad "$readme says '$quoted', pools.h gives '$want'"; fi
 awk '$0 == "<!-- device.out -->" { on = 1; next } on == 1 && /^```/ { on = 2; next }
      on == 2 && /^```/ { exit } on == 2 { print }' "$readme" > "$tmp/quoted.txt"
-if [ -s "$tmp/quoted.txt" ]; then ok "the README quotes the program's output ($(grep -c '' < "$tmp/quoted.txt") lines)"
+if [ -s "$tmp/quoted.txt" ]; then ok "$readme quotes the program's output ($(grep -c '' < "$tmp/quoted.txt") lines)"
 else bad "no \`\`\`text block after a line <!-- device.out --> in $readme"; fi
 
 # figures NAME OUTPUT: the program's own promises, checked again from what it printed
@@ -83,21 +83,21 @@ for cc in gcc clang g++ clang++; do
   figures "$cc" "$tmp/out-$cc.txt"
 done
 
-# 3. the bits of the firmware image, and the README's own cc line
+# 3. the bits of the firmware image, and the page's own cc line
 # shellcheck disable=SC2086
 if gcc $CSTD $WARN -O2 -DIPUPIPE_NO_SIMD -I. "$src/device.c" -o "$tmp/device-portable" $LIBS > "$tmp/cc-portable.log" 2>&1 &&
    "$tmp/device-portable" > "$tmp/out-portable.txt" 2>&1; then
   if diff "$tmp/quoted.txt" "$tmp/out-portable.txt" > "$tmp/diff-portable.txt"; then
-    ok "portable kernels (-DIPUPIPE_NO_SIMD): the output is the README's, line for line"
-  else bad "portable kernels: the output differs from the README's quote" "$tmp/diff-portable.txt"; fi
+    ok "portable kernels (-DIPUPIPE_NO_SIMD): the output is $readme's, line for line"
+  else bad "portable kernels: the output differs from $readme's quote" "$tmp/diff-portable.txt"; fi
 else bad "the portable build does not compile or run" "$tmp/cc-portable.log"; fi
 ccl=$(cat "$src/cc.cmd")
 if (cd "$src" && eval "$ccl -I$root") > "$tmp/cc-readme.log" 2>&1 && (cd "$src" && ./device) > "$tmp/out-readme.txt" 2>&1 &&
    diff "$tmp/quoted.txt" "$tmp/out-readme.txt" > "$tmp/diff-readme.txt"; then
-  ok "the README's '$ccl': builds, runs, prints the quoted output"
+  ok "$readme's '$ccl': builds, runs, prints the quoted output"
 else
   cat "$tmp/cc-readme.log" "$tmp/diff-readme.txt" > "$tmp/readme-cc.log" 2>/dev/null
-  bad "the README's '$ccl' does not build, run or print the quoted output" "$tmp/readme-cc.log"
+  bad "$readme's '$ccl' does not build, run or print the quoted output" "$tmp/readme-cc.log"
 fi
 
 # 4. no heap call, the C library's included
@@ -115,9 +115,9 @@ for cc in gcc clang; do
 done
 
 # 5. pools planned for another configuration (--batch-size 4) are refused with a message
-sed 's/--batch-size 8 /--batch-size 4 /' "$readme" > "$tmp/README.b4.md"
+sed 's/--batch-size 8 /--batch-size 4 /' "$readme" > "$tmp/doc.b4.md"
 # shellcheck disable=SC2086
-if examples/firmware/readme_extract.sh "$tmp/README.b4.md" "$tmp/b4" build/ipupipe-plan > "$tmp/b4.log" 2>&1 &&
+if examples/firmware/readme_extract.sh "$tmp/doc.b4.md" "$tmp/b4" build/ipupipe-plan > "$tmp/b4.log" 2>&1 &&
    gcc $CSTD $WARN -O2 -I. "$tmp/b4/device.c" -o "$tmp/device-b4" $LIBS >> "$tmp/b4.log" 2>&1; then
   "$tmp/device-b4" > "$tmp/out-b4.txt" 2>&1
   rc=$?

@@ -1,25 +1,24 @@
 #!/usr/bin/env bash
-# tests/test_tutorials.sh - README's "The tutorials, figure by figure": every
-# `$ build/ipupipe-sched ...` command of that section is run and its output compared
-# with the block under it (trailing blanks aside), then each figure's numbers are
-# asserted on their own (so a changed block cannot carry a wrong number along); the
+# tests/test_tutorials.sh - docs/tutorials.md ("The Graphcore tutorials, figure by
+# figure"): every `$ build/ipupipe-sched ...` command of the page is run and its output
+# compared with the lines under it (trailing blanks aside; a closing `[exit N]` line is
+# the transcript's status, which tests/test_docs.sh checks), then each figure's numbers
+# are asserted on their own (so a changed block cannot carry a wrong number along); the
 # trainer's lines (effective batch, replication, recomputation, offload) are asserted
-# on synthetic data (tests/lib.sh gen_syn), as the README's numbers do not depend on
-# the images.
+# on synthetic data (tests/lib.sh gen_syn), as the page's numbers do not depend on the
+# images.
 . "$(dirname "$0")/lib.sh"
 tool=build/ipupipe-sched
 need_bin "$tool"
 need_bin build/mnist-train
 make_tmp tutorials
 
-# 1. the README blocks reproduce
-python3 - "$tmp" <<'PY' || bad "extracting the README section"
-import sys
-tmp = sys.argv[1]
-text = open("README.md").read()
-start = text.index("## The tutorials, figure by figure")
-end = text.index("\n## ", start + 10)
-sec = text[start:end].split("\n")
+# 1. the page's blocks reproduce
+page=docs/tutorials.md
+python3 - "$tmp" "$page" <<'PY' || bad "extracting the commands of $page"
+import re, sys
+tmp, page = sys.argv[1], sys.argv[2]
+sec = [l for l in open(page, encoding="utf-8").read().split("\n") if not re.fullmatch(r"\[exit [0-9]+\]", l)]
 cases, i, n = [], 0, 0
 while i < len(sec):
     if sec[i].startswith("$ build/ipupipe-sched") or sec[i].startswith("$ for M in"):
@@ -35,12 +34,12 @@ while i < len(sec):
 pass
 PY
 ncases=$(ls "$tmp"/case*.cmd 2>/dev/null | wc -l)
-if [ "$ncases" -ge 13 ]; then ok "README tutorial section: $ncases tool commands"; else bad "README tutorial section: only $ncases tool commands"; fi
+if [ "$ncases" -ge 13 ]; then ok "$page: $ncases tool commands"; else bad "$page: only $ncases tool commands"; fi
 for c in "$tmp"/case*.cmd; do
   k=${c%.cmd}
   bash -c "$(cat "$c")" 2>&1 | sed 's/[ \t]*$//' >"$k.got"
-  if cmp -s "$k.want" "$k.got"; then ok "README block reproduces: $(head -c 90 "$c" | tr -d '\n')"
-  else bad "README block differs: $(cat "$c")"; diff "$k.want" "$k.got" | head -8; fi
+  if cmp -s "$k.want" "$k.got"; then ok "$page block reproduces: $(head -c 90 "$c" | tr -d '\n')"
+  else bad "$page block differs: $(cat "$c")"; diff "$k.want" "$k.got" | head -8; fi
 done
 
 # 2. each figure's numbers, asserted on their own
@@ -93,21 +92,26 @@ tr
 has "512 samples per step" "= 512 samples per step"
 has "5120 examples per step (TF1 tutorial)" "512 x repeat count 10 = 5120"
 has "stash 756.4 KB on IPU0" "stash 756.4 KB"
+has "default: IPU0's line" "IPU0: 3.72 MB (weights 945.8 KB, grads 945.8 KB, optimizer 945.8 KB, stash 756.4 KB, exchange 16.0 KB, scratch 196.0 KB)"
 tr --replicas 2
 has "replicas: 1024 samples per step" "x 2 replica(s) = 1024 samples per step"
 has "replicas: 10240 examples per call" "= 10240"
 tr --recompute
 has "recomputation: IPU0 stashes 294.4 KB" "optimizer 945.8 KB, stash 294.4 KB"
+has "recomputation: IPU0's line" "IPU0: 3.51 MB (weights 945.8 KB, grads 945.8 KB, optimizer 945.8 KB, stash 294.4 KB, exchange 16.0 KB, scratch 448.1 KB)"
 tr --schedule sequential
 has "trainer: sequential has no main phase" "(no main phase: the pipeline never fills)"
 # TF1 tutorial step 2 (sharding) and the user guide's replication from the IPU count
 tr --schedule sharding
-has "trainer: sharding is sequential, named" "schedule sequential (sharding: no pipelining, one IPU at work at a time)"
+has "trainer: sharding is sequential, named" "Pipeline: 2 stages on 2 IPUs x 1 replica, schedule sequential (sharding: no pipelining, one IPU at work at a time), runner coop"
 has "trainer: sharding never fills" "(no main phase: the pipeline never fills)"
 tr --ipus 8 --batches-to-accumulate 4
-has "user guide 6.4.1: 8 IPUs of a 2-IPU pipeline are 4 replicas" "Pipeline: 2 stages on 2 IPUs x 4 replicas = 8 IPUs"
+has "user guide 6.4.1: 8 IPUs of a 2-IPU pipeline are 4 replicas" "Pipeline: 2 stages on 2 IPUs x 4 replicas = 8 IPUs, schedule grouped, runner coop"
+tr --ipus 8
+has "user guide 6.4.1: 2048 samples per step" "Training: batch 32 x 16 micro-batches x 4 replica(s) = 2048 samples per step"
 tr --offload
 has "offload: no optimizer state on IPU0" "optimizer 0 B, stash 756.4 KB"
+has "offload: IPU0's line" "IPU0: 3.56 MB (weights 945.8 KB, grads 945.8 KB, optimizer 0 B, stash 756.4 KB, exchange 16.0 KB, scratch 980.0 KB)"
 # the trainer's trace: the CSV's op names, a colour per kind, the infeed as its own
 # event (not folded into stage 0's forward), the layers inside each stage op
 tr --trace "$tmp/trace.json"

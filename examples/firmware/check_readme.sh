@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# check_readme.sh ELF EXPECT QEMU-COMMAND... - checks the image of the README's device
-# program (firmware.mk: make firmware-readme): what it links (no heap, stdio, assert
+# check_readme.sh ELF EXPECT QEMU-COMMAND... - checks the image of the device program of
+# docs/embedded.md (firmware.mk: make firmware-readme): what it links (no heap, stdio, assert
 # printing or threads), its sizes, then runs it in QEMU under a time limit and wants
 # exit 0 (the program's own checks: restored state == saved, resumed run == uninterrupted
 # run, the model's error below the noisy input's) and every line it printed equal to

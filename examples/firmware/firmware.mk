@@ -157,9 +157,9 @@ $(FW_OUT)/finetune.elf: $(FT_SRCS) $(FT_HDRS) $(FW_DIR)/mps2.ld $(FW_OUT)/fw_fin
 firmware-finetune: $(FW_OUT)/finetune.elf
 	@$(FW_DIR)/run_finetune.sh $(FW_OUT)/finetune.elf $(FW_QEMU)
 
-# ---- The README's device program (README "Pools sized at compile time"): the C block
-# after `<!-- device.c -->`, taken out of README.md as written by readme_extract.sh,
-# which also runs the README's build/ipupipe-plan command into pools.h. The image is
+# ---- The device program of docs/embedded.md ("A device that learns in the field"): the
+# C block after `<!-- device.c -->`, taken out of docs/embedded.md as written by
+# readme_extract.sh, which also runs the page's build/ipupipe-plan command into pools.h. The image is
 # that text with readme_port.h force-included (semihosting output, IPUPIPE_NO_THREADS,
 # IPUPIPE_ASSERT); the host build of the same text with the portable kernels
 # (-DIPUPIPE_NO_SIMD) writes the output the image must print exactly; check_readme.sh
@@ -167,8 +167,8 @@ firmware-finetune: $(FW_OUT)/finetune.elf
 #   make firmware-readme   build, check and run it (also part of firmware-run)
 .PHONY: firmware-readme
 FW_RD := $(FW_OUT)/readme
-$(FW_RD)/device.c: README.md $(FW_DIR)/readme_extract.sh build/ipupipe-plan
-	@$(FW_DIR)/readme_extract.sh README.md $(FW_RD) build/ipupipe-plan
+$(FW_RD)/device.c: docs/embedded.md $(FW_DIR)/readme_extract.sh build/ipupipe-plan
+	@$(FW_DIR)/readme_extract.sh docs/embedded.md $(FW_RD) build/ipupipe-plan
 $(FW_RD)/pools.h: $(FW_RD)/device.c
 $(FW_RD)/device-host: $(FW_RD)/device.c $(FW_RD)/pools.h $(LIBHDRS)
 	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. $< -o $@ $(LIBS)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# readme_extract.sh README OUTDIR PLAN-TOOL - takes the README's device program out of
-# README ("Pools sized at compile time") and sizes its pools as the README says:
+# readme_extract.sh DOC OUTDIR PLAN-TOOL - takes the device program out of DOC
+# (docs/embedded.md, "A device that learns in the field") and sizes its pools as the
+# page says:
 #   OUTDIR/device.c   the C block that follows the line `<!-- device.c -->`, as written
-#                     (a #line directive first, so compiler messages point at README);
+#                     (a #line directive first, so compiler messages point at DOC);
 #   OUTDIR/plan.cmd   the build/ipupipe-plan command of the sh block that follows the line
 #                     `<!-- device.sh -->` (continuation lines joined), as written;
 #   OUTDIR/cc.cmd     that block's line that compiles device.c (`cc ...`), as written;
@@ -10,7 +11,7 @@
 #                     PLAN-TOOL in place of build/ipupipe-plan and OUTDIR/pools.h in
 #                     place of its `-o pools.h`.
 # Used by firmware.mk (make firmware-readme) and tests/test_readme_device.sh, so the
-# image, the host build and the test compile exactly the README's text. Run from the
+# image, the host build and the test compile exactly the page's text. Run from the
 # repository root. Exit 0, or 1 with a message naming what is missing.
 set -uo pipefail
 readme=$1; out=$2; tool=$3
@@ -20,7 +21,7 @@ die() { echo "readme_extract.sh: $*" >&2; exit 1; }
 mkdir -p "$out" || die "cannot create $out"
 
 # block MARKER LANG: the lines of the fenced block right after the marker line, with
-# the README line number of its first line on the first output line
+# the DOC line number of its first line on the first output line
 block() {
   awk -v marker="<!-- $1 -->" -v lang="$2" '
     state == 0 && $0 == marker { state = 1; next }
@@ -47,13 +48,13 @@ esac
 printf '%s\n' "$plan" > "$out/plan.cmd"
 printf '%s\n' "$ccl" > "$out/cc.cmd"
 
-# the plan, as the README runs it, into OUTDIR/pools.h
+# the plan, as the page runs it, into OUTDIR/pools.h
 read -r -a words <<<"$plan"
 args=()
 for ((i = 1; i < ${#words[@]}; i++)); do
   if [ "${words[i]}" = -o ] && [ "${words[i + 1]:-}" = pools.h ]; then args+=(-o "$out/pools.h"); i=$((i + 1))
   else args+=("${words[i]}"); fi
 done
-"$tool" "${args[@]}" > "$out/plan.log" 2>&1 || { cat "$out/plan.log" >&2; die "the README's plan command failed: $plan"; }
+"$tool" "${args[@]}" > "$out/plan.log" 2>&1 || { cat "$out/plan.log" >&2; die "the plan command of $readme failed: $plan"; }
 [ -s "$out/pools.h" ] || die "the plan command wrote no $out/pools.h"
 exit 0

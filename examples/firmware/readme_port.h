@@ -1,7 +1,7 @@
-/* readme_port.h - what the README's device program (README "Pools sized at compile
-   time", taken out by readme_extract.sh) needs on the bare-metal board, force-included
-   (-include) before its first line by firmware.mk's firmware-readme rules. The program's
-   text stays exactly the README's; it only looks for these macros:
+/* readme_port.h - what the device program of docs/embedded.md ("A device that learns in
+   the field", taken out by readme_extract.sh) needs on the bare-metal board,
+   force-included (-include) before its first line by firmware.mk's firmware-readme
+   rules. The program's text stays exactly the page's; it only looks for these macros:
    - SAY_OUT(line): its one way out for text, here semihosting's SYS_WRITE0 (without it
      the program includes <stdio.h> and writes to stdout; newlib-nano's stdio would
      allocate its buffer with malloc, which this image must not link);
