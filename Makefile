@@ -46,7 +46,6 @@ TOOL_DIR_sensor-demo   := sensor
 TOOL_DIR_ipupipe-sched := sched
 TOOL_DIR_ipupipe-plan  := plan
 TOOL_BINS := $(addprefix build/,$(TOOLS))
-TOOL_INC_ipupipe-plan  := -Iexamples/mnist # parses the trainer's flags (examples/mnist/mnist_trainer.h)
 
 # Tests that compile the implementation into their own translation unit:
 #   test_emulator      sets IPUPIPE_RING_START and IPUPIPE_CHUNK_BYTES (compile-time settings)

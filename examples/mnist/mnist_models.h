@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "ipupipe.h"
+#include "mnist_texts.h" /* examples/common: the models' names, texts, ids and default splits */
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,17 +61,15 @@ typedef struct {
     int augment; /* random shift of each training image by up to this many pixels */
 } mnist_model_spec;
 
-/* Default recipes (tuned with the reference loop; see README "Training MNIST"). */
+/* Default recipes (tuned with the reference loop; see README "Training MNIST"); the texts are
+ * examples/common/mnist_texts.h's. */
 static const mnist_model_spec mnist_models[] = {
-    {"mlp", "TensorFlow 1 pipelining tutorial", "flatten,dense256,relu,dense128,relu,dense64,relu,dense32,relu,dense10,xent",
-     "flatten dense256 dense128 dense64 dense32 logits cel", "dense32", "grouped", 32, 16, 10, 15, IPUP_OPT_MOMENTUM, 0.1f,
-     0.9f, 0.9f, 0.9f, 0.999f, 1e-8f, 1},
-    {"cnn", "Keras MNIST convnet example", "conv32,relu,maxpool2,conv64,relu,maxpool2,flatten,dropout0.5,dense10,xent",
-     "conv32 pool1 conv64 pool2 flatten dropout logits cel", "pool2", "grouped", 64, 4, 10, 8, IPUP_OPT_MOMENTUM, 0.1f, 0.9f,
-     0.85f, 0.9f, 0.999f, 1e-8f, 1},
-    {"mlp-gelu", "PopXL pipelining tutorial", "flatten,dense512,gelu,dense512,gelu,dense512,gelu,dense10,xent",
-     "flatten fc1 fc2 fc3 fc4 loss", "fc3", "grouped", 5, 6, 10, 1, IPUP_OPT_ADAM, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-8f,
-     0},
+    {MNT_MLP_NAME, "TensorFlow 1 pipelining tutorial", MNT_MLP_LAYERS, MNT_MLP_IDS, MNT_MLP_SPLITS, "grouped", 32, 16, 10,
+     15, IPUP_OPT_MOMENTUM, 0.1f, 0.9f, 0.9f, 0.9f, 0.999f, 1e-8f, 1},
+    {MNT_CNN_NAME, "Keras MNIST convnet example", MNT_CNN_LAYERS, MNT_CNN_IDS, MNT_CNN_SPLITS, "grouped", 64, 4, 10, 8,
+     IPUP_OPT_MOMENTUM, 0.1f, 0.9f, 0.85f, 0.9f, 0.999f, 1e-8f, 1},
+    {MNT_MLP_GELU_NAME, "PopXL pipelining tutorial", MNT_MLP_GELU_LAYERS, MNT_MLP_GELU_IDS, MNT_MLP_GELU_SPLITS, "grouped", 5,
+     6, 10, 1, IPUP_OPT_ADAM, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-8f, 0},
 };
 #define MNIST_N_MODELS 3
 

@@ -1,7 +1,7 @@
 /* ipupipe-plan.c - the pools of a pipeline configuration as a C header: the tool a
  * firmware build runs to size its static arrays in one build (README "Pools sized at
- * compile time"). The program is examples/plan/plan_tool.h; --help lists the flags, which
- * are the trainer's (examples/mnist/mnist_options.h) plus --input and -o.
+ * compile time"). The program is examples/plan/plan_tool.h (options: plan_options.h,
+ * named models: plan_models.h); it needs only the library and examples/common/.
  *
  *   build/ipupipe-plan --model dense64,relu,dense10,xent --input 1x1x64 -o pools.h
  */

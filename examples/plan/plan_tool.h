@@ -1,24 +1,31 @@
 /* plan_tool.h - build/ipupipe-plan (examples/plan/ipupipe-plan.c is its main): the pools of
- * one pipeline configuration as a C header of #defines, so that a firmware sizes its
- * static arrays in the same build that compiles it. MIT licence.
+ * one pipeline configuration, and the configuration itself, as a C header of #defines, so
+ * that a firmware sizes its static arrays and fills its ipup_config from one place, in
+ * the same build that compiles it. MIT licence.
  *
  *   build/ipupipe-plan --model dense64,relu,dense32,relu,dense10,xent --input 1x1x196 \
- *       --splits dense32 --batch-size 8 --batches-to-accumulate 4 --optimizer sgd -o pools.h
+ *       --splits dense32 --batch-size 8 --microbatches 4 --optimizer sgd -o pools.h
  *
- * The configuration flags are the trainer's (mnist_options.h, parsed by mt_parse and
- * completed by mt_resolve; the trainer's run-only flags such as --epochs or --data are
- * accepted and change nothing). --model is one of the trainer's MNIST models (input
- * 28x28x1) or a model text of ipup_model_parse, which needs --input HxWxC (a flat
- * vector of N features: 1x1xN) and whose recipe defaults are batch 1, 1 micro-batch,
- * repeat 1, SGD, schedule grouped, one stage (--splits names layer ids, as
- * ipup_model_parse gives them: dense64, relu, dense32, relu_2, ...). The sizes are
- * ipup_plan_pools' (exactly what ipup_init carves), in a scratch of
- * IPUP_PLAN_SCRATCH_BYTES(S, M) bytes. The header gives, for IPU i = replica * devices
- * + device, IPUP_PLAN_IPU<i>_BYTES and IPUP_PLAN_STREAM<i>_BYTES, then
- * IPUP_PLAN_HOST_BYTES, the counts, and IPUP_PLAN_MAX_* with the IPUP_MAX_* limits of
- * ipupipe.h set to them when not defined yet (include it before ipupipe.h to shrink
- * ipup_emu to the configuration; after it, the limits are checked with #error).
- * -o FILE writes a temporary file renamed over FILE when complete (mnist_outfile.h).
+ * The options are plan_options.h's (the configuration options of build/mnist-train, with
+ * the same names and meaning; --help lists them). --model is one of the MNIST models
+ * (plan_models.h: input 28x28x1 unless --input says otherwise, the trainer's recipe for
+ * what is not given) or a model text of ipup_model_parse, which needs --input HxWxC (a
+ * flat vector of N features: 1x1xN) and whose recipe is batch 1, 1 micro-batch, repeat 1,
+ * SGD, schedule grouped, one stage (--splits names layer ids as ipup_model_parse gives
+ * them: dense64, relu, dense32, relu_2, ...). --ipus N gives N / (IPUs of one replica)
+ * replicas, the IPUs of one replica being those of the schedule (ipup_plan.devices).
+ *
+ * The sizes are ipup_plan_pools' (exactly what ipup_init carves), in a scratch of
+ * IPUP_PLAN_SCRATCH_BYTES(S, M) bytes. The header gives, for IPU i = replica * devices +
+ * device, IPUP_PLAN_IPU<i>_BYTES and IPUP_PLAN_STREAM<i>_BYTES, then IPUP_PLAN_HOST_BYTES,
+ * the counts, IPUP_PLAN_MAX_* with the IPUP_MAX_* limits of ipupipe.h set to them when
+ * not defined yet (include it before ipupipe.h to shrink ipup_emu to the configuration;
+ * after it, the limits are checked with #error), and the configuration (pt_write_config:
+ * IPUP_PLAN_MODEL_TEXT, IPUP_PLAN_INPUT_H/W/C, IPUP_PLAN_BATCH, IPUP_PLAN_MICROBATCHES,
+ * IPUP_PLAN_REPEAT, IPUP_PLAN_SCHEDULE, IPUP_PLAN_SPLIT_LIST, IPUP_PLAN_MAP_TEXT,
+ * IPUP_PLAN_MAP_CONCURRENT, IPUP_PLAN_STAGE_DEVICE_LIST, IPUP_PLAN_STRICT,
+ * IPUP_PLAN_OPTIMIZER, IPUP_PLAN_RECOMPUTE, IPUP_PLAN_OFFLOAD, IPUP_PLAN_RUNNER).
+ * -o FILE writes a temporary file renamed over FILE when complete (ex_outfile.h).
  * The schedule's warnings go to stderr ("warnings:", as ipupipe-sched prints them) and
  * into the header's comment. Exit 0, 2 on a usage or configuration error, 1 when the
  * output cannot be written; every refusal prints one "ipupipe-plan: error: " line.
@@ -29,166 +36,228 @@
 #ifndef PLAN_TOOL_H
 #define PLAN_TOOL_H
 
-#define MT_PROG "ipupipe-plan"
-#include "mnist_trainer.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-#define PT_MAX_ARGS 256
+#include "ex_outfile.h"
+#include "ipupipe.h"
+#include "plan_models.h"
+#include "plan_options.h"
 
 typedef struct {
-    mt_run r;                 /* the trainer's configured run: options, desc, stages, cfg, plan */
-    const char *input, *out;  /* --input HxWxC, -o FILE */
-    int in_h, in_w, in_c;
-    int argc;                 /* the trainer's arguments: argv without --input and -o */
-    char *argv[PT_MAX_ARGS];
-    char warn[IPUP_MSG_MAX];  /* the schedule's warnings (ipup_plan_pools' msg) */
-    mnist_model_spec text;    /* the recipe of a model text */
+    pt_opts o;
+    const pt_model *m;   /* the named model, or &text */
+    pt_model text;       /* the recipe of a model text */
+    ipup_model_desc desc;
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int n_layers;                             /* layers that are not activations */
+    int32_t layer_first[IPUP_MAX_LAYERS + 1]; /* desc index of each of them */
+    int n_stages;
+    int32_t stage_first[PT_MAX_STAGES + 1];   /* desc index of each stage's first layer */
+    int16_t map[PT_MAX_STAGES];               /* --map: the IPU of each stage (plain mapping) */
+    int n_map;                                /* 0: the schedule's own mapping */
+    ipup_stage_map cmap;                      /* --map as parsed */
+    ipup_config cfg;
+    ipup_plan plan;
+    char warn[IPUP_MSG_MAX]; /* the schedule's warnings (ipup_plan_pools' msg) */
 } pt_tool;
 
-static void pt_usage(FILE *f) {
-    fprintf(f,
-            "usage: ipupipe-plan --model NAME|TEXT [--input HxWxC] [trainer options] [-o FILE]\n"
-            "  Prints a C header of #defines: the bytes of every IPU pool (IPUP_PLAN_IPU<i>_BYTES), its\n"
-            "  streaming memory (IPUP_PLAN_STREAM<i>_BYTES), the host pool (IPUP_PLAN_HOST_BYTES) and the\n"
-            "  IPUP_MAX_* limits the configuration needs, as ipup_plan_pools computes them.\n"
-            "  --model NAME|TEXT    mlp, cnn, mlp-gelu (28x28x1 images), or a model text such as\n"
-            "                       dense64,relu,dense10,xent (needs --input)\n"
-            "  --input HxWxC        input shape of one sample (a vector of N features: 1x1xN)\n"
-            "  -o, --output FILE    write the header to FILE (complete, or not at all); default stdout\n"
-            "  example: ipupipe-plan --model dense64,relu,dense32,relu,dense10,xent --input 1x1x196 \\\n"
-            "               --splits dense32 --batch-size 8 --batches-to-accumulate 4 --optimizer sgd -o pools.h\n"
-            "The configuration options are the trainer's:\n");
-    mt_usage(f);
+/* The ids of the layers that are not activations (all = 0) or of every layer (all = 1),
+ * ", "-separated, into buf. */
+static void pt_layer_ids(const pt_tool *t, int all, char *buf, size_t cap) {
+    int i, n = all ? t->desc.n_layers : t->n_layers;
+    size_t k = 0;
+    buf[0] = 0;
+    for (i = 0; i < n && k + 1 < cap; i++)
+        k += (size_t)ipup_snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", t->desc.layers[all ? i : t->layer_first[i]].id);
 }
 
-/* "28x28x1" into h, w, c (each 1..65535); 0, or 2 after a message */
-static int pt_shape(pt_tool *t, const char *v) {
-    int *dim[3];
-    const char *p = v;
-    int k;
-    dim[0] = &t->in_h;
-    dim[1] = &t->in_w;
-    dim[2] = &t->in_c;
-    for (k = 0; k < 3; k++) {
-        char *end;
-        long x;
-        errno = 0;
-        x = strtol(p, &end, 10);
-        if (errno || end == p || x < 1 || x > 65535 || *p == '+' || *p == '-' || (k < 2 && *end != 'x') || (k == 2 && *end))
-            return mt_err("--input needs HxWxC, three integers in 1..65535 such as 28x28x1 or 1x1x64, got '%s'", v);
-        *dim[k] = (int)x;
-        p = end + 1;
+/* the desc's index of the layer named id, or -1 */
+static int pt_find_layer(const ipup_model_desc *d, const char *id) {
+    int l;
+    for (l = 0; l < d->n_layers; l++)
+        if (strcmp(d->layers[l].id, id) == 0) return l;
+    return -1;
+}
+
+/* --splits auto: the library's balance of the emulator's cost over the layers
+ * (ipup_balance_stages) into --stages stages. 0, or 2 after a message. */
+static int pt_auto_stages(pt_tool *t) {
+    int32_t split[PT_MAX_STAGES];
+    char ids[512], msg[256];
+    int s, rc;
+    if (t->o.stages > t->desc.n_layers) {
+        pt_layer_ids(t, 1, ids, sizeof ids);
+        return pt_err("--splits auto: %d stages but the model has only %d layers (%s); give a smaller --stages",
+                      t->o.stages, t->desc.n_layers, ids);
     }
-    t->input = v;
+    if ((rc = ipup_balance_stages(&t->desc, t->o.stages, split, msg, sizeof msg)) != IPUP_OK)
+        return pt_err("--splits auto: %s (%s)", msg, ipup_result_str(rc));
+    t->n_stages = t->o.stages;
+    t->stage_first[0] = 0;
+    for (s = 1; s < t->n_stages; s++) t->stage_first[s] = split[s - 1];
+    t->stage_first[t->n_stages] = t->desc.n_layers;
     return 0;
 }
 
-/* One of the tool's own flags at argv[*i] (--input, -o/--output, --help): 1 when taken,
- * 0 when not one of them, -1 after a message (exit code 2). */
-static int pt_own_flag(pt_tool *t, int argc, char **argv, int *i) {
-    const char *a = argv[*i], *v = NULL;
-    int input = strncmp(a, "--input", 7) == 0 && (a[7] == 0 || a[7] == '=');
-    int out = strcmp(a, "-o") == 0 || (strncmp(a, "--output", 8) == 0 && (a[8] == 0 || a[8] == '='));
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-        pt_usage(stdout);
-        exit(0);
-    }
-    if (!input && !out) return 0;
-    if (strchr(a, '=')) v = strchr(a, '=') + 1;
-    else if (*i + 1 < argc) v = argv[++*i];
-    else return mt_err("%s needs a value (see --help)", a), -1;
-    if (input) return pt_shape(t, v) ? -1 : 1;
-    if (!*v) return mt_err("%s needs a file name", a), -1;
-    t->out = v;
-    return 1;
-}
-
-/* argv into the tool's flags and the trainer's options; 0, or 2 after a message */
-static int pt_args(pt_tool *t, int argc, char **argv) {
-    int i, rc;
-    t->argc = 0;
-    t->argv[t->argc++] = argv[0];
-    for (i = 1; i < argc; i++) {
-        if ((rc = pt_own_flag(t, argc, argv, &i)) < 0) return 2;
-        if (rc) continue;
-        if (t->argc >= PT_MAX_ARGS) return mt_err("too many arguments (at most %d)", PT_MAX_ARGS - 1);
-        t->argv[t->argc++] = argv[i];
-    }
-    return mt_parse(t->argc, t->argv, &t->r.o);
-}
-
-/* The recipe of a model text: what the trainer would assume with no MNIST recipe. */
-static void pt_text_spec(pt_tool *t) {
-    static const mnist_model_spec base = {"text", "model text", "", "", "", "grouped", 1, 1, 1, 1, IPUP_OPT_SGD, 0.01f,
-                                          0.9f, 1.0f, 0.9f, 0.999f, 1e-8f, 0};
-    t->text = base;
-    t->text.layers = t->r.o.model;
-}
-
-/* A model text: parsed, its input shape, its stages, schedule and runner (mt_configure
- * for a desc that is not an MNIST model). 0, or 2 after a message. */
-static int pt_configure_text(pt_tool *t) {
-    mt_run *r = &t->r;
-    char msg[256];
-    memset(&r->desc, 0, sizeof r->desc);
-    if (ipup_model_parse(r->o.model, &r->desc, msg, sizeof msg) != IPUP_OK)
-        return mt_err("--model: '%s' is neither mlp, cnn nor mlp-gelu, nor a model text: %s", r->o.model, msg);
-    if (!t->input)
-        return mt_err("--model %s: a model text needs --input HxWxC (the shape of one sample, e.g. 1x1x64)", r->o.model);
-    r->desc.in_h = t->in_h;
-    r->desc.in_w = t->in_w;
-    r->desc.in_c = t->in_c;
-    if (ipup_model_info(&r->desc, r->info, IPUP_MAX_LAYERS, msg, sizeof msg) != IPUP_OK)
-        return mt_err("--model %s on --input %s: %s", r->o.model, t->input, msg);
-    r->n_layers = mnist_model_layers(&r->desc, r->layer_first);
-    if (mt_stages(r)) return 2;
-    if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK)
-        return mt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1)",
-                      r->o.schedule);
-    if (ipup_runner_parse(r->o.runner, &r->runner) != IPUP_OK)
-        return mt_err("--runner: unknown '%s' (coop or threads)", r->o.runner);
-    return 0;
-}
-
-/* The configuration: an MNIST model with its recipe (and --input, if given, as its
- * input shape), or a model text; then the emulator's ipup_config. 0, or 2. */
-static int pt_configure(pt_tool *t) {
-    mt_run *r = &t->r;
-    char msg[256];
-    r->spec = mnist_model_find(r->o.model);
-    if (!r->spec) {
-        pt_text_spec(t);
-        r->spec = &t->text;
-        mt_resolve(&r->o, r->spec);
-        if (pt_configure_text(t)) return 2;
+/* The stage boundaries of --splits (or the model's default); the trainer's rules
+ * (mt_stages) and messages. 0, or 2 after a message. */
+static int pt_stages(pt_tool *t) {
+    const char *list[PT_MAX_STAGES];
+    char ids[512], defsplits[256];
+    int n = 0, i;
+    if (t->o.splits_auto) return pt_auto_stages(t);
+    pt_layer_ids(t, t->m == &t->text, ids, sizeof ids);
+    if (t->o.splits_given) {
+        for (i = 0; i < t->o.n_splits; i++) list[n++] = t->o.splits[i];
     } else {
-        mt_resolve(&r->o, r->spec);
-        if (mt_configure(r)) return 2;
-        if (t->input) {
-            r->desc.in_h = t->in_h;
-            r->desc.in_w = t->in_w;
-            r->desc.in_c = t->in_c;
-            if (ipup_model_info(&r->desc, r->info, IPUP_MAX_LAYERS, msg, sizeof msg) != IPUP_OK)
-                return mt_err("--model %s on --input %s: %s", r->o.model, t->input, msg);
-        }
+        char *s, *tok;
+        ipup_snprintf(defsplits, sizeof defsplits, "%s", t->m->splits);
+        for (s = defsplits; (tok = strtok(s, " ")) != NULL && n < PT_MAX_STAGES - 1; s = NULL) list[n++] = tok;
     }
-    mt_fill_config(r, r->runner);
+    t->n_stages = n + 1;
+    t->stage_first[0] = 0;
+    for (i = 0; i < n; i++) {
+        int found = pt_find_layer(&t->desc, list[i]);
+        if (found < 0)
+            return pt_err("--splits: unknown layer '%s'; the layers of model %s are: %s", list[i], t->m->name, ids);
+        if (found <= t->stage_first[i]) {
+            if (found == 0)
+                return pt_err("--splits: stage 0 would be empty: '%s' is the first layer of the model (each split names "
+                              "the first layer of the NEXT stage)",
+                              list[i]);
+            return pt_err("--splits: stage %d would be empty: '%s' does not come after '%s' (splits must follow the "
+                          "layer order: %s)",
+                          i, list[i], t->desc.layers[t->stage_first[i]].id, ids);
+        }
+        t->stage_first[i + 1] = found;
+    }
+    t->stage_first[t->n_stages] = t->desc.n_layers;
+    return 0;
+}
+
+/* --map "0,1,0" or "0,[1,2],2,3" (ipup_sched_map_parse): one entry per stage, each IPU
+ * in 0..IPUP_MAX_DEVICES-1. 0, or 2 after a message. */
+static int pt_parse_map(pt_tool *t) {
+    char msg[512];
+    int n, s, b;
+    if (!t->o.map) return 0;
+    n = ipup_sched_map_parse(t->o.map, &t->cmap, msg, sizeof msg);
+    if (n < 0) return pt_err("--map: %s", msg);
+    if (n != t->n_stages)
+        return pt_err("--map gives %d IPU%s, but the pipeline has %d stage%s: give one IPU per stage (e.g. --map %s)", n,
+                      n == 1 ? "" : "s", t->n_stages, t->n_stages == 1 ? "" : "s", t->n_stages == 2 ? "0,1" : "0,1,0");
+    for (s = 0; s < n; s++)
+        for (b = 0; b < t->cmap.n_dev[s]; b++)
+            if (t->cmap.dev[s][b] >= IPUP_MAX_DEVICES)
+                return pt_err("--map: stage %d is on IPU %d; this build has IPUs 0..%d (IPUP_MAX_DEVICES)", s,
+                              (int)t->cmap.dev[s][b], IPUP_MAX_DEVICES - 1);
+    for (s = 0; s < n; s++) t->map[s] = t->cmap.dev[s][0];
+    t->n_map = n;
+    return 0;
+}
+
+/* The model: a named one (its ids, input 28x28x1) or a model text (needs --input);
+ * --input, when given, is the input shape. 0, or 2 after a message. */
+static int pt_model_setup(pt_tool *t) {
+    const char *model = t->o.model;
+    char msg[256];
+    t->m = pt_model_find(model);
+    if (!t->m) {
+        t->text = pt_text_model;
+        t->text.layers = model;
+        t->m = &t->text;
+    }
+    memset(&t->desc, 0, sizeof t->desc);
+    if (ipup_model_parse(t->m->layers, &t->desc, msg, sizeof msg) != IPUP_OK) {
+        if (t->m != &t->text) return pt_err("model %s: %s", model, msg);
+        return pt_err("--model: '%s' is neither mlp, cnn nor mlp-gelu, nor a model text: %s", model, msg);
+    }
+    if (t->m->ids) pt_model_ids(t->m, &t->desc);
+    if (t->m == &t->text && !t->o.input)
+        return pt_err("--model %s: a model text needs --input HxWxC (the shape of one sample, e.g. 1x1x64)", model);
+    t->desc.in_h = t->o.input ? t->o.in_h : PT_IMG;
+    t->desc.in_w = t->o.input ? t->o.in_w : PT_IMG;
+    t->desc.in_c = t->o.input ? t->o.in_c : 1;
+    if (ipup_model_info(&t->desc, t->info, IPUP_MAX_LAYERS, msg, sizeof msg) != IPUP_OK) {
+        if (!t->o.input) return pt_err("model %s: %s", model, msg);
+        return pt_err("--model %s on --input %s: %s", model, t->o.input, msg);
+    }
+    return 0;
+}
+
+/* The configuration: the model, its stages and mapping, the recipe for every option
+ * not given, then ipup_config (pools are the plan's). 0, or 2 after a message. */
+static int pt_configure(pt_tool *t) {
+    pt_opts *o = &t->o;
+    ipup_config *c = &t->cfg;
+    ipup_sched_kind sched;
+    ipup_runner_kind runner;
+    int32_t l, n = 0;
+    if (pt_model_setup(t)) return 2;
+    for (l = 0; l < t->desc.n_layers; l++)
+        if (l == 0 || !pt_is_activation(t->desc.layers[l].kind)) t->layer_first[n++] = l;
+    t->layer_first[n] = t->desc.n_layers;
+    t->n_layers = (int)n;
+    if (pt_stages(t) || pt_parse_map(t)) return 2;
+    if (!o->schedule) o->schedule = t->m->schedule;
+    if (!o->runner) o->runner = "coop";
+    if (ipup_sched_kind_parse(o->schedule, &sched) != IPUP_OK)
+        return pt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1)",
+                      o->schedule);
+    if (ipup_runner_parse(o->runner, &runner) != IPUP_OK) return pt_err("--runner: unknown '%s' (coop or threads)", o->runner);
+    memset(c, 0, sizeof *c);
+    c->model = &t->desc;
+    c->stages = t->n_stages;
+    c->split = t->n_stages > 1 ? &t->stage_first[1] : NULL;
+    c->stage_device = t->n_map && !t->cmap.concurrent ? t->map : NULL;
+    c->concurrent = t->n_map && t->cmap.concurrent ? &t->cmap : NULL;
+    c->schedule = sched;
+    c->strict = o->strict;
+    c->microbatch = o->batch ? o->batch : t->m->batch;
+    c->microbatches = o->microbatches ? o->microbatches : t->m->microbatches;
+    c->repeat = o->repeat ? o->repeat : t->m->repeat;
+    c->replicas = o->replicas && !o->ipus ? o->replicas : 1;
+    c->opt.kind = o->optimizer_given ? o->optimizer : t->m->optimizer;
+    c->recompute = o->recompute;
+    c->offload = o->offload;
+    c->runner = runner;
     return 0;
 }
 
 /* ipup_plan_pools in a scratch of exactly IPUP_PLAN_SCRATCH_BYTES(S, M); 0, or 2. */
-static int pt_plan(pt_tool *t) {
-    mt_run *r = &t->r;
-    size_t bytes = IPUP_PLAN_SCRATCH_BYTES((size_t)r->cfg.stages, (size_t)r->cfg.microbatches);
+static int pt_plan_once(pt_tool *t) {
+    size_t bytes = IPUP_PLAN_SCRATCH_BYTES((size_t)t->cfg.stages, (size_t)t->cfg.microbatches);
     void *scratch = malloc(bytes);
     int rc;
-    if (!scratch) return mt_err("out of host memory: %zu bytes of plan scratch", bytes);
-    rc = ipup_plan_pools(&r->cfg, &r->plan, scratch, bytes, t->warn, sizeof t->warn);
+    if (!scratch) return pt_err("out of host memory: %zu bytes of plan scratch", bytes);
+    rc = ipup_plan_pools(&t->cfg, &t->plan, scratch, bytes, t->warn, sizeof t->warn);
     free(scratch);
-    if (rc != IPUP_OK) {
-        const char *m = t->warn;
-        return mt_err("the pipeline cannot run: %s (%s)", m, ipup_result_str(rc));
-    }
+    if (rc != IPUP_OK) return pt_err("the pipeline cannot run: %s (%s)", t->warn, ipup_result_str(rc));
     return 0;
+}
+
+/* The plan; with --ipus N, first one replica's (its IPUs: plan.devices), then that of
+ * N / plan.devices replicas (ipup_replicas_for_ipus), which --replicas must equal. */
+static int pt_plan(pt_tool *t) {
+    const pt_opts *o = &t->o;
+    char msg[512];
+    int32_t R = 0, D;
+    if (pt_plan_once(t)) return 2;
+    if (!o->ipus) return 0;
+    D = t->plan.devices;
+    if (ipup_replicas_for_ipus(o->ipus, D, &R, msg, sizeof msg) != IPUP_OK) return pt_err("--ipus: %s", msg);
+    if (o->replicas && o->replicas != R)
+        return pt_err("--ipus %d and --replicas %d disagree: one replica of the pipeline uses %d IPU%s, so %d IPUs are %d "
+                      "replica%s; give --ipus or --replicas alone",
+                      o->ipus, o->replicas, (int)D, D == 1 ? "" : "s", o->ipus, (int)R, R == 1 ? "" : "s");
+    if (R == 1) return 0;
+    t->cfg.replicas = R;
+    return pt_plan_once(t);
 }
 
 /* printf into the output (a FILE); the write error is seen at the end */
@@ -204,24 +273,23 @@ static void pt_put(FILE *f, const char *fmt, ...) {
 
 /* The header's comment: the command, the model, the pipeline, the warnings. */
 static void pt_write_comment(const pt_tool *t, FILE *f) {
-    const mt_run *r = &t->r;
-    const ipup_config *c = &r->cfg;
+    const ipup_config *c = &t->cfg;
+    const ipup_plan *p = &t->plan;
     const char *w;
     int i;
     pt_put(f, "/* Generated by ipupipe-plan (ipupipe %s); do not edit. The pool sizes of one\n"
               "   configuration as ipup_plan_pools computes them: exactly what ipup_init carves.\n   command: ipupipe-plan",
            IPUPIPE_VERSION_STRING);
-    for (i = 1; i < t->argc; i++) pt_put(f, " %s", t->argv[i]);
-    if (t->input) pt_put(f, " --input %s", t->input);
-    pt_put(f, "\n   model: %s on input %dx%dx%d: %d layers, %lld parameters\n", r->spec == &t->text ? r->o.model : r->spec->layers,
-           (int)r->desc.in_h, (int)r->desc.in_w, (int)r->desc.in_c, (int)r->desc.n_layers, (long long)r->plan.params);
-    pt_put(f, "   pipeline: %d stage(s) starting at layers", (int)r->plan.stages);
-    for (i = 0; i < r->plan.stages; i++) pt_put(f, "%s%d", i ? "," : " ", (int)r->plan.split[i]);
+    for (i = 1; i < t->o.argc; i++) pt_put(f, " %s", t->o.argv[i]);
+    if (t->o.input) pt_put(f, " --input %s", t->o.input);
+    pt_put(f, "\n   model: %s on input %dx%dx%d: %d layers, %lld parameters\n", t->m->layers, (int)t->desc.in_h,
+           (int)t->desc.in_w, (int)t->desc.in_c, (int)t->desc.n_layers, (long long)p->params);
+    pt_put(f, "   pipeline: %d stage(s) starting at layers", (int)p->stages);
+    for (i = 0; i < p->stages; i++) pt_put(f, "%s%d", i ? "," : " ", (int)p->split[i]);
     pt_put(f, ", %d IPU(s) x %d replica(s), schedule %s, micro-batch %d x %d micro-batches, repeat %d,\n"
               "   optimizer %s, recompute %s, offload %s\n",
-           (int)r->plan.devices, (int)r->plan.replicas, ipup_sched_kind_name(c->schedule), (int)c->microbatch,
-           (int)c->microbatches, (int)c->repeat, mt_opt_name(c->opt.kind), c->recompute ? "on" : "off",
-           c->offload ? "on" : "off");
+           (int)p->devices, (int)p->replicas, ipup_sched_kind_name(c->schedule), (int)c->microbatch, (int)c->microbatches,
+           (int)c->repeat, pt_opt_name(c->opt.kind), c->recompute ? "on" : "off", c->offload ? "on" : "off");
     for (w = t->warn; *w;) { /* one warning per line, no comment terminator inside */
         const char *e = strchr(w, '\n');
         int n = e ? (int)(e - w) : (int)strlen(w);
@@ -239,13 +307,68 @@ static void pt_write_limit(FILE *f, const char *name, int need, const char *what
            name, name, name, name, name, name, need, what);
 }
 
-/* The header: pools, counts, limits. */
+/* s as a C string literal: '"' and '\\' escaped, other bytes outside ' '..'~' in octal */
+static void pt_put_cstr(FILE *f, const char *s) {
+    pt_put(f, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') pt_put(f, "\\%c", ch);
+        else if (ch < ' ' || ch > '~') pt_put(f, "\\%03o", ch);
+        else pt_put(f, "%c", ch);
+    }
+    pt_put(f, "\"");
+}
+
+/* The configuration the pools are for, as defines a program fills ipup_config from. */
+static void pt_write_config(const pt_tool *t, FILE *f) {
+    static const char *const sched[IPUP_SCHED_KIND_COUNT] = {
+        "IPUP_SCHED_GROUPED", "IPUP_SCHED_INTERLEAVED", "IPUP_SCHED_SEQUENTIAL",      "IPUP_SCHED_GPIPE",
+        "IPUP_SCHED_1F1B",    "IPUP_SCHED_INTERLEAVED_1F1B", "IPUP_SCHED_ZBH1"};
+    static const char *const opt[3] = {"IPUP_OPT_SGD", "IPUP_OPT_MOMENTUM", "IPUP_OPT_ADAM"};
+    const ipup_config *c = &t->cfg;
+    const ipup_plan *p = &t->plan;
+    int s;
+    pt_put(f, "\n/* the configuration of these pools, for ipup_config: the model is\n"
+              "   ipup_model_parse(IPUP_PLAN_MODEL_TEXT) with in_h, in_w, in_c = IPUP_PLAN_INPUT_H, _W, _C */\n");
+    pt_put(f, "#define IPUP_PLAN_MODEL_TEXT ");
+    pt_put_cstr(f, t->m->layers);
+    pt_put(f, "\n#define IPUP_PLAN_INPUT_H %d\n#define IPUP_PLAN_INPUT_W %d\n#define IPUP_PLAN_INPUT_C %d\n",
+           (int)t->desc.in_h, (int)t->desc.in_w, (int)t->desc.in_c);
+    pt_put(f, "#define IPUP_PLAN_BATCH %d /* cfg.microbatch: samples per micro-batch */\n", (int)c->microbatch);
+    pt_put(f, "#define IPUP_PLAN_MICROBATCHES %d /* cfg.microbatches: micro-batches per step */\n", (int)c->microbatches);
+    pt_put(f, "#define IPUP_PLAN_REPEAT %d /* cfg.repeat: steps per ipup_run */\n", (int)c->repeat);
+    pt_put(f, "#define IPUP_PLAN_SCHEDULE %s /* cfg.schedule */\n", sched[c->schedule]);
+    pt_put(f, "#define IPUP_PLAN_STRICT %d /* cfg.strict */\n", (int)c->strict);
+    pt_put(f, "/* cfg.split = IPUP_PLAN_STAGES > 1 ? split : NULL with static const int32_t split[] =\n"
+              "   IPUP_PLAN_SPLIT_LIST: the first layer of stages 1.. ({0} with one stage) */\n#define IPUP_PLAN_SPLIT_LIST {");
+    for (s = 1; s < p->stages; s++) pt_put(f, "%s%d", s > 1 ? ", " : "", (int)p->split[s]);
+    pt_put(f, "%s}\n", p->stages > 1 ? "" : "0");
+    pt_put(f, "/* --map (\"\": the schedule's own mapping, cfg.stage_device = NULL); a plain map is\n"
+              "   cfg.stage_device = IPUP_PLAN_STAGE_DEVICE_LIST (int16_t), a concurrent one (a stage on\n"
+              "   several IPUs) cfg.concurrent from ipup_sched_map_parse(IPUP_PLAN_MAP_TEXT) */\n#define IPUP_PLAN_MAP_TEXT ");
+    pt_put_cstr(f, t->o.map ? t->o.map : "");
+    pt_put(f, "\n#define IPUP_PLAN_MAP_CONCURRENT %d\n#define IPUP_PLAN_STAGE_DEVICE_LIST {", t->n_map && t->cmap.concurrent ? 1 : 0);
+    for (s = 0; s < p->stages; s++) pt_put(f, "%s%d", s ? ", " : "", (int)p->stage_device[s]);
+    pt_put(f, "} /* the IPU of each stage, as planned */\n");
+    pt_put(f, "#define IPUP_PLAN_OPTIMIZER %s /* cfg.opt.kind; lr, momentum, betas: the program's */\n", opt[c->opt.kind]);
+    pt_put(f, "#define IPUP_PLAN_RECOMPUTE %d /* cfg.recompute */\n#define IPUP_PLAN_OFFLOAD %d /* cfg.offload */\n",
+           (int)c->recompute, (int)c->offload);
+    pt_put(f, "#define IPUP_PLAN_RUNNER %s /* cfg.runner */\n",
+           c->runner == IPUP_RUNNER_THREADS ? "IPUP_RUNNER_THREADS" : "IPUP_RUNNER_COOP");
+}
+
+/* The header: pools, counts, limits, configuration. */
 static void pt_write_header(const pt_tool *t, FILE *f) {
-    const ipup_plan *p = &t->r.plan;
+    const ipup_plan *p = &t->plan;
     int i, s;
     pt_write_comment(t, f);
     pt_put(f, "#ifndef IPUPIPE_PLAN_H\n#define IPUPIPE_PLAN_H\n\n");
     pt_put(f, "/* pools of IPU i = replica * IPUP_PLAN_DEVICES + device: cfg.ipu[i], cfg.stream[i] */\n");
+    pt_put(f, "/* each pool 64-byte aligned, as the sizes assume: IPUP_ALIGN64 static uint8_t\n"
+              "   ipu0[IPUP_PLAN_IPU0_BYTES]; an unaligned pool needs up to 63 bytes more */\n");
+    for (i = 0; i < p->devices && p->ipu_bytes[i]; i++) continue;
+    if (i < p->devices)
+        pt_put(f, "/* an IPU of 0 bytes runs no stage: ipup_init still wants a pool (cfg.ipu[i].mem not NULL) */\n");
     for (i = 0; i < p->ipus; i++) {
         int d = i % p->devices;
         pt_put(f, "#define IPUP_PLAN_IPU%d_BYTES %zu /* replica %d, device %d: stage", i, p->ipu_bytes[d], i / p->devices, d);
@@ -272,12 +395,30 @@ static void pt_write_header(const pt_tool *t, FILE *f) {
     /* floors: with IPUP_MAX_LAYERS 2 or IPUP_SCHED_MAX_STAGES 1, gcc's -Wmaybe-uninitialized
        and -Warray-bounds flag one- and two-element arrays of the headers at -O2/-O3 (false
        alarms, but -Werror builds stop); the bytes they cost are a few dozen */
-    pt_write_limit(f, "MAX_LAYERS", t->r.desc.n_layers > 3 ? (int)t->r.desc.n_layers : 3, "layers of the model (at least 3)");
+    pt_write_limit(f, "MAX_LAYERS", t->desc.n_layers > 3 ? (int)t->desc.n_layers : 3, "layers of the model (at least 3)");
     pt_write_limit(f, "MAX_DEVICES", (int)p->devices, "IPUs per replica");
     pt_write_limit(f, "MAX_REPLICAS", (int)p->replicas, "replicas");
     pt_write_limit(f, "MAX_IPUS", (int)p->ipus, "replicas x IPUs");
-    pt_write_limit(f, "SCHED_MAX_STAGES", p->stages > 2 ? (int)p->stages : 2, "pipeline stages (at least 2)");
+    /* the schedule library numbers IPUs below IPUP_SCHED_MAX_STAGES too (ipup_sched_map_parse) */
+    if (p->devices > p->stages)
+        pt_write_limit(f, "SCHED_MAX_STAGES", (int)p->devices, "IPUs per replica, more than the stages (at least 2)");
+    else
+        pt_write_limit(f, "SCHED_MAX_STAGES", p->stages > 2 ? (int)p->stages : 2, "pipeline stages (at least 2)");
+    pt_write_config(t, f);
     pt_put(f, "\n#endif /* IPUPIPE_PLAN_H */\n");
+}
+
+/* Ends the -o output whose bytes were all written (written != 0) or not: keeps it, or
+ * drops it and says why. 0 when the file now holds the complete header. */
+static int pt_out_finish(ex_out *o, int written) {
+    int e = written ? 0 : (errno ? errno : EIO);
+    if (!written) ex_out_close(o, 0);
+    else e = ex_out_close(o, 1);
+    if (!e) return 0;
+    pt_err("-o: writing %s failed: %s%s%s", o->path, strerror(e),
+           e == ENOSPC || e == EFBIG || e == EDQUOT ? " (disk full or file size limit)" : "",
+           o->tmp ? "; the file was not replaced (any older one is as it was)" : "");
+    return e;
 }
 
 /* The header to stdout, or to -o FILE through a temporary file renamed when complete. */
@@ -285,19 +426,19 @@ static int pt_output(const pt_tool *t) {
     ex_out out;
     FILE *f;
     int ok;
-    if (!t->out) {
+    if (!t->o.out) {
         pt_write_header(t, stdout);
-        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : (mt_err("writing the header to stdout failed: %s", strerror(errno)), 1);
+        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : (pt_err("writing the header to stdout failed: %s", strerror(errno)), 1);
     }
-    if (ex_out_open(&out, t->out) != 0) return mt_err("-o: cannot create %s: %s", t->out, strerror(errno)), 1;
+    if (ex_out_open(&out, t->o.out) != 0) return pt_err("-o: cannot create %s: %s", t->o.out, strerror(errno)), 1;
     if (!(f = fdopen(dup(out.fd), "w"))) {
         ex_out_free(&out);
-        return mt_err("-o: %s: %s", t->out, strerror(errno)), 1;
+        return pt_err("-o: %s: %s", t->o.out, strerror(errno)), 1;
     }
     pt_write_header(t, f);
     ok = fflush(f) == 0 && !ferror(f);
     ok = (fclose(f) == 0) && ok;
-    ok = mt_out_finish(&out, "-o", ok) == 0;
+    ok = pt_out_finish(&out, ok) == 0;
     ex_out_free(&out);
     return ok ? 0 : 1;
 }
@@ -306,9 +447,8 @@ static int pt_output(const pt_tool *t) {
 static int pt_main(int argc, char **argv) {
     static pt_tool t;
     int rc;
-    (void)mnist_train_main; /* the trainer's parts are used, not its main */
     memset(&t, 0, sizeof t);
-    if ((rc = pt_args(&t, argc, argv)) != 0) return rc;
+    if ((rc = pt_parse(argc, argv, &t.o)) != 0) return rc;
     if ((rc = pt_configure(&t)) != 0) return rc;
     if ((rc = pt_plan(&t)) != 0) return rc;
     if (t.warn[0]) fprintf(stderr, "warnings:\n%s", t.warn);
