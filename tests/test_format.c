@@ -179,7 +179,7 @@ TTEST(doubles_decimal_values) {
     for (i = 0; i < 16; i++)
         for (k = 1; k <= 8; k++) {
             double v = ((double)i + 0.5) / (double)(1 << (k - 1));
-            char f[32];
+            char f[48]; /* room for three 11-character ints: gcc's -Wformat-truncation */
             snprintf(f, sizeof f, "%%.%df|%%.%de|%%.%dg", k - 1, k, k + 1);
             cmp(f, v, v, v);
             cmp(f, -v, -v, -v);
