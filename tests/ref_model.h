@@ -1,5 +1,6 @@
 /* tests/ref_model.h - the plain gradient-accumulation loop that the emulator tests
- * (test_emulator, test_mse_frozen) hold ipupipe.h's schedules and runners to, bit for bit.
+ * (test_emulator, test_mse_frozen) hold ipupipe.h's schedules and runners to, bit for bit,
+ * and the plain forward test_predict holds ipup_predict to.
  *
  * One step of the loop: for each replica r in order, for each micro-batch m in order, the
  * infeed's samples go forward through every layer and the loss's gradient back through
@@ -13,7 +14,9 @@
  * Use:  ipup_init(&e, &c); ref_begin(&R, &c, &e);
  *       for each step t run by the emulator: ref_step(&R, t, infeed, user);
  *       ref_diff(&R, &e, NULL) == 0: every parameter tensor has the loop's bits.
- * ref_forward alone gives the loss gradient (and every activation) of one micro-batch.
+ * ref_forward alone gives the loss gradient (and every activation) of one micro-batch;
+ * ref_infer (after ref_set_model and ref_load) the loss layer's input, as in inference
+ * (dropout passes its input on).
  *
  * Include after ipupipe.h (tiny_model.h). Activations of one layer of a micro-batch are
  * at most REF_ACT floats, weights of one layer REF_MAXF, biases 64, micro-batches 256
@@ -42,28 +45,27 @@ typedef struct ref_model {
     float s2w[IPUP_MAX_LAYERS][REF_MAXF], s2b[IPUP_MAX_LAYERS][64];
 } ref_model;
 
-/* The parameters of e (replica 0) into R; gradients and optimizer state zeroed. */
+/* The model R runs (its layer table too). */
+static inline void ref_set_model(ref_model *R, const ipup_model_desc *md) {
+    R->md = *md;
+    ipup_model_info(md, R->info, IPUP_MAX_LAYERS, NULL, 0);
+}
+
+/* The parameters of e (replica 0) into R. */
 static inline void ref_load(ref_model *R, ipup_emu *e) {
     int32_t i, n = ipup_tensor_count(e);
-    memset(R->gw, 0, sizeof R->gw);
-    memset(R->gb, 0, sizeof R->gb);
-    memset(R->s1w, 0, sizeof R->s1w);
-    memset(R->s1b, 0, sizeof R->s1b);
-    memset(R->s2w, 0, sizeof R->s2w);
-    memset(R->s2b, 0, sizeof R->s2b);
     for (i = 0; i < n; i++) {
         ipup_tensor_info t;
-        ipup_tensor_get(e, i, &t);
-        if (t.kind != IPUP_TENSOR_PARAM) continue;
+        if (ipup_tensor_get(e, i, &t) != IPUP_OK || t.kind != IPUP_TENSOR_PARAM) continue;
         if (t.ndim == 1) memcpy(R->b[t.layer], t.data, (size_t)t.n * sizeof(float));
         else memcpy(R->w[t.layer], t.data, (size_t)t.n * sizeof(float));
     }
 }
 
-/* R as the loop of configuration c, from the weights of e (just initialised from c). */
+/* R as the loop of configuration c, from the weights of e (just initialised from c);
+   gradients and optimizer state zeroed. */
 static inline void ref_begin(ref_model *R, const ipup_config *c, ipup_emu *e) {
-    R->md = *c->model;
-    ipup_model_info(c->model, R->info, IPUP_MAX_LAYERS, NULL, 0);
+    ref_set_model(R, c->model);
     R->opt = e->cfg.opt;
     R->seed = c->seed;
     R->B = c->microbatch;
@@ -71,7 +73,34 @@ static inline void ref_begin(ref_model *R, const ipup_config *c, ipup_emu *e) {
     R->R = c->replicas ? c->replicas : 1;
     R->step = 0;
     R->first = 0;
+    memset(R->gw, 0, sizeof R->gw);
+    memset(R->gb, 0, sizeof R->gb);
+    memset(R->s1w, 0, sizeof R->s1w);
+    memset(R->s1b, 0, sizeof R->s1b);
+    memset(R->s2w, 0, sizeof R->s2w);
+    memset(R->s2b, 0, sizeof R->s2b);
     ref_load(R, e);
+}
+
+/* Forward of layer l (not the loss) for B samples, act[l] to act[l + 1]; dropout as in
+   training, or passing its input on when infer is set. */
+static inline void ref_layer_fwd(ref_model *R, int32_t l, int32_t B, float act[][REF_ACT], int infer) {
+    const ipup_layer_info *I = &R->info[l];
+    int n = B * I->in_n;
+    switch (I->kind) {
+    case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(B, I->in_n, I->out_n, act[l], R->w[l], R->b[l], act[l + 1]); break;
+    case IPUP_LAYER_CONV3X3: ipup_conv3x3_fwd_f32(B, I->in_h, I->in_w, I->in_c, I->out_c, act[l], R->w[l], R->b[l], act[l + 1], NULL); break;
+    case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, act[l], act[l + 1]); break;
+    case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, act[l], act[l + 1]); break;
+    case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_fwd_f32(B, I->in_h, I->in_w, I->in_c, act[l], act[l + 1]); break;
+    case IPUP_LAYER_FLATTEN: memcpy(act[l + 1], act[l], (size_t)n * sizeof(float)); break;
+    case IPUP_LAYER_DROPOUT:
+        if (infer) memcpy(act[l + 1], act[l], (size_t)n * sizeof(float));
+        else ipup_dropout_fwd_f32(n, R->md.layers[l].rate, ipup_layer_seed(R->seed, l), (uint64_t)R->step,
+                                  (uint64_t)R->first * (uint64_t)I->in_n, act[l], act[l + 1]);
+        break;
+    default: break;
+    }
 }
 
 /* Forward of one micro-batch of B samples from act[0]; the loss layer leaves its gradient
@@ -81,23 +110,17 @@ static inline void ref_forward(ref_model *R, int32_t B, float act[][REF_ACT], co
     int32_t l;
     for (l = 0; l < R->md.n_layers; l++) {
         const ipup_layer_info *I = &R->info[l];
-        int n = B * I->in_n;
-        switch (I->kind) {
-        case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(B, I->in_n, I->out_n, act[l], R->w[l], R->b[l], act[l + 1]); break;
-        case IPUP_LAYER_CONV3X3: ipup_conv3x3_fwd_f32(B, I->in_h, I->in_w, I->in_c, I->out_c, act[l], R->w[l], R->b[l], act[l + 1], NULL); break;
-        case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, act[l], act[l + 1]); break;
-        case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, act[l], act[l + 1]); break;
-        case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_fwd_f32(B, I->in_h, I->in_w, I->in_c, act[l], act[l + 1]); break;
-        case IPUP_LAYER_FLATTEN: memcpy(act[l + 1], act[l], (size_t)n * sizeof(float)); break;
-        case IPUP_LAYER_DROPOUT:
-            ipup_dropout_fwd_f32(n, R->md.layers[l].rate, ipup_layer_seed(R->seed, l), (uint64_t)R->step,
-                                 (uint64_t)R->first * (uint64_t)I->in_n, act[l], act[l + 1]);
-            break;
-        case IPUP_LAYER_SOFTMAX_XENT: ipup_softmax_xent_f32(B, I->in_n, act[l], labels, g, NULL); break;
-        case IPUP_LAYER_MSE: ipup_mse_f32(B, I->in_n, act[l], targets, g); break;
-        default: break;
-        }
+        if (I->kind == IPUP_LAYER_SOFTMAX_XENT) ipup_softmax_xent_f32(B, I->in_n, act[l], labels, g, NULL);
+        else if (I->kind == IPUP_LAYER_MSE) ipup_mse_f32(B, I->in_n, act[l], targets, g);
+        else ref_layer_fwd(R, l, B, act, 0);
     }
+}
+
+/* Inference of B samples from act[0]: every layer but the loss, the loss layer's input
+   left in act[n_layers - 1]. */
+static inline void ref_infer(ref_model *R, int32_t B, float act[][REF_ACT]) {
+    int32_t l;
+    for (l = 0; l < R->md.n_layers - 1; l++) ref_layer_fwd(R, l, B, act, 1);
 }
 
 /* Backward of the whole model from the loss gradient in g (o: scratch of the same size),
