@@ -14,8 +14,6 @@
 #include "ref_model.h"
 #include "ttest.h"
 
-static int slow_mode(void) { return getenv("IPUPIPE_TEST_SLOW") != NULL; }
-
 /* ------------------------------------------------------------------ pools */
 #define POOL_BYTES (512 * 1024)
 IPUP_ALIGN64 static uint8_t g_ipu[8][POOL_BYTES];
@@ -148,7 +146,7 @@ TTEST(ring_spsc_threads) {
     uint32_t i, bad = 0;
     TT_EQ_INT(ipup_ring_init(&r, buf, sizeof buf, 4, 8, 0xFFFFFF00u), IPUP_OK);
     job.r = &r;
-    job.n = slow_mode() ? 2000 : 200000;
+    job.n = ttest_slow() ? 2000 : 200000;
     TT_EQ_INT(pthread_create(&th, NULL, ring_producer, &job), 0);
     for (i = 0; i < job.n; i++) {
         const uint32_t *p;
@@ -193,7 +191,7 @@ static const ipup_sched_kind k_all[] = {IPUP_SCHED_GROUPED, IPUP_SCHED_INTERLEAV
 /* every schedule x both runners x recompute on/off: the plain loop's bits */
 TTEST(bit_identical_every_schedule) {
     int ks, runner, rec;
-    int steps = slow_mode() ? 2 : 3;
+    int steps = ttest_slow() ? 2 : 3;
     for (ks = 0; ks < 7; ks++) {
         for (runner = 0; runner < 2; runner++) {
             for (rec = 0; rec < 2; rec++) {
@@ -247,7 +245,7 @@ TTEST(bit_identical_cnn_and_mapping) {
    recomputation, optimizer; every one that the schedule accepts must give the plain loop's
    bits */
 TTEST(random_configurations_match_plain_loop) {
-    int k, ran = 0, n = slow_mode() ? 6 : 40;
+    int k, ran = 0, n = ttest_slow() ? 6 : 40;
     for (k = 0; k < n; k++) {
         ipup_config c = base_cfg((k & 1) ? &g_cnn : &g_mlp, (k & 1) ? &g_feed_cnn : &g_feed_mlp);
         const ipup_model_desc *md = c.model;
@@ -395,8 +393,8 @@ static void delay_hook(void *user, int32_t ipu, const ipup_op *op) {
 TTEST(threaded_stress_random_delays) {
     static uint64_t ctr[IPUP_MAX_IPUS];
     int ks;
-    int steps = slow_mode() ? 2 : 12;
-    for (ks = 0; ks < 7; ks += slow_mode() ? 3 : 1) {
+    int steps = ttest_slow() ? 2 : 12;
+    for (ks = 0; ks < 7; ks += ttest_slow() ? 3 : 1) {
         ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
         char what[64];
         c.schedule = k_all[ks];
@@ -817,7 +815,7 @@ TTEST(checkpoint_roundtrip_and_eval) {
     TT_EQ_INT((int32_t)snapshot(&g_emu2, b, 8192), n);
     TT_CHECK(memcmp(a, b, (size_t)n * sizeof(float)) == 0);
     /* learning: more training lowers the held-out loss */
-    if (!slow_mode()) TT_EQ_INT(ipup_run_steps(&g_emu, 10, NULL), IPUP_OK);
+    if (!ttest_slow()) TT_EQ_INT(ipup_run_steps(&g_emu, 10, NULL), IPUP_OK);
     TT_EQ_INT(ipup_run_steps(&g_emu, 10, NULL), IPUP_OK);
     TT_EQ_INT(ipup_evaluate(&g_emu, 64, x, lab, &loss1, &cor1), IPUP_OK);
     TT_CHECK_MSG(loss1 < loss0, "held-out loss %g -> %g", loss0 / 64, loss1 / 64);
