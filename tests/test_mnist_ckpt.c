@@ -19,21 +19,13 @@
 #include "mnist_ckpt.h"
 #include "ckpt_fixture.h"
 #include "idx_fixture.h"
+#include "scratch_dir.h"
 #include "ttest.h"
 
 static char dir_[256];
 static ckpt_fixture_emu g_a, g_b; /* g_a saves, g_b loads */
 
-static const char *tmpdir(void) {
-    if (!dir_[0]) {
-        snprintf(dir_, sizeof dir_, "/tmp/ipup_mnist_ckpt_XXXXXX");
-        if (!mkdtemp(dir_)) {
-            perror("mkdtemp");
-            exit(2);
-        }
-    }
-    return dir_;
-}
+static const char *tmpdir(void) { return scratch_dir(dir_, sizeof dir_, "mnist_ckpt"); }
 static void path_of(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", tmpdir(), name); }
 
 static mnist_ckpt_meta meta_of(const char *model, uint64_t seed, uint32_t epoch) {

@@ -9,21 +9,13 @@
 
 #define IPUPIPE_IMPLEMENTATION /* ipup_snprintf, used by the readers' messages */
 #include "idx_fixture.h"
+#include "scratch_dir.h"
 #include "mnist_data.h"
 #include "ttest.h"
 
 static char dir_[256];
 
-static const char *tmpdir(void) {
-    if (!dir_[0]) {
-        snprintf(dir_, sizeof dir_, "/tmp/ipup_mnist_data_XXXXXX");
-        if (!mkdtemp(dir_)) {
-            perror("mkdtemp");
-            exit(2);
-        }
-    }
-    return dir_;
-}
+static const char *tmpdir(void) { return scratch_dir(dir_, sizeof dir_, "mnist_data"); }
 
 static void path_of(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", tmpdir(), name); }
 

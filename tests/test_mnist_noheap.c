@@ -29,6 +29,7 @@ static void nh_run_done(void) { nh_counting = 0; }
 #include "mnist_trainer.h"
 
 #include "idx_fixture.h"
+#include "scratch_dir.h"
 #include "ttest.h"
 
 #include "heap_wrap.h"
@@ -133,11 +134,7 @@ static const ttest_case cases[] = {
 int main(int argc, char **argv) {
     int r, i;
     const char *files[] = {"run.ckpt", "epoch1.ckpt", "trace.json", "summary.json"};
-    snprintf(nh_dir, sizeof nh_dir, "/tmp/ipup_mnist_noheap_XXXXXX");
-    if (!mkdtemp(nh_dir)) {
-        perror("mkdtemp");
-        return 2;
-    }
+    scratch_dir(nh_dir, sizeof nh_dir, "mnist_noheap");
     /* synthetic digits: class k lights a band of rows; deterministic noise */
     if (idx_write_synthetic_set(nh_dir, ttest_slow() ? 128 : 1024, ttest_slow() ? 20 : 100) != 0) {
         perror(nh_dir);
