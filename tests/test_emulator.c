@@ -1,6 +1,6 @@
 /* tests/test_emulator.c - the multi-IPU emulator (ipupipe.h): bit-identity of every
-   schedule and both runners against a plain gradient-accumulation loop written here,
-   rings across the 32-bit wrap, replication, recomputation, offload, errors, NaN, the
+   schedule and both runners against the plain gradient-accumulation loop of
+   ref_model.h, rings across the 32-bit wrap, replication, recomputation, offload, errors, NaN, the
    threaded stress test, trace, memory report, checkpoints.
    Also run under ThreadSanitizer and helgrind (IPUPIPE_TEST_SLOW=1: fewer steps). */
 #define _POSIX_C_SOURCE 200809L /* nanosleep for the delay hook */
@@ -11,9 +11,8 @@
 #define IPUPIPE_CHUNK_BYTES 600 /* conv4,relu,maxpool2 (256 bytes a sample) runs 2 samples at a time */
 #define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h" /* includes ipupipe.h */
+#include "ref_model.h"
 #include "ttest.h"
-
-static int slow_mode(void) { return getenv("IPUPIPE_TEST_SLOW") != NULL; }
 
 /* ------------------------------------------------------------------ pools */
 #define POOL_BYTES (512 * 1024)
@@ -54,126 +53,7 @@ static int feed(void *user, const ipup_feed *fd) {
 }
 
 /* ------------------------------------------------------------------ reference: the plain loop */
-#define REF_MAXF 4096
-typedef struct ref_model {
-    ipup_model_desc md;
-    ipup_layer_info info[IPUP_MAX_LAYERS];
-    float w[IPUP_MAX_LAYERS][REF_MAXF], b[IPUP_MAX_LAYERS][64];
-    float gw[IPUP_MAX_LAYERS][REF_MAXF], gb[IPUP_MAX_LAYERS][64];
-    float s1w[IPUP_MAX_LAYERS][REF_MAXF], s1b[IPUP_MAX_LAYERS][64];
-    float s2w[IPUP_MAX_LAYERS][REF_MAXF], s2b[IPUP_MAX_LAYERS][64];
-} ref_model;
-static ref_model g_ref;
-
-static void ref_load(ref_model *R, ipup_emu *e) {
-    int32_t i, n = ipup_tensor_count(e);
-    memset(R->gw, 0, sizeof R->gw);
-    memset(R->gb, 0, sizeof R->gb);
-    memset(R->s1w, 0, sizeof R->s1w);
-    memset(R->s1b, 0, sizeof R->s1b);
-    memset(R->s2w, 0, sizeof R->s2w);
-    memset(R->s2b, 0, sizeof R->s2b);
-    for (i = 0; i < n; i++) {
-        ipup_tensor_info t;
-        ipup_tensor_get(e, i, &t);
-        if (t.kind != IPUP_TENSOR_PARAM) continue;
-        if (t.ndim == 1) memcpy(R->b[t.layer], t.data, (size_t)t.n * sizeof(float));
-        else memcpy(R->w[t.layer], t.data, (size_t)t.n * sizeof(float));
-    }
-}
-
-/* one step of M micro-batches of B samples with R replicas' worth of data (R = 1 here) */
-static void ref_step(ref_model *R, const ipup_config *c, int64_t t, feed_ctx *fc) {
-    static float act[IPUP_MAX_LAYERS + 1][8192], g0[8192], g1[8192];
-    static int32_t labels[256];
-    int32_t L = R->md.n_layers, m, l, B = c->microbatch, M = c->microbatches;
-    int32_t Rr = c->replicas ? c->replicas : 1, r;
-    for (r = 0; r < Rr; r++) {
-        for (m = 0; m < M; m++) {
-            int64_t sample0 = ((t * Rr + r) * M + m) * B;
-            int64_t j0 = ((int64_t)r * M + m) * B;
-            float *g = g0, *o = g1;
-            ipup_feed fd;
-            memset(&fd, 0, sizeof fd);
-            fd.step = t; fd.replica = r; fd.mb = m; fd.sample0 = sample0; fd.n = B;
-            fd.row = fc->in_n; fd.classes = fc->classes; fd.x = act[0]; fd.labels = labels;
-            feed(fc, &fd);
-            for (l = 0; l < L; l++) {
-                const ipup_layer_info *I = &R->info[l];
-                int n = B * I->in_n;
-                switch (I->kind) {
-                case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(B, I->in_n, I->out_n, act[l], R->w[l], R->b[l], act[l + 1]); break;
-                case IPUP_LAYER_CONV3X3: ipup_conv3x3_fwd_f32(B, I->in_h, I->in_w, I->in_c, I->out_c, act[l], R->w[l], R->b[l], act[l + 1], NULL); break;
-                case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, act[l], act[l + 1]); break;
-                case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, act[l], act[l + 1]); break;
-                case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_fwd_f32(B, I->in_h, I->in_w, I->in_c, act[l], act[l + 1]); break;
-                case IPUP_LAYER_FLATTEN: memcpy(act[l + 1], act[l], (size_t)n * sizeof(float)); break;
-                case IPUP_LAYER_DROPOUT:
-                    ipup_dropout_fwd_f32(n, R->md.layers[l].rate, ipup_layer_seed(c->seed, l), (uint64_t)t, (uint64_t)j0 * (uint64_t)I->in_n, act[l], act[l + 1]);
-                    break;
-                case IPUP_LAYER_SOFTMAX_XENT: ipup_softmax_xent_f32(B, I->in_n, act[l], labels, g, NULL); break;
-                default: break;
-                }
-            }
-            for (l = L - 2; l >= 0; l--) {
-                const ipup_layer_info *I = &R->info[l];
-                int n = B * I->in_n;
-                float *tmp;
-                switch (I->kind) {
-                case IPUP_LAYER_DENSE: ipup_dense_bwd_f32(B, I->in_n, I->out_n, act[l], R->w[l], g, o, R->gw[l], R->gb[l]); break;
-                case IPUP_LAYER_CONV3X3: ipup_conv3x3_bwd_f32(B, I->in_h, I->in_w, I->in_c, I->out_c, act[l], R->w[l], g, o, R->gw[l], R->gb[l], NULL); break;
-                case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, act[l], g, o); break;
-                case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, act[l], g, o); break;
-                case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_bwd_f32(B, I->in_h, I->in_w, I->in_c, act[l], g, o); break;
-                case IPUP_LAYER_FLATTEN: memcpy(o, g, (size_t)n * sizeof(float)); break;
-                case IPUP_LAYER_DROPOUT:
-                    ipup_dropout_bwd_f32(n, R->md.layers[l].rate, ipup_layer_seed(c->seed, l), (uint64_t)t, (uint64_t)j0 * (uint64_t)I->in_n, g, o);
-                    break;
-                default: break;
-                }
-                tmp = g; g = o; o = tmp;
-            }
-        }
-    }
-    {
-        float scale = 1.0f / (float)(M * Rr);
-        const ipup_optimizer *op = &g_emu.cfg.opt; /* defaults resolved by ipup_init */
-        for (l = 0; l < L; l++) {
-            const ipup_layer_info *I = &R->info[l];
-            int j;
-            if (!I->n_w) continue;
-            for (j = 0; j < 2; j++) {
-                int n = j ? I->n_b : I->n_w;
-                float *w = j ? R->b[l] : R->w[l], *gg = j ? R->gb[l] : R->gw[l];
-                float *s1 = j ? R->s1b[l] : R->s1w[l], *s2 = j ? R->s2b[l] : R->s2w[l];
-                if (op->kind == IPUP_OPT_SGD) ipup_sgd_f32(n, op->lr, scale, w, gg);
-                else if (op->kind == IPUP_OPT_MOMENTUM) ipup_momentum_f32(n, op->lr, op->momentum, scale, w, s1, gg);
-                else ipup_adam_f32(n, op->lr, op->beta1, op->beta2, op->eps, (int)(t + 1), scale, w, s1, s2, gg);
-                memset(gg, 0, (size_t)n * sizeof(float));
-            }
-        }
-    }
-}
-
-/* number of parameter tensors of e whose bits differ from the reference */
-static int ref_diff(ref_model *R, ipup_emu *e, double *maxdiff) {
-    int32_t i, n = ipup_tensor_count(e), bad = 0, k;
-    if (maxdiff) *maxdiff = 0.0;
-    for (i = 0; i < n; i++) {
-        ipup_tensor_info t;
-        const float *ref;
-        ipup_tensor_get(e, i, &t);
-        if (t.kind != IPUP_TENSOR_PARAM) continue;
-        ref = t.ndim == 1 ? R->b[t.layer] : R->w[t.layer];
-        if (memcmp(ref, t.data, (size_t)t.n * sizeof(float)) != 0) bad++;
-        if (maxdiff)
-            for (k = 0; k < t.n; k++) {
-                double d = fabs((double)ref[k] - (double)t.data[k]);
-                if (d > *maxdiff) *maxdiff = d;
-            }
-    }
-    return bad;
-}
+static ref_model g_ref; /* ref_model.h */
 
 static ipup_model_desc g_mlp, g_cnn;
 static feed_ctx g_feed_mlp = {12, 4, -1}, g_feed_cnn = {36, 3, -1};
@@ -199,15 +79,12 @@ static int run_and_compare(ipup_config *c, feed_ctx *fc, int steps, const char *
     double md;
     rc = ipup_init(&g_emu, c);
     if (rc) { TT_FAILF("%s: init: %.400s", what, ipup_last_error(&g_emu)); return -1; }
-    memset(&g_ref.md, 0, sizeof g_ref.md);
-    g_ref.md = *c->model;
-    ipup_model_info(c->model, g_ref.info, IPUP_MAX_LAYERS, NULL, 0);
-    ref_load(&g_ref, &g_emu);
+    ref_begin(&g_ref, c, &g_emu);
     for (k = 0; k < steps; k += c->repeat) {
         int32_t n = steps - k < c->repeat ? steps - k : c->repeat, j;
         rc = ipup_run_steps(&g_emu, n, NULL);
         if (rc) { TT_FAILF("%s: run: %.400s", what, ipup_last_error(&g_emu)); ipup_shutdown(&g_emu); return -1; }
-        for (j = 0; j < n; j++) ref_step(&g_ref, c, k + j, fc);
+        for (j = 0; j < n; j++) ref_step(&g_ref, k + j, feed, fc);
     }
     TT_EQ_INT(ipup_get_step(&g_emu), steps);
     bad = ref_diff(&g_ref, &g_emu, &md);
@@ -269,7 +146,7 @@ TTEST(ring_spsc_threads) {
     uint32_t i, bad = 0;
     TT_EQ_INT(ipup_ring_init(&r, buf, sizeof buf, 4, 8, 0xFFFFFF00u), IPUP_OK);
     job.r = &r;
-    job.n = slow_mode() ? 2000 : 200000;
+    job.n = ttest_slow() ? 2000 : 200000;
     TT_EQ_INT(pthread_create(&th, NULL, ring_producer, &job), 0);
     for (i = 0; i < job.n; i++) {
         const uint32_t *p;
@@ -314,7 +191,7 @@ static const ipup_sched_kind k_all[] = {IPUP_SCHED_GROUPED, IPUP_SCHED_INTERLEAV
 /* every schedule x both runners x recompute on/off: the plain loop's bits */
 TTEST(bit_identical_every_schedule) {
     int ks, runner, rec;
-    int steps = slow_mode() ? 2 : 3;
+    int steps = ttest_slow() ? 2 : 3;
     for (ks = 0; ks < 7; ks++) {
         for (runner = 0; runner < 2; runner++) {
             for (rec = 0; rec < 2; rec++) {
@@ -368,7 +245,7 @@ TTEST(bit_identical_cnn_and_mapping) {
    recomputation, optimizer; every one that the schedule accepts must give the plain loop's
    bits */
 TTEST(random_configurations_match_plain_loop) {
-    int k, ran = 0, n = slow_mode() ? 6 : 40;
+    int k, ran = 0, n = ttest_slow() ? 6 : 40;
     for (k = 0; k < n; k++) {
         ipup_config c = base_cfg((k & 1) ? &g_cnn : &g_mlp, (k & 1) ? &g_feed_cnn : &g_feed_mlp);
         const ipup_model_desc *md = c.model;
@@ -516,8 +393,8 @@ static void delay_hook(void *user, int32_t ipu, const ipup_op *op) {
 TTEST(threaded_stress_random_delays) {
     static uint64_t ctr[IPUP_MAX_IPUS];
     int ks;
-    int steps = slow_mode() ? 2 : 12;
-    for (ks = 0; ks < 7; ks += slow_mode() ? 3 : 1) {
+    int steps = ttest_slow() ? 2 : 12;
+    for (ks = 0; ks < 7; ks += ttest_slow() ? 3 : 1) {
         ipup_config c = base_cfg(&g_mlp, &g_feed_mlp);
         char what[64];
         c.schedule = k_all[ks];
@@ -938,7 +815,7 @@ TTEST(checkpoint_roundtrip_and_eval) {
     TT_EQ_INT((int32_t)snapshot(&g_emu2, b, 8192), n);
     TT_CHECK(memcmp(a, b, (size_t)n * sizeof(float)) == 0);
     /* learning: more training lowers the held-out loss */
-    if (!slow_mode()) TT_EQ_INT(ipup_run_steps(&g_emu, 10, NULL), IPUP_OK);
+    if (!ttest_slow()) TT_EQ_INT(ipup_run_steps(&g_emu, 10, NULL), IPUP_OK);
     TT_EQ_INT(ipup_run_steps(&g_emu, 10, NULL), IPUP_OK);
     TT_EQ_INT(ipup_evaluate(&g_emu, 64, x, lab, &loss1, &cor1), IPUP_OK);
     TT_CHECK_MSG(loss1 < loss0, "held-out loss %g -> %g", loss0 / 64, loss1 / 64);

@@ -13,14 +13,14 @@
 tool=build/ipupipe-sched
 need_bin "$tool"
 for f in build/explorer/index.html build/explorer/explorer.js build/explorer/sched_wasm.js; do
-  [ -f "$f" ] || { echo "FAIL $f is missing (make explorer)"; echo "0 passed, 1 failed"; exit 1; }
+  [ -f "$f" ] || give_up "$f is missing (make explorer)"
 done
 if ! command -v chromium >/dev/null || ! command -v node >/dev/null; then
-  echo "FAIL chromium or node is missing (.ci/deps.sh test installs chromium and npm)"; echo "0 passed, 1 failed"; exit 1
+  give_up "chromium or node is missing (.ci/deps.sh test installs chromium and npm)"
 fi
 if [ ! -d tests/explorer/node_modules/playwright-core ]; then
-  (cd tests/explorer && npm ci --no-audit --no-fund >/dev/null 2>&1) || {
-    echo "FAIL npm ci in tests/explorer (playwright-core) failed"; echo "0 passed, 1 failed"; exit 1; }
+  (cd tests/explorer && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
+    give_up "npm ci in tests/explorer (playwright-core) failed"
 fi
 make_tmp explorer
 # the cases and what the tool says about them

@@ -158,19 +158,19 @@ else
 fi
 
 # ---- 4. unwritable paths and full disks
-expect() { # NAME EXPECTED_RC PATTERN LOG
+expect_log() { # NAME EXPECTED_RC PATTERN LOG RC: exit RC and a line of LOG matching PATTERN (ERE)
   if [ "$5" -eq "$2" ] && grep -qE "$3" "$4"; then ok "$1 (exit $5)"; else bad "$1: exit $5 (expected $2), wanted /$3/" "$4"; fi
 }
 "$BIN" "${common[@]}" --epochs 1 --save /nonexistent/dir/x.ckpt > "$tmp/o.log" 2>&1
-expect "--save into a missing directory, at startup" 2 'save: cannot create /nonexistent/dir/x.ckpt: No such file or directory.*nothing was run' "$tmp/o.log" $?
+expect_log "--save into a missing directory, at startup" 2 'save: cannot create /nonexistent/dir/x.ckpt: No such file or directory.*nothing was run' "$tmp/o.log" $?
 "$BIN" "${common[@]}" --epochs 1 --trace /nonexistent/t.json > "$tmp/o.log" 2>&1
-expect "--trace into a missing directory" 2 'trace: cannot create /nonexistent/t.json' "$tmp/o.log" $?
+expect_log "--trace into a missing directory" 2 'trace: cannot create /nonexistent/t.json' "$tmp/o.log" $?
 "$BIN" "${common[@]}" --epochs 1 --summary-json /nonexistent/s.json > "$tmp/o.log" 2>&1
-expect "--summary-json into a missing directory" 2 'summary-json: cannot create' "$tmp/o.log" $?
+expect_log "--summary-json into a missing directory" 2 'summary-json: cannot create' "$tmp/o.log" $?
 "$BIN" "${common[@]}" --epochs 1 --trace /dev/full > "$tmp/o.log" 2>&1
-expect "--trace on a full disk (/dev/full)" 2 'trace: writing /dev/full failed' "$tmp/o.log" $?
+expect_log "--trace on a full disk (/dev/full)" 2 'trace: writing /dev/full failed' "$tmp/o.log" $?
 "$BIN" "${common[@]}" --epochs 1 --summary-json /dev/full > "$tmp/o.log" 2>&1
-expect "--summary-json on a full disk (/dev/full)" 2 'summary-json: writing /dev/full failed' "$tmp/o.log" $?
+expect_log "--summary-json on a full disk (/dev/full)" 2 'summary-json: writing /dev/full failed' "$tmp/o.log" $?
 # a run that succeeds replaces an older summary and trace whole, leaving no temporary
 echo '{"old": 1}' > "$tmp/rs.json"
 echo '{"old": 2}' > "$tmp/rt.json"
@@ -185,20 +185,20 @@ fi
 # --trace to a regular file on a full disk (ulimit -f 2, a 1 KB limit: EFBIG): the older trace stays
 cp "$tmp/old.json" "$tmp/ft.json"
 ( trap '' XFSZ; ulimit -f 2; exec "$BIN" "${common[@]}" --epochs 1 --trace "$tmp/ft.json" ) > "$tmp/o.log" 2>&1
-expect "--trace on a full disk (ulimit -f 2: 1 KB)" 2 'trace: writing .*ft\.json failed: File too large.*not replaced' "$tmp/o.log" $?
+expect_log "--trace on a full disk (ulimit -f 2: 1 KB)" 2 'trace: writing .*ft\.json failed: File too large.*not replaced' "$tmp/o.log" $?
 cmp -s "$tmp/ft.json" "$tmp/old.json" && ! tmps "$tmp/ft.json" &&
   ok "after the failed --trace write the older trace is intact, no <path>.tmp left" || bad "the failed --trace write damaged the older trace"
 # the summary cannot be created after the trace was opened: the trace temporary goes too
 rm -f "$tmp/t2.json"
 "$BIN" "${common[@]}" --epochs 1 --trace "$tmp/t2.json" --summary-json /nonexistent/s.json > "$tmp/o.log" 2>&1
-expect "--summary-json unwritable after --trace opened" 2 'summary-json: cannot create /nonexistent/s.json' "$tmp/o.log" $?
+expect_log "--summary-json unwritable after --trace opened" 2 'summary-json: cannot create /nonexistent/s.json' "$tmp/o.log" $?
 [ ! -e "$tmp/t2.json" ] && ! tmps "$tmp/t2.json" && ok "the unwritable summary left no trace file or temporary" ||
   bad "the unwritable summary left $(ls "$tmp" | grep t2.json)"
 "$BIN" "${common[@]}" --epochs 1 --trace "$tmp/same.json" --summary-json "$tmp/same.json" > "$tmp/o.log" 2>&1
-expect "--trace and --summary-json naming one file" 2 'trace and --summary-json both name .*same\.json' "$tmp/o.log" $?
+expect_log "--trace and --summary-json naming one file" 2 'trace and --summary-json both name .*same\.json' "$tmp/o.log" $?
 cp "$tmp/e1.ckpt" "$tmp/fs.ckpt"
 ( trap '' XFSZ; ulimit -f 64; exec "$BIN" "${common[@]}" --load "$tmp/fs.ckpt" --epochs 2 --save "$tmp/fs.ckpt" ) > "$tmp/o.log" 2>&1
-expect "--save on a full disk (ulimit -f 64: write fails with EFBIG)" 2 'save: .*(File too large|No space).*disk full' "$tmp/o.log" $?
+expect_log "--save on a full disk (ulimit -f 64: write fails with EFBIG)" 2 'save: .*(File too large|No space).*disk full' "$tmp/o.log" $?
 cmp -s "$tmp/fs.ckpt" "$tmp/e1.ckpt" && ! tmps "$tmp/fs.ckpt" &&
   ok "after the failed save the previous checkpoint is intact, no <path>.tmp left" || bad "the failed save damaged the previous checkpoint"
 
@@ -283,14 +283,14 @@ mkdir -p "$tmp/fifo" "$tmp/dird" "$tmp/shape"
 cp "$syn"/* "$tmp/fifo/"; cp "$syn"/* "$tmp/dird/"; cp "$syn"/* "$tmp/shape/"
 rm -f "$tmp/fifo/train-images-idx3-ubyte"; mkfifo "$tmp/fifo/train-images-idx3-ubyte"
 timeout 20 "$BIN" "${base[@]}" --data "$tmp/fifo" > "$tmp/o.log" 2>&1
-expect "10: a FIFO as IDX file is refused at open, no hang" 2 'train-images-idx3-ubyte: cannot open file: it is a FIFO \(named pipe\), not an IDX file' "$tmp/o.log" $?
+expect_log "10: a FIFO as IDX file is refused at open, no hang" 2 'train-images-idx3-ubyte: cannot open file: it is a FIFO \(named pipe\), not an IDX file' "$tmp/o.log" $?
 rm -f "$tmp/dird/train-labels-idx1-ubyte"; mkdir "$tmp/dird/train-labels-idx1-ubyte"
 "$BIN" "${base[@]}" --data "$tmp/dird" > "$tmp/o.log" 2>&1
-expect "14: a directory as IDX file" 2 'it is a directory, not an IDX file' "$tmp/o.log" $?
+expect_log "14: a directory as IDX file" 2 'it is a directory, not an IDX file' "$tmp/o.log" $?
 grep -q 9223372036854775807 "$tmp/o.log" && bad "14: the directory message still shows a bogus size"
 printf '\x00\x00\x00\x38\x00\x00\x00\x0e' | dd of="$tmp/shape/t10k-images-idx3-ubyte" bs=1 seek=8 conv=notrunc status=none
 "$BIN" "${base[@]}" --data "$tmp/shape" > "$tmp/o.log" 2>&1
-expect "14: test images 56x14 named as the test images" 2 'the test images are 56x14 \(rows x cols\), the models take 28x28' "$tmp/o.log" $?
+expect_log "14: test images 56x14 named as the test images" 2 'the test images are 56x14 \(rows x cols\), the models take 28x28' "$tmp/o.log" $?
 
 # 14, 17: a sparse IDX file of 100,000,000 images: the allocation fails, the message says what for
 mkdir -p "$tmp/big"; cp "$syn"/t10k-* "$tmp/big/"
@@ -299,7 +299,7 @@ printf '\x00\x00\x08\x01\x05\xf5\xe1\x00' > "$tmp/big/train-labels-idx1-ubyte"
 if truncate -s $((16 + 100000000 * 784)) "$tmp/big/train-images-idx3-ubyte" 2> /dev/null &&
    truncate -s $((8 + 100000000)) "$tmp/big/train-labels-idx1-ubyte"; then
   "$BIN" "${base[@]}" --data "$tmp/big" > "$tmp/o.log" 2>&1
-  expect "14: a failed 300 GB allocation names what it was for" 2 'out of host memory: [0-9.]+ MB for 100000000 training and 64 test images' "$tmp/o.log" $?
+  expect_log "14: a failed 300 GB allocation names what it was for" 2 'out of host memory: [0-9.]+ MB for 100000000 training and 64 test images' "$tmp/o.log" $?
 else
   ok "14: (no sparse files here: the 300 GB allocation case is skipped)"
 fi
@@ -308,25 +308,25 @@ fi
 cp "$tmp/e1.ckpt" "$tmp/nanv.ckpt"; "$tmp/ckedit" "$tmp/nanv.ckpt" \
   $(( $(grep -boa 'dense256\.w' "$tmp/nanv.ckpt" | head -n 1 | cut -d: -f1) + 28 )) 0 0 0xc0 0x7f # element 2 of dense256.w
 "$BIN" "${common[@]}" --epochs 2 --load "$tmp/nanv.ckpt" --save "$tmp/nanv.ckpt" > "$tmp/o.log" 2>&1
-expect "7: NaN inside a checkpoint with a valid CRC" 2 'load: .*corrupt checkpoint: tensor dense256\.w holds NaN at element 2' "$tmp/o.log" $?
+expect_log "7: NaN inside a checkpoint with a valid CRC" 2 'load: .*corrupt checkpoint: tensor dense256\.w holds NaN at element 2' "$tmp/o.log" $?
 cp "$tmp/e1.ckpt" "$tmp/ep.ckpt"; "$tmp/ckedit" "$tmp/ep.ckpt" 24 0xff 0xff 0xff 0xff
 "$BIN" "${common[@]}" --epochs 2 --load "$tmp/ep.ckpt" > "$tmp/o.log" 2>&1
-expect "8: an absurd epoch field" 2 'header field epoch is 4294967295, above the limit 1000000' "$tmp/o.log" $?
+expect_log "8: an absurd epoch field" 2 'header field epoch is 4294967295, above the limit 1000000' "$tmp/o.log" $?
 cp "$tmp/e1.ckpt" "$tmp/esc.ckpt"; "$tmp/ckedit" "$tmp/esc.ckpt" 32 0x1b 0x5b 0x32 0x4a 0x07 0
 "$BIN" "${common[@]}" --epochs 2 --load "$tmp/esc.ckpt" > "$tmp/o.log" 2>&1
-expect "14: an escape sequence as model name is refused" 2 'model name field \(offset 32\) holds a byte that is not printable ASCII' "$tmp/o.log" $?
+expect_log "14: an escape sequence as model name is refused" 2 'model name field \(offset 32\) holds a byte that is not printable ASCII' "$tmp/o.log" $?
 LC_ALL=C grep -q $'\x1b' "$tmp/o.log" && bad "14: the escape sequence reached the terminal"
 cp "$tmp/e1.ckpt" "$tmp/sparse.ckpt"
 if truncate -s 1T "$tmp/sparse.ckpt" 2> /dev/null || truncate -s 20G "$tmp/sparse.ckpt" 2> /dev/null; then
   timeout 20 "$BIN" "${common[@]}" --epochs 2 --load "$tmp/sparse.ckpt" > "$tmp/o.log" 2>&1
-  expect "9: a huge sparse --load file is refused from its size (no CRC scan)" 2 'unexpected bytes after the state' "$tmp/o.log" $?
+  expect_log "9: a huge sparse --load file is refused from its size (no CRC scan)" 2 'unexpected bytes after the state' "$tmp/o.log" $?
   rm -f "$tmp/sparse.ckpt"
 else
   ok "9: (no sparse files here: skipped)"
 fi
 mkfifo "$tmp/load.fifo"
 timeout 20 "$BIN" "${common[@]}" --load "$tmp/load.fifo" > "$tmp/o.log" 2>&1
-expect "10: a FIFO as --load is refused at open, no hang" 2 'it is a FIFO \(named pipe\), not a checkpoint file' "$tmp/o.log" $?
+expect_log "10: a FIFO as --load is refused at open, no hang" 2 'it is a FIFO \(named pipe\), not a checkpoint file' "$tmp/o.log" $?
 # 2: a checkpoint swapped for a corrupt one while runs load it: never loaded, never re-saved
 cp "$tmp/e1.ckpt" "$tmp/swap-bad.ckpt"; printf '\x55' | dd of="$tmp/swap-bad.ckpt" bs=1 seek=300 conv=notrunc status=none
 ( for i in $(seq 1 400); do cp "$tmp/e1.ckpt" "$tmp/sw1"; mv "$tmp/sw1" "$tmp/swap.ckpt"
@@ -368,12 +368,12 @@ rm -f "$tmp/same.ckpt.tmp"
 # 4: outputs compared by identity, not spelling
 mkdir -p "$tmp/out"; cp "$tmp/e1.ckpt" "$tmp/out/a.ckpt"
 "$BIN" "${common[@]}" --epochs 1 --save "$tmp/out/a.ckpt" --summary-json "$tmp/out/./a.ckpt" > "$tmp/o.log" 2>&1
-expect "4: --save out/a.ckpt --summary-json out/./a.ckpt" 2 'save and --summary-json both name one file' "$tmp/o.log" $?
+expect_log "4: --save out/a.ckpt --summary-json out/./a.ckpt" 2 'save and --summary-json both name one file' "$tmp/o.log" $?
 cmp -s "$tmp/out/a.ckpt" "$tmp/e1.ckpt" && no_run "$tmp/o.log" && ok "4: ... refused at startup, the checkpoint untouched" ||
   bad "4: the aliased outputs damaged the checkpoint"
 rm -f "$tmp/out/n.ckpt"
 "$BIN" "${common[@]}" --epochs 1 --save "$tmp/out/n.ckpt" --trace "$tmp/out/../out/n.ckpt" > "$tmp/o.log" 2>&1
-expect "4: one new file spelled two ways" 2 'save and --trace both name one file' "$tmp/o.log" $?
+expect_log "4: one new file spelled two ways" 2 'save and --trace both name one file' "$tmp/o.log" $?
 "$BIN" "${common[@]}" --epochs 1 --save "$tmp/run.tmp" --trace "$tmp/run" > "$tmp/o.log" 2>&1
 rc=$?
 if [ "$rc" -eq 0 ] && grep -q traceEvents "$tmp/run" && [ "$(head -c 8 "$tmp/run.tmp")" = IPUPCKPT ]; then
@@ -404,7 +404,7 @@ done
 
 # 11: a full disk on stdout is an error
 "$BIN" "${common[@]}" --epochs 1 > /dev/full 2> "$tmp/o.log"
-expect "11: mnist-train > /dev/full" 2 'writing the standard output failed: No space left on device' "$tmp/o.log" $?
+expect_log "11: mnist-train > /dev/full" 2 'writing the standard output failed: No space left on device' "$tmp/o.log" $?
 SCHED=build/ipupipe-sched
 if [ -x "$SCHED" ]; then
   allgood=1
@@ -416,13 +416,13 @@ if [ -x "$SCHED" ]; then
   [ "$allgood" = 1 ] && ok "11: ipupipe-sched > /dev/full: exit 2 with a message in every format" || bad "11: ipupipe-sched > /dev/full"
   mkfifo "$tmp/sched.fifo"
   timeout 20 "$SCHED" --check "$tmp/sched.fifo" > /dev/null 2> "$tmp/o.log"
-  expect "10: ipupipe-sched --check FIFO, no hang" 2 'it is a FIFO \(named pipe\), not a schedule CSV file' "$tmp/o.log" $?
+  expect_log "10: ipupipe-sched --check FIFO, no hang" 2 'it is a FIFO \(named pipe\), not a schedule CSV file' "$tmp/o.log" $?
   "$SCHED" --check "$tmp" > /dev/null 2> "$tmp/o.log"
-  expect "14: ipupipe-sched --check DIR" 2 'it is a directory, not a schedule CSV file' "$tmp/o.log" $?
+  expect_log "14: ipupipe-sched --check DIR" 2 'it is a directory, not a schedule CSV file' "$tmp/o.log" $?
   "$SCHED" -S 2 -M 2 --schedule gpipe --format csv > "$tmp/plain.csv" 2> /dev/null
   { printf '\xef\xbb\xbf'; cat "$tmp/plain.csv"; } > "$tmp/bom.csv"
   "$SCHED" --check "$tmp/bom.csv" > "$tmp/o.log" 2>&1
-  expect "14: a CSV with a UTF-8 BOM is read" 0 'VALID' "$tmp/o.log" $?
+  expect_log "14: a CSV with a UTF-8 BOM is read" 0 'VALID' "$tmp/o.log" $?
 else
   bad "$SCHED is missing (make $SCHED)"
 fi
@@ -431,7 +431,7 @@ fi
 mkdir -p "$tmp/ro"; chmod 555 "$tmp/ro"
 if [ "$(id -u)" != 0 ]; then
   "$BIN" "${common[@]}" --epochs 1 --save "$tmp/ro/x.ckpt" > "$tmp/o.log" 2>&1
-  expect "12: --save into an unwritable directory, at startup" 2 'save: cannot create .*Permission denied' "$tmp/o.log" $?
+  expect_log "12: --save into an unwritable directory, at startup" 2 'save: cannot create .*Permission denied' "$tmp/o.log" $?
 fi
 "$BIN" "${common[@]}" --epochs 1 --save /nonexistent/dir/x.ckpt > "$tmp/o.log" 2>&1
 rc=$?
@@ -467,7 +467,7 @@ set +m
 
 # 14: --momentum takes its documented maximum
 "$BIN" "${common[@]}" --epochs 1 --optimizer momentum --momentum 0.9999 > "$tmp/o.log" 2>&1
-expect "14: --momentum 0.9999 is inside [0, 0.9999]" 0 'Test accuracy' "$tmp/o.log" $?
+expect_log "14: --momentum 0.9999 is inside [0, 0.9999]" 0 'Test accuracy' "$tmp/o.log" $?
 
 # 17: Valgrind on every hostile trainer case that stops at startup: no "definitely lost"
 # (about 15 runs of under a second each; a valgrind build of the trainer is made here:

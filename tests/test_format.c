@@ -17,8 +17,8 @@
 static int g_cases;
 
 /* under Valgrind and the sanitizers (IPUPIPE_TEST_SLOW) fewer random values */
-static int scaled(int n) { return getenv("IPUPIPE_TEST_SLOW") ? n / 2 : n; }
-static int every(int n) { return getenv("IPUPIPE_TEST_SLOW") ? 2 * n : n; }
+static int scaled(int n) { return ttest_slow() ? n / 2 : n; }
+static int every(int n) { return ttest_slow() ? 2 * n : n; }
 
 /* Format with both and compare; also the length query (NULL, 0). */
 static void cmp(const char *fmt, ...) {

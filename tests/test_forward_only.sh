@@ -6,19 +6,6 @@
 . "$(dirname "$0")/lib.sh"
 tool=build/ipupipe-sched
 make_tmp forward_only
-expect() { # expect CODE NAME -- ARGS...: exit code; output in $tmp/out, $tmp/err
-  local code=$1 name=$2
-  shift 3
-  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -eq "$code" ]; then ok "$name (exit $rc)"; else bad "$name: exit $rc, expected $code"; head -5 "$tmp/out" "$tmp/err"; fi
-}
-has() { # has NAME PATTERN FILE
-  if grep -qF -- "$2" "$3"; then ok "$1"; else bad "$1: '$2' not in $3"; head -20 "$3"; fi
-}
-hasnt() {
-  if grep -qF -- "$2" "$3"; then bad "$1: '$2' in $3"; else ok "$1"; fi
-}
 need_bin "$tool"
 
 expect 0 "--help" -- --help

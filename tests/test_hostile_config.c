@@ -11,6 +11,7 @@
 #include "ipupipe.h"
 #include "ttest.h"
 #include "tiny_model.h"
+#include "mlp_fixture.h"
 
 #include <math.h>
 
@@ -20,22 +21,8 @@ IPUP_ALIGN64 static uint8_t hc_host[1 << 20];
 static ipup_emu hc_emu;
 static ipup_model_desc hc_model;
 
-/* 12 features, 4 classes: a one-hot pattern of the label plus a ramp */
-static void hc_sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
-    int32_t j;
-    *label = (int32_t)((sample0 + i) % 4);
-    for (j = 0; j < 12; j++) x[j] = (float)((j + *label * 3) % 12 == 0) + 0.01f * (float)j;
-}
-static tiny_data hc_data = {hc_sample, 12};
-
-static ipup_config hc_cfg(void) {
-    ipup_config c;
-    tiny_model_or_exit(&hc_model, 1, 1, 12, "dense16,relu,dense8,relu,dense4,xent");
-    /* 3 stages, micro-batches of 2, 4 a step, 1 step a run, seed 9 */
-    c = tiny_config(&hc_model, 3, 2, 4, 0, 9, IPUP_OPT_SGD, 0.1f, tiny_infeed, &hc_data);
-    tiny_pools(&c, IPUP_MAX_IPUS, hc_ipu, NULL, HC_POOL, hc_host, sizeof hc_host);
-    return c;
-}
+/* mlp_fixture.h's run (3 stages, micro-batches of 2, 4 a step), 1 step a run */
+static ipup_config hc_cfg(void) { return mlp_fixture_config(&hc_model, 0, hc_ipu, HC_POOL, hc_host, sizeof hc_host); }
 
 /* plan and init must both refuse with code; the message must contain words */
 #define REFUSED(c, code, words)                                                                           \

@@ -41,19 +41,13 @@ static int hk_open(const char *path, int flags) {
 #include "mnist_data.h"
 #include "ckpt_fixture.h"
 #include "idx_fixture.h"
+#include "scratch_dir.h"
 #include "ttest.h"
 
 static char dir_[64];
 
 static void path_of(char *out, size_t cap, const char *name) {
-    if (!dir_[0]) {
-        snprintf(dir_, sizeof dir_, "/tmp/ipup_hostile_XXXXXX");
-        if (!mkdtemp(dir_)) {
-            perror("mkdtemp");
-            exit(2);
-        }
-    }
-    snprintf(out, cap, "%s/%s", dir_, name);
+    snprintf(out, cap, "%s/%s", scratch_dir(dir_, sizeof dir_, "hostile"), name);
 }
 
 static void write_bytes(const char *path, const unsigned char *p, size_t n) {

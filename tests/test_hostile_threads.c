@@ -23,8 +23,6 @@ IPUP_ALIGN64 static uint8_t ht_host[1 << 20];
 static ipup_emu ht_emu;
 static ipup_model_desc ht_model;
 
-static int slow_mode(void) { return getenv("IPUPIPE_TEST_SLOW") != NULL; }
-
 typedef struct ht_log {
     int32_t n;
     ipup_outfeed_rec rec[HT_MAX_RECS];
@@ -108,7 +106,7 @@ static int ht_train(ipup_sched_kind kind, ipup_runner_kind runner, ht_log *log, 
     }
     while (done < steps) {
         int32_t k = steps - done < c.repeat ? steps - done : c.repeat;
-        alarm(slow_mode() ? 600u : 120u);
+        alarm(ttest_slow() ? 600u : 120u);
         rc = ipup_run_steps(&ht_emu, k, NULL);
         alarm(0);
         if (rc) {
@@ -157,8 +155,8 @@ TTEST(threads_vs_coop_under_stress_every_schedule) {
     static const ipup_sched_kind kinds[] = {IPUP_SCHED_GROUPED, IPUP_SCHED_INTERLEAVED, IPUP_SCHED_SEQUENTIAL,
                                             IPUP_SCHED_GPIPE,   IPUP_SCHED_1F1B,        IPUP_SCHED_INTERLEAVED_1F1B,
                                             IPUP_SCHED_ZBH1};
-    int steps = slow_mode() ? 3 : 40, k, rounds = slow_mode() ? 1 : 2, round;
-    for (k = 0; k < 7; k += slow_mode() ? 3 : 1) {
+    int steps = ttest_slow() ? 3 : 40, k, rounds = ttest_slow() ? 1 : 2, round;
+    for (k = 0; k < 7; k += ttest_slow() ? 3 : 1) {
         size_t nc = 0, nthr = 0, i;
         const char *name = ipup_sched_kind_name(kinds[k]);
         if (ht_train(kinds[k], IPUP_RUNNER_COOP, &ht_coop, steps, ht_w_coop, sizeof ht_w_coop / sizeof(float), &nc))
@@ -187,14 +185,14 @@ TTEST(threads_vs_coop_under_stress_every_schedule) {
    the threads stop cleanly and keep working afterwards */
 TTEST(threads_survive_repeated_runs_and_errors) {
     ipup_config c = ht_cfg(IPUP_SCHED_1F1B, IPUP_RUNNER_THREADS, &ht_thr);
-    int k, runs = slow_mode() ? 4 : 60;
+    int k, runs = ttest_slow() ? 4 : 60;
     float lr_ok = c.opt.lr;
     TT_EQ_INT(ipup_init(&ht_emu, &c), IPUP_OK);
     for (k = 0; k < runs; k++) {
         int rc;
         ht_thr.n = 0;
         ipup_set_learning_rate(&ht_emu, k % 10 == 5 ? 1e30f : lr_ok);
-        alarm(slow_mode() ? 600u : 120u);
+        alarm(ttest_slow() ? 600u : 120u);
         rc = ipup_run_steps(&ht_emu, 1 + k % 5, NULL);
         alarm(0);
         if (k % 10 == 5) {

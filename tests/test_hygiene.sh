@@ -37,7 +37,7 @@ else
   while IFS= read -r -d '' f; do files+=("${f#./}"); done < <(find . -type f \
     -not -path './build/*' -not -path './data/*' -not -path './.git/*' -print0)
 fi
-if [ "${#files[@]}" -eq 0 ]; then bad "no files found"; finish; exit 1; fi
+if [ "${#files[@]}" -eq 0 ]; then give_up "no files found"; fi
 
 srcs=()
 for f in "${files[@]}"; do

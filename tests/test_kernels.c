@@ -15,11 +15,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-static int slow(void) {
-    const char *s = getenv("IPUPIPE_TEST_SLOW");
-    return s && s[0] && s[0] != '0';
-}
-
 /* ------------------------------------------------------------ test helpers */
 
 /* the test's own generator (xorshift64*, Vigna 2016), independent of the library's RNG */
@@ -253,7 +248,7 @@ TTEST(dense_fd) {
 TTEST(dense_bigger) {
     check_dense(13, 33, 47, 0);
     check_dense(17, 70, 33, 0);
-    if (!slow()) {
+    if (!ttest_slow()) {
         check_dense(32, 784, 256, 0);
         check_dense(16, 256, 128, 0);
         check_dense(64, 32, 10, 0);
@@ -397,11 +392,11 @@ TTEST(conv_fd) {
     check_conv(1, 3, 3, 1, 1, 1);
     check_conv(1, 5, 6, 2, 3, 1);
     check_conv(2, 5, 7, 1, 48, 1); /* one input channel: the fixed 3-long segment kernel */
-    check_conv(2, 7, 5, 3, 17, slow() ? 0 : 1);
-    check_conv(1, 6, 9, 5, 33, slow() ? 0 : 1); /* FD is O(n^2): native runs only */
+    check_conv(2, 7, 5, 3, 17, ttest_slow() ? 0 : 1);
+    check_conv(1, 6, 9, 5, 33, ttest_slow() ? 0 : 1); /* FD is O(n^2): native runs only */
 }
 TTEST(conv_bigger) {
-    if (!slow()) {
+    if (!ttest_slow()) {
         check_conv(2, 28, 28, 1, 32, 0);
         check_conv(2, 13, 13, 32, 64, 0);
         check_conv(3, 11, 14, 7, 19, 0);
@@ -603,7 +598,7 @@ TTEST(maxpool) {
     check_pool(1, 2, 2, 1);
     check_pool(1, 5, 7, 3);  /* odd: last row/col dropped (floor) */
     check_pool(2, 6, 4, 17);
-    if (!slow()) check_pool(3, 26, 26, 5);
+    if (!ttest_slow()) check_pool(3, 26, 26, 5);
     else check_pool(1, 9, 10, 3);
 }
 TTEST(maxpool_ties_first) {
@@ -619,7 +614,7 @@ TTEST(maxpool_ties_first) {
 /* ------------------------------------------------------------ dropout */
 
 TTEST(dropout) {
-    const int n = slow() ? 4000 : 40000;
+    const int n = ttest_slow() ? 4000 : 40000;
     const float p = 0.3f;
     float *x = frand((size_t)n, 1.0), *y = falloc((size_t)n), *y2 = falloc((size_t)n);
     float *dy = frand((size_t)n, 1.0), *dx = falloc((size_t)n), *part = falloc(100);
@@ -735,7 +730,7 @@ TTEST(rng) {
 }
 
 TTEST(init) {
-    const int fi = 784, fo = 256, n = slow() ? 20000 : fi * fo;
+    const int fi = 784, fo = 256, n = ttest_slow() ? 20000 : fi * fo;
     float *w = falloc((size_t)n), *w2 = falloc((size_t)n);
     double limit = sqrt(6.0 / (fi + fo)), s = 0.0, s2 = 0.0;
     int i, inside = 1;

@@ -1,8 +1,9 @@
 /* test_mnist_ckpt.c - the checkpoint files of examples/mnist/mnist_ckpt.h (version 2: a
  * trainer header, then the library's state stream unchanged): the layout byte by byte,
- * round trip, byte-identical files for identical state, atomic write, refusal of
- * corrupt, truncated, foreign and old (version 1) files with the documented code and
- * message, and a refused file leaves the emulator's weights, optimizer state and step
+ * round trip (momentum, and Adam through the descriptor entry points the trainer uses),
+ * byte-identical files for identical state, atomic write, refusal of corrupt,
+ * truncated, foreign and old (version 1) files with the documented code and message,
+ * and a refused file leaves the emulator's weights, optimizer state and step
  * untouched. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -11,26 +12,19 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "mnist_ckpt.h"
 #include "ckpt_fixture.h"
 #include "idx_fixture.h"
+#include "scratch_dir.h"
 #include "ttest.h"
 
 static char dir_[256];
 static ckpt_fixture_emu g_a, g_b; /* g_a saves, g_b loads */
 
-static const char *tmpdir(void) {
-    if (!dir_[0]) {
-        snprintf(dir_, sizeof dir_, "/tmp/ipup_mnist_ckpt_XXXXXX");
-        if (!mkdtemp(dir_)) {
-            perror("mkdtemp");
-            exit(2);
-        }
-    }
-    return dir_;
-}
+static const char *tmpdir(void) { return scratch_dir(dir_, sizeof dir_, "mnist_ckpt"); }
 static void path_of(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", tmpdir(), name); }
 
 static mnist_ckpt_meta meta_of(const char *model, uint64_t seed, uint32_t epoch) {
@@ -137,6 +131,44 @@ TTEST(round_trip_and_layout) {
     /* both continue identically */
     TT_EQ_INT(ipup_run(&g_a.emu, NULL), IPUP_OK);
     TT_EQ_INT(ipup_run(&g_b.emu, NULL), IPUP_OK);
+    na = ckpt_fixture_snap(&g_a.emu, sa, sizeof sa);
+    nb = ckpt_fixture_snap(&g_b.emu, sb, sizeof sb);
+    TT_CHECK(na > 0 && na == nb && memcmp(sa, sb, na) == 0);
+    remove(p);
+}
+
+/* The trainer's way in: mnist_ckpt_open, then mnist_ckpt_peek_state_fd and
+ * mnist_ckpt_load_state_fd on the one descriptor. With Adam (two moments a weight): the
+ * file is MNIST_CKPT_STATE_HEAD (the header length's earlier name) plus the state, and
+ * restores the emulator bit for bit. */
+TTEST(fd_entry_points_adam_round_trip) {
+    static unsigned char sa[1 << 14], sb[1 << 14];
+    char p[512], err[MNIST_CKPT_ERR_LEN] = "";
+    mnist_ckpt_meta m = meta_of("tiny", 77, 3), got = meta_of("tiny", 0, 0);
+    struct stat st;
+    size_t na, nb;
+    int fd;
+    path_of(p, sizeof p, "adam.ckpt");
+    TT_EQ_INT(ckpt_fixture_start(&g_a, NULL, 2, IPUP_OPT_ADAM), IPUP_OK);
+    TT_EQ_INT(ipup_run(&g_a.emu, NULL), IPUP_OK);
+    TT_EQ_INT(ipup_run(&g_a.emu, NULL), IPUP_OK);
+    TT_EQ_INT(mnist_ckpt_save_state(p, &m, &g_a.emu, err), MNIST_CKPT_OK);
+    TT_EQ_INT(stat(p, &st), 0);
+    TT_EQ_INT((long long)st.st_size, MNIST_CKPT_STATE_HEAD + (long long)ipup_state_bytes(&g_a.emu));
+    TT_EQ_INT(ckpt_fixture_start(&g_b, NULL, 2, IPUP_OPT_ADAM), IPUP_OK);
+    fd = mnist_ckpt_open(p, err);
+    TT_CHECK(fd >= 0);
+    if (fd < 0) return;
+    TT_EQ_INT(mnist_ckpt_peek_state_fd(fd, p, &got, err), MNIST_CKPT_OK);
+    TT_STREQ(got.model, "tiny");
+    TT_EQ_INT(got.seed, 77);
+    TT_EQ_INT(got.epoch, 3);
+    TT_EQ_INT(got.step, 2);
+    got = meta_of("tiny", 0, 0);
+    TT_EQ_INT(mnist_ckpt_load_state_fd(fd, p, &got, &g_b.emu, err), MNIST_CKPT_OK);
+    close(fd);
+    TT_EQ_INT(got.step, 2);
+    TT_EQ_INT(got.seed, 77);
     na = ckpt_fixture_snap(&g_a.emu, sa, sizeof sa);
     nb = ckpt_fixture_snap(&g_b.emu, sb, sizeof sb);
     TT_CHECK(na > 0 && na == nb && memcmp(sa, sb, na) == 0);
@@ -261,6 +293,50 @@ TTEST(refuses_other_optimizer_split_shape) {
                "tensor 4 is dense4.w");
 }
 
+/* mnist_ckpt_load_state_fd on a fresh descriptor of p into g_b */
+static int load_fd(const char *p, mnist_ckpt_meta *m, char *err) {
+    int fd = mnist_ckpt_open(p, err), r;
+    if (fd < 0) return MNIST_CKPT_E_IO;
+    r = mnist_ckpt_load_state_fd(fd, p, m, &g_b.emu, err);
+    close(fd);
+    return r;
+}
+
+/* Refusals through the descriptor entry point, each leaving g_b as it was: another
+ * optimizer (the whole message: the file's name, the result, the reason), another model
+ * name in an emulator that differs in the optimizer too (the name is what is reported),
+ * bytes appended after the state. */
+TTEST(fd_entry_point_refusals_change_nothing) {
+    static unsigned char before[1 << 14], after[1 << 14];
+    char p[512], err[MNIST_CKPT_ERR_LEN] = "";
+    mnist_ckpt_meta m = meta_of("tiny", 1, 1), got;
+    size_t n;
+    int fd;
+    path_of(p, sizeof p, "mom.ckpt");
+    start_a();
+    TT_EQ_INT(mnist_ckpt_save_state(p, &m, &g_a.emu, err), MNIST_CKPT_OK);
+    TT_EQ_INT(ckpt_fixture_start(&g_b, NULL, 2, IPUP_OPT_SGD), IPUP_OK);
+    n = ckpt_fixture_snap(&g_b.emu, before, sizeof before);
+    got = meta_of("tiny", 0, 0);
+    TT_EQ_INT(load_fd(p, &got, err), MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "mom.ckpt: checkpoint does not match this run: the optimizer is momentum in the file, sgd in this emulator");
+    TT_CHECK(n > 0 && ckpt_fixture_snap(&g_b.emu, after, sizeof after) == n && memcmp(before, after, n) == 0);
+    got = meta_of("cnn", 0, 0);
+    TT_EQ_INT(load_fd(p, &got, err), MNIST_CKPT_E_MISMATCH);
+    TT_CONTAINS(err, "it holds model 'tiny', this run trains 'cnn' (use --model tiny)");
+    /* bytes after the state */
+    fd = open(p, O_WRONLY | O_APPEND);
+    TT_CHECK(fd >= 0 && write(fd, "xyz", 3) == 3);
+    if (fd >= 0) close(fd);
+    TT_EQ_INT(ckpt_fixture_start(&g_b, NULL, 2, IPUP_OPT_MOMENTUM), IPUP_OK);
+    n = ckpt_fixture_snap(&g_b.emu, before, sizeof before);
+    got = meta_of("tiny", 0, 0);
+    TT_EQ_INT(load_fd(p, &got, err), MNIST_CKPT_E_CORRUPT);
+    TT_CONTAINS(err, "corrupt checkpoint: 3 unexpected bytes after the state");
+    TT_CHECK(n > 0 && ckpt_fixture_snap(&g_b.emu, after, sizeof after) == n && memcmp(before, after, n) == 0);
+    remove(p);
+}
+
 TTEST(missing_and_not_a_file) {
     char err[MNIST_CKPT_ERR_LEN] = "";
     mnist_ckpt_meta got = meta_of("mlp", 0, 0);
@@ -368,9 +444,10 @@ TTEST(result_strings) {
 }
 
 static const ttest_case cases[] = {
-    TT_CASE(round_trip_and_layout),      TT_CASE(identical_state_identical_bytes),
-    TT_CASE(refuses_corrupt_truncated_old), TT_CASE(refuses_other_model_name),
-    TT_CASE(refuses_other_optimizer_split_shape), TT_CASE(missing_and_not_a_file),
+    TT_CASE(round_trip_and_layout),      TT_CASE(fd_entry_points_adam_round_trip),
+    TT_CASE(identical_state_identical_bytes), TT_CASE(refuses_corrupt_truncated_old),
+    TT_CASE(refuses_other_model_name),   TT_CASE(refuses_other_optimizer_split_shape),
+    TT_CASE(fd_entry_point_refusals_change_nothing), TT_CASE(missing_and_not_a_file),
     TT_CASE(save_errors),                TT_CASE(library_result_codes_and_peek),
     TT_CASE(result_strings),
 };

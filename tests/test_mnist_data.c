@@ -8,21 +8,13 @@
 #include <unistd.h>
 
 #include "idx_fixture.h"
+#include "scratch_dir.h"
 #include "mnist_data.h"
 #include "ttest.h"
 
 static char dir_[256];
 
-static const char *tmpdir(void) {
-    if (!dir_[0]) {
-        snprintf(dir_, sizeof dir_, "/tmp/ipup_mnist_data_XXXXXX");
-        if (!mkdtemp(dir_)) {
-            perror("mkdtemp");
-            exit(2);
-        }
-    }
-    return dir_;
-}
+static const char *tmpdir(void) { return scratch_dir(dir_, sizeof dir_, "mnist_data"); }
 
 static void path_of(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", tmpdir(), name); }
 

@@ -142,11 +142,6 @@ static long tm_compare(const char *model, ipup_optimizer_kind optimizer, int B, 
     return diff;
 }
 
-static int tm_slow(void) {
-    const char *s = getenv("IPUPIPE_TEST_SLOW");
-    return s && *s && strcmp(s, "0") != 0;
-}
-
 /* The desc of each model, built by ipup_model_parse: layers, ids, shapes and
  * parameter counts (ipup_model_info), and the tutorial's layers it groups. */
 static ipup_model_desc tm_d;
@@ -186,8 +181,8 @@ TTEST(geometry_and_params) {
 
 TTEST(emulator_equals_reference_loop_mlp) {
     long long params = 0;
-    int steps = tm_slow() ? 1 : 3;
-    int M = tm_slow() ? 2 : 4;
+    int steps = ttest_slow() ? 1 : 3;
+    int M = ttest_slow() ? 2 : 4;
     TT_EQ_INT(tm_compare("mlp", IPUP_OPT_SGD, 8, M, steps, IPUP_RUNNER_COOP, &params), 0);
     TT_EQ_INT(params, 244522);
     TT_EQ_INT(tm_compare("mlp", IPUP_OPT_MOMENTUM, 8, M, steps, IPUP_RUNNER_THREADS, &params), 0);
@@ -195,7 +190,7 @@ TTEST(emulator_equals_reference_loop_mlp) {
 
 TTEST(emulator_equals_reference_loop_mlp_gelu_adam) {
     long long params = 0;
-    TT_EQ_INT(tm_compare("mlp-gelu", IPUP_OPT_ADAM, 5, tm_slow() ? 2 : 6, tm_slow() ? 1 : 2, IPUP_RUNNER_COOP, &params), 0);
+    TT_EQ_INT(tm_compare("mlp-gelu", IPUP_OPT_ADAM, 5, ttest_slow() ? 2 : 6, ttest_slow() ? 1 : 2, IPUP_RUNNER_COOP, &params), 0);
     TT_EQ_INT(params, 932362);
 }
 

@@ -28,6 +28,7 @@ static void nh_run_done(void) { nh_counting = 0; }
 #include "mnist_trainer.h"
 
 #include "idx_fixture.h"
+#include "scratch_dir.h"
 #include "ttest.h"
 
 #include "heap_wrap.h"
@@ -64,11 +65,6 @@ int __wrap_posix_memalign(void **p, size_t al, size_t n) {
 
 static char nh_dir[256];
 
-static int nh_slow(void) {
-    const char *s = getenv("IPUPIPE_TEST_SLOW");
-    return s && *s && strcmp(s, "0") != 0;
-}
-
 /* Runs the trainer with the given extra flags; returns its exit code. */
 static int nh_run(const char *const *extra, int n_extra) {
     const char *argv[64];
@@ -80,7 +76,7 @@ static int nh_run(const char *const *extra, int n_extra) {
     argv[argc++] = nh_dir;
     argv[argc++] = "--quiet";
     argv[argc++] = "--test-limit";
-    argv[argc++] = nh_slow() ? "4" : "100";
+    argv[argc++] = ttest_slow() ? "4" : "100";
     snprintf(save_path, sizeof save_path, "%s/run.ckpt", nh_dir);
     snprintf(trace_path, sizeof trace_path, "%s/trace.json", nh_dir);
     snprintf(json_path, sizeof json_path, "%s/summary.json", nh_dir);
@@ -97,7 +93,7 @@ static int nh_run(const char *const *extra, int n_extra) {
 }
 
 TTEST(mlp_coop_no_heap_after_startup) {
-    const char *a[] = {"--epochs", "2", "--train-limit", nh_slow() ? "128" : "1024", "--batch-size", "16",
+    const char *a[] = {"--epochs", "2", "--train-limit", ttest_slow() ? "128" : "1024", "--batch-size", "16",
                        "--batches-to-accumulate", "4", "--repeat-count", "3"};
     long before = nh_total;
     TT_EQ_INT(nh_run(a, 10), 0);
@@ -106,7 +102,7 @@ TTEST(mlp_coop_no_heap_after_startup) {
 }
 
 TTEST(mlp_threads_replicas_no_heap_after_startup) {
-    const char *a[] = {"--epochs", "1", "--train-limit", nh_slow() ? "64" : "512", "--batch-size", "8", "--batches-to-accumulate", "4",
+    const char *a[] = {"--epochs", "1", "--train-limit", ttest_slow() ? "64" : "512", "--batch-size", "8", "--batches-to-accumulate", "4",
                        "--runner", "threads", "--replicas", "2", "--schedule", "1f1b", "--optimizer", "adam"};
     TT_EQ_INT(nh_run(a, 16), 0);
     TT_EQ_INT(nh_calls, 0);
@@ -114,7 +110,7 @@ TTEST(mlp_threads_replicas_no_heap_after_startup) {
 
 TTEST(cnn_recompute_offload_resume_no_heap_after_startup) {
     char load_arg[300], copy[300];
-    const char *lim = nh_slow() ? "8" : "128", *bs = nh_slow() ? "2" : "8";
+    const char *lim = ttest_slow() ? "8" : "128", *bs = ttest_slow() ? "2" : "8";
     const char *a[] = {"--model", "cnn", "--epochs", "1", "--train-limit", lim, "--batch-size", bs,
                        "--batches-to-accumulate", "4", "--recompute", "--offload"};
     const char *b[] = {"--model", "cnn", "--epochs", "2", "--train-limit", lim, "--batch-size", bs,
@@ -137,13 +133,9 @@ static const ttest_case cases[] = {
 int main(int argc, char **argv) {
     int r, i;
     const char *files[] = {"run.ckpt", "epoch1.ckpt", "trace.json", "summary.json"};
-    snprintf(nh_dir, sizeof nh_dir, "/tmp/ipup_mnist_noheap_XXXXXX");
-    if (!mkdtemp(nh_dir)) {
-        perror("mkdtemp");
-        return 2;
-    }
+    scratch_dir(nh_dir, sizeof nh_dir, "mnist_noheap");
     /* synthetic digits: class k lights a band of rows; deterministic noise */
-    if (idx_write_synthetic_set(nh_dir, nh_slow() ? 128 : 1024, nh_slow() ? 20 : 100) != 0) {
+    if (idx_write_synthetic_set(nh_dir, ttest_slow() ? 128 : 1024, ttest_slow() ? 20 : 100) != 0) {
         perror(nh_dir);
         return 2;
     }

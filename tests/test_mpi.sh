@@ -15,10 +15,9 @@
 # .ci/deps.sh): without it this gate fails and says so.
 . "$(dirname "$0")/lib.sh"
 if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
-  bad "MPI is not installed: install the Debian packages openmpi-bin libopenmpi-dev (.ci/deps.sh test)"
-  finish; exit 1
+  give_up "MPI is not installed: install the Debian packages openmpi-bin libopenmpi-dev (.ci/deps.sh test)"
 fi
-make -s build/mpi/mpi_bits build/mpi/mpi_heap build/mnist-train-mpi build/mnist-train >/dev/null || { bad "building the MPI programs"; finish; exit 1; }
+make -s build/mpi/mpi_bits build/mpi/mpi_heap build/mnist-train-mpi build/mnist-train >/dev/null || give_up "building the MPI programs"
 make_tmp mpi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
   OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1

@@ -1,10 +1,11 @@
 /* tests/test_mse_frozen.c - regression and fine-tuning: the mean-squared-error kernel
    against finite differences, the mse loss layer and frozen layers in the emulator
-   (ipupipe.h) against a plain gradient-accumulation loop written here (bit for bit, over
+   (ipupipe.h) against the plain gradient-accumulation loop of ref_model.h (bit for bit, over
    schedules, runners, stage counts, replicas, recomputation, offload), the infeed's view
    of a regression model, the memory a frozen layer saves, the tensor list, the parser's
    messages. */
 #include "tiny_model.h" /* includes ipupipe.h */
+#include "ref_model.h"
 #include "ttest.h"
 
 /* ------------------------------------------------------------------ pools */
@@ -130,139 +131,8 @@ static int feed(void *user, const ipup_feed *fd) {
 }
 
 /* ------------------------------------------------------------------ reference: the plain loop */
-#define REF_MAXF 4096
-#define REF_ACT 2048
-typedef struct ref_model {
-    ipup_model_desc md;
-    ipup_layer_info info[IPUP_MAX_LAYERS];
-    float w[IPUP_MAX_LAYERS][REF_MAXF], b[IPUP_MAX_LAYERS][64];
-    float gw[IPUP_MAX_LAYERS][REF_MAXF], gb[IPUP_MAX_LAYERS][64];   /* one replica's sums */
-    float tw[IPUP_MAX_LAYERS][REF_MAXF], tb[IPUP_MAX_LAYERS][64];   /* summed over replicas */
-    float s1w[IPUP_MAX_LAYERS][REF_MAXF], s1b[IPUP_MAX_LAYERS][64];
-    float s2w[IPUP_MAX_LAYERS][REF_MAXF], s2b[IPUP_MAX_LAYERS][64];
-} ref_model;
-static ref_model g_ref;
-static float g_init_w[IPUP_MAX_LAYERS][REF_MAXF], g_init_b[IPUP_MAX_LAYERS][64];
-
-static void ref_load(ref_model *R, ipup_emu *e) {
-    int32_t i, n = ipup_tensor_count(e);
-    memset(R->gw, 0, sizeof R->gw);
-    memset(R->gb, 0, sizeof R->gb);
-    memset(R->s1w, 0, sizeof R->s1w);
-    memset(R->s1b, 0, sizeof R->s1b);
-    memset(R->s2w, 0, sizeof R->s2w);
-    memset(R->s2b, 0, sizeof R->s2b);
-    for (i = 0; i < n; i++) {
-        ipup_tensor_info t;
-        ipup_tensor_get(e, i, &t);
-        if (t.kind != IPUP_TENSOR_PARAM) continue;
-        if (t.ndim == 1) memcpy(R->b[t.layer], t.data, (size_t)t.n * sizeof(float));
-        else memcpy(R->w[t.layer], t.data, (size_t)t.n * sizeof(float));
-    }
-    memcpy(g_init_w, R->w, sizeof g_init_w);
-    memcpy(g_init_b, R->b, sizeof g_init_b);
-}
-
-/* forward of micro-batch (r, m); the loss layer leaves its gradient in g */
-static void ref_forward(ref_model *R, int32_t B, float act[][REF_ACT], const int32_t *labels, const float *targets, float *g) {
-    int32_t l;
-    for (l = 0; l < R->md.n_layers; l++) {
-        const ipup_layer_info *I = &R->info[l];
-        int n = B * I->in_n;
-        switch (I->kind) {
-        case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(B, I->in_n, I->out_n, act[l], R->w[l], R->b[l], act[l + 1]); break;
-        case IPUP_LAYER_CONV3X3: ipup_conv3x3_fwd_f32(B, I->in_h, I->in_w, I->in_c, I->out_c, act[l], R->w[l], R->b[l], act[l + 1], NULL); break;
-        case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, act[l], act[l + 1]); break;
-        case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, act[l], act[l + 1]); break;
-        case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_fwd_f32(B, I->in_h, I->in_w, I->in_c, act[l], act[l + 1]); break;
-        case IPUP_LAYER_FLATTEN: memcpy(act[l + 1], act[l], (size_t)n * sizeof(float)); break;
-        case IPUP_LAYER_SOFTMAX_XENT: ipup_softmax_xent_f32(B, I->in_n, act[l], labels, g, NULL); break;
-        case IPUP_LAYER_MSE: ipup_mse_f32(B, I->in_n, act[l], targets, g); break;
-        default: break;
-        }
-    }
-}
-
-/* backward of the whole model, every gradient (frozen layers too: the loop only skips
-   their updates), input gradients included */
-static void ref_backward(ref_model *R, int32_t B, float act[][REF_ACT], float *g, float *o) {
-    int32_t l;
-    for (l = R->md.n_layers - 2; l >= 0; l--) {
-        const ipup_layer_info *I = &R->info[l];
-        int n = B * I->in_n;
-        float *tmp;
-        switch (I->kind) {
-        case IPUP_LAYER_DENSE: ipup_dense_bwd_f32(B, I->in_n, I->out_n, act[l], R->w[l], g, o, R->gw[l], R->gb[l]); break;
-        case IPUP_LAYER_CONV3X3: ipup_conv3x3_bwd_f32(B, I->in_h, I->in_w, I->in_c, I->out_c, act[l], R->w[l], g, o, R->gw[l], R->gb[l], NULL); break;
-        case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, act[l], g, o); break;
-        case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, act[l], g, o); break;
-        case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_bwd_f32(B, I->in_h, I->in_w, I->in_c, act[l], g, o); break;
-        case IPUP_LAYER_FLATTEN: memcpy(o, g, (size_t)n * sizeof(float)); break;
-        default: break;
-        }
-        tmp = g; g = o; o = tmp;
-    }
-}
-
-/* the replica sum in replica order: total = g(0), then total += g(r); g zeroed */
-static void ref_replica_sum(ref_model *R, int32_t r) {
-    int32_t l, i;
-    for (l = 0; l < R->md.n_layers; l++) {
-        for (i = 0; i < R->info[l].n_w; i++) R->tw[l][i] = r ? R->tw[l][i] + R->gw[l][i] : R->gw[l][i];
-        for (i = 0; i < R->info[l].n_b; i++) R->tb[l][i] = r ? R->tb[l][i] + R->gb[l][i] : R->gb[l][i];
-    }
-    memset(R->gw, 0, sizeof R->gw);
-    memset(R->gb, 0, sizeof R->gb);
-}
-
-/* the update of every trained layer (frozen ones keep their weights) */
-static void ref_update(ref_model *R, const ipup_optimizer *op, float scale, int64_t t) {
-    int32_t l;
-    for (l = 0; l < R->md.n_layers; l++) {
-        const ipup_layer_info *I = &R->info[l];
-        int j;
-        if (!I->n_w || R->md.layers[l].frozen) continue;
-        for (j = 0; j < 2; j++) {
-            int n = j ? I->n_b : I->n_w;
-            float *w = j ? R->b[l] : R->w[l], *gg = j ? R->tb[l] : R->tw[l];
-            float *s1 = j ? R->s1b[l] : R->s1w[l], *s2 = j ? R->s2b[l] : R->s2w[l];
-            if (op->kind == IPUP_OPT_SGD) ipup_sgd_f32(n, op->lr, scale, w, gg);
-            else if (op->kind == IPUP_OPT_MOMENTUM) ipup_momentum_f32(n, op->lr, op->momentum, scale, w, s1, gg);
-            else ipup_adam_f32(n, op->lr, op->beta1, op->beta2, op->eps, (int)(t + 1), scale, w, s1, s2, gg);
-            memset(gg, 0, (size_t)n * sizeof(float));
-        }
-    }
-}
-
-/* one step: R replicas x M micro-batches of B samples, in (replica, micro-batch) order */
-static void ref_step(ref_model *R, const ipup_config *c, const ipup_optimizer *op, int64_t t, feed_ctx *fc) {
-    static float act[IPUP_MAX_LAYERS + 1][REF_ACT], g0[REF_ACT], g1[REF_ACT], targets[REF_ACT];
-    static int32_t labels[256];
-    int32_t m, B = c->microbatch, M = c->microbatches, Rr = c->replicas ? c->replicas : 1, r;
-    for (r = 0; r < Rr; r++) {
-        for (m = 0; m < M; m++) {
-            fill(fc, ((t * Rr + r) * M + m) * B, B, act[0], labels, targets);
-            ref_forward(R, B, act, labels, targets, g0);
-            ref_backward(R, B, act, g0, g1);
-        }
-        ref_replica_sum(R, r);
-    }
-    ref_update(R, op, 1.0f / (float)(M * Rr), t);
-}
-
-/* number of parameter tensors of e whose bits differ from the reference */
-static int ref_diff(ref_model *R, ipup_emu *e) {
-    int32_t i, n = ipup_tensor_count(e), bad = 0;
-    for (i = 0; i < n; i++) {
-        ipup_tensor_info t;
-        const float *ref;
-        ipup_tensor_get(e, i, &t);
-        if (t.kind != IPUP_TENSOR_PARAM) continue;
-        ref = t.ndim == 1 ? R->b[t.layer] : R->w[t.layer];
-        if (memcmp(ref, t.data, (size_t)t.n * sizeof(float)) != 0) bad++;
-    }
-    return bad;
-}
+static ref_model g_ref; /* ref_model.h */
+static float g_init_w[IPUP_MAX_LAYERS][REF_MAXF]; /* its weights when run_and_compare began */
 
 /* frozen layers of e whose weights moved from their initial values; trained layers that
    did not move (training must change them) */
@@ -293,17 +163,16 @@ static int run_and_compare(ipup_config *c, feed_ctx *fc, int steps, const char *
     memset(fc->bad, 0, sizeof fc->bad);
     rc = ipup_init(&g_emu, c);
     if (rc) { TT_FAILF("%s: init: %.400s", what, ipup_last_error(&g_emu)); return -1; }
-    g_ref.md = *c->model;
-    ipup_model_info(c->model, g_ref.info, IPUP_MAX_LAYERS, NULL, 0);
-    ref_load(&g_ref, &g_emu);
+    ref_begin(&g_ref, c, &g_emu);
+    memcpy(g_init_w, g_ref.w, sizeof g_init_w);
     for (k = 0; k < steps; k += c->repeat) {
         int32_t n = steps - k < c->repeat ? steps - k : c->repeat, j;
         rc = ipup_run_steps(&g_emu, n, NULL);
         if (rc) { TT_FAILF("%s: run: %.400s", what, ipup_last_error(&g_emu)); ipup_shutdown(&g_emu); return -1; }
-        for (j = 0; j < n; j++) ref_step(&g_ref, c, &g_emu.cfg.opt, k + j, fc);
+        for (j = 0; j < n; j++) ref_step(&g_ref, k + j, feed, fc);
     }
     TT_EQ_INT(sum_of(fc->bad), 0);
-    bad = ref_diff(&g_ref, &g_emu);
+    bad = ref_diff(&g_ref, &g_emu, NULL);
     if (bad) TT_FAILF("%s: %d tensors differ from the plain loop", what, bad);
     TT_CHECK_MSG(frozen_moved(&g_emu, &still) == 0, "%s: a frozen layer's weights changed", what);
     TT_CHECK_MSG(still == 0, "%s: %d trained weight tensors did not change", what, still);
@@ -386,9 +255,7 @@ TTEST(mse_feed_outfeed_and_loss_drop) {
     memset(g_feed_mse.calls, 0, sizeof g_feed_mse.calls);
     memset(g_feed_mse.bad, 0, sizeof g_feed_mse.bad);
     if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.400s", ipup_last_error(&g_emu)); return; }
-    g_ref.md = g_mse;
-    ipup_model_info(&g_mse, g_ref.info, IPUP_MAX_LAYERS, NULL, 0);
-    ref_load(&g_ref, &g_emu);
+    ref_begin(&g_ref, &c, &g_emu);
     /* the first micro-batch's loss from the initial weights, through the plain loop */
     fill(&g_feed_mse, 0, 3, x, NULL, tg);
     memcpy(act[0], x, sizeof x);
@@ -420,9 +287,7 @@ TTEST(mse_evaluate_targets) {
     c.microbatch = 4;
     if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.400s", ipup_last_error(&g_emu)); return; }
     TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
-    g_ref.md = g_mse;
-    ipup_model_info(&g_mse, g_ref.info, IPUP_MAX_LAYERS, NULL, 0);
-    ref_load(&g_ref, &g_emu);
+    ref_begin(&g_ref, &c, &g_emu);
     fill(&g_feed_mse, 1000, 7, x, NULL, tg);
     TT_EQ_INT(ipup_evaluate(&g_emu, 7, x, labels, &sum, &corr), IPUP_ERR_ARG);
     TT_CONTAINS(ipup_last_error(&g_emu), "ipup_evaluate_targets");

@@ -16,17 +16,6 @@ need_bin "$tool"
 CC=${CC:-gcc}
 WARN="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion -Wstrict-prototypes -Werror"
 
-# expect CODE NAME -- ARGS... : run the tool; output in $tmp/out, messages in $tmp/err
-expect() {
-  local code=$1 name=$2
-  shift 3
-  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -eq "$code" ]; then ok "$name (exit $rc)"; else bad "$name: exit $rc, expected $code" "$tmp/err"; fi
-}
-has() { # has NAME PATTERN FILE
-  if grep -qF -- "$2" "$3"; then ok "$1"; else bad "$1: '$2' not in $3" "$3"; fi
-}
 
 # The check program: the configuration comes as -D flags, the pools from the header.
 cat >"$tmp/check.c" <<'EOF'

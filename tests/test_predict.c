@@ -1,12 +1,13 @@
 /* tests/test_predict.c - ipup_predict (ipupipe.h): the loss layer's input and the arg-max
-   class of n samples, bit for bit equal to a plain forward over the kernels written here
-   (unfused, one micro-batch of cfg.microbatch samples after the other, the last one
-   shorter), on the tiny mlp and cnn models, before and after training, on 1..S stages,
+   class of n samples, bit for bit equal to a plain forward over the kernels (ref_infer of
+   ref_model.h: unfused, one micro-batch of cfg.microbatch samples after the other, the
+   last one shorter), on the tiny mlp and cnn models, before and after training, on 1..S stages,
    every schedule, both runners; the error paths and their messages; no heap call.
    Linked with the allocator wrappers (LDFLAGS_test_predict in the Makefile). */
 #define TINY_MODEL_HELGRIND /* helgrind annotations of the rings, where available */
 #include "tiny_model.h" /* includes ipupipe.h */
 #include "heap_count.h"
+#include "ref_model.h"
 #include "ttest.h"
 
 #define POOL_BYTES (256 * 1024)
@@ -38,40 +39,17 @@ static int feed(void *user, const ipup_feed *fd) {
 }
 
 /* ------------------------------------------------------------------ reference forward */
-#define REF_MAXF 4096
-static float g_w[IPUP_MAX_LAYERS][REF_MAXF], g_b[IPUP_MAX_LAYERS][64];
+static ref_model g_ref; /* ref_model.h */
 
-static void ref_load(ipup_emu *e) {
-    int32_t i, n = ipup_tensor_count(e);
-    for (i = 0; i < n; i++) {
-        ipup_tensor_info t;
-        if (ipup_tensor_get(e, i, &t) != IPUP_OK || t.kind != IPUP_TENSOR_PARAM) continue;
-        memcpy(t.ndim == 1 ? g_b[t.layer] : g_w[t.layer], t.data, (size_t)t.n * sizeof(float));
-    }
-}
-
-/* the plain forward of n samples of x in micro-batches of B (no fusion, dropout off):
-   out (n, width), cls (n) as "first maximum" */
-static void ref_forward(const ipup_model_desc *md, int32_t B, int32_t n, const float *x, float *out, int32_t *cls) {
-    static float act[IPUP_MAX_LAYERS + 1][4096];
-    ipup_layer_info info[IPUP_MAX_LAYERS];
-    int32_t L = md->n_layers, i0, l, i, j;
-    ipup_model_info(md, info, IPUP_MAX_LAYERS, NULL, 0);
+/* the plain forward of n samples of x in micro-batches of B (no fusion, dropout off) with
+   g_ref's model and weights: out (n, width), cls (n) as "first maximum" */
+static void ref_predict(int32_t B, int32_t n, const float *x, float *out, int32_t *cls) {
+    static float act[IPUP_MAX_LAYERS + 1][REF_ACT];
+    int32_t L = g_ref.md.n_layers, W = g_ref.info[L - 1].in_n, in_n = g_ref.info[0].in_n, i0, i, j;
     for (i0 = 0; i0 < n; i0 += B) {
-        int32_t Bn = n - i0 < B ? n - i0 : B, W = info[L - 1].in_n;
-        memcpy(act[0], x + (size_t)i0 * (size_t)info[0].in_n, (size_t)Bn * (size_t)info[0].in_n * sizeof(float));
-        for (l = 0; l < L - 1; l++) {
-            const ipup_layer_info *I = &info[l];
-            int k = Bn * I->in_n;
-            switch (I->kind) {
-            case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(Bn, I->in_n, I->out_n, act[l], g_w[l], g_b[l], act[l + 1]); break;
-            case IPUP_LAYER_CONV3X3: ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, act[l], g_w[l], g_b[l], act[l + 1], NULL); break;
-            case IPUP_LAYER_RELU: ipup_relu_fwd_f32(k, act[l], act[l + 1]); break;
-            case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(k, act[l], act[l + 1]); break;
-            case IPUP_LAYER_MAXPOOL2: ipup_maxpool2_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, act[l], act[l + 1]); break;
-            default: memcpy(act[l + 1], act[l], (size_t)k * sizeof(float)); break; /* flatten, dropout off */
-            }
-        }
+        int32_t Bn = n - i0 < B ? n - i0 : B;
+        memcpy(act[0], x + (size_t)i0 * (size_t)in_n, (size_t)Bn * (size_t)in_n * sizeof(float));
+        ref_infer(&g_ref, Bn, act);
         memcpy(out + (size_t)i0 * (size_t)W, act[L - 1], (size_t)Bn * (size_t)W * sizeof(float));
         for (i = 0; i < Bn; i++) {
             const float *z = act[L - 1] + (size_t)i * (size_t)W;
@@ -108,8 +86,9 @@ static int check_predict(const ipup_model_desc *md, int32_t n, const char *what)
     int rc, bad = 0;
     memset(g_out, 0xff, sizeof g_out);
     memset(g_cls, 0xff, sizeof g_cls);
-    ref_load(&g_emu);
-    ref_forward(md, g_emu.B, n, g_x, g_ref_out, g_ref_cls);
+    ref_set_model(&g_ref, md);
+    ref_load(&g_ref, &g_emu);
+    ref_predict(g_emu.B, n, g_x, g_ref_out, g_ref_cls);
     rc = ipup_predict(&g_emu, n, g_x, g_out, g_cls);
     if (rc) { TT_FAILF("%s: ipup_predict: %.300s", what, ipup_last_error(&g_emu)); return 1; }
     if (memcmp(g_out, g_ref_out, (size_t)n * (size_t)W * sizeof(float)) != 0) { TT_FAILF("%s: outputs differ from the plain forward", what); bad++; }

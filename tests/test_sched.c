@@ -11,8 +11,6 @@
 static ipup_op g_ops[IPUP_SCHED_MAX_OPS(64, 64)];
 static int32_t g_ref[4][MAXS][MAXM]; /* expected step per (kind-1: F, B, I, W), stage, mb */
 
-static int slow(void) { return getenv("IPUPIPE_TEST_SLOW") != NULL; }
-
 static int gen(ipup_sched_kind kind, int S, int M, ipup_table *t, char *msg, size_t len) {
     ipup_sched_config c;
     memset(&c, 0, sizeof c);
@@ -103,7 +101,7 @@ static void check_against_ref(const ipup_table *t, int S, int M, int T, int kind
 }
 
 static void closed_form_sweep(ipup_sched_kind kind) {
-    int S, M, maxM = slow() ? 12 : MAXM;
+    int S, M, maxM = ttest_slow() ? 12 : MAXM;
     char msg[1024];
     ipup_table t;
     for (S = 1; S <= MAXS; S++)
@@ -220,7 +218,7 @@ TTEST(peak_inflight_forms) {
 /* 1F1B reference: each device's program (min(S-1-s, M) warm-up F, then F/B pairs, then
    the remaining B) placed as early as dependencies allow, by fixed-point iteration. */
 TTEST(one_f_one_b_program) {
-    int S, M, maxM = slow() ? 10 : MAXM;
+    int S, M, maxM = ttest_slow() ? 10 : MAXM;
     char msg[512];
     ipup_table t;
     for (S = 1; S <= MAXS; S++)
@@ -268,7 +266,7 @@ TTEST(one_f_one_b_program) {
    not the header's counters. For M >= S the paper's bubble (S-1)(F+B-W) with unit ops:
    T = 3M + S - 1. */
 TTEST(zbh1_reference) {
-    int S, M, maxM = slow() ? 8 : MAXM;
+    int S, M, maxM = ttest_slow() ? 8 : MAXM;
     char msg[512];
     ipup_table t;
     enum { NONE = 1 << 30 };

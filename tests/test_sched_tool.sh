@@ -5,18 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 tool=build/ipupipe-sched
 make_tmp sched_tool
-# expect CODE NAME -- ARGS... : run the tool, check its exit code; output in $tmp/out
-expect() {
-  local code=$1 name=$2
-  shift 3
-  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -eq "$code" ]; then ok "$name (exit $rc)"; else bad "$name: exit $rc, expected $code"; head -5 "$tmp/out" "$tmp/err"; fi
-}
-has() { # has NAME PATTERN FILE
-  if grep -qF -- "$2" "$3"; then ok "$1"; else bad "$1: '$2' not in $3"; head -20 "$3"; fi
-}
-
 need_bin "$tool"
 need_bin build/gcc/write_sched_fixtures
 
@@ -88,7 +76,7 @@ if [ "$ruler_ok" = 1 ]; then ok "grid step numbers (1-based) over their columns,
 # --help: one % sign, sharding, the async column, PopXL
 expect 0 "--help again" -- --help
 has "--help prints % once" "M % S == 0" "$tmp/out"
-if grep -qF '%%' "$tmp/out"; then bad "--help has a doubled %%"; else ok "--help has no doubled %"; fi
+hasnt "--help has no doubled %" '%%' "$tmp/out"
 has "--help names sharding" "sharding = sequential" "$tmp/out"
 has "--help explains async time" "Async time keeps each" "$tmp/out"
 expect 0 "--schedule sharding" -- -S 4 -M 2 --schedule sharding
@@ -102,7 +90,7 @@ has "no main phase at M=1" "main none (the pipeline never fills" "$tmp/out"
 has "never-fills warning at M=1" "the pipeline never fills (no step has all 4 devices busy" "$tmp/out"
 for M in 3 4 5; do
   expect 0 "S=3 M=$M 1f1b fills" -- -S 3 -M $M --schedule 1f1b
-  if grep -q "never fills" "$tmp/out"; then bad "S=3 M=$M: false never-fills warning"; else ok "S=3 M=$M: no never-fills warning"; fi
+  hasnt "S=3 M=$M: no never-fills warning" "never fills" "$tmp/out"
 done
 expect 0 "S=3 M=2 1f1b" -- -S 3 -M 2 --schedule 1f1b
 has "S=3 M=2 never fills" "never fills" "$tmp/out"

@@ -23,8 +23,6 @@ static ipup_buf *gbuf(size_t cap) {
     return &g_b;
 }
 
-static int slow(void) { return getenv("IPUPIPE_TEST_SLOW") != NULL; }
-
 static int gen_full(ipup_sched_kind kind, int S, int M, int V, const int16_t *map, ipup_op *ops, ipup_table *t, char *msg,
                     size_t len) {
     ipup_sched_config c;
@@ -223,7 +221,7 @@ static void mutate_all(const ipup_table *t, const char *name) {
 }
 
 TTEST(verifier_accepts_builtins) {
-    int k, S, M, maxM = slow() ? 8 : 32;
+    int k, S, M, maxM = ttest_slow() ? 8 : 32;
     char msg[1024];
     ipup_table t;
     ipup_sched_verify_info vi;
@@ -244,7 +242,7 @@ TTEST(verifier_accepts_builtins) {
 
 TTEST(verifier_rejects_mutations) {
     static const int sizes[][2] = {{1, 3}, {2, 3}, {3, 4}, {4, 5}, {4, 8}};
-    int k, z, nz = slow() ? 3 : 5;
+    int k, z, nz = ttest_slow() ? 3 : 5;
     ipup_table t;
     char name[64];
     g_rejected = g_accepted = 0;
@@ -845,7 +843,7 @@ TTEST(csv_round_trip) {
     ipup_table t, u;
     for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
         for (S = 1; S <= 6; S++)
-            for (M = 1; M <= 12; M += 1 + (slow() ? 3 : 0)) {
+            for (M = 1; M <= 12; M += 1 + (ttest_slow() ? 3 : 0)) {
                 int s;
                 TT_EQ_INT(gen((ipup_sched_kind)k, S, M, &t), 0);
                 TT_EQ_INT(ipup_sched_write_csv(&t, ipup_buf_write, gbuf(sizeof g_buf)), 0);
@@ -913,7 +911,7 @@ TTEST(csv_parse_errors) {
 TTEST(csv_fuzz_smoke) {
     static const char alphabet[] = "0123456789FBIW,;()\n\r OVERLAP_F_B-x";
     uint32_t seed = 12345;
-    int it, n_it = slow() ? 300 : 3000;
+    int it, n_it = ttest_slow() ? 300 : 3000;
     char text[256], msg[512];
     ipup_table t;
     int ok = 0, parse = 0;
@@ -1025,7 +1023,7 @@ TTEST(respace_builtins) {
    accumulates in order and honours the mapping */
 TTEST(random_configs) {
     uint32_t seed = 987654321u;
-    int it, n_it = slow() ? 300 : 4000, made = 0, refused = 0;
+    int it, n_it = ttest_slow() ? 300 : 4000, made = 0, refused = 0;
     char msg[1024];
     for (it = 0; it < n_it; it++) {
         ipup_sched_config c;

@@ -12,13 +12,9 @@
 . "$(dirname "$0")/lib.sh"
 tool=build/ipupipe-sched
 need_bin "$tool"
-if ! command -v rsvg-convert >/dev/null; then
-  echo "FAIL rsvg-convert is missing (Debian package librsvg2-bin; .ci/deps.sh test installs it)"
-  echo "0 passed, 1 failed"; exit 1
-fi
-if ! command -v python3 >/dev/null; then
-  echo "FAIL python3 is missing (.ci/deps.sh test installs it)"; echo "0 passed, 1 failed"; exit 1
-fi
+command -v rsvg-convert >/dev/null ||
+  give_up "rsvg-convert is missing (Debian package librsvg2-bin; .ci/deps.sh test installs it)"
+command -v python3 >/dev/null || give_up "python3 is missing (.ci/deps.sh test installs it)"
 make_tmp svg
 out=build/svg-png
 mkdir -p "$out"
@@ -70,9 +66,9 @@ done
 "$tool" -S 3 -M 6 --schedule interleaved --map 0,1,0 --format svg >"$tmp/c.svg" 2>/dev/null; check "shared-map" "$tmp/c.svg"
 # the picture a student counts "time-step 11" on: unit costs, numbered steps
 "$tool" -S 4 -M 8 --schedule grouped --cost B=1 --format svg >"$tmp/g.svg" 2>/dev/null
-if grep -q '>11</text>' "$tmp/g.svg"; then ok "grouped chart numbers step 11"; else bad "grouped chart numbers step 11"; fi
-if grep -q '>grouped  S=4 M=8 P=4 T=22  cost F=1 B=1<' "$tmp/g.svg"; then ok "chart title names schedule, sizes, costs"; else bad "chart title"; fi
-if grep -q 'input grad I' "$tmp/g.svg"; then bad "legend lists I though the table has none"; else ok "legend lists only the op kinds present"; fi
+has "grouped chart numbers step 11" '>11</text>' "$tmp/g.svg"
+has "chart title names schedule, sizes, costs" '>grouped  S=4 M=8 P=4 T=22  cost F=1 B=1<' "$tmp/g.svg"
+hasnt "legend lists only the op kinds present" 'input grad I' "$tmp/g.svg"
 "$tool" -S 4 -M 8 --schedule zb-h1 --format svg >"$tmp/z.svg" 2>/dev/null
 if grep -q 'weight grad W' "$tmp/z.svg" && ! grep -q 'backward B<' "$tmp/z.svg"; then ok "zb-h1 legend: I and W, no B"; else bad "zb-h1 legend"; fi
 # costs far apart (a fuzzer's input: F=16666666666, B=2): the longest step fits a band, so

@@ -13,6 +13,7 @@
 #define TINY_MODEL_HELGRIND
 #define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h" /* includes ipupipe.h */
+#include "mlp_fixture.h"
 #include "ttest.h"
 
 #define TS_POOL (128 * 1024)
@@ -20,13 +21,6 @@ IPUP_ALIGN64 static uint8_t ts_ipu[IPUP_MAX_IPUS][TS_POOL];
 IPUP_ALIGN64 static uint8_t ts_host[1 << 20];
 static ipup_emu ts_emu;
 static ipup_model_desc ts_model;
-
-static void ts_sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
-    int32_t j;
-    *label = (int32_t)((sample0 + i) % 4);
-    for (j = 0; j < 12; j++) x[j] = (float)((j + *label * 3) % 12 == 0) + 0.01f * (float)j;
-}
-static tiny_data ts_data = {ts_sample, 12};
 
 /* the op to break: kind, stage, micro-batch and step (replica 0) */
 typedef struct ts_break { int kind; int32_t stage, mb; int64_t step; int hits; } ts_break;
@@ -50,15 +44,13 @@ static void ts_watchdog(int sig) {
     _exit(2);
 }
 
-/* 3 stages x 1 replica, 4 micro-batches of 2, 4 steps a run; break `b` (its step-th
-   matching op) and expect the run to stop there with `want` in the message */
+/* mlp_fixture.h's run (3 stages x 1 replica, 4 micro-batches of 2), 4 steps a run; break
+   `b` (its step-th matching op) and expect the run to stop there with `want` in the message */
 static void ts_case(ipup_runner_kind runner, ts_break b, const char *want, int32_t steps_done) {
     ipup_config c;
     ipup_run_stats st;
     int rc;
-    tiny_model_or_exit(&ts_model, 1, 1, 12, "dense16,relu,dense8,relu,dense4,xent");
-    c = tiny_config(&ts_model, 3, 2, 4, 4, 9, IPUP_OPT_SGD, 0.1f, tiny_infeed, &ts_data);
-    tiny_pools(&c, IPUP_MAX_IPUS, ts_ipu, NULL, TS_POOL, ts_host, sizeof ts_host);
+    c = mlp_fixture_config(&ts_model, 4, ts_ipu, TS_POOL, ts_host, sizeof ts_host);
     c.runner = runner;
     c.op_hook = ts_hook;
     c.op_hook_user = &b;

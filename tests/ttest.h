@@ -10,7 +10,8 @@
  * Every check that fails prints file:line and what was compared; a test fails
  * when any of its checks fails. The binary prints one line per test and ends with
  * `N passed, N failed` (counting tests), exiting 1 on any failure. An argument
- * runs only the tests whose name contains it.
+ * runs only the tests whose name contains it. ttest_slow() tells a test to run fewer
+ * steps or smaller shapes (under Valgrind and the sanitizers).
  */
 #ifndef TTEST_H
 #define TTEST_H
@@ -90,6 +91,13 @@ static void ttest_fail_(const char *file, int line, const char *what) {
             TT_FAILF("%s should contain \"%s\"; it is \"%.300s\"", #hay,       \
                      ttest_n_, ttest_h_ ? ttest_h_ : "(null)");                \
     } while (0)
+
+/* 1 when IPUPIPE_TEST_SLOW is set, not empty and not 0 (`make test` sets it to 1 for
+   Valgrind and the sanitizers), else 0. */
+static inline int ttest_slow(void) {
+    const char *s = getenv("IPUPIPE_TEST_SLOW");
+    return s && *s && strcmp(s, "0") != 0;
+}
 
 static int ttest_main_(const ttest_case *cases, size_t n, int argc, char **argv) {
     int passed = 0, failed = 0;
