@@ -285,7 +285,7 @@ build/explorer/%: examples/explorer/%
 include examples/firmware/firmware.mk
 
 # The firmware gates of `make check` (Arm cross toolchain, newlib-nano and QEMU; run.sh
-# bounds each QEMU run with `timeout`): training, inference and the README's device
+# bounds each QEMU run with `timeout`): training, inference and docs/embedded.md's device
 # program on the Cortex-M4F, fine-tuning on the device, and the same bits on a Cortex-M7.
 check-firmware: test-begin
 	@tests/run.sh firmware -- tests/firmware_gate.sh

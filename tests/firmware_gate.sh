@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/firmware_gate.sh - the firmware gates of `make check`, one check each:
 #   make firmware firmware-run  train on the Cortex-M4F under QEMU (and the inference and
-#                               README device images), the host's bits
+#                               device program of docs/embedded.md), the host's bits
 #   make firmware-finetune      the sensor classifier's head fine-tuned on the device
 #   make firmware-cross         the Cortex-M4F and the Cortex-M7 train to the same bits
 # Needs the Debian packages of `.ci/deps.sh firmware` (make check installs them).

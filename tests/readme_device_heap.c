@@ -1,5 +1,5 @@
-/* readme_device_heap.c - counts every heap call made while the README's device program
- * runs. tests/test_readme_device.sh compiles the README's device.c with
+/* readme_device_heap.c - counts every heap call made while docs/embedded.md's device program
+ * runs. tests/test_readme_device.sh compiles that page's device.c with
  * -Dmain=device_main and links it with this file (glibc on Linux only).
  *
  * What is counted: this file defines malloc, calloc, realloc, free, aligned_alloc,

@@ -17,7 +17,7 @@
 #     reconstructions of ipup_predict bit for bit on random inputs; --export-name and
 #     the default name; refusals (a directory, an unwritable path, bad names,
 #     --export-name alone, --mode finetune) leave no file and no temporary.
-# The bounds come from measured runs with a margin (the README gives the figures).
+# The bounds come from measured runs with a margin.
 # About 3 s on a loaded 2-core machine, plus about 10 s of compiling for 4. Ends with
 # `N passed, N failed`.
 . "$(dirname "$0")/lib.sh"

@@ -17,7 +17,7 @@ fi
 echo "firmware: no heap, stdio or thread symbol linked (nm $elf: none of malloc, _malloc_r, free, calloc, realloc, _sbrk, printf, puts, fwrite, __assert_func, pthread_*)"
 # library code that survives --gc-sections: the input sections the map file places
 # from archives (libc_nano/libg_nano, libm, libgcc), after "Linker script and memory map".
-echo "firmware: library objects linked (after --gc-sections; see the README's \"Embedded use\"):"
+echo "firmware: library objects linked (after --gc-sections; see docs/embedded.md, \"Porting\"):"
 awk '/^Linker script and memory map/ {on = 1}
      on && /^ *\.(text|data|rodata)[^ ]* *$/ {sec = $1; next}
      on && /\.a\(/ { n = split($0, f, " "); if (f[1] ~ /^\./) { sec = f[1]; sz = f[3]; obj = f[4] } else { sz = f[2]; obj = f[3] }

@@ -5,7 +5,7 @@
 #     header and no libc symbol needed;
 #  2. with picolibc's headers (--specs=picolibc.specs) and the default hooks, each header
 #     (declarations + implementation) on its own, and the C library symbols each object
-#     needs (nm -u): the headers' default libc surface (README, "Embedded use").
+#     needs (nm -u): the headers' default libc surface (docs/embedded.md, "The C library the headers use").
 # All under the project's warnings with -Werror. Skips (exit 0, says so) what the
 # installed Debian packages (gcc-riscv64-unknown-elf, picolibc-riscv64-unknown-elf) do
 # not allow.

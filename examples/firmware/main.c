@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include "semihost.h"
 
-/* ---- what the headers need from the platform (see the README's "Embedded use") ---- */
+/* ---- what the headers need from the platform (docs/embedded.md, "Porting") ---- */
 static void fw_assert_fail(const char *what, const char *file, int line);
 #define IPUPIPE_ASSERT(c) ((c) ? (void)0 : fw_assert_fail(#c, __FILE__, __LINE__))
 #ifdef FW_OWN_MATH                  /* the same expf/logf bits on every core: fw_math.h */

@@ -61,7 +61,7 @@ typedef struct {
     int augment; /* random shift of each training image by up to this many pixels */
 } mnist_model_spec;
 
-/* Default recipes (tuned with the reference loop; see README "Training MNIST"); the texts are
+/* Default recipes (tuned with the reference loop; see docs/tutorials.md, "The TF1 tutorial's four steps on MNIST"); the texts are
  * examples/common/mnist_texts.h's. */
 static const mnist_model_spec mnist_models[] = {
     {MNT_MLP_NAME, "TensorFlow 1 pipelining tutorial", MNT_MLP_LAYERS, MNT_MLP_IDS, MNT_MLP_SPLITS, "grouped", 32, 16, 10,

@@ -107,7 +107,7 @@ static inline int mt_name_eq(const char *a, const char *b) {
 
 static unsigned mt_errors; /* messages printed; the fuzz target checks each refusal printed one */
 #ifndef MT_PROG
-#define MT_PROG "mnist-train" /* the program named in front of each message (ipupipe-plan sets its own) */
+#define MT_PROG "mnist-train" /* the program named in front of each message (define it first to name another) */
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -1,5 +1,5 @@
 /* ipupipe-plan.c - the pools of a pipeline configuration as a C header: the tool a
- * firmware build runs to size its static arrays in one build (README "Pools sized at
+ * firmware build runs to size its static arrays in one build (docs/embedded.md, "Pools sized at
  * compile time"). The program is examples/plan/plan_tool.h (options: plan_options.h,
  * named models: plan_models.h); it needs only the library and examples/common/.
  *
