@@ -149,9 +149,37 @@
 #define IPUPIPE_VERSION_PATCH 0
 #define IPUPIPE_VERSION_STRING "0.4.0"
 
+/* CONTENTS. The declarations (D) and the implementation (I) follow one order of
+   sections. A section starts with a one-line comment ">>tag: what is under it", with the
+   same tag in both halves, so that grep -n '>>tag' ipupipe.h finds both. The tags, in order:
+     build-options       D I  includes, switches, sizes, IPUPIPE_DEF; the hooks' defaults
+     helpers               I  messages into a buffer, a text builder, ids, numbers, sizes
+     errors              D I  ipup_last_error, ipup_warnings; every failed call's message
+     ring                D I  the atomics and the lock-free SPSC ring
+     model               D I  layer kinds, ipup_model_parse, ipup_model_info (shapes, FLOPs)
+     partition           D I  ipup_balance_stages, ipup_replicas_for_ipus
+     cost-model          D I  simulated IPU time; ipup_run_stats, ipup_predict_stats
+     config              D I  ipup_config and its parts (optimizer, runner, pools, feeds)
+     memory              D I  memory categories, the carving arena, ipup_memory_report
+     concurrent-setup    D I  stages split over IPUs (lanes): checks, sizes, carving, weights
+     setup               D I  the core (what ipup_init decides before it carves) from a config
+     plan                D I  ipup_plan_config, ipup_host_bytes, ipup_plan_pools
+     threads             D I  parking, notifying, waiting on rings, barriers, error slots
+     init                D I  ipup_init, ipup_shutdown
+     compute               I  a stage's forward, backward and weight-gradient walks
+     concurrent-runtime  D I  lane ops, fan-out and fan-in, the lanes' sums and updates
+     transport           D I  the seam of a runner with one IPU per process (ipupipe_mpi.h)
+     emulator            D    struct ipup_emu
+     runtime             D I  ipup__exec, the all-reduce, the runners, ipup_run, ipup_evaluate
+     predict             D I  ipup_predict: pipelined inference
+     tensors             D I  tensors, replicas, the step, the learning rate
+     state               D I  ipup_state_save / ipup_state_load
+     trace               D I  ipup_trace_write (Chrome trace) */
+
 #ifndef IPUPIPE_H
 #define IPUPIPE_H
 
+/* >>build-options: includes, compile-time switches, array sizes, IPUPIPE_DEF */
 #include "ipupipe_kernels.h"
 #include "ipupipe_sched.h"
 #include <stddef.h>
@@ -232,7 +260,19 @@ extern "C" {
 
 typedef struct ipup_emu ipup_emu; /* the emulator state (defined below) */
 
-/* ------------------------------------------------------------------ atomics */
+/* >>errors: ipup_last_error and ipup_warnings, the texts an emulator keeps */
+/* Text of the last error ("" when none). */
+IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e);
+
+/* The warnings ipup_sched_generate gave for the emulator's table at the last ipup_init
+   (Graphcore's per-schedule rules, docs/schedules.md §5, when cfg.strict is 0; "the
+   pipeline never fills"; an idle device), one per line, each ending in '\n'; "" when
+   there were none, before the first ipup_init and for a NULL e. Kept in the ipup_emu
+   (IPUP_WARN_MAX bytes, cut after the last whole line that fits); each ipup_init clears
+   them first and sets them once it has built its table. */
+IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e);
+
+/* >>ring: the atomics and the lock-free single-producer single-consumer ring */
 #if defined(IPUPIPE_NO_ATOMICS)
 typedef uint32_t ipup_atomic_u32;
 #define IPUP__LOAD_ACQ(p) (*(p))
@@ -250,8 +290,7 @@ typedef _Atomic uint32_t ipup_atomic_u32;
 #define IPUP__FETCH_ADD(p, v) atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
 #endif
 
-/* ------------------------------------------------------------------ SPSC ring
-   Single producer, single consumer; capacity a power of two; head and tail are
+/* Single producer, single consumer; capacity a power of two; head and tail are
    free-running 32-bit counters (count = head - tail, modulo 2^32, so they may wrap).
    The producer publishes a slot with a release store of head, the consumer frees it
    with a release store of tail; each side reads the other's counter with acquire.
@@ -283,7 +322,7 @@ IPUPIPE_DEF void ipup_ring_release(ipup_ring *r);
 /* occupancy as seen by the caller (exact when the ring is quiescent) */
 IPUPIPE_DEF uint32_t ipup_ring_count(ipup_ring *r);
 
-/* ------------------------------------------------------------------ model */
+/* >>model: layers and models: kinds, parsing, shapes and FLOPs */
 typedef enum ipup_layer_kind {
     IPUP_LAYER_NONE = 0,
     IPUP_LAYER_DENSE,        /* units = output features; params w (IN, OUT), b (OUT) */
@@ -341,6 +380,9 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *model, ipup_layer_info *i
                             char *msg, size_t msg_len);
 /* the dropout seed of layer l (see DETERMINISM) */
 IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
+IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
+
+/* >>partition: how layers split into stages, how many replicas an IPU count gives */
 /* Contiguous split of model's layers into `stages` stages that minimises the largest
    stage cost, and among those the sum of squared stage costs (exact: two dynamic
    programmes). split gets stages-1 ascending layer indices where stages 1..stages-1
@@ -360,7 +402,52 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
 IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica, int32_t *replicas, char *msg,
                                        size_t msg_len);
 
-/* ------------------------------------------------------------------ configuration */
+/* >>cost-model: what the simulated IPUs cost; what ipup_run and ipup_predict report */
+/* Cost model; zero fields take the Mk2 defaults of the manual comment. */
+typedef struct ipup_cost_model {
+    double clock_hz;           /* 1.33e9 */
+    double flops_per_cycle;    /* 47104 (62.5 TFLOP/s fp32 peak) */
+    double efficiency;         /* 0.25 of peak achieved */
+    double link_bytes_per_s;   /* 64e9 between two IPUs */
+    double stream_bytes_per_s; /* 20e9 streaming memory (offloaded optimizer state) */
+    double host_bytes_per_s;   /* 16e9 infeed / outfeed */
+    double sync_cycles;        /* 1000 per inter-IPU sync */
+} ipup_cost_model;
+
+enum { IPUP_PHASE_RAMP_UP = 0, IPUP_PHASE_MAIN, IPUP_PHASE_RAMP_DOWN, IPUP_PHASE_UPDATE, IPUP_PHASES };
+typedef struct ipup_run_stats {
+    int64_t steps;                  /* optimizer steps done by the run */
+    int64_t microbatches, samples;  /* summed over replicas */
+    double loss_mean;               /* mean of the micro-batch losses, fixed order */
+    int64_t correct;
+    /* cost model (simulated IPU time) */
+    double sim_seconds;             /* of the run */
+    double step_seconds;            /* of one step */
+    double busy_seconds[IPUP_MAX_IPUS], idle_seconds[IPUP_MAX_IPUS]; /* of the run, per IPU */
+    double phase_seconds[IPUP_PHASES];     /* per step */
+    double phase_utilisation[IPUP_PHASES]; /* busy / (phase time * devices) */
+    double samples_per_second;      /* simulated throughput */
+    size_t mem_used[IPUP_MAX_IPUS];       /* pool bytes carved per IPU */
+    size_t mem_high_water[IPUP_MAX_IPUS]; /* peak bytes touched per IPU (ipup_memory_report) */
+} ipup_run_stats;
+/* ipup_predict's figures (ipup_predict_figures, under predict) */
+typedef struct ipup_predict_stats {
+    ipup_sched_kind schedule;        /* the kind whose forward-only table runs */
+    int32_t steps;                   /* steps of that table (one wave); 0 with concurrent stages,
+                                        which have no forward-only table: ipup_predict runs them
+                                        stage after stage on the host and every figure is 0 */
+    int32_t microbatches;            /* micro-batches per wave (cfg.microbatches) */
+    int32_t inflight[IPUP_MAX_LAYERS]; /* inputs of stage s alive at once (ring slots; no stash) */
+    double latency_seconds;          /* one micro-batch from the start of F(0,m)'s step to the
+                                        end of F(S-1,m)'s, the longest over m */
+    double wave_seconds;             /* one run of the table */
+    double samples_per_second;       /* steady state: B x (M-1) / (end of F(S-1,M-1)'s step -
+                                        end of F(S-1,0)'s); B / latency when M = 1 */
+    int64_t last_samples;            /* samples of the last ipup_predict call */
+    double last_seconds;             /* its simulated time: waves x wave_seconds */
+} ipup_predict_stats;
+
+/* >>config: ipup_config and its parts: optimizer, runner, pools, feeds, hooks */
 typedef enum ipup_optimizer_kind { IPUP_OPT_SGD = 0, IPUP_OPT_MOMENTUM, IPUP_OPT_ADAM } ipup_optimizer_kind;
 typedef struct ipup_optimizer {
     ipup_optimizer_kind kind;
@@ -377,17 +464,6 @@ typedef struct ipup_pool {
     void *mem;               /* caller-owned, 64-byte aligned preferably */
     size_t bytes;
 } ipup_pool;
-
-/* Cost model; zero fields take the Mk2 defaults of the manual comment. */
-typedef struct ipup_cost_model {
-    double clock_hz;           /* 1.33e9 */
-    double flops_per_cycle;    /* 47104 (62.5 TFLOP/s fp32 peak) */
-    double efficiency;         /* 0.25 of peak achieved */
-    double link_bytes_per_s;   /* 64e9 between two IPUs */
-    double stream_bytes_per_s; /* 20e9 streaming memory (offloaded optimizer state) */
-    double host_bytes_per_s;   /* 16e9 infeed / outfeed */
-    double sync_cycles;        /* 1000 per inter-IPU sync */
-} ipup_cost_model;
 
 /* One micro-batch to fill, as the infeed callback sees it: x (n rows of `row` floats,
    row = in_h*in_w*in_c) and, for a class loss (softmax_xent), labels (n, each in
@@ -468,7 +544,7 @@ typedef struct ipup_config {  /* zero = default for every field */
                                       IPUP_MAX_BRANCH_LANES branches in all) */
 } ipup_config;
 
-/* ------------------------------------------------------------------ plan and memory */
+/* >>memory: memory categories and the per-IPU memory report */
 typedef enum ipup_mem_category {
     IPUP_MEM_WEIGHTS = 0, IPUP_MEM_GRADS, IPUP_MEM_OPTIMIZER, IPUP_MEM_STASH,
     IPUP_MEM_EXCHANGE, IPUP_MEM_SCRATCH, IPUP_MEM_CATEGORIES
@@ -490,6 +566,89 @@ typedef struct ipup_mem_report {
                                                 layers do not have (ipup_layer.frozen) */
 } ipup_mem_report;
 
+/* Memory of IPU ipu (replica * devices + device): carved, high-water, by category. */
+IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
+/* The same as a text table for every IPU of replica 0, written through write(user, data,
+   len) line by line: IPUP_OK, IPUP_ERR_IO as soon as write returns non-zero, IPUP_ERR_ARG
+   (NULL e or write, or e not initialised). ipup_buf / ipup_buf_write collect it in memory. */
+IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user);
+
+/* >>concurrent-setup: a stage split over IPUs runs as lanes, one per branch */
+/* A concurrent stage (cfg.concurrent with a bracket, docs/schedules.md §9) runs as
+   branches, one per IPU: a "lane" each, with its slice [u0, u0+sl) of the output units of
+   the stage's one weight layer (dense: output features, conv3x3: output channels), its
+   slice of the weights, gradients and optimizer state, its own stash FIFO and four rings:
+   in (from stage s-1), out (to stage s+1), dy (from stage s+1), dx (to stage s-1). */
+#ifndef IPUP_MAX_BRANCH_LANES
+#define IPUP_MAX_BRANCH_LANES IPUP_MAX_DEVICES /* branches of all concurrent stages together */
+#endif
+typedef struct ipup__cbr {        /* static facts of a lane (internal) */
+    int32_t stage, branch, device, u0, sl, nw; /* nw: weights of the slice */
+    int32_t spatial, units;       /* output pixels per sample (dense: 1), units of the stage's weight layer */
+    size_t bo;                    /* floats of its output per micro-batch: B x spatial x sl */
+    size_t tw, n_params, n_state, entry_floats, conv_floats;
+    int64_t flops_f, flops_b, flops_opt;
+    uint32_t in_cap, out_cap, dy_cap, dx_cap;
+} ipup__cbr;
+
+/* >>setup: what ipup_init decides before it carves: layer and stage facts, the core */
+typedef struct ipup__lay {        /* static facts of a layer (internal) */
+    ipup_layer_info info;
+    int32_t stage;
+    int32_t e_off;    /* offset (floats) of its input in a stash entry, -1: not kept */
+    int32_t dy_off;   /* offset (floats) of its output gradient in a W-stash entry, -1 */
+    int32_t p_off;    /* offset (floats) of w in its stage's parameter block; b follows */
+    int32_t need_dx;  /* backward must produce its input gradient */
+    int32_t pool_idx; /* a max-pool that keeps its arg-max bytes at e_off, not its input */
+    uint64_t seed;    /* dropout seed */
+} ipup__lay;
+
+typedef struct ipup__stage {      /* static facts of a stage (internal) */
+    int32_t first, last;          /* layers [first, last) */
+    int32_t device;
+    int32_t in_n, out_n;
+    int32_t depth, wdepth;        /* stash and W-stash FIFO depths */
+    int32_t lab_off, dl_off;      /* labels and dlogits offsets in an entry (floats), -1 */
+    size_t entry_floats, rentry_floats, wentry_floats, pp_floats, conv_floats;
+    size_t chunk_floats;          /* the activation chunk before an arg-max pool, or 0 */
+    size_t n_params, n_state, max_tensor;
+    uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
+    int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
+    size_t n_grads;               /* floats of the trained layers' parameters: they come first
+                                     in the parameter block, frozen layers' after; the size
+                                     of the gradient block (n_state = slots * n_grads) */
+} ipup__stage;
+
+/* What ipup_init decides before it carves a byte (internal): the configuration with its
+   defaults, the model, layers, stages, counts, the schedule table, the cost model and the
+   message. The plan (ipup_plan_pools) works on an ipup__core alone; ipup_emu holds one as
+   its first member, whose fields it also names directly (e->S is e->core.S): the setup
+   code takes an ipup__core, the runners an ipup_emu. */
+#define IPUP__CORE_FIELDS \
+    ipup_config cfg; \
+    ipup_model_desc model; \
+    ipup__lay lay[IPUP_MAX_LAYERS]; \
+    ipup__stage st[IPUP_MAX_LAYERS]; \
+    int32_t S, P, R, M, B, n_layers, in_n, classes, nipus; \
+    ipup_table table; \
+    ipup_op *ops; \
+    int32_t *row;                 /* op indices grouped by device, table order */ \
+    int32_t row_start[IPUP_MAX_DEVICES + 1]; \
+    ipup_cost_model cm; \
+    char msg[IPUP_MSG_MAX]; \
+    ipup_table ptable;            /* ipup_predict's forward-only table (host pool) */ \
+    ipup_op *pops; \
+    int32_t *prow;                /* its op indices grouped by device */ \
+    int32_t prow_start[IPUP_MAX_DEVICES + 1]; \
+    ipup_predict_stats pstats; \
+    int16_t conc_plain[IPUP_MAX_LAYERS]; /* cfg.concurrent without brackets: its mapping */ \
+    int32_t conc, n_lanes;        /* concurrent stages: 1 when some stage runs as branches (lanes); their count */ \
+    int8_t cn[IPUP_MAX_LAYERS];   /* branches of stage s (0 or 1: a plain stage) */ \
+    int16_t cl0[IPUP_MAX_LAYERS]; /* its first lane */ \
+    ipup__cbr cb[IPUP_MAX_BRANCH_LANES];
+typedef struct ipup__core { IPUP__CORE_FIELDS } ipup__core;
+
+/* >>plan: pool sizes without pools: ipup_plan_config, ipup_host_bytes, ipup_plan_pools */
 typedef struct ipup_plan {
     int32_t stages, devices, replicas, ipus;  /* ipus = replicas * devices */
     int32_t split[IPUP_MAX_LAYERS];           /* first layer of each stage */
@@ -512,53 +671,73 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_pl
 /* Bytes the host pool needs (no table needed to know it); 0 on a bad configuration. */
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg);
 
-/* ------------------------------------------------------------------ run figures */
-enum { IPUP_PHASE_RAMP_UP = 0, IPUP_PHASE_MAIN, IPUP_PHASE_RAMP_DOWN, IPUP_PHASE_UPDATE, IPUP_PHASES };
-typedef struct ipup_run_stats {
-    int64_t steps;                  /* optimizer steps done by the run */
-    int64_t microbatches, samples;  /* summed over replicas */
-    double loss_mean;               /* mean of the micro-batch losses, fixed order */
-    int64_t correct;
-    /* cost model (simulated IPU time) */
-    double sim_seconds;             /* of the run */
-    double step_seconds;            /* of one step */
-    double busy_seconds[IPUP_MAX_IPUS], idle_seconds[IPUP_MAX_IPUS]; /* of the run, per IPU */
-    double phase_seconds[IPUP_PHASES];     /* per step */
-    double phase_utilisation[IPUP_PHASES]; /* busy / (phase time * devices) */
-    double samples_per_second;      /* simulated throughput */
-    size_t mem_used[IPUP_MAX_IPUS];       /* pool bytes carved per IPU */
-    size_t mem_high_water[IPUP_MAX_IPUS]; /* peak bytes touched per IPU (ipup_memory_report) */
-} ipup_run_stats;
-/* ipup_predict's figures (ipup_predict_figures; the predict section below) */
-typedef struct ipup_predict_stats {
-    ipup_sched_kind schedule;        /* the kind whose forward-only table runs */
-    int32_t steps;                   /* steps of that table (one wave); 0 with concurrent stages,
-                                        which have no forward-only table: ipup_predict runs them
-                                        stage after stage on the host and every figure is 0 */
-    int32_t microbatches;            /* micro-batches per wave (cfg.microbatches) */
-    int32_t inflight[IPUP_MAX_LAYERS]; /* inputs of stage s alive at once (ring slots; no stash) */
-    double latency_seconds;          /* one micro-batch from the start of F(0,m)'s step to the
-                                        end of F(S-1,m)'s, the longest over m */
-    double wave_seconds;             /* one run of the table */
-    double samples_per_second;       /* steady state: B x (M-1) / (end of F(S-1,M-1)'s step -
-                                        end of F(S-1,0)'s); B / latency when M = 1 */
-    int64_t last_samples;            /* samples of the last ipup_predict call */
-    double last_seconds;             /* its simulated time: waves x wave_seconds */
-} ipup_predict_stats;
+/* ipup_plan_pools is ipup_plan_config without an ipup_emu: the same plan, the same code
+   (the byte counts are exactly what ipup_init carves), in a caller's scratch of
+   IPUP_PLAN_SCRATCH_BYTES(S, M) bytes (any alignment): the plan's working state (an
+   ipup__core, sizeof about 12.4 KB with the default IPUP_MAX_* on x86-64, about 4.3 KB
+   with the firmware's IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_IPUS 2,
+   IPUP_SCHED_MAX_STAGES 8) plus the schedule table, at most IPUP_SCHED_MAX_OPS(S, M) =
+   3*S*M ops of 16 bytes, for S = cfg.stages and M = cfg.microbatches (0 counts as 1).
+   cfg.ipu, cfg.stream and cfg.host are ignored. No heap, no stack beyond a few hundred
+   bytes and ipup_sched_generate's. Returns ipup_plan_config's codes, and
+   IPUP_ERR_CAPACITY when the scratch is too small (msg gives the bytes to provide);
+   msg gets the error text, or on success the schedule's warnings, one per line ("" when
+   none), as ipup_warnings would show them after ipup_init. */
+#define IPUP_PLAN_SCRATCH_BYTES(stages, microbatches) \
+    (sizeof(ipup__core) + (size_t)IPUP_POOL_ALIGN + (size_t)3 * (size_t)(stages) * (size_t)(microbatches) * sizeof(ipup_op))
+IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch, size_t scratch_bytes,
+                                char *msg, size_t msg_len);
 
-/* ------------------------------------------------------------------ tensors */
-typedef enum ipup_tensor_kind { IPUP_TENSOR_PARAM = 0, IPUP_TENSOR_OPT_STATE, IPUP_TENSOR_GRAD } ipup_tensor_kind;
-typedef struct ipup_tensor_info {
-    char name[IPUP_TENSOR_NAME_MAX]; /* "dense256.w", "dense256.b", "dense256.w.m", "dense256.w.v" */
-    ipup_tensor_kind kind;
-    int32_t layer, stage, device;
-    int32_t ndim, shape[4];
-    int32_t n;                       /* elements */
-    float *data;                     /* replica 0's copy */
-} ipup_tensor_info;
+/* >>threads: where an IPU thread sleeps, its handle, its error slot */
+#ifndef IPUPIPE_NO_THREADS
+typedef struct ipup__park {       /* where one thread sleeps when it has nothing to do */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int waiting;                  /* protected by mu */
+    int init;
+} ipup__park;
+#endif
+typedef struct ipup__thread {
+    struct ipup_emu *emu;
+    int32_t ipu;
+    int32_t started;
+#ifndef IPUPIPE_NO_THREADS
+    pthread_t handle;
+#endif
+} ipup__thread;
 
-/* ------------------------------------------------------------------ transport seam
-   A runner outside this header in which each process runs one IPU (ipupipe_mpi.h: one
+typedef struct ipup__ipu_err {        /* per IPU, written by its thread during a step */
+    int32_t code, stage, mb, layer;
+    int64_t step;
+} ipup__ipu_err;
+
+/* >>init: ipup_init and ipup_shutdown */
+/* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
+   from cfg.seed), start the threads (threaded runner), freeze the pools. e is fully
+   overwritten; start from a zeroed ipup_emu (static storage, or memset), since ipup_init
+   and ipup_plan_config first look whether e is live: on an emulator whose pools are frozen
+   (ipup_init returned IPUP_OK, ipup_shutdown not called yet) both refuse with
+   IPUP_ERR_FROZEN and leave it untouched. On error the message is in ipup_last_error(e).
+   Not thread-safe. */
+IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg);
+/* Join the threads (threaded runner) and release the pools: ipup_init or ipup_plan_config
+   may use e (and the pools) again. Safe to call twice. Tensors, reports and ipup_evaluate
+   stay usable until then; ipup_run needs a new ipup_init. */
+IPUPIPE_DEF void ipup_shutdown(ipup_emu *e);
+
+/* >>concurrent-runtime: a lane's runtime per replica; the buffers of its neighbours */
+typedef struct ipup__cbrt {       /* runtime of a lane on one replica (internal) */
+    float *params, *grads, *state, *stash, *pp[2], *conv, *staging;
+    uint32_t s_head, s_count, s_peak, pad_;
+    float *resv_in, *resv_dy;     /* slots reserved by stage s-1 (in) and by stage s+1 (dy) */
+    ipup_ring in, out, dy, dx;
+} ipup__cbrt;
+typedef struct ipup__cnb {        /* a plain stage next to a concurrent one: its buffers (internal) */
+    float *fo, *dy, *dx;          /* output before the fan-out; dy summed over branches; dx before the scatter */
+} ipup__cnb;
+
+/* >>transport: the seam of a runner that runs one IPU per process (ipupipe_mpi.h) */
+/* A runner outside this header in which each process runs one IPU (ipupipe_mpi.h: one
    MPI rank per IPU) gives this table to ipup_set_transport after ipup_init; from then on
    ipup_run / ipup_run_steps run only the row of IPU `ipu` (replica ipu / devices, device
    ipu % devices) of every step, with the cooperative runner's ops, and call the hooks:
@@ -589,121 +768,18 @@ typedef struct ipup_transport {
     int (*reduce)(void *user, int64_t step);
     int (*step_end)(void *user, int64_t step, int32_t k);
 } ipup_transport;
+/* The transport seam (above): tp (kept by pointer, NULL: back to cfg.runner) runs IPU
+   tp->ipu's row per process. IPUP_ERR_ARG with a message when e is not initialised, the
+   runner is not cooperative, tp->ipu is out of range or a hook is missing. */
+IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp);
 
-/* ------------------------------------------------------------------ the emulator */
-typedef struct ipup__lay {        /* static facts of a layer (internal) */
-    ipup_layer_info info;
-    int32_t stage;
-    int32_t e_off;    /* offset (floats) of its input in a stash entry, -1: not kept */
-    int32_t dy_off;   /* offset (floats) of its output gradient in a W-stash entry, -1 */
-    int32_t p_off;    /* offset (floats) of w in its stage's parameter block; b follows */
-    int32_t need_dx;  /* backward must produce its input gradient */
-    int32_t pool_idx; /* a max-pool that keeps its arg-max bytes at e_off, not its input */
-    uint64_t seed;    /* dropout seed */
-} ipup__lay;
-
-typedef struct ipup__stage {      /* static facts of a stage (internal) */
-    int32_t first, last;          /* layers [first, last) */
-    int32_t device;
-    int32_t in_n, out_n;
-    int32_t depth, wdepth;        /* stash and W-stash FIFO depths */
-    int32_t lab_off, dl_off;      /* labels and dlogits offsets in an entry (floats), -1 */
-    size_t entry_floats, rentry_floats, wentry_floats, pp_floats, conv_floats;
-    size_t chunk_floats;          /* the activation chunk before an arg-max pool, or 0 */
-    size_t n_params, n_state, max_tensor;
-    uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
-    int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
-    size_t n_grads;               /* floats of the trained layers' parameters: they come first
-                                     in the parameter block, frozen layers' after; the size
-                                     of the gradient block (n_state = slots * n_grads) */
-} ipup__stage;
-
+/* >>emulator: struct ipup_emu: the core, every replica's runtime, rings, threads */
 typedef struct ipup__srt {        /* runtime of one stage of one replica (internal) */
     float *stash, *wstash, *work, *pp[2], *conv, *staging, *chunk;
     float *params, *grads, *state;
     uint32_t s_head, s_count, s_peak, w_head, w_count, w_peak;
     float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
 } ipup__srt;
-
-#ifndef IPUPIPE_NO_THREADS
-typedef struct ipup__park {       /* where one thread sleeps when it has nothing to do */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int waiting;                  /* protected by mu */
-    int init;
-} ipup__park;
-#endif
-
-/* ------------------------------------------------------------------ concurrent stages (types)
-   A concurrent stage (cfg.concurrent with a bracket, docs/schedules.md §9) runs as
-   branches, one per IPU: a "lane" each, with its slice [u0, u0+sl) of the output units of
-   the stage's one weight layer (dense: output features, conv3x3: output channels), its
-   slice of the weights, gradients and optimizer state, its own stash FIFO and four rings:
-   in (from stage s-1), out (to stage s+1), dy (from stage s+1), dx (to stage s-1). */
-#ifndef IPUP_MAX_BRANCH_LANES
-#define IPUP_MAX_BRANCH_LANES IPUP_MAX_DEVICES /* branches of all concurrent stages together */
-#endif
-typedef struct ipup__cbr {        /* static facts of a lane (internal) */
-    int32_t stage, branch, device, u0, sl, nw; /* nw: weights of the slice */
-    int32_t spatial, units;       /* output pixels per sample (dense: 1), units of the stage's weight layer */
-    size_t bo;                    /* floats of its output per micro-batch: B x spatial x sl */
-    size_t tw, n_params, n_state, entry_floats, conv_floats;
-    int64_t flops_f, flops_b, flops_opt;
-    uint32_t in_cap, out_cap, dy_cap, dx_cap;
-} ipup__cbr;
-typedef struct ipup__cbrt {       /* runtime of a lane on one replica (internal) */
-    float *params, *grads, *state, *stash, *pp[2], *conv, *staging;
-    uint32_t s_head, s_count, s_peak, pad_;
-    float *resv_in, *resv_dy;     /* slots reserved by stage s-1 (in) and by stage s+1 (dy) */
-    ipup_ring in, out, dy, dx;
-} ipup__cbrt;
-typedef struct ipup__cnb {        /* a plain stage next to a concurrent one: its buffers (internal) */
-    float *fo, *dy, *dx;          /* output before the fan-out; dy summed over branches; dx before the scatter */
-} ipup__cnb;
-
-struct ipup_emu;
-typedef struct ipup__thread {
-    struct ipup_emu *emu;
-    int32_t ipu;
-    int32_t started;
-#ifndef IPUPIPE_NO_THREADS
-    pthread_t handle;
-#endif
-} ipup__thread;
-
-typedef struct ipup__ipu_err {        /* per IPU, written by its thread during a step */
-    int32_t code, stage, mb, layer;
-    int64_t step;
-} ipup__ipu_err;
-
-/* What ipup_init decides before it carves a byte (internal): the configuration with its
-   defaults, the model, layers, stages, counts, the schedule table, the cost model and the
-   message. The plan (ipup_plan_pools) works on an ipup__core alone; ipup_emu holds one as
-   its first member, whose fields it also names directly (e->S is e->core.S): the setup
-   code takes an ipup__core, the runners an ipup_emu. */
-#define IPUP__CORE_FIELDS \
-    ipup_config cfg; \
-    ipup_model_desc model; \
-    ipup__lay lay[IPUP_MAX_LAYERS]; \
-    ipup__stage st[IPUP_MAX_LAYERS]; \
-    int32_t S, P, R, M, B, n_layers, in_n, classes, nipus; \
-    ipup_table table; \
-    ipup_op *ops; \
-    int32_t *row;                 /* op indices grouped by device, table order */ \
-    int32_t row_start[IPUP_MAX_DEVICES + 1]; \
-    ipup_cost_model cm; \
-    char msg[IPUP_MSG_MAX]; \
-    ipup_table ptable;            /* ipup_predict's forward-only table (host pool) */ \
-    ipup_op *pops; \
-    int32_t *prow;                /* its op indices grouped by device */ \
-    int32_t prow_start[IPUP_MAX_DEVICES + 1]; \
-    ipup_predict_stats pstats; \
-    int16_t conc_plain[IPUP_MAX_LAYERS]; /* cfg.concurrent without brackets: its mapping */ \
-    int32_t conc, n_lanes;        /* concurrent stages: 1 when some stage runs as branches (lanes); their count */ \
-    int8_t cn[IPUP_MAX_LAYERS];   /* branches of stage s (0 or 1: a plain stage) */ \
-    int16_t cl0[IPUP_MAX_LAYERS]; /* its first lane */ \
-    ipup__cbr cb[IPUP_MAX_BRANCH_LANES];
-typedef struct ipup__core { IPUP__CORE_FIELDS } ipup__core;
 
 #if defined(__cplusplus) && defined(__clang__)
 #pragma clang diagnostic push
@@ -764,45 +840,7 @@ struct ipup_emu {
 #pragma clang diagnostic pop
 #endif
 
-/* ------------------------------------------------------------------ plan in a small scratch
-   ipup_plan_pools is ipup_plan_config without an ipup_emu: the same plan, the same code
-   (the byte counts are exactly what ipup_init carves), in a caller's scratch of
-   IPUP_PLAN_SCRATCH_BYTES(S, M) bytes (any alignment): the plan's working state (an
-   ipup__core, sizeof about 12.4 KB with the default IPUP_MAX_* on x86-64, about 4.3 KB
-   with the firmware's IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_IPUS 2,
-   IPUP_SCHED_MAX_STAGES 8) plus the schedule table, at most IPUP_SCHED_MAX_OPS(S, M) =
-   3*S*M ops of 16 bytes, for S = cfg.stages and M = cfg.microbatches (0 counts as 1).
-   cfg.ipu, cfg.stream and cfg.host are ignored. No heap, no stack beyond a few hundred
-   bytes and ipup_sched_generate's. Returns ipup_plan_config's codes, and
-   IPUP_ERR_CAPACITY when the scratch is too small (msg gives the bytes to provide);
-   msg gets the error text, or on success the schedule's warnings, one per line ("" when
-   none), as ipup_warnings would show them after ipup_init. */
-#define IPUP_PLAN_SCRATCH_BYTES(stages, microbatches) \
-    (sizeof(ipup__core) + (size_t)IPUP_POOL_ALIGN + (size_t)3 * (size_t)(stages) * (size_t)(microbatches) * sizeof(ipup_op))
-IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch, size_t scratch_bytes,
-                                char *msg, size_t msg_len);
-
-/* ------------------------------------------------------------------ schedule warnings
-   The warnings ipup_sched_generate gave for the emulator's table at the last ipup_init
-   (Graphcore's per-schedule rules, docs/schedules.md §5, when cfg.strict is 0; "the
-   pipeline never fills"; an idle device), one per line, each ending in '\n'; "" when
-   there were none, before the first ipup_init and for a NULL e. Kept in the ipup_emu
-   (IPUP_WARN_MAX bytes, cut after the last whole line that fits); each ipup_init clears
-   them first and sets them once it has built its table. */
-IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e);
-
-/* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
-   from cfg.seed), start the threads (threaded runner), freeze the pools. e is fully
-   overwritten; start from a zeroed ipup_emu (static storage, or memset), since ipup_init
-   and ipup_plan_config first look whether e is live: on an emulator whose pools are frozen
-   (ipup_init returned IPUP_OK, ipup_shutdown not called yet) both refuse with
-   IPUP_ERR_FROZEN and leave it untouched. On error the message is in ipup_last_error(e).
-   Not thread-safe. */
-IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg);
-/* Join the threads (threaded runner) and release the pools: ipup_init or ipup_plan_config
-   may use e (and the pools) again. Safe to call twice. Tensors, reports and ipup_evaluate
-   stay usable until then; ipup_run needs a new ipup_init. */
-IPUPIPE_DEF void ipup_shutdown(ipup_emu *e);
+/* >>runtime: ipup_run, ipup_run_steps, ipup_evaluate, the outfeed records */
 /* Run cfg.repeat steps (each: M micro-batches per replica, all-reduce, one update). stats
    may be NULL. Returns IPUP_OK, IPUP_ERR_NUMERIC (NaN/inf: step not applied), IPUP_ERR_IO
    (the infeed callback failed), IPUP_ERR_ARG. Host thread only. */
@@ -811,10 +849,6 @@ IPUPIPE_DEF int ipup_run(ipup_emu *e, ipup_run_stats *stats);
    execution of an epoch); the host pool (ipup_host_bytes) holds outfeed records for
    cfg.repeat steps, which covers every such call. */
 IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats);
-/* The transport seam (above): tp (kept by pointer, NULL: back to cfg.runner) runs IPU
-   tp->ipu's row per process. IPUP_ERR_ARG with a message when e is not initialised, the
-   runner is not cooperative, tp->ipu is out of range or a hook is missing. */
-IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp);
 /* Forward only on replica 0, in chunks of at most B samples, dropout off.
    x (n, in_features), labels (n) or NULL; *loss_sum (or NULL) += sum of per-sample losses
    (chunk mean * chunk size); *correct (or NULL) += correct predictions. A model whose loss
@@ -830,8 +864,8 @@ IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, co
 /* The outfeed records of the last run, in (step, replica, mb) order; *n gets the count. */
 IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n);
 
-/* ------------------------------------------------------------------ predict (inference)
-   Forward only on the current weights (replica 0's), dropout off, no stash, no backward,
+/* >>predict: pipelined inference on the current weights */
+/* Forward only on the current weights (replica 0's), dropout off, no stash, no backward,
    no heap. ipup_predict works after ipup_init, after ipup_run, after weights were written
    with ipup_tensor_find + ipup_replicas_sync (or a state restore), and after
    ipup_shutdown (then always on the host thread). Its results are the bits of the
@@ -861,6 +895,17 @@ IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out,
    message when e is there). */
 IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out);
 
+/* >>tensors: parameter and optimizer-state tensors, replicas, step, learning rate */
+typedef enum ipup_tensor_kind { IPUP_TENSOR_PARAM = 0, IPUP_TENSOR_OPT_STATE, IPUP_TENSOR_GRAD } ipup_tensor_kind;
+typedef struct ipup_tensor_info {
+    char name[IPUP_TENSOR_NAME_MAX]; /* "dense256.w", "dense256.b", "dense256.w.m", "dense256.w.v" */
+    ipup_tensor_kind kind;
+    int32_t layer, stage, device;
+    int32_t ndim, shape[4];
+    int32_t n;                       /* elements */
+    float *data;                     /* replica 0's copy */
+} ipup_tensor_info;
+
 /* Checkpoints: every parameter tensor then every optimizer-state tensor (replica 0's
    copies); write into data and call ipup_replicas_sync to copy them to every replica.
    A frozen layer has its parameter tensors (kind PARAM) but no optimizer state and no
@@ -877,8 +922,8 @@ IPUPIPE_DEF void ipup_set_step(ipup_emu *e, int64_t step);
    IPUP_ERR_ARG (and no change) unless lr is a finite number > 0. */
 IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr);
 
-/* ------------------------------------------------------------------ state
-   The training state (every parameter and optimizer-state tensor of replica 0 and the
+/* >>state: the training state as one checked byte stream */
+/* The training state (every parameter and optimizer-state tensor of replica 0 and the
    step counter) as one byte stream, format and guarantees in docs/state.md: magic
    "IPUPSTAT", format version, a descriptor of the model, optimizer and stage split with
    its fingerprint, one record per tensor (name, kind, shape, little-endian binary32
@@ -912,19 +957,11 @@ IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user);
    IPUP_ERR_ARG (NULL arguments, e not initialised). The message is in ipup_last_error. */
 IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user);
 
-/* Memory of IPU ipu (replica * devices + device): carved, high-water, by category. */
-IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
-/* The same as a text table for every IPU of replica 0, written through write(user, data,
-   len) line by line: IPUP_OK, IPUP_ERR_IO as soon as write returns non-zero, IPUP_ERR_ARG
-   (NULL e or write, or e not initialised). ipup_buf / ipup_buf_write collect it in memory. */
-IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user);
+/* >>trace: the Chrome trace of one step */
 /* Chrome trace JSON ({"traceEvents":[...]}) of one step as the cost model sees it: one
    track per IPU, ops as boxes ("X"), exchanges as flow arrows ("s"/"f"), the update.
    Written through write(user, data, len); no stdio needed. */
 IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user);
-/* Text of the last error ("" when none). */
-IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e);
-IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 
 #ifdef __cplusplus
 }
@@ -932,12 +969,13 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 #endif /* IPUPIPE_H */
 
 /* ======================================================================== */
+
 #ifdef IPUPIPE_IMPLEMENTATION
 #ifndef IPUPIPE_EMU_IMPLEMENTED
 #define IPUPIPE_EMU_IMPLEMENTED
 
+/* >>build-options: the defaults of the race-checker hooks and of IPUPIPE_RING_START */
 #include <stdarg.h>
-
 
 #ifndef IPUPIPE_HAPPENS_BEFORE
 #define IPUPIPE_HAPPENS_BEFORE(addr) ((void)0)
@@ -960,8 +998,8 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ text (no stdio)
-   Every message and document is formatted by ipup_vsnprintf / ipup_snprintf
+/* >>helpers: messages into a buffer, a text builder, ids, numbers, size arithmetic */
+/* Every message and document is formatted by ipup_vsnprintf / ipup_snprintf
    (ipupipe_sched.h: standard conversions, no heap, no libc stdio). */
 #if defined(__GNUC__) || defined(__clang__)
 #define IPUP__PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -1028,13 +1066,57 @@ static const char *ipup__us3(char *out, size_t cap, double v) {
     return out;
 }
 
-/* ------------------------------------------------------------------ rings */
 static size_t ipup__round64(size_t n) { return (n + 63u) & ~(size_t)63u; }
 /* x * y, or SIZE_MAX when it overflows size_t (every size below goes through this or
    ipup__alloc, so a saturated size ends as an overflow of the arena, never a wrap) */
 static size_t ipup__mulz(size_t x, size_t y) {
     return (y && x > (size_t)-1 / y) ? (size_t)-1 : x * y;
 }
+static size_t ipup__r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
+
+#if defined(__cplusplus)
+#define IPUP__RESTRICT __restrict
+#else
+#define IPUP__RESTRICT restrict
+#endif
+
+static int ipup__finite(const float *x, size_t n) { return ipup__finite_f32(n, x); } /* vectorised */
+
+/* >>errors: the message every failed call leaves; the guard of frozen pools */
+/* Every public call on an emulator that returns an error code leaves a message in
+   e->msg first (only a NULL e has nowhere to put one). The report calls take a const
+   ipup_emu to promise that they change nothing of its state; the message buffer is the
+   one exception, written through ipup__emsg. An ipup_emu is never a const object
+   (ipup_init writes all of it), so writing there is defined. */
+static char *ipup__emsg(const ipup_emu *e) { return (char *)(uintptr_t)e->msg; }
+static IPUP__PRINTF(3, 4) int ipup__efail(const ipup_emu *e, int code, const char *f, ...) {
+    va_list ap;
+    if (!e) return code;
+    va_start(ap, f);
+    ipup__msgv(ipup__emsg(e), sizeof e->msg, 0, f, ap);
+    va_end(ap);
+    return code;
+}
+/* IPUP_ERR_ARG with a message unless e is initialised (ipup_init succeeded) */
+static int ipup__need_init(const ipup_emu *e, const char *what) {
+    if (!e) return IPUP_ERR_ARG;
+    if (e->initialised) return IPUP_OK;
+    return ipup__efail(e, IPUP_ERR_ARG, "%s: the emulator is not initialised (ipup_init has not succeeded on it); call ipup_init first and check that it returns IPUP_OK", what);
+}
+
+/* IPUP_ERR_FROZEN when e's pools are frozen (a successful ipup_init, no ipup_shutdown
+   since): `what` would overwrite the live emulator and carve its pools again */
+static int ipup__refuse_frozen(ipup_emu *e, const char *what, const char *instead) {
+    if (e->frozen != e) return IPUP_OK;
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_FROZEN,
+                      "%s on an emulator that is already initialised: its pools are frozen (carved by ipup_init, in use); %scall ipup_shutdown first",
+                      what, instead);
+}
+IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg : "NULL emulator"; }
+
+IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e) { return e ? e->warn : ""; }
+
+/* >>ring: the ring's operations */
 static uint32_t ipup__ring_cap(uint32_t n) {
     uint32_t c = 1;
     while (c < n) c <<= 1;
@@ -1092,23 +1174,12 @@ IPUPIPE_DEF uint32_t ipup_ring_count(ipup_ring *r) {
     return h - t;
 }
 
-/* ------------------------------------------------------------------ waiting */
-#ifndef IPUPIPE_NO_THREADS
-/* Waiting: spin IPUPIPE_SPIN times (a few tens of microseconds, cheaper than a sleep when
-   the partner is about to deliver), then sleep on the thread's own condition variable
-   until a partner notifies it. Notifications take the sleeper's mutex, so no wake-up is
-   lost; a notifier that finds nobody asleep costs one uncontended lock. */
-#ifndef IPUPIPE_SPIN
-#define IPUPIPE_SPIN 500
-#endif
-static void ipup__relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+static void ipup__ring_reset(ipup_ring *r) {
+    IPUP__STORE_REL(&r->head, (uint32_t)IPUPIPE_RING_START);
+    IPUP__STORE_REL(&r->tail, (uint32_t)IPUPIPE_RING_START);
 }
-#endif
 
-/* ------------------------------------------------------------------ names and parsing */
+/* >>model: layer names, the model parser, shapes and FLOPs, the label region */
 IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
     switch (kind) {
     case IPUP_LAYER_DENSE: return "dense";
@@ -1123,27 +1194,7 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
     default: return "none";
     }
 }
-IPUPIPE_DEF const char *ipup_mem_category_name(int cat) {
-    static const char *const names[IPUP_MEM_CATEGORIES] = {"weights", "grads", "optimizer",
-                                                            "stash", "exchange", "scratch"};
-    return (cat >= 0 && cat < IPUP_MEM_CATEGORIES) ? names[cat] : "?";
-}
 static int ipup__ascii_lower(int c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; }
-IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out) {
-    if (!name || !out) return IPUP_ERR_ARG;
-    if (ipup__name_eq(name, "sgd")) *out = IPUP_OPT_SGD;
-    else if (ipup__name_eq(name, "momentum")) *out = IPUP_OPT_MOMENTUM;
-    else if (ipup__name_eq(name, "adam")) *out = IPUP_OPT_ADAM;
-    else return IPUP_ERR_PARSE;
-    return IPUP_OK;
-}
-IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out) {
-    if (!name || !out) return IPUP_ERR_ARG;
-    if (ipup__name_eq(name, "coop") || ipup__name_eq(name, "cooperative")) *out = IPUP_RUNNER_COOP;
-    else if (ipup__name_eq(name, "threads") || ipup__name_eq(name, "threaded")) *out = IPUP_RUNNER_THREADS;
-    else return IPUP_ERR_PARSE;
-    return IPUP_OK;
-}
 IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer) {
     return ipup_rng_u64(seed, 0x64726f706f7574ull /* "dropout" */, (uint64_t)(uint32_t)layer);
 }
@@ -1391,59 +1442,17 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
     }
     return ipup__info_final(m, info, n_param_layers, msg, msg_len);
 }
-
-/* ------------------------------------------------------------------ planning */
-typedef struct ipup__arena {
-    uint8_t *base;      /* NULL: counting only */
-    size_t cap, used;
-    size_t cat[IPUP_MEM_CATEGORIES];
-    int oom, ovf; /* ovf: a size overflowed size_t (the sizes are then meaningless) */
-} ipup__arena;
-
-static void ipup__arena_init(ipup__arena *a, void *mem, size_t bytes) {
-    size_t pad = 0;
-    IPUPIPE_MEMSET(a, 0, sizeof *a);
-    if (mem) {
-        pad = (size_t)((0u - (uintptr_t)mem) & (IPUP_POOL_ALIGN - 1));
-        a->base = (uint8_t *)mem + pad;
-        a->cap = bytes > pad ? bytes - pad : 0;
-    } else {
-        a->cap = (size_t)-1;
-    }
+/* The label region of a stash entry and of a forward ring slot holds, per sample, one int32
+   label (softmax cross-entropy) or target_width float targets (mse: the loss layer's input
+   width); ipup__target_w is 0 for a class loss. */
+static int32_t ipup__target_w(const ipup__core *e) {
+    return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_MSE ? e->classes : 0;
 }
-static void *ipup__alloc(ipup__arena *a, size_t bytes, int cat) {
-    size_t off = ipup__round64(a->used);
-    if (a->ovf || bytes > (size_t)-1 / 4 || a->used > (size_t)-1 / 4 || a->cat[cat] > (size_t)-1 / 4) {
-        a->ovf = a->oom = 1; /* stays so: ipup__round64 below never wraps */
-        a->used = (size_t)-1 / 4;
-        return NULL;
-    }
-    a->cat[cat] += ipup__round64(bytes);
-    a->used = off + ipup__round64(bytes);
-    if (!a->base) return NULL;
-    if (a->used > a->cap) { a->oom = 1; return NULL; }
-    return a->base + off;
-}
-static float *ipup__allocf(ipup__arena *a, size_t n, int cat) {
-    return (float *)ipup__alloc(a, ipup__mulz(n, sizeof(float)), cat);
-}
+static int32_t ipup__lab_w(const ipup__core *e) { return ipup__target_w(e) ? ipup__target_w(e) : 1; }
+static size_t ipup__lab_bytes(const ipup__core *e) { return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float); }
+static int ipup__is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
 
-static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
-    *c = *in;
-    if (!(c->clock_hz > 0)) c->clock_hz = 1.33e9;
-    if (!(c->flops_per_cycle > 0)) c->flops_per_cycle = 47104.0;
-    if (!(c->efficiency > 0)) c->efficiency = 0.25;
-    if (!(c->link_bytes_per_s > 0)) c->link_bytes_per_s = 64e9;
-    if (!(c->stream_bytes_per_s > 0)) c->stream_bytes_per_s = 20e9;
-    if (!(c->host_bytes_per_s > 0)) c->host_bytes_per_s = 16e9;
-    if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
-}
-
-static int32_t ipup__state_slots(const ipup_config *c) {
-    return c->opt.kind == IPUP_OPT_ADAM ? 2 : c->opt.kind == IPUP_OPT_MOMENTUM ? 1 : 0;
-}
-
-/* ------------------------------------------------------------------ balancing */
+/* >>partition: the balanced split (two dynamic programmes), replicas from IPUs */
 /* need_dx[l]: the backward of layer l must produce its input gradient (an earlier layer
    has parameters that train) */
 static void ipup__need_dx(const ipup_layer_info *info, int32_t L, int32_t *need_dx) {
@@ -1567,6 +1576,556 @@ IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_repl
     return IPUP_OK;
 }
 
+/* >>cost-model: op, exchange, sync and update times per step; predict's figures */
+static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
+    *c = *in;
+    if (!(c->clock_hz > 0)) c->clock_hz = 1.33e9;
+    if (!(c->flops_per_cycle > 0)) c->flops_per_cycle = 47104.0;
+    if (!(c->efficiency > 0)) c->efficiency = 0.25;
+    if (!(c->link_bytes_per_s > 0)) c->link_bytes_per_s = 64e9;
+    if (!(c->stream_bytes_per_s > 0)) c->stream_bytes_per_s = 20e9;
+    if (!(c->host_bytes_per_s > 0)) c->host_bytes_per_s = 16e9;
+    if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
+}
+
+static double ipup__rate(const ipup_emu *e) { return e->cm.clock_hz * e->cm.flops_per_cycle * e->cm.efficiency; }
+
+/* duration of an op and the time of the exchange it produces (at the end of its step) */
+/* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
+static double ipup__infeed_s(const ipup_emu *e) {
+    return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->cm.host_bytes_per_s;
+}
+
+/* cost of a branch op (its share of the stage's FLOPs; what it sends), 0 for other ops */
+static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
+    const ipup__cbr *c;
+    double B = (double)e->B;
+    if (ipup_op_branch(o) < 0 || e->cn[o->stage] <= 1) return 0;
+    c = &e->cb[e->cl0[o->stage] + ipup_op_branch(o)];
+    if (o->kind == IPUP_OP_F) {
+        *dur = (double)c->flops_f * B / ipup__rate(e);
+        if (e->st[c->stage + 1].device != c->device) *xfer = ((double)c->bo + B) * 4.0 / e->cm.link_bytes_per_s;
+    } else {
+        *dur = (double)c->flops_b * B / ipup__rate(e);
+        if (e->st[c->stage - 1].device != c->device) *xfer = B * (double)e->st[c->stage].in_n * 4.0 / e->cm.link_bytes_per_s;
+    }
+    return 1;
+}
+static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
+    const ipup__stage *st = &e->st[o->stage];
+    double B = (double)e->B, rate = ipup__rate(e);
+    double rec = e->cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
+    int32_t s = o->stage;
+    *xfer = 0.0;
+    *dur = 0.0;
+    if (e->conc && ipup__conc_op_cost(e, o, dur, xfer)) return; /* a branch of a concurrent stage */
+    switch (o->kind) {
+    case IPUP_OP_F:
+        f = (double)st->flops_f;
+        if (s == 0) *dur += ipup__infeed_s(e);
+        if (s < e->S - 1 && e->st[s + 1].device != st->device)
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->cm.link_bytes_per_s;
+        break;
+    case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
+    case IPUP_OP_I: f = (double)st->flops_i + rec; break;
+    case IPUP_OP_W: f = (double)st->flops_w + rec; break;
+    default: break;
+    }
+    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 && e->st[s - 1].device != st->device)
+        *xfer = B * (double)st->in_n * 4.0 / e->cm.link_bytes_per_s;
+    *dur += f * B / rate;
+}
+static double ipup__sync_s(const ipup_emu *e) { return e->P > 1 || e->R > 1 ? e->cm.sync_cycles / e->cm.clock_hz : 0.0; }
+static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
+    double t = 0.0;
+    int32_t k;
+    for (k = 0; k < e->n_lanes; k++) {
+        const ipup__cbr *c = &e->cb[k];
+        if (c->device != d) continue;
+        t += (double)c->flops_opt / ipup__rate(e);
+        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)c->n_params * 4.0 / e->cm.link_bytes_per_s;
+        if (e->cfg.offload) t += 2.0 * (double)c->n_state * 4.0 / e->cm.stream_bytes_per_s;
+    }
+    return t;
+}
+/* optimizer (+ all-reduce, + offload streaming) time of device d per step */
+static double ipup__update_cost(const ipup_emu *e, int32_t d) {
+    double t = 0.0;
+    int32_t s;
+    if (e->conc) t += ipup__conc_update_cost(e, d); /* lanes on d */
+    for (s = 0; s < e->S; s++) {
+        const ipup__stage *st = &e->st[s];
+        if (st->device != d || e->cn[s] > 1) continue;
+        t += (double)st->flops_opt / ipup__rate(e);
+        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_grads * 4.0 / e->cm.link_bytes_per_s;
+        if (e->cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->cm.stream_bytes_per_s;
+    }
+    return t;
+}
+static void ipup__cost_setup(ipup_emu *e) {
+    double now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
+    int32_t i = 0, d, P = e->P, p;
+    double sync = ipup__sync_s(e);
+    int32_t ph[6]; /* the tutorials' phases in steps (ipup_sched_phases), timed below */
+    int set_up = 0, set_down = 0;
+    if (ipup_sched_phases(&e->table, ph)) { ph[2] = 0; ph[4] = 0; }
+    for (d = 0; d < P; d++) e->busy_s[d] = 0.0;
+    for (p = 0; p < IPUP_PHASES; p++) { e->phase_s[p] = 0.0; e->phase_busy[p] = 0.0; }
+    /* pass 1: column times, busy, the start times of the main and ramp-down steps */
+    while (i < e->table.n_ops) {
+        int32_t t = e->ops[i].step, k;
+        double mx = 0.0, mxx = 0.0;
+        if (!set_up && t >= ph[2]) { tup = now; set_up = 1; }
+        if (!set_down && t >= ph[4]) { tdown = now; set_down = 1; }
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+            double du, xf;
+            d = e->ops[k].device;
+            ipup__op_cost(e, &e->ops[k], &du, &xf);
+            if (du > mx) mx = du;
+            if (xf > mxx) mxx = xf;
+            e->busy_s[d] += du;
+        }
+        now += mx + mxx + sync;
+        i = k;
+    }
+    if (!set_up) tup = now;
+    if (!set_down) tdown = now;
+    e->phase_s[IPUP_PHASE_RAMP_UP] = tup;
+    e->phase_s[IPUP_PHASE_MAIN] = tdown - tup;
+    e->phase_s[IPUP_PHASE_RAMP_DOWN] = now - tdown;
+    /* pass 2: busy time per phase (overlap of op boxes with the phase windows) */
+    {
+        double t0 = 0.0;
+        i = 0;
+        while (i < e->table.n_ops) {
+            int32_t t = e->ops[i].step, k;
+            double mx = 0.0, mxx = 0.0;
+            for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+                double du, xf, a, b, lo, hi;
+                ipup__op_cost(e, &e->ops[k], &du, &xf);
+                if (du > mx) mx = du;
+                if (xf > mxx) mxx = xf;
+                a = t0; b = t0 + du;
+                lo = a; hi = b < tup ? b : tup;
+                if (hi > lo) e->phase_busy[IPUP_PHASE_RAMP_UP] += hi - lo;
+                lo = a > tup ? a : tup; hi = b < tdown ? b : tdown;
+                if (hi > lo) e->phase_busy[IPUP_PHASE_MAIN] += hi - lo;
+                lo = a > tdown ? a : tdown; hi = b;
+                if (hi > lo) e->phase_busy[IPUP_PHASE_RAMP_DOWN] += hi - lo;
+            }
+            t0 += mx + mxx + sync;
+            i = k;
+        }
+    }
+    for (d = 0; d < P; d++) {
+        double u = ipup__update_cost(e, d);
+        if (u > upd) upd = u;
+        e->phase_busy[IPUP_PHASE_UPDATE] += u;
+        e->busy_s[d] += u;
+    }
+    e->phase_s[IPUP_PHASE_UPDATE] = upd + sync;
+    e->step_s = now + upd + sync;
+}
+
+/* latency, wave time and steady-state rate of the forward-only table (BSP, the training
+   cost model's op costs: ipup__op_cost) */
+static void ipup__pred_cost_setup(ipup_emu *e) {
+    const ipup_table *t = &e->ptable;
+    double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(e);
+    int32_t i = 0, k, S = e->S, M = e->M;
+    e->pstats.latency_seconds = 0.0;
+    while (i < t->n_ops) {
+        double mx = 0.0, mxx = 0.0, end;
+        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
+            double du, xf;
+            ipup__op_cost(e, &t->ops[k], &du, &xf);
+            if (du > mx) mx = du;
+            if (xf > mxx) mxx = xf;
+        }
+        end = now + mx + mxx + sync;
+        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
+            const ipup_op *o = &t->ops[k];
+            if (o->stage == 0) e->pstart[o->mb] = now;
+            if (o->stage != S - 1) continue;
+            if (end - e->pstart[o->mb] > e->pstats.latency_seconds) e->pstats.latency_seconds = end - e->pstart[o->mb];
+            if (o->mb == 0) first_end = end;
+            if (o->mb == M - 1) last_end = end;
+        }
+        now = end;
+        i = k;
+    }
+    e->pstats.wave_seconds = now;
+    if (M > 1 && last_end > first_end) e->pstats.samples_per_second = (double)e->B * (double)(M - 1) / (last_end - first_end);
+    else e->pstats.samples_per_second = e->pstats.latency_seconds > 0.0 ? (double)e->B / e->pstats.latency_seconds : 0.0;
+}
+
+/* >>config: the option parsers; the optimizer's state slots */
+IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out) {
+    if (!name || !out) return IPUP_ERR_ARG;
+    if (ipup__name_eq(name, "sgd")) *out = IPUP_OPT_SGD;
+    else if (ipup__name_eq(name, "momentum")) *out = IPUP_OPT_MOMENTUM;
+    else if (ipup__name_eq(name, "adam")) *out = IPUP_OPT_ADAM;
+    else return IPUP_ERR_PARSE;
+    return IPUP_OK;
+}
+IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out) {
+    if (!name || !out) return IPUP_ERR_ARG;
+    if (ipup__name_eq(name, "coop") || ipup__name_eq(name, "cooperative")) *out = IPUP_RUNNER_COOP;
+    else if (ipup__name_eq(name, "threads") || ipup__name_eq(name, "threaded")) *out = IPUP_RUNNER_THREADS;
+    else return IPUP_ERR_PARSE;
+    return IPUP_OK;
+}
+
+static int32_t ipup__state_slots(const ipup_config *c) {
+    return c->opt.kind == IPUP_OPT_ADAM ? 2 : c->opt.kind == IPUP_OPT_MOMENTUM ? 1 : 0;
+}
+
+/* >>memory: the carving arena (counts, or hands out 64-byte blocks); memory reports */
+IPUPIPE_DEF const char *ipup_mem_category_name(int cat) {
+    static const char *const names[IPUP_MEM_CATEGORIES] = {"weights", "grads", "optimizer",
+                                                            "stash", "exchange", "scratch"};
+    return (cat >= 0 && cat < IPUP_MEM_CATEGORIES) ? names[cat] : "?";
+}
+
+typedef struct ipup__arena {
+    uint8_t *base;      /* NULL: counting only */
+    size_t cap, used;
+    size_t cat[IPUP_MEM_CATEGORIES];
+    int oom, ovf; /* ovf: a size overflowed size_t (the sizes are then meaningless) */
+} ipup__arena;
+
+static void ipup__arena_init(ipup__arena *a, void *mem, size_t bytes) {
+    size_t pad = 0;
+    IPUPIPE_MEMSET(a, 0, sizeof *a);
+    if (mem) {
+        pad = (size_t)((0u - (uintptr_t)mem) & (IPUP_POOL_ALIGN - 1));
+        a->base = (uint8_t *)mem + pad;
+        a->cap = bytes > pad ? bytes - pad : 0;
+    } else {
+        a->cap = (size_t)-1;
+    }
+}
+static void *ipup__alloc(ipup__arena *a, size_t bytes, int cat) {
+    size_t off = ipup__round64(a->used);
+    if (a->ovf || bytes > (size_t)-1 / 4 || a->used > (size_t)-1 / 4 || a->cat[cat] > (size_t)-1 / 4) {
+        a->ovf = a->oom = 1; /* stays so: ipup__round64 below never wraps */
+        a->used = (size_t)-1 / 4;
+        return NULL;
+    }
+    a->cat[cat] += ipup__round64(bytes);
+    a->used = off + ipup__round64(bytes);
+    if (!a->base) return NULL;
+    if (a->used > a->cap) { a->oom = 1; return NULL; }
+    return a->base + off;
+}
+static float *ipup__allocf(ipup__arena *a, size_t n, int cat) {
+    return (float *)ipup__alloc(a, ipup__mulz(n, sizeof(float)), cat);
+}
+
+static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash, size_t *ex) {
+    int32_t k;
+    for (k = 0; k < e->n_lanes; k++) {
+        const ipup__cbr *c = &e->cb[k];
+        const ipup__cbrt *rt = &e->cbr[r][k];
+        if (c->device == d) {
+            *stash += ipup__round64((size_t)rt->s_peak * c->entry_floats * sizeof(float));
+            *ex += (size_t)rt->in.peak * rt->in.slot_bytes + (size_t)rt->dy.peak * rt->dy.slot_bytes;
+        }
+        if (e->st[c->stage + 1].device == d) *ex += (size_t)rt->out.peak * rt->out.slot_bytes;
+        if (e->st[c->stage - 1].device == d) *ex += (size_t)rt->dx.peak * rt->dx.slot_bytes;
+    }
+}
+
+static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m) {
+    int32_t r = ipu / e->P, d = ipu % e->P, s;
+    size_t stash = 0, ex = 0;
+    *m = e->mem[ipu];
+    for (s = 0; s < e->S; s++) {
+        const ipup__stage *st = &e->st[s];
+        const ipup__srt *rt = &e->srt[r][s];
+        if (st->device != d) continue;
+        stash += ipup__round64((size_t)rt->s_peak * (e->cfg.recompute ? st->rentry_floats : st->entry_floats) * sizeof(float));
+        if (st->wdepth) stash += ipup__round64((size_t)rt->w_peak * st->wentry_floats * sizeof(float));
+        if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
+        if (s < e->S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
+    }
+    if (e->conc) ipup__conc_mem_peaks(e, r, d, &stash, &ex); /* lanes on d */
+    m->peak_by_category[IPUP_MEM_STASH] = stash;
+    m->peak_by_category[IPUP_MEM_EXCHANGE] = ex;
+    m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE] + stash + ex;
+}
+
+IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {
+    int rc = ipup__need_init(e, "ipup_memory_report");
+    if (rc) return rc;
+    if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: out is NULL; give an ipup_mem_report to fill");
+    if (ipu < 0 || ipu >= e->nipus)
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: IPU %d is outside 0..%d (replicas x devices - 1)", (int)ipu, (int)(e->nipus - 1));
+    ipup__mem_runtime(e, ipu, out);
+    return IPUP_OK;
+}
+/* one line (cut to 511 bytes) through write: IPUP_OK or IPUP_ERR_IO */
+static int ipup__write_line(ipup_write_fn write, void *user, const ipup__sb *b) {
+    size_t n = b->len < b->cap ? b->len : b->cap - 1;
+    return write(user, b->buf, n) != 0 ? IPUP_ERR_IO : IPUP_OK;
+}
+IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user) {
+    char line[512];
+    ipup__sb b;
+    int32_t i, c;
+    int rc = ipup__need_init(e, "ipup_memory_report_write");
+    if (rc) return rc;
+    if (!write) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report_write: write is NULL; give a write callback (ipup_buf_write collects the text in memory)");
+    b.buf = line; b.cap = sizeof line; b.len = 0;
+    ipup__sbf(&b, "IPU  ");
+    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %s", ipup_mem_category_name(c));
+    ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves frozen-saves (bytes)\n");
+    if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the header line");
+    for (i = 0; i < e->P; i++) {
+        ipup_mem_report m;
+        ipup__mem_runtime(e, i, &m);
+        b.len = 0;
+        ipup__sbf(&b, "IPU%d", (int)i);
+        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %zu", m.by_category[c]);
+        ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
+                  m.offload_saved, m.frozen_saved);
+        if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the line of IPU%d", (int)i);
+    }
+    return IPUP_OK;
+}
+
+/* >>concurrent-setup: cfg.concurrent checked; lane sizes, ring capacities, carving */
+/* cfg.concurrent (docs/schedules.md §9). A mapping without brackets is the plain mapping
+   (copied into e->conc_plain, which e->cfg.stage_device then points to). A concurrent
+   stage holds one weight layer (dense or conv3x3) and the element-wise layers after it
+   (relu, gelu, dropout), and is neither the first stage (the infeed) nor the last (the
+   loss), nor next to another concurrent stage; it is split by output units into one lane
+   per branch (their ops: concurrent-runtime). */
+static int ipup__emu_conc_stage(ipup__core *e, int32_t s, int32_t n) {
+    const ipup__stage *st = &e->st[s];
+    const ipup_stage_map *mp = e->cfg.concurrent;
+    int32_t l, b, U;
+    const ipup_layer_info *I0 = &e->lay[st->first].info;
+    if (s == 0 || s == e->S - 1)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: stage %d is the %s stage and cannot be concurrent (it %s); split another stage, "
+                          "or add a stage before or after it", (int)s, s == 0 ? "first" : "last",
+                          s == 0 ? "reads the infeed" : "holds the loss");
+    if (mp->n_dev[s - 1] > 1 || mp->n_dev[s + 1] > 1)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: stages %d and %d are both concurrent; a concurrent stage needs plain stages on "
+                          "both sides (put a plain stage between them)", (int)(mp->n_dev[s - 1] > 1 ? s - 1 : s),
+                          (int)(mp->n_dev[s - 1] > 1 ? s : s + 1));
+    for (l = st->first; l < st->last; l++) {
+        ipup_layer_kind k = e->lay[l].info.kind;
+        int ok = l == st->first ? (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3)
+                                : (k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU || k == IPUP_LAYER_DROPOUT);
+        if (!ok)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                              "cfg.concurrent: stage %d holds layer %d (%s, %s); a concurrent stage holds one weight layer "
+                              "(dense or conv3x3) and the element-wise layers after it (relu, gelu, dropout): move the split "
+                              "(cfg.split) so that stage %d starts at a dense or conv layer",
+                              (int)s, (int)l, e->model.layers[l].id, ipup_layer_kind_name(k), (int)s);
+    }
+    if (I0->frozen)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "cfg.concurrent: stage %d's layer %s is frozen; a concurrent stage's branches train their slices "
+                          "(unfreeze it, or map stage %d to one IPU)", (int)s, e->model.layers[st->first].id, (int)s);
+    if (e->lay[e->n_layers - 1].info.kind != IPUP_LAYER_SOFTMAX_XENT)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "cfg.concurrent: concurrent stages carry one class label per sample; a model with the %s loss "
+                          "needs its stages on one IPU each", ipup_layer_kind_name(e->lay[e->n_layers - 1].info.kind));
+    U = I0->kind == IPUP_LAYER_DENSE ? I0->out_n : I0->out_c;
+    if (U < n)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: stage %d splits %s's %d output units over %d IPUs; every branch needs at least "
+                          "one unit (use fewer IPUs for it)", (int)s, e->model.layers[st->first].id, (int)U, (int)n);
+    if (e->n_lanes + n > IPUP_MAX_BRANCH_LANES)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: more than IPUP_MAX_BRANCH_LANES = %d branches in all; define it larger before "
+                          "the include", (int)IPUP_MAX_BRANCH_LANES);
+    e->cn[s] = (int8_t)n;
+    e->cl0[s] = (int16_t)e->n_lanes;
+    for (b = 0; b < n; b++) {
+        ipup__cbr *c = &e->cb[e->n_lanes++];
+        c->stage = s; c->branch = b; c->device = mp->dev[s][b];
+        c->units = U;
+        c->u0 = (int32_t)((int64_t)b * U / n);
+        c->sl = (int32_t)((int64_t)(b + 1) * U / n) - c->u0;
+        c->spatial = I0->kind == IPUP_LAYER_DENSE ? 1 : I0->out_h * I0->out_w;
+    }
+    e->conc = 1;
+    return IPUP_OK;
+}
+
+static int ipup__emu_conc_config(ipup__core *e) {
+    const ipup_stage_map *mp = e->cfg.concurrent;
+    int32_t s;
+    int rc;
+    if (!mp) return IPUP_OK;
+    if (e->cfg.stage_device)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "give the stage -> IPU mapping once: cfg.stage_device or cfg.concurrent, not both");
+    if (mp->stages != e->S)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent maps %d stages, but the model is split into %d (cfg.stages); give one entry per stage",
+                          (int)mp->stages, (int)e->S);
+    for (s = 0; s < e->S; s++) {
+        if (mp->n_dev[s] < 1 || mp->n_dev[s] > IPUP_SCHED_MAX_BRANCHES)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "cfg.concurrent gives stage %d %d IPUs (1..%d)", (int)s,
+                              (int)mp->n_dev[s], IPUP_SCHED_MAX_BRANCHES);
+        e->conc_plain[s] = mp->dev[s][0];
+        if (mp->n_dev[s] > 1 && (rc = ipup__emu_conc_stage(e, s, mp->n_dev[s])) != IPUP_OK) return rc;
+    }
+    if (!e->conc) e->cfg.stage_device = e->conc_plain;
+    else if (e->cfg.recompute)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "cfg.concurrent with recomputation: a concurrent stage's branches keep their stash (set recompute "
+                          "to 0, or map each stage to one IPU)");
+    return IPUP_OK;
+}
+
+/* Table steps are a stage count for the ops arrays: enough for 2 x lanes x M ops. */
+static int32_t ipup__conc_ops_stages(const ipup_stage_map *mp, int32_t S) {
+    int32_t lanes;
+    if (!mp || !mp->concurrent) return S;
+    lanes = ipup_sched_map_lanes(mp);
+    return (2 * lanes + 2) / 3 > S ? (2 * lanes + 2) / 3 : S;
+}
+/* offset (floats) in a lane's stash entry of the input of layer l (first + 1 ..); the
+   entry is x (B x in_n), labels (B), then those inputs */
+static size_t ipup__cact(const ipup__core *e, int32_t k, int32_t l) {
+    const ipup__stage *st = &e->st[e->cb[k].stage];
+    return (size_t)e->B * ((size_t)st->in_n + 1u) + (size_t)(l - st->first - 1) * e->cb[k].bo;
+}
+
+/* ring capacity from the table: the most messages in flight between the producing ops
+   (stage ps, branch pb; -1 a plain stage) and the consuming ops, productions of a step
+   first, as ipup__setup_table counts */
+static uint32_t ipup__conc_cap(const ipup__core *e, int32_t ps, int32_t pb, int pf, int32_t cs, int32_t cb, int cf) {
+    int32_t i = 0, prod = 0, cons = 0, mx = 1;
+    while (i < e->table.n_ops) {
+        int32_t t = e->ops[i].step, k;
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+            const ipup_op *o = &e->ops[k];
+            if (o->stage == ps && ipup_op_branch(o) == pb && (o->kind == IPUP_OP_F) == pf) prod++;
+        }
+        if (prod - cons > mx) mx = prod - cons;
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+            const ipup_op *o = &e->ops[k];
+            if (o->stage == cs && ipup_op_branch(o) == cb && (o->kind == IPUP_OP_F) == cf) cons++;
+        }
+        i = k;
+    }
+    return ipup__ring_cap((uint32_t)mx);
+}
+
+static void ipup__conc_setup(ipup__core *e) {
+    int32_t k, l, kslots = ipup__state_slots(&e->cfg);
+    for (k = 0; k < e->n_lanes; k++) {
+        ipup__cbr *c = &e->cb[k];
+        const ipup__stage *st = &e->st[c->stage];
+        const ipup_layer_info *I0 = &e->lay[st->first].info;
+        int32_t in_rows = I0->kind == IPUP_LAYER_DENSE ? I0->in_n : 9 * I0->in_c, s = c->stage;
+        c->bo = (size_t)e->B * (size_t)c->spatial * (size_t)c->sl;
+        c->nw = in_rows * c->sl;
+        c->tw = ipup__r16(c->nw);
+        c->n_params = c->tw + ipup__r16(c->sl);
+        c->n_state = (size_t)kslots * c->n_params;
+        c->entry_floats = (ipup__cact(e, k, st->last - 1 + 1) + 15u) & ~(size_t)15u;
+        c->conv_floats = I0->kind == IPUP_LAYER_CONV3X3 ? (size_t)9 * (size_t)I0->in_c * ((size_t)c->sl + (size_t)(I0->in_h - 2) * (size_t)(I0->in_w - 2)) : 0;
+        c->flops_f = c->flops_b = 0;
+        for (l = st->first; l < st->last; l++) { /* each branch does its share of every layer */
+            const ipup_layer_info *I = &e->lay[l].info;
+            c->flops_f += I->flops_fwd * c->sl / c->units;
+            c->flops_b += ((e->lay[l].need_dx ? I->flops_bwd_dx : 0) + I->flops_bwd_dw) * c->sl / c->units;
+        }
+        c->flops_opt = (int64_t)c->n_params * (kslots == 2 ? 12 : kslots == 1 ? 4 : 2);
+        c->in_cap = ipup__conc_cap(e, s - 1, -1, 1, s, c->branch, 1);
+        c->out_cap = ipup__conc_cap(e, s, c->branch, 1, s + 1, -1, 1);
+        c->dy_cap = ipup__conc_cap(e, s + 1, -1, 0, s, c->branch, 0);
+        c->dx_cap = ipup__conc_cap(e, s, c->branch, 0, s - 1, -1, 0);
+    }
+}
+
+/* the rings of lane k into device d (receive sides), initialised when carved for real */
+static void ipup__conc_rings(const ipup__core *e, ipup__arena *a, int32_t d, int32_t k, ipup__cbrt *rt) {
+    const ipup__cbr *c = &e->cb[k];
+    const ipup__stage *st = &e->st[c->stage];
+    size_t B = (size_t)e->B;
+    struct { ipup_ring *ring; uint32_t cap; size_t floats; int32_t dev; } q[4];
+    int i;
+    q[0].ring = &rt->in; q[0].cap = c->in_cap; q[0].floats = B * (size_t)st->in_n + B; q[0].dev = c->device;
+    q[1].ring = &rt->dy; q[1].cap = c->dy_cap; q[1].floats = c->bo; q[1].dev = c->device;
+    q[2].ring = &rt->out; q[2].cap = c->out_cap; q[2].floats = c->bo + B; q[2].dev = e->st[c->stage + 1].device;
+    q[3].ring = &rt->dx; q[3].cap = c->dx_cap; q[3].floats = B * (size_t)st->in_n; q[3].dev = e->st[c->stage - 1].device;
+    for (i = 0; i < 4; i++) {
+        size_t slot = q[i].floats * sizeof(float), bytes = ipup_ring_bytes(q[i].cap, slot);
+        void *buf;
+        if (q[i].dev != d) continue;
+        buf = ipup__alloc(a, bytes, IPUP_MEM_EXCHANGE);
+        if (a->base && !a->oom) ipup_ring_init(q[i].ring, buf, bytes, q[i].cap, slot, IPUPIPE_RING_START);
+    }
+}
+
+static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__cbrt *cbr, ipup__cnb *cnb) {
+    int32_t k, s, kslots = ipup__state_slots(&e->cfg);
+    size_t B = (size_t)e->B;
+    for (k = 0; k < e->n_lanes; k++) {
+        const ipup__cbr *c = &e->cb[k];
+        ipup__cbrt count_only, *rt;
+        IPUPIPE_MEMSET(&count_only, 0, sizeof count_only);
+        rt = cbr ? &cbr[k] : &count_only;
+        ipup__conc_rings(e, a, d, k, rt);
+        if (c->device != d) continue;
+        rt->params = ipup__allocf(a, c->n_params, IPUP_MEM_WEIGHTS);
+        rt->grads = ipup__allocf(a, c->n_params, IPUP_MEM_GRADS);
+        rt->state = !kslots ? NULL : ipup__allocf(e->cfg.offload ? stream : a, c->n_state, IPUP_MEM_OPTIMIZER);
+        rt->stash = ipup__allocf(a, ipup__mulz((size_t)e->st[c->stage].depth, c->entry_floats), IPUP_MEM_STASH);
+        rt->pp[0] = ipup__allocf(a, c->bo, IPUP_MEM_SCRATCH);
+        rt->pp[1] = ipup__allocf(a, c->bo, IPUP_MEM_SCRATCH);
+        rt->conv = c->conv_floats ? ipup__allocf(a, c->conv_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->staging = (kslots && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)kslots, c->tw), IPUP_MEM_SCRATCH) : NULL;
+    }
+    for (s = 0; s < e->S; s++) { /* a plain stage next to a concurrent one */
+        const ipup__stage *st = &e->st[s];
+        ipup__cnb count_nb, *nb;
+        IPUPIPE_MEMSET(&count_nb, 0, sizeof count_nb);
+        nb = cnb ? &cnb[s] : &count_nb;
+        if (st->device != d || e->cn[s] > 1) continue;
+        if (s + 1 < e->S && e->cn[s + 1] > 1) {
+            nb->fo = ipup__allocf(a, B * (size_t)st->out_n + B, IPUP_MEM_SCRATCH);
+            nb->dy = ipup__allocf(a, B * (size_t)st->out_n, IPUP_MEM_SCRATCH);
+        }
+        if (s > 0 && e->cn[s - 1] > 1) nb->dx = ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH);
+    }
+}
+
+/* the weights of every lane: the unsplit tensor's elements (ipup_glorot_uniform_f32 of
+   the whole layer, element by element), sliced; zero bias, gradients and state */
+static void ipup__conc_init_weights(ipup_emu *e) {
+    int32_t r, k, i, j;
+    for (r = 0; r < e->R; r++)
+        for (k = 0; k < e->n_lanes; k++) {
+            const ipup__cbr *c = &e->cb[k];
+            ipup__cbrt *rt = &e->cbr[r][k];
+            int32_t l = e->st[c->stage].first;
+            const ipup_layer_info *I = &e->lay[l].info;
+            int conv = I->kind == IPUP_LAYER_CONV3X3;
+            int32_t rows = conv ? 9 * I->in_c : I->in_n, fi = conv ? 9 * I->in_c : I->in_n, fo = conv ? 9 * I->out_c : I->out_n;
+            float limit = IPUPIPE_SQRTF(6.0f / (float)(fi + fo));
+            IPUPIPE_MEMSET(rt->params, 0, c->n_params * sizeof(float));
+            IPUPIPE_MEMSET(rt->grads, 0, c->n_params * sizeof(float));
+            if (rt->state && c->n_state) IPUPIPE_MEMSET(rt->state, 0, c->n_state * sizeof(float));
+            for (i = 0; i < rows; i++)
+                for (j = 0; j < c->sl; j++) {
+                    float u = ipup_rng_uniform_f32(e->cfg.seed, (uint64_t)(2 * l), (uint64_t)i * (uint64_t)c->units + (uint64_t)(c->u0 + j));
+                    rt->params[(size_t)i * (size_t)c->sl + (size_t)j] = (2.0f * u - 1.0f) * limit;
+                }
+        }
+}
+
+/* >>setup: the core from a configuration: counts, split, tables, layouts, carving */
 /* e->model's layer ids made unique ("dense16", "dense16_2"; "" = derived from the kind) */
 static void ipup__setup_ids(ipup__core *e) {
     int32_t l, i;
@@ -1678,166 +2237,94 @@ static int ipup__setup_split(ipup__core *e, const ipup_config *cfg) {
     return IPUP_OK;
 }
 
-static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R, int32_t B,
-                               int32_t in_n, int32_t repeat, int threads, ipup_op **ops, int32_t **row);
-/* the host pool's size fits in size_t (the outfeed records: repeat x replicas x micro-batches) */
-static int ipup__host_size_ok(ipup__core *e) {
-    ipup__arena h;
-    ipup__arena_init(&h, NULL, 0);
-    ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, e->cfg.runner == IPUP_RUNNER_THREADS, NULL, NULL);
-    if (!h.ovf) return IPUP_OK;
+/* stash layouts, sizes, FLOPs per stage. Offsets in a stash entry are int32 and the
+   kernels index with int: every offset and every buffer of a stage is at most 2^31-1
+   floats, checked as it grows (each term is < 2^62, so the int64 sums never wrap). */
+#define IPUP__MAXF ((int64_t)0x7fffffff)
+static int ipup__layout_big(ipup__core *e, int32_t s, const char *what, int64_t n, const char *fix) {
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                      "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d micro-batches outfeed records; lower cfg.repeat",
-                      (int)e->cfg.repeat, (int)e->R, (int)e->M);
+                      "stage %d: %s needs %lld floats with micro-batch %d, more than 2^31-1 (offsets and kernel indices are int32); %s",
+                      (int)s, what, (long long)n, (int)e->B, fix);
 }
-static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd, ipup__cbrt *cbr, ipup__cnb *cnb);
-/* every IPU's pool size (and streaming memory) fits in size_t */
-static int ipup__ipu_sizes_ok(ipup__core *e) {
-    int32_t d;
-    for (d = 0; d < e->P; d++) {
-        ipup__arena a, sa;
-        ipup__arena_init(&a, NULL, 0);
-        ipup__arena_init(&sa, NULL, 0);
-        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
-        if (a.ovf || sa.ovf)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                              "device %d's pool size overflows size_t (micro-batch %d, stash depths up to %d micro-batches); lower the micro-batch or the micro-batches, or use more stages",
-                              (int)d, (int)e->B, (int)e->M);
-    }
-    return IPUP_OK;
+/* floats of IPUP_CONV3X3_BWD_SCRATCH in int64_t, or -1 past 2^31-1 */
+static int64_t ipup__conv_scratch(const ipup_layer_info *I) {
+    int64_t a = (int64_t)9 * I->in_c, b = (int64_t)I->out_c + (int64_t)(I->in_h - 2) * (I->in_w - 2);
+    return (b > IPUP__MAXF / a) ? -1 : a * b;
 }
-
-/* resolve defaults into e->cfg / counts, shapes, split; no table yet */
-static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
-    ipup_layer_info info[IPUP_MAX_LAYERS];
-    int32_t need_dx[IPUP_MAX_LAYERS], l;
-    int rc;
-    if (!cfg || !cfg->model) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
-    e->cfg = *cfg;
-    e->model = *cfg->model;
-    rc = ipup_model_info(&e->model, info, IPUP_MAX_LAYERS, e->msg, sizeof e->msg);
-    if (rc) return rc;
-    e->n_layers = e->model.n_layers;
-    ipup__setup_ids(e);
-    ipup__need_dx(info, e->n_layers, need_dx);
-    for (l = 0; l < e->n_layers; l++) {
-        e->lay[l].info = info[l];
-        e->lay[l].seed = ipup_layer_seed(cfg->seed, l);
-        e->lay[l].need_dx = need_dx[l];
-    }
-    e->in_n = info[0].in_n;
-    e->classes = info[e->n_layers - 1].in_n;
-    if ((rc = ipup__setup_counts(e, cfg)) != IPUP_OK) return rc;
-    if ((rc = ipup__setup_options(e, cfg)) != IPUP_OK) return rc;
-    if ((rc = ipup__host_size_ok(e)) != IPUP_OK) return rc;
-    return ipup__setup_split(e, cfg);
-}
-
-static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row); /* predict block */
-/* ------------------------------------------------------------------ concurrent stages
-   cfg.concurrent (docs/schedules.md §9). A mapping without brackets is the plain mapping
-   (copied into e->conc_plain, which e->cfg.stage_device then points to). A concurrent
-   stage holds one weight layer (dense or conv3x3) and the element-wise layers after it
-   (relu, gelu, dropout), and is neither the first stage (the infeed) nor the last (the
-   loss), nor next to another concurrent stage; it is split by output units into one lane
-   per branch (the rest of this block is further down, by the runners). */
-static int ipup__emu_conc_stage(ipup__core *e, int32_t s, int32_t n) {
+/* Layer l is a ReLU that ends plain stage s, and the next plain stage starts with a
+   max-pool of its output: that pool's backward applies the ReLU's mask (its input
+   x = relu(z) > 0 exactly when z > 0: ipup_maxpool2_relu_bwd_f32, the bits of the two
+   passes), so the gradient stage s receives is already dL/dz. The ReLU then keeps no
+   input, its backward is the identity, and the layer before it writes relu(z) straight
+   into the exchange (the fused kernel): two passes over the activation fewer per
+   micro-batch, the same bits as when both layers share a stage. */
+static int ipup__relu_to_pool(const ipup__core *e, int32_t s, int32_t l) {
     const ipup__stage *st = &e->st[s];
-    const ipup_stage_map *mp = e->cfg.concurrent;
-    int32_t l, b, U;
-    const ipup_layer_info *I0 = &e->lay[st->first].info;
-    if (s == 0 || s == e->S - 1)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: stage %d is the %s stage and cannot be concurrent (it %s); split another stage, "
-                          "or add a stage before or after it", (int)s, s == 0 ? "first" : "last",
-                          s == 0 ? "reads the infeed" : "holds the loss");
-    if (mp->n_dev[s - 1] > 1 || mp->n_dev[s + 1] > 1)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: stages %d and %d are both concurrent; a concurrent stage needs plain stages on "
-                          "both sides (put a plain stage between them)", (int)(mp->n_dev[s - 1] > 1 ? s - 1 : s),
-                          (int)(mp->n_dev[s - 1] > 1 ? s : s + 1));
+    return s + 1 < e->S && l == st->last - 1 && e->lay[l].info.kind == IPUP_LAYER_RELU && e->lay[l].need_dx &&
+           e->cn[s] <= 1 && e->cn[s + 1] <= 1 && e->st[s + 1].first == l + 1 &&
+           e->lay[l + 1].info.kind == IPUP_LAYER_MAXPOOL2;
+}
+/* Layer l of plain stage s is a max-pool whose backward is needed and whose input is
+   relu(z): after a ReLU and a dense or conv of the same stage, or first in the stage after
+   ipup__relu_to_pool. It keeps, instead of its input, one byte per output element: the
+   arg-max with the ReLU's mask (ipup_maxpool2_fwd_idx_f32); its backward
+   (ipup_maxpool2_bwd_idx_f32) gives the bits of ipup_maxpool2_relu_bwd_f32 on relu(z). A
+   ReLU before it in the stage keeps nothing, and in training the layer, the ReLU and the
+   pool run chunk by chunk (ipup__fwd_pooled): the activation never leaves the cache. A
+   sixteenth of the stash, and no pass over the activation. */
+static int ipup__pool_idx_at(const ipup__core *e, int32_t s, int32_t l) {
+    const ipup__stage *st = &e->st[s];
+    if (l < st->first || l >= st->last || e->cn[s] > 1 || e->lay[l].info.kind != IPUP_LAYER_MAXPOOL2 || !e->lay[l].need_dx) return 0;
+    if (l == st->first) return s > 0 && ipup__relu_to_pool(e, s - 1, l - 1);
+    return l >= st->first + 2 && e->lay[l - 1].info.kind == IPUP_LAYER_RELU && e->lay[l - 1].need_dx &&
+           (e->lay[l - 2].info.kind == IPUP_LAYER_DENSE || e->lay[l - 2].info.kind == IPUP_LAYER_CONV3X3);
+}
+/* Stage s reads its input straight from the ring slot: its first layer keeps no input
+   (an arg-max pool) and nothing else needs the stage input in the stash entry, which then
+   has no region for it (not with recomputation: the entry is the input). */
+static int ipup__direct_in(const ipup__core *e, int32_t s) {
+    return !e->cfg.recompute && ipup__pool_idx_at(e, s, e->st[s].first);
+}
+/* IPUPIPE_CHUNK_BYTES: the bytes of activation a chunk of ipup__fwd_pooled leaves in the
+   cache (256 KB, a quarter of the smallest L2 of current x86 server cores). The samples of
+   a chunk of layer l's output: at least 1, at most the micro-batch. */
+#ifndef IPUPIPE_CHUNK_BYTES
+#define IPUPIPE_CHUNK_BYTES 262144
+#endif
+static int32_t ipup__chunk_rows(const ipup_layer_info *I, int32_t B) {
+    size_t c = (size_t)IPUPIPE_CHUNK_BYTES / ((size_t)I->out_n * sizeof(float));
+    return c < 1 ? 1 : c > (size_t)B ? B : (int32_t)c;
+}
+
+/* The frozen layers of stage st take their place in its parameter block after the trained
+   ones' (which end at par): the gradient and optimizer-state blocks cover only the trained
+   part. Returns the block's size. */
+static int64_t ipup__frozen_params(ipup__core *e, const ipup__stage *st, int64_t par) {
+    int32_t l;
     for (l = st->first; l < st->last; l++) {
-        ipup_layer_kind k = e->lay[l].info.kind;
-        int ok = l == st->first ? (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3)
-                                : (k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU || k == IPUP_LAYER_DROPOUT);
-        if (!ok)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                              "cfg.concurrent: stage %d holds layer %d (%s, %s); a concurrent stage holds one weight layer "
-                              "(dense or conv3x3) and the element-wise layers after it (relu, gelu, dropout): move the split "
-                              "(cfg.split) so that stage %d starts at a dense or conv layer",
-                              (int)s, (int)l, e->model.layers[l].id, ipup_layer_kind_name(k), (int)s);
+        const ipup_layer_info *I = &e->lay[l].info;
+        if (!I->n_w || !I->frozen) continue;
+        e->lay[l].p_off = (int32_t)par;
+        par += (((int64_t)I->n_w + 15) & ~(int64_t)15) + (((int64_t)I->n_b + 15) & ~(int64_t)15);
+        if (par > IPUP__MAXF) break;
     }
-    if (I0->frozen)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "cfg.concurrent: stage %d's layer %s is frozen; a concurrent stage's branches train their slices "
-                          "(unfreeze it, or map stage %d to one IPU)", (int)s, e->model.layers[st->first].id, (int)s);
-    if (e->lay[e->n_layers - 1].info.kind != IPUP_LAYER_SOFTMAX_XENT)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "cfg.concurrent: concurrent stages carry one class label per sample; a model with the %s loss "
-                          "needs its stages on one IPU each", ipup_layer_kind_name(e->lay[e->n_layers - 1].info.kind));
-    U = I0->kind == IPUP_LAYER_DENSE ? I0->out_n : I0->out_c;
-    if (U < n)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: stage %d splits %s's %d output units over %d IPUs; every branch needs at least "
-                          "one unit (use fewer IPUs for it)", (int)s, e->model.layers[st->first].id, (int)U, (int)n);
-    if (e->n_lanes + n > IPUP_MAX_BRANCH_LANES)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: more than IPUP_MAX_BRANCH_LANES = %d branches in all; define it larger before "
-                          "the include", (int)IPUP_MAX_BRANCH_LANES);
-    e->cn[s] = (int8_t)n;
-    e->cl0[s] = (int16_t)e->n_lanes;
-    for (b = 0; b < n; b++) {
-        ipup__cbr *c = &e->cb[e->n_lanes++];
-        c->stage = s; c->branch = b; c->device = mp->dev[s][b];
-        c->units = U;
-        c->u0 = (int32_t)((int64_t)b * U / n);
-        c->sl = (int32_t)((int64_t)(b + 1) * U / n) - c->u0;
-        c->spatial = I0->kind == IPUP_LAYER_DENSE ? 1 : I0->out_h * I0->out_w;
-    }
-    e->conc = 1;
-    return IPUP_OK;
+    return par;
 }
 
-static int ipup__emu_conc_config(ipup__core *e) {
-    const ipup_stage_map *mp = e->cfg.concurrent;
-    int32_t s;
-    int rc;
-    if (!mp) return IPUP_OK;
-    if (e->cfg.stage_device)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "give the stage -> IPU mapping once: cfg.stage_device or cfg.concurrent, not both");
-    if (mp->stages != e->S)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent maps %d stages, but the model is split into %d (cfg.stages); give one entry per stage",
-                          (int)mp->stages, (int)e->S);
-    for (s = 0; s < e->S; s++) {
-        if (mp->n_dev[s] < 1 || mp->n_dev[s] > IPUP_SCHED_MAX_BRANCHES)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "cfg.concurrent gives stage %d %d IPUs (1..%d)", (int)s,
-                              (int)mp->n_dev[s], IPUP_SCHED_MAX_BRANCHES);
-        e->conc_plain[s] = mp->dev[s][0];
-        if (mp->n_dev[s] > 1 && (rc = ipup__emu_conc_stage(e, s, mp->n_dev[s])) != IPUP_OK) return rc;
-    }
-    if (!e->conc) e->cfg.stage_device = e->conc_plain;
-    else if (e->cfg.recompute)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "cfg.concurrent with recomputation: a concurrent stage's branches keep their stash (set recompute "
-                          "to 0, or map each stage to one IPU)");
-    return IPUP_OK;
+/* Layer l of stage s keeps its input in the stash entry for its backward: it trains, or
+   it is a parameterless layer whose input gradient is needed and which reads its input
+   (not a loss, not a ReLU whose mask a pool applies, not the ReLU before an arg-max pool).
+   A ReLU whose output the next layer keeps reads that instead (relu(z) > 0 exactly when
+   z > 0), so it keeps nothing either. */
+static int ipup__keeps_input(const ipup__core *e, int32_t s, int32_t l) {
+    const ipup__lay *Ly = &e->lay[l];
+    const ipup_layer_info *I = &Ly->info;
+    const int trains = I->n_w && !I->frozen; /* a frozen dense or conv reads only w for dx */
+    if (I->stash_floats <= 0 || ipup__is_loss(I->kind) || !(trains || (Ly->need_dx && !I->n_w)) ||
+        ipup__relu_to_pool(e, s, l) || ipup__pool_idx_at(e, s, l + 1))
+        return 0;
+    return !(I->kind == IPUP_LAYER_RELU && l + 1 < e->st[s].last && ipup__keeps_input(e, s, l + 1));
 }
-
-/* Table steps are a stage count for the ops arrays: enough for 2 x lanes x M ops. */
-static int32_t ipup__conc_ops_stages(const ipup_stage_map *mp, int32_t S) {
-    int32_t lanes;
-    if (!mp || !mp->concurrent) return S;
-    lanes = ipup_sched_map_lanes(mp);
-    return (2 * lanes + 2) / 3 > S ? (2 * lanes + 2) / 3 : S;
-}
-static void ipup__conc_setup(ipup__core *e); /* lane sizes and ring capacities (below) */
-static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__cbrt *cbr, ipup__cnb *cnb);
-static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash, size_t *ex);
-static void ipup__conc_init_weights(ipup_emu *e);
-static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer);
-static double ipup__conc_update_cost(const ipup_emu *e, int32_t d);
 
 /* schedule table into ops (cap), rows, depths, ring capacities */
 /* warnings (ipup_sched_generate's, one per line) into warn (warn_len bytes), cut after
@@ -1852,6 +2339,48 @@ static void ipup__keep_warnings(char *warn, size_t warn_len, const char *w) {
     if (!w[n]) keep = n;
     IPUPIPE_MEMCPY(warn, w, keep);
     warn[keep] = 0;
+}
+
+/* The forward-only table of cfg.schedule (gpipe's for interleaved and zb-h1, which have
+   none) with the training table's mapping into ops (cap); rows by device (row NULL: a
+   plan); every ring into a stage gets room for the inputs the table keeps in flight. */
+static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row) {
+    ipup_sched_config sc;
+    char wmsg[IPUP_MSG_MAX];
+    int32_t peak[IPUP_MAX_LAYERS], s, d, i, pos = 0;
+    int rc;
+    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
+    if (e->conc) { /* concurrent stages have no forward-only table: predict runs stage after stage */
+        IPUPIPE_MEMSET(&e->ptable, 0, sizeof e->ptable);
+        e->pstats.microbatches = e->M;
+        return IPUP_OK;
+    }
+    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1 ? IPUP_SCHED_GPIPE : e->cfg.schedule;
+    sc.stages = e->S;
+    sc.microbatches = e->M;
+    sc.devices = e->cfg.devices;
+    sc.virtual_stages = e->cfg.virtual_stages;
+    sc.stage_device = e->cfg.stage_device;
+    sc.strict = e->cfg.strict;
+    sc.forward_only = 1;
+    rc = ipup_sched_generate(&sc, ops, cap, &e->ptable, wmsg, sizeof wmsg);
+    if (rc == IPUP_OK && e->ptable.devices != e->P) rc = IPUP_ERR_CONFIG;
+    if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "the forward-only table of ipup_predict (%s, %d stages, %d micro-batches, %d IPUs): %s",
+                              ipup_sched_kind_name(sc.kind), (int)e->S, (int)e->M, (int)e->P, wmsg);
+    ipup_sched_peak_inflight(&e->ptable, peak, IPUP_MAX_LAYERS);
+    for (s = 1; s < e->S; s++)
+        if ((uint32_t)peak[s] > e->st[s].fwd_cap) e->st[s].fwd_cap = ipup__ring_cap((uint32_t)peak[s]);
+    e->pstats.schedule = sc.kind;
+    e->pstats.steps = e->ptable.steps;
+    e->pstats.microbatches = e->M;
+    for (s = 0; s < e->S; s++) e->pstats.inflight[s] = peak[s];
+    if (!row) return IPUP_OK;
+    for (d = 0; d < e->P; d++) {
+        e->prow_start[d] = pos;
+        for (i = 0; i < e->ptable.n_ops; i++) if (ops[i].device == d) row[pos++] = i;
+    }
+    e->prow_start[e->P] = pos;
+    return IPUP_OK;
 }
 
 /* schedule table into ops (cap), rows, depths, ring capacities; the generator's warnings
@@ -1962,104 +2491,6 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
     /* ipup_predict's forward-only table: into its own host-pool block, or (a plan) over
        the training table, which is no longer needed */
     return ipup__setup_pred_table(e, row ? e->pops : ops, row ? S * M : cap, row ? e->prow : NULL);
-}
-
-/* stash layouts, sizes, FLOPs per stage. Offsets in a stash entry are int32 and the
-   kernels index with int: every offset and every buffer of a stage is at most 2^31-1
-   floats, checked as it grows (each term is < 2^62, so the int64 sums never wrap). */
-#define IPUP__MAXF ((int64_t)0x7fffffff)
-static int ipup__layout_big(ipup__core *e, int32_t s, const char *what, int64_t n, const char *fix) {
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                      "stage %d: %s needs %lld floats with micro-batch %d, more than 2^31-1 (offsets and kernel indices are int32); %s",
-                      (int)s, what, (long long)n, (int)e->B, fix);
-}
-/* floats of IPUP_CONV3X3_BWD_SCRATCH in int64_t, or -1 past 2^31-1 */
-static int64_t ipup__conv_scratch(const ipup_layer_info *I) {
-    int64_t a = (int64_t)9 * I->in_c, b = (int64_t)I->out_c + (int64_t)(I->in_h - 2) * (I->in_w - 2);
-    return (b > IPUP__MAXF / a) ? -1 : a * b;
-}
-/* The label region of a stash entry and of a forward ring slot holds, per sample, one int32
-   label (softmax cross-entropy) or target_width float targets (mse: the loss layer's input
-   width); ipup__target_w is 0 for a class loss. */
-static int32_t ipup__target_w(const ipup__core *e) {
-    return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_MSE ? e->classes : 0;
-}
-static int32_t ipup__lab_w(const ipup__core *e) { return ipup__target_w(e) ? ipup__target_w(e) : 1; }
-static size_t ipup__lab_bytes(const ipup__core *e) { return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float); }
-static int ipup__is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
-/* Layer l is a ReLU that ends plain stage s, and the next plain stage starts with a
-   max-pool of its output: that pool's backward applies the ReLU's mask (its input
-   x = relu(z) > 0 exactly when z > 0: ipup_maxpool2_relu_bwd_f32, the bits of the two
-   passes), so the gradient stage s receives is already dL/dz. The ReLU then keeps no
-   input, its backward is the identity, and the layer before it writes relu(z) straight
-   into the exchange (the fused kernel): two passes over the activation fewer per
-   micro-batch, the same bits as when both layers share a stage. */
-static int ipup__relu_to_pool(const ipup__core *e, int32_t s, int32_t l) {
-    const ipup__stage *st = &e->st[s];
-    return s + 1 < e->S && l == st->last - 1 && e->lay[l].info.kind == IPUP_LAYER_RELU && e->lay[l].need_dx &&
-           e->cn[s] <= 1 && e->cn[s + 1] <= 1 && e->st[s + 1].first == l + 1 &&
-           e->lay[l + 1].info.kind == IPUP_LAYER_MAXPOOL2;
-}
-/* Layer l of plain stage s is a max-pool whose backward is needed and whose input is
-   relu(z): after a ReLU and a dense or conv of the same stage, or first in the stage after
-   ipup__relu_to_pool. It keeps, instead of its input, one byte per output element: the
-   arg-max with the ReLU's mask (ipup_maxpool2_fwd_idx_f32); its backward
-   (ipup_maxpool2_bwd_idx_f32) gives the bits of ipup_maxpool2_relu_bwd_f32 on relu(z). A
-   ReLU before it in the stage keeps nothing, and in training the layer, the ReLU and the
-   pool run chunk by chunk (ipup__fwd_pooled): the activation never leaves the cache. A
-   sixteenth of the stash, and no pass over the activation. */
-static int ipup__pool_idx_at(const ipup__core *e, int32_t s, int32_t l) {
-    const ipup__stage *st = &e->st[s];
-    if (l < st->first || l >= st->last || e->cn[s] > 1 || e->lay[l].info.kind != IPUP_LAYER_MAXPOOL2 || !e->lay[l].need_dx) return 0;
-    if (l == st->first) return s > 0 && ipup__relu_to_pool(e, s - 1, l - 1);
-    return l >= st->first + 2 && e->lay[l - 1].info.kind == IPUP_LAYER_RELU && e->lay[l - 1].need_dx &&
-           (e->lay[l - 2].info.kind == IPUP_LAYER_DENSE || e->lay[l - 2].info.kind == IPUP_LAYER_CONV3X3);
-}
-/* Stage s reads its input straight from the ring slot: its first layer keeps no input
-   (an arg-max pool) and nothing else needs the stage input in the stash entry, which then
-   has no region for it (not with recomputation: the entry is the input). */
-static int ipup__direct_in(const ipup__core *e, int32_t s) {
-    return !e->cfg.recompute && ipup__pool_idx_at(e, s, e->st[s].first);
-}
-/* IPUPIPE_CHUNK_BYTES: the bytes of activation a chunk of ipup__fwd_pooled leaves in the
-   cache (256 KB, a quarter of the smallest L2 of current x86 server cores). The samples of
-   a chunk of layer l's output: at least 1, at most the micro-batch. */
-#ifndef IPUPIPE_CHUNK_BYTES
-#define IPUPIPE_CHUNK_BYTES 262144
-#endif
-static int32_t ipup__chunk_rows(const ipup_layer_info *I, int32_t B) {
-    size_t c = (size_t)IPUPIPE_CHUNK_BYTES / ((size_t)I->out_n * sizeof(float));
-    return c < 1 ? 1 : c > (size_t)B ? B : (int32_t)c;
-}
-
-/* The frozen layers of stage st take their place in its parameter block after the trained
-   ones' (which end at par): the gradient and optimizer-state blocks cover only the trained
-   part. Returns the block's size. */
-static int64_t ipup__frozen_params(ipup__core *e, const ipup__stage *st, int64_t par) {
-    int32_t l;
-    for (l = st->first; l < st->last; l++) {
-        const ipup_layer_info *I = &e->lay[l].info;
-        if (!I->n_w || !I->frozen) continue;
-        e->lay[l].p_off = (int32_t)par;
-        par += (((int64_t)I->n_w + 15) & ~(int64_t)15) + (((int64_t)I->n_b + 15) & ~(int64_t)15);
-        if (par > IPUP__MAXF) break;
-    }
-    return par;
-}
-
-/* Layer l of stage s keeps its input in the stash entry for its backward: it trains, or
-   it is a parameterless layer whose input gradient is needed and which reads its input
-   (not a loss, not a ReLU whose mask a pool applies, not the ReLU before an arg-max pool).
-   A ReLU whose output the next layer keeps reads that instead (relu(z) > 0 exactly when
-   z > 0), so it keeps nothing either. */
-static int ipup__keeps_input(const ipup__core *e, int32_t s, int32_t l) {
-    const ipup__lay *Ly = &e->lay[l];
-    const ipup_layer_info *I = &Ly->info;
-    const int trains = I->n_w && !I->frozen; /* a frozen dense or conv reads only w for dx */
-    if (I->stash_floats <= 0 || ipup__is_loss(I->kind) || !(trains || (Ly->need_dx && !I->n_w)) ||
-        ipup__relu_to_pool(e, s, l) || ipup__pool_idx_at(e, s, l + 1))
-        return 0;
-    return !(I->kind == IPUP_LAYER_RELU && l + 1 < e->st[s].last && ipup__keeps_input(e, s, l + 1));
 }
 
 static int ipup__setup_layout(ipup__core *e) {
@@ -2252,7 +2683,59 @@ static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *
     m->peak_by_category[IPUP_MEM_EXCHANGE] = 0;
     m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE];
 }
+/* the host pool's size fits in size_t (the outfeed records: repeat x replicas x micro-batches) */
+static int ipup__host_size_ok(ipup__core *e) {
+    ipup__arena h;
+    ipup__arena_init(&h, NULL, 0);
+    ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, e->cfg.runner == IPUP_RUNNER_THREADS, NULL, NULL);
+    if (!h.ovf) return IPUP_OK;
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                      "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d micro-batches outfeed records; lower cfg.repeat",
+                      (int)e->cfg.repeat, (int)e->R, (int)e->M);
+}
+/* every IPU's pool size (and streaming memory) fits in size_t */
+static int ipup__ipu_sizes_ok(ipup__core *e) {
+    int32_t d;
+    for (d = 0; d < e->P; d++) {
+        ipup__arena a, sa;
+        ipup__arena_init(&a, NULL, 0);
+        ipup__arena_init(&sa, NULL, 0);
+        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
+        if (a.ovf || sa.ovf)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                              "device %d's pool size overflows size_t (micro-batch %d, stash depths up to %d micro-batches); lower the micro-batch or the micro-batches, or use more stages",
+                              (int)d, (int)e->B, (int)e->M);
+    }
+    return IPUP_OK;
+}
 
+/* resolve defaults into e->cfg / counts, shapes, split; no table yet */
+static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int32_t need_dx[IPUP_MAX_LAYERS], l;
+    int rc;
+    if (!cfg || !cfg->model) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
+    e->cfg = *cfg;
+    e->model = *cfg->model;
+    rc = ipup_model_info(&e->model, info, IPUP_MAX_LAYERS, e->msg, sizeof e->msg);
+    if (rc) return rc;
+    e->n_layers = e->model.n_layers;
+    ipup__setup_ids(e);
+    ipup__need_dx(info, e->n_layers, need_dx);
+    for (l = 0; l < e->n_layers; l++) {
+        e->lay[l].info = info[l];
+        e->lay[l].seed = ipup_layer_seed(cfg->seed, l);
+        e->lay[l].need_dx = need_dx[l];
+    }
+    e->in_n = info[0].in_n;
+    e->classes = info[e->n_layers - 1].in_n;
+    if ((rc = ipup__setup_counts(e, cfg)) != IPUP_OK) return rc;
+    if ((rc = ipup__setup_options(e, cfg)) != IPUP_OK) return rc;
+    if ((rc = ipup__host_size_ok(e)) != IPUP_OK) return rc;
+    return ipup__setup_split(e, cfg);
+}
+
+/* >>plan: the plan of a configuration, in an ipup_emu or a small scratch */
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     ipup__arena a;
     int32_t S, M, R, B, rep;
@@ -2273,172 +2756,6 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     n = ipup__carve_host(NULL, &a, ipup__conc_ops_stages(cfg->concurrent, S), M, R, B, (int32_t)in_n, rep,
                          cfg->runner == IPUP_RUNNER_THREADS, NULL, NULL);
     return a.ovf ? 0 : n;
-}
-
-/* ------------------------------------------------------------------ cost model */
-static double ipup__rate(const ipup_emu *e) { return e->cm.clock_hz * e->cm.flops_per_cycle * e->cm.efficiency; }
-
-/* duration of an op and the time of the exchange it produces (at the end of its step) */
-/* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
-static double ipup__infeed_s(const ipup_emu *e) {
-    return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->cm.host_bytes_per_s;
-}
-static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
-    const ipup__stage *st = &e->st[o->stage];
-    double B = (double)e->B, rate = ipup__rate(e);
-    double rec = e->cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
-    int32_t s = o->stage;
-    *xfer = 0.0;
-    *dur = 0.0;
-    if (e->conc && ipup__conc_op_cost(e, o, dur, xfer)) return; /* a branch of a concurrent stage */
-    switch (o->kind) {
-    case IPUP_OP_F:
-        f = (double)st->flops_f;
-        if (s == 0) *dur += ipup__infeed_s(e);
-        if (s < e->S - 1 && e->st[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->cm.link_bytes_per_s;
-        break;
-    case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
-    case IPUP_OP_I: f = (double)st->flops_i + rec; break;
-    case IPUP_OP_W: f = (double)st->flops_w + rec; break;
-    default: break;
-    }
-    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 && e->st[s - 1].device != st->device)
-        *xfer = B * (double)st->in_n * 4.0 / e->cm.link_bytes_per_s;
-    *dur += f * B / rate;
-}
-static double ipup__sync_s(const ipup_emu *e) { return e->P > 1 || e->R > 1 ? e->cm.sync_cycles / e->cm.clock_hz : 0.0; }
-/* optimizer (+ all-reduce, + offload streaming) time of device d per step */
-static double ipup__update_cost(const ipup_emu *e, int32_t d) {
-    double t = 0.0;
-    int32_t s;
-    if (e->conc) t += ipup__conc_update_cost(e, d); /* lanes on d */
-    for (s = 0; s < e->S; s++) {
-        const ipup__stage *st = &e->st[s];
-        if (st->device != d || e->cn[s] > 1) continue;
-        t += (double)st->flops_opt / ipup__rate(e);
-        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_grads * 4.0 / e->cm.link_bytes_per_s;
-        if (e->cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->cm.stream_bytes_per_s;
-    }
-    return t;
-}
-static void ipup__cost_setup(ipup_emu *e) {
-    double now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
-    int32_t i = 0, d, P = e->P, p;
-    double sync = ipup__sync_s(e);
-    int32_t ph[6]; /* the tutorials' phases in steps (ipup_sched_phases), timed below */
-    int set_up = 0, set_down = 0;
-    if (ipup_sched_phases(&e->table, ph)) { ph[2] = 0; ph[4] = 0; }
-    for (d = 0; d < P; d++) e->busy_s[d] = 0.0;
-    for (p = 0; p < IPUP_PHASES; p++) { e->phase_s[p] = 0.0; e->phase_busy[p] = 0.0; }
-    /* pass 1: column times, busy, the start times of the main and ramp-down steps */
-    while (i < e->table.n_ops) {
-        int32_t t = e->ops[i].step, k;
-        double mx = 0.0, mxx = 0.0;
-        if (!set_up && t >= ph[2]) { tup = now; set_up = 1; }
-        if (!set_down && t >= ph[4]) { tdown = now; set_down = 1; }
-        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
-            double du, xf;
-            d = e->ops[k].device;
-            ipup__op_cost(e, &e->ops[k], &du, &xf);
-            if (du > mx) mx = du;
-            if (xf > mxx) mxx = xf;
-            e->busy_s[d] += du;
-        }
-        now += mx + mxx + sync;
-        i = k;
-    }
-    if (!set_up) tup = now;
-    if (!set_down) tdown = now;
-    e->phase_s[IPUP_PHASE_RAMP_UP] = tup;
-    e->phase_s[IPUP_PHASE_MAIN] = tdown - tup;
-    e->phase_s[IPUP_PHASE_RAMP_DOWN] = now - tdown;
-    /* pass 2: busy time per phase (overlap of op boxes with the phase windows) */
-    {
-        double t0 = 0.0;
-        i = 0;
-        while (i < e->table.n_ops) {
-            int32_t t = e->ops[i].step, k;
-            double mx = 0.0, mxx = 0.0;
-            for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
-                double du, xf, a, b, lo, hi;
-                ipup__op_cost(e, &e->ops[k], &du, &xf);
-                if (du > mx) mx = du;
-                if (xf > mxx) mxx = xf;
-                a = t0; b = t0 + du;
-                lo = a; hi = b < tup ? b : tup;
-                if (hi > lo) e->phase_busy[IPUP_PHASE_RAMP_UP] += hi - lo;
-                lo = a > tup ? a : tup; hi = b < tdown ? b : tdown;
-                if (hi > lo) e->phase_busy[IPUP_PHASE_MAIN] += hi - lo;
-                lo = a > tdown ? a : tdown; hi = b;
-                if (hi > lo) e->phase_busy[IPUP_PHASE_RAMP_DOWN] += hi - lo;
-            }
-            t0 += mx + mxx + sync;
-            i = k;
-        }
-    }
-    for (d = 0; d < P; d++) {
-        double u = ipup__update_cost(e, d);
-        if (u > upd) upd = u;
-        e->phase_busy[IPUP_PHASE_UPDATE] += u;
-        e->busy_s[d] += u;
-    }
-    e->phase_s[IPUP_PHASE_UPDATE] = upd + sync;
-    e->step_s = now + upd + sync;
-}
-
-/* ------------------------------------------------------------------ plan and init */
-static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m) {
-    int32_t r = ipu / e->P, d = ipu % e->P, s;
-    size_t stash = 0, ex = 0;
-    *m = e->mem[ipu];
-    for (s = 0; s < e->S; s++) {
-        const ipup__stage *st = &e->st[s];
-        const ipup__srt *rt = &e->srt[r][s];
-        if (st->device != d) continue;
-        stash += ipup__round64((size_t)rt->s_peak * (e->cfg.recompute ? st->rentry_floats : st->entry_floats) * sizeof(float));
-        if (st->wdepth) stash += ipup__round64((size_t)rt->w_peak * st->wentry_floats * sizeof(float));
-        if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
-        if (s < e->S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
-    }
-    if (e->conc) ipup__conc_mem_peaks(e, r, d, &stash, &ex); /* lanes on d */
-    m->peak_by_category[IPUP_MEM_STASH] = stash;
-    m->peak_by_category[IPUP_MEM_EXCHANGE] = ex;
-    m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE] + stash + ex;
-}
-
-static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const ipup__arena *sa, int stream) {
-    int32_t r = ipu / e->P, d = ipu % e->P, s;
-    ipup__sb b;
-    size_t rs = 0, os = 0;
-    b.buf = e->msg; b.cap = sizeof e->msg; b.len = 0;
-    if (stream) {
-        ipup__sbf(&b, "IPU%d (replica %d, device %d): streaming memory too small for the offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; give it >= %zu bytes (ipup_plan_config)",
-                  (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
-        return IPUP_ERR_OOM;
-    }
-    ipup__sbf(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r, (int)d);
-    for (s = 0; s < e->S; s++) if (e->st[s].device == d) {
-        ipup__sbf(&b, " %d (layers %d..%d)", (int)s, (int)e->st[s].first, (int)(e->st[s].last - 1));
-        rs += ipup__recompute_saves(&e->st[s]);
-        os += e->st[s].n_state * sizeof(float);
-    }
-    ipup__sbf(&b, " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
-              a->used, a->cat[IPUP_MEM_WEIGHTS], a->cat[IPUP_MEM_GRADS], a->cat[IPUP_MEM_OPTIMIZER], a->cat[IPUP_MEM_STASH],
-              a->cat[IPUP_MEM_EXCHANGE], a->cat[IPUP_MEM_SCRATCH], a->cap, (int)ipu, a->used);
-    if (!e->cfg.recompute && rs) ipup__sbf(&b, ", enable recomputation (saves %zu bytes)", rs);
-    if (!e->cfg.offload && os) ipup__sbf(&b, ", offload the optimizer state (saves %zu bytes)", os);
-    ipup__sbf(&b, ", or split the model over more IPUs");
-    return IPUP_ERR_OOM;
-}
-
-/* IPUP_ERR_FROZEN when e's pools are frozen (a successful ipup_init, no ipup_shutdown
-   since): `what` would overwrite the live emulator and carve its pools again */
-static int ipup__refuse_frozen(ipup_emu *e, const char *what, const char *instead) {
-    if (e->frozen != e) return IPUP_OK;
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_FROZEN,
-                      "%s on an emulator that is already initialised: its pools are frozen (carved by ipup_init, in use); %scall ipup_shutdown first",
-                      what, instead);
 }
 
 /* the plan of a core whose model is set up (ipup__setup_model): the table into ops
@@ -2469,28 +2786,6 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
     plan->host_bytes = ipup_host_bytes(cfg);
     e->msg[0] = 0;
     return IPUP_OK;
-}
-
-/* ------------------------------------------------------------------ argument errors
-   Every public call on an emulator that returns an error code leaves a message in
-   e->msg first (only a NULL e has nowhere to put one). The report calls take a const
-   ipup_emu to promise that they change nothing of its state; the message buffer is the
-   one exception, written through ipup__emsg. An ipup_emu is never a const object
-   (ipup_init writes all of it), so writing there is defined. */
-static char *ipup__emsg(const ipup_emu *e) { return (char *)(uintptr_t)e->msg; }
-static IPUP__PRINTF(3, 4) int ipup__efail(const ipup_emu *e, int code, const char *f, ...) {
-    va_list ap;
-    if (!e) return code;
-    va_start(ap, f);
-    ipup__msgv(ipup__emsg(e), sizeof e->msg, 0, f, ap);
-    va_end(ap);
-    return code;
-}
-/* IPUP_ERR_ARG with a message unless e is initialised (ipup_init succeeded) */
-static int ipup__need_init(const ipup_emu *e, const char *what) {
-    if (!e) return IPUP_ERR_ARG;
-    if (e->initialised) return IPUP_OK;
-    return ipup__efail(e, IPUP_ERR_ARG, "%s: the emulator is not initialised (ipup_init has not succeeded on it); call ipup_init first and check that it returns IPUP_OK", what);
 }
 
 IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan) {
@@ -2563,7 +2858,163 @@ IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *s
     return rc;
 }
 
-IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e) { return e ? e->warn : ""; }
+/* >>threads: parking and notifying threads, waiting on rings, barriers, error slots */
+#ifndef IPUPIPE_NO_THREADS
+/* Waiting: spin IPUPIPE_SPIN times (a few tens of microseconds, cheaper than a sleep when
+   the partner is about to deliver), then sleep on the thread's own condition variable
+   until a partner notifies it. Notifications take the sleeper's mutex, so no wake-up is
+   lost; a notifier that finds nobody asleep costs one uncontended lock. */
+#ifndef IPUPIPE_SPIN
+#define IPUPIPE_SPIN 500
+#endif
+static void ipup__relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+/* the host aborted the job from step e->job_stop on (written before the release of abort_) */
+static int ipup__aborted(ipup_emu *e, int64_t t) {
+    if (IPUP__LOAD_ACQ(&e->fault_)) {
+        IPUPIPE_HAPPENS_AFTER(&e->fault_);
+        return 1; /* the threads are all in the faulting step (a barrier ends each step) */
+    }
+    if (!IPUP__LOAD_ACQ(&e->abort_)) return 0;
+    IPUPIPE_HAPPENS_AFTER(&e->abort_);
+    return t >= e->job_stop;
+}
+typedef void *(*ipup__probe_fn)(ipup_emu *e, void *arg);
+static void ipup__notify(ipup_emu *e, int32_t who) {
+    ipup__park *p = &e->park[who];
+    pthread_mutex_lock(&p->mu);
+    if (p->waiting) pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+static void ipup__notify_all(ipup_emu *e) {
+    int32_t i;
+    for (i = 0; i <= e->nipus; i++) ipup__notify(e, i);
+}
+/* IPU thread `ipu` ends its job early at step t (op o found no data or no room where it
+   never waits): the error is its step's record, then every other thread and the host
+   are stopped, so ipup_run returns this first error instead of waiting forever */
+static void ipup__fault(ipup_emu *e, int32_t ipu, int64_t t, const ipup_op *o) {
+    ipup__ipu_err *er = &e->err[t & 1][ipu];
+    er->code = IPUP_ERR_INVALID_TABLE;
+    er->step = t; er->stage = o->stage; er->mb = o->mb; er->layer = (int32_t)o->kind;
+    IPUPIPE_HAPPENS_BEFORE(&e->fault_);
+    IPUP__STORE_REL(&e->fault_, 1u);
+    ipup__notify_all(e);
+}
+/* until probe() gives non-NULL (returned), or the job is aborted from step t (t >= 0) */
+static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *arg, int64_t t) {
+    ipup__park *p = &e->park[self];
+    void *v;
+    uint32_t i;
+    /* the host never spins: it is not on the critical path, and a third spinning thread
+       on a 2-core machine takes a core from the IPUs */
+    for (i = 0; self < e->nipus && i < IPUPIPE_SPIN; i++) {
+        if ((v = probe(e, arg)) != NULL) return v;
+        ipup__relax();
+    }
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        if ((v = probe(e, arg)) != NULL) break;
+        if (t >= 0 && ipup__aborted(e, t)) break;
+        p->waiting = 1;
+        pthread_cond_wait(&p->cv, &p->mu);
+        p->waiting = 0;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return v;
+}
+static void *ipup__probe_peek(ipup_emu *e, void *ring) { (void)e; return ipup_ring_peek((ipup_ring *)ring); }
+static void *ipup__probe_reserve(ipup_emu *e, void *ring) { (void)e; return ipup_ring_reserve((ipup_ring *)ring); }
+typedef struct ipup__genwait { ipup_atomic_u32 *var; uint32_t old; } ipup__genwait;
+/* non-NULL once *var moved on from old */
+static void *ipup__probe_gen(ipup_emu *e, void *arg) {
+    ipup__genwait *g = (ipup__genwait *)arg;
+    (void)e;
+    return IPUP__LOAD_ACQ(g->var) != g->old ? (void *)g : NULL;
+}
+
+/* barrier over all IPU threads; returns 0, or 1 when the host aborted the job at step t */
+static int ipup__barrier(ipup_emu *e, int32_t self, int64_t t) {
+    ipup__genwait g;
+    g.var = &e->bar_gen;
+    g.old = IPUP__LOAD_ACQ(&e->bar_gen);
+    IPUPIPE_HAPPENS_BEFORE(&e->bar_count);
+    if (IPUP__FETCH_ADD(&e->bar_count, 1u) + 1u == (uint32_t)e->nipus) {
+        IPUPIPE_HAPPENS_AFTER(&e->bar_count);
+        IPUP__STORE_REL(&e->bar_count, 0u);
+        IPUPIPE_HAPPENS_BEFORE(&e->bar_gen);
+        IPUP__STORE_REL(&e->bar_gen, g.old + 1u);
+        { /* the IPU threads only: the host never waits on a barrier (waking it costs a core) */
+            int32_t q;
+            for (q = 0; q < e->nipus; q++) ipup__notify(e, q);
+        }
+        return 0;
+    }
+    if (!ipup__wait(e, self, ipup__probe_gen, &g, t)) return 1;
+    IPUPIPE_HAPPENS_AFTER(&e->bar_gen);
+    IPUPIPE_HAPPENS_AFTER(&e->bar_count);
+    return 0;
+}
+#endif
+
+#define IPUP__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
+static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) { return r * e->P + e->st[s].device; }
+
+static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
+    void *p = ipup_ring_peek(ring);
+    if (!p && e->tp) return e->tp->peek(e->tp->user, ring);
+#ifndef IPUPIPE_NO_THREADS
+    if (!p && threaded) p = ipup__wait(e, self, ipup__probe_peek, ring, t);
+#else
+    (void)e; (void)threaded; (void)t; (void)self;
+#endif
+    return p;
+}
+static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
+    void *p = ipup_ring_reserve(ring);
+    if (!p && e->tp) return e->tp->reserve(e->tp->user, ring);
+#ifndef IPUPIPE_NO_THREADS
+    if (!p && threaded) p = ipup__wait(e, self, ipup__probe_reserve, ring, t);
+#else
+    (void)e; (void)threaded; (void)t; (void)self;
+#endif
+    return p;
+}
+/* ring operations of the runners: commit / release, then wake the other side (threads) */
+static void ipup__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t consumer) {
+    ipup_ring_commit(ring);
+    if (e->tp) e->tp->commit(e->tp->user, ring);
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) ipup__notify(e, consumer);
+#else
+    (void)e; (void)threaded; (void)consumer;
+#endif
+}
+static void ipup__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t producer) {
+    ipup_ring_release(ring);
+    if (e->tp) e->tp->release(e->tp->user, ring);
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) ipup__notify(e, producer);
+#else
+    (void)e; (void)threaded; (void)producer;
+#endif
+}
+/* a NaN or infinity IPU ipu found at step t (stage s, micro-batch mb, the loss when layer
+   is -1, else tensor layer = 2 x layer index + (1 for b)): the step's first one stays */
+static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_t mb, int32_t layer) {
+    ipup__ipu_err *er = &e->err[t & 1][ipu];
+    if (er->code) return;
+    er->code = IPUP_ERR_NUMERIC;
+    er->step = t; er->stage = s; er->mb = mb; er->layer = layer;
+}
+
+/* >>init: the weights, out-of-memory messages, ipup_init, ipup_shutdown */
+#ifndef IPUPIPE_NO_THREADS
+static void *ipup__thread_main(void *arg); /* runtime */
+#endif
 
 static void ipup__init_weights(ipup_emu *e) {
     int32_t r, s, l, k = ipup__state_slots(&e->cfg);
@@ -2587,11 +3038,6 @@ static void ipup__init_weights(ipup_emu *e) {
         }
     }
 }
-
-static void ipup__ring_reset(ipup_ring *r) {
-    IPUP__STORE_REL(&r->head, (uint32_t)IPUPIPE_RING_START);
-    IPUP__STORE_REL(&r->tail, (uint32_t)IPUPIPE_RING_START);
-}
 static void ipup__reset_transient(ipup_emu *e) {
     int32_t r, s;
     for (r = 0; r < e->R; r++) {
@@ -2610,11 +3056,30 @@ static void ipup__reset_transient(ipup_emu *e) {
     IPUP__STORE_REL(&e->fault_, 0u);
 }
 
-#ifndef IPUPIPE_NO_THREADS
-static void *ipup__thread_main(void *arg);
-static void ipup__notify_all(ipup_emu *e);
-#endif
-static void ipup__pred_cost_setup(ipup_emu *e); /* predict block */
+static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const ipup__arena *sa, int stream) {
+    int32_t r = ipu / e->P, d = ipu % e->P, s;
+    ipup__sb b;
+    size_t rs = 0, os = 0;
+    b.buf = e->msg; b.cap = sizeof e->msg; b.len = 0;
+    if (stream) {
+        ipup__sbf(&b, "IPU%d (replica %d, device %d): streaming memory too small for the offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; give it >= %zu bytes (ipup_plan_config)",
+                  (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
+        return IPUP_ERR_OOM;
+    }
+    ipup__sbf(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r, (int)d);
+    for (s = 0; s < e->S; s++) if (e->st[s].device == d) {
+        ipup__sbf(&b, " %d (layers %d..%d)", (int)s, (int)e->st[s].first, (int)(e->st[s].last - 1));
+        rs += ipup__recompute_saves(&e->st[s]);
+        os += e->st[s].n_state * sizeof(float);
+    }
+    ipup__sbf(&b, " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
+              a->used, a->cat[IPUP_MEM_WEIGHTS], a->cat[IPUP_MEM_GRADS], a->cat[IPUP_MEM_OPTIMIZER], a->cat[IPUP_MEM_STASH],
+              a->cat[IPUP_MEM_EXCHANGE], a->cat[IPUP_MEM_SCRATCH], a->cap, (int)ipu, a->used);
+    if (!e->cfg.recompute && rs) ipup__sbf(&b, ", enable recomputation (saves %zu bytes)", rs);
+    if (!e->cfg.offload && os) ipup__sbf(&b, ", offload the optimizer state (saves %zu bytes)", os);
+    ipup__sbf(&b, ", or split the model over more IPUs");
+    return IPUP_ERR_OOM;
+}
 
 IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     ipup__arena h;
@@ -2716,17 +3181,8 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
 #endif
 }
 
-/* ------------------------------------------------------------------ ops */
-#if defined(__cplusplus)
-#define IPUP__RESTRICT __restrict
-#else
-#define IPUP__RESTRICT restrict
-#endif
-#define IPUP__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
-
-static int ipup__finite(const float *x, size_t n) { return ipup__finite_f32(n, x); } /* vectorised */
+/* >>compute: a stage's forward, backward and weight-gradient walks; the stash front */
 static float *ipup__pick(ipup__srt *rt, const float *cur) { return cur == rt->pp[0] ? rt->pp[1] : rt->pp[0]; }
-static size_t ipup__r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
 
 /* A ReLU's output stashed as the input of the next layer of its stage: its backward reads
    that (relu(z) > 0 exactly when z > 0: the same mask as from its input z). */
@@ -2972,171 +3428,6 @@ static size_t ipup__entry_floats(const ipup_emu *e, int32_t s) {
     return e->cfg.recompute ? e->st[s].rentry_floats : e->st[s].entry_floats;
 }
 
-#ifndef IPUPIPE_NO_THREADS
-/* the host aborted the job from step e->job_stop on (written before the release of abort_) */
-static int ipup__aborted(ipup_emu *e, int64_t t) {
-    if (IPUP__LOAD_ACQ(&e->fault_)) {
-        IPUPIPE_HAPPENS_AFTER(&e->fault_);
-        return 1; /* the threads are all in the faulting step (a barrier ends each step) */
-    }
-    if (!IPUP__LOAD_ACQ(&e->abort_)) return 0;
-    IPUPIPE_HAPPENS_AFTER(&e->abort_);
-    return t >= e->job_stop;
-}
-#endif
-
-#ifndef IPUPIPE_NO_THREADS
-typedef void *(*ipup__probe_fn)(ipup_emu *e, void *arg);
-static void ipup__notify(ipup_emu *e, int32_t who) {
-    ipup__park *p = &e->park[who];
-    pthread_mutex_lock(&p->mu);
-    if (p->waiting) pthread_cond_signal(&p->cv);
-    pthread_mutex_unlock(&p->mu);
-}
-static void ipup__notify_all(ipup_emu *e) {
-    int32_t i;
-    for (i = 0; i <= e->nipus; i++) ipup__notify(e, i);
-}
-/* IPU thread `ipu` ends its job early at step t (op o found no data or no room where it
-   never waits): the error is its step's record, then every other thread and the host
-   are stopped, so ipup_run returns this first error instead of waiting forever */
-static void ipup__fault(ipup_emu *e, int32_t ipu, int64_t t, const ipup_op *o) {
-    ipup__ipu_err *er = &e->err[t & 1][ipu];
-    er->code = IPUP_ERR_INVALID_TABLE;
-    er->step = t; er->stage = o->stage; er->mb = o->mb; er->layer = (int32_t)o->kind;
-    IPUPIPE_HAPPENS_BEFORE(&e->fault_);
-    IPUP__STORE_REL(&e->fault_, 1u);
-    ipup__notify_all(e);
-}
-/* until probe() gives non-NULL (returned), or the job is aborted from step t (t >= 0) */
-static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *arg, int64_t t) {
-    ipup__park *p = &e->park[self];
-    void *v;
-    uint32_t i;
-    /* the host never spins: it is not on the critical path, and a third spinning thread
-       on a 2-core machine takes a core from the IPUs */
-    for (i = 0; self < e->nipus && i < IPUPIPE_SPIN; i++) {
-        if ((v = probe(e, arg)) != NULL) return v;
-        ipup__relax();
-    }
-    pthread_mutex_lock(&p->mu);
-    for (;;) {
-        if ((v = probe(e, arg)) != NULL) break;
-        if (t >= 0 && ipup__aborted(e, t)) break;
-        p->waiting = 1;
-        pthread_cond_wait(&p->cv, &p->mu);
-        p->waiting = 0;
-    }
-    pthread_mutex_unlock(&p->mu);
-    return v;
-}
-static void *ipup__probe_peek(ipup_emu *e, void *ring) { (void)e; return ipup_ring_peek((ipup_ring *)ring); }
-static void *ipup__probe_reserve(ipup_emu *e, void *ring) { (void)e; return ipup_ring_reserve((ipup_ring *)ring); }
-#endif
-static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) { return r * e->P + e->st[s].device; }
-
-static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
-    void *p = ipup_ring_peek(ring);
-    if (!p && e->tp) return e->tp->peek(e->tp->user, ring);
-#ifndef IPUPIPE_NO_THREADS
-    if (!p && threaded) p = ipup__wait(e, self, ipup__probe_peek, ring, t);
-#else
-    (void)e; (void)threaded; (void)t; (void)self;
-#endif
-    return p;
-}
-static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
-    void *p = ipup_ring_reserve(ring);
-    if (!p && e->tp) return e->tp->reserve(e->tp->user, ring);
-#ifndef IPUPIPE_NO_THREADS
-    if (!p && threaded) p = ipup__wait(e, self, ipup__probe_reserve, ring, t);
-#else
-    (void)e; (void)threaded; (void)t; (void)self;
-#endif
-    return p;
-}
-/* ring operations of the runners: commit / release, then wake the other side (threads) */
-static void ipup__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t consumer) {
-    ipup_ring_commit(ring);
-    if (e->tp) e->tp->commit(e->tp->user, ring);
-#ifndef IPUPIPE_NO_THREADS
-    if (threaded) ipup__notify(e, consumer);
-#else
-    (void)e; (void)threaded; (void)consumer;
-#endif
-}
-static void ipup__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t producer) {
-    ipup_ring_release(ring);
-    if (e->tp) e->tp->release(e->tp->user, ring);
-#ifndef IPUPIPE_NO_THREADS
-    if (threaded) ipup__notify(e, producer);
-#else
-    (void)e; (void)threaded; (void)producer;
-#endif
-}
-
-/* The infeed of micro-batch m of replica r failed (the callback returned non-zero: bad =
-   -1, or sample i gave label lab outside the classes). Cooperative runner: the message,
-   IPUP_ERR_IO. Threaded runner (the replica's stage-0 thread calls the infeed): the
-   failure goes into the IPU's error slot of step t (code IPUP_ERR_IO, stage = the sample
-   or -1, layer = the label), the first failing thread stops the job from step t on, and
-   the host writes the message once the threads are done (ipup__feed_msg). */
-static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded, int32_t ipu, int32_t bad,
-                           int32_t lab) {
-    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
-#ifndef IPUPIPE_NO_THREADS
-    if (threaded) {
-        ipup__ipu_err *er = &e->err[t & 1][ipu];
-        ipup__park *h = &e->park[e->nipus];
-        er->code = IPUP_ERR_IO; er->step = t; er->stage = bad; er->mb = m; er->layer = lab;
-        pthread_mutex_lock(&h->mu); /* one writer of job_stop: the first thread that fails */
-        if (!IPUP__LOAD_ACQ(&e->abort_)) {
-            e->job_stop = t;
-            IPUPIPE_HAPPENS_BEFORE(&e->abort_);
-            IPUP__STORE_REL(&e->abort_, 1u);
-        }
-        pthread_mutex_unlock(&h->mu);
-        ipup__notify_all(e);
-        return IPUP__ABORTED;
-    }
-#else
-    (void)threaded; (void)ipu;
-#endif
-    if (bad < 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed callback failed for replica %d, micro-batch %d (samples %lld..%lld)",
-                          (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->B - 1));
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
-                      (long long)t, (int)lab, (long long)(sample0 + bad), (int)(e->classes - 1), (int)e->classes);
-}
-
-/* Micro-batch m of replica r, step t, straight from the infeed callback into x (B, in_n)
-   and lab (B): the stash entry of stage 0 (no ring, no copy). Called by whoever runs
-   F(0, m): the host (cooperative runner) or replica r's stage-0 thread (threaded runner). */
-static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, int32_t *lab, int threaded, int32_t ipu) {
-    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
-    int32_t i;
-    ipup_feed f;
-    IPUPIPE_MEMSET(&f, 0, sizeof f);
-    f.step = t; f.replica = r; f.mb = m; f.sample0 = sample0; f.n = e->B;
-    f.row = e->in_n; f.classes = e->classes; f.x = x; f.labels = lab;
-    if (ipup__target_w(&e->core)) { /* mse: float targets in the label region */
-        f.classes = 0; f.labels = NULL;
-        f.target_width = ipup__target_w(&e->core); f.targets = (float *)(void *)lab;
-    }
-    if (e->cfg.infeed(e->cfg.infeed_user, &f) != 0)
-        return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
-    for (i = 0; i < e->B && !f.targets; i++)
-        if (lab[i] < 0 || lab[i] >= e->classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
-    return IPUP_OK;
-}
-
-static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_t mb, int32_t layer) {
-    ipup__ipu_err *er = &e->err[t & 1][ipu];
-    if (er->code) return;
-    er->code = IPUP_ERR_NUMERIC;
-    er->step = t; er->stage = s; er->mb = mb; er->layer = layer;
-}
-
 /* stash entry `pos` places behind the front of stage s (the oldest micro-batch whose
    weight gradients are pending) as a full entry, recomputing the forward if needed.
    B and I ops of micro-batch m use pos = w_count (entries before it wait for their W). */
@@ -3156,8 +3447,8 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     return E;
 }
 
-/* ------------------------------------------------------------------ concurrent stages (runtime)
-   The lanes of concurrent stages (types and config above). Branch b of stage s owns the
+/* >>concurrent-runtime: lane ops, fan-out and fan-in, the lanes' sums and updates */
+/* The lanes of concurrent stages (their setup: concurrent-setup). Branch b of stage s owns the
    units [u0, u0+sl) of the stage's weight layer: w (IN, sl) or (3,3,CI,sl) and b (sl),
    sliced from the unsplit tensor, so its initial bits are the unsplit model's. Its
    forward writes (B, spatial, sl); stage s+1 takes the concatenation along the units
@@ -3167,180 +3458,6 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
 
 static float *ipup__cfifo(const ipup_emu *e, const ipup__cbrt *rt, int32_t k, uint32_t pos) {
     return rt->stash + (size_t)((rt->s_head + pos) % (uint32_t)e->st[e->cb[k].stage].depth) * e->cb[k].entry_floats;
-}
-/* offset (floats) in a lane's stash entry of the input of layer l (first + 1 ..); the
-   entry is x (B x in_n), labels (B), then those inputs */
-static size_t ipup__cact(const ipup__core *e, int32_t k, int32_t l) {
-    const ipup__stage *st = &e->st[e->cb[k].stage];
-    return (size_t)e->B * ((size_t)st->in_n + 1u) + (size_t)(l - st->first - 1) * e->cb[k].bo;
-}
-
-/* ring capacity from the table: the most messages in flight between the producing ops
-   (stage ps, branch pb; -1 a plain stage) and the consuming ops, productions of a step
-   first, as ipup__setup_table counts */
-static uint32_t ipup__conc_cap(const ipup__core *e, int32_t ps, int32_t pb, int pf, int32_t cs, int32_t cb, int cf) {
-    int32_t i = 0, prod = 0, cons = 0, mx = 1;
-    while (i < e->table.n_ops) {
-        int32_t t = e->ops[i].step, k;
-        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
-            const ipup_op *o = &e->ops[k];
-            if (o->stage == ps && ipup_op_branch(o) == pb && (o->kind == IPUP_OP_F) == pf) prod++;
-        }
-        if (prod - cons > mx) mx = prod - cons;
-        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
-            const ipup_op *o = &e->ops[k];
-            if (o->stage == cs && ipup_op_branch(o) == cb && (o->kind == IPUP_OP_F) == cf) cons++;
-        }
-        i = k;
-    }
-    return ipup__ring_cap((uint32_t)mx);
-}
-
-static void ipup__conc_setup(ipup__core *e) {
-    int32_t k, l, kslots = ipup__state_slots(&e->cfg);
-    for (k = 0; k < e->n_lanes; k++) {
-        ipup__cbr *c = &e->cb[k];
-        const ipup__stage *st = &e->st[c->stage];
-        const ipup_layer_info *I0 = &e->lay[st->first].info;
-        int32_t in_rows = I0->kind == IPUP_LAYER_DENSE ? I0->in_n : 9 * I0->in_c, s = c->stage;
-        c->bo = (size_t)e->B * (size_t)c->spatial * (size_t)c->sl;
-        c->nw = in_rows * c->sl;
-        c->tw = ipup__r16(c->nw);
-        c->n_params = c->tw + ipup__r16(c->sl);
-        c->n_state = (size_t)kslots * c->n_params;
-        c->entry_floats = (ipup__cact(e, k, st->last - 1 + 1) + 15u) & ~(size_t)15u;
-        c->conv_floats = I0->kind == IPUP_LAYER_CONV3X3 ? (size_t)9 * (size_t)I0->in_c * ((size_t)c->sl + (size_t)(I0->in_h - 2) * (size_t)(I0->in_w - 2)) : 0;
-        c->flops_f = c->flops_b = 0;
-        for (l = st->first; l < st->last; l++) { /* each branch does its share of every layer */
-            const ipup_layer_info *I = &e->lay[l].info;
-            c->flops_f += I->flops_fwd * c->sl / c->units;
-            c->flops_b += ((e->lay[l].need_dx ? I->flops_bwd_dx : 0) + I->flops_bwd_dw) * c->sl / c->units;
-        }
-        c->flops_opt = (int64_t)c->n_params * (kslots == 2 ? 12 : kslots == 1 ? 4 : 2);
-        c->in_cap = ipup__conc_cap(e, s - 1, -1, 1, s, c->branch, 1);
-        c->out_cap = ipup__conc_cap(e, s, c->branch, 1, s + 1, -1, 1);
-        c->dy_cap = ipup__conc_cap(e, s + 1, -1, 0, s, c->branch, 0);
-        c->dx_cap = ipup__conc_cap(e, s, c->branch, 0, s - 1, -1, 0);
-    }
-}
-
-/* the rings of lane k into device d (receive sides), initialised when carved for real */
-static void ipup__conc_rings(const ipup__core *e, ipup__arena *a, int32_t d, int32_t k, ipup__cbrt *rt) {
-    const ipup__cbr *c = &e->cb[k];
-    const ipup__stage *st = &e->st[c->stage];
-    size_t B = (size_t)e->B;
-    struct { ipup_ring *ring; uint32_t cap; size_t floats; int32_t dev; } q[4];
-    int i;
-    q[0].ring = &rt->in; q[0].cap = c->in_cap; q[0].floats = B * (size_t)st->in_n + B; q[0].dev = c->device;
-    q[1].ring = &rt->dy; q[1].cap = c->dy_cap; q[1].floats = c->bo; q[1].dev = c->device;
-    q[2].ring = &rt->out; q[2].cap = c->out_cap; q[2].floats = c->bo + B; q[2].dev = e->st[c->stage + 1].device;
-    q[3].ring = &rt->dx; q[3].cap = c->dx_cap; q[3].floats = B * (size_t)st->in_n; q[3].dev = e->st[c->stage - 1].device;
-    for (i = 0; i < 4; i++) {
-        size_t slot = q[i].floats * sizeof(float), bytes = ipup_ring_bytes(q[i].cap, slot);
-        void *buf;
-        if (q[i].dev != d) continue;
-        buf = ipup__alloc(a, bytes, IPUP_MEM_EXCHANGE);
-        if (a->base && !a->oom) ipup_ring_init(q[i].ring, buf, bytes, q[i].cap, slot, IPUPIPE_RING_START);
-    }
-}
-
-static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__cbrt *cbr, ipup__cnb *cnb) {
-    int32_t k, s, kslots = ipup__state_slots(&e->cfg);
-    size_t B = (size_t)e->B;
-    for (k = 0; k < e->n_lanes; k++) {
-        const ipup__cbr *c = &e->cb[k];
-        ipup__cbrt count_only, *rt;
-        IPUPIPE_MEMSET(&count_only, 0, sizeof count_only);
-        rt = cbr ? &cbr[k] : &count_only;
-        ipup__conc_rings(e, a, d, k, rt);
-        if (c->device != d) continue;
-        rt->params = ipup__allocf(a, c->n_params, IPUP_MEM_WEIGHTS);
-        rt->grads = ipup__allocf(a, c->n_params, IPUP_MEM_GRADS);
-        rt->state = !kslots ? NULL : ipup__allocf(e->cfg.offload ? stream : a, c->n_state, IPUP_MEM_OPTIMIZER);
-        rt->stash = ipup__allocf(a, ipup__mulz((size_t)e->st[c->stage].depth, c->entry_floats), IPUP_MEM_STASH);
-        rt->pp[0] = ipup__allocf(a, c->bo, IPUP_MEM_SCRATCH);
-        rt->pp[1] = ipup__allocf(a, c->bo, IPUP_MEM_SCRATCH);
-        rt->conv = c->conv_floats ? ipup__allocf(a, c->conv_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->staging = (kslots && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)kslots, c->tw), IPUP_MEM_SCRATCH) : NULL;
-    }
-    for (s = 0; s < e->S; s++) { /* a plain stage next to a concurrent one */
-        const ipup__stage *st = &e->st[s];
-        ipup__cnb count_nb, *nb;
-        IPUPIPE_MEMSET(&count_nb, 0, sizeof count_nb);
-        nb = cnb ? &cnb[s] : &count_nb;
-        if (st->device != d || e->cn[s] > 1) continue;
-        if (s + 1 < e->S && e->cn[s + 1] > 1) {
-            nb->fo = ipup__allocf(a, B * (size_t)st->out_n + B, IPUP_MEM_SCRATCH);
-            nb->dy = ipup__allocf(a, B * (size_t)st->out_n, IPUP_MEM_SCRATCH);
-        }
-        if (s > 0 && e->cn[s - 1] > 1) nb->dx = ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH);
-    }
-}
-
-static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash, size_t *ex) {
-    int32_t k;
-    for (k = 0; k < e->n_lanes; k++) {
-        const ipup__cbr *c = &e->cb[k];
-        const ipup__cbrt *rt = &e->cbr[r][k];
-        if (c->device == d) {
-            *stash += ipup__round64((size_t)rt->s_peak * c->entry_floats * sizeof(float));
-            *ex += (size_t)rt->in.peak * rt->in.slot_bytes + (size_t)rt->dy.peak * rt->dy.slot_bytes;
-        }
-        if (e->st[c->stage + 1].device == d) *ex += (size_t)rt->out.peak * rt->out.slot_bytes;
-        if (e->st[c->stage - 1].device == d) *ex += (size_t)rt->dx.peak * rt->dx.slot_bytes;
-    }
-}
-
-/* the weights of every lane: the unsplit tensor's elements (ipup_glorot_uniform_f32 of
-   the whole layer, element by element), sliced; zero bias, gradients and state */
-static void ipup__conc_init_weights(ipup_emu *e) {
-    int32_t r, k, i, j;
-    for (r = 0; r < e->R; r++)
-        for (k = 0; k < e->n_lanes; k++) {
-            const ipup__cbr *c = &e->cb[k];
-            ipup__cbrt *rt = &e->cbr[r][k];
-            int32_t l = e->st[c->stage].first;
-            const ipup_layer_info *I = &e->lay[l].info;
-            int conv = I->kind == IPUP_LAYER_CONV3X3;
-            int32_t rows = conv ? 9 * I->in_c : I->in_n, fi = conv ? 9 * I->in_c : I->in_n, fo = conv ? 9 * I->out_c : I->out_n;
-            float limit = IPUPIPE_SQRTF(6.0f / (float)(fi + fo));
-            IPUPIPE_MEMSET(rt->params, 0, c->n_params * sizeof(float));
-            IPUPIPE_MEMSET(rt->grads, 0, c->n_params * sizeof(float));
-            if (rt->state && c->n_state) IPUPIPE_MEMSET(rt->state, 0, c->n_state * sizeof(float));
-            for (i = 0; i < rows; i++)
-                for (j = 0; j < c->sl; j++) {
-                    float u = ipup_rng_uniform_f32(e->cfg.seed, (uint64_t)(2 * l), (uint64_t)i * (uint64_t)c->units + (uint64_t)(c->u0 + j));
-                    rt->params[(size_t)i * (size_t)c->sl + (size_t)j] = (2.0f * u - 1.0f) * limit;
-                }
-        }
-}
-
-/* cost of a branch op (its share of the stage's FLOPs; what it sends), 0 for other ops */
-static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
-    const ipup__cbr *c;
-    double B = (double)e->B;
-    if (ipup_op_branch(o) < 0 || e->cn[o->stage] <= 1) return 0;
-    c = &e->cb[e->cl0[o->stage] + ipup_op_branch(o)];
-    if (o->kind == IPUP_OP_F) {
-        *dur = (double)c->flops_f * B / ipup__rate(e);
-        if (e->st[c->stage + 1].device != c->device) *xfer = ((double)c->bo + B) * 4.0 / e->cm.link_bytes_per_s;
-    } else {
-        *dur = (double)c->flops_b * B / ipup__rate(e);
-        if (e->st[c->stage - 1].device != c->device) *xfer = B * (double)e->st[c->stage].in_n * 4.0 / e->cm.link_bytes_per_s;
-    }
-    return 1;
-}
-static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
-    double t = 0.0;
-    int32_t k;
-    for (k = 0; k < e->n_lanes; k++) {
-        const ipup__cbr *c = &e->cb[k];
-        if (c->device != d) continue;
-        t += (double)c->flops_opt / ipup__rate(e);
-        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)c->n_params * 4.0 / e->cm.link_bytes_per_s;
-        if (e->cfg.offload) t += 2.0 * (double)c->n_state * 4.0 / e->cm.stream_bytes_per_s;
-    }
-    return t;
 }
 
 /* dropout over a lane's (n_px pixels x sl) block: each element keyed as in the unsplit
@@ -3603,6 +3720,78 @@ static void ipup__conc_eval(ipup_emu *e, int32_t s, int32_t Bn, const float *in,
         for (q = 0; q < Bn * c->spatial; q++)
             IPUPIPE_MEMCPY(out + (size_t)q * (size_t)c->units + (size_t)c->u0, y + (size_t)q * (size_t)c->sl, (size_t)c->sl * sizeof(float));
     }
+}
+
+/* >>transport: ipup_set_transport (its runner, ipup__run_xport, is under runtime) */
+IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
+    int rc = ipup__need_init(e, "ipup_set_transport");
+    if (rc) return rc;
+    if (tp && e->cfg.runner != IPUP_RUNNER_COOP)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: the emulator runs the threaded runner; initialise it with runner = IPUP_RUNNER_COOP");
+    if (tp && e->conc)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED, "ipup_set_transport: the model has concurrent stages (cfg.concurrent), whose branch rings the transport does not carry; use the cooperative or threaded runner");
+    if (tp && (tp->ipu < 0 || tp->ipu >= e->nipus))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)", (int)tp->ipu, (int)(e->nipus - 1));
+    if (tp && (!tp->peek || !tp->reserve || !tp->commit || !tp->release || !tp->step_begin || !tp->reduce || !tp->step_end))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: every hook of the transport must be set");
+    e->tp = tp;
+    return IPUP_OK;
+}
+
+/* >>runtime: ipup__exec, all-reduce and update, the runners, ipup_run, evaluation */
+/* The infeed of micro-batch m of replica r failed (the callback returned non-zero: bad =
+   -1, or sample i gave label lab outside the classes). Cooperative runner: the message,
+   IPUP_ERR_IO. Threaded runner (the replica's stage-0 thread calls the infeed): the
+   failure goes into the IPU's error slot of step t (code IPUP_ERR_IO, stage = the sample
+   or -1, layer = the label), the first failing thread stops the job from step t on, and
+   the host writes the message once the threads are done (ipup__feed_msg). */
+static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded, int32_t ipu, int32_t bad,
+                           int32_t lab) {
+    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) {
+        ipup__ipu_err *er = &e->err[t & 1][ipu];
+        ipup__park *h = &e->park[e->nipus];
+        er->code = IPUP_ERR_IO; er->step = t; er->stage = bad; er->mb = m; er->layer = lab;
+        pthread_mutex_lock(&h->mu); /* one writer of job_stop: the first thread that fails */
+        if (!IPUP__LOAD_ACQ(&e->abort_)) {
+            e->job_stop = t;
+            IPUPIPE_HAPPENS_BEFORE(&e->abort_);
+            IPUP__STORE_REL(&e->abort_, 1u);
+        }
+        pthread_mutex_unlock(&h->mu);
+        ipup__notify_all(e);
+        return IPUP__ABORTED;
+    }
+#else
+    (void)threaded; (void)ipu;
+#endif
+    if (bad < 0)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed callback failed for replica %d, micro-batch %d (samples %lld..%lld)",
+                          (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->B - 1));
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
+                      (long long)t, (int)lab, (long long)(sample0 + bad), (int)(e->classes - 1), (int)e->classes);
+}
+
+/* Micro-batch m of replica r, step t, straight from the infeed callback into x (B, in_n)
+   and lab (B): the stash entry of stage 0 (no ring, no copy). Called by whoever runs
+   F(0, m): the host (cooperative runner) or replica r's stage-0 thread (threaded runner). */
+static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, int32_t *lab, int threaded, int32_t ipu) {
+    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
+    int32_t i;
+    ipup_feed f;
+    IPUPIPE_MEMSET(&f, 0, sizeof f);
+    f.step = t; f.replica = r; f.mb = m; f.sample0 = sample0; f.n = e->B;
+    f.row = e->in_n; f.classes = e->classes; f.x = x; f.labels = lab;
+    if (ipup__target_w(&e->core)) { /* mse: float targets in the label region */
+        f.classes = 0; f.labels = NULL;
+        f.target_width = ipup__target_w(&e->core); f.targets = (float *)(void *)lab;
+    }
+    if (e->cfg.infeed(e->cfg.infeed_user, &f) != 0)
+        return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
+    for (i = 0; i < e->B && !f.targets; i++)
+        if (lab[i] < 0 || lab[i] >= e->classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
+    return IPUP_OK;
 }
 
 /* The last stage's outfeed record of micro-batch m (0: no room); a non-finite loss sets
@@ -3941,52 +4130,8 @@ static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
     return IPUP_OK;
 }
 
-IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
-    int rc = ipup__need_init(e, "ipup_set_transport");
-    if (rc) return rc;
-    if (tp && e->cfg.runner != IPUP_RUNNER_COOP)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: the emulator runs the threaded runner; initialise it with runner = IPUP_RUNNER_COOP");
-    if (tp && e->conc)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED, "ipup_set_transport: the model has concurrent stages (cfg.concurrent), whose branch rings the transport does not carry; use the cooperative or threaded runner");
-    if (tp && (tp->ipu < 0 || tp->ipu >= e->nipus))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)", (int)tp->ipu, (int)(e->nipus - 1));
-    if (tp && (!tp->peek || !tp->reserve || !tp->commit || !tp->release || !tp->step_begin || !tp->reduce || !tp->step_end))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: every hook of the transport must be set");
-    e->tp = tp;
-    return IPUP_OK;
-}
-
 #ifndef IPUPIPE_NO_THREADS
-typedef struct ipup__genwait { ipup_atomic_u32 *var; uint32_t old; } ipup__genwait;
-/* non-NULL once *var moved on from old */
-static void *ipup__probe_gen(ipup_emu *e, void *arg) {
-    ipup__genwait *g = (ipup__genwait *)arg;
-    (void)e;
-    return IPUP__LOAD_ACQ(g->var) != g->old ? (void *)g : NULL;
-}
-
-/* barrier over all IPU threads; returns 0, or 1 when the host aborted the job at step t */
-static int ipup__barrier(ipup_emu *e, int32_t self, int64_t t) {
-    ipup__genwait g;
-    g.var = &e->bar_gen;
-    g.old = IPUP__LOAD_ACQ(&e->bar_gen);
-    IPUPIPE_HAPPENS_BEFORE(&e->bar_count);
-    if (IPUP__FETCH_ADD(&e->bar_count, 1u) + 1u == (uint32_t)e->nipus) {
-        IPUPIPE_HAPPENS_AFTER(&e->bar_count);
-        IPUP__STORE_REL(&e->bar_count, 0u);
-        IPUPIPE_HAPPENS_BEFORE(&e->bar_gen);
-        IPUP__STORE_REL(&e->bar_gen, g.old + 1u);
-        { /* the IPU threads only: the host never waits on a barrier (waking it costs a core) */
-            int32_t q;
-            for (q = 0; q < e->nipus; q++) ipup__notify(e, q);
-        }
-        return 0;
-    }
-    if (!ipup__wait(e, self, ipup__probe_gen, &g, t)) return 1;
-    IPUPIPE_HAPPENS_AFTER(&e->bar_gen);
-    IPUPIPE_HAPPENS_AFTER(&e->bar_count);
-    return 0;
-}
+static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu); /* predict */
 
 static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
     int32_t r = ipu / e->P, d = ipu % e->P, k, j, s;
@@ -4012,8 +4157,6 @@ static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
         if (e->conc) ipup__conc_update(e, r, d, t); /* the lanes on this IPU */
     }
 }
-
-static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu); /* predict block */
 static void *ipup__thread_main(void *arg) {
     ipup__thread *th = (ipup__thread *)arg;
     ipup_emu *e = th->emu;
@@ -4191,7 +4334,33 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
     return IPUP_OK;
 }
 
-/* ------------------------------------------------------------------ predict */
+IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets, double *loss_sum) {
+    int32_t i, s, tw;
+    if (!e) return IPUP_ERR_ARG;
+    if (!e->initialised || n < 0 || (n && (!x || !targets)))
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: %s",
+                          !e->initialised ? "the emulator is not initialised; call ipup_init first"
+                          : n < 0 ? "n is negative" : "x or targets is NULL; give n rows of inputs and of targets");
+    tw = ipup__target_w(&e->core);
+    if (!tw)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: the model's loss is softmax cross-entropy (integer labels); call ipup_evaluate");
+    for (i = 0; i < n; i += e->B) {
+        int32_t Bn = n - i < e->B ? n - i : e->B;
+        int c = 0;
+        const float *in = x + (size_t)i * (size_t)e->in_n;
+        const int32_t *tg = (const int32_t *)(const void *)(targets + (size_t)i * (size_t)tw);
+        float loss = 0.0f;
+        for (s = 0; s < e->S; s++) {
+            float *out = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : NULL;
+            ipup__stage_fwd(e, 0, s, Bn, in, tg, NULL, out, 0, 0, 0, &loss, &c);
+            in = out;
+        }
+        if (loss_sum) *loss_sum += (double)loss * (double)Bn;
+    }
+    return IPUP_OK;
+}
+
+/* >>predict: ipup_predict on the forward-only table, waves of micro-batches */
 IPUPIPE_DEF int32_t ipup_output_width(const ipup_emu *e) {
     if (!e || !e->initialised || e->n_layers < 1) return 0;
     return e->lay[e->n_layers - 1].info.in_n;
@@ -4235,80 +4404,6 @@ static float *ipup__pred_rows(ipup_emu *e, int32_t c, float *out) {
 }
 static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *rows, int32_t *cls) {
     if (cls) ipup__argmax_rows(Bn, ipup_output_width(e), rows, cls + (size_t)c * (size_t)e->B);
-}
-
-/* The forward-only table of cfg.schedule (gpipe's for interleaved and zb-h1, which have
-   none) with the training table's mapping into ops (cap); rows by device (row NULL: a
-   plan); every ring into a stage gets room for the inputs the table keeps in flight. */
-static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row) {
-    ipup_sched_config sc;
-    char wmsg[IPUP_MSG_MAX];
-    int32_t peak[IPUP_MAX_LAYERS], s, d, i, pos = 0;
-    int rc;
-    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
-    if (e->conc) { /* concurrent stages have no forward-only table: predict runs stage after stage */
-        IPUPIPE_MEMSET(&e->ptable, 0, sizeof e->ptable);
-        e->pstats.microbatches = e->M;
-        return IPUP_OK;
-    }
-    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1 ? IPUP_SCHED_GPIPE : e->cfg.schedule;
-    sc.stages = e->S;
-    sc.microbatches = e->M;
-    sc.devices = e->cfg.devices;
-    sc.virtual_stages = e->cfg.virtual_stages;
-    sc.stage_device = e->cfg.stage_device;
-    sc.strict = e->cfg.strict;
-    sc.forward_only = 1;
-    rc = ipup_sched_generate(&sc, ops, cap, &e->ptable, wmsg, sizeof wmsg);
-    if (rc == IPUP_OK && e->ptable.devices != e->P) rc = IPUP_ERR_CONFIG;
-    if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "the forward-only table of ipup_predict (%s, %d stages, %d micro-batches, %d IPUs): %s",
-                              ipup_sched_kind_name(sc.kind), (int)e->S, (int)e->M, (int)e->P, wmsg);
-    ipup_sched_peak_inflight(&e->ptable, peak, IPUP_MAX_LAYERS);
-    for (s = 1; s < e->S; s++)
-        if ((uint32_t)peak[s] > e->st[s].fwd_cap) e->st[s].fwd_cap = ipup__ring_cap((uint32_t)peak[s]);
-    e->pstats.schedule = sc.kind;
-    e->pstats.steps = e->ptable.steps;
-    e->pstats.microbatches = e->M;
-    for (s = 0; s < e->S; s++) e->pstats.inflight[s] = peak[s];
-    if (!row) return IPUP_OK;
-    for (d = 0; d < e->P; d++) {
-        e->prow_start[d] = pos;
-        for (i = 0; i < e->ptable.n_ops; i++) if (ops[i].device == d) row[pos++] = i;
-    }
-    e->prow_start[e->P] = pos;
-    return IPUP_OK;
-}
-
-/* latency, wave time and steady-state rate of the forward-only table (BSP, the training
-   cost model's op costs: ipup__op_cost) */
-static void ipup__pred_cost_setup(ipup_emu *e) {
-    const ipup_table *t = &e->ptable;
-    double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(e);
-    int32_t i = 0, k, S = e->S, M = e->M;
-    e->pstats.latency_seconds = 0.0;
-    while (i < t->n_ops) {
-        double mx = 0.0, mxx = 0.0, end;
-        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
-            double du, xf;
-            ipup__op_cost(e, &t->ops[k], &du, &xf);
-            if (du > mx) mx = du;
-            if (xf > mxx) mxx = xf;
-        }
-        end = now + mx + mxx + sync;
-        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
-            const ipup_op *o = &t->ops[k];
-            if (o->stage == 0) e->pstart[o->mb] = now;
-            if (o->stage != S - 1) continue;
-            if (end - e->pstart[o->mb] > e->pstats.latency_seconds) e->pstats.latency_seconds = end - e->pstart[o->mb];
-            if (o->mb == 0) first_end = end;
-            if (o->mb == M - 1) last_end = end;
-        }
-        now = end;
-        i = k;
-    }
-    e->pstats.wave_seconds = now;
-    if (M > 1 && last_end > first_end) e->pstats.samples_per_second = (double)e->B * (double)(M - 1) / (last_end - first_end);
-    else e->pstats.samples_per_second = e->pstats.latency_seconds > 0.0 ? (double)e->B / e->pstats.latency_seconds : 0.0;
 }
 
 /* F(s, m) of wave w of the forward-only table on replica 0: micro-batch c = w*M + m
@@ -4435,34 +4530,7 @@ IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out)
     return IPUP_OK;
 }
 
-/* ------------------------------------------------------------------ regression (mse) */
-IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets, double *loss_sum) {
-    int32_t i, s, tw;
-    if (!e) return IPUP_ERR_ARG;
-    if (!e->initialised || n < 0 || (n && (!x || !targets)))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: %s",
-                          !e->initialised ? "the emulator is not initialised; call ipup_init first"
-                          : n < 0 ? "n is negative" : "x or targets is NULL; give n rows of inputs and of targets");
-    tw = ipup__target_w(&e->core);
-    if (!tw)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: the model's loss is softmax cross-entropy (integer labels); call ipup_evaluate");
-    for (i = 0; i < n; i += e->B) {
-        int32_t Bn = n - i < e->B ? n - i : e->B;
-        int c = 0;
-        const float *in = x + (size_t)i * (size_t)e->in_n;
-        const int32_t *tg = (const int32_t *)(const void *)(targets + (size_t)i * (size_t)tw);
-        float loss = 0.0f;
-        for (s = 0; s < e->S; s++) {
-            float *out = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : NULL;
-            ipup__stage_fwd(e, 0, s, Bn, in, tg, NULL, out, 0, 0, 0, &loss, &c);
-            in = out;
-        }
-        if (loss_sum) *loss_sum += (double)loss * (double)Bn;
-    }
-    return IPUP_OK;
-}
-
-/* ------------------------------------------------------------------ tensors */
+/* >>tensors: the tensors, replicas_sync, the step, the learning rate */
 /* (w, b) pairs of tensors: one per layer with weights, one per branch in a concurrent stage */
 /* layers with parameters (trained_only: those that train, i.e. not frozen) */
 static int32_t ipup__param_layers_of(const ipup_emu *e, int trained_only) {
@@ -4578,10 +4646,9 @@ IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
     e->cfg.opt.lr = lr;
     return IPUP_OK;
 }
-IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg : "NULL emulator"; }
 
-/* ------------------------------------------------------------------ state
-   Stream layout and guarantees: docs/state.md. Every integer and float little-endian. */
+/* >>state: the state stream: writer, reader, checks (docs/state.md) */
+/* Stream layout and guarantees: docs/state.md. Every integer and float little-endian. */
 #define IPUP__ST_HEAD 48u                        /* header bytes; the descriptor follows */
 #define IPUP__ST_MAX ((uint64_t)1 << 40)          /* a larger total is damage */
 #define IPUP__ST_NOT " (the state was saved from another model, optimizer or stage split: load it into an emulator configured as the saving one was)"
@@ -5031,47 +5098,7 @@ IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user) {
     return IPUP_OK;
 }
 
-/* ------------------------------------------------------------------ reports */
-IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {
-    int rc = ipup__need_init(e, "ipup_memory_report");
-    if (rc) return rc;
-    if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: out is NULL; give an ipup_mem_report to fill");
-    if (ipu < 0 || ipu >= e->nipus)
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: IPU %d is outside 0..%d (replicas x devices - 1)", (int)ipu, (int)(e->nipus - 1));
-    ipup__mem_runtime(e, ipu, out);
-    return IPUP_OK;
-}
-/* one line (cut to 511 bytes) through write: IPUP_OK or IPUP_ERR_IO */
-static int ipup__write_line(ipup_write_fn write, void *user, const ipup__sb *b) {
-    size_t n = b->len < b->cap ? b->len : b->cap - 1;
-    return write(user, b->buf, n) != 0 ? IPUP_ERR_IO : IPUP_OK;
-}
-IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user) {
-    char line[512];
-    ipup__sb b;
-    int32_t i, c;
-    int rc = ipup__need_init(e, "ipup_memory_report_write");
-    if (rc) return rc;
-    if (!write) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report_write: write is NULL; give a write callback (ipup_buf_write collects the text in memory)");
-    b.buf = line; b.cap = sizeof line; b.len = 0;
-    ipup__sbf(&b, "IPU  ");
-    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %s", ipup_mem_category_name(c));
-    ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves frozen-saves (bytes)\n");
-    if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the header line");
-    for (i = 0; i < e->P; i++) {
-        ipup_mem_report m;
-        ipup__mem_runtime(e, i, &m);
-        b.len = 0;
-        ipup__sbf(&b, "IPU%d", (int)i);
-        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %zu", m.by_category[c]);
-        ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
-                  m.offload_saved, m.frozen_saved);
-        if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the line of IPU%d", (int)i);
-    }
-    return IPUP_OK;
-}
-
-/* ------------------------------------------------------------------ Chrome trace */
+/* >>trace: the Chrome trace of one step as the cost model sees it */
 typedef struct ipup__tw {   /* one trace event at a time into buf, then through write */
     ipup_write_fn write;
     void *user;
