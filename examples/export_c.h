@@ -111,7 +111,7 @@ static inline int expc_check(const ipup_emu *e, char *msg, size_t len) {
     if (!e || !e->initialised)
         return expc_fail(msg, len, IPUP_ERR_ARG, "the emulator is not initialised (call ipup_init first)");
     for (l = 0; l < e->n_layers; l++) {
-        ipup_layer_kind k = e->lay[l].info.kind;
+        ipup_layer_kind k = e->layers[l].info.kind;
         int last = l == e->n_layers - 1;
         if ((k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE) && last) continue;
         if (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3 || k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU ||
@@ -130,7 +130,7 @@ static inline int expc_check(const ipup_emu *e, char *msg, size_t len) {
 static inline int expc_is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
 
 /* 1 when the model of e ends with an mse loss (a regression model), 0 for xent. */
-static inline int expc_is_mse(const ipup_emu *e) { return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_MSE; }
+static inline int expc_is_mse(const ipup_emu *e) { return e->layers[e->n_layers - 1].info.kind == IPUP_LAYER_MSE; }
 
 /* ---------------------------------------------------------------- buffered output */
 
@@ -213,7 +213,7 @@ static inline void expc_model_text(const ipup_emu *e, char *buf, size_t cap) {
 static inline int32_t expc_act_floats(const ipup_emu *e) {
     int32_t l, mx = 1;
     for (l = 0; l < e->n_layers; l++) {
-        const ipup_layer_info *I = &e->lay[l].info;
+        const ipup_layer_info *I = &e->layers[l].info;
         if (I->kind == IPUP_LAYER_FLATTEN || I->kind == IPUP_LAYER_DROPOUT || expc_is_loss(I->kind)) continue;
         if (I->out_n > mx) mx = I->out_n;
     }
@@ -258,13 +258,13 @@ static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *nam
     expc_put(o, "#define %s_STAGES %d /* the pipeline stages it was trained on (they decide which ReLUs are fused) */\n",
              U, (int)e->S);
     if (e->S > 1) expc_put(o, "#define %s_SPLIT ", U); /* the first layer of stages 1.. (ipup_config.split) */
-    for (s = 1; s < e->S; s++) expc_put(o, "%d%s", (int)e->st[s].first, s + 1 < e->S ? ", " : "\n");
+    for (s = 1; s < e->S; s++) expc_put(o, "%d%s", (int)e->stages[s].first, s + 1 < e->S ? ", " : "\n");
     expc_put(o, "#define %s_PARAMS %lld\n#define %s_WEIGHTS_FNV1A UINT64_C(0x%016llx) /* FNV-1a of the weights' bits */\n",
              U, (long long)info->floats, U, (unsigned long long)info->fnv1a);
     expc_put(o, "#define %s_ACT_FLOATS %d /* per sample, each of two activation buffers */\n", U, (int)expc_act_floats(e));
     expc_put(o, "#define %s_MAX_(a, b) ((a) > (b) ? (a) : (b))\n#define %s_CONV_SCRATCH ", U, U);
     for (l = 0; l < e->n_layers; l++) {
-        const ipup_layer_info *I = &e->lay[l].info;
+        const ipup_layer_info *I = &e->layers[l].info;
         if (I->kind != IPUP_LAYER_CONV3X3) continue;
         expc_put(o, "%s_MAX_(IPUP_CONV3X3_FWD_SCRATCH(%s_BATCH, %d, %d, %d, %d), ", U, U, (int)I->in_h, (int)I->in_w,
                  (int)I->in_c, (int)I->out_c);
@@ -342,7 +342,7 @@ static inline const char *expc_buf_name(int b) { return b == 0 ? "x" : b == 1 ? 
 /* The call of layer l (fuse: with the ReLU at l + 1) from bufs->cur into the other
    activation buffer; views make no call. */
 static inline void expc_put_call(expc_out *o, const ipup_emu *e, const char *name, int32_t l, int fuse, expc_bufs *bb) {
-    const ipup_layer_info *I = &e->lay[l].info;
+    const ipup_layer_info *I = &e->layers[l].info;
     int dst = bb->cur == 1 ? 2 : 1;
     const char *in = expc_buf_name(bb->cur), *out = expc_buf_name(dst);
     if (I->kind == IPUP_LAYER_FLATTEN || I->kind == IPUP_LAYER_DROPOUT) {
@@ -375,12 +375,12 @@ static inline void expc_put_call(expc_out *o, const ipup_emu *e, const char *nam
 static inline void expc_put_layers(expc_out *o, const ipup_emu *e, const char *name, expc_bufs *bb) {
     int32_t s, l;
     for (s = 0; s < e->S; s++) {
-        const ipup__stage *st = &e->st[s];
+        const ipup__stage *st = &e->stages[s];
         expc_put(o, "    /* stage %d: layers %d..%d */\n", (int)s, (int)st->first, (int)st->last - 1);
         for (l = st->first; l < st->last; l++) {
-            ipup_layer_kind k = e->lay[l].info.kind;
+            ipup_layer_kind k = e->layers[l].info.kind;
             int fuse = (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3) && l + 1 < st->last &&
-                       e->lay[l + 1].info.kind == IPUP_LAYER_RELU;
+                       e->layers[l + 1].info.kind == IPUP_LAYER_RELU;
             if (expc_is_loss(k)) break; /* ipup_predict's result is the loss layer's input */
             expc_put_call(o, e, name, l, fuse, bb);
             l += fuse;

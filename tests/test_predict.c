@@ -219,8 +219,8 @@ TTEST(plan_counts_predict_scratch) {
     TT_EQ_INT(ipup_memory_report(&g_emu, 1, &r), IPUP_OK);
     TT_EQ_INT(r.used, p.ipu_bytes[1]);
     TT_EQ_INT(r.by_category[IPUP_MEM_SCRATCH], p.mem[1].by_category[IPUP_MEM_SCRATCH]);
-    TT_CHECK(g_emu.srt[0][1].pred != NULL);
-    TT_CHECK((uint8_t *)g_emu.srt[0][1].pred >= g_ipu[1] && (uint8_t *)g_emu.srt[0][1].pred < g_ipu[1] + POOL_BYTES);
+    TT_CHECK(g_emu.stage_rt[0][1].pred != NULL);
+    TT_CHECK((uint8_t *)g_emu.stage_rt[0][1].pred >= g_ipu[1] && (uint8_t *)g_emu.stage_rt[0][1].pred < g_ipu[1] + POOL_BYTES);
     ipup_shutdown(&g_emu);
 }
 

@@ -60,13 +60,13 @@ static void compare(const char *name) {
                memcmp(&a[i].loss, &b[i].loss, sizeof(float)) == 0 && a[i].correct == b[i].correct;
     check(same, "outfeed records", name);
     for (s = 0; s < g_ref.S; s++) {
-        size_t np = g_ref.st[s].n_params * sizeof(float), ns = g_ref.st[s].n_state * sizeof(float);
-        if (g_ref.st[s].device == d) {
-            check(memcmp(g_ref.srt[r][s].params, g_mpi.srt[r][s].params, np) == 0, "own weights", name);
-            check(!ns || memcmp(g_ref.srt[r][s].state, g_mpi.srt[r][s].state, ns) == 0, "own optimizer state", name);
+        size_t np = g_ref.stages[s].n_params * sizeof(float), ns = g_ref.stages[s].n_state * sizeof(float);
+        if (g_ref.stages[s].device == d) {
+            check(memcmp(g_ref.stage_rt[r][s].params, g_mpi.stage_rt[r][s].params, np) == 0, "own weights", name);
+            check(!ns || memcmp(g_ref.stage_rt[r][s].state, g_mpi.stage_rt[r][s].state, ns) == 0, "own optimizer state", name);
         }
-        check(memcmp(g_ref.srt[0][s].params, g_mpi.srt[0][s].params, np) == 0, "replica 0 weights (shared)", name);
-        check(!ns || memcmp(g_ref.srt[0][s].state, g_mpi.srt[0][s].state, ns) == 0, "replica 0 state (shared)", name);
+        check(memcmp(g_ref.stage_rt[0][s].params, g_mpi.stage_rt[0][s].params, np) == 0, "replica 0 weights (shared)", name);
+        check(!ns || memcmp(g_ref.stage_rt[0][s].state, g_mpi.stage_rt[0][s].state, ns) == 0, "replica 0 state (shared)", name);
     }
 }
 
@@ -85,7 +85,7 @@ static int run_one(int kind, int R, int S) {
         g_fail++;
         return 0;
     }
-    if (g_ref.nipus != g_size) return 0; /* another rank count runs it */
+    if (g_ref.n_ipus != g_size) return 0; /* another rank count runs it */
     check(ipup_init(&g_mpi, &cm) == IPUP_OK, "ipup_init", name);
     check(ipup_mpi_init(&g_mp, &g_mpi, MPI_COMM_WORLD, 0) == IPUP_OK, ipup_last_error(&g_mpi), name);
     for (k = 0; k < 2; k++) { /* two runs: the rings and requests carry over */
