@@ -629,33 +629,33 @@ typedef struct ipup__stage {      /* static facts of a stage (internal) */
 
 /* What ipup_init decides before it carves a byte (internal): the configuration with its
    defaults, the model, layers, stages, counts, the schedule table, the cost model and the
-   message. The plan (ipup_plan_pools) works on an ipup__core alone; ipup_emu holds one as
-   its first member, whose fields it also names directly (e->S is e->core.S): the setup
-   code takes an ipup__core, the runners an ipup_emu. */
-#define IPUP__CORE_FIELDS \
-    ipup_config cfg; \
-    ipup_model_desc model; \
-    ipup__layer_facts layers[IPUP_MAX_LAYERS]; \
-    ipup__stage stages[IPUP_MAX_LAYERS]; \
-    int32_t S, P, R, M, B, n_layers, in_n, classes, n_ipus; \
-    ipup_table table; \
-    ipup_op *ops; \
-    int32_t *row;                 /* op indices grouped by device, table order */ \
-    int32_t row_start[IPUP_MAX_DEVICES + 1]; \
-    ipup_cost_model cost_model;   /* cfg.cost with its defaults */ \
-    char msg[IPUP_MSG_MAX]; \
-    ipup_table pred_table;        /* ipup_predict's forward-only table (host pool) */ \
-    ipup_op *pred_ops; \
-    int32_t *pred_row;            /* its op indices grouped by device */ \
-    int32_t pred_row_start[IPUP_MAX_DEVICES + 1]; \
-    ipup_predict_stats pred_stats; \
-    int16_t plain_stage_device[IPUP_MAX_LAYERS]; /* cfg.concurrent without brackets */ \
-    int32_t has_concurrent;       /* 1 when some stage runs as branches (lanes) */ \
-    int32_t n_lanes;              /* the lanes of all concurrent stages */ \
-    int8_t n_branches[IPUP_MAX_LAYERS];  /* branches of stage s (0 or 1: a plain stage) */ \
-    int16_t first_lane[IPUP_MAX_LAYERS]; /* the first lane of stage s */ \
+   message. The plan (ipup_plan_pools) works on an ipup__core alone; an ipup_emu holds one
+   as its member core (e->core.S): the setup code takes an ipup__core, the runners an
+   ipup_emu. */
+typedef struct ipup__core {
+    ipup_config cfg;
+    ipup_model_desc model;
+    ipup__layer_facts layers[IPUP_MAX_LAYERS];
+    ipup__stage stages[IPUP_MAX_LAYERS];
+    int32_t S, P, R, M, B, n_layers, in_n, classes, n_ipus;
+    ipup_table table;
+    ipup_op *ops;
+    int32_t *row;                 /* op indices grouped by device, table order */
+    int32_t row_start[IPUP_MAX_DEVICES + 1];
+    ipup_cost_model cost_model;   /* cfg.cost with its defaults */
+    char msg[IPUP_MSG_MAX];
+    ipup_table pred_table;        /* ipup_predict's forward-only table (host pool) */
+    ipup_op *pred_ops;
+    int32_t *pred_row;            /* its op indices grouped by device */
+    int32_t pred_row_start[IPUP_MAX_DEVICES + 1];
+    ipup_predict_stats pred_stats;
+    int16_t plain_stage_device[IPUP_MAX_LAYERS]; /* cfg.concurrent without brackets */
+    int32_t has_concurrent;       /* 1 when some stage runs as branches (lanes) */
+    int32_t n_lanes;              /* the lanes of all concurrent stages */
+    int8_t n_branches[IPUP_MAX_LAYERS];  /* branches of stage s (0 or 1: a plain stage) */
+    int16_t first_lane[IPUP_MAX_LAYERS]; /* the first lane of stage s */
     ipup__lane lanes[IPUP_MAX_BRANCH_LANES];
-typedef struct ipup__core { IPUP__CORE_FIELDS } ipup__core;
+} ipup__core;
 
 /* >>plan: pool sizes without pools: ipup_plan_config, ipup_host_bytes, ipup_plan_pools */
 typedef struct ipup_plan {
@@ -760,14 +760,15 @@ typedef struct ipup__fanout_bufs { /* a plain stage next to a concurrent one (in
      full) waits until the oldest slot has left, releases it and returns
      ipup_ring_reserve; `commit` and `release` run after each ipup_ring_commit /
      ipup_ring_release. NULL from peek or reserve stops the run with IPUP_ERR_IO and the
-     message the transport left in ipup_last_error's buffer (e->msg).
+     message the transport left in ipup_last_error's buffer (e->core.msg).
    - `step_begin` before the row of step `step`; `reduce` after it when replicas > 1: sum
      this IPU's gradient blocks (e->stage_rt[replica][s].grads of its stages) over the
      replicas in order 0..R-1 and leave the sum in every replica's block, with the bits
      of the cooperative runner's per-element loop; `step_end` before the update: every
-     IPU's error slot of the step (e->ipu_errors[step & 1][ipu]) and the outfeed records of the
-     step (k-th of this run, e->records) must be the same on every process afterwards.
-   Non-zero from a step hook stops the run with that code and e->msg. The hooks run on
+     IPU's error slot of the step (e->ipu_errors[step & 1][ipu]) and the outfeed records
+     of the step (k-th of this run, e->records) must be the same on every process
+     afterwards.
+   Non-zero from a step hook stops the run with that code and e->core.msg. The hooks run on
    the host thread. ipup_set_transport(e, NULL) returns to cfg.runner. */
 typedef struct ipup_transport {
     void *user;
@@ -794,19 +795,8 @@ typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal
     float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
 } ipup__stage_rt;
 
-#if defined(__cplusplus) && defined(__clang__)
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wnested-anon-types"
-#pragma clang diagnostic ignored "-Wgnu-anonymous-struct"
-#endif
 struct ipup_emu {
-    union {                       /* the same bytes under two names: C11 common initial sequence */
-        ipup__core core;
-#if defined(__GNUC__) || defined(__clang__)
-        __extension__             /* an anonymous struct: standard C11, an extension in C++ */
-#endif
-        struct { IPUP__CORE_FIELDS };
-    };
+    ipup__core core;              /* what ipup_init decided (setup) */
     ipup__stage_rt stage_rt[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
     ipup_ring fwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s-1 (s >= 1) */
     ipup_ring bwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s+1 */
@@ -850,9 +840,6 @@ struct ipup_emu {
     ipup__lane_rt lane_rt[IPUP_MAX_REPLICAS][IPUP_MAX_BRANCH_LANES];
     ipup__fanout_bufs fanout[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
 };
-#if defined(__cplusplus) && defined(__clang__)
-#pragma clang diagnostic pop
-#endif
 
 /* >>runtime: ipup_run, ipup_run_steps, ipup_evaluate, the outfeed records */
 /* Run cfg.repeat steps (each: M micro-batches per replica, all-reduce, one update). stats
@@ -1098,16 +1085,16 @@ static int ipup__finite(const float *x, size_t n) { return ipup__finite_f32(n, x
 
 /* >>errors: the message every failed call leaves; the guard of frozen pools */
 /* Every public call on an emulator that returns an error code leaves a message in
-   e->msg first (only a NULL e has nowhere to put one). The report calls take a const
+   e->core.msg first (only a NULL e has nowhere to put one). The report calls take a const
    ipup_emu to promise that they change nothing of its state; the message buffer is the
    one exception, written through ipup__emsg. An ipup_emu is never a const object
    (ipup_init writes all of it), so writing there is defined. */
-static char *ipup__emsg(const ipup_emu *e) { return (char *)(uintptr_t)e->msg; }
+static char *ipup__emsg(const ipup_emu *e) { return (char *)(uintptr_t)e->core.msg; }
 static IPUP__PRINTF(3, 4) int ipup__efail(const ipup_emu *e, int code, const char *f, ...) {
     va_list ap;
     if (!e) return code;
     va_start(ap, f);
-    ipup__msgv(ipup__emsg(e), sizeof e->msg, 0, f, ap);
+    ipup__msgv(ipup__emsg(e), sizeof e->core.msg, 0, f, ap);
     va_end(ap);
     return code;
 }
@@ -1122,11 +1109,11 @@ static int ipup__need_init(const ipup_emu *e, const char *what) {
    since): `what` would overwrite the live emulator and carve its pools again */
 static int ipup__refuse_frozen(ipup_emu *e, const char *what, const char *instead) {
     if (e->frozen != e) return IPUP_OK;
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_FROZEN,
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_FROZEN,
                       "%s on an emulator that is already initialised: its pools are frozen (carved by ipup_init, in use); %scall ipup_shutdown first",
                       what, instead);
 }
-IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg : "NULL emulator"; }
+IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->core.msg : "NULL emulator"; }
 
 IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e) { return e ? e->warnings : ""; }
 
@@ -1602,63 +1589,63 @@ static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
     if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
 }
 
-static double ipup__rate(const ipup_emu *e) { return e->cost_model.clock_hz * e->cost_model.flops_per_cycle * e->cost_model.efficiency; }
+static double ipup__rate(const ipup_emu *e) { return e->core.cost_model.clock_hz * e->core.cost_model.flops_per_cycle * e->core.cost_model.efficiency; }
 
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
 /* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
 static double ipup__infeed_s(const ipup_emu *e) {
-    return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->cost_model.host_bytes_per_s;
+    return (double)e->core.B * ((double)e->core.in_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->core.cost_model.host_bytes_per_s;
 }
 
 /* cost of a branch op (its share of the stage's FLOPs; what it sends), 0 for other ops */
 static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
     const ipup__lane *c;
-    double B = (double)e->B;
-    if (ipup_op_branch(o) < 0 || e->n_branches[o->stage] <= 1) return 0;
-    c = &e->lanes[e->first_lane[o->stage] + ipup_op_branch(o)];
+    double B = (double)e->core.B;
+    if (ipup_op_branch(o) < 0 || e->core.n_branches[o->stage] <= 1) return 0;
+    c = &e->core.lanes[e->core.first_lane[o->stage] + ipup_op_branch(o)];
     if (o->kind == IPUP_OP_F) {
         *dur = (double)c->flops_f * B / ipup__rate(e);
-        if (e->stages[c->stage + 1].device != c->device) *xfer = ((double)c->out_floats + B) * 4.0 / e->cost_model.link_bytes_per_s;
+        if (e->core.stages[c->stage + 1].device != c->device) *xfer = ((double)c->out_floats + B) * 4.0 / e->core.cost_model.link_bytes_per_s;
     } else {
         *dur = (double)c->flops_b * B / ipup__rate(e);
-        if (e->stages[c->stage - 1].device != c->device) *xfer = B * (double)e->stages[c->stage].in_n * 4.0 / e->cost_model.link_bytes_per_s;
+        if (e->core.stages[c->stage - 1].device != c->device) *xfer = B * (double)e->core.stages[c->stage].in_n * 4.0 / e->core.cost_model.link_bytes_per_s;
     }
     return 1;
 }
 static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
-    const ipup__stage *st = &e->stages[o->stage];
-    double B = (double)e->B, rate = ipup__rate(e);
-    double rec = e->cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
+    const ipup__stage *st = &e->core.stages[o->stage];
+    double B = (double)e->core.B, rate = ipup__rate(e);
+    double rec = e->core.cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
     int32_t s = o->stage;
     *xfer = 0.0;
     *dur = 0.0;
-    if (e->has_concurrent && ipup__conc_op_cost(e, o, dur, xfer)) return; /* a branch of a concurrent stage */
+    if (e->core.has_concurrent && ipup__conc_op_cost(e, o, dur, xfer)) return; /* a branch of a concurrent stage */
     switch (o->kind) {
     case IPUP_OP_F:
         f = (double)st->flops_f;
         if (s == 0) *dur += ipup__infeed_s(e);
-        if (s < e->S - 1 && e->stages[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->cost_model.link_bytes_per_s;
+        if (s < e->core.S - 1 && e->core.stages[s + 1].device != st->device)
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->core.cost_model.link_bytes_per_s;
         break;
     case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
     case IPUP_OP_I: f = (double)st->flops_i + rec; break;
     case IPUP_OP_W: f = (double)st->flops_w + rec; break;
     default: break;
     }
-    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 && e->stages[s - 1].device != st->device)
-        *xfer = B * (double)st->in_n * 4.0 / e->cost_model.link_bytes_per_s;
+    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 && e->core.stages[s - 1].device != st->device)
+        *xfer = B * (double)st->in_n * 4.0 / e->core.cost_model.link_bytes_per_s;
     *dur += f * B / rate;
 }
-static double ipup__sync_s(const ipup_emu *e) { return e->P > 1 || e->R > 1 ? e->cost_model.sync_cycles / e->cost_model.clock_hz : 0.0; }
+static double ipup__sync_s(const ipup_emu *e) { return e->core.P > 1 || e->core.R > 1 ? e->core.cost_model.sync_cycles / e->core.cost_model.clock_hz : 0.0; }
 static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
     double t = 0.0;
     int32_t k;
-    for (k = 0; k < e->n_lanes; k++) {
-        const ipup__lane *c = &e->lanes[k];
+    for (k = 0; k < e->core.n_lanes; k++) {
+        const ipup__lane *c = &e->core.lanes[k];
         if (c->device != d) continue;
         t += (double)c->flops_opt / ipup__rate(e);
-        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)c->n_params * 4.0 / e->cost_model.link_bytes_per_s;
-        if (e->cfg.offload) t += 2.0 * (double)c->n_state * 4.0 / e->cost_model.stream_bytes_per_s;
+        if (e->core.R > 1) t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)c->n_params * 4.0 / e->core.cost_model.link_bytes_per_s;
+        if (e->core.cfg.offload) t += 2.0 * (double)c->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
     }
     return t;
 }
@@ -1666,35 +1653,35 @@ static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
 static double ipup__update_cost(const ipup_emu *e, int32_t d) {
     double t = 0.0;
     int32_t s;
-    if (e->has_concurrent) t += ipup__conc_update_cost(e, d); /* lanes on d */
-    for (s = 0; s < e->S; s++) {
-        const ipup__stage *st = &e->stages[s];
-        if (st->device != d || e->n_branches[s] > 1) continue;
+    if (e->core.has_concurrent) t += ipup__conc_update_cost(e, d); /* lanes on d */
+    for (s = 0; s < e->core.S; s++) {
+        const ipup__stage *st = &e->core.stages[s];
+        if (st->device != d || e->core.n_branches[s] > 1) continue;
         t += (double)st->flops_opt / ipup__rate(e);
-        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_grads * 4.0 / e->cost_model.link_bytes_per_s;
-        if (e->cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->cost_model.stream_bytes_per_s;
+        if (e->core.R > 1) t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)st->n_grads * 4.0 / e->core.cost_model.link_bytes_per_s;
+        if (e->core.cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
     }
     return t;
 }
 static void ipup__cost_setup(ipup_emu *e) {
     double now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
-    int32_t i = 0, d, P = e->P, p;
+    int32_t i = 0, d, P = e->core.P, p;
     double sync = ipup__sync_s(e);
     int32_t ph[6]; /* the tutorials' phases in steps (ipup_sched_phases), timed below */
     int set_up = 0, set_down = 0;
-    if (ipup_sched_phases(&e->table, ph)) { ph[2] = 0; ph[4] = 0; }
+    if (ipup_sched_phases(&e->core.table, ph)) { ph[2] = 0; ph[4] = 0; }
     for (d = 0; d < P; d++) e->busy_seconds[d] = 0.0;
     for (p = 0; p < IPUP_PHASES; p++) { e->phase_seconds[p] = 0.0; e->phase_busy_seconds[p] = 0.0; }
     /* pass 1: column times, busy, the start times of the main and ramp-down steps */
-    while (i < e->table.n_ops) {
-        int32_t t = e->ops[i].step, k;
+    while (i < e->core.table.n_ops) {
+        int32_t t = e->core.ops[i].step, k;
         double mx = 0.0, mxx = 0.0;
         if (!set_up && t >= ph[2]) { tup = now; set_up = 1; }
         if (!set_down && t >= ph[4]) { tdown = now; set_down = 1; }
-        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+        for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
             double du, xf;
-            d = e->ops[k].device;
-            ipup__op_cost(e, &e->ops[k], &du, &xf);
+            d = e->core.ops[k].device;
+            ipup__op_cost(e, &e->core.ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
             e->busy_seconds[d] += du;
@@ -1711,12 +1698,12 @@ static void ipup__cost_setup(ipup_emu *e) {
     {
         double t0 = 0.0;
         i = 0;
-        while (i < e->table.n_ops) {
-            int32_t t = e->ops[i].step, k;
+        while (i < e->core.table.n_ops) {
+            int32_t t = e->core.ops[i].step, k;
             double mx = 0.0, mxx = 0.0;
-            for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+            for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
                 double du, xf, a, b, lo, hi;
-                ipup__op_cost(e, &e->ops[k], &du, &xf);
+                ipup__op_cost(e, &e->core.ops[k], &du, &xf);
                 if (du > mx) mx = du;
                 if (xf > mxx) mxx = xf;
                 a = t0; b = t0 + du;
@@ -1744,10 +1731,10 @@ static void ipup__cost_setup(ipup_emu *e) {
 /* latency, wave time and steady-state rate of the forward-only table (BSP, the training
    cost model's op costs: ipup__op_cost) */
 static void ipup__pred_cost_setup(ipup_emu *e) {
-    const ipup_table *t = &e->pred_table;
+    const ipup_table *t = &e->core.pred_table;
     double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(e);
-    int32_t i = 0, k, S = e->S, M = e->M;
-    e->pred_stats.latency_seconds = 0.0;
+    int32_t i = 0, k, S = e->core.S, M = e->core.M;
+    e->core.pred_stats.latency_seconds = 0.0;
     while (i < t->n_ops) {
         double mx = 0.0, mxx = 0.0, end;
         for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
@@ -1761,16 +1748,16 @@ static void ipup__pred_cost_setup(ipup_emu *e) {
             const ipup_op *o = &t->ops[k];
             if (o->stage == 0) e->pred_start[o->mb] = now;
             if (o->stage != S - 1) continue;
-            if (end - e->pred_start[o->mb] > e->pred_stats.latency_seconds) e->pred_stats.latency_seconds = end - e->pred_start[o->mb];
+            if (end - e->pred_start[o->mb] > e->core.pred_stats.latency_seconds) e->core.pred_stats.latency_seconds = end - e->pred_start[o->mb];
             if (o->mb == 0) first_end = end;
             if (o->mb == M - 1) last_end = end;
         }
         now = end;
         i = k;
     }
-    e->pred_stats.wave_seconds = now;
-    if (M > 1 && last_end > first_end) e->pred_stats.samples_per_second = (double)e->B * (double)(M - 1) / (last_end - first_end);
-    else e->pred_stats.samples_per_second = e->pred_stats.latency_seconds > 0.0 ? (double)e->B / e->pred_stats.latency_seconds : 0.0;
+    e->core.pred_stats.wave_seconds = now;
+    if (M > 1 && last_end > first_end) e->core.pred_stats.samples_per_second = (double)e->core.B * (double)(M - 1) / (last_end - first_end);
+    else e->core.pred_stats.samples_per_second = e->core.pred_stats.latency_seconds > 0.0 ? (double)e->core.B / e->core.pred_stats.latency_seconds : 0.0;
 }
 
 /* >>config: the option parsers; the optimizer's state slots */
@@ -1839,32 +1826,32 @@ static float *ipup__allocf(ipup__arena *a, size_t n, int cat) {
 
 static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash, size_t *ex) {
     int32_t k;
-    for (k = 0; k < e->n_lanes; k++) {
-        const ipup__lane *c = &e->lanes[k];
+    for (k = 0; k < e->core.n_lanes; k++) {
+        const ipup__lane *c = &e->core.lanes[k];
         const ipup__lane_rt *rt = &e->lane_rt[r][k];
         if (c->device == d) {
             *stash += ipup__round64((size_t)rt->stash_peak * c->entry_floats * sizeof(float));
             *ex += (size_t)rt->in.peak * rt->in.slot_bytes + (size_t)rt->dy.peak * rt->dy.slot_bytes;
         }
-        if (e->stages[c->stage + 1].device == d) *ex += (size_t)rt->out.peak * rt->out.slot_bytes;
-        if (e->stages[c->stage - 1].device == d) *ex += (size_t)rt->dx.peak * rt->dx.slot_bytes;
+        if (e->core.stages[c->stage + 1].device == d) *ex += (size_t)rt->out.peak * rt->out.slot_bytes;
+        if (e->core.stages[c->stage - 1].device == d) *ex += (size_t)rt->dx.peak * rt->dx.slot_bytes;
     }
 }
 
 static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m) {
-    int32_t r = ipu / e->P, d = ipu % e->P, s;
+    int32_t r = ipu / e->core.P, d = ipu % e->core.P, s;
     size_t stash = 0, ex = 0;
     *m = e->mem[ipu];
-    for (s = 0; s < e->S; s++) {
-        const ipup__stage *st = &e->stages[s];
+    for (s = 0; s < e->core.S; s++) {
+        const ipup__stage *st = &e->core.stages[s];
         const ipup__stage_rt *rt = &e->stage_rt[r][s];
         if (st->device != d) continue;
-        stash += ipup__round64((size_t)rt->stash_peak * (e->cfg.recompute ? st->rentry_floats : st->entry_floats) * sizeof(float));
+        stash += ipup__round64((size_t)rt->stash_peak * (e->core.cfg.recompute ? st->rentry_floats : st->entry_floats) * sizeof(float));
         if (st->wstash_depth) stash += ipup__round64((size_t)rt->wstash_peak * st->wentry_floats * sizeof(float));
         if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
-        if (s < e->S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
+        if (s < e->core.S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
     }
-    if (e->has_concurrent) ipup__conc_mem_peaks(e, r, d, &stash, &ex); /* lanes on d */
+    if (e->core.has_concurrent) ipup__conc_mem_peaks(e, r, d, &stash, &ex); /* lanes on d */
     m->peak_by_category[IPUP_MEM_STASH] = stash;
     m->peak_by_category[IPUP_MEM_EXCHANGE] = ex;
     m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE] + stash + ex;
@@ -1874,8 +1861,8 @@ IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_repo
     int rc = ipup__need_init(e, "ipup_memory_report");
     if (rc) return rc;
     if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: out is NULL; give an ipup_mem_report to fill");
-    if (ipu < 0 || ipu >= e->n_ipus)
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: IPU %d is outside 0..%d (replicas x devices - 1)", (int)ipu, (int)(e->n_ipus - 1));
+    if (ipu < 0 || ipu >= e->core.n_ipus)
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: IPU %d is outside 0..%d (replicas x devices - 1)", (int)ipu, (int)(e->core.n_ipus - 1));
     ipup__mem_runtime(e, ipu, out);
     return IPUP_OK;
 }
@@ -1896,7 +1883,7 @@ IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write,
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__textbuf_add(&b, " %s", ipup_mem_category_name(c));
     ipup__textbuf_add(&b, " | used high-water capacity | stream | recompute-saves offload-saves frozen-saves (bytes)\n");
     if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the header line");
-    for (i = 0; i < e->P; i++) {
+    for (i = 0; i < e->core.P; i++) {
         ipup_mem_report m;
         ipup__mem_runtime(e, i, &m);
         b.len = 0;
@@ -2120,12 +2107,12 @@ static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *s
    the whole layer, element by element), sliced; zero bias, gradients and state */
 static void ipup__conc_init_weights(ipup_emu *e) {
     int32_t r, k, i, j;
-    for (r = 0; r < e->R; r++)
-        for (k = 0; k < e->n_lanes; k++) {
-            const ipup__lane *c = &e->lanes[k];
+    for (r = 0; r < e->core.R; r++)
+        for (k = 0; k < e->core.n_lanes; k++) {
+            const ipup__lane *c = &e->core.lanes[k];
             ipup__lane_rt *rt = &e->lane_rt[r][k];
-            int32_t l = e->stages[c->stage].first;
-            const ipup_layer_info *I = &e->layers[l].info;
+            int32_t l = e->core.stages[c->stage].first;
+            const ipup_layer_info *I = &e->core.layers[l].info;
             int conv = I->kind == IPUP_LAYER_CONV3X3;
             int32_t rows = conv ? 9 * I->in_c : I->in_n, fi = conv ? 9 * I->in_c : I->in_n, fo = conv ? 9 * I->out_c : I->out_n;
             float limit = IPUPIPE_SQRTF(6.0f / (float)(fi + fo));
@@ -2134,7 +2121,7 @@ static void ipup__conc_init_weights(ipup_emu *e) {
             if (rt->state && c->n_state) IPUPIPE_MEMSET(rt->state, 0, c->n_state * sizeof(float));
             for (i = 0; i < rows; i++)
                 for (j = 0; j < c->slice_units; j++) {
-                    float u = ipup_rng_uniform_f32(e->cfg.seed, (uint64_t)(2 * l), (uint64_t)i * (uint64_t)c->units + (uint64_t)(c->first_unit + j));
+                    float u = ipup_rng_uniform_f32(e->core.cfg.seed, (uint64_t)(2 * l), (uint64_t)i * (uint64_t)c->units + (uint64_t)(c->first_unit + j));
                     rt->params[(size_t)i * (size_t)c->slice_units + (size_t)j] = (2.0f * u - 1.0f) * limit;
                 }
         }
@@ -2671,9 +2658,9 @@ static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M
     if (e) e->records = (ipup_outfeed_rec *)p;
     /* ipup_predict: the forward-only table (S x M ops), its rows, the cost model's scratch */
     p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(ipup_op)), IPUP_MEM_SCRATCH);
-    if (e) e->pred_ops = (ipup_op *)p;
+    if (e) e->core.pred_ops = (ipup_op *)p;
     p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(int32_t)), IPUP_MEM_SCRATCH);
-    if (e) e->pred_row = (int32_t *)p;
+    if (e) e->core.pred_row = (int32_t *)p;
     p = ipup__alloc(a, ipup__mulz((size_t)M, sizeof(double)), IPUP_MEM_SCRATCH);
     if (e) e->pred_start = (double *)p;
     return a->used;
@@ -2818,19 +2805,20 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_pl
     IPUPIPE_MEMSET(plan, 0, sizeof *plan);
     rc = ipup__setup_model(e, cfg);
     if (rc) return rc;
-    if (cfg->host.mem) {
+    /* from here on the configuration is e->cfg: cfg with its defaults */
+    if (e->cfg.host.mem) {
         ipup__arena h;
-        ipup__arena_init(&h, cfg->host.mem, cfg->host.bytes);
-        ipup__carve_host(NULL, &h, ipup__conc_ops_stages(cfg->concurrent, e->S), e->M, e->R, e->B, e->in_n, e->cfg.repeat,
+        ipup__arena_init(&h, e->cfg.host.mem, e->cfg.host.bytes);
+        ipup__carve_host(NULL, &h, ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M, e->R, e->B, e->in_n, e->cfg.repeat,
                          e->cfg.runner == IPUP_RUNNER_THREADS, &ops, NULL);
-        if (h.oom) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes), cfg.host has %zu", h.used, cfg->host.bytes);
-        cap = IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(cfg->concurrent, e->S), e->M);
-    } else if ((int64_t)IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(cfg->concurrent, e->S), e->M) > IPUP_PLAN_STACK_OPS) {
+        if (h.oom) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes), cfg.host has %zu", h.used, e->cfg.host.bytes);
+        cap = IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M);
+    } else if ((int64_t)IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M) > IPUP_PLAN_STACK_OPS) {
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
                           "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %zu bytes)",
-                          (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M), (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(cfg));
+                          (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M), (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(&e->cfg));
     }
-    return ipup__plan_fill(e, ops, cap, cfg, plan, NULL, 0);
+    return ipup__plan_fill(e, ops, cap, &e->cfg, plan, NULL, 0);
 }
 
 /* the scratch bytes for a configuration of S stages and M micro-batches, 0 when that
@@ -2907,7 +2895,7 @@ static void ipup__notify(ipup_emu *e, int32_t who) {
 }
 static void ipup__notify_all(ipup_emu *e) {
     int32_t i;
-    for (i = 0; i <= e->n_ipus; i++) ipup__notify(e, i);
+    for (i = 0; i <= e->core.n_ipus; i++) ipup__notify(e, i);
 }
 /* IPU thread `ipu` ends its job early at step t (op o found no data or no room where it
    never waits): the error is its step's record, then every other thread and the host
@@ -2927,7 +2915,7 @@ static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *a
     uint32_t i;
     /* the host never spins: it is not on the critical path, and a third spinning thread
        on a 2-core machine takes a core from the IPUs */
-    for (i = 0; self < e->n_ipus && i < IPUPIPE_SPIN; i++) {
+    for (i = 0; self < e->core.n_ipus && i < IPUPIPE_SPIN; i++) {
         if ((v = probe(e, arg)) != NULL) return v;
         ipup__relax();
     }
@@ -2958,14 +2946,14 @@ static int ipup__barrier(ipup_emu *e, int32_t self, int64_t t) {
     g.var = &e->barrier_gen;
     g.old = IPUP__LOAD_ACQ(&e->barrier_gen);
     IPUPIPE_HAPPENS_BEFORE(&e->barrier_count);
-    if (IPUP__FETCH_ADD(&e->barrier_count, 1u) + 1u == (uint32_t)e->n_ipus) {
+    if (IPUP__FETCH_ADD(&e->barrier_count, 1u) + 1u == (uint32_t)e->core.n_ipus) {
         IPUPIPE_HAPPENS_AFTER(&e->barrier_count);
         IPUP__STORE_REL(&e->barrier_count, 0u);
         IPUPIPE_HAPPENS_BEFORE(&e->barrier_gen);
         IPUP__STORE_REL(&e->barrier_gen, g.old + 1u);
         { /* the IPU threads only: the host never waits on a barrier (waking it costs a core) */
             int32_t q;
-            for (q = 0; q < e->n_ipus; q++) ipup__notify(e, q);
+            for (q = 0; q < e->core.n_ipus; q++) ipup__notify(e, q);
         }
         return 0;
     }
@@ -2977,7 +2965,7 @@ static int ipup__barrier(ipup_emu *e, int32_t self, int64_t t) {
 #endif
 
 #define IPUP__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
-static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) { return r * e->P + e->stages[s].device; }
+static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) { return r * e->core.P + e->core.stages[s].device; }
 
 static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
     void *p = ipup_ring_peek(ring);
@@ -3033,36 +3021,36 @@ static void *ipup__thread_main(void *arg); /* runtime */
 #endif
 
 static void ipup__init_weights(ipup_emu *e) {
-    int32_t r, s, l, k = ipup__state_slots(&e->cfg);
-    for (r = 0; r < e->R; r++) {
-        for (s = 0; s < e->S; s++) {
+    int32_t r, s, l, k = ipup__state_slots(&e->core.cfg);
+    for (r = 0; r < e->core.R; r++) {
+        for (s = 0; s < e->core.S; s++) {
             ipup__stage_rt *rt = &e->stage_rt[r][s];
-            const ipup__stage *st = &e->stages[s];
-            if (e->n_branches[s] > 1) continue; /* its lanes: ipup__conc_init_weights */
+            const ipup__stage *st = &e->core.stages[s];
+            if (e->core.n_branches[s] > 1) continue; /* its lanes: ipup__conc_init_weights */
             IPUPIPE_MEMSET(rt->params, 0, st->n_params * sizeof(float));
             IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
             /* a stage without weights has no state: NULL when offloaded to an empty stream pool */
             if (k && st->n_state) IPUPIPE_MEMSET(rt->state, 0, st->n_state * sizeof(float));
             for (l = st->first; l < st->last; l++) {
-                const ipup_layer_info *I = &e->layers[l].info;
+                const ipup_layer_info *I = &e->core.layers[l].info;
                 int fi, fo;
                 if (!I->n_w) continue;
                 if (I->kind == IPUP_LAYER_CONV3X3) { fi = 9 * I->in_c; fo = 9 * I->out_c; }
                 else { fi = I->in_n; fo = I->out_n; }
-                ipup_glorot_uniform_f32(fi, fo, I->n_w, e->cfg.seed, (uint64_t)(2 * l), rt->params + e->layers[l].param_off);
+                ipup_glorot_uniform_f32(fi, fo, I->n_w, e->core.cfg.seed, (uint64_t)(2 * l), rt->params + e->core.layers[l].param_off);
             }
         }
     }
 }
 static void ipup__reset_transient(ipup_emu *e) {
     int32_t r, s;
-    for (r = 0; r < e->R; r++) {
-        for (s = 0; s < e->S; s++) {
+    for (r = 0; r < e->core.R; r++) {
+        for (s = 0; s < e->core.S; s++) {
             ipup__stage_rt *rt = &e->stage_rt[r][s];
             rt->stash_head = rt->stash_count = rt->wstash_head = rt->wstash_count = 0;
-            IPUPIPE_MEMSET(rt->grads, 0, e->stages[s].n_grads * sizeof(float));
+            IPUPIPE_MEMSET(rt->grads, 0, e->core.stages[s].n_grads * sizeof(float));
             if (s > 0) ipup__ring_reset(&e->fwd[r][s]);
-            if (s < e->S - 1) ipup__ring_reset(&e->bwd[r][s]);
+            if (s < e->core.S - 1) ipup__ring_reset(&e->bwd[r][s]);
         }
         ipup__ring_reset(&e->infeed[r]);
         ipup__ring_reset(&e->outfeed[r]);
@@ -3073,31 +3061,32 @@ static void ipup__reset_transient(ipup_emu *e) {
 }
 
 static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const ipup__arena *sa, int stream) {
-    int32_t r = ipu / e->P, d = ipu % e->P, s;
+    int32_t r = ipu / e->core.P, d = ipu % e->core.P, s;
     ipup__textbuf b;
     size_t rs = 0, os = 0;
-    b.buf = e->msg; b.cap = sizeof e->msg; b.len = 0;
+    b.buf = e->core.msg; b.cap = sizeof e->core.msg; b.len = 0;
     if (stream) {
         ipup__textbuf_add(&b, "IPU%d (replica %d, device %d): streaming memory too small for the offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; give it >= %zu bytes (ipup_plan_config)",
                   (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
         return IPUP_ERR_OOM;
     }
     ipup__textbuf_add(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r, (int)d);
-    for (s = 0; s < e->S; s++) if (e->stages[s].device == d) {
-        ipup__textbuf_add(&b, " %d (layers %d..%d)", (int)s, (int)e->stages[s].first, (int)(e->stages[s].last - 1));
-        rs += ipup__recompute_saves(&e->stages[s]);
-        os += e->stages[s].n_state * sizeof(float);
+    for (s = 0; s < e->core.S; s++) if (e->core.stages[s].device == d) {
+        ipup__textbuf_add(&b, " %d (layers %d..%d)", (int)s, (int)e->core.stages[s].first, (int)(e->core.stages[s].last - 1));
+        rs += ipup__recompute_saves(&e->core.stages[s]);
+        os += e->core.stages[s].n_state * sizeof(float);
     }
     ipup__textbuf_add(&b, " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
               a->used, a->by_category[IPUP_MEM_WEIGHTS], a->by_category[IPUP_MEM_GRADS], a->by_category[IPUP_MEM_OPTIMIZER], a->by_category[IPUP_MEM_STASH],
               a->by_category[IPUP_MEM_EXCHANGE], a->by_category[IPUP_MEM_SCRATCH], a->cap, (int)ipu, a->used);
-    if (!e->cfg.recompute && rs) ipup__textbuf_add(&b, ", enable recomputation (saves %zu bytes)", rs);
-    if (!e->cfg.offload && os) ipup__textbuf_add(&b, ", offload the optimizer state (saves %zu bytes)", os);
+    if (!e->core.cfg.recompute && rs) ipup__textbuf_add(&b, ", enable recomputation (saves %zu bytes)", rs);
+    if (!e->core.cfg.offload && os) ipup__textbuf_add(&b, ", offload the optimizer state (saves %zu bytes)", os);
     ipup__textbuf_add(&b, ", or split the model over more IPUs");
     return IPUP_ERR_OOM;
 }
 
 IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
+    ipup__core *core;
     ipup__arena h;
     ipup_op *ops = NULL;
     int32_t *row = NULL;
@@ -3106,37 +3095,39 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     if (!e) return IPUP_ERR_ARG;
     if ((rc = ipup__refuse_frozen(e, "ipup_init", "")) != IPUP_OK) return rc;
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
-    rc = ipup__setup_model(&e->core, cfg);
+    core = &e->core;
+    rc = ipup__setup_model(core, cfg);
     if (rc) return rc;
-    if (!cfg->host.mem)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %zu bytes", ipup_host_bytes(cfg));
-    ipup__arena_init(&h, cfg->host.mem, cfg->host.bytes);
-    ipup__carve_host(e, &h, ipup__conc_ops_stages(cfg->concurrent, e->S), e->M, e->R, e->B, e->in_n, e->cfg.repeat,
-                     e->cfg.runner == IPUP_RUNNER_THREADS, &ops, &row);
+    /* from here on the configuration is core->cfg: cfg with its defaults */
+    if (!core->cfg.host.mem)
+        return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %zu bytes", ipup_host_bytes(&core->cfg));
+    ipup__arena_init(&h, core->cfg.host.mem, core->cfg.host.bytes);
+    ipup__carve_host(e, &h, ipup__conc_ops_stages(core->cfg.concurrent, core->S), core->M, core->R, core->B, core->in_n, core->cfg.repeat,
+                     core->cfg.runner == IPUP_RUNNER_THREADS, &ops, &row);
     if (h.oom)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes(cfg)), cfg.host has %zu", h.used, cfg->host.bytes);
-    rc = ipup__setup_table(&e->core, ops, IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(cfg->concurrent, e->S), e->M), row, e->warnings, sizeof e->warnings);
+        return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes(cfg)), cfg.host has %zu", h.used, core->cfg.host.bytes);
+    rc = ipup__setup_table(core, ops, IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(core->cfg.concurrent, core->S), core->M), row, e->warnings, sizeof e->warnings);
     if (rc) return rc;
-    if ((rc = ipup__setup_layout(&e->core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(&e->core)) != IPUP_OK) return rc;
-    for (i = 0; i < e->n_ipus; i++) {
+    if ((rc = ipup__setup_layout(core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(core)) != IPUP_OK) return rc;
+    for (i = 0; i < core->n_ipus; i++) {
         ipup__arena a, sa;
-        int32_t r = i / e->P, d = i % e->P;
-        if (!cfg->ipu[i].mem) {
+        int32_t r = i / core->P, d = i % core->P;
+        if (!core->cfg.ipu[i].mem) {
             ipup__arena_init(&a, NULL, 0);
             ipup__arena_init(&sa, NULL, 0);
-            ipup__carve_ipu(&e->core, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %zu bytes (ipup_plan_config)",
+            ipup__carve_ipu(core, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
+            return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %zu bytes (ipup_plan_config)",
                               (int)i, (int)r, (int)d, (int)i, a.used);
         }
-        ipup__arena_init(&a, cfg->ipu[i].mem, cfg->ipu[i].bytes);
-        ipup__arena_init(&sa, cfg->stream[i].mem, cfg->stream[i].bytes);
-        ipup__carve_ipu(&e->core, &a, &sa, d, e->stage_rt[r], e->fwd[r], e->bwd[r], e->lane_rt[r], e->fanout[r]);
+        ipup__arena_init(&a, core->cfg.ipu[i].mem, core->cfg.ipu[i].bytes);
+        ipup__arena_init(&sa, core->cfg.stream[i].mem, core->cfg.stream[i].bytes);
+        ipup__carve_ipu(core, &a, &sa, d, e->stage_rt[r], e->fwd[r], e->bwd[r], e->lane_rt[r], e->fanout[r]);
         if (a.oom) return ipup__oom_msg(e, i, &a, &sa, 0);
         if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipup__oom_msg(e, i, &a, &sa, 1); }
-        ipup__fill_report(&e->core, &a, &sa, d, &e->mem[i]);
+        ipup__fill_report(core, &a, &sa, d, &e->mem[i]);
     }
     ipup__init_weights(e);
-    if (e->has_concurrent) ipup__conc_init_weights(e);
+    if (core->has_concurrent) ipup__conc_init_weights(e);
     ipup__cost_setup(e);
     ipup__pred_cost_setup(e);
     IPUPIPE_SYNC_VAR(&e->job_gen, sizeof(uint32_t));
@@ -3148,26 +3139,26 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     e->frozen = e;
     e->initialised = 1;
 #ifndef IPUPIPE_NO_THREADS
-    if (e->cfg.runner == IPUP_RUNNER_THREADS) {
-        for (i = 0; i <= e->n_ipus; i++) {
+    if (core->cfg.runner == IPUP_RUNNER_THREADS) {
+        for (i = 0; i <= core->n_ipus; i++) {
             pthread_mutex_init(&e->park[i].mutex, NULL);
             pthread_cond_init(&e->park[i].cond, NULL);
             e->park[i].init = 1;
         }
-        for (i = 0; i < e->n_ipus; i++) {
+        for (i = 0; i < core->n_ipus; i++) {
             e->threads[i].emu = e;
             e->threads[i].ipu = i;
             if (pthread_create(&e->threads[i].handle, NULL, ipup__thread_main, &e->threads[i]) != 0) {
                 ipup_shutdown(e);
                 e->initialised = 0;
-                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_THREAD, "pthread_create failed for IPU%d; the threaded runner needs %d threads (or use the cooperative runner)", (int)i, (int)e->n_ipus);
+                return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_THREAD, "pthread_create failed for IPU%d; the threaded runner needs %d threads (or use the cooperative runner)", (int)i, (int)core->n_ipus);
             }
             e->threads[i].started = 1;
         }
         e->threads_started = 1;
     }
 #endif
-    e->msg[0] = 0;
+    core->msg[0] = 0;
     return IPUP_OK;
 }
 
@@ -3181,12 +3172,12 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
     IPUPIPE_HAPPENS_BEFORE(&e->job_gen);
     IPUP__STORE_REL(&e->job_gen, IPUP__LOAD_ACQ(&e->job_gen) + 1u);
     ipup__notify_all(e);
-    for (i = 0; i < e->n_ipus; i++) {
+    for (i = 0; i < e->core.n_ipus; i++) {
         if (e->threads[i].started) pthread_join(e->threads[i].handle, NULL);
         e->threads[i].started = 0;
     }
     e->threads_started = 0;
-    for (i = 0; i <= e->n_ipus; i++) {
+    for (i = 0; i <= e->core.n_ipus; i++) {
         if (!e->park[i].init) continue;
         pthread_cond_destroy(&e->park[i].cond);
         pthread_mutex_destroy(&e->park[i].mutex);
@@ -3203,15 +3194,15 @@ static float *ipup__pick(ipup__stage_rt *rt, const float *cur) { return cur == r
 /* A ReLU's output stashed as the input of the next layer of its stage: its backward reads
    that (relu(z) > 0 exactly when z > 0: the same mask as from its input z). */
 static int ipup__relu_out_kept(const ipup_emu *e, const ipup__stage *st, int32_t l) {
-    return e->layers[l].info.kind == IPUP_LAYER_RELU && l + 1 < st->last && e->layers[l + 1].stash_off > 0 && !e->layers[l + 1].pool_idx;
+    return e->core.layers[l].info.kind == IPUP_LAYER_RELU && l + 1 < st->last && e->core.layers[l + 1].stash_off > 0 && !e->core.layers[l + 1].pool_idx;
 }
 /* Dense or conv at l followed by a ReLU whose input no backward reads (evaluation, or the
    ReLU's output is kept): run both as one fused kernel. */
 static int ipup__fuse_relu(const ipup_emu *e, const ipup__stage *st, int32_t l, const float *E, int train) {
-    const ipup_layer_kind k = e->layers[l].info.kind;
-    if ((k != IPUP_LAYER_DENSE && k != IPUP_LAYER_CONV3X3) || l + 1 >= st->last || e->layers[l + 1].info.kind != IPUP_LAYER_RELU)
+    const ipup_layer_kind k = e->core.layers[l].info.kind;
+    if ((k != IPUP_LAYER_DENSE && k != IPUP_LAYER_CONV3X3) || l + 1 >= st->last || e->core.layers[l + 1].info.kind != IPUP_LAYER_RELU)
         return 0;
-    return !E || !train || e->layers[l + 1].stash_off < 0 || ipup__relu_out_kept(e, st, l + 1);
+    return !E || !train || e->core.layers[l + 1].stash_off < 0 || ipup__relu_out_kept(e, st, l + 1);
 }
 
 /* Where the forward of stage st writes layer l's output (l + fuse when a ReLU is fused):
@@ -3221,8 +3212,8 @@ static float *ipup__fwd_dest(ipup_emu *e, const ipup__stage *st, ipup__stage_rt 
                              float *out, const float *cur, int *needed) {
     *needed = 1;
     if (l + fuse == st->last - 1 && out) return out;
-    if (E && l + fuse + 1 < st->last && e->layers[l + fuse + 1].stash_off > 0 && !e->layers[l + fuse + 1].pool_idx)
-        return E + e->layers[l + fuse + 1].stash_off;
+    if (E && l + fuse + 1 < st->last && e->core.layers[l + fuse + 1].stash_off > 0 && !e->core.layers[l + fuse + 1].pool_idx)
+        return E + e->core.layers[l + fuse + 1].stash_off;
     *needed = 0;
     return ipup__pick(rt, cur);
 }
@@ -3238,15 +3229,15 @@ static float *ipup__fwd_dest(ipup_emu *e, const ipup__stage *st, ipup__stage_rt 
    NULL (not this case: nothing done). */
 static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__stage_rt *rt, int32_t l, int32_t Bn,
                                      const float *cur, float *dest, float *E, float *out) {
-    const ipup_layer_info *I = &e->layers[l].info, *P;
-    const float *w = rt->params + e->layers[l].param_off, *b = w + ipup__round16(I->n_w);
-    const int idx = l + 2 < st->last && e->layers[l + 2].pool_idx;
-    uint8_t *keep = idx ? (uint8_t *)(void *)(E + e->layers[l + 2].stash_off) : NULL;
+    const ipup_layer_info *I = &e->core.layers[l].info, *P;
+    const float *w = rt->params + e->core.layers[l].param_off, *b = w + ipup__round16(I->n_w);
+    const int idx = l + 2 < st->last && e->core.layers[l + 2].pool_idx;
+    uint8_t *keep = idx ? (uint8_t *)(void *)(E + e->core.layers[l + 2].stash_off) : NULL;
     float *y;
     int32_t i, c;
     int needed;
-    if (l + 2 >= st->last || e->layers[l + 2].info.kind != IPUP_LAYER_MAXPOOL2) return NULL;
-    P = &e->layers[l + 2].info;
+    if (l + 2 >= st->last || e->core.layers[l + 2].info.kind != IPUP_LAYER_MAXPOOL2) return NULL;
+    P = &e->core.layers[l + 2].info;
     y = ipup__fwd_dest(e, st, rt, l + 2, 0, E, out, idx ? cur : dest, &needed);
     if (!idx && (y == cur || y == dest)) return NULL;
     c = ipup__chunk_rows(I, Bn);
@@ -3268,18 +3259,18 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
 static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
                             const int32_t *labels, float *E, float *out, int train, int64_t t,
                             int64_t sample0, float *loss, int *correct) {
-    const ipup__stage *st = &e->stages[s];
+    const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
     const float *cur = in;
     int32_t l;
     for (l = st->first; l < st->last; l++) {
-        const ipup__layer_facts *Ly = &e->layers[l];
+        const ipup__layer_facts *Ly = &e->core.layers[l];
         const ipup_layer_info *I = &Ly->info;
         float *dest;
         const float *w = NULL, *b = NULL;
         int n = Bn * I->in_n, needed, fuse;
         if (I->n_w) { w = rt->params + Ly->param_off; b = w + ipup__round16(I->n_w); }
-        if (!loss && l == e->n_layers - 1) { /* ipup_predict: the loss layer's input is the result */
+        if (!loss && l == e->core.n_layers - 1) { /* ipup_predict: the loss layer's input is the result */
             if (out != cur) IPUPIPE_MEMCPY(out, cur, (size_t)n * sizeof(float));
             break;
         }
@@ -3316,8 +3307,8 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             else ipup_maxpool2_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest);
             break;
         default: /* flatten; dropout: identity unless training with rate > 0 */
-            if (I->kind == IPUP_LAYER_DROPOUT && train && e->model.layers[l].rate > 0.0f) {
-                ipup_dropout_fwd_f32(n, e->model.layers[l].rate, Ly->seed, (uint64_t)t,
+            if (I->kind == IPUP_LAYER_DROPOUT && train && e->core.model.layers[l].rate > 0.0f) {
+                ipup_dropout_fwd_f32(n, e->core.model.layers[l].rate, Ly->seed, (uint64_t)t,
                                      (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
                 break;
             }
@@ -3335,15 +3326,15 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
    to stage s-1 or NULL. */
 static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *dy,
                             float *dx, float *wentry, int64_t t, int64_t sample0) {
-    const ipup__stage *st = &e->stages[s];
+    const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
-    int32_t l, Bn = e->B;
-    const float *cur = (s == e->S - 1) ? E + st->dloss_off : dy;
+    int32_t l, Bn = e->core.B;
+    const float *cur = (s == e->core.S - 1) ? E + st->dloss_off : dy;
     int wrote_dx = 0;
     for (l = st->last - 1; l >= st->first; l--) {
-        const ipup__layer_facts *Ly = &e->layers[l];
+        const ipup__layer_facts *Ly = &e->core.layers[l];
         const ipup_layer_info *I = &Ly->info;
-        const float *x = ipup__relu_out_kept(e, st, l) ? E + e->layers[l + 1].stash_off : Ly->stash_off >= 0 ? E + Ly->stash_off : NULL;
+        const float *x = ipup__relu_out_kept(e, st, l) ? E + e->core.layers[l + 1].stash_off : Ly->stash_off >= 0 ? E + Ly->stash_off : NULL;
         float *dest = NULL, *gw = NULL, *gb = NULL;
         const float *w = NULL;
         int n = Bn * I->in_n, trains = I->n_w && !I->frozen;
@@ -3386,7 +3377,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             if (l == st->first && s > 0 && ipup__relu_to_pool(&e->core, s - 1, l - 1)) { /* the previous stage's ReLU */
                 if (Ly->pool_idx) ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, (const uint8_t *)(const void *)x, cur, dest);
                 else ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
-            } else if (l > st->first && e->layers[l - 1].info.kind == IPUP_LAYER_RELU && e->layers[l - 1].need_dx) {
+            } else if (l > st->first && e->core.layers[l - 1].info.kind == IPUP_LAYER_RELU && e->core.layers[l - 1].need_dx) {
                 /* ReLU's backward fused into the pool's (one pass, the same bits): x = relu(z),
                    or the arg-max bytes with its mask */
                 l--;
@@ -3398,8 +3389,8 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             }
             break;
         default: /* flatten; dropout */
-            if (I->kind == IPUP_LAYER_DROPOUT && e->model.layers[l].rate > 0.0f) {
-                ipup_dropout_bwd_f32(n, e->model.layers[l].rate, Ly->seed, (uint64_t)t,
+            if (I->kind == IPUP_LAYER_DROPOUT && e->core.model.layers[l].rate > 0.0f) {
+                ipup_dropout_bwd_f32(n, e->core.model.layers[l].rate, Ly->seed, (uint64_t)t,
                                      (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
                 break;
             }
@@ -3414,7 +3405,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
     if (dx && !wrote_dx) {
         /* nothing upstream needs a gradient (no parameters before this stage): send zeros
            so the ring protocol stays the same, or the stage's only layer was a view */
-        if (cur && cur != dx && st->first == st->last - 1 && e->layers[st->first].need_dx)
+        if (cur && cur != dx && st->first == st->last - 1 && e->core.layers[st->first].need_dx)
             IPUPIPE_MEMCPY(dx, cur, (size_t)Bn * (size_t)st->in_n * sizeof(float));
         else
             IPUPIPE_MEMSET(dx, 0, (size_t)Bn * (size_t)st->in_n * sizeof(float));
@@ -3422,11 +3413,11 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
 }
 
 static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *wentry) {
-    const ipup__stage *st = &e->stages[s];
+    const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
-    int32_t l, Bn = e->B;
+    int32_t l, Bn = e->core.B;
     for (l = st->last - 1; l >= st->first; l--) {
-        const ipup__layer_facts *Ly = &e->layers[l];
+        const ipup__layer_facts *Ly = &e->core.layers[l];
         const ipup_layer_info *I = &Ly->info;
         float *gw, *gb;
         if (!I->n_w || I->frozen) continue;
@@ -3441,25 +3432,25 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
 }
 
 static size_t ipup__entry_floats(const ipup_emu *e, int32_t s) {
-    return e->cfg.recompute ? e->stages[s].rentry_floats : e->stages[s].entry_floats;
+    return e->core.cfg.recompute ? e->core.stages[s].rentry_floats : e->core.stages[s].entry_floats;
 }
 
 /* stash entry `pos` places behind the front of stage s (the oldest micro-batch whose
    weight gradients are pending) as a full entry, recomputing the forward if needed.
    B and I ops of micro-batch m use pos = wstash_count (entries before it wait for their W). */
 static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t m, uint32_t pos) {
-    const ipup__stage *st = &e->stages[s];
+    const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
     float *slot = rt->stash + (size_t)((rt->stash_head + pos) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
     float *E;
     float loss;
     int corr;
-    if (!e->cfg.recompute) return slot;
+    if (!e->core.cfg.recompute) return slot;
     E = rt->work;
-    IPUPIPE_MEMCPY(E, slot, (size_t)e->B * (size_t)st->in_n * sizeof(float));
-    IPUPIPE_MEMCPY(E + st->label_off, slot + (size_t)e->B * (size_t)st->in_n, ipup__lab_bytes(&e->core));
-    ipup__stage_fwd(e, r, s, e->B, E, (const int32_t *)(const void *)(E + st->label_off), E, NULL, 1, t,
-                    ((int64_t)r * e->M + m) * e->B, &loss, &corr);
+    IPUPIPE_MEMCPY(E, slot, (size_t)e->core.B * (size_t)st->in_n * sizeof(float));
+    IPUPIPE_MEMCPY(E + st->label_off, slot + (size_t)e->core.B * (size_t)st->in_n, ipup__lab_bytes(&e->core));
+    ipup__stage_fwd(e, r, s, e->core.B, E, (const int32_t *)(const void *)(E + st->label_off), E, NULL, 1, t,
+                    ((int64_t)r * e->core.M + m) * e->core.B, &loss, &corr);
     return E;
 }
 
@@ -3475,22 +3466,22 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
 
 /* stash entry `pos` places behind the front of lane k's FIFO */
 static float *ipup__lane_entry(const ipup_emu *e, const ipup__lane_rt *rt, int32_t k, uint32_t pos) {
-    return rt->stash + (size_t)((rt->stash_head + pos) % (uint32_t)e->stages[e->lanes[k].stage].depth) * e->lanes[k].entry_floats;
+    return rt->stash + (size_t)((rt->stash_head + pos) % (uint32_t)e->core.stages[e->core.lanes[k].stage].depth) * e->core.lanes[k].entry_floats;
 }
 
 /* dropout over a lane's (n_px pixels x sl) block: each element keyed as in the unsplit
    layer, (sample) x features + pixel x units + first_unit + unit */
 static void ipup__lane_dropout(const ipup_emu *e, int32_t k, int32_t l, int32_t Bn, int64_t t, int64_t sample0, const float *x, float *y, int bwd) {
-    const ipup__lane *c = &e->lanes[k];
-    const ipup_layer_info *I = &e->layers[l].info;
-    float rate = e->model.layers[l].rate;
+    const ipup__lane *c = &e->core.lanes[k];
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    float rate = e->core.model.layers[l].rate;
     int32_t j, p;
     for (j = 0; j < Bn; j++)
         for (p = 0; p < c->spatial; p++) {
             size_t at = ((size_t)j * (size_t)c->spatial + (size_t)p) * (size_t)c->slice_units;
             uint64_t off = (uint64_t)(sample0 + j) * (uint64_t)I->in_n + (uint64_t)p * (uint64_t)c->units + (uint64_t)c->first_unit;
-            if (bwd) ipup_dropout_bwd_f32(c->slice_units, rate, e->layers[l].seed, (uint64_t)t, off, x + at, y + at);
-            else ipup_dropout_fwd_f32(c->slice_units, rate, e->layers[l].seed, (uint64_t)t, off, x + at, y + at);
+            if (bwd) ipup_dropout_bwd_f32(c->slice_units, rate, e->core.layers[l].seed, (uint64_t)t, off, x + at, y + at);
+            else ipup_dropout_fwd_f32(c->slice_units, rate, e->core.layers[l].seed, (uint64_t)t, off, x + at, y + at);
         }
 }
 
@@ -3499,13 +3490,13 @@ static void ipup__lane_dropout(const ipup_emu *e, int32_t k, int32_t l, int32_t 
    the lane's ping-pong buffers; out NULL returns where the result is) */
 static const float *ipup__lane_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn, const float *x, float *E, float *out, int train,
                                   int64_t t, int64_t sample0) {
-    const ipup__lane *c = &e->lanes[k];
+    const ipup__lane *c = &e->core.lanes[k];
     ipup__lane_rt *rt = &e->lane_rt[r][k];
-    const ipup__stage *st = &e->stages[c->stage];
+    const ipup__stage *st = &e->core.stages[c->stage];
     const float *cur = x;
     int32_t l, tog = 0;
     for (l = st->first; l < st->last; l++) {
-        const ipup_layer_info *I = &e->layers[l].info;
+        const ipup_layer_info *I = &e->core.layers[l].info;
         int n = Bn * c->spatial * c->slice_units;
         float *dest = (l == st->last - 1 && out) ? out : E ? E + ipup__lane_act_off(&e->core, k, l + 1) : rt->pingpong[tog ^= 1];
         switch (I->kind) {
@@ -3516,7 +3507,7 @@ static const float *ipup__lane_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn
         case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, cur, dest); break;
         default: /* dropout */
-            if (train && e->model.layers[l].rate > 0.0f) ipup__lane_dropout(e, k, l, Bn, t, sample0, cur, dest, 0);
+            if (train && e->core.model.layers[l].rate > 0.0f) ipup__lane_dropout(e, k, l, Bn, t, sample0, cur, dest, 0);
             else IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
             break;
         }
@@ -3528,22 +3519,22 @@ static const float *ipup__lane_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn
 /* backward of lane k: dy (B, spatial, sl) -> dx (B, in_n) written (zeros when no earlier
    layer has weights); its weight gradients added */
 static void ipup__lane_bwd(ipup_emu *e, int32_t r, int32_t k, const float *E, const float *dy, float *dx, int64_t t, int64_t sample0) {
-    const ipup__lane *c = &e->lanes[k];
+    const ipup__lane *c = &e->core.lanes[k];
     ipup__lane_rt *rt = &e->lane_rt[r][k];
-    const ipup__stage *st = &e->stages[c->stage];
-    const ipup_layer_info *I0 = &e->layers[st->first].info;
+    const ipup__stage *st = &e->core.stages[c->stage];
+    const ipup_layer_info *I0 = &e->core.layers[st->first].info;
     const float *cur = dy;
-    float *dxw = e->layers[st->first].need_dx ? dx : NULL;
-    int32_t l, tog = 0, B = e->B;
+    float *dxw = e->core.layers[st->first].need_dx ? dx : NULL;
+    int32_t l, tog = 0, B = e->core.B;
     int n = B * c->spatial * c->slice_units;
     for (l = st->last - 1; l > st->first; l--) {
         const float *x = E + ipup__lane_act_off(&e->core, k, l);
         float *dest = rt->pingpong[tog ^= 1];
-        switch (e->layers[l].info.kind) {
+        switch (e->core.layers[l].info.kind) {
         case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, x, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
         default: /* dropout */
-            if (e->model.layers[l].rate > 0.0f) ipup__lane_dropout(e, k, l, B, t, sample0, cur, dest, 1);
+            if (e->core.model.layers[l].rate > 0.0f) ipup__lane_dropout(e, k, l, B, t, sample0, cur, dest, 1);
             else IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
             break;
         }
@@ -3558,21 +3549,21 @@ static void ipup__lane_bwd(ipup_emu *e, int32_t r, int32_t k, const float *E, co
 
 /* a branch op of a concurrent stage (ipup__exec's path for them); 1: stall */
 static int ipup__conc_exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int threaded) {
-    int32_t s = o->stage, k = e->first_lane[s] + ipup_op_branch(o), ipu = r * e->P + o->device;
-    const ipup__lane *c = &e->lanes[k];
+    int32_t s = o->stage, k = e->core.first_lane[s] + ipup_op_branch(o), ipu = r * e->core.P + o->device;
+    const ipup__lane *c = &e->core.lanes[k];
     ipup__lane_rt *rt = &e->lane_rt[r][k];
-    size_t xin = (size_t)e->B * (size_t)e->stages[s].in_n;
-    int64_t sample0 = ((int64_t)r * e->M + o->mb) * e->B;
+    size_t xin = (size_t)e->core.B * (size_t)e->core.stages[s].in_n;
+    int64_t sample0 = ((int64_t)r * e->core.M + o->mb) * e->core.B;
     if (o->kind == IPUP_OP_F) {
         float *E, *msg, *out;
-        if (rt->stash_count >= (uint32_t)e->stages[s].depth) return 1;
+        if (rt->stash_count >= (uint32_t)e->core.stages[s].depth) return 1;
         E = ipup__lane_entry(e, rt, k, rt->stash_count);
         if (!(msg = (float *)ipup__wait_peek(e, &rt->in, threaded, t, ipu))) return 1;
-        IPUPIPE_MEMCPY(E, msg, (xin + (size_t)e->B) * sizeof(float)); /* x and labels */
+        IPUPIPE_MEMCPY(E, msg, (xin + (size_t)e->core.B) * sizeof(float)); /* x and labels */
         ipup__release(e, &rt->in, threaded, ipup__ipu_of(e, r, s - 1));
         if (!(out = (float *)ipup__wait_reserve(e, &rt->out, threaded, t, ipu))) return 1;
-        ipup__lane_fwd(e, r, k, e->B, E, E, out, 1, t, sample0);
-        IPUPIPE_MEMCPY(out + c->out_floats, E + xin, (size_t)e->B * sizeof(int32_t));
+        ipup__lane_fwd(e, r, k, e->core.B, E, E, out, 1, t, sample0);
+        IPUPIPE_MEMCPY(out + c->out_floats, E + xin, (size_t)e->core.B * sizeof(int32_t));
         ipup__commit(e, &rt->out, threaded, ipup__ipu_of(e, r, s + 1));
         if (++rt->stash_count > rt->stash_peak) rt->stash_peak = rt->stash_count;
         return 0;
@@ -3585,7 +3576,7 @@ static int ipup__conc_exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, 
         ipup__lane_bwd(e, r, k, ipup__lane_entry(e, rt, k, 0), dy, dx, t, sample0);
         ipup__release(e, &rt->dy, threaded, ipup__ipu_of(e, r, s + 1));
         ipup__commit(e, &rt->dx, threaded, ipup__ipu_of(e, r, s - 1));
-        rt->stash_head = (rt->stash_head + 1u) % (uint32_t)e->stages[s].depth;
+        rt->stash_head = (rt->stash_head + 1u) % (uint32_t)e->core.stages[s].depth;
         rt->stash_count--;
         return 0;
     }
@@ -3595,8 +3586,8 @@ static int ipup__conc_exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, 
    ring; the buffer stage s-1 writes its output into (NULL when a wait gave up) */
 static float *ipup__conc_reserve_in(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
     int32_t b;
-    for (b = 0; b < e->n_branches[s]; b++) {
-        ipup__lane_rt *rt = &e->lane_rt[r][e->first_lane[s] + b];
+    for (b = 0; b < e->core.n_branches[s]; b++) {
+        ipup__lane_rt *rt = &e->lane_rt[r][e->core.first_lane[s] + b];
         if (!(rt->reserved_in = (float *)ipup__wait_reserve(e, &rt->in, threaded, t, self))) return NULL;
     }
     return e->fanout[r][s - 1].out;
@@ -3604,42 +3595,42 @@ static float *ipup__conc_reserve_in(ipup_emu *e, int32_t r, int32_t s, int64_t t
 /* ... then the output and labels (src) copied to every branch */
 static void ipup__conc_commit_in(ipup_emu *e, int32_t r, int32_t s, const float *src, int threaded) {
     int32_t b;
-    size_t n = (size_t)e->B * ((size_t)e->stages[s].in_n + 1u);
-    for (b = 0; b < e->n_branches[s]; b++) {
-        int32_t k = e->first_lane[s] + b;
+    size_t n = (size_t)e->core.B * ((size_t)e->core.stages[s].in_n + 1u);
+    for (b = 0; b < e->core.n_branches[s]; b++) {
+        int32_t k = e->core.first_lane[s] + b;
         IPUPIPE_MEMCPY(e->lane_rt[r][k].reserved_in, src, n * sizeof(float));
-        ipup__commit(e, &e->lane_rt[r][k].in, threaded, r * e->P + e->lanes[k].device);
+        ipup__commit(e, &e->lane_rt[r][k].in, threaded, r * e->core.P + e->core.lanes[k].device);
     }
 }
 /* stage s (plain) after concurrent stage s-1: the branches' outputs concatenated along the
    units into E, the labels after them; 0 when a wait gave up */
 static int ipup__conc_gather(ipup_emu *e, int32_t r, int32_t s, float *E, int64_t t, int threaded, int32_t self) {
-    int32_t b, q, c0 = e->first_lane[s - 1];
-    for (b = 0; b < e->n_branches[s - 1]; b++) {
-        const ipup__lane *c = &e->lanes[c0 + b];
+    int32_t b, q, c0 = e->core.first_lane[s - 1];
+    for (b = 0; b < e->core.n_branches[s - 1]; b++) {
+        const ipup__lane *c = &e->core.lanes[c0 + b];
         ipup__lane_rt *rt = &e->lane_rt[r][c0 + b];
         const float *m = (const float *)ipup__wait_peek(e, &rt->out, threaded, t, self);
         if (!m) return 0;
-        for (q = 0; q < e->B * c->spatial; q++)
+        for (q = 0; q < e->core.B * c->spatial; q++)
             IPUPIPE_MEMCPY(E + (size_t)q * (size_t)c->units + (size_t)c->first_unit, m + (size_t)q * (size_t)c->slice_units, (size_t)c->slice_units * sizeof(float));
-        if (b == 0) IPUPIPE_MEMCPY(E + e->stages[s].label_off, m + c->out_floats, (size_t)e->B * sizeof(int32_t));
-        ipup__release(e, &rt->out, threaded, r * e->P + c->device);
+        if (b == 0) IPUPIPE_MEMCPY(E + e->core.stages[s].label_off, m + c->out_floats, (size_t)e->core.B * sizeof(int32_t));
+        ipup__release(e, &rt->out, threaded, r * e->core.P + c->device);
     }
     return 1;
 }
 /* stage s (plain) before concurrent stage s+1: its dy, the branches' dx summed in branch
    order 0, 1, ...; NULL when a wait gave up */
 static const float *ipup__conc_sum_dx(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
-    int32_t b, c0 = e->first_lane[s + 1];
-    size_t n = (size_t)e->B * (size_t)e->stages[s].out_n;
+    int32_t b, c0 = e->core.first_lane[s + 1];
+    size_t n = (size_t)e->core.B * (size_t)e->core.stages[s].out_n;
     float *dy = e->fanout[r][s].dy_sum;
-    for (b = 0; b < e->n_branches[s + 1]; b++) {
+    for (b = 0; b < e->core.n_branches[s + 1]; b++) {
         ipup__lane_rt *rt = &e->lane_rt[r][c0 + b];
         const float *m = (const float *)ipup__wait_peek(e, &rt->dx, threaded, t, self);
         if (!m) return NULL;
         if (b == 0) IPUPIPE_MEMCPY(dy, m, n * sizeof(float));
         else ipup_add_f32((int)n, dy, m);
-        ipup__release(e, &rt->dx, threaded, r * e->P + e->lanes[c0 + b].device);
+        ipup__release(e, &rt->dx, threaded, r * e->core.P + e->core.lanes[c0 + b].device);
     }
     return dy;
 }
@@ -3647,21 +3638,21 @@ static const float *ipup__conc_sum_dx(ipup_emu *e, int32_t r, int32_t s, int64_t
    the buffer stage s writes its dx into (NULL when a wait gave up) */
 static float *ipup__conc_reserve_dy(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
     int32_t b;
-    for (b = 0; b < e->n_branches[s - 1]; b++) {
-        ipup__lane_rt *rt = &e->lane_rt[r][e->first_lane[s - 1] + b];
+    for (b = 0; b < e->core.n_branches[s - 1]; b++) {
+        ipup__lane_rt *rt = &e->lane_rt[r][e->core.first_lane[s - 1] + b];
         if (!(rt->reserved_dy = (float *)ipup__wait_reserve(e, &rt->dy, threaded, t, self))) return NULL;
     }
     return e->fanout[r][s].dx;
 }
 /* ... then dx (B, in_n) cut along the units into every branch's slice */
 static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float *dx, int threaded) {
-    int32_t b, q, c0 = e->first_lane[s - 1];
-    for (b = 0; b < e->n_branches[s - 1]; b++) {
-        const ipup__lane *c = &e->lanes[c0 + b];
+    int32_t b, q, c0 = e->core.first_lane[s - 1];
+    for (b = 0; b < e->core.n_branches[s - 1]; b++) {
+        const ipup__lane *c = &e->core.lanes[c0 + b];
         ipup__lane_rt *rt = &e->lane_rt[r][c0 + b];
-        for (q = 0; q < e->B * c->spatial; q++)
+        for (q = 0; q < e->core.B * c->spatial; q++)
             IPUPIPE_MEMCPY(rt->reserved_dy + (size_t)q * (size_t)c->slice_units, dx + (size_t)q * (size_t)c->units + (size_t)c->first_unit, (size_t)c->slice_units * sizeof(float));
-        ipup__commit(e, &rt->dy, threaded, r * e->P + c->device);
+        ipup__commit(e, &rt->dy, threaded, r * e->core.P + c->device);
     }
 }
 
@@ -3670,34 +3661,34 @@ static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float
    stage; the same kernels element by element */
 static IPUP__UNUSED void ipup__conc_allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     int32_t k, q;
-    for (k = 0; k < e->n_lanes && e->R > 1; k++) {
-        size_t n = e->lanes[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts, i;
-        if (e->lanes[k].device != d) continue;
+    for (k = 0; k < e->core.n_lanes && e->core.R > 1; k++) {
+        size_t n = e->core.lanes[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts, i;
+        if (e->core.lanes[k].device != d) continue;
         for (i = lo; i < hi; i++) {
             float acc = e->lane_rt[0][k].grads[i];
-            for (q = 1; q < e->R; q++) acc += e->lane_rt[q][k].grads[i];
-            for (q = 0; q < e->R; q++) e->lane_rt[q][k].grads[i] = acc;
+            for (q = 1; q < e->core.R; q++) acc += e->lane_rt[q][k].grads[i];
+            for (q = 0; q < e->core.R; q++) e->lane_rt[q][k].grads[i] = acc;
         }
     }
 }
 static void ipup__conc_check(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
     int32_t k;
-    for (k = 0; k < e->n_lanes; k++) {
-        size_t n = e->lanes[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts;
-        if (e->lanes[k].device != d || lo >= hi) continue;
+    for (k = 0; k < e->core.n_lanes; k++) {
+        size_t n = e->core.lanes[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts;
+        if (e->core.lanes[k].device != d || lo >= hi) continue;
         if (!ipup__finite(e->lane_rt[gr][k].grads + lo, hi - lo)) { /* padding is zero: a non-finite value is in w or b */
-            int32_t l = e->stages[e->lanes[k].stage].first;
-            ipup__set_err(e, r * e->P + d, t, e->lanes[k].stage, -1, 2 * l + (lo >= e->lanes[k].bias_off ? 1 : 0));
+            int32_t l = e->core.stages[e->core.lanes[k].stage].first;
+            ipup__set_err(e, r * e->core.P + d, t, e->core.lanes[k].stage, -1, 2 * l + (lo >= e->core.lanes[k].bias_off ? 1 : 0));
             return;
         }
     }
 }
 static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
-    const ipup_optimizer *o = &e->cfg.opt;
-    float scale = 1.0f / (float)(e->M * e->R);
+    const ipup_optimizer *o = &e->core.cfg.opt;
+    float scale = 1.0f / (float)(e->core.M * e->core.R);
     int32_t k, j;
-    for (k = 0; k < e->n_lanes; k++) {
-        const ipup__lane *c = &e->lanes[k];
+    for (k = 0; k < e->core.n_lanes; k++) {
+        const ipup__lane *c = &e->core.lanes[k];
         ipup__lane_rt *rt = &e->lane_rt[r][k];
         if (c->device != d) continue;
         for (j = 0; j < 2; j++) {
@@ -3707,7 +3698,7 @@ static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
             if (o->kind != IPUP_OPT_SGD) {
                 s1 = rt->state + off;
                 s2 = rt->state + c->n_params + off;
-                if (e->cfg.offload) {
+                if (e->core.cfg.offload) {
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)cnt * sizeof(float));
                     if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->staging + c->bias_off, s2, (size_t)cnt * sizeof(float));
                     s1 = rt->staging;
@@ -3719,7 +3710,7 @@ static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
             case IPUP_OPT_ADAM: ipup_adam_f32(cnt, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2, g); break;
             default: ipup_sgd_f32(cnt, o->lr, scale, w, g); break;
             }
-            if (o->kind != IPUP_OPT_SGD && e->cfg.offload) {
+            if (o->kind != IPUP_OPT_SGD && e->core.cfg.offload) {
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)cnt * sizeof(float));
                 if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + c->n_params + off, rt->staging + c->bias_off, (size_t)cnt * sizeof(float));
             }
@@ -3731,9 +3722,9 @@ static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
 /* ipup_evaluate through concurrent stage s: every branch, concatenated into out */
 static void ipup__conc_eval(ipup_emu *e, int32_t s, int32_t Bn, const float *in, float *out) {
     int32_t b, q;
-    for (b = 0; b < e->n_branches[s]; b++) {
-        int32_t k = e->first_lane[s] + b;
-        const ipup__lane *c = &e->lanes[k];
+    for (b = 0; b < e->core.n_branches[s]; b++) {
+        int32_t k = e->core.first_lane[s] + b;
+        const ipup__lane *c = &e->core.lanes[k];
         const float *y = ipup__lane_fwd(e, 0, k, Bn, in, NULL, NULL, 0, 0, 0);
         for (q = 0; q < Bn * c->spatial; q++)
             IPUPIPE_MEMCPY(out + (size_t)q * (size_t)c->units + (size_t)c->first_unit, y + (size_t)q * (size_t)c->slice_units, (size_t)c->slice_units * sizeof(float));
@@ -3744,14 +3735,14 @@ static void ipup__conc_eval(ipup_emu *e, int32_t s, int32_t Bn, const float *in,
 IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
     int rc = ipup__need_init(e, "ipup_set_transport");
     if (rc) return rc;
-    if (tp && e->cfg.runner != IPUP_RUNNER_COOP)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: the emulator runs the threaded runner; initialise it with runner = IPUP_RUNNER_COOP");
-    if (tp && e->has_concurrent)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED, "ipup_set_transport: the model has concurrent stages (cfg.concurrent), whose branch rings the transport does not carry; use the cooperative or threaded runner");
-    if (tp && (tp->ipu < 0 || tp->ipu >= e->n_ipus))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)", (int)tp->ipu, (int)(e->n_ipus - 1));
+    if (tp && e->core.cfg.runner != IPUP_RUNNER_COOP)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_set_transport: the emulator runs the threaded runner; initialise it with runner = IPUP_RUNNER_COOP");
+    if (tp && e->core.has_concurrent)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_UNSUPPORTED, "ipup_set_transport: the model has concurrent stages (cfg.concurrent), whose branch rings the transport does not carry; use the cooperative or threaded runner");
+    if (tp && (tp->ipu < 0 || tp->ipu >= e->core.n_ipus))
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)", (int)tp->ipu, (int)(e->core.n_ipus - 1));
     if (tp && (!tp->peek || !tp->reserve || !tp->commit || !tp->release || !tp->step_begin || !tp->reduce || !tp->step_end))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: every hook of the transport must be set");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_set_transport: every hook of the transport must be set");
     e->transport = tp;
     return IPUP_OK;
 }
@@ -3765,11 +3756,11 @@ IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
    the host writes the message once the threads are done (ipup__feed_msg). */
 static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded, int32_t ipu, int32_t bad,
                            int32_t lab) {
-    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
+    int64_t sample0 = (((int64_t)t * e->core.R + r) * e->core.M + m) * e->core.B;
 #ifndef IPUPIPE_NO_THREADS
     if (threaded) {
         ipup__ipu_err *er = &e->ipu_errors[t & 1][ipu];
-        ipup__park *h = &e->park[e->n_ipus];
+        ipup__park *h = &e->park[e->core.n_ipus];
         er->code = IPUP_ERR_IO; er->step = t; er->stage = bad; er->mb = m; er->layer = lab;
         pthread_mutex_lock(&h->mutex); /* one writer of job_stop: the first thread that fails */
         if (!IPUP__LOAD_ACQ(&e->abort_)) {
@@ -3785,30 +3776,30 @@ static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int thr
     (void)threaded; (void)ipu;
 #endif
     if (bad < 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed callback failed for replica %d, micro-batch %d (samples %lld..%lld)",
-                          (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->B - 1));
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
-                      (long long)t, (int)lab, (long long)(sample0 + bad), (int)(e->classes - 1), (int)e->classes);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "step %lld: the infeed callback failed for replica %d, micro-batch %d (samples %lld..%lld)",
+                          (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->core.B - 1));
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
+                      (long long)t, (int)lab, (long long)(sample0 + bad), (int)(e->core.classes - 1), (int)e->core.classes);
 }
 
 /* Micro-batch m of replica r, step t, straight from the infeed callback into x (B, in_n)
    and lab (B): the stash entry of stage 0 (no ring, no copy). Called by whoever runs
    F(0, m): the host (cooperative runner) or replica r's stage-0 thread (threaded runner). */
 static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, int32_t *lab, int threaded, int32_t ipu) {
-    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
+    int64_t sample0 = (((int64_t)t * e->core.R + r) * e->core.M + m) * e->core.B;
     int32_t i;
     ipup_feed f;
     IPUPIPE_MEMSET(&f, 0, sizeof f);
-    f.step = t; f.replica = r; f.mb = m; f.sample0 = sample0; f.n = e->B;
-    f.row = e->in_n; f.classes = e->classes; f.x = x; f.labels = lab;
+    f.step = t; f.replica = r; f.mb = m; f.sample0 = sample0; f.n = e->core.B;
+    f.row = e->core.in_n; f.classes = e->core.classes; f.x = x; f.labels = lab;
     if (ipup__target_w(&e->core)) { /* mse: float targets in the label region */
         f.classes = 0; f.labels = NULL;
         f.target_width = ipup__target_w(&e->core); f.targets = (float *)(void *)lab;
     }
-    if (e->cfg.infeed(e->cfg.infeed_user, &f) != 0)
+    if (e->core.cfg.infeed(e->core.cfg.infeed_user, &f) != 0)
         return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
-    for (i = 0; i < e->B && !f.targets; i++)
-        if (lab[i] < 0 || lab[i] >= e->classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
+    for (i = 0; i < e->core.B && !f.targets; i++)
+        if (lab[i] < 0 || lab[i] >= e->core.classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
     return IPUP_OK;
 }
 
@@ -3822,16 +3813,16 @@ static int ipup__outfeed_put(ipup_emu *e, int32_t r, int64_t t, int32_t m, float
        half full (the end of the job wakes it for the rest) */
     ipup_ring_commit(&e->outfeed[r]);
 #ifndef IPUPIPE_NO_THREADS
-    if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap) ipup__notify(e, e->n_ipus);
+    if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap) ipup__notify(e, e->core.n_ipus);
 #endif
-    if (!(loss - loss == 0.0f)) ipup__set_err(e, ipu, t, e->S - 1, m, -1);
+    if (!(loss - loss == 0.0f)) ipup__set_err(e, ipu, t, e->core.S - 1, m, -1);
     return 1;
 }
 
 /* The forward's output slot of stage s < S-1: in the ring to stage s+1, or in every branch
    of concurrent stage s+1; NULL: none free */
 static float *ipup__reserve_out(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t ipu) {
-    if (e->n_branches[s + 1] > 1) return ipup__conc_reserve_in(e, r, s + 1, t, threaded, ipu);
+    if (e->core.n_branches[s + 1] > 1) return ipup__conc_reserve_in(e, r, s + 1, t, threaded, ipu);
     return (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
 }
 
@@ -3842,10 +3833,10 @@ static float *ipup__reserve_out(ipup_emu *e, int32_t r, int32_t s, int64_t t, in
 /* F(stage, mb) of a replica at global step `step`: IPUP_OK, IPUP__STALL, or the infeed's
    code (an error, or IPUP__ABORTED) */
 static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step, int threaded) {
-    int32_t stage = op->stage, mb = op->mb, B = e->B, ipu = replica * e->P + op->device;
-    const ipup__stage *facts = &e->stages[stage];
+    int32_t stage = op->stage, mb = op->mb, B = e->core.B, ipu = replica * e->core.P + op->device;
+    const ipup__stage *facts = &e->core.stages[stage];
     ipup__stage_rt *runtime = &e->stage_rt[replica][stage];
-    int64_t sample0 = ((int64_t)replica * e->M + mb) * B;
+    int64_t sample0 = ((int64_t)replica * e->core.M + mb) * B;
     size_t xin = (size_t)B * (size_t)facts->in_n;
     float *msg = NULL, *entry, *slot, *out = NULL;
     const float *in;
@@ -3854,16 +3845,16 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     const int direct = ipup__direct_in(&e->core, stage);
     if (runtime->stash_count >= (uint32_t)facts->depth) return IPUP__STALL;
     slot = runtime->stash + (size_t)((runtime->stash_head + runtime->stash_count) % (uint32_t)facts->depth) * ipup__entry_floats(e, stage);
-    entry = e->cfg.recompute ? runtime->work : slot;
+    entry = e->core.cfg.recompute ? runtime->work : slot;
     in = entry;
-    if (stage < e->S - 1 && direct) { /* before the input is held: nothing is held while this waits */
+    if (stage < e->core.S - 1 && direct) { /* before the input is held: nothing is held while this waits */
         out = ipup__reserve_out(e, replica, stage, step, threaded, ipu);
         if (!out) return IPUP__STALL;
     }
     if (stage == 0) { /* the infeed writes the stash entry in place */
         rc = ipup__feed(e, replica, step, mb, entry, (int32_t *)(void *)(entry + facts->label_off), threaded, ipu);
         if (rc) return rc;
-    } else if (e->n_branches[stage - 1] > 1) { /* the branches of concurrent stage s-1, concatenated */
+    } else if (e->core.n_branches[stage - 1] > 1) { /* the branches of concurrent stage s-1, concatenated */
         if (!ipup__conc_gather(e, replica, stage, entry, step, threaded, ipu)) return IPUP__STALL;
     } else {
         msg = (float *)ipup__wait_peek(e, &e->fwd[replica][stage], threaded, step, ipu);
@@ -3873,7 +3864,7 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
         IPUPIPE_MEMCPY(entry + facts->label_off, msg + xin, ipup__lab_bytes(&e->core));
         if (!direct) ipup__release(e, &e->fwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage - 1));
     }
-    if (stage < e->S - 1 && !out) {
+    if (stage < e->core.S - 1 && !out) {
         out = ipup__reserve_out(e, replica, stage, step, threaded, ipu);
         if (!out) return IPUP__STALL;
     }
@@ -3881,34 +3872,34 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     if (direct) ipup__release(e, &e->fwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage - 1));
     if (out) {
         IPUPIPE_MEMCPY(out + (size_t)B * (size_t)facts->out_n, entry + facts->label_off, ipup__lab_bytes(&e->core));
-        if (e->n_branches[stage + 1] > 1) ipup__conc_commit_in(e, replica, stage + 1, out, threaded);
+        if (e->core.n_branches[stage + 1] > 1) ipup__conc_commit_in(e, replica, stage + 1, out, threaded);
         else ipup__commit(e, &e->fwd[replica][stage + 1], threaded, ipup__ipu_of(e, replica, stage + 1));
     }
-    if (e->cfg.recompute) {
+    if (e->core.cfg.recompute) {
         IPUPIPE_MEMCPY(slot, entry, xin * sizeof(float));
         IPUPIPE_MEMCPY(slot + xin, entry + facts->label_off, ipup__lab_bytes(&e->core));
     }
     runtime->stash_count++;
     if (runtime->stash_count > runtime->stash_peak) runtime->stash_peak = runtime->stash_count;
-    if (stage == e->S - 1 && !ipup__outfeed_put(e, replica, step, mb, loss, correct, threaded, ipu)) return IPUP__STALL;
+    if (stage == e->core.S - 1 && !ipup__outfeed_put(e, replica, step, mb, loss, correct, threaded, ipu)) return IPUP__STALL;
     return IPUP_OK;
 }
 
 /* B(stage, mb) or I(stage, mb) of a replica at global step `step`: IPUP_OK or IPUP__STALL */
 static int ipup__exec_bi(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step, int threaded) {
-    int32_t stage = op->stage, mb = op->mb, B = e->B, ipu = replica * e->P + op->device;
-    const ipup__stage *facts = &e->stages[stage];
+    int32_t stage = op->stage, mb = op->mb, B = e->core.B, ipu = replica * e->core.P + op->device;
+    const ipup__stage *facts = &e->core.stages[stage];
     ipup__stage_rt *runtime = &e->stage_rt[replica][stage];
-    int64_t sample0 = ((int64_t)replica * e->M + mb) * B;
+    int64_t sample0 = ((int64_t)replica * e->core.M + mb) * B;
     float *entry, *dx = NULL, *wentry = NULL;
     const float *dy = NULL;
     if (runtime->stash_count <= runtime->wstash_count) return IPUP__STALL;
-    if (stage < e->S - 1) { /* from stage s+1, or the dx of concurrent stage s+1's branches summed */
-        dy = e->n_branches[stage + 1] > 1 ? ipup__conc_sum_dx(e, replica, stage, step, threaded, ipu) : (const float *)ipup__wait_peek(e, &e->bwd[replica][stage], threaded, step, ipu);
+    if (stage < e->core.S - 1) { /* from stage s+1, or the dx of concurrent stage s+1's branches summed */
+        dy = e->core.n_branches[stage + 1] > 1 ? ipup__conc_sum_dx(e, replica, stage, step, threaded, ipu) : (const float *)ipup__wait_peek(e, &e->bwd[replica][stage], threaded, step, ipu);
         if (!dy) return IPUP__STALL;
     }
     if (stage > 0) { /* to stage s-1, or sliced to every branch of concurrent stage s-1 */
-        dx = e->n_branches[stage - 1] > 1 ? ipup__conc_reserve_dy(e, replica, stage, step, threaded, ipu) : (float *)ipup__wait_reserve(e, &e->bwd[replica][stage - 1], threaded, step, ipu);
+        dx = e->core.n_branches[stage - 1] > 1 ? ipup__conc_reserve_dy(e, replica, stage, step, threaded, ipu) : (float *)ipup__wait_reserve(e, &e->bwd[replica][stage - 1], threaded, step, ipu);
         if (!dx) return IPUP__STALL;
     }
     if (op->kind == IPUP_OP_I) {
@@ -3917,8 +3908,8 @@ static int ipup__exec_bi(ipup_emu *e, int32_t replica, const ipup_op *op, int64_
     }
     entry = ipup__front(e, replica, stage, step, mb, runtime->wstash_count);
     ipup__stage_bwd(e, replica, stage, entry, dy, dx, wentry, step, sample0);
-    if (dy && !(stage < e->S - 1 && e->n_branches[stage + 1] > 1)) ipup__release(e, &e->bwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage + 1));
-    if (dx && e->n_branches[stage - 1] > 1) ipup__conc_scatter_dx(e, replica, stage, dx, threaded);
+    if (dy && !(stage < e->core.S - 1 && e->core.n_branches[stage + 1] > 1)) ipup__release(e, &e->bwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage + 1));
+    if (dx && e->core.n_branches[stage - 1] > 1) ipup__conc_scatter_dx(e, replica, stage, dx, threaded);
     else if (dx) ipup__commit(e, &e->bwd[replica][stage - 1], threaded, ipup__ipu_of(e, replica, stage - 1));
     if (op->kind == IPUP_OP_B) {
         runtime->stash_head = (runtime->stash_head + 1u) % (uint32_t)facts->depth;
@@ -3933,7 +3924,7 @@ static int ipup__exec_bi(ipup_emu *e, int32_t replica, const ipup_op *op, int64_
 /* W(stage, mb) of a replica at global step `step`: IPUP_OK or IPUP__STALL */
 static int ipup__exec_w(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step) {
     int32_t stage = op->stage;
-    const ipup__stage *facts = &e->stages[stage];
+    const ipup__stage *facts = &e->core.stages[stage];
     ipup__stage_rt *runtime = &e->stage_rt[replica][stage];
     float *entry;
     if (runtime->stash_count == 0 || runtime->wstash_count == 0) return IPUP__STALL;
@@ -3949,10 +3940,10 @@ static int ipup__exec_w(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
 /* Run one op of a replica at global step `step`. Returns IPUP_OK, IPUP__ABORTED, or an
    error. */
 static int ipup__exec(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step, int threaded) {
-    int32_t ipu = replica * e->P + op->device;
+    int32_t ipu = replica * e->core.P + op->device;
     int rc;
-    if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, op);
-    if (e->n_branches[op->stage] > 1) /* a branch of a concurrent stage */
+    if (e->core.cfg.op_hook) e->core.cfg.op_hook(e->core.cfg.op_hook_user, ipu, op);
+    if (e->core.n_branches[op->stage] > 1) /* a branch of a concurrent stage */
         rc = ipup__conc_exec(e, replica, op, step, threaded) ? IPUP__STALL : IPUP_OK;
     else if (op->kind == IPUP_OP_F) rc = ipup__exec_f(e, replica, op, step, threaded);
     else if (op->kind == IPUP_OP_B || op->kind == IPUP_OP_I) rc = ipup__exec_bi(e, replica, op, step, threaded);
@@ -3965,8 +3956,8 @@ static int ipup__exec(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t s
         return IPUP__ABORTED;
     }
 #endif
-    if (e->transport) return IPUP_ERR_IO; /* the transport's message is in e->msg */
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+    if (e->transport) return IPUP_ERR_IO; /* the transport's message is in e->core.msg */
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
                       "internal: op %c(%d,%d) of replica %d at table step %d found no data or no room (a bug of the emulator or the table)",
                       (op->kind >= 1 && op->kind <= 4) ? "?FBIW"[op->kind] : '?', (int)op->stage, (int)op->mb, (int)replica, (int)op->step);
 }
@@ -3975,21 +3966,21 @@ static int ipup__exec(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t s
 static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
 #if IPUP_MAX_REPLICAS > 1
     int32_t s, q;
-    if (e->R < 2) return;
-    if (e->has_concurrent) ipup__conc_allreduce(e, d, part, parts); /* lanes on d */
-    for (s = 0; s < e->S; s++) {
-        size_t n = e->stages[s].n_grads, lo, hi, i;
-        if (e->stages[s].device != d || e->n_branches[s] > 1) continue;
+    if (e->core.R < 2) return;
+    if (e->core.has_concurrent) ipup__conc_allreduce(e, d, part, parts); /* lanes on d */
+    for (s = 0; s < e->core.S; s++) {
+        size_t n = e->core.stages[s].n_grads, lo, hi, i;
+        if (e->core.stages[s].device != d || e->core.n_branches[s] > 1) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
-        if (e->R == 2) { /* the common case, vectorised: the same single add per element */
+        if (e->core.R == 2) { /* the common case, vectorised: the same single add per element */
             ipup__add2_f32((int)(hi - lo), e->stage_rt[0][s].grads + lo, e->stage_rt[1][s].grads + lo);
             continue;
         }
         for (i = lo; i < hi; i++) {
             float acc = e->stage_rt[0][s].grads[i];
-            for (q = 1; q < e->R; q++) acc += e->stage_rt[q][s].grads[i];
-            for (q = 0; q < e->R; q++) e->stage_rt[q][s].grads[i] = acc;
+            for (q = 1; q < e->core.R; q++) acc += e->stage_rt[q][s].grads[i];
+            for (q = 0; q < e->core.R; q++) e->stage_rt[q][s].grads[i] = acc;
         }
     }
 #else
@@ -4002,22 +3993,22 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
    the part it reduced); sets the error slot of the IPU */
 static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
     int32_t s, l, j;
-    if (e->has_concurrent) ipup__conc_check(e, gr, r, d, t, part, parts); /* lanes on d */
-    for (s = 0; s < e->S; s++) {
-        size_t n = e->stages[s].n_grads, lo, hi;
-        if (e->stages[s].device != d || e->n_branches[s] > 1) continue;
+    if (e->core.has_concurrent) ipup__conc_check(e, gr, r, d, t, part, parts); /* lanes on d */
+    for (s = 0; s < e->core.S; s++) {
+        size_t n = e->core.stages[s].n_grads, lo, hi;
+        if (e->core.stages[s].device != d || e->core.n_branches[s] > 1) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
-        for (l = e->stages[s].first; l < e->stages[s].last; l++) {
-            const ipup_layer_info *I = &e->layers[l].info;
+        for (l = e->core.stages[s].first; l < e->core.stages[s].last; l++) {
+            const ipup_layer_info *I = &e->core.layers[l].info;
             if (!I->n_w || I->frozen) continue;
             for (j = 0; j < 2; j++) {
-                size_t a = (size_t)e->layers[l].param_off + (j ? ipup__round16(I->n_w) : 0);
+                size_t a = (size_t)e->core.layers[l].param_off + (j ? ipup__round16(I->n_w) : 0);
                 size_t b = a + (size_t)(j ? I->n_b : I->n_w);
                 if (a < lo) a = lo;
                 if (b > hi) b = hi;
                 if (a < b && !ipup__finite(e->stage_rt[gr][s].grads + a, b - a)) {
-                    ipup__set_err(e, r * e->P + d, t, s, -1, 2 * l + j);
+                    ipup__set_err(e, r * e->core.P + d, t, s, -1, 2 * l + j);
                     return;
                 }
             }
@@ -4031,23 +4022,23 @@ static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int3
 
 /* optimizer step of stage s of replica r (global step t: Adam uses t + 1) */
 static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
-    const ipup__stage *st = &e->stages[s];
+    const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
-    const ipup_optimizer *o = &e->cfg.opt;
-    float scale = 1.0f / (float)(e->M * e->R);
+    const ipup_optimizer *o = &e->core.cfg.opt;
+    float scale = 1.0f / (float)(e->core.M * e->core.R);
     int32_t l, j;
-    if (e->n_branches[s] > 1) return; /* a concurrent stage: its lanes update on their IPUs (ipup__conc_update) */
+    if (e->core.n_branches[s] > 1) return; /* a concurrent stage: its lanes update on their IPUs (ipup__conc_update) */
     for (l = st->first; l < st->last; l++) {
-        const ipup_layer_info *I = &e->layers[l].info;
+        const ipup_layer_info *I = &e->core.layers[l].info;
         if (!I->n_w || I->frozen) continue;
         for (j = 0; j < 2; j++) {
-            size_t off = (size_t)e->layers[l].param_off + (j ? ipup__round16(I->n_w) : 0);
+            size_t off = (size_t)e->core.layers[l].param_off + (j ? ipup__round16(I->n_w) : 0);
             int n = j ? I->n_b : I->n_w;
             float *w = rt->params + off, *g = rt->grads + off, *s1 = NULL, *s2 = NULL;
             if (o->kind != IPUP_OPT_SGD) {
                 s1 = rt->state + off;
                 s2 = rt->state + st->n_grads + off;
-                if (e->cfg.offload) { /* stream in */
+                if (e->core.cfg.offload) { /* stream in */
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)n * sizeof(float));
                     if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
                     s1 = rt->staging;
@@ -4059,7 +4050,7 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
             case IPUP_OPT_ADAM: ipup_adam_f32(n, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2, g); break;
             default: ipup_sgd_f32(n, o->lr, scale, w, g); break;
             }
-            if (o->kind != IPUP_OPT_SGD && e->cfg.offload) { /* stream out */
+            if (o->kind != IPUP_OPT_SGD && e->core.cfg.offload) { /* stream out */
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)n * sizeof(float));
                 if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + st->n_grads + off, rt->staging + st->max_tensor, (size_t)n * sizeof(float));
             }
@@ -4071,13 +4062,13 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
 /* host: move outfeed records into e->records (indexed by step - step0, replica, mb) */
 static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded) {
     int32_t r, got = 0;
-    for (r = 0; r < e->R; r++) {
+    for (r = 0; r < e->core.R; r++) {
         const ipup_outfeed_rec *rec;
         while ((rec = (const ipup_outfeed_rec *)ipup_ring_peek(&e->outfeed[r])) != NULL) {
             int64_t k = rec->step - step0;
-            if (k >= 0 && k < nsteps && rec->mb >= 0 && rec->mb < e->M)
-                e->records[((size_t)k * (size_t)e->R + (size_t)r) * (size_t)e->M + (size_t)rec->mb] = *rec;
-            ipup__release(e, &e->outfeed[r], threaded, ipup__ipu_of(e, r, e->S - 1));
+            if (k >= 0 && k < nsteps && rec->mb >= 0 && rec->mb < e->core.M)
+                e->records[((size_t)k * (size_t)e->core.R + (size_t)r) * (size_t)e->core.M + (size_t)rec->mb] = *rec;
+            ipup__release(e, &e->outfeed[r], threaded, ipup__ipu_of(e, r, e->core.S - 1));
             got++;
         }
     }
@@ -4087,33 +4078,33 @@ static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded)
 static int ipup__any_err(const ipup_emu *e, int64_t t) {
     int32_t q;
     /* the step too: a slot holds step t or t - 2 (or t + 2 when a thread stopped early) */
-    for (q = 0; q < e->n_ipus; q++) if (e->ipu_errors[t & 1][q].code && e->ipu_errors[t & 1][q].step == t) return 1;
+    for (q = 0; q < e->core.n_ipus; q++) if (e->ipu_errors[t & 1][q].code && e->ipu_errors[t & 1][q].step == t) return 1;
     return 0;
 }
 static int ipup__err_msg(ipup_emu *e, int64_t t) {
     int32_t q, best = -1;
     const ipup__ipu_err *b = NULL;
     /* the loss first (layer -1), then the lowest stage, then the lowest IPU */
-    for (q = 0; q < e->n_ipus; q++) {
+    for (q = 0; q < e->core.n_ipus; q++) {
         const ipup__ipu_err *x = &e->ipu_errors[t & 1][q];
         if (!x->code) continue;
         if (!b || (x->layer < 0 && b->layer >= 0) || ((x->layer < 0) == (b->layer < 0) && x->stage < b->stage)) { b = x; best = q; }
     }
     if (!b) return IPUP_OK;
-    for (q = 0; q < e->n_ipus; q++) {
+    for (q = 0; q < e->core.n_ipus; q++) {
         const ipup__ipu_err *x = &e->ipu_errors[t & 1][q];
         if (x->code != IPUP_ERR_INVALID_TABLE) continue;
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
                           "internal: op %c(%d,%d) of replica %d (IPU%d) at step %lld found no data or no room (a bug of the emulator or the table); the other IPU threads stopped, the update of step %lld was not applied",
-                          (x->layer >= 1 && x->layer <= 4) ? "?FBIW"[x->layer] : '?', (int)x->stage, (int)x->mb, (int)(q / e->P), (int)q, (long long)x->step, (long long)x->step);
+                          (x->layer >= 1 && x->layer <= 4) ? "?FBIW"[x->layer] : '?', (int)x->stage, (int)x->mb, (int)(q / e->core.P), (int)q, (long long)x->step, (long long)x->step);
     }
     if (b->layer < 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_NUMERIC,
                           "step %lld, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is NaN or infinite; the update of step %lld was not applied. Lower the learning rate or check the input data",
-                          (long long)b->step, (int)b->stage, (int)best, (int)b->mb, (int)(best / e->P), (long long)b->step);
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
+                          (long long)b->step, (int)b->stage, (int)best, (int)b->mb, (int)(best / e->core.P), (long long)b->step);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_NUMERIC,
                       "step %lld, stage %d (IPU%d): the gradient of %s.%s is NaN or infinite; the update of step %lld was not applied. Lower the learning rate",
-                      (long long)b->step, (int)b->stage, (int)best, e->model.layers[b->layer / 2].id, (b->layer & 1) ? "b" : "w", (long long)b->step);
+                      (long long)b->step, (int)b->stage, (int)best, e->core.model.layers[b->layer / 2].id, (b->layer & 1) ? "b" : "w", (long long)b->step);
 }
 
 static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
@@ -4124,18 +4115,18 @@ static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
     for (k = 0; k < steps; k++) {
         int64_t t = step0 + k;
         IPUPIPE_MEMSET(e->ipu_errors[t & 1], 0, sizeof e->ipu_errors[0]);
-        for (i = 0; i < e->table.n_ops; i++) {
-            for (r = 0; r < e->R; r++) {
-                rc = ipup__exec(e, r, &e->ops[i], t, 0);
+        for (i = 0; i < e->core.table.n_ops; i++) {
+            for (r = 0; r < e->core.R; r++) {
+                rc = ipup__exec(e, r, &e->core.ops[i], t, 0);
                 if (rc) return rc;
             }
-            if (e->ops[i].stage == e->S - 1 && e->ops[i].kind == IPUP_OP_F) ipup__drain(e, step0, steps, 0);
+            if (e->core.ops[i].stage == e->core.S - 1 && e->core.ops[i].kind == IPUP_OP_F) ipup__drain(e, step0, steps, 0);
         }
-        if (e->R > 1) for (d = 0; d < e->P; d++) ipup__allreduce(e, d, 0, 1);
-        for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipup__check_grads(e, r, d, t, r, e->R);
+        if (e->core.R > 1) for (d = 0; d < e->core.P; d++) ipup__allreduce(e, d, 0, 1);
+        for (r = 0; r < e->core.R; r++) for (d = 0; d < e->core.P; d++) ipup__check_grads(e, r, d, t, r, e->core.R);
         if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
-        for (r = 0; r < e->R; r++) for (s = 0; s < e->S; s++) ipup__update_stage(e, r, s, t);
-        if (e->has_concurrent) for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipup__conc_update(e, r, d, t);
+        for (r = 0; r < e->core.R; r++) for (s = 0; s < e->core.S; s++) ipup__update_stage(e, r, s, t);
+        if (e->core.has_concurrent) for (r = 0; r < e->core.R; r++) for (d = 0; d < e->core.P; d++) ipup__conc_update(e, r, d, t);
         e->step = t + 1;
         *done = k + 1;
     }
@@ -4146,7 +4137,7 @@ static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
    exchange of error slots and records, and the update of its stages */
 static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
     const ipup_transport *tp = e->transport;
-    int32_t r = tp->ipu / e->P, d = tp->ipu % e->P, k, j, s;
+    int32_t r = tp->ipu / e->core.P, d = tp->ipu % e->core.P, k, j, s;
     int64_t step0 = e->step;
     int rc;
     *done = 0;
@@ -4154,16 +4145,16 @@ static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
         int64_t t = step0 + k;
         IPUPIPE_MEMSET(e->ipu_errors[t & 1], 0, sizeof e->ipu_errors[0]);
         if ((rc = tp->step_begin(tp->user, t)) != IPUP_OK) return rc;
-        for (j = e->row_start[d]; j < e->row_start[d + 1]; j++) {
-            const ipup_op *o = &e->ops[e->row[j]];
+        for (j = e->core.row_start[d]; j < e->core.row_start[d + 1]; j++) {
+            const ipup_op *o = &e->core.ops[e->core.row[j]];
             if ((rc = ipup__exec(e, r, o, t, 0)) != IPUP_OK) return rc;
-            if (o->stage == e->S - 1 && o->kind == IPUP_OP_F) ipup__drain(e, step0, steps, 0);
+            if (o->stage == e->core.S - 1 && o->kind == IPUP_OP_F) ipup__drain(e, step0, steps, 0);
         }
-        if (e->R > 1 && (rc = tp->reduce(tp->user, t)) != IPUP_OK) return rc;
-        ipup__check_grads(e, r, d, t, r, e->R);
+        if (e->core.R > 1 && (rc = tp->reduce(tp->user, t)) != IPUP_OK) return rc;
+        ipup__check_grads(e, r, d, t, r, e->core.R);
         if ((rc = tp->step_end(tp->user, t, k)) != IPUP_OK) return rc;
         if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
-        for (s = 0; s < e->S; s++) if (e->stages[s].device == d) ipup__update_stage(e, r, s, t);
+        for (s = 0; s < e->core.S; s++) if (e->core.stages[s].device == d) ipup__update_stage(e, r, s, t);
         e->step = t + 1;
         *done = k + 1;
     }
@@ -4174,27 +4165,27 @@ static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
 static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu); /* predict */
 
 static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
-    int32_t r = ipu / e->P, d = ipu % e->P, k, j, s;
+    int32_t r = ipu / e->core.P, d = ipu % e->core.P, k, j, s;
     for (k = 0; k < e->job_steps; k++) {
         int64_t t = e->job_step0 + k;
         IPUPIPE_MEMSET(&e->ipu_errors[t & 1][ipu], 0, sizeof(ipup__ipu_err));
         if (ipup__aborted(e, t)) return;
-        for (j = e->row_start[d]; j < e->row_start[d + 1]; j++)
-            if (ipup__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
+        for (j = e->core.row_start[d]; j < e->core.row_start[d + 1]; j++)
+            if (ipup__exec(e, r, &e->core.ops[e->core.row[j]], t, 1)) return;
         /* With replicas each thread sums part r of its IPU's gradients over the replicas
            into every replica's block and checks that part; after the barrier it updates
            its own replica only, from its own block: no thread writes another replica's
            weights, so the next step needs no barrier before it starts. */
-        if (e->R > 1) {
+        if (e->core.R > 1) {
             if (ipup__barrier(e, ipu, t)) return;
-            ipup__allreduce(e, d, r, e->R);
-            if (e->has_concurrent && ipup__barrier(e, ipu, t)) return; /* concurrent lanes: all sums before the checks */
+            ipup__allreduce(e, d, r, e->core.R);
+            if (e->core.has_concurrent && ipup__barrier(e, ipu, t)) return; /* concurrent lanes: all sums before the checks */
         }
-        ipup__check_grads(e, r, d, t, r, e->R);
+        ipup__check_grads(e, r, d, t, r, e->core.R);
         if (ipup__barrier(e, ipu, t)) return; /* every part summed and checked */
         if (ipup__any_err(e, t)) return;
-        for (s = 0; s < e->S; s++) if (e->stages[s].device == d) ipup__update_stage(e, r, s, t);
-        if (e->has_concurrent) ipup__conc_update(e, r, d, t); /* the lanes on this IPU */
+        for (s = 0; s < e->core.S; s++) if (e->core.stages[s].device == d) ipup__update_stage(e, r, s, t);
+        if (e->core.has_concurrent) ipup__conc_update(e, r, d, t); /* the lanes on this IPU */
     }
 }
 static void *ipup__thread_main(void *arg) {
@@ -4212,7 +4203,7 @@ static void *ipup__thread_main(void *arg) {
         else ipup__thread_job(e, th->ipu);
         IPUPIPE_HAPPENS_BEFORE(&e->threads_done);
         (void)IPUP__FETCH_ADD(&e->threads_done, 1u);
-        ipup__notify(e, e->n_ipus);
+        ipup__notify(e, e->core.n_ipus);
     }
     return NULL;
 }
@@ -4220,8 +4211,8 @@ static void *ipup__thread_main(void *arg) {
 /* the host has something to do: a record in an outfeed ring, or every thread is done */
 static void *ipup__probe_host(ipup_emu *e, void *arg) {
     int32_t r;
-    if (IPUP__LOAD_ACQ(&e->threads_done) == (uint32_t)e->n_ipus) return arg;
-    for (r = 0; r < e->R; r++)
+    if (IPUP__LOAD_ACQ(&e->threads_done) == (uint32_t)e->core.n_ipus) return arg;
+    for (r = 0; r < e->core.R; r++)
         if (ipup_ring_count(&e->outfeed[r]) > 0) return arg;
     return NULL;
 }
@@ -4229,11 +4220,11 @@ static void *ipup__probe_host(ipup_emu *e, void *arg) {
 /* the message of an infeed failure at step t (the lowest replica's), once the threads are done */
 static int ipup__feed_msg(ipup_emu *e, int64_t t) {
     int32_t r;
-    for (r = 0; r < e->R; r++) {
+    for (r = 0; r < e->core.R; r++) {
         const ipup__ipu_err *x = &e->ipu_errors[t & 1][ipup__ipu_of(e, r, 0)];
         if (x->code == IPUP_ERR_IO && x->step == t) return ipup__feed_fail(e, r, t, x->mb, 0, 0, x->stage, x->layer);
     }
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed failed", (long long)t);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "step %lld: the infeed failed", (long long)t);
 }
 
 /* The host starts the job and drains the outfeed while the IPU threads run; each
@@ -4251,12 +4242,12 @@ static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
     ipup__notify_all(e);
     for (;;) {
         ipup__drain(e, step0, steps, 1);
-        if (IPUP__LOAD_ACQ(&e->threads_done) == (uint32_t)e->n_ipus) {
+        if (IPUP__LOAD_ACQ(&e->threads_done) == (uint32_t)e->core.n_ipus) {
             IPUPIPE_HAPPENS_AFTER(&e->threads_done);
             ipup__drain(e, step0, steps, 1);
             break;
         }
-        ipup__wait(e, e->n_ipus, ipup__probe_host, e, -1);
+        ipup__wait(e, e->core.n_ipus, ipup__probe_host, e, -1);
     }
     if (IPUP__LOAD_ACQ(&e->abort_)) {
         /* an infeed failure at step job_stop: every step before it was applied (a NaN in
@@ -4285,14 +4276,14 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
     ipup_run_stats S;
     double lsum = 0.0;
     if ((rc = ipup__need_init(e, "ipup_run_steps")) != IPUP_OK) return rc;
-    if (steps <= 0 || steps > e->cfg.repeat)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed records are sized by cfg.repeat", (int)steps, (int)e->cfg.repeat);
-    if (!e->cfg.infeed) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.infeed is NULL: the emulator needs an infeed callback to get micro-batches");
-    e->msg[0] = 0;
+    if (steps <= 0 || steps > e->core.cfg.repeat)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed records are sized by cfg.repeat", (int)steps, (int)e->core.cfg.repeat);
+    if (!e->core.cfg.infeed) return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "cfg.infeed is NULL: the emulator needs an infeed callback to get micro-batches");
+    e->core.msg[0] = 0;
 #ifndef IPUPIPE_NO_THREADS
-    if (e->cfg.runner == IPUP_RUNNER_THREADS && !e->threads_started)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run after ipup_shutdown: the IPU threads are gone; call ipup_init again");
-    if (e->cfg.runner == IPUP_RUNNER_THREADS) rc = ipup__run_threads(e, steps, &done);
+    if (e->core.cfg.runner == IPUP_RUNNER_THREADS && !e->threads_started)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_run after ipup_shutdown: the IPU threads are gone; call ipup_init again");
+    if (e->core.cfg.runner == IPUP_RUNNER_THREADS) rc = ipup__run_threads(e, steps, &done);
     else
 #endif
     if (e->transport) rc = ipup__run_xport(e, steps, &done);
@@ -4301,29 +4292,29 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
     /* statistics over the completed steps */
     IPUPIPE_MEMSET(&S, 0, sizeof S);
     S.steps = done;
-    n = done * e->R * e->M;
+    n = done * e->core.R * e->core.M;
     S.microbatches = n;
-    S.samples = (int64_t)n * e->B;
+    S.samples = (int64_t)n * e->core.B;
     for (i = 0; i < n; i++) {
         lsum += (double)e->records[i].loss;
         S.correct += e->records[i].correct;
-        if (e->cfg.outfeed) e->cfg.outfeed(e->cfg.outfeed_user, &e->records[i]);
+        if (e->core.cfg.outfeed) e->core.cfg.outfeed(e->core.cfg.outfeed_user, &e->records[i]);
     }
     S.loss_mean = n ? lsum / (double)n : 0.0;
     S.step_seconds = e->step_seconds;
     S.sim_seconds = e->step_seconds * (double)done;
-    for (i = 0; i < e->n_ipus; i++) {
+    for (i = 0; i < e->core.n_ipus; i++) {
         ipup_mem_report mr;
         ipup__mem_runtime(e, i, &mr);
         S.mem_used[i] = mr.used;
         S.mem_high_water[i] = mr.high_water;
-        d = i % e->P;
+        d = i % e->core.P;
         S.busy_seconds[i] = e->busy_seconds[d] * (double)done;
         S.idle_seconds[i] = S.sim_seconds - S.busy_seconds[i];
     }
     for (p = 0; p < IPUP_PHASES; p++) {
         S.phase_seconds[p] = e->phase_seconds[p];
-        S.phase_utilisation[p] = e->phase_seconds[p] > 0.0 ? e->phase_busy_seconds[p] / (e->phase_seconds[p] * (double)e->P) : 0.0;
+        S.phase_utilisation[p] = e->phase_seconds[p] > 0.0 ? e->phase_busy_seconds[p] / (e->phase_seconds[p] * (double)e->core.P) : 0.0;
     }
     S.samples_per_second = S.sim_seconds > 0.0 ? (double)S.samples / S.sim_seconds : 0.0;
     e->n_records = n;
@@ -4334,7 +4325,7 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
 IPUPIPE_DEF int ipup_run(ipup_emu *e, ipup_run_stats *stats) {
     int rc = ipup__need_init(e, "ipup_run");
     if (rc) return rc;
-    return ipup_run_steps(e, e->cfg.repeat, stats);
+    return ipup_run_steps(e, e->core.cfg.repeat, stats);
 }
 
 IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n) {
@@ -4347,24 +4338,24 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
     int32_t i, s;
     int rc = ipup__need_init(e, "ipup_evaluate");
     if (rc) return rc;
-    e->msg[0] = 0;
+    e->core.msg[0] = 0;
     if (n < 0) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: n = %d samples; give n >= 0", (int)n);
-    if (n && !x) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: x is NULL; give the n = %d samples, %d floats each", (int)n, (int)e->in_n);
+    if (n && !x) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: x is NULL; give the n = %d samples, %d floats each", (int)n, (int)e->core.in_n);
     if (n && !labels)
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: labels is NULL; give the n = %d labels of x (each in 0..%d): the loss and the correct count need them", (int)n, (int)(e->classes - 1));
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: labels is NULL; give the n = %d labels of x (each in 0..%d): the loss and the correct count need them", (int)n, (int)(e->core.classes - 1));
     if (ipup__target_w(&e->core))
         return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: the model's loss is mse, which needs float targets, not labels; call ipup_evaluate_targets");
-    for (i = 0; i < n; i += e->B) {
-        int32_t Bn = n - i < e->B ? n - i : e->B, j;
+    for (i = 0; i < n; i += e->core.B) {
+        int32_t Bn = n - i < e->core.B ? n - i : e->core.B, j;
         int c = 0;
-        const float *in = x + (size_t)i * (size_t)e->in_n;
+        const float *in = x + (size_t)i * (size_t)e->core.in_n;
         float loss = 0.0f;
         for (j = 0; j < Bn; j++)
-            if (labels[i + j] < 0 || labels[i + j] >= e->classes)
-                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate: label %d of sample %d is outside 0..%d", (int)labels[i + j], (int)(i + j), (int)(e->classes - 1));
-        for (s = 0; s < e->S; s++) {
-            float *out = s < e->S - 1 ? (e->n_branches[s + 1] > 1 ? e->fanout[0][s].out : e->stage_rt[0][s + 1].pingpong[0]) : NULL;
-            if (e->n_branches[s] > 1) ipup__conc_eval(e, s, Bn, in, out); /* the branches, concatenated */
+            if (labels[i + j] < 0 || labels[i + j] >= e->core.classes)
+                return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_evaluate: label %d of sample %d is outside 0..%d", (int)labels[i + j], (int)(i + j), (int)(e->core.classes - 1));
+        for (s = 0; s < e->core.S; s++) {
+            float *out = s < e->core.S - 1 ? (e->core.n_branches[s + 1] > 1 ? e->fanout[0][s].out : e->stage_rt[0][s + 1].pingpong[0]) : NULL;
+            if (e->core.n_branches[s] > 1) ipup__conc_eval(e, s, Bn, in, out); /* the branches, concatenated */
             else ipup__stage_fwd(e, 0, s, Bn, in, labels + i, NULL, out, 0, 0, 0, &loss, &c);
             in = out;
         }
@@ -4378,20 +4369,20 @@ IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, co
     int32_t i, s, tw;
     if (!e) return IPUP_ERR_ARG;
     if (!e->initialised || n < 0 || (n && (!x || !targets)))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: %s",
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_evaluate_targets: %s",
                           !e->initialised ? "the emulator is not initialised; call ipup_init first"
                           : n < 0 ? "n is negative" : "x or targets is NULL; give n rows of inputs and of targets");
     tw = ipup__target_w(&e->core);
     if (!tw)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: the model's loss is softmax cross-entropy (integer labels); call ipup_evaluate");
-    for (i = 0; i < n; i += e->B) {
-        int32_t Bn = n - i < e->B ? n - i : e->B;
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_evaluate_targets: the model's loss is softmax cross-entropy (integer labels); call ipup_evaluate");
+    for (i = 0; i < n; i += e->core.B) {
+        int32_t Bn = n - i < e->core.B ? n - i : e->core.B;
         int c = 0;
-        const float *in = x + (size_t)i * (size_t)e->in_n;
+        const float *in = x + (size_t)i * (size_t)e->core.in_n;
         const int32_t *tg = (const int32_t *)(const void *)(targets + (size_t)i * (size_t)tw);
         float loss = 0.0f;
-        for (s = 0; s < e->S; s++) {
-            float *out = s < e->S - 1 ? e->stage_rt[0][s + 1].pingpong[0] : NULL;
+        for (s = 0; s < e->core.S; s++) {
+            float *out = s < e->core.S - 1 ? e->stage_rt[0][s + 1].pingpong[0] : NULL;
             ipup__stage_fwd(e, 0, s, Bn, in, tg, NULL, out, 0, 0, 0, &loss, &c);
             in = out;
         }
@@ -4402,27 +4393,27 @@ IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, co
 
 /* >>predict: ipup_predict on the forward-only table, waves of micro-batches */
 IPUPIPE_DEF int32_t ipup_output_width(const ipup_emu *e) {
-    if (!e || !e->initialised || e->n_layers < 1) return 0;
-    return e->layers[e->n_layers - 1].info.in_n;
+    if (!e || !e->initialised || e->core.n_layers < 1) return 0;
+    return e->core.layers[e->core.n_layers - 1].info.in_n;
 }
 
 /* the loss layer gives class scores (arg-max makes sense) */
 static int ipup__class_loss(const ipup_emu *e) {
-    return e->layers[e->n_layers - 1].info.kind == IPUP_LAYER_SOFTMAX_XENT;
+    return e->core.layers[e->core.n_layers - 1].info.kind == IPUP_LAYER_SOFTMAX_XENT;
 }
 
 static int ipup__predict_args(ipup_emu *e, int32_t n, const float *x, const int32_t *cls) {
     if (!e) return IPUP_ERR_ARG; /* no emulator: nowhere to put a message */
     if (!e->initialised)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_predict: the emulator is not initialised; call ipup_init first (and check that it returned IPUP_OK)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_predict: the emulator is not initialised; call ipup_init first (and check that it returned IPUP_OK)");
     if (n < 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_predict: n = %d samples; give n >= 0", (int)n);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_predict: n = %d samples; give n >= 0", (int)n);
     if (n > 0 && !x)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_predict: x is NULL for %d samples; give n rows of %d floats", (int)n, (int)e->in_n);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_predict: x is NULL for %d samples; give n rows of %d floats", (int)n, (int)e->core.in_n);
     if (cls && !ipup__class_loss(e))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG,
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
                           "ipup_predict: cls asks for arg-max classes, but the loss layer %s (%s) does not score classes; pass cls = NULL and read out",
-                          e->model.layers[e->n_layers - 1].id, ipup_layer_kind_name(e->layers[e->n_layers - 1].info.kind));
+                          e->core.model.layers[e->core.n_layers - 1].id, ipup_layer_kind_name(e->core.layers[e->core.n_layers - 1].info.kind));
     return IPUP_OK;
 }
 
@@ -4440,10 +4431,10 @@ static void ipup__argmax_rows(int32_t Bn, int32_t W, const float *z, int32_t *cl
 /* chunk c (samples c*B .. c*B+Bn-1): the last stage's result rows, into out or the
    scratch rows, then the classes */
 static float *ipup__pred_rows(ipup_emu *e, int32_t c, float *out) {
-    return out ? out + (size_t)c * (size_t)e->B * (size_t)ipup_output_width(e) : e->stage_rt[0][e->S - 1].pred;
+    return out ? out + (size_t)c * (size_t)e->core.B * (size_t)ipup_output_width(e) : e->stage_rt[0][e->core.S - 1].pred;
 }
 static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *rows, int32_t *cls) {
-    if (cls) ipup__argmax_rows(Bn, ipup_output_width(e), rows, cls + (size_t)c * (size_t)e->B);
+    if (cls) ipup__argmax_rows(Bn, ipup_output_width(e), rows, cls + (size_t)c * (size_t)e->core.B);
 }
 
 /* F(s, m) of wave w of the forward-only table on replica 0: micro-batch c = w*M + m
@@ -4451,25 +4442,25 @@ static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *
    stage s-1, its output into the ring to s+1 or the result rows (the last stage) */
 static int ipup__pred_exec(ipup_emu *e, const ipup_op *o, int32_t w, int threaded) {
     int32_t s = o->stage, ipu = o->device, Bn;
-    int64_t c = (int64_t)w * e->M + o->mb, left = (int64_t)e->pred_n - c * e->B;
+    int64_t c = (int64_t)w * e->core.M + o->mb, left = (int64_t)e->pred_n - c * e->core.B;
     const float *in;
     float *msg = NULL, *out;
     if (left <= 0) return IPUP_OK;
-    Bn = (int32_t)(left < e->B ? left : e->B);
-    if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
-    if (s == 0) in = e->pred_x + (size_t)c * (size_t)e->B * (size_t)e->in_n;
+    Bn = (int32_t)(left < e->core.B ? left : e->core.B);
+    if (e->core.cfg.op_hook) e->core.cfg.op_hook(e->core.cfg.op_hook_user, ipu, o);
+    if (s == 0) in = e->pred_x + (size_t)c * (size_t)e->core.B * (size_t)e->core.in_n;
     else {
         msg = (float *)ipup__wait_peek(e, &e->fwd[0][s], threaded, 0, ipu);
         if (!msg) goto stall;
         in = msg;
     }
-    if (s < e->S - 1) {
+    if (s < e->core.S - 1) {
         out = (float *)ipup__wait_reserve(e, &e->fwd[0][s + 1], threaded, 0, ipu);
         if (!out) goto stall;
     } else out = ipup__pred_rows(e, (int32_t)c, e->pred_out);
     ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
     if (msg) ipup__release(e, &e->fwd[0][s], threaded, ipup__ipu_of(e, 0, s - 1));
-    if (s < e->S - 1) ipup__commit(e, &e->fwd[0][s + 1], threaded, ipup__ipu_of(e, 0, s + 1));
+    if (s < e->core.S - 1) ipup__commit(e, &e->fwd[0][s + 1], threaded, ipup__ipu_of(e, 0, s + 1));
     else ipup__pred_classes(e, (int32_t)c, Bn, out, e->pred_cls);
     return IPUP_OK;
 stall:
@@ -4479,21 +4470,21 @@ stall:
         return IPUP__ABORTED;
     }
 #endif
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
                       "internal: ipup_predict's F(%d,%d) found no data or no room in its ring (a bug of the emulator or the table)", (int)s, (int)o->mb);
 }
 
 /* With concurrent stages (no forward-only table): chunk after chunk, stage after stage on
    the host thread, the branches of a concurrent stage one after another (as ipup_evaluate) */
 static int ipup__pred_serial(ipup_emu *e) {
-    int32_t c, s, Bn, chunks = (int32_t)(((int64_t)e->pred_n + e->B - 1) / e->B);
+    int32_t c, s, Bn, chunks = (int32_t)(((int64_t)e->pred_n + e->core.B - 1) / e->core.B);
     for (c = 0; c < chunks; c++) {
-        const float *in = e->pred_x + (size_t)c * (size_t)e->B * (size_t)e->in_n;
+        const float *in = e->pred_x + (size_t)c * (size_t)e->core.B * (size_t)e->core.in_n;
         float *out = NULL;
-        Bn = e->pred_n - c * e->B < e->B ? e->pred_n - c * e->B : e->B;
-        for (s = 0; s < e->S; s++) {
-            out = s < e->S - 1 ? (e->n_branches[s + 1] > 1 ? e->fanout[0][s].out : e->stage_rt[0][s + 1].pingpong[0]) : ipup__pred_rows(e, c, e->pred_out);
-            if (e->n_branches[s] > 1) ipup__conc_eval(e, s, Bn, in, out);
+        Bn = e->pred_n - c * e->core.B < e->core.B ? e->pred_n - c * e->core.B : e->core.B;
+        for (s = 0; s < e->core.S; s++) {
+            out = s < e->core.S - 1 ? (e->core.n_branches[s + 1] > 1 ? e->fanout[0][s].out : e->stage_rt[0][s + 1].pingpong[0]) : ipup__pred_rows(e, c, e->pred_out);
+            if (e->core.n_branches[s] > 1) ipup__conc_eval(e, s, Bn, in, out);
             else ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
             in = out;
         }
@@ -4507,8 +4498,8 @@ static int ipup__pred_coop(ipup_emu *e) {
     int32_t w, i;
     int rc;
     for (w = 0; w < e->pred_waves; w++)
-        for (i = 0; i < e->pred_table.n_ops; i++)
-            if ((rc = ipup__pred_exec(e, &e->pred_ops[i], w, 0)) != IPUP_OK) return rc;
+        for (i = 0; i < e->core.pred_table.n_ops; i++)
+            if ((rc = ipup__pred_exec(e, &e->core.pred_ops[i], w, 0)) != IPUP_OK) return rc;
     return IPUP_OK;
 }
 
@@ -4516,10 +4507,10 @@ static int ipup__pred_coop(ipup_emu *e) {
 /* IPU thread `ipu`: replica 0's devices run their row of every wave; the others rest */
 static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu) {
     int32_t w, j;
-    if (ipu >= e->P) return;
+    if (ipu >= e->core.P) return;
     for (w = 0; w < e->pred_waves; w++)
-        for (j = e->pred_row_start[ipu]; j < e->pred_row_start[ipu + 1]; j++)
-            if (ipup__pred_exec(e, &e->pred_ops[e->pred_row[j]], w, 1)) return;
+        for (j = e->core.pred_row_start[ipu]; j < e->core.pred_row_start[ipu + 1]; j++)
+            if (ipup__pred_exec(e, &e->core.pred_ops[e->core.pred_row[j]], w, 1)) return;
 }
 
 static int ipup__pred_threads(ipup_emu *e) {
@@ -4530,12 +4521,12 @@ static int ipup__pred_threads(ipup_emu *e) {
     IPUPIPE_HAPPENS_BEFORE(&e->job_gen);
     IPUP__STORE_REL(&e->job_gen, IPUP__LOAD_ACQ(&e->job_gen) + 1u);
     ipup__notify_all(e);
-    while (IPUP__LOAD_ACQ(&e->threads_done) != (uint32_t)e->n_ipus) ipup__wait(e, e->n_ipus, ipup__probe_host, e, -1);
+    while (IPUP__LOAD_ACQ(&e->threads_done) != (uint32_t)e->core.n_ipus) ipup__wait(e, e->core.n_ipus, ipup__probe_host, e, -1);
     IPUPIPE_HAPPENS_AFTER(&e->threads_done);
     e->job_kind = 0;
     if (!IPUP__LOAD_ACQ(&e->fault_)) return IPUP_OK;
     IPUPIPE_HAPPENS_AFTER(&e->fault_);
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
                       "internal: an IPU thread of ipup_predict found no data or no room in a ring (a bug of the emulator or the table)");
 }
 #endif
@@ -4543,15 +4534,15 @@ static int ipup__pred_threads(ipup_emu *e) {
 IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls) {
     int rc = ipup__predict_args(e, n, x, cls);
     if (rc) return rc;
-    e->msg[0] = 0;
+    e->core.msg[0] = 0;
     e->pred_n = n; e->pred_x = x; e->pred_out = out; e->pred_cls = cls;
-    e->pred_waves = (int32_t)(((int64_t)n + (int64_t)e->B * e->M - 1) / ((int64_t)e->B * e->M));
-    e->pred_stats.last_samples = n;
-    e->pred_stats.last_seconds = (double)e->pred_waves * e->pred_stats.wave_seconds;
+    e->pred_waves = (int32_t)(((int64_t)n + (int64_t)e->core.B * e->core.M - 1) / ((int64_t)e->core.B * e->core.M));
+    e->core.pred_stats.last_samples = n;
+    e->core.pred_stats.last_seconds = (double)e->pred_waves * e->core.pred_stats.wave_seconds;
     if (n == 0) return IPUP_OK;
-    if (e->has_concurrent) return ipup__pred_serial(e);
+    if (e->core.has_concurrent) return ipup__pred_serial(e);
 #ifndef IPUPIPE_NO_THREADS
-    if (e->cfg.runner == IPUP_RUNNER_THREADS && e->threads_started) rc = ipup__pred_threads(e);
+    if (e->core.cfg.runner == IPUP_RUNNER_THREADS && e->threads_started) rc = ipup__pred_threads(e);
     else
 #endif
     { /* under a transport: this process alone, on the weights it holds, no hook called */
@@ -4566,7 +4557,7 @@ IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out,
 
 IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out) {
     if (!e || !out || !e->initialised) return IPUP_ERR_ARG;
-    *out = e->pred_stats;
+    *out = e->core.pred_stats;
     return IPUP_OK;
 }
 
@@ -4575,16 +4566,16 @@ IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out)
 /* layers with parameters (trained_only: those that train, i.e. not frozen) */
 static int32_t ipup__param_layers_of(const ipup_emu *e, int trained_only) {
     int32_t l, n = 0;
-    for (l = 0; l < e->n_layers; l++)
-        if (e->layers[l].info.n_w && !(trained_only && e->layers[l].info.frozen)) n += e->n_branches[e->layers[l].stage] > 1 ? e->n_branches[e->layers[l].stage] : 1;
+    for (l = 0; l < e->core.n_layers; l++)
+        if (e->core.layers[l].info.n_w && !(trained_only && e->core.layers[l].info.frozen)) n += e->core.n_branches[e->core.layers[l].stage] > 1 ? e->core.n_branches[e->core.layers[l].stage] : 1;
     return n;
 }
 /* a tensor of branch br of the concurrent stage of layer l: "dense256.w#1", its slice */
 static int ipup__conc_tensor(ipup_emu *e, int32_t l, int32_t br, int which, int32_t slot, int32_t k, ipup_tensor_info *out) {
-    int32_t lane = e->first_lane[e->layers[l].stage] + br;
-    const ipup__lane *c = &e->lanes[lane];
+    int32_t lane = e->core.first_lane[e->core.layers[l].stage] + br;
+    const ipup__lane *c = &e->core.lanes[lane];
     const ipup__lane_rt *rt = &e->lane_rt[0][lane];
-    const ipup_layer_info *I = &e->layers[l].info;
+    const ipup_layer_info *I = &e->core.layers[l].info;
     size_t off = which ? c->bias_off : 0;
     out->kind = slot == 0 ? IPUP_TENSOR_PARAM : IPUP_TENSOR_OPT_STATE;
     out->layer = l;
@@ -4595,14 +4586,14 @@ static int ipup__conc_tensor(ipup_emu *e, int32_t l, int32_t br, int which, int3
     if (which) { out->ndim = 1; out->shape[0] = c->slice_units; }
     else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = c->slice_units; }
     else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = c->slice_units; }
-    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s#%d", e->model.layers[l].id, which ? "b" : "w",
+    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s#%d", e->core.model.layers[l].id, which ? "b" : "w",
                   slot == 0 ? "" : (k == 1 || slot == 2) ? ".v" : ".m", (int)br);
     return IPUP_OK;
 }
 static int32_t ipup__param_layers(const ipup_emu *e) { return ipup__param_layers_of(e, 0); }
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e) {
     if (!e || !e->initialised) return 0;
-    return ipup__param_layers(e) * 2 + ipup__param_layers_of(e, 1) * 2 * ipup__state_slots(&e->cfg);
+    return ipup__param_layers(e) * 2 + ipup__param_layers_of(e, 1) * 2 * ipup__state_slots(&e->core.cfg);
 }
 IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
     int32_t npl, ntl, slot, within, pl, which, l, k;
@@ -4615,37 +4606,37 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: out is NULL; give an ipup_tensor_info to fill");
     if (index < 0 || index >= ipup_tensor_count(e))
         return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: index %d is outside 0..%d (ipup_tensor_count - 1)", (int)index, (int)(ipup_tensor_count(e) - 1));
-    e->msg[0] = 0;
+    e->core.msg[0] = 0;
     npl = ipup__param_layers(e);
     ntl = ipup__param_layers_of(e, 1);
-    k = ipup__state_slots(&e->cfg);
+    k = ipup__state_slots(&e->core.cfg);
     /* the parameters of every layer, then per state slot those of the trained layers */
     slot = index < 2 * npl ? 0 : 1 + (index - 2 * npl) / (2 * ntl);
     within = slot == 0 ? index : (index - 2 * npl) % (2 * ntl);
     pl = within / 2;
     which = within % 2;
-    for (l = 0; l < e->n_layers; l++) {
-        int32_t nb = e->n_branches[e->layers[l].stage] > 1 ? e->n_branches[e->layers[l].stage] : 1; /* branches of a concurrent stage */
-        if (!e->layers[l].info.n_w || (slot > 0 && e->layers[l].info.frozen)) continue;
-        if (pl < nb) { Ly = &e->layers[l]; break; }
+    for (l = 0; l < e->core.n_layers; l++) {
+        int32_t nb = e->core.n_branches[e->core.layers[l].stage] > 1 ? e->core.n_branches[e->core.layers[l].stage] : 1; /* branches of a concurrent stage */
+        if (!e->core.layers[l].info.n_w || (slot > 0 && e->core.layers[l].info.frozen)) continue;
+        if (pl < nb) { Ly = &e->core.layers[l]; break; }
         pl -= nb;
     }
     if (!Ly) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: internal: no layer for tensor %d", (int)index);
     I = &Ly->info;
     IPUPIPE_MEMSET(out, 0, sizeof *out);
-    if (e->n_branches[Ly->stage] > 1) return ipup__conc_tensor(e, l, pl, which, slot, k, out);
+    if (e->core.n_branches[Ly->stage] > 1) return ipup__conc_tensor(e, l, pl, which, slot, k, out);
     rt = &e->stage_rt[0][Ly->stage];
     off = (size_t)Ly->param_off + (which ? ipup__round16(I->n_w) : 0);
     out->kind = slot == 0 ? IPUP_TENSOR_PARAM : IPUP_TENSOR_OPT_STATE;
     out->layer = l;
     out->stage = Ly->stage;
-    out->device = e->stages[Ly->stage].device;
+    out->device = e->core.stages[Ly->stage].device;
     out->n = which ? I->n_b : I->n_w;
-    out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * e->stages[Ly->stage].n_grads + off;
+    out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * e->core.stages[Ly->stage].n_grads + off;
     if (which) { out->ndim = 1; out->shape[0] = I->n_b; }
     else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = I->out_c; }
     else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = I->out_n; }
-    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s", e->model.layers[l].id, which ? "b" : "w",
+    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s", e->core.model.layers[l].id, which ? "b" : "w",
               slot == 0 ? "" : (k == 1 || slot == 2) ? ".v" : ".m");
     return IPUP_OK;
 }
@@ -4663,15 +4654,15 @@ IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     int32_t r, s;
     int rc = ipup__need_init(e, "ipup_replicas_sync");
     if (rc) return rc;
-    for (r = 1; r < e->R; r++) {
-        for (s = 0; s < e->S; s++) {
-            if (e->n_branches[s] > 1) continue; /* its lanes: below */
-            IPUPIPE_MEMCPY(e->stage_rt[r][s].params, e->stage_rt[0][s].params, e->stages[s].n_params * sizeof(float));
-            if (e->stages[s].n_state) IPUPIPE_MEMCPY(e->stage_rt[r][s].state, e->stage_rt[0][s].state, e->stages[s].n_state * sizeof(float));
+    for (r = 1; r < e->core.R; r++) {
+        for (s = 0; s < e->core.S; s++) {
+            if (e->core.n_branches[s] > 1) continue; /* its lanes: below */
+            IPUPIPE_MEMCPY(e->stage_rt[r][s].params, e->stage_rt[0][s].params, e->core.stages[s].n_params * sizeof(float));
+            if (e->core.stages[s].n_state) IPUPIPE_MEMCPY(e->stage_rt[r][s].state, e->stage_rt[0][s].state, e->core.stages[s].n_state * sizeof(float));
         }
-        for (s = 0; s < e->n_lanes; s++) { /* the branches of concurrent stages */
-            IPUPIPE_MEMCPY(e->lane_rt[r][s].params, e->lane_rt[0][s].params, e->lanes[s].n_params * sizeof(float));
-            if (e->lanes[s].n_state) IPUPIPE_MEMCPY(e->lane_rt[r][s].state, e->lane_rt[0][s].state, e->lanes[s].n_state * sizeof(float));
+        for (s = 0; s < e->core.n_lanes; s++) { /* the branches of concurrent stages */
+            IPUPIPE_MEMCPY(e->lane_rt[r][s].params, e->lane_rt[0][s].params, e->core.lanes[s].n_params * sizeof(float));
+            if (e->core.lanes[s].n_state) IPUPIPE_MEMCPY(e->lane_rt[r][s].state, e->lane_rt[0][s].state, e->core.lanes[s].n_state * sizeof(float));
         }
     }
     return IPUP_OK;
@@ -4682,8 +4673,8 @@ IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
     char num[48];
     if (!e) return IPUP_ERR_ARG;
     if (!(lr > 0.0f && lr <= 3.4e38f))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_learning_rate: the learning rate is %s: it must be a finite number > 0", ipup__num(num, sizeof num, (double)lr));
-    e->cfg.opt.lr = lr;
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_set_learning_rate: the learning rate is %s: it must be a finite number > 0", ipup__num(num, sizeof num, (double)lr));
+    e->core.cfg.opt.lr = lr;
     return IPUP_OK;
 }
 
@@ -4761,12 +4752,12 @@ static void ipup__writer_u8(ipup__state_writer *w, uint32_t v) { unsigned char b
 /* The descriptor: what decides the tensors and what their values mean. */
 static void ipup__st_desc(const ipup_emu *e, ipup__state_writer *w) {
     int32_t l, s;
-    ipup__writer_u32(w, (uint32_t)e->model.in_h);
-    ipup__writer_u32(w, (uint32_t)e->model.in_w);
-    ipup__writer_u32(w, (uint32_t)e->model.in_c);
-    ipup__writer_u32(w, (uint32_t)e->n_layers);
-    for (l = 0; l < e->n_layers; l++) {
-        const ipup_layer *L = &e->model.layers[l];
+    ipup__writer_u32(w, (uint32_t)e->core.model.in_h);
+    ipup__writer_u32(w, (uint32_t)e->core.model.in_w);
+    ipup__writer_u32(w, (uint32_t)e->core.model.in_c);
+    ipup__writer_u32(w, (uint32_t)e->core.n_layers);
+    for (l = 0; l < e->core.n_layers; l++) {
+        const ipup_layer *L = &e->core.model.layers[l];
         size_t n = 0;
         while (L->id[n]) n++;
         ipup__writer_u8(w, (uint32_t)L->kind);
@@ -4774,14 +4765,14 @@ static void ipup__st_desc(const ipup_emu *e, ipup__state_writer *w) {
         ipup__writer_u8(w, (uint32_t)n);
         ipup__writer_put(w, L->id, n);
     }
-    ipup__writer_u32(w, (uint32_t)e->cfg.opt.kind);
-    if (e->cfg.opt.kind == IPUP_OPT_MOMENTUM) ipup__writer_u32(w, ipup__fbits(e->cfg.opt.momentum));
-    if (e->cfg.opt.kind == IPUP_OPT_ADAM) {
-        ipup__writer_u32(w, ipup__fbits(e->cfg.opt.beta1));
-        ipup__writer_u32(w, ipup__fbits(e->cfg.opt.beta2));
+    ipup__writer_u32(w, (uint32_t)e->core.cfg.opt.kind);
+    if (e->core.cfg.opt.kind == IPUP_OPT_MOMENTUM) ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.momentum));
+    if (e->core.cfg.opt.kind == IPUP_OPT_ADAM) {
+        ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.beta1));
+        ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.beta2));
     }
-    ipup__writer_u32(w, (uint32_t)e->S);
-    for (s = 0; s < e->S; s++) ipup__writer_u32(w, (uint32_t)e->stages[s].first);
+    ipup__writer_u32(w, (uint32_t)e->core.S);
+    for (s = 0; s < e->core.S; s++) ipup__writer_u32(w, (uint32_t)e->core.stages[s].first);
 }
 
 /* The tensor records; their values only counted when w only counts. */
@@ -4824,9 +4815,9 @@ IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user) {
     uint32_t fp = 0;
     uint64_t D, total;
     if (!e) return IPUP_ERR_ARG;
-    if (!write) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_save: the write callback is NULL");
+    if (!write) return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_state_save: the write callback is NULL");
     if (!e->initialised)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_save: the emulator is not initialised (call ipup_init first)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_state_save: the emulator is not initialised (call ipup_init first)");
     D = ipup__st_desc_bytes(e, &fp);
     total = (uint64_t)ipup_state_bytes(e);
     IPUPIPE_MEMSET(h, 0, sizeof h);
@@ -4846,8 +4837,8 @@ IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user) {
     ipup__writer_u32(&w, w.crc ^ 0xFFFFFFFFu);
     ipup__writer_flush(&w);
     if (w.failed)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "ipup_state_save: the write callback failed (%llu of %llu bytes offered); the state is not saved", (unsigned long long)w.n, (unsigned long long)total);
-    e->msg[0] = 0;
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "ipup_state_save: the write callback failed (%llu of %llu bytes offered); the state is not saved", (unsigned long long)w.n, (unsigned long long)total);
+    e->core.msg[0] = 0;
     return IPUP_OK;
 }
 
@@ -4892,8 +4883,8 @@ static int ipup__reader_get(ipup__state_reader *r, void *dst, size_t n) {
 /* the message of a failed read at what */
 static int ipup__reader_fail(ipup_emu *e, const ipup__state_reader *r, const char *what) {
     if (r->rc == IPUP_STATE_END)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the stream is truncated: it ends in %s, before byte %llu of the %llu its header gives (damaged or incomplete state)", what, (unsigned long long)(r->at + IPUP_STATE_CHUNK < r->end ? r->at + IPUP_STATE_CHUNK : r->end), (unsigned long long)r->end);
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "ipup_state_load: the read callback failed (returned %d) at byte %llu, in %s", r->rc, (unsigned long long)r->at, what);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: the stream is truncated: it ends in %s, before byte %llu of the %llu its header gives (damaged or incomplete state)", what, (unsigned long long)(r->at + IPUP_STATE_CHUNK < r->end ? r->at + IPUP_STATE_CHUNK : r->end), (unsigned long long)r->end);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "ipup_state_load: the read callback failed (returned %d) at byte %llu, in %s", r->rc, (unsigned long long)r->at, what);
 }
 
 static int ipup__st_magic(const unsigned char *h) {
@@ -4910,27 +4901,27 @@ static int ipup__st_integrity(ipup_emu *e, ipup_read_fn read, void *user, uint64
     ipup__reader_init(&r, read, user, IPUP__ST_HEAD);
     if (ipup__reader_get(&r, h, sizeof h) != 0) return ipup__reader_fail(e, &r, "the header");
     if (!ipup__st_magic(h))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: not an ipupipe state: the magic is not IPUPSTAT (another file, or a damaged stream)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: not an ipupipe state: the magic is not IPUPSTAT (another file, or a damaged stream)");
     if ((v = ipup__get32(h + 8)) != IPUP_STATE_VERSION)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "ipup_state_load: the stream has format version %u, this library reads version %u (save it again with this version of ipupipe)", (unsigned)v, (unsigned)IPUP_STATE_VERSION);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_MISMATCH, "ipup_state_load: the stream has format version %u, this library reads version %u (save it again with this version of ipupipe)", (unsigned)v, (unsigned)IPUP_STATE_VERSION);
     *total = ipup__get64(h + 16);
     if (*total < IPUP__ST_HEAD + 4u || *total > IPUP__ST_MAX || ipup__get32(h + 12) != 0 || ipup__get32(h + 44) != 0 || (int64_t)ipup__get64(h + 24) < 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the header is damaged (length %llu, step %lld, reserved fields %u and %u)", (unsigned long long)*total, (long long)ipup__get64(h + 24), (unsigned)ipup__get32(h + 12), (unsigned)ipup__get32(h + 44));
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: the header is damaged (length %llu, step %lld, reserved fields %u and %u)", (unsigned long long)*total, (long long)ipup__get64(h + 24), (unsigned)ipup__get32(h + 12), (unsigned)ipup__get32(h + 44));
     ipup__reader_init(&r, read, user, *total);
     if (ipup__reader_get(&r, NULL, (size_t)(*total - 4u)) != 0) return ipup__reader_fail(e, &r, "the body");
     crc = *body_crc = r.crc ^ 0xFFFFFFFFu;
     if (ipup__reader_get(&r, b, 4) != 0) return ipup__reader_fail(e, &r, "the CRC-32");
     if (ipup__get32(b) != crc)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the CRC-32 is %08x in the stream but its bytes give %08x (damaged stream)", (unsigned)ipup__get32(b), (unsigned)crc);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: the CRC-32 is %08x in the stream but its bytes give %08x (damaged stream)", (unsigned)ipup__get32(b), (unsigned)crc);
     return IPUP_OK;
 }
 
 /* a mismatch: "ipup_state_load: <what> (the state was saved from ...)" */
 static int ipup__st_mismatch(ipup_emu *e, const char *what) {
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "ipup_state_load: %s%s", what, IPUP__ST_NOT);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_MISMATCH, "ipup_state_load: %s%s", what, IPUP__ST_NOT);
 }
 static int ipup__st_damaged(ipup_emu *e, const char *what) {
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s (a damaged stream that passed its CRC-32, or not written by ipup_state_save)", what);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s (a damaged stream that passed its CRC-32, or not written by ipup_state_save)", what);
 }
 /* 1 when the n bytes are printable ASCII (names and ids) */
 static int ipup__st_printable(const char *s, size_t n) {
@@ -4955,16 +4946,16 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__state_reader *r) {
     char what[300], fa[80], fb[80], id[IPUP_ID_MAX];
     uint32_t l, kind, units, L;
     if (ipup__reader_get(r, b, 16) != 0) return ipup__reader_fail(e, r, "the descriptor");
-    if (ipup__get32(b) != (uint32_t)e->model.in_h || ipup__get32(b + 4) != (uint32_t)e->model.in_w || ipup__get32(b + 8) != (uint32_t)e->model.in_c) {
-        ipup_snprintf(what, sizeof what, "the model's input is %ux%ux%u in the file, %dx%dx%d in this emulator", (unsigned)ipup__get32(b), (unsigned)ipup__get32(b + 4), (unsigned)ipup__get32(b + 8), (int)e->model.in_h, (int)e->model.in_w, (int)e->model.in_c);
+    if (ipup__get32(b) != (uint32_t)e->core.model.in_h || ipup__get32(b + 4) != (uint32_t)e->core.model.in_w || ipup__get32(b + 8) != (uint32_t)e->core.model.in_c) {
+        ipup_snprintf(what, sizeof what, "the model's input is %ux%ux%u in the file, %dx%dx%d in this emulator", (unsigned)ipup__get32(b), (unsigned)ipup__get32(b + 4), (unsigned)ipup__get32(b + 8), (int)e->core.model.in_h, (int)e->core.model.in_w, (int)e->core.model.in_c);
         return ipup__st_mismatch(e, what);
     }
-    if (ipup__get32(b + 12) != (uint32_t)e->n_layers) {
-        ipup_snprintf(what, sizeof what, "the model has %u layers in the file, %d in this emulator", (unsigned)ipup__get32(b + 12), (int)e->n_layers);
+    if (ipup__get32(b + 12) != (uint32_t)e->core.n_layers) {
+        ipup_snprintf(what, sizeof what, "the model has %u layers in the file, %d in this emulator", (unsigned)ipup__get32(b + 12), (int)e->core.n_layers);
         return ipup__st_mismatch(e, what);
     }
-    for (l = 0; l < (uint32_t)e->n_layers; l++) {
-        const ipup_layer *Ly = &e->model.layers[l];
+    for (l = 0; l < (uint32_t)e->core.n_layers; l++) {
+        const ipup_layer *Ly = &e->core.model.layers[l];
         if (ipup__reader_get(r, b, 6) != 0) return ipup__reader_fail(e, r, "the descriptor");
         kind = b[0];
         units = ipup__get32(b + 1);
@@ -4985,7 +4976,7 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__state_reader *r) {
 static int ipup__st_cmp_train(ipup_emu *e, ipup__state_reader *r) {
     unsigned char b[8];
     char what[300], na[48], nb[48];
-    const ipup_optimizer *o = &e->cfg.opt;
+    const ipup_optimizer *o = &e->core.cfg.opt;
     uint32_t k, s, n;
     if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
     if ((k = ipup__get32(b)) != (uint32_t)o->kind) {
@@ -5002,14 +4993,14 @@ static int ipup__st_cmp_train(ipup_emu *e, ipup__state_reader *r) {
         }
     }
     if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
-    if ((n = ipup__get32(b)) != (uint32_t)e->S) {
-        ipup_snprintf(what, sizeof what, "the layers are split into %u stages in the file, %d in this emulator", (unsigned)n, (int)e->S);
+    if ((n = ipup__get32(b)) != (uint32_t)e->core.S) {
+        ipup_snprintf(what, sizeof what, "the layers are split into %u stages in the file, %d in this emulator", (unsigned)n, (int)e->core.S);
         return ipup__st_mismatch(e, what);
     }
     for (s = 0; s < n; s++) {
         if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
-        if (ipup__get32(b) != (uint32_t)e->stages[s].first) {
-            ipup_snprintf(what, sizeof what, "stage %u begins at layer %u in the file, at layer %d (%s) in this emulator", (unsigned)s, (unsigned)ipup__get32(b), (int)e->stages[s].first, e->model.layers[e->stages[s].first].id);
+        if (ipup__get32(b) != (uint32_t)e->core.stages[s].first) {
+            ipup_snprintf(what, sizeof what, "stage %u begins at layer %u in the file, at layer %d (%s) in this emulator", (unsigned)s, (unsigned)ipup__get32(b), (int)e->core.stages[s].first, e->core.model.layers[e->core.stages[s].first].id);
             return ipup__st_mismatch(e, what);
         }
     }
@@ -5029,7 +5020,7 @@ static int ipup__st_values(ipup_emu *e, ipup__state_reader *r, const ipup_tensor
             if (apply) ti->data[j] = v;
             else if (!(v - v == 0.0f)) {
                 ipup_snprintf(what, sizeof what, "tensor %s holds %s at element %d (a run that diverged was saved)", ti->name, v != v ? "NaN" : "an infinity", (int)j);
-                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s", what);
+                return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s", what);
             }
         }
     }
@@ -5043,9 +5034,9 @@ static const char *ipup__st_frozen_hint(const ipup_emu *e, char *h, size_t cap) 
     size_t k = 0;
     int32_t l, any = 0;
     k += (size_t)ipup_snprintf(h, cap, "%s", lead);
-    for (l = 0; l < e->n_layers && k < cap; l++)
-        if (e->layers[l].info.n_w && e->layers[l].info.frozen) {
-            k += (size_t)ipup_snprintf(h + k, cap - k, "%s %s", any ? "," : "", e->model.layers[l].id);
+    for (l = 0; l < e->core.n_layers && k < cap; l++)
+        if (e->core.layers[l].info.n_w && e->core.layers[l].info.frozen) {
+            k += (size_t)ipup_snprintf(h + k, cap - k, "%s %s", any ? "," : "", e->core.model.layers[l].id);
             any = 1;
         }
     if (k < cap) ipup_snprintf(h + k, cap - k, "%s)", any ? "" : " none");
@@ -5121,20 +5112,20 @@ IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user) {
     uint32_t crc0 = 0, crc1 = 0, crc2 = 0;
     int rc;
     if (!e) return IPUP_ERR_ARG;
-    if (!read) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_load: the read callback is NULL");
+    if (!read) return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_state_load: the read callback is NULL");
     if (!e->initialised)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_load: the emulator is not initialised (call ipup_init with the configuration the state was saved from first)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_state_load: the emulator is not initialised (call ipup_init with the configuration the state was saved from first)");
     if ((rc = ipup__st_integrity(e, read, user, &total, &crc0)) != IPUP_OK) return rc;
     if ((rc = ipup__st_walk(e, read, user, total, 0, &crc1, &step)) != IPUP_OK) return rc;
     if (crc1 != crc0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed while it was read (nothing was loaded); load it again");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed while it was read (nothing was loaded); load it again");
     /* everything checked: from here on the state is written */
     rc = ipup__st_walk(e, read, user, total, 1, &crc2, &step);
     if (rc != IPUP_OK || crc2 != crc0)
-        return ipup__fail(e->msg, sizeof e->msg, rc == IPUP_ERR_IO ? IPUP_ERR_IO : IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed or failed while it was applied (CRC-32 %08x, then %08x): the state is partly loaded; load a sound state again or re-initialise", (unsigned)crc0, (unsigned)crc2);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, rc == IPUP_ERR_IO ? IPUP_ERR_IO : IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed or failed while it was applied (CRC-32 %08x, then %08x): the state is partly loaded; load a sound state again or re-initialise", (unsigned)crc0, (unsigned)crc2);
     ipup_replicas_sync(e);
     e->step = (int64_t)step;
-    e->msg[0] = 0;
+    e->core.msg[0] = 0;
     return IPUP_OK;
 }
 
@@ -5167,11 +5158,11 @@ static IPUP__PRINTF(2, 3) void ipup__trace_event(ipup__trace_writer *w, const ch
 /* the layers of a stage op as events on the row under its box (tid 1): forward in layer
    order, backward in reverse (a recomputed forward first), each as long as its FLOPs */
 static void ipup__trace_layers(const ipup_emu *e, ipup__trace_writer *w, const ipup_op *o, int32_t pid, double t) {
-    const ipup__stage *st = &e->stages[o->stage];
-    double per = (double)e->B / ipup__rate(e);
+    const ipup__stage *st = &e->core.stages[o->stage];
+    double per = (double)e->core.B / ipup__rate(e);
     char t0[32], t1[32];
     int32_t l, k, n = st->last - st->first;
-    if (o->kind != IPUP_OP_F && e->cfg.recompute) {
+    if (o->kind != IPUP_OP_F && e->core.cfg.recompute) {
         ipup__trace_event(w, "{\"name\":\"recompute\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%s,\"dur\":%s}",
                        (int)pid, ipup__us3(t0, sizeof t0, t * 1e6), ipup__us3(t1, sizeof t1, (double)st->flops_f * per * 1e6));
         t += (double)st->flops_f * per;
@@ -5180,20 +5171,20 @@ static void ipup__trace_layers(const ipup_emu *e, ipup__trace_writer *w, const i
         const ipup_layer_info *I;
         double f;
         l = o->kind == IPUP_OP_F ? st->first + k : st->last - 1 - k;
-        I = &e->layers[l].info;
+        I = &e->core.layers[l].info;
         f = o->kind == IPUP_OP_F   ? (double)I->flops_fwd
             : o->kind == IPUP_OP_W ? (double)I->flops_bwd_dw
-                                   : (e->layers[l].need_dx ? (double)I->flops_bwd_dx : 0.0) + (o->kind == IPUP_OP_B ? (double)I->flops_bwd_dw : 0.0);
+                                   : (e->core.layers[l].need_dx ? (double)I->flops_bwd_dx : 0.0) + (o->kind == IPUP_OP_B ? (double)I->flops_bwd_dw : 0.0);
         if (f <= 0.0) continue;
         ipup__trace_event(w, "{\"name\":\"%s\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%s,\"dur\":%s}",
-                       e->model.layers[l].id, (int)pid, ipup__us3(t0, sizeof t0, t * 1e6), ipup__us3(t1, sizeof t1, f * per * 1e6));
+                       e->core.model.layers[l].id, (int)pid, ipup__us3(t0, sizeof t0, t * 1e6), ipup__us3(t1, sizeof t1, f * per * 1e6));
         t += f * per;
     }
 }
 
 static void ipup__trace_op(const ipup_emu *e, ipup__trace_writer *w, const ipup_op *o, int32_t r, double now, double du, double xf) {
     static const char *const cname[4] = {"thread_state_running", "thread_state_iowait", "terrible", "olive"};
-    int32_t pid = r * e->P + o->device, ps = -1, fwd = 0;
+    int32_t pid = r * e->core.P + o->device, ps = -1, fwd = 0;
     const char *kn = o->kind == IPUP_OP_F ? "F" : o->kind == IPUP_OP_B ? "B" : o->kind == IPUP_OP_I ? "I" : "W";
     char t0[32], t1[32], tok[48];
     double in = o->kind == IPUP_OP_F && o->stage == 0 ? ipup__infeed_s(e) : 0.0;
@@ -5210,15 +5201,15 @@ static void ipup__trace_op(const ipup_emu *e, ipup__trace_writer *w, const ipup_
     /* flows: start at the end of a producing op, finish at the consuming op */
     if (xf > 0.0) {
         int f = o->kind == IPUP_OP_F;
-        long long id = (((long long)r * e->S + o->stage) * e->M + o->mb) * 2 + (f ? 0 : 1) + 1;
+        long long id = (((long long)r * e->core.S + o->stage) * e->core.M + o->mb) * 2 + (f ? 0 : 1) + 1;
         ipup__trace_event(w, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"s\",\"id\":%lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
                        f ? "activations" : "gradients", id, (int)pid, ipup__us3(t0, sizeof t0, (now + du) * 1e6));
     }
-    if (o->kind == IPUP_OP_F && o->stage > 0 && e->stages[o->stage - 1].device != o->device) { ps = o->stage - 1; fwd = 1; }
-    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->S - 1 && e->stages[o->stage + 1].device != o->device)
+    if (o->kind == IPUP_OP_F && o->stage > 0 && e->core.stages[o->stage - 1].device != o->device) { ps = o->stage - 1; fwd = 1; }
+    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->core.S - 1 && e->core.stages[o->stage + 1].device != o->device)
         ps = o->stage + 1;
     if (ps >= 0) {
-        long long id = (((long long)r * e->S + ps) * e->M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
+        long long id = (((long long)r * e->core.S + ps) * e->core.M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
         ipup__trace_event(w, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
                        fwd ? "activations" : "gradients", id, (int)pid, ipup__us3(t0, sizeof t0, now * 1e6));
     }
@@ -5235,25 +5226,25 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
     w.write = write; w.user = user; w.rc = 0; w.first = 1;
     sync = ipup__sync_s(e);
     ipup__trace_emit(&w, "{\"traceEvents\":[\n", 17);
-    for (q = 0; q < e->n_ipus; q++)
+    for (q = 0; q < e->core.n_ipus; q++)
         ipup__trace_event(&w, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"IPU%d (replica %d, device %d)\"}}",
-                       (int)q, (int)q, (int)(q / e->P), (int)(q % e->P));
-    while (i < e->table.n_ops) {
-        int32_t t = e->ops[i].step, k;
+                       (int)q, (int)q, (int)(q / e->core.P), (int)(q % e->core.P));
+    while (i < e->core.table.n_ops) {
+        int32_t t = e->core.ops[i].step, k;
         double mx = 0.0, mxx = 0.0;
-        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+        for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
             double du, xf;
-            ipup__op_cost(e, &e->ops[k], &du, &xf);
+            ipup__op_cost(e, &e->core.ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
-            for (r = 0; r < e->R; r++) ipup__trace_op(e, &w, &e->ops[k], r, now, du, xf);
+            for (r = 0; r < e->core.R; r++) ipup__trace_op(e, &w, &e->core.ops[k], r, now, du, xf);
         }
         now += mx + mxx + sync;
         i = k;
     }
-    for (q = 0; q < e->n_ipus; q++)
+    for (q = 0; q < e->core.n_ipus; q++)
         ipup__trace_event(&w, "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s}", (int)q,
-                       ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->P) * 1e6));
+                       ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->core.P) * 1e6));
     ipup__trace_emit(&w, "\n]}\n", 4);
     if (w.rc) return ipup__efail(e, w.rc, "ipup_trace_write: the write callback failed (returned non-zero); the trace is incomplete");
     return IPUP_OK;

@@ -137,7 +137,7 @@ static void ref_step(ref_model *R, const ipup_config *c, int64_t t, feed_ctx *fc
     }
     {
         float scale = 1.0f / (float)(M * Rr);
-        const ipup_optimizer *op = &g_emu.cfg.opt; /* defaults resolved by ipup_init */
+        const ipup_optimizer *op = &g_emu.core.cfg.opt; /* defaults resolved by ipup_init */
         for (l = 0; l < L; l++) {
             const ipup_layer_info *I = &R->info[l];
             int j;
@@ -437,8 +437,8 @@ TTEST(replication) {
     TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
     n = snapshot(&g_emu, a, 8192);
     /* replica 1 holds the same weights as replica 0 (same update on the same sums) */
-    for (i = 0; i < (size_t)g_emu.S; i++)
-        TT_CHECK(memcmp(g_emu.stage_rt[0][i].params, g_emu.stage_rt[1][i].params, g_emu.stages[i].n_params * sizeof(float)) == 0);
+    for (i = 0; i < (size_t)g_emu.core.S; i++)
+        TT_CHECK(memcmp(g_emu.stage_rt[0][i].params, g_emu.stage_rt[1][i].params, g_emu.core.stages[i].n_params * sizeof(float)) == 0);
     ipup_shutdown(&g_emu);
     c.runner = IPUP_RUNNER_COOP;
     rc = ipup_init(&g_emu, &c);

@@ -110,7 +110,7 @@ static int check_predict(const ipup_model_desc *md, int32_t n, const char *what)
     memset(g_out, 0xff, sizeof g_out);
     memset(g_cls, 0xff, sizeof g_cls);
     ref_load(&g_emu);
-    ref_forward(md, g_emu.B, n, g_x, g_ref_out, g_ref_cls);
+    ref_forward(md, g_emu.core.B, n, g_x, g_ref_out, g_ref_cls);
     rc = ipup_predict(&g_emu, n, g_x, g_out, g_cls);
     if (rc) { TT_FAILF("%s: ipup_predict: %.300s", what, ipup_last_error(&g_emu)); return 1; }
     if (memcmp(g_out, g_ref_out, (size_t)n * (size_t)W * sizeof(float)) != 0) { TT_FAILF("%s: outputs differ from the plain forward", what); bad++; }

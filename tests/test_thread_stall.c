@@ -39,7 +39,7 @@ static void ts_hook(void *user, int32_t ipu, const ipup_op *op) {
     /* this thread owns the stage: only it touches the stage's stash counters */
     rt = &ts_emu.stage_rt[0][op->stage];
     if (b->hits++ != (int)b->step) return;
-    if (b->kind == IPUP_OP_F) rt->stash_count = (uint32_t)ts_emu.stages[op->stage].depth; /* "stash full" */
+    if (b->kind == IPUP_OP_F) rt->stash_count = (uint32_t)ts_emu.core.stages[op->stage].depth; /* "stash full" */
     else rt->stash_count = rt->wstash_count; /* "stash empty" */
 }
 
