@@ -374,7 +374,8 @@ typedef struct ipup_layer_info {
    (ipup_layer.frozen); the suffix on any other layer, or another suffix, is IPUP_ERR_PARSE.
    Fills model->layers with ids such as "dense256", "dense256_2" (unique; the suffix is not
    part of the id), keeps in_h/in_w/in_c as they are. msg gets the error. */
-IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg,
+                                 size_t msg_len);
 /* Shapes, parameter counts, FLOPs of every layer into info[n_info] (n_info >= n_layers). */
 IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *model, ipup_layer_info *info, int32_t n_info,
                             char *msg, size_t msg_len);
@@ -392,15 +393,16 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
    (ipup_model_info's per-sample FLOPs). The emulator's default split (cfg.split NULL) is
    this one. IPUP_ERR_ARG (NULL model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages >
    layers, a model ipup_model_info refuses); msg gets the text. */
-IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split,
+                                    char *msg, size_t msg_len);
 /* Replication from the IPU count (Graphcore's auto_select_ipus, TF IPU user guide §6.4.1:
    a graph sharded over 2 IPUs run on 8 IPUs is replicated 4 times): the replicas that
    `total_ipus` IPUs give a pipeline of `ipus_per_replica` IPUs (ipup_plan.devices of a plan
    with replicas 1), into *replicas. IPUP_ERR_CONFIG with a message when total_ipus is not a
    multiple of ipus_per_replica or gives more than IPUP_MAX_REPLICAS replicas; IPUP_ERR_ARG
    when a count is < 1 or replicas is NULL. */
-IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica, int32_t *replicas, char *msg,
-                                       size_t msg_len);
+IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica,
+                                       int32_t *replicas, char *msg, size_t msg_len);
 
 /* >>cost-model: what the simulated IPUs cost; what ipup_run and ipup_predict report */
 /* Cost model; zero fields take the Mk2 defaults of the manual comment. */
@@ -414,7 +416,13 @@ typedef struct ipup_cost_model {
     double sync_cycles;        /* 1000 per inter-IPU sync */
 } ipup_cost_model;
 
-enum { IPUP_PHASE_RAMP_UP = 0, IPUP_PHASE_MAIN, IPUP_PHASE_RAMP_DOWN, IPUP_PHASE_UPDATE, IPUP_PHASES };
+enum {
+    IPUP_PHASE_RAMP_UP = 0,
+    IPUP_PHASE_MAIN,
+    IPUP_PHASE_RAMP_DOWN,
+    IPUP_PHASE_UPDATE,
+    IPUP_PHASES
+};
 typedef struct ipup_run_stats {
     int64_t steps;                  /* optimizer steps done by the run */
     int64_t microbatches, samples;  /* summed over replicas */
@@ -448,14 +456,19 @@ typedef struct ipup_predict_stats {
 } ipup_predict_stats;
 
 /* >>config: ipup_config and its parts: optimizer, runner, pools, feeds, hooks */
-typedef enum ipup_optimizer_kind { IPUP_OPT_SGD = 0, IPUP_OPT_MOMENTUM, IPUP_OPT_ADAM } ipup_optimizer_kind;
+typedef enum ipup_optimizer_kind {
+    IPUP_OPT_SGD = 0,
+    IPUP_OPT_MOMENTUM,
+    IPUP_OPT_ADAM
+} ipup_optimizer_kind;
 typedef struct ipup_optimizer {
     ipup_optimizer_kind kind;
     float lr;                /* 0: 0.01 */
     float momentum;          /* momentum mu; 0: 0.9 (IPUP_OPT_MOMENTUM) */
     float beta1, beta2, eps; /* Adam; 0: 0.9, 0.999, 1e-8 */
 } ipup_optimizer;
-IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out); /* sgd|momentum|adam */
+/* sgd|momentum|adam */
+IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out);
 
 typedef enum ipup_runner_kind { IPUP_RUNNER_COOP = 0, IPUP_RUNNER_THREADS } ipup_runner_kind;
 IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out); /* coop|threads */
@@ -693,9 +706,10 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg);
    msg gets the error text, or on success the schedule's warnings, one per line ("" when
    none), as ipup_warnings would show them after ipup_init. */
 #define IPUP_PLAN_SCRATCH_BYTES(stages, microbatches) \
-    (sizeof(ipup__core) + (size_t)IPUP_POOL_ALIGN + (size_t)3 * (size_t)(stages) * (size_t)(microbatches) * sizeof(ipup_op))
-IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch, size_t scratch_bytes,
-                                char *msg, size_t msg_len);
+    (sizeof(ipup__core) + (size_t)IPUP_POOL_ALIGN + \
+     (size_t)3 * (size_t)(stages) * (size_t)(microbatches) * sizeof(ipup_op))
+IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch,
+                                size_t scratch_bytes, char *msg, size_t msg_len);
 
 /* >>threads: where an IPU thread sleeps, its handle, its error slot */
 #ifndef IPUPIPE_NO_THREADS
@@ -861,7 +875,8 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
    += chunk loss * chunk size, so *loss_sum / n is the mean squared error over all n *
    target_width elements (chunk sizes times their means: equal chunks give the exact mean).
    IPUP_ERR_ARG with a message (NULL e, x or targets, n < 0, not initialised, a class loss). */
-IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets, double *loss_sum);
+IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets,
+                                      double *loss_sum);
 /* The outfeed records of the last run, in (step, replica, mb) order; *n gets the count. */
 IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n);
 
@@ -897,9 +912,14 @@ IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out,
 IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out);
 
 /* >>tensors: parameter and optimizer-state tensors, replicas, step, learning rate */
-typedef enum ipup_tensor_kind { IPUP_TENSOR_PARAM = 0, IPUP_TENSOR_OPT_STATE, IPUP_TENSOR_GRAD } ipup_tensor_kind;
+typedef enum ipup_tensor_kind {
+    IPUP_TENSOR_PARAM = 0,
+    IPUP_TENSOR_OPT_STATE,
+    IPUP_TENSOR_GRAD
+} ipup_tensor_kind;
 typedef struct ipup_tensor_info {
-    char name[IPUP_TENSOR_NAME_MAX]; /* "dense256.w", "dense256.b", "dense256.w.m", "dense256.w.v" */
+    /* "dense256.w", "dense256.b", "dense256.w.m", "dense256.w.v" */
+    char name[IPUP_TENSOR_NAME_MAX];
     ipup_tensor_kind kind;
     int32_t layer, stage, device;
     int32_t ndim, shape[4];
@@ -1024,7 +1044,8 @@ static IPUP__PRINTF(2, 3) void ipup__textbuf_add(ipup__textbuf *b, const char *f
     va_list ap;
     int n;
     va_start(ap, f);
-    n = b->len < b->cap ? ipup_vsnprintf(b->buf + b->len, b->cap - b->len, f, ap) : ipup_vsnprintf(NULL, 0, f, ap);
+    n = b->len < b->cap ? ipup_vsnprintf(b->buf + b->len, b->cap - b->len, f, ap)
+                        : ipup_vsnprintf(NULL, 0, f, ap);
     va_end(ap);
     if (n > 0) b->len += (size_t)n;
 }
@@ -1048,7 +1069,10 @@ static const char *ipup__num(char *out, size_t cap, double v) {
     int k;
     if (v != v) return "nan";
     if (v < 0.0) { sign = "-"; v = -v; }
-    if (v > 1e18) { ipup_snprintf(out, cap, "%s%s", sign, v > 1.7e308 ? "inf" : "huge"); return out; }
+    if (v > 1e18) {
+        ipup_snprintf(out, cap, "%s%s", sign, v > 1.7e308 ? "inf" : "huge");
+        return out;
+    }
     ip = (unsigned long long)v;
     fp = (unsigned long long)((v - (double)ip) * 1e6 + 0.5);
     if (fp >= 1000000ull) { ip++; fp -= 1000000ull; }
@@ -1081,7 +1105,8 @@ static size_t ipup__round16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u
 #define IPUP__RESTRICT restrict
 #endif
 
-static int ipup__finite(const float *x, size_t n) { return ipup__finite_f32(n, x); } /* vectorised */
+/* vectorised */
+static int ipup__finite(const float *x, size_t n) { return ipup__finite_f32(n, x); }
 
 /* >>errors: the message every failed call leaves; the guard of frozen pools */
 /* Every public call on an emulator that returns an error code leaves a message in
@@ -1102,7 +1127,10 @@ static IPUP__PRINTF(3, 4) int ipup__efail(const ipup_emu *e, int code, const cha
 static int ipup__need_init(const ipup_emu *e, const char *what) {
     if (!e) return IPUP_ERR_ARG;
     if (e->initialised) return IPUP_OK;
-    return ipup__efail(e, IPUP_ERR_ARG, "%s: the emulator is not initialised (ipup_init has not succeeded on it); call ipup_init first and check that it returns IPUP_OK", what);
+    return ipup__efail(e, IPUP_ERR_ARG,
+                       "%s: the emulator is not initialised (ipup_init has not succeeded on it); "
+                       "call ipup_init first and check that it returns IPUP_OK",
+                       what);
 }
 
 /* IPUP_ERR_FROZEN when e's pools are frozen (a successful ipup_init, no ipup_shutdown
@@ -1110,10 +1138,13 @@ static int ipup__need_init(const ipup_emu *e, const char *what) {
 static int ipup__refuse_frozen(ipup_emu *e, const char *what, const char *instead) {
     if (e->frozen != e) return IPUP_OK;
     return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_FROZEN,
-                      "%s on an emulator that is already initialised: its pools are frozen (carved by ipup_init, in use); %scall ipup_shutdown first",
+                      "%s on an emulator that is already initialised: its pools are frozen (carved "
+                      "by ipup_init, in use); %scall ipup_shutdown first",
                       what, instead);
 }
-IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->core.msg : "NULL emulator"; }
+IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) {
+    return e ? e->core.msg : "NULL emulator";
+}
 
 IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e) { return e ? e->warnings : ""; }
 
@@ -1131,7 +1162,8 @@ IPUPIPE_DEF size_t ipup_ring_bytes(uint32_t cap, size_t slot_bytes) {
 IPUPIPE_DEF int ipup_ring_init(ipup_ring *r, void *buf, size_t buf_bytes, uint32_t cap,
                            size_t slot_bytes, uint32_t start) {
     if (!r || cap == 0 || (cap & (cap - 1)) != 0) return IPUP_ERR_ARG;
-    if (buf_bytes < ipup_ring_bytes(cap, slot_bytes) || (!buf && slot_bytes)) return IPUP_ERR_CAPACITY;
+    if (buf_bytes < ipup_ring_bytes(cap, slot_bytes) || (!buf && slot_bytes))
+        return IPUP_ERR_CAPACITY;
     IPUPIPE_MEMSET((void *)r, 0, sizeof *r);
     r->buf = (uint8_t *)buf;
     r->slot_bytes = ipup__round64(slot_bytes);
@@ -1226,7 +1258,12 @@ static int ipup__token_rate(const char *s, size_t n, float *out) {
     long long ip = 0, fp = 0, div = 1;
     size_t i = 0;
     int digits = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9') { ip = ip * 10 + (s[i] - '0'); i++; digits++; if (ip > 1) return 0; }
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+        ip = ip * 10 + (s[i] - '0');
+        i++;
+        digits++;
+        if (ip > 1) return 0;
+    }
     if (i < n && s[i] == '.') {
         i++;
         while (i < n && s[i] >= '0' && s[i] <= '9') {
@@ -1241,22 +1278,28 @@ static int ipup__token_rate(const char *s, size_t n, float *out) {
 
 /* the suffix of layer n's token, sfx[0] == ':' (sfx_len bytes): ":frozen" on a layer with
    parameters marks it frozen; anything else is refused with a message */
-static int ipup__layer_suffix(const char *text, int32_t n, const char *sfx, size_t sfx_len, ipup_layer *L,
-                              char *msg, size_t msg_len) {
+static int ipup__layer_suffix(const char *text, int32_t n, const char *sfx, size_t sfx_len,
+                              ipup_layer *L, char *msg, size_t msg_len) {
     if (sfx_len != 7 || !ipup__token_prefix(sfx + 1, sfx_len - 1, "frozen"))
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "model \"%s\": layer %d has the suffix \"%.*s\"; the only suffix is \":frozen\" (on a dense or conv layer)",
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
+                          "model \"%s\": layer %d has the suffix \"%.*s\"; the only suffix is "
+                          "\":frozen\" (on a dense or conv layer)",
                           text, (int)n, (int)(sfx_len > 40 ? 40 : sfx_len), sfx);
     if (L->kind != IPUP_LAYER_DENSE && L->kind != IPUP_LAYER_CONV3X3)
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "model \"%s\": layer %d (%s) has no parameters to freeze; \":frozen\" goes on a dense or conv layer only",
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
+                          "model \"%s\": layer %d (%s) has no parameters to freeze; \":frozen\" "
+                          "goes on a dense or conv layer only",
                           text, (int)n, ipup_layer_kind_name(L->kind));
     L->frozen = 1;
     return IPUP_OK;
 }
 
-IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg,
+                                 size_t msg_len) {
     const char *p;
     int32_t n = 0, i, j;
-    if (!text || !model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_parse: NULL text or model");
+    if (!text || !model)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_parse: NULL text or model");
     p = text;
     while (*p) {
         const char *q = p;
@@ -1272,11 +1315,15 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         len = k;
         IPUPIPE_MEMSET(&L, 0, sizeof L);
         if (n >= IPUP_MAX_LAYERS)
-            return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define IPUP_MAX_LAYERS larger before the include", text, (int)IPUP_MAX_LAYERS);
+            return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY,
+                              "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define "
+                              "IPUP_MAX_LAYERS larger before the include",
+                              text, (int)IPUP_MAX_LAYERS);
         if ((k = ipup__token_prefix(p, len, "dense")) != 0) {
             L.kind = IPUP_LAYER_DENSE;
             if (!ipup__token_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
-        } else if ((k = ipup__token_prefix(p, len, "conv3x3_")) != 0 || (k = ipup__token_prefix(p, len, "conv3x3")) != 0 ||
+        } else if ((k = ipup__token_prefix(p, len, "conv3x3_")) != 0 ||
+                   (k = ipup__token_prefix(p, len, "conv3x3")) != 0 ||
                    (k = ipup__token_prefix(p, len, "conv")) != 0) {
             L.kind = IPUP_LAYER_CONV3X3;
             if (!ipup__token_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
@@ -1284,15 +1331,18 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
             L.kind = IPUP_LAYER_RELU;
         } else if (len == 4 && ipup__token_prefix(p, len, "gelu")) {
             L.kind = IPUP_LAYER_GELU;
-        } else if ((len == 7 && ipup__token_prefix(p, len, "maxpool")) || (len == 8 && ipup__token_prefix(p, len, "maxpool2"))) {
+        } else if ((len == 7 && ipup__token_prefix(p, len, "maxpool")) ||
+                   (len == 8 && ipup__token_prefix(p, len, "maxpool2"))) {
             L.kind = IPUP_LAYER_MAXPOOL2;
         } else if (len == 7 && ipup__token_prefix(p, len, "flatten")) {
             L.kind = IPUP_LAYER_FLATTEN;
         } else if ((k = ipup__token_prefix(p, len, "dropout")) != 0) {
             L.kind = IPUP_LAYER_DROPOUT;
             L.rate = 0.5f;
-            if (len > k && (!ipup__token_rate(p + k, len - k, &L.rate) || !(L.rate < 1.0f))) goto bad;
-        } else if ((len == 4 && ipup__token_prefix(p, len, "xent")) || (len == 12 && ipup__token_prefix(p, len, "softmax_xent")) ||
+            if (len > k && (!ipup__token_rate(p + k, len - k, &L.rate) || !(L.rate < 1.0f)))
+                goto bad;
+        } else if ((len == 4 && ipup__token_prefix(p, len, "xent")) ||
+                   (len == 12 && ipup__token_prefix(p, len, "softmax_xent")) ||
                    (len == 4 && ipup__token_prefix(p, len, "loss"))) {
             L.kind = IPUP_LAYER_SOFTMAX_XENT;
         } else if (len == 3 && ipup__token_prefix(p, len, "mse")) {
@@ -1300,7 +1350,8 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         } else {
             goto bad;
         }
-        if (sfx && (rc = ipup__layer_suffix(text, n, p + len, sfx, &L, msg, msg_len)) != IPUP_OK) return rc;
+        if (sfx && (rc = ipup__layer_suffix(text, n, p + len, sfx, &L, msg, msg_len)) != IPUP_OK)
+            return rc;
         /* id: the token itself ("dense256"), made unique with _2, _3 ... */
         {
             char base[IPUP_ID_MAX];
@@ -1323,11 +1374,14 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         continue;
     bad:
         return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
-                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), relu, gelu, maxpool2, flatten, dropout<rate>, xent, mse (dense<N>:frozen, conv<N>:frozen: not trained)",
+                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), "
+                          "relu, gelu, maxpool2, flatten, dropout<rate>, xent, mse "
+                          "(dense<N>:frozen, conv<N>:frozen: not trained)",
                           text, (int)n);
     }
     if (n == 0)
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
+                          "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
     model->n_layers = n;
     if (msg && msg_len) msg[0] = 0;
     return IPUP_OK;
@@ -1336,42 +1390,104 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
 /* ipup_model_info's last checks: the frozen flags (layers with parameters only; a frozen
    layer computes no weight gradient, so flops_bwd_dw = 0), at least one trained layer, and
    a loss as the last layer */
-static int ipup__info_final(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_param_layers, char *msg, size_t msg_len) {
+static int ipup__info_final(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_param_layers,
+                            char *msg, size_t msg_len) {
     int32_t l, trained = 0;
     ipup_layer_kind last = m->layers[m->n_layers - 1].kind;
     for (l = 0; l < m->n_layers; l++) {
         ipup_layer_info *I = &info[l];
         if (m->layers[l].frozen && !I->n_w)
-            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): %s has no parameters to freeze; set frozen on dense or conv layers only",
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): %s has no parameters to "
+                              "freeze; set frozen on dense or conv layers only",
                               (int)l, m->layers[l].id, ipup_layer_kind_name(m->layers[l].kind));
         I->frozen = m->layers[l].frozen ? 1 : 0;
         if (I->frozen) I->flops_bwd_dw = 0;
         else if (I->n_w) trained++;
     }
     if (last != IPUP_LAYER_SOFTMAX_XENT && last != IPUP_LAYER_MSE)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the last layer must be a loss: softmax cross-entropy (xent) or mean squared error (mse); add one to the model");
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "the last layer must be a loss: softmax cross-entropy (xent) or mean "
+                          "squared error (mse); add one to the model");
     if (!n_param_layers)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has no dense or conv layer: nothing to train");
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "the model has no dense or conv layer: nothing to train");
     if (!trained)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "every dense and conv layer of the model is frozen: nothing to train; drop \":frozen\" (frozen = 0) from at least one");
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "every dense and conv layer of the model is frozen: nothing to train; "
+                          "drop \":frozen\" (frozen = 0) from at least one");
     if (msg && msg_len) msg[0] = 0;
+    return IPUP_OK;
+}
+
+/* ipup_model_info's dense or conv3x3 layer l (L): its parameter counts, FLOPs and stash
+   floats into I, its output shape into *h, *w, *c (its input's on entry, n = their
+   product) */
+static int ipup__weight_layer_info(const ipup_layer *L, int32_t l, int64_t n, int32_t *h,
+                                   int32_t *w, int32_t *c, ipup_layer_info *I, char *msg,
+                                   size_t msg_len) {
+    int64_t big;
+    if (L->kind == IPUP_LAYER_DENSE) {
+        if (L->units <= 0)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): dense needs units >= 1", (int)l, L->id);
+        big = n * L->units;
+        if (big > 0x7fffffff)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): weight matrix %lld x %d is too large",
+                              (int)l, L->id, (long long)n, (int)L->units);
+        *h = 1; *w = 1; *c = L->units;
+        I->n_w = (int32_t)big; I->n_b = L->units;
+        I->flops_fwd = 2 * big + L->units;
+        I->flops_bwd_dx = 2 * big;
+        I->flops_bwd_dw = 2 * big + L->units;
+        I->stash_floats = (int32_t)n;
+        return IPUP_OK;
+    }
+    if (L->units <= 0)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): conv needs channels >= 1", (int)l, L->id);
+    if (*h < 3 || *w < 3)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): conv3x3 needs an input of at least 3x3, "
+                          "it gets %dx%d", (int)l, L->id, (int)*h, (int)*w);
+    big = (int64_t)9 * *c * L->units;
+    if (big > 0x7fffffff)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): conv weights too large", (int)l, L->id);
+    I->n_w = (int32_t)big; I->n_b = L->units;
+    *h -= 2; *w -= 2; *c = L->units;
+    I->flops_fwd = 2 * big * *h * *w + (int64_t)*h * *w * *c;
+    I->flops_bwd_dx = 2 * big * *h * *w;
+    I->flops_bwd_dw = 2 * big * *h * *w + (int64_t)*h * *w * *c;
+    I->stash_floats = (int32_t)n;
     return IPUP_OK;
 }
 
 IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_info,
                             char *msg, size_t msg_len) {
     int32_t h, w, c, l, n_param_layers = 0;
-    if (!m || !info) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_info: NULL model or info");
+    int rc;
+    if (!m || !info)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_info: NULL model or info");
     if (m->n_layers <= 0 || m->n_layers > IPUP_MAX_LAYERS)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has %d layers; it needs 1..%d (IPUP_MAX_LAYERS)", (int)m->n_layers, (int)IPUP_MAX_LAYERS);
-    if (n_info < m->n_layers) return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "ipup_model_info: info has %d entries, the model %d layers", (int)n_info, (int)m->n_layers);
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "the model has %d layers; it needs 1..%d (IPUP_MAX_LAYERS)",
+                          (int)m->n_layers, (int)IPUP_MAX_LAYERS);
+    if (n_info < m->n_layers)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY,
+                          "ipup_model_info: info has %d entries, the model %d layers", (int)n_info,
+                          (int)m->n_layers);
     h = m->in_h; w = m->in_w; c = m->in_c;
     if (h <= 0 || w <= 0 || c <= 0 || (int64_t)h * w * c > 0x7fffffff)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "model input shape (%d, %d, %d) is invalid: all three must be >= 1 (a flat vector of N features is 1, 1, N)", (int)h, (int)w, (int)c);
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "model input shape (%d, %d, %d) is invalid: all three must be >= 1 (a "
+                          "flat vector of N features is 1, 1, N)",
+                          (int)h, (int)w, (int)c);
     for (l = 0; l < m->n_layers; l++) {
         const ipup_layer *L = &m->layers[l];
         ipup_layer_info *I = &info[l];
-        int64_t n, big;
+        int64_t n;
         IPUPIPE_MEMSET(I, 0, sizeof *I);
         I->kind = L->kind;
         I->in_h = h; I->in_w = w; I->in_c = c;
@@ -1379,27 +1495,9 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
         I->in_n = (int32_t)n;
         switch (L->kind) {
         case IPUP_LAYER_DENSE:
-            if (L->units <= 0) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dense needs units >= 1", (int)l, L->id);
-            big = n * L->units;
-            if (big > 0x7fffffff) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): weight matrix %lld x %d is too large", (int)l, L->id, (long long)n, (int)L->units);
-            h = 1; w = 1; c = L->units;
-            I->n_w = (int32_t)big; I->n_b = L->units;
-            I->flops_fwd = 2 * big + L->units;
-            I->flops_bwd_dx = 2 * big;
-            I->flops_bwd_dw = 2 * big + L->units;
-            I->stash_floats = (int32_t)n;
-            break;
         case IPUP_LAYER_CONV3X3:
-            if (L->units <= 0) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv needs channels >= 1", (int)l, L->id);
-            if (h < 3 || w < 3) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv3x3 needs an input of at least 3x3, it gets %dx%d", (int)l, L->id, (int)h, (int)w);
-            big = (int64_t)9 * c * L->units;
-            if (big > 0x7fffffff) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv weights too large", (int)l, L->id);
-            I->n_w = (int32_t)big; I->n_b = L->units;
-            h -= 2; w -= 2; c = L->units;
-            I->flops_fwd = 2 * big * h * w + (int64_t)h * w * c;
-            I->flops_bwd_dx = 2 * big * h * w;
-            I->flops_bwd_dw = 2 * big * h * w + (int64_t)h * w * c;
-            I->stash_floats = (int32_t)n;
+            rc = ipup__weight_layer_info(L, l, n, &h, &w, &c, I, msg, msg_len);
+            if (rc) return rc;
             break;
         case IPUP_LAYER_RELU:
             I->flops_fwd = n; I->flops_bwd_dx = n; I->stash_floats = (int32_t)n;
@@ -1408,7 +1506,11 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
             I->flops_fwd = 8 * n; I->flops_bwd_dx = 14 * n; I->stash_floats = (int32_t)n;
             break;
         case IPUP_LAYER_MAXPOOL2:
-            if (h < 2 || w < 2) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): maxpool2 needs an input of at least 2x2, it gets %dx%d", (int)l, L->id, (int)h, (int)w);
+            if (h < 2 || w < 2)
+                return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                                  "layer %d (%s): maxpool2 needs an "
+                                  "input of at least 2x2, it gets %dx%d",
+                                  (int)l, L->id, (int)h, (int)w);
             h /= 2; w /= 2;
             I->flops_fwd = n; I->flops_bwd_dx = n; I->stash_floats = (int32_t)n;
             break;
@@ -1416,28 +1518,45 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
             h = 1; w = 1; c = (int32_t)n;
             break;
         case IPUP_LAYER_DROPOUT:
-            if (!(L->rate >= 0.0f && L->rate < 1.0f)) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dropout rate must be in [0, 1)", (int)l, L->id);
+            if (!(L->rate >= 0.0f && L->rate < 1.0f))
+                return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                                  "layer %d (%s): dropout rate must be in [0, 1)", (int)l, L->id);
             I->flops_fwd = 2 * n; I->flops_bwd_dx = 2 * n;
             break;
         case IPUP_LAYER_SOFTMAX_XENT:
-            if (l != m->n_layers - 1) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the softmax cross-entropy loss must be the last layer", (int)l, L->id);
-            if (n < 2) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the loss needs at least 2 classes, it gets %lld", (int)l, L->id, (long long)n);
+            if (l != m->n_layers - 1)
+                return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                                  "layer %d (%s): the softmax "
+                                  "cross-entropy loss must be the last layer",
+                                  (int)l, L->id);
+            if (n < 2)
+                return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                                  "layer %d (%s): the loss needs at least 2 classes, it gets %lld",
+                                  (int)l, L->id, (long long)n);
             h = 1; w = 1; c = 1;
             I->flops_fwd = 6 * n; I->flops_bwd_dx = 0;
             I->stash_floats = (int32_t)n; /* dlogits */
             break;
         case IPUP_LAYER_MSE: /* difference, square, add; the gradient too, in the forward */
-            if (l != m->n_layers - 1) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the mean-squared-error loss (mse) must be the last layer", (int)l, L->id);
+            if (l != m->n_layers - 1)
+                return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                                  "layer %d (%s): the "
+                                  "mean-squared-error loss (mse) must be the last layer",
+                                  (int)l, L->id);
             h = 1; w = 1; c = 1;
             I->flops_fwd = 5 * n; I->flops_bwd_dx = 0;
             I->stash_floats = (int32_t)n; /* dpred */
             break;
         default:
-            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l, (int)L->kind);
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l,
+                              (int)L->kind);
         }
         I->out_h = h; I->out_w = w; I->out_c = c;
         if ((int64_t)h * w > 0x7fffffff || (int64_t)h * w * c > 0x7fffffff)
-            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): its output %d x %d x %d is more than 2^31-1 values; use fewer units or channels", (int)l, L->id, (int)h, (int)w, (int)c);
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): its output %d x %d x %d is more than 2^31-1 values; "
+                              "use fewer units or channels",
+                              (int)l, L->id, (int)h, (int)w, (int)c);
         I->out_n = h * w * c;
         if (I->n_w) n_param_layers++;
     }
@@ -1449,9 +1568,15 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
 static int32_t ipup__target_w(const ipup__core *e) {
     return e->layers[e->n_layers - 1].info.kind == IPUP_LAYER_MSE ? e->classes : 0;
 }
-static int32_t ipup__lab_w(const ipup__core *e) { return ipup__target_w(e) ? ipup__target_w(e) : 1; }
-static size_t ipup__lab_bytes(const ipup__core *e) { return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float); }
-static int ipup__is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
+static int32_t ipup__lab_w(const ipup__core *e) {
+    return ipup__target_w(e) ? ipup__target_w(e) : 1;
+}
+static size_t ipup__lab_bytes(const ipup__core *e) {
+    return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float);
+}
+static int ipup__is_loss(ipup_layer_kind k) {
+    return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE;
+}
 
 /* >>partition: the balanced split (two dynamic programmes), replicas from IPUs */
 /* need_dx[l]: the backward of layer l must produce its input gradient (an earlier layer
@@ -1481,7 +1606,9 @@ static ipup__u128 ipup__u128_add_sq(ipup__u128 a, uint64_t c) {
     a.hi += hi + (a.lo < lo ? 1u : 0u);
     return a;
 }
-static int ipup__u128_less(ipup__u128 a, ipup__u128 b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+static int ipup__u128_less(ipup__u128 a, ipup__u128 b) {
+    return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
 
 /* cost[j] = cost of layers 0..j-1; returns the smallest possible largest stage cost of
    `stages` contiguous non-empty stages (dynamic programme over prefixes) */
@@ -1502,7 +1629,8 @@ static int64_t ipup__minmax_stage_cost(const int64_t *cost, int32_t L, int32_t s
     return row[stages & 1][L];
 }
 
-IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split,
+                                    char *msg, size_t msg_len) {
     ipup_layer_info info[IPUP_MAX_LAYERS];
     int32_t need_dx[IPUP_MAX_LAYERS], arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1], L, l, k, j, q;
     int64_t cost[IPUP_MAX_LAYERS + 1], top;
@@ -1511,13 +1639,19 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
     int rc;
     if (!model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: model is NULL");
     if (stages < 1)
-        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: %d stages; give 1 or more (at most one per layer)", (int)stages);
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_balance_stages: %d stages; give 1 or more (at most one per layer)",
+                          (int)stages);
     if (!split && stages > 1)
-        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: split is NULL; it needs stages - 1 = %d entries", (int)(stages - 1));
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_balance_stages: split is NULL; it needs stages - 1 = %d entries",
+                          (int)(stages - 1));
     if ((rc = ipup_model_info(model, info, IPUP_MAX_LAYERS, msg, msg_len)) != IPUP_OK) return rc;
     L = model->n_layers;
     if (stages > L)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "%d stages but the model has only %d layers: every stage needs at least one layer; use at most %d stages",
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "%d stages but the model has only %d layers: every stage needs at least "
+                          "one layer; use at most %d stages",
                           (int)stages, (int)L, (int)L);
     ipup__need_dx(info, L, need_dx);
     cost[0] = 0;
@@ -1536,7 +1670,8 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
             arg[k][j] = -1;
             for (q = k - 1; q < j; q++) {
                 ipup__u128 v;
-                if (cost[j] - cost[q] > top || (prev[q].hi == none.hi && prev[q].lo == none.lo)) continue;
+                if (cost[j] - cost[q] > top || (prev[q].hi == none.hi && prev[q].lo == none.lo))
+                    continue;
                 v = ipup__u128_add_sq(prev[q], (uint64_t)(cost[j] - cost[q]));
                 if (arg[k][j] < 0 || ipup__u128_less(v, cur[j])) { cur[j] = v; arg[k][j] = q; }
             }
@@ -1550,28 +1685,35 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
     return IPUP_OK;
 }
 
-IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica, int32_t *replicas, char *msg,
-                                       size_t msg_len) {
+IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica,
+                                       int32_t *replicas, char *msg, size_t msg_len) {
     int32_t r, k, n = 0;
     char alts[96] = "none: raise IPUP_MAX_IPUS";
-    if (!replicas) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_replicas_for_ipus: replicas is NULL");
+    if (!replicas)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_replicas_for_ipus: replicas is NULL");
     if (total_ipus < 1 || ipus_per_replica < 1)
-        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_replicas_for_ipus: %d IPUs, %d per replica: both must be >= 1",
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_replicas_for_ipus: %d IPUs, %d per replica: both must be >= 1",
                           (int)total_ipus, (int)ipus_per_replica);
-    for (k = 1; k <= IPUP_MAX_REPLICAS && (int64_t)k * ipus_per_replica <= IPUP_MAX_IPUS && n < (int32_t)sizeof alts - 16; k++)
-        n += ipup_snprintf(alts + n, sizeof alts - (size_t)n, "%s%d", k > 1 ? ", " : "", (int)(k * ipus_per_replica));
+    for (k = 1; k <= IPUP_MAX_REPLICAS && (int64_t)k * ipus_per_replica <= IPUP_MAX_IPUS &&
+                n < (int32_t)sizeof alts - 16; k++)
+        n += ipup_snprintf(alts + n, sizeof alts - (size_t)n, "%s%d", k > 1 ? ", " : "",
+                           (int)(k * ipus_per_replica));
     if (total_ipus % ipus_per_replica != 0)
         return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
-                          "%d IPUs: the model is sharded over %d IPU%s per replica, so the IPU count must be a multiple of %d "
+                          "%d IPUs: the model is sharded over %d IPU%s per replica, so the IPU "
+                          "count must be a multiple of %d "
                           "(it is replicated IPUs / %d times); use one of %s",
-                          (int)total_ipus, (int)ipus_per_replica, ipus_per_replica == 1 ? "" : "s", (int)ipus_per_replica,
-                          (int)ipus_per_replica, alts);
+                          (int)total_ipus, (int)ipus_per_replica, ipus_per_replica == 1 ? "" : "s",
+                          (int)ipus_per_replica, (int)ipus_per_replica, alts);
     r = total_ipus / ipus_per_replica;
     if (r > IPUP_MAX_REPLICAS || total_ipus > IPUP_MAX_IPUS)
         return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
-                          "%d IPUs of %d per replica would be %d replicas: at most IPUP_MAX_REPLICAS = %d and IPUP_MAX_IPUS = %d "
+                          "%d IPUs of %d per replica would be %d replicas: at most "
+                          "IPUP_MAX_REPLICAS = %d and IPUP_MAX_IPUS = %d "
                           "(define them larger before the include); use one of %s",
-                          (int)total_ipus, (int)ipus_per_replica, (int)r, (int)IPUP_MAX_REPLICAS, (int)IPUP_MAX_IPUS, alts);
+                          (int)total_ipus, (int)ipus_per_replica, (int)r, (int)IPUP_MAX_REPLICAS,
+                          (int)IPUP_MAX_IPUS, alts);
     *replicas = r;
     if (msg && msg_len) msg[0] = 0;
     return IPUP_OK;
@@ -1589,12 +1731,16 @@ static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
     if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
 }
 
-static double ipup__rate(const ipup_emu *e) { return e->core.cost_model.clock_hz * e->core.cost_model.flops_per_cycle * e->core.cost_model.efficiency; }
+static double ipup__rate(const ipup_emu *e) {
+    return e->core.cost_model.clock_hz * e->core.cost_model.flops_per_cycle *
+           e->core.cost_model.efficiency;
+}
 
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
 /* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
 static double ipup__infeed_s(const ipup_emu *e) {
-    return (double)e->core.B * ((double)e->core.in_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->core.cost_model.host_bytes_per_s;
+    return (double)e->core.B * ((double)e->core.in_n + (double)ipup__lab_w(&e->core)) * 4.0 /
+           e->core.cost_model.host_bytes_per_s;
 }
 
 /* cost of a branch op (its share of the stage's FLOPs; what it sends), 0 for other ops */
@@ -1605,10 +1751,13 @@ static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, 
     c = &e->core.lanes[e->core.first_lane[o->stage] + ipup_op_branch(o)];
     if (o->kind == IPUP_OP_F) {
         *dur = (double)c->flops_f * B / ipup__rate(e);
-        if (e->core.stages[c->stage + 1].device != c->device) *xfer = ((double)c->out_floats + B) * 4.0 / e->core.cost_model.link_bytes_per_s;
+        if (e->core.stages[c->stage + 1].device != c->device)
+            *xfer = ((double)c->out_floats + B) * 4.0 / e->core.cost_model.link_bytes_per_s;
     } else {
         *dur = (double)c->flops_b * B / ipup__rate(e);
-        if (e->core.stages[c->stage - 1].device != c->device) *xfer = B * (double)e->core.stages[c->stage].in_n * 4.0 / e->core.cost_model.link_bytes_per_s;
+        if (e->core.stages[c->stage - 1].device != c->device)
+            *xfer = B * (double)e->core.stages[c->stage].in_n * 4.0 /
+                    e->core.cost_model.link_bytes_per_s;
     }
     return 1;
 }
@@ -1619,24 +1768,31 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
     int32_t s = o->stage;
     *xfer = 0.0;
     *dur = 0.0;
-    if (e->core.has_concurrent && ipup__conc_op_cost(e, o, dur, xfer)) return; /* a branch of a concurrent stage */
+    /* a branch of a concurrent stage */
+    if (e->core.has_concurrent && ipup__conc_op_cost(e, o, dur, xfer)) return;
     switch (o->kind) {
     case IPUP_OP_F:
         f = (double)st->flops_f;
         if (s == 0) *dur += ipup__infeed_s(e);
         if (s < e->core.S - 1 && e->core.stages[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->core.cost_model.link_bytes_per_s;
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 /
+                    e->core.cost_model.link_bytes_per_s;
         break;
     case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
     case IPUP_OP_I: f = (double)st->flops_i + rec; break;
     case IPUP_OP_W: f = (double)st->flops_w + rec; break;
     default: break;
     }
-    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 && e->core.stages[s - 1].device != st->device)
+    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 &&
+        e->core.stages[s - 1].device != st->device)
         *xfer = B * (double)st->in_n * 4.0 / e->core.cost_model.link_bytes_per_s;
     *dur += f * B / rate;
 }
-static double ipup__sync_s(const ipup_emu *e) { return e->core.P > 1 || e->core.R > 1 ? e->core.cost_model.sync_cycles / e->core.cost_model.clock_hz : 0.0; }
+static double ipup__sync_s(const ipup_emu *e) {
+    return e->core.P > 1 || e->core.R > 1
+               ? e->core.cost_model.sync_cycles / e->core.cost_model.clock_hz
+               : 0.0;
+}
 static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
     double t = 0.0;
     int32_t k;
@@ -1644,8 +1800,11 @@ static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
         const ipup__lane *c = &e->core.lanes[k];
         if (c->device != d) continue;
         t += (double)c->flops_opt / ipup__rate(e);
-        if (e->core.R > 1) t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)c->n_params * 4.0 / e->core.cost_model.link_bytes_per_s;
-        if (e->core.cfg.offload) t += 2.0 * (double)c->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
+        if (e->core.R > 1)
+            t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)c->n_params * 4.0 /
+                 e->core.cost_model.link_bytes_per_s;
+        if (e->core.cfg.offload)
+            t += 2.0 * (double)c->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
     }
     return t;
 }
@@ -1658,8 +1817,11 @@ static double ipup__update_cost(const ipup_emu *e, int32_t d) {
         const ipup__stage *st = &e->core.stages[s];
         if (st->device != d || e->core.n_branches[s] > 1) continue;
         t += (double)st->flops_opt / ipup__rate(e);
-        if (e->core.R > 1) t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)st->n_grads * 4.0 / e->core.cost_model.link_bytes_per_s;
-        if (e->core.cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
+        if (e->core.R > 1)
+            t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)st->n_grads * 4.0 /
+                 e->core.cost_model.link_bytes_per_s;
+        if (e->core.cfg.offload)
+            t += 2.0 * (double)st->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
     }
     return t;
 }
@@ -1748,7 +1910,8 @@ static void ipup__pred_cost_setup(ipup_emu *e) {
             const ipup_op *o = &t->ops[k];
             if (o->stage == 0) e->pred_start[o->mb] = now;
             if (o->stage != S - 1) continue;
-            if (end - e->pred_start[o->mb] > e->core.pred_stats.latency_seconds) e->core.pred_stats.latency_seconds = end - e->pred_start[o->mb];
+            if (end - e->pred_start[o->mb] > e->core.pred_stats.latency_seconds)
+                e->core.pred_stats.latency_seconds = end - e->pred_start[o->mb];
             if (o->mb == 0) first_end = end;
             if (o->mb == M - 1) last_end = end;
         }
@@ -1756,8 +1919,14 @@ static void ipup__pred_cost_setup(ipup_emu *e) {
         i = k;
     }
     e->core.pred_stats.wave_seconds = now;
-    if (M > 1 && last_end > first_end) e->core.pred_stats.samples_per_second = (double)e->core.B * (double)(M - 1) / (last_end - first_end);
-    else e->core.pred_stats.samples_per_second = e->core.pred_stats.latency_seconds > 0.0 ? (double)e->core.B / e->core.pred_stats.latency_seconds : 0.0;
+    if (M > 1 && last_end > first_end)
+        e->core.pred_stats.samples_per_second =
+            (double)e->core.B * (double)(M - 1) / (last_end - first_end);
+    else
+        e->core.pred_stats.samples_per_second =
+            e->core.pred_stats.latency_seconds > 0.0
+                ? (double)e->core.B / e->core.pred_stats.latency_seconds
+                : 0.0;
 }
 
 /* >>config: the option parsers; the optimizer's state slots */
@@ -1772,7 +1941,8 @@ IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out)
 IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out) {
     if (!name || !out) return IPUP_ERR_ARG;
     if (ipup__name_eq(name, "coop") || ipup__name_eq(name, "cooperative")) *out = IPUP_RUNNER_COOP;
-    else if (ipup__name_eq(name, "threads") || ipup__name_eq(name, "threaded")) *out = IPUP_RUNNER_THREADS;
+    else if (ipup__name_eq(name, "threads") || ipup__name_eq(name, "threaded"))
+        *out = IPUP_RUNNER_THREADS;
     else return IPUP_ERR_PARSE;
     return IPUP_OK;
 }
@@ -1809,7 +1979,8 @@ static void ipup__arena_init(ipup__arena *a, void *mem, size_t bytes) {
 }
 static void *ipup__alloc(ipup__arena *a, size_t bytes, int cat) {
     size_t off = ipup__round64(a->used);
-    if (a->overflow || bytes > (size_t)-1 / 4 || a->used > (size_t)-1 / 4 || a->by_category[cat] > (size_t)-1 / 4) {
+    if (a->overflow || bytes > (size_t)-1 / 4 || a->used > (size_t)-1 / 4 ||
+        a->by_category[cat] > (size_t)-1 / 4) {
         a->overflow = a->oom = 1; /* stays so: ipup__round64 below never wraps */
         a->used = (size_t)-1 / 4;
         return NULL;
@@ -1824,17 +1995,21 @@ static float *ipup__allocf(ipup__arena *a, size_t n, int cat) {
     return (float *)ipup__alloc(a, ipup__mulz(n, sizeof(float)), cat);
 }
 
-static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash, size_t *ex) {
+static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash,
+                                 size_t *ex) {
     int32_t k;
     for (k = 0; k < e->core.n_lanes; k++) {
         const ipup__lane *c = &e->core.lanes[k];
         const ipup__lane_rt *rt = &e->lane_rt[r][k];
         if (c->device == d) {
             *stash += ipup__round64((size_t)rt->stash_peak * c->entry_floats * sizeof(float));
-            *ex += (size_t)rt->in.peak * rt->in.slot_bytes + (size_t)rt->dy.peak * rt->dy.slot_bytes;
+            *ex +=
+                (size_t)rt->in.peak * rt->in.slot_bytes + (size_t)rt->dy.peak * rt->dy.slot_bytes;
         }
-        if (e->core.stages[c->stage + 1].device == d) *ex += (size_t)rt->out.peak * rt->out.slot_bytes;
-        if (e->core.stages[c->stage - 1].device == d) *ex += (size_t)rt->dx.peak * rt->dx.slot_bytes;
+        if (e->core.stages[c->stage + 1].device == d)
+            *ex += (size_t)rt->out.peak * rt->out.slot_bytes;
+        if (e->core.stages[c->stage - 1].device == d)
+            *ex += (size_t)rt->dx.peak * rt->dx.slot_bytes;
     }
 }
 
@@ -1846,23 +2021,31 @@ static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m
         const ipup__stage *st = &e->core.stages[s];
         const ipup__stage_rt *rt = &e->stage_rt[r][s];
         if (st->device != d) continue;
-        stash += ipup__round64((size_t)rt->stash_peak * (e->core.cfg.recompute ? st->rentry_floats : st->entry_floats) * sizeof(float));
-        if (st->wstash_depth) stash += ipup__round64((size_t)rt->wstash_peak * st->wentry_floats * sizeof(float));
+        stash += ipup__round64((size_t)rt->stash_peak *
+                               (e->core.cfg.recompute ? st->rentry_floats : st->entry_floats) *
+                               sizeof(float));
+        if (st->wstash_depth)
+            stash += ipup__round64((size_t)rt->wstash_peak * st->wentry_floats * sizeof(float));
         if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
         if (s < e->core.S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
     }
     if (e->core.has_concurrent) ipup__conc_mem_peaks(e, r, d, &stash, &ex); /* lanes on d */
     m->peak_by_category[IPUP_MEM_STASH] = stash;
     m->peak_by_category[IPUP_MEM_EXCHANGE] = ex;
-    m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE] + stash + ex;
+    m->high_water =
+        m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE] + stash + ex;
 }
 
 IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {
     int rc = ipup__need_init(e, "ipup_memory_report");
     if (rc) return rc;
-    if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: out is NULL; give an ipup_mem_report to fill");
+    if (!out)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_memory_report: out is NULL; give an ipup_mem_report to fill");
     if (ipu < 0 || ipu >= e->core.n_ipus)
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: IPU %d is outside 0..%d (replicas x devices - 1)", (int)ipu, (int)(e->core.n_ipus - 1));
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_memory_report: IPU %d is outside 0..%d (replicas x devices - 1)",
+                           (int)ipu, (int)(e->core.n_ipus - 1));
     ipup__mem_runtime(e, ipu, out);
     return IPUP_OK;
 }
@@ -1877,21 +2060,34 @@ IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write,
     int32_t i, c;
     int rc = ipup__need_init(e, "ipup_memory_report_write");
     if (rc) return rc;
-    if (!write) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report_write: write is NULL; give a write callback (ipup_buf_write collects the text in memory)");
+    if (!write)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_memory_report_write: write is NULL; give a write callback "
+                           "(ipup_buf_write collects the text in memory)");
     b.buf = line; b.cap = sizeof line; b.len = 0;
     ipup__textbuf_add(&b, "IPU  ");
-    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__textbuf_add(&b, " %s", ipup_mem_category_name(c));
-    ipup__textbuf_add(&b, " | used high-water capacity | stream | recompute-saves offload-saves frozen-saves (bytes)\n");
-    if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the header line");
+    for (c = 0; c < IPUP_MEM_CATEGORIES; c++)
+        ipup__textbuf_add(&b, " %s", ipup_mem_category_name(c));
+    ipup__textbuf_add(&b, " | used high-water capacity | stream | recompute-saves offload-saves "
+                          "frozen-saves (bytes)\n");
+    if (ipup__write_line(write, user, &b))
+        return ipup__efail(e, IPUP_ERR_IO,
+                           "ipup_memory_report_write: the write callback failed (returned "
+                           "non-zero) on the header line");
     for (i = 0; i < e->core.P; i++) {
         ipup_mem_report m;
         ipup__mem_runtime(e, i, &m);
         b.len = 0;
         ipup__textbuf_add(&b, "IPU%d", (int)i);
         for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__textbuf_add(&b, " %zu", m.by_category[c]);
-        ipup__textbuf_add(&b, " | %zu %zu %zu | %zu | %zu %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
-                  m.offload_saved, m.frozen_saved);
-        if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the line of IPU%d", (int)i);
+        ipup__textbuf_add(&b, " | %zu %zu %zu | %zu | %zu %zu %zu\n", m.used, m.high_water,
+                          m.capacity, m.stream_used, m.recompute_saved, m.offload_saved,
+                          m.frozen_saved);
+        if (ipup__write_line(write, user, &b))
+            return ipup__efail(e, IPUP_ERR_IO,
+                               "ipup_memory_report_write: the write callback failed (returned "
+                               "non-zero) on the line of IPU%d",
+                               (int)i);
     }
     return IPUP_OK;
 }
@@ -1910,42 +2106,57 @@ static int ipup__emu_conc_stage(ipup__core *e, int32_t s, int32_t n) {
     const ipup_layer_info *I0 = &e->layers[st->first].info;
     if (s == 0 || s == e->S - 1)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: stage %d is the %s stage and cannot be concurrent (it %s); split another stage, "
-                          "or add a stage before or after it", (int)s, s == 0 ? "first" : "last",
+                          "cfg.concurrent: stage %d is the %s stage and cannot be concurrent (it "
+                          "%s); split another stage, "
+                          "or add a stage before or after it",
+                          (int)s, s == 0 ? "first" : "last",
                           s == 0 ? "reads the infeed" : "holds the loss");
     if (mp->n_dev[s - 1] > 1 || mp->n_dev[s + 1] > 1)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: stages %d and %d are both concurrent; a concurrent stage needs plain stages on "
-                          "both sides (put a plain stage between them)", (int)(mp->n_dev[s - 1] > 1 ? s - 1 : s),
+                          "cfg.concurrent: stages %d and %d are both concurrent; a concurrent "
+                          "stage needs plain stages on "
+                          "both sides (put a plain stage between them)",
+                          (int)(mp->n_dev[s - 1] > 1 ? s - 1 : s),
                           (int)(mp->n_dev[s - 1] > 1 ? s : s + 1));
     for (l = st->first; l < st->last; l++) {
         ipup_layer_kind k = e->layers[l].info.kind;
-        int ok = l == st->first ? (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3)
-                                : (k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU || k == IPUP_LAYER_DROPOUT);
+        int ok = l == st->first
+                     ? (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3)
+                     : (k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU || k == IPUP_LAYER_DROPOUT);
         if (!ok)
             return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                              "cfg.concurrent: stage %d holds layer %d (%s, %s); a concurrent stage holds one weight layer "
-                              "(dense or conv3x3) and the element-wise layers after it (relu, gelu, dropout): move the split "
+                              "cfg.concurrent: stage %d holds layer %d (%s, %s); a concurrent "
+                              "stage holds one weight layer "
+                              "(dense or conv3x3) and the element-wise layers after it (relu, "
+                              "gelu, dropout): move the split "
                               "(cfg.split) so that stage %d starts at a dense or conv layer",
-                              (int)s, (int)l, e->model.layers[l].id, ipup_layer_kind_name(k), (int)s);
+                              (int)s, (int)l, e->model.layers[l].id, ipup_layer_kind_name(k),
+                              (int)s);
     }
     if (I0->frozen)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "cfg.concurrent: stage %d's layer %s is frozen; a concurrent stage's branches train their slices "
-                          "(unfreeze it, or map stage %d to one IPU)", (int)s, e->model.layers[st->first].id, (int)s);
+                          "cfg.concurrent: stage %d's layer %s is frozen; a concurrent stage's "
+                          "branches train their slices "
+                          "(unfreeze it, or map stage %d to one IPU)",
+                          (int)s, e->model.layers[st->first].id, (int)s);
     if (e->layers[e->n_layers - 1].info.kind != IPUP_LAYER_SOFTMAX_XENT)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "cfg.concurrent: concurrent stages carry one class label per sample; a model with the %s loss "
-                          "needs its stages on one IPU each", ipup_layer_kind_name(e->layers[e->n_layers - 1].info.kind));
+                          "cfg.concurrent: concurrent stages carry one class label per sample; a "
+                          "model with the %s loss "
+                          "needs its stages on one IPU each",
+                          ipup_layer_kind_name(e->layers[e->n_layers - 1].info.kind));
     U = I0->kind == IPUP_LAYER_DENSE ? I0->out_n : I0->out_c;
     if (U < n)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: stage %d splits %s's %d output units over %d IPUs; every branch needs at least "
-                          "one unit (use fewer IPUs for it)", (int)s, e->model.layers[st->first].id, (int)U, (int)n);
+                          "cfg.concurrent: stage %d splits %s's %d output units over %d IPUs; "
+                          "every branch needs at least "
+                          "one unit (use fewer IPUs for it)",
+                          (int)s, e->model.layers[st->first].id, (int)U, (int)n);
     if (e->n_lanes + n > IPUP_MAX_BRANCH_LANES)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: more than IPUP_MAX_BRANCH_LANES = %d branches in all; define it larger before "
-                          "the include", (int)IPUP_MAX_BRANCH_LANES);
+                          "cfg.concurrent: more than IPUP_MAX_BRANCH_LANES = %d "
+                          "branches in all; define it larger before the include",
+                          (int)IPUP_MAX_BRANCH_LANES);
     e->n_branches[s] = (int8_t)n;
     e->first_lane[s] = (int16_t)e->n_lanes;
     for (b = 0; b < n; b++) {
@@ -1967,22 +2178,27 @@ static int ipup__emu_conc_config(ipup__core *e) {
     if (!mp) return IPUP_OK;
     if (e->cfg.stage_device)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "give the stage -> IPU mapping once: cfg.stage_device or cfg.concurrent, not both");
+                          "give the stage -> IPU mapping once: "
+                          "cfg.stage_device or cfg.concurrent, not both");
     if (mp->stages != e->S)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent maps %d stages, but the model is split into %d (cfg.stages); give one entry per stage",
+                          "cfg.concurrent maps %d stages, but the model is split into %d "
+                          "(cfg.stages); give one entry per stage",
                           (int)mp->stages, (int)e->S);
     for (s = 0; s < e->S; s++) {
         if (mp->n_dev[s] < 1 || mp->n_dev[s] > IPUP_SCHED_MAX_BRANCHES)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "cfg.concurrent gives stage %d %d IPUs (1..%d)", (int)s,
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                              "cfg.concurrent gives stage %d %d IPUs (1..%d)", (int)s,
                               (int)mp->n_dev[s], IPUP_SCHED_MAX_BRANCHES);
         e->plain_stage_device[s] = mp->dev[s][0];
-        if (mp->n_dev[s] > 1 && (rc = ipup__emu_conc_stage(e, s, mp->n_dev[s])) != IPUP_OK) return rc;
+        if (mp->n_dev[s] > 1 && (rc = ipup__emu_conc_stage(e, s, mp->n_dev[s])) != IPUP_OK)
+            return rc;
     }
     if (!e->has_concurrent) e->cfg.stage_device = e->plain_stage_device;
     else if (e->cfg.recompute)
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "cfg.concurrent with recomputation: a concurrent stage's branches keep their stash (set recompute "
+                          "cfg.concurrent with recomputation: a concurrent stage's branches keep "
+                          "their stash (set recompute "
                           "to 0, or map each stage to one IPU)");
     return IPUP_OK;
 }
@@ -1998,13 +2214,15 @@ static int32_t ipup__conc_ops_stages(const ipup_stage_map *mp, int32_t S) {
    entry is x (B x in_n), labels (B), then those inputs */
 static size_t ipup__lane_act_off(const ipup__core *e, int32_t k, int32_t l) {
     const ipup__stage *st = &e->stages[e->lanes[k].stage];
-    return (size_t)e->B * ((size_t)st->in_n + 1u) + (size_t)(l - st->first - 1) * e->lanes[k].out_floats;
+    return (size_t)e->B * ((size_t)st->in_n + 1u) +
+           (size_t)(l - st->first - 1) * e->lanes[k].out_floats;
 }
 
 /* ring capacity from the table: the most messages in flight between the producing ops
    (stage ps, branch pb; -1 a plain stage) and the consuming ops, productions of a step
    first, as ipup__setup_table counts */
-static uint32_t ipup__conc_cap(const ipup__core *e, int32_t ps, int32_t pb, int pf, int32_t cs, int32_t cb, int cf) {
+static uint32_t ipup__conc_cap(const ipup__core *e, int32_t ps, int32_t pb, int pf, int32_t cs,
+                               int32_t cb, int cf) {
     int32_t i = 0, prod = 0, cons = 0, mx = 1;
     while (i < e->table.n_ops) {
         int32_t t = e->ops[i].step, k;
@@ -2035,12 +2253,17 @@ static void ipup__conc_setup(ipup__core *e) {
         c->n_params = c->bias_off + ipup__round16(c->slice_units);
         c->n_state = (size_t)kslots * c->n_params;
         c->entry_floats = (ipup__lane_act_off(e, k, st->last - 1 + 1) + 15u) & ~(size_t)15u;
-        c->conv_floats = I0->kind == IPUP_LAYER_CONV3X3 ? (size_t)9 * (size_t)I0->in_c * ((size_t)c->slice_units + (size_t)(I0->in_h - 2) * (size_t)(I0->in_w - 2)) : 0;
+        c->conv_floats =
+            I0->kind == IPUP_LAYER_CONV3X3
+                ? (size_t)9 * (size_t)I0->in_c *
+                      ((size_t)c->slice_units + (size_t)(I0->in_h - 2) * (size_t)(I0->in_w - 2))
+                : 0;
         c->flops_f = c->flops_b = 0;
         for (l = st->first; l < st->last; l++) { /* each branch does its share of every layer */
             const ipup_layer_info *I = &e->layers[l].info;
             c->flops_f += I->flops_fwd * c->slice_units / c->units;
-            c->flops_b += ((e->layers[l].need_dx ? I->flops_bwd_dx : 0) + I->flops_bwd_dw) * c->slice_units / c->units;
+            c->flops_b += ((e->layers[l].need_dx ? I->flops_bwd_dx : 0) + I->flops_bwd_dw) *
+                          c->slice_units / c->units;
         }
         c->flops_opt = (int64_t)c->n_params * (kslots == 2 ? 12 : kslots == 1 ? 4 : 2);
         c->in_cap = ipup__conc_cap(e, s - 1, -1, 1, s, c->branch, 1);
@@ -2051,26 +2274,38 @@ static void ipup__conc_setup(ipup__core *e) {
 }
 
 /* the rings of lane k into device d (receive sides), initialised when carved for real */
-static void ipup__conc_rings(const ipup__core *e, ipup__arena *a, int32_t d, int32_t k, ipup__lane_rt *rt) {
+static void ipup__conc_rings(const ipup__core *e, ipup__arena *a, int32_t d, int32_t k,
+                             ipup__lane_rt *rt) {
     const ipup__lane *c = &e->lanes[k];
     const ipup__stage *st = &e->stages[c->stage];
     size_t B = (size_t)e->B;
     struct { ipup_ring *ring; uint32_t cap; size_t floats; int32_t dev; } q[4];
     int i;
-    q[0].ring = &rt->in; q[0].cap = c->in_cap; q[0].floats = B * (size_t)st->in_n + B; q[0].dev = c->device;
+    q[0].ring = &rt->in;
+    q[0].cap = c->in_cap;
+    q[0].floats = B * (size_t)st->in_n + B;
+    q[0].dev = c->device;
     q[1].ring = &rt->dy; q[1].cap = c->dy_cap; q[1].floats = c->out_floats; q[1].dev = c->device;
-    q[2].ring = &rt->out; q[2].cap = c->out_cap; q[2].floats = c->out_floats + B; q[2].dev = e->stages[c->stage + 1].device;
-    q[3].ring = &rt->dx; q[3].cap = c->dx_cap; q[3].floats = B * (size_t)st->in_n; q[3].dev = e->stages[c->stage - 1].device;
+    q[2].ring = &rt->out;
+    q[2].cap = c->out_cap;
+    q[2].floats = c->out_floats + B;
+    q[2].dev = e->stages[c->stage + 1].device;
+    q[3].ring = &rt->dx;
+    q[3].cap = c->dx_cap;
+    q[3].floats = B * (size_t)st->in_n;
+    q[3].dev = e->stages[c->stage - 1].device;
     for (i = 0; i < 4; i++) {
         size_t slot = q[i].floats * sizeof(float), bytes = ipup_ring_bytes(q[i].cap, slot);
         void *buf;
         if (q[i].dev != d) continue;
         buf = ipup__alloc(a, bytes, IPUP_MEM_EXCHANGE);
-        if (a->base && !a->oom) ipup_ring_init(q[i].ring, buf, bytes, q[i].cap, slot, IPUPIPE_RING_START);
+        if (a->base && !a->oom)
+            ipup_ring_init(q[i].ring, buf, bytes, q[i].cap, slot, IPUPIPE_RING_START);
     }
 }
 
-static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__lane_rt *lane_rt, ipup__fanout_bufs *fanout) {
+static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d,
+                             ipup__lane_rt *lane_rt, ipup__fanout_bufs *fanout) {
     int32_t k, s, kslots = ipup__state_slots(&e->cfg);
     size_t B = (size_t)e->B;
     for (k = 0; k < e->n_lanes; k++) {
@@ -2082,12 +2317,18 @@ static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *s
         if (c->device != d) continue;
         rt->params = ipup__allocf(a, c->n_params, IPUP_MEM_WEIGHTS);
         rt->grads = ipup__allocf(a, c->n_params, IPUP_MEM_GRADS);
-        rt->state = !kslots ? NULL : ipup__allocf(e->cfg.offload ? stream : a, c->n_state, IPUP_MEM_OPTIMIZER);
-        rt->stash = ipup__allocf(a, ipup__mulz((size_t)e->stages[c->stage].depth, c->entry_floats), IPUP_MEM_STASH);
+        rt->state = !kslots
+                        ? NULL
+                        : ipup__allocf(e->cfg.offload ? stream : a, c->n_state, IPUP_MEM_OPTIMIZER);
+        rt->stash = ipup__allocf(a, ipup__mulz((size_t)e->stages[c->stage].depth, c->entry_floats),
+                                 IPUP_MEM_STASH);
         rt->pingpong[0] = ipup__allocf(a, c->out_floats, IPUP_MEM_SCRATCH);
         rt->pingpong[1] = ipup__allocf(a, c->out_floats, IPUP_MEM_SCRATCH);
         rt->conv = c->conv_floats ? ipup__allocf(a, c->conv_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->staging = (kslots && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)kslots, c->bias_off), IPUP_MEM_SCRATCH) : NULL;
+        rt->staging =
+            (kslots && e->cfg.offload)
+                ? ipup__allocf(a, ipup__mulz((size_t)kslots, c->bias_off), IPUP_MEM_SCRATCH)
+                : NULL;
     }
     for (s = 0; s < e->S; s++) { /* a plain stage next to a concurrent one */
         const ipup__stage *st = &e->stages[s];
@@ -2099,7 +2340,8 @@ static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *s
             nb->out = ipup__allocf(a, B * (size_t)st->out_n + B, IPUP_MEM_SCRATCH);
             nb->dy_sum = ipup__allocf(a, B * (size_t)st->out_n, IPUP_MEM_SCRATCH);
         }
-        if (s > 0 && e->n_branches[s - 1] > 1) nb->dx = ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH);
+        if (s > 0 && e->n_branches[s - 1] > 1)
+            nb->dx = ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH);
     }
 }
 
@@ -2114,15 +2356,19 @@ static void ipup__conc_init_weights(ipup_emu *e) {
             int32_t l = e->core.stages[c->stage].first;
             const ipup_layer_info *I = &e->core.layers[l].info;
             int conv = I->kind == IPUP_LAYER_CONV3X3;
-            int32_t rows = conv ? 9 * I->in_c : I->in_n, fi = conv ? 9 * I->in_c : I->in_n, fo = conv ? 9 * I->out_c : I->out_n;
+            int32_t rows = conv ? 9 * I->in_c : I->in_n, fi = conv ? 9 * I->in_c : I->in_n,
+                    fo = conv ? 9 * I->out_c : I->out_n;
             float limit = IPUPIPE_SQRTF(6.0f / (float)(fi + fo));
             IPUPIPE_MEMSET(rt->params, 0, c->n_params * sizeof(float));
             IPUPIPE_MEMSET(rt->grads, 0, c->n_params * sizeof(float));
             if (rt->state && c->n_state) IPUPIPE_MEMSET(rt->state, 0, c->n_state * sizeof(float));
             for (i = 0; i < rows; i++)
                 for (j = 0; j < c->slice_units; j++) {
-                    float u = ipup_rng_uniform_f32(e->core.cfg.seed, (uint64_t)(2 * l), (uint64_t)i * (uint64_t)c->units + (uint64_t)(c->first_unit + j));
-                    rt->params[(size_t)i * (size_t)c->slice_units + (size_t)j] = (2.0f * u - 1.0f) * limit;
+                    float u = ipup_rng_uniform_f32(e->core.cfg.seed, (uint64_t)(2 * l),
+                                                   (uint64_t)i * (uint64_t)c->units +
+                                                       (uint64_t)(c->first_unit + j));
+                    rt->params[(size_t)i * (size_t)c->slice_units + (size_t)j] =
+                        (2.0f * u - 1.0f) * limit;
                 }
         }
 }
@@ -2137,7 +2383,8 @@ static void ipup__setup_ids(ipup__core *e) {
         int dup = 1;
         if (!Ly->id[0]) {
             if (Ly->kind == IPUP_LAYER_DENSE || Ly->kind == IPUP_LAYER_CONV3X3)
-                ipup_snprintf(Ly->id, sizeof Ly->id, "%s%d", ipup_layer_kind_name(Ly->kind), (int)Ly->units);
+                ipup_snprintf(Ly->id, sizeof Ly->id, "%s%d", ipup_layer_kind_name(Ly->kind),
+                              (int)Ly->units);
             else
                 ipup_snprintf(Ly->id, sizeof Ly->id, "%s", ipup_layer_kind_name(Ly->kind));
         }
@@ -2162,16 +2409,26 @@ static int ipup__setup_counts(ipup__core *e, const ipup_config *cfg) {
     e->B = cfg->microbatch ? cfg->microbatch : 1;
     e->R = cfg->replicas ? cfg->replicas : 1;
     if (e->cfg.repeat <= 0) e->cfg.repeat = 1;
-    if (S < 1 || e->M < 1 || e->B < 1 || e->R < 1 || cfg->microbatches < 0 || cfg->microbatch < 0 || cfg->replicas < 0)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "stages (%d), microbatch (%d), microbatches (%d) and replicas (%d) must be >= 1 (0 means 1)",
-                          (int)cfg->stages, (int)cfg->microbatch, (int)cfg->microbatches, (int)cfg->replicas);
+    if (S < 1 || e->M < 1 || e->B < 1 || e->R < 1 || cfg->microbatches < 0 || cfg->microbatch < 0 ||
+        cfg->replicas < 0)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "stages (%d), microbatch (%d), microbatches "
+                          "(%d) and replicas (%d) must be >= 1 (0 means 1)",
+                          (int)cfg->stages, (int)cfg->microbatch, (int)cfg->microbatches,
+                          (int)cfg->replicas);
     if (S > L)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "%d stages but the model has only %d layers: every stage needs at least one layer; use at most %d stages",
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "%d stages but the model has only %d layers: every stage needs at least "
+                          "one layer; use at most %d stages",
                           (int)S, (int)L, (int)L);
     if (e->R > IPUP_MAX_REPLICAS)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "%d replicas: at most IPUP_MAX_REPLICAS (%d); define it larger before the include", (int)e->R, (int)IPUP_MAX_REPLICAS);
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "%d replicas: at most IPUP_MAX_REPLICAS "
+                          "(%d); define it larger before the include",
+                          (int)e->R, (int)IPUP_MAX_REPLICAS);
     if ((int64_t)e->B * e->M > 0x7fffffff / 4 || (int64_t)e->B * e->in_n > 0x7fffffff / 4)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "micro-batch %d x %d micro-batches is too large", (int)e->B, (int)e->M);
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "micro-batch %d x %d micro-batches is too large", (int)e->B, (int)e->M);
     return IPUP_OK;
 }
 
@@ -2183,27 +2440,46 @@ static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
     size_t ml = sizeof e->msg;
     int k_opt = (int)o->kind, k_run = (int)cfg->runner;
     if (k_opt < 0 || k_opt > (int)IPUP_OPT_ADAM)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown optimizer kind %d; use sgd, momentum or adam", k_opt);
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "unknown optimizer kind %d; use sgd, momentum or adam", k_opt);
     if (!(o->lr >= 0.0f && o->lr <= 3.4e38f))
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the learning rate cfg.opt.lr is %s: it must be a finite number > 0 (0 means the default 0.01)", ipup__num(num, sizeof num, (double)o->lr));
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "the learning rate cfg.opt.lr is %s: it must be "
+                          "a finite number > 0 (0 means the default 0.01)",
+                          ipup__num(num, sizeof num, (double)o->lr));
     if (!(o->momentum >= 0.0f && o->momentum < 1.0f))
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the momentum cfg.opt.momentum is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->momentum));
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "the momentum cfg.opt.momentum is %s: it "
+                          "must be in [0, 1) (0 means the default 0.9)",
+                          ipup__num(num, sizeof num, (double)o->momentum));
     if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f))
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta1 cfg.opt.beta1 is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->beta1));
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "Adam's beta1 cfg.opt.beta1 is %s: it "
+                          "must be in [0, 1) (0 means the default 0.9)",
+                          ipup__num(num, sizeof num, (double)o->beta1));
     if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f))
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta2 cfg.opt.beta2 is %s: it must be in [0, 1) (0 means the default 0.999)", ipup__num(num, sizeof num, (double)o->beta2));
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "Adam's beta2 cfg.opt.beta2 is %s: it "
+                          "must be in [0, 1) (0 means the default 0.999)",
+                          ipup__num(num, sizeof num, (double)o->beta2));
     if (!(o->eps >= 0.0f && o->eps <= 3.4e38f))
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's eps cfg.opt.eps is %s: it must be a finite number > 0 (0 means the default 1e-8)", ipup__num(num, sizeof num, (double)o->eps));
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "Adam's eps cfg.opt.eps is %s: it must be a "
+                          "finite number > 0 (0 means the default 1e-8)",
+                          ipup__num(num, sizeof num, (double)o->eps));
     if (e->cfg.opt.lr == 0.0f) e->cfg.opt.lr = 0.01f;
     if (e->cfg.opt.momentum == 0.0f) e->cfg.opt.momentum = 0.9f;
     if (e->cfg.opt.beta1 == 0.0f) e->cfg.opt.beta1 = 0.9f;
     if (e->cfg.opt.beta2 == 0.0f) e->cfg.opt.beta2 = 0.999f;
     if (e->cfg.opt.eps == 0.0f) e->cfg.opt.eps = 1e-8f;
     if (k_run != (int)IPUP_RUNNER_COOP && k_run != (int)IPUP_RUNNER_THREADS)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads", k_run);
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads",
+                          k_run);
 #if defined(IPUPIPE_NO_THREADS) || defined(IPUPIPE_NO_ATOMICS)
     if (e->cfg.runner == IPUP_RUNNER_THREADS)
-        return ipup__fail(msg, ml, IPUP_ERR_UNSUPPORTED, "the threaded runner is compiled out (IPUPIPE_NO_THREADS or IPUPIPE_NO_ATOMICS); use the cooperative runner");
+        return ipup__fail(msg, ml, IPUP_ERR_UNSUPPORTED,
+                          "the threaded runner is compiled out (IPUPIPE_NO_THREADS or "
+                          "IPUPIPE_NO_ATOMICS); use the cooperative runner");
 #endif
     ipup__cost_defaults(&e->cost_model, &cfg->cost);
     return IPUP_OK;
@@ -2219,8 +2495,10 @@ static int ipup__setup_split(ipup__core *e, const ipup_config *cfg) {
             int32_t b = cfg->split[s - 1];
             if (b <= e->stages[s - 1].first || b >= L)
                 return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                                  "split[%d] = %d: stage %d would be empty or out of range; stage starts must be strictly increasing layer indices in 1..%d",
-                                  (int)(s - 1), (int)b, (int)(b <= e->stages[s - 1].first ? s - 1 : s), (int)(L - 1));
+                                  "split[%d] = %d: stage %d would be empty or out of range; stage "
+                                  "starts must be strictly increasing layer indices in 1..%d",
+                                  (int)(s - 1), (int)b,
+                                  (int)(b <= e->stages[s - 1].first ? s - 1 : s), (int)(L - 1));
             e->stages[s].first = b;
         }
     } else {
@@ -2243,14 +2521,17 @@ static int ipup__setup_split(ipup__core *e, const ipup_config *cfg) {
    kernels index with int: every offset and every buffer of a stage is at most 2^31-1
    floats, checked as it grows (each term is < 2^62, so the int64 sums never wrap). */
 #define IPUP__MAXF ((int64_t)0x7fffffff)
-static int ipup__layout_big(ipup__core *e, int32_t s, const char *what, int64_t n, const char *fix) {
+static int ipup__layout_big(ipup__core *e, int32_t s, const char *what, int64_t n,
+                            const char *fix) {
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                      "stage %d: %s needs %lld floats with micro-batch %d, more than 2^31-1 (offsets and kernel indices are int32); %s",
+                      "stage %d: %s needs %lld floats with micro-batch %d, more than 2^31-1 "
+                      "(offsets and kernel indices are int32); %s",
                       (int)s, what, (long long)n, (int)e->B, fix);
 }
 /* floats of IPUP_CONV3X3_BWD_SCRATCH in int64_t, or -1 past 2^31-1 */
 static int64_t ipup__conv_scratch(const ipup_layer_info *I) {
-    int64_t a = (int64_t)9 * I->in_c, b = (int64_t)I->out_c + (int64_t)(I->in_h - 2) * (I->in_w - 2);
+    int64_t a = (int64_t)9 * I->in_c,
+            b = (int64_t)I->out_c + (int64_t)(I->in_h - 2) * (I->in_w - 2);
     return (b > IPUP__MAXF / a) ? -1 : a * b;
 }
 /* Layer l is a ReLU that ends plain stage s, and the next plain stage starts with a
@@ -2262,9 +2543,9 @@ static int64_t ipup__conv_scratch(const ipup_layer_info *I) {
    micro-batch, the same bits as when both layers share a stage. */
 static int ipup__relu_to_pool(const ipup__core *e, int32_t s, int32_t l) {
     const ipup__stage *st = &e->stages[s];
-    return s + 1 < e->S && l == st->last - 1 && e->layers[l].info.kind == IPUP_LAYER_RELU && e->layers[l].need_dx &&
-           e->n_branches[s] <= 1 && e->n_branches[s + 1] <= 1 && e->stages[s + 1].first == l + 1 &&
-           e->layers[l + 1].info.kind == IPUP_LAYER_MAXPOOL2;
+    return s + 1 < e->S && l == st->last - 1 && e->layers[l].info.kind == IPUP_LAYER_RELU &&
+           e->layers[l].need_dx && e->n_branches[s] <= 1 && e->n_branches[s + 1] <= 1 &&
+           e->stages[s + 1].first == l + 1 && e->layers[l + 1].info.kind == IPUP_LAYER_MAXPOOL2;
 }
 /* Layer l of plain stage s is a max-pool whose backward is needed and whose input is
    relu(z): after a ReLU and a dense or conv of the same stage, or first in the stage after
@@ -2276,10 +2557,14 @@ static int ipup__relu_to_pool(const ipup__core *e, int32_t s, int32_t l) {
    sixteenth of the stash, and no pass over the activation. */
 static int ipup__pool_idx_at(const ipup__core *e, int32_t s, int32_t l) {
     const ipup__stage *st = &e->stages[s];
-    if (l < st->first || l >= st->last || e->n_branches[s] > 1 || e->layers[l].info.kind != IPUP_LAYER_MAXPOOL2 || !e->layers[l].need_dx) return 0;
+    if (l < st->first || l >= st->last || e->n_branches[s] > 1 ||
+        e->layers[l].info.kind != IPUP_LAYER_MAXPOOL2 || !e->layers[l].need_dx)
+        return 0;
     if (l == st->first) return s > 0 && ipup__relu_to_pool(e, s - 1, l - 1);
-    return l >= st->first + 2 && e->layers[l - 1].info.kind == IPUP_LAYER_RELU && e->layers[l - 1].need_dx &&
-           (e->layers[l - 2].info.kind == IPUP_LAYER_DENSE || e->layers[l - 2].info.kind == IPUP_LAYER_CONV3X3);
+    return l >= st->first + 2 && e->layers[l - 1].info.kind == IPUP_LAYER_RELU &&
+           e->layers[l - 1].need_dx &&
+           (e->layers[l - 2].info.kind == IPUP_LAYER_DENSE ||
+            e->layers[l - 2].info.kind == IPUP_LAYER_CONV3X3);
 }
 /* Stage s reads its input straight from the ring slot: its first layer keeps no input
    (an arg-max pool) and nothing else needs the stage input in the stash entry, which then
@@ -2325,7 +2610,8 @@ static int ipup__keeps_input(const ipup__core *e, int32_t s, int32_t l) {
     if (I->stash_floats <= 0 || ipup__is_loss(I->kind) || !(trains || (Ly->need_dx && !I->n_w)) ||
         ipup__relu_to_pool(e, s, l) || ipup__pool_idx_at(e, s, l + 1))
         return 0;
-    return !(I->kind == IPUP_LAYER_RELU && l + 1 < e->stages[s].last && ipup__keeps_input(e, s, l + 1));
+    return !(I->kind == IPUP_LAYER_RELU && l + 1 < e->stages[s].last &&
+             ipup__keeps_input(e, s, l + 1));
 }
 
 /* schedule table into ops (cap), rows, depths, ring capacities */
@@ -2352,12 +2638,15 @@ static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int3
     int32_t peak[IPUP_MAX_LAYERS], s, d, i, pos = 0;
     int rc;
     IPUPIPE_MEMSET(&sc, 0, sizeof sc);
-    if (e->has_concurrent) { /* concurrent stages have no forward-only table: predict runs stage after stage */
+    if (e->has_concurrent) {
+        /* concurrent stages have no forward-only table: predict runs stage after stage */
         IPUPIPE_MEMSET(&e->pred_table, 0, sizeof e->pred_table);
         e->pred_stats.microbatches = e->M;
         return IPUP_OK;
     }
-    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1 ? IPUP_SCHED_GPIPE : e->cfg.schedule;
+    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1
+                  ? IPUP_SCHED_GPIPE
+                  : e->cfg.schedule;
     sc.stages = e->S;
     sc.microbatches = e->M;
     sc.devices = e->cfg.devices;
@@ -2367,11 +2656,15 @@ static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int3
     sc.forward_only = 1;
     rc = ipup_sched_generate(&sc, ops, cap, &e->pred_table, wmsg, sizeof wmsg);
     if (rc == IPUP_OK && e->pred_table.devices != e->P) rc = IPUP_ERR_CONFIG;
-    if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "the forward-only table of ipup_predict (%s, %d stages, %d micro-batches, %d IPUs): %s",
-                              ipup_sched_kind_name(sc.kind), (int)e->S, (int)e->M, (int)e->P, wmsg);
+    if (rc)
+        return ipup__fail(e->msg, sizeof e->msg, rc,
+                          "the forward-only table of ipup_predict (%s, %d stages, %d "
+                          "micro-batches, %d IPUs): %s",
+                          ipup_sched_kind_name(sc.kind), (int)e->S, (int)e->M, (int)e->P, wmsg);
     ipup_sched_peak_inflight(&e->pred_table, peak, IPUP_MAX_LAYERS);
     for (s = 1; s < e->S; s++)
-        if ((uint32_t)peak[s] > e->stages[s].fwd_cap) e->stages[s].fwd_cap = ipup__ring_cap((uint32_t)peak[s]);
+        if ((uint32_t)peak[s] > e->stages[s].fwd_cap)
+            e->stages[s].fwd_cap = ipup__ring_cap((uint32_t)peak[s]);
     e->pred_stats.schedule = sc.kind;
     e->pred_stats.steps = e->pred_table.steps;
     e->pred_stats.microbatches = e->M;
@@ -2385,9 +2678,70 @@ static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int3
     return IPUP_OK;
 }
 
+/* Stage s's stash and W-stash FIFO depths and the capacities of the rings into it, from
+   the table in ops (ipup__setup_table); IPUP_ERR_CONFIG when the table runs its ops out of
+   micro-batch order */
+static int ipup__stage_depths(ipup__core *e, const ipup_op *ops, int32_t s) {
+    int32_t nf = 0, nbw = 0, ni = 0, nw = 0, depth = 0, wdepth = 0;
+    int32_t last_f = -1, last_g = -1, last_i = -1;
+    int32_t fprod = 0, fcons = 0, fcap = 0, bprod = 0, bcons = 0, bcap = 0;
+    int32_t i = 0;
+    while (i < e->table.n_ops) {
+        int32_t t = ops[i].step, k;
+        int32_t j0 = i;
+        /* productions of this step first */
+        for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
+            const ipup_op *o = &ops[k];
+            /* concurrent stages: branch 0 counts (lanes: ipup__conc_setup) */
+            if (ipup_op_branch(o) > 0) continue;
+            if (o->stage == s - 1 && o->kind == IPUP_OP_F) fprod++;
+            if (o->stage == s + 1 && (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I)) bprod++;
+        }
+        if (fprod - fcons > fcap) fcap = fprod - fcons;
+        if (bprod - bcons > bcap) bcap = bprod - bcons;
+        for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
+            const ipup_op *o = &ops[k];
+            if (o->stage != s || ipup_op_branch(o) > 0) continue;
+            switch (o->kind) {
+            case IPUP_OP_F:
+                if (o->mb != last_f + 1) goto order;
+                last_f = o->mb; nf++; fcons++;
+                break;
+            case IPUP_OP_B:
+                if (o->mb != last_g + 1 || o->mb != last_i + 1) goto order;
+                last_g = o->mb; last_i = o->mb; nbw++; bcons++;
+                break;
+            case IPUP_OP_I:
+                if (o->mb != last_i + 1) goto order;
+                last_i = o->mb; ni++; bcons++;
+                break;
+            case IPUP_OP_W:
+                if (o->mb != last_g + 1) goto order;
+                last_g = o->mb; nw++;
+                break;
+            default: goto order;
+            }
+            if (nf - nbw - nw > depth) depth = nf - nbw - nw;
+            if (ni - nw > wdepth) wdepth = ni - nw;
+        }
+        i = k;
+    }
+    e->stages[s].depth = depth > 0 ? depth : 1;
+    e->stages[s].wstash_depth = wdepth;
+    e->stages[s].fwd_cap = ipup__ring_cap((uint32_t)(fcap > 0 ? fcap : 1));
+    e->stages[s].bwd_cap = ipup__ring_cap((uint32_t)(bcap > 0 ? bcap : 1));
+    return IPUP_OK;
+order:
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                      "schedule %s runs the ops of stage %d out of micro-batch order; the "
+                      "emulator's FIFO stash needs in-order schedules (every built-in one is)",
+                      ipup_sched_kind_name(e->cfg.schedule), (int)s);
+}
+
 /* schedule table into ops (cap), rows, depths, ring capacities; the generator's warnings
    into warn (may be NULL) */
-static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row, char *warn, size_t warn_len) {
+static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row, char *warn,
+                             size_t warn_len) {
     ipup_sched_config sc;
     char wmsg[IPUP_MSG_MAX];
     int32_t S = e->S, M = e->M, i, s, d, P;
@@ -2407,20 +2761,28 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
             int32_t dv = e->cfg.stage_device[s];
             if (dv < 0 || dv >= IPUP_MAX_DEVICES || (e->cfg.devices > 0 && dv >= e->cfg.devices))
                 return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                                  "stage %d is mapped to IPU %d, which does not exist (devices per replica: %d, at most IPUP_MAX_DEVICES = %d); map it to 0..%d",
+                                  "stage %d is mapped to IPU %d, which does not exist (devices per "
+                                  "replica: %d, at most IPUP_MAX_DEVICES = %d); map it to 0..%d",
                                   (int)s, (int)dv, (int)e->cfg.devices, (int)IPUP_MAX_DEVICES,
-                                  (int)((e->cfg.devices > 0 ? e->cfg.devices : IPUP_MAX_DEVICES) - 1));
+                                  (int)((e->cfg.devices > 0 ? e->cfg.devices : IPUP_MAX_DEVICES) -
+                                        1));
         }
     }
     rc = ipup_sched_generate(&sc, ops, cap, &e->table, wmsg, sizeof wmsg);
-    if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "schedule %s with %d stages and %d micro-batches: %s",
-                              ipup_sched_kind_name(sc.kind), (int)S, (int)M, wmsg);
+    if (rc)
+        return ipup__fail(e->msg, sizeof e->msg, rc,
+                          "schedule %s with %d stages and %d micro-batches: %s",
+                          ipup_sched_kind_name(sc.kind), (int)S, (int)M, wmsg);
     ipup__keep_warnings(warn, warn_len, wmsg);
     P = e->P = e->table.devices;
     if (P > IPUP_MAX_DEVICES)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "the schedule uses %d IPUs per replica; at most IPUP_MAX_DEVICES = %d", (int)P, (int)IPUP_MAX_DEVICES);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "the schedule uses %d IPUs per replica; at most IPUP_MAX_DEVICES = %d",
+                          (int)P, (int)IPUP_MAX_DEVICES);
     if ((int64_t)P * e->R > IPUP_MAX_IPUS)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "%d replicas x %d IPUs = %d IPUs; at most IPUP_MAX_IPUS = %d; define it larger before the include",
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "%d replicas x %d IPUs = %d IPUs; at most IPUP_MAX_IPUS = %d; define it "
+                          "larger before the include",
                           (int)e->R, (int)P, (int)(P * e->R), (int)IPUP_MAX_IPUS);
     e->n_ipus = P * e->R;
     e->ops = ops;
@@ -2436,67 +2798,17 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
         e->row = row;
     }
     /* FIFO depths, in-order check, ring capacities */
-    for (s = 0; s < S; s++) {
-        int32_t nf = 0, nbw = 0, ni = 0, nw = 0, depth = 0, wdepth = 0;
-        int32_t last_f = -1, last_g = -1, last_i = -1;
-        int32_t fprod = 0, fcons = 0, fcap = 0, bprod = 0, bcons = 0, bcap = 0;
-        i = 0;
-        while (i < e->table.n_ops) {
-            int32_t t = ops[i].step, k;
-            int32_t j0 = i;
-            /* productions of this step first */
-            for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
-                const ipup_op *o = &ops[k];
-                if (ipup_op_branch(o) > 0) continue; /* concurrent stages: branch 0 counts (lanes: ipup__conc_setup) */
-                if (o->stage == s - 1 && o->kind == IPUP_OP_F) fprod++;
-                if (o->stage == s + 1 && (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I)) bprod++;
-            }
-            if (fprod - fcons > fcap) fcap = fprod - fcons;
-            if (bprod - bcons > bcap) bcap = bprod - bcons;
-            for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
-                const ipup_op *o = &ops[k];
-                if (o->stage != s || ipup_op_branch(o) > 0) continue;
-                switch (o->kind) {
-                case IPUP_OP_F:
-                    if (o->mb != last_f + 1) goto order;
-                    last_f = o->mb; nf++; fcons++;
-                    break;
-                case IPUP_OP_B:
-                    if (o->mb != last_g + 1 || o->mb != last_i + 1) goto order;
-                    last_g = o->mb; last_i = o->mb; nbw++; bcons++;
-                    break;
-                case IPUP_OP_I:
-                    if (o->mb != last_i + 1) goto order;
-                    last_i = o->mb; ni++; bcons++;
-                    break;
-                case IPUP_OP_W:
-                    if (o->mb != last_g + 1) goto order;
-                    last_g = o->mb; nw++;
-                    break;
-                default: goto order;
-                }
-                if (nf - nbw - nw > depth) depth = nf - nbw - nw;
-                if (ni - nw > wdepth) wdepth = ni - nw;
-            }
-            i = k;
-        }
-        e->stages[s].depth = depth > 0 ? depth : 1;
-        e->stages[s].wstash_depth = wdepth;
-        e->stages[s].fwd_cap = ipup__ring_cap((uint32_t)(fcap > 0 ? fcap : 1));
-        e->stages[s].bwd_cap = ipup__ring_cap((uint32_t)(bcap > 0 ? bcap : 1));
-        continue;
-    order:
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "schedule %s runs the ops of stage %d out of micro-batch order; the emulator's FIFO stash needs in-order schedules (every built-in one is)",
-                          ipup_sched_kind_name(e->cfg.schedule), (int)s);
-    }
+    for (s = 0; s < S; s++)
+        if ((rc = ipup__stage_depths(e, ops, s)) != IPUP_OK) return rc;
     /* ipup_predict's forward-only table: into its own host-pool block, or (a plan) over
        the training table, which is no longer needed */
-    return ipup__setup_pred_table(e, row ? e->pred_ops : ops, row ? S * M : cap, row ? e->pred_row : NULL);
+    return ipup__setup_pred_table(e, row ? e->pred_ops : ops, row ? S * M : cap,
+                                  row ? e->pred_row : NULL);
 }
 
 static int ipup__setup_layout(ipup__core *e) {
-    static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in this stage (more stages)";
+    static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in "
+                                "this stage (more stages)";
     int32_t s, l, B = e->B;
     int32_t k = ipup__state_slots(&e->cfg);
     for (s = 0; s < e->S; s++) {
@@ -2515,32 +2827,49 @@ static int ipup__setup_layout(ipup__core *e) {
             Ly->pool_idx = ipup__pool_idx_at(e, s, l);
             if (keep) {
                 if (l == st->first && !Ly->pool_idx) Ly->stash_off = 0;
-                else { Ly->stash_off = (int32_t)cur; cur += Ly->pool_idx ? ((int64_t)B * I->out_n + 3) / 4 : (int64_t)B * I->in_n; }
+                else {
+                    Ly->stash_off = (int32_t)cur;
+                    cur += Ly->pool_idx ? ((int64_t)B * I->out_n + 3) / 4 : (int64_t)B * I->in_n;
+                }
             }
             if (Ly->pool_idx && l > st->first) {
                 const ipup_layer_info *C = &e->layers[l - 2].info;
                 size_t f = (size_t)ipup__chunk_rows(C, B) * (size_t)C->out_n;
                 if (f > chunk) chunk = f;
             }
-            if (cur > IPUP__MAXF || pp > IPUP__MAXF) return ipup__layout_big(e, s, cur > pp ? "a stash entry (the inputs kept for the backward)" : "an activation buffer", cur > pp ? cur : pp, lower);
+            if (cur > IPUP__MAXF || pp > IPUP__MAXF)
+                return ipup__layout_big(e, s,
+                                        cur > pp ? "a stash entry (the inputs kept for the "
+                                                   "backward)"
+                                                 : "an activation buffer",
+                                        cur > pp ? cur : pp, lower);
             Ly->dy_off = -1;
             Ly->param_off = -1;
             if (trains) { /* frozen layers: ipup__frozen_params */
-                int64_t tw = ((int64_t)I->n_w + 15) & ~(int64_t)15, tb = ((int64_t)I->n_b + 15) & ~(int64_t)15;
+                int64_t tw = ((int64_t)I->n_w + 15) & ~(int64_t)15,
+                        tb = ((int64_t)I->n_b + 15) & ~(int64_t)15;
                 Ly->param_off = (int32_t)par;
                 par += tw + tb;
                 if (tw > maxt) maxt = tw;
                 Ly->dy_off = (int32_t)wcur;
                 wcur += (int64_t)B * I->out_n;
-                if (par > IPUP__MAXF) return ipup__layout_big(e, s, "the weights", par, "put fewer layers in this stage (more stages) or use smaller layers");
-                if (wcur > IPUP__MAXF) return ipup__layout_big(e, s, "a weight-gradient stash entry", wcur, lower);
+                if (par > IPUP__MAXF)
+                    return ipup__layout_big(e, s, "the weights", par,
+                                            "put fewer layers in this stage "
+                                            "(more stages) or use smaller layers");
+                if (wcur > IPUP__MAXF)
+                    return ipup__layout_big(e, s, "a weight-gradient stash entry", wcur, lower);
             }
             if (I->kind == IPUP_LAYER_CONV3X3) {
                 int64_t f2 = ipup__conv_scratch(I);
                 if (f2 < 0)
                     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                                      "layer %d (%s): the conv3x3 backward's scratch (IPUP_CONV3X3_BWD_SCRATCH: 9 x %d channels x (%d + %d x %d)) is more than 2^31-1 floats; lower the input size or the channels",
-                                      (int)l, e->model.layers[l].id, (int)I->in_c, (int)I->out_c, (int)(I->in_h - 2), (int)(I->in_w - 2));
+                                      "layer %d (%s): the conv3x3 backward's "
+                                      "scratch (IPUP_CONV3X3_BWD_SCRATCH: 9 x %d "
+                                      "channels x (%d + %d x %d)) is more than "
+                                      "2^31-1 floats; lower the input size or the channels",
+                                      (int)l, e->model.layers[l].id, (int)I->in_c, (int)I->out_c,
+                                      (int)(I->in_h - 2), (int)(I->in_w - 2));
                 if (f2 > conv) conv = f2; /* the forward needs 1 (IPUP_CONV3X3_FWD_SCRATCH) */
             }
             st->flops_f += I->flops_fwd;
@@ -2549,14 +2878,22 @@ static int ipup__setup_layout(ipup__core *e) {
         }
         st->n_grads = (size_t)par;
         par = ipup__frozen_params(e, st, par);
-        if (par > IPUP__MAXF) return ipup__layout_big(e, s, "the weights", par, "put fewer layers in this stage (more stages) or use smaller layers");
+        if (par > IPUP__MAXF)
+            return ipup__layout_big(e, s, "the weights", par,
+                                    "put fewer layers in this stage "
+                                    "(more stages) or use smaller layers");
         st->label_off = (int32_t)cur;
         cur += (int64_t)B * ipup__lab_w(e);
         st->dloss_off = -1;
         if (s == e->S - 1) { st->dloss_off = (int32_t)cur; cur += (int64_t)B * e->classes; }
-        if (cur > IPUP__MAXF - 15) return ipup__layout_big(e, s, "a stash entry (the inputs kept for the backward and the labels)", cur, lower);
+        if (cur > IPUP__MAXF - 15)
+            return ipup__layout_big(e, s,
+                                    "a stash entry (the inputs kept "
+                                    "for the backward and the labels)",
+                                    cur, lower);
         st->entry_floats = (size_t)((cur + 15) & ~(int64_t)15);
-        st->rentry_floats = (size_t)(((int64_t)B * st->in_n + (int64_t)B * ipup__lab_w(e) + 15) & ~(int64_t)15);
+        st->rentry_floats =
+            (size_t)(((int64_t)B * st->in_n + (int64_t)B * ipup__lab_w(e) + 15) & ~(int64_t)15);
         st->wentry_floats = (size_t)((wcur + 15) & ~(int64_t)15);
         st->pingpong_floats = (size_t)((pp + 15) & ~(int64_t)15);
         st->conv_floats = (size_t)conv;
@@ -2573,13 +2910,17 @@ static int ipup__setup_layout(ipup__core *e) {
 /* bytes of stash recomputation would save on stage x (0 when its entries are smaller than
    the stage input: an arg-max pool first, ipup__direct_in) */
 static size_t ipup__recompute_saves(const ipup__stage *x) {
-    return x->entry_floats > x->rentry_floats ? (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float) : 0;
+    return x->entry_floats > x->rentry_floats
+               ? (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float)
+               : 0;
 }
 
 /* carve one IPU's pool (device d of a replica whose stage runtimes are stage_rt, rings fwd,
    bwd: IPUP_MAX_LAYERS each, lane runtimes lane_rt and fan-out buffers fanout); stage_rt,
    fwd, bwd, lane_rt and fanout NULL: counting only */
-static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__stage_rt *stage_rt, ipup_ring *fwd, ipup_ring *bwd, ipup__lane_rt *lane_rt, ipup__fanout_bufs *fanout) {
+static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d,
+                            ipup__stage_rt *stage_rt, ipup_ring *fwd, ipup_ring *bwd,
+                            ipup__lane_rt *lane_rt, ipup__fanout_bufs *fanout) {
     int32_t s;
     int32_t k = ipup__state_slots(&e->cfg);
     ipup__stage_rt count_only;
@@ -2587,7 +2928,8 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
     for (s = 0; s < e->S; s++) {
         const ipup__stage *st = &e->stages[s];
         ipup__stage_rt *rt = stage_rt ? &stage_rt[s] : &count_only;
-        if (st->device != d || e->n_branches[s] > 1) continue; /* a concurrent stage: its lanes (ipup__conc_carve) */
+        /* a concurrent stage: its lanes (ipup__conc_carve) */
+        if (st->device != d || e->n_branches[s] > 1) continue;
         rt->params = ipup__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
         rt->grads = ipup__allocf(a, st->n_grads, IPUP_MEM_GRADS);
         rt->state = NULL;
@@ -2595,28 +2937,48 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
             if (e->cfg.offload) rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
             else rt->state = ipup__allocf(a, st->n_state, IPUP_MEM_OPTIMIZER);
         }
-        rt->stash = ipup__allocf(a, ipup__mulz((size_t)st->depth, e->cfg.recompute ? st->rentry_floats : st->entry_floats), IPUP_MEM_STASH);
-        rt->wstash = st->wstash_depth ? ipup__allocf(a, ipup__mulz((size_t)st->wstash_depth, st->wentry_floats), IPUP_MEM_STASH) : NULL;
+        rt->stash = ipup__allocf(a,
+                                 ipup__mulz((size_t)st->depth, e->cfg.recompute ? st->rentry_floats
+                                                                                : st->entry_floats),
+                                 IPUP_MEM_STASH);
+        rt->wstash = st->wstash_depth
+                         ? ipup__allocf(a, ipup__mulz((size_t)st->wstash_depth, st->wentry_floats),
+                                        IPUP_MEM_STASH)
+                         : NULL;
         rt->work = e->cfg.recompute ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->pingpong[0] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->pingpong[1] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->chunk = st->chunk_floats ? ipup__allocf(a, st->chunk_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->staging = (k && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH) : NULL;
+        rt->staging = (k && e->cfg.offload)
+                          ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH)
+                          : NULL;
         /* receive sides of the rings into this stage */
         if (s > 0 && e->n_branches[s - 1] <= 1) {
-            size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B * (size_t)ipup__lab_w(e)) * sizeof(float);
+            size_t slot =
+                ((size_t)e->B * (size_t)st->in_n + (size_t)e->B * (size_t)ipup__lab_w(e)) *
+                sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
-            if (fwd && a->base && !a->oom) ipup_ring_init(&fwd[s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
+            if (fwd && a->base && !a->oom)
+                ipup_ring_init(&fwd[s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot,
+                               IPUPIPE_RING_START);
         }
         if (s < e->S - 1 && e->n_branches[s + 1] <= 1) {
             size_t slot = (size_t)e->B * (size_t)st->out_n * sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
-            if (bwd && a->base && !a->oom) ipup_ring_init(&bwd[s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, IPUPIPE_RING_START);
+            if (bwd && a->base && !a->oom)
+                ipup_ring_init(&bwd[s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot,
+                               IPUPIPE_RING_START);
         }
-        rt->pred = s == e->S - 1 ? ipup__allocf(a, ipup__mulz((size_t)e->B, (size_t)e->layers[e->n_layers - 1].info.in_n), IPUP_MEM_SCRATCH) : NULL;
+        rt->pred = s == e->S - 1
+                       ? ipup__allocf(a,
+                                      ipup__mulz((size_t)e->B,
+                                                 (size_t)e->layers[e->n_layers - 1].info.in_n),
+                                      IPUP_MEM_SCRATCH)
+                       : NULL;
     }
-    if (e->has_concurrent) ipup__conc_carve(e, a, stream, d, lane_rt, fanout); /* lanes and their neighbours' buffers */
+    /* lanes and their neighbours' buffers */
+    if (e->has_concurrent) ipup__conc_carve(e, a, stream, d, lane_rt, fanout);
 }
 
 /* Slots of a replica's outfeed ring. The cooperative runner drains it every step: a step's
@@ -2634,8 +2996,9 @@ static uint32_t ipup__outfeed_cap(int32_t M, int32_t repeat, int threads) {
 }
 
 /* host pool: ops, rows, infeed/outfeed rings, outfeed records. e may be NULL (sizes only). */
-static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R, int32_t B,
-                               int32_t in_n, int32_t repeat, int threads, ipup_op **ops, int32_t **row) {
+static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R,
+                               int32_t B, int32_t in_n, int32_t repeat, int threads, ipup_op **ops,
+                               int32_t **row) {
     int32_t cap = IPUP_SCHED_MAX_OPS(S, M), r;
     uint32_t fc = ipup__ring_cap((uint32_t)M), fo = ipup__outfeed_cap(M, repeat, threads);
     size_t islot = ipup__mulz(ipup__mulz((size_t)B, (size_t)in_n + 1u), sizeof(float));
@@ -2651,22 +3014,29 @@ static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M
         void *p2 = ipup__alloc(a, b2, IPUP_MEM_EXCHANGE);
         if (e && a->base && !a->oom) {
             ipup_ring_init(&e->infeed[r], p1, b1, fc, islot, IPUPIPE_RING_START);
-            ipup_ring_init(&e->outfeed[r], p2, b2, fo, sizeof(ipup_outfeed_rec), IPUPIPE_RING_START);
+            ipup_ring_init(&e->outfeed[r], p2, b2, fo, sizeof(ipup_outfeed_rec),
+                           IPUPIPE_RING_START);
         }
     }
-    p = ipup__alloc(a, ipup__mulz(ipup__mulz(ipup__mulz((size_t)repeat, (size_t)R), (size_t)M), sizeof(ipup_outfeed_rec)), IPUP_MEM_SCRATCH);
+    p = ipup__alloc(a,
+                    ipup__mulz(ipup__mulz(ipup__mulz((size_t)repeat, (size_t)R), (size_t)M),
+                               sizeof(ipup_outfeed_rec)),
+                    IPUP_MEM_SCRATCH);
     if (e) e->records = (ipup_outfeed_rec *)p;
     /* ipup_predict: the forward-only table (S x M ops), its rows, the cost model's scratch */
-    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(ipup_op)), IPUP_MEM_SCRATCH);
+    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(ipup_op)),
+                    IPUP_MEM_SCRATCH);
     if (e) e->core.pred_ops = (ipup_op *)p;
-    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(int32_t)), IPUP_MEM_SCRATCH);
+    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(int32_t)),
+                    IPUP_MEM_SCRATCH);
     if (e) e->core.pred_row = (int32_t *)p;
     p = ipup__alloc(a, ipup__mulz((size_t)M, sizeof(double)), IPUP_MEM_SCRATCH);
     if (e) e->pred_start = (double *)p;
     return a->used;
 }
 
-static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *sa, int32_t d, ipup_mem_report *m) {
+static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *sa, int32_t d,
+                              ipup_mem_report *m) {
     int32_t s, c;
     IPUPIPE_MEMSET(m, 0, sizeof *m);
     m->capacity = a->base ? a->cap : 0;
@@ -2679,7 +3049,8 @@ static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *
         if (x->device != d || e->n_branches[s] > 1) continue;
         m->recompute_saved += ipup__recompute_saves(x);
         m->offload_saved += x->n_state * sizeof(float);
-        m->frozen_saved += (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
+        m->frozen_saved +=
+            (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
     }
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) m->peak_by_category[c] = m->by_category[c];
     m->peak_by_category[IPUP_MEM_STASH] = 0;
@@ -2690,10 +3061,12 @@ static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *
 static int ipup__host_size_ok(ipup__core *e) {
     ipup__arena h;
     ipup__arena_init(&h, NULL, 0);
-    ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, e->cfg.runner == IPUP_RUNNER_THREADS, NULL, NULL);
+    ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat,
+                     e->cfg.runner == IPUP_RUNNER_THREADS, NULL, NULL);
     if (!h.overflow) return IPUP_OK;
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                      "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d micro-batches outfeed records; lower cfg.repeat",
+                      "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d "
+                      "micro-batches outfeed records; lower cfg.repeat",
                       (int)e->cfg.repeat, (int)e->R, (int)e->M);
 }
 /* every IPU's pool size (and streaming memory) fits in size_t */
@@ -2706,7 +3079,9 @@ static int ipup__ipu_sizes_ok(ipup__core *e) {
         ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
         if (a.overflow || sa.overflow)
             return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                              "device %d's pool size overflows size_t (micro-batch %d, stash depths up to %d micro-batches); lower the micro-batch or the micro-batches, or use more stages",
+                              "device %d's pool size overflows size_t (micro-batch %d, stash "
+                              "depths up to %d micro-batches); lower the micro-batch or the "
+                              "micro-batches, or use more stages",
                               (int)d, (int)e->B, (int)e->M);
     }
     return IPUP_OK;
@@ -2717,7 +3092,9 @@ static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
     ipup_layer_info info[IPUP_MAX_LAYERS];
     int32_t need_dx[IPUP_MAX_LAYERS], l;
     int rc;
-    if (!cfg || !cfg->model) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
+    if (!cfg || !cfg->model)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG,
+                          "the configuration has no model (cfg.model is NULL)");
     e->cfg = *cfg;
     e->model = *cfg->model;
     rc = ipup_model_info(&e->model, info, IPUP_MAX_LAYERS, e->msg, sizeof e->msg);
@@ -2756,19 +3133,20 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     in_n *= cfg->model->in_c;
     if (in_n > 0x7fffffff || (int64_t)S * M > 0x7fffffff / 3) return 0;
     ipup__arena_init(&a, NULL, 0);
-    n = ipup__carve_host(NULL, &a, ipup__conc_ops_stages(cfg->concurrent, S), M, R, B, (int32_t)in_n, rep,
-                         cfg->runner == IPUP_RUNNER_THREADS, NULL, NULL);
+    n = ipup__carve_host(NULL, &a, ipup__conc_ops_stages(cfg->concurrent, S), M, R, B,
+                         (int32_t)in_n, rep, cfg->runner == IPUP_RUNNER_THREADS, NULL, NULL);
     return a.overflow ? 0 : n;
 }
 
 /* the plan of a core whose model is set up (ipup__setup_model): the table into ops
    (cap ops), the layout, then every figure of the plan */
-static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_config *cfg, ipup_plan *plan,
-                           char *warn, size_t warn_len) {
+static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_config *cfg,
+                           ipup_plan *plan, char *warn, size_t warn_len) {
     int32_t d, s;
     int rc = ipup__setup_table(e, ops, cap, NULL, warn, warn_len);
     if (rc) return rc;
-    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK) return rc;
+    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK)
+        return rc;
     plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->n_ipus;
     for (s = 0; s < e->S; s++) {
         plan->split[s] = e->stages[s].first;
@@ -2785,7 +3163,8 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
         ipup__fill_report(e, &a, &sa, d, &plan->mem[d]);
     }
     plan->params = 0;
-    for (d = 0; d < e->n_layers; d++) plan->params += (int64_t)e->layers[d].info.n_w + e->layers[d].info.n_b;
+    for (d = 0; d < e->n_layers; d++)
+        plan->params += (int64_t)e->layers[d].info.n_w + e->layers[d].info.n_b;
     plan->host_bytes = ipup_host_bytes(cfg);
     e->msg[0] = 0;
     return IPUP_OK;
@@ -2798,10 +3177,14 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_pl
     int32_t cap = IPUP_PLAN_STACK_OPS;
     int rc;
     if (!work) return IPUP_ERR_ARG; /* no emulator: nowhere to put a message */
-    if ((rc = ipup__refuse_frozen(work, "ipup_plan_config", "plan with another (scratch) ipup_emu, or ")) != IPUP_OK) return rc;
+    if ((rc = ipup__refuse_frozen(work, "ipup_plan_config",
+                                  "plan with another (scratch) ipup_emu, or ")) != IPUP_OK)
+        return rc;
     IPUPIPE_MEMSET((void *)work, 0, sizeof *work);
     e = &work->core;
-    if (!plan) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_plan_config: plan is NULL; give an ipup_plan to fill");
+    if (!plan)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG,
+                          "ipup_plan_config: plan is NULL; give an ipup_plan to fill");
     IPUPIPE_MEMSET(plan, 0, sizeof *plan);
     rc = ipup__setup_model(e, cfg);
     if (rc) return rc;
@@ -2809,14 +3192,22 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_pl
     if (e->cfg.host.mem) {
         ipup__arena h;
         ipup__arena_init(&h, e->cfg.host.mem, e->cfg.host.bytes);
-        ipup__carve_host(NULL, &h, ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M, e->R, e->B, e->in_n, e->cfg.repeat,
-                         e->cfg.runner == IPUP_RUNNER_THREADS, &ops, NULL);
-        if (h.oom) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes), cfg.host has %zu", h.used, e->cfg.host.bytes);
+        ipup__carve_host(NULL, &h, ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M, e->R, e->B,
+                         e->in_n, e->cfg.repeat, e->cfg.runner == IPUP_RUNNER_THREADS, &ops, NULL);
+        if (h.oom)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                              "host pool too small: needs %zu "
+                              "bytes (ipup_host_bytes), cfg.host has %zu",
+                              h.used, e->cfg.host.bytes);
         cap = IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M);
-    } else if ((int64_t)IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M) > IPUP_PLAN_STACK_OPS) {
+    } else if ((int64_t)IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M) >
+               IPUP_PLAN_STACK_OPS) {
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                          "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %zu bytes)",
-                          (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M), (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(&e->cfg));
+                          "ipup_plan_config: the table of %d stages x %d micro-batches needs up to "
+                          "%d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host "
+                          "(ipup_host_bytes(cfg) = %zu bytes)",
+                          (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M),
+                          (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(&e->cfg));
     }
     return ipup__plan_fill(e, ops, cap, &e->cfg, plan, NULL, 0);
 }
@@ -2831,30 +3222,41 @@ static size_t ipup__plan_scratch_need(int64_t S, int64_t M) {
     return fixed + (size_t)3 * (size_t)S * (size_t)M * sizeof(ipup_op);
 }
 
-IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch, size_t scratch_bytes,
-                                char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch,
+                                size_t scratch_bytes, char *msg, size_t msg_len) {
     size_t pad, need;
     ipup__core *e;
     int rc;
     if (msg && msg_len) msg[0] = 0;
-    if (!plan) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_plan_pools: plan is NULL; give an ipup_plan to fill");
+    if (!plan)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_plan_pools: plan is NULL; give an ipup_plan to fill");
     IPUPIPE_MEMSET(plan, 0, sizeof *plan);
-    if (!cfg || !cfg->model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
+    if (!cfg || !cfg->model)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "the configuration has no model (cfg.model is NULL)");
     need = ipup__plan_scratch_need(cfg->stages, cfg->microbatches);
     pad = scratch ? (size_t)((0u - (uintptr_t)scratch) & (IPUP_POOL_ALIGN - 1)) : 0;
     if (need == 0)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "ipup_plan_pools: %d stages x %d micro-batches: the schedule table's size overflows size_t; lower cfg.microbatches",
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "ipup_plan_pools: %d stages x %d micro-batches: the schedule table's "
+                          "size overflows size_t; lower cfg.microbatches",
                           (int)cfg->stages, (int)cfg->microbatches);
     if (!scratch || scratch_bytes < need)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "ipup_plan_pools: the scratch has %zu bytes%s; the plan of %d stages x %d micro-batches needs IPUP_PLAN_SCRATCH_BYTES(%d, %d) = %zu",
-                          scratch ? scratch_bytes : (size_t)0, scratch ? "" : " (scratch is NULL)", (int)(cfg->stages > 0 ? cfg->stages : 1),
-                          (int)(cfg->microbatches > 0 ? cfg->microbatches : 1), (int)(cfg->stages > 0 ? cfg->stages : 1),
+        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY,
+                          "ipup_plan_pools: the scratch has %zu bytes%s; the plan of %d stages x "
+                          "%d micro-batches needs IPUP_PLAN_SCRATCH_BYTES(%d, %d) = %zu",
+                          scratch ? scratch_bytes : (size_t)0, scratch ? "" : " (scratch is NULL)",
+                          (int)(cfg->stages > 0 ? cfg->stages : 1),
+                          (int)(cfg->microbatches > 0 ? cfg->microbatches : 1),
+                          (int)(cfg->stages > 0 ? cfg->stages : 1),
                           (int)(cfg->microbatches > 0 ? cfg->microbatches : 1), need);
     e = (ipup__core *)(void *)((uint8_t *)scratch + pad);
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
     rc = ipup__setup_model(e, cfg);
     if (rc == IPUP_OK)
-        rc = ipup__plan_fill(e, (ipup_op *)(void *)(e + 1), IPUP_SCHED_MAX_OPS(e->S, e->M), cfg, plan, msg, msg_len);
+        rc = ipup__plan_fill(e, (ipup_op *)(void *)(e + 1), IPUP_SCHED_MAX_OPS(e->S, e->M), cfg,
+                             plan, msg, msg_len);
     if (rc != IPUP_OK) {
         IPUPIPE_MEMSET(plan, 0, sizeof *plan);
         if (msg && msg_len) ipup_snprintf(msg, msg_len, "%s", e->msg);
@@ -2930,8 +3332,14 @@ static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *a
     pthread_mutex_unlock(&p->mutex);
     return v;
 }
-static void *ipup__probe_peek(ipup_emu *e, void *ring) { (void)e; return ipup_ring_peek((ipup_ring *)ring); }
-static void *ipup__probe_reserve(ipup_emu *e, void *ring) { (void)e; return ipup_ring_reserve((ipup_ring *)ring); }
+static void *ipup__probe_peek(ipup_emu *e, void *ring) {
+    (void)e;
+    return ipup_ring_peek((ipup_ring *)ring);
+}
+static void *ipup__probe_reserve(ipup_emu *e, void *ring) {
+    (void)e;
+    return ipup_ring_reserve((ipup_ring *)ring);
+}
 typedef struct ipup__genwait { ipup_atomic_u32 *var; uint32_t old; } ipup__genwait;
 /* non-NULL once *var moved on from old */
 static void *ipup__probe_gen(ipup_emu *e, void *arg) {
@@ -2965,7 +3373,9 @@ static int ipup__barrier(ipup_emu *e, int32_t self, int64_t t) {
 #endif
 
 #define IPUP__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
-static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) { return r * e->core.P + e->core.stages[s].device; }
+static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) {
+    return r * e->core.P + e->core.stages[s].device;
+}
 
 static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
     void *p = ipup_ring_peek(ring);
@@ -2977,7 +3387,8 @@ static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t
 #endif
     return p;
 }
-static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
+static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t,
+                                int32_t self) {
     void *p = ipup_ring_reserve(ring);
     if (!p && e->transport) return e->transport->reserve(e->transport->user, ring);
 #ifndef IPUPIPE_NO_THREADS
@@ -3008,7 +3419,8 @@ static void ipup__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t pr
 }
 /* a NaN or infinity IPU ipu found at step t (stage s, micro-batch mb, the loss when layer
    is -1, else tensor layer = 2 x layer index + (1 for b)): the step's first one stays */
-static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_t mb, int32_t layer) {
+static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_t mb,
+                          int32_t layer) {
     ipup__ipu_err *er = &e->ipu_errors[t & 1][ipu];
     if (er->code) return;
     er->code = IPUP_ERR_NUMERIC;
@@ -3037,7 +3449,8 @@ static void ipup__init_weights(ipup_emu *e) {
                 if (!I->n_w) continue;
                 if (I->kind == IPUP_LAYER_CONV3X3) { fi = 9 * I->in_c; fo = 9 * I->out_c; }
                 else { fi = I->in_n; fo = I->out_n; }
-                ipup_glorot_uniform_f32(fi, fo, I->n_w, e->core.cfg.seed, (uint64_t)(2 * l), rt->params + e->core.layers[l].param_off);
+                ipup_glorot_uniform_f32(fi, fo, I->n_w, e->core.cfg.seed, (uint64_t)(2 * l),
+                                        rt->params + e->core.layers[l].param_off);
             }
         }
     }
@@ -3060,27 +3473,40 @@ static void ipup__reset_transient(ipup_emu *e) {
     IPUP__STORE_REL(&e->fault_, 0u);
 }
 
-static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const ipup__arena *sa, int stream) {
+static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const ipup__arena *sa,
+                         int stream) {
     int32_t r = ipu / e->core.P, d = ipu % e->core.P, s;
     ipup__textbuf b;
     size_t rs = 0, os = 0;
     b.buf = e->core.msg; b.cap = sizeof e->core.msg; b.len = 0;
     if (stream) {
-        ipup__textbuf_add(&b, "IPU%d (replica %d, device %d): streaming memory too small for the offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; give it >= %zu bytes (ipup_plan_config)",
-                  (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
+        ipup__textbuf_add(&b,
+                          "IPU%d (replica %d, device %d): streaming memory too small for the "
+                          "offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; "
+                          "give it >= %zu bytes (ipup_plan_config)",
+                          (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
         return IPUP_ERR_OOM;
     }
-    ipup__textbuf_add(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r, (int)d);
+    ipup__textbuf_add(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r,
+                      (int)d);
     for (s = 0; s < e->core.S; s++) if (e->core.stages[s].device == d) {
-        ipup__textbuf_add(&b, " %d (layers %d..%d)", (int)s, (int)e->core.stages[s].first, (int)(e->core.stages[s].last - 1));
-        rs += ipup__recompute_saves(&e->core.stages[s]);
-        os += e->core.stages[s].n_state * sizeof(float);
+            ipup__textbuf_add(&b, " %d (layers %d..%d)", (int)s, (int)e->core.stages[s].first,
+                              (int)(e->core.stages[s].last - 1));
+            rs += ipup__recompute_saves(&e->core.stages[s]);
+            os += e->core.stages[s].n_state * sizeof(float);
     }
-    ipup__textbuf_add(&b, " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
-              a->used, a->by_category[IPUP_MEM_WEIGHTS], a->by_category[IPUP_MEM_GRADS], a->by_category[IPUP_MEM_OPTIMIZER], a->by_category[IPUP_MEM_STASH],
-              a->by_category[IPUP_MEM_EXCHANGE], a->by_category[IPUP_MEM_SCRATCH], a->cap, (int)ipu, a->used);
-    if (!e->core.cfg.recompute && rs) ipup__textbuf_add(&b, ", enable recomputation (saves %zu bytes)", rs);
-    if (!e->core.cfg.offload && os) ipup__textbuf_add(&b, ", offload the optimizer state (saves %zu bytes)", os);
+    ipup__textbuf_add(&b,
+                      " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, "
+                      "exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= "
+                      "%zu bytes (ipup_plan_config)",
+                      a->used, a->by_category[IPUP_MEM_WEIGHTS], a->by_category[IPUP_MEM_GRADS],
+                      a->by_category[IPUP_MEM_OPTIMIZER], a->by_category[IPUP_MEM_STASH],
+                      a->by_category[IPUP_MEM_EXCHANGE], a->by_category[IPUP_MEM_SCRATCH], a->cap,
+                      (int)ipu, a->used);
+    if (!e->core.cfg.recompute && rs)
+        ipup__textbuf_add(&b, ", enable recomputation (saves %zu bytes)", rs);
+    if (!e->core.cfg.offload && os)
+        ipup__textbuf_add(&b, ", offload the optimizer state (saves %zu bytes)", os);
     ipup__textbuf_add(&b, ", or split the model over more IPUs");
     return IPUP_ERR_OOM;
 }
@@ -3100,15 +3526,26 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     if (rc) return rc;
     /* from here on the configuration is core->cfg: cfg with its defaults */
     if (!core->cfg.host.mem)
-        return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %zu bytes", ipup_host_bytes(&core->cfg));
+        return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_ARG,
+                          "cfg.host is not set: give the host "
+                          "pool ipup_host_bytes(cfg) = %zu bytes",
+                          ipup_host_bytes(&core->cfg));
     ipup__arena_init(&h, core->cfg.host.mem, core->cfg.host.bytes);
-    ipup__carve_host(e, &h, ipup__conc_ops_stages(core->cfg.concurrent, core->S), core->M, core->R, core->B, core->in_n, core->cfg.repeat,
-                     core->cfg.runner == IPUP_RUNNER_THREADS, &ops, &row);
+    ipup__carve_host(e, &h, ipup__conc_ops_stages(core->cfg.concurrent, core->S), core->M, core->R,
+                     core->B, core->in_n, core->cfg.repeat, core->cfg.runner == IPUP_RUNNER_THREADS,
+                     &ops, &row);
     if (h.oom)
-        return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes(cfg)), cfg.host has %zu", h.used, core->cfg.host.bytes);
-    rc = ipup__setup_table(core, ops, IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(core->cfg.concurrent, core->S), core->M), row, e->warnings, sizeof e->warnings);
+        return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_CAPACITY,
+                          "host pool too small: needs %zu bytes "
+                          "(ipup_host_bytes(cfg)), cfg.host has %zu",
+                          h.used, core->cfg.host.bytes);
+    rc = ipup__setup_table(core, ops,
+                           IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(core->cfg.concurrent, core->S),
+                                              core->M),
+                           row, e->warnings, sizeof e->warnings);
     if (rc) return rc;
-    if ((rc = ipup__setup_layout(core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(core)) != IPUP_OK) return rc;
+    if ((rc = ipup__setup_layout(core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(core)) != IPUP_OK)
+        return rc;
     for (i = 0; i < core->n_ipus; i++) {
         ipup__arena a, sa;
         int32_t r = i / core->P, d = i % core->P;
@@ -3116,12 +3553,15 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
             ipup__arena_init(&a, NULL, 0);
             ipup__arena_init(&sa, NULL, 0);
             ipup__carve_ipu(core, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
-            return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %zu bytes (ipup_plan_config)",
+            return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_ARG,
+                              "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= "
+                              "%zu bytes (ipup_plan_config)",
                               (int)i, (int)r, (int)d, (int)i, a.used);
         }
         ipup__arena_init(&a, core->cfg.ipu[i].mem, core->cfg.ipu[i].bytes);
         ipup__arena_init(&sa, core->cfg.stream[i].mem, core->cfg.stream[i].bytes);
-        ipup__carve_ipu(core, &a, &sa, d, e->stage_rt[r], e->fwd[r], e->bwd[r], e->lane_rt[r], e->fanout[r]);
+        ipup__carve_ipu(core, &a, &sa, d, e->stage_rt[r], e->fwd[r], e->bwd[r], e->lane_rt[r],
+                        e->fanout[r]);
         if (a.oom) return ipup__oom_msg(e, i, &a, &sa, 0);
         if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipup__oom_msg(e, i, &a, &sa, 1); }
         ipup__fill_report(core, &a, &sa, d, &e->mem[i]);
@@ -3148,10 +3588,14 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
         for (i = 0; i < core->n_ipus; i++) {
             e->threads[i].emu = e;
             e->threads[i].ipu = i;
-            if (pthread_create(&e->threads[i].handle, NULL, ipup__thread_main, &e->threads[i]) != 0) {
+            if (pthread_create(&e->threads[i].handle, NULL, ipup__thread_main, &e->threads[i]) !=
+                0) {
                 ipup_shutdown(e);
                 e->initialised = 0;
-                return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_THREAD, "pthread_create failed for IPU%d; the threaded runner needs %d threads (or use the cooperative runner)", (int)i, (int)core->n_ipus);
+                return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_THREAD,
+                                  "pthread_create failed for IPU%d; the threaded runner needs %d "
+                                  "threads (or use the cooperative runner)",
+                                  (int)i, (int)core->n_ipus);
             }
             e->threads[i].started = 1;
         }
@@ -3189,18 +3633,23 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
 }
 
 /* >>compute: a stage's forward, backward and weight-gradient walks; the stash front */
-static float *ipup__pick(ipup__stage_rt *rt, const float *cur) { return cur == rt->pingpong[0] ? rt->pingpong[1] : rt->pingpong[0]; }
+static float *ipup__pick(ipup__stage_rt *rt, const float *cur) {
+    return cur == rt->pingpong[0] ? rt->pingpong[1] : rt->pingpong[0];
+}
 
 /* A ReLU's output stashed as the input of the next layer of its stage: its backward reads
    that (relu(z) > 0 exactly when z > 0: the same mask as from its input z). */
 static int ipup__relu_out_kept(const ipup_emu *e, const ipup__stage *st, int32_t l) {
-    return e->core.layers[l].info.kind == IPUP_LAYER_RELU && l + 1 < st->last && e->core.layers[l + 1].stash_off > 0 && !e->core.layers[l + 1].pool_idx;
+    return e->core.layers[l].info.kind == IPUP_LAYER_RELU && l + 1 < st->last &&
+           e->core.layers[l + 1].stash_off > 0 && !e->core.layers[l + 1].pool_idx;
 }
 /* Dense or conv at l followed by a ReLU whose input no backward reads (evaluation, or the
    ReLU's output is kept): run both as one fused kernel. */
-static int ipup__fuse_relu(const ipup_emu *e, const ipup__stage *st, int32_t l, const float *E, int train) {
+static int ipup__fuse_relu(const ipup_emu *e, const ipup__stage *st, int32_t l, const float *E,
+                           int train) {
     const ipup_layer_kind k = e->core.layers[l].info.kind;
-    if ((k != IPUP_LAYER_DENSE && k != IPUP_LAYER_CONV3X3) || l + 1 >= st->last || e->core.layers[l + 1].info.kind != IPUP_LAYER_RELU)
+    if ((k != IPUP_LAYER_DENSE && k != IPUP_LAYER_CONV3X3) || l + 1 >= st->last ||
+        e->core.layers[l + 1].info.kind != IPUP_LAYER_RELU)
         return 0;
     return !E || !train || e->core.layers[l + 1].stash_off < 0 || ipup__relu_out_kept(e, st, l + 1);
 }
@@ -3208,11 +3657,12 @@ static int ipup__fuse_relu(const ipup_emu *e, const ipup__stage *st, int32_t l, 
 /* Where the forward of stage st writes layer l's output (l + fuse when a ReLU is fused):
    the ring slot out for the stage's last layer, the stash where the next layer's input is
    kept, else the ping-pong buffer that is not cur. *needed: 0 for that scratch buffer. */
-static float *ipup__fwd_dest(ipup_emu *e, const ipup__stage *st, ipup__stage_rt *rt, int32_t l, int fuse, float *E,
-                             float *out, const float *cur, int *needed) {
+static float *ipup__fwd_dest(ipup_emu *e, const ipup__stage *st, ipup__stage_rt *rt, int32_t l,
+                             int fuse, float *E, float *out, const float *cur, int *needed) {
     *needed = 1;
     if (l + fuse == st->last - 1 && out) return out;
-    if (E && l + fuse + 1 < st->last && e->core.layers[l + fuse + 1].stash_off > 0 && !e->core.layers[l + fuse + 1].pool_idx)
+    if (E && l + fuse + 1 < st->last && e->core.layers[l + fuse + 1].stash_off > 0 &&
+        !e->core.layers[l + fuse + 1].pool_idx)
         return E + e->core.layers[l + fuse + 1].stash_off;
     *needed = 0;
     return ipup__pick(rt, cur);
@@ -3227,8 +3677,9 @@ static float *ipup__fwd_dest(ipup_emu *e, const ipup__stage *st, ipup__stage_rt 
    leaves the cache. Otherwise only when the pool's output does not overwrite the layer's
    input, the chunks written where the pool's input is kept. Returns the pool's output, or
    NULL (not this case: nothing done). */
-static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__stage_rt *rt, int32_t l, int32_t Bn,
-                                     const float *cur, float *dest, float *E, float *out) {
+static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__stage_rt *rt,
+                                     int32_t l, int32_t Bn, const float *cur, float *dest, float *E,
+                                     float *out) {
     const ipup_layer_info *I = &e->core.layers[l].info, *P;
     const float *w = rt->params + e->core.layers[l].param_off, *b = w + ipup__round16(I->n_w);
     const int idx = l + 2 < st->last && e->core.layers[l + 2].pool_idx;
@@ -3244,10 +3695,19 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
     for (i = 0; i < Bn; i += c) {
         const int32_t n = Bn - i < c ? Bn - i : c;
         float *d = idx ? rt->chunk : dest + (size_t)i * (size_t)I->out_n;
-        if (I->kind == IPUP_LAYER_DENSE) ipup_dense_relu_fwd_f32(n, I->in_n, I->out_n, cur + (size_t)i * (size_t)I->in_n, w, b, d);
-        else ipup_conv3x3_relu_fwd_f32(n, I->in_h, I->in_w, I->in_c, I->out_c, cur + (size_t)i * (size_t)I->in_n, w, b, d, rt->conv);
-        if (idx) ipup_maxpool2_fwd_idx_f32(n, P->in_h, P->in_w, P->in_c, d, y + (size_t)i * (size_t)P->out_n, keep + (size_t)i * (size_t)P->out_n, 1);
-        else ipup_maxpool2_fwd_f32(n, P->in_h, P->in_w, P->in_c, d, y + (size_t)i * (size_t)P->out_n);
+        if (I->kind == IPUP_LAYER_DENSE)
+            ipup_dense_relu_fwd_f32(n, I->in_n, I->out_n,
+                                    cur + (size_t)i * (size_t)I->in_n, w, b, d);
+        else
+            ipup_conv3x3_relu_fwd_f32(n, I->in_h, I->in_w, I->in_c, I->out_c,
+                                      cur + (size_t)i * (size_t)I->in_n, w, b, d, rt->conv);
+        if (idx)
+            ipup_maxpool2_fwd_idx_f32(n, P->in_h, P->in_w, P->in_c, d,
+                                      y + (size_t)i * (size_t)P->out_n,
+                                      keep + (size_t)i * (size_t)P->out_n, 1);
+        else
+            ipup_maxpool2_fwd_f32(n, P->in_h, P->in_w, P->in_c, d,
+                                  y + (size_t)i * (size_t)P->out_n);
     }
     return y;
 }
@@ -3270,7 +3730,8 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
         const float *w = NULL, *b = NULL;
         int n = Bn * I->in_n, needed, fuse;
         if (I->n_w) { w = rt->params + Ly->param_off; b = w + ipup__round16(I->n_w); }
-        if (!loss && l == e->core.n_layers - 1) { /* ipup_predict: the loss layer's input is the result */
+        if (!loss && l == e->core.n_layers - 1) {
+            /* ipup_predict: the loss layer's input is the result */
             if (out != cur) IPUPIPE_MEMCPY(out, cur, (size_t)n * sizeof(float));
             break;
         }
@@ -3297,13 +3758,19 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             else ipup_dense_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest);
             break;
         case IPUP_LAYER_CONV3X3:
-            if (fuse) ipup_conv3x3_relu_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
-            else ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
+            if (fuse)
+                ipup_conv3x3_relu_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest,
+                                          rt->conv);
+            else
+                ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest,
+                                     rt->conv);
             break;
         case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, cur, dest); break;
         case IPUP_LAYER_MAXPOOL2:
-            if (Ly->pool_idx && E) ipup_maxpool2_fwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest, (uint8_t *)(void *)(E + Ly->stash_off), 1);
+            if (Ly->pool_idx && E)
+                ipup_maxpool2_fwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest,
+                                          (uint8_t *)(void *)(E + Ly->stash_off), 1);
             else ipup_maxpool2_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest);
             break;
         default: /* flatten; dropout: identity unless training with rate > 0 */
@@ -3334,7 +3801,9 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
     for (l = st->last - 1; l >= st->first; l--) {
         const ipup__layer_facts *Ly = &e->core.layers[l];
         const ipup_layer_info *I = &Ly->info;
-        const float *x = ipup__relu_out_kept(e, st, l) ? E + e->core.layers[l + 1].stash_off : Ly->stash_off >= 0 ? E + Ly->stash_off : NULL;
+        const float *x = ipup__relu_out_kept(e, st, l) ? E + e->core.layers[l + 1].stash_off
+                         : Ly->stash_off >= 0          ? E + Ly->stash_off
+                                                       : NULL;
         float *dest = NULL, *gw = NULL, *gb = NULL;
         const float *w = NULL;
         int n = Bn * I->in_n, trains = I->n_w && !I->frozen;
@@ -3351,17 +3820,24 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         case IPUP_LAYER_DENSE:
             if (wentry) {
                 if (dest) ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, NULL, NULL);
-                if (trains) IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+                if (trains)
+                    IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur,
+                                   (size_t)Bn * (size_t)I->out_n * sizeof(float));
             } else {
                 ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, gw, gb);
             }
             break;
         case IPUP_LAYER_CONV3X3:
             if (wentry) {
-                if (dest) ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, NULL, NULL, rt->conv);
-                if (trains) IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+                if (dest)
+                    ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest,
+                                         NULL, NULL, rt->conv);
+                if (trains)
+                    IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur,
+                                   (size_t)Bn * (size_t)I->out_n * sizeof(float));
             } else {
-                ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, gw, gb, rt->conv);
+                ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, gw,
+                                     gb, rt->conv);
             }
             break;
         case IPUP_LAYER_RELU:
@@ -3374,15 +3850,21 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             break;
         case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
         case IPUP_LAYER_MAXPOOL2:
-            if (l == st->first && s > 0 && ipup__relu_to_pool(&e->core, s - 1, l - 1)) { /* the previous stage's ReLU */
-                if (Ly->pool_idx) ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, (const uint8_t *)(const void *)x, cur, dest);
+            if (l == st->first && s > 0 && ipup__relu_to_pool(&e->core, s - 1, l - 1)) {
+                /* the previous stage's ReLU */
+                if (Ly->pool_idx)
+                    ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c,
+                                              (const uint8_t *)(const void *)x, cur, dest);
                 else ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
-            } else if (l > st->first && e->core.layers[l - 1].info.kind == IPUP_LAYER_RELU && e->core.layers[l - 1].need_dx) {
+            } else if (l > st->first && e->core.layers[l - 1].info.kind == IPUP_LAYER_RELU &&
+                       e->core.layers[l - 1].need_dx) {
                 /* ReLU's backward fused into the pool's (one pass, the same bits): x = relu(z),
                    or the arg-max bytes with its mask */
                 l--;
                 if (l == st->first && dx) dest = dx;
-                if (Ly->pool_idx) ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, (const uint8_t *)(const void *)x, cur, dest);
+                if (Ly->pool_idx)
+                    ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c,
+                                              (const uint8_t *)(const void *)x, cur, dest);
                 else ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
             } else {
                 ipup_maxpool2_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
@@ -3424,10 +3906,12 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
         gw = rt->grads + Ly->param_off;
         gb = gw + ipup__round16(I->n_w);
         if (I->kind == IPUP_LAYER_DENSE)
-            ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->stash_off, rt->params + Ly->param_off, wentry + Ly->dy_off, NULL, gw, gb);
+            ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->stash_off, rt->params + Ly->param_off,
+                               wentry + Ly->dy_off, NULL, gw, gb);
         else
-            ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, E + Ly->stash_off, rt->params + Ly->param_off,
-                                 wentry + Ly->dy_off, NULL, gw, gb, rt->conv);
+            ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, E + Ly->stash_off,
+                                 rt->params + Ly->param_off, wentry + Ly->dy_off, NULL, gw, gb,
+                                 rt->conv);
     }
 }
 
@@ -3441,16 +3925,18 @@ static size_t ipup__entry_floats(const ipup_emu *e, int32_t s) {
 static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t m, uint32_t pos) {
     const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
-    float *slot = rt->stash + (size_t)((rt->stash_head + pos) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
+    float *slot = rt->stash +
+                  (size_t)((rt->stash_head + pos) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
     float *E;
     float loss;
     int corr;
     if (!e->core.cfg.recompute) return slot;
     E = rt->work;
     IPUPIPE_MEMCPY(E, slot, (size_t)e->core.B * (size_t)st->in_n * sizeof(float));
-    IPUPIPE_MEMCPY(E + st->label_off, slot + (size_t)e->core.B * (size_t)st->in_n, ipup__lab_bytes(&e->core));
-    ipup__stage_fwd(e, r, s, e->core.B, E, (const int32_t *)(const void *)(E + st->label_off), E, NULL, 1, t,
-                    ((int64_t)r * e->core.M + m) * e->core.B, &loss, &corr);
+    IPUPIPE_MEMCPY(E + st->label_off, slot + (size_t)e->core.B * (size_t)st->in_n,
+                   ipup__lab_bytes(&e->core));
+    ipup__stage_fwd(e, r, s, e->core.B, E, (const int32_t *)(const void *)(E + st->label_off), E,
+                    NULL, 1, t, ((int64_t)r * e->core.M + m) * e->core.B, &loss, &corr);
     return E;
 }
 
@@ -3465,13 +3951,17 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
    dx = dy W^T). */
 
 /* stash entry `pos` places behind the front of lane k's FIFO */
-static float *ipup__lane_entry(const ipup_emu *e, const ipup__lane_rt *rt, int32_t k, uint32_t pos) {
-    return rt->stash + (size_t)((rt->stash_head + pos) % (uint32_t)e->core.stages[e->core.lanes[k].stage].depth) * e->core.lanes[k].entry_floats;
+static float *ipup__lane_entry(const ipup_emu *e, const ipup__lane_rt *rt, int32_t k,
+                               uint32_t pos) {
+    return rt->stash + (size_t)((rt->stash_head + pos) %
+                                (uint32_t)e->core.stages[e->core.lanes[k].stage].depth) *
+                           e->core.lanes[k].entry_floats;
 }
 
 /* dropout over a lane's (n_px pixels x sl) block: each element keyed as in the unsplit
    layer, (sample) x features + pixel x units + first_unit + unit */
-static void ipup__lane_dropout(const ipup_emu *e, int32_t k, int32_t l, int32_t Bn, int64_t t, int64_t sample0, const float *x, float *y, int bwd) {
+static void ipup__lane_dropout(const ipup_emu *e, int32_t k, int32_t l, int32_t Bn, int64_t t,
+                               int64_t sample0, const float *x, float *y, int bwd) {
     const ipup__lane *c = &e->core.lanes[k];
     const ipup_layer_info *I = &e->core.layers[l].info;
     float rate = e->core.model.layers[l].rate;
@@ -3479,17 +3969,22 @@ static void ipup__lane_dropout(const ipup_emu *e, int32_t k, int32_t l, int32_t 
     for (j = 0; j < Bn; j++)
         for (p = 0; p < c->spatial; p++) {
             size_t at = ((size_t)j * (size_t)c->spatial + (size_t)p) * (size_t)c->slice_units;
-            uint64_t off = (uint64_t)(sample0 + j) * (uint64_t)I->in_n + (uint64_t)p * (uint64_t)c->units + (uint64_t)c->first_unit;
-            if (bwd) ipup_dropout_bwd_f32(c->slice_units, rate, e->core.layers[l].seed, (uint64_t)t, off, x + at, y + at);
-            else ipup_dropout_fwd_f32(c->slice_units, rate, e->core.layers[l].seed, (uint64_t)t, off, x + at, y + at);
+            uint64_t off = (uint64_t)(sample0 + j) * (uint64_t)I->in_n +
+                           (uint64_t)p * (uint64_t)c->units + (uint64_t)c->first_unit;
+            if (bwd)
+                ipup_dropout_bwd_f32(c->slice_units, rate, e->core.layers[l].seed, (uint64_t)t, off,
+                                     x + at, y + at);
+            else
+                ipup_dropout_fwd_f32(c->slice_units, rate, e->core.layers[l].seed, (uint64_t)t, off,
+                                     x + at, y + at);
         }
 }
 
 /* forward of lane k on replica r: x (Bn, in_n) -> out (Bn, spatial, sl). E: its stash
    entry (the inputs of the element-wise layers are kept there) or NULL (evaluation:
    the lane's ping-pong buffers; out NULL returns where the result is) */
-static const float *ipup__lane_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn, const float *x, float *E, float *out, int train,
-                                  int64_t t, int64_t sample0) {
+static const float *ipup__lane_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn, const float *x,
+                                   float *E, float *out, int train, int64_t t, int64_t sample0) {
     const ipup__lane *c = &e->core.lanes[k];
     ipup__lane_rt *rt = &e->lane_rt[r][k];
     const ipup__stage *st = &e->core.stages[c->stage];
@@ -3498,16 +3993,23 @@ static const float *ipup__lane_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn
     for (l = st->first; l < st->last; l++) {
         const ipup_layer_info *I = &e->core.layers[l].info;
         int n = Bn * c->spatial * c->slice_units;
-        float *dest = (l == st->last - 1 && out) ? out : E ? E + ipup__lane_act_off(&e->core, k, l + 1) : rt->pingpong[tog ^= 1];
+        float *dest = (l == st->last - 1 && out) ? out
+                      : E                        ? E + ipup__lane_act_off(&e->core, k, l + 1)
+                                                 : rt->pingpong[tog ^= 1];
         switch (I->kind) {
-        case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(Bn, I->in_n, c->slice_units, cur, rt->params, rt->params + c->bias_off, dest); break;
+        case IPUP_LAYER_DENSE:
+            ipup_dense_fwd_f32(Bn, I->in_n, c->slice_units, cur, rt->params,
+                               rt->params + c->bias_off, dest);
+            break;
         case IPUP_LAYER_CONV3X3:
-            ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, c->slice_units, cur, rt->params, rt->params + c->bias_off, dest, rt->conv);
+            ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, c->slice_units, cur, rt->params,
+                                 rt->params + c->bias_off, dest, rt->conv);
             break;
         case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, cur, dest); break;
         default: /* dropout */
-            if (train && e->core.model.layers[l].rate > 0.0f) ipup__lane_dropout(e, k, l, Bn, t, sample0, cur, dest, 0);
+            if (train && e->core.model.layers[l].rate > 0.0f)
+                ipup__lane_dropout(e, k, l, Bn, t, sample0, cur, dest, 0);
             else IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
             break;
         }
@@ -3518,7 +4020,8 @@ static const float *ipup__lane_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn
 
 /* backward of lane k: dy (B, spatial, sl) -> dx (B, in_n) written (zeros when no earlier
    layer has weights); its weight gradients added */
-static void ipup__lane_bwd(ipup_emu *e, int32_t r, int32_t k, const float *E, const float *dy, float *dx, int64_t t, int64_t sample0) {
+static void ipup__lane_bwd(ipup_emu *e, int32_t r, int32_t k, const float *E, const float *dy,
+                           float *dx, int64_t t, int64_t sample0) {
     const ipup__lane *c = &e->core.lanes[k];
     ipup__lane_rt *rt = &e->lane_rt[r][k];
     const ipup__stage *st = &e->core.stages[c->stage];
@@ -3534,22 +4037,26 @@ static void ipup__lane_bwd(ipup_emu *e, int32_t r, int32_t k, const float *E, co
         case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, x, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
         default: /* dropout */
-            if (e->core.model.layers[l].rate > 0.0f) ipup__lane_dropout(e, k, l, B, t, sample0, cur, dest, 1);
+            if (e->core.model.layers[l].rate > 0.0f)
+                ipup__lane_dropout(e, k, l, B, t, sample0, cur, dest, 1);
             else IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
             break;
         }
         cur = dest;
     }
     if (I0->kind == IPUP_LAYER_DENSE)
-        ipup_dense_bwd_f32(B, I0->in_n, c->slice_units, E, rt->params, cur, dxw, rt->grads, rt->grads + c->bias_off);
+        ipup_dense_bwd_f32(B, I0->in_n, c->slice_units, E, rt->params, cur, dxw, rt->grads,
+                           rt->grads + c->bias_off);
     else
-        ipup_conv3x3_bwd_f32(B, I0->in_h, I0->in_w, I0->in_c, c->slice_units, E, rt->params, cur, dxw, rt->grads, rt->grads + c->bias_off, rt->conv);
+        ipup_conv3x3_bwd_f32(B, I0->in_h, I0->in_w, I0->in_c, c->slice_units, E, rt->params, cur,
+                             dxw, rt->grads, rt->grads + c->bias_off, rt->conv);
     if (!dxw) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)st->in_n * sizeof(float));
 }
 
 /* a branch op of a concurrent stage (ipup__exec's path for them); 1: stall */
 static int ipup__conc_exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int threaded) {
-    int32_t s = o->stage, k = e->core.first_lane[s] + ipup_op_branch(o), ipu = r * e->core.P + o->device;
+    int32_t s = o->stage, k = e->core.first_lane[s] + ipup_op_branch(o),
+            ipu = r * e->core.P + o->device;
     const ipup__lane *c = &e->core.lanes[k];
     ipup__lane_rt *rt = &e->lane_rt[r][k];
     size_t xin = (size_t)e->core.B * (size_t)e->core.stages[s].in_n;
@@ -3584,16 +4091,19 @@ static int ipup__conc_exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, 
 
 /* stage s-1 (plain) before concurrent stage s: one slot reserved in every branch's in
    ring; the buffer stage s-1 writes its output into (NULL when a wait gave up) */
-static float *ipup__conc_reserve_in(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
+static float *ipup__conc_reserve_in(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded,
+                                    int32_t self) {
     int32_t b;
     for (b = 0; b < e->core.n_branches[s]; b++) {
         ipup__lane_rt *rt = &e->lane_rt[r][e->core.first_lane[s] + b];
-        if (!(rt->reserved_in = (float *)ipup__wait_reserve(e, &rt->in, threaded, t, self))) return NULL;
+        if (!(rt->reserved_in = (float *)ipup__wait_reserve(e, &rt->in, threaded, t, self)))
+            return NULL;
     }
     return e->fanout[r][s - 1].out;
 }
 /* ... then the output and labels (src) copied to every branch */
-static void ipup__conc_commit_in(ipup_emu *e, int32_t r, int32_t s, const float *src, int threaded) {
+static void ipup__conc_commit_in(ipup_emu *e, int32_t r, int32_t s, const float *src,
+                                 int threaded) {
     int32_t b;
     size_t n = (size_t)e->core.B * ((size_t)e->core.stages[s].in_n + 1u);
     for (b = 0; b < e->core.n_branches[s]; b++) {
@@ -3604,7 +4114,8 @@ static void ipup__conc_commit_in(ipup_emu *e, int32_t r, int32_t s, const float 
 }
 /* stage s (plain) after concurrent stage s-1: the branches' outputs concatenated along the
    units into E, the labels after them; 0 when a wait gave up */
-static int ipup__conc_gather(ipup_emu *e, int32_t r, int32_t s, float *E, int64_t t, int threaded, int32_t self) {
+static int ipup__conc_gather(ipup_emu *e, int32_t r, int32_t s, float *E, int64_t t, int threaded,
+                             int32_t self) {
     int32_t b, q, c0 = e->core.first_lane[s - 1];
     for (b = 0; b < e->core.n_branches[s - 1]; b++) {
         const ipup__lane *c = &e->core.lanes[c0 + b];
@@ -3612,15 +4123,20 @@ static int ipup__conc_gather(ipup_emu *e, int32_t r, int32_t s, float *E, int64_
         const float *m = (const float *)ipup__wait_peek(e, &rt->out, threaded, t, self);
         if (!m) return 0;
         for (q = 0; q < e->core.B * c->spatial; q++)
-            IPUPIPE_MEMCPY(E + (size_t)q * (size_t)c->units + (size_t)c->first_unit, m + (size_t)q * (size_t)c->slice_units, (size_t)c->slice_units * sizeof(float));
-        if (b == 0) IPUPIPE_MEMCPY(E + e->core.stages[s].label_off, m + c->out_floats, (size_t)e->core.B * sizeof(int32_t));
+            IPUPIPE_MEMCPY(E + (size_t)q * (size_t)c->units + (size_t)c->first_unit,
+                           m + (size_t)q * (size_t)c->slice_units,
+                           (size_t)c->slice_units * sizeof(float));
+        if (b == 0)
+            IPUPIPE_MEMCPY(E + e->core.stages[s].label_off, m + c->out_floats,
+                           (size_t)e->core.B * sizeof(int32_t));
         ipup__release(e, &rt->out, threaded, r * e->core.P + c->device);
     }
     return 1;
 }
 /* stage s (plain) before concurrent stage s+1: its dy, the branches' dx summed in branch
    order 0, 1, ...; NULL when a wait gave up */
-static const float *ipup__conc_sum_dx(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
+static const float *ipup__conc_sum_dx(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded,
+                                      int32_t self) {
     int32_t b, c0 = e->core.first_lane[s + 1];
     size_t n = (size_t)e->core.B * (size_t)e->core.stages[s].out_n;
     float *dy = e->fanout[r][s].dy_sum;
@@ -3636,22 +4152,27 @@ static const float *ipup__conc_sum_dx(ipup_emu *e, int32_t r, int32_t s, int64_t
 }
 /* stage s (plain) after concurrent stage s-1: one slot reserved in every branch's dy ring;
    the buffer stage s writes its dx into (NULL when a wait gave up) */
-static float *ipup__conc_reserve_dy(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
+static float *ipup__conc_reserve_dy(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded,
+                                    int32_t self) {
     int32_t b;
     for (b = 0; b < e->core.n_branches[s - 1]; b++) {
         ipup__lane_rt *rt = &e->lane_rt[r][e->core.first_lane[s - 1] + b];
-        if (!(rt->reserved_dy = (float *)ipup__wait_reserve(e, &rt->dy, threaded, t, self))) return NULL;
+        if (!(rt->reserved_dy = (float *)ipup__wait_reserve(e, &rt->dy, threaded, t, self)))
+            return NULL;
     }
     return e->fanout[r][s].dx;
 }
 /* ... then dx (B, in_n) cut along the units into every branch's slice */
-static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float *dx, int threaded) {
+static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float *dx,
+                                  int threaded) {
     int32_t b, q, c0 = e->core.first_lane[s - 1];
     for (b = 0; b < e->core.n_branches[s - 1]; b++) {
         const ipup__lane *c = &e->core.lanes[c0 + b];
         ipup__lane_rt *rt = &e->lane_rt[r][c0 + b];
         for (q = 0; q < e->core.B * c->spatial; q++)
-            IPUPIPE_MEMCPY(rt->reserved_dy + (size_t)q * (size_t)c->slice_units, dx + (size_t)q * (size_t)c->units + (size_t)c->first_unit, (size_t)c->slice_units * sizeof(float));
+            IPUPIPE_MEMCPY(rt->reserved_dy + (size_t)q * (size_t)c->slice_units,
+                           dx + (size_t)q * (size_t)c->units + (size_t)c->first_unit,
+                           (size_t)c->slice_units * sizeof(float));
         ipup__commit(e, &rt->dy, threaded, r * e->core.P + c->device);
     }
 }
@@ -3662,7 +4183,8 @@ static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float
 static IPUP__UNUSED void ipup__conc_allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     int32_t k, q;
     for (k = 0; k < e->core.n_lanes && e->core.R > 1; k++) {
-        size_t n = e->core.lanes[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts, i;
+        size_t n = e->core.lanes[k].n_params, lo = n * (size_t)part / (size_t)parts,
+               hi = n * (size_t)(part + 1) / (size_t)parts, i;
         if (e->core.lanes[k].device != d) continue;
         for (i = lo; i < hi; i++) {
             float acc = e->lane_rt[0][k].grads[i];
@@ -3671,14 +4193,18 @@ static IPUP__UNUSED void ipup__conc_allreduce(ipup_emu *e, int32_t d, int32_t pa
         }
     }
 }
-static void ipup__conc_check(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+static void ipup__conc_check(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part,
+                             int32_t parts) {
     int32_t k;
     for (k = 0; k < e->core.n_lanes; k++) {
-        size_t n = e->core.lanes[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts;
+        size_t n = e->core.lanes[k].n_params, lo = n * (size_t)part / (size_t)parts,
+               hi = n * (size_t)(part + 1) / (size_t)parts;
         if (e->core.lanes[k].device != d || lo >= hi) continue;
-        if (!ipup__finite(e->lane_rt[gr][k].grads + lo, hi - lo)) { /* padding is zero: a non-finite value is in w or b */
+        if (!ipup__finite(e->lane_rt[gr][k].grads + lo, hi - lo)) {
+            /* padding is zero: a non-finite value is in w or b */
             int32_t l = e->core.stages[e->core.lanes[k].stage].first;
-            ipup__set_err(e, r * e->core.P + d, t, e->core.lanes[k].stage, -1, 2 * l + (lo >= e->core.lanes[k].bias_off ? 1 : 0));
+            ipup__set_err(e, r * e->core.P + d, t, e->core.lanes[k].stage, -1,
+                          2 * l + (lo >= e->core.lanes[k].bias_off ? 1 : 0));
             return;
         }
     }
@@ -3700,19 +4226,27 @@ static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
                 s2 = rt->state + c->n_params + off;
                 if (e->core.cfg.offload) {
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)cnt * sizeof(float));
-                    if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->staging + c->bias_off, s2, (size_t)cnt * sizeof(float));
+                    if (o->kind == IPUP_OPT_ADAM)
+                        IPUPIPE_MEMCPY(rt->staging + c->bias_off, s2, (size_t)cnt * sizeof(float));
                     s1 = rt->staging;
                     s2 = rt->staging + c->bias_off;
                 }
             }
             switch (o->kind) {
-            case IPUP_OPT_MOMENTUM: ipup_momentum_f32(cnt, o->lr, o->momentum, scale, w, s1, g); break;
-            case IPUP_OPT_ADAM: ipup_adam_f32(cnt, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2, g); break;
+            case IPUP_OPT_MOMENTUM:
+                ipup_momentum_f32(cnt, o->lr, o->momentum, scale, w, s1, g);
+                break;
+            case IPUP_OPT_ADAM:
+                ipup_adam_f32(cnt, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1,
+                              s2, g);
+                break;
             default: ipup_sgd_f32(cnt, o->lr, scale, w, g); break;
             }
             if (o->kind != IPUP_OPT_SGD && e->core.cfg.offload) {
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)cnt * sizeof(float));
-                if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + c->n_params + off, rt->staging + c->bias_off, (size_t)cnt * sizeof(float));
+                if (o->kind == IPUP_OPT_ADAM)
+                    IPUPIPE_MEMCPY(rt->state + c->n_params + off, rt->staging + c->bias_off,
+                                   (size_t)cnt * sizeof(float));
             }
         }
         IPUPIPE_MEMSET(rt->grads, 0, c->n_params * sizeof(float));
@@ -3727,7 +4261,9 @@ static void ipup__conc_eval(ipup_emu *e, int32_t s, int32_t Bn, const float *in,
         const ipup__lane *c = &e->core.lanes[k];
         const float *y = ipup__lane_fwd(e, 0, k, Bn, in, NULL, NULL, 0, 0, 0);
         for (q = 0; q < Bn * c->spatial; q++)
-            IPUPIPE_MEMCPY(out + (size_t)q * (size_t)c->units + (size_t)c->first_unit, y + (size_t)q * (size_t)c->slice_units, (size_t)c->slice_units * sizeof(float));
+            IPUPIPE_MEMCPY(out + (size_t)q * (size_t)c->units + (size_t)c->first_unit,
+                           y + (size_t)q * (size_t)c->slice_units,
+                           (size_t)c->slice_units * sizeof(float));
     }
 }
 
@@ -3736,13 +4272,22 @@ IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
     int rc = ipup__need_init(e, "ipup_set_transport");
     if (rc) return rc;
     if (tp && e->core.cfg.runner != IPUP_RUNNER_COOP)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_set_transport: the emulator runs the threaded runner; initialise it with runner = IPUP_RUNNER_COOP");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_transport: the emulator runs the threaded runner; initialise "
+                          "it with runner = IPUP_RUNNER_COOP");
     if (tp && e->core.has_concurrent)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_UNSUPPORTED, "ipup_set_transport: the model has concurrent stages (cfg.concurrent), whose branch rings the transport does not carry; use the cooperative or threaded runner");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_UNSUPPORTED,
+                          "ipup_set_transport: the model has concurrent stages "
+                          "(cfg.concurrent), whose branch rings the transport "
+                          "does not carry; use the cooperative or threaded runner");
     if (tp && (tp->ipu < 0 || tp->ipu >= e->core.n_ipus))
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)", (int)tp->ipu, (int)(e->core.n_ipus - 1));
-    if (tp && (!tp->peek || !tp->reserve || !tp->commit || !tp->release || !tp->step_begin || !tp->reduce || !tp->step_end))
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_set_transport: every hook of the transport must be set");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)",
+                          (int)tp->ipu, (int)(e->core.n_ipus - 1));
+    if (tp && (!tp->peek || !tp->reserve || !tp->commit || !tp->release || !tp->step_begin ||
+               !tp->reduce || !tp->step_end))
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_transport: every hook of the transport must be set");
     e->transport = tp;
     return IPUP_OK;
 }
@@ -3754,8 +4299,8 @@ IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
    failure goes into the IPU's error slot of step t (code IPUP_ERR_IO, stage = the sample
    or -1, layer = the label), the first failing thread stops the job from step t on, and
    the host writes the message once the threads are done (ipup__feed_msg). */
-static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded, int32_t ipu, int32_t bad,
-                           int32_t lab) {
+static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded, int32_t ipu,
+                           int32_t bad, int32_t lab) {
     int64_t sample0 = (((int64_t)t * e->core.R + r) * e->core.M + m) * e->core.B;
 #ifndef IPUPIPE_NO_THREADS
     if (threaded) {
@@ -3776,16 +4321,23 @@ static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int thr
     (void)threaded; (void)ipu;
 #endif
     if (bad < 0)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "step %lld: the infeed callback failed for replica %d, micro-batch %d (samples %lld..%lld)",
-                          (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->core.B - 1));
-    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
-                      (long long)t, (int)lab, (long long)(sample0 + bad), (int)(e->core.classes - 1), (int)e->core.classes);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO,
+                          "step %lld: the infeed callback failed for "
+                          "replica %d, micro-batch %d (samples %lld..%lld)",
+                          (long long)t, (int)r, (int)m, (long long)sample0,
+                          (long long)(sample0 + e->core.B - 1));
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO,
+                      "step %lld: the infeed gave label %d for sample "
+                      "%lld, outside 0..%d (the model has %d classes)",
+                      (long long)t, (int)lab, (long long)(sample0 + bad),
+                      (int)(e->core.classes - 1), (int)e->core.classes);
 }
 
 /* Micro-batch m of replica r, step t, straight from the infeed callback into x (B, in_n)
    and lab (B): the stash entry of stage 0 (no ring, no copy). Called by whoever runs
    F(0, m): the host (cooperative runner) or replica r's stage-0 thread (threaded runner). */
-static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, int32_t *lab, int threaded, int32_t ipu) {
+static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, int32_t *lab,
+                      int threaded, int32_t ipu) {
     int64_t sample0 = (((int64_t)t * e->core.R + r) * e->core.M + m) * e->core.B;
     int32_t i;
     ipup_feed f;
@@ -3799,21 +4351,25 @@ static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, in
     if (e->core.cfg.infeed(e->core.cfg.infeed_user, &f) != 0)
         return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
     for (i = 0; i < e->core.B && !f.targets; i++)
-        if (lab[i] < 0 || lab[i] >= e->core.classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
+        if (lab[i] < 0 || lab[i] >= e->core.classes)
+            return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
     return IPUP_OK;
 }
 
 /* The last stage's outfeed record of micro-batch m (0: no room); a non-finite loss sets
    the IPU's error slot */
-static int ipup__outfeed_put(ipup_emu *e, int32_t r, int64_t t, int32_t m, float loss, int correct, int threaded, int32_t ipu) {
-    ipup_outfeed_rec *rec = (ipup_outfeed_rec *)ipup__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
+static int ipup__outfeed_put(ipup_emu *e, int32_t r, int64_t t, int32_t m, float loss, int correct,
+                             int threaded, int32_t ipu) {
+    ipup_outfeed_rec *rec =
+        (ipup_outfeed_rec *)ipup__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
     if (!rec) return 0;
     rec->step = t; rec->replica = r; rec->mb = m; rec->loss = loss; rec->correct = correct;
     /* the host drains the whole ring once woken: wake it once the ring is at least
        half full (the end of the job wakes it for the rest) */
     ipup_ring_commit(&e->outfeed[r]);
 #ifndef IPUPIPE_NO_THREADS
-    if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap) ipup__notify(e, e->core.n_ipus);
+    if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap)
+        ipup__notify(e, e->core.n_ipus);
 #endif
     if (!(loss - loss == 0.0f)) ipup__set_err(e, ipu, t, e->core.S - 1, m, -1);
     return 1;
@@ -3821,7 +4377,8 @@ static int ipup__outfeed_put(ipup_emu *e, int32_t r, int64_t t, int32_t m, float
 
 /* The forward's output slot of stage s < S-1: in the ring to stage s+1, or in every branch
    of concurrent stage s+1; NULL: none free */
-static float *ipup__reserve_out(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t ipu) {
+static float *ipup__reserve_out(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded,
+                                int32_t ipu) {
     if (e->core.n_branches[s + 1] > 1) return ipup__conc_reserve_in(e, r, s + 1, t, threaded, ipu);
     return (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
 }
@@ -3832,7 +4389,8 @@ static float *ipup__reserve_out(ipup_emu *e, int32_t r, int32_t s, int64_t t, in
 
 /* F(stage, mb) of a replica at global step `step`: IPUP_OK, IPUP__STALL, or the infeed's
    code (an error, or IPUP__ABORTED) */
-static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step, int threaded) {
+static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step,
+                        int threaded) {
     int32_t stage = op->stage, mb = op->mb, B = e->core.B, ipu = replica * e->core.P + op->device;
     const ipup__stage *facts = &e->core.stages[stage];
     ipup__stage_rt *runtime = &e->stage_rt[replica][stage];
@@ -3844,17 +4402,22 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     int correct = 0, rc;
     const int direct = ipup__direct_in(&e->core, stage);
     if (runtime->stash_count >= (uint32_t)facts->depth) return IPUP__STALL;
-    slot = runtime->stash + (size_t)((runtime->stash_head + runtime->stash_count) % (uint32_t)facts->depth) * ipup__entry_floats(e, stage);
+    slot = runtime->stash +
+           (size_t)((runtime->stash_head + runtime->stash_count) % (uint32_t)facts->depth) *
+               ipup__entry_floats(e, stage);
     entry = e->core.cfg.recompute ? runtime->work : slot;
     in = entry;
-    if (stage < e->core.S - 1 && direct) { /* before the input is held: nothing is held while this waits */
+    if (stage < e->core.S - 1 && direct) {
+        /* before the input is held: nothing is held while this waits */
         out = ipup__reserve_out(e, replica, stage, step, threaded, ipu);
         if (!out) return IPUP__STALL;
     }
     if (stage == 0) { /* the infeed writes the stash entry in place */
-        rc = ipup__feed(e, replica, step, mb, entry, (int32_t *)(void *)(entry + facts->label_off), threaded, ipu);
+        rc = ipup__feed(e, replica, step, mb, entry, (int32_t *)(void *)(entry + facts->label_off),
+                        threaded, ipu);
         if (rc) return rc;
-    } else if (e->core.n_branches[stage - 1] > 1) { /* the branches of concurrent stage s-1, concatenated */
+    } else if (e->core.n_branches[stage - 1] > 1) {
+        /* the branches of concurrent stage s-1, concatenated */
         if (!ipup__conc_gather(e, replica, stage, entry, step, threaded, ipu)) return IPUP__STALL;
     } else {
         msg = (float *)ipup__wait_peek(e, &e->fwd[replica][stage], threaded, step, ipu);
@@ -3862,18 +4425,27 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
         if (direct) in = msg; /* released after the forward */
         else IPUPIPE_MEMCPY(entry, msg, xin * sizeof(float));
         IPUPIPE_MEMCPY(entry + facts->label_off, msg + xin, ipup__lab_bytes(&e->core));
-        if (!direct) ipup__release(e, &e->fwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage - 1));
+        if (!direct)
+            ipup__release(e, &e->fwd[replica][stage], threaded,
+                          ipup__ipu_of(e, replica, stage - 1));
     }
     if (stage < e->core.S - 1 && !out) {
         out = ipup__reserve_out(e, replica, stage, step, threaded, ipu);
         if (!out) return IPUP__STALL;
     }
-    ipup__stage_fwd(e, replica, stage, B, in, (const int32_t *)(const void *)(entry + facts->label_off), entry, out, 1, step, sample0, &loss, &correct);
-    if (direct) ipup__release(e, &e->fwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage - 1));
+    ipup__stage_fwd(e, replica, stage, B, in,
+                    (const int32_t *)(const void *)(entry + facts->label_off), entry, out, 1, step,
+                    sample0, &loss, &correct);
+    if (direct)
+        ipup__release(e, &e->fwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage - 1));
     if (out) {
-        IPUPIPE_MEMCPY(out + (size_t)B * (size_t)facts->out_n, entry + facts->label_off, ipup__lab_bytes(&e->core));
-        if (e->core.n_branches[stage + 1] > 1) ipup__conc_commit_in(e, replica, stage + 1, out, threaded);
-        else ipup__commit(e, &e->fwd[replica][stage + 1], threaded, ipup__ipu_of(e, replica, stage + 1));
+        IPUPIPE_MEMCPY(out + (size_t)B * (size_t)facts->out_n, entry + facts->label_off,
+                       ipup__lab_bytes(&e->core));
+        if (e->core.n_branches[stage + 1] > 1)
+            ipup__conc_commit_in(e, replica, stage + 1, out, threaded);
+        else
+            ipup__commit(e, &e->fwd[replica][stage + 1], threaded,
+                         ipup__ipu_of(e, replica, stage + 1));
     }
     if (e->core.cfg.recompute) {
         IPUPIPE_MEMCPY(slot, entry, xin * sizeof(float));
@@ -3881,12 +4453,15 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     }
     runtime->stash_count++;
     if (runtime->stash_count > runtime->stash_peak) runtime->stash_peak = runtime->stash_count;
-    if (stage == e->core.S - 1 && !ipup__outfeed_put(e, replica, step, mb, loss, correct, threaded, ipu)) return IPUP__STALL;
+    if (stage == e->core.S - 1 &&
+        !ipup__outfeed_put(e, replica, step, mb, loss, correct, threaded, ipu))
+        return IPUP__STALL;
     return IPUP_OK;
 }
 
 /* B(stage, mb) or I(stage, mb) of a replica at global step `step`: IPUP_OK or IPUP__STALL */
-static int ipup__exec_bi(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step, int threaded) {
+static int ipup__exec_bi(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step,
+                         int threaded) {
     int32_t stage = op->stage, mb = op->mb, B = e->core.B, ipu = replica * e->core.P + op->device;
     const ipup__stage *facts = &e->core.stages[stage];
     ipup__stage_rt *runtime = &e->stage_rt[replica][stage];
@@ -3894,29 +4469,40 @@ static int ipup__exec_bi(ipup_emu *e, int32_t replica, const ipup_op *op, int64_
     float *entry, *dx = NULL, *wentry = NULL;
     const float *dy = NULL;
     if (runtime->stash_count <= runtime->wstash_count) return IPUP__STALL;
-    if (stage < e->core.S - 1) { /* from stage s+1, or the dx of concurrent stage s+1's branches summed */
-        dy = e->core.n_branches[stage + 1] > 1 ? ipup__conc_sum_dx(e, replica, stage, step, threaded, ipu) : (const float *)ipup__wait_peek(e, &e->bwd[replica][stage], threaded, step, ipu);
+    if (stage < e->core.S - 1) {
+        /* from stage s+1, or the dx of concurrent stage s+1's branches summed */
+        dy = e->core.n_branches[stage + 1] > 1
+                 ? ipup__conc_sum_dx(e, replica, stage, step, threaded, ipu)
+                 : (const float *)ipup__wait_peek(e, &e->bwd[replica][stage], threaded, step, ipu);
         if (!dy) return IPUP__STALL;
     }
     if (stage > 0) { /* to stage s-1, or sliced to every branch of concurrent stage s-1 */
-        dx = e->core.n_branches[stage - 1] > 1 ? ipup__conc_reserve_dy(e, replica, stage, step, threaded, ipu) : (float *)ipup__wait_reserve(e, &e->bwd[replica][stage - 1], threaded, step, ipu);
+        dx = e->core.n_branches[stage - 1] > 1
+                 ? ipup__conc_reserve_dy(e, replica, stage, step, threaded, ipu)
+                 : (float *)ipup__wait_reserve(e, &e->bwd[replica][stage - 1], threaded, step, ipu);
         if (!dx) return IPUP__STALL;
     }
     if (op->kind == IPUP_OP_I) {
         if (runtime->wstash_count >= (uint32_t)facts->wstash_depth) return IPUP__STALL;
-        wentry = runtime->wstash + (size_t)((runtime->wstash_head + runtime->wstash_count) % (uint32_t)facts->wstash_depth) * facts->wentry_floats;
+        wentry = runtime->wstash + (size_t)((runtime->wstash_head + runtime->wstash_count) %
+                                            (uint32_t)facts->wstash_depth) *
+                                       facts->wentry_floats;
     }
     entry = ipup__front(e, replica, stage, step, mb, runtime->wstash_count);
     ipup__stage_bwd(e, replica, stage, entry, dy, dx, wentry, step, sample0);
-    if (dy && !(stage < e->core.S - 1 && e->core.n_branches[stage + 1] > 1)) ipup__release(e, &e->bwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage + 1));
-    if (dx && e->core.n_branches[stage - 1] > 1) ipup__conc_scatter_dx(e, replica, stage, dx, threaded);
-    else if (dx) ipup__commit(e, &e->bwd[replica][stage - 1], threaded, ipup__ipu_of(e, replica, stage - 1));
+    if (dy && !(stage < e->core.S - 1 && e->core.n_branches[stage + 1] > 1))
+        ipup__release(e, &e->bwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage + 1));
+    if (dx && e->core.n_branches[stage - 1] > 1)
+        ipup__conc_scatter_dx(e, replica, stage, dx, threaded);
+    else if (dx)
+        ipup__commit(e, &e->bwd[replica][stage - 1], threaded, ipup__ipu_of(e, replica, stage - 1));
     if (op->kind == IPUP_OP_B) {
         runtime->stash_head = (runtime->stash_head + 1u) % (uint32_t)facts->depth;
         runtime->stash_count--;
     } else {
         runtime->wstash_count++;
-        if (runtime->wstash_count > runtime->wstash_peak) runtime->wstash_peak = runtime->wstash_count;
+        if (runtime->wstash_count > runtime->wstash_peak)
+            runtime->wstash_peak = runtime->wstash_count;
     }
     return IPUP_OK;
 }
@@ -3929,7 +4515,8 @@ static int ipup__exec_w(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     float *entry;
     if (runtime->stash_count == 0 || runtime->wstash_count == 0) return IPUP__STALL;
     entry = ipup__front(e, replica, stage, step, op->mb, 0);
-    ipup__stage_w(e, replica, stage, entry, runtime->wstash + (size_t)runtime->wstash_head * facts->wentry_floats);
+    ipup__stage_w(e, replica, stage, entry,
+                  runtime->wstash + (size_t)runtime->wstash_head * facts->wentry_floats);
     runtime->wstash_head = (runtime->wstash_head + 1u) % (uint32_t)facts->wstash_depth;
     runtime->wstash_count--;
     runtime->stash_head = (runtime->stash_head + 1u) % (uint32_t)facts->depth;
@@ -3946,7 +4533,8 @@ static int ipup__exec(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t s
     if (e->core.n_branches[op->stage] > 1) /* a branch of a concurrent stage */
         rc = ipup__conc_exec(e, replica, op, step, threaded) ? IPUP__STALL : IPUP_OK;
     else if (op->kind == IPUP_OP_F) rc = ipup__exec_f(e, replica, op, step, threaded);
-    else if (op->kind == IPUP_OP_B || op->kind == IPUP_OP_I) rc = ipup__exec_bi(e, replica, op, step, threaded);
+    else if (op->kind == IPUP_OP_B || op->kind == IPUP_OP_I)
+        rc = ipup__exec_bi(e, replica, op, step, threaded);
     else if (op->kind == IPUP_OP_W) rc = ipup__exec_w(e, replica, op, step);
     else rc = IPUP__STALL;
     if (rc != IPUP__STALL) return rc;
@@ -3958,8 +4546,10 @@ static int ipup__exec(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t s
 #endif
     if (e->transport) return IPUP_ERR_IO; /* the transport's message is in e->core.msg */
     return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
-                      "internal: op %c(%d,%d) of replica %d at table step %d found no data or no room (a bug of the emulator or the table)",
-                      (op->kind >= 1 && op->kind <= 4) ? "?FBIW"[op->kind] : '?', (int)op->stage, (int)op->mb, (int)replica, (int)op->step);
+                      "internal: op %c(%d,%d) of replica %d at table step %d found no data or no "
+                      "room (a bug of the emulator or the table)",
+                      (op->kind >= 1 && op->kind <= 4) ? "?FBIW"[op->kind] : '?', (int)op->stage,
+                      (int)op->mb, (int)replica, (int)op->step);
 }
 
 /* all-reduce (sum, replica order 0..R-1) of part `part` of `parts` of device d's gradients */
@@ -3974,7 +4564,8 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
         if (e->core.R == 2) { /* the common case, vectorised: the same single add per element */
-            ipup__add2_f32((int)(hi - lo), e->stage_rt[0][s].grads + lo, e->stage_rt[1][s].grads + lo);
+            ipup__add2_f32((int)(hi - lo), e->stage_rt[0][s].grads + lo,
+                           e->stage_rt[1][s].grads + lo);
             continue;
         }
         for (i = lo; i < hi; i++) {
@@ -3991,7 +4582,8 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
 /* gradient check of the stages of (r, d), part `part` of `parts` of each stage's gradient
    block (with replicas the all-reduced sums are equal everywhere, so each replica checks
    the part it reduced); sets the error slot of the IPU */
-static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t,
+                                 int32_t part, int32_t parts) {
     int32_t s, l, j;
     if (e->core.has_concurrent) ipup__conc_check(e, gr, r, d, t, part, parts); /* lanes on d */
     for (s = 0; s < e->core.S; s++) {
@@ -4016,7 +4608,8 @@ static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, 
     }
 }
 
-static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part,
+                              int32_t parts) {
     ipup__check_grads_of(e, r, r, d, t, part, parts);
 }
 
@@ -4027,7 +4620,8 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
     const ipup_optimizer *o = &e->core.cfg.opt;
     float scale = 1.0f / (float)(e->core.M * e->core.R);
     int32_t l, j;
-    if (e->core.n_branches[s] > 1) return; /* a concurrent stage: its lanes update on their IPUs (ipup__conc_update) */
+    /* a concurrent stage: its lanes update on their IPUs (ipup__conc_update) */
+    if (e->core.n_branches[s] > 1) return;
     for (l = st->first; l < st->last; l++) {
         const ipup_layer_info *I = &e->core.layers[l].info;
         if (!I->n_w || I->frozen) continue;
@@ -4040,19 +4634,27 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
                 s2 = rt->state + st->n_grads + off;
                 if (e->core.cfg.offload) { /* stream in */
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)n * sizeof(float));
-                    if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
+                    if (o->kind == IPUP_OPT_ADAM)
+                        IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
                     s1 = rt->staging;
                     s2 = rt->staging + st->max_tensor;
                 }
             }
             switch (o->kind) {
-            case IPUP_OPT_MOMENTUM: ipup_momentum_f32(n, o->lr, o->momentum, scale, w, s1, g); break;
-            case IPUP_OPT_ADAM: ipup_adam_f32(n, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2, g); break;
+            case IPUP_OPT_MOMENTUM:
+                ipup_momentum_f32(n, o->lr, o->momentum, scale, w, s1, g);
+                break;
+            case IPUP_OPT_ADAM:
+                ipup_adam_f32(n, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2,
+                              g);
+                break;
             default: ipup_sgd_f32(n, o->lr, scale, w, g); break;
             }
             if (o->kind != IPUP_OPT_SGD && e->core.cfg.offload) { /* stream out */
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)n * sizeof(float));
-                if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + st->n_grads + off, rt->staging + st->max_tensor, (size_t)n * sizeof(float));
+                if (o->kind == IPUP_OPT_ADAM)
+                    IPUPIPE_MEMCPY(rt->state + st->n_grads + off, rt->staging + st->max_tensor,
+                                   (size_t)n * sizeof(float));
             }
         }
     }
@@ -4067,7 +4669,8 @@ static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded)
         while ((rec = (const ipup_outfeed_rec *)ipup_ring_peek(&e->outfeed[r])) != NULL) {
             int64_t k = rec->step - step0;
             if (k >= 0 && k < nsteps && rec->mb >= 0 && rec->mb < e->core.M)
-                e->records[((size_t)k * (size_t)e->core.R + (size_t)r) * (size_t)e->core.M + (size_t)rec->mb] = *rec;
+                e->records[((size_t)k * (size_t)e->core.R + (size_t)r) * (size_t)e->core.M +
+                           (size_t)rec->mb] = *rec;
             ipup__release(e, &e->outfeed[r], threaded, ipup__ipu_of(e, r, e->core.S - 1));
             got++;
         }
@@ -4078,7 +4681,8 @@ static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded)
 static int ipup__any_err(const ipup_emu *e, int64_t t) {
     int32_t q;
     /* the step too: a slot holds step t or t - 2 (or t + 2 when a thread stopped early) */
-    for (q = 0; q < e->core.n_ipus; q++) if (e->ipu_errors[t & 1][q].code && e->ipu_errors[t & 1][q].step == t) return 1;
+    for (q = 0; q < e->core.n_ipus; q++)
+        if (e->ipu_errors[t & 1][q].code && e->ipu_errors[t & 1][q].step == t) return 1;
     return 0;
 }
 static int ipup__err_msg(ipup_emu *e, int64_t t) {
@@ -4088,23 +4692,37 @@ static int ipup__err_msg(ipup_emu *e, int64_t t) {
     for (q = 0; q < e->core.n_ipus; q++) {
         const ipup__ipu_err *x = &e->ipu_errors[t & 1][q];
         if (!x->code) continue;
-        if (!b || (x->layer < 0 && b->layer >= 0) || ((x->layer < 0) == (b->layer < 0) && x->stage < b->stage)) { b = x; best = q; }
+        if (!b || (x->layer < 0 && b->layer >= 0) ||
+            ((x->layer < 0) == (b->layer < 0) && x->stage < b->stage)) {
+            b = x;
+            best = q;
+        }
     }
     if (!b) return IPUP_OK;
     for (q = 0; q < e->core.n_ipus; q++) {
         const ipup__ipu_err *x = &e->ipu_errors[t & 1][q];
         if (x->code != IPUP_ERR_INVALID_TABLE) continue;
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
-                          "internal: op %c(%d,%d) of replica %d (IPU%d) at step %lld found no data or no room (a bug of the emulator or the table); the other IPU threads stopped, the update of step %lld was not applied",
-                          (x->layer >= 1 && x->layer <= 4) ? "?FBIW"[x->layer] : '?', (int)x->stage, (int)x->mb, (int)(q / e->core.P), (int)q, (long long)x->step, (long long)x->step);
+                          "internal: op %c(%d,%d) of replica %d (IPU%d) at step %lld found no data "
+                          "or no room (a bug of the emulator or the table); the other IPU threads "
+                          "stopped, the update of step %lld was not applied",
+                          (x->layer >= 1 && x->layer <= 4) ? "?FBIW"[x->layer] : '?', (int)x->stage,
+                          (int)x->mb, (int)(q / e->core.P), (int)q, (long long)x->step,
+                          (long long)x->step);
     }
     if (b->layer < 0)
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_NUMERIC,
-                          "step %lld, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is NaN or infinite; the update of step %lld was not applied. Lower the learning rate or check the input data",
-                          (long long)b->step, (int)b->stage, (int)best, (int)b->mb, (int)(best / e->core.P), (long long)b->step);
+                          "step %lld, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is "
+                          "NaN or infinite; the update of step %lld was not applied. Lower the "
+                          "learning rate or check the input data",
+                          (long long)b->step, (int)b->stage, (int)best, (int)b->mb,
+                          (int)(best / e->core.P), (long long)b->step);
     return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_NUMERIC,
-                      "step %lld, stage %d (IPU%d): the gradient of %s.%s is NaN or infinite; the update of step %lld was not applied. Lower the learning rate",
-                      (long long)b->step, (int)b->stage, (int)best, e->core.model.layers[b->layer / 2].id, (b->layer & 1) ? "b" : "w", (long long)b->step);
+                      "step %lld, stage %d (IPU%d): the gradient of %s.%s is NaN or infinite; the "
+                      "update of step %lld was not applied. Lower the learning rate",
+                      (long long)b->step, (int)b->stage, (int)best,
+                      e->core.model.layers[b->layer / 2].id, (b->layer & 1) ? "b" : "w",
+                      (long long)b->step);
 }
 
 static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
@@ -4120,13 +4738,18 @@ static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
                 rc = ipup__exec(e, r, &e->core.ops[i], t, 0);
                 if (rc) return rc;
             }
-            if (e->core.ops[i].stage == e->core.S - 1 && e->core.ops[i].kind == IPUP_OP_F) ipup__drain(e, step0, steps, 0);
+            if (e->core.ops[i].stage == e->core.S - 1 && e->core.ops[i].kind == IPUP_OP_F)
+                ipup__drain(e, step0, steps, 0);
         }
         if (e->core.R > 1) for (d = 0; d < e->core.P; d++) ipup__allreduce(e, d, 0, 1);
-        for (r = 0; r < e->core.R; r++) for (d = 0; d < e->core.P; d++) ipup__check_grads(e, r, d, t, r, e->core.R);
+        for (r = 0; r < e->core.R; r++)
+            for (d = 0; d < e->core.P; d++) ipup__check_grads(e, r, d, t, r, e->core.R);
         if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
-        for (r = 0; r < e->core.R; r++) for (s = 0; s < e->core.S; s++) ipup__update_stage(e, r, s, t);
-        if (e->core.has_concurrent) for (r = 0; r < e->core.R; r++) for (d = 0; d < e->core.P; d++) ipup__conc_update(e, r, d, t);
+        for (r = 0; r < e->core.R; r++)
+            for (s = 0; s < e->core.S; s++) ipup__update_stage(e, r, s, t);
+        if (e->core.has_concurrent)
+            for (r = 0; r < e->core.R; r++)
+                for (d = 0; d < e->core.P; d++) ipup__conc_update(e, r, d, t);
         e->step = t + 1;
         *done = k + 1;
     }
@@ -4154,7 +4777,8 @@ static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
         ipup__check_grads(e, r, d, t, r, e->core.R);
         if ((rc = tp->step_end(tp->user, t, k)) != IPUP_OK) return rc;
         if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
-        for (s = 0; s < e->core.S; s++) if (e->core.stages[s].device == d) ipup__update_stage(e, r, s, t);
+        for (s = 0; s < e->core.S; s++)
+            if (e->core.stages[s].device == d) ipup__update_stage(e, r, s, t);
         e->step = t + 1;
         *done = k + 1;
     }
@@ -4179,12 +4803,14 @@ static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
         if (e->core.R > 1) {
             if (ipup__barrier(e, ipu, t)) return;
             ipup__allreduce(e, d, r, e->core.R);
-            if (e->core.has_concurrent && ipup__barrier(e, ipu, t)) return; /* concurrent lanes: all sums before the checks */
+            /* concurrent lanes: all sums before the checks */
+            if (e->core.has_concurrent && ipup__barrier(e, ipu, t)) return;
         }
         ipup__check_grads(e, r, d, t, r, e->core.R);
         if (ipup__barrier(e, ipu, t)) return; /* every part summed and checked */
         if (ipup__any_err(e, t)) return;
-        for (s = 0; s < e->core.S; s++) if (e->core.stages[s].device == d) ipup__update_stage(e, r, s, t);
+        for (s = 0; s < e->core.S; s++)
+            if (e->core.stages[s].device == d) ipup__update_stage(e, r, s, t);
         if (e->core.has_concurrent) ipup__conc_update(e, r, d, t); /* the lanes on this IPU */
     }
 }
@@ -4222,9 +4848,11 @@ static int ipup__feed_msg(ipup_emu *e, int64_t t) {
     int32_t r;
     for (r = 0; r < e->core.R; r++) {
         const ipup__ipu_err *x = &e->ipu_errors[t & 1][ipup__ipu_of(e, r, 0)];
-        if (x->code == IPUP_ERR_IO && x->step == t) return ipup__feed_fail(e, r, t, x->mb, 0, 0, x->stage, x->layer);
+        if (x->code == IPUP_ERR_IO && x->step == t)
+            return ipup__feed_fail(e, r, t, x->mb, 0, 0, x->stage, x->layer);
     }
-    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "step %lld: the infeed failed", (long long)t);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "step %lld: the infeed failed",
+                      (long long)t);
 }
 
 /* The host starts the job and drains the outfeed while the IPU threads run; each
@@ -4277,12 +4905,20 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
     double lsum = 0.0;
     if ((rc = ipup__need_init(e, "ipup_run_steps")) != IPUP_OK) return rc;
     if (steps <= 0 || steps > e->core.cfg.repeat)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed records are sized by cfg.repeat", (int)steps, (int)e->core.cfg.repeat);
-    if (!e->core.cfg.infeed) return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "cfg.infeed is NULL: the emulator needs an infeed callback to get micro-batches");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed "
+                          "records are sized by cfg.repeat",
+                          (int)steps, (int)e->core.cfg.repeat);
+    if (!e->core.cfg.infeed)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "cfg.infeed is NULL: the emulator needs "
+                          "an infeed callback to get micro-batches");
     e->core.msg[0] = 0;
 #ifndef IPUPIPE_NO_THREADS
     if (e->core.cfg.runner == IPUP_RUNNER_THREADS && !e->threads_started)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_run after ipup_shutdown: the IPU threads are gone; call ipup_init again");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_run after ipup_shutdown: the IPU "
+                          "threads are gone; call ipup_init again");
     if (e->core.cfg.runner == IPUP_RUNNER_THREADS) rc = ipup__run_threads(e, steps, &done);
     else
 #endif
@@ -4314,7 +4950,10 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
     }
     for (p = 0; p < IPUP_PHASES; p++) {
         S.phase_seconds[p] = e->phase_seconds[p];
-        S.phase_utilisation[p] = e->phase_seconds[p] > 0.0 ? e->phase_busy_seconds[p] / (e->phase_seconds[p] * (double)e->core.P) : 0.0;
+        S.phase_utilisation[p] =
+            e->phase_seconds[p] > 0.0
+                ? e->phase_busy_seconds[p] / (e->phase_seconds[p] * (double)e->core.P)
+                : 0.0;
     }
     S.samples_per_second = S.sim_seconds > 0.0 ? (double)S.samples / S.sim_seconds : 0.0;
     e->n_records = n;
@@ -4339,12 +4978,21 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
     int rc = ipup__need_init(e, "ipup_evaluate");
     if (rc) return rc;
     e->core.msg[0] = 0;
-    if (n < 0) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: n = %d samples; give n >= 0", (int)n);
-    if (n && !x) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: x is NULL; give the n = %d samples, %d floats each", (int)n, (int)e->core.in_n);
+    if (n < 0)
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: n = %d samples; give n >= 0", (int)n);
+    if (n && !x)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_evaluate: x is NULL; give the n = %d samples, %d floats each",
+                           (int)n, (int)e->core.in_n);
     if (n && !labels)
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: labels is NULL; give the n = %d labels of x (each in 0..%d): the loss and the correct count need them", (int)n, (int)(e->core.classes - 1));
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_evaluate: labels is NULL; give the n = %d labels of x (each in "
+                           "0..%d): the loss and the correct count need them",
+                           (int)n, (int)(e->core.classes - 1));
     if (ipup__target_w(&e->core))
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: the model's loss is mse, which needs float targets, not labels; call ipup_evaluate_targets");
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_evaluate: the model's loss is mse, which needs float targets, not "
+                           "labels; call ipup_evaluate_targets");
     for (i = 0; i < n; i += e->core.B) {
         int32_t Bn = n - i < e->core.B ? n - i : e->core.B, j;
         int c = 0;
@@ -4352,10 +5000,16 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
         float loss = 0.0f;
         for (j = 0; j < Bn; j++)
             if (labels[i + j] < 0 || labels[i + j] >= e->core.classes)
-                return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_evaluate: label %d of sample %d is outside 0..%d", (int)labels[i + j], (int)(i + j), (int)(e->core.classes - 1));
+                return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                                  "ipup_evaluate: label %d of sample %d is outside 0..%d",
+                                  (int)labels[i + j], (int)(i + j), (int)(e->core.classes - 1));
         for (s = 0; s < e->core.S; s++) {
-            float *out = s < e->core.S - 1 ? (e->core.n_branches[s + 1] > 1 ? e->fanout[0][s].out : e->stage_rt[0][s + 1].pingpong[0]) : NULL;
-            if (e->core.n_branches[s] > 1) ipup__conc_eval(e, s, Bn, in, out); /* the branches, concatenated */
+            float *out = s < e->core.S - 1
+                             ? (e->core.n_branches[s + 1] > 1 ? e->fanout[0][s].out
+                                                              : e->stage_rt[0][s + 1].pingpong[0])
+                             : NULL;
+            /* the branches, concatenated */
+            if (e->core.n_branches[s] > 1) ipup__conc_eval(e, s, Bn, in, out);
             else ipup__stage_fwd(e, 0, s, Bn, in, labels + i, NULL, out, 0, 0, 0, &loss, &c);
             in = out;
         }
@@ -4365,16 +5019,21 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
     return IPUP_OK;
 }
 
-IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets, double *loss_sum) {
+IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets,
+                                      double *loss_sum) {
     int32_t i, s, tw;
     if (!e) return IPUP_ERR_ARG;
     if (!e->initialised || n < 0 || (n && (!x || !targets)))
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_evaluate_targets: %s",
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_evaluate_targets: %s",
                           !e->initialised ? "the emulator is not initialised; call ipup_init first"
-                          : n < 0 ? "n is negative" : "x or targets is NULL; give n rows of inputs and of targets");
+                          : n < 0         ? "n is negative"
+                                  : "x or targets is NULL; give n rows of inputs and of targets");
     tw = ipup__target_w(&e->core);
     if (!tw)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_evaluate_targets: the model's loss is softmax cross-entropy (integer labels); call ipup_evaluate");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_evaluate_targets: the model's loss is softmax cross-entropy "
+                          "(integer labels); call ipup_evaluate");
     for (i = 0; i < n; i += e->core.B) {
         int32_t Bn = n - i < e->core.B ? n - i : e->core.B;
         int c = 0;
@@ -4405,15 +5064,22 @@ static int ipup__class_loss(const ipup_emu *e) {
 static int ipup__predict_args(ipup_emu *e, int32_t n, const float *x, const int32_t *cls) {
     if (!e) return IPUP_ERR_ARG; /* no emulator: nowhere to put a message */
     if (!e->initialised)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_predict: the emulator is not initialised; call ipup_init first (and check that it returned IPUP_OK)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_predict: the emulator is not initialised; call ipup_init first "
+                          "(and check that it returned IPUP_OK)");
     if (n < 0)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_predict: n = %d samples; give n >= 0", (int)n);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_predict: n = %d samples; give n >= 0", (int)n);
     if (n > 0 && !x)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_predict: x is NULL for %d samples; give n rows of %d floats", (int)n, (int)e->core.in_n);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_predict: x is NULL for %d samples; give n rows of %d floats",
+                          (int)n, (int)e->core.in_n);
     if (cls && !ipup__class_loss(e))
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
-                          "ipup_predict: cls asks for arg-max classes, but the loss layer %s (%s) does not score classes; pass cls = NULL and read out",
-                          e->core.model.layers[e->core.n_layers - 1].id, ipup_layer_kind_name(e->core.layers[e->core.n_layers - 1].info.kind));
+                          "ipup_predict: cls asks for arg-max classes, but the loss layer %s (%s) "
+                          "does not score classes; pass cls = NULL and read out",
+                          e->core.model.layers[e->core.n_layers - 1].id,
+                          ipup_layer_kind_name(e->core.layers[e->core.n_layers - 1].info.kind));
     return IPUP_OK;
 }
 
@@ -4423,7 +5089,8 @@ static void ipup__argmax_rows(int32_t Bn, int32_t W, const float *z, int32_t *cl
     for (i = 0; i < Bn; i++) {
         const float *row = z + (size_t)i * (size_t)W;
         int32_t best = 0;
-        for (j = 1; j < W; j++) if (row[j] > row[best] || (row[best] != row[best] && row[j] == row[j])) best = j;
+        for (j = 1; j < W; j++)
+            if (row[j] > row[best] || (row[best] != row[best] && row[j] == row[j])) best = j;
         cls[i] = best;
     }
 }
@@ -4431,9 +5098,11 @@ static void ipup__argmax_rows(int32_t Bn, int32_t W, const float *z, int32_t *cl
 /* chunk c (samples c*B .. c*B+Bn-1): the last stage's result rows, into out or the
    scratch rows, then the classes */
 static float *ipup__pred_rows(ipup_emu *e, int32_t c, float *out) {
-    return out ? out + (size_t)c * (size_t)e->core.B * (size_t)ipup_output_width(e) : e->stage_rt[0][e->core.S - 1].pred;
+    return out ? out + (size_t)c * (size_t)e->core.B * (size_t)ipup_output_width(e)
+               : e->stage_rt[0][e->core.S - 1].pred;
 }
-static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *rows, int32_t *cls) {
+static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *rows,
+                               int32_t *cls) {
     if (cls) ipup__argmax_rows(Bn, ipup_output_width(e), rows, cls + (size_t)c * (size_t)e->core.B);
 }
 
@@ -4471,7 +5140,9 @@ stall:
     }
 #endif
     return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
-                      "internal: ipup_predict's F(%d,%d) found no data or no room in its ring (a bug of the emulator or the table)", (int)s, (int)o->mb);
+                      "internal: ipup_predict's F(%d,%d) found no data or no room in its ring (a "
+                      "bug of the emulator or the table)",
+                      (int)s, (int)o->mb);
 }
 
 /* With concurrent stages (no forward-only table): chunk after chunk, stage after stage on
@@ -4483,7 +5154,10 @@ static int ipup__pred_serial(ipup_emu *e) {
         float *out = NULL;
         Bn = e->pred_n - c * e->core.B < e->core.B ? e->pred_n - c * e->core.B : e->core.B;
         for (s = 0; s < e->core.S; s++) {
-            out = s < e->core.S - 1 ? (e->core.n_branches[s + 1] > 1 ? e->fanout[0][s].out : e->stage_rt[0][s + 1].pingpong[0]) : ipup__pred_rows(e, c, e->pred_out);
+            out = s < e->core.S - 1
+                      ? (e->core.n_branches[s + 1] > 1 ? e->fanout[0][s].out
+                                                       : e->stage_rt[0][s + 1].pingpong[0])
+                      : ipup__pred_rows(e, c, e->pred_out);
             if (e->core.n_branches[s] > 1) ipup__conc_eval(e, s, Bn, in, out);
             else ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
             in = out;
@@ -4521,13 +5195,15 @@ static int ipup__pred_threads(ipup_emu *e) {
     IPUPIPE_HAPPENS_BEFORE(&e->job_gen);
     IPUP__STORE_REL(&e->job_gen, IPUP__LOAD_ACQ(&e->job_gen) + 1u);
     ipup__notify_all(e);
-    while (IPUP__LOAD_ACQ(&e->threads_done) != (uint32_t)e->core.n_ipus) ipup__wait(e, e->core.n_ipus, ipup__probe_host, e, -1);
+    while (IPUP__LOAD_ACQ(&e->threads_done) != (uint32_t)e->core.n_ipus)
+        ipup__wait(e, e->core.n_ipus, ipup__probe_host, e, -1);
     IPUPIPE_HAPPENS_AFTER(&e->threads_done);
     e->job_kind = 0;
     if (!IPUP__LOAD_ACQ(&e->fault_)) return IPUP_OK;
     IPUPIPE_HAPPENS_AFTER(&e->fault_);
     return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
-                      "internal: an IPU thread of ipup_predict found no data or no room in a ring (a bug of the emulator or the table)");
+                      "internal: an IPU thread of ipup_predict found no data or no room in a ring "
+                      "(a bug of the emulator or the table)");
 }
 #endif
 
@@ -4536,7 +5212,8 @@ IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out,
     if (rc) return rc;
     e->core.msg[0] = 0;
     e->pred_n = n; e->pred_x = x; e->pred_out = out; e->pred_cls = cls;
-    e->pred_waves = (int32_t)(((int64_t)n + (int64_t)e->core.B * e->core.M - 1) / ((int64_t)e->core.B * e->core.M));
+    e->pred_waves = (int32_t)(((int64_t)n + (int64_t)e->core.B * e->core.M - 1) /
+                              ((int64_t)e->core.B * e->core.M));
     e->core.pred_stats.last_samples = n;
     e->core.pred_stats.last_seconds = (double)e->pred_waves * e->core.pred_stats.wave_seconds;
     if (n == 0) return IPUP_OK;
@@ -4567,11 +5244,15 @@ IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out)
 static int32_t ipup__param_layers_of(const ipup_emu *e, int trained_only) {
     int32_t l, n = 0;
     for (l = 0; l < e->core.n_layers; l++)
-        if (e->core.layers[l].info.n_w && !(trained_only && e->core.layers[l].info.frozen)) n += e->core.n_branches[e->core.layers[l].stage] > 1 ? e->core.n_branches[e->core.layers[l].stage] : 1;
+        if (e->core.layers[l].info.n_w && !(trained_only && e->core.layers[l].info.frozen))
+            n += e->core.n_branches[e->core.layers[l].stage] > 1
+                     ? e->core.n_branches[e->core.layers[l].stage]
+                     : 1;
     return n;
 }
 /* a tensor of branch br of the concurrent stage of layer l: "dense256.w#1", its slice */
-static int ipup__conc_tensor(ipup_emu *e, int32_t l, int32_t br, int which, int32_t slot, int32_t k, ipup_tensor_info *out) {
+static int ipup__conc_tensor(ipup_emu *e, int32_t l, int32_t br, int which, int32_t slot, int32_t k,
+                             ipup_tensor_info *out) {
     int32_t lane = e->core.first_lane[e->core.layers[l].stage] + br;
     const ipup__lane *c = &e->core.lanes[lane];
     const ipup__lane_rt *rt = &e->lane_rt[0][lane];
@@ -4583,17 +5264,31 @@ static int ipup__conc_tensor(ipup_emu *e, int32_t l, int32_t br, int which, int3
     out->device = c->device;
     out->n = which ? c->slice_units : c->n_w;
     out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * c->n_params + off;
-    if (which) { out->ndim = 1; out->shape[0] = c->slice_units; }
-    else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = c->slice_units; }
-    else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = c->slice_units; }
-    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s#%d", e->core.model.layers[l].id, which ? "b" : "w",
-                  slot == 0 ? "" : (k == 1 || slot == 2) ? ".v" : ".m", (int)br);
+    if (which) { out->ndim = 1; out->shape[0] = c->slice_units;
+    } else if (I->kind == IPUP_LAYER_CONV3X3) {
+        out->ndim = 4;
+        out->shape[0] = 3;
+        out->shape[1] = 3;
+        out->shape[2] = I->in_c;
+        out->shape[3] = c->slice_units;
+    } else {
+        out->ndim = 2;
+        out->shape[0] = I->in_n;
+        out->shape[1] = c->slice_units;
+    }
+    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s#%d", e->core.model.layers[l].id,
+                  which ? "b" : "w",
+                  slot == 0               ? ""
+                  : (k == 1 || slot == 2) ? ".v"
+                                          : ".m",
+                  (int)br);
     return IPUP_OK;
 }
 static int32_t ipup__param_layers(const ipup_emu *e) { return ipup__param_layers_of(e, 0); }
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e) {
     if (!e || !e->initialised) return 0;
-    return ipup__param_layers(e) * 2 + ipup__param_layers_of(e, 1) * 2 * ipup__state_slots(&e->core.cfg);
+    return ipup__param_layers(e) * 2 +
+           ipup__param_layers_of(e, 1) * 2 * ipup__state_slots(&e->core.cfg);
 }
 IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
     int32_t npl, ntl, slot, within, pl, which, l, k;
@@ -4603,9 +5298,13 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     size_t off;
     int rc = ipup__need_init(e, "ipup_tensor_get");
     if (rc) return rc;
-    if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: out is NULL; give an ipup_tensor_info to fill");
+    if (!out)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_tensor_get: out is NULL; give an ipup_tensor_info to fill");
     if (index < 0 || index >= ipup_tensor_count(e))
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: index %d is outside 0..%d (ipup_tensor_count - 1)", (int)index, (int)(ipup_tensor_count(e) - 1));
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_tensor_get: index %d is outside 0..%d (ipup_tensor_count - 1)",
+                           (int)index, (int)(ipup_tensor_count(e) - 1));
     e->core.msg[0] = 0;
     npl = ipup__param_layers(e);
     ntl = ipup__param_layers_of(e, 1);
@@ -4616,12 +5315,17 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     pl = within / 2;
     which = within % 2;
     for (l = 0; l < e->core.n_layers; l++) {
-        int32_t nb = e->core.n_branches[e->core.layers[l].stage] > 1 ? e->core.n_branches[e->core.layers[l].stage] : 1; /* branches of a concurrent stage */
+        /* branches of a concurrent stage */
+        int32_t nb = e->core.n_branches[e->core.layers[l].stage] > 1
+                         ? e->core.n_branches[e->core.layers[l].stage]
+                         : 1;
         if (!e->core.layers[l].info.n_w || (slot > 0 && e->core.layers[l].info.frozen)) continue;
         if (pl < nb) { Ly = &e->core.layers[l]; break; }
         pl -= nb;
     }
-    if (!Ly) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: internal: no layer for tensor %d", (int)index);
+    if (!Ly)
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: internal: no layer for tensor %d",
+                           (int)index);
     I = &Ly->info;
     IPUPIPE_MEMSET(out, 0, sizeof *out);
     if (e->core.n_branches[Ly->stage] > 1) return ipup__conc_tensor(e, l, pl, which, slot, k, out);
@@ -4632,23 +5336,44 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     out->stage = Ly->stage;
     out->device = e->core.stages[Ly->stage].device;
     out->n = which ? I->n_b : I->n_w;
-    out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * e->core.stages[Ly->stage].n_grads + off;
-    if (which) { out->ndim = 1; out->shape[0] = I->n_b; }
-    else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = I->out_c; }
-    else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = I->out_n; }
-    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s", e->core.model.layers[l].id, which ? "b" : "w",
-              slot == 0 ? "" : (k == 1 || slot == 2) ? ".v" : ".m");
+    out->data = slot == 0
+                    ? rt->params + off
+                    : rt->state + (size_t)(slot - 1) * e->core.stages[Ly->stage].n_grads + off;
+    if (which) { out->ndim = 1; out->shape[0] = I->n_b;
+    } else if (I->kind == IPUP_LAYER_CONV3X3) {
+        out->ndim = 4;
+        out->shape[0] = 3;
+        out->shape[1] = 3;
+        out->shape[2] = I->in_c;
+        out->shape[3] = I->out_c;
+    } else {
+        out->ndim = 2;
+        out->shape[0] = I->in_n;
+        out->shape[1] = I->out_n;
+    }
+    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s", e->core.model.layers[l].id,
+                  which ? "b" : "w",
+                  slot == 0               ? ""
+                  : (k == 1 || slot == 2) ? ".v"
+                                          : ".m");
     return IPUP_OK;
 }
 IPUPIPE_DEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out) {
     int32_t i, n = ipup_tensor_count(e);
     int rc = ipup__need_init(e, "ipup_tensor_find");
     if (rc) return rc;
-    if (!name || !out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_find: %s is NULL; give a tensor name (such as \"dense64.w\") and an ipup_tensor_info to fill", !name ? "name" : "out");
+    if (!name || !out)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_tensor_find: %s is NULL; give a tensor name (such as "
+                           "\"dense64.w\") and an ipup_tensor_info to fill",
+                           !name ? "name" : "out");
     for (i = 0; i < n; i++) {
         if (ipup_tensor_get(e, i, out) == IPUP_OK && ipup__id_eq(out->name, name)) return IPUP_OK;
     }
-    return ipup__efail(e, IPUP_ERR_MISMATCH, "no tensor named \"%s\" in this model (ipup_tensor_get lists the %d tensors)", name, (int)n);
+    return ipup__efail(e, IPUP_ERR_MISMATCH,
+                       "no tensor named \"%s\" in this model "
+                       "(ipup_tensor_get lists the %d tensors)",
+                       name, (int)n);
 }
 IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     int32_t r, s;
@@ -4657,12 +5382,18 @@ IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     for (r = 1; r < e->core.R; r++) {
         for (s = 0; s < e->core.S; s++) {
             if (e->core.n_branches[s] > 1) continue; /* its lanes: below */
-            IPUPIPE_MEMCPY(e->stage_rt[r][s].params, e->stage_rt[0][s].params, e->core.stages[s].n_params * sizeof(float));
-            if (e->core.stages[s].n_state) IPUPIPE_MEMCPY(e->stage_rt[r][s].state, e->stage_rt[0][s].state, e->core.stages[s].n_state * sizeof(float));
+            IPUPIPE_MEMCPY(e->stage_rt[r][s].params, e->stage_rt[0][s].params,
+                           e->core.stages[s].n_params * sizeof(float));
+            if (e->core.stages[s].n_state)
+                IPUPIPE_MEMCPY(e->stage_rt[r][s].state, e->stage_rt[0][s].state,
+                               e->core.stages[s].n_state * sizeof(float));
         }
         for (s = 0; s < e->core.n_lanes; s++) { /* the branches of concurrent stages */
-            IPUPIPE_MEMCPY(e->lane_rt[r][s].params, e->lane_rt[0][s].params, e->core.lanes[s].n_params * sizeof(float));
-            if (e->core.lanes[s].n_state) IPUPIPE_MEMCPY(e->lane_rt[r][s].state, e->lane_rt[0][s].state, e->core.lanes[s].n_state * sizeof(float));
+            IPUPIPE_MEMCPY(e->lane_rt[r][s].params, e->lane_rt[0][s].params,
+                           e->core.lanes[s].n_params * sizeof(float));
+            if (e->core.lanes[s].n_state)
+                IPUPIPE_MEMCPY(e->lane_rt[r][s].state, e->lane_rt[0][s].state,
+                               e->core.lanes[s].n_state * sizeof(float));
         }
     }
     return IPUP_OK;
@@ -4673,7 +5404,10 @@ IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
     char num[48];
     if (!e) return IPUP_ERR_ARG;
     if (!(lr > 0.0f && lr <= 3.4e38f))
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_set_learning_rate: the learning rate is %s: it must be a finite number > 0", ipup__num(num, sizeof num, (double)lr));
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_learning_rate: the learning "
+                          "rate is %s: it must be a finite number > 0",
+                          ipup__num(num, sizeof num, (double)lr));
     e->core.cfg.opt.lr = lr;
     return IPUP_OK;
 }
@@ -4682,14 +5416,17 @@ IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
 /* Stream layout and guarantees: docs/state.md. Every integer and float little-endian. */
 #define IPUP__ST_HEAD 48u                        /* header bytes; the descriptor follows */
 #define IPUP__ST_MAX ((uint64_t)1 << 40)          /* a larger total is damage */
-#define IPUP__ST_NOT " (the state was saved from another model, optimizer or stage split: load it into an emulator configured as the saving one was)"
+#define IPUP__ST_NOT \
+    " (the state was saved from another model, optimizer or stage split: load it into an " \
+    "emulator configured as the saving one was)"
 
 /* CRC-32 of IEEE 802.3 (also zlib's and PNG's): reflected polynomial 0xEDB88320, initial
    value and final xor 0xFFFFFFFF. Four bits at a time from a 16-entry table. */
 static uint32_t ipup__crc32(uint32_t crc, const unsigned char *p, size_t n) {
-    static const uint32_t t[16] = {0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu, 0x76DC4190u, 0x6B6B51F4u,
-                                   0x4DB26158u, 0x5005713Cu, 0xEDB88320u, 0xF00F9344u, 0xD6D6A3E8u, 0xCB61B38Cu,
-                                   0x9B64C2B0u, 0x86D3D2D4u, 0xA00AE278u, 0xBDBDF21Cu};
+    static const uint32_t t[16] = { 0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu,
+                                    0x76DC4190u, 0x6B6B51F4u, 0x4DB26158u, 0x5005713Cu,
+                                    0xEDB88320u, 0xF00F9344u, 0xD6D6A3E8u, 0xCB61B38Cu,
+                                    0x9B64C2B0u, 0x86D3D2D4u, 0xA00AE278u, 0xBDBDF21Cu };
     size_t i;
     for (i = 0; i < n; i++) {
         crc ^= p[i];
@@ -4699,12 +5436,17 @@ static uint32_t ipup__crc32(uint32_t crc, const unsigned char *p, size_t n) {
     return crc;
 }
 static void ipup__le32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
 }
 static uint32_t ipup__get32(const unsigned char *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
-static uint64_t ipup__get64(const unsigned char *p) { return (uint64_t)ipup__get32(p) | ((uint64_t)ipup__get32(p + 4) << 32); }
+static uint64_t ipup__get64(const unsigned char *p) {
+    return (uint64_t)ipup__get32(p) | ((uint64_t)ipup__get32(p + 4) << 32);
+}
 static uint32_t ipup__fbits(float f) { uint32_t u; IPUPIPE_MEMCPY(&u, &f, 4); return u; }
 static float ipup__bitsf(uint32_t u) { float f; IPUPIPE_MEMCPY(&f, &u, 4); return f; }
 
@@ -4713,7 +5455,8 @@ static const char *ipup__shape_str(char *out, size_t cap, int32_t ndim, const ui
     size_t k = 0;
     int32_t d;
     out[0] = 0;
-    for (d = 0; d < ndim && k < cap; d++) k += (size_t)ipup_snprintf(out + k, cap - k, "%s%u", d ? "x" : "", (unsigned)dims[d]);
+    for (d = 0; d < ndim && k < cap; d++)
+        k += (size_t)ipup_snprintf(out + k, cap - k, "%s%u", d ? "x" : "", (unsigned)dims[d]);
     return out;
 }
 
@@ -4746,8 +5489,15 @@ static void ipup__writer_put(ipup__state_writer *w, const void *src, size_t n) {
         if (w->len == IPUP_STATE_CHUNK) ipup__writer_flush(w);
     }
 }
-static void ipup__writer_u32(ipup__state_writer *w, uint32_t v) { unsigned char b[4]; ipup__le32(b, v); ipup__writer_put(w, b, 4); }
-static void ipup__writer_u8(ipup__state_writer *w, uint32_t v) { unsigned char b = (unsigned char)v; ipup__writer_put(w, &b, 1); }
+static void ipup__writer_u32(ipup__state_writer *w, uint32_t v) {
+    unsigned char b[4];
+    ipup__le32(b, v);
+    ipup__writer_put(w, b, 4);
+}
+static void ipup__writer_u8(ipup__state_writer *w, uint32_t v) {
+    unsigned char b = (unsigned char)v;
+    ipup__writer_put(w, &b, 1);
+}
 
 /* The descriptor: what decides the tensors and what their values mean. */
 static void ipup__st_desc(const ipup_emu *e, ipup__state_writer *w) {
@@ -4766,7 +5516,8 @@ static void ipup__st_desc(const ipup_emu *e, ipup__state_writer *w) {
         ipup__writer_put(w, L->id, n);
     }
     ipup__writer_u32(w, (uint32_t)e->core.cfg.opt.kind);
-    if (e->core.cfg.opt.kind == IPUP_OPT_MOMENTUM) ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.momentum));
+    if (e->core.cfg.opt.kind == IPUP_OPT_MOMENTUM)
+        ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.momentum));
     if (e->core.cfg.opt.kind == IPUP_OPT_ADAM) {
         ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.beta1));
         ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.beta2));
@@ -4815,9 +5566,13 @@ IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user) {
     uint32_t fp = 0;
     uint64_t D, total;
     if (!e) return IPUP_ERR_ARG;
-    if (!write) return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_state_save: the write callback is NULL");
+    if (!write)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_state_save: the write callback is NULL");
     if (!e->initialised)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_state_save: the emulator is not initialised (call ipup_init first)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_state_save: the emulator is "
+                          "not initialised (call ipup_init first)");
     D = ipup__st_desc_bytes(e, &fp);
     total = (uint64_t)ipup_state_bytes(e);
     IPUPIPE_MEMSET(h, 0, sizeof h);
@@ -4837,7 +5592,10 @@ IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user) {
     ipup__writer_u32(&w, w.crc ^ 0xFFFFFFFFu);
     ipup__writer_flush(&w);
     if (w.failed)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "ipup_state_save: the write callback failed (%llu of %llu bytes offered); the state is not saved", (unsigned long long)w.n, (unsigned long long)total);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO,
+                          "ipup_state_save: the write callback failed (%llu of %llu bytes "
+                          "offered); the state is not saved",
+                          (unsigned long long)w.n, (unsigned long long)total);
     e->core.msg[0] = 0;
     return IPUP_OK;
 }
@@ -4854,7 +5612,13 @@ typedef struct ipup__state_reader {
     unsigned char buf[IPUP_STATE_CHUNK];
 } ipup__state_reader;
 static void ipup__reader_init(ipup__state_reader *r, ipup_read_fn read, void *user, uint64_t end) {
-    r->read = read; r->user = user; r->at = 0; r->end = end; r->crc = 0xFFFFFFFFu; r->rc = 0; r->pos = r->len = 0;
+    r->read = read;
+    r->user = user;
+    r->at = 0;
+    r->end = end;
+    r->crc = 0xFFFFFFFFu;
+    r->rc = 0;
+    r->pos = r->len = 0;
 }
 /* n bytes into dst (NULL: skipped, still in the CRC): 0, or -1 (r->rc: the read's code,
    IPUP_STATE_END also when the structure runs past end) */
@@ -4883,8 +5647,17 @@ static int ipup__reader_get(ipup__state_reader *r, void *dst, size_t n) {
 /* the message of a failed read at what */
 static int ipup__reader_fail(ipup_emu *e, const ipup__state_reader *r, const char *what) {
     if (r->rc == IPUP_STATE_END)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: the stream is truncated: it ends in %s, before byte %llu of the %llu its header gives (damaged or incomplete state)", what, (unsigned long long)(r->at + IPUP_STATE_CHUNK < r->end ? r->at + IPUP_STATE_CHUNK : r->end), (unsigned long long)r->end);
-    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "ipup_state_load: the read callback failed (returned %d) at byte %llu, in %s", r->rc, (unsigned long long)r->at, what);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the stream is truncated: it ends in %s, before byte "
+                          "%llu of the %llu its header gives (damaged or incomplete state)",
+                          what,
+                          (unsigned long long)(r->at + IPUP_STATE_CHUNK < r->end
+                                                   ? r->at + IPUP_STATE_CHUNK
+                                                   : r->end),
+                          (unsigned long long)r->end);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO,
+                      "ipup_state_load: the read callback failed (returned %d) at byte %llu, in %s",
+                      r->rc, (unsigned long long)r->at, what);
 }
 
 static int ipup__st_magic(const unsigned char *h) {
@@ -4894,34 +5667,53 @@ static int ipup__st_magic(const unsigned char *h) {
     return 1;
 }
 /* Pass 1: the header (magic, version, length) and the CRC-32 of the whole stream. */
-static int ipup__st_integrity(ipup_emu *e, ipup_read_fn read, void *user, uint64_t *total, uint32_t *body_crc) {
+static int ipup__st_integrity(ipup_emu *e, ipup_read_fn read, void *user, uint64_t *total,
+                              uint32_t *body_crc) {
     ipup__state_reader r;
     unsigned char h[IPUP__ST_HEAD], b[4];
     uint32_t v, crc;
     ipup__reader_init(&r, read, user, IPUP__ST_HEAD);
     if (ipup__reader_get(&r, h, sizeof h) != 0) return ipup__reader_fail(e, &r, "the header");
     if (!ipup__st_magic(h))
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: not an ipupipe state: the magic is not IPUPSTAT (another file, or a damaged stream)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: not an ipupipe state: the magic is not IPUPSTAT "
+                          "(another file, or a damaged stream)");
     if ((v = ipup__get32(h + 8)) != IPUP_STATE_VERSION)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_MISMATCH, "ipup_state_load: the stream has format version %u, this library reads version %u (save it again with this version of ipupipe)", (unsigned)v, (unsigned)IPUP_STATE_VERSION);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_MISMATCH,
+                          "ipup_state_load: the stream has format version %u, this library reads "
+                          "version %u (save it again with this version of ipupipe)",
+                          (unsigned)v, (unsigned)IPUP_STATE_VERSION);
     *total = ipup__get64(h + 16);
-    if (*total < IPUP__ST_HEAD + 4u || *total > IPUP__ST_MAX || ipup__get32(h + 12) != 0 || ipup__get32(h + 44) != 0 || (int64_t)ipup__get64(h + 24) < 0)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: the header is damaged (length %llu, step %lld, reserved fields %u and %u)", (unsigned long long)*total, (long long)ipup__get64(h + 24), (unsigned)ipup__get32(h + 12), (unsigned)ipup__get32(h + 44));
+    if (*total < IPUP__ST_HEAD + 4u || *total > IPUP__ST_MAX || ipup__get32(h + 12) != 0 ||
+        ipup__get32(h + 44) != 0 || (int64_t)ipup__get64(h + 24) < 0)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the header is damaged (length %llu, step %lld, "
+                          "reserved fields %u and %u)",
+                          (unsigned long long)*total, (long long)ipup__get64(h + 24),
+                          (unsigned)ipup__get32(h + 12), (unsigned)ipup__get32(h + 44));
     ipup__reader_init(&r, read, user, *total);
-    if (ipup__reader_get(&r, NULL, (size_t)(*total - 4u)) != 0) return ipup__reader_fail(e, &r, "the body");
+    if (ipup__reader_get(&r, NULL, (size_t)(*total - 4u)) != 0)
+        return ipup__reader_fail(e, &r, "the body");
     crc = *body_crc = r.crc ^ 0xFFFFFFFFu;
     if (ipup__reader_get(&r, b, 4) != 0) return ipup__reader_fail(e, &r, "the CRC-32");
     if (ipup__get32(b) != crc)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: the CRC-32 is %08x in the stream but its bytes give %08x (damaged stream)", (unsigned)ipup__get32(b), (unsigned)crc);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the CRC-32 is %08x in the "
+                          "stream but its bytes give %08x (damaged stream)",
+                          (unsigned)ipup__get32(b), (unsigned)crc);
     return IPUP_OK;
 }
 
 /* a mismatch: "ipup_state_load: <what> (the state was saved from ...)" */
 static int ipup__st_mismatch(ipup_emu *e, const char *what) {
-    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_MISMATCH, "ipup_state_load: %s%s", what, IPUP__ST_NOT);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_MISMATCH, "ipup_state_load: %s%s",
+                      what, IPUP__ST_NOT);
 }
 static int ipup__st_damaged(ipup_emu *e, const char *what) {
-    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s (a damaged stream that passed its CRC-32, or not written by ipup_state_save)", what);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                      "ipup_state_load: %s (a damaged stream that passed its CRC-32, or not "
+                      "written by ipup_state_save)",
+                      what);
 }
 /* 1 when the n bytes are printable ASCII (names and ids) */
 static int ipup__st_printable(const char *s, size_t n) {
@@ -4930,12 +5722,17 @@ static int ipup__st_printable(const char *s, size_t n) {
     return 1;
 }
 static const char *ipup__opt_name(uint32_t k) {
-    return k == IPUP_OPT_SGD ? "sgd" : k == IPUP_OPT_MOMENTUM ? "momentum" : k == IPUP_OPT_ADAM ? "adam" : "unknown";
+    return k == IPUP_OPT_SGD        ? "sgd"
+           : k == IPUP_OPT_MOMENTUM ? "momentum"
+           : k == IPUP_OPT_ADAM     ? "adam"
+                                    : "unknown";
 }
 /* "dense256 (dense, 256 units)" or "relu1 (relu)" into out[cap] */
-static const char *ipup__st_layer_str(char *out, size_t cap, const char *id, uint32_t kind, uint32_t units) {
+static const char *ipup__st_layer_str(char *out, size_t cap, const char *id, uint32_t kind,
+                                      uint32_t units) {
     const char *k = ipup_layer_kind_name((ipup_layer_kind)kind);
-    if (kind == IPUP_LAYER_DENSE || kind == IPUP_LAYER_CONV3X3) ipup_snprintf(out, cap, "%s (%s, %u units)", id, k, (unsigned)units);
+    if (kind == IPUP_LAYER_DENSE || kind == IPUP_LAYER_CONV3X3)
+        ipup_snprintf(out, cap, "%s (%s, %u units)", id, k, (unsigned)units);
     else ipup_snprintf(out, cap, "%s (%s)", id, k);
     return out;
 }
@@ -4946,12 +5743,19 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__state_reader *r) {
     char what[300], fa[80], fb[80], id[IPUP_ID_MAX];
     uint32_t l, kind, units, L;
     if (ipup__reader_get(r, b, 16) != 0) return ipup__reader_fail(e, r, "the descriptor");
-    if (ipup__get32(b) != (uint32_t)e->core.model.in_h || ipup__get32(b + 4) != (uint32_t)e->core.model.in_w || ipup__get32(b + 8) != (uint32_t)e->core.model.in_c) {
-        ipup_snprintf(what, sizeof what, "the model's input is %ux%ux%u in the file, %dx%dx%d in this emulator", (unsigned)ipup__get32(b), (unsigned)ipup__get32(b + 4), (unsigned)ipup__get32(b + 8), (int)e->core.model.in_h, (int)e->core.model.in_w, (int)e->core.model.in_c);
+    if (ipup__get32(b) != (uint32_t)e->core.model.in_h ||
+        ipup__get32(b + 4) != (uint32_t)e->core.model.in_w ||
+        ipup__get32(b + 8) != (uint32_t)e->core.model.in_c) {
+        ipup_snprintf(what, sizeof what,
+                      "the model's input is %ux%ux%u in the file, %dx%dx%d in this emulator",
+                      (unsigned)ipup__get32(b), (unsigned)ipup__get32(b + 4),
+                      (unsigned)ipup__get32(b + 8), (int)e->core.model.in_h,
+                      (int)e->core.model.in_w, (int)e->core.model.in_c);
         return ipup__st_mismatch(e, what);
     }
     if (ipup__get32(b + 12) != (uint32_t)e->core.n_layers) {
-        ipup_snprintf(what, sizeof what, "the model has %u layers in the file, %d in this emulator", (unsigned)ipup__get32(b + 12), (int)e->core.n_layers);
+        ipup_snprintf(what, sizeof what, "the model has %u layers in the file, %d in this emulator",
+                      (unsigned)ipup__get32(b + 12), (int)e->core.n_layers);
         return ipup__st_mismatch(e, what);
     }
     for (l = 0; l < (uint32_t)e->core.n_layers; l++) {
@@ -4960,12 +5764,18 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__state_reader *r) {
         kind = b[0];
         units = ipup__get32(b + 1);
         L = b[5];
-        if (L == 0 || L >= IPUP_ID_MAX) return ipup__st_damaged(e, "a layer id of the descriptor has a bad length");
+        if (L == 0 || L >= IPUP_ID_MAX)
+            return ipup__st_damaged(e, "a layer id of the descriptor has a bad length");
         if (ipup__reader_get(r, id, L) != 0) return ipup__reader_fail(e, r, "the descriptor");
-        if (!ipup__st_printable(id, L)) return ipup__st_damaged(e, "a layer id of the descriptor is not printable");
+        if (!ipup__st_printable(id, L))
+            return ipup__st_damaged(e, "a layer id of the descriptor is not printable");
         id[L] = 0;
-        if (kind != (uint32_t)Ly->kind || units != (uint32_t)Ly->units || !ipup__id_eq(id, Ly->id)) {
-            ipup_snprintf(what, sizeof what, "layer %u is %s in the file, %s in this emulator", (unsigned)l, ipup__st_layer_str(fa, sizeof fa, id, kind, units), ipup__st_layer_str(fb, sizeof fb, Ly->id, (uint32_t)Ly->kind, (uint32_t)Ly->units));
+        if (kind != (uint32_t)Ly->kind || units != (uint32_t)Ly->units ||
+            !ipup__id_eq(id, Ly->id)) {
+            ipup_snprintf(what, sizeof what, "layer %u is %s in the file, %s in this emulator",
+                          (unsigned)l, ipup__st_layer_str(fa, sizeof fa, id, kind, units),
+                          ipup__st_layer_str(fb, sizeof fb, Ly->id, (uint32_t)Ly->kind,
+                                             (uint32_t)Ly->units));
             return ipup__st_mismatch(e, what);
         }
     }
@@ -4980,7 +5790,8 @@ static int ipup__st_cmp_train(ipup_emu *e, ipup__state_reader *r) {
     uint32_t k, s, n;
     if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
     if ((k = ipup__get32(b)) != (uint32_t)o->kind) {
-        ipup_snprintf(what, sizeof what, "the optimizer is %s in the file, %s in this emulator", ipup__opt_name(k), ipup__opt_name((uint32_t)o->kind));
+        ipup_snprintf(what, sizeof what, "the optimizer is %s in the file, %s in this emulator",
+                      ipup__opt_name(k), ipup__opt_name((uint32_t)o->kind));
         return ipup__st_mismatch(e, what);
     }
     n = k == IPUP_OPT_MOMENTUM ? 1u : k == IPUP_OPT_ADAM ? 2u : 0u;
@@ -4988,19 +5799,31 @@ static int ipup__st_cmp_train(ipup_emu *e, ipup__state_reader *r) {
         float want = k == IPUP_OPT_MOMENTUM ? o->momentum : s == 0 ? o->beta1 : o->beta2;
         if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
         if (ipup__get32(b) != ipup__fbits(want)) {
-            ipup_snprintf(what, sizeof what, "the optimizer's %s is %s in the file, %s in this emulator", k == IPUP_OPT_MOMENTUM ? "momentum" : s == 0 ? "beta1" : "beta2", ipup__num(na, sizeof na, (double)ipup__bitsf(ipup__get32(b))), ipup__num(nb, sizeof nb, (double)want));
+            ipup_snprintf(what, sizeof what,
+                          "the optimizer's %s is %s in the file, %s in this emulator",
+                          k == IPUP_OPT_MOMENTUM ? "momentum"
+                          : s == 0               ? "beta1"
+                                                 : "beta2",
+                          ipup__num(na, sizeof na, (double)ipup__bitsf(ipup__get32(b))),
+                          ipup__num(nb, sizeof nb, (double)want));
             return ipup__st_mismatch(e, what);
         }
     }
     if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
     if ((n = ipup__get32(b)) != (uint32_t)e->core.S) {
-        ipup_snprintf(what, sizeof what, "the layers are split into %u stages in the file, %d in this emulator", (unsigned)n, (int)e->core.S);
+        ipup_snprintf(what, sizeof what,
+                      "the layers are split into %u stages in the file, %d in this emulator",
+                      (unsigned)n, (int)e->core.S);
         return ipup__st_mismatch(e, what);
     }
     for (s = 0; s < n; s++) {
         if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
         if (ipup__get32(b) != (uint32_t)e->core.stages[s].first) {
-            ipup_snprintf(what, sizeof what, "stage %u begins at layer %u in the file, at layer %d (%s) in this emulator", (unsigned)s, (unsigned)ipup__get32(b), (int)e->core.stages[s].first, e->core.model.layers[e->core.stages[s].first].id);
+            ipup_snprintf(what, sizeof what,
+                          "stage %u begins at layer %u in the "
+                          "file, at layer %d (%s) in this emulator",
+                          (unsigned)s, (unsigned)ipup__get32(b), (int)e->core.stages[s].first,
+                          e->core.model.layers[e->core.stages[s].first].id);
             return ipup__st_mismatch(e, what);
         }
     }
@@ -5008,19 +5831,24 @@ static int ipup__st_cmp_train(ipup_emu *e, ipup__state_reader *r) {
 }
 
 /* The values of tensor ti through r: checked finite (check pass) or stored (apply). */
-static int ipup__st_values(ipup_emu *e, ipup__state_reader *r, const ipup_tensor_info *ti, int apply) {
+static int ipup__st_values(ipup_emu *e, ipup__state_reader *r, const ipup_tensor_info *ti,
+                           int apply) {
     unsigned char b[4 * 64];
     char what[200];
     int32_t j = 0, k, c;
     while (j < ti->n) {
         c = ti->n - j < 64 ? ti->n - j : 64;
-        if (ipup__reader_get(r, b, 4 * (size_t)c) != 0) return ipup__reader_fail(e, r, "a tensor's values");
+        if (ipup__reader_get(r, b, 4 * (size_t)c) != 0)
+            return ipup__reader_fail(e, r, "a tensor's values");
         for (k = 0; k < c; k++, j++) {
             float v = ipup__bitsf(ipup__get32(b + 4 * k));
             if (apply) ti->data[j] = v;
             else if (!(v - v == 0.0f)) {
-                ipup_snprintf(what, sizeof what, "tensor %s holds %s at element %d (a run that diverged was saved)", ti->name, v != v ? "NaN" : "an infinity", (int)j);
-                return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s", what);
+                ipup_snprintf(what, sizeof what,
+                              "tensor %s holds %s at element %d (a run that diverged was saved)",
+                              ti->name, v != v ? "NaN" : "an infinity", (int)j);
+                return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                                  "ipup_state_load: %s", what);
             }
         }
     }
@@ -5030,13 +5858,15 @@ static int ipup__st_values(ipup_emu *e, ipup__state_reader *r, const ipup_tensor
 /* Two optimizer-state records that differ where the layers agree: the descriptor has no
    frozen flags, so say that the frozen layers may differ, and which are frozen here. */
 static const char *ipup__st_frozen_hint(const ipup_emu *e, char *h, size_t cap) {
-    static const char lead[] = "; a layer frozen on one side and trained on the other has no optimizer state on the frozen side (frozen in this emulator:";
+    static const char lead[] = "; a layer frozen on one side and trained on the other has no "
+                               "optimizer state on the frozen side (frozen in this emulator:";
     size_t k = 0;
     int32_t l, any = 0;
     k += (size_t)ipup_snprintf(h, cap, "%s", lead);
     for (l = 0; l < e->core.n_layers && k < cap; l++)
         if (e->core.layers[l].info.n_w && e->core.layers[l].info.frozen) {
-            k += (size_t)ipup_snprintf(h + k, cap - k, "%s %s", any ? "," : "", e->core.model.layers[l].id);
+            k += (size_t)ipup_snprintf(h + k, cap - k, "%s %s", any ? "," : "",
+                                       e->core.model.layers[l].id);
             any = 1;
         }
     if (k < cap) ipup_snprintf(h + k, cap - k, "%s)", any ? "" : " none");
@@ -5044,37 +5874,47 @@ static const char *ipup__st_frozen_hint(const ipup_emu *e, char *h, size_t cap) 
 }
 
 /* Record i's head (name, kind, shape) against tensor ti of e. */
-static int ipup__st_cmp_record(ipup_emu *e, ipup__state_reader *r, int32_t i, const ipup_tensor_info *ti) {
+static int ipup__st_cmp_record(ipup_emu *e, ipup__state_reader *r, int32_t i,
+                               const ipup_tensor_info *ti) {
     unsigned char b[4 * 4];
     char name[IPUP_TENSOR_NAME_MAX], what[600], sa[64], sb[64], hint[192];
     uint32_t L, kind, rank, d, dims[4], mine[4];
     int differ;
     if (ipup__reader_get(r, b, 1) != 0) return ipup__reader_fail(e, r, "a tensor record");
-    if ((L = b[0]) == 0 || L >= IPUP_TENSOR_NAME_MAX) return ipup__st_damaged(e, "a tensor name has a bad length");
-    if (ipup__reader_get(r, name, L) != 0 || ipup__reader_get(r, b, 2) != 0) return ipup__reader_fail(e, r, "a tensor record");
+    if ((L = b[0]) == 0 || L >= IPUP_TENSOR_NAME_MAX)
+        return ipup__st_damaged(e, "a tensor name has a bad length");
+    if (ipup__reader_get(r, name, L) != 0 || ipup__reader_get(r, b, 2) != 0)
+        return ipup__reader_fail(e, r, "a tensor record");
     if (!ipup__st_printable(name, L)) return ipup__st_damaged(e, "a tensor name is not printable");
     name[L] = 0;
     kind = b[0];
     rank = b[1];
-    if (kind > 1 || rank < 1 || rank > 4) return ipup__st_damaged(e, "a tensor record has a bad kind or rank");
-    if (ipup__reader_get(r, b, 4 * (size_t)rank) != 0) return ipup__reader_fail(e, r, "a tensor record");
-    differ = !ipup__id_eq(name, ti->name) || kind != (ti->kind == IPUP_TENSOR_PARAM ? 0u : 1u) || rank != (uint32_t)ti->ndim;
+    if (kind > 1 || rank < 1 || rank > 4)
+        return ipup__st_damaged(e, "a tensor record has a bad kind or rank");
+    if (ipup__reader_get(r, b, 4 * (size_t)rank) != 0)
+        return ipup__reader_fail(e, r, "a tensor record");
+    differ = !ipup__id_eq(name, ti->name) || kind != (ti->kind == IPUP_TENSOR_PARAM ? 0u : 1u) ||
+             rank != (uint32_t)ti->ndim;
     for (d = 0; d < 4; d++) {
         dims[d] = d < rank ? ipup__get32(b + 4 * d) : 0;
         mine[d] = (uint32_t)ti->shape[d];
         if (d < rank && dims[d] != mine[d]) differ = 1;
     }
     if (!differ) return IPUP_OK;
-    ipup_snprintf(what, sizeof what, "tensor %d is %s (%s) in the file, %s (%s) in this emulator%s", (int)i, name, ipup__shape_str(sa, sizeof sa, (int32_t)rank, dims), ti->name, ipup__shape_str(sb, sizeof sb, ti->ndim, mine),
-                  kind == 1u && ti->kind != IPUP_TENSOR_PARAM ? ipup__st_frozen_hint(e, hint, sizeof hint) : "");
+    ipup_snprintf(what, sizeof what, "tensor %d is %s (%s) in the file, %s (%s) in this emulator%s",
+                  (int)i, name, ipup__shape_str(sa, sizeof sa, (int32_t)rank, dims), ti->name,
+                  ipup__shape_str(sb, sizeof sb, ti->ndim, mine),
+                  kind == 1u && ti->kind != IPUP_TENSOR_PARAM
+                      ? ipup__st_frozen_hint(e, hint, sizeof hint)
+                      : "");
     return ipup__st_mismatch(e, what);
 }
 
 /* One pass over [0, total - 4): header, descriptor and records against e, values
    checked (apply 0) or stored into replica 0 (apply 1). *crc: CRC-32 of those bytes,
    *step: the header's step. */
-static int ipup__st_walk(ipup_emu *e, ipup_read_fn read, void *user, uint64_t total, int apply, uint32_t *crc,
-                         uint64_t *step) {
+static int ipup__st_walk(ipup_emu *e, ipup_read_fn read, void *user, uint64_t total, int apply,
+                         uint32_t *crc, uint64_t *step) {
     ipup__state_reader r;
     unsigned char h[IPUP__ST_HEAD];
     char what[200];
@@ -5084,21 +5924,29 @@ static int ipup__st_walk(ipup_emu *e, ipup_read_fn read, void *user, uint64_t to
     int rc;
     ipup__reader_init(&r, read, user, total - 4u);
     if (ipup__reader_get(&r, h, sizeof h) != 0) return ipup__reader_fail(e, &r, "the header");
-    if ((rc = ipup__st_cmp_model(e, &r)) != IPUP_OK || (rc = ipup__st_cmp_train(e, &r)) != IPUP_OK) return rc;
-    if (ipup__get32(h + 36) != (uint32_t)D || ipup__get32(h + 32) != fp) return ipup__st_damaged(e, "the descriptor's length or fingerprint field disagrees with the descriptor");
+    if ((rc = ipup__st_cmp_model(e, &r)) != IPUP_OK || (rc = ipup__st_cmp_train(e, &r)) != IPUP_OK)
+        return rc;
+    if (ipup__get32(h + 36) != (uint32_t)D || ipup__get32(h + 32) != fp)
+        return ipup__st_damaged(e, "the descriptor's length or fingerprint field disagrees with "
+                                   "the descriptor");
     nf = ipup__get32(h + 40);
     for (i = 0; i < nf && (int32_t)i < ne; i++) {
         ipup_tensor_info ti;
         ipup_tensor_get(e, (int32_t)i, &ti);
-        if ((rc = ipup__st_cmp_record(e, &r, (int32_t)i, &ti)) != IPUP_OK || (rc = ipup__st_values(e, &r, &ti, apply)) != IPUP_OK) return rc;
+        if ((rc = ipup__st_cmp_record(e, &r, (int32_t)i, &ti)) != IPUP_OK ||
+            (rc = ipup__st_values(e, &r, &ti, apply)) != IPUP_OK)
+            return rc;
     }
     if (nf != (uint32_t)ne) {
-        ipup_snprintf(what, sizeof what, "the file holds %u tensors, this emulator %d (the first %u agree)", (unsigned)nf, (int)ne, (unsigned)i);
+        ipup_snprintf(what, sizeof what,
+                      "the file holds %u tensors, this emulator %d (the first %u agree)",
+                      (unsigned)nf, (int)ne, (unsigned)i);
         return ipup__st_mismatch(e, what);
     }
     used = r.at - (uint64_t)(r.len - r.pos);
     if (used != total - 4u) {
-        ipup_snprintf(what, sizeof what, "%llu bytes follow the last tensor record", (unsigned long long)(total - 4u - used));
+        ipup_snprintf(what, sizeof what, "%llu bytes follow the last tensor record",
+                      (unsigned long long)(total - 4u - used));
         return ipup__st_damaged(e, what);
     }
     *crc = r.crc ^ 0xFFFFFFFFu;
@@ -5112,17 +5960,28 @@ IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user) {
     uint32_t crc0 = 0, crc1 = 0, crc2 = 0;
     int rc;
     if (!e) return IPUP_ERR_ARG;
-    if (!read) return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_state_load: the read callback is NULL");
+    if (!read)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_state_load: the read callback is NULL");
     if (!e->initialised)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG, "ipup_state_load: the emulator is not initialised (call ipup_init with the configuration the state was saved from first)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_state_load: the emulator is not initialised (call ipup_init with "
+                          "the configuration the state was saved from first)");
     if ((rc = ipup__st_integrity(e, read, user, &total, &crc0)) != IPUP_OK) return rc;
     if ((rc = ipup__st_walk(e, read, user, total, 0, &crc1, &step)) != IPUP_OK) return rc;
     if (crc1 != crc0)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed while it was read (nothing was loaded); load it again");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the stream changed while it "
+                          "was read (nothing was loaded); load it again");
     /* everything checked: from here on the state is written */
     rc = ipup__st_walk(e, read, user, total, 1, &crc2, &step);
     if (rc != IPUP_OK || crc2 != crc0)
-        return ipup__fail(e->core.msg, sizeof e->core.msg, rc == IPUP_ERR_IO ? IPUP_ERR_IO : IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed or failed while it was applied (CRC-32 %08x, then %08x): the state is partly loaded; load a sound state again or re-initialise", (unsigned)crc0, (unsigned)crc2);
+        return ipup__fail(e->core.msg, sizeof e->core.msg,
+                          rc == IPUP_ERR_IO ? IPUP_ERR_IO : IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the stream changed or failed while it was applied "
+                          "(CRC-32 %08x, then %08x): the state is partly loaded; load a sound "
+                          "state again or re-initialise",
+                          (unsigned)crc0, (unsigned)crc2);
     ipup_replicas_sync(e);
     e->step = (int64_t)step;
     e->core.msg[0] = 0;
@@ -5157,14 +6016,18 @@ static IPUP__PRINTF(2, 3) void ipup__trace_event(ipup__trace_writer *w, const ch
    starts at its end (xf > 0), the end of the exchange it consumes */
 /* the layers of a stage op as events on the row under its box (tid 1): forward in layer
    order, backward in reverse (a recomputed forward first), each as long as its FLOPs */
-static void ipup__trace_layers(const ipup_emu *e, ipup__trace_writer *w, const ipup_op *o, int32_t pid, double t) {
+static void ipup__trace_layers(const ipup_emu *e, ipup__trace_writer *w, const ipup_op *o,
+                               int32_t pid, double t) {
     const ipup__stage *st = &e->core.stages[o->stage];
     double per = (double)e->core.B / ipup__rate(e);
     char t0[32], t1[32];
     int32_t l, k, n = st->last - st->first;
     if (o->kind != IPUP_OP_F && e->core.cfg.recompute) {
-        ipup__trace_event(w, "{\"name\":\"recompute\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%s,\"dur\":%s}",
-                       (int)pid, ipup__us3(t0, sizeof t0, t * 1e6), ipup__us3(t1, sizeof t1, (double)st->flops_f * per * 1e6));
+        ipup__trace_event(w,
+                          "{\"name\":\"recompute\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,"
+                          "\"tid\":1,\"ts\":%s,\"dur\":%s}",
+                          (int)pid, ipup__us3(t0, sizeof t0, t * 1e6),
+                          ipup__us3(t1, sizeof t1, (double)st->flops_f * per * 1e6));
         t += (double)st->flops_f * per;
     }
     for (k = 0; k < n; k++) {
@@ -5174,44 +6037,71 @@ static void ipup__trace_layers(const ipup_emu *e, ipup__trace_writer *w, const i
         I = &e->core.layers[l].info;
         f = o->kind == IPUP_OP_F   ? (double)I->flops_fwd
             : o->kind == IPUP_OP_W ? (double)I->flops_bwd_dw
-                                   : (e->core.layers[l].need_dx ? (double)I->flops_bwd_dx : 0.0) + (o->kind == IPUP_OP_B ? (double)I->flops_bwd_dw : 0.0);
+                                   : (e->core.layers[l].need_dx ? (double)I->flops_bwd_dx : 0.0) +
+                                         (o->kind == IPUP_OP_B ? (double)I->flops_bwd_dw : 0.0);
         if (f <= 0.0) continue;
-        ipup__trace_event(w, "{\"name\":\"%s\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%s,\"dur\":%s}",
-                       e->core.model.layers[l].id, (int)pid, ipup__us3(t0, sizeof t0, t * 1e6), ipup__us3(t1, sizeof t1, f * per * 1e6));
+        ipup__trace_event(w,
+                          "{\"name\":\"%s\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,"
+                          "\"ts\":%s,\"dur\":%s}",
+                          e->core.model.layers[l].id, (int)pid, ipup__us3(t0, sizeof t0, t * 1e6),
+                          ipup__us3(t1, sizeof t1, f * per * 1e6));
         t += f * per;
     }
 }
 
-static void ipup__trace_op(const ipup_emu *e, ipup__trace_writer *w, const ipup_op *o, int32_t r, double now, double du, double xf) {
-    static const char *const cname[4] = {"thread_state_running", "thread_state_iowait", "terrible", "olive"};
+static void ipup__trace_op(const ipup_emu *e, ipup__trace_writer *w, const ipup_op *o, int32_t r,
+                           double now, double du, double xf) {
+    static const char *const cname[4] = { "thread_state_running", "thread_state_iowait", "terrible",
+                                          "olive" };
     int32_t pid = r * e->core.P + o->device, ps = -1, fwd = 0;
-    const char *kn = o->kind == IPUP_OP_F ? "F" : o->kind == IPUP_OP_B ? "B" : o->kind == IPUP_OP_I ? "I" : "W";
+    const char *kn = o->kind == IPUP_OP_F   ? "F"
+                     : o->kind == IPUP_OP_B ? "B"
+                     : o->kind == IPUP_OP_I ? "I"
+                                            : "W";
     char t0[32], t1[32], tok[48];
     double in = o->kind == IPUP_OP_F && o->stage == 0 ? ipup__infeed_s(e) : 0.0;
     ipup_sched_op_str(o, tok, sizeof tok); /* the CSV's name, as ipupipe-sched's trace */
     if (in > 0.0) /* the host infeed of the micro-batch, an event of its own before F(0,m) */
-        ipup__trace_event(w, "{\"name\":\"infeed\",\"cat\":\"infeed\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,"
+        ipup__trace_event(w,
+                          "{\"name\":\"infeed\",\"cat\":\"infeed\",\"ph\":\"X\",\"pid\":%d,\"tid\":"
+                          "0,\"ts\":%s,\"dur\":%s,"
                           "\"cname\":\"grey\",\"args\":{\"mb\":%d,\"step\":%d}}",
-                       (int)pid, ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, in * 1e6), (int)o->mb, (int)o->step);
-    ipup__trace_event(w, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,"
+                          (int)pid, ipup__us3(t0, sizeof t0, now * 1e6),
+                          ipup__us3(t1, sizeof t1, in * 1e6), (int)o->mb, (int)o->step);
+    ipup__trace_event(w,
+                      "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,"
+                      "\"dur\":%s,"
                       "\"cname\":\"%s\",\"args\":{\"stage\":%d,\"mb\":%d,\"step\":%d}}",
-                   tok, kn, (int)pid, ipup__us3(t0, sizeof t0, (now + in) * 1e6), ipup__us3(t1, sizeof t1, (du - in) * 1e6),
-                   cname[(o->kind - 1) & 3], (int)o->stage, (int)o->mb, (int)o->step);
+                      tok, kn, (int)pid, ipup__us3(t0, sizeof t0, (now + in) * 1e6),
+                      ipup__us3(t1, sizeof t1, (du - in) * 1e6), cname[(o->kind - 1) & 3],
+                      (int)o->stage, (int)o->mb, (int)o->step);
     ipup__trace_layers(e, w, o, pid, now + in);
     /* flows: start at the end of a producing op, finish at the consuming op */
     if (xf > 0.0) {
         int f = o->kind == IPUP_OP_F;
-        long long id = (((long long)r * e->core.S + o->stage) * e->core.M + o->mb) * 2 + (f ? 0 : 1) + 1;
-        ipup__trace_event(w, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"s\",\"id\":%lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
-                       f ? "activations" : "gradients", id, (int)pid, ipup__us3(t0, sizeof t0, (now + du) * 1e6));
+        long long id =
+            (((long long)r * e->core.S + o->stage) * e->core.M + o->mb) * 2 + (f ? 0 : 1) + 1;
+        ipup__trace_event(w,
+                          "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"s\",\"id\":%lld,\"pid\":%"
+                          "d,\"tid\":0,\"ts\":%s}",
+                          f ? "activations" : "gradients", id, (int)pid,
+                          ipup__us3(t0, sizeof t0, (now + du) * 1e6));
     }
-    if (o->kind == IPUP_OP_F && o->stage > 0 && e->core.stages[o->stage - 1].device != o->device) { ps = o->stage - 1; fwd = 1; }
-    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->core.S - 1 && e->core.stages[o->stage + 1].device != o->device)
+    if (o->kind == IPUP_OP_F && o->stage > 0 && e->core.stages[o->stage - 1].device != o->device) {
+        ps = o->stage - 1;
+        fwd = 1;
+    }
+    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->core.S - 1 &&
+        e->core.stages[o->stage + 1].device != o->device)
         ps = o->stage + 1;
     if (ps >= 0) {
-        long long id = (((long long)r * e->core.S + ps) * e->core.M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
-        ipup__trace_event(w, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
-                       fwd ? "activations" : "gradients", id, (int)pid, ipup__us3(t0, sizeof t0, now * 1e6));
+        long long id =
+            (((long long)r * e->core.S + ps) * e->core.M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
+        ipup__trace_event(w,
+                          "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
+                          "lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
+                          fwd ? "activations" : "gradients", id, (int)pid,
+                          ipup__us3(t0, sizeof t0, now * 1e6));
     }
 }
 
@@ -5222,13 +6112,18 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
     char t0[32], t1[32];
     int rc = ipup__need_init(e, "ipup_trace_write");
     if (rc) return rc;
-    if (!write) return ipup__efail(e, IPUP_ERR_ARG, "ipup_trace_write: write is NULL; give a write callback (ipup_buf_write collects the text in memory)");
+    if (!write)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_trace_write: write is NULL; give a write callback (ipup_buf_write "
+                           "collects the text in memory)");
     w.write = write; w.user = user; w.rc = 0; w.first = 1;
     sync = ipup__sync_s(e);
     ipup__trace_emit(&w, "{\"traceEvents\":[\n", 17);
     for (q = 0; q < e->core.n_ipus; q++)
-        ipup__trace_event(&w, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"IPU%d (replica %d, device %d)\"}}",
-                       (int)q, (int)q, (int)(q / e->core.P), (int)(q % e->core.P));
+        ipup__trace_event(&w,
+                          "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
+                          "\"IPU%d (replica %d, device %d)\"}}",
+                          (int)q, (int)q, (int)(q / e->core.P), (int)(q % e->core.P));
     while (i < e->core.table.n_ops) {
         int32_t t = e->core.ops[i].step, k;
         double mx = 0.0, mxx = 0.0;
@@ -5243,10 +6138,16 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
         i = k;
     }
     for (q = 0; q < e->core.n_ipus; q++)
-        ipup__trace_event(&w, "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s}", (int)q,
-                       ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->core.P) * 1e6));
+        ipup__trace_event(&w,
+                          "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
+                          "\"ts\":%s,\"dur\":%s}",
+                          (int)q, ipup__us3(t0, sizeof t0, now * 1e6),
+                          ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->core.P) * 1e6));
     ipup__trace_emit(&w, "\n]}\n", 4);
-    if (w.rc) return ipup__efail(e, w.rc, "ipup_trace_write: the write callback failed (returned non-zero); the trace is incomplete");
+    if (w.rc)
+        return ipup__efail(e, w.rc,
+                           "ipup_trace_write: the write callback failed "
+                           "(returned non-zero); the trace is incomplete");
     return IPUP_OK;
 }
 
