@@ -1,4 +1,4 @@
-/* ipupipe.h - v0.4.0 - multi-IPU emulator for bit-identical pipelined training - MIT licence (see end of file)
+/* ipupipe.h - v0.5.0 - bit-identical multi-IPU pipeline emulator - MIT licence (see end of file)
 
    Static pools, lock-free channels, two runners.
 
@@ -12,7 +12,7 @@
      Everywhere else just #include "ipupipe.h". Every public function is declared with
      IPUPIPE_DEF: extern, or static with IPUPIPE_STATIC (the same block in all three
      headers; define IPUPIPE_DEF yourself to override). IPUPIPE_VERSION_MAJOR / _MINOR /
-     _PATCH / _STRING give the version (0.4.0), the same in all three headers.
+     _PATCH / _STRING give the version (0.5.0), the same in all three headers.
      Compile-time switches (define before the include):
        IPUPIPE_NO_THREADS   no threaded runner: <pthread.h> and <stdatomic.h> are not
                             included (implies IPUPIPE_NO_ATOMICS). For firmware.
@@ -145,9 +145,9 @@
      its figures as a header of #defines for static pools sized in the same build.
 */
 #define IPUPIPE_VERSION_MAJOR 0
-#define IPUPIPE_VERSION_MINOR 4
+#define IPUPIPE_VERSION_MINOR 5
 #define IPUPIPE_VERSION_PATCH 0
-#define IPUPIPE_VERSION_STRING "0.4.0"
+#define IPUPIPE_VERSION_STRING "0.5.0"
 
 /* CONTENTS. The declarations (D) and the implementation (I) follow one order of
    sections. A section starts with a one-line comment ">>tag: what is under it", with the
