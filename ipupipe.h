@@ -1,4 +1,4 @@
-/* ipupipe.h - v0.4.0 - multi-IPU emulator for bit-identical pipelined training - MIT licence (see end of file)
+/* ipupipe.h - v0.5.0 - bit-identical multi-IPU pipeline emulator - MIT licence (see end of file)
 
    Static pools, lock-free channels, two runners.
 
@@ -12,7 +12,7 @@
      Everywhere else just #include "ipupipe.h". Every public function is declared with
      IPUPIPE_DEF: extern, or static with IPUPIPE_STATIC (the same block in all three
      headers; define IPUPIPE_DEF yourself to override). IPUPIPE_VERSION_MAJOR / _MINOR /
-     _PATCH / _STRING give the version (0.4.0), the same in all three headers.
+     _PATCH / _STRING give the version (0.5.0), the same in all three headers.
      Compile-time switches (define before the include):
        IPUPIPE_NO_THREADS   no threaded runner: <pthread.h> and <stdatomic.h> are not
                             included (implies IPUPIPE_NO_ATOMICS). For firmware.
@@ -145,13 +145,41 @@
      its figures as a header of #defines for static pools sized in the same build.
 */
 #define IPUPIPE_VERSION_MAJOR 0
-#define IPUPIPE_VERSION_MINOR 4
+#define IPUPIPE_VERSION_MINOR 5
 #define IPUPIPE_VERSION_PATCH 0
-#define IPUPIPE_VERSION_STRING "0.4.0"
+#define IPUPIPE_VERSION_STRING "0.5.0"
+
+/* CONTENTS. The declarations (D) and the implementation (I) follow one order of
+   sections. A section starts with a one-line comment ">>tag: what is under it", with the
+   same tag in both halves, so that grep -n '>>tag' ipupipe.h finds both. The tags, in order:
+     build-options       D I  includes, switches, sizes, IPUPIPE_DEF; the hooks' defaults
+     helpers               I  messages into a buffer, a text builder, ids, numbers, sizes
+     errors              D I  ipup_last_error, ipup_warnings; every failed call's message
+     ring                D I  the atomics and the lock-free SPSC ring
+     model               D I  layer kinds, ipup_model_parse, ipup_model_info (shapes, FLOPs)
+     partition           D I  ipup_balance_stages, ipup_replicas_for_ipus
+     cost-model          D I  simulated IPU time; ipup_run_stats, ipup_predict_stats
+     config              D I  ipup_config and its parts (optimizer, runner, pools, feeds)
+     memory              D I  memory categories, the carving arena, ipup_memory_report
+     concurrent-setup    D I  stages split over IPUs (lanes): checks, sizes, carving, weights
+     setup               D I  the core (what ipup_init decides before it carves) from a config
+     plan                D I  ipup_plan_config, ipup_host_bytes, ipup_plan_pools
+     threads             D I  parking, notifying, waiting on rings, barriers, error slots
+     init                D I  ipup_init, ipup_shutdown
+     compute               I  a stage's forward, backward and weight-gradient walks
+     concurrent-runtime  D I  lane ops, fan-out and fan-in, the lanes' sums and updates
+     transport           D I  the seam of a runner with one IPU per process (ipupipe_mpi.h)
+     emulator            D    struct ipup_emu
+     runtime             D I  ipup__exec, the all-reduce, the runners, ipup_run, ipup_evaluate
+     predict             D I  ipup_predict: pipelined inference
+     tensors             D I  tensors, replicas, the step, the learning rate
+     state               D I  ipup_state_save / ipup_state_load
+     trace               D I  ipup_trace_write (Chrome trace) */
 
 #ifndef IPUPIPE_H
 #define IPUPIPE_H
 
+/* >>build-options: includes, compile-time switches, array sizes, IPUPIPE_DEF */
 #include "ipupipe_kernels.h"
 #include "ipupipe_sched.h"
 #include <stddef.h>
@@ -232,7 +260,19 @@ extern "C" {
 
 typedef struct ipup_emu ipup_emu; /* the emulator state (defined below) */
 
-/* ------------------------------------------------------------------ atomics */
+/* >>errors: ipup_last_error and ipup_warnings, the texts an emulator keeps */
+/* Text of the last error ("" when none). */
+IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e);
+
+/* The warnings ipup_sched_generate gave for the emulator's table at the last ipup_init
+   (Graphcore's per-schedule rules, docs/schedules.md §5, when cfg.strict is 0; "the
+   pipeline never fills"; an idle device), one per line, each ending in '\n'; "" when
+   there were none, before the first ipup_init and for a NULL e. Kept in the ipup_emu
+   (IPUP_WARN_MAX bytes, cut after the last whole line that fits); each ipup_init clears
+   them first and sets them once it has built its table. */
+IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e);
+
+/* >>ring: the atomics and the lock-free single-producer single-consumer ring */
 #if defined(IPUPIPE_NO_ATOMICS)
 typedef uint32_t ipup_atomic_u32;
 #define IPUP__LOAD_ACQ(p) (*(p))
@@ -250,8 +290,7 @@ typedef _Atomic uint32_t ipup_atomic_u32;
 #define IPUP__FETCH_ADD(p, v) atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
 #endif
 
-/* ------------------------------------------------------------------ SPSC ring
-   Single producer, single consumer; capacity a power of two; head and tail are
+/* Single producer, single consumer; capacity a power of two; head and tail are
    free-running 32-bit counters (count = head - tail, modulo 2^32, so they may wrap).
    The producer publishes a slot with a release store of head, the consumer frees it
    with a release store of tail; each side reads the other's counter with acquire.
@@ -283,7 +322,7 @@ IPUPIPE_DEF void ipup_ring_release(ipup_ring *r);
 /* occupancy as seen by the caller (exact when the ring is quiescent) */
 IPUPIPE_DEF uint32_t ipup_ring_count(ipup_ring *r);
 
-/* ------------------------------------------------------------------ model */
+/* >>model: layers and models: kinds, parsing, shapes and FLOPs */
 typedef enum ipup_layer_kind {
     IPUP_LAYER_NONE = 0,
     IPUP_LAYER_DENSE,        /* units = output features; params w (IN, OUT), b (OUT) */
@@ -335,12 +374,16 @@ typedef struct ipup_layer_info {
    (ipup_layer.frozen); the suffix on any other layer, or another suffix, is IPUP_ERR_PARSE.
    Fills model->layers with ids such as "dense256", "dense256_2" (unique; the suffix is not
    part of the id), keeps in_h/in_w/in_c as they are. msg gets the error. */
-IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg,
+                                 size_t msg_len);
 /* Shapes, parameter counts, FLOPs of every layer into info[n_info] (n_info >= n_layers). */
 IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *model, ipup_layer_info *info, int32_t n_info,
                             char *msg, size_t msg_len);
 /* the dropout seed of layer l (see DETERMINISM) */
 IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
+IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
+
+/* >>partition: how layers split into stages, how many replicas an IPU count gives */
 /* Contiguous split of model's layers into `stages` stages that minimises the largest
    stage cost, and among those the sum of squared stage costs (exact: two dynamic
    programmes). split gets stages-1 ascending layer indices where stages 1..stages-1
@@ -350,34 +393,18 @@ IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer);
    (ipup_model_info's per-sample FLOPs). The emulator's default split (cfg.split NULL) is
    this one. IPUP_ERR_ARG (NULL model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages >
    layers, a model ipup_model_info refuses); msg gets the text. */
-IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split,
+                                    char *msg, size_t msg_len);
 /* Replication from the IPU count (Graphcore's auto_select_ipus, TF IPU user guide §6.4.1:
    a graph sharded over 2 IPUs run on 8 IPUs is replicated 4 times): the replicas that
    `total_ipus` IPUs give a pipeline of `ipus_per_replica` IPUs (ipup_plan.devices of a plan
    with replicas 1), into *replicas. IPUP_ERR_CONFIG with a message when total_ipus is not a
    multiple of ipus_per_replica or gives more than IPUP_MAX_REPLICAS replicas; IPUP_ERR_ARG
    when a count is < 1 or replicas is NULL. */
-IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica, int32_t *replicas, char *msg,
-                                       size_t msg_len);
+IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica,
+                                       int32_t *replicas, char *msg, size_t msg_len);
 
-/* ------------------------------------------------------------------ configuration */
-typedef enum ipup_optimizer_kind { IPUP_OPT_SGD = 0, IPUP_OPT_MOMENTUM, IPUP_OPT_ADAM } ipup_optimizer_kind;
-typedef struct ipup_optimizer {
-    ipup_optimizer_kind kind;
-    float lr;                /* 0: 0.01 */
-    float momentum;          /* momentum mu; 0: 0.9 (IPUP_OPT_MOMENTUM) */
-    float beta1, beta2, eps; /* Adam; 0: 0.9, 0.999, 1e-8 */
-} ipup_optimizer;
-IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out); /* sgd|momentum|adam */
-
-typedef enum ipup_runner_kind { IPUP_RUNNER_COOP = 0, IPUP_RUNNER_THREADS } ipup_runner_kind;
-IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out); /* coop|threads */
-
-typedef struct ipup_pool {
-    void *mem;               /* caller-owned, 64-byte aligned preferably */
-    size_t bytes;
-} ipup_pool;
-
+/* >>cost-model: what the simulated IPUs cost; what ipup_run and ipup_predict report */
 /* Cost model; zero fields take the Mk2 defaults of the manual comment. */
 typedef struct ipup_cost_model {
     double clock_hz;           /* 1.33e9 */
@@ -388,6 +415,68 @@ typedef struct ipup_cost_model {
     double host_bytes_per_s;   /* 16e9 infeed / outfeed */
     double sync_cycles;        /* 1000 per inter-IPU sync */
 } ipup_cost_model;
+
+enum {
+    IPUP_PHASE_RAMP_UP = 0,
+    IPUP_PHASE_MAIN,
+    IPUP_PHASE_RAMP_DOWN,
+    IPUP_PHASE_UPDATE,
+    IPUP_PHASES
+};
+typedef struct ipup_run_stats {
+    int64_t steps;                  /* optimizer steps done by the run */
+    int64_t microbatches, samples;  /* summed over replicas */
+    double loss_mean;               /* mean of the micro-batch losses, fixed order */
+    int64_t correct;
+    /* cost model (simulated IPU time) */
+    double sim_seconds;             /* of the run */
+    double step_seconds;            /* of one step */
+    double busy_seconds[IPUP_MAX_IPUS], idle_seconds[IPUP_MAX_IPUS]; /* of the run, per IPU */
+    double phase_seconds[IPUP_PHASES];     /* per step */
+    double phase_utilisation[IPUP_PHASES]; /* busy / (phase time * devices) */
+    double samples_per_second;      /* simulated throughput */
+    size_t mem_used[IPUP_MAX_IPUS];       /* pool bytes carved per IPU */
+    size_t mem_high_water[IPUP_MAX_IPUS]; /* peak bytes touched per IPU (ipup_memory_report) */
+} ipup_run_stats;
+/* ipup_predict's figures (ipup_predict_figures, under predict) */
+typedef struct ipup_predict_stats {
+    ipup_sched_kind schedule;        /* the kind whose forward-only table runs */
+    int32_t steps;                   /* steps of that table (one wave); 0 with concurrent stages,
+                                        which have no forward-only table: ipup_predict runs them
+                                        stage after stage on the host and every figure is 0 */
+    int32_t microbatches;            /* micro-batches per wave (cfg.microbatches) */
+    int32_t inflight[IPUP_MAX_LAYERS]; /* inputs of stage s alive at once (ring slots; no stash) */
+    double latency_seconds;          /* one micro-batch from the start of F(0,m)'s step to the
+                                        end of F(S-1,m)'s, the longest over m */
+    double wave_seconds;             /* one run of the table */
+    double samples_per_second;       /* steady state: B x (M-1) / (end of F(S-1,M-1)'s step -
+                                        end of F(S-1,0)'s); B / latency when M = 1 */
+    int64_t last_samples;            /* samples of the last ipup_predict call */
+    double last_seconds;             /* its simulated time: waves x wave_seconds */
+} ipup_predict_stats;
+
+/* >>config: ipup_config and its parts: optimizer, runner, pools, feeds, hooks */
+typedef enum ipup_optimizer_kind {
+    IPUP_OPT_SGD = 0,
+    IPUP_OPT_MOMENTUM,
+    IPUP_OPT_ADAM
+} ipup_optimizer_kind;
+typedef struct ipup_optimizer {
+    ipup_optimizer_kind kind;
+    float lr;                /* 0: 0.01 */
+    float momentum;          /* momentum mu; 0: 0.9 (IPUP_OPT_MOMENTUM) */
+    float beta1, beta2, eps; /* Adam; 0: 0.9, 0.999, 1e-8 */
+} ipup_optimizer;
+/* sgd|momentum|adam */
+IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out);
+
+typedef enum ipup_runner_kind { IPUP_RUNNER_COOP = 0, IPUP_RUNNER_THREADS } ipup_runner_kind;
+IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out); /* coop|threads */
+
+typedef struct ipup_pool {
+    void *mem;               /* caller-owned, 64-byte aligned preferably */
+    size_t bytes;
+} ipup_pool;
 
 /* One micro-batch to fill, as the infeed callback sees it: x (n rows of `row` floats,
    row = in_h*in_w*in_c) and, for a class loss (softmax_xent), labels (n, each in
@@ -468,7 +557,7 @@ typedef struct ipup_config {  /* zero = default for every field */
                                       IPUP_MAX_BRANCH_LANES branches in all) */
 } ipup_config;
 
-/* ------------------------------------------------------------------ plan and memory */
+/* >>memory: memory categories and the per-IPU memory report */
 typedef enum ipup_mem_category {
     IPUP_MEM_WEIGHTS = 0, IPUP_MEM_GRADS, IPUP_MEM_OPTIMIZER, IPUP_MEM_STASH,
     IPUP_MEM_EXCHANGE, IPUP_MEM_SCRATCH, IPUP_MEM_CATEGORIES
@@ -490,6 +579,98 @@ typedef struct ipup_mem_report {
                                                 layers do not have (ipup_layer.frozen) */
 } ipup_mem_report;
 
+/* Memory of IPU ipu (replica * devices + device): carved, high-water, by category. */
+IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
+/* The same as a text table for every IPU of replica 0, written through write(user, data,
+   len) line by line: IPUP_OK, IPUP_ERR_IO as soon as write returns non-zero, IPUP_ERR_ARG
+   (NULL e or write, or e not initialised). ipup_buf / ipup_buf_write collect it in memory. */
+IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user);
+
+/* >>concurrent-setup: a stage split over IPUs runs as lanes, one per branch */
+/* A concurrent stage (cfg.concurrent with a bracket, docs/schedules.md §9) runs as
+   branches, one per IPU: a "lane" each, with its slice [first_unit, first_unit +
+   slice_units) of the output units of
+   the stage's one weight layer (dense: output features, conv3x3: output channels), its
+   slice of the weights, gradients and optimizer state, its own stash FIFO and four rings:
+   in (from stage s-1), out (to stage s+1), dy (from stage s+1), dx (to stage s-1). */
+#ifndef IPUP_MAX_BRANCH_LANES
+#define IPUP_MAX_BRANCH_LANES IPUP_MAX_DEVICES /* branches of all concurrent stages together */
+#endif
+typedef struct ipup__lane {    /* static facts of a lane (internal) */
+    int32_t stage, branch, device;
+    int32_t first_unit, slice_units; /* its units [first_unit, first_unit + slice_units) */
+    int32_t n_w;                  /* weights of the slice (in_rows x slice_units) */
+    int32_t spatial;              /* output pixels per sample (dense: 1) */
+    int32_t units;                /* output units of the stage's weight layer (all lanes) */
+    size_t out_floats;            /* floats of its output per micro-batch: B x spatial x slice */
+    size_t bias_off;              /* offset of b in its parameter block: n_w rounded up to 16 */
+    size_t n_params, n_state, entry_floats, conv_floats;
+    int64_t flops_f, flops_b, flops_opt;
+    uint32_t in_cap, out_cap, dy_cap, dx_cap;
+} ipup__lane;
+
+/* >>setup: what ipup_init decides before it carves: layer and stage facts, the core */
+typedef struct ipup__layer_facts { /* static facts of a layer (internal) */
+    ipup_layer_info info;
+    int32_t stage;
+    int32_t stash_off; /* offset (floats) of its input in a stash entry, -1: not kept */
+    int32_t dy_off;    /* offset (floats) of its output gradient in a W-stash entry, -1 */
+    int32_t param_off; /* offset (floats) of w in its stage's parameter block; b follows */
+    int32_t need_dx;   /* backward must produce its input gradient */
+    int32_t pool_idx;  /* a max-pool that keeps its arg-max bytes at stash_off, not its input */
+    uint64_t seed;     /* dropout seed */
+} ipup__layer_facts;
+
+typedef struct ipup__stage {      /* static facts of a stage (internal) */
+    int32_t first, last;          /* layers [first, last) */
+    int32_t device;
+    int32_t in_n, out_n;
+    int32_t depth, wstash_depth;  /* stash and W-stash FIFO depths */
+    int32_t label_off, dloss_off; /* labels and dlogits offsets in an entry (floats), -1 */
+    size_t entry_floats;          /* a stash entry (full layout) */
+    size_t rentry_floats;         /* a stash entry with recomputation: input and labels */
+    size_t wentry_floats;         /* a W-stash entry: the output gradients of trained layers */
+    size_t pingpong_floats, conv_floats;
+    size_t chunk_floats;          /* the activation chunk before an arg-max pool, or 0 */
+    size_t n_params, n_state, max_tensor;
+    uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
+    int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
+    size_t n_grads;               /* floats of the trained layers' parameters: they come first
+                                     in the parameter block, frozen layers' after; the size
+                                     of the gradient block (n_state = slots * n_grads) */
+} ipup__stage;
+
+/* What ipup_init decides before it carves a byte (internal): the configuration with its
+   defaults, the model, layers, stages, counts, the schedule table, the cost model and the
+   message. The plan (ipup_plan_pools) works on an ipup__core alone; an ipup_emu holds one
+   as its member core (e->core.S): the setup code takes an ipup__core, the runners an
+   ipup_emu. */
+typedef struct ipup__core {
+    ipup_config cfg;
+    ipup_model_desc model;
+    ipup__layer_facts layers[IPUP_MAX_LAYERS];
+    ipup__stage stages[IPUP_MAX_LAYERS];
+    int32_t S, P, R, M, B, n_layers, in_n, classes, n_ipus;
+    ipup_table table;
+    ipup_op *ops;
+    int32_t *row;                 /* op indices grouped by device, table order */
+    int32_t row_start[IPUP_MAX_DEVICES + 1];
+    ipup_cost_model cost_model;   /* cfg.cost with its defaults */
+    char msg[IPUP_MSG_MAX];
+    ipup_table pred_table;        /* ipup_predict's forward-only table (host pool) */
+    ipup_op *pred_ops;
+    int32_t *pred_row;            /* its op indices grouped by device */
+    int32_t pred_row_start[IPUP_MAX_DEVICES + 1];
+    ipup_predict_stats pred_stats;
+    int16_t plain_stage_device[IPUP_MAX_LAYERS]; /* cfg.concurrent without brackets */
+    int32_t has_concurrent;       /* 1 when some stage runs as branches (lanes) */
+    int32_t n_lanes;              /* the lanes of all concurrent stages */
+    int8_t n_branches[IPUP_MAX_LAYERS];  /* branches of stage s (0 or 1: a plain stage) */
+    int16_t first_lane[IPUP_MAX_LAYERS]; /* the first lane of stage s */
+    ipup__lane lanes[IPUP_MAX_BRANCH_LANES];
+} ipup__core;
+
+/* >>plan: pool sizes without pools: ipup_plan_config, ipup_host_bytes, ipup_plan_pools */
 typedef struct ipup_plan {
     int32_t stages, devices, replicas, ipus;  /* ipus = replicas * devices */
     int32_t split[IPUP_MAX_LAYERS];           /* first layer of each stage */
@@ -512,156 +693,33 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_pl
 /* Bytes the host pool needs (no table needed to know it); 0 on a bad configuration. */
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg);
 
-/* ------------------------------------------------------------------ run figures */
-enum { IPUP_PHASE_RAMP_UP = 0, IPUP_PHASE_MAIN, IPUP_PHASE_RAMP_DOWN, IPUP_PHASE_UPDATE, IPUP_PHASES };
-typedef struct ipup_run_stats {
-    int64_t steps;                  /* optimizer steps done by the run */
-    int64_t microbatches, samples;  /* summed over replicas */
-    double loss_mean;               /* mean of the micro-batch losses, fixed order */
-    int64_t correct;
-    /* cost model (simulated IPU time) */
-    double sim_seconds;             /* of the run */
-    double step_seconds;            /* of one step */
-    double busy_seconds[IPUP_MAX_IPUS], idle_seconds[IPUP_MAX_IPUS]; /* of the run, per IPU */
-    double phase_seconds[IPUP_PHASES];     /* per step */
-    double phase_utilisation[IPUP_PHASES]; /* busy / (phase time * devices) */
-    double samples_per_second;      /* simulated throughput */
-    size_t mem_used[IPUP_MAX_IPUS];       /* pool bytes carved per IPU */
-    size_t mem_high_water[IPUP_MAX_IPUS]; /* peak bytes touched per IPU (ipup_memory_report) */
-} ipup_run_stats;
-/* ipup_predict's figures (ipup_predict_figures; the predict section below) */
-typedef struct ipup_predict_stats {
-    ipup_sched_kind schedule;        /* the kind whose forward-only table runs */
-    int32_t steps;                   /* steps of that table (one wave); 0 with concurrent stages,
-                                        which have no forward-only table: ipup_predict runs them
-                                        stage after stage on the host and every figure is 0 */
-    int32_t microbatches;            /* micro-batches per wave (cfg.microbatches) */
-    int32_t inflight[IPUP_MAX_LAYERS]; /* inputs of stage s alive at once (ring slots; no stash) */
-    double latency_seconds;          /* one micro-batch from the start of F(0,m)'s step to the
-                                        end of F(S-1,m)'s, the longest over m */
-    double wave_seconds;             /* one run of the table */
-    double samples_per_second;       /* steady state: B x (M-1) / (end of F(S-1,M-1)'s step -
-                                        end of F(S-1,0)'s); B / latency when M = 1 */
-    int64_t last_samples;            /* samples of the last ipup_predict call */
-    double last_seconds;             /* its simulated time: waves x wave_seconds */
-} ipup_predict_stats;
+/* ipup_plan_pools is ipup_plan_config without an ipup_emu: the same plan, the same code
+   (the byte counts are exactly what ipup_init carves), in a caller's scratch of
+   IPUP_PLAN_SCRATCH_BYTES(S, M) bytes (any alignment): the plan's working state (an
+   ipup__core, sizeof about 12.4 KB with the default IPUP_MAX_* on x86-64, about 4.3 KB
+   with the firmware's IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_IPUS 2,
+   IPUP_SCHED_MAX_STAGES 8) plus the schedule table, at most IPUP_SCHED_MAX_OPS(S, M) =
+   3*S*M ops of 16 bytes, for S = cfg.stages and M = cfg.microbatches (0 counts as 1).
+   cfg.ipu, cfg.stream and cfg.host are ignored. No heap, no stack beyond a few hundred
+   bytes and ipup_sched_generate's. Returns ipup_plan_config's codes, and
+   IPUP_ERR_CAPACITY when the scratch is too small (msg gives the bytes to provide);
+   msg gets the error text, or on success the schedule's warnings, one per line ("" when
+   none), as ipup_warnings would show them after ipup_init. */
+#define IPUP_PLAN_SCRATCH_BYTES(stages, microbatches) \
+    (sizeof(ipup__core) + (size_t)IPUP_POOL_ALIGN + \
+     (size_t)3 * (size_t)(stages) * (size_t)(microbatches) * sizeof(ipup_op))
+IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch,
+                                size_t scratch_bytes, char *msg, size_t msg_len);
 
-/* ------------------------------------------------------------------ tensors */
-typedef enum ipup_tensor_kind { IPUP_TENSOR_PARAM = 0, IPUP_TENSOR_OPT_STATE, IPUP_TENSOR_GRAD } ipup_tensor_kind;
-typedef struct ipup_tensor_info {
-    char name[IPUP_TENSOR_NAME_MAX]; /* "dense256.w", "dense256.b", "dense256.w.m", "dense256.w.v" */
-    ipup_tensor_kind kind;
-    int32_t layer, stage, device;
-    int32_t ndim, shape[4];
-    int32_t n;                       /* elements */
-    float *data;                     /* replica 0's copy */
-} ipup_tensor_info;
-
-/* ------------------------------------------------------------------ transport seam
-   A runner outside this header in which each process runs one IPU (ipupipe_mpi.h: one
-   MPI rank per IPU) gives this table to ipup_set_transport after ipup_init; from then on
-   ipup_run / ipup_run_steps run only the row of IPU `ipu` (replica ipu / devices, device
-   ipu % devices) of every step, with the cooperative runner's ops, and call the hooks:
-   - the ring hooks on every ring operation of that row (the rings of e->fwd, e->bwd,
-     e->infeed, e->outfeed). A ring whose two ends are both on this IPU needs nothing;
-     for a ring whose other end is another process, `peek` (the ring is empty) waits for
-     the next message, commits it and returns ipup_ring_peek, `reserve` (the ring is
-     full) waits until the oldest slot has left, releases it and returns
-     ipup_ring_reserve; `commit` and `release` run after each ipup_ring_commit /
-     ipup_ring_release. NULL from peek or reserve stops the run with IPUP_ERR_IO and the
-     message the transport left in ipup_last_error's buffer (e->msg).
-   - `step_begin` before the row of step `step`; `reduce` after it when replicas > 1: sum
-     this IPU's gradient blocks (e->srt[replica][s].grads of its stages) over the
-     replicas in order 0..R-1 and leave the sum in every replica's block, with the bits
-     of the cooperative runner's per-element loop; `step_end` before the update: every
-     IPU's error slot of the step (e->err[step & 1][ipu]) and the outfeed records of the
-     step (k-th of this run, e->recs) must be the same on every process afterwards.
-   Non-zero from a step hook stops the run with that code and e->msg. The hooks run on
-   the host thread. ipup_set_transport(e, NULL) returns to cfg.runner. */
-typedef struct ipup_transport {
-    void *user;
-    int32_t ipu;
-    void *(*peek)(void *user, ipup_ring *ring);
-    void *(*reserve)(void *user, ipup_ring *ring);
-    void (*commit)(void *user, ipup_ring *ring);
-    void (*release)(void *user, ipup_ring *ring);
-    int (*step_begin)(void *user, int64_t step);
-    int (*reduce)(void *user, int64_t step);
-    int (*step_end)(void *user, int64_t step, int32_t k);
-} ipup_transport;
-
-/* ------------------------------------------------------------------ the emulator */
-typedef struct ipup__lay {        /* static facts of a layer (internal) */
-    ipup_layer_info info;
-    int32_t stage;
-    int32_t e_off;    /* offset (floats) of its input in a stash entry, -1: not kept */
-    int32_t dy_off;   /* offset (floats) of its output gradient in a W-stash entry, -1 */
-    int32_t p_off;    /* offset (floats) of w in its stage's parameter block; b follows */
-    int32_t need_dx;  /* backward must produce its input gradient */
-    int32_t pool_idx; /* a max-pool that keeps its arg-max bytes at e_off, not its input */
-    uint64_t seed;    /* dropout seed */
-} ipup__lay;
-
-typedef struct ipup__stage {      /* static facts of a stage (internal) */
-    int32_t first, last;          /* layers [first, last) */
-    int32_t device;
-    int32_t in_n, out_n;
-    int32_t depth, wdepth;        /* stash and W-stash FIFO depths */
-    int32_t lab_off, dl_off;      /* labels and dlogits offsets in an entry (floats), -1 */
-    size_t entry_floats, rentry_floats, wentry_floats, pp_floats, conv_floats;
-    size_t chunk_floats;          /* the activation chunk before an arg-max pool, or 0 */
-    size_t n_params, n_state, max_tensor;
-    uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
-    int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
-    size_t n_grads;               /* floats of the trained layers' parameters: they come first
-                                     in the parameter block, frozen layers' after; the size
-                                     of the gradient block (n_state = slots * n_grads) */
-} ipup__stage;
-
-typedef struct ipup__srt {        /* runtime of one stage of one replica (internal) */
-    float *stash, *wstash, *work, *pp[2], *conv, *staging, *chunk;
-    float *params, *grads, *state;
-    uint32_t s_head, s_count, s_peak, w_head, w_count, w_peak;
-    float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
-} ipup__srt;
-
+/* >>threads: where an IPU thread sleeps, its handle, its error slot */
 #ifndef IPUPIPE_NO_THREADS
 typedef struct ipup__park {       /* where one thread sleeps when it has nothing to do */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int waiting;                  /* protected by mu */
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    int waiting;                  /* protected by mutex */
     int init;
 } ipup__park;
 #endif
-
-/* ------------------------------------------------------------------ concurrent stages (types)
-   A concurrent stage (cfg.concurrent with a bracket, docs/schedules.md §9) runs as
-   branches, one per IPU: a "lane" each, with its slice [u0, u0+sl) of the output units of
-   the stage's one weight layer (dense: output features, conv3x3: output channels), its
-   slice of the weights, gradients and optimizer state, its own stash FIFO and four rings:
-   in (from stage s-1), out (to stage s+1), dy (from stage s+1), dx (to stage s-1). */
-#ifndef IPUP_MAX_BRANCH_LANES
-#define IPUP_MAX_BRANCH_LANES IPUP_MAX_DEVICES /* branches of all concurrent stages together */
-#endif
-typedef struct ipup__cbr {        /* static facts of a lane (internal) */
-    int32_t stage, branch, device, u0, sl, nw; /* nw: weights of the slice */
-    int32_t spatial, units;       /* output pixels per sample (dense: 1), units of the stage's weight layer */
-    size_t bo;                    /* floats of its output per micro-batch: B x spatial x sl */
-    size_t tw, n_params, n_state, entry_floats, conv_floats;
-    int64_t flops_f, flops_b, flops_opt;
-    uint32_t in_cap, out_cap, dy_cap, dx_cap;
-} ipup__cbr;
-typedef struct ipup__cbrt {       /* runtime of a lane on one replica (internal) */
-    float *params, *grads, *state, *stash, *pp[2], *conv, *staging;
-    uint32_t s_head, s_count, s_peak, pad_;
-    float *resv_in, *resv_dy;     /* slots reserved by stage s-1 (in) and by stage s+1 (dy) */
-    ipup_ring in, out, dy, dx;
-} ipup__cbrt;
-typedef struct ipup__cnb {        /* a plain stage next to a concurrent one: its buffers (internal) */
-    float *fo, *dy, *dx;          /* output before the fan-out; dy summed over branches; dx before the scatter */
-} ipup__cnb;
-
-struct ipup_emu;
 typedef struct ipup__thread {
     struct ipup_emu *emu;
     int32_t ipu;
@@ -676,121 +734,7 @@ typedef struct ipup__ipu_err {        /* per IPU, written by its thread during a
     int64_t step;
 } ipup__ipu_err;
 
-/* What ipup_init decides before it carves a byte (internal): the configuration with its
-   defaults, the model, layers, stages, counts, the schedule table, the cost model and the
-   message. The plan (ipup_plan_pools) works on an ipup__core alone; ipup_emu holds one as
-   its first member, whose fields it also names directly (e->S is e->core.S): the setup
-   code takes an ipup__core, the runners an ipup_emu. */
-#define IPUP__CORE_FIELDS \
-    ipup_config cfg; \
-    ipup_model_desc model; \
-    ipup__lay lay[IPUP_MAX_LAYERS]; \
-    ipup__stage st[IPUP_MAX_LAYERS]; \
-    int32_t S, P, R, M, B, n_layers, in_n, classes, nipus; \
-    ipup_table table; \
-    ipup_op *ops; \
-    int32_t *row;                 /* op indices grouped by device, table order */ \
-    int32_t row_start[IPUP_MAX_DEVICES + 1]; \
-    ipup_cost_model cm; \
-    char msg[IPUP_MSG_MAX]; \
-    ipup_table ptable;            /* ipup_predict's forward-only table (host pool) */ \
-    ipup_op *pops; \
-    int32_t *prow;                /* its op indices grouped by device */ \
-    int32_t prow_start[IPUP_MAX_DEVICES + 1]; \
-    ipup_predict_stats pstats; \
-    int16_t conc_plain[IPUP_MAX_LAYERS]; /* cfg.concurrent without brackets: its mapping */ \
-    int32_t conc, n_lanes;        /* concurrent stages: 1 when some stage runs as branches (lanes); their count */ \
-    int8_t cn[IPUP_MAX_LAYERS];   /* branches of stage s (0 or 1: a plain stage) */ \
-    int16_t cl0[IPUP_MAX_LAYERS]; /* its first lane */ \
-    ipup__cbr cb[IPUP_MAX_BRANCH_LANES];
-typedef struct ipup__core { IPUP__CORE_FIELDS } ipup__core;
-
-#if defined(__cplusplus) && defined(__clang__)
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wnested-anon-types"
-#pragma clang diagnostic ignored "-Wgnu-anonymous-struct"
-#endif
-struct ipup_emu {
-    union {                       /* the same bytes under two names: C11 common initial sequence */
-        ipup__core core;
-#if defined(__GNUC__) || defined(__clang__)
-        __extension__             /* an anonymous struct: standard C11, an extension in C++ */
-#endif
-        struct { IPUP__CORE_FIELDS };
-    };
-    ipup__srt srt[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
-    ipup_ring fwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s-1 (s >= 1) */
-    ipup_ring bwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s+1 */
-    ipup_ring infeed[IPUP_MAX_REPLICAS], outfeed[IPUP_MAX_REPLICAS];
-    ipup_outfeed_rec *recs;       /* repeat * R * M, in (step, replica, mb) order */
-    ipup_mem_report mem[IPUP_MAX_IPUS];
-    int64_t step;                 /* global step counter (updates done) */
-    /* cost model per step */
-    double step_s, busy_s[IPUP_MAX_DEVICES], phase_s[IPUP_PHASES], phase_busy[IPUP_PHASES];
-    const struct ipup_emu *frozen; /* e itself from a successful ipup_init to ipup_shutdown:
-                                      the pools are carved, nothing may carve them again */
-    int32_t initialised;
-    /* threaded runner */
-    ipup__thread th[IPUP_MAX_IPUS];
-#ifndef IPUPIPE_NO_THREADS
-    ipup__park park[IPUP_MAX_IPUS + 1]; /* one per IPU thread, the last for the host */
-#endif
-    ipup_atomic_u32 go;           /* generation counter: a new job */
-    uint8_t pad0_[IPUP_CACHE_LINE - sizeof(uint32_t)];
-    ipup_atomic_u32 done;         /* threads finished with the job */
-    uint8_t pad1_[IPUP_CACHE_LINE - sizeof(uint32_t)];
-    ipup_atomic_u32 abort_;       /* host asks threads to stop the job */
-    ipup_atomic_u32 fault_;       /* an IPU thread stopped early: every thread stops the job */
-    uint8_t pad2_[IPUP_CACHE_LINE - sizeof(uint32_t)];
-    ipup_atomic_u32 bar_count, bar_gen;
-    uint8_t pad3_[IPUP_CACHE_LINE];
-    int32_t job_steps, quit, threads_started, n_recs;
-    int64_t job_step0, job_stop;
-    ipup__ipu_err err[2][IPUP_MAX_IPUS];
-    const ipup_transport *tp;     /* ipup_set_transport: one IPU's row per process */
-    /* ipup_predict: its job; the table and figures are in the core */
-    double *pstart;               /* cost model scratch: BSP start of each F(0,m) */
-    int32_t job_kind;             /* threads: 0 training steps, 1 ipup_predict */
-    int32_t pred_n, pred_waves;
-    const float *pred_x;
-    float *pred_out;
-    int32_t *pred_cls;
-    char warn[IPUP_WARN_MAX];     /* the schedule's warnings of the last ipup_init (ipup_warnings) */
-    /* concurrent stages: the lanes' runtime (their static facts are in the core) */
-    ipup__cbrt cbr[IPUP_MAX_REPLICAS][IPUP_MAX_BRANCH_LANES];
-    ipup__cnb cnb[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
-};
-#if defined(__cplusplus) && defined(__clang__)
-#pragma clang diagnostic pop
-#endif
-
-/* ------------------------------------------------------------------ plan in a small scratch
-   ipup_plan_pools is ipup_plan_config without an ipup_emu: the same plan, the same code
-   (the byte counts are exactly what ipup_init carves), in a caller's scratch of
-   IPUP_PLAN_SCRATCH_BYTES(S, M) bytes (any alignment): the plan's working state (an
-   ipup__core, sizeof about 12.4 KB with the default IPUP_MAX_* on x86-64, about 4.3 KB
-   with the firmware's IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_IPUS 2,
-   IPUP_SCHED_MAX_STAGES 8) plus the schedule table, at most IPUP_SCHED_MAX_OPS(S, M) =
-   3*S*M ops of 16 bytes, for S = cfg.stages and M = cfg.microbatches (0 counts as 1).
-   cfg.ipu, cfg.stream and cfg.host are ignored. No heap, no stack beyond a few hundred
-   bytes and ipup_sched_generate's. Returns ipup_plan_config's codes, and
-   IPUP_ERR_CAPACITY when the scratch is too small (msg gives the bytes to provide);
-   msg gets the error text, or on success the schedule's warnings, one per line ("" when
-   none), as ipup_warnings would show them after ipup_init. */
-#define IPUP_PLAN_SCRATCH_BYTES(stages, microbatches) \
-    (sizeof(ipup__core) + (size_t)IPUP_POOL_ALIGN + (size_t)3 * (size_t)(stages) * (size_t)(microbatches) * sizeof(ipup_op))
-IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch, size_t scratch_bytes,
-                                char *msg, size_t msg_len);
-
-/* ------------------------------------------------------------------ schedule warnings
-   The warnings ipup_sched_generate gave for the emulator's table at the last ipup_init
-   (Graphcore's per-schedule rules, docs/schedules.md §5, when cfg.strict is 0; "the
-   pipeline never fills"; an idle device), one per line, each ending in '\n'; "" when
-   there were none, before the first ipup_init and for a NULL e. Kept in the ipup_emu
-   (IPUP_WARN_MAX bytes, cut after the last whole line that fits); each ipup_init clears
-   them first and sets them once it has built its table. */
-IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e);
-
+/* >>init: ipup_init and ipup_shutdown */
 /* Check cfg, generate the table, carve the pools, initialise the weights (glorot/zeros
    from cfg.seed), start the threads (threaded runner), freeze the pools. e is fully
    overwritten; start from a zeroed ipup_emu (static storage, or memset), since ipup_init
@@ -803,6 +747,115 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg);
    may use e (and the pools) again. Safe to call twice. Tensors, reports and ipup_evaluate
    stay usable until then; ipup_run needs a new ipup_init. */
 IPUPIPE_DEF void ipup_shutdown(ipup_emu *e);
+
+/* >>concurrent-runtime: a lane's runtime per replica; the buffers of its neighbours */
+typedef struct ipup__lane_rt { /* runtime of a lane on one replica (internal) */
+    float *params, *grads, *state, *stash, *pingpong[2], *conv, *staging;
+    uint32_t stash_head, stash_count, stash_peak, pad_;
+    float *reserved_in;           /* the slot stage s-1 reserved in the in ring */
+    float *reserved_dy;           /* the slot stage s+1 reserved in the dy ring */
+    ipup_ring in, out, dy, dx;
+} ipup__lane_rt;
+typedef struct ipup__fanout_bufs { /* a plain stage next to a concurrent one (internal) */
+    float *out;                   /* its output (and labels) before the fan-out */
+    float *dy_sum;                /* its dy: the branches' dx summed */
+    float *dx;                    /* its dx before the scatter to the branches */
+} ipup__fanout_bufs;
+
+/* >>transport: the seam of a runner that runs one IPU per process (ipupipe_mpi.h) */
+/* A runner outside this header in which each process runs one IPU (ipupipe_mpi.h: one
+   MPI rank per IPU) gives this table to ipup_set_transport after ipup_init; from then on
+   ipup_run / ipup_run_steps run only the row of IPU `ipu` (replica ipu / devices, device
+   ipu % devices) of every step, with the cooperative runner's ops, and call the hooks:
+   - the ring hooks on every ring operation of that row (the rings of e->fwd, e->bwd,
+     e->infeed, e->outfeed). A ring whose two ends are both on this IPU needs nothing;
+     for a ring whose other end is another process, `peek` (the ring is empty) waits for
+     the next message, commits it and returns ipup_ring_peek, `reserve` (the ring is
+     full) waits until the oldest slot has left, releases it and returns
+     ipup_ring_reserve; `commit` and `release` run after each ipup_ring_commit /
+     ipup_ring_release. NULL from peek or reserve stops the run with IPUP_ERR_IO and the
+     message the transport left in ipup_last_error's buffer (e->core.msg).
+   - `step_begin` before the row of step `step`; `reduce` after it when replicas > 1: sum
+     this IPU's gradient blocks (e->stage_rt[replica][s].grads of its stages) over the
+     replicas in order 0..R-1 and leave the sum in every replica's block, with the bits
+     of the cooperative runner's per-element loop; `step_end` before the update: every
+     IPU's error slot of the step (e->ipu_errors[step & 1][ipu]) and the outfeed records
+     of the step (k-th of this run, e->records) must be the same on every process
+     afterwards.
+   Non-zero from a step hook stops the run with that code and e->core.msg. The hooks run on
+   the host thread. ipup_set_transport(e, NULL) returns to cfg.runner. */
+typedef struct ipup_transport {
+    void *user;
+    int32_t ipu;
+    void *(*peek)(void *user, ipup_ring *ring);
+    void *(*reserve)(void *user, ipup_ring *ring);
+    void (*commit)(void *user, ipup_ring *ring);
+    void (*release)(void *user, ipup_ring *ring);
+    int (*step_begin)(void *user, int64_t step);
+    int (*reduce)(void *user, int64_t step);
+    int (*step_end)(void *user, int64_t step, int32_t k);
+} ipup_transport;
+/* The transport seam (above): tp (kept by pointer, NULL: back to cfg.runner) runs IPU
+   tp->ipu's row per process. IPUP_ERR_ARG with a message when e is not initialised, the
+   runner is not cooperative, tp->ipu is out of range or a hook is missing. */
+IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp);
+
+/* >>emulator: struct ipup_emu: the core, every replica's runtime, rings, threads */
+typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal) */
+    float *stash, *wstash, *work, *pingpong[2], *conv, *staging, *chunk;
+    float *params, *grads, *state;
+    uint32_t stash_head, stash_count, stash_peak;    /* the stash FIFO */
+    uint32_t wstash_head, wstash_count, wstash_peak; /* the W-stash FIFO */
+    float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
+} ipup__stage_rt;
+
+struct ipup_emu {
+    ipup__core core;              /* what ipup_init decided (setup) */
+    ipup__stage_rt stage_rt[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
+    ipup_ring fwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s-1 (s >= 1) */
+    ipup_ring bwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s+1 */
+    ipup_ring infeed[IPUP_MAX_REPLICAS], outfeed[IPUP_MAX_REPLICAS];
+    ipup_outfeed_rec *records;    /* repeat * R * M, in (step, replica, mb) order */
+    ipup_mem_report mem[IPUP_MAX_IPUS];
+    int64_t step;                 /* global step counter (updates done) */
+    /* cost model per step */
+    double step_seconds, busy_seconds[IPUP_MAX_DEVICES];
+    double phase_seconds[IPUP_PHASES], phase_busy_seconds[IPUP_PHASES];
+    const struct ipup_emu *frozen; /* e itself from a successful ipup_init to ipup_shutdown:
+                                      the pools are carved, nothing may carve them again */
+    int32_t initialised;
+    /* threaded runner */
+    ipup__thread threads[IPUP_MAX_IPUS];
+#ifndef IPUPIPE_NO_THREADS
+    ipup__park park[IPUP_MAX_IPUS + 1]; /* one per IPU thread, the last for the host */
+#endif
+    ipup_atomic_u32 job_gen;      /* generation counter: a new job */
+    uint8_t pad0_[IPUP_CACHE_LINE - sizeof(uint32_t)];
+    ipup_atomic_u32 threads_done; /* threads finished with the job */
+    uint8_t pad1_[IPUP_CACHE_LINE - sizeof(uint32_t)];
+    ipup_atomic_u32 abort_;       /* host asks threads to stop the job */
+    ipup_atomic_u32 fault_;       /* an IPU thread stopped early: every thread stops the job */
+    uint8_t pad2_[IPUP_CACHE_LINE - sizeof(uint32_t)];
+    ipup_atomic_u32 barrier_count, barrier_gen;
+    uint8_t pad3_[IPUP_CACHE_LINE];
+    int32_t job_steps, quit, threads_started, n_records;
+    int64_t job_step0, job_stop;
+    ipup__ipu_err ipu_errors[2][IPUP_MAX_IPUS]; /* per step parity, per IPU */
+    const ipup_transport *transport; /* ipup_set_transport: one IPU's row per process */
+    /* ipup_predict: its job; the table and figures are in the core */
+    double *pred_start;           /* cost model scratch: BSP start of each F(0,m) */
+    int32_t job_kind;             /* threads: 0 training steps, 1 ipup_predict */
+    int32_t pred_n, pred_waves;
+    const float *pred_x;
+    float *pred_out;
+    int32_t *pred_cls;
+    char warnings[IPUP_WARN_MAX]; /* the schedule's warnings of the last ipup_init */
+    /* concurrent stages: the lanes' runtime (their static facts are in the core) */
+    ipup__lane_rt lane_rt[IPUP_MAX_REPLICAS][IPUP_MAX_BRANCH_LANES];
+    ipup__fanout_bufs fanout[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
+};
+
+/* >>runtime: ipup_run, ipup_run_steps, ipup_evaluate, the outfeed records */
 /* Run cfg.repeat steps (each: M micro-batches per replica, all-reduce, one update). stats
    may be NULL. Returns IPUP_OK, IPUP_ERR_NUMERIC (NaN/inf: step not applied), IPUP_ERR_IO
    (the infeed callback failed), IPUP_ERR_ARG. Host thread only. */
@@ -811,10 +864,6 @@ IPUPIPE_DEF int ipup_run(ipup_emu *e, ipup_run_stats *stats);
    execution of an epoch); the host pool (ipup_host_bytes) holds outfeed records for
    cfg.repeat steps, which covers every such call. */
 IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats);
-/* The transport seam (above): tp (kept by pointer, NULL: back to cfg.runner) runs IPU
-   tp->ipu's row per process. IPUP_ERR_ARG with a message when e is not initialised, the
-   runner is not cooperative, tp->ipu is out of range or a hook is missing. */
-IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp);
 /* Forward only on replica 0, in chunks of at most B samples, dropout off.
    x (n, in_features), labels (n) or NULL; *loss_sum (or NULL) += sum of per-sample losses
    (chunk mean * chunk size); *correct (or NULL) += correct predictions. A model whose loss
@@ -826,12 +875,13 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
    += chunk loss * chunk size, so *loss_sum / n is the mean squared error over all n *
    target_width elements (chunk sizes times their means: equal chunks give the exact mean).
    IPUP_ERR_ARG with a message (NULL e, x or targets, n < 0, not initialised, a class loss). */
-IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets, double *loss_sum);
+IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets,
+                                      double *loss_sum);
 /* The outfeed records of the last run, in (step, replica, mb) order; *n gets the count. */
 IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n);
 
-/* ------------------------------------------------------------------ predict (inference)
-   Forward only on the current weights (replica 0's), dropout off, no stash, no backward,
+/* >>predict: pipelined inference on the current weights */
+/* Forward only on the current weights (replica 0's), dropout off, no stash, no backward,
    no heap. ipup_predict works after ipup_init, after ipup_run, after weights were written
    with ipup_tensor_find + ipup_replicas_sync (or a state restore), and after
    ipup_shutdown (then always on the host thread). Its results are the bits of the
@@ -861,6 +911,22 @@ IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out,
    message when e is there). */
 IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out);
 
+/* >>tensors: parameter and optimizer-state tensors, replicas, step, learning rate */
+typedef enum ipup_tensor_kind {
+    IPUP_TENSOR_PARAM = 0,
+    IPUP_TENSOR_OPT_STATE,
+    IPUP_TENSOR_GRAD
+} ipup_tensor_kind;
+typedef struct ipup_tensor_info {
+    /* "dense256.w", "dense256.b", "dense256.w.m", "dense256.w.v" */
+    char name[IPUP_TENSOR_NAME_MAX];
+    ipup_tensor_kind kind;
+    int32_t layer, stage, device;
+    int32_t ndim, shape[4];
+    int32_t n;                       /* elements */
+    float *data;                     /* replica 0's copy */
+} ipup_tensor_info;
+
 /* Checkpoints: every parameter tensor then every optimizer-state tensor (replica 0's
    copies); write into data and call ipup_replicas_sync to copy them to every replica.
    A frozen layer has its parameter tensors (kind PARAM) but no optimizer state and no
@@ -877,8 +943,8 @@ IPUPIPE_DEF void ipup_set_step(ipup_emu *e, int64_t step);
    IPUP_ERR_ARG (and no change) unless lr is a finite number > 0. */
 IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr);
 
-/* ------------------------------------------------------------------ state
-   The training state (every parameter and optimizer-state tensor of replica 0 and the
+/* >>state: the training state as one checked byte stream */
+/* The training state (every parameter and optimizer-state tensor of replica 0 and the
    step counter) as one byte stream, format and guarantees in docs/state.md: magic
    "IPUPSTAT", format version, a descriptor of the model, optimizer and stage split with
    its fingerprint, one record per tensor (name, kind, shape, little-endian binary32
@@ -912,19 +978,11 @@ IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user);
    IPUP_ERR_ARG (NULL arguments, e not initialised). The message is in ipup_last_error. */
 IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user);
 
-/* Memory of IPU ipu (replica * devices + device): carved, high-water, by category. */
-IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out);
-/* The same as a text table for every IPU of replica 0, written through write(user, data,
-   len) line by line: IPUP_OK, IPUP_ERR_IO as soon as write returns non-zero, IPUP_ERR_ARG
-   (NULL e or write, or e not initialised). ipup_buf / ipup_buf_write collect it in memory. */
-IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user);
+/* >>trace: the Chrome trace of one step */
 /* Chrome trace JSON ({"traceEvents":[...]}) of one step as the cost model sees it: one
    track per IPU, ops as boxes ("X"), exchanges as flow arrows ("s"/"f"), the update.
    Written through write(user, data, len); no stdio needed. */
 IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user);
-/* Text of the last error ("" when none). */
-IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e);
-IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 
 #ifdef __cplusplus
 }
@@ -932,12 +990,13 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 #endif /* IPUPIPE_H */
 
 /* ======================================================================== */
+
 #ifdef IPUPIPE_IMPLEMENTATION
 #ifndef IPUPIPE_EMU_IMPLEMENTED
 #define IPUPIPE_EMU_IMPLEMENTED
 
+/* >>build-options: the defaults of the race-checker hooks and of IPUPIPE_RING_START */
 #include <stdarg.h>
-
 
 #ifndef IPUPIPE_HAPPENS_BEFORE
 #define IPUPIPE_HAPPENS_BEFORE(addr) ((void)0)
@@ -960,8 +1019,8 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ text (no stdio)
-   Every message and document is formatted by ipup_vsnprintf / ipup_snprintf
+/* >>helpers: messages into a buffer, a text builder, ids, numbers, size arithmetic */
+/* Every message and document is formatted by ipup_vsnprintf / ipup_snprintf
    (ipupipe_sched.h: standard conversions, no heap, no libc stdio). */
 #if defined(__GNUC__) || defined(__clang__)
 #define IPUP__PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -980,12 +1039,13 @@ static IPUP__PRINTF(4, 5) int ipup__fail(char *msg, size_t len, int code, const 
 }
 /* a text built piece by piece into buf[cap] (cut short, NUL-terminated, when it does not
    fit); len counts every byte offered, like snprintf's return */
-typedef struct ipup__sb { char *buf; size_t cap, len; } ipup__sb;
-static IPUP__PRINTF(2, 3) void ipup__sbf(ipup__sb *b, const char *f, ...) {
+typedef struct ipup__textbuf { char *buf; size_t cap, len; } ipup__textbuf;
+static IPUP__PRINTF(2, 3) void ipup__textbuf_add(ipup__textbuf *b, const char *f, ...) {
     va_list ap;
     int n;
     va_start(ap, f);
-    n = b->len < b->cap ? ipup_vsnprintf(b->buf + b->len, b->cap - b->len, f, ap) : ipup_vsnprintf(NULL, 0, f, ap);
+    n = b->len < b->cap ? ipup_vsnprintf(b->buf + b->len, b->cap - b->len, f, ap)
+                        : ipup_vsnprintf(NULL, 0, f, ap);
     va_end(ap);
     if (n > 0) b->len += (size_t)n;
 }
@@ -1009,7 +1069,10 @@ static const char *ipup__num(char *out, size_t cap, double v) {
     int k;
     if (v != v) return "nan";
     if (v < 0.0) { sign = "-"; v = -v; }
-    if (v > 1e18) { ipup_snprintf(out, cap, "%s%s", sign, v > 1.7e308 ? "inf" : "huge"); return out; }
+    if (v > 1e18) {
+        ipup_snprintf(out, cap, "%s%s", sign, v > 1.7e308 ? "inf" : "huge");
+        return out;
+    }
     ip = (unsigned long long)v;
     fp = (unsigned long long)((v - (double)ip) * 1e6 + 0.5);
     if (fp >= 1000000ull) { ip++; fp -= 1000000ull; }
@@ -1028,13 +1091,64 @@ static const char *ipup__us3(char *out, size_t cap, double v) {
     return out;
 }
 
-/* ------------------------------------------------------------------ rings */
 static size_t ipup__round64(size_t n) { return (n + 63u) & ~(size_t)63u; }
 /* x * y, or SIZE_MAX when it overflows size_t (every size below goes through this or
    ipup__alloc, so a saturated size ends as an overflow of the arena, never a wrap) */
 static size_t ipup__mulz(size_t x, size_t y) {
     return (y && x > (size_t)-1 / y) ? (size_t)-1 : x * y;
 }
+static size_t ipup__round16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
+
+#if defined(__cplusplus)
+#define IPUP__RESTRICT __restrict
+#else
+#define IPUP__RESTRICT restrict
+#endif
+
+/* vectorised */
+static int ipup__finite(const float *x, size_t n) { return ipup__finite_f32(n, x); }
+
+/* >>errors: the message every failed call leaves; the guard of frozen pools */
+/* Every public call on an emulator that returns an error code leaves a message in
+   e->core.msg first (only a NULL e has nowhere to put one). The report calls take a const
+   ipup_emu to promise that they change nothing of its state; the message buffer is the
+   one exception, written through ipup__emsg. An ipup_emu is never a const object
+   (ipup_init writes all of it), so writing there is defined. */
+static char *ipup__emsg(const ipup_emu *e) { return (char *)(uintptr_t)e->core.msg; }
+static IPUP__PRINTF(3, 4) int ipup__efail(const ipup_emu *e, int code, const char *f, ...) {
+    va_list ap;
+    if (!e) return code;
+    va_start(ap, f);
+    ipup__msgv(ipup__emsg(e), sizeof e->core.msg, 0, f, ap);
+    va_end(ap);
+    return code;
+}
+/* IPUP_ERR_ARG with a message unless e is initialised (ipup_init succeeded) */
+static int ipup__need_init(const ipup_emu *e, const char *what) {
+    if (!e) return IPUP_ERR_ARG;
+    if (e->initialised) return IPUP_OK;
+    return ipup__efail(e, IPUP_ERR_ARG,
+                       "%s: the emulator is not initialised (ipup_init has not succeeded on it); "
+                       "call ipup_init first and check that it returns IPUP_OK",
+                       what);
+}
+
+/* IPUP_ERR_FROZEN when e's pools are frozen (a successful ipup_init, no ipup_shutdown
+   since): `what` would overwrite the live emulator and carve its pools again */
+static int ipup__refuse_frozen(ipup_emu *e, const char *what, const char *instead) {
+    if (e->frozen != e) return IPUP_OK;
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_FROZEN,
+                      "%s on an emulator that is already initialised: its pools are frozen (carved "
+                      "by ipup_init, in use); %scall ipup_shutdown first",
+                      what, instead);
+}
+IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) {
+    return e ? e->core.msg : "NULL emulator";
+}
+
+IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e) { return e ? e->warnings : ""; }
+
+/* >>ring: the ring's operations */
 static uint32_t ipup__ring_cap(uint32_t n) {
     uint32_t c = 1;
     while (c < n) c <<= 1;
@@ -1048,7 +1162,8 @@ IPUPIPE_DEF size_t ipup_ring_bytes(uint32_t cap, size_t slot_bytes) {
 IPUPIPE_DEF int ipup_ring_init(ipup_ring *r, void *buf, size_t buf_bytes, uint32_t cap,
                            size_t slot_bytes, uint32_t start) {
     if (!r || cap == 0 || (cap & (cap - 1)) != 0) return IPUP_ERR_ARG;
-    if (buf_bytes < ipup_ring_bytes(cap, slot_bytes) || (!buf && slot_bytes)) return IPUP_ERR_CAPACITY;
+    if (buf_bytes < ipup_ring_bytes(cap, slot_bytes) || (!buf && slot_bytes))
+        return IPUP_ERR_CAPACITY;
     IPUPIPE_MEMSET((void *)r, 0, sizeof *r);
     r->buf = (uint8_t *)buf;
     r->slot_bytes = ipup__round64(slot_bytes);
@@ -1092,23 +1207,12 @@ IPUPIPE_DEF uint32_t ipup_ring_count(ipup_ring *r) {
     return h - t;
 }
 
-/* ------------------------------------------------------------------ waiting */
-#ifndef IPUPIPE_NO_THREADS
-/* Waiting: spin IPUPIPE_SPIN times (a few tens of microseconds, cheaper than a sleep when
-   the partner is about to deliver), then sleep on the thread's own condition variable
-   until a partner notifies it. Notifications take the sleeper's mutex, so no wake-up is
-   lost; a notifier that finds nobody asleep costs one uncontended lock. */
-#ifndef IPUPIPE_SPIN
-#define IPUPIPE_SPIN 500
-#endif
-static void ipup__relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+static void ipup__ring_reset(ipup_ring *r) {
+    IPUP__STORE_REL(&r->head, (uint32_t)IPUPIPE_RING_START);
+    IPUP__STORE_REL(&r->tail, (uint32_t)IPUPIPE_RING_START);
 }
-#endif
 
-/* ------------------------------------------------------------------ names and parsing */
+/* >>model: layer names, the model parser, shapes and FLOPs, the label region */
 IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
     switch (kind) {
     case IPUP_LAYER_DENSE: return "dense";
@@ -1123,27 +1227,7 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
     default: return "none";
     }
 }
-IPUPIPE_DEF const char *ipup_mem_category_name(int cat) {
-    static const char *const names[IPUP_MEM_CATEGORIES] = {"weights", "grads", "optimizer",
-                                                            "stash", "exchange", "scratch"};
-    return (cat >= 0 && cat < IPUP_MEM_CATEGORIES) ? names[cat] : "?";
-}
 static int ipup__ascii_lower(int c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; }
-IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out) {
-    if (!name || !out) return IPUP_ERR_ARG;
-    if (ipup__name_eq(name, "sgd")) *out = IPUP_OPT_SGD;
-    else if (ipup__name_eq(name, "momentum")) *out = IPUP_OPT_MOMENTUM;
-    else if (ipup__name_eq(name, "adam")) *out = IPUP_OPT_ADAM;
-    else return IPUP_ERR_PARSE;
-    return IPUP_OK;
-}
-IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out) {
-    if (!name || !out) return IPUP_ERR_ARG;
-    if (ipup__name_eq(name, "coop") || ipup__name_eq(name, "cooperative")) *out = IPUP_RUNNER_COOP;
-    else if (ipup__name_eq(name, "threads") || ipup__name_eq(name, "threaded")) *out = IPUP_RUNNER_THREADS;
-    else return IPUP_ERR_PARSE;
-    return IPUP_OK;
-}
 IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer) {
     return ipup_rng_u64(seed, 0x64726f706f7574ull /* "dropout" */, (uint64_t)(uint32_t)layer);
 }
@@ -1174,7 +1258,12 @@ static int ipup__token_rate(const char *s, size_t n, float *out) {
     long long ip = 0, fp = 0, div = 1;
     size_t i = 0;
     int digits = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9') { ip = ip * 10 + (s[i] - '0'); i++; digits++; if (ip > 1) return 0; }
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+        ip = ip * 10 + (s[i] - '0');
+        i++;
+        digits++;
+        if (ip > 1) return 0;
+    }
     if (i < n && s[i] == '.') {
         i++;
         while (i < n && s[i] >= '0' && s[i] <= '9') {
@@ -1189,22 +1278,28 @@ static int ipup__token_rate(const char *s, size_t n, float *out) {
 
 /* the suffix of layer n's token, sfx[0] == ':' (sfx_len bytes): ":frozen" on a layer with
    parameters marks it frozen; anything else is refused with a message */
-static int ipup__layer_suffix(const char *text, int32_t n, const char *sfx, size_t sfx_len, ipup_layer *L,
-                              char *msg, size_t msg_len) {
+static int ipup__layer_suffix(const char *text, int32_t n, const char *sfx, size_t sfx_len,
+                              ipup_layer *L, char *msg, size_t msg_len) {
     if (sfx_len != 7 || !ipup__token_prefix(sfx + 1, sfx_len - 1, "frozen"))
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "model \"%s\": layer %d has the suffix \"%.*s\"; the only suffix is \":frozen\" (on a dense or conv layer)",
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
+                          "model \"%s\": layer %d has the suffix \"%.*s\"; the only suffix is "
+                          "\":frozen\" (on a dense or conv layer)",
                           text, (int)n, (int)(sfx_len > 40 ? 40 : sfx_len), sfx);
     if (L->kind != IPUP_LAYER_DENSE && L->kind != IPUP_LAYER_CONV3X3)
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "model \"%s\": layer %d (%s) has no parameters to freeze; \":frozen\" goes on a dense or conv layer only",
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
+                          "model \"%s\": layer %d (%s) has no parameters to freeze; \":frozen\" "
+                          "goes on a dense or conv layer only",
                           text, (int)n, ipup_layer_kind_name(L->kind));
     L->frozen = 1;
     return IPUP_OK;
 }
 
-IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg,
+                                 size_t msg_len) {
     const char *p;
     int32_t n = 0, i, j;
-    if (!text || !model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_parse: NULL text or model");
+    if (!text || !model)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_parse: NULL text or model");
     p = text;
     while (*p) {
         const char *q = p;
@@ -1220,11 +1315,15 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         len = k;
         IPUPIPE_MEMSET(&L, 0, sizeof L);
         if (n >= IPUP_MAX_LAYERS)
-            return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define IPUP_MAX_LAYERS larger before the include", text, (int)IPUP_MAX_LAYERS);
+            return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY,
+                              "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define "
+                              "IPUP_MAX_LAYERS larger before the include",
+                              text, (int)IPUP_MAX_LAYERS);
         if ((k = ipup__token_prefix(p, len, "dense")) != 0) {
             L.kind = IPUP_LAYER_DENSE;
             if (!ipup__token_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
-        } else if ((k = ipup__token_prefix(p, len, "conv3x3_")) != 0 || (k = ipup__token_prefix(p, len, "conv3x3")) != 0 ||
+        } else if ((k = ipup__token_prefix(p, len, "conv3x3_")) != 0 ||
+                   (k = ipup__token_prefix(p, len, "conv3x3")) != 0 ||
                    (k = ipup__token_prefix(p, len, "conv")) != 0) {
             L.kind = IPUP_LAYER_CONV3X3;
             if (!ipup__token_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
@@ -1232,15 +1331,18 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
             L.kind = IPUP_LAYER_RELU;
         } else if (len == 4 && ipup__token_prefix(p, len, "gelu")) {
             L.kind = IPUP_LAYER_GELU;
-        } else if ((len == 7 && ipup__token_prefix(p, len, "maxpool")) || (len == 8 && ipup__token_prefix(p, len, "maxpool2"))) {
+        } else if ((len == 7 && ipup__token_prefix(p, len, "maxpool")) ||
+                   (len == 8 && ipup__token_prefix(p, len, "maxpool2"))) {
             L.kind = IPUP_LAYER_MAXPOOL2;
         } else if (len == 7 && ipup__token_prefix(p, len, "flatten")) {
             L.kind = IPUP_LAYER_FLATTEN;
         } else if ((k = ipup__token_prefix(p, len, "dropout")) != 0) {
             L.kind = IPUP_LAYER_DROPOUT;
             L.rate = 0.5f;
-            if (len > k && (!ipup__token_rate(p + k, len - k, &L.rate) || !(L.rate < 1.0f))) goto bad;
-        } else if ((len == 4 && ipup__token_prefix(p, len, "xent")) || (len == 12 && ipup__token_prefix(p, len, "softmax_xent")) ||
+            if (len > k && (!ipup__token_rate(p + k, len - k, &L.rate) || !(L.rate < 1.0f)))
+                goto bad;
+        } else if ((len == 4 && ipup__token_prefix(p, len, "xent")) ||
+                   (len == 12 && ipup__token_prefix(p, len, "softmax_xent")) ||
                    (len == 4 && ipup__token_prefix(p, len, "loss"))) {
             L.kind = IPUP_LAYER_SOFTMAX_XENT;
         } else if (len == 3 && ipup__token_prefix(p, len, "mse")) {
@@ -1248,7 +1350,8 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         } else {
             goto bad;
         }
-        if (sfx && (rc = ipup__layer_suffix(text, n, p + len, sfx, &L, msg, msg_len)) != IPUP_OK) return rc;
+        if (sfx && (rc = ipup__layer_suffix(text, n, p + len, sfx, &L, msg, msg_len)) != IPUP_OK)
+            return rc;
         /* id: the token itself ("dense256"), made unique with _2, _3 ... */
         {
             char base[IPUP_ID_MAX];
@@ -1271,11 +1374,14 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         continue;
     bad:
         return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
-                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), relu, gelu, maxpool2, flatten, dropout<rate>, xent, mse (dense<N>:frozen, conv<N>:frozen: not trained)",
+                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), "
+                          "relu, gelu, maxpool2, flatten, dropout<rate>, xent, mse "
+                          "(dense<N>:frozen, conv<N>:frozen: not trained)",
                           text, (int)n);
     }
     if (n == 0)
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE, "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
+                          "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
     model->n_layers = n;
     if (msg && msg_len) msg[0] = 0;
     return IPUP_OK;
@@ -1284,42 +1390,104 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
 /* ipup_model_info's last checks: the frozen flags (layers with parameters only; a frozen
    layer computes no weight gradient, so flops_bwd_dw = 0), at least one trained layer, and
    a loss as the last layer */
-static int ipup__info_final(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_param_layers, char *msg, size_t msg_len) {
+static int ipup__info_final(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_param_layers,
+                            char *msg, size_t msg_len) {
     int32_t l, trained = 0;
     ipup_layer_kind last = m->layers[m->n_layers - 1].kind;
     for (l = 0; l < m->n_layers; l++) {
         ipup_layer_info *I = &info[l];
         if (m->layers[l].frozen && !I->n_w)
-            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): %s has no parameters to freeze; set frozen on dense or conv layers only",
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): %s has no parameters to "
+                              "freeze; set frozen on dense or conv layers only",
                               (int)l, m->layers[l].id, ipup_layer_kind_name(m->layers[l].kind));
         I->frozen = m->layers[l].frozen ? 1 : 0;
         if (I->frozen) I->flops_bwd_dw = 0;
         else if (I->n_w) trained++;
     }
     if (last != IPUP_LAYER_SOFTMAX_XENT && last != IPUP_LAYER_MSE)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the last layer must be a loss: softmax cross-entropy (xent) or mean squared error (mse); add one to the model");
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "the last layer must be a loss: softmax cross-entropy (xent) or mean "
+                          "squared error (mse); add one to the model");
     if (!n_param_layers)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has no dense or conv layer: nothing to train");
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "the model has no dense or conv layer: nothing to train");
     if (!trained)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "every dense and conv layer of the model is frozen: nothing to train; drop \":frozen\" (frozen = 0) from at least one");
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "every dense and conv layer of the model is frozen: nothing to train; "
+                          "drop \":frozen\" (frozen = 0) from at least one");
     if (msg && msg_len) msg[0] = 0;
+    return IPUP_OK;
+}
+
+/* ipup_model_info's dense or conv3x3 layer l (L): its parameter counts, FLOPs and stash
+   floats into I, its output shape into *h, *w, *c (its input's on entry, n = their
+   product) */
+static int ipup__weight_layer_info(const ipup_layer *L, int32_t l, int64_t n, int32_t *h,
+                                   int32_t *w, int32_t *c, ipup_layer_info *I, char *msg,
+                                   size_t msg_len) {
+    int64_t big;
+    if (L->kind == IPUP_LAYER_DENSE) {
+        if (L->units <= 0)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): dense needs units >= 1", (int)l, L->id);
+        big = n * L->units;
+        if (big > 0x7fffffff)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): weight matrix %lld x %d is too large",
+                              (int)l, L->id, (long long)n, (int)L->units);
+        *h = 1; *w = 1; *c = L->units;
+        I->n_w = (int32_t)big; I->n_b = L->units;
+        I->flops_fwd = 2 * big + L->units;
+        I->flops_bwd_dx = 2 * big;
+        I->flops_bwd_dw = 2 * big + L->units;
+        I->stash_floats = (int32_t)n;
+        return IPUP_OK;
+    }
+    if (L->units <= 0)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): conv needs channels >= 1", (int)l, L->id);
+    if (*h < 3 || *w < 3)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): conv3x3 needs an input of at least 3x3, "
+                          "it gets %dx%d", (int)l, L->id, (int)*h, (int)*w);
+    big = (int64_t)9 * *c * L->units;
+    if (big > 0x7fffffff)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): conv weights too large", (int)l, L->id);
+    I->n_w = (int32_t)big; I->n_b = L->units;
+    *h -= 2; *w -= 2; *c = L->units;
+    I->flops_fwd = 2 * big * *h * *w + (int64_t)*h * *w * *c;
+    I->flops_bwd_dx = 2 * big * *h * *w;
+    I->flops_bwd_dw = 2 * big * *h * *w + (int64_t)*h * *w * *c;
+    I->stash_floats = (int32_t)n;
     return IPUP_OK;
 }
 
 IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_info,
                             char *msg, size_t msg_len) {
     int32_t h, w, c, l, n_param_layers = 0;
-    if (!m || !info) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_info: NULL model or info");
+    int rc;
+    if (!m || !info)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_info: NULL model or info");
     if (m->n_layers <= 0 || m->n_layers > IPUP_MAX_LAYERS)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "the model has %d layers; it needs 1..%d (IPUP_MAX_LAYERS)", (int)m->n_layers, (int)IPUP_MAX_LAYERS);
-    if (n_info < m->n_layers) return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "ipup_model_info: info has %d entries, the model %d layers", (int)n_info, (int)m->n_layers);
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "the model has %d layers; it needs 1..%d (IPUP_MAX_LAYERS)",
+                          (int)m->n_layers, (int)IPUP_MAX_LAYERS);
+    if (n_info < m->n_layers)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY,
+                          "ipup_model_info: info has %d entries, the model %d layers", (int)n_info,
+                          (int)m->n_layers);
     h = m->in_h; w = m->in_w; c = m->in_c;
     if (h <= 0 || w <= 0 || c <= 0 || (int64_t)h * w * c > 0x7fffffff)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "model input shape (%d, %d, %d) is invalid: all three must be >= 1 (a flat vector of N features is 1, 1, N)", (int)h, (int)w, (int)c);
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "model input shape (%d, %d, %d) is invalid: all three must be >= 1 (a "
+                          "flat vector of N features is 1, 1, N)",
+                          (int)h, (int)w, (int)c);
     for (l = 0; l < m->n_layers; l++) {
         const ipup_layer *L = &m->layers[l];
         ipup_layer_info *I = &info[l];
-        int64_t n, big;
+        int64_t n;
         IPUPIPE_MEMSET(I, 0, sizeof *I);
         I->kind = L->kind;
         I->in_h = h; I->in_w = w; I->in_c = c;
@@ -1327,27 +1495,9 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
         I->in_n = (int32_t)n;
         switch (L->kind) {
         case IPUP_LAYER_DENSE:
-            if (L->units <= 0) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dense needs units >= 1", (int)l, L->id);
-            big = n * L->units;
-            if (big > 0x7fffffff) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): weight matrix %lld x %d is too large", (int)l, L->id, (long long)n, (int)L->units);
-            h = 1; w = 1; c = L->units;
-            I->n_w = (int32_t)big; I->n_b = L->units;
-            I->flops_fwd = 2 * big + L->units;
-            I->flops_bwd_dx = 2 * big;
-            I->flops_bwd_dw = 2 * big + L->units;
-            I->stash_floats = (int32_t)n;
-            break;
         case IPUP_LAYER_CONV3X3:
-            if (L->units <= 0) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv needs channels >= 1", (int)l, L->id);
-            if (h < 3 || w < 3) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv3x3 needs an input of at least 3x3, it gets %dx%d", (int)l, L->id, (int)h, (int)w);
-            big = (int64_t)9 * c * L->units;
-            if (big > 0x7fffffff) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): conv weights too large", (int)l, L->id);
-            I->n_w = (int32_t)big; I->n_b = L->units;
-            h -= 2; w -= 2; c = L->units;
-            I->flops_fwd = 2 * big * h * w + (int64_t)h * w * c;
-            I->flops_bwd_dx = 2 * big * h * w;
-            I->flops_bwd_dw = 2 * big * h * w + (int64_t)h * w * c;
-            I->stash_floats = (int32_t)n;
+            rc = ipup__weight_layer_info(L, l, n, &h, &w, &c, I, msg, msg_len);
+            if (rc) return rc;
             break;
         case IPUP_LAYER_RELU:
             I->flops_fwd = n; I->flops_bwd_dx = n; I->stash_floats = (int32_t)n;
@@ -1356,7 +1506,11 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
             I->flops_fwd = 8 * n; I->flops_bwd_dx = 14 * n; I->stash_floats = (int32_t)n;
             break;
         case IPUP_LAYER_MAXPOOL2:
-            if (h < 2 || w < 2) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): maxpool2 needs an input of at least 2x2, it gets %dx%d", (int)l, L->id, (int)h, (int)w);
+            if (h < 2 || w < 2)
+                return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                                  "layer %d (%s): maxpool2 needs an "
+                                  "input of at least 2x2, it gets %dx%d",
+                                  (int)l, L->id, (int)h, (int)w);
             h /= 2; w /= 2;
             I->flops_fwd = n; I->flops_bwd_dx = n; I->stash_floats = (int32_t)n;
             break;
@@ -1364,86 +1518,67 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
             h = 1; w = 1; c = (int32_t)n;
             break;
         case IPUP_LAYER_DROPOUT:
-            if (!(L->rate >= 0.0f && L->rate < 1.0f)) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): dropout rate must be in [0, 1)", (int)l, L->id);
+            if (!(L->rate >= 0.0f && L->rate < 1.0f))
+                return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                                  "layer %d (%s): dropout rate must be in [0, 1)", (int)l, L->id);
             I->flops_fwd = 2 * n; I->flops_bwd_dx = 2 * n;
             break;
         case IPUP_LAYER_SOFTMAX_XENT:
-            if (l != m->n_layers - 1) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the softmax cross-entropy loss must be the last layer", (int)l, L->id);
-            if (n < 2) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the loss needs at least 2 classes, it gets %lld", (int)l, L->id, (long long)n);
+            if (l != m->n_layers - 1)
+                return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                                  "layer %d (%s): the softmax "
+                                  "cross-entropy loss must be the last layer",
+                                  (int)l, L->id);
+            if (n < 2)
+                return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                                  "layer %d (%s): the loss needs at least 2 classes, it gets %lld",
+                                  (int)l, L->id, (long long)n);
             h = 1; w = 1; c = 1;
             I->flops_fwd = 6 * n; I->flops_bwd_dx = 0;
             I->stash_floats = (int32_t)n; /* dlogits */
             break;
         case IPUP_LAYER_MSE: /* difference, square, add; the gradient too, in the forward */
-            if (l != m->n_layers - 1) return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): the mean-squared-error loss (mse) must be the last layer", (int)l, L->id);
+            if (l != m->n_layers - 1)
+                return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                                  "layer %d (%s): the "
+                                  "mean-squared-error loss (mse) must be the last layer",
+                                  (int)l, L->id);
             h = 1; w = 1; c = 1;
             I->flops_fwd = 5 * n; I->flops_bwd_dx = 0;
             I->stash_floats = (int32_t)n; /* dpred */
             break;
         default:
-            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l, (int)L->kind);
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l,
+                              (int)L->kind);
         }
         I->out_h = h; I->out_w = w; I->out_c = c;
         if ((int64_t)h * w > 0x7fffffff || (int64_t)h * w * c > 0x7fffffff)
-            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d (%s): its output %d x %d x %d is more than 2^31-1 values; use fewer units or channels", (int)l, L->id, (int)h, (int)w, (int)c);
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): its output %d x %d x %d is more than 2^31-1 values; "
+                              "use fewer units or channels",
+                              (int)l, L->id, (int)h, (int)w, (int)c);
         I->out_n = h * w * c;
         if (I->n_w) n_param_layers++;
     }
     return ipup__info_final(m, info, n_param_layers, msg, msg_len);
 }
-
-/* ------------------------------------------------------------------ planning */
-typedef struct ipup__arena {
-    uint8_t *base;      /* NULL: counting only */
-    size_t cap, used;
-    size_t cat[IPUP_MEM_CATEGORIES];
-    int oom, ovf; /* ovf: a size overflowed size_t (the sizes are then meaningless) */
-} ipup__arena;
-
-static void ipup__arena_init(ipup__arena *a, void *mem, size_t bytes) {
-    size_t pad = 0;
-    IPUPIPE_MEMSET(a, 0, sizeof *a);
-    if (mem) {
-        pad = (size_t)((0u - (uintptr_t)mem) & (IPUP_POOL_ALIGN - 1));
-        a->base = (uint8_t *)mem + pad;
-        a->cap = bytes > pad ? bytes - pad : 0;
-    } else {
-        a->cap = (size_t)-1;
-    }
+/* The label region of a stash entry and of a forward ring slot holds, per sample, one int32
+   label (softmax cross-entropy) or target_width float targets (mse: the loss layer's input
+   width); ipup__target_w is 0 for a class loss. */
+static int32_t ipup__target_w(const ipup__core *e) {
+    return e->layers[e->n_layers - 1].info.kind == IPUP_LAYER_MSE ? e->classes : 0;
 }
-static void *ipup__alloc(ipup__arena *a, size_t bytes, int cat) {
-    size_t off = ipup__round64(a->used);
-    if (a->ovf || bytes > (size_t)-1 / 4 || a->used > (size_t)-1 / 4 || a->cat[cat] > (size_t)-1 / 4) {
-        a->ovf = a->oom = 1; /* stays so: ipup__round64 below never wraps */
-        a->used = (size_t)-1 / 4;
-        return NULL;
-    }
-    a->cat[cat] += ipup__round64(bytes);
-    a->used = off + ipup__round64(bytes);
-    if (!a->base) return NULL;
-    if (a->used > a->cap) { a->oom = 1; return NULL; }
-    return a->base + off;
+static int32_t ipup__lab_w(const ipup__core *e) {
+    return ipup__target_w(e) ? ipup__target_w(e) : 1;
 }
-static float *ipup__allocf(ipup__arena *a, size_t n, int cat) {
-    return (float *)ipup__alloc(a, ipup__mulz(n, sizeof(float)), cat);
+static size_t ipup__lab_bytes(const ipup__core *e) {
+    return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float);
+}
+static int ipup__is_loss(ipup_layer_kind k) {
+    return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE;
 }
 
-static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
-    *c = *in;
-    if (!(c->clock_hz > 0)) c->clock_hz = 1.33e9;
-    if (!(c->flops_per_cycle > 0)) c->flops_per_cycle = 47104.0;
-    if (!(c->efficiency > 0)) c->efficiency = 0.25;
-    if (!(c->link_bytes_per_s > 0)) c->link_bytes_per_s = 64e9;
-    if (!(c->stream_bytes_per_s > 0)) c->stream_bytes_per_s = 20e9;
-    if (!(c->host_bytes_per_s > 0)) c->host_bytes_per_s = 16e9;
-    if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
-}
-
-static int32_t ipup__state_slots(const ipup_config *c) {
-    return c->opt.kind == IPUP_OPT_ADAM ? 2 : c->opt.kind == IPUP_OPT_MOMENTUM ? 1 : 0;
-}
-
-/* ------------------------------------------------------------------ balancing */
+/* >>partition: the balanced split (two dynamic programmes), replicas from IPUs */
 /* need_dx[l]: the backward of layer l must produce its input gradient (an earlier layer
    has parameters that train) */
 static void ipup__need_dx(const ipup_layer_info *info, int32_t L, int32_t *need_dx) {
@@ -1471,7 +1606,9 @@ static ipup__u128 ipup__u128_add_sq(ipup__u128 a, uint64_t c) {
     a.hi += hi + (a.lo < lo ? 1u : 0u);
     return a;
 }
-static int ipup__u128_less(ipup__u128 a, ipup__u128 b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+static int ipup__u128_less(ipup__u128 a, ipup__u128 b) {
+    return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
 
 /* cost[j] = cost of layers 0..j-1; returns the smallest possible largest stage cost of
    `stages` contiguous non-empty stages (dynamic programme over prefixes) */
@@ -1492,7 +1629,8 @@ static int64_t ipup__minmax_stage_cost(const int64_t *cost, int32_t L, int32_t s
     return row[stages & 1][L];
 }
 
-IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split,
+                                    char *msg, size_t msg_len) {
     ipup_layer_info info[IPUP_MAX_LAYERS];
     int32_t need_dx[IPUP_MAX_LAYERS], arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1], L, l, k, j, q;
     int64_t cost[IPUP_MAX_LAYERS + 1], top;
@@ -1501,13 +1639,19 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
     int rc;
     if (!model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: model is NULL");
     if (stages < 1)
-        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: %d stages; give 1 or more (at most one per layer)", (int)stages);
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_balance_stages: %d stages; give 1 or more (at most one per layer)",
+                          (int)stages);
     if (!split && stages > 1)
-        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_balance_stages: split is NULL; it needs stages - 1 = %d entries", (int)(stages - 1));
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_balance_stages: split is NULL; it needs stages - 1 = %d entries",
+                          (int)(stages - 1));
     if ((rc = ipup_model_info(model, info, IPUP_MAX_LAYERS, msg, msg_len)) != IPUP_OK) return rc;
     L = model->n_layers;
     if (stages > L)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "%d stages but the model has only %d layers: every stage needs at least one layer; use at most %d stages",
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "%d stages but the model has only %d layers: every stage needs at least "
+                          "one layer; use at most %d stages",
                           (int)stages, (int)L, (int)L);
     ipup__need_dx(info, L, need_dx);
     cost[0] = 0;
@@ -1526,7 +1670,8 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
             arg[k][j] = -1;
             for (q = k - 1; q < j; q++) {
                 ipup__u128 v;
-                if (cost[j] - cost[q] > top || (prev[q].hi == none.hi && prev[q].lo == none.lo)) continue;
+                if (cost[j] - cost[q] > top || (prev[q].hi == none.hi && prev[q].lo == none.lo))
+                    continue;
                 v = ipup__u128_add_sq(prev[q], (uint64_t)(cost[j] - cost[q]));
                 if (arg[k][j] < 0 || ipup__u128_less(v, cur[j])) { cur[j] = v; arg[k][j] = q; }
             }
@@ -1540,33 +1685,695 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
     return IPUP_OK;
 }
 
-IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica, int32_t *replicas, char *msg,
-                                       size_t msg_len) {
+IPUPIPE_DEF int ipup_replicas_for_ipus(int32_t total_ipus, int32_t ipus_per_replica,
+                                       int32_t *replicas, char *msg, size_t msg_len) {
     int32_t r, k, n = 0;
     char alts[96] = "none: raise IPUP_MAX_IPUS";
-    if (!replicas) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_replicas_for_ipus: replicas is NULL");
+    if (!replicas)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_replicas_for_ipus: replicas is NULL");
     if (total_ipus < 1 || ipus_per_replica < 1)
-        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_replicas_for_ipus: %d IPUs, %d per replica: both must be >= 1",
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_replicas_for_ipus: %d IPUs, %d per replica: both must be >= 1",
                           (int)total_ipus, (int)ipus_per_replica);
-    for (k = 1; k <= IPUP_MAX_REPLICAS && (int64_t)k * ipus_per_replica <= IPUP_MAX_IPUS && n < (int32_t)sizeof alts - 16; k++)
-        n += ipup_snprintf(alts + n, sizeof alts - (size_t)n, "%s%d", k > 1 ? ", " : "", (int)(k * ipus_per_replica));
+    for (k = 1; k <= IPUP_MAX_REPLICAS && (int64_t)k * ipus_per_replica <= IPUP_MAX_IPUS &&
+                n < (int32_t)sizeof alts - 16; k++)
+        n += ipup_snprintf(alts + n, sizeof alts - (size_t)n, "%s%d", k > 1 ? ", " : "",
+                           (int)(k * ipus_per_replica));
     if (total_ipus % ipus_per_replica != 0)
         return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
-                          "%d IPUs: the model is sharded over %d IPU%s per replica, so the IPU count must be a multiple of %d "
+                          "%d IPUs: the model is sharded over %d IPU%s per replica, so the IPU "
+                          "count must be a multiple of %d "
                           "(it is replicated IPUs / %d times); use one of %s",
-                          (int)total_ipus, (int)ipus_per_replica, ipus_per_replica == 1 ? "" : "s", (int)ipus_per_replica,
-                          (int)ipus_per_replica, alts);
+                          (int)total_ipus, (int)ipus_per_replica, ipus_per_replica == 1 ? "" : "s",
+                          (int)ipus_per_replica, (int)ipus_per_replica, alts);
     r = total_ipus / ipus_per_replica;
     if (r > IPUP_MAX_REPLICAS || total_ipus > IPUP_MAX_IPUS)
         return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
-                          "%d IPUs of %d per replica would be %d replicas: at most IPUP_MAX_REPLICAS = %d and IPUP_MAX_IPUS = %d "
+                          "%d IPUs of %d per replica would be %d replicas: at most "
+                          "IPUP_MAX_REPLICAS = %d and IPUP_MAX_IPUS = %d "
                           "(define them larger before the include); use one of %s",
-                          (int)total_ipus, (int)ipus_per_replica, (int)r, (int)IPUP_MAX_REPLICAS, (int)IPUP_MAX_IPUS, alts);
+                          (int)total_ipus, (int)ipus_per_replica, (int)r, (int)IPUP_MAX_REPLICAS,
+                          (int)IPUP_MAX_IPUS, alts);
     *replicas = r;
     if (msg && msg_len) msg[0] = 0;
     return IPUP_OK;
 }
 
+/* >>cost-model: op, exchange, sync and update times per step; predict's figures */
+static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
+    *c = *in;
+    if (!(c->clock_hz > 0)) c->clock_hz = 1.33e9;
+    if (!(c->flops_per_cycle > 0)) c->flops_per_cycle = 47104.0;
+    if (!(c->efficiency > 0)) c->efficiency = 0.25;
+    if (!(c->link_bytes_per_s > 0)) c->link_bytes_per_s = 64e9;
+    if (!(c->stream_bytes_per_s > 0)) c->stream_bytes_per_s = 20e9;
+    if (!(c->host_bytes_per_s > 0)) c->host_bytes_per_s = 16e9;
+    if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
+}
+
+static double ipup__rate(const ipup_emu *e) {
+    return e->core.cost_model.clock_hz * e->core.cost_model.flops_per_cycle *
+           e->core.cost_model.efficiency;
+}
+
+/* duration of an op and the time of the exchange it produces (at the end of its step) */
+/* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
+static double ipup__infeed_s(const ipup_emu *e) {
+    return (double)e->core.B * ((double)e->core.in_n + (double)ipup__lab_w(&e->core)) * 4.0 /
+           e->core.cost_model.host_bytes_per_s;
+}
+
+/* cost of a branch op (its share of the stage's FLOPs; what it sends), 0 for other ops */
+static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
+    const ipup__lane *c;
+    double B = (double)e->core.B;
+    if (ipup_op_branch(o) < 0 || e->core.n_branches[o->stage] <= 1) return 0;
+    c = &e->core.lanes[e->core.first_lane[o->stage] + ipup_op_branch(o)];
+    if (o->kind == IPUP_OP_F) {
+        *dur = (double)c->flops_f * B / ipup__rate(e);
+        if (e->core.stages[c->stage + 1].device != c->device)
+            *xfer = ((double)c->out_floats + B) * 4.0 / e->core.cost_model.link_bytes_per_s;
+    } else {
+        *dur = (double)c->flops_b * B / ipup__rate(e);
+        if (e->core.stages[c->stage - 1].device != c->device)
+            *xfer = B * (double)e->core.stages[c->stage].in_n * 4.0 /
+                    e->core.cost_model.link_bytes_per_s;
+    }
+    return 1;
+}
+static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
+    const ipup__stage *st = &e->core.stages[o->stage];
+    double B = (double)e->core.B, rate = ipup__rate(e);
+    double rec = e->core.cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
+    int32_t s = o->stage;
+    *xfer = 0.0;
+    *dur = 0.0;
+    /* a branch of a concurrent stage */
+    if (e->core.has_concurrent && ipup__conc_op_cost(e, o, dur, xfer)) return;
+    switch (o->kind) {
+    case IPUP_OP_F:
+        f = (double)st->flops_f;
+        if (s == 0) *dur += ipup__infeed_s(e);
+        if (s < e->core.S - 1 && e->core.stages[s + 1].device != st->device)
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 /
+                    e->core.cost_model.link_bytes_per_s;
+        break;
+    case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
+    case IPUP_OP_I: f = (double)st->flops_i + rec; break;
+    case IPUP_OP_W: f = (double)st->flops_w + rec; break;
+    default: break;
+    }
+    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 &&
+        e->core.stages[s - 1].device != st->device)
+        *xfer = B * (double)st->in_n * 4.0 / e->core.cost_model.link_bytes_per_s;
+    *dur += f * B / rate;
+}
+static double ipup__sync_s(const ipup_emu *e) {
+    return e->core.P > 1 || e->core.R > 1
+               ? e->core.cost_model.sync_cycles / e->core.cost_model.clock_hz
+               : 0.0;
+}
+static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
+    double t = 0.0;
+    int32_t k;
+    for (k = 0; k < e->core.n_lanes; k++) {
+        const ipup__lane *c = &e->core.lanes[k];
+        if (c->device != d) continue;
+        t += (double)c->flops_opt / ipup__rate(e);
+        if (e->core.R > 1)
+            t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)c->n_params * 4.0 /
+                 e->core.cost_model.link_bytes_per_s;
+        if (e->core.cfg.offload)
+            t += 2.0 * (double)c->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
+    }
+    return t;
+}
+/* optimizer (+ all-reduce, + offload streaming) time of device d per step */
+static double ipup__update_cost(const ipup_emu *e, int32_t d) {
+    double t = 0.0;
+    int32_t s;
+    if (e->core.has_concurrent) t += ipup__conc_update_cost(e, d); /* lanes on d */
+    for (s = 0; s < e->core.S; s++) {
+        const ipup__stage *st = &e->core.stages[s];
+        if (st->device != d || e->core.n_branches[s] > 1) continue;
+        t += (double)st->flops_opt / ipup__rate(e);
+        if (e->core.R > 1)
+            t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)st->n_grads * 4.0 /
+                 e->core.cost_model.link_bytes_per_s;
+        if (e->core.cfg.offload)
+            t += 2.0 * (double)st->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
+    }
+    return t;
+}
+static void ipup__cost_setup(ipup_emu *e) {
+    double now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
+    int32_t i = 0, d, P = e->core.P, p;
+    double sync = ipup__sync_s(e);
+    int32_t ph[6]; /* the tutorials' phases in steps (ipup_sched_phases), timed below */
+    int set_up = 0, set_down = 0;
+    if (ipup_sched_phases(&e->core.table, ph)) { ph[2] = 0; ph[4] = 0; }
+    for (d = 0; d < P; d++) e->busy_seconds[d] = 0.0;
+    for (p = 0; p < IPUP_PHASES; p++) { e->phase_seconds[p] = 0.0; e->phase_busy_seconds[p] = 0.0; }
+    /* pass 1: column times, busy, the start times of the main and ramp-down steps */
+    while (i < e->core.table.n_ops) {
+        int32_t t = e->core.ops[i].step, k;
+        double mx = 0.0, mxx = 0.0;
+        if (!set_up && t >= ph[2]) { tup = now; set_up = 1; }
+        if (!set_down && t >= ph[4]) { tdown = now; set_down = 1; }
+        for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
+            double du, xf;
+            d = e->core.ops[k].device;
+            ipup__op_cost(e, &e->core.ops[k], &du, &xf);
+            if (du > mx) mx = du;
+            if (xf > mxx) mxx = xf;
+            e->busy_seconds[d] += du;
+        }
+        now += mx + mxx + sync;
+        i = k;
+    }
+    if (!set_up) tup = now;
+    if (!set_down) tdown = now;
+    e->phase_seconds[IPUP_PHASE_RAMP_UP] = tup;
+    e->phase_seconds[IPUP_PHASE_MAIN] = tdown - tup;
+    e->phase_seconds[IPUP_PHASE_RAMP_DOWN] = now - tdown;
+    /* pass 2: busy time per phase (overlap of op boxes with the phase windows) */
+    {
+        double t0 = 0.0;
+        i = 0;
+        while (i < e->core.table.n_ops) {
+            int32_t t = e->core.ops[i].step, k;
+            double mx = 0.0, mxx = 0.0;
+            for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
+                double du, xf, a, b, lo, hi;
+                ipup__op_cost(e, &e->core.ops[k], &du, &xf);
+                if (du > mx) mx = du;
+                if (xf > mxx) mxx = xf;
+                a = t0; b = t0 + du;
+                lo = a; hi = b < tup ? b : tup;
+                if (hi > lo) e->phase_busy_seconds[IPUP_PHASE_RAMP_UP] += hi - lo;
+                lo = a > tup ? a : tup; hi = b < tdown ? b : tdown;
+                if (hi > lo) e->phase_busy_seconds[IPUP_PHASE_MAIN] += hi - lo;
+                lo = a > tdown ? a : tdown; hi = b;
+                if (hi > lo) e->phase_busy_seconds[IPUP_PHASE_RAMP_DOWN] += hi - lo;
+            }
+            t0 += mx + mxx + sync;
+            i = k;
+        }
+    }
+    for (d = 0; d < P; d++) {
+        double u = ipup__update_cost(e, d);
+        if (u > upd) upd = u;
+        e->phase_busy_seconds[IPUP_PHASE_UPDATE] += u;
+        e->busy_seconds[d] += u;
+    }
+    e->phase_seconds[IPUP_PHASE_UPDATE] = upd + sync;
+    e->step_seconds = now + upd + sync;
+}
+
+/* latency, wave time and steady-state rate of the forward-only table (BSP, the training
+   cost model's op costs: ipup__op_cost) */
+static void ipup__pred_cost_setup(ipup_emu *e) {
+    const ipup_table *t = &e->core.pred_table;
+    double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(e);
+    int32_t i = 0, k, S = e->core.S, M = e->core.M;
+    e->core.pred_stats.latency_seconds = 0.0;
+    while (i < t->n_ops) {
+        double mx = 0.0, mxx = 0.0, end;
+        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
+            double du, xf;
+            ipup__op_cost(e, &t->ops[k], &du, &xf);
+            if (du > mx) mx = du;
+            if (xf > mxx) mxx = xf;
+        }
+        end = now + mx + mxx + sync;
+        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
+            const ipup_op *o = &t->ops[k];
+            if (o->stage == 0) e->pred_start[o->mb] = now;
+            if (o->stage != S - 1) continue;
+            if (end - e->pred_start[o->mb] > e->core.pred_stats.latency_seconds)
+                e->core.pred_stats.latency_seconds = end - e->pred_start[o->mb];
+            if (o->mb == 0) first_end = end;
+            if (o->mb == M - 1) last_end = end;
+        }
+        now = end;
+        i = k;
+    }
+    e->core.pred_stats.wave_seconds = now;
+    if (M > 1 && last_end > first_end)
+        e->core.pred_stats.samples_per_second =
+            (double)e->core.B * (double)(M - 1) / (last_end - first_end);
+    else
+        e->core.pred_stats.samples_per_second =
+            e->core.pred_stats.latency_seconds > 0.0
+                ? (double)e->core.B / e->core.pred_stats.latency_seconds
+                : 0.0;
+}
+
+/* >>config: the option parsers; the optimizer's state slots */
+IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out) {
+    if (!name || !out) return IPUP_ERR_ARG;
+    if (ipup__name_eq(name, "sgd")) *out = IPUP_OPT_SGD;
+    else if (ipup__name_eq(name, "momentum")) *out = IPUP_OPT_MOMENTUM;
+    else if (ipup__name_eq(name, "adam")) *out = IPUP_OPT_ADAM;
+    else return IPUP_ERR_PARSE;
+    return IPUP_OK;
+}
+IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out) {
+    if (!name || !out) return IPUP_ERR_ARG;
+    if (ipup__name_eq(name, "coop") || ipup__name_eq(name, "cooperative")) *out = IPUP_RUNNER_COOP;
+    else if (ipup__name_eq(name, "threads") || ipup__name_eq(name, "threaded"))
+        *out = IPUP_RUNNER_THREADS;
+    else return IPUP_ERR_PARSE;
+    return IPUP_OK;
+}
+
+static int32_t ipup__state_slots(const ipup_config *c) {
+    return c->opt.kind == IPUP_OPT_ADAM ? 2 : c->opt.kind == IPUP_OPT_MOMENTUM ? 1 : 0;
+}
+
+/* >>memory: the carving arena (counts, or hands out 64-byte blocks); memory reports */
+IPUPIPE_DEF const char *ipup_mem_category_name(int cat) {
+    static const char *const names[IPUP_MEM_CATEGORIES] = {"weights", "grads", "optimizer",
+                                                            "stash", "exchange", "scratch"};
+    return (cat >= 0 && cat < IPUP_MEM_CATEGORIES) ? names[cat] : "?";
+}
+
+typedef struct ipup__arena {
+    uint8_t *base;      /* NULL: counting only */
+    size_t cap, used;
+    size_t by_category[IPUP_MEM_CATEGORIES];
+    int oom;
+    int overflow;       /* a size overflowed size_t (the sizes are then meaningless) */
+} ipup__arena;
+
+static void ipup__arena_init(ipup__arena *a, void *mem, size_t bytes) {
+    size_t pad = 0;
+    IPUPIPE_MEMSET(a, 0, sizeof *a);
+    if (mem) {
+        pad = (size_t)((0u - (uintptr_t)mem) & (IPUP_POOL_ALIGN - 1));
+        a->base = (uint8_t *)mem + pad;
+        a->cap = bytes > pad ? bytes - pad : 0;
+    } else {
+        a->cap = (size_t)-1;
+    }
+}
+static void *ipup__alloc(ipup__arena *a, size_t bytes, int cat) {
+    size_t off = ipup__round64(a->used);
+    if (a->overflow || bytes > (size_t)-1 / 4 || a->used > (size_t)-1 / 4 ||
+        a->by_category[cat] > (size_t)-1 / 4) {
+        a->overflow = a->oom = 1; /* stays so: ipup__round64 below never wraps */
+        a->used = (size_t)-1 / 4;
+        return NULL;
+    }
+    a->by_category[cat] += ipup__round64(bytes);
+    a->used = off + ipup__round64(bytes);
+    if (!a->base) return NULL;
+    if (a->used > a->cap) { a->oom = 1; return NULL; }
+    return a->base + off;
+}
+static float *ipup__allocf(ipup__arena *a, size_t n, int cat) {
+    return (float *)ipup__alloc(a, ipup__mulz(n, sizeof(float)), cat);
+}
+
+static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash,
+                                 size_t *ex) {
+    int32_t k;
+    for (k = 0; k < e->core.n_lanes; k++) {
+        const ipup__lane *c = &e->core.lanes[k];
+        const ipup__lane_rt *rt = &e->lane_rt[r][k];
+        if (c->device == d) {
+            *stash += ipup__round64((size_t)rt->stash_peak * c->entry_floats * sizeof(float));
+            *ex +=
+                (size_t)rt->in.peak * rt->in.slot_bytes + (size_t)rt->dy.peak * rt->dy.slot_bytes;
+        }
+        if (e->core.stages[c->stage + 1].device == d)
+            *ex += (size_t)rt->out.peak * rt->out.slot_bytes;
+        if (e->core.stages[c->stage - 1].device == d)
+            *ex += (size_t)rt->dx.peak * rt->dx.slot_bytes;
+    }
+}
+
+static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m) {
+    int32_t r = ipu / e->core.P, d = ipu % e->core.P, s;
+    size_t stash = 0, ex = 0;
+    *m = e->mem[ipu];
+    for (s = 0; s < e->core.S; s++) {
+        const ipup__stage *st = &e->core.stages[s];
+        const ipup__stage_rt *rt = &e->stage_rt[r][s];
+        if (st->device != d) continue;
+        stash += ipup__round64((size_t)rt->stash_peak *
+                               (e->core.cfg.recompute ? st->rentry_floats : st->entry_floats) *
+                               sizeof(float));
+        if (st->wstash_depth)
+            stash += ipup__round64((size_t)rt->wstash_peak * st->wentry_floats * sizeof(float));
+        if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
+        if (s < e->core.S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
+    }
+    if (e->core.has_concurrent) ipup__conc_mem_peaks(e, r, d, &stash, &ex); /* lanes on d */
+    m->peak_by_category[IPUP_MEM_STASH] = stash;
+    m->peak_by_category[IPUP_MEM_EXCHANGE] = ex;
+    m->high_water =
+        m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE] + stash + ex;
+}
+
+IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {
+    int rc = ipup__need_init(e, "ipup_memory_report");
+    if (rc) return rc;
+    if (!out)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_memory_report: out is NULL; give an ipup_mem_report to fill");
+    if (ipu < 0 || ipu >= e->core.n_ipus)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_memory_report: IPU %d is outside 0..%d (replicas x devices - 1)",
+                           (int)ipu, (int)(e->core.n_ipus - 1));
+    ipup__mem_runtime(e, ipu, out);
+    return IPUP_OK;
+}
+/* one line (cut to 511 bytes) through write: IPUP_OK or IPUP_ERR_IO */
+static int ipup__write_line(ipup_write_fn write, void *user, const ipup__textbuf *b) {
+    size_t n = b->len < b->cap ? b->len : b->cap - 1;
+    return write(user, b->buf, n) != 0 ? IPUP_ERR_IO : IPUP_OK;
+}
+IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user) {
+    char line[512];
+    ipup__textbuf b;
+    int32_t i, c;
+    int rc = ipup__need_init(e, "ipup_memory_report_write");
+    if (rc) return rc;
+    if (!write)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_memory_report_write: write is NULL; give a write callback "
+                           "(ipup_buf_write collects the text in memory)");
+    b.buf = line; b.cap = sizeof line; b.len = 0;
+    ipup__textbuf_add(&b, "IPU  ");
+    for (c = 0; c < IPUP_MEM_CATEGORIES; c++)
+        ipup__textbuf_add(&b, " %s", ipup_mem_category_name(c));
+    ipup__textbuf_add(&b, " | used high-water capacity | stream | recompute-saves offload-saves "
+                          "frozen-saves (bytes)\n");
+    if (ipup__write_line(write, user, &b))
+        return ipup__efail(e, IPUP_ERR_IO,
+                           "ipup_memory_report_write: the write callback failed (returned "
+                           "non-zero) on the header line");
+    for (i = 0; i < e->core.P; i++) {
+        ipup_mem_report m;
+        ipup__mem_runtime(e, i, &m);
+        b.len = 0;
+        ipup__textbuf_add(&b, "IPU%d", (int)i);
+        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__textbuf_add(&b, " %zu", m.by_category[c]);
+        ipup__textbuf_add(&b, " | %zu %zu %zu | %zu | %zu %zu %zu\n", m.used, m.high_water,
+                          m.capacity, m.stream_used, m.recompute_saved, m.offload_saved,
+                          m.frozen_saved);
+        if (ipup__write_line(write, user, &b))
+            return ipup__efail(e, IPUP_ERR_IO,
+                               "ipup_memory_report_write: the write callback failed (returned "
+                               "non-zero) on the line of IPU%d",
+                               (int)i);
+    }
+    return IPUP_OK;
+}
+
+/* >>concurrent-setup: cfg.concurrent checked; lane sizes, ring capacities, carving */
+/* cfg.concurrent (docs/schedules.md §9). A mapping without brackets is the plain mapping
+   (copied into e->plain_stage_device, which e->cfg.stage_device then points to). A concurrent
+   stage holds one weight layer (dense or conv3x3) and the element-wise layers after it
+   (relu, gelu, dropout), and is neither the first stage (the infeed) nor the last (the
+   loss), nor next to another concurrent stage; it is split by output units into one lane
+   per branch (their ops: concurrent-runtime). */
+static int ipup__emu_conc_stage(ipup__core *e, int32_t s, int32_t n) {
+    const ipup__stage *st = &e->stages[s];
+    const ipup_stage_map *mp = e->cfg.concurrent;
+    int32_t l, b, U;
+    const ipup_layer_info *I0 = &e->layers[st->first].info;
+    if (s == 0 || s == e->S - 1)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: stage %d is the %s stage and cannot be concurrent (it "
+                          "%s); split another stage, "
+                          "or add a stage before or after it",
+                          (int)s, s == 0 ? "first" : "last",
+                          s == 0 ? "reads the infeed" : "holds the loss");
+    if (mp->n_dev[s - 1] > 1 || mp->n_dev[s + 1] > 1)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: stages %d and %d are both concurrent; a concurrent "
+                          "stage needs plain stages on "
+                          "both sides (put a plain stage between them)",
+                          (int)(mp->n_dev[s - 1] > 1 ? s - 1 : s),
+                          (int)(mp->n_dev[s - 1] > 1 ? s : s + 1));
+    for (l = st->first; l < st->last; l++) {
+        ipup_layer_kind k = e->layers[l].info.kind;
+        int ok = l == st->first
+                     ? (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3)
+                     : (k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU || k == IPUP_LAYER_DROPOUT);
+        if (!ok)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                              "cfg.concurrent: stage %d holds layer %d (%s, %s); a concurrent "
+                              "stage holds one weight layer "
+                              "(dense or conv3x3) and the element-wise layers after it (relu, "
+                              "gelu, dropout): move the split "
+                              "(cfg.split) so that stage %d starts at a dense or conv layer",
+                              (int)s, (int)l, e->model.layers[l].id, ipup_layer_kind_name(k),
+                              (int)s);
+    }
+    if (I0->frozen)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "cfg.concurrent: stage %d's layer %s is frozen; a concurrent stage's "
+                          "branches train their slices "
+                          "(unfreeze it, or map stage %d to one IPU)",
+                          (int)s, e->model.layers[st->first].id, (int)s);
+    if (e->layers[e->n_layers - 1].info.kind != IPUP_LAYER_SOFTMAX_XENT)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "cfg.concurrent: concurrent stages carry one class label per sample; a "
+                          "model with the %s loss "
+                          "needs its stages on one IPU each",
+                          ipup_layer_kind_name(e->layers[e->n_layers - 1].info.kind));
+    U = I0->kind == IPUP_LAYER_DENSE ? I0->out_n : I0->out_c;
+    if (U < n)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: stage %d splits %s's %d output units over %d IPUs; "
+                          "every branch needs at least "
+                          "one unit (use fewer IPUs for it)",
+                          (int)s, e->model.layers[st->first].id, (int)U, (int)n);
+    if (e->n_lanes + n > IPUP_MAX_BRANCH_LANES)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent: more than IPUP_MAX_BRANCH_LANES = %d "
+                          "branches in all; define it larger before the include",
+                          (int)IPUP_MAX_BRANCH_LANES);
+    e->n_branches[s] = (int8_t)n;
+    e->first_lane[s] = (int16_t)e->n_lanes;
+    for (b = 0; b < n; b++) {
+        ipup__lane *c = &e->lanes[e->n_lanes++];
+        c->stage = s; c->branch = b; c->device = mp->dev[s][b];
+        c->units = U;
+        c->first_unit = (int32_t)((int64_t)b * U / n);
+        c->slice_units = (int32_t)((int64_t)(b + 1) * U / n) - c->first_unit;
+        c->spatial = I0->kind == IPUP_LAYER_DENSE ? 1 : I0->out_h * I0->out_w;
+    }
+    e->has_concurrent = 1;
+    return IPUP_OK;
+}
+
+static int ipup__emu_conc_config(ipup__core *e) {
+    const ipup_stage_map *mp = e->cfg.concurrent;
+    int32_t s;
+    int rc;
+    if (!mp) return IPUP_OK;
+    if (e->cfg.stage_device)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "give the stage -> IPU mapping once: "
+                          "cfg.stage_device or cfg.concurrent, not both");
+    if (mp->stages != e->S)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.concurrent maps %d stages, but the model is split into %d "
+                          "(cfg.stages); give one entry per stage",
+                          (int)mp->stages, (int)e->S);
+    for (s = 0; s < e->S; s++) {
+        if (mp->n_dev[s] < 1 || mp->n_dev[s] > IPUP_SCHED_MAX_BRANCHES)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                              "cfg.concurrent gives stage %d %d IPUs (1..%d)", (int)s,
+                              (int)mp->n_dev[s], IPUP_SCHED_MAX_BRANCHES);
+        e->plain_stage_device[s] = mp->dev[s][0];
+        if (mp->n_dev[s] > 1 && (rc = ipup__emu_conc_stage(e, s, mp->n_dev[s])) != IPUP_OK)
+            return rc;
+    }
+    if (!e->has_concurrent) e->cfg.stage_device = e->plain_stage_device;
+    else if (e->cfg.recompute)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "cfg.concurrent with recomputation: a concurrent stage's branches keep "
+                          "their stash (set recompute "
+                          "to 0, or map each stage to one IPU)");
+    return IPUP_OK;
+}
+
+/* Table steps are a stage count for the ops arrays: enough for 2 x lanes x M ops. */
+static int32_t ipup__conc_ops_stages(const ipup_stage_map *mp, int32_t S) {
+    int32_t lanes;
+    if (!mp || !mp->concurrent) return S;
+    lanes = ipup_sched_map_lanes(mp);
+    return (2 * lanes + 2) / 3 > S ? (2 * lanes + 2) / 3 : S;
+}
+/* offset (floats) in a lane's stash entry of the input of layer l (first + 1 ..); the
+   entry is x (B x in_n), labels (B), then those inputs */
+static size_t ipup__lane_act_off(const ipup__core *e, int32_t k, int32_t l) {
+    const ipup__stage *st = &e->stages[e->lanes[k].stage];
+    return (size_t)e->B * ((size_t)st->in_n + 1u) +
+           (size_t)(l - st->first - 1) * e->lanes[k].out_floats;
+}
+
+/* ring capacity from the table: the most messages in flight between the producing ops
+   (stage ps, branch pb; -1 a plain stage) and the consuming ops, productions of a step
+   first, as ipup__setup_table counts */
+static uint32_t ipup__conc_cap(const ipup__core *e, int32_t ps, int32_t pb, int pf, int32_t cs,
+                               int32_t cb, int cf) {
+    int32_t i = 0, prod = 0, cons = 0, mx = 1;
+    while (i < e->table.n_ops) {
+        int32_t t = e->ops[i].step, k;
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+            const ipup_op *o = &e->ops[k];
+            if (o->stage == ps && ipup_op_branch(o) == pb && (o->kind == IPUP_OP_F) == pf) prod++;
+        }
+        if (prod - cons > mx) mx = prod - cons;
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+            const ipup_op *o = &e->ops[k];
+            if (o->stage == cs && ipup_op_branch(o) == cb && (o->kind == IPUP_OP_F) == cf) cons++;
+        }
+        i = k;
+    }
+    return ipup__ring_cap((uint32_t)mx);
+}
+
+static void ipup__conc_setup(ipup__core *e) {
+    int32_t k, l, kslots = ipup__state_slots(&e->cfg);
+    for (k = 0; k < e->n_lanes; k++) {
+        ipup__lane *c = &e->lanes[k];
+        const ipup__stage *st = &e->stages[c->stage];
+        const ipup_layer_info *I0 = &e->layers[st->first].info;
+        int32_t in_rows = I0->kind == IPUP_LAYER_DENSE ? I0->in_n : 9 * I0->in_c, s = c->stage;
+        c->out_floats = (size_t)e->B * (size_t)c->spatial * (size_t)c->slice_units;
+        c->n_w = in_rows * c->slice_units;
+        c->bias_off = ipup__round16(c->n_w);
+        c->n_params = c->bias_off + ipup__round16(c->slice_units);
+        c->n_state = (size_t)kslots * c->n_params;
+        c->entry_floats = (ipup__lane_act_off(e, k, st->last - 1 + 1) + 15u) & ~(size_t)15u;
+        c->conv_floats =
+            I0->kind == IPUP_LAYER_CONV3X3
+                ? (size_t)9 * (size_t)I0->in_c *
+                      ((size_t)c->slice_units + (size_t)(I0->in_h - 2) * (size_t)(I0->in_w - 2))
+                : 0;
+        c->flops_f = c->flops_b = 0;
+        for (l = st->first; l < st->last; l++) { /* each branch does its share of every layer */
+            const ipup_layer_info *I = &e->layers[l].info;
+            c->flops_f += I->flops_fwd * c->slice_units / c->units;
+            c->flops_b += ((e->layers[l].need_dx ? I->flops_bwd_dx : 0) + I->flops_bwd_dw) *
+                          c->slice_units / c->units;
+        }
+        c->flops_opt = (int64_t)c->n_params * (kslots == 2 ? 12 : kslots == 1 ? 4 : 2);
+        c->in_cap = ipup__conc_cap(e, s - 1, -1, 1, s, c->branch, 1);
+        c->out_cap = ipup__conc_cap(e, s, c->branch, 1, s + 1, -1, 1);
+        c->dy_cap = ipup__conc_cap(e, s + 1, -1, 0, s, c->branch, 0);
+        c->dx_cap = ipup__conc_cap(e, s, c->branch, 0, s - 1, -1, 0);
+    }
+}
+
+/* the rings of lane k into device d (receive sides), initialised when carved for real */
+static void ipup__conc_rings(const ipup__core *e, ipup__arena *a, int32_t d, int32_t k,
+                             ipup__lane_rt *rt) {
+    const ipup__lane *c = &e->lanes[k];
+    const ipup__stage *st = &e->stages[c->stage];
+    size_t B = (size_t)e->B;
+    struct { ipup_ring *ring; uint32_t cap; size_t floats; int32_t dev; } q[4];
+    int i;
+    q[0].ring = &rt->in;
+    q[0].cap = c->in_cap;
+    q[0].floats = B * (size_t)st->in_n + B;
+    q[0].dev = c->device;
+    q[1].ring = &rt->dy; q[1].cap = c->dy_cap; q[1].floats = c->out_floats; q[1].dev = c->device;
+    q[2].ring = &rt->out;
+    q[2].cap = c->out_cap;
+    q[2].floats = c->out_floats + B;
+    q[2].dev = e->stages[c->stage + 1].device;
+    q[3].ring = &rt->dx;
+    q[3].cap = c->dx_cap;
+    q[3].floats = B * (size_t)st->in_n;
+    q[3].dev = e->stages[c->stage - 1].device;
+    for (i = 0; i < 4; i++) {
+        size_t slot = q[i].floats * sizeof(float), bytes = ipup_ring_bytes(q[i].cap, slot);
+        void *buf;
+        if (q[i].dev != d) continue;
+        buf = ipup__alloc(a, bytes, IPUP_MEM_EXCHANGE);
+        if (a->base && !a->oom)
+            ipup_ring_init(q[i].ring, buf, bytes, q[i].cap, slot, IPUPIPE_RING_START);
+    }
+}
+
+static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d,
+                             ipup__lane_rt *lane_rt, ipup__fanout_bufs *fanout) {
+    int32_t k, s, kslots = ipup__state_slots(&e->cfg);
+    size_t B = (size_t)e->B;
+    for (k = 0; k < e->n_lanes; k++) {
+        const ipup__lane *c = &e->lanes[k];
+        ipup__lane_rt count_only, *rt;
+        IPUPIPE_MEMSET(&count_only, 0, sizeof count_only);
+        rt = lane_rt ? &lane_rt[k] : &count_only;
+        ipup__conc_rings(e, a, d, k, rt);
+        if (c->device != d) continue;
+        rt->params = ipup__allocf(a, c->n_params, IPUP_MEM_WEIGHTS);
+        rt->grads = ipup__allocf(a, c->n_params, IPUP_MEM_GRADS);
+        rt->state = !kslots
+                        ? NULL
+                        : ipup__allocf(e->cfg.offload ? stream : a, c->n_state, IPUP_MEM_OPTIMIZER);
+        rt->stash = ipup__allocf(a, ipup__mulz((size_t)e->stages[c->stage].depth, c->entry_floats),
+                                 IPUP_MEM_STASH);
+        rt->pingpong[0] = ipup__allocf(a, c->out_floats, IPUP_MEM_SCRATCH);
+        rt->pingpong[1] = ipup__allocf(a, c->out_floats, IPUP_MEM_SCRATCH);
+        rt->conv = c->conv_floats ? ipup__allocf(a, c->conv_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->staging =
+            (kslots && e->cfg.offload)
+                ? ipup__allocf(a, ipup__mulz((size_t)kslots, c->bias_off), IPUP_MEM_SCRATCH)
+                : NULL;
+    }
+    for (s = 0; s < e->S; s++) { /* a plain stage next to a concurrent one */
+        const ipup__stage *st = &e->stages[s];
+        ipup__fanout_bufs count_nb, *nb;
+        IPUPIPE_MEMSET(&count_nb, 0, sizeof count_nb);
+        nb = fanout ? &fanout[s] : &count_nb;
+        if (st->device != d || e->n_branches[s] > 1) continue;
+        if (s + 1 < e->S && e->n_branches[s + 1] > 1) {
+            nb->out = ipup__allocf(a, B * (size_t)st->out_n + B, IPUP_MEM_SCRATCH);
+            nb->dy_sum = ipup__allocf(a, B * (size_t)st->out_n, IPUP_MEM_SCRATCH);
+        }
+        if (s > 0 && e->n_branches[s - 1] > 1)
+            nb->dx = ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH);
+    }
+}
+
+/* the weights of every lane: the unsplit tensor's elements (ipup_glorot_uniform_f32 of
+   the whole layer, element by element), sliced; zero bias, gradients and state */
+static void ipup__conc_init_weights(ipup_emu *e) {
+    int32_t r, k, i, j;
+    for (r = 0; r < e->core.R; r++)
+        for (k = 0; k < e->core.n_lanes; k++) {
+            const ipup__lane *c = &e->core.lanes[k];
+            ipup__lane_rt *rt = &e->lane_rt[r][k];
+            int32_t l = e->core.stages[c->stage].first;
+            const ipup_layer_info *I = &e->core.layers[l].info;
+            int conv = I->kind == IPUP_LAYER_CONV3X3;
+            int32_t rows = conv ? 9 * I->in_c : I->in_n, fi = conv ? 9 * I->in_c : I->in_n,
+                    fo = conv ? 9 * I->out_c : I->out_n;
+            float limit = IPUPIPE_SQRTF(6.0f / (float)(fi + fo));
+            IPUPIPE_MEMSET(rt->params, 0, c->n_params * sizeof(float));
+            IPUPIPE_MEMSET(rt->grads, 0, c->n_params * sizeof(float));
+            if (rt->state && c->n_state) IPUPIPE_MEMSET(rt->state, 0, c->n_state * sizeof(float));
+            for (i = 0; i < rows; i++)
+                for (j = 0; j < c->slice_units; j++) {
+                    float u = ipup_rng_uniform_f32(e->core.cfg.seed, (uint64_t)(2 * l),
+                                                   (uint64_t)i * (uint64_t)c->units +
+                                                       (uint64_t)(c->first_unit + j));
+                    rt->params[(size_t)i * (size_t)c->slice_units + (size_t)j] =
+                        (2.0f * u - 1.0f) * limit;
+                }
+        }
+}
+
+/* >>setup: the core from a configuration: counts, split, tables, layouts, carving */
 /* e->model's layer ids made unique ("dense16", "dense16_2"; "" = derived from the kind) */
 static void ipup__setup_ids(ipup__core *e) {
     int32_t l, i;
@@ -1576,7 +2383,8 @@ static void ipup__setup_ids(ipup__core *e) {
         int dup = 1;
         if (!Ly->id[0]) {
             if (Ly->kind == IPUP_LAYER_DENSE || Ly->kind == IPUP_LAYER_CONV3X3)
-                ipup_snprintf(Ly->id, sizeof Ly->id, "%s%d", ipup_layer_kind_name(Ly->kind), (int)Ly->units);
+                ipup_snprintf(Ly->id, sizeof Ly->id, "%s%d", ipup_layer_kind_name(Ly->kind),
+                              (int)Ly->units);
             else
                 ipup_snprintf(Ly->id, sizeof Ly->id, "%s", ipup_layer_kind_name(Ly->kind));
         }
@@ -1601,16 +2409,26 @@ static int ipup__setup_counts(ipup__core *e, const ipup_config *cfg) {
     e->B = cfg->microbatch ? cfg->microbatch : 1;
     e->R = cfg->replicas ? cfg->replicas : 1;
     if (e->cfg.repeat <= 0) e->cfg.repeat = 1;
-    if (S < 1 || e->M < 1 || e->B < 1 || e->R < 1 || cfg->microbatches < 0 || cfg->microbatch < 0 || cfg->replicas < 0)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "stages (%d), microbatch (%d), microbatches (%d) and replicas (%d) must be >= 1 (0 means 1)",
-                          (int)cfg->stages, (int)cfg->microbatch, (int)cfg->microbatches, (int)cfg->replicas);
+    if (S < 1 || e->M < 1 || e->B < 1 || e->R < 1 || cfg->microbatches < 0 || cfg->microbatch < 0 ||
+        cfg->replicas < 0)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "stages (%d), microbatch (%d), microbatches "
+                          "(%d) and replicas (%d) must be >= 1 (0 means 1)",
+                          (int)cfg->stages, (int)cfg->microbatch, (int)cfg->microbatches,
+                          (int)cfg->replicas);
     if (S > L)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "%d stages but the model has only %d layers: every stage needs at least one layer; use at most %d stages",
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "%d stages but the model has only %d layers: every stage needs at least "
+                          "one layer; use at most %d stages",
                           (int)S, (int)L, (int)L);
     if (e->R > IPUP_MAX_REPLICAS)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "%d replicas: at most IPUP_MAX_REPLICAS (%d); define it larger before the include", (int)e->R, (int)IPUP_MAX_REPLICAS);
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "%d replicas: at most IPUP_MAX_REPLICAS "
+                          "(%d); define it larger before the include",
+                          (int)e->R, (int)IPUP_MAX_REPLICAS);
     if ((int64_t)e->B * e->M > 0x7fffffff / 4 || (int64_t)e->B * e->in_n > 0x7fffffff / 4)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "micro-batch %d x %d micro-batches is too large", (int)e->B, (int)e->M);
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "micro-batch %d x %d micro-batches is too large", (int)e->B, (int)e->M);
     return IPUP_OK;
 }
 
@@ -1622,29 +2440,48 @@ static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
     size_t ml = sizeof e->msg;
     int k_opt = (int)o->kind, k_run = (int)cfg->runner;
     if (k_opt < 0 || k_opt > (int)IPUP_OPT_ADAM)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown optimizer kind %d; use sgd, momentum or adam", k_opt);
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "unknown optimizer kind %d; use sgd, momentum or adam", k_opt);
     if (!(o->lr >= 0.0f && o->lr <= 3.4e38f))
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the learning rate cfg.opt.lr is %s: it must be a finite number > 0 (0 means the default 0.01)", ipup__num(num, sizeof num, (double)o->lr));
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "the learning rate cfg.opt.lr is %s: it must be "
+                          "a finite number > 0 (0 means the default 0.01)",
+                          ipup__num(num, sizeof num, (double)o->lr));
     if (!(o->momentum >= 0.0f && o->momentum < 1.0f))
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "the momentum cfg.opt.momentum is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->momentum));
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "the momentum cfg.opt.momentum is %s: it "
+                          "must be in [0, 1) (0 means the default 0.9)",
+                          ipup__num(num, sizeof num, (double)o->momentum));
     if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f))
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta1 cfg.opt.beta1 is %s: it must be in [0, 1) (0 means the default 0.9)", ipup__num(num, sizeof num, (double)o->beta1));
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "Adam's beta1 cfg.opt.beta1 is %s: it "
+                          "must be in [0, 1) (0 means the default 0.9)",
+                          ipup__num(num, sizeof num, (double)o->beta1));
     if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f))
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's beta2 cfg.opt.beta2 is %s: it must be in [0, 1) (0 means the default 0.999)", ipup__num(num, sizeof num, (double)o->beta2));
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "Adam's beta2 cfg.opt.beta2 is %s: it "
+                          "must be in [0, 1) (0 means the default 0.999)",
+                          ipup__num(num, sizeof num, (double)o->beta2));
     if (!(o->eps >= 0.0f && o->eps <= 3.4e38f))
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "Adam's eps cfg.opt.eps is %s: it must be a finite number > 0 (0 means the default 1e-8)", ipup__num(num, sizeof num, (double)o->eps));
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "Adam's eps cfg.opt.eps is %s: it must be a "
+                          "finite number > 0 (0 means the default 1e-8)",
+                          ipup__num(num, sizeof num, (double)o->eps));
     if (e->cfg.opt.lr == 0.0f) e->cfg.opt.lr = 0.01f;
     if (e->cfg.opt.momentum == 0.0f) e->cfg.opt.momentum = 0.9f;
     if (e->cfg.opt.beta1 == 0.0f) e->cfg.opt.beta1 = 0.9f;
     if (e->cfg.opt.beta2 == 0.0f) e->cfg.opt.beta2 = 0.999f;
     if (e->cfg.opt.eps == 0.0f) e->cfg.opt.eps = 1e-8f;
     if (k_run != (int)IPUP_RUNNER_COOP && k_run != (int)IPUP_RUNNER_THREADS)
-        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads", k_run);
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG, "unknown runner %d; use coop or threads",
+                          k_run);
 #if defined(IPUPIPE_NO_THREADS) || defined(IPUPIPE_NO_ATOMICS)
     if (e->cfg.runner == IPUP_RUNNER_THREADS)
-        return ipup__fail(msg, ml, IPUP_ERR_UNSUPPORTED, "the threaded runner is compiled out (IPUPIPE_NO_THREADS or IPUPIPE_NO_ATOMICS); use the cooperative runner");
+        return ipup__fail(msg, ml, IPUP_ERR_UNSUPPORTED,
+                          "the threaded runner is compiled out (IPUPIPE_NO_THREADS or "
+                          "IPUPIPE_NO_ATOMICS); use the cooperative runner");
 #endif
-    ipup__cost_defaults(&e->cm, &cfg->cost);
+    ipup__cost_defaults(&e->cost_model, &cfg->cost);
     return IPUP_OK;
 }
 
@@ -1653,340 +2490,50 @@ static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
 static int ipup__setup_split(ipup__core *e, const ipup_config *cfg) {
     int32_t s, l, S = e->S, L = e->n_layers;
     if (cfg->split) {
-        e->st[0].first = 0;
+        e->stages[0].first = 0;
         for (s = 1; s < S; s++) {
             int32_t b = cfg->split[s - 1];
-            if (b <= e->st[s - 1].first || b >= L)
+            if (b <= e->stages[s - 1].first || b >= L)
                 return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                                  "split[%d] = %d: stage %d would be empty or out of range; stage starts must be strictly increasing layer indices in 1..%d",
-                                  (int)(s - 1), (int)b, (int)(b <= e->st[s - 1].first ? s - 1 : s), (int)(L - 1));
-            e->st[s].first = b;
+                                  "split[%d] = %d: stage %d would be empty or out of range; stage "
+                                  "starts must be strictly increasing layer indices in 1..%d",
+                                  (int)(s - 1), (int)b,
+                                  (int)(b <= e->stages[s - 1].first ? s - 1 : s), (int)(L - 1));
+            e->stages[s].first = b;
         }
     } else {
         int32_t split[IPUP_MAX_LAYERS];
         int rc = ipup_balance_stages(&e->model, S, split, e->msg, sizeof e->msg);
         if (rc) return rc;
-        e->st[0].first = 0;
-        for (s = 1; s < S; s++) e->st[s].first = split[s - 1];
+        e->stages[0].first = 0;
+        for (s = 1; s < S; s++) e->stages[s].first = split[s - 1];
     }
     for (s = 0; s < S; s++) {
-        e->st[s].last = (s + 1 < S) ? e->st[s + 1].first : L;
-        for (l = e->st[s].first; l < e->st[s].last; l++) e->lay[l].stage = s;
-        e->st[s].in_n = e->lay[e->st[s].first].info.in_n;
-        e->st[s].out_n = e->lay[e->st[s].last - 1].info.out_n;
+        e->stages[s].last = (s + 1 < S) ? e->stages[s + 1].first : L;
+        for (l = e->stages[s].first; l < e->stages[s].last; l++) e->layers[l].stage = s;
+        e->stages[s].in_n = e->layers[e->stages[s].first].info.in_n;
+        e->stages[s].out_n = e->layers[e->stages[s].last - 1].info.out_n;
     }
     return IPUP_OK;
-}
-
-static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R, int32_t B,
-                               int32_t in_n, int32_t repeat, int threads, ipup_op **ops, int32_t **row);
-/* the host pool's size fits in size_t (the outfeed records: repeat x replicas x micro-batches) */
-static int ipup__host_size_ok(ipup__core *e) {
-    ipup__arena h;
-    ipup__arena_init(&h, NULL, 0);
-    ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat, e->cfg.runner == IPUP_RUNNER_THREADS, NULL, NULL);
-    if (!h.ovf) return IPUP_OK;
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                      "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d micro-batches outfeed records; lower cfg.repeat",
-                      (int)e->cfg.repeat, (int)e->R, (int)e->M);
-}
-static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd, ipup__cbrt *cbr, ipup__cnb *cnb);
-/* every IPU's pool size (and streaming memory) fits in size_t */
-static int ipup__ipu_sizes_ok(ipup__core *e) {
-    int32_t d;
-    for (d = 0; d < e->P; d++) {
-        ipup__arena a, sa;
-        ipup__arena_init(&a, NULL, 0);
-        ipup__arena_init(&sa, NULL, 0);
-        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
-        if (a.ovf || sa.ovf)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                              "device %d's pool size overflows size_t (micro-batch %d, stash depths up to %d micro-batches); lower the micro-batch or the micro-batches, or use more stages",
-                              (int)d, (int)e->B, (int)e->M);
-    }
-    return IPUP_OK;
-}
-
-/* resolve defaults into e->cfg / counts, shapes, split; no table yet */
-static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
-    ipup_layer_info info[IPUP_MAX_LAYERS];
-    int32_t need_dx[IPUP_MAX_LAYERS], l;
-    int rc;
-    if (!cfg || !cfg->model) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
-    e->cfg = *cfg;
-    e->model = *cfg->model;
-    rc = ipup_model_info(&e->model, info, IPUP_MAX_LAYERS, e->msg, sizeof e->msg);
-    if (rc) return rc;
-    e->n_layers = e->model.n_layers;
-    ipup__setup_ids(e);
-    ipup__need_dx(info, e->n_layers, need_dx);
-    for (l = 0; l < e->n_layers; l++) {
-        e->lay[l].info = info[l];
-        e->lay[l].seed = ipup_layer_seed(cfg->seed, l);
-        e->lay[l].need_dx = need_dx[l];
-    }
-    e->in_n = info[0].in_n;
-    e->classes = info[e->n_layers - 1].in_n;
-    if ((rc = ipup__setup_counts(e, cfg)) != IPUP_OK) return rc;
-    if ((rc = ipup__setup_options(e, cfg)) != IPUP_OK) return rc;
-    if ((rc = ipup__host_size_ok(e)) != IPUP_OK) return rc;
-    return ipup__setup_split(e, cfg);
-}
-
-static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row); /* predict block */
-/* ------------------------------------------------------------------ concurrent stages
-   cfg.concurrent (docs/schedules.md §9). A mapping without brackets is the plain mapping
-   (copied into e->conc_plain, which e->cfg.stage_device then points to). A concurrent
-   stage holds one weight layer (dense or conv3x3) and the element-wise layers after it
-   (relu, gelu, dropout), and is neither the first stage (the infeed) nor the last (the
-   loss), nor next to another concurrent stage; it is split by output units into one lane
-   per branch (the rest of this block is further down, by the runners). */
-static int ipup__emu_conc_stage(ipup__core *e, int32_t s, int32_t n) {
-    const ipup__stage *st = &e->st[s];
-    const ipup_stage_map *mp = e->cfg.concurrent;
-    int32_t l, b, U;
-    const ipup_layer_info *I0 = &e->lay[st->first].info;
-    if (s == 0 || s == e->S - 1)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: stage %d is the %s stage and cannot be concurrent (it %s); split another stage, "
-                          "or add a stage before or after it", (int)s, s == 0 ? "first" : "last",
-                          s == 0 ? "reads the infeed" : "holds the loss");
-    if (mp->n_dev[s - 1] > 1 || mp->n_dev[s + 1] > 1)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: stages %d and %d are both concurrent; a concurrent stage needs plain stages on "
-                          "both sides (put a plain stage between them)", (int)(mp->n_dev[s - 1] > 1 ? s - 1 : s),
-                          (int)(mp->n_dev[s - 1] > 1 ? s : s + 1));
-    for (l = st->first; l < st->last; l++) {
-        ipup_layer_kind k = e->lay[l].info.kind;
-        int ok = l == st->first ? (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3)
-                                : (k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU || k == IPUP_LAYER_DROPOUT);
-        if (!ok)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                              "cfg.concurrent: stage %d holds layer %d (%s, %s); a concurrent stage holds one weight layer "
-                              "(dense or conv3x3) and the element-wise layers after it (relu, gelu, dropout): move the split "
-                              "(cfg.split) so that stage %d starts at a dense or conv layer",
-                              (int)s, (int)l, e->model.layers[l].id, ipup_layer_kind_name(k), (int)s);
-    }
-    if (I0->frozen)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "cfg.concurrent: stage %d's layer %s is frozen; a concurrent stage's branches train their slices "
-                          "(unfreeze it, or map stage %d to one IPU)", (int)s, e->model.layers[st->first].id, (int)s);
-    if (e->lay[e->n_layers - 1].info.kind != IPUP_LAYER_SOFTMAX_XENT)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "cfg.concurrent: concurrent stages carry one class label per sample; a model with the %s loss "
-                          "needs its stages on one IPU each", ipup_layer_kind_name(e->lay[e->n_layers - 1].info.kind));
-    U = I0->kind == IPUP_LAYER_DENSE ? I0->out_n : I0->out_c;
-    if (U < n)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: stage %d splits %s's %d output units over %d IPUs; every branch needs at least "
-                          "one unit (use fewer IPUs for it)", (int)s, e->model.layers[st->first].id, (int)U, (int)n);
-    if (e->n_lanes + n > IPUP_MAX_BRANCH_LANES)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent: more than IPUP_MAX_BRANCH_LANES = %d branches in all; define it larger before "
-                          "the include", (int)IPUP_MAX_BRANCH_LANES);
-    e->cn[s] = (int8_t)n;
-    e->cl0[s] = (int16_t)e->n_lanes;
-    for (b = 0; b < n; b++) {
-        ipup__cbr *c = &e->cb[e->n_lanes++];
-        c->stage = s; c->branch = b; c->device = mp->dev[s][b];
-        c->units = U;
-        c->u0 = (int32_t)((int64_t)b * U / n);
-        c->sl = (int32_t)((int64_t)(b + 1) * U / n) - c->u0;
-        c->spatial = I0->kind == IPUP_LAYER_DENSE ? 1 : I0->out_h * I0->out_w;
-    }
-    e->conc = 1;
-    return IPUP_OK;
-}
-
-static int ipup__emu_conc_config(ipup__core *e) {
-    const ipup_stage_map *mp = e->cfg.concurrent;
-    int32_t s;
-    int rc;
-    if (!mp) return IPUP_OK;
-    if (e->cfg.stage_device)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "give the stage -> IPU mapping once: cfg.stage_device or cfg.concurrent, not both");
-    if (mp->stages != e->S)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "cfg.concurrent maps %d stages, but the model is split into %d (cfg.stages); give one entry per stage",
-                          (int)mp->stages, (int)e->S);
-    for (s = 0; s < e->S; s++) {
-        if (mp->n_dev[s] < 1 || mp->n_dev[s] > IPUP_SCHED_MAX_BRANCHES)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "cfg.concurrent gives stage %d %d IPUs (1..%d)", (int)s,
-                              (int)mp->n_dev[s], IPUP_SCHED_MAX_BRANCHES);
-        e->conc_plain[s] = mp->dev[s][0];
-        if (mp->n_dev[s] > 1 && (rc = ipup__emu_conc_stage(e, s, mp->n_dev[s])) != IPUP_OK) return rc;
-    }
-    if (!e->conc) e->cfg.stage_device = e->conc_plain;
-    else if (e->cfg.recompute)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "cfg.concurrent with recomputation: a concurrent stage's branches keep their stash (set recompute "
-                          "to 0, or map each stage to one IPU)");
-    return IPUP_OK;
-}
-
-/* Table steps are a stage count for the ops arrays: enough for 2 x lanes x M ops. */
-static int32_t ipup__conc_ops_stages(const ipup_stage_map *mp, int32_t S) {
-    int32_t lanes;
-    if (!mp || !mp->concurrent) return S;
-    lanes = ipup_sched_map_lanes(mp);
-    return (2 * lanes + 2) / 3 > S ? (2 * lanes + 2) / 3 : S;
-}
-static void ipup__conc_setup(ipup__core *e); /* lane sizes and ring capacities (below) */
-static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__cbrt *cbr, ipup__cnb *cnb);
-static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash, size_t *ex);
-static void ipup__conc_init_weights(ipup_emu *e);
-static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer);
-static double ipup__conc_update_cost(const ipup_emu *e, int32_t d);
-
-/* schedule table into ops (cap), rows, depths, ring capacities */
-/* warnings (ipup_sched_generate's, one per line) into warn (warn_len bytes), cut after
-   the last whole line that fits */
-static void ipup__keep_warnings(char *warn, size_t warn_len, const char *w) {
-    size_t n = 0, keep = 0;
-    if (!warn || !warn_len) return;
-    while (w[n] && n + 1 < warn_len) {
-        if (w[n] == '\n') keep = n + 1;
-        n++;
-    }
-    if (!w[n]) keep = n;
-    IPUPIPE_MEMCPY(warn, w, keep);
-    warn[keep] = 0;
-}
-
-/* schedule table into ops (cap), rows, depths, ring capacities; the generator's warnings
-   into warn (may be NULL) */
-static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row, char *warn, size_t warn_len) {
-    ipup_sched_config sc;
-    char wmsg[IPUP_MSG_MAX];
-    int32_t S = e->S, M = e->M, i, s, d, P;
-    int rc;
-    if ((rc = ipup__emu_conc_config(e)) != IPUP_OK) return rc; /* cfg.concurrent */
-    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
-    sc.kind = e->cfg.schedule;
-    sc.stages = S;
-    sc.microbatches = M;
-    sc.devices = e->cfg.devices;
-    sc.virtual_stages = e->cfg.virtual_stages;
-    sc.stage_device = e->cfg.stage_device;
-    sc.strict = e->cfg.strict;
-    if (e->conc) sc.concurrent = e->cfg.concurrent; /* concurrent stages */
-    if (e->cfg.stage_device) {
-        for (s = 0; s < S; s++) {
-            int32_t dv = e->cfg.stage_device[s];
-            if (dv < 0 || dv >= IPUP_MAX_DEVICES || (e->cfg.devices > 0 && dv >= e->cfg.devices))
-                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                                  "stage %d is mapped to IPU %d, which does not exist (devices per replica: %d, at most IPUP_MAX_DEVICES = %d); map it to 0..%d",
-                                  (int)s, (int)dv, (int)e->cfg.devices, (int)IPUP_MAX_DEVICES,
-                                  (int)((e->cfg.devices > 0 ? e->cfg.devices : IPUP_MAX_DEVICES) - 1));
-        }
-    }
-    rc = ipup_sched_generate(&sc, ops, cap, &e->table, wmsg, sizeof wmsg);
-    if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "schedule %s with %d stages and %d micro-batches: %s",
-                              ipup_sched_kind_name(sc.kind), (int)S, (int)M, wmsg);
-    ipup__keep_warnings(warn, warn_len, wmsg);
-    P = e->P = e->table.devices;
-    if (P > IPUP_MAX_DEVICES)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "the schedule uses %d IPUs per replica; at most IPUP_MAX_DEVICES = %d", (int)P, (int)IPUP_MAX_DEVICES);
-    if ((int64_t)P * e->R > IPUP_MAX_IPUS)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "%d replicas x %d IPUs = %d IPUs; at most IPUP_MAX_IPUS = %d; define it larger before the include",
-                          (int)e->R, (int)P, (int)(P * e->R), (int)IPUP_MAX_IPUS);
-    e->nipus = P * e->R;
-    e->ops = ops;
-    for (s = 0; s < S; s++) e->st[s].device = e->table.stage_device[s];
-    /* rows */
-    if (row) {
-        int32_t pos = 0;
-        for (d = 0; d < P; d++) {
-            e->row_start[d] = pos;
-            for (i = 0; i < e->table.n_ops; i++) if (ops[i].device == d) row[pos++] = i;
-        }
-        e->row_start[P] = pos;
-        e->row = row;
-    }
-    /* FIFO depths, in-order check, ring capacities */
-    for (s = 0; s < S; s++) {
-        int32_t nf = 0, nbw = 0, ni = 0, nw = 0, depth = 0, wdepth = 0;
-        int32_t last_f = -1, last_g = -1, last_i = -1;
-        int32_t fprod = 0, fcons = 0, fcap = 0, bprod = 0, bcons = 0, bcap = 0;
-        i = 0;
-        while (i < e->table.n_ops) {
-            int32_t t = ops[i].step, k;
-            int32_t j0 = i;
-            /* productions of this step first */
-            for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
-                const ipup_op *o = &ops[k];
-                if (ipup_op_branch(o) > 0) continue; /* concurrent stages: branch 0 counts (lanes: ipup__conc_setup) */
-                if (o->stage == s - 1 && o->kind == IPUP_OP_F) fprod++;
-                if (o->stage == s + 1 && (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I)) bprod++;
-            }
-            if (fprod - fcons > fcap) fcap = fprod - fcons;
-            if (bprod - bcons > bcap) bcap = bprod - bcons;
-            for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
-                const ipup_op *o = &ops[k];
-                if (o->stage != s || ipup_op_branch(o) > 0) continue;
-                switch (o->kind) {
-                case IPUP_OP_F:
-                    if (o->mb != last_f + 1) goto order;
-                    last_f = o->mb; nf++; fcons++;
-                    break;
-                case IPUP_OP_B:
-                    if (o->mb != last_g + 1 || o->mb != last_i + 1) goto order;
-                    last_g = o->mb; last_i = o->mb; nbw++; bcons++;
-                    break;
-                case IPUP_OP_I:
-                    if (o->mb != last_i + 1) goto order;
-                    last_i = o->mb; ni++; bcons++;
-                    break;
-                case IPUP_OP_W:
-                    if (o->mb != last_g + 1) goto order;
-                    last_g = o->mb; nw++;
-                    break;
-                default: goto order;
-                }
-                if (nf - nbw - nw > depth) depth = nf - nbw - nw;
-                if (ni - nw > wdepth) wdepth = ni - nw;
-            }
-            i = k;
-        }
-        e->st[s].depth = depth > 0 ? depth : 1;
-        e->st[s].wdepth = wdepth;
-        e->st[s].fwd_cap = ipup__ring_cap((uint32_t)(fcap > 0 ? fcap : 1));
-        e->st[s].bwd_cap = ipup__ring_cap((uint32_t)(bcap > 0 ? bcap : 1));
-        continue;
-    order:
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
-                          "schedule %s runs the ops of stage %d out of micro-batch order; the emulator's FIFO stash needs in-order schedules (every built-in one is)",
-                          ipup_sched_kind_name(e->cfg.schedule), (int)s);
-    }
-    /* ipup_predict's forward-only table: into its own host-pool block, or (a plan) over
-       the training table, which is no longer needed */
-    return ipup__setup_pred_table(e, row ? e->pops : ops, row ? S * M : cap, row ? e->prow : NULL);
 }
 
 /* stash layouts, sizes, FLOPs per stage. Offsets in a stash entry are int32 and the
    kernels index with int: every offset and every buffer of a stage is at most 2^31-1
    floats, checked as it grows (each term is < 2^62, so the int64 sums never wrap). */
 #define IPUP__MAXF ((int64_t)0x7fffffff)
-static int ipup__layout_big(ipup__core *e, int32_t s, const char *what, int64_t n, const char *fix) {
+static int ipup__layout_big(ipup__core *e, int32_t s, const char *what, int64_t n,
+                            const char *fix) {
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                      "stage %d: %s needs %lld floats with micro-batch %d, more than 2^31-1 (offsets and kernel indices are int32); %s",
+                      "stage %d: %s needs %lld floats with micro-batch %d, more than 2^31-1 "
+                      "(offsets and kernel indices are int32); %s",
                       (int)s, what, (long long)n, (int)e->B, fix);
 }
 /* floats of IPUP_CONV3X3_BWD_SCRATCH in int64_t, or -1 past 2^31-1 */
 static int64_t ipup__conv_scratch(const ipup_layer_info *I) {
-    int64_t a = (int64_t)9 * I->in_c, b = (int64_t)I->out_c + (int64_t)(I->in_h - 2) * (I->in_w - 2);
+    int64_t a = (int64_t)9 * I->in_c,
+            b = (int64_t)I->out_c + (int64_t)(I->in_h - 2) * (I->in_w - 2);
     return (b > IPUP__MAXF / a) ? -1 : a * b;
 }
-/* The label region of a stash entry and of a forward ring slot holds, per sample, one int32
-   label (softmax cross-entropy) or target_width float targets (mse: the loss layer's input
-   width); ipup__target_w is 0 for a class loss. */
-static int32_t ipup__target_w(const ipup__core *e) {
-    return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_MSE ? e->classes : 0;
-}
-static int32_t ipup__lab_w(const ipup__core *e) { return ipup__target_w(e) ? ipup__target_w(e) : 1; }
-static size_t ipup__lab_bytes(const ipup__core *e) { return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float); }
-static int ipup__is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
 /* Layer l is a ReLU that ends plain stage s, and the next plain stage starts with a
    max-pool of its output: that pool's backward applies the ReLU's mask (its input
    x = relu(z) > 0 exactly when z > 0: ipup_maxpool2_relu_bwd_f32, the bits of the two
@@ -1995,10 +2542,10 @@ static int ipup__is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XEN
    into the exchange (the fused kernel): two passes over the activation fewer per
    micro-batch, the same bits as when both layers share a stage. */
 static int ipup__relu_to_pool(const ipup__core *e, int32_t s, int32_t l) {
-    const ipup__stage *st = &e->st[s];
-    return s + 1 < e->S && l == st->last - 1 && e->lay[l].info.kind == IPUP_LAYER_RELU && e->lay[l].need_dx &&
-           e->cn[s] <= 1 && e->cn[s + 1] <= 1 && e->st[s + 1].first == l + 1 &&
-           e->lay[l + 1].info.kind == IPUP_LAYER_MAXPOOL2;
+    const ipup__stage *st = &e->stages[s];
+    return s + 1 < e->S && l == st->last - 1 && e->layers[l].info.kind == IPUP_LAYER_RELU &&
+           e->layers[l].need_dx && e->n_branches[s] <= 1 && e->n_branches[s + 1] <= 1 &&
+           e->stages[s + 1].first == l + 1 && e->layers[l + 1].info.kind == IPUP_LAYER_MAXPOOL2;
 }
 /* Layer l of plain stage s is a max-pool whose backward is needed and whose input is
    relu(z): after a ReLU and a dense or conv of the same stage, or first in the stage after
@@ -2009,17 +2556,21 @@ static int ipup__relu_to_pool(const ipup__core *e, int32_t s, int32_t l) {
    pool run chunk by chunk (ipup__fwd_pooled): the activation never leaves the cache. A
    sixteenth of the stash, and no pass over the activation. */
 static int ipup__pool_idx_at(const ipup__core *e, int32_t s, int32_t l) {
-    const ipup__stage *st = &e->st[s];
-    if (l < st->first || l >= st->last || e->cn[s] > 1 || e->lay[l].info.kind != IPUP_LAYER_MAXPOOL2 || !e->lay[l].need_dx) return 0;
+    const ipup__stage *st = &e->stages[s];
+    if (l < st->first || l >= st->last || e->n_branches[s] > 1 ||
+        e->layers[l].info.kind != IPUP_LAYER_MAXPOOL2 || !e->layers[l].need_dx)
+        return 0;
     if (l == st->first) return s > 0 && ipup__relu_to_pool(e, s - 1, l - 1);
-    return l >= st->first + 2 && e->lay[l - 1].info.kind == IPUP_LAYER_RELU && e->lay[l - 1].need_dx &&
-           (e->lay[l - 2].info.kind == IPUP_LAYER_DENSE || e->lay[l - 2].info.kind == IPUP_LAYER_CONV3X3);
+    return l >= st->first + 2 && e->layers[l - 1].info.kind == IPUP_LAYER_RELU &&
+           e->layers[l - 1].need_dx &&
+           (e->layers[l - 2].info.kind == IPUP_LAYER_DENSE ||
+            e->layers[l - 2].info.kind == IPUP_LAYER_CONV3X3);
 }
 /* Stage s reads its input straight from the ring slot: its first layer keeps no input
    (an arg-max pool) and nothing else needs the stage input in the stash entry, which then
    has no region for it (not with recomputation: the entry is the input). */
 static int ipup__direct_in(const ipup__core *e, int32_t s) {
-    return !e->cfg.recompute && ipup__pool_idx_at(e, s, e->st[s].first);
+    return !e->cfg.recompute && ipup__pool_idx_at(e, s, e->stages[s].first);
 }
 /* IPUPIPE_CHUNK_BYTES: the bytes of activation a chunk of ipup__fwd_pooled leaves in the
    cache (256 KB, a quarter of the smallest L2 of current x86 server cores). The samples of
@@ -2038,9 +2589,9 @@ static int32_t ipup__chunk_rows(const ipup_layer_info *I, int32_t B) {
 static int64_t ipup__frozen_params(ipup__core *e, const ipup__stage *st, int64_t par) {
     int32_t l;
     for (l = st->first; l < st->last; l++) {
-        const ipup_layer_info *I = &e->lay[l].info;
+        const ipup_layer_info *I = &e->layers[l].info;
         if (!I->n_w || !I->frozen) continue;
-        e->lay[l].p_off = (int32_t)par;
+        e->layers[l].param_off = (int32_t)par;
         par += (((int64_t)I->n_w + 15) & ~(int64_t)15) + (((int64_t)I->n_b + 15) & ~(int64_t)15);
         if (par > IPUP__MAXF) break;
     }
@@ -2053,61 +2604,272 @@ static int64_t ipup__frozen_params(ipup__core *e, const ipup__stage *st, int64_t
    A ReLU whose output the next layer keeps reads that instead (relu(z) > 0 exactly when
    z > 0), so it keeps nothing either. */
 static int ipup__keeps_input(const ipup__core *e, int32_t s, int32_t l) {
-    const ipup__lay *Ly = &e->lay[l];
+    const ipup__layer_facts *Ly = &e->layers[l];
     const ipup_layer_info *I = &Ly->info;
     const int trains = I->n_w && !I->frozen; /* a frozen dense or conv reads only w for dx */
     if (I->stash_floats <= 0 || ipup__is_loss(I->kind) || !(trains || (Ly->need_dx && !I->n_w)) ||
         ipup__relu_to_pool(e, s, l) || ipup__pool_idx_at(e, s, l + 1))
         return 0;
-    return !(I->kind == IPUP_LAYER_RELU && l + 1 < e->st[s].last && ipup__keeps_input(e, s, l + 1));
+    return !(I->kind == IPUP_LAYER_RELU && l + 1 < e->stages[s].last &&
+             ipup__keeps_input(e, s, l + 1));
+}
+
+/* schedule table into ops (cap), rows, depths, ring capacities */
+/* warnings (ipup_sched_generate's, one per line) into warn (warn_len bytes), cut after
+   the last whole line that fits */
+static void ipup__keep_warnings(char *warn, size_t warn_len, const char *w) {
+    size_t n = 0, keep = 0;
+    if (!warn || !warn_len) return;
+    while (w[n] && n + 1 < warn_len) {
+        if (w[n] == '\n') keep = n + 1;
+        n++;
+    }
+    if (!w[n]) keep = n;
+    IPUPIPE_MEMCPY(warn, w, keep);
+    warn[keep] = 0;
+}
+
+/* The forward-only table of cfg.schedule (gpipe's for interleaved and zb-h1, which have
+   none) with the training table's mapping into ops (cap); rows by device (row NULL: a
+   plan); every ring into a stage gets room for the inputs the table keeps in flight. */
+static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row) {
+    ipup_sched_config sc;
+    char wmsg[IPUP_MSG_MAX];
+    int32_t peak[IPUP_MAX_LAYERS], s, d, i, pos = 0;
+    int rc;
+    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
+    if (e->has_concurrent) {
+        /* concurrent stages have no forward-only table: predict runs stage after stage */
+        IPUPIPE_MEMSET(&e->pred_table, 0, sizeof e->pred_table);
+        e->pred_stats.microbatches = e->M;
+        return IPUP_OK;
+    }
+    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1
+                  ? IPUP_SCHED_GPIPE
+                  : e->cfg.schedule;
+    sc.stages = e->S;
+    sc.microbatches = e->M;
+    sc.devices = e->cfg.devices;
+    sc.virtual_stages = e->cfg.virtual_stages;
+    sc.stage_device = e->cfg.stage_device;
+    sc.strict = e->cfg.strict;
+    sc.forward_only = 1;
+    rc = ipup_sched_generate(&sc, ops, cap, &e->pred_table, wmsg, sizeof wmsg);
+    if (rc == IPUP_OK && e->pred_table.devices != e->P) rc = IPUP_ERR_CONFIG;
+    if (rc)
+        return ipup__fail(e->msg, sizeof e->msg, rc,
+                          "the forward-only table of ipup_predict (%s, %d stages, %d "
+                          "micro-batches, %d IPUs): %s",
+                          ipup_sched_kind_name(sc.kind), (int)e->S, (int)e->M, (int)e->P, wmsg);
+    ipup_sched_peak_inflight(&e->pred_table, peak, IPUP_MAX_LAYERS);
+    for (s = 1; s < e->S; s++)
+        if ((uint32_t)peak[s] > e->stages[s].fwd_cap)
+            e->stages[s].fwd_cap = ipup__ring_cap((uint32_t)peak[s]);
+    e->pred_stats.schedule = sc.kind;
+    e->pred_stats.steps = e->pred_table.steps;
+    e->pred_stats.microbatches = e->M;
+    for (s = 0; s < e->S; s++) e->pred_stats.inflight[s] = peak[s];
+    if (!row) return IPUP_OK;
+    for (d = 0; d < e->P; d++) {
+        e->pred_row_start[d] = pos;
+        for (i = 0; i < e->pred_table.n_ops; i++) if (ops[i].device == d) row[pos++] = i;
+    }
+    e->pred_row_start[e->P] = pos;
+    return IPUP_OK;
+}
+
+/* Stage s's stash and W-stash FIFO depths and the capacities of the rings into it, from
+   the table in ops (ipup__setup_table); IPUP_ERR_CONFIG when the table runs its ops out of
+   micro-batch order */
+static int ipup__stage_depths(ipup__core *e, const ipup_op *ops, int32_t s) {
+    int32_t nf = 0, nbw = 0, ni = 0, nw = 0, depth = 0, wdepth = 0;
+    int32_t last_f = -1, last_g = -1, last_i = -1;
+    int32_t fprod = 0, fcons = 0, fcap = 0, bprod = 0, bcons = 0, bcap = 0;
+    int32_t i = 0;
+    while (i < e->table.n_ops) {
+        int32_t t = ops[i].step, k;
+        int32_t j0 = i;
+        /* productions of this step first */
+        for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
+            const ipup_op *o = &ops[k];
+            /* concurrent stages: branch 0 counts (lanes: ipup__conc_setup) */
+            if (ipup_op_branch(o) > 0) continue;
+            if (o->stage == s - 1 && o->kind == IPUP_OP_F) fprod++;
+            if (o->stage == s + 1 && (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I)) bprod++;
+        }
+        if (fprod - fcons > fcap) fcap = fprod - fcons;
+        if (bprod - bcons > bcap) bcap = bprod - bcons;
+        for (k = j0; k < e->table.n_ops && ops[k].step == t; k++) {
+            const ipup_op *o = &ops[k];
+            if (o->stage != s || ipup_op_branch(o) > 0) continue;
+            switch (o->kind) {
+            case IPUP_OP_F:
+                if (o->mb != last_f + 1) goto order;
+                last_f = o->mb; nf++; fcons++;
+                break;
+            case IPUP_OP_B:
+                if (o->mb != last_g + 1 || o->mb != last_i + 1) goto order;
+                last_g = o->mb; last_i = o->mb; nbw++; bcons++;
+                break;
+            case IPUP_OP_I:
+                if (o->mb != last_i + 1) goto order;
+                last_i = o->mb; ni++; bcons++;
+                break;
+            case IPUP_OP_W:
+                if (o->mb != last_g + 1) goto order;
+                last_g = o->mb; nw++;
+                break;
+            default: goto order;
+            }
+            if (nf - nbw - nw > depth) depth = nf - nbw - nw;
+            if (ni - nw > wdepth) wdepth = ni - nw;
+        }
+        i = k;
+    }
+    e->stages[s].depth = depth > 0 ? depth : 1;
+    e->stages[s].wstash_depth = wdepth;
+    e->stages[s].fwd_cap = ipup__ring_cap((uint32_t)(fcap > 0 ? fcap : 1));
+    e->stages[s].bwd_cap = ipup__ring_cap((uint32_t)(bcap > 0 ? bcap : 1));
+    return IPUP_OK;
+order:
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                      "schedule %s runs the ops of stage %d out of micro-batch order; the "
+                      "emulator's FIFO stash needs in-order schedules (every built-in one is)",
+                      ipup_sched_kind_name(e->cfg.schedule), (int)s);
+}
+
+/* schedule table into ops (cap), rows, depths, ring capacities; the generator's warnings
+   into warn (may be NULL) */
+static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row, char *warn,
+                             size_t warn_len) {
+    ipup_sched_config sc;
+    char wmsg[IPUP_MSG_MAX];
+    int32_t S = e->S, M = e->M, i, s, d, P;
+    int rc;
+    if ((rc = ipup__emu_conc_config(e)) != IPUP_OK) return rc; /* cfg.concurrent */
+    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
+    sc.kind = e->cfg.schedule;
+    sc.stages = S;
+    sc.microbatches = M;
+    sc.devices = e->cfg.devices;
+    sc.virtual_stages = e->cfg.virtual_stages;
+    sc.stage_device = e->cfg.stage_device;
+    sc.strict = e->cfg.strict;
+    if (e->has_concurrent) sc.concurrent = e->cfg.concurrent; /* concurrent stages */
+    if (e->cfg.stage_device) {
+        for (s = 0; s < S; s++) {
+            int32_t dv = e->cfg.stage_device[s];
+            if (dv < 0 || dv >= IPUP_MAX_DEVICES || (e->cfg.devices > 0 && dv >= e->cfg.devices))
+                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                                  "stage %d is mapped to IPU %d, which does not exist (devices per "
+                                  "replica: %d, at most IPUP_MAX_DEVICES = %d); map it to 0..%d",
+                                  (int)s, (int)dv, (int)e->cfg.devices, (int)IPUP_MAX_DEVICES,
+                                  (int)((e->cfg.devices > 0 ? e->cfg.devices : IPUP_MAX_DEVICES) -
+                                        1));
+        }
+    }
+    rc = ipup_sched_generate(&sc, ops, cap, &e->table, wmsg, sizeof wmsg);
+    if (rc)
+        return ipup__fail(e->msg, sizeof e->msg, rc,
+                          "schedule %s with %d stages and %d micro-batches: %s",
+                          ipup_sched_kind_name(sc.kind), (int)S, (int)M, wmsg);
+    ipup__keep_warnings(warn, warn_len, wmsg);
+    P = e->P = e->table.devices;
+    if (P > IPUP_MAX_DEVICES)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "the schedule uses %d IPUs per replica; at most IPUP_MAX_DEVICES = %d",
+                          (int)P, (int)IPUP_MAX_DEVICES);
+    if ((int64_t)P * e->R > IPUP_MAX_IPUS)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "%d replicas x %d IPUs = %d IPUs; at most IPUP_MAX_IPUS = %d; define it "
+                          "larger before the include",
+                          (int)e->R, (int)P, (int)(P * e->R), (int)IPUP_MAX_IPUS);
+    e->n_ipus = P * e->R;
+    e->ops = ops;
+    for (s = 0; s < S; s++) e->stages[s].device = e->table.stage_device[s];
+    /* rows */
+    if (row) {
+        int32_t pos = 0;
+        for (d = 0; d < P; d++) {
+            e->row_start[d] = pos;
+            for (i = 0; i < e->table.n_ops; i++) if (ops[i].device == d) row[pos++] = i;
+        }
+        e->row_start[P] = pos;
+        e->row = row;
+    }
+    /* FIFO depths, in-order check, ring capacities */
+    for (s = 0; s < S; s++)
+        if ((rc = ipup__stage_depths(e, ops, s)) != IPUP_OK) return rc;
+    /* ipup_predict's forward-only table: into its own host-pool block, or (a plan) over
+       the training table, which is no longer needed */
+    return ipup__setup_pred_table(e, row ? e->pred_ops : ops, row ? S * M : cap,
+                                  row ? e->pred_row : NULL);
 }
 
 static int ipup__setup_layout(ipup__core *e) {
-    static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in this stage (more stages)";
+    static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in "
+                                "this stage (more stages)";
     int32_t s, l, B = e->B;
     int32_t k = ipup__state_slots(&e->cfg);
     for (s = 0; s < e->S; s++) {
-        ipup__stage *st = &e->st[s];
+        ipup__stage *st = &e->stages[s];
         int64_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0;
         size_t chunk = 0;
         cur = ipup__direct_in(e, s) ? 0 : (int64_t)B * st->in_n; /* a0: the stage input */
         st->flops_f = st->flops_i = st->flops_w = 0;
         for (l = st->first; l < st->last; l++) {
-            ipup__lay *Ly = &e->lay[l];
+            ipup__layer_facts *Ly = &e->layers[l];
             const ipup_layer_info *I = &Ly->info;
             int64_t mx = (int64_t)(I->in_n > I->out_n ? I->in_n : I->out_n) * B;
             const int trains = I->n_w && !I->frozen, keep = ipup__keeps_input(e, s, l);
             if (mx > pp) pp = mx;
-            Ly->e_off = -1;
+            Ly->stash_off = -1;
             Ly->pool_idx = ipup__pool_idx_at(e, s, l);
             if (keep) {
-                if (l == st->first && !Ly->pool_idx) Ly->e_off = 0;
-                else { Ly->e_off = (int32_t)cur; cur += Ly->pool_idx ? ((int64_t)B * I->out_n + 3) / 4 : (int64_t)B * I->in_n; }
+                if (l == st->first && !Ly->pool_idx) Ly->stash_off = 0;
+                else {
+                    Ly->stash_off = (int32_t)cur;
+                    cur += Ly->pool_idx ? ((int64_t)B * I->out_n + 3) / 4 : (int64_t)B * I->in_n;
+                }
             }
             if (Ly->pool_idx && l > st->first) {
-                const ipup_layer_info *C = &e->lay[l - 2].info;
+                const ipup_layer_info *C = &e->layers[l - 2].info;
                 size_t f = (size_t)ipup__chunk_rows(C, B) * (size_t)C->out_n;
                 if (f > chunk) chunk = f;
             }
-            if (cur > IPUP__MAXF || pp > IPUP__MAXF) return ipup__layout_big(e, s, cur > pp ? "a stash entry (the inputs kept for the backward)" : "an activation buffer", cur > pp ? cur : pp, lower);
+            if (cur > IPUP__MAXF || pp > IPUP__MAXF)
+                return ipup__layout_big(e, s,
+                                        cur > pp ? "a stash entry (the inputs kept for the "
+                                                   "backward)"
+                                                 : "an activation buffer",
+                                        cur > pp ? cur : pp, lower);
             Ly->dy_off = -1;
-            Ly->p_off = -1;
+            Ly->param_off = -1;
             if (trains) { /* frozen layers: ipup__frozen_params */
-                int64_t tw = ((int64_t)I->n_w + 15) & ~(int64_t)15, tb = ((int64_t)I->n_b + 15) & ~(int64_t)15;
-                Ly->p_off = (int32_t)par;
+                int64_t tw = ((int64_t)I->n_w + 15) & ~(int64_t)15,
+                        tb = ((int64_t)I->n_b + 15) & ~(int64_t)15;
+                Ly->param_off = (int32_t)par;
                 par += tw + tb;
                 if (tw > maxt) maxt = tw;
                 Ly->dy_off = (int32_t)wcur;
                 wcur += (int64_t)B * I->out_n;
-                if (par > IPUP__MAXF) return ipup__layout_big(e, s, "the weights", par, "put fewer layers in this stage (more stages) or use smaller layers");
-                if (wcur > IPUP__MAXF) return ipup__layout_big(e, s, "a weight-gradient stash entry", wcur, lower);
+                if (par > IPUP__MAXF)
+                    return ipup__layout_big(e, s, "the weights", par,
+                                            "put fewer layers in this stage "
+                                            "(more stages) or use smaller layers");
+                if (wcur > IPUP__MAXF)
+                    return ipup__layout_big(e, s, "a weight-gradient stash entry", wcur, lower);
             }
             if (I->kind == IPUP_LAYER_CONV3X3) {
                 int64_t f2 = ipup__conv_scratch(I);
                 if (f2 < 0)
                     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                                      "layer %d (%s): the conv3x3 backward's scratch (IPUP_CONV3X3_BWD_SCRATCH: 9 x %d channels x (%d + %d x %d)) is more than 2^31-1 floats; lower the input size or the channels",
-                                      (int)l, e->model.layers[l].id, (int)I->in_c, (int)I->out_c, (int)(I->in_h - 2), (int)(I->in_w - 2));
+                                      "layer %d (%s): the conv3x3 backward's "
+                                      "scratch (IPUP_CONV3X3_BWD_SCRATCH: 9 x %d "
+                                      "channels x (%d + %d x %d)) is more than "
+                                      "2^31-1 floats; lower the input size or the channels",
+                                      (int)l, e->model.layers[l].id, (int)I->in_c, (int)I->out_c,
+                                      (int)(I->in_h - 2), (int)(I->in_w - 2));
                 if (f2 > conv) conv = f2; /* the forward needs 1 (IPUP_CONV3X3_FWD_SCRATCH) */
             }
             st->flops_f += I->flops_fwd;
@@ -2116,16 +2878,24 @@ static int ipup__setup_layout(ipup__core *e) {
         }
         st->n_grads = (size_t)par;
         par = ipup__frozen_params(e, st, par);
-        if (par > IPUP__MAXF) return ipup__layout_big(e, s, "the weights", par, "put fewer layers in this stage (more stages) or use smaller layers");
-        st->lab_off = (int32_t)cur;
+        if (par > IPUP__MAXF)
+            return ipup__layout_big(e, s, "the weights", par,
+                                    "put fewer layers in this stage "
+                                    "(more stages) or use smaller layers");
+        st->label_off = (int32_t)cur;
         cur += (int64_t)B * ipup__lab_w(e);
-        st->dl_off = -1;
-        if (s == e->S - 1) { st->dl_off = (int32_t)cur; cur += (int64_t)B * e->classes; }
-        if (cur > IPUP__MAXF - 15) return ipup__layout_big(e, s, "a stash entry (the inputs kept for the backward and the labels)", cur, lower);
+        st->dloss_off = -1;
+        if (s == e->S - 1) { st->dloss_off = (int32_t)cur; cur += (int64_t)B * e->classes; }
+        if (cur > IPUP__MAXF - 15)
+            return ipup__layout_big(e, s,
+                                    "a stash entry (the inputs kept "
+                                    "for the backward and the labels)",
+                                    cur, lower);
         st->entry_floats = (size_t)((cur + 15) & ~(int64_t)15);
-        st->rentry_floats = (size_t)(((int64_t)B * st->in_n + (int64_t)B * ipup__lab_w(e) + 15) & ~(int64_t)15);
+        st->rentry_floats =
+            (size_t)(((int64_t)B * st->in_n + (int64_t)B * ipup__lab_w(e) + 15) & ~(int64_t)15);
         st->wentry_floats = (size_t)((wcur + 15) & ~(int64_t)15);
-        st->pp_floats = (size_t)((pp + 15) & ~(int64_t)15);
+        st->pingpong_floats = (size_t)((pp + 15) & ~(int64_t)15);
         st->conv_floats = (size_t)conv;
         st->chunk_floats = (chunk + 15u) & ~(size_t)15u;
         st->n_params = (size_t)par;
@@ -2133,27 +2903,33 @@ static int ipup__setup_layout(ipup__core *e) {
         st->max_tensor = (size_t)maxt;
         st->flops_opt = (int64_t)st->n_grads * (k == 2 ? 12 : k == 1 ? 4 : 2);
     }
-    if (e->conc) ipup__conc_setup(e); /* the lanes of concurrent stages */
+    if (e->has_concurrent) ipup__conc_setup(e); /* the lanes of concurrent stages */
     return IPUP_OK;
 }
 
 /* bytes of stash recomputation would save on stage x (0 when its entries are smaller than
    the stage input: an arg-max pool first, ipup__direct_in) */
 static size_t ipup__recompute_saves(const ipup__stage *x) {
-    return x->entry_floats > x->rentry_floats ? (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float) : 0;
+    return x->entry_floats > x->rentry_floats
+               ? (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float)
+               : 0;
 }
 
-/* carve one IPU's pool (device d of a replica whose stage runtimes are srt and rings
-   fwd, bwd: IPUP_MAX_LAYERS each); srt, fwd and bwd NULL: counting only */
-static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__srt *srt, ipup_ring *fwd, ipup_ring *bwd, ipup__cbrt *cbr, ipup__cnb *cnb) {
+/* carve one IPU's pool (device d of a replica whose stage runtimes are stage_rt, rings fwd,
+   bwd: IPUP_MAX_LAYERS each, lane runtimes lane_rt and fan-out buffers fanout); stage_rt,
+   fwd, bwd, lane_rt and fanout NULL: counting only */
+static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d,
+                            ipup__stage_rt *stage_rt, ipup_ring *fwd, ipup_ring *bwd,
+                            ipup__lane_rt *lane_rt, ipup__fanout_bufs *fanout) {
     int32_t s;
     int32_t k = ipup__state_slots(&e->cfg);
-    ipup__srt count_only;
+    ipup__stage_rt count_only;
     IPUPIPE_MEMSET(&count_only, 0, sizeof count_only);
     for (s = 0; s < e->S; s++) {
-        const ipup__stage *st = &e->st[s];
-        ipup__srt *rt = srt ? &srt[s] : &count_only;
-        if (st->device != d || e->cn[s] > 1) continue; /* a concurrent stage: its lanes (ipup__conc_carve) */
+        const ipup__stage *st = &e->stages[s];
+        ipup__stage_rt *rt = stage_rt ? &stage_rt[s] : &count_only;
+        /* a concurrent stage: its lanes (ipup__conc_carve) */
+        if (st->device != d || e->n_branches[s] > 1) continue;
         rt->params = ipup__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
         rt->grads = ipup__allocf(a, st->n_grads, IPUP_MEM_GRADS);
         rt->state = NULL;
@@ -2161,28 +2937,48 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
             if (e->cfg.offload) rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
             else rt->state = ipup__allocf(a, st->n_state, IPUP_MEM_OPTIMIZER);
         }
-        rt->stash = ipup__allocf(a, ipup__mulz((size_t)st->depth, e->cfg.recompute ? st->rentry_floats : st->entry_floats), IPUP_MEM_STASH);
-        rt->wstash = st->wdepth ? ipup__allocf(a, ipup__mulz((size_t)st->wdepth, st->wentry_floats), IPUP_MEM_STASH) : NULL;
+        rt->stash = ipup__allocf(a,
+                                 ipup__mulz((size_t)st->depth, e->cfg.recompute ? st->rentry_floats
+                                                                                : st->entry_floats),
+                                 IPUP_MEM_STASH);
+        rt->wstash = st->wstash_depth
+                         ? ipup__allocf(a, ipup__mulz((size_t)st->wstash_depth, st->wentry_floats),
+                                        IPUP_MEM_STASH)
+                         : NULL;
         rt->work = e->cfg.recompute ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->pp[0] = ipup__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
-        rt->pp[1] = ipup__allocf(a, st->pp_floats, IPUP_MEM_SCRATCH);
+        rt->pingpong[0] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
+        rt->pingpong[1] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->chunk = st->chunk_floats ? ipup__allocf(a, st->chunk_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->staging = (k && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH) : NULL;
+        rt->staging = (k && e->cfg.offload)
+                          ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH)
+                          : NULL;
         /* receive sides of the rings into this stage */
-        if (s > 0 && e->cn[s - 1] <= 1) {
-            size_t slot = ((size_t)e->B * (size_t)st->in_n + (size_t)e->B * (size_t)ipup__lab_w(e)) * sizeof(float);
+        if (s > 0 && e->n_branches[s - 1] <= 1) {
+            size_t slot =
+                ((size_t)e->B * (size_t)st->in_n + (size_t)e->B * (size_t)ipup__lab_w(e)) *
+                sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
-            if (fwd && a->base && !a->oom) ipup_ring_init(&fwd[s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot, IPUPIPE_RING_START);
+            if (fwd && a->base && !a->oom)
+                ipup_ring_init(&fwd[s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot,
+                               IPUPIPE_RING_START);
         }
-        if (s < e->S - 1 && e->cn[s + 1] <= 1) {
+        if (s < e->S - 1 && e->n_branches[s + 1] <= 1) {
             size_t slot = (size_t)e->B * (size_t)st->out_n * sizeof(float);
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
-            if (bwd && a->base && !a->oom) ipup_ring_init(&bwd[s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot, IPUPIPE_RING_START);
+            if (bwd && a->base && !a->oom)
+                ipup_ring_init(&bwd[s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot,
+                               IPUPIPE_RING_START);
         }
-        rt->pred = s == e->S - 1 ? ipup__allocf(a, ipup__mulz((size_t)e->B, (size_t)e->lay[e->n_layers - 1].info.in_n), IPUP_MEM_SCRATCH) : NULL;
+        rt->pred = s == e->S - 1
+                       ? ipup__allocf(a,
+                                      ipup__mulz((size_t)e->B,
+                                                 (size_t)e->layers[e->n_layers - 1].info.in_n),
+                                      IPUP_MEM_SCRATCH)
+                       : NULL;
     }
-    if (e->conc) ipup__conc_carve(e, a, stream, d, cbr, cnb); /* lanes and their neighbours' buffers */
+    /* lanes and their neighbours' buffers */
+    if (e->has_concurrent) ipup__conc_carve(e, a, stream, d, lane_rt, fanout);
 }
 
 /* Slots of a replica's outfeed ring. The cooperative runner drains it every step: a step's
@@ -2200,8 +2996,9 @@ static uint32_t ipup__outfeed_cap(int32_t M, int32_t repeat, int threads) {
 }
 
 /* host pool: ops, rows, infeed/outfeed rings, outfeed records. e may be NULL (sizes only). */
-static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R, int32_t B,
-                               int32_t in_n, int32_t repeat, int threads, ipup_op **ops, int32_t **row) {
+static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R,
+                               int32_t B, int32_t in_n, int32_t repeat, int threads, ipup_op **ops,
+                               int32_t **row) {
     int32_t cap = IPUP_SCHED_MAX_OPS(S, M), r;
     uint32_t fc = ipup__ring_cap((uint32_t)M), fo = ipup__outfeed_cap(M, repeat, threads);
     size_t islot = ipup__mulz(ipup__mulz((size_t)B, (size_t)in_n + 1u), sizeof(float));
@@ -2217,42 +3014,108 @@ static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M
         void *p2 = ipup__alloc(a, b2, IPUP_MEM_EXCHANGE);
         if (e && a->base && !a->oom) {
             ipup_ring_init(&e->infeed[r], p1, b1, fc, islot, IPUPIPE_RING_START);
-            ipup_ring_init(&e->outfeed[r], p2, b2, fo, sizeof(ipup_outfeed_rec), IPUPIPE_RING_START);
+            ipup_ring_init(&e->outfeed[r], p2, b2, fo, sizeof(ipup_outfeed_rec),
+                           IPUPIPE_RING_START);
         }
     }
-    p = ipup__alloc(a, ipup__mulz(ipup__mulz(ipup__mulz((size_t)repeat, (size_t)R), (size_t)M), sizeof(ipup_outfeed_rec)), IPUP_MEM_SCRATCH);
-    if (e) e->recs = (ipup_outfeed_rec *)p;
+    p = ipup__alloc(a,
+                    ipup__mulz(ipup__mulz(ipup__mulz((size_t)repeat, (size_t)R), (size_t)M),
+                               sizeof(ipup_outfeed_rec)),
+                    IPUP_MEM_SCRATCH);
+    if (e) e->records = (ipup_outfeed_rec *)p;
     /* ipup_predict: the forward-only table (S x M ops), its rows, the cost model's scratch */
-    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(ipup_op)), IPUP_MEM_SCRATCH);
-    if (e) e->pops = (ipup_op *)p;
-    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(int32_t)), IPUP_MEM_SCRATCH);
-    if (e) e->prow = (int32_t *)p;
+    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(ipup_op)),
+                    IPUP_MEM_SCRATCH);
+    if (e) e->core.pred_ops = (ipup_op *)p;
+    p = ipup__alloc(a, ipup__mulz(ipup__mulz((size_t)S, (size_t)M), sizeof(int32_t)),
+                    IPUP_MEM_SCRATCH);
+    if (e) e->core.pred_row = (int32_t *)p;
     p = ipup__alloc(a, ipup__mulz((size_t)M, sizeof(double)), IPUP_MEM_SCRATCH);
-    if (e) e->pstart = (double *)p;
+    if (e) e->pred_start = (double *)p;
     return a->used;
 }
 
-static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *sa, int32_t d, ipup_mem_report *m) {
+static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *sa, int32_t d,
+                              ipup_mem_report *m) {
     int32_t s, c;
     IPUPIPE_MEMSET(m, 0, sizeof *m);
     m->capacity = a->base ? a->cap : 0;
     m->used = a->used;
-    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) m->by_category[c] = a->cat[c];
+    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) m->by_category[c] = a->by_category[c];
     m->stream_capacity = sa->base ? sa->cap : 0;
     m->stream_used = sa->used;
     for (s = 0; s < e->S; s++) {
-        const ipup__stage *x = &e->st[s];
-        if (x->device != d || e->cn[s] > 1) continue;
+        const ipup__stage *x = &e->stages[s];
+        if (x->device != d || e->n_branches[s] > 1) continue;
         m->recompute_saved += ipup__recompute_saves(x);
         m->offload_saved += x->n_state * sizeof(float);
-        m->frozen_saved += (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
+        m->frozen_saved +=
+            (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
     }
     for (c = 0; c < IPUP_MEM_CATEGORIES; c++) m->peak_by_category[c] = m->by_category[c];
     m->peak_by_category[IPUP_MEM_STASH] = 0;
     m->peak_by_category[IPUP_MEM_EXCHANGE] = 0;
     m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE];
 }
+/* the host pool's size fits in size_t (the outfeed records: repeat x replicas x micro-batches) */
+static int ipup__host_size_ok(ipup__core *e) {
+    ipup__arena h;
+    ipup__arena_init(&h, NULL, 0);
+    ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat,
+                     e->cfg.runner == IPUP_RUNNER_THREADS, NULL, NULL);
+    if (!h.overflow) return IPUP_OK;
+    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                      "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d "
+                      "micro-batches outfeed records; lower cfg.repeat",
+                      (int)e->cfg.repeat, (int)e->R, (int)e->M);
+}
+/* every IPU's pool size (and streaming memory) fits in size_t */
+static int ipup__ipu_sizes_ok(ipup__core *e) {
+    int32_t d;
+    for (d = 0; d < e->P; d++) {
+        ipup__arena a, sa;
+        ipup__arena_init(&a, NULL, 0);
+        ipup__arena_init(&sa, NULL, 0);
+        ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
+        if (a.overflow || sa.overflow)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                              "device %d's pool size overflows size_t (micro-batch %d, stash "
+                              "depths up to %d micro-batches); lower the micro-batch or the "
+                              "micro-batches, or use more stages",
+                              (int)d, (int)e->B, (int)e->M);
+    }
+    return IPUP_OK;
+}
 
+/* resolve defaults into e->cfg / counts, shapes, split; no table yet */
+static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    int32_t need_dx[IPUP_MAX_LAYERS], l;
+    int rc;
+    if (!cfg || !cfg->model)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG,
+                          "the configuration has no model (cfg.model is NULL)");
+    e->cfg = *cfg;
+    e->model = *cfg->model;
+    rc = ipup_model_info(&e->model, info, IPUP_MAX_LAYERS, e->msg, sizeof e->msg);
+    if (rc) return rc;
+    e->n_layers = e->model.n_layers;
+    ipup__setup_ids(e);
+    ipup__need_dx(info, e->n_layers, need_dx);
+    for (l = 0; l < e->n_layers; l++) {
+        e->layers[l].info = info[l];
+        e->layers[l].seed = ipup_layer_seed(cfg->seed, l);
+        e->layers[l].need_dx = need_dx[l];
+    }
+    e->in_n = info[0].in_n;
+    e->classes = info[e->n_layers - 1].in_n;
+    if ((rc = ipup__setup_counts(e, cfg)) != IPUP_OK) return rc;
+    if ((rc = ipup__setup_options(e, cfg)) != IPUP_OK) return rc;
+    if ((rc = ipup__host_size_ok(e)) != IPUP_OK) return rc;
+    return ipup__setup_split(e, cfg);
+}
+
+/* >>plan: the plan of a configuration, in an ipup_emu or a small scratch */
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     ipup__arena a;
     int32_t S, M, R, B, rep;
@@ -2270,190 +3133,25 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     in_n *= cfg->model->in_c;
     if (in_n > 0x7fffffff || (int64_t)S * M > 0x7fffffff / 3) return 0;
     ipup__arena_init(&a, NULL, 0);
-    n = ipup__carve_host(NULL, &a, ipup__conc_ops_stages(cfg->concurrent, S), M, R, B, (int32_t)in_n, rep,
-                         cfg->runner == IPUP_RUNNER_THREADS, NULL, NULL);
-    return a.ovf ? 0 : n;
-}
-
-/* ------------------------------------------------------------------ cost model */
-static double ipup__rate(const ipup_emu *e) { return e->cm.clock_hz * e->cm.flops_per_cycle * e->cm.efficiency; }
-
-/* duration of an op and the time of the exchange it produces (at the end of its step) */
-/* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
-static double ipup__infeed_s(const ipup_emu *e) {
-    return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->cm.host_bytes_per_s;
-}
-static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
-    const ipup__stage *st = &e->st[o->stage];
-    double B = (double)e->B, rate = ipup__rate(e);
-    double rec = e->cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
-    int32_t s = o->stage;
-    *xfer = 0.0;
-    *dur = 0.0;
-    if (e->conc && ipup__conc_op_cost(e, o, dur, xfer)) return; /* a branch of a concurrent stage */
-    switch (o->kind) {
-    case IPUP_OP_F:
-        f = (double)st->flops_f;
-        if (s == 0) *dur += ipup__infeed_s(e);
-        if (s < e->S - 1 && e->st[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 / e->cm.link_bytes_per_s;
-        break;
-    case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
-    case IPUP_OP_I: f = (double)st->flops_i + rec; break;
-    case IPUP_OP_W: f = (double)st->flops_w + rec; break;
-    default: break;
-    }
-    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 && e->st[s - 1].device != st->device)
-        *xfer = B * (double)st->in_n * 4.0 / e->cm.link_bytes_per_s;
-    *dur += f * B / rate;
-}
-static double ipup__sync_s(const ipup_emu *e) { return e->P > 1 || e->R > 1 ? e->cm.sync_cycles / e->cm.clock_hz : 0.0; }
-/* optimizer (+ all-reduce, + offload streaming) time of device d per step */
-static double ipup__update_cost(const ipup_emu *e, int32_t d) {
-    double t = 0.0;
-    int32_t s;
-    if (e->conc) t += ipup__conc_update_cost(e, d); /* lanes on d */
-    for (s = 0; s < e->S; s++) {
-        const ipup__stage *st = &e->st[s];
-        if (st->device != d || e->cn[s] > 1) continue;
-        t += (double)st->flops_opt / ipup__rate(e);
-        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_grads * 4.0 / e->cm.link_bytes_per_s;
-        if (e->cfg.offload) t += 2.0 * (double)st->n_state * 4.0 / e->cm.stream_bytes_per_s;
-    }
-    return t;
-}
-static void ipup__cost_setup(ipup_emu *e) {
-    double now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
-    int32_t i = 0, d, P = e->P, p;
-    double sync = ipup__sync_s(e);
-    int32_t ph[6]; /* the tutorials' phases in steps (ipup_sched_phases), timed below */
-    int set_up = 0, set_down = 0;
-    if (ipup_sched_phases(&e->table, ph)) { ph[2] = 0; ph[4] = 0; }
-    for (d = 0; d < P; d++) e->busy_s[d] = 0.0;
-    for (p = 0; p < IPUP_PHASES; p++) { e->phase_s[p] = 0.0; e->phase_busy[p] = 0.0; }
-    /* pass 1: column times, busy, the start times of the main and ramp-down steps */
-    while (i < e->table.n_ops) {
-        int32_t t = e->ops[i].step, k;
-        double mx = 0.0, mxx = 0.0;
-        if (!set_up && t >= ph[2]) { tup = now; set_up = 1; }
-        if (!set_down && t >= ph[4]) { tdown = now; set_down = 1; }
-        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
-            double du, xf;
-            d = e->ops[k].device;
-            ipup__op_cost(e, &e->ops[k], &du, &xf);
-            if (du > mx) mx = du;
-            if (xf > mxx) mxx = xf;
-            e->busy_s[d] += du;
-        }
-        now += mx + mxx + sync;
-        i = k;
-    }
-    if (!set_up) tup = now;
-    if (!set_down) tdown = now;
-    e->phase_s[IPUP_PHASE_RAMP_UP] = tup;
-    e->phase_s[IPUP_PHASE_MAIN] = tdown - tup;
-    e->phase_s[IPUP_PHASE_RAMP_DOWN] = now - tdown;
-    /* pass 2: busy time per phase (overlap of op boxes with the phase windows) */
-    {
-        double t0 = 0.0;
-        i = 0;
-        while (i < e->table.n_ops) {
-            int32_t t = e->ops[i].step, k;
-            double mx = 0.0, mxx = 0.0;
-            for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
-                double du, xf, a, b, lo, hi;
-                ipup__op_cost(e, &e->ops[k], &du, &xf);
-                if (du > mx) mx = du;
-                if (xf > mxx) mxx = xf;
-                a = t0; b = t0 + du;
-                lo = a; hi = b < tup ? b : tup;
-                if (hi > lo) e->phase_busy[IPUP_PHASE_RAMP_UP] += hi - lo;
-                lo = a > tup ? a : tup; hi = b < tdown ? b : tdown;
-                if (hi > lo) e->phase_busy[IPUP_PHASE_MAIN] += hi - lo;
-                lo = a > tdown ? a : tdown; hi = b;
-                if (hi > lo) e->phase_busy[IPUP_PHASE_RAMP_DOWN] += hi - lo;
-            }
-            t0 += mx + mxx + sync;
-            i = k;
-        }
-    }
-    for (d = 0; d < P; d++) {
-        double u = ipup__update_cost(e, d);
-        if (u > upd) upd = u;
-        e->phase_busy[IPUP_PHASE_UPDATE] += u;
-        e->busy_s[d] += u;
-    }
-    e->phase_s[IPUP_PHASE_UPDATE] = upd + sync;
-    e->step_s = now + upd + sync;
-}
-
-/* ------------------------------------------------------------------ plan and init */
-static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m) {
-    int32_t r = ipu / e->P, d = ipu % e->P, s;
-    size_t stash = 0, ex = 0;
-    *m = e->mem[ipu];
-    for (s = 0; s < e->S; s++) {
-        const ipup__stage *st = &e->st[s];
-        const ipup__srt *rt = &e->srt[r][s];
-        if (st->device != d) continue;
-        stash += ipup__round64((size_t)rt->s_peak * (e->cfg.recompute ? st->rentry_floats : st->entry_floats) * sizeof(float));
-        if (st->wdepth) stash += ipup__round64((size_t)rt->w_peak * st->wentry_floats * sizeof(float));
-        if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
-        if (s < e->S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
-    }
-    if (e->conc) ipup__conc_mem_peaks(e, r, d, &stash, &ex); /* lanes on d */
-    m->peak_by_category[IPUP_MEM_STASH] = stash;
-    m->peak_by_category[IPUP_MEM_EXCHANGE] = ex;
-    m->high_water = m->used - m->by_category[IPUP_MEM_STASH] - m->by_category[IPUP_MEM_EXCHANGE] + stash + ex;
-}
-
-static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const ipup__arena *sa, int stream) {
-    int32_t r = ipu / e->P, d = ipu % e->P, s;
-    ipup__sb b;
-    size_t rs = 0, os = 0;
-    b.buf = e->msg; b.cap = sizeof e->msg; b.len = 0;
-    if (stream) {
-        ipup__sbf(&b, "IPU%d (replica %d, device %d): streaming memory too small for the offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; give it >= %zu bytes (ipup_plan_config)",
-                  (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
-        return IPUP_ERR_OOM;
-    }
-    ipup__sbf(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r, (int)d);
-    for (s = 0; s < e->S; s++) if (e->st[s].device == d) {
-        ipup__sbf(&b, " %d (layers %d..%d)", (int)s, (int)e->st[s].first, (int)(e->st[s].last - 1));
-        rs += ipup__recompute_saves(&e->st[s]);
-        os += e->st[s].n_state * sizeof(float);
-    }
-    ipup__sbf(&b, " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
-              a->used, a->cat[IPUP_MEM_WEIGHTS], a->cat[IPUP_MEM_GRADS], a->cat[IPUP_MEM_OPTIMIZER], a->cat[IPUP_MEM_STASH],
-              a->cat[IPUP_MEM_EXCHANGE], a->cat[IPUP_MEM_SCRATCH], a->cap, (int)ipu, a->used);
-    if (!e->cfg.recompute && rs) ipup__sbf(&b, ", enable recomputation (saves %zu bytes)", rs);
-    if (!e->cfg.offload && os) ipup__sbf(&b, ", offload the optimizer state (saves %zu bytes)", os);
-    ipup__sbf(&b, ", or split the model over more IPUs");
-    return IPUP_ERR_OOM;
-}
-
-/* IPUP_ERR_FROZEN when e's pools are frozen (a successful ipup_init, no ipup_shutdown
-   since): `what` would overwrite the live emulator and carve its pools again */
-static int ipup__refuse_frozen(ipup_emu *e, const char *what, const char *instead) {
-    if (e->frozen != e) return IPUP_OK;
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_FROZEN,
-                      "%s on an emulator that is already initialised: its pools are frozen (carved by ipup_init, in use); %scall ipup_shutdown first",
-                      what, instead);
+    n = ipup__carve_host(NULL, &a, ipup__conc_ops_stages(cfg->concurrent, S), M, R, B,
+                         (int32_t)in_n, rep, cfg->runner == IPUP_RUNNER_THREADS, NULL, NULL);
+    return a.overflow ? 0 : n;
 }
 
 /* the plan of a core whose model is set up (ipup__setup_model): the table into ops
    (cap ops), the layout, then every figure of the plan */
-static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_config *cfg, ipup_plan *plan,
-                           char *warn, size_t warn_len) {
+static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_config *cfg,
+                           ipup_plan *plan, char *warn, size_t warn_len) {
     int32_t d, s;
     int rc = ipup__setup_table(e, ops, cap, NULL, warn, warn_len);
     if (rc) return rc;
-    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK) return rc;
-    plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->nipus;
+    if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK)
+        return rc;
+    plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->n_ipus;
     for (s = 0; s < e->S; s++) {
-        plan->split[s] = e->st[s].first;
-        plan->stage_device[s] = (int16_t)e->st[s].device;
-        plan->stash_depth[s] = e->st[s].depth;
+        plan->split[s] = e->stages[s].first;
+        plan->stage_device[s] = (int16_t)e->stages[s].device;
+        plan->stash_depth[s] = e->stages[s].depth;
     }
     for (d = 0; d < e->P; d++) {
         ipup__arena a, sa;
@@ -2465,32 +3163,11 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
         ipup__fill_report(e, &a, &sa, d, &plan->mem[d]);
     }
     plan->params = 0;
-    for (d = 0; d < e->n_layers; d++) plan->params += (int64_t)e->lay[d].info.n_w + e->lay[d].info.n_b;
+    for (d = 0; d < e->n_layers; d++)
+        plan->params += (int64_t)e->layers[d].info.n_w + e->layers[d].info.n_b;
     plan->host_bytes = ipup_host_bytes(cfg);
     e->msg[0] = 0;
     return IPUP_OK;
-}
-
-/* ------------------------------------------------------------------ argument errors
-   Every public call on an emulator that returns an error code leaves a message in
-   e->msg first (only a NULL e has nowhere to put one). The report calls take a const
-   ipup_emu to promise that they change nothing of its state; the message buffer is the
-   one exception, written through ipup__emsg. An ipup_emu is never a const object
-   (ipup_init writes all of it), so writing there is defined. */
-static char *ipup__emsg(const ipup_emu *e) { return (char *)(uintptr_t)e->msg; }
-static IPUP__PRINTF(3, 4) int ipup__efail(const ipup_emu *e, int code, const char *f, ...) {
-    va_list ap;
-    if (!e) return code;
-    va_start(ap, f);
-    ipup__msgv(ipup__emsg(e), sizeof e->msg, 0, f, ap);
-    va_end(ap);
-    return code;
-}
-/* IPUP_ERR_ARG with a message unless e is initialised (ipup_init succeeded) */
-static int ipup__need_init(const ipup_emu *e, const char *what) {
-    if (!e) return IPUP_ERR_ARG;
-    if (e->initialised) return IPUP_OK;
-    return ipup__efail(e, IPUP_ERR_ARG, "%s: the emulator is not initialised (ipup_init has not succeeded on it); call ipup_init first and check that it returns IPUP_OK", what);
 }
 
 IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan) {
@@ -2500,26 +3177,39 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_pl
     int32_t cap = IPUP_PLAN_STACK_OPS;
     int rc;
     if (!work) return IPUP_ERR_ARG; /* no emulator: nowhere to put a message */
-    if ((rc = ipup__refuse_frozen(work, "ipup_plan_config", "plan with another (scratch) ipup_emu, or ")) != IPUP_OK) return rc;
+    if ((rc = ipup__refuse_frozen(work, "ipup_plan_config",
+                                  "plan with another (scratch) ipup_emu, or ")) != IPUP_OK)
+        return rc;
     IPUPIPE_MEMSET((void *)work, 0, sizeof *work);
     e = &work->core;
-    if (!plan) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_plan_config: plan is NULL; give an ipup_plan to fill");
+    if (!plan)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG,
+                          "ipup_plan_config: plan is NULL; give an ipup_plan to fill");
     IPUPIPE_MEMSET(plan, 0, sizeof *plan);
     rc = ipup__setup_model(e, cfg);
     if (rc) return rc;
-    if (cfg->host.mem) {
+    /* from here on the configuration is e->cfg: cfg with its defaults */
+    if (e->cfg.host.mem) {
         ipup__arena h;
-        ipup__arena_init(&h, cfg->host.mem, cfg->host.bytes);
-        ipup__carve_host(NULL, &h, ipup__conc_ops_stages(cfg->concurrent, e->S), e->M, e->R, e->B, e->in_n, e->cfg.repeat,
-                         e->cfg.runner == IPUP_RUNNER_THREADS, &ops, NULL);
-        if (h.oom) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes), cfg.host has %zu", h.used, cfg->host.bytes);
-        cap = IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(cfg->concurrent, e->S), e->M);
-    } else if ((int64_t)IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(cfg->concurrent, e->S), e->M) > IPUP_PLAN_STACK_OPS) {
+        ipup__arena_init(&h, e->cfg.host.mem, e->cfg.host.bytes);
+        ipup__carve_host(NULL, &h, ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M, e->R, e->B,
+                         e->in_n, e->cfg.repeat, e->cfg.runner == IPUP_RUNNER_THREADS, &ops, NULL);
+        if (h.oom)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                              "host pool too small: needs %zu "
+                              "bytes (ipup_host_bytes), cfg.host has %zu",
+                              h.used, e->cfg.host.bytes);
+        cap = IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M);
+    } else if ((int64_t)IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M) >
+               IPUP_PLAN_STACK_OPS) {
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
-                          "ipup_plan_config: the table of %d stages x %d micro-batches needs up to %d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host (ipup_host_bytes(cfg) = %zu bytes)",
-                          (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M), (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(cfg));
+                          "ipup_plan_config: the table of %d stages x %d micro-batches needs up to "
+                          "%d ops, more than IPUP_PLAN_STACK_OPS (%d); give cfg.host "
+                          "(ipup_host_bytes(cfg) = %zu bytes)",
+                          (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M),
+                          (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(&e->cfg));
     }
-    return ipup__plan_fill(e, ops, cap, cfg, plan, NULL, 0);
+    return ipup__plan_fill(e, ops, cap, &e->cfg, plan, NULL, 0);
 }
 
 /* the scratch bytes for a configuration of S stages and M micro-batches, 0 when that
@@ -2532,30 +3222,41 @@ static size_t ipup__plan_scratch_need(int64_t S, int64_t M) {
     return fixed + (size_t)3 * (size_t)S * (size_t)M * sizeof(ipup_op);
 }
 
-IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch, size_t scratch_bytes,
-                                char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch,
+                                size_t scratch_bytes, char *msg, size_t msg_len) {
     size_t pad, need;
     ipup__core *e;
     int rc;
     if (msg && msg_len) msg[0] = 0;
-    if (!plan) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_plan_pools: plan is NULL; give an ipup_plan to fill");
+    if (!plan)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_plan_pools: plan is NULL; give an ipup_plan to fill");
     IPUPIPE_MEMSET(plan, 0, sizeof *plan);
-    if (!cfg || !cfg->model) return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "the configuration has no model (cfg.model is NULL)");
+    if (!cfg || !cfg->model)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "the configuration has no model (cfg.model is NULL)");
     need = ipup__plan_scratch_need(cfg->stages, cfg->microbatches);
     pad = scratch ? (size_t)((0u - (uintptr_t)scratch) & (IPUP_POOL_ALIGN - 1)) : 0;
     if (need == 0)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "ipup_plan_pools: %d stages x %d micro-batches: the schedule table's size overflows size_t; lower cfg.microbatches",
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "ipup_plan_pools: %d stages x %d micro-batches: the schedule table's "
+                          "size overflows size_t; lower cfg.microbatches",
                           (int)cfg->stages, (int)cfg->microbatches);
     if (!scratch || scratch_bytes < need)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "ipup_plan_pools: the scratch has %zu bytes%s; the plan of %d stages x %d micro-batches needs IPUP_PLAN_SCRATCH_BYTES(%d, %d) = %zu",
-                          scratch ? scratch_bytes : (size_t)0, scratch ? "" : " (scratch is NULL)", (int)(cfg->stages > 0 ? cfg->stages : 1),
-                          (int)(cfg->microbatches > 0 ? cfg->microbatches : 1), (int)(cfg->stages > 0 ? cfg->stages : 1),
+        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY,
+                          "ipup_plan_pools: the scratch has %zu bytes%s; the plan of %d stages x "
+                          "%d micro-batches needs IPUP_PLAN_SCRATCH_BYTES(%d, %d) = %zu",
+                          scratch ? scratch_bytes : (size_t)0, scratch ? "" : " (scratch is NULL)",
+                          (int)(cfg->stages > 0 ? cfg->stages : 1),
+                          (int)(cfg->microbatches > 0 ? cfg->microbatches : 1),
+                          (int)(cfg->stages > 0 ? cfg->stages : 1),
                           (int)(cfg->microbatches > 0 ? cfg->microbatches : 1), need);
     e = (ipup__core *)(void *)((uint8_t *)scratch + pad);
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
     rc = ipup__setup_model(e, cfg);
     if (rc == IPUP_OK)
-        rc = ipup__plan_fill(e, (ipup_op *)(void *)(e + 1), IPUP_SCHED_MAX_OPS(e->S, e->M), cfg, plan, msg, msg_len);
+        rc = ipup__plan_fill(e, (ipup_op *)(void *)(e + 1), IPUP_SCHED_MAX_OPS(e->S, e->M), cfg,
+                             plan, msg, msg_len);
     if (rc != IPUP_OK) {
         IPUPIPE_MEMSET(plan, 0, sizeof *plan);
         if (msg && msg_len) ipup_snprintf(msg, msg_len, "%s", e->msg);
@@ -2563,60 +3264,255 @@ IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *s
     return rc;
 }
 
-IPUPIPE_DEF const char *ipup_warnings(const ipup_emu *e) { return e ? e->warn : ""; }
+/* >>threads: parking and notifying threads, waiting on rings, barriers, error slots */
+#ifndef IPUPIPE_NO_THREADS
+/* Waiting: spin IPUPIPE_SPIN times (a few tens of microseconds, cheaper than a sleep when
+   the partner is about to deliver), then sleep on the thread's own condition variable
+   until a partner notifies it. Notifications take the sleeper's mutex, so no wake-up is
+   lost; a notifier that finds nobody asleep costs one uncontended lock. */
+#ifndef IPUPIPE_SPIN
+#define IPUPIPE_SPIN 500
+#endif
+static void ipup__relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+/* the host aborted the job from step e->job_stop on (written before the release of abort_) */
+static int ipup__aborted(ipup_emu *e, int64_t t) {
+    if (IPUP__LOAD_ACQ(&e->fault_)) {
+        IPUPIPE_HAPPENS_AFTER(&e->fault_);
+        return 1; /* the threads are all in the faulting step (a barrier ends each step) */
+    }
+    if (!IPUP__LOAD_ACQ(&e->abort_)) return 0;
+    IPUPIPE_HAPPENS_AFTER(&e->abort_);
+    return t >= e->job_stop;
+}
+typedef void *(*ipup__probe_fn)(ipup_emu *e, void *arg);
+static void ipup__notify(ipup_emu *e, int32_t who) {
+    ipup__park *p = &e->park[who];
+    pthread_mutex_lock(&p->mutex);
+    if (p->waiting) pthread_cond_signal(&p->cond);
+    pthread_mutex_unlock(&p->mutex);
+}
+static void ipup__notify_all(ipup_emu *e) {
+    int32_t i;
+    for (i = 0; i <= e->core.n_ipus; i++) ipup__notify(e, i);
+}
+/* IPU thread `ipu` ends its job early at step t (op o found no data or no room where it
+   never waits): the error is its step's record, then every other thread and the host
+   are stopped, so ipup_run returns this first error instead of waiting forever */
+static void ipup__fault(ipup_emu *e, int32_t ipu, int64_t t, const ipup_op *o) {
+    ipup__ipu_err *er = &e->ipu_errors[t & 1][ipu];
+    er->code = IPUP_ERR_INVALID_TABLE;
+    er->step = t; er->stage = o->stage; er->mb = o->mb; er->layer = (int32_t)o->kind;
+    IPUPIPE_HAPPENS_BEFORE(&e->fault_);
+    IPUP__STORE_REL(&e->fault_, 1u);
+    ipup__notify_all(e);
+}
+/* until probe() gives non-NULL (returned), or the job is aborted from step t (t >= 0) */
+static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *arg, int64_t t) {
+    ipup__park *p = &e->park[self];
+    void *v;
+    uint32_t i;
+    /* the host never spins: it is not on the critical path, and a third spinning thread
+       on a 2-core machine takes a core from the IPUs */
+    for (i = 0; self < e->core.n_ipus && i < IPUPIPE_SPIN; i++) {
+        if ((v = probe(e, arg)) != NULL) return v;
+        ipup__relax();
+    }
+    pthread_mutex_lock(&p->mutex);
+    for (;;) {
+        if ((v = probe(e, arg)) != NULL) break;
+        if (t >= 0 && ipup__aborted(e, t)) break;
+        p->waiting = 1;
+        pthread_cond_wait(&p->cond, &p->mutex);
+        p->waiting = 0;
+    }
+    pthread_mutex_unlock(&p->mutex);
+    return v;
+}
+static void *ipup__probe_peek(ipup_emu *e, void *ring) {
+    (void)e;
+    return ipup_ring_peek((ipup_ring *)ring);
+}
+static void *ipup__probe_reserve(ipup_emu *e, void *ring) {
+    (void)e;
+    return ipup_ring_reserve((ipup_ring *)ring);
+}
+typedef struct ipup__genwait { ipup_atomic_u32 *var; uint32_t old; } ipup__genwait;
+/* non-NULL once *var moved on from old */
+static void *ipup__probe_gen(ipup_emu *e, void *arg) {
+    ipup__genwait *g = (ipup__genwait *)arg;
+    (void)e;
+    return IPUP__LOAD_ACQ(g->var) != g->old ? (void *)g : NULL;
+}
+
+/* barrier over all IPU threads; returns 0, or 1 when the host aborted the job at step t */
+static int ipup__barrier(ipup_emu *e, int32_t self, int64_t t) {
+    ipup__genwait g;
+    g.var = &e->barrier_gen;
+    g.old = IPUP__LOAD_ACQ(&e->barrier_gen);
+    IPUPIPE_HAPPENS_BEFORE(&e->barrier_count);
+    if (IPUP__FETCH_ADD(&e->barrier_count, 1u) + 1u == (uint32_t)e->core.n_ipus) {
+        IPUPIPE_HAPPENS_AFTER(&e->barrier_count);
+        IPUP__STORE_REL(&e->barrier_count, 0u);
+        IPUPIPE_HAPPENS_BEFORE(&e->barrier_gen);
+        IPUP__STORE_REL(&e->barrier_gen, g.old + 1u);
+        { /* the IPU threads only: the host never waits on a barrier (waking it costs a core) */
+            int32_t q;
+            for (q = 0; q < e->core.n_ipus; q++) ipup__notify(e, q);
+        }
+        return 0;
+    }
+    if (!ipup__wait(e, self, ipup__probe_gen, &g, t)) return 1;
+    IPUPIPE_HAPPENS_AFTER(&e->barrier_gen);
+    IPUPIPE_HAPPENS_AFTER(&e->barrier_count);
+    return 0;
+}
+#endif
+
+#define IPUP__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
+static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) {
+    return r * e->core.P + e->core.stages[s].device;
+}
+
+static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
+    void *p = ipup_ring_peek(ring);
+    if (!p && e->transport) return e->transport->peek(e->transport->user, ring);
+#ifndef IPUPIPE_NO_THREADS
+    if (!p && threaded) p = ipup__wait(e, self, ipup__probe_peek, ring, t);
+#else
+    (void)e; (void)threaded; (void)t; (void)self;
+#endif
+    return p;
+}
+static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t,
+                                int32_t self) {
+    void *p = ipup_ring_reserve(ring);
+    if (!p && e->transport) return e->transport->reserve(e->transport->user, ring);
+#ifndef IPUPIPE_NO_THREADS
+    if (!p && threaded) p = ipup__wait(e, self, ipup__probe_reserve, ring, t);
+#else
+    (void)e; (void)threaded; (void)t; (void)self;
+#endif
+    return p;
+}
+/* ring operations of the runners: commit / release, then wake the other side (threads) */
+static void ipup__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t consumer) {
+    ipup_ring_commit(ring);
+    if (e->transport) e->transport->commit(e->transport->user, ring);
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) ipup__notify(e, consumer);
+#else
+    (void)e; (void)threaded; (void)consumer;
+#endif
+}
+static void ipup__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t producer) {
+    ipup_ring_release(ring);
+    if (e->transport) e->transport->release(e->transport->user, ring);
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) ipup__notify(e, producer);
+#else
+    (void)e; (void)threaded; (void)producer;
+#endif
+}
+/* a NaN or infinity IPU ipu found at step t (stage s, micro-batch mb, the loss when layer
+   is -1, else tensor layer = 2 x layer index + (1 for b)): the step's first one stays */
+static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_t mb,
+                          int32_t layer) {
+    ipup__ipu_err *er = &e->ipu_errors[t & 1][ipu];
+    if (er->code) return;
+    er->code = IPUP_ERR_NUMERIC;
+    er->step = t; er->stage = s; er->mb = mb; er->layer = layer;
+}
+
+/* >>init: the weights, out-of-memory messages, ipup_init, ipup_shutdown */
+#ifndef IPUPIPE_NO_THREADS
+static void *ipup__thread_main(void *arg); /* runtime */
+#endif
 
 static void ipup__init_weights(ipup_emu *e) {
-    int32_t r, s, l, k = ipup__state_slots(&e->cfg);
-    for (r = 0; r < e->R; r++) {
-        for (s = 0; s < e->S; s++) {
-            ipup__srt *rt = &e->srt[r][s];
-            const ipup__stage *st = &e->st[s];
-            if (e->cn[s] > 1) continue; /* its lanes: ipup__conc_init_weights */
+    int32_t r, s, l, k = ipup__state_slots(&e->core.cfg);
+    for (r = 0; r < e->core.R; r++) {
+        for (s = 0; s < e->core.S; s++) {
+            ipup__stage_rt *rt = &e->stage_rt[r][s];
+            const ipup__stage *st = &e->core.stages[s];
+            if (e->core.n_branches[s] > 1) continue; /* its lanes: ipup__conc_init_weights */
             IPUPIPE_MEMSET(rt->params, 0, st->n_params * sizeof(float));
             IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
             /* a stage without weights has no state: NULL when offloaded to an empty stream pool */
             if (k && st->n_state) IPUPIPE_MEMSET(rt->state, 0, st->n_state * sizeof(float));
             for (l = st->first; l < st->last; l++) {
-                const ipup_layer_info *I = &e->lay[l].info;
+                const ipup_layer_info *I = &e->core.layers[l].info;
                 int fi, fo;
                 if (!I->n_w) continue;
                 if (I->kind == IPUP_LAYER_CONV3X3) { fi = 9 * I->in_c; fo = 9 * I->out_c; }
                 else { fi = I->in_n; fo = I->out_n; }
-                ipup_glorot_uniform_f32(fi, fo, I->n_w, e->cfg.seed, (uint64_t)(2 * l), rt->params + e->lay[l].p_off);
+                ipup_glorot_uniform_f32(fi, fo, I->n_w, e->core.cfg.seed, (uint64_t)(2 * l),
+                                        rt->params + e->core.layers[l].param_off);
             }
         }
     }
 }
-
-static void ipup__ring_reset(ipup_ring *r) {
-    IPUP__STORE_REL(&r->head, (uint32_t)IPUPIPE_RING_START);
-    IPUP__STORE_REL(&r->tail, (uint32_t)IPUPIPE_RING_START);
-}
 static void ipup__reset_transient(ipup_emu *e) {
     int32_t r, s;
-    for (r = 0; r < e->R; r++) {
-        for (s = 0; s < e->S; s++) {
-            ipup__srt *rt = &e->srt[r][s];
-            rt->s_head = rt->s_count = rt->w_head = rt->w_count = 0;
-            IPUPIPE_MEMSET(rt->grads, 0, e->st[s].n_grads * sizeof(float));
+    for (r = 0; r < e->core.R; r++) {
+        for (s = 0; s < e->core.S; s++) {
+            ipup__stage_rt *rt = &e->stage_rt[r][s];
+            rt->stash_head = rt->stash_count = rt->wstash_head = rt->wstash_count = 0;
+            IPUPIPE_MEMSET(rt->grads, 0, e->core.stages[s].n_grads * sizeof(float));
             if (s > 0) ipup__ring_reset(&e->fwd[r][s]);
-            if (s < e->S - 1) ipup__ring_reset(&e->bwd[r][s]);
+            if (s < e->core.S - 1) ipup__ring_reset(&e->bwd[r][s]);
         }
         ipup__ring_reset(&e->infeed[r]);
         ipup__ring_reset(&e->outfeed[r]);
     }
-    IPUP__STORE_REL(&e->bar_count, 0u);
+    IPUP__STORE_REL(&e->barrier_count, 0u);
     IPUP__STORE_REL(&e->abort_, 0u);
     IPUP__STORE_REL(&e->fault_, 0u);
 }
 
-#ifndef IPUPIPE_NO_THREADS
-static void *ipup__thread_main(void *arg);
-static void ipup__notify_all(ipup_emu *e);
-#endif
-static void ipup__pred_cost_setup(ipup_emu *e); /* predict block */
+static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const ipup__arena *sa,
+                         int stream) {
+    int32_t r = ipu / e->core.P, d = ipu % e->core.P, s;
+    ipup__textbuf b;
+    size_t rs = 0, os = 0;
+    b.buf = e->core.msg; b.cap = sizeof e->core.msg; b.len = 0;
+    if (stream) {
+        ipup__textbuf_add(&b,
+                          "IPU%d (replica %d, device %d): streaming memory too small for the "
+                          "offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; "
+                          "give it >= %zu bytes (ipup_plan_config)",
+                          (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
+        return IPUP_ERR_OOM;
+    }
+    ipup__textbuf_add(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r,
+                      (int)d);
+    for (s = 0; s < e->core.S; s++) if (e->core.stages[s].device == d) {
+            ipup__textbuf_add(&b, " %d (layers %d..%d)", (int)s, (int)e->core.stages[s].first,
+                              (int)(e->core.stages[s].last - 1));
+            rs += ipup__recompute_saves(&e->core.stages[s]);
+            os += e->core.stages[s].n_state * sizeof(float);
+    }
+    ipup__textbuf_add(&b,
+                      " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, "
+                      "exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= "
+                      "%zu bytes (ipup_plan_config)",
+                      a->used, a->by_category[IPUP_MEM_WEIGHTS], a->by_category[IPUP_MEM_GRADS],
+                      a->by_category[IPUP_MEM_OPTIMIZER], a->by_category[IPUP_MEM_STASH],
+                      a->by_category[IPUP_MEM_EXCHANGE], a->by_category[IPUP_MEM_SCRATCH], a->cap,
+                      (int)ipu, a->used);
+    if (!e->core.cfg.recompute && rs)
+        ipup__textbuf_add(&b, ", enable recomputation (saves %zu bytes)", rs);
+    if (!e->core.cfg.offload && os)
+        ipup__textbuf_add(&b, ", offload the optimizer state (saves %zu bytes)", os);
+    ipup__textbuf_add(&b, ", or split the model over more IPUs");
+    return IPUP_ERR_OOM;
+}
 
 IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
+    ipup__core *core;
     ipup__arena h;
     ipup_op *ops = NULL;
     int32_t *row = NULL;
@@ -2625,68 +3521,88 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     if (!e) return IPUP_ERR_ARG;
     if ((rc = ipup__refuse_frozen(e, "ipup_init", "")) != IPUP_OK) return rc;
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
-    rc = ipup__setup_model(&e->core, cfg);
+    core = &e->core;
+    rc = ipup__setup_model(core, cfg);
     if (rc) return rc;
-    if (!cfg->host.mem)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.host is not set: give the host pool ipup_host_bytes(cfg) = %zu bytes", ipup_host_bytes(cfg));
-    ipup__arena_init(&h, cfg->host.mem, cfg->host.bytes);
-    ipup__carve_host(e, &h, ipup__conc_ops_stages(cfg->concurrent, e->S), e->M, e->R, e->B, e->in_n, e->cfg.repeat,
-                     e->cfg.runner == IPUP_RUNNER_THREADS, &ops, &row);
+    /* from here on the configuration is core->cfg: cfg with its defaults */
+    if (!core->cfg.host.mem)
+        return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_ARG,
+                          "cfg.host is not set: give the host "
+                          "pool ipup_host_bytes(cfg) = %zu bytes",
+                          ipup_host_bytes(&core->cfg));
+    ipup__arena_init(&h, core->cfg.host.mem, core->cfg.host.bytes);
+    ipup__carve_host(e, &h, ipup__conc_ops_stages(core->cfg.concurrent, core->S), core->M, core->R,
+                     core->B, core->in_n, core->cfg.repeat, core->cfg.runner == IPUP_RUNNER_THREADS,
+                     &ops, &row);
     if (h.oom)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "host pool too small: needs %zu bytes (ipup_host_bytes(cfg)), cfg.host has %zu", h.used, cfg->host.bytes);
-    rc = ipup__setup_table(&e->core, ops, IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(cfg->concurrent, e->S), e->M), row, e->warn, sizeof e->warn);
+        return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_CAPACITY,
+                          "host pool too small: needs %zu bytes "
+                          "(ipup_host_bytes(cfg)), cfg.host has %zu",
+                          h.used, core->cfg.host.bytes);
+    rc = ipup__setup_table(core, ops,
+                           IPUP_SCHED_MAX_OPS(ipup__conc_ops_stages(core->cfg.concurrent, core->S),
+                                              core->M),
+                           row, e->warnings, sizeof e->warnings);
     if (rc) return rc;
-    if ((rc = ipup__setup_layout(&e->core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(&e->core)) != IPUP_OK) return rc;
-    for (i = 0; i < e->nipus; i++) {
+    if ((rc = ipup__setup_layout(core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(core)) != IPUP_OK)
+        return rc;
+    for (i = 0; i < core->n_ipus; i++) {
         ipup__arena a, sa;
-        int32_t r = i / e->P, d = i % e->P;
-        if (!cfg->ipu[i].mem) {
+        int32_t r = i / core->P, d = i % core->P;
+        if (!core->cfg.ipu[i].mem) {
             ipup__arena_init(&a, NULL, 0);
             ipup__arena_init(&sa, NULL, 0);
-            ipup__carve_ipu(&e->core, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= %zu bytes (ipup_plan_config)",
+            ipup__carve_ipu(core, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
+            return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_ARG,
+                              "IPU%d (replica %d, device %d) has no pool: set cfg.ipu[%d] to >= "
+                              "%zu bytes (ipup_plan_config)",
                               (int)i, (int)r, (int)d, (int)i, a.used);
         }
-        ipup__arena_init(&a, cfg->ipu[i].mem, cfg->ipu[i].bytes);
-        ipup__arena_init(&sa, cfg->stream[i].mem, cfg->stream[i].bytes);
-        ipup__carve_ipu(&e->core, &a, &sa, d, e->srt[r], e->fwd[r], e->bwd[r], e->cbr[r], e->cnb[r]);
+        ipup__arena_init(&a, core->cfg.ipu[i].mem, core->cfg.ipu[i].bytes);
+        ipup__arena_init(&sa, core->cfg.stream[i].mem, core->cfg.stream[i].bytes);
+        ipup__carve_ipu(core, &a, &sa, d, e->stage_rt[r], e->fwd[r], e->bwd[r], e->lane_rt[r],
+                        e->fanout[r]);
         if (a.oom) return ipup__oom_msg(e, i, &a, &sa, 0);
         if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipup__oom_msg(e, i, &a, &sa, 1); }
-        ipup__fill_report(&e->core, &a, &sa, d, &e->mem[i]);
+        ipup__fill_report(core, &a, &sa, d, &e->mem[i]);
     }
     ipup__init_weights(e);
-    if (e->conc) ipup__conc_init_weights(e);
+    if (core->has_concurrent) ipup__conc_init_weights(e);
     ipup__cost_setup(e);
     ipup__pred_cost_setup(e);
-    IPUPIPE_SYNC_VAR(&e->go, sizeof(uint32_t));
-    IPUPIPE_SYNC_VAR(&e->done, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&e->job_gen, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&e->threads_done, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->abort_, sizeof(uint32_t));
     IPUPIPE_SYNC_VAR(&e->fault_, sizeof(uint32_t));
-    IPUPIPE_SYNC_VAR(&e->bar_count, sizeof(uint32_t));
-    IPUPIPE_SYNC_VAR(&e->bar_gen, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&e->barrier_count, sizeof(uint32_t));
+    IPUPIPE_SYNC_VAR(&e->barrier_gen, sizeof(uint32_t));
     e->frozen = e;
     e->initialised = 1;
 #ifndef IPUPIPE_NO_THREADS
-    if (e->cfg.runner == IPUP_RUNNER_THREADS) {
-        for (i = 0; i <= e->nipus; i++) {
-            pthread_mutex_init(&e->park[i].mu, NULL);
-            pthread_cond_init(&e->park[i].cv, NULL);
+    if (core->cfg.runner == IPUP_RUNNER_THREADS) {
+        for (i = 0; i <= core->n_ipus; i++) {
+            pthread_mutex_init(&e->park[i].mutex, NULL);
+            pthread_cond_init(&e->park[i].cond, NULL);
             e->park[i].init = 1;
         }
-        for (i = 0; i < e->nipus; i++) {
-            e->th[i].emu = e;
-            e->th[i].ipu = i;
-            if (pthread_create(&e->th[i].handle, NULL, ipup__thread_main, &e->th[i]) != 0) {
+        for (i = 0; i < core->n_ipus; i++) {
+            e->threads[i].emu = e;
+            e->threads[i].ipu = i;
+            if (pthread_create(&e->threads[i].handle, NULL, ipup__thread_main, &e->threads[i]) !=
+                0) {
                 ipup_shutdown(e);
                 e->initialised = 0;
-                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_THREAD, "pthread_create failed for IPU%d; the threaded runner needs %d threads (or use the cooperative runner)", (int)i, (int)e->nipus);
+                return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_THREAD,
+                                  "pthread_create failed for IPU%d; the threaded runner needs %d "
+                                  "threads (or use the cooperative runner)",
+                                  (int)i, (int)core->n_ipus);
             }
-            e->th[i].started = 1;
+            e->threads[i].started = 1;
         }
         e->threads_started = 1;
     }
 #endif
-    e->msg[0] = 0;
+    core->msg[0] = 0;
     return IPUP_OK;
 }
 
@@ -2697,18 +3613,18 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
     e->frozen = NULL;
     if (!e->threads_started && !e->park[0].init) return;
     e->quit = 1;
-    IPUPIPE_HAPPENS_BEFORE(&e->go);
-    IPUP__STORE_REL(&e->go, IPUP__LOAD_ACQ(&e->go) + 1u);
+    IPUPIPE_HAPPENS_BEFORE(&e->job_gen);
+    IPUP__STORE_REL(&e->job_gen, IPUP__LOAD_ACQ(&e->job_gen) + 1u);
     ipup__notify_all(e);
-    for (i = 0; i < e->nipus; i++) {
-        if (e->th[i].started) pthread_join(e->th[i].handle, NULL);
-        e->th[i].started = 0;
+    for (i = 0; i < e->core.n_ipus; i++) {
+        if (e->threads[i].started) pthread_join(e->threads[i].handle, NULL);
+        e->threads[i].started = 0;
     }
     e->threads_started = 0;
-    for (i = 0; i <= e->nipus; i++) {
+    for (i = 0; i <= e->core.n_ipus; i++) {
         if (!e->park[i].init) continue;
-        pthread_cond_destroy(&e->park[i].cv);
-        pthread_mutex_destroy(&e->park[i].mu);
+        pthread_cond_destroy(&e->park[i].cond);
+        pthread_mutex_destroy(&e->park[i].mutex);
         e->park[i].init = 0;
     }
 #else
@@ -2716,41 +3632,38 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
 #endif
 }
 
-/* ------------------------------------------------------------------ ops */
-#if defined(__cplusplus)
-#define IPUP__RESTRICT __restrict
-#else
-#define IPUP__RESTRICT restrict
-#endif
-#define IPUP__ABORTED 1 /* private: a threaded wait gave up because the host aborted */
-
-static int ipup__finite(const float *x, size_t n) { return ipup__finite_f32(n, x); } /* vectorised */
-static float *ipup__pick(ipup__srt *rt, const float *cur) { return cur == rt->pp[0] ? rt->pp[1] : rt->pp[0]; }
-static size_t ipup__r16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
+/* >>compute: a stage's forward, backward and weight-gradient walks; the stash front */
+static float *ipup__pick(ipup__stage_rt *rt, const float *cur) {
+    return cur == rt->pingpong[0] ? rt->pingpong[1] : rt->pingpong[0];
+}
 
 /* A ReLU's output stashed as the input of the next layer of its stage: its backward reads
    that (relu(z) > 0 exactly when z > 0: the same mask as from its input z). */
 static int ipup__relu_out_kept(const ipup_emu *e, const ipup__stage *st, int32_t l) {
-    return e->lay[l].info.kind == IPUP_LAYER_RELU && l + 1 < st->last && e->lay[l + 1].e_off > 0 && !e->lay[l + 1].pool_idx;
+    return e->core.layers[l].info.kind == IPUP_LAYER_RELU && l + 1 < st->last &&
+           e->core.layers[l + 1].stash_off > 0 && !e->core.layers[l + 1].pool_idx;
 }
 /* Dense or conv at l followed by a ReLU whose input no backward reads (evaluation, or the
    ReLU's output is kept): run both as one fused kernel. */
-static int ipup__fuse_relu(const ipup_emu *e, const ipup__stage *st, int32_t l, const float *E, int train) {
-    const ipup_layer_kind k = e->lay[l].info.kind;
-    if ((k != IPUP_LAYER_DENSE && k != IPUP_LAYER_CONV3X3) || l + 1 >= st->last || e->lay[l + 1].info.kind != IPUP_LAYER_RELU)
+static int ipup__fuse_relu(const ipup_emu *e, const ipup__stage *st, int32_t l, const float *E,
+                           int train) {
+    const ipup_layer_kind k = e->core.layers[l].info.kind;
+    if ((k != IPUP_LAYER_DENSE && k != IPUP_LAYER_CONV3X3) || l + 1 >= st->last ||
+        e->core.layers[l + 1].info.kind != IPUP_LAYER_RELU)
         return 0;
-    return !E || !train || e->lay[l + 1].e_off < 0 || ipup__relu_out_kept(e, st, l + 1);
+    return !E || !train || e->core.layers[l + 1].stash_off < 0 || ipup__relu_out_kept(e, st, l + 1);
 }
 
 /* Where the forward of stage st writes layer l's output (l + fuse when a ReLU is fused):
    the ring slot out for the stage's last layer, the stash where the next layer's input is
    kept, else the ping-pong buffer that is not cur. *needed: 0 for that scratch buffer. */
-static float *ipup__fwd_dest(ipup_emu *e, const ipup__stage *st, ipup__srt *rt, int32_t l, int fuse, float *E,
-                             float *out, const float *cur, int *needed) {
+static float *ipup__fwd_dest(ipup_emu *e, const ipup__stage *st, ipup__stage_rt *rt, int32_t l,
+                             int fuse, float *E, float *out, const float *cur, int *needed) {
     *needed = 1;
     if (l + fuse == st->last - 1 && out) return out;
-    if (E && l + fuse + 1 < st->last && e->lay[l + fuse + 1].e_off > 0 && !e->lay[l + fuse + 1].pool_idx)
-        return E + e->lay[l + fuse + 1].e_off;
+    if (E && l + fuse + 1 < st->last && e->core.layers[l + fuse + 1].stash_off > 0 &&
+        !e->core.layers[l + fuse + 1].pool_idx)
+        return E + e->core.layers[l + fuse + 1].stash_off;
     *needed = 0;
     return ipup__pick(rt, cur);
 }
@@ -2764,27 +3677,37 @@ static float *ipup__fwd_dest(ipup_emu *e, const ipup__stage *st, ipup__srt *rt, 
    leaves the cache. Otherwise only when the pool's output does not overwrite the layer's
    input, the chunks written where the pool's input is kept. Returns the pool's output, or
    NULL (not this case: nothing done). */
-static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__srt *rt, int32_t l, int32_t Bn,
-                                     const float *cur, float *dest, float *E, float *out) {
-    const ipup_layer_info *I = &e->lay[l].info, *P;
-    const float *w = rt->params + e->lay[l].p_off, *b = w + ipup__r16(I->n_w);
-    const int idx = l + 2 < st->last && e->lay[l + 2].pool_idx;
-    uint8_t *keep = idx ? (uint8_t *)(void *)(E + e->lay[l + 2].e_off) : NULL;
+static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__stage_rt *rt,
+                                     int32_t l, int32_t Bn, const float *cur, float *dest, float *E,
+                                     float *out) {
+    const ipup_layer_info *I = &e->core.layers[l].info, *P;
+    const float *w = rt->params + e->core.layers[l].param_off, *b = w + ipup__round16(I->n_w);
+    const int idx = l + 2 < st->last && e->core.layers[l + 2].pool_idx;
+    uint8_t *keep = idx ? (uint8_t *)(void *)(E + e->core.layers[l + 2].stash_off) : NULL;
     float *y;
     int32_t i, c;
     int needed;
-    if (l + 2 >= st->last || e->lay[l + 2].info.kind != IPUP_LAYER_MAXPOOL2) return NULL;
-    P = &e->lay[l + 2].info;
+    if (l + 2 >= st->last || e->core.layers[l + 2].info.kind != IPUP_LAYER_MAXPOOL2) return NULL;
+    P = &e->core.layers[l + 2].info;
     y = ipup__fwd_dest(e, st, rt, l + 2, 0, E, out, idx ? cur : dest, &needed);
     if (!idx && (y == cur || y == dest)) return NULL;
     c = ipup__chunk_rows(I, Bn);
     for (i = 0; i < Bn; i += c) {
         const int32_t n = Bn - i < c ? Bn - i : c;
         float *d = idx ? rt->chunk : dest + (size_t)i * (size_t)I->out_n;
-        if (I->kind == IPUP_LAYER_DENSE) ipup_dense_relu_fwd_f32(n, I->in_n, I->out_n, cur + (size_t)i * (size_t)I->in_n, w, b, d);
-        else ipup_conv3x3_relu_fwd_f32(n, I->in_h, I->in_w, I->in_c, I->out_c, cur + (size_t)i * (size_t)I->in_n, w, b, d, rt->conv);
-        if (idx) ipup_maxpool2_fwd_idx_f32(n, P->in_h, P->in_w, P->in_c, d, y + (size_t)i * (size_t)P->out_n, keep + (size_t)i * (size_t)P->out_n, 1);
-        else ipup_maxpool2_fwd_f32(n, P->in_h, P->in_w, P->in_c, d, y + (size_t)i * (size_t)P->out_n);
+        if (I->kind == IPUP_LAYER_DENSE)
+            ipup_dense_relu_fwd_f32(n, I->in_n, I->out_n,
+                                    cur + (size_t)i * (size_t)I->in_n, w, b, d);
+        else
+            ipup_conv3x3_relu_fwd_f32(n, I->in_h, I->in_w, I->in_c, I->out_c,
+                                      cur + (size_t)i * (size_t)I->in_n, w, b, d, rt->conv);
+        if (idx)
+            ipup_maxpool2_fwd_idx_f32(n, P->in_h, P->in_w, P->in_c, d,
+                                      y + (size_t)i * (size_t)P->out_n,
+                                      keep + (size_t)i * (size_t)P->out_n, 1);
+        else
+            ipup_maxpool2_fwd_f32(n, P->in_h, P->in_w, P->in_c, d,
+                                  y + (size_t)i * (size_t)P->out_n);
     }
     return y;
 }
@@ -2796,28 +3719,29 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
 static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
                             const int32_t *labels, float *E, float *out, int train, int64_t t,
                             int64_t sample0, float *loss, int *correct) {
-    const ipup__stage *st = &e->st[s];
-    ipup__srt *rt = &e->srt[r][s];
+    const ipup__stage *st = &e->core.stages[s];
+    ipup__stage_rt *rt = &e->stage_rt[r][s];
     const float *cur = in;
     int32_t l;
     for (l = st->first; l < st->last; l++) {
-        const ipup__lay *Ly = &e->lay[l];
+        const ipup__layer_facts *Ly = &e->core.layers[l];
         const ipup_layer_info *I = &Ly->info;
         float *dest;
         const float *w = NULL, *b = NULL;
         int n = Bn * I->in_n, needed, fuse;
-        if (I->n_w) { w = rt->params + Ly->p_off; b = w + ipup__r16(I->n_w); }
-        if (!loss && l == e->n_layers - 1) { /* ipup_predict: the loss layer's input is the result */
+        if (I->n_w) { w = rt->params + Ly->param_off; b = w + ipup__round16(I->n_w); }
+        if (!loss && l == e->core.n_layers - 1) {
+            /* ipup_predict: the loss layer's input is the result */
             if (out != cur) IPUPIPE_MEMCPY(out, cur, (size_t)n * sizeof(float));
             break;
         }
         if (I->kind == IPUP_LAYER_SOFTMAX_XENT) {
-            float *dl = (E && train) ? E + st->dl_off : NULL;
+            float *dl = (E && train) ? E + st->dloss_off : NULL;
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
             break;
         }
         if (I->kind == IPUP_LAYER_MSE) { /* the label region holds float targets */
-            float *dl = (E && train) ? E + st->dl_off : NULL;
+            float *dl = (E && train) ? E + st->dloss_off : NULL;
             *loss = ipup_mse_f32(Bn, I->in_n, cur, (const float *)(const void *)labels, dl);
             *correct = 0;
             break;
@@ -2834,18 +3758,24 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             else ipup_dense_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest);
             break;
         case IPUP_LAYER_CONV3X3:
-            if (fuse) ipup_conv3x3_relu_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
-            else ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest, rt->conv);
+            if (fuse)
+                ipup_conv3x3_relu_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest,
+                                          rt->conv);
+            else
+                ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, cur, w, b, dest,
+                                     rt->conv);
             break;
         case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, cur, dest); break;
         case IPUP_LAYER_MAXPOOL2:
-            if (Ly->pool_idx && E) ipup_maxpool2_fwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest, (uint8_t *)(void *)(E + Ly->e_off), 1);
+            if (Ly->pool_idx && E)
+                ipup_maxpool2_fwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest,
+                                          (uint8_t *)(void *)(E + Ly->stash_off), 1);
             else ipup_maxpool2_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest);
             break;
         default: /* flatten; dropout: identity unless training with rate > 0 */
-            if (I->kind == IPUP_LAYER_DROPOUT && train && e->model.layers[l].rate > 0.0f) {
-                ipup_dropout_fwd_f32(n, e->model.layers[l].rate, Ly->seed, (uint64_t)t,
+            if (I->kind == IPUP_LAYER_DROPOUT && train && e->core.model.layers[l].rate > 0.0f) {
+                ipup_dropout_fwd_f32(n, e->core.model.layers[l].rate, Ly->seed, (uint64_t)t,
                                      (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
                 break;
             }
@@ -2863,24 +3793,26 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
    to stage s-1 or NULL. */
 static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *dy,
                             float *dx, float *wentry, int64_t t, int64_t sample0) {
-    const ipup__stage *st = &e->st[s];
-    ipup__srt *rt = &e->srt[r][s];
-    int32_t l, Bn = e->B;
-    const float *cur = (s == e->S - 1) ? E + st->dl_off : dy;
+    const ipup__stage *st = &e->core.stages[s];
+    ipup__stage_rt *rt = &e->stage_rt[r][s];
+    int32_t l, Bn = e->core.B;
+    const float *cur = (s == e->core.S - 1) ? E + st->dloss_off : dy;
     int wrote_dx = 0;
     for (l = st->last - 1; l >= st->first; l--) {
-        const ipup__lay *Ly = &e->lay[l];
+        const ipup__layer_facts *Ly = &e->core.layers[l];
         const ipup_layer_info *I = &Ly->info;
-        const float *x = ipup__relu_out_kept(e, st, l) ? E + e->lay[l + 1].e_off : Ly->e_off >= 0 ? E + Ly->e_off : NULL;
+        const float *x = ipup__relu_out_kept(e, st, l) ? E + e->core.layers[l + 1].stash_off
+                         : Ly->stash_off >= 0          ? E + Ly->stash_off
+                                                       : NULL;
         float *dest = NULL, *gw = NULL, *gb = NULL;
         const float *w = NULL;
         int n = Bn * I->in_n, trains = I->n_w && !I->frozen;
         if (!Ly->need_dx && !trains) break; /* nothing below needs a gradient */
         if (ipup__is_loss(I->kind)) continue; /* dlogits already in E */
-        if (I->n_w) w = rt->params + Ly->p_off;
+        if (I->n_w) w = rt->params + Ly->param_off;
         if (trains) { /* a frozen layer: input gradient only */
-            gw = rt->grads + Ly->p_off;
-            gb = gw + ipup__r16(I->n_w);
+            gw = rt->grads + Ly->param_off;
+            gb = gw + ipup__round16(I->n_w);
         }
         if (Ly->need_dx) dest = (l == st->first && dx) ? dx : ipup__pick(rt, cur);
         if (!dest && !I->n_w) break; /* (unreachable: caught above) */
@@ -2888,17 +3820,24 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         case IPUP_LAYER_DENSE:
             if (wentry) {
                 if (dest) ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, NULL, NULL);
-                if (trains) IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+                if (trains)
+                    IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur,
+                                   (size_t)Bn * (size_t)I->out_n * sizeof(float));
             } else {
                 ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, gw, gb);
             }
             break;
         case IPUP_LAYER_CONV3X3:
             if (wentry) {
-                if (dest) ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, NULL, NULL, rt->conv);
-                if (trains) IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+                if (dest)
+                    ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest,
+                                         NULL, NULL, rt->conv);
+                if (trains)
+                    IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur,
+                                   (size_t)Bn * (size_t)I->out_n * sizeof(float));
             } else {
-                ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, gw, gb, rt->conv);
+                ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, x, w, cur, dest, gw,
+                                     gb, rt->conv);
             }
             break;
         case IPUP_LAYER_RELU:
@@ -2911,23 +3850,29 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             break;
         case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
         case IPUP_LAYER_MAXPOOL2:
-            if (l == st->first && s > 0 && ipup__relu_to_pool(&e->core, s - 1, l - 1)) { /* the previous stage's ReLU */
-                if (Ly->pool_idx) ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, (const uint8_t *)(const void *)x, cur, dest);
+            if (l == st->first && s > 0 && ipup__relu_to_pool(&e->core, s - 1, l - 1)) {
+                /* the previous stage's ReLU */
+                if (Ly->pool_idx)
+                    ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c,
+                                              (const uint8_t *)(const void *)x, cur, dest);
                 else ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
-            } else if (l > st->first && e->lay[l - 1].info.kind == IPUP_LAYER_RELU && e->lay[l - 1].need_dx) {
+            } else if (l > st->first && e->core.layers[l - 1].info.kind == IPUP_LAYER_RELU &&
+                       e->core.layers[l - 1].need_dx) {
                 /* ReLU's backward fused into the pool's (one pass, the same bits): x = relu(z),
                    or the arg-max bytes with its mask */
                 l--;
                 if (l == st->first && dx) dest = dx;
-                if (Ly->pool_idx) ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c, (const uint8_t *)(const void *)x, cur, dest);
+                if (Ly->pool_idx)
+                    ipup_maxpool2_bwd_idx_f32(Bn, I->in_h, I->in_w, I->in_c,
+                                              (const uint8_t *)(const void *)x, cur, dest);
                 else ipup_maxpool2_relu_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
             } else {
                 ipup_maxpool2_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, x, cur, dest);
             }
             break;
         default: /* flatten; dropout */
-            if (I->kind == IPUP_LAYER_DROPOUT && e->model.layers[l].rate > 0.0f) {
-                ipup_dropout_bwd_f32(n, e->model.layers[l].rate, Ly->seed, (uint64_t)t,
+            if (I->kind == IPUP_LAYER_DROPOUT && e->core.model.layers[l].rate > 0.0f) {
+                ipup_dropout_bwd_f32(n, e->core.model.layers[l].rate, Ly->seed, (uint64_t)t,
                                      (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
                 break;
             }
@@ -2942,7 +3887,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
     if (dx && !wrote_dx) {
         /* nothing upstream needs a gradient (no parameters before this stage): send zeros
            so the ring protocol stays the same, or the stage's only layer was a view */
-        if (cur && cur != dx && st->first == st->last - 1 && e->lay[st->first].need_dx)
+        if (cur && cur != dx && st->first == st->last - 1 && e->core.layers[st->first].need_dx)
             IPUPIPE_MEMCPY(dx, cur, (size_t)Bn * (size_t)st->in_n * sizeof(float));
         else
             IPUPIPE_MEMSET(dx, 0, (size_t)Bn * (size_t)st->in_n * sizeof(float));
@@ -2950,438 +3895,121 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
 }
 
 static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *wentry) {
-    const ipup__stage *st = &e->st[s];
-    ipup__srt *rt = &e->srt[r][s];
-    int32_t l, Bn = e->B;
+    const ipup__stage *st = &e->core.stages[s];
+    ipup__stage_rt *rt = &e->stage_rt[r][s];
+    int32_t l, Bn = e->core.B;
     for (l = st->last - 1; l >= st->first; l--) {
-        const ipup__lay *Ly = &e->lay[l];
+        const ipup__layer_facts *Ly = &e->core.layers[l];
         const ipup_layer_info *I = &Ly->info;
         float *gw, *gb;
         if (!I->n_w || I->frozen) continue;
-        gw = rt->grads + Ly->p_off;
-        gb = gw + ipup__r16(I->n_w);
+        gw = rt->grads + Ly->param_off;
+        gb = gw + ipup__round16(I->n_w);
         if (I->kind == IPUP_LAYER_DENSE)
-            ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->e_off, rt->params + Ly->p_off, wentry + Ly->dy_off, NULL, gw, gb);
+            ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->stash_off, rt->params + Ly->param_off,
+                               wentry + Ly->dy_off, NULL, gw, gb);
         else
-            ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, E + Ly->e_off, rt->params + Ly->p_off,
-                                 wentry + Ly->dy_off, NULL, gw, gb, rt->conv);
+            ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, E + Ly->stash_off,
+                                 rt->params + Ly->param_off, wentry + Ly->dy_off, NULL, gw, gb,
+                                 rt->conv);
     }
 }
 
 static size_t ipup__entry_floats(const ipup_emu *e, int32_t s) {
-    return e->cfg.recompute ? e->st[s].rentry_floats : e->st[s].entry_floats;
-}
-
-#ifndef IPUPIPE_NO_THREADS
-/* the host aborted the job from step e->job_stop on (written before the release of abort_) */
-static int ipup__aborted(ipup_emu *e, int64_t t) {
-    if (IPUP__LOAD_ACQ(&e->fault_)) {
-        IPUPIPE_HAPPENS_AFTER(&e->fault_);
-        return 1; /* the threads are all in the faulting step (a barrier ends each step) */
-    }
-    if (!IPUP__LOAD_ACQ(&e->abort_)) return 0;
-    IPUPIPE_HAPPENS_AFTER(&e->abort_);
-    return t >= e->job_stop;
-}
-#endif
-
-#ifndef IPUPIPE_NO_THREADS
-typedef void *(*ipup__probe_fn)(ipup_emu *e, void *arg);
-static void ipup__notify(ipup_emu *e, int32_t who) {
-    ipup__park *p = &e->park[who];
-    pthread_mutex_lock(&p->mu);
-    if (p->waiting) pthread_cond_signal(&p->cv);
-    pthread_mutex_unlock(&p->mu);
-}
-static void ipup__notify_all(ipup_emu *e) {
-    int32_t i;
-    for (i = 0; i <= e->nipus; i++) ipup__notify(e, i);
-}
-/* IPU thread `ipu` ends its job early at step t (op o found no data or no room where it
-   never waits): the error is its step's record, then every other thread and the host
-   are stopped, so ipup_run returns this first error instead of waiting forever */
-static void ipup__fault(ipup_emu *e, int32_t ipu, int64_t t, const ipup_op *o) {
-    ipup__ipu_err *er = &e->err[t & 1][ipu];
-    er->code = IPUP_ERR_INVALID_TABLE;
-    er->step = t; er->stage = o->stage; er->mb = o->mb; er->layer = (int32_t)o->kind;
-    IPUPIPE_HAPPENS_BEFORE(&e->fault_);
-    IPUP__STORE_REL(&e->fault_, 1u);
-    ipup__notify_all(e);
-}
-/* until probe() gives non-NULL (returned), or the job is aborted from step t (t >= 0) */
-static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *arg, int64_t t) {
-    ipup__park *p = &e->park[self];
-    void *v;
-    uint32_t i;
-    /* the host never spins: it is not on the critical path, and a third spinning thread
-       on a 2-core machine takes a core from the IPUs */
-    for (i = 0; self < e->nipus && i < IPUPIPE_SPIN; i++) {
-        if ((v = probe(e, arg)) != NULL) return v;
-        ipup__relax();
-    }
-    pthread_mutex_lock(&p->mu);
-    for (;;) {
-        if ((v = probe(e, arg)) != NULL) break;
-        if (t >= 0 && ipup__aborted(e, t)) break;
-        p->waiting = 1;
-        pthread_cond_wait(&p->cv, &p->mu);
-        p->waiting = 0;
-    }
-    pthread_mutex_unlock(&p->mu);
-    return v;
-}
-static void *ipup__probe_peek(ipup_emu *e, void *ring) { (void)e; return ipup_ring_peek((ipup_ring *)ring); }
-static void *ipup__probe_reserve(ipup_emu *e, void *ring) { (void)e; return ipup_ring_reserve((ipup_ring *)ring); }
-#endif
-static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) { return r * e->P + e->st[s].device; }
-
-static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
-    void *p = ipup_ring_peek(ring);
-    if (!p && e->tp) return e->tp->peek(e->tp->user, ring);
-#ifndef IPUPIPE_NO_THREADS
-    if (!p && threaded) p = ipup__wait(e, self, ipup__probe_peek, ring, t);
-#else
-    (void)e; (void)threaded; (void)t; (void)self;
-#endif
-    return p;
-}
-static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
-    void *p = ipup_ring_reserve(ring);
-    if (!p && e->tp) return e->tp->reserve(e->tp->user, ring);
-#ifndef IPUPIPE_NO_THREADS
-    if (!p && threaded) p = ipup__wait(e, self, ipup__probe_reserve, ring, t);
-#else
-    (void)e; (void)threaded; (void)t; (void)self;
-#endif
-    return p;
-}
-/* ring operations of the runners: commit / release, then wake the other side (threads) */
-static void ipup__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t consumer) {
-    ipup_ring_commit(ring);
-    if (e->tp) e->tp->commit(e->tp->user, ring);
-#ifndef IPUPIPE_NO_THREADS
-    if (threaded) ipup__notify(e, consumer);
-#else
-    (void)e; (void)threaded; (void)consumer;
-#endif
-}
-static void ipup__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t producer) {
-    ipup_ring_release(ring);
-    if (e->tp) e->tp->release(e->tp->user, ring);
-#ifndef IPUPIPE_NO_THREADS
-    if (threaded) ipup__notify(e, producer);
-#else
-    (void)e; (void)threaded; (void)producer;
-#endif
-}
-
-/* The infeed of micro-batch m of replica r failed (the callback returned non-zero: bad =
-   -1, or sample i gave label lab outside the classes). Cooperative runner: the message,
-   IPUP_ERR_IO. Threaded runner (the replica's stage-0 thread calls the infeed): the
-   failure goes into the IPU's error slot of step t (code IPUP_ERR_IO, stage = the sample
-   or -1, layer = the label), the first failing thread stops the job from step t on, and
-   the host writes the message once the threads are done (ipup__feed_msg). */
-static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded, int32_t ipu, int32_t bad,
-                           int32_t lab) {
-    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
-#ifndef IPUPIPE_NO_THREADS
-    if (threaded) {
-        ipup__ipu_err *er = &e->err[t & 1][ipu];
-        ipup__park *h = &e->park[e->nipus];
-        er->code = IPUP_ERR_IO; er->step = t; er->stage = bad; er->mb = m; er->layer = lab;
-        pthread_mutex_lock(&h->mu); /* one writer of job_stop: the first thread that fails */
-        if (!IPUP__LOAD_ACQ(&e->abort_)) {
-            e->job_stop = t;
-            IPUPIPE_HAPPENS_BEFORE(&e->abort_);
-            IPUP__STORE_REL(&e->abort_, 1u);
-        }
-        pthread_mutex_unlock(&h->mu);
-        ipup__notify_all(e);
-        return IPUP__ABORTED;
-    }
-#else
-    (void)threaded; (void)ipu;
-#endif
-    if (bad < 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed callback failed for replica %d, micro-batch %d (samples %lld..%lld)",
-                          (long long)t, (int)r, (int)m, (long long)sample0, (long long)(sample0 + e->B - 1));
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed gave label %d for sample %lld, outside 0..%d (the model has %d classes)",
-                      (long long)t, (int)lab, (long long)(sample0 + bad), (int)(e->classes - 1), (int)e->classes);
-}
-
-/* Micro-batch m of replica r, step t, straight from the infeed callback into x (B, in_n)
-   and lab (B): the stash entry of stage 0 (no ring, no copy). Called by whoever runs
-   F(0, m): the host (cooperative runner) or replica r's stage-0 thread (threaded runner). */
-static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, int32_t *lab, int threaded, int32_t ipu) {
-    int64_t sample0 = (((int64_t)t * e->R + r) * e->M + m) * e->B;
-    int32_t i;
-    ipup_feed f;
-    IPUPIPE_MEMSET(&f, 0, sizeof f);
-    f.step = t; f.replica = r; f.mb = m; f.sample0 = sample0; f.n = e->B;
-    f.row = e->in_n; f.classes = e->classes; f.x = x; f.labels = lab;
-    if (ipup__target_w(&e->core)) { /* mse: float targets in the label region */
-        f.classes = 0; f.labels = NULL;
-        f.target_width = ipup__target_w(&e->core); f.targets = (float *)(void *)lab;
-    }
-    if (e->cfg.infeed(e->cfg.infeed_user, &f) != 0)
-        return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
-    for (i = 0; i < e->B && !f.targets; i++)
-        if (lab[i] < 0 || lab[i] >= e->classes) return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
-    return IPUP_OK;
-}
-
-static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_t mb, int32_t layer) {
-    ipup__ipu_err *er = &e->err[t & 1][ipu];
-    if (er->code) return;
-    er->code = IPUP_ERR_NUMERIC;
-    er->step = t; er->stage = s; er->mb = mb; er->layer = layer;
+    return e->core.cfg.recompute ? e->core.stages[s].rentry_floats : e->core.stages[s].entry_floats;
 }
 
 /* stash entry `pos` places behind the front of stage s (the oldest micro-batch whose
    weight gradients are pending) as a full entry, recomputing the forward if needed.
-   B and I ops of micro-batch m use pos = w_count (entries before it wait for their W). */
+   B and I ops of micro-batch m use pos = wstash_count (entries before it wait for their W). */
 static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t m, uint32_t pos) {
-    const ipup__stage *st = &e->st[s];
-    ipup__srt *rt = &e->srt[r][s];
-    float *slot = rt->stash + (size_t)((rt->s_head + pos) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
+    const ipup__stage *st = &e->core.stages[s];
+    ipup__stage_rt *rt = &e->stage_rt[r][s];
+    float *slot = rt->stash +
+                  (size_t)((rt->stash_head + pos) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
     float *E;
     float loss;
     int corr;
-    if (!e->cfg.recompute) return slot;
+    if (!e->core.cfg.recompute) return slot;
     E = rt->work;
-    IPUPIPE_MEMCPY(E, slot, (size_t)e->B * (size_t)st->in_n * sizeof(float));
-    IPUPIPE_MEMCPY(E + st->lab_off, slot + (size_t)e->B * (size_t)st->in_n, ipup__lab_bytes(&e->core));
-    ipup__stage_fwd(e, r, s, e->B, E, (const int32_t *)(const void *)(E + st->lab_off), E, NULL, 1, t,
-                    ((int64_t)r * e->M + m) * e->B, &loss, &corr);
+    IPUPIPE_MEMCPY(E, slot, (size_t)e->core.B * (size_t)st->in_n * sizeof(float));
+    IPUPIPE_MEMCPY(E + st->label_off, slot + (size_t)e->core.B * (size_t)st->in_n,
+                   ipup__lab_bytes(&e->core));
+    ipup__stage_fwd(e, r, s, e->core.B, E, (const int32_t *)(const void *)(E + st->label_off), E,
+                    NULL, 1, t, ((int64_t)r * e->core.M + m) * e->core.B, &loss, &corr);
     return E;
 }
 
-/* ------------------------------------------------------------------ concurrent stages (runtime)
-   The lanes of concurrent stages (types and config above). Branch b of stage s owns the
-   units [u0, u0+sl) of the stage's weight layer: w (IN, sl) or (3,3,CI,sl) and b (sl),
-   sliced from the unsplit tensor, so its initial bits are the unsplit model's. Its
-   forward writes (B, spatial, sl); stage s+1 takes the concatenation along the units
-   (NHWC: along the channels of every pixel). Its backward gets its slice of dy and
-   sends a whole dx (B, in_n), which stage s-1 sums over the branches in the order
-   0, 1, ... (the only difference from the unsplit model's dx = dy W^T). */
+/* >>concurrent-runtime: lane ops, fan-out and fan-in, the lanes' sums and updates */
+/* The lanes of concurrent stages (their setup: concurrent-setup). Branch b of stage s owns
+   the units [u0, u0+sl) (u0 = first_unit, sl = slice_units) of the stage's weight layer:
+   w (IN, sl) or (3,3,CI,sl) and b (sl), sliced from the unsplit tensor, so its initial
+   bits are the unsplit model's. Its forward writes (B, spatial, sl); stage s+1 takes the
+   concatenation along the units (NHWC: along the channels of every pixel). Its backward
+   gets its slice of dy and sends a whole dx (B, in_n), which stage s-1 sums over the
+   branches in the order 0, 1, ... (the only difference from the unsplit model's
+   dx = dy W^T). */
 
-static float *ipup__cfifo(const ipup_emu *e, const ipup__cbrt *rt, int32_t k, uint32_t pos) {
-    return rt->stash + (size_t)((rt->s_head + pos) % (uint32_t)e->st[e->cb[k].stage].depth) * e->cb[k].entry_floats;
-}
-/* offset (floats) in a lane's stash entry of the input of layer l (first + 1 ..); the
-   entry is x (B x in_n), labels (B), then those inputs */
-static size_t ipup__cact(const ipup__core *e, int32_t k, int32_t l) {
-    const ipup__stage *st = &e->st[e->cb[k].stage];
-    return (size_t)e->B * ((size_t)st->in_n + 1u) + (size_t)(l - st->first - 1) * e->cb[k].bo;
-}
-
-/* ring capacity from the table: the most messages in flight between the producing ops
-   (stage ps, branch pb; -1 a plain stage) and the consuming ops, productions of a step
-   first, as ipup__setup_table counts */
-static uint32_t ipup__conc_cap(const ipup__core *e, int32_t ps, int32_t pb, int pf, int32_t cs, int32_t cb, int cf) {
-    int32_t i = 0, prod = 0, cons = 0, mx = 1;
-    while (i < e->table.n_ops) {
-        int32_t t = e->ops[i].step, k;
-        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
-            const ipup_op *o = &e->ops[k];
-            if (o->stage == ps && ipup_op_branch(o) == pb && (o->kind == IPUP_OP_F) == pf) prod++;
-        }
-        if (prod - cons > mx) mx = prod - cons;
-        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
-            const ipup_op *o = &e->ops[k];
-            if (o->stage == cs && ipup_op_branch(o) == cb && (o->kind == IPUP_OP_F) == cf) cons++;
-        }
-        i = k;
-    }
-    return ipup__ring_cap((uint32_t)mx);
-}
-
-static void ipup__conc_setup(ipup__core *e) {
-    int32_t k, l, kslots = ipup__state_slots(&e->cfg);
-    for (k = 0; k < e->n_lanes; k++) {
-        ipup__cbr *c = &e->cb[k];
-        const ipup__stage *st = &e->st[c->stage];
-        const ipup_layer_info *I0 = &e->lay[st->first].info;
-        int32_t in_rows = I0->kind == IPUP_LAYER_DENSE ? I0->in_n : 9 * I0->in_c, s = c->stage;
-        c->bo = (size_t)e->B * (size_t)c->spatial * (size_t)c->sl;
-        c->nw = in_rows * c->sl;
-        c->tw = ipup__r16(c->nw);
-        c->n_params = c->tw + ipup__r16(c->sl);
-        c->n_state = (size_t)kslots * c->n_params;
-        c->entry_floats = (ipup__cact(e, k, st->last - 1 + 1) + 15u) & ~(size_t)15u;
-        c->conv_floats = I0->kind == IPUP_LAYER_CONV3X3 ? (size_t)9 * (size_t)I0->in_c * ((size_t)c->sl + (size_t)(I0->in_h - 2) * (size_t)(I0->in_w - 2)) : 0;
-        c->flops_f = c->flops_b = 0;
-        for (l = st->first; l < st->last; l++) { /* each branch does its share of every layer */
-            const ipup_layer_info *I = &e->lay[l].info;
-            c->flops_f += I->flops_fwd * c->sl / c->units;
-            c->flops_b += ((e->lay[l].need_dx ? I->flops_bwd_dx : 0) + I->flops_bwd_dw) * c->sl / c->units;
-        }
-        c->flops_opt = (int64_t)c->n_params * (kslots == 2 ? 12 : kslots == 1 ? 4 : 2);
-        c->in_cap = ipup__conc_cap(e, s - 1, -1, 1, s, c->branch, 1);
-        c->out_cap = ipup__conc_cap(e, s, c->branch, 1, s + 1, -1, 1);
-        c->dy_cap = ipup__conc_cap(e, s + 1, -1, 0, s, c->branch, 0);
-        c->dx_cap = ipup__conc_cap(e, s, c->branch, 0, s - 1, -1, 0);
-    }
-}
-
-/* the rings of lane k into device d (receive sides), initialised when carved for real */
-static void ipup__conc_rings(const ipup__core *e, ipup__arena *a, int32_t d, int32_t k, ipup__cbrt *rt) {
-    const ipup__cbr *c = &e->cb[k];
-    const ipup__stage *st = &e->st[c->stage];
-    size_t B = (size_t)e->B;
-    struct { ipup_ring *ring; uint32_t cap; size_t floats; int32_t dev; } q[4];
-    int i;
-    q[0].ring = &rt->in; q[0].cap = c->in_cap; q[0].floats = B * (size_t)st->in_n + B; q[0].dev = c->device;
-    q[1].ring = &rt->dy; q[1].cap = c->dy_cap; q[1].floats = c->bo; q[1].dev = c->device;
-    q[2].ring = &rt->out; q[2].cap = c->out_cap; q[2].floats = c->bo + B; q[2].dev = e->st[c->stage + 1].device;
-    q[3].ring = &rt->dx; q[3].cap = c->dx_cap; q[3].floats = B * (size_t)st->in_n; q[3].dev = e->st[c->stage - 1].device;
-    for (i = 0; i < 4; i++) {
-        size_t slot = q[i].floats * sizeof(float), bytes = ipup_ring_bytes(q[i].cap, slot);
-        void *buf;
-        if (q[i].dev != d) continue;
-        buf = ipup__alloc(a, bytes, IPUP_MEM_EXCHANGE);
-        if (a->base && !a->oom) ipup_ring_init(q[i].ring, buf, bytes, q[i].cap, slot, IPUPIPE_RING_START);
-    }
-}
-
-static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *stream, int32_t d, ipup__cbrt *cbr, ipup__cnb *cnb) {
-    int32_t k, s, kslots = ipup__state_slots(&e->cfg);
-    size_t B = (size_t)e->B;
-    for (k = 0; k < e->n_lanes; k++) {
-        const ipup__cbr *c = &e->cb[k];
-        ipup__cbrt count_only, *rt;
-        IPUPIPE_MEMSET(&count_only, 0, sizeof count_only);
-        rt = cbr ? &cbr[k] : &count_only;
-        ipup__conc_rings(e, a, d, k, rt);
-        if (c->device != d) continue;
-        rt->params = ipup__allocf(a, c->n_params, IPUP_MEM_WEIGHTS);
-        rt->grads = ipup__allocf(a, c->n_params, IPUP_MEM_GRADS);
-        rt->state = !kslots ? NULL : ipup__allocf(e->cfg.offload ? stream : a, c->n_state, IPUP_MEM_OPTIMIZER);
-        rt->stash = ipup__allocf(a, ipup__mulz((size_t)e->st[c->stage].depth, c->entry_floats), IPUP_MEM_STASH);
-        rt->pp[0] = ipup__allocf(a, c->bo, IPUP_MEM_SCRATCH);
-        rt->pp[1] = ipup__allocf(a, c->bo, IPUP_MEM_SCRATCH);
-        rt->conv = c->conv_floats ? ipup__allocf(a, c->conv_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->staging = (kslots && e->cfg.offload) ? ipup__allocf(a, ipup__mulz((size_t)kslots, c->tw), IPUP_MEM_SCRATCH) : NULL;
-    }
-    for (s = 0; s < e->S; s++) { /* a plain stage next to a concurrent one */
-        const ipup__stage *st = &e->st[s];
-        ipup__cnb count_nb, *nb;
-        IPUPIPE_MEMSET(&count_nb, 0, sizeof count_nb);
-        nb = cnb ? &cnb[s] : &count_nb;
-        if (st->device != d || e->cn[s] > 1) continue;
-        if (s + 1 < e->S && e->cn[s + 1] > 1) {
-            nb->fo = ipup__allocf(a, B * (size_t)st->out_n + B, IPUP_MEM_SCRATCH);
-            nb->dy = ipup__allocf(a, B * (size_t)st->out_n, IPUP_MEM_SCRATCH);
-        }
-        if (s > 0 && e->cn[s - 1] > 1) nb->dx = ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH);
-    }
-}
-
-static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash, size_t *ex) {
-    int32_t k;
-    for (k = 0; k < e->n_lanes; k++) {
-        const ipup__cbr *c = &e->cb[k];
-        const ipup__cbrt *rt = &e->cbr[r][k];
-        if (c->device == d) {
-            *stash += ipup__round64((size_t)rt->s_peak * c->entry_floats * sizeof(float));
-            *ex += (size_t)rt->in.peak * rt->in.slot_bytes + (size_t)rt->dy.peak * rt->dy.slot_bytes;
-        }
-        if (e->st[c->stage + 1].device == d) *ex += (size_t)rt->out.peak * rt->out.slot_bytes;
-        if (e->st[c->stage - 1].device == d) *ex += (size_t)rt->dx.peak * rt->dx.slot_bytes;
-    }
-}
-
-/* the weights of every lane: the unsplit tensor's elements (ipup_glorot_uniform_f32 of
-   the whole layer, element by element), sliced; zero bias, gradients and state */
-static void ipup__conc_init_weights(ipup_emu *e) {
-    int32_t r, k, i, j;
-    for (r = 0; r < e->R; r++)
-        for (k = 0; k < e->n_lanes; k++) {
-            const ipup__cbr *c = &e->cb[k];
-            ipup__cbrt *rt = &e->cbr[r][k];
-            int32_t l = e->st[c->stage].first;
-            const ipup_layer_info *I = &e->lay[l].info;
-            int conv = I->kind == IPUP_LAYER_CONV3X3;
-            int32_t rows = conv ? 9 * I->in_c : I->in_n, fi = conv ? 9 * I->in_c : I->in_n, fo = conv ? 9 * I->out_c : I->out_n;
-            float limit = IPUPIPE_SQRTF(6.0f / (float)(fi + fo));
-            IPUPIPE_MEMSET(rt->params, 0, c->n_params * sizeof(float));
-            IPUPIPE_MEMSET(rt->grads, 0, c->n_params * sizeof(float));
-            if (rt->state && c->n_state) IPUPIPE_MEMSET(rt->state, 0, c->n_state * sizeof(float));
-            for (i = 0; i < rows; i++)
-                for (j = 0; j < c->sl; j++) {
-                    float u = ipup_rng_uniform_f32(e->cfg.seed, (uint64_t)(2 * l), (uint64_t)i * (uint64_t)c->units + (uint64_t)(c->u0 + j));
-                    rt->params[(size_t)i * (size_t)c->sl + (size_t)j] = (2.0f * u - 1.0f) * limit;
-                }
-        }
-}
-
-/* cost of a branch op (its share of the stage's FLOPs; what it sends), 0 for other ops */
-static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
-    const ipup__cbr *c;
-    double B = (double)e->B;
-    if (ipup_op_branch(o) < 0 || e->cn[o->stage] <= 1) return 0;
-    c = &e->cb[e->cl0[o->stage] + ipup_op_branch(o)];
-    if (o->kind == IPUP_OP_F) {
-        *dur = (double)c->flops_f * B / ipup__rate(e);
-        if (e->st[c->stage + 1].device != c->device) *xfer = ((double)c->bo + B) * 4.0 / e->cm.link_bytes_per_s;
-    } else {
-        *dur = (double)c->flops_b * B / ipup__rate(e);
-        if (e->st[c->stage - 1].device != c->device) *xfer = B * (double)e->st[c->stage].in_n * 4.0 / e->cm.link_bytes_per_s;
-    }
-    return 1;
-}
-static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
-    double t = 0.0;
-    int32_t k;
-    for (k = 0; k < e->n_lanes; k++) {
-        const ipup__cbr *c = &e->cb[k];
-        if (c->device != d) continue;
-        t += (double)c->flops_opt / ipup__rate(e);
-        if (e->R > 1) t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)c->n_params * 4.0 / e->cm.link_bytes_per_s;
-        if (e->cfg.offload) t += 2.0 * (double)c->n_state * 4.0 / e->cm.stream_bytes_per_s;
-    }
-    return t;
+/* stash entry `pos` places behind the front of lane k's FIFO */
+static float *ipup__lane_entry(const ipup_emu *e, const ipup__lane_rt *rt, int32_t k,
+                               uint32_t pos) {
+    return rt->stash + (size_t)((rt->stash_head + pos) %
+                                (uint32_t)e->core.stages[e->core.lanes[k].stage].depth) *
+                           e->core.lanes[k].entry_floats;
 }
 
 /* dropout over a lane's (n_px pixels x sl) block: each element keyed as in the unsplit
-   layer, (sample) x features + pixel x units + u0 + unit */
-static void ipup__cdrop(const ipup_emu *e, int32_t k, int32_t l, int32_t Bn, int64_t t, int64_t sample0, const float *x, float *y, int bwd) {
-    const ipup__cbr *c = &e->cb[k];
-    const ipup_layer_info *I = &e->lay[l].info;
-    float rate = e->model.layers[l].rate;
+   layer, (sample) x features + pixel x units + first_unit + unit */
+static void ipup__lane_dropout(const ipup_emu *e, int32_t k, int32_t l, int32_t Bn, int64_t t,
+                               int64_t sample0, const float *x, float *y, int bwd) {
+    const ipup__lane *c = &e->core.lanes[k];
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    float rate = e->core.model.layers[l].rate;
     int32_t j, p;
     for (j = 0; j < Bn; j++)
         for (p = 0; p < c->spatial; p++) {
-            size_t at = ((size_t)j * (size_t)c->spatial + (size_t)p) * (size_t)c->sl;
-            uint64_t off = (uint64_t)(sample0 + j) * (uint64_t)I->in_n + (uint64_t)p * (uint64_t)c->units + (uint64_t)c->u0;
-            if (bwd) ipup_dropout_bwd_f32(c->sl, rate, e->lay[l].seed, (uint64_t)t, off, x + at, y + at);
-            else ipup_dropout_fwd_f32(c->sl, rate, e->lay[l].seed, (uint64_t)t, off, x + at, y + at);
+            size_t at = ((size_t)j * (size_t)c->spatial + (size_t)p) * (size_t)c->slice_units;
+            uint64_t off = (uint64_t)(sample0 + j) * (uint64_t)I->in_n +
+                           (uint64_t)p * (uint64_t)c->units + (uint64_t)c->first_unit;
+            if (bwd)
+                ipup_dropout_bwd_f32(c->slice_units, rate, e->core.layers[l].seed, (uint64_t)t, off,
+                                     x + at, y + at);
+            else
+                ipup_dropout_fwd_f32(c->slice_units, rate, e->core.layers[l].seed, (uint64_t)t, off,
+                                     x + at, y + at);
         }
 }
 
 /* forward of lane k on replica r: x (Bn, in_n) -> out (Bn, spatial, sl). E: its stash
    entry (the inputs of the element-wise layers are kept there) or NULL (evaluation:
    the lane's ping-pong buffers; out NULL returns where the result is) */
-static const float *ipup__cbr_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn, const float *x, float *E, float *out, int train,
-                                  int64_t t, int64_t sample0) {
-    const ipup__cbr *c = &e->cb[k];
-    ipup__cbrt *rt = &e->cbr[r][k];
-    const ipup__stage *st = &e->st[c->stage];
+static const float *ipup__lane_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn, const float *x,
+                                   float *E, float *out, int train, int64_t t, int64_t sample0) {
+    const ipup__lane *c = &e->core.lanes[k];
+    ipup__lane_rt *rt = &e->lane_rt[r][k];
+    const ipup__stage *st = &e->core.stages[c->stage];
     const float *cur = x;
     int32_t l, tog = 0;
     for (l = st->first; l < st->last; l++) {
-        const ipup_layer_info *I = &e->lay[l].info;
-        int n = Bn * c->spatial * c->sl;
-        float *dest = (l == st->last - 1 && out) ? out : E ? E + ipup__cact(&e->core, k, l + 1) : rt->pp[tog ^= 1];
+        const ipup_layer_info *I = &e->core.layers[l].info;
+        int n = Bn * c->spatial * c->slice_units;
+        float *dest = (l == st->last - 1 && out) ? out
+                      : E                        ? E + ipup__lane_act_off(&e->core, k, l + 1)
+                                                 : rt->pingpong[tog ^= 1];
         switch (I->kind) {
-        case IPUP_LAYER_DENSE: ipup_dense_fwd_f32(Bn, I->in_n, c->sl, cur, rt->params, rt->params + c->tw, dest); break;
+        case IPUP_LAYER_DENSE:
+            ipup_dense_fwd_f32(Bn, I->in_n, c->slice_units, cur, rt->params,
+                               rt->params + c->bias_off, dest);
+            break;
         case IPUP_LAYER_CONV3X3:
-            ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, c->sl, cur, rt->params, rt->params + c->tw, dest, rt->conv);
+            ipup_conv3x3_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, c->slice_units, cur, rt->params,
+                                 rt->params + c->bias_off, dest, rt->conv);
             break;
         case IPUP_LAYER_RELU: ipup_relu_fwd_f32(n, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_fwd_f32(n, cur, dest); break;
         default: /* dropout */
-            if (train && e->model.layers[l].rate > 0.0f) ipup__cdrop(e, k, l, Bn, t, sample0, cur, dest, 0);
+            if (train && e->core.model.layers[l].rate > 0.0f)
+                ipup__lane_dropout(e, k, l, Bn, t, sample0, cur, dest, 0);
             else IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
             break;
         }
@@ -3392,141 +4020,160 @@ static const float *ipup__cbr_fwd(ipup_emu *e, int32_t r, int32_t k, int32_t Bn,
 
 /* backward of lane k: dy (B, spatial, sl) -> dx (B, in_n) written (zeros when no earlier
    layer has weights); its weight gradients added */
-static void ipup__cbr_bwd(ipup_emu *e, int32_t r, int32_t k, const float *E, const float *dy, float *dx, int64_t t, int64_t sample0) {
-    const ipup__cbr *c = &e->cb[k];
-    ipup__cbrt *rt = &e->cbr[r][k];
-    const ipup__stage *st = &e->st[c->stage];
-    const ipup_layer_info *I0 = &e->lay[st->first].info;
+static void ipup__lane_bwd(ipup_emu *e, int32_t r, int32_t k, const float *E, const float *dy,
+                           float *dx, int64_t t, int64_t sample0) {
+    const ipup__lane *c = &e->core.lanes[k];
+    ipup__lane_rt *rt = &e->lane_rt[r][k];
+    const ipup__stage *st = &e->core.stages[c->stage];
+    const ipup_layer_info *I0 = &e->core.layers[st->first].info;
     const float *cur = dy;
-    float *dxw = e->lay[st->first].need_dx ? dx : NULL;
-    int32_t l, tog = 0, B = e->B;
-    int n = B * c->spatial * c->sl;
+    float *dxw = e->core.layers[st->first].need_dx ? dx : NULL;
+    int32_t l, tog = 0, B = e->core.B;
+    int n = B * c->spatial * c->slice_units;
     for (l = st->last - 1; l > st->first; l--) {
-        const float *x = E + ipup__cact(&e->core, k, l);
-        float *dest = rt->pp[tog ^= 1];
-        switch (e->lay[l].info.kind) {
+        const float *x = E + ipup__lane_act_off(&e->core, k, l);
+        float *dest = rt->pingpong[tog ^= 1];
+        switch (e->core.layers[l].info.kind) {
         case IPUP_LAYER_RELU: ipup_relu_bwd_f32(n, x, cur, dest); break;
         case IPUP_LAYER_GELU: ipup_gelu_bwd_f32(n, x, cur, dest); break;
         default: /* dropout */
-            if (e->model.layers[l].rate > 0.0f) ipup__cdrop(e, k, l, B, t, sample0, cur, dest, 1);
+            if (e->core.model.layers[l].rate > 0.0f)
+                ipup__lane_dropout(e, k, l, B, t, sample0, cur, dest, 1);
             else IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
             break;
         }
         cur = dest;
     }
     if (I0->kind == IPUP_LAYER_DENSE)
-        ipup_dense_bwd_f32(B, I0->in_n, c->sl, E, rt->params, cur, dxw, rt->grads, rt->grads + c->tw);
+        ipup_dense_bwd_f32(B, I0->in_n, c->slice_units, E, rt->params, cur, dxw, rt->grads,
+                           rt->grads + c->bias_off);
     else
-        ipup_conv3x3_bwd_f32(B, I0->in_h, I0->in_w, I0->in_c, c->sl, E, rt->params, cur, dxw, rt->grads, rt->grads + c->tw, rt->conv);
+        ipup_conv3x3_bwd_f32(B, I0->in_h, I0->in_w, I0->in_c, c->slice_units, E, rt->params, cur,
+                             dxw, rt->grads, rt->grads + c->bias_off, rt->conv);
     if (!dxw) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)st->in_n * sizeof(float));
 }
 
 /* a branch op of a concurrent stage (ipup__exec's path for them); 1: stall */
 static int ipup__conc_exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int threaded) {
-    int32_t s = o->stage, k = e->cl0[s] + ipup_op_branch(o), ipu = r * e->P + o->device;
-    const ipup__cbr *c = &e->cb[k];
-    ipup__cbrt *rt = &e->cbr[r][k];
-    size_t xin = (size_t)e->B * (size_t)e->st[s].in_n;
-    int64_t sample0 = ((int64_t)r * e->M + o->mb) * e->B;
+    int32_t s = o->stage, k = e->core.first_lane[s] + ipup_op_branch(o),
+            ipu = r * e->core.P + o->device;
+    const ipup__lane *c = &e->core.lanes[k];
+    ipup__lane_rt *rt = &e->lane_rt[r][k];
+    size_t xin = (size_t)e->core.B * (size_t)e->core.stages[s].in_n;
+    int64_t sample0 = ((int64_t)r * e->core.M + o->mb) * e->core.B;
     if (o->kind == IPUP_OP_F) {
         float *E, *msg, *out;
-        if (rt->s_count >= (uint32_t)e->st[s].depth) return 1;
-        E = ipup__cfifo(e, rt, k, rt->s_count);
+        if (rt->stash_count >= (uint32_t)e->core.stages[s].depth) return 1;
+        E = ipup__lane_entry(e, rt, k, rt->stash_count);
         if (!(msg = (float *)ipup__wait_peek(e, &rt->in, threaded, t, ipu))) return 1;
-        IPUPIPE_MEMCPY(E, msg, (xin + (size_t)e->B) * sizeof(float)); /* x and labels */
+        IPUPIPE_MEMCPY(E, msg, (xin + (size_t)e->core.B) * sizeof(float)); /* x and labels */
         ipup__release(e, &rt->in, threaded, ipup__ipu_of(e, r, s - 1));
         if (!(out = (float *)ipup__wait_reserve(e, &rt->out, threaded, t, ipu))) return 1;
-        ipup__cbr_fwd(e, r, k, e->B, E, E, out, 1, t, sample0);
-        IPUPIPE_MEMCPY(out + c->bo, E + xin, (size_t)e->B * sizeof(int32_t));
+        ipup__lane_fwd(e, r, k, e->core.B, E, E, out, 1, t, sample0);
+        IPUPIPE_MEMCPY(out + c->out_floats, E + xin, (size_t)e->core.B * sizeof(int32_t));
         ipup__commit(e, &rt->out, threaded, ipup__ipu_of(e, r, s + 1));
-        if (++rt->s_count > rt->s_peak) rt->s_peak = rt->s_count;
+        if (++rt->stash_count > rt->stash_peak) rt->stash_peak = rt->stash_count;
         return 0;
     } else {
         const float *dy;
         float *dx;
-        if (rt->s_count == 0) return 1;
+        if (rt->stash_count == 0) return 1;
         if (!(dy = (const float *)ipup__wait_peek(e, &rt->dy, threaded, t, ipu))) return 1;
         if (!(dx = (float *)ipup__wait_reserve(e, &rt->dx, threaded, t, ipu))) return 1;
-        ipup__cbr_bwd(e, r, k, ipup__cfifo(e, rt, k, 0), dy, dx, t, sample0);
+        ipup__lane_bwd(e, r, k, ipup__lane_entry(e, rt, k, 0), dy, dx, t, sample0);
         ipup__release(e, &rt->dy, threaded, ipup__ipu_of(e, r, s + 1));
         ipup__commit(e, &rt->dx, threaded, ipup__ipu_of(e, r, s - 1));
-        rt->s_head = (rt->s_head + 1u) % (uint32_t)e->st[s].depth;
-        rt->s_count--;
+        rt->stash_head = (rt->stash_head + 1u) % (uint32_t)e->core.stages[s].depth;
+        rt->stash_count--;
         return 0;
     }
 }
 
 /* stage s-1 (plain) before concurrent stage s: one slot reserved in every branch's in
    ring; the buffer stage s-1 writes its output into (NULL when a wait gave up) */
-static float *ipup__conc_reserve_in(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
+static float *ipup__conc_reserve_in(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded,
+                                    int32_t self) {
     int32_t b;
-    for (b = 0; b < e->cn[s]; b++) {
-        ipup__cbrt *rt = &e->cbr[r][e->cl0[s] + b];
-        if (!(rt->resv_in = (float *)ipup__wait_reserve(e, &rt->in, threaded, t, self))) return NULL;
+    for (b = 0; b < e->core.n_branches[s]; b++) {
+        ipup__lane_rt *rt = &e->lane_rt[r][e->core.first_lane[s] + b];
+        if (!(rt->reserved_in = (float *)ipup__wait_reserve(e, &rt->in, threaded, t, self)))
+            return NULL;
     }
-    return e->cnb[r][s - 1].fo;
+    return e->fanout[r][s - 1].out;
 }
 /* ... then the output and labels (src) copied to every branch */
-static void ipup__conc_commit_in(ipup_emu *e, int32_t r, int32_t s, const float *src, int threaded) {
+static void ipup__conc_commit_in(ipup_emu *e, int32_t r, int32_t s, const float *src,
+                                 int threaded) {
     int32_t b;
-    size_t n = (size_t)e->B * ((size_t)e->st[s].in_n + 1u);
-    for (b = 0; b < e->cn[s]; b++) {
-        int32_t k = e->cl0[s] + b;
-        IPUPIPE_MEMCPY(e->cbr[r][k].resv_in, src, n * sizeof(float));
-        ipup__commit(e, &e->cbr[r][k].in, threaded, r * e->P + e->cb[k].device);
+    size_t n = (size_t)e->core.B * ((size_t)e->core.stages[s].in_n + 1u);
+    for (b = 0; b < e->core.n_branches[s]; b++) {
+        int32_t k = e->core.first_lane[s] + b;
+        IPUPIPE_MEMCPY(e->lane_rt[r][k].reserved_in, src, n * sizeof(float));
+        ipup__commit(e, &e->lane_rt[r][k].in, threaded, r * e->core.P + e->core.lanes[k].device);
     }
 }
 /* stage s (plain) after concurrent stage s-1: the branches' outputs concatenated along the
    units into E, the labels after them; 0 when a wait gave up */
-static int ipup__conc_gather(ipup_emu *e, int32_t r, int32_t s, float *E, int64_t t, int threaded, int32_t self) {
-    int32_t b, q, c0 = e->cl0[s - 1];
-    for (b = 0; b < e->cn[s - 1]; b++) {
-        const ipup__cbr *c = &e->cb[c0 + b];
-        ipup__cbrt *rt = &e->cbr[r][c0 + b];
+static int ipup__conc_gather(ipup_emu *e, int32_t r, int32_t s, float *E, int64_t t, int threaded,
+                             int32_t self) {
+    int32_t b, q, c0 = e->core.first_lane[s - 1];
+    for (b = 0; b < e->core.n_branches[s - 1]; b++) {
+        const ipup__lane *c = &e->core.lanes[c0 + b];
+        ipup__lane_rt *rt = &e->lane_rt[r][c0 + b];
         const float *m = (const float *)ipup__wait_peek(e, &rt->out, threaded, t, self);
         if (!m) return 0;
-        for (q = 0; q < e->B * c->spatial; q++)
-            IPUPIPE_MEMCPY(E + (size_t)q * (size_t)c->units + (size_t)c->u0, m + (size_t)q * (size_t)c->sl, (size_t)c->sl * sizeof(float));
-        if (b == 0) IPUPIPE_MEMCPY(E + e->st[s].lab_off, m + c->bo, (size_t)e->B * sizeof(int32_t));
-        ipup__release(e, &rt->out, threaded, r * e->P + c->device);
+        for (q = 0; q < e->core.B * c->spatial; q++)
+            IPUPIPE_MEMCPY(E + (size_t)q * (size_t)c->units + (size_t)c->first_unit,
+                           m + (size_t)q * (size_t)c->slice_units,
+                           (size_t)c->slice_units * sizeof(float));
+        if (b == 0)
+            IPUPIPE_MEMCPY(E + e->core.stages[s].label_off, m + c->out_floats,
+                           (size_t)e->core.B * sizeof(int32_t));
+        ipup__release(e, &rt->out, threaded, r * e->core.P + c->device);
     }
     return 1;
 }
 /* stage s (plain) before concurrent stage s+1: its dy, the branches' dx summed in branch
    order 0, 1, ...; NULL when a wait gave up */
-static const float *ipup__conc_sum_dx(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
-    int32_t b, c0 = e->cl0[s + 1];
-    size_t n = (size_t)e->B * (size_t)e->st[s].out_n;
-    float *dy = e->cnb[r][s].dy;
-    for (b = 0; b < e->cn[s + 1]; b++) {
-        ipup__cbrt *rt = &e->cbr[r][c0 + b];
+static const float *ipup__conc_sum_dx(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded,
+                                      int32_t self) {
+    int32_t b, c0 = e->core.first_lane[s + 1];
+    size_t n = (size_t)e->core.B * (size_t)e->core.stages[s].out_n;
+    float *dy = e->fanout[r][s].dy_sum;
+    for (b = 0; b < e->core.n_branches[s + 1]; b++) {
+        ipup__lane_rt *rt = &e->lane_rt[r][c0 + b];
         const float *m = (const float *)ipup__wait_peek(e, &rt->dx, threaded, t, self);
         if (!m) return NULL;
         if (b == 0) IPUPIPE_MEMCPY(dy, m, n * sizeof(float));
         else ipup_add_f32((int)n, dy, m);
-        ipup__release(e, &rt->dx, threaded, r * e->P + e->cb[c0 + b].device);
+        ipup__release(e, &rt->dx, threaded, r * e->core.P + e->core.lanes[c0 + b].device);
     }
     return dy;
 }
 /* stage s (plain) after concurrent stage s-1: one slot reserved in every branch's dy ring;
    the buffer stage s writes its dx into (NULL when a wait gave up) */
-static float *ipup__conc_reserve_dy(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t self) {
+static float *ipup__conc_reserve_dy(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded,
+                                    int32_t self) {
     int32_t b;
-    for (b = 0; b < e->cn[s - 1]; b++) {
-        ipup__cbrt *rt = &e->cbr[r][e->cl0[s - 1] + b];
-        if (!(rt->resv_dy = (float *)ipup__wait_reserve(e, &rt->dy, threaded, t, self))) return NULL;
+    for (b = 0; b < e->core.n_branches[s - 1]; b++) {
+        ipup__lane_rt *rt = &e->lane_rt[r][e->core.first_lane[s - 1] + b];
+        if (!(rt->reserved_dy = (float *)ipup__wait_reserve(e, &rt->dy, threaded, t, self)))
+            return NULL;
     }
-    return e->cnb[r][s].dx;
+    return e->fanout[r][s].dx;
 }
 /* ... then dx (B, in_n) cut along the units into every branch's slice */
-static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float *dx, int threaded) {
-    int32_t b, q, c0 = e->cl0[s - 1];
-    for (b = 0; b < e->cn[s - 1]; b++) {
-        const ipup__cbr *c = &e->cb[c0 + b];
-        ipup__cbrt *rt = &e->cbr[r][c0 + b];
-        for (q = 0; q < e->B * c->spatial; q++)
-            IPUPIPE_MEMCPY(rt->resv_dy + (size_t)q * (size_t)c->sl, dx + (size_t)q * (size_t)c->units + (size_t)c->u0, (size_t)c->sl * sizeof(float));
-        ipup__commit(e, &rt->dy, threaded, r * e->P + c->device);
+static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float *dx,
+                                  int threaded) {
+    int32_t b, q, c0 = e->core.first_lane[s - 1];
+    for (b = 0; b < e->core.n_branches[s - 1]; b++) {
+        const ipup__lane *c = &e->core.lanes[c0 + b];
+        ipup__lane_rt *rt = &e->lane_rt[r][c0 + b];
+        for (q = 0; q < e->core.B * c->spatial; q++)
+            IPUPIPE_MEMCPY(rt->reserved_dy + (size_t)q * (size_t)c->slice_units,
+                           dx + (size_t)q * (size_t)c->units + (size_t)c->first_unit,
+                           (size_t)c->slice_units * sizeof(float));
+        ipup__commit(e, &rt->dy, threaded, r * e->core.P + c->device);
     }
 }
 
@@ -3535,58 +4182,71 @@ static void ipup__conc_scatter_dx(ipup_emu *e, int32_t r, int32_t s, const float
    stage; the same kernels element by element */
 static IPUP__UNUSED void ipup__conc_allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
     int32_t k, q;
-    for (k = 0; k < e->n_lanes && e->R > 1; k++) {
-        size_t n = e->cb[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts, i;
-        if (e->cb[k].device != d) continue;
+    for (k = 0; k < e->core.n_lanes && e->core.R > 1; k++) {
+        size_t n = e->core.lanes[k].n_params, lo = n * (size_t)part / (size_t)parts,
+               hi = n * (size_t)(part + 1) / (size_t)parts, i;
+        if (e->core.lanes[k].device != d) continue;
         for (i = lo; i < hi; i++) {
-            float acc = e->cbr[0][k].grads[i];
-            for (q = 1; q < e->R; q++) acc += e->cbr[q][k].grads[i];
-            for (q = 0; q < e->R; q++) e->cbr[q][k].grads[i] = acc;
+            float acc = e->lane_rt[0][k].grads[i];
+            for (q = 1; q < e->core.R; q++) acc += e->lane_rt[q][k].grads[i];
+            for (q = 0; q < e->core.R; q++) e->lane_rt[q][k].grads[i] = acc;
         }
     }
 }
-static void ipup__conc_check(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+static void ipup__conc_check(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part,
+                             int32_t parts) {
     int32_t k;
-    for (k = 0; k < e->n_lanes; k++) {
-        size_t n = e->cb[k].n_params, lo = n * (size_t)part / (size_t)parts, hi = n * (size_t)(part + 1) / (size_t)parts;
-        if (e->cb[k].device != d || lo >= hi) continue;
-        if (!ipup__finite(e->cbr[gr][k].grads + lo, hi - lo)) { /* padding is zero: a non-finite value is in w or b */
-            int32_t l = e->st[e->cb[k].stage].first;
-            ipup__set_err(e, r * e->P + d, t, e->cb[k].stage, -1, 2 * l + (lo >= e->cb[k].tw ? 1 : 0));
+    for (k = 0; k < e->core.n_lanes; k++) {
+        size_t n = e->core.lanes[k].n_params, lo = n * (size_t)part / (size_t)parts,
+               hi = n * (size_t)(part + 1) / (size_t)parts;
+        if (e->core.lanes[k].device != d || lo >= hi) continue;
+        if (!ipup__finite(e->lane_rt[gr][k].grads + lo, hi - lo)) {
+            /* padding is zero: a non-finite value is in w or b */
+            int32_t l = e->core.stages[e->core.lanes[k].stage].first;
+            ipup__set_err(e, r * e->core.P + d, t, e->core.lanes[k].stage, -1,
+                          2 * l + (lo >= e->core.lanes[k].bias_off ? 1 : 0));
             return;
         }
     }
 }
 static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
-    const ipup_optimizer *o = &e->cfg.opt;
-    float scale = 1.0f / (float)(e->M * e->R);
+    const ipup_optimizer *o = &e->core.cfg.opt;
+    float scale = 1.0f / (float)(e->core.M * e->core.R);
     int32_t k, j;
-    for (k = 0; k < e->n_lanes; k++) {
-        const ipup__cbr *c = &e->cb[k];
-        ipup__cbrt *rt = &e->cbr[r][k];
+    for (k = 0; k < e->core.n_lanes; k++) {
+        const ipup__lane *c = &e->core.lanes[k];
+        ipup__lane_rt *rt = &e->lane_rt[r][k];
         if (c->device != d) continue;
         for (j = 0; j < 2; j++) {
-            size_t off = j ? c->tw : 0;
-            int cnt = j ? c->sl : c->nw;
+            size_t off = j ? c->bias_off : 0;
+            int cnt = j ? c->slice_units : c->n_w;
             float *w = rt->params + off, *g = rt->grads + off, *s1 = NULL, *s2 = NULL;
             if (o->kind != IPUP_OPT_SGD) {
                 s1 = rt->state + off;
                 s2 = rt->state + c->n_params + off;
-                if (e->cfg.offload) {
+                if (e->core.cfg.offload) {
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)cnt * sizeof(float));
-                    if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->staging + c->tw, s2, (size_t)cnt * sizeof(float));
+                    if (o->kind == IPUP_OPT_ADAM)
+                        IPUPIPE_MEMCPY(rt->staging + c->bias_off, s2, (size_t)cnt * sizeof(float));
                     s1 = rt->staging;
-                    s2 = rt->staging + c->tw;
+                    s2 = rt->staging + c->bias_off;
                 }
             }
             switch (o->kind) {
-            case IPUP_OPT_MOMENTUM: ipup_momentum_f32(cnt, o->lr, o->momentum, scale, w, s1, g); break;
-            case IPUP_OPT_ADAM: ipup_adam_f32(cnt, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2, g); break;
+            case IPUP_OPT_MOMENTUM:
+                ipup_momentum_f32(cnt, o->lr, o->momentum, scale, w, s1, g);
+                break;
+            case IPUP_OPT_ADAM:
+                ipup_adam_f32(cnt, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1,
+                              s2, g);
+                break;
             default: ipup_sgd_f32(cnt, o->lr, scale, w, g); break;
             }
-            if (o->kind != IPUP_OPT_SGD && e->cfg.offload) {
+            if (o->kind != IPUP_OPT_SGD && e->core.cfg.offload) {
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)cnt * sizeof(float));
-                if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + c->n_params + off, rt->staging + c->tw, (size_t)cnt * sizeof(float));
+                if (o->kind == IPUP_OPT_ADAM)
+                    IPUPIPE_MEMCPY(rt->state + c->n_params + off, rt->staging + c->bias_off,
+                                   (size_t)cnt * sizeof(float));
             }
         }
         IPUPIPE_MEMSET(rt->grads, 0, c->n_params * sizeof(float));
@@ -3596,171 +4256,322 @@ static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
 /* ipup_evaluate through concurrent stage s: every branch, concatenated into out */
 static void ipup__conc_eval(ipup_emu *e, int32_t s, int32_t Bn, const float *in, float *out) {
     int32_t b, q;
-    for (b = 0; b < e->cn[s]; b++) {
-        int32_t k = e->cl0[s] + b;
-        const ipup__cbr *c = &e->cb[k];
-        const float *y = ipup__cbr_fwd(e, 0, k, Bn, in, NULL, NULL, 0, 0, 0);
+    for (b = 0; b < e->core.n_branches[s]; b++) {
+        int32_t k = e->core.first_lane[s] + b;
+        const ipup__lane *c = &e->core.lanes[k];
+        const float *y = ipup__lane_fwd(e, 0, k, Bn, in, NULL, NULL, 0, 0, 0);
         for (q = 0; q < Bn * c->spatial; q++)
-            IPUPIPE_MEMCPY(out + (size_t)q * (size_t)c->units + (size_t)c->u0, y + (size_t)q * (size_t)c->sl, (size_t)c->sl * sizeof(float));
+            IPUPIPE_MEMCPY(out + (size_t)q * (size_t)c->units + (size_t)c->first_unit,
+                           y + (size_t)q * (size_t)c->slice_units,
+                           (size_t)c->slice_units * sizeof(float));
     }
+}
+
+/* >>transport: ipup_set_transport (its runner, ipup__run_xport, is under runtime) */
+IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
+    int rc = ipup__need_init(e, "ipup_set_transport");
+    if (rc) return rc;
+    if (tp && e->core.cfg.runner != IPUP_RUNNER_COOP)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_transport: the emulator runs the threaded runner; initialise "
+                          "it with runner = IPUP_RUNNER_COOP");
+    if (tp && e->core.has_concurrent)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_UNSUPPORTED,
+                          "ipup_set_transport: the model has concurrent stages "
+                          "(cfg.concurrent), whose branch rings the transport "
+                          "does not carry; use the cooperative or threaded runner");
+    if (tp && (tp->ipu < 0 || tp->ipu >= e->core.n_ipus))
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)",
+                          (int)tp->ipu, (int)(e->core.n_ipus - 1));
+    if (tp && (!tp->peek || !tp->reserve || !tp->commit || !tp->release || !tp->step_begin ||
+               !tp->reduce || !tp->step_end))
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_transport: every hook of the transport must be set");
+    e->transport = tp;
+    return IPUP_OK;
+}
+
+/* >>runtime: ipup__exec, all-reduce and update, the runners, ipup_run, evaluation */
+/* The infeed of micro-batch m of replica r failed (the callback returned non-zero: bad =
+   -1, or sample i gave label lab outside the classes). Cooperative runner: the message,
+   IPUP_ERR_IO. Threaded runner (the replica's stage-0 thread calls the infeed): the
+   failure goes into the IPU's error slot of step t (code IPUP_ERR_IO, stage = the sample
+   or -1, layer = the label), the first failing thread stops the job from step t on, and
+   the host writes the message once the threads are done (ipup__feed_msg). */
+static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded, int32_t ipu,
+                           int32_t bad, int32_t lab) {
+    int64_t sample0 = (((int64_t)t * e->core.R + r) * e->core.M + m) * e->core.B;
+#ifndef IPUPIPE_NO_THREADS
+    if (threaded) {
+        ipup__ipu_err *er = &e->ipu_errors[t & 1][ipu];
+        ipup__park *h = &e->park[e->core.n_ipus];
+        er->code = IPUP_ERR_IO; er->step = t; er->stage = bad; er->mb = m; er->layer = lab;
+        pthread_mutex_lock(&h->mutex); /* one writer of job_stop: the first thread that fails */
+        if (!IPUP__LOAD_ACQ(&e->abort_)) {
+            e->job_stop = t;
+            IPUPIPE_HAPPENS_BEFORE(&e->abort_);
+            IPUP__STORE_REL(&e->abort_, 1u);
+        }
+        pthread_mutex_unlock(&h->mutex);
+        ipup__notify_all(e);
+        return IPUP__ABORTED;
+    }
+#else
+    (void)threaded; (void)ipu;
+#endif
+    if (bad < 0)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO,
+                          "step %lld: the infeed callback failed for "
+                          "replica %d, micro-batch %d (samples %lld..%lld)",
+                          (long long)t, (int)r, (int)m, (long long)sample0,
+                          (long long)(sample0 + e->core.B - 1));
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO,
+                      "step %lld: the infeed gave label %d for sample "
+                      "%lld, outside 0..%d (the model has %d classes)",
+                      (long long)t, (int)lab, (long long)(sample0 + bad),
+                      (int)(e->core.classes - 1), (int)e->core.classes);
+}
+
+/* Micro-batch m of replica r, step t, straight from the infeed callback into x (B, in_n)
+   and lab (B): the stash entry of stage 0 (no ring, no copy). Called by whoever runs
+   F(0, m): the host (cooperative runner) or replica r's stage-0 thread (threaded runner). */
+static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, int32_t *lab,
+                      int threaded, int32_t ipu) {
+    int64_t sample0 = (((int64_t)t * e->core.R + r) * e->core.M + m) * e->core.B;
+    int32_t i;
+    ipup_feed f;
+    IPUPIPE_MEMSET(&f, 0, sizeof f);
+    f.step = t; f.replica = r; f.mb = m; f.sample0 = sample0; f.n = e->core.B;
+    f.row = e->core.in_n; f.classes = e->core.classes; f.x = x; f.labels = lab;
+    if (ipup__target_w(&e->core)) { /* mse: float targets in the label region */
+        f.classes = 0; f.labels = NULL;
+        f.target_width = ipup__target_w(&e->core); f.targets = (float *)(void *)lab;
+    }
+    if (e->core.cfg.infeed(e->core.cfg.infeed_user, &f) != 0)
+        return ipup__feed_fail(e, r, t, m, threaded, ipu, -1, 0);
+    for (i = 0; i < e->core.B && !f.targets; i++)
+        if (lab[i] < 0 || lab[i] >= e->core.classes)
+            return ipup__feed_fail(e, r, t, m, threaded, ipu, i, lab[i]);
+    return IPUP_OK;
 }
 
 /* The last stage's outfeed record of micro-batch m (0: no room); a non-finite loss sets
    the IPU's error slot */
-static int ipup__outfeed_put(ipup_emu *e, int32_t r, int64_t t, int32_t m, float loss, int correct, int threaded, int32_t ipu) {
-    ipup_outfeed_rec *rec = (ipup_outfeed_rec *)ipup__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
+static int ipup__outfeed_put(ipup_emu *e, int32_t r, int64_t t, int32_t m, float loss, int correct,
+                             int threaded, int32_t ipu) {
+    ipup_outfeed_rec *rec =
+        (ipup_outfeed_rec *)ipup__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
     if (!rec) return 0;
     rec->step = t; rec->replica = r; rec->mb = m; rec->loss = loss; rec->correct = correct;
     /* the host drains the whole ring once woken: wake it once the ring is at least
        half full (the end of the job wakes it for the rest) */
     ipup_ring_commit(&e->outfeed[r]);
 #ifndef IPUPIPE_NO_THREADS
-    if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap) ipup__notify(e, e->nipus);
+    if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap)
+        ipup__notify(e, e->core.n_ipus);
 #endif
-    if (!(loss - loss == 0.0f)) ipup__set_err(e, ipu, t, e->S - 1, m, -1);
+    if (!(loss - loss == 0.0f)) ipup__set_err(e, ipu, t, e->core.S - 1, m, -1);
     return 1;
 }
 
 /* The forward's output slot of stage s < S-1: in the ring to stage s+1, or in every branch
    of concurrent stage s+1; NULL: none free */
-static float *ipup__reserve_out(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded, int32_t ipu) {
-    if (e->cn[s + 1] > 1) return ipup__conc_reserve_in(e, r, s + 1, t, threaded, ipu);
+static float *ipup__reserve_out(ipup_emu *e, int32_t r, int32_t s, int64_t t, int threaded,
+                                int32_t ipu) {
+    if (e->core.n_branches[s + 1] > 1) return ipup__conc_reserve_in(e, r, s + 1, t, threaded, ipu);
     return (float *)ipup__wait_reserve(e, &e->fwd[r][s + 1], threaded, t, ipu);
 }
 
-/* Run one op of replica r at global step t. Returns IPUP_OK, IPUP__ABORTED, or an error. */
-static int ipup__exec(ipup_emu *e, int32_t r, const ipup_op *o, int64_t t, int threaded) {
-    int32_t s = o->stage, m = o->mb, B = e->B, ipu = r * e->P + o->device;
-    const ipup__stage *st = &e->st[s];
-    ipup__srt *rt = &e->srt[r][s];
-    int64_t sample0 = ((int64_t)r * e->M + m) * B;
-    size_t xin = (size_t)B * (size_t)st->in_n;
-    if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
-    if (e->cn[s] > 1) { if (ipup__conc_exec(e, r, o, t, threaded)) goto stall; return IPUP_OK; } /* a branch of a concurrent stage */
-    switch (o->kind) {
-    case IPUP_OP_F: {
-        float *msg = NULL, *E, *slot, *out = NULL;
-        const float *in;
-        float loss = 0.0f;
-        int correct = 0, rc;
-        const int direct = ipup__direct_in(&e->core, s);
-        if (rt->s_count >= (uint32_t)st->depth) goto stall;
-        slot = rt->stash + (size_t)((rt->s_head + rt->s_count) % (uint32_t)st->depth) * ipup__entry_floats(e, s);
-        E = e->cfg.recompute ? rt->work : slot;
-        in = E;
-        if (s < e->S - 1 && direct) { /* before the input is held: nothing is held while this waits */
-            out = ipup__reserve_out(e, r, s, t, threaded, ipu);
-            if (!out) goto stall;
-        }
-        if (s == 0) { /* the infeed writes the stash entry in place */
-            rc = ipup__feed(e, r, t, m, E, (int32_t *)(void *)(E + st->lab_off), threaded, ipu);
-            if (rc) return rc;
-        } else if (e->cn[s - 1] > 1) { /* the branches of concurrent stage s-1, concatenated */
-            if (!ipup__conc_gather(e, r, s, E, t, threaded, ipu)) goto stall;
-        } else {
-            msg = (float *)ipup__wait_peek(e, &e->fwd[r][s], threaded, t, ipu);
-            if (!msg) goto stall;
-            if (direct) in = msg; /* released after the forward */
-            else IPUPIPE_MEMCPY(E, msg, xin * sizeof(float));
-            IPUPIPE_MEMCPY(E + st->lab_off, msg + xin, ipup__lab_bytes(&e->core));
-            if (!direct) ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
-        }
-        if (s < e->S - 1 && !out) {
-            out = ipup__reserve_out(e, r, s, t, threaded, ipu);
-            if (!out) goto stall;
-        }
-        ipup__stage_fwd(e, r, s, B, in, (const int32_t *)(const void *)(E + st->lab_off), E, out, 1, t, sample0, &loss, &correct);
-        if (direct) ipup__release(e, &e->fwd[r][s], threaded, ipup__ipu_of(e, r, s - 1));
-        if (out) {
-            IPUPIPE_MEMCPY(out + (size_t)B * (size_t)st->out_n, E + st->lab_off, ipup__lab_bytes(&e->core));
-            if (e->cn[s + 1] > 1) ipup__conc_commit_in(e, r, s + 1, out, threaded);
-            else ipup__commit(e, &e->fwd[r][s + 1], threaded, ipup__ipu_of(e, r, s + 1));
-        }
-        if (e->cfg.recompute) {
-            IPUPIPE_MEMCPY(slot, E, xin * sizeof(float));
-            IPUPIPE_MEMCPY(slot + xin, E + st->lab_off, ipup__lab_bytes(&e->core));
-        }
-        rt->s_count++;
-        if (rt->s_count > rt->s_peak) rt->s_peak = rt->s_count;
-        if (s == e->S - 1 && !ipup__outfeed_put(e, r, t, m, loss, correct, threaded, ipu)) goto stall;
-        return IPUP_OK;
+/* What ipup__exec's op functions return when a ring, a FIFO or the outfeed has no data or
+   no room for the op (a stall: ipup__exec reports it) */
+#define IPUP__STALL 2
+
+/* F(stage, mb) of a replica at global step `step`: IPUP_OK, IPUP__STALL, or the infeed's
+   code (an error, or IPUP__ABORTED) */
+static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step,
+                        int threaded) {
+    int32_t stage = op->stage, mb = op->mb, B = e->core.B, ipu = replica * e->core.P + op->device;
+    const ipup__stage *facts = &e->core.stages[stage];
+    ipup__stage_rt *runtime = &e->stage_rt[replica][stage];
+    int64_t sample0 = ((int64_t)replica * e->core.M + mb) * B;
+    size_t xin = (size_t)B * (size_t)facts->in_n;
+    float *msg = NULL, *entry, *slot, *out = NULL;
+    const float *in;
+    float loss = 0.0f;
+    int correct = 0, rc;
+    const int direct = ipup__direct_in(&e->core, stage);
+    if (runtime->stash_count >= (uint32_t)facts->depth) return IPUP__STALL;
+    slot = runtime->stash +
+           (size_t)((runtime->stash_head + runtime->stash_count) % (uint32_t)facts->depth) *
+               ipup__entry_floats(e, stage);
+    entry = e->core.cfg.recompute ? runtime->work : slot;
+    in = entry;
+    if (stage < e->core.S - 1 && direct) {
+        /* before the input is held: nothing is held while this waits */
+        out = ipup__reserve_out(e, replica, stage, step, threaded, ipu);
+        if (!out) return IPUP__STALL;
     }
-    case IPUP_OP_B:
-    case IPUP_OP_I: {
-        float *E, *dx = NULL, *went = NULL;
-        const float *dy = NULL;
-        if (rt->s_count <= rt->w_count) goto stall;
-        if (s < e->S - 1) { /* from stage s+1, or the dx of concurrent stage s+1's branches summed */
-            dy = e->cn[s + 1] > 1 ? ipup__conc_sum_dx(e, r, s, t, threaded, ipu) : (const float *)ipup__wait_peek(e, &e->bwd[r][s], threaded, t, ipu);
-            if (!dy) goto stall;
-        }
-        if (s > 0) { /* to stage s-1, or sliced to every branch of concurrent stage s-1 */
-            dx = e->cn[s - 1] > 1 ? ipup__conc_reserve_dy(e, r, s, t, threaded, ipu) : (float *)ipup__wait_reserve(e, &e->bwd[r][s - 1], threaded, t, ipu);
-            if (!dx) goto stall;
-        }
-        if (o->kind == IPUP_OP_I) {
-            if (rt->w_count >= (uint32_t)st->wdepth) goto stall;
-            went = rt->wstash + (size_t)((rt->w_head + rt->w_count) % (uint32_t)st->wdepth) * st->wentry_floats;
-        }
-        E = ipup__front(e, r, s, t, m, rt->w_count);
-        ipup__stage_bwd(e, r, s, E, dy, dx, went, t, sample0);
-        if (dy && !(s < e->S - 1 && e->cn[s + 1] > 1)) ipup__release(e, &e->bwd[r][s], threaded, ipup__ipu_of(e, r, s + 1));
-        if (dx && e->cn[s - 1] > 1) ipup__conc_scatter_dx(e, r, s, dx, threaded);
-        else if (dx) ipup__commit(e, &e->bwd[r][s - 1], threaded, ipup__ipu_of(e, r, s - 1));
-        if (o->kind == IPUP_OP_B) {
-            rt->s_head = (rt->s_head + 1u) % (uint32_t)st->depth;
-            rt->s_count--;
-        } else {
-            rt->w_count++;
-            if (rt->w_count > rt->w_peak) rt->w_peak = rt->w_count;
-        }
-        return IPUP_OK;
+    if (stage == 0) { /* the infeed writes the stash entry in place */
+        rc = ipup__feed(e, replica, step, mb, entry, (int32_t *)(void *)(entry + facts->label_off),
+                        threaded, ipu);
+        if (rc) return rc;
+    } else if (e->core.n_branches[stage - 1] > 1) {
+        /* the branches of concurrent stage s-1, concatenated */
+        if (!ipup__conc_gather(e, replica, stage, entry, step, threaded, ipu)) return IPUP__STALL;
+    } else {
+        msg = (float *)ipup__wait_peek(e, &e->fwd[replica][stage], threaded, step, ipu);
+        if (!msg) return IPUP__STALL;
+        if (direct) in = msg; /* released after the forward */
+        else IPUPIPE_MEMCPY(entry, msg, xin * sizeof(float));
+        IPUPIPE_MEMCPY(entry + facts->label_off, msg + xin, ipup__lab_bytes(&e->core));
+        if (!direct)
+            ipup__release(e, &e->fwd[replica][stage], threaded,
+                          ipup__ipu_of(e, replica, stage - 1));
     }
-    case IPUP_OP_W: {
-        float *E;
-        if (rt->s_count == 0 || rt->w_count == 0) goto stall;
-        E = ipup__front(e, r, s, t, m, 0);
-        ipup__stage_w(e, r, s, E, rt->wstash + (size_t)rt->w_head * st->wentry_floats);
-        rt->w_head = (rt->w_head + 1u) % (uint32_t)st->wdepth;
-        rt->w_count--;
-        rt->s_head = (rt->s_head + 1u) % (uint32_t)st->depth;
-        rt->s_count--;
-        return IPUP_OK;
+    if (stage < e->core.S - 1 && !out) {
+        out = ipup__reserve_out(e, replica, stage, step, threaded, ipu);
+        if (!out) return IPUP__STALL;
     }
-    default: break;
+    ipup__stage_fwd(e, replica, stage, B, in,
+                    (const int32_t *)(const void *)(entry + facts->label_off), entry, out, 1, step,
+                    sample0, &loss, &correct);
+    if (direct)
+        ipup__release(e, &e->fwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage - 1));
+    if (out) {
+        IPUPIPE_MEMCPY(out + (size_t)B * (size_t)facts->out_n, entry + facts->label_off,
+                       ipup__lab_bytes(&e->core));
+        if (e->core.n_branches[stage + 1] > 1)
+            ipup__conc_commit_in(e, replica, stage + 1, out, threaded);
+        else
+            ipup__commit(e, &e->fwd[replica][stage + 1], threaded,
+                         ipup__ipu_of(e, replica, stage + 1));
     }
-stall:
+    if (e->core.cfg.recompute) {
+        IPUPIPE_MEMCPY(slot, entry, xin * sizeof(float));
+        IPUPIPE_MEMCPY(slot + xin, entry + facts->label_off, ipup__lab_bytes(&e->core));
+    }
+    runtime->stash_count++;
+    if (runtime->stash_count > runtime->stash_peak) runtime->stash_peak = runtime->stash_count;
+    if (stage == e->core.S - 1 &&
+        !ipup__outfeed_put(e, replica, step, mb, loss, correct, threaded, ipu))
+        return IPUP__STALL;
+    return IPUP_OK;
+}
+
+/* B(stage, mb) or I(stage, mb) of a replica at global step `step`: IPUP_OK or IPUP__STALL */
+static int ipup__exec_bi(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step,
+                         int threaded) {
+    int32_t stage = op->stage, mb = op->mb, B = e->core.B, ipu = replica * e->core.P + op->device;
+    const ipup__stage *facts = &e->core.stages[stage];
+    ipup__stage_rt *runtime = &e->stage_rt[replica][stage];
+    int64_t sample0 = ((int64_t)replica * e->core.M + mb) * B;
+    float *entry, *dx = NULL, *wentry = NULL;
+    const float *dy = NULL;
+    if (runtime->stash_count <= runtime->wstash_count) return IPUP__STALL;
+    if (stage < e->core.S - 1) {
+        /* from stage s+1, or the dx of concurrent stage s+1's branches summed */
+        dy = e->core.n_branches[stage + 1] > 1
+                 ? ipup__conc_sum_dx(e, replica, stage, step, threaded, ipu)
+                 : (const float *)ipup__wait_peek(e, &e->bwd[replica][stage], threaded, step, ipu);
+        if (!dy) return IPUP__STALL;
+    }
+    if (stage > 0) { /* to stage s-1, or sliced to every branch of concurrent stage s-1 */
+        dx = e->core.n_branches[stage - 1] > 1
+                 ? ipup__conc_reserve_dy(e, replica, stage, step, threaded, ipu)
+                 : (float *)ipup__wait_reserve(e, &e->bwd[replica][stage - 1], threaded, step, ipu);
+        if (!dx) return IPUP__STALL;
+    }
+    if (op->kind == IPUP_OP_I) {
+        if (runtime->wstash_count >= (uint32_t)facts->wstash_depth) return IPUP__STALL;
+        wentry = runtime->wstash + (size_t)((runtime->wstash_head + runtime->wstash_count) %
+                                            (uint32_t)facts->wstash_depth) *
+                                       facts->wentry_floats;
+    }
+    entry = ipup__front(e, replica, stage, step, mb, runtime->wstash_count);
+    ipup__stage_bwd(e, replica, stage, entry, dy, dx, wentry, step, sample0);
+    if (dy && !(stage < e->core.S - 1 && e->core.n_branches[stage + 1] > 1))
+        ipup__release(e, &e->bwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage + 1));
+    if (dx && e->core.n_branches[stage - 1] > 1)
+        ipup__conc_scatter_dx(e, replica, stage, dx, threaded);
+    else if (dx)
+        ipup__commit(e, &e->bwd[replica][stage - 1], threaded, ipup__ipu_of(e, replica, stage - 1));
+    if (op->kind == IPUP_OP_B) {
+        runtime->stash_head = (runtime->stash_head + 1u) % (uint32_t)facts->depth;
+        runtime->stash_count--;
+    } else {
+        runtime->wstash_count++;
+        if (runtime->wstash_count > runtime->wstash_peak)
+            runtime->wstash_peak = runtime->wstash_count;
+    }
+    return IPUP_OK;
+}
+
+/* W(stage, mb) of a replica at global step `step`: IPUP_OK or IPUP__STALL */
+static int ipup__exec_w(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step) {
+    int32_t stage = op->stage;
+    const ipup__stage *facts = &e->core.stages[stage];
+    ipup__stage_rt *runtime = &e->stage_rt[replica][stage];
+    float *entry;
+    if (runtime->stash_count == 0 || runtime->wstash_count == 0) return IPUP__STALL;
+    entry = ipup__front(e, replica, stage, step, op->mb, 0);
+    ipup__stage_w(e, replica, stage, entry,
+                  runtime->wstash + (size_t)runtime->wstash_head * facts->wentry_floats);
+    runtime->wstash_head = (runtime->wstash_head + 1u) % (uint32_t)facts->wstash_depth;
+    runtime->wstash_count--;
+    runtime->stash_head = (runtime->stash_head + 1u) % (uint32_t)facts->depth;
+    runtime->stash_count--;
+    return IPUP_OK;
+}
+
+/* Run one op of a replica at global step `step`. Returns IPUP_OK, IPUP__ABORTED, or an
+   error. */
+static int ipup__exec(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t step, int threaded) {
+    int32_t ipu = replica * e->core.P + op->device;
+    int rc;
+    if (e->core.cfg.op_hook) e->core.cfg.op_hook(e->core.cfg.op_hook_user, ipu, op);
+    if (e->core.n_branches[op->stage] > 1) /* a branch of a concurrent stage */
+        rc = ipup__conc_exec(e, replica, op, step, threaded) ? IPUP__STALL : IPUP_OK;
+    else if (op->kind == IPUP_OP_F) rc = ipup__exec_f(e, replica, op, step, threaded);
+    else if (op->kind == IPUP_OP_B || op->kind == IPUP_OP_I)
+        rc = ipup__exec_bi(e, replica, op, step, threaded);
+    else if (op->kind == IPUP_OP_W) rc = ipup__exec_w(e, replica, op, step);
+    else rc = IPUP__STALL;
+    if (rc != IPUP__STALL) return rc;
 #ifndef IPUPIPE_NO_THREADS
     if (threaded) {
-        if (!ipup__aborted(e, t)) ipup__fault(e, ipu, t, o);
+        if (!ipup__aborted(e, step)) ipup__fault(e, ipu, step, op);
         return IPUP__ABORTED;
     }
 #endif
-    if (e->tp) return IPUP_ERR_IO; /* the transport's message is in e->msg */
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
-                      "internal: op %c(%d,%d) of replica %d at table step %d found no data or no room (a bug of the emulator or the table)",
-                      (o->kind >= 1 && o->kind <= 4) ? "?FBIW"[o->kind] : '?', (int)s, (int)m, (int)r, (int)o->step);
+    if (e->transport) return IPUP_ERR_IO; /* the transport's message is in e->core.msg */
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
+                      "internal: op %c(%d,%d) of replica %d at table step %d found no data or no "
+                      "room (a bug of the emulator or the table)",
+                      (op->kind >= 1 && op->kind <= 4) ? "?FBIW"[op->kind] : '?', (int)op->stage,
+                      (int)op->mb, (int)replica, (int)op->step);
 }
 
 /* all-reduce (sum, replica order 0..R-1) of part `part` of `parts` of device d's gradients */
 static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts) {
 #if IPUP_MAX_REPLICAS > 1
     int32_t s, q;
-    if (e->R < 2) return;
-    if (e->conc) ipup__conc_allreduce(e, d, part, parts); /* lanes on d */
-    for (s = 0; s < e->S; s++) {
-        size_t n = e->st[s].n_grads, lo, hi, i;
-        if (e->st[s].device != d || e->cn[s] > 1) continue;
+    if (e->core.R < 2) return;
+    if (e->core.has_concurrent) ipup__conc_allreduce(e, d, part, parts); /* lanes on d */
+    for (s = 0; s < e->core.S; s++) {
+        size_t n = e->core.stages[s].n_grads, lo, hi, i;
+        if (e->core.stages[s].device != d || e->core.n_branches[s] > 1) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
-        if (e->R == 2) { /* the common case, vectorised: the same single add per element */
-            ipup__add2_f32((int)(hi - lo), e->srt[0][s].grads + lo, e->srt[1][s].grads + lo);
+        if (e->core.R == 2) { /* the common case, vectorised: the same single add per element */
+            ipup__add2_f32((int)(hi - lo), e->stage_rt[0][s].grads + lo,
+                           e->stage_rt[1][s].grads + lo);
             continue;
         }
         for (i = lo; i < hi; i++) {
-            float acc = e->srt[0][s].grads[i];
-            for (q = 1; q < e->R; q++) acc += e->srt[q][s].grads[i];
-            for (q = 0; q < e->R; q++) e->srt[q][s].grads[i] = acc;
+            float acc = e->stage_rt[0][s].grads[i];
+            for (q = 1; q < e->core.R; q++) acc += e->stage_rt[q][s].grads[i];
+            for (q = 0; q < e->core.R; q++) e->stage_rt[q][s].grads[i] = acc;
         }
     }
 #else
@@ -3771,24 +4582,25 @@ static void ipup__allreduce(ipup_emu *e, int32_t d, int32_t part, int32_t parts)
 /* gradient check of the stages of (r, d), part `part` of `parts` of each stage's gradient
    block (with replicas the all-reduced sums are equal everywhere, so each replica checks
    the part it reduced); sets the error slot of the IPU */
-static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, int64_t t,
+                                 int32_t part, int32_t parts) {
     int32_t s, l, j;
-    if (e->conc) ipup__conc_check(e, gr, r, d, t, part, parts); /* lanes on d */
-    for (s = 0; s < e->S; s++) {
-        size_t n = e->st[s].n_grads, lo, hi;
-        if (e->st[s].device != d || e->cn[s] > 1) continue;
+    if (e->core.has_concurrent) ipup__conc_check(e, gr, r, d, t, part, parts); /* lanes on d */
+    for (s = 0; s < e->core.S; s++) {
+        size_t n = e->core.stages[s].n_grads, lo, hi;
+        if (e->core.stages[s].device != d || e->core.n_branches[s] > 1) continue;
         lo = n * (size_t)part / (size_t)parts;
         hi = n * (size_t)(part + 1) / (size_t)parts;
-        for (l = e->st[s].first; l < e->st[s].last; l++) {
-            const ipup_layer_info *I = &e->lay[l].info;
+        for (l = e->core.stages[s].first; l < e->core.stages[s].last; l++) {
+            const ipup_layer_info *I = &e->core.layers[l].info;
             if (!I->n_w || I->frozen) continue;
             for (j = 0; j < 2; j++) {
-                size_t a = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
+                size_t a = (size_t)e->core.layers[l].param_off + (j ? ipup__round16(I->n_w) : 0);
                 size_t b = a + (size_t)(j ? I->n_b : I->n_w);
                 if (a < lo) a = lo;
                 if (b > hi) b = hi;
-                if (a < b && !ipup__finite(e->srt[gr][s].grads + a, b - a)) {
-                    ipup__set_err(e, r * e->P + d, t, s, -1, 2 * l + j);
+                if (a < b && !ipup__finite(e->stage_rt[gr][s].grads + a, b - a)) {
+                    ipup__set_err(e, r * e->core.P + d, t, s, -1, 2 * l + j);
                     return;
                 }
             }
@@ -3796,59 +4608,70 @@ static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, 
     }
 }
 
-static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part, int32_t parts) {
+static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int32_t part,
+                              int32_t parts) {
     ipup__check_grads_of(e, r, r, d, t, part, parts);
 }
 
 /* optimizer step of stage s of replica r (global step t: Adam uses t + 1) */
 static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
-    const ipup__stage *st = &e->st[s];
-    ipup__srt *rt = &e->srt[r][s];
-    const ipup_optimizer *o = &e->cfg.opt;
-    float scale = 1.0f / (float)(e->M * e->R);
+    const ipup__stage *st = &e->core.stages[s];
+    ipup__stage_rt *rt = &e->stage_rt[r][s];
+    const ipup_optimizer *o = &e->core.cfg.opt;
+    float scale = 1.0f / (float)(e->core.M * e->core.R);
     int32_t l, j;
-    if (e->cn[s] > 1) return; /* a concurrent stage: its lanes update on their IPUs (ipup__conc_update) */
+    /* a concurrent stage: its lanes update on their IPUs (ipup__conc_update) */
+    if (e->core.n_branches[s] > 1) return;
     for (l = st->first; l < st->last; l++) {
-        const ipup_layer_info *I = &e->lay[l].info;
+        const ipup_layer_info *I = &e->core.layers[l].info;
         if (!I->n_w || I->frozen) continue;
         for (j = 0; j < 2; j++) {
-            size_t off = (size_t)e->lay[l].p_off + (j ? ipup__r16(I->n_w) : 0);
+            size_t off = (size_t)e->core.layers[l].param_off + (j ? ipup__round16(I->n_w) : 0);
             int n = j ? I->n_b : I->n_w;
             float *w = rt->params + off, *g = rt->grads + off, *s1 = NULL, *s2 = NULL;
             if (o->kind != IPUP_OPT_SGD) {
                 s1 = rt->state + off;
                 s2 = rt->state + st->n_grads + off;
-                if (e->cfg.offload) { /* stream in */
+                if (e->core.cfg.offload) { /* stream in */
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)n * sizeof(float));
-                    if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
+                    if (o->kind == IPUP_OPT_ADAM)
+                        IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
                     s1 = rt->staging;
                     s2 = rt->staging + st->max_tensor;
                 }
             }
             switch (o->kind) {
-            case IPUP_OPT_MOMENTUM: ipup_momentum_f32(n, o->lr, o->momentum, scale, w, s1, g); break;
-            case IPUP_OPT_ADAM: ipup_adam_f32(n, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2, g); break;
+            case IPUP_OPT_MOMENTUM:
+                ipup_momentum_f32(n, o->lr, o->momentum, scale, w, s1, g);
+                break;
+            case IPUP_OPT_ADAM:
+                ipup_adam_f32(n, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2,
+                              g);
+                break;
             default: ipup_sgd_f32(n, o->lr, scale, w, g); break;
             }
-            if (o->kind != IPUP_OPT_SGD && e->cfg.offload) { /* stream out */
+            if (o->kind != IPUP_OPT_SGD && e->core.cfg.offload) { /* stream out */
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)n * sizeof(float));
-                if (o->kind == IPUP_OPT_ADAM) IPUPIPE_MEMCPY(rt->state + st->n_grads + off, rt->staging + st->max_tensor, (size_t)n * sizeof(float));
+                if (o->kind == IPUP_OPT_ADAM)
+                    IPUPIPE_MEMCPY(rt->state + st->n_grads + off, rt->staging + st->max_tensor,
+                                   (size_t)n * sizeof(float));
             }
         }
     }
     IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
 }
 
-/* host: move outfeed records into e->recs (indexed by step - step0, replica, mb) */
+/* host: move outfeed records into e->records (indexed by step - step0, replica, mb) */
 static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded) {
     int32_t r, got = 0;
-    for (r = 0; r < e->R; r++) {
+    for (r = 0; r < e->core.R; r++) {
         const ipup_outfeed_rec *rec;
         while ((rec = (const ipup_outfeed_rec *)ipup_ring_peek(&e->outfeed[r])) != NULL) {
             int64_t k = rec->step - step0;
-            if (k >= 0 && k < nsteps && rec->mb >= 0 && rec->mb < e->M)
-                e->recs[((size_t)k * (size_t)e->R + (size_t)r) * (size_t)e->M + (size_t)rec->mb] = *rec;
-            ipup__release(e, &e->outfeed[r], threaded, ipup__ipu_of(e, r, e->S - 1));
+            if (k >= 0 && k < nsteps && rec->mb >= 0 && rec->mb < e->core.M)
+                e->records[((size_t)k * (size_t)e->core.R + (size_t)r) * (size_t)e->core.M +
+                           (size_t)rec->mb] = *rec;
+            ipup__release(e, &e->outfeed[r], threaded, ipup__ipu_of(e, r, e->core.S - 1));
             got++;
         }
     }
@@ -3858,33 +4681,48 @@ static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded)
 static int ipup__any_err(const ipup_emu *e, int64_t t) {
     int32_t q;
     /* the step too: a slot holds step t or t - 2 (or t + 2 when a thread stopped early) */
-    for (q = 0; q < e->nipus; q++) if (e->err[t & 1][q].code && e->err[t & 1][q].step == t) return 1;
+    for (q = 0; q < e->core.n_ipus; q++)
+        if (e->ipu_errors[t & 1][q].code && e->ipu_errors[t & 1][q].step == t) return 1;
     return 0;
 }
 static int ipup__err_msg(ipup_emu *e, int64_t t) {
     int32_t q, best = -1;
     const ipup__ipu_err *b = NULL;
     /* the loss first (layer -1), then the lowest stage, then the lowest IPU */
-    for (q = 0; q < e->nipus; q++) {
-        const ipup__ipu_err *x = &e->err[t & 1][q];
+    for (q = 0; q < e->core.n_ipus; q++) {
+        const ipup__ipu_err *x = &e->ipu_errors[t & 1][q];
         if (!x->code) continue;
-        if (!b || (x->layer < 0 && b->layer >= 0) || ((x->layer < 0) == (b->layer < 0) && x->stage < b->stage)) { b = x; best = q; }
+        if (!b || (x->layer < 0 && b->layer >= 0) ||
+            ((x->layer < 0) == (b->layer < 0) && x->stage < b->stage)) {
+            b = x;
+            best = q;
+        }
     }
     if (!b) return IPUP_OK;
-    for (q = 0; q < e->nipus; q++) {
-        const ipup__ipu_err *x = &e->err[t & 1][q];
+    for (q = 0; q < e->core.n_ipus; q++) {
+        const ipup__ipu_err *x = &e->ipu_errors[t & 1][q];
         if (x->code != IPUP_ERR_INVALID_TABLE) continue;
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
-                          "internal: op %c(%d,%d) of replica %d (IPU%d) at step %lld found no data or no room (a bug of the emulator or the table); the other IPU threads stopped, the update of step %lld was not applied",
-                          (x->layer >= 1 && x->layer <= 4) ? "?FBIW"[x->layer] : '?', (int)x->stage, (int)x->mb, (int)(q / e->P), (int)q, (long long)x->step, (long long)x->step);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
+                          "internal: op %c(%d,%d) of replica %d (IPU%d) at step %lld found no data "
+                          "or no room (a bug of the emulator or the table); the other IPU threads "
+                          "stopped, the update of step %lld was not applied",
+                          (x->layer >= 1 && x->layer <= 4) ? "?FBIW"[x->layer] : '?', (int)x->stage,
+                          (int)x->mb, (int)(q / e->core.P), (int)q, (long long)x->step,
+                          (long long)x->step);
     }
     if (b->layer < 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
-                          "step %lld, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is NaN or infinite; the update of step %lld was not applied. Lower the learning rate or check the input data",
-                          (long long)b->step, (int)b->stage, (int)best, (int)b->mb, (int)(best / e->P), (long long)b->step);
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_NUMERIC,
-                      "step %lld, stage %d (IPU%d): the gradient of %s.%s is NaN or infinite; the update of step %lld was not applied. Lower the learning rate",
-                      (long long)b->step, (int)b->stage, (int)best, e->model.layers[b->layer / 2].id, (b->layer & 1) ? "b" : "w", (long long)b->step);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_NUMERIC,
+                          "step %lld, stage %d (IPU%d): the loss of micro-batch %d (replica %d) is "
+                          "NaN or infinite; the update of step %lld was not applied. Lower the "
+                          "learning rate or check the input data",
+                          (long long)b->step, (int)b->stage, (int)best, (int)b->mb,
+                          (int)(best / e->core.P), (long long)b->step);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_NUMERIC,
+                      "step %lld, stage %d (IPU%d): the gradient of %s.%s is NaN or infinite; the "
+                      "update of step %lld was not applied. Lower the learning rate",
+                      (long long)b->step, (int)b->stage, (int)best,
+                      e->core.model.layers[b->layer / 2].id, (b->layer & 1) ? "b" : "w",
+                      (long long)b->step);
 }
 
 static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
@@ -3894,19 +4732,24 @@ static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
     *done = 0;
     for (k = 0; k < steps; k++) {
         int64_t t = step0 + k;
-        IPUPIPE_MEMSET(e->err[t & 1], 0, sizeof e->err[0]);
-        for (i = 0; i < e->table.n_ops; i++) {
-            for (r = 0; r < e->R; r++) {
-                rc = ipup__exec(e, r, &e->ops[i], t, 0);
+        IPUPIPE_MEMSET(e->ipu_errors[t & 1], 0, sizeof e->ipu_errors[0]);
+        for (i = 0; i < e->core.table.n_ops; i++) {
+            for (r = 0; r < e->core.R; r++) {
+                rc = ipup__exec(e, r, &e->core.ops[i], t, 0);
                 if (rc) return rc;
             }
-            if (e->ops[i].stage == e->S - 1 && e->ops[i].kind == IPUP_OP_F) ipup__drain(e, step0, steps, 0);
+            if (e->core.ops[i].stage == e->core.S - 1 && e->core.ops[i].kind == IPUP_OP_F)
+                ipup__drain(e, step0, steps, 0);
         }
-        if (e->R > 1) for (d = 0; d < e->P; d++) ipup__allreduce(e, d, 0, 1);
-        for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipup__check_grads(e, r, d, t, r, e->R);
+        if (e->core.R > 1) for (d = 0; d < e->core.P; d++) ipup__allreduce(e, d, 0, 1);
+        for (r = 0; r < e->core.R; r++)
+            for (d = 0; d < e->core.P; d++) ipup__check_grads(e, r, d, t, r, e->core.R);
         if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
-        for (r = 0; r < e->R; r++) for (s = 0; s < e->S; s++) ipup__update_stage(e, r, s, t);
-        if (e->conc) for (r = 0; r < e->R; r++) for (d = 0; d < e->P; d++) ipup__conc_update(e, r, d, t);
+        for (r = 0; r < e->core.R; r++)
+            for (s = 0; s < e->core.S; s++) ipup__update_stage(e, r, s, t);
+        if (e->core.has_concurrent)
+            for (r = 0; r < e->core.R; r++)
+                for (d = 0; d < e->core.P; d++) ipup__conc_update(e, r, d, t);
         e->step = t + 1;
         *done = k + 1;
     }
@@ -3916,120 +4759,77 @@ static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
 /* the transport runner: IPU tp->ipu's row of every step, then its replica sum, the
    exchange of error slots and records, and the update of its stages */
 static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
-    const ipup_transport *tp = e->tp;
-    int32_t r = tp->ipu / e->P, d = tp->ipu % e->P, k, j, s;
+    const ipup_transport *tp = e->transport;
+    int32_t r = tp->ipu / e->core.P, d = tp->ipu % e->core.P, k, j, s;
     int64_t step0 = e->step;
     int rc;
     *done = 0;
     for (k = 0; k < steps; k++) {
         int64_t t = step0 + k;
-        IPUPIPE_MEMSET(e->err[t & 1], 0, sizeof e->err[0]);
+        IPUPIPE_MEMSET(e->ipu_errors[t & 1], 0, sizeof e->ipu_errors[0]);
         if ((rc = tp->step_begin(tp->user, t)) != IPUP_OK) return rc;
-        for (j = e->row_start[d]; j < e->row_start[d + 1]; j++) {
-            const ipup_op *o = &e->ops[e->row[j]];
+        for (j = e->core.row_start[d]; j < e->core.row_start[d + 1]; j++) {
+            const ipup_op *o = &e->core.ops[e->core.row[j]];
             if ((rc = ipup__exec(e, r, o, t, 0)) != IPUP_OK) return rc;
-            if (o->stage == e->S - 1 && o->kind == IPUP_OP_F) ipup__drain(e, step0, steps, 0);
+            if (o->stage == e->core.S - 1 && o->kind == IPUP_OP_F) ipup__drain(e, step0, steps, 0);
         }
-        if (e->R > 1 && (rc = tp->reduce(tp->user, t)) != IPUP_OK) return rc;
-        ipup__check_grads(e, r, d, t, r, e->R);
+        if (e->core.R > 1 && (rc = tp->reduce(tp->user, t)) != IPUP_OK) return rc;
+        ipup__check_grads(e, r, d, t, r, e->core.R);
         if ((rc = tp->step_end(tp->user, t, k)) != IPUP_OK) return rc;
         if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
-        for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipup__update_stage(e, r, s, t);
+        for (s = 0; s < e->core.S; s++)
+            if (e->core.stages[s].device == d) ipup__update_stage(e, r, s, t);
         e->step = t + 1;
         *done = k + 1;
     }
     return IPUP_OK;
 }
 
-IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
-    int rc = ipup__need_init(e, "ipup_set_transport");
-    if (rc) return rc;
-    if (tp && e->cfg.runner != IPUP_RUNNER_COOP)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: the emulator runs the threaded runner; initialise it with runner = IPUP_RUNNER_COOP");
-    if (tp && e->conc)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED, "ipup_set_transport: the model has concurrent stages (cfg.concurrent), whose branch rings the transport does not carry; use the cooperative or threaded runner");
-    if (tp && (tp->ipu < 0 || tp->ipu >= e->nipus))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)", (int)tp->ipu, (int)(e->nipus - 1));
-    if (tp && (!tp->peek || !tp->reserve || !tp->commit || !tp->release || !tp->step_begin || !tp->reduce || !tp->step_end))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_transport: every hook of the transport must be set");
-    e->tp = tp;
-    return IPUP_OK;
-}
-
 #ifndef IPUPIPE_NO_THREADS
-typedef struct ipup__genwait { ipup_atomic_u32 *var; uint32_t old; } ipup__genwait;
-/* non-NULL once *var moved on from old */
-static void *ipup__probe_gen(ipup_emu *e, void *arg) {
-    ipup__genwait *g = (ipup__genwait *)arg;
-    (void)e;
-    return IPUP__LOAD_ACQ(g->var) != g->old ? (void *)g : NULL;
-}
-
-/* barrier over all IPU threads; returns 0, or 1 when the host aborted the job at step t */
-static int ipup__barrier(ipup_emu *e, int32_t self, int64_t t) {
-    ipup__genwait g;
-    g.var = &e->bar_gen;
-    g.old = IPUP__LOAD_ACQ(&e->bar_gen);
-    IPUPIPE_HAPPENS_BEFORE(&e->bar_count);
-    if (IPUP__FETCH_ADD(&e->bar_count, 1u) + 1u == (uint32_t)e->nipus) {
-        IPUPIPE_HAPPENS_AFTER(&e->bar_count);
-        IPUP__STORE_REL(&e->bar_count, 0u);
-        IPUPIPE_HAPPENS_BEFORE(&e->bar_gen);
-        IPUP__STORE_REL(&e->bar_gen, g.old + 1u);
-        { /* the IPU threads only: the host never waits on a barrier (waking it costs a core) */
-            int32_t q;
-            for (q = 0; q < e->nipus; q++) ipup__notify(e, q);
-        }
-        return 0;
-    }
-    if (!ipup__wait(e, self, ipup__probe_gen, &g, t)) return 1;
-    IPUPIPE_HAPPENS_AFTER(&e->bar_gen);
-    IPUPIPE_HAPPENS_AFTER(&e->bar_count);
-    return 0;
-}
+static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu); /* predict */
 
 static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
-    int32_t r = ipu / e->P, d = ipu % e->P, k, j, s;
+    int32_t r = ipu / e->core.P, d = ipu % e->core.P, k, j, s;
     for (k = 0; k < e->job_steps; k++) {
         int64_t t = e->job_step0 + k;
-        IPUPIPE_MEMSET(&e->err[t & 1][ipu], 0, sizeof(ipup__ipu_err));
+        IPUPIPE_MEMSET(&e->ipu_errors[t & 1][ipu], 0, sizeof(ipup__ipu_err));
         if (ipup__aborted(e, t)) return;
-        for (j = e->row_start[d]; j < e->row_start[d + 1]; j++)
-            if (ipup__exec(e, r, &e->ops[e->row[j]], t, 1)) return;
+        for (j = e->core.row_start[d]; j < e->core.row_start[d + 1]; j++)
+            if (ipup__exec(e, r, &e->core.ops[e->core.row[j]], t, 1)) return;
         /* With replicas each thread sums part r of its IPU's gradients over the replicas
            into every replica's block and checks that part; after the barrier it updates
            its own replica only, from its own block: no thread writes another replica's
            weights, so the next step needs no barrier before it starts. */
-        if (e->R > 1) {
+        if (e->core.R > 1) {
             if (ipup__barrier(e, ipu, t)) return;
-            ipup__allreduce(e, d, r, e->R);
-            if (e->conc && ipup__barrier(e, ipu, t)) return; /* concurrent lanes: all sums before the checks */
+            ipup__allreduce(e, d, r, e->core.R);
+            /* concurrent lanes: all sums before the checks */
+            if (e->core.has_concurrent && ipup__barrier(e, ipu, t)) return;
         }
-        ipup__check_grads(e, r, d, t, r, e->R);
+        ipup__check_grads(e, r, d, t, r, e->core.R);
         if (ipup__barrier(e, ipu, t)) return; /* every part summed and checked */
         if (ipup__any_err(e, t)) return;
-        for (s = 0; s < e->S; s++) if (e->st[s].device == d) ipup__update_stage(e, r, s, t);
-        if (e->conc) ipup__conc_update(e, r, d, t); /* the lanes on this IPU */
+        for (s = 0; s < e->core.S; s++)
+            if (e->core.stages[s].device == d) ipup__update_stage(e, r, s, t);
+        if (e->core.has_concurrent) ipup__conc_update(e, r, d, t); /* the lanes on this IPU */
     }
 }
-
-static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu); /* predict block */
 static void *ipup__thread_main(void *arg) {
     ipup__thread *th = (ipup__thread *)arg;
     ipup_emu *e = th->emu;
     ipup__genwait g;
-    g.var = &e->go;
+    g.var = &e->job_gen;
     g.old = 0;
     for (;;) {
         ipup__wait(e, th->ipu, ipup__probe_gen, &g, -1);
-        IPUPIPE_HAPPENS_AFTER(&e->go);
-        g.old = IPUP__LOAD_ACQ(&e->go);
+        IPUPIPE_HAPPENS_AFTER(&e->job_gen);
+        g.old = IPUP__LOAD_ACQ(&e->job_gen);
         if (e->quit) break;
         if (e->job_kind) ipup__pred_thread_job(e, th->ipu); /* ipup_predict */
         else ipup__thread_job(e, th->ipu);
-        IPUPIPE_HAPPENS_BEFORE(&e->done);
-        (void)IPUP__FETCH_ADD(&e->done, 1u);
-        ipup__notify(e, e->nipus);
+        IPUPIPE_HAPPENS_BEFORE(&e->threads_done);
+        (void)IPUP__FETCH_ADD(&e->threads_done, 1u);
+        ipup__notify(e, e->core.n_ipus);
     }
     return NULL;
 }
@@ -4037,8 +4837,8 @@ static void *ipup__thread_main(void *arg) {
 /* the host has something to do: a record in an outfeed ring, or every thread is done */
 static void *ipup__probe_host(ipup_emu *e, void *arg) {
     int32_t r;
-    if (IPUP__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) return arg;
-    for (r = 0; r < e->R; r++)
+    if (IPUP__LOAD_ACQ(&e->threads_done) == (uint32_t)e->core.n_ipus) return arg;
+    for (r = 0; r < e->core.R; r++)
         if (ipup_ring_count(&e->outfeed[r]) > 0) return arg;
     return NULL;
 }
@@ -4046,11 +4846,13 @@ static void *ipup__probe_host(ipup_emu *e, void *arg) {
 /* the message of an infeed failure at step t (the lowest replica's), once the threads are done */
 static int ipup__feed_msg(ipup_emu *e, int64_t t) {
     int32_t r;
-    for (r = 0; r < e->R; r++) {
-        const ipup__ipu_err *x = &e->err[t & 1][ipup__ipu_of(e, r, 0)];
-        if (x->code == IPUP_ERR_IO && x->step == t) return ipup__feed_fail(e, r, t, x->mb, 0, 0, x->stage, x->layer);
+    for (r = 0; r < e->core.R; r++) {
+        const ipup__ipu_err *x = &e->ipu_errors[t & 1][ipup__ipu_of(e, r, 0)];
+        if (x->code == IPUP_ERR_IO && x->step == t)
+            return ipup__feed_fail(e, r, t, x->mb, 0, 0, x->stage, x->layer);
     }
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "step %lld: the infeed failed", (long long)t);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO, "step %lld: the infeed failed",
+                      (long long)t);
 }
 
 /* The host starts the job and drains the outfeed while the IPU threads run; each
@@ -4058,22 +4860,22 @@ static int ipup__feed_msg(ipup_emu *e, int64_t t) {
    core from them. */
 static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
     int64_t step0 = e->step, t;
-    IPUPIPE_MEMSET(e->err, 0, sizeof e->err);
+    IPUPIPE_MEMSET(e->ipu_errors, 0, sizeof e->ipu_errors);
     e->job_steps = steps;
     e->job_step0 = step0;
     e->job_stop = step0 + steps;
-    IPUP__STORE_REL(&e->done, 0u);
-    IPUPIPE_HAPPENS_BEFORE(&e->go);
-    IPUP__STORE_REL(&e->go, IPUP__LOAD_ACQ(&e->go) + 1u);
+    IPUP__STORE_REL(&e->threads_done, 0u);
+    IPUPIPE_HAPPENS_BEFORE(&e->job_gen);
+    IPUP__STORE_REL(&e->job_gen, IPUP__LOAD_ACQ(&e->job_gen) + 1u);
     ipup__notify_all(e);
     for (;;) {
         ipup__drain(e, step0, steps, 1);
-        if (IPUP__LOAD_ACQ(&e->done) == (uint32_t)e->nipus) {
-            IPUPIPE_HAPPENS_AFTER(&e->done);
+        if (IPUP__LOAD_ACQ(&e->threads_done) == (uint32_t)e->core.n_ipus) {
+            IPUPIPE_HAPPENS_AFTER(&e->threads_done);
             ipup__drain(e, step0, steps, 1);
             break;
         }
-        ipup__wait(e, e->nipus, ipup__probe_host, e, -1);
+        ipup__wait(e, e->core.n_ipus, ipup__probe_host, e, -1);
     }
     if (IPUP__LOAD_ACQ(&e->abort_)) {
         /* an infeed failure at step job_stop: every step before it was applied (a NaN in
@@ -4102,48 +4904,59 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
     ipup_run_stats S;
     double lsum = 0.0;
     if ((rc = ipup__need_init(e, "ipup_run_steps")) != IPUP_OK) return rc;
-    if (steps <= 0 || steps > e->cfg.repeat)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed records are sized by cfg.repeat", (int)steps, (int)e->cfg.repeat);
-    if (!e->cfg.infeed) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "cfg.infeed is NULL: the emulator needs an infeed callback to get micro-batches");
-    e->msg[0] = 0;
+    if (steps <= 0 || steps > e->core.cfg.repeat)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_run_steps: steps = %d; it must be 1..repeat (%d), the outfeed "
+                          "records are sized by cfg.repeat",
+                          (int)steps, (int)e->core.cfg.repeat);
+    if (!e->core.cfg.infeed)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "cfg.infeed is NULL: the emulator needs "
+                          "an infeed callback to get micro-batches");
+    e->core.msg[0] = 0;
 #ifndef IPUPIPE_NO_THREADS
-    if (e->cfg.runner == IPUP_RUNNER_THREADS && !e->threads_started)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_run after ipup_shutdown: the IPU threads are gone; call ipup_init again");
-    if (e->cfg.runner == IPUP_RUNNER_THREADS) rc = ipup__run_threads(e, steps, &done);
+    if (e->core.cfg.runner == IPUP_RUNNER_THREADS && !e->threads_started)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_run after ipup_shutdown: the IPU "
+                          "threads are gone; call ipup_init again");
+    if (e->core.cfg.runner == IPUP_RUNNER_THREADS) rc = ipup__run_threads(e, steps, &done);
     else
 #endif
-    if (e->tp) rc = ipup__run_xport(e, steps, &done);
+    if (e->transport) rc = ipup__run_xport(e, steps, &done);
     else rc = ipup__run_coop(e, steps, &done);
     if (rc) ipup__reset_transient(e);
     /* statistics over the completed steps */
     IPUPIPE_MEMSET(&S, 0, sizeof S);
     S.steps = done;
-    n = done * e->R * e->M;
+    n = done * e->core.R * e->core.M;
     S.microbatches = n;
-    S.samples = (int64_t)n * e->B;
+    S.samples = (int64_t)n * e->core.B;
     for (i = 0; i < n; i++) {
-        lsum += (double)e->recs[i].loss;
-        S.correct += e->recs[i].correct;
-        if (e->cfg.outfeed) e->cfg.outfeed(e->cfg.outfeed_user, &e->recs[i]);
+        lsum += (double)e->records[i].loss;
+        S.correct += e->records[i].correct;
+        if (e->core.cfg.outfeed) e->core.cfg.outfeed(e->core.cfg.outfeed_user, &e->records[i]);
     }
     S.loss_mean = n ? lsum / (double)n : 0.0;
-    S.step_seconds = e->step_s;
-    S.sim_seconds = e->step_s * (double)done;
-    for (i = 0; i < e->nipus; i++) {
+    S.step_seconds = e->step_seconds;
+    S.sim_seconds = e->step_seconds * (double)done;
+    for (i = 0; i < e->core.n_ipus; i++) {
         ipup_mem_report mr;
         ipup__mem_runtime(e, i, &mr);
         S.mem_used[i] = mr.used;
         S.mem_high_water[i] = mr.high_water;
-        d = i % e->P;
-        S.busy_seconds[i] = e->busy_s[d] * (double)done;
+        d = i % e->core.P;
+        S.busy_seconds[i] = e->busy_seconds[d] * (double)done;
         S.idle_seconds[i] = S.sim_seconds - S.busy_seconds[i];
     }
     for (p = 0; p < IPUP_PHASES; p++) {
-        S.phase_seconds[p] = e->phase_s[p];
-        S.phase_utilisation[p] = e->phase_s[p] > 0.0 ? e->phase_busy[p] / (e->phase_s[p] * (double)e->P) : 0.0;
+        S.phase_seconds[p] = e->phase_seconds[p];
+        S.phase_utilisation[p] =
+            e->phase_seconds[p] > 0.0
+                ? e->phase_busy_seconds[p] / (e->phase_seconds[p] * (double)e->core.P)
+                : 0.0;
     }
     S.samples_per_second = S.sim_seconds > 0.0 ? (double)S.samples / S.sim_seconds : 0.0;
-    e->n_recs = n;
+    e->n_records = n;
     if (stats) *stats = S;
     return rc;
 }
@@ -4151,12 +4964,12 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
 IPUPIPE_DEF int ipup_run(ipup_emu *e, ipup_run_stats *stats) {
     int rc = ipup__need_init(e, "ipup_run");
     if (rc) return rc;
-    return ipup_run_steps(e, e->cfg.repeat, stats);
+    return ipup_run_steps(e, e->core.cfg.repeat, stats);
 }
 
 IPUPIPE_DEF const ipup_outfeed_rec *ipup_outfeed_records(const ipup_emu *e, int32_t *n) {
-    if (n) *n = e ? e->n_recs : 0;
-    return e ? e->recs : NULL;
+    if (n) *n = e ? e->n_records : 0;
+    return e ? e->records : NULL;
 }
 
 IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int32_t *labels,
@@ -4164,24 +4977,39 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
     int32_t i, s;
     int rc = ipup__need_init(e, "ipup_evaluate");
     if (rc) return rc;
-    e->msg[0] = 0;
-    if (n < 0) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: n = %d samples; give n >= 0", (int)n);
-    if (n && !x) return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: x is NULL; give the n = %d samples, %d floats each", (int)n, (int)e->in_n);
+    e->core.msg[0] = 0;
+    if (n < 0)
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: n = %d samples; give n >= 0", (int)n);
+    if (n && !x)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_evaluate: x is NULL; give the n = %d samples, %d floats each",
+                           (int)n, (int)e->core.in_n);
     if (n && !labels)
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: labels is NULL; give the n = %d labels of x (each in 0..%d): the loss and the correct count need them", (int)n, (int)(e->classes - 1));
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_evaluate: labels is NULL; give the n = %d labels of x (each in "
+                           "0..%d): the loss and the correct count need them",
+                           (int)n, (int)(e->core.classes - 1));
     if (ipup__target_w(&e->core))
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_evaluate: the model's loss is mse, which needs float targets, not labels; call ipup_evaluate_targets");
-    for (i = 0; i < n; i += e->B) {
-        int32_t Bn = n - i < e->B ? n - i : e->B, j;
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_evaluate: the model's loss is mse, which needs float targets, not "
+                           "labels; call ipup_evaluate_targets");
+    for (i = 0; i < n; i += e->core.B) {
+        int32_t Bn = n - i < e->core.B ? n - i : e->core.B, j;
         int c = 0;
-        const float *in = x + (size_t)i * (size_t)e->in_n;
+        const float *in = x + (size_t)i * (size_t)e->core.in_n;
         float loss = 0.0f;
         for (j = 0; j < Bn; j++)
-            if (labels[i + j] < 0 || labels[i + j] >= e->classes)
-                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate: label %d of sample %d is outside 0..%d", (int)labels[i + j], (int)(i + j), (int)(e->classes - 1));
-        for (s = 0; s < e->S; s++) {
-            float *out = s < e->S - 1 ? (e->cn[s + 1] > 1 ? e->cnb[0][s].fo : e->srt[0][s + 1].pp[0]) : NULL;
-            if (e->cn[s] > 1) ipup__conc_eval(e, s, Bn, in, out); /* the branches, concatenated */
+            if (labels[i + j] < 0 || labels[i + j] >= e->core.classes)
+                return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                                  "ipup_evaluate: label %d of sample %d is outside 0..%d",
+                                  (int)labels[i + j], (int)(i + j), (int)(e->core.classes - 1));
+        for (s = 0; s < e->core.S; s++) {
+            float *out = s < e->core.S - 1
+                             ? (e->core.n_branches[s + 1] > 1 ? e->fanout[0][s].out
+                                                              : e->stage_rt[0][s + 1].pingpong[0])
+                             : NULL;
+            /* the branches, concatenated */
+            if (e->core.n_branches[s] > 1) ipup__conc_eval(e, s, Bn, in, out);
             else ipup__stage_fwd(e, 0, s, Bn, in, labels + i, NULL, out, 0, 0, 0, &loss, &c);
             in = out;
         }
@@ -4191,29 +5019,67 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
     return IPUP_OK;
 }
 
-/* ------------------------------------------------------------------ predict */
+IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets,
+                                      double *loss_sum) {
+    int32_t i, s, tw;
+    if (!e) return IPUP_ERR_ARG;
+    if (!e->initialised || n < 0 || (n && (!x || !targets)))
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_evaluate_targets: %s",
+                          !e->initialised ? "the emulator is not initialised; call ipup_init first"
+                          : n < 0         ? "n is negative"
+                                  : "x or targets is NULL; give n rows of inputs and of targets");
+    tw = ipup__target_w(&e->core);
+    if (!tw)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_evaluate_targets: the model's loss is softmax cross-entropy "
+                          "(integer labels); call ipup_evaluate");
+    for (i = 0; i < n; i += e->core.B) {
+        int32_t Bn = n - i < e->core.B ? n - i : e->core.B;
+        int c = 0;
+        const float *in = x + (size_t)i * (size_t)e->core.in_n;
+        const int32_t *tg = (const int32_t *)(const void *)(targets + (size_t)i * (size_t)tw);
+        float loss = 0.0f;
+        for (s = 0; s < e->core.S; s++) {
+            float *out = s < e->core.S - 1 ? e->stage_rt[0][s + 1].pingpong[0] : NULL;
+            ipup__stage_fwd(e, 0, s, Bn, in, tg, NULL, out, 0, 0, 0, &loss, &c);
+            in = out;
+        }
+        if (loss_sum) *loss_sum += (double)loss * (double)Bn;
+    }
+    return IPUP_OK;
+}
+
+/* >>predict: ipup_predict on the forward-only table, waves of micro-batches */
 IPUPIPE_DEF int32_t ipup_output_width(const ipup_emu *e) {
-    if (!e || !e->initialised || e->n_layers < 1) return 0;
-    return e->lay[e->n_layers - 1].info.in_n;
+    if (!e || !e->initialised || e->core.n_layers < 1) return 0;
+    return e->core.layers[e->core.n_layers - 1].info.in_n;
 }
 
 /* the loss layer gives class scores (arg-max makes sense) */
 static int ipup__class_loss(const ipup_emu *e) {
-    return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_SOFTMAX_XENT;
+    return e->core.layers[e->core.n_layers - 1].info.kind == IPUP_LAYER_SOFTMAX_XENT;
 }
 
 static int ipup__predict_args(ipup_emu *e, int32_t n, const float *x, const int32_t *cls) {
     if (!e) return IPUP_ERR_ARG; /* no emulator: nowhere to put a message */
     if (!e->initialised)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_predict: the emulator is not initialised; call ipup_init first (and check that it returned IPUP_OK)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_predict: the emulator is not initialised; call ipup_init first "
+                          "(and check that it returned IPUP_OK)");
     if (n < 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_predict: n = %d samples; give n >= 0", (int)n);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_predict: n = %d samples; give n >= 0", (int)n);
     if (n > 0 && !x)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_predict: x is NULL for %d samples; give n rows of %d floats", (int)n, (int)e->in_n);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_predict: x is NULL for %d samples; give n rows of %d floats",
+                          (int)n, (int)e->core.in_n);
     if (cls && !ipup__class_loss(e))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG,
-                          "ipup_predict: cls asks for arg-max classes, but the loss layer %s (%s) does not score classes; pass cls = NULL and read out",
-                          e->model.layers[e->n_layers - 1].id, ipup_layer_kind_name(e->lay[e->n_layers - 1].info.kind));
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_predict: cls asks for arg-max classes, but the loss layer %s (%s) "
+                          "does not score classes; pass cls = NULL and read out",
+                          e->core.model.layers[e->core.n_layers - 1].id,
+                          ipup_layer_kind_name(e->core.layers[e->core.n_layers - 1].info.kind));
     return IPUP_OK;
 }
 
@@ -4223,7 +5089,8 @@ static void ipup__argmax_rows(int32_t Bn, int32_t W, const float *z, int32_t *cl
     for (i = 0; i < Bn; i++) {
         const float *row = z + (size_t)i * (size_t)W;
         int32_t best = 0;
-        for (j = 1; j < W; j++) if (row[j] > row[best] || (row[best] != row[best] && row[j] == row[j])) best = j;
+        for (j = 1; j < W; j++)
+            if (row[j] > row[best] || (row[best] != row[best] && row[j] == row[j])) best = j;
         cls[i] = best;
     }
 }
@@ -4231,84 +5098,12 @@ static void ipup__argmax_rows(int32_t Bn, int32_t W, const float *z, int32_t *cl
 /* chunk c (samples c*B .. c*B+Bn-1): the last stage's result rows, into out or the
    scratch rows, then the classes */
 static float *ipup__pred_rows(ipup_emu *e, int32_t c, float *out) {
-    return out ? out + (size_t)c * (size_t)e->B * (size_t)ipup_output_width(e) : e->srt[0][e->S - 1].pred;
+    return out ? out + (size_t)c * (size_t)e->core.B * (size_t)ipup_output_width(e)
+               : e->stage_rt[0][e->core.S - 1].pred;
 }
-static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *rows, int32_t *cls) {
-    if (cls) ipup__argmax_rows(Bn, ipup_output_width(e), rows, cls + (size_t)c * (size_t)e->B);
-}
-
-/* The forward-only table of cfg.schedule (gpipe's for interleaved and zb-h1, which have
-   none) with the training table's mapping into ops (cap); rows by device (row NULL: a
-   plan); every ring into a stage gets room for the inputs the table keeps in flight. */
-static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row) {
-    ipup_sched_config sc;
-    char wmsg[IPUP_MSG_MAX];
-    int32_t peak[IPUP_MAX_LAYERS], s, d, i, pos = 0;
-    int rc;
-    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
-    if (e->conc) { /* concurrent stages have no forward-only table: predict runs stage after stage */
-        IPUPIPE_MEMSET(&e->ptable, 0, sizeof e->ptable);
-        e->pstats.microbatches = e->M;
-        return IPUP_OK;
-    }
-    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1 ? IPUP_SCHED_GPIPE : e->cfg.schedule;
-    sc.stages = e->S;
-    sc.microbatches = e->M;
-    sc.devices = e->cfg.devices;
-    sc.virtual_stages = e->cfg.virtual_stages;
-    sc.stage_device = e->cfg.stage_device;
-    sc.strict = e->cfg.strict;
-    sc.forward_only = 1;
-    rc = ipup_sched_generate(&sc, ops, cap, &e->ptable, wmsg, sizeof wmsg);
-    if (rc == IPUP_OK && e->ptable.devices != e->P) rc = IPUP_ERR_CONFIG;
-    if (rc) return ipup__fail(e->msg, sizeof e->msg, rc, "the forward-only table of ipup_predict (%s, %d stages, %d micro-batches, %d IPUs): %s",
-                              ipup_sched_kind_name(sc.kind), (int)e->S, (int)e->M, (int)e->P, wmsg);
-    ipup_sched_peak_inflight(&e->ptable, peak, IPUP_MAX_LAYERS);
-    for (s = 1; s < e->S; s++)
-        if ((uint32_t)peak[s] > e->st[s].fwd_cap) e->st[s].fwd_cap = ipup__ring_cap((uint32_t)peak[s]);
-    e->pstats.schedule = sc.kind;
-    e->pstats.steps = e->ptable.steps;
-    e->pstats.microbatches = e->M;
-    for (s = 0; s < e->S; s++) e->pstats.inflight[s] = peak[s];
-    if (!row) return IPUP_OK;
-    for (d = 0; d < e->P; d++) {
-        e->prow_start[d] = pos;
-        for (i = 0; i < e->ptable.n_ops; i++) if (ops[i].device == d) row[pos++] = i;
-    }
-    e->prow_start[e->P] = pos;
-    return IPUP_OK;
-}
-
-/* latency, wave time and steady-state rate of the forward-only table (BSP, the training
-   cost model's op costs: ipup__op_cost) */
-static void ipup__pred_cost_setup(ipup_emu *e) {
-    const ipup_table *t = &e->ptable;
-    double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(e);
-    int32_t i = 0, k, S = e->S, M = e->M;
-    e->pstats.latency_seconds = 0.0;
-    while (i < t->n_ops) {
-        double mx = 0.0, mxx = 0.0, end;
-        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
-            double du, xf;
-            ipup__op_cost(e, &t->ops[k], &du, &xf);
-            if (du > mx) mx = du;
-            if (xf > mxx) mxx = xf;
-        }
-        end = now + mx + mxx + sync;
-        for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
-            const ipup_op *o = &t->ops[k];
-            if (o->stage == 0) e->pstart[o->mb] = now;
-            if (o->stage != S - 1) continue;
-            if (end - e->pstart[o->mb] > e->pstats.latency_seconds) e->pstats.latency_seconds = end - e->pstart[o->mb];
-            if (o->mb == 0) first_end = end;
-            if (o->mb == M - 1) last_end = end;
-        }
-        now = end;
-        i = k;
-    }
-    e->pstats.wave_seconds = now;
-    if (M > 1 && last_end > first_end) e->pstats.samples_per_second = (double)e->B * (double)(M - 1) / (last_end - first_end);
-    else e->pstats.samples_per_second = e->pstats.latency_seconds > 0.0 ? (double)e->B / e->pstats.latency_seconds : 0.0;
+static void ipup__pred_classes(ipup_emu *e, int32_t c, int32_t Bn, const float *rows,
+                               int32_t *cls) {
+    if (cls) ipup__argmax_rows(Bn, ipup_output_width(e), rows, cls + (size_t)c * (size_t)e->core.B);
 }
 
 /* F(s, m) of wave w of the forward-only table on replica 0: micro-batch c = w*M + m
@@ -4316,25 +5111,25 @@ static void ipup__pred_cost_setup(ipup_emu *e) {
    stage s-1, its output into the ring to s+1 or the result rows (the last stage) */
 static int ipup__pred_exec(ipup_emu *e, const ipup_op *o, int32_t w, int threaded) {
     int32_t s = o->stage, ipu = o->device, Bn;
-    int64_t c = (int64_t)w * e->M + o->mb, left = (int64_t)e->pred_n - c * e->B;
+    int64_t c = (int64_t)w * e->core.M + o->mb, left = (int64_t)e->pred_n - c * e->core.B;
     const float *in;
     float *msg = NULL, *out;
     if (left <= 0) return IPUP_OK;
-    Bn = (int32_t)(left < e->B ? left : e->B);
-    if (e->cfg.op_hook) e->cfg.op_hook(e->cfg.op_hook_user, ipu, o);
-    if (s == 0) in = e->pred_x + (size_t)c * (size_t)e->B * (size_t)e->in_n;
+    Bn = (int32_t)(left < e->core.B ? left : e->core.B);
+    if (e->core.cfg.op_hook) e->core.cfg.op_hook(e->core.cfg.op_hook_user, ipu, o);
+    if (s == 0) in = e->pred_x + (size_t)c * (size_t)e->core.B * (size_t)e->core.in_n;
     else {
         msg = (float *)ipup__wait_peek(e, &e->fwd[0][s], threaded, 0, ipu);
         if (!msg) goto stall;
         in = msg;
     }
-    if (s < e->S - 1) {
+    if (s < e->core.S - 1) {
         out = (float *)ipup__wait_reserve(e, &e->fwd[0][s + 1], threaded, 0, ipu);
         if (!out) goto stall;
     } else out = ipup__pred_rows(e, (int32_t)c, e->pred_out);
     ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
     if (msg) ipup__release(e, &e->fwd[0][s], threaded, ipup__ipu_of(e, 0, s - 1));
-    if (s < e->S - 1) ipup__commit(e, &e->fwd[0][s + 1], threaded, ipup__ipu_of(e, 0, s + 1));
+    if (s < e->core.S - 1) ipup__commit(e, &e->fwd[0][s + 1], threaded, ipup__ipu_of(e, 0, s + 1));
     else ipup__pred_classes(e, (int32_t)c, Bn, out, e->pred_cls);
     return IPUP_OK;
 stall:
@@ -4344,21 +5139,26 @@ stall:
         return IPUP__ABORTED;
     }
 #endif
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
-                      "internal: ipup_predict's F(%d,%d) found no data or no room in its ring (a bug of the emulator or the table)", (int)s, (int)o->mb);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
+                      "internal: ipup_predict's F(%d,%d) found no data or no room in its ring (a "
+                      "bug of the emulator or the table)",
+                      (int)s, (int)o->mb);
 }
 
 /* With concurrent stages (no forward-only table): chunk after chunk, stage after stage on
    the host thread, the branches of a concurrent stage one after another (as ipup_evaluate) */
 static int ipup__pred_serial(ipup_emu *e) {
-    int32_t c, s, Bn, chunks = (int32_t)(((int64_t)e->pred_n + e->B - 1) / e->B);
+    int32_t c, s, Bn, chunks = (int32_t)(((int64_t)e->pred_n + e->core.B - 1) / e->core.B);
     for (c = 0; c < chunks; c++) {
-        const float *in = e->pred_x + (size_t)c * (size_t)e->B * (size_t)e->in_n;
+        const float *in = e->pred_x + (size_t)c * (size_t)e->core.B * (size_t)e->core.in_n;
         float *out = NULL;
-        Bn = e->pred_n - c * e->B < e->B ? e->pred_n - c * e->B : e->B;
-        for (s = 0; s < e->S; s++) {
-            out = s < e->S - 1 ? (e->cn[s + 1] > 1 ? e->cnb[0][s].fo : e->srt[0][s + 1].pp[0]) : ipup__pred_rows(e, c, e->pred_out);
-            if (e->cn[s] > 1) ipup__conc_eval(e, s, Bn, in, out);
+        Bn = e->pred_n - c * e->core.B < e->core.B ? e->pred_n - c * e->core.B : e->core.B;
+        for (s = 0; s < e->core.S; s++) {
+            out = s < e->core.S - 1
+                      ? (e->core.n_branches[s + 1] > 1 ? e->fanout[0][s].out
+                                                       : e->stage_rt[0][s + 1].pingpong[0])
+                      : ipup__pred_rows(e, c, e->pred_out);
+            if (e->core.n_branches[s] > 1) ipup__conc_eval(e, s, Bn, in, out);
             else ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
             in = out;
         }
@@ -4372,8 +5172,8 @@ static int ipup__pred_coop(ipup_emu *e) {
     int32_t w, i;
     int rc;
     for (w = 0; w < e->pred_waves; w++)
-        for (i = 0; i < e->ptable.n_ops; i++)
-            if ((rc = ipup__pred_exec(e, &e->pops[i], w, 0)) != IPUP_OK) return rc;
+        for (i = 0; i < e->core.pred_table.n_ops; i++)
+            if ((rc = ipup__pred_exec(e, &e->core.pred_ops[i], w, 0)) != IPUP_OK) return rc;
     return IPUP_OK;
 }
 
@@ -4381,49 +5181,52 @@ static int ipup__pred_coop(ipup_emu *e) {
 /* IPU thread `ipu`: replica 0's devices run their row of every wave; the others rest */
 static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu) {
     int32_t w, j;
-    if (ipu >= e->P) return;
+    if (ipu >= e->core.P) return;
     for (w = 0; w < e->pred_waves; w++)
-        for (j = e->prow_start[ipu]; j < e->prow_start[ipu + 1]; j++)
-            if (ipup__pred_exec(e, &e->pops[e->prow[j]], w, 1)) return;
+        for (j = e->core.pred_row_start[ipu]; j < e->core.pred_row_start[ipu + 1]; j++)
+            if (ipup__pred_exec(e, &e->core.pred_ops[e->core.pred_row[j]], w, 1)) return;
 }
 
 static int ipup__pred_threads(ipup_emu *e) {
     e->job_kind = 1;
     e->job_step0 = 0;
     e->job_stop = INT64_MAX;
-    IPUP__STORE_REL(&e->done, 0u);
-    IPUPIPE_HAPPENS_BEFORE(&e->go);
-    IPUP__STORE_REL(&e->go, IPUP__LOAD_ACQ(&e->go) + 1u);
+    IPUP__STORE_REL(&e->threads_done, 0u);
+    IPUPIPE_HAPPENS_BEFORE(&e->job_gen);
+    IPUP__STORE_REL(&e->job_gen, IPUP__LOAD_ACQ(&e->job_gen) + 1u);
     ipup__notify_all(e);
-    while (IPUP__LOAD_ACQ(&e->done) != (uint32_t)e->nipus) ipup__wait(e, e->nipus, ipup__probe_host, e, -1);
-    IPUPIPE_HAPPENS_AFTER(&e->done);
+    while (IPUP__LOAD_ACQ(&e->threads_done) != (uint32_t)e->core.n_ipus)
+        ipup__wait(e, e->core.n_ipus, ipup__probe_host, e, -1);
+    IPUPIPE_HAPPENS_AFTER(&e->threads_done);
     e->job_kind = 0;
     if (!IPUP__LOAD_ACQ(&e->fault_)) return IPUP_OK;
     IPUPIPE_HAPPENS_AFTER(&e->fault_);
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_INVALID_TABLE,
-                      "internal: an IPU thread of ipup_predict found no data or no room in a ring (a bug of the emulator or the table)");
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_INVALID_TABLE,
+                      "internal: an IPU thread of ipup_predict found no data or no room in a ring "
+                      "(a bug of the emulator or the table)");
 }
 #endif
 
 IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out, int32_t *cls) {
     int rc = ipup__predict_args(e, n, x, cls);
     if (rc) return rc;
-    e->msg[0] = 0;
+    e->core.msg[0] = 0;
     e->pred_n = n; e->pred_x = x; e->pred_out = out; e->pred_cls = cls;
-    e->pred_waves = (int32_t)(((int64_t)n + (int64_t)e->B * e->M - 1) / ((int64_t)e->B * e->M));
-    e->pstats.last_samples = n;
-    e->pstats.last_seconds = (double)e->pred_waves * e->pstats.wave_seconds;
+    e->pred_waves = (int32_t)(((int64_t)n + (int64_t)e->core.B * e->core.M - 1) /
+                              ((int64_t)e->core.B * e->core.M));
+    e->core.pred_stats.last_samples = n;
+    e->core.pred_stats.last_seconds = (double)e->pred_waves * e->core.pred_stats.wave_seconds;
     if (n == 0) return IPUP_OK;
-    if (e->conc) return ipup__pred_serial(e);
+    if (e->core.has_concurrent) return ipup__pred_serial(e);
 #ifndef IPUPIPE_NO_THREADS
-    if (e->cfg.runner == IPUP_RUNNER_THREADS && e->threads_started) rc = ipup__pred_threads(e);
+    if (e->core.cfg.runner == IPUP_RUNNER_THREADS && e->threads_started) rc = ipup__pred_threads(e);
     else
 #endif
     { /* under a transport: this process alone, on the weights it holds, no hook called */
-        const ipup_transport *tp = e->tp;
-        e->tp = NULL;
+        const ipup_transport *tp = e->transport;
+        e->transport = NULL;
         rc = ipup__pred_coop(e);
-        e->tp = tp;
+        e->transport = tp;
     }
     if (rc) ipup__reset_transient(e);
     return rc;
@@ -4431,139 +5234,166 @@ IPUPIPE_DEF int ipup_predict(ipup_emu *e, int32_t n, const float *x, float *out,
 
 IPUPIPE_DEF int ipup_predict_figures(const ipup_emu *e, ipup_predict_stats *out) {
     if (!e || !out || !e->initialised) return IPUP_ERR_ARG;
-    *out = e->pstats;
+    *out = e->core.pred_stats;
     return IPUP_OK;
 }
 
-/* ------------------------------------------------------------------ regression (mse) */
-IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, const float *targets, double *loss_sum) {
-    int32_t i, s, tw;
-    if (!e) return IPUP_ERR_ARG;
-    if (!e->initialised || n < 0 || (n && (!x || !targets)))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: %s",
-                          !e->initialised ? "the emulator is not initialised; call ipup_init first"
-                          : n < 0 ? "n is negative" : "x or targets is NULL; give n rows of inputs and of targets");
-    tw = ipup__target_w(&e->core);
-    if (!tw)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_evaluate_targets: the model's loss is softmax cross-entropy (integer labels); call ipup_evaluate");
-    for (i = 0; i < n; i += e->B) {
-        int32_t Bn = n - i < e->B ? n - i : e->B;
-        int c = 0;
-        const float *in = x + (size_t)i * (size_t)e->in_n;
-        const int32_t *tg = (const int32_t *)(const void *)(targets + (size_t)i * (size_t)tw);
-        float loss = 0.0f;
-        for (s = 0; s < e->S; s++) {
-            float *out = s < e->S - 1 ? e->srt[0][s + 1].pp[0] : NULL;
-            ipup__stage_fwd(e, 0, s, Bn, in, tg, NULL, out, 0, 0, 0, &loss, &c);
-            in = out;
-        }
-        if (loss_sum) *loss_sum += (double)loss * (double)Bn;
-    }
-    return IPUP_OK;
-}
-
-/* ------------------------------------------------------------------ tensors */
+/* >>tensors: the tensors, replicas_sync, the step, the learning rate */
 /* (w, b) pairs of tensors: one per layer with weights, one per branch in a concurrent stage */
 /* layers with parameters (trained_only: those that train, i.e. not frozen) */
 static int32_t ipup__param_layers_of(const ipup_emu *e, int trained_only) {
     int32_t l, n = 0;
-    for (l = 0; l < e->n_layers; l++)
-        if (e->lay[l].info.n_w && !(trained_only && e->lay[l].info.frozen)) n += e->cn[e->lay[l].stage] > 1 ? e->cn[e->lay[l].stage] : 1;
+    for (l = 0; l < e->core.n_layers; l++)
+        if (e->core.layers[l].info.n_w && !(trained_only && e->core.layers[l].info.frozen))
+            n += e->core.n_branches[e->core.layers[l].stage] > 1
+                     ? e->core.n_branches[e->core.layers[l].stage]
+                     : 1;
     return n;
 }
 /* a tensor of branch br of the concurrent stage of layer l: "dense256.w#1", its slice */
-static int ipup__conc_tensor(ipup_emu *e, int32_t l, int32_t br, int which, int32_t slot, int32_t k, ipup_tensor_info *out) {
-    int32_t lane = e->cl0[e->lay[l].stage] + br;
-    const ipup__cbr *c = &e->cb[lane];
-    const ipup__cbrt *rt = &e->cbr[0][lane];
-    const ipup_layer_info *I = &e->lay[l].info;
-    size_t off = which ? c->tw : 0;
+static int ipup__conc_tensor(ipup_emu *e, int32_t l, int32_t br, int which, int32_t slot, int32_t k,
+                             ipup_tensor_info *out) {
+    int32_t lane = e->core.first_lane[e->core.layers[l].stage] + br;
+    const ipup__lane *c = &e->core.lanes[lane];
+    const ipup__lane_rt *rt = &e->lane_rt[0][lane];
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    size_t off = which ? c->bias_off : 0;
     out->kind = slot == 0 ? IPUP_TENSOR_PARAM : IPUP_TENSOR_OPT_STATE;
     out->layer = l;
     out->stage = c->stage;
     out->device = c->device;
-    out->n = which ? c->sl : c->nw;
+    out->n = which ? c->slice_units : c->n_w;
     out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * c->n_params + off;
-    if (which) { out->ndim = 1; out->shape[0] = c->sl; }
-    else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = c->sl; }
-    else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = c->sl; }
-    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s#%d", e->model.layers[l].id, which ? "b" : "w",
-                  slot == 0 ? "" : (k == 1 || slot == 2) ? ".v" : ".m", (int)br);
+    if (which) { out->ndim = 1; out->shape[0] = c->slice_units;
+    } else if (I->kind == IPUP_LAYER_CONV3X3) {
+        out->ndim = 4;
+        out->shape[0] = 3;
+        out->shape[1] = 3;
+        out->shape[2] = I->in_c;
+        out->shape[3] = c->slice_units;
+    } else {
+        out->ndim = 2;
+        out->shape[0] = I->in_n;
+        out->shape[1] = c->slice_units;
+    }
+    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s#%d", e->core.model.layers[l].id,
+                  which ? "b" : "w",
+                  slot == 0               ? ""
+                  : (k == 1 || slot == 2) ? ".v"
+                                          : ".m",
+                  (int)br);
     return IPUP_OK;
 }
 static int32_t ipup__param_layers(const ipup_emu *e) { return ipup__param_layers_of(e, 0); }
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e) {
     if (!e || !e->initialised) return 0;
-    return ipup__param_layers(e) * 2 + ipup__param_layers_of(e, 1) * 2 * ipup__state_slots(&e->cfg);
+    return ipup__param_layers(e) * 2 +
+           ipup__param_layers_of(e, 1) * 2 * ipup__state_slots(&e->core.cfg);
 }
 IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
     int32_t npl, ntl, slot, within, pl, which, l, k;
-    const ipup__lay *Ly = NULL;
+    const ipup__layer_facts *Ly = NULL;
     const ipup_layer_info *I;
-    ipup__srt *rt;
+    ipup__stage_rt *rt;
     size_t off;
     int rc = ipup__need_init(e, "ipup_tensor_get");
     if (rc) return rc;
-    if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: out is NULL; give an ipup_tensor_info to fill");
+    if (!out)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_tensor_get: out is NULL; give an ipup_tensor_info to fill");
     if (index < 0 || index >= ipup_tensor_count(e))
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: index %d is outside 0..%d (ipup_tensor_count - 1)", (int)index, (int)(ipup_tensor_count(e) - 1));
-    e->msg[0] = 0;
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_tensor_get: index %d is outside 0..%d (ipup_tensor_count - 1)",
+                           (int)index, (int)(ipup_tensor_count(e) - 1));
+    e->core.msg[0] = 0;
     npl = ipup__param_layers(e);
     ntl = ipup__param_layers_of(e, 1);
-    k = ipup__state_slots(&e->cfg);
+    k = ipup__state_slots(&e->core.cfg);
     /* the parameters of every layer, then per state slot those of the trained layers */
     slot = index < 2 * npl ? 0 : 1 + (index - 2 * npl) / (2 * ntl);
     within = slot == 0 ? index : (index - 2 * npl) % (2 * ntl);
     pl = within / 2;
     which = within % 2;
-    for (l = 0; l < e->n_layers; l++) {
-        int32_t nb = e->cn[e->lay[l].stage] > 1 ? e->cn[e->lay[l].stage] : 1; /* branches of a concurrent stage */
-        if (!e->lay[l].info.n_w || (slot > 0 && e->lay[l].info.frozen)) continue;
-        if (pl < nb) { Ly = &e->lay[l]; break; }
+    for (l = 0; l < e->core.n_layers; l++) {
+        /* branches of a concurrent stage */
+        int32_t nb = e->core.n_branches[e->core.layers[l].stage] > 1
+                         ? e->core.n_branches[e->core.layers[l].stage]
+                         : 1;
+        if (!e->core.layers[l].info.n_w || (slot > 0 && e->core.layers[l].info.frozen)) continue;
+        if (pl < nb) { Ly = &e->core.layers[l]; break; }
         pl -= nb;
     }
-    if (!Ly) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: internal: no layer for tensor %d", (int)index);
+    if (!Ly)
+        return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: internal: no layer for tensor %d",
+                           (int)index);
     I = &Ly->info;
     IPUPIPE_MEMSET(out, 0, sizeof *out);
-    if (e->cn[Ly->stage] > 1) return ipup__conc_tensor(e, l, pl, which, slot, k, out);
-    rt = &e->srt[0][Ly->stage];
-    off = (size_t)Ly->p_off + (which ? ipup__r16(I->n_w) : 0);
+    if (e->core.n_branches[Ly->stage] > 1) return ipup__conc_tensor(e, l, pl, which, slot, k, out);
+    rt = &e->stage_rt[0][Ly->stage];
+    off = (size_t)Ly->param_off + (which ? ipup__round16(I->n_w) : 0);
     out->kind = slot == 0 ? IPUP_TENSOR_PARAM : IPUP_TENSOR_OPT_STATE;
     out->layer = l;
     out->stage = Ly->stage;
-    out->device = e->st[Ly->stage].device;
+    out->device = e->core.stages[Ly->stage].device;
     out->n = which ? I->n_b : I->n_w;
-    out->data = slot == 0 ? rt->params + off : rt->state + (size_t)(slot - 1) * e->st[Ly->stage].n_grads + off;
-    if (which) { out->ndim = 1; out->shape[0] = I->n_b; }
-    else if (I->kind == IPUP_LAYER_CONV3X3) { out->ndim = 4; out->shape[0] = 3; out->shape[1] = 3; out->shape[2] = I->in_c; out->shape[3] = I->out_c; }
-    else { out->ndim = 2; out->shape[0] = I->in_n; out->shape[1] = I->out_n; }
-    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s", e->model.layers[l].id, which ? "b" : "w",
-              slot == 0 ? "" : (k == 1 || slot == 2) ? ".v" : ".m");
+    out->data = slot == 0
+                    ? rt->params + off
+                    : rt->state + (size_t)(slot - 1) * e->core.stages[Ly->stage].n_grads + off;
+    if (which) { out->ndim = 1; out->shape[0] = I->n_b;
+    } else if (I->kind == IPUP_LAYER_CONV3X3) {
+        out->ndim = 4;
+        out->shape[0] = 3;
+        out->shape[1] = 3;
+        out->shape[2] = I->in_c;
+        out->shape[3] = I->out_c;
+    } else {
+        out->ndim = 2;
+        out->shape[0] = I->in_n;
+        out->shape[1] = I->out_n;
+    }
+    ipup_snprintf(out->name, sizeof out->name, "%s.%s%s", e->core.model.layers[l].id,
+                  which ? "b" : "w",
+                  slot == 0               ? ""
+                  : (k == 1 || slot == 2) ? ".v"
+                                          : ".m");
     return IPUP_OK;
 }
 IPUPIPE_DEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out) {
     int32_t i, n = ipup_tensor_count(e);
     int rc = ipup__need_init(e, "ipup_tensor_find");
     if (rc) return rc;
-    if (!name || !out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_find: %s is NULL; give a tensor name (such as \"dense64.w\") and an ipup_tensor_info to fill", !name ? "name" : "out");
+    if (!name || !out)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_tensor_find: %s is NULL; give a tensor name (such as "
+                           "\"dense64.w\") and an ipup_tensor_info to fill",
+                           !name ? "name" : "out");
     for (i = 0; i < n; i++) {
         if (ipup_tensor_get(e, i, out) == IPUP_OK && ipup__id_eq(out->name, name)) return IPUP_OK;
     }
-    return ipup__efail(e, IPUP_ERR_MISMATCH, "no tensor named \"%s\" in this model (ipup_tensor_get lists the %d tensors)", name, (int)n);
+    return ipup__efail(e, IPUP_ERR_MISMATCH,
+                       "no tensor named \"%s\" in this model "
+                       "(ipup_tensor_get lists the %d tensors)",
+                       name, (int)n);
 }
 IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     int32_t r, s;
     int rc = ipup__need_init(e, "ipup_replicas_sync");
     if (rc) return rc;
-    for (r = 1; r < e->R; r++) {
-        for (s = 0; s < e->S; s++) {
-            if (e->cn[s] > 1) continue; /* its lanes: below */
-            IPUPIPE_MEMCPY(e->srt[r][s].params, e->srt[0][s].params, e->st[s].n_params * sizeof(float));
-            if (e->st[s].n_state) IPUPIPE_MEMCPY(e->srt[r][s].state, e->srt[0][s].state, e->st[s].n_state * sizeof(float));
+    for (r = 1; r < e->core.R; r++) {
+        for (s = 0; s < e->core.S; s++) {
+            if (e->core.n_branches[s] > 1) continue; /* its lanes: below */
+            IPUPIPE_MEMCPY(e->stage_rt[r][s].params, e->stage_rt[0][s].params,
+                           e->core.stages[s].n_params * sizeof(float));
+            if (e->core.stages[s].n_state)
+                IPUPIPE_MEMCPY(e->stage_rt[r][s].state, e->stage_rt[0][s].state,
+                               e->core.stages[s].n_state * sizeof(float));
         }
-        for (s = 0; s < e->n_lanes; s++) { /* the branches of concurrent stages */
-            IPUPIPE_MEMCPY(e->cbr[r][s].params, e->cbr[0][s].params, e->cb[s].n_params * sizeof(float));
-            if (e->cb[s].n_state) IPUPIPE_MEMCPY(e->cbr[r][s].state, e->cbr[0][s].state, e->cb[s].n_state * sizeof(float));
+        for (s = 0; s < e->core.n_lanes; s++) { /* the branches of concurrent stages */
+            IPUPIPE_MEMCPY(e->lane_rt[r][s].params, e->lane_rt[0][s].params,
+                           e->core.lanes[s].n_params * sizeof(float));
+            if (e->core.lanes[s].n_state)
+                IPUPIPE_MEMCPY(e->lane_rt[r][s].state, e->lane_rt[0][s].state,
+                               e->core.lanes[s].n_state * sizeof(float));
         }
     }
     return IPUP_OK;
@@ -4574,24 +5404,29 @@ IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
     char num[48];
     if (!e) return IPUP_ERR_ARG;
     if (!(lr > 0.0f && lr <= 3.4e38f))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_set_learning_rate: the learning rate is %s: it must be a finite number > 0", ipup__num(num, sizeof num, (double)lr));
-    e->cfg.opt.lr = lr;
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_learning_rate: the learning "
+                          "rate is %s: it must be a finite number > 0",
+                          ipup__num(num, sizeof num, (double)lr));
+    e->core.cfg.opt.lr = lr;
     return IPUP_OK;
 }
-IPUPIPE_DEF const char *ipup_last_error(const ipup_emu *e) { return e ? e->msg : "NULL emulator"; }
 
-/* ------------------------------------------------------------------ state
-   Stream layout and guarantees: docs/state.md. Every integer and float little-endian. */
+/* >>state: the state stream: writer, reader, checks (docs/state.md) */
+/* Stream layout and guarantees: docs/state.md. Every integer and float little-endian. */
 #define IPUP__ST_HEAD 48u                        /* header bytes; the descriptor follows */
 #define IPUP__ST_MAX ((uint64_t)1 << 40)          /* a larger total is damage */
-#define IPUP__ST_NOT " (the state was saved from another model, optimizer or stage split: load it into an emulator configured as the saving one was)"
+#define IPUP__ST_NOT \
+    " (the state was saved from another model, optimizer or stage split: load it into an " \
+    "emulator configured as the saving one was)"
 
 /* CRC-32 of IEEE 802.3 (also zlib's and PNG's): reflected polynomial 0xEDB88320, initial
    value and final xor 0xFFFFFFFF. Four bits at a time from a 16-entry table. */
 static uint32_t ipup__crc32(uint32_t crc, const unsigned char *p, size_t n) {
-    static const uint32_t t[16] = {0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu, 0x76DC4190u, 0x6B6B51F4u,
-                                   0x4DB26158u, 0x5005713Cu, 0xEDB88320u, 0xF00F9344u, 0xD6D6A3E8u, 0xCB61B38Cu,
-                                   0x9B64C2B0u, 0x86D3D2D4u, 0xA00AE278u, 0xBDBDF21Cu};
+    static const uint32_t t[16] = { 0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu,
+                                    0x76DC4190u, 0x6B6B51F4u, 0x4DB26158u, 0x5005713Cu,
+                                    0xEDB88320u, 0xF00F9344u, 0xD6D6A3E8u, 0xCB61B38Cu,
+                                    0x9B64C2B0u, 0x86D3D2D4u, 0xA00AE278u, 0xBDBDF21Cu };
     size_t i;
     for (i = 0; i < n; i++) {
         crc ^= p[i];
@@ -4601,12 +5436,17 @@ static uint32_t ipup__crc32(uint32_t crc, const unsigned char *p, size_t n) {
     return crc;
 }
 static void ipup__le32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
 }
 static uint32_t ipup__get32(const unsigned char *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
-static uint64_t ipup__get64(const unsigned char *p) { return (uint64_t)ipup__get32(p) | ((uint64_t)ipup__get32(p + 4) << 32); }
+static uint64_t ipup__get64(const unsigned char *p) {
+    return (uint64_t)ipup__get32(p) | ((uint64_t)ipup__get32(p + 4) << 32);
+}
 static uint32_t ipup__fbits(float f) { uint32_t u; IPUPIPE_MEMCPY(&u, &f, 4); return u; }
 static float ipup__bitsf(uint32_t u) { float f; IPUPIPE_MEMCPY(&f, &u, 4); return f; }
 
@@ -4615,13 +5455,14 @@ static const char *ipup__shape_str(char *out, size_t cap, int32_t ndim, const ui
     size_t k = 0;
     int32_t d;
     out[0] = 0;
-    for (d = 0; d < ndim && k < cap; d++) k += (size_t)ipup_snprintf(out + k, cap - k, "%s%u", d ? "x" : "", (unsigned)dims[d]);
+    for (d = 0; d < ndim && k < cap; d++)
+        k += (size_t)ipup_snprintf(out + k, cap - k, "%s%u", d ? "x" : "", (unsigned)dims[d]);
     return out;
 }
 
 /* The writer: a chunk buffer in front of write, the CRC and the count of every byte.
    write == NULL only counts (ipup_state_bytes). */
-typedef struct ipup__sw {
+typedef struct ipup__state_writer {
     ipup_write_fn write;
     void *user;
     uint64_t n;
@@ -4629,12 +5470,12 @@ typedef struct ipup__sw {
     int failed;
     size_t len;
     unsigned char buf[IPUP_STATE_CHUNK];
-} ipup__sw;
-static void ipup__sw_flush(ipup__sw *w) {
+} ipup__state_writer;
+static void ipup__writer_flush(ipup__state_writer *w) {
     if (w->len && w->write && !w->failed && w->write(w->user, w->buf, w->len) != 0) w->failed = 1;
     w->len = 0;
 }
-static void ipup__sw_put(ipup__sw *w, const void *src, size_t n) {
+static void ipup__writer_put(ipup__state_writer *w, const void *src, size_t n) {
     const unsigned char *p = (const unsigned char *)src;
     w->crc = ipup__crc32(w->crc, p, n);
     w->n += n;
@@ -4645,66 +5486,74 @@ static void ipup__sw_put(ipup__sw *w, const void *src, size_t n) {
         w->len += k;
         p += k;
         n -= k;
-        if (w->len == IPUP_STATE_CHUNK) ipup__sw_flush(w);
+        if (w->len == IPUP_STATE_CHUNK) ipup__writer_flush(w);
     }
 }
-static void ipup__sw_u32(ipup__sw *w, uint32_t v) { unsigned char b[4]; ipup__le32(b, v); ipup__sw_put(w, b, 4); }
-static void ipup__sw_u8(ipup__sw *w, uint32_t v) { unsigned char b = (unsigned char)v; ipup__sw_put(w, &b, 1); }
+static void ipup__writer_u32(ipup__state_writer *w, uint32_t v) {
+    unsigned char b[4];
+    ipup__le32(b, v);
+    ipup__writer_put(w, b, 4);
+}
+static void ipup__writer_u8(ipup__state_writer *w, uint32_t v) {
+    unsigned char b = (unsigned char)v;
+    ipup__writer_put(w, &b, 1);
+}
 
 /* The descriptor: what decides the tensors and what their values mean. */
-static void ipup__st_desc(const ipup_emu *e, ipup__sw *w) {
+static void ipup__st_desc(const ipup_emu *e, ipup__state_writer *w) {
     int32_t l, s;
-    ipup__sw_u32(w, (uint32_t)e->model.in_h);
-    ipup__sw_u32(w, (uint32_t)e->model.in_w);
-    ipup__sw_u32(w, (uint32_t)e->model.in_c);
-    ipup__sw_u32(w, (uint32_t)e->n_layers);
-    for (l = 0; l < e->n_layers; l++) {
-        const ipup_layer *L = &e->model.layers[l];
+    ipup__writer_u32(w, (uint32_t)e->core.model.in_h);
+    ipup__writer_u32(w, (uint32_t)e->core.model.in_w);
+    ipup__writer_u32(w, (uint32_t)e->core.model.in_c);
+    ipup__writer_u32(w, (uint32_t)e->core.n_layers);
+    for (l = 0; l < e->core.n_layers; l++) {
+        const ipup_layer *L = &e->core.model.layers[l];
         size_t n = 0;
         while (L->id[n]) n++;
-        ipup__sw_u8(w, (uint32_t)L->kind);
-        ipup__sw_u32(w, (uint32_t)L->units);
-        ipup__sw_u8(w, (uint32_t)n);
-        ipup__sw_put(w, L->id, n);
+        ipup__writer_u8(w, (uint32_t)L->kind);
+        ipup__writer_u32(w, (uint32_t)L->units);
+        ipup__writer_u8(w, (uint32_t)n);
+        ipup__writer_put(w, L->id, n);
     }
-    ipup__sw_u32(w, (uint32_t)e->cfg.opt.kind);
-    if (e->cfg.opt.kind == IPUP_OPT_MOMENTUM) ipup__sw_u32(w, ipup__fbits(e->cfg.opt.momentum));
-    if (e->cfg.opt.kind == IPUP_OPT_ADAM) {
-        ipup__sw_u32(w, ipup__fbits(e->cfg.opt.beta1));
-        ipup__sw_u32(w, ipup__fbits(e->cfg.opt.beta2));
+    ipup__writer_u32(w, (uint32_t)e->core.cfg.opt.kind);
+    if (e->core.cfg.opt.kind == IPUP_OPT_MOMENTUM)
+        ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.momentum));
+    if (e->core.cfg.opt.kind == IPUP_OPT_ADAM) {
+        ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.beta1));
+        ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.beta2));
     }
-    ipup__sw_u32(w, (uint32_t)e->S);
-    for (s = 0; s < e->S; s++) ipup__sw_u32(w, (uint32_t)e->st[s].first);
+    ipup__writer_u32(w, (uint32_t)e->core.S);
+    for (s = 0; s < e->core.S; s++) ipup__writer_u32(w, (uint32_t)e->core.stages[s].first);
 }
 
 /* The tensor records; their values only counted when w only counts. */
-static void ipup__st_records(const ipup_emu *e, ipup__sw *w) {
+static void ipup__st_records(const ipup_emu *e, ipup__state_writer *w) {
     int32_t i, j, d, n = ipup_tensor_count(e);
     for (i = 0; i < n; i++) {
         ipup_tensor_info ti;
         size_t L = 0;
         ipup_tensor_get((ipup_emu *)(uintptr_t)e, i, &ti);
         while (ti.name[L]) L++;
-        ipup__sw_u8(w, (uint32_t)L);
-        ipup__sw_put(w, ti.name, L);
-        ipup__sw_u8(w, ti.kind == IPUP_TENSOR_PARAM ? 0u : 1u);
-        ipup__sw_u8(w, (uint32_t)ti.ndim);
-        for (d = 0; d < ti.ndim; d++) ipup__sw_u32(w, (uint32_t)ti.shape[d]);
+        ipup__writer_u8(w, (uint32_t)L);
+        ipup__writer_put(w, ti.name, L);
+        ipup__writer_u8(w, ti.kind == IPUP_TENSOR_PARAM ? 0u : 1u);
+        ipup__writer_u8(w, (uint32_t)ti.ndim);
+        for (d = 0; d < ti.ndim; d++) ipup__writer_u32(w, (uint32_t)ti.shape[d]);
         if (!w->write) { w->n += 4u * (uint64_t)ti.n; continue; }
-        for (j = 0; j < ti.n && !w->failed; j++) ipup__sw_u32(w, ipup__fbits(ti.data[j]));
+        for (j = 0; j < ti.n && !w->failed; j++) ipup__writer_u32(w, ipup__fbits(ti.data[j]));
     }
 }
 
 /* bytes of the descriptor and their CRC-32 (the fingerprint) */
 static uint64_t ipup__st_desc_bytes(const ipup_emu *e, uint32_t *fingerprint) {
-    ipup__sw w;
+    ipup__state_writer w;
     w.write = NULL; w.n = 0; w.crc = 0xFFFFFFFFu; w.failed = 0; w.len = 0;
     ipup__st_desc(e, &w);
     if (fingerprint) *fingerprint = w.crc ^ 0xFFFFFFFFu;
     return w.n;
 }
 IPUPIPE_DEF size_t ipup_state_bytes(const ipup_emu *e) {
-    ipup__sw w;
+    ipup__state_writer w;
     if (!e || !e->initialised) return 0;
     w.write = NULL; w.n = 0; w.crc = 0xFFFFFFFFu; w.failed = 0; w.len = 0;
     ipup__st_records(e, &w);
@@ -4712,14 +5561,18 @@ IPUPIPE_DEF size_t ipup_state_bytes(const ipup_emu *e) {
 }
 
 IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user) {
-    ipup__sw w;
+    ipup__state_writer w;
     unsigned char h[IPUP__ST_HEAD];
     uint32_t fp = 0;
     uint64_t D, total;
     if (!e) return IPUP_ERR_ARG;
-    if (!write) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_save: the write callback is NULL");
+    if (!write)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_state_save: the write callback is NULL");
     if (!e->initialised)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_save: the emulator is not initialised (call ipup_init first)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_state_save: the emulator is "
+                          "not initialised (call ipup_init first)");
     D = ipup__st_desc_bytes(e, &fp);
     total = (uint64_t)ipup_state_bytes(e);
     IPUPIPE_MEMSET(h, 0, sizeof h);
@@ -4733,20 +5586,23 @@ IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user) {
     ipup__le32(h + 36, (uint32_t)D);
     ipup__le32(h + 40, (uint32_t)ipup_tensor_count(e));
     w.write = write; w.user = user; w.n = 0; w.crc = 0xFFFFFFFFu; w.failed = 0; w.len = 0;
-    ipup__sw_put(&w, h, sizeof h);
+    ipup__writer_put(&w, h, sizeof h);
     ipup__st_desc(e, &w);
     ipup__st_records(e, &w);
-    ipup__sw_u32(&w, w.crc ^ 0xFFFFFFFFu);
-    ipup__sw_flush(&w);
+    ipup__writer_u32(&w, w.crc ^ 0xFFFFFFFFu);
+    ipup__writer_flush(&w);
     if (w.failed)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "ipup_state_save: the write callback failed (%llu of %llu bytes offered); the state is not saved", (unsigned long long)w.n, (unsigned long long)total);
-    e->msg[0] = 0;
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO,
+                          "ipup_state_save: the write callback failed (%llu of %llu bytes "
+                          "offered); the state is not saved",
+                          (unsigned long long)w.n, (unsigned long long)total);
+    e->core.msg[0] = 0;
     return IPUP_OK;
 }
 
 /* The reader: bytes [0, end) of the stream through read, a chunk at a time, with the
    CRC-32 of every byte delivered. */
-typedef struct ipup__sr {
+typedef struct ipup__state_reader {
     ipup_read_fn read;
     void *user;
     uint64_t at, end;   /* offset of the next byte to fetch; the stream's length */
@@ -4754,13 +5610,19 @@ typedef struct ipup__sr {
     int rc;             /* the failing read's return value (IPUP_STATE_END or other) */
     size_t pos, len;
     unsigned char buf[IPUP_STATE_CHUNK];
-} ipup__sr;
-static void ipup__sr_init(ipup__sr *r, ipup_read_fn read, void *user, uint64_t end) {
-    r->read = read; r->user = user; r->at = 0; r->end = end; r->crc = 0xFFFFFFFFu; r->rc = 0; r->pos = r->len = 0;
+} ipup__state_reader;
+static void ipup__reader_init(ipup__state_reader *r, ipup_read_fn read, void *user, uint64_t end) {
+    r->read = read;
+    r->user = user;
+    r->at = 0;
+    r->end = end;
+    r->crc = 0xFFFFFFFFu;
+    r->rc = 0;
+    r->pos = r->len = 0;
 }
 /* n bytes into dst (NULL: skipped, still in the CRC): 0, or -1 (r->rc: the read's code,
    IPUP_STATE_END also when the structure runs past end) */
-static int ipup__sr_get(ipup__sr *r, void *dst, size_t n) {
+static int ipup__reader_get(ipup__state_reader *r, void *dst, size_t n) {
     unsigned char *p = (unsigned char *)dst;
     while (n) {
         size_t k;
@@ -4783,10 +5645,19 @@ static int ipup__sr_get(ipup__sr *r, void *dst, size_t n) {
     return 0;
 }
 /* the message of a failed read at what */
-static int ipup__sr_fail(ipup_emu *e, const ipup__sr *r, const char *what) {
+static int ipup__reader_fail(ipup_emu *e, const ipup__state_reader *r, const char *what) {
     if (r->rc == IPUP_STATE_END)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the stream is truncated: it ends in %s, before byte %llu of the %llu its header gives (damaged or incomplete state)", what, (unsigned long long)(r->at + IPUP_STATE_CHUNK < r->end ? r->at + IPUP_STATE_CHUNK : r->end), (unsigned long long)r->end);
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_IO, "ipup_state_load: the read callback failed (returned %d) at byte %llu, in %s", r->rc, (unsigned long long)r->at, what);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the stream is truncated: it ends in %s, before byte "
+                          "%llu of the %llu its header gives (damaged or incomplete state)",
+                          what,
+                          (unsigned long long)(r->at + IPUP_STATE_CHUNK < r->end
+                                                   ? r->at + IPUP_STATE_CHUNK
+                                                   : r->end),
+                          (unsigned long long)r->end);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO,
+                      "ipup_state_load: the read callback failed (returned %d) at byte %llu, in %s",
+                      r->rc, (unsigned long long)r->at, what);
 }
 
 static int ipup__st_magic(const unsigned char *h) {
@@ -4796,34 +5667,53 @@ static int ipup__st_magic(const unsigned char *h) {
     return 1;
 }
 /* Pass 1: the header (magic, version, length) and the CRC-32 of the whole stream. */
-static int ipup__st_integrity(ipup_emu *e, ipup_read_fn read, void *user, uint64_t *total, uint32_t *body_crc) {
-    ipup__sr r;
+static int ipup__st_integrity(ipup_emu *e, ipup_read_fn read, void *user, uint64_t *total,
+                              uint32_t *body_crc) {
+    ipup__state_reader r;
     unsigned char h[IPUP__ST_HEAD], b[4];
     uint32_t v, crc;
-    ipup__sr_init(&r, read, user, IPUP__ST_HEAD);
-    if (ipup__sr_get(&r, h, sizeof h) != 0) return ipup__sr_fail(e, &r, "the header");
+    ipup__reader_init(&r, read, user, IPUP__ST_HEAD);
+    if (ipup__reader_get(&r, h, sizeof h) != 0) return ipup__reader_fail(e, &r, "the header");
     if (!ipup__st_magic(h))
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: not an ipupipe state: the magic is not IPUPSTAT (another file, or a damaged stream)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: not an ipupipe state: the magic is not IPUPSTAT "
+                          "(another file, or a damaged stream)");
     if ((v = ipup__get32(h + 8)) != IPUP_STATE_VERSION)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "ipup_state_load: the stream has format version %u, this library reads version %u (save it again with this version of ipupipe)", (unsigned)v, (unsigned)IPUP_STATE_VERSION);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_MISMATCH,
+                          "ipup_state_load: the stream has format version %u, this library reads "
+                          "version %u (save it again with this version of ipupipe)",
+                          (unsigned)v, (unsigned)IPUP_STATE_VERSION);
     *total = ipup__get64(h + 16);
-    if (*total < IPUP__ST_HEAD + 4u || *total > IPUP__ST_MAX || ipup__get32(h + 12) != 0 || ipup__get32(h + 44) != 0 || (int64_t)ipup__get64(h + 24) < 0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the header is damaged (length %llu, step %lld, reserved fields %u and %u)", (unsigned long long)*total, (long long)ipup__get64(h + 24), (unsigned)ipup__get32(h + 12), (unsigned)ipup__get32(h + 44));
-    ipup__sr_init(&r, read, user, *total);
-    if (ipup__sr_get(&r, NULL, (size_t)(*total - 4u)) != 0) return ipup__sr_fail(e, &r, "the body");
+    if (*total < IPUP__ST_HEAD + 4u || *total > IPUP__ST_MAX || ipup__get32(h + 12) != 0 ||
+        ipup__get32(h + 44) != 0 || (int64_t)ipup__get64(h + 24) < 0)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the header is damaged (length %llu, step %lld, "
+                          "reserved fields %u and %u)",
+                          (unsigned long long)*total, (long long)ipup__get64(h + 24),
+                          (unsigned)ipup__get32(h + 12), (unsigned)ipup__get32(h + 44));
+    ipup__reader_init(&r, read, user, *total);
+    if (ipup__reader_get(&r, NULL, (size_t)(*total - 4u)) != 0)
+        return ipup__reader_fail(e, &r, "the body");
     crc = *body_crc = r.crc ^ 0xFFFFFFFFu;
-    if (ipup__sr_get(&r, b, 4) != 0) return ipup__sr_fail(e, &r, "the CRC-32");
+    if (ipup__reader_get(&r, b, 4) != 0) return ipup__reader_fail(e, &r, "the CRC-32");
     if (ipup__get32(b) != crc)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the CRC-32 is %08x in the stream but its bytes give %08x (damaged stream)", (unsigned)ipup__get32(b), (unsigned)crc);
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the CRC-32 is %08x in the "
+                          "stream but its bytes give %08x (damaged stream)",
+                          (unsigned)ipup__get32(b), (unsigned)crc);
     return IPUP_OK;
 }
 
 /* a mismatch: "ipup_state_load: <what> (the state was saved from ...)" */
 static int ipup__st_mismatch(ipup_emu *e, const char *what) {
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "ipup_state_load: %s%s", what, IPUP__ST_NOT);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_MISMATCH, "ipup_state_load: %s%s",
+                      what, IPUP__ST_NOT);
 }
 static int ipup__st_damaged(ipup_emu *e, const char *what) {
-    return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s (a damaged stream that passed its CRC-32, or not written by ipup_state_save)", what);
+    return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                      "ipup_state_load: %s (a damaged stream that passed its CRC-32, or not "
+                      "written by ipup_state_save)",
+                      what);
 }
 /* 1 when the n bytes are printable ASCII (names and ids) */
 static int ipup__st_printable(const char *s, size_t n) {
@@ -4832,42 +5722,60 @@ static int ipup__st_printable(const char *s, size_t n) {
     return 1;
 }
 static const char *ipup__opt_name(uint32_t k) {
-    return k == IPUP_OPT_SGD ? "sgd" : k == IPUP_OPT_MOMENTUM ? "momentum" : k == IPUP_OPT_ADAM ? "adam" : "unknown";
+    return k == IPUP_OPT_SGD        ? "sgd"
+           : k == IPUP_OPT_MOMENTUM ? "momentum"
+           : k == IPUP_OPT_ADAM     ? "adam"
+                                    : "unknown";
 }
 /* "dense256 (dense, 256 units)" or "relu1 (relu)" into out[cap] */
-static const char *ipup__st_layer_str(char *out, size_t cap, const char *id, uint32_t kind, uint32_t units) {
+static const char *ipup__st_layer_str(char *out, size_t cap, const char *id, uint32_t kind,
+                                      uint32_t units) {
     const char *k = ipup_layer_kind_name((ipup_layer_kind)kind);
-    if (kind == IPUP_LAYER_DENSE || kind == IPUP_LAYER_CONV3X3) ipup_snprintf(out, cap, "%s (%s, %u units)", id, k, (unsigned)units);
+    if (kind == IPUP_LAYER_DENSE || kind == IPUP_LAYER_CONV3X3)
+        ipup_snprintf(out, cap, "%s (%s, %u units)", id, k, (unsigned)units);
     else ipup_snprintf(out, cap, "%s (%s)", id, k);
     return out;
 }
 
 /* The model part of the descriptor against e: the first difference. */
-static int ipup__st_cmp_model(ipup_emu *e, ipup__sr *r) {
+static int ipup__st_cmp_model(ipup_emu *e, ipup__state_reader *r) {
     unsigned char b[16];
     char what[300], fa[80], fb[80], id[IPUP_ID_MAX];
     uint32_t l, kind, units, L;
-    if (ipup__sr_get(r, b, 16) != 0) return ipup__sr_fail(e, r, "the descriptor");
-    if (ipup__get32(b) != (uint32_t)e->model.in_h || ipup__get32(b + 4) != (uint32_t)e->model.in_w || ipup__get32(b + 8) != (uint32_t)e->model.in_c) {
-        ipup_snprintf(what, sizeof what, "the model's input is %ux%ux%u in the file, %dx%dx%d in this emulator", (unsigned)ipup__get32(b), (unsigned)ipup__get32(b + 4), (unsigned)ipup__get32(b + 8), (int)e->model.in_h, (int)e->model.in_w, (int)e->model.in_c);
+    if (ipup__reader_get(r, b, 16) != 0) return ipup__reader_fail(e, r, "the descriptor");
+    if (ipup__get32(b) != (uint32_t)e->core.model.in_h ||
+        ipup__get32(b + 4) != (uint32_t)e->core.model.in_w ||
+        ipup__get32(b + 8) != (uint32_t)e->core.model.in_c) {
+        ipup_snprintf(what, sizeof what,
+                      "the model's input is %ux%ux%u in the file, %dx%dx%d in this emulator",
+                      (unsigned)ipup__get32(b), (unsigned)ipup__get32(b + 4),
+                      (unsigned)ipup__get32(b + 8), (int)e->core.model.in_h,
+                      (int)e->core.model.in_w, (int)e->core.model.in_c);
         return ipup__st_mismatch(e, what);
     }
-    if (ipup__get32(b + 12) != (uint32_t)e->n_layers) {
-        ipup_snprintf(what, sizeof what, "the model has %u layers in the file, %d in this emulator", (unsigned)ipup__get32(b + 12), (int)e->n_layers);
+    if (ipup__get32(b + 12) != (uint32_t)e->core.n_layers) {
+        ipup_snprintf(what, sizeof what, "the model has %u layers in the file, %d in this emulator",
+                      (unsigned)ipup__get32(b + 12), (int)e->core.n_layers);
         return ipup__st_mismatch(e, what);
     }
-    for (l = 0; l < (uint32_t)e->n_layers; l++) {
-        const ipup_layer *Ly = &e->model.layers[l];
-        if (ipup__sr_get(r, b, 6) != 0) return ipup__sr_fail(e, r, "the descriptor");
+    for (l = 0; l < (uint32_t)e->core.n_layers; l++) {
+        const ipup_layer *Ly = &e->core.model.layers[l];
+        if (ipup__reader_get(r, b, 6) != 0) return ipup__reader_fail(e, r, "the descriptor");
         kind = b[0];
         units = ipup__get32(b + 1);
         L = b[5];
-        if (L == 0 || L >= IPUP_ID_MAX) return ipup__st_damaged(e, "a layer id of the descriptor has a bad length");
-        if (ipup__sr_get(r, id, L) != 0) return ipup__sr_fail(e, r, "the descriptor");
-        if (!ipup__st_printable(id, L)) return ipup__st_damaged(e, "a layer id of the descriptor is not printable");
+        if (L == 0 || L >= IPUP_ID_MAX)
+            return ipup__st_damaged(e, "a layer id of the descriptor has a bad length");
+        if (ipup__reader_get(r, id, L) != 0) return ipup__reader_fail(e, r, "the descriptor");
+        if (!ipup__st_printable(id, L))
+            return ipup__st_damaged(e, "a layer id of the descriptor is not printable");
         id[L] = 0;
-        if (kind != (uint32_t)Ly->kind || units != (uint32_t)Ly->units || !ipup__id_eq(id, Ly->id)) {
-            ipup_snprintf(what, sizeof what, "layer %u is %s in the file, %s in this emulator", (unsigned)l, ipup__st_layer_str(fa, sizeof fa, id, kind, units), ipup__st_layer_str(fb, sizeof fb, Ly->id, (uint32_t)Ly->kind, (uint32_t)Ly->units));
+        if (kind != (uint32_t)Ly->kind || units != (uint32_t)Ly->units ||
+            !ipup__id_eq(id, Ly->id)) {
+            ipup_snprintf(what, sizeof what, "layer %u is %s in the file, %s in this emulator",
+                          (unsigned)l, ipup__st_layer_str(fa, sizeof fa, id, kind, units),
+                          ipup__st_layer_str(fb, sizeof fb, Ly->id, (uint32_t)Ly->kind,
+                                             (uint32_t)Ly->units));
             return ipup__st_mismatch(e, what);
         }
     }
@@ -4875,34 +5783,47 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__sr *r) {
 }
 
 /* The optimizer and the stage split of the descriptor against e. */
-static int ipup__st_cmp_train(ipup_emu *e, ipup__sr *r) {
+static int ipup__st_cmp_train(ipup_emu *e, ipup__state_reader *r) {
     unsigned char b[8];
     char what[300], na[48], nb[48];
-    const ipup_optimizer *o = &e->cfg.opt;
+    const ipup_optimizer *o = &e->core.cfg.opt;
     uint32_t k, s, n;
-    if (ipup__sr_get(r, b, 4) != 0) return ipup__sr_fail(e, r, "the descriptor");
+    if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
     if ((k = ipup__get32(b)) != (uint32_t)o->kind) {
-        ipup_snprintf(what, sizeof what, "the optimizer is %s in the file, %s in this emulator", ipup__opt_name(k), ipup__opt_name((uint32_t)o->kind));
+        ipup_snprintf(what, sizeof what, "the optimizer is %s in the file, %s in this emulator",
+                      ipup__opt_name(k), ipup__opt_name((uint32_t)o->kind));
         return ipup__st_mismatch(e, what);
     }
     n = k == IPUP_OPT_MOMENTUM ? 1u : k == IPUP_OPT_ADAM ? 2u : 0u;
     for (s = 0; s < n; s++) {
         float want = k == IPUP_OPT_MOMENTUM ? o->momentum : s == 0 ? o->beta1 : o->beta2;
-        if (ipup__sr_get(r, b, 4) != 0) return ipup__sr_fail(e, r, "the descriptor");
+        if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
         if (ipup__get32(b) != ipup__fbits(want)) {
-            ipup_snprintf(what, sizeof what, "the optimizer's %s is %s in the file, %s in this emulator", k == IPUP_OPT_MOMENTUM ? "momentum" : s == 0 ? "beta1" : "beta2", ipup__num(na, sizeof na, (double)ipup__bitsf(ipup__get32(b))), ipup__num(nb, sizeof nb, (double)want));
+            ipup_snprintf(what, sizeof what,
+                          "the optimizer's %s is %s in the file, %s in this emulator",
+                          k == IPUP_OPT_MOMENTUM ? "momentum"
+                          : s == 0               ? "beta1"
+                                                 : "beta2",
+                          ipup__num(na, sizeof na, (double)ipup__bitsf(ipup__get32(b))),
+                          ipup__num(nb, sizeof nb, (double)want));
             return ipup__st_mismatch(e, what);
         }
     }
-    if (ipup__sr_get(r, b, 4) != 0) return ipup__sr_fail(e, r, "the descriptor");
-    if ((n = ipup__get32(b)) != (uint32_t)e->S) {
-        ipup_snprintf(what, sizeof what, "the layers are split into %u stages in the file, %d in this emulator", (unsigned)n, (int)e->S);
+    if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
+    if ((n = ipup__get32(b)) != (uint32_t)e->core.S) {
+        ipup_snprintf(what, sizeof what,
+                      "the layers are split into %u stages in the file, %d in this emulator",
+                      (unsigned)n, (int)e->core.S);
         return ipup__st_mismatch(e, what);
     }
     for (s = 0; s < n; s++) {
-        if (ipup__sr_get(r, b, 4) != 0) return ipup__sr_fail(e, r, "the descriptor");
-        if (ipup__get32(b) != (uint32_t)e->st[s].first) {
-            ipup_snprintf(what, sizeof what, "stage %u begins at layer %u in the file, at layer %d (%s) in this emulator", (unsigned)s, (unsigned)ipup__get32(b), (int)e->st[s].first, e->model.layers[e->st[s].first].id);
+        if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
+        if (ipup__get32(b) != (uint32_t)e->core.stages[s].first) {
+            ipup_snprintf(what, sizeof what,
+                          "stage %u begins at layer %u in the "
+                          "file, at layer %d (%s) in this emulator",
+                          (unsigned)s, (unsigned)ipup__get32(b), (int)e->core.stages[s].first,
+                          e->core.model.layers[e->core.stages[s].first].id);
             return ipup__st_mismatch(e, what);
         }
     }
@@ -4910,19 +5831,24 @@ static int ipup__st_cmp_train(ipup_emu *e, ipup__sr *r) {
 }
 
 /* The values of tensor ti through r: checked finite (check pass) or stored (apply). */
-static int ipup__st_values(ipup_emu *e, ipup__sr *r, const ipup_tensor_info *ti, int apply) {
+static int ipup__st_values(ipup_emu *e, ipup__state_reader *r, const ipup_tensor_info *ti,
+                           int apply) {
     unsigned char b[4 * 64];
     char what[200];
     int32_t j = 0, k, c;
     while (j < ti->n) {
         c = ti->n - j < 64 ? ti->n - j : 64;
-        if (ipup__sr_get(r, b, 4 * (size_t)c) != 0) return ipup__sr_fail(e, r, "a tensor's values");
+        if (ipup__reader_get(r, b, 4 * (size_t)c) != 0)
+            return ipup__reader_fail(e, r, "a tensor's values");
         for (k = 0; k < c; k++, j++) {
             float v = ipup__bitsf(ipup__get32(b + 4 * k));
             if (apply) ti->data[j] = v;
             else if (!(v - v == 0.0f)) {
-                ipup_snprintf(what, sizeof what, "tensor %s holds %s at element %d (a run that diverged was saved)", ti->name, v != v ? "NaN" : "an infinity", (int)j);
-                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: %s", what);
+                ipup_snprintf(what, sizeof what,
+                              "tensor %s holds %s at element %d (a run that diverged was saved)",
+                              ti->name, v != v ? "NaN" : "an infinity", (int)j);
+                return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                                  "ipup_state_load: %s", what);
             }
         }
     }
@@ -4932,13 +5858,15 @@ static int ipup__st_values(ipup_emu *e, ipup__sr *r, const ipup_tensor_info *ti,
 /* Two optimizer-state records that differ where the layers agree: the descriptor has no
    frozen flags, so say that the frozen layers may differ, and which are frozen here. */
 static const char *ipup__st_frozen_hint(const ipup_emu *e, char *h, size_t cap) {
-    static const char lead[] = "; a layer frozen on one side and trained on the other has no optimizer state on the frozen side (frozen in this emulator:";
+    static const char lead[] = "; a layer frozen on one side and trained on the other has no "
+                               "optimizer state on the frozen side (frozen in this emulator:";
     size_t k = 0;
     int32_t l, any = 0;
     k += (size_t)ipup_snprintf(h, cap, "%s", lead);
-    for (l = 0; l < e->n_layers && k < cap; l++)
-        if (e->lay[l].info.n_w && e->lay[l].info.frozen) {
-            k += (size_t)ipup_snprintf(h + k, cap - k, "%s %s", any ? "," : "", e->model.layers[l].id);
+    for (l = 0; l < e->core.n_layers && k < cap; l++)
+        if (e->core.layers[l].info.n_w && e->core.layers[l].info.frozen) {
+            k += (size_t)ipup_snprintf(h + k, cap - k, "%s %s", any ? "," : "",
+                                       e->core.model.layers[l].id);
             any = 1;
         }
     if (k < cap) ipup_snprintf(h + k, cap - k, "%s)", any ? "" : " none");
@@ -4946,61 +5874,79 @@ static const char *ipup__st_frozen_hint(const ipup_emu *e, char *h, size_t cap) 
 }
 
 /* Record i's head (name, kind, shape) against tensor ti of e. */
-static int ipup__st_cmp_record(ipup_emu *e, ipup__sr *r, int32_t i, const ipup_tensor_info *ti) {
+static int ipup__st_cmp_record(ipup_emu *e, ipup__state_reader *r, int32_t i,
+                               const ipup_tensor_info *ti) {
     unsigned char b[4 * 4];
     char name[IPUP_TENSOR_NAME_MAX], what[600], sa[64], sb[64], hint[192];
     uint32_t L, kind, rank, d, dims[4], mine[4];
     int differ;
-    if (ipup__sr_get(r, b, 1) != 0) return ipup__sr_fail(e, r, "a tensor record");
-    if ((L = b[0]) == 0 || L >= IPUP_TENSOR_NAME_MAX) return ipup__st_damaged(e, "a tensor name has a bad length");
-    if (ipup__sr_get(r, name, L) != 0 || ipup__sr_get(r, b, 2) != 0) return ipup__sr_fail(e, r, "a tensor record");
+    if (ipup__reader_get(r, b, 1) != 0) return ipup__reader_fail(e, r, "a tensor record");
+    if ((L = b[0]) == 0 || L >= IPUP_TENSOR_NAME_MAX)
+        return ipup__st_damaged(e, "a tensor name has a bad length");
+    if (ipup__reader_get(r, name, L) != 0 || ipup__reader_get(r, b, 2) != 0)
+        return ipup__reader_fail(e, r, "a tensor record");
     if (!ipup__st_printable(name, L)) return ipup__st_damaged(e, "a tensor name is not printable");
     name[L] = 0;
     kind = b[0];
     rank = b[1];
-    if (kind > 1 || rank < 1 || rank > 4) return ipup__st_damaged(e, "a tensor record has a bad kind or rank");
-    if (ipup__sr_get(r, b, 4 * (size_t)rank) != 0) return ipup__sr_fail(e, r, "a tensor record");
-    differ = !ipup__id_eq(name, ti->name) || kind != (ti->kind == IPUP_TENSOR_PARAM ? 0u : 1u) || rank != (uint32_t)ti->ndim;
+    if (kind > 1 || rank < 1 || rank > 4)
+        return ipup__st_damaged(e, "a tensor record has a bad kind or rank");
+    if (ipup__reader_get(r, b, 4 * (size_t)rank) != 0)
+        return ipup__reader_fail(e, r, "a tensor record");
+    differ = !ipup__id_eq(name, ti->name) || kind != (ti->kind == IPUP_TENSOR_PARAM ? 0u : 1u) ||
+             rank != (uint32_t)ti->ndim;
     for (d = 0; d < 4; d++) {
         dims[d] = d < rank ? ipup__get32(b + 4 * d) : 0;
         mine[d] = (uint32_t)ti->shape[d];
         if (d < rank && dims[d] != mine[d]) differ = 1;
     }
     if (!differ) return IPUP_OK;
-    ipup_snprintf(what, sizeof what, "tensor %d is %s (%s) in the file, %s (%s) in this emulator%s", (int)i, name, ipup__shape_str(sa, sizeof sa, (int32_t)rank, dims), ti->name, ipup__shape_str(sb, sizeof sb, ti->ndim, mine),
-                  kind == 1u && ti->kind != IPUP_TENSOR_PARAM ? ipup__st_frozen_hint(e, hint, sizeof hint) : "");
+    ipup_snprintf(what, sizeof what, "tensor %d is %s (%s) in the file, %s (%s) in this emulator%s",
+                  (int)i, name, ipup__shape_str(sa, sizeof sa, (int32_t)rank, dims), ti->name,
+                  ipup__shape_str(sb, sizeof sb, ti->ndim, mine),
+                  kind == 1u && ti->kind != IPUP_TENSOR_PARAM
+                      ? ipup__st_frozen_hint(e, hint, sizeof hint)
+                      : "");
     return ipup__st_mismatch(e, what);
 }
 
 /* One pass over [0, total - 4): header, descriptor and records against e, values
    checked (apply 0) or stored into replica 0 (apply 1). *crc: CRC-32 of those bytes,
    *step: the header's step. */
-static int ipup__st_walk(ipup_emu *e, ipup_read_fn read, void *user, uint64_t total, int apply, uint32_t *crc,
-                         uint64_t *step) {
-    ipup__sr r;
+static int ipup__st_walk(ipup_emu *e, ipup_read_fn read, void *user, uint64_t total, int apply,
+                         uint32_t *crc, uint64_t *step) {
+    ipup__state_reader r;
     unsigned char h[IPUP__ST_HEAD];
     char what[200];
     uint32_t fp = 0, nf, i;
     int32_t ne = ipup_tensor_count(e);
     uint64_t D = ipup__st_desc_bytes(e, &fp), used;
     int rc;
-    ipup__sr_init(&r, read, user, total - 4u);
-    if (ipup__sr_get(&r, h, sizeof h) != 0) return ipup__sr_fail(e, &r, "the header");
-    if ((rc = ipup__st_cmp_model(e, &r)) != IPUP_OK || (rc = ipup__st_cmp_train(e, &r)) != IPUP_OK) return rc;
-    if (ipup__get32(h + 36) != (uint32_t)D || ipup__get32(h + 32) != fp) return ipup__st_damaged(e, "the descriptor's length or fingerprint field disagrees with the descriptor");
+    ipup__reader_init(&r, read, user, total - 4u);
+    if (ipup__reader_get(&r, h, sizeof h) != 0) return ipup__reader_fail(e, &r, "the header");
+    if ((rc = ipup__st_cmp_model(e, &r)) != IPUP_OK || (rc = ipup__st_cmp_train(e, &r)) != IPUP_OK)
+        return rc;
+    if (ipup__get32(h + 36) != (uint32_t)D || ipup__get32(h + 32) != fp)
+        return ipup__st_damaged(e, "the descriptor's length or fingerprint field disagrees with "
+                                   "the descriptor");
     nf = ipup__get32(h + 40);
     for (i = 0; i < nf && (int32_t)i < ne; i++) {
         ipup_tensor_info ti;
         ipup_tensor_get(e, (int32_t)i, &ti);
-        if ((rc = ipup__st_cmp_record(e, &r, (int32_t)i, &ti)) != IPUP_OK || (rc = ipup__st_values(e, &r, &ti, apply)) != IPUP_OK) return rc;
+        if ((rc = ipup__st_cmp_record(e, &r, (int32_t)i, &ti)) != IPUP_OK ||
+            (rc = ipup__st_values(e, &r, &ti, apply)) != IPUP_OK)
+            return rc;
     }
     if (nf != (uint32_t)ne) {
-        ipup_snprintf(what, sizeof what, "the file holds %u tensors, this emulator %d (the first %u agree)", (unsigned)nf, (int)ne, (unsigned)i);
+        ipup_snprintf(what, sizeof what,
+                      "the file holds %u tensors, this emulator %d (the first %u agree)",
+                      (unsigned)nf, (int)ne, (unsigned)i);
         return ipup__st_mismatch(e, what);
     }
     used = r.at - (uint64_t)(r.len - r.pos);
     if (used != total - 4u) {
-        ipup_snprintf(what, sizeof what, "%llu bytes follow the last tensor record", (unsigned long long)(total - 4u - used));
+        ipup_snprintf(what, sizeof what, "%llu bytes follow the last tensor record",
+                      (unsigned long long)(total - 4u - used));
         return ipup__st_damaged(e, what);
     }
     *crc = r.crc ^ 0xFFFFFFFFu;
@@ -5014,80 +5960,51 @@ IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user) {
     uint32_t crc0 = 0, crc1 = 0, crc2 = 0;
     int rc;
     if (!e) return IPUP_ERR_ARG;
-    if (!read) return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_load: the read callback is NULL");
+    if (!read)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_state_load: the read callback is NULL");
     if (!e->initialised)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_ARG, "ipup_state_load: the emulator is not initialised (call ipup_init with the configuration the state was saved from first)");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_state_load: the emulator is not initialised (call ipup_init with "
+                          "the configuration the state was saved from first)");
     if ((rc = ipup__st_integrity(e, read, user, &total, &crc0)) != IPUP_OK) return rc;
     if ((rc = ipup__st_walk(e, read, user, total, 0, &crc1, &step)) != IPUP_OK) return rc;
     if (crc1 != crc0)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed while it was read (nothing was loaded); load it again");
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the stream changed while it "
+                          "was read (nothing was loaded); load it again");
     /* everything checked: from here on the state is written */
     rc = ipup__st_walk(e, read, user, total, 1, &crc2, &step);
     if (rc != IPUP_OK || crc2 != crc0)
-        return ipup__fail(e->msg, sizeof e->msg, rc == IPUP_ERR_IO ? IPUP_ERR_IO : IPUP_ERR_CORRUPT, "ipup_state_load: the stream changed or failed while it was applied (CRC-32 %08x, then %08x): the state is partly loaded; load a sound state again or re-initialise", (unsigned)crc0, (unsigned)crc2);
+        return ipup__fail(e->core.msg, sizeof e->core.msg,
+                          rc == IPUP_ERR_IO ? IPUP_ERR_IO : IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the stream changed or failed while it was applied "
+                          "(CRC-32 %08x, then %08x): the state is partly loaded; load a sound "
+                          "state again or re-initialise",
+                          (unsigned)crc0, (unsigned)crc2);
     ipup_replicas_sync(e);
     e->step = (int64_t)step;
-    e->msg[0] = 0;
+    e->core.msg[0] = 0;
     return IPUP_OK;
 }
 
-/* ------------------------------------------------------------------ reports */
-IPUPIPE_DEF int ipup_memory_report(const ipup_emu *e, int32_t ipu, ipup_mem_report *out) {
-    int rc = ipup__need_init(e, "ipup_memory_report");
-    if (rc) return rc;
-    if (!out) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: out is NULL; give an ipup_mem_report to fill");
-    if (ipu < 0 || ipu >= e->nipus)
-        return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report: IPU %d is outside 0..%d (replicas x devices - 1)", (int)ipu, (int)(e->nipus - 1));
-    ipup__mem_runtime(e, ipu, out);
-    return IPUP_OK;
-}
-/* one line (cut to 511 bytes) through write: IPUP_OK or IPUP_ERR_IO */
-static int ipup__write_line(ipup_write_fn write, void *user, const ipup__sb *b) {
-    size_t n = b->len < b->cap ? b->len : b->cap - 1;
-    return write(user, b->buf, n) != 0 ? IPUP_ERR_IO : IPUP_OK;
-}
-IPUPIPE_DEF int ipup_memory_report_write(const ipup_emu *e, ipup_write_fn write, void *user) {
-    char line[512];
-    ipup__sb b;
-    int32_t i, c;
-    int rc = ipup__need_init(e, "ipup_memory_report_write");
-    if (rc) return rc;
-    if (!write) return ipup__efail(e, IPUP_ERR_ARG, "ipup_memory_report_write: write is NULL; give a write callback (ipup_buf_write collects the text in memory)");
-    b.buf = line; b.cap = sizeof line; b.len = 0;
-    ipup__sbf(&b, "IPU  ");
-    for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %s", ipup_mem_category_name(c));
-    ipup__sbf(&b, " | used high-water capacity | stream | recompute-saves offload-saves frozen-saves (bytes)\n");
-    if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the header line");
-    for (i = 0; i < e->P; i++) {
-        ipup_mem_report m;
-        ipup__mem_runtime(e, i, &m);
-        b.len = 0;
-        ipup__sbf(&b, "IPU%d", (int)i);
-        for (c = 0; c < IPUP_MEM_CATEGORIES; c++) ipup__sbf(&b, " %zu", m.by_category[c]);
-        ipup__sbf(&b, " | %zu %zu %zu | %zu | %zu %zu %zu\n", m.used, m.high_water, m.capacity, m.stream_used, m.recompute_saved,
-                  m.offload_saved, m.frozen_saved);
-        if (ipup__write_line(write, user, &b)) return ipup__efail(e, IPUP_ERR_IO, "ipup_memory_report_write: the write callback failed (returned non-zero) on the line of IPU%d", (int)i);
-    }
-    return IPUP_OK;
-}
-
-/* ------------------------------------------------------------------ Chrome trace */
-typedef struct ipup__tw {   /* one trace event at a time into buf, then through write */
+/* >>trace: the Chrome trace of one step as the cost model sees it */
+typedef struct ipup__trace_writer {   /* one trace event at a time into buf, then through write */
     ipup_write_fn write;
     void *user;
     int rc, first;
     char buf[512];
-} ipup__tw;
-static void ipup__tw_emit(ipup__tw *w, const char *text, size_t n) {
+} ipup__trace_writer;
+static void ipup__trace_emit(ipup__trace_writer *w, const char *text, size_t n) {
     if (w->rc == 0 && w->write(w->user, text, n) != 0) w->rc = IPUP_ERR_IO;
 }
 /* one event, preceded by ",\n" unless it is the first */
-static IPUP__PRINTF(2, 3) void ipup__tw_event(ipup__tw *w, const char *f, ...) {
-    ipup__sb b;
+static IPUP__PRINTF(2, 3) void ipup__trace_event(ipup__trace_writer *w, const char *f, ...) {
+    ipup__textbuf b;
     va_list ap;
     int n;
     b.buf = w->buf; b.cap = sizeof w->buf; b.len = 0;
-    if (!w->first) ipup__sbf(&b, ",\n");
+    if (!w->first) ipup__textbuf_add(&b, ",\n");
     w->first = 0;
     va_start(ap, f);
     n = ipup_vsnprintf(w->buf + b.len, b.cap - b.len, f, ap);
@@ -5099,96 +6016,138 @@ static IPUP__PRINTF(2, 3) void ipup__tw_event(ipup__tw *w, const char *f, ...) {
    starts at its end (xf > 0), the end of the exchange it consumes */
 /* the layers of a stage op as events on the row under its box (tid 1): forward in layer
    order, backward in reverse (a recomputed forward first), each as long as its FLOPs */
-static void ipup__trace_layers(const ipup_emu *e, ipup__tw *w, const ipup_op *o, int32_t pid, double t) {
-    const ipup__stage *st = &e->st[o->stage];
-    double per = (double)e->B / ipup__rate(e);
+static void ipup__trace_layers(const ipup_emu *e, ipup__trace_writer *w, const ipup_op *o,
+                               int32_t pid, double t) {
+    const ipup__stage *st = &e->core.stages[o->stage];
+    double per = (double)e->core.B / ipup__rate(e);
     char t0[32], t1[32];
     int32_t l, k, n = st->last - st->first;
-    if (o->kind != IPUP_OP_F && e->cfg.recompute) {
-        ipup__tw_event(w, "{\"name\":\"recompute\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%s,\"dur\":%s}",
-                       (int)pid, ipup__us3(t0, sizeof t0, t * 1e6), ipup__us3(t1, sizeof t1, (double)st->flops_f * per * 1e6));
+    if (o->kind != IPUP_OP_F && e->core.cfg.recompute) {
+        ipup__trace_event(w,
+                          "{\"name\":\"recompute\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,"
+                          "\"tid\":1,\"ts\":%s,\"dur\":%s}",
+                          (int)pid, ipup__us3(t0, sizeof t0, t * 1e6),
+                          ipup__us3(t1, sizeof t1, (double)st->flops_f * per * 1e6));
         t += (double)st->flops_f * per;
     }
     for (k = 0; k < n; k++) {
         const ipup_layer_info *I;
         double f;
         l = o->kind == IPUP_OP_F ? st->first + k : st->last - 1 - k;
-        I = &e->lay[l].info;
+        I = &e->core.layers[l].info;
         f = o->kind == IPUP_OP_F   ? (double)I->flops_fwd
             : o->kind == IPUP_OP_W ? (double)I->flops_bwd_dw
-                                   : (e->lay[l].need_dx ? (double)I->flops_bwd_dx : 0.0) + (o->kind == IPUP_OP_B ? (double)I->flops_bwd_dw : 0.0);
+                                   : (e->core.layers[l].need_dx ? (double)I->flops_bwd_dx : 0.0) +
+                                         (o->kind == IPUP_OP_B ? (double)I->flops_bwd_dw : 0.0);
         if (f <= 0.0) continue;
-        ipup__tw_event(w, "{\"name\":\"%s\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%s,\"dur\":%s}",
-                       e->model.layers[l].id, (int)pid, ipup__us3(t0, sizeof t0, t * 1e6), ipup__us3(t1, sizeof t1, f * per * 1e6));
+        ipup__trace_event(w,
+                          "{\"name\":\"%s\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,"
+                          "\"ts\":%s,\"dur\":%s}",
+                          e->core.model.layers[l].id, (int)pid, ipup__us3(t0, sizeof t0, t * 1e6),
+                          ipup__us3(t1, sizeof t1, f * per * 1e6));
         t += f * per;
     }
 }
 
-static void ipup__trace_op(const ipup_emu *e, ipup__tw *w, const ipup_op *o, int32_t r, double now, double du, double xf) {
-    static const char *const cname[4] = {"thread_state_running", "thread_state_iowait", "terrible", "olive"};
-    int32_t pid = r * e->P + o->device, ps = -1, fwd = 0;
-    const char *kn = o->kind == IPUP_OP_F ? "F" : o->kind == IPUP_OP_B ? "B" : o->kind == IPUP_OP_I ? "I" : "W";
+static void ipup__trace_op(const ipup_emu *e, ipup__trace_writer *w, const ipup_op *o, int32_t r,
+                           double now, double du, double xf) {
+    static const char *const cname[4] = { "thread_state_running", "thread_state_iowait", "terrible",
+                                          "olive" };
+    int32_t pid = r * e->core.P + o->device, ps = -1, fwd = 0;
+    const char *kn = o->kind == IPUP_OP_F   ? "F"
+                     : o->kind == IPUP_OP_B ? "B"
+                     : o->kind == IPUP_OP_I ? "I"
+                                            : "W";
     char t0[32], t1[32], tok[48];
     double in = o->kind == IPUP_OP_F && o->stage == 0 ? ipup__infeed_s(e) : 0.0;
     ipup_sched_op_str(o, tok, sizeof tok); /* the CSV's name, as ipupipe-sched's trace */
     if (in > 0.0) /* the host infeed of the micro-batch, an event of its own before F(0,m) */
-        ipup__tw_event(w, "{\"name\":\"infeed\",\"cat\":\"infeed\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,"
+        ipup__trace_event(w,
+                          "{\"name\":\"infeed\",\"cat\":\"infeed\",\"ph\":\"X\",\"pid\":%d,\"tid\":"
+                          "0,\"ts\":%s,\"dur\":%s,"
                           "\"cname\":\"grey\",\"args\":{\"mb\":%d,\"step\":%d}}",
-                       (int)pid, ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, in * 1e6), (int)o->mb, (int)o->step);
-    ipup__tw_event(w, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,"
+                          (int)pid, ipup__us3(t0, sizeof t0, now * 1e6),
+                          ipup__us3(t1, sizeof t1, in * 1e6), (int)o->mb, (int)o->step);
+    ipup__trace_event(w,
+                      "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,"
+                      "\"dur\":%s,"
                       "\"cname\":\"%s\",\"args\":{\"stage\":%d,\"mb\":%d,\"step\":%d}}",
-                   tok, kn, (int)pid, ipup__us3(t0, sizeof t0, (now + in) * 1e6), ipup__us3(t1, sizeof t1, (du - in) * 1e6),
-                   cname[(o->kind - 1) & 3], (int)o->stage, (int)o->mb, (int)o->step);
+                      tok, kn, (int)pid, ipup__us3(t0, sizeof t0, (now + in) * 1e6),
+                      ipup__us3(t1, sizeof t1, (du - in) * 1e6), cname[(o->kind - 1) & 3],
+                      (int)o->stage, (int)o->mb, (int)o->step);
     ipup__trace_layers(e, w, o, pid, now + in);
     /* flows: start at the end of a producing op, finish at the consuming op */
     if (xf > 0.0) {
         int f = o->kind == IPUP_OP_F;
-        long long id = (((long long)r * e->S + o->stage) * e->M + o->mb) * 2 + (f ? 0 : 1) + 1;
-        ipup__tw_event(w, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"s\",\"id\":%lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
-                       f ? "activations" : "gradients", id, (int)pid, ipup__us3(t0, sizeof t0, (now + du) * 1e6));
+        long long id =
+            (((long long)r * e->core.S + o->stage) * e->core.M + o->mb) * 2 + (f ? 0 : 1) + 1;
+        ipup__trace_event(w,
+                          "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"s\",\"id\":%lld,\"pid\":%"
+                          "d,\"tid\":0,\"ts\":%s}",
+                          f ? "activations" : "gradients", id, (int)pid,
+                          ipup__us3(t0, sizeof t0, (now + du) * 1e6));
     }
-    if (o->kind == IPUP_OP_F && o->stage > 0 && e->st[o->stage - 1].device != o->device) { ps = o->stage - 1; fwd = 1; }
-    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->S - 1 && e->st[o->stage + 1].device != o->device)
+    if (o->kind == IPUP_OP_F && o->stage > 0 && e->core.stages[o->stage - 1].device != o->device) {
+        ps = o->stage - 1;
+        fwd = 1;
+    }
+    if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && o->stage < e->core.S - 1 &&
+        e->core.stages[o->stage + 1].device != o->device)
         ps = o->stage + 1;
     if (ps >= 0) {
-        long long id = (((long long)r * e->S + ps) * e->M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
-        ipup__tw_event(w, "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
-                       fwd ? "activations" : "gradients", id, (int)pid, ipup__us3(t0, sizeof t0, now * 1e6));
+        long long id =
+            (((long long)r * e->core.S + ps) * e->core.M + o->mb) * 2 + (fwd ? 0 : 1) + 1;
+        ipup__trace_event(w,
+                          "{\"name\":\"%s\",\"cat\":\"exchange\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
+                          "lld,\"pid\":%d,\"tid\":0,\"ts\":%s}",
+                          fwd ? "activations" : "gradients", id, (int)pid,
+                          ipup__us3(t0, sizeof t0, now * 1e6));
     }
 }
 
 IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *user) {
-    ipup__tw w;
+    ipup__trace_writer w;
     int32_t i = 0, r, q;
     double now = 0.0, sync;
     char t0[32], t1[32];
     int rc = ipup__need_init(e, "ipup_trace_write");
     if (rc) return rc;
-    if (!write) return ipup__efail(e, IPUP_ERR_ARG, "ipup_trace_write: write is NULL; give a write callback (ipup_buf_write collects the text in memory)");
+    if (!write)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_trace_write: write is NULL; give a write callback (ipup_buf_write "
+                           "collects the text in memory)");
     w.write = write; w.user = user; w.rc = 0; w.first = 1;
     sync = ipup__sync_s(e);
-    ipup__tw_emit(&w, "{\"traceEvents\":[\n", 17);
-    for (q = 0; q < e->nipus; q++)
-        ipup__tw_event(&w, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"IPU%d (replica %d, device %d)\"}}",
-                       (int)q, (int)q, (int)(q / e->P), (int)(q % e->P));
-    while (i < e->table.n_ops) {
-        int32_t t = e->ops[i].step, k;
+    ipup__trace_emit(&w, "{\"traceEvents\":[\n", 17);
+    for (q = 0; q < e->core.n_ipus; q++)
+        ipup__trace_event(&w,
+                          "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
+                          "\"IPU%d (replica %d, device %d)\"}}",
+                          (int)q, (int)q, (int)(q / e->core.P), (int)(q % e->core.P));
+    while (i < e->core.table.n_ops) {
+        int32_t t = e->core.ops[i].step, k;
         double mx = 0.0, mxx = 0.0;
-        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
+        for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
             double du, xf;
-            ipup__op_cost(e, &e->ops[k], &du, &xf);
+            ipup__op_cost(e, &e->core.ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
-            for (r = 0; r < e->R; r++) ipup__trace_op(e, &w, &e->ops[k], r, now, du, xf);
+            for (r = 0; r < e->core.R; r++) ipup__trace_op(e, &w, &e->core.ops[k], r, now, du, xf);
         }
         now += mx + mxx + sync;
         i = k;
     }
-    for (q = 0; q < e->nipus; q++)
-        ipup__tw_event(&w, "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s}", (int)q,
-                       ipup__us3(t0, sizeof t0, now * 1e6), ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->P) * 1e6));
-    ipup__tw_emit(&w, "\n]}\n", 4);
-    if (w.rc) return ipup__efail(e, w.rc, "ipup_trace_write: the write callback failed (returned non-zero); the trace is incomplete");
+    for (q = 0; q < e->core.n_ipus; q++)
+        ipup__trace_event(&w,
+                          "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
+                          "\"ts\":%s,\"dur\":%s}",
+                          (int)q, ipup__us3(t0, sizeof t0, now * 1e6),
+                          ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->core.P) * 1e6));
+    ipup__trace_emit(&w, "\n]}\n", 4);
+    if (w.rc)
+        return ipup__efail(e, w.rc,
+                           "ipup_trace_write: the write callback failed "
+                           "(returned non-zero); the trace is incomplete");
     return IPUP_OK;
 }
 

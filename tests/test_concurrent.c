@@ -634,7 +634,7 @@ static void emu_go(const emu_run *run, emu_out *o) {
         for (i = 0; i < ti.n && o->n < 8192; i++) o->w[o->n++] = ti.data[i];
         o->nt++;
     }
-    for (k = 0; k < 8 && k < g_emu.P; k++) {
+    for (k = 0; k < 8 && k < g_emu.core.P; k++) {
         ipup_mem_report mr;
         if (ipup_memory_report(&g_emu, k, &mr) == 0) o->weights_bytes[k] = mr.by_category[IPUP_MEM_WEIGHTS];
         o->busy[k] = st.busy_seconds[k];

@@ -147,7 +147,7 @@ TTEST(every_error_sets_its_message) {
             ipup_config cfg = er_config(4);
             TT_EQ_INT(ipup_init(&er_emu, &cfg), IPUP_OK);
         }
-        ipup_snprintf(er_emu.msg, sizeof er_emu.msg, "stale text of an earlier call");
+        ipup_snprintf(er_emu.core.msg, sizeof er_emu.core.msg, "stale text of an earlier call");
         rc = c->call(&er_emu);
         TT_CHECK_MSG(rc == c->code, "%s: returned %d (%s), expected %d", c->what, rc, ipup_result_str(rc), c->code);
         TT_CHECK_MSG(strstr(ipup_last_error(&er_emu), c->says) != NULL, "%s: message '%.200s' lacks '%s'", c->what,

@@ -94,24 +94,24 @@ TTEST(layer_refused) {
     expc_info info;
     char msg[256];
     start_with("dense4,relu,dense3,mse");
-    g_e.lay[1].info.kind = IPUP_LAYER_MSE;
+    g_e.core.layers[1].info.kind = IPUP_LAYER_MSE;
     TT_EQ_INT(expc_check(&g_e, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
     TT_CHECK(strcmp(msg, "layer 1 'relu' (mse) cannot be exported: the C export knows dense, conv3x3, maxpool2, "
                          "flatten, relu, gelu and dropout layers under a softmax cross-entropy (xent) or mean "
                          "squared error (mse) last layer") == 0); /* TT_STREQ's message would not fit */
-    g_e.lay[1].info.kind = IPUP_LAYER_SOFTMAX_XENT;
+    g_e.core.layers[1].info.kind = IPUP_LAYER_SOFTMAX_XENT;
     TT_EQ_INT(expc_check(&g_e, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
     TT_CHECK(strstr(msg, "layer 1 'relu' (xent) cannot be exported") == msg);
-    g_e.lay[1].info.kind = IPUP_LAYER_NONE;
+    g_e.core.layers[1].info.kind = IPUP_LAYER_NONE;
     g_writes = 0;
     TT_EQ_INT(expc_write(&g_e, "tiny", NULL, count_write, NULL, &info, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
     TT_CHECK(strstr(msg, "layer 1 'relu' (none) cannot be exported") == msg);
     TT_EQ_INT(g_writes, 0);
-    g_e.lay[1].info.kind = IPUP_LAYER_RELU;
-    g_e.lay[3].info.kind = IPUP_LAYER_DENSE; /* the loss replaced: no loss last */
+    g_e.core.layers[1].info.kind = IPUP_LAYER_RELU;
+    g_e.core.layers[3].info.kind = IPUP_LAYER_DENSE; /* the loss replaced: no loss last */
     TT_EQ_INT(expc_check(&g_e, msg, sizeof msg), IPUP_ERR_UNSUPPORTED);
     TT_CHECK(strstr(msg, "layer 3 'mse' (dense) cannot be exported") == msg);
-    g_e.lay[3].info.kind = IPUP_LAYER_MSE;
+    g_e.core.layers[3].info.kind = IPUP_LAYER_MSE;
     TT_EQ_INT(expc_check(&g_e, msg, sizeof msg), IPUP_OK);
 }
 

@@ -100,12 +100,12 @@ static size_t snapshot(int k, float *out) {
     const ipup_emu *e = &g_emu[k];
     size_t n = 0;
     int32_t r, s;
-    for (r = 0; r < e->R; r++)
-        for (s = 0; s < e->S; s++) {
-            memcpy(out + n, e->srt[r][s].params, e->st[s].n_params * sizeof(float));
-            n += e->st[s].n_params;
-            if (e->st[s].n_state) memcpy(out + n, e->srt[r][s].state, e->st[s].n_state * sizeof(float));
-            n += e->st[s].n_state;
+    for (r = 0; r < e->core.R; r++)
+        for (s = 0; s < e->core.S; s++) {
+            memcpy(out + n, e->stage_rt[r][s].params, e->core.stages[s].n_params * sizeof(float));
+            n += e->core.stages[s].n_params;
+            if (e->core.stages[s].n_state) memcpy(out + n, e->stage_rt[r][s].state, e->core.stages[s].n_state * sizeof(float));
+            n += e->core.stages[s].n_state;
         }
     out[n++] = (float)e->step;
     return n;
@@ -208,13 +208,13 @@ TTEST(load_syncs_every_replica) {
     TT_EQ_INT(start(0, s), IPUP_OK);
     TT_EQ_INT(ipup_run(&g_emu[0], NULL), IPUP_OK);
     TT_EQ_INT(save(0, 0), IPUP_OK);
-    e->srt[1][0].params[0] += 1.0f;
-    e->srt[1][1].state[3] += 1.0f;
-    e->srt[0][1].params[5] += 1.0f;
+    e->stage_rt[1][0].params[0] += 1.0f;
+    e->stage_rt[1][1].state[3] += 1.0f;
+    e->stage_rt[0][1].params[5] += 1.0f;
     TT_EQ_INT(load(0, 0), IPUP_OK);
-    TT_CHECK(memcmp(e->srt[0][0].params, e->srt[1][0].params, e->st[0].n_params * 4) == 0);
-    TT_CHECK(memcmp(e->srt[0][1].params, e->srt[1][1].params, e->st[1].n_params * 4) == 0);
-    TT_CHECK(memcmp(e->srt[0][1].state, e->srt[1][1].state, e->st[1].n_state * 4) == 0);
+    TT_CHECK(memcmp(e->stage_rt[0][0].params, e->stage_rt[1][0].params, e->core.stages[0].n_params * 4) == 0);
+    TT_CHECK(memcmp(e->stage_rt[0][1].params, e->stage_rt[1][1].params, e->core.stages[1].n_params * 4) == 0);
+    TT_CHECK(memcmp(e->stage_rt[0][1].state, e->stage_rt[1][1].state, e->core.stages[1].n_state * 4) == 0);
     g_len[1] = 0;
     TT_EQ_INT(ipup_state_save(e, put, (void *)(intptr_t)1), IPUP_OK);
     TT_CHECK(g_len[0] == g_len[1] && memcmp(g_img[0], g_img[1], g_len[0]) == 0);

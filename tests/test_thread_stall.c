@@ -27,14 +27,14 @@ typedef struct ts_break { int kind; int32_t stage, mb; int64_t step; int hits; }
 
 static void ts_hook(void *user, int32_t ipu, const ipup_op *op) {
     ts_break *b = (ts_break *)user;
-    ipup__srt *rt;
+    ipup__stage_rt *rt;
     (void)ipu;
     if ((int)op->kind != b->kind || op->stage != b->stage || op->mb != b->mb) return;
     /* this thread owns the stage: only it touches the stage's stash counters */
-    rt = &ts_emu.srt[0][op->stage];
+    rt = &ts_emu.stage_rt[0][op->stage];
     if (b->hits++ != (int)b->step) return;
-    if (b->kind == IPUP_OP_F) rt->s_count = (uint32_t)ts_emu.st[op->stage].depth; /* "stash full" */
-    else rt->s_count = rt->w_count;                                                /* "stash empty" */
+    if (b->kind == IPUP_OP_F) rt->stash_count = (uint32_t)ts_emu.core.stages[op->stage].depth; /* "stash full" */
+    else rt->stash_count = rt->wstash_count; /* "stash empty" */
 }
 
 static void ts_watchdog(int sig) {

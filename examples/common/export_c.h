@@ -31,7 +31,8 @@
  *
  * Writing allocates nothing (a 4 KB buffer on the stack), so the trainer calls it
  * after its startup allocations are done. Reads the emulator's stage layout
- * (e->S, e->st[s].first/last), its micro-batch e->B and its layers (e->lay).
+ * (e->core.S, e->core.stages[s].first/last), its micro-batch e->core.B and its layers
+ * (e->core.layers).
  * Include after ipupipe.h; one translation unit defines IPUPIPE_IMPLEMENTATION.
  */
 #ifndef EXPORT_C_H
@@ -110,9 +111,9 @@ static inline int expc_check(const ipup_emu *e, char *msg, size_t len) {
     int32_t l;
     if (!e || !e->initialised)
         return expc_fail(msg, len, IPUP_ERR_ARG, "the emulator is not initialised (call ipup_init first)");
-    for (l = 0; l < e->n_layers; l++) {
-        ipup_layer_kind k = e->lay[l].info.kind;
-        int last = l == e->n_layers - 1;
+    for (l = 0; l < e->core.n_layers; l++) {
+        ipup_layer_kind k = e->core.layers[l].info.kind;
+        int last = l == e->core.n_layers - 1;
         if ((k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE) && last) continue;
         if (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3 || k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU ||
             k == IPUP_LAYER_MAXPOOL2 || k == IPUP_LAYER_FLATTEN || k == IPUP_LAYER_DROPOUT)
@@ -121,7 +122,7 @@ static inline int expc_check(const ipup_emu *e, char *msg, size_t len) {
                          "layer %d '%s' (%s) cannot be exported: the C export knows dense, conv3x3, maxpool2, flatten, "
                          "relu, gelu and dropout layers under a softmax cross-entropy (xent) or mean squared error (mse) "
                          "last layer",
-                         (int)l, e->model.layers[l].id, ipup_layer_kind_name(k));
+                         (int)l, e->core.model.layers[l].id, ipup_layer_kind_name(k));
     }
     return IPUP_OK;
 }
@@ -130,7 +131,7 @@ static inline int expc_check(const ipup_emu *e, char *msg, size_t len) {
 static inline int expc_is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
 
 /* 1 when the model of e ends with an mse loss (a regression model), 0 for xent. */
-static inline int expc_is_mse(const ipup_emu *e) { return e->lay[e->n_layers - 1].info.kind == IPUP_LAYER_MSE; }
+static inline int expc_is_mse(const ipup_emu *e) { return e->core.layers[e->core.n_layers - 1].info.kind == IPUP_LAYER_MSE; }
 
 /* ---------------------------------------------------------------- buffered output */
 
@@ -189,8 +190,8 @@ static inline void expc_model_text(const ipup_emu *e, char *buf, size_t cap) {
     size_t n = 0;
     int32_t l;
     buf[0] = 0;
-    for (l = 0; l < e->n_layers && n + 1 < cap; l++) {
-        const ipup_layer *L = &e->model.layers[l];
+    for (l = 0; l < e->core.n_layers && n + 1 < cap; l++) {
+        const ipup_layer *L = &e->core.model.layers[l];
         const char *sep = l ? "," : "";
         int k;
         switch (L->kind) {
@@ -212,8 +213,8 @@ static inline void expc_model_text(const ipup_emu *e, char *buf, size_t cap) {
    computes (views write nothing). */
 static inline int32_t expc_act_floats(const ipup_emu *e) {
     int32_t l, mx = 1;
-    for (l = 0; l < e->n_layers; l++) {
-        const ipup_layer_info *I = &e->lay[l].info;
+    for (l = 0; l < e->core.n_layers; l++) {
+        const ipup_layer_info *I = &e->core.layers[l].info;
         if (I->kind == IPUP_LAYER_FLATTEN || I->kind == IPUP_LAYER_DROPOUT || expc_is_loss(I->kind)) continue;
         if (I->out_n > mx) mx = I->out_n;
     }
@@ -229,7 +230,7 @@ static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *nam
     expc_model_text(e, text, sizeof text);
     expc_put(o, "/* %s.h - a trained ipupipe model as C (written by %s). Do not edit.\n", name, origin);
     expc_put(o, "   model  %s\n   input  %dx%dx%d (%d floats per sample, NHWC), output %d %s per sample\n", text,
-             (int)e->model.in_h, (int)e->model.in_w, (int)e->model.in_c, (int)e->in_n, (int)e->classes,
+             (int)e->core.model.in_h, (int)e->core.model.in_w, (int)e->core.model.in_c, (int)e->core.in_n, (int)e->core.classes,
              mse ? "predictions (the input of its mse loss)" : "logits");
     expc_put(o, "   Needs ipupipe_kernels.h only (define IPUPIPE_IMPLEMENTATION in one translation unit before\n"
                 "   including it) and no heap:\n\n"
@@ -250,21 +251,21 @@ static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *nam
     expc_put(o, "#ifndef %s_EXPORT_H\n#define %s_EXPORT_H\n\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n"
                 "#include \"ipupipe_kernels.h\"\n\n", U, U);
     expc_put(o, "#define %s_MODEL_TEXT \"%s\"\n#define %s_IN_H %d\n#define %s_IN_W %d\n#define %s_IN_C %d\n", U, text, U,
-             (int)e->model.in_h, U, (int)e->model.in_w, U, (int)e->model.in_c);
+             (int)e->core.model.in_h, U, (int)e->core.model.in_w, U, (int)e->core.model.in_c);
     expc_put(o, "#define %s_LOSS \"%s\" /* the loss layer the forward stops before: xent (logits) or mse (predictions) */\n",
              U, mse ? "mse" : "xent");
     expc_put(o, "#define %s_IN %d\n#define %s_OUT %d\n#define %s_BATCH %d /* samples per kernel call: the emulator's micro-batch */\n",
-             U, (int)e->in_n, U, (int)e->classes, U, (int)e->B);
+             U, (int)e->core.in_n, U, (int)e->core.classes, U, (int)e->core.B);
     expc_put(o, "#define %s_STAGES %d /* the pipeline stages it was trained on (they decide which ReLUs are fused) */\n",
-             U, (int)e->S);
-    if (e->S > 1) expc_put(o, "#define %s_SPLIT ", U); /* the first layer of stages 1.. (ipup_config.split) */
-    for (s = 1; s < e->S; s++) expc_put(o, "%d%s", (int)e->st[s].first, s + 1 < e->S ? ", " : "\n");
+             U, (int)e->core.S);
+    if (e->core.S > 1) expc_put(o, "#define %s_SPLIT ", U); /* the first layer of stages 1.. (ipup_config.split) */
+    for (s = 1; s < e->core.S; s++) expc_put(o, "%d%s", (int)e->core.stages[s].first, s + 1 < e->core.S ? ", " : "\n");
     expc_put(o, "#define %s_PARAMS %lld\n#define %s_WEIGHTS_FNV1A UINT64_C(0x%016llx) /* FNV-1a of the weights' bits */\n",
              U, (long long)info->floats, U, (unsigned long long)info->fnv1a);
     expc_put(o, "#define %s_ACT_FLOATS %d /* per sample, each of two activation buffers */\n", U, (int)expc_act_floats(e));
     expc_put(o, "#define %s_MAX_(a, b) ((a) > (b) ? (a) : (b))\n#define %s_CONV_SCRATCH ", U, U);
-    for (l = 0; l < e->n_layers; l++) {
-        const ipup_layer_info *I = &e->lay[l].info;
+    for (l = 0; l < e->core.n_layers; l++) {
+        const ipup_layer_info *I = &e->core.layers[l].info;
         if (I->kind != IPUP_LAYER_CONV3X3) continue;
         expc_put(o, "%s_MAX_(IPUP_CONV3X3_FWD_SCRATCH(%s_BATCH, %d, %d, %d, %d), ", U, U, (int)I->in_h, (int)I->in_w,
                  (int)I->in_c, (int)I->out_c);
@@ -342,16 +343,16 @@ static inline const char *expc_buf_name(int b) { return b == 0 ? "x" : b == 1 ? 
 /* The call of layer l (fuse: with the ReLU at l + 1) from bufs->cur into the other
    activation buffer; views make no call. */
 static inline void expc_put_call(expc_out *o, const ipup_emu *e, const char *name, int32_t l, int fuse, expc_bufs *bb) {
-    const ipup_layer_info *I = &e->lay[l].info;
+    const ipup_layer_info *I = &e->core.layers[l].info;
     int dst = bb->cur == 1 ? 2 : 1;
     const char *in = expc_buf_name(bb->cur), *out = expc_buf_name(dst);
     if (I->kind == IPUP_LAYER_FLATTEN || I->kind == IPUP_LAYER_DROPOUT) {
-        expc_put(o, "    /* layer %d %s (%s): a view, no call */\n", (int)l, e->model.layers[l].id,
+        expc_put(o, "    /* layer %d %s (%s): a view, no call */\n", (int)l, e->core.model.layers[l].id,
                  I->kind == IPUP_LAYER_FLATTEN ? "flatten" : "dropout, identity at inference");
         return;
     }
-    expc_put(o, "    /* layer %d %s%s%s */\n", (int)l, e->model.layers[l].id, fuse ? " and its ReLU, layer " : "",
-             fuse ? e->model.layers[l + 1].id : "");
+    expc_put(o, "    /* layer %d %s%s%s */\n", (int)l, e->core.model.layers[l].id, fuse ? " and its ReLU, layer " : "",
+             fuse ? e->core.model.layers[l + 1].id : "");
     if (I->kind == IPUP_LAYER_DENSE)
         expc_put(o, "    ipup_dense%s_fwd_f32(Bn, %d, %d, %s, %s_w%d, %s_b%d, %s);\n", fuse ? "_relu" : "", (int)I->in_n,
                  (int)I->out_n, in, name, (int)l, name, (int)l, out);
@@ -374,13 +375,13 @@ static inline void expc_put_call(expc_out *o, const ipup_emu *e, const char *nam
    dense or conv then a ReLU of the same stage fused. */
 static inline void expc_put_layers(expc_out *o, const ipup_emu *e, const char *name, expc_bufs *bb) {
     int32_t s, l;
-    for (s = 0; s < e->S; s++) {
-        const ipup__stage *st = &e->st[s];
+    for (s = 0; s < e->core.S; s++) {
+        const ipup__stage *st = &e->core.stages[s];
         expc_put(o, "    /* stage %d: layers %d..%d */\n", (int)s, (int)st->first, (int)st->last - 1);
         for (l = st->first; l < st->last; l++) {
-            ipup_layer_kind k = e->lay[l].info.kind;
+            ipup_layer_kind k = e->core.layers[l].info.kind;
             int fuse = (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3) && l + 1 < st->last &&
-                       e->lay[l + 1].info.kind == IPUP_LAYER_RELU;
+                       e->core.layers[l + 1].info.kind == IPUP_LAYER_RELU;
             if (expc_is_loss(k)) break; /* ipup_predict's result is the loss layer's input */
             expc_put_call(o, e, name, l, fuse, bb);
             l += fuse;
@@ -474,7 +475,7 @@ static inline int expc_write(ipup_emu *e, const char *name, const char *origin, 
         return rc;
     for (i = 0; name[i]; i++) info->upper[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 'a' + 'A' : name[i]);
     info->upper[i] = 0;
-    info->scratch = 2 * (int64_t)e->B * expc_act_floats(e) + 1;
+    info->scratch = 2 * (int64_t)e->core.B * expc_act_floats(e) + 1;
     memset(o, 0, sizeof *o);
     o->write = write;
     o->user = user;

@@ -148,7 +148,7 @@ static inline int sf_tensor(ipup_emu *e, int t, ipup_tensor_info *ti)
     int rc = ipup_tensor_find(e, sf_tensor_name(t), ti);
     if (rc != IPUP_OK) return rc;
     if (ti->n != sf_tensor_size(t)) {
-        ipup_snprintf(e->msg, sizeof e->msg, "tensor %s has %d elements, the sensor classifier's has %d",
+        ipup_snprintf(e->core.msg, sizeof e->core.msg, "tensor %s has %d elements, the sensor classifier's has %d",
                       sf_tensor_name(t), (int)ti->n, (int)sf_tensor_size(t));
         return IPUP_ERR_MISMATCH;
     }

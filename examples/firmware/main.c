@@ -334,7 +334,7 @@ static int fw_setup(ipup_emu *e, ipup_config *cfg, ipup_plan *plan, ipup_model_d
         }
     if (ipup_init(e, cfg) != IPUP_OK) { fw_printf("FIRMWARE FAILED: ipup_init: %s\n", ipup_last_error(e)); return 1; }
     out.buf = grid; out.cap = sizeof grid; out.len = 0;  /* the table the runner follows */
-    if (ipup_sched_render_grid(&e->table, ipup_buf_write, &out) == IPUP_OK && ipup_buf_fits(&out))
+    if (ipup_sched_render_grid(&e->core.table, ipup_buf_write, &out) == IPUP_OK && ipup_buf_fits(&out))
         fw_printf("schedule (grouped, S=%d, M=%d; rows = emulated IPUs, columns = time steps):\n%s",
                   FW_STAGES, FW_M, grid);
     return 0;

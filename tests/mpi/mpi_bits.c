@@ -52,21 +52,21 @@ static ipup_config make_cfg(int kind, int R, int S, int opt, uint8_t (*pools)[PO
 
 /* the two emulators agree on this rank's stages of its replica and on replica 0 */
 static void compare(const char *name) {
-    int32_t s, n, n2, i, r = g_rank / g_mpi.P, d = g_rank % g_mpi.P;
+    int32_t s, n, n2, i, r = g_rank / g_mpi.core.P, d = g_rank % g_mpi.core.P;
     const ipup_outfeed_rec *a = ipup_outfeed_records(&g_ref, &n), *b = ipup_outfeed_records(&g_mpi, &n2);
     int same = n == n2;
     for (i = 0; same && i < n; i++)
         same = a[i].step == b[i].step && a[i].replica == b[i].replica && a[i].mb == b[i].mb &&
                memcmp(&a[i].loss, &b[i].loss, sizeof(float)) == 0 && a[i].correct == b[i].correct;
     check(same, "outfeed records", name);
-    for (s = 0; s < g_ref.S; s++) {
-        size_t np = g_ref.st[s].n_params * sizeof(float), ns = g_ref.st[s].n_state * sizeof(float);
-        if (g_ref.st[s].device == d) {
-            check(memcmp(g_ref.srt[r][s].params, g_mpi.srt[r][s].params, np) == 0, "own weights", name);
-            check(!ns || memcmp(g_ref.srt[r][s].state, g_mpi.srt[r][s].state, ns) == 0, "own optimizer state", name);
+    for (s = 0; s < g_ref.core.S; s++) {
+        size_t np = g_ref.core.stages[s].n_params * sizeof(float), ns = g_ref.core.stages[s].n_state * sizeof(float);
+        if (g_ref.core.stages[s].device == d) {
+            check(memcmp(g_ref.stage_rt[r][s].params, g_mpi.stage_rt[r][s].params, np) == 0, "own weights", name);
+            check(!ns || memcmp(g_ref.stage_rt[r][s].state, g_mpi.stage_rt[r][s].state, ns) == 0, "own optimizer state", name);
         }
-        check(memcmp(g_ref.srt[0][s].params, g_mpi.srt[0][s].params, np) == 0, "replica 0 weights (shared)", name);
-        check(!ns || memcmp(g_ref.srt[0][s].state, g_mpi.srt[0][s].state, ns) == 0, "replica 0 state (shared)", name);
+        check(memcmp(g_ref.stage_rt[0][s].params, g_mpi.stage_rt[0][s].params, np) == 0, "replica 0 weights (shared)", name);
+        check(!ns || memcmp(g_ref.stage_rt[0][s].state, g_mpi.stage_rt[0][s].state, ns) == 0, "replica 0 state (shared)", name);
     }
 }
 
@@ -85,7 +85,7 @@ static int run_one(int kind, int R, int S) {
         g_fail++;
         return 0;
     }
-    if (g_ref.nipus != g_size) return 0; /* another rank count runs it */
+    if (g_ref.core.n_ipus != g_size) return 0; /* another rank count runs it */
     check(ipup_init(&g_mpi, &cm) == IPUP_OK, "ipup_init", name);
     check(ipup_mpi_init(&g_mp, &g_mpi, MPI_COMM_WORLD, 0) == IPUP_OK, ipup_last_error(&g_mpi), name);
     for (k = 0; k < 2; k++) { /* two runs: the rings and requests carry over */
