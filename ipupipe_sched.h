@@ -187,9 +187,17 @@ typedef struct ipup_op {
     int16_t stage;
     int16_t device; /* row */
     int8_t kind;    /* ipup_op_kind */
-    int8_t pad_[3]; /* pad_[0]: order inside a CSV overlap cell; otherwise 0. pad_[1]: 0 for an op
-                       of a plain stage, b + 1 for branch b of a concurrent stage (ipup_op_branch) */
-} ipup_op;          /* 16 bytes */
+    int8_t overlap_index; /* position inside a CSV overlap cell "(a;b)OVERLAP_F_B" (0, 1, ...);
+                             0 for any other op */
+    int8_t branch_plus1;  /* 0 for an op of a plain stage; b + 1 for branch b of a concurrent
+                             stage (read it with ipup_op_branch) */
+    int8_t reserved_;     /* 0 */
+} ipup_op;
+#ifdef __cplusplus
+static_assert(sizeof(ipup_op) == 16, "ipup_op is 16 bytes");
+#else
+_Static_assert(sizeof(ipup_op) == 16, "ipup_op is 16 bytes");
+#endif
 
 typedef struct ipup_table {
     int32_t stages, microbatches, devices, steps;
@@ -426,9 +434,9 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
 /* ---- concurrent pipeline stages (docs/schedules.md §9; TF IPU user guide §6.5.7) ----
    A concurrent stage is one stage run as several branches, one per device, on the same
    micro-batch in the same step. In a table every branch is its own op on its own
-   device row; pad_[1] of the op holds branch + 1 (0 for an op of a plain stage). */
+   device row; its branch_plus1 holds branch + 1 (0 for an op of a plain stage). */
 /* The branch of an op of a concurrent stage (0..n-1), or -1 for an op of a plain stage. */
-static inline int ipup_op_branch(const ipup_op *op) { return op->pad_[1] > 0 ? op->pad_[1] - 1 : -1; }
+static inline int ipup_op_branch(const ipup_op *op) { return op->branch_plus1 > 0 ? op->branch_plus1 - 1 : -1; }
 /* Parse a stage -> device mapping: device numbers separated by commas, one per stage,
    where a bracketed list is one stage on several devices: "0,1,2,1,0", "0,[1,2],2,3".
    Spaces and tabs around numbers and signs are ignored. Devices are 0..255, at most
@@ -972,7 +980,7 @@ static IPUP__UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t stage, in
     o->stage = (int16_t)stage;
     o->device = (int16_t)dev;
     o->kind = (int8_t)kind;
-    o->pad_[0] = o->pad_[1] = o->pad_[2] = 0;
+    o->overlap_index = o->branch_plus1 = o->reserved_ = 0;
 }
 
 /* The op of stage s at raw (uncompacted) step t under a closed form (docs/schedules.md §3),
@@ -1584,7 +1592,7 @@ static IPUP__UNUSED const char *ipup__op_desc(char *buf, size_t len, int kind, i
 static IPUP__UNUSED int ipup__op_less(const ipup_op *a, const ipup_op *b) {
     if (a->step != b->step) return a->step < b->step;
     if (a->device != b->device) return a->device < b->device;
-    return a->pad_[0] < b->pad_[0];
+    return a->overlap_index < b->overlap_index;
 }
 
 static IPUP__UNUSED void ipup__sift(ipup_op *v, int32_t root, int32_t n) {
@@ -2882,7 +2890,7 @@ static IPUP__UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n,
             return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "CSV: more ops than the ops array holds (%d)", (int)x->cap);
         o = &x->ops[x->n_ops];
         o->step = c; o->mb = mb; o->stage = (int16_t)st; o->device = (int16_t)r; o->kind = (int8_t)k;
-        o->pad_[0] = (int8_t)sub; o->pad_[1] = (int8_t)br; o->pad_[2] = 0;
+        o->overlap_index = (int8_t)sub; o->branch_plus1 = (int8_t)br; o->reserved_ = 0;
     }
     x->n_ops++;
     if (st > x->max_stage) x->max_stage = st;
@@ -3116,7 +3124,7 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
                                  ipup__op_desc(a, sizeof a, o->kind, o->stage, o->mb), (int)o->device);
             slot[x] = tt;
             o->step = tt;
-            o->pad_[0] = 0;
+            o->overlap_index = 0;
             cur[d]++;
             placed++;
         }
@@ -3548,7 +3556,7 @@ static IPUP__UNUSED void ipup__conc_emit(ipup__gen *g, const ipup_stage_map *mp,
     int32_t b, n = mp->n_dev[s];
     for (b = 0; b < n; b++) {
         ipup__emit(g, mp->dev[s][b], s, m, kind);
-        g->ops[g->n - 1].pad_[1] = (int8_t)(n > 1 ? b + 1 : 0);
+        g->ops[g->n - 1].branch_plus1 = (int8_t)(n > 1 ? b + 1 : 0);
     }
 }
 
