@@ -4,6 +4,29 @@
  * of ipupipe. The contract is docs/schedules.md (the op model, the
  * dependency rules, the closed forms, the figures, the file formats).
  *
+ * CONTENTS
+ *   Each section starts with a one-line comment that opens with ">>TAG:"; grep -n '>>TAG'
+ *   ipupipe_sched.h finds its declarations, then its implementation. The sections, in
+ *   order (* implementation only):
+ *     result-codes   the result codes of the whole library
+ *     strings*       string helpers shared by the three headers
+ *     format         ipup_snprintf: text formatting, no heap, no stdio
+ *     output         the write callback of every document; ipup_buf, a text in memory
+ *     messages*      error and warning texts into the caller's msg
+ *     tables         ops, tables, stage -> device mappings, array sizes
+ *     generate       the schedules; ipup_sched_generate
+ *     ops            an op as text; the sort
+ *     verify         the rules of docs/schedules.md §2
+ *     measure        costs, figures, phases, in-flight counts (§4)
+ *     grid           the table as a text grid, and as PyTorch's steps
+ *     trace          Chrome trace JSON
+ *     svg            the SVG Gantt chart
+ *     json           the figures as JSON
+ *     csv            PyTorch's compute-only CSV, written and read
+ *     respace        per-device orders into a lock-step table
+ *     forward-only*  the tables of inference (§8)
+ *     concurrent     concurrent pipeline stages (§9)
+ *
  * USAGE
  *   In exactly one C or C++ file:
  *       #define IPUPIPE_IMPLEMENTATION
@@ -107,7 +130,7 @@
 extern "C" {
 #endif
 
-/* ---- result codes: one list for the whole library (ipupipe.h uses it too) ---- */
+/* >>result-codes: one list of result codes for the whole library (ipupipe.h uses it too) */
 #ifndef IPUP_RESULT_LIST
 #define IPUP_RESULT_LIST(X)                                                              \
     X(IPUP_OK, 0, "ok")                                                                  \
@@ -133,8 +156,8 @@ IPUPIPE_DEF const char *ipup_result_str(int code);
 #define IPUP__RESULT_STR_FROM_SCHED 1
 #endif
 
-/* ---- text formatting: no heap, no stdio ----
-   The C99 snprintf contract: returns the length the whole text needs (without the NUL;
+/* >>format: ipup_snprintf, text formatting with no heap and no stdio */
+/* The C99 snprintf contract: returns the length the whole text needs (without the NUL;
    -1 above INT_MAX), writes at most len bytes, NUL-terminated when len > 0; buf may be
    NULL when len is 0. Standard conversions only: flags - 0 + space #, width and
    precision (also *), sizes hh h l ll z, conversions d i u o x X c s p f F e E g G %.
@@ -150,9 +173,13 @@ IPUPIPE_DEF const char *ipup_result_str(int code);
 IPUPIPE_DEF int ipup_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap) IPUP__PRINTF(3, 0);
 IPUPIPE_DEF int ipup_snprintf(char *buf, size_t len, const char *fmt, ...) IPUP__PRINTF(3, 4);
 
-/* ---- output: documents go through a write callback ----
-   write receives the text piece by piece and returns 0 when it took all len bytes,
-   non-zero on failure. */
+/* >>output: documents go through a write callback, or into memory */
+/* write receives the text piece by piece and returns 0 when it took all len bytes,
+   non-zero on failure. Every writer of this header (the grid, trace, SVG, JSON and CSV
+   sections) sends its document through write(user, data, len), in pieces, and returns
+   IPUP_OK, IPUP_ERR_ARG (bad table or arguments, nothing written) or IPUP_ERR_IO as soon
+   as write returns non-zero (it is not called again). To get the text in memory, pass
+   ipup_buf_write and an ipup_buf. */
 typedef int (*ipup_write_fn)(void *user, const void *data, size_t len);
 /* A text in memory: give ipup_buf_write and &b to any writer. It copies what fits
    (buf stays NUL-terminated when cap > 0), adds every byte offered to len and always
@@ -166,7 +193,7 @@ typedef struct ipup_buf {
 IPUPIPE_DEF int ipup_buf_write(void *user /* ipup_buf * */, const void *data, size_t n);
 static inline int ipup_buf_fits(const ipup_buf *b) { return b->len < b->cap; }
 
-/* ---- tables ---- */
+/* >>tables: ops, tables and stage -> device mappings, with the sizes of their arrays */
 #ifndef IPUP_SCHED_MAX_STAGES
 #define IPUP_SCHED_MAX_STAGES 256 /* compile-time maximum S (and P); overridable */
 #endif
@@ -219,6 +246,17 @@ typedef struct ipup_table {
 #define IPUP_SCHED_WORK_BYTES(S, M) \
     ((size_t)32 * (size_t)(S) * (size_t)(M) + (size_t)8 * (size_t)(M) + (size_t)256)
 
+/* A stage -> devices mapping with concurrent stages (docs/schedules.md §9): stage s runs
+   on n_dev[s] devices dev[s][0..n_dev[s]-1], one branch per device (n_dev[s] = 1: a plain
+   stage). ipup_sched_map_parse reads it from text such as "0,[1,2],2,3". */
+typedef struct ipup_stage_map {
+    int32_t stages;     /* S */
+    int32_t concurrent; /* 1 when some stage has n_dev > 1 */
+    int8_t n_dev[IPUP_SCHED_MAX_STAGES];
+    int16_t dev[IPUP_SCHED_MAX_STAGES][IPUP_SCHED_MAX_BRANCHES];
+} ipup_stage_map;
+
+/* >>generate: the schedules, and ipup_sched_generate that makes their tables */
 typedef enum ipup_sched_kind {
     IPUP_SCHED_GROUPED = 0, /* default */
     IPUP_SCHED_INTERLEAVED,
@@ -229,16 +267,6 @@ typedef enum ipup_sched_kind {
     IPUP_SCHED_ZBH1
 } ipup_sched_kind;
 #define IPUP_SCHED_KIND_COUNT 7
-
-/* A stage -> devices mapping with concurrent stages (docs/schedules.md §9): stage s runs
-   on n_dev[s] devices dev[s][0..n_dev[s]-1], one branch per device (n_dev[s] = 1: a plain
-   stage). ipup_sched_map_parse reads it from text such as "0,[1,2],2,3". */
-typedef struct ipup_stage_map {
-    int32_t stages;     /* S */
-    int32_t concurrent; /* 1 when some stage has n_dev > 1 */
-    int8_t n_dev[IPUP_SCHED_MAX_STAGES];
-    int16_t dev[IPUP_SCHED_MAX_STAGES][IPUP_SCHED_MAX_BRANCHES];
-} ipup_stage_map;
 
 typedef struct ipup_sched_config { /* zero = default */
     ipup_sched_kind kind;
@@ -264,10 +292,8 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
    (case-insensitive; '_' or '-' alike; also "zbh1", "i1f1b"). IPUP_ERR_PARSE if unknown. */
 IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out);
 IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
-/* per-stage peak in-flight micro-batches (docs/schedules.md §4) into out (n_out >= stages) */
-IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out);
 
-/* ---- ops ---- */
+/* >>ops: an op as text, and the sort of a table's ops */
 /* PyTorch's compute-only token of an op, "<stage><F|B|I|W><mb>" (e.g. "2B7"), into
    buf (len); returns its length. */
 IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len);
@@ -275,7 +301,7 @@ IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len);
    no allocation; O(n log n). */
 IPUPIPE_DEF void ipup_sched_sort(ipup_table *t);
 
-/* ---- verify (docs/schedules.md §2) ---- */
+/* >>verify: every rule of docs/schedules.md §2, on any table */
 typedef struct ipup_sched_verify_info {
     int32_t rule;               /* 0 valid; 1..5: the rule of docs/schedules.md §2 that broke;
                                    6: table structure (sizes, ranges, sorting) */
@@ -294,7 +320,7 @@ typedef struct ipup_sched_verify_info {
 IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info,
                                      char *msg, size_t msg_len);
 
-/* ---- measure (docs/schedules.md §4) ---- */
+/* >>measure: costs, a table's figures, phases and in-flight counts (docs/schedules.md §4) */
 typedef struct ipup_sched_cost {
     double f, b, i, w;          /* cost of one op of each kind (time units) */
     double exchange;            /* BSP: added to a step when a value crosses devices at its end;
@@ -353,12 +379,10 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
    ramp-up, main, ramp-down as inclusive 0-based step ranges [first, last]; [x, x-1] is
    empty. Ops must be sorted by step. Returns IPUP_ERR_ARG on a bad table. */
 IPUPIPE_DEF int ipup_sched_phases(const ipup_table *t, int32_t out[6]);
+/* per-stage peak in-flight micro-batches (docs/schedules.md §4) into out (n_out >= stages) */
+IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out);
 
-/* ---- render and exchange ----
-   Every writer sends its document through write(user, data, len), in pieces, and
-   returns IPUP_OK, IPUP_ERR_ARG (bad table or arguments, nothing written) or
-   IPUP_ERR_IO as soon as write returns non-zero (it is not called again). To get the
-   text in memory, pass ipup_buf_write and an ipup_buf. */
+/* >>grid: the table as text, a grid of devices x steps, and PyTorch's steps view */
 /* Text grid, rows = devices ("IPU0  F0 .. B0"); cells show the stage too when a device
    holds several stages ("2F0"). */
 IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write, void *user);
@@ -381,13 +405,15 @@ IPUPIPE_DEF int ipup_sched_render_grid_ex(const ipup_table *t, int flags, ipup_w
    steps numbered from 1 as a person counts them (PyTorch counts from 0); the row of the
    0-based step index mark_step (>= 0) ends with " <-- ERROR HERE". */
 IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write, void *user);
-/* PyTorch compute-only CSV: one row per device, one cell per step, empty = idle. */
-IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, void *user);
+
+/* >>trace: the Chrome trace JSON, for Perfetto and chrome://tracing */
 /* Chrome trace JSON ({"traceEvents": [...]}, ph "X", pid = device), BSP timing from the
    cost model, 1 time unit = 1 ms: one event per op (named like the CSV, "0F0"; a colour
    per kind in cname), the update U on every device, and the phases as spans on a track
    of their own (pid = P). Opens in Perfetto and chrome://tracing. */
 IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, ipup_write_fn write, void *user);
+
+/* >>svg: the SVG Gantt chart */
 /* SVG Gantt chart: devices as rows, op widths from the cost model (BSP timing), the
    weight update U after the last step, phases (from fig, may be NULL) marked. */
 IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
@@ -408,12 +434,17 @@ typedef struct ipup_sched_svg_opts {
    NULL write, or a cost or stage scale that is negative, NaN, infinite or above 1e15. */
 IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
                                         const ipup_sched_svg_opts *opts, ipup_write_fn write, void *user);
+
+/* >>json: the figures as one JSON object */
 /* One JSON object with the figures: schedule, stages, microbatches, devices, steps,
    unit_utilisation, bsp_time, async_time, bubble_fraction, bubble_fraction_async,
    peak_inflight, stash_bytes, first_microbatch_done, phases, in_order, warnings. */
 IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
                                       const char *warnings, ipup_write_fn write, void *user);
 
+/* >>csv: PyTorch's compute-only CSV (docs/schedules.md §6), written and read */
+/* PyTorch compute-only CSV: one row per device, one cell per step, empty = idle. */
+IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, void *user);
 /* Read PyTorch's compute-only CSV (docs/schedules.md §6): rows = devices, cells
    "<stage><F|B|I|W><mb>", empty = idle, "(a;b)OVERLAP_F_B" = two ops in one slot. In
    the older notation a B followed by a W of the same stage and micro-batch is the
@@ -425,14 +456,16 @@ IPUPIPE_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *
                                        int32_t *devices, int32_t *n_ops, char *msg, size_t msg_len);
 IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
                                        size_t work_bytes, ipup_table *out, char *msg, size_t msg_len);
+
+/* >>respace: per-device orders turned into a lock-step table */
 /* Re-place the ops of each device, keeping each device's order, as early as their
    dependencies allow (like PyTorch's schedule simulator): turns per-device orders
    into a lock-step table. Overlap cells become two consecutive steps. Compacts.
    Returns IPUP_ERR_INVALID_TABLE when the orders deadlock or an op is missing. */
 IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len);
 
-/* ---- concurrent pipeline stages (docs/schedules.md §9; TF IPU user guide §6.5.7) ----
-   A concurrent stage is one stage run as several branches, one per device, on the same
+/* >>concurrent: concurrent pipeline stages (docs/schedules.md §9; TF IPU user guide §6.5.7) */
+/* A concurrent stage is one stage run as several branches, one per device, on the same
    micro-batch in the same step. In a table every branch is its own op on its own
    device row; its branch_plus1 holds branch + 1 (0 for an op of a plain stage). */
 /* The branch of an op of a concurrent stage (0..n-1), or -1 for an op of a plain stage. */
@@ -477,6 +510,7 @@ IPUPIPE_DEF int32_t ipup_sched_map_lanes(const ipup_stage_map *map);
 extern "C" {
 #endif
 
+/* >>result-codes: ipup_result_str, the text of each result code */
 #if defined(IPUP__RESULT_STR_FROM_SCHED) && !defined(IPUP__RESULT_STR_DONE)
 #define IPUP__RESULT_STR_DONE 1
 IPUPIPE_DEF const char *ipup_result_str(int code) {
@@ -493,8 +527,8 @@ IPUPIPE_DEF const char *ipup_result_str(int code) {
 }
 #endif
 
-/* ---- string helpers: the one copy of each for all three headers (no <string.h>) ----
-   ipup__name_eq compares every option and schedule name: ASCII case folded, '_' equal
+/* >>strings: string helpers, the one copy of each for all three headers (no <string.h>) */
+/* ipup__name_eq compares every option and schedule name: ASCII case folded, '_' equal
    to '-'. */
 static IPUP__UNUSED int ipup__name_eq(const char *a, const char *b) {
     for (;; a++, b++) {
@@ -525,8 +559,8 @@ static IPUP__UNUSED int ipup__memeq(const char *a, const char *b, size_t n) {
     return 1;
 }
 
-/* ---- formatter: ipup_vsnprintf (C99 snprintf contract, glibc's output) ----
-   Output goes to an ipup__out: bytes beyond cap are counted, not stored, so the same
+/* >>format: ipup_vsnprintf, the C99 snprintf contract with glibc's output */
+/* Output goes to an ipup__out: bytes beyond cap are counted, not stored, so the same
    code measures (buf NULL) and writes. Doubles are converted exactly: a finite double
    is m x 2^e, so it equals N x 10^-k with N = m x 2^e (e >= 0, k = 0) or N = m x 5^k
    (e < 0, k = -e); N (at most 767 digits) is held in base 10^9 limbs on the stack and
@@ -911,7 +945,65 @@ IPUPIPE_DEF int ipup_snprintf(char *buf, size_t len, const char *fmt, ...) {
     return n;
 }
 
-/* ---- messages ---- */
+/* >>output: ipup_buf_write, and the writer that stages a document in small pieces */
+IPUPIPE_DEF int ipup_buf_write(void *user, const void *data, size_t n) {
+    ipup_buf *b = (ipup_buf *)user;
+    if (!b) return 0;
+    if (b->buf && b->cap > 0) {
+        size_t at = b->len < b->cap - 1 ? b->len : b->cap - 1, k = n < b->cap - 1 - at ? n : b->cap - 1 - at;
+        if (k) IPUPIPE_MEMCPY(b->buf + at, data, k);
+        b->buf[at + k] = '\0';
+    }
+    b->len += n;
+    return 0;
+}
+
+typedef struct ipup__writer {
+    ipup_write_fn write;
+    void *user;
+    int err;       /* write failed: nothing more is sent */
+    size_t staged; /* bytes staged in buf */
+    char buf[512];
+} ipup__writer;
+
+static IPUP__UNUSED void ipup__writer_flush(ipup__writer *w) {
+    if (!w->err && w->staged && w->write(w->user, w->buf, w->staged) != 0) w->err = 1;
+    w->staged = 0;
+}
+static IPUP__UNUSED void ipup__write_bytes(ipup__writer *w, const char *s, size_t n) {
+    if (w->err) return;
+    if (w->staged + n > sizeof w->buf) {
+        ipup__writer_flush(w);
+        if (n > sizeof w->buf) {
+            if (!w->err && w->write(w->user, s, n) != 0) w->err = 1;
+            return;
+        }
+    }
+    IPUPIPE_MEMCPY(w->buf + w->staged, s, n);
+    w->staged += n;
+}
+static IPUP__UNUSED void ipup__write_str(ipup__writer *w, const char *s) { ipup__write_bytes(w, s, ipup__strlen(s)); }
+static IPUP__PRINTF(2, 3) IPUP__UNUSED void ipup__write_fmt(ipup__writer *w, const char *fmt, ...) {
+    char tmp[256];
+    int n;
+    va_list ap;
+    va_start(ap, fmt);
+    n = ipup_vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) ipup__write_bytes(w, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+static IPUP__UNUSED void ipup__write_pad(ipup__writer *w, size_t n) {
+    while (n--) ipup__write_bytes(w, " ", 1);
+}
+static IPUP__UNUSED int ipup__writer_end(ipup__writer *w) {
+    ipup__writer_flush(w);
+    return w->err ? IPUP_ERR_IO : IPUP_OK;
+}
+static IPUP__UNUSED void ipup__writer_init(ipup__writer *w, ipup_write_fn write, void *user) {
+    w->write = write; w->user = user; w->err = 0; w->staged = 0;
+}
+
+/* >>messages: error and warning texts into the caller's msg buffer */
 static IPUP__UNUSED void ipup__msgv(char *msg, size_t len, int append, const char *fmt, va_list ap) {
     size_t used;
     if (!msg || len == 0) return;
@@ -941,6 +1033,28 @@ static IPUP__PRINTF(4, 5) IPUP__UNUSED void ipup__warn(char *msg, size_t len, in
     (*count)++;
 }
 
+/* >>tables: the checks every reader of a table makes (its shape, the scratch size) */
+static IPUP__UNUSED int ipup__work_ok(const ipup_table *t, const void *work, size_t work_bytes) {
+    if (!work || ((uintptr_t)work & 7u) != 0) return 0;
+    return work_bytes >= IPUP_SCHED_WORK_BYTES(t->stages, t->microbatches);
+}
+
+/* Basic shape checks shared by verify/measure/respace; 0 when fine. */
+static IPUP__UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t msg_len) {
+    if (!t) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table is NULL");
+    if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES)
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d stages; need 1..%d", (int)t->stages, IPUP_SCHED_MAX_STAGES);
+    if (t->microbatches < 1 || t->microbatches > IPUP_SCHED_MAX_MICROBATCHES)
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d micro-batches; need 1..%d", (int)t->microbatches,
+                         IPUP_SCHED_MAX_MICROBATCHES);
+    if (t->devices < 1 || t->devices > IPUP_SCHED_MAX_STAGES)
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d devices; need 1..%d", (int)t->devices, IPUP_SCHED_MAX_STAGES);
+    if (t->n_ops < 0 || (t->n_ops > 0 && !t->ops))
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d ops but no ops array", (int)t->n_ops);
+    return 0;
+}
+
+/* >>generate: schedule names, the closed forms, the placement, ipup_sched_generate */
 static const char *const ipup__kind_names[IPUP_SCHED_KIND_COUNT] = {
     "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
 
@@ -964,7 +1078,6 @@ IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out) {
     return IPUP_ERR_PARSE;
 }
 
-/* ---- generator ---- */
 typedef struct ipup__gen {
     int32_t S, M, P, V, kind;
     int32_t split_backward; /* B split into I + W (zb-h1) */
@@ -1092,7 +1205,7 @@ static IPUP__UNUSED int ipup__prog_megatron(int32_t P, int32_t V, int32_t M, int
     return kind;
 }
 
-/* ---- dynamic placement ----
+/* -- dynamic placement --
    Step by step: at each step every device runs at most one op whose inputs were
    produced in strictly earlier steps (the counters are the state before the step).
    Each kind of op runs in increasing micro-batch order on each stage, so the state is
@@ -1553,32 +1666,7 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     return IPUP_OK;
 }
 
-static int ipup__fwd_inflight(const ipup_table *t, int32_t *peak); /* forward-only block */
-IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out) {
-    int32_t cur[IPUP_SCHED_MAX_STAGES];
-    int32_t i, s;
-    if (!t || !out || (!t->ops && t->n_ops > 0)) return IPUP_ERR_ARG;
-    if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES || n_out < t->stages) return IPUP_ERR_ARG;
-    if (t->forward_only) return ipup__fwd_inflight(t, out);
-    for (s = 0; s < t->stages; s++) cur[s] = out[s] = 0;
-    /* ops are in step order; a stage runs at most one op per step, so counting op by op
-       gives the count after each step. */
-    for (i = 0; i < t->n_ops; i++) {
-        const ipup_op *o = &t->ops[i];
-        s = o->stage;
-        if (s < 0 || s >= t->stages) return IPUP_ERR_INVALID_TABLE;
-        if (ipup_op_branch(o) > 0) continue; /* a concurrent stage counts on branch 0 */
-        if (o->kind == IPUP_OP_F) {
-            if (++cur[s] > out[s]) out[s] = cur[s];
-        } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
-            cur[s]--;
-        }
-    }
-    return IPUP_OK;
-}
-
-
-/* ---- ops ---- */
+/* >>ops: op tokens and descriptions, the sort */
 static IPUP__UNUSED char ipup__kind_char(int k) {
     return k == IPUP_OP_F ? 'F' : k == IPUP_OP_B ? 'B' : k == IPUP_OP_I ? 'I' : k == IPUP_OP_W ? 'W' : '?';
 }
@@ -1631,29 +1719,8 @@ IPUPIPE_DEF void ipup_sched_sort(ipup_table *t) {
     }
 }
 
-/* ---- work arrays ---- */
-static IPUP__UNUSED int ipup__work_ok(const ipup_table *t, const void *work, size_t work_bytes) {
-    if (!work || ((uintptr_t)work & 7u) != 0) return 0;
-    return work_bytes >= IPUP_SCHED_WORK_BYTES(t->stages, t->microbatches);
-}
-
-/* Basic shape checks shared by verify/measure/respace; 0 when fine. */
-static IPUP__UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t msg_len) {
-    if (!t) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table is NULL");
-    if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES)
-        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d stages; need 1..%d", (int)t->stages, IPUP_SCHED_MAX_STAGES);
-    if (t->microbatches < 1 || t->microbatches > IPUP_SCHED_MAX_MICROBATCHES)
-        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d micro-batches; need 1..%d", (int)t->microbatches,
-                         IPUP_SCHED_MAX_MICROBATCHES);
-    if (t->devices < 1 || t->devices > IPUP_SCHED_MAX_STAGES)
-        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d devices; need 1..%d", (int)t->devices, IPUP_SCHED_MAX_STAGES);
-    if (t->n_ops < 0 || (t->n_ops > 0 && !t->ops))
-        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d ops but no ops array", (int)t->n_ops);
-    return 0;
-}
-
-/* ---- verify (docs/schedules.md §2) ----
-   One function per rule. Pass 1 runs rules 1 and 2 op by op in table order (ranges,
+/* >>verify: ipup_sched_verify, two passes over the ops */
+/* One function per rule. Pass 1 runs rules 1 and 2 op by op in table order (ranges,
    one op per device per step and sorting, the stage's device, each op once), then
    rule 1's completeness; pass 2 the dependency rules 3, 4, 5 op by op in step order,
    so the first violation in time is the one reported; then the in-order property. */
@@ -1879,7 +1946,6 @@ static IPUP__UNUSED void ipup__ver_in_order(ipup__verifier *v) {
 }
 
 static int ipup__ver_conc(ipup__verifier *v); /* a table with concurrent stages, docs/schedules.md §9 */
-static int ipup__stage_elsewhere(const ipup_table *t, int32_t s, int32_t d);
 
 /* the scratch arrays (work is checked by the caller) */
 static IPUP__UNUSED void ipup__ver_init(ipup__verifier *v, const ipup_table *t, void *work, ipup_sched_verify_info *info, char *msg,
@@ -1927,7 +1993,7 @@ IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_b
     return IPUP_OK;
 }
 
-/* ---- measure ---- */
+/* >>measure: costs, BSP and async times, phases, in-flight counts, ipup_sched_measure */
 IPUPIPE_DEF ipup_sched_cost ipup_sched_cost_default(void) {
     ipup_sched_cost c;
     IPUPIPE_MEMSET(&c, 0, sizeof c);
@@ -1950,6 +2016,15 @@ IPUPIPE_DEF double ipup_sched_op_cost(const ipup_sched_cost *c, const ipup_op *o
     return v;
 }
 
+/* 1 when stage s has a branch on a device other than d (a value to or from it crosses) */
+static IPUP__UNUSED int ipup__stage_elsewhere(const ipup_table *t, int32_t s, int32_t d) {
+    int32_t b;
+    if (!t->concurrent || t->n_branches[s] <= 1) return t->stage_device[s] != d;
+    for (b = 0; b < t->n_branches[s] && b < IPUP_SCHED_MAX_BRANCHES; b++)
+        if (t->branch_device[s][b] != d) return 1;
+    return 0;
+}
+
 /* 1 when the value an op produces goes to another device at the end of its step */
 static IPUP__UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
     if (o->kind == IPUP_OP_F) return o->stage < t->stages - 1 && ipup__stage_elsewhere(t, o->stage + 1, o->device);
@@ -1957,8 +2032,100 @@ static IPUP__UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
     return 0;
 }
 
-static void ipup__measure_device(const ipup_table *t, const ipup_op *o, const int64_t *act_bytes, int32_t *device_inflight,
-                                 int64_t *device_bytes, ipup_sched_figures *out); /* §9 */
+/* BSP cost of the step made of ops [i0, i1): its slowest op, the exchange if any op crosses
+   devices, and the sync. */
+static IPUP__UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c, int32_t i0, int32_t i1) {
+    double slowest = 0.0;
+    int cross = 0;
+    int32_t i;
+    for (i = i0; i < i1; i++) {
+        double v = ipup_sched_op_cost(c, &t->ops[i]);
+        if (v > slowest) slowest = v;
+        if (ipup__crosses(t, &t->ops[i])) cross = 1;
+    }
+    return slowest + (cross ? c->exchange : 0.0) + c->sync;
+}
+
+/* One past the last op of the step that ops[i] starts (ops are sorted by step). */
+static IPUP__UNUSED int32_t ipup__step_end(const ipup_table *t, int32_t i) {
+    int32_t j = i;
+    while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
+    return j;
+}
+
+IPUPIPE_DEF int ipup_sched_phases(const ipup_table *t, int32_t out[6]) {
+    uint8_t device_used[IPUP_SCHED_MAX_STAGES];
+    int32_t i = 0, d, n_in_use = 0, main_first = -1, main_last = -1, first_bwd_step = -1, T;
+    if (!out || ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
+    T = t->steps;
+    IPUPIPE_MEMSET(device_used, 0, sizeof device_used);
+    for (i = 0; i < t->n_ops; i++) {
+        d = t->ops[i].device;
+        if (d >= 0 && d < t->devices && !device_used[d]) { device_used[d] = 1; n_in_use++; }
+        if ((t->ops[i].kind == IPUP_OP_B || t->ops[i].kind == IPUP_OP_I) && (first_bwd_step < 0 || t->ops[i].step < first_bwd_step))
+            first_bwd_step = t->ops[i].step;
+    }
+    /* a step is full when it holds one op on each device in use (a valid table has at
+       most one op per device and step; ops are sorted by step) */
+    i = 0;
+    while (i < t->n_ops) {
+        int32_t j = ipup__step_end(t, i);
+        if (j - i >= n_in_use && n_in_use > 0) {
+            if (main_first < 0) main_first = t->ops[i].step;
+            main_last = t->ops[i].step;
+        }
+        i = j;
+    }
+    if (main_first < 0) { /* never fills: no main; ramp-up until the first backward */
+        main_first = first_bwd_step < 0 ? T : first_bwd_step;
+        main_last = main_first - 1;
+    }
+    out[0] = 0; out[1] = main_first - 1;
+    out[2] = main_first; out[3] = main_last;
+    out[4] = main_last + 1; out[5] = T - 1;
+    return IPUP_OK;
+}
+
+static int ipup__fwd_inflight(const ipup_table *t, int32_t *peak); /* forward-only block */
+IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int32_t n_out) {
+    int32_t cur[IPUP_SCHED_MAX_STAGES];
+    int32_t i, s;
+    if (!t || !out || (!t->ops && t->n_ops > 0)) return IPUP_ERR_ARG;
+    if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES || n_out < t->stages) return IPUP_ERR_ARG;
+    if (t->forward_only) return ipup__fwd_inflight(t, out);
+    for (s = 0; s < t->stages; s++) cur[s] = out[s] = 0;
+    /* ops are in step order; a stage runs at most one op per step, so counting op by op
+       gives the count after each step. */
+    for (i = 0; i < t->n_ops; i++) {
+        const ipup_op *o = &t->ops[i];
+        s = o->stage;
+        if (s < 0 || s >= t->stages) return IPUP_ERR_INVALID_TABLE;
+        if (ipup_op_branch(o) > 0) continue; /* a concurrent stage counts on branch 0 */
+        if (o->kind == IPUP_OP_F) {
+            if (++cur[s] > out[s]) out[s] = cur[s];
+        } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
+            cur[s]--;
+        }
+    }
+    return IPUP_OK;
+}
+
+/* one op's change to what its device holds (docs/schedules.md §9): micro-batches in flight and
+   stashed bytes, a branch of a concurrent stage counted on its own device */
+static IPUP__UNUSED void ipup__measure_device(const ipup_table *t, const ipup_op *o, const int64_t *act_bytes, int32_t *device_inflight,
+                                              int64_t *device_bytes, ipup_sched_figures *out) {
+    int32_t d = o->device;
+    int64_t act = act_bytes ? act_bytes[o->stage] : 0;
+    (void)t;
+    if (o->kind == IPUP_OP_F) {
+        if (++device_inflight[d] > out->peak_inflight_device[d]) out->peak_inflight_device[d] = device_inflight[d];
+        device_bytes[d] += act;
+        if (device_bytes[d] > out->stash_bytes_device[d]) out->stash_bytes_device[d] = device_bytes[d];
+    } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
+        device_inflight[d]--;
+        device_bytes[d] -= act;
+    }
+}
 
 static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c, const int64_t *act_bytes, const double *end_fwd,
                               double *start0, ipup_sched_figures *out); /* forward-only block */
@@ -2069,65 +2236,7 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     return IPUP_OK;
 }
 
-
-/* ---- text writer: documents through ipup_write_fn, staged in small pieces ---- */
-IPUPIPE_DEF int ipup_buf_write(void *user, const void *data, size_t n) {
-    ipup_buf *b = (ipup_buf *)user;
-    if (!b) return 0;
-    if (b->buf && b->cap > 0) {
-        size_t at = b->len < b->cap - 1 ? b->len : b->cap - 1, k = n < b->cap - 1 - at ? n : b->cap - 1 - at;
-        if (k) IPUPIPE_MEMCPY(b->buf + at, data, k);
-        b->buf[at + k] = '\0';
-    }
-    b->len += n;
-    return 0;
-}
-
-typedef struct ipup__writer {
-    ipup_write_fn write;
-    void *user;
-    int err;       /* write failed: nothing more is sent */
-    size_t staged; /* bytes staged in buf */
-    char buf[512];
-} ipup__writer;
-
-static IPUP__UNUSED void ipup__writer_flush(ipup__writer *w) {
-    if (!w->err && w->staged && w->write(w->user, w->buf, w->staged) != 0) w->err = 1;
-    w->staged = 0;
-}
-static IPUP__UNUSED void ipup__write_bytes(ipup__writer *w, const char *s, size_t n) {
-    if (w->err) return;
-    if (w->staged + n > sizeof w->buf) {
-        ipup__writer_flush(w);
-        if (n > sizeof w->buf) {
-            if (!w->err && w->write(w->user, s, n) != 0) w->err = 1;
-            return;
-        }
-    }
-    IPUPIPE_MEMCPY(w->buf + w->staged, s, n);
-    w->staged += n;
-}
-static IPUP__UNUSED void ipup__write_str(ipup__writer *w, const char *s) { ipup__write_bytes(w, s, ipup__strlen(s)); }
-static IPUP__PRINTF(2, 3) IPUP__UNUSED void ipup__write_fmt(ipup__writer *w, const char *fmt, ...) {
-    char tmp[256];
-    int n;
-    va_list ap;
-    va_start(ap, fmt);
-    n = ipup_vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0) ipup__write_bytes(w, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-static IPUP__UNUSED void ipup__write_pad(ipup__writer *w, size_t n) {
-    while (n--) ipup__write_bytes(w, " ", 1);
-}
-static IPUP__UNUSED int ipup__writer_end(ipup__writer *w) {
-    ipup__writer_flush(w);
-    return w->err ? IPUP_ERR_IO : IPUP_OK;
-}
-static IPUP__UNUSED void ipup__writer_init(ipup__writer *w, ipup_write_fn write, void *user) {
-    w->write = write; w->user = user; w->err = 0; w->staged = 0;
-}
-
+/* >>grid: the text grids, rows of devices, and PyTorch's steps view */
 /* a device holds several stages */
 static IPUP__UNUSED int ipup__shared_devices(const ipup_table *t) {
     int32_t seen[IPUP_SCHED_MAX_STAGES], s, d;
@@ -2312,88 +2421,7 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
     return ipup__writer_end(&w);
 }
 
-IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, void *user) {
-    ipup__writer w;
-    char tok[48];
-    int32_t d, i;
-    if (ipup__table_shape(t, NULL, 0) || t->steps < 0 || !write) return IPUP_ERR_ARG;
-    ipup__writer_init(&w, write, user);
-    for (d = 0; d < t->devices && !w.err; d++) {
-        int32_t col = 0; /* cells written so far in this row */
-        for (i = 0; i < t->n_ops; i++) {
-            const ipup_op *o = &t->ops[i];
-            int n;
-            if (o->device != d) continue;
-            while (col < o->step) { if (col) ipup__write_str(&w, ","); col++; }
-            if (col == o->step) {
-                if (col) ipup__write_str(&w, ",");
-                col++;
-            } else {
-                continue; /* a second op in the same cell (invalid table): not representable */
-            }
-            n = ipup_sched_op_str(o, tok, sizeof tok);
-            ipup__write_bytes(&w, tok, (size_t)n);
-        }
-        while (col < t->steps) { if (col) ipup__write_str(&w, ","); col++; }
-        ipup__write_str(&w, "\n");
-    }
-    return ipup__writer_end(&w);
-}
-
-/* BSP cost of the step made of ops [i0, i1): its slowest op, the exchange if any op crosses
-   devices, and the sync. */
-static IPUP__UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c, int32_t i0, int32_t i1) {
-    double slowest = 0.0;
-    int cross = 0;
-    int32_t i;
-    for (i = i0; i < i1; i++) {
-        double v = ipup_sched_op_cost(c, &t->ops[i]);
-        if (v > slowest) slowest = v;
-        if (ipup__crosses(t, &t->ops[i])) cross = 1;
-    }
-    return slowest + (cross ? c->exchange : 0.0) + c->sync;
-}
-
-/* One past the last op of the step that ops[i] starts (ops are sorted by step). */
-static IPUP__UNUSED int32_t ipup__step_end(const ipup_table *t, int32_t i) {
-    int32_t j = i;
-    while (j < t->n_ops && t->ops[j].step == t->ops[i].step) j++;
-    return j;
-}
-
-IPUPIPE_DEF int ipup_sched_phases(const ipup_table *t, int32_t out[6]) {
-    uint8_t device_used[IPUP_SCHED_MAX_STAGES];
-    int32_t i = 0, d, n_in_use = 0, main_first = -1, main_last = -1, first_bwd_step = -1, T;
-    if (!out || ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
-    T = t->steps;
-    IPUPIPE_MEMSET(device_used, 0, sizeof device_used);
-    for (i = 0; i < t->n_ops; i++) {
-        d = t->ops[i].device;
-        if (d >= 0 && d < t->devices && !device_used[d]) { device_used[d] = 1; n_in_use++; }
-        if ((t->ops[i].kind == IPUP_OP_B || t->ops[i].kind == IPUP_OP_I) && (first_bwd_step < 0 || t->ops[i].step < first_bwd_step))
-            first_bwd_step = t->ops[i].step;
-    }
-    /* a step is full when it holds one op on each device in use (a valid table has at
-       most one op per device and step; ops are sorted by step) */
-    i = 0;
-    while (i < t->n_ops) {
-        int32_t j = ipup__step_end(t, i);
-        if (j - i >= n_in_use && n_in_use > 0) {
-            if (main_first < 0) main_first = t->ops[i].step;
-            main_last = t->ops[i].step;
-        }
-        i = j;
-    }
-    if (main_first < 0) { /* never fills: no main; ramp-up until the first backward */
-        main_first = first_bwd_step < 0 ? T : first_bwd_step;
-        main_last = main_first - 1;
-    }
-    out[0] = 0; out[1] = main_first - 1;
-    out[2] = main_first; out[3] = main_last;
-    out[4] = main_last + 1; out[5] = T - 1;
-    return IPUP_OK;
-}
-
+/* >>trace: the Chrome trace JSON */
 /* Walks the ops in step order with the BSP start time of their step: a step starts when the
    one before it ends (ipup__step_cost). */
 typedef struct {
@@ -2483,7 +2511,7 @@ IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cos
     return ipup__writer_end(&w);
 }
 
-/* ---- SVG: layout first (sizes, bands), then drawing band by band ---- */
+/* >>svg: the SVG Gantt chart: layout first (sizes, bands), then drawing band by band */
 #define IPUP__SVG_CHAR_W 6.6   /* width of a character of the 11 px monospace font */
 #define IPUP__SVG_LEFT 56.0
 #define IPUP__SVG_RIGHT 16.0
@@ -2763,6 +2791,24 @@ IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost 
     return ipup_sched_write_svg_ex(t, cost, fig, NULL, write, user);
 }
 
+/* >>json: the figures as one JSON object */
+/* a table with concurrent stages: the branches and what each device holds (docs/schedules.md
+   §6, §9) */
+static IPUP__UNUSED void ipup__json_conc(ipup__writer *w, const ipup_table *t, const ipup_sched_figures *fig) {
+    int32_t s, b, d;
+    ipup__write_str(w, ",\"stage_devices\":[");
+    for (s = 0; s < t->stages; s++) {
+        ipup__write_str(w, s ? ",[" : "[");
+        for (b = 0; b < t->n_branches[s] && b < IPUP_SCHED_MAX_BRANCHES; b++) ipup__write_fmt(w, "%s%d", b ? "," : "", (int)t->branch_device[s][b]);
+        ipup__write_str(w, "]");
+    }
+    ipup__write_str(w, "],\"peak_inflight_device\":[");
+    for (d = 0; d < t->devices; d++) ipup__write_fmt(w, "%s%d", d ? "," : "", (int)fig->peak_inflight_device[d]);
+    ipup__write_str(w, "],\"stash_bytes_device\":[");
+    for (d = 0; d < t->devices; d++) ipup__write_fmt(w, "%s%lld", d ? "," : "", (long long)fig->stash_bytes_device[d]);
+    ipup__write_fmt(w, "],\"activations_stored\":%d", (int)fig->inflight_total);
+}
+
 static IPUP__UNUSED void ipup__write_json_str(ipup__writer *w, const char *s) {
     ipup__write_str(w, "\"");
     for (; s && *s; s++) {
@@ -2774,8 +2820,6 @@ static IPUP__UNUSED void ipup__write_json_str(ipup__writer *w, const char *s) {
     }
     ipup__write_str(w, "\"");
 }
-
-static void ipup__json_conc(ipup__writer *w, const ipup_table *t, const ipup_sched_figures *fig); /* §9 */
 
 IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
                                       const char *warnings, ipup_write_fn write, void *user) {
@@ -2828,13 +2872,72 @@ IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figu
     return ipup__writer_end(&w);
 }
 
-
-/* ---- CSV (PyTorch compute-only format) ---- */
+/* >>csv: PyTorch's compute-only CSV: the writer, the scanner and the loader */
 #define IPUP__CSV_MAX_CELL 128     /* longest cell accepted, in characters */
 #define IPUP__CSV_MAX_COLS (1 << 26) /* cells per row */
 
-static int ipup__csv_branch(const char *p, size_t n, size_t i, int *br); /* §9 */
-static void ipup__csv_branches(ipup_table *t);
+/* the branch suffix of a token, "1F3.1" (docs/schedules.md §6, §9): after the micro-batch,
+   nothing or ".<branch>" (0..IPUP_SCHED_MAX_BRANCHES-1); the branch + 1 into *br (0 without
+   a suffix); 0 when fine */
+static IPUP__UNUSED int ipup__csv_branch(const char *p, size_t n, size_t i, int *br) {
+    *br = 0;
+    if (i == n) return 0;
+    if (p[i] != '.' || i + 2 != n || p[i + 1] < '0' || p[i + 1] >= '0' + IPUP_SCHED_MAX_BRANCHES) return -1;
+    *br = p[i + 1] - '0' + 1;
+    return 0;
+}
+
+/* a loaded table with branch suffixes: the branches of each stage and their devices,
+   from where each (stage, branch) first appears, rows top to bottom (verify checks the
+   rest) */
+static IPUP__UNUSED void ipup__csv_branches(ipup_table *t) {
+    int32_t i, s, b;
+    for (i = 0; i < t->n_ops; i++)
+        if (ipup_op_branch(&t->ops[i]) >= 0) t->concurrent = 1;
+    if (!t->concurrent) return;
+    for (s = 0; s < t->stages; s++) {
+        t->n_branches[s] = 1;
+        for (b = 0; b < IPUP_SCHED_MAX_BRANCHES; b++) t->branch_device[s][b] = -1;
+    }
+    for (i = 0; i < t->n_ops; i++) { /* in (device, step) order as parsed: first appearance */
+        const ipup_op *o = &t->ops[i];
+        b = ipup_op_branch(o) < 0 ? 0 : ipup_op_branch(o);
+        if (b + 1 > t->n_branches[o->stage]) t->n_branches[o->stage] = (int8_t)(b + 1);
+        if (t->branch_device[o->stage][b] < 0) t->branch_device[o->stage][b] = o->device;
+    }
+    for (s = 0; s < t->stages; s++) {
+        if (t->branch_device[s][0] < 0) t->branch_device[s][0] = t->stage_device[s];
+        t->stage_device[s] = t->branch_device[s][0];
+    }
+}
+
+IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, void *user) {
+    ipup__writer w;
+    char tok[48];
+    int32_t d, i;
+    if (ipup__table_shape(t, NULL, 0) || t->steps < 0 || !write) return IPUP_ERR_ARG;
+    ipup__writer_init(&w, write, user);
+    for (d = 0; d < t->devices && !w.err; d++) {
+        int32_t col = 0; /* cells written so far in this row */
+        for (i = 0; i < t->n_ops; i++) {
+            const ipup_op *o = &t->ops[i];
+            int n;
+            if (o->device != d) continue;
+            while (col < o->step) { if (col) ipup__write_str(&w, ","); col++; }
+            if (col == o->step) {
+                if (col) ipup__write_str(&w, ",");
+                col++;
+            } else {
+                continue; /* a second op in the same cell (invalid table): not representable */
+            }
+            n = ipup_sched_op_str(o, tok, sizeof tok);
+            ipup__write_bytes(&w, tok, (size_t)n);
+        }
+        while (col < t->steps) { if (col) ipup__write_str(&w, ","); col++; }
+        ipup__write_str(&w, "\n");
+    }
+    return ipup__writer_end(&w);
+}
 
 /* Parse one compute token "<stage><F|B|I|W><mb>" in p[0..n), with an optional branch
    suffix ".<b>" (docs/schedules.md §9) into *br (b + 1, else 0). 0 when fine. */
@@ -3049,7 +3152,7 @@ IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *
     return IPUP_OK;
 }
 
-/* ---- respace ---- */
+/* >>respace: each device's order kept, every op placed as early as its inputs allow */
 IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len) {
     int32_t dev_begin[IPUP_SCHED_MAX_STAGES + 1], dev_next[IPUP_SCHED_MAX_STAGES], pick[IPUP_SCHED_MAX_STAGES];
     int32_t *dev_ops, *step_fwd, *step_bwd, *step_wgrad;
@@ -3151,9 +3254,8 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
     return IPUP_OK;
 }
 
-
-/* ---- forward-only tables (inference; docs/schedules.md §8) ----
-   F ops only: every F(s,m) once, F(s,m) after F(s-1,m), one op per device per step, each
+/* >>forward-only: the tables of inference, F ops only (docs/schedules.md §8) */
+/* F ops only: every F(s,m) once, F(s,m) after F(s-1,m), one op per device per step, each
    stage's forwards in increasing m. Placement: sequential one op at a time (F(s,m) at
    step m*S + s, no overlap: sharding); every other kind list-scheduled step by step, each
    device running its ready forward of lowest rank (ipup__fwd_key). With one stage per
@@ -3348,11 +3450,12 @@ static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c, con
     }
 }
 
-/* ==== concurrent pipeline stages (docs/schedules.md §9) ====
-   The mapping parser, the serialised mapping, the generator of concurrent tables
+/* >>concurrent: concurrent pipeline stages: a stage run as branches on several devices (§9) */
+/* The mapping parser, the serialised mapping, the generator of concurrent tables
    (gang list scheduling: every branch of an op in one step), and the verifier's
-   branch rules. Kept in one block; the rest of the header calls in at a few marked
-   places (generate, verify, measure, CSV). */
+   branch rules. ipup_sched_generate and ipup_sched_verify call in here; the branches'
+   share of measure, CSV and JSON sits in those sections (ipup__measure_device,
+   ipup__csv_branch, ipup__csv_branches, ipup__json_conc). */
 
 /* parser state: the text, the position, the stage being read */
 typedef struct ipup__map_parser {
@@ -3585,7 +3688,7 @@ static IPUP__UNUSED int ipup__conc_candidate(ipup__dyn_state *y, int32_t s, ipup
 
 /* one step of gang list scheduling: the ready ops in rank order, each placed when every
    device of its stage is free in this step; returns how many ops were placed */
-static IPUP__UNUSED int32_t ipup__conc_step(ipup__gen *g, ipup__dyn_state *y, const ipup_stage_map *mp) {
+static IPUP__UNUSED int32_t ipup__conc_step(ipup__gen *g, ipup__dyn_state *y, const ipup_stage_map *map) {
     ipup__candidate cand[IPUP_SCHED_MAX_STAGES];
     uint8_t busy[IPUP_SCHED_MAX_STAGES], take[IPUP_SCHED_MAX_STAGES];
     int32_t n_cand = 0, s, i, j, b, placed = 0;
@@ -3599,15 +3702,15 @@ static IPUP__UNUSED int32_t ipup__conc_step(ipup__gen *g, ipup__dyn_state *y, co
             if (!take[i] && (best < 0 || cand[i].key < cand[best].key)) best = i;
         if (best < 0) break;
         take[best] = 2; /* considered */
-        for (b = 0; b < mp->n_dev[cand[best].stage]; b++)
-            if (busy[mp->dev[cand[best].stage][b]]) free_all = 0;
+        for (b = 0; b < map->n_dev[cand[best].stage]; b++)
+            if (busy[map->dev[cand[best].stage][b]]) free_all = 0;
         if (!free_all) continue;
         take[best] = 1;
-        for (b = 0; b < mp->n_dev[cand[best].stage]; b++) busy[mp->dev[cand[best].stage][b]] = 1;
+        for (b = 0; b < map->n_dev[cand[best].stage]; b++) busy[map->dev[cand[best].stage][b]] = 1;
     }
     for (j = 0; j < n_cand; j++) { /* the counters change after the step: readiness is the state before it */
         if (take[j] != 1) continue;
-        ipup__conc_emit(g, mp, cand[j].stage, cand[j].mb, cand[j].kind);
+        ipup__conc_emit(g, map, cand[j].stage, cand[j].mb, cand[j].kind);
         if (cand[j].kind == IPUP_OP_F) y->n_fwd[cand[j].stage]++;
         else y->n_bwd[cand[j].stage]++;
         placed++;
@@ -3827,85 +3930,6 @@ static IPUP__UNUSED int ipup__ver_conc(ipup__verifier *v) {
     v->info->step = v->info->device = v->info->op_index = v->info->stage = v->info->mb = v->info->kind = -1;
     return IPUP_OK;
 }
-
-/* 1 when stage s has a branch on a device other than d (a value to or from it crosses) */
-static IPUP__UNUSED int ipup__stage_elsewhere(const ipup_table *t, int32_t s, int32_t d) {
-    int32_t b;
-    if (!t->concurrent || t->n_branches[s] <= 1) return t->stage_device[s] != d;
-    for (b = 0; b < t->n_branches[s] && b < IPUP_SCHED_MAX_BRANCHES; b++)
-        if (t->branch_device[s][b] != d) return 1;
-    return 0;
-}
-
-/* -- measure: what each device holds (docs/schedules.md §9) -- */
-static IPUP__UNUSED void ipup__measure_device(const ipup_table *t, const ipup_op *o, const int64_t *act_bytes, int32_t *device_inflight,
-                                              int64_t *device_bytes, ipup_sched_figures *out) {
-    int32_t d = o->device;
-    int64_t act = act_bytes ? act_bytes[o->stage] : 0;
-    (void)t;
-    if (o->kind == IPUP_OP_F) {
-        if (++device_inflight[d] > out->peak_inflight_device[d]) out->peak_inflight_device[d] = device_inflight[d];
-        device_bytes[d] += act;
-        if (device_bytes[d] > out->stash_bytes_device[d]) out->stash_bytes_device[d] = device_bytes[d];
-    } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
-        device_inflight[d]--;
-        device_bytes[d] -= act;
-    }
-}
-
-/* -- CSV: the branch suffix "1F3.1" (docs/schedules.md §6, §9) -- */
-
-/* after the token's micro-batch: nothing, or ".<branch>" (0..IPUP_SCHED_MAX_BRANCHES-1);
-   the branch + 1 into *br (0 without a suffix); 0 when fine */
-static IPUP__UNUSED int ipup__csv_branch(const char *p, size_t n, size_t i, int *br) {
-    *br = 0;
-    if (i == n) return 0;
-    if (p[i] != '.' || i + 2 != n || p[i + 1] < '0' || p[i + 1] >= '0' + IPUP_SCHED_MAX_BRANCHES) return -1;
-    *br = p[i + 1] - '0' + 1;
-    return 0;
-}
-
-/* a loaded table with branch suffixes: the branches of each stage and their devices,
-   from where each (stage, branch) first appears, rows top to bottom (verify checks the
-   rest) */
-static IPUP__UNUSED void ipup__csv_branches(ipup_table *t) {
-    int32_t i, s, b;
-    for (i = 0; i < t->n_ops; i++)
-        if (ipup_op_branch(&t->ops[i]) >= 0) t->concurrent = 1;
-    if (!t->concurrent) return;
-    for (s = 0; s < t->stages; s++) {
-        t->n_branches[s] = 1;
-        for (b = 0; b < IPUP_SCHED_MAX_BRANCHES; b++) t->branch_device[s][b] = -1;
-    }
-    for (i = 0; i < t->n_ops; i++) { /* in (device, step) order as parsed: first appearance */
-        const ipup_op *o = &t->ops[i];
-        b = ipup_op_branch(o) < 0 ? 0 : ipup_op_branch(o);
-        if (b + 1 > t->n_branches[o->stage]) t->n_branches[o->stage] = (int8_t)(b + 1);
-        if (t->branch_device[o->stage][b] < 0) t->branch_device[o->stage][b] = o->device;
-    }
-    for (s = 0; s < t->stages; s++) {
-        if (t->branch_device[s][0] < 0) t->branch_device[s][0] = t->stage_device[s];
-        t->stage_device[s] = t->branch_device[s][0];
-    }
-}
-
-/* -- JSON: the branches and what each device holds (docs/schedules.md §6, §9) -- */
-static IPUP__UNUSED void ipup__json_conc(ipup__writer *w, const ipup_table *t, const ipup_sched_figures *fig) {
-    int32_t s, b, d;
-    ipup__write_str(w, ",\"stage_devices\":[");
-    for (s = 0; s < t->stages; s++) {
-        ipup__write_str(w, s ? ",[" : "[");
-        for (b = 0; b < t->n_branches[s] && b < IPUP_SCHED_MAX_BRANCHES; b++) ipup__write_fmt(w, "%s%d", b ? "," : "", (int)t->branch_device[s][b]);
-        ipup__write_str(w, "]");
-    }
-    ipup__write_str(w, "],\"peak_inflight_device\":[");
-    for (d = 0; d < t->devices; d++) ipup__write_fmt(w, "%s%d", d ? "," : "", (int)fig->peak_inflight_device[d]);
-    ipup__write_str(w, "],\"stash_bytes_device\":[");
-    for (d = 0; d < t->devices; d++) ipup__write_fmt(w, "%s%lld", d ? "," : "", (long long)fig->stash_bytes_device[d]);
-    ipup__write_fmt(w, "],\"activations_stored\":%d", (int)fig->inflight_total);
-}
-
-/* ==== end of concurrent pipeline stages ==== */
 
 #ifdef __cplusplus
 }
