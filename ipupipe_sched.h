@@ -148,7 +148,9 @@ extern "C" {
     X(IPUP_ERR_UNSUPPORTED, -12, "unsupported")                                          \
     X(IPUP_ERR_THREAD, -13, "thread error")
 #define IPUP__RESULT_ENUM(name, value, text) name = value,
-typedef enum ipup_result { IPUP_RESULT_LIST(IPUP__RESULT_ENUM) IPUP_RESULT_LAST_ = -13 } ipup_result;
+typedef enum ipup_result {
+    IPUP_RESULT_LIST(IPUP__RESULT_ENUM) IPUP_RESULT_LAST_ = -13
+} ipup_result;
 #undef IPUP__RESULT_ENUM
 /* The text of a result code ("" when IPUPIPE_NO_ERROR_STRINGS; "unknown result" for
    codes not in the list). */
@@ -170,7 +172,8 @@ IPUPIPE_DEF const char *ipup_result_str(int code);
 #define IPUP__PRINTF(f, a)
 #endif
 #endif
-IPUPIPE_DEF int ipup_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap) IPUP__PRINTF(3, 0);
+IPUPIPE_DEF int ipup_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
+    IPUP__PRINTF(3, 0);
 IPUPIPE_DEF int ipup_snprintf(char *buf, size_t len, const char *fmt, ...) IPUP__PRINTF(3, 4);
 
 /* >>output: documents go through a write callback, or into memory */
@@ -198,7 +201,8 @@ static inline int ipup_buf_fits(const ipup_buf *b) { return b->len < b->cap; }
 #define IPUP_SCHED_MAX_STAGES 256 /* compile-time maximum S (and P); overridable */
 #endif
 #ifndef IPUP_SCHED_MAX_BRANCHES
-#define IPUP_SCHED_MAX_BRANCHES 8 /* most devices (branches) of one concurrent stage; overridable, 1..8 */
+/* most devices (branches) of one concurrent stage; overridable, 1..8 */
+#define IPUP_SCHED_MAX_BRANCHES 8
 #endif
 #if IPUP_SCHED_MAX_BRANCHES < 1 || IPUP_SCHED_MAX_BRANCHES > 8
 #error "IPUP_SCHED_MAX_BRANCHES must be 1..8 (the verifier keeps the branches seen in one byte)"
@@ -206,7 +210,12 @@ static inline int ipup_buf_fits(const ipup_buf *b) { return b->len < b->cap; }
 /* Largest micro-batch count accepted (keeps 3*S*M and the work sizes in range). */
 #define IPUP_SCHED_MAX_MICROBATCHES (1 << 22)
 
-typedef enum ipup_op_kind { IPUP_OP_F = 1, IPUP_OP_B = 2, IPUP_OP_I = 3, IPUP_OP_W = 4 } ipup_op_kind;
+typedef enum ipup_op_kind {
+    IPUP_OP_F = 1,
+    IPUP_OP_B = 2,
+    IPUP_OP_I = 3,
+    IPUP_OP_W = 4
+} ipup_op_kind;
 
 typedef struct ipup_op {
     int32_t step;   /* 0-based time step (column) */
@@ -235,9 +244,10 @@ typedef struct ipup_table {
     int16_t stage_device[IPUP_SCHED_MAX_STAGES]; /* stage -> device; -1 beyond stages */
     int32_t forward_only;   /* 1: an inference table, F ops only (n_ops = S*M; §8) */
     /* concurrent stages (docs/schedules.md §9); all zero in a plain table */
-    int32_t concurrent;                           /* 1 when some stage runs as branches on several devices */
-    int8_t n_branches[IPUP_SCHED_MAX_STAGES];     /* concurrent: branches of stage s (1 = plain stage) */
-    int16_t branch_device[IPUP_SCHED_MAX_STAGES][IPUP_SCHED_MAX_BRANCHES]; /* concurrent: device of branch b */
+    int32_t concurrent; /* 1 when some stage runs as branches on several devices */
+    int8_t n_branches[IPUP_SCHED_MAX_STAGES]; /* concurrent: branches of stage s, 1 = plain */
+    /* concurrent: branch_device[s][b] is the device of branch b of stage s */
+    int16_t branch_device[IPUP_SCHED_MAX_STAGES][IPUP_SCHED_MAX_BRANCHES];
 } ipup_table;
 
 #define IPUP_SCHED_MAX_OPS(S, M) (3 * (S) * (M)) /* enough ops for any built-in schedule */
@@ -278,7 +288,8 @@ typedef struct ipup_sched_config { /* zero = default */
     int32_t strict;               /* Graphcore (and Megatron) API rules as errors */
     int32_t forward_only;         /* inference: F ops only (docs/schedules.md §8); grouped, gpipe,
                                      1f1b, sequential, interleaved-1f1b; interleaved, zb-h1 and
-                                     concurrent stages have no forward-only form (IPUP_ERR_CONFIG) */
+                                     concurrent stages have no forward-only form
+                                     (IPUP_ERR_CONFIG) */
     const ipup_stage_map *concurrent; /* NULL, or the mapping with concurrent stages (then
                                      stage_device is NULL; docs/schedules.md §9) */
 } ipup_sched_config;
@@ -305,11 +316,12 @@ IPUPIPE_DEF void ipup_sched_sort(ipup_table *t);
 typedef struct ipup_sched_verify_info {
     int32_t rule;               /* 0 valid; 1..5: the rule of docs/schedules.md §2 that broke;
                                    6: table structure (sizes, ranges, sorting) */
-    int32_t step, device;       /* where: the failing op's 0-based step index (messages say step + 1) and
-                                   device (-1 when the op is missing) */
+    int32_t step, device;       /* where: the failing op's 0-based step index (messages say
+                                   step + 1) and device (-1 when the op is missing) */
     int32_t op_index;           /* index of the failing op in ops, -1 */
     int32_t stage, mb, kind;    /* the op that is wrong or missing (-1 when not about one op) */
-    int32_t in_order;           /* 1 when every stage's weight-gradient ops (B or W) run in increasing m */
+    int32_t in_order;           /* 1 when every stage's weight-gradient ops (B or W) run in
+                                   increasing m */
     int32_t out_of_order_stage; /* first stage that breaks in-order accumulation, -1 */
 } ipup_sched_verify_info;
 /* Check every rule of docs/schedules.md §2 on any table (built-in or loaded). work
@@ -317,8 +329,8 @@ typedef struct ipup_sched_verify_info {
    IPUP_OK, IPUP_ERR_INVALID_TABLE (msg names the device, the step, the op and the fix;
    info says where), IPUP_ERR_ARG or IPUP_ERR_CAPACITY (work too small). info may be
    NULL. */
-IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info,
-                                     char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes,
+                                  ipup_sched_verify_info *info, char *msg, size_t msg_len);
 
 /* >>measure: costs, a table's figures, phases and in-flight counts (docs/schedules.md §4) */
 typedef struct ipup_sched_cost {
@@ -337,10 +349,12 @@ typedef struct ipup_sched_figures {
     int32_t stages, microbatches, devices, steps, n_ops;
     double unit_utilisation;       /* busy cells / (T x P) */
     double work;                   /* sum of op costs */
-    double bsp_time;               /* sum over steps of (max op cost + exchange if a value crosses + sync) */
+    double bsp_time;               /* sum over steps of (max op cost + exchange if a value
+                                      crosses + sync) */
     double async_time;             /* makespan, each device running its ops in table order asap */
     double bubble_bsp, bubble_async; /* 1 - work / (P x time) */
-    int32_t first_mb_done;         /* 1-based step at which the first micro-batch has all its ops done */
+    int32_t first_mb_done;         /* 1-based step at which the first micro-batch has all its
+                                      ops done */
     int32_t first_mb;              /* that micro-batch */
     int32_t ramp_up[2], main_phase[2], ramp_down[2]; /* inclusive 0-based step ranges; [a, a-1] is
                                       empty. ipup_sched_phases: main from the first to the last step
@@ -353,12 +367,13 @@ typedef struct ipup_sched_figures {
        peak_inflight[s] counts the inputs of stage s that exist at once (made by F(s-1, m)
        or fed for F(0, m), alive until the end of the step of F(s, m)): no stash, and
        stash_bytes = that x act_bytes (the bytes of one micro-batch's input of stage s). */
-    double fwd_latency;            /* BSP time from the start of F(0,m)'s step to the end of F(S-1,m)'s,
-                                      the longest over m */
-    int32_t fwd_latency_steps;     /* steps from F(0,m) to F(S-1,m), both counted, the longest over m */
-    double fwd_throughput;         /* steady state under BSP timing: (M-1) / (end of F(S-1,M-1)'s step -
-                                      end of F(S-1,0)'s) micro-batches per time unit; 1 / fwd_latency
-                                      when M = 1 */
+    double fwd_latency;            /* BSP time from the start of F(0,m)'s step to the end of
+                                      F(S-1,m)'s, the longest over m */
+    int32_t fwd_latency_steps;     /* steps from F(0,m) to F(S-1,m), both counted, the longest
+                                      over m */
+    double fwd_throughput;         /* steady state under BSP timing: (M-1) / (end of
+                                      F(S-1,M-1)'s step - end of F(S-1,0)'s) micro-batches per
+                                      time unit; 1 / fwd_latency when M = 1 */
     /* per device (docs/schedules.md §9): the most micro-batches whose activations device d
        holds at once (over all its stages and branches; a branch counts on its own device),
        the most bytes it stashes at once (act_bytes per stage and branch), and the sum over
@@ -370,8 +385,9 @@ typedef struct ipup_sched_figures {
 /* Figures of a valid table (verify first). cost NULL: defaults. act_bytes (stages) or
    NULL: bytes a stage keeps per micro-batch in flight (with recomputation only its
    input). work as for verify. */
-IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes, void *work,
-                                      size_t work_bytes, ipup_sched_figures *out);
+IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost,
+                                   const int64_t *act_bytes, void *work, size_t work_bytes,
+                                   ipup_sched_figures *out);
 /* The phases of a table as the Graphcore tutorials define them (docs/schedules.md §4):
    ramp-up until every device that runs any op is busy in one step, main from that step
    to the last step in which they all are, ramp-down after. A pipeline that never fills
@@ -400,24 +416,28 @@ IPUPIPE_DEF int ipup_sched_render_grid_popxl(const ipup_table *t, ipup_write_fn 
    wider than a cell); IPUP_SCHED_GRID_POPXL names the cells by PopXL's stages. */
 #define IPUP_SCHED_GRID_STEPS 1
 #define IPUP_SCHED_GRID_POPXL 2
-IPUPIPE_DEF int ipup_sched_render_grid_ex(const ipup_table *t, int flags, ipup_write_fn write, void *user);
+IPUPIPE_DEF int ipup_sched_render_grid_ex(const ipup_table *t, int flags, ipup_write_fn write,
+                                          void *user);
 /* PyTorch's _format_pipeline_order layout (rows "Step NN:", columns "Rank i"), with the
    steps numbered from 1 as a person counts them (PyTorch counts from 0); the row of the
    0-based step index mark_step (>= 0) ends with " <-- ERROR HERE". */
-IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write, void *user);
+IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write,
+                                        void *user);
 
 /* >>trace: the Chrome trace JSON, for Perfetto and chrome://tracing */
 /* Chrome trace JSON ({"traceEvents": [...]}, ph "X", pid = device), BSP timing from the
    cost model, 1 time unit = 1 ms: one event per op (named like the CSV, "0F0"; a colour
    per kind in cname), the update U on every device, and the phases as spans on a track
    of their own (pid = P). Opens in Perfetto and chrome://tracing. */
-IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, ipup_write_fn write, void *user);
+IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost,
+                                       ipup_write_fn write, void *user);
 
 /* >>svg: the SVG Gantt chart */
 /* SVG Gantt chart: devices as rows, op widths from the cost model (BSP timing), the
    weight update U after the last step, phases (from fig, may be NULL) marked. */
-IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
-                                     ipup_write_fn write, void *user);
+IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost,
+                                     const ipup_sched_figures *fig, ipup_write_fn write,
+                                     void *user);
 /* Layout of the SVG (zero = default). */
 typedef struct ipup_sched_svg_opts {
     double unit;       /* px per cost unit; 0: 24, shrunk down to 8 to fit width (further
@@ -432,15 +452,18 @@ typedef struct ipup_sched_svg_opts {
    legend wrapped to the canvas with only the op kinds present. Text stays inside the
    canvas; ipup_sched_write_svg is this with opts NULL. IPUP_ERR_ARG for a bad table, a
    NULL write, or a cost or stage scale that is negative, NaN, infinite or above 1e15. */
-IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
-                                        const ipup_sched_svg_opts *opts, ipup_write_fn write, void *user);
+IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost,
+                                        const ipup_sched_figures *fig,
+                                        const ipup_sched_svg_opts *opts, ipup_write_fn write,
+                                        void *user);
 
 /* >>json: the figures as one JSON object */
 /* One JSON object with the figures: schedule, stages, microbatches, devices, steps,
    unit_utilisation, bsp_time, async_time, bubble_fraction, bubble_fraction_async,
    peak_inflight, stash_bytes, first_microbatch_done, phases, in_order, warnings. */
-IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
-                                      const char *warnings, ipup_write_fn write, void *user);
+IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig,
+                                      const char *schedule, const char *warnings,
+                                      ipup_write_fn write, void *user);
 
 /* >>csv: PyTorch's compute-only CSV (docs/schedules.md §6), written and read */
 /* PyTorch compute-only CSV: one row per device, one cell per step, empty = idle. */
@@ -452,35 +475,42 @@ IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, v
    stage first appears (verify checks the rest). First ipup_sched_csv_scan to learn
    the sizes, then ipup_sched_csv_load with arrays of those sizes. Errors:
    IPUP_ERR_PARSE with row and column, IPUP_ERR_CAPACITY. */
-IPUPIPE_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
-                                       int32_t *devices, int32_t *n_ops, char *msg, size_t msg_len);
-IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
-                                       size_t work_bytes, ipup_table *out, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages,
+                                    int32_t *microbatches, int32_t *devices, int32_t *n_ops,
+                                    char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops,
+                                    int32_t cap_ops, void *work, size_t work_bytes, ipup_table *out,
+                                    char *msg, size_t msg_len);
 
 /* >>respace: per-device orders turned into a lock-step table */
 /* Re-place the ops of each device, keeping each device's order, as early as their
    dependencies allow (like PyTorch's schedule simulator): turns per-device orders
    into a lock-step table. Overlap cells become two consecutive steps. Compacts.
    Returns IPUP_ERR_INVALID_TABLE when the orders deadlock or an op is missing. */
-IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg,
+                                   size_t msg_len);
 
 /* >>concurrent: concurrent pipeline stages (docs/schedules.md §9; TF IPU user guide §6.5.7) */
 /* A concurrent stage is one stage run as several branches, one per device, on the same
    micro-batch in the same step. In a table every branch is its own op on its own
    device row; its branch_plus1 holds branch + 1 (0 for an op of a plain stage). */
 /* The branch of an op of a concurrent stage (0..n-1), or -1 for an op of a plain stage. */
-static inline int ipup_op_branch(const ipup_op *op) { return op->branch_plus1 > 0 ? op->branch_plus1 - 1 : -1; }
+static inline int ipup_op_branch(const ipup_op *op) {
+    return op->branch_plus1 > 0 ? op->branch_plus1 - 1 : -1;
+}
 /* Parse a stage -> device mapping: device numbers separated by commas, one per stage,
    where a bracketed list is one stage on several devices: "0,1,2,1,0", "0,[1,2],2,3".
    Spaces and tabs around numbers and signs are ignored. Devices are 0..255, at most
    IPUP_SCHED_MAX_BRANCHES per bracket and all distinct, brackets do not nest, at most
    IPUP_SCHED_MAX_STAGES stages. Returns the stage count, or IPUP_ERR_ARG (NULL
    argument) / IPUP_ERR_PARSE with msg saying what is wrong, where, and the fix. */
-IPUPIPE_DEF int ipup_sched_map_parse(const char *text, ipup_stage_map *out, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_sched_map_parse(const char *text, ipup_stage_map *out, char *msg,
+                                     size_t msg_len);
 /* The serialised form of a mapping: each concurrent stage's branches become consecutive
    plain stages on their devices (0,[1,2],2,3 -> 0,1,2,2,3). Writes the plain mapping
    into stage_device (cap entries) and returns its stage count, or IPUP_ERR_CAPACITY. */
-IPUPIPE_DEF int ipup_sched_map_serialised(const ipup_stage_map *map, int16_t *stage_device, int32_t cap);
+IPUPIPE_DEF int ipup_sched_map_serialised(const ipup_stage_map *map, int16_t *stage_device,
+                                          int32_t cap);
 /* The sum over stages of their branch counts: size a concurrent table's ops with
    IPUP_SCHED_MAX_OPS(ipup_sched_map_lanes(map), M). */
 IPUPIPE_DEF int32_t ipup_sched_map_lanes(const ipup_stage_map *map);
@@ -594,8 +624,9 @@ typedef struct ipup__spec {
 /* Pads the text made of prefix (sign, 0x), zeros (precision or 0 flag) and body (blen
    bytes, from body() or from str) to the field width. */
 typedef void (*ipup__body_fn)(ipup__out *o, const void *arg);
-static IPUP__UNUSED void ipup__field(ipup__out *o, const ipup__spec *sp, const char *prefix, size_t zeros, const char *str,
-                                    ipup__body_fn body, const void *arg, int zero_fill) {
+static IPUP__UNUSED void ipup__field(ipup__out *o, const ipup__spec *sp, const char *prefix,
+                                     size_t zeros, const char *str, ipup__body_fn body,
+                                     const void *arg, int zero_fill) {
     size_t plen = ipup__strlen(prefix), blen, total, pad;
     if (body) {
         ipup__out cnt;
@@ -618,8 +649,11 @@ static IPUP__UNUSED void ipup__field(ipup__out *o, const ipup__spec *sp, const c
 static IPUP__UNUSED void ipup__fmt_int(ipup__out *o, const ipup__spec *sp, uint64_t v, int neg) {
     char digits_rev[24], prefix[4];
     const char *hex = sp->conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
-    unsigned base = sp->conv == 'o' ? 8u : (sp->conv == 'x' || sp->conv == 'X' || sp->conv == 'p') ? 16u : 10u;
-    int n_digits = 0, i, zeros, n_prefix = 0, is_signed = sp->conv == 'd' || sp->conv == 'i' || sp->conv == 'p';
+    unsigned base = sp->conv == 'o'                                           ? 8u
+                    : (sp->conv == 'x' || sp->conv == 'X' || sp->conv == 'p') ? 16u
+                                                                              : 10u;
+    int n_digits = 0, i, zeros, n_prefix = 0,
+        is_signed = sp->conv == 'd' || sp->conv == 'i' || sp->conv == 'p';
     char text[24];
     uint64_t x = v;
     while (x > 0) {
@@ -653,8 +687,8 @@ typedef struct ipup__decimal {
     int last_nonzero;                /* index of the last nonzero digit, -1 for zero */
 } ipup__decimal;
 
-static const uint32_t ipup__pow10[10] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
-                                         1000000000u};
+static const uint32_t ipup__pow10[10] = {1u,      10u,      100u,      1000u,      10000u,
+                                         100000u, 1000000u, 10000000u, 100000000u, 1000000000u};
 
 static IPUP__UNUSED void ipup__decimal_mul(ipup__decimal *d, uint32_t f) {
     uint64_t carry = 0;
@@ -687,7 +721,8 @@ static IPUP__UNUSED void ipup__decimal_init(ipup__decimal *d, double v) {
     d->limb[0] = (uint32_t)(m % 1000000000u);
     d->limb[1] = (uint32_t)(m / 1000000000u % 1000000000u);
     d->n_limbs = d->limb[1] ? 2 : 1;
-    if (m >= (uint64_t)1000000000u * 1000000000u) d->limb[d->n_limbs++] = (uint32_t)(m / 1000000000u / 1000000000u);
+    if (m >= (uint64_t)1000000000u * 1000000000u)
+        d->limb[d->n_limbs++] = (uint32_t)(m / 1000000000u / 1000000000u);
     if (e >= 0) {
         for (; e >= 30; e -= 30) ipup__decimal_mul(d, (uint32_t)1 << 30);
         if (e) ipup__decimal_mul(d, (uint32_t)1 << e);
@@ -729,7 +764,8 @@ static IPUP__UNUSED void ipup__round_digits(ipup__rounded *r, const ipup__decima
     r->n_kept = n < 0 ? 0 : n;
     if (n < 0 || d->n_digits == 0) return; /* below half a unit of the last kept place: 0 */
     dn = ipup__decimal_digit(d, n);
-    up = dn > 5 || (dn == 5 && (d->last_nonzero > n || (n > 0 && (ipup__decimal_digit(d, n - 1) & 1))));
+    up = dn > 5 ||
+         (dn == 5 && (d->last_nonzero > n || (n > 0 && (ipup__decimal_digit(d, n - 1) & 1))));
     if (!up) return;
     for (q = n - 1; q >= 0 && ipup__decimal_digit(d, q) == 9; q--) {}
     if (q < 0) { r->rolled_over = 1; r->exp10 = d->exp10 + 1; }
@@ -740,7 +776,8 @@ static IPUP__UNUSED int ipup__rounded_digit(const ipup__rounded *r, int64_t j) {
     if (j < 0) return 0;
     if (r->rolled_over) return j == 0;
     if (j >= r->n_kept) return 0;
-    if (r->bumped && j >= r->bump_at) return j == r->bump_at ? ipup__decimal_digit(r->dec, j) + 1 : 0;
+    if (r->bumped && j >= r->bump_at)
+        return j == r->bump_at ? ipup__decimal_digit(r->dec, j) + 1 : 0;
     return ipup__decimal_digit(r->dec, j);
 }
 
@@ -789,7 +826,8 @@ static IPUP__UNUSED void ipup__fmt_double(ipup__out *o, const ipup__spec *sp, do
     else if (sp->space) sign[0] = ' ';
     if (((bits >> 52) & 0x7ff) == 0x7ff) { /* inf, nan: no zero padding */
         int nan = (bits & (((uint64_t)1 << 52) - 1)) != 0;
-        ipup__field(o, sp, sign, 0, nan ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf"), NULL, NULL, 0);
+        ipup__field(o, sp, sign, 0, nan ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf"), NULL,
+                    NULL, 0);
         return;
     }
     ipup__decimal_init(&d, v);
@@ -807,7 +845,9 @@ static IPUP__UNUSED void ipup__fmt_double(ipup__out *o, const ipup__spec *sp, do
         if (P > X && X >= -4) { b.style = 'f'; b.prec = P - 1 - X; }
         else { b.style = 'e'; b.prec = P - 1; }
         if (!sp->alt) /* drop trailing zeros of the fraction */
-            while (b.prec > 0 && ipup__rounded_digit(&r, b.style == 'f' ? (int64_t)X + b.prec : (int64_t)b.prec) == 0) b.prec--;
+            while (b.prec > 0 && ipup__rounded_digit(&r, b.style == 'f' ? (int64_t)X + b.prec
+                                                                        : (int64_t)b.prec) == 0)
+                b.prec--;
     }
     ipup__field(o, sp, sign, 0, "", ipup__float_body_put, &b, sp->zero);
 }
@@ -830,7 +870,8 @@ static IPUP__UNUSED const char *ipup__fmt_spec(const char *f, ipup__spec *sp, va
         sp->width = w;
         f++;
     } else
-        for (; *f >= '0' && *f <= '9'; f++) sp->width = sp->width > 214748363 ? 2147483647 : sp->width * 10 + (*f - '0');
+        for (; *f >= '0' && *f <= '9'; f++)
+            sp->width = sp->width > 214748363 ? 2147483647 : sp->width * 10 + (*f - '0');
     if (*f == '.') {
         f++;
         sp->prec = 0;
@@ -839,7 +880,8 @@ static IPUP__UNUSED const char *ipup__fmt_spec(const char *f, ipup__spec *sp, va
             if (sp->prec < 0) sp->prec = -1;
             f++;
         } else
-            for (; *f >= '0' && *f <= '9'; f++) sp->prec = sp->prec > 214748363 ? 2147483647 : sp->prec * 10 + (*f - '0');
+            for (; *f >= '0' && *f <= '9'; f++)
+                sp->prec = sp->prec > 214748363 ? 2147483647 : sp->prec * 10 + (*f - '0');
     }
     if (f[0] == 'h' && f[1] == 'h') { sp->size = 'H'; f += 2; }
     else if (f[0] == 'l' && f[1] == 'l') { sp->size = 'L'; f += 2; }
@@ -950,7 +992,8 @@ IPUPIPE_DEF int ipup_buf_write(void *user, const void *data, size_t n) {
     ipup_buf *b = (ipup_buf *)user;
     if (!b) return 0;
     if (b->buf && b->cap > 0) {
-        size_t at = b->len < b->cap - 1 ? b->len : b->cap - 1, k = n < b->cap - 1 - at ? n : b->cap - 1 - at;
+        size_t at = b->len < b->cap - 1 ? b->len : b->cap - 1,
+               k = n < b->cap - 1 - at ? n : b->cap - 1 - at;
         if (k) IPUPIPE_MEMCPY(b->buf + at, data, k);
         b->buf[at + k] = '\0';
     }
@@ -982,7 +1025,9 @@ static IPUP__UNUSED void ipup__write_bytes(ipup__writer *w, const char *s, size_
     IPUPIPE_MEMCPY(w->buf + w->staged, s, n);
     w->staged += n;
 }
-static IPUP__UNUSED void ipup__write_str(ipup__writer *w, const char *s) { ipup__write_bytes(w, s, ipup__strlen(s)); }
+static IPUP__UNUSED void ipup__write_str(ipup__writer *w, const char *s) {
+    ipup__write_bytes(w, s, ipup__strlen(s));
+}
 static IPUP__PRINTF(2, 3) IPUP__UNUSED void ipup__write_fmt(ipup__writer *w, const char *fmt, ...) {
     char tmp[256];
     int n;
@@ -1004,21 +1049,24 @@ static IPUP__UNUSED void ipup__writer_init(ipup__writer *w, ipup_write_fn write,
 }
 
 /* >>messages: error and warning texts into the caller's msg buffer */
-static IPUP__UNUSED void ipup__msgv(char *msg, size_t len, int append, const char *fmt, va_list ap) {
+static IPUP__UNUSED void ipup__msgv(char *msg, size_t len, int append, const char *fmt,
+                                    va_list ap) {
     size_t used;
     if (!msg || len == 0) return;
     used = append ? ipup__strlen(msg) : 0;
     if (used >= len) return;
     ipup_vsnprintf(msg + used, len - used, fmt, ap);
 }
-static IPUP__PRINTF(4, 5) IPUP__UNUSED int ipup__err(char *msg, size_t len, int code, const char *fmt, ...) {
+static IPUP__PRINTF(4, 5) IPUP__UNUSED int ipup__err(char *msg, size_t len, int code,
+                                                     const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     ipup__msgv(msg, len, 0, fmt, ap);
     va_end(ap);
     return code;
 }
-static IPUP__PRINTF(4, 5) IPUP__UNUSED void ipup__warn(char *msg, size_t len, int *count, const char *fmt, ...) {
+static IPUP__PRINTF(4, 5) IPUP__UNUSED void ipup__warn(char *msg, size_t len, int *count,
+                                                       const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     if (msg && len) {
@@ -1043,14 +1091,17 @@ static IPUP__UNUSED int ipup__work_ok(const ipup_table *t, const void *work, siz
 static IPUP__UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t msg_len) {
     if (!t) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table is NULL");
     if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES)
-        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d stages; need 1..%d", (int)t->stages, IPUP_SCHED_MAX_STAGES);
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d stages; need 1..%d",
+                         (int)t->stages, IPUP_SCHED_MAX_STAGES);
     if (t->microbatches < 1 || t->microbatches > IPUP_SCHED_MAX_MICROBATCHES)
-        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d micro-batches; need 1..%d", (int)t->microbatches,
-                         IPUP_SCHED_MAX_MICROBATCHES);
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d micro-batches; need 1..%d",
+                         (int)t->microbatches, IPUP_SCHED_MAX_MICROBATCHES);
     if (t->devices < 1 || t->devices > IPUP_SCHED_MAX_STAGES)
-        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d devices; need 1..%d", (int)t->devices, IPUP_SCHED_MAX_STAGES);
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d devices; need 1..%d",
+                         (int)t->devices, IPUP_SCHED_MAX_STAGES);
     if (t->n_ops < 0 || (t->n_ops > 0 && !t->ops))
-        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d ops but no ops array", (int)t->n_ops);
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d ops but no ops array",
+                         (int)t->n_ops);
     return 0;
 }
 
@@ -1069,8 +1120,14 @@ IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out) {
     if (!name || !out) return IPUP_ERR_ARG;
     for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
         if (ipup__name_eq(name, ipup__kind_names[k])) { *out = (ipup_sched_kind)k; return IPUP_OK; }
-    if (ipup__name_eq(name, "zbh1") || ipup__name_eq(name, "zero-bubble")) { *out = IPUP_SCHED_ZBH1; return IPUP_OK; }
-    if (ipup__name_eq(name, "i1f1b") || ipup__name_eq(name, "interleaved1f1b")) { *out = IPUP_SCHED_INTERLEAVED_1F1B; return IPUP_OK; }
+    if (ipup__name_eq(name, "zbh1") || ipup__name_eq(name, "zero-bubble")) {
+        *out = IPUP_SCHED_ZBH1;
+        return IPUP_OK;
+    }
+    if (ipup__name_eq(name, "i1f1b") || ipup__name_eq(name, "interleaved1f1b")) {
+        *out = IPUP_SCHED_INTERLEAVED_1F1B;
+        return IPUP_OK;
+    }
     if (ipup__name_eq(name, "pipedream-flush")) { *out = IPUP_SCHED_1F1B; return IPUP_OK; }
     if (ipup__name_eq(name, "fill-drain")) { *out = IPUP_SCHED_GPIPE; return IPUP_OK; }
     /* TF's sharding: the model split over IPUs, one IPU working at a time */
@@ -1092,7 +1149,8 @@ typedef struct ipup__gen {
     int32_t step;  /* the step the next op goes into */
 } ipup__gen;
 
-static IPUP__UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t stage, int32_t mb, int kind) {
+static IPUP__UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t stage, int32_t mb,
+                                    int kind) {
     ipup_op *o = &g->ops[g->n_ops++];
     o->step = g->step;
     o->mb = mb;
@@ -1104,7 +1162,8 @@ static IPUP__UNUSED void ipup__emit(ipup__gen *g, int32_t dev, int32_t stage, in
 
 /* The op of stage s at raw (uncompacted) step t under a closed form (docs/schedules.md §3),
    or 0 when idle. */
-static IPUP__UNUSED int ipup__closed_op(int kind, int32_t S, int32_t M, int32_t t, int32_t s, int32_t *mb) {
+static IPUP__UNUSED int ipup__closed_op(int kind, int32_t S, int32_t M, int32_t t, int32_t s,
+                                        int32_t *mb) {
     int32_t u, c, d;
     switch (kind) {
     case IPUP_SCHED_INTERLEAVED: /* F(s,m) at s+2m; B(s,m) at 2S-1-s+2m */
@@ -1143,11 +1202,14 @@ static IPUP__UNUSED int ipup__closed_op(int kind, int32_t S, int32_t M, int32_t 
 
 /* Raw step of an op under a closed form: the priority of list scheduling when stages
    share a device. */
-static IPUP__UNUSED int64_t ipup__closed_prio(int kind, int32_t S, int32_t M, int opk, int32_t s, int32_t m) {
+static IPUP__UNUSED int64_t ipup__closed_prio(int kind, int32_t S, int32_t M, int opk, int32_t s,
+                                              int32_t m) {
     int64_t c, d;
     switch (kind) {
-    case IPUP_SCHED_INTERLEAVED: return opk == IPUP_OP_F ? s + 2 * (int64_t)m : 2 * (int64_t)S - 1 - s + 2 * (int64_t)m;
-    case IPUP_SCHED_GPIPE: return opk == IPUP_OP_F ? (int64_t)s + m : (int64_t)M + S - 1 + (S - 1 - s) + m;
+    case IPUP_SCHED_INTERLEAVED:
+        return opk == IPUP_OP_F ? s + 2 * (int64_t)m : 2 * (int64_t)S - 1 - s + 2 * (int64_t)m;
+    case IPUP_SCHED_GPIPE:
+        return opk == IPUP_OP_F ? (int64_t)s + m : (int64_t)M + S - 1 + (S - 1 - s) + m;
     default: /* grouped */
         if (opk == IPUP_OP_F) {
             c = (int64_t)s + m;
@@ -1180,13 +1242,15 @@ static IPUP__UNUSED int ipup__prog_1f1b(int32_t S, int32_t M, int32_t s, int32_t
    Virtual index -> (chunk, micro-batch) in groups of P micro-batches (a last partial
    group keeps the same order with a smaller group; the generator does not use it: for
    M % P != 0 it pads to a multiple of P with phantom micro-batches instead). */
-static IPUP__UNUSED void ipup__megatron_virtual_index(int32_t P, int32_t V, int32_t M, int32_t idx, int32_t *chunk, int32_t *mb) {
+static IPUP__UNUSED void ipup__megatron_virtual_index(int32_t P, int32_t V, int32_t M, int32_t idx,
+                                                      int32_t *chunk, int32_t *mb) {
     int32_t group = idx / (P * V), base = group * P, group_size = M - base < P ? M - base : P;
     int32_t j = idx - group * P * V;
     *chunk = j / group_size;
     *mb = base + j % group_size;
 }
-static IPUP__UNUSED int ipup__prog_megatron(int32_t P, int32_t V, int32_t M, int32_t r, int32_t k, int32_t *stage, int32_t *mb) {
+static IPUP__UNUSED int ipup__prog_megatron(int32_t P, int32_t V, int32_t M, int32_t r, int32_t k,
+                                            int32_t *stage, int32_t *mb) {
     int32_t total = M * V, warm = (P - r - 1) * 2 + (V - 1) * P, rest, steady, idx, chunk;
     int kind;
     if (warm > total) warm = total;
@@ -1232,7 +1296,8 @@ static IPUP__UNUSED int ipup__ready_fwd(const ipup__dyn_state *y, int32_t s, int
     return m < y->g->M && y->n_fwd[s] == m && (s == 0 || y->n_fwd[s - 1] > m);
 }
 static IPUP__UNUSED int ipup__ready_bwd(const ipup__dyn_state *y, int32_t s, int32_t m) {
-    return m < y->g->M && y->n_bwd[s] == m && y->n_fwd[s] > m && (s == y->g->S - 1 || y->n_bwd[s + 1] > m);
+    return m < y->g->M && y->n_bwd[s] == m && y->n_fwd[s] > m &&
+           (s == y->g->S - 1 || y->n_bwd[s + 1] > m);
 }
 static IPUP__UNUSED int ipup__ready_wgrad(const ipup__dyn_state *y, int32_t s, int32_t m) {
     return m < y->g->M && y->n_wgrad[s] == m && y->n_bwd[s] > m;
@@ -1244,7 +1309,8 @@ static IPUP__UNUSED int ipup__rank_1f1b(const ipup__dyn_state *y, int32_t s, ipu
     const int32_t S = y->g->S, M = y->g->M;
     if (y->n_fwd[s] + y->n_bwd[s] >= 2 * M) return 0;
     c->kind = ipup__prog_1f1b(S, M, s, y->n_fwd[s] + y->n_bwd[s], &c->mb);
-    if (!(c->kind == IPUP_OP_F ? ipup__ready_fwd(y, s, c->mb) : ipup__ready_bwd(y, s, c->mb))) return 0;
+    if (!(c->kind == IPUP_OP_F ? ipup__ready_fwd(y, s, c->mb) : ipup__ready_bwd(y, s, c->mb)))
+        return 0;
     c->key = (c->kind == IPUP_OP_F ? ((int64_t)1 << 40) : 0) + (int64_t)c->mb * 1024 + (S - s);
     return 1;
 }
@@ -1257,7 +1323,8 @@ static IPUP__UNUSED int ipup__rank_1f1b(const ipup__dyn_state *y, int32_t s, ipu
    M >= S. */
 static IPUP__UNUSED int ipup__rank_zbh1(const ipup__dyn_state *y, int32_t s, ipup__candidate *c) {
     const int32_t S = y->g->S;
-    if (ipup__ready_fwd(y, s, y->n_fwd[s]) && y->n_fwd[s] - y->n_bwd[s] < S - s && y->n_fwd[s] - y->n_wgrad[s] < S) {
+    if (ipup__ready_fwd(y, s, y->n_fwd[s]) && y->n_fwd[s] - y->n_bwd[s] < S - s &&
+        y->n_fwd[s] - y->n_wgrad[s] < S) {
         c->kind = IPUP_OP_F; c->mb = y->n_fwd[s]; c->key = 0;
     } else if (ipup__ready_bwd(y, s, y->n_bwd[s])) {
         c->kind = IPUP_OP_I; c->mb = y->n_bwd[s]; c->key = (int64_t)1 << 40;
@@ -1273,13 +1340,22 @@ static IPUP__UNUSED int ipup__rank_zbh1(const ipup__dyn_state *y, int32_t s, ipu
 static IPUP__UNUSED int ipup__rank_closed(const ipup__dyn_state *y, int32_t s, ipup__candidate *c) {
     const ipup__gen *g = y->g;
     int64_t kf = -1, kb = -1;
-    if (ipup__ready_fwd(y, s, y->n_fwd[s])) kf = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_F, s, y->n_fwd[s]);
-    if (ipup__ready_bwd(y, s, y->n_bwd[s])) kb = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_B, s, y->n_bwd[s]);
+    if (ipup__ready_fwd(y, s, y->n_fwd[s]))
+        kf = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_F, s, y->n_fwd[s]);
+    if (ipup__ready_bwd(y, s, y->n_bwd[s]))
+        kb = ipup__closed_prio(g->kind, g->S, g->M, IPUP_OP_B, s, y->n_bwd[s]);
     if (y->phase == IPUP_OP_F) kb = -1;
     if (y->phase == IPUP_OP_B) kf = -1;
     if (kf < 0 && kb < 0) return 0;
-    if (kb >= 0 && (kf < 0 || kb <= kf)) { c->kind = IPUP_OP_B; c->mb = y->n_bwd[s]; c->key = kb * 2; }
-    else { c->kind = IPUP_OP_F; c->mb = y->n_fwd[s]; c->key = kf * 2 + 1; }
+    if (kb >= 0 && (kf < 0 || kb <= kf)) {
+        c->kind = IPUP_OP_B;
+        c->mb = y->n_bwd[s];
+        c->key = kb * 2;
+    } else {
+        c->kind = IPUP_OP_F;
+        c->mb = y->n_fwd[s];
+        c->key = kf * 2 + 1;
+    }
     c->key = c->key * 1024 + s;
     return 1;
 }
@@ -1308,7 +1384,8 @@ typedef int (*ipup__rank_fn)(const ipup__dyn_state *y, int32_t s, ipup__candidat
 
 /* the best-ranked ready op among the stages of device d (inline: each caller passes a
    constant rank, which the compiler then calls directly) */
-static inline int ipup__pick_stages(ipup__dyn_state *y, int32_t d, ipup__rank_fn rank, ipup__candidate *best) {
+static inline int ipup__pick_stages(ipup__dyn_state *y, int32_t d, ipup__rank_fn rank,
+                                    ipup__candidate *best) {
     int32_t s;
     best->kind = 0;
     for (s = y->g->first_stage[d]; s >= 0; s = y->g->next_stage[s]) {
@@ -1352,7 +1429,8 @@ static IPUP__UNUSED int ipup__pick_zbh1(ipup__dyn_state *y, int32_t d, ipup__can
 }
 
 typedef struct ipup__dyn_rule {
-    int (*pick)(ipup__dyn_state *y, int32_t d, ipup__candidate *best); /* device d's op this step, 0: idle */
+    /* device d's op this step, 0: idle */
+    int (*pick)(ipup__dyn_state *y, int32_t d, ipup__candidate *best);
     int (*phase)(const ipup__dyn_state *y); /* NULL, or the kind of all ops of the step */
 } ipup__dyn_rule;
 
@@ -1383,13 +1461,18 @@ static IPUP__UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_le
         for (d = 0; d < g->P; d++) {
             chosen_kind[d] = 0;
             if (!rule->pick(&y, d, &pick)) continue;
-            chosen_kind[d] = (int8_t)pick.kind; chosen_stage[d] = pick.stage; chosen_mb[d] = pick.mb; any = 1;
+            chosen_kind[d] = (int8_t)pick.kind;
+            chosen_stage[d] = pick.stage;
+            chosen_mb[d] = pick.mb;
+            any = 1;
         }
         if (!any)
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "%s: no device can run an op at step %d (%lld of %lld ops placed): the "
-                             "schedule deadlocks with this stage -> device mapping; try the default mapping",
-                             ipup_sched_kind_name((ipup_sched_kind)g->kind), (int)g->step + 1, (long long)done, (long long)total);
+            return ipup__err(
+                msg, msg_len, IPUP_ERR_CONFIG,
+                "%s: no device can run an op at step %d (%lld of %lld ops placed): the schedule "
+                "deadlocks with this stage -> device mapping; try the default mapping",
+                ipup_sched_kind_name((ipup_sched_kind)g->kind), (int)g->step + 1, (long long)done,
+                (long long)total);
         for (d = 0; d < g->P; d++) {
             if (!chosen_kind[d]) continue;
             ipup__emit(g, d, chosen_stage[d], chosen_mb[d], chosen_kind[d]);
@@ -1412,58 +1495,69 @@ static IPUP__UNUSED int32_t ipup__pow2_ceil(int32_t x) {
 }
 
 /* validate: kind, S, M, devices and V in range */
-static IPUP__UNUSED int ipup__gen_validate(const ipup_sched_config *cfg, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__gen_validate(const ipup_sched_config *cfg, char *msg,
+                                           size_t msg_len) {
     int kind = (int)cfg->kind;
     const char *kname;
     if (kind < 0 || kind >= IPUP_SCHED_KIND_COUNT)
-        return ipup__err(msg, msg_len, IPUP_ERR_ARG, "unknown schedule kind %d (valid: 0..%d, see ipup_sched_kind)", kind,
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG,
+                         "unknown schedule kind %d (valid: 0..%d, see ipup_sched_kind)", kind,
                          IPUP_SCHED_KIND_COUNT - 1);
     kname = ipup__kind_names[kind];
     if (cfg->stages < 1 || cfg->stages > IPUP_SCHED_MAX_STAGES)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: stages S=%d is out of range: need 1 <= S <= %d (IPUP_SCHED_MAX_STAGES)",
-                         kname, (int)cfg->stages, IPUP_SCHED_MAX_STAGES);
+        return ipup__err(
+            msg, msg_len, IPUP_ERR_CONFIG,
+            "%s: stages S=%d is out of range: need 1 <= S <= %d (IPUP_SCHED_MAX_STAGES)", kname,
+            (int)cfg->stages, IPUP_SCHED_MAX_STAGES);
     if (cfg->microbatches < 1 || cfg->microbatches > IPUP_SCHED_MAX_MICROBATCHES)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: micro-batches M=%d is out of range: need 1 <= M <= %d", kname,
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s: micro-batches M=%d is out of range: need 1 <= M <= %d", kname,
                          (int)cfg->microbatches, IPUP_SCHED_MAX_MICROBATCHES);
     if (cfg->devices < 0 || cfg->devices > IPUP_SCHED_MAX_STAGES)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: devices P=%d is out of range: need 0 (automatic) or 1..%d", kname,
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s: devices P=%d is out of range: need 0 (automatic) or 1..%d", kname,
                          (int)cfg->devices, IPUP_SCHED_MAX_STAGES);
     if (cfg->virtual_stages < 0)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: virtual stages V=%d must be >= 0 (0 = automatic)", kname,
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s: virtual stages V=%d must be >= 0 (0 = automatic)", kname,
                          (int)cfg->virtual_stages);
     return IPUP_OK;
 }
 
 /* map, interleaved-1f1b: V stages per device, stage s on device s mod P, P = S / V */
-static IPUP__UNUSED int ipup__gen_map_virtual(ipup__gen *g, const ipup_sched_config *cfg, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__gen_map_virtual(ipup__gen *g, const ipup_sched_config *cfg, char *msg,
+                                              size_t msg_len) {
     int32_t S = g->S, V = cfg->virtual_stages, P, s;
     if (V == 0) {
         if (cfg->devices > 0) {
             if (S % cfg->devices != 0)
-                return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                                 "interleaved-1f1b: %d stages cannot be spread evenly over %d devices (each device holds "
-                                 "V = S/P stages); choose S a multiple of P",
-                                 (int)S, (int)cfg->devices);
+                return ipup__err(
+                    msg, msg_len, IPUP_ERR_CONFIG,
+                    "interleaved-1f1b: %d stages cannot be spread evenly over %d devices (each "
+                    "device holds V = S/P stages); choose S a multiple of P",
+                    (int)S, (int)cfg->devices);
             V = S / cfg->devices;
         } else V = (S % 2 == 0) ? 2 : 1;
     }
     if (V > S || S % V != 0)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                         "interleaved-1f1b: S=%d stages with V=%d virtual stages per device: S must be a multiple of V "
-                         "(S = P x V, stage s on device s mod P); choose V among the divisors of S",
+                         "interleaved-1f1b: S=%d stages with V=%d virtual stages per device: S "
+                         "must be a multiple of V (S = P x V, stage s on device s mod P); choose V "
+                         "among the divisors of S",
                          (int)S, (int)V);
     P = S / V;
     if (cfg->devices > 0 && cfg->devices != P)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                         "interleaved-1f1b: S=%d stages, V=%d per device needs P=%d devices, but devices=%d; drop one of "
-                         "--devices/--virtual or make S = P x V",
+                         "interleaved-1f1b: S=%d stages, V=%d per device needs P=%d devices, but "
+                         "devices=%d; drop one of --devices/--virtual or make S = P x V",
                          (int)S, (int)V, (int)P, (int)cfg->devices);
     for (s = 0; s < S; s++) {
         g->stage_device[s] = (int16_t)(s % P);
         if (cfg->stage_device && cfg->stage_device[s] != s % P)
             return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "interleaved-1f1b places stage s on device s mod P (Megatron virtual stages), but the "
-                             "mapping puts stage %d on device %d instead of %d; drop the mapping and give V instead",
+                             "interleaved-1f1b places stage s on device s mod P (Megatron virtual "
+                             "stages), but the mapping puts stage %d on device %d instead of %d; "
+                             "drop the mapping and give V instead",
                              (int)s, (int)cfg->stage_device[s], (int)(s % P));
     }
     g->P = P;
@@ -1472,20 +1566,24 @@ static IPUP__UNUSED int ipup__gen_map_virtual(ipup__gen *g, const ipup_sched_con
 }
 
 /* map, other schedules: the given stage -> device mapping (default s -> s) */
-static IPUP__UNUSED int ipup__gen_map_given(ipup__gen *g, const ipup_sched_config *cfg, int *nwarn, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__gen_map_given(ipup__gen *g, const ipup_sched_config *cfg, int *nwarn,
+                                            char *msg, size_t msg_len) {
     const char *kname = ipup__kind_names[g->kind];
     int32_t s, max_device = -1;
     if (cfg->virtual_stages > 1)
-        ipup__warn(msg, msg_len, nwarn, "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
+        ipup__warn(msg, msg_len, nwarn,
+                   "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
                    (int)cfg->virtual_stages);
     for (s = 0; s < g->S; s++) {
         int32_t dev = cfg->stage_device ? cfg->stage_device[s] : s;
         if (dev < 0 || dev >= IPUP_SCHED_MAX_STAGES || (cfg->devices > 0 && dev >= cfg->devices)) {
             if (msg && msg_len) msg[0] = '\0';
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "%s: stage %d is mapped to device %d, but the devices are 0..%d; fix the mapping (the "
-                             "default puts stage s on device s) or raise the device count",
-                             kname, (int)s, (int)dev, (int)((cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES) - 1));
+            return ipup__err(
+                msg, msg_len, IPUP_ERR_CONFIG,
+                "%s: stage %d is mapped to device %d, but the devices are 0..%d; fix the mapping "
+                "(the default puts stage s on device s) or raise the device count",
+                kname, (int)s, (int)dev,
+                (int)((cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES) - 1));
         }
         g->stage_device[s] = (int16_t)dev;
         if (dev > max_device) max_device = dev;
@@ -1497,10 +1595,12 @@ static IPUP__UNUSED int ipup__gen_map_given(ipup__gen *g, const ipup_sched_confi
 
 /* map: stage -> device, then per device its stages (first/next), whether stages share a
    device, and a warning per idle device */
-static IPUP__UNUSED int ipup__gen_map(ipup__gen *g, const ipup_sched_config *cfg, int *nwarn, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__gen_map(ipup__gen *g, const ipup_sched_config *cfg, int *nwarn,
+                                      char *msg, size_t msg_len) {
     int32_t s, d;
-    int rc = g->kind == IPUP_SCHED_INTERLEAVED_1F1B ? ipup__gen_map_virtual(g, cfg, msg, msg_len)
-                                                    : ipup__gen_map_given(g, cfg, nwarn, msg, msg_len);
+    int rc = g->kind == IPUP_SCHED_INTERLEAVED_1F1B
+                 ? ipup__gen_map_virtual(g, cfg, msg, msg_len)
+                 : ipup__gen_map_given(g, cfg, nwarn, msg, msg_len);
     if (rc) return rc;
     for (d = 0; d < g->P; d++) { g->device_stage[d] = -1; g->first_stage[d] = -1; }
     for (s = g->S - 1; s >= 0; s--) {
@@ -1514,13 +1614,15 @@ static IPUP__UNUSED int ipup__gen_map(ipup__gen *g, const ipup_sched_config *cfg
         for (d = 0; d < g->P; d++) g->device_stage[d] = -1;
     for (d = 0; d < g->P; d++)
         if (g->first_stage[d] < 0)
-            ipup__warn(msg, msg_len, nwarn, "%s: device %d runs no stage (idle for the whole step)", ipup__kind_names[g->kind], (int)d);
+            ipup__warn(msg, msg_len, nwarn, "%s: device %d runs no stage (idle for the whole step)",
+                       ipup__kind_names[g->kind], (int)d);
     return IPUP_OK;
 }
 
 /* A per-schedule API rule (docs/schedules.md §5) that does not hold: the error text
    under strict, else the warning. */
-static IPUP__UNUSED int ipup__gen_rule(int strict, int *nwarn, char *msg, size_t msg_len, const char *err, const char *warn) {
+static IPUP__UNUSED int ipup__gen_rule(int strict, int *nwarn, char *msg, size_t msg_len,
+                                       const char *err, const char *warn) {
     if (strict) {
         if (msg && msg_len) msg[0] = '\0';
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s", err);
@@ -1530,47 +1632,65 @@ static IPUP__UNUSED int ipup__gen_rule(int strict, int *nwarn, char *msg, size_t
 }
 
 /* the per-schedule API rules (docs/schedules.md §5): warnings, errors under strict */
-static IPUP__UNUSED int ipup__gen_rules(const ipup__gen *g, int strict, int *nwarn, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__gen_rules(const ipup__gen *g, int strict, int *nwarn, char *msg,
+                                        size_t msg_len) {
     char err_text[400], warn_text[400];
     const char *kname = ipup__kind_names[g->kind];
     const int32_t S = g->S, M = g->M, P = g->P;
     const int kind = g->kind;
     int rc = IPUP_OK;
     if (kind == IPUP_SCHED_INTERLEAVED && M % S != 0) {
-        ipup_snprintf(err_text, sizeof err_text, "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) must be a multiple of the "
-                      "number of pipeline stages (S=%d); use M=%d or %d",
+        ipup_snprintf(err_text, sizeof err_text,
+                      "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) must be a "
+                      "multiple of the number of pipeline stages (S=%d); use M=%d or %d",
                       (int)M, (int)S, (int)(M / S * S > 0 ? M / S * S : S), (int)((M / S + 1) * S));
-        ipup_snprintf(warn_text, sizeof warn_text, "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) is not a multiple of the "
-                      "number of pipeline stages (S=%d) (an error on Graphcore's API and under strict)",
-                      (int)M, (int)S);
-        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, err_text, warn_text)) != IPUP_OK) return rc;
+        ipup_snprintf(
+            warn_text, sizeof warn_text,
+            "PipelineSchedule.Interleaved: gradient_accumulation_count (M=%d) is not a multiple of "
+            "the number of pipeline stages (S=%d) (an error on Graphcore's API and under strict)",
+            (int)M, (int)S);
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, err_text, warn_text)) != IPUP_OK)
+            return rc;
     }
     if (kind == IPUP_SCHED_GROUPED && M % (2 * S) != 0) {
-        ipup_snprintf(err_text, sizeof err_text, "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) must be a multiple of 2 x the "
-                      "number of pipeline stages (2S=%d); use M=%d",
+        ipup_snprintf(err_text, sizeof err_text,
+                      "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) must be a "
+                      "multiple of 2 x the number of pipeline stages (2S=%d); use M=%d",
                       (int)M, (int)(2 * S), (int)((M / (2 * S) + 1) * 2 * S));
-        ipup_snprintf(warn_text, sizeof warn_text, "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) is not a multiple of 2 x the "
-                      "number of pipeline stages (2S=%d) (an error on Graphcore's API and under strict)",
-                      (int)M, (int)(2 * S));
-        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, err_text, warn_text)) != IPUP_OK) return rc;
+        ipup_snprintf(
+            warn_text, sizeof warn_text,
+            "PipelineSchedule.Grouped: gradient_accumulation_count (M=%d) is not a multiple of 2 x "
+            "the number of pipeline stages (2S=%d) (an error on Graphcore's API and under strict)",
+            (int)M, (int)(2 * S));
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, err_text, warn_text)) != IPUP_OK)
+            return rc;
     }
-    if ((kind == IPUP_SCHED_INTERLEAVED || kind == IPUP_SCHED_GROUPED || kind == IPUP_SCHED_SEQUENTIAL) && !ipup__is_pow2(P)) {
-        ipup_snprintf(err_text, sizeof err_text, "%s: the model uses %d IPUs, but multi-IPU devices come in powers of two (1, 2, 4, 8, 16, 32, "
-                      "64); map the stages onto %d IPUs",
+    if ((kind == IPUP_SCHED_INTERLEAVED || kind == IPUP_SCHED_GROUPED ||
+         kind == IPUP_SCHED_SEQUENTIAL) &&
+        !ipup__is_pow2(P)) {
+        ipup_snprintf(err_text, sizeof err_text,
+                      "%s: the model uses %d IPUs, but multi-IPU devices come in powers of two (1, "
+                      "2, 4, 8, 16, 32, 64); map the stages onto %d IPUs",
                       kname, (int)P, (int)ipup__pow2_ceil(P));
-        ipup_snprintf(warn_text, sizeof warn_text, "%s: %d IPUs is not a power of two; Graphcore multi-IPU devices come in 1, 2, 4, 8, 16, 32 or "
-                      "64 IPUs (an error under strict)",
+        ipup_snprintf(warn_text, sizeof warn_text,
+                      "%s: %d IPUs is not a power of two; Graphcore multi-IPU devices come in 1, "
+                      "2, 4, 8, 16, 32 or 64 IPUs (an error under strict)",
                       kname, (int)P);
-        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, err_text, warn_text)) != IPUP_OK) return rc;
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, err_text, warn_text)) != IPUP_OK)
+            return rc;
     }
     if (kind == IPUP_SCHED_INTERLEAVED_1F1B && g->V > 1 && M % P != 0) {
-        ipup_snprintf(err_text, sizeof err_text, "interleaved-1f1b: Megatron-LM requires the number of micro-batches (M=%d) to be a multiple "
-                      "of the pipeline-parallel size (P=%d); use M=%d",
+        ipup_snprintf(err_text, sizeof err_text,
+                      "interleaved-1f1b: Megatron-LM requires the number of micro-batches (M=%d) "
+                      "to be a multiple of the pipeline-parallel size (P=%d); use M=%d",
                       (int)M, (int)P, (int)((M / P + 1) * P));
-        ipup_snprintf(warn_text, sizeof warn_text, "interleaved-1f1b: M=%d is not a multiple of P=%d (Megatron-LM's rule); placed as Megatron's "
-                      "program for M=%d with the ops of the %d extra micro-batches left out (an error under strict)",
+        ipup_snprintf(warn_text, sizeof warn_text,
+                      "interleaved-1f1b: M=%d is not a multiple of P=%d (Megatron-LM's rule); "
+                      "placed as Megatron's program for M=%d with the ops of the %d extra "
+                      "micro-batches left out (an error under strict)",
                       (int)M, (int)P, (int)((M + P - 1) / P * P), (int)((M + P - 1) / P * P - M));
-        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, err_text, warn_text)) != IPUP_OK) return rc;
+        if ((rc = ipup__gen_rule(strict, nwarn, msg, msg_len, err_text, warn_text)) != IPUP_OK)
+            return rc;
     }
     return IPUP_OK;
 }
@@ -1582,12 +1702,20 @@ static IPUP__UNUSED int ipup__gen_place(ipup__gen *g, int32_t need, char *msg, s
     int32_t s, d, m;
     if (kind == IPUP_SCHED_SEQUENTIAL) {
         for (m = 0; m < g->M; m++) {
-            for (s = 0; s < g->S; s++) { ipup__emit(g, g->stage_device[s], s, m, IPUP_OP_F); g->step++; }
-            for (s = g->S - 1; s >= 0; s--) { ipup__emit(g, g->stage_device[s], s, m, IPUP_OP_B); g->step++; }
+            for (s = 0; s < g->S; s++) {
+                ipup__emit(g, g->stage_device[s], s, m, IPUP_OP_F);
+                g->step++;
+            }
+            for (s = g->S - 1; s >= 0; s--) {
+                ipup__emit(g, g->stage_device[s], s, m, IPUP_OP_B);
+                g->step++;
+            }
         }
         return IPUP_OK;
     }
-    if ((kind == IPUP_SCHED_INTERLEAVED || kind == IPUP_SCHED_GROUPED || kind == IPUP_SCHED_GPIPE) && !g->shared_devices) {
+    if ((kind == IPUP_SCHED_INTERLEAVED || kind == IPUP_SCHED_GROUPED ||
+         kind == IPUP_SCHED_GPIPE) &&
+        !g->shared_devices) {
         int32_t raw = g->S + 2 * (g->M + g->S) + 2, t;
         for (t = 0; t < raw && g->n_ops < need; t++) {
             int32_t before = g->n_ops;
@@ -1607,27 +1735,35 @@ static IPUP__UNUSED int ipup__gen_place(ipup__gen *g, int32_t need, char *msg, s
 
 /* "never fills", true to the table: no step has every device in use busy (the phases of
    §4 have no main). Sequential never overlaps stages by design and is not warned about. */
-static IPUP__UNUSED void ipup__gen_fill_warning(const ipup_table *t, int kind, int *nwarn, char *msg, size_t msg_len) {
+static IPUP__UNUSED void ipup__gen_fill_warning(const ipup_table *t, int kind, int *nwarn,
+                                                char *msg, size_t msg_len) {
     int32_t ph[6];
-    if (kind == IPUP_SCHED_SEQUENTIAL || t->devices < 2 || ipup_sched_phases(t, ph) != IPUP_OK || ph[3] >= ph[2]) return;
+    if (kind == IPUP_SCHED_SEQUENTIAL || t->devices < 2 || ipup_sched_phases(t, ph) != IPUP_OK ||
+        ph[3] >= ph[2])
+        return;
     ipup__warn(msg, msg_len, nwarn,
-               "%s: S=%d M=%d: the pipeline never fills (no step has all %d devices busy; more micro-batches fill it)",
+               "%s: S=%d M=%d: the pipeline never fills (no step has all %d devices busy; more "
+               "micro-batches fill it)",
                ipup__kind_names[kind], (int)t->stages, (int)t->microbatches, (int)t->devices);
 }
 
-static int ipup__fwd_generate(ipup__gen *g, const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out,
-                              int *nwarn, char *msg, size_t msg_len); /* forward-only block */
-static int ipup__conc_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
+static int ipup__fwd_generate(ipup__gen *g, const ipup_sched_config *cfg, ipup_op *ops,
+                              int32_t cap_ops, ipup_table *out, int *nwarn, char *msg,
+                              size_t msg_len); /* forward-only block */
+static int ipup__conc_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
+                               ipup_table *out, char *msg,
                                size_t msg_len); /* concurrent stages, docs/schedules.md §9 */
 
-IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
-                                    size_t msg_len) {
+IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
+                                    ipup_table *out, char *msg, size_t msg_len) {
     ipup__gen g;
     int32_t s, need;
     int nwarn = 0, rc;
     const char *kname;
     if (msg && msg_len) msg[0] = '\0';
-    if (!cfg || !out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "ipup_sched_generate: cfg and out must not be NULL");
+    if (!cfg || !out)
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG,
+                         "ipup_sched_generate: cfg and out must not be NULL");
     IPUPIPE_MEMSET(out, 0, sizeof *out);
     for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
     if ((rc = ipup__gen_validate(cfg, msg, msg_len)) != IPUP_OK) return rc;
@@ -1637,22 +1773,26 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     g.split_backward = g.kind == IPUP_SCHED_ZBH1;
     kname = ipup__kind_names[g.kind];
     if ((rc = ipup__gen_map(&g, cfg, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
-    if (cfg->forward_only) return ipup__fwd_generate(&g, cfg, ops, cap_ops, out, &nwarn, msg, msg_len);
+    if (cfg->forward_only)
+        return ipup__fwd_generate(&g, cfg, ops, cap_ops, out, &nwarn, msg, msg_len);
     if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
     /* capacity */
     if ((int64_t)(g.split_backward ? 3 : 2) * g.S * g.M > (int64_t)0x7fffffff)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: S x M = %lld is too large", kname, (long long)g.S * g.M);
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: S x M = %lld is too large", kname,
+                         (long long)g.S * g.M);
     need = (g.split_backward ? 3 : 2) * g.S * g.M;
     if (!ops || cap_ops < need) {
         if (msg && msg_len) msg[0] = '\0';
         return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
-                         "%s: the table needs %d ops but the ops array holds %d; size it with IPUP_SCHED_MAX_OPS(%d, %d)",
+                         "%s: the table needs %d ops but the ops array holds %d; size it with "
+                         "IPUP_SCHED_MAX_OPS(%d, %d)",
                          kname, (int)need, ops ? (int)cap_ops : 0, (int)g.S, (int)g.M);
     }
     g.ops = ops;
     if ((rc = ipup__gen_place(&g, need, msg, msg_len)) != IPUP_OK) return rc;
     if (g.n_ops != need)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: internal error: placed %d of %d ops", kname, (int)g.n_ops, (int)need);
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: internal error: placed %d of %d ops",
+                         kname, (int)g.n_ops, (int)need);
     out->stages = g.S;
     out->microbatches = g.M;
     out->devices = g.P;
@@ -1668,21 +1808,30 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
 
 /* >>ops: op tokens and descriptions, the sort */
 static IPUP__UNUSED char ipup__kind_char(int k) {
-    return k == IPUP_OP_F ? 'F' : k == IPUP_OP_B ? 'B' : k == IPUP_OP_I ? 'I' : k == IPUP_OP_W ? 'W' : '?';
+    return k == IPUP_OP_F   ? 'F'
+           : k == IPUP_OP_B ? 'B'
+           : k == IPUP_OP_I ? 'I'
+           : k == IPUP_OP_W ? 'W'
+                            : '?';
 }
 
 IPUPIPE_DEF int ipup_sched_op_str(const ipup_op *op, char *buf, size_t len) {
     int n;
     if (!op || !buf || len == 0) return 0;
     if (ipup_op_branch(op) >= 0) /* a branch of a concurrent stage: "1F3.1" (§9) */
-        n = ipup_snprintf(buf, len, "%d%c%d.%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb, ipup_op_branch(op));
-    else n = ipup_snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind), (int)op->mb);
+        n = ipup_snprintf(buf, len, "%d%c%d.%d", (int)op->stage, ipup__kind_char(op->kind),
+                          (int)op->mb, ipup_op_branch(op));
+    else
+        n = ipup_snprintf(buf, len, "%d%c%d", (int)op->stage, ipup__kind_char(op->kind),
+                          (int)op->mb);
     return n < 0 ? 0 : n;
 }
 
 /* op as text for messages: "B(2,3) [2B3]" */
-static IPUP__UNUSED const char *ipup__op_desc(char *buf, size_t len, int kind, int32_t s, int32_t m) {
-    ipup_snprintf(buf, len, "%c(%d,%d) [%d%c%d]", ipup__kind_char(kind), (int)s, (int)m, (int)s, ipup__kind_char(kind), (int)m);
+static IPUP__UNUSED const char *ipup__op_desc(char *buf, size_t len, int kind, int32_t s,
+                                              int32_t m) {
+    ipup_snprintf(buf, len, "%c(%d,%d) [%d%c%d]", ipup__kind_char(kind), (int)s, (int)m, (int)s,
+                  ipup__kind_char(kind), (int)m);
     return buf;
 }
 
@@ -1752,8 +1901,8 @@ static IPUP__UNUSED int ipup__ver_mapping(ipup__verifier *v) {
         if (v->t->stage_device[s] < 0 || v->t->stage_device[s] >= v->P) {
             v->info->rule = 2; v->info->stage = s;
             return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 2 (stage on its device): stage %d has no device (mapping gives %d, devices are 0..%d); "
-                             "every stage needs its ops on one device",
+                             "rule 2 (stage on its device): stage %d has no device (mapping gives "
+                             "%d, devices are 0..%d); every stage needs its ops on one device",
                              (int)s, (int)v->t->stage_device[s], (int)(v->P - 1));
         }
     }
@@ -1764,16 +1913,18 @@ static IPUP__UNUSED int ipup__ver_mapping(ipup__verifier *v) {
 static IPUP__UNUSED int ipup__ver_range(ipup__verifier *v, int32_t i) {
     const ipup_op *o = &v->t->ops[i];
     int k = o->kind;
-    if (o->stage < 0 || o->stage >= v->S || o->mb < 0 || o->mb >= v->M || k < IPUP_OP_F || k > IPUP_OP_W || o->step < 0 ||
-        o->step >= v->t->steps || o->device < 0 || o->device >= v->P) {
+    if (o->stage < 0 || o->stage >= v->S || o->mb < 0 || o->mb >= v->M || k < IPUP_OP_F ||
+        k > IPUP_OP_W || o->step < 0 || o->step >= v->t->steps || o->device < 0 ||
+        o->device >= v->P) {
         ipup_sched_verify_info *in = v->info;
         in->rule = 1; in->op_index = i; in->step = o->step; in->device = o->device;
         in->stage = o->stage; in->mb = o->mb; in->kind = k;
         return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                         "rule 1 (indices in range): op %d (stage %d, micro-batch %d, kind %d, step %d, device %d) is out "
-                         "of range: stages 0..%d, micro-batches 0..%d, kinds F B I W, steps 1..%d, devices 0..%d",
-                         (int)i, (int)o->stage, (int)o->mb, k, (int)o->step + 1, (int)o->device, (int)(v->S - 1),
-                         (int)(v->M - 1), (int)v->t->steps, (int)(v->P - 1));
+                         "rule 1 (indices in range): op %d (stage %d, micro-batch %d, kind %d, "
+                         "step %d, device %d) is out of range: stages 0..%d, micro-batches 0..%d, "
+                         "kinds F B I W, steps 1..%d, devices 0..%d",
+                         (int)i, (int)o->stage, (int)o->mb, k, (int)o->step + 1, (int)o->device,
+                         (int)(v->S - 1), (int)(v->M - 1), (int)v->t->steps, (int)(v->P - 1));
     }
     return IPUP_OK;
 }
@@ -1786,17 +1937,22 @@ static IPUP__UNUSED int ipup__ver_cell(ipup__verifier *v, int32_t i) {
         const ipup_op *p = &v->t->ops[i - 1];
         if (p->step == o->step && p->device == o->device) {
             ipup__ver_op(v, 2, i);
-            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one of them to "
-                             "another step",
-                             (int)o->device, (int)o->step + 1, ipup__op_desc(v->other_text, sizeof v->other_text, p->kind, p->stage, p->mb), v->op_text);
+            return ipup__err(
+                v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one "
+                "of them to another step",
+                (int)o->device, (int)o->step + 1,
+                ipup__op_desc(v->other_text, sizeof v->other_text, p->kind, p->stage, p->mb),
+                v->op_text);
         }
         if (p->step > o->step || (p->step == o->step && p->device > o->device)) {
             ipup__ver_op(v, 6, i);
-            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                             "table structure: ops %d and %d are not sorted by (step, device) (device %d, step %d: %s "
-                             "comes after step %d); call ipup_sched_sort first",
-                             (int)(i - 1), (int)i, (int)o->device, (int)o->step + 1, v->op_text, (int)p->step + 1);
+            return ipup__err(
+                v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                "table structure: ops %d and %d are not sorted by (step, device) (device %d, step "
+                "%d: %s comes after step %d); call ipup_sched_sort first",
+                (int)(i - 1), (int)i, (int)o->device, (int)o->step + 1, v->op_text,
+                (int)p->step + 1);
         }
     }
     return IPUP_OK;
@@ -1810,10 +1966,12 @@ static IPUP__UNUSED int ipup__ver_device(ipup__verifier *v, int32_t i) {
     if (rc != IPUP_OK) return rc;
     if (o->device != home) {
         ipup__ver_op(v, 2, i);
-        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                         "rule 2 (stage on its device): device %d, step %d: %s runs on device %d, but stage %d lives on "
-                         "device %d (its weights and stash are there); move it to device %d",
-                         (int)o->device, (int)o->step + 1, v->op_text, (int)o->device, (int)o->stage, (int)home, (int)home);
+        return ipup__err(
+            v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+            "rule 2 (stage on its device): device %d, step %d: %s runs on device %d, but stage %d "
+            "lives on device %d (its weights and stash are there); move it to device %d",
+            (int)o->device, (int)o->step + 1, v->op_text, (int)o->device, (int)o->stage, (int)home,
+            (int)home);
     }
     return IPUP_OK;
 }
@@ -1827,13 +1985,16 @@ static IPUP__UNUSED int ipup__ver_once(ipup__verifier *v, int32_t i) {
     if (slot[x] >= 0) {
         ipup__ver_op(v, 1, i);
         if ((k == IPUP_OP_B || k == IPUP_OP_I) && v->bwd_kind[x] != k)
-            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 1 (each op once): device %d, step %d: %s, but the same stage and micro-batch already "
-                             "has %s at step %d; a backward is either B or I + W, not both",
-                             (int)o->device, (int)o->step + 1, v->op_text, ipup__op_desc(v->other_text, sizeof v->other_text, v->bwd_kind[x], o->stage, o->mb),
-                             (int)slot[x] + 1);
+            return ipup__err(
+                v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                "rule 1 (each op once): device %d, step %d: %s, but the same stage and micro-batch "
+                "already has %s at step %d; a backward is either B or I + W, not both",
+                (int)o->device, (int)o->step + 1, v->op_text,
+                ipup__op_desc(v->other_text, sizeof v->other_text, v->bwd_kind[x], o->stage, o->mb),
+                (int)slot[x] + 1);
         return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                         "rule 1 (each op once): device %d, step %d: %s appears twice (also at step %d); remove one",
+                         "rule 1 (each op once): device %d, step %d: %s appears twice (also at "
+                         "step %d); remove one",
                          (int)o->device, (int)o->step + 1, v->op_text, (int)slot[x] + 1);
     }
     slot[x] = o->step;
@@ -1860,18 +2021,21 @@ static IPUP__UNUSED int ipup__ver_complete(ipup__verifier *v) {
                 in->rule = 1; in->op_index = -1; in->step = -1; in->device = home;
                 in->stage = s; in->mb = m; in->kind = missing;
                 return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 1 (every op once): %s is missing (stage %d lives on device %d); add it to a free step "
-                                 "of device %d after its inputs",
-                                 ipup__op_desc(v->op_text, sizeof v->op_text, missing, s, m), (int)s, (int)home, (int)home);
+                                 "rule 1 (every op once): %s is missing (stage %d lives on device "
+                                 "%d); add it to a free step of device %d after its inputs",
+                                 ipup__op_desc(v->op_text, sizeof v->op_text, missing, s, m),
+                                 (int)s, (int)home, (int)home);
             }
             if (v->bwd_kind[x] == IPUP_OP_B && v->step_wgrad[x] >= 0) {
                 in->rule = 1; in->step = v->step_wgrad[x]; in->device = home;
                 in->stage = s; in->mb = m; in->kind = IPUP_OP_W;
-                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 1 (nothing else appears): device %d, step %d: %s, but the backward of stage %d, "
-                                 "micro-batch %d is a full B (it already computes the weight gradient); write I instead of B "
-                                 "or drop the W",
-                                 (int)home, (int)v->step_wgrad[x] + 1, ipup__op_desc(v->op_text, sizeof v->op_text, IPUP_OP_W, s, m), (int)s, (int)m);
+                return ipup__err(
+                    v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                    "rule 1 (nothing else appears): device %d, step %d: %s, but the backward of "
+                    "stage %d, micro-batch %d is a full B (it already computes the weight "
+                    "gradient); write I instead of B or drop the W",
+                    (int)home, (int)v->step_wgrad[x] + 1,
+                    ipup__op_desc(v->op_text, sizeof v->op_text, IPUP_OP_W, s, m), (int)s, (int)m);
             }
         }
     return IPUP_OK;
@@ -1884,13 +2048,25 @@ typedef struct ipup__dep {
 } ipup__dep;
 
 /* rule 3: F(s,m) after F(s-1,m) */
-static IPUP__UNUSED int ipup__ver_rule3(const ipup__verifier *v, const ipup_op *o, int64_t x, ipup__dep *d) {
-    if (o->stage > 0 && v->step_fwd[x - 1] >= o->step) { d->kind = IPUP_OP_F; d->stage = o->stage - 1; d->step = v->step_fwd[x - 1]; return 3; }
+static IPUP__UNUSED int ipup__ver_rule3(const ipup__verifier *v, const ipup_op *o, int64_t x,
+                                        ipup__dep *d) {
+    if (o->stage > 0 && v->step_fwd[x - 1] >= o->step) {
+        d->kind = IPUP_OP_F;
+        d->stage = o->stage - 1;
+        d->step = v->step_fwd[x - 1];
+        return 3;
+    }
     return 0;
 }
 /* rule 4: B/I(s,m) after F(s,m) and after the backward of stage s+1 */
-static IPUP__UNUSED int ipup__ver_rule4(const ipup__verifier *v, const ipup_op *o, int64_t x, ipup__dep *d) {
-    if (v->step_fwd[x] >= o->step) { d->kind = IPUP_OP_F; d->stage = o->stage; d->step = v->step_fwd[x]; return 4; }
+static IPUP__UNUSED int ipup__ver_rule4(const ipup__verifier *v, const ipup_op *o, int64_t x,
+                                        ipup__dep *d) {
+    if (v->step_fwd[x] >= o->step) {
+        d->kind = IPUP_OP_F;
+        d->stage = o->stage;
+        d->step = v->step_fwd[x];
+        return 4;
+    }
     if (o->stage < v->S - 1 && v->step_bwd[x + 1] >= o->step) {
         d->kind = v->bwd_kind[x + 1]; d->stage = o->stage + 1; d->step = v->step_bwd[x + 1];
         return 4;
@@ -1898,8 +2074,14 @@ static IPUP__UNUSED int ipup__ver_rule4(const ipup__verifier *v, const ipup_op *
     return 0;
 }
 /* rule 5: W(s,m) after I(s,m) */
-static IPUP__UNUSED int ipup__ver_rule5(const ipup__verifier *v, const ipup_op *o, int64_t x, ipup__dep *d) {
-    if (v->step_bwd[x] >= o->step) { d->kind = IPUP_OP_I; d->stage = o->stage; d->step = v->step_bwd[x]; return 5; }
+static IPUP__UNUSED int ipup__ver_rule5(const ipup__verifier *v, const ipup_op *o, int64_t x,
+                                        ipup__dep *d) {
+    if (v->step_bwd[x] >= o->step) {
+        d->kind = IPUP_OP_I;
+        d->stage = o->stage;
+        d->step = v->step_bwd[x];
+        return 5;
+    }
     return 0;
 }
 
@@ -1918,12 +2100,13 @@ static IPUP__UNUSED int ipup__ver_deps(ipup__verifier *v) {
                                           : ipup__ver_rule4(v, o, x, &d);
         if (!rule) continue;
         ipup__ver_op(v, rule, i);
-        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                         "rule %d (%s): device %d, step %d: %s needs %s from device %d, which runs at step %d; a value "
-                         "made in step t is usable from step t+1, so move %s to step %d or later",
-                         rule, what[rule - 3], (int)o->device, (int)o->step + 1, v->op_text,
-                         ipup__op_desc(v->other_text, sizeof v->other_text, d.kind, d.stage, o->mb), (int)v->t->stage_device[d.stage],
-                         (int)d.step + 1, v->op_text, (int)(d.step + 2));
+        return ipup__err(
+            v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+            "rule %d (%s): device %d, step %d: %s needs %s from device %d, which runs at step %d; "
+            "a value made in step t is usable from step t+1, so move %s to step %d or later",
+            rule, what[rule - 3], (int)o->device, (int)o->step + 1, v->op_text,
+            ipup__op_desc(v->other_text, sizeof v->other_text, d.kind, d.stage, o->mb),
+            (int)v->t->stage_device[d.stage], (int)d.step + 1, v->op_text, (int)(d.step + 2));
     }
     return IPUP_OK;
 }
@@ -1936,7 +2119,8 @@ static IPUP__UNUSED void ipup__ver_in_order(ipup__verifier *v) {
     for (m = 1; m < v->M; m++)
         for (s = 0; s < v->S; s++) {
             int64_t x = (int64_t)m * v->S + s;
-            int32_t a0 = v->bwd_kind[x - v->S] == IPUP_OP_B ? v->step_bwd[x - v->S] : v->step_wgrad[x - v->S];
+            int32_t a0 = v->bwd_kind[x - v->S] == IPUP_OP_B ? v->step_bwd[x - v->S]
+                                                            : v->step_wgrad[x - v->S];
             int32_t a1 = v->bwd_kind[x] == IPUP_OP_B ? v->step_bwd[x] : v->step_wgrad[x];
             if (a1 < a0 && (in->in_order || s < in->out_of_order_stage)) {
                 in->in_order = 0;
@@ -1945,11 +2129,12 @@ static IPUP__UNUSED void ipup__ver_in_order(ipup__verifier *v) {
         }
 }
 
-static int ipup__ver_conc(ipup__verifier *v); /* a table with concurrent stages, docs/schedules.md §9 */
+/* a table with concurrent stages, docs/schedules.md §9 */
+static int ipup__ver_conc(ipup__verifier *v);
 
 /* the scratch arrays (work is checked by the caller) */
-static IPUP__UNUSED void ipup__ver_init(ipup__verifier *v, const ipup_table *t, void *work, ipup_sched_verify_info *info, char *msg,
-                                        size_t msg_len) {
+static IPUP__UNUSED void ipup__ver_init(ipup__verifier *v, const ipup_table *t, void *work,
+                                        ipup_sched_verify_info *info, char *msg, size_t msg_len) {
     int64_t SM = (int64_t)t->stages * t->microbatches;
     v->t = t; v->info = info; v->msg = msg; v->msg_len = msg_len;
     v->S = t->stages; v->M = t->microbatches; v->P = t->devices;
@@ -1957,12 +2142,13 @@ static IPUP__UNUSED void ipup__ver_init(ipup__verifier *v, const ipup_table *t, 
     v->step_bwd = v->step_fwd + SM;
     v->step_wgrad = v->step_bwd + SM;
     v->bwd_kind = (int8_t *)(void *)((uint8_t *)work + (size_t)12 * (size_t)SM); /* SM bytes */
-    IPUPIPE_MEMSET(v->step_fwd, 0xff, (size_t)12 * (size_t)SM); /* step_fwd, step_bwd, step_wgrad: -1 */
+    /* step_fwd, step_bwd, step_wgrad: -1 */
+    IPUPIPE_MEMSET(v->step_fwd, 0xff, (size_t)12 * (size_t)SM);
     IPUPIPE_MEMSET(v->bwd_kind, 0, (size_t)SM);
 }
 
-IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes, ipup_sched_verify_info *info, char *msg,
-                                  size_t msg_len) {
+IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_bytes,
+                                  ipup_sched_verify_info *info, char *msg, size_t msg_len) {
     ipup_sched_verify_info dummy;
     ipup__verifier v;
     int32_t i;
@@ -1976,8 +2162,10 @@ IPUPIPE_DEF int ipup_sched_verify(const ipup_table *t, void *work, size_t work_b
     if (rc) { info->rule = 6; return rc; }
     if (!ipup__work_ok(t, work, work_bytes))
         return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
-                         "verify: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) = %lld bytes (got %lld)",
-                         (int)t->stages, (int)t->microbatches, (long long)IPUP_SCHED_WORK_BYTES(t->stages, t->microbatches),
+                         "verify: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, "
+                         "%d) = %lld bytes (got %lld)",
+                         (int)t->stages, (int)t->microbatches,
+                         (long long)IPUP_SCHED_WORK_BYTES(t->stages, t->microbatches),
                          (long long)work_bytes);
     ipup__ver_init(&v, t, work, info, msg, msg_len);
     if ((rc = ipup__ver_mapping(&v)) != IPUP_OK) return rc;
@@ -2027,14 +2215,17 @@ static IPUP__UNUSED int ipup__stage_elsewhere(const ipup_table *t, int32_t s, in
 
 /* 1 when the value an op produces goes to another device at the end of its step */
 static IPUP__UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
-    if (o->kind == IPUP_OP_F) return o->stage < t->stages - 1 && ipup__stage_elsewhere(t, o->stage + 1, o->device);
-    if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) return o->stage > 0 && ipup__stage_elsewhere(t, o->stage - 1, o->device);
+    if (o->kind == IPUP_OP_F)
+        return o->stage < t->stages - 1 && ipup__stage_elsewhere(t, o->stage + 1, o->device);
+    if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I)
+        return o->stage > 0 && ipup__stage_elsewhere(t, o->stage - 1, o->device);
     return 0;
 }
 
 /* BSP cost of the step made of ops [i0, i1): its slowest op, the exchange if any op crosses
    devices, and the sync. */
-static IPUP__UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c, int32_t i0, int32_t i1) {
+static IPUP__UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c,
+                                           int32_t i0, int32_t i1) {
     double slowest = 0.0;
     int cross = 0;
     int32_t i;
@@ -2062,7 +2253,8 @@ IPUPIPE_DEF int ipup_sched_phases(const ipup_table *t, int32_t out[6]) {
     for (i = 0; i < t->n_ops; i++) {
         d = t->ops[i].device;
         if (d >= 0 && d < t->devices && !device_used[d]) { device_used[d] = 1; n_in_use++; }
-        if ((t->ops[i].kind == IPUP_OP_B || t->ops[i].kind == IPUP_OP_I) && (first_bwd_step < 0 || t->ops[i].step < first_bwd_step))
+        if ((t->ops[i].kind == IPUP_OP_B || t->ops[i].kind == IPUP_OP_I) &&
+            (first_bwd_step < 0 || t->ops[i].step < first_bwd_step))
             first_bwd_step = t->ops[i].step;
     }
     /* a step is full when it holds one op on each device in use (a valid table has at
@@ -2091,7 +2283,8 @@ IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int3
     int32_t cur[IPUP_SCHED_MAX_STAGES];
     int32_t i, s;
     if (!t || !out || (!t->ops && t->n_ops > 0)) return IPUP_ERR_ARG;
-    if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES || n_out < t->stages) return IPUP_ERR_ARG;
+    if (t->stages < 1 || t->stages > IPUP_SCHED_MAX_STAGES || n_out < t->stages)
+        return IPUP_ERR_ARG;
     if (t->forward_only) return ipup__fwd_inflight(t, out);
     for (s = 0; s < t->stages; s++) cur[s] = out[s] = 0;
     /* ops are in step order; a stage runs at most one op per step, so counting op by op
@@ -2112,25 +2305,30 @@ IPUPIPE_DEF int ipup_sched_peak_inflight(const ipup_table *t, int32_t *out, int3
 
 /* one op's change to what its device holds (docs/schedules.md §9): micro-batches in flight and
    stashed bytes, a branch of a concurrent stage counted on its own device */
-static IPUP__UNUSED void ipup__measure_device(const ipup_table *t, const ipup_op *o, const int64_t *act_bytes, int32_t *device_inflight,
+static IPUP__UNUSED void ipup__measure_device(const ipup_table *t, const ipup_op *o,
+                                              const int64_t *act_bytes, int32_t *device_inflight,
                                               int64_t *device_bytes, ipup_sched_figures *out) {
     int32_t d = o->device;
     int64_t act = act_bytes ? act_bytes[o->stage] : 0;
     (void)t;
     if (o->kind == IPUP_OP_F) {
-        if (++device_inflight[d] > out->peak_inflight_device[d]) out->peak_inflight_device[d] = device_inflight[d];
+        if (++device_inflight[d] > out->peak_inflight_device[d])
+            out->peak_inflight_device[d] = device_inflight[d];
         device_bytes[d] += act;
-        if (device_bytes[d] > out->stash_bytes_device[d]) out->stash_bytes_device[d] = device_bytes[d];
+        if (device_bytes[d] > out->stash_bytes_device[d])
+            out->stash_bytes_device[d] = device_bytes[d];
     } else if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_W) {
         device_inflight[d]--;
         device_bytes[d] -= act;
     }
 }
 
-static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c, const int64_t *act_bytes, const double *end_fwd,
-                              double *start0, ipup_sched_figures *out); /* forward-only block */
-IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost, const int64_t *act_bytes,
-                                                        void *work, size_t work_bytes, ipup_sched_figures *out) {
+static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c,
+                              const int64_t *act_bytes, const double *end_fwd, double *start0,
+                              ipup_sched_figures *out); /* forward-only block */
+IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost,
+                                   const int64_t *act_bytes, void *work, size_t work_bytes,
+                                   ipup_sched_figures *out) {
     ipup_sched_cost default_cost = ipup_sched_cost_default();
     double device_free_at[IPUP_SCHED_MAX_STAGES], device_work[IPUP_SCHED_MAX_STAGES];
     int32_t last_wgrad_mb[IPUP_SCHED_MAX_STAGES];
@@ -2146,20 +2344,26 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     IPUPIPE_MEMSET(out, 0, sizeof *out);
     S = t->stages; M = t->microbatches; P = t->devices; n = t->n_ops;
     SM = (int64_t)S * M;
-    end_fwd = (double *)work; /* scratch: end_fwd (SM doubles), end_bwd (SM doubles), ops_left (M int32) */
+    /* scratch: end_fwd (SM doubles), end_bwd (SM doubles), ops_left (M int32) */
+    end_fwd = (double *)work;
     end_bwd = (double *)(void *)((uint8_t *)work + (size_t)8 * (size_t)SM);
     ops_left = (int32_t *)(void *)((uint8_t *)work + (size_t)16 * (size_t)SM);
     for (i = 0; i < SM; i++) end_fwd[i] = end_bwd[i] = -1.0;
     for (i = 0; i < M; i++) ops_left[i] = 0;
-    for (d = 0; d < P; d++) { device_free_at[d] = 0.0; device_work[d] = 0.0; device_inflight[d] = 0; device_bytes[d] = 0; }
+    for (d = 0; d < P; d++) {
+        device_free_at[d] = 0.0;
+        device_work[d] = 0.0;
+        device_inflight[d] = 0;
+        device_bytes[d] = 0;
+    }
     for (s = 0; s < S; s++) { last_wgrad_mb[s] = -1; inflight[s] = 0; }
     out->stages = S; out->microbatches = M; out->devices = P; out->steps = t->steps; out->n_ops = n;
     out->in_order = 1;
     out->first_mb_done = -1; out->first_mb = -1;
     for (i = 0; i < n; i++) {
         const ipup_op *o = &t->ops[i];
-        if (o->stage < 0 || o->stage >= S || o->mb < 0 || o->mb >= M || o->device < 0 || o->device >= P || o->kind < 1 ||
-            o->kind > 4 || (i > 0 && o->step < t->ops[i - 1].step))
+        if (o->stage < 0 || o->stage >= S || o->mb < 0 || o->mb >= M || o->device < 0 ||
+            o->device >= P || o->kind < 1 || o->kind > 4 || (i > 0 && o->step < t->ops[i - 1].step))
             return IPUP_ERR_INVALID_TABLE;
         ops_left[o->mb]++;
     }
@@ -2176,11 +2380,11 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
         if (op_cost > step_max) step_max = op_cost;
         if (ipup__crosses(t, o)) crosses = 1;
         /* async: inputs arrive (plus exchange when they cross devices) */
-#define IPUP__DEP(arr, idx, dst)                                                            \
-    do {                                                                                    \
-        if ((arr)[idx] < 0.0) return IPUP_ERR_INVALID_TABLE;                                \
-        dep_end = (arr)[idx] + (ipup__stage_elsewhere(t, dst, d) ? cost->exchange : 0.0);       \
-        if (dep_end > ready) ready = dep_end;                                                       \
+#define IPUP__DEP(arr, idx, dst)                                                          \
+    do {                                                                                  \
+        if ((arr)[idx] < 0.0) return IPUP_ERR_INVALID_TABLE;                              \
+        dep_end = (arr)[idx] + (ipup__stage_elsewhere(t, dst, d) ? cost->exchange : 0.0); \
+        if (dep_end > ready) ready = dep_end;                                             \
     } while (0)
         if (o->kind == IPUP_OP_F) {
             if (s > 0) IPUP__DEP(end_fwd, x - 1, s - 1);
@@ -2195,11 +2399,12 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
         end = start + op_cost;
         device_free_at[d] = end;
         if (end > makespan) makespan = end;
-        if (o->kind == IPUP_OP_F) { if (end > end_fwd[x]) end_fwd[x] = end; } /* the latest branch */
+        if (o->kind == IPUP_OP_F) { if (end > end_fwd[x]) end_fwd[x] = end; } /* latest branch */
         else if (o->kind != IPUP_OP_W && end > end_bwd[x]) end_bwd[x] = end;
         device_work[d] += op_cost;
         out->work += op_cost;
-        ipup__measure_device(t, o, act_bytes, device_inflight, device_bytes, out); /* §9: per device */
+        /* §9: per device */
+        ipup__measure_device(t, o, act_bytes, device_inflight, device_bytes, out);
         /* in-flight and in-order (a concurrent stage: counted on branch 0) */
         if (ipup_op_branch(o) > 0) {
         } else if (o->kind == IPUP_OP_F) {
@@ -2221,7 +2426,8 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     out->bubble_async = makespan > 0.0 ? 1.0 - out->work / ((double)P * makespan) : 0.0;
     for (s = 0; s < S; s++) {
         out->stash_bytes[s] = (int64_t)out->peak_inflight[s] * (act_bytes ? act_bytes[s] : 0);
-        if (t->concurrent && t->n_branches[s] > 1) out->stash_bytes[s] *= t->n_branches[s]; /* each branch keeps its own (§9) */
+        /* each branch keeps its own (§9) */
+        if (t->concurrent && t->n_branches[s] > 1) out->stash_bytes[s] *= t->n_branches[s];
         out->stash_total += out->stash_bytes[s];
     }
     for (d = 0; d < P; d++) out->inflight_total += out->peak_inflight_device[d];
@@ -2254,7 +2460,8 @@ static IPUP__UNUSED int ipup__shared_devices(const ipup_table *t) {
 static IPUP__UNUSED int ipup__grid_token(const ipup_op *o, int with_stage, char *buf, size_t len) {
     int n;
     if (with_stage < 0)
-        n = ipup_snprintf(buf, len, "%d%c%d", (int)ipup_sched_popxl_stage(-with_stage, o), ipup__kind_char(o->kind), (int)o->mb);
+        n = ipup_snprintf(buf, len, "%d%c%d", (int)ipup_sched_popxl_stage(-with_stage, o),
+                          ipup__kind_char(o->kind), (int)o->mb);
     else if (with_stage) n = ipup_sched_op_str(o, buf, len);
     else n = ipup_snprintf(buf, len, "%c%d", ipup__kind_char(o->kind), (int)o->mb);
     return n < 0 ? 0 : n;
@@ -2266,7 +2473,8 @@ IPUPIPE_DEF int32_t ipup_sched_popxl_stage(int32_t stages, const ipup_op *op) {
 }
 
 /* one grid cell: " " and the op's token (or ".." when idle), padded to cell_width */
-static IPUP__UNUSED void ipup__grid_cell(ipup__writer *w, const ipup_op *o, int with_stage, int cell_width) {
+static IPUP__UNUSED void ipup__grid_cell(ipup__writer *w, const ipup_op *o, int with_stage,
+                                         int cell_width) {
     char tok[48];
     int n = o ? ipup__grid_token(o, with_stage, tok, sizeof tok) : 2;
     ipup__write_bytes(w, " ", 1);
@@ -2286,14 +2494,18 @@ static IPUP__UNUSED int ipup__step_sorted(const ipup_table *t) {
 
 /* The cells of device d's row, the last op of a cell shown (a valid table has one).
    Sorted tables in one pass over the ops; others a window of steps at a time. */
-static IPUP__UNUSED void ipup__grid_row(ipup__writer *w, const ipup_table *t, int32_t d, int with_stage, int cell_width, int sorted) {
+static IPUP__UNUSED void ipup__grid_row(ipup__writer *w, const ipup_table *t, int32_t d,
+                                        int with_stage, int cell_width, int sorted) {
     int32_t window[256], base, col = 0, i, k;
     const ipup_op *pending = NULL;
     if (sorted) {
         for (i = 0; i < t->n_ops; i++) {
             const ipup_op *o = &t->ops[i];
             if (o->device != d || o->step < 0 || o->step >= t->steps) continue;
-            if (pending && o->step != pending->step) { ipup__grid_cell(w, pending, with_stage, cell_width); col++; }
+            if (pending && o->step != pending->step) {
+                ipup__grid_cell(w, pending, with_stage, cell_width);
+                col++;
+            }
             for (; col < o->step; col++) ipup__grid_cell(w, NULL, with_stage, cell_width);
             pending = o;
         }
@@ -2305,23 +2517,31 @@ static IPUP__UNUSED void ipup__grid_row(ipup__writer *w, const ipup_table *t, in
         int32_t n_window = t->steps - base < 256 ? t->steps - base : 256;
         for (k = 0; k < n_window; k++) window[k] = -1;
         for (i = 0; i < t->n_ops; i++)
-            if (t->ops[i].device == d && t->ops[i].step >= base && t->ops[i].step < base + n_window) window[t->ops[i].step - base] = i;
-        for (k = 0; k < n_window; k++) ipup__grid_cell(w, window[k] >= 0 ? &t->ops[window[k]] : NULL, with_stage, cell_width);
+            if (t->ops[i].device == d && t->ops[i].step >= base && t->ops[i].step < base + n_window)
+                window[t->ops[i].step - base] = i;
+        for (k = 0; k < n_window; k++)
+            ipup__grid_cell(w, window[k] >= 0 ? &t->ops[window[k]] : NULL, with_stage, cell_width);
     }
 }
 
 /* the step-number line over the grid: numbers at the columns c with c % every == 0, where every
    (1, 2, 5, 10, ...) leaves room for the widest number */
-static IPUP__UNUSED void ipup__grid_ruler(ipup__writer *w, const ipup_table *t, int label_width, int cell_width) {
+static IPUP__UNUSED void ipup__grid_ruler(ipup__writer *w, const ipup_table *t, int label_width,
+                                          int cell_width) {
     char num[16];
     int32_t every = 1, m = 0, c, digits = ipup_snprintf(num, sizeof num, "%d", (int)t->steps);
     int64_t pos;
-    while ((int64_t)every * (cell_width + 1) < (int64_t)digits + 1) { every *= m % 3 == 1 ? 5 : 2; if (m % 3 == 1) every /= 2; m++; }
+    while ((int64_t)every * (cell_width + 1) < (int64_t)digits + 1) {
+        every *= m % 3 == 1 ? 5 : 2;
+        if (m % 3 == 1) every /= 2;
+        m++;
+    }
     ipup__write_str(w, "step");
     ipup__write_pad(w, (size_t)(label_width > 4 ? label_width - 4 : 0));
     pos = label_width > 4 ? label_width : 4;
     for (c = 0; c < t->steps && !w->err; c += every) {
-        int64_t at = (int64_t)label_width + 2 + (int64_t)c * (cell_width + 1); /* a cell is " " + token, after the label and a space */
+        /* a cell is " " + token, after the label and a space */
+        int64_t at = (int64_t)label_width + 2 + (int64_t)c * (cell_width + 1);
         int n = ipup_snprintf(num, sizeof num, "%d", (int)c + 1);
         if (at > pos) ipup__write_pad(w, (size_t)(at - pos));
         ipup__write_bytes(w, num, (size_t)n);
@@ -2330,7 +2550,8 @@ static IPUP__UNUSED void ipup__grid_ruler(ipup__writer *w, const ipup_table *t, 
     ipup__write_str(w, "\n");
 }
 
-static IPUP__UNUSED int ipup__render_grid(const ipup_table *t, int flags, ipup_write_fn write, void *user) {
+static IPUP__UNUSED int ipup__render_grid(const ipup_table *t, int flags, ipup_write_fn write,
+                                          void *user) {
     const int popxl = (flags & IPUP_SCHED_GRID_POPXL) != 0;
     ipup__writer w;
     char tok[48], label[32];
@@ -2364,11 +2585,13 @@ IPUPIPE_DEF int ipup_sched_render_grid(const ipup_table *t, ipup_write_fn write,
 IPUPIPE_DEF int ipup_sched_render_grid_popxl(const ipup_table *t, ipup_write_fn write, void *user) {
     return ipup__render_grid(t, IPUP_SCHED_GRID_POPXL, write, user);
 }
-IPUPIPE_DEF int ipup_sched_render_grid_ex(const ipup_table *t, int flags, ipup_write_fn write, void *user) {
+IPUPIPE_DEF int ipup_sched_render_grid_ex(const ipup_table *t, int flags, ipup_write_fn write,
+                                          void *user) {
     return ipup__render_grid(t, flags, write, user);
 }
 
-IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write, void *user) {
+IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, ipup_write_fn write,
+                                        void *user) {
     ipup__writer w;
     int32_t col_width[IPUP_SCHED_MAX_STAGES];
     char tok[48], label[32];
@@ -2377,7 +2600,8 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
     ipup__writer_init(&w, write, user);
     /* PyTorch: step labels "Step " + zero-padded index; columns "Rank i" */
     for (n = t->steps; n >= 10; n /= 10) digits++; /* labels are 1-based: Step 1 .. Step T */
-    for (d = 0; d < t->devices; d++) col_width[d] = ipup_snprintf(label, sizeof label, "Rank %d", (int)d);
+    for (d = 0; d < t->devices; d++)
+        col_width[d] = ipup_snprintf(label, sizeof label, "Rank %d", (int)d);
     for (i = 0; i < t->n_ops; i++) {
         const ipup_op *o = &t->ops[i];
         if (o->device < 0 || o->device >= t->devices) continue;
@@ -2409,7 +2633,8 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
             tok[0] = '\0';
             /* ops of this step are sorted by device; a device may hold several (invalid table) */
             while (k < t->n_ops && t->ops[k].step == step && t->ops[k].device < d) k++;
-            if (k < t->n_ops && t->ops[k].step == step && t->ops[k].device == d) n = ipup_sched_op_str(&t->ops[k], tok, sizeof tok);
+            if (k < t->n_ops && t->ops[k].step == step && t->ops[k].device == d)
+                n = ipup_sched_op_str(&t->ops[k], tok, sizeof tok);
             if (d) ipup__write_str(&w, " ");
             ipup__write_str(&w, tok);
             ipup__write_pad(&w, (size_t)(col_width[d] > n ? col_width[d] - n : 0));
@@ -2430,7 +2655,8 @@ typedef struct {
     int32_t i, end; /* next op; one past the current step */
     double now, next; /* start of the current step; start of the next */
 } ipup__timed;
-static IPUP__UNUSED void ipup__timed_init(ipup__timed *it, const ipup_table *t, const ipup_sched_cost *c) {
+static IPUP__UNUSED void ipup__timed_init(ipup__timed *it, const ipup_table *t,
+                                          const ipup_sched_cost *c) {
     it->t = t;
     it->c = c;
     it->i = it->end = 0;
@@ -2448,11 +2674,12 @@ static IPUP__UNUSED const ipup_op *ipup__timed_next(ipup__timed *it) {
 }
 
 /* Chrome's reserved colour names, one per op kind (F B I W) and for the update */
-static const char *const ipup__trace_cname[5] = {"thread_state_running", "thread_state_iowait", "terrible", "olive",
-                                                 "rail_animation"};
+static const char *const ipup__trace_cname[5] = {"thread_state_running", "thread_state_iowait",
+                                                 "terrible", "olive", "rail_animation"};
 
 /* the phases (ipup_sched_phases) as spans on their own track, pid = P */
-static IPUP__UNUSED void ipup__trace_phases(ipup__writer *w, const ipup_table *t, const ipup_sched_cost *c, double total) {
+static IPUP__UNUSED void ipup__trace_phases(ipup__writer *w, const ipup_table *t,
+                                            const ipup_sched_cost *c, double total) {
     static const char *const names[3] = {"ramp-up", "main", "ramp-down"};
     int32_t phase_steps[6], p, i = 0;
     double phase_at[4] = {0.0, total, total, total}, now = 0.0;
@@ -2466,17 +2693,23 @@ static IPUP__UNUSED void ipup__trace_phases(ipup__writer *w, const ipup_table *t
         i = j;
     }
     if (phase_steps[3] < phase_steps[2]) phase_at[2] = phase_at[1];
-    ipup__write_fmt(w, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"phases\"}}", (int)t->devices);
+    ipup__write_fmt(w,
+                    ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{"
+                    "\"name\":\"phases\"}}",
+                    (int)t->devices);
     for (p = 0; p < 3; p++) {
         if (phase_steps[2 * p + 1] < phase_steps[2 * p]) continue;
         ipup__write_fmt(w,
-                 ",\n{\"name\":\"%s\",\"cat\":\"phase\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,"
-                 "\"args\":{\"first_step\":%d,\"last_step\":%d}}",
-                 names[p], (int)t->devices, phase_at[p] * 1000.0, (phase_at[p + 1] - phase_at[p]) * 1000.0, (int)phase_steps[2 * p], (int)phase_steps[2 * p + 1]);
+                        ",\n{\"name\":\"%s\",\"cat\":\"phase\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
+                        "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"first_step\":%d,\"last_step\":%d}}",
+                        names[p], (int)t->devices, phase_at[p] * 1000.0,
+                        (phase_at[p + 1] - phase_at[p]) * 1000.0, (int)phase_steps[2 * p],
+                        (int)phase_steps[2 * p + 1]);
     }
 }
 
-IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost, ipup_write_fn write, void *user) {
+IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost,
+                                       ipup_write_fn write, void *user) {
     ipup_sched_cost default_cost = ipup_sched_cost_default();
     ipup__writer w;
     ipup__timed it;
@@ -2488,24 +2721,31 @@ IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cos
     ipup__writer_init(&w, write, user);
     ipup__write_str(&w, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     for (d = 0; d < t->devices; d++) {
-        ipup__write_fmt(&w, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"IPU%d\"}}", first ? "" : ",\n",
-                 (int)d, (int)d);
+        ipup__write_fmt(&w,
+                        "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{"
+                        "\"name\":\"IPU%d\"}}",
+                        first ? "" : ",\n", (int)d, (int)d);
         first = 0;
     }
     ipup__timed_init(&it, t, cost);
     while (!w.err && (o = ipup__timed_next(&it)) != NULL) {
         char tok[48];
         ipup_sched_op_str(o, tok, sizeof tok);
-        ipup__write_fmt(&w,
-                 ",\n{\"name\":\"%s\",\"cat\":\"%c\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,\"cname\":\"%s\","
-                 "\"args\":{\"stage\":%d,\"microbatch\":%d,\"step\":%d}}",
-                 tok, ipup__kind_char(o->kind), (int)o->device, it.now * 1000.0, ipup_sched_op_cost(cost, o) * 1000.0,
-                 ipup__trace_cname[(o->kind - 1) & 3], (int)o->stage, (int)o->mb, (int)o->step);
+        ipup__write_fmt(
+            &w,
+            ",\n{\"name\":\"%s\",\"cat\":\"%c\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,"
+            "\"dur\":%.3f,\"cname\":\"%s\",\"args\":{\"stage\":%d,\"microbatch\":%d,\"step\":%d}}",
+            tok, ipup__kind_char(o->kind), (int)o->device, it.now * 1000.0,
+            ipup_sched_op_cost(cost, o) * 1000.0, ipup__trace_cname[(o->kind - 1) & 3],
+            (int)o->stage, (int)o->mb, (int)o->step);
     }
-    /* the update U after the last step on every device (one unit, as in the SVG), then the phases */
+    /* the update U after the last step on every device (one unit, as in the SVG), then the
+       phases */
     for (d = 0; d < t->devices && t->n_ops > 0 && !t->forward_only; d++)
-        ipup__write_fmt(&w, ",\n{\"name\":\"U\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":1000.000,\"cname\":\"%s\"}",
-                 (int)d, it.next * 1000.0, ipup__trace_cname[4]);
+        ipup__write_fmt(&w,
+                        ",\n{\"name\":\"U\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":"
+                        "%.3f,\"dur\":1000.000,\"cname\":\"%s\"}",
+                        (int)d, it.next * 1000.0, ipup__trace_cname[4]);
     ipup__trace_phases(&w, t, cost, it.next);
     ipup__write_str(&w, "\n]}\n");
     return ipup__writer_end(&w);
@@ -2533,14 +2773,16 @@ typedef struct ipup__svg {
     char title[200];
 } ipup__svg;
 
-static const char *const ipup__svg_fill[5] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1"};
+static const char *const ipup__svg_fill[5] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f",
+                                              "#b07aa1"};
 static const char *const ipup__svg_phase_name[3] = {"ramp-up", "main", "ramp-down"};
 static const char *const ipup__svg_phase_fill[3] = {"#fff3e0", "#e8f5e9", "#e3f2fd"};
 
 /* The op index where the band starting at op i (its step starting at time band_start) ends, and
    that band's end time: steps go in until one would pass band_time (a band holds at
    least one step). */
-static IPUP__UNUSED int32_t ipup__svg_band(const ipup__svg *chart, int32_t i, double band_start, double *band_end) {
+static IPUP__UNUSED int32_t ipup__svg_band(const ipup__svg *chart, int32_t i, double band_start,
+                                           double *band_end) {
     double now = band_start;
     while (i < chart->t->n_ops) {
         int32_t j = ipup__step_end(chart->t, i);
@@ -2554,25 +2796,37 @@ static IPUP__UNUSED int32_t ipup__svg_band(const ipup__svg *chart, int32_t i, do
 }
 
 /* legend items: F B I W present, U, idle, the phases present; their count and widths */
-static IPUP__UNUSED int ipup__svg_legend_item(const ipup__svg *chart, int k, const char **name, const char **fill) {
-    static const char *const names[5] = {"forward F", "backward B", "input grad I", "weight grad W", "update U"};
-    if (k < 4) { *name = names[k]; *fill = ipup__svg_fill[k]; return (chart->kinds_present >> k) & 1; }
+static IPUP__UNUSED int ipup__svg_legend_item(const ipup__svg *chart, int k, const char **name,
+                                              const char **fill) {
+    static const char *const names[5] = {"forward F", "backward B", "input grad I", "weight grad W",
+                                         "update U"};
+    if (k < 4) {
+        *name = names[k];
+        *fill = ipup__svg_fill[k];
+        return (chart->kinds_present >> k) & 1;
+    }
     if (k == 4) { *name = names[4]; *fill = ipup__svg_fill[4]; return !chart->t->forward_only; }
     if (k == 5) { *name = "idle"; *fill = "#dddddd"; return 1; }
     *name = ipup__svg_phase_name[k - 6]; *fill = ipup__svg_phase_fill[k - 6];
     return chart->fig && chart->phase_time[k - 5] > chart->phase_time[k - 6];
 }
-static IPUP__UNUSED double ipup__svg_item_width(const char *name) { return 16.0 + (double)ipup__strlen(name) * IPUP__SVG_CHAR_W + 14.0; }
+static IPUP__UNUSED double ipup__svg_item_width(const char *name) {
+    return 16.0 + (double)ipup__strlen(name) * IPUP__SVG_CHAR_W + 14.0;
+}
 
 static IPUP__UNUSED void ipup__svg_default_title(ipup__svg *chart) {
     const ipup_table *t = chart->t;
     const ipup_sched_cost *c = chart->c;
     if (t->split_backward)
-        ipup_snprintf(chart->title, sizeof chart->title, "S=%d M=%d P=%d T=%d   cost F=%g I=%g W=%g exchange=%g sync=%g", (int)t->stages,
-                      (int)t->microbatches, (int)t->devices, (int)t->steps, c->f, c->i, c->w, c->exchange, c->sync);
+        ipup_snprintf(chart->title, sizeof chart->title,
+                      "S=%d M=%d P=%d T=%d   cost F=%g I=%g W=%g exchange=%g sync=%g",
+                      (int)t->stages, (int)t->microbatches, (int)t->devices, (int)t->steps, c->f,
+                      c->i, c->w, c->exchange, c->sync);
     else
-        ipup_snprintf(chart->title, sizeof chart->title, "S=%d M=%d P=%d T=%d   cost F=%g B=%g exchange=%g sync=%g", (int)t->stages,
-                      (int)t->microbatches, (int)t->devices, (int)t->steps, c->f, c->b, c->exchange, c->sync);
+        ipup_snprintf(chart->title, sizeof chart->title,
+                      "S=%d M=%d P=%d T=%d   cost F=%g B=%g exchange=%g sync=%g", (int)t->stages,
+                      (int)t->microbatches, (int)t->devices, (int)t->steps, c->f, c->b, c->exchange,
+                      c->sync);
 }
 
 /* every cost and stage scale a number in [0, 1e15]: the total stays in double range */
@@ -2589,31 +2843,40 @@ static IPUP__UNUSED int ipup__svg_cost_ok(const ipup_sched_cost *c, int32_t stag
 /* sizes: total time, phase times, unit, bands, canvas */
 static IPUP__UNUSED void ipup__svg_layout(ipup__svg *chart, const ipup_sched_svg_opts *opts) {
     const ipup_table *t = chart->t;
-    double max_width = opts && opts->width != 0.0 ? opts->width : 1600.0, legend_x = 8.0, band_start = 0.0, band_end, max_step_cost = 0.0;
+    double max_width = opts && opts->width != 0.0 ? opts->width : 1600.0, legend_x = 8.0,
+           band_start = 0.0, band_end, max_step_cost = 0.0;
     int32_t i = 0, j, phase_bound[3], phase = 0, k;
     chart->kinds_present = 0;
     for (i = 0; i < t->n_ops; i++) {
         double op_cost = ipup_sched_op_cost(chart->c, &t->ops[i]);
-        if (t->ops[i].kind >= 1 && t->ops[i].kind <= 4) chart->kinds_present |= 1 << (t->ops[i].kind - 1);
+        if (t->ops[i].kind >= 1 && t->ops[i].kind <= 4)
+            chart->kinds_present |= 1 << (t->ops[i].kind - 1);
         if (op_cost != 1.0) chart->timed = 1;
     }
     if (chart->c->exchange != 0.0 || chart->c->sync != 0.0) chart->timed = 1;
-    if (chart->fig) { phase_bound[0] = chart->fig->main_phase[0]; phase_bound[1] = chart->fig->ramp_down[0]; }
-    else { phase_bound[0] = 0; phase_bound[1] = t->steps; }
+    if (chart->fig) {
+        phase_bound[0] = chart->fig->main_phase[0];
+        phase_bound[1] = chart->fig->ramp_down[0];
+    } else {
+        phase_bound[0] = 0;
+        phase_bound[1] = t->steps;
+    }
     phase_bound[2] = t->steps;
     chart->phase_time[0] = 0.0;
     for (i = 0; i < t->n_ops; i = j) {
         double sc;
         j = ipup__step_end(t, i);
         sc = ipup__step_cost(t, chart->c, i, j);
-        while (phase < 3 && t->ops[i].step >= phase_bound[phase]) chart->phase_time[++phase] = chart->total;
+        while (phase < 3 && t->ops[i].step >= phase_bound[phase])
+            chart->phase_time[++phase] = chart->total;
         chart->total += sc;
         if (sc > max_step_cost) max_step_cost = sc;
     }
     while (phase < 3) chart->phase_time[++phase] = chart->total;
     if (max_width > IPUP__SVG_MAX_W) max_width = IPUP__SVG_MAX_W;
     chart->unit = opts && opts->unit > 0.0 ? opts->unit : 24.0;
-    if (!(opts && opts->unit > 0.0) && max_width > 0.0 && IPUP__SVG_LEFT + IPUP__SVG_RIGHT + (chart->total + 1.0) * chart->unit > max_width) {
+    if (!(opts && opts->unit > 0.0) && max_width > 0.0 &&
+        IPUP__SVG_LEFT + IPUP__SVG_RIGHT + (chart->total + 1.0) * chart->unit > max_width) {
         chart->unit = (max_width - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / (chart->total + 1.0);
         if (chart->unit < 8.0) chart->unit = 8.0;
     }
@@ -2621,31 +2884,43 @@ static IPUP__UNUSED void ipup__svg_layout(ipup__svg *chart, const ipup_sched_svg
        F=1e10 B=2, would otherwise make a canvas of 1e11 px and an axis of 1e9 ticks):
        shrink, and the ops too narrow for their labels go without; unfolded, the canvas
        stops at IPUP__SVG_MAX_W */
-    if (max_width > 0.0 && (max_step_cost + 1.0) * chart->unit > max_width - IPUP__SVG_LEFT - IPUP__SVG_RIGHT)
+    if (max_width > 0.0 &&
+        (max_step_cost + 1.0) * chart->unit > max_width - IPUP__SVG_LEFT - IPUP__SVG_RIGHT)
         chart->unit = (max_width - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / (max_step_cost + 1.0);
-    if (max_width <= 0.0 && (chart->total + 1.0) * chart->unit > IPUP__SVG_MAX_W - IPUP__SVG_LEFT - IPUP__SVG_RIGHT)
+    if (max_width <= 0.0 &&
+        (chart->total + 1.0) * chart->unit > IPUP__SVG_MAX_W - IPUP__SVG_LEFT - IPUP__SVG_RIGHT)
         chart->unit = (IPUP__SVG_MAX_W - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / (chart->total + 1.0);
-    chart->band_time = max_width > 0.0 ? (max_width - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / chart->unit - 1.0 : chart->total + 1.0;
+    chart->band_time = max_width > 0.0
+                           ? (max_width - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / chart->unit - 1.0
+                           : chart->total + 1.0;
     if (chart->band_time < 1.0) chart->band_time = 1.0;
-    for (i = 0, chart->bands = 0, chart->extent = 1.0; i < t->n_ops || chart->bands == 0; chart->bands++) {
+    for (i = 0, chart->bands = 0, chart->extent = 1.0; i < t->n_ops || chart->bands == 0;
+         chart->bands++) {
         i = ipup__svg_band(chart, i, band_start, &band_end);
-        if (band_end - band_start + (i >= t->n_ops ? 1.0 : 0.0) > chart->extent) chart->extent = band_end - band_start + (i >= t->n_ops ? 1.0 : 0.0);
+        if (band_end - band_start + (i >= t->n_ops ? 1.0 : 0.0) > chart->extent)
+            chart->extent = band_end - band_start + (i >= t->n_ops ? 1.0 : 0.0);
         band_start = band_end;
     }
     if (opts && opts->title) ipup_snprintf(chart->title, sizeof chart->title, "%s", opts->title);
     else ipup__svg_default_title(chart);
     chart->width = IPUP__SVG_LEFT + chart->extent * chart->unit + IPUP__SVG_RIGHT;
-    if (chart->width < 16.0 + (double)ipup__strlen(chart->title) * 7.8) chart->width = 16.0 + (double)ipup__strlen(chart->title) * 7.8;
+    if (chart->width < 16.0 + (double)ipup__strlen(chart->title) * 7.8)
+        chart->width = 16.0 + (double)ipup__strlen(chart->title) * 7.8;
     if (chart->width < 320.0) chart->width = 320.0;
     chart->legend_lines = 1;
     for (k = 0; k < 9; k++) {
         const char *name, *fill;
         if (!ipup__svg_legend_item(chart, k, &name, &fill)) continue;
-        if (legend_x + ipup__svg_item_width(name) > chart->width - 8.0 && legend_x > 8.0) { chart->legend_lines++; legend_x = 8.0; }
+        if (legend_x + ipup__svg_item_width(name) > chart->width - 8.0 && legend_x > 8.0) {
+            chart->legend_lines++;
+            legend_x = 8.0;
+        }
         legend_x += ipup__svg_item_width(name);
     }
-    chart->band_height = 16.0 + 14.0 + IPUP__SVG_ROW_H * (double)t->devices + (chart->timed ? 18.0 : 0.0) + 10.0;
-    chart->height = IPUP__SVG_TOP + chart->band_height * (double)chart->bands + 18.0 * (double)chart->legend_lines + 6.0;
+    chart->band_height =
+        16.0 + 14.0 + IPUP__SVG_ROW_H * (double)t->devices + (chart->timed ? 18.0 : 0.0) + 10.0;
+    chart->height = IPUP__SVG_TOP + chart->band_height * (double)chart->bands +
+                    18.0 * (double)chart->legend_lines + 6.0;
 }
 
 /* XML text: & < > escaped */
@@ -2659,58 +2934,81 @@ static IPUP__UNUSED void ipup__svg_text(ipup__writer *w, const char *s) {
 }
 
 /* a band's background: phase shading and labels (where they fit), device labels, idle */
-static IPUP__UNUSED void ipup__svg_band_bg(ipup__writer *w, const ipup__svg *chart, double y, double bs, double be, int last) {
-    const double left = IPUP__SVG_LEFT, unit = chart->unit, rows = IPUP__SVG_ROW_H * (double)chart->t->devices;
+static IPUP__UNUSED void ipup__svg_band_bg(ipup__writer *w, const ipup__svg *chart, double y,
+                                           double bs, double be, int last) {
+    const double left = IPUP__SVG_LEFT, unit = chart->unit,
+                 rows = IPUP__SVG_ROW_H * (double)chart->t->devices;
     int32_t phase, d;
     for (phase = 0; chart->fig && phase < 3; phase++) {
-        double from = chart->phase_time[phase] > bs ? chart->phase_time[phase] : bs, to = chart->phase_time[phase + 1] < be ? chart->phase_time[phase + 1] : be;
+        double from = chart->phase_time[phase] > bs ? chart->phase_time[phase] : bs,
+               to = chart->phase_time[phase + 1] < be ? chart->phase_time[phase + 1] : be;
         if (to <= from) continue;
-        ipup__write_fmt(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", left + (from - bs) * unit, y, (to - from) * unit,
-                 30.0 + rows, ipup__svg_phase_fill[phase]);
-        if ((double)ipup__strlen(ipup__svg_phase_name[phase]) * IPUP__SVG_CHAR_W + 4.0 <= (to - from) * unit)
-            ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", left + (from - bs) * unit + 2.0, y + 11.0, ipup__svg_phase_name[phase]);
+        ipup__write_fmt(
+            w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
+            left + (from - bs) * unit, y, (to - from) * unit, 30.0 + rows,
+            ipup__svg_phase_fill[phase]);
+        if ((double)ipup__strlen(ipup__svg_phase_name[phase]) * IPUP__SVG_CHAR_W + 4.0 <=
+            (to - from) * unit)
+            ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                            left + (from - bs) * unit + 2.0, y + 11.0, ipup__svg_phase_name[phase]);
         if (from > bs)
-            ipup__write_fmt(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"4,3\"/>\n",
-                     left + (from - bs) * unit, y, left + (from - bs) * unit, y + 30.0 + rows);
+            ipup__write_fmt(w,
+                            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" "
+                            "stroke-dasharray=\"4,3\"/>\n",
+                            left + (from - bs) * unit, y, left + (from - bs) * unit,
+                            y + 30.0 + rows);
     }
     for (d = 0; d < chart->t->devices; d++) {
         double row_y = y + 30.0 + IPUP__SVG_ROW_H * (double)d;
         ipup__write_fmt(w, "<text x=\"4\" y=\"%.1f\">IPU%d</text>\n", row_y + 16.0, (int)d);
-        ipup__write_fmt(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#dddddd\"/>\n", left, row_y + 2.0, (be - bs) * unit,
-                 IPUP__SVG_ROW_H - 4.0);
+        ipup__write_fmt(
+            w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#dddddd\"/>\n",
+            left, row_y + 2.0, (be - bs) * unit, IPUP__SVG_ROW_H - 4.0);
         if (last)
             ipup__write_fmt(w,
-                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\"><title>update U</title>"
-                     "</rect><text x=\"%.1f\" y=\"%.1f\" fill=\"white\">U</text>\n",
-                     left + (be - bs) * unit, row_y + 2.0, unit, IPUP__SVG_ROW_H - 4.0, ipup__svg_fill[4], left + (be - bs) * unit + unit / 2.0 - 3.3,
-                     row_y + 17.0);
+                            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                            "fill=\"%s\" stroke=\"white\"><title>update U</title></rect><text "
+                            "x=\"%.1f\" y=\"%.1f\" fill=\"white\">U</text>\n",
+                            left + (be - bs) * unit, row_y + 2.0, unit, IPUP__SVG_ROW_H - 4.0,
+                            ipup__svg_fill[4], left + (be - bs) * unit + unit / 2.0 - 3.3,
+                            row_y + 17.0);
     }
 }
 
 /* the time axis under a band: ticks 1, 2, 5, 10, ... units apart, at least 40 px (at most
    one per 40 px of the band); a label that would touch the one before it is left out
    (long labels such as "3.35e+10" at 40 px) */
-static IPUP__UNUSED void ipup__svg_axis(ipup__writer *w, const ipup__svg *chart, double y, double band_start, double band_end) {
+static IPUP__UNUSED void ipup__svg_axis(ipup__writer *w, const ipup__svg *chart, double y,
+                                        double band_start, double band_end) {
     double tick = 1.0, v, label_end = -1e300;
     int m = 0, left = (int)((band_end - band_start) * chart->unit / 40.0) + 2;
     while (tick * chart->unit < 40.0 && m < 2200) { tick *= m % 3 == 1 ? 2.5 : 2.0; m++; }
-    ipup__write_fmt(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>\n", IPUP__SVG_LEFT, y, IPUP__SVG_LEFT + (band_end - band_start) * chart->unit, y);
-    for (v = (double)(int64_t)(band_start / tick) * tick; v <= band_end + 1e-9 && left-- > 0; v += tick) {
+    ipup__write_fmt(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>\n",
+                    IPUP__SVG_LEFT, y, IPUP__SVG_LEFT + (band_end - band_start) * chart->unit, y);
+    for (v = (double)(int64_t)(band_start / tick) * tick; v <= band_end + 1e-9 && left-- > 0;
+         v += tick) {
         double x = IPUP__SVG_LEFT + (v - band_start) * chart->unit;
         char num[32];
         int n;
         if (v < band_start - 1e-9) continue;
         n = ipup_snprintf(num, sizeof num, "%g", v);
-        ipup__write_fmt(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>", x, y, x, y + 3.0);
-        if (x + (double)n * IPUP__SVG_CHAR_W / 2.0 <= chart->width - 2.0 && x - (double)n * IPUP__SVG_CHAR_W / 2.0 >= label_end + 4.0) {
-            ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\" text-anchor=\"middle\">%s</text>\n", x, y + 13.0, num);
+        ipup__write_fmt(w,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>",
+                        x, y, x, y + 3.0);
+        if (x + (double)n * IPUP__SVG_CHAR_W / 2.0 <= chart->width - 2.0 &&
+            x - (double)n * IPUP__SVG_CHAR_W / 2.0 >= label_end + 4.0) {
+            ipup__write_fmt(w,
+                            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\" "
+                            "text-anchor=\"middle\">%s</text>\n",
+                            x, y + 13.0, num);
             label_end = x + (double)n * IPUP__SVG_CHAR_W / 2.0;
         }
     }
 }
 
 /* the ops of one band (ops i .. end), their step numbers above the rows */
-static IPUP__UNUSED void ipup__svg_band_ops(ipup__writer *w, const ipup__svg *chart, double y, double band_start, int32_t i, int32_t end) {
+static IPUP__UNUSED void ipup__svg_band_ops(ipup__writer *w, const ipup__svg *chart, double y,
+                                            double band_start, int32_t i, int32_t end) {
     const ipup_table *t = chart->t;
     double now = band_start, label_end = -1.0;
     while (i < end && !w->err) {
@@ -2719,21 +3017,26 @@ static IPUP__UNUSED void ipup__svg_band_ops(ipup__writer *w, const ipup__svg *ch
         char num[16];
         int n = ipup_snprintf(num, sizeof num, "%d", (int)t->ops[i].step + 1);
         if (x >= label_end + 3.0) {
-            ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\">%s</text>\n", x + 1.0, y + 26.0, num);
+            ipup__write_fmt(
+                w, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\">%s</text>\n",
+                x + 1.0, y + 26.0, num);
             label_end = x + 1.0 + (double)n * 6.0;
         }
         for (k = i; k < j; k++) {
             const ipup_op *o = &t->ops[k];
-            double op_cost = ipup_sched_op_cost(chart->c, o), row_y = y + 30.0 + IPUP__SVG_ROW_H * (double)o->device;
+            double op_cost = ipup_sched_op_cost(chart->c, o),
+                   row_y = y + 30.0 + IPUP__SVG_ROW_H * (double)o->device;
             char tok[48], mb_text[16];
             int mb_chars = ipup_snprintf(mb_text, sizeof mb_text, "%d", (int)o->mb);
             ipup_sched_op_str(o, tok, sizeof tok);
             ipup__write_fmt(w,
-                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\"><title>%s step "
-                     "%d</title></rect>",
-                     x, row_y + 2.0, op_cost * chart->unit, IPUP__SVG_ROW_H - 4.0, ipup__svg_fill[(o->kind - 1) & 3], tok, (int)o->step + 1);
+                            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                            "fill=\"%s\" stroke=\"white\"><title>%s step %d</title></rect>",
+                            x, row_y + 2.0, op_cost * chart->unit, IPUP__SVG_ROW_H - 4.0,
+                            ipup__svg_fill[(o->kind - 1) & 3], tok, (int)o->step + 1);
             if (op_cost * chart->unit >= (double)mb_chars * IPUP__SVG_CHAR_W + 4.0)
-                ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>", x + 2.5, row_y + 17.0, mb_text);
+                ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>", x + 2.5,
+                                row_y + 17.0, mb_text);
             ipup__write_str(w, "\n");
         }
         now += ipup__step_cost(t, chart->c, i, j);
@@ -2748,14 +3051,19 @@ static IPUP__UNUSED void ipup__svg_legend(ipup__writer *w, const ipup__svg *char
         const char *name, *fill;
         if (!ipup__svg_legend_item(chart, k, &name, &fill)) continue;
         if (x + ipup__svg_item_width(name) > chart->width - 8.0 && x > 8.0) { y += 18.0; x = 8.0; }
-        ipup__write_fmt(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999\" stroke-width=\"0.5\"/>"
-                    "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x, y, fill, x + 16.0, y + 10.0, name);
+        ipup__write_fmt(
+            w,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999\" "
+            "stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+            x, y, fill, x + 16.0, y + 10.0, name);
         x += ipup__svg_item_width(name);
     }
 }
 
-IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
-                                        const ipup_sched_svg_opts *opts, ipup_write_fn write, void *user) {
+IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost,
+                                        const ipup_sched_figures *fig,
+                                        const ipup_sched_svg_opts *opts, ipup_write_fn write,
+                                        void *user) {
     ipup_sched_cost default_cost = ipup_sched_cost_default();
     ipup__svg chart;
     ipup__writer w;
@@ -2767,9 +3075,12 @@ IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_co
     if (!ipup__svg_cost_ok(chart.c, t->stages)) return IPUP_ERR_ARG;
     ipup__svg_layout(&chart, opts);
     ipup__writer_init(&w, write, user);
-    ipup__write_fmt(&w, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"monospace\" font-size=\"11\">\n",
-             chart.width, chart.height);
-    ipup__write_str(&w, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"8\" y=\"20\" font-size=\"13\" font-weight=\"bold\">");
+    ipup__write_fmt(&w,
+                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                    "font-family=\"monospace\" font-size=\"11\">\n",
+                    chart.width, chart.height);
+    ipup__write_str(&w, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"8\" "
+                        "y=\"20\" font-size=\"13\" font-weight=\"bold\">");
     ipup__svg_text(&w, chart.title);
     ipup__write_str(&w, "</text>\n");
     for (band = 0; band < chart.bands && !w.err; band++) {
@@ -2777,7 +3088,9 @@ IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_co
         int32_t end = ipup__svg_band(&chart, i, band_start, &band_end);
         ipup__svg_band_bg(&w, &chart, y, band_start, band_end, end >= t->n_ops && !t->forward_only);
         ipup__svg_band_ops(&w, &chart, y, band_start, i, end);
-        if (chart.timed) ipup__svg_axis(&w, &chart, y + 30.0 + IPUP__SVG_ROW_H * (double)t->devices + 2.0, band_start, band_end);
+        if (chart.timed)
+            ipup__svg_axis(&w, &chart, y + 30.0 + IPUP__SVG_ROW_H * (double)t->devices + 2.0,
+                           band_start, band_end);
         i = end;
         band_start = band_end;
     }
@@ -2786,26 +3099,31 @@ IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_co
     return ipup__writer_end(&w);
 }
 
-IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost, const ipup_sched_figures *fig,
-                                     ipup_write_fn write, void *user) {
+IPUPIPE_DEF int ipup_sched_write_svg(const ipup_table *t, const ipup_sched_cost *cost,
+                                     const ipup_sched_figures *fig, ipup_write_fn write,
+                                     void *user) {
     return ipup_sched_write_svg_ex(t, cost, fig, NULL, write, user);
 }
 
 /* >>json: the figures as one JSON object */
 /* a table with concurrent stages: the branches and what each device holds (docs/schedules.md
    §6, §9) */
-static IPUP__UNUSED void ipup__json_conc(ipup__writer *w, const ipup_table *t, const ipup_sched_figures *fig) {
+static IPUP__UNUSED void ipup__json_conc(ipup__writer *w, const ipup_table *t,
+                                         const ipup_sched_figures *fig) {
     int32_t s, b, d;
     ipup__write_str(w, ",\"stage_devices\":[");
     for (s = 0; s < t->stages; s++) {
         ipup__write_str(w, s ? ",[" : "[");
-        for (b = 0; b < t->n_branches[s] && b < IPUP_SCHED_MAX_BRANCHES; b++) ipup__write_fmt(w, "%s%d", b ? "," : "", (int)t->branch_device[s][b]);
+        for (b = 0; b < t->n_branches[s] && b < IPUP_SCHED_MAX_BRANCHES; b++)
+            ipup__write_fmt(w, "%s%d", b ? "," : "", (int)t->branch_device[s][b]);
         ipup__write_str(w, "]");
     }
     ipup__write_str(w, "],\"peak_inflight_device\":[");
-    for (d = 0; d < t->devices; d++) ipup__write_fmt(w, "%s%d", d ? "," : "", (int)fig->peak_inflight_device[d]);
+    for (d = 0; d < t->devices; d++)
+        ipup__write_fmt(w, "%s%d", d ? "," : "", (int)fig->peak_inflight_device[d]);
     ipup__write_str(w, "],\"stash_bytes_device\":[");
-    for (d = 0; d < t->devices; d++) ipup__write_fmt(w, "%s%lld", d ? "," : "", (long long)fig->stash_bytes_device[d]);
+    for (d = 0; d < t->devices; d++)
+        ipup__write_fmt(w, "%s%lld", d ? "," : "", (long long)fig->stash_bytes_device[d]);
     ipup__write_fmt(w, "],\"activations_stored\":%d", (int)fig->inflight_total);
 }
 
@@ -2813,42 +3131,55 @@ static IPUP__UNUSED void ipup__write_json_str(ipup__writer *w, const char *s) {
     ipup__write_str(w, "\"");
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') { char e[2]; e[0] = '\\'; e[1] = (char)c; ipup__write_bytes(w, e, 2); }
-        else if (c == '\n') ipup__write_str(w, "\\n");
+        if (c == '"' || c == '\\') {
+            char e[2];
+            e[0] = '\\';
+            e[1] = (char)c;
+            ipup__write_bytes(w, e, 2);
+        } else if (c == '\n') ipup__write_str(w, "\\n");
         else if (c < 0x20) ipup__write_fmt(w, "\\u%04x", c);
         else ipup__write_bytes(w, (const char *)&c, 1);
     }
     ipup__write_str(w, "\"");
 }
 
-IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig, const char *schedule,
-                                      const char *warnings, ipup_write_fn write, void *user) {
+IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figures *fig,
+                                      const char *schedule, const char *warnings,
+                                      ipup_write_fn write, void *user) {
     ipup__writer w;
     int32_t s;
     if (ipup__table_shape(t, NULL, 0) || !fig || !write) return IPUP_ERR_ARG;
     ipup__writer_init(&w, write, user);
     ipup__write_str(&w, "{\"schedule\":");
     ipup__write_json_str(&w, schedule ? schedule : "table");
-    ipup__write_fmt(&w, ",\"stages\":%d,\"microbatches\":%d,\"devices\":%d,\"steps\":%d,\"ops\":%d", (int)t->stages, (int)t->microbatches,
-             (int)t->devices, (int)t->steps, (int)t->n_ops);
+    ipup__write_fmt(&w, ",\"stages\":%d,\"microbatches\":%d,\"devices\":%d,\"steps\":%d,\"ops\":%d",
+                    (int)t->stages, (int)t->microbatches, (int)t->devices, (int)t->steps,
+                    (int)t->n_ops);
     ipup__write_fmt(&w, ",\"stage_device\":[");
-    for (s = 0; s < t->stages; s++) ipup__write_fmt(&w, "%s%d", s ? "," : "", (int)t->stage_device[s]);
+    for (s = 0; s < t->stages; s++)
+        ipup__write_fmt(&w, "%s%d", s ? "," : "", (int)t->stage_device[s]);
     ipup__write_fmt(&w, "],\"split_backward\":%s", t->split_backward ? "true" : "false");
     if (t->forward_only) /* forward-only block (docs/schedules.md §8) */
-        ipup__write_fmt(&w, ",\"forward_only\":true,\"latency\":%.6g,\"latency_steps\":%d,\"throughput\":%.6g", fig->fwd_latency,
-                 (int)fig->fwd_latency_steps, fig->fwd_throughput);
-    ipup__write_fmt(&w, ",\"unit_utilisation\":%.6g,\"work\":%.6g,\"bsp_time\":%.6g,\"async_time\":%.6g", fig->unit_utilisation, fig->work,
-             fig->bsp_time, fig->async_time);
-    ipup__write_fmt(&w, ",\"bubble_fraction\":%.6g,\"bubble_fraction_async\":%.6g", fig->bubble_bsp, fig->bubble_async);
+        ipup__write_fmt(
+            &w, ",\"forward_only\":true,\"latency\":%.6g,\"latency_steps\":%d,\"throughput\":%.6g",
+            fig->fwd_latency, (int)fig->fwd_latency_steps, fig->fwd_throughput);
+    ipup__write_fmt(
+        &w, ",\"unit_utilisation\":%.6g,\"work\":%.6g,\"bsp_time\":%.6g,\"async_time\":%.6g",
+        fig->unit_utilisation, fig->work, fig->bsp_time, fig->async_time);
+    ipup__write_fmt(&w, ",\"bubble_fraction\":%.6g,\"bubble_fraction_async\":%.6g", fig->bubble_bsp,
+                    fig->bubble_async);
     ipup__write_str(&w, ",\"peak_inflight\":[");
-    for (s = 0; s < t->stages; s++) ipup__write_fmt(&w, "%s%d", s ? "," : "", (int)fig->peak_inflight[s]);
+    for (s = 0; s < t->stages; s++)
+        ipup__write_fmt(&w, "%s%d", s ? "," : "", (int)fig->peak_inflight[s]);
     ipup__write_str(&w, "],\"stash_bytes\":[");
-    for (s = 0; s < t->stages; s++) ipup__write_fmt(&w, "%s%lld", s ? "," : "", (long long)fig->stash_bytes[s]);
+    for (s = 0; s < t->stages; s++)
+        ipup__write_fmt(&w, "%s%lld", s ? "," : "", (long long)fig->stash_bytes[s]);
     ipup__write_fmt(&w, "],\"stash_bytes_total\":%lld", (long long)fig->stash_total);
     ipup__write_fmt(&w, ",\"first_microbatch_done\":%d", (int)fig->first_mb_done);
-    ipup__write_fmt(&w, ",\"phases\":{\"ramp_up\":[%d,%d],\"main\":[%d,%d],\"ramp_down\":[%d,%d]}", (int)fig->ramp_up[0], (int)fig->ramp_up[1],
-             (int)fig->main_phase[0], (int)fig->main_phase[1], (int)fig->ramp_down[0], (int)fig->ramp_down[1]);
-    if (t->concurrent) ipup__json_conc(&w, t, fig); /* §9: only for a table with concurrent stages */
+    ipup__write_fmt(&w, ",\"phases\":{\"ramp_up\":[%d,%d],\"main\":[%d,%d],\"ramp_down\":[%d,%d]}",
+                    (int)fig->ramp_up[0], (int)fig->ramp_up[1], (int)fig->main_phase[0],
+                    (int)fig->main_phase[1], (int)fig->ramp_down[0], (int)fig->ramp_down[1]);
+    if (t->concurrent) ipup__json_conc(&w, t, fig); /* §9: a table with concurrent stages */
     ipup__write_fmt(&w, ",\"in_order\":%s,\"warnings\":[", fig->in_order ? "true" : "false");
     if (warnings) {
         const char *p = warnings;
@@ -2882,7 +3213,8 @@ IPUPIPE_DEF int ipup_sched_write_json(const ipup_table *t, const ipup_sched_figu
 static IPUP__UNUSED int ipup__csv_branch(const char *p, size_t n, size_t i, int *br) {
     *br = 0;
     if (i == n) return 0;
-    if (p[i] != '.' || i + 2 != n || p[i + 1] < '0' || p[i + 1] >= '0' + IPUP_SCHED_MAX_BRANCHES) return -1;
+    if (p[i] != '.' || i + 2 != n || p[i + 1] < '0' || p[i + 1] >= '0' + IPUP_SCHED_MAX_BRANCHES)
+        return -1;
     *br = p[i + 1] - '0' + 1;
     return 0;
 }
@@ -2941,7 +3273,8 @@ IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, v
 
 /* Parse one compute token "<stage><F|B|I|W><mb>" in p[0..n), with an optional branch
    suffix ".<b>" (docs/schedules.md §9) into *br (b + 1, else 0). 0 when fine. */
-static IPUP__UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind, int32_t *mb, int *br) {
+static IPUP__UNUSED int ipup__csv_token(const char *p, size_t n, int32_t *stage, int *kind,
+                                        int32_t *mb, int *br) {
     size_t i = 0, nd;
     int64_t v;
     for (v = 0, nd = 0; i < n && p[i] >= '0' && p[i] <= '9'; i++, nd++) {
@@ -2983,32 +3316,41 @@ static IPUP__UNUSED void ipup__csv_show(char *dst, size_t dlen, const char *p, s
 }
 
 /* add one op found at (row, col), both 0-based (messages count from 1) */
-static IPUP__UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n, int32_t row, int32_t col, int sub, char *msg,
-                                          size_t msg_len) {
+static IPUP__UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n, int32_t row,
+                                      int32_t col, int sub, char *msg, size_t msg_len) {
     int32_t stage, mb;
     int kind, branch_plus1;
     char show[64];
     if (ipup__csv_token(p, n, &stage, &kind, &mb, &branch_plus1)) {
         ipup__csv_show(show, sizeof show, p, n);
         return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
-                         "CSV row %d, column %d: '%s' is not a compute action <stage><F|B|I|W><micro-batch> such as 0F3 "
-                         "(the compute-only format has no communication actions; stage and micro-batch have at most 9 digits; "
-                         "a branch of a concurrent stage adds .0 to .%d, e.g. 1F3.1)",
+                         "CSV row %d, column %d: '%s' is not a compute action "
+                         "<stage><F|B|I|W><micro-batch> such as 0F3 (the compute-only format has "
+                         "no communication actions; stage and micro-batch have at most 9 digits; a "
+                         "branch of a concurrent stage adds .0 to .%d, e.g. 1F3.1)",
                          (int)(row + 1), (int)(col + 1), show, IPUP_SCHED_MAX_BRANCHES - 1);
     }
     if (stage >= IPUP_SCHED_MAX_STAGES)
-        return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d, column %d: stage %d is beyond the maximum %d (IPUP_SCHED_MAX_STAGES)",
-                         (int)(row + 1), (int)(col + 1), (int)stage, IPUP_SCHED_MAX_STAGES - 1);
+        return ipup__err(
+            msg, msg_len, IPUP_ERR_PARSE,
+            "CSV row %d, column %d: stage %d is beyond the maximum %d (IPUP_SCHED_MAX_STAGES)",
+            (int)(row + 1), (int)(col + 1), (int)stage, IPUP_SCHED_MAX_STAGES - 1);
     if (mb >= IPUP_SCHED_MAX_MICROBATCHES)
-        return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d, column %d: micro-batch %d is beyond the maximum %d", (int)(row + 1),
-                         (int)(col + 1), (int)mb, IPUP_SCHED_MAX_MICROBATCHES - 1);
+        return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                         "CSV row %d, column %d: micro-batch %d is beyond the maximum %d",
+                         (int)(row + 1), (int)(col + 1), (int)mb, IPUP_SCHED_MAX_MICROBATCHES - 1);
     if (x->n_ops >= 0x3fffffff) return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV: too many ops");
     if (x->ops) {
         ipup_op *o;
         if (x->n_ops >= x->cap)
-            return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "CSV: more ops than the ops array holds (%d)", (int)x->cap);
+            return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
+                             "CSV: more ops than the ops array holds (%d)", (int)x->cap);
         o = &x->ops[x->n_ops];
-        o->step = col; o->mb = mb; o->stage = (int16_t)stage; o->device = (int16_t)row; o->kind = (int8_t)kind;
+        o->step = col;
+        o->mb = mb;
+        o->stage = (int16_t)stage;
+        o->device = (int16_t)row;
+        o->kind = (int8_t)kind;
         o->overlap_index = (int8_t)sub; o->branch_plus1 = (int8_t)branch_plus1; o->reserved_ = 0;
     }
     x->n_ops++;
@@ -3018,28 +3360,34 @@ static IPUP__UNUSED int ipup__csv_add(ipup__csv_ctx *x, const char *p, size_t n,
     return 0;
 }
 
-static IPUP__UNUSED int ipup__csv_parse(const char *text, size_t text_len, ipup__csv_ctx *x, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__csv_parse(const char *text, size_t text_len, ipup__csv_ctx *x,
+                                        char *msg, size_t msg_len) {
     size_t pos = 0;
     int rc;
     x->rows = 0; x->max_stage = -1; x->max_mb = -1; x->n_ops = 0; x->steps = 0;
     if (!text) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "CSV text is NULL");
-    if (text_len > ((size_t)1 << 31)) return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV: text longer than 2 GiB");
+    if (text_len > ((size_t)1 << 31))
+        return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV: text longer than 2 GiB");
     while (pos < text_len) {
         size_t end = pos, cell_start;
         int32_t row = x->rows, col = 0;
         while (end < text_len && text[end] != '\n') end++;
         if (row >= IPUP_SCHED_MAX_STAGES)
-            return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV: more than %d rows (one row per device)", IPUP_SCHED_MAX_STAGES);
+            return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                             "CSV: more than %d rows (one row per device)", IPUP_SCHED_MAX_STAGES);
         cell_start = pos;
         for (;;) { /* cells of this row */
             size_t cell_end = cell_start, from, to;
             while (cell_end < end && text[cell_end] != ',') cell_end++;
             from = cell_start; to = cell_end;
             while (from < to && (text[from] == ' ' || text[from] == '\t')) from++;
-            while (to > from && (text[to - 1] == ' ' || text[to - 1] == '\t' || text[to - 1] == '\r')) to--;
+            while (to > from &&
+                   (text[to - 1] == ' ' || text[to - 1] == '\t' || text[to - 1] == '\r'))
+                to--;
             if (to - from > IPUP__CSV_MAX_CELL)
-                return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d, column %d: cell longer than %d characters", (int)(row + 1),
-                                 (int)(col + 1), IPUP__CSV_MAX_CELL);
+                return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                                 "CSV row %d, column %d: cell longer than %d characters",
+                                 (int)(row + 1), (int)(col + 1), IPUP__CSV_MAX_CELL);
             if (to > from) {
                 if (text[from] == '(') {
                     /* "(0F7;7B3)OVERLAP_F_B": two ops in one slot */
@@ -3047,10 +3395,12 @@ static IPUP__UNUSED int ipup__csv_parse(const char *text, size_t text_len, ipup_
                     static const char suffix[] = "OVERLAP_F_B";
                     char show[64];
                     while (close < to && text[close] != ')') close++;
-                    if (close >= to || to - close - 1 != sizeof suffix - 1 || !ipup__memeq(text + close + 1, suffix, sizeof suffix - 1)) {
+                    if (close >= to || to - close - 1 != sizeof suffix - 1 ||
+                        !ipup__memeq(text + close + 1, suffix, sizeof suffix - 1)) {
                         ipup__csv_show(show, sizeof show, text + from, to - from);
                         return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
-                                         "CSV row %d, column %d: '%s' is not an overlap cell of the form (0F7;7B3)OVERLAP_F_B",
+                                         "CSV row %d, column %d: '%s' is not an overlap cell of "
+                                         "the form (0F7;7B3)OVERLAP_F_B",
                                          (int)(row + 1), (int)(col + 1), show);
                     }
                     tok_start = from + 1;
@@ -3058,9 +3408,12 @@ static IPUP__UNUSED int ipup__csv_parse(const char *text, size_t text_len, ipup_
                         size_t tok_end = tok_start;
                         while (tok_end < close && text[tok_end] != ';') tok_end++;
                         if (sub >= 4)
-                            return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d, column %d: more than 4 ops in one overlap cell",
-                                             (int)(row + 1), (int)(col + 1));
-                        rc = ipup__csv_add(x, text + tok_start, tok_end - tok_start, row, col, (int)sub, msg, msg_len);
+                            return ipup__err(
+                                msg, msg_len, IPUP_ERR_PARSE,
+                                "CSV row %d, column %d: more than 4 ops in one overlap cell",
+                                (int)(row + 1), (int)(col + 1));
+                        rc = ipup__csv_add(x, text + tok_start, tok_end - tok_start, row, col,
+                                           (int)sub, msg, msg_len);
                         if (rc) return rc;
                         sub++;
                         tok_start = tok_end + 1;
@@ -3073,18 +3426,21 @@ static IPUP__UNUSED int ipup__csv_parse(const char *text, size_t text_len, ipup_
             if (cell_end >= end) break;
             cell_start = cell_end + 1;
             if (++col >= IPUP__CSV_MAX_COLS)
-                return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d: more than %d cells", (int)(row + 1), IPUP__CSV_MAX_COLS);
+                return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV row %d: more than %d cells",
+                                 (int)(row + 1), IPUP__CSV_MAX_COLS);
         }
         x->rows++;
         pos = end + 1; /* a final newline does not start another row */
     }
     if (x->rows == 0 || x->n_ops == 0)
-        return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "CSV: no ops found (expected rows of cells such as 0F0,,0F1,0B0)");
+        return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                         "CSV: no ops found (expected rows of cells such as 0F0,,0F1,0B0)");
     return 0;
 }
 
-IPUPIPE_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages, int32_t *microbatches,
-                                                         int32_t *devices, int32_t *n_ops, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *stages,
+                                    int32_t *microbatches, int32_t *devices, int32_t *n_ops,
+                                    char *msg, size_t msg_len) {
     ipup__csv_ctx x;
     int rc;
     if (msg && msg_len) msg[0] = '\0';
@@ -3098,8 +3454,9 @@ IPUPIPE_DEF int ipup_sched_csv_scan(const char *text, size_t text_len, int32_t *
     return IPUP_OK;
 }
 
-IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops, int32_t cap_ops, void *work,
-                                                         size_t work_bytes, ipup_table *out, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *ops,
+                                    int32_t cap_ops, void *work, size_t work_bytes, ipup_table *out,
+                                    char *msg, size_t msg_len) {
     ipup__csv_ctx x;
     int32_t S, M, i, s;
     uint8_t *has_w;
@@ -3115,10 +3472,13 @@ IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *
     S = x.max_stage + 1;
     M = x.max_mb + 1;
     if (!ops || cap_ops < x.n_ops)
-        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "csv_load: the CSV has %d ops but the ops array holds %d", (int)x.n_ops,
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
+                         "csv_load: the CSV has %d ops but the ops array holds %d", (int)x.n_ops,
                          ops ? (int)cap_ops : 0);
     if (!work || ((uintptr_t)work & 7u) || work_bytes < IPUP_SCHED_WORK_BYTES(S, M))
-        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "csv_load: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) = %lld bytes",
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
+                         "csv_load: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, "
+                         "%d) = %lld bytes",
                          (int)S, (int)M, (long long)IPUP_SCHED_WORK_BYTES(S, M));
     x.ops = ops;
     x.cap = cap_ops;
@@ -3130,7 +3490,8 @@ IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *
     for (i = 0; i < x.n_ops; i++) {
         const ipup_op *o = &ops[i];
         if (o->kind == IPUP_OP_W) has_w[(int64_t)o->mb * S + o->stage] = 1;
-        if (out->stage_device[o->stage] < 0) out->stage_device[o->stage] = o->device; /* first appearance, row-major */
+        /* first appearance, row-major */
+        if (out->stage_device[o->stage] < 0) out->stage_device[o->stage] = o->device;
     }
     for (i = 0; i < x.n_ops; i++) {
         ipup_op *o = &ops[i];
@@ -3153,8 +3514,10 @@ IPUPIPE_DEF int ipup_sched_csv_load(const char *text, size_t text_len, ipup_op *
 }
 
 /* >>respace: each device's order kept, every op placed as early as its inputs allow */
-IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg, size_t msg_len) {
-    int32_t dev_begin[IPUP_SCHED_MAX_STAGES + 1], dev_next[IPUP_SCHED_MAX_STAGES], pick[IPUP_SCHED_MAX_STAGES];
+IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes, char *msg,
+                                   size_t msg_len) {
+    int32_t dev_begin[IPUP_SCHED_MAX_STAGES + 1], dev_next[IPUP_SCHED_MAX_STAGES],
+        pick[IPUP_SCHED_MAX_STAGES];
     int32_t *dev_ops, *step_fwd, *step_bwd, *step_wgrad;
     int32_t S, M, P, n, i, d, step = 0, placed = 0;
     int64_t SM;
@@ -3164,16 +3527,21 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
     rc = ipup__table_shape(t, msg, msg_len);
     if (rc) return rc;
     if (t->concurrent) /* §9 */
-        return ipup__err(msg, msg_len, IPUP_ERR_UNSUPPORTED, "respace: the table has concurrent stages (branch suffixes such as "
-                         "1F3.1), whose branches must share a step; respace reads per-device orders and cannot keep them "
-                         "together: write the table in lock-step columns instead");
+        return ipup__err(
+            msg, msg_len, IPUP_ERR_UNSUPPORTED,
+            "respace: the table has concurrent stages (branch suffixes such as 1F3.1), whose "
+            "branches must share a step; respace reads per-device orders and cannot keep them "
+            "together: write the table in lock-step columns instead");
     if (!ipup__work_ok(t, work, work_bytes))
-        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY, "respace: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) bytes",
-                         (int)t->stages, (int)t->microbatches);
+        return ipup__err(
+            msg, msg_len, IPUP_ERR_CAPACITY,
+            "respace: work must be 8-byte aligned and hold IPUP_SCHED_WORK_BYTES(%d, %d) bytes",
+            (int)t->stages, (int)t->microbatches);
     S = t->stages; M = t->microbatches; P = t->devices; n = t->n_ops;
     SM = (int64_t)S * M;
     if ((int64_t)n > 3 * SM)
-        return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE, "respace: %d ops is more than 3 x S x M = %lld: some op appears twice",
+        return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                         "respace: %d ops is more than 3 x S x M = %lld: some op appears twice",
                          (int)n, (long long)(3 * SM));
     ipup_sched_sort(t);
     dev_ops = (int32_t *)work;
@@ -3184,14 +3552,17 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
     for (d = 0; d <= P; d++) dev_begin[d] = 0;
     for (i = 0; i < n; i++) {
         const ipup_op *o = &t->ops[i];
-        if (o->device < 0 || o->device >= P || o->stage < 0 || o->stage >= S || o->mb < 0 || o->mb >= M || o->kind < 1 || o->kind > 4)
-            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE, "respace: op %d is out of range (stage %d, micro-batch %d, device %d)",
+        if (o->device < 0 || o->device >= P || o->stage < 0 || o->stage >= S || o->mb < 0 ||
+            o->mb >= M || o->kind < 1 || o->kind > 4)
+            return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                             "respace: op %d is out of range (stage %d, micro-batch %d, device %d)",
                              (int)i, (int)o->stage, (int)o->mb, (int)o->device);
         dev_begin[o->device + 1]++;
     }
     for (d = 0; d < P; d++) dev_begin[d + 1] += dev_begin[d];
     for (d = 0; d < P; d++) dev_next[d] = dev_begin[d];
-    for (i = 0; i < n; i++) dev_ops[dev_next[t->ops[i].device]++] = i; /* each device's ops in table order */
+    /* each device's ops in table order */
+    for (i = 0; i < n; i++) dev_ops[dev_next[t->ops[i].device]++] = i;
     for (d = 0; d < P; d++) dev_next[d] = dev_begin[d];
     while (placed < n) {
         int any = 0;
@@ -3223,11 +3594,14 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
                 else if (o->kind == IPUP_OP_W) { dep_kind = IPUP_OP_I; dep_stage = o->stage; }
                 else if (step_fwd[x] < 0) { dep_kind = IPUP_OP_F; dep_stage = o->stage; }
                 else { dep_kind = IPUP_OP_B; dep_stage = o->stage + 1; }
-                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "respace: the per-device orders deadlock at step %d: device %d waits to run %s, which needs %s "
-                                 "(missing, or queued behind another waiting op); reorder the rows",
-                                 (int)step + 1, (int)d, ipup__op_desc(op_text, sizeof op_text, o->kind, o->stage, o->mb),
-                                 ipup__op_desc(dep_text, sizeof dep_text, dep_kind, dep_stage, o->mb));
+                return ipup__err(
+                    msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                    "respace: the per-device orders deadlock at step %d: device %d waits to run "
+                    "%s, which needs %s (missing, or queued behind another waiting op); reorder "
+                    "the rows",
+                    (int)step + 1, (int)d,
+                    ipup__op_desc(op_text, sizeof op_text, o->kind, o->stage, o->mb),
+                    ipup__op_desc(dep_text, sizeof dep_text, dep_kind, dep_stage, o->mb));
             }
         }
         for (d = 0; d < P; d++) {
@@ -3239,8 +3613,10 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
             x = (int64_t)o->mb * S + o->stage;
             slot = o->kind == IPUP_OP_F ? step_fwd : o->kind == IPUP_OP_W ? step_wgrad : step_bwd;
             if (slot[x] >= 0)
-                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE, "respace: %s appears twice (device %d); remove one",
-                                 ipup__op_desc(op_text, sizeof op_text, o->kind, o->stage, o->mb), (int)o->device);
+                return ipup__err(msg, msg_len, IPUP_ERR_INVALID_TABLE,
+                                 "respace: %s appears twice (device %d); remove one",
+                                 ipup__op_desc(op_text, sizeof op_text, o->kind, o->stage, o->mb),
+                                 (int)o->device);
             slot[x] = step;
             o->step = step;
             o->overlap_index = 0;
@@ -3277,7 +3653,10 @@ static void ipup__fwd_place(ipup__gen *g) {
     int64_t done = 0, total = (int64_t)g->S * g->M;
     if (g->kind == IPUP_SCHED_SEQUENTIAL) {
         for (m = 0; m < g->M; m++)
-            for (s = 0; s < g->S; s++) { ipup__emit(g, g->stage_device[s], s, m, IPUP_OP_F); g->step++; }
+            for (s = 0; s < g->S; s++) {
+                ipup__emit(g, g->stage_device[s], s, m, IPUP_OP_F);
+                g->step++;
+            }
         return;
     }
     for (s = 0; s < g->S; s++) n_fwd[s] = 0;
@@ -3302,33 +3681,43 @@ static void ipup__fwd_place(ipup__gen *g) {
     }
 }
 
-static int ipup__fwd_generate(ipup__gen *g, const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out,
-                              int *nwarn, char *msg, size_t msg_len) {
+static int ipup__fwd_generate(ipup__gen *g, const ipup_sched_config *cfg, ipup_op *ops,
+                              int32_t cap_ops, ipup_table *out, int *nwarn, char *msg,
+                              size_t msg_len) {
     const char *kname = ipup__kind_names[g->kind];
     char err_text[300], warn_text[300];
     int32_t s, need;
     int rc;
     if (g->kind == IPUP_SCHED_INTERLEAVED || g->kind == IPUP_SCHED_ZBH1) {
         if (msg && msg_len) msg[0] = '\0';
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                         "%s has no forward-only form: %s; for inference use grouped (Graphcore's pipelined inference), "
-                         "gpipe, 1f1b, sequential or interleaved-1f1b",
-                         kname, g->kind == IPUP_SCHED_ZBH1 ? "its rule splits the backward into I and W, and inference has no backward"
-                                                           : "it alternates forward and backward steps, and inference has no backward");
+        return ipup__err(
+            msg, msg_len, IPUP_ERR_CONFIG,
+            "%s has no forward-only form: %s; for inference use grouped (Graphcore's pipelined "
+            "inference), gpipe, 1f1b, sequential or interleaved-1f1b",
+            kname,
+            g->kind == IPUP_SCHED_ZBH1
+                ? "its rule splits the backward into I and W, and inference has no backward"
+                : "it alternates forward and backward steps, and inference has no backward");
     }
-    if ((g->kind == IPUP_SCHED_GROUPED || g->kind == IPUP_SCHED_SEQUENTIAL) && !ipup__is_pow2(g->P)) {
-        ipup_snprintf(err_text, sizeof err_text, "%s: the model uses %d IPUs, but multi-IPU devices come in powers of two (1, 2, 4, 8, 16, 32, 64); "
-                      "map the stages onto %d IPUs", kname, (int)g->P, (int)ipup__pow2_ceil(g->P));
-        ipup_snprintf(warn_text, sizeof warn_text, "%s: %d IPUs is not a power of two; Graphcore multi-IPU devices come in 1, 2, 4, 8, 16, 32 or 64 IPUs "
-                      "(an error under strict)", kname, (int)g->P);
-        if ((rc = ipup__gen_rule(cfg->strict, nwarn, msg, msg_len, err_text, warn_text)) != IPUP_OK) return rc;
+    if ((g->kind == IPUP_SCHED_GROUPED || g->kind == IPUP_SCHED_SEQUENTIAL) &&
+        !ipup__is_pow2(g->P)) {
+        ipup_snprintf(err_text, sizeof err_text,
+                      "%s: the model uses %d IPUs, but multi-IPU devices come in powers of two (1, "
+                      "2, 4, 8, 16, 32, 64); map the stages onto %d IPUs",
+                      kname, (int)g->P, (int)ipup__pow2_ceil(g->P));
+        ipup_snprintf(warn_text, sizeof warn_text,
+                      "%s: %d IPUs is not a power of two; Graphcore multi-IPU devices come in 1, "
+                      "2, 4, 8, 16, 32 or 64 IPUs (an error under strict)",
+                      kname, (int)g->P);
+        if ((rc = ipup__gen_rule(cfg->strict, nwarn, msg, msg_len, err_text, warn_text)) != IPUP_OK)
+            return rc;
     }
     need = g->S * g->M; /* S <= 256, M <= 2^22: no overflow */
     if (!ops || cap_ops < need) {
         if (msg && msg_len) msg[0] = '\0';
         return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
-                         "%s (forward only): the table needs %d ops but the ops array holds %d; size it with S x M = %d ops "
-                         "(IPUP_SCHED_MAX_OPS(%d, %d) is enough)",
+                         "%s (forward only): the table needs %d ops but the ops array holds %d; "
+                         "size it with S x M = %d ops (IPUP_SCHED_MAX_OPS(%d, %d) is enough)",
                          kname, (int)need, ops ? (int)cap_ops : 0, (int)need, (int)g->S, (int)g->M);
     }
     g->ops = ops;
@@ -3347,10 +3736,11 @@ static int ipup__fwd_ver_kind(ipup__verifier *v, int32_t i) {
     const ipup_op *o = &v->t->ops[i];
     if (!v->t->forward_only || o->kind == IPUP_OP_F) return IPUP_OK;
     ipup__ver_op(v, 1, i);
-    return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                     "rule 1 (nothing else appears): device %d, step %d: %s in a forward-only table (inference runs no "
-                     "backward); remove it, or make it a training table with every backward",
-                     (int)o->device, (int)o->step + 1, v->op_text);
+    return ipup__err(
+        v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+        "rule 1 (nothing else appears): device %d, step %d: %s in a forward-only table (inference "
+        "runs no backward); remove it, or make it a training table with every backward",
+        (int)o->device, (int)o->step + 1, v->op_text);
 }
 /* rule 1 of a forward-only table: every F(s,m) present */
 static int ipup__fwd_ver_complete(ipup__verifier *v) {
@@ -3363,9 +3753,10 @@ static int ipup__fwd_ver_complete(ipup__verifier *v) {
             in->rule = 1; in->op_index = -1; in->step = -1; in->device = home;
             in->stage = s; in->mb = m; in->kind = IPUP_OP_F;
             return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                             "rule 1 (every op once): %s is missing from the forward-only table (stage %d lives on device %d); "
-                             "add it to a free step of device %d%s",
-                             ipup__op_desc(v->op_text, sizeof v->op_text, IPUP_OP_F, s, m), (int)s, (int)home, (int)home,
+                             "rule 1 (every op once): %s is missing from the forward-only table "
+                             "(stage %d lives on device %d); add it to a free step of device %d%s",
+                             ipup__op_desc(v->op_text, sizeof v->op_text, IPUP_OP_F, s, m), (int)s,
+                             (int)home, (int)home,
                              s > 0 ? " after the previous stage's forward" : "");
         }
     return IPUP_OK;
@@ -3378,7 +3769,8 @@ static int ipup__fwd_inflight(const ipup_table *t, int32_t *peak) {
     int32_t live[IPUP_SCHED_MAX_STAGES], S = t->stages, i = 0, j, k, s;
     for (s = 0; s < S; s++) live[s] = peak[s] = 0;
     for (k = 0; k < t->n_ops; k++)
-        if (t->ops[k].stage < 0 || t->ops[k].stage >= S || t->ops[k].kind != IPUP_OP_F || (k > 0 && t->ops[k].step < t->ops[k - 1].step))
+        if (t->ops[k].stage < 0 || t->ops[k].stage >= S || t->ops[k].kind != IPUP_OP_F ||
+            (k > 0 && t->ops[k].step < t->ops[k - 1].step))
             return IPUP_ERR_INVALID_TABLE;
     while (i < t->n_ops) {
         j = ipup__step_end(t, i);
@@ -3410,8 +3802,9 @@ static void ipup__fwd_steps(const ipup_table *t, double *first, ipup_sched_figur
    lock step of measure's bsp_time: a step lasts its slowest op, plus exchange when a
    value crosses devices, plus sync); start0: scratch of S*M doubles (the BSP start of each
    F(0,m), at m*S) */
-static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c, const int64_t *act_bytes, const double *end_fwd,
-                              double *start0, ipup_sched_figures *out) {
+static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c,
+                              const int64_t *act_bytes, const double *end_fwd, double *start0,
+                              ipup_sched_figures *out) {
     int32_t S = t->stages, M = t->microbatches, i = 0, j, k, s;
     double now = 0.0, first_end = 0.0, last_end = 0.0;
     (void)end_fwd; /* the async ends: the figures are BSP's, as the IPU runs */
@@ -3440,7 +3833,8 @@ static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c, con
         i = j;
     }
     ipup__fwd_steps(t, start0, out);
-    if (M > 1 && last_end > first_end) out->fwd_throughput = (double)(M - 1) / (last_end - first_end);
+    if (M > 1 && last_end > first_end)
+        out->fwd_throughput = (double)(M - 1) / (last_end - first_end);
     else out->fwd_throughput = out->fwd_latency > 0.0 ? 1.0 / out->fwd_latency : 0.0;
     ipup__fwd_inflight(t, out->peak_inflight);
     out->stash_total = 0;
@@ -3474,7 +3868,8 @@ static IPUP__UNUSED void ipup__map_skip_blanks(ipup__map_parser *p) {
 static IPUP__UNUSED const char *ipup__map_what(const ipup__map_parser *p, char *buf, size_t len) {
     char c = p->text[p->pos];
     if (c == '\0') return "the end of the text";
-    if ((unsigned char)c < 32 || (unsigned char)c > 126) ipup_snprintf(buf, len, "byte 0x%02x", (unsigned)(unsigned char)c);
+    if ((unsigned char)c < 32 || (unsigned char)c > 126)
+        ipup_snprintf(buf, len, "byte 0x%02x", (unsigned)(unsigned char)c);
     else ipup_snprintf(buf, len, "'%c'", c);
     return buf;
 }
@@ -3488,27 +3883,30 @@ static IPUP__UNUSED int ipup__map_device(ipup__map_parser *p, int32_t stage, int
     start = p->pos;
     if (p->text[p->pos] == '[')
         return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
-                         "mapping: '[' at character %d is inside the bracket of stage %d; brackets do not nest (a "
-                         "concurrent stage lists its devices once, e.g. 0,[1,2],3)",
+                         "mapping: '[' at character %d is inside the bracket of stage %d; brackets "
+                         "do not nest (a concurrent stage lists its devices once, e.g. 0,[1,2],3)",
                          (int)p->pos + 1, (int)stage);
     if (p->text[p->pos] == ',' || p->text[p->pos] == ']' || p->text[p->pos] == '\0')
-        return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
-                         "mapping: stage %d has an empty device at character %d (found %s where a device number "
-                         "belongs); give one device number per stage, e.g. 0,1,2 or 0,[1,2],3",
-                         (int)stage, (int)p->pos + 1, ipup__map_what(p, what, sizeof what));
+        return ipup__err(
+            p->msg, p->msg_len, IPUP_ERR_PARSE,
+            "mapping: stage %d has an empty device at character %d (found %s where a device number "
+            "belongs); give one device number per stage, e.g. 0,1,2 or 0,[1,2],3",
+            (int)stage, (int)p->pos + 1, ipup__map_what(p, what, sizeof what));
     while (p->text[p->pos] >= '0' && p->text[p->pos] <= '9') {
         if (value < 100000) value = value * 10 + (p->text[p->pos] - '0');
         p->pos++;
     }
     if (p->pos == start)
         return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
-                         "mapping: %s at character %d is not a device number (stage %d); devices are numbers 0..%d, "
-                         "e.g. 0,1,2 or 0,[1,2],3",
-                         ipup__map_what(p, what, sizeof what), (int)p->pos + 1, (int)stage, IPUP_SCHED_MAX_STAGES - 1);
+                         "mapping: %s at character %d is not a device number (stage %d); devices "
+                         "are numbers 0..%d, e.g. 0,1,2 or 0,[1,2],3",
+                         ipup__map_what(p, what, sizeof what), (int)p->pos + 1, (int)stage,
+                         IPUP_SCHED_MAX_STAGES - 1);
     if (value >= IPUP_SCHED_MAX_STAGES)
-        return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
-                         "mapping: device %.12s of stage %d (character %d) is out of range; devices are 0..%d", p->text + start,
-                         (int)stage, (int)start + 1, IPUP_SCHED_MAX_STAGES - 1);
+        return ipup__err(
+            p->msg, p->msg_len, IPUP_ERR_PARSE,
+            "mapping: device %.12s of stage %d (character %d) is out of range; devices are 0..%d",
+            p->text + start, (int)stage, (int)start + 1, IPUP_SCHED_MAX_STAGES - 1);
     *dev = value;
     ipup__map_skip_blanks(p);
     return IPUP_OK;
@@ -3525,34 +3923,39 @@ static IPUP__UNUSED int ipup__map_bracket(ipup__map_parser *p, int32_t stage) {
         if ((rc = ipup__map_device(p, stage, &dev)) != IPUP_OK) {
             if (p->text[p->pos] == ']' && n_dev == 0)
                 return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
-                                 "mapping: stage %d is an empty bracket (character %d); list its devices, e.g. [1,2]",
+                                 "mapping: stage %d is an empty bracket (character %d); list its "
+                                 "devices, e.g. [1,2]",
                                  (int)stage, (int)open + 1);
             if (p->text[p->pos] == '\0')
                 return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
-                                 "mapping: the bracket of stage %d opened at character %d is not closed; add ']'", (int)stage,
-                                 (int)open + 1);
+                                 "mapping: the bracket of stage %d opened at character %d is not "
+                                 "closed; add ']'",
+                                 (int)stage, (int)open + 1);
             return rc;
         }
         for (k = 0; k < n_dev; k++)
             if (p->out->dev[stage][k] == dev)
                 return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
-                                 "mapping: stage %d lists device %d twice; the branches of a concurrent stage run on "
-                                 "distinct IPUs (e.g. [1,2])",
+                                 "mapping: stage %d lists device %d twice; the branches of a "
+                                 "concurrent stage run on distinct IPUs (e.g. [1,2])",
                                  (int)stage, (int)dev);
         if (n_dev == IPUP_SCHED_MAX_BRANCHES)
-            return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
-                             "mapping: stage %d lists more than %d devices (IPUP_SCHED_MAX_BRANCHES); split it over at "
-                             "most %d IPUs or raise IPUP_SCHED_MAX_BRANCHES before the include",
-                             (int)stage, IPUP_SCHED_MAX_BRANCHES, IPUP_SCHED_MAX_BRANCHES);
+            return ipup__err(
+                p->msg, p->msg_len, IPUP_ERR_PARSE,
+                "mapping: stage %d lists more than %d devices (IPUP_SCHED_MAX_BRANCHES); split it "
+                "over at most %d IPUs or raise IPUP_SCHED_MAX_BRANCHES before the include",
+                (int)stage, IPUP_SCHED_MAX_BRANCHES, IPUP_SCHED_MAX_BRANCHES);
         p->out->dev[stage][n_dev++] = (int16_t)dev;
         if (p->text[p->pos] == ']') break;
         if (p->text[p->pos] != ',')
-            return ipup__err(p->msg, p->msg_len, IPUP_ERR_PARSE,
-                             p->text[p->pos] == '\0' ? "mapping: the bracket of stage %d opened at character %d is not closed "
-                                                  "(%s at character %d); add ']'"
-                                                : "mapping: in the bracket of stage %d (opened at character %d), %s at "
-                                                  "character %d; separate its devices with commas and close it with ']'",
-                             (int)stage, (int)open + 1, ipup__map_what(p, what, sizeof what), (int)p->pos + 1);
+            return ipup__err(
+                p->msg, p->msg_len, IPUP_ERR_PARSE,
+                p->text[p->pos] == '\0'
+                    ? "mapping: the bracket of stage %d opened at character %d is not closed (%s "
+                      "at character %d); add ']'"
+                    : "mapping: in the bracket of stage %d (opened at character %d), %s at "
+                      "character %d; separate its devices with commas and close it with ']'",
+                (int)stage, (int)open + 1, ipup__map_what(p, what, sizeof what), (int)p->pos + 1);
         p->pos++;
     }
     p->pos++;
@@ -3561,22 +3964,27 @@ static IPUP__UNUSED int ipup__map_bracket(ipup__map_parser *p, int32_t stage) {
     return IPUP_OK;
 }
 
-IPUPIPE_DEF int ipup_sched_map_parse(const char *text, ipup_stage_map *out, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_sched_map_parse(const char *text, ipup_stage_map *out, char *msg,
+                                     size_t msg_len) {
     ipup__map_parser p;
     int32_t stage = 0, d;
     int rc;
     char what[16];
     if (msg && msg_len) msg[0] = '\0';
-    if (!text || !out) return ipup__err(msg, msg_len, IPUP_ERR_ARG, "ipup_sched_map_parse: text and out must not be NULL");
+    if (!text || !out)
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG,
+                         "ipup_sched_map_parse: text and out must not be NULL");
     IPUPIPE_MEMSET(out, 0, sizeof *out);
     p.text = text; p.pos = 0; p.msg = msg; p.msg_len = msg_len; p.out = out;
     ipup__map_skip_blanks(&p);
     if (text[p.pos] == '\0')
         return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
-                         "mapping is empty; give one device per stage, e.g. 0,1,2 or 0,[1,2],3 (a bracket: one stage on several IPUs)");
+                         "mapping is empty; give one device per stage, e.g. 0,1,2 or 0,[1,2],3 (a "
+                         "bracket: one stage on several IPUs)");
     for (;;) {
         if (stage == IPUP_SCHED_MAX_STAGES)
-            return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "mapping: more than %d stages (IPUP_SCHED_MAX_STAGES)",
+            return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                             "mapping: more than %d stages (IPUP_SCHED_MAX_STAGES)",
                              IPUP_SCHED_MAX_STAGES);
         ipup__map_skip_blanks(&p);
         if (text[p.pos] == '[') {
@@ -3584,8 +3992,10 @@ IPUPIPE_DEF int ipup_sched_map_parse(const char *text, ipup_stage_map *out, char
             ipup__map_skip_blanks(&p);
         } else {
             if (text[p.pos] == ']')
-                return ipup__err(msg, msg_len, IPUP_ERR_PARSE, "mapping: ']' at character %d closes no bracket; open it "
-                                 "with '[' (e.g. 0,[1,2],3)", (int)p.pos + 1);
+                return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
+                                 "mapping: ']' at character %d closes no bracket; open it with '[' "
+                                 "(e.g. 0,[1,2],3)",
+                                 (int)p.pos + 1);
             if ((rc = ipup__map_device(&p, stage, &d)) != IPUP_OK) return rc;
             out->dev[stage][0] = (int16_t)d;
             out->n_dev[stage] = 1;
@@ -3593,19 +4003,24 @@ IPUPIPE_DEF int ipup_sched_map_parse(const char *text, ipup_stage_map *out, char
         stage++;
         if (text[p.pos] == '\0') break;
         if (text[p.pos] != ',')
-            return ipup__err(msg, msg_len, IPUP_ERR_PARSE,
-                             text[p.pos] == ']' ? "mapping: %s at character %d closes no bracket; open it with '[' (e.g. 0,[1,2],3)"
-                                              : "mapping: %s at character %d after stage %d; separate the stages with commas",
-                             ipup__map_what(&p, what, sizeof what), (int)p.pos + 1, (int)stage - 1);
+            return ipup__err(
+                msg, msg_len, IPUP_ERR_PARSE,
+                text[p.pos] == ']'
+                    ? "mapping: %s at character %d closes no bracket; open it with '[' (e.g. "
+                      "0,[1,2],3)"
+                    : "mapping: %s at character %d after stage %d; separate the stages with commas",
+                ipup__map_what(&p, what, sizeof what), (int)p.pos + 1, (int)stage - 1);
         p.pos++;
     }
     out->stages = stage;
     return stage;
 }
 
-IPUPIPE_DEF int ipup_sched_map_serialised(const ipup_stage_map *map, int16_t *stage_device, int32_t cap) {
+IPUPIPE_DEF int ipup_sched_map_serialised(const ipup_stage_map *map, int16_t *stage_device,
+                                          int32_t cap) {
     int32_t s, b, n = 0;
-    if (!map || !stage_device || map->stages < 1 || map->stages > IPUP_SCHED_MAX_STAGES) return IPUP_ERR_ARG;
+    if (!map || !stage_device || map->stages < 1 || map->stages > IPUP_SCHED_MAX_STAGES)
+        return IPUP_ERR_ARG;
     for (s = 0; s < map->stages; s++)
         for (b = 0; b < map->n_dev[s]; b++) {
             if (n >= cap) return IPUP_ERR_CAPACITY;
@@ -3617,7 +4032,8 @@ IPUPIPE_DEF int ipup_sched_map_serialised(const ipup_stage_map *map, int16_t *st
 IPUPIPE_DEF int32_t ipup_sched_map_lanes(const ipup_stage_map *map) {
     int32_t s, n = 0;
     if (!map) return 0;
-    for (s = 0; s < map->stages && s < IPUP_SCHED_MAX_STAGES; s++) n += map->n_dev[s] > 0 ? map->n_dev[s] : 1;
+    for (s = 0; s < map->stages && s < IPUP_SCHED_MAX_STAGES; s++)
+        n += map->n_dev[s] > 0 ? map->n_dev[s] : 1;
     return n;
 }
 
@@ -3625,36 +4041,48 @@ IPUPIPE_DEF int32_t ipup_sched_map_lanes(const ipup_stage_map *map) {
 
 /* the concurrent mapping against the config: its kind, S, devices; fills g->map (branch
    0's device) and g->P */
-static IPUP__UNUSED int ipup__conc_config(const ipup_sched_config *cfg, ipup__gen *g, int *nwarn, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__conc_config(const ipup_sched_config *cfg, ipup__gen *g, int *nwarn,
+                                          char *msg, size_t msg_len) {
     const ipup_stage_map *map = cfg->concurrent;
     const char *kname = ipup__kind_names[g->kind];
-    int32_t s, b, k, max_device = -1, dev_limit = cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES;
+    int32_t s, b, k, max_device = -1,
+                     dev_limit = cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES;
     uint8_t used[IPUP_SCHED_MAX_STAGES];
     if (g->kind == IPUP_SCHED_INTERLEAVED_1F1B || g->kind == IPUP_SCHED_ZBH1)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                         "%s does not take concurrent stages (a stage on several IPUs); use grouped, interleaved, "
-                         "sequential, gpipe or 1f1b, or a mapping without brackets",
-                         kname);
+        return ipup__err(
+            msg, msg_len, IPUP_ERR_CONFIG,
+            "%s does not take concurrent stages (a stage on several IPUs); use grouped, "
+            "interleaved, sequential, gpipe or 1f1b, or a mapping without brackets",
+            kname);
     if (cfg->stage_device)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                         "%s: give the mapping once, either stage_device or concurrent (which also holds plain stages)", kname);
+                         "%s: give the mapping once, either stage_device or concurrent (which also "
+                         "holds plain stages)",
+                         kname);
     if (map->stages != g->S)
-        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: the mapping has %d stages but S=%d; give one entry per stage", kname,
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s: the mapping has %d stages but S=%d; give one entry per stage", kname,
                          (int)map->stages, (int)g->S);
     IPUPIPE_MEMSET(used, 0, sizeof used);
     for (s = 0; s < g->S; s++) {
         if (map->n_dev[s] < 1 || map->n_dev[s] > IPUP_SCHED_MAX_BRANCHES)
-            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: stage %d has %d devices; a stage runs on 1..%d (IPUP_SCHED_MAX_BRANCHES)",
-                             kname, (int)s, (int)map->n_dev[s], IPUP_SCHED_MAX_BRANCHES);
+            return ipup__err(
+                msg, msg_len, IPUP_ERR_CONFIG,
+                "%s: stage %d has %d devices; a stage runs on 1..%d (IPUP_SCHED_MAX_BRANCHES)",
+                kname, (int)s, (int)map->n_dev[s], IPUP_SCHED_MAX_BRANCHES);
         for (b = 0; b < map->n_dev[s]; b++) {
             int32_t d = map->dev[s][b];
             if (d < 0 || d >= dev_limit)
-                return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: branch %d of stage %d is mapped to device %d, but the devices are "
-                                 "0..%d; fix the mapping or raise the device count", kname, (int)b, (int)s, (int)d, (int)(dev_limit - 1));
+                return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                                 "%s: branch %d of stage %d is mapped to device %d, but the "
+                                 "devices are 0..%d; fix the mapping or raise the device count",
+                                 kname, (int)b, (int)s, (int)d, (int)(dev_limit - 1));
             for (k = 0; k < b; k++)
                 if (map->dev[s][k] == d)
-                    return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: stage %d lists device %d twice; its branches run on "
-                                     "distinct devices", kname, (int)s, (int)d);
+                    return ipup__err(
+                        msg, msg_len, IPUP_ERR_CONFIG,
+                        "%s: stage %d lists device %d twice; its branches run on distinct devices",
+                        kname, (int)s, (int)d);
             used[d] = 1;
             if (d > max_device) max_device = d;
         }
@@ -3663,15 +4091,19 @@ static IPUP__UNUSED int ipup__conc_config(const ipup_sched_config *cfg, ipup__ge
     g->P = cfg->devices > 0 ? cfg->devices : max_device + 1;
     g->V = 1;
     if (cfg->virtual_stages > 1)
-        ipup__warn(msg, msg_len, nwarn, "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
+        ipup__warn(msg, msg_len, nwarn,
+                   "%s: virtual stages V=%d ignored (only interleaved-1f1b uses them)", kname,
                    (int)cfg->virtual_stages);
     for (k = 0; k < g->P; k++)
-        if (!used[k]) ipup__warn(msg, msg_len, nwarn, "%s: device %d runs no stage (idle for the whole step)", kname, (int)k);
+        if (!used[k])
+            ipup__warn(msg, msg_len, nwarn, "%s: device %d runs no stage (idle for the whole step)",
+                       kname, (int)k);
     return IPUP_OK;
 }
 
 /* every branch of op (s, m, kind) at the current step, branch b on its device */
-static IPUP__UNUSED void ipup__conc_emit(ipup__gen *g, const ipup_stage_map *map, int32_t s, int32_t m, int kind) {
+static IPUP__UNUSED void ipup__conc_emit(ipup__gen *g, const ipup_stage_map *map, int32_t s,
+                                         int32_t m, int kind) {
     int32_t b, n = map->n_dev[s];
     for (b = 0; b < n; b++) {
         ipup__emit(g, map->dev[s][b], s, m, kind);
@@ -3688,7 +4120,8 @@ static IPUP__UNUSED int ipup__conc_candidate(ipup__dyn_state *y, int32_t s, ipup
 
 /* one step of gang list scheduling: the ready ops in rank order, each placed when every
    device of its stage is free in this step; returns how many ops were placed */
-static IPUP__UNUSED int32_t ipup__conc_step(ipup__gen *g, ipup__dyn_state *y, const ipup_stage_map *map) {
+static IPUP__UNUSED int32_t ipup__conc_step(ipup__gen *g, ipup__dyn_state *y,
+                                            const ipup_stage_map *map) {
     ipup__candidate cand[IPUP_SCHED_MAX_STAGES];
     uint8_t busy[IPUP_SCHED_MAX_STAGES], take[IPUP_SCHED_MAX_STAGES];
     int32_t n_cand = 0, s, i, j, b, placed = 0;
@@ -3708,7 +4141,8 @@ static IPUP__UNUSED int32_t ipup__conc_step(ipup__gen *g, ipup__dyn_state *y, co
         take[best] = 1;
         for (b = 0; b < map->n_dev[cand[best].stage]; b++) busy[map->dev[cand[best].stage][b]] = 1;
     }
-    for (j = 0; j < n_cand; j++) { /* the counters change after the step: readiness is the state before it */
+    /* the counters change after the step: readiness is the state before it */
+    for (j = 0; j < n_cand; j++) {
         if (take[j] != 1) continue;
         ipup__conc_emit(g, map, cand[j].stage, cand[j].mb, cand[j].kind);
         if (cand[j].kind == IPUP_OP_F) y->n_fwd[cand[j].stage]++;
@@ -3720,7 +4154,8 @@ static IPUP__UNUSED int32_t ipup__conc_step(ipup__gen *g, ipup__dyn_state *y, co
 
 /* place every op of a concurrent mapping: sequential one op (all its branches) per step,
    the others by gang list scheduling in the schedule's order */
-static IPUP__UNUSED int ipup__conc_place(ipup__gen *g, const ipup_stage_map *map, char *msg, size_t msg_len) {
+static IPUP__UNUSED int ipup__conc_place(ipup__gen *g, const ipup_stage_map *map, char *msg,
+                                         size_t msg_len) {
     ipup__dyn_state y;
     int64_t total = (int64_t)2 * g->S * g->M, done = 0;
     int32_t s, m;
@@ -3737,9 +4172,10 @@ static IPUP__UNUSED int ipup__conc_place(ipup__gen *g, const ipup_stage_map *map
         int32_t k = ipup__conc_step(g, &y, map);
         if (k == 0)
             return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                             "%s: no stage can run an op at step %d (%lld of %lld ops placed): the schedule deadlocks with "
-                             "this concurrent mapping; try another mapping",
-                             ipup__kind_names[g->kind], (int)g->step + 1, (long long)done, (long long)total);
+                             "%s: no stage can run an op at step %d (%lld of %lld ops placed): the "
+                             "schedule deadlocks with this concurrent mapping; try another mapping",
+                             ipup__kind_names[g->kind], (int)g->step + 1, (long long)done,
+                             (long long)total);
         done += k;
         g->step++;
     }
@@ -3748,7 +4184,8 @@ static IPUP__UNUSED int ipup__conc_place(ipup__gen *g, const ipup_stage_map *map
 
 /* the table of a mapping with concurrent stages (ipup_sched_generate's path for
    cfg->concurrent); a mapping without brackets goes the plain way */
-static IPUP__UNUSED int ipup__conc_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops, ipup_table *out, char *msg,
+static IPUP__UNUSED int ipup__conc_generate(const ipup_sched_config *cfg, ipup_op *ops,
+                                            int32_t cap_ops, ipup_table *out, char *msg,
                                             size_t msg_len) {
     const ipup_stage_map *map = cfg->concurrent;
     ipup__gen g;
@@ -3766,22 +4203,28 @@ static IPUP__UNUSED int ipup__conc_generate(const ipup_sched_config *cfg, ipup_o
         return ipup_sched_generate(&plain_cfg, ops, cap_ops, out, msg, msg_len);
     }
     if ((rc = ipup__conc_config(cfg, &g, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
-    if (cfg->forward_only) { /* the emulator's ipup_predict runs such a pipeline stage after stage */
+    /* the emulator's ipup_predict runs such a pipeline stage after stage */
+    if (cfg->forward_only) {
         if (msg && msg_len) msg[0] = '\0';
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
-                         "%s: concurrent stages (a stage on several devices) have no forward-only table; drop forward_only "
-                         "for the training table, or give each stage one device for an inference table",
+                         "%s: concurrent stages (a stage on several devices) have no forward-only "
+                         "table; drop forward_only for the training table, or give each stage one "
+                         "device for an inference table",
                          ipup__kind_names[g.kind]);
     }
     if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
     need = (int64_t)2 * lanes * g.M;
-    if (need > 0x3fffffff) return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: the table is too large", ipup__kind_names[g.kind]);
+    if (need > 0x3fffffff)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: the table is too large",
+                         ipup__kind_names[g.kind]);
     if (!ops || cap_ops < need) {
         if (msg && msg_len) msg[0] = '\0';
         return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
-                         "%s: the table needs %d ops but the ops array holds %d; size it with IPUP_SCHED_MAX_OPS(%d, %d) "
-                         "(%d = ipup_sched_map_lanes, the stages counted once per branch)",
-                         ipup__kind_names[g.kind], (int)need, ops ? (int)cap_ops : 0, (int)lanes, (int)g.M, (int)lanes);
+                         "%s: the table needs %d ops but the ops array holds %d; size it with "
+                         "IPUP_SCHED_MAX_OPS(%d, %d) (%d = ipup_sched_map_lanes, the stages "
+                         "counted once per branch)",
+                         ipup__kind_names[g.kind], (int)need, ops ? (int)cap_ops : 0, (int)lanes,
+                         (int)g.M, (int)lanes);
     }
     g.ops = ops;
     if ((rc = ipup__conc_place(&g, map, msg, msg_len)) != IPUP_OK) return rc;
@@ -3805,12 +4248,14 @@ static IPUP__UNUSED int ipup__ver_conc_map(ipup__verifier *v) {
     int32_t s, b, k;
     for (s = 0; s < v->S; s++) {
         int32_t n = v->t->n_branches[s];
-        if (n < 1 || n > IPUP_SCHED_MAX_BRANCHES || v->t->branch_device[s][0] != v->t->stage_device[s]) {
+        if (n < 1 || n > IPUP_SCHED_MAX_BRANCHES ||
+            v->t->branch_device[s][0] != v->t->stage_device[s]) {
             v->info->rule = 6; v->info->stage = s;
-            return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                             "table structure: stage %d has %d branches (need 1..%d) or branch 0 is not on stage_device[%d]; "
-                             "fill n_branches and branch_device of a concurrent table",
-                             (int)s, (int)n, IPUP_SCHED_MAX_BRANCHES, (int)s);
+            return ipup__err(
+                v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                "table structure: stage %d has %d branches (need 1..%d) or branch 0 is not on "
+                "stage_device[%d]; fill n_branches and branch_device of a concurrent table",
+                (int)s, (int)n, IPUP_SCHED_MAX_BRANCHES, (int)s);
         }
         for (b = 0; b < n; b++) {
             int32_t d = v->t->branch_device[s][b];
@@ -3819,8 +4264,9 @@ static IPUP__UNUSED int ipup__ver_conc_map(ipup__verifier *v) {
             if (d < 0 || d >= v->P) {
                 v->info->rule = 2; v->info->stage = s;
                 return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 2 (branches on the stage's devices): branch %d of stage %d is on device %d, which is "
-                                 "out of range 0..%d or holds another branch of that stage; each branch needs a device of its own",
+                                 "rule 2 (branches on the stage's devices): branch %d of stage %d "
+                                 "is on device %d, which is out of range 0..%d or holds another "
+                                 "branch of that stage; each branch needs a device of its own",
                                  (int)b, (int)s, (int)v->t->branch_device[s][b], (int)(v->P - 1));
             }
         }
@@ -3834,33 +4280,41 @@ static IPUP__UNUSED int ipup__ver_conc_op(ipup__verifier *v, uint8_t *mask, int3
     const ipup_op *o = &v->t->ops[i];
     int32_t n_branches = v->t->n_branches[o->stage], branch = ipup_op_branch(o), home, kind_slot;
     int64_t x = (int64_t)o->mb * v->S + o->stage;
-    int32_t *slot = o->kind == IPUP_OP_F ? v->step_fwd : o->kind == IPUP_OP_W ? v->step_wgrad : v->step_bwd;
+    int32_t *slot = o->kind == IPUP_OP_F   ? v->step_fwd
+                    : o->kind == IPUP_OP_W ? v->step_wgrad
+                                           : v->step_bwd;
     uint8_t bit;
     if ((n_branches > 1) != (branch >= 0) || branch >= n_branches) {
         ipup__ver_op(v, 1, i);
-        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                         "rule 1 (branches of a concurrent stage): device %d, step %d: %s is marked as branch %d, but stage "
-                         "%d has %d branch%s (%s); fix the branch index",
-                         (int)o->device, (int)o->step + 1, v->op_text, (int)branch, (int)o->stage, (int)n_branches, n_branches == 1 ? "" : "es",
-                         n_branches == 1 ? "a plain stage: no branch index" : "branches 0..n-1");
+        return ipup__err(
+            v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+            "rule 1 (branches of a concurrent stage): device %d, step %d: %s is marked as branch "
+            "%d, but stage %d has %d branch%s (%s); fix the branch index",
+            (int)o->device, (int)o->step + 1, v->op_text, (int)branch, (int)o->stage,
+            (int)n_branches, n_branches == 1 ? "" : "es",
+            n_branches == 1 ? "a plain stage: no branch index" : "branches 0..n-1");
     }
     home = n_branches > 1 ? v->t->branch_device[o->stage][branch] : v->t->stage_device[o->stage];
     if (o->device != home) {
         ipup__ver_op(v, 2, i);
         return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                         "rule 2 (branch on its device): device %d, step %d: branch %d of %s runs on device %d, but that "
-                         "branch of stage %d lives on device %d (its slice of the weights is there); move it to device %d",
-                         (int)o->device, (int)o->step + 1, (int)(branch < 0 ? 0 : branch), v->op_text, (int)o->device, (int)o->stage, (int)home,
-                         (int)home);
+                         "rule 2 (branch on its device): device %d, step %d: branch %d of %s runs "
+                         "on device %d, but that branch of stage %d lives on device %d (its slice "
+                         "of the weights is there); move it to device %d",
+                         (int)o->device, (int)o->step + 1, (int)(branch < 0 ? 0 : branch),
+                         v->op_text, (int)o->device, (int)o->stage, (int)home, (int)home);
     }
     kind_slot = o->kind == IPUP_OP_F ? 0 : o->kind == IPUP_OP_W ? 2 : 1;
     bit = (uint8_t)(1u << (branch < 0 ? 0 : branch % 8));
-    if ((mask[x * 3 + kind_slot] & bit) || (kind_slot == 1 && v->bwd_kind[x] && v->bwd_kind[x] != o->kind)) {
+    if ((mask[x * 3 + kind_slot] & bit) ||
+        (kind_slot == 1 && v->bwd_kind[x] && v->bwd_kind[x] != o->kind)) {
         ipup__ver_op(v, 1, i);
-        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                         "rule 1 (each op once per branch): device %d, step %d: branch %d of %s appears twice, or its backward "
-                         "mixes B and I (another branch ran at step %d); remove one",
-                         (int)o->device, (int)o->step + 1, (int)(branch < 0 ? 0 : branch), v->op_text, (int)slot[x] + 1);
+        return ipup__err(
+            v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+            "rule 1 (each op once per branch): device %d, step %d: branch %d of %s appears twice, "
+            "or its backward mixes B and I (another branch ran at step %d); remove one",
+            (int)o->device, (int)o->step + 1, (int)(branch < 0 ? 0 : branch), v->op_text,
+            (int)slot[x] + 1);
     }
     mask[x * 3 + kind_slot] |= bit;
     if (o->step > slot[x]) slot[x] = o->step;
@@ -3877,15 +4331,26 @@ static IPUP__UNUSED int ipup__ver_conc_full(ipup__verifier *v, const uint8_t *ma
             int64_t x = (int64_t)m * v->S + s;
             uint8_t full = (uint8_t)(n_branches >= 8 ? 0xffu : (1u << n_branches) - 1u);
             for (kind_slot = 0; kind_slot < 3; kind_slot++) {
-                int kind = kind_slot == 0 ? (int)IPUP_OP_F : kind_slot == 2 ? (int)IPUP_OP_W : (int)v->bwd_kind[x];
-                if ((kind_slot == 2 && v->bwd_kind[x] != IPUP_OP_I) || mask[x * 3 + kind_slot] == full) continue;
-                for (branch = 0; branch < n_branches && (mask[x * 3 + kind_slot] >> (branch % 8) & 1u); branch++) {}
+                int kind = kind_slot == 0   ? (int)IPUP_OP_F
+                           : kind_slot == 2 ? (int)IPUP_OP_W
+                                            : (int)v->bwd_kind[x];
+                if ((kind_slot == 2 && v->bwd_kind[x] != IPUP_OP_I) ||
+                    mask[x * 3 + kind_slot] == full)
+                    continue;
+                for (branch = 0;
+                     branch < n_branches && (mask[x * 3 + kind_slot] >> (branch % 8) & 1u);
+                     branch++) {}
                 v->info->rule = 1; v->info->op_index = -1; v->info->step = -1;
-                v->info->device = v->t->branch_device[s][branch]; v->info->stage = s; v->info->mb = m; v->info->kind = kind;
-                return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                                 "rule 1 (every branch once): branch %d of %s is missing (device %d); a concurrent stage's "
-                                 "op runs on each of its %d devices, all in one step",
-                                 (int)branch, ipup__op_desc(v->op_text, sizeof v->op_text, kind, s, m), (int)v->t->branch_device[s][branch], (int)n_branches);
+                v->info->device = v->t->branch_device[s][branch];
+                v->info->stage = s;
+                v->info->mb = m;
+                v->info->kind = kind;
+                return ipup__err(
+                    v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                    "rule 1 (every branch once): branch %d of %s is missing (device %d); a "
+                    "concurrent stage's op runs on each of its %d devices, all in one step",
+                    (int)branch, ipup__op_desc(v->op_text, sizeof v->op_text, kind, s, m),
+                    (int)v->t->branch_device[s][branch], (int)n_branches);
             }
         }
     return IPUP_OK;
@@ -3897,15 +4362,17 @@ static IPUP__UNUSED int ipup__ver_conc_together(ipup__verifier *v) {
     for (i = 0; i < v->t->n_ops; i++) {
         const ipup_op *o = &v->t->ops[i];
         int64_t x = (int64_t)o->mb * v->S + o->stage;
-        int32_t last = o->kind == IPUP_OP_F ? v->step_fwd[x] : o->kind == IPUP_OP_W ? v->step_wgrad[x] : v->step_bwd[x];
+        int32_t last = o->kind == IPUP_OP_F   ? v->step_fwd[x]
+                       : o->kind == IPUP_OP_W ? v->step_wgrad[x]
+                                              : v->step_bwd[x];
         if (o->step == last) continue;
         ipup__ver_op(v, 7, i);
         return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
-                         "rule 7 (branches in one step): device %d, step %d: branch %d of %s runs at step %d, another branch at "
-                         "step %d; the branches of a concurrent stage compute on the same micro-batch at once, so move it to "
-                         "step %d",
-                         (int)o->device, (int)o->step + 1, ipup_op_branch(o), v->op_text, (int)o->step + 1, (int)last + 1,
-                         (int)last + 1);
+                         "rule 7 (branches in one step): device %d, step %d: branch %d of %s runs "
+                         "at step %d, another branch at step %d; the branches of a concurrent "
+                         "stage compute on the same micro-batch at once, so move it to step %d",
+                         (int)o->device, (int)o->step + 1, ipup_op_branch(o), v->op_text,
+                         (int)o->step + 1, (int)last + 1, (int)last + 1);
     }
     return IPUP_OK;
 }
@@ -3914,7 +4381,8 @@ static IPUP__UNUSED int ipup__ver_conc_together(ipup__verifier *v) {
    against the latest branch of each dependency, then rule 7 */
 static IPUP__UNUSED int ipup__ver_conc(ipup__verifier *v) {
     int64_t SM = (int64_t)v->S * v->M;
-    uint8_t *mask = (uint8_t *)v->bwd_kind + SM; /* 3 bytes per (stage, micro-batch): F, B/I, W branches seen */
+    /* 3 bytes per (stage, micro-batch): the branches seen of F, of B or I, of W */
+    uint8_t *mask = (uint8_t *)v->bwd_kind + SM;
     int32_t i;
     int rc;
     IPUPIPE_MEMSET(mask, 0, (size_t)(3 * SM));
@@ -3924,10 +4392,13 @@ static IPUP__UNUSED int ipup__ver_conc(ipup__verifier *v) {
         if ((rc = ipup__ver_cell(v, i)) != IPUP_OK) return rc;
         if ((rc = ipup__ver_conc_op(v, mask, i)) != IPUP_OK) return rc;
     }
-    if ((rc = ipup__ver_complete(v)) != IPUP_OK || (rc = ipup__ver_conc_full(v, mask)) != IPUP_OK) return rc;
-    if ((rc = ipup__ver_deps(v)) != IPUP_OK || (rc = ipup__ver_conc_together(v)) != IPUP_OK) return rc;
+    if ((rc = ipup__ver_complete(v)) != IPUP_OK || (rc = ipup__ver_conc_full(v, mask)) != IPUP_OK)
+        return rc;
+    if ((rc = ipup__ver_deps(v)) != IPUP_OK || (rc = ipup__ver_conc_together(v)) != IPUP_OK)
+        return rc;
     ipup__ver_in_order(v);
-    v->info->step = v->info->device = v->info->op_index = v->info->stage = v->info->mb = v->info->kind = -1;
+    v->info->step = v->info->device = v->info->op_index = v->info->stage = v->info->mb =
+        v->info->kind = -1;
     return IPUP_OK;
 }
 
