@@ -613,30 +613,30 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int 
 #define IPUP__EXP_HI 88.0f
 #define IPUP__EXP_LO (-87.0f)
 #define IPUP__LOG2E 1.44269504088896341f
-#define IPUP__MAGIC 12582912.0f /* 1.5 * 2^23 */
+#define IPUP__EXP_ROUND 12582912.0f /* 1.5 * 2^23 */
 #define IPUP__LN2_HI 0.693359375f
 #define IPUP__LN2_LO (-2.12194440e-4f)
-#define IPUP__EP0 1.9875691500E-4f
-#define IPUP__EP1 1.3981999507E-3f
-#define IPUP__EP2 8.3334519073E-3f
-#define IPUP__EP3 4.1665795894E-2f
-#define IPUP__EP4 1.6666665459E-1f
-#define IPUP__EP5 5.0000001201E-1f
+#define IPUP__EXP_P0 1.9875691500E-4f
+#define IPUP__EXP_P1 1.3981999507E-3f
+#define IPUP__EXP_P2 8.3334519073E-3f
+#define IPUP__EXP_P3 4.1665795894E-2f
+#define IPUP__EXP_P4 1.6666665459E-1f
+#define IPUP__EXP_P5 5.0000001201E-1f
 static float ipup__expf(float x) {
     float t, n, r, p, scale;
     uint32_t bits;
     x = x > IPUP__EXP_HI ? IPUP__EXP_HI : x;
     x = x < IPUP__EXP_LO ? IPUP__EXP_LO : x;
     t = x * IPUP__LOG2E;
-    n = (t + IPUP__MAGIC) - IPUP__MAGIC;
+    n = (t + IPUP__EXP_ROUND) - IPUP__EXP_ROUND;
     r = x - n * IPUP__LN2_HI;
     r = r - n * IPUP__LN2_LO;
-    p = IPUP__EP0;
-    p = p * r + IPUP__EP1;
-    p = p * r + IPUP__EP2;
-    p = p * r + IPUP__EP3;
-    p = p * r + IPUP__EP4;
-    p = p * r + IPUP__EP5;
+    p = IPUP__EXP_P0;
+    p = p * r + IPUP__EXP_P1;
+    p = p * r + IPUP__EXP_P2;
+    p = p * r + IPUP__EXP_P3;
+    p = p * r + IPUP__EXP_P4;
+    p = p * r + IPUP__EXP_P5;
     p = p * r * r + r + 1.0f;
     bits = (uint32_t)((int32_t)n + 127) << 23;
     IPUPIPE_MEMCPY(&scale, &bits, sizeof scale);
@@ -696,10 +696,10 @@ static void ipup__pool_zero_rest(int B, int H, int W, int C, float *dx) {
 
 #if defined(IPUP_KERNELS_AVX512)
 typedef __m512 ipup__v;
-typedef __mmask16 ipup__m;
+typedef __mmask16 ipup__lanes;
 #define IPUP__VL 16
 #define IPUP__MR 8   /* 8 x 2 vectors = 16 accumulators of the 32 zmm registers */
-#define IPUP__MR1 16 /* rows when the tile is one vector wide: 16 accumulators too */
+#define IPUP__MR_1V 16 /* rows when the tile is one vector wide: 16 accumulators too */
 #define IPUP__NV 2
 #define ipup__vzero() _mm512_setzero_ps()
 #define ipup__vld(p) _mm512_loadu_ps(p)
@@ -719,13 +719,13 @@ typedef __mmask16 ipup__m;
 /* 2^n for a vector of integral floats n in [-126, 127] */
 #define ipup__vpow2i(n) \
     _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23))
-static inline ipup__m ipup__mask(int n) { return (ipup__m)((1u << n) - 1u); } /* n in 1..16 */
+static inline ipup__lanes ipup__mask(int n) { return (ipup__lanes)((1u << n) - 1u); } /* n in 1..16 */
 #else
 typedef __m256 ipup__v;
-typedef __m256i ipup__m;
+typedef __m256i ipup__lanes;
 #define IPUP__VL 8
 #define IPUP__MR 6  /* 6 x 2 = 12 accumulators + 2 B + 1 broadcast of the 16 ymm registers */
-#define IPUP__MR1 8 /* one vector wide: 8 accumulators */
+#define IPUP__MR_1V 8 /* one vector wide: 8 accumulators */
 #define IPUP__NV 2
 #define ipup__vzero() _mm256_setzero_ps()
 #define ipup__vld(p) _mm256_loadu_ps(p)
@@ -744,12 +744,12 @@ typedef __m256i ipup__m;
 #define ipup__vmax(a, b) _mm256_max_ps((a), (b))
 #define ipup__vpow2i(n) \
     _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23))
-static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
+static inline ipup__lanes ipup__mask(int n) { /* lanes 0..n-1 */
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 #endif
 #define IPUP__NR (IPUP__NV * IPUP__VL)
-#define IPUP__NVX 4 /* vectors of columns a micro-kernel may hold (4: the weight-gradient tile) */
+#define IPUP__NV_MAX 4 /* vectors of columns a micro-kernel may hold (4: the weight-gradient tile) */
 
 /* The micro-kernel body. MR_ (rows), NV_ (vectors of columns), FULL_ (last vector whole),
    DB_ (also sum B's rows into dbp: the bias gradient) and KF_ (fixed segment length, 0 =
@@ -762,7 +762,7 @@ static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
 #define IPUP__UNROLL(n) IPUP__PRAGMA(GCC unroll n)
 #define IPUP__UKR_BODY(MR_, NV_, FULL_, DB_, KF_)                                                    \
     const int ukr_MR = (MR_), ukr_NV = (NV_), ukr_FULL = (FULL_), ukr_DB = (DB_), ukr_KF = (KF_);   \
-    ipup__v acc[IPUP__MR1][IPUP__NVX], dacc[IPUP__NVX];                                             \
+    ipup__v acc[IPUP__MR_1V][IPUP__NV_MAX], dacc[IPUP__NV_MAX];                                             \
     int r, v, s, k;                                                                                 \
 IPUP__UNROLL(4)                                                                                     \
     for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vzero();                                           \
@@ -775,7 +775,7 @@ IPUP__UNROLL(4)                                                                 
         ptrdiff_t off = (ptrdiff_t)s * sa;                                                          \
 IPUP__UNROLL(4)                                                                                     \
         for (k = 0; k < seglen; k++, off += ka, b += ldb) {                                         \
-            ipup__v bv[IPUP__NVX];                                                                  \
+            ipup__v bv[IPUP__NV_MAX];                                                                  \
 IPUP__UNROLL(4)                                                                                     \
             for (v = 0; v < ukr_NV; v++)                                                            \
                 bv[v] = (ukr_FULL || v < ukr_NV - 1) ? ipup__vld(b + v * IPUP__VL)                  \
@@ -817,19 +817,19 @@ IPUP__UNROLL(4)                                                                 
     }                                                                                               \
     (void)ukr_DB                                                                                    
 
-typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,
+typedef void (*ipup__ukr_fn)(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg,
                              int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c,
                              ptrdiff_t ldc, const float *bias, int accum, float *dbp);
 /* ipup__ukr_<rows>_<vectors>_<full> and, with the column-sum row, ipup__ukrd_... */
 #define IPUP__UKR_INST(MR_, NV_, F_)                                                          \
-    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,            \
+    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,            \
                                                ptrdiff_t ka, int nseg, int seglen,            \
                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
                                                float *c, ptrdiff_t ldc, const float *bias,    \
                                                int accum, float *dbp) {                       \
         IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                   \
     }                                                                                         \
-    static void ipup__ukrd_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,           \
+    static void ipup__ukrd_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,           \
                                                 ptrdiff_t ka, int nseg, int seglen,           \
                                                 ptrdiff_t sa, const float *b, ptrdiff_t ldb,  \
                                                 float *c, ptrdiff_t ldc, const float *bias,   \
@@ -837,7 +837,7 @@ typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, i
         IPUP__UKR_BODY(MR_, NV_, F_, 1, 0);                                                   \
     }
 #define IPUP__UKR_INST0(MR_, NV_, F_)                                                         \
-    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,            \
+    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,            \
                                                ptrdiff_t ka, int nseg, int seglen,            \
                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
                                                float *c, ptrdiff_t ldc, const float *bias,    \
@@ -846,7 +846,7 @@ typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, i
     }
 /* segments of exactly 3 (the 3x3 window rows of a one-channel image), two full vectors */
 #define IPUP__UKR_INST3(MR_)                                                                  \
-    static void ipup__ukr3_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
+    static void ipup__ukr3_##MR_(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
                                  int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,     \
                                  float *c, ptrdiff_t ldc, const float *bias, int accum,       \
                                  float *dbp) {                                                \
@@ -864,17 +864,17 @@ IPUP__UKR_INST2(5) IPUP__UKR_INST2(6)
 #if IPUP__MR > 6
 IPUP__UKR_INST2(7) IPUP__UKR_INST2(8)
 #endif
-#if IPUP__MR1 > 8
+#if IPUP__MR_1V > 8
 IPUP__UKR_INST1(9) IPUP__UKR_INST1(10) IPUP__UKR_INST1(11) IPUP__UKR_INST1(12)
 IPUP__UKR_INST1(13) IPUP__UKR_INST1(14) IPUP__UKR_INST1(15) IPUP__UKR_INST1(16)
-#elif IPUP__MR1 > 6
+#elif IPUP__MR_1V > 6
 IPUP__UKR_INST1(7) IPUP__UKR_INST1(8)
 #endif
-/* [rows - 1][full] for one vector of columns (up to IPUP__MR1 rows) and for two (IPUP__MR) */
-static const ipup__ukr_fn ipup__ukr_tab1[IPUP__MR1][2] = {
+/* [rows - 1][full] for one vector of columns (up to IPUP__MR_1V rows) and for two (IPUP__MR) */
+static const ipup__ukr_fn ipup__ukr_tab1[IPUP__MR_1V][2] = {
     IPUP__UKR_P1(1), IPUP__UKR_P1(2), IPUP__UKR_P1(3), IPUP__UKR_P1(4), IPUP__UKR_P1(5),
     IPUP__UKR_P1(6), IPUP__UKR_P1(7), IPUP__UKR_P1(8)
-#if IPUP__MR1 > 8
+#if IPUP__MR_1V > 8
     , IPUP__UKR_P1(9), IPUP__UKR_P1(10), IPUP__UKR_P1(11), IPUP__UKR_P1(12), IPUP__UKR_P1(13),
     IPUP__UKR_P1(14), IPUP__UKR_P1(15), IPUP__UKR_P1(16)
 #endif
@@ -913,33 +913,36 @@ static const ipup__ukr_fn ipup__ukr_tabd[IPUP__NV][IPUP__MR][2] = {
    the weight gradient, whose K (the batch) is short, so a bigger tile spreads the fixed
    cost of a tile (loading and storing C, the call) over more FMAs. _d: with the column sums. */
 #define IPUP__UKR_INST4(MR_)                                                                  \
-    static void ipup__ukr4_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
+    static void ipup__ukr4_##MR_(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
                                  int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,     \
                                  float *c, ptrdiff_t ldc, const float *bias, int accum,       \
                                  float *dbp) {                                                \
         IPUP__UKR_BODY(MR_, 4, 1, 0, 0);                                                      \
     }                                                                                         \
-    static void ipup__ukr4d_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, \
+    static void ipup__ukr4d_##MR_(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, \
                                   int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,    \
                                   float *c, ptrdiff_t ldc, const float *bias, int accum,      \
                                   float *dbp) {                                               \
         IPUP__UKR_BODY(MR_, 4, 1, 1, 0);                                                      \
     }
-#define IPUP__MR4 6
+#define IPUP__MR_4V 6
 IPUP__UKR_INST4(1) IPUP__UKR_INST4(2) IPUP__UKR_INST4(3) IPUP__UKR_INST4(4) IPUP__UKR_INST4(5) IPUP__UKR_INST4(6)
-static const ipup__ukr_fn ipup__ukr_tab4[2][IPUP__MR4] = {
+static const ipup__ukr_fn ipup__ukr_tab4[2][IPUP__MR_4V] = {
     { ipup__ukr4_1, ipup__ukr4_2, ipup__ukr4_3, ipup__ukr4_4, ipup__ukr4_5, ipup__ukr4_6 },
     { ipup__ukr4d_1, ipup__ukr4d_2, ipup__ukr4d_3, ipup__ukr4d_4, ipup__ukr4d_5, ipup__ukr4d_6 }
 };
 #endif
 
-/* One product C (M, N) (=|+=) A B. Row r of A starts at a + (r / rdiv) * rs1 + (r % rdiv) * rs0. */
+/* One product C (M, N) (=|+=) A B. Row r of A starts at a + (r / group_rows) * group_stride
+   + (r % group_rows) * row_stride. */
 typedef struct ipup__gemm_t {
     int M, N;
     const float *a; /* A base */
-    int rdiv;
-    ptrdiff_t rs0, rs1; /* row r: a + (r / rdiv) * rs1 + (r % rdiv) * rs0 */
-    ptrdiff_t ka, sa;   /* element (r, s, k): row + s * sa + k * ka */
+    int group_rows;     /* rows come in groups of group_rows (conv: the output positions of
+                           one image row) */
+    ptrdiff_t row_stride, group_stride; /* row r: a + (r / group_rows) * group_stride
+                                           + (r % group_rows) * row_stride */
+    ptrdiff_t k_stride, seg_stride; /* element (r, s, k): row + s * seg_stride + k * k_stride */
     int nseg, seglen;   /* K = nseg * seglen */
     const float *b;     /* B (K, N), row stride ldb */
     ptrdiff_t ldb;
@@ -956,30 +959,30 @@ typedef struct ipup__gemm_t {
 static void ipup__gemm(const ipup__gemm_t *g) {
     int n0, r0, i;
     for (n0 = 0; n0 < g->N; n0 += IPUP__NR) {
-        const int nn = g->N - n0 < IPUP__NR ? g->N - n0 : IPUP__NR;
-        const int nv = (nn + IPUP__VL - 1) / IPUP__VL, last = nn - (nv - 1) * IPUP__VL;
+        const int n_cols = g->N - n0 < IPUP__NR ? g->N - n0 : IPUP__NR;
+        const int n_vecs = (n_cols + IPUP__VL - 1) / IPUP__VL, last = n_cols - (n_vecs - 1) * IPUP__VL;
         const int full = last == IPUP__VL;
-        const ipup__m lm = ipup__mask(last);
-        const int mrmax = nv == 1 && !g->db ? IPUP__MR1 : IPUP__MR;
-        const int tiles = (g->M + mrmax - 1) / mrmax;
+        const ipup__lanes lm = ipup__mask(last);
+        const int max_rows = n_vecs == 1 && !g->db ? IPUP__MR_1V : IPUP__MR;
+        const int tiles = (g->M + max_rows - 1) / max_rows;
         const int base = tiles ? g->M / tiles : 0, extra = tiles ? g->M % tiles : 0;
         int q = 0, rem = 0, t;
         const float *row = g->a; /* row r0 */
         for (t = 0, r0 = 0; t < tiles; t++) {
             const int m = base + (t < extra ? 1 : 0);
-            const float *ap[IPUP__MR1];
+            const float *ap[IPUP__MR_1V];
             ipup__ukr_fn fn;
-            if (m < 1 || m > mrmax) return; /* cannot happen (tiles = ceil(M / mrmax)) */
-            if (g->db && t == 0) fn = ipup__ukr_tabd[nv - 1][m - 1][full];
-            else if (nv == 1) fn = ipup__ukr_tab1[m - 1][full];
+            if (m < 1 || m > max_rows) return; /* cannot happen (tiles = ceil(M / max_rows)) */
+            if (g->db && t == 0) fn = ipup__ukr_tabd[n_vecs - 1][m - 1][full];
+            else if (n_vecs == 1) fn = ipup__ukr_tab1[m - 1][full];
             else if (g->seglen == 3 && full && !g->db) fn = ipup__ukr_tab3[m - 1];
             else fn = ipup__ukr_tab2[m - 1][full];
             for (i = 0; i < m; i++) {
                 ap[i] = row;
-                if (++rem == g->rdiv) { rem = 0; q++; row = g->a + (ptrdiff_t)q * g->rs1; }
-                else row += g->rs0;
+                if (++rem == g->group_rows) { rem = 0; q++; row = g->a + (ptrdiff_t)q * g->group_stride; }
+                else row += g->row_stride;
             }
-            fn(lm, ap, g->ka, g->nseg, g->seglen, g->sa, g->b + n0, g->ldb,
+            fn(lm, ap, g->k_stride, g->nseg, g->seglen, g->seg_stride, g->b + n0, g->ldb,
                 g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL, g->accum,
                 g->db ? g->db + n0 : NULL);
             r0 += m;
@@ -987,7 +990,7 @@ static void ipup__gemm(const ipup__gemm_t *g) {
     }
 }
 
-/* ipup__gemm for rows of A at a fixed stride (rdiv == M, one segment): with AVX-512 the
+/* ipup__gemm for rows of A at a fixed stride (group_rows == M, one segment): with AVX-512 the
    whole 64-column panels go through the 4-vector tile (rows in balanced blocks of at most
    6, db on the first block), the rest through ipup__gemm. Each tile first prefetches the
    next tile's rows of C: a weight gradient (C += A B) as big as a layer's weights no longer
@@ -997,21 +1000,21 @@ static void ipup__gemm(const ipup__gemm_t *g) {
 static void ipup__gemm_wide(const ipup__gemm_t *g) {
     ipup__gemm_t rest = *g;
 #if defined(IPUP_KERNELS_AVX512)
-    const int tiles = (g->M + IPUP__MR4 - 1) / IPUP__MR4;
+    const int tiles = (g->M + IPUP__MR_4V - 1) / IPUP__MR_4V;
     int n0 = 0;
-    if (g->rdiv == g->M && g->nseg == 1)
+    if (g->group_rows == g->M && g->nseg == 1)
         for (; n0 + 4 * IPUP__VL <= g->N; n0 += 4 * IPUP__VL) {
             int t, r0 = 0, r;
             for (t = 0; t < tiles; t++) {
                 const int m = g->M / tiles + (t < g->M % tiles ? 1 : 0);
-                const float *ap[IPUP__MR4];
-                for (r = 0; r < m; r++) ap[r] = g->a + (ptrdiff_t)(r0 + r) * g->rs0;
+                const float *ap[IPUP__MR_4V];
+                for (r = 0; r < m; r++) ap[r] = g->a + (ptrdiff_t)(r0 + r) * g->row_stride;
                 for (r = r0 + m; r < r0 + 2 * m && r < g->M; r++) { /* the next tile's C rows */
                     const char *q = (const char *)(const void *)(g->c + (ptrdiff_t)r * g->ldc + n0);
                     _mm_prefetch(q, _MM_HINT_T0); _mm_prefetch(q + 64, _MM_HINT_T0);
                     _mm_prefetch(q + 128, _MM_HINT_T0); _mm_prefetch(q + 192, _MM_HINT_T0);
                 }
-                ipup__ukr_tab4[g->db && t == 0][m - 1](ipup__mask(IPUP__VL), ap, g->ka, 1, g->seglen, 0, g->b + n0,
+                ipup__ukr_tab4[g->db && t == 0][m - 1](ipup__mask(IPUP__VL), ap, g->k_stride, 1, g->seglen, 0, g->b + n0,
                                                        g->ldb, g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc,
                                                        g->bias ? g->bias + n0 : NULL, g->accum,
                                                        g->db ? g->db + n0 : NULL);
@@ -1031,13 +1034,13 @@ static void ipup__gemm_wide(const ipup__gemm_t *g) {
 static void ipup__colsum_add(int G, int R, int N, const float *src, ptrdiff_t ld, float *dst) {
     int n0, r, q;
     for (n0 = 0; n0 < N; n0 += IPUP__VL) {
-        const int nn = N - n0 < IPUP__VL ? N - n0 : IPUP__VL;
-        const ipup__m lm = ipup__mask(nn);
+        const int n_cols = N - n0 < IPUP__VL ? N - n0 : IPUP__VL;
+        const ipup__lanes lanes = ipup__mask(n_cols);
         const float *p = src + n0;
         for (q = 0; q < G; q++) {
             ipup__v s0 = ipup__vzero();
-            for (r = 0; r < R; r++, p += ld) s0 = ipup__vadd(s0, ipup__vldm(p, lm));
-            ipup__vstm(dst + n0, lm, ipup__vadd(ipup__vldm(dst + n0, lm), s0));
+            for (r = 0; r < R; r++, p += ld) s0 = ipup__vadd(s0, ipup__vldm(p, lanes));
+            ipup__vstm(dst + n0, lanes, ipup__vadd(ipup__vldm(dst + n0, lanes), s0));
         }
     }
 }
@@ -1045,11 +1048,11 @@ static void ipup__colsum_add(int G, int R, int N, const float *src, ptrdiff_t ld
 /* o[c] = column c of the VL x VL block whose rows are q[r]: unpack, in-lane shuffles, then
    128-bit lane moves. Moves only: no arithmetic touches a value. */
 #if defined(__GNUC__) || defined(__clang__)
-#define IPUP__AINLINE inline __attribute__((always_inline)) /* the block stays in registers */
+#define IPUP__ALWAYS_INLINE inline __attribute__((always_inline)) /* the block stays in registers */
 #else
-#define IPUP__AINLINE inline
+#define IPUP__ALWAYS_INLINE inline
 #endif
-static IPUP__AINLINE void ipup__tr_block(ipup__v *q, ipup__v *o) {
+static IPUP__ALWAYS_INLINE void ipup__transpose_block(ipup__v *q, ipup__v *o) {
     ipup__v t[IPUP__VL];
     int i, j;
 #if defined(IPUP_KERNELS_AVX512)
@@ -1100,37 +1103,37 @@ IPUP__UNROLL(16)
 static void ipup__transpose(const float *src, ptrdiff_t lds, int rows, int cols, float *dst, ptrdiff_t ldd) {
     int r0, c0, i;
     for (r0 = 0; r0 < rows; r0 += IPUP__VL) {
-        const int nr = rows - r0 < IPUP__VL ? rows - r0 : IPUP__VL;
-        const ipup__m mr = ipup__mask(nr);
+        const int n_rows = rows - r0 < IPUP__VL ? rows - r0 : IPUP__VL;
+        const ipup__lanes row_mask = ipup__mask(n_rows);
         for (c0 = 0; c0 < cols; c0 += IPUP__VL) {
-            const int nc = cols - c0 < IPUP__VL ? cols - c0 : IPUP__VL;
+            const int n_cols = cols - c0 < IPUP__VL ? cols - c0 : IPUP__VL;
             const float *sp = src + (ptrdiff_t)r0 * lds + c0;
             float *dp = dst + (ptrdiff_t)c0 * ldd + r0;
             ipup__v q[IPUP__VL], o[IPUP__VL];
-            if (nr == IPUP__VL && nc == IPUP__VL) {
+            if (n_rows == IPUP__VL && n_cols == IPUP__VL) {
 IPUP__UNROLL(16)
                 for (i = 0; i < IPUP__VL; i++) q[i] = ipup__vld(sp + (ptrdiff_t)i * lds);
-                ipup__tr_block(q, o);
+                ipup__transpose_block(q, o);
 IPUP__UNROLL(16)
                 for (i = 0; i < IPUP__VL; i++) ipup__vst(dp + (ptrdiff_t)i * ldd, o[i]);
             } else {
-                const ipup__m mc = ipup__mask(nc);
+                const ipup__lanes col_mask = ipup__mask(n_cols);
 IPUP__UNROLL(16)
-                for (i = 0; i < IPUP__VL; i++) q[i] = i < nr ? ipup__vldm(sp + (ptrdiff_t)i * lds, mc) : ipup__vzero();
-                ipup__tr_block(q, o);
-                for (i = 0; i < nc; i++) ipup__vstm(dp + (ptrdiff_t)i * ldd, mr, o[i]);
+                for (i = 0; i < IPUP__VL; i++) q[i] = i < n_rows ? ipup__vldm(sp + (ptrdiff_t)i * lds, col_mask) : ipup__vzero();
+                ipup__transpose_block(q, o);
+                for (i = 0; i < n_cols; i++) ipup__vstm(dp + (ptrdiff_t)i * ldd, row_mask, o[i]);
             }
         }
     }
 }
 
-#define IPUP__KB 256 /* K block of the backward-data products */
+#define IPUP__K_BLOCK 256 /* K block of the backward-data products */
 static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
                                  const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
                                  float *y /* (B, OUT) */, int relu) {
     ipup__gemm_t g;
     g.M = B; g.N = OUT;
-    g.a = x; g.rdiv = B; g.rs0 = IN; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = IN;
+    g.a = x; g.group_rows = B; g.row_stride = IN; g.group_stride = 0; g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = IN;
     g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
     ipup__gemm(&g);
 }
@@ -1140,46 +1143,46 @@ static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, I
    is a product like the forward's (rows of dy broadcast). Each element of dx is the chain
    over its K-block in increasing order from zero; the first block is stored and later
    blocks are added to it, in increasing order (the bits of the transposed formulation). */
-#define IPUP__IC 16 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
-#define IPUP__KT IPUP__KB /* its largest OUT (one K-block): dy^T panel 32 KB + tile 2 KB with AVX-512 */
-/* The same dx with one K-block (OUT <= IPUP__KT) as dx^T = w dy^T, for shapes where w is larger
+#define IPUP__DXT_ROWS 16 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
+#define IPUP__DXT_MAX_OUT IPUP__K_BLOCK /* its largest OUT (one K-block): dy^T panel 32 KB + tile 2 KB with AVX-512 */
+/* The same dx with one K-block (OUT <= IPUP__DXT_MAX_OUT) as dx^T = w dy^T, for shapes where w is larger
    than dy and dx together: per batch block of NR, dy^T (OUT x NR) is transposed once into
    the stack, each IC-row chunk of dx^T is a product with rows of w broadcast into a stack
    tile, which is then transposed into dx. The same chains, so the same bits. */
 static void ipup__dense_bwd_data_t_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
                                         const float *dy /* (B, OUT) */, float *dx /* (B, IN) */) {
-    float pk[IPUP__KT * IPUP__NR];
-    float tile[IPUP__IC * IPUP__NR];
+    float dy_t[IPUP__DXT_MAX_OUT * IPUP__NR];
+    float tile[IPUP__DXT_ROWS * IPUP__NR];
     int b0, i0;
     for (b0 = 0; b0 < B; b0 += IPUP__NR) {
-        const int nb = B - b0 < IPUP__NR ? B - b0 : IPUP__NR;
-        ipup__transpose(dy + (size_t)b0 * (size_t)OUT, OUT, nb, OUT, pk, IPUP__NR);
-        for (i0 = 0; i0 < IN; i0 += IPUP__IC) {
-            const int m = IN - i0 < IPUP__IC ? IN - i0 : IPUP__IC;
+        const int n_batch = B - b0 < IPUP__NR ? B - b0 : IPUP__NR;
+        ipup__transpose(dy + (size_t)b0 * (size_t)OUT, OUT, n_batch, OUT, dy_t, IPUP__NR);
+        for (i0 = 0; i0 < IN; i0 += IPUP__DXT_ROWS) {
+            const int m = IN - i0 < IPUP__DXT_ROWS ? IN - i0 : IPUP__DXT_ROWS;
             ipup__gemm_t g;
-            g.M = m; g.N = nb;
-            g.a = w + (size_t)i0 * (size_t)OUT; g.rdiv = m; g.rs0 = OUT; g.rs1 = 0;
-            g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = OUT;
-            g.b = pk; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0; g.db = NULL;
+            g.M = m; g.N = n_batch;
+            g.a = w + (size_t)i0 * (size_t)OUT; g.group_rows = m; g.row_stride = OUT; g.group_stride = 0;
+            g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = OUT;
+            g.b = dy_t; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0; g.db = NULL;
             ipup__gemm(&g);
-            ipup__transpose(tile, IPUP__NR, m, nb, dx + (size_t)b0 * (size_t)IN + (size_t)i0, IN);
+            ipup__transpose(tile, IPUP__NR, m, n_batch, dx + (size_t)b0 * (size_t)IN + (size_t)i0, IN);
         }
     }
 }
 
 static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
                                       const float *dy /* (B, OUT) */, float *dx /* (B, IN) */) {
-    float pk[IPUP__KB * IPUP__NR];
+    float w_t[IPUP__K_BLOCK * IPUP__NR];
     int i0, k0;
     for (i0 = 0; i0 < IN; i0 += IPUP__NR) {
-        const int ni = IN - i0 < IPUP__NR ? IN - i0 : IPUP__NR;
-        for (k0 = 0; k0 < OUT; k0 += IPUP__KB) {
-            const int kb = OUT - k0 < IPUP__KB ? OUT - k0 : IPUP__KB;
+        const int n_in = IN - i0 < IPUP__NR ? IN - i0 : IPUP__NR;
+        for (k0 = 0; k0 < OUT; k0 += IPUP__K_BLOCK) {
+            const int k_len = OUT - k0 < IPUP__K_BLOCK ? OUT - k0 : IPUP__K_BLOCK;
             ipup__gemm_t g;
-            ipup__transpose(w + (size_t)i0 * (size_t)OUT + (size_t)k0, OUT, ni, kb, pk, IPUP__NR);
-            g.M = B; g.N = ni;
-            g.a = dy + k0; g.rdiv = B; g.rs0 = OUT; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = kb;
-            g.b = pk; g.ldb = IPUP__NR; g.c = dx + i0; g.ldc = IN; g.bias = NULL; g.accum = k0 ? 1 : 0; g.db = NULL;
+            ipup__transpose(w + (size_t)i0 * (size_t)OUT + (size_t)k0, OUT, n_in, k_len, w_t, IPUP__NR);
+            g.M = B; g.N = n_in;
+            g.a = dy + k0; g.group_rows = B; g.row_stride = OUT; g.group_stride = 0; g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = k_len;
+            g.b = w_t; g.ldb = IPUP__NR; g.c = dx + i0; g.ldc = IN; g.bias = NULL; g.accum = k0 ? 1 : 0; g.db = NULL;
             ipup__gemm(&g);
         }
     }
@@ -1190,20 +1193,20 @@ static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* 
    mostly empty OUT. Per chunk of IN the chains (from zero over the batch in order) land
    in a stack tile, which is transposed and added to dw: the C + chain of the direct
    product. db: the column sums of dy, as ipup__colsum_add gives them (the same bits). */
-#define IPUP__NW 64
+#define IPUP__NARROW_COLS 64
 static void ipup__dense_bwd_w_narrow(int B, int IN, int OUT, const float *x, const float *dy, float *dw,
                                      float *db) {
-    float tile[IPUP__VL * IPUP__NW], tt[IPUP__NW * IPUP__VL];
+    float tile[IPUP__VL * IPUP__NARROW_COLS], tile_t[IPUP__NARROW_COLS * IPUP__VL];
     int i0;
-    for (i0 = 0; i0 < IN; i0 += IPUP__NW) {
-        const int ni = IN - i0 < IPUP__NW ? IN - i0 : IPUP__NW;
+    for (i0 = 0; i0 < IN; i0 += IPUP__NARROW_COLS) {
+        const int n_in = IN - i0 < IPUP__NARROW_COLS ? IN - i0 : IPUP__NARROW_COLS;
         ipup__gemm_t g;
-        g.M = OUT; g.N = ni;
-        g.a = dy; g.rdiv = OUT; g.rs0 = 1; g.rs1 = 0; g.ka = OUT; g.sa = 0; g.nseg = 1; g.seglen = B;
-        g.b = x + i0; g.ldb = IN; g.c = tile; g.ldc = IPUP__NW; g.bias = NULL; g.accum = 0; g.db = NULL;
+        g.M = OUT; g.N = n_in;
+        g.a = dy; g.group_rows = OUT; g.row_stride = 1; g.group_stride = 0; g.k_stride = OUT; g.seg_stride = 0; g.nseg = 1; g.seglen = B;
+        g.b = x + i0; g.ldb = IN; g.c = tile; g.ldc = IPUP__NARROW_COLS; g.bias = NULL; g.accum = 0; g.db = NULL;
         ipup__gemm(&g);
-        ipup__transpose(tile, IPUP__NW, OUT, ni, tt, OUT);
-        ipup_add_f32(ni * OUT, dw + (size_t)i0 * (size_t)OUT, tt);
+        ipup__transpose(tile, IPUP__NARROW_COLS, OUT, n_in, tile_t, OUT);
+        ipup_add_f32(n_in * OUT, dw + (size_t)i0 * (size_t)OUT, tile_t);
     }
     if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
 }
@@ -1218,7 +1221,7 @@ static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B,
         return;
     }
     g.M = IN; g.N = OUT;
-    g.a = x; g.rdiv = IN; g.rs0 = 1; g.rs1 = 0; g.ka = IN; g.sa = 0; g.nseg = 1; g.seglen = B;
+    g.a = x; g.group_rows = IN; g.row_stride = 1; g.group_stride = 0; g.k_stride = IN; g.seg_stride = 0; g.nseg = 1; g.seglen = B;
     g.b = dy; g.ldb = OUT; g.c = dw; g.ldc = OUT; g.bias = NULL; g.accum = 1; g.db = db;
     ipup__gemm_wide(&g);
 }
@@ -1233,8 +1236,8 @@ static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float
         ipup__gemm_t g;
         g.M = OH * OW; g.N = CO;
         g.a = x + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
-        g.rdiv = OW; g.rs0 = CI; g.rs1 = (ptrdiff_t)W * CI;
-        g.ka = 1; g.sa = (ptrdiff_t)W * CI; g.nseg = 3; g.seglen = 3 * CI;
+        g.group_rows = OW; g.row_stride = CI; g.group_stride = (ptrdiff_t)W * CI;
+        g.k_stride = 1; g.seg_stride = (ptrdiff_t)W * CI; g.nseg = 3; g.seglen = 3 * CI;
         g.b = w; g.ldb = CO;
         g.c = y + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldc = CO;
         g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
@@ -1247,12 +1250,12 @@ static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float
 #if defined(IPUP_KERNELS_AVX512)
 /* all 9 rows of a one-channel image's dw in one tile of 2 vectors (18 accumulators, + 2
    for db): dy is streamed once per image instead of once per tile of rows */
-static void ipup__ukr9_2(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
+static void ipup__ukr9_2(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, const float *bias, int accum,
                          float *dbp) {
     IPUP__UKR_BODY(9, 2, 1, 0, 0);
 }
-static void ipup__ukr9d_2(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
+static void ipup__ukr9d_2(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
                           const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, const float *bias, int accum,
                           float *dbp) {
     IPUP__UKR_BODY(9, 2, 1, 1, 0);
@@ -1281,8 +1284,8 @@ static void ipup__conv_bwd_w_simd(int B, int H, int W, int CI, int CO, const flo
         ipup__gemm_t g;
         g.M = 9 * CI; g.N = CO;
         g.a = x + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
-        g.rdiv = 3 * CI; g.rs0 = 1; g.rs1 = (ptrdiff_t)W * CI;
-        g.ka = CI; g.sa = (ptrdiff_t)W * CI; g.nseg = OH; g.seglen = OW;
+        g.group_rows = 3 * CI; g.row_stride = 1; g.group_stride = (ptrdiff_t)W * CI;
+        g.k_stride = CI; g.seg_stride = (ptrdiff_t)W * CI; g.nseg = OH; g.seglen = OW;
         g.b = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldb = CO;
         g.c = dw; g.ldc = CO; g.bias = NULL; g.accum = 1; g.db = db;
         ipup__gemm(&g);
@@ -1304,7 +1307,7 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
         ipup__gemm_t g;
         g.M = OH * OW; g.N = K9;
         g.a = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO;
-        g.rdiv = OH * OW; g.rs0 = CO; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = CO;
+        g.group_rows = OH * OW; g.row_stride = CO; g.group_stride = 0; g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = CO;
         g.b = wt; g.ldb = K9; g.c = G; g.ldc = K9; g.bias = NULL; g.accum = 0; g.db = NULL;
         ipup__gemm(&g);
         IPUPIPE_MEMSET(dxn, 0, (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
@@ -1335,15 +1338,15 @@ static inline ipup__v ipup__vexp(ipup__v x) {
     x = ipup__vmin(x, ipup__vset(IPUP__EXP_HI));
     x = ipup__vmax(x, ipup__vset(IPUP__EXP_LO));
     t = ipup__vmul(x, ipup__vset(IPUP__LOG2E));
-    n = ipup__vsub(ipup__vadd(t, ipup__vset(IPUP__MAGIC)), ipup__vset(IPUP__MAGIC));
+    n = ipup__vsub(ipup__vadd(t, ipup__vset(IPUP__EXP_ROUND)), ipup__vset(IPUP__EXP_ROUND));
     r = ipup__vsub(x, ipup__vmul(n, ipup__vset(IPUP__LN2_HI)));
     r = ipup__vsub(r, ipup__vmul(n, ipup__vset(IPUP__LN2_LO)));
-    p = ipup__vset(IPUP__EP0);
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP1));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP2));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP3));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP4));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP5));
+    p = ipup__vset(IPUP__EXP_P0);
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P1));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P2));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P3));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P4));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P5));
     p = ipup__vadd(ipup__vadd(ipup__vmul(ipup__vmul(p, r), r), r), ipup__vset(1.0f));
     return ipup__vmul(p, ipup__vpow2i(n));
 }
@@ -1400,40 +1403,40 @@ static int ipup__adam_simd(int n, float lr, float beta1, float beta2, float eps,
    the scalar loop computes for that element (compares, selects, one multiply or add at a
    time, never a fused multiply-add), so every build gives the scalar code's bits. */
 #if defined(IPUP_KERNELS_AVX512)
-typedef __mmask16 ipup__k;
+typedef __mmask16 ipup__vmask;
 #define ipup__vgt(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ)
-#define ipup__kor(a, b) ((ipup__k)((a) | (b)))
-#define ipup__kand(a, b) ((ipup__k)((a) & (b)))
-#define ipup__kandn(a, b) ((ipup__k)(~(a) & (b)))    /* !a && b */
+#define ipup__mask_or(a, b) ((ipup__vmask)((a) | (b)))
+#define ipup__mask_and(a, b) ((ipup__vmask)((a) & (b)))
+#define ipup__mask_andnot(a, b) ((ipup__vmask)(~(a) & (b)))    /* !a && b */
 #define ipup__vsel(k, a) _mm512_maskz_mov_ps((k), (a)) /* k ? a : +0 */
-#define ipup__kones() ((ipup__k)0xFFFF)
+#define ipup__mask_all() ((ipup__vmask)0xFFFF)
 #else
-typedef __m256 ipup__k;
+typedef __m256 ipup__vmask;
 #define ipup__vgt(a, b) _mm256_cmp_ps((a), (b), _CMP_GT_OQ)
-#define ipup__kor(a, b) _mm256_or_ps((a), (b))
-#define ipup__kand(a, b) _mm256_and_ps((a), (b))
-#define ipup__kandn(a, b) _mm256_andnot_ps((a), (b))
+#define ipup__mask_or(a, b) _mm256_or_ps((a), (b))
+#define ipup__mask_and(a, b) _mm256_and_ps((a), (b))
+#define ipup__mask_andnot(a, b) _mm256_andnot_ps((a), (b))
 #define ipup__vsel(k, a) _mm256_and_ps((k), (a))
-#define ipup__kones() _mm256_castsi256_ps(_mm256_set1_epi32(-1))
+#define ipup__mask_all() _mm256_castsi256_ps(_mm256_set1_epi32(-1))
 #endif
 
 /* Bytes of a max-pool's arg-max (ipup_maxpool2_fwd_idx_f32): k1, k2, k3 are the strict >
    of x1, x2, x3 over the running maximum (as ipup__maxpool_bwd_simd finds them), so the
    last one set names the position; with relu, 4 where the maximum m is not > 0. */
 #if defined(IPUP_KERNELS_AVX512)
-static void ipup__pool_idx_st(uint8_t *p, ipup__k k1, ipup__k k2, ipup__k k3, ipup__v m, int relu) {
+static void ipup__pool_idx_store(uint8_t *p, ipup__vmask k1, ipup__vmask k2, ipup__vmask k3, ipup__v m, int relu) {
     __m512i v = _mm512_maskz_mov_epi32(k1, _mm512_set1_epi32(1));
     v = _mm512_mask_mov_epi32(v, k2, _mm512_set1_epi32(2));
     v = _mm512_mask_mov_epi32(v, k3, _mm512_set1_epi32(3));
-    if (relu) v = _mm512_mask_mov_epi32(v, (ipup__k)~ipup__vgt(m, ipup__vzero()), _mm512_set1_epi32(4));
+    if (relu) v = _mm512_mask_mov_epi32(v, (ipup__vmask)~ipup__vgt(m, ipup__vzero()), _mm512_set1_epi32(4));
     _mm_storeu_si128((__m128i *)(void *)p, _mm512_cvtepi32_epi8(v));
 }
 /* lanes whose byte at p is j */
-#define IPUP__IDXV __m512i
+#define IPUP__IDX_VEC __m512i
 #define ipup__idx_ld(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p)))
 #define ipup__idx_eq(v, j) _mm512_cmpeq_epi32_mask((v), _mm512_set1_epi32(j))
 #else
-static void ipup__pool_idx_st(uint8_t *p, ipup__k k1, ipup__k k2, ipup__k k3, ipup__v m, int relu) {
+static void ipup__pool_idx_store(uint8_t *p, ipup__vmask k1, ipup__vmask k2, ipup__vmask k3, ipup__v m, int relu) {
     __m256i v = _mm256_and_si256(_mm256_castps_si256(k1), _mm256_set1_epi32(1));
     __m128i w;
     v = _mm256_blendv_epi8(v, _mm256_set1_epi32(2), _mm256_castps_si256(k2));
@@ -1442,7 +1445,7 @@ static void ipup__pool_idx_st(uint8_t *p, ipup__k k1, ipup__k k2, ipup__k k3, ip
     w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     _mm_storel_epi64((__m128i *)(void *)p, _mm_packus_epi16(w, w));
 }
-#define IPUP__IDXV __m256i
+#define IPUP__IDX_VEC __m256i
 #define ipup__idx_ld(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
 #define ipup__idx_eq(v, j) _mm256_castsi256_ps(_mm256_cmpeq_epi32((v), _mm256_set1_epi32(j)))
 #endif
@@ -1463,7 +1466,7 @@ static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, f
                     const ipup__v x1 = ipup__vld(r0 + C + c), x2 = ipup__vld(r0 + rs + c), x3 = ipup__vld(r0 + rs + C + c);
                     const size_t q = o + (size_t)ow * (size_t)C + (size_t)c;
                     ipup__v m = ipup__vld(r0 + c);
-                    ipup__k k1, k2, k3;
+                    ipup__vmask k1, k2, k3;
                     k1 = ipup__vgt(x1, m);
                     m = ipup__vmax(x1, m);
                     k2 = ipup__vgt(x2, m);
@@ -1471,7 +1474,7 @@ static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, f
                     k3 = ipup__vgt(x3, m);
                     m = ipup__vmax(x3, m);
                     ipup__vst(y + q, m);
-                    if (idx) ipup__pool_idx_st(idx + q, k1, k2, k3, m, relu);
+                    if (idx) ipup__pool_idx_store(idx + q, k1, k2, k3, m, relu);
                 }
         }
 }
@@ -1480,11 +1483,11 @@ static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, f
    from the arg-max bytes at ip, or from x: the window's first maximum (the scalar scan's
    strict >), with relu only where it is > 0 (ReLU's backward fused: x = relu(z) > 0
    exactly when z > 0). */
-static void ipup__pool_win(const float *x, size_t a, size_t C, size_t rs, const uint8_t *ip, int relu, ipup__k w[4]) {
+static void ipup__pool_window(const float *x, size_t a, size_t C, size_t rs, const uint8_t *ip, int relu, ipup__vmask w[4]) {
     ipup__v x0, x1, x2, x3, m;
-    ipup__k k1, k2, k3;
+    ipup__vmask k1, k2, k3;
     if (ip) {
-        const IPUP__IDXV v = ipup__idx_ld(ip);
+        const IPUP__IDX_VEC v = ipup__idx_ld(ip);
         w[0] = ipup__idx_eq(v, 0); w[1] = ipup__idx_eq(v, 1); w[2] = ipup__idx_eq(v, 2); w[3] = ipup__idx_eq(v, 3);
         return;
     }
@@ -1496,20 +1499,20 @@ static void ipup__pool_win(const float *x, size_t a, size_t C, size_t rs, const 
     m = ipup__vmax(x2, m);
     k3 = ipup__vgt(x3, m);
     w[3] = k3;
-    w[2] = ipup__kandn(k3, k2);
-    w[1] = ipup__kandn(ipup__kor(k2, k3), k1);
-    w[0] = ipup__kandn(ipup__kor(ipup__kor(k1, k2), k3), ipup__kones()); /* x0 wins */
+    w[2] = ipup__mask_andnot(k3, k2);
+    w[1] = ipup__mask_andnot(ipup__mask_or(k2, k3), k1);
+    w[0] = ipup__mask_andnot(ipup__mask_or(ipup__mask_or(k1, k2), k3), ipup__mask_all()); /* x0 wins */
     if (relu) {
         const ipup__v z = ipup__vzero();
-        w[0] = ipup__kand(w[0], ipup__vgt(x0, z));
-        w[1] = ipup__kand(w[1], ipup__vgt(x1, z));
-        w[2] = ipup__kand(w[2], ipup__vgt(x2, z));
-        w[3] = ipup__kand(w[3], ipup__vgt(x3, z));
+        w[0] = ipup__mask_and(w[0], ipup__vgt(x0, z));
+        w[1] = ipup__mask_and(w[1], ipup__vgt(x1, z));
+        w[2] = ipup__mask_and(w[2], ipup__vgt(x2, z));
+        w[3] = ipup__mask_and(w[3], ipup__vgt(x3, z));
     }
 }
 
 /* max-pool backward of C % IPUP__VL == 0 channels, from the input x or from the arg-max
-   bytes idx (ipup__pool_win): dy at the position that wins, +0 at the other three, written
+   bytes idx (ipup__pool_window): dy at the position that wins, +0 at the other three, written
    directly (no memset of dx, no scatter); rows and columns outside every window (odd H or
    W) zeroed */
 static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, const uint8_t *idx, const float *dy,
@@ -1526,8 +1529,8 @@ static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, c
                 for (c = 0; c < C; c += IPUP__VL) {
                     const size_t a = o + (size_t)c, qc = q + (size_t)ow * (size_t)C + (size_t)c;
                     const ipup__v g = ipup__vld(dy + qc);
-                    ipup__k w[4];
-                    ipup__pool_win(x, a, (size_t)C, rs, idx ? idx + qc : NULL, relu, w);
+                    ipup__vmask w[4];
+                    ipup__pool_window(x, a, (size_t)C, rs, idx ? idx + qc : NULL, relu, w);
                     ipup__vst(dx + a, ipup__vsel(w[0], g));
                     ipup__vst(dx + a + (size_t)C, ipup__vsel(w[1], g));
                     ipup__vst(dx + a + rs, ipup__vsel(w[2], g));
@@ -1562,15 +1565,15 @@ static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_
 }
 #else
 /* a * c mod 2^64 per 64-bit lane from 32 x 32 -> 64-bit products (AVX2 has no 64-bit mullo) */
-static __m256i ipup__mul64c(__m256i a, uint64_t c) {
+static __m256i ipup__mul64_const(__m256i a, uint64_t c) {
     const __m256i clo = _mm256_set1_epi64x((long long)(c & 0xFFFFFFFFu)), chi = _mm256_set1_epi64x((long long)(c >> 32));
     const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo), _mm256_mul_epu32(a, chi));
     return _mm256_add_epi64(_mm256_mul_epu32(a, clo), _mm256_slli_epi64(cross, 32));
 }
 static __m256i ipup__mix64_v(__m256i z) {
     z = _mm256_add_epi64(z, _mm256_set1_epi64x((long long)UINT64_C(0x9E3779B97F4A7C15)));
-    z = ipup__mul64c(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), UINT64_C(0xBF58476D1CE4E5B9));
-    z = ipup__mul64c(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), UINT64_C(0x94D049BB133111EB));
+    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), UINT64_C(0xBF58476D1CE4E5B9));
+    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), UINT64_C(0x94D049BB133111EB));
     return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
 }
 /* the top 24 bits of 4 lanes as 4 int32 */
@@ -1681,7 +1684,7 @@ IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B > 0 && OUT > 0 && IN > 0) {
-        if (dx && OUT <= IPUP__KT && (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
+        if (dx && OUT <= IPUP__DXT_MAX_OUT && (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
             ipup__dense_bwd_data_t_simd(B, IN, OUT, w, dy, dx); /* transposing dy and dx moves less */
         else if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
         if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw, db); /* db fused */
