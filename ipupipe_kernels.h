@@ -5,6 +5,23 @@
    This header stands on its own: it needs only <stdint.h> <stddef.h>, and <string.h> <math.h>
    for the default libc/libm hooks below.
 
+   CONTENTS
+     Each section starts with a one-line comment that opens with ">>TAG:"; grep -n '>>TAG'
+     ipupipe_kernels.h finds its declarations, then its implementation. The sections, in
+     order (* implementation only; + inline, declarations only):
+       build          libc/libm hooks, IPUPIPE_DEF, the SIMD path
+       rng+           the counter-based RNG
+       elementwise+   ReLU, accumulation, finiteness, zeros
+       simd-core*     the micro-kernel, the products, the transposition (SIMD builds)
+       gelu           GELU
+       dense          the dense layer, its fused ReLU forward, its portable references
+       loss           softmax cross-entropy, mean squared error
+       conv           the 3x3 convolution, its fused ReLU forward, its portable references
+       maxpool        2x2 max-pool
+       dropout        inverted dropout
+       optimizers     SGD, momentum, Adam
+       init           the Glorot initialiser
+
    USAGE
      In exactly ONE C or C++ file:
          #define IPUPIPE_IMPLEMENTATION
@@ -94,6 +111,8 @@
 #ifndef IPUPIPE_KERNELS_H
 #define IPUPIPE_KERNELS_H
 
+/* >>build: libc and libm hooks, IPUPIPE_DEF, the SIMD path chosen at compile time */
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -156,25 +175,11 @@
 #include <immintrin.h> /* the inline element-wise kernels below; outside extern "C" */
 #endif
 
-/* flatten is a view: NHWC (B,H,W,C) is (B, H*W*C) in memory. */
-#define IPUP_FLATTEN_DIM(H, W, C) ((H) * (W) * (C))
-
-/* Scratch floats of the conv kernels (valid array bounds; NULL is also accepted). The forward
-   needs none (1 keeps the macro a legal array bound). The backward's dx product (SIMD path)
-   uses 9*CI*CO floats for the transposed kernel plus (H-2)*(W-2)*9*CI for one image's
-   column gradient; with NULL it computes dx the portable way (slower).
-   Valid range: the macros compute in the type of their arguments; with int arguments
-   IPUP_CONV3X3_BWD_SCRATCH is valid while 9*CI*(CO + (H-2)*(W-2)) <= INT_MAX (the kernels
-   take int sizes too). ipupipe.h computes it in int64_t and refuses a conv layer past
-   2^31-1 scratch floats; a caller with larger layers must check before using it. */
-#define IPUP_CONV3X3_FWD_SCRATCH(B, H, W, CI, CO) 1
-#define IPUP_CONV3X3_BWD_SCRATCH(B, H, W, CI, CO) (9 * (CI) * ((CO) + ((H) - 2) * ((W) - 2)))
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- RNG (inline) */
+/* >>rng: the counter-based RNG (inline in every build) */
 
 /* splitmix64 finaliser (Steele, Lea & Flood 2014; constants from Vigna's splitmix64.c). */
 static inline uint64_t ipup_mix64(uint64_t z) {
@@ -202,7 +207,7 @@ static inline uint64_t ipup_rng_below(uint64_t seed, uint64_t a, uint64_t b, uin
     return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
 }
 
-/* ---------------------------------------------------------------- elementwise (inline) */
+/* >>elementwise: ReLU, accumulation, finiteness, zeros (inline in every build) */
 
 /* g++ before 13 (GCC bug 105593): see the implementation's note; the inline kernels below
    use _mm512_max_ps too. */
@@ -306,8 +311,7 @@ static inline void ipup_zeros_f32(int n, float *w /* (n) */) {
     if (n > 0) IPUPIPE_MEMSET(w, 0, (size_t)n * sizeof(float));
 }
 
-/* ---------------------------------------------------------------- declarations */
-
+/* >>gelu: GELU, forward and backward */
 /* GELU, tanh approximation (Hendrycks & Gimpel, "Gaussian Error Linear Units", 2016, eq. 2):
    gelu(x) = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), computed as the equal
    x * sigmoid(2u) = x / (1 + e^(-2u)) (since 1 + tanh(u) = 2 / (1 + e^(-2u))), with the
@@ -319,6 +323,9 @@ IPUPIPE_DEF void ipup_gelu_fwd_f32(int n, const float *x, float *y);
    x (n) forward input, dy (n), dx (n) may alias dy. */
 IPUPIPE_DEF void ipup_gelu_bwd_f32(int n, const float *x, const float *dy, float *dx);
 
+/* >>dense: the dense layer, its fused ReLU forward, its portable references */
+/* flatten is a view: NHWC (B,H,W,C) is (B, H*W*C) in memory. */
+#define IPUP_FLATTEN_DIM(H, W, C) ((H) * (W) * (C))
 /* dense: y = x w + b. x (B, IN), w (IN, OUT), b (OUT) or NULL, y (B, OUT) */
 IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
                                     const float *b, float *y);
@@ -326,7 +333,19 @@ IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x, cons
    dw (IN, OUT) += x^T dy (NULL: skip); db (OUT) += column sums of dy (NULL: skip) */
 IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x, const float *w,
                                     const float *dy, float *dx, float *dw, float *db);
+/* The forward of dense then ReLU in one pass: y = relu(x w + b), the bits of
+   ipup_dense_fwd_f32 followed by ipup_relu_fwd_f32 (the ReLU is applied to each tile of the
+   output while it is in registers). */
+IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
+                                         const float *b, float *y);
+/* The portable references of the dense kernels (same contracts), always compiled. */
+IPUPIPE_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT, const float *x,
+                                             const float *w, const float *b, float *y);
+IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT, const float *x,
+                                             const float *w, const float *dy, float *dx,
+                                             float *dw, float *db);
 
+/* >>loss: softmax cross-entropy, mean squared error */
 /* softmax cross-entropy with integer labels. logits (B, C), labels (B) in [0, C),
    dlogits (B, C) or NULL: written (softmax - onehot) / B, the gradient of the MEAN loss;
    *correct (or NULL) = rows whose arg-max (first on ties) equals the label.
@@ -343,6 +362,17 @@ IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits, const
    order, the row sums added in row order. */
 IPUPIPE_DEF float ipup_mse_f32(int B, int N, const float *pred, const float *target, float *dpred);
 
+/* >>conv: the 3x3 convolution, its fused ReLU forward, its portable references */
+/* Scratch floats of the conv kernels (valid array bounds; NULL is also accepted). The forward
+   needs none (1 keeps the macro a legal array bound). The backward's dx product (SIMD path)
+   uses 9*CI*CO floats for the transposed kernel plus (H-2)*(W-2)*9*CI for one image's
+   column gradient; with NULL it computes dx the portable way (slower).
+   Valid range: the macros compute in the type of their arguments; with int arguments
+   IPUP_CONV3X3_BWD_SCRATCH is valid while 9*CI*(CO + (H-2)*(W-2)) <= INT_MAX (the kernels
+   take int sizes too). ipupipe.h computes it in int64_t and refuses a conv layer past
+   2^31-1 scratch floats; a caller with larger layers must check before using it. */
+#define IPUP_CONV3X3_FWD_SCRATCH(B, H, W, CI, CO) 1
+#define IPUP_CONV3X3_BWD_SCRATCH(B, H, W, CI, CO) (9 * (CI) * ((CO) + ((H) - 2) * ((W) - 2)))
 /* conv2d 3x3, stride 1, valid, NHWC: x (B, H, W, CI), w (3, 3, CI, CO), b (CO) or NULL,
    y (B, H-2, W-2, CO); scratch: IPUP_CONV3X3_FWD_SCRATCH floats or NULL */
 IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
@@ -353,15 +383,20 @@ IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO, const
 IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO, const float *x,
                                       const float *w, const float *dy, float *dx, float *dw,
                                       float *db, float *scratch);
-
-/* The forward of dense or conv3x3 then ReLU in one pass: y = relu(layer(x)), the bits of
-   the layer's forward followed by ipup_relu_fwd_f32 (the ReLU is applied to each tile of
+/* The forward of conv3x3 then ReLU in one pass: y = relu(conv(x)), the bits of
+   ipup_conv3x3_fwd_f32 followed by ipup_relu_fwd_f32 (the ReLU is applied to each tile of
    the output while it is in registers). */
-IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
-                                         const float *b, float *y);
 IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
                                            const float *w, const float *b, float *y, float *scratch);
+/* The portable references of the conv kernels (same contracts), always compiled. */
+IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x, const float *w, const float *b,
+                                               float *y);
+IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x, const float *w, const float *dy,
+                                               float *dx, float *dw, float *db);
 
+/* >>maxpool: 2x2 max-pool, forward and backward; the arg-max bytes of a stash */
 /* max-pool 2x2 stride 2, floor (like Keras "valid"): x (B, H, W, C), y (B, H/2, W/2, C).
    Ties: the first of (0,0), (0,1), (1,0), (1,1) in the window wins. */
 IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x, float *y);
@@ -389,6 +424,7 @@ IPUPIPE_DEF void ipup_maxpool2_fwd_idx_f32(int B, int H, int W, int C, const flo
 IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C, const uint8_t *idx,
                                            const float *dy, float *dx);
 
+/* >>dropout: inverted dropout, its mask from the counter-based RNG */
 /* dropout with rate p, inverted scaling: element i is kept iff
    ipup_rng_uniform_f32(seed, step, offset + i) >= p, and then scaled by 1/(1-p).
    p <= 0: identity; p >= 1: all zero. x (n), y (n) (may alias) */
@@ -398,6 +434,7 @@ IPUPIPE_DEF void ipup_dropout_fwd_f32(int n, float p, uint64_t seed, uint64_t st
 IPUPIPE_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t step,
                                       uint64_t offset, const float *dy, float *dx);
 
+/* >>optimizers: SGD, momentum, Adam */
 /* Optimizers over a flat array. g is the ACCUMULATED gradient, scale = 1/(micro-batches *
    replicas), so the mean gradient gs = scale * g is applied. w, v, m, g all (n).
    SGD: w -= lr gs. */
@@ -412,23 +449,11 @@ IPUPIPE_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float
 IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
                                float scale, float *w, float *m, float *v, const float *g);
 
+/* >>init: the Glorot initialiser */
 /* Glorot/Xavier uniform (Glorot & Bengio 2010): w[i] = (2u-1) * sqrt(6 / (fan_in + fan_out))
    with u = ipup_rng_uniform_f32(seed, stream, i). w (n). Identical bits on every platform. */
 IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
                                          uint64_t stream, float *w);
-
-/* Portable references of the hot kernels (same contracts), always compiled. */
-IPUPIPE_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT, const float *x,
-                                             const float *w, const float *b, float *y);
-IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT, const float *x,
-                                             const float *w, const float *dy, float *dx,
-                                             float *dw, float *db);
-IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                               const float *x, const float *w, const float *b,
-                                               float *y);
-IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                               const float *x, const float *w, const float *dy,
-                                               float *dx, float *dw, float *db);
 
 #ifdef __cplusplus
 }
@@ -439,6 +464,7 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int 
 #if defined(IPUPIPE_IMPLEMENTATION) && !defined(IPUPIPE_KERNELS_IMPLEMENTATION_DONE)
 #define IPUPIPE_KERNELS_IMPLEMENTATION_DONE
 
+/* >>build: <immintrin.h> outside extern "C"; the g++ < 13 AVX-512 warning silenced */
 #if defined(IPUP_KERNELS_AVX512) || defined(IPUP_KERNELS_AVX2)
 #include <immintrin.h> /* outside extern "C" */
 #endif
@@ -456,233 +482,8 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int 
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- portable dense */
-
-IPUPIPE_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT,
-                                             const float *x /* (B, IN) */,
-                                             const float *w /* (IN, OUT) */,
-                                             const float *b /* (OUT) or NULL */,
-                                             float *y /* (B, OUT) */) {
-    int r, k, o;
-    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
-    if (B <= 0 || IN < 0 || OUT <= 0) return; /* nothing to do, or bad sizes with asserts off */
-    for (r = 0; r < B; r++) {
-        float *yr = y + (size_t)r * (size_t)OUT;
-        const float *xr = x + (size_t)r * (size_t)IN;
-        for (o = 0; o < OUT; o++) yr[o] = 0.0f;
-        for (k = 0; k < IN; k++) {
-            const float xv = xr[k];
-            const float *wk = w + (size_t)k * (size_t)OUT;
-            for (o = 0; o < OUT; o++) yr[o] += xv * wk[o];
-        }
-        if (b)
-            for (o = 0; o < OUT; o++) yr[o] += b[o];
-    }
-}
-
-IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
-                                             const float *x /* (B, IN) */,
-                                             const float *w /* (IN, OUT) */,
-                                             const float *dy /* (B, OUT) */,
-                                             float *dx /* (B, IN) or NULL */,
-                                             float *dw /* (IN, OUT) or NULL */,
-                                             float *db /* (OUT) or NULL */) {
-    int r, i, o;
-    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
-    if (B <= 0 || IN < 0 || OUT < 0) return; /* nothing to do, or bad sizes with asserts off */
-    if (dx) {
-        for (r = 0; r < B; r++) {
-            const float *dyr = dy + (size_t)r * (size_t)OUT;
-            float *dxr = dx + (size_t)r * (size_t)IN;
-            /* four dot products at once (independent chains; each still sums o in order) */
-            for (i = 0; i + 4 <= IN; i += 4) {
-                const float *w0 = w + (size_t)i * (size_t)OUT, *w1 = w0 + OUT, *w2 = w1 + OUT, *w3 = w2 + OUT;
-                float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-                for (o = 0; o < OUT; o++) {
-                    const float d = dyr[o];
-                    s0 += d * w0[o];
-                    s1 += d * w1[o];
-                    s2 += d * w2[o];
-                    s3 += d * w3[o];
-                }
-                dxr[i] = s0; dxr[i + 1] = s1; dxr[i + 2] = s2; dxr[i + 3] = s3;
-            }
-            for (; i < IN; i++) {
-                const float *wi = w + (size_t)i * (size_t)OUT;
-                float s0 = 0.0f;
-                for (o = 0; o < OUT; o++) s0 += dyr[o] * wi[o];
-                dxr[i] = s0;
-            }
-        }
-    }
-    if (dw) {
-        for (i = 0; i < IN; i++) {
-            float *dwi = dw + (size_t)i * (size_t)OUT;
-            for (r = 0; r < B; r++) {
-                const float xv = x[(size_t)r * (size_t)IN + (size_t)i];
-                const float *dyr = dy + (size_t)r * (size_t)OUT;
-                for (o = 0; o < OUT; o++) dwi[o] += xv * dyr[o];
-            }
-        }
-    }
-    if (db) {
-        for (r = 0; r < B; r++) {
-            const float *dyr = dy + (size_t)r * (size_t)OUT;
-            for (o = 0; o < OUT; o++) db[o] += dyr[o];
-        }
-    }
-}
-
-/* ---------------------------------------------------------------- portable conv3x3 */
-
-IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                               const float *x /* (B, H, W, CI) */,
-                                               const float *w /* (3, 3, CI, CO) */,
-                                               const float *b /* (CO) or NULL */,
-                                               float *y /* (B, H-2, W-2, CO) */) {
-    const int OH = H - 2, OW = W - 2;
-    int n, oh, ow, kh, kw, ci, co;
-    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
-    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
-    for (n = 0; n < B; n++)
-        for (oh = 0; oh < OH; oh++)
-            for (ow = 0; ow < OW; ow++) {
-                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)CO;
-                for (co = 0; co < CO; co++) yp[co] = 0.0f;
-                for (kh = 0; kh < 3; kh++)
-                    for (kw = 0; kw < 3; kw++) {
-                        const float *xp = x + (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W + (size_t)(ow + kw)) * (size_t)CI;
-                        const float *wp = w + (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
-                        for (ci = 0; ci < CI; ci++) {
-                            const float xv = xp[ci];
-                            const float *wr = wp + (size_t)ci * (size_t)CO;
-                            for (co = 0; co < CO; co++) yp[co] += xv * wr[co];
-                        }
-                    }
-                if (b)
-                    for (co = 0; co < CO; co++) yp[co] += b[co];
-            }
-}
-
-IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                               const float *x /* (B, H, W, CI) */,
-                                               const float *w /* (3, 3, CI, CO) */,
-                                               const float *dy /* (B, H-2, W-2, CO) */,
-                                               float *dx /* (B, H, W, CI) or NULL */,
-                                               float *dw /* (3, 3, CI, CO) or NULL */,
-                                               float *db /* (CO) or NULL */) {
-    const int OH = H - 2, OW = W - 2;
-    int n, oh, ow, kh, kw, ci, co;
-    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
-    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
-    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
-    for (n = 0; n < B; n++)
-        for (oh = 0; oh < OH; oh++)
-            for (ow = 0; ow < OW; ow++) {
-                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)CO;
-                if (db)
-                    for (co = 0; co < CO; co++) db[co] += dyp[co];
-                for (kh = 0; kh < 3; kh++)
-                    for (kw = 0; kw < 3; kw++) {
-                        size_t xo = (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W + (size_t)(ow + kw)) * (size_t)CI;
-                        size_t wo = (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
-                        for (ci = 0; ci < CI; ci++) {
-                            const float *wr = w + wo + (size_t)ci * (size_t)CO;
-                            if (dw) {
-                                float *dwr = dw + wo + (size_t)ci * (size_t)CO;
-                                const float xv = x[xo + (size_t)ci];
-                                for (co = 0; co < CO; co++) dwr[co] += xv * dyp[co];
-                            }
-                            if (dx) {
-                                float s = 0.0f;
-                                for (co = 0; co < CO; co++) s += dyp[co] * wr[co];
-                                dx[xo + (size_t)ci] += s;
-                            }
-                        }
-                    }
-            }
-}
-
-/* ---------------------------------------------------------------- exp, GELU (scalar) */
-
-/* e^x, Cephes expf (S. L. Moshier, Cephes Math Library 2.2, expf.c): x = n ln2 + r with
-   |r| <= ln2/2 (ln2 split in two for exactness), e^r by its degree-6 polynomial, times 2^n
-   built in the exponent bits. x is clamped to [-87, 88] (e^-87 = 1.6e-38, e^88 = 1.7e38);
-   n = round(x log2 e) by the 1.5*2^23 trick, so no libm and no float-to-int rounding mode.
-   NaN is the caller's business (ipup__gelu_s returns it unchanged). */
-#define IPUP__EXP_HI 88.0f
-#define IPUP__EXP_LO (-87.0f)
-#define IPUP__LOG2E 1.44269504088896341f
-#define IPUP__EXP_ROUND 12582912.0f /* 1.5 * 2^23 */
-#define IPUP__LN2_HI 0.693359375f
-#define IPUP__LN2_LO (-2.12194440e-4f)
-#define IPUP__EXP_P0 1.9875691500E-4f
-#define IPUP__EXP_P1 1.3981999507E-3f
-#define IPUP__EXP_P2 8.3334519073E-3f
-#define IPUP__EXP_P3 4.1665795894E-2f
-#define IPUP__EXP_P4 1.6666665459E-1f
-#define IPUP__EXP_P5 5.0000001201E-1f
-static float ipup__expf(float x) {
-    float t, n, r, p, scale;
-    uint32_t bits;
-    x = x > IPUP__EXP_HI ? IPUP__EXP_HI : x;
-    x = x < IPUP__EXP_LO ? IPUP__EXP_LO : x;
-    t = x * IPUP__LOG2E;
-    n = (t + IPUP__EXP_ROUND) - IPUP__EXP_ROUND;
-    r = x - n * IPUP__LN2_HI;
-    r = r - n * IPUP__LN2_LO;
-    p = IPUP__EXP_P0;
-    p = p * r + IPUP__EXP_P1;
-    p = p * r + IPUP__EXP_P2;
-    p = p * r + IPUP__EXP_P3;
-    p = p * r + IPUP__EXP_P4;
-    p = p * r + IPUP__EXP_P5;
-    p = p * r * r + r + 1.0f;
-    bits = (uint32_t)((int32_t)n + 127) << 23;
-    IPUPIPE_MEMCPY(&scale, &bits, sizeof scale);
-    return p * scale;
-}
-
-#define IPUP_GELU_K0 0.7978845608028654f /* sqrt(2/pi) */
-#define IPUP_GELU_K1 0.044715f
-/* s = sigmoid(2u) = 1 / (1 + e^(-2u)), u = K0 (x + K1 x^3) */
-static float ipup__gelu_s(float v) {
-    float u = IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v);
-    return 1.0f / (1.0f + ipup__expf(-2.0f * u));
-}
-static void ipup__gelu_fwd_scalar(int i0, int n, const float *x, float *y) {
-    int i;
-    for (i = i0; i < n; i++) {
-        const float v = x[i];
-        y[i] = v != v ? v : v * ipup__gelu_s(v);
-    }
-}
-static void ipup__gelu_bwd_scalar(int i0, int n, const float *x, const float *dy, float *dx) {
-    int i;
-    for (i = i0; i < n; i++) {
-        const float v = x[i];
-        float s, d;
-        if (v != v) { dx[i] = v; continue; }
-        s = ipup__gelu_s(v);
-        d = s + 2.0f * v * s * (1.0f - s) * IPUP_GELU_K0 * (1.0f + 3.0f * IPUP_GELU_K1 * v * v);
-        dx[i] = dy[i] * d;
-    }
-}
-
-/* max-pool backward: zero the rows and columns of dx (B, H, W, C) outside every 2x2 window
-   (the last row of an odd H, the last column of an odd W); the windows write the rest */
-static void ipup__pool_zero_rest(int B, int H, int W, int C, float *dx) {
-    const size_t rs = (size_t)W * (size_t)C;
-    int n, h;
-    for (n = 0; n < B && ((H | W) & 1); n++) {
-        if (W & 1)
-            for (h = 0; h < H / 2 * 2; h++) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)h) * rs + (size_t)(W - 1) * (size_t)C, 0, (size_t)C * sizeof(float));
-        if (H & 1) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)(H - 1)) * rs, 0, rs * sizeof(float));
-    }
-}
-
-/* ---------------------------------------------------------------- SIMD GEMM core
-   One register-blocked micro-kernel serves every hot product. It computes an MR x (NV*VL)
+/* >>simd-core: the register-blocked micro-kernel, the products, the transposition */
+/* One register-blocked micro-kernel serves every hot product. It computes an MR x (NV*VL)
    tile of C = A B (written, optionally plus bias) or C += A B, where
      - row r of A starts at a row pointer ap[r] (so rows need not be evenly spaced: conv
        output positions that wrap from one image row to the next, im2col rows ...), and
@@ -1126,7 +927,226 @@ IPUP__UNROLL(16)
         }
     }
 }
+#endif /* IPUP__SIMD */
 
+/* >>gelu: e^x and GELU, scalar and SIMD, and ipup_gelu_fwd_f32 / ipup_gelu_bwd_f32 */
+/* e^x, Cephes expf (S. L. Moshier, Cephes Math Library 2.2, expf.c): x = n ln2 + r with
+   |r| <= ln2/2 (ln2 split in two for exactness), e^r by its degree-6 polynomial, times 2^n
+   built in the exponent bits. x is clamped to [-87, 88] (e^-87 = 1.6e-38, e^88 = 1.7e38);
+   n = round(x log2 e) by the 1.5*2^23 trick, so no libm and no float-to-int rounding mode.
+   NaN is the caller's business (ipup__gelu_s returns it unchanged). */
+#define IPUP__EXP_HI 88.0f
+#define IPUP__EXP_LO (-87.0f)
+#define IPUP__LOG2E 1.44269504088896341f
+#define IPUP__EXP_ROUND 12582912.0f /* 1.5 * 2^23 */
+#define IPUP__LN2_HI 0.693359375f
+#define IPUP__LN2_LO (-2.12194440e-4f)
+#define IPUP__EXP_P0 1.9875691500E-4f
+#define IPUP__EXP_P1 1.3981999507E-3f
+#define IPUP__EXP_P2 8.3334519073E-3f
+#define IPUP__EXP_P3 4.1665795894E-2f
+#define IPUP__EXP_P4 1.6666665459E-1f
+#define IPUP__EXP_P5 5.0000001201E-1f
+static float ipup__expf(float x) {
+    float t, n, r, p, scale;
+    uint32_t bits;
+    x = x > IPUP__EXP_HI ? IPUP__EXP_HI : x;
+    x = x < IPUP__EXP_LO ? IPUP__EXP_LO : x;
+    t = x * IPUP__LOG2E;
+    n = (t + IPUP__EXP_ROUND) - IPUP__EXP_ROUND;
+    r = x - n * IPUP__LN2_HI;
+    r = r - n * IPUP__LN2_LO;
+    p = IPUP__EXP_P0;
+    p = p * r + IPUP__EXP_P1;
+    p = p * r + IPUP__EXP_P2;
+    p = p * r + IPUP__EXP_P3;
+    p = p * r + IPUP__EXP_P4;
+    p = p * r + IPUP__EXP_P5;
+    p = p * r * r + r + 1.0f;
+    bits = (uint32_t)((int32_t)n + 127) << 23;
+    IPUPIPE_MEMCPY(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+#define IPUP_GELU_K0 0.7978845608028654f /* sqrt(2/pi) */
+#define IPUP_GELU_K1 0.044715f
+/* s = sigmoid(2u) = 1 / (1 + e^(-2u)), u = K0 (x + K1 x^3) */
+static float ipup__gelu_s(float v) {
+    float u = IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v);
+    return 1.0f / (1.0f + ipup__expf(-2.0f * u));
+}
+static void ipup__gelu_fwd_scalar(int i0, int n, const float *x, float *y) {
+    int i;
+    for (i = i0; i < n; i++) {
+        const float v = x[i];
+        y[i] = v != v ? v : v * ipup__gelu_s(v);
+    }
+}
+static void ipup__gelu_bwd_scalar(int i0, int n, const float *x, const float *dy, float *dx) {
+    int i;
+    for (i = i0; i < n; i++) {
+        const float v = x[i];
+        float s, d;
+        if (v != v) { dx[i] = v; continue; }
+        s = ipup__gelu_s(v);
+        d = s + 2.0f * v * s * (1.0f - s) * IPUP_GELU_K0 * (1.0f + 3.0f * IPUP_GELU_K1 * v * v);
+        dx[i] = dy[i] * d;
+    }
+}
+
+#ifdef IPUP__SIMD
+/* the scalar ipup__expf and GELU, operation for operation, on vectors */
+static inline ipup__v ipup__vexp(ipup__v x) {
+    ipup__v t, n, r, p;
+    x = ipup__vmin(x, ipup__vset(IPUP__EXP_HI));
+    x = ipup__vmax(x, ipup__vset(IPUP__EXP_LO));
+    t = ipup__vmul(x, ipup__vset(IPUP__LOG2E));
+    n = ipup__vsub(ipup__vadd(t, ipup__vset(IPUP__EXP_ROUND)), ipup__vset(IPUP__EXP_ROUND));
+    r = ipup__vsub(x, ipup__vmul(n, ipup__vset(IPUP__LN2_HI)));
+    r = ipup__vsub(r, ipup__vmul(n, ipup__vset(IPUP__LN2_LO)));
+    p = ipup__vset(IPUP__EXP_P0);
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P1));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P2));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P3));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P4));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P5));
+    p = ipup__vadd(ipup__vadd(ipup__vmul(ipup__vmul(p, r), r), r), ipup__vset(1.0f));
+    return ipup__vmul(p, ipup__vpow2i(n));
+}
+static inline ipup__v ipup__vgelu_s(ipup__v v) {
+    ipup__v u = ipup__vmul(ipup__vmul(ipup__vmul(ipup__vset(IPUP_GELU_K1), v), v), v);
+    u = ipup__vmul(ipup__vset(IPUP_GELU_K0), ipup__vadd(v, u));
+    return ipup__vdiv(ipup__vset(1.0f),
+                      ipup__vadd(ipup__vset(1.0f), ipup__vexp(ipup__vmul(ipup__vset(-2.0f), u))));
+}
+/* whole vectors only; returns the first index left for the scalar tail. Lanes holding NaN
+   are finished by the scalar loop too (it passes NaN through). */
+static int ipup__gelu_fwd_simd(int n, const float *x, float *y) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v v = ipup__vld(x + i);
+        ipup__vst(y + i, ipup__vmul(v, ipup__vgelu_s(v)));
+    }
+    return i;
+}
+static int ipup__gelu_bwd_simd(int n, const float *x, const float *dy, float *dx) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v v = ipup__vld(x + i), s = ipup__vgelu_s(v);
+        ipup__v a = ipup__vmul(ipup__vmul(ipup__vmul(ipup__vset(2.0f), v), s),
+                               ipup__vsub(ipup__vset(1.0f), s));
+        ipup__v c = ipup__vadd(ipup__vset(1.0f),
+                               ipup__vmul(ipup__vmul(ipup__vset(3.0f * IPUP_GELU_K1), v), v));
+        ipup__v d = ipup__vadd(s, ipup__vmul(ipup__vmul(a, ipup__vset(IPUP_GELU_K0)), c));
+        ipup__vst(dx + i, ipup__vmul(ipup__vld(dy + i), d));
+    }
+    return i;
+}
+#endif /* IPUP__SIMD */
+
+IPUPIPE_DEF void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i0 = 0;
+#ifdef IPUP__SIMD
+    i0 = ipup__gelu_fwd_simd(n, x, y);
+    {   /* NaN lanes: redo them with the scalar code (NaN in, NaN out) */
+        int i;
+        for (i = 0; i < i0; i++)
+            if (x[i] != x[i]) y[i] = x[i];
+    }
+#endif
+    ipup__gelu_fwd_scalar(i0, n, x, y);
+}
+IPUPIPE_DEF void ipup_gelu_bwd_f32(int n, const float *x /* (n) */, const float *dy /* (n) */,
+                                   float *dx /* (n) */) {
+    int i0 = 0;
+#ifdef IPUP__SIMD
+    i0 = ipup__gelu_bwd_simd(n, x, dy, dx);
+    {
+        int i;
+        for (i = 0; i < i0; i++)
+            if (x[i] != x[i]) dx[i] = x[i];
+    }
+#endif
+    ipup__gelu_bwd_scalar(i0, n, x, dy, dx);
+}
+
+/* >>dense: the dense layer: the portable kernels, the SIMD products, the dispatchers */
+IPUPIPE_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT,
+                                             const float *x /* (B, IN) */,
+                                             const float *w /* (IN, OUT) */,
+                                             const float *b /* (OUT) or NULL */,
+                                             float *y /* (B, OUT) */) {
+    int r, k, o;
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT <= 0) return; /* nothing to do, or bad sizes with asserts off */
+    for (r = 0; r < B; r++) {
+        float *yr = y + (size_t)r * (size_t)OUT;
+        const float *xr = x + (size_t)r * (size_t)IN;
+        for (o = 0; o < OUT; o++) yr[o] = 0.0f;
+        for (k = 0; k < IN; k++) {
+            const float xv = xr[k];
+            const float *wk = w + (size_t)k * (size_t)OUT;
+            for (o = 0; o < OUT; o++) yr[o] += xv * wk[o];
+        }
+        if (b)
+            for (o = 0; o < OUT; o++) yr[o] += b[o];
+    }
+}
+
+IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
+                                             const float *x /* (B, IN) */,
+                                             const float *w /* (IN, OUT) */,
+                                             const float *dy /* (B, OUT) */,
+                                             float *dx /* (B, IN) or NULL */,
+                                             float *dw /* (IN, OUT) or NULL */,
+                                             float *db /* (OUT) or NULL */) {
+    int r, i, o;
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT < 0) return; /* nothing to do, or bad sizes with asserts off */
+    if (dx) {
+        for (r = 0; r < B; r++) {
+            const float *dyr = dy + (size_t)r * (size_t)OUT;
+            float *dxr = dx + (size_t)r * (size_t)IN;
+            /* four dot products at once (independent chains; each still sums o in order) */
+            for (i = 0; i + 4 <= IN; i += 4) {
+                const float *w0 = w + (size_t)i * (size_t)OUT, *w1 = w0 + OUT, *w2 = w1 + OUT, *w3 = w2 + OUT;
+                float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+                for (o = 0; o < OUT; o++) {
+                    const float d = dyr[o];
+                    s0 += d * w0[o];
+                    s1 += d * w1[o];
+                    s2 += d * w2[o];
+                    s3 += d * w3[o];
+                }
+                dxr[i] = s0; dxr[i + 1] = s1; dxr[i + 2] = s2; dxr[i + 3] = s3;
+            }
+            for (; i < IN; i++) {
+                const float *wi = w + (size_t)i * (size_t)OUT;
+                float s0 = 0.0f;
+                for (o = 0; o < OUT; o++) s0 += dyr[o] * wi[o];
+                dxr[i] = s0;
+            }
+        }
+    }
+    if (dw) {
+        for (i = 0; i < IN; i++) {
+            float *dwi = dw + (size_t)i * (size_t)OUT;
+            for (r = 0; r < B; r++) {
+                const float xv = x[(size_t)r * (size_t)IN + (size_t)i];
+                const float *dyr = dy + (size_t)r * (size_t)OUT;
+                for (o = 0; o < OUT; o++) dwi[o] += xv * dyr[o];
+            }
+        }
+    }
+    if (db) {
+        for (r = 0; r < B; r++) {
+            const float *dyr = dy + (size_t)r * (size_t)OUT;
+            for (o = 0; o < OUT; o++) db[o] += dyr[o];
+        }
+    }
+}
+
+#ifdef IPUP__SIMD
 #define IPUP__K_BLOCK 256 /* K block of the backward-data products */
 static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
                                  const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
@@ -1225,7 +1245,185 @@ static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B,
     g.b = dy; g.ldb = OUT; g.c = dw; g.ldc = OUT; g.bias = NULL; g.accum = 1; g.db = db;
     ipup__gemm_wide(&g);
 }
+#endif /* IPUP__SIMD */
 
+IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                    const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
+                                    float *y /* (B, OUT) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT <= 0) return; /* nothing to do, or bad sizes with asserts off */
+    if (B > 0 && OUT > 0 && IN > 0) {
+        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 0);
+        return;
+    }
+#endif
+    ipup_dense_fwd_f32_portable(B, IN, OUT, x, w, b, y);
+}
+
+IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                         const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
+                                         float *y /* (B, OUT) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT <= 0) return;
+    if (IN > 0) {
+        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 1);
+        return;
+    }
+#endif
+    ipup_dense_fwd_f32(B, IN, OUT, x, w, b, y);
+    if (B > 0 && OUT > 0) ipup_relu_fwd_f32(B * OUT, y, y);
+}
+
+IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
+                                    const float *w /* (IN, OUT) */, const float *dy /* (B, OUT) */,
+                                    float *dx /* (B, IN) */, float *dw /* (IN, OUT) */,
+                                    float *db /* (OUT) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B > 0 && OUT > 0 && IN > 0) {
+        if (dx && OUT <= IPUP__DXT_MAX_OUT && (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
+            ipup__dense_bwd_data_t_simd(B, IN, OUT, w, dy, dx); /* transposing dy and dx moves less */
+        else if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
+        if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw, db); /* db fused */
+        else if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
+        return;
+    }
+#endif
+    ipup_dense_bwd_f32_portable(B, IN, OUT, x, w, dy, dx, dw, db);
+}
+
+/* >>loss: softmax cross-entropy and mean squared error */
+IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C) */,
+                                        const int32_t *labels /* (B) */,
+                                        float *dlogits /* (B, C) or NULL */,
+                                        int *correct /* scalar or NULL */) {
+    int r, c, ok = 0;
+    float total = 0.0f; /* rows summed in order, in float (no double on small FPUs) */
+    IPUPIPE_ASSERT(B > 0 && C > 0);
+    if (B <= 0 || C <= 0) {
+        if (correct) *correct = 0;
+        return 0.0f;
+    }
+    for (r = 0; r < B; r++) {
+        const float *l = logits + (size_t)r * (size_t)C;
+        const int32_t lab = labels[r];
+        const int valid = lab >= 0 && lab < C;
+        float mx = l[0], sum, lse;
+        int am = 0;
+        IPUPIPE_ASSERT(valid);
+        for (c = 1; c < C; c++)
+            if (l[c] > mx) { mx = l[c]; am = c; }
+        sum = IPUPIPE_EXPF(l[0] - mx); /* C >= 1; the max's own term makes sum >= 1 */
+        for (c = 1; c < C; c++) sum += IPUPIPE_EXPF(l[c] - mx);
+        lse = IPUPIPE_LOGF(sum); /* log sum exp(l - mx) >= 0 */
+        total += lse - (valid ? l[lab] - mx : 0.0f);
+        if (valid && am == lab) ok++;
+        if (dlogits) {
+            float *d = dlogits + (size_t)r * (size_t)C;
+            const float inv = 1.0f / sum, invb = 1.0f / (float)B;
+            for (c = 0; c < C; c++) {
+                float p = IPUPIPE_EXPF(l[c] - mx) * inv;
+                d[c] = (p - (c == lab ? 1.0f : 0.0f)) * invb;
+            }
+        }
+    }
+    if (correct) *correct = ok;
+    return total / (float)B;
+}
+
+IPUPIPE_DEF float ipup_mse_f32(int B, int N, const float *pred /* (B, N) */,
+                               const float *target /* (B, N) */, float *dpred /* (B, N) or NULL */) {
+    int r, c;
+    float total = 0.0f, count, twice;
+    IPUPIPE_ASSERT(B > 0 && N > 0);
+    if (B <= 0 || N <= 0) return 0.0f;
+    count = (float)((int64_t)B * (int64_t)N);
+    twice = 2.0f / count;
+    for (r = 0; r < B; r++) {
+        const float *p = pred + (size_t)r * (size_t)N, *t = target + (size_t)r * (size_t)N;
+        float row = 0.0f;
+        for (c = 0; c < N; c++) {
+            const float d = p[c] - t[c];
+            row += d * d;
+            if (dpred) dpred[(size_t)r * (size_t)N + (size_t)c] = d * twice;
+        }
+        total += row;
+    }
+    return total / count;
+}
+
+/* >>conv: the 3x3 convolution: the portable kernels, the SIMD products, the dispatchers */
+IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x /* (B, H, W, CI) */,
+                                               const float *w /* (3, 3, CI, CO) */,
+                                               const float *b /* (CO) or NULL */,
+                                               float *y /* (B, H-2, W-2, CO) */) {
+    const int OH = H - 2, OW = W - 2;
+    int n, oh, ow, kh, kw, ci, co;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)CO;
+                for (co = 0; co < CO; co++) yp[co] = 0.0f;
+                for (kh = 0; kh < 3; kh++)
+                    for (kw = 0; kw < 3; kw++) {
+                        const float *xp = x + (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W + (size_t)(ow + kw)) * (size_t)CI;
+                        const float *wp = w + (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
+                        for (ci = 0; ci < CI; ci++) {
+                            const float xv = xp[ci];
+                            const float *wr = wp + (size_t)ci * (size_t)CO;
+                            for (co = 0; co < CO; co++) yp[co] += xv * wr[co];
+                        }
+                    }
+                if (b)
+                    for (co = 0; co < CO; co++) yp[co] += b[co];
+            }
+}
+
+IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x /* (B, H, W, CI) */,
+                                               const float *w /* (3, 3, CI, CO) */,
+                                               const float *dy /* (B, H-2, W-2, CO) */,
+                                               float *dx /* (B, H, W, CI) or NULL */,
+                                               float *dw /* (3, 3, CI, CO) or NULL */,
+                                               float *db /* (CO) or NULL */) {
+    const int OH = H - 2, OW = W - 2;
+    int n, oh, ow, kh, kw, ci, co;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)CO;
+                if (db)
+                    for (co = 0; co < CO; co++) db[co] += dyp[co];
+                for (kh = 0; kh < 3; kh++)
+                    for (kw = 0; kw < 3; kw++) {
+                        size_t xo = (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W + (size_t)(ow + kw)) * (size_t)CI;
+                        size_t wo = (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
+                        for (ci = 0; ci < CI; ci++) {
+                            const float *wr = w + wo + (size_t)ci * (size_t)CO;
+                            if (dw) {
+                                float *dwr = dw + wo + (size_t)ci * (size_t)CO;
+                                const float xv = x[xo + (size_t)ci];
+                                for (co = 0; co < CO; co++) dwr[co] += xv * dyp[co];
+                            }
+                            if (dx) {
+                                float s = 0.0f;
+                                for (co = 0; co < CO; co++) s += dyp[co] * wr[co];
+                                dx[xo + (size_t)ci] += s;
+                            }
+                        }
+                    }
+            }
+}
+
+#ifdef IPUP__SIMD
 /* conv forward: per image, rows = output positions (oh, ow), K = three segments (kernel
    rows kh) of 3*CI contiguous inputs x[oh+kh][ow .. ow+2][0 .. CI-1]; B = w as (9 CI, CO). */
 static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float *x,
@@ -1332,76 +1530,77 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
             }
     }
 }
-/* the scalar ipup__expf / GELU / Adam, operation for operation, on vectors */
-static inline ipup__v ipup__vexp(ipup__v x) {
-    ipup__v t, n, r, p;
-    x = ipup__vmin(x, ipup__vset(IPUP__EXP_HI));
-    x = ipup__vmax(x, ipup__vset(IPUP__EXP_LO));
-    t = ipup__vmul(x, ipup__vset(IPUP__LOG2E));
-    n = ipup__vsub(ipup__vadd(t, ipup__vset(IPUP__EXP_ROUND)), ipup__vset(IPUP__EXP_ROUND));
-    r = ipup__vsub(x, ipup__vmul(n, ipup__vset(IPUP__LN2_HI)));
-    r = ipup__vsub(r, ipup__vmul(n, ipup__vset(IPUP__LN2_LO)));
-    p = ipup__vset(IPUP__EXP_P0);
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P1));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P2));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P3));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P4));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P5));
-    p = ipup__vadd(ipup__vadd(ipup__vmul(ipup__vmul(p, r), r), r), ipup__vset(1.0f));
-    return ipup__vmul(p, ipup__vpow2i(n));
-}
-static inline ipup__v ipup__vgelu_s(ipup__v v) {
-    ipup__v u = ipup__vmul(ipup__vmul(ipup__vmul(ipup__vset(IPUP_GELU_K1), v), v), v);
-    u = ipup__vmul(ipup__vset(IPUP_GELU_K0), ipup__vadd(v, u));
-    return ipup__vdiv(ipup__vset(1.0f),
-                      ipup__vadd(ipup__vset(1.0f), ipup__vexp(ipup__vmul(ipup__vset(-2.0f), u))));
-}
-/* whole vectors only; returns the first index left for the scalar tail. Lanes holding NaN
-   are finished by the scalar loop too (it passes NaN through). */
-static int ipup__gelu_fwd_simd(int n, const float *x, float *y) {
-    int i;
-    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
-        const ipup__v v = ipup__vld(x + i);
-        ipup__vst(y + i, ipup__vmul(v, ipup__vgelu_s(v)));
-    }
-    return i;
-}
-static int ipup__gelu_bwd_simd(int n, const float *x, const float *dy, float *dx) {
-    int i;
-    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
-        const ipup__v v = ipup__vld(x + i), s = ipup__vgelu_s(v);
-        ipup__v a = ipup__vmul(ipup__vmul(ipup__vmul(ipup__vset(2.0f), v), s),
-                               ipup__vsub(ipup__vset(1.0f), s));
-        ipup__v c = ipup__vadd(ipup__vset(1.0f),
-                               ipup__vmul(ipup__vmul(ipup__vset(3.0f * IPUP_GELU_K1), v), v));
-        ipup__v d = ipup__vadd(s, ipup__vmul(ipup__vmul(a, ipup__vset(IPUP_GELU_K0)), c));
-        ipup__vst(dx + i, ipup__vmul(ipup__vld(dy + i), d));
-    }
-    return i;
-}
-static int ipup__adam_simd(int n, float lr, float beta1, float beta2, float eps, float scale,
-                           float bc1, float bc2, float c1, float c2, float *w, float *m,
-                           float *v, const float *g) {
-    int i;
-    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
-        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
-        const ipup__v mi = ipup__vadd(ipup__vmul(ipup__vset(beta1), ipup__vld(m + i)),
-                                      ipup__vmul(ipup__vset(c1), gs));
-        const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(beta2), ipup__vld(v + i)),
-                                      ipup__vmul(ipup__vset(c2), ipup__vmul(gs, gs)));
-        const ipup__v mh = ipup__vdiv(mi, ipup__vset(bc1)), vh = ipup__vdiv(vi, ipup__vset(bc2));
-        const ipup__v step = ipup__vdiv(ipup__vmul(ipup__vset(lr), mh),
-                                        ipup__vadd(ipup__vsqrt(vh), ipup__vset(eps)));
-        ipup__vst(m + i, mi);
-        ipup__vst(v + i, vi);
-        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), step));
-    }
-    return i;
+#endif /* IPUP__SIMD */
+
+IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
+                                      const float *x /* (B, H, W, CI) */,
+                                      const float *w /* (3, 3, CI, CO) */,
+                                      const float *b /* (CO) or NULL */,
+                                      float *y /* (B, H-2, W-2, CO) */, float *scratch) {
+    (void)scratch;
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 0);
+#else
+    ipup_conv3x3_fwd_f32_portable(B, H, W, CI, CO, x, w, b, y);
+#endif
 }
 
-/* ---- element-wise: max-pool, dropout, SGD and momentum. Each lane computes exactly what
-   the scalar loop computes for that element (compares, selects, one multiply or add at a
-   time, never a fused multiply-add), so every build gives the scalar code's bits. */
+IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO,
+                                           const float *x /* (B, H, W, CI) */,
+                                           const float *w /* (3, 3, CI, CO) */,
+                                           const float *b /* (CO) or NULL */,
+                                           float *y /* (B, H-2, W-2, CO) */, float *scratch) {
+#ifdef IPUP__SIMD
+    (void)scratch;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 1);
+#else
+    ipup_conv3x3_fwd_f32(B, H, W, CI, CO, x, w, b, y, scratch);
+    if (B > 0 && H >= 3 && W >= 3 && CO > 0) ipup_relu_fwd_f32(B * (H - 2) * (W - 2) * CO, y, y);
+#endif
+}
+
+IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
+                                      const float *x /* (B, H, W, CI) */,
+                                      const float *w /* (3, 3, CI, CO) */,
+                                      const float *dy /* (B, H-2, W-2, CO) */,
+                                      float *dx /* (B, H, W, CI) or NULL */,
+                                      float *dw /* (3, 3, CI, CO) or NULL */,
+                                      float *db /* (CO) or NULL */, float *scratch) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    if (dx && scratch) ipup__conv_bwd_data_simd(B, H, W, CI, CO, w, dy, dx, scratch);
+    else if (dx) ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, NULL, NULL);
+    if (dw) ipup__conv_bwd_w_simd(B, H, W, CI, CO, x, dy, dw, db); /* db fused */
+    else if (db) ipup__colsum_add(B, (H - 2) * (W - 2), CO, dy, CO, db);
+#else
+    (void)scratch;
+    ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, dw, db);
+#endif
+}
+
+/* >>maxpool: 2x2 max-pool, forward and backward, with or without the arg-max bytes */
+/* max-pool backward: zero the rows and columns of dx (B, H, W, C) outside every 2x2 window
+   (the last row of an odd H, the last column of an odd W); the windows write the rest */
+static void ipup__pool_zero_rest(int B, int H, int W, int C, float *dx) {
+    const size_t rs = (size_t)W * (size_t)C;
+    int n, h;
+    for (n = 0; n < B && ((H | W) & 1); n++) {
+        if (W & 1)
+            for (h = 0; h < H / 2 * 2; h++) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)h) * rs + (size_t)(W - 1) * (size_t)C, 0, (size_t)C * sizeof(float));
+        if (H & 1) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)(H - 1)) * rs, 0, rs * sizeof(float));
+    }
+}
+
+#ifdef IPUP__SIMD
+/* The SIMD element-wise kernels (max-pool here, dropout, SGD and momentum below): each lane
+   computes exactly what the scalar loop computes for that element (compares, selects, one
+   multiply or add at a time, never a fused multiply-add), so every build gives the scalar
+   code's bits. */
 #if defined(IPUP_KERNELS_AVX512)
 typedef __mmask16 ipup__vmask;
 #define ipup__vgt(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ)
@@ -1538,278 +1737,7 @@ static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, c
                 }
         }
 }
-
-/* dropout of elements [0, n - n % 8) (returned): lane i draws ipup_rng_uniform_f32(seed,
-   step, offset + i) - splitmix64 in 64-bit integer lanes, the top 24 bits converted
-   exactly - and keeps x * scale where u >= p, else +0 */
-#if defined(IPUP_KERNELS_AVX512) && defined(__AVX512DQ__)
-static __m512i ipup__mix64_v(__m512i z) {
-    z = _mm512_add_epi64(z, _mm512_set1_epi64((long long)UINT64_C(0x9E3779B97F4A7C15)));
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), _mm512_set1_epi64((long long)UINT64_C(0xBF58476D1CE4E5B9)));
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), _mm512_set1_epi64((long long)UINT64_C(0x94D049BB133111EB)));
-    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
-}
-static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset, const float *x, float *y) {
-    const __m512i k = _mm512_set1_epi64((long long)key), eight = _mm512_set1_epi64(8);
-    const __m512 vp = _mm512_set1_ps(p), vs = _mm512_set1_ps(scale), u24 = _mm512_set1_ps(1.0f / 16777216.0f);
-    __m512i ctr = _mm512_add_epi64(_mm512_set1_epi64((long long)offset), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
-    int i;
-    for (i = 0; i + 16 <= n; i += 16) {
-        __m256i lo = _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, ctr)), 40));
-        __m256i hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, _mm512_add_epi64(ctr, eight))), 40));
-        __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1)), u24);
-        _mm512_storeu_ps(y + i, _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(u, vp, _CMP_GE_OQ), _mm512_loadu_ps(x + i), vs));
-        ctr = _mm512_add_epi64(ctr, _mm512_set1_epi64(16));
-    }
-    return i;
-}
-#else
-/* a * c mod 2^64 per 64-bit lane from 32 x 32 -> 64-bit products (AVX2 has no 64-bit mullo) */
-static __m256i ipup__mul64_const(__m256i a, uint64_t c) {
-    const __m256i clo = _mm256_set1_epi64x((long long)(c & 0xFFFFFFFFu)), chi = _mm256_set1_epi64x((long long)(c >> 32));
-    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo), _mm256_mul_epu32(a, chi));
-    return _mm256_add_epi64(_mm256_mul_epu32(a, clo), _mm256_slli_epi64(cross, 32));
-}
-static __m256i ipup__mix64_v(__m256i z) {
-    z = _mm256_add_epi64(z, _mm256_set1_epi64x((long long)UINT64_C(0x9E3779B97F4A7C15)));
-    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), UINT64_C(0xBF58476D1CE4E5B9));
-    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), UINT64_C(0x94D049BB133111EB));
-    return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
-}
-/* the top 24 bits of 4 lanes as 4 int32 */
-static __m128i ipup__top24(__m256i r) {
-    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_srli_epi64(r, 40), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
-}
-static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset, const float *x, float *y) {
-    const __m256i k = _mm256_set1_epi64x((long long)key), four = _mm256_set1_epi64x(4);
-    const __m256 vp = _mm256_set1_ps(p), vs = _mm256_set1_ps(scale), u24 = _mm256_set1_ps(1.0f / 16777216.0f);
-    __m256i ctr = _mm256_add_epi64(_mm256_set1_epi64x((long long)offset), _mm256_setr_epi64x(0, 1, 2, 3));
-    int i;
-    for (i = 0; i + 8 <= n; i += 8) {
-        __m128i lo = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, ctr)));
-        __m128i hi = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, _mm256_add_epi64(ctr, four))));
-        __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1)), u24);
-        __m256 keep = _mm256_cmp_ps(u, vp, _CMP_GE_OQ);
-        _mm256_storeu_ps(y + i, _mm256_and_ps(keep, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs)));
-        ctr = _mm256_add_epi64(ctr, _mm256_set1_epi64x(8));
-    }
-    return i;
-}
-#endif
-
-/* w -= lr * (g * scale); momentum: v = mu * v + g * scale, w -= lr * v (returns the count done) */
-static int ipup__sgd_simd(int n, float lr, float scale, float *w, const float *g) {
-    int i;
-    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
-        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
-        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), ipup__vmul(ipup__vset(lr), gs)));
-    }
-    return i;
-}
-static int ipup__momentum_simd(int n, float lr, float mu, float scale, float *w, float *v, const float *g) {
-    int i;
-    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
-        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
-        const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(mu), ipup__vld(v + i)), gs);
-        ipup__vst(v + i, vi);
-        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), ipup__vmul(ipup__vset(lr), vi)));
-    }
-    return i;
-}
-#endif /* SIMD */
-
-/* ---------------------------------------------------------------- GELU */
-
-IPUPIPE_DEF void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
-    int i0 = 0;
-#ifdef IPUP__SIMD
-    i0 = ipup__gelu_fwd_simd(n, x, y);
-    {   /* NaN lanes: redo them with the scalar code (NaN in, NaN out) */
-        int i;
-        for (i = 0; i < i0; i++)
-            if (x[i] != x[i]) y[i] = x[i];
-    }
-#endif
-    ipup__gelu_fwd_scalar(i0, n, x, y);
-}
-IPUPIPE_DEF void ipup_gelu_bwd_f32(int n, const float *x /* (n) */, const float *dy /* (n) */,
-                                   float *dx /* (n) */) {
-    int i0 = 0;
-#ifdef IPUP__SIMD
-    i0 = ipup__gelu_bwd_simd(n, x, dy, dx);
-    {
-        int i;
-        for (i = 0; i < i0; i++)
-            if (x[i] != x[i]) dx[i] = x[i];
-    }
-#endif
-    ipup__gelu_bwd_scalar(i0, n, x, dy, dx);
-}
-
-/* ---------------------------------------------------------------- dispatchers */
-
-IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
-                                    const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
-                                    float *y /* (B, OUT) */) {
-#ifdef IPUP__SIMD
-    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
-    if (B <= 0 || IN < 0 || OUT <= 0) return; /* nothing to do, or bad sizes with asserts off */
-    if (B > 0 && OUT > 0 && IN > 0) {
-        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 0);
-        return;
-    }
-#endif
-    ipup_dense_fwd_f32_portable(B, IN, OUT, x, w, b, y);
-}
-
-IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
-                                         const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
-                                         float *y /* (B, OUT) */) {
-#ifdef IPUP__SIMD
-    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
-    if (B <= 0 || IN < 0 || OUT <= 0) return;
-    if (IN > 0) {
-        ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 1);
-        return;
-    }
-#endif
-    ipup_dense_fwd_f32(B, IN, OUT, x, w, b, y);
-    if (B > 0 && OUT > 0) ipup_relu_fwd_f32(B * OUT, y, y);
-}
-
-IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
-                                    const float *w /* (IN, OUT) */, const float *dy /* (B, OUT) */,
-                                    float *dx /* (B, IN) */, float *dw /* (IN, OUT) */,
-                                    float *db /* (OUT) */) {
-#ifdef IPUP__SIMD
-    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
-    if (B > 0 && OUT > 0 && IN > 0) {
-        if (dx && OUT <= IPUP__DXT_MAX_OUT && (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
-            ipup__dense_bwd_data_t_simd(B, IN, OUT, w, dy, dx); /* transposing dy and dx moves less */
-        else if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
-        if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw, db); /* db fused */
-        else if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
-        return;
-    }
-#endif
-    ipup_dense_bwd_f32_portable(B, IN, OUT, x, w, dy, dx, dw, db);
-}
-
-IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
-                                      const float *x /* (B, H, W, CI) */,
-                                      const float *w /* (3, 3, CI, CO) */,
-                                      const float *b /* (CO) or NULL */,
-                                      float *y /* (B, H-2, W-2, CO) */, float *scratch) {
-    (void)scratch;
-#ifdef IPUP__SIMD
-    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
-    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
-    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 0);
-#else
-    ipup_conv3x3_fwd_f32_portable(B, H, W, CI, CO, x, w, b, y);
-#endif
-}
-
-IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO,
-                                           const float *x /* (B, H, W, CI) */,
-                                           const float *w /* (3, 3, CI, CO) */,
-                                           const float *b /* (CO) or NULL */,
-                                           float *y /* (B, H-2, W-2, CO) */, float *scratch) {
-#ifdef IPUP__SIMD
-    (void)scratch;
-    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
-    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
-    ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 1);
-#else
-    ipup_conv3x3_fwd_f32(B, H, W, CI, CO, x, w, b, y, scratch);
-    if (B > 0 && H >= 3 && W >= 3 && CO > 0) ipup_relu_fwd_f32(B * (H - 2) * (W - 2) * CO, y, y);
-#endif
-}
-
-IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
-                                      const float *x /* (B, H, W, CI) */,
-                                      const float *w /* (3, 3, CI, CO) */,
-                                      const float *dy /* (B, H-2, W-2, CO) */,
-                                      float *dx /* (B, H, W, CI) or NULL */,
-                                      float *dw /* (3, 3, CI, CO) or NULL */,
-                                      float *db /* (CO) or NULL */, float *scratch) {
-#ifdef IPUP__SIMD
-    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
-    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
-    if (dx && scratch) ipup__conv_bwd_data_simd(B, H, W, CI, CO, w, dy, dx, scratch);
-    else if (dx) ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, NULL, NULL);
-    if (dw) ipup__conv_bwd_w_simd(B, H, W, CI, CO, x, dy, dw, db); /* db fused */
-    else if (db) ipup__colsum_add(B, (H - 2) * (W - 2), CO, dy, CO, db);
-#else
-    (void)scratch;
-    ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, dw, db);
-#endif
-}
-
-/* ---------------------------------------------------------------- softmax xent */
-
-IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C) */,
-                                        const int32_t *labels /* (B) */,
-                                        float *dlogits /* (B, C) or NULL */,
-                                        int *correct /* scalar or NULL */) {
-    int r, c, ok = 0;
-    float total = 0.0f; /* rows summed in order, in float (no double on small FPUs) */
-    IPUPIPE_ASSERT(B > 0 && C > 0);
-    if (B <= 0 || C <= 0) {
-        if (correct) *correct = 0;
-        return 0.0f;
-    }
-    for (r = 0; r < B; r++) {
-        const float *l = logits + (size_t)r * (size_t)C;
-        const int32_t lab = labels[r];
-        const int valid = lab >= 0 && lab < C;
-        float mx = l[0], sum, lse;
-        int am = 0;
-        IPUPIPE_ASSERT(valid);
-        for (c = 1; c < C; c++)
-            if (l[c] > mx) { mx = l[c]; am = c; }
-        sum = IPUPIPE_EXPF(l[0] - mx); /* C >= 1; the max's own term makes sum >= 1 */
-        for (c = 1; c < C; c++) sum += IPUPIPE_EXPF(l[c] - mx);
-        lse = IPUPIPE_LOGF(sum); /* log sum exp(l - mx) >= 0 */
-        total += lse - (valid ? l[lab] - mx : 0.0f);
-        if (valid && am == lab) ok++;
-        if (dlogits) {
-            float *d = dlogits + (size_t)r * (size_t)C;
-            const float inv = 1.0f / sum, invb = 1.0f / (float)B;
-            for (c = 0; c < C; c++) {
-                float p = IPUPIPE_EXPF(l[c] - mx) * inv;
-                d[c] = (p - (c == lab ? 1.0f : 0.0f)) * invb;
-            }
-        }
-    }
-    if (correct) *correct = ok;
-    return total / (float)B;
-}
-
-/* ---------------------------------------------------------------- mean squared error */
-
-IPUPIPE_DEF float ipup_mse_f32(int B, int N, const float *pred /* (B, N) */,
-                               const float *target /* (B, N) */, float *dpred /* (B, N) or NULL */) {
-    int r, c;
-    float total = 0.0f, count, twice;
-    IPUPIPE_ASSERT(B > 0 && N > 0);
-    if (B <= 0 || N <= 0) return 0.0f;
-    count = (float)((int64_t)B * (int64_t)N);
-    twice = 2.0f / count;
-    for (r = 0; r < B; r++) {
-        const float *p = pred + (size_t)r * (size_t)N, *t = target + (size_t)r * (size_t)N;
-        float row = 0.0f;
-        for (c = 0; c < N; c++) {
-            const float d = p[c] - t[c];
-            row += d * d;
-            if (dpred) dpred[(size_t)r * (size_t)N + (size_t)c] = d * twice;
-        }
-        total += row;
-    }
-    return total / count;
-}
-
-/* ---------------------------------------------------------------- max-pool */
+#endif /* IPUP__SIMD */
 
 /* max-pool forward, and with idx != NULL the arg-max bytes (ipup_maxpool2_fwd_idx_f32) */
 static void ipup__maxpool_fwd(int B, int H, int W, int C, const float *x, float *y, uint8_t *idx, int relu) {
@@ -1922,7 +1850,66 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C, const uin
             }
 }
 
-/* ---------------------------------------------------------------- dropout */
+/* >>dropout: inverted dropout from the counter-based RNG */
+#ifdef IPUP__SIMD
+/* dropout of elements [0, n - n % 8) (returned): lane i draws ipup_rng_uniform_f32(seed,
+   step, offset + i) - splitmix64 in 64-bit integer lanes, the top 24 bits converted
+   exactly - and keeps x * scale where u >= p, else +0 */
+#if defined(IPUP_KERNELS_AVX512) && defined(__AVX512DQ__)
+static __m512i ipup__mix64_v(__m512i z) {
+    z = _mm512_add_epi64(z, _mm512_set1_epi64((long long)UINT64_C(0x9E3779B97F4A7C15)));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), _mm512_set1_epi64((long long)UINT64_C(0xBF58476D1CE4E5B9)));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), _mm512_set1_epi64((long long)UINT64_C(0x94D049BB133111EB)));
+    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset, const float *x, float *y) {
+    const __m512i k = _mm512_set1_epi64((long long)key), eight = _mm512_set1_epi64(8);
+    const __m512 vp = _mm512_set1_ps(p), vs = _mm512_set1_ps(scale), u24 = _mm512_set1_ps(1.0f / 16777216.0f);
+    __m512i ctr = _mm512_add_epi64(_mm512_set1_epi64((long long)offset), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+    int i;
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m256i lo = _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, ctr)), 40));
+        __m256i hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, _mm512_add_epi64(ctr, eight))), 40));
+        __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1)), u24);
+        _mm512_storeu_ps(y + i, _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(u, vp, _CMP_GE_OQ), _mm512_loadu_ps(x + i), vs));
+        ctr = _mm512_add_epi64(ctr, _mm512_set1_epi64(16));
+    }
+    return i;
+}
+#else
+/* a * c mod 2^64 per 64-bit lane from 32 x 32 -> 64-bit products (AVX2 has no 64-bit mullo) */
+static __m256i ipup__mul64_const(__m256i a, uint64_t c) {
+    const __m256i clo = _mm256_set1_epi64x((long long)(c & 0xFFFFFFFFu)), chi = _mm256_set1_epi64x((long long)(c >> 32));
+    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo), _mm256_mul_epu32(a, chi));
+    return _mm256_add_epi64(_mm256_mul_epu32(a, clo), _mm256_slli_epi64(cross, 32));
+}
+static __m256i ipup__mix64_v(__m256i z) {
+    z = _mm256_add_epi64(z, _mm256_set1_epi64x((long long)UINT64_C(0x9E3779B97F4A7C15)));
+    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), UINT64_C(0xBF58476D1CE4E5B9));
+    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), UINT64_C(0x94D049BB133111EB));
+    return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+}
+/* the top 24 bits of 4 lanes as 4 int32 */
+static __m128i ipup__top24(__m256i r) {
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_srli_epi64(r, 40), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
+}
+static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset, const float *x, float *y) {
+    const __m256i k = _mm256_set1_epi64x((long long)key), four = _mm256_set1_epi64x(4);
+    const __m256 vp = _mm256_set1_ps(p), vs = _mm256_set1_ps(scale), u24 = _mm256_set1_ps(1.0f / 16777216.0f);
+    __m256i ctr = _mm256_add_epi64(_mm256_set1_epi64x((long long)offset), _mm256_setr_epi64x(0, 1, 2, 3));
+    int i;
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m128i lo = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, ctr)));
+        __m128i hi = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, _mm256_add_epi64(ctr, four))));
+        __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1)), u24);
+        __m256 keep = _mm256_cmp_ps(u, vp, _CMP_GE_OQ);
+        _mm256_storeu_ps(y + i, _mm256_and_ps(keep, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs)));
+        ctr = _mm256_add_epi64(ctr, _mm256_set1_epi64x(8));
+    }
+    return i;
+}
+#endif
+#endif /* IPUP__SIMD */
 
 static void ipup__dropout(int n, float p, uint64_t seed, uint64_t step, uint64_t offset,
                           const float *x /* (n) */, float *y /* (n) */) {
@@ -1957,7 +1944,49 @@ IPUPIPE_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t st
     ipup__dropout(n, p, seed, step, offset, dy, dx);
 }
 
-/* ---------------------------------------------------------------- optimizers */
+/* >>optimizers: SGD, momentum and Adam over a flat array */
+#ifdef IPUP__SIMD
+/* w -= lr * (g * scale); momentum: v = mu * v + g * scale, w -= lr * v (returns the count done) */
+static int ipup__sgd_simd(int n, float lr, float scale, float *w, const float *g) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
+        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), ipup__vmul(ipup__vset(lr), gs)));
+    }
+    return i;
+}
+static int ipup__momentum_simd(int n, float lr, float mu, float scale, float *w, float *v, const float *g) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
+        const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(mu), ipup__vld(v + i)), gs);
+        ipup__vst(v + i, vi);
+        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), ipup__vmul(ipup__vset(lr), vi)));
+    }
+    return i;
+}
+
+/* the scalar Adam, operation for operation, on vectors (returns the count done) */
+static int ipup__adam_simd(int n, float lr, float beta1, float beta2, float eps, float scale,
+                           float bc1, float bc2, float c1, float c2, float *w, float *m,
+                           float *v, const float *g) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
+        const ipup__v mi = ipup__vadd(ipup__vmul(ipup__vset(beta1), ipup__vld(m + i)),
+                                      ipup__vmul(ipup__vset(c1), gs));
+        const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(beta2), ipup__vld(v + i)),
+                                      ipup__vmul(ipup__vset(c2), ipup__vmul(gs, gs)));
+        const ipup__v mh = ipup__vdiv(mi, ipup__vset(bc1)), vh = ipup__vdiv(vi, ipup__vset(bc2));
+        const ipup__v step = ipup__vdiv(ipup__vmul(ipup__vset(lr), mh),
+                                        ipup__vadd(ipup__vsqrt(vh), ipup__vset(eps)));
+        ipup__vst(m + i, mi);
+        ipup__vst(v + i, vi);
+        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), step));
+    }
+    return i;
+}
+#endif /* IPUP__SIMD */
 
 IPUPIPE_DEF void ipup_sgd_f32(int n, float lr, float scale, float *w /* (n) */,
                               const float *g /* (n) */) {
@@ -2033,8 +2062,7 @@ IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float 
     }
 }
 
-/* ---------------------------------------------------------------- initialisers */
-
+/* >>init: the Glorot initialiser */
 IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
                                          uint64_t stream, float *w /* (n) */) {
     int i;
