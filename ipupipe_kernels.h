@@ -225,9 +225,11 @@ static inline uint64_t ipup_rng_below(uint64_t seed, uint64_t a, uint64_t b, uin
 static inline void ipup_relu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
     int i = 0;
 #if defined(IPUP_KERNELS_AVX512)
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_max_ps(_mm512_loadu_ps(x + i), _mm512_setzero_ps()));
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, _mm512_max_ps(_mm512_loadu_ps(x + i), _mm512_setzero_ps()));
 #elif defined(IPUP_KERNELS_AVX2)
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_max_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps()));
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_max_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps()));
 #endif
     for (; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
@@ -237,11 +239,14 @@ static inline void ipup_relu_bwd_f32(int n, const float *x /* (n) forward input 
     int i = 0;
 #if defined(IPUP_KERNELS_AVX512)
     for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(dx + i, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), _mm512_setzero_ps(), _CMP_GT_OQ),
-                                                     _mm512_loadu_ps(dy + i)));
+        _mm512_storeu_ps(dx + i,
+                         _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(x + i),
+                                                                _mm512_setzero_ps(), _CMP_GT_OQ),
+                                             _mm512_loadu_ps(dy + i)));
 #elif defined(IPUP_KERNELS_AVX2)
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dx + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_GT_OQ),
+        _mm256_storeu_ps(dx + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i),
+                                                             _mm256_setzero_ps(), _CMP_GT_OQ),
                                                _mm256_loadu_ps(dy + i)));
 #endif
     for (; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
@@ -252,9 +257,11 @@ static inline void ipup_relu_bwd_f32(int n, const float *x /* (n) forward input 
 static inline void ipup_add_f32(int n, float *acc /* (n) */, const float *x /* (n) */) {
     int i = 0;
 #if defined(IPUP_KERNELS_AVX512)
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), _mm512_loadu_ps(x + i)));
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), _mm512_loadu_ps(x + i)));
 #elif defined(IPUP_KERNELS_AVX2)
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), _mm256_loadu_ps(x + i)));
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), _mm256_loadu_ps(x + i)));
 #endif
     for (; i < n; i++) acc[i] += x[i];
 }
@@ -387,7 +394,8 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO, const
    ipup_conv3x3_fwd_f32 followed by ipup_relu_fwd_f32 (the ReLU is applied to each tile of
    the output while it is in registers). */
 IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
-                                           const float *w, const float *b, float *y, float *scratch);
+                                           const float *w, const float *b, float *y,
+                                           float *scratch);
 /* The portable references of the conv kernels (same contracts), always compiled. */
 IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
                                                const float *x, const float *w, const float *b,
@@ -518,9 +526,11 @@ typedef __mmask16 ipup__lanes;
 #define ipup__vmin(a, b) _mm512_min_ps((a), (b))
 #define ipup__vmax(a, b) _mm512_max_ps((a), (b))
 /* 2^n for a vector of integral floats n in [-126, 127] */
-#define ipup__vpow2i(n) \
-    _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23))
-static inline ipup__lanes ipup__mask(int n) { return (ipup__lanes)((1u << n) - 1u); } /* n in 1..16 */
+#define ipup__vpow2i(n)                                                                          \
+    _mm512_castsi512_ps(                                                                         \
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23))
+/* lanes 0..n-1, n in 1..16 */
+static inline ipup__lanes ipup__mask(int n) { return (ipup__lanes)((1u << n) - 1u); }
 #else
 typedef __m256 ipup__v;
 typedef __m256i ipup__lanes;
@@ -543,14 +553,16 @@ typedef __m256i ipup__lanes;
 #define ipup__vset(f) _mm256_set1_ps(f)
 #define ipup__vmin(a, b) _mm256_min_ps((a), (b))
 #define ipup__vmax(a, b) _mm256_max_ps((a), (b))
-#define ipup__vpow2i(n) \
-    _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define ipup__vpow2i(n)                                                                          \
+    _mm256_castsi256_ps(                                                                         \
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23))
 static inline ipup__lanes ipup__mask(int n) { /* lanes 0..n-1 */
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 #endif
 #define IPUP__NR (IPUP__NV * IPUP__VL)
-#define IPUP__NV_MAX 4 /* vectors of columns a micro-kernel may hold (4: the weight-gradient tile) */
+/* vectors of columns a micro-kernel may hold (4: the weight-gradient tile) */
+#define IPUP__NV_MAX 4
 
 /* The micro-kernel body. MR_ (rows), NV_ (vectors of columns), FULL_ (last vector whole),
    DB_ (also sum B's rows into dbp: the bias gradient) and KF_ (fixed segment length, 0 =
@@ -561,100 +573,107 @@ static inline ipup__lanes ipup__mask(int n) { /* lanes 0..n-1 */
    ldc, bias, accum, dbp (see ipup__ukr_fn). */
 #define IPUP__PRAGMA(x) _Pragma(#x)
 #define IPUP__UNROLL(n) IPUP__PRAGMA(GCC unroll n)
-#define IPUP__UKR_BODY(MR_, NV_, FULL_, DB_, KF_)                                                    \
-    const int ukr_MR = (MR_), ukr_NV = (NV_), ukr_FULL = (FULL_), ukr_DB = (DB_), ukr_KF = (KF_);   \
-    ipup__v acc[IPUP__MR_1V][IPUP__NV_MAX], dacc[IPUP__NV_MAX];                                             \
-    int r, v, s, k;                                                                                 \
-IPUP__UNROLL(4)                                                                                     \
-    for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vzero();                                           \
-IPUP__UNROLL(16)                                                                                    \
-    for (r = 0; r < ukr_MR; r++)                                                                    \
-IPUP__UNROLL(4)                                                                                     \
-        for (v = 0; v < ukr_NV; v++) acc[r][v] = ipup__vzero();                                     \
-    if (ukr_KF) seglen = ukr_KF; /* segment length known at compile time: the k loop unrolls */     \
-    for (s = 0; s < nseg; s++) {                                                                    \
-        ptrdiff_t off = (ptrdiff_t)s * sa;                                                          \
-IPUP__UNROLL(4)                                                                                     \
-        for (k = 0; k < seglen; k++, off += ka, b += ldb) {                                         \
-            ipup__v bv[IPUP__NV_MAX];                                                                  \
-IPUP__UNROLL(4)                                                                                     \
-            for (v = 0; v < ukr_NV; v++)                                                            \
-                bv[v] = (ukr_FULL || v < ukr_NV - 1) ? ipup__vld(b + v * IPUP__VL)                  \
-                                             : ipup__vldm(b + v * IPUP__VL, lm);                    \
-            if (ukr_DB) {                                                                           \
-IPUP__UNROLL(4)                                                                                     \
-                for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vadd(dacc[v], bv[v]);                  \
-            }                                                                                       \
-IPUP__UNROLL(16)                                                                                    \
-            for (r = 0; r < ukr_MR; r++) {                                                          \
-                const ipup__v av = ipup__vbc(ap[r] + off);                                          \
-IPUP__UNROLL(4)                                                                                     \
-                for (v = 0; v < ukr_NV; v++) acc[r][v] = ipup__vfma(av, bv[v], acc[r][v]);          \
-            }                                                                                       \
-        }                                                                                           \
-    }                                                                                               \
-IPUP__UNROLL(16)                                                                                    \
-    for (r = 0; r < ukr_MR; r++) {                                                                  \
-        float *cr = c + (ptrdiff_t)r * ldc;                                                         \
-IPUP__UNROLL(4)                                                                                     \
-        for (v = 0; v < ukr_NV; v++) {                                                              \
-            ipup__v t = acc[r][v];                                                                  \
-            const int whole = ukr_FULL || v < ukr_NV - 1;                                           \
-            if (accum == 1)                                                                         \
-                t = ipup__vadd(whole ? ipup__vld(cr + v * IPUP__VL) : ipup__vldm(cr + v * IPUP__VL, lm), t);\
-            else if (bias)                                                                          \
-                t = ipup__vadd(t, whole ? ipup__vld(bias + v * IPUP__VL) : ipup__vldm(bias + v * IPUP__VL, lm));\
-            if (accum == 2) t = ipup__vmax(t, ipup__vzero()); /* fused ReLU: x > 0 ? x : 0 */       \
-            if (whole) ipup__vst(cr + v * IPUP__VL, t);                                             \
-            else ipup__vstm(cr + v * IPUP__VL, lm, t);                                              \
-        }                                                                                           \
-    }                                                                                               \
-    if (ukr_DB) {                                                                                   \
-IPUP__UNROLL(4)                                                                                     \
-        for (v = 0; v < ukr_NV; v++) {                                                              \
-            if (ukr_FULL || v < ukr_NV - 1) ipup__vst(dbp + v * IPUP__VL, ipup__vadd(ipup__vld(dbp + v * IPUP__VL), dacc[v]));\
-            else ipup__vstm(dbp + v * IPUP__VL, lm, ipup__vadd(ipup__vldm(dbp + v * IPUP__VL, lm), dacc[v]));\
-        }                                                                                           \
-    }                                                                                               \
-    (void)ukr_DB                                                                                    
+#define IPUP__UKR_BODY(MR_, NV_, FULL_, DB_, KF_)                                                 \
+    const int ukr_MR = (MR_), ukr_NV = (NV_), ukr_FULL = (FULL_), ukr_DB = (DB_), ukr_KF = (KF_); \
+    ipup__v acc[IPUP__MR_1V][IPUP__NV_MAX], dacc[IPUP__NV_MAX];                                   \
+    int r, v, s, k;                                                                               \
+IPUP__UNROLL(4)                                                                                   \
+    for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vzero();                                         \
+IPUP__UNROLL(16)                                                                                  \
+    for (r = 0; r < ukr_MR; r++)                                                                  \
+IPUP__UNROLL(4)                                                                                   \
+        for (v = 0; v < ukr_NV; v++) acc[r][v] = ipup__vzero();                                   \
+    if (ukr_KF) seglen = ukr_KF; /* segment length known at compile time: the k loop unrolls */   \
+    for (s = 0; s < nseg; s++) {                                                                  \
+        ptrdiff_t off = (ptrdiff_t)s * sa;                                                        \
+IPUP__UNROLL(4)                                                                                   \
+        for (k = 0; k < seglen; k++, off += ka, b += ldb) {                                       \
+            ipup__v bv[IPUP__NV_MAX];                                                             \
+IPUP__UNROLL(4)                                                                                   \
+            for (v = 0; v < ukr_NV; v++)                                                          \
+                bv[v] = (ukr_FULL || v < ukr_NV - 1) ? ipup__vld(b + v * IPUP__VL)                \
+                                             : ipup__vldm(b + v * IPUP__VL, lm);                  \
+            if (ukr_DB) {                                                                         \
+IPUP__UNROLL(4)                                                                                   \
+                for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vadd(dacc[v], bv[v]);                \
+            }                                                                                     \
+IPUP__UNROLL(16)                                                                                  \
+            for (r = 0; r < ukr_MR; r++) {                                                        \
+                const ipup__v av = ipup__vbc(ap[r] + off);                                        \
+IPUP__UNROLL(4)                                                                                   \
+                for (v = 0; v < ukr_NV; v++) acc[r][v] = ipup__vfma(av, bv[v], acc[r][v]);        \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+IPUP__UNROLL(16)                                                                                  \
+    for (r = 0; r < ukr_MR; r++) {                                                                \
+        float *cr = c + (ptrdiff_t)r * ldc;                                                       \
+IPUP__UNROLL(4)                                                                                   \
+        for (v = 0; v < ukr_NV; v++) {                                                            \
+            ipup__v t = acc[r][v];                                                                \
+            const int whole = ukr_FULL || v < ukr_NV - 1;                                         \
+            if (accum == 1)                                                                       \
+                t = ipup__vadd(whole ? ipup__vld(cr + v * IPUP__VL)                               \
+                                     : ipup__vldm(cr + v * IPUP__VL, lm), t);                     \
+            else if (bias)                                                                        \
+                t = ipup__vadd(t, whole ? ipup__vld(bias + v * IPUP__VL)                          \
+                                        : ipup__vldm(bias + v * IPUP__VL, lm));                   \
+            if (accum == 2) t = ipup__vmax(t, ipup__vzero()); /* fused ReLU: x > 0 ? x : 0 */     \
+            if (whole) ipup__vst(cr + v * IPUP__VL, t);                                           \
+            else ipup__vstm(cr + v * IPUP__VL, lm, t);                                            \
+        }                                                                                         \
+    }                                                                                             \
+    if (ukr_DB) {                                                                                 \
+IPUP__UNROLL(4)                                                                                   \
+        for (v = 0; v < ukr_NV; v++) {                                                            \
+            if (ukr_FULL || v < ukr_NV - 1)                                                       \
+                ipup__vst(dbp + v * IPUP__VL,                                                     \
+                          ipup__vadd(ipup__vld(dbp + v * IPUP__VL), dacc[v]));                    \
+            else                                                                                  \
+                ipup__vstm(dbp + v * IPUP__VL, lm,                                                \
+                           ipup__vadd(ipup__vldm(dbp + v * IPUP__VL, lm), dacc[v]));              \
+        }                                                                                         \
+    }                                                                                             \
+    (void)ukr_DB
 
 typedef void (*ipup__ukr_fn)(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg,
                              int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c,
                              ptrdiff_t ldc, const float *bias, int accum, float *dbp);
 /* ipup__ukr_<rows>_<vectors>_<full> and, with the column-sum row, ipup__ukrd_... */
-#define IPUP__UKR_INST(MR_, NV_, F_)                                                          \
-    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,            \
-                                               ptrdiff_t ka, int nseg, int seglen,            \
-                                               ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
-                                               float *c, ptrdiff_t ldc, const float *bias,    \
-                                               int accum, float *dbp) {                       \
-        IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                   \
-    }                                                                                         \
-    static void ipup__ukrd_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,           \
-                                                ptrdiff_t ka, int nseg, int seglen,           \
-                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb,  \
-                                                float *c, ptrdiff_t ldc, const float *bias,   \
-                                                int accum, float *dbp) {                      \
-        IPUP__UKR_BODY(MR_, NV_, F_, 1, 0);                                                   \
+#define IPUP__UKR_INST(MR_, NV_, F_)                                                         \
+    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,       \
+                                               ptrdiff_t ka, int nseg, int seglen,           \
+                                               ptrdiff_t sa, const float *b, ptrdiff_t ldb,  \
+                                               float *c, ptrdiff_t ldc, const float *bias,   \
+                                               int accum, float *dbp) {                      \
+        IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                  \
+    }                                                                                        \
+    static void ipup__ukrd_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,      \
+                                                ptrdiff_t ka, int nseg, int seglen,          \
+                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb, \
+                                                float *c, ptrdiff_t ldc, const float *bias,  \
+                                                int accum, float *dbp) {                     \
+        IPUP__UKR_BODY(MR_, NV_, F_, 1, 0);                                                  \
     }
-#define IPUP__UKR_INST0(MR_, NV_, F_)                                                         \
-    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,            \
-                                               ptrdiff_t ka, int nseg, int seglen,            \
-                                               ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
-                                               float *c, ptrdiff_t ldc, const float *bias,    \
-                                               int accum, float *dbp) {                       \
-        IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                   \
+#define IPUP__UKR_INST0(MR_, NV_, F_)                                                       \
+    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,      \
+                                               ptrdiff_t ka, int nseg, int seglen,          \
+                                               ptrdiff_t sa, const float *b, ptrdiff_t ldb, \
+                                               float *c, ptrdiff_t ldc, const float *bias,  \
+                                               int accum, float *dbp) {                     \
+        IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                 \
     }
 /* segments of exactly 3 (the 3x3 window rows of a one-channel image), two full vectors */
-#define IPUP__UKR_INST3(MR_)                                                                  \
-    static void ipup__ukr3_##MR_(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
-                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,     \
-                                 float *c, ptrdiff_t ldc, const float *bias, int accum,       \
-                                 float *dbp) {                                                \
-        IPUP__UKR_BODY(MR_, 2, 1, 0, 3);                                                      \
+#define IPUP__UKR_INST3(MR_)                                                                     \
+    static void ipup__ukr3_##MR_(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, \
+                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,        \
+                                 float *c, ptrdiff_t ldc, const float *bias, int accum,          \
+                                 float *dbp) {                                                   \
+        IPUP__UKR_BODY(MR_, 2, 1, 0, 3);                                                         \
     }
-#define IPUP__UKR_INST2(MR_) IPUP__UKR_INST3(MR_) IPUP__UKR_INST(MR_, 1, 0) IPUP__UKR_INST(MR_, 1, 1) \
-                             IPUP__UKR_INST(MR_, 2, 0) IPUP__UKR_INST(MR_, 2, 1)
+#define IPUP__UKR_INST2(MR_)                                                 \
+    IPUP__UKR_INST3(MR_) IPUP__UKR_INST(MR_, 1, 0) IPUP__UKR_INST(MR_, 1, 1) \
+    IPUP__UKR_INST(MR_, 2, 0) IPUP__UKR_INST(MR_, 2, 1)
 #define IPUP__UKR_INST1(MR_) IPUP__UKR_INST0(MR_, 1, 0) IPUP__UKR_INST0(MR_, 1, 1)
 #define IPUP__UKR_P1(MR_) { ipup__ukr_##MR_##_1_0, ipup__ukr_##MR_##_1_1 }
 #define IPUP__UKR_P2(MR_) { ipup__ukr_##MR_##_2_0, ipup__ukr_##MR_##_2_1 }
@@ -713,21 +732,22 @@ static const ipup__ukr_fn ipup__ukr_tabd[IPUP__NV][IPUP__MR][2] = {
 /* 4 vectors (64 columns) x up to 6 rows = 24 accumulators, full vectors only, C += A B:
    the weight gradient, whose K (the batch) is short, so a bigger tile spreads the fixed
    cost of a tile (loading and storing C, the call) over more FMAs. _d: with the column sums. */
-#define IPUP__UKR_INST4(MR_)                                                                  \
+#define IPUP__UKR_INST4(MR_)                                                                      \
     static void ipup__ukr4_##MR_(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
-                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,     \
-                                 float *c, ptrdiff_t ldc, const float *bias, int accum,       \
-                                 float *dbp) {                                                \
-        IPUP__UKR_BODY(MR_, 4, 1, 0, 0);                                                      \
-    }                                                                                         \
+                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,         \
+                                 float *c, ptrdiff_t ldc, const float *bias, int accum,           \
+                                 float *dbp) {                                                    \
+        IPUP__UKR_BODY(MR_, 4, 1, 0, 0);                                                          \
+    }                                                                                             \
     static void ipup__ukr4d_##MR_(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, \
-                                  int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,    \
-                                  float *c, ptrdiff_t ldc, const float *bias, int accum,      \
-                                  float *dbp) {                                               \
-        IPUP__UKR_BODY(MR_, 4, 1, 1, 0);                                                      \
+                                  int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,        \
+                                  float *c, ptrdiff_t ldc, const float *bias, int accum,          \
+                                  float *dbp) {                                                   \
+        IPUP__UKR_BODY(MR_, 4, 1, 1, 0);                                                          \
     }
 #define IPUP__MR_4V 6
-IPUP__UKR_INST4(1) IPUP__UKR_INST4(2) IPUP__UKR_INST4(3) IPUP__UKR_INST4(4) IPUP__UKR_INST4(5) IPUP__UKR_INST4(6)
+IPUP__UKR_INST4(1) IPUP__UKR_INST4(2) IPUP__UKR_INST4(3)
+IPUP__UKR_INST4(4) IPUP__UKR_INST4(5) IPUP__UKR_INST4(6)
 static const ipup__ukr_fn ipup__ukr_tab4[2][IPUP__MR_4V] = {
     { ipup__ukr4_1, ipup__ukr4_2, ipup__ukr4_3, ipup__ukr4_4, ipup__ukr4_5, ipup__ukr4_6 },
     { ipup__ukr4d_1, ipup__ukr4d_2, ipup__ukr4d_3, ipup__ukr4d_4, ipup__ukr4d_5, ipup__ukr4d_6 }
@@ -761,7 +781,8 @@ static void ipup__gemm(const ipup__gemm_t *g) {
     int n0, r0, i;
     for (n0 = 0; n0 < g->N; n0 += IPUP__NR) {
         const int n_cols = g->N - n0 < IPUP__NR ? g->N - n0 : IPUP__NR;
-        const int n_vecs = (n_cols + IPUP__VL - 1) / IPUP__VL, last = n_cols - (n_vecs - 1) * IPUP__VL;
+        const int n_vecs = (n_cols + IPUP__VL - 1) / IPUP__VL,
+                  last = n_cols - (n_vecs - 1) * IPUP__VL;
         const int full = last == IPUP__VL;
         const ipup__lanes lm = ipup__mask(last);
         const int max_rows = n_vecs == 1 && !g->db ? IPUP__MR_1V : IPUP__MR;
@@ -780,8 +801,11 @@ static void ipup__gemm(const ipup__gemm_t *g) {
             else fn = ipup__ukr_tab2[m - 1][full];
             for (i = 0; i < m; i++) {
                 ap[i] = row;
-                if (++rem == g->group_rows) { rem = 0; q++; row = g->a + (ptrdiff_t)q * g->group_stride; }
-                else row += g->row_stride;
+                if (++rem == g->group_rows) {
+                    rem = 0;
+                    q++;
+                    row = g->a + (ptrdiff_t)q * g->group_stride;
+                } else row += g->row_stride;
             }
             fn(lm, ap, g->k_stride, g->nseg, g->seglen, g->seg_stride, g->b + n0, g->ldb,
                 g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL, g->accum,
@@ -815,10 +839,10 @@ static void ipup__gemm_wide(const ipup__gemm_t *g) {
                     _mm_prefetch(q, _MM_HINT_T0); _mm_prefetch(q + 64, _MM_HINT_T0);
                     _mm_prefetch(q + 128, _MM_HINT_T0); _mm_prefetch(q + 192, _MM_HINT_T0);
                 }
-                ipup__ukr_tab4[g->db && t == 0][m - 1](ipup__mask(IPUP__VL), ap, g->k_stride, 1, g->seglen, 0, g->b + n0,
-                                                       g->ldb, g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc,
-                                                       g->bias ? g->bias + n0 : NULL, g->accum,
-                                                       g->db ? g->db + n0 : NULL);
+                ipup__ukr_tab4[g->db && t == 0][m - 1](
+                    ipup__mask(IPUP__VL), ap, g->k_stride, 1, g->seglen, 0, g->b + n0, g->ldb,
+                    g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL,
+                    g->accum, g->db ? g->db + n0 : NULL);
                 r0 += m;
             }
         }
@@ -871,8 +895,10 @@ IPUP__UNROLL(16)
     }
 IPUP__UNROLL(16)
     for (j = 0; j < 4; j++) {
-        const __m512 a0 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0x88), a1 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0xDD);
-        const __m512 b0 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0x88), b1 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0xDD);
+        const __m512 a0 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0x88),
+                     a1 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0xDD);
+        const __m512 b0 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0x88),
+                     b1 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0xDD);
         o[j] = _mm512_shuffle_f32x4(a0, b0, 0x88);
         o[4 + j] = _mm512_shuffle_f32x4(a1, b1, 0x88);
         o[8 + j] = _mm512_shuffle_f32x4(a0, b0, 0xDD);
@@ -901,7 +927,8 @@ IPUP__UNROLL(16)
 
 /* dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols, in VL x VL blocks (the
    ragged ones by masked loads and stores: nothing outside the two matrices is touched). */
-static void ipup__transpose(const float *src, ptrdiff_t lds, int rows, int cols, float *dst, ptrdiff_t ldd) {
+static void ipup__transpose(const float *src, ptrdiff_t lds, int rows, int cols, float *dst,
+                            ptrdiff_t ldd) {
     int r0, c0, i;
     for (r0 = 0; r0 < rows; r0 += IPUP__VL) {
         const int n_rows = rows - r0 < IPUP__VL ? rows - r0 : IPUP__VL;
@@ -920,7 +947,9 @@ IPUP__UNROLL(16)
             } else {
                 const ipup__lanes col_mask = ipup__mask(n_cols);
 IPUP__UNROLL(16)
-                for (i = 0; i < IPUP__VL; i++) q[i] = i < n_rows ? ipup__vldm(sp + (ptrdiff_t)i * lds, col_mask) : ipup__vzero();
+                for (i = 0; i < IPUP__VL; i++)
+                    q[i] = i < n_rows ? ipup__vldm(sp + (ptrdiff_t)i * lds, col_mask)
+                                      : ipup__vzero();
                 ipup__transpose_block(q, o);
                 for (i = 0; i < n_cols; i++) ipup__vstm(dp + (ptrdiff_t)i * ldd, row_mask, o[i]);
             }
@@ -1109,7 +1138,8 @@ IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
             float *dxr = dx + (size_t)r * (size_t)IN;
             /* four dot products at once (independent chains; each still sums o in order) */
             for (i = 0; i + 4 <= IN; i += 4) {
-                const float *w0 = w + (size_t)i * (size_t)OUT, *w1 = w0 + OUT, *w2 = w1 + OUT, *w3 = w2 + OUT;
+                const float *w0 = w + (size_t)i * (size_t)OUT, *w1 = w0 + OUT, *w2 = w1 + OUT,
+                            *w3 = w2 + OUT;
                 float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
                 for (o = 0; o < OUT; o++) {
                     const float d = dyr[o];
@@ -1153,7 +1183,8 @@ static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, I
                                  float *y /* (B, OUT) */, int relu) {
     ipup__gemm_t g;
     g.M = B; g.N = OUT;
-    g.a = x; g.group_rows = B; g.row_stride = IN; g.group_stride = 0; g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = IN;
+    g.a = x; g.group_rows = B; g.row_stride = IN; g.group_stride = 0; g.k_stride = 1;
+    g.seg_stride = 0; g.nseg = 1; g.seglen = IN;
     g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
     ipup__gemm(&g);
 }
@@ -1164,9 +1195,10 @@ static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, I
    over its K-block in increasing order from zero; the first block is stored and later
    blocks are added to it, in increasing order (the bits of the transposed formulation). */
 #define IPUP__DXT_ROWS 16 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
-#define IPUP__DXT_MAX_OUT IPUP__K_BLOCK /* its largest OUT (one K-block): dy^T panel 32 KB + tile 2 KB with AVX-512 */
-/* The same dx with one K-block (OUT <= IPUP__DXT_MAX_OUT) as dx^T = w dy^T, for shapes where w is larger
-   than dy and dx together: per batch block of NR, dy^T (OUT x NR) is transposed once into
+/* its largest OUT (one K-block): dy^T panel 32 KB + tile 2 KB with AVX-512 */
+#define IPUP__DXT_MAX_OUT IPUP__K_BLOCK
+/* The same dx with one K-block (OUT <= IPUP__DXT_MAX_OUT) as dx^T = w dy^T, for shapes where w is
+   larger than dy and dx together: per batch block of NR, dy^T (OUT x NR) is transposed once into
    the stack, each IC-row chunk of dx^T is a product with rows of w broadcast into a stack
    tile, which is then transposed into dx. The same chains, so the same bits. */
 static void ipup__dense_bwd_data_t_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
@@ -1181,11 +1213,14 @@ static void ipup__dense_bwd_data_t_simd(int B, int IN, int OUT, const float *w /
             const int m = IN - i0 < IPUP__DXT_ROWS ? IN - i0 : IPUP__DXT_ROWS;
             ipup__gemm_t g;
             g.M = m; g.N = n_batch;
-            g.a = w + (size_t)i0 * (size_t)OUT; g.group_rows = m; g.row_stride = OUT; g.group_stride = 0;
+            g.a = w + (size_t)i0 * (size_t)OUT; g.group_rows = m; g.row_stride = OUT;
+            g.group_stride = 0;
             g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = OUT;
-            g.b = dy_t; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0; g.db = NULL;
+            g.b = dy_t; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0;
+            g.db = NULL;
             ipup__gemm(&g);
-            ipup__transpose(tile, IPUP__NR, m, n_batch, dx + (size_t)b0 * (size_t)IN + (size_t)i0, IN);
+            ipup__transpose(tile, IPUP__NR, m, n_batch, dx + (size_t)b0 * (size_t)IN + (size_t)i0,
+                            IN);
         }
     }
 }
@@ -1199,10 +1234,13 @@ static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* 
         for (k0 = 0; k0 < OUT; k0 += IPUP__K_BLOCK) {
             const int k_len = OUT - k0 < IPUP__K_BLOCK ? OUT - k0 : IPUP__K_BLOCK;
             ipup__gemm_t g;
-            ipup__transpose(w + (size_t)i0 * (size_t)OUT + (size_t)k0, OUT, n_in, k_len, w_t, IPUP__NR);
+            ipup__transpose(w + (size_t)i0 * (size_t)OUT + (size_t)k0, OUT, n_in, k_len, w_t,
+                            IPUP__NR);
             g.M = B; g.N = n_in;
-            g.a = dy + k0; g.group_rows = B; g.row_stride = OUT; g.group_stride = 0; g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = k_len;
-            g.b = w_t; g.ldb = IPUP__NR; g.c = dx + i0; g.ldc = IN; g.bias = NULL; g.accum = k0 ? 1 : 0; g.db = NULL;
+            g.a = dy + k0; g.group_rows = B; g.row_stride = OUT; g.group_stride = 0; g.k_stride = 1;
+            g.seg_stride = 0; g.nseg = 1; g.seglen = k_len;
+            g.b = w_t; g.ldb = IPUP__NR; g.c = dx + i0; g.ldc = IN; g.bias = NULL;
+            g.accum = k0 ? 1 : 0; g.db = NULL;
             ipup__gemm(&g);
         }
     }
@@ -1214,16 +1252,18 @@ static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* 
    in a stack tile, which is transposed and added to dw: the C + chain of the direct
    product. db: the column sums of dy, as ipup__colsum_add gives them (the same bits). */
 #define IPUP__NARROW_COLS 64
-static void ipup__dense_bwd_w_narrow(int B, int IN, int OUT, const float *x, const float *dy, float *dw,
-                                     float *db) {
+static void ipup__dense_bwd_w_narrow(int B, int IN, int OUT, const float *x, const float *dy,
+                                     float *dw, float *db) {
     float tile[IPUP__VL * IPUP__NARROW_COLS], tile_t[IPUP__NARROW_COLS * IPUP__VL];
     int i0;
     for (i0 = 0; i0 < IN; i0 += IPUP__NARROW_COLS) {
         const int n_in = IN - i0 < IPUP__NARROW_COLS ? IN - i0 : IPUP__NARROW_COLS;
         ipup__gemm_t g;
         g.M = OUT; g.N = n_in;
-        g.a = dy; g.group_rows = OUT; g.row_stride = 1; g.group_stride = 0; g.k_stride = OUT; g.seg_stride = 0; g.nseg = 1; g.seglen = B;
-        g.b = x + i0; g.ldb = IN; g.c = tile; g.ldc = IPUP__NARROW_COLS; g.bias = NULL; g.accum = 0; g.db = NULL;
+        g.a = dy; g.group_rows = OUT; g.row_stride = 1; g.group_stride = 0; g.k_stride = OUT;
+        g.seg_stride = 0; g.nseg = 1; g.seglen = B;
+        g.b = x + i0; g.ldb = IN; g.c = tile; g.ldc = IPUP__NARROW_COLS; g.bias = NULL; g.accum = 0;
+        g.db = NULL;
         ipup__gemm(&g);
         ipup__transpose(tile, IPUP__NARROW_COLS, OUT, n_in, tile_t, OUT);
         ipup_add_f32(n_in * OUT, dw + (size_t)i0 * (size_t)OUT, tile_t);
@@ -1241,7 +1281,8 @@ static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B,
         return;
     }
     g.M = IN; g.N = OUT;
-    g.a = x; g.group_rows = IN; g.row_stride = 1; g.group_stride = 0; g.k_stride = IN; g.seg_stride = 0; g.nseg = 1; g.seglen = B;
+    g.a = x; g.group_rows = IN; g.row_stride = 1; g.group_stride = 0; g.k_stride = IN;
+    g.seg_stride = 0; g.nseg = 1; g.seglen = B;
     g.b = dy; g.ldb = OUT; g.c = dw; g.ldc = OUT; g.bias = NULL; g.accum = 1; g.db = db;
     ipup__gemm_wide(&g);
 }
@@ -1283,8 +1324,10 @@ IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B > 0 && OUT > 0 && IN > 0) {
-        if (dx && OUT <= IPUP__DXT_MAX_OUT && (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
-            ipup__dense_bwd_data_t_simd(B, IN, OUT, w, dy, dx); /* transposing dy and dx moves less */
+        if (dx && OUT <= IPUP__DXT_MAX_OUT &&
+            (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
+            /* transposing dy and dx moves less */
+            ipup__dense_bwd_data_t_simd(B, IN, OUT, w, dy, dx);
         else if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
         if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw, db); /* db fused */
         else if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
@@ -1334,7 +1377,8 @@ IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B,
 }
 
 IPUPIPE_DEF float ipup_mse_f32(int B, int N, const float *pred /* (B, N) */,
-                               const float *target /* (B, N) */, float *dpred /* (B, N) or NULL */) {
+                               const float *target /* (B, N) */,
+                               float *dpred /* (B, N) or NULL */) {
     int r, c;
     float total = 0.0f, count, twice;
     IPUPIPE_ASSERT(B > 0 && N > 0);
@@ -1367,11 +1411,14 @@ IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int 
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
-                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)CO;
+                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                 (size_t)ow) * (size_t)CO;
                 for (co = 0; co < CO; co++) yp[co] = 0.0f;
                 for (kh = 0; kh < 3; kh++)
                     for (kw = 0; kw < 3; kw++) {
-                        const float *xp = x + (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W + (size_t)(ow + kw)) * (size_t)CI;
+                        const float *xp =
+                            x + (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W +
+                                 (size_t)(ow + kw)) * (size_t)CI;
                         const float *wp = w + (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
                         for (ci = 0; ci < CI; ci++) {
                             const float xv = xp[ci];
@@ -1399,12 +1446,14 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int 
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
-                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)CO;
+                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                         (size_t)ow) * (size_t)CO;
                 if (db)
                     for (co = 0; co < CO; co++) db[co] += dyp[co];
                 for (kh = 0; kh < 3; kh++)
                     for (kw = 0; kw < 3; kw++) {
-                        size_t xo = (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W + (size_t)(ow + kw)) * (size_t)CI;
+                        size_t xo = (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W +
+                                     (size_t)(ow + kw)) * (size_t)CI;
                         size_t wo = (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
                         for (ci = 0; ci < CI; ci++) {
                             const float *wr = w + wo + (size_t)ci * (size_t)CO;
@@ -1448,14 +1497,14 @@ static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float
 #if defined(IPUP_KERNELS_AVX512)
 /* all 9 rows of a one-channel image's dw in one tile of 2 vectors (18 accumulators, + 2
    for db): dy is streamed once per image instead of once per tile of rows */
-static void ipup__ukr9_2(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
-                         const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, const float *bias, int accum,
-                         float *dbp) {
+static void ipup__ukr9_2(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen,
+                         ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc,
+                         const float *bias, int accum, float *dbp) {
     IPUP__UKR_BODY(9, 2, 1, 0, 0);
 }
-static void ipup__ukr9d_2(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
-                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, const float *bias, int accum,
-                          float *dbp) {
+static void ipup__ukr9d_2(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg,
+                          int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c,
+                          ptrdiff_t ldc, const float *bias, int accum, float *dbp) {
     IPUP__UKR_BODY(9, 2, 1, 1, 0);
 }
 #endif
@@ -1472,8 +1521,9 @@ static void ipup__conv_bwd_w_simd(int B, int H, int W, int CI, int CO, const flo
             int r, n0;
             for (r = 0; r < 9; r++) ap[r] = xn + (r / 3) * W + r % 3;
             for (n0 = 0; n0 < CO; n0 += IPUP__NR)
-                (db ? ipup__ukr9d_2 : ipup__ukr9_2)(ipup__mask(IPUP__VL), ap, 1, OH, OW, W, dyn + n0, CO, dw + n0, CO,
-                                                    NULL, 1, db ? db + n0 : NULL);
+                (db ? ipup__ukr9d_2 : ipup__ukr9_2)(ipup__mask(IPUP__VL), ap, 1, OH, OW, W,
+                                                    dyn + n0, CO, dw + n0, CO, NULL, 1,
+                                                    db ? db + n0 : NULL);
         }
         return;
     }
@@ -1499,17 +1549,20 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
     float *wt = scratch, *G = scratch + (size_t)K9 * (size_t)CO;
     int n, k, co, oh, ow, t;
     for (k = 0; k < K9; k++)
-        for (co = 0; co < CO; co++) wt[(size_t)co * (size_t)K9 + (size_t)k] = w[(size_t)k * (size_t)CO + (size_t)co];
+        for (co = 0; co < CO; co++)
+            wt[(size_t)co * (size_t)K9 + (size_t)k] = w[(size_t)k * (size_t)CO + (size_t)co];
     for (n = 0; n < B; n++) {
         float *dxn = dx + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
         ipup__gemm_t g;
         g.M = OH * OW; g.N = K9;
         g.a = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO;
-        g.group_rows = OH * OW; g.row_stride = CO; g.group_stride = 0; g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = CO;
+        g.group_rows = OH * OW; g.row_stride = CO; g.group_stride = 0; g.k_stride = 1;
+        g.seg_stride = 0; g.nseg = 1; g.seglen = CO;
         g.b = wt; g.ldb = K9; g.c = G; g.ldc = K9; g.bias = NULL; g.accum = 0; g.db = NULL;
         ipup__gemm(&g);
         IPUPIPE_MEMSET(dxn, 0, (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
-        if (CI == 1) { /* one float per tap: the same adds in the same order, without a call per tap */
+        /* one float per tap: the same adds in the same order, without a call per tap */
+        if (CI == 1) {
             for (oh = 0; oh < OH; oh++)
                 for (ow = 0; ow < OW; ow++) {
                     const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * 9u;
@@ -1524,8 +1577,10 @@ static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const 
             for (ow = 0; ow < OW; ow++) {
                 const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * (size_t)K9;
                 for (t = 0; t < 9; t++) {
-                    float *d = dxn + ((size_t)(oh + t / 3) * (size_t)W + (size_t)(ow + t % 3)) * (size_t)CI;
-                    ipup_add_f32(CI, d, gp + (size_t)t * (size_t)CI); /* vectorised, one add per element */
+                    float *d = dxn + ((size_t)(oh + t / 3) * (size_t)W +
+                                      (size_t)(ow + t % 3)) * (size_t)CI;
+                    /* vectorised, one add per element */
+                    ipup_add_f32(CI, d, gp + (size_t)t * (size_t)CI);
                 }
             }
     }
@@ -1591,8 +1646,13 @@ static void ipup__pool_zero_rest(int B, int H, int W, int C, float *dx) {
     int n, h;
     for (n = 0; n < B && ((H | W) & 1); n++) {
         if (W & 1)
-            for (h = 0; h < H / 2 * 2; h++) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)h) * rs + (size_t)(W - 1) * (size_t)C, 0, (size_t)C * sizeof(float));
-        if (H & 1) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)(H - 1)) * rs, 0, rs * sizeof(float));
+            for (h = 0; h < H / 2 * 2; h++)
+                IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)h) * rs +
+                                   (size_t)(W - 1) * (size_t)C,
+                               0, (size_t)C * sizeof(float));
+        if (H & 1)
+            IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)(H - 1)) * rs, 0,
+                           rs * sizeof(float));
     }
 }
 
@@ -1623,11 +1683,14 @@ typedef __m256 ipup__vmask;
    of x1, x2, x3 over the running maximum (as ipup__maxpool_bwd_simd finds them), so the
    last one set names the position; with relu, 4 where the maximum m is not > 0. */
 #if defined(IPUP_KERNELS_AVX512)
-static void ipup__pool_idx_store(uint8_t *p, ipup__vmask k1, ipup__vmask k2, ipup__vmask k3, ipup__v m, int relu) {
+static void ipup__pool_idx_store(uint8_t *p, ipup__vmask k1, ipup__vmask k2, ipup__vmask k3,
+                                 ipup__v m, int relu) {
     __m512i v = _mm512_maskz_mov_epi32(k1, _mm512_set1_epi32(1));
     v = _mm512_mask_mov_epi32(v, k2, _mm512_set1_epi32(2));
     v = _mm512_mask_mov_epi32(v, k3, _mm512_set1_epi32(3));
-    if (relu) v = _mm512_mask_mov_epi32(v, (ipup__vmask)~ipup__vgt(m, ipup__vzero()), _mm512_set1_epi32(4));
+    if (relu)
+        v = _mm512_mask_mov_epi32(v, (ipup__vmask)~ipup__vgt(m, ipup__vzero()),
+                                  _mm512_set1_epi32(4));
     _mm_storeu_si128((__m128i *)(void *)p, _mm512_cvtepi32_epi8(v));
 }
 /* lanes whose byte at p is j */
@@ -1635,12 +1698,15 @@ static void ipup__pool_idx_store(uint8_t *p, ipup__vmask k1, ipup__vmask k2, ipu
 #define ipup__idx_ld(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p)))
 #define ipup__idx_eq(v, j) _mm512_cmpeq_epi32_mask((v), _mm512_set1_epi32(j))
 #else
-static void ipup__pool_idx_store(uint8_t *p, ipup__vmask k1, ipup__vmask k2, ipup__vmask k3, ipup__v m, int relu) {
+static void ipup__pool_idx_store(uint8_t *p, ipup__vmask k1, ipup__vmask k2, ipup__vmask k3,
+                                 ipup__v m, int relu) {
     __m256i v = _mm256_and_si256(_mm256_castps_si256(k1), _mm256_set1_epi32(1));
     __m128i w;
     v = _mm256_blendv_epi8(v, _mm256_set1_epi32(2), _mm256_castps_si256(k2));
     v = _mm256_blendv_epi8(v, _mm256_set1_epi32(3), _mm256_castps_si256(k3));
-    if (relu) v = _mm256_blendv_epi8(_mm256_set1_epi32(4), v, _mm256_castps_si256(ipup__vgt(m, ipup__vzero())));
+    if (relu)
+        v = _mm256_blendv_epi8(_mm256_set1_epi32(4), v,
+                               _mm256_castps_si256(ipup__vgt(m, ipup__vzero())));
     w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     _mm_storel_epi64((__m128i *)(void *)p, _mm_packus_epi16(w, w));
 }
@@ -1652,7 +1718,8 @@ static void ipup__pool_idx_store(uint8_t *p, ipup__vmask k1, ipup__vmask k2, ipu
 /* max-pool forward of C % IPUP__VL == 0 channels: m = p00, then `if (p > m) m = p` is
    max(p, m) (the second operand unless p > m); with idx, also the arg-max bytes, from the
    comparisons ipup__maxpool_bwd_simd makes */
-static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, float *y, uint8_t *idx, int relu) {
+static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, float *y,
+                                   uint8_t *idx, int relu) {
     const int OH = H / 2, OW = W / 2;
     const size_t rs = (size_t)W * (size_t)C;
     int n, oh, ow, c;
@@ -1662,7 +1729,8 @@ static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, f
             const size_t o = ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
             for (ow = 0; ow < OW; ow++, r0 += 2 * C)
                 for (c = 0; c < C; c += IPUP__VL) {
-                    const ipup__v x1 = ipup__vld(r0 + C + c), x2 = ipup__vld(r0 + rs + c), x3 = ipup__vld(r0 + rs + C + c);
+                    const ipup__v x1 = ipup__vld(r0 + C + c), x2 = ipup__vld(r0 + rs + c),
+                                  x3 = ipup__vld(r0 + rs + C + c);
                     const size_t q = o + (size_t)ow * (size_t)C + (size_t)c;
                     ipup__v m = ipup__vld(r0 + c);
                     ipup__vmask k1, k2, k3;
@@ -1682,15 +1750,18 @@ static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, f
    from the arg-max bytes at ip, or from x: the window's first maximum (the scalar scan's
    strict >), with relu only where it is > 0 (ReLU's backward fused: x = relu(z) > 0
    exactly when z > 0). */
-static void ipup__pool_window(const float *x, size_t a, size_t C, size_t rs, const uint8_t *ip, int relu, ipup__vmask w[4]) {
+static void ipup__pool_window(const float *x, size_t a, size_t C, size_t rs, const uint8_t *ip,
+                              int relu, ipup__vmask w[4]) {
     ipup__v x0, x1, x2, x3, m;
     ipup__vmask k1, k2, k3;
     if (ip) {
         const IPUP__IDX_VEC v = ipup__idx_ld(ip);
-        w[0] = ipup__idx_eq(v, 0); w[1] = ipup__idx_eq(v, 1); w[2] = ipup__idx_eq(v, 2); w[3] = ipup__idx_eq(v, 3);
+        w[0] = ipup__idx_eq(v, 0); w[1] = ipup__idx_eq(v, 1); w[2] = ipup__idx_eq(v, 2);
+        w[3] = ipup__idx_eq(v, 3);
         return;
     }
-    x0 = ipup__vld(x + a); x1 = ipup__vld(x + a + C); x2 = ipup__vld(x + a + rs); x3 = ipup__vld(x + a + rs + C);
+    x0 = ipup__vld(x + a); x1 = ipup__vld(x + a + C); x2 = ipup__vld(x + a + rs);
+    x3 = ipup__vld(x + a + rs + C);
     m = x0;
     k1 = ipup__vgt(x1, m);
     m = ipup__vmax(x1, m);
@@ -1700,7 +1771,8 @@ static void ipup__pool_window(const float *x, size_t a, size_t C, size_t rs, con
     w[3] = k3;
     w[2] = ipup__mask_andnot(k3, k2);
     w[1] = ipup__mask_andnot(ipup__mask_or(k2, k3), k1);
-    w[0] = ipup__mask_andnot(ipup__mask_or(ipup__mask_or(k1, k2), k3), ipup__mask_all()); /* x0 wins */
+    /* x0 wins */
+    w[0] = ipup__mask_andnot(ipup__mask_or(ipup__mask_or(k1, k2), k3), ipup__mask_all());
     if (relu) {
         const ipup__v z = ipup__vzero();
         w[0] = ipup__mask_and(w[0], ipup__vgt(x0, z));
@@ -1714,8 +1786,8 @@ static void ipup__pool_window(const float *x, size_t a, size_t C, size_t rs, con
    bytes idx (ipup__pool_window): dy at the position that wins, +0 at the other three, written
    directly (no memset of dx, no scatter); rows and columns outside every window (odd H or
    W) zeroed */
-static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, const uint8_t *idx, const float *dy,
-                                   float *dx, int relu) {
+static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, const uint8_t *idx,
+                                   const float *dy, float *dx, int relu) {
     const int OH = H / 2, OW = W / 2;
     const size_t rs = (size_t)W * (size_t)C;
     int n, oh, ow, c;
@@ -1740,7 +1812,8 @@ static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, c
 #endif /* IPUP__SIMD */
 
 /* max-pool forward, and with idx != NULL the arg-max bytes (ipup_maxpool2_fwd_idx_f32) */
-static void ipup__maxpool_fwd(int B, int H, int W, int C, const float *x, float *y, uint8_t *idx, int relu) {
+static void ipup__maxpool_fwd(int B, int H, int W, int C, const float *x, float *y, uint8_t *idx,
+                              int relu) {
     const int OH = H / 2, OW = W / 2;
     int n, oh, ow, c;
     IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
@@ -1754,9 +1827,11 @@ static void ipup__maxpool_fwd(int B, int H, int W, int C, const float *x, float 
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
-                const float *p00 = x + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W + (size_t)(2 * ow)) * (size_t)C;
+                const float *p00 = x + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W +
+                                        (size_t)(2 * ow)) * (size_t)C;
                 const float *p01 = p00 + C, *p10 = p00 + (size_t)W * (size_t)C, *p11 = p10 + C;
-                const size_t o = (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
+                const size_t o =
+                    (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
                 for (c = 0; c < C; c++) {
                     float m = p00[c];
                     uint8_t k = 0;
@@ -1768,17 +1843,20 @@ static void ipup__maxpool_fwd(int B, int H, int W, int C, const float *x, float 
                 }
             }
 }
-IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C,
+                                       const float *x /* (B, H, W, C) */,
                                        float *y /* (B, H/2, W/2, C) */) {
     ipup__maxpool_fwd(B, H, W, C, x, y, NULL, 0);
 }
-IPUPIPE_DEF void ipup_maxpool2_fwd_idx_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
-                                           float *y /* (B, H/2, W/2, C) */, uint8_t *idx /* (B, H/2, W/2, C) */,
-                                           int relu) {
+IPUPIPE_DEF void ipup_maxpool2_fwd_idx_f32(int B, int H, int W, int C,
+                                           const float *x /* (B, H, W, C) */,
+                                           float *y /* (B, H/2, W/2, C) */,
+                                           uint8_t *idx /* (B, H/2, W/2, C) */, int relu) {
     ipup__maxpool_fwd(B, H, W, C, x, y, idx, relu);
 }
 
-IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C,
+                                       const float *x /* (B, H, W, C) */,
                                        const float *dy /* (B, H/2, W/2, C) */,
                                        float *dx /* (B, H, W, C) */) {
     const int OH = H / 2, OW = W / 2;
@@ -1795,9 +1873,12 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
-                size_t o00 = (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W + (size_t)(2 * ow)) * (size_t)C;
-                size_t o01 = o00 + (size_t)C, o10 = o00 + (size_t)W * (size_t)C, o11 = o10 + (size_t)C;
-                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
+                size_t o00 = (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W +
+                              (size_t)(2 * ow)) * (size_t)C;
+                size_t o01 = o00 + (size_t)C, o10 = o00 + (size_t)W * (size_t)C,
+                       o11 = o10 + (size_t)C;
+                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                         (size_t)ow) * (size_t)C;
                 for (c = 0; c < C; c++) {
                     size_t best = o00 + (size_t)c;
                     float m = x[best];
@@ -1809,7 +1890,8 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *
             }
 }
 
-IPUPIPE_DEF void ipup_maxpool2_relu_bwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+IPUPIPE_DEF void ipup_maxpool2_relu_bwd_f32(int B, int H, int W, int C,
+                                            const float *x /* (B, H, W, C) */,
                                             const float *dy /* (B, H/2, W/2, C) */,
                                             float *dz /* (B, H, W, C) */) {
     IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
@@ -1824,7 +1906,8 @@ IPUPIPE_DEF void ipup_maxpool2_relu_bwd_f32(int B, int H, int W, int C, const fl
     ipup_relu_bwd_f32(B * H * W * C, x, dz, dz); /* x = relu(z) > 0 exactly when z > 0 */
 }
 
-IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C, const uint8_t *idx /* (B, H/2, W/2, C) */,
+IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C,
+                                           const uint8_t *idx /* (B, H/2, W/2, C) */,
                                            const float *dy /* (B, H/2, W/2, C) */,
                                            float *dx /* (B, H, W, C) */) {
     const int OH = H / 2, OW = W / 2;
@@ -1841,12 +1924,15 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C, const uin
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
-                float *d00 = dx + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W + (size_t)(2 * ow)) * (size_t)C;
+                float *d00 = dx + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W +
+                                   (size_t)(2 * ow)) * (size_t)C;
                 float *d[4];
-                const size_t o = (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
+                const size_t o =
+                    (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
                 d[0] = d00; d[1] = d00 + C; d[2] = d00 + (size_t)W * (size_t)C; d[3] = d[2] + C;
                 for (c = 0; c < C; c++)
-                    for (j = 0; j < 4; j++) d[j][c] = idx[o + (size_t)c] == j ? dy[o + (size_t)c] : 0.0f;
+                    for (j = 0; j < 4; j++)
+                        d[j][c] = idx[o + (size_t)c] == j ? dy[o + (size_t)c] : 0.0f;
             }
 }
 
@@ -1858,20 +1944,29 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C, const uin
 #if defined(IPUP_KERNELS_AVX512) && defined(__AVX512DQ__)
 static __m512i ipup__mix64_v(__m512i z) {
     z = _mm512_add_epi64(z, _mm512_set1_epi64((long long)UINT64_C(0x9E3779B97F4A7C15)));
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), _mm512_set1_epi64((long long)UINT64_C(0xBF58476D1CE4E5B9)));
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), _mm512_set1_epi64((long long)UINT64_C(0x94D049BB133111EB)));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
+                           _mm512_set1_epi64((long long)UINT64_C(0xBF58476D1CE4E5B9)));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
+                           _mm512_set1_epi64((long long)UINT64_C(0x94D049BB133111EB)));
     return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
 }
-static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset, const float *x, float *y) {
+static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset,
+                              const float *x, float *y) {
     const __m512i k = _mm512_set1_epi64((long long)key), eight = _mm512_set1_epi64(8);
-    const __m512 vp = _mm512_set1_ps(p), vs = _mm512_set1_ps(scale), u24 = _mm512_set1_ps(1.0f / 16777216.0f);
-    __m512i ctr = _mm512_add_epi64(_mm512_set1_epi64((long long)offset), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+    const __m512 vp = _mm512_set1_ps(p), vs = _mm512_set1_ps(scale),
+                 u24 = _mm512_set1_ps(1.0f / 16777216.0f);
+    __m512i ctr = _mm512_add_epi64(_mm512_set1_epi64((long long)offset),
+                                   _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
     int i;
     for (i = 0; i + 16 <= n; i += 16) {
-        __m256i lo = _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, ctr)), 40));
-        __m256i hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, _mm512_add_epi64(ctr, eight))), 40));
-        __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1)), u24);
-        _mm512_storeu_ps(y + i, _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(u, vp, _CMP_GE_OQ), _mm512_loadu_ps(x + i), vs));
+        __m256i lo =
+            _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, ctr)), 40));
+        __m256i hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(
+            ipup__mix64_v(_mm512_xor_si512(k, _mm512_add_epi64(ctr, eight))), 40));
+        __m512 u = _mm512_mul_ps(
+            _mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1)), u24);
+        _mm512_storeu_ps(y + i, _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(u, vp, _CMP_GE_OQ),
+                                                    _mm512_loadu_ps(x + i), vs));
         ctr = _mm512_add_epi64(ctr, _mm512_set1_epi64(16));
     }
     return i;
@@ -1879,29 +1974,38 @@ static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_
 #else
 /* a * c mod 2^64 per 64-bit lane from 32 x 32 -> 64-bit products (AVX2 has no 64-bit mullo) */
 static __m256i ipup__mul64_const(__m256i a, uint64_t c) {
-    const __m256i clo = _mm256_set1_epi64x((long long)(c & 0xFFFFFFFFu)), chi = _mm256_set1_epi64x((long long)(c >> 32));
-    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo), _mm256_mul_epu32(a, chi));
+    const __m256i clo = _mm256_set1_epi64x((long long)(c & 0xFFFFFFFFu)),
+                  chi = _mm256_set1_epi64x((long long)(c >> 32));
+    const __m256i cross =
+        _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo), _mm256_mul_epu32(a, chi));
     return _mm256_add_epi64(_mm256_mul_epu32(a, clo), _mm256_slli_epi64(cross, 32));
 }
 static __m256i ipup__mix64_v(__m256i z) {
     z = _mm256_add_epi64(z, _mm256_set1_epi64x((long long)UINT64_C(0x9E3779B97F4A7C15)));
-    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), UINT64_C(0xBF58476D1CE4E5B9));
-    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), UINT64_C(0x94D049BB133111EB));
+    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)),
+                          UINT64_C(0xBF58476D1CE4E5B9));
+    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)),
+                          UINT64_C(0x94D049BB133111EB));
     return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
 }
 /* the top 24 bits of 4 lanes as 4 int32 */
 static __m128i ipup__top24(__m256i r) {
-    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_srli_epi64(r, 40), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        _mm256_srli_epi64(r, 40), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
 }
-static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset, const float *x, float *y) {
+static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset,
+                              const float *x, float *y) {
     const __m256i k = _mm256_set1_epi64x((long long)key), four = _mm256_set1_epi64x(4);
-    const __m256 vp = _mm256_set1_ps(p), vs = _mm256_set1_ps(scale), u24 = _mm256_set1_ps(1.0f / 16777216.0f);
-    __m256i ctr = _mm256_add_epi64(_mm256_set1_epi64x((long long)offset), _mm256_setr_epi64x(0, 1, 2, 3));
+    const __m256 vp = _mm256_set1_ps(p), vs = _mm256_set1_ps(scale),
+                 u24 = _mm256_set1_ps(1.0f / 16777216.0f);
+    __m256i ctr =
+        _mm256_add_epi64(_mm256_set1_epi64x((long long)offset), _mm256_setr_epi64x(0, 1, 2, 3));
     int i;
     for (i = 0; i + 8 <= n; i += 8) {
         __m128i lo = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, ctr)));
         __m128i hi = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, _mm256_add_epi64(ctr, four))));
-        __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1)), u24);
+        __m256 u = _mm256_mul_ps(
+            _mm256_cvtepi32_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1)), u24);
         __m256 keep = _mm256_cmp_ps(u, vp, _CMP_GE_OQ);
         _mm256_storeu_ps(y + i, _mm256_and_ps(keep, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs)));
         ctr = _mm256_add_epi64(ctr, _mm256_set1_epi64x(8));
@@ -1955,7 +2059,8 @@ static int ipup__sgd_simd(int n, float lr, float scale, float *w, const float *g
     }
     return i;
 }
-static int ipup__momentum_simd(int n, float lr, float mu, float scale, float *w, float *v, const float *g) {
+static int ipup__momentum_simd(int n, float lr, float mu, float scale, float *w, float *v,
+                               const float *g) {
     int i;
     for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
         const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
