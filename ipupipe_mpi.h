@@ -1,4 +1,4 @@
-/* ipupipe_mpi.h - v0.4.0 - the MPI runner of ipupipe: one MPI rank per IPU - MIT licence (see end of file)
+/* ipupipe_mpi.h - v0.4.0 - ipupipe's MPI runner: one rank per IPU - MIT licence (see end of file)
 
    The only file of ipupipe that includes <mpi.h>. Each rank of a communicator of
    replicas x devices ranks is one IPU (rank = replica * devices + device) and runs its
@@ -69,10 +69,12 @@
 #define IPUP_MPI_CHUNK 32768 /* floats per message of the replica reduction (128 KB) */
 #endif
 #ifndef IPUP_MPI_MAX_CHUNKS
-#define IPUP_MPI_MAX_CHUNKS 512 /* chunks of one rank's gradient blocks (64 MB at the default chunk) */
+/* chunks of one rank's gradient blocks (64 MB at the default chunk) */
+#define IPUP_MPI_MAX_CHUNKS 512
 #endif
 #ifndef IPUP_MPI_MAX_PEERS
-#define IPUP_MPI_MAX_PEERS 3 /* other ranks of one scatter sum: up to 4 replicas (2 x 3 x 128 KB staged) */
+/* other ranks of one scatter sum: up to 4 replicas (2 x 3 x 128 KB staged) */
+#define IPUP_MPI_MAX_PEERS 3
 #endif
 #ifndef IPUP_MPI_MAX_SLOTS
 #define IPUP_MPI_MAX_SLOTS 64 /* ring capacity */
@@ -125,8 +127,8 @@ typedef struct ipup_mpi_sum {
    rank): the requests are created here, once. IPUP_ERR_CAPACITY (message in msg) when
    they need more than IPUP_MPI_MAX_CHUNKS chunks of IPUP_MPI_CHUNK floats, or (scatter)
    comm has more than IPUP_MPI_MAX_PEERS + 1 ranks; IPUP_ERR_ARG for an unknown algo. */
-IPUPIPE_DEF int ipup_mpi_sum_init(ipup_mpi_sum *c, MPI_Comm comm, int algo, int nbufs, float *const *bufs,
-                                  const size_t *ns, char *msg, size_t msg_len);
+IPUPIPE_DEF int ipup_mpi_sum_init(ipup_mpi_sum *c, MPI_Comm comm, int algo, int nbufs,
+                                  float *const *bufs, const size_t *ns, char *msg, size_t msg_len);
 /* Collective: every rank's buffers become the sum over ranks 0..size-1, added in that order. */
 IPUPIPE_DEF int ipup_mpi_sum_run(ipup_mpi_sum *c);
 IPUPIPE_DEF void ipup_mpi_sum_free(ipup_mpi_sum *c);
@@ -154,7 +156,8 @@ typedef struct ipup_mpi {
     ipup_transport transport;
     uint64_t fingerprint;
     /* the exchange after each step: every IPU's error slot and the step's outfeed records */
-    uint8_t xchg[IPUP_MAX_IPUS * (sizeof(ipup__ipu_err) + IPUP_MPI_MAX_MB * sizeof(ipup_outfeed_rec))];
+    uint8_t xchg[IPUP_MAX_IPUS *
+                 (sizeof(ipup__ipu_err) + IPUP_MPI_MAX_MB * sizeof(ipup_outfeed_rec))];
 } ipup_mpi;
 
 /* Collective over comm (replicas x devices ranks), after ipup_init of e (cooperative
@@ -184,11 +187,14 @@ IPUPIPE_DEF uint64_t ipup_mpi_hash(uint64_t h, const void *data, size_t n);
 
 /* >>calls: message tags; a failed MPI call ends the job */
 /* message tags, disjoint ranges: every chunk and ring has its own */
-#define IPUP__MPI_TAG_PART 1000                                     /* + chunk: a part (scatter) or partial sum (chain) */
-#define IPUP__MPI_TAG_SUM (IPUP__MPI_TAG_PART + IPUP_MPI_MAX_CHUNKS) /* + chunk: the sum going back */
+/* + chunk: a part (scatter) or partial sum (chain) */
+#define IPUP__MPI_TAG_PART 1000
+/* + chunk: the sum going back */
+#define IPUP__MPI_TAG_SUM (IPUP__MPI_TAG_PART + IPUP_MPI_MAX_CHUNKS)
 #define IPUP__MPI_TAG_RING (IPUP__MPI_TAG_SUM + IPUP_MPI_MAX_CHUNKS) /* + ring */
 #if IPUP__MPI_TAG_RING + 2 * IPUP_MAX_LAYERS > 32767
-#error "IPUP_MPI_MAX_CHUNKS is too large: the message tags must stay below 32768 (MPI's guaranteed MPI_TAG_UB)"
+#error "IPUP_MPI_MAX_CHUNKS is too large: the message tags must stay below 32768 (MPI's \
+guaranteed MPI_TAG_UB)"
 #endif
 
 /* A failed MPI call: the rank, the call and MPI's reason on stderr, then the whole job
@@ -199,7 +205,8 @@ static void ipup__mpi_die(const char *what, int rc) {
     err[0] = 0;
     MPI_Error_string(rc, err, &len);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    ipup_snprintf(line, sizeof line, "ipupipe_mpi: rank %d: %s failed: %s; ending the job\n", rank, what, err);
+    ipup_snprintf(line, sizeof line, "ipupipe_mpi: rank %d: %s failed: %s; ending the job\n", rank,
+                  what, err);
     fputs(line, stderr);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 3);
@@ -214,10 +221,18 @@ static void ipup__mpi_die(const char *what, int rc) {
 static void ipup__mpi_chain_requests(ipup_mpi_sum *c) {
     int i, q = c->rank, R = c->size;
     for (i = 0; i < c->n_chunks; i++) {
-        if (q > 0) IPUP__MPI(MPI_Recv_init(c->parts[i & 1][0], c->chunk_len[i], MPI_FLOAT, q - 1, IPUP__MPI_TAG_PART + i, c->comm, &c->part_recv[i]));
-        if (q < R - 1) IPUP__MPI(MPI_Send_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, q + 1, IPUP__MPI_TAG_PART + i, c->comm, &c->part_send[i]));
-        if (c->sum_pos > 0) IPUP__MPI(MPI_Recv_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, c->sum_prev, IPUP__MPI_TAG_SUM + i, c->comm, &c->sum_recv[i]));
-        if (c->sum_pos < R - 1) IPUP__MPI(MPI_Send_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, c->sum_next, IPUP__MPI_TAG_SUM + i, c->comm, &c->sum_send[i]));
+        if (q > 0)
+            IPUP__MPI(MPI_Recv_init(c->parts[i & 1][0], c->chunk_len[i], MPI_FLOAT, q - 1,
+                                    IPUP__MPI_TAG_PART + i, c->comm, &c->part_recv[i]));
+        if (q < R - 1)
+            IPUP__MPI(MPI_Send_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, q + 1,
+                                    IPUP__MPI_TAG_PART + i, c->comm, &c->part_send[i]));
+        if (c->sum_pos > 0)
+            IPUP__MPI(MPI_Recv_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, c->sum_prev,
+                                    IPUP__MPI_TAG_SUM + i, c->comm, &c->sum_recv[i]));
+        if (c->sum_pos < R - 1)
+            IPUP__MPI(MPI_Send_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, c->sum_next,
+                                    IPUP__MPI_TAG_SUM + i, c->comm, &c->sum_send[i]));
     }
 }
 
@@ -228,14 +243,18 @@ static void ipup__mpi_scatter_requests(ipup_mpi_sum *c) {
     int i, j = 0, p, k = 0;
     for (i = 0; i < c->n_chunks; i++) {
         if (c->owner[i] != c->rank) {
-            IPUP__MPI(MPI_Send_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, c->owner[i], IPUP__MPI_TAG_PART + i, c->comm, &c->part_send[i]));
-            IPUP__MPI(MPI_Recv_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, c->owner[i], IPUP__MPI_TAG_SUM + i, c->comm, &c->sum_recv[i]));
+            IPUP__MPI(MPI_Send_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, c->owner[i],
+                                    IPUP__MPI_TAG_PART + i, c->comm, &c->part_send[i]));
+            IPUP__MPI(MPI_Recv_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, c->owner[i],
+                                    IPUP__MPI_TAG_SUM + i, c->comm, &c->sum_recv[i]));
             continue;
         }
         for (p = 0; p < c->size; p++) {
             if (p == c->rank) continue;
-            IPUP__MPI(MPI_Recv_init(c->parts[j & 1][p - (p > c->rank)], c->chunk_len[i], MPI_FLOAT, p, IPUP__MPI_TAG_PART + i, c->comm, &c->owner_recv[k]));
-            IPUP__MPI(MPI_Send_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, p, IPUP__MPI_TAG_SUM + i, c->comm, &c->owner_send[k]));
+            IPUP__MPI(MPI_Recv_init(c->parts[j & 1][p - (p > c->rank)], c->chunk_len[i], MPI_FLOAT,
+                                    p, IPUP__MPI_TAG_PART + i, c->comm, &c->owner_recv[k]));
+            IPUP__MPI(MPI_Send_init(c->chunk[i], c->chunk_len[i], MPI_FLOAT, p,
+                                    IPUP__MPI_TAG_SUM + i, c->comm, &c->owner_send[k]));
             k++;
         }
         c->owned[j++] = i;
@@ -245,14 +264,17 @@ static void ipup__mpi_scatter_requests(ipup_mpi_sum *c) {
 
 static int ipup__mpi_sum_full(ipup_mpi_sum *c, char *msg, size_t msg_len) {
     c->n_chunks = 0;
-    ipup_snprintf(msg, msg_len, "the gradients need more than IPUP_MPI_MAX_CHUNKS (%d) chunks of IPUP_MPI_CHUNK (%d) floats; define either larger before including ipupipe_mpi.h",
+    ipup_snprintf(msg, msg_len,
+                  "the gradients need more than IPUP_MPI_MAX_CHUNKS (%d) chunks of IPUP_MPI_CHUNK "
+                  "(%d) floats; define either larger before including ipupipe_mpi.h",
                   (int)IPUP_MPI_MAX_CHUNKS, (int)IPUP_MPI_CHUNK);
     return IPUP_ERR_CAPACITY;
 }
 
 /* the chunks: at most IPUP_MPI_CHUNK floats, inside one buffer and (scatter) inside one
    of the size equal parts of the buffers laid end to end; owner = that part's rank */
-static int ipup__mpi_sum_chunks(ipup_mpi_sum *c, int nbufs, float *const *bufs, const size_t *ns, char *msg, size_t msg_len) {
+static int ipup__mpi_sum_chunks(ipup_mpi_sum *c, int nbufs, float *const *bufs, const size_t *ns,
+                                char *msg, size_t msg_len) {
     size_t total = 0, pos = 0, off, parts = c->algo == IPUP_MPI_SUM_SCATTER ? (size_t)c->size : 1u;
     int b, part = 0, n_mine = 0;
     for (b = 0; b < nbufs; b++) total += ns[b];
@@ -271,12 +293,14 @@ static int ipup__mpi_sum_chunks(ipup_mpi_sum *c, int nbufs, float *const *bufs, 
             pos += end - off;
             off = end;
         }
-    if (c->algo == IPUP_MPI_SUM_SCATTER && (size_t)n_mine * (size_t)(c->size - 1) > IPUP_MPI_MAX_CHUNKS) return ipup__mpi_sum_full(c, msg, msg_len);
+    if (c->algo == IPUP_MPI_SUM_SCATTER &&
+        (size_t)n_mine * (size_t)(c->size - 1) > IPUP_MPI_MAX_CHUNKS)
+        return ipup__mpi_sum_full(c, msg, msg_len);
     return IPUP_OK;
 }
 
-IPUPIPE_DEF int ipup_mpi_sum_init(ipup_mpi_sum *c, MPI_Comm comm, int algo, int nbufs, float *const *bufs,
-                                  const size_t *ns, char *msg, size_t msg_len) {
+IPUPIPE_DEF int ipup_mpi_sum_init(ipup_mpi_sum *c, MPI_Comm comm, int algo, int nbufs,
+                                  float *const *bufs, const size_t *ns, char *msg, size_t msg_len) {
     int i, R, rc;
     IPUPIPE_MEMSET(c, 0, sizeof *c);
     c->comm = comm;
@@ -285,12 +309,19 @@ IPUPIPE_DEF int ipup_mpi_sum_init(ipup_mpi_sum *c, MPI_Comm comm, int algo, int 
     IPUP__MPI(MPI_Comm_size(comm, &c->size));
     R = c->size;
     for (i = 0; i < IPUP_MPI_MAX_CHUNKS; i++)
-        c->part_recv[i] = c->part_send[i] = c->sum_recv[i] = c->sum_send[i] = c->owner_recv[i] = c->owner_send[i] = MPI_REQUEST_NULL;
+        c->part_recv[i] = c->part_send[i] = c->sum_recv[i] = c->sum_send[i] = c->owner_recv[i] =
+            c->owner_send[i] = MPI_REQUEST_NULL;
     if (algo != IPUP_MPI_SUM_SCATTER && algo != IPUP_MPI_SUM_CHAIN)
-        return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_mpi_sum_init: algo %d is neither IPUP_MPI_SUM_SCATTER nor IPUP_MPI_SUM_CHAIN", algo);
+        return ipup__fail(
+            msg, msg_len, IPUP_ERR_ARG,
+            "ipup_mpi_sum_init: algo %d is neither IPUP_MPI_SUM_SCATTER nor IPUP_MPI_SUM_CHAIN",
+            algo);
     if (algo == IPUP_MPI_SUM_SCATTER && R > IPUP_MPI_MAX_PEERS + 1)
-        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY, "the scatter sum over %d ranks needs IPUP_MPI_MAX_PEERS >= %d (it is %d): define it larger before including ipupipe_mpi.h, or use IPUP_MPI_SUM_CHAIN",
-                          R, R - 1, (int)IPUP_MPI_MAX_PEERS);
+        return ipup__fail(
+            msg, msg_len, IPUP_ERR_CAPACITY,
+            "the scatter sum over %d ranks needs IPUP_MPI_MAX_PEERS >= %d (it is %d): define it "
+            "larger before including ipupipe_mpi.h, or use IPUP_MPI_SUM_CHAIN",
+            R, R - 1, (int)IPUP_MPI_MAX_PEERS);
     if ((rc = ipup__mpi_sum_chunks(c, nbufs, bufs, ns, msg, msg_len)) != IPUP_OK) return rc;
     if (R < 2) {
         c->n_chunks = 0; /* one rank: nothing to add, no request */
@@ -342,7 +373,8 @@ static void ipup__mpi_chain_run(ipup_mpi_sum *c) {
         IPUP__MPI(MPI_Wait(&c->sum_recv[i], MPI_STATUS_IGNORE));
         if (c->sum_pos < c->size - 1) IPUP__MPI(MPI_Start(&c->sum_send[i]));
     }
-    if (c->sum_pos < c->size - 1) IPUP__MPI(MPI_Waitall(c->n_chunks, c->sum_send, MPI_STATUSES_IGNORE));
+    if (c->sum_pos < c->size - 1)
+        IPUP__MPI(MPI_Waitall(c->n_chunks, c->sum_send, MPI_STATUSES_IGNORE));
 }
 
 /* scatter: the sum of owned chunk i from the parts in part[slot] (rank order; this rank's
@@ -366,7 +398,8 @@ static void ipup__mpi_scatter_run(ipup_mpi_sum *c) {
         if (j + 2 < c->n_owned) IPUP__MPI(MPI_Startall(P, &c->owner_recv[(j + 2) * P]));
         IPUP__MPI(MPI_Startall(P, &c->owner_send[j * P]));
     }
-    for (i = 0; i < c->n_chunks; i++) /* a part has left before its sum may land in the same bytes */
+    /* a part has left before its sum may land in the same bytes */
+    for (i = 0; i < c->n_chunks; i++)
         if (c->owner[i] != c->rank) {
             IPUP__MPI(MPI_Wait(&c->part_send[i], MPI_STATUS_IGNORE));
             IPUP__MPI(MPI_Start(&c->sum_recv[i]));
@@ -397,7 +430,8 @@ IPUPIPE_DEF void ipup_mpi_sum_free(ipup_mpi_sum *c) {
 }
 
 /* >>transport: rings that cross ranks, and the exchange at the end of each step */
-static uint32_t ipup__mpi_next_slot(ipup_ring *ring) { /* the slot the next commit fills (ring not full) */
+/* the slot the next commit fills (ring not full) */
+static uint32_t ipup__mpi_next_slot(ipup_ring *ring) {
     uint8_t *p = (uint8_t *)ipup_ring_reserve(ring);
     return p ? (uint32_t)((size_t)(p - ring->buf) / ring->slot_bytes) : 0u;
 }
@@ -416,7 +450,10 @@ static void *ipup__mpi_peek(void *user, ipup_ring *ring) {
     ipup__mpi_ring *x = ipup__mpi_ring_of(m, ring);
     uint32_t slot;
     if (!x || !x->consumer || x->got >= x->posted) {
-        ipup_snprintf(m->e->msg, sizeof m->e->msg, "rank %d: a ring ran empty with no message expected from another rank (a bug of the MPI runner or the table)", m->rank);
+        ipup_snprintf(m->e->msg, sizeof m->e->msg,
+                      "rank %d: a ring ran empty with no message expected from another rank (a bug "
+                      "of the MPI runner or the table)",
+                      m->rank);
         return NULL;
     }
     slot = (x->base + x->got) & ring->mask;
@@ -430,7 +467,10 @@ static void *ipup__mpi_reserve(void *user, ipup_ring *ring) {
     ipup_mpi *m = (ipup_mpi *)user;
     ipup__mpi_ring *x = ipup__mpi_ring_of(m, ring);
     if (!x || x->consumer || x->freed >= x->sent) {
-        ipup_snprintf(m->e->msg, sizeof m->e->msg, "rank %d: a ring is full with no message in flight (a bug of the MPI runner or the table)", m->rank);
+        ipup_snprintf(m->e->msg, sizeof m->e->msg,
+                      "rank %d: a ring is full with no message in flight (a bug of the MPI runner "
+                      "or the table)",
+                      m->rank);
         return NULL;
     }
     IPUP__MPI(MPI_Wait(&x->req[(x->base + x->freed) & ring->mask], MPI_STATUS_IGNORE));
@@ -496,12 +536,17 @@ static int ipup__mpi_step_end(void *user, int64_t step, int32_t k) {
         }
     }
     IPUPIPE_MEMCPY(my_block, &e->err[step & 1][m->rank], err_bytes);
-    IPUPIPE_MEMCPY(my_block + err_bytes, &e->recs[((size_t)k * (size_t)e->R + (size_t)m->replica) * (size_t)e->M], rec_bytes);
+    IPUPIPE_MEMCPY(my_block + err_bytes,
+                   &e->recs[((size_t)k * (size_t)e->R + (size_t)m->replica) * (size_t)e->M],
+                   rec_bytes);
     IPUP__MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_BYTE, m->xchg, m->xchg_bytes, MPI_BYTE, m->comm));
-    for (q = 0; q < m->size; q++) IPUPIPE_MEMCPY(&e->err[step & 1][q], m->xchg + (size_t)q * (size_t)m->xchg_bytes, err_bytes);
+    for (q = 0; q < m->size; q++)
+        IPUPIPE_MEMCPY(&e->err[step & 1][q], m->xchg + (size_t)q * (size_t)m->xchg_bytes,
+                       err_bytes);
     for (r = 0; r < e->R; r++) {
         q = r * e->P + e->st[e->S - 1].device; /* the rank of replica r's last stage */
-        IPUPIPE_MEMCPY(&e->recs[((size_t)k * (size_t)e->R + (size_t)r) * (size_t)e->M], m->xchg + (size_t)q * (size_t)m->xchg_bytes + err_bytes, rec_bytes);
+        IPUPIPE_MEMCPY(&e->recs[((size_t)k * (size_t)e->R + (size_t)r) * (size_t)e->M],
+                       m->xchg + (size_t)q * (size_t)m->xchg_bytes + err_bytes, rec_bytes);
     }
     return IPUP_OK;
 }
@@ -518,7 +563,8 @@ static void ipup__mpi_add_ring(ipup_mpi *m, int dir, int32_t s, int consumer, in
     for (i = 0; i < x->ring->cap; i++) {
         void *slot = x->ring->buf + (size_t)i * x->ring->slot_bytes;
         int n = (int)x->ring->slot_bytes;
-        if (consumer) IPUP__MPI(MPI_Recv_init(slot, n, MPI_BYTE, x->peer, x->tag, m->comm, &x->req[i]));
+        if (consumer)
+            IPUP__MPI(MPI_Recv_init(slot, n, MPI_BYTE, x->peer, x->tag, m->comm, &x->req[i]));
         else IPUP__MPI(MPI_Send_init(slot, n, MPI_BYTE, x->peer, x->tag, m->comm, &x->req[i]));
     }
     m->ring_index[dir][s] = (int8_t)m->n_rings++;
@@ -530,10 +576,14 @@ static void ipup__mpi_rings(ipup_mpi *m) {
     int32_t s, d = m->device;
     IPUPIPE_MEMSET(m->ring_index, -1, sizeof m->ring_index);
     for (s = 0; s < e->S; s++) {
-        if (s > 0 && e->st[s].device == d && e->st[s - 1].device != d) ipup__mpi_add_ring(m, 0, s, 1, s - 1);
-        if (s > 0 && e->st[s - 1].device == d && e->st[s].device != d) ipup__mpi_add_ring(m, 0, s, 0, s);
-        if (s < e->S - 1 && e->st[s].device == d && e->st[s + 1].device != d) ipup__mpi_add_ring(m, 1, s, 1, s + 1);
-        if (s < e->S - 1 && e->st[s + 1].device == d && e->st[s].device != d) ipup__mpi_add_ring(m, 1, s, 0, s);
+        if (s > 0 && e->st[s].device == d && e->st[s - 1].device != d)
+            ipup__mpi_add_ring(m, 0, s, 1, s - 1);
+        if (s > 0 && e->st[s - 1].device == d && e->st[s].device != d)
+            ipup__mpi_add_ring(m, 0, s, 0, s);
+        if (s < e->S - 1 && e->st[s].device == d && e->st[s + 1].device != d)
+            ipup__mpi_add_ring(m, 1, s, 1, s + 1);
+        if (s < e->S - 1 && e->st[s + 1].device == d && e->st[s].device != d)
+            ipup__mpi_add_ring(m, 1, s, 0, s);
     }
 }
 
@@ -543,25 +593,30 @@ static uint64_t ipup__mpi_fingerprint(const ipup_emu *e, uint64_t app) {
     int32_t shape[8], i, s;
     uint64_t h = ipup_mpi_hash(0, &app, sizeof app);
     float opt[5];
-    shape[0] = e->S; shape[1] = e->P; shape[2] = e->R; shape[3] = e->M; shape[4] = e->B; shape[5] = e->n_layers;
+    shape[0] = e->S; shape[1] = e->P; shape[2] = e->R; shape[3] = e->M; shape[4] = e->B;
+    shape[5] = e->n_layers;
     shape[6] = (int32_t)e->cfg.opt.kind; shape[7] = e->cfg.recompute * 2 + e->cfg.offload;
     h = ipup_mpi_hash(h, shape, sizeof shape);
-    opt[0] = e->cfg.opt.lr; opt[1] = e->cfg.opt.momentum; opt[2] = e->cfg.opt.beta1; opt[3] = e->cfg.opt.beta2; opt[4] = e->cfg.opt.eps;
+    opt[0] = e->cfg.opt.lr; opt[1] = e->cfg.opt.momentum; opt[2] = e->cfg.opt.beta1;
+    opt[3] = e->cfg.opt.beta2; opt[4] = e->cfg.opt.eps;
     h = ipup_mpi_hash(h, opt, sizeof opt);
     h = ipup_mpi_hash(h, &e->step, sizeof e->step);
     h = ipup_mpi_hash(h, &e->cfg.seed, sizeof e->cfg.seed);
     for (i = 0; i < e->table.n_ops; i++) {
         int32_t w[5];
-        w[0] = e->ops[i].step; w[1] = e->ops[i].mb; w[2] = e->ops[i].stage; w[3] = e->ops[i].device; w[4] = e->ops[i].kind;
+        w[0] = e->ops[i].step; w[1] = e->ops[i].mb; w[2] = e->ops[i].stage; w[3] = e->ops[i].device;
+        w[4] = e->ops[i].kind;
         h = ipup_mpi_hash(h, w, sizeof w);
     }
     for (s = 0; s < e->S; s++) {
         int32_t w[4];
         w[0] = e->st[s].first; w[1] = e->st[s].last; w[2] = e->st[s].device; w[3] = e->cn[s];
         h = ipup_mpi_hash(h, w, sizeof w);
-        if (e->cn[s] > 1) continue; /* a concurrent stage's weights are in its lanes: refused after the check */
+        /* a concurrent stage's weights are in its lanes: refused after the check */
+        if (e->cn[s] > 1) continue;
         h = ipup_mpi_hash(h, e->srt[0][s].params, e->st[s].n_params * sizeof(float));
-        if (e->st[s].n_state) h = ipup_mpi_hash(h, e->srt[0][s].state, e->st[s].n_state * sizeof(float));
+        if (e->st[s].n_state)
+            h = ipup_mpi_hash(h, e->srt[0][s].state, e->st[s].n_state * sizeof(float));
     }
     return h;
 }
@@ -574,21 +629,37 @@ static int ipup__mpi_agree(ipup_mpi *m) {
     mine[0] = m->fingerprint;
     mine[1] = (uint64_t)e->nipus;
     if (m->size > IPUP_MAX_IPUS)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "mpirun started %d ranks; the MPI runner takes at most IPUP_MAX_IPUS (%d)", m->size, (int)IPUP_MAX_IPUS);
+        return ipup__fail(
+            e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+            "mpirun started %d ranks; the MPI runner takes at most IPUP_MAX_IPUS (%d)", m->size,
+            (int)IPUP_MAX_IPUS);
     IPUP__MPI(MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, m->comm));
     for (q = 0; q < m->size; q++) {
         if (all[2 * q + 1] != (uint64_t)m->size)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "rank %d's configuration has %d IPUs (replicas x IPUs per replica) but mpirun started %d ranks; run mpirun -np %d, one rank per IPU",
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                              "rank %d's configuration has %d IPUs (replicas x IPUs per replica) "
+                              "but mpirun started %d ranks; run mpirun -np %d, one rank per IPU",
                               q, (int)all[2 * q + 1], m->size, (int)all[2 * q + 1]);
         if (all[2 * q] != all[0])
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_MISMATCH, "rank %d's configuration differs from rank 0's (fingerprint %016llx, rank 0 %016llx: model, schedule, stages, replicas, batch, optimizer, seed, weights or options); start every rank with the same command and files",
-                              q, (unsigned long long)all[2 * q], (unsigned long long)all[0]);
+            return ipup__fail(
+                e->msg, sizeof e->msg, IPUP_ERR_MISMATCH,
+                "rank %d's configuration differs from rank 0's (fingerprint %016llx, rank 0 "
+                "%016llx: model, schedule, stages, replicas, batch, optimizer, seed, weights or "
+                "options); start every rank with the same command and files",
+                q, (unsigned long long)all[2 * q], (unsigned long long)all[0]);
     }
     if (e->M > IPUP_MPI_MAX_MB)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "%d micro-batches per step; the MPI runner takes at most IPUP_MPI_MAX_MB (%d): define it larger before including ipupipe_mpi.h", (int)e->M, (int)IPUP_MPI_MAX_MB);
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                          "%d micro-batches per step; the MPI runner takes at most IPUP_MPI_MAX_MB "
+                          "(%d): define it larger before including ipupipe_mpi.h",
+                          (int)e->M, (int)IPUP_MPI_MAX_MB);
     for (q = 0; q < e->S; q++)
-        if ((q > 0 && e->fwd[0][q].cap > IPUP_MPI_MAX_SLOTS) || (q < e->S - 1 && e->bwd[0][q].cap > IPUP_MPI_MAX_SLOTS))
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY, "a ring of stage %d has more than IPUP_MPI_MAX_SLOTS (%d) slots: define it larger before including ipupipe_mpi.h", (int)q, (int)IPUP_MPI_MAX_SLOTS);
+        if ((q > 0 && e->fwd[0][q].cap > IPUP_MPI_MAX_SLOTS) ||
+            (q < e->S - 1 && e->bwd[0][q].cap > IPUP_MPI_MAX_SLOTS))
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+                              "a ring of stage %d has more than IPUP_MPI_MAX_SLOTS (%d) slots: "
+                              "define it larger before including ipupipe_mpi.h",
+                              (int)q, (int)IPUP_MPI_MAX_SLOTS);
     return IPUP_OK;
 }
 
@@ -622,12 +693,16 @@ IPUPIPE_DEF int ipup_mpi_init(ipup_mpi *m, ipup_emu *e, MPI_Comm comm, uint64_t 
     IPUP__MPI(MPI_Comm_rank(m->comm, &m->rank));
     IPUP__MPI(MPI_Comm_size(m->comm, &m->size));
     if (e->cfg.runner != IPUP_RUNNER_COOP)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG, "the MPI runner needs an emulator initialised with the cooperative runner (runner = IPUP_RUNNER_COOP)");
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "the MPI runner needs an emulator initialised with the cooperative "
+                          "runner (runner = IPUP_RUNNER_COOP)");
     m->fingerprint = ipup__mpi_fingerprint(e, app_fingerprint);
     if ((rc = ipup__mpi_agree(m)) != IPUP_OK) return rc;
     if (e->conc) /* the same verdict on every rank: they agree on the configuration */
         return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
-                          "the model has concurrent stages (cfg.concurrent, a map such as 0,[1,2],2), whose branch rings the MPI runner does not carry; give each stage one IPU, or use the cooperative or threaded runner");
+                          "the model has concurrent stages (cfg.concurrent, a map such as "
+                          "0,[1,2],2), whose branch rings the MPI runner does not carry; give each "
+                          "stage one IPU, or use the cooperative or threaded runner");
     m->replica = m->rank / e->P;
     m->device = m->rank % e->P;
     m->xchg_bytes = (int)(sizeof(ipup__ipu_err) + (size_t)e->M * sizeof(ipup_outfeed_rec));
@@ -651,9 +726,11 @@ IPUPIPE_DEF int ipup_mpi_share_state(ipup_mpi *m) {
     for (s = 0; s < e->S; s++) {
         int owner = e->st[s].device; /* replica 0, device of stage s */
         if (e->st[s].n_params)
-            IPUP__MPI(MPI_Bcast(e->srt[0][s].params, (int)e->st[s].n_params, MPI_FLOAT, owner, m->comm));
+            IPUP__MPI(
+                MPI_Bcast(e->srt[0][s].params, (int)e->st[s].n_params, MPI_FLOAT, owner, m->comm));
         if (e->st[s].n_state)
-            IPUP__MPI(MPI_Bcast(e->srt[0][s].state, (int)e->st[s].n_state, MPI_FLOAT, owner, m->comm));
+            IPUP__MPI(
+                MPI_Bcast(e->srt[0][s].state, (int)e->st[s].n_state, MPI_FLOAT, owner, m->comm));
     }
     return IPUP_OK;
 }
