@@ -1,4 +1,4 @@
-/* ipupipe_kernels.h - v0.4.0 - fixed-size fp32 training kernels - MIT licence (see end of file)
+/* ipupipe_kernels.h - v0.5.0 - fixed-size fp32 training kernels - MIT licence (see end of file)
 
    Part of ipupipe: train a network the way Graphcore IPU systems do. How the three headers
    fit together (data flow, memory, determinism, conventions) is docs/architecture.md.
@@ -104,9 +104,9 @@
      initialisers by (seed, stream, element); the trainer uses it for shuffling.
 */
 #define IPUPIPE_VERSION_MAJOR 0
-#define IPUPIPE_VERSION_MINOR 4
+#define IPUPIPE_VERSION_MINOR 5
 #define IPUPIPE_VERSION_PATCH 0
-#define IPUPIPE_VERSION_STRING "0.4.0"
+#define IPUPIPE_VERSION_STRING "0.5.0"
 
 #ifndef IPUPIPE_KERNELS_H
 #define IPUPIPE_KERNELS_H

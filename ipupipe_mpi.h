@@ -1,4 +1,4 @@
-/* ipupipe_mpi.h - v0.4.0 - ipupipe's MPI runner: one rank per IPU - MIT licence (see end of file)
+/* ipupipe_mpi.h - v0.5.0 - ipupipe's MPI runner: one rank per IPU - MIT licence (see end of file)
 
    The only file of ipupipe that includes <mpi.h>. Each rank of a communicator of
    replicas x devices ranks is one IPU (rank = replica * devices + device) and runs its

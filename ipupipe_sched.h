@@ -1,4 +1,4 @@
-/* ipupipe_sched.h - v0.4.0 - pipeline schedule tables for ipupipe - MIT licence (see end of file)
+/* ipupipe_sched.h - v0.5.0 - pipeline schedule tables for ipupipe - MIT licence (see end of file)
  *
  * Generate, verify, measure, render and exchange (CSV) the pipeline schedule tables
  * of ipupipe. The contract is docs/schedules.md (the op model, the
@@ -96,9 +96,9 @@
  *       its all-forward / all-backward steps.
  */
 #define IPUPIPE_VERSION_MAJOR 0
-#define IPUPIPE_VERSION_MINOR 4
+#define IPUPIPE_VERSION_MINOR 5
 #define IPUPIPE_VERSION_PATCH 0
-#define IPUPIPE_VERSION_STRING "0.4.0"
+#define IPUPIPE_VERSION_STRING "0.5.0"
 
 #ifndef IPUPIPE_SCHED_H
 #define IPUPIPE_SCHED_H

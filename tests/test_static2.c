@@ -23,9 +23,9 @@ TTEST(private_copies) {
 /* the version macros are the same in every header this TU included */
 TTEST(version) {
     TT_EQ_INT(IPUPIPE_VERSION_MAJOR, 0);
-    TT_EQ_INT(IPUPIPE_VERSION_MINOR, 4);
+    TT_EQ_INT(IPUPIPE_VERSION_MINOR, 5);
     TT_EQ_INT(IPUPIPE_VERSION_PATCH, 0);
-    TT_STREQ(IPUPIPE_VERSION_STRING, "0.4.0");
+    TT_STREQ(IPUPIPE_VERSION_STRING, "0.5.0");
 }
 
 static const ttest_case cases[] = {
