@@ -1,9 +1,26 @@
-/* ipupipe_kernels.h - v0.4.0 - fixed-size fp32 training kernels - MIT licence (see end of file)
+/* ipupipe_kernels.h - v0.5.0 - fixed-size fp32 training kernels - MIT licence (see end of file)
 
    Part of ipupipe: train a network the way Graphcore IPU systems do. How the three headers
    fit together (data flow, memory, determinism, conventions) is docs/architecture.md.
    This header stands on its own: it needs only <stdint.h> <stddef.h>, and <string.h> <math.h>
    for the default libc/libm hooks below.
+
+   CONTENTS
+     Each section starts with a one-line comment that opens with ">>TAG:"; grep -n '>>TAG'
+     ipupipe_kernels.h finds its declarations, then its implementation. The sections, in
+     order (* implementation only; + inline, declarations only):
+       build          libc/libm hooks, IPUPIPE_DEF, the SIMD path
+       rng+           the counter-based RNG
+       elementwise+   ReLU, accumulation, finiteness, zeros
+       simd-core*     the micro-kernel, the products, the transposition (SIMD builds)
+       gelu           GELU
+       dense          the dense layer, its fused ReLU forward, its portable references
+       loss           softmax cross-entropy, mean squared error
+       conv           the 3x3 convolution, its fused ReLU forward, its portable references
+       maxpool        2x2 max-pool
+       dropout        inverted dropout
+       optimizers     SGD, momentum, Adam
+       init           the Glorot initialiser
 
    USAGE
      In exactly ONE C or C++ file:
@@ -87,12 +104,14 @@
      initialisers by (seed, stream, element); the trainer uses it for shuffling.
 */
 #define IPUPIPE_VERSION_MAJOR 0
-#define IPUPIPE_VERSION_MINOR 4
+#define IPUPIPE_VERSION_MINOR 5
 #define IPUPIPE_VERSION_PATCH 0
-#define IPUPIPE_VERSION_STRING "0.4.0"
+#define IPUPIPE_VERSION_STRING "0.5.0"
 
 #ifndef IPUPIPE_KERNELS_H
 #define IPUPIPE_KERNELS_H
+
+/* >>build: libc and libm hooks, IPUPIPE_DEF, the SIMD path chosen at compile time */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -156,25 +175,11 @@
 #include <immintrin.h> /* the inline element-wise kernels below; outside extern "C" */
 #endif
 
-/* flatten is a view: NHWC (B,H,W,C) is (B, H*W*C) in memory. */
-#define IPUP_FLATTEN_DIM(H, W, C) ((H) * (W) * (C))
-
-/* Scratch floats of the conv kernels (valid array bounds; NULL is also accepted). The forward
-   needs none (1 keeps the macro a legal array bound). The backward's dx product (SIMD path)
-   uses 9*CI*CO floats for the transposed kernel plus (H-2)*(W-2)*9*CI for one image's
-   column gradient; with NULL it computes dx the portable way (slower).
-   Valid range: the macros compute in the type of their arguments; with int arguments
-   IPUP_CONV3X3_BWD_SCRATCH is valid while 9*CI*(CO + (H-2)*(W-2)) <= INT_MAX (the kernels
-   take int sizes too). ipupipe.h computes it in int64_t and refuses a conv layer past
-   2^31-1 scratch floats; a caller with larger layers must check before using it. */
-#define IPUP_CONV3X3_FWD_SCRATCH(B, H, W, CI, CO) 1
-#define IPUP_CONV3X3_BWD_SCRATCH(B, H, W, CI, CO) (9 * (CI) * ((CO) + ((H) - 2) * ((W) - 2)))
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- RNG (inline) */
+/* >>rng: the counter-based RNG (inline in every build) */
 
 /* splitmix64 finaliser (Steele, Lea & Flood 2014; constants from Vigna's splitmix64.c). */
 static inline uint64_t ipup_mix64(uint64_t z) {
@@ -202,7 +207,7 @@ static inline uint64_t ipup_rng_below(uint64_t seed, uint64_t a, uint64_t b, uin
     return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
 }
 
-/* ---------------------------------------------------------------- elementwise (inline) */
+/* >>elementwise: ReLU, accumulation, finiteness, zeros (inline in every build) */
 
 /* g++ before 13 (GCC bug 105593): see the implementation's note; the inline kernels below
    use _mm512_max_ps too. */
@@ -220,9 +225,11 @@ static inline uint64_t ipup_rng_below(uint64_t seed, uint64_t a, uint64_t b, uin
 static inline void ipup_relu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
     int i = 0;
 #if defined(IPUP_KERNELS_AVX512)
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_max_ps(_mm512_loadu_ps(x + i), _mm512_setzero_ps()));
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, _mm512_max_ps(_mm512_loadu_ps(x + i), _mm512_setzero_ps()));
 #elif defined(IPUP_KERNELS_AVX2)
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_max_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps()));
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_max_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps()));
 #endif
     for (; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
@@ -232,11 +239,14 @@ static inline void ipup_relu_bwd_f32(int n, const float *x /* (n) forward input 
     int i = 0;
 #if defined(IPUP_KERNELS_AVX512)
     for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(dx + i, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), _mm512_setzero_ps(), _CMP_GT_OQ),
-                                                     _mm512_loadu_ps(dy + i)));
+        _mm512_storeu_ps(dx + i,
+                         _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(x + i),
+                                                                _mm512_setzero_ps(), _CMP_GT_OQ),
+                                             _mm512_loadu_ps(dy + i)));
 #elif defined(IPUP_KERNELS_AVX2)
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dx + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_GT_OQ),
+        _mm256_storeu_ps(dx + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i),
+                                                             _mm256_setzero_ps(), _CMP_GT_OQ),
                                                _mm256_loadu_ps(dy + i)));
 #endif
     for (; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
@@ -247,9 +257,11 @@ static inline void ipup_relu_bwd_f32(int n, const float *x /* (n) forward input 
 static inline void ipup_add_f32(int n, float *acc /* (n) */, const float *x /* (n) */) {
     int i = 0;
 #if defined(IPUP_KERNELS_AVX512)
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), _mm512_loadu_ps(x + i)));
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), _mm512_loadu_ps(x + i)));
 #elif defined(IPUP_KERNELS_AVX2)
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), _mm256_loadu_ps(x + i)));
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), _mm256_loadu_ps(x + i)));
 #endif
     for (; i < n; i++) acc[i] += x[i];
 }
@@ -306,8 +318,7 @@ static inline void ipup_zeros_f32(int n, float *w /* (n) */) {
     if (n > 0) IPUPIPE_MEMSET(w, 0, (size_t)n * sizeof(float));
 }
 
-/* ---------------------------------------------------------------- declarations */
-
+/* >>gelu: GELU, forward and backward */
 /* GELU, tanh approximation (Hendrycks & Gimpel, "Gaussian Error Linear Units", 2016, eq. 2):
    gelu(x) = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), computed as the equal
    x * sigmoid(2u) = x / (1 + e^(-2u)) (since 1 + tanh(u) = 2 / (1 + e^(-2u))), with the
@@ -319,6 +330,9 @@ IPUPIPE_DEF void ipup_gelu_fwd_f32(int n, const float *x, float *y);
    x (n) forward input, dy (n), dx (n) may alias dy. */
 IPUPIPE_DEF void ipup_gelu_bwd_f32(int n, const float *x, const float *dy, float *dx);
 
+/* >>dense: the dense layer, its fused ReLU forward, its portable references */
+/* flatten is a view: NHWC (B,H,W,C) is (B, H*W*C) in memory. */
+#define IPUP_FLATTEN_DIM(H, W, C) ((H) * (W) * (C))
 /* dense: y = x w + b. x (B, IN), w (IN, OUT), b (OUT) or NULL, y (B, OUT) */
 IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
                                     const float *b, float *y);
@@ -326,7 +340,19 @@ IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x, cons
    dw (IN, OUT) += x^T dy (NULL: skip); db (OUT) += column sums of dy (NULL: skip) */
 IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x, const float *w,
                                     const float *dy, float *dx, float *dw, float *db);
+/* The forward of dense then ReLU in one pass: y = relu(x w + b), the bits of
+   ipup_dense_fwd_f32 followed by ipup_relu_fwd_f32 (the ReLU is applied to each tile of the
+   output while it is in registers). */
+IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
+                                         const float *b, float *y);
+/* The portable references of the dense kernels (same contracts), always compiled. */
+IPUPIPE_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT, const float *x,
+                                             const float *w, const float *b, float *y);
+IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT, const float *x,
+                                             const float *w, const float *dy, float *dx,
+                                             float *dw, float *db);
 
+/* >>loss: softmax cross-entropy, mean squared error */
 /* softmax cross-entropy with integer labels. logits (B, C), labels (B) in [0, C),
    dlogits (B, C) or NULL: written (softmax - onehot) / B, the gradient of the MEAN loss;
    *correct (or NULL) = rows whose arg-max (first on ties) equals the label.
@@ -343,6 +369,17 @@ IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits, const
    order, the row sums added in row order. */
 IPUPIPE_DEF float ipup_mse_f32(int B, int N, const float *pred, const float *target, float *dpred);
 
+/* >>conv: the 3x3 convolution, its fused ReLU forward, its portable references */
+/* Scratch floats of the conv kernels (valid array bounds; NULL is also accepted). The forward
+   needs none (1 keeps the macro a legal array bound). The backward's dx product (SIMD path)
+   uses 9*CI*CO floats for the transposed kernel plus (H-2)*(W-2)*9*CI for one image's
+   column gradient; with NULL it computes dx the portable way (slower).
+   Valid range: the macros compute in the type of their arguments; with int arguments
+   IPUP_CONV3X3_BWD_SCRATCH is valid while 9*CI*(CO + (H-2)*(W-2)) <= INT_MAX (the kernels
+   take int sizes too). ipupipe.h computes it in int64_t and refuses a conv layer past
+   2^31-1 scratch floats; a caller with larger layers must check before using it. */
+#define IPUP_CONV3X3_FWD_SCRATCH(B, H, W, CI, CO) 1
+#define IPUP_CONV3X3_BWD_SCRATCH(B, H, W, CI, CO) (9 * (CI) * ((CO) + ((H) - 2) * ((W) - 2)))
 /* conv2d 3x3, stride 1, valid, NHWC: x (B, H, W, CI), w (3, 3, CI, CO), b (CO) or NULL,
    y (B, H-2, W-2, CO); scratch: IPUP_CONV3X3_FWD_SCRATCH floats or NULL */
 IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
@@ -353,15 +390,21 @@ IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO, const
 IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO, const float *x,
                                       const float *w, const float *dy, float *dx, float *dw,
                                       float *db, float *scratch);
-
-/* The forward of dense or conv3x3 then ReLU in one pass: y = relu(layer(x)), the bits of
-   the layer's forward followed by ipup_relu_fwd_f32 (the ReLU is applied to each tile of
+/* The forward of conv3x3 then ReLU in one pass: y = relu(conv(x)), the bits of
+   ipup_conv3x3_fwd_f32 followed by ipup_relu_fwd_f32 (the ReLU is applied to each tile of
    the output while it is in registers). */
-IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x, const float *w,
-                                         const float *b, float *y);
 IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO, const float *x,
-                                           const float *w, const float *b, float *y, float *scratch);
+                                           const float *w, const float *b, float *y,
+                                           float *scratch);
+/* The portable references of the conv kernels (same contracts), always compiled. */
+IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x, const float *w, const float *b,
+                                               float *y);
+IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x, const float *w, const float *dy,
+                                               float *dx, float *dw, float *db);
 
+/* >>maxpool: 2x2 max-pool, forward and backward; the arg-max bytes of a stash */
 /* max-pool 2x2 stride 2, floor (like Keras "valid"): x (B, H, W, C), y (B, H/2, W/2, C).
    Ties: the first of (0,0), (0,1), (1,0), (1,1) in the window wins. */
 IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x, float *y);
@@ -389,6 +432,7 @@ IPUPIPE_DEF void ipup_maxpool2_fwd_idx_f32(int B, int H, int W, int C, const flo
 IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C, const uint8_t *idx,
                                            const float *dy, float *dx);
 
+/* >>dropout: inverted dropout, its mask from the counter-based RNG */
 /* dropout with rate p, inverted scaling: element i is kept iff
    ipup_rng_uniform_f32(seed, step, offset + i) >= p, and then scaled by 1/(1-p).
    p <= 0: identity; p >= 1: all zero. x (n), y (n) (may alias) */
@@ -398,6 +442,7 @@ IPUPIPE_DEF void ipup_dropout_fwd_f32(int n, float p, uint64_t seed, uint64_t st
 IPUPIPE_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t step,
                                       uint64_t offset, const float *dy, float *dx);
 
+/* >>optimizers: SGD, momentum, Adam */
 /* Optimizers over a flat array. g is the ACCUMULATED gradient, scale = 1/(micro-batches *
    replicas), so the mean gradient gs = scale * g is applied. w, v, m, g all (n).
    SGD: w -= lr gs. */
@@ -412,23 +457,11 @@ IPUPIPE_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float
 IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
                                float scale, float *w, float *m, float *v, const float *g);
 
+/* >>init: the Glorot initialiser */
 /* Glorot/Xavier uniform (Glorot & Bengio 2010): w[i] = (2u-1) * sqrt(6 / (fan_in + fan_out))
    with u = ipup_rng_uniform_f32(seed, stream, i). w (n). Identical bits on every platform. */
 IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
                                          uint64_t stream, float *w);
-
-/* Portable references of the hot kernels (same contracts), always compiled. */
-IPUPIPE_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT, const float *x,
-                                             const float *w, const float *b, float *y);
-IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT, const float *x,
-                                             const float *w, const float *dy, float *dx,
-                                             float *dw, float *db);
-IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                               const float *x, const float *w, const float *b,
-                                               float *y);
-IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                               const float *x, const float *w, const float *dy,
-                                               float *dx, float *dw, float *db);
 
 #ifdef __cplusplus
 }
@@ -439,6 +472,7 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int 
 #if defined(IPUPIPE_IMPLEMENTATION) && !defined(IPUPIPE_KERNELS_IMPLEMENTATION_DONE)
 #define IPUPIPE_KERNELS_IMPLEMENTATION_DONE
 
+/* >>build: <immintrin.h> outside extern "C"; the g++ < 13 AVX-512 warning silenced */
 #if defined(IPUP_KERNELS_AVX512) || defined(IPUP_KERNELS_AVX2)
 #include <immintrin.h> /* outside extern "C" */
 #endif
@@ -456,8 +490,616 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int 
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- portable dense */
+/* >>simd-core: the register-blocked micro-kernel, the products, the transposition */
+/* One register-blocked micro-kernel serves every hot product. It computes an MR x (NV*VL)
+   tile of C = A B (written, optionally plus bias) or C += A B, where
+     - row r of A starts at a row pointer ap[r] (so rows need not be evenly spaced: conv
+       output positions that wrap from one image row to the next, im2col rows ...), and
+       element (r, s, k) is ap[r][s*sa + k*ka]: K is split into nseg segments of seglen
+       (the three kernel rows of a 3x3 window are three segments, no im2col copy);
+     - B is K x N with contiguous rows of stride ldb; C rows have stride ldc.
+   Each C element is the sum over k in increasing order of an FMA chain, then (+ bias) or
+   (C +): the order depends only on K, never on the tile a value lands in. */
+#if defined(IPUP_KERNELS_AVX512) || defined(IPUP_KERNELS_AVX2)
+#define IPUP__SIMD 1
 
+#if defined(IPUP_KERNELS_AVX512)
+typedef __m512 ipup__v;
+typedef __mmask16 ipup__lanes;
+#define IPUP__VL 16
+#define IPUP__MR 8   /* 8 x 2 vectors = 16 accumulators of the 32 zmm registers */
+#define IPUP__MR_1V 16 /* rows when the tile is one vector wide: 16 accumulators too */
+#define IPUP__NV 2
+#define ipup__vzero() _mm512_setzero_ps()
+#define ipup__vld(p) _mm512_loadu_ps(p)
+#define ipup__vldm(p, m) _mm512_maskz_loadu_ps((m), (p))
+#define ipup__vst(p, v) _mm512_storeu_ps((p), (v))
+#define ipup__vstm(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
+#define ipup__vbc(p) _mm512_set1_ps(*(p))
+#define ipup__vfma(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define ipup__vadd(a, b) _mm512_add_ps((a), (b))
+#define ipup__vsub(a, b) _mm512_sub_ps((a), (b))
+#define ipup__vmul(a, b) _mm512_mul_ps((a), (b))
+#define ipup__vdiv(a, b) _mm512_div_ps((a), (b))
+#define ipup__vsqrt(a) _mm512_sqrt_ps(a)
+#define ipup__vset(f) _mm512_set1_ps(f)
+#define ipup__vmin(a, b) _mm512_min_ps((a), (b))
+#define ipup__vmax(a, b) _mm512_max_ps((a), (b))
+/* 2^n for a vector of integral floats n in [-126, 127] */
+#define ipup__vpow2i(n)                                                                          \
+    _mm512_castsi512_ps(                                                                         \
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23))
+/* lanes 0..n-1, n in 1..16 */
+static inline ipup__lanes ipup__mask(int n) { return (ipup__lanes)((1u << n) - 1u); }
+#else
+typedef __m256 ipup__v;
+typedef __m256i ipup__lanes;
+#define IPUP__VL 8
+#define IPUP__MR 6  /* 6 x 2 = 12 accumulators + 2 B + 1 broadcast of the 16 ymm registers */
+#define IPUP__MR_1V 8 /* one vector wide: 8 accumulators */
+#define IPUP__NV 2
+#define ipup__vzero() _mm256_setzero_ps()
+#define ipup__vld(p) _mm256_loadu_ps(p)
+#define ipup__vldm(p, m) _mm256_maskload_ps((p), (m))
+#define ipup__vst(p, v) _mm256_storeu_ps((p), (v))
+#define ipup__vstm(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+#define ipup__vbc(p) _mm256_broadcast_ss(p)
+#define ipup__vfma(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define ipup__vadd(a, b) _mm256_add_ps((a), (b))
+#define ipup__vsub(a, b) _mm256_sub_ps((a), (b))
+#define ipup__vmul(a, b) _mm256_mul_ps((a), (b))
+#define ipup__vdiv(a, b) _mm256_div_ps((a), (b))
+#define ipup__vsqrt(a) _mm256_sqrt_ps(a)
+#define ipup__vset(f) _mm256_set1_ps(f)
+#define ipup__vmin(a, b) _mm256_min_ps((a), (b))
+#define ipup__vmax(a, b) _mm256_max_ps((a), (b))
+#define ipup__vpow2i(n)                                                                          \
+    _mm256_castsi256_ps(                                                                         \
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23))
+static inline ipup__lanes ipup__mask(int n) { /* lanes 0..n-1 */
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#endif
+#define IPUP__NR (IPUP__NV * IPUP__VL)
+/* vectors of columns a micro-kernel may hold (4: the weight-gradient tile) */
+#define IPUP__NV_MAX 4
+
+/* The micro-kernel body. MR_ (rows), NV_ (vectors of columns), FULL_ (last vector whole),
+   DB_ (also sum B's rows into dbp: the bias gradient) and KF_ (fixed segment length, 0 =
+   seglen) are literal constants at each instantiation. It is a macro rather than an
+   always_inline function because clang optimises a callee before inlining it: its loops
+   would be unrolled for run-time bounds and the accumulators would live on the stack.
+   Expanded inside a function with the parameters lm, ap, ka, nseg, seglen, sa, b, ldb, c,
+   ldc, bias, accum, dbp (see ipup__ukr_fn). */
+#define IPUP__PRAGMA(x) _Pragma(#x)
+#define IPUP__UNROLL(n) IPUP__PRAGMA(GCC unroll n)
+#define IPUP__UKR_BODY(MR_, NV_, FULL_, DB_, KF_)                                                 \
+    const int ukr_MR = (MR_), ukr_NV = (NV_), ukr_FULL = (FULL_), ukr_DB = (DB_), ukr_KF = (KF_); \
+    ipup__v acc[IPUP__MR_1V][IPUP__NV_MAX], dacc[IPUP__NV_MAX];                                   \
+    int r, v, s, k;                                                                               \
+IPUP__UNROLL(4)                                                                                   \
+    for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vzero();                                         \
+IPUP__UNROLL(16)                                                                                  \
+    for (r = 0; r < ukr_MR; r++)                                                                  \
+IPUP__UNROLL(4)                                                                                   \
+        for (v = 0; v < ukr_NV; v++) acc[r][v] = ipup__vzero();                                   \
+    if (ukr_KF) seglen = ukr_KF; /* segment length known at compile time: the k loop unrolls */   \
+    for (s = 0; s < nseg; s++) {                                                                  \
+        ptrdiff_t off = (ptrdiff_t)s * sa;                                                        \
+IPUP__UNROLL(4)                                                                                   \
+        for (k = 0; k < seglen; k++, off += ka, b += ldb) {                                       \
+            ipup__v bv[IPUP__NV_MAX];                                                             \
+IPUP__UNROLL(4)                                                                                   \
+            for (v = 0; v < ukr_NV; v++)                                                          \
+                bv[v] = (ukr_FULL || v < ukr_NV - 1) ? ipup__vld(b + v * IPUP__VL)                \
+                                             : ipup__vldm(b + v * IPUP__VL, lm);                  \
+            if (ukr_DB) {                                                                         \
+IPUP__UNROLL(4)                                                                                   \
+                for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vadd(dacc[v], bv[v]);                \
+            }                                                                                     \
+IPUP__UNROLL(16)                                                                                  \
+            for (r = 0; r < ukr_MR; r++) {                                                        \
+                const ipup__v av = ipup__vbc(ap[r] + off);                                        \
+IPUP__UNROLL(4)                                                                                   \
+                for (v = 0; v < ukr_NV; v++) acc[r][v] = ipup__vfma(av, bv[v], acc[r][v]);        \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+IPUP__UNROLL(16)                                                                                  \
+    for (r = 0; r < ukr_MR; r++) {                                                                \
+        float *cr = c + (ptrdiff_t)r * ldc;                                                       \
+IPUP__UNROLL(4)                                                                                   \
+        for (v = 0; v < ukr_NV; v++) {                                                            \
+            ipup__v t = acc[r][v];                                                                \
+            const int whole = ukr_FULL || v < ukr_NV - 1;                                         \
+            if (accum == 1)                                                                       \
+                t = ipup__vadd(whole ? ipup__vld(cr + v * IPUP__VL)                               \
+                                     : ipup__vldm(cr + v * IPUP__VL, lm), t);                     \
+            else if (bias)                                                                        \
+                t = ipup__vadd(t, whole ? ipup__vld(bias + v * IPUP__VL)                          \
+                                        : ipup__vldm(bias + v * IPUP__VL, lm));                   \
+            if (accum == 2) t = ipup__vmax(t, ipup__vzero()); /* fused ReLU: x > 0 ? x : 0 */     \
+            if (whole) ipup__vst(cr + v * IPUP__VL, t);                                           \
+            else ipup__vstm(cr + v * IPUP__VL, lm, t);                                            \
+        }                                                                                         \
+    }                                                                                             \
+    if (ukr_DB) {                                                                                 \
+IPUP__UNROLL(4)                                                                                   \
+        for (v = 0; v < ukr_NV; v++) {                                                            \
+            if (ukr_FULL || v < ukr_NV - 1)                                                       \
+                ipup__vst(dbp + v * IPUP__VL,                                                     \
+                          ipup__vadd(ipup__vld(dbp + v * IPUP__VL), dacc[v]));                    \
+            else                                                                                  \
+                ipup__vstm(dbp + v * IPUP__VL, lm,                                                \
+                           ipup__vadd(ipup__vldm(dbp + v * IPUP__VL, lm), dacc[v]));              \
+        }                                                                                         \
+    }                                                                                             \
+    (void)ukr_DB
+
+typedef void (*ipup__ukr_fn)(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg,
+                             int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c,
+                             ptrdiff_t ldc, const float *bias, int accum, float *dbp);
+/* ipup__ukr_<rows>_<vectors>_<full> and, with the column-sum row, ipup__ukrd_... */
+#define IPUP__UKR_INST(MR_, NV_, F_)                                                         \
+    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,       \
+                                               ptrdiff_t ka, int nseg, int seglen,           \
+                                               ptrdiff_t sa, const float *b, ptrdiff_t ldb,  \
+                                               float *c, ptrdiff_t ldc, const float *bias,   \
+                                               int accum, float *dbp) {                      \
+        IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                  \
+    }                                                                                        \
+    static void ipup__ukrd_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,      \
+                                                ptrdiff_t ka, int nseg, int seglen,          \
+                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb, \
+                                                float *c, ptrdiff_t ldc, const float *bias,  \
+                                                int accum, float *dbp) {                     \
+        IPUP__UKR_BODY(MR_, NV_, F_, 1, 0);                                                  \
+    }
+#define IPUP__UKR_INST0(MR_, NV_, F_)                                                       \
+    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__lanes lm, const float *const *ap,      \
+                                               ptrdiff_t ka, int nseg, int seglen,          \
+                                               ptrdiff_t sa, const float *b, ptrdiff_t ldb, \
+                                               float *c, ptrdiff_t ldc, const float *bias,  \
+                                               int accum, float *dbp) {                     \
+        IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                 \
+    }
+/* segments of exactly 3 (the 3x3 window rows of a one-channel image), two full vectors */
+#define IPUP__UKR_INST3(MR_)                                                                     \
+    static void ipup__ukr3_##MR_(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, \
+                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,        \
+                                 float *c, ptrdiff_t ldc, const float *bias, int accum,          \
+                                 float *dbp) {                                                   \
+        IPUP__UKR_BODY(MR_, 2, 1, 0, 3);                                                         \
+    }
+#define IPUP__UKR_INST2(MR_)                                                 \
+    IPUP__UKR_INST3(MR_) IPUP__UKR_INST(MR_, 1, 0) IPUP__UKR_INST(MR_, 1, 1) \
+    IPUP__UKR_INST(MR_, 2, 0) IPUP__UKR_INST(MR_, 2, 1)
+#define IPUP__UKR_INST1(MR_) IPUP__UKR_INST0(MR_, 1, 0) IPUP__UKR_INST0(MR_, 1, 1)
+#define IPUP__UKR_P1(MR_) { ipup__ukr_##MR_##_1_0, ipup__ukr_##MR_##_1_1 }
+#define IPUP__UKR_P2(MR_) { ipup__ukr_##MR_##_2_0, ipup__ukr_##MR_##_2_1 }
+#define IPUP__UKR_D1(MR_) { ipup__ukrd_##MR_##_1_0, ipup__ukrd_##MR_##_1_1 }
+#define IPUP__UKR_D2(MR_) { ipup__ukrd_##MR_##_2_0, ipup__ukrd_##MR_##_2_1 }
+IPUP__UKR_INST2(1) IPUP__UKR_INST2(2) IPUP__UKR_INST2(3) IPUP__UKR_INST2(4)
+IPUP__UKR_INST2(5) IPUP__UKR_INST2(6)
+#if IPUP__MR > 6
+IPUP__UKR_INST2(7) IPUP__UKR_INST2(8)
+#endif
+#if IPUP__MR_1V > 8
+IPUP__UKR_INST1(9) IPUP__UKR_INST1(10) IPUP__UKR_INST1(11) IPUP__UKR_INST1(12)
+IPUP__UKR_INST1(13) IPUP__UKR_INST1(14) IPUP__UKR_INST1(15) IPUP__UKR_INST1(16)
+#elif IPUP__MR_1V > 6
+IPUP__UKR_INST1(7) IPUP__UKR_INST1(8)
+#endif
+/* [rows - 1][full] for one vector of columns (up to IPUP__MR_1V rows) and for two (IPUP__MR) */
+static const ipup__ukr_fn ipup__ukr_tab1[IPUP__MR_1V][2] = {
+    IPUP__UKR_P1(1), IPUP__UKR_P1(2), IPUP__UKR_P1(3), IPUP__UKR_P1(4), IPUP__UKR_P1(5),
+    IPUP__UKR_P1(6), IPUP__UKR_P1(7), IPUP__UKR_P1(8)
+#if IPUP__MR_1V > 8
+    , IPUP__UKR_P1(9), IPUP__UKR_P1(10), IPUP__UKR_P1(11), IPUP__UKR_P1(12), IPUP__UKR_P1(13),
+    IPUP__UKR_P1(14), IPUP__UKR_P1(15), IPUP__UKR_P1(16)
+#endif
+};
+static const ipup__ukr_fn ipup__ukr_tab2[IPUP__MR][2] = {
+    IPUP__UKR_P2(1), IPUP__UKR_P2(2), IPUP__UKR_P2(3), IPUP__UKR_P2(4), IPUP__UKR_P2(5),
+    IPUP__UKR_P2(6)
+#if IPUP__MR > 6
+    , IPUP__UKR_P2(7), IPUP__UKR_P2(8)
+#endif
+};
+static const ipup__ukr_fn ipup__ukr_tab3[IPUP__MR] = {
+    ipup__ukr3_1, ipup__ukr3_2, ipup__ukr3_3, ipup__ukr3_4, ipup__ukr3_5, ipup__ukr3_6
+#if IPUP__MR > 6
+    , ipup__ukr3_7, ipup__ukr3_8
+#endif
+};
+/* the same with the extra column-sum row (bias gradient fused into the weight product) */
+static const ipup__ukr_fn ipup__ukr_tabd[IPUP__NV][IPUP__MR][2] = {
+    { IPUP__UKR_D1(1), IPUP__UKR_D1(2), IPUP__UKR_D1(3), IPUP__UKR_D1(4), IPUP__UKR_D1(5),
+      IPUP__UKR_D1(6)
+#if IPUP__MR > 6
+      , IPUP__UKR_D1(7), IPUP__UKR_D1(8)
+#endif
+    },
+    { IPUP__UKR_D2(1), IPUP__UKR_D2(2), IPUP__UKR_D2(3), IPUP__UKR_D2(4), IPUP__UKR_D2(5),
+      IPUP__UKR_D2(6)
+#if IPUP__MR > 6
+      , IPUP__UKR_D2(7), IPUP__UKR_D2(8)
+#endif
+    }
+};
+
+#if defined(IPUP_KERNELS_AVX512)
+/* 4 vectors (64 columns) x up to 6 rows = 24 accumulators, full vectors only, C += A B:
+   the weight gradient, whose K (the batch) is short, so a bigger tile spreads the fixed
+   cost of a tile (loading and storing C, the call) over more FMAs. _d: with the column sums. */
+#define IPUP__UKR_INST4(MR_)                                                                      \
+    static void ipup__ukr4_##MR_(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
+                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,         \
+                                 float *c, ptrdiff_t ldc, const float *bias, int accum,           \
+                                 float *dbp) {                                                    \
+        IPUP__UKR_BODY(MR_, 4, 1, 0, 0);                                                          \
+    }                                                                                             \
+    static void ipup__ukr4d_##MR_(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, \
+                                  int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,        \
+                                  float *c, ptrdiff_t ldc, const float *bias, int accum,          \
+                                  float *dbp) {                                                   \
+        IPUP__UKR_BODY(MR_, 4, 1, 1, 0);                                                          \
+    }
+#define IPUP__MR_4V 6
+IPUP__UKR_INST4(1) IPUP__UKR_INST4(2) IPUP__UKR_INST4(3)
+IPUP__UKR_INST4(4) IPUP__UKR_INST4(5) IPUP__UKR_INST4(6)
+static const ipup__ukr_fn ipup__ukr_tab4[2][IPUP__MR_4V] = {
+    { ipup__ukr4_1, ipup__ukr4_2, ipup__ukr4_3, ipup__ukr4_4, ipup__ukr4_5, ipup__ukr4_6 },
+    { ipup__ukr4d_1, ipup__ukr4d_2, ipup__ukr4d_3, ipup__ukr4d_4, ipup__ukr4d_5, ipup__ukr4d_6 }
+};
+#endif
+
+/* One product C (M, N) (=|+=) A B. Row r of A starts at a + (r / group_rows) * group_stride
+   + (r % group_rows) * row_stride. */
+typedef struct ipup__gemm_t {
+    int M, N;
+    const float *a; /* A base */
+    int group_rows;     /* rows come in groups of group_rows (conv: the output positions of
+                           one image row) */
+    ptrdiff_t row_stride, group_stride; /* row r: a + (r / group_rows) * group_stride
+                                           + (r % group_rows) * row_stride */
+    ptrdiff_t k_stride, seg_stride; /* element (r, s, k): row + s * seg_stride + k * k_stride */
+    int nseg, seglen;   /* K = nseg * seglen */
+    const float *b;     /* B (K, N), row stride ldb */
+    ptrdiff_t ldb;
+    float *c; /* C (M, N), row stride ldc */
+    ptrdiff_t ldc;
+    const float *bias; /* (N) or NULL, added when accum != 1 */
+    int accum;         /* 0: C = A B (+ bias); 1: C += A B; 2: C = relu(A B (+ bias)) */
+    float *db;         /* (N) or NULL: db += column sums of B (the first row tile does it) */
+} ipup__gemm_t;
+
+/* Column tiles of NR (the last one narrower, masked); per column tile the rows are cut into
+   the fewest tiles of at most MR rows, of balanced sizes (9 rows -> 5 + 4, not 8 + 1: a
+   one-row tile is FMA-latency bound). Row pointers advance incrementally (no division). */
+static void ipup__gemm(const ipup__gemm_t *g) {
+    int n0, r0, i;
+    for (n0 = 0; n0 < g->N; n0 += IPUP__NR) {
+        const int n_cols = g->N - n0 < IPUP__NR ? g->N - n0 : IPUP__NR;
+        const int n_vecs = (n_cols + IPUP__VL - 1) / IPUP__VL,
+                  last = n_cols - (n_vecs - 1) * IPUP__VL;
+        const int full = last == IPUP__VL;
+        const ipup__lanes lm = ipup__mask(last);
+        const int max_rows = n_vecs == 1 && !g->db ? IPUP__MR_1V : IPUP__MR;
+        const int tiles = (g->M + max_rows - 1) / max_rows;
+        const int base = tiles ? g->M / tiles : 0, extra = tiles ? g->M % tiles : 0;
+        int q = 0, rem = 0, t;
+        const float *row = g->a; /* row r0 */
+        for (t = 0, r0 = 0; t < tiles; t++) {
+            const int m = base + (t < extra ? 1 : 0);
+            const float *ap[IPUP__MR_1V];
+            ipup__ukr_fn fn;
+            if (m < 1 || m > max_rows) return; /* cannot happen (tiles = ceil(M / max_rows)) */
+            if (g->db && t == 0) fn = ipup__ukr_tabd[n_vecs - 1][m - 1][full];
+            else if (n_vecs == 1) fn = ipup__ukr_tab1[m - 1][full];
+            else if (g->seglen == 3 && full && !g->db) fn = ipup__ukr_tab3[m - 1];
+            else fn = ipup__ukr_tab2[m - 1][full];
+            for (i = 0; i < m; i++) {
+                ap[i] = row;
+                if (++rem == g->group_rows) {
+                    rem = 0;
+                    q++;
+                    row = g->a + (ptrdiff_t)q * g->group_stride;
+                } else row += g->row_stride;
+            }
+            fn(lm, ap, g->k_stride, g->nseg, g->seglen, g->seg_stride, g->b + n0, g->ldb,
+                g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL, g->accum,
+                g->db ? g->db + n0 : NULL);
+            r0 += m;
+        }
+    }
+}
+
+/* ipup__gemm for rows of A at a fixed stride (group_rows == M, one segment): with AVX-512 the
+   whole 64-column panels go through the 4-vector tile (rows in balanced blocks of at most
+   6, db on the first block), the rest through ipup__gemm. Each tile first prefetches the
+   next tile's rows of C: a weight gradient (C += A B) as big as a layer's weights no longer
+   sits in the core's cache between micro-batches, and its short K leaves too few FMAs per
+   tile to hide the wait (the mlp's 784x256 layer: +3 % end to end). Each element has the chain it
+   has in ipup__gemm (tiles never change the order of an element's sum), so the same bits. */
+static void ipup__gemm_wide(const ipup__gemm_t *g) {
+    ipup__gemm_t rest = *g;
+#if defined(IPUP_KERNELS_AVX512)
+    const int tiles = (g->M + IPUP__MR_4V - 1) / IPUP__MR_4V;
+    int n0 = 0;
+    if (g->group_rows == g->M && g->nseg == 1)
+        for (; n0 + 4 * IPUP__VL <= g->N; n0 += 4 * IPUP__VL) {
+            int t, r0 = 0, r;
+            for (t = 0; t < tiles; t++) {
+                const int m = g->M / tiles + (t < g->M % tiles ? 1 : 0);
+                const float *ap[IPUP__MR_4V];
+                for (r = 0; r < m; r++) ap[r] = g->a + (ptrdiff_t)(r0 + r) * g->row_stride;
+                for (r = r0 + m; r < r0 + 2 * m && r < g->M; r++) { /* the next tile's C rows */
+                    const char *q = (const char *)(const void *)(g->c + (ptrdiff_t)r * g->ldc + n0);
+                    _mm_prefetch(q, _MM_HINT_T0); _mm_prefetch(q + 64, _MM_HINT_T0);
+                    _mm_prefetch(q + 128, _MM_HINT_T0); _mm_prefetch(q + 192, _MM_HINT_T0);
+                }
+                ipup__ukr_tab4[g->db && t == 0][m - 1](
+                    ipup__mask(IPUP__VL), ap, g->k_stride, 1, g->seglen, 0, g->b + n0, g->ldb,
+                    g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL,
+                    g->accum, g->db ? g->db + n0 : NULL);
+                r0 += m;
+            }
+        }
+    if (n0 == g->N) return;
+    rest.N = g->N - n0; rest.b = g->b + n0; rest.c = g->c + n0;
+    rest.bias = g->bias ? g->bias + n0 : NULL; rest.db = g->db ? g->db + n0 : NULL;
+#endif
+    ipup__gemm(&rest);
+}
+
+/* dst (N) += column sums of src (G*R, N) (row stride ld), group by group: per group of R rows
+   the rows are summed in order from zero, then added to dst; exactly the arithmetic of the
+   column-sum row fused into the weight products, so db has the same bits either way. */
+static void ipup__colsum_add(int G, int R, int N, const float *src, ptrdiff_t ld, float *dst) {
+    int n0, r, q;
+    for (n0 = 0; n0 < N; n0 += IPUP__VL) {
+        const int n_cols = N - n0 < IPUP__VL ? N - n0 : IPUP__VL;
+        const ipup__lanes lanes = ipup__mask(n_cols);
+        const float *p = src + n0;
+        for (q = 0; q < G; q++) {
+            ipup__v s0 = ipup__vzero();
+            for (r = 0; r < R; r++, p += ld) s0 = ipup__vadd(s0, ipup__vldm(p, lanes));
+            ipup__vstm(dst + n0, lanes, ipup__vadd(ipup__vldm(dst + n0, lanes), s0));
+        }
+    }
+}
+
+/* o[c] = column c of the VL x VL block whose rows are q[r]: unpack, in-lane shuffles, then
+   128-bit lane moves. Moves only: no arithmetic touches a value. */
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__ALWAYS_INLINE inline __attribute__((always_inline)) /* the block stays in registers */
+#else
+#define IPUP__ALWAYS_INLINE inline
+#endif
+static IPUP__ALWAYS_INLINE void ipup__transpose_block(ipup__v *q, ipup__v *o) {
+    ipup__v t[IPUP__VL];
+    int i, j;
+#if defined(IPUP_KERNELS_AVX512)
+IPUP__UNROLL(16)
+    for (i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(q[2 * i], q[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(q[2 * i], q[2 * i + 1]);
+    }
+IPUP__UNROLL(16)
+    for (i = 0; i < 4; i++) { /* q[4i + j], lane L: rows 4i..4i+3 of column 4L + j */
+        q[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        q[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        q[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        q[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+IPUP__UNROLL(16)
+    for (j = 0; j < 4; j++) {
+        const __m512 a0 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0x88),
+                     a1 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0xDD);
+        const __m512 b0 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0x88),
+                     b1 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0xDD);
+        o[j] = _mm512_shuffle_f32x4(a0, b0, 0x88);
+        o[4 + j] = _mm512_shuffle_f32x4(a1, b1, 0x88);
+        o[8 + j] = _mm512_shuffle_f32x4(a0, b0, 0xDD);
+        o[12 + j] = _mm512_shuffle_f32x4(a1, b1, 0xDD);
+    }
+#else
+IPUP__UNROLL(16)
+    for (i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(q[2 * i], q[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(q[2 * i], q[2 * i + 1]);
+    }
+IPUP__UNROLL(16)
+    for (i = 0; i < 2; i++) { /* q[4i + j], lane L: rows 4i..4i+3 of column 4L + j */
+        q[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        q[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        q[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        q[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+IPUP__UNROLL(16)
+    for (j = 0; j < 4; j++) {
+        o[j] = _mm256_permute2f128_ps(q[j], q[4 + j], 0x20);
+        o[4 + j] = _mm256_permute2f128_ps(q[j], q[4 + j], 0x31);
+    }
+#endif
+}
+
+/* dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols, in VL x VL blocks (the
+   ragged ones by masked loads and stores: nothing outside the two matrices is touched). */
+static void ipup__transpose(const float *src, ptrdiff_t lds, int rows, int cols, float *dst,
+                            ptrdiff_t ldd) {
+    int r0, c0, i;
+    for (r0 = 0; r0 < rows; r0 += IPUP__VL) {
+        const int n_rows = rows - r0 < IPUP__VL ? rows - r0 : IPUP__VL;
+        const ipup__lanes row_mask = ipup__mask(n_rows);
+        for (c0 = 0; c0 < cols; c0 += IPUP__VL) {
+            const int n_cols = cols - c0 < IPUP__VL ? cols - c0 : IPUP__VL;
+            const float *sp = src + (ptrdiff_t)r0 * lds + c0;
+            float *dp = dst + (ptrdiff_t)c0 * ldd + r0;
+            ipup__v q[IPUP__VL], o[IPUP__VL];
+            if (n_rows == IPUP__VL && n_cols == IPUP__VL) {
+IPUP__UNROLL(16)
+                for (i = 0; i < IPUP__VL; i++) q[i] = ipup__vld(sp + (ptrdiff_t)i * lds);
+                ipup__transpose_block(q, o);
+IPUP__UNROLL(16)
+                for (i = 0; i < IPUP__VL; i++) ipup__vst(dp + (ptrdiff_t)i * ldd, o[i]);
+            } else {
+                const ipup__lanes col_mask = ipup__mask(n_cols);
+IPUP__UNROLL(16)
+                for (i = 0; i < IPUP__VL; i++)
+                    q[i] = i < n_rows ? ipup__vldm(sp + (ptrdiff_t)i * lds, col_mask)
+                                      : ipup__vzero();
+                ipup__transpose_block(q, o);
+                for (i = 0; i < n_cols; i++) ipup__vstm(dp + (ptrdiff_t)i * ldd, row_mask, o[i]);
+            }
+        }
+    }
+}
+#endif /* IPUP__SIMD */
+
+/* >>gelu: e^x and GELU, scalar and SIMD, and ipup_gelu_fwd_f32 / ipup_gelu_bwd_f32 */
+/* e^x, Cephes expf (S. L. Moshier, Cephes Math Library 2.2, expf.c): x = n ln2 + r with
+   |r| <= ln2/2 (ln2 split in two for exactness), e^r by its degree-6 polynomial, times 2^n
+   built in the exponent bits. x is clamped to [-87, 88] (e^-87 = 1.6e-38, e^88 = 1.7e38);
+   n = round(x log2 e) by the 1.5*2^23 trick, so no libm and no float-to-int rounding mode.
+   NaN is the caller's business (ipup__gelu_s returns it unchanged). */
+#define IPUP__EXP_HI 88.0f
+#define IPUP__EXP_LO (-87.0f)
+#define IPUP__LOG2E 1.44269504088896341f
+#define IPUP__EXP_ROUND 12582912.0f /* 1.5 * 2^23 */
+#define IPUP__LN2_HI 0.693359375f
+#define IPUP__LN2_LO (-2.12194440e-4f)
+#define IPUP__EXP_P0 1.9875691500E-4f
+#define IPUP__EXP_P1 1.3981999507E-3f
+#define IPUP__EXP_P2 8.3334519073E-3f
+#define IPUP__EXP_P3 4.1665795894E-2f
+#define IPUP__EXP_P4 1.6666665459E-1f
+#define IPUP__EXP_P5 5.0000001201E-1f
+static float ipup__expf(float x) {
+    float t, n, r, p, scale;
+    uint32_t bits;
+    x = x > IPUP__EXP_HI ? IPUP__EXP_HI : x;
+    x = x < IPUP__EXP_LO ? IPUP__EXP_LO : x;
+    t = x * IPUP__LOG2E;
+    n = (t + IPUP__EXP_ROUND) - IPUP__EXP_ROUND;
+    r = x - n * IPUP__LN2_HI;
+    r = r - n * IPUP__LN2_LO;
+    p = IPUP__EXP_P0;
+    p = p * r + IPUP__EXP_P1;
+    p = p * r + IPUP__EXP_P2;
+    p = p * r + IPUP__EXP_P3;
+    p = p * r + IPUP__EXP_P4;
+    p = p * r + IPUP__EXP_P5;
+    p = p * r * r + r + 1.0f;
+    bits = (uint32_t)((int32_t)n + 127) << 23;
+    IPUPIPE_MEMCPY(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+#define IPUP_GELU_K0 0.7978845608028654f /* sqrt(2/pi) */
+#define IPUP_GELU_K1 0.044715f
+/* s = sigmoid(2u) = 1 / (1 + e^(-2u)), u = K0 (x + K1 x^3) */
+static float ipup__gelu_s(float v) {
+    float u = IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v);
+    return 1.0f / (1.0f + ipup__expf(-2.0f * u));
+}
+static void ipup__gelu_fwd_scalar(int i0, int n, const float *x, float *y) {
+    int i;
+    for (i = i0; i < n; i++) {
+        const float v = x[i];
+        y[i] = v != v ? v : v * ipup__gelu_s(v);
+    }
+}
+static void ipup__gelu_bwd_scalar(int i0, int n, const float *x, const float *dy, float *dx) {
+    int i;
+    for (i = i0; i < n; i++) {
+        const float v = x[i];
+        float s, d;
+        if (v != v) { dx[i] = v; continue; }
+        s = ipup__gelu_s(v);
+        d = s + 2.0f * v * s * (1.0f - s) * IPUP_GELU_K0 * (1.0f + 3.0f * IPUP_GELU_K1 * v * v);
+        dx[i] = dy[i] * d;
+    }
+}
+
+#ifdef IPUP__SIMD
+/* the scalar ipup__expf and GELU, operation for operation, on vectors */
+static inline ipup__v ipup__vexp(ipup__v x) {
+    ipup__v t, n, r, p;
+    x = ipup__vmin(x, ipup__vset(IPUP__EXP_HI));
+    x = ipup__vmax(x, ipup__vset(IPUP__EXP_LO));
+    t = ipup__vmul(x, ipup__vset(IPUP__LOG2E));
+    n = ipup__vsub(ipup__vadd(t, ipup__vset(IPUP__EXP_ROUND)), ipup__vset(IPUP__EXP_ROUND));
+    r = ipup__vsub(x, ipup__vmul(n, ipup__vset(IPUP__LN2_HI)));
+    r = ipup__vsub(r, ipup__vmul(n, ipup__vset(IPUP__LN2_LO)));
+    p = ipup__vset(IPUP__EXP_P0);
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P1));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P2));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P3));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P4));
+    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EXP_P5));
+    p = ipup__vadd(ipup__vadd(ipup__vmul(ipup__vmul(p, r), r), r), ipup__vset(1.0f));
+    return ipup__vmul(p, ipup__vpow2i(n));
+}
+static inline ipup__v ipup__vgelu_s(ipup__v v) {
+    ipup__v u = ipup__vmul(ipup__vmul(ipup__vmul(ipup__vset(IPUP_GELU_K1), v), v), v);
+    u = ipup__vmul(ipup__vset(IPUP_GELU_K0), ipup__vadd(v, u));
+    return ipup__vdiv(ipup__vset(1.0f),
+                      ipup__vadd(ipup__vset(1.0f), ipup__vexp(ipup__vmul(ipup__vset(-2.0f), u))));
+}
+/* whole vectors only; returns the first index left for the scalar tail. Lanes holding NaN
+   are finished by the scalar loop too (it passes NaN through). */
+static int ipup__gelu_fwd_simd(int n, const float *x, float *y) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v v = ipup__vld(x + i);
+        ipup__vst(y + i, ipup__vmul(v, ipup__vgelu_s(v)));
+    }
+    return i;
+}
+static int ipup__gelu_bwd_simd(int n, const float *x, const float *dy, float *dx) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v v = ipup__vld(x + i), s = ipup__vgelu_s(v);
+        ipup__v a = ipup__vmul(ipup__vmul(ipup__vmul(ipup__vset(2.0f), v), s),
+                               ipup__vsub(ipup__vset(1.0f), s));
+        ipup__v c = ipup__vadd(ipup__vset(1.0f),
+                               ipup__vmul(ipup__vmul(ipup__vset(3.0f * IPUP_GELU_K1), v), v));
+        ipup__v d = ipup__vadd(s, ipup__vmul(ipup__vmul(a, ipup__vset(IPUP_GELU_K0)), c));
+        ipup__vst(dx + i, ipup__vmul(ipup__vld(dy + i), d));
+    }
+    return i;
+}
+#endif /* IPUP__SIMD */
+
+IPUPIPE_DEF void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i0 = 0;
+#ifdef IPUP__SIMD
+    i0 = ipup__gelu_fwd_simd(n, x, y);
+    {   /* NaN lanes: redo them with the scalar code (NaN in, NaN out) */
+        int i;
+        for (i = 0; i < i0; i++)
+            if (x[i] != x[i]) y[i] = x[i];
+    }
+#endif
+    ipup__gelu_fwd_scalar(i0, n, x, y);
+}
+IPUPIPE_DEF void ipup_gelu_bwd_f32(int n, const float *x /* (n) */, const float *dy /* (n) */,
+                                   float *dx /* (n) */) {
+    int i0 = 0;
+#ifdef IPUP__SIMD
+    i0 = ipup__gelu_bwd_simd(n, x, dy, dx);
+    {
+        int i;
+        for (i = 0; i < i0; i++)
+            if (x[i] != x[i]) dx[i] = x[i];
+    }
+#endif
+    ipup__gelu_bwd_scalar(i0, n, x, dy, dx);
+}
+
+/* >>dense: the dense layer: the portable kernels, the SIMD products, the dispatchers */
 IPUPIPE_DEF void ipup_dense_fwd_f32_portable(int B, int IN, int OUT,
                                              const float *x /* (B, IN) */,
                                              const float *w /* (IN, OUT) */,
@@ -496,7 +1138,8 @@ IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
             float *dxr = dx + (size_t)r * (size_t)IN;
             /* four dot products at once (independent chains; each still sums o in order) */
             for (i = 0; i + 4 <= IN; i += 4) {
-                const float *w0 = w + (size_t)i * (size_t)OUT, *w1 = w0 + OUT, *w2 = w1 + OUT, *w3 = w2 + OUT;
+                const float *w0 = w + (size_t)i * (size_t)OUT, *w1 = w0 + OUT, *w2 = w1 + OUT,
+                            *w3 = w2 + OUT;
                 float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
                 for (o = 0; o < OUT; o++) {
                     const float d = dyr[o];
@@ -533,604 +1176,15 @@ IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
     }
 }
 
-/* ---------------------------------------------------------------- portable conv3x3 */
-
-IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                               const float *x /* (B, H, W, CI) */,
-                                               const float *w /* (3, 3, CI, CO) */,
-                                               const float *b /* (CO) or NULL */,
-                                               float *y /* (B, H-2, W-2, CO) */) {
-    const int OH = H - 2, OW = W - 2;
-    int n, oh, ow, kh, kw, ci, co;
-    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
-    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
-    for (n = 0; n < B; n++)
-        for (oh = 0; oh < OH; oh++)
-            for (ow = 0; ow < OW; ow++) {
-                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)CO;
-                for (co = 0; co < CO; co++) yp[co] = 0.0f;
-                for (kh = 0; kh < 3; kh++)
-                    for (kw = 0; kw < 3; kw++) {
-                        const float *xp = x + (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W + (size_t)(ow + kw)) * (size_t)CI;
-                        const float *wp = w + (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
-                        for (ci = 0; ci < CI; ci++) {
-                            const float xv = xp[ci];
-                            const float *wr = wp + (size_t)ci * (size_t)CO;
-                            for (co = 0; co < CO; co++) yp[co] += xv * wr[co];
-                        }
-                    }
-                if (b)
-                    for (co = 0; co < CO; co++) yp[co] += b[co];
-            }
-}
-
-IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
-                                               const float *x /* (B, H, W, CI) */,
-                                               const float *w /* (3, 3, CI, CO) */,
-                                               const float *dy /* (B, H-2, W-2, CO) */,
-                                               float *dx /* (B, H, W, CI) or NULL */,
-                                               float *dw /* (3, 3, CI, CO) or NULL */,
-                                               float *db /* (CO) or NULL */) {
-    const int OH = H - 2, OW = W - 2;
-    int n, oh, ow, kh, kw, ci, co;
-    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
-    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
-    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
-    for (n = 0; n < B; n++)
-        for (oh = 0; oh < OH; oh++)
-            for (ow = 0; ow < OW; ow++) {
-                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)CO;
-                if (db)
-                    for (co = 0; co < CO; co++) db[co] += dyp[co];
-                for (kh = 0; kh < 3; kh++)
-                    for (kw = 0; kw < 3; kw++) {
-                        size_t xo = (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W + (size_t)(ow + kw)) * (size_t)CI;
-                        size_t wo = (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
-                        for (ci = 0; ci < CI; ci++) {
-                            const float *wr = w + wo + (size_t)ci * (size_t)CO;
-                            if (dw) {
-                                float *dwr = dw + wo + (size_t)ci * (size_t)CO;
-                                const float xv = x[xo + (size_t)ci];
-                                for (co = 0; co < CO; co++) dwr[co] += xv * dyp[co];
-                            }
-                            if (dx) {
-                                float s = 0.0f;
-                                for (co = 0; co < CO; co++) s += dyp[co] * wr[co];
-                                dx[xo + (size_t)ci] += s;
-                            }
-                        }
-                    }
-            }
-}
-
-/* ---------------------------------------------------------------- exp, GELU (scalar) */
-
-/* e^x, Cephes expf (S. L. Moshier, Cephes Math Library 2.2, expf.c): x = n ln2 + r with
-   |r| <= ln2/2 (ln2 split in two for exactness), e^r by its degree-6 polynomial, times 2^n
-   built in the exponent bits. x is clamped to [-87, 88] (e^-87 = 1.6e-38, e^88 = 1.7e38);
-   n = round(x log2 e) by the 1.5*2^23 trick, so no libm and no float-to-int rounding mode.
-   NaN is the caller's business (ipup__gelu_s returns it unchanged). */
-#define IPUP__EXP_HI 88.0f
-#define IPUP__EXP_LO (-87.0f)
-#define IPUP__LOG2E 1.44269504088896341f
-#define IPUP__MAGIC 12582912.0f /* 1.5 * 2^23 */
-#define IPUP__LN2_HI 0.693359375f
-#define IPUP__LN2_LO (-2.12194440e-4f)
-#define IPUP__EP0 1.9875691500E-4f
-#define IPUP__EP1 1.3981999507E-3f
-#define IPUP__EP2 8.3334519073E-3f
-#define IPUP__EP3 4.1665795894E-2f
-#define IPUP__EP4 1.6666665459E-1f
-#define IPUP__EP5 5.0000001201E-1f
-static float ipup__expf(float x) {
-    float t, n, r, p, scale;
-    uint32_t bits;
-    x = x > IPUP__EXP_HI ? IPUP__EXP_HI : x;
-    x = x < IPUP__EXP_LO ? IPUP__EXP_LO : x;
-    t = x * IPUP__LOG2E;
-    n = (t + IPUP__MAGIC) - IPUP__MAGIC;
-    r = x - n * IPUP__LN2_HI;
-    r = r - n * IPUP__LN2_LO;
-    p = IPUP__EP0;
-    p = p * r + IPUP__EP1;
-    p = p * r + IPUP__EP2;
-    p = p * r + IPUP__EP3;
-    p = p * r + IPUP__EP4;
-    p = p * r + IPUP__EP5;
-    p = p * r * r + r + 1.0f;
-    bits = (uint32_t)((int32_t)n + 127) << 23;
-    IPUPIPE_MEMCPY(&scale, &bits, sizeof scale);
-    return p * scale;
-}
-
-#define IPUP_GELU_K0 0.7978845608028654f /* sqrt(2/pi) */
-#define IPUP_GELU_K1 0.044715f
-/* s = sigmoid(2u) = 1 / (1 + e^(-2u)), u = K0 (x + K1 x^3) */
-static float ipup__gelu_s(float v) {
-    float u = IPUP_GELU_K0 * (v + IPUP_GELU_K1 * v * v * v);
-    return 1.0f / (1.0f + ipup__expf(-2.0f * u));
-}
-static void ipup__gelu_fwd_scalar(int i0, int n, const float *x, float *y) {
-    int i;
-    for (i = i0; i < n; i++) {
-        const float v = x[i];
-        y[i] = v != v ? v : v * ipup__gelu_s(v);
-    }
-}
-static void ipup__gelu_bwd_scalar(int i0, int n, const float *x, const float *dy, float *dx) {
-    int i;
-    for (i = i0; i < n; i++) {
-        const float v = x[i];
-        float s, d;
-        if (v != v) { dx[i] = v; continue; }
-        s = ipup__gelu_s(v);
-        d = s + 2.0f * v * s * (1.0f - s) * IPUP_GELU_K0 * (1.0f + 3.0f * IPUP_GELU_K1 * v * v);
-        dx[i] = dy[i] * d;
-    }
-}
-
-/* max-pool backward: zero the rows and columns of dx (B, H, W, C) outside every 2x2 window
-   (the last row of an odd H, the last column of an odd W); the windows write the rest */
-static void ipup__pool_zero_rest(int B, int H, int W, int C, float *dx) {
-    const size_t rs = (size_t)W * (size_t)C;
-    int n, h;
-    for (n = 0; n < B && ((H | W) & 1); n++) {
-        if (W & 1)
-            for (h = 0; h < H / 2 * 2; h++) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)h) * rs + (size_t)(W - 1) * (size_t)C, 0, (size_t)C * sizeof(float));
-        if (H & 1) IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)(H - 1)) * rs, 0, rs * sizeof(float));
-    }
-}
-
-/* ---------------------------------------------------------------- SIMD GEMM core
-   One register-blocked micro-kernel serves every hot product. It computes an MR x (NV*VL)
-   tile of C = A B (written, optionally plus bias) or C += A B, where
-     - row r of A starts at a row pointer ap[r] (so rows need not be evenly spaced: conv
-       output positions that wrap from one image row to the next, im2col rows ...), and
-       element (r, s, k) is ap[r][s*sa + k*ka]: K is split into nseg segments of seglen
-       (the three kernel rows of a 3x3 window are three segments, no im2col copy);
-     - B is K x N with contiguous rows of stride ldb; C rows have stride ldc.
-   Each C element is the sum over k in increasing order of an FMA chain, then (+ bias) or
-   (C +): the order depends only on K, never on the tile a value lands in. */
-#if defined(IPUP_KERNELS_AVX512) || defined(IPUP_KERNELS_AVX2)
-#define IPUP__SIMD 1
-
-#if defined(IPUP_KERNELS_AVX512)
-typedef __m512 ipup__v;
-typedef __mmask16 ipup__m;
-#define IPUP__VL 16
-#define IPUP__MR 8   /* 8 x 2 vectors = 16 accumulators of the 32 zmm registers */
-#define IPUP__MR1 16 /* rows when the tile is one vector wide: 16 accumulators too */
-#define IPUP__NV 2
-#define ipup__vzero() _mm512_setzero_ps()
-#define ipup__vld(p) _mm512_loadu_ps(p)
-#define ipup__vldm(p, m) _mm512_maskz_loadu_ps((m), (p))
-#define ipup__vst(p, v) _mm512_storeu_ps((p), (v))
-#define ipup__vstm(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
-#define ipup__vbc(p) _mm512_set1_ps(*(p))
-#define ipup__vfma(a, b, c) _mm512_fmadd_ps((a), (b), (c))
-#define ipup__vadd(a, b) _mm512_add_ps((a), (b))
-#define ipup__vsub(a, b) _mm512_sub_ps((a), (b))
-#define ipup__vmul(a, b) _mm512_mul_ps((a), (b))
-#define ipup__vdiv(a, b) _mm512_div_ps((a), (b))
-#define ipup__vsqrt(a) _mm512_sqrt_ps(a)
-#define ipup__vset(f) _mm512_set1_ps(f)
-#define ipup__vmin(a, b) _mm512_min_ps((a), (b))
-#define ipup__vmax(a, b) _mm512_max_ps((a), (b))
-/* 2^n for a vector of integral floats n in [-126, 127] */
-#define ipup__vpow2i(n) \
-    _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23))
-static inline ipup__m ipup__mask(int n) { return (ipup__m)((1u << n) - 1u); } /* n in 1..16 */
-#else
-typedef __m256 ipup__v;
-typedef __m256i ipup__m;
-#define IPUP__VL 8
-#define IPUP__MR 6  /* 6 x 2 = 12 accumulators + 2 B + 1 broadcast of the 16 ymm registers */
-#define IPUP__MR1 8 /* one vector wide: 8 accumulators */
-#define IPUP__NV 2
-#define ipup__vzero() _mm256_setzero_ps()
-#define ipup__vld(p) _mm256_loadu_ps(p)
-#define ipup__vldm(p, m) _mm256_maskload_ps((p), (m))
-#define ipup__vst(p, v) _mm256_storeu_ps((p), (v))
-#define ipup__vstm(p, m, v) _mm256_maskstore_ps((p), (m), (v))
-#define ipup__vbc(p) _mm256_broadcast_ss(p)
-#define ipup__vfma(a, b, c) _mm256_fmadd_ps((a), (b), (c))
-#define ipup__vadd(a, b) _mm256_add_ps((a), (b))
-#define ipup__vsub(a, b) _mm256_sub_ps((a), (b))
-#define ipup__vmul(a, b) _mm256_mul_ps((a), (b))
-#define ipup__vdiv(a, b) _mm256_div_ps((a), (b))
-#define ipup__vsqrt(a) _mm256_sqrt_ps(a)
-#define ipup__vset(f) _mm256_set1_ps(f)
-#define ipup__vmin(a, b) _mm256_min_ps((a), (b))
-#define ipup__vmax(a, b) _mm256_max_ps((a), (b))
-#define ipup__vpow2i(n) \
-    _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23))
-static inline ipup__m ipup__mask(int n) { /* lanes 0..n-1 */
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-#endif
-#define IPUP__NR (IPUP__NV * IPUP__VL)
-#define IPUP__NVX 4 /* vectors of columns a micro-kernel may hold (4: the weight-gradient tile) */
-
-/* The micro-kernel body. MR_ (rows), NV_ (vectors of columns), FULL_ (last vector whole),
-   DB_ (also sum B's rows into dbp: the bias gradient) and KF_ (fixed segment length, 0 =
-   seglen) are literal constants at each instantiation. It is a macro rather than an
-   always_inline function because clang optimises a callee before inlining it: its loops
-   would be unrolled for run-time bounds and the accumulators would live on the stack.
-   Expanded inside a function with the parameters lm, ap, ka, nseg, seglen, sa, b, ldb, c,
-   ldc, bias, accum, dbp (see ipup__ukr_fn). */
-#define IPUP__PRAGMA(x) _Pragma(#x)
-#define IPUP__UNROLL(n) IPUP__PRAGMA(GCC unroll n)
-#define IPUP__UKR_BODY(MR_, NV_, FULL_, DB_, KF_)                                                    \
-    const int ukr_MR = (MR_), ukr_NV = (NV_), ukr_FULL = (FULL_), ukr_DB = (DB_), ukr_KF = (KF_);   \
-    ipup__v acc[IPUP__MR1][IPUP__NVX], dacc[IPUP__NVX];                                             \
-    int r, v, s, k;                                                                                 \
-IPUP__UNROLL(4)                                                                                     \
-    for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vzero();                                           \
-IPUP__UNROLL(16)                                                                                    \
-    for (r = 0; r < ukr_MR; r++)                                                                    \
-IPUP__UNROLL(4)                                                                                     \
-        for (v = 0; v < ukr_NV; v++) acc[r][v] = ipup__vzero();                                     \
-    if (ukr_KF) seglen = ukr_KF; /* segment length known at compile time: the k loop unrolls */     \
-    for (s = 0; s < nseg; s++) {                                                                    \
-        ptrdiff_t off = (ptrdiff_t)s * sa;                                                          \
-IPUP__UNROLL(4)                                                                                     \
-        for (k = 0; k < seglen; k++, off += ka, b += ldb) {                                         \
-            ipup__v bv[IPUP__NVX];                                                                  \
-IPUP__UNROLL(4)                                                                                     \
-            for (v = 0; v < ukr_NV; v++)                                                            \
-                bv[v] = (ukr_FULL || v < ukr_NV - 1) ? ipup__vld(b + v * IPUP__VL)                  \
-                                             : ipup__vldm(b + v * IPUP__VL, lm);                    \
-            if (ukr_DB) {                                                                           \
-IPUP__UNROLL(4)                                                                                     \
-                for (v = 0; v < ukr_NV; v++) dacc[v] = ipup__vadd(dacc[v], bv[v]);                  \
-            }                                                                                       \
-IPUP__UNROLL(16)                                                                                    \
-            for (r = 0; r < ukr_MR; r++) {                                                          \
-                const ipup__v av = ipup__vbc(ap[r] + off);                                          \
-IPUP__UNROLL(4)                                                                                     \
-                for (v = 0; v < ukr_NV; v++) acc[r][v] = ipup__vfma(av, bv[v], acc[r][v]);          \
-            }                                                                                       \
-        }                                                                                           \
-    }                                                                                               \
-IPUP__UNROLL(16)                                                                                    \
-    for (r = 0; r < ukr_MR; r++) {                                                                  \
-        float *cr = c + (ptrdiff_t)r * ldc;                                                         \
-IPUP__UNROLL(4)                                                                                     \
-        for (v = 0; v < ukr_NV; v++) {                                                              \
-            ipup__v t = acc[r][v];                                                                  \
-            const int whole = ukr_FULL || v < ukr_NV - 1;                                           \
-            if (accum == 1)                                                                         \
-                t = ipup__vadd(whole ? ipup__vld(cr + v * IPUP__VL) : ipup__vldm(cr + v * IPUP__VL, lm), t);\
-            else if (bias)                                                                          \
-                t = ipup__vadd(t, whole ? ipup__vld(bias + v * IPUP__VL) : ipup__vldm(bias + v * IPUP__VL, lm));\
-            if (accum == 2) t = ipup__vmax(t, ipup__vzero()); /* fused ReLU: x > 0 ? x : 0 */       \
-            if (whole) ipup__vst(cr + v * IPUP__VL, t);                                             \
-            else ipup__vstm(cr + v * IPUP__VL, lm, t);                                              \
-        }                                                                                           \
-    }                                                                                               \
-    if (ukr_DB) {                                                                                   \
-IPUP__UNROLL(4)                                                                                     \
-        for (v = 0; v < ukr_NV; v++) {                                                              \
-            if (ukr_FULL || v < ukr_NV - 1) ipup__vst(dbp + v * IPUP__VL, ipup__vadd(ipup__vld(dbp + v * IPUP__VL), dacc[v]));\
-            else ipup__vstm(dbp + v * IPUP__VL, lm, ipup__vadd(ipup__vldm(dbp + v * IPUP__VL, lm), dacc[v]));\
-        }                                                                                           \
-    }                                                                                               \
-    (void)ukr_DB                                                                                    
-
-typedef void (*ipup__ukr_fn)(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,
-                             int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c,
-                             ptrdiff_t ldc, const float *bias, int accum, float *dbp);
-/* ipup__ukr_<rows>_<vectors>_<full> and, with the column-sum row, ipup__ukrd_... */
-#define IPUP__UKR_INST(MR_, NV_, F_)                                                          \
-    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,            \
-                                               ptrdiff_t ka, int nseg, int seglen,            \
-                                               ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
-                                               float *c, ptrdiff_t ldc, const float *bias,    \
-                                               int accum, float *dbp) {                       \
-        IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                   \
-    }                                                                                         \
-    static void ipup__ukrd_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,           \
-                                                ptrdiff_t ka, int nseg, int seglen,           \
-                                                ptrdiff_t sa, const float *b, ptrdiff_t ldb,  \
-                                                float *c, ptrdiff_t ldc, const float *bias,   \
-                                                int accum, float *dbp) {                      \
-        IPUP__UKR_BODY(MR_, NV_, F_, 1, 0);                                                   \
-    }
-#define IPUP__UKR_INST0(MR_, NV_, F_)                                                         \
-    static void ipup__ukr_##MR_##_##NV_##_##F_(ipup__m lm, const float *const *ap,            \
-                                               ptrdiff_t ka, int nseg, int seglen,            \
-                                               ptrdiff_t sa, const float *b, ptrdiff_t ldb,   \
-                                               float *c, ptrdiff_t ldc, const float *bias,    \
-                                               int accum, float *dbp) {                       \
-        IPUP__UKR_BODY(MR_, NV_, F_, 0, 0);                                                   \
-    }
-/* segments of exactly 3 (the 3x3 window rows of a one-channel image), two full vectors */
-#define IPUP__UKR_INST3(MR_)                                                                  \
-    static void ipup__ukr3_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
-                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,     \
-                                 float *c, ptrdiff_t ldc, const float *bias, int accum,       \
-                                 float *dbp) {                                                \
-        IPUP__UKR_BODY(MR_, 2, 1, 0, 3);                                                      \
-    }
-#define IPUP__UKR_INST2(MR_) IPUP__UKR_INST3(MR_) IPUP__UKR_INST(MR_, 1, 0) IPUP__UKR_INST(MR_, 1, 1) \
-                             IPUP__UKR_INST(MR_, 2, 0) IPUP__UKR_INST(MR_, 2, 1)
-#define IPUP__UKR_INST1(MR_) IPUP__UKR_INST0(MR_, 1, 0) IPUP__UKR_INST0(MR_, 1, 1)
-#define IPUP__UKR_P1(MR_) { ipup__ukr_##MR_##_1_0, ipup__ukr_##MR_##_1_1 }
-#define IPUP__UKR_P2(MR_) { ipup__ukr_##MR_##_2_0, ipup__ukr_##MR_##_2_1 }
-#define IPUP__UKR_D1(MR_) { ipup__ukrd_##MR_##_1_0, ipup__ukrd_##MR_##_1_1 }
-#define IPUP__UKR_D2(MR_) { ipup__ukrd_##MR_##_2_0, ipup__ukrd_##MR_##_2_1 }
-IPUP__UKR_INST2(1) IPUP__UKR_INST2(2) IPUP__UKR_INST2(3) IPUP__UKR_INST2(4)
-IPUP__UKR_INST2(5) IPUP__UKR_INST2(6)
-#if IPUP__MR > 6
-IPUP__UKR_INST2(7) IPUP__UKR_INST2(8)
-#endif
-#if IPUP__MR1 > 8
-IPUP__UKR_INST1(9) IPUP__UKR_INST1(10) IPUP__UKR_INST1(11) IPUP__UKR_INST1(12)
-IPUP__UKR_INST1(13) IPUP__UKR_INST1(14) IPUP__UKR_INST1(15) IPUP__UKR_INST1(16)
-#elif IPUP__MR1 > 6
-IPUP__UKR_INST1(7) IPUP__UKR_INST1(8)
-#endif
-/* [rows - 1][full] for one vector of columns (up to IPUP__MR1 rows) and for two (IPUP__MR) */
-static const ipup__ukr_fn ipup__ukr_tab1[IPUP__MR1][2] = {
-    IPUP__UKR_P1(1), IPUP__UKR_P1(2), IPUP__UKR_P1(3), IPUP__UKR_P1(4), IPUP__UKR_P1(5),
-    IPUP__UKR_P1(6), IPUP__UKR_P1(7), IPUP__UKR_P1(8)
-#if IPUP__MR1 > 8
-    , IPUP__UKR_P1(9), IPUP__UKR_P1(10), IPUP__UKR_P1(11), IPUP__UKR_P1(12), IPUP__UKR_P1(13),
-    IPUP__UKR_P1(14), IPUP__UKR_P1(15), IPUP__UKR_P1(16)
-#endif
-};
-static const ipup__ukr_fn ipup__ukr_tab2[IPUP__MR][2] = {
-    IPUP__UKR_P2(1), IPUP__UKR_P2(2), IPUP__UKR_P2(3), IPUP__UKR_P2(4), IPUP__UKR_P2(5),
-    IPUP__UKR_P2(6)
-#if IPUP__MR > 6
-    , IPUP__UKR_P2(7), IPUP__UKR_P2(8)
-#endif
-};
-static const ipup__ukr_fn ipup__ukr_tab3[IPUP__MR] = {
-    ipup__ukr3_1, ipup__ukr3_2, ipup__ukr3_3, ipup__ukr3_4, ipup__ukr3_5, ipup__ukr3_6
-#if IPUP__MR > 6
-    , ipup__ukr3_7, ipup__ukr3_8
-#endif
-};
-/* the same with the extra column-sum row (bias gradient fused into the weight product) */
-static const ipup__ukr_fn ipup__ukr_tabd[IPUP__NV][IPUP__MR][2] = {
-    { IPUP__UKR_D1(1), IPUP__UKR_D1(2), IPUP__UKR_D1(3), IPUP__UKR_D1(4), IPUP__UKR_D1(5),
-      IPUP__UKR_D1(6)
-#if IPUP__MR > 6
-      , IPUP__UKR_D1(7), IPUP__UKR_D1(8)
-#endif
-    },
-    { IPUP__UKR_D2(1), IPUP__UKR_D2(2), IPUP__UKR_D2(3), IPUP__UKR_D2(4), IPUP__UKR_D2(5),
-      IPUP__UKR_D2(6)
-#if IPUP__MR > 6
-      , IPUP__UKR_D2(7), IPUP__UKR_D2(8)
-#endif
-    }
-};
-
-#if defined(IPUP_KERNELS_AVX512)
-/* 4 vectors (64 columns) x up to 6 rows = 24 accumulators, full vectors only, C += A B:
-   the weight gradient, whose K (the batch) is short, so a bigger tile spreads the fixed
-   cost of a tile (loading and storing C, the call) over more FMAs. _d: with the column sums. */
-#define IPUP__UKR_INST4(MR_)                                                                  \
-    static void ipup__ukr4_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg,  \
-                                 int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,     \
-                                 float *c, ptrdiff_t ldc, const float *bias, int accum,       \
-                                 float *dbp) {                                                \
-        IPUP__UKR_BODY(MR_, 4, 1, 0, 0);                                                      \
-    }                                                                                         \
-    static void ipup__ukr4d_##MR_(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, \
-                                  int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb,    \
-                                  float *c, ptrdiff_t ldc, const float *bias, int accum,      \
-                                  float *dbp) {                                               \
-        IPUP__UKR_BODY(MR_, 4, 1, 1, 0);                                                      \
-    }
-#define IPUP__MR4 6
-IPUP__UKR_INST4(1) IPUP__UKR_INST4(2) IPUP__UKR_INST4(3) IPUP__UKR_INST4(4) IPUP__UKR_INST4(5) IPUP__UKR_INST4(6)
-static const ipup__ukr_fn ipup__ukr_tab4[2][IPUP__MR4] = {
-    { ipup__ukr4_1, ipup__ukr4_2, ipup__ukr4_3, ipup__ukr4_4, ipup__ukr4_5, ipup__ukr4_6 },
-    { ipup__ukr4d_1, ipup__ukr4d_2, ipup__ukr4d_3, ipup__ukr4d_4, ipup__ukr4d_5, ipup__ukr4d_6 }
-};
-#endif
-
-/* One product C (M, N) (=|+=) A B. Row r of A starts at a + (r / rdiv) * rs1 + (r % rdiv) * rs0. */
-typedef struct ipup__gemm_t {
-    int M, N;
-    const float *a; /* A base */
-    int rdiv;
-    ptrdiff_t rs0, rs1; /* row r: a + (r / rdiv) * rs1 + (r % rdiv) * rs0 */
-    ptrdiff_t ka, sa;   /* element (r, s, k): row + s * sa + k * ka */
-    int nseg, seglen;   /* K = nseg * seglen */
-    const float *b;     /* B (K, N), row stride ldb */
-    ptrdiff_t ldb;
-    float *c; /* C (M, N), row stride ldc */
-    ptrdiff_t ldc;
-    const float *bias; /* (N) or NULL, added when accum != 1 */
-    int accum;         /* 0: C = A B (+ bias); 1: C += A B; 2: C = relu(A B (+ bias)) */
-    float *db;         /* (N) or NULL: db += column sums of B (the first row tile does it) */
-} ipup__gemm_t;
-
-/* Column tiles of NR (the last one narrower, masked); per column tile the rows are cut into
-   the fewest tiles of at most MR rows, of balanced sizes (9 rows -> 5 + 4, not 8 + 1: a
-   one-row tile is FMA-latency bound). Row pointers advance incrementally (no division). */
-static void ipup__gemm(const ipup__gemm_t *g) {
-    int n0, r0, i;
-    for (n0 = 0; n0 < g->N; n0 += IPUP__NR) {
-        const int nn = g->N - n0 < IPUP__NR ? g->N - n0 : IPUP__NR;
-        const int nv = (nn + IPUP__VL - 1) / IPUP__VL, last = nn - (nv - 1) * IPUP__VL;
-        const int full = last == IPUP__VL;
-        const ipup__m lm = ipup__mask(last);
-        const int mrmax = nv == 1 && !g->db ? IPUP__MR1 : IPUP__MR;
-        const int tiles = (g->M + mrmax - 1) / mrmax;
-        const int base = tiles ? g->M / tiles : 0, extra = tiles ? g->M % tiles : 0;
-        int q = 0, rem = 0, t;
-        const float *row = g->a; /* row r0 */
-        for (t = 0, r0 = 0; t < tiles; t++) {
-            const int m = base + (t < extra ? 1 : 0);
-            const float *ap[IPUP__MR1];
-            ipup__ukr_fn fn;
-            if (m < 1 || m > mrmax) return; /* cannot happen (tiles = ceil(M / mrmax)) */
-            if (g->db && t == 0) fn = ipup__ukr_tabd[nv - 1][m - 1][full];
-            else if (nv == 1) fn = ipup__ukr_tab1[m - 1][full];
-            else if (g->seglen == 3 && full && !g->db) fn = ipup__ukr_tab3[m - 1];
-            else fn = ipup__ukr_tab2[m - 1][full];
-            for (i = 0; i < m; i++) {
-                ap[i] = row;
-                if (++rem == g->rdiv) { rem = 0; q++; row = g->a + (ptrdiff_t)q * g->rs1; }
-                else row += g->rs0;
-            }
-            fn(lm, ap, g->ka, g->nseg, g->seglen, g->sa, g->b + n0, g->ldb,
-                g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc, g->bias ? g->bias + n0 : NULL, g->accum,
-                g->db ? g->db + n0 : NULL);
-            r0 += m;
-        }
-    }
-}
-
-/* ipup__gemm for rows of A at a fixed stride (rdiv == M, one segment): with AVX-512 the
-   whole 64-column panels go through the 4-vector tile (rows in balanced blocks of at most
-   6, db on the first block), the rest through ipup__gemm. Each tile first prefetches the
-   next tile's rows of C: a weight gradient (C += A B) as big as a layer's weights no longer
-   sits in the core's cache between micro-batches, and its short K leaves too few FMAs per
-   tile to hide the wait (the mlp's 784x256 layer: +3 % end to end). Each element has the chain it
-   has in ipup__gemm (tiles never change the order of an element's sum), so the same bits. */
-static void ipup__gemm_wide(const ipup__gemm_t *g) {
-    ipup__gemm_t rest = *g;
-#if defined(IPUP_KERNELS_AVX512)
-    const int tiles = (g->M + IPUP__MR4 - 1) / IPUP__MR4;
-    int n0 = 0;
-    if (g->rdiv == g->M && g->nseg == 1)
-        for (; n0 + 4 * IPUP__VL <= g->N; n0 += 4 * IPUP__VL) {
-            int t, r0 = 0, r;
-            for (t = 0; t < tiles; t++) {
-                const int m = g->M / tiles + (t < g->M % tiles ? 1 : 0);
-                const float *ap[IPUP__MR4];
-                for (r = 0; r < m; r++) ap[r] = g->a + (ptrdiff_t)(r0 + r) * g->rs0;
-                for (r = r0 + m; r < r0 + 2 * m && r < g->M; r++) { /* the next tile's C rows */
-                    const char *q = (const char *)(const void *)(g->c + (ptrdiff_t)r * g->ldc + n0);
-                    _mm_prefetch(q, _MM_HINT_T0); _mm_prefetch(q + 64, _MM_HINT_T0);
-                    _mm_prefetch(q + 128, _MM_HINT_T0); _mm_prefetch(q + 192, _MM_HINT_T0);
-                }
-                ipup__ukr_tab4[g->db && t == 0][m - 1](ipup__mask(IPUP__VL), ap, g->ka, 1, g->seglen, 0, g->b + n0,
-                                                       g->ldb, g->c + (ptrdiff_t)r0 * g->ldc + n0, g->ldc,
-                                                       g->bias ? g->bias + n0 : NULL, g->accum,
-                                                       g->db ? g->db + n0 : NULL);
-                r0 += m;
-            }
-        }
-    if (n0 == g->N) return;
-    rest.N = g->N - n0; rest.b = g->b + n0; rest.c = g->c + n0;
-    rest.bias = g->bias ? g->bias + n0 : NULL; rest.db = g->db ? g->db + n0 : NULL;
-#endif
-    ipup__gemm(&rest);
-}
-
-/* dst (N) += column sums of src (G*R, N) (row stride ld), group by group: per group of R rows
-   the rows are summed in order from zero, then added to dst; exactly the arithmetic of the
-   column-sum row fused into the weight products, so db has the same bits either way. */
-static void ipup__colsum_add(int G, int R, int N, const float *src, ptrdiff_t ld, float *dst) {
-    int n0, r, q;
-    for (n0 = 0; n0 < N; n0 += IPUP__VL) {
-        const int nn = N - n0 < IPUP__VL ? N - n0 : IPUP__VL;
-        const ipup__m lm = ipup__mask(nn);
-        const float *p = src + n0;
-        for (q = 0; q < G; q++) {
-            ipup__v s0 = ipup__vzero();
-            for (r = 0; r < R; r++, p += ld) s0 = ipup__vadd(s0, ipup__vldm(p, lm));
-            ipup__vstm(dst + n0, lm, ipup__vadd(ipup__vldm(dst + n0, lm), s0));
-        }
-    }
-}
-
-/* o[c] = column c of the VL x VL block whose rows are q[r]: unpack, in-lane shuffles, then
-   128-bit lane moves. Moves only: no arithmetic touches a value. */
-#if defined(__GNUC__) || defined(__clang__)
-#define IPUP__AINLINE inline __attribute__((always_inline)) /* the block stays in registers */
-#else
-#define IPUP__AINLINE inline
-#endif
-static IPUP__AINLINE void ipup__tr_block(ipup__v *q, ipup__v *o) {
-    ipup__v t[IPUP__VL];
-    int i, j;
-#if defined(IPUP_KERNELS_AVX512)
-IPUP__UNROLL(16)
-    for (i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(q[2 * i], q[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(q[2 * i], q[2 * i + 1]);
-    }
-IPUP__UNROLL(16)
-    for (i = 0; i < 4; i++) { /* q[4i + j], lane L: rows 4i..4i+3 of column 4L + j */
-        q[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-        q[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-        q[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        q[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
-IPUP__UNROLL(16)
-    for (j = 0; j < 4; j++) {
-        const __m512 a0 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0x88), a1 = _mm512_shuffle_f32x4(q[j], q[4 + j], 0xDD);
-        const __m512 b0 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0x88), b1 = _mm512_shuffle_f32x4(q[8 + j], q[12 + j], 0xDD);
-        o[j] = _mm512_shuffle_f32x4(a0, b0, 0x88);
-        o[4 + j] = _mm512_shuffle_f32x4(a1, b1, 0x88);
-        o[8 + j] = _mm512_shuffle_f32x4(a0, b0, 0xDD);
-        o[12 + j] = _mm512_shuffle_f32x4(a1, b1, 0xDD);
-    }
-#else
-IPUP__UNROLL(16)
-    for (i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_ps(q[2 * i], q[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(q[2 * i], q[2 * i + 1]);
-    }
-IPUP__UNROLL(16)
-    for (i = 0; i < 2; i++) { /* q[4i + j], lane L: rows 4i..4i+3 of column 4L + j */
-        q[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-        q[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-        q[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        q[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
-IPUP__UNROLL(16)
-    for (j = 0; j < 4; j++) {
-        o[j] = _mm256_permute2f128_ps(q[j], q[4 + j], 0x20);
-        o[4 + j] = _mm256_permute2f128_ps(q[j], q[4 + j], 0x31);
-    }
-#endif
-}
-
-/* dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols, in VL x VL blocks (the
-   ragged ones by masked loads and stores: nothing outside the two matrices is touched). */
-static void ipup__transpose(const float *src, ptrdiff_t lds, int rows, int cols, float *dst, ptrdiff_t ldd) {
-    int r0, c0, i;
-    for (r0 = 0; r0 < rows; r0 += IPUP__VL) {
-        const int nr = rows - r0 < IPUP__VL ? rows - r0 : IPUP__VL;
-        const ipup__m mr = ipup__mask(nr);
-        for (c0 = 0; c0 < cols; c0 += IPUP__VL) {
-            const int nc = cols - c0 < IPUP__VL ? cols - c0 : IPUP__VL;
-            const float *sp = src + (ptrdiff_t)r0 * lds + c0;
-            float *dp = dst + (ptrdiff_t)c0 * ldd + r0;
-            ipup__v q[IPUP__VL], o[IPUP__VL];
-            if (nr == IPUP__VL && nc == IPUP__VL) {
-IPUP__UNROLL(16)
-                for (i = 0; i < IPUP__VL; i++) q[i] = ipup__vld(sp + (ptrdiff_t)i * lds);
-                ipup__tr_block(q, o);
-IPUP__UNROLL(16)
-                for (i = 0; i < IPUP__VL; i++) ipup__vst(dp + (ptrdiff_t)i * ldd, o[i]);
-            } else {
-                const ipup__m mc = ipup__mask(nc);
-IPUP__UNROLL(16)
-                for (i = 0; i < IPUP__VL; i++) q[i] = i < nr ? ipup__vldm(sp + (ptrdiff_t)i * lds, mc) : ipup__vzero();
-                ipup__tr_block(q, o);
-                for (i = 0; i < nc; i++) ipup__vstm(dp + (ptrdiff_t)i * ldd, mr, o[i]);
-            }
-        }
-    }
-}
-
-#define IPUP__KB 256 /* K block of the backward-data products */
+#ifdef IPUP__SIMD
+#define IPUP__K_BLOCK 256 /* K block of the backward-data products */
 static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
                                  const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
                                  float *y /* (B, OUT) */, int relu) {
     ipup__gemm_t g;
     g.M = B; g.N = OUT;
-    g.a = x; g.rdiv = B; g.rs0 = IN; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = IN;
+    g.a = x; g.group_rows = B; g.row_stride = IN; g.group_stride = 0; g.k_stride = 1;
+    g.seg_stride = 0; g.nseg = 1; g.seglen = IN;
     g.b = w; g.ldb = OUT; g.c = y; g.ldc = OUT; g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
     ipup__gemm(&g);
 }
@@ -1140,46 +1194,53 @@ static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, I
    is a product like the forward's (rows of dy broadcast). Each element of dx is the chain
    over its K-block in increasing order from zero; the first block is stored and later
    blocks are added to it, in increasing order (the bits of the transposed formulation). */
-#define IPUP__IC 16 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
-#define IPUP__KT IPUP__KB /* its largest OUT (one K-block): dy^T panel 32 KB + tile 2 KB with AVX-512 */
-/* The same dx with one K-block (OUT <= IPUP__KT) as dx^T = w dy^T, for shapes where w is larger
-   than dy and dx together: per batch block of NR, dy^T (OUT x NR) is transposed once into
+#define IPUP__DXT_ROWS 16 /* rows of dx^T per stack tile in ipup__dense_bwd_data_t_simd */
+/* its largest OUT (one K-block): dy^T panel 32 KB + tile 2 KB with AVX-512 */
+#define IPUP__DXT_MAX_OUT IPUP__K_BLOCK
+/* The same dx with one K-block (OUT <= IPUP__DXT_MAX_OUT) as dx^T = w dy^T, for shapes where w is
+   larger than dy and dx together: per batch block of NR, dy^T (OUT x NR) is transposed once into
    the stack, each IC-row chunk of dx^T is a product with rows of w broadcast into a stack
    tile, which is then transposed into dx. The same chains, so the same bits. */
 static void ipup__dense_bwd_data_t_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
                                         const float *dy /* (B, OUT) */, float *dx /* (B, IN) */) {
-    float pk[IPUP__KT * IPUP__NR];
-    float tile[IPUP__IC * IPUP__NR];
+    float dy_t[IPUP__DXT_MAX_OUT * IPUP__NR];
+    float tile[IPUP__DXT_ROWS * IPUP__NR];
     int b0, i0;
     for (b0 = 0; b0 < B; b0 += IPUP__NR) {
-        const int nb = B - b0 < IPUP__NR ? B - b0 : IPUP__NR;
-        ipup__transpose(dy + (size_t)b0 * (size_t)OUT, OUT, nb, OUT, pk, IPUP__NR);
-        for (i0 = 0; i0 < IN; i0 += IPUP__IC) {
-            const int m = IN - i0 < IPUP__IC ? IN - i0 : IPUP__IC;
+        const int n_batch = B - b0 < IPUP__NR ? B - b0 : IPUP__NR;
+        ipup__transpose(dy + (size_t)b0 * (size_t)OUT, OUT, n_batch, OUT, dy_t, IPUP__NR);
+        for (i0 = 0; i0 < IN; i0 += IPUP__DXT_ROWS) {
+            const int m = IN - i0 < IPUP__DXT_ROWS ? IN - i0 : IPUP__DXT_ROWS;
             ipup__gemm_t g;
-            g.M = m; g.N = nb;
-            g.a = w + (size_t)i0 * (size_t)OUT; g.rdiv = m; g.rs0 = OUT; g.rs1 = 0;
-            g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = OUT;
-            g.b = pk; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0; g.db = NULL;
+            g.M = m; g.N = n_batch;
+            g.a = w + (size_t)i0 * (size_t)OUT; g.group_rows = m; g.row_stride = OUT;
+            g.group_stride = 0;
+            g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = OUT;
+            g.b = dy_t; g.ldb = IPUP__NR; g.c = tile; g.ldc = IPUP__NR; g.bias = NULL; g.accum = 0;
+            g.db = NULL;
             ipup__gemm(&g);
-            ipup__transpose(tile, IPUP__NR, m, nb, dx + (size_t)b0 * (size_t)IN + (size_t)i0, IN);
+            ipup__transpose(tile, IPUP__NR, m, n_batch, dx + (size_t)b0 * (size_t)IN + (size_t)i0,
+                            IN);
         }
     }
 }
 
 static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* (IN, OUT) */,
                                       const float *dy /* (B, OUT) */, float *dx /* (B, IN) */) {
-    float pk[IPUP__KB * IPUP__NR];
+    float w_t[IPUP__K_BLOCK * IPUP__NR];
     int i0, k0;
     for (i0 = 0; i0 < IN; i0 += IPUP__NR) {
-        const int ni = IN - i0 < IPUP__NR ? IN - i0 : IPUP__NR;
-        for (k0 = 0; k0 < OUT; k0 += IPUP__KB) {
-            const int kb = OUT - k0 < IPUP__KB ? OUT - k0 : IPUP__KB;
+        const int n_in = IN - i0 < IPUP__NR ? IN - i0 : IPUP__NR;
+        for (k0 = 0; k0 < OUT; k0 += IPUP__K_BLOCK) {
+            const int k_len = OUT - k0 < IPUP__K_BLOCK ? OUT - k0 : IPUP__K_BLOCK;
             ipup__gemm_t g;
-            ipup__transpose(w + (size_t)i0 * (size_t)OUT + (size_t)k0, OUT, ni, kb, pk, IPUP__NR);
-            g.M = B; g.N = ni;
-            g.a = dy + k0; g.rdiv = B; g.rs0 = OUT; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = kb;
-            g.b = pk; g.ldb = IPUP__NR; g.c = dx + i0; g.ldc = IN; g.bias = NULL; g.accum = k0 ? 1 : 0; g.db = NULL;
+            ipup__transpose(w + (size_t)i0 * (size_t)OUT + (size_t)k0, OUT, n_in, k_len, w_t,
+                            IPUP__NR);
+            g.M = B; g.N = n_in;
+            g.a = dy + k0; g.group_rows = B; g.row_stride = OUT; g.group_stride = 0; g.k_stride = 1;
+            g.seg_stride = 0; g.nseg = 1; g.seglen = k_len;
+            g.b = w_t; g.ldb = IPUP__NR; g.c = dx + i0; g.ldc = IN; g.bias = NULL;
+            g.accum = k0 ? 1 : 0; g.db = NULL;
             ipup__gemm(&g);
         }
     }
@@ -1190,20 +1251,22 @@ static void ipup__dense_bwd_data_simd(int B, int IN, int OUT, const float *w /* 
    mostly empty OUT. Per chunk of IN the chains (from zero over the batch in order) land
    in a stack tile, which is transposed and added to dw: the C + chain of the direct
    product. db: the column sums of dy, as ipup__colsum_add gives them (the same bits). */
-#define IPUP__NW 64
-static void ipup__dense_bwd_w_narrow(int B, int IN, int OUT, const float *x, const float *dy, float *dw,
-                                     float *db) {
-    float tile[IPUP__VL * IPUP__NW], tt[IPUP__NW * IPUP__VL];
+#define IPUP__NARROW_COLS 64
+static void ipup__dense_bwd_w_narrow(int B, int IN, int OUT, const float *x, const float *dy,
+                                     float *dw, float *db) {
+    float tile[IPUP__VL * IPUP__NARROW_COLS], tile_t[IPUP__NARROW_COLS * IPUP__VL];
     int i0;
-    for (i0 = 0; i0 < IN; i0 += IPUP__NW) {
-        const int ni = IN - i0 < IPUP__NW ? IN - i0 : IPUP__NW;
+    for (i0 = 0; i0 < IN; i0 += IPUP__NARROW_COLS) {
+        const int n_in = IN - i0 < IPUP__NARROW_COLS ? IN - i0 : IPUP__NARROW_COLS;
         ipup__gemm_t g;
-        g.M = OUT; g.N = ni;
-        g.a = dy; g.rdiv = OUT; g.rs0 = 1; g.rs1 = 0; g.ka = OUT; g.sa = 0; g.nseg = 1; g.seglen = B;
-        g.b = x + i0; g.ldb = IN; g.c = tile; g.ldc = IPUP__NW; g.bias = NULL; g.accum = 0; g.db = NULL;
+        g.M = OUT; g.N = n_in;
+        g.a = dy; g.group_rows = OUT; g.row_stride = 1; g.group_stride = 0; g.k_stride = OUT;
+        g.seg_stride = 0; g.nseg = 1; g.seglen = B;
+        g.b = x + i0; g.ldb = IN; g.c = tile; g.ldc = IPUP__NARROW_COLS; g.bias = NULL; g.accum = 0;
+        g.db = NULL;
         ipup__gemm(&g);
-        ipup__transpose(tile, IPUP__NW, OUT, ni, tt, OUT);
-        ipup_add_f32(ni * OUT, dw + (size_t)i0 * (size_t)OUT, tt);
+        ipup__transpose(tile, IPUP__NARROW_COLS, OUT, n_in, tile_t, OUT);
+        ipup_add_f32(n_in * OUT, dw + (size_t)i0 * (size_t)OUT, tile_t);
     }
     if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
 }
@@ -1218,432 +1281,12 @@ static void ipup__dense_bwd_w_simd(int B, int IN, int OUT, const float *x /* (B,
         return;
     }
     g.M = IN; g.N = OUT;
-    g.a = x; g.rdiv = IN; g.rs0 = 1; g.rs1 = 0; g.ka = IN; g.sa = 0; g.nseg = 1; g.seglen = B;
+    g.a = x; g.group_rows = IN; g.row_stride = 1; g.group_stride = 0; g.k_stride = IN;
+    g.seg_stride = 0; g.nseg = 1; g.seglen = B;
     g.b = dy; g.ldb = OUT; g.c = dw; g.ldc = OUT; g.bias = NULL; g.accum = 1; g.db = db;
     ipup__gemm_wide(&g);
 }
-
-/* conv forward: per image, rows = output positions (oh, ow), K = three segments (kernel
-   rows kh) of 3*CI contiguous inputs x[oh+kh][ow .. ow+2][0 .. CI-1]; B = w as (9 CI, CO). */
-static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float *x,
-                                const float *w, const float *b, float *y, int relu) {
-    const int OH = H - 2, OW = W - 2;
-    int n;
-    for (n = 0; n < B; n++) {
-        ipup__gemm_t g;
-        g.M = OH * OW; g.N = CO;
-        g.a = x + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
-        g.rdiv = OW; g.rs0 = CI; g.rs1 = (ptrdiff_t)W * CI;
-        g.ka = 1; g.sa = (ptrdiff_t)W * CI; g.nseg = 3; g.seglen = 3 * CI;
-        g.b = w; g.ldb = CO;
-        g.c = y + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldc = CO;
-        g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
-        ipup__gemm(&g);
-    }
-}
-
-/* conv dw (9 CI, CO) += im2col(x)^T dy, per image: row k = (kh, kw, ci) of A starts at
-   x[kh][kw][ci]; K = positions (oh, ow): segments oh of length OW, k stride CI. */
-#if defined(IPUP_KERNELS_AVX512)
-/* all 9 rows of a one-channel image's dw in one tile of 2 vectors (18 accumulators, + 2
-   for db): dy is streamed once per image instead of once per tile of rows */
-static void ipup__ukr9_2(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
-                         const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, const float *bias, int accum,
-                         float *dbp) {
-    IPUP__UKR_BODY(9, 2, 1, 0, 0);
-}
-static void ipup__ukr9d_2(ipup__m lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen, ptrdiff_t sa,
-                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, const float *bias, int accum,
-                          float *dbp) {
-    IPUP__UKR_BODY(9, 2, 1, 1, 0);
-}
-#endif
-
-static void ipup__conv_bwd_w_simd(int B, int H, int W, int CI, int CO, const float *x,
-                                  const float *dy, float *dw, float *db) {
-    const int OH = H - 2, OW = W - 2;
-    int n;
-#if defined(IPUP_KERNELS_AVX512)
-    if (CI == 1 && CO % IPUP__NR == 0) { /* the same chains as ipup__gemm's tiles: the same bits */
-        for (n = 0; n < B; n++) {
-            const float *xn = x + (size_t)n * (size_t)H * (size_t)W, *ap[9];
-            const float *dyn = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO;
-            int r, n0;
-            for (r = 0; r < 9; r++) ap[r] = xn + (r / 3) * W + r % 3;
-            for (n0 = 0; n0 < CO; n0 += IPUP__NR)
-                (db ? ipup__ukr9d_2 : ipup__ukr9_2)(ipup__mask(IPUP__VL), ap, 1, OH, OW, W, dyn + n0, CO, dw + n0, CO,
-                                                    NULL, 1, db ? db + n0 : NULL);
-        }
-        return;
-    }
-#endif
-    for (n = 0; n < B; n++) {
-        ipup__gemm_t g;
-        g.M = 9 * CI; g.N = CO;
-        g.a = x + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
-        g.rdiv = 3 * CI; g.rs0 = 1; g.rs1 = (ptrdiff_t)W * CI;
-        g.ka = CI; g.sa = (ptrdiff_t)W * CI; g.nseg = OH; g.seglen = OW;
-        g.b = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldb = CO;
-        g.c = dw; g.ldc = CO; g.bias = NULL; g.accum = 1; g.db = db;
-        ipup__gemm(&g);
-    }
-}
-
-/* conv dx, per image: G (OH*OW, 9 CI) = dy wt with wt (CO, 9 CI) the transposed kernel,
-   then col2im: dx[oh+kh][ow+kw][ci] += G[oh, ow][kh, kw, ci] in a fixed order.
-   scratch: 9 CI CO (wt) + OH OW 9 CI (G) floats. */
-static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const float *w,
-                                     const float *dy, float *dx, float *scratch) {
-    const int OH = H - 2, OW = W - 2, K9 = 9 * CI;
-    float *wt = scratch, *G = scratch + (size_t)K9 * (size_t)CO;
-    int n, k, co, oh, ow, t;
-    for (k = 0; k < K9; k++)
-        for (co = 0; co < CO; co++) wt[(size_t)co * (size_t)K9 + (size_t)k] = w[(size_t)k * (size_t)CO + (size_t)co];
-    for (n = 0; n < B; n++) {
-        float *dxn = dx + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
-        ipup__gemm_t g;
-        g.M = OH * OW; g.N = K9;
-        g.a = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO;
-        g.rdiv = OH * OW; g.rs0 = CO; g.rs1 = 0; g.ka = 1; g.sa = 0; g.nseg = 1; g.seglen = CO;
-        g.b = wt; g.ldb = K9; g.c = G; g.ldc = K9; g.bias = NULL; g.accum = 0; g.db = NULL;
-        ipup__gemm(&g);
-        IPUPIPE_MEMSET(dxn, 0, (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
-        if (CI == 1) { /* one float per tap: the same adds in the same order, without a call per tap */
-            for (oh = 0; oh < OH; oh++)
-                for (ow = 0; ow < OW; ow++) {
-                    const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * 9u;
-                    float *d0 = dxn + (size_t)oh * (size_t)W + (size_t)ow;
-                    d0[0] += gp[0]; d0[1] += gp[1]; d0[2] += gp[2];
-                    d0[W] += gp[3]; d0[W + 1] += gp[4]; d0[W + 2] += gp[5];
-                    d0[2 * W] += gp[6]; d0[2 * W + 1] += gp[7]; d0[2 * W + 2] += gp[8];
-                }
-            continue;
-        }
-        for (oh = 0; oh < OH; oh++)
-            for (ow = 0; ow < OW; ow++) {
-                const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * (size_t)K9;
-                for (t = 0; t < 9; t++) {
-                    float *d = dxn + ((size_t)(oh + t / 3) * (size_t)W + (size_t)(ow + t % 3)) * (size_t)CI;
-                    ipup_add_f32(CI, d, gp + (size_t)t * (size_t)CI); /* vectorised, one add per element */
-                }
-            }
-    }
-}
-/* the scalar ipup__expf / GELU / Adam, operation for operation, on vectors */
-static inline ipup__v ipup__vexp(ipup__v x) {
-    ipup__v t, n, r, p;
-    x = ipup__vmin(x, ipup__vset(IPUP__EXP_HI));
-    x = ipup__vmax(x, ipup__vset(IPUP__EXP_LO));
-    t = ipup__vmul(x, ipup__vset(IPUP__LOG2E));
-    n = ipup__vsub(ipup__vadd(t, ipup__vset(IPUP__MAGIC)), ipup__vset(IPUP__MAGIC));
-    r = ipup__vsub(x, ipup__vmul(n, ipup__vset(IPUP__LN2_HI)));
-    r = ipup__vsub(r, ipup__vmul(n, ipup__vset(IPUP__LN2_LO)));
-    p = ipup__vset(IPUP__EP0);
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP1));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP2));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP3));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP4));
-    p = ipup__vadd(ipup__vmul(p, r), ipup__vset(IPUP__EP5));
-    p = ipup__vadd(ipup__vadd(ipup__vmul(ipup__vmul(p, r), r), r), ipup__vset(1.0f));
-    return ipup__vmul(p, ipup__vpow2i(n));
-}
-static inline ipup__v ipup__vgelu_s(ipup__v v) {
-    ipup__v u = ipup__vmul(ipup__vmul(ipup__vmul(ipup__vset(IPUP_GELU_K1), v), v), v);
-    u = ipup__vmul(ipup__vset(IPUP_GELU_K0), ipup__vadd(v, u));
-    return ipup__vdiv(ipup__vset(1.0f),
-                      ipup__vadd(ipup__vset(1.0f), ipup__vexp(ipup__vmul(ipup__vset(-2.0f), u))));
-}
-/* whole vectors only; returns the first index left for the scalar tail. Lanes holding NaN
-   are finished by the scalar loop too (it passes NaN through). */
-static int ipup__gelu_fwd_simd(int n, const float *x, float *y) {
-    int i;
-    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
-        const ipup__v v = ipup__vld(x + i);
-        ipup__vst(y + i, ipup__vmul(v, ipup__vgelu_s(v)));
-    }
-    return i;
-}
-static int ipup__gelu_bwd_simd(int n, const float *x, const float *dy, float *dx) {
-    int i;
-    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
-        const ipup__v v = ipup__vld(x + i), s = ipup__vgelu_s(v);
-        ipup__v a = ipup__vmul(ipup__vmul(ipup__vmul(ipup__vset(2.0f), v), s),
-                               ipup__vsub(ipup__vset(1.0f), s));
-        ipup__v c = ipup__vadd(ipup__vset(1.0f),
-                               ipup__vmul(ipup__vmul(ipup__vset(3.0f * IPUP_GELU_K1), v), v));
-        ipup__v d = ipup__vadd(s, ipup__vmul(ipup__vmul(a, ipup__vset(IPUP_GELU_K0)), c));
-        ipup__vst(dx + i, ipup__vmul(ipup__vld(dy + i), d));
-    }
-    return i;
-}
-static int ipup__adam_simd(int n, float lr, float beta1, float beta2, float eps, float scale,
-                           float bc1, float bc2, float c1, float c2, float *w, float *m,
-                           float *v, const float *g) {
-    int i;
-    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
-        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
-        const ipup__v mi = ipup__vadd(ipup__vmul(ipup__vset(beta1), ipup__vld(m + i)),
-                                      ipup__vmul(ipup__vset(c1), gs));
-        const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(beta2), ipup__vld(v + i)),
-                                      ipup__vmul(ipup__vset(c2), ipup__vmul(gs, gs)));
-        const ipup__v mh = ipup__vdiv(mi, ipup__vset(bc1)), vh = ipup__vdiv(vi, ipup__vset(bc2));
-        const ipup__v step = ipup__vdiv(ipup__vmul(ipup__vset(lr), mh),
-                                        ipup__vadd(ipup__vsqrt(vh), ipup__vset(eps)));
-        ipup__vst(m + i, mi);
-        ipup__vst(v + i, vi);
-        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), step));
-    }
-    return i;
-}
-
-/* ---- element-wise: max-pool, dropout, SGD and momentum. Each lane computes exactly what
-   the scalar loop computes for that element (compares, selects, one multiply or add at a
-   time, never a fused multiply-add), so every build gives the scalar code's bits. */
-#if defined(IPUP_KERNELS_AVX512)
-typedef __mmask16 ipup__k;
-#define ipup__vgt(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ)
-#define ipup__kor(a, b) ((ipup__k)((a) | (b)))
-#define ipup__kand(a, b) ((ipup__k)((a) & (b)))
-#define ipup__kandn(a, b) ((ipup__k)(~(a) & (b)))    /* !a && b */
-#define ipup__vsel(k, a) _mm512_maskz_mov_ps((k), (a)) /* k ? a : +0 */
-#define ipup__kones() ((ipup__k)0xFFFF)
-#else
-typedef __m256 ipup__k;
-#define ipup__vgt(a, b) _mm256_cmp_ps((a), (b), _CMP_GT_OQ)
-#define ipup__kor(a, b) _mm256_or_ps((a), (b))
-#define ipup__kand(a, b) _mm256_and_ps((a), (b))
-#define ipup__kandn(a, b) _mm256_andnot_ps((a), (b))
-#define ipup__vsel(k, a) _mm256_and_ps((k), (a))
-#define ipup__kones() _mm256_castsi256_ps(_mm256_set1_epi32(-1))
-#endif
-
-/* Bytes of a max-pool's arg-max (ipup_maxpool2_fwd_idx_f32): k1, k2, k3 are the strict >
-   of x1, x2, x3 over the running maximum (as ipup__maxpool_bwd_simd finds them), so the
-   last one set names the position; with relu, 4 where the maximum m is not > 0. */
-#if defined(IPUP_KERNELS_AVX512)
-static void ipup__pool_idx_st(uint8_t *p, ipup__k k1, ipup__k k2, ipup__k k3, ipup__v m, int relu) {
-    __m512i v = _mm512_maskz_mov_epi32(k1, _mm512_set1_epi32(1));
-    v = _mm512_mask_mov_epi32(v, k2, _mm512_set1_epi32(2));
-    v = _mm512_mask_mov_epi32(v, k3, _mm512_set1_epi32(3));
-    if (relu) v = _mm512_mask_mov_epi32(v, (ipup__k)~ipup__vgt(m, ipup__vzero()), _mm512_set1_epi32(4));
-    _mm_storeu_si128((__m128i *)(void *)p, _mm512_cvtepi32_epi8(v));
-}
-/* lanes whose byte at p is j */
-#define IPUP__IDXV __m512i
-#define ipup__idx_ld(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p)))
-#define ipup__idx_eq(v, j) _mm512_cmpeq_epi32_mask((v), _mm512_set1_epi32(j))
-#else
-static void ipup__pool_idx_st(uint8_t *p, ipup__k k1, ipup__k k2, ipup__k k3, ipup__v m, int relu) {
-    __m256i v = _mm256_and_si256(_mm256_castps_si256(k1), _mm256_set1_epi32(1));
-    __m128i w;
-    v = _mm256_blendv_epi8(v, _mm256_set1_epi32(2), _mm256_castps_si256(k2));
-    v = _mm256_blendv_epi8(v, _mm256_set1_epi32(3), _mm256_castps_si256(k3));
-    if (relu) v = _mm256_blendv_epi8(_mm256_set1_epi32(4), v, _mm256_castps_si256(ipup__vgt(m, ipup__vzero())));
-    w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    _mm_storel_epi64((__m128i *)(void *)p, _mm_packus_epi16(w, w));
-}
-#define IPUP__IDXV __m256i
-#define ipup__idx_ld(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
-#define ipup__idx_eq(v, j) _mm256_castsi256_ps(_mm256_cmpeq_epi32((v), _mm256_set1_epi32(j)))
-#endif
-
-/* max-pool forward of C % IPUP__VL == 0 channels: m = p00, then `if (p > m) m = p` is
-   max(p, m) (the second operand unless p > m); with idx, also the arg-max bytes, from the
-   comparisons ipup__maxpool_bwd_simd makes */
-static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, float *y, uint8_t *idx, int relu) {
-    const int OH = H / 2, OW = W / 2;
-    const size_t rs = (size_t)W * (size_t)C;
-    int n, oh, ow, c;
-    for (n = 0; n < B; n++)
-        for (oh = 0; oh < OH; oh++) {
-            const float *r0 = x + ((size_t)n * (size_t)H + (size_t)(2 * oh)) * rs;
-            const size_t o = ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
-            for (ow = 0; ow < OW; ow++, r0 += 2 * C)
-                for (c = 0; c < C; c += IPUP__VL) {
-                    const ipup__v x1 = ipup__vld(r0 + C + c), x2 = ipup__vld(r0 + rs + c), x3 = ipup__vld(r0 + rs + C + c);
-                    const size_t q = o + (size_t)ow * (size_t)C + (size_t)c;
-                    ipup__v m = ipup__vld(r0 + c);
-                    ipup__k k1, k2, k3;
-                    k1 = ipup__vgt(x1, m);
-                    m = ipup__vmax(x1, m);
-                    k2 = ipup__vgt(x2, m);
-                    m = ipup__vmax(x2, m);
-                    k3 = ipup__vgt(x3, m);
-                    m = ipup__vmax(x3, m);
-                    ipup__vst(y + q, m);
-                    if (idx) ipup__pool_idx_st(idx + q, k1, k2, k3, m, relu);
-                }
-        }
-}
-
-/* The four positions of a window (lanes c.. of the window at x + a) that get dy, as masks:
-   from the arg-max bytes at ip, or from x: the window's first maximum (the scalar scan's
-   strict >), with relu only where it is > 0 (ReLU's backward fused: x = relu(z) > 0
-   exactly when z > 0). */
-static void ipup__pool_win(const float *x, size_t a, size_t C, size_t rs, const uint8_t *ip, int relu, ipup__k w[4]) {
-    ipup__v x0, x1, x2, x3, m;
-    ipup__k k1, k2, k3;
-    if (ip) {
-        const IPUP__IDXV v = ipup__idx_ld(ip);
-        w[0] = ipup__idx_eq(v, 0); w[1] = ipup__idx_eq(v, 1); w[2] = ipup__idx_eq(v, 2); w[3] = ipup__idx_eq(v, 3);
-        return;
-    }
-    x0 = ipup__vld(x + a); x1 = ipup__vld(x + a + C); x2 = ipup__vld(x + a + rs); x3 = ipup__vld(x + a + rs + C);
-    m = x0;
-    k1 = ipup__vgt(x1, m);
-    m = ipup__vmax(x1, m);
-    k2 = ipup__vgt(x2, m);
-    m = ipup__vmax(x2, m);
-    k3 = ipup__vgt(x3, m);
-    w[3] = k3;
-    w[2] = ipup__kandn(k3, k2);
-    w[1] = ipup__kandn(ipup__kor(k2, k3), k1);
-    w[0] = ipup__kandn(ipup__kor(ipup__kor(k1, k2), k3), ipup__kones()); /* x0 wins */
-    if (relu) {
-        const ipup__v z = ipup__vzero();
-        w[0] = ipup__kand(w[0], ipup__vgt(x0, z));
-        w[1] = ipup__kand(w[1], ipup__vgt(x1, z));
-        w[2] = ipup__kand(w[2], ipup__vgt(x2, z));
-        w[3] = ipup__kand(w[3], ipup__vgt(x3, z));
-    }
-}
-
-/* max-pool backward of C % IPUP__VL == 0 channels, from the input x or from the arg-max
-   bytes idx (ipup__pool_win): dy at the position that wins, +0 at the other three, written
-   directly (no memset of dx, no scatter); rows and columns outside every window (odd H or
-   W) zeroed */
-static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, const uint8_t *idx, const float *dy,
-                                   float *dx, int relu) {
-    const int OH = H / 2, OW = W / 2;
-    const size_t rs = (size_t)W * (size_t)C;
-    int n, oh, ow, c;
-    ipup__pool_zero_rest(B, H, W, C, dx);
-    for (n = 0; n < B; n++)
-        for (oh = 0; oh < OH; oh++) {
-            size_t o = ((size_t)n * (size_t)H + (size_t)(2 * oh)) * rs;
-            const size_t q = ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
-            for (ow = 0; ow < OW; ow++, o += 2 * (size_t)C)
-                for (c = 0; c < C; c += IPUP__VL) {
-                    const size_t a = o + (size_t)c, qc = q + (size_t)ow * (size_t)C + (size_t)c;
-                    const ipup__v g = ipup__vld(dy + qc);
-                    ipup__k w[4];
-                    ipup__pool_win(x, a, (size_t)C, rs, idx ? idx + qc : NULL, relu, w);
-                    ipup__vst(dx + a, ipup__vsel(w[0], g));
-                    ipup__vst(dx + a + (size_t)C, ipup__vsel(w[1], g));
-                    ipup__vst(dx + a + rs, ipup__vsel(w[2], g));
-                    ipup__vst(dx + a + rs + (size_t)C, ipup__vsel(w[3], g));
-                }
-        }
-}
-
-/* dropout of elements [0, n - n % 8) (returned): lane i draws ipup_rng_uniform_f32(seed,
-   step, offset + i) - splitmix64 in 64-bit integer lanes, the top 24 bits converted
-   exactly - and keeps x * scale where u >= p, else +0 */
-#if defined(IPUP_KERNELS_AVX512) && defined(__AVX512DQ__)
-static __m512i ipup__mix64_v(__m512i z) {
-    z = _mm512_add_epi64(z, _mm512_set1_epi64((long long)UINT64_C(0x9E3779B97F4A7C15)));
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), _mm512_set1_epi64((long long)UINT64_C(0xBF58476D1CE4E5B9)));
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), _mm512_set1_epi64((long long)UINT64_C(0x94D049BB133111EB)));
-    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
-}
-static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset, const float *x, float *y) {
-    const __m512i k = _mm512_set1_epi64((long long)key), eight = _mm512_set1_epi64(8);
-    const __m512 vp = _mm512_set1_ps(p), vs = _mm512_set1_ps(scale), u24 = _mm512_set1_ps(1.0f / 16777216.0f);
-    __m512i ctr = _mm512_add_epi64(_mm512_set1_epi64((long long)offset), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
-    int i;
-    for (i = 0; i + 16 <= n; i += 16) {
-        __m256i lo = _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, ctr)), 40));
-        __m256i hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, _mm512_add_epi64(ctr, eight))), 40));
-        __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1)), u24);
-        _mm512_storeu_ps(y + i, _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(u, vp, _CMP_GE_OQ), _mm512_loadu_ps(x + i), vs));
-        ctr = _mm512_add_epi64(ctr, _mm512_set1_epi64(16));
-    }
-    return i;
-}
-#else
-/* a * c mod 2^64 per 64-bit lane from 32 x 32 -> 64-bit products (AVX2 has no 64-bit mullo) */
-static __m256i ipup__mul64c(__m256i a, uint64_t c) {
-    const __m256i clo = _mm256_set1_epi64x((long long)(c & 0xFFFFFFFFu)), chi = _mm256_set1_epi64x((long long)(c >> 32));
-    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo), _mm256_mul_epu32(a, chi));
-    return _mm256_add_epi64(_mm256_mul_epu32(a, clo), _mm256_slli_epi64(cross, 32));
-}
-static __m256i ipup__mix64_v(__m256i z) {
-    z = _mm256_add_epi64(z, _mm256_set1_epi64x((long long)UINT64_C(0x9E3779B97F4A7C15)));
-    z = ipup__mul64c(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), UINT64_C(0xBF58476D1CE4E5B9));
-    z = ipup__mul64c(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), UINT64_C(0x94D049BB133111EB));
-    return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
-}
-/* the top 24 bits of 4 lanes as 4 int32 */
-static __m128i ipup__top24(__m256i r) {
-    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_srli_epi64(r, 40), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
-}
-static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset, const float *x, float *y) {
-    const __m256i k = _mm256_set1_epi64x((long long)key), four = _mm256_set1_epi64x(4);
-    const __m256 vp = _mm256_set1_ps(p), vs = _mm256_set1_ps(scale), u24 = _mm256_set1_ps(1.0f / 16777216.0f);
-    __m256i ctr = _mm256_add_epi64(_mm256_set1_epi64x((long long)offset), _mm256_setr_epi64x(0, 1, 2, 3));
-    int i;
-    for (i = 0; i + 8 <= n; i += 8) {
-        __m128i lo = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, ctr)));
-        __m128i hi = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, _mm256_add_epi64(ctr, four))));
-        __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1)), u24);
-        __m256 keep = _mm256_cmp_ps(u, vp, _CMP_GE_OQ);
-        _mm256_storeu_ps(y + i, _mm256_and_ps(keep, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs)));
-        ctr = _mm256_add_epi64(ctr, _mm256_set1_epi64x(8));
-    }
-    return i;
-}
-#endif
-
-/* w -= lr * (g * scale); momentum: v = mu * v + g * scale, w -= lr * v (returns the count done) */
-static int ipup__sgd_simd(int n, float lr, float scale, float *w, const float *g) {
-    int i;
-    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
-        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
-        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), ipup__vmul(ipup__vset(lr), gs)));
-    }
-    return i;
-}
-static int ipup__momentum_simd(int n, float lr, float mu, float scale, float *w, float *v, const float *g) {
-    int i;
-    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
-        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
-        const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(mu), ipup__vld(v + i)), gs);
-        ipup__vst(v + i, vi);
-        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), ipup__vmul(ipup__vset(lr), vi)));
-    }
-    return i;
-}
-#endif /* SIMD */
-
-/* ---------------------------------------------------------------- GELU */
-
-IPUPIPE_DEF void ipup_gelu_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
-    int i0 = 0;
-#ifdef IPUP__SIMD
-    i0 = ipup__gelu_fwd_simd(n, x, y);
-    {   /* NaN lanes: redo them with the scalar code (NaN in, NaN out) */
-        int i;
-        for (i = 0; i < i0; i++)
-            if (x[i] != x[i]) y[i] = x[i];
-    }
-#endif
-    ipup__gelu_fwd_scalar(i0, n, x, y);
-}
-IPUPIPE_DEF void ipup_gelu_bwd_f32(int n, const float *x /* (n) */, const float *dy /* (n) */,
-                                   float *dx /* (n) */) {
-    int i0 = 0;
-#ifdef IPUP__SIMD
-    i0 = ipup__gelu_bwd_simd(n, x, dy, dx);
-    {
-        int i;
-        for (i = 0; i < i0; i++)
-            if (x[i] != x[i]) dx[i] = x[i];
-    }
-#endif
-    ipup__gelu_bwd_scalar(i0, n, x, dy, dx);
-}
-
-/* ---------------------------------------------------------------- dispatchers */
+#endif /* IPUP__SIMD */
 
 IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B, IN) */,
                                     const float *w /* (IN, OUT) */, const float *b /* (OUT) */,
@@ -1681,8 +1324,10 @@ IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B
 #ifdef IPUP__SIMD
     IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
     if (B > 0 && OUT > 0 && IN > 0) {
-        if (dx && OUT <= IPUP__KT && (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
-            ipup__dense_bwd_data_t_simd(B, IN, OUT, w, dy, dx); /* transposing dy and dx moves less */
+        if (dx && OUT <= IPUP__DXT_MAX_OUT &&
+            (double)IN * (double)OUT > (double)B * (double)(IN + OUT))
+            /* transposing dy and dx moves less */
+            ipup__dense_bwd_data_t_simd(B, IN, OUT, w, dy, dx);
         else if (dx) ipup__dense_bwd_data_simd(B, IN, OUT, w, dy, dx);
         if (dw) ipup__dense_bwd_w_simd(B, IN, OUT, x, dy, dw, db); /* db fused */
         else if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
@@ -1691,6 +1336,256 @@ IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B
 #endif
     ipup_dense_bwd_f32_portable(B, IN, OUT, x, w, dy, dx, dw, db);
 }
+
+/* >>loss: softmax cross-entropy and mean squared error */
+IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C) */,
+                                        const int32_t *labels /* (B) */,
+                                        float *dlogits /* (B, C) or NULL */,
+                                        int *correct /* scalar or NULL */) {
+    int r, c, ok = 0;
+    float total = 0.0f; /* rows summed in order, in float (no double on small FPUs) */
+    IPUPIPE_ASSERT(B > 0 && C > 0);
+    if (B <= 0 || C <= 0) {
+        if (correct) *correct = 0;
+        return 0.0f;
+    }
+    for (r = 0; r < B; r++) {
+        const float *l = logits + (size_t)r * (size_t)C;
+        const int32_t lab = labels[r];
+        const int valid = lab >= 0 && lab < C;
+        float mx = l[0], sum, lse;
+        int am = 0;
+        IPUPIPE_ASSERT(valid);
+        for (c = 1; c < C; c++)
+            if (l[c] > mx) { mx = l[c]; am = c; }
+        sum = IPUPIPE_EXPF(l[0] - mx); /* C >= 1; the max's own term makes sum >= 1 */
+        for (c = 1; c < C; c++) sum += IPUPIPE_EXPF(l[c] - mx);
+        lse = IPUPIPE_LOGF(sum); /* log sum exp(l - mx) >= 0 */
+        total += lse - (valid ? l[lab] - mx : 0.0f);
+        if (valid && am == lab) ok++;
+        if (dlogits) {
+            float *d = dlogits + (size_t)r * (size_t)C;
+            const float inv = 1.0f / sum, invb = 1.0f / (float)B;
+            for (c = 0; c < C; c++) {
+                float p = IPUPIPE_EXPF(l[c] - mx) * inv;
+                d[c] = (p - (c == lab ? 1.0f : 0.0f)) * invb;
+            }
+        }
+    }
+    if (correct) *correct = ok;
+    return total / (float)B;
+}
+
+IPUPIPE_DEF float ipup_mse_f32(int B, int N, const float *pred /* (B, N) */,
+                               const float *target /* (B, N) */,
+                               float *dpred /* (B, N) or NULL */) {
+    int r, c;
+    float total = 0.0f, count, twice;
+    IPUPIPE_ASSERT(B > 0 && N > 0);
+    if (B <= 0 || N <= 0) return 0.0f;
+    count = (float)((int64_t)B * (int64_t)N);
+    twice = 2.0f / count;
+    for (r = 0; r < B; r++) {
+        const float *p = pred + (size_t)r * (size_t)N, *t = target + (size_t)r * (size_t)N;
+        float row = 0.0f;
+        for (c = 0; c < N; c++) {
+            const float d = p[c] - t[c];
+            row += d * d;
+            if (dpred) dpred[(size_t)r * (size_t)N + (size_t)c] = d * twice;
+        }
+        total += row;
+    }
+    return total / count;
+}
+
+/* >>conv: the 3x3 convolution: the portable kernels, the SIMD products, the dispatchers */
+IPUPIPE_DEF void ipup_conv3x3_fwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x /* (B, H, W, CI) */,
+                                               const float *w /* (3, 3, CI, CO) */,
+                                               const float *b /* (CO) or NULL */,
+                                               float *y /* (B, H-2, W-2, CO) */) {
+    const int OH = H - 2, OW = W - 2;
+    int n, oh, ow, kh, kw, ci, co;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                 (size_t)ow) * (size_t)CO;
+                for (co = 0; co < CO; co++) yp[co] = 0.0f;
+                for (kh = 0; kh < 3; kh++)
+                    for (kw = 0; kw < 3; kw++) {
+                        const float *xp =
+                            x + (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W +
+                                 (size_t)(ow + kw)) * (size_t)CI;
+                        const float *wp = w + (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
+                        for (ci = 0; ci < CI; ci++) {
+                            const float xv = xp[ci];
+                            const float *wr = wp + (size_t)ci * (size_t)CO;
+                            for (co = 0; co < CO; co++) yp[co] += xv * wr[co];
+                        }
+                    }
+                if (b)
+                    for (co = 0; co < CO; co++) yp[co] += b[co];
+            }
+}
+
+IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int CO,
+                                               const float *x /* (B, H, W, CI) */,
+                                               const float *w /* (3, 3, CI, CO) */,
+                                               const float *dy /* (B, H-2, W-2, CO) */,
+                                               float *dx /* (B, H, W, CI) or NULL */,
+                                               float *dw /* (3, 3, CI, CO) or NULL */,
+                                               float *db /* (CO) or NULL */) {
+    const int OH = H - 2, OW = W - 2;
+    int n, oh, ow, kh, kw, ci, co;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                         (size_t)ow) * (size_t)CO;
+                if (db)
+                    for (co = 0; co < CO; co++) db[co] += dyp[co];
+                for (kh = 0; kh < 3; kh++)
+                    for (kw = 0; kw < 3; kw++) {
+                        size_t xo = (((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W +
+                                     (size_t)(ow + kw)) * (size_t)CI;
+                        size_t wo = (size_t)(kh * 3 + kw) * (size_t)CI * (size_t)CO;
+                        for (ci = 0; ci < CI; ci++) {
+                            const float *wr = w + wo + (size_t)ci * (size_t)CO;
+                            if (dw) {
+                                float *dwr = dw + wo + (size_t)ci * (size_t)CO;
+                                const float xv = x[xo + (size_t)ci];
+                                for (co = 0; co < CO; co++) dwr[co] += xv * dyp[co];
+                            }
+                            if (dx) {
+                                float s = 0.0f;
+                                for (co = 0; co < CO; co++) s += dyp[co] * wr[co];
+                                dx[xo + (size_t)ci] += s;
+                            }
+                        }
+                    }
+            }
+}
+
+#ifdef IPUP__SIMD
+/* conv forward: per image, rows = output positions (oh, ow), K = three segments (kernel
+   rows kh) of 3*CI contiguous inputs x[oh+kh][ow .. ow+2][0 .. CI-1]; B = w as (9 CI, CO). */
+static void ipup__conv_fwd_simd(int B, int H, int W, int CI, int CO, const float *x,
+                                const float *w, const float *b, float *y, int relu) {
+    const int OH = H - 2, OW = W - 2;
+    int n;
+    for (n = 0; n < B; n++) {
+        ipup__gemm_t g;
+        g.M = OH * OW; g.N = CO;
+        g.a = x + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
+        g.group_rows = OW; g.row_stride = CI; g.group_stride = (ptrdiff_t)W * CI;
+        g.k_stride = 1; g.seg_stride = (ptrdiff_t)W * CI; g.nseg = 3; g.seglen = 3 * CI;
+        g.b = w; g.ldb = CO;
+        g.c = y + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldc = CO;
+        g.bias = b; g.accum = relu ? 2 : 0; g.db = NULL;
+        ipup__gemm(&g);
+    }
+}
+
+/* conv dw (9 CI, CO) += im2col(x)^T dy, per image: row k = (kh, kw, ci) of A starts at
+   x[kh][kw][ci]; K = positions (oh, ow): segments oh of length OW, k stride CI. */
+#if defined(IPUP_KERNELS_AVX512)
+/* all 9 rows of a one-channel image's dw in one tile of 2 vectors (18 accumulators, + 2
+   for db): dy is streamed once per image instead of once per tile of rows */
+static void ipup__ukr9_2(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg, int seglen,
+                         ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc,
+                         const float *bias, int accum, float *dbp) {
+    IPUP__UKR_BODY(9, 2, 1, 0, 0);
+}
+static void ipup__ukr9d_2(ipup__lanes lm, const float *const *ap, ptrdiff_t ka, int nseg,
+                          int seglen, ptrdiff_t sa, const float *b, ptrdiff_t ldb, float *c,
+                          ptrdiff_t ldc, const float *bias, int accum, float *dbp) {
+    IPUP__UKR_BODY(9, 2, 1, 1, 0);
+}
+#endif
+
+static void ipup__conv_bwd_w_simd(int B, int H, int W, int CI, int CO, const float *x,
+                                  const float *dy, float *dw, float *db) {
+    const int OH = H - 2, OW = W - 2;
+    int n;
+#if defined(IPUP_KERNELS_AVX512)
+    if (CI == 1 && CO % IPUP__NR == 0) { /* the same chains as ipup__gemm's tiles: the same bits */
+        for (n = 0; n < B; n++) {
+            const float *xn = x + (size_t)n * (size_t)H * (size_t)W, *ap[9];
+            const float *dyn = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO;
+            int r, n0;
+            for (r = 0; r < 9; r++) ap[r] = xn + (r / 3) * W + r % 3;
+            for (n0 = 0; n0 < CO; n0 += IPUP__NR)
+                (db ? ipup__ukr9d_2 : ipup__ukr9_2)(ipup__mask(IPUP__VL), ap, 1, OH, OW, W,
+                                                    dyn + n0, CO, dw + n0, CO, NULL, 1,
+                                                    db ? db + n0 : NULL);
+        }
+        return;
+    }
+#endif
+    for (n = 0; n < B; n++) {
+        ipup__gemm_t g;
+        g.M = 9 * CI; g.N = CO;
+        g.a = x + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
+        g.group_rows = 3 * CI; g.row_stride = 1; g.group_stride = (ptrdiff_t)W * CI;
+        g.k_stride = CI; g.seg_stride = (ptrdiff_t)W * CI; g.nseg = OH; g.seglen = OW;
+        g.b = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO; g.ldb = CO;
+        g.c = dw; g.ldc = CO; g.bias = NULL; g.accum = 1; g.db = db;
+        ipup__gemm(&g);
+    }
+}
+
+/* conv dx, per image: G (OH*OW, 9 CI) = dy wt with wt (CO, 9 CI) the transposed kernel,
+   then col2im: dx[oh+kh][ow+kw][ci] += G[oh, ow][kh, kw, ci] in a fixed order.
+   scratch: 9 CI CO (wt) + OH OW 9 CI (G) floats. */
+static void ipup__conv_bwd_data_simd(int B, int H, int W, int CI, int CO, const float *w,
+                                     const float *dy, float *dx, float *scratch) {
+    const int OH = H - 2, OW = W - 2, K9 = 9 * CI;
+    float *wt = scratch, *G = scratch + (size_t)K9 * (size_t)CO;
+    int n, k, co, oh, ow, t;
+    for (k = 0; k < K9; k++)
+        for (co = 0; co < CO; co++)
+            wt[(size_t)co * (size_t)K9 + (size_t)k] = w[(size_t)k * (size_t)CO + (size_t)co];
+    for (n = 0; n < B; n++) {
+        float *dxn = dx + (size_t)n * (size_t)H * (size_t)W * (size_t)CI;
+        ipup__gemm_t g;
+        g.M = OH * OW; g.N = K9;
+        g.a = dy + (size_t)n * (size_t)OH * (size_t)OW * (size_t)CO;
+        g.group_rows = OH * OW; g.row_stride = CO; g.group_stride = 0; g.k_stride = 1;
+        g.seg_stride = 0; g.nseg = 1; g.seglen = CO;
+        g.b = wt; g.ldb = K9; g.c = G; g.ldc = K9; g.bias = NULL; g.accum = 0; g.db = NULL;
+        ipup__gemm(&g);
+        IPUPIPE_MEMSET(dxn, 0, (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+        /* one float per tap: the same adds in the same order, without a call per tap */
+        if (CI == 1) {
+            for (oh = 0; oh < OH; oh++)
+                for (ow = 0; ow < OW; ow++) {
+                    const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * 9u;
+                    float *d0 = dxn + (size_t)oh * (size_t)W + (size_t)ow;
+                    d0[0] += gp[0]; d0[1] += gp[1]; d0[2] += gp[2];
+                    d0[W] += gp[3]; d0[W + 1] += gp[4]; d0[W + 2] += gp[5];
+                    d0[2 * W] += gp[6]; d0[2 * W + 1] += gp[7]; d0[2 * W + 2] += gp[8];
+                }
+            continue;
+        }
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *gp = G + ((size_t)oh * (size_t)OW + (size_t)ow) * (size_t)K9;
+                for (t = 0; t < 9; t++) {
+                    float *d = dxn + ((size_t)(oh + t / 3) * (size_t)W +
+                                      (size_t)(ow + t % 3)) * (size_t)CI;
+                    /* vectorised, one add per element */
+                    ipup_add_f32(CI, d, gp + (size_t)t * (size_t)CI);
+                }
+            }
+    }
+}
+#endif /* IPUP__SIMD */
 
 IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
                                       const float *x /* (B, H, W, CI) */,
@@ -1743,73 +1638,182 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
 #endif
 }
 
-/* ---------------------------------------------------------------- softmax xent */
-
-IPUPIPE_DEF float ipup_softmax_xent_f32(int B, int C, const float *logits /* (B, C) */,
-                                        const int32_t *labels /* (B) */,
-                                        float *dlogits /* (B, C) or NULL */,
-                                        int *correct /* scalar or NULL */) {
-    int r, c, ok = 0;
-    float total = 0.0f; /* rows summed in order, in float (no double on small FPUs) */
-    IPUPIPE_ASSERT(B > 0 && C > 0);
-    if (B <= 0 || C <= 0) {
-        if (correct) *correct = 0;
-        return 0.0f;
+/* >>maxpool: 2x2 max-pool, forward and backward, with or without the arg-max bytes */
+/* max-pool backward: zero the rows and columns of dx (B, H, W, C) outside every 2x2 window
+   (the last row of an odd H, the last column of an odd W); the windows write the rest */
+static void ipup__pool_zero_rest(int B, int H, int W, int C, float *dx) {
+    const size_t rs = (size_t)W * (size_t)C;
+    int n, h;
+    for (n = 0; n < B && ((H | W) & 1); n++) {
+        if (W & 1)
+            for (h = 0; h < H / 2 * 2; h++)
+                IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)h) * rs +
+                                   (size_t)(W - 1) * (size_t)C,
+                               0, (size_t)C * sizeof(float));
+        if (H & 1)
+            IPUPIPE_MEMSET(dx + ((size_t)n * (size_t)H + (size_t)(H - 1)) * rs, 0,
+                           rs * sizeof(float));
     }
-    for (r = 0; r < B; r++) {
-        const float *l = logits + (size_t)r * (size_t)C;
-        const int32_t lab = labels[r];
-        const int valid = lab >= 0 && lab < C;
-        float mx = l[0], sum, lse;
-        int am = 0;
-        IPUPIPE_ASSERT(valid);
-        for (c = 1; c < C; c++)
-            if (l[c] > mx) { mx = l[c]; am = c; }
-        sum = IPUPIPE_EXPF(l[0] - mx); /* C >= 1; the max's own term makes sum >= 1 */
-        for (c = 1; c < C; c++) sum += IPUPIPE_EXPF(l[c] - mx);
-        lse = IPUPIPE_LOGF(sum); /* log sum exp(l - mx) >= 0 */
-        total += lse - (valid ? l[lab] - mx : 0.0f);
-        if (valid && am == lab) ok++;
-        if (dlogits) {
-            float *d = dlogits + (size_t)r * (size_t)C;
-            const float inv = 1.0f / sum, invb = 1.0f / (float)B;
-            for (c = 0; c < C; c++) {
-                float p = IPUPIPE_EXPF(l[c] - mx) * inv;
-                d[c] = (p - (c == lab ? 1.0f : 0.0f)) * invb;
-            }
-        }
-    }
-    if (correct) *correct = ok;
-    return total / (float)B;
 }
 
-/* ---------------------------------------------------------------- mean squared error */
+#ifdef IPUP__SIMD
+/* The SIMD element-wise kernels (max-pool here, dropout, SGD and momentum below): each lane
+   computes exactly what the scalar loop computes for that element (compares, selects, one
+   multiply or add at a time, never a fused multiply-add), so every build gives the scalar
+   code's bits. */
+#if defined(IPUP_KERNELS_AVX512)
+typedef __mmask16 ipup__vmask;
+#define ipup__vgt(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ)
+#define ipup__mask_or(a, b) ((ipup__vmask)((a) | (b)))
+#define ipup__mask_and(a, b) ((ipup__vmask)((a) & (b)))
+#define ipup__mask_andnot(a, b) ((ipup__vmask)(~(a) & (b)))    /* !a && b */
+#define ipup__vsel(k, a) _mm512_maskz_mov_ps((k), (a)) /* k ? a : +0 */
+#define ipup__mask_all() ((ipup__vmask)0xFFFF)
+#else
+typedef __m256 ipup__vmask;
+#define ipup__vgt(a, b) _mm256_cmp_ps((a), (b), _CMP_GT_OQ)
+#define ipup__mask_or(a, b) _mm256_or_ps((a), (b))
+#define ipup__mask_and(a, b) _mm256_and_ps((a), (b))
+#define ipup__mask_andnot(a, b) _mm256_andnot_ps((a), (b))
+#define ipup__vsel(k, a) _mm256_and_ps((k), (a))
+#define ipup__mask_all() _mm256_castsi256_ps(_mm256_set1_epi32(-1))
+#endif
 
-IPUPIPE_DEF float ipup_mse_f32(int B, int N, const float *pred /* (B, N) */,
-                               const float *target /* (B, N) */, float *dpred /* (B, N) or NULL */) {
-    int r, c;
-    float total = 0.0f, count, twice;
-    IPUPIPE_ASSERT(B > 0 && N > 0);
-    if (B <= 0 || N <= 0) return 0.0f;
-    count = (float)((int64_t)B * (int64_t)N);
-    twice = 2.0f / count;
-    for (r = 0; r < B; r++) {
-        const float *p = pred + (size_t)r * (size_t)N, *t = target + (size_t)r * (size_t)N;
-        float row = 0.0f;
-        for (c = 0; c < N; c++) {
-            const float d = p[c] - t[c];
-            row += d * d;
-            if (dpred) dpred[(size_t)r * (size_t)N + (size_t)c] = d * twice;
+/* Bytes of a max-pool's arg-max (ipup_maxpool2_fwd_idx_f32): k1, k2, k3 are the strict >
+   of x1, x2, x3 over the running maximum (as ipup__maxpool_bwd_simd finds them), so the
+   last one set names the position; with relu, 4 where the maximum m is not > 0. */
+#if defined(IPUP_KERNELS_AVX512)
+static void ipup__pool_idx_store(uint8_t *p, ipup__vmask k1, ipup__vmask k2, ipup__vmask k3,
+                                 ipup__v m, int relu) {
+    __m512i v = _mm512_maskz_mov_epi32(k1, _mm512_set1_epi32(1));
+    v = _mm512_mask_mov_epi32(v, k2, _mm512_set1_epi32(2));
+    v = _mm512_mask_mov_epi32(v, k3, _mm512_set1_epi32(3));
+    if (relu)
+        v = _mm512_mask_mov_epi32(v, (ipup__vmask)~ipup__vgt(m, ipup__vzero()),
+                                  _mm512_set1_epi32(4));
+    _mm_storeu_si128((__m128i *)(void *)p, _mm512_cvtepi32_epi8(v));
+}
+/* lanes whose byte at p is j */
+#define IPUP__IDX_VEC __m512i
+#define ipup__idx_ld(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+#define ipup__idx_eq(v, j) _mm512_cmpeq_epi32_mask((v), _mm512_set1_epi32(j))
+#else
+static void ipup__pool_idx_store(uint8_t *p, ipup__vmask k1, ipup__vmask k2, ipup__vmask k3,
+                                 ipup__v m, int relu) {
+    __m256i v = _mm256_and_si256(_mm256_castps_si256(k1), _mm256_set1_epi32(1));
+    __m128i w;
+    v = _mm256_blendv_epi8(v, _mm256_set1_epi32(2), _mm256_castps_si256(k2));
+    v = _mm256_blendv_epi8(v, _mm256_set1_epi32(3), _mm256_castps_si256(k3));
+    if (relu)
+        v = _mm256_blendv_epi8(_mm256_set1_epi32(4), v,
+                               _mm256_castps_si256(ipup__vgt(m, ipup__vzero())));
+    w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64((__m128i *)(void *)p, _mm_packus_epi16(w, w));
+}
+#define IPUP__IDX_VEC __m256i
+#define ipup__idx_ld(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
+#define ipup__idx_eq(v, j) _mm256_castsi256_ps(_mm256_cmpeq_epi32((v), _mm256_set1_epi32(j)))
+#endif
+
+/* max-pool forward of C % IPUP__VL == 0 channels: m = p00, then `if (p > m) m = p` is
+   max(p, m) (the second operand unless p > m); with idx, also the arg-max bytes, from the
+   comparisons ipup__maxpool_bwd_simd makes */
+static void ipup__maxpool_fwd_simd(int B, int H, int W, int C, const float *x, float *y,
+                                   uint8_t *idx, int relu) {
+    const int OH = H / 2, OW = W / 2;
+    const size_t rs = (size_t)W * (size_t)C;
+    int n, oh, ow, c;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++) {
+            const float *r0 = x + ((size_t)n * (size_t)H + (size_t)(2 * oh)) * rs;
+            const size_t o = ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
+            for (ow = 0; ow < OW; ow++, r0 += 2 * C)
+                for (c = 0; c < C; c += IPUP__VL) {
+                    const ipup__v x1 = ipup__vld(r0 + C + c), x2 = ipup__vld(r0 + rs + c),
+                                  x3 = ipup__vld(r0 + rs + C + c);
+                    const size_t q = o + (size_t)ow * (size_t)C + (size_t)c;
+                    ipup__v m = ipup__vld(r0 + c);
+                    ipup__vmask k1, k2, k3;
+                    k1 = ipup__vgt(x1, m);
+                    m = ipup__vmax(x1, m);
+                    k2 = ipup__vgt(x2, m);
+                    m = ipup__vmax(x2, m);
+                    k3 = ipup__vgt(x3, m);
+                    m = ipup__vmax(x3, m);
+                    ipup__vst(y + q, m);
+                    if (idx) ipup__pool_idx_store(idx + q, k1, k2, k3, m, relu);
+                }
         }
-        total += row;
-    }
-    return total / count;
 }
 
-/* ---------------------------------------------------------------- max-pool */
+/* The four positions of a window (lanes c.. of the window at x + a) that get dy, as masks:
+   from the arg-max bytes at ip, or from x: the window's first maximum (the scalar scan's
+   strict >), with relu only where it is > 0 (ReLU's backward fused: x = relu(z) > 0
+   exactly when z > 0). */
+static void ipup__pool_window(const float *x, size_t a, size_t C, size_t rs, const uint8_t *ip,
+                              int relu, ipup__vmask w[4]) {
+    ipup__v x0, x1, x2, x3, m;
+    ipup__vmask k1, k2, k3;
+    if (ip) {
+        const IPUP__IDX_VEC v = ipup__idx_ld(ip);
+        w[0] = ipup__idx_eq(v, 0); w[1] = ipup__idx_eq(v, 1); w[2] = ipup__idx_eq(v, 2);
+        w[3] = ipup__idx_eq(v, 3);
+        return;
+    }
+    x0 = ipup__vld(x + a); x1 = ipup__vld(x + a + C); x2 = ipup__vld(x + a + rs);
+    x3 = ipup__vld(x + a + rs + C);
+    m = x0;
+    k1 = ipup__vgt(x1, m);
+    m = ipup__vmax(x1, m);
+    k2 = ipup__vgt(x2, m);
+    m = ipup__vmax(x2, m);
+    k3 = ipup__vgt(x3, m);
+    w[3] = k3;
+    w[2] = ipup__mask_andnot(k3, k2);
+    w[1] = ipup__mask_andnot(ipup__mask_or(k2, k3), k1);
+    /* x0 wins */
+    w[0] = ipup__mask_andnot(ipup__mask_or(ipup__mask_or(k1, k2), k3), ipup__mask_all());
+    if (relu) {
+        const ipup__v z = ipup__vzero();
+        w[0] = ipup__mask_and(w[0], ipup__vgt(x0, z));
+        w[1] = ipup__mask_and(w[1], ipup__vgt(x1, z));
+        w[2] = ipup__mask_and(w[2], ipup__vgt(x2, z));
+        w[3] = ipup__mask_and(w[3], ipup__vgt(x3, z));
+    }
+}
+
+/* max-pool backward of C % IPUP__VL == 0 channels, from the input x or from the arg-max
+   bytes idx (ipup__pool_window): dy at the position that wins, +0 at the other three, written
+   directly (no memset of dx, no scatter); rows and columns outside every window (odd H or
+   W) zeroed */
+static void ipup__maxpool_bwd_simd(int B, int H, int W, int C, const float *x, const uint8_t *idx,
+                                   const float *dy, float *dx, int relu) {
+    const int OH = H / 2, OW = W / 2;
+    const size_t rs = (size_t)W * (size_t)C;
+    int n, oh, ow, c;
+    ipup__pool_zero_rest(B, H, W, C, dx);
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++) {
+            size_t o = ((size_t)n * (size_t)H + (size_t)(2 * oh)) * rs;
+            const size_t q = ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)C;
+            for (ow = 0; ow < OW; ow++, o += 2 * (size_t)C)
+                for (c = 0; c < C; c += IPUP__VL) {
+                    const size_t a = o + (size_t)c, qc = q + (size_t)ow * (size_t)C + (size_t)c;
+                    const ipup__v g = ipup__vld(dy + qc);
+                    ipup__vmask w[4];
+                    ipup__pool_window(x, a, (size_t)C, rs, idx ? idx + qc : NULL, relu, w);
+                    ipup__vst(dx + a, ipup__vsel(w[0], g));
+                    ipup__vst(dx + a + (size_t)C, ipup__vsel(w[1], g));
+                    ipup__vst(dx + a + rs, ipup__vsel(w[2], g));
+                    ipup__vst(dx + a + rs + (size_t)C, ipup__vsel(w[3], g));
+                }
+        }
+}
+#endif /* IPUP__SIMD */
 
 /* max-pool forward, and with idx != NULL the arg-max bytes (ipup_maxpool2_fwd_idx_f32) */
-static void ipup__maxpool_fwd(int B, int H, int W, int C, const float *x, float *y, uint8_t *idx, int relu) {
+static void ipup__maxpool_fwd(int B, int H, int W, int C, const float *x, float *y, uint8_t *idx,
+                              int relu) {
     const int OH = H / 2, OW = W / 2;
     int n, oh, ow, c;
     IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
@@ -1823,9 +1827,11 @@ static void ipup__maxpool_fwd(int B, int H, int W, int C, const float *x, float 
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
-                const float *p00 = x + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W + (size_t)(2 * ow)) * (size_t)C;
+                const float *p00 = x + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W +
+                                        (size_t)(2 * ow)) * (size_t)C;
                 const float *p01 = p00 + C, *p10 = p00 + (size_t)W * (size_t)C, *p11 = p10 + C;
-                const size_t o = (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
+                const size_t o =
+                    (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
                 for (c = 0; c < C; c++) {
                     float m = p00[c];
                     uint8_t k = 0;
@@ -1837,17 +1843,20 @@ static void ipup__maxpool_fwd(int B, int H, int W, int C, const float *x, float 
                 }
             }
 }
-IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+IPUPIPE_DEF void ipup_maxpool2_fwd_f32(int B, int H, int W, int C,
+                                       const float *x /* (B, H, W, C) */,
                                        float *y /* (B, H/2, W/2, C) */) {
     ipup__maxpool_fwd(B, H, W, C, x, y, NULL, 0);
 }
-IPUPIPE_DEF void ipup_maxpool2_fwd_idx_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
-                                           float *y /* (B, H/2, W/2, C) */, uint8_t *idx /* (B, H/2, W/2, C) */,
-                                           int relu) {
+IPUPIPE_DEF void ipup_maxpool2_fwd_idx_f32(int B, int H, int W, int C,
+                                           const float *x /* (B, H, W, C) */,
+                                           float *y /* (B, H/2, W/2, C) */,
+                                           uint8_t *idx /* (B, H/2, W/2, C) */, int relu) {
     ipup__maxpool_fwd(B, H, W, C, x, y, idx, relu);
 }
 
-IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C,
+                                       const float *x /* (B, H, W, C) */,
                                        const float *dy /* (B, H/2, W/2, C) */,
                                        float *dx /* (B, H, W, C) */) {
     const int OH = H / 2, OW = W / 2;
@@ -1864,9 +1873,12 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
-                size_t o00 = (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W + (size_t)(2 * ow)) * (size_t)C;
-                size_t o01 = o00 + (size_t)C, o10 = o00 + (size_t)W * (size_t)C, o11 = o10 + (size_t)C;
-                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
+                size_t o00 = (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W +
+                              (size_t)(2 * ow)) * (size_t)C;
+                size_t o01 = o00 + (size_t)C, o10 = o00 + (size_t)W * (size_t)C,
+                       o11 = o10 + (size_t)C;
+                const float *dyp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                         (size_t)ow) * (size_t)C;
                 for (c = 0; c < C; c++) {
                     size_t best = o00 + (size_t)c;
                     float m = x[best];
@@ -1878,7 +1890,8 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_f32(int B, int H, int W, int C, const float *
             }
 }
 
-IPUPIPE_DEF void ipup_maxpool2_relu_bwd_f32(int B, int H, int W, int C, const float *x /* (B, H, W, C) */,
+IPUPIPE_DEF void ipup_maxpool2_relu_bwd_f32(int B, int H, int W, int C,
+                                            const float *x /* (B, H, W, C) */,
                                             const float *dy /* (B, H/2, W/2, C) */,
                                             float *dz /* (B, H, W, C) */) {
     IPUPIPE_ASSERT(B >= 0 && H >= 0 && W >= 0 && C >= 0);
@@ -1893,7 +1906,8 @@ IPUPIPE_DEF void ipup_maxpool2_relu_bwd_f32(int B, int H, int W, int C, const fl
     ipup_relu_bwd_f32(B * H * W * C, x, dz, dz); /* x = relu(z) > 0 exactly when z > 0 */
 }
 
-IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C, const uint8_t *idx /* (B, H/2, W/2, C) */,
+IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C,
+                                           const uint8_t *idx /* (B, H/2, W/2, C) */,
                                            const float *dy /* (B, H/2, W/2, C) */,
                                            float *dx /* (B, H, W, C) */) {
     const int OH = H / 2, OW = W / 2;
@@ -1910,16 +1924,96 @@ IPUPIPE_DEF void ipup_maxpool2_bwd_idx_f32(int B, int H, int W, int C, const uin
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
-                float *d00 = dx + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W + (size_t)(2 * ow)) * (size_t)C;
+                float *d00 = dx + (((size_t)n * (size_t)H + (size_t)(2 * oh)) * (size_t)W +
+                                   (size_t)(2 * ow)) * (size_t)C;
                 float *d[4];
-                const size_t o = (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
+                const size_t o =
+                    (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow) * (size_t)C;
                 d[0] = d00; d[1] = d00 + C; d[2] = d00 + (size_t)W * (size_t)C; d[3] = d[2] + C;
                 for (c = 0; c < C; c++)
-                    for (j = 0; j < 4; j++) d[j][c] = idx[o + (size_t)c] == j ? dy[o + (size_t)c] : 0.0f;
+                    for (j = 0; j < 4; j++)
+                        d[j][c] = idx[o + (size_t)c] == j ? dy[o + (size_t)c] : 0.0f;
             }
 }
 
-/* ---------------------------------------------------------------- dropout */
+/* >>dropout: inverted dropout from the counter-based RNG */
+#ifdef IPUP__SIMD
+/* dropout of elements [0, n - n % 8) (returned): lane i draws ipup_rng_uniform_f32(seed,
+   step, offset + i) - splitmix64 in 64-bit integer lanes, the top 24 bits converted
+   exactly - and keeps x * scale where u >= p, else +0 */
+#if defined(IPUP_KERNELS_AVX512) && defined(__AVX512DQ__)
+static __m512i ipup__mix64_v(__m512i z) {
+    z = _mm512_add_epi64(z, _mm512_set1_epi64((long long)UINT64_C(0x9E3779B97F4A7C15)));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
+                           _mm512_set1_epi64((long long)UINT64_C(0xBF58476D1CE4E5B9)));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
+                           _mm512_set1_epi64((long long)UINT64_C(0x94D049BB133111EB)));
+    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset,
+                              const float *x, float *y) {
+    const __m512i k = _mm512_set1_epi64((long long)key), eight = _mm512_set1_epi64(8);
+    const __m512 vp = _mm512_set1_ps(p), vs = _mm512_set1_ps(scale),
+                 u24 = _mm512_set1_ps(1.0f / 16777216.0f);
+    __m512i ctr = _mm512_add_epi64(_mm512_set1_epi64((long long)offset),
+                                   _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+    int i;
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m256i lo =
+            _mm512_cvtepi64_epi32(_mm512_srli_epi64(ipup__mix64_v(_mm512_xor_si512(k, ctr)), 40));
+        __m256i hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(
+            ipup__mix64_v(_mm512_xor_si512(k, _mm512_add_epi64(ctr, eight))), 40));
+        __m512 u = _mm512_mul_ps(
+            _mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1)), u24);
+        _mm512_storeu_ps(y + i, _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(u, vp, _CMP_GE_OQ),
+                                                    _mm512_loadu_ps(x + i), vs));
+        ctr = _mm512_add_epi64(ctr, _mm512_set1_epi64(16));
+    }
+    return i;
+}
+#else
+/* a * c mod 2^64 per 64-bit lane from 32 x 32 -> 64-bit products (AVX2 has no 64-bit mullo) */
+static __m256i ipup__mul64_const(__m256i a, uint64_t c) {
+    const __m256i clo = _mm256_set1_epi64x((long long)(c & 0xFFFFFFFFu)),
+                  chi = _mm256_set1_epi64x((long long)(c >> 32));
+    const __m256i cross =
+        _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo), _mm256_mul_epu32(a, chi));
+    return _mm256_add_epi64(_mm256_mul_epu32(a, clo), _mm256_slli_epi64(cross, 32));
+}
+static __m256i ipup__mix64_v(__m256i z) {
+    z = _mm256_add_epi64(z, _mm256_set1_epi64x((long long)UINT64_C(0x9E3779B97F4A7C15)));
+    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)),
+                          UINT64_C(0xBF58476D1CE4E5B9));
+    z = ipup__mul64_const(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)),
+                          UINT64_C(0x94D049BB133111EB));
+    return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+}
+/* the top 24 bits of 4 lanes as 4 int32 */
+static __m128i ipup__top24(__m256i r) {
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        _mm256_srli_epi64(r, 40), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
+}
+static int ipup__dropout_simd(int n, float p, float scale, uint64_t key, uint64_t offset,
+                              const float *x, float *y) {
+    const __m256i k = _mm256_set1_epi64x((long long)key), four = _mm256_set1_epi64x(4);
+    const __m256 vp = _mm256_set1_ps(p), vs = _mm256_set1_ps(scale),
+                 u24 = _mm256_set1_ps(1.0f / 16777216.0f);
+    __m256i ctr =
+        _mm256_add_epi64(_mm256_set1_epi64x((long long)offset), _mm256_setr_epi64x(0, 1, 2, 3));
+    int i;
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m128i lo = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, ctr)));
+        __m128i hi = ipup__top24(ipup__mix64_v(_mm256_xor_si256(k, _mm256_add_epi64(ctr, four))));
+        __m256 u = _mm256_mul_ps(
+            _mm256_cvtepi32_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1)), u24);
+        __m256 keep = _mm256_cmp_ps(u, vp, _CMP_GE_OQ);
+        _mm256_storeu_ps(y + i, _mm256_and_ps(keep, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs)));
+        ctr = _mm256_add_epi64(ctr, _mm256_set1_epi64x(8));
+    }
+    return i;
+}
+#endif
+#endif /* IPUP__SIMD */
 
 static void ipup__dropout(int n, float p, uint64_t seed, uint64_t step, uint64_t offset,
                           const float *x /* (n) */, float *y /* (n) */) {
@@ -1954,7 +2048,50 @@ IPUPIPE_DEF void ipup_dropout_bwd_f32(int n, float p, uint64_t seed, uint64_t st
     ipup__dropout(n, p, seed, step, offset, dy, dx);
 }
 
-/* ---------------------------------------------------------------- optimizers */
+/* >>optimizers: SGD, momentum and Adam over a flat array */
+#ifdef IPUP__SIMD
+/* w -= lr * (g * scale); momentum: v = mu * v + g * scale, w -= lr * v (returns the count done) */
+static int ipup__sgd_simd(int n, float lr, float scale, float *w, const float *g) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
+        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), ipup__vmul(ipup__vset(lr), gs)));
+    }
+    return i;
+}
+static int ipup__momentum_simd(int n, float lr, float mu, float scale, float *w, float *v,
+                               const float *g) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
+        const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(mu), ipup__vld(v + i)), gs);
+        ipup__vst(v + i, vi);
+        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), ipup__vmul(ipup__vset(lr), vi)));
+    }
+    return i;
+}
+
+/* the scalar Adam, operation for operation, on vectors (returns the count done) */
+static int ipup__adam_simd(int n, float lr, float beta1, float beta2, float eps, float scale,
+                           float bc1, float bc2, float c1, float c2, float *w, float *m,
+                           float *v, const float *g) {
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
+        const ipup__v mi = ipup__vadd(ipup__vmul(ipup__vset(beta1), ipup__vld(m + i)),
+                                      ipup__vmul(ipup__vset(c1), gs));
+        const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(beta2), ipup__vld(v + i)),
+                                      ipup__vmul(ipup__vset(c2), ipup__vmul(gs, gs)));
+        const ipup__v mh = ipup__vdiv(mi, ipup__vset(bc1)), vh = ipup__vdiv(vi, ipup__vset(bc2));
+        const ipup__v step = ipup__vdiv(ipup__vmul(ipup__vset(lr), mh),
+                                        ipup__vadd(ipup__vsqrt(vh), ipup__vset(eps)));
+        ipup__vst(m + i, mi);
+        ipup__vst(v + i, vi);
+        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), step));
+    }
+    return i;
+}
+#endif /* IPUP__SIMD */
 
 IPUPIPE_DEF void ipup_sgd_f32(int n, float lr, float scale, float *w /* (n) */,
                               const float *g /* (n) */) {
@@ -2030,8 +2167,7 @@ IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float 
     }
 }
 
-/* ---------------------------------------------------------------- initialisers */
-
+/* >>init: the Glorot initialiser */
 IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
                                          uint64_t stream, float *w /* (n) */) {
     int i;

@@ -155,9 +155,9 @@ static int check_table(const ipup_table *t, const ipup_stage_map *sm) {
     memset(seen, 0, sizeof seen);
     for (i = 0; i < t->n_ops; i++) {
         const ipup_op *o = &t->ops[i];
-        int b = o->pad_[1] ? o->pad_[1] - 1 : 0;
+        int b = o->branch_plus1 ? o->branch_plus1 - 1 : 0;
         k = o->kind == IPUP_OP_F ? 0 : 1;
-        if (sm->n_dev[o->stage] == 1 && o->pad_[1] != 0) bad++;
+        if (sm->n_dev[o->stage] == 1 && o->branch_plus1 != 0) bad++;
         if (sm->dev[o->stage][b] != o->device) bad++;
         if (seen[k][o->stage][o->mb] && step[k][o->stage][o->mb] != o->step) bad++;
         if (seen[k][o->stage][o->mb] & (1 << b)) bad++;
@@ -437,12 +437,12 @@ TTEST(mutation_branch_structure) {
     } else TT_FAILF("device 3 is busy at step %d", g_mut[b1].step + 1);
     /* branch index beyond the stage's branches, and one on a plain stage: rule 1 */
     memcpy(g_mut, g_ops, sizeof(ipup_op) * (size_t)n);
-    g_mut[b1].pad_[1] = 3;
+    g_mut[b1].branch_plus1 = 3;
     TT_EQ_INT(mutate_verify(&t, n, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
     TT_EQ_INT(vi.rule, 1);
     TT_CONTAINS(msg, "is marked as branch 2, but stage 1 has 2 branches");
     memcpy(g_mut, g_ops, sizeof(ipup_op) * (size_t)n);
-    g_mut[plain].pad_[1] = 1;
+    g_mut[plain].branch_plus1 = 1;
     TT_EQ_INT(mutate_verify(&t, n, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
     TT_EQ_INT(vi.rule, 1);
     TT_CONTAINS(msg, "a plain stage: no branch index");
