@@ -5471,11 +5471,11 @@ typedef struct ipup__state_writer {
     size_t len;
     unsigned char buf[IPUP_STATE_CHUNK];
 } ipup__state_writer;
-static void ipup__writer_flush(ipup__state_writer *w) {
+static void ipup__save_flush(ipup__state_writer *w) {
     if (w->len && w->write && !w->failed && w->write(w->user, w->buf, w->len) != 0) w->failed = 1;
     w->len = 0;
 }
-static void ipup__writer_put(ipup__state_writer *w, const void *src, size_t n) {
+static void ipup__save_put(ipup__state_writer *w, const void *src, size_t n) {
     const unsigned char *p = (const unsigned char *)src;
     w->crc = ipup__crc32(w->crc, p, n);
     w->n += n;
@@ -5486,44 +5486,44 @@ static void ipup__writer_put(ipup__state_writer *w, const void *src, size_t n) {
         w->len += k;
         p += k;
         n -= k;
-        if (w->len == IPUP_STATE_CHUNK) ipup__writer_flush(w);
+        if (w->len == IPUP_STATE_CHUNK) ipup__save_flush(w);
     }
 }
-static void ipup__writer_u32(ipup__state_writer *w, uint32_t v) {
+static void ipup__save_u32(ipup__state_writer *w, uint32_t v) {
     unsigned char b[4];
     ipup__le32(b, v);
-    ipup__writer_put(w, b, 4);
+    ipup__save_put(w, b, 4);
 }
-static void ipup__writer_u8(ipup__state_writer *w, uint32_t v) {
+static void ipup__save_u8(ipup__state_writer *w, uint32_t v) {
     unsigned char b = (unsigned char)v;
-    ipup__writer_put(w, &b, 1);
+    ipup__save_put(w, &b, 1);
 }
 
 /* The descriptor: what decides the tensors and what their values mean. */
 static void ipup__st_desc(const ipup_emu *e, ipup__state_writer *w) {
     int32_t l, s;
-    ipup__writer_u32(w, (uint32_t)e->core.model.in_h);
-    ipup__writer_u32(w, (uint32_t)e->core.model.in_w);
-    ipup__writer_u32(w, (uint32_t)e->core.model.in_c);
-    ipup__writer_u32(w, (uint32_t)e->core.n_layers);
+    ipup__save_u32(w, (uint32_t)e->core.model.in_h);
+    ipup__save_u32(w, (uint32_t)e->core.model.in_w);
+    ipup__save_u32(w, (uint32_t)e->core.model.in_c);
+    ipup__save_u32(w, (uint32_t)e->core.n_layers);
     for (l = 0; l < e->core.n_layers; l++) {
         const ipup_layer *L = &e->core.model.layers[l];
         size_t n = 0;
         while (L->id[n]) n++;
-        ipup__writer_u8(w, (uint32_t)L->kind);
-        ipup__writer_u32(w, (uint32_t)L->units);
-        ipup__writer_u8(w, (uint32_t)n);
-        ipup__writer_put(w, L->id, n);
+        ipup__save_u8(w, (uint32_t)L->kind);
+        ipup__save_u32(w, (uint32_t)L->units);
+        ipup__save_u8(w, (uint32_t)n);
+        ipup__save_put(w, L->id, n);
     }
-    ipup__writer_u32(w, (uint32_t)e->core.cfg.opt.kind);
+    ipup__save_u32(w, (uint32_t)e->core.cfg.opt.kind);
     if (e->core.cfg.opt.kind == IPUP_OPT_MOMENTUM)
-        ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.momentum));
+        ipup__save_u32(w, ipup__fbits(e->core.cfg.opt.momentum));
     if (e->core.cfg.opt.kind == IPUP_OPT_ADAM) {
-        ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.beta1));
-        ipup__writer_u32(w, ipup__fbits(e->core.cfg.opt.beta2));
+        ipup__save_u32(w, ipup__fbits(e->core.cfg.opt.beta1));
+        ipup__save_u32(w, ipup__fbits(e->core.cfg.opt.beta2));
     }
-    ipup__writer_u32(w, (uint32_t)e->core.S);
-    for (s = 0; s < e->core.S; s++) ipup__writer_u32(w, (uint32_t)e->core.stages[s].first);
+    ipup__save_u32(w, (uint32_t)e->core.S);
+    for (s = 0; s < e->core.S; s++) ipup__save_u32(w, (uint32_t)e->core.stages[s].first);
 }
 
 /* The tensor records; their values only counted when w only counts. */
@@ -5534,13 +5534,13 @@ static void ipup__st_records(const ipup_emu *e, ipup__state_writer *w) {
         size_t L = 0;
         ipup_tensor_get((ipup_emu *)(uintptr_t)e, i, &ti);
         while (ti.name[L]) L++;
-        ipup__writer_u8(w, (uint32_t)L);
-        ipup__writer_put(w, ti.name, L);
-        ipup__writer_u8(w, ti.kind == IPUP_TENSOR_PARAM ? 0u : 1u);
-        ipup__writer_u8(w, (uint32_t)ti.ndim);
-        for (d = 0; d < ti.ndim; d++) ipup__writer_u32(w, (uint32_t)ti.shape[d]);
+        ipup__save_u8(w, (uint32_t)L);
+        ipup__save_put(w, ti.name, L);
+        ipup__save_u8(w, ti.kind == IPUP_TENSOR_PARAM ? 0u : 1u);
+        ipup__save_u8(w, (uint32_t)ti.ndim);
+        for (d = 0; d < ti.ndim; d++) ipup__save_u32(w, (uint32_t)ti.shape[d]);
         if (!w->write) { w->n += 4u * (uint64_t)ti.n; continue; }
-        for (j = 0; j < ti.n && !w->failed; j++) ipup__writer_u32(w, ipup__fbits(ti.data[j]));
+        for (j = 0; j < ti.n && !w->failed; j++) ipup__save_u32(w, ipup__fbits(ti.data[j]));
     }
 }
 
@@ -5586,11 +5586,11 @@ IPUPIPE_DEF int ipup_state_save(ipup_emu *e, ipup_write_fn write, void *user) {
     ipup__le32(h + 36, (uint32_t)D);
     ipup__le32(h + 40, (uint32_t)ipup_tensor_count(e));
     w.write = write; w.user = user; w.n = 0; w.crc = 0xFFFFFFFFu; w.failed = 0; w.len = 0;
-    ipup__writer_put(&w, h, sizeof h);
+    ipup__save_put(&w, h, sizeof h);
     ipup__st_desc(e, &w);
     ipup__st_records(e, &w);
-    ipup__writer_u32(&w, w.crc ^ 0xFFFFFFFFu);
-    ipup__writer_flush(&w);
+    ipup__save_u32(&w, w.crc ^ 0xFFFFFFFFu);
+    ipup__save_flush(&w);
     if (w.failed)
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_IO,
                           "ipup_state_save: the write callback failed (%llu of %llu bytes "
@@ -5611,7 +5611,7 @@ typedef struct ipup__state_reader {
     size_t pos, len;
     unsigned char buf[IPUP_STATE_CHUNK];
 } ipup__state_reader;
-static void ipup__reader_init(ipup__state_reader *r, ipup_read_fn read, void *user, uint64_t end) {
+static void ipup__load_init(ipup__state_reader *r, ipup_read_fn read, void *user, uint64_t end) {
     r->read = read;
     r->user = user;
     r->at = 0;
@@ -5622,7 +5622,7 @@ static void ipup__reader_init(ipup__state_reader *r, ipup_read_fn read, void *us
 }
 /* n bytes into dst (NULL: skipped, still in the CRC): 0, or -1 (r->rc: the read's code,
    IPUP_STATE_END also when the structure runs past end) */
-static int ipup__reader_get(ipup__state_reader *r, void *dst, size_t n) {
+static int ipup__load_get(ipup__state_reader *r, void *dst, size_t n) {
     unsigned char *p = (unsigned char *)dst;
     while (n) {
         size_t k;
@@ -5645,7 +5645,7 @@ static int ipup__reader_get(ipup__state_reader *r, void *dst, size_t n) {
     return 0;
 }
 /* the message of a failed read at what */
-static int ipup__reader_fail(ipup_emu *e, const ipup__state_reader *r, const char *what) {
+static int ipup__load_fail(ipup_emu *e, const ipup__state_reader *r, const char *what) {
     if (r->rc == IPUP_STATE_END)
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
                           "ipup_state_load: the stream is truncated: it ends in %s, before byte "
@@ -5672,8 +5672,8 @@ static int ipup__st_integrity(ipup_emu *e, ipup_read_fn read, void *user, uint64
     ipup__state_reader r;
     unsigned char h[IPUP__ST_HEAD], b[4];
     uint32_t v, crc;
-    ipup__reader_init(&r, read, user, IPUP__ST_HEAD);
-    if (ipup__reader_get(&r, h, sizeof h) != 0) return ipup__reader_fail(e, &r, "the header");
+    ipup__load_init(&r, read, user, IPUP__ST_HEAD);
+    if (ipup__load_get(&r, h, sizeof h) != 0) return ipup__load_fail(e, &r, "the header");
     if (!ipup__st_magic(h))
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
                           "ipup_state_load: not an ipupipe state: the magic is not IPUPSTAT "
@@ -5691,11 +5691,11 @@ static int ipup__st_integrity(ipup_emu *e, ipup_read_fn read, void *user, uint64
                           "reserved fields %u and %u)",
                           (unsigned long long)*total, (long long)ipup__get64(h + 24),
                           (unsigned)ipup__get32(h + 12), (unsigned)ipup__get32(h + 44));
-    ipup__reader_init(&r, read, user, *total);
-    if (ipup__reader_get(&r, NULL, (size_t)(*total - 4u)) != 0)
-        return ipup__reader_fail(e, &r, "the body");
+    ipup__load_init(&r, read, user, *total);
+    if (ipup__load_get(&r, NULL, (size_t)(*total - 4u)) != 0)
+        return ipup__load_fail(e, &r, "the body");
     crc = *body_crc = r.crc ^ 0xFFFFFFFFu;
-    if (ipup__reader_get(&r, b, 4) != 0) return ipup__reader_fail(e, &r, "the CRC-32");
+    if (ipup__load_get(&r, b, 4) != 0) return ipup__load_fail(e, &r, "the CRC-32");
     if (ipup__get32(b) != crc)
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
                           "ipup_state_load: the CRC-32 is %08x in the "
@@ -5742,7 +5742,7 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__state_reader *r) {
     unsigned char b[16];
     char what[300], fa[80], fb[80], id[IPUP_ID_MAX];
     uint32_t l, kind, units, L;
-    if (ipup__reader_get(r, b, 16) != 0) return ipup__reader_fail(e, r, "the descriptor");
+    if (ipup__load_get(r, b, 16) != 0) return ipup__load_fail(e, r, "the descriptor");
     if (ipup__get32(b) != (uint32_t)e->core.model.in_h ||
         ipup__get32(b + 4) != (uint32_t)e->core.model.in_w ||
         ipup__get32(b + 8) != (uint32_t)e->core.model.in_c) {
@@ -5760,13 +5760,13 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__state_reader *r) {
     }
     for (l = 0; l < (uint32_t)e->core.n_layers; l++) {
         const ipup_layer *Ly = &e->core.model.layers[l];
-        if (ipup__reader_get(r, b, 6) != 0) return ipup__reader_fail(e, r, "the descriptor");
+        if (ipup__load_get(r, b, 6) != 0) return ipup__load_fail(e, r, "the descriptor");
         kind = b[0];
         units = ipup__get32(b + 1);
         L = b[5];
         if (L == 0 || L >= IPUP_ID_MAX)
             return ipup__st_damaged(e, "a layer id of the descriptor has a bad length");
-        if (ipup__reader_get(r, id, L) != 0) return ipup__reader_fail(e, r, "the descriptor");
+        if (ipup__load_get(r, id, L) != 0) return ipup__load_fail(e, r, "the descriptor");
         if (!ipup__st_printable(id, L))
             return ipup__st_damaged(e, "a layer id of the descriptor is not printable");
         id[L] = 0;
@@ -5788,7 +5788,7 @@ static int ipup__st_cmp_train(ipup_emu *e, ipup__state_reader *r) {
     char what[300], na[48], nb[48];
     const ipup_optimizer *o = &e->core.cfg.opt;
     uint32_t k, s, n;
-    if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
+    if (ipup__load_get(r, b, 4) != 0) return ipup__load_fail(e, r, "the descriptor");
     if ((k = ipup__get32(b)) != (uint32_t)o->kind) {
         ipup_snprintf(what, sizeof what, "the optimizer is %s in the file, %s in this emulator",
                       ipup__opt_name(k), ipup__opt_name((uint32_t)o->kind));
@@ -5797,7 +5797,7 @@ static int ipup__st_cmp_train(ipup_emu *e, ipup__state_reader *r) {
     n = k == IPUP_OPT_MOMENTUM ? 1u : k == IPUP_OPT_ADAM ? 2u : 0u;
     for (s = 0; s < n; s++) {
         float want = k == IPUP_OPT_MOMENTUM ? o->momentum : s == 0 ? o->beta1 : o->beta2;
-        if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
+        if (ipup__load_get(r, b, 4) != 0) return ipup__load_fail(e, r, "the descriptor");
         if (ipup__get32(b) != ipup__fbits(want)) {
             ipup_snprintf(what, sizeof what,
                           "the optimizer's %s is %s in the file, %s in this emulator",
@@ -5809,7 +5809,7 @@ static int ipup__st_cmp_train(ipup_emu *e, ipup__state_reader *r) {
             return ipup__st_mismatch(e, what);
         }
     }
-    if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
+    if (ipup__load_get(r, b, 4) != 0) return ipup__load_fail(e, r, "the descriptor");
     if ((n = ipup__get32(b)) != (uint32_t)e->core.S) {
         ipup_snprintf(what, sizeof what,
                       "the layers are split into %u stages in the file, %d in this emulator",
@@ -5817,7 +5817,7 @@ static int ipup__st_cmp_train(ipup_emu *e, ipup__state_reader *r) {
         return ipup__st_mismatch(e, what);
     }
     for (s = 0; s < n; s++) {
-        if (ipup__reader_get(r, b, 4) != 0) return ipup__reader_fail(e, r, "the descriptor");
+        if (ipup__load_get(r, b, 4) != 0) return ipup__load_fail(e, r, "the descriptor");
         if (ipup__get32(b) != (uint32_t)e->core.stages[s].first) {
             ipup_snprintf(what, sizeof what,
                           "stage %u begins at layer %u in the "
@@ -5838,8 +5838,8 @@ static int ipup__st_values(ipup_emu *e, ipup__state_reader *r, const ipup_tensor
     int32_t j = 0, k, c;
     while (j < ti->n) {
         c = ti->n - j < 64 ? ti->n - j : 64;
-        if (ipup__reader_get(r, b, 4 * (size_t)c) != 0)
-            return ipup__reader_fail(e, r, "a tensor's values");
+        if (ipup__load_get(r, b, 4 * (size_t)c) != 0)
+            return ipup__load_fail(e, r, "a tensor's values");
         for (k = 0; k < c; k++, j++) {
             float v = ipup__bitsf(ipup__get32(b + 4 * k));
             if (apply) ti->data[j] = v;
@@ -5880,19 +5880,19 @@ static int ipup__st_cmp_record(ipup_emu *e, ipup__state_reader *r, int32_t i,
     char name[IPUP_TENSOR_NAME_MAX], what[600], sa[64], sb[64], hint[192];
     uint32_t L, kind, rank, d, dims[4], mine[4];
     int differ;
-    if (ipup__reader_get(r, b, 1) != 0) return ipup__reader_fail(e, r, "a tensor record");
+    if (ipup__load_get(r, b, 1) != 0) return ipup__load_fail(e, r, "a tensor record");
     if ((L = b[0]) == 0 || L >= IPUP_TENSOR_NAME_MAX)
         return ipup__st_damaged(e, "a tensor name has a bad length");
-    if (ipup__reader_get(r, name, L) != 0 || ipup__reader_get(r, b, 2) != 0)
-        return ipup__reader_fail(e, r, "a tensor record");
+    if (ipup__load_get(r, name, L) != 0 || ipup__load_get(r, b, 2) != 0)
+        return ipup__load_fail(e, r, "a tensor record");
     if (!ipup__st_printable(name, L)) return ipup__st_damaged(e, "a tensor name is not printable");
     name[L] = 0;
     kind = b[0];
     rank = b[1];
     if (kind > 1 || rank < 1 || rank > 4)
         return ipup__st_damaged(e, "a tensor record has a bad kind or rank");
-    if (ipup__reader_get(r, b, 4 * (size_t)rank) != 0)
-        return ipup__reader_fail(e, r, "a tensor record");
+    if (ipup__load_get(r, b, 4 * (size_t)rank) != 0)
+        return ipup__load_fail(e, r, "a tensor record");
     differ = !ipup__id_eq(name, ti->name) || kind != (ti->kind == IPUP_TENSOR_PARAM ? 0u : 1u) ||
              rank != (uint32_t)ti->ndim;
     for (d = 0; d < 4; d++) {
@@ -5922,8 +5922,8 @@ static int ipup__st_walk(ipup_emu *e, ipup_read_fn read, void *user, uint64_t to
     int32_t ne = ipup_tensor_count(e);
     uint64_t D = ipup__st_desc_bytes(e, &fp), used;
     int rc;
-    ipup__reader_init(&r, read, user, total - 4u);
-    if (ipup__reader_get(&r, h, sizeof h) != 0) return ipup__reader_fail(e, &r, "the header");
+    ipup__load_init(&r, read, user, total - 4u);
+    if (ipup__load_get(&r, h, sizeof h) != 0) return ipup__load_fail(e, &r, "the header");
     if ((rc = ipup__st_cmp_model(e, &r)) != IPUP_OK || (rc = ipup__st_cmp_train(e, &r)) != IPUP_OK)
         return rc;
     if (ipup__get32(h + 36) != (uint32_t)D || ipup__get32(h + 32) != fp)

@@ -450,7 +450,7 @@ static void *ipup__mpi_peek(void *user, ipup_ring *ring) {
     ipup__mpi_ring *x = ipup__mpi_ring_of(m, ring);
     uint32_t slot;
     if (!x || !x->consumer || x->got >= x->posted) {
-        ipup_snprintf(m->e->msg, sizeof m->e->msg,
+        ipup_snprintf(m->e->core.msg, sizeof m->e->core.msg,
                       "rank %d: a ring ran empty with no message expected from another rank (a bug "
                       "of the MPI runner or the table)",
                       m->rank);
@@ -467,7 +467,7 @@ static void *ipup__mpi_reserve(void *user, ipup_ring *ring) {
     ipup_mpi *m = (ipup_mpi *)user;
     ipup__mpi_ring *x = ipup__mpi_ring_of(m, ring);
     if (!x || x->consumer || x->freed >= x->sent) {
-        ipup_snprintf(m->e->msg, sizeof m->e->msg,
+        ipup_snprintf(m->e->core.msg, sizeof m->e->core.msg,
                       "rank %d: a ring is full with no message in flight (a bug of the MPI runner "
                       "or the table)",
                       m->rank);
@@ -492,7 +492,7 @@ static void ipup__mpi_release(void *user, ipup_ring *ring) {
     ipup__mpi_ring *x = ipup__mpi_ring_of(m, ring);
     if (!x || !x->consumer) return;
     /* the slot just freed takes the next receive: messages match receives in posting order */
-    if (x->posted < (uint32_t)m->e->M) {
+    if (x->posted < (uint32_t)m->e->core.M) {
         IPUP__MPI(MPI_Start(&x->req[(x->base + x->posted) & ring->mask]));
         x->posted++;
     }
@@ -507,7 +507,7 @@ static int ipup__mpi_step_begin(void *user, int64_t step) {
         x->base = ipup__mpi_next_slot(x->ring);
         x->posted = x->got = x->sent = x->freed = 0;
         if (!x->consumer) continue;
-        while (x->posted < x->ring->cap && x->posted < (uint32_t)m->e->M) {
+        while (x->posted < x->ring->cap && x->posted < (uint32_t)m->e->core.M) {
             IPUP__MPI(MPI_Start(&x->req[(x->base + x->posted) & x->ring->mask]));
             x->posted++;
         }
@@ -525,7 +525,8 @@ static int ipup__mpi_step_end(void *user, int64_t step, int32_t k) {
     ipup_mpi *m = (ipup_mpi *)user;
     ipup_emu *e = m->e;
     int i, q, r;
-    size_t err_bytes = sizeof(ipup__ipu_err), rec_bytes = (size_t)e->M * sizeof(ipup_outfeed_rec);
+    size_t err_bytes = sizeof(ipup__ipu_err);
+    size_t rec_bytes = (size_t)e->core.M * sizeof(ipup_outfeed_rec);
     uint8_t *my_block = m->xchg + (size_t)m->rank * (size_t)m->xchg_bytes;
     for (i = 0; i < m->n_rings; i++) {
         ipup__mpi_ring *x = &m->rings[i];
@@ -535,17 +536,19 @@ static int ipup__mpi_step_end(void *user, int64_t step, int32_t k) {
             ipup_ring_release(x->ring);
         }
     }
-    IPUPIPE_MEMCPY(my_block, &e->err[step & 1][m->rank], err_bytes);
+    IPUPIPE_MEMCPY(my_block, &e->ipu_errors[step & 1][m->rank], err_bytes);
     IPUPIPE_MEMCPY(my_block + err_bytes,
-                   &e->recs[((size_t)k * (size_t)e->R + (size_t)m->replica) * (size_t)e->M],
+                   &e->records[((size_t)k * (size_t)e->core.R + (size_t)m->replica)
+                               * (size_t)e->core.M],
                    rec_bytes);
     IPUP__MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_BYTE, m->xchg, m->xchg_bytes, MPI_BYTE, m->comm));
     for (q = 0; q < m->size; q++)
-        IPUPIPE_MEMCPY(&e->err[step & 1][q], m->xchg + (size_t)q * (size_t)m->xchg_bytes,
+        IPUPIPE_MEMCPY(&e->ipu_errors[step & 1][q], m->xchg + (size_t)q * (size_t)m->xchg_bytes,
                        err_bytes);
-    for (r = 0; r < e->R; r++) {
-        q = r * e->P + e->st[e->S - 1].device; /* the rank of replica r's last stage */
-        IPUPIPE_MEMCPY(&e->recs[((size_t)k * (size_t)e->R + (size_t)r) * (size_t)e->M],
+    for (r = 0; r < e->core.R; r++) {
+        /* the rank of replica r's last stage */
+        q = r * e->core.P + e->core.stages[e->core.S - 1].device;
+        IPUPIPE_MEMCPY(&e->records[((size_t)k * (size_t)e->core.R + (size_t)r) * (size_t)e->core.M],
                        m->xchg + (size_t)q * (size_t)m->xchg_bytes + err_bytes, rec_bytes);
     }
     return IPUP_OK;
@@ -557,7 +560,7 @@ static void ipup__mpi_add_ring(ipup_mpi *m, int dir, int32_t s, int consumer, in
     ipup__mpi_ring *x = &m->rings[m->n_rings];
     uint32_t i;
     x->ring = dir ? &e->bwd[m->replica][s] : &e->fwd[m->replica][s];
-    x->peer = m->replica * e->P + e->st[other_stage].device;
+    x->peer = m->replica * e->core.P + e->core.stages[other_stage].device;
     x->tag = IPUP__MPI_TAG_RING + dir * IPUP_MAX_LAYERS + s;
     x->consumer = consumer;
     for (i = 0; i < x->ring->cap; i++) {
@@ -575,14 +578,14 @@ static void ipup__mpi_rings(ipup_mpi *m) {
     ipup_emu *e = m->e;
     int32_t s, d = m->device;
     IPUPIPE_MEMSET(m->ring_index, -1, sizeof m->ring_index);
-    for (s = 0; s < e->S; s++) {
-        if (s > 0 && e->st[s].device == d && e->st[s - 1].device != d)
+    for (s = 0; s < e->core.S; s++) {
+        if (s > 0 && e->core.stages[s].device == d && e->core.stages[s - 1].device != d)
             ipup__mpi_add_ring(m, 0, s, 1, s - 1);
-        if (s > 0 && e->st[s - 1].device == d && e->st[s].device != d)
+        if (s > 0 && e->core.stages[s - 1].device == d && e->core.stages[s].device != d)
             ipup__mpi_add_ring(m, 0, s, 0, s);
-        if (s < e->S - 1 && e->st[s].device == d && e->st[s + 1].device != d)
+        if (s < e->core.S - 1 && e->core.stages[s].device == d && e->core.stages[s + 1].device != d)
             ipup__mpi_add_ring(m, 1, s, 1, s + 1);
-        if (s < e->S - 1 && e->st[s + 1].device == d && e->st[s].device != d)
+        if (s < e->core.S - 1 && e->core.stages[s + 1].device == d && e->core.stages[s].device != d)
             ipup__mpi_add_ring(m, 1, s, 0, s);
     }
 }
@@ -593,30 +596,35 @@ static uint64_t ipup__mpi_fingerprint(const ipup_emu *e, uint64_t app) {
     int32_t shape[8], i, s;
     uint64_t h = ipup_mpi_hash(0, &app, sizeof app);
     float opt[5];
-    shape[0] = e->S; shape[1] = e->P; shape[2] = e->R; shape[3] = e->M; shape[4] = e->B;
-    shape[5] = e->n_layers;
-    shape[6] = (int32_t)e->cfg.opt.kind; shape[7] = e->cfg.recompute * 2 + e->cfg.offload;
+    shape[0] = e->core.S; shape[1] = e->core.P; shape[2] = e->core.R; shape[3] = e->core.M;
+    shape[4] = e->core.B;
+    shape[5] = e->core.n_layers;
+    shape[6] = (int32_t)e->core.cfg.opt.kind;
+    shape[7] = e->core.cfg.recompute * 2 + e->core.cfg.offload;
     h = ipup_mpi_hash(h, shape, sizeof shape);
-    opt[0] = e->cfg.opt.lr; opt[1] = e->cfg.opt.momentum; opt[2] = e->cfg.opt.beta1;
-    opt[3] = e->cfg.opt.beta2; opt[4] = e->cfg.opt.eps;
+    opt[0] = e->core.cfg.opt.lr; opt[1] = e->core.cfg.opt.momentum; opt[2] = e->core.cfg.opt.beta1;
+    opt[3] = e->core.cfg.opt.beta2; opt[4] = e->core.cfg.opt.eps;
     h = ipup_mpi_hash(h, opt, sizeof opt);
     h = ipup_mpi_hash(h, &e->step, sizeof e->step);
-    h = ipup_mpi_hash(h, &e->cfg.seed, sizeof e->cfg.seed);
-    for (i = 0; i < e->table.n_ops; i++) {
+    h = ipup_mpi_hash(h, &e->core.cfg.seed, sizeof e->core.cfg.seed);
+    for (i = 0; i < e->core.table.n_ops; i++) {
         int32_t w[5];
-        w[0] = e->ops[i].step; w[1] = e->ops[i].mb; w[2] = e->ops[i].stage; w[3] = e->ops[i].device;
-        w[4] = e->ops[i].kind;
+        w[0] = e->core.ops[i].step; w[1] = e->core.ops[i].mb; w[2] = e->core.ops[i].stage;
+        w[3] = e->core.ops[i].device;
+        w[4] = e->core.ops[i].kind;
         h = ipup_mpi_hash(h, w, sizeof w);
     }
-    for (s = 0; s < e->S; s++) {
+    for (s = 0; s < e->core.S; s++) {
         int32_t w[4];
-        w[0] = e->st[s].first; w[1] = e->st[s].last; w[2] = e->st[s].device; w[3] = e->cn[s];
+        w[0] = e->core.stages[s].first; w[1] = e->core.stages[s].last;
+        w[2] = e->core.stages[s].device; w[3] = e->core.n_branches[s];
         h = ipup_mpi_hash(h, w, sizeof w);
         /* a concurrent stage's weights are in its lanes: refused after the check */
-        if (e->cn[s] > 1) continue;
-        h = ipup_mpi_hash(h, e->srt[0][s].params, e->st[s].n_params * sizeof(float));
-        if (e->st[s].n_state)
-            h = ipup_mpi_hash(h, e->srt[0][s].state, e->st[s].n_state * sizeof(float));
+        if (e->core.n_branches[s] > 1) continue;
+        h = ipup_mpi_hash(h, e->stage_rt[0][s].params, e->core.stages[s].n_params * sizeof(float));
+        if (e->core.stages[s].n_state)
+            h = ipup_mpi_hash(h, e->stage_rt[0][s].state,
+                              e->core.stages[s].n_state * sizeof(float));
     }
     return h;
 }
@@ -627,36 +635,36 @@ static int ipup__mpi_agree(ipup_mpi *m) {
     uint64_t all[2 * IPUP_MAX_IPUS + 2], mine[2];
     int q;
     mine[0] = m->fingerprint;
-    mine[1] = (uint64_t)e->nipus;
+    mine[1] = (uint64_t)e->core.n_ipus;
     if (m->size > IPUP_MAX_IPUS)
         return ipup__fail(
-            e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+            e->core.msg, sizeof e->core.msg, IPUP_ERR_CONFIG,
             "mpirun started %d ranks; the MPI runner takes at most IPUP_MAX_IPUS (%d)", m->size,
             (int)IPUP_MAX_IPUS);
     IPUP__MPI(MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, m->comm));
     for (q = 0; q < m->size; q++) {
         if (all[2 * q + 1] != (uint64_t)m->size)
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+            return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CONFIG,
                               "rank %d's configuration has %d IPUs (replicas x IPUs per replica) "
                               "but mpirun started %d ranks; run mpirun -np %d, one rank per IPU",
                               q, (int)all[2 * q + 1], m->size, (int)all[2 * q + 1]);
         if (all[2 * q] != all[0])
             return ipup__fail(
-                e->msg, sizeof e->msg, IPUP_ERR_MISMATCH,
+                e->core.msg, sizeof e->core.msg, IPUP_ERR_MISMATCH,
                 "rank %d's configuration differs from rank 0's (fingerprint %016llx, rank 0 "
                 "%016llx: model, schedule, stages, replicas, batch, optimizer, seed, weights or "
                 "options); start every rank with the same command and files",
                 q, (unsigned long long)all[2 * q], (unsigned long long)all[0]);
     }
-    if (e->M > IPUP_MPI_MAX_MB)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+    if (e->core.M > IPUP_MPI_MAX_MB)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CAPACITY,
                           "%d micro-batches per step; the MPI runner takes at most IPUP_MPI_MAX_MB "
                           "(%d): define it larger before including ipupipe_mpi.h",
-                          (int)e->M, (int)IPUP_MPI_MAX_MB);
-    for (q = 0; q < e->S; q++)
+                          (int)e->core.M, (int)IPUP_MPI_MAX_MB);
+    for (q = 0; q < e->core.S; q++)
         if ((q > 0 && e->fwd[0][q].cap > IPUP_MPI_MAX_SLOTS) ||
-            (q < e->S - 1 && e->bwd[0][q].cap > IPUP_MPI_MAX_SLOTS))
-            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
+            (q < e->core.S - 1 && e->bwd[0][q].cap > IPUP_MPI_MAX_SLOTS))
+            return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CAPACITY,
                               "a ring of stage %d has more than IPUP_MPI_MAX_SLOTS (%d) slots: "
                               "define it larger before including ipupipe_mpi.h",
                               (int)q, (int)IPUP_MPI_MAX_SLOTS);
@@ -670,14 +678,16 @@ static int ipup__mpi_setup_sum(ipup_mpi *m) {
     int n_bufs = 0, rc, algo;
     int32_t s;
     IPUP__MPI(MPI_Comm_split(m->comm, m->device, m->replica, &m->dev_comm));
-    for (s = 0; s < e->S; s++) {
-        if (e->st[s].device != m->device || e->st[s].n_grads == 0) continue;
-        bufs[n_bufs] = e->srt[m->replica][s].grads;
-        ns[n_bufs++] = e->st[s].n_grads; /* the trained layers' part (frozen layers have none) */
+    for (s = 0; s < e->core.S; s++) {
+        if (e->core.stages[s].device != m->device || e->core.stages[s].n_grads == 0) continue;
+        bufs[n_bufs] = e->stage_rt[m->replica][s].grads;
+        /* the trained layers' part (frozen layers have none) */
+        ns[n_bufs++] = e->core.stages[s].n_grads;
     }
     /* more replicas than the scatter's staging takes: the chain, which stages one rank */
-    algo = e->R <= IPUP_MPI_MAX_PEERS + 1 ? IPUP_MPI_SUM_SCATTER : IPUP_MPI_SUM_CHAIN;
-    rc = ipup_mpi_sum_init(&m->sum, m->dev_comm, algo, n_bufs, bufs, ns, e->msg, sizeof e->msg);
+    algo = e->core.R <= IPUP_MPI_MAX_PEERS + 1 ? IPUP_MPI_SUM_SCATTER : IPUP_MPI_SUM_CHAIN;
+    rc = ipup_mpi_sum_init(&m->sum, m->dev_comm, algo, n_bufs, bufs, ns, e->core.msg,
+                           sizeof e->core.msg);
     /* every rank of a device has the same chunks: the verdict is the same on all of them */
     return rc;
 }
@@ -692,20 +702,21 @@ IPUPIPE_DEF int ipup_mpi_init(ipup_mpi *m, ipup_emu *e, MPI_Comm comm, uint64_t 
     IPUP__MPI(MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN));
     IPUP__MPI(MPI_Comm_rank(m->comm, &m->rank));
     IPUP__MPI(MPI_Comm_size(m->comm, &m->size));
-    if (e->cfg.runner != IPUP_RUNNER_COOP)
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+    if (e->core.cfg.runner != IPUP_RUNNER_COOP)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CONFIG,
                           "the MPI runner needs an emulator initialised with the cooperative "
                           "runner (runner = IPUP_RUNNER_COOP)");
     m->fingerprint = ipup__mpi_fingerprint(e, app_fingerprint);
     if ((rc = ipup__mpi_agree(m)) != IPUP_OK) return rc;
-    if (e->conc) /* the same verdict on every rank: they agree on the configuration */
-        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+    /* the same verdict on every rank: they agree on the configuration */
+    if (e->core.has_concurrent)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_UNSUPPORTED,
                           "the model has concurrent stages (cfg.concurrent, a map such as "
                           "0,[1,2],2), whose branch rings the MPI runner does not carry; give each "
                           "stage one IPU, or use the cooperative or threaded runner");
-    m->replica = m->rank / e->P;
-    m->device = m->rank % e->P;
-    m->xchg_bytes = (int)(sizeof(ipup__ipu_err) + (size_t)e->M * sizeof(ipup_outfeed_rec));
+    m->replica = m->rank / e->core.P;
+    m->device = m->rank % e->core.P;
+    m->xchg_bytes = (int)(sizeof(ipup__ipu_err) + (size_t)e->core.M * sizeof(ipup_outfeed_rec));
     ipup__mpi_rings(m);
     if ((rc = ipup__mpi_setup_sum(m)) != IPUP_OK) return rc;
     m->transport.user = m;
@@ -723,14 +734,16 @@ IPUPIPE_DEF int ipup_mpi_init(ipup_mpi *m, ipup_emu *e, MPI_Comm comm, uint64_t 
 IPUPIPE_DEF int ipup_mpi_share_state(ipup_mpi *m) {
     ipup_emu *e = m->e;
     int32_t s;
-    for (s = 0; s < e->S; s++) {
-        int owner = e->st[s].device; /* replica 0, device of stage s */
-        if (e->st[s].n_params)
+    for (s = 0; s < e->core.S; s++) {
+        int owner = e->core.stages[s].device; /* replica 0, device of stage s */
+        if (e->core.stages[s].n_params)
             IPUP__MPI(
-                MPI_Bcast(e->srt[0][s].params, (int)e->st[s].n_params, MPI_FLOAT, owner, m->comm));
-        if (e->st[s].n_state)
+                MPI_Bcast(e->stage_rt[0][s].params, (int)e->core.stages[s].n_params, MPI_FLOAT,
+                          owner, m->comm));
+        if (e->core.stages[s].n_state)
             IPUP__MPI(
-                MPI_Bcast(e->srt[0][s].state, (int)e->st[s].n_state, MPI_FLOAT, owner, m->comm));
+                MPI_Bcast(e->stage_rt[0][s].state, (int)e->core.stages[s].n_state, MPI_FLOAT,
+                          owner, m->comm));
     }
     return IPUP_OK;
 }

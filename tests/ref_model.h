@@ -66,7 +66,7 @@ static inline void ref_load(ref_model *R, ipup_emu *e) {
    gradients and optimizer state zeroed. */
 static inline void ref_begin(ref_model *R, const ipup_config *c, ipup_emu *e) {
     ref_set_model(R, c->model);
-    R->opt = e->cfg.opt;
+    R->opt = e->core.cfg.opt;
     R->seed = c->seed;
     R->B = c->microbatch;
     R->M = c->microbatches;

@@ -314,8 +314,8 @@ TTEST(replication) {
     TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
     n = snapshot(&g_emu, a, 8192);
     /* replica 1 holds the same weights as replica 0 (same update on the same sums) */
-    for (i = 0; i < (size_t)g_emu.S; i++)
-        TT_CHECK(memcmp(g_emu.srt[0][i].params, g_emu.srt[1][i].params, g_emu.st[i].n_params * sizeof(float)) == 0);
+    for (i = 0; i < (size_t)g_emu.core.S; i++)
+        TT_CHECK(memcmp(g_emu.stage_rt[0][i].params, g_emu.stage_rt[1][i].params, g_emu.core.stages[i].n_params * sizeof(float)) == 0);
     ipup_shutdown(&g_emu);
     c.runner = IPUP_RUNNER_COOP;
     rc = ipup_init(&g_emu, &c);

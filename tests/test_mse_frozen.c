@@ -145,7 +145,7 @@ static int frozen_moved(ipup_emu *e, int *trained_still) {
         ipup_tensor_get(e, i, &t);
         if (t.kind != IPUP_TENSOR_PARAM || t.ndim == 1) continue;
         same = memcmp(g_init_w[t.layer], t.data, (size_t)t.n * sizeof(float)) == 0;
-        if (e->model.layers[t.layer].frozen) moved += !same;
+        if (e->core.model.layers[t.layer].frozen) moved += !same;
         else *trained_still += same;
     }
     return moved;
@@ -508,16 +508,16 @@ TTEST(frozen_flops_and_cost) {
     c.stages = 2;
     c.split = split;
     if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.400s", ipup_last_error(&g_emu)); return; }
-    TT_CHECK(g_emu.st[0].flops_w > 0);
-    t_full = g_emu.step_s;
+    TT_CHECK(g_emu.core.stages[0].flops_w > 0);
+    t_full = g_emu.step_seconds;
     ipup_shutdown(&g_emu);
     c.model = &g_frz_cnn;
     if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.400s", ipup_last_error(&g_emu)); return; }
-    TT_EQ_INT(g_emu.st[0].flops_w, 0);
-    TT_EQ_INT(g_emu.st[0].flops_i, 0); /* nothing before the conv trains: no input gradient */
-    TT_EQ_INT(g_emu.st[0].n_grads, 0);
-    TT_EQ_INT(g_emu.lay[0].e_off, -1); /* its input is not stashed */
-    t_frozen = g_emu.step_s;
+    TT_EQ_INT(g_emu.core.stages[0].flops_w, 0);
+    TT_EQ_INT(g_emu.core.stages[0].flops_i, 0); /* nothing before the conv trains: no input gradient */
+    TT_EQ_INT(g_emu.core.stages[0].n_grads, 0);
+    TT_EQ_INT(g_emu.core.layers[0].stash_off, -1); /* its input is not stashed */
+    t_frozen = g_emu.step_seconds;
     TT_CHECK_MSG(t_frozen < t_full, "simulated step: frozen %g s, trained %g s", t_frozen, t_full);
     ipup_shutdown(&g_emu);
 }

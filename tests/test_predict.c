@@ -88,7 +88,7 @@ static int check_predict(const ipup_model_desc *md, int32_t n, const char *what)
     memset(g_cls, 0xff, sizeof g_cls);
     ref_set_model(&g_ref, md);
     ref_load(&g_ref, &g_emu);
-    ref_predict(g_emu.B, n, g_x, g_ref_out, g_ref_cls);
+    ref_predict(g_emu.core.B, n, g_x, g_ref_out, g_ref_cls);
     rc = ipup_predict(&g_emu, n, g_x, g_out, g_cls);
     if (rc) { TT_FAILF("%s: ipup_predict: %.300s", what, ipup_last_error(&g_emu)); return 1; }
     if (memcmp(g_out, g_ref_out, (size_t)n * (size_t)W * sizeof(float)) != 0) { TT_FAILF("%s: outputs differ from the plain forward", what); bad++; }
@@ -197,8 +197,8 @@ TTEST(plan_counts_predict_scratch) {
     TT_EQ_INT(ipup_memory_report(&g_emu, 1, &r), IPUP_OK);
     TT_EQ_INT(r.used, p.ipu_bytes[1]);
     TT_EQ_INT(r.by_category[IPUP_MEM_SCRATCH], p.mem[1].by_category[IPUP_MEM_SCRATCH]);
-    TT_CHECK(g_emu.srt[0][1].pred != NULL);
-    TT_CHECK((uint8_t *)g_emu.srt[0][1].pred >= g_ipu[1] && (uint8_t *)g_emu.srt[0][1].pred < g_ipu[1] + POOL_BYTES);
+    TT_CHECK(g_emu.stage_rt[0][1].pred != NULL);
+    TT_CHECK((uint8_t *)g_emu.stage_rt[0][1].pred >= g_ipu[1] && (uint8_t *)g_emu.stage_rt[0][1].pred < g_ipu[1] + POOL_BYTES);
     ipup_shutdown(&g_emu);
 }
 
