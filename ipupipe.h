@@ -136,12 +136,13 @@
      utilisation = busy time / (phase time * IPUs).
 
    MEMORY OF THE EMULATOR ITSELF
-     sizeof(ipup_emu) is about 132 KB with the default IPUP_MAX_* (x86-64), about 7 KB with
-     IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_REPLICAS 1, IPUP_MAX_IPUS 2 and
-     IPUPIPE_NO_THREADS; declare it static. ipup_plan_config keeps up to
+     sizeof(ipup_emu) follows the IPUP_MAX_* limits and IPUPIPE_NO_THREADS: `make -s sizes`
+     prints it for the default and the firmware's limits (docs/embedded.md, "Sizes");
+     declare it static. ipup_plan_config keeps up to
      IPUP_PLAN_STACK_OPS (512) ops = 8 KB on the stack unless cfg.host is given.
      ipup_plan_pools plans without an ipup_emu, in IPUP_PLAN_SCRATCH_BYTES(S, M) bytes
-     (about 12 KB + 48 bytes per stage x micro-batch by default); build/ipupipe-plan writes
+     (a fixed part, printed by `make -s sizes`, + 48 bytes per stage x micro-batch);
+     build/ipupipe-plan writes
      its figures as a header of #defines for static pools sized in the same build.
 */
 #define IPUPIPE_VERSION_MAJOR 0
@@ -696,9 +697,8 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg);
 /* ipup_plan_pools is ipup_plan_config without an ipup_emu: the same plan, the same code
    (the byte counts are exactly what ipup_init carves), in a caller's scratch of
    IPUP_PLAN_SCRATCH_BYTES(S, M) bytes (any alignment): the plan's working state (an
-   ipup__core, sizeof about 12.4 KB with the default IPUP_MAX_* on x86-64, about 4.3 KB
-   with the firmware's IPUP_MAX_LAYERS 8, IPUP_MAX_DEVICES 2, IPUP_MAX_IPUS 2,
-   IPUP_SCHED_MAX_STAGES 8) plus the schedule table, at most IPUP_SCHED_MAX_OPS(S, M) =
+   ipup__core, whose size follows the IPUP_MAX_* limits: `make -s sizes` prints it)
+   plus the schedule table, at most IPUP_SCHED_MAX_OPS(S, M) =
    3*S*M ops of 16 bytes, for S = cfg.stages and M = cfg.microbatches (0 counts as 1).
    cfg.ipu, cfg.stream and cfg.host are ignored. No heap, no stack beyond a few hundred
    bytes and ipup_sched_generate's. Returns ipup_plan_config's codes, and
