@@ -1,33 +1,94 @@
-/* mnist_texts.h - the texts of the three MNIST models: their names, their layers as
- * model text (ipup_model_parse), the ids the trainer gives their layers and their
- * default splits. One place for both programs that name them: the trainer's recipes
- * (examples/mnist/mnist_models.h) and the pool planner (examples/plan/plan_models.h).
- * Plain string macros, so that static tables can use them. MIT licence.
+/* mnist_texts.h - the three MNIST models as both programs that name them see them: the
+ * trainer's recipes (examples/mnist/mnist_models.h) and the pool planner
+ * (examples/plan/plan_models.h). Their names, their layers as model text
+ * (ipup_model_parse), the ids the trainer gives their layers, their default splits, the
+ * parts of the recipe that size the pools, and the function that names the layers.
+ * Macros, so that static tables can use them. MIT licence.
  *
- *   MNT_<M>_NAME     the name of --model
- *   MNT_<M>_LAYERS   the model text; input 28x28x1 images, 10 classes
- *   MNT_<M>_IDS      space-separated ids of the layers that are not activations
- *   MNT_<M>_SPLITS   the default --splits: space-separated first layers of stages 1..
+ *   MNT_<M>_NAME          the name of --model
+ *   MNT_<M>_LAYERS        the model text; input 28x28x1 images, 10 classes
+ *   MNT_<M>_IDS           space-separated ids of the layers that are not activations
+ *   MNT_<M>_SPLITS        the default --splits: space-separated first layers of stages 1..
+ *   MNT_<M>_SCHEDULE, _BATCH, _MICROBATCHES, _REPEAT, _OPTIMIZER
+ *                         the recipe's schedule, micro-batch size, micro-batches per step,
+ *                         steps per emulator call and optimizer
  */
 #ifndef MNIST_TEXTS_H
 #define MNIST_TEXTS_H
+
+#include <string.h>
+
+#include "ipupipe.h"
 
 /* TensorFlow 1 pipelining tutorial */
 #define MNT_MLP_NAME "mlp"
 #define MNT_MLP_LAYERS "flatten,dense256,relu,dense128,relu,dense64,relu,dense32,relu,dense10,xent"
 #define MNT_MLP_IDS "flatten dense256 dense128 dense64 dense32 logits cel"
 #define MNT_MLP_SPLITS "dense32"
+#define MNT_MLP_SCHEDULE "grouped"
+#define MNT_MLP_BATCH 32
+#define MNT_MLP_MICROBATCHES 16
+#define MNT_MLP_REPEAT 10
+#define MNT_MLP_OPTIMIZER IPUP_OPT_MOMENTUM
 
 /* Keras MNIST convnet example */
 #define MNT_CNN_NAME "cnn"
 #define MNT_CNN_LAYERS "conv32,relu,maxpool2,conv64,relu,maxpool2,flatten,dropout0.5,dense10,xent"
 #define MNT_CNN_IDS "conv32 pool1 conv64 pool2 flatten dropout logits cel"
 #define MNT_CNN_SPLITS "pool2"
+#define MNT_CNN_SCHEDULE "grouped"
+#define MNT_CNN_BATCH 64
+#define MNT_CNN_MICROBATCHES 4
+#define MNT_CNN_REPEAT 10
+#define MNT_CNN_OPTIMIZER IPUP_OPT_MOMENTUM
 
 /* PopXL pipelining tutorial */
 #define MNT_MLP_GELU_NAME "mlp-gelu"
 #define MNT_MLP_GELU_LAYERS "flatten,dense512,gelu,dense512,gelu,dense512,gelu,dense10,xent"
 #define MNT_MLP_GELU_IDS "flatten fc1 fc2 fc3 fc4 loss"
 #define MNT_MLP_GELU_SPLITS "fc3"
+#define MNT_MLP_GELU_SCHEDULE "grouped"
+#define MNT_MLP_GELU_BATCH 5
+#define MNT_MLP_GELU_MICROBATCHES 6
+#define MNT_MLP_GELU_REPEAT 10
+#define MNT_MLP_GELU_OPTIMIZER IPUP_OPT_ADAM
+
+static inline int mnt_is_activation(ipup_layer_kind k) {
+    return k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU;
+}
+
+/* Copies at most cap-1 bytes of the word at s (up to a space or the end) into d,
+ * zero-filled; returns the rest of s. */
+static inline const char *mnt_word(char *d, size_t cap, const char *s) {
+    size_t n = 0;
+    memset(d, 0, cap);
+    while (*s == ' ') s++;
+    while (*s && *s != ' ') {
+        if (n + 1 < cap) d[n++] = *s;
+        s++;
+    }
+    return s;
+}
+
+/* Names the layers of d as the trainer does: each layer that is not an activation takes
+ * the next word of ids (MNT_<M>_IDS); an activation is "<previous id>.relu" or ".gelu"
+ * (the previous id cut to 15 characters). */
+static inline void mnt_layer_ids(ipup_model_desc *d, const char *ids) {
+    int l;
+    for (l = 0; l < d->n_layers; l++) {
+        ipup_layer *L = &d->layers[l];
+        if (mnt_is_activation(L->kind) && l > 0) {
+            char base[16];
+            size_t k;
+            mnt_word(base, sizeof base, d->layers[l - 1].id);
+            memset(L->id, 0, sizeof L->id);
+            k = strlen(base);
+            memcpy(L->id, base, k);
+            memcpy(L->id + k, L->kind == IPUP_LAYER_RELU ? ".relu" : ".gelu", 6);
+        } else {
+            ids = mnt_word(L->id, sizeof L->id, ids);
+        }
+    }
+}
 
 #endif /* MNIST_TEXTS_H */

@@ -61,15 +61,19 @@ typedef struct {
     int augment; /* random shift of each training image by up to this many pixels */
 } mnist_model_spec;
 
-/* Default recipes (tuned with the reference loop; see docs/tutorials.md, "The TF1 tutorial's four steps on MNIST"); the texts are
+/* Default recipes (tuned with the reference loop; see docs/tutorials.md, "The TF1
+ * tutorial's four steps on MNIST"); the texts and the parts that size the pools are
  * examples/common/mnist_texts.h's. */
 static const mnist_model_spec mnist_models[] = {
-    {MNT_MLP_NAME, "TensorFlow 1 pipelining tutorial", MNT_MLP_LAYERS, MNT_MLP_IDS, MNT_MLP_SPLITS, "grouped", 32, 16, 10,
-     15, IPUP_OPT_MOMENTUM, 0.1f, 0.9f, 0.9f, 0.9f, 0.999f, 1e-8f, 1},
-    {MNT_CNN_NAME, "Keras MNIST convnet example", MNT_CNN_LAYERS, MNT_CNN_IDS, MNT_CNN_SPLITS, "grouped", 64, 4, 10, 8,
-     IPUP_OPT_MOMENTUM, 0.1f, 0.9f, 0.85f, 0.9f, 0.999f, 1e-8f, 1},
-    {MNT_MLP_GELU_NAME, "PopXL pipelining tutorial", MNT_MLP_GELU_LAYERS, MNT_MLP_GELU_IDS, MNT_MLP_GELU_SPLITS, "grouped", 5,
-     6, 10, 1, IPUP_OPT_ADAM, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-8f, 0},
+    {MNT_MLP_NAME, "TensorFlow 1 pipelining tutorial", MNT_MLP_LAYERS, MNT_MLP_IDS, MNT_MLP_SPLITS,
+     MNT_MLP_SCHEDULE, MNT_MLP_BATCH, MNT_MLP_MICROBATCHES, MNT_MLP_REPEAT, 15, MNT_MLP_OPTIMIZER,
+     0.1f, 0.9f, 0.9f, 0.9f, 0.999f, 1e-8f, 1},
+    {MNT_CNN_NAME, "Keras MNIST convnet example", MNT_CNN_LAYERS, MNT_CNN_IDS, MNT_CNN_SPLITS,
+     MNT_CNN_SCHEDULE, MNT_CNN_BATCH, MNT_CNN_MICROBATCHES, MNT_CNN_REPEAT, 8, MNT_CNN_OPTIMIZER,
+     0.1f, 0.9f, 0.85f, 0.9f, 0.999f, 1e-8f, 1},
+    {MNT_MLP_GELU_NAME, "PopXL pipelining tutorial", MNT_MLP_GELU_LAYERS, MNT_MLP_GELU_IDS,
+     MNT_MLP_GELU_SPLITS, MNT_MLP_GELU_SCHEDULE, MNT_MLP_GELU_BATCH, MNT_MLP_GELU_MICROBATCHES,
+     MNT_MLP_GELU_REPEAT, 1, MNT_MLP_GELU_OPTIMIZER, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-8f, 0},
 };
 #define MNIST_N_MODELS 3
 
@@ -80,46 +84,19 @@ static inline const mnist_model_spec *mnist_model_find(const char *name) {
     return NULL;
 }
 
-static inline int mnist_is_activation(ipup_layer_kind k) { return k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU; }
-
-/* Copies at most cap-1 bytes of s (up to a space or the end) into d, zero-filled. */
-static inline const char *mnist_word_(char *d, size_t cap, const char *s) {
-    size_t n = 0;
-    memset(d, 0, cap);
-    while (*s == ' ') s++;
-    while (*s && *s != ' ') {
-        if (n + 1 < cap) d[n++] = *s;
-        s++;
-    }
-    return s;
-}
+static inline int mnist_is_activation(ipup_layer_kind k) { return mnt_is_activation(k); }
 
 /* The emulator model of m: its layers parsed by ipup_model_parse, the input shape
  * 28x28x1, and the ids of m->ids (an activation gets "<previous id>.relu"/".gelu",
  * the previous id cut to 15 characters). IPUP_OK or the library's code and msg. */
 static inline int mnist_model_desc(const mnist_model_spec *m, ipup_model_desc *d, char *msg, size_t msg_len) {
-    const char *ids = m->ids;
-    int rc, l;
+    int rc;
     memset(d, 0, sizeof *d);
     if ((rc = ipup_model_parse(m->layers, d, msg, msg_len)) != IPUP_OK) return rc;
     d->in_h = MNIST_IMG;
     d->in_w = MNIST_IMG;
     d->in_c = 1;
-    for (l = 0; l < d->n_layers; l++) {
-        ipup_layer *L = &d->layers[l];
-        if (mnist_is_activation(L->kind) && l > 0) {
-            char base[16];
-            size_t k;
-            const char *suffix = L->kind == IPUP_LAYER_RELU ? ".relu" : ".gelu";
-            mnist_word_(base, sizeof base, d->layers[l - 1].id);
-            memset(L->id, 0, sizeof L->id);
-            k = strlen(base);
-            memcpy(L->id, base, k);
-            memcpy(L->id + k, suffix, 6);
-        } else {
-            ids = mnist_word_(L->id, sizeof L->id, ids);
-        }
-    }
+    mnt_layer_ids(d, m->ids);
     return IPUP_OK;
 }
 

@@ -177,7 +177,7 @@ static int pt_model_setup(pt_tool *t) {
         if (t->m != &t->text) return pt_err("model %s: %s", model, msg);
         return pt_err("--model: '%s' is neither mlp, cnn nor mlp-gelu, nor a model text: %s", model, msg);
     }
-    if (t->m->ids) pt_model_ids(t->m, &t->desc);
+    if (t->m->ids) mnt_layer_ids(&t->desc, t->m->ids);
     if (t->m == &t->text && !t->o.input)
         return pt_err("--model %s: a model text needs --input HxWxC (the shape of one sample, e.g. 1x1x64)", model);
     t->desc.in_h = t->o.input ? t->o.in_h : PT_IMG;
@@ -200,7 +200,7 @@ static int pt_configure(pt_tool *t) {
     int32_t l, n = 0;
     if (pt_model_setup(t)) return 2;
     for (l = 0; l < t->desc.n_layers; l++)
-        if (l == 0 || !pt_is_activation(t->desc.layers[l].kind)) t->layer_first[n++] = l;
+        if (l == 0 || !mnt_is_activation(t->desc.layers[l].kind)) t->layer_first[n++] = l;
     t->layer_first[n] = t->desc.n_layers;
     t->n_layers = (int)n;
     if (pt_stages(t) || pt_parse_map(t)) return 2;
