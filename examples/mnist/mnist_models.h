@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "ipupipe.h"
+#include "ex_stages.h"   /* examples/common: ex_find_layer */
 #include "mnist_texts.h" /* examples/common: the models' names, texts, ids and default splits */
 
 #ifdef __cplusplus
@@ -112,12 +113,7 @@ static inline int mnist_model_layers(const ipup_model_desc *d, int32_t *first) {
 }
 
 /* d's index of the layer named id, or -1. */
-static inline int mnist_model_find_layer(const ipup_model_desc *d, const char *id) {
-    int l;
-    for (l = 0; l < d->n_layers; l++)
-        if (strcmp(d->layers[l].id, id) == 0) return l;
-    return -1;
-}
+static inline int mnist_model_find_layer(const ipup_model_desc *d, const char *id) { return ex_find_layer(d, id); }
 
 /* Total parameter count of d (ipup_model_info), or -1 when d is not a valid model. */
 static inline long long mnist_model_params(const ipup_model_desc *d) {

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ex_stages.h"
 #include "fma_peak.h"
 #include "ipupipe.h"
 #include "mnist_ckpt.h"
@@ -143,36 +144,12 @@ static int mt_auto_stages(mt_run *r) {
 /* Stage boundaries from --splits (or the model's default); errors name the problem.
  * A split names a layer of the desc: one of the tutorial's layers, or an activation. */
 static int mt_stages(mt_run *r) {
-    const char *list[MT_MAX_STAGES];
-    char ids[512], defsplits[256];
-    int n = 0, i;
+    char ids[512], msg[EX_STAGES_MSG];
     if (r->o.splits_auto) return mt_auto_stages(r);
     mt_layer_ids(r, 0, ids, sizeof ids);
-    if (r->o.splits_given) {
-        for (i = 0; i < r->o.n_splits; i++) list[n++] = r->o.splits[i];
-    } else {
-        char *s, *tok;
-        ipup_snprintf(defsplits, sizeof defsplits, "%s", r->spec->splits);
-        for (s = defsplits; (tok = strtok(s, " ")) != NULL && n < MT_MAX_STAGES - 1; s = NULL) list[n++] = tok;
-    }
-    r->n_stages = n + 1;
-    r->stage_first[0] = 0;
-    for (i = 0; i < n; i++) {
-        int found = mnist_model_find_layer(&r->desc, list[i]);
-        if (found < 0)
-            return mt_err("--splits: unknown layer '%s'; the layers of model %s are: %s", list[i], r->spec->name, ids);
-        if (found <= r->stage_first[i]) {
-            if (found == 0)
-                return mt_err("--splits: stage 0 would be empty: '%s' is the first layer of the model (each split names "
-                              "the first layer of the NEXT stage)",
-                              list[i]);
-            return mt_err("--splits: stage %d would be empty: '%s' does not come after '%s' (splits must follow the "
-                          "layer order: %s)",
-                          i, list[i], r->desc.layers[r->stage_first[i]].id, ids);
-        }
-        r->stage_first[i + 1] = found;
-    }
-    r->stage_first[r->n_stages] = r->desc.n_layers;
+    if (ex_split_stages(&r->desc, r->o.splits_given ? r->o.splits : NULL, r->o.n_splits, r->spec->splits,
+                        MT_MAX_STAGES, r->spec->name, ids, r->stage_first, &r->n_stages, msg, sizeof msg))
+        return mt_err("%s", msg);
     return 0;
 }
 
@@ -181,21 +158,9 @@ static int mt_stages(mt_run *r) {
  * one entry per stage, each IPU in 0..IPUP_MAX_DEVICES-1; the schedule and the emulator
  * check the rest. */
 static int mt_parse_map(mt_run *r) {
-    char msg[512];
-    int n, s, b;
+    char msg[EX_STAGES_MSG];
     if (!r->o.map) return 0;
-    n = ipup_sched_map_parse(r->o.map, &r->cmap, msg, sizeof msg);
-    if (n < 0) return mt_err("--map: %s", msg);
-    if (n != r->n_stages)
-        return mt_err("--map gives %d IPU%s, but the pipeline has %d stage%s: give one IPU per stage (e.g. --map %s)", n,
-                      n == 1 ? "" : "s", r->n_stages, r->n_stages == 1 ? "" : "s", r->n_stages == 2 ? "0,1" : "0,1,0");
-    for (s = 0; s < n; s++)
-        for (b = 0; b < r->cmap.n_dev[s]; b++)
-            if (r->cmap.dev[s][b] >= IPUP_MAX_DEVICES)
-                return mt_err("--map: stage %d is on IPU %d; this build has IPUs 0..%d (IPUP_MAX_DEVICES)", s,
-                              (int)r->cmap.dev[s][b], IPUP_MAX_DEVICES - 1);
-    for (s = 0; s < n; s++) r->map[s] = r->cmap.dev[s][0];
-    r->n_map = n;
+    if (ex_stage_map(r->o.map, r->n_stages, &r->cmap, r->map, &r->n_map, msg, sizeof msg)) return mt_err("%s", msg);
     return 0;
 }
 

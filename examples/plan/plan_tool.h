@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "ex_outfile.h"
+#include "ex_stages.h"
 #include "ipupipe.h"
 #include "plan_models.h"
 #include "plan_options.h"
@@ -76,14 +77,6 @@ static void pt_layer_ids(const pt_tool *t, int all, char *buf, size_t cap) {
         k += (size_t)ipup_snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", t->desc.layers[all ? i : t->layer_first[i]].id);
 }
 
-/* the desc's index of the layer named id, or -1 */
-static int pt_find_layer(const ipup_model_desc *d, const char *id) {
-    int l;
-    for (l = 0; l < d->n_layers; l++)
-        if (strcmp(d->layers[l].id, id) == 0) return l;
-    return -1;
-}
-
 /* --splits auto: the library's balance of the emulator's cost over the layers
  * (ipup_balance_stages) into --stages stages. 0, or 2 after a message. */
 static int pt_auto_stages(pt_tool *t) {
@@ -104,60 +97,24 @@ static int pt_auto_stages(pt_tool *t) {
     return 0;
 }
 
-/* The stage boundaries of --splits (or the model's default); the trainer's rules
- * (mt_stages) and messages. 0, or 2 after a message. */
+/* The stage boundaries of --splits (or the model's default), by the trainer's rules
+ * (examples/common/ex_stages.h). 0, or 2 after a message. */
 static int pt_stages(pt_tool *t) {
-    const char *list[PT_MAX_STAGES];
-    char ids[512], defsplits[256];
-    int n = 0, i;
+    char ids[512], msg[EX_STAGES_MSG];
     if (t->o.splits_auto) return pt_auto_stages(t);
     pt_layer_ids(t, t->m == &t->text, ids, sizeof ids);
-    if (t->o.splits_given) {
-        for (i = 0; i < t->o.n_splits; i++) list[n++] = t->o.splits[i];
-    } else {
-        char *s, *tok;
-        ipup_snprintf(defsplits, sizeof defsplits, "%s", t->m->splits);
-        for (s = defsplits; (tok = strtok(s, " ")) != NULL && n < PT_MAX_STAGES - 1; s = NULL) list[n++] = tok;
-    }
-    t->n_stages = n + 1;
-    t->stage_first[0] = 0;
-    for (i = 0; i < n; i++) {
-        int found = pt_find_layer(&t->desc, list[i]);
-        if (found < 0)
-            return pt_err("--splits: unknown layer '%s'; the layers of model %s are: %s", list[i], t->m->name, ids);
-        if (found <= t->stage_first[i]) {
-            if (found == 0)
-                return pt_err("--splits: stage 0 would be empty: '%s' is the first layer of the model (each split names "
-                              "the first layer of the NEXT stage)",
-                              list[i]);
-            return pt_err("--splits: stage %d would be empty: '%s' does not come after '%s' (splits must follow the "
-                          "layer order: %s)",
-                          i, list[i], t->desc.layers[t->stage_first[i]].id, ids);
-        }
-        t->stage_first[i + 1] = found;
-    }
-    t->stage_first[t->n_stages] = t->desc.n_layers;
+    if (ex_split_stages(&t->desc, t->o.splits_given ? t->o.splits : NULL, t->o.n_splits, t->m->splits,
+                        PT_MAX_STAGES, t->m->name, ids, t->stage_first, &t->n_stages, msg, sizeof msg))
+        return pt_err("%s", msg);
     return 0;
 }
 
 /* --map "0,1,0" or "0,[1,2],2,3" (ipup_sched_map_parse): one entry per stage, each IPU
  * in 0..IPUP_MAX_DEVICES-1. 0, or 2 after a message. */
 static int pt_parse_map(pt_tool *t) {
-    char msg[512];
-    int n, s, b;
+    char msg[EX_STAGES_MSG];
     if (!t->o.map) return 0;
-    n = ipup_sched_map_parse(t->o.map, &t->cmap, msg, sizeof msg);
-    if (n < 0) return pt_err("--map: %s", msg);
-    if (n != t->n_stages)
-        return pt_err("--map gives %d IPU%s, but the pipeline has %d stage%s: give one IPU per stage (e.g. --map %s)", n,
-                      n == 1 ? "" : "s", t->n_stages, t->n_stages == 1 ? "" : "s", t->n_stages == 2 ? "0,1" : "0,1,0");
-    for (s = 0; s < n; s++)
-        for (b = 0; b < t->cmap.n_dev[s]; b++)
-            if (t->cmap.dev[s][b] >= IPUP_MAX_DEVICES)
-                return pt_err("--map: stage %d is on IPU %d; this build has IPUs 0..%d (IPUP_MAX_DEVICES)", s,
-                              (int)t->cmap.dev[s][b], IPUP_MAX_DEVICES - 1);
-    for (s = 0; s < n; s++) t->map[s] = t->cmap.dev[s][0];
-    t->n_map = n;
+    if (ex_stage_map(t->o.map, t->n_stages, &t->cmap, t->map, &t->n_map, msg, sizeof msg)) return pt_err("%s", msg);
     return 0;
 }
 
