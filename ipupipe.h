@@ -938,7 +938,7 @@ IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e);
 IPUPIPE_DEF int64_t ipup_get_step(const ipup_emu *e);
 /* The global step counter = updates done; Adam's bias correction uses step + 1 and dropout
    keys use it, so restoring it with a checkpoint resumes bit-identically. */
-IPUPIPE_DEF void ipup_set_step(ipup_emu *e, int64_t step);
+IPUPIPE_DEF int ipup_set_step(ipup_emu *e, int64_t step);
 /* Learning rate of the following updates (read at every update; e.g. per-epoch schedules).
    IPUP_ERR_ARG (and no change) unless lr is a finite number > 0. */
 IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr);
@@ -1122,6 +1122,14 @@ static IPUP__PRINTF(3, 4) int ipup__efail(const ipup_emu *e, int code, const cha
     ipup__msgv(ipup__emsg(e), sizeof e->core.msg, 0, f, ap);
     va_end(ap);
     return code;
+}
+/* The largest value the step counter may hold in this configuration: Adam's bias
+   correction takes the step count as an int (t + 1 <= INT32_MAX), and the global sample
+   index ((t x R + r) x M + mb) x B of every step must fit 64 bits. A run refuses steps past
+   it, ipup_set_step and ipup_state_load refuse a counter above it. */
+static int64_t ipup__step_cap(const ipup__core *c) {
+    int64_t by_samples = INT64_MAX / c->R / c->M / c->B; /* floor(INT64_MAX / (R M B)) */
+    return by_samples < (int64_t)INT32_MAX ? by_samples : (int64_t)INT32_MAX;
 }
 /* IPUP_ERR_ARG with a message unless e is initialised (ipup_init succeeded) */
 static int ipup__need_init(const ipup_emu *e, const char *what) {
@@ -1464,6 +1472,13 @@ static int ipup__weight_layer_info(const ipup_layer *L, int32_t l, int64_t n, in
     return IPUP_OK;
 }
 
+/* 1 when an h x w x c tensor (each >= 1) holds at most 2^31-1 values; computed without
+   overflow, so a shape whose product would wrap is refused too */
+static int ipup__shape_fits(int32_t h, int32_t w, int32_t c) {
+    int64_t hw = (int64_t)h * (int64_t)w; /* < 2^62: no overflow */
+    return hw <= 0x7fffffff && hw * (int64_t)c <= 0x7fffffff;
+}
+
 IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_info,
                             char *msg, size_t msg_len) {
     int32_t h, w, c, l, n_param_layers = 0;
@@ -1479,10 +1494,15 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
                           "ipup_model_info: info has %d entries, the model %d layers", (int)n_info,
                           (int)m->n_layers);
     h = m->in_h; w = m->in_w; c = m->in_c;
-    if (h <= 0 || w <= 0 || c <= 0 || (int64_t)h * w * c > 0x7fffffff)
+    if (h <= 0 || w <= 0 || c <= 0)
         return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
                           "model input shape (%d, %d, %d) is invalid: all three must be >= 1 (a "
                           "flat vector of N features is 1, 1, N)",
+                          (int)h, (int)w, (int)c);
+    if (!ipup__shape_fits(h, w, c))
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "model input shape (%d, %d, %d) is more than 2^31-1 values; give a "
+                          "smaller input",
                           (int)h, (int)w, (int)c);
     for (l = 0; l < m->n_layers; l++) {
         const ipup_layer *L = &m->layers[l];
@@ -1552,7 +1572,7 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
                               (int)L->kind);
         }
         I->out_h = h; I->out_w = w; I->out_c = c;
-        if ((int64_t)h * w > 0x7fffffff || (int64_t)h * w * c > 0x7fffffff)
+        if (!ipup__shape_fits(h, w, c))
             return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
                               "layer %d (%s): its output %d x %d x %d is more than 2^31-1 values; "
                               "use fewer units or channels",
@@ -4913,6 +4933,12 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
                           "cfg.infeed is NULL: the emulator needs "
                           "an infeed callback to get micro-batches");
+    if (e->step > ipup__step_cap(&e->core) - steps)
+        return ipup__efail(e, IPUP_ERR_CAPACITY,
+                           "ipup_run_steps: the step counter is %lld; %d more steps pass %lld, "
+                           "the last step this configuration can count (Adam counts steps in "
+                           "an int; the sample index step x R x M x B must fit 64 bits)",
+                           (long long)e->step, (int)steps, (long long)ipup__step_cap(&e->core));
     e->core.msg[0] = 0;
 #ifndef IPUPIPE_NO_THREADS
     if (e->core.cfg.runner == IPUP_RUNNER_THREADS && !e->threads_started)
@@ -5399,7 +5425,18 @@ IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     return IPUP_OK;
 }
 IPUPIPE_DEF int64_t ipup_get_step(const ipup_emu *e) { return e ? e->step : 0; }
-IPUPIPE_DEF void ipup_set_step(ipup_emu *e, int64_t step) { if (e) e->step = step; }
+IPUPIPE_DEF int ipup_set_step(ipup_emu *e, int64_t step) {
+    int rc = ipup__need_init(e, "ipup_set_step");
+    if (rc) return rc;
+    if (step < 0 || step > ipup__step_cap(&e->core))
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "ipup_set_step: step %lld is outside 0..%lld, the steps this "
+                           "configuration can count (Adam counts steps in an int; the sample "
+                           "index step x R x M x B must fit 64 bits)",
+                           (long long)step, (long long)ipup__step_cap(&e->core));
+    e->step = step;
+    return IPUP_OK;
+}
 IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
     char num[48];
     if (!e) return IPUP_ERR_ARG;
@@ -5973,6 +6010,12 @@ IPUPIPE_DEF int ipup_state_load(ipup_emu *e, ipup_read_fn read, void *user) {
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
                           "ipup_state_load: the stream changed while it "
                           "was read (nothing was loaded); load it again");
+    if (step > (uint64_t)ipup__step_cap(&e->core))
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_CORRUPT,
+                          "ipup_state_load: the stream's step counter is %llu, above %lld, the "
+                          "last step this configuration can count (a forged or damaged stream; "
+                          "nothing was loaded)",
+                          (unsigned long long)step, (long long)ipup__step_cap(&e->core));
     /* everything checked: from here on the state is written */
     rc = ipup__st_walk(e, read, user, total, 1, &crc2, &step);
     if (rc != IPUP_OK || crc2 != crc0)

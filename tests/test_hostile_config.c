@@ -222,6 +222,28 @@ TTEST(model_text_hostile) {
     }
 }
 
+/* an input shape whose product wraps a 64-bit integer (2^21 x 2^21 x 2^22 = 2^64) or
+   exceeds 2^31-1 values is refused as too large, and 2^31-1 itself passes that check */
+TTEST(model_info_input_shape_overflow) {
+    static const int32_t shapes[][3] = {{2097152, 2097152, 4194304}, {65536, 65536, 65536},
+                                        {1, 2, 1073741824}, {2147483647, 2147483647, 2147483647}};
+    ipup_model_desc m;
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    char msg[512];
+    size_t i;
+    TT_EQ_INT(ipup_model_parse("relu,xent", &m, msg, sizeof msg), IPUP_OK);
+    for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        m.in_h = shapes[i][0]; m.in_w = shapes[i][1]; m.in_c = shapes[i][2];
+        msg[0] = 0;
+        TT_EQ_INT(ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg), IPUP_ERR_CONFIG);
+        TT_CONTAINS(msg, "more than 2^31-1 values");
+    }
+    m.in_h = 1; m.in_w = 1; m.in_c = 2147483647;
+    msg[0] = 0;
+    ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg);
+    TT_CHECK(strstr(msg, "model input shape") == NULL);
+}
+
 /* replication from the IPU count: N / P replicas, refused with the multiples that work */
 TTEST(replicas_from_the_ipu_count) {
     char msg[256];
@@ -255,7 +277,7 @@ static const ttest_case cases[] = {
     TT_CASE(pool_one_byte_too_small),
     TT_CASE(learning_rate_nan_inf_negative),
     TT_CASE(nan_loss_stops_and_keeps_last_good_weights),
-    TT_CASE(model_text_hostile),
+    TT_CASE(model_text_hostile), TT_CASE(model_info_input_shape_overflow),
 };
 
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }

@@ -423,6 +423,48 @@ TTEST(source_changing_while_read) {
     TT_CHECK(same_state(0, 1));
 }
 
+/* The step counter of a stream is checked against what the configuration can count:
+   Adam takes the step as an int and the sample index step x R x M x B must fit 64 bits.
+   A forged step above INT32_MAX (the CRC is recomputed, as anyone can) is refused with
+   nothing loaded; a step at the cap loads and the next run is refused; one below runs. */
+TTEST(forged_step_refused) {
+    static const uint64_t forged[] = {(uint64_t)INT32_MAX + 1u, 36000000000ull,
+                                      (uint64_t)INT64_MAX - 1u, (uint64_t)INT64_MAX};
+    size_t n, i;
+    TT_EQ_INT(start(0, BASE), IPUP_OK);
+    TT_EQ_INT(ipup_run(&g_emu[0], NULL), IPUP_OK);
+    TT_EQ_INT(save(0, 0), IPUP_OK);
+    TT_EQ_INT(start(1, BASE), IPUP_OK);
+    n = snapshot(1, g_snap);
+    for (i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+        ref_le32(g_img[0] + 24, (uint32_t)forged[i]);
+        ref_le32(g_img[0] + 28, (uint32_t)(forged[i] >> 32));
+        fix_crc(0);
+        refused(1, 0, IPUP_ERR_CORRUPT, "step counter", n);
+        TT_CONTAINS(ipup_last_error(&g_emu[1]), "2147483647");
+    }
+    /* at the cap: it loads, and a run that would pass it is refused, the weights kept */
+    ref_le32(g_img[0] + 24, (uint32_t)INT32_MAX);
+    ref_le32(g_img[0] + 28, 0);
+    fix_crc(0);
+    TT_EQ_INT(load(1, 0), IPUP_OK);
+    TT_EQ_INT(ipup_get_step(&g_emu[1]), INT32_MAX);
+    n = snapshot(1, g_snap);
+    TT_EQ_INT(ipup_run(&g_emu[1], NULL), IPUP_ERR_CAPACITY);
+    TT_CONTAINS(ipup_last_error(&g_emu[1]), "the last step this configuration can count");
+    TT_CHECK(untouched(1, n));
+    /* one below: Adam's last step (t + 1 = INT32_MAX) runs and leaves finite weights */
+    TT_EQ_INT(ipup_set_step(&g_emu[1], (int64_t)INT32_MAX - 1), IPUP_OK);
+    TT_EQ_INT(ipup_run(&g_emu[1], NULL), IPUP_OK);
+    TT_EQ_INT(ipup_get_step(&g_emu[1]), INT32_MAX);
+    /* ipup_set_step refuses what a run cannot use, the counter unchanged */
+    TT_EQ_INT(ipup_set_step(&g_emu[1], -1), IPUP_ERR_ARG);
+    TT_CONTAINS(ipup_last_error(&g_emu[1]), "step -1 is outside 0..2147483647");
+    TT_EQ_INT(ipup_set_step(&g_emu[1], INT64_MAX), IPUP_ERR_ARG);
+    TT_EQ_INT(ipup_get_step(&g_emu[1]), INT32_MAX);
+    TT_EQ_INT(ipup_set_step(NULL, 0), IPUP_ERR_ARG);
+}
+
 TTEST(errors_have_messages) {
     size_t n;
     ipup_emu *e = &g_emu[1];
@@ -476,6 +518,7 @@ int main(int argc, char **argv) {
         TT_CASE(other_split),
         TT_CASE(edited_records),
         TT_CASE(source_changing_while_read),
+        TT_CASE(forged_step_refused),
         TT_CASE(errors_have_messages),
     };
     int r = TTEST_MAIN(cases, argc, argv);
