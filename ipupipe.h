@@ -1463,6 +1463,11 @@ static int ipup__weight_layer_info(const ipup_layer *L, int32_t l, int64_t n, in
     if (big > 0x7fffffff)
         return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
                           "layer %d (%s): conv weights too large", (int)l, L->id);
+    if ((int64_t)(*h - 2) * (*w - 2) > (INT64_MAX / 4) / big) /* FLOPs must fit 64 bits */
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): conv of %d x %d positions x %lld weights is too large "
+                          "(its FLOPs pass 2^61); use fewer channels or a smaller input",
+                          (int)l, L->id, (int)(*h - 2), (int)(*w - 2), (long long)big);
     I->n_w = (int32_t)big; I->n_b = L->units;
     *h -= 2; *w -= 2; *c = L->units;
     I->flops_fwd = 2 * big * *h * *w + (int64_t)*h * *w * *c;

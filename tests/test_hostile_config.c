@@ -238,6 +238,12 @@ TTEST(model_info_input_shape_overflow) {
         TT_EQ_INT(ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg), IPUP_ERR_CONFIG);
         TT_CONTAINS(msg, "more than 2^31-1 values");
     }
+    /* a conv whose FLOPs would reach 2^63: 46338 x 46338 positions x 9 x 238609294 weights */
+    TT_EQ_INT(ipup_model_parse("conv238609294,xent", &m, msg, sizeof msg), IPUP_OK);
+    m.in_h = 46340; m.in_w = 46340; m.in_c = 1;
+    TT_EQ_INT(ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg), IPUP_ERR_CONFIG);
+    TT_CONTAINS(msg, "is too large (its FLOPs pass 2^61)");
+    TT_EQ_INT(ipup_model_parse("relu,xent", &m, msg, sizeof msg), IPUP_OK);
     m.in_h = 1; m.in_w = 1; m.in_c = 2147483647;
     msg[0] = 0;
     ipup_model_info(&m, info, IPUP_MAX_LAYERS, msg, sizeof msg);
