@@ -49,7 +49,10 @@ void setup() {
   char line[80]; /* formatted by the library's ipup_snprintf: no stdio, no heap */
   Serial.begin(115200);
   model.in_h = 1; model.in_w = 1; model.in_c = IN;
-  if (ipup_model_parse("dense16,relu,dense3,xent", &model, NULL, 0) != IPUP_OK) return;
+  if (ipup_model_parse("dense16,relu,dense3,xent", &model, line, sizeof line) != IPUP_OK) {
+    Serial.println(line); /* the token or limit that was wrong */
+    return;
+  }
   cfg.model = &model; cfg.stages = 2; cfg.split = split;
   cfg.microbatch = 8; cfg.microbatches = 4; cfg.repeat = 25; /* 25 steps per ipup_run */
   cfg.opt.kind = IPUP_OPT_ADAM; cfg.opt.lr = 0.01f;
