@@ -9,7 +9,9 @@
      build/ipupipe-plan --model dense16,relu,dense3,xent --input 1x1x8 --splits dense3 \
        --batch-size 8 --microbatches 4 --repeat-count 25 --optimizer adam --runner coop
    (exactly what ipup_init carves; with one byte less it refuses and says why). */
+#ifndef IPUPIPE_NO_THREADS      /* (or -DIPUPIPE_NO_THREADS in the build flags) */
 #define IPUPIPE_NO_THREADS     /* the cooperative runner only: no pthread, no atomics */
+#endif
 #define IPUP_MAX_LAYERS 4      /* limits that fit this model shrink ipup_emu */
 #define IPUP_MAX_DEVICES 2
 #define IPUP_MAX_REPLICAS 1
