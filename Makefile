@@ -11,6 +11,8 @@
 #                   package prevents and says which package would add it
 #   make run        trains the pipelined MNIST mlp (fetches MNIST when data/mnist is missing)
 #   make explorer   the schedule explorer in build/explorer/ (WebAssembly, opens from file://)
+#   make install    the headers, the CMake package and ipupipe.pc under DESTDIR+PREFIX
+#                   (default /usr/local); make uninstall removes them
 #   make check-NAME one gate (check-gcc, check-asan, check-valgrind, ... listed below)
 #
 # The library is compiled once per configuration: build/CONFIG/ipupipe.o holds the
