@@ -11,6 +11,8 @@
 #                   package prevents and says which package would add it
 #   make run        trains the pipelined MNIST mlp (fetches MNIST when data/mnist is missing)
 #   make explorer   the schedule explorer in build/explorer/ (WebAssembly, opens from file://)
+#   make install    the headers, the CMake package and ipupipe.pc under DESTDIR+PREFIX
+#                   (default /usr/local); make uninstall removes them
 #   make check-NAME one gate (check-gcc, check-asan, check-valgrind, ... listed below)
 #
 # The library is compiled once per configuration: build/CONFIG/ipupipe.o holds the
@@ -263,6 +265,37 @@ run: data build/mnist-train
 
 clean:
 	rm -rf build
+
+# ---- make install / make uninstall: the four headers, the CMake package (find_package
+# (ipupipe CONFIG): ipupipeConfig.cmake, its version file and ipupipeTarget.cmake, the
+# files CMakeLists.txt's install() writes) and the pkg-config file ipupipe.pc, under
+# DESTDIR + PREFIX (default /usr/local): PREFIX/include, PREFIX/share/cmake/ipupipe,
+# PREFIX/share/pkgconfig. The version is IPUPIPE_VERSION_STRING of ipupipe.h; the .pc
+# file names PREFIX (DESTDIR is a staging area, not part of the paths). docs/embedded.md
+# ("Install") shows the uses; tests/test_packages.sh builds programs against them.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+INST_HEADERS  := ipupipe.h ipupipe_kernels.h ipupipe_sched.h ipupipe_mpi.h
+INST_INC      := $(DESTDIR)$(PREFIX)/include
+INST_CMAKE    := $(DESTDIR)$(PREFIX)/share/cmake/ipupipe
+INST_PC       := $(DESTDIR)$(PREFIX)/share/pkgconfig
+IPUPIPE_VERSION = $(shell sed -n 's/^\#define IPUPIPE_VERSION_STRING "\([0-9.]*\)".*/\1/p' ipupipe.h)
+.PHONY: install uninstall
+install:
+	@[ -n "$(IPUPIPE_VERSION)" ] || { echo "no IPUPIPE_VERSION_STRING in ipupipe.h" >&2; exit 1; }
+	install -d "$(INST_INC)" "$(INST_CMAKE)" "$(INST_PC)"
+	install -m 644 $(INST_HEADERS) "$(INST_INC)"
+	sed 's|@IPUPIPE_CONFIG_TO_INCLUDE@|../../../include|' cmake/ipupipeConfig.cmake.in > "$(INST_CMAKE)/ipupipeConfig.cmake"
+	sed 's|@IPUPIPE_VERSION@|$(IPUPIPE_VERSION)|' cmake/ipupipeConfigVersion.cmake.in > "$(INST_CMAKE)/ipupipeConfigVersion.cmake"
+	install -m 644 cmake/ipupipeTarget.cmake "$(INST_CMAKE)"
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$${prefix}/include|' \
+	  -e 's|@IPUPIPE_VERSION@|$(IPUPIPE_VERSION)|' cmake/ipupipe.pc.in > "$(INST_PC)/ipupipe.pc"
+	chmod 644 "$(INST_CMAKE)/ipupipeConfig.cmake" "$(INST_CMAKE)/ipupipeConfigVersion.cmake" "$(INST_PC)/ipupipe.pc"
+uninstall:
+	rm -f $(addprefix "$(INST_INC)"/,$(INST_HEADERS)) "$(INST_PC)/ipupipe.pc"
+	rm -f "$(INST_CMAKE)/ipupipeConfig.cmake" "$(INST_CMAKE)/ipupipeConfigVersion.cmake" \
+	  "$(INST_CMAKE)/ipupipeTarget.cmake"
+	-rmdir "$(INST_CMAKE)" 2> /dev/null
 
 # The schedule explorer (examples/explorer/): ipupipe_sched.h compiled to WebAssembly
 # (clang --target=wasm32, wasm-ld from Debian's lld; freestanding, no libc), embedded

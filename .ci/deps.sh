@@ -26,6 +26,8 @@ case $what in
     have wasm-ld  || need+=(lld)         # make explorer: ipupipe_sched.h as WebAssembly
     have chromium || need+=(chromium)    # tests/test_explorer.sh: the explorer in a headless browser
     have mpicc    || need+=(openmpi-bin libopenmpi-dev) # tests/test_mpi.sh (ipupipe_mpi.h)
+    have cmake    || need+=(cmake)       # tests/test_packages.sh: CMake consumers
+    have pkg-config || need+=(pkgconf)   # tests/test_packages.sh: ipupipe.pc
     # tests/test_hygiene.sh measures function lengths with Universal Ctags
     case "$(ctags --version 2>/dev/null || true)" in *'Universal Ctags'*) ;; *) need+=(universal-ctags) ;; esac
     # clang's sanitizer and libFuzzer runtimes

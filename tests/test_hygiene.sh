@@ -15,9 +15,10 @@
 #      of the host programs' folders (examples/ except firmware/ and explorer/). Needs
 #      Universal Ctags (Debian: universal-ctags; .ci/run installs it);
 #   6. the top level holds only the project's own entries: the library headers ipupipe*.h,
-#      Makefile, README.md, CHANGELOG.md, .gitignore and the directories .ci bench docs
-#      examples tests (a file a command wrote into the checkout, then committed by
-#      mistake, fails here);
+#      Makefile, README.md, CHANGELOG.md, .gitignore, the package manifests that must sit
+#      there (CMakeLists.txt, library.json for PlatformIO, library.properties for Arduino)
+#      and the directories .ci bench cmake docs examples tests zephyr (a file a command
+#      wrote into the checkout, then committed by mistake, fails here);
 #   7. examples/ is laid out by program: a header of one program's folder
 #      (examples/PROGRAM/) is included only from that folder, from examples/common/ never
 #      by name of a program's header; tests/ and bench/ may include any. The firmware's
@@ -113,12 +114,13 @@ fi
 stray=""
 for f in "${files[@]}"; do
   case $f in
-    */*) top=${f%%/*}; case $top in .ci | bench | docs | examples | tests) ;; *) stray+="$f"$'\n' ;; esac ;;
+    */*) top=${f%%/*}; case $top in .ci | bench | cmake | docs | examples | tests | zephyr) ;; *) stray+="$f"$'\n' ;; esac ;;
     ipupipe*.h | Makefile | README.md | CHANGELOG.md | .gitignore) ;;
+    CMakeLists.txt | library.json | library.properties) ;;
     *) stray+="$f"$'\n' ;;
   esac
 done
-report "the top level holds only the headers, Makefile, README.md, CHANGELOG.md, .gitignore, .ci, bench, docs, examples, tests" "${stray%$'\n'}"
+report "the top level holds only the headers, Makefile, README.md, CHANGELOG.md, .gitignore, the package manifests, .ci, bench, cmake, docs, examples, tests, zephyr" "${stray%$'\n'}"
 
 # 7. examples/ by program
 cross=""
