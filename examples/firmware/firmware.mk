@@ -204,9 +204,10 @@ RV_LDFLAGS := --specs=picolibc.specs -nostartfiles -T $(RV_DIR)/virt.ld -Wl,--gc
               -Wl,-Map=$(RV_OUT)/firmware.map
 RV_HOST_CFLAGS := $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -DFW_OWN_MATH -DFW_HOST_PLATFORM \
                   -I. -I$(FW_DIR) -I$(FW_OUT) $(RV_EXTRA)
-# -bios none: no OpenSBI, the image starts in machine mode at 0x80000000;
+# -cpu rv32,d=false: rv32imafc (QEMU's rv32 without the D extension); -bios none: no OpenSBI,
+# the image starts in machine mode at 0x80000000;
 # -icount shift=0: minstret counts executed instructions (riscv_platform.h)
-RV_QEMU    := qemu-system-riscv32 -M virt -cpu rv32 -bios none -smp 1 -m 128M -display none \
+RV_QEMU    := qemu-system-riscv32 -M virt -cpu rv32,d=false -bios none -smp 1 -m 128M -display none \
               -monitor none -serial none -semihosting-config enable=on,target=native -icount shift=0
 RV_SRCS    := $(RV_DIR)/crt0.S $(RV_DIR)/riscv_startup.c $(FW_DIR)/main.c
 RV_DEPS    := $(RV_SRCS) $(wildcard $(RV_DIR)/*.h) $(RV_DIR)/virt.ld $(wildcard $(FW_DIR)/*.h) $(LIBHDRS) \

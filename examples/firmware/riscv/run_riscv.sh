@@ -19,13 +19,15 @@ hash_of() { sed -n 's/^final weights FNV-1a \([0-9a-f]*\).*/\1/p' "$1" | tail -n
 acc_of() { grep '^held-out accuracy' "$1" | tail -n 1; }
 losses_of() { awk '/^step [0-9]+ loss/ { print $2, $4 }' "$1"; }
 rv=$(hash_of "$log"); ref=$(hash_of "$hlog")
-[ -n "$rv" ] && [ "$rv" = "$ref" ] ||
+if [ -z "$rv" ] || [ "$rv" != "$ref" ]; then
   fail "final weights: RISC-V FNV-1a ${rv:-none}, host build ${ref:-none} (logs: $log, $hlog)"
+fi
 [ "$(acc_of "$log")" = "$(acc_of "$hlog")" ] ||
   fail "held-out accuracy: RISC-V '$(acc_of "$log")', host '$(acc_of "$hlog")'"
 steps=$(losses_of "$hlog" | wc -l)
-[ "$steps" -gt 0 ] && diff <(losses_of "$log") <(losses_of "$hlog") >/dev/null ||
+if [ "$steps" -eq 0 ] || ! diff <(losses_of "$log") <(losses_of "$hlog") >/dev/null; then
   fail "the step losses differ from the host's: diff <(grep '^step' $log) <(grep '^step' $hlog)"
+fi
 ips=$(sed -n 's/^instructions per step: pipelined \([0-9]*\).*plain loop \([0-9]*\).*/\1 \2/p' "$log")
 echo "firmware-riscv-run: final weights FNV-1a $rv on RV32IMAFC = the host build's $ref" \
      "(portable kernels, fw_math.h); $steps step losses and the held-out accuracy identical"
