@@ -15,7 +15,7 @@ for t in "firmware firmware-run" firmware-finetune firmware-cross; do
   if make --no-print-directory $t > "$log" 2>&1; then ok "make $t"
   else bad "make $t (log $log)" "$log"; tail -n 20 "$log" | sed 's/^/    /'; fi
 done
-# ---- RISC-V (issue 31, part 2): the training firmware on qemu-system-riscv32 -M virt
+# ---- RISC-V: the training firmware on qemu-system-riscv32 -M virt
 # (rv32imafc, picolibc) must end with the weights of the host's portable build
 log=build/logs/firmware-riscv-run.log
 if make --no-print-directory firmware-riscv-run > "$log" 2>&1; then ok "make firmware-riscv-run"

@@ -183,7 +183,7 @@ firmware-readme: $(FW_RD)/device.elf $(FW_RD)/expect.txt
 
 firmware-run: firmware-readme
 
-# ==== RISC-V (issue 31, part 2): the training firmware on qemu-system-riscv32 -M virt ====
+# ==== RISC-V: the training firmware on qemu-system-riscv32 -M virt ====
 # main.c with the RISC-V platform layer (examples/firmware/riscv/: crt0.S, riscv_startup.c,
 # virt.ld, riscv_semihost.h, riscv_platform.h), rv32imafc/ilp32f, picolibc, fw_math.h's
 # expf/logf; the data and pool sizes of the Cortex-M build ($(FW_OUT)/fw_mnist.c,
