@@ -62,9 +62,10 @@ fw_riscv_trap_entry:
    RISC-V Semihosting specification, riscv-software-src/riscv-semihosting: Arm's
    semihosting operations, with the operation in a0, the argument in a1, the result in
    a0), made by the three 32-bit instructions slli x0,x0,0x1f; ebreak; srai x0,x0,7,
-   which must not be compressed (norvc); QEMU only recognises them within one page (the
-   16-byte alignment keeps them in one aligned 16-byte block). QEMU recognises the sequence with -semihosting-config
-   enable=on; without it the ebreak is an ordinary breakpoint trap. */
+   which must not be compressed (norvc). QEMU recognises the sequence with
+   -semihosting-config enable=on, and only within one page (the 16-byte alignment keeps
+   the three in one aligned 16-byte block); without it the ebreak is an ordinary
+   breakpoint trap. */
     .balign 16
     .globl fw_riscv_semihost
 fw_riscv_semihost:

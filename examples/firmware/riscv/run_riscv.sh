@@ -28,9 +28,10 @@ steps=$(losses_of "$hlog" | wc -l)
 if [ "$steps" -eq 0 ] || ! diff <(losses_of "$log") <(losses_of "$hlog") >/dev/null; then
   fail "the step losses differ from the host's: diff <(grep '^step' $log) <(grep '^step' $hlog)"
 fi
-ips=$(sed -n 's/^instructions per step: pipelined \([0-9]*\).*plain loop \([0-9]*\).*/\1 \2/p' "$log")
-echo "firmware-riscv-run: final weights FNV-1a $rv on RV32IMAFC = the host build's $ref" \
-     "(portable kernels, fw_math.h); $steps step losses and the held-out accuracy identical"
-echo "firmware-riscv-run: instructions per step (QEMU -icount, minstret; instructions, not cycles):" \
-     "pipelined ${ips% *}, plain loop ${ips#* }"
+n='\([0-9]*\)'
+ips=$(sed -n "s/^instructions per step: pipelined $n.*plain loop $n.*/\\1 \\2/p" "$log")
+echo "firmware-riscv-run: final weights FNV-1a $rv on RV32IMAFC = the host build's" \
+     "$ref (portable kernels, fw_math.h); $steps step losses and the held-out accuracy identical"
+echo "firmware-riscv-run: instructions per step (QEMU -icount, minstret; instructions," \
+     "not cycles): pipelined ${ips% *}, plain loop ${ips#* }"
 echo "firmware-riscv-run: OK in $(( $(date +%s) - start )) s"
