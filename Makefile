@@ -319,7 +319,9 @@ include examples/firmware/firmware.mk
 
 # The firmware gates of `make check` (Arm cross toolchain, newlib-nano and QEMU; run.sh
 # bounds each QEMU run with `timeout`): training, inference and docs/embedded.md's device
-# program on the Cortex-M4F, fine-tuning on the device, and the same bits on a Cortex-M7.
+# program on the Cortex-M4F, fine-tuning on the device, the same bits on a Cortex-M7, and
+# the training on RISC-V (RISC-V cross toolchain, picolibc, qemu-system-riscv32) with the
+# host build's bits.
 check-firmware: test-begin
 	@tests/run.sh firmware -- tests/firmware_gate.sh
 

@@ -42,6 +42,10 @@ case $what in
     have arm-none-eabi-gcc || need+=(gcc-arm-none-eabi)
     [ -f /usr/lib/arm-none-eabi/newlib/thumb/v7e-m+fp/hard/libc_nano.a ] || need+=(libnewlib-arm-none-eabi)
     have qemu-system-arm || need+=(qemu-system-arm)
+    # make firmware-riscv-run: the training firmware on qemu-system-riscv32 -M virt
+    have riscv64-unknown-elf-gcc || need+=(gcc-riscv64-unknown-elf)
+    [ -f /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || need+=(picolibc-riscv64-unknown-elf)
+    have qemu-system-riscv32 || need+=(qemu-system-misc)
     ;;
   test) ;;
   *) echo "usage: .ci/deps.sh run|test|check|firmware" >&2; exit 2 ;;

@@ -4,6 +4,7 @@
 #                               device program of docs/embedded.md), the host's bits
 #   make firmware-finetune      the sensor classifier's head fine-tuned on the device
 #   make firmware-cross         the Cortex-M4F and the Cortex-M7 train to the same bits
+#   make firmware-riscv-run     the training firmware on RISC-V (QEMU virt), the host's bits
 # Needs the Debian packages of `.ci/deps.sh firmware` (make check installs them).
 # Ends with `N passed, N failed`.
 . "$(dirname "$0")/lib.sh"
@@ -14,4 +15,10 @@ for t in "firmware firmware-run" firmware-finetune firmware-cross; do
   if make --no-print-directory $t > "$log" 2>&1; then ok "make $t"
   else bad "make $t (log $log)" "$log"; tail -n 20 "$log" | sed 's/^/    /'; fi
 done
+# ---- RISC-V: the training firmware on qemu-system-riscv32 -M virt
+# (rv32imafc, picolibc) must end with the weights of the host's portable build
+log=build/logs/firmware-riscv-run.log
+if make --no-print-directory firmware-riscv-run > "$log" 2>&1; then ok "make firmware-riscv-run"
+else bad "make firmware-riscv-run (log $log)" "$log"; tail -n 20 "$log" | sed 's/^/    /'; fi
+# ---- end of the RISC-V block
 finish

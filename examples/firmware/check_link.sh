@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # check_link.sh ELF MAP - proves what the firmware links: no heap (malloc & co., _sbrk),
 # no stdio, no assert() printing path, no threads; lists the libc/libm members that are
-# linked and prints arm-none-eabi-size and the biggest RAM objects.
+# linked and prints the size (arm-none-eabi-size) and the biggest RAM objects. FW_BINUTILS
+# (default arm-none-eabi-) is the prefix of the nm and size used: riscv64-unknown-elf- for
+# the RISC-V image.
 set -euo pipefail
 elf=$1; map=$2
-nm=arm-none-eabi-nm
+nm=${FW_BINUTILS:-arm-none-eabi-}nm
+size=${FW_BINUTILS:-arm-none-eabi-}size
 bad='^(malloc|_malloc_r|free|_free_r|calloc|_calloc_r|realloc|_realloc_r|memalign|_sbrk|_sbrk_r|sbrk|printf|fprintf|vfprintf|_vfprintf_r|_svfprintf_r|iprintf|puts|fputs|fwrite|_fwrite_r|putchar|__assert_func|__assert|abort|pthread_.*|__sync_.*|__atomic_.*)$'
 found=$($nm "$elf" | awk '{print $NF}' | grep -E "$bad" || true)
 if [ -n "$found" ]; then
@@ -24,11 +27,11 @@ awk '/^Linker script and memory map/ {on = 1}
                       if (sec ~ /^\.(text|data|rodata)/ && sz != "0x0") { sub(/.*\//, "", obj); print obj } }' "$map" \
   | sort -u | tr '\n' ' ' | fold -s -w 100 | sed 's/^/  /'
 echo
-arm-none-eabi-size "$elf"
+$size "$elf"
 echo "firmware: biggest RAM objects (bytes):"
 $nm -S -t d --size-sort "$elf" | awk '$3 ~ /^[bBdD]$/ {printf "  %8d %s\n", $2 + 0, $4}' | sort -rn | sed -n 1,12p
 img=$($nm -S -t d "$elf" | awk '$4 ~ /^fw_(train|test)_[xy]$/ {s += $2} END {print s + 0}')
-text=$(arm-none-eabi-size -A -d "$elf" | awk '$1 == ".text" {print $2}')
+text=$($size -A -d "$elf" | awk '$1 == ".text" {print $2}')
 lib=$($nm -S -t d "$elf" | awk '$3 ~ /^[tTrR]$/ && $4 ~ /^ipup/ {s += $2} END {print s + 0}')
 echo "firmware: flash: .text $text bytes = compiled-in MNIST images and labels $img + code and constants $((text - img))," \
      "of which the ipupipe headers' functions (ipup_*) $lib"

@@ -182,3 +182,51 @@ firmware-readme: $(FW_RD)/device.elf $(FW_RD)/expect.txt
 	@$(FW_DIR)/check_readme.sh $(FW_RD)/device.elf $(FW_RD)/expect.txt $(FW_QEMU)
 
 firmware-run: firmware-readme
+
+# ==== RISC-V: the training firmware on qemu-system-riscv32 -M virt ====
+# main.c with the RISC-V platform layer (examples/firmware/riscv/: crt0.S, riscv_startup.c,
+# virt.ld, riscv_semihost.h, riscv_platform.h), rv32imafc/ilp32f, picolibc, fw_math.h's
+# expf/logf; the data and pool sizes of the Cortex-M build ($(FW_OUT)/fw_mnist.c,
+# fw_pools.h: host tools' output, the same for every core). The reference is main.c built
+# for the host with the portable kernels (-DIPUPIPE_NO_SIMD, no -march) and fw_math.h
+# (host_platform.h): run_riscv.sh wants its final weights hash, step losses and accuracy.
+#   make firmware-riscv-run   build, check what is linked, run in QEMU, compare with the host
+# Needs the Debian packages gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+# qemu-system-misc (.ci/deps.sh firmware).
+.PHONY: firmware-riscv-run rv-tools
+RV_DIR     := $(FW_DIR)/riscv
+RV_OUT     := build/firmware-riscv
+RV_CC      := riscv64-unknown-elf-gcc
+RV_CPU     := -march=rv32imafc -mabi=ilp32f
+RV_CFLAGS  := $(CSTD) $(WARN) $(RV_CPU) -O2 -g -ffunction-sections -fdata-sections -DFW_OWN_MATH \
+              $(FW_INC) -I$(FW_DIR) -I$(RV_DIR) -I$(FW_OUT) $(RV_EXTRA)
+RV_LDFLAGS := --specs=picolibc.specs -nostartfiles -T $(RV_DIR)/virt.ld -Wl,--gc-sections \
+              -Wl,-Map=$(RV_OUT)/firmware.map
+RV_HOST_CFLAGS := $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -DFW_OWN_MATH -DFW_HOST_PLATFORM \
+                  -I. -I$(FW_DIR) -I$(FW_OUT) $(RV_EXTRA)
+# -cpu rv32,d=false: rv32imafc (QEMU's rv32 without the D extension); -bios none: no OpenSBI,
+# the image starts in machine mode at 0x80000000;
+# -icount shift=0: minstret counts executed instructions (riscv_platform.h)
+RV_QEMU    := qemu-system-riscv32 -M virt -cpu rv32,d=false -bios none -smp 1 -m 128M -display none \
+              -monitor none -serial none -semihosting-config enable=on,target=native -icount shift=0
+RV_SRCS    := $(RV_DIR)/crt0.S $(RV_DIR)/riscv_startup.c $(FW_DIR)/main.c
+RV_DEPS    := $(RV_SRCS) $(wildcard $(RV_DIR)/*.h) $(RV_DIR)/virt.ld $(wildcard $(FW_DIR)/*.h) $(LIBHDRS) \
+              $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(FW_OUT)/fw_pools.h
+
+rv-tools:
+	@for t in $(RV_CC):gcc-riscv64-unknown-elf qemu-system-riscv32:qemu-system-misc; do \
+	  command -v $${t%%:*} >/dev/null || { echo "firmware-riscv-run: $${t%%:*} not found: apt-get install $${t#*:} (or .ci/deps.sh firmware)"; exit 1; }; done
+	@[ -f /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || \
+	  { echo "firmware-riscv-run: picolibc not found: apt-get install picolibc-riscv64-unknown-elf (or .ci/deps.sh firmware)"; exit 1; }
+$(RV_OUT)/cflags: fw-force
+	@mkdir -p $(@D)
+	@echo '$(RV_CC) $(RV_CFLAGS)' | cmp -s - $@ || echo '$(RV_CC) $(RV_CFLAGS)' > $@
+$(RV_OUT)/firmware.elf: $(RV_DEPS) $(RV_OUT)/cflags | rv-tools
+	$(RV_CC) $(RV_CFLAGS) $(RV_SRCS) $(FW_OUT)/fw_mnist.c $(RV_LDFLAGS) -o $@
+$(RV_OUT)/firmware-host: $(FW_DIR)/main.c $(wildcard $(FW_DIR)/*.h) $(LIBHDRS) $(FW_OUT)/fw_mnist.c \
+                         $(FW_OUT)/fw_mnist.h $(FW_OUT)/fw_pools.h $(RV_OUT)/cflags
+	$(CC_gcc) $(RV_HOST_CFLAGS) $(FW_DIR)/main.c $(FW_OUT)/fw_mnist.c -o $@ -lm
+firmware-riscv-run: $(RV_OUT)/firmware.elf $(RV_OUT)/firmware-host
+	@FW_BINUTILS=riscv64-unknown-elf- $(FW_DIR)/check_link.sh $(RV_OUT)/firmware.elf $(RV_OUT)/firmware.map
+	@$(RV_DIR)/run_riscv.sh $(RV_OUT)/firmware.elf $(RV_OUT)/firmware-host $(RV_QEMU)
+# ==== end of the RISC-V block ====

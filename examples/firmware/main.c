@@ -1,5 +1,6 @@
 /* main.c - the ipupipe firmware proof: pipelined training of a small MLP on real MNIST
-   images on a bare-metal Cortex-M4F (QEMU mps2-an386). No heap, no threads, no OS.
+   images on a bare-metal Cortex-M4F (QEMU mps2-an386) or RV32IMAFC (QEMU RISC-V virt).
+   No heap, no threads, no OS.
 
    What it does, in order:
    1. the plain gradient-accumulation loop, kernels only, for FW_CHECK_STEPS steps (the
@@ -19,11 +20,12 @@
       ipup_state_load from the flash and the second half run again: its final weights
       must have the bits of the uninterrupted run (hash of both printed; run.sh checks).
 
-   Output goes through semihosting (semihost.h); the instruction counts come from a
-   CMSDK timer under QEMU -icount (see fw_timer_*). */
+   Output, exit, the instruction counter (QEMU -icount) and the stack figures come from
+   the platform layer, fw_platform.h (mps2_platform.h, riscv/riscv_platform.h, and
+   host_platform.h for the host reference build). */
 #include <stddef.h>
 #include <stdint.h>
-#include "semihost.h"
+#include "fw_platform.h"
 
 /* ---- what the headers need from the platform (docs/embedded.md, "Porting") ---- */
 static void fw_assert_fail(const char *what, const char *file, int line);
@@ -42,16 +44,6 @@ static void fw_assert_fail(const char *what, const char *file, int line);
 #include "fw_print.h" /* fw_printf */
 #if IPUP_PLAN_DEVICES != FW_STAGES || IPUP_PLAN_IPUS != 2
 #error "fw_pools.h was planned for another pipeline than fw_model.h's (firmware.mk's FW_PLAN_FLAGS)"
-#endif
-
-uint32_t fw_stack_used(void); /* startup.c */
-uint32_t fw_stack_size(void);
-
-/* ACLE: __ARM_FP bit 3 = double precision in hardware (fpv5-d16 on the Cortex-M7) */
-#if defined(__ARM_FP) && (__ARM_FP & 8)
-#define FW_CPU_NAME "Armv7E-M with a double-precision FPU (Cortex-M7 class)"
-#else
-#define FW_CPU_NAME "Armv7E-M with a single-precision FPU (Cortex-M4F class)"
 #endif
 
 /* ---- run settings ---- */
@@ -74,21 +66,6 @@ IPUP_ALIGN64 static uint8_t fw_ipu0[IPUP_PLAN_IPU0_BYTES];
 IPUP_ALIGN64 static uint8_t fw_ipu1[IPUP_PLAN_IPU1_BYTES];
 IPUP_ALIGN64 static uint8_t fw_host[IPUP_PLAN_HOST_BYTES];
 static ipup_emu fw_emu;
-
-/* ---- instruction counter: CMSDK APB timer 0 at 0x40000000 (Arm DDI 0479, "Cortex-M
-   System Design Kit", timer: CTRL +0, VALUE +4, RELOAD +8), clocked at 25 MHz on QEMU's
-   mps2 boards. Under `-icount shift=0` QEMU advances virtual time by 1 ns per executed
-   instruction, so one timer tick = 40 instructions (resolution 40). Without -icount the
-   ticks follow host time and mean nothing. */
-#define FW_TIMER ((volatile uint32_t *)0x40000000u)
-#define FW_INSNS_PER_TICK 40u
-static void fw_timer_start(void)
-{
-    FW_TIMER[2] = 0xFFFFFFFFu;
-    FW_TIMER[1] = 0xFFFFFFFFu;
-    FW_TIMER[0] = 1u;
-}
-static uint32_t fw_timer_ticks(void) { return 0xFFFFFFFFu - FW_TIMER[1]; }
 
 static void fw_assert_fail(const char *what, const char *file, int line)
 {
@@ -297,7 +274,7 @@ static void fw_print_memory(ipup_emu *e, const ipup_plan *plan)
 /* what the training loop measured, for the closing report */
 typedef struct fw_summary {
     float first, first8, last8;     /* loss of step 0, sums of the first and last 8 steps */
-    uint32_t ticks_sum;             /* timer ticks of all pipelined steps */
+    uint64_t ticks_sum;             /* timer ticks of all pipelined steps */
     int bits_ok;                    /* the weights after FW_CHECK_STEPS equal the plain loop's */
 } fw_summary;
 
