@@ -48,7 +48,8 @@ uint32_t fw_stack_used(void); /* startup.c */
 uint32_t fw_stack_size(void);
 
 /* ACLE: __ARM_FP bit 3 = double precision in hardware (fpv5-d16 on the Cortex-M7) */
-#if defined(__ARM_FP) && (__ARM_FP & 8)
+#ifdef FW_CPU_NAME /* set by a build that includes this file (dual/dual_main.c) */
+#elif defined(__ARM_FP) && (__ARM_FP & 8)
 #define FW_CPU_NAME "Armv7E-M with a double-precision FPU (Cortex-M7 class)"
 #else
 #define FW_CPU_NAME "Armv7E-M with a single-precision FPU (Cortex-M4F class)"
@@ -80,8 +81,11 @@ static ipup_emu fw_emu;
    mps2 boards. Under `-icount shift=0` QEMU advances virtual time by 1 ns per executed
    instruction, so one timer tick = 40 instructions (resolution 40). Without -icount the
    ticks follow host time and mean nothing. */
-#define FW_TIMER ((volatile uint32_t *)0x40000000u)
+#ifndef FW_TIMER_BASE
+#define FW_TIMER_BASE 0x40000000u /* another board: dual/dual_main.c */
 #define FW_INSNS_PER_TICK 40u
+#endif
+#define FW_TIMER ((volatile uint32_t *)FW_TIMER_BASE)
 static void fw_timer_start(void)
 {
     FW_TIMER[2] = 0xFFFFFFFFu;
@@ -521,6 +525,7 @@ static int fw_report(ipup_emu *e, const ipup_plan *plan, const fw_summary *sum, 
     return ok;
 }
 
+#ifndef FW_NO_MAIN /* dual/dual_main.c includes this file for its parts, with its own main */
 int main(void)
 {
     static ipup_model_desc model;
@@ -549,3 +554,4 @@ int main(void)
     fw_puts("FIRMWARE OK\n");
     return 0;
 }
+#endif
