@@ -198,12 +198,12 @@ FWD_OUT  := build/firmware-dual
 FWD_CPU  := -mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16
 FWD_QEMU := qemu-system-arm -M musca-b1 -display none -monitor none -serial none \
             -semihosting-config enable=on,target=native -icount shift=0
-FWD_SRCS := $(FW_DIR)/startup.c $(FW_DIR)/dual/dual_core1.c $(FW_DIR)/dual/dual_main.c
-$(FWD_OUT)/firmware-dual.elf: $(FWD_SRCS) $(FW_DIR)/main.c $(FW_DIR)/dual/musca_b1.ld $(wildcard $(FW_DIR)/*.h) \
+FWD_SRCS := $(FW_DIR)/startup.c $(FW_DIR)/dual/dual_core1.c $(FW_DIR)/main.c
+$(FWD_OUT)/firmware-dual.elf: $(FWD_SRCS) $(FW_DIR)/dual/musca_b1.ld $(wildcard $(FW_DIR)/*.h $(FW_DIR)/dual/*.h) \
                               $(LIBHDRS) $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(FW_OUT)/fw_pools.h
 	@mkdir -p $(@D)
 	$(FW_CC) $(CSTD) $(WARN) $(FWD_CPU) -O2 -g -ffunction-sections -fdata-sections $(FW_INC) -I$(FW_DIR) \
-	  -I$(FW_OUT) $(FW_EXTRA) $(FWD_SRCS) $(FW_OUT)/fw_mnist.c --specs=nano.specs -nostartfiles \
+	  -I$(FW_OUT) -DFW_DUAL $(FW_EXTRA) $(FWD_SRCS) $(FW_OUT)/fw_mnist.c --specs=nano.specs -nostartfiles \
 	  -T $(FW_DIR)/dual/musca_b1.ld -Wl,--gc-sections -Wl,-Map=$(FWD_OUT)/firmware-dual.map -lm -o $@
 firmware-dual: $(FWD_OUT)/firmware-dual.elf
 firmware-dual-run: firmware-dual

@@ -21,6 +21,9 @@
 
    Output goes through semihosting (semihost.h); the instruction counts come from a
    CMSDK timer under QEMU -icount (see fw_timer_*). */
+#ifdef FW_DUAL /* the dual-core build (make firmware-dual): its settings */
+#include "dual/dual_config.h"
+#endif
 #include <stddef.h>
 #include <stdint.h>
 #include "semihost.h"
@@ -48,7 +51,7 @@ uint32_t fw_stack_used(void); /* startup.c */
 uint32_t fw_stack_size(void);
 
 /* ACLE: __ARM_FP bit 3 = double precision in hardware (fpv5-d16 on the Cortex-M7) */
-#ifdef FW_CPU_NAME /* set by a build that includes this file (dual/dual_main.c) */
+#ifdef FW_CPU_NAME /* set by dual/dual_config.h */
 #elif defined(__ARM_FP) && (__ARM_FP & 8)
 #define FW_CPU_NAME "Armv7E-M with a double-precision FPU (Cortex-M7 class)"
 #else
@@ -82,7 +85,7 @@ static ipup_emu fw_emu;
    instruction, so one timer tick = 40 instructions (resolution 40). Without -icount the
    ticks follow host time and mean nothing. */
 #ifndef FW_TIMER_BASE
-#define FW_TIMER_BASE 0x40000000u /* another board: dual/dual_main.c */
+#define FW_TIMER_BASE 0x40000000u /* another board: dual/dual_config.h */
 #define FW_INSNS_PER_TICK 40u
 #endif
 #define FW_TIMER ((volatile uint32_t *)FW_TIMER_BASE)
@@ -525,7 +528,9 @@ static int fw_report(ipup_emu *e, const ipup_plan *plan, const fw_summary *sum, 
     return ok;
 }
 
-#ifndef FW_NO_MAIN /* dual/dual_main.c includes this file for its parts, with its own main */
+#ifdef FW_DUAL
+#include "dual/dual_main.h" /* the dual-core main: stage 1 on core 1 */
+#else
 int main(void)
 {
     static ipup_model_desc model;

@@ -4,7 +4,7 @@
    clears the bit, and core 1 then starts like any Armv8-M core: its MSP from word 0, its
    reset handler from word 1 (Armv8-M ARM, B3.30 "Vector tables"). .data and .bss are
    core 0's work, done before the release. Each core has its own CPACR (the FPU is enabled
-   per core) and its own stack, painted here so dual_main.c can report its high-water
+   per core) and its own stack, painted here so dual_main.h can report its high-water
    mark. */
 #include <stdint.h>
 #include "semihost.h"
@@ -12,7 +12,7 @@
 extern uint32_t _stack1_bottom, _stack1_top;
 void fw_core1_reset(void);
 void fw_core1_fault(void);
-void fw_core1_main(void);   /* dual_main.c */
+void fw_core1_main(void);   /* dual_main.h */
 uint32_t fw_core1_stack_used(void);
 
 #define FW_STACK1_PAINT 0x57AC57ACu

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_dual.sh ELF SINGLE_LOG QEMU-COMMAND... - runs the dual-core firmware (dual_main.c) in
+# run_dual.sh ELF SINGLE_LOG QEMU-COMMAND... - runs the dual-core firmware (dual_main.h) in
 # QEMU under a time limit and checks what it printed: exit 0 and FIRMWARE DUAL OK (its own
 # checks: the plain loop's bits after 2 steps, the same final weights on two cores and on
 # one, the loss halved, the accuracy), the per-core instruction lines, and, when the

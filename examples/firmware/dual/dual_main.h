@@ -1,6 +1,7 @@
-/* dual_main.c - the firmware's pipelined trainer on two cores: stage 0 (IPU 0) on core 0,
+/* dual_main.h - the dual-core firmware's main, included by main.c in place of its own
+   when FW_DUAL is defined (dual_config.h has the settings): the firmware's pipelined trainer on two cores: stage 0 (IPU 0) on core 0,
    stage 1 (IPU 1) on core 1 of an SSE-200 (two Cortex-M33 sharing SRAM; QEMU musca-b1),
-   no OS. The network, data, plan and checks are main.c's (included below for its parts);
+   no OS. The network, data, plan and checks are main.c's;
    the library's device runner (ipup_set_devices, ipup_run_device) runs IPU 1's row of
    every step on core 1 while ipup_run_steps runs IPU 0's row on core 0.
 
@@ -26,14 +27,9 @@
    between two points on core 0 count both cores. Each core adds up the ticks it spends
    inside its WFE (the other core running), and a core's own instructions over a step are
    the step's ticks minus its own WFE ticks. They are instructions, not cycles. */
+#ifndef FW_DUAL_MAIN_H
+#define FW_DUAL_MAIN_H
 #include <stdatomic.h>
-#define IPUPIPE_ATOMICS            /* keep the atomic rings under IPUPIPE_NO_THREADS */
-#define FW_NO_MAIN                 /* main.c's parts, this file's main */
-#define FW_CPU_NAME "Armv8-M Mainline with a single-precision FPU (two Cortex-M33, SSE-200)"
-#define FW_TIMER_BASE 0x50000000u  /* SSE-200 CMSDK timer0, Secure alias (SSE-200 TRM) */
-#define FW_INSNS_PER_TICK 25u      /* its PCLK is MAINCLK, 40 MHz on QEMU's musca-b1 */
-#pragma GCC diagnostic ignored "-Wunused-function" /* main.c's save/restore is not used */
-#include "../main.c"
 
 /* SSE-200 system control registers, Secure alias (SSE-200 TRM, "System control
    registers"): INITSVTOR1 +0x114 (core 1's vector table), CPUWAIT +0x118 (bit n = 1:
@@ -256,3 +252,4 @@ int main(void)
     fw_puts("FIRMWARE DUAL OK\n");
     return 0;
 }
+#endif
