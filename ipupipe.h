@@ -15,7 +15,10 @@
      _PATCH / _STRING give the version (0.5.0), the same in all three headers.
      Compile-time switches (define before the include):
        IPUPIPE_NO_THREADS   no threaded runner: <pthread.h> and <stdatomic.h> are not
-                            included (implies IPUPIPE_NO_ATOMICS). For firmware.
+                            included (implies IPUPIPE_NO_ATOMICS unless IPUPIPE_ATOMICS). For
+                            firmware.
+       IPUPIPE_ATOMICS      with IPUPIPE_NO_THREADS: keep <stdatomic.h> and the atomic rings,
+                            for ipup_run_device on the cores of a microcontroller (no OS).
        IPUPIPE_NO_ATOMICS   rings use plain loads/stores (single-threaded builds only).
        IPUP_MAX_LAYERS (32) IPUP_MAX_DEVICES (16) IPUP_MAX_REPLICAS (8) IPUP_MAX_IPUS (32)
                             size the fixed arrays of ipup_emu (sizeof(ipup_emu) follows).
@@ -170,6 +173,7 @@
      compute               I  a stage's forward, backward and weight-gradient walks
      concurrent-runtime  D I  lane ops, fan-out and fan-in, the lanes' sums and updates
      transport           D I  the seam of a runner with one IPU per process (ipupipe_mpi.h)
+     devices             D I  ipup_run_device: one IPU per core or thread the caller runs
      emulator            D    struct ipup_emu
      runtime             D I  ipup__exec, the all-reduce, the runners, ipup_run, ipup_evaluate
      predict             D I  ipup_predict: pipelined inference
@@ -186,12 +190,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(IPUPIPE_NO_THREADS) && !defined(IPUPIPE_NO_ATOMICS)
+#if defined(IPUPIPE_NO_THREADS) && !defined(IPUPIPE_NO_ATOMICS) && !defined(IPUPIPE_ATOMICS)
 #define IPUPIPE_NO_ATOMICS
 #endif
 
 #if !defined(IPUPIPE_NO_ATOMICS) && !defined(__cplusplus)
 #include <stdatomic.h>
+#endif
+/* private: the waiting machinery of the threaded runner and of the device runner */
+#if !defined(IPUPIPE_NO_THREADS) || !defined(IPUPIPE_NO_ATOMICS)
+#define IPUP__WAITS 1
 #endif
 #ifndef IPUPIPE_NO_THREADS
 #include <pthread.h>
@@ -800,6 +808,41 @@ typedef struct ipup_transport {
    runner is not cooperative, tp->ipu is out of range or a hook is missing. */
 IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp);
 
+/* >>devices: one IPU per core or thread that the caller runs (ipup_run_device) */
+/* The device runner: the threaded runner's protocol (rings, barriers, the job) on cores or
+   threads the caller starts, with no OS: after ipup_init (cfg.runner = IPUP_RUNNER_COOP)
+   ipup_set_devices(e, sync) gives the two things a platform must do, and from then on
+   - every IPU q >= 1 runs on its own core or thread, in ipup_run_device(e, q): it waits for
+     a job, runs IPU q's row of every step of it, waits for the next job, ..., and returns
+     once ipup_shutdown has been called;
+   - ipup_run / ipup_run_steps on the host (the caller of ipup_init) publish the job, run
+     IPU 0's row of it on the calling core, drain the outfeed, wait for the other IPUs and
+     return the cooperative runner's bits, records and statistics.
+   sync->wait(user, ipu) is called over and over while IPU ipu (ipu = e->core.n_ipus: the
+   host) has nothing to do: sleep until woken or briefly (Arm: WFE; a host: a yield or a
+   short sleep); the caller checks again after each return. sync->wake(user, ipu) is
+   called after every release store that IPU ipu may be waiting for (Arm: DSB then SEV). A
+   spurious return from wait is harmless; a missed wake is not (WFE's event register keeps
+   an SEV sent before the WFE). Synchronisation is by C11 atomics (acquire loads, release
+   stores, one acq_rel fetch-add per barrier), so the build needs them: not IPUPIPE_NO_ATOMICS
+   (with IPUPIPE_NO_THREADS, define IPUPIPE_ATOMICS). ipup_predict, ipup_evaluate and the
+   state functions stay on the host alone. sync (kept by pointer) NULL returns to the
+   cooperative runner; ipup_init and ipup_shutdown forget it. IPUP_ERR_ARG when e is not
+   initialised or shut down, the runner is not cooperative, a transport is set, a hook is missing, or atomics are compiled
+   out; IPUP_ERR_UNSUPPORTED for concurrent stages. */
+typedef struct ipup_device_sync {
+    void *user;
+    void (*wait)(void *user, int32_t ipu);
+    void (*wake)(void *user, int32_t ipu);
+} ipup_device_sync;
+IPUPIPE_DEF int ipup_set_devices(ipup_emu *e, const ipup_device_sync *sync);
+/* IPU ipu's side of the device runner (above), 1 <= ipu < e->core.n_ipus, on its own core
+   or thread: serves the host's jobs until ipup_shutdown, then returns IPUP_OK. Each of these
+   IPUs calls it once after ipup_set_devices (once per ipup_init); ipup_shutdown waits until
+   every one has returned. IPUP_ERR_ARG when ipup_set_devices was not called or ipu is out of
+   range. */
+IPUPIPE_DEF int ipup_run_device(ipup_emu *e, int32_t ipu);
+
 /* >>emulator: struct ipup_emu: the core, every replica's runtime, rings, threads */
 typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal) */
     float *stash, *wstash, *work, *pingpong[2], *conv, *staging, *chunk;
@@ -842,6 +885,9 @@ struct ipup_emu {
     int64_t job_step0, job_stop;
     ipup__ipu_err ipu_errors[2][IPUP_MAX_IPUS]; /* per step parity, per IPU */
     const ipup_transport *transport; /* ipup_set_transport: one IPU's row per process */
+    const ipup_device_sync *devices; /* ipup_set_devices: IPUs on the caller's cores */
+    ipup_atomic_u32 devices_out;  /* ipup_run_device calls that have returned */
+    ipup_atomic_u32 stop_claim;   /* device runner: the first failing infeed sets job_stop */
     /* ipup_predict: its job; the table and figures are in the core */
     double *pred_start;           /* cost model scratch: BSP start of each F(0,m) */
     int32_t job_kind;             /* threads: 0 training steps, 1 ipup_predict */
@@ -3290,7 +3336,8 @@ IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *s
 }
 
 /* >>threads: parking and notifying threads, waiting on rings, barriers, error slots */
-#ifndef IPUPIPE_NO_THREADS
+/* (with atomics: the threaded runner's pthreads, or the device runner's cores) */
+#ifdef IPUP__WAITS
 /* Waiting: spin IPUPIPE_SPIN times (a few tens of microseconds, cheaper than a sleep when
    the partner is about to deliver), then sleep on the thread's own condition variable
    until a partner notifies it. Notifications take the sleeper's mutex, so no wake-up is
@@ -3298,7 +3345,7 @@ IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *s
 #ifndef IPUPIPE_SPIN
 #define IPUPIPE_SPIN 500
 #endif
-static void ipup__relax(void) {
+static IPUP__UNUSED void ipup__relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
@@ -3315,10 +3362,18 @@ static int ipup__aborted(ipup_emu *e, int64_t t) {
 }
 typedef void *(*ipup__probe_fn)(ipup_emu *e, void *arg);
 static void ipup__notify(ipup_emu *e, int32_t who) {
+#ifndef IPUPIPE_NO_THREADS
     ipup__park *p = &e->park[who];
+#endif
+    if (e->devices) { /* the device runner: after the release store, the platform's wake */
+        e->devices->wake(e->devices->user, who);
+        return;
+    }
+#ifndef IPUPIPE_NO_THREADS
     pthread_mutex_lock(&p->mutex);
     if (p->waiting) pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->mutex);
+#endif
 }
 static void ipup__notify_all(ipup_emu *e) {
     int32_t i;
@@ -3335,11 +3390,29 @@ static void ipup__fault(ipup_emu *e, int32_t ipu, int64_t t, const ipup_op *o) {
     IPUP__STORE_REL(&e->fault_, 1u);
     ipup__notify_all(e);
 }
+static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded); /* runtime */
+/* the device runner's wait: the platform's wait until probe() gives non-NULL or the job is
+   aborted from step t; IPU 0 is also the host, it drains the outfeed while it waits */
+static void *ipup__dev_wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *arg,
+                            int64_t t) {
+    void *v;
+    while ((v = probe(e, arg)) == NULL) {
+        if (t >= 0 && ipup__aborted(e, t)) break;
+        if (self == 0 && e->job_kind == 0) ipup__drain(e, e->job_step0, e->job_steps, 1);
+        if ((v = probe(e, arg)) != NULL) break;
+        e->devices->wait(e->devices->user, self);
+    }
+    return v;
+}
 /* until probe() gives non-NULL (returned), or the job is aborted from step t (t >= 0) */
 static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *arg, int64_t t) {
+#ifndef IPUPIPE_NO_THREADS
     ipup__park *p = &e->park[self];
-    void *v;
     uint32_t i;
+#endif
+    void *v = NULL;
+    if (e->devices) return ipup__dev_wait(e, self, probe, arg, t);
+#ifndef IPUPIPE_NO_THREADS
     /* the host never spins: it is not on the critical path, and a third spinning thread
        on a 2-core machine takes a core from the IPUs */
     for (i = 0; self < e->core.n_ipus && i < IPUPIPE_SPIN; i++) {
@@ -3355,6 +3428,9 @@ static void *ipup__wait(ipup_emu *e, int32_t self, ipup__probe_fn probe, void *a
         p->waiting = 0;
     }
     pthread_mutex_unlock(&p->mutex);
+#else
+    (void)self; (void)probe; (void)arg; (void)t;
+#endif
     return v;
 }
 static void *ipup__probe_peek(ipup_emu *e, void *ring) {
@@ -3405,7 +3481,7 @@ static int32_t ipup__ipu_of(const ipup_emu *e, int32_t r, int32_t s) {
 static void *ipup__wait_peek(ipup_emu *e, ipup_ring *ring, int threaded, int64_t t, int32_t self) {
     void *p = ipup_ring_peek(ring);
     if (!p && e->transport) return e->transport->peek(e->transport->user, ring);
-#ifndef IPUPIPE_NO_THREADS
+#ifdef IPUP__WAITS
     if (!p && threaded) p = ipup__wait(e, self, ipup__probe_peek, ring, t);
 #else
     (void)e; (void)threaded; (void)t; (void)self;
@@ -3416,7 +3492,7 @@ static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int6
                                 int32_t self) {
     void *p = ipup_ring_reserve(ring);
     if (!p && e->transport) return e->transport->reserve(e->transport->user, ring);
-#ifndef IPUPIPE_NO_THREADS
+#ifdef IPUP__WAITS
     if (!p && threaded) p = ipup__wait(e, self, ipup__probe_reserve, ring, t);
 #else
     (void)e; (void)threaded; (void)t; (void)self;
@@ -3427,7 +3503,7 @@ static void *ipup__wait_reserve(ipup_emu *e, ipup_ring *ring, int threaded, int6
 static void ipup__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t consumer) {
     ipup_ring_commit(ring);
     if (e->transport) e->transport->commit(e->transport->user, ring);
-#ifndef IPUPIPE_NO_THREADS
+#ifdef IPUP__WAITS
     if (threaded) ipup__notify(e, consumer);
 #else
     (void)e; (void)threaded; (void)consumer;
@@ -3436,7 +3512,7 @@ static void ipup__commit(ipup_emu *e, ipup_ring *ring, int threaded, int32_t con
 static void ipup__release(ipup_emu *e, ipup_ring *ring, int threaded, int32_t producer) {
     ipup_ring_release(ring);
     if (e->transport) e->transport->release(e->transport->user, ring);
-#ifndef IPUPIPE_NO_THREADS
+#ifdef IPUP__WAITS
     if (threaded) ipup__notify(e, producer);
 #else
     (void)e; (void)threaded; (void)producer;
@@ -3631,9 +3707,17 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     return IPUP_OK;
 }
 
+#ifdef IPUP__WAITS
+static void ipup__devices_quit(ipup_emu *e); /* runtime */
+#endif
 IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
 #ifndef IPUPIPE_NO_THREADS
     int32_t i;
+#endif
+#ifdef IPUP__WAITS
+    if (e && e->devices) ipup__devices_quit(e); /* every ipup_run_device returns first */
+#endif
+#ifndef IPUPIPE_NO_THREADS
     if (!e) return;
     e->frozen = NULL;
     if (!e->threads_started && !e->park[0].init) return;
@@ -4327,18 +4411,28 @@ IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
 static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int threaded, int32_t ipu,
                            int32_t bad, int32_t lab) {
     int64_t sample0 = (((int64_t)t * e->core.R + r) * e->core.M + m) * e->core.B;
-#ifndef IPUPIPE_NO_THREADS
+#ifdef IPUP__WAITS
     if (threaded) {
         ipup__ipu_err *er = &e->ipu_errors[t & 1][ipu];
-        ipup__park *h = &e->park[e->core.n_ipus];
         er->code = IPUP_ERR_IO; er->step = t; er->stage = bad; er->mb = m; er->layer = lab;
-        pthread_mutex_lock(&h->mutex); /* one writer of job_stop: the first thread that fails */
-        if (!IPUP__LOAD_ACQ(&e->abort_)) {
-            e->job_stop = t;
-            IPUPIPE_HAPPENS_BEFORE(&e->abort_);
-            IPUP__STORE_REL(&e->abort_, 1u);
+        if (e->devices) { /* one writer of job_stop: the first core that fails */
+            if (IPUP__FETCH_ADD(&e->stop_claim, 1u) == 0u) {
+                e->job_stop = t;
+                IPUP__STORE_REL(&e->abort_, 1u);
+            }
         }
-        pthread_mutex_unlock(&h->mutex);
+#ifndef IPUPIPE_NO_THREADS
+        else {
+            ipup__park *h = &e->park[e->core.n_ipus];
+            pthread_mutex_lock(&h->mutex); /* one writer of job_stop: the first thread that fails */
+            if (!IPUP__LOAD_ACQ(&e->abort_)) {
+                e->job_stop = t;
+                IPUPIPE_HAPPENS_BEFORE(&e->abort_);
+                IPUP__STORE_REL(&e->abort_, 1u);
+            }
+            pthread_mutex_unlock(&h->mutex);
+        }
+#endif
         ipup__notify_all(e);
         return IPUP__ABORTED;
     }
@@ -4392,7 +4486,7 @@ static int ipup__outfeed_put(ipup_emu *e, int32_t r, int64_t t, int32_t m, float
     /* the host drains the whole ring once woken: wake it once the ring is at least
        half full (the end of the job wakes it for the rest) */
     ipup_ring_commit(&e->outfeed[r]);
-#ifndef IPUPIPE_NO_THREADS
+#ifdef IPUP__WAITS
     if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap)
         ipup__notify(e, e->core.n_ipus);
 #endif
@@ -4563,7 +4657,7 @@ static int ipup__exec(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t s
     else if (op->kind == IPUP_OP_W) rc = ipup__exec_w(e, replica, op, step);
     else rc = IPUP__STALL;
     if (rc != IPUP__STALL) return rc;
-#ifndef IPUPIPE_NO_THREADS
+#ifdef IPUP__WAITS
     if (threaded) {
         if (!ipup__aborted(e, step)) ipup__fault(e, ipu, step, op);
         return IPUP__ABORTED;
@@ -4810,9 +4904,9 @@ static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
     return IPUP_OK;
 }
 
-#ifndef IPUPIPE_NO_THREADS
-static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu); /* predict */
-
+#ifdef IPUP__WAITS
+/* IPU ipu's row of every step of the job (threaded runner: its thread; device runner: its
+   core, IPU 0 on the host's) */
 static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
     int32_t r = ipu / e->core.P, d = ipu % e->core.P, k, j, s;
     for (k = 0; k < e->job_steps; k++) {
@@ -4839,6 +4933,8 @@ static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
         if (e->core.has_concurrent) ipup__conc_update(e, r, d, t); /* the lanes on this IPU */
     }
 }
+#ifndef IPUPIPE_NO_THREADS
+static void ipup__pred_thread_job(ipup_emu *e, int32_t ipu); /* predict */
 static void *ipup__thread_main(void *arg) {
     ipup__thread *th = (ipup__thread *)arg;
     ipup_emu *e = th->emu;
@@ -4858,6 +4954,7 @@ static void *ipup__thread_main(void *arg) {
     }
     return NULL;
 }
+#endif
 
 /* the host has something to do: a record in an outfeed ring, or every thread is done */
 static void *ipup__probe_host(ipup_emu *e, void *arg) {
@@ -4869,6 +4966,7 @@ static void *ipup__probe_host(ipup_emu *e, void *arg) {
 }
 
 /* the message of an infeed failure at step t (the lowest replica's), once the threads are done */
+static int ipup__job_result(ipup_emu *e, int64_t step0, int32_t *done);
 static int ipup__feed_msg(ipup_emu *e, int64_t t) {
     int32_t r;
     for (r = 0; r < e->core.R; r++) {
@@ -4880,11 +4978,12 @@ static int ipup__feed_msg(ipup_emu *e, int64_t t) {
                       (long long)t);
 }
 
+#ifndef IPUPIPE_NO_THREADS
 /* The host starts the job and drains the outfeed while the IPU threads run; each
    replica's stage-0 thread calls the infeed itself (ipup__feed), so the host takes no
    core from them. */
 static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
-    int64_t step0 = e->step, t;
+    int64_t step0 = e->step;
     IPUPIPE_MEMSET(e->ipu_errors, 0, sizeof e->ipu_errors);
     e->job_steps = steps;
     e->job_step0 = step0;
@@ -4902,6 +5001,14 @@ static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
         }
         ipup__wait(e, e->core.n_ipus, ipup__probe_host, e, -1);
     }
+    return ipup__job_result(e, step0, done);
+}
+#endif
+
+/* the job of both runners is over: the first infeed failure or error of its steps, the
+   steps done, e->step */
+static int ipup__job_result(ipup_emu *e, int64_t step0, int32_t *done) {
+    int64_t t;
     if (IPUP__LOAD_ACQ(&e->abort_)) {
         /* an infeed failure at step job_stop: every step before it was applied (a NaN in
            one of them would have stopped the threads there, before this infeed) */
@@ -4921,7 +5028,111 @@ static int ipup__run_threads(ipup_emu *e, int32_t steps, int32_t *done) {
     e->step = e->job_stop;
     return IPUP_OK;
 }
+
+/* the device runner's host side (ipup_set_devices): publish the job like the threaded
+   runner, run IPU 0's row on this core (its waits drain the outfeed), wait for the others */
+static int ipup__run_devices(ipup_emu *e, int32_t steps, int32_t *done) {
+    int64_t step0 = e->step;
+    IPUPIPE_MEMSET(e->ipu_errors, 0, sizeof e->ipu_errors);
+    e->job_kind = 0;
+    e->job_steps = steps;
+    e->job_step0 = step0;
+    e->job_stop = step0 + steps;
+    IPUP__STORE_REL(&e->stop_claim, 0u);
+    IPUP__STORE_REL(&e->threads_done, 0u);
+    IPUPIPE_HAPPENS_BEFORE(&e->job_gen);
+    IPUP__STORE_REL(&e->job_gen, IPUP__LOAD_ACQ(&e->job_gen) + 1u);
+    ipup__notify_all(e);
+    ipup__thread_job(e, 0);
+    IPUPIPE_HAPPENS_BEFORE(&e->threads_done);
+    (void)IPUP__FETCH_ADD(&e->threads_done, 1u);
+    for (;;) {
+        ipup__drain(e, step0, steps, 1);
+        if (IPUP__LOAD_ACQ(&e->threads_done) == (uint32_t)e->core.n_ipus) break;
+        (void)ipup__wait(e, 0, ipup__probe_host, e, -1);
+    }
+    IPUPIPE_HAPPENS_AFTER(&e->threads_done);
+    ipup__drain(e, step0, steps, 1);
+    return ipup__job_result(e, step0, done);
+}
+/* the host waits for every ipup_run_device to return (ipup_shutdown) */
+static void *ipup__probe_left(ipup_emu *e, void *arg) {
+    return IPUP__LOAD_ACQ(&e->devices_out) == (uint32_t)(e->core.n_ipus - 1) ? arg : NULL;
+}
+static void ipup__devices_quit(ipup_emu *e) {
+    e->quit = 1;
+    IPUPIPE_HAPPENS_BEFORE(&e->job_gen);
+    IPUP__STORE_REL(&e->job_gen, IPUP__LOAD_ACQ(&e->job_gen) + 1u);
+    ipup__notify_all(e);
+    (void)ipup__wait(e, e->core.n_ipus, ipup__probe_left, e, -1);
+    e->devices = NULL;
+}
 #endif
+
+/* >>devices: ipup_set_devices, ipup_run_device */
+IPUPIPE_DEF int ipup_set_devices(ipup_emu *e, const ipup_device_sync *sync) {
+    int rc = ipup__need_init(e, "ipup_set_devices");
+    if (rc) return rc;
+#ifdef IPUPIPE_NO_ATOMICS
+    if (sync)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_devices: atomics are compiled out (IPUPIPE_NO_ATOMICS, or "
+                          "IPUPIPE_NO_THREADS without IPUPIPE_ATOMICS); the device runner "
+                          "needs them");
+#endif
+    if (sync && e->frozen != e)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_devices after ipup_shutdown: call ipup_init again first");
+    if (sync && e->core.cfg.runner != IPUP_RUNNER_COOP)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_devices: the emulator runs the threaded runner; initialise "
+                          "it with runner = IPUP_RUNNER_COOP");
+    if (sync && e->transport)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_devices: a transport is set (ipup_set_transport); remove "
+                          "it first with ipup_set_transport(e, NULL)");
+    if (sync && e->core.has_concurrent)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_UNSUPPORTED,
+                          "ipup_set_devices: the model has concurrent stages (cfg.concurrent); "
+                          "use the cooperative or threaded runner");
+    if (sync && (!sync->wait || !sync->wake))
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_set_devices: sync->wait and sync->wake must both be set");
+    e->devices = sync;
+    return IPUP_OK;
+}
+
+IPUPIPE_DEF int ipup_run_device(ipup_emu *e, int32_t ipu) {
+#ifdef IPUP__WAITS
+    ipup__genwait g;
+#endif
+    if (!e) return IPUP_ERR_ARG;
+    if (!e->devices)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_run_device: call ipup_set_devices first (after ipup_init)");
+    if (ipu < 1 || ipu >= e->core.n_ipus)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
+                          "ipup_run_device: ipu %d is outside 1..%d (IPU 0 runs in ipup_run on "
+                          "the host)", (int)ipu, (int)(e->core.n_ipus - 1));
+#ifdef IPUP__WAITS
+    g.var = &e->job_gen;
+    g.old = 0; /* ipup_init zeroes job_gen; a job waits for every IPU, so none is missed */
+    for (;;) {
+        (void)ipup__wait(e, ipu, ipup__probe_gen, &g, -1);
+        IPUPIPE_HAPPENS_AFTER(&e->job_gen);
+        g.old = IPUP__LOAD_ACQ(&e->job_gen);
+        if (e->quit) break;
+        ipup__thread_job(e, ipu);
+        IPUPIPE_HAPPENS_BEFORE(&e->threads_done);
+        (void)IPUP__FETCH_ADD(&e->threads_done, 1u);
+        ipup__notify(e, 0);
+    }
+    IPUPIPE_HAPPENS_BEFORE(&e->devices_out);
+    (void)IPUP__FETCH_ADD(&e->devices_out, 1u);
+    ipup__notify(e, e->core.n_ipus);
+#endif
+    return IPUP_OK;
+}
 
 IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats) {
     int32_t done = 0, i, n, d, p;
@@ -4951,6 +5162,10 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
                           "ipup_run after ipup_shutdown: the IPU "
                           "threads are gone; call ipup_init again");
     if (e->core.cfg.runner == IPUP_RUNNER_THREADS) rc = ipup__run_threads(e, steps, &done);
+    else
+#endif
+#ifdef IPUP__WAITS
+    if (e->devices) rc = ipup__run_devices(e, steps, &done);
     else
 #endif
     if (e->transport) rc = ipup__run_xport(e, steps, &done);

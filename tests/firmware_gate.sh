@@ -5,6 +5,8 @@
 #   make firmware-finetune      the sensor classifier's head fine-tuned on the device
 #   make firmware-cross         the Cortex-M4F and the Cortex-M7 train to the same bits
 #   make firmware-riscv-run     the training firmware on RISC-V (QEMU virt), the host's bits
+#   make firmware-dual-run      stage 0 on core 0, stage 1 on core 1 of a dual Cortex-M33
+#                               (musca-b1), the single-core run's bits (block below)
 # Needs the Debian packages of `.ci/deps.sh firmware` (make check installs them).
 # Ends with `N passed, N failed`.
 . "$(dirname "$0")/lib.sh"
@@ -21,4 +23,9 @@ log=build/logs/firmware-riscv-run.log
 if make --no-print-directory firmware-riscv-run > "$log" 2>&1; then ok "make firmware-riscv-run"
 else bad "make firmware-riscv-run (log $log)" "$log"; tail -n 20 "$log" | sed 's/^/    /'; fi
 # ---- end of the RISC-V block
+# ---- dual core (examples/firmware/dual/): after firmware-run, whose final weights it wants
+log=build/logs/firmware-dual-run.log
+if make --no-print-directory firmware-dual-run > "$log" 2>&1; then ok "make firmware-dual-run"
+else bad "make firmware-dual-run (log $log)" "$log"; tail -n 20 "$log" | sed 's/^/    /'; fi
+# ---- end dual core
 finish

@@ -230,3 +230,28 @@ firmware-riscv-run: $(RV_OUT)/firmware.elf $(RV_OUT)/firmware-host
 	@FW_BINUTILS=riscv64-unknown-elf- $(FW_DIR)/check_link.sh $(RV_OUT)/firmware.elf $(RV_OUT)/firmware.map
 	@$(RV_DIR)/run_riscv.sh $(RV_OUT)/firmware.elf $(RV_OUT)/firmware-host $(RV_QEMU)
 # ==== end of the RISC-V block ====
+# ---- Two cores, two stages (examples/firmware/dual/): the trainer with stage 0 on core 0
+# and stage 1 on core 1 of an SSE-200 (two Cortex-M33 sharing SRAM) in QEMU's musca-b1, no
+# OS: the library's device runner (ipup_set_devices, ipup_run_device), C11 atomics, WFE/SEV.
+# musca-b1, not mps2-an521: on the an521 (and mps3-an524) QEMU 7.2 gives CPU0 no FPU, as
+# the real SSE-200 configuration there (docs/embedded.md, "Two cores, two stages").
+# musca-b1 has exactly 2 CPUs (no -smp); -icount runs them round-robin on one host thread.
+# It uses the default board's generated data and plan ($(FW_OUT): fw_mnist.c, fw_pools.h)
+# and compares its final weights with $(FW_OUT)/run.log's when firmware-run wrote one.
+#   make firmware-dual       build $(FWD_OUT)/firmware-dual.elf
+#   make firmware-dual-run   run it: both cores, then core 0 alone; the same bits
+.PHONY: firmware-dual firmware-dual-run
+FWD_OUT  := build/firmware-dual
+FWD_CPU  := -mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16
+FWD_QEMU := qemu-system-arm -M musca-b1 -display none -monitor none -serial none \
+            -semihosting-config enable=on,target=native -icount shift=0
+FWD_SRCS := $(FW_DIR)/startup.c $(FW_DIR)/dual/dual_core1.c $(FW_DIR)/main.c
+$(FWD_OUT)/firmware-dual.elf: $(FWD_SRCS) $(FW_DIR)/dual/musca_b1.ld $(wildcard $(FW_DIR)/*.h $(FW_DIR)/dual/*.h) \
+                              $(LIBHDRS) $(FW_OUT)/fw_mnist.c $(FW_OUT)/fw_mnist.h $(FW_OUT)/fw_pools.h
+	@mkdir -p $(@D)
+	$(FW_CC) $(CSTD) $(WARN) $(FWD_CPU) -O2 -g -ffunction-sections -fdata-sections $(FW_INC) -I$(FW_DIR) \
+	  -I$(FW_OUT) -DFW_DUAL $(FW_EXTRA) $(FWD_SRCS) $(FW_OUT)/fw_mnist.c --specs=nano.specs -nostartfiles \
+	  -T $(FW_DIR)/dual/musca_b1.ld -Wl,--gc-sections -Wl,-Map=$(FWD_OUT)/firmware-dual.map -lm -o $@
+firmware-dual: $(FWD_OUT)/firmware-dual.elf
+firmware-dual-run: firmware-dual
+	@$(FW_DIR)/dual/run_dual.sh $(FWD_OUT)/firmware-dual.elf $(FW_OUT)/run.log $(FWD_QEMU)

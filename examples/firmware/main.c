@@ -23,6 +23,9 @@
    Output, exit, the instruction counter (QEMU -icount) and the stack figures come from
    the platform layer, fw_platform.h (mps2_platform.h, riscv/riscv_platform.h, and
    host_platform.h for the host reference build). */
+#ifdef FW_DUAL /* the dual-core build (make firmware-dual): its settings */
+#include "dual/dual_config.h"
+#endif
 #include <stddef.h>
 #include <stdint.h>
 #include "fw_platform.h"
@@ -498,6 +501,9 @@ static int fw_report(ipup_emu *e, const ipup_plan *plan, const fw_summary *sum, 
     return ok;
 }
 
+#ifdef FW_DUAL
+#include "dual/dual_main.h" /* the dual-core main: stage 1 on core 1 */
+#else
 int main(void)
 {
     static ipup_model_desc model;
@@ -526,3 +532,4 @@ int main(void)
     fw_puts("FIRMWARE OK\n");
     return 0;
 }
+#endif
