@@ -5105,6 +5105,8 @@ IPUPIPE_DEF int ipup_set_devices(ipup_emu *e, const ipup_device_sync *sync) {
 IPUPIPE_DEF int ipup_run_device(ipup_emu *e, int32_t ipu) {
 #ifdef IPUP__WAITS
     ipup__genwait g;
+    const ipup_device_sync *sync;
+    int32_t host;
 #endif
     if (!e) return IPUP_ERR_ARG;
     if (!e->devices)
@@ -5115,6 +5117,9 @@ IPUPIPE_DEF int ipup_run_device(ipup_emu *e, int32_t ipu) {
                           "ipup_run_device: ipu %d is outside 1..%d (IPU 0 runs in ipup_run on "
                           "the host)", (int)ipu, (int)(e->core.n_ipus - 1));
 #ifdef IPUP__WAITS
+    /* read now: once devices_out counts this call, ipup_shutdown may clear e */
+    sync = e->devices;
+    host = e->core.n_ipus;
     g.var = &e->job_gen;
     g.old = 0; /* ipup_init zeroes job_gen; a job waits for every IPU, so none is missed */
     for (;;) {
@@ -5129,7 +5134,7 @@ IPUPIPE_DEF int ipup_run_device(ipup_emu *e, int32_t ipu) {
     }
     IPUPIPE_HAPPENS_BEFORE(&e->devices_out);
     (void)IPUP__FETCH_ADD(&e->devices_out, 1u);
-    ipup__notify(e, e->core.n_ipus);
+    sync->wake(sync->user, host); /* e is not touched after the count */
 #endif
     return IPUP_OK;
 }
