@@ -24,6 +24,15 @@ has "--stages 0 says why" "--stages needs an integer 1..256" "$tmp/err"
 expect 2 "unknown schedule" -- -S 4 -M 8 --schedule nope
 expect 2 "bad cost" -- -S 4 -M 8 --cost F=x
 expect 2 "bad cost key" -- -S 4 -M 8 --cost Q=1
+# --cost takes what the library's SVG writer takes (IPUP_SCHED_COST_MIN..MAX, or 0), and
+# says that rule when it refuses
+rule="each value a finite number, 0 or from 2.2250738585072014e-308 (the smallest normal double) to 1e+15"
+expect 0 "--cost F=1e15, the library's largest cost" -- -S 4 -M 8 --cost F=1e15,B=1e13 --format svg
+expect 0 "--cost F=2.2250738585072014e-308, the smallest normal" -- -S 4 -M 8 --cost F=2.2250738585072014e-308 --format svg
+for c in F=1e16 F=1e-310 B=nan sync=inf exchange=-1 F=1e999; do
+  expect 2 "--cost $c is refused" -- -S 4 -M 8 --cost "$c"
+  has "--cost $c: the message states the rule" "$rule" "$tmp/err"
+done
 expect 2 "bad map" -- -S 3 -M 8 --map 0,a,1
 expect 2 "map of the wrong length" -- -S 3 -M 8 --map 0,1
 expect 2 "unknown flag" -- -S 4 -M 8 --frobnicate
