@@ -970,7 +970,7 @@ static int state_across_maps(const char *a, const char *b, char *msg, size_t len
 
 /* a state saved with one map of concurrent stages and loaded under another (or none) is
    refused with a message that names the map (--map, cfg.concurrent) and which side has
-   the branches, not only "another model, optimizer or stage split" (issue 32) */
+   the branches, not only "another model, optimizer or stage split" */
 TTEST(state_across_maps_names_the_map) {
     static const struct { const char *a, *b, *words; } cases_[] = {
         {"0,[1,2],2,3", "0,1,2,3", "the file was saved with that stage split over IPUs, this emulator has it whole"},
