@@ -26,6 +26,10 @@
  *     mnist_info room = ii; // what the buffers hold: a changed file is refused
  *     mnist_load_into("data/mnist", "train", ii.count, &room, x, y, &ii, err);
  *
+ * mnist_load_digest_into also hashes each file's header and the bytes of the items it
+ * loads (FNV-1a, in the pass that reads them): mnist-train-mpi compares these digests
+ * across its ranks, so that no rank trains on other data.
+ *
  * File names: `<dir>/train-images-idx3-ubyte`, `<dir>/train-labels-idx1-ubyte`,
  * `<dir>/t10k-images-idx3-ubyte`, `<dir>/t10k-labels-idx1-ubyte` (split "train" or
  * "t10k"/"test"). The lower-level mnist_idx_* functions take explicit paths.
