@@ -5679,8 +5679,8 @@ IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
 #define IPUP__ST_HEAD 48u                        /* header bytes; the descriptor follows */
 #define IPUP__ST_MAX ((uint64_t)1 << 40)          /* a larger total is damage */
 #define IPUP__ST_NOT \
-    " (the state was saved from another model, optimizer or stage split: load it into an " \
-    "emulator configured as the saving one was)"
+    " (the state was saved from another model, optimizer, stage split or map of concurrent " \
+    "stages (the tools' --map): load it into an emulator configured as the saving one was)"
 
 /* CRC-32 of IEEE 802.3 (also zlib's and PNG's): reflected polynomial 0xEDB88320, initial
    value and final xor 0xFFFFFFFF. Four bits at a time from a 16-entry table. */
@@ -6135,6 +6135,27 @@ static const char *ipup__st_frozen_hint(const ipup_emu *e, char *h, size_t cap) 
     return h;
 }
 
+/* A tensor name "w#k" is branch k of a concurrent stage (cfg.concurrent): when the
+   records that differ have such names, the map of concurrent stages differs, and the
+   hint says so and which side has the branches. */
+static const char *ipup__st_branch_hint(const char *file_name, const char *mine) {
+    int a = 0, b = 0;
+    while (*file_name) a |= *file_name++ == '#';
+    while (*mine) b |= *mine++ == '#';
+    if (a && b)
+        return "; a name ending #k is branch k of a concurrent stage: the file splits the stage "
+               "over another set of IPUs (saved with another --map, cfg.concurrent)";
+    if (a)
+        return "; a name ending #k is branch k of a concurrent stage: the file was saved with "
+               "that stage split over IPUs, this emulator has it whole (saved with another "
+               "--map, cfg.concurrent, e.g. 0,[1,2],2,3)";
+    if (b)
+        return "; a name ending #k is branch k of a concurrent stage: this emulator splits the "
+               "stage over IPUs, the file has it whole (saved with another --map, "
+               "cfg.concurrent)";
+    return "";
+}
+
 /* Record i's head (name, kind, shape) against tensor ti of e. */
 static int ipup__st_cmp_record(ipup_emu *e, ipup__state_reader *r, int32_t i,
                                const ipup_tensor_info *ti) {
@@ -6163,9 +6184,11 @@ static int ipup__st_cmp_record(ipup_emu *e, ipup__state_reader *r, int32_t i,
         if (d < rank && dims[d] != mine[d]) differ = 1;
     }
     if (!differ) return IPUP_OK;
-    ipup_snprintf(what, sizeof what, "tensor %d is %s (%s) in the file, %s (%s) in this emulator%s",
+    ipup_snprintf(what, sizeof what,
+                  "tensor %d is %s (%s) in the file, %s (%s) in this emulator%s%s",
                   (int)i, name, ipup__shape_str(sa, sizeof sa, (int32_t)rank, dims), ti->name,
                   ipup__shape_str(sb, sizeof sb, ti->ndim, mine),
+                  ipup__st_branch_hint(name, ti->name),
                   kind == 1u && ti->kind != IPUP_TENSOR_PARAM
                       ? ipup__st_frozen_hint(e, hint, sizeof hint)
                       : "");

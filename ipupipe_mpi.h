@@ -24,6 +24,8 @@
      ranks and that every rank has the same configuration fingerprint (table, stages,
      optimizer, parameters, step and a fingerprint the application adds); a failed MPI
      call prints the rank, the call and MPI's error string, then MPI_Abort ends the job.
+     The fingerprint does not see the data: ipup_mpi_agree_inputs compares a digest of
+     what each rank read (the MNIST trainer's IDX headers and samples) across the ranks.
    - No heap call in this file. OpenMPI itself allocates in MPI_Init, in the
      communicator set-up and in the request creation of ipup_mpi_init; see the README
      ("Beyond one machine") for the heap calls it makes per step.
@@ -40,7 +42,8 @@
        calls*        message tags; a failed MPI call ends the job
        sum           the fixed-order sum over ranks (ipup_mpi_sum)
        transport*    rings that cross ranks, the exchange after each step
-       runner        ipup_mpi_init, ipup_mpi_share_state, ipup_mpi_free, ipup_mpi_hash
+       runner        ipup_mpi_init, ipup_mpi_share_state, ipup_mpi_free, ipup_mpi_hash,
+                     ipup_mpi_agree_inputs
 
    Usage (in exactly one file, after MPI_Init):
        #define IPUPIPE_IMPLEMENTATION
@@ -81,6 +84,9 @@
 #endif
 #ifndef IPUP_MPI_MAX_MB
 #define IPUP_MPI_MAX_MB 256 /* micro-batches per step (records exchanged per step) */
+#endif
+#ifndef IPUP_MPI_MAX_INPUTS
+#define IPUP_MPI_MAX_INPUTS 16 /* inputs compared by one ipup_mpi_agree_inputs */
 #endif
 
 #ifdef __cplusplus
@@ -173,6 +179,17 @@ IPUPIPE_DEF int ipup_mpi_share_state(ipup_mpi *m);
 IPUPIPE_DEF void ipup_mpi_free(ipup_mpi *m);
 /* FNV-1a 64 of n bytes, continuing h (start with 0). */
 IPUPIPE_DEF uint64_t ipup_mpi_hash(uint64_t h, const void *data, size_t n);
+/* Collective over comm: that every rank read the same inputs. Each rank passes the same
+   n (0..IPUP_MPI_MAX_INPUTS) names, the inputs as the command line names them (e.g. the
+   path of a file), and a digest of each: what the rank read of it (e.g. ipup_mpi_hash of
+   the bytes it uses). IPUP_OK when every rank's digests equal rank 0's; otherwise, with
+   the same verdict on every rank, IPUP_ERR_MISMATCH and msg names the first rank and
+   input that differ (as the calling rank names it), IPUP_ERR_ARG when a rank passed a bad
+   n or NULL arrays, IPUP_ERR_CONFIG for more than IPUP_MAX_IPUS ranks. A rank with other
+   inputs trains on other data: its gradients enter the replica sum or its activations
+   the next stage, and the run ends as if nothing were wrong. */
+IPUPIPE_DEF int ipup_mpi_agree_inputs(MPI_Comm comm, int n, const char *const *names,
+                                      const uint64_t *digests, char *msg, size_t msg_len);
 
 #ifdef __cplusplus
 }
@@ -760,6 +777,49 @@ IPUPIPE_DEF void ipup_mpi_free(ipup_mpi *m) {
     if (m->dev_comm != MPI_COMM_NULL) MPI_Comm_free(&m->dev_comm);
     MPI_Comm_free(&m->comm);
     m->e = NULL;
+}
+
+IPUPIPE_DEF int ipup_mpi_agree_inputs(MPI_Comm comm, int n, const char *const *names,
+                                      const uint64_t *digests, char *msg, size_t msg_len) {
+    /* per rank: the count of inputs (UINT64_MAX: bad arguments), then the digests; every
+       rank takes part in the one exchange whatever its arguments, so none waits alone */
+    enum { W = IPUP_MPI_MAX_INPUTS + 1 };
+    uint64_t mine[W], all[IPUP_MAX_IPUS * W];
+    int size = 0, q, i, ok = n >= 0 && n <= IPUP_MPI_MAX_INPUTS && (!n || (names && digests));
+    IPUP__MPI(MPI_Comm_size(comm, &size));
+    if (size > IPUP_MAX_IPUS)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "mpirun started %d ranks; the MPI runner takes at most "
+                          "IPUP_MAX_IPUS (%d)",
+                          size, (int)IPUP_MAX_IPUS);
+    IPUPIPE_MEMSET(mine, 0, sizeof mine);
+    mine[0] = ok ? (uint64_t)n : UINT64_MAX;
+    for (i = 0; ok && i < n; i++) mine[1 + i] = digests[i];
+    IPUP__MPI(MPI_Allgather(mine, W, MPI_UINT64_T, all, W, MPI_UINT64_T, comm));
+    for (q = 0; q < size; q++)
+        if (all[(size_t)q * W] == UINT64_MAX)
+            return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                              "ipup_mpi_agree_inputs: rank %d passed a count outside "
+                              "0..IPUP_MPI_MAX_INPUTS (%d) or NULL names or digests",
+                              q, (int)IPUP_MPI_MAX_INPUTS);
+    for (q = 1; q < size; q++) {
+        const uint64_t *theirs = all + (size_t)q * W;
+        if (theirs[0] != all[0])
+            return ipup__fail(msg, msg_len, IPUP_ERR_MISMATCH,
+                              "rank %d compares %d inputs, rank 0 %d; start every rank with the "
+                              "same command",
+                              q, (int)theirs[0], (int)all[0]);
+        for (i = 0; i < (int)all[0]; i++)
+            if (theirs[1 + i] != all[1 + i])
+                return ipup__fail(
+                    msg, msg_len, IPUP_ERR_MISMATCH,
+                    "rank %d's %s differs from rank 0's (digest %016llx, rank 0 %016llx): the "
+                    "ranks would train on different data; give every rank the same files (a "
+                    "relative path names another file on a rank started in another directory, "
+                    "e.g. with mpirun -wdir, or on a node with another copy)",
+                    q, names[i], (unsigned long long)theirs[1 + i], (unsigned long long)all[1 + i]);
+    }
+    return IPUP_OK;
 }
 
 IPUPIPE_DEF uint64_t ipup_mpi_hash(uint64_t h, const void *data, size_t n) {

@@ -340,6 +340,11 @@ typedef struct ipup_sched_cost {
     double sync;                /* BSP: added to every step */
     const double *stage_scale;  /* stage_scale (stages) or NULL: per-stage factor on op costs */
 } ipup_sched_cost;
+/* The costs and stage scales the SVG writer takes (and ipupipe-sched's --cost): 0, or from
+   IPUP_SCHED_COST_MIN (DBL_MIN, the smallest normal double) to IPUP_SCHED_COST_MAX, so
+   that a table's sums stay in double range and no cost is subnormal. */
+#define IPUP_SCHED_COST_MIN 2.2250738585072014e-308
+#define IPUP_SCHED_COST_MAX 1e15
 /* F=1, B=2, I=1, W=1, exchange=0, sync=0 (docs/schedules.md §4). */
 IPUPIPE_DEF ipup_sched_cost ipup_sched_cost_default(void);
 /* Cost of one op under a cost model. */
@@ -451,7 +456,8 @@ typedef struct ipup_sched_svg_opts {
    when the costs are not all 1, the phases shaded and labelled where the label fits, a
    legend wrapped to the canvas with only the op kinds present. Text stays inside the
    canvas; ipup_sched_write_svg is this with opts NULL. IPUP_ERR_ARG for a bad table, a
-   NULL write, or a cost or stage scale that is negative, NaN, infinite or above 1e15. */
+   NULL write, or a cost or stage scale that is not 0 or in [IPUP_SCHED_COST_MIN,
+   IPUP_SCHED_COST_MAX] (negative, NaN, infinite, subnormal or above 1e15). */
 IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost,
                                         const ipup_sched_figures *fig,
                                         const ipup_sched_svg_opts *opts, ipup_write_fn write,
@@ -2829,14 +2835,18 @@ static IPUP__UNUSED void ipup__svg_default_title(ipup__svg *chart) {
                       c->sync);
 }
 
-/* every cost and stage scale a number in [0, 1e15]: the total stays in double range */
+/* one cost or stage scale: 0, or in [IPUP_SCHED_COST_MIN, IPUP_SCHED_COST_MAX] (NaN fails) */
+static IPUP__UNUSED int ipup__cost_value_ok(double v) {
+    return v == 0.0 || (v >= IPUP_SCHED_COST_MIN && v <= IPUP_SCHED_COST_MAX);
+}
+/* every cost and stage scale so: the total stays in double range */
 static IPUP__UNUSED int ipup__svg_cost_ok(const ipup_sched_cost *c, int32_t stages) {
     const double v[6] = {c->f, c->b, c->i, c->w, c->exchange, c->sync};
     int32_t k;
     for (k = 0; k < 6; k++)
-        if (!(v[k] >= 0.0 && v[k] <= 1e15)) return 0;
+        if (!ipup__cost_value_ok(v[k])) return 0;
     for (k = 0; c->stage_scale && k < stages; k++)
-        if (!(c->stage_scale[k] >= 0.0 && c->stage_scale[k] <= 1e15)) return 0;
+        if (!ipup__cost_value_ok(c->stage_scale[k])) return 0;
     return 1;
 }
 

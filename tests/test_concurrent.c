@@ -926,6 +926,69 @@ TTEST(emulator_plain_map_through_concurrent) {
     TT_CHECK(same);
 }
 
+/* the state stream of an emulator through memory */
+static unsigned char g_state[1 << 16];
+static size_t g_state_len;
+static int state_put(void *user, const void *d, size_t n) {
+    (void)user;
+    if (n > sizeof g_state - g_state_len) return -1;
+    memcpy(g_state + g_state_len, d, n);
+    g_state_len += n;
+    return 0;
+}
+static int state_get(void *user, uint64_t off, void *d, size_t n) {
+    (void)user;
+    if (off > g_state_len || n > g_state_len - off) return IPUP_STATE_END;
+    memcpy(d, g_state + off, n);
+    return 0;
+}
+/* the state of a run with map a, loaded into an emulator of map b: the result code, the
+   message in msg */
+static int state_across_maps(const char *a, const char *b, char *msg, size_t len) {
+    static ipup_model_desc m;
+    static ipup_stage_map sm;
+    ipup_config c;
+    int32_t split[4];
+    int rc;
+    emu_run run = {0, a, IPUP_SCHED_GROUPED, IPUP_RUNNER_COOP, IPUP_OPT_MOMENTUM, 1, 1};
+    if (emu_config(&run, &c, &m, &sm, split, msg, len) != 0) return -100;
+    memset(&g_emu, 0, sizeof g_emu);
+    if (ipup_init(&g_emu, &c) != 0 || ipup_run(&g_emu, NULL) != 0) return -101;
+    g_state_len = 0;
+    rc = ipup_state_save(&g_emu, state_put, NULL);
+    ipup_shutdown(&g_emu);
+    if (rc) return -102;
+    run.map = b;
+    if (emu_config(&run, &c, &m, &sm, split, msg, len) != 0) return -103;
+    memset(&g_emu, 0, sizeof g_emu);
+    if (ipup_init(&g_emu, &c) != 0) return -104;
+    rc = ipup_state_load(&g_emu, state_get, NULL);
+    ipup_snprintf(msg, len, "%s", ipup_last_error(&g_emu));
+    ipup_shutdown(&g_emu);
+    return rc;
+}
+
+/* a state saved with one map of concurrent stages and loaded under another (or none) is
+   refused with a message that names the map (--map, cfg.concurrent) and which side has
+   the branches, not only "another model, optimizer or stage split" */
+TTEST(state_across_maps_names_the_map) {
+    static const struct { const char *a, *b, *words; } cases_[] = {
+        {"0,[1,2],2,3", "0,1,2,3", "the file was saved with that stage split over IPUs, this emulator has it whole"},
+        {"0,1,2,3", "0,[1,2],2,3", "this emulator splits the stage over IPUs, the file has it whole"},
+        {"0,[1,2],2,3", "0,[1,2,3],2,3", "the file splits the stage over another set of IPUs"},
+    };
+    char msg[IPUP_MSG_MAX];
+    size_t k;
+    for (k = 0; k < sizeof cases_ / sizeof cases_[0]; k++) {
+        int rc = state_across_maps(cases_[k].a, cases_[k].b, msg, sizeof msg);
+        TT_CHECK_MSG(rc == IPUP_ERR_MISMATCH, "%s -> %s: %d %.300s", cases_[k].a, cases_[k].b, rc, msg);
+        TT_CONTAINS(msg, cases_[k].words);
+        TT_CONTAINS(msg, "saved with another --map, cfg.concurrent");
+        TT_CONTAINS(msg, "map of concurrent stages (the tools' --map)");
+    }
+    TT_EQ_INT(state_across_maps("0,[1,2],2,3", "0,[1,2],2,3", msg, sizeof msg), IPUP_OK); /* the same map loads */
+}
+
 static const ttest_case cases[] = {
     TT_CASE(parse_plain),
     TT_CASE(parse_concurrent),
@@ -949,5 +1012,6 @@ static const ttest_case cases[] = {
     TT_CASE(emulator_predict_concurrent),
     TT_CASE(emulator_concurrent_refuses_frozen_and_mse),
     TT_CASE(emulator_plain_map_through_concurrent),
+    TT_CASE(state_across_maps_names_the_map),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }

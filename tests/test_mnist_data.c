@@ -93,6 +93,86 @@ TTEST(limit_loads_prefix) {
     TT_NEAR(x[23], (float)((23 * 7 + 3) % 256) / 255.0f, 0);
 }
 
+/* FNV-1a 64 written out here (Fowler-Noll-Vo: basis 0xcbf29ce484222325, prime
+ * 0x100000001b3) over bytes [0, n) of the file NAME: the reference digests */
+static uint64_t ref_fnv_file(const char *name, size_t n) {
+    char p[512];
+    unsigned char b[16 + 5 * 12];
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    FILE *f;
+    path_of(p, sizeof p, name);
+    f = fopen(p, "rb");
+    if (!f || n > sizeof b || fread(b, 1, n, f) != n) {
+        if (f) fclose(f);
+        return 0;
+    }
+    fclose(f);
+    for (i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* the train split of 5 items of 4x3 in the temp dir; item's label or first pixel set to v
+   (item < 0: none) */
+static void digest_pair(uint32_t count, int item, int which, unsigned char v) {
+    uint32_t di[3] = {count, 4, 3}, dl[1] = {count};
+    unsigned char b[16 + 6 * 12];
+    size_t i, off;
+    off = idx_header(b, 8, 3, di);
+    for (i = 0; i < count * 12u; i++) b[off + i] = (unsigned char)((i * 7 + 3) % 256);
+    if (item >= 0 && which == 0) b[off + (size_t)item * 12] = v;
+    write_raw("train-images-idx3-ubyte", b, off + count * 12u);
+    off = idx_header(b, 8, 1, dl);
+    for (i = 0; i < count; i++) b[off + i] = (unsigned char)((i * 7 + 3) % 10);
+    if (item >= 0 && which == 1) b[off + (size_t)item] = v;
+    write_raw("train-labels-idx1-ubyte", b, off + count);
+}
+
+/* the digests of the train split in the temp dir with limit items, as floats or bytes */
+static void digests(int limit, int as_bytes, uint64_t *d) {
+    char err[EX_ERR_LEN] = "";
+    float x[6 * 12];
+    unsigned char xb[6 * 12];
+    int32_t y[6];
+    mnist_info room, info;
+    room.count = 6;
+    room.rows = room.cols = 0;
+    d[0] = d[1] = 0;
+    TT_EQ_INT(mnist_load_digest_into(tmpdir(), "train", limit, &room, as_bytes ? NULL : x, as_bytes ? xb : NULL,
+                                     y, &info, d, err), MNIST_OK);
+    if (err[0]) TT_FAILF("%s", err);
+}
+
+/* the digest of a file: its header and the items read, as FNV-1a of those bytes; an item
+   past the limit does not count, a read one or the header does (what mnist-train-mpi
+   compares across its ranks) */
+TTEST(digest_covers_header_and_items_read) {
+    uint64_t a[2], b[2], ref[2];
+    digest_pair(5, -1, 0, 0);
+    digests(0, 0, a);
+    ref[0] = ref_fnv_file("train-images-idx3-ubyte", 16 + 5 * 12);
+    ref[1] = ref_fnv_file("train-labels-idx1-ubyte", 8 + 5);
+    TT_CHECK(a[0] == ref[0] && a[1] == ref[1]);
+    TT_CHECK(mnist_fnv1a(0, "a", 1) == 0xaf63dc4c8601ec8cull); /* FNV-1a 64 test vector of "a" */
+    digests(0, 1, b);
+    TT_CHECK(b[0] == a[0] && b[1] == a[1]); /* bytes or floats: the file's bytes */
+    digests(2, 1, a);
+    TT_CHECK(a[0] == ref_fnv_file("train-images-idx3-ubyte", 16 + 2 * 12));
+    TT_CHECK(a[1] == ref_fnv_file("train-labels-idx1-ubyte", 8 + 2));
+    digest_pair(5, 3, 1, 9); /* a label past the limit: not read */
+    digests(2, 0, b);
+    TT_CHECK(b[0] == a[0] && b[1] == a[1]);
+    digest_pair(5, 1, 1, 9); /* a label read */
+    digests(2, 0, b);
+    TT_CHECK(b[0] == a[0] && b[1] != a[1]);
+    digest_pair(5, 1, 0, 0); /* a pixel read */
+    digests(2, 0, b);
+    TT_CHECK(b[0] != a[0] && b[1] == a[1]);
+    digest_pair(6, -1, 0, 0); /* the same items read, another count in both headers */
+    digests(2, 0, b);
+    TT_CHECK(b[0] != a[0] && b[1] != a[1]);
+}
+
 TTEST(capacity_too_small) {
     char err[EX_ERR_LEN] = "";
     good_pair(5);
@@ -261,13 +341,14 @@ static const ttest_case cases[] = {
     TT_CASE(wrong_magic),            TT_CASE(wrong_rank),         TT_CASE(truncated_header),
     TT_CASE(zero_count),             TT_CASE(huge_counts_do_not_overflow), TT_CASE(size_not_matching_header),
     TT_CASE(label_out_of_range),     TT_CASE(count_mismatch),     TT_CASE(result_strings),
+    TT_CASE(digest_covers_header_and_items_read),
 };
 
 int main(int argc, char **argv) {
     int r = TTEST_MAIN(cases, argc, argv);
-    const char *names[] = {"img", "lbl"};
+    const char *names[] = {"img", "lbl", "train-images-idx3-ubyte", "train-labels-idx1-ubyte"};
     size_t i;
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < 4; i++) {
         char p[512];
         path_of(p, sizeof p, names[i]);
         remove(p);

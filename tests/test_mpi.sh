@@ -8,7 +8,8 @@
 #     (2 replicas on 4 ranks; a 1f1b pipeline on 2 ranks);
 #  heap calls per step inside OpenMPI do not grow with the steps (tests/mpi/mpi_heap.c);
 #  ipupipe_mpi.h compiles as C++;
-#  3. a wrong rank count, a rank with another configuration and a concurrent map end
+#  3. a wrong rank count, a rank with another configuration, a rank that reads other data
+#     (the same --data in another -wdir, one byte different) and a concurrent map end
 #     every rank with a message; a rank killed mid-run ends the job with a message,
 #     within 60 s.
 # Needs OpenMPI (Debian: openmpi-bin libopenmpi-dev; `make test` installs them through
@@ -64,6 +65,37 @@ if timeout 120 mpirun --oversubscribe -np 1 build/mnist-train-mpi "${common[@]}"
      -np 1 build/mnist-train-mpi "${common[@]}" --model mlp --seed 2 >"$tmp/fp.log" 2>&1; then bad "ranks with different seeds were accepted"
 elif grep -q "rank 1's configuration differs from rank 0's" "$tmp/fp.log"; then ok "a rank with another configuration: the job stops with a message"
 else bad "a mismatched rank: no clear message" "$tmp/fp.log"; fi
+# the same --data string naming other files on each rank (mpirun -wdir, as on nodes with
+# their own copies): the data a rank reads is part of the agreement, so a byte that differs
+# in the samples a rank reads stops every rank before training, naming the rank and the
+# file; a byte past --train-limit (never read) does not matter
+rel=(--data d "${common[@]:2}" --model mlp) # d: a directory in each rank's -wdir
+ranks_in() { # DIR N [OPTION...]: adds to app N ranks started in DIR (an MPMD launch)
+  [ ${#app[@]} -eq 0 ] || app+=(:)
+  app+=(-wdir "$1" -np "$2" "$PWD/build/mnist-train-mpi" "${rel[@]}" "${@:3}")
+}
+mpmd_data() { # log file offset: the byte at offset of wb/d/file differs; 1 rank in wa, 1 in wb
+  rm -rf "$tmp/wa" "$tmp/wb"; mkdir -p "$tmp/wa" "$tmp/wb"
+  cp -r "$tmp/syn" "$tmp/wa/d" && cp -r "$tmp/syn" "$tmp/wb/d"
+  printf '\x07' | dd of="$tmp/wb/d/$2" bs=1 seek="$3" conv=notrunc status=none
+  app=(); ranks_in "$tmp/wa" 1; ranks_in "$tmp/wb" 1
+  timeout 120 mpirun --oversubscribe "${app[@]}" >"$tmp/$1.log" 2>&1
+}
+for f in train-labels-idx1-ubyte:8 train-images-idx3-ubyte:$((16 + 511 * 784 + 400)) t10k-labels-idx1-ubyte:107 \
+         t10k-images-idx3-ubyte:16; do
+  if mpmd_data "wdir-${f%%:*}" "${f%%:*}" "${f##*:}"; then bad "ranks reading another ${f%%:*} were accepted" "$tmp/wdir-${f%%:*}.log"
+  elif grep -q "rank 1's d/${f%%:*} differs from rank 0's" "$tmp/wdir-${f%%:*}.log"; then
+    ok "ranks reading another ${f%%:*} (mpirun -wdir): every rank stops, naming rank 1 and the file"
+  else bad "ranks reading another ${f%%:*}: no clear message" "$tmp/wdir-${f%%:*}.log"; fi
+done
+if mpmd_data wdir-unread train-labels-idx1-ubyte $((8 + 600)); then ok "a byte past --train-limit on one rank (never read) is accepted"
+else bad "a byte that no rank reads stopped the run" "$tmp/wdir-unread.log"; fi
+printf '\x07' | dd of="$tmp/wb/d/train-labels-idx1-ubyte" bs=1 seek=8 conv=notrunc status=none # a label read
+app=(); ranks_in "$tmp/wa" 2 --replicas 2; ranks_in "$tmp/wb" 1 --replicas 2; ranks_in "$tmp/wa" 1 --replicas 2
+if timeout 120 mpirun --oversubscribe "${app[@]}" >"$tmp/wdir4.log" 2>&1; then bad "4 ranks, rank 2 reading another file, were accepted"
+elif grep -q "rank 2's d/train-labels-idx1-ubyte differs from rank 0's" "$tmp/wdir4.log"; then
+  ok "4 ranks, rank 2 started in another directory: every rank stops, naming rank 2"
+else bad "4 ranks, rank 2 reading another file: no clear message" "$tmp/wdir4.log"; fi
 if run 3 build/mnist-train-mpi "${common[@]}" --model mlp --map "0,[1,2],2" --splits auto --stages 3 >"$tmp/conc.log" 2>&1; then bad "a concurrent map over MPI was accepted"
 elif grep -q "concurrent stages .* the MPI runner does not carry" "$tmp/conc.log"; then ok "a concurrent map over MPI: every rank stops with a message"
 else bad "a concurrent map over MPI: no clear message" "$tmp/conc.log"; fi

@@ -24,6 +24,31 @@ has "--stages 0 says why" "--stages needs an integer 1..256" "$tmp/err"
 expect 2 "unknown schedule" -- -S 4 -M 8 --schedule nope
 expect 2 "bad cost" -- -S 4 -M 8 --cost F=x
 expect 2 "bad cost key" -- -S 4 -M 8 --cost Q=1
+# --cost takes what the library's SVG writer takes (IPUP_SCHED_COST_MIN..MAX, or 0), and
+# says that rule when it refuses
+rule="each value a finite number, 0 or from 2.2250738585072014e-308 (the smallest normal double) to 1e+15"
+expect 0 "--cost F=1e15, the library's largest cost" -- -S 4 -M 8 --cost F=1e15,B=1e13 --format svg
+expect 0 "--cost F=2.2250738585072014e-308, the smallest normal" -- -S 4 -M 8 --cost F=2.2250738585072014e-308 --format svg
+for c in F=1e16 F=1e-310 B=nan sync=inf exchange=-1 F=1e999; do
+  expect 2 "--cost $c is refused" -- -S 4 -M 8 --cost "$c"
+  has "--cost $c: the message states the rule" "$rule" "$tmp/err"
+done
+# the pictures (SVG, trace) draw every op, ~160 bytes each: more than 262144 ops in one
+# picture is refused before anything is written (the cell limit, -S 2 -M 2097152, was a
+# 1.3 GB SVG), with the limit and what to use instead; the text formats stay available
+lim="this tool draws at most 262144 ops (about 42 MB) in one picture: use fewer micro-batches or stages (-M, -S), or --format csv"
+for a in "-S 2 -M 2097152 --format svg" "-S 2 -M 65537 --format trace" "--compare -S 2 -M 16384 --format svg" \
+         "--compare -S 3 -M 32768 --map 0,[1,2],3 --format svg"; do
+  # shellcheck disable=SC2086 # the words of $a are the options
+  expect 2 "$a: refused, too many ops to draw" -- $a
+  has "$a: the message names the limit and the remedy" "$lim" "$tmp/err"
+  [ -s "$tmp/out" ] && bad "$a: wrote $(wc -c <"$tmp/out") bytes before refusing" "$tmp/out"
+done
+if "$tool" -S 2 -M 65536 --format svg >"$tmp/big.svg" 2>"$tmp/err" && [ "$(wc -c <"$tmp/big.svg")" -lt 45000000 ]; then
+  ok "-S 2 -M 65536 --format svg (262144 ops, at the limit): $(wc -c <"$tmp/big.svg") bytes"
+else bad "-S 2 -M 65536 --format svg at the limit" "$tmp/err"; fi
+rm -f "$tmp/big.svg"
+expect 0 "-S 2 -M 2097152 --format csv: the table of a picture too large to draw" -- -S 2 -M 2097152 --format csv
 expect 2 "bad map" -- -S 3 -M 8 --map 0,a,1
 expect 2 "map of the wrong length" -- -S 3 -M 8 --map 0,1
 expect 2 "unknown flag" -- -S 4 -M 8 --frobnicate

@@ -807,15 +807,17 @@ static int load(const char *text, ipup_table *t, char *msg, size_t len) {
 
 /* The SVG with costs far apart stays bounded: the longest step fits the width (it was a
    1.3e11 px canvas with an axis of 3e9 ticks, found by the fuzzer), never folding stops at
-   1048576 px, and a cost that is negative, NaN, infinite or above 1e15 is refused. */
+   1048576 px, and a cost that is negative, NaN, infinite, subnormal or above 1e15 is refused
+   (0 and the smallest normal double are taken). */
 TTEST(svg_costs_far_apart) {
     ipup_table t;
     ipup_sched_cost c = ipup_sched_cost_default();
     ipup_sched_svg_opts o;
     volatile double zero = 0.0; /* NaN and infinity made at run time */
-    double scale[3] = {1.0, 1.0, 1.0}, bad[5];
+    double scale[3] = {1.0, 1.0, 1.0}, bad[8];
     int k, w = 0;
-    bad[0] = -1.0; bad[1] = zero / zero; bad[2] = 1.0 / zero; bad[3] = 1e16; bad[4] = 1e15;
+    bad[0] = -1.0; bad[1] = zero / zero; bad[2] = 1.0 / zero; bad[3] = 1e16; bad[4] = 1e-310;
+    bad[5] = IPUP_SCHED_COST_MAX; bad[6] = IPUP_SCHED_COST_MIN; bad[7] = 0.0;
     TT_EQ_INT(gen(IPUP_SCHED_GROUPED, 3, 6, &t), 0);
     c.f = 16666666666.0;
     TT_EQ_INT(ipup_sched_write_svg(&t, &c, NULL, ipup_buf_write, gbuf(sizeof g_buf)), 0);
@@ -826,11 +828,16 @@ TTEST(svg_costs_far_apart) {
     c.f = 1e12;
     TT_EQ_INT(ipup_sched_write_svg_ex(&t, &c, NULL, &o, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     TT_CHECK(sscanf(g_buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\"", &w) == 1 && w <= 1048576 && w > 1000000);
-    for (k = 0; k < 5; k++) {
+    for (k = 0; k < 8; k++) {
         c = ipup_sched_cost_default();
         c.b = bad[k];
-        TT_EQ_INT(ipup_sched_write_svg(&t, &c, NULL, ipup_buf_write, gbuf(sizeof g_buf)), k < 4 ? IPUP_ERR_ARG : 0);
+        TT_EQ_INT(ipup_sched_write_svg(&t, &c, NULL, ipup_buf_write, gbuf(sizeof g_buf)), k < 5 ? IPUP_ERR_ARG : 0);
     }
+    scale[1] = 1e-310; /* a subnormal stage scale */
+    c = ipup_sched_cost_default();
+    c.stage_scale = scale;
+    TT_EQ_INT(ipup_sched_write_svg(&t, &c, NULL, ipup_buf_write, gbuf(sizeof g_buf)), IPUP_ERR_ARG);
+    scale[1] = 1.0;
     c = ipup_sched_cost_default();
     c.stage_scale = scale;
     scale[2] = 1.0 / zero;

@@ -327,7 +327,7 @@ static void other(setup a, setup b, const char *words) {
     TT_EQ_INT(start(1, b), IPUP_OK);
     n = snapshot(1, g_snap);
     refused(1, 0, IPUP_ERR_MISMATCH, words, n);
-    TT_CONTAINS(ipup_last_error(&g_emu[1]), "another model, optimizer or stage split");
+    TT_CONTAINS(ipup_last_error(&g_emu[1]), "another model, optimizer, stage split or map of concurrent stages (the tools' --map)");
 }
 TTEST(other_model) {
     setup b = BASE;

@@ -5,7 +5,9 @@
  * N = replicas x IPUs per replica. Built with mpicc by `make build/mnist-train-mpi`
  * (OpenMPI: Debian openmpi-bin libopenmpi-dev). Every rank reads the data and any
  * --load file itself, feeds its own stage-0 micro-batches from the same global sample
- * indices as the other runners, and runs its row of the schedule table; rank 0 prints
+ * indices as the other runners, and runs its row of the schedule table (after checking
+ * that every rank read the same bytes of the data: each file's IDX header and the
+ * samples used; else the job stops naming the rank and file that differ); rank 0 prints
  * and writes --save, --trace and --summary-json (the other ranks print nothing), and
  * its checkpoint is byte-identical to the cooperative runner's. --runner mpi is the
  * default here and the only runner of this program. A rank that fails ends the job.
@@ -13,7 +15,9 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* MADV_HUGEPAGE (Linux) for mt_alloc_huge */
 #define IPUPIPE_IMPLEMENTATION
+#define MT_FEED_DIGEST 1 /* mt_feed_load hashes what each rank reads (mtm_data) */
 #include "ipupipe_mpi.h"
+#include "mnist_feed.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +26,23 @@
 static ipup_mpi mtm_mpi;
 static uint64_t mtm_fingerprint;
 static const char *mtm_runner = "mpi";
+
+/* after the data are read, before ipup_init: every rank read the same bytes of the four
+   files (the command-line fingerprint sees the --data string, not the files it names) */
+static const char *mtm_data(const mt_feed *f, const char *dir) {
+    static char why[IPUP_MSG_MAX + 4 * MNIST_PATH_LEN + 200], msg[IPUP_MSG_MAX + 4 * MNIST_PATH_LEN];
+    static char path[4][MNIST_PATH_LEN];
+    const char *names[4];
+    int i;
+    for (i = 0; i < 4; i++) {
+        mnist_path(path[i], sizeof path[i], dir, i < 2 ? "train" : "t10k", i % 2);
+        names[i] = path[i];
+    }
+    if (ipup_mpi_agree_inputs(MPI_COMM_WORLD, 4, names, f->digest, msg, sizeof msg) == IPUP_OK) return NULL;
+    ipup_snprintf(why, sizeof why, "--data: %s [a digest covers the file's IDX header and the items this run reads: "
+                  "%d training, %d test]", msg, f->tr.count, f->te.count);
+    return why;
+}
 
 /* after ipup_init and --load: every rank agrees, then the emulator runs this rank's row */
 static const char *mtm_ready(ipup_emu *e) {
@@ -42,6 +63,7 @@ static void mtm_report(ipup_emu *e) {
     ipup_mpi_share_state(&mtm_mpi);
 }
 #define MNIST_TRAIN_EXTRA_RUNNER "mpi"
+#define MNIST_TRAIN_DATA_READY(f, dir) mtm_data(f, dir)
 #define MNIST_TRAIN_EMU_READY(e) mtm_ready(e)
 #define MNIST_TRAIN_BEFORE_REPORT(e) mtm_report(e)
 #define MNIST_TRAIN_RUN_DONE() ipup_mpi_free(&mtm_mpi) /* before the trainer frees the emulator */

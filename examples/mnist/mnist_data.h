@@ -26,6 +26,10 @@
  *     mnist_info room = ii; // what the buffers hold: a changed file is refused
  *     mnist_load_into("data/mnist", "train", ii.count, &room, x, y, &ii, err);
  *
+ * mnist_load_digest_into also hashes each file's header and the bytes of the items it
+ * loads (FNV-1a, in the pass that reads them): mnist-train-mpi compares these digests
+ * across its ranks, so that no rank trains on other data.
+ *
  * File names: `<dir>/train-images-idx3-ubyte`, `<dir>/train-labels-idx1-ubyte`,
  * `<dir>/t10k-images-idx3-ubyte`, `<dir>/t10k-labels-idx1-ubyte` (split "train" or
  * "t10k"/"test"). The lower-level mnist_idx_* functions take explicit paths.
@@ -110,6 +114,17 @@ static inline int mnist_fail_(char *err, int code, const char *path, const char 
     return ex_err_fail(err, code, mnist_result_str(code), path, what);
 }
 
+/* FNV-1a 64 (Fowler, Noll and Vo: offset basis 14695981039346656037, prime
+ * 1099511628211) of n bytes, continuing h (0: start); the hash of ipup_mpi_hash
+ * (ipupipe_mpi.h). The digests of mnist_load_digest_into. */
+static inline uint64_t mnist_fnv1a(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    size_t i;
+    if (!h) h = UINT64_C(14695981039346656037);
+    for (i = 0; i < n; i++) h = (h ^ p[i]) * UINT64_C(1099511628211);
+    return h;
+}
+
 static inline uint32_t mnist_be32_(const unsigned char *p) {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
 }
@@ -172,6 +187,22 @@ static inline int mnist_idx_check_(int fd, long long fsize, const char *path, in
         return mnist_fail_(err, fsize < expect ? MNIST_E_TRUNCATED : MNIST_E_SIZE, path, what);
     }
     return MNIST_OK;
+}
+
+/* mnist_fnv1a of the header h was read from: the bytes mnist_idx_check_ accepted. */
+static inline uint64_t mnist_idx_digest_header_(const mnist_idx_header *h) {
+    unsigned char b[4 + 4 * 3];
+    int i;
+    b[0] = b[1] = 0;
+    b[2] = 0x08;
+    b[3] = (unsigned char)h->rank;
+    for (i = 0; i < h->rank && i < 3; i++) {
+        b[4 + 4 * i] = (unsigned char)(h->dims[i] >> 24);
+        b[5 + 4 * i] = (unsigned char)(h->dims[i] >> 16);
+        b[6 + 4 * i] = (unsigned char)(h->dims[i] >> 8);
+        b[7 + 4 * i] = (unsigned char)h->dims[i];
+    }
+    return mnist_fnv1a(0, b, (size_t)(4 + 4 * i));
 }
 
 /* Opens `path` once (a regular file, never blocking on a FIFO) and checks its header
@@ -249,9 +280,10 @@ static inline int mnist_probe_files(const char *images_path, const char *labels_
 
 /* Labels: every one of the hl->count labels on fd checked to be 0..9 (pass 1, nothing
  * stored), then the first n stored (pass 2, checked again: a file changed in place
- * between the passes is refused rather than giving an out-of-range label). */
+ * between the passes is refused rather than giving an out-of-range label) and, when
+ * digest is not NULL, hashed into it (the labels stored, as they are stored). */
 static inline int mnist_read_labels_(int fd, const mnist_idx_header *hl, int n, int32_t *labels, const char *path,
-                                     char *err) {
+                                     uint64_t *digest, char *err) {
     unsigned char buf[4096];
     char what[256];
     int pass, i, j;
@@ -269,6 +301,7 @@ static inline int mnist_read_labels_(int fd, const mnist_idx_header *hl, int n, 
                 }
                 if (pass) labels[i + j] = (int32_t)buf[j];
             }
+            if (pass && digest) *digest = mnist_fnv1a(*digest, buf, (size_t)k);
             i += k;
         }
     }
@@ -295,9 +328,9 @@ static inline void mnist_pixels_to_float(const unsigned char *src, size_t n, flo
 }
 
 /* The first n images on fd: as floats byte / 255 into images, or as the file's bytes
- * into bytes when that is not NULL. */
+ * into bytes when that is not NULL; the bytes hashed into digest when it is not NULL. */
 static inline int mnist_read_images_(int fd, const mnist_idx_header *hi, int n, float *images, unsigned char *bytes,
-                                     const char *path, char *err) {
+                                     const char *path, uint64_t *digest, char *err) {
     unsigned char buf[4096];
     long long total = (long long)n * hi->item_size, done = 0;
     while (done < total) {
@@ -305,6 +338,7 @@ static inline int mnist_read_images_(int fd, const mnist_idx_header *hi, int n, 
         unsigned char *to = bytes ? bytes + done : buf;
         if (mnist_pread_full(fd, to, k, hi->data_offset + done) != (long long)k)
             return mnist_fail_(err, MNIST_E_READ, path, "read failed in the pixel data (did the file change?)");
+        if (digest) *digest = mnist_fnv1a(*digest, to, k);
         if (!bytes) mnist_pixels_to_float(buf, k, images + done);
         done += (long long)k;
     }
@@ -320,7 +354,7 @@ static inline int mnist_read_images_(int fd, const mnist_idx_header *hi, int n, 
  * labels (n) int32 in 0..9. On success *info holds the loaded count and the shape. */
 static inline int mnist_load_files_into_(const char *images_path, const char *labels_path, int limit,
                                          const mnist_info *room, float *images, unsigned char *bytes,
-                                         int32_t *labels, mnist_info *info, char *err) {
+                                         int32_t *labels, mnist_info *info, uint64_t *digest, char *err) {
     mnist_idx_header hi, hl;
     char what[256];
     int fi = -1, fl = -1, r, n;
@@ -347,8 +381,13 @@ static inline int mnist_load_files_into_(const char *images_path, const char *la
                       room->count);
         goto fail;
     }
-    if ((r = mnist_read_labels_(fl, &hl, n, labels, labels_path, err)) < 0) goto done;
-    if ((r = mnist_read_images_(fi, &hi, n, images, bytes, images_path, err)) < 0) goto done;
+    if (digest) {
+        digest[0] = mnist_idx_digest_header_(&hi);
+        digest[1] = mnist_idx_digest_header_(&hl);
+    }
+    if ((r = mnist_read_labels_(fl, &hl, n, labels, labels_path, digest ? &digest[1] : NULL, err)) < 0) goto done;
+    if ((r = mnist_read_images_(fi, &hi, n, images, bytes, images_path, digest ? &digest[0] : NULL, err)) < 0)
+        goto done;
     info->count = n;
     info->rows = (int)hi.dims[1];
     info->cols = (int)hi.dims[2];
@@ -365,7 +404,7 @@ done:
 static inline int mnist_load_files_into(const char *images_path, const char *labels_path, int limit,
                                         const mnist_info *room, float *images, int32_t *labels, mnist_info *info,
                                         char *err) {
-    return mnist_load_files_into_(images_path, labels_path, limit, room, images, NULL, labels, info, err);
+    return mnist_load_files_into_(images_path, labels_path, limit, room, images, NULL, labels, info, NULL, err);
 }
 
 /* mnist_load_files_into with room for `capacity` items of the file's own shape. */
@@ -409,7 +448,22 @@ static inline int mnist_load_bytes_into(const char *dir, const char *split, int 
     char pi[MNIST_PATH_LEN], pl[MNIST_PATH_LEN];
     if (mnist_path(pi, sizeof pi, dir, split, 0) < 0 || mnist_path(pl, sizeof pl, dir, split, 1) < 0)
         return mnist_fail_(err, MNIST_E_ARG, dir, "directory name too long");
-    return mnist_load_files_into_(pi, pl, limit, room, NULL, images, labels, info, err);
+    return mnist_load_files_into_(pi, pl, limit, room, NULL, images, labels, info, NULL, err);
+}
+
+/* mnist_load_into (bytes NULL) or mnist_load_bytes_into (images NULL) that also gives
+ * digest[0] of the images file and digest[1] of the labels file: mnist_fnv1a of the
+ * file's IDX header, then of the bytes of the items loaded, hashed in the one pass that
+ * reads them. Equal digests of both files: the same shapes and the same samples (the
+ * items past limit are not read and not hashed). */
+static inline int mnist_load_digest_into(const char *dir, const char *split, int limit, const mnist_info *room,
+                                         float *images, unsigned char *bytes, int32_t *labels, mnist_info *info,
+                                         uint64_t digest[2], char *err) {
+    char pi[MNIST_PATH_LEN], pl[MNIST_PATH_LEN];
+    if (!digest) return mnist_fail_(err, MNIST_E_ARG, dir, "mnist_load_digest_into needs room for two digests");
+    if (mnist_path(pi, sizeof pi, dir, split, 0) < 0 || mnist_path(pl, sizeof pl, dir, split, 1) < 0)
+        return mnist_fail_(err, MNIST_E_ARG, dir, "directory name too long");
+    return mnist_load_files_into_(pi, pl, limit, room, bytes ? NULL : images, bytes, labels, info, digest, err);
 }
 
 #ifdef __cplusplus

@@ -30,6 +30,11 @@
 #define MT_SHUFFLE_TAG UINT64_C(0x5348554646000000) /* "SHUFF" */
 #define MT_AUGMENT_TAG UINT64_C(0x4155474d00000000) /* "AUGM" */
 #define MT_PIXELS (MNIST_IMG * MNIST_IMG)
+#ifndef MT_FEED_DIGEST
+/* 1: mt_feed_load hashes what it reads into mt_feed.digest (mnist-train-mpi compares
+   them across the ranks); 0: no hashing */
+#define MT_FEED_DIGEST 0
+#endif
 
 typedef struct {
     mnist_info tr, te; /* counts after the limits */
@@ -41,6 +46,9 @@ typedef struct {
     int augment;       /* shift by up to this many pixels (0: none) */
     int epoch;
     int64_t samples_per_step, epoch_step0; /* the epoch's first step */
+    /* MT_FEED_DIGEST: the training images, training labels, test images, test labels
+       files, each hashed as mnist_load_digest_into does: its IDX header and the items read */
+    uint64_t digest[4];
 } mt_feed;
 
 /* Shapes of the two splits of dir, cut to the limits (0: all). err gets the reason. */
@@ -93,9 +101,15 @@ static int mt_feed_alloc(mt_feed *f) {
  * and refuse files that changed since (mnist_load_into). */
 static int mt_feed_load(mt_feed *f, const char *dir, char *err) {
     mnist_info tr = f->tr, te = f->te;
+#if MT_FEED_DIGEST
+    if (mnist_load_digest_into(dir, "train", tr.count, &tr, NULL, f->xtr, f->ytr, &f->tr, f->digest, err) < 0 ||
+        mnist_load_digest_into(dir, "test", te.count, &te, f->xte, NULL, f->yte, &f->te, f->digest + 2, err) < 0)
+        return -1;
+#else
     if (mnist_load_bytes_into(dir, "train", tr.count, &tr, f->xtr, f->ytr, &f->tr, err) < 0 ||
         mnist_load_into(dir, "test", te.count, &te, f->xte, f->yte, &f->te, err) < 0)
         return -1;
+#endif
     return 0;
 }
 

@@ -407,6 +407,12 @@ static int mt_setup(mt_run *r, int argc, char **argv) {
     int rc;
     if ((rc = mt_setup_args(r, argc, argv)) != 0) return rc;
     if ((rc = mt_setup_memory(r)) != 0) return rc;
+#ifdef MNIST_TRAIN_DATA_READY /* const char *(const mt_feed *, const char *dir): NULL, or why not */
+    {
+        const char *why = MNIST_TRAIN_DATA_READY(&r->feed, r->o.data);
+        if (why) return mt_err("%s", why);
+    }
+#endif
     if ((rc = mt_setup_emulator(r)) != 0) return rc;
 #ifdef MNIST_TRAIN_EMU_READY /* const char *(ipup_emu *): NULL, or why the run cannot go on */
     {

@@ -97,7 +97,9 @@ static int parse_cost(const char *s, ipup_sched_cost *c) {
         buf[len - klen - 1] = '\0';
         errno = 0;
         v = strtod(buf, &end);
-        if (errno || *end || !(v >= 0.0) || v > 1e12) return -1;
+        /* the library's rule (ipup_sched_write_svg_ex): 0, or a normal number up to the max;
+           a value that underflows or overflows strtod is outside it too */
+        if (errno || *end || !(v == 0.0 || (v >= IPUP_SCHED_COST_MIN && v <= IPUP_SCHED_COST_MAX))) return -1;
         if (key_eq(p, klen, "f")) c->f = v;
         else if (key_eq(p, klen, "b")) c->b = v;
         else if (key_eq(p, klen, "i")) c->i = v;
@@ -191,8 +193,13 @@ static int parse_args(int argc, char **argv, opts *o) {
             if (o->nact < 1) return usage_error("--act-bytes needs byte counts separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--cost")) {
             NEEDV();
-            if (parse_cost(v, &o->cost))
-                return usage_error("--cost needs KEY=VALUE pairs (keys F, B, I, W, exchange, sync; values >= 0), not '%s'", v);
+            if (parse_cost(v, &o->cost)) {
+                char rule[400];
+                ipup_snprintf(rule, sizeof rule, "--cost needs KEY=VALUE pairs (keys F, B, I, W, exchange, sync; "
+                              "each value a finite number, 0 or from %.17g (the smallest normal double) to %g), "
+                              "not '%%s'", IPUP_SCHED_COST_MIN, IPUP_SCHED_COST_MAX);
+                return usage_error(rule, v);
+            }
         } else if (!strcmp(a, "--format")) {
             NEEDV();
             if (strcmp(v, "grid") && strcmp(v, "steps") && strcmp(v, "csv") && strcmp(v, "json") && strcmp(v, "trace") &&

@@ -154,6 +154,28 @@ static void print_figures(const ipup_table *t, const ipup_sched_figures *fg, con
     printf("in-order accumulation: %s\n", fg->in_order ? "yes" : "no");
 }
 
+/* The SVG and the trace draw every op, about 160 bytes each (measured: 157 for the SVG,
+   170 for the trace at -S 2 -M 65536), so their size follows the ops, not the canvas the
+   cost checks bound: at the cell limit (-S 2 -M 2097152) an SVG was 1.3 GB. Past
+   TOOL_DRAW_MAX_OPS ops in one picture (about 40 MB) they are refused before anything is
+   drawn; the text formats write a few bytes a cell (grid, steps, csv: at most about
+   120 MB at the cell limit) and are the way to see larger tables. */
+#define TOOL_DRAW_MAX_OPS (1 << 18)
+#define TOOL_DRAW_OP_BYTES 160.0
+
+/* 0 when a picture of ops ops (what: "--format svg", ...) is within TOOL_DRAW_MAX_OPS; else
+   2 after a message naming the limit and what to do instead */
+static int draw_refused(const char *what, long long ops) {
+    if (ops <= TOOL_DRAW_MAX_OPS) return 0;
+    fprintf(stderr,
+            "ipupipe-sched: %s draws every op: %lld ops here, about %.0f MB; this tool draws at most %d ops "
+            "(about %.0f MB) in one picture: use fewer micro-batches or stages (-M, -S), or --format csv, grid "
+            "or steps, which write the table in a few bytes a cell\n",
+            what, ops, (double)ops * TOOL_DRAW_OP_BYTES / 1e6, TOOL_DRAW_MAX_OPS,
+            TOOL_DRAW_MAX_OPS * TOOL_DRAW_OP_BYTES / 1e6);
+    return 2;
+}
+
 /* the SVG with the tool's title (schedule, sizes, costs) and --width/--unit */
 static int write_svg(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, const char *name, ipup_write_fn wr, void *user) {
     ipup_sched_svg_opts so;
@@ -195,6 +217,8 @@ static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg
         }
         return rc;
     }
+    if (!strcmp(o->format, "svg") && draw_refused("--format svg", t->n_ops)) return -1;
+    if (!strcmp(o->format, "trace") && draw_refused("--format trace", t->n_ops)) return -1;
     if (!strcmp(o->format, "csv")) rc = ipup_sched_write_csv(t, file_write, stdout);
     else if (!strcmp(o->format, "json")) rc = ipup_sched_write_json(t, fg, name, warnings, file_write, stdout);
     else if (!strcmp(o->format, "trace")) rc = ipup_sched_write_trace(t, &o->cost, file_write, stdout);
@@ -450,7 +474,14 @@ static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
     ipup_buf b[IPUP_SCHED_KIND_COUNT];
     double w[IPUP_SCHED_KIND_COUNT], h[IPUP_SCHED_KIND_COUNT], W = 0.0, H = 0.0, y = 0.0;
     int k, rc = 0;
+    long long ops = 0;
     memset(b, 0, sizeof b);
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) { /* the ops of the picture, before drawing it */
+        ipup_table t;
+        char msg[2048];
+        if (!compare_one(o, k, m, &t, fg, msg, sizeof msg)) ops += t.n_ops;
+    }
+    if (draw_refused("--compare --format svg (one chart per schedule)", ops)) return 2;
     for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
         ipup_table t;
         char msg[2048];
@@ -535,7 +566,14 @@ static int conc_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
     ipup_buf b[2];
     double w[2] = {0.0, 0.0}, h[2] = {0.0, 0.0}, W = 0.0, y = 0.0;
     int k, rc = 0;
+    long long ops = 0;
     memset(b, 0, sizeof b);
+    for (k = 0; k < 2; k++) { /* the ops of the picture, before drawing it */
+        ipup_table t;
+        char msg[2048];
+        if (!conc_one(o, k, m, &t, fg, msg, sizeof msg)) ops += t.n_ops;
+    }
+    if (draw_refused("--compare --format svg (the concurrent and the serialised chart)", ops)) return 2;
     for (k = 0; k < 2 && !rc; k++) {
         ipup_table t;
         char msg[2048];
