@@ -670,8 +670,10 @@ static int mt_write_export(mt_run *r) {
     char name[EXPC_NAME_MAX + 1], origin[160];
     expc_info info;
     int rc;
-    if (r->o.export_name) ipup_snprintf(name, sizeof name, "%s", r->o.export_name);
-    else expc_name_from_path(r->o.export_c, name, sizeof name);
+    if (expc_name_choose(r->o.export_c, r->o.export_name, name, sizeof name, r->err, sizeof r->err) != IPUP_OK) {
+        ex_out_close(&r->export_out, 0); /* checked at startup (mt_check_outputs): not reached */
+        return mt_err("%s", r->err);
+    }
     ipup_snprintf(origin, sizeof origin, "mnist-train --model %s, seed %llu, at step %lld", r->spec->name,
                   (unsigned long long)r->o.seed, (long long)ipup_get_step(r->emu));
     errno = 0;
