@@ -103,7 +103,8 @@ static inline size_t ex_esc_c_comment(const char *s, char *out, size_t cap) {
             continue;
         }
         ex_esc_put(&b, (const char *)p, 1);
-        if ((c == '*' && (p[1] == '/' || !p[1])) || (c == '/' && p[1] == '*') || (c == '?' && p[1] == '?'))
+        if ((c == '*' && (p[1] == '/' || !p[1])) || (c == '/' && p[1] == '*') ||
+            (c == '?' && p[1] == '?'))
             ex_esc_put(&b, " ", 1);
     }
     return ex_esc_end(&b);
@@ -119,7 +120,8 @@ static inline size_t ex_esc_c_string(const char *s, char *out, size_t cap) {
             char e[2] = {'\\', (char)c};
             ex_esc_put(&b, e, 2);
         } else if (c < 0x20 || c >= 0x7F) {
-            char e[4] = {'\\', (char)('0' + (c >> 6)), (char)('0' + ((c >> 3) & 7)), (char)('0' + (c & 7))};
+            char e[4] = {'\\', (char)('0' + (c >> 6)), (char)('0' + ((c >> 3) & 7)),
+                         (char)('0' + (c & 7))};
             ex_esc_put(&b, e, 4);
         } else ex_esc_put(&b, (const char *)p, 1);
     }
