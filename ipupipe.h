@@ -707,7 +707,9 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg);
    IPUP_PLAN_SCRATCH_BYTES(S, M) bytes (any alignment): the plan's working state (an
    ipup__core, whose size follows the IPUP_MAX_* limits: `make -s sizes` prints it)
    plus the schedule table, at most IPUP_SCHED_MAX_OPS(S, M) =
-   3*S*M ops of 16 bytes, for S = cfg.stages and M = cfg.microbatches (0 counts as 1).
+   3*S*M ops of 16 bytes, for S = cfg.stages and M = cfg.microbatches (0 counts as 1);
+   with concurrent stages (cfg.concurrent) S counts each branch as a stage: S =
+   ipup_sched_map_lanes(cfg.concurrent). The table may use all the scratch given.
    cfg.ipu, cfg.stream and cfg.host are ignored. No heap, no stack beyond a few hundred
    bytes and ipup_sched_generate's. Returns ipup_plan_config's codes, and
    IPUP_ERR_CAPACITY when the scratch is too small (msg gives the bytes to provide);
@@ -3325,9 +3327,12 @@ IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *s
     e = (ipup__core *)(void *)((uint8_t *)scratch + pad);
     IPUPIPE_MEMSET((void *)e, 0, sizeof *e);
     rc = ipup__setup_model(e, cfg);
-    if (rc == IPUP_OK)
-        rc = ipup__plan_fill(e, (ipup_op *)(void *)(e + 1), IPUP_SCHED_MAX_OPS(e->S, e->M), cfg,
-                             plan, msg, msg_len);
+    if (rc == IPUP_OK) { /* the table gets all the scratch after the core: >= 3*S*M ops */
+        size_t ops = (scratch_bytes - pad - sizeof *e) / sizeof(ipup_op);
+        rc = ipup__plan_fill(e, (ipup_op *)(void *)(e + 1),
+                             ops > (size_t)INT32_MAX ? INT32_MAX : (int32_t)ops, cfg, plan, msg,
+                             msg_len);
+    }
     if (rc != IPUP_OK) {
         IPUPIPE_MEMSET(plan, 0, sizeof *plan);
         if (msg && msg_len) ipup_snprintf(msg, msg_len, "%s", e->msg);

@@ -3,7 +3,7 @@
    (tests/test_sensor.sh). Built by the test, in C with gcc and clang and as C++ with g++
    and clang++, with the house warnings and -Werror:
 
-     cc -DEXPORT_HEADER='"out/mlp.h"' -DEXPORT_NAME=mlp -DEXPORT_UPPER=MLP [-DXD_HAS_SPLIT] ...
+     cc -DEXPORT_HEADER='"out/mlp.h"' -DEXPORT_NAME=mlp -DEXPORT_UPPER=MLP [-DXD_HAS_SPLIT] [-DXD_HAS_MAP] ...
      export_driver IMAGES-IDX N      the first N images of an MNIST IDX file as inputs
      export_driver - N               N inputs of <NAME>_IN floats drawn uniformly from [0, 1)
                                      (ipup_rng_uniform_f32, seed 7): any input shape
@@ -13,8 +13,9 @@
       <NAME>_WEIGHTS_FNV1A, which the trainer computed from its live tensors: every bit
       of every weight survived the text;
    2. builds an emulator (ipupipe.h) of <NAME>_MODEL_TEXT with the same input shape,
-      stages and micro-batch, copies the arrays into its parameter tensors, and runs
-      ipup_predict on the N inputs;
+      stages and micro-batch (and, with XD_HAS_MAP, the concurrent stages of
+      <NAME>_MAP_TEXT, whose branches each take their columns of the unsplit arrays),
+      copies the arrays into its parameter tensors, and runs ipup_predict on the N inputs;
    3. runs the generated <name>_predict on the same inputs and compares its outputs
       (the logits under xent, the predictions under mse: <NAME>_LOSS) and classes bit
       for bit. ipup_predict gives no classes under mse, so there they are the arg-max
@@ -72,6 +73,15 @@ static void xd_argmax(int32_t n, int32_t w, const float *z, int32_t *cls) {
     }
 }
 
+/* the order of a parameter tensor's array in the header: its layer, then w before b */
+static int32_t xd_key(const ipup_tensor_info *t) {
+    const char *h = strrchr(t->name, '#'), *p = h ? h + 1 : NULL; /* a branch: "#<digits>" at the end */
+    size_t n = strlen(t->name);
+    while (p && *p >= '0' && *p <= '9') p++;
+    if (h && h[1] && !*p) n = (size_t)(h - t->name);
+    return 2 * t->layer + (t->name[n - 1] == 'b');
+}
+
 /* an initialised emulator of the exported model, its weights copied from the arrays */
 static int xd_emulator(ipup_emu *e, ipup_model_desc *m, ipup_config *c, void **mem) {
 #ifdef XD_HAS_SPLIT
@@ -81,7 +91,12 @@ static int xd_emulator(ipup_emu *e, ipup_model_desc *m, ipup_config *c, void **m
     ipup_plan plan;
     char msg[256];
     size_t off = 0, total = 0;
-    int32_t i, t = 0, d;
+    int32_t i, t = 0, d, cols[XU(_N_TENSORS) + 1] = {0};
+    static char present[2 * IPUP_MAX_LAYERS];
+    int64_t copied = 0, total_n = 0;
+#ifdef XD_HAS_MAP
+    static ipup_stage_map map;
+#endif
     memset(m, 0, sizeof *m);
     if (ipup_model_parse(XU(_MODEL_TEXT), m, msg, sizeof msg) != IPUP_OK) return printf("FAIL parse: %s\n", msg), 1;
     m->in_h = XU(_IN_H);
@@ -92,6 +107,10 @@ static int xd_emulator(ipup_emu *e, ipup_model_desc *m, ipup_config *c, void **m
     c->stages = XU(_STAGES);
 #ifdef XD_HAS_SPLIT
     c->split = split;
+#endif
+#ifdef XD_HAS_MAP /* trained with concurrent stages: the emulator it was exported from */
+    if (ipup_sched_map_parse(XU(_MAP_TEXT), &map, msg, sizeof msg) < 0) return printf("FAIL map: %s\n", msg), 1;
+    c->concurrent = &map;
 #endif
     c->schedule = IPUP_SCHED_GPIPE;
     c->microbatch = XU(_BATCH);
@@ -109,15 +128,32 @@ static int xd_emulator(ipup_emu *e, ipup_model_desc *m, ipup_config *c, void **m
         off += (c->ipu[d].bytes + 63) / 64 * 64 + 64;
     }
     if (ipup_init(e, c) != IPUP_OK) return printf("FAIL ipup_init: %s\n", ipup_last_error(e)), 1;
+    /* the header's arrays are the (layer, w or b) of the parameter tensors in increasing
+       order; a branch of a concurrent stage ("dense128.w#1") takes the next columns (output
+       units) of its layer's unsplit array */
     for (i = 0; i < ipup_tensor_count(e); i++) {
         ipup_tensor_info ti;
-        if (ipup_tensor_get(e, i, &ti) != IPUP_OK || ti.kind != IPUP_TENSOR_PARAM) continue;
-        if (t >= XU(_N_TENSORS) || ti.n != XN(_tensor_n)[t])
-            return printf("FAIL tensor %d (%s) does not match the exported arrays\n", (int)i, ti.name), 1;
-        memcpy(ti.data, XN(_tensor_data)[t], (size_t)ti.n * sizeof(float));
-        t++;
+        if (ipup_tensor_get(e, i, &ti) == IPUP_OK && ti.kind == IPUP_TENSOR_PARAM) present[xd_key(&ti)] = 1;
     }
-    if (t != XU(_N_TENSORS)) return printf("FAIL the emulator has %d weight tensors, the header %d\n", (int)t, XU(_N_TENSORS)), 1;
+    for (i = 0; i < ipup_tensor_count(e); i++) {
+        ipup_tensor_info ti;
+        int32_t r, rows, sl, k;
+        if (ipup_tensor_get(e, i, &ti) != IPUP_OK || ti.kind != IPUP_TENSOR_PARAM) continue;
+        for (t = 0, k = 0; k < xd_key(&ti); k++) t += present[k];
+        sl = ti.shape[ti.ndim - 1];
+        rows = ti.n / sl;
+        if (t == XU(_N_TENSORS) || XN(_tensor_n)[t] % rows || cols[t] + sl > XN(_tensor_n)[t] / rows)
+            return printf("FAIL tensor %d (%s) does not match the exported arrays\n", (int)i, ti.name), 1;
+        for (r = 0; r < rows; r++)
+            memcpy(ti.data + (size_t)r * (size_t)sl, XN(_tensor_data)[t] + (size_t)r * (size_t)(XN(_tensor_n)[t] / rows) + cols[t],
+                   (size_t)sl * sizeof(float));
+        cols[t] += sl;
+        copied += ti.n;
+    }
+    for (t = 0; t < XU(_N_TENSORS); t++) total_n += XN(_tensor_n)[t];
+    if (copied != total_n)
+        return printf("FAIL the emulator's weight tensors hold %lld floats, the header's arrays %lld\n", (long long)copied,
+                      (long long)total_n), 1;
     return 0;
 }
 

@@ -3,14 +3,16 @@
 # model as a C header that needs only ipupipe_kernels.h.
 #
 #  1. mlp (two splits: the ReLU after a dense layer fused, and a ReLU that begins a
-#     stage), cnn (conv, pool, dropout over three stages) and mlp-gelu, each after a
+#     stage), cnn (conv, pool, dropout over three stages), mlp-gelu, and mlp and cnn
+#     with a concurrent stage (--map "0,[1,2],2,3", "0,[1,2,3],0"), each after a
 #     short run on synthetic images: the header compiles under the house warnings with
 #     -Werror in gcc and clang, and as C++17 with g++ and clang++ (mlp, cnn), and
 #     tests/export_driver.c finds in one process that the arrays hold the trained bits
 #     (FNV-1a against the trainer's) and that the generated predict gives the logits and
 #     classes of ipup_predict bit for bit on the test images;
 #  2. equal runs write byte-identical headers; --export-name and the default name;
-#  3. refusals with their exact messages: unwritable path, a directory, bad names,
+#  3. refusals with their exact messages: unwritable path, a directory, bad names (the
+#     library's prefixes: ipup.h's default name, IPUPIPE_net; a keyword; a leading '_'),
 #     --export-name alone, two outputs naming one file; a refused export leaves no file.
 # Costs about a minute on 2 cores (the mlp header is 4 MB of floats for the compilers).
 # Ends with `N passed, N failed`; exits non-zero on any failure.
@@ -34,6 +36,7 @@ check_export() {
   fi
   ok "$name: mnist-train --export-c writes a header of $(wc -c < "$hdr") bytes"
   grep -q "^#define ${upper}_SPLIT " "$hdr" && split=(-DXD_HAS_SPLIT)
+  grep -q "^#define ${upper}_MAP_TEXT " "$hdr" && split+=(-DXD_HAS_MAP)
   for cc in $compilers; do
     log=$tmp/$name-$cc.log
     case $cc in g++|clang++) std=(-std=c++17 -x c++) ;; *) std=(-std=c11 -Wstrict-prototypes) ;; esac
@@ -63,6 +66,14 @@ if grep -q 'dropout, identity at inference' "$tmp/cnn.h" && grep -q 'ipup_conv3x
   ok "cnn: dropout is a view at inference, conv and ReLU fused"
 else bad "cnn: dropout is a view at inference, conv and ReLU fused"; fi
 check_export gelu mlp-gelu "gcc" -- --train-limit 32 --batch-size 4 --batches-to-accumulate 2
+# concurrent stages (docs/schedules.md §9): each branch's slice goes back into its layer's
+# array, the driver runs ipup_predict on the concurrent emulator it was exported from
+check_export conc mlp "gcc clang g++" -- --map "0,[1,2],2,3" --stages 4 --splits auto
+if grep -q '^#define CONC_MAP_TEXT "0,\[1,2\],2,3"' "$tmp/conc.h" && grep -q '^static const float conc_w1\[200704\]' "$tmp/conc.h" &&
+   [ "$(grep -c '^static const float conc_[wb]1\[' "$tmp/conc.h")" = 2 ]; then
+  ok "concurrent: dense256's two branches are one array conc_w1 (784 x 256) and one conc_b1; CONC_MAP_TEXT"
+else bad "concurrent: dense256's two branches are one array conc_w1 (784 x 256) and one conc_b1; CONC_MAP_TEXT"; fi
+check_export cnn_conc cnn "gcc" -- --train-limit 64 --splits conv64 pool2 --map "0,[1,2,3],0"
 
 # ---- 2. determinism and names
 $BIN "${common[@]}" --model mlp --export-c "$tmp/again.h" --export-name mlp > "$tmp/log" 2>&1
@@ -93,7 +104,7 @@ mkdir -p "$tmp/adir"
 expect_msg "a directory" \
   "--export-c: $tmp/adir is a directory, not a regular file; give the path of a file to write" --export-c "$tmp/adir"
 expect_msg "a name starting with a digit" \
-  "--export-name: the name '9lives' must start with a letter or '_' (it prefixes C identifiers)" \
+  "--export-name: the name '9lives' must start with a letter (it prefixes C identifiers)" \
   --export-c "$tmp/n.h" --export-name 9lives
 expect_msg "a name with a dash" \
   "--export-name: the name 'my-net' has '-'; use letters, digits and '_' (it prefixes C identifiers)" \
@@ -102,8 +113,20 @@ expect_msg "a name too long" \
   "--export-name: the name 'a234567890123456789012345678901234' must have 1 to 32 characters" \
   --export-c "$tmp/n.h" --export-name a234567890123456789012345678901234
 expect_msg "--export-name alone" "--export-name needs --export-c FILE.h" --export-name net
+# names whose C names would clash with ipupipe.h's (ipup_predict, IPUP_IN) or C's, refused
+# before training; the default name of ipup.h is one
+expect_msg "the default name of ipup.h (ipup_predict would clash with ipupipe.h's)" \
+  "--export-c $tmp/ipup.h: the name 'ipup' would generate names in ipupipe's own name spaces (ipup_, IPUP_, IPUPIPE_), which clash in a program that includes ipupipe.h; give --export-name NAME" \
+  --export-c "$tmp/ipup.h"
+expect_msg "--export-name IPUPIPE_net" \
+  "--export-name: the name 'IPUPIPE_net' would generate names in ipupipe's own name spaces (ipup_, IPUP_, IPUPIPE_), which clash in a program that includes ipupipe.h; give another" \
+  --export-c "$tmp/n.h" --export-name IPUPIPE_net
+expect_msg "--export-name int (a C keyword)" \
+  "--export-name: the name 'int' is a C keyword (it prefixes C identifiers); give another" --export-c "$tmp/n.h" --export-name int
+expect_msg "--export-name _net (reserved identifiers)" \
+  "--export-name: the name '_net' must start with a letter (it prefixes C identifiers)" --export-c "$tmp/n.h" --export-name _net
 expect_msg "--export-c and --save on one file" \
   "--save and --export-c both name $tmp/same; give each output its own file" --save "$tmp/same" --export-c "$tmp/same"
-if [ ! -e "$tmp/n.h" ] && [ -z "$(ls "$tmp" | grep '\.tmp$')" ]; then ok "a refused export leaves no file and no temporary"
+if [ ! -e "$tmp/n.h" ] && [ ! -e "$tmp/ipup.h" ] && [ -z "$(ls "$tmp" | grep '\.tmp$')" ]; then ok "a refused export leaves no file and no temporary"
 else bad "a refused export leaves no file and no temporary"; fi
 finish

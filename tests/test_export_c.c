@@ -157,7 +157,7 @@ TTEST(names) {
     char msg[256], out[EXPC_NAME_MAX + 1];
     TT_EQ_INT(expc_name_check("net_2", msg, sizeof msg), IPUP_OK);
     TT_EQ_INT(expc_name_check("2net", msg, sizeof msg), IPUP_ERR_ARG);
-    TT_STREQ(msg, "the name '2net' must start with a letter or '_' (it prefixes C identifiers)");
+    TT_STREQ(msg, "the name '2net' must start with a letter (it prefixes C identifiers)");
     TT_EQ_INT(expc_name_check("a.b", msg, sizeof msg), IPUP_ERR_ARG);
     TT_STREQ(msg, "the name 'a.b' has '.'; use letters, digits and '_' (it prefixes C identifiers)");
     TT_EQ_INT(expc_name_check("", msg, sizeof msg), IPUP_ERR_ARG);
@@ -174,10 +174,84 @@ TTEST(names) {
     TT_EQ_INT(expc_name_check(out, msg, sizeof msg), IPUP_OK);
 }
 
+/* names whose generated identifiers clash with the library or the language: ipup_predict
+   and IPUP_IN would be ipupipe.h's name spaces (ipup_, IPUP_, IPUPIPE_), a leading '_'
+   gives reserved identifiers, a keyword is refused; the tools' startup check names the
+   option to change */
+TTEST(names_that_clash) {
+    static const char *const refused[] = {"ipup", "IPUP", "Ipup", "ipup_net", "IPUP_NET", "ipupipe", "IPUPIPE_x",
+                                          "iPuPiPe", "_net", "__x", "int", "while", "bool", "static_assert"};
+    char msg[256], out[EXPC_NAME_MAX + 1];
+    size_t k;
+    for (k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        TT_EQ_INT(expc_name_check(refused[k], msg, sizeof msg), IPUP_ERR_ARG);
+        TT_CHECK(msg[0] != 0);
+    }
+    TT_EQ_INT(expc_name_check("ipup", msg, sizeof msg), IPUP_ERR_ARG);
+    TT_CHECK(strcmp(msg, "the name 'ipup' would generate names in ipupipe's own name spaces (ipup_, IPUP_, "
+                         "IPUPIPE_), which clash in a program that includes ipupipe.h; give another") == 0);
+    TT_EQ_INT(expc_name_check("int", msg, sizeof msg), IPUP_ERR_ARG);
+    TT_STREQ(msg, "the name 'int' is a C keyword (it prefixes C identifiers); give another");
+    TT_EQ_INT(expc_name_check("ipupx", msg, sizeof msg), IPUP_OK); /* IPUPX_IN: not IPUP_ */
+    TT_EQ_INT(expc_name_check("ipupipe2", msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(expc_name_check("integer", msg, sizeof msg), IPUP_OK);
+    TT_EQ_INT(expc_name_choose("out/ipup.h", NULL, out, sizeof out, msg, sizeof msg), IPUP_ERR_ARG);
+    TT_CHECK(strncmp(msg, "--export-c out/ipup.h: the name 'ipup' would generate", 53) == 0);
+    TT_CHECK(strstr(msg, "; give --export-name NAME") != NULL);
+    TT_EQ_INT(expc_name_choose("out/ipup.h", "net", out, sizeof out, msg, sizeof msg), IPUP_OK);
+    TT_STREQ(out, "net");
+    TT_EQ_INT(expc_name_choose("x.h", "a\"b", out, sizeof out, msg, sizeof msg), IPUP_ERR_ARG);
+    TT_CHECK(strcmp(msg, "--export-name: the name 'a\\\"b' has '\\\"'; use letters, digits and '_' (it prefixes C "
+                         "identifiers)") == 0);
+    expc_name_from_path("_x.h", out, sizeof out);
+    TT_STREQ(out, "m_x");
+    expc_name_from_path("-x.h", out, sizeof out);
+    TT_STREQ(out, "m_x");
+}
+
+/* a program's layer ids and the origin are text: "* /" in them cannot end a comment of
+   the header, '"' cannot end a string (ex_escape.h) */
+TTEST(hostile_text_escaped) {
+    static char text[1 << 16];
+    ipup_buf b = {text, sizeof text, 0};
+    expc_info info;
+    char msg[256];
+    start();
+    ipup_snprintf(g_e.core.model.layers[0].id, IPUP_ID_MAX, "d*/ #x /*\"");
+    TT_EQ_INT(expc_write(&g_e, "tiny", "run */ #define INJECTED 1 /* of ?\?/", ipup_buf_write, &b, &info, msg, sizeof msg),
+              IPUP_OK);
+    TT_CHECK(strstr(text, "(written by run * / #define INJECTED 1 / * of ? ?/)") != NULL);
+    TT_CHECK(strstr(text, "/* layer 0 d* / #x / *\" and its ReLU") != NULL);
+    TT_CHECK(strstr(text, "\"d*/ #x /*\\\".w\", ") != NULL);
+    TT_EQ_INT(info.tensors, 4); /* the '#' of the id is no branch suffix */
+    TT_CHECK(strstr(text, "#define INJECTED") == NULL || strstr(text, "\n#define INJECTED") == NULL);
+}
+
+/* the four escapers of examples/common/ex_escape.h on the texts that would break their
+   languages, and a cut that keeps escapes whole */
+TTEST(escapers) {
+    char out[128];
+    TT_EQ_INT((int)ex_esc_c_comment("a*/b/*c", out, sizeof out), 9);
+    TT_STREQ(out, "a* /b/ *c");
+    ex_esc_c_comment("/x*", out, sizeof out);
+    TT_STREQ(out, " /x* ");
+    ex_esc_c_comment("p\n?\?/\\\x01\xc3\xa9", out, sizeof out);
+    TT_STREQ(out, "p\\x0a? ?/\\x5c\\x01\\xc3\\xa9");
+    ex_esc_c_string("a\"b\\c?\?/\n\x7f" "1", out, sizeof out);
+    TT_STREQ(out, "a\\\"b\\\\c\\?\\?/\\012\\1771");
+    ex_esc_xml("<a href='x'>&\"\x01\xc3\xa9\xff\xed\xa0\x80", out, sizeof out);
+    TT_STREQ(out, "&lt;a href=&apos;x&apos;&gt;&amp;&quot;&#xFFFD;\xc3\xa9&#xFFFD;&#xFFFD;&#xFFFD;&#xFFFD;");
+    ex_esc_json("\"\\\n\t\x01\xe2\x82\xac\xc0\xaf", out, sizeof out);
+    TT_STREQ(out, "\\\"\\\\\\n\\t\\u0001\xe2\x82\xac\\ufffd\\ufffd");
+    TT_EQ_INT((int)ex_esc_json("\x01\x01\x01", out, 12), 9); /* "\u0001" + "..." */
+    TT_STREQ(out, "\\u0001...");
+}
+
 int main(int argc, char **argv) {
     static const ttest_case cases[] = {
         TT_CASE(writes_a_header), TT_CASE(not_initialised), TT_CASE(non_finite_weight_refused),
         TT_CASE(write_failure), TT_CASE(names), TT_CASE(mse_header), TT_CASE(layer_refused),
+        TT_CASE(names_that_clash), TT_CASE(hostile_text_escaped), TT_CASE(escapers),
     };
     int rc = TTEST_MAIN(cases, argc, argv);
     if (g_e.initialised) ipup_shutdown(&g_e);

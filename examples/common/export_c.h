@@ -4,8 +4,11 @@
  * Used by mnist-train --export-c and by the firmware's inference image
  * (examples/firmware/gen_infer.c). MIT licence.
  *
- *   expc_name_check(name, msg, len)        is name a usable C prefix?
+ *   expc_name_check(name, msg, len)        is name a usable C prefix? (an identifier that
+ *                                          starts with a letter, no C keyword, not ipup/ipupipe)
  *   expc_name_from_path(path, out, cap)    the default prefix: the file's base name
+ *   expc_name_choose(path, given, out, cap, msg, len)
+ *                                          --export-name or the default, checked (at startup)
  *   expc_check(e, msg, len)                can the model of e be exported? (before a run)
  *   expc_write(e, name, origin, write, user, &info, msg, len)
  *                                          the header through an ipup_write_fn
@@ -22,6 +25,14 @@
  * softmax cross-entropy (xent) last layer, the model's predictions under a mean squared
  * error (mse) one; and their arg-max class (first on ties; for a regression model
  * usually not wanted: pass NULL). <NAME>_LOSS says which ("xent" or "mse").
+ *
+ * A concurrent stage (ipup_config.concurrent, docs/schedules.md §9) is exported as the one
+ * layer its branches split: each weight array is the unsplit tensor (the branches' slices
+ * concatenated along the output units), the forward computes all units in one call with
+ * the element-wise layers after it unfused (as each branch runs them), and
+ * <NAME>_MAP_TEXT gives the mapping it was trained on. Every text of the program's or the
+ * user's that reaches the header (the origin, layer ids, tensor names) goes through
+ * ex_escape.h, so no text can end a comment or a string early.
  *
  * Weights are printed with 9 significant digits ("%.8e"), which round-trips every
  * finite float through a correctly rounding compiler; <NAME>_WEIGHTS_FNV1A, the FNV-1a
@@ -42,6 +53,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ex_escape.h"
 #include "ipupipe.h"
 
 #define EXPC_NAME_MAX 32 /* characters of a prefix */
@@ -71,37 +83,105 @@ static inline int expc_fail(char *msg, size_t len, int code, const char *fmt, ..
 static inline int expc_is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static inline int expc_is_alnum(char c) { return expc_is_alpha(c) || (c >= '0' && c <= '9'); }
 
-/* IPUP_OK when name is a C identifier of 1..EXPC_NAME_MAX characters, else
-   IPUP_ERR_ARG with a message. */
+/* 1 when name is a keyword of C (C11 6.4.1, and C23's new ones): refused as a prefix */
+static inline int expc_is_keyword(const char *name) {
+    static const char *const kw[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+        "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+        "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+        "volatile", "while", "alignas", "alignof", "bool", "constexpr", "false", "nullptr", "static_assert",
+        "thread_local", "true", "typeof", "typeof_unqual"};
+    size_t k;
+    for (k = 0; k < sizeof kw / sizeof kw[0]; k++)
+        if (strcmp(name, kw[k]) == 0) return 1;
+    return 0;
+}
+
+/* 1 when the generated names of prefix name (name_..., NAME_...) would fall in the
+   library's name spaces: ipup_ and ipup__ (functions, types), IPUP_ and IPUPIPE_ (macros).
+   Compared without case, since both case forms are generated. */
+static inline int expc_is_library_prefix(const char *name) {
+    static const char *const lib[] = {"IPUP", "IPUPIPE"};
+    size_t k, i;
+    for (k = 0; k < 2; k++) {
+        const char *p = lib[k];
+        for (i = 0; p[i] && (name[i] == p[i] || name[i] == p[i] - 'A' + 'a'); i++) continue;
+        if (!p[i] && (name[i] == 0 || name[i] == '_')) return 1;
+    }
+    return 0;
+}
+
+/* IPUP_OK when name is a usable prefix: a C identifier of 1..EXPC_NAME_MAX characters that
+   starts with a letter (a leading '_' gives reserved identifiers, C11 7.1.3), is not a C
+   keyword, and is not the library's prefix (ipup, ipupipe, ipup_..., any case); else
+   IPUP_ERR_ARG with a message. The message quotes name escaped (ex_esc_c_string). */
 static inline int expc_name_check(const char *name, char *msg, size_t len) {
     size_t i, n = name ? strlen(name) : 0;
+    char q[4 * (EXPC_NAME_MAX + 2) + 8];
+    ex_esc_c_string(name ? name : "", q, sizeof q);
     if (n == 0 || n > EXPC_NAME_MAX)
-        return expc_fail(msg, len, IPUP_ERR_ARG, "the name '%s' must have 1 to %d characters", name ? name : "",
-                         EXPC_NAME_MAX);
-    if (!expc_is_alpha(name[0]))
-        return expc_fail(msg, len, IPUP_ERR_ARG, "the name '%s' must start with a letter or '_' (it prefixes C identifiers)",
-                         name);
+        return expc_fail(msg, len, IPUP_ERR_ARG, "the name '%s' must have 1 to %d characters", q, EXPC_NAME_MAX);
+    if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z')))
+        return expc_fail(msg, len, IPUP_ERR_ARG, "the name '%s' must start with a letter (it prefixes C identifiers)",
+                         q);
     for (i = 0; i < n; i++)
-        if (!expc_is_alnum(name[i]))
+        if (!expc_is_alnum(name[i])) {
+            char one[2], c[8];
+            one[0] = name[i];
+            one[1] = 0;
+            ex_esc_c_string(one, c, sizeof c);
             return expc_fail(msg, len, IPUP_ERR_ARG,
-                             "the name '%s' has '%c'; use letters, digits and '_' (it prefixes C identifiers)", name,
-                             name[i]);
+                             "the name '%s' has '%s'; use letters, digits and '_' (it prefixes C identifiers)", q, c);
+        }
+    if (expc_is_keyword(name))
+        return expc_fail(msg, len, IPUP_ERR_ARG, "the name '%s' is a C keyword (it prefixes C identifiers); give another",
+                         q);
+    if (expc_is_library_prefix(name))
+        return expc_fail(msg, len, IPUP_ERR_ARG,
+                         "the name '%s' would generate names in ipupipe's own name spaces (ipup_, IPUP_, IPUPIPE_), "
+                         "which clash in a program that includes ipupipe.h; give another",
+                         q);
     return IPUP_OK;
 }
 
 /* The default prefix of an export to path: its last component up to the first '.',
    every other character that cannot be in a C identifier as '_', with "m" in front
-   when it would start with a digit, cut to EXPC_NAME_MAX ("out/mlp-v2.h" -> "mlp_v2").
+   when it would not start with a letter, cut to EXPC_NAME_MAX ("out/mlp-v2.h" -> "mlp_v2").
    "model" when nothing is left. out has cap >= EXPC_NAME_MAX + 1 bytes. */
 static inline void expc_name_from_path(const char *path, char *out, size_t cap) {
     const char *base = path, *p;
     size_t n = 0;
     for (p = path; *p; p++)
         if (*p == '/') base = p + 1;
-    if (*base >= '0' && *base <= '9' && n + 1 < cap) out[n++] = 'm';
+    if (*base && *base != '.' && !((*base >= 'a' && *base <= 'z') || (*base >= 'A' && *base <= 'Z')) && n + 1 < cap)
+        out[n++] = 'm'; /* a name starts with a letter */
     for (p = base; *p && *p != '.' && n < EXPC_NAME_MAX && n + 1 < cap; p++) out[n++] = expc_is_alnum(*p) ? *p : '_';
     out[n] = 0;
     if (n == 0) ipup_snprintf(out, cap, "model");
+}
+
+/* The prefix of an export to path: given (--export-name) when not NULL, else the file's
+   (expc_name_from_path), checked with expc_name_check. IPUP_OK and out (cap >=
+   EXPC_NAME_MAX + 1), or IPUP_ERR_ARG with a message that names the option to change:
+   "--export-name: ..." or "--export-c PATH: ...; give --export-name NAME". Tools call it
+   at startup, so that a name they would refuse after training is refused before. */
+static inline int expc_name_choose(const char *path, const char *given, char *out, size_t cap, char *msg,
+                                   size_t len) {
+    char why[400], p[256];
+    if (given) {
+        if (expc_name_check(given, why, sizeof why) != IPUP_OK)
+            return expc_fail(msg, len, IPUP_ERR_ARG, "--export-name: %s", why);
+        ipup_snprintf(out, cap, "%s", given);
+        return IPUP_OK;
+    }
+    expc_name_from_path(path ? path : "", out, cap);
+    if (expc_name_check(out, why, sizeof why) == IPUP_OK) return IPUP_OK;
+    ex_esc_c_string(path ? path : "", p, sizeof p);
+    {
+        size_t n = strlen(why), k = strlen("; give another");
+        if (n > k && strcmp(why + n - k, "; give another") == 0) why[n - k] = 0;
+    }
+    return expc_fail(msg, len, IPUP_ERR_ARG, "--export-c %s: %s; give --export-name NAME", p, why);
 }
 
 /* IPUP_OK when the model of the initialised emulator e can be exported; else
@@ -221,14 +301,35 @@ static inline int32_t expc_act_floats(const ipup_emu *e) {
     return mx;
 }
 
+/* <NAME>_MAP_TEXT: the stage -> IPU mapping of a model with concurrent stages, as
+   ipup_sched_map_parse reads it ("0,[1,2],2,3"); its branches are exported as one layer. */
+static inline void expc_put_map(expc_out *o, const ipup_emu *e, const char *U) {
+    int32_t s, b;
+    expc_put(o, "#define %s_MAP_TEXT \"", U);
+    for (s = 0; s < e->core.S; s++) {
+        int32_t n = e->core.n_branches[s];
+        expc_put(o, "%s", s ? "," : "");
+        if (n <= 1) {
+            expc_put(o, "%d", (int)e->core.stages[s].device);
+            continue;
+        }
+        for (b = 0; b < n; b++)
+            expc_put(o, "%s%d%s", b ? "," : "[", (int)e->core.lanes[e->core.first_lane[s] + b].device, b + 1 < n ? "" : "]");
+    }
+    expc_put(o, "\" /* the mapping it was trained on: a bracket is a concurrent stage, whose branches are\n"
+                "   exported as the one layer they split (weights concatenated along the units) */\n");
+}
+
 /* The comment that opens the header and its size macros. */
 static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *name, const char *origin, const expc_info *info) {
     const char *U = info->upper, *out = expc_is_mse(e) ? "out" : "logits";
     char text[512];
     int32_t l, s, conv = 0;
     int mse = expc_is_mse(e);
+    char org[1024];
     expc_model_text(e, text, sizeof text);
-    expc_put(o, "/* %s.h - a trained ipupipe model as C (written by %s). Do not edit.\n", name, origin);
+    ex_esc_c_comment(origin, org, sizeof org); /* the caller's text, maybe from a command line */
+    expc_put(o, "/* %s.h - a trained ipupipe model as C (written by %s). Do not edit.\n", name, org);
     expc_put(o, "   model  %s\n   input  %dx%dx%d (%d floats per sample, NHWC), output %d %s per sample\n", text,
              (int)e->core.model.in_h, (int)e->core.model.in_w, (int)e->core.model.in_c, (int)e->core.in_n, (int)e->core.classes,
              mse ? "predictions (the input of its mse loss)" : "logits");
@@ -260,6 +361,7 @@ static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *nam
              U, (int)e->core.S);
     if (e->core.S > 1) expc_put(o, "#define %s_SPLIT ", U); /* the first layer of stages 1.. (ipup_config.split) */
     for (s = 1; s < e->core.S; s++) expc_put(o, "%d%s", (int)e->core.stages[s].first, s + 1 < e->core.S ? ", " : "\n");
+    if (e->core.has_concurrent) expc_put_map(o, e, U);
     expc_put(o, "#define %s_PARAMS %lld\n#define %s_WEIGHTS_FNV1A UINT64_C(0x%016llx) /* FNV-1a of the weights' bits */\n",
              U, (long long)info->floats, U, (unsigned long long)info->fnv1a);
     expc_put(o, "#define %s_ACT_FLOATS %d /* per sample, each of two activation buffers */\n", U, (int)expc_act_floats(e));
@@ -276,41 +378,126 @@ static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *nam
     expc_put(o, " /* floats */\n#define %s_SCRATCH_FLOATS (2 * %s_BATCH * %s_ACT_FLOATS + %s_CONV_SCRATCH)\n\n", U, U, U, U);
 }
 
-/* One tensor as `static const float <name>_<w|b><layer>[n]`, 8 values a line. */
-static inline void expc_put_tensor(expc_out *o, const char *name, const ipup_tensor_info *t) {
+/* One exported weight array: parameter `role` ('w' or 'b') of layer `layer`, in the
+   layer's own layout (dense w (IN, OUT), conv w (3, 3, CI, CO), b (units)). A layer of a
+   concurrent stage has one tensor per branch ("dense128.w#0", "#1", ..., each holding
+   its slice of the output units, the last dimension): the array is their concatenation
+   along the units, the tensor the unsplit layer would have (docs/schedules.md §9). */
+typedef struct {
+    int32_t layer, nb;          /* nb: tensors (branches); 0: the layer has no such array */
+    char role;
+    int32_t rows, units, n;     /* n = rows x units */
+    int32_t first[IPUP_SCHED_MAX_BRANCHES + 1]; /* first unit of each branch */
+    ipup_tensor_info t[IPUP_SCHED_MAX_BRANCHES];
+} expc_array;
+
+/* The length of a tensor's name without its branch suffix "#<digits>" (ids may hold '#') */
+static inline size_t expc_base_len(const char *name) {
+    const char *h = strrchr(name, '#'), *p;
+    if (!h || !h[1]) return strlen(name);
+    for (p = h + 1; *p; p++)
+        if (*p < '0' || *p > '9') return strlen(name);
+    return (size_t)(h - name);
+}
+
+/* 'w', 'b' or 0: the role of parameter tensor t (the end of its name without a branch) */
+static inline char expc_role(const ipup_tensor_info *t) {
+    size_t n = expc_base_len(t->name);
+    return n ? t->name[n - 1] : 0;
+}
+
+/* The array of (layer, role) gathered from e's parameter tensors, in their order. */
+static inline void expc_array_get(ipup_emu *e, int32_t layer, char role, expc_array *a) {
+    int32_t i, n = ipup_tensor_count(e);
+    ipup_tensor_info t;
+    memset(a, 0, sizeof *a);
+    a->layer = layer;
+    a->role = role;
+    for (i = 0; i < n && a->nb < IPUP_SCHED_MAX_BRANCHES; i++) {
+        int32_t sl;
+        if (ipup_tensor_get(e, i, &t) != IPUP_OK || t.kind != IPUP_TENSOR_PARAM || t.layer != layer ||
+            expc_role(&t) != role)
+            continue;
+        sl = t.ndim > 0 && t.shape[t.ndim - 1] > 0 ? t.shape[t.ndim - 1] : 1;
+        a->t[a->nb] = t;
+        a->first[a->nb] = a->units;
+        a->rows = t.n / sl;
+        a->units += sl;
+        a->nb++;
+    }
+    a->first[a->nb] = a->units;
+    a->n = a->rows * a->units;
+}
+
+/* element i of array a (row-major in the layer's layout) */
+static inline float expc_array_at(const expc_array *a, int32_t i) {
+    int32_t r = i / a->units, u = i % a->units, b = 0;
+    while (b + 1 < a->nb && u >= a->first[b + 1]) b++;
+    return a->t[b].data[(size_t)r * (size_t)(a->first[b + 1] - a->first[b]) + (size_t)(u - a->first[b])];
+}
+
+/* The arrays in the order of export: layer by layer, w then b (ipup_tensor_get's order
+   of an unsplit model). *k (from 0) walks them; 0 when there is no more. */
+static inline int expc_array_next(ipup_emu *e, int32_t *k, expc_array *a) {
+    for (; *k < 2 * e->core.n_layers; (*k)++) {
+        expc_array_get(e, *k / 2, *k % 2 ? 'b' : 'w', a);
+        if (a->nb) {
+            (*k)++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The array's name in the emulator (its tensor's, without the branch suffix), escaped for
+   a C string (ex_esc_c_string): ids are the program's text */
+static inline void expc_array_name(const expc_array *a, char *out, size_t cap) {
+    char base[IPUP_TENSOR_NAME_MAX];
+    ipup_snprintf(base, sizeof base, "%.*s", (int)expc_base_len(a->t[0].name), a->t[0].name);
+    ex_esc_c_string(base, out, cap);
+}
+
+/* One array as `static const float <name>_<w|b><layer>[n]`, 8 values a line. */
+static inline void expc_put_array(expc_out *o, const char *name, const expc_array *a) {
+    char q[4 * IPUP_TENSOR_NAME_MAX + 8], c[4 * IPUP_TENSOR_NAME_MAX + 8];
     int32_t i;
-    expc_put(o, "/* %s (", t->name);
-    for (i = 0; i < t->ndim; i++) expc_put(o, "%s%d", i ? ", " : "", (int)t->shape[i]);
-    expc_put(o, ") */\nstatic const float %s_%c%d[%d] = {\n", name, t->name[strlen(t->name) - 1], (int)t->layer, (int)t->n);
-    for (i = 0; i < t->n; i++)
-        expc_put(o, "%.8ef,%s", (double)t->data[i], (i % 8 == 7 || i == t->n - 1) ? "\n" : " ");
+    expc_array_name(a, q, sizeof q);
+    ex_esc_c_comment(q, c, sizeof c);
+    expc_put(o, "/* %s (", c);
+    for (i = 0; i < a->t[0].ndim; i++)
+        expc_put(o, "%s%d", i ? ", " : "", (int)(i + 1 < a->t[0].ndim ? a->t[0].shape[i] : a->units));
+    expc_put(o, ")%s */\nstatic const float %s_%c%d[%d] = {\n",
+             a->nb > 1 ? ": its concurrent stage's branches, concatenated along the last dimension" : "", name, a->role,
+             (int)a->layer, (int)a->n);
+    for (i = 0; i < a->n; i++)
+        expc_put(o, "%.8ef,%s", (double)expc_array_at(a, i), (i % 8 == 7 || i == a->n - 1) ? "\n" : " ");
     expc_put(o, "};\n");
 }
 
-/* Every parameter tensor (kind IPUP_TENSOR_PARAM, in the emulator's order), then the
-   table of them. Fills info->tensors. */
+/* Every weight array (expc_array_next's order), then the table of them. Fills
+   info->tensors. */
 static inline void expc_put_weights(expc_out *o, ipup_emu *e, const char *name, expc_info *info) {
-    int32_t i, n = ipup_tensor_count(e), k = 0;
-    ipup_tensor_info t;
-    for (i = 0; i < n; i++)
-        if (ipup_tensor_get(e, i, &t) == IPUP_OK && t.kind == IPUP_TENSOR_PARAM) {
-            expc_put_tensor(o, name, &t);
-            k++;
-        }
-    info->tensors = k;
-    expc_put(o, "\n#define %s_N_TENSORS %d\n", info->upper, (int)k);
-    if (k == 0) return;
-    expc_put(o, "/* the weight arrays in the order of ipup_tensor_get, with the emulator's names */\n"
-                "static const char *const %s_tensor_name[%d] = {", name, (int)k);
-    for (i = 0; i < n; i++)
-        if (ipup_tensor_get(e, i, &t) == IPUP_OK && t.kind == IPUP_TENSOR_PARAM) expc_put(o, "\"%s\", ", t.name);
-    expc_put(o, "};\nstatic const float *const %s_tensor_data[%d] = {", name, (int)k);
-    for (i = 0; i < n; i++)
-        if (ipup_tensor_get(e, i, &t) == IPUP_OK && t.kind == IPUP_TENSOR_PARAM)
-            expc_put(o, "%s_%c%d, ", name, t.name[strlen(t.name) - 1], (int)t.layer);
-    expc_put(o, "};\nstatic const int32_t %s_tensor_n[%d] = {", name, (int)k);
-    for (i = 0; i < n; i++)
-        if (ipup_tensor_get(e, i, &t) == IPUP_OK && t.kind == IPUP_TENSOR_PARAM) expc_put(o, "%d, ", (int)t.n);
+    static expc_array a; /* a few KB: off the stack of small targets; one export at a time */
+    int32_t k = 0, n = 0;
+    char q[4 * IPUP_TENSOR_NAME_MAX + 8];
+    while (expc_array_next(e, &k, &a)) {
+        expc_put_array(o, name, &a);
+        n++;
+    }
+    info->tensors = n;
+    expc_put(o, "\n#define %s_N_TENSORS %d\n", info->upper, (int)n);
+    if (n == 0) return;
+    expc_put(o, "/* the weight arrays in the order of ipup_tensor_get, with the emulator's names (of the unsplit\n"
+                "   tensor for a concurrent stage's branches) */\n"
+                "static const char *const %s_tensor_name[%d] = {", name, (int)n);
+    for (k = 0; expc_array_next(e, &k, &a);) {
+        expc_array_name(&a, q, sizeof q);
+        expc_put(o, "\"%s\", ", q);
+    }
+    expc_put(o, "};\nstatic const float *const %s_tensor_data[%d] = {", name, (int)n);
+    for (k = 0; expc_array_next(e, &k, &a);) expc_put(o, "%s_%c%d, ", name, a.role, (int)a.layer);
+    expc_put(o, "};\nstatic const int32_t %s_tensor_n[%d] = {", name, (int)n);
+    for (k = 0; expc_array_next(e, &k, &a);) expc_put(o, "%d, ", (int)a.n);
     expc_put(o, "};\n\n");
 }
 
@@ -346,13 +533,15 @@ static inline void expc_put_call(expc_out *o, const ipup_emu *e, const char *nam
     const ipup_layer_info *I = &e->core.layers[l].info;
     int dst = bb->cur == 1 ? 2 : 1;
     const char *in = expc_buf_name(bb->cur), *out = expc_buf_name(dst);
+    char id[4 * IPUP_ID_MAX + 8], id2[4 * IPUP_ID_MAX + 8]; /* the program's ids, escaped */
+    ex_esc_c_comment(e->core.model.layers[l].id, id, sizeof id);
+    ex_esc_c_comment(fuse ? e->core.model.layers[l + 1].id : "", id2, sizeof id2);
     if (I->kind == IPUP_LAYER_FLATTEN || I->kind == IPUP_LAYER_DROPOUT) {
-        expc_put(o, "    /* layer %d %s (%s): a view, no call */\n", (int)l, e->core.model.layers[l].id,
+        expc_put(o, "    /* layer %d %s (%s): a view, no call */\n", (int)l, id,
                  I->kind == IPUP_LAYER_FLATTEN ? "flatten" : "dropout, identity at inference");
         return;
     }
-    expc_put(o, "    /* layer %d %s%s%s */\n", (int)l, e->core.model.layers[l].id, fuse ? " and its ReLU, layer " : "",
-             fuse ? e->core.model.layers[l + 1].id : "");
+    expc_put(o, "    /* layer %d %s%s%s */\n", (int)l, id, fuse ? " and its ReLU, layer " : "", id2);
     if (I->kind == IPUP_LAYER_DENSE)
         expc_put(o, "    ipup_dense%s_fwd_f32(Bn, %d, %d, %s, %s_w%d, %s_b%d, %s);\n", fuse ? "_relu" : "", (int)I->in_n,
                  (int)I->out_n, in, name, (int)l, name, (int)l, out);
@@ -377,10 +566,15 @@ static inline void expc_put_layers(expc_out *o, const ipup_emu *e, const char *n
     int32_t s, l;
     for (s = 0; s < e->core.S; s++) {
         const ipup__stage *st = &e->core.stages[s];
-        expc_put(o, "    /* stage %d: layers %d..%d */\n", (int)s, (int)st->first, (int)st->last - 1);
+        int branches = e->core.n_branches[s] > 1 ? e->core.n_branches[s] : 1;
+        if (branches > 1)
+            expc_put(o, "    /* stage %d: layers %d..%d, concurrent: its %d branches' output units are one layer's, "
+                        "computed here at once, their ReLU unfused as in each branch */\n",
+                     (int)s, (int)st->first, (int)st->last - 1, branches);
+        else expc_put(o, "    /* stage %d: layers %d..%d */\n", (int)s, (int)st->first, (int)st->last - 1);
         for (l = st->first; l < st->last; l++) {
             ipup_layer_kind k = e->core.layers[l].info.kind;
-            int fuse = (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3) && l + 1 < st->last &&
+            int fuse = branches == 1 && (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3) && l + 1 < st->last &&
                        e->core.layers[l + 1].info.kind == IPUP_LAYER_RELU;
             if (expc_is_loss(k)) break; /* ipup_predict's result is the loss layer's input */
             expc_put_call(o, e, name, l, fuse, bb);
@@ -436,29 +630,33 @@ static inline void expc_put_forward(expc_out *o, const ipup_emu *e, const char *
 }
 
 /* NaN or infinity in a parameter: IPUP_ERR_NUMERIC naming it. Also counts the floats
-   and hashes them into info. */
+   and hashes them into info, array by array as exported (expc_array_next). */
 static inline int expc_scan(ipup_emu *e, expc_info *info, char *msg, size_t len) {
-    int32_t i, j, n = ipup_tensor_count(e);
-    ipup_tensor_info t;
+    static expc_array a;
+    int32_t k = 0, j;
+    char q[4 * IPUP_TENSOR_NAME_MAX + 8];
     info->floats = 0;
     info->fnv1a = EXPC_FNV_BASIS;
-    for (i = 0; i < n; i++) {
-        if (ipup_tensor_get(e, i, &t) != IPUP_OK || t.kind != IPUP_TENSOR_PARAM) continue;
-        for (j = 0; j < t.n; j++)
-            if (!(t.data[j] - t.data[j] == 0.0f))
+    while (expc_array_next(e, &k, &a)) {
+        for (j = 0; j < a.n; j++) {
+            float v = expc_array_at(&a, j);
+            if (!(v - v == 0.0f)) {
+                expc_array_name(&a, q, sizeof q);
                 return expc_fail(msg, len, IPUP_ERR_NUMERIC,
                                  "weight %d of %s is %s: a model that diverged cannot be exported (lower the learning "
                                  "rate); nothing was written",
-                                 (int)j, t.name, t.data[j] != t.data[j] ? "NaN" : "infinite");
-        info->floats += t.n;
-        info->fnv1a = expc_fnv1a(info->fnv1a, t.data, t.n);
+                                 (int)j, q, v != v ? "NaN" : "infinite");
+            }
+            info->fnv1a = expc_fnv1a(info->fnv1a, &v, 1);
+        }
+        info->floats += a.n;
     }
     return IPUP_OK;
 }
 
 /* Writes the header of the model of e (initialised; its current weights) through
    write(user, ...). name: the C prefix (expc_name_check), origin: what made it, for
-   the first comment (no "* /" in it). IPUP_OK and *info, or the first error with a
+   the first comment (any text: it is escaped, ex_esc_c_comment). IPUP_OK and *info, or the first error with a
    message: IPUP_ERR_ARG, IPUP_ERR_UNSUPPORTED, IPUP_ERR_NUMERIC (nothing written), or
    IPUP_ERR_IO when write failed (errno is write's). */
 static inline int expc_write(ipup_emu *e, const char *name, const char *origin, ipup_write_fn write, void *user,

@@ -288,9 +288,10 @@ static int mt_check_outputs(const mt_opts *o) {
     out[2] = o->summary;
     out[3] = o->export_c;
     if (o->export_name && !o->export_c) return mt_err("--export-name needs --export-c FILE.h");
-    if (o->export_name) {
-        char msg[160];
-        if (expc_name_check(o->export_name, msg, sizeof msg) != IPUP_OK) return mt_err("--export-name: %s", msg);
+    if (o->export_c) { /* the name the export will have, refused now rather than after training */
+        char msg[640], name[EXPC_NAME_MAX + 1];
+        if (expc_name_choose(o->export_c, o->export_name, name, sizeof name, msg, sizeof msg) != IPUP_OK)
+            return mt_err("%s", msg);
     }
     for (x = 0; x < 4; x++)
         for (y = x + 1; y < 4; y++)

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ex_escape.h"
 #include "ex_stages.h"
 #include "fma_peak.h"
 #include "ipupipe.h"
@@ -648,12 +649,15 @@ static size_t mt_summary_text(mt_run *r) {
     size_t n = 0;
     int s;
     double busy = r->busy_total, all = r->busy_total + r->idle_total;
+    char model[256], runner[128]; /* texts into JSON through its escaper (ex_escape.h) */
+    ex_esc_json(r->spec->name, model, sizeof model);
+    ex_esc_json(r->o.runner, runner, sizeof runner);
     n = mt_cat(r, n, "{\n  \"model\": \"%s\",\n  \"test_accuracy\": %.4f,\n  \"train_samples_per_second\": %.1f,\n",
-               r->spec->name, r->test_acc / 100.0, r->sps);
+               model, r->test_acc / 100.0, r->sps);
     n = mt_cat(r, n, "  \"epochs\": %d,\n  \"final_loss\": %.6f,\n  \"steps\": %lld,\n", r->o.epochs, r->last_loss,
                (long long)ipup_get_step(r->emu));
     n = mt_cat(r, n, "  \"ipus\": %d,\n  \"replicas\": %d,\n  \"schedule\": \"%s\",\n  \"runner\": \"%s\",\n",
-               r->plan.devices, r->plan.replicas, ipup_sched_kind_name(r->sched), r->o.runner);
+               r->plan.devices, r->plan.replicas, ipup_sched_kind_name(r->sched), runner);
     n = mt_cat(r, n, "  \"ipu_peak_memory_bytes\": [");
     for (s = 0; s < r->plan.devices && s < IPUP_MAX_DEVICES; s++) {
         ipup_mem_report mr;
@@ -676,8 +680,10 @@ static int mt_write_export(mt_run *r) {
     char name[EXPC_NAME_MAX + 1], origin[160];
     expc_info info;
     int rc;
-    if (r->o.export_name) ipup_snprintf(name, sizeof name, "%s", r->o.export_name);
-    else expc_name_from_path(r->o.export_c, name, sizeof name);
+    if (expc_name_choose(r->o.export_c, r->o.export_name, name, sizeof name, r->err, sizeof r->err) != IPUP_OK) {
+        ex_out_close(&r->export_out, 0); /* checked at startup (mt_check_outputs): not reached */
+        return mt_err("%s", r->err);
+    }
     ipup_snprintf(origin, sizeof origin, "mnist-train --model %s, seed %llu, at step %lld", r->spec->name,
                   (unsigned long long)r->o.seed, (long long)ipup_get_step(r->emu));
     errno = 0;

@@ -206,8 +206,8 @@ static inline int sa_main(const so_opts *o)
         if (sa_errors(&r, &d, k)) goto out;
     thr = sa_percentile(d.err[0], d.n_eval, o->percentile, d.tmp);
     sa_report(&r, &d, o, &loss, thr, sa_params_hash(r.e));
-    if (o->export_name) ipup_snprintf(name, sizeof name, "%s", o->export_name);
-    else if (o->export_c) expc_name_from_path(o->export_c, name, sizeof name);
+    if (o->export_c) /* checked at startup (so_check_export): cannot fail here */
+        expc_name_choose(o->export_c, o->export_name, name, sizeof name, NULL, 0);
     ipup_snprintf(origin, sizeof origin, "sensor-demo --mode anomaly, seed %llu, at step %lld",
                   (unsigned long long)o->seed, (long long)ipup_get_step(r.e));
     if (o->export_c && se_finish(&exp, r.e, name, origin, o->quiet)) { rc = 2; goto out; }

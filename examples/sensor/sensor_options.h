@@ -200,12 +200,12 @@ static inline int so_parse_one(so_opts *o, int argc, char **argv, int *i)
 /* --export-c and --export-name together; 0 or 2 after a message */
 static inline int so_check_export(const so_opts *o)
 {
-    char msg[256];
+    char msg[640], name[EXPC_NAME_MAX + 1];
     if (o->export_name && !o->export_c) return so_err("--export-name needs --export-c FILE.h");
     if (o->export_c && o->mode != SO_MODE_ANOMALY)
         return so_err("--export-c exports the autoencoder of --mode anomaly; --mode finetune has no export");
-    if (o->export_name && expc_name_check(o->export_name, msg, sizeof msg) != IPUP_OK)
-        return so_err("--export-name: %s", msg);
+    if (o->export_c && expc_name_choose(o->export_c, o->export_name, name, sizeof name, msg, sizeof msg) != IPUP_OK)
+        return so_err("%s", msg); /* the name the export will have, refused before training */
     return 0;
 }
 
