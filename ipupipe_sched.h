@@ -2933,13 +2933,39 @@ static IPUP__UNUSED void ipup__svg_layout(ipup__svg *chart, const ipup_sched_svg
                     18.0 * (double)chart->legend_lines + 6.0;
 }
 
-/* XML text: & < > escaped */
+/* The length (1..4) of the well-formed UTF-8 sequence at s (RFC 3629: no overlong form,
+   no surrogate, at most U+10FFFF), 0 when the bytes there are not one */
+static IPUP__UNUSED int ipup__utf8_len(const unsigned char *s) {
+    int n, i;
+    if (s[0] < 0x80) return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) n = 2;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF) n = 3;
+    else if (s[0] >= 0xF0 && s[0] <= 0xF4) n = 4;
+    else return 0;
+    for (i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0; /* also stops at the terminating NUL */
+    if (n == 3 && s[0] == 0xE0 && s[1] < 0xA0) return 0; /* overlong */
+    if (n == 3 && s[0] == 0xED && s[1] >= 0xA0) return 0; /* UTF-16 surrogate */
+    if (n == 4 && s[0] == 0xF0 && s[1] < 0x90) return 0; /* overlong */
+    if (n == 4 && s[0] == 0xF4 && s[1] >= 0x90) return 0; /* above U+10FFFF */
+    return n;
+}
+
+/* XML text: & < > " ' escaped; control characters XML 1.0 forbids and bytes that are not
+   well-formed UTF-8 become U+FFFD, so any title gives a well-formed document */
 static IPUP__UNUSED void ipup__svg_text(ipup__writer *w, const char *s) {
-    for (; *s; s++) {
-        if (*s == '<') ipup__write_str(w, "&lt;");
-        else if (*s == '>') ipup__write_str(w, "&gt;");
-        else if (*s == '&') ipup__write_str(w, "&amp;");
-        else ipup__write_bytes(w, s, 1);
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int n = ipup__utf8_len(p);
+        if (*p == '<') ipup__write_str(w, "&lt;");
+        else if (*p == '>') ipup__write_str(w, "&gt;");
+        else if (*p == '&') ipup__write_str(w, "&amp;");
+        else if (*p == '"') ipup__write_str(w, "&quot;");
+        else if (*p == '\'') ipup__write_str(w, "&apos;");
+        else if (n == 0 || (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r'))
+            ipup__write_str(w, "\xEF\xBF\xBD");
+        else ipup__write_bytes(w, (const char *)p, (size_t)n);
+        p += n ? n : 1;
     }
 }
 
@@ -3137,18 +3163,23 @@ static IPUP__UNUSED void ipup__json_conc(ipup__writer *w, const ipup_table *t,
     ipup__write_fmt(w, "],\"activations_stored\":%d", (int)fig->inflight_total);
 }
 
+/* a JSON string (RFC 8259): " and \\ escaped, control characters as \\n or \\u00XX, bytes
+   that are not well-formed UTF-8 as U+FFFD */
 static IPUP__UNUSED void ipup__write_json_str(ipup__writer *w, const char *s) {
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
     ipup__write_str(w, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
+    while (*p) {
+        int n = ipup__utf8_len(p);
+        if (*p == '"' || *p == '\\') {
             char e[2];
             e[0] = '\\';
-            e[1] = (char)c;
+            e[1] = (char)*p;
             ipup__write_bytes(w, e, 2);
-        } else if (c == '\n') ipup__write_str(w, "\\n");
-        else if (c < 0x20) ipup__write_fmt(w, "\\u%04x", c);
-        else ipup__write_bytes(w, (const char *)&c, 1);
+        } else if (*p == '\n') ipup__write_str(w, "\\n");
+        else if (*p < 0x20) ipup__write_fmt(w, "\\u%04x", (unsigned)*p);
+        else if (n == 0) ipup__write_str(w, "\xEF\xBF\xBD");
+        else ipup__write_bytes(w, (const char *)p, (size_t)n);
+        p += n ? n : 1;
     }
     ipup__write_str(w, "\"");
 }

@@ -179,6 +179,18 @@ for s in grouped interleaved sequential gpipe 1f1b interleaved-1f1b zb-h1; do
 done
 expect 0 "--check a valid table" -- --check "$tmp/grouped.csv"
 has "--check says VALID" "VALID" "$tmp/out"
+# a file name with a quote, markup, a control character and bytes that are not UTF-8
+# reaches the JSON and SVG writers as the table's name: both documents stay well formed
+if command -v python3 >/dev/null; then
+  odd="$tmp/a\"<b>&'$(printf '\001\377\300')x.csv"
+  cp "$tmp/grouped.csv" "$odd"
+  "$tool" --check "$odd" --format json >"$tmp/odd.json" 2>"$tmp/err"
+  if python3 -c 'import json,sys; json.loads(open(sys.argv[1], encoding="utf-8").read())' "$tmp/odd.json" 2>"$tmp/err"
+  then ok "--check an odd file name: valid JSON"; else bad "--check an odd file name: invalid JSON" "$tmp/err"; fi
+  "$tool" --check "$odd" --format svg >"$tmp/odd.svg" 2>"$tmp/err"
+  if python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$tmp/odd.svg" 2>"$tmp/err"
+  then ok "--check an odd file name: well-formed SVG"; else bad "--check an odd file name: SVG not well formed" "$tmp/err"; fi
+fi
 # invalid: 0B0 at step 1 before 1B0 at step 3
 printf '0F0,0B0\n,1F0,1B0\n' >"$tmp/bad.csv"
 expect 1 "--check an invalid table" -- --check "$tmp/bad.csv"
