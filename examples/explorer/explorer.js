@@ -355,6 +355,9 @@
     $("cursor").value = String(state.step);
     $("cursor-label").textContent = state.step ? "step " + state.step + " of " + T : "off (0); 1.." + T + " steps through the table";
   }
+  /* the class of an element on or off (none at all when off: a view drawn from a link is
+     the same document) */
+  function mark(e, cls, on) { if (on) e.setAttribute("class", cls); else e.removeAttribute("class"); }
   /* column i at the cursor step: its ops marked on the chart, the memory chart's line, and
      what each device runs and holds */
   function showCursor(i) {
@@ -362,8 +365,8 @@
     if (!r) return;
     var svg = el.querySelector(".chart svg"), cur = el.querySelector(".cur"), line = el.querySelector(".mem .cursor-line");
     if (svg) {
-      svg.classList.toggle("cursor-on", k > 0);
-      svg.querySelectorAll("rect[data-step]").forEach(function (rc) { rc.classList.toggle("at", k > 0 && +rc.getAttribute("data-step") === k); });
+      mark(svg, "cursor-on", k > 0);
+      svg.querySelectorAll("rect[data-step]").forEach(function (rc) { mark(rc, "at", k > 0 && +rc.getAttribute("data-step") === k); });
     }
     if (line) {
       var x = (r.memLeft + (k - 0.5) * r.memSx).toFixed(1);

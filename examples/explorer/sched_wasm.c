@@ -209,8 +209,10 @@ static int ex_elsewhere(const ipup_table *t, int32_t s, int32_t d) {
 }
 /* 1 when the value op o makes goes to another device at the end of its step */
 static int ex_crosses(const ipup_table *t, const ipup_op *o) {
-    if (o->kind == IPUP_OP_F) return o->stage < t->stages - 1 && ex_elsewhere(t, o->stage + 1, o->device);
-    if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) return o->stage > 0 && ex_elsewhere(t, o->stage - 1, o->device);
+    if (o->kind == IPUP_OP_F)
+        return o->stage < t->stages - 1 && ex_elsewhere(t, o->stage + 1, o->device);
+    if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I)
+        return o->stage > 0 && ex_elsewhere(t, o->stage - 1, o->device);
     return 0;
 }
 
@@ -259,10 +261,10 @@ EX_EXPORT(ex_timing) int ex_timing(void) {
         int32_t s = o->stage, x = o->mb * S + s;
         double ready = 0.0, dep, start, end;
         d = o->device;
-#define EX_DEP(arr, idx, src)                                                \
-    do {                                                                     \
+#define EX_DEP(arr, idx, src)                                                    \
+    do {                                                                         \
         dep = (arr)[idx] + (ex_elsewhere(&g_t, src, d) ? g_cost.exchange : 0.0); \
-        if (dep > ready) ready = dep;                                        \
+        if (dep > ready) ready = dep;                                            \
     } while (0)
         if (o->kind == IPUP_OP_F) {
             if (s > 0) EX_DEP(end_f, x - 1, s - 1);
@@ -298,8 +300,12 @@ EX_EXPORT(ex_timing) int ex_timing(void) {
 EX_EXPORT(ex_mem) double *ex_mem(void) { return g_mem; }
 EX_EXPORT(ex_held) int32_t *ex_held(void) { return g_held; }
 EX_EXPORT(ex_free) int32_t *ex_free(void) { return g_free; }
-EX_EXPORT(ex_peak) double ex_peak(int d) { return d >= 0 && d < IPUP_SCHED_MAX_STAGES ? g_peak[d] : 0.0; }
-EX_EXPORT(ex_peak_step) int ex_peak_step(int d) { return d >= 0 && d < IPUP_SCHED_MAX_STAGES ? g_peak_step[d] : -1; }
+EX_EXPORT(ex_peak) double ex_peak(int d) {
+    return d >= 0 && d < IPUP_SCHED_MAX_STAGES ? g_peak[d] : 0.0;
+}
+EX_EXPORT(ex_peak_step) int ex_peak_step(int d) {
+    return d >= 0 && d < IPUP_SCHED_MAX_STAGES ? g_peak_step[d] : -1;
+}
 
 /* the op index of each F op's freeing op's step into g_free; the held counts and bytes as
    differences (+ at F's step, - after the freeing step) in g_held and g_mem */
@@ -336,7 +342,10 @@ EX_EXPORT(ex_memory) int ex_memory(void) {
     for (d = 0; d < P; d++) {
         for (k = 0; k < T; k++) {
             double v;
-            if (k > 0) { g_held[d * T + k] += g_held[d * T + k - 1]; g_mem[d * T + k] += g_mem[d * T + k - 1]; }
+            if (k > 0) {
+                g_held[d * T + k] += g_held[d * T + k - 1];
+                g_mem[d * T + k] += g_mem[d * T + k - 1];
+            }
             v = g_act_on ? g_mem[d * T + k] : (double)g_held[d * T + k];
             if (v > g_peak[d]) { g_peak[d] = v; g_peak_step[d] = k; }
         }
