@@ -89,9 +89,9 @@
     var opts = kinds.map(function (k) { return "<option value=\"" + esc(k) + "\">" + esc(k) + "</option>"; }).join("");
     return "<div class=\"colhead\"><select data-f=\"sched\" title=\"the schedule (every kind the library has)\">" + opts + "</select>" +
       " <select data-f=\"timing\" title=\"BSP: every op of a step starts with the step (lock-step); async: each op starts when its inputs and its device are free\">" +
-      "<option value=\"bsp\">BSP timing (lock-step)</option><option value=\"async\">async timing (as soon as inputs and device are free)</option></select>" +
+      "<option value=\"bsp\">BSP timing (lock-step)</option><option value=\"async\">async timing (as soon as ready)</option></select>" +
       " <button type=\"button\" class=\"rm\" title=\"remove this column\">remove</button></div>" +
-      "<form class=\"ctl\" onsubmit=\"return false\">" +
+      "<details class=\"set\" open><summary>settings</summary><form class=\"ctl\" onsubmit=\"return false\">" +
       field("S", "stages S", "", "type=\"number\" min=\"1\" max=\"32\"") +
       field("M", "micro-batches M", "", "type=\"number\" min=\"1\" max=\"256\"") +
       field("V", "V <small>(0 = auto)</small>", "stages per device for interleaved and V-shaped schedules; 0 = S/devices when devices is given, else the schedule's default", "type=\"number\" min=\"0\" max=\"32\"") +
@@ -105,7 +105,7 @@
       field("x", "exchange", "BSP: added to a step when a value crosses devices; async: the delay of such a value", "type=\"number\" step=\"0.25\" min=\"0\" class=\"cost\"") +
       field("sync", "sync", "BSP: added to every step", "type=\"number\" step=\"0.25\" min=\"0\" class=\"cost\"") + "<br>" +
       field("act", "activation bytes <small>(per stage and micro-batch: one value, or a0,a1,... per stage; empty = count activations)</small>", "", "class=\"act\" placeholder=\"e.g. 1048576\"") +
-      "</form><div class=\"out\"></div>";
+      "</form></details><div class=\"out\"></div>";
   }
   function fillForm(el, c) {
     el.querySelectorAll("[data-f]").forEach(function (inp) {
@@ -250,15 +250,18 @@
   }
   /* the memory-over-time chart: what each device holds at each step, its peak marked */
   function memoryChart(c, r, W) {
-    var bytes = String(c.act).trim() !== "", T = r.T, P = r.P, left = 64, right = 12, top = 44, ph = 150;
+    var bytes = String(c.act).trim() !== "", T = r.T, P = r.P, left = 64, right = 12, top = 60, ph = 150;
     var max = 0, d, k;
     r.peak.forEach(function (v) { if (v > max) max = v; });
     var per = W >= 560 ? 3 : 2, H = top + ph + 40 + 18 * Math.ceil(P / per), sx = (W - left - right) / Math.max(1, T), sy = ph / (max || 1), s = [];
     s.push(svgEl(W, H));
     s.push("<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">" + esc(c.sched) + ": " +
            (bytes ? "activation bytes held per device" : "activations held per device") + " at each step</text>");
-    s.push("<text x=\"8\" y=\"34\" font-size=\"11\" fill=\"#444\">held from a stage's F to its B (or W); " +
-           (bytes ? "bytes per stage and micro-batch " + esc(String(c.act).trim()) : "no activation bytes given: counts") + "; peak marked</text>");
+    var act = String(c.act).trim();
+    if (act.length > 48) act = act.slice(0, 45) + "...";
+    s.push("<text x=\"8\" y=\"34\" font-size=\"11\" fill=\"#444\">held from a stage's F to its B (or W), both steps counted; peak marked</text>");
+    s.push("<text x=\"8\" y=\"48\" font-size=\"11\" fill=\"#444\">" +
+           (bytes ? "bytes per stage and micro-batch: " + esc(act) : "no activation bytes given: activations counted") + "</text>");
     var yv = function (v) { return (top + ph - v * sy).toFixed(1); };
     /* bytes: ticks at round numbers of the unit the peak is counted in (KiB, MiB, ...) */
     var unit = 1;
