@@ -336,7 +336,8 @@
       "<details><summary>JSON</summary><pre class=\"json\"></pre></details>";
     var svg = scalable(chart);
     if (svg) out.querySelector(".chart").appendChild(svg);
-    if (r.memOk) {
+    if (j.forward_only) out.querySelector(".mem").innerHTML = "<div class=\"note\">memory over time: an inference table stashes no activations</div>";
+    else if (r.memOk) {
       var m = memoryChart(c, r, W);
       r.memLeft = m.left; r.memSx = m.sx;
       out.querySelector(".mem").appendChild(scalable(m.svg));

@@ -2,7 +2,10 @@
  * compiled with clang --target=wasm32 and wasm-ld, freestanding (no libc): memory
  * through the IPUPIPE_MEMSET/MEMCPY hooks (WebAssembly bulk-memory instructions), text
  * through the header's own formatter. The page (explorer.js) writes inputs into the
- * exported buffers, calls a function, and reads the document back from ex_out().
+ * exported buffers, calls a function, and reads the document back from ex_out(); for the
+ * async chart, the memory over time and the cursor it also reads the table's ops (ex_ops),
+ * their BSP and async times (ex_timing) and what each device holds at each step
+ * (ex_memory), all computed here over the table.
  * Build: make explorer (docs/schedules.md, the explorer). */
 #define IPUPIPE_MEMSET(d, c, n) __builtin_memset((d), (c), (n))
 #define IPUPIPE_MEMCPY(d, s, n) __builtin_memcpy((d), (s), (n))
