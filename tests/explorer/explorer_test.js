@@ -223,6 +223,7 @@ async function lecture(page, f, setCase) {
     const marker = page.locator("#checked .error-marker");
     if ((await marker.count()) === 1 && (await marker.textContent()).startsWith(expected.badStep)) ok("error marker on " + expected.badStep);
     else bad("error marker: " + ((await marker.count()) ? await marker.textContent() : "none"));
+    await page.evaluate(() => window.scrollTo(0, 0)); /* the cursor bar is sticky: at the top */
     await page.screenshot({ path: shotPath, fullPage: true });
     ok("screenshot " + shotPath);
     if (errors.length === 0) ok("no page errors"); else bad("page errors: " + errors.join("; "));
