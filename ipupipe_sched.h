@@ -1999,7 +1999,10 @@ static IPUP__UNUSED void ipup__prog_interleaved_zb(ipup__gen *g, int32_t d,
         if (op < warm) continue;
         ipup__prog_next(g, d, IPUP__BSTAGE(op), IPUP_OP_I, cnt);
         n_bwd++;
-        if (op - warm >= d) { ipup__prog_next(g, d, IPUP__BSTAGE(warm + wk), IPUP_OP_W, cnt); wk++; }
+        if (op - warm >= d) {
+            ipup__prog_next(g, d, IPUP__BSTAGE(warm + wk), IPUP_OP_W, cnt);
+            wk++;
+        }
     }
     for (; wk < n_bwd; wk++) ipup__prog_next(g, d, IPUP__BSTAGE(warm + wk), IPUP_OP_W, cnt);
 #undef IPUP__FSTAGE
