@@ -77,6 +77,12 @@
  *   zb-h1: zero bubble H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024):
  *       backward split into I (input gradient) and W (weight gradient), W filling
  *       bubbles, peak in-flight no higher than 1F1B's peak (S micro-batches).
+ *   zb-h2: zero bubble H2 (same paper): a longer warm-up, peak 2S-1 on stage 0.
+ *   zb-v, v-min, v-half: on the V, S = 2P, device d holds stages d and 2P-1-d: PyTorch's
+ *       ScheduleZBVZeroBubble (the paper's ZB-V); V-Min and V-Half (Qi et al., "Pipeline
+ *       Parallelism with Controllable Memory", 2024), about 1/3 and 1/2 of 1F1B's memory.
+ *   looped-bfs, interleaved-zb: stage s on device s mod P, S = P x V: PyTorch's
+ *       ScheduleLoopedBFS and ScheduleInterleavedZeroBubble (ZB1P).
  *
  * PLACEMENT (how each table is made; all of them accumulate in order: on every stage
  * the weight-gradient ops run in increasing micro-batch, so every schedule trains to
@@ -90,6 +96,12 @@
  *       ops left out.
  *   zb-h1: per step and stage: F if 1F1B's warm-up and peak allow it, else I, else W.
  *       With F = I = W this has the paper's bubble (S-1)(F+B-W): T = 3M + S - 1.
+ *   zb-h2: as zb-h1 with the limits 2(S-s)-1 and 2S-1.
+ *   zb-v, looped-bfs, interleaved-zb: PyTorch's per-device orders (looped-bfs with each
+ *       stage's backwards in increasing micro-batch), each op placed as early as its
+ *       inputs allow in its device's order.
+ *   v-min, v-half: per step and device: F of its second stage, I (second, first stage),
+ *       F of its first stage within the activation budget (P+1, ceil(2P/3)+1), W.
  *   several stages on one device (e.g. mapping 0,1,0): list scheduling, each step
  *       every device runs the ready op the schedule ranks first (closed-form step,
  *       or backward before forward for 1f1b, F/I/W as above for zb-h1); grouped keeps
