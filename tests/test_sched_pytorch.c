@@ -59,10 +59,7 @@ TTEST(valid_in_order_grid) {
             for (M = 1; M <= MAXM; M++) {
                 ipup_table t;
                 ipup_sched_verify_info vi;
-                int S = ipup_sched_kind_name(new_kinds[k])[0] == 'z' &&
-                                new_kinds[k] == IPUP_SCHED_ZBH2
-                            ? P
-                            : 2 * P;
+                int S = new_kinds[k] == IPUP_SCHED_ZBH2 ? P : 2 * P;
                 int rc = gen(new_kinds[k], S, M, P, &t, msg, sizeof msg);
                 if (new_kinds[k] == IPUP_SCHED_INTERLEAVED_ZB && M % (M / P > 1 ? M / P : 1)) {
                     TT_EQ_INT(rc, IPUP_ERR_CONFIG);
@@ -152,6 +149,34 @@ TTEST(figures_p4_m16) {
     TT_CHECK(peak[0] + peak[7] <= 3 + 1 + 1);
 }
 
+/* each new schedule through the CSV writer and loader, and through respace: the same
+   table back (its orders are placed as early as they allow, so respace changes nothing) */
+TTEST(csv_and_respace_round_trip) {
+    static char text[1 << 16];
+    size_t k;
+    int i;
+    char msg[512];
+    for (k = 0; k < sizeof new_kinds / sizeof new_kinds[0]; k++) {
+        ipup_table t, u;
+        ipup_buf b = {text, sizeof text, 0};
+        int S = new_kinds[k] == IPUP_SCHED_ZBH2 ? 4 : 8;
+        TT_EQ_INT(gen(new_kinds[k], S, 8, 0, &t, msg, sizeof msg), 0);
+        TT_EQ_INT(ipup_sched_write_csv(&t, ipup_buf_write, &b), 0);
+        TT_CHECK(ipup_buf_fits(&b));
+        TT_EQ_INT(ipup_sched_csv_load(text, b.len, g_ref, CAP, g_work, sizeof g_work, &u, msg,
+                                      sizeof msg),
+                  0);
+        TT_EQ_INT(u.n_ops, t.n_ops);
+        TT_EQ_INT(u.steps, t.steps);
+        for (i = 0; i < t.n_ops; i++)
+            TT_CHECK(memcmp(&u.ops[i], &t.ops[i], sizeof t.ops[i]) == 0);
+        TT_EQ_INT(ipup_sched_respace(&u, g_work, sizeof g_work, msg, sizeof msg), 0);
+        TT_EQ_INT(u.steps, t.steps);
+        for (i = 0; i < t.n_ops; i++) TT_EQ_INT(u.ops[i].step, t.ops[i].step);
+        if (ttest_failures_) return;
+    }
+}
+
 /* one fixture: its name gives the kind and sizes; each row's op order must equal the
    generator's device order. Returns 1 when compared. */
 static int compare_fixture(const char *dir, const char *name) {
@@ -229,6 +254,6 @@ TTEST(pytorch_orders) {
 
 static const ttest_case cases[] = {
     TT_CASE(valid_in_order_grid), TT_CASE(rules_refused), TT_CASE(names),
-    TT_CASE(figures_p4_m16),      TT_CASE(pytorch_orders),
+    TT_CASE(figures_p4_m16),      TT_CASE(csv_and_respace_round_trip), TT_CASE(pytorch_orders),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
