@@ -2701,8 +2701,9 @@ static void ipup__keep_warnings(char *warn, size_t warn_len, const char *w) {
 }
 
 /* The forward-only table of cfg.schedule (gpipe's for interleaved, zb-h1 and the later
-   kinds, which have none) with the training table's mapping into ops (cap); rows by device (row NULL: a
-   plan); every ring into a stage gets room for the inputs the table keeps in flight. */
+   kinds, which have none) with the training table's mapping into ops (cap); rows by
+   device (row NULL: a plan); every ring into a stage gets room for the inputs the table
+   keeps in flight. */
 static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row) {
     ipup_sched_config sc;
     char wmsg[IPUP_MSG_MAX];
