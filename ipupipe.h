@@ -2702,9 +2702,10 @@ static void ipup__keep_warnings(char *warn, size_t warn_len, const char *w) {
     warn[keep] = 0;
 }
 
-/* The forward-only table of cfg.schedule (gpipe's for interleaved and zb-h1, which have
-   none) with the training table's mapping into ops (cap); rows by device (row NULL: a
-   plan); every ring into a stage gets room for the inputs the table keeps in flight. */
+/* The forward-only table of cfg.schedule (gpipe's for interleaved, zb-h1 and the later
+   kinds, which have none) with the training table's mapping into ops (cap); rows by
+   device (row NULL: a plan); every ring into a stage gets room for the inputs the table
+   keeps in flight. */
 static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row) {
     ipup_sched_config sc;
     char wmsg[IPUP_MSG_MAX];
@@ -2717,14 +2718,18 @@ static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int3
         e->pred_stats.microbatches = e->M;
         return IPUP_OK;
     }
-    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1
-                  ? IPUP_SCHED_GPIPE
+    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule >= IPUP_SCHED_ZBH1
+                  ? IPUP_SCHED_GPIPE /* the schedules with no forward-only form */
                   : e->cfg.schedule;
     sc.stages = e->S;
     sc.microbatches = e->M;
     sc.devices = e->cfg.devices;
     sc.virtual_stages = e->cfg.virtual_stages;
     sc.stage_device = e->cfg.stage_device;
+    if (e->cfg.schedule > IPUP_SCHED_ZBH1) { /* gpipe on the training table's V or loop */
+        sc.stage_device = e->table.stage_device;
+        sc.virtual_stages = 0;
+    }
     sc.strict = e->cfg.strict;
     sc.forward_only = 1;
     rc = ipup_sched_generate(&sc, ops, cap, &e->pred_table, wmsg, sizeof wmsg);

@@ -77,6 +77,12 @@
  *   zb-h1: zero bubble H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024):
  *       backward split into I (input gradient) and W (weight gradient), W filling
  *       bubbles, peak in-flight no higher than 1F1B's peak (S micro-batches).
+ *   zb-h2: zero bubble H2 (same paper): a longer warm-up, peak 2S-1 on stage 0.
+ *   zb-v, v-min, v-half: on the V, S = 2P, device d holds stages d and 2P-1-d: PyTorch's
+ *       ScheduleZBVZeroBubble (the paper's ZB-V); V-Min and V-Half (Qi et al., "Pipeline
+ *       Parallelism with Controllable Memory", 2024), about 1/3 and 1/2 of 1F1B's memory.
+ *   looped-bfs, interleaved-zb: stage s on device s mod P, S = P x V: PyTorch's
+ *       ScheduleLoopedBFS and ScheduleInterleavedZeroBubble (ZB1P).
  *
  * PLACEMENT (how each table is made; all of them accumulate in order: on every stage
  * the weight-gradient ops run in increasing micro-batch, so every schedule trains to
@@ -90,6 +96,12 @@
  *       ops left out.
  *   zb-h1: per step and stage: F if 1F1B's warm-up and peak allow it, else I, else W.
  *       With F = I = W this has the paper's bubble (S-1)(F+B-W): T = 3M + S - 1.
+ *   zb-h2: as zb-h1 with the limits 2(S-s)-1 and 2S-1.
+ *   zb-v, looped-bfs, interleaved-zb: PyTorch's per-device orders (looped-bfs with each
+ *       stage's backwards in increasing micro-batch), each op placed as early as its
+ *       inputs allow in its device's order.
+ *   v-min, v-half: per step and device: F of its second stage, I (second, first stage),
+ *       F of its first stage within the activation budget (P+1, ceil(2P/3)+1), W.
  *   several stages on one device (e.g. mapping 0,1,0): list scheduling, each step
  *       every device runs the ready op the schedule ranks first (closed-form step,
  *       or backward before forward for 1f1b, F/I/W as above for zb-h1); grouped keeps
@@ -274,9 +286,15 @@ typedef enum ipup_sched_kind {
     IPUP_SCHED_GPIPE,
     IPUP_SCHED_1F1B,
     IPUP_SCHED_INTERLEAVED_1F1B,
-    IPUP_SCHED_ZBH1
+    IPUP_SCHED_ZBH1,
+    IPUP_SCHED_ZBH2,          /* zero bubble H2 (Qi et al., ICLR 2024) */
+    IPUP_SCHED_ZBV,           /* zero bubble V: PyTorch's ScheduleZBVZeroBubble, S = 2P */
+    IPUP_SCHED_VMIN,          /* V-Min (Qi et al. 2024, controllable memory), S = 2P */
+    IPUP_SCHED_VHALF,         /* V-Half (same), S = 2P */
+    IPUP_SCHED_LOOPED_BFS,    /* PyTorch's ScheduleLoopedBFS (Lamy-Poirier 2022), S = P x V */
+    IPUP_SCHED_INTERLEAVED_ZB /* PyTorch's ScheduleInterleavedZeroBubble (ZB1P), S = P x V */
 } ipup_sched_kind;
-#define IPUP_SCHED_KIND_COUNT 7
+#define IPUP_SCHED_KIND_COUNT 13
 
 typedef struct ipup_sched_config { /* zero = default */
     ipup_sched_kind kind;
@@ -299,8 +317,9 @@ typedef struct ipup_sched_config { /* zero = default */
    IPUP_ERR_CONFIG or IPUP_ERR_CAPACITY. */
 IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
                                        ipup_table *out, char *msg, size_t msg_len);
-/* "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"
-   (case-insensitive; '_' or '-' alike; also "zbh1", "i1f1b"). IPUP_ERR_PARSE if unknown. */
+/* "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1",
+   "zb-h2", "zb-v", "v-min", "v-half", "looped-bfs", "interleaved-zb" (case-insensitive; '_'
+   or '-' alike; also "zbh1", "i1f1b", "zbv", "zb1p"). IPUP_ERR_PARSE if unknown. */
 IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out);
 IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
 
@@ -1113,7 +1132,8 @@ static IPUP__UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t
 
 /* >>generate: schedule names, the closed forms, the placement, ipup_sched_generate */
 static const char *const ipup__kind_names[IPUP_SCHED_KIND_COUNT] = {
-    "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
+    "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1",
+    "zb-h2",   "zb-v",        "v-min",      "v-half", "looped-bfs", "interleaved-zb"};
 
 IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind) {
     int k = (int)kind;
@@ -1134,6 +1154,9 @@ IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out) {
         *out = IPUP_SCHED_INTERLEAVED_1F1B;
         return IPUP_OK;
     }
+    if (ipup__name_eq(name, "zb1p")) { *out = IPUP_SCHED_INTERLEAVED_ZB; return IPUP_OK; }
+    if (ipup__name_eq(name, "zbv")) { *out = IPUP_SCHED_ZBV; return IPUP_OK; }
+    if (ipup__name_eq(name, "zbh2")) { *out = IPUP_SCHED_ZBH2; return IPUP_OK; }
     if (ipup__name_eq(name, "pipedream-flush")) { *out = IPUP_SCHED_1F1B; return IPUP_OK; }
     if (ipup__name_eq(name, "fill-drain")) { *out = IPUP_SCHED_GPIPE; return IPUP_OK; }
     /* TF's sharding: the model split over IPUs, one IPU working at a time */
@@ -1440,6 +1463,8 @@ typedef struct ipup__dyn_rule {
     int (*phase)(const ipup__dyn_state *y); /* NULL, or the kind of all ops of the step */
 } ipup__dyn_rule;
 
+static int ipup__pick_zbh2(ipup__dyn_state *y, int32_t d, ipup__candidate *best);
+static int ipup__pick_vshape(ipup__dyn_state *y, int32_t d, ipup__candidate *best);
 /* one row per ipup_sched_kind, in its order (sequential never shares a step: unused) */
 static const ipup__dyn_rule ipup__dyn_rules[IPUP_SCHED_KIND_COUNT] = {
     {ipup__pick_closed, ipup__phase_grouped}, /* grouped */
@@ -1449,6 +1474,12 @@ static const ipup__dyn_rule ipup__dyn_rules[IPUP_SCHED_KIND_COUNT] = {
     {ipup__pick_1f1b, NULL},                  /* 1f1b */
     {ipup__pick_megatron, NULL},              /* interleaved-1f1b */
     {ipup__pick_zbh1, NULL},                  /* zb-h1 */
+    {ipup__pick_zbh2, NULL},                  /* zb-h2 */
+    {NULL, NULL},                             /* zb-v: ipup__gen_programs */
+    {ipup__pick_vshape, NULL},                /* v-min */
+    {ipup__pick_vshape, NULL},                /* v-half */
+    {NULL, NULL},                             /* looped-bfs: ipup__gen_programs */
+    {NULL, NULL},                             /* interleaved-zb: ipup__gen_programs */
 };
 
 static IPUP__UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_len) {
@@ -1599,14 +1630,21 @@ static IPUP__UNUSED int ipup__gen_map_given(ipup__gen *g, const ipup_sched_confi
     return IPUP_OK;
 }
 
+static int ipup__kind_vshape(int kind);
+static int ipup__kind_looped(int kind);
+static int ipup__gen_map_vshape(ipup__gen *g, const ipup_sched_config *cfg, char *msg,
+                                size_t msg_len);
+static int ipup__gen_map_looped(ipup__gen *g, const ipup_sched_config *cfg, char *msg,
+                                size_t msg_len);
 /* map: stage -> device, then per device its stages (first/next), whether stages share a
    device, and a warning per idle device */
 static IPUP__UNUSED int ipup__gen_map(ipup__gen *g, const ipup_sched_config *cfg, int *nwarn,
                                       char *msg, size_t msg_len) {
     int32_t s, d;
-    int rc = g->kind == IPUP_SCHED_INTERLEAVED_1F1B
-                 ? ipup__gen_map_virtual(g, cfg, msg, msg_len)
-                 : ipup__gen_map_given(g, cfg, nwarn, msg, msg_len);
+    int rc = g->kind == IPUP_SCHED_INTERLEAVED_1F1B ? ipup__gen_map_virtual(g, cfg, msg, msg_len)
+             : ipup__kind_vshape(g->kind)           ? ipup__gen_map_vshape(g, cfg, msg, msg_len)
+             : ipup__kind_looped(g->kind)           ? ipup__gen_map_looped(g, cfg, msg, msg_len)
+                                          : ipup__gen_map_given(g, cfg, nwarn, msg, msg_len);
     if (rc) return rc;
     for (d = 0; d < g->P; d++) { g->device_stage[d] = -1; g->first_stage[d] = -1; }
     for (s = g->S - 1; s >= 0; s--) {
@@ -1701,6 +1739,7 @@ static IPUP__UNUSED int ipup__gen_rules(const ipup__gen *g, int strict, int *nwa
     return IPUP_OK;
 }
 
+static int ipup__gen_programs(ipup__gen *g, char *msg, size_t msg_len);
 /* place every op: sequential in order, the closed forms column by column (all-idle
    columns dropped) when each device holds one stage, else the dynamic placement */
 static IPUP__UNUSED int ipup__gen_place(ipup__gen *g, int32_t need, char *msg, size_t msg_len) {
@@ -1736,6 +1775,8 @@ static IPUP__UNUSED int ipup__gen_place(ipup__gen *g, int32_t need, char *msg, s
         }
         return IPUP_OK;
     }
+    if (kind == IPUP_SCHED_ZBV || ipup__kind_looped(kind))
+        return ipup__gen_programs(g, msg, msg_len);
     return ipup__run_dynamic(g, msg, msg_len);
 }
 
@@ -1751,6 +1792,335 @@ static IPUP__UNUSED void ipup__gen_fill_warning(const ipup_table *t, int kind, i
                "%s: S=%d M=%d: the pipeline never fills (no step has all %d devices busy; more "
                "micro-batches fill it)",
                ipup__kind_names[kind], (int)t->stages, (int)t->microbatches, (int)t->devices);
+}
+
+/* -- zb-h2, zb-v, v-min, v-half, looped-bfs, interleaved-zb (docs/schedules.md §3) --
+   zb-h2 and the V schedules v-min and v-half are placed step by step (a row of
+   ipup__dyn_rules each); zb-v, looped-bfs and interleaved-zb are PyTorch's per-device
+   orders, written device by device and then placed as early as dependencies allow
+   (ipup__gen_programs). Every one runs each kind of op (F, B or I, W) of a stage in
+   increasing micro-batch, so all of them accumulate in order. */
+
+static IPUP__UNUSED int ipup__kind_vshape(int kind) {
+    return kind == IPUP_SCHED_ZBV || kind == IPUP_SCHED_VMIN || kind == IPUP_SCHED_VHALF;
+}
+static IPUP__UNUSED int ipup__kind_looped(int kind) {
+    return kind == IPUP_SCHED_LOOPED_BFS || kind == IPUP_SCHED_INTERLEAVED_ZB;
+}
+/* the schedules whose backward is split into I and W */
+static IPUP__UNUSED int ipup__kind_split(int kind) {
+    return kind == IPUP_SCHED_ZBH1 || kind == IPUP_SCHED_ZBH2 || kind == IPUP_SCHED_ZBV ||
+           kind == IPUP_SCHED_VMIN || kind == IPUP_SCHED_VHALF ||
+           kind == IPUP_SCHED_INTERLEAVED_ZB;
+}
+
+/* ZB-H2 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, §3.1 and Fig. 3): as
+   ZB-H1, but stage s runs F while fewer than 2(S-s)-1 of its forwards await their I (the
+   steps before its first I can arrive, so the warm-up has no bubble) and fewer than 2S-1
+   micro-batches hold activations (the paper's peak, 2p-1, on stage 0); else I; else W. */
+static IPUP__UNUSED int ipup__rank_zbh2(const ipup__dyn_state *y, int32_t s, ipup__candidate *c) {
+    const int32_t S = y->g->S;
+    if (ipup__ready_fwd(y, s, y->n_fwd[s]) && y->n_fwd[s] - y->n_bwd[s] < 2 * (S - s) - 1 &&
+        y->n_fwd[s] - y->n_wgrad[s] < 2 * S - 1) {
+        c->kind = IPUP_OP_F; c->mb = y->n_fwd[s]; c->key = 0;
+    } else if (ipup__ready_bwd(y, s, y->n_bwd[s])) {
+        c->kind = IPUP_OP_I; c->mb = y->n_bwd[s]; c->key = (int64_t)1 << 40;
+    } else if (ipup__ready_wgrad(y, s, y->n_wgrad[s])) {
+        c->kind = IPUP_OP_W; c->mb = y->n_wgrad[s]; c->key = (int64_t)2 << 40;
+    } else return 0;
+    c->key += (int64_t)c->mb * 1024 + (S - s);
+    return 1;
+}
+static IPUP__UNUSED int ipup__pick_zbh2(ipup__dyn_state *y, int32_t d, ipup__candidate *best) {
+    return ipup__pick_stages(y, d, ipup__rank_zbh2, best);
+}
+
+/* The activation budget of v-min and v-half on each device, in stage-micro-batches (a V
+   stage is half a device's layers, so 1F1B's peak, P micro-batches of a whole device, is
+   2P of them): v-half P + 1, about 1/2 of 1F1B's; v-min ceil(2P/3) + 1, about 1/3 (Qi et
+   al., "Pipeline Parallelism with Controllable Memory", 2024, §4; the + 1 is the second
+   stage's micro-batch the V always holds). */
+static IPUP__UNUSED int32_t ipup__v_budget(int kind, int32_t devices) {
+    int32_t P = devices;
+    if (P < 1) return 0;
+    if (kind == IPUP_SCHED_VHALF) return P + 1;
+    if (kind == IPUP_SCHED_VMIN) return (2 * P + 2) / 3 + 1;
+    if (kind == IPUP_SCHED_ZBV) return 2 * P;
+    return 0;
+}
+
+/* v-min, v-half: device d holds stage a = d (down the V) and b = 2P-1-d (back up). Each
+   step it runs the first possible of: F(b) (never refused: its micro-batch reserved the
+   room when it entered the device); I(b); I(a); F(a) if the micro-batches the device
+   holds plus those it reserved for their F(b), plus 2 for the new one, fit the budget; W(b);
+   W(a). W last fills the bubbles; the budget bounds the peak (ipupipe's own list schedule
+   under the paper's budgets, not the paper's search over op offsets). */
+static IPUP__UNUSED int ipup__pick_vshape(ipup__dyn_state *y, int32_t d, ipup__candidate *best) {
+    const ipup__gen *g = y->g;
+    const int32_t a = d, b = 2 * g->P - 1 - d;
+    const int32_t held = y->n_fwd[a] - y->n_wgrad[a] + y->n_fwd[b] - y->n_wgrad[b];
+    const int32_t reserved = y->n_fwd[a] - y->n_fwd[b];
+    const int32_t budget = ipup__v_budget(g->kind, g->P);
+    best->key = 0;
+    if (ipup__ready_fwd(y, b, y->n_fwd[b])) {
+        best->kind = IPUP_OP_F; best->stage = b; best->mb = y->n_fwd[b];
+    } else if (ipup__ready_bwd(y, b, y->n_bwd[b])) {
+        best->kind = IPUP_OP_I; best->stage = b; best->mb = y->n_bwd[b];
+    } else if (ipup__ready_bwd(y, a, y->n_bwd[a])) {
+        best->kind = IPUP_OP_I; best->stage = a; best->mb = y->n_bwd[a];
+    } else if (ipup__ready_fwd(y, a, y->n_fwd[a]) && held + reserved + 2 <= budget) {
+        best->kind = IPUP_OP_F; best->stage = a; best->mb = y->n_fwd[a];
+    } else if (ipup__ready_wgrad(y, b, y->n_wgrad[b])) {
+        best->kind = IPUP_OP_W; best->stage = b; best->mb = y->n_wgrad[b];
+    } else if (ipup__ready_wgrad(y, a, y->n_wgrad[a])) {
+        best->kind = IPUP_OP_W; best->stage = a; best->mb = y->n_wgrad[a];
+    } else {
+        best->kind = 0;
+    }
+    return best->kind != 0;
+}
+
+/* map, zb-v, v-min, v-half: the V, device d holds stages d and 2P-1-d, S = 2P */
+static IPUP__UNUSED int ipup__gen_map_vshape(ipup__gen *g, const ipup_sched_config *cfg,
+                                             char *msg, size_t msg_len) {
+    const char *kname = ipup__kind_names[g->kind];
+    int32_t S = g->S, P = S / 2, s;
+    if (S % 2 != 0)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s needs S = 2 x devices (device d holds stages d and 2P-1-d, the V), "
+                         "but S=%d is odd; use S=%d",
+                         kname, (int)S, (int)(S + 1));
+    if (cfg->devices > 0 && cfg->devices != P)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s needs S = 2 x devices (device d holds stages d and 2P-1-d), but S=%d "
+                         "and devices=%d; use S=%d or devices=%d",
+                         kname, (int)S, (int)cfg->devices, (int)(2 * cfg->devices), (int)P);
+    if (cfg->virtual_stages != 0 && cfg->virtual_stages != 2)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s holds exactly 2 stages per device (the V), but V=%d; drop V", kname,
+                         (int)cfg->virtual_stages);
+    for (s = 0; s < S; s++) {
+        int32_t dev = s < P ? s : S - 1 - s;
+        g->stage_device[s] = (int16_t)dev;
+        if (cfg->stage_device && cfg->stage_device[s] != dev)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "%s places stage s on the V (device d holds stages d and 2P-1-d), "
+                             "but the mapping puts stage %d on device %d instead of %d; drop the "
+                             "mapping or give the V (for S=4: 0,1,1,0)",
+                             kname, (int)s, (int)cfg->stage_device[s], (int)dev);
+    }
+    g->P = P;
+    g->V = 2;
+    return IPUP_OK;
+}
+
+/* map, looped-bfs, interleaved-zb: V stages per device, stage s on device s mod P (as
+   interleaved-1f1b; PyTorch's "loop" style) */
+static IPUP__UNUSED int ipup__gen_map_looped(ipup__gen *g, const ipup_sched_config *cfg,
+                                             char *msg, size_t msg_len) {
+    const char *kname = ipup__kind_names[g->kind];
+    int32_t S = g->S, V = cfg->virtual_stages, P, s;
+    if (V == 0) {
+        if (cfg->devices > 0) {
+            if (S % cfg->devices != 0)
+                return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                                 "%s: %d stages cannot be spread evenly over %d devices (each "
+                                 "device holds V = S/P stages); choose S a multiple of P",
+                                 kname, (int)S, (int)cfg->devices);
+            V = S / cfg->devices;
+        } else V = (S % 2 == 0) ? 2 : 1;
+    }
+    if (V > S || S % V != 0)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s: S=%d stages with V=%d stages per device: S must be a multiple of V "
+                         "(S = P x V, stage s on device s mod P); choose V among the divisors of S",
+                         kname, (int)S, (int)V);
+    P = S / V;
+    if (cfg->devices > 0 && cfg->devices != P)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s: S=%d stages, V=%d per device needs P=%d devices, but devices=%d; "
+                         "drop one of --devices/--virtual or make S = P x V",
+                         kname, (int)S, (int)V, (int)P, (int)cfg->devices);
+    for (s = 0; s < S; s++) {
+        g->stage_device[s] = (int16_t)(s % P);
+        if (cfg->stage_device && cfg->stage_device[s] != s % P)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "%s places stage s on device s mod P, but the mapping puts stage %d "
+                             "on device %d instead of %d; drop the mapping and give V instead",
+                             kname, (int)s, (int)cfg->stage_device[s], (int)(s % P));
+    }
+    g->P = P;
+    g->V = V;
+    return IPUP_OK;
+}
+
+/* PyTorch's ScheduleInterleavedZeroBubble needs M to be a multiple of its number of rounds,
+   max(1, M / P) (torch/distributed/pipelining/schedules.py); always an error, as there */
+static IPUP__UNUSED int ipup__gen_rules_sgen(const ipup__gen *g, char *msg, size_t msg_len) {
+    int32_t rounds = g->M / g->P > 1 ? g->M / g->P : 1;
+    if (g->kind == IPUP_SCHED_INTERLEAVED_ZB && g->M % rounds != 0) {
+        if (msg && msg_len) msg[0] = '\0';
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "interleaved-zb needs M to be a multiple of its number of rounds, "
+                         "max(1, M / P) = %d (PyTorch's ScheduleInterleavedZeroBubble), but M=%d "
+                         "with P=%d; use M=%d or M=%d (a multiple of P, or M < 2P)",
+                         (int)rounds, (int)g->M, (int)g->P, (int)(g->M / g->P * g->P),
+                         (int)((g->M / g->P + 1) * g->P));
+    }
+    return IPUP_OK;
+}
+
+/* looped-bfs program of device d (PyTorch's ScheduleLoopedBFS, after Lamy-Poirier,
+   "Breadth-First Pipeline Parallelism", 2022): every forward of its first stage, then of
+   the next, ...; then the backwards stage by stage from the last. PyTorch runs each
+   stage's backwards from micro-batch M-1 down to 0; ipupipe runs them from 0 up (in-order
+   accumulation, the same bits as every other schedule): the only difference. */
+static IPUP__UNUSED void ipup__prog_looped_bfs(ipup__gen *g, int32_t d) {
+    int32_t v, m;
+    for (v = 0; v < g->V; v++)
+        for (m = 0; m < g->M; m++) ipup__emit(g, d, v * g->P + d, m, IPUP_OP_F);
+    for (v = g->V - 1; v >= 0; v--)
+        for (m = 0; m < g->M; m++) ipup__emit(g, d, v * g->P + d, m, IPUP_OP_B);
+}
+
+/* the op of kind k of stage s on device d, its micro-batch the stage's count of that kind
+   (cnt: [3][IPUP_SCHED_MAX_STAGES] by local stage index s / P: F, I, W) */
+static IPUP__UNUSED void ipup__prog_next(ipup__gen *g, int32_t d, int32_t s, int k,
+                                         int32_t (*cnt)[IPUP_SCHED_MAX_STAGES]) {
+    int32_t *c = &cnt[k == IPUP_OP_F ? 0 : k == IPUP_OP_W ? 2 : 1][s / g->P];
+    ipup__emit(g, d, s, (*c)++, k);
+}
+
+/* interleaved-zb program of device d: PyTorch's ScheduleInterleavedZeroBubble (ZB1P of Qi
+   et al. 2024 on V looped stages; _get_1f1b_rank_ops with zero bubble): warm-up
+   min((V-1) R + P-1-d, M V) forwards, R = M / max(1, M / P) micro-batches per round; then
+   for each remaining forward an F, an I and, after the first d of them, the oldest W; then
+   the remaining I each with the oldest W; then the remaining Ws. Op k's stage: forwards
+   chunk (k / R) mod V, backwards chunk V-1 - ((k - warm-up) / R) mod V. */
+static IPUP__UNUSED void ipup__prog_interleaved_zb(ipup__gen *g, int32_t d,
+                                                   int32_t (*cnt)[IPUP_SCHED_MAX_STAGES]) {
+    const int32_t P = g->P, V = g->V, M = g->M;
+    const int32_t rounds = M / P > 1 ? M / P : 1, per_round = M / rounds;
+    const int32_t mb_ops = V * M;
+    int32_t warm = (V - 1) * per_round + (P - 1 - d), op, wk = 0, n_bwd = 0;
+    if (warm > mb_ops) warm = mb_ops;
+#define IPUP__FSTAGE(k) ((((k) / per_round) % V) * P + d)
+#define IPUP__BSTAGE(k) ((V - 1 - (((k) - warm) / per_round) % V) * P + d)
+    for (op = 0; op < mb_ops + warm; op++) {
+        if (op < mb_ops) ipup__prog_next(g, d, IPUP__FSTAGE(op), IPUP_OP_F, cnt);
+        if (op < warm) continue;
+        ipup__prog_next(g, d, IPUP__BSTAGE(op), IPUP_OP_I, cnt);
+        n_bwd++;
+        if (op - warm >= d) {
+            ipup__prog_next(g, d, IPUP__BSTAGE(warm + wk), IPUP_OP_W, cnt);
+            wk++;
+        }
+    }
+    for (; wk < n_bwd; wk++) ipup__prog_next(g, d, IPUP__BSTAGE(warm + wk), IPUP_OP_W, cnt);
+#undef IPUP__FSTAGE
+#undef IPUP__BSTAGE
+}
+
+/* zb-v program of device d: PyTorch's ScheduleZBVZeroBubble (torch/distributed/pipelining/
+   schedules.py; the ZB-V of Qi et al., ICLR 2024, §6), stage a = d, b = 2P-1-d, built for
+   n = max(2P-1, M) micro-batches with the ops of micro-batches >= M left out: 2(P-d)-1
+   F(a); d pairs F(b) F(a); P-d triples F(b) I(b) W(b); while forwards remain, F(a) (if any
+   left) I(a) W(a) F(b) I(b) W(b); d pairs I(a) I(b); P-d pairs I(a) W(a); the remaining
+   W(b), then W(a). */
+static IPUP__UNUSED void ipup__prog_zbv(ipup__gen *g, int32_t d,
+                                       int32_t (*cnt)[IPUP_SCHED_MAX_STAGES]) {
+    const int32_t P = g->P, a = d, b = 2 * P - 1 - d;
+    const int32_t n = 2 * P - 1 > g->M ? 2 * P - 1 : g->M;
+    int32_t f0 = 0, f1 = 0, b0 = 0, b1 = 0, w0, w1, i;
+    /* the ops of micro-batches >= M (n > M) are counted but not emitted */
+#define IPUP__ZBV(s, k, m)                                                                   \
+    do {                                                                                     \
+        if ((m) < g->M) ipup__emit(g, d, (s), (m), (k));                                     \
+    } while (0)
+    (void)cnt;
+    for (i = 0; i < 2 * (P - d) - 1; i++, f0++) IPUP__ZBV(a, IPUP_OP_F, f0);
+    for (i = 0; i < d; i++, f0++, f1++) {
+        IPUP__ZBV(b, IPUP_OP_F, f1);
+        IPUP__ZBV(a, IPUP_OP_F, f0);
+    }
+    for (i = 0; i < P - d; i++, f1++, b1++) {
+        IPUP__ZBV(b, IPUP_OP_F, f1);
+        IPUP__ZBV(b, IPUP_OP_I, b1);
+        IPUP__ZBV(b, IPUP_OP_W, b1);
+    }
+    while (f1 < f0 || f0 < n) {
+        if (f0 < n) { IPUP__ZBV(a, IPUP_OP_F, f0); f0++; }
+        IPUP__ZBV(a, IPUP_OP_I, b0);
+        IPUP__ZBV(a, IPUP_OP_W, b0);
+        b0++;
+        IPUP__ZBV(b, IPUP_OP_F, f1);
+        IPUP__ZBV(b, IPUP_OP_I, b1);
+        IPUP__ZBV(b, IPUP_OP_W, b1);
+        f1++; b1++;
+    }
+    w0 = b0; w1 = b1;
+    for (i = 0; i < d; i++, b0++, b1++) {
+        IPUP__ZBV(a, IPUP_OP_I, b0);
+        IPUP__ZBV(b, IPUP_OP_I, b1);
+    }
+    for (i = 0; i < P - d; i++, b0++, w0++) {
+        IPUP__ZBV(a, IPUP_OP_I, b0);
+        IPUP__ZBV(a, IPUP_OP_W, w0);
+    }
+    for (; w1 < b1; w1++) IPUP__ZBV(b, IPUP_OP_W, w1);
+    for (; w0 < b0; w0++) IPUP__ZBV(a, IPUP_OP_W, w0);
+#undef IPUP__ZBV
+}
+
+/* zb-v, looped-bfs, interleaved-zb: each device's program written into g->ops device by
+   device, then every op placed at the earliest step its inputs allow, in its device's
+   order (as ipup_sched_respace does: a dataflow run of the orders, in lock step). The ops
+   end sorted by (step, device) in ipup_sched_generate. */
+static IPUP__UNUSED int ipup__gen_programs(ipup__gen *g, char *msg, size_t msg_len) {
+    int32_t begin[IPUP_SCHED_MAX_STAGES + 1], pos[IPUP_SCHED_MAX_STAGES];
+    int32_t cnt[3][IPUP_SCHED_MAX_STAGES];
+    int32_t d, s, placed = 0;
+    ipup__dyn_state y;
+    for (d = 0; d < g->P; d++) {
+        begin[d] = g->n_ops;
+        for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) cnt[0][s] = cnt[1][s] = cnt[2][s] = 0;
+        if (g->kind == IPUP_SCHED_LOOPED_BFS) ipup__prog_looped_bfs(g, d);
+        else if (g->kind == IPUP_SCHED_INTERLEAVED_ZB) ipup__prog_interleaved_zb(g, d, cnt);
+        else ipup__prog_zbv(g, d, cnt);
+    }
+    begin[g->P] = g->n_ops;
+    y.g = g;
+    for (s = 0; s < g->S; s++) y.n_fwd[s] = y.n_bwd[s] = y.n_wgrad[s] = 0;
+    for (d = 0; d < g->P; d++) pos[d] = begin[d];
+    while (placed < g->n_ops) {
+        int any = 0;
+        for (d = 0; d < g->P; d++) {
+            const ipup_op *o = pos[d] < begin[d + 1] ? &g->ops[pos[d]] : NULL;
+            int ok = o && (o->kind == IPUP_OP_F   ? ipup__ready_fwd(&y, o->stage, o->mb)
+                           : o->kind == IPUP_OP_W ? ipup__ready_wgrad(&y, o->stage, o->mb)
+                                                  : ipup__ready_bwd(&y, o->stage, o->mb));
+            y.program_pos[d] = ok; /* this step's pick */
+            any |= ok;
+        }
+        if (!any)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "%s: internal error: the device orders deadlock at step %d (%d of "
+                             "%d ops placed)",
+                             ipup__kind_names[g->kind], (int)g->step + 1, (int)placed,
+                             (int)g->n_ops);
+        for (d = 0; d < g->P; d++) {
+            ipup_op *o;
+            if (!y.program_pos[d]) continue;
+            o = &g->ops[pos[d]++];
+            o->step = g->step;
+            if (o->kind == IPUP_OP_F) y.n_fwd[o->stage]++;
+            else if (o->kind == IPUP_OP_W) y.n_wgrad[o->stage]++;
+            else y.n_bwd[o->stage]++;
+            placed++;
+        }
+        g->step++;
+    }
+    return IPUP_OK;
 }
 
 static int ipup__fwd_generate(ipup__gen *g, const ipup_sched_config *cfg, ipup_op *ops,
@@ -1776,12 +2146,13 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     if (cfg->concurrent) return ipup__conc_generate(cfg, ops, cap_ops, out, msg, msg_len); /* §9 */
     IPUPIPE_MEMSET(&g, 0, sizeof g);
     g.S = cfg->stages; g.M = cfg->microbatches; g.kind = (int)cfg->kind;
-    g.split_backward = g.kind == IPUP_SCHED_ZBH1;
+    g.split_backward = ipup__kind_split(g.kind);
     kname = ipup__kind_names[g.kind];
     if ((rc = ipup__gen_map(&g, cfg, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
     if (cfg->forward_only)
         return ipup__fwd_generate(&g, cfg, ops, cap_ops, out, &nwarn, msg, msg_len);
     if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    if ((rc = ipup__gen_rules_sgen(&g, msg, msg_len)) != IPUP_OK) return rc;
     /* capacity */
     if ((int64_t)(g.split_backward ? 3 : 2) * g.S * g.M > (int64_t)0x7fffffff)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: S x M = %lld is too large", kname,
@@ -1808,6 +2179,7 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     out->ops = ops;
     out->split_backward = g.split_backward;
     for (s = 0; s < g.S; s++) out->stage_device[s] = g.stage_device[s];
+    ipup_sched_sort(out); /* ipup__gen_programs places device by device */
     ipup__gen_fill_warning(out, g.kind, &nwarn, msg, msg_len);
     return IPUP_OK;
 }
@@ -3729,6 +4101,13 @@ static int ipup__fwd_generate(ipup__gen *g, const ipup_sched_config *cfg, ipup_o
     char err_text[300], warn_text[300];
     int32_t s, need;
     int rc;
+    if (g->kind > IPUP_SCHED_ZBH1) {
+        if (msg && msg_len) msg[0] = '\0';
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s has no forward-only form: it orders forwards around the backward; "
+                         "for inference use grouped, gpipe, 1f1b, sequential or interleaved-1f1b",
+                         kname);
+    }
     if (g->kind == IPUP_SCHED_INTERLEAVED || g->kind == IPUP_SCHED_ZBH1) {
         if (msg && msg_len) msg[0] = '\0';
         return ipup__err(
@@ -4089,7 +4468,7 @@ static IPUP__UNUSED int ipup__conc_config(const ipup_sched_config *cfg, ipup__ge
     int32_t s, b, k, max_device = -1,
                      dev_limit = cfg->devices > 0 ? cfg->devices : IPUP_SCHED_MAX_STAGES;
     uint8_t used[IPUP_SCHED_MAX_STAGES];
-    if (g->kind == IPUP_SCHED_INTERLEAVED_1F1B || g->kind == IPUP_SCHED_ZBH1)
+    if (g->kind == IPUP_SCHED_INTERLEAVED_1F1B || g->kind >= IPUP_SCHED_ZBH1)
         return ipup__err(
             msg, msg_len, IPUP_ERR_CONFIG,
             "%s does not take concurrent stages (a stage on several IPUs); use grouped, "

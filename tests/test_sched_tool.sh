@@ -149,10 +149,10 @@ expect 0 "--compare csv" -- --compare -S 4 -M 8 --format csv
 has "compare csv header" "schedule,devices,steps,bsp_time" "$tmp/out"
 has "compare csv grouped" "grouped,4,22,33,0.272727,33,0.272727,11,yes,0,7 5 3 1" "$tmp/out"
 expect 0 "--compare json" -- --compare -S 4 -M 16 --format json --act-bytes 10
-if command -v python3 >/dev/null && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g={x["schedule"]:x for x in d}; assert len(d)==7 and g["grouped"]["bsp_time"]==57 and g["interleaved"]["bsp_time"]==72 and g["grouped"]["stash_bytes_total"]==10*sum(g["grouped"]["peak_inflight"])' "$tmp/out"; then ok "compare json: 7 schedules, 57 vs 72, stash"; else bad "compare json"; fi
+if command -v python3 >/dev/null && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g={x["schedule"]:x for x in d}; assert len(d)==13 and g["grouped"]["bsp_time"]==57 and g["interleaved"]["bsp_time"]==72 and g["grouped"]["stash_bytes_total"]==10*sum(g["grouped"]["peak_inflight"])' "$tmp/out"; then ok "compare json: 13 schedules, 57 vs 72, stash"; else bad "compare json"; fi
 expect 0 "--compare svg" -- --compare -S 4 -M 8 --format svg
 n=$(grep -c '<svg ' "$tmp/out")
-if [ "$n" -eq 8 ]; then ok "compare svg: 7 charts in one picture"; else bad "compare svg: $n <svg> elements"; fi
+if [ "$n" -eq 14 ]; then ok "compare svg: 13 charts in one picture"; else bad "compare svg: $n <svg> elements"; fi
 expect 2 "--compare trace is refused" -- --compare -S 4 -M 8 --format trace
 
 # JSON, trace and SVG are well formed

@@ -143,6 +143,11 @@ static void print_figures(const ipup_table *t, const ipup_sched_figures *fg, con
     printf("peak in-flight per stage:");
     for (s = 0; s < t->stages; s++) printf(" %d", (int)fg->peak_inflight[s]);
     printf("\n");
+    if (t->devices < t->stages) { /* stages share a device: what each device holds at most */
+        printf("peak in-flight per device:");
+        for (s = 0; s < t->devices; s++) printf(" %d", (int)fg->peak_inflight_device[s]);
+        printf("\n");
+    }
     if (fg->stash_total > 0) {
         printf("stash bytes per stage:");
         for (s = 0; s < t->stages; s++) printf(" %lld", (long long)fg->stash_bytes[s]);
