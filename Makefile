@@ -52,13 +52,14 @@ TOOL_BINS := $(addprefix build/,$(TOOLS))
 #   test_thread_stall  calls the private runtime (ipup__exec) to stall one IPU
 #   test_errors        calls the private ipup__keep_warnings
 #   test_kernels       tests ipupipe_kernels.h alone, and its private expf
+#   test_kernels_blocked  forces the register-blocked scalar path (IPUPIPE_SCALAR_BLOCKED)
 #   test_static2, test_extern2  the two-translation-unit contracts (IPUPIPE_STATIC, extern)
-OWN_IMPL_TESTS := test_emulator test_thread_stall test_errors test_kernels \
+OWN_IMPL_TESTS := test_emulator test_thread_stall test_errors test_kernels test_kernels_blocked \
                   test_static2 test_extern2
 LIB_TESTS      := $(filter-out $(OWN_IMPL_TESTS),$(TESTS))
 
-# Tests that also run in the SIMD-vs-portable kernel builds, and the tests of the
-# threaded runner (ThreadSanitizer and helgrind).
+# Tests that also run in the SIMD-vs-portable kernel builds (and in the blocked scalar
+# path's), and the tests of the threaded runner (ThreadSanitizer and helgrind).
 KERNEL_TESTS := test_kernels
 THREAD_TESTS := test_emulator test_hostile_threads test_thread_stall test_predict test_concurrent
 
@@ -90,6 +91,9 @@ CC_nosimd    := gcc
 FL_nosimd    := -O2 -march=native -DIPUPIPE_NO_SIMD
 CC_avx2      := gcc
 FL_avx2      := -O2 -mavx2 -mfma
+# the register-blocked scalar path of the Cortex-M and RV32F builds, forced on the host
+CC_blocked   := gcc
+FL_blocked   := -O2 -march=native -DIPUPIPE_SCALAR_BLOCKED=1
 # Valgrind 3.19 does not decode AVX-512, so its build stops at AVX2.
 CC_vg        := gcc
 FL_vg        := -O1 -g -mavx2 -mfma
@@ -108,7 +112,7 @@ FL_bench     := $(FL_gcc)
 FL_bench_Os  := -Os -march=native
 FL_bench_portable := -O2
 
-CONFIGS := gcc clang portable nosimd avx2 vg asan casan tsan
+CONFIGS := gcc clang portable nosimd avx2 blocked vg asan casan tsan
 
 # The library object of a configuration, and the tests of both kinds.
 define CONFIG_RULES
@@ -181,8 +185,8 @@ check-gcc: test-begin $(call bins,gcc,$(TESTS))
 	@tests/run.sh gcc -- $(call bins,gcc,$(TESTS))
 check-clang: test-begin $(call bins,clang,$(TESTS))
 	@tests/run.sh clang -- $(call bins,clang,$(TESTS))
-check-kernels: test-begin $(foreach c,portable nosimd avx2,$(call bins,$(c),$(KERNEL_TESTS)))
-	@for c in portable nosimd avx2; do tests/run.sh $$c -- $(addprefix build/$$c/,$(KERNEL_TESTS)); done
+check-kernels: test-begin $(foreach c,portable nosimd avx2 blocked,$(call bins,$(c),$(KERNEL_TESTS)))
+	@for c in portable nosimd avx2 blocked; do tests/run.sh $$c -- $(addprefix build/$$c/,$(KERNEL_TESTS)); done
 # Under the sanitizers, Valgrind and the thread checkers the tests take their smaller
 # sizes (IPUPIPE_TEST_SLOW=1). The two-translation-unit tests check linkage, not memory:
 # they run in the gcc, clang and C++ builds only.
@@ -217,7 +221,7 @@ test-quick: test-begin
 TEST_BINS := $(foreach c,gcc clang,$(call bins,$(c),$(TESTS))) $(call bins,asan,$(SAN_TESTS)) $(CXX_TU_BINS) \
              $(TOOL_BINS) build/gcc/write_sched_fixtures
 CHECK_BINS := $(TEST_BINS) $(call bins,vg,$(SAN_TESTS)) $(call bins,casan,$(SAN_TESTS)) \
-             $(foreach c,portable nosimd avx2,$(call bins,$(c),$(KERNEL_TESTS))) \
+             $(foreach c,portable nosimd avx2 blocked,$(call bins,$(c),$(KERNEL_TESTS))) \
              $(call bins,tsan,$(THREAD_TESTS)) $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 test-bins: $(TEST_BINS)
 check-bins: $(CHECK_BINS)

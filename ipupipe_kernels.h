@@ -161,8 +161,19 @@
 #endif
 #endif
 
-/* compile-time SIMD path */
-#if !defined(IPUPIPE_NO_SIMD) && defined(__AVX512F__)
+/* compile-time SIMD path. IPUPIPE_SCALAR_BLOCKED (1 or 0) forces the register-blocked scalar
+   path on or off; unset, it is chosen for cores with a single-precision FPU and no SIMD:
+   Armv7E-M (Cortex-M4F, M7) and Armv8-M Mainline (Cortex-M33) with __ARM_FP & 4, RV32/64 F */
+#if !defined(IPUPIPE_SCALAR_BLOCKED) && !defined(IPUPIPE_NO_SIMD) &&                            \
+    (((defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)) && defined(__ARM_FP) &&    \
+      (__ARM_FP & 4)) ||                                                                      \
+     (defined(__riscv_flen) && __riscv_flen >= 32))
+#define IPUPIPE_SCALAR_BLOCKED 1
+#endif
+#if defined(IPUPIPE_SCALAR_BLOCKED) && IPUPIPE_SCALAR_BLOCKED
+#define IPUP_KERNELS_BLOCKED 1
+#define IPUP_KERNELS_SIMD "scalar-blocked"
+#elif !defined(IPUPIPE_NO_SIMD) && defined(__AVX512F__)
 #define IPUP_KERNELS_AVX512 1
 #define IPUP_KERNELS_SIMD "avx512"
 #elif !defined(IPUPIPE_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
@@ -1176,6 +1187,172 @@ IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
     }
 }
 
+#ifdef IPUP_KERNELS_BLOCKED
+/* The register-blocked scalar path (cores with an FPU of 32 single-precision registers and
+   no SIMD: Cortex-M4F/M7/M33, RV32F). C (M x N) = A (M x K) B (K x N) in tiles of 4 x 4 (and
+   4 x 2, 4 x 1, 1 x 4, 1 x 2, 1 x 1 at the edges) whose 16 accumulators stay in registers
+   over the whole K loop: per k, 4 + 4 loads feed 16 multiply-adds. Every output is still
+   one chain `c += a * b` over k in ascending order, from 0 (or from C's value when adding
+   into a gradient), then `+ bias`, then max(c, 0): the portable kernels' operations in the
+   portable kernels' order, so the bits are theirs. The three forms: */
+#define IPUP__BLK_NN 0 /* A(r, k) = a[r*lda + k], B(k, j) = b[k*ldb + j]: forward products */
+#define IPUP__BLK_NT 1 /* A(r, k) = a[r*lda + k], B(k, j) = b[j*ldb + k]: input gradients */
+#define IPUP__BLK_TN 2 /* A(r, k) = a[k*lda + r], B(k, j) = b[k*ldb + j]: weight gradients */
+#define IPUP__BLK_LOAD 1 /* flags: each chain starts from C's value (else from 0) */
+#define IPUP__BLK_RELU 2 /* flags: max(c, 0) after the bias, as ipup_relu_fwd_f32 */
+/* c += a * b. gcc in ISO C mode does not contract (-ffp-contract=off), so the portable
+   kernels' `+=` is a rounded product then a rounded sum; the Arm VMLA.F32 instruction does
+   exactly that (a chained, not fused, multiply-accumulate: Armv7-M ARM, A7.7.239), in one
+   instruction where gcc -O2 would emit VMUL + VADD. Elsewhere the C expression itself. */
+#if defined(__arm__) && defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus) &&   \
+    defined(__STRICT_ANSI__) && defined(__ARM_FP) && (__ARM_FP & 4)
+#define IPUP__MAC(c, a, b) __asm__("vmla.f32 %0, %1, %2" : "+t"(c) : "t"(a), "t"(b))
+#else
+#define IPUP__MAC(c, a, b) ((c) += (a) * (b))
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__BLK_INLINE inline __attribute__((always_inline))
+#else
+#define IPUP__BLK_INLINE inline
+#endif
+#define IPUP__BLK_ROWMAC(x, c0, c1, c2, c3)                                                      \
+    do {                                                                                         \
+        IPUP__MAC(c0, x, y0);                                                                    \
+        if (nr > 1) IPUP__MAC(c1, x, y1);                                                        \
+        if (nr > 2) { IPUP__MAC(c2, x, y2); IPUP__MAC(c3, x, y3); }                              \
+    } while (0)
+#define IPUP__BLK_LD(r, c0, c1, c2, c3)                                                          \
+    do {                                                                                         \
+        const float *cp = c + (r) * ldc;                                                         \
+        c0 = cp[0];                                                                              \
+        if (nr > 1) c1 = cp[1];                                                                  \
+        if (nr > 2) { c2 = cp[2]; c3 = cp[3]; }                                                  \
+    } while (0)
+#define IPUP__BLK_ST(r, c0, c1, c2, c3)                                                          \
+    do {                                                                                         \
+        float *cp = c + (r) * ldc;                                                               \
+        cp[0] = c0;                                                                              \
+        if (nr > 1) cp[1] = c1;                                                                  \
+        if (nr > 2) { cp[2] = c2; cp[3] = c3; }                                                  \
+    } while (0)
+/* one tile of mr (1 or 4) rows and nr (1, 2 or 4) columns; form, mr and nr are constants
+   in every instance (ipup__blk_tab), so the branches on them fold away */
+static IPUP__BLK_INLINE void ipup__blk_tile(const int form, const int mr, const int nr, int K,
+                                            const float *a, ptrdiff_t lda, const float *b,
+                                            ptrdiff_t ldb, float *c, ptrdiff_t ldc, int load) {
+    float c00 = 0.0f, c01 = 0.0f, c02 = 0.0f, c03 = 0.0f, c10 = 0.0f, c11 = 0.0f, c12 = 0.0f,
+          c13 = 0.0f, c20 = 0.0f, c21 = 0.0f, c22 = 0.0f, c23 = 0.0f, c30 = 0.0f, c31 = 0.0f,
+          c32 = 0.0f, c33 = 0.0f;
+    const float *a0 = a, *a1 = a, *a2 = a, *a3 = a, *b0 = b, *b1 = b, *b2 = b, *b3 = b;
+    int k;
+    if (form != IPUP__BLK_TN && mr > 1) { a1 = a + lda; a2 = a1 + lda; a3 = a2 + lda; }
+    if (form == IPUP__BLK_NT) { b1 = b + ldb; b2 = b1 + ldb; b3 = b2 + ldb; }
+    if (load) {
+        IPUP__BLK_LD(0, c00, c01, c02, c03);
+        if (mr > 1) {
+            IPUP__BLK_LD(1, c10, c11, c12, c13);
+            IPUP__BLK_LD(2, c20, c21, c22, c23);
+            IPUP__BLK_LD(3, c30, c31, c32, c33);
+        }
+    }
+    for (k = 0; k < K; k++) {
+        float x0, x1 = 0.0f, x2 = 0.0f, x3 = 0.0f, y0, y1 = 0.0f, y2 = 0.0f, y3 = 0.0f;
+        if (form == IPUP__BLK_NT) {
+            y0 = *b0++;
+            if (nr > 1) y1 = *b1++;
+            if (nr > 2) { y2 = *b2++; y3 = *b3++; }
+        } else {
+            y0 = b0[0];
+            if (nr > 1) y1 = b0[1];
+            if (nr > 2) { y2 = b0[2]; y3 = b0[3]; }
+            b0 += ldb;
+        }
+        if (form == IPUP__BLK_TN) {
+            x0 = a0[0];
+            if (mr > 1) { x1 = a0[1]; x2 = a0[2]; x3 = a0[3]; }
+            a0 += lda;
+        } else {
+            x0 = *a0++;
+            if (mr > 1) { x1 = *a1++; x2 = *a2++; x3 = *a3++; }
+        }
+        IPUP__BLK_ROWMAC(x0, c00, c01, c02, c03);
+        if (mr > 1) {
+            IPUP__BLK_ROWMAC(x1, c10, c11, c12, c13);
+            IPUP__BLK_ROWMAC(x2, c20, c21, c22, c23);
+            IPUP__BLK_ROWMAC(x3, c30, c31, c32, c33);
+        }
+    }
+    IPUP__BLK_ST(0, c00, c01, c02, c03);
+    if (mr > 1) {
+        IPUP__BLK_ST(1, c10, c11, c12, c13);
+        IPUP__BLK_ST(2, c20, c21, c22, c23);
+        IPUP__BLK_ST(3, c30, c31, c32, c33);
+    }
+}
+typedef void (*ipup__blk_fn)(int K, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
+                             float *c, ptrdiff_t ldc, int load);
+#define IPUP__BLK_FN(F, MR, NR)                                                                  \
+    static void ipup__blk_##F##_##MR##_##NR(int K, const float *a, ptrdiff_t lda,                \
+                                            const float *b, ptrdiff_t ldb, float *c,             \
+                                            ptrdiff_t ldc, int load) {                           \
+        ipup__blk_tile(IPUP__BLK_##F, MR, NR, K, a, lda, b, ldb, c, ldc, load);                  \
+    }
+#define IPUP__BLK_FNS(F)                                                                         \
+    IPUP__BLK_FN(F, 1, 1) IPUP__BLK_FN(F, 1, 2) IPUP__BLK_FN(F, 1, 4)                            \
+    IPUP__BLK_FN(F, 4, 1) IPUP__BLK_FN(F, 4, 2) IPUP__BLK_FN(F, 4, 4)
+IPUP__BLK_FNS(NN)
+IPUP__BLK_FNS(NT)
+IPUP__BLK_FNS(TN)
+#define IPUP__BLK_ROW(F)                                                                         \
+    {{ipup__blk_##F##_1_1, ipup__blk_##F##_1_2, ipup__blk_##F##_1_4},                            \
+     {ipup__blk_##F##_4_1, ipup__blk_##F##_4_2, ipup__blk_##F##_4_4}}
+static const ipup__blk_fn ipup__blk_tab[3][2][3] = {IPUP__BLK_ROW(NN), IPUP__BLK_ROW(NT),
+                                                    IPUP__BLK_ROW(TN)};
+
+/* C (M x N, row stride ldc) (+)= A B in the given form, tile by tile; then, as the portable
+   kernels do, C += bias (a second pass) and C = max(C, 0) */
+static void ipup__blk_mm(int form, int M, int N, int K, const float *a, ptrdiff_t lda,
+                         const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, int flags,
+                         const float *bias) {
+    int i = 0, j;
+    while (i < M) {
+        const int m4 = M - i >= 4;
+        const float *ai = a + (form == IPUP__BLK_TN ? (ptrdiff_t)i : (ptrdiff_t)i * lda);
+        for (j = 0; j < N;) {
+            const int w = N - j >= 4 ? 4 : N - j >= 2 ? 2 : 1;
+            const float *bj = b + (form == IPUP__BLK_NT ? (ptrdiff_t)j * ldb : (ptrdiff_t)j);
+            ipup__blk_tab[form][m4][w >> 1](K, ai, lda, bj, ldb, c + (ptrdiff_t)i * ldc + j, ldc,
+                                            flags & IPUP__BLK_LOAD);
+            j += w;
+        }
+        i += m4 ? 4 : 1;
+    }
+    if (bias || (flags & IPUP__BLK_RELU))
+        for (i = 0; i < M; i++) {
+            float *ci = c + (ptrdiff_t)i * ldc;
+            if (bias)
+                for (j = 0; j < N; j++) ci[j] += bias[j];
+            if (flags & IPUP__BLK_RELU)
+                for (j = 0; j < N; j++) ci[j] = ci[j] > 0.0f ? ci[j] : 0.0f;
+        }
+}
+
+/* the dense layer's products in the portable kernels' order (see above) */
+static void ipup__dense_fwd_blk(int B, int IN, int OUT, const float *x, const float *w,
+                                const float *b, float *y, int relu) {
+    ipup__blk_mm(IPUP__BLK_NN, B, OUT, IN, x, IN, w, OUT, y, OUT, relu ? IPUP__BLK_RELU : 0, b);
+}
+static void ipup__dense_bwd_blk(int B, int IN, int OUT, const float *x, const float *w,
+                                const float *dy, float *dx, float *dw, float *db) {
+    int r, o;
+    if (dx) ipup__blk_mm(IPUP__BLK_NT, B, IN, OUT, dy, OUT, w, OUT, dx, IN, 0, NULL);
+    if (dw) ipup__blk_mm(IPUP__BLK_TN, IN, OUT, B, x, IN, dy, OUT, dw, OUT, IPUP__BLK_LOAD, NULL);
+    if (db)
+        for (r = 0; r < B; r++)
+            for (o = 0; o < OUT; o++) db[o] += dy[(size_t)r * (size_t)OUT + (size_t)o];
+}
+#endif /* IPUP_KERNELS_BLOCKED */
+
 #ifdef IPUP__SIMD
 #define IPUP__K_BLOCK 256 /* K block of the backward-data products */
 static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
@@ -1298,6 +1475,11 @@ IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B
         ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 0);
         return;
     }
+#elif defined(IPUP_KERNELS_BLOCKED)
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT <= 0) return;
+    ipup__dense_fwd_blk(B, IN, OUT, x, w, b, y, 0);
+    return;
 #endif
     ipup_dense_fwd_f32_portable(B, IN, OUT, x, w, b, y);
 }
@@ -1312,6 +1494,11 @@ IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x 
         ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 1);
         return;
     }
+#elif defined(IPUP_KERNELS_BLOCKED)
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT <= 0) return;
+    ipup__dense_fwd_blk(B, IN, OUT, x, w, b, y, 1);
+    return;
 #endif
     ipup_dense_fwd_f32(B, IN, OUT, x, w, b, y);
     if (B > 0 && OUT > 0) ipup_relu_fwd_f32(B * OUT, y, y);
@@ -1333,6 +1520,11 @@ IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B
         else if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
         return;
     }
+#elif defined(IPUP_KERNELS_BLOCKED)
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT < 0) return;
+    ipup__dense_bwd_blk(B, IN, OUT, x, w, dy, dx, dw, db);
+    return;
 #endif
     ipup_dense_bwd_f32_portable(B, IN, OUT, x, w, dy, dx, dw, db);
 }
@@ -1472,6 +1664,77 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int 
             }
 }
 
+#ifdef IPUP_KERNELS_BLOCKED
+/* conv forward, blocked: per image and output row, rows = the OW positions (stride CI in x),
+   K = the three kernel rows kh of 3*CI contiguous inputs each, one chain carried through y
+   from segment to segment (a float stored and loaded is the same float) */
+static void ipup__conv_fwd_blk(int B, int H, int W, int CI, int CO, const float *x,
+                               const float *w, const float *b, float *y, int relu) {
+    const int OH = H - 2, OW = W - 2, K = 3 * CI;
+    int n, oh, kh;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++) {
+            float *yr = y + ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)CO;
+            for (kh = 0; kh < 3; kh++) {
+                const float *xr = x + ((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W *
+                                          (size_t)CI;
+                const int last = kh == 2;
+                ipup__blk_mm(IPUP__BLK_NN, OW, CO, K, xr, CI,
+                             w + (size_t)kh * (size_t)K * (size_t)CO, CO, yr, CO,
+                             (kh ? IPUP__BLK_LOAD : 0) | (last && relu ? IPUP__BLK_RELU : 0),
+                             last ? b : NULL);
+            }
+        }
+}
+
+/* conv backward, blocked. dw: per tap (kh, kw), dw_tap (CI x CO) += x_tap^T dy, K = the
+   OW positions of one output row, row after row: each dw element sums its (n, oh, ow) terms
+   in the portable order. dx: the portable kernel adds s = sum_co dy w (one chain over co,
+   from 0) into dx in (n, oh, ow, kh, kw) order; here s is computed for 4 positions x 4
+   input channels x 9 taps at a time into st, then added in that same order. */
+static void ipup__conv_bwd_blk(int B, int H, int W, int CI, int CO, const float *x,
+                               const float *w, const float *dy, float *dx, float *dw,
+                               float *db) {
+    const int OH = H - 2, OW = W - 2;
+    int n, oh, ow, t, ci, r, j, p;
+    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++) {
+            const float *dyr = dy + ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)CO;
+            if (db)
+                for (p = 0; p < OW * CO; p += CO)
+                    for (j = 0; j < CO; j++) db[j] += dyr[p + j];
+            for (ow = 0; dx && ow < OW; ow += 4)
+                for (ci = 0; ci < CI; ci += 4) {
+                    float st[9][4][4];
+                    const int mr = OW - ow < 4 ? OW - ow : 4, nc = CI - ci < 4 ? CI - ci : 4;
+                    for (t = 0; t < 9; t++)
+                        ipup__blk_mm(IPUP__BLK_NT, mr, nc, CO, dyr + (size_t)ow * (size_t)CO, CO,
+                                     w + ((size_t)t * (size_t)CI + (size_t)ci) * (size_t)CO, CO,
+                                     &st[t][0][0], 4, 0, NULL);
+                    for (r = 0; r < mr; r++)
+                        for (t = 0; t < 9; t++) {
+                            float *d = dx + (((size_t)n * (size_t)H + (size_t)(oh + t / 3)) *
+                                                 (size_t)W + (size_t)(ow + r + t % 3)) *
+                                                (size_t)CI + (size_t)ci;
+                            for (j = 0; j < nc; j++) d[j] += st[t][r][j];
+                        }
+                }
+        }
+    if (dw)
+        for (t = 0; t < 9; t++)
+            for (n = 0; n < B; n++)
+                for (oh = 0; oh < OH; oh++) {
+                    const size_t xo = (((size_t)n * (size_t)H + (size_t)(oh + t / 3)) *
+                                           (size_t)W + (size_t)(t % 3)) * (size_t)CI;
+                    const size_t yo = ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW *
+                                      (size_t)CO;
+                    ipup__blk_mm(IPUP__BLK_TN, CI, CO, OW, x + xo, CI, dy + yo, CO,
+                                 dw + (size_t)t * (size_t)CI * (size_t)CO, CO, IPUP__BLK_LOAD, NULL);
+                }
+}
+#endif /* IPUP_KERNELS_BLOCKED */
+
 #ifdef IPUP__SIMD
 /* conv forward: per image, rows = output positions (oh, ow), K = three segments (kernel
    rows kh) of 3*CI contiguous inputs x[oh+kh][ow .. ow+2][0 .. CI-1]; B = w as (9 CI, CO). */
@@ -1597,6 +1860,10 @@ IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
     if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
     ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 0);
+#elif defined(IPUP_KERNELS_BLOCKED)
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    ipup__conv_fwd_blk(B, H, W, CI, CO, x, w, b, y, 0);
 #else
     ipup_conv3x3_fwd_f32_portable(B, H, W, CI, CO, x, w, b, y);
 #endif
@@ -1612,6 +1879,11 @@ IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO,
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
     if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
     ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 1);
+#elif defined(IPUP_KERNELS_BLOCKED)
+    (void)scratch;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    ipup__conv_fwd_blk(B, H, W, CI, CO, x, w, b, y, 1);
 #else
     ipup_conv3x3_fwd_f32(B, H, W, CI, CO, x, w, b, y, scratch);
     if (B > 0 && H >= 3 && W >= 3 && CO > 0) ipup_relu_fwd_f32(B * (H - 2) * (W - 2) * CO, y, y);
@@ -1632,6 +1904,11 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
     else if (dx) ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, NULL, NULL);
     if (dw) ipup__conv_bwd_w_simd(B, H, W, CI, CO, x, dy, dw, db); /* db fused */
     else if (db) ipup__colsum_add(B, (H - 2) * (W - 2), CO, dy, CO, db);
+#elif defined(IPUP_KERNELS_BLOCKED)
+    (void)scratch;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    ipup__conv_bwd_blk(B, H, W, CI, CO, x, w, dy, dx, dw, db);
 #else
     (void)scratch;
     ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, dw, db);
