@@ -1730,7 +1730,8 @@ static void ipup__conv_bwd_blk(int B, int H, int W, int CI, int CO, const float 
                     const size_t yo = ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW *
                                       (size_t)CO;
                     ipup__blk_mm(IPUP__BLK_TN, CI, CO, OW, x + xo, CI, dy + yo, CO,
-                                 dw + (size_t)t * (size_t)CI * (size_t)CO, CO, IPUP__BLK_LOAD, NULL);
+                                 dw + (size_t)t * (size_t)CI * (size_t)CO, CO, IPUP__BLK_LOAD,
+                                 NULL);
                 }
 }
 #endif /* IPUP_KERNELS_BLOCKED */
