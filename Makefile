@@ -247,6 +247,11 @@ bench: $(addprefix build/bench/,$(BENCHES)) build/bench/bench_train_Os build/ben
 	if command -v $(MPICC) > /dev/null && command -v mpirun > /dev/null; then \
 	  echo "== bench_mpi"; $(MAKE) --no-print-directory bench-mpi || { echo "FAIL bench_mpi"; fail=1; }; \
 	else echo "== bench_mpi skipped: needs OpenMPI (apt-get install openmpi-bin libopenmpi-dev)"; fi; \
+	if command -v arm-none-eabi-gcc >/dev/null && command -v qemu-system-arm >/dev/null; then \
+	  echo "== firmware-bench (instructions under QEMU -icount, not cycles)"; \
+	  $(MAKE) --no-print-directory firmware-bench || { echo "FAIL firmware-bench"; fail=1; }; \
+	else echo "== firmware-bench skipped: needs gcc-arm-none-eabi libnewlib-arm-none-eabi" \
+	  "qemu-system-arm"; fi; \
 	exit $$fail
 
 # MNIST trainer (examples/mnist/mnist-train.c): `make data` fetches the real MNIST files
