@@ -47,7 +47,13 @@
      Define IPUPIPE_NO_SIMD to force the portable C path even where the compiler offers
      AVX-512 (__AVX512F__) or AVX2+FMA (__AVX2__ && __FMA__). The path is chosen at compile
      time from the compiler's predefined macros: build with -march=native to get SIMD.
-     IPUP_KERNELS_SIMD names the chosen path ("avx512", "avx2" or "portable").
+     On cores with a single-precision FPU and no SIMD (Armv7E-M and Armv8-M Mainline with
+     __ARM_FP & 4: Cortex-M4F, M7, M33; RISC-V with __riscv_flen) the register-blocked scalar
+     kernels are chosen instead (IPUPIPE_SCALAR_BLOCKED, 1 or 0 forces them on or off, on any
+     target): dense and conv products in 4x4 tiles of accumulators, each output summed in
+     the portable kernels' order, so their bits are the portable path's (on Arm with gcc in
+     ISO C mode one VMLA.F32, a rounded multiply then a rounded add, per multiply-add).
+     IPUP_KERNELS_SIMD names the chosen path ("scalar-blocked", "avx512", "avx2", "portable").
 
    CONVENTIONS
      fp32, row-major, batch first. Sizes are int. Every pointer parameter has its shape in
