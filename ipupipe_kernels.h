@@ -1241,6 +1241,94 @@ IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
         if (nr > 1) cp[1] = c1;                                                                  \
         if (nr > 2) { cp[2] = c2; cp[3] = c3; }                                                  \
     } while (0)
+/* On Arm with the VMLA above, the 4 x 4 tiles of the two backward forms are written in
+   assembly, where gcc's code spends about one instruction per multiply-add on loads and
+   pointer steps: the 16 sums stay in s0-s15, VLDM loads several floats in one instruction
+   and VSTM stores a row of the tile in one. Each output is still one VMLA chain over k in
+   ascending order, from +0 (VLDM of ipup__blk_zero) or from C's value: the same bits. */
+#if defined(__arm__) && defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus) &&   \
+    defined(__STRICT_ANSI__) && defined(__ARM_FP) && (__ARM_FP & 4)
+#define IPUP__BLK_ASM 1
+static const float ipup__blk_zero[16] = {0.0f};
+#define IPUP__V(c, x, y) "vmla.f32 s" #c ", s" #x ", s" #y "\n\t"
+#define IPUP__V4(c0, c1, c2, c3, x, y0, y1, y2, y3)                                              \
+    IPUP__V(c0, x, y0) IPUP__V(c1, x, y1) IPUP__V(c2, x, y2) IPUP__V(c3, x, y3)
+/* TN, one k: A(r, k) for r = 0..3 into s16-s19, B(k, j) for j = 0..3 into s20-s23 */
+#define IPUP__TN_STEP                                                                            \
+    "vldm %[a], {s16-s19}\n\tadd %[a], %[a], %[la]\n\t"                                          \
+    "vldm %[b], {s20-s23}\n\tadd %[b], %[b], %[lb]\n\t"                                          \
+    IPUP__V4(0, 1, 2, 3, 16, 20, 21, 22, 23) IPUP__V4(4, 5, 6, 7, 17, 20, 21, 22, 23)            \
+    IPUP__V4(8, 9, 10, 11, 18, 20, 21, 22, 23) IPUP__V4(12, 13, 14, 15, 19, 20, 21, 22, 23)
+/* the 16 sums from 4 rows of p, row stride lp bytes (p advanced by 3 rows), or to them */
+#define IPUP__TILE_LD(p, lp)                                                                     \
+    "vldm %[" p "], {s0-s3}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vldm %[" p "], {s4-s7}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vldm %[" p "], {s8-s11}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                           \
+    "vldm %[" p "], {s12-s15}\n\t"
+#define IPUP__TILE_ST(p, lp)                                                                     \
+    "vstm %[" p "], {s0-s3}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s4-s7}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s8-s11}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                           \
+    "vstm %[" p "], {s12-s15}\n\t"
+/* k loop: an odd first step (k = 0), then the rest two steps at a time; %[k] = K */
+#define IPUP__K_LOOP(ONE, TWO)                                                                   \
+    "lsrs %[k], %[k], #1\n\tbcc 1f\n\t" ONE "1:\n\tcmp %[k], #0\n\tbeq 3f\n"                     \
+    "2:\n\t" TWO "subs %[k], %[k], #1\n\tbne 2b\n"                                               \
+    "3:\n\t"
+#define IPUP__CLOB16                                                                             \
+    "cc", "memory", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11",    \
+        "s12", "s13", "s14", "s15"
+/* TN 4 x 4: C(r, j) (+)= sum_k a[k*lda + r] b[k*ldb + j] */
+static IPUP__BLK_INLINE void ipup__blk_tn44(int K, const float *a, ptrdiff_t lda,
+                                            const float *b, ptrdiff_t ldb, float *c,
+                                            ptrdiff_t ldc, int load) {
+    const ptrdiff_t fs = (ptrdiff_t)sizeof(float), la = lda * fs, lb = ldb * fs, lc = ldc * fs;
+    const ptrdiff_t ls = load ? lc : 0; /* from C, or 4 times from the zeros */
+    const float *s = load ? c : ipup__blk_zero;
+    int k = K;
+    __asm__ __volatile__(IPUP__TILE_LD("s", "ls") IPUP__K_LOOP(IPUP__TN_STEP,
+                                                               IPUP__TN_STEP IPUP__TN_STEP)
+                             IPUP__TILE_ST("c", "lc")
+                         : [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [c] "+r"(c)
+                         : [ls] "r"(ls), [la] "r"(la), [lb] "r"(lb), [lc] "r"(lc)
+                         : IPUP__CLOB16, "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23");
+}
+/* NT, one k: A(r, k) into s16, s18, s20, s22, B(k, j) into s24, s26, s28, s30 */
+#define IPUP__NT_LD1                                                                             \
+    "vldm %[a0]!, {s16}\n\tvldm %[a1]!, {s18}\n\tvldm %[a2]!, {s20}\n\tvldm %[a3]!, {s22}\n\t"   \
+    "vldm %[b0]!, {s24}\n\tvldm %[b1]!, {s26}\n\tvldm %[b2]!, {s28}\n\tvldm %[b3]!, {s30}\n\t"
+/* NT, two k: A(r, k + t) into s(16 + 2r + t), B(k + t, j) into s(24 + 2j + t) */
+#define IPUP__NT_LD2                                                                             \
+    "vldm %[a0]!, {s16-s17}\n\tvldm %[a1]!, {s18-s19}\n\t"                                       \
+    "vldm %[a2]!, {s20-s21}\n\tvldm %[a3]!, {s22-s23}\n\t"                                       \
+    "vldm %[b0]!, {s24-s25}\n\tvldm %[b1]!, {s26-s27}\n\t"                                       \
+    "vldm %[b2]!, {s28-s29}\n\tvldm %[b3]!, {s30-s31}\n\t"
+/* the 16 multiply-adds of step t (0 or 1) of NT_LD2, or of NT_LD1 (t = 0) */
+#define IPUP__NT_MAC0                                                                            \
+    IPUP__V4(0, 1, 2, 3, 16, 24, 26, 28, 30) IPUP__V4(4, 5, 6, 7, 18, 24, 26, 28, 30)            \
+    IPUP__V4(8, 9, 10, 11, 20, 24, 26, 28, 30) IPUP__V4(12, 13, 14, 15, 22, 24, 26, 28, 30)
+#define IPUP__NT_MAC1                                                                            \
+    IPUP__V4(0, 1, 2, 3, 17, 25, 27, 29, 31) IPUP__V4(4, 5, 6, 7, 19, 25, 27, 29, 31)            \
+    IPUP__V4(8, 9, 10, 11, 21, 25, 27, 29, 31) IPUP__V4(12, 13, 14, 15, 23, 25, 27, 29, 31)
+/* NT 4 x 4 from +0: C(r, j) = sum_k a[r*lda + k] b[j*ldb + k] */
+static IPUP__BLK_INLINE void ipup__blk_nt44(int K, const float *a, ptrdiff_t lda,
+                                            const float *b, ptrdiff_t ldb, float *c,
+                                            ptrdiff_t ldc) {
+    const float *a0 = a, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+    const float *b0 = b, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb, *z = ipup__blk_zero;
+    const ptrdiff_t lc = ldc * (ptrdiff_t)sizeof(float);
+    int k = K;
+    __asm__ __volatile__("vldm %[z], {s0-s15}\n\t" IPUP__K_LOOP(
+                             IPUP__NT_LD1 IPUP__NT_MAC0, IPUP__NT_LD2 IPUP__NT_MAC0 IPUP__NT_MAC1)
+                             IPUP__TILE_ST("c", "lc")
+                         : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
+                           [b0] "+r"(b0), [b1] "+r"(b1), [b2] "+r"(b2), [b3] "+r"(b3),
+                           [k] "+r"(k), [c] "+r"(c)
+                         : [z] "r"(z), [lc] "r"(lc)
+                         : IPUP__CLOB16, "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23",
+                           "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31");
+}
+#endif /* the Arm tiles */
 /* one tile of mr (1 or 4) rows and nr (1, 2 or 4) columns; form, mr and nr are constants
    in every instance (ipup__blk_tab), so the branches on them fold away */
 static IPUP__BLK_INLINE void ipup__blk_tile(const int form, const int mr, const int nr, int K,
@@ -1251,6 +1339,16 @@ static IPUP__BLK_INLINE void ipup__blk_tile(const int form, const int mr, const 
           c32 = 0.0f, c33 = 0.0f;
     const float *a0 = a, *a1 = a, *a2 = a, *a3 = a, *b0 = b, *b1 = b, *b2 = b, *b3 = b;
     int k;
+#ifdef IPUP__BLK_ASM
+    if (form == IPUP__BLK_TN && mr == 4 && nr == 4) {
+        ipup__blk_tn44(K, a, lda, b, ldb, c, ldc, load);
+        return;
+    }
+    if (form == IPUP__BLK_NT && mr == 4 && nr == 4 && !load) {
+        ipup__blk_nt44(K, a, lda, b, ldb, c, ldc);
+        return;
+    }
+#endif
     if (form != IPUP__BLK_TN && mr > 1) { a1 = a + lda; a2 = a1 + lda; a3 = a2 + lda; }
     if (form == IPUP__BLK_NT) { b1 = b + ldb; b2 = b1 + ldb; b3 = b2 + ldb; }
     if (load) {
