@@ -1245,9 +1245,10 @@ IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
    assembly, where gcc's code spends about one instruction per multiply-add on loads and
    pointer steps: the 16 sums stay in s0-s15, VLDM loads several floats in one instruction
    and VSTM stores a row of the tile in one. Each output is still one VMLA chain over k in
-   ascending order, from +0 (VLDM of ipup__blk_zero) or from C's value: the same bits. */
+   ascending order, from +0 (VLDM of ipup__blk_zero) or from C's value: the same bits.
+   Only when optimising: gcc -O0 finds no 9 core registers for one asm statement. */
 #if defined(__arm__) && defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus) &&   \
-    defined(__STRICT_ANSI__) && defined(__ARM_FP) && (__ARM_FP & 4)
+    defined(__STRICT_ANSI__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__OPTIMIZE__)
 #define IPUP__BLK_ASM 1
 static const float ipup__blk_zero[16] = {0.0f};
 #define IPUP__V(c, x, y) "vmla.f32 s" #c ", s" #x ", s" #y "\n\t"
@@ -1278,19 +1279,21 @@ static const float ipup__blk_zero[16] = {0.0f};
 #define IPUP__CLOB16                                                                             \
     "cc", "memory", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11",    \
         "s12", "s13", "s14", "s15"
-/* TN 4 x 4: C(r, j) (+)= sum_k a[k*lda + r] b[k*ldb + j] */
-static IPUP__BLK_INLINE void ipup__blk_tn44(int K, const float *a, ptrdiff_t lda,
-                                            const float *b, ptrdiff_t ldb, float *c,
-                                            ptrdiff_t ldc, int load) {
-    const ptrdiff_t fs = (ptrdiff_t)sizeof(float), la = lda * fs, lb = ldb * fs, lc = ldc * fs;
-    const ptrdiff_t ls = load ? lc : 0; /* from C, or 4 times from the zeros */
-    const float *s = load ? c : ipup__blk_zero;
+#define IPUP__TILE_ST_UP(p, lp) /* from row 3 up to row 0 */                                    \
+    "vstm %[" p "], {s12-s15}\n\tsub %[" p "], %[" p "], %[" lp "]\n\t"                          \
+    "vstm %[" p "], {s8-s11}\n\tsub %[" p "], %[" p "], %[" lp "]\n\t"                           \
+    "vstm %[" p "], {s4-s7}\n\tsub %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s0-s3}\n\t"
+/* TN 4 x 4 into C: C(r, j) += sum_k a[k*lda + r] b[k*ldb + j]; 7 core registers */
+static IPUP__BLK_INLINE void ipup__blk_tn44(int K, const float *a, ptrdiff_t la,
+                                            const float *b, ptrdiff_t lb, float *c,
+                                            ptrdiff_t lc) {
     int k = K;
-    __asm__ __volatile__(IPUP__TILE_LD("s", "ls") IPUP__K_LOOP(IPUP__TN_STEP,
+    __asm__ __volatile__(IPUP__TILE_LD("c", "lc") IPUP__K_LOOP(IPUP__TN_STEP,
                                                                IPUP__TN_STEP IPUP__TN_STEP)
-                             IPUP__TILE_ST("c", "lc")
-                         : [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [c] "+r"(c)
-                         : [ls] "r"(ls), [la] "r"(la), [lb] "r"(lb), [lc] "r"(lc)
+                             IPUP__TILE_ST_UP("c", "lc")
+                         : [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [c] "+r"(c)
+                         : [la] "r"(la), [lb] "r"(lb), [lc] "r"(lc)
                          : IPUP__CLOB16, "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23");
 }
 /* NT, one k: A(r, k) into s16, s18, s20, s22, B(k, j) into s24, s26, s28, s30 */
@@ -1310,23 +1313,48 @@ static IPUP__BLK_INLINE void ipup__blk_tn44(int K, const float *a, ptrdiff_t lda
 #define IPUP__NT_MAC1                                                                            \
     IPUP__V4(0, 1, 2, 3, 17, 25, 27, 29, 31) IPUP__V4(4, 5, 6, 7, 19, 25, 27, 29, 31)            \
     IPUP__V4(8, 9, 10, 11, 21, 25, 27, 29, 31) IPUP__V4(12, 13, 14, 15, 23, 25, 27, 29, 31)
-/* NT 4 x 4 from +0: C(r, j) = sum_k a[r*lda + k] b[j*ldb + k] */
-static IPUP__BLK_INLINE void ipup__blk_nt44(int K, const float *a, ptrdiff_t lda,
-                                            const float *b, ptrdiff_t ldb, float *c,
-                                            ptrdiff_t ldc) {
-    const float *a0 = a, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
-    const float *b0 = b, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb, *z = ipup__blk_zero;
-    const ptrdiff_t lc = ldc * (ptrdiff_t)sizeof(float);
+/* NT 4 x 4 from +0: C(r, j) = sum_k a[r*lda + k] b[j*ldb + k]. 9 core registers: the
+   row pointers, made from a, b and the strides in bytes la, lb, and the count; the zeros'
+   address, la, lb, c and lc come from memory when needed */
+static IPUP__BLK_INLINE void ipup__blk_nt44(int K, const float *a, const ptrdiff_t *la,
+                                            const float *b, const ptrdiff_t *lb, float *const *c,
+                                            const ptrdiff_t *lc) {
+    const float *z = ipup__blk_zero, *a1, *a2, *a3, *b1, *b2, *b3;
     int k = K;
-    __asm__ __volatile__("vldm %[z], {s0-s15}\n\t" IPUP__K_LOOP(
-                             IPUP__NT_LD1 IPUP__NT_MAC0, IPUP__NT_LD2 IPUP__NT_MAC0 IPUP__NT_MAC1)
-                             IPUP__TILE_ST("c", "lc")
-                         : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
-                           [b0] "+r"(b0), [b1] "+r"(b1), [b2] "+r"(b2), [b3] "+r"(b3),
-                           [k] "+r"(k), [c] "+r"(c)
-                         : [z] "r"(z), [lc] "r"(lc)
+    __asm__ __volatile__("ldr %[a3], %[z]\n\tvldm %[a3], {s0-s15}\n\t"
+                         "ldr %[a3], %[la]\n\tadd %[a1], %[a0], %[a3]\n\t"
+                         "add %[a2], %[a1], %[a3]\n\tadd %[a3], %[a2], %[a3]\n\t"
+                         "ldr %[b3], %[lb]\n\tadd %[b1], %[b0], %[b3]\n\t"
+                         "add %[b2], %[b1], %[b3]\n\tadd %[b3], %[b2], %[b3]\n\t"
+                         IPUP__K_LOOP(IPUP__NT_LD1 IPUP__NT_MAC0,
+                                      IPUP__NT_LD2 IPUP__NT_MAC0 IPUP__NT_MAC1)
+                         "ldr %[a0], %[c]\n\tldr %[a1], %[lc]\n\t" IPUP__TILE_ST("a0", "a1")
+                         : [a0] "+r"(a), [b0] "+r"(b), [k] "+r"(k), [a1] "=&r"(a1),
+                           [a2] "=&r"(a2), [a3] "=&r"(a3), [b1] "=&r"(b1), [b2] "=&r"(b2),
+                           [b3] "=&r"(b3)
+                         : [z] "m"(z), [la] "m"(*la), [lb] "m"(*lb), [c] "m"(*c), [lc] "m"(*lc)
                          : IPUP__CLOB16, "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23",
                            "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31");
+}
+/* C (M x N, both multiples of 4) in 4 x 4 tiles: TN (+=), NT (=) */
+static __attribute__((noinline)) void ipup__blk_tn_asm(int M, int N, int K, const float *a,
+                                                       ptrdiff_t lda, const float *b,
+                                                       ptrdiff_t ldb, float *c, ptrdiff_t ldc) {
+    const ptrdiff_t fs = (ptrdiff_t)sizeof(float), la = lda * fs, lb = ldb * fs, lc = ldc * fs;
+    int i, j;
+    for (i = 0; i < M; i += 4, a += 4, c += 4 * ldc)
+        for (j = 0; j < N; j += 4) ipup__blk_tn44(K, a, la, b + j, lb, c + j, lc);
+}
+static __attribute__((noinline)) void ipup__blk_nt_asm(int M, int N, int K, const float *a,
+                                                       ptrdiff_t lda, const float *b,
+                                                       ptrdiff_t ldb, float *c, ptrdiff_t ldc) {
+    const ptrdiff_t fs = (ptrdiff_t)sizeof(float), la = lda * fs, lb = ldb * fs, lc = ldc * fs;
+    int i, j;
+    for (i = 0; i < M; i += 4, a += 4 * lda, c += 4 * ldc)
+        for (j = 0; j < N; j += 4) {
+            float *cj = c + j;
+            ipup__blk_nt44(K, a, &la, b + j * ldb, &lb, &cj, &lc);
+        }
 }
 #endif /* the Arm tiles */
 /* one tile of mr (1 or 4) rows and nr (1, 2 or 4) columns; form, mr and nr are constants
@@ -1339,16 +1367,6 @@ static IPUP__BLK_INLINE void ipup__blk_tile(const int form, const int mr, const 
           c32 = 0.0f, c33 = 0.0f;
     const float *a0 = a, *a1 = a, *a2 = a, *a3 = a, *b0 = b, *b1 = b, *b2 = b, *b3 = b;
     int k;
-#ifdef IPUP__BLK_ASM
-    if (form == IPUP__BLK_TN && mr == 4 && nr == 4) {
-        ipup__blk_tn44(K, a, lda, b, ldb, c, ldc, load);
-        return;
-    }
-    if (form == IPUP__BLK_NT && mr == 4 && nr == 4 && !load) {
-        ipup__blk_nt44(K, a, lda, b, ldb, c, ldc);
-        return;
-    }
-#endif
     if (form != IPUP__BLK_TN && mr > 1) { a1 = a + lda; a2 = a1 + lda; a3 = a2 + lda; }
     if (form == IPUP__BLK_NT) { b1 = b + ldb; b2 = b1 + ldb; b3 = b2 + ldb; }
     if (load) {
@@ -1413,24 +1431,43 @@ IPUP__BLK_FNS(TN)
 static const ipup__blk_fn ipup__blk_tab[3][2][3] = {IPUP__BLK_ROW(NN), IPUP__BLK_ROW(NT),
                                                     IPUP__BLK_ROW(TN)};
 
+/* rows i0 .. M-1, columns j0 .. N-1 of C (+)= A B, tile by tile */
+static void ipup__blk_tiles(int form, int i0, int M, int j0, int N, int K, const float *a,
+                            ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,
+                            ptrdiff_t ldc, int load) {
+    int i = i0, j;
+    while (i < M) {
+        const int m4 = M - i >= 4;
+        const float *ai = a + (form == IPUP__BLK_TN ? (ptrdiff_t)i : (ptrdiff_t)i * lda);
+        for (j = j0; j < N;) {
+            const int w = N - j >= 4 ? 4 : N - j >= 2 ? 2 : 1;
+            const float *bj = b + (form == IPUP__BLK_NT ? (ptrdiff_t)j * ldb : (ptrdiff_t)j);
+            ipup__blk_tab[form][m4][w >> 1](K, ai, lda, bj, ldb, c + (ptrdiff_t)i * ldc + j, ldc,
+                                            load);
+            j += w;
+        }
+        i += m4 ? 4 : 1;
+    }
+}
+
 /* C (M x N, row stride ldc) (+)= A B in the given form, tile by tile; then, as the portable
    kernels do, C += bias (a second pass) and C = max(C, 0) */
 static void ipup__blk_mm(int form, int M, int N, int K, const float *a, ptrdiff_t lda,
                          const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, int flags,
                          const float *bias) {
-    int i = 0, j;
-    while (i < M) {
-        const int m4 = M - i >= 4;
-        const float *ai = a + (form == IPUP__BLK_TN ? (ptrdiff_t)i : (ptrdiff_t)i * lda);
-        for (j = 0; j < N;) {
-            const int w = N - j >= 4 ? 4 : N - j >= 2 ? 2 : 1;
-            const float *bj = b + (form == IPUP__BLK_NT ? (ptrdiff_t)j * ldb : (ptrdiff_t)j);
-            ipup__blk_tab[form][m4][w >> 1](K, ai, lda, bj, ldb, c + (ptrdiff_t)i * ldc + j, ldc,
-                                            flags & IPUP__BLK_LOAD);
-            j += w;
-        }
-        i += m4 ? 4 : 1;
-    }
+    const int load = flags & IPUP__BLK_LOAD;
+    int i, j;
+#ifdef IPUP__BLK_ASM
+    if (form == IPUP__BLK_TN ? load : form == IPUP__BLK_NT && !load) {
+        /* the full 4 x 4 tiles in assembly, then the last N % 4 columns, the last M % 4 rows */
+        const int M4 = M & ~3, N4 = N & ~3;
+        if (form == IPUP__BLK_TN) ipup__blk_tn_asm(M4, N4, K, a, lda, b, ldb, c, ldc);
+        else ipup__blk_nt_asm(M4, N4, K, a, lda, b, ldb, c, ldc);
+        if (N4 < N) ipup__blk_tiles(form, 0, M, N4, N, K, a, lda, b, ldb, c, ldc, load);
+        if (M4 < M) ipup__blk_tiles(form, M4, M, 0, N4, K, a, lda, b, ldb, c, ldc, load);
+    } else
+#endif
+        ipup__blk_tiles(form, 0, M, 0, N, K, a, lda, b, ldb, c, ldc, load);
     if (bias || (flags & IPUP__BLK_RELU))
         for (i = 0; i < M; i++) {
             float *ci = c + (ptrdiff_t)i * ldc;
@@ -1448,12 +1485,22 @@ static void ipup__dense_fwd_blk(int B, int IN, int OUT, const float *x, const fl
 }
 static void ipup__dense_bwd_blk(int B, int IN, int OUT, const float *x, const float *w,
                                 const float *dy, float *dx, float *dw, float *db) {
-    int r, o;
+    int r, o = 0;
     if (dx) ipup__blk_mm(IPUP__BLK_NT, B, IN, OUT, dy, OUT, w, OUT, dx, IN, 0, NULL);
     if (dw) ipup__blk_mm(IPUP__BLK_TN, IN, OUT, B, x, IN, dy, OUT, dw, OUT, IPUP__BLK_LOAD, NULL);
-    if (db)
-        for (r = 0; r < B; r++)
-            for (o = 0; o < OUT; o++) db[o] += dy[(size_t)r * (size_t)OUT + (size_t)o];
+    /* db[o] += dy[0][o], += dy[1][o], ...: each sum in the portable order, 4 in registers */
+    for (; db && o + 4 <= OUT; o += 4) {
+        const float *p = dy + o;
+        float s0 = db[o], s1 = db[o + 1], s2 = db[o + 2], s3 = db[o + 3];
+        for (r = 0; r < B; r++, p += OUT) { s0 += p[0]; s1 += p[1]; s2 += p[2]; s3 += p[3]; }
+        db[o] = s0; db[o + 1] = s1; db[o + 2] = s2; db[o + 3] = s3;
+    }
+    for (; db && o < OUT; o++) {
+        const float *p = dy + o;
+        float s0 = db[o];
+        for (r = 0; r < B; r++, p += OUT) s0 += p[0];
+        db[o] = s0;
+    }
 }
 #endif /* IPUP_KERNELS_BLOCKED */
 
