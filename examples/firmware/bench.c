@@ -15,7 +15,8 @@
    firmware's MLP, 32 samples (4 micro-batches of 8, gradients accumulated, SGD), as
    main.c's plain kernel loop runs it, with each set of kernels: instructions per step
    and the final weights' hash, which must be the same. Exit 0 when every comparison
-   held (make firmware-bench, firmware.mk). */
+   held (make firmware-bench, firmware.mk). Before the step, the backward kernels' bits are
+   compared at 300 more shapes (check_shapes), untimed. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -192,6 +193,63 @@ static void bench_conv(void)
     report("conv3x3 weight grad", "2x10x10x4>8", macs, reps, tp, tb, same);
 }
 
+/* The bits of the backward kernels over more shapes than the timed ones: odd reductions
+   (the assembly's single step), the tile edges (rows or columns 1 to 3 past a multiple of
+   4), gradients added into non-zero values; dense (dx, dw, db) and conv (dx, dw, db). */
+#define SB 9  /* the largest shape checked: dense B, IN, OUT; conv B 2, H = W 7, CI, CO */
+#define SI 13
+#define SO 10
+#define SC 5
+#define SK 9
+static float sx[SB * SI], sw[SI * SO], sdy[SB * SO], sdx1[SB * SI], sdx2[SB * SI];
+static float sdw1[SI * SO], sdw2[SI * SO], sdb1[SO], sdb2[SO];
+static float kx[2 * 7 * 7 * SC], kw[9 * SC * SK], kdy[2 * 5 * 5 * SK], kdx1[2 * 7 * 7 * SC],
+    kdx2[2 * 7 * 7 * SC], kdw1[9 * SC * SK], kdw2[9 * SC * SK], kdb1[SK], kdb2[SK];
+
+static int same_bits(const float *p, const float *q, int n)
+{
+    return memcmp(p, q, sizeof(float) * (size_t)n) == 0;
+}
+
+static void check_shapes(void)
+{
+    static const int bs[] = {1, 3, 4, 5, 8, 9}, ins[] = {1, 2, 4, 5, 7, 8, 13},
+                     outs[] = {1, 3, 4, 6, 9, 10}, cis[] = {1, 3, 4, 5}, cos[] = {1, 3, 4, 9};
+    int ib, ii, io, hw, n = 0, bad = 0;
+    uint64_t s = 100;
+    for (ib = 0; ib < 6; ib++)
+        for (ii = 0; ii < 7; ii++)
+            for (io = 0; io < 6; io++) {
+                const int B = bs[ib], IN = ins[ii], OUT = outs[io];
+                fill(sx, B * IN, s++, -1.0f, 1.0f); fill(sw, IN * OUT, s++, -1.0f, 1.0f);
+                fill(sdy, B * OUT, s++, -1.0f, 1.0f); fill(sdw1, IN * OUT, s++, -1.0f, 1.0f);
+                fill(sdb1, OUT, s++, -1.0f, 1.0f);
+                memcpy(sdw2, sdw1, sizeof sdw1); memcpy(sdb2, sdb1, sizeof sdb1);
+                ipup_dense_bwd_f32_portable(B, IN, OUT, sx, sw, sdy, sdx1, sdw1, sdb1);
+                ipup_dense_bwd_f32(B, IN, OUT, sx, sw, sdy, sdx2, sdw2, sdb2);
+                bad += !(same_bits(sdx1, sdx2, B * IN) && same_bits(sdw1, sdw2, IN * OUT) &&
+                         same_bits(sdb1, sdb2, OUT));
+                n++;
+            }
+    for (ii = 0; ii < 4; ii++)
+        for (io = 0; io < 4; io++)
+            for (hw = 3; hw <= 7; hw += 2) {
+                const int CIn = cis[ii], COn = cos[io], nx = 2 * hw * hw * CIn;
+                fill(kx, nx, s++, -1.0f, 1.0f); fill(kw, 9 * CIn * COn, s++, -1.0f, 1.0f);
+                fill(kdy, 2 * (hw - 2) * (hw - 2) * COn, s++, -1.0f, 1.0f);
+                fill(kdw1, 9 * CIn * COn, s++, -1.0f, 1.0f); fill(kdb1, COn, s++, -1.0f, 1.0f);
+                memcpy(kdw2, kdw1, sizeof kdw1); memcpy(kdb2, kdb1, sizeof kdb1);
+                ipup_conv3x3_bwd_f32_portable(2, hw, hw, CIn, COn, kx, kw, kdy, kdx1, kdw1, kdb1);
+                ipup_conv3x3_bwd_f32(2, hw, hw, CIn, COn, kx, kw, kdy, kdx2, kdw2, kdb2, NULL);
+                bad += !(same_bits(kdx1, kdx2, nx) && same_bits(kdw1, kdw2, 9 * CIn * COn) &&
+                         same_bits(kdb1, kdb2, COn));
+                n++;
+            }
+    fw_printf("backward kernels' bits at %d more shapes (dense 1..9 x 1..13 x 1..10, conv "
+              "2 x 3..7 x 3..7 x 1..5 > 1..9): %s\n", n, bad ? "DIFFERENT" : "identical");
+    failures += bad;
+}
+
 /* the weights as main.c's fw_reference initialises them */
 static void init_weights(void)
 {
@@ -287,6 +345,7 @@ int main(void)
                   per_mac(b, sizeof b, sum[k][1], all_macs[k]));
     }
     bench_conv();
+    check_shapes();
     bench_step();
     if (failures) { fw_printf("BENCH FAILED: %d comparisons differ\n", failures); return 1; }
     fw_puts("BENCH OK\n");
