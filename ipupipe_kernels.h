@@ -52,7 +52,9 @@
      kernels are chosen instead (IPUPIPE_SCALAR_BLOCKED, 1 or 0 forces them on or off, on any
      target): dense and conv products in 4x4 tiles of accumulators, each output summed in
      the portable kernels' order, so their bits are the portable path's (on Arm with gcc in
-     ISO C mode one VMLA.F32, a rounded multiply then a rounded add, per multiply-add).
+     ISO C mode one VMLA.F32, a rounded multiply then a rounded add, per multiply-add; the
+     4x4 tiles of the input and weight gradients there are inline assembly, with VLDM/VSTM
+     moving several floats per instruction, when optimising).
      IPUP_KERNELS_SIMD names the chosen path ("scalar-blocked", "avx512", "avx2", "portable").
 
    CONVENTIONS
