@@ -54,13 +54,14 @@ TOOL_BINS := $(addprefix build/,$(TOOLS))
 #   test_thread_stall  calls the private runtime (ipup__exec) to stall one IPU
 #   test_errors        calls the private ipup__keep_warnings
 #   test_kernels       tests ipupipe_kernels.h alone, and its private expf
+#   test_kernels_blocked  forces the register-blocked scalar path (IPUPIPE_SCALAR_BLOCKED)
 #   test_static2, test_extern2  the two-translation-unit contracts (IPUPIPE_STATIC, extern)
-OWN_IMPL_TESTS := test_emulator test_thread_stall test_errors test_kernels \
+OWN_IMPL_TESTS := test_emulator test_thread_stall test_errors test_kernels test_kernels_blocked \
                   test_static2 test_extern2
 LIB_TESTS      := $(filter-out $(OWN_IMPL_TESTS),$(TESTS))
 
-# Tests that also run in the SIMD-vs-portable kernel builds, and the tests of the
-# threaded runner (ThreadSanitizer and helgrind).
+# Tests that also run in the SIMD-vs-portable kernel builds (and in the blocked scalar
+# path's), and the tests of the threaded runner (ThreadSanitizer and helgrind).
 KERNEL_TESTS := test_kernels
 THREAD_TESTS := test_emulator test_hostile_threads test_thread_stall test_predict test_concurrent test_devices
 
@@ -92,6 +93,9 @@ CC_nosimd    := gcc
 FL_nosimd    := -O2 -march=native -DIPUPIPE_NO_SIMD
 CC_avx2      := gcc
 FL_avx2      := -O2 -mavx2 -mfma
+# the register-blocked scalar path of the Cortex-M and RV32F builds, forced on the host
+CC_blocked   := gcc
+FL_blocked   := -O2 -march=native -DIPUPIPE_SCALAR_BLOCKED=1
 # Valgrind 3.19 does not decode AVX-512, so its build stops at AVX2.
 CC_vg        := gcc
 FL_vg        := -O1 -g -mavx2 -mfma
@@ -110,7 +114,7 @@ FL_bench     := $(FL_gcc)
 FL_bench_Os  := -Os -march=native
 FL_bench_portable := -O2
 
-CONFIGS := gcc clang portable nosimd avx2 vg asan casan tsan
+CONFIGS := gcc clang portable nosimd avx2 blocked vg asan casan tsan
 
 # The library object of a configuration, and the tests of both kinds.
 define CONFIG_RULES
@@ -183,8 +187,8 @@ check-gcc: test-begin $(call bins,gcc,$(TESTS))
 	@tests/run.sh gcc -- $(call bins,gcc,$(TESTS))
 check-clang: test-begin $(call bins,clang,$(TESTS))
 	@tests/run.sh clang -- $(call bins,clang,$(TESTS))
-check-kernels: test-begin $(foreach c,portable nosimd avx2,$(call bins,$(c),$(KERNEL_TESTS)))
-	@for c in portable nosimd avx2; do tests/run.sh $$c -- $(addprefix build/$$c/,$(KERNEL_TESTS)); done
+check-kernels: test-begin $(foreach c,portable nosimd avx2 blocked,$(call bins,$(c),$(KERNEL_TESTS)))
+	@for c in portable nosimd avx2 blocked; do tests/run.sh $$c -- $(addprefix build/$$c/,$(KERNEL_TESTS)); done
 # Under the sanitizers, Valgrind and the thread checkers the tests take their smaller
 # sizes (IPUPIPE_TEST_SLOW=1). The two-translation-unit tests check linkage, not memory:
 # they run in the gcc, clang and C++ builds only.
@@ -219,7 +223,7 @@ test-quick: test-begin
 TEST_BINS := $(foreach c,gcc clang,$(call bins,$(c),$(TESTS))) $(call bins,asan,$(SAN_TESTS)) $(CXX_TU_BINS) \
              $(TOOL_BINS) build/gcc/write_sched_fixtures
 CHECK_BINS := $(TEST_BINS) $(call bins,vg,$(SAN_TESTS)) $(call bins,casan,$(SAN_TESTS)) \
-             $(foreach c,portable nosimd avx2,$(call bins,$(c),$(KERNEL_TESTS))) \
+             $(foreach c,portable nosimd avx2 blocked,$(call bins,$(c),$(KERNEL_TESTS))) \
              $(call bins,tsan,$(THREAD_TESTS)) $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 test-bins: $(TEST_BINS)
 check-bins: $(CHECK_BINS)
@@ -245,6 +249,11 @@ bench: $(addprefix build/bench/,$(BENCHES)) build/bench/bench_train_Os build/ben
 	if command -v $(MPICC) > /dev/null && command -v mpirun > /dev/null; then \
 	  echo "== bench_mpi"; $(MAKE) --no-print-directory bench-mpi || { echo "FAIL bench_mpi"; fail=1; }; \
 	else echo "== bench_mpi skipped: needs OpenMPI (apt-get install openmpi-bin libopenmpi-dev)"; fi; \
+	if command -v arm-none-eabi-gcc >/dev/null && command -v qemu-system-arm >/dev/null; then \
+	  echo "== firmware-bench (instructions under QEMU -icount, not cycles)"; \
+	  $(MAKE) --no-print-directory firmware-bench || { echo "FAIL firmware-bench"; fail=1; }; \
+	else echo "== firmware-bench skipped: needs gcc-arm-none-eabi libnewlib-arm-none-eabi" \
+	  "qemu-system-arm"; fi; \
 	exit $$fail
 
 # MNIST trainer (examples/mnist/mnist-train.c): `make data` fetches the real MNIST files

@@ -47,7 +47,15 @@
      Define IPUPIPE_NO_SIMD to force the portable C path even where the compiler offers
      AVX-512 (__AVX512F__) or AVX2+FMA (__AVX2__ && __FMA__). The path is chosen at compile
      time from the compiler's predefined macros: build with -march=native to get SIMD.
-     IPUP_KERNELS_SIMD names the chosen path ("avx512", "avx2" or "portable").
+     On cores with a single-precision FPU and no SIMD (Armv7E-M and Armv8-M Mainline with
+     __ARM_FP & 4: Cortex-M4F, M7, M33; RISC-V with __riscv_flen) the register-blocked scalar
+     kernels are chosen instead (IPUPIPE_SCALAR_BLOCKED, 1 or 0 forces them on or off, on any
+     target): dense and conv products in 4x4 tiles of accumulators, each output summed in
+     the portable kernels' order, so their bits are the portable path's (on Arm with gcc in
+     ISO C mode one VMLA.F32, a rounded multiply then a rounded add, per multiply-add; the
+     4x4 tiles of the input and weight gradients there are inline assembly, with VLDM/VSTM
+     moving several floats per instruction, when optimising).
+     IPUP_KERNELS_SIMD names the chosen path ("scalar-blocked", "avx512", "avx2", "portable").
 
    CONVENTIONS
      fp32, row-major, batch first. Sizes are int. Every pointer parameter has its shape in
@@ -161,8 +169,19 @@
 #endif
 #endif
 
-/* compile-time SIMD path */
-#if !defined(IPUPIPE_NO_SIMD) && defined(__AVX512F__)
+/* compile-time SIMD path. IPUPIPE_SCALAR_BLOCKED (1 or 0) forces the register-blocked scalar
+   path on or off; unset, it is chosen for cores with a single-precision FPU and no SIMD:
+   Armv7E-M (Cortex-M4F, M7) and Armv8-M Mainline (Cortex-M33) with __ARM_FP & 4, RV32/64 F */
+#if !defined(IPUPIPE_SCALAR_BLOCKED) && !defined(IPUPIPE_NO_SIMD) &&                            \
+    (((defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)) && defined(__ARM_FP) &&    \
+      (__ARM_FP & 4)) ||                                                                      \
+     (defined(__riscv_flen) && __riscv_flen >= 32))
+#define IPUPIPE_SCALAR_BLOCKED 1
+#endif
+#if defined(IPUPIPE_SCALAR_BLOCKED) && IPUPIPE_SCALAR_BLOCKED
+#define IPUP_KERNELS_BLOCKED 1
+#define IPUP_KERNELS_SIMD "scalar-blocked"
+#elif !defined(IPUPIPE_NO_SIMD) && defined(__AVX512F__)
 #define IPUP_KERNELS_AVX512 1
 #define IPUP_KERNELS_SIMD "avx512"
 #elif !defined(IPUPIPE_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
@@ -1176,6 +1195,317 @@ IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
     }
 }
 
+#ifdef IPUP_KERNELS_BLOCKED
+/* The register-blocked scalar path (cores with an FPU of 32 single-precision registers and
+   no SIMD: Cortex-M4F/M7/M33, RV32F). C (M x N) = A (M x K) B (K x N) in tiles of 4 x 4 (and
+   4 x 2, 4 x 1, 1 x 4, 1 x 2, 1 x 1 at the edges) whose 16 accumulators stay in registers
+   over the whole K loop: per k, 4 + 4 loads feed 16 multiply-adds. Every output is still
+   one chain `c += a * b` over k in ascending order, from 0 (or from C's value when adding
+   into a gradient), then `+ bias`, then max(c, 0): the portable kernels' operations in the
+   portable kernels' order, so the bits are theirs. The three forms: */
+#define IPUP__BLK_NN 0 /* A(r, k) = a[r*lda + k], B(k, j) = b[k*ldb + j]: forward products */
+#define IPUP__BLK_NT 1 /* A(r, k) = a[r*lda + k], B(k, j) = b[j*ldb + k]: input gradients */
+#define IPUP__BLK_TN 2 /* A(r, k) = a[k*lda + r], B(k, j) = b[k*ldb + j]: weight gradients */
+#define IPUP__BLK_LOAD 1 /* flags: each chain starts from C's value (else from 0) */
+#define IPUP__BLK_RELU 2 /* flags: max(c, 0) after the bias, as ipup_relu_fwd_f32 */
+/* c += a * b. gcc in ISO C mode does not contract (-ffp-contract=off), so the portable
+   kernels' `+=` is a rounded product then a rounded sum; the Arm VMLA.F32 instruction does
+   exactly that (a chained, not fused, multiply-accumulate: Armv7-M ARM, A7.7.239), in one
+   instruction where gcc -O2 would emit VMUL + VADD. Elsewhere the C expression itself. */
+#if defined(__arm__) && defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus) &&   \
+    defined(__STRICT_ANSI__) && defined(__ARM_FP) && (__ARM_FP & 4)
+#define IPUP__MAC(c, a, b) __asm__("vmla.f32 %0, %1, %2" : "+t"(c) : "t"(a), "t"(b))
+#else
+#define IPUP__MAC(c, a, b) ((c) += (a) * (b))
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define IPUP__BLK_INLINE inline __attribute__((always_inline))
+#else
+#define IPUP__BLK_INLINE inline
+#endif
+#define IPUP__BLK_ROWMAC(x, c0, c1, c2, c3)                                                      \
+    do {                                                                                         \
+        IPUP__MAC(c0, x, y0);                                                                    \
+        if (nr > 1) IPUP__MAC(c1, x, y1);                                                        \
+        if (nr > 2) { IPUP__MAC(c2, x, y2); IPUP__MAC(c3, x, y3); }                              \
+    } while (0)
+#define IPUP__BLK_LD(r, c0, c1, c2, c3)                                                          \
+    do {                                                                                         \
+        const float *cp = c + (r) * ldc;                                                         \
+        c0 = cp[0];                                                                              \
+        if (nr > 1) c1 = cp[1];                                                                  \
+        if (nr > 2) { c2 = cp[2]; c3 = cp[3]; }                                                  \
+    } while (0)
+#define IPUP__BLK_ST(r, c0, c1, c2, c3)                                                          \
+    do {                                                                                         \
+        float *cp = c + (r) * ldc;                                                               \
+        cp[0] = c0;                                                                              \
+        if (nr > 1) cp[1] = c1;                                                                  \
+        if (nr > 2) { cp[2] = c2; cp[3] = c3; }                                                  \
+    } while (0)
+/* On Arm with the VMLA above, the 4 x 4 tiles of the two backward forms are written in
+   assembly, where gcc's code spends about one instruction per multiply-add on loads and
+   pointer steps: the 16 sums stay in s0-s15, VLDM loads several floats in one instruction
+   and VSTM stores a row of the tile in one. Each output is still one VMLA chain over k in
+   ascending order, from +0 (VLDM of ipup__blk_zero) or from C's value: the same bits.
+   Only when optimising: gcc -O0 finds no 9 core registers for one asm statement. */
+#if defined(__arm__) && defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus) &&   \
+    defined(__STRICT_ANSI__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__OPTIMIZE__)
+#define IPUP__BLK_ASM 1
+static const float ipup__blk_zero[16] = {0.0f};
+#define IPUP__V(c, x, y) "vmla.f32 s" #c ", s" #x ", s" #y "\n\t"
+#define IPUP__V4(c0, c1, c2, c3, x, y0, y1, y2, y3)                                              \
+    IPUP__V(c0, x, y0) IPUP__V(c1, x, y1) IPUP__V(c2, x, y2) IPUP__V(c3, x, y3)
+/* TN, one k: A(r, k) for r = 0..3 into s16-s19, B(k, j) for j = 0..3 into s20-s23 */
+#define IPUP__TN_STEP                                                                            \
+    "vldm %[a], {s16-s19}\n\tadd %[a], %[a], %[la]\n\t"                                          \
+    "vldm %[b], {s20-s23}\n\tadd %[b], %[b], %[lb]\n\t"                                          \
+    IPUP__V4(0, 1, 2, 3, 16, 20, 21, 22, 23) IPUP__V4(4, 5, 6, 7, 17, 20, 21, 22, 23)            \
+    IPUP__V4(8, 9, 10, 11, 18, 20, 21, 22, 23) IPUP__V4(12, 13, 14, 15, 19, 20, 21, 22, 23)
+/* the 16 sums from 4 rows of p, row stride lp bytes (p advanced by 3 rows), or to them */
+#define IPUP__TILE_LD(p, lp)                                                                     \
+    "vldm %[" p "], {s0-s3}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vldm %[" p "], {s4-s7}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vldm %[" p "], {s8-s11}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                           \
+    "vldm %[" p "], {s12-s15}\n\t"
+#define IPUP__TILE_ST(p, lp)                                                                     \
+    "vstm %[" p "], {s0-s3}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s4-s7}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s8-s11}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                           \
+    "vstm %[" p "], {s12-s15}\n\t"
+/* k loop: an odd first step (k = 0), then the rest two steps at a time; %[k] = K */
+#define IPUP__K_LOOP(ONE, TWO)                                                                   \
+    "lsrs %[k], %[k], #1\n\tbcc 1f\n\t" ONE "1:\n\tcmp %[k], #0\n\tbeq 3f\n"                     \
+    "2:\n\t" TWO "subs %[k], %[k], #1\n\tbne 2b\n"                                               \
+    "3:\n\t"
+#define IPUP__CLOB16                                                                             \
+    "cc", "memory", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11",    \
+        "s12", "s13", "s14", "s15"
+#define IPUP__TILE_ST_UP(p, lp) /* from row 3 up to row 0 */                                    \
+    "vstm %[" p "], {s12-s15}\n\tsub %[" p "], %[" p "], %[" lp "]\n\t"                          \
+    "vstm %[" p "], {s8-s11}\n\tsub %[" p "], %[" p "], %[" lp "]\n\t"                           \
+    "vstm %[" p "], {s4-s7}\n\tsub %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s0-s3}\n\t"
+/* TN 4 x 4 into C: C(r, j) += sum_k a[k*lda + r] b[k*ldb + j]; 7 core registers */
+static IPUP__BLK_INLINE void ipup__blk_tn44(int K, const float *a, ptrdiff_t la,
+                                            const float *b, ptrdiff_t lb, float *c,
+                                            ptrdiff_t lc) {
+    int k = K;
+    __asm__ __volatile__(IPUP__TILE_LD("c", "lc") IPUP__K_LOOP(IPUP__TN_STEP,
+                                                               IPUP__TN_STEP IPUP__TN_STEP)
+                             IPUP__TILE_ST_UP("c", "lc")
+                         : [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [c] "+r"(c)
+                         : [la] "r"(la), [lb] "r"(lb), [lc] "r"(lc)
+                         : IPUP__CLOB16, "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23");
+}
+/* NT, one k: A(r, k) into s16, s18, s20, s22, B(k, j) into s24, s26, s28, s30 */
+#define IPUP__NT_LD1                                                                             \
+    "vldm %[a0]!, {s16}\n\tvldm %[a1]!, {s18}\n\tvldm %[a2]!, {s20}\n\tvldm %[a3]!, {s22}\n\t"   \
+    "vldm %[b0]!, {s24}\n\tvldm %[b1]!, {s26}\n\tvldm %[b2]!, {s28}\n\tvldm %[b3]!, {s30}\n\t"
+/* NT, two k: A(r, k + t) into s(16 + 2r + t), B(k + t, j) into s(24 + 2j + t) */
+#define IPUP__NT_LD2                                                                             \
+    "vldm %[a0]!, {s16-s17}\n\tvldm %[a1]!, {s18-s19}\n\t"                                       \
+    "vldm %[a2]!, {s20-s21}\n\tvldm %[a3]!, {s22-s23}\n\t"                                       \
+    "vldm %[b0]!, {s24-s25}\n\tvldm %[b1]!, {s26-s27}\n\t"                                       \
+    "vldm %[b2]!, {s28-s29}\n\tvldm %[b3]!, {s30-s31}\n\t"
+/* the 16 multiply-adds of step t (0 or 1) of NT_LD2, or of NT_LD1 (t = 0) */
+#define IPUP__NT_MAC0                                                                            \
+    IPUP__V4(0, 1, 2, 3, 16, 24, 26, 28, 30) IPUP__V4(4, 5, 6, 7, 18, 24, 26, 28, 30)            \
+    IPUP__V4(8, 9, 10, 11, 20, 24, 26, 28, 30) IPUP__V4(12, 13, 14, 15, 22, 24, 26, 28, 30)
+#define IPUP__NT_MAC1                                                                            \
+    IPUP__V4(0, 1, 2, 3, 17, 25, 27, 29, 31) IPUP__V4(4, 5, 6, 7, 19, 25, 27, 29, 31)            \
+    IPUP__V4(8, 9, 10, 11, 21, 25, 27, 29, 31) IPUP__V4(12, 13, 14, 15, 23, 25, 27, 29, 31)
+/* NT 4 x 4 from +0: C(r, j) = sum_k a[r*lda + k] b[j*ldb + k]. 9 core registers: the
+   row pointers, made from a, b and the strides in bytes la, lb, and the count; the zeros'
+   address, la, lb, c and lc come from memory when needed */
+static IPUP__BLK_INLINE void ipup__blk_nt44(int K, const float *a, const ptrdiff_t *la,
+                                            const float *b, const ptrdiff_t *lb, float *const *c,
+                                            const ptrdiff_t *lc) {
+    const float *z = ipup__blk_zero, *a1, *a2, *a3, *b1, *b2, *b3;
+    int k = K;
+    __asm__ __volatile__("ldr %[a3], %[z]\n\tvldm %[a3], {s0-s15}\n\t"
+                         "ldr %[a3], %[la]\n\tadd %[a1], %[a0], %[a3]\n\t"
+                         "add %[a2], %[a1], %[a3]\n\tadd %[a3], %[a2], %[a3]\n\t"
+                         "ldr %[b3], %[lb]\n\tadd %[b1], %[b0], %[b3]\n\t"
+                         "add %[b2], %[b1], %[b3]\n\tadd %[b3], %[b2], %[b3]\n\t"
+                         IPUP__K_LOOP(IPUP__NT_LD1 IPUP__NT_MAC0,
+                                      IPUP__NT_LD2 IPUP__NT_MAC0 IPUP__NT_MAC1)
+                         "ldr %[a0], %[c]\n\tldr %[a1], %[lc]\n\t" IPUP__TILE_ST("a0", "a1")
+                         : [a0] "+r"(a), [b0] "+r"(b), [k] "+r"(k), [a1] "=&r"(a1),
+                           [a2] "=&r"(a2), [a3] "=&r"(a3), [b1] "=&r"(b1), [b2] "=&r"(b2),
+                           [b3] "=&r"(b3)
+                         : [z] "m"(z), [la] "m"(*la), [lb] "m"(*lb), [c] "m"(*c), [lc] "m"(*lc)
+                         : IPUP__CLOB16, "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23",
+                           "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31");
+}
+/* C (M x N, both multiples of 4) in 4 x 4 tiles: TN (+=), NT (=) */
+static __attribute__((noinline)) void ipup__blk_tn_asm(int M, int N, int K, const float *a,
+                                                       ptrdiff_t lda, const float *b,
+                                                       ptrdiff_t ldb, float *c, ptrdiff_t ldc) {
+    const ptrdiff_t fs = (ptrdiff_t)sizeof(float), la = lda * fs, lb = ldb * fs, lc = ldc * fs;
+    int i, j;
+    for (i = 0; i < M; i += 4, a += 4, c += 4 * ldc)
+        for (j = 0; j < N; j += 4) ipup__blk_tn44(K, a, la, b + j, lb, c + j, lc);
+}
+static __attribute__((noinline)) void ipup__blk_nt_asm(int M, int N, int K, const float *a,
+                                                       ptrdiff_t lda, const float *b,
+                                                       ptrdiff_t ldb, float *c, ptrdiff_t ldc) {
+    const ptrdiff_t fs = (ptrdiff_t)sizeof(float), la = lda * fs, lb = ldb * fs, lc = ldc * fs;
+    int i, j;
+    for (i = 0; i < M; i += 4, a += 4 * lda, c += 4 * ldc)
+        for (j = 0; j < N; j += 4) {
+            float *cj = c + j;
+            ipup__blk_nt44(K, a, &la, b + j * ldb, &lb, &cj, &lc);
+        }
+}
+#endif /* the Arm tiles */
+/* one tile of mr (1 or 4) rows and nr (1, 2 or 4) columns; form, mr and nr are constants
+   in every instance (ipup__blk_tab), so the branches on them fold away */
+static IPUP__BLK_INLINE void ipup__blk_tile(const int form, const int mr, const int nr, int K,
+                                            const float *a, ptrdiff_t lda, const float *b,
+                                            ptrdiff_t ldb, float *c, ptrdiff_t ldc, int load) {
+    float c00 = 0.0f, c01 = 0.0f, c02 = 0.0f, c03 = 0.0f, c10 = 0.0f, c11 = 0.0f, c12 = 0.0f,
+          c13 = 0.0f, c20 = 0.0f, c21 = 0.0f, c22 = 0.0f, c23 = 0.0f, c30 = 0.0f, c31 = 0.0f,
+          c32 = 0.0f, c33 = 0.0f;
+    const float *a0 = a, *a1 = a, *a2 = a, *a3 = a, *b0 = b, *b1 = b, *b2 = b, *b3 = b;
+    int k;
+    if (form != IPUP__BLK_TN && mr > 1) { a1 = a + lda; a2 = a1 + lda; a3 = a2 + lda; }
+    if (form == IPUP__BLK_NT) { b1 = b + ldb; b2 = b1 + ldb; b3 = b2 + ldb; }
+    if (load) {
+        IPUP__BLK_LD(0, c00, c01, c02, c03);
+        if (mr > 1) {
+            IPUP__BLK_LD(1, c10, c11, c12, c13);
+            IPUP__BLK_LD(2, c20, c21, c22, c23);
+            IPUP__BLK_LD(3, c30, c31, c32, c33);
+        }
+    }
+    for (k = 0; k < K; k++) {
+        float x0, x1 = 0.0f, x2 = 0.0f, x3 = 0.0f, y0, y1 = 0.0f, y2 = 0.0f, y3 = 0.0f;
+        if (form == IPUP__BLK_NT) {
+            y0 = *b0++;
+            if (nr > 1) y1 = *b1++;
+            if (nr > 2) { y2 = *b2++; y3 = *b3++; }
+        } else {
+            y0 = b0[0];
+            if (nr > 1) y1 = b0[1];
+            if (nr > 2) { y2 = b0[2]; y3 = b0[3]; }
+            b0 += ldb;
+        }
+        if (form == IPUP__BLK_TN) {
+            x0 = a0[0];
+            if (mr > 1) { x1 = a0[1]; x2 = a0[2]; x3 = a0[3]; }
+            a0 += lda;
+        } else {
+            x0 = *a0++;
+            if (mr > 1) { x1 = *a1++; x2 = *a2++; x3 = *a3++; }
+        }
+        IPUP__BLK_ROWMAC(x0, c00, c01, c02, c03);
+        if (mr > 1) {
+            IPUP__BLK_ROWMAC(x1, c10, c11, c12, c13);
+            IPUP__BLK_ROWMAC(x2, c20, c21, c22, c23);
+            IPUP__BLK_ROWMAC(x3, c30, c31, c32, c33);
+        }
+    }
+    IPUP__BLK_ST(0, c00, c01, c02, c03);
+    if (mr > 1) {
+        IPUP__BLK_ST(1, c10, c11, c12, c13);
+        IPUP__BLK_ST(2, c20, c21, c22, c23);
+        IPUP__BLK_ST(3, c30, c31, c32, c33);
+    }
+}
+typedef void (*ipup__blk_fn)(int K, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
+                             float *c, ptrdiff_t ldc, int load);
+#define IPUP__BLK_FN(F, MR, NR)                                                                  \
+    static void ipup__blk_##F##_##MR##_##NR(int K, const float *a, ptrdiff_t lda,                \
+                                            const float *b, ptrdiff_t ldb, float *c,             \
+                                            ptrdiff_t ldc, int load) {                           \
+        ipup__blk_tile(IPUP__BLK_##F, MR, NR, K, a, lda, b, ldb, c, ldc, load);                  \
+    }
+#define IPUP__BLK_FNS(F)                                                                         \
+    IPUP__BLK_FN(F, 1, 1) IPUP__BLK_FN(F, 1, 2) IPUP__BLK_FN(F, 1, 4)                            \
+    IPUP__BLK_FN(F, 4, 1) IPUP__BLK_FN(F, 4, 2) IPUP__BLK_FN(F, 4, 4)
+IPUP__BLK_FNS(NN)
+IPUP__BLK_FNS(NT)
+IPUP__BLK_FNS(TN)
+#define IPUP__BLK_ROW(F)                                                                         \
+    {{ipup__blk_##F##_1_1, ipup__blk_##F##_1_2, ipup__blk_##F##_1_4},                            \
+     {ipup__blk_##F##_4_1, ipup__blk_##F##_4_2, ipup__blk_##F##_4_4}}
+static const ipup__blk_fn ipup__blk_tab[3][2][3] = {IPUP__BLK_ROW(NN), IPUP__BLK_ROW(NT),
+                                                    IPUP__BLK_ROW(TN)};
+
+/* rows i0 .. M-1, columns j0 .. N-1 of C (+)= A B, tile by tile */
+static void ipup__blk_tiles(int form, int i0, int M, int j0, int N, int K, const float *a,
+                            ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,
+                            ptrdiff_t ldc, int load) {
+    int i = i0, j;
+    while (i < M) {
+        const int m4 = M - i >= 4;
+        const float *ai = a + (form == IPUP__BLK_TN ? (ptrdiff_t)i : (ptrdiff_t)i * lda);
+        for (j = j0; j < N;) {
+            const int w = N - j >= 4 ? 4 : N - j >= 2 ? 2 : 1;
+            const float *bj = b + (form == IPUP__BLK_NT ? (ptrdiff_t)j * ldb : (ptrdiff_t)j);
+            ipup__blk_tab[form][m4][w >> 1](K, ai, lda, bj, ldb, c + (ptrdiff_t)i * ldc + j, ldc,
+                                            load);
+            j += w;
+        }
+        i += m4 ? 4 : 1;
+    }
+}
+
+/* C (M x N, row stride ldc) (+)= A B in the given form, tile by tile; then, as the portable
+   kernels do, C += bias (a second pass) and C = max(C, 0) */
+static void ipup__blk_mm(int form, int M, int N, int K, const float *a, ptrdiff_t lda,
+                         const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc, int flags,
+                         const float *bias) {
+    const int load = flags & IPUP__BLK_LOAD;
+    int i, j;
+#ifdef IPUP__BLK_ASM
+    if (form == IPUP__BLK_TN ? load : form == IPUP__BLK_NT && !load) {
+        /* the full 4 x 4 tiles in assembly, then the last N % 4 columns, the last M % 4 rows */
+        const int M4 = M & ~3, N4 = N & ~3;
+        if (form == IPUP__BLK_TN) ipup__blk_tn_asm(M4, N4, K, a, lda, b, ldb, c, ldc);
+        else ipup__blk_nt_asm(M4, N4, K, a, lda, b, ldb, c, ldc);
+        if (N4 < N) ipup__blk_tiles(form, 0, M, N4, N, K, a, lda, b, ldb, c, ldc, load);
+        if (M4 < M) ipup__blk_tiles(form, M4, M, 0, N4, K, a, lda, b, ldb, c, ldc, load);
+    } else
+#endif
+        ipup__blk_tiles(form, 0, M, 0, N, K, a, lda, b, ldb, c, ldc, load);
+    if (bias || (flags & IPUP__BLK_RELU))
+        for (i = 0; i < M; i++) {
+            float *ci = c + (ptrdiff_t)i * ldc;
+            if (bias)
+                for (j = 0; j < N; j++) ci[j] += bias[j];
+            if (flags & IPUP__BLK_RELU)
+                for (j = 0; j < N; j++) ci[j] = ci[j] > 0.0f ? ci[j] : 0.0f;
+        }
+}
+
+/* the dense layer's products in the portable kernels' order (see above) */
+static void ipup__dense_fwd_blk(int B, int IN, int OUT, const float *x, const float *w,
+                                const float *b, float *y, int relu) {
+    ipup__blk_mm(IPUP__BLK_NN, B, OUT, IN, x, IN, w, OUT, y, OUT, relu ? IPUP__BLK_RELU : 0, b);
+}
+static void ipup__dense_bwd_blk(int B, int IN, int OUT, const float *x, const float *w,
+                                const float *dy, float *dx, float *dw, float *db) {
+    int r, o = 0;
+    if (dx) ipup__blk_mm(IPUP__BLK_NT, B, IN, OUT, dy, OUT, w, OUT, dx, IN, 0, NULL);
+    if (dw) ipup__blk_mm(IPUP__BLK_TN, IN, OUT, B, x, IN, dy, OUT, dw, OUT, IPUP__BLK_LOAD, NULL);
+    /* db[o] += dy[0][o], += dy[1][o], ...: each sum in the portable order, 4 in registers */
+    for (; db && o + 4 <= OUT; o += 4) {
+        const float *p = dy + o;
+        float s0 = db[o], s1 = db[o + 1], s2 = db[o + 2], s3 = db[o + 3];
+        for (r = 0; r < B; r++, p += OUT) { s0 += p[0]; s1 += p[1]; s2 += p[2]; s3 += p[3]; }
+        db[o] = s0; db[o + 1] = s1; db[o + 2] = s2; db[o + 3] = s3;
+    }
+    for (; db && o < OUT; o++) {
+        const float *p = dy + o;
+        float s0 = db[o];
+        for (r = 0; r < B; r++, p += OUT) s0 += p[0];
+        db[o] = s0;
+    }
+}
+#endif /* IPUP_KERNELS_BLOCKED */
+
 #ifdef IPUP__SIMD
 #define IPUP__K_BLOCK 256 /* K block of the backward-data products */
 static void ipup__dense_fwd_simd(int B, int IN, int OUT, const float *x /* (B, IN) */,
@@ -1298,6 +1628,11 @@ IPUPIPE_DEF void ipup_dense_fwd_f32(int B, int IN, int OUT, const float *x /* (B
         ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 0);
         return;
     }
+#elif defined(IPUP_KERNELS_BLOCKED)
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT <= 0) return;
+    ipup__dense_fwd_blk(B, IN, OUT, x, w, b, y, 0);
+    return;
 #endif
     ipup_dense_fwd_f32_portable(B, IN, OUT, x, w, b, y);
 }
@@ -1312,6 +1647,11 @@ IPUPIPE_DEF void ipup_dense_relu_fwd_f32(int B, int IN, int OUT, const float *x 
         ipup__dense_fwd_simd(B, IN, OUT, x, w, b, y, 1);
         return;
     }
+#elif defined(IPUP_KERNELS_BLOCKED)
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT <= 0) return;
+    ipup__dense_fwd_blk(B, IN, OUT, x, w, b, y, 1);
+    return;
 #endif
     ipup_dense_fwd_f32(B, IN, OUT, x, w, b, y);
     if (B > 0 && OUT > 0) ipup_relu_fwd_f32(B * OUT, y, y);
@@ -1333,6 +1673,11 @@ IPUPIPE_DEF void ipup_dense_bwd_f32(int B, int IN, int OUT, const float *x /* (B
         else if (db) ipup__colsum_add(1, B, OUT, dy, OUT, db);
         return;
     }
+#elif defined(IPUP_KERNELS_BLOCKED)
+    IPUPIPE_ASSERT(B >= 0 && IN >= 0 && OUT >= 0);
+    if (B <= 0 || IN < 0 || OUT < 0) return;
+    ipup__dense_bwd_blk(B, IN, OUT, x, w, dy, dx, dw, db);
+    return;
 #endif
     ipup_dense_bwd_f32_portable(B, IN, OUT, x, w, dy, dx, dw, db);
 }
@@ -1472,6 +1817,78 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32_portable(int B, int H, int W, int CI, int 
             }
 }
 
+#ifdef IPUP_KERNELS_BLOCKED
+/* conv forward, blocked: per image and output row, rows = the OW positions (stride CI in x),
+   K = the three kernel rows kh of 3*CI contiguous inputs each, one chain carried through y
+   from segment to segment (a float stored and loaded is the same float) */
+static void ipup__conv_fwd_blk(int B, int H, int W, int CI, int CO, const float *x,
+                               const float *w, const float *b, float *y, int relu) {
+    const int OH = H - 2, OW = W - 2, K = 3 * CI;
+    int n, oh, kh;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++) {
+            float *yr = y + ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)CO;
+            for (kh = 0; kh < 3; kh++) {
+                const float *xr = x + ((size_t)n * (size_t)H + (size_t)(oh + kh)) * (size_t)W *
+                                          (size_t)CI;
+                const int last = kh == 2;
+                ipup__blk_mm(IPUP__BLK_NN, OW, CO, K, xr, CI,
+                             w + (size_t)kh * (size_t)K * (size_t)CO, CO, yr, CO,
+                             (kh ? IPUP__BLK_LOAD : 0) | (last && relu ? IPUP__BLK_RELU : 0),
+                             last ? b : NULL);
+            }
+        }
+}
+
+/* conv backward, blocked. dw: per tap (kh, kw), dw_tap (CI x CO) += x_tap^T dy, K = the
+   OW positions of one output row, row after row: each dw element sums its (n, oh, ow) terms
+   in the portable order. dx: the portable kernel adds s = sum_co dy w (one chain over co,
+   from 0) into dx in (n, oh, ow, kh, kw) order; here s is computed for 4 positions x 4
+   input channels x 9 taps at a time into st, then added in that same order. */
+static void ipup__conv_bwd_blk(int B, int H, int W, int CI, int CO, const float *x,
+                               const float *w, const float *dy, float *dx, float *dw,
+                               float *db) {
+    const int OH = H - 2, OW = W - 2;
+    int n, oh, ow, t, ci, r, j, p;
+    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * (size_t)CI * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++) {
+            const float *dyr = dy + ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW * (size_t)CO;
+            if (db)
+                for (p = 0; p < OW * CO; p += CO)
+                    for (j = 0; j < CO; j++) db[j] += dyr[p + j];
+            for (ow = 0; dx && ow < OW; ow += 4)
+                for (ci = 0; ci < CI; ci += 4) {
+                    float st[9][4][4];
+                    const int mr = OW - ow < 4 ? OW - ow : 4, nc = CI - ci < 4 ? CI - ci : 4;
+                    for (t = 0; t < 9; t++)
+                        ipup__blk_mm(IPUP__BLK_NT, mr, nc, CO, dyr + (size_t)ow * (size_t)CO, CO,
+                                     w + ((size_t)t * (size_t)CI + (size_t)ci) * (size_t)CO, CO,
+                                     &st[t][0][0], 4, 0, NULL);
+                    for (r = 0; r < mr; r++)
+                        for (t = 0; t < 9; t++) {
+                            float *d = dx + (((size_t)n * (size_t)H + (size_t)(oh + t / 3)) *
+                                                 (size_t)W + (size_t)(ow + r + t % 3)) *
+                                                (size_t)CI + (size_t)ci;
+                            for (j = 0; j < nc; j++) d[j] += st[t][r][j];
+                        }
+                }
+        }
+    if (dw)
+        for (t = 0; t < 9; t++)
+            for (n = 0; n < B; n++)
+                for (oh = 0; oh < OH; oh++) {
+                    const size_t xo = (((size_t)n * (size_t)H + (size_t)(oh + t / 3)) *
+                                           (size_t)W + (size_t)(t % 3)) * (size_t)CI;
+                    const size_t yo = ((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW *
+                                      (size_t)CO;
+                    ipup__blk_mm(IPUP__BLK_TN, CI, CO, OW, x + xo, CI, dy + yo, CO,
+                                 dw + (size_t)t * (size_t)CI * (size_t)CO, CO, IPUP__BLK_LOAD,
+                                 NULL);
+                }
+}
+#endif /* IPUP_KERNELS_BLOCKED */
+
 #ifdef IPUP__SIMD
 /* conv forward: per image, rows = output positions (oh, ow), K = three segments (kernel
    rows kh) of 3*CI contiguous inputs x[oh+kh][ow .. ow+2][0 .. CI-1]; B = w as (9 CI, CO). */
@@ -1597,6 +2014,10 @@ IPUPIPE_DEF void ipup_conv3x3_fwd_f32(int B, int H, int W, int CI, int CO,
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
     if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
     ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 0);
+#elif defined(IPUP_KERNELS_BLOCKED)
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    ipup__conv_fwd_blk(B, H, W, CI, CO, x, w, b, y, 0);
 #else
     ipup_conv3x3_fwd_f32_portable(B, H, W, CI, CO, x, w, b, y);
 #endif
@@ -1612,6 +2033,11 @@ IPUPIPE_DEF void ipup_conv3x3_relu_fwd_f32(int B, int H, int W, int CI, int CO,
     IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
     if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
     ipup__conv_fwd_simd(B, H, W, CI, CO, x, w, b, y, 1);
+#elif defined(IPUP_KERNELS_BLOCKED)
+    (void)scratch;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    ipup__conv_fwd_blk(B, H, W, CI, CO, x, w, b, y, 1);
 #else
     ipup_conv3x3_fwd_f32(B, H, W, CI, CO, x, w, b, y, scratch);
     if (B > 0 && H >= 3 && W >= 3 && CO > 0) ipup_relu_fwd_f32(B * (H - 2) * (W - 2) * CO, y, y);
@@ -1632,6 +2058,11 @@ IPUPIPE_DEF void ipup_conv3x3_bwd_f32(int B, int H, int W, int CI, int CO,
     else if (dx) ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, NULL, NULL);
     if (dw) ipup__conv_bwd_w_simd(B, H, W, CI, CO, x, dy, dw, db); /* db fused */
     else if (db) ipup__colsum_add(B, (H - 2) * (W - 2), CO, dy, CO, db);
+#elif defined(IPUP_KERNELS_BLOCKED)
+    (void)scratch;
+    IPUPIPE_ASSERT(B >= 0 && H >= 3 && W >= 3 && CI > 0 && CO > 0);
+    if (B <= 0 || H < 3 || W < 3 || CI <= 0 || CO <= 0) return;
+    ipup__conv_bwd_blk(B, H, W, CI, CO, x, w, dy, dx, dw, db);
 #else
     (void)scratch;
     ipup_conv3x3_bwd_f32_portable(B, H, W, CI, CO, x, w, dy, dx, dw, db);

@@ -982,7 +982,9 @@ TTEST(flatten_is_view) {
 
 TTEST(simd_path_named) {
     printf("    kernels path: %s\n", IPUP_KERNELS_SIMD);
-#if defined(IPUPIPE_NO_SIMD)
+#if defined(IPUPIPE_SCALAR_BLOCKED) && IPUPIPE_SCALAR_BLOCKED
+    TT_STREQ(IPUP_KERNELS_SIMD, "scalar-blocked"); /* forced, or a Cortex-M / RV32F build */
+#elif defined(IPUPIPE_NO_SIMD)
     TT_STREQ(IPUP_KERNELS_SIMD, "portable");
 #elif defined(__AVX512F__)
     TT_STREQ(IPUP_KERNELS_SIMD, "avx512");

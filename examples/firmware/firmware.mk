@@ -255,3 +255,29 @@ $(FWD_OUT)/firmware-dual.elf: $(FWD_SRCS) $(FW_DIR)/dual/musca_b1.ld $(wildcard 
 firmware-dual: $(FWD_OUT)/firmware-dual.elf
 firmware-dual-run: firmware-dual
 	@$(FW_DIR)/dual/run_dual.sh $(FWD_OUT)/firmware-dual.elf $(FW_OUT)/run.log $(FWD_QEMU)
+# ---- Cortex-M speed (bench.c): instructions per multiply-accumulate of each dense and conv
+# kernel at the firmware's shapes, and per training step of its MLP, the portable kernels
+# against the register-blocked scalar path (IPUPIPE_SCALAR_BLOCKED, chosen for this core),
+# in one image, built -O2 and -Os, on the Cortex-M4F (mps2-an386) under -icount shift=0:
+# INSTRUCTIONS, not cycles. No MNIST data needed; the outputs of both paths are compared
+# bit for bit on the device. `make bench` runs it when the cross tools exist.
+#   make firmware-bench   build and run both images, print build/firmware-bench/*.log
+.PHONY: firmware-bench
+FWB_OUT   := build/firmware-bench
+FWB_CPU   := -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
+FWB_QEMU  := qemu-system-arm -M mps2-an386 -display none -monitor none -serial none \
+             -semihosting-config enable=on,target=native -icount shift=0
+$(FWB_OUT)/bench-%.elf: $(FW_DIR)/bench.c $(FW_DIR)/startup.c $(FW_DIR)/semihost.h \
+                        $(FW_DIR)/fw_print.h $(FW_DIR)/mps2.ld $(LIBHDRS)
+	@mkdir -p $(@D)
+	$(FW_CC) $(CSTD) $(WARN) $(FWB_CPU) -$* -g -ffunction-sections -fdata-sections -I. -I$(FW_DIR) \
+	  $(FW_DIR)/startup.c $(FW_DIR)/bench.c --specs=nano.specs -nostartfiles -T $(FW_DIR)/mps2.ld \
+	  -Wl,--gc-sections -lm -o $@
+firmware-bench: $(FWB_OUT)/bench-O2.elf $(FWB_OUT)/bench-Os.elf
+	@for o in O2 Os; do \
+	  log=$(FWB_OUT)/bench-$$o.log; \
+	  timeout 300 $(FWB_QEMU) -kernel $(FWB_OUT)/bench-$$o.elf </dev/null > $$log 2>&1; \
+	  rc=$$?; cat $$log; \
+	  if [ $$rc -ne 0 ] || ! grep -q '^BENCH OK' $$log; then \
+	    echo "FAIL firmware-bench: the -$$o image exited with status $$rc (log $$log)"; exit 1; fi; \
+	done
