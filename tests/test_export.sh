@@ -102,7 +102,8 @@ expect_msg "unwritable path" \
   --export-c "$tmp/no/such/dir/m.h"
 mkdir -p "$tmp/adir"
 expect_msg "a directory" \
-  "--export-c: $tmp/adir is a directory, not a regular file; give the path of a file to write" --export-c "$tmp/adir"
+  "--export-c: $tmp/adir is a directory, not a regular file; give the path of a file to write; nothing was run" \
+  --export-c "$tmp/adir"
 expect_msg "a name starting with a digit" \
   "--export-name: the name '9lives' must start with a letter (it prefixes C identifiers)" \
   --export-c "$tmp/n.h" --export-name 9lives

@@ -10,7 +10,7 @@
 #  3. a NaN/inf loss (learning rate 100) stops the run, exit 1, with a message naming
 #     the step and the stage; the last good checkpoint stays intact, and so does an
 #     older --summary-json (no empty --trace/--summary-json left behind);
-#  4. unwritable paths and a full disk (/dev/full, and `ulimit -f` for a real EFBIG)
+#  4. unwritable paths and a full disk (`ulimit -f` for a real EFBIG; /dev/full refused)
 #     for --save, --trace and --summary-json: clear errors, no crash, the previous
 #     checkpoint intact, no temporary file left;
 #  5. hostile configurations: M = 0, more IPUs/stages than the compiled maximum,
@@ -167,10 +167,12 @@ expect_log "--save into a missing directory, at startup" 2 'save: cannot create 
 expect_log "--trace into a missing directory" 2 'trace: cannot create /nonexistent/t.json' "$tmp/o.log" $?
 "$BIN" "${common[@]}" --epochs 1 --summary-json /nonexistent/s.json > "$tmp/o.log" 2>&1
 expect_log "--summary-json into a missing directory" 2 'summary-json: cannot create' "$tmp/o.log" $?
+# a device is no output file (refused at startup, tests/test_outputs.sh); the full disk
+# of --trace is `ulimit -f` below
 "$BIN" "${common[@]}" --epochs 1 --trace /dev/full > "$tmp/o.log" 2>&1
-expect_log "--trace on a full disk (/dev/full)" 2 'trace: writing /dev/full failed' "$tmp/o.log" $?
+expect_log "--trace /dev/full refused at startup" 2 'trace: /dev/full is a character device, not a regular file.*nothing was run' "$tmp/o.log" $?
 "$BIN" "${common[@]}" --epochs 1 --summary-json /dev/full > "$tmp/o.log" 2>&1
-expect_log "--summary-json on a full disk (/dev/full)" 2 'summary-json: writing /dev/full failed' "$tmp/o.log" $?
+expect_log "--summary-json /dev/full refused at startup" 2 'summary-json: /dev/full is a character device, not a regular file' "$tmp/o.log" $?
 # a run that succeeds replaces an older summary and trace whole, leaving no temporary
 echo '{"old": 1}' > "$tmp/rs.json"
 echo '{"old": 2}' > "$tmp/rt.json"

@@ -8,14 +8,17 @@
  * indices as the other runners, and runs its row of the schedule table (after checking
  * that every rank read the same bytes of the data: each file's IDX header and the
  * samples used; else the job stops naming the rank and file that differ); rank 0 prints
- * and writes --save, --trace and --summary-json (the other ranks print nothing), and
- * its checkpoint is byte-identical to the cooperative runner's. --runner mpi is the
+ * and writes every output (--save, --trace, --summary-json, --export-c, in either
+ * spelling: the other ranks drop them after parsing, mt_drop_outputs, and print
+ * nothing), and its checkpoint is byte-identical to the cooperative runner's. Messages
+ * are labelled "mnist-train-mpi:". --runner mpi is the
  * default here and the only runner of this program. A rank that fails ends the job.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* MADV_HUGEPAGE (Linux) for mt_alloc_huge */
 #define IPUPIPE_IMPLEMENTATION
 #define MT_FEED_DIGEST 1 /* mt_feed_load hashes what each rank reads (mtm_data) */
+#define MT_PROG "mnist-train-mpi" /* the name in front of the trainer's messages */
 #include "ipupipe_mpi.h"
 #include "mnist_feed.h"
 
@@ -26,6 +29,7 @@
 static ipup_mpi mtm_mpi;
 static uint64_t mtm_fingerprint;
 static const char *mtm_runner = "mpi";
+static int mtm_rank;
 
 /* after the data are read, before ipup_init: every rank read the same bytes of the four
    files (the command-line fingerprint sees the --data string, not the files it names) */
@@ -67,26 +71,22 @@ static void mtm_report(ipup_emu *e) {
 #define MNIST_TRAIN_EMU_READY(e) mtm_ready(e)
 #define MNIST_TRAIN_BEFORE_REPORT(e) mtm_report(e)
 #define MNIST_TRAIN_RUN_DONE() ipup_mpi_free(&mtm_mpi) /* before the trainer frees the emulator */
+#define MNIST_TRAIN_WRITES_OUTPUTS() (mtm_rank == 0)  /* rank 0 writes every output file */
 #include "mnist_trainer.h"
 
 #define MTM_MAX_ARGS 128
 
-/* The command line of this rank: --runner mpi when none is given; on ranks other than
- * 0 without the output files (rank 0 writes them). */
-static int mtm_args(int argc, char **argv, int rank, char **out) {
+/* The command line of this rank (the same on every rank: the outputs are dropped by
+ * the trainer on ranks other than 0, MNIST_TRAIN_WRITES_OUTPUTS): --runner mpi when
+ * none is given. */
+static int mtm_args(int argc, char **argv, char **out) {
     int i, n = 0, runner = 0;
     for (i = 0; i < argc && n < MTM_MAX_ARGS - 3; i++) {
-        int output = strcmp(argv[i], "--save") == 0 || strcmp(argv[i], "--trace") == 0 || strcmp(argv[i], "--summary-json") == 0;
         if (strcmp(argv[i], "--runner") == 0 && i + 1 < argc) {
             runner = 1;
             mtm_runner = argv[i + 1];
         }
         if (i > 0) mtm_fingerprint = ipup_mpi_hash(mtm_fingerprint, argv[i], strlen(argv[i]) + 1);
-        if (output && rank != 0 && i + 1 < argc) {
-            if (i + 1 < argc) mtm_fingerprint = ipup_mpi_hash(mtm_fingerprint, argv[i + 1], strlen(argv[i + 1]) + 1);
-            i++;
-            continue;
-        }
         out[n++] = argv[i];
     }
     if (!runner) {
@@ -100,12 +100,12 @@ static int mtm_args(int argc, char **argv, int rank, char **out) {
 
 int main(int argc, char **argv) {
     static char *args[MTM_MAX_ARGS + 1];
-    int rank = 0, n, rc;
+    int n, rc;
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    n = mtm_args(argc, argv, rank, args);
-    if (rank != 0 && !freopen("/dev/null", "w", stdout)) {
-        fprintf(stderr, "mnist-train-mpi: rank %d cannot silence its output\n", rank);
+    MPI_Comm_rank(MPI_COMM_WORLD, &mtm_rank);
+    n = mtm_args(argc, argv, args);
+    if (mtm_rank != 0 && !freopen("/dev/null", "w", stdout)) {
+        fprintf(stderr, "mnist-train-mpi: rank %d cannot silence its output\n", mtm_rank);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     rc = mnist_train_main(n, args);

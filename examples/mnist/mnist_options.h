@@ -300,9 +300,16 @@ static int mt_check_outputs(const mt_opts *o) {
     }
     for (x = 0; x < 4; x++)
         for (y = x + 1; y < 4; y++)
-            if (out[x] && out[y] && strcmp(out[x], out[y]) == 0)
+            if (out[x] && out[y] && *out[x] && strcmp(out[x], out[y]) == 0)
                 return mt_err("%s and %s both name %s; give each output its own file", flag[x], flag[y], out[x]);
     return 0;
+}
+
+/* Drops every output option (--save, --trace, --summary-json, --export-c and its
+ * --export-name), however spelled: the rule of a process that writes no files (an MPI
+ * rank other than 0, mnist-train-mpi.c). After mt_parse, which checked them. */
+static inline void mt_drop_outputs(mt_opts *o) {
+    o->save = o->trace = o->summary = o->export_c = o->export_name = NULL;
 }
 
 /* argv into *o (defaults for what is not given; the model's recipe is mt_resolve's).

@@ -28,11 +28,14 @@
 #define MNIST_TRAINER_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -276,14 +279,16 @@ static int mt_carve_pools(mt_run *r, uint8_t *mem, size_t cap) {
 
 /* ------------------------------------------------------------------ setup */
 
-/* --save, --trace and --summary-json checked before anything runs (mnist_outfile.h). */
-static int mt_check_output_paths(const mt_run *r) {
-    const char *paths[4], *flags[4] = {"--save", "--trace", "--summary-json", "--export-c"};
-    paths[0] = r->o.save;
-    paths[1] = r->o.trace;
-    paths[2] = r->o.summary;
-    paths[3] = r->o.export_c;
-    return mt_out_check_all(paths, flags, 4);
+/* The output files checked before anything runs, against each other and against the
+ * files the run reads (mnist_outfile.h). A program whose process writes no outputs (an
+ * MPI rank other than 0) defines MNIST_TRAIN_WRITES_OUTPUTS() as 0 for it: every output
+ * option is then dropped (mt_drop_outputs), whichever way it was spelled. */
+static int mt_check_output_paths(mt_run *r) {
+#ifdef MNIST_TRAIN_WRITES_OUTPUTS
+    if (!(MNIST_TRAIN_WRITES_OUTPUTS())) mt_drop_outputs(&r->o);
+#endif
+    return mt_out_check_all(r->o.save, r->o.trace, r->o.summary, r->o.export_c, r->o.load,
+                            r->o.data);
 }
 
 /* The command line, the output paths, the model, --load's header (model and seed: the
@@ -304,7 +309,8 @@ static int mt_setup_args(mt_run *r, int argc, char **argv) {
             return mt_err("--load: %s holds model '%s', this run trains '%s' (use --model %s)", r->o.load, meta->model,
                           r->spec->name, meta->model);
         if (r->o.seed_given && r->o.seed != meta->seed)
-            fprintf(stderr, "mnist-train: note: --seed %llu ignored: resuming with the checkpoint's seed %llu\n",
+            fprintf(stderr,
+                    MT_PROG ": note: --seed %llu ignored: resuming with the checkpoint's seed %llu\n",
                     (unsigned long long)r->o.seed, (unsigned long long)meta->seed);
         r->o.seed = meta->seed;
     }
@@ -363,8 +369,16 @@ static int mt_setup_memory(mt_run *r) {
 /* ipup_init (which starts the emulator's threads), --load (ipup_state_load through the file). */
 static int mt_setup_emulator(mt_run *r) {
     mnist_ckpt_meta *meta = &r->meta;
+    sigset_t stop, old;
     int rc;
-    if ((rc = ipup_init(r->emu, &r->cfg)) != IPUP_OK)
+    sigemptyset(&stop); /* the emulator's threads start with SIGINT, SIGTERM, SIGHUP blocked: */
+    sigaddset(&stop, SIGINT); /* they reach the main thread, whose blocking I/O they interrupt */
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stop, &old);
+    rc = ipup_init(r->emu, &r->cfg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != IPUP_OK)
         return mt_err("the pipeline cannot start: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
     r->emu_started = 1;
     if (ipup_warnings(r->emu)[0]) fprintf(stderr, "warnings:\n%s", ipup_warnings(r->emu)); /* as ipupipe-sched */
@@ -390,14 +404,15 @@ static int mt_setup_emulator(mt_run *r) {
  * terminal, the memory report. */
 static int mt_setup_outputs(mt_run *r) {
     int s;
-    if (r->o.trace && ex_out_open(&r->trace_out, r->o.trace) != 0)
-        return mt_err("--trace: cannot create %s: %s", r->o.trace, strerror(errno));
-    if (r->o.summary && ex_out_open(&r->summary_out, r->o.summary) != 0)
-        return mt_err("--summary-json: cannot create %s: %s", r->o.summary, strerror(errno));
+    if (r->o.trace && ex_out_open(&r->trace_out, "--trace", r->o.trace, r->err, sizeof r->err) != 0)
+        return mt_err("%s; nothing was run", r->err);
+    if (r->o.summary &&
+        ex_out_open(&r->summary_out, "--summary-json", r->o.summary, r->err, sizeof r->err) != 0)
+        return mt_err("%s; nothing was run", r->err);
     if (r->o.export_c) {
         if (expc_check(r->emu, r->err, sizeof r->err) != IPUP_OK) return mt_err("--export-c: %s; nothing was run", r->err);
-        if (ex_out_open(&r->export_out, r->o.export_c) != 0)
-            return mt_err("--export-c: cannot create %s: %s", r->o.export_c, strerror(errno));
+        if (ex_out_open(&r->export_out, "--export-c", r->o.export_c, r->err, sizeof r->err) != 0)
+            return mt_err("%s; nothing was run", r->err);
     }
     r->tty = r->o.progress < 0 ? isatty(1) : r->o.progress;
     memset(r->mem, 0, sizeof r->mem);
@@ -517,29 +532,55 @@ static void mt_print_setup(const mt_run *r) {
 
 /* ------------------------------------------------------------------ signals */
 
-/* SIGINT, SIGTERM and SIGHUP only set this flag; the run stops at the next step
- * boundary (mt_interrupted), its unfinished outputs are dropped by mt_cleanup and the
- * program exits 128 + the signal's number after a message. */
+/* SIGINT, SIGTERM and SIGHUP set this flag; the run stops at the next step boundary
+ * (mt_interrupted), its unfinished outputs are dropped by mt_cleanup and the program
+ * exits 128 + the signal's number after a message. The handler is installed without
+ * SA_RESTART, so a signal also ends a blocking call of the main thread (a write to a
+ * standard output nobody reads) with EINTR instead of restarting it; and when standard
+ * output is a pipe or a socket, the handler makes it non-blocking, so no later line can
+ * block the way out (mt_check_stdout drops what the reader does not take and puts the
+ * blocking mode back). A signal that arrives while the outputs are written lets them
+ * complete (each is renamed into place whole) and is reported after them. */
 static volatile sig_atomic_t mt_signal_seen;
 static const int mt_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+static int mt_stdout_fl = -1; /* stdout's file status flags if a pipe or a socket, else -1 */
 
-static void mt_on_signal(int sig) { mt_signal_seen = sig; }
+static void mt_on_signal(int sig) {
+    int e = errno; /* fcntl is async-signal-safe (POSIX); errno kept for the interrupted code */
+    mt_signal_seen = sig;
+    if (mt_stdout_fl >= 0) (void)fcntl(STDOUT_FILENO, F_SETFL, mt_stdout_fl | O_NONBLOCK);
+    errno = e;
+}
 
 /* Installs the handler (install = 1, the old actions into old[3]; a signal the
  * program was started with ignored is left ignored) or puts the old actions back
  * (install = 0). */
 static void mt_signals_set(int install, struct sigaction *old) {
     struct sigaction sa;
+    struct stat st;
     int i;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = mt_on_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
+    sa.sa_flags = 0; /* no SA_RESTART: a blocked read or write returns EINTR */
+    if (install)
+        mt_stdout_fl = fstat(STDOUT_FILENO, &st) == 0 &&
+                               (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+                           ? fcntl(STDOUT_FILENO, F_GETFL)
+                           : -1;
     for (i = 0; i < 3; i++) {
         if (!install) sigaction(mt_signals[i], &old[i], NULL);
         else if (sigaction(mt_signals[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
             sigaction(mt_signals[i], &sa, NULL); /* an ignored signal stays ignored (nohup, background jobs) */
     }
+    if (!install) mt_stdout_fl = -1;
+}
+
+static const char *mt_signal_name(int sig) {
+    return sig == SIGINT    ? "SIGINT"
+           : sig == SIGTERM ? "SIGTERM"
+           : sig == SIGHUP  ? "SIGHUP"
+                            : "a signal";
 }
 
 /* The message of a run stopped by a signal; returns its exit code, 128 + signal. */
@@ -547,7 +588,19 @@ static int mt_interrupted(const mt_run *r, const char *where) {
     int sig = (int)mt_signal_seen;
     if (r->tty) printf("\n");
     mt_err("interrupted by %s %s; stopped there: nothing was saved, older output files are as they were",
-           sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal", where);
+           mt_signal_name(sig), where);
+    return 128 + sig;
+}
+
+/* A signal that arrived while the outputs were written (they were completed first):
+ * the message and 128 + signal, whatever rc the writing had. */
+static int mt_interrupted_writing(int rc) {
+    int sig = (int)mt_signal_seen;
+    mt_err("interrupted by %s while the outputs were written; training had ended, so they were "
+           "completed first%s",
+           mt_signal_name(sig),
+           rc ? " (the message above names the one that failed; it was not replaced)"
+              : ", each renamed into place whole");
     return 128 + sig;
 }
 
@@ -808,6 +861,7 @@ static int mt_report(mt_run *r) {
     fflush(stdout);
     if (mt_signal_seen) return mt_interrupted(r, "after the test evaluation");
     rc = mt_write_outputs(r);
+    if (mt_signal_seen) rc = mt_interrupted_writing(rc);
     MNIST_TRAIN_RUN_DONE();
     return rc;
 }
@@ -837,11 +891,27 @@ static void mt_cleanup(mt_run *r) {
 }
 
 /* Every line the run printed reached stdout: flushed and checked (a full disk, a
- * closed pipe). Returns rc, or 2 after a message when rc was 0 and stdout failed. */
+ * closed pipe). Returns rc, or 2 after a message when rc was 0 and stdout failed.
+ * After a signal (stdout a pipe or a socket, made non-blocking by mt_on_signal): what
+ * its reader does not take now is dropped (stdout onto /dev/null: the exit flush
+ * cannot block either), and the blocking mode is put back. */
 static int mt_check_stdout(int rc) {
     int bad = fflush(stdout) != 0, e = errno;
     if (ferror(stdout)) bad = 1;
     clearerr(stdout);
+    if (mt_signal_seen && mt_stdout_fl >= 0) {
+        int stuck = bad && (e == EAGAIN || e == EWOULDBLOCK || e == EINTR);
+        int fd = stuck ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+        (void)fcntl(STDOUT_FILENO, F_SETFL, mt_stdout_fl);
+        if (fd >= 0) {
+            mt_err("the standard output was not read (a full pipe?): its last lines were dropped");
+            dup2(fd, STDOUT_FILENO);
+            close(fd);
+            (void)fflush(stdout);
+            clearerr(stdout);
+            return rc;
+        }
+    }
     if (!bad) return rc;
     mt_err("writing the standard output failed: %s (disk full or closed pipe?)", strerror(e ? e : EIO));
     return rc ? rc : 2;
@@ -849,7 +919,8 @@ static int mt_check_stdout(int rc) {
 
 /* The trainer: setup, training, report, cleanup. Returns the exit code: 0, 1 (the
  * run failed), 2 (usage, data, checkpoint or output error, stdout included), 128 +
- * signal (SIGINT, SIGTERM or SIGHUP stopped it at a step boundary). */
+ * signal (SIGINT, SIGTERM or SIGHUP stopped it at a step boundary, or arrived while the
+ * outputs were written). */
 static int mnist_train_main(int argc, char **argv) {
     static mt_run R_;
     static char outbuf[1 << 14];
@@ -873,8 +944,9 @@ static int mnist_train_main(int argc, char **argv) {
         if (rc == 0) rc = mt_report(r);
     }
     mt_cleanup(r);
+    rc = mt_check_stdout(rc);
     mt_signals_set(0, old_actions);
-    return mt_check_stdout(rc);
+    return rc;
 }
 
 #endif /* MNIST_TRAINER_H */

@@ -37,6 +37,7 @@ typedef struct {
     ipup_optimizer_kind optimizer;
     int optimizer_given, recompute, offload, strict;
     const char *out;                   /* -o FILE, NULL: stdout */
+    const char *out_flag;              /* how -o was spelled (-o, --output), for messages */
     int argc;                          /* the command for the header's comment: argv without --input and -o */
     char *argv[PT_MAX_ARGS];
 } pt_opts;
@@ -186,8 +187,8 @@ static int pt_parse_value(pt_opts *o, const char *flag, const char *v) {
     else if (PT_IS("--schedule")) o->schedule = v;
     else if (PT_IS("--runner")) o->runner = v;
     else if (PT_IS("-o") || PT_IS("--output")) {
-        if (!*v) return pt_err("%s needs a file name", flag);
         o->out = v;
+        o->out_flag = PT_IS("-o") ? "-o" : "--output";
     } else if (PT_IS("--optimizer")) {
         if (strcmp(v, "sgd") == 0) o->optimizer = IPUP_OPT_SGD;
         else if (strcmp(v, "momentum") == 0) o->optimizer = IPUP_OPT_MOMENTUM;

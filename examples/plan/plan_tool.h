@@ -441,6 +441,7 @@ static int pt_out_finish(ex_out *o, int written) {
 
 /* The header to stdout, or to -o FILE through a temporary file renamed when complete. */
 static int pt_output(const pt_tool *t) {
+    char msg[EX_ERR_LEN];
     ex_out out;
     FILE *f;
     int ok;
@@ -448,7 +449,8 @@ static int pt_output(const pt_tool *t) {
         pt_write_header(t, stdout);
         return fflush(stdout) == 0 && !ferror(stdout) ? 0 : (pt_err("writing the header to stdout failed: %s", strerror(errno)), 1);
     }
-    if (ex_out_open(&out, t->o.out) != 0) return pt_err("-o: cannot create %s: %s", t->o.out, strerror(errno)), 1;
+    if (ex_out_open(&out, t->o.out_flag, t->o.out, msg, sizeof msg) != 0)
+        return pt_err("%s", msg), 1;
     if (!(f = fdopen(dup(out.fd), "w"))) {
         ex_out_free(&out);
         return pt_err("-o: %s: %s", t->o.out, strerror(errno)), 1;
@@ -461,12 +463,17 @@ static int pt_output(const pt_tool *t) {
     return ok ? 0 : 1;
 }
 
-/* The whole program: 0, 1 (output) or 2 (usage or configuration). */
+/* The whole program: 0, 1 (output) or 2 (usage or configuration). -o is checked before
+ * any work (ex_outfile.h's ex_out_check: an empty path is a usage error, 2; a directory,
+ * a FIFO, a device or a directory that takes no new file is 1). */
 static int pt_main(int argc, char **argv) {
     static pt_tool t;
+    char msg[EX_ERR_LEN];
     int rc;
     memset(&t, 0, sizeof t);
     if ((rc = pt_parse(argc, argv, &t.o)) != 0) return rc;
+    if (t.o.out && ex_out_check(t.o.out_flag, t.o.out, msg, sizeof msg) != 0)
+        return pt_err("%s", msg), *t.o.out ? 1 : 2;
     if ((rc = pt_configure(&t)) != 0) return rc;
     if ((rc = pt_plan(&t)) != 0) return rc;
     if (t.warn[0]) fprintf(stderr, "warnings:\n%s", t.warn);

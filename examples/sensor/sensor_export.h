@@ -3,10 +3,10 @@
  * ipupipe_kernels.h, for firmware that flags anomalies without the emulator. MIT licence.
  *
  *   se_open    at startup, once the emulator is initialised: can the model be exported
- *              (expc_check), and can FILE.h be written? A directory is refused; the
- *              file is opened as ex_outfile.h's ex_out (a temporary file next to it, so a
- *              missing or unwritable directory is refused before training; a device
- *              or a pipe written directly).
+ *              (expc_check), and can FILE.h be written? The file is opened as
+ *              ex_outfile.h's ex_out, with its checks (an empty path, a directory, a
+ *              FIFO or a device is refused, never opened) and a temporary file next to
+ *              it, so a missing or unwritable directory is refused before training.
  *   se_finish  after training: the header through the descriptor, then the temporary
  *              file flushed and renamed over FILE.h. A failed write or a failed run
  *              (se_drop) removes the temporary file and leaves an older FILE.h as it
@@ -40,12 +40,9 @@ static inline int se_open(se_out *o, const char *path, const ipup_emu *e)
         o->asked = 0;
         return so_err("--export-c: %s; nothing was run", msg);
     }
-    if (ex_out_open(&o->f, path) == 0) return 0;
+    if (ex_out_open(&o->f, "--export-c", path, msg, sizeof msg) == 0) return 0;
     o->asked = 0;
-    if (errno == EISDIR)
-        return so_err("--export-c: %s is a directory, not a regular file; give the path of a file to write", path);
-    return so_err("--export-c: cannot create %s: %s (directory missing or not writable?); nothing was run", path,
-                  strerror(errno));
+    return so_err("%s; nothing was run", msg);
 }
 
 /* a run that failed: no header, an older FILE.h as it was */
@@ -61,9 +58,8 @@ static inline int se_finish(se_out *o, ipup_emu *e, const char *name, const char
 {
     char msg[512];
     expc_info info;
-    int rc, err, direct;
+    int rc, err;
     if (!o->asked) return 0;
-    direct = o->f.tmp == NULL;
     errno = 0;
     rc = expc_write(e, name, origin, ex_fd_write, &o->f.fd, &info, msg, sizeof msg);
     if (rc != IPUP_OK && rc != IPUP_ERR_IO) {
@@ -73,8 +69,9 @@ static inline int se_finish(se_out *o, ipup_emu *e, const char *name, const char
     err = rc == IPUP_OK ? ex_out_close(&o->f, 1) : (errno ? errno : EIO);
     se_drop(o); /* frees the name; removes the temporary file when it is still there */
     if (err)
-        return so_err("--export-c: writing %s failed: %s%s", o->f.path, strerror(err),
-                      direct ? "" : "; the file was not replaced (any older one is as it was)");
+        return so_err("--export-c: writing %s failed: %s; the file was not replaced (any older one "
+                      "is as it was)",
+                      o->f.path, strerror(err));
     if (!quiet)
         printf("exported %s: %s_predict, %d weight arrays, %lld weights (FNV-1a %016llx), scratch %lld floats\n",
                o->f.path, name, (int)info.tensors, (long long)info.floats, (unsigned long long)info.fnv1a,
