@@ -166,7 +166,7 @@ hostile "--export-c: $tmp/adir is a directory, not a regular file; give the path
   "${short[@]}" --export-c "$tmp/adir"
 hostile "--export-c: cannot create $tmp/no/dir/n.h: No such file or directory (directory missing or not writable?); nothing was run" \
   "${short[@]}" --export-c "$tmp/no/dir/n.h"
-hostile "--export-name: the name '9lives' must start with a letter or '_' (it prefixes C identifiers)" \
+hostile "--export-name: the name '9lives' must start with a letter (it prefixes C identifiers)" \
   "${short[@]}" --export-c "$tmp/n.h" --export-name 9lives
 hostile "--export-name: the name 'my-net' has '-'; use letters, digits and '_' (it prefixes C identifiers)" \
   "${short[@]}" --export-c "$tmp/n.h" --export-name my-net
