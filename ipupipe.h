@@ -2715,7 +2715,8 @@ static int ipup__setup_pred_table(ipup__core *e, ipup_op *ops, int32_t cap, int3
         e->pred_stats.microbatches = e->M;
         return IPUP_OK;
     }
-    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1
+    sc.kind = e->cfg.schedule == IPUP_SCHED_INTERLEAVED || e->cfg.schedule == IPUP_SCHED_ZBH1 ||
+                      e->cfg.schedule == IPUP_SCHED_DUALPIPE_V
                   ? IPUP_SCHED_GPIPE
                   : e->cfg.schedule;
     sc.stages = e->S;

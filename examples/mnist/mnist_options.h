@@ -60,7 +60,7 @@ static void mt_usage(FILE *f) {
             "  --map D0,D1,...              the IPU of each stage (TF's device_mapping; default\n"
             "                               stage s on IPU s), e.g. 0,1,1,0\n"
             "  --schedule NAME              grouped|interleaved|sequential|gpipe|1f1b|\n"
-            "                               interleaved-1f1b|zb-h1 (default grouped); sharding:\n"
+            "                               interleaved-1f1b|zb-h1|dualpipe-v (default grouped); sharding:\n"
             "                               the model split over IPUs without pipelining, one\n"
             "                               IPU at work at a time (= sequential)\n"
             "  --batch-size B               micro-batch size\n"
