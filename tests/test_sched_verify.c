@@ -8,6 +8,8 @@
 #include "ipupipe_sched.h"
 #include "sched_fixtures.h"
 #include "ttest.h"
+/* the kinds that take any S and M (dualpipe-v has rules of its own: dualpipev_tables) */
+#define ANY_SM_KINDS (IPUP_SCHED_ZBH1 + 1)
 
 #define CAP_OPS IPUP_SCHED_MAX_OPS(16, 64)
 static ipup_op g_ops[CAP_OPS], g_mut[CAP_OPS + 8], g_ops2[CAP_OPS];
@@ -225,7 +227,7 @@ TTEST(verifier_accepts_builtins) {
     char msg[1024];
     ipup_table t;
     ipup_sched_verify_info vi;
-    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
+    for (k = 0; k < ANY_SM_KINDS; k++)
         for (S = 1; S <= 8; S++)
             for (M = 1; M <= maxM; M++) {
                 int rc = gen((ipup_sched_kind)k, S, M, &t);
@@ -246,7 +248,7 @@ TTEST(verifier_rejects_mutations) {
     ipup_table t;
     char name[64];
     g_rejected = g_accepted = 0;
-    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
+    for (k = 0; k < ANY_SM_KINDS; k++)
         for (z = 0; z < nz; z++) {
             TT_EQ_INT(gen((ipup_sched_kind)k, sizes[z][0], sizes[z][1], &t), 0);
             snprintf(name, sizeof name, "%s S=%d M=%d", ipup_sched_kind_name((ipup_sched_kind)k), sizes[z][0], sizes[z][1]);
@@ -399,7 +401,7 @@ TTEST(shared_device_mappings) {
     char msg[1024];
     ipup_table t;
     ipup_sched_verify_info vi;
-    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
+    for (k = 0; k < ANY_SM_KINDS; k++) {
         if (k == IPUP_SCHED_INTERLEAVED_1F1B) continue;
         for (z = 0; z < 5; z++)
             for (M = 1; M <= 16; M++) {
@@ -573,7 +575,7 @@ TTEST(measure_definitions) {
     int k, i, d, st;
     int64_t act[8] = {100, 200, 300, 400, 500, 600, 700, 800};
     c.f = 1.5; c.b = 2.25; c.i = 1.25; c.w = 0.75;
-    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
+    for (k = 0; k < ANY_SM_KINDS; k++) {
         double bsp = 0.0, work = 0.0;
         int s;
         TT_EQ_INT(gen((ipup_sched_kind)k, 4, 6, &t), 0);
@@ -848,7 +850,7 @@ TTEST(csv_round_trip) {
     int k, S, M, i;
     char msg[1024];
     ipup_table t, u;
-    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
+    for (k = 0; k < ANY_SM_KINDS; k++)
         for (S = 1; S <= 6; S++)
             for (M = 1; M <= 12; M += 1 + (ttest_slow() ? 3 : 0)) {
                 int s;
@@ -994,7 +996,7 @@ TTEST(respace_builtins) {
     int k, S, M, i;
     char msg[1024];
     ipup_table t;
-    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++)
+    for (k = 0; k < ANY_SM_KINDS; k++)
         for (S = 1; S <= 6; S++)
             for (M = 1; M <= 10; M++) {
                 int T0;
@@ -1070,6 +1072,50 @@ TTEST(random_configs) {
     TT_CHECK(made > n_it / 2 && refused > 0);
 }
 
+/* DualPipeV (docs/schedules.md §3): every table of S = 4..16 (even) and M = S..32 is valid,
+   in order, with overlapped F&B cells that survive the CSV round trip, and costs F + B per
+   such cell in BSP time */
+TTEST(dualpipev_tables) {
+    char msg[1024], csv[65536];
+    ipup_table t, u;
+    ipup_sched_verify_info vi;
+    ipup_sched_figures f;
+    int S, M, i, pairs;
+    for (S = 4; S <= 16; S += 2)
+        for (M = S; M <= 32; M += ttest_slow() ? 7 : 1) {
+            ipup_buf b = {csv, sizeof csv - 1, 0};
+            TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE_V, S, M, &t), 0);
+            TT_EQ_INT(t.devices, S / 2);
+            TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+            TT_EQ_INT(vi.in_order, 1);
+            for (i = 1, pairs = 0; i < t.n_ops; i++)
+                pairs += t.ops[i].step == t.ops[i - 1].step && t.ops[i].device == t.ops[i - 1].device;
+            TT_CHECK(pairs > 0);
+            TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &f), 0);
+            TT_CHECK(f.unit_utilisation <= 1.0);
+            TT_EQ_INT(ipup_sched_write_csv(&t, ipup_buf_write, &b), 0);
+            csv[b.len] = '\0';
+            TT_CHECK(strstr(csv, ")OVERLAP_F_B") != NULL);
+            TT_EQ_INT(ipup_sched_csv_load(csv, b.len, g_ops2, CAP_OPS, g_work, sizeof g_work, &u, msg,
+                                          sizeof msg), 0);
+            TT_EQ_INT(u.n_ops, t.n_ops);
+            TT_CHECK(memcmp(u.ops, t.ops, (size_t)t.n_ops * sizeof(ipup_op)) == 0);
+            if (ttest_failures_) return;
+        }
+    /* an overlap cell costs F + B = 3 in BSP time: a one-device table with one such cell */
+    TT_EQ_INT(load("0F0,1F0,(0F1;1B0)OVERLAP_F_B,1F1,0B0,1B1,0B1\n", &t, msg, sizeof msg), 0);
+    TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+    TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &f), 0);
+    TT_CHECK(f.bsp_time == 1.0 + 1.0 + 3.0 + 1.0 + 2.0 + 2.0 + 2.0);
+    /* a pair of the same stage, or B before F, is still two ops in one cell */
+    TT_EQ_INT(load("0F0,(0F1;0B0)OVERLAP_F_B,0B1\n", &t, msg, sizeof msg), 0);
+    TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 2);
+    /* the rules */
+    TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE_V, 5, 10, &t), IPUP_ERR_CONFIG);
+    TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE_V, 8, 7, &t), IPUP_ERR_CONFIG);
+}
+
 static const ttest_case cases[] = {
     TT_CASE(random_configs),
     TT_CASE(verifier_accepts_builtins), TT_CASE(verifier_rejects_mutations), TT_CASE(verifier_messages),
@@ -1077,5 +1123,7 @@ static const ttest_case cases[] = {
     TT_CASE(zbh1_properties),           TT_CASE(measure_seed_facts),         TT_CASE(measure_definitions),
     TT_CASE(renderers),                 TT_CASE(svg_costs_far_apart),                 TT_CASE(writers_io_error_and_buf),                 TT_CASE(csv_round_trip),             TT_CASE(csv_parse_errors),
     TT_CASE(csv_fuzz_smoke),            TT_CASE(pytorch_fixtures),           TT_CASE(respace_builtins),
+    TT_CASE(dualpipev_tables),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
+
