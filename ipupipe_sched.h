@@ -292,9 +292,11 @@ typedef enum ipup_sched_kind {
     IPUP_SCHED_VMIN,          /* V-Min (Qi et al. 2024, controllable memory), S = 2P */
     IPUP_SCHED_VHALF,         /* V-Half (same), S = 2P */
     IPUP_SCHED_LOOPED_BFS,    /* PyTorch's ScheduleLoopedBFS (Lamy-Poirier 2022), S = P x V */
-    IPUP_SCHED_INTERLEAVED_ZB /* PyTorch's ScheduleInterleavedZeroBubble (ZB1P), S = P x V */
+    IPUP_SCHED_INTERLEAVED_ZB, /* PyTorch's ScheduleInterleavedZeroBubble (ZB1P), S = P x V */
+    IPUP_SCHED_DUALPIPE_V /* DeepSeek's DualPipeV, PyTorch's ScheduleDualPipeV: S = 2P stages on
+                             the V mapping, overlapped F&B cells (docs/schedules.md §3) */
 } ipup_sched_kind;
-#define IPUP_SCHED_KIND_COUNT 13
+#define IPUP_SCHED_KIND_COUNT 14
 
 typedef struct ipup_sched_config { /* zero = default */
     ipup_sched_kind kind;
@@ -318,8 +320,9 @@ typedef struct ipup_sched_config { /* zero = default */
 IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
                                        ipup_table *out, char *msg, size_t msg_len);
 /* "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1",
-   "zb-h2", "zb-v", "v-min", "v-half", "looped-bfs", "interleaved-zb" (case-insensitive; '_'
-   or '-' alike; also "zbh1", "i1f1b", "zbv", "zb1p"). IPUP_ERR_PARSE if unknown. */
+   "zb-h2", "zb-v", "v-min", "v-half", "looped-bfs", "interleaved-zb", "dualpipe-v"
+   (case-insensitive; '_' or '-' alike; also "zbh1", "i1f1b", "zbv", "zb1p", "dualpipev").
+   IPUP_ERR_PARSE if unknown. */
 IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out);
 IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
 
@@ -1133,7 +1136,8 @@ static IPUP__UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t
 /* >>generate: schedule names, the closed forms, the placement, ipup_sched_generate */
 static const char *const ipup__kind_names[IPUP_SCHED_KIND_COUNT] = {
     "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1",
-    "zb-h2",   "zb-v",        "v-min",      "v-half", "looped-bfs", "interleaved-zb"};
+    "zb-h2",   "zb-v",        "v-min",      "v-half", "looped-bfs", "interleaved-zb",
+    "dualpipe-v"};
 
 IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind) {
     int k = (int)kind;
@@ -1159,6 +1163,7 @@ IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out) {
     if (ipup__name_eq(name, "zbh2")) { *out = IPUP_SCHED_ZBH2; return IPUP_OK; }
     if (ipup__name_eq(name, "pipedream-flush")) { *out = IPUP_SCHED_1F1B; return IPUP_OK; }
     if (ipup__name_eq(name, "fill-drain")) { *out = IPUP_SCHED_GPIPE; return IPUP_OK; }
+    if (ipup__name_eq(name, "dualpipev")) { *out = IPUP_SCHED_DUALPIPE_V; return IPUP_OK; }
     /* TF's sharding: the model split over IPUs, one IPU working at a time */
     if (ipup__name_eq(name, "sharding")) { *out = IPUP_SCHED_SEQUENTIAL; return IPUP_OK; }
     return IPUP_ERR_PARSE;
@@ -1480,6 +1485,7 @@ static const ipup__dyn_rule ipup__dyn_rules[IPUP_SCHED_KIND_COUNT] = {
     {ipup__pick_vshape, NULL},                /* v-half */
     {NULL, NULL},                             /* looped-bfs: ipup__gen_programs */
     {NULL, NULL},                             /* interleaved-zb: ipup__gen_programs */
+    {ipup__pick_closed, NULL},                /* dualpipe-v: unused (ipup__dpv_generate) */
 };
 
 static IPUP__UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_len) {
@@ -2129,6 +2135,8 @@ static int ipup__fwd_generate(ipup__gen *g, const ipup_sched_config *cfg, ipup_o
 static int ipup__conc_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
                                ipup_table *out, char *msg,
                                size_t msg_len); /* concurrent stages, docs/schedules.md §9 */
+static int ipup__dpv_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
+                              ipup_table *out, char *msg, size_t msg_len); /* DualPipeV */
 
 IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
                                     ipup_table *out, char *msg, size_t msg_len) {
@@ -2144,6 +2152,8 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) out->stage_device[s] = -1;
     if ((rc = ipup__gen_validate(cfg, msg, msg_len)) != IPUP_OK) return rc;
     if (cfg->concurrent) return ipup__conc_generate(cfg, ops, cap_ops, out, msg, msg_len); /* §9 */
+    if (cfg->kind == IPUP_SCHED_DUALPIPE_V) return ipup__dpv_generate(cfg, ops, cap_ops, out, msg,
+                                                                      msg_len);
     IPUPIPE_MEMSET(&g, 0, sizeof g);
     g.S = cfg->stages; g.M = cfg->microbatches; g.kind = (int)cfg->kind;
     g.split_backward = ipup__kind_split(g.kind);
@@ -2307,18 +2317,27 @@ static IPUP__UNUSED int ipup__ver_range(ipup__verifier *v, int32_t i) {
     return IPUP_OK;
 }
 
-/* rule 2: op i is alone in its cell (device, step); the table structure: ops sorted by
-   (step, device) */
+/* rule 2.2's one exception, the overlapped F&B cell (docs/schedules.md §2): p then o in
+   one cell, an F (position 0) and a B or I (position 1) of another stage */
+static IPUP__UNUSED int ipup__overlap_pair(const ipup_op *p, const ipup_op *o) {
+    return p->overlap_index == 0 && o->overlap_index == 1 && p->kind == IPUP_OP_F &&
+           (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && p->stage != o->stage &&
+           ipup_op_branch(p) < 0 && ipup_op_branch(o) < 0;
+}
+
+/* rule 2: op i is alone in its cell (device, step), or the second op of an overlapped F&B
+   cell; the table structure: ops sorted by (step, device) */
 static IPUP__UNUSED int ipup__ver_cell(ipup__verifier *v, int32_t i) {
     const ipup_op *o = &v->t->ops[i];
     if (i > 0) {
         const ipup_op *p = &v->t->ops[i - 1];
-        if (p->step == o->step && p->device == o->device) {
+        if (p->step == o->step && p->device == o->device && !ipup__overlap_pair(p, o)) {
             ipup__ver_op(v, 2, i);
             return ipup__err(
                 v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
                 "rule 2 (one op per device per step): device %d, step %d runs %s and %s; move one "
-                "of them to another step",
+                "of them to another step (only an overlapped F&B cell holds two: the F of one "
+                "stage first, then the B or I of another)",
                 (int)o->device, (int)o->step + 1,
                 ipup__op_desc(v->other_text, sizeof v->other_text, p->kind, p->stage, p->mb),
                 v->op_text);
@@ -2600,15 +2619,16 @@ static IPUP__UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
     return 0;
 }
 
-/* BSP cost of the step made of ops [i0, i1): its slowest op, the exchange if any op crosses
-   devices, and the sync. */
+/* BSP cost of the step made of ops [i0, i1): its slowest cell (an overlapped F&B cell
+   costs its two ops), the exchange if any op crosses devices, and the sync. */
 static IPUP__UNUSED double ipup__step_cost(const ipup_table *t, const ipup_sched_cost *c,
                                            int32_t i0, int32_t i1) {
-    double slowest = 0.0;
+    double slowest = 0.0, v = 0.0;
     int cross = 0;
     int32_t i;
     for (i = i0; i < i1; i++) {
-        double v = ipup_sched_op_cost(c, &t->ops[i]);
+        double op = ipup_sched_op_cost(c, &t->ops[i]);
+        v = i > i0 && t->ops[i].device == t->ops[i - 1].device ? v + op : op;
         if (v > slowest) slowest = v;
         if (ipup__crosses(t, &t->ops[i])) cross = 1;
     }
@@ -2639,8 +2659,10 @@ IPUPIPE_DEF int ipup_sched_phases(const ipup_table *t, int32_t out[6]) {
        most one op per device and step; ops are sorted by step) */
     i = 0;
     while (i < t->n_ops) {
-        int32_t j = ipup__step_end(t, i);
-        if (j - i >= n_in_use && n_in_use > 0) {
+        int32_t j = ipup__step_end(t, i), k, cells = 0;
+        for (k = i; k < j; k++) /* an overlapped F&B cell is one device's */
+            cells += k == i || t->ops[k].device != t->ops[k - 1].device;
+        if (cells >= n_in_use && n_in_use > 0) {
             if (main_first < 0) main_first = t->ops[i].step;
             main_last = t->ops[i].step;
         }
@@ -2712,7 +2734,7 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     int32_t last_wgrad_mb[IPUP_SCHED_MAX_STAGES];
     int32_t inflight[IPUP_SCHED_MAX_STAGES], device_inflight[IPUP_SCHED_MAX_STAGES];
     int64_t device_bytes[IPUP_SCHED_MAX_STAGES];
-    double *end_fwd, *end_bwd, step_max = 0.0, makespan = 0.0;
+    double *end_fwd, *end_bwd, step_max = 0.0, makespan = 0.0, cell_cost = 0.0;
     int32_t *ops_left;
     int32_t S, M, P, n, i, s, d, crosses = 0;
     int64_t SM;
@@ -2755,7 +2777,11 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
             out->bsp_time += step_max + (crosses ? cost->exchange : 0.0) + cost->sync;
             step_max = 0.0; crosses = 0;
         }
-        if (op_cost > step_max) step_max = op_cost;
+        /* an overlapped F&B cell runs its F, then its B: the cell costs both */
+        cell_cost = i > 0 && o->step == t->ops[i - 1].step && o->device == t->ops[i - 1].device
+                        ? cell_cost + op_cost
+                        : op_cost;
+        if (cell_cost > step_max) step_max = cell_cost;
         if (ipup__crosses(t, o)) crosses = 1;
         /* async: inputs arrive (plus exchange when they cross devices) */
 #define IPUP__DEP(arr, idx, dst)                                                          \
@@ -2799,7 +2825,10 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     }
     if (n > 0) out->bsp_time += step_max + (crosses ? cost->exchange : 0.0) + cost->sync;
     out->async_time = makespan;
-    out->unit_utilisation = t->steps > 0 ? (double)n / ((double)t->steps * (double)P) : 0.0;
+    for (i = 0, s = 0; i < n; i++) /* busy cells: an overlapped F&B cell is one */
+        s += !(i > 0 && t->ops[i].step == t->ops[i - 1].step &&
+               t->ops[i].device == t->ops[i - 1].device);
+    out->unit_utilisation = t->steps > 0 ? (double)s / ((double)t->steps * (double)P) : 0.0;
     out->bubble_bsp = out->bsp_time > 0.0 ? 1.0 - out->work / ((double)P * out->bsp_time) : 0.0;
     out->bubble_async = makespan > 0.0 ? 1.0 - out->work / ((double)P * makespan) : 0.0;
     for (s = 0; s < S; s++) {
@@ -3674,6 +3703,19 @@ IPUPIPE_DEF int ipup_sched_write_csv(const ipup_table *t, ipup_write_fn write, v
                 col++;
             } else {
                 continue; /* a second op in the same cell (invalid table): not representable */
+            }
+            if (i + 1 < t->n_ops && ipup__overlap_pair(o, &t->ops[i + 1]) &&
+                t->ops[i + 1].step == o->step && t->ops[i + 1].device == d) {
+                /* PyTorch's overlapped F&B cell, "(0F7;7B3)OVERLAP_F_B" */
+                ipup__write_str(&w, "(");
+                n = ipup_sched_op_str(o, tok, sizeof tok);
+                ipup__write_bytes(&w, tok, (size_t)n);
+                ipup__write_str(&w, ";");
+                o = &t->ops[++i];
+                n = ipup_sched_op_str(o, tok, sizeof tok);
+                ipup__write_bytes(&w, tok, (size_t)n);
+                ipup__write_str(&w, ")OVERLAP_F_B");
+                continue;
             }
             n = ipup_sched_op_str(o, tok, sizeof tok);
             ipup__write_bytes(&w, tok, (size_t)n);
@@ -4819,6 +4861,227 @@ static IPUP__UNUSED int ipup__ver_conc(ipup__verifier *v) {
     ipup__ver_in_order(v);
     v->info->step = v->info->device = v->info->op_index = v->info->stage = v->info->mb =
         v->info->kind = -1;
+    return IPUP_OK;
+}
+
+/* >>dualpipe: DualPipeV (docs/schedules.md §3, "DualPipeV") */
+/* Each device's program follows DeepSeek's DualPipeV (github.com/deepseek-ai/DualPipe,
+   dualpipe/dualpipev.py, DualPipeV.step: steps 1 to 8) as PyTorch's ScheduleDualPipeV
+   writes it (torch/distributed/pipelining/schedules.py, _calculate_single_rank_operations):
+   device d holds chunk 0 = stage d and chunk 1 = stage 2P-1-d; an overlapped F&B cell is
+   an F of one chunk and a full B of the other in one slot; an I queues its W, and a W
+   takes the oldest queued one. The programs are then placed in lock step, each slot at
+   the first step in which all its inputs were made in earlier steps. */
+#define IPUP__DPV_QUEUE (2 * IPUP_SCHED_MAX_STAGES + 8)
+typedef struct ipup__dpv {
+    ipup_op *ops;
+    int32_t n, cap, slot, P, d;
+    int32_t stage[2], nf[2], nb[2]; /* the chunks' stages, next F and next B/I micro-batch */
+    int32_t queue[IPUP__DPV_QUEUE], q_head, q_len; /* pending W: chunk << 24 | mb */
+    int overflow;
+} ipup__dpv;
+
+static IPUP__UNUSED void ipup__dpv_put(ipup__dpv *p, int c, int32_t mb, int kind, int idx) {
+    if (p->n < p->cap) {
+        ipup_op *o = &p->ops[p->n];
+        o->step = p->slot; o->mb = mb; o->stage = (int16_t)p->stage[c];
+        o->device = (int16_t)p->d; o->kind = (int8_t)kind; o->overlap_index = (int8_t)idx;
+        o->branch_plus1 = o->reserved_ = 0;
+    }
+    p->n++;
+}
+
+/* one op alone in its slot: F, B, or I (which queues its W) of chunk c */
+static IPUP__UNUSED void ipup__dpv_one(ipup__dpv *p, int c, int kind) {
+    int32_t mb = kind == IPUP_OP_F ? p->nf[c]++ : p->nb[c]++;
+    ipup__dpv_put(p, c, mb, kind, 0);
+    p->slot++;
+    if (kind != IPUP_OP_I) return;
+    if (p->q_len >= IPUP__DPV_QUEUE) { p->overflow = 1; return; }
+    p->queue[(p->q_head + p->q_len++) % IPUP__DPV_QUEUE] = c << 24 | mb;
+}
+
+/* an overlapped F&B slot: F of chunk cf, then the full B of the other chunk */
+static IPUP__UNUSED void ipup__dpv_pair(ipup__dpv *p, int cf) {
+    ipup__dpv_put(p, cf, p->nf[cf]++, IPUP_OP_F, 0);
+    ipup__dpv_put(p, 1 - cf, p->nb[1 - cf]++, IPUP_OP_B, 1);
+    p->slot++;
+}
+
+/* the W of the oldest pending I, if any */
+static IPUP__UNUSED void ipup__dpv_w(ipup__dpv *p) {
+    int32_t x;
+    if (!p->q_len) return;
+    x = p->queue[p->q_head];
+    p->q_head = (p->q_head + 1) % IPUP__DPV_QUEUE;
+    p->q_len--;
+    ipup__dpv_put(p, x >> 24, x & 0xffffff, IPUP_OP_W, 0);
+    p->slot++;
+}
+
+/* device p->d's program, DualPipeV.step's eight steps (M micro-batches) */
+static IPUP__UNUSED void ipup__dpv_program(ipup__dpv *p, int32_t M) {
+    const int32_t P = p->P, d = p->d;
+    int32_t i, n6 = d + 1;
+    int zb = 0;
+    for (i = 0; i < 2 * (P - d - 1); i++) ipup__dpv_one(p, 0, IPUP_OP_F); /* 1: F0 */
+    for (i = 0; i < d + 1; i++) {                                          /* 2: F0 F1 */
+        ipup__dpv_one(p, 0, IPUP_OP_F);
+        ipup__dpv_one(p, 1, IPUP_OP_F);
+    }
+    for (i = 0; i < P - d - 1; i++) { /* 3: I1 W F1 (zero bubble) */
+        ipup__dpv_one(p, 1, IPUP_OP_I);
+        ipup__dpv_w(p);
+        ipup__dpv_one(p, 1, IPUP_OP_F);
+    }
+    for (i = 0; i < M - 2 * P + d + 1; i++) { /* 4: F0&B1, F1&B0 */
+        if (i == 0 && d == P - 1) { /* the turn of the V: not overlapped (a smaller bubble) */
+            ipup__dpv_one(p, 0, IPUP_OP_F);
+            ipup__dpv_one(p, 1, IPUP_OP_B);
+        } else {
+            ipup__dpv_pair(p, 0);
+        }
+        ipup__dpv_pair(p, 1);
+    }
+    for (i = 0; i < P - d - 1; i++) { /* 5: B1, F1&B0 */
+        ipup__dpv_one(p, 1, IPUP_OP_B);
+        ipup__dpv_pair(p, 1);
+    }
+    for (i = 0; i < n6; i++) { /* 6: B1 B0, the second half split (zero bubble) */
+        if (i == n6 / 2 && d % 2 == 1) zb = 1;
+        ipup__dpv_one(p, 1, zb ? IPUP_OP_I : IPUP_OP_B);
+        if (i == n6 / 2 && d % 2 == 0) zb = 1;
+        ipup__dpv_one(p, 0, zb ? IPUP_OP_I : IPUP_OP_B);
+    }
+    for (i = 0; i < P - d - 1; i++) { /* 7: W, B0 */
+        ipup__dpv_w(p);
+        ipup__dpv_one(p, 0, zb ? IPUP_OP_I : IPUP_OP_B);
+    }
+    for (i = 0; i < d + 1; i++) ipup__dpv_w(p); /* 8: W */
+}
+
+/* the slot at ops[i] (one op, or an F&B pair) is ready at this step: its inputs were made
+   before it (done_f / done_b: F and B-or-I ops of each stage done, all in increasing m) */
+static IPUP__UNUSED int ipup__dpv_ready(const ipup_op *o, int32_t S, const int32_t *done_f,
+                                        const int32_t *done_b) {
+    int32_t s = o->stage, m = o->mb;
+    if (o->kind == IPUP_OP_F) return s == 0 || done_f[s - 1] > m;
+    if (o->kind == IPUP_OP_W) return done_b[s] > m;
+    return done_f[s] > m && (s == S - 1 || done_b[s + 1] > m);
+}
+
+/* place the device-major programs (ops[start[d] .. start[d+1])) in lock step */
+static IPUP__UNUSED int32_t ipup__dpv_place(ipup_op *ops, int32_t S, int32_t P,
+                                            const int32_t *start) {
+    int32_t done_f[IPUP_SCHED_MAX_STAGES], done_b[IPUP_SCHED_MAX_STAGES];
+    int32_t pos[IPUP_SCHED_MAX_STAGES], take[IPUP_SCHED_MAX_STAGES], d, s, j, t = 0, left;
+    for (s = 0; s < S; s++) done_f[s] = done_b[s] = 0;
+    for (d = 0; d < P; d++) pos[d] = start[d];
+    left = start[P];
+    while (left > 0) {
+        int any = 0;
+        for (d = 0; d < P; d++) {
+            int32_t i = pos[d], n = 0;
+            take[d] = 0;
+            if (i >= start[d + 1]) continue;
+            n = i + 1 < start[d + 1] && ops[i + 1].overlap_index == 1 ? 2 : 1;
+            for (j = 0; j < n; j++)
+                if (!ipup__dpv_ready(&ops[i + j], S, done_f, done_b)) break;
+            if (j == n) { take[d] = n; any = 1; }
+        }
+        if (!any) return -1;
+        for (d = 0; d < P; d++) {
+            for (j = 0; j < take[d]; j++) {
+                ipup_op *o = &ops[pos[d] + j];
+                o->step = t;
+                if (o->kind == IPUP_OP_F) done_f[o->stage]++;
+                else if (o->kind != IPUP_OP_W) done_b[o->stage]++;
+            }
+            pos[d] += take[d];
+            left -= take[d];
+        }
+        t++;
+    }
+    return t;
+}
+
+/* the rules of DualPipeV (docs/schedules.md §5): S = 2P even, the V mapping, M >= S */
+static IPUP__UNUSED int ipup__dpv_config(const ipup_sched_config *cfg, char *msg,
+                                         size_t msg_len) {
+    int32_t S = cfg->stages, P = S / 2, s;
+    if (cfg->forward_only)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "dualpipe-v has no forward-only form (its cells pair a forward with a "
+                         "backward); use gpipe or 1f1b for inference");
+    if (S % 2 != 0)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "dualpipe-v: S=%d stages is odd; DualPipeV puts two stages on each "
+                         "device (S = 2P, device d holds stages d and 2P-1-d): use an even S",
+                         (int)S);
+    if (cfg->devices != 0 && cfg->devices != P)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "dualpipe-v: %d devices for S=%d stages; DualPipeV runs S = 2P stages "
+                         "on P = S/2 = %d devices (give %d, or 0)",
+                         (int)cfg->devices, (int)S, (int)P, (int)P);
+    if (cfg->virtual_stages != 0 && cfg->virtual_stages != 2)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "dualpipe-v: V=%d; DualPipeV has exactly 2 stages per device (give 2, "
+                         "or 0)", (int)cfg->virtual_stages);
+    for (s = 0; cfg->stage_device && s < S; s++) {
+        int32_t want = s < P ? s : S - 1 - s;
+        if (cfg->stage_device[s] != want)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "dualpipe-v: stage %d is mapped to device %d; DualPipeV needs the "
+                             "V mapping (device d holds stages d and 2P-1-d: stage %d on device "
+                             "%d)", (int)s, (int)cfg->stage_device[s], (int)s, (int)want);
+    }
+    if (cfg->microbatches < S)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "dualpipe-v: M=%d micro-batches < S=%d stages; DualPipeV needs M >= "
+                         "2P = S (as DeepSeek's dualpipev.py and PyTorch's ScheduleDualPipeV)",
+                         (int)cfg->microbatches, (int)S);
+    return IPUP_OK;
+}
+
+static int ipup__dpv_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
+                              ipup_table *out, char *msg, size_t msg_len) {
+    ipup__dpv p; /* about 2 KB, most of it the W queue */
+    int32_t S = cfg->stages, M = cfg->microbatches, P = S / 2, d, s, T;
+    int32_t start[IPUP_SCHED_MAX_STAGES + 1];
+    int rc;
+    if ((rc = ipup__dpv_config(cfg, msg, msg_len)) != IPUP_OK) return rc;
+    if ((int64_t)3 * S * M > (int64_t)0x7fffffff)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "dualpipe-v: S x M = %lld is too large",
+                         (long long)S * M);
+    IPUPIPE_MEMSET(&p, 0, sizeof p);
+    p.ops = ops; p.cap = ops ? cap_ops : 0; p.P = P;
+    for (d = 0; d < P; d++) {
+        start[d] = p.n;
+        p.d = d; p.slot = 0; p.q_head = p.q_len = 0;
+        p.stage[0] = d; p.stage[1] = S - 1 - d;
+        p.nf[0] = p.nf[1] = p.nb[0] = p.nb[1] = 0;
+        ipup__dpv_program(&p, M);
+        if (p.overflow || p.q_len || p.nf[0] != M || p.nf[1] != M || p.nb[0] != M ||
+            p.nb[1] != M)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "dualpipe-v: internal error: device %d's program is incomplete",
+                             (int)d);
+    }
+    start[P] = p.n;
+    if (p.n > p.cap)
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
+                         "dualpipe-v: the table needs %d ops but the ops array holds %d; size it "
+                         "with IPUP_SCHED_MAX_OPS(%d, %d)",
+                         (int)p.n, ops ? (int)cap_ops : 0, (int)S, (int)M);
+    T = ipup__dpv_place(ops, S, P, start);
+    if (T < 0)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "dualpipe-v: internal error: deadlock");
+    out->stages = S; out->microbatches = M; out->devices = P; out->steps = T;
+    out->n_ops = p.n; out->cap_ops = cap_ops; out->ops = ops;
+    out->split_backward = 0;
+    for (d = 0; d < p.n; d++) if (ops[d].kind == IPUP_OP_I) out->split_backward = 1;
+    for (s = 0; s < S; s++) out->stage_device[s] = (int16_t)(s < P ? s : S - 1 - s);
+    ipup_sched_sort(out);
     return IPUP_OK;
 }
 

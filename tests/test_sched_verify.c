@@ -12,7 +12,7 @@
 #define CAP_OPS IPUP_SCHED_MAX_OPS(16, 64)
 /* the kinds these tests generate with any S and mapping: grouped .. zb-h1 (the later kinds
    fix their mapping, the V or the loop: tests/test_sched_pytorch.c covers them) */
-#define N_KINDS (IPUP_SCHED_ZBH1 + 1)
+#define N_KINDS (IPUP_SCHED_ZBH1 + 1) /* dualpipe-v: dualpipev_tables */
 static ipup_op g_ops[CAP_OPS], g_mut[CAP_OPS + 8], g_ops2[CAP_OPS];
 static uint64_t g_work[IPUP_SCHED_WORK_BYTES(16, 64) / 8 + 8];
 static char g_buf[1 << 20];
@@ -1073,6 +1073,50 @@ TTEST(random_configs) {
     TT_CHECK(made > n_it / 2 && refused > 0);
 }
 
+/* DualPipeV (docs/schedules.md §3): every table of S = 4..16 (even) and M = S..32 is valid,
+   in order, with overlapped F&B cells that survive the CSV round trip, and costs F + B per
+   such cell in BSP time */
+TTEST(dualpipev_tables) {
+    char msg[1024], csv[65536];
+    ipup_table t, u;
+    ipup_sched_verify_info vi;
+    ipup_sched_figures f;
+    int S, M, i, pairs;
+    for (S = 4; S <= 16; S += 2)
+        for (M = S; M <= 32; M += ttest_slow() ? 7 : 1) {
+            ipup_buf b = {csv, sizeof csv - 1, 0};
+            TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE_V, S, M, &t), 0);
+            TT_EQ_INT(t.devices, S / 2);
+            TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+            TT_EQ_INT(vi.in_order, 1);
+            for (i = 1, pairs = 0; i < t.n_ops; i++)
+                pairs += t.ops[i].step == t.ops[i - 1].step && t.ops[i].device == t.ops[i - 1].device;
+            TT_CHECK(pairs > 0);
+            TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &f), 0);
+            TT_CHECK(f.unit_utilisation <= 1.0);
+            TT_EQ_INT(ipup_sched_write_csv(&t, ipup_buf_write, &b), 0);
+            csv[b.len] = '\0';
+            TT_CHECK(strstr(csv, ")OVERLAP_F_B") != NULL);
+            TT_EQ_INT(ipup_sched_csv_load(csv, b.len, g_ops2, CAP_OPS, g_work, sizeof g_work, &u, msg,
+                                          sizeof msg), 0);
+            TT_EQ_INT(u.n_ops, t.n_ops);
+            TT_CHECK(memcmp(u.ops, t.ops, (size_t)t.n_ops * sizeof(ipup_op)) == 0);
+            if (ttest_failures_) return;
+        }
+    /* an overlap cell costs F + B = 3 in BSP time: a one-device table with one such cell */
+    TT_EQ_INT(load("0F0,1F0,(0F1;1B0)OVERLAP_F_B,1F1,0B0,1B1,0B1\n", &t, msg, sizeof msg), 0);
+    TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+    TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &f), 0);
+    TT_CHECK(f.bsp_time == 1.0 + 1.0 + 3.0 + 1.0 + 2.0 + 2.0 + 2.0);
+    /* a pair of the same stage, or B before F, is still two ops in one cell */
+    TT_EQ_INT(load("0F0,(0F1;0B0)OVERLAP_F_B,0B1\n", &t, msg, sizeof msg), 0);
+    TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 2);
+    /* the rules */
+    TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE_V, 5, 10, &t), IPUP_ERR_CONFIG);
+    TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE_V, 8, 7, &t), IPUP_ERR_CONFIG);
+}
+
 static const ttest_case cases[] = {
     TT_CASE(random_configs),
     TT_CASE(verifier_accepts_builtins), TT_CASE(verifier_rejects_mutations), TT_CASE(verifier_messages),
@@ -1080,5 +1124,7 @@ static const ttest_case cases[] = {
     TT_CASE(zbh1_properties),           TT_CASE(measure_seed_facts),         TT_CASE(measure_definitions),
     TT_CASE(renderers),                 TT_CASE(svg_costs_far_apart),                 TT_CASE(writers_io_error_and_buf),                 TT_CASE(csv_round_trip),             TT_CASE(csv_parse_errors),
     TT_CASE(csv_fuzz_smoke),            TT_CASE(pytorch_fixtures),           TT_CASE(respace_builtins),
+    TT_CASE(dualpipev_tables),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
+

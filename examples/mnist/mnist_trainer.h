@@ -180,7 +180,7 @@ static int mt_configure(mt_run *r) {
     if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK)
         return mt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, "
                       "interleaved-1f1b, zb-h1, zb-h2, zb-v, v-min, v-half, looped-bfs, "
-                      "interleaved-zb)",
+                      "interleaved-zb, dualpipe-v)",
                       r->o.schedule);
 #ifdef MNIST_TRAIN_EXTRA_RUNNER /* a program that adds a runner (mnist-train-mpi.c: "mpi") */
     if (mt_name_eq(r->o.runner, MNIST_TRAIN_EXTRA_RUNNER)) r->runner = IPUP_RUNNER_COOP;

@@ -307,7 +307,8 @@ static void pt_put_cstr(FILE *f, const char *s) {
 static void pt_write_config(const pt_tool *t, FILE *f) {
     static const char *const sched[IPUP_SCHED_KIND_COUNT] = {
         "IPUP_SCHED_GROUPED", "IPUP_SCHED_INTERLEAVED", "IPUP_SCHED_SEQUENTIAL",      "IPUP_SCHED_GPIPE",
-        "IPUP_SCHED_1F1B",    "IPUP_SCHED_INTERLEAVED_1F1B", "IPUP_SCHED_ZBH1"};
+        "IPUP_SCHED_1F1B",    "IPUP_SCHED_INTERLEAVED_1F1B", "IPUP_SCHED_ZBH1",
+        "IPUP_SCHED_DUALPIPE_V"};
     static const char *const opt[3] = {"IPUP_OPT_SGD", "IPUP_OPT_MOMENTUM", "IPUP_OPT_ADAM"};
     const ipup_config *c = &t->cfg;
     const ipup_plan *p = &t->plan;

@@ -176,7 +176,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         } else if (!strcmp(a, "--schedule")) {
             NEEDV();
             if (ipup_sched_kind_parse(v, &o->kind))
-                return usage_error("unknown schedule '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-h2, zb-v, v-min, v-half, looped-bfs, interleaved-zb)", v);
+                return usage_error("unknown schedule '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-h2, zb-v, v-min, v-half, looped-bfs, interleaved-zb, dualpipe-v)", v);
             o->have_kind = 1;
         } else if (!strcmp(a, "--virtual")) {
             NEEDV();
