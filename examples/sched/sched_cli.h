@@ -27,6 +27,9 @@ typedef struct opts {
     const char *format, *check;
     int forward_only; /* --forward-only: inference tables, F ops only (docs/schedules.md §8) */
     ipup_stage_map cmap; /* --map as parsed; cmap.concurrent: some stage on several IPUs ("0,[1,2],2,3") */
+    int timing;          /* --timing: IPUP_SCHED_TIMING_ASYNC (default) or _BSP */
+    int memory;          /* --memory: the activations held per device over time */
+    const char *paper;   /* --paper zb|dualpipe: a paper's table (with --compare) */
 } opts;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -219,6 +222,20 @@ static int parse_args(int argc, char **argv, opts *o) {
                                                : "--unit needs pixels per cost unit 1..100000, not '%s'", v);
             if (a[2] == 'w') o->svg_width = px;
             else o->svg_unit = px;
+        } else if (!strcmp(a, "--timing")) {
+            NEEDV();
+            if (!strcmp(v, "async")) o->timing = IPUP_SCHED_TIMING_ASYNC;
+            else if (!strcmp(v, "bsp")) o->timing = IPUP_SCHED_TIMING_BSP;
+            else return usage_error("--timing must be async (dataflow: each op when its inputs and its device are free) or bsp "
+                                    "(lock-step: every step as long as its slowest op), not '%s'", v);
+        } else if (!strcmp(a, "--memory")) {
+            o->memory = 1;
+        } else if (!strcmp(a, "--paper")) {
+            NEEDV();
+            if (strcmp(v, "zb") && strcmp(v, "dualpipe"))
+                return usage_error("--paper must be zb (the Zero Bubble paper's table) or dualpipe (the DualPipe repository's), not '%s'", v);
+            o->paper = v;
+            o->compare = 1;
         } else if (!strcmp(a, "--check")) {
             NEEDV();
             o->check = v;

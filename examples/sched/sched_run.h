@@ -176,6 +176,40 @@ static int draw_refused(const char *what, long long ops) {
     return 2;
 }
 
+/* --act-bytes as the library takes it (NULL: 1 unit per stage and micro-batch) */
+static const int64_t *act_or_null(const opts *o, int32_t S, int64_t *act) {
+    int s;
+    if (o->nact == 0) return NULL;
+    for (s = 0; s < S; s++) act[s] = o->nact == 1 ? o->act[0] : (s < o->nact ? o->act[s] : 0);
+    return act;
+}
+
+/* the SVG with --timing and --memory: the scratch they need allocated here */
+static int write_svg_with(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, ipup_sched_svg_opts *so,
+                          ipup_write_fn wr, void *user) {
+    int64_t act[IPUP_SCHED_MAX_STAGES];
+    int rc;
+    so->timing = o->timing;
+    so->memory = o->memory;
+    so->act_bytes = act_or_null(o, t->stages, act);
+    so->work_bytes = IPUP_SCHED_DRAW_WORK_BYTES(t->stages, t->microbatches, t->n_ops);
+    so->work = malloc(so->work_bytes);
+    if (!so->work) return IPUP_ERR_CAPACITY;
+    rc = ipup_sched_write_svg_ex(t, &o->cost, fg, so, wr, user);
+    free(so->work);
+    so->work = NULL;
+    return rc;
+}
+
+/* the trace with --timing */
+static int write_trace(const opts *o, const ipup_table *t) {
+    size_t n = IPUP_SCHED_DRAW_WORK_BYTES(t->stages, t->microbatches, t->n_ops);
+    void *work = malloc(n);
+    int rc = work ? ipup_sched_write_trace_ex(t, &o->cost, o->timing, work, n, file_write, stdout) : IPUP_ERR_CAPACITY;
+    free(work);
+    return rc;
+}
+
 /* the SVG with the tool's title (schedule, sizes, costs) and --width/--unit */
 static int write_svg(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, const char *name, ipup_write_fn wr, void *user) {
     ipup_sched_svg_opts so;
@@ -196,7 +230,7 @@ static int write_svg(const opts *o, const ipup_table *t, const ipup_sched_figure
     if (c->exchange != 0.0 || c->sync != 0.0)
         ipup_snprintf(title + strlen(title), sizeof title - strlen(title), " exchange=%g sync=%g", c->exchange, c->sync);
     so.title = title;
-    return ipup_sched_write_svg_ex(t, c, fg, &so, wr, user);
+    return write_svg_with(o, t, fg, &so, wr, user);
 }
 
 static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, const char *name, const char *warnings) {
@@ -221,7 +255,7 @@ static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg
     if (!strcmp(o->format, "trace") && draw_refused("--format trace", t->n_ops)) return -1;
     if (!strcmp(o->format, "csv")) rc = ipup_sched_write_csv(t, file_write, stdout);
     else if (!strcmp(o->format, "json")) rc = ipup_sched_write_json(t, fg, name, warnings, file_write, stdout);
-    else if (!strcmp(o->format, "trace")) rc = ipup_sched_write_trace(t, &o->cost, file_write, stdout);
+    else if (!strcmp(o->format, "trace")) rc = write_trace(o, t);
     else rc = write_svg(o, t, fg, name, file_write, stdout);
     if (rc) return -1;
     if (warnings && *warnings && strcmp(o->format, "json")) fprintf(stderr, "warnings:\n%s", warnings);
