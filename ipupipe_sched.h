@@ -466,7 +466,8 @@ typedef struct ipup_sched_svg_opts {
                           over time (ipup_sched_held), its peak marked */
     const int64_t *act_bytes; /* memory: bytes per stage and micro-batch (stages); NULL: 1 */
     double row_height; /* px per device row; 0: 30 */
-    int32_t no_legend; /* 1: no legend (small multiples share one) */
+    int32_t no_legend; /* 1: a small multiple: no legend, the title as given (without the
+                          timing: the picture around it names it) */
 } ipup_sched_svg_opts;
 /* The slide-ready chart: a title, 1-based step numbers over the columns, a time axis
    when the costs are not all 1, the phases shaded and labelled where the label fits, a
@@ -3144,9 +3145,10 @@ static IPUP__UNUSED void ipup__svg_layout(ipup__svg *chart, const ipup_sched_svg
     if (opts && opts->title)
         ipup_snprintf(chart->title, sizeof chart->title, "%.200s", opts->title);
     else ipup__svg_default_title(chart);
-    ipup_snprintf(chart->title + ipup__strlen(chart->title),
-                  sizeof chart->title - ipup__strlen(chart->title), "   %s",
-                  chart->async ? "async (dataflow) time" : "BSP (lock-step) time");
+    if (!(opts && opts->no_legend)) /* a small multiple: the picture around it says it */
+        ipup_snprintf(chart->title + ipup__strlen(chart->title),
+                      sizeof chart->title - ipup__strlen(chart->title), "   %s",
+                      chart->async ? "async (dataflow) time" : "BSP (lock-step) time");
     chart->width = IPUP__SVG_LEFT + chart->extent * chart->unit + IPUP__SVG_RIGHT;
     if (chart->width < 16.0 + (double)ipup__strlen(chart->title) * 9.9)
         chart->width = 16.0 + (double)ipup__strlen(chart->title) * 9.9;

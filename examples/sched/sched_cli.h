@@ -272,6 +272,10 @@ static int parse_args(int argc, char **argv, opts *o) {
         return usage_error("--stage-numbering popxl does not take concurrent stages (a bracket in --map)%s", "");
     if (o->popxl && (o->compare || strcmp(o->format, "grid")))
         return usage_error("--stage-numbering popxl draws the grid of one schedule (no --compare, --format grid)%s", "");
+    if (o->paper && !o->stages) o->stages = 4;        /* --paper: P = 4, M = 16 unless given */
+    if (o->paper && !o->microbatches) o->microbatches = 16;
+    if (o->paper && (o->nmap || o->cmap.concurrent || o->forward_only || o->nact))
+        return usage_error("--paper takes -S, -M, --devices, --cost and --timing only (its table fixes the rest)%s", "");
     if (!o->stages || !o->microbatches) return usage_error("give --stages S and --microbatches M (or --check FILE.csv)%s", "");
     if (o->popxl && popxl_fold(o)) return 2;
     if ((long long)o->stages * o->microbatches > TOOL_MAX_CELLS)
