@@ -3336,8 +3336,10 @@ static IPUP__UNUSED void ipup__svg_legend(ipup__writer *w, const ipup__svg *char
         ipup__write_fmt(
             w,
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#999\" "
-            "stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-            x, y, fill, x + 18.0, y + 12.0, name);
+            "stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"%.1f\">",
+            x, y, fill, x + 18.0, y + 12.0);
+        ipup__svg_text(w, name);
+        ipup__write_str(w, "</text>\n");
         x += ipup__svg_item_width(name);
     }
 }

@@ -628,9 +628,9 @@ static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
     /* a cell: title 32, the gap or the step numbers, the rows, the axis 24, margins 16 */
     row_h = (cell_h - 32.0 - (o->timing == IPUP_SCHED_TIMING_BSP ? 40.0 : 6.0) - 24.0 - 16.0) / P;
     if (row_h > 30.0) row_h = 30.0;
-    if (row_h < 18.0) {
+    if (row_h < 16.0) {
         fprintf(stderr, "ipupipe-sched: --compare --format svg: %d devices do not fit a 1600 x 900 slide with %d charts "
-                        "(rows under 18 px); use fewer devices, or --format svg for one schedule\n", P, n);
+                        "(rows under 16 px); use fewer devices, or --format svg for one schedule\n", P, n);
         return 2;
     }
     printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"monospace\" font-size=\"14\">\n"
