@@ -153,8 +153,38 @@ static int parse_map(const char *v, opts *o) {
     return 0;
 }
 
+/* --timing, --memory, --paper: -1 when a is none of them, else the values it took (0 or 1),
+   or 2 after a usage error */
+static int parse_draw_option(const char *a, const char *v, opts *o) {
+    if (!strcmp(a, "--memory")) { o->memory = 1; return 0; }
+    if (strcmp(a, "--timing") && strcmp(a, "--paper")) return -1;
+    if (!v) return usage_error("option %s needs a value", a);
+    if (!strcmp(a, "--timing")) {
+        if (!strcmp(v, "async")) o->timing = IPUP_SCHED_TIMING_ASYNC;
+        else if (!strcmp(v, "bsp")) o->timing = IPUP_SCHED_TIMING_BSP;
+        else return usage_error("--timing must be async (dataflow: each op when its inputs and its device are free) or bsp "
+                                "(lock-step: every step as long as its slowest op), not '%s'", v);
+        return 1;
+    }
+    if (strcmp(v, "zb") && strcmp(v, "dualpipe"))
+        return usage_error("--paper must be zb (the Zero Bubble paper's table) or dualpipe (the DualPipe repository's), not '%s'", v);
+    o->paper = v;
+    o->compare = 1;
+    return 1;
+}
+
+/* --paper: P = 4, M = 16 unless given; 0, or 2 after a usage error */
+static int paper_defaults(opts *o) {
+    if (!o->paper) return 0;
+    if (!o->stages) o->stages = 4;
+    if (!o->microbatches) o->microbatches = 16;
+    if (o->nmap || o->cmap.concurrent || o->forward_only || o->nact)
+        return usage_error("--paper takes -S, -M, --devices, --cost and --timing only (its table fixes the rest)%s", "");
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, opts *o) {
-    int i;
+    int i, rc;
     memset(o, 0, sizeof *o);
     o->cost = ipup_sched_cost_default();
     o->format = "grid";
@@ -222,20 +252,9 @@ static int parse_args(int argc, char **argv, opts *o) {
                                                : "--unit needs pixels per cost unit 1..100000, not '%s'", v);
             if (a[2] == 'w') o->svg_width = px;
             else o->svg_unit = px;
-        } else if (!strcmp(a, "--timing")) {
-            NEEDV();
-            if (!strcmp(v, "async")) o->timing = IPUP_SCHED_TIMING_ASYNC;
-            else if (!strcmp(v, "bsp")) o->timing = IPUP_SCHED_TIMING_BSP;
-            else return usage_error("--timing must be async (dataflow: each op when its inputs and its device are free) or bsp "
-                                    "(lock-step: every step as long as its slowest op), not '%s'", v);
-        } else if (!strcmp(a, "--memory")) {
-            o->memory = 1;
-        } else if (!strcmp(a, "--paper")) {
-            NEEDV();
-            if (strcmp(v, "zb") && strcmp(v, "dualpipe"))
-                return usage_error("--paper must be zb (the Zero Bubble paper's table) or dualpipe (the DualPipe repository's), not '%s'", v);
-            o->paper = v;
-            o->compare = 1;
+        } else if ((rc = parse_draw_option(a, v, o)) >= 0) {
+            if (rc > 1) return rc;
+            i += rc;
         } else if (!strcmp(a, "--check")) {
             NEEDV();
             o->check = v;
@@ -272,10 +291,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         return usage_error("--stage-numbering popxl does not take concurrent stages (a bracket in --map)%s", "");
     if (o->popxl && (o->compare || strcmp(o->format, "grid")))
         return usage_error("--stage-numbering popxl draws the grid of one schedule (no --compare, --format grid)%s", "");
-    if (o->paper && !o->stages) o->stages = 4;        /* --paper: P = 4, M = 16 unless given */
-    if (o->paper && !o->microbatches) o->microbatches = 16;
-    if (o->paper && (o->nmap || o->cmap.concurrent || o->forward_only || o->nact))
-        return usage_error("--paper takes -S, -M, --devices, --cost and --timing only (its table fixes the rest)%s", "");
+    if (paper_defaults(o)) return 2;
     if (!o->stages || !o->microbatches) return usage_error("give --stages S and --microbatches M (or --check FILE.csv)%s", "");
     if (o->popxl && popxl_fold(o)) return 2;
     if ((long long)o->stages * o->microbatches > TOOL_MAX_CELLS)

@@ -233,6 +233,39 @@ static int write_svg(const opts *o, const ipup_table *t, const ipup_sched_figure
     return write_svg_with(o, t, fg, &so, wr, user);
 }
 
+/* --memory as text (grid, steps) or JSON: the activations each device holds at the end of
+   every step (ipup_sched_held: from F to its B, or W when split) and its peak */
+static int print_memory(const opts *o, const ipup_table *t, int json) {
+    int64_t act[IPUP_SCHED_MAX_STAGES], peak[IPUP_SCHED_MAX_STAGES], *held = (int64_t *)malloc(((size_t)t->n_ops + 1) * 8);
+    const int64_t *a = act_or_null(o, t->stages, act);
+    int32_t d, i, step;
+    if (!held || ipup_sched_held(t, a, held, peak)) { free(held); return -1; }
+    if (json) printf("{\"held_peak_device\":[");
+    else printf("activations held per device (%s; from F to its B, or W when split)\npeak:", a ? "bytes" : "stage micro-batches");
+    for (d = 0; d < t->devices; d++) printf("%s%lld", json ? (d ? "," : "") : " ", (long long)peak[d]);
+    if (json) printf("],\"held_at_step_end\":[");
+    else printf("\nat the end of each step (columns: steps 1..%d)\n", (int)t->steps);
+    for (d = 0; d < t->devices; d++) {
+        int64_t cur = 0;
+        if (json) printf("%s[", d ? "," : "");
+        else printf("IPU%d ", (int)d);
+        for (step = 0, i = 0; step < t->steps; step++) {
+            for (; i < t->n_ops && t->ops[i].step <= step; i++) {
+                const ipup_op *op = &t->ops[i];
+                if (op->device != d) continue;
+                cur = held[i];
+                if ((op->kind == IPUP_OP_B || op->kind == IPUP_OP_W) && !t->forward_only) cur -= a ? a[op->stage] : 1;
+            }
+            if (json) printf("%s%lld", step ? "," : "", (long long)cur);
+            else printf(" %2lld", (long long)cur);
+        }
+        printf("%s", json ? "]" : "\n");
+    }
+    if (json) printf("]}\n");
+    free(held);
+    return 0;
+}
+
 static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, const char *name, const char *warnings) {
     int rc;
     if (!strcmp(o->format, "grid") || !strcmp(o->format, "steps")) {
@@ -249,11 +282,13 @@ static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg
             print_figures(t, fg, &o->cost);
             if (warnings && *warnings) printf("warnings:\n%s", warnings);
         }
+        if (o->memory && !rc) rc = print_memory(o, t, 0);
         return rc;
     }
     if (!strcmp(o->format, "svg") && draw_refused("--format svg", t->n_ops)) return -1;
     if (!strcmp(o->format, "trace") && draw_refused("--format trace", t->n_ops)) return -1;
     if (!strcmp(o->format, "csv")) rc = ipup_sched_write_csv(t, file_write, stdout);
+    else if (!strcmp(o->format, "json") && o->memory) rc = print_memory(o, t, 1);
     else if (!strcmp(o->format, "json")) rc = ipup_sched_write_json(t, fg, name, warnings, file_write, stdout);
     else if (!strcmp(o->format, "trace")) rc = write_trace(o, t);
     else rc = write_svg(o, t, fg, name, file_write, stdout);
