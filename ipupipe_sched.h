@@ -458,6 +458,12 @@ IPUPIPE_DEF int ipup_sched_render_steps(const ipup_table *t, int32_t mark_step, 
    of their own (pid = P). Opens in Perfetto and chrome://tracing. */
 IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost,
                                        ipup_write_fn write, void *user);
+/* The trace with a timing (IPUP_SCHED_TIMING_ASYNC or _BSP; ipup_sched_write_trace is BSP):
+   async needs work (IPUP_SCHED_DRAW_WORK_BYTES(S, M, n_ops), 8-byte aligned; else
+   IPUP_ERR_CAPACITY) and has no phase track (phases are made of steps). */
+IPUPIPE_DEF int ipup_sched_write_trace_ex(const ipup_table *t, const ipup_sched_cost *cost,
+                                          int timing, void *work, size_t work_bytes,
+                                          ipup_write_fn write, void *user);
 
 /* >>svg: the SVG Gantt chart */
 /* SVG Gantt chart: devices as rows, op widths from the cost model (BSP timing), the
@@ -473,17 +479,64 @@ typedef struct ipup_sched_svg_opts {
                           under the other; 0: 1600; < 0: never fold. Never more than
                           1048576 px either way */
     const char *title; /* NULL: "S=.. M=.. P=.. T=..  F=.. B=.." (the sizes and costs) */
+    /* fields added in 0.5.0 (docs/schedules.md §10): */
+    int32_t timing;    /* IPUP_SCHED_TIMING_ASYNC (0, the default) or IPUP_SCHED_TIMING_BSP */
+    void *work;        /* async timing or memory: scratch of work_bytes >=
+                          IPUP_SCHED_DRAW_WORK_BYTES(S, M, n_ops), 8-byte aligned */
+    size_t work_bytes;
+    int32_t memory;    /* 1: a panel under the chart, the activation bytes each device holds
+                          over time (ipup_sched_held), its peak marked */
+    const int64_t *act_bytes; /* memory: bytes per stage and micro-batch (stages); NULL: 1 */
+    double row_height; /* px per device row; 0: 30 */
+    int32_t no_legend; /* 1: a small multiple: no legend, the title as given (without the
+                          timing: the picture around it names it) */
 } ipup_sched_svg_opts;
 /* The slide-ready chart: a title, 1-based step numbers over the columns, a time axis
    when the costs are not all 1, the phases shaded and labelled where the label fits, a
    legend wrapped to the canvas with only the op kinds present. Text stays inside the
-   canvas; ipup_sched_write_svg is this with opts NULL. IPUP_ERR_ARG for a bad table, a
+   canvas; ipup_sched_write_svg is this with opts NULL, which draws BSP time (it has no
+   scratch). With opts, timing 0 is async (the default: each op where the threaded runner
+   runs it; no step numbers, one band scaled to the width, no phases) and needs opts->work;
+   the title says which timing it is. Boxes are labelled by micro-batch, "stage:mb" on a
+   device holding several stages, and shaded lighter for a device's second (fourth, ...)
+   stage; the two ops of an overlap cell (overlap_index) are drawn as the halves of one
+   hatched box. IPUP_ERR_CAPACITY when async or memory lack work. IPUP_ERR_ARG for a bad
+   table, a
    NULL write, or a cost or stage scale that is not 0 or in [IPUP_SCHED_COST_MIN,
    IPUP_SCHED_COST_MAX] (negative, NaN, infinite, subnormal or above 1e15). */
 IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost,
                                         const ipup_sched_figures *fig,
                                         const ipup_sched_svg_opts *opts, ipup_write_fn write,
                                         void *user);
+
+/* >>timing: where each op runs in time (BSP or async), and the activations held */
+/* The two timings of a table (docs/schedules.md §10). Async: each op starts when its inputs
+   (plus the exchange when they cross devices) and its device are free, each device running
+   its ops in table order, as the threaded runner and PyTorch's ranks run; its makespan is
+   ipup_sched_figures.async_time. BSP: an op starts with its step, which lasts as long as its
+   slowest op (plus exchange and sync); the total is bsp_time. */
+#define IPUP_SCHED_TIMING_ASYNC 0
+#define IPUP_SCHED_TIMING_BSP 1
+/* Scratch of the drawing functions (SVG, trace) for async timing or the memory view. */
+#define IPUP_SCHED_DRAW_WORK_BYTES(S, M, n_ops) \
+    ((size_t)16 * (size_t)(S) * (size_t)(M) + (size_t)16 * (size_t)(n_ops) + (size_t)256)
+/* The start time of every op (start: n_ops doubles; an op ends at start + its cost) under
+   timing. work (IPUP_SCHED_DRAW_WORK_BYTES(S, M, 0), 8-byte aligned) is needed for async
+   only (NULL for BSP). Returns IPUP_OK, IPUP_ERR_ARG (bad table, cost or timing),
+   IPUP_ERR_CAPACITY (work too small) or IPUP_ERR_INVALID_TABLE (an input not made before
+   its use: verify first). */
+IPUPIPE_DEF int ipup_sched_op_times(const ipup_table *t, const ipup_sched_cost *cost, int timing,
+                                    void *work, size_t work_bytes, double *start);
+/* Activation bytes each device holds (docs/schedules.md §10): an activation of stage s and
+   micro-batch m is held on the device of the op from the start of F(s, m) to the end of the
+   op that last reads it, B(s, m), or W(s, m) when the backward is split (W reads the
+   stage's input). held[i] (n_ops, may be NULL) = the bytes ops[i]'s device holds while op i
+   runs; peak[d] (devices entries, may be NULL) = the most device d holds at once (equal to
+   ipup_sched_figures.stash_bytes_device with the same act_bytes). act_bytes (stages) or
+   NULL: 1 per stage and micro-batch. Ops in step order (a valid table). Forward-only tables
+   hold no stash: all 0. Returns IPUP_OK or IPUP_ERR_ARG. */
+IPUPIPE_DEF int ipup_sched_held(const ipup_table *t, const int64_t *act_bytes, int64_t *held,
+                                int64_t *peak);
 
 /* >>json: the figures as one JSON object */
 /* One JSON object with the figures: schedule, stages, microbatches, devices, steps,
@@ -2849,6 +2902,108 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     return IPUP_OK;
 }
 
+/* >>timing: op start times under BSP or async timing, and the activations held */
+static int ipup__svg_cost_ok(const ipup_sched_cost *c, int32_t stages); /* >>svg */
+/* BSP: every op starts with its step (ipup__step_cost) */
+static IPUP__UNUSED void ipup__times_bsp(const ipup_table *t, const ipup_sched_cost *c,
+                                         double *start) {
+    int32_t i = 0, k;
+    double now = 0.0;
+    while (i < t->n_ops) {
+        int32_t j = ipup__step_end(t, i);
+        for (k = i; k < j; k++) start[k] = now;
+        now += ipup__step_cost(t, c, i, j);
+        i = j;
+    }
+}
+
+/* Async, by the rules of ipup_sched_measure's async time (docs/schedules.md §4): each device
+   runs its ops in table order, an op starts when its device is free and its inputs have
+   arrived (plus the exchange when they cross devices); F(s, m) waits for F(s-1, m), B or I
+   for F(s, m) and B/I(s+1, m), W for B/I(s, m); of a concurrent stage's branches the latest
+   counts. test_sched_render checks the makespan against measure's async_time. */
+IPUPIPE_DEF int ipup_sched_op_times(const ipup_table *t, const ipup_sched_cost *cost, int timing,
+                                    void *work, size_t work_bytes, double *start) {
+    ipup_sched_cost default_cost = ipup_sched_cost_default();
+    double free_at[IPUP_SCHED_MAX_STAGES], *end_fwd, *end_bwd;
+    int64_t SM, x;
+    int32_t i, S, d;
+    if (ipup__table_shape(t, NULL, 0) || !start || (timing != IPUP_SCHED_TIMING_ASYNC &&
+                                                    timing != IPUP_SCHED_TIMING_BSP))
+        return IPUP_ERR_ARG;
+    if (!cost) cost = &default_cost;
+    if (!ipup__svg_cost_ok(cost, t->stages)) return IPUP_ERR_ARG;
+    for (i = 1; i < t->n_ops; i++)
+        if (t->ops[i].step < t->ops[i - 1].step) return IPUP_ERR_ARG;
+    if (timing == IPUP_SCHED_TIMING_BSP) { ipup__times_bsp(t, cost, start); return IPUP_OK; }
+    S = t->stages;
+    SM = (int64_t)S * t->microbatches;
+    if (!work || ((uintptr_t)work & 7u) || work_bytes < IPUP_SCHED_DRAW_WORK_BYTES(S,
+        t->microbatches, 0)) return IPUP_ERR_CAPACITY;
+    end_fwd = (double *)work;
+    end_bwd = end_fwd + SM;
+    for (x = 0; x < SM; x++) end_fwd[x] = end_bwd[x] = -1.0;
+    for (d = 0; d < IPUP_SCHED_MAX_STAGES; d++) free_at[d] = 0.0;
+    for (i = 0; i < t->n_ops; i++) {
+        const ipup_op *o = &t->ops[i];
+        double ready = 0.0, end, dep[2] = {-2.0, -2.0};
+        int32_t s = o->stage, dst[2] = {0, 0}, k;
+        d = o->device;
+        if (s < 0 || s >= S || o->mb < 0 || o->mb >= t->microbatches || d < 0 || d >= t->devices)
+            return IPUP_ERR_INVALID_TABLE;
+        x = (int64_t)o->mb * S + s;
+        if (o->kind == IPUP_OP_F) {
+            if (s > 0) { dep[0] = end_fwd[x - 1]; dst[0] = s - 1; }
+        } else if (o->kind == IPUP_OP_W) {
+            dep[0] = end_bwd[x]; dst[0] = s;
+        } else {
+            dep[0] = end_fwd[x]; dst[0] = s;
+            if (s < S - 1) { dep[1] = end_bwd[x + 1]; dst[1] = s + 1; }
+        }
+        for (k = 0; k < 2; k++) {
+            double at;
+            if (dep[k] < -1.5) continue;
+            if (dep[k] < 0.0) return IPUP_ERR_INVALID_TABLE;
+            at = dep[k] + (ipup__stage_elsewhere(t, dst[k], d) ? cost->exchange : 0.0);
+            if (at > ready) ready = at;
+        }
+        start[i] = free_at[d] > ready ? free_at[d] : ready;
+        end = start[i] + ipup_sched_op_cost(cost, o);
+        free_at[d] = end;
+        if (o->kind == IPUP_OP_F) { if (end > end_fwd[x]) end_fwd[x] = end; }
+        else if (o->kind != IPUP_OP_W && end > end_bwd[x]) end_bwd[x] = end;
+    }
+    return IPUP_OK;
+}
+
+/* 1 when op i (of a table's ops) releases its stage's activation: a B, or a W */
+static IPUP__UNUSED int ipup__releases(const ipup_op *o) {
+    return o->kind == IPUP_OP_B || o->kind == IPUP_OP_W;
+}
+
+IPUPIPE_DEF int ipup_sched_held(const ipup_table *t, const int64_t *act_bytes, int64_t *held,
+                                int64_t *peak) {
+    int64_t now[IPUP_SCHED_MAX_STAGES], top[IPUP_SCHED_MAX_STAGES];
+    int32_t i, d;
+    if (ipup__table_shape(t, NULL, 0)) return IPUP_ERR_ARG;
+    for (d = 0; d < IPUP_SCHED_MAX_STAGES; d++) now[d] = top[d] = 0;
+    for (i = 0; i < t->n_ops; i++) {
+        const ipup_op *o = &t->ops[i];
+        int64_t a;
+        d = o->device;
+        if (d < 0 || d >= t->devices || o->stage < 0 || o->stage >= t->stages ||
+            (i > 0 && o->step < t->ops[i - 1].step))
+            return IPUP_ERR_ARG;
+        a = t->forward_only ? 0 : act_bytes ? act_bytes[o->stage] : 1;
+        if (o->kind == IPUP_OP_F) now[d] += a;
+        if (now[d] > top[d]) top[d] = now[d];
+        if (held) held[i] = now[d];
+        if (ipup__releases(o)) now[d] -= a;
+    }
+    for (d = 0; peak && d < t->devices; d++) peak[d] = top[d];
+    return IPUP_OK;
+}
+
 /* >>grid: the text grids, rows of devices, and PyTorch's steps view */
 /* a device holds several stages */
 static IPUP__UNUSED int ipup__shared_devices(const ipup_table *t) {
@@ -3115,16 +3270,39 @@ static IPUP__UNUSED void ipup__trace_phases(ipup__writer *w, const ipup_table *t
     }
 }
 
+/* the scratch of a drawing: op_times' arrays, then start (n_ops doubles), then held (n_ops
+   int64); NULL when work is too small or misaligned */
+static IPUP__UNUSED double *ipup__draw_start(const ipup_table *t, void *work, size_t work_bytes) {
+    if (!work || ((uintptr_t)work & 7u) ||
+        work_bytes < IPUP_SCHED_DRAW_WORK_BYTES(t->stages, t->microbatches, t->n_ops))
+        return NULL;
+    return (double *)work + 2 * (int64_t)t->stages * t->microbatches;
+}
+
 IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cost *cost,
                                        ipup_write_fn write, void *user) {
+    return ipup_sched_write_trace_ex(t, cost, IPUP_SCHED_TIMING_BSP, NULL, 0, write, user);
+}
+
+IPUPIPE_DEF int ipup_sched_write_trace_ex(const ipup_table *t, const ipup_sched_cost *cost,
+                                          int timing, void *work, size_t work_bytes,
+                                          ipup_write_fn write, void *user) {
     ipup_sched_cost default_cost = ipup_sched_cost_default();
     ipup__writer w;
     ipup__timed it;
     const ipup_op *o;
+    double *start = NULL, end_all = 0.0;
     int32_t d;
-    int first = 1;
+    int first = 1, rc;
     if (ipup__table_shape(t, NULL, 0) || !write) return IPUP_ERR_ARG;
+    if (timing != IPUP_SCHED_TIMING_ASYNC && timing != IPUP_SCHED_TIMING_BSP) return IPUP_ERR_ARG;
     if (!cost) cost = &default_cost;
+    if (timing == IPUP_SCHED_TIMING_ASYNC) {
+        start = ipup__draw_start(t, work, work_bytes);
+        if (!start) return IPUP_ERR_CAPACITY;
+        rc = ipup_sched_op_times(t, cost, timing, work, work_bytes, start);
+        if (rc) return rc;
+    }
     ipup__writer_init(&w, write, user);
     ipup__write_str(&w, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     for (d = 0; d < t->devices; d++) {
@@ -3137,60 +3315,74 @@ IPUPIPE_DEF int ipup_sched_write_trace(const ipup_table *t, const ipup_sched_cos
     ipup__timed_init(&it, t, cost);
     while (!w.err && (o = ipup__timed_next(&it)) != NULL) {
         char tok[48];
+        double at = start ? start[it.i - 1] : it.now, dur = ipup_sched_op_cost(cost, o);
+        if (at + dur > end_all) end_all = at + dur;
         ipup_sched_op_str(o, tok, sizeof tok);
         ipup__write_fmt(
             &w,
             ",\n{\"name\":\"%s\",\"cat\":\"%c\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,"
             "\"dur\":%.3f,\"cname\":\"%s\",\"args\":{\"stage\":%d,\"microbatch\":%d,\"step\":%d}}",
-            tok, ipup__kind_char(o->kind), (int)o->device, it.now * 1000.0,
-            ipup_sched_op_cost(cost, o) * 1000.0, ipup__trace_cname[(o->kind - 1) & 3],
-            (int)o->stage, (int)o->mb, (int)o->step);
+            tok, ipup__kind_char(o->kind), (int)o->device, at * 1000.0, dur * 1000.0,
+            ipup__trace_cname[(o->kind - 1) & 3], (int)o->stage, (int)o->mb, (int)o->step);
     }
-    /* the update U after the last step on every device (one unit, as in the SVG), then the
-       phases */
+    if (!start) end_all = it.next;
+    /* the update U after the last op on every device (one unit, as in the SVG), then the
+       phases (BSP: they are made of steps) */
     for (d = 0; d < t->devices && t->n_ops > 0 && !t->forward_only; d++)
         ipup__write_fmt(&w,
                         ",\n{\"name\":\"U\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":"
                         "%.3f,\"dur\":1000.000,\"cname\":\"%s\"}",
-                        (int)d, it.next * 1000.0, ipup__trace_cname[4]);
-    ipup__trace_phases(&w, t, cost, it.next);
-    ipup__write_str(&w, "\n]}\n");
+                        (int)d, end_all * 1000.0, ipup__trace_cname[4]);
+    if (!start) ipup__trace_phases(&w, t, cost, it.next);
+    ipup__write_str(&w, start ? "\n],\"otherData\":{\"timing\":\"async (dataflow)\"}}\n"
+                              : "\n]}\n");
     return ipup__writer_end(&w);
 }
 
 /* >>svg: the SVG Gantt chart: layout first (sizes, bands), then drawing band by band */
-#define IPUP__SVG_CHAR_W 6.6   /* width of a character of the 11 px monospace font */
+#define IPUP__SVG_FS 14.0      /* the font size of every text but the title (16, bold) */
+#define IPUP__SVG_CHAR_W 8.4   /* width of a character of the 14 px monospace font */
 #define IPUP__SVG_LEFT 56.0
 #define IPUP__SVG_RIGHT 16.0
-#define IPUP__SVG_ROW_H 26.0
-#define IPUP__SVG_TOP 34.0 /* the title line */
+#define IPUP__SVG_ROW_H 30.0   /* default row height */
+#define IPUP__SVG_TOP 32.0     /* the title line */
+#define IPUP__SVG_AXIS_H 24.0  /* the time axis under a band */
+#define IPUP__SVG_MEM_ROW 36.0 /* a device's row of the memory panel */
 #define IPUP__SVG_MAX_W 1048576.0 /* the widest canvas in px, whatever the costs or options */
 typedef struct ipup__svg {
     const ipup_table *t;
     const ipup_sched_cost *c;
     const ipup_sched_figures *fig;
+    const ipup_sched_svg_opts *opts;
+    const double *start;  /* async (or memory): each op's start time; NULL: BSP steps */
+    int64_t *held;        /* memory: ipup_sched_held's held, NULL without the panel */
+    int64_t peak[IPUP_SCHED_MAX_STAGES], peak_all;
+    int16_t chunk[IPUP_SCHED_MAX_STAGES]; /* stage -> its rank among its device's stages */
     double unit, band_time, total;
     double extent;        /* the longest band, in cost units (with the update after the last) */
     double width, height; /* the canvas, px */
-    double band_height;
+    double band_height, head, row_h;
     double phase_time[4]; /* the phases' bounds in time: ramp-up, main, ramp-down, end */
     int32_t bands;
     int32_t kinds_present; /* bit k - 1 for each op kind k in the table */
-    int32_t timed, legend_lines;
-    char title[200];
+    int32_t timed, legend_lines, async, shared, chunks, overlap;
+    char title[300];
 } ipup__svg;
 
 static const char *const ipup__svg_fill[5] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f",
                                               "#b07aa1"};
+/* a device's second (fourth, ...) stage: the lighter tints of the same colours */
+static const char *const ipup__svg_fill_light[4] = {"#a0cbe8", "#ffbe7d", "#ff9d9a", "#8cd17d"};
 static const char *const ipup__svg_phase_name[3] = {"ramp-up", "main", "ramp-down"};
 static const char *const ipup__svg_phase_fill[3] = {"#fff3e0", "#e8f5e9", "#e3f2fd"};
 
 /* The op index where the band starting at op i (its step starting at time band_start) ends, and
    that band's end time: steps go in until one would pass band_time (a band holds at
-   least one step). */
+   least one step). Async time (or the memory panel): one band of every op. */
 static IPUP__UNUSED int32_t ipup__svg_band(const ipup__svg *chart, int32_t i, double band_start,
                                            double *band_end) {
     double now = band_start;
+    if (chart->start) { *band_end = chart->total; return chart->t->n_ops; }
     while (i < chart->t->n_ops) {
         int32_t j = ipup__step_end(chart->t, i);
         double step_cost = ipup__step_cost(chart->t, chart->c, i, j);
@@ -3202,7 +3394,9 @@ static IPUP__UNUSED int32_t ipup__svg_band(const ipup__svg *chart, int32_t i, do
     return i;
 }
 
-/* legend items: F B I W present, U, idle, the phases present; their count and widths */
+/* legend items: F B I W present, U, idle, the phases present, a second stage per device,
+   overlapped ops; their count and widths */
+#define IPUP__SVG_LEGEND_ITEMS 11
 static IPUP__UNUSED int ipup__svg_legend_item(const ipup__svg *chart, int k, const char **name,
                                               const char **fill) {
     static const char *const names[5] = {"forward F", "backward B", "input grad I", "weight grad W",
@@ -3214,11 +3408,21 @@ static IPUP__UNUSED int ipup__svg_legend_item(const ipup__svg *chart, int k, con
     }
     if (k == 4) { *name = names[4]; *fill = ipup__svg_fill[4]; return !chart->t->forward_only; }
     if (k == 5) { *name = "idle"; *fill = "#dddddd"; return 1; }
+    if (k == 9) {
+        *name = "lighter: a device's 2nd stage (chunk); label stage:mb";
+        *fill = ipup__svg_fill_light[0];
+        return chart->chunks;
+    }
+    if (k == 10) {
+        *name = "hatched halves: overlapped F&B in one slot";
+        *fill = "url(#ipup-hatch)";
+        return chart->overlap;
+    }
     *name = ipup__svg_phase_name[k - 6]; *fill = ipup__svg_phase_fill[k - 6];
-    return chart->fig && chart->phase_time[k - 5] > chart->phase_time[k - 6];
+    return chart->fig && !chart->async && chart->phase_time[k - 5] > chart->phase_time[k - 6];
 }
 static IPUP__UNUSED double ipup__svg_item_width(const char *name) {
-    return 16.0 + (double)ipup__strlen(name) * IPUP__SVG_CHAR_W + 14.0;
+    return 18.0 + (double)ipup__strlen(name) * IPUP__SVG_CHAR_W + 16.0;
 }
 
 static IPUP__UNUSED void ipup__svg_default_title(ipup__svg *chart) {
@@ -3251,20 +3455,37 @@ static IPUP__UNUSED int ipup__svg_cost_ok(const ipup_sched_cost *c, int32_t stag
     return 1;
 }
 
-/* sizes: total time, phase times, unit, bands, canvas */
-static IPUP__UNUSED void ipup__svg_layout(ipup__svg *chart, const ipup_sched_svg_opts *opts) {
+/* 1 when op i shares its slot with another (an overlap cell, "(a;b)OVERLAP_F_B") */
+static IPUP__UNUSED int ipup__svg_overlapped(const ipup_table *t, int32_t i) {
+    const ipup_op *o = &t->ops[i];
+    if (o->overlap_index > 0) return 1;
+    return i + 1 < t->n_ops && t->ops[i + 1].overlap_index > 0 && t->ops[i + 1].step == o->step &&
+           t->ops[i + 1].device == o->device;
+}
+
+/* what the chart shows: op kinds, a time axis, chunks, overlap cells; the total time and the
+   phases' bounds in time */
+static IPUP__UNUSED void ipup__svg_contents(ipup__svg *chart, double *max_step_cost) {
     const ipup_table *t = chart->t;
-    double max_width = opts && opts->width != 0.0 ? opts->width : 1600.0, legend_x = 8.0,
-           band_start = 0.0, band_end, max_step_cost = 0.0;
-    int32_t i = 0, j, phase_bound[3], phase = 0, k;
+    int32_t i, j, s, phase_bound[3], phase = 0, n_on[IPUP_SCHED_MAX_STAGES];
     chart->kinds_present = 0;
+    for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) n_on[s] = 0;
+    for (s = 0; s < t->stages; s++) {
+        int16_t d = t->stage_device[s];
+        chart->chunk[s] = (int16_t)(d >= 0 && d < IPUP_SCHED_MAX_STAGES ? n_on[d]++ : 0);
+        if (chart->chunk[s] > 0 && !t->concurrent) chart->chunks = 1;
+    }
+    chart->shared = ipup__shared_devices(t);
     for (i = 0; i < t->n_ops; i++) {
         double op_cost = ipup_sched_op_cost(chart->c, &t->ops[i]);
         if (t->ops[i].kind >= 1 && t->ops[i].kind <= 4)
             chart->kinds_present |= 1 << (t->ops[i].kind - 1);
         if (op_cost != 1.0) chart->timed = 1;
+        if (t->ops[i].overlap_index > 0) chart->overlap = 1;
+        if (chart->async && chart->start[i] + op_cost > chart->total)
+            chart->total = chart->start[i] + op_cost;
     }
-    if (chart->c->exchange != 0.0 || chart->c->sync != 0.0) chart->timed = 1;
+    if (chart->c->exchange != 0.0 || chart->c->sync != 0.0 || chart->async) chart->timed = 1;
     if (chart->fig) {
         phase_bound[0] = chart->fig->main_phase[0];
         phase_bound[1] = chart->fig->ramp_down[0];
@@ -3275,21 +3496,31 @@ static IPUP__UNUSED void ipup__svg_layout(ipup__svg *chart, const ipup_sched_svg
     phase_bound[2] = t->steps;
     chart->phase_time[0] = 0.0;
     for (i = 0; i < t->n_ops; i = j) {
-        double sc;
+        double sc, bsp_total = chart->async ? 0.0 : chart->total;
         j = ipup__step_end(t, i);
         sc = ipup__step_cost(t, chart->c, i, j);
         while (phase < 3 && t->ops[i].step >= phase_bound[phase])
-            chart->phase_time[++phase] = chart->total;
-        chart->total += sc;
-        if (sc > max_step_cost) max_step_cost = sc;
+            chart->phase_time[++phase] = bsp_total;
+        if (!chart->async) chart->total += sc;
+        if (sc > *max_step_cost) *max_step_cost = sc;
     }
     while (phase < 3) chart->phase_time[++phase] = chart->total;
+}
+
+/* sizes: total time, phase times, unit, bands, canvas */
+static IPUP__UNUSED void ipup__svg_layout(ipup__svg *chart, const ipup_sched_svg_opts *opts) {
+    const ipup_table *t = chart->t;
+    double max_width = opts && opts->width != 0.0 ? opts->width : 1600.0, legend_x = 8.0,
+           band_start = 0.0, band_end, max_step_cost = 0.0;
+    int32_t i, k;
+    ipup__svg_contents(chart, &max_step_cost);
+    if (chart->start) max_step_cost = chart->total; /* one band */
     if (max_width > IPUP__SVG_MAX_W) max_width = IPUP__SVG_MAX_W;
     chart->unit = opts && opts->unit > 0.0 ? opts->unit : 24.0;
     if (!(opts && opts->unit > 0.0) && max_width > 0.0 &&
         IPUP__SVG_LEFT + IPUP__SVG_RIGHT + (chart->total + 1.0) * chart->unit > max_width) {
         chart->unit = (max_width - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / (chart->total + 1.0);
-        if (chart->unit < 8.0) chart->unit = 8.0;
+        if (chart->unit < 8.0 && !chart->start) chart->unit = 8.0;
     }
     /* a band holds whole steps, so the longest step must fit one (costs far apart, e.g.
        F=1e10 B=2, would otherwise make a canvas of 1e11 px and an axis of 1e9 ticks):
@@ -3298,7 +3529,7 @@ static IPUP__UNUSED void ipup__svg_layout(ipup__svg *chart, const ipup_sched_svg
     if (max_width > 0.0 &&
         (max_step_cost + 1.0) * chart->unit > max_width - IPUP__SVG_LEFT - IPUP__SVG_RIGHT)
         chart->unit = (max_width - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / (max_step_cost + 1.0);
-    if (max_width <= 0.0 &&
+    if ((max_width <= 0.0 || chart->start) &&
         (chart->total + 1.0) * chart->unit > IPUP__SVG_MAX_W - IPUP__SVG_LEFT - IPUP__SVG_RIGHT)
         chart->unit = (IPUP__SVG_MAX_W - IPUP__SVG_LEFT - IPUP__SVG_RIGHT) / (chart->total + 1.0);
     chart->band_time = max_width > 0.0
@@ -3312,14 +3543,19 @@ static IPUP__UNUSED void ipup__svg_layout(ipup__svg *chart, const ipup_sched_svg
             chart->extent = band_end - band_start + (i >= t->n_ops ? 1.0 : 0.0);
         band_start = band_end;
     }
-    if (opts && opts->title) ipup_snprintf(chart->title, sizeof chart->title, "%s", opts->title);
+    if (opts && opts->title)
+        ipup_snprintf(chart->title, sizeof chart->title, "%.200s", opts->title);
     else ipup__svg_default_title(chart);
+    if (!(opts && opts->no_legend)) /* a small multiple: the picture around it says it */
+        ipup_snprintf(chart->title + ipup__strlen(chart->title),
+                      sizeof chart->title - ipup__strlen(chart->title), "   %s",
+                      chart->async ? "async (dataflow) time" : "BSP (lock-step) time");
     chart->width = IPUP__SVG_LEFT + chart->extent * chart->unit + IPUP__SVG_RIGHT;
-    if (chart->width < 16.0 + (double)ipup__strlen(chart->title) * 7.8)
-        chart->width = 16.0 + (double)ipup__strlen(chart->title) * 7.8;
+    if (chart->width < 16.0 + (double)ipup__strlen(chart->title) * 9.9)
+        chart->width = 16.0 + (double)ipup__strlen(chart->title) * 9.9;
     if (chart->width < 320.0) chart->width = 320.0;
-    chart->legend_lines = 1;
-    for (k = 0; k < 9; k++) {
+    chart->legend_lines = opts && opts->no_legend ? 0 : 1;
+    for (k = 0; k < IPUP__SVG_LEGEND_ITEMS && chart->legend_lines; k++) {
         const char *name, *fill;
         if (!ipup__svg_legend_item(chart, k, &name, &fill)) continue;
         if (legend_x + ipup__svg_item_width(name) > chart->width - 8.0 && legend_x > 8.0) {
@@ -3328,10 +3564,14 @@ static IPUP__UNUSED void ipup__svg_layout(ipup__svg *chart, const ipup_sched_svg
         }
         legend_x += ipup__svg_item_width(name);
     }
-    chart->band_height =
-        16.0 + 14.0 + IPUP__SVG_ROW_H * (double)t->devices + (chart->timed ? 18.0 : 0.0) + 10.0;
+    chart->row_h = opts && opts->row_height > 0.0 ? opts->row_height : IPUP__SVG_ROW_H;
+    /* above the rows: the phase labels and the step numbers (BSP), a gap (async) */
+    chart->head = chart->async ? 6.0 : 40.0;
+    chart->band_height = chart->head + chart->row_h * (double)t->devices +
+                         (chart->timed ? IPUP__SVG_AXIS_H : 0.0) + 10.0;
     chart->height = IPUP__SVG_TOP + chart->band_height * (double)chart->bands +
-                    18.0 * (double)chart->legend_lines + 6.0;
+                    (chart->held ? 26.0 + IPUP__SVG_MEM_ROW * (double)t->devices + 8.0 : 0.0) +
+                    22.0 * (double)chart->legend_lines + 6.0;
 }
 
 /* The length (1..4) of the well-formed UTF-8 sequence at s (RFC 3629: no overlong form,
@@ -3374,52 +3614,59 @@ static IPUP__UNUSED void ipup__svg_text(ipup__writer *w, const char *s) {
 static IPUP__UNUSED void ipup__svg_band_bg(ipup__writer *w, const ipup__svg *chart, double y,
                                            double bs, double be, int last) {
     const double left = IPUP__SVG_LEFT, unit = chart->unit,
-                 rows = IPUP__SVG_ROW_H * (double)chart->t->devices;
+                 rows = chart->row_h * (double)chart->t->devices;
     int32_t phase, d;
-    for (phase = 0; chart->fig && phase < 3; phase++) {
+    for (phase = 0; chart->fig && !chart->async && phase < 3; phase++) {
         double from = chart->phase_time[phase] > bs ? chart->phase_time[phase] : bs,
                to = chart->phase_time[phase + 1] < be ? chart->phase_time[phase + 1] : be;
         if (to <= from) continue;
         ipup__write_fmt(
             w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
-            left + (from - bs) * unit, y, (to - from) * unit, 30.0 + rows,
+            left + (from - bs) * unit, y, (to - from) * unit, chart->head + rows,
             ipup__svg_phase_fill[phase]);
         if ((double)ipup__strlen(ipup__svg_phase_name[phase]) * IPUP__SVG_CHAR_W + 4.0 <=
             (to - from) * unit)
             ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-                            left + (from - bs) * unit + 2.0, y + 11.0, ipup__svg_phase_name[phase]);
+                            left + (from - bs) * unit + 2.0, y + 15.0, ipup__svg_phase_name[phase]);
         if (from > bs)
             ipup__write_fmt(w,
                             "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" "
                             "stroke-dasharray=\"4,3\"/>\n",
                             left + (from - bs) * unit, y, left + (from - bs) * unit,
-                            y + 30.0 + rows);
+                            y + chart->head + rows);
     }
     for (d = 0; d < chart->t->devices; d++) {
-        double row_y = y + 30.0 + IPUP__SVG_ROW_H * (double)d;
-        ipup__write_fmt(w, "<text x=\"4\" y=\"%.1f\">IPU%d</text>\n", row_y + 16.0, (int)d);
+        double row_y = y + chart->head + chart->row_h * (double)d;
+        ipup__write_fmt(w, "<text x=\"4\" y=\"%.1f\">IPU%d</text>\n",
+                        row_y + chart->row_h / 2.0 + 5.0, (int)d);
         ipup__write_fmt(
             w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#dddddd\"/>\n",
-            left, row_y + 2.0, (be - bs) * unit, IPUP__SVG_ROW_H - 4.0);
+            left, row_y + 2.0, (be - bs) * unit, chart->row_h - 4.0);
         if (last)
             ipup__write_fmt(w,
                             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                            "fill=\"%s\" stroke=\"white\"><title>update U</title></rect><text "
-                            "x=\"%.1f\" y=\"%.1f\" fill=\"white\">U</text>\n",
-                            left + (be - bs) * unit, row_y + 2.0, unit, IPUP__SVG_ROW_H - 4.0,
-                            ipup__svg_fill[4], left + (be - bs) * unit + unit / 2.0 - 3.3,
-                            row_y + 17.0);
+                            "fill=\"%s\" stroke=\"white\"><title>update U</title></rect>%s",
+                            left + (be - bs) * unit, row_y + 2.0, unit, chart->row_h - 4.0,
+                            ipup__svg_fill[4], unit >= 12.0 ? "" : "\n");
+        if (last && unit >= 12.0)
+            ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">U</text>\n",
+                            left + (be - bs) * unit + unit / 2.0 - 4.2,
+                            row_y + chart->row_h / 2.0 + 5.0);
     }
 }
 
-/* the time axis under a band: ticks 1, 2, 5, 10, ... units apart, at least 40 px (at most
-   one per 40 px of the band); a label that would touch the one before it is left out
-   (long labels such as "3.35e+10" at 40 px) */
+/* the time axis under a band: ticks 1, 2, 5, 10, ... units apart, at least 48 px (at most
+   one per 48 px of the band); a label that would touch the one before it is left out
+   (long labels such as "3.35e+10" at 48 px) */
 static IPUP__UNUSED void ipup__svg_axis(ipup__writer *w, const ipup__svg *chart, double y,
                                         double band_start, double band_end) {
     double tick = 1.0, v, label_end = -1e300;
-    int m = 0, left = (int)((band_end - band_start) * chart->unit / 40.0) + 2;
-    while (tick * chart->unit < 40.0 && m < 2200) { tick *= m % 3 == 1 ? 2.5 : 2.0; m++; }
+    int m = 0, left = (int)((band_end - band_start) * chart->unit / 48.0) + 2;
+    while (tick * chart->unit < 48.0 && m < 2200) { tick *= m % 3 == 1 ? 2.5 : 2.0; m++; }
+    while (tick * chart->unit >= 480.0 && tick > 1e-300 && m < 4400) {
+        tick /= m % 3 == 1 ? 2.5 : 2.0;
+        m++;
+    }
     ipup__write_fmt(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>\n",
                     IPUP__SVG_LEFT, y, IPUP__SVG_LEFT + (band_end - band_start) * chart->unit, y);
     for (v = (double)(int64_t)(band_start / tick) * tick; v <= band_end + 1e-9 && left-- > 0;
@@ -3435,66 +3682,169 @@ static IPUP__UNUSED void ipup__svg_axis(ipup__writer *w, const ipup__svg *chart,
         if (x + (double)n * IPUP__SVG_CHAR_W / 2.0 <= chart->width - 2.0 &&
             x - (double)n * IPUP__SVG_CHAR_W / 2.0 >= label_end + 4.0) {
             ipup__write_fmt(w,
-                            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\" "
+                            "<text x=\"%.1f\" y=\"%.1f\" fill=\"#555\" "
                             "text-anchor=\"middle\">%s</text>\n",
-                            x, y + 13.0, num);
+                            x, y + 17.0, num);
             label_end = x + (double)n * IPUP__SVG_CHAR_W / 2.0;
         }
     }
 }
 
-/* the ops of one band (ops i .. end), their step numbers above the rows */
+/* one op's box: its kind's colour (lighter for a device's second stage), half a box for each
+   op of an overlap cell, hatched; its label (micro-batch, or stage:mb on a device of several
+   stages) where it fits */
+static IPUP__UNUSED void ipup__svg_op(ipup__writer *w, const ipup__svg *chart, int32_t i, double x,
+                                      double y) {
+    const ipup_op *o = &chart->t->ops[i];
+    double op_cost = ipup_sched_op_cost(chart->c, o), bw = op_cost * chart->unit,
+           row_y = y + chart->head + chart->row_h * (double)o->device, by = row_y + 2.0,
+           bh = chart->row_h - 4.0;
+    int light = chart->chunk[o->stage] % 2 == 1 && !chart->t->concurrent,
+        half = ipup__svg_overlapped(chart->t, i);
+    char tok[48], label[32];
+    int n;
+    if (half) { bh /= 2.0; if (o->overlap_index > 0) by += bh; }
+    ipup_sched_op_str(o, tok, sizeof tok);
+    ipup__write_fmt(w,
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+                    "stroke=\"white\"><title>%s step %d</title></rect>",
+                    x, by, bw, bh,
+                    light ? ipup__svg_fill_light[(o->kind - 1) & 3]
+                          : ipup__svg_fill[(o->kind - 1) & 3],
+                    tok, (int)o->step + 1);
+    if (half)
+        ipup__write_fmt(w,
+                        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                        "fill=\"url(#ipup-hatch)\"/>",
+                        x, by, bw, bh);
+    n = chart->shared ? ipup_snprintf(label, sizeof label, "%d:%d", (int)o->stage, (int)o->mb)
+                      : 0;
+    if (n == 0 || (double)n * IPUP__SVG_CHAR_W + 4.0 > bw)
+        n = ipup_snprintf(label, sizeof label, "%d", (int)o->mb);
+    if ((double)n * IPUP__SVG_CHAR_W + 4.0 <= bw && bh >= 14.0)
+        ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>", x + 2.5,
+                        by + bh / 2.0 + 5.0, light ? "#222" : "white", label);
+    ipup__write_str(w, "\n");
+}
+
+/* the ops of one band (ops i .. end), their step numbers above the rows (BSP) */
 static IPUP__UNUSED void ipup__svg_band_ops(ipup__writer *w, const ipup__svg *chart, double y,
                                             double band_start, int32_t i, int32_t end) {
     const ipup_table *t = chart->t;
     double now = band_start, label_end = -1.0;
+    if (chart->async) {
+        for (; i < end && !w->err; i++)
+            ipup__svg_op(w, chart, i, IPUP__SVG_LEFT + chart->start[i] * chart->unit, y);
+        return;
+    }
     while (i < end && !w->err) {
         int32_t j = ipup__step_end(t, i), k;
         double x = IPUP__SVG_LEFT + (now - band_start) * chart->unit;
         char num[16];
         int n = ipup_snprintf(num, sizeof num, "%d", (int)t->ops[i].step + 1);
-        if (x >= label_end + 3.0) {
-            ipup__write_fmt(
-                w, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\">%s</text>\n",
-                x + 1.0, y + 26.0, num);
-            label_end = x + 1.0 + (double)n * 6.0;
+        if (x >= label_end + 4.0 && x + 1.0 + (double)n * IPUP__SVG_CHAR_W <= chart->width) {
+            ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#555\">%s</text>\n", x + 1.0,
+                            y + 34.0, num);
+            label_end = x + 1.0 + (double)n * IPUP__SVG_CHAR_W;
         }
-        for (k = i; k < j; k++) {
-            const ipup_op *o = &t->ops[k];
-            double op_cost = ipup_sched_op_cost(chart->c, o),
-                   row_y = y + 30.0 + IPUP__SVG_ROW_H * (double)o->device;
-            char tok[48], mb_text[16];
-            int mb_chars = ipup_snprintf(mb_text, sizeof mb_text, "%d", (int)o->mb);
-            ipup_sched_op_str(o, tok, sizeof tok);
-            ipup__write_fmt(w,
-                            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                            "fill=\"%s\" stroke=\"white\"><title>%s step %d</title></rect>",
-                            x, row_y + 2.0, op_cost * chart->unit, IPUP__SVG_ROW_H - 4.0,
-                            ipup__svg_fill[(o->kind - 1) & 3], tok, (int)o->step + 1);
-            if (op_cost * chart->unit >= (double)mb_chars * IPUP__SVG_CHAR_W + 4.0)
-                ipup__write_fmt(w, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>", x + 2.5,
-                                row_y + 17.0, mb_text);
-            ipup__write_str(w, "\n");
-        }
+        for (k = i; k < j; k++) ipup__svg_op(w, chart, k, x, y);
         now += ipup__step_cost(t, chart->c, i, j);
         i = j;
     }
 }
 
-static IPUP__UNUSED void ipup__svg_legend(ipup__writer *w, const ipup__svg *chart) {
-    double x = 8.0, y = IPUP__SVG_TOP + chart->band_height * (double)chart->bands;
+static IPUP__UNUSED void ipup__svg_legend(ipup__writer *w, const ipup__svg *chart, double y) {
+    double x = 8.0;
     int k;
-    for (k = 0; k < 9; k++) {
+    for (k = 0; k < IPUP__SVG_LEGEND_ITEMS && chart->legend_lines; k++) {
         const char *name, *fill;
         if (!ipup__svg_legend_item(chart, k, &name, &fill)) continue;
-        if (x + ipup__svg_item_width(name) > chart->width - 8.0 && x > 8.0) { y += 18.0; x = 8.0; }
+        if (x + ipup__svg_item_width(name) > chart->width - 8.0 && x > 8.0) { y += 22.0; x = 8.0; }
         ipup__write_fmt(
             w,
-            "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999\" "
-            "stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-            x, y, fill, x + 16.0, y + 10.0, name);
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#999\" "
+            "stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"%.1f\">",
+            x, y, fill, x + 18.0, y + 12.0);
+        ipup__svg_text(w, name);
+        ipup__write_str(w, "</text>\n");
         x += ipup__svg_item_width(name);
     }
+}
+
+/* the memory panel under the chart: per device, the activation bytes it holds over time
+   (ipup_sched_held) as a filled step curve on one scale, the first time it holds its peak
+   marked with a red line and "peak N" */
+static IPUP__UNUSED void ipup__svg_memory(ipup__writer *w, const ipup__svg *chart, double y0) {
+    const ipup_table *t = chart->t;
+    const double h = IPUP__SVG_MEM_ROW - 10.0;
+    int32_t d, i;
+    ipup__write_fmt(w, "<text x=\"8\" y=\"%.1f\">activations held per device (peak %lld; "
+                    "from F to its B, or W when split)</text>\n", y0 + 17.0,
+                    (long long)chart->peak_all);
+    for (d = 0; d < t->devices && !w->err; d++) {
+        double row_y = y0 + 26.0 + IPUP__SVG_MEM_ROW * (double)d, base = row_y + 4.0 + h,
+               px = -1.0;
+        int64_t cur = 0;
+        ipup__write_fmt(w, "<text x=\"4\" y=\"%.1f\">IPU%d</text>\n", row_y + 22.0, (int)d);
+        ipup__write_fmt(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                        "fill=\"#f4f4f4\"/>\n<path fill=\"#c9b3d9\" stroke=\"#6b4c85\" "
+                        "d=\"M%.1f %.1f", IPUP__SVG_LEFT, row_y + 4.0, chart->total * chart->unit,
+                        h, IPUP__SVG_LEFT, base);
+        for (i = 0; i < t->n_ops && !w->err; i++) {
+            const ipup_op *o = &t->ops[i];
+            double xs, xe;
+            int64_t a;
+            if (o->device != d) continue;
+            xs = IPUP__SVG_LEFT + chart->start[i] * chart->unit;
+            xe = xs + ipup_sched_op_cost(chart->c, o) * chart->unit;
+            ipup__write_fmt(w, " H%.1f V%.1f", xs,
+                            base - h * (double)chart->held[i] / (double)chart->peak_all);
+            if (px < 0.0 && chart->held[i] == chart->peak[d] && chart->peak[d] > 0) px = xs;
+            cur = chart->held[i];
+            if (ipup__releases(o)) {
+                a = t->forward_only ? 0
+                    : chart->opts->act_bytes ? chart->opts->act_bytes[o->stage] : 1;
+                cur -= a;
+                ipup__write_fmt(w, " H%.1f V%.1f", xe,
+                                base - h * (double)cur / (double)chart->peak_all);
+            }
+        }
+        ipup__write_fmt(w, " H%.1f V%.1f Z\"/>\n", IPUP__SVG_LEFT + chart->total * chart->unit,
+                        base);
+        if (px >= 0.0) {
+            char num[48];
+            int n = ipup_snprintf(num, sizeof num, "peak %lld", (long long)chart->peak[d]);
+            double tx = px + 4.0;
+            if (tx + (double)n * IPUP__SVG_CHAR_W > chart->width - 4.0)
+                tx = px - 4.0 - (double)n * IPUP__SVG_CHAR_W;
+            ipup__write_fmt(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                            "stroke=\"#d62728\" stroke-width=\"2\"/><text x=\"%.1f\" y=\"%.1f\" "
+                            "fill=\"#d62728\">%s</text>\n", px, row_y + 2.0, px, base, tx,
+                            row_y + 16.0, num);
+        }
+    }
+}
+
+/* the start times (async, or any timing with the memory panel) and what is held, in
+   opts->work; 0, or the error */
+static IPUP__UNUSED int ipup__svg_times(ipup__svg *chart, const ipup_sched_svg_opts *opts) {
+    const ipup_table *t = chart->t;
+    double *start;
+    int32_t d;
+    int rc;
+    if (!chart->async && !opts->memory) return 0;
+    start = ipup__draw_start(t, opts->work, opts->work_bytes);
+    if (!start) return IPUP_ERR_CAPACITY;
+    rc = ipup_sched_op_times(t, chart->c, opts->timing, opts->work, opts->work_bytes, start);
+    if (rc) return rc;
+    chart->start = start;
+    if (!opts->memory) return 0;
+    chart->held = (int64_t *)(void *)(start + t->n_ops);
+    rc = ipup_sched_held(t, opts->act_bytes, chart->held, chart->peak);
+    chart->peak_all = 1;
+    for (d = 0; d < t->devices; d++)
+        if (chart->peak[d] > chart->peak_all) chart->peak_all = chart->peak[d];
+    return rc;
 }
 
 IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_cost *cost,
@@ -3505,33 +3855,49 @@ IPUPIPE_DEF int ipup_sched_write_svg_ex(const ipup_table *t, const ipup_sched_co
     ipup__svg chart;
     ipup__writer w;
     int32_t i = 0, band;
-    double band_start = 0.0;
+    double band_start = 0.0, y = IPUP__SVG_TOP;
+    int rc;
     if (ipup__table_shape(t, NULL, 0) || !write) return IPUP_ERR_ARG;
+    if (opts && opts->timing != IPUP_SCHED_TIMING_ASYNC && opts->timing != IPUP_SCHED_TIMING_BSP)
+        return IPUP_ERR_ARG;
     IPUPIPE_MEMSET(&chart, 0, sizeof chart);
-    chart.t = t; chart.c = cost ? cost : &default_cost; chart.fig = fig;
+    chart.t = t; chart.c = cost ? cost : &default_cost; chart.fig = fig; chart.opts = opts;
+    chart.async = opts && opts->timing == IPUP_SCHED_TIMING_ASYNC;
     if (!ipup__svg_cost_ok(chart.c, t->stages)) return IPUP_ERR_ARG;
+    if (opts && (rc = ipup__svg_times(&chart, opts)) != 0) return rc;
     ipup__svg_layout(&chart, opts);
     ipup__writer_init(&w, write, user);
     ipup__write_fmt(&w,
                     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                    "font-family=\"monospace\" font-size=\"11\">\n",
+                    "font-family=\"monospace\" font-size=\"14\">\n",
                     chart.width, chart.height);
-    ipup__write_str(&w, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"8\" "
-                        "y=\"20\" font-size=\"13\" font-weight=\"bold\">");
+    ipup__write_str(&w, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+    if (chart.overlap)
+        ipup__write_str(&w, "<defs><pattern id=\"ipup-hatch\" width=\"6\" height=\"6\" "
+                            "patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+                            "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#000\" "
+                            "stroke-opacity=\"0.5\" stroke-width=\"2\"/></pattern></defs>\n");
+    ipup__write_str(&w, "<text x=\"8\" y=\"22\" font-size=\"16\" font-weight=\"bold\">");
     ipup__svg_text(&w, chart.title);
     ipup__write_str(&w, "</text>\n");
     for (band = 0; band < chart.bands && !w.err; band++) {
-        double band_end, y = IPUP__SVG_TOP + chart.band_height * (double)band;
+        double band_end;
         int32_t end = ipup__svg_band(&chart, i, band_start, &band_end);
+        y = IPUP__SVG_TOP + chart.band_height * (double)band;
         ipup__svg_band_bg(&w, &chart, y, band_start, band_end, end >= t->n_ops && !t->forward_only);
         ipup__svg_band_ops(&w, &chart, y, band_start, i, end);
         if (chart.timed)
-            ipup__svg_axis(&w, &chart, y + 30.0 + IPUP__SVG_ROW_H * (double)t->devices + 2.0,
+            ipup__svg_axis(&w, &chart, y + chart.head + chart.row_h * (double)t->devices + 2.0,
                            band_start, band_end);
         i = end;
         band_start = band_end;
     }
-    ipup__svg_legend(&w, &chart);
+    y = IPUP__SVG_TOP + chart.band_height * (double)chart.bands;
+    if (chart.held) {
+        ipup__svg_memory(&w, &chart, y);
+        y += 26.0 + IPUP__SVG_MEM_ROW * (double)t->devices + 8.0;
+    }
+    ipup__svg_legend(&w, &chart, y);
     ipup__write_str(&w, "</svg>\n");
     return ipup__writer_end(&w);
 }

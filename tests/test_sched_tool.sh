@@ -162,8 +162,21 @@ for k in schedule stages microbatches devices steps unit_utilisation bsp_time as
 done
 if command -v python3 >/dev/null; then
   if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["stages"]==4 and len(d["peak_inflight"])==4 and d["stash_bytes"][0]==1000*d["peak_inflight"][0]' "$tmp/out"; then ok "json parses"; else bad "json parses"; fi
-  "$tool" -S 4 -M 8 --schedule 1f1b --format trace >"$tmp/trace.json"
+  "$tool" -S 4 -M 8 --schedule 1f1b --format trace --timing bsp >"$tmp/trace.json"
   if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ev=[e for e in d["traceEvents"] if e["ph"]=="X" and e["cat"] in "FBIW"]; assert len(ev)==64 and len([e for e in d["traceEvents"] if e.get("cat")=="U"])==4 and [e["name"] for e in d["traceEvents"] if e.get("cat")=="phase"]==["ramp-up","main","ramp-down"]' "$tmp/trace.json"; then ok "trace parses: 64 ops, 4 updates, 3 phases"; else bad "trace parses"; fi
+  "$tool" -S 4 -M 8 --schedule 1f1b --format trace >"$tmp/trace.json" # async by default
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ev=[e for e in d["traceEvents"] if e["ph"]=="X" and e["cat"] in "FBIW"]; assert len(ev)==64 and max(e["ts"]+e["dur"] for e in ev)==33000 and d["otherData"]["timing"].startswith("async")' "$tmp/trace.json"; then ok "async trace: ends at 33 (1f1b's async time)"; else bad "async trace"; fi
+# --paper: the two tables, their stated bubbles met
+expect 0 "--paper zb" -- --paper zb
+if grep -E '^1F1B +\(p-1\)\(F\+I\+W\) +9 +9 ' "$tmp/out" >/dev/null && grep -E '^ZB-H1 +\(p-1\)\(F\+I-W\) +3 +3 ' "$tmp/out" >/dev/null; then ok "--paper zb: 9 and 3 as stated"; else bad "--paper zb"; cat "$tmp/out"; fi
+expect 0 "--paper dualpipe -S 8 -M 32" -- --paper dualpipe -S 8 -M 32
+if grep -E '^ZB1P +\(PP-1\)\(F\+B-2W\) +7 +7 ' "$tmp/out" >/dev/null; then ok "--paper dualpipe: ZB1P 7 as stated"; else bad "--paper dualpipe"; cat "$tmp/out"; fi
+expect 2 "--paper needs a known table" -- --paper gpipe
+# --compare like for like: every row on the same devices, -S 8 --devices 4 works for all
+expect 0 "--compare -S 8 --devices 4" -- --compare -S 8 -M 16 --devices 4
+n=$(grep -cE '^(grouped|interleaved|sequential|gpipe|1f1b|interleaved-1f1b|zb-h1) +4 ' "$tmp/out")
+if [ "$n" -eq 7 ]; then ok "compare -S 8 --devices 4: 7 rows on 4 devices"; else bad "compare -S 8 --devices 4: $n rows on 4 devices"; fi
+has "compare says it" "like for like: every row on P=4 devices; interleaved-1f1b on 8 stages" "$tmp/out"
   "$tool" -S 4 -M 8 --schedule grouped --format svg >"$tmp/g.svg"
   if python3 -c 'import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); assert r.tag.endswith("svg")' "$tmp/g.svg"; then ok "svg parses as XML"; else bad "svg parses as XML"; fi
 else

@@ -692,7 +692,8 @@ TTEST(renderers) {
     for (count = 0, p = g_buf; (p = strstr(p, "<title>")) != NULL; p++) count++;
     TT_EQ_INT(count, t.n_ops + t.devices); /* one tooltip per op, one per device's update U */
     TT_CONTAINS(g_buf, "<title>3B7 step 19</title>"); /* B(3,7) at index 18: 1-based in the tooltip */
-    TT_CONTAINS(g_buf, ">S=4 M=8 P=4 T=22   cost F=1 B=2 exchange=0 sync=0<"); /* the default title */
+    /* the default title, with the timing (ipup_sched_write_svg draws BSP time) */
+    TT_CONTAINS(g_buf, ">S=4 M=8 P=4 T=22   cost F=1 B=2 exchange=0 sync=0   BSP (lock-step) time<");
     TT_CHECK(strstr(g_buf, "input grad I") == NULL && strstr(g_buf, "weight grad W") == NULL); /* only kinds present */
     TT_CONTAINS(g_buf, ">ramp-up<");
     TT_CONTAINS(g_buf, ">main<");
@@ -829,6 +830,9 @@ TTEST(svg_costs_far_apart) {
     memset(&o, 0, sizeof o);
     o.width = -1.0; /* never fold */
     c.f = 1e12;
+    /* zeroed options are async timing, which needs scratch */
+    TT_EQ_INT(ipup_sched_write_svg_ex(&t, &c, NULL, &o, ipup_buf_write, gbuf(sizeof g_buf)), IPUP_ERR_CAPACITY);
+    o.timing = IPUP_SCHED_TIMING_BSP;
     TT_EQ_INT(ipup_sched_write_svg_ex(&t, &c, NULL, &o, ipup_buf_write, gbuf(sizeof g_buf)), 0);
     TT_CHECK(sscanf(g_buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\"", &w) == 1 && w <= 1048576 && w > 1000000);
     for (k = 0; k < 8; k++) {

@@ -64,10 +64,44 @@ done
 "$tool" -S 4 -M 16 --cost F=1,B=2,exchange=0.5,sync=0.25 --format svg >"$tmp/c.svg" 2>/dev/null; check "exchange-S4-M16" "$tmp/c.svg"
 "$tool" -S 8 -M 32 --schedule 1f1b --width 600 --format svg >"$tmp/c.svg" 2>/dev/null; check "width600-S8-M32" "$tmp/c.svg"
 "$tool" -S 3 -M 6 --schedule interleaved --map 0,1,0 --format svg >"$tmp/c.svg" 2>/dev/null; check "shared-map" "$tmp/c.svg"
+# --timing, --memory, --compare as small multiples for a 16:9 slide: 1600 x 900, no text
+# under 14 px (every font-size, the root's included), nothing clipped
+min_font() { grep -o 'font-size="[0-9.]*"' "$1" | tr -dc '0-9.\n' | sort -n | head -1; }
+slide() { # NAME SVG
+  local w h f
+  w=$(sed -n 's/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="\([0-9]*\)" height="\([0-9]*\)".*/\1x\2/p' "$1.svg" | head -1)
+  f=$(min_font "$1.svg")
+  if [ "$w" = 1600x900 ]; then ok "$2: 1600x900"; else bad "$2: canvas $w, not 1600x900"; fi
+  if [ -n "$f" ] && [ "${f%.*}" -ge 14 ]; then ok "$2: smallest text $f px"; else bad "$2: text of $f px (< 14)"; fi
+}
+for P in 2 4 8; do
+  "$tool" --compare -S $P -M 8 --format svg >"$tmp/cmp$P.svg" 2>/dev/null; slide "$tmp/cmp$P" "compare-S$P-M8"
+  check "compare-S$P-M8" "$tmp/cmp$P.svg"
+done
+"$tool" --compare -S 8 -M 16 --devices 4 --timing bsp --format svg >"$tmp/cmpb.svg" 2>/dev/null; slide "$tmp/cmpb" "compare-S8-P4-bsp"
+check "compare-S8-P4-bsp" "$tmp/cmpb.svg"
+n=$(grep -c '<svg ' "$tmp/cmpb.svg")
+if [ "$n" -eq 8 ]; then ok "compare svg: 7 small multiples"; else bad "compare svg: $n <svg> elements"; fi
+for k in 1f1b interleaved-1f1b zb-h1; do
+  for tm in async bsp; do
+    "$tool" -S 4 -M 8 --schedule $k --devices 2 --format svg --timing $tm --memory >"$tmp/m.svg" 2>/dev/null ||
+      "$tool" -S 4 -M 8 --schedule $k --format svg --timing $tm --memory >"$tmp/m.svg" 2>/dev/null
+    check "memory-$k-$tm" "$tmp/m.svg"
+    f=$(min_font "$tmp/m.svg")
+    if [ "${f%.*}" -ge 14 ]; then ok "memory-$k-$tm: text >= 14 px"; else bad "memory-$k-$tm: text of $f px"; fi
+  done
+done
+"$tool" -S 4 -M 8 --schedule interleaved-1f1b --devices 2 --format svg --memory >"$tmp/m.svg" 2>/dev/null
+has "memory panel marks the peak" '>peak 5</text>' "$tmp/m.svg"
+has "chunks labelled stage:mb" '>2:0</text>' "$tmp/m.svg"
+"$tool" -S 4 -M 8 --schedule 1f1b --format svg >"$tmp/a.svg" 2>/dev/null
+has "default chart is async, its title says so" '   async (dataflow) time</text>' "$tmp/a.svg"
+"$tool" -S 4 -M 8 --schedule 1f1b --format svg --timing bsp >"$tmp/b.svg" 2>/dev/null
+has "--timing bsp says so" '   BSP (lock-step) time</text>' "$tmp/b.svg"
 # the picture a student counts "time-step 11" on: unit costs, numbered steps
-"$tool" -S 4 -M 8 --schedule grouped --cost B=1 --format svg >"$tmp/g.svg" 2>/dev/null
+"$tool" -S 4 -M 8 --schedule grouped --cost B=1 --timing bsp --format svg >"$tmp/g.svg" 2>/dev/null
 has "grouped chart numbers step 11" '>11</text>' "$tmp/g.svg"
-has "chart title names schedule, sizes, costs" '>grouped  S=4 M=8 P=4 T=22  cost F=1 B=1<' "$tmp/g.svg"
+has "chart title names schedule, sizes, costs, timing" '>grouped  S=4 M=8 P=4 T=22  cost F=1 B=1   BSP (lock-step) time<' "$tmp/g.svg"
 hasnt "legend lists only the op kinds present" 'input grad I' "$tmp/g.svg"
 "$tool" -S 4 -M 8 --schedule zb-h1 --format svg >"$tmp/z.svg" 2>/dev/null
 if grep -q 'weight grad W' "$tmp/z.svg" && ! grep -q 'backward B<' "$tmp/z.svg"; then ok "zb-h1 legend: I and W, no B"; else bad "zb-h1 legend"; fi
@@ -80,9 +114,9 @@ if timeout 10 "$tool" -S 3 -M 6 --cost F=16666666666 --format svg >"$tmp/far.svg
 import re, sys
 s = open(sys.argv[1]).read()
 for band in s.split('stroke="#555"/>\n')[1:]:
-    xs = [(float(x), len(t)) for x, t in re.findall(r'<text x="([0-9.]+)" y="[0-9.]+" font-size="10" fill="#555" text-anchor="middle">([^<]*)</text>', band.split('<text x="4"')[0])]
+    xs = [(float(x), len(t)) for x, t in re.findall(r'<text x="([0-9.]+)" y="[0-9.]+" fill="#555" text-anchor="middle">([^<]*)</text>', band.split('<text x="4"')[0])]
     for (x0, n0), (x1, n1) in zip(xs, xs[1:]):
-        if x1 - n1 * 3.3 < x0 + n0 * 3.3 + 4: sys.exit(1)
+        if x1 - n1 * 4.2 < x0 + n0 * 4.2 + 4: sys.exit(1)
 PY
   then ok "costs far apart: no two axis labels touch"; else bad "costs far apart: axis labels overlap"; fi
 else
@@ -92,7 +126,7 @@ timeout 10 "$tool" -S 3 -M 6 --cost F=1000000000000 --width -1 --format svg >"$t
 w=$(sed -n 's/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="\([0-9]*\)".*/\1/p' "$tmp/wide.svg" | head -1)
 if [ -n "$w" ] && [ "$w" -le 1048576 ]; then ok "--width -1 with F=1e12: canvas $w px (<= 1048576)"; else bad "--width -1 with F=1e12: canvas '$w'"; fi
 # sequential at M=64 folds into bands instead of an 18,000 px strip
-"$tool" -S 4 -M 64 --schedule sequential --format svg >"$tmp/s.svg" 2>/dev/null
+"$tool" -S 4 -M 64 --schedule sequential --timing bsp --format svg >"$tmp/s.svg" 2>/dev/null
 n=$(grep -c '>IPU0<' "$tmp/s.svg")
 if [ "$n" -ge 2 ]; then ok "sequential M=64 folds into $n bands"; else bad "sequential M=64 is one band"; fi
 finish

@@ -167,6 +167,7 @@ EX_EXPORT(ex_render) int ex_render(int what, double svg_width) {
     IPUPIPE_MEMSET(&so, 0, sizeof so);
     so.width = svg_width;
     so.title = g_title[0] ? g_title : NULL;
+    so.timing = IPUP_SCHED_TIMING_BSP; /* async needs so.work: the explorer's switch comes with its timing control */
     switch (what) {
     case 0: rc = ipup_sched_write_json(&g_t, &g_fig, g_name, g_msg, ipup_buf_write, &g_b); break;
     case 1: rc = ipup_sched_render_grid_ex(&g_t, IPUP_SCHED_GRID_STEPS, ipup_buf_write, &g_b); break;

@@ -54,9 +54,16 @@ static const char *usage_text =
     "  --forward-only            inference: F ops only, no backward, no stash (grouped,\n"
     "                            gpipe, 1f1b, sequential, interleaved-1f1b; interleaved and\n"
     "                            zb-h1 have no forward-only form); figures: latency of one\n"
-    "                            micro-batch, steady-state throughput, in-flight inputs\n"
-    "  --compare                 every schedule side by side for S, M and the costs\n"
+    "                            micro-batch, steady-state throughput, in-flight inputs\n";
+static const char *usage_text1b = /* C99 promises string literals of 4095 bytes */
+    "  --compare                 every schedule side by side on the same P devices\n"
     "                            (--format grid, csv, json or svg; --act-bytes adds stash)\n"
+    "  --timing async|bsp        svg, trace: async (default: each op when its inputs and\n"
+    "                            its device are free) or BSP (lock-step) time\n"
+    "  --memory                  the activations each device holds over time (text,\n"
+    "                            json, or a panel under the svg chart)\n"
+    "  --paper zb|dualpipe       the Zero Bubble paper's or the DualPipe repository's\n"
+    "                            bubble and memory table, measured (P=4 M=16 by default)\n"
     "  --width PX, --unit PX     svg: widest canvas before long tables fold into bands\n"
     "                            (default 1600, -1 never), pixels per cost unit (default 24,\n"
     "                            shrunk to fit)\n"
@@ -86,6 +93,7 @@ static int tool_main(int argc, char **argv) {
     int rc;
     if (argc < 2) {
         fputs(usage_text, stderr);
+        fputs(usage_text1b, stderr);
         fputs(usage_text2, stderr);
         return 2;
     }
@@ -93,6 +101,7 @@ static int tool_main(int argc, char **argv) {
     if (rc) return rc;
     if (o.help) {
         fputs(usage_text, stdout);
+        fputs(usage_text1b, stdout);
         fputs(usage_text2, stdout);
         return 0;
     }

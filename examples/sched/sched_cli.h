@@ -27,6 +27,9 @@ typedef struct opts {
     const char *format, *check;
     int forward_only; /* --forward-only: inference tables, F ops only (docs/schedules.md §8) */
     ipup_stage_map cmap; /* --map as parsed; cmap.concurrent: some stage on several IPUs ("0,[1,2],2,3") */
+    int timing;          /* --timing: IPUP_SCHED_TIMING_ASYNC (default) or _BSP */
+    int memory;          /* --memory: the activations held per device over time */
+    const char *paper;   /* --paper zb|dualpipe: a paper's table (with --compare) */
 } opts;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -150,8 +153,38 @@ static int parse_map(const char *v, opts *o) {
     return 0;
 }
 
+/* --timing, --memory, --paper: -1 when a is none of them, else the values it took (0 or 1),
+   or 2 after a usage error */
+static int parse_draw_option(const char *a, const char *v, opts *o) {
+    if (!strcmp(a, "--memory")) { o->memory = 1; return 0; }
+    if (strcmp(a, "--timing") && strcmp(a, "--paper")) return -1;
+    if (!v) return usage_error("option %s needs a value", a);
+    if (!strcmp(a, "--timing")) {
+        if (!strcmp(v, "async")) o->timing = IPUP_SCHED_TIMING_ASYNC;
+        else if (!strcmp(v, "bsp")) o->timing = IPUP_SCHED_TIMING_BSP;
+        else return usage_error("--timing must be async (dataflow: each op when its inputs and its device are free) or bsp "
+                                "(lock-step: every step as long as its slowest op), not '%s'", v);
+        return 1;
+    }
+    if (strcmp(v, "zb") && strcmp(v, "dualpipe"))
+        return usage_error("--paper must be zb (the Zero Bubble paper's table) or dualpipe (the DualPipe repository's), not '%s'", v);
+    o->paper = v;
+    o->compare = 1;
+    return 1;
+}
+
+/* --paper: P = 4, M = 16 unless given; 0, or 2 after a usage error */
+static int paper_defaults(opts *o) {
+    if (!o->paper) return 0;
+    if (!o->stages) o->stages = 4;
+    if (!o->microbatches) o->microbatches = 16;
+    if (o->nmap || o->cmap.concurrent || o->forward_only || o->nact)
+        return usage_error("--paper takes -S, -M, --devices, --cost and --timing only (its table fixes the rest)%s", "");
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, opts *o) {
-    int i;
+    int i, rc;
     memset(o, 0, sizeof *o);
     o->cost = ipup_sched_cost_default();
     o->format = "grid";
@@ -219,6 +252,9 @@ static int parse_args(int argc, char **argv, opts *o) {
                                                : "--unit needs pixels per cost unit 1..100000, not '%s'", v);
             if (a[2] == 'w') o->svg_width = px;
             else o->svg_unit = px;
+        } else if ((rc = parse_draw_option(a, v, o)) >= 0) {
+            if (rc > 1) return rc;
+            i += rc;
         } else if (!strcmp(a, "--check")) {
             NEEDV();
             o->check = v;
@@ -255,6 +291,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         return usage_error("--stage-numbering popxl does not take concurrent stages (a bracket in --map)%s", "");
     if (o->popxl && (o->compare || strcmp(o->format, "grid")))
         return usage_error("--stage-numbering popxl draws the grid of one schedule (no --compare, --format grid)%s", "");
+    if (paper_defaults(o)) return 2;
     if (!o->stages || !o->microbatches) return usage_error("give --stages S and --microbatches M (or --check FILE.csv)%s", "");
     if (o->popxl && popxl_fold(o)) return 2;
     if ((long long)o->stages * o->microbatches > TOOL_MAX_CELLS)

@@ -181,6 +181,40 @@ static int draw_refused(const char *what, long long ops) {
     return 2;
 }
 
+/* --act-bytes as the library takes it (NULL: 1 unit per stage and micro-batch) */
+static const int64_t *act_or_null(const opts *o, int32_t S, int64_t *act) {
+    int s;
+    if (o->nact == 0) return NULL;
+    for (s = 0; s < S; s++) act[s] = o->nact == 1 ? o->act[0] : (s < o->nact ? o->act[s] : 0);
+    return act;
+}
+
+/* the SVG with --timing and --memory: the scratch they need allocated here */
+static int write_svg_with(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, ipup_sched_svg_opts *so,
+                          ipup_write_fn wr, void *user) {
+    int64_t act[IPUP_SCHED_MAX_STAGES];
+    int rc;
+    so->timing = o->timing;
+    so->memory = o->memory;
+    so->act_bytes = act_or_null(o, t->stages, act);
+    so->work_bytes = IPUP_SCHED_DRAW_WORK_BYTES(t->stages, t->microbatches, t->n_ops);
+    so->work = malloc(so->work_bytes);
+    if (!so->work) return IPUP_ERR_CAPACITY;
+    rc = ipup_sched_write_svg_ex(t, &o->cost, fg, so, wr, user);
+    free(so->work);
+    so->work = NULL;
+    return rc;
+}
+
+/* the trace with --timing */
+static int write_trace(const opts *o, const ipup_table *t) {
+    size_t n = IPUP_SCHED_DRAW_WORK_BYTES(t->stages, t->microbatches, t->n_ops);
+    void *work = malloc(n);
+    int rc = work ? ipup_sched_write_trace_ex(t, &o->cost, o->timing, work, n, file_write, stdout) : IPUP_ERR_CAPACITY;
+    free(work);
+    return rc;
+}
+
 /* the SVG with the tool's title (schedule, sizes, costs) and --width/--unit */
 static int write_svg(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, const char *name, ipup_write_fn wr, void *user) {
     ipup_sched_svg_opts so;
@@ -201,7 +235,40 @@ static int write_svg(const opts *o, const ipup_table *t, const ipup_sched_figure
     if (c->exchange != 0.0 || c->sync != 0.0)
         ipup_snprintf(title + strlen(title), sizeof title - strlen(title), " exchange=%g sync=%g", c->exchange, c->sync);
     so.title = title;
-    return ipup_sched_write_svg_ex(t, c, fg, &so, wr, user);
+    return write_svg_with(o, t, fg, &so, wr, user);
+}
+
+/* --memory as text (grid, steps) or JSON: the activations each device holds at the end of
+   every step (ipup_sched_held: from F to its B, or W when split) and its peak */
+static int print_memory(const opts *o, const ipup_table *t, int json) {
+    int64_t act[IPUP_SCHED_MAX_STAGES], peak[IPUP_SCHED_MAX_STAGES], *held = (int64_t *)malloc(((size_t)t->n_ops + 1) * 8);
+    const int64_t *a = act_or_null(o, t->stages, act);
+    int32_t d, i, step;
+    if (!held || ipup_sched_held(t, a, held, peak)) { free(held); return -1; }
+    if (json) printf("{\"held_peak_device\":[");
+    else printf("activations held per device (%s; from F to its B, or W when split)\npeak:", a ? "bytes" : "stage micro-batches");
+    for (d = 0; d < t->devices; d++) printf("%s%lld", json ? (d ? "," : "") : " ", (long long)peak[d]);
+    if (json) printf("],\"held_at_step_end\":[");
+    else printf("\nat the end of each step (columns: steps 1..%d)\n", (int)t->steps);
+    for (d = 0; d < t->devices; d++) {
+        int64_t cur = 0;
+        if (json) printf("%s[", d ? "," : "");
+        else printf("IPU%d ", (int)d);
+        for (step = 0, i = 0; step < t->steps; step++) {
+            for (; i < t->n_ops && t->ops[i].step <= step; i++) {
+                const ipup_op *op = &t->ops[i];
+                if (op->device != d) continue;
+                cur = held[i];
+                if ((op->kind == IPUP_OP_B || op->kind == IPUP_OP_W) && !t->forward_only) cur -= a ? a[op->stage] : 1;
+            }
+            if (json) printf("%s%lld", step ? "," : "", (long long)cur);
+            else printf(" %2lld", (long long)cur);
+        }
+        printf("%s", json ? "]" : "\n");
+    }
+    if (json) printf("]}\n");
+    free(held);
+    return 0;
 }
 
 static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg, const char *name, const char *warnings) {
@@ -220,13 +287,15 @@ static int emit(const opts *o, const ipup_table *t, const ipup_sched_figures *fg
             print_figures(t, fg, &o->cost);
             if (warnings && *warnings) printf("warnings:\n%s", warnings);
         }
+        if (o->memory && !rc) rc = print_memory(o, t, 0);
         return rc;
     }
     if (!strcmp(o->format, "svg") && draw_refused("--format svg", t->n_ops)) return -1;
     if (!strcmp(o->format, "trace") && draw_refused("--format trace", t->n_ops)) return -1;
     if (!strcmp(o->format, "csv")) rc = ipup_sched_write_csv(t, file_write, stdout);
+    else if (!strcmp(o->format, "json") && o->memory) rc = print_memory(o, t, 1);
     else if (!strcmp(o->format, "json")) rc = ipup_sched_write_json(t, fg, name, warnings, file_write, stdout);
-    else if (!strcmp(o->format, "trace")) rc = ipup_sched_write_trace(t, &o->cost, file_write, stdout);
+    else if (!strcmp(o->format, "trace")) rc = write_trace(o, t);
     else rc = write_svg(o, t, fg, name, file_write, stdout);
     if (rc) return -1;
     if (warnings && *warnings && strcmp(o->format, "json")) fprintf(stderr, "warnings:\n%s", warnings);
@@ -408,30 +477,102 @@ static int run_check(const opts *o) {
     return rc ? 2 : 0;
 }
 
-/* one schedule of --compare: its table and figures (1 when it cannot be generated: why in msg) */
-/* --compare: the seven schedules that take any S and M (dualpipe-v needs S = 2P on the V
-   mapping: not yet a like-for-like row) */
-#define COMPARE_KINDS (IPUP_SCHED_ZBH1 + 1)
-static int compare_one(const opts *o, int k, tool_mem *m, ipup_table *t, ipup_sched_figures *fg, char *msg, size_t len) {
-    ipup_sched_config c;
+/* ---- --compare like for like: every row on the same P devices ----
+   A schedule that runs several stages per device (chunks, virtual stages) runs
+   stages_per_device x P stages, each at 1/stages_per_device of a one-stage-per-device
+   stage's cost (and activations); the others run P stages. When -S differs from P every
+   stage's cost is scaled so that each row does the same work: S x (F + B) per micro-batch. */
+static int stages_per_device(int kind) {
+    switch (kind) {
+    case IPUP_SCHED_INTERLEAVED_1F1B: return 2;
+    case IPUP_SCHED_ZBV: case IPUP_SCHED_VMIN: case IPUP_SCHED_VHALF:
+    case IPUP_SCHED_LOOPED_BFS: case IPUP_SCHED_INTERLEAVED_ZB: case IPUP_SCHED_DUALPIPE_V: return 2;
+    default: return 1;
+    }
+}
+
+typedef struct cmp_row {
+    int kind, per_device;
+    int32_t stages, devices; /* of the table generated */
+    double scale[IPUP_SCHED_MAX_STAGES];
+    ipup_sched_cost cost;    /* o->cost with the stage scale */
     int64_t act[IPUP_SCHED_MAX_STAGES];
+    int have_act;
+} cmp_row;
+
+/* the devices every row of --compare runs on */
+static int compare_devices(const opts *o) {
+    int s, P = 0;
+    if (o->devices) return o->devices;
+    if (!o->nmap) return o->stages;
+    for (s = 0; s < o->nmap; s++)
+        if (o->map[s] + 1 > P) P = o->map[s] + 1;
+    return P;
+}
+
+/* one schedule of --compare: its table, cost and figures (1 when it cannot be generated: why in msg) */
+static int compare_one_row(const opts *o, int k, tool_mem *m, ipup_table *t, ipup_sched_figures *fg, cmp_row *r, char *msg,
+                           size_t len) {
+    ipup_sched_config c;
+    int P = compare_devices(o), s;
+    int64_t total = 0;
     memset(&c, 0, sizeof c);
+    memset(r, 0, sizeof *r);
+    r->kind = k;
+    r->per_device = stages_per_device(k);
     c.kind = (ipup_sched_kind)k;
-    c.stages = o->stages;
     c.microbatches = o->microbatches;
-    c.devices = k == IPUP_SCHED_INTERLEAVED_1F1B ? 0 : o->devices;
-    c.virtual_stages = o->virt;
-    c.stage_device = o->nmap && k != IPUP_SCHED_INTERLEAVED_1F1B ? o->map : NULL;
     c.strict = o->strict;
     c.forward_only = o->forward_only;
+    if (o->nmap && r->per_device == 1) { /* the mapping given, as before */
+        c.stages = o->stages;
+        c.devices = o->devices;
+        c.stage_device = o->map;
+        c.virtual_stages = o->virt;
+    } else {
+        c.stages = r->per_device * P;
+        c.devices = P;
+        c.virtual_stages = r->per_device > 1 ? r->per_device : 0;
+    }
+    if (c.stages > IPUP_SCHED_MAX_STAGES) {
+        ipup_snprintf(msg, len, "%d stages on %d devices is more than %d stages", (int)c.stages, P, IPUP_SCHED_MAX_STAGES);
+        return 1;
+    }
+    r->stages = c.stages;
+    r->devices = P;
+    r->cost = o->cost;
+    for (s = 0; s < c.stages; s++) r->scale[s] = (double)o->stages / (double)c.stages;
+    r->cost.stage_scale = r->scale;
     if (ipup_sched_generate(&c, m->ops, m->cap, t, msg, len)) {
         char *nl = strchr(msg, '\n');
         if (nl) *nl = '\0';
         return 1;
     }
-    fill_act(o, o->stages, act);
-    ipup_sched_measure(t, &o->cost, act, m->work, m->work_bytes, fg);
+    if (o->nact) { /* the model's activations, shared evenly by the stages of this table */
+        for (s = 0; s < o->stages; s++) total += o->nact == 1 ? o->act[0] : o->act[s];
+        for (s = 0; s < c.stages; s++) r->act[s] = total / c.stages;
+        r->have_act = 1;
+    }
+    ipup_sched_measure(t, &r->cost, r->have_act ? r->act : NULL, m->work, m->work_bytes, fg);
     return 0;
+}
+static int compare_one(const opts *o, int k, tool_mem *m, ipup_table *t, ipup_sched_figures *fg, char *msg, size_t len) {
+    static cmp_row r;
+    return compare_one_row(o, k, m, t, fg, &r, msg, len);
+}
+
+/* the note under --compare's header: the devices, and the rows with several stages per device */
+static void compare_note(const opts *o) {
+    int k, P = compare_devices(o), any = 0;
+    printf("like for like: every row on P=%d devices", P);
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
+        if (stages_per_device(k) == 1) continue;
+        printf("%s%s", any ? ", " : "; ", ipup_sched_kind_name((ipup_sched_kind)k));
+        any = 1;
+    }
+    if (any) printf(" on %d stages (2 per device), each stage at 1/2 the cost", 2 * P);
+    if (o->stages != P) printf("; the %d stages' work spread evenly over each row's stages", o->stages);
+    printf("\n");
 }
 
 /* one row of --compare --forward-only: latency, throughput, in-flight inputs */
@@ -455,6 +596,7 @@ static void compare_header_fwd(const opts *o) {
     }
     printf("forward only (inference)  S=%d M=%d  cost F=%g exchange=%g sync=%g\n", o->stages, o->microbatches, o->cost.f, o->cost.exchange,
            o->cost.sync);
+    compare_note(o);
     printf("%-17s %3s %6s %9s %9s %8s %6s %10s  %s%s\n", "schedule", "P", "steps", "BSP time", "async", "latency", "steps", "throughput",
            o->nact ? "bytes in flight  " : "", "in-flight inputs per stage");
 }
@@ -477,50 +619,101 @@ static void compare_row(const opts *o, int k, const ipup_table *t, const ipup_sc
     printf("\n");
 }
 
-/* --compare --format svg: the charts stacked in one picture (nested <svg> elements) */
+/* --compare --format svg: small multiples on a 16:9 slide, 1600 x 900 px, text 14 px and
+   more: one chart per schedule in a grid (1, 2 or 3 columns), all on one time scale (the
+   slowest row fits its cell), one legend under them. The cells are nested <svg> elements. */
+#define CMP_W 1600.0
+#define CMP_H 900.0
+#define CMP_TOP 34.0
+#define CMP_LEGEND 30.0
+static void compare_svg_legend(double y) {
+    static const char *const names[7] = {"forward F", "backward B", "input grad I", "weight grad W", "update U", "idle",
+                                         "lighter: 2nd stage on a device, label stage:mb"};
+    static const char *const fills[7] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#dddddd", "#a0cbe8"};
+    double x = 8.0;
+    int k;
+    for (k = 0; k < 7; k++) {
+        printf("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#999\" stroke-width=\"0.5\"/>"
+               "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x, y, fills[k], x + 18.0, y + 12.0, names[k]);
+        x += 18.0 + 8.4 * (double)strlen(names[k]) + 16.0;
+    }
+}
+
 static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
+    static cmp_row r;
+    static opts oc;
     ipup_buf b[IPUP_SCHED_KIND_COUNT];
-    double w[IPUP_SCHED_KIND_COUNT], h[IPUP_SCHED_KIND_COUNT], W = 0.0, H = 0.0, y = 0.0;
-    int k, rc = 0;
+    double longest = 1.0, cell_w, cell_h, unit, row_h;
+    int k, n = 0, cols, rows, at = 0, P = compare_devices(o), rc = 0;
     long long ops = 0;
     memset(b, 0, sizeof b);
-    for (k = 0; k < COMPARE_KINDS; k++) { /* the ops of the picture, before drawing it */
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) { /* the ops and the longest time, before drawing */
         ipup_table t;
         char msg[2048];
-        if (!compare_one(o, k, m, &t, fg, msg, sizeof msg)) ops += t.n_ops;
+        double tm;
+        if (compare_one_row(o, k, m, &t, fg, &r, msg, sizeof msg)) continue;
+        ops += t.n_ops;
+        tm = o->timing == IPUP_SCHED_TIMING_BSP ? fg->bsp_time : fg->async_time;
+        if (tm > longest) longest = tm;
+        n++;
     }
     if (draw_refused("--compare --format svg (one chart per schedule)", ops)) return 2;
-    for (k = 0; k < COMPARE_KINDS; k++) {
+    if (n == 0) { fprintf(stderr, "ipupipe-sched: --compare: no schedule takes these sizes\n"); return 2; }
+    cols = n <= 3 ? 1 : n <= 8 ? 2 : 3;
+    rows = (n + cols - 1) / cols;
+    cell_w = (CMP_W - 8.0) / cols;
+    cell_h = (CMP_H - CMP_TOP - CMP_LEGEND) / rows;
+    unit = (cell_w - 8.0 - 56.0 - 16.0) / (longest + 1.0);
+    /* a cell: title 32, the gap or the step numbers, the rows, the axis 24, margins 16 */
+    row_h = (cell_h - 32.0 - (o->timing == IPUP_SCHED_TIMING_BSP ? 40.0 : 6.0) - 24.0 - 16.0) / P;
+    if (row_h > 30.0) row_h = 30.0;
+    if (row_h < 16.0) {
+        fprintf(stderr, "ipupipe-sched: --compare --format svg: %d devices do not fit a 1600 x 900 slide with %d charts "
+                        "(rows under 16 px); use fewer devices, or --format svg for one schedule\n", P, n);
+        return 2;
+    }
+    printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"monospace\" font-size=\"14\">\n"
+           "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", CMP_W, CMP_H);
+    printf("<text x=\"8\" y=\"24\" font-size=\"18\" font-weight=\"bold\">S=%d M=%d on P=%d devices, cost F=%g B=%g I=%g W=%g: "
+           "%s time, one scale</text>\n", o->stages, o->microbatches, P, o->cost.f, o->cost.b, o->cost.i, o->cost.w,
+           o->timing == IPUP_SCHED_TIMING_BSP ? "BSP (lock-step)" : "async (dataflow)");
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT && !rc; k++) {
         ipup_table t;
-        char msg[2048];
-        w[k] = h[k] = 0.0;
-        if (compare_one(o, k, m, &t, fg, msg, sizeof msg)) continue;
-        b[k].cap = 1u << 16;
-        for (;;) { /* grow until the picture fits */
-            b[k].buf = (char *)malloc(b[k].cap);
-            b[k].len = 0;
-            if (!b[k].buf) { rc = -1; break; }
-            write_svg(o, &t, fg, ipup_sched_kind_name((ipup_sched_kind)k), ipup_buf_write, &b[k]);
-            if (ipup_buf_fits(&b[k])) break;
-            free(b[k].buf);
-            b[k].cap = b[k].len + 1;
-        }
-        if (!b[k].buf || sscanf(b[k].buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%lf\" height=\"%lf\"", &w[k], &h[k]) != 2) {
-            w[k] = h[k] = 0.0;
-            continue;
-        }
-        if (w[k] > W) W = w[k];
-        H += h[k];
+        ipup_sched_svg_opts so;
+        char msg[2048], title[160];
+        if (compare_one_row(o, k, m, &t, fg, &r, msg, sizeof msg)) continue;
+        oc = *o;
+        oc.cost = r.cost;
+        oc.memory = 0;
+        if (r.have_act) { oc.nact = r.stages; memcpy(oc.act, r.act, sizeof r.act); }
+        else oc.nact = 0;
+        memset(&so, 0, sizeof so);
+        if (r.per_device > 1)
+            ipup_snprintf(title, sizeof title, "%s (%d stages, 1/%d cost)", ipup_sched_kind_name((ipup_sched_kind)k),
+                          (int)r.stages, r.per_device);
+        else ipup_snprintf(title, sizeof title, "%s", ipup_sched_kind_name((ipup_sched_kind)k));
+        ipup_snprintf(title + strlen(title), sizeof title - strlen(title), ": %.4g, bubble %.2f",
+                      o->timing == IPUP_SCHED_TIMING_BSP ? fg->bsp_time : fg->async_time,
+                      o->timing == IPUP_SCHED_TIMING_BSP ? fg->bubble_bsp : fg->bubble_async);
+        so.title = title;
+        so.width = cell_w - 8.0;
+        so.unit = unit;
+        so.row_height = row_h;
+        so.no_legend = 1;
+        b[k].cap = 0; /* the size first, then the picture */
+        write_svg_with(&oc, &t, fg, &so, ipup_buf_write, &b[k]);
+        b[k].cap = b[k].len + 1;
+        b[k].len = 0;
+        b[k].buf = (char *)malloc(b[k].cap);
+        if (!b[k].buf) { rc = 2; break; }
+        if (write_svg_with(&oc, &t, fg, &so, ipup_buf_write, &b[k])) { rc = 2; break; }
+        printf("<svg x=\"%.0f\" y=\"%.0f\" %s", 4.0 + cell_w * (at % cols), CMP_TOP + cell_h * (at / cols),
+               b[k].buf + 5); /* "<svg " replaced by one with its place */
+        at++;
     }
-    printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\">\n", W, H);
-    for (k = 0; k < COMPARE_KINDS; k++) {
-        if (b[k].buf && h[k] > 0.0) {
-            printf("<svg y=\"%.0f\" %s", y, b[k].buf + 5); /* "<svg " replaced by one with its y */
-            y += h[k];
-        }
-        free(b[k].buf);
-    }
+    compare_svg_legend(CMP_H - CMP_LEGEND + 6.0);
     printf("</svg>\n");
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) free(b[k].buf);
     return rc;
 }
 
@@ -651,12 +844,98 @@ static int run_compare_concurrent(const opts *o) {
     return rc;
 }
 
+/* ---- --paper: the tables of the Zero Bubble paper and of the DualPipe repository ----
+   Each row: the schedule, its name there, the bubble stated there (idle time per device, a
+   formula of P and the costs), and the activation memory stated there (the most a device
+   holds, in units of one micro-batch's activations of 1/P of the model: M_B in the paper,
+   "PP" in the repository). Measured: bubble = async time - work / P (ipup_sched_measure), the
+   memory = the largest ipup_sched_figures.stash_bytes_device, a chunk holding 1/2. Costs:
+   the tool's --cost, by default F=1 B=2 I=W=1, the setting both assume (the paper's
+   T_F = T_B = T_W; the repository's F&B taken as F + B, no overlap gain). */
+typedef struct paper_row {
+    const char *label;
+    int kind;
+    const char *bubble_text;
+    double (*bubble)(int P, const ipup_sched_cost *c);
+    const char *memory_text;
+    double (*memory)(int P);
+} paper_row;
+/* B is the full backward (I + W) */
+static double paper_bubble_1f1b(int P, const ipup_sched_cost *c) { return (P - 1) * (c->f + c->b); }
+/* the paper's (p-1)(T_F + T_B - T_W) with its T_B the input gradient I; = (PP-1)(F+B-2W) */
+static double paper_bubble_zbh1(int P, const ipup_sched_cost *c) { return (P - 1) * (c->f + c->i - c->w); }
+static double paper_memory_p(int P) { return P; }
+/* Zero Bubble Pipeline Parallelism (Qi, Wan, Huang, Lin; ICLR 2024), §3 and Table 1 */
+static const paper_row paper_zb[] = {
+    {"1F1B", IPUP_SCHED_1F1B, "(p-1)(F+I+W)", paper_bubble_1f1b, "p", paper_memory_p},
+    {"ZB-H1", IPUP_SCHED_ZBH1, "(p-1)(F+I-W)", paper_bubble_zbh1, "p", paper_memory_p},
+    /* after the merge of the generators, one line each (formulas as the paper states them):
+    {"ZB-H2", IPUP_SCHED_ZBH2, "(p-1)(F+I-2W)", paper_bubble_zbh2, "2p-1", paper_memory_2p_1},
+    {"ZB-V", IPUP_SCHED_ZBV, "(p-1)(F+I-2W)", paper_bubble_zbh2, "p", paper_memory_p}, */
+};
+/* deepseek-ai/DualPipe, README.md, "Pipeline Bubbles and Memory Usage Comparison" */
+static const paper_row paper_dualpipe[] = {
+    {"1F1B", IPUP_SCHED_1F1B, "(PP-1)(F+B)", paper_bubble_1f1b, "PP", paper_memory_p},
+    {"ZB1P", IPUP_SCHED_ZBH1, "(PP-1)(F+B-2W)", paper_bubble_zbh1, "PP", paper_memory_p},
+    /* after the merge, one line each (F&B = F + B):
+    {"DualPipe", IPUP_SCHED_DUALPIPE, "(PP/2-1)(F&B+B-3W)", paper_bubble_dualpipe, "PP+1", paper_memory_p_1},
+    {"DualPipeV", IPUP_SCHED_DUALPIPE_V, "(PP/2-1)(F&B+B-3W)", paper_bubble_dualpipe, "PP+1", paper_memory_p_1}, */
+};
+
+static int run_paper(const opts *o) {
+    const int zb = !strcmp(o->paper, "zb");
+    const paper_row *rows = zb ? paper_zb : paper_dualpipe;
+    const int n = zb ? (int)(sizeof paper_zb / sizeof paper_zb[0]) : (int)(sizeof paper_dualpipe / sizeof paper_dualpipe[0]);
+    static opts oc;
+    static cmp_row r;
+    ipup_sched_figures *fg = (ipup_sched_figures *)malloc(sizeof *fg);
+    tool_mem m;
+    int k, d, P = compare_devices(o), rc = 0;
+    if (!fg || mem_alloc(&m, 2 * P > o->stages ? 2 * P : o->stages, o->microbatches, 0)) {
+        fprintf(stderr, "ipupipe-sched: out of memory\n");
+        free(fg);
+        return 2;
+    }
+    oc = *o;
+    oc.stages = P; /* the tables count per device: P stages of 1/P of the model */
+    oc.devices = P;
+    oc.nact = 1;
+    oc.act[0] = 2; /* 2 per 1/P of the model: a chunk (1/2P) holds 1 */
+    printf("%s\n", zb ? "Zero Bubble Pipeline Parallelism (Qi et al., ICLR 2024): bubble and activation memory"
+                      : "DualPipe (deepseek-ai/DualPipe README): bubble and activation memory");
+    printf("P=%d devices, M=%d micro-batches, cost F=%g B=%g I=%g W=%g (%s), async time\n", P, o->microbatches, o->cost.f, o->cost.b,
+           o->cost.i, o->cost.w, zb ? "the paper's T_F = T_B = T_W: F = I = W, B = I + W" : "B the full backward = I + W; F&B = F + B");
+    printf("%-10s %-18s %5s %8s %7s  %-8s %s\n", "schedule", "stated bubble", "=", "measured", "rate", "stated", "activations (peak per device)");
+    for (k = 0; k < n; k++) {
+        ipup_table t;
+        char msg[2048];
+        double stated, measured, act = 0.0;
+        if (compare_one_row(&oc, rows[k].kind, &m, &t, fg, &r, msg, sizeof msg)) {
+            printf("%-10s -- %s\n", rows[k].label, msg);
+            rc = 2;
+            continue;
+        }
+        stated = rows[k].bubble(P, &o->cost);
+        measured = fg->async_time - fg->work / P;
+        for (d = 0; d < t.devices; d++)
+            if ((double)fg->stash_bytes_device[d] / 2.0 > act) act = (double)fg->stash_bytes_device[d] / 2.0;
+        printf("%-10s %-18s %5.4g %8.4g %7.4f  %-8s %.4g (stated %g)\n", rows[k].label, rows[k].bubble_text, stated, measured,
+               fg->bubble_async, rows[k].memory_text, act, rows[k].memory(P));
+    }
+    free(fg);
+    mem_free(&m);
+    return rc;
+}
+
 static int run_compare(const opts *o) {
     int k, first = 1, rc = 0;
     tool_mem m;
+    if (o->paper) return run_paper(o);
     if (o->cmap.concurrent) return run_compare_concurrent(o);
     ipup_sched_figures *fg = (ipup_sched_figures *)malloc(sizeof *fg);
-    if (!fg || mem_alloc(&m, o->stages, o->microbatches, 0)) { fprintf(stderr, "ipupipe-sched: out of memory\n"); free(fg); return 2; }
+    int S_max = 2 * compare_devices(o) > o->stages ? 2 * compare_devices(o) : o->stages;
+    if (S_max > IPUP_SCHED_MAX_STAGES) S_max = IPUP_SCHED_MAX_STAGES;
+    if (!fg || mem_alloc(&m, S_max, o->microbatches, 0)) { fprintf(stderr, "ipupipe-sched: out of memory\n"); free(fg); return 2; }
     if (!strcmp(o->format, "svg")) {
         rc = compare_svg(o, &m, fg);
         free(fg);
@@ -670,10 +949,11 @@ static int run_compare(const opts *o) {
     else {
         printf("S=%d M=%d  cost F=%g B=%g I=%g W=%g exchange=%g sync=%g\n", o->stages, o->microbatches, o->cost.f, o->cost.b, o->cost.i,
                o->cost.w, o->cost.exchange, o->cost.sync);
+        compare_note(o);
         printf("%-17s %3s %6s %9s %7s %9s %7s %6s %5s  %s%s\n", "schedule", "P", "steps", "BSP time", "bubble", "async", "bubble",
                "1st mb", "order", o->nact ? " stash bytes  " : "", "peak in-flight per stage");
     }
-    for (k = 0; k < COMPARE_KINDS; k++) {
+    for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
         ipup_table t;
         char msg[2048];
         if (compare_one(o, k, &m, &t, fg, msg, sizeof msg)) {
