@@ -3592,8 +3592,9 @@ static IPUP__UNUSED int ipup__utf8_len(const unsigned char *s) {
     return n;
 }
 
-/* XML text: & < > " ' escaped; control characters XML 1.0 forbids and bytes that are not
-   well-formed UTF-8 become U+FFFD, so any title gives a well-formed document */
+/* XML text: & < > " escaped (text or a double-quoted attribute); control characters XML
+   1.0 forbids and bytes that are not well-formed UTF-8 become U+FFFD, so any title gives a
+   well-formed document */
 static IPUP__UNUSED void ipup__svg_text(ipup__writer *w, const char *s) {
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
@@ -3602,7 +3603,6 @@ static IPUP__UNUSED void ipup__svg_text(ipup__writer *w, const char *s) {
         else if (*p == '>') ipup__write_str(w, "&gt;");
         else if (*p == '&') ipup__write_str(w, "&amp;");
         else if (*p == '"') ipup__write_str(w, "&quot;");
-        else if (*p == '\'') ipup__write_str(w, "&apos;");
         else if (n == 0 || (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r'))
             ipup__write_str(w, "\xEF\xBF\xBD");
         else ipup__write_bytes(w, (const char *)p, (size_t)n);
