@@ -148,11 +148,13 @@ if grep -E '^gpipe .* 32000  8,8,8,8$' "$tmp/out" >/dev/null; then ok "compare: 
 expect 0 "--compare csv" -- --compare -S 4 -M 8 --format csv
 has "compare csv header" "schedule,devices,steps,bsp_time" "$tmp/out"
 has "compare csv grouped" "grouped,4,22,33,0.272727,33,0.272727,11,yes,0,7 5 3 1" "$tmp/out"
+# the schedules: one per name of --help's --schedule list that --compare -S 4 -M 16 runs
+nk=$("$tool" --compare -S 4 -M 16 | awk 'NR > 3' | wc -l)
 expect 0 "--compare json" -- --compare -S 4 -M 16 --format json --act-bytes 10
-if command -v python3 >/dev/null && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g={x["schedule"]:x for x in d}; assert len(d)==13 and g["grouped"]["bsp_time"]==57 and g["interleaved"]["bsp_time"]==72 and g["grouped"]["stash_bytes_total"]==10*sum(g["grouped"]["peak_inflight"])' "$tmp/out"; then ok "compare json: 13 schedules, 57 vs 72, stash"; else bad "compare json"; fi
+if command -v python3 >/dev/null && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g={x["schedule"]:x for x in d}; assert len(d)=='"$nk"' and g["grouped"]["bsp_time"]==57 and g["interleaved"]["bsp_time"]==72 and g["grouped"]["stash_bytes_total"]==10*sum(g["grouped"]["peak_inflight"])' "$tmp/out"; then ok "compare json: $nk schedules, 57 vs 72, stash"; else bad "compare json"; fi
 expect 0 "--compare svg" -- --compare -S 4 -M 8 --format svg
 n=$(grep -c '<svg ' "$tmp/out")
-if [ "$n" -eq 14 ]; then ok "compare svg: 13 charts in one picture"; else bad "compare svg: $n <svg> elements"; fi
+if [ "$n" -eq $((nk + 1)) ]; then ok "compare svg: $nk charts in one picture"; else bad "compare svg: $n <svg> elements"; fi
 expect 2 "--compare trace is refused" -- --compare -S 4 -M 8 --format trace
 
 # JSON, trace and SVG are well formed
@@ -176,7 +178,7 @@ expect 2 "--paper needs a known table" -- --paper gpipe
 expect 0 "--compare -S 8 --devices 4" -- --compare -S 8 -M 16 --devices 4
 n=$(grep -cE '^(grouped|interleaved|sequential|gpipe|1f1b|interleaved-1f1b|zb-h1) +4 ' "$tmp/out")
 if [ "$n" -eq 7 ]; then ok "compare -S 8 --devices 4: 7 rows on 4 devices"; else bad "compare -S 8 --devices 4: $n rows on 4 devices"; fi
-has "compare says it" "like for like: every row on P=4 devices; interleaved-1f1b on 8 stages" "$tmp/out"
+has "compare says it" "like for like: every row on P=4 devices; interleaved-1f1b, zb-v" "$tmp/out"
   "$tool" -S 4 -M 8 --schedule grouped --format svg >"$tmp/g.svg"
   if python3 -c 'import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); assert r.tag.endswith("svg")' "$tmp/g.svg"; then ok "svg parses as XML"; else bad "svg parses as XML"; fi
 else
@@ -229,5 +231,19 @@ if [ "$have_fix" = 1 ]; then
   expect 0 "PyTorch dualpipev with --respace" -- --check "$fix/dualpipev_4rank_10mb.csv" --respace
   has "dualpipev 8 stages" "stages S=8" "$tmp/out"
 fi
+
+# --paper zb over a grid of P and M: each schedule's bubble in span equals the paper's
+# formula (1F1B (p-1)(F+I+W), ZB-H1 (p-1)(F+I-W), ZB-H2 and ZB-V (p-1)(F+I-2W)), and the
+# measured activations the stated ones
+paper_bad=0
+for P in 2 3 4 6 8; do
+  for M in $((2 * P)) $((3 * P)) 32; do
+    "$tool" --paper zb -S "$P" -M "$M" >"$tmp/paper" 2>&1 || paper_bad=$((paper_bad + 1))
+    awk 'NR > 3 { n++; if ($3 + 0 != $6 + 0) bad++; if ($9 != "(stated" || $8 + 0 != $10 + 0) bad++ }
+         END { exit !(n == 4 && bad == 0) }' "$tmp/paper" || { paper_bad=$((paper_bad + 1)); cat "$tmp/paper"; }
+  done
+done
+if [ "$paper_bad" -eq 0 ]; then ok "--paper zb: the paper's bubble and memory on 15 (P, M)"
+else bad "--paper zb: $paper_bad of 15 (P, M) differ from the paper's formulas"; fi
 
 finish

@@ -626,16 +626,18 @@ static void compare_row(const opts *o, int k, const ipup_table *t, const ipup_sc
 #define CMP_H 900.0
 #define CMP_TOP 34.0
 #define CMP_LEGEND 30.0
-static void compare_svg_legend(double y) {
-    static const char *const names[7] = {"forward F", "backward B", "input grad I", "weight grad W", "update U", "idle",
-                                         "lighter: 2nd stage on a device, label stage:mb"};
-    static const char *const fills[7] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#dddddd", "#a0cbe8"};
+static void compare_svg_legend(double y, int overlap) {
+    static const char *const names[8] = {"forward F", "backward B", "input grad I", "weight grad W", "update U", "idle",
+                                         "lighter: 2nd stage on a device, label stage:mb", "hatched: F&amp;B overlapped"};
+    /* the hatch pattern is defined by the chart that has overlapped cells */
+    static const char *const fills[8] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#dddddd", "#a0cbe8",
+                                         "url(#ipup-hatch)"};
     double x = 8.0;
     int k;
-    for (k = 0; k < 7; k++) {
+    for (k = 0; k < (overlap ? 8 : 7); k++) {
         printf("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#999\" stroke-width=\"0.5\"/>"
                "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x, y, fills[k], x + 18.0, y + 12.0, names[k]);
-        x += 18.0 + 8.4 * (double)strlen(names[k]) + 16.0;
+        x += 18.0 + 8.4 * (double)(strlen(names[k]) - (k == 7 ? 4 : 0)) + 16.0; /* "&amp;" is one */
     }
 }
 
@@ -644,7 +646,8 @@ static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
     static opts oc;
     ipup_buf b[IPUP_SCHED_KIND_COUNT];
     double longest = 1.0, cell_w, cell_h, unit, row_h;
-    int k, n = 0, cols, rows, at = 0, P = compare_devices(o), rc = 0;
+    int k, n = 0, cols, rows, at = 0, P = compare_devices(o), rc = 0, overlap = 0;
+    int32_t i;
     long long ops = 0;
     memset(b, 0, sizeof b);
     for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) { /* the ops and the longest time, before drawing */
@@ -675,8 +678,9 @@ static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
     printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"monospace\" font-size=\"14\">\n"
            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", CMP_W, CMP_H);
     printf("<text x=\"8\" y=\"24\" font-size=\"18\" font-weight=\"bold\">S=%d M=%d on P=%d devices, cost F=%g B=%g I=%g W=%g: "
-           "%s time, one scale</text>\n", o->stages, o->microbatches, P, o->cost.f, o->cost.b, o->cost.i, o->cost.w,
-           o->timing == IPUP_SCHED_TIMING_BSP ? "BSP (lock-step)" : "async (dataflow)");
+           "%s time, one scale; *: %d stages, 2 per device, each at 1/2 the cost</text>\n", o->stages, o->microbatches, P,
+           o->cost.f, o->cost.b, o->cost.i, o->cost.w, o->timing == IPUP_SCHED_TIMING_BSP ? "BSP (lock-step)" : "async (dataflow)",
+           2 * P);
     for (k = 0; k < IPUP_SCHED_KIND_COUNT && !rc; k++) {
         ipup_table t;
         ipup_sched_svg_opts so;
@@ -688,10 +692,8 @@ static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
         if (r.have_act) { oc.nact = r.stages; memcpy(oc.act, r.act, sizeof r.act); }
         else oc.nact = 0;
         memset(&so, 0, sizeof so);
-        if (r.per_device > 1)
-            ipup_snprintf(title, sizeof title, "%s (%d stages, 1/%d cost)", ipup_sched_kind_name((ipup_sched_kind)k),
-                          (int)r.stages, r.per_device);
-        else ipup_snprintf(title, sizeof title, "%s", ipup_sched_kind_name((ipup_sched_kind)k));
+        ipup_snprintf(title, sizeof title, "%s%s", ipup_sched_kind_name((ipup_sched_kind)k), r.per_device > 1 ? "*" : "");
+        for (i = 0; i < t.n_ops; i++) overlap |= t.ops[i].overlap_index > 0;
         ipup_snprintf(title + strlen(title), sizeof title - strlen(title), ": %.4g, bubble %.2f",
                       o->timing == IPUP_SCHED_TIMING_BSP ? fg->bsp_time : fg->async_time,
                       o->timing == IPUP_SCHED_TIMING_BSP ? fg->bubble_bsp : fg->bubble_async);
@@ -711,7 +713,7 @@ static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
                b[k].buf + 5); /* "<svg " replaced by one with its place */
         at++;
     }
-    compare_svg_legend(CMP_H - CMP_LEGEND + 6.0);
+    compare_svg_legend(CMP_H - CMP_LEGEND + 6.0, overlap);
     printf("</svg>\n");
     for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) free(b[k].buf);
     return rc;
@@ -865,13 +867,15 @@ static double paper_bubble_1f1b(int P, const ipup_sched_cost *c) { return (P - 1
 /* the paper's (p-1)(T_F + T_B - T_W) with its T_B the input gradient I; = (PP-1)(F+B-2W) */
 static double paper_bubble_zbh1(int P, const ipup_sched_cost *c) { return (P - 1) * (c->f + c->i - c->w); }
 static double paper_memory_p(int P) { return P; }
+/* ZB-H2 and ZB-V: (p-1)(T_F + T_B - 2 T_W), T_B the input gradient I (0 when F = I = W) */
+static double paper_bubble_zbh2(int P, const ipup_sched_cost *c) { return (P - 1) * (c->f + c->i - 2.0 * c->w); }
+static double paper_memory_2p_1(int P) { return 2.0 * P - 1.0; }
 /* Zero Bubble Pipeline Parallelism (Qi, Wan, Huang, Lin; ICLR 2024), §3 and Table 1 */
 static const paper_row paper_zb[] = {
     {"1F1B", IPUP_SCHED_1F1B, "(p-1)(F+I+W)", paper_bubble_1f1b, "p", paper_memory_p},
     {"ZB-H1", IPUP_SCHED_ZBH1, "(p-1)(F+I-W)", paper_bubble_zbh1, "p", paper_memory_p},
-    /* after the merge of the generators, one line each (formulas as the paper states them):
     {"ZB-H2", IPUP_SCHED_ZBH2, "(p-1)(F+I-2W)", paper_bubble_zbh2, "2p-1", paper_memory_2p_1},
-    {"ZB-V", IPUP_SCHED_ZBV, "(p-1)(F+I-2W)", paper_bubble_zbh2, "p", paper_memory_p}, */
+    {"ZB-V", IPUP_SCHED_ZBV, "(p-1)(F+I-2W)", paper_bubble_zbh2, "p", paper_memory_p},
 };
 /* deepseek-ai/DualPipe, README.md, "Pipeline Bubbles and Memory Usage Comparison" */
 static const paper_row paper_dualpipe[] = {
@@ -881,6 +885,33 @@ static const paper_row paper_dualpipe[] = {
     {"DualPipe", IPUP_SCHED_DUALPIPE, "(PP/2-1)(F&B+B-3W)", paper_bubble_dualpipe, "PP+1", paper_memory_p_1},
     {"DualPipeV", IPUP_SCHED_DUALPIPE_V, "(PP/2-1)(F&B+B-3W)", paper_bubble_dualpipe, "PP+1", paper_memory_p_1}, */
 };
+
+/* The most idle time any device has between the start of its first op and the end of its
+   last, async: the bubble of a device whose iterations follow each other without a gap (the
+   paper's steady state, where the optimizer step's post-validation lets the next iteration
+   start at once), as against the makespan's bubble. -1 when the times cannot be computed. */
+static double paper_span_idle(const ipup_table *t, const ipup_sched_cost *c, tool_mem *m) {
+    static double start[IPUP_SCHED_MAX_OPS(64, 256)];
+    double first[IPUP_SCHED_MAX_STAGES], last[IPUP_SCHED_MAX_STAGES], busy[IPUP_SCHED_MAX_STAGES], worst = 0.0;
+    int32_t i, d;
+    if (t->n_ops > (int32_t)(sizeof start / sizeof start[0]) ||
+        ipup_sched_op_times(t, c, IPUP_SCHED_TIMING_ASYNC, m->work, m->work_bytes, start))
+        return -1.0;
+    for (d = 0; d < t->devices; d++) {
+        first[d] = -1.0;
+        last[d] = busy[d] = 0.0;
+    }
+    for (i = 0; i < t->n_ops; i++) {
+        const ipup_op *op = &t->ops[i];
+        double len = ipup_sched_op_cost(c, op), end = start[i] + len;
+        if (first[op->device] < 0.0 || start[i] < first[op->device]) first[op->device] = start[i];
+        if (end > last[op->device]) last[op->device] = end;
+        busy[op->device] += len;
+    }
+    for (d = 0; d < t->devices; d++)
+        if (first[d] >= 0.0 && last[d] - first[d] - busy[d] > worst) worst = last[d] - first[d] - busy[d];
+    return worst;
+}
 
 static int run_paper(const opts *o) {
     const int zb = !strcmp(o->paper, "zb");
@@ -905,7 +936,8 @@ static int run_paper(const opts *o) {
                       : "DualPipe (deepseek-ai/DualPipe README): bubble and activation memory");
     printf("P=%d devices, M=%d micro-batches, cost F=%g B=%g I=%g W=%g (%s), async time\n", P, o->microbatches, o->cost.f, o->cost.b,
            o->cost.i, o->cost.w, zb ? "the paper's T_F = T_B = T_W: F = I = W, B = I + W" : "B the full backward = I + W; F&B = F + B");
-    printf("%-10s %-18s %5s %8s %7s  %-8s %s\n", "schedule", "stated bubble", "=", "measured", "rate", "stated", "activations (peak per device)");
+    printf("%-10s %-18s %5s %8s %7s %7s  %-8s %s\n", "schedule", "stated bubble", "=", "measured", "rate", "in span", "stated",
+           "activations (peak per device)");
     for (k = 0; k < n; k++) {
         ipup_table t;
         char msg[2048];
@@ -919,8 +951,8 @@ static int run_paper(const opts *o) {
         measured = fg->async_time - fg->work / P;
         for (d = 0; d < t.devices; d++)
             if ((double)fg->stash_bytes_device[d] / 2.0 > act) act = (double)fg->stash_bytes_device[d] / 2.0;
-        printf("%-10s %-18s %5.4g %8.4g %7.4f  %-8s %.4g (stated %g)\n", rows[k].label, rows[k].bubble_text, stated, measured,
-               fg->bubble_async, rows[k].memory_text, act, rows[k].memory(P));
+        printf("%-10s %-18s %5.4g %8.4g %7.4f %7.4g  %-8s %.4g (stated %g)\n", rows[k].label, rows[k].bubble_text, stated, measured,
+               fg->bubble_async, paper_span_idle(&t, &r.cost, &m), rows[k].memory_text, act, rows[k].memory(P));
     }
     free(fg);
     mem_free(&m);
