@@ -25,15 +25,22 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=se
 run() { local n=$1; shift; timeout 120 mpirun --oversubscribe -np "$n" "$@"; }
 
 # 1. bits
-total=0 total4=0
+total=0 total4=0 total_own=0 kinds_own=0
 for n in 1 2 3 4 8; do
   if run "$n" build/mpi/mpi_bits >"$tmp/bits$n.log" 2>&1; then
     c=$(sed -n 's/^configs //p' "$tmp/bits$n.log"); total=$((total + c))
     c4=$(sed -n 's/^configs4 //p' "$tmp/bits$n.log"); total4=$((total4 + c4))
+    co=$(sed -n 's/^configs_own //p' "$tmp/bits$n.log"); total_own=$((total_own + co))
+    kinds_own=$(sed -n 's/^kinds_own //p' "$tmp/bits$n.log")
     ok "mpi_bits on $n ranks: $(tail -n1 "$tmp/bits$n.log"), $((c + c4)) configurations"
   else bad "mpi_bits on $n ranks" "$tmp/bits$n.log"; fi
 done
 [ "$total" -eq 42 ] && ok "42 configurations (7 schedules x 2 x 3) compared" || bad "compared $total configurations, not 42"
+# the schedules with a mapping of their own (zb-h2, the V and looped ones, dualpipe-v): 4
+# stages, 1 and 2 replicas each
+[ "$kinds_own" -gt 0 ] && [ "$total_own" -eq $((2 * kinds_own)) ] &&
+  ok "$total_own configurations of the $kinds_own schedules with their own mapping compared" ||
+  bad "compared $total_own configurations of the $kinds_own schedules with their own mapping, not $((2 * kinds_own))"
 [ "$total4" -eq 14 ] && ok "14 configurations with 4 replicas (7 schedules x stages 1, 2) compared" || bad "compared $total4 configurations with 4 replicas, not 14"
 
 # heap calls inside OpenMPI per step (tests/mpi/mpi_heap.c) and the header as C++
