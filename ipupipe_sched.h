@@ -1794,10 +1794,10 @@ static IPUP__UNUSED void ipup__gen_fill_warning(const ipup_table *t, int kind, i
 }
 
 /* -- zb-h2, zb-v, v-min, v-half, looped-bfs, interleaved-zb (docs/schedules.md §3) --
-   zb-h2 and the V schedules v-min and v-half are placed step by step (a row of
-   ipup__dyn_rules each); zb-v, looped-bfs and interleaved-zb are PyTorch's per-device
-   orders, written device by device and then placed as early as dependencies allow
-   (ipup__gen_programs). Every one runs each kind of op (F, B or I, W) of a stage in
+   zb-h2 is placed step by step (a row of ipup__dyn_rules); zb-v, looped-bfs and
+   interleaved-zb are PyTorch's per-device orders and v-min, v-half the controllable-memory
+   paper's (ipup__prog_vcm), written device by device and then placed as early as
+   dependencies allow (ipup__gen_programs). Every one runs each kind of op (F, B or I, W) of a stage in
    increasing micro-batch, so all of them accumulate in order. */
 
 static IPUP__UNUSED int ipup__kind_vshape(int kind) {
