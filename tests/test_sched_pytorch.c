@@ -152,7 +152,7 @@ TTEST(figures_p4_m16) {
 /* v-min's and v-half's closed forms (docs/schedules.md §3) at P = 2..12, M = 1..32, default
    cost (F = I = W = 1, the paper's T_F = T_B = T_W): the peak per device, in stage
    micro-batches (half a device's layers), is at most twice the paper's (Qi et al. 2024;
-   its repository's table: V-Min (p+4)//3, V-Half (p+2)//2 micro-batches, 1F1B p), and
+   the authors' table: V-Min (p+4)//3, V-Half (p+2)//2 micro-batches, 1F1B p), and
    equals it once M >= 2P; there the async time is 6M + c(P), c(P) the warm-up and
    cool-down the squeezed building block leaves: v-min 4P-5 (4P-7 when 3 divides P),
    v-half 3P-4 for odd P, 3P-7 for even P >= 4, 1 at P = 2. 1F1B's peak on the same P
