@@ -1522,7 +1522,6 @@ typedef struct ipup__dyn_rule {
 } ipup__dyn_rule;
 
 static int ipup__pick_zbh2(ipup__dyn_state *y, int32_t d, ipup__candidate *best);
-static int ipup__pick_vshape(ipup__dyn_state *y, int32_t d, ipup__candidate *best);
 /* one row per ipup_sched_kind, in its order (sequential never shares a step: unused) */
 static const ipup__dyn_rule ipup__dyn_rules[IPUP_SCHED_KIND_COUNT] = {
     {ipup__pick_closed, ipup__phase_grouped}, /* grouped */
@@ -1534,8 +1533,8 @@ static const ipup__dyn_rule ipup__dyn_rules[IPUP_SCHED_KIND_COUNT] = {
     {ipup__pick_zbh1, NULL},                  /* zb-h1 */
     {ipup__pick_zbh2, NULL},                  /* zb-h2 */
     {NULL, NULL},                             /* zb-v: ipup__gen_programs */
-    {ipup__pick_vshape, NULL},                /* v-min */
-    {ipup__pick_vshape, NULL},                /* v-half */
+    {NULL, NULL},                             /* v-min: ipup__gen_programs */
+    {NULL, NULL},                             /* v-half: ipup__gen_programs */
     {NULL, NULL},                             /* looped-bfs: ipup__gen_programs */
     {NULL, NULL},                             /* interleaved-zb: ipup__gen_programs */
     {ipup__pick_closed, NULL},                /* dualpipe-v: unused (ipup__dpv_generate) */
@@ -1834,7 +1833,7 @@ static IPUP__UNUSED int ipup__gen_place(ipup__gen *g, int32_t need, char *msg, s
         }
         return IPUP_OK;
     }
-    if (kind == IPUP_SCHED_ZBV || ipup__kind_looped(kind))
+    if (ipup__kind_vshape(kind) || ipup__kind_looped(kind))
         return ipup__gen_programs(g, msg, msg_len);
     return ipup__run_dynamic(g, msg, msg_len);
 }
@@ -1854,10 +1853,10 @@ static IPUP__UNUSED void ipup__gen_fill_warning(const ipup_table *t, int kind, i
 }
 
 /* -- zb-h2, zb-v, v-min, v-half, looped-bfs, interleaved-zb (docs/schedules.md §3) --
-   zb-h2 and the V schedules v-min and v-half are placed step by step (a row of
-   ipup__dyn_rules each); zb-v, looped-bfs and interleaved-zb are PyTorch's per-device
-   orders, written device by device and then placed as early as dependencies allow
-   (ipup__gen_programs). Every one runs each kind of op (F, B or I, W) of a stage in
+   zb-h2 is placed step by step (a row of ipup__dyn_rules); zb-v, looped-bfs and
+   interleaved-zb are PyTorch's per-device orders and v-min, v-half the controllable-memory
+   paper's (ipup__prog_vcm), written device by device and then placed as early as
+   dependencies allow (ipup__gen_programs). Every one runs each kind of op (F, B or I, W) of a stage in
    increasing micro-batch, so all of them accumulate in order. */
 
 static IPUP__UNUSED int ipup__kind_vshape(int kind) {
@@ -1892,51 +1891,6 @@ static IPUP__UNUSED int ipup__rank_zbh2(const ipup__dyn_state *y, int32_t s, ipu
 }
 static IPUP__UNUSED int ipup__pick_zbh2(ipup__dyn_state *y, int32_t d, ipup__candidate *best) {
     return ipup__pick_stages(y, d, ipup__rank_zbh2, best);
-}
-
-/* The activation budget of v-min and v-half on each device, in stage-micro-batches (a V
-   stage is half a device's layers, so 1F1B's peak, P micro-batches of a whole device, is
-   2P of them): v-half P + 1, about 1/2 of 1F1B's; v-min ceil(2P/3) + 1, about 1/3 (Qi et
-   al., "Pipeline Parallelism with Controllable Memory", 2024, §4; the + 1 is the second
-   stage's micro-batch the V always holds). */
-static IPUP__UNUSED int32_t ipup__v_budget(int kind, int32_t devices) {
-    int32_t P = devices;
-    if (P < 1) return 0;
-    if (kind == IPUP_SCHED_VHALF) return P + 1;
-    if (kind == IPUP_SCHED_VMIN) return (2 * P + 2) / 3 + 1;
-    if (kind == IPUP_SCHED_ZBV) return 2 * P;
-    return 0;
-}
-
-/* v-min, v-half: device d holds stage a = d (down the V) and b = 2P-1-d (back up). Each
-   step it runs the first possible of: F(b) (never refused: its micro-batch reserved the
-   room when it entered the device); I(b); I(a); F(a) if the micro-batches the device
-   holds plus those it reserved for their F(b), plus 2 for the new one, fit the budget; W(b);
-   W(a). W last fills the bubbles; the budget bounds the peak (ipupipe's own list schedule
-   under the paper's budgets, not the paper's search over op offsets). */
-static IPUP__UNUSED int ipup__pick_vshape(ipup__dyn_state *y, int32_t d, ipup__candidate *best) {
-    const ipup__gen *g = y->g;
-    const int32_t a = d, b = 2 * g->P - 1 - d;
-    const int32_t held = y->n_fwd[a] - y->n_wgrad[a] + y->n_fwd[b] - y->n_wgrad[b];
-    const int32_t reserved = y->n_fwd[a] - y->n_fwd[b];
-    const int32_t budget = ipup__v_budget(g->kind, g->P);
-    best->key = 0;
-    if (ipup__ready_fwd(y, b, y->n_fwd[b])) {
-        best->kind = IPUP_OP_F; best->stage = b; best->mb = y->n_fwd[b];
-    } else if (ipup__ready_bwd(y, b, y->n_bwd[b])) {
-        best->kind = IPUP_OP_I; best->stage = b; best->mb = y->n_bwd[b];
-    } else if (ipup__ready_bwd(y, a, y->n_bwd[a])) {
-        best->kind = IPUP_OP_I; best->stage = a; best->mb = y->n_bwd[a];
-    } else if (ipup__ready_fwd(y, a, y->n_fwd[a]) && held + reserved + 2 <= budget) {
-        best->kind = IPUP_OP_F; best->stage = a; best->mb = y->n_fwd[a];
-    } else if (ipup__ready_wgrad(y, b, y->n_wgrad[b])) {
-        best->kind = IPUP_OP_W; best->stage = b; best->mb = y->n_wgrad[b];
-    } else if (ipup__ready_wgrad(y, a, y->n_wgrad[a])) {
-        best->kind = IPUP_OP_W; best->stage = a; best->mb = y->n_wgrad[a];
-    } else {
-        best->kind = 0;
-    }
-    return best->kind != 0;
 }
 
 /* map, zb-v, v-min, v-half: the V, device d holds stages d and 2P-1-d, S = 2P */
@@ -2131,6 +2085,223 @@ static IPUP__UNUSED void ipup__prog_zbv(ipup__gen *g, int32_t d,
 #undef IPUP__ZBV
 }
 
+/* v-min and v-half programs: Qi, Wan, Amar, Lin, "Pipeline Parallelism with Controllable
+   Memory" (2024, arXiv 2405.15362, §3-§4), as its repository builds them
+   (sail-sg/zero-bubble-pipeline-parallelism, the v-half/v-min scheduler). Work in unit
+   slots (every op one slot). Device d holds a = d (down the V) and b = 2P-1-d (up); per
+   device and micro-batch six ops: list 0 F(a), 1 F(b), 2 I(b), 3 I(a), 4 W(b), 5 W(a).
+   1. The building block: micro-batch 0's F(a), F(b), I(b), I(a) at fixed offsets
+      (ipup__vcm_offset), repeated every 6 slots for each micro-batch (6 ops a device).
+   2. Squeeze, twice. Pass 1: Ws in the free slots (one list, "the next W"), then every op
+      of the warm-up (before device 0's first I(a)) and of the cool-down (after device 0's
+      last F(a)), in slot order, moves to the earliest free slot its inputs allow that keeps
+      the device's peak within the pattern's; then every op as early as its inputs and its
+      device's order allow. Pass 2: the same without the Ws, on the cool-down only.
+   3. The Ws in the free slots again, now W(b) before W(a). Each device's order is its ops by
+      slot; the table places them as early as dependencies allow (as zb-v's).
+   The lists live in g->ops (6PM entries): list t of device d at (6d + t) M, its step field
+   the slot; in pass 1 the single W list fills lists 4 and 5 (2M entries). */
+static IPUP__UNUSED int32_t *ipup__vs(ipup__gen *g, int32_t d, int t, int32_t k) {
+    return &g->ops[((int64_t)d * 6 + t) * g->M + k].step;
+}
+/* the length of list t when the device has nt lists (5: one W list of 2M) */
+static IPUP__UNUSED int32_t ipup__vlen(const ipup__gen *g, int t, int nt) {
+    return nt == 5 && t == 4 ? 2 * g->M : g->M;
+}
+/* the building block, the slot of micro-batch 0's F(a), F(b), I(b), I(a) on device d (t = 0..3),
+   as the repository gives it: V-Min F(a) d, F(b) 2P-1-d, I(b) 2P+g+d, I(a) 4P+g-1-d, g = 2 when
+   3 divides P; V-Half 2d, 3P-2-d, 3P+g+2d-1, 6P+g-2-d, g = 3 when P is even */
+static IPUP__UNUSED int32_t ipup__vcm_offset(int kind, int32_t P, int32_t d, int t) {
+    int32_t gap;
+    if (kind == IPUP_SCHED_VMIN) {
+        gap = P % 3 == 0 ? 2 : 0;
+        return t == 0 ? d : t == 1 ? 2 * P - 1 - d : t == 2 ? 2 * P + gap + d : 4 * P + gap - 1 - d;
+    }
+    gap = P % 2 == 0 ? 3 : 0;
+    return t == 0 ? 2 * d : t == 1 ? 3 * P - 2 - d : t == 2 ? 3 * P + gap + 2 * d - 1
+                                                                : 6 * P + gap - 2 - d;
+}
+/* the list whose next op (p[t]) of device d is at slot x, or -1 */
+static IPUP__UNUSED int ipup__vcm_head(ipup__gen *g, int32_t d, int32_t x, const int32_t *p,
+                                       int nt) {
+    int t;
+    for (t = 0; t < nt; t++)
+        if (p[t] < ipup__vlen(g, t, nt) && *ipup__vs(g, d, t, p[t]) == x) return t;
+    return -1;
+}
+static IPUP__UNUSED int32_t ipup__vcm_last(ipup__gen *g, int32_t d, int nt) {
+    int32_t last = 0, v;
+    int t;
+    for (t = 0; t < nt; t++)
+        if ((v = *ipup__vs(g, d, t, ipup__vlen(g, t, nt) - 1)) > last) last = v;
+    return last;
+}
+/* the Ws into device d's free slots, in slot order: one list (split 0), or W(b) (list 4)
+   before W(a) (list 5); the rest after the last op */
+static IPUP__UNUSED void ipup__vcm_put_w(ipup__gen *g, int32_t d, int split) {
+    int32_t p[4] = {0, 0, 0, 0}, pend[2] = {0, 0}, n[2] = {0, 0};
+    const int32_t last = ipup__vcm_last(g, d, 4);
+    int32_t x;
+    int t, w;
+    for (x = 0; x <= last; x++) {
+        if ((t = ipup__vcm_head(g, d, x, p, 4)) >= 0) {
+            p[t]++;
+            if (t >= 2) pend[split ? t - 2 : 0]++;
+            continue;
+        }
+        for (w = 0; w < 2; w++)
+            if (pend[w]) {
+                *ipup__vs(g, d, 4 + w, n[w]++) = x;
+                pend[w]--;
+                break;
+            }
+    }
+    for (w = 0; w < 2; w++)
+        for (; pend[w] > 0; pend[w]--) *ipup__vs(g, d, 4 + w, n[w]++) = x++;
+}
+/* device d's peak, in stage micro-batches: +1 at each F, -1 at each W; with nt = 4 (no W
+   lists) a W runs in each free slot while an I awaits one */
+static IPUP__UNUSED int32_t ipup__vcm_mem(ipup__gen *g, int32_t d, int nt) {
+    int32_t p[6] = {0, 0, 0, 0, 0, 0}, cur = 0, peak = 0, waiting = 0, x;
+    const int32_t last = ipup__vcm_last(g, d, nt);
+    int t;
+    for (x = 0; x <= last; x++) {
+        if ((t = ipup__vcm_head(g, d, x, p, nt)) >= 0) {
+            p[t]++;
+            cur += t < 2 ? 1 : t == 4 ? -1 : 0;
+            if (t == 2 || t == 3) waiting++;
+        } else if (nt == 4 && waiting) {
+            cur--;
+            waiting--;
+        }
+        if (cur > peak) peak = cur;
+    }
+    return peak;
+}
+/* the slot of device d's k-th I (0-based) of either stage */
+static IPUP__UNUSED int32_t ipup__vcm_kth_i(ipup__gen *g, int32_t d, int32_t k) {
+    int32_t i = 0, j = 0, x = 0;
+    for (; k >= 0; k--) {
+        if (j >= g->M || (i < g->M && *ipup__vs(g, d, 2, i) < *ipup__vs(g, d, 3, j)))
+            x = *ipup__vs(g, d, 2, i++);
+        else x = *ipup__vs(g, d, 3, j++);
+    }
+    return x;
+}
+/* the latest slot of op (d, t, k)'s inputs: the op before it on the V, the same micro-batch's
+   op before it on the device, its k-th I (a W), the previous micro-batch's op of the list */
+static IPUP__UNUSED int32_t ipup__vcm_deps(ipup__gen *g, int32_t d, int t, int32_t k) {
+    int32_t dep = -1, v;
+#define IPUP__VDEP(e) do { v = (e); if (v > dep) dep = v; } while (0)
+    if ((t == 0 || t == 2) && d > 0) IPUP__VDEP(*ipup__vs(g, d - 1, t, k));
+    if ((t == 1 || t == 3) && d + 1 < g->P) IPUP__VDEP(*ipup__vs(g, d + 1, t, k));
+    if (t > 0 && t < 4) IPUP__VDEP(*ipup__vs(g, d, t - 1, k));
+    if (t == 4) IPUP__VDEP(ipup__vcm_kth_i(g, d, k));
+    if (k > 0) IPUP__VDEP(*ipup__vs(g, d, t, k - 1));
+#undef IPUP__VDEP
+    return dep;
+}
+/* every op (5 lists, one W list) at the earliest unit slot its inputs and its device's order
+   allow, in slot order (each device's order kept) */
+static IPUP__UNUSED void ipup__vcm_eager(ipup__gen *g) {
+    int32_t p[IPUP_SCHED_MAX_STAGES][6], free_at[IPUP_SCHED_MAX_STAGES], d, x, last = 0;
+    int t;
+    for (d = 0; d < g->P; d++) {
+        for (t = 0; t < 6; t++) p[d][t] = 0;
+        free_at[d] = 0;
+        if (ipup__vcm_last(g, d, 5) > last) last = ipup__vcm_last(g, d, 5);
+    }
+    for (x = 0; x <= last; x++)
+        for (d = 0; d < g->P; d++) {
+            int32_t k, at;
+            if ((t = ipup__vcm_head(g, d, x, p[d], 5)) < 0) continue;
+            k = p[d][t]++;
+            if (t < 4) at = ipup__vcm_deps(g, d, t, k) + 1; /* a W: its device's order */
+            else at = k > 0 ? *ipup__vs(g, d, 4, k - 1) + 1 : 0;
+            if (at < free_at[d]) at = free_at[d];
+            *ipup__vs(g, d, t, k) = at;
+            free_at[d] = at + 1;
+        }
+}
+/* is slot x of device d taken by an op already placed (the first p[t] of each list)? */
+static IPUP__UNUSED int ipup__vcm_taken(ipup__gen *g, int32_t d, int32_t x, const int32_t *p,
+                                        int nt) {
+    int t;
+    for (t = 0; t < nt; t++) {
+        int32_t lo = 0, hi = p[t]; /* each list is in increasing slot */
+        while (lo < hi) {
+            int32_t mid = lo + (hi - lo) / 2, v = *ipup__vs(g, d, t, mid);
+            if (v == x) return 1;
+            if (v < x) lo = mid + 1;
+            else hi = mid;
+        }
+    }
+    return 0;
+}
+/* one squeeze pass (step 2 above): with_w 1 is pass 1, 0 pass 2 */
+static IPUP__UNUSED void ipup__vcm_squeeze(ipup__gen *g, int with_w) {
+    int32_t p[IPUP_SCHED_MAX_STAGES][6], d, x, last = 0, bound = 0;
+    const int nt = with_w ? 5 : 4;
+    int t, phase = 0;
+    for (d = 0; d < g->P; d++) {
+        if (with_w) ipup__vcm_put_w(g, d, 0);
+        for (t = 0; t < 6; t++) p[d][t] = 0;
+        if (ipup__vcm_mem(g, d, nt) > bound) bound = ipup__vcm_mem(g, d, nt);
+        if (ipup__vcm_last(g, d, nt) > last) last = ipup__vcm_last(g, d, nt);
+    }
+    for (x = 0; x <= last; x++)
+        for (d = 0; d < g->P; d++) {
+            int32_t k, *slot, at;
+            if ((t = ipup__vcm_head(g, d, x, p[d], nt)) < 0) continue;
+            k = p[d][t]++;
+            if (t == 3 && d == 0 && phase == 0) phase = 1; /* device 0's first I(a) */
+            if (phase == 1) {
+                if (t == 0 && k == g->M - 1) phase = 2; /* the last F(a) */
+                continue;
+            }
+            if (phase == 0 && !with_w) continue;
+            slot = ipup__vs(g, d, t, k);
+            for (at = ipup__vcm_deps(g, d, t, k) + 1; at < x; at++) {
+                if (ipup__vcm_taken(g, d, at, p[d], nt)) continue;
+                *slot = at;
+                if (ipup__vcm_mem(g, d, nt) <= bound) break;
+            }
+            if (at >= x) *slot = x;
+        }
+    for (d = 0; d < g->P && !with_w; d++) ipup__vcm_put_w(g, d, 0);
+    ipup__vcm_eager(g);
+}
+/* the programs of every device, device d's 6M ops at g->ops + 6dM in its order */
+static IPUP__UNUSED void ipup__prog_vcm(ipup__gen *g) {
+    const int32_t P = g->P, M = g->M;
+    int32_t d, k;
+    int t;
+    for (d = 0; d < P; d++)
+        for (t = 0; t < 4; t++)
+            for (k = 0; k < M; k++)
+                *ipup__vs(g, d, t, k) = ipup__vcm_offset(g->kind, P, d, t) + 6 * k;
+    ipup__vcm_squeeze(g, 1);
+    ipup__vcm_squeeze(g, 0);
+    for (d = 0; d < P; d++) {
+        ipup_table blk;
+        ipup__vcm_put_w(g, d, 1);
+        for (t = 0; t < 6; t++)
+            for (k = 0; k < M; k++) {
+                ipup_op *o = &g->ops[((int64_t)d * 6 + t) * M + k];
+                o->mb = k;
+                o->stage = (int16_t)(t == 0 || t == 3 || t == 5 ? d : 2 * P - 1 - d);
+                o->device = (int16_t)d;
+                o->kind = (int8_t)(t < 2 ? IPUP_OP_F : t < 4 ? IPUP_OP_I : IPUP_OP_W);
+                o->overlap_index = o->branch_plus1 = o->reserved_ = 0;
+            }
+        IPUPIPE_MEMSET(&blk, 0, sizeof blk);
+        blk.ops = g->ops + (int64_t)d * 6 * M;
+        blk.n_ops = blk.cap_ops = 6 * M;
+        ipup_sched_sort(&blk); /* by slot: the device's order */
+    }
+    g->n_ops = 6 * P * M;
+}
+
 /* zb-v, looped-bfs, interleaved-zb: each device's program written into g->ops device by
    device, then every op placed at the earliest step its inputs allow, in its device's
    order (as ipup_sched_respace does: a dataflow run of the orders, in lock step). The ops
@@ -2140,8 +2311,13 @@ static IPUP__UNUSED int ipup__gen_programs(ipup__gen *g, char *msg, size_t msg_l
     int32_t cnt[3][IPUP_SCHED_MAX_STAGES];
     int32_t d, s, placed = 0;
     ipup__dyn_state y;
+    if (g->kind == IPUP_SCHED_VMIN || g->kind == IPUP_SCHED_VHALF) ipup__prog_vcm(g);
     for (d = 0; d < g->P; d++) {
         begin[d] = g->n_ops;
+        if (g->kind == IPUP_SCHED_VMIN || g->kind == IPUP_SCHED_VHALF) {
+            begin[d] = 6 * d * g->M;
+            continue;
+        }
         for (s = 0; s < IPUP_SCHED_MAX_STAGES; s++) cnt[0][s] = cnt[1][s] = cnt[2][s] = 0;
         if (g->kind == IPUP_SCHED_LOOPED_BFS) ipup__prog_looped_bfs(g, d);
         else if (g->kind == IPUP_SCHED_INTERLEAVED_ZB) ipup__prog_interleaved_zb(g, d, cnt);

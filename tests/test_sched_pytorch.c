@@ -130,7 +130,7 @@ TTEST(names) {
 }
 
 /* The figures of docs/schedules.md at P = 4, M = 16 (F=1, B=2, I=W=1): zb-h2 with 2S-1 on
-   stage 0 and zb-v at the bound of 6M steps + 3; v-half and v-min within their budgets. */
+   stage 0 and zb-v at the bound of 6M steps + 3; v-half and v-min at their papers' peaks. */
 TTEST(figures_p4_m16) {
     ipup_table t;
     char msg[512];
@@ -143,10 +143,57 @@ TTEST(figures_p4_m16) {
     TT_EQ_INT(t.steps, 6 * 16 + 3);
     TT_EQ_INT(gen(IPUP_SCHED_VHALF, 8, 16, 0, &t, msg, sizeof msg), 0);
     ipup_sched_peak_inflight(&t, peak, 8);
-    TT_CHECK(peak[0] + peak[7] <= 4 + 1);
+    TT_EQ_INT(peak[0] + peak[7], 6); /* (p+2)//2 = 3 whole-device micro-batches */
     TT_EQ_INT(gen(IPUP_SCHED_VMIN, 8, 16, 0, &t, msg, sizeof msg), 0);
     ipup_sched_peak_inflight(&t, peak, 8);
-    TT_CHECK(peak[0] + peak[7] <= 3 + 1 + 1);
+    TT_EQ_INT(peak[0] + peak[7], 4); /* (p+4)//3 = 2 */
+}
+
+/* v-min's and v-half's closed forms (docs/schedules.md §3) at P = 2..12, M = 1..32, default
+   cost (F = I = W = 1, the paper's T_F = T_B = T_W): the peak per device, in stage
+   micro-batches (half a device's layers), is at most twice the paper's (Qi et al. 2024;
+   the authors' table: V-Min (p+4)//3, V-Half (p+2)//2 micro-batches, 1F1B p), and
+   equals it once M >= 2P; there the async time is 6M + c(P), c(P) the warm-up and
+   cool-down the squeezed building block leaves: v-min 4P-5 (4P-7 when 3 divides P),
+   v-half 3P-4 for odd P, 3P-7 for even P >= 4, 1 at P = 2. 1F1B's peak on the same P
+   devices is p whole-device micro-batches (checked too). */
+TTEST(v_min_v_half_paper_bounds_grid) {
+    static ipup_sched_figures fg;
+    ipup_table t;
+    char msg[512];
+    int P, M, k, d, n = 0;
+    int32_t peak[MAXS];
+    for (P = 2; P <= 12; P++) {
+        TT_EQ_INT(gen(IPUP_SCHED_1F1B, P, 2 * P, 0, &t, msg, sizeof msg), 0);
+        ipup_sched_peak_inflight(&t, peak, MAXS);
+        TT_EQ_INT(peak[0], P); /* 1F1B: p */
+        for (k = 0; k < 2; k++)
+            for (M = 1; M <= MAXM; M++) {
+                const int vmin = k == 0;
+                const int bound = 2 * (vmin ? (P + 4) / 3 : (P + 2) / 2);
+                const int c = vmin ? 4 * P - 5 - (P % 3 == 0 ? 2 : 0)
+                              : P == 2 ? 1 : P % 2 ? 3 * P - 4 : 3 * P - 7;
+                int most = 0;
+                TT_EQ_INT(gen(vmin ? IPUP_SCHED_VMIN : IPUP_SCHED_VHALF, 2 * P, M, 0, &t, msg,
+                              sizeof msg),
+                          0);
+                TT_EQ_INT(ipup_sched_verify(&t, g_work, sizeof g_work, NULL, msg, sizeof msg), 0);
+                TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &fg), 0);
+                for (d = 0; d < P; d++) {
+                    TT_CHECK_MSG(fg.peak_inflight_device[d] <= bound, "%s P=%d M=%d d=%d: %d > %d",
+                                 vmin ? "v-min" : "v-half", P, M, d,
+                                 (int)fg.peak_inflight_device[d], bound);
+                    if (fg.peak_inflight_device[d] > most) most = fg.peak_inflight_device[d];
+                }
+                if (M < 2 * P) continue;
+                TT_EQ_INT(most, bound);
+                TT_CHECK_MSG(fg.async_time == 6.0 * M + c, "%s P=%d M=%d: async %g, want %d",
+                             vmin ? "v-min" : "v-half", P, M, fg.async_time, 6 * M + c);
+                n++;
+                if (ttest_failures_) return;
+            }
+    }
+    TT_CHECK(n > 200);
 }
 
 /* each new schedule through the CSV writer and loader, and through respace: the same
@@ -255,6 +302,7 @@ TTEST(pytorch_orders) {
 
 static const ttest_case cases[] = {
     TT_CASE(valid_in_order_grid), TT_CASE(rules_refused), TT_CASE(names),
-    TT_CASE(figures_p4_m16),      TT_CASE(csv_and_respace_round_trip), TT_CASE(pytorch_orders),
+    TT_CASE(figures_p4_m16), TT_CASE(v_min_v_half_paper_bounds_grid),
+    TT_CASE(csv_and_respace_round_trip), TT_CASE(pytorch_orders),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
