@@ -2955,6 +2955,34 @@ static IPUP__UNUSED void ipup__measure_device(const ipup_table *t, const ipup_op
 static void ipup__fwd_measure(const ipup_table *t, const ipup_sched_cost *c,
                               const int64_t *act_bytes, const double *end_fwd, double *start0,
                               ipup_sched_figures *out); /* forward-only block */
+/* ipup_sched_measure's figures from its totals (work, bsp_time, async_time, the peaks):
+   utilisation, bubbles, stash bytes, in-flight total, phases */
+static void ipup__measure_totals(const ipup_table *t, const int64_t *act_bytes,
+                                 ipup_sched_figures *out) {
+    int32_t i, s, d, busy = 0, P = t->devices;
+    for (i = 0; i < t->n_ops; i++) /* busy cells: an overlapped F&B cell is one */
+        busy += !(i > 0 && t->ops[i].step == t->ops[i - 1].step &&
+                  t->ops[i].device == t->ops[i - 1].device);
+    out->unit_utilisation = t->steps > 0 ? (double)busy / ((double)t->steps * (double)P) : 0.0;
+    out->bubble_bsp = out->bsp_time > 0.0 ? 1.0 - out->work / ((double)P * out->bsp_time) : 0.0;
+    out->bubble_async =
+        out->async_time > 0.0 ? 1.0 - out->work / ((double)P * out->async_time) : 0.0;
+    for (s = 0; s < t->stages; s++) {
+        out->stash_bytes[s] = (int64_t)out->peak_inflight[s] * (act_bytes ? act_bytes[s] : 0);
+        /* each branch keeps its own (§9) */
+        if (t->concurrent && t->n_branches[s] > 1) out->stash_bytes[s] *= t->n_branches[s];
+        out->stash_total += out->stash_bytes[s];
+    }
+    for (d = 0; d < P; d++) out->inflight_total += out->peak_inflight_device[d];
+    {
+        int32_t ph[6];
+        ipup_sched_phases(t, ph);
+        out->ramp_up[0] = ph[0]; out->ramp_up[1] = ph[1];
+        out->main_phase[0] = ph[2]; out->main_phase[1] = ph[3];
+        out->ramp_down[0] = ph[4]; out->ramp_down[1] = ph[5];
+    }
+}
+
 IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *cost,
                                    const int64_t *act_bytes, void *work, size_t work_bytes,
                                    ipup_sched_figures *out) {
@@ -3054,26 +3082,7 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
     }
     if (n > 0) out->bsp_time += step_max + (crosses ? cost->exchange : 0.0) + cost->sync;
     out->async_time = makespan;
-    for (i = 0, s = 0; i < n; i++) /* busy cells: an overlapped F&B cell is one */
-        s += !(i > 0 && t->ops[i].step == t->ops[i - 1].step &&
-               t->ops[i].device == t->ops[i - 1].device);
-    out->unit_utilisation = t->steps > 0 ? (double)s / ((double)t->steps * (double)P) : 0.0;
-    out->bubble_bsp = out->bsp_time > 0.0 ? 1.0 - out->work / ((double)P * out->bsp_time) : 0.0;
-    out->bubble_async = makespan > 0.0 ? 1.0 - out->work / ((double)P * makespan) : 0.0;
-    for (s = 0; s < S; s++) {
-        out->stash_bytes[s] = (int64_t)out->peak_inflight[s] * (act_bytes ? act_bytes[s] : 0);
-        /* each branch keeps its own (§9) */
-        if (t->concurrent && t->n_branches[s] > 1) out->stash_bytes[s] *= t->n_branches[s];
-        out->stash_total += out->stash_bytes[s];
-    }
-    for (d = 0; d < P; d++) out->inflight_total += out->peak_inflight_device[d];
-    {
-        int32_t ph[6];
-        ipup_sched_phases(t, ph);
-        out->ramp_up[0] = ph[0]; out->ramp_up[1] = ph[1];
-        out->main_phase[0] = ph[2]; out->main_phase[1] = ph[3];
-        out->ramp_down[0] = ph[4]; out->ramp_down[1] = ph[5];
-    }
+    ipup__measure_totals(t, act_bytes, out);
     if (t->forward_only) ipup__fwd_measure(t, cost, act_bytes, end_fwd, end_bwd, out);
     return IPUP_OK;
 }
