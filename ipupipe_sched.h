@@ -1408,10 +1408,13 @@ static IPUP__UNUSED int ipup__rank_1f1b(const ipup__dyn_state *y, int32_t s, ipu
    arrived; else W, which so fills the bubbles (stage s postpones up to s of them). With
    F = I = W this reaches the paper's bubble (S-1)(F+B-W): T = 3M + S - 1 steps for
    M >= S. */
-static IPUP__UNUSED int ipup__rank_zbh1(const ipup__dyn_state *y, int32_t s, ipup__candidate *c) {
+/* the zero-bubble rank: F while fewer than fwd_cap micro-batches wait for their I and fewer
+   than held_cap for their W, else I, else W */
+static IPUP__UNUSED int ipup__rank_zb(const ipup__dyn_state *y, int32_t s, ipup__candidate *c,
+                                      int32_t fwd_cap, int32_t held_cap) {
     const int32_t S = y->g->S;
-    if (ipup__ready_fwd(y, s, y->n_fwd[s]) && y->n_fwd[s] - y->n_bwd[s] < S - s &&
-        y->n_fwd[s] - y->n_wgrad[s] < S) {
+    if (ipup__ready_fwd(y, s, y->n_fwd[s]) && y->n_fwd[s] - y->n_bwd[s] < fwd_cap &&
+        y->n_fwd[s] - y->n_wgrad[s] < held_cap) {
         c->kind = IPUP_OP_F; c->mb = y->n_fwd[s]; c->key = 0;
     } else if (ipup__ready_bwd(y, s, y->n_bwd[s])) {
         c->kind = IPUP_OP_I; c->mb = y->n_bwd[s]; c->key = (int64_t)1 << 40;
@@ -1420,6 +1423,9 @@ static IPUP__UNUSED int ipup__rank_zbh1(const ipup__dyn_state *y, int32_t s, ipu
     } else return 0;
     c->key += (int64_t)c->mb * 1024 + (S - s);
     return 1;
+}
+static IPUP__UNUSED int ipup__rank_zbh1(const ipup__dyn_state *y, int32_t s, ipup__candidate *c) {
+    return ipup__rank_zb(y, s, c, y->g->S - s, y->g->S);
 }
 
 /* grouped, interleaved, gpipe on shared devices: list scheduling in the closed form's
@@ -1877,17 +1883,7 @@ static IPUP__UNUSED int ipup__kind_split(int kind) {
    steps before its first I can arrive, so the warm-up has no bubble) and fewer than 2S-1
    micro-batches hold activations (the paper's peak, 2p-1, on stage 0); else I; else W. */
 static IPUP__UNUSED int ipup__rank_zbh2(const ipup__dyn_state *y, int32_t s, ipup__candidate *c) {
-    const int32_t S = y->g->S;
-    if (ipup__ready_fwd(y, s, y->n_fwd[s]) && y->n_fwd[s] - y->n_bwd[s] < 2 * (S - s) - 1 &&
-        y->n_fwd[s] - y->n_wgrad[s] < 2 * S - 1) {
-        c->kind = IPUP_OP_F; c->mb = y->n_fwd[s]; c->key = 0;
-    } else if (ipup__ready_bwd(y, s, y->n_bwd[s])) {
-        c->kind = IPUP_OP_I; c->mb = y->n_bwd[s]; c->key = (int64_t)1 << 40;
-    } else if (ipup__ready_wgrad(y, s, y->n_wgrad[s])) {
-        c->kind = IPUP_OP_W; c->mb = y->n_wgrad[s]; c->key = (int64_t)2 << 40;
-    } else return 0;
-    c->key += (int64_t)c->mb * 1024 + (S - s);
-    return 1;
+    return ipup__rank_zb(y, s, c, 2 * (y->g->S - s) - 1, 2 * y->g->S - 1);
 }
 static IPUP__UNUSED int ipup__pick_zbh2(ipup__dyn_state *y, int32_t d, ipup__candidate *best) {
     return ipup__pick_stages(y, d, ipup__rank_zbh2, best);
