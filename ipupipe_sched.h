@@ -3455,7 +3455,8 @@ static IPUP__UNUSED int ipup__svg_legend_item(const ipup__svg *chart, int k, con
     if (k == 4) { *name = names[4]; *fill = ipup__svg_fill[4]; return !chart->t->forward_only; }
     if (k == 5) { *name = "idle"; *fill = "#dddddd"; return 1; }
     if (k == 9) {
-        *name = "lighter: a device's 2nd stage (chunk); label stage:mb";
+        *name = chart->t->dual ? "lighter: model copy B (stages S/2..S-1); label stage:mb"
+                               : "lighter: a device's 2nd stage (chunk); label stage:mb";
         *fill = ipup__svg_fill_light[0];
         return chart->chunks;
     }

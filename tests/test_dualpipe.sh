@@ -92,7 +92,7 @@ for model in mlp cnn; do
     else bad "$model dualpipe/$runner: checkpoint differs from --replicas 2 --batches-to-accumulate 4"; fi
   done
 done
-if build/mnist-train --data "$syn" --quiet --stages 3 --schedule dualpipe --batches-to-accumulate 8 >"$tmp/log" 2>&1; then
+if build/mnist-train --data "$syn" --quiet --stages 3 --splits auto --schedule dualpipe --batches-to-accumulate 8 >"$tmp/log" 2>&1; then
   bad "dualpipe with 3 stages refused"
 else has "dualpipe odd stages: the rule" "even number of stages" "$tmp/log"; fi
 
