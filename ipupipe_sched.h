@@ -329,7 +329,8 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
                                        ipup_table *out, char *msg, size_t msg_len);
 /* "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1",
    "zb-h2", "zb-v", "v-min", "v-half", "looped-bfs", "interleaved-zb", "dualpipe-v",
-   "dualpipe" (case-insensitive; '_' or '-' alike; also "zbh1", "i1f1b", "zbv", "zb1p", "dualpipev").
+   "dualpipe" (case-insensitive; '_' or '-' alike; also "zbh1", "i1f1b", "zbv", "zb1p",
+   "dualpipev").
    IPUP_ERR_PARSE if unknown. */
 IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out);
 IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
