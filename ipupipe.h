@@ -2846,6 +2846,11 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
                                         1));
         }
     }
+    if (sc.kind == IPUP_SCHED_DUALPIPE) /* a dual table: two model copies (§3) */
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "schedule dualpipe runs two model copies, which the emulator runs as "
+                          "2 replicas of M/2 micro-batches each (parameters 2x, the same bits): "
+                          "set replicas = 2, microbatches = M/2 and another schedule (1f1b)");
     rc = ipup_sched_generate(&sc, ops, cap, &e->table, wmsg, sizeof wmsg);
     if (rc)
         return ipup__fail(e->msg, sizeof e->msg, rc,

@@ -260,6 +260,12 @@ typedef struct ipup_table {
     int8_t n_branches[IPUP_SCHED_MAX_STAGES]; /* concurrent: branches of stage s, 1 = plain */
     /* concurrent: branch_device[s][b] is the device of branch b of stage s */
     int16_t branch_device[IPUP_SCHED_MAX_STAGES][IPUP_SCHED_MAX_BRANCHES];
+    /* 1: a dual table (DualPipe, docs/schedules.md §3): two model copies on the V mapping,
+       S = 2P and M both even; copy A is stages 0..P-1 and micro-batches 0..M/2-1, copy B is
+       stages P..2P-1 and micro-batches M/2..M-1; a micro-batch runs only its copy's stages,
+       stages 0 and P take the input, stages P-1 and 2P-1 the loss; n_ops = S*M or 3*S*M/2.
+       0 in every other table */
+    int32_t dual;
 } ipup_table;
 
 #define IPUP_SCHED_MAX_OPS(S, M) (3 * (S) * (M)) /* enough ops for any built-in schedule */
@@ -293,10 +299,12 @@ typedef enum ipup_sched_kind {
     IPUP_SCHED_VHALF,         /* V-Half (same), S = 2P */
     IPUP_SCHED_LOOPED_BFS,    /* PyTorch's ScheduleLoopedBFS (Lamy-Poirier 2022), S = P x V */
     IPUP_SCHED_INTERLEAVED_ZB, /* PyTorch's ScheduleInterleavedZeroBubble (ZB1P), S = P x V */
-    IPUP_SCHED_DUALPIPE_V /* DeepSeek's DualPipeV, PyTorch's ScheduleDualPipeV: S = 2P stages on
+    IPUP_SCHED_DUALPIPE_V, /* DeepSeek's DualPipeV, PyTorch's ScheduleDualPipeV: S = 2P stages on
                              the V mapping, overlapped F&B cells (docs/schedules.md §3) */
+    IPUP_SCHED_DUALPIPE /* DeepSeek's DualPipe: two model copies fed from both ends, a dual
+                           table (ipup_table.dual) of S = 2P stages on the V mapping (§3) */
 } ipup_sched_kind;
-#define IPUP_SCHED_KIND_COUNT 14
+#define IPUP_SCHED_KIND_COUNT 15
 
 typedef struct ipup_sched_config { /* zero = default */
     ipup_sched_kind kind;
@@ -320,8 +328,9 @@ typedef struct ipup_sched_config { /* zero = default */
 IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
                                        ipup_table *out, char *msg, size_t msg_len);
 /* "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1",
-   "zb-h2", "zb-v", "v-min", "v-half", "looped-bfs", "interleaved-zb", "dualpipe-v"
-   (case-insensitive; '_' or '-' alike; also "zbh1", "i1f1b", "zbv", "zb1p", "dualpipev").
+   "zb-h2", "zb-v", "v-min", "v-half", "looped-bfs", "interleaved-zb", "dualpipe-v",
+   "dualpipe" (case-insensitive; '_' or '-' alike; also "zbh1", "i1f1b", "zbv", "zb1p",
+   "dualpipev").
    IPUP_ERR_PARSE if unknown. */
 IPUPIPE_DEF int ipup_sched_kind_parse(const char *name, ipup_sched_kind *out);
 IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind);
@@ -1183,14 +1192,33 @@ static IPUP__UNUSED int ipup__table_shape(const ipup_table *t, char *msg, size_t
     if (t->n_ops < 0 || (t->n_ops > 0 && !t->ops))
         return ipup__err(msg, msg_len, IPUP_ERR_ARG, "table has %d ops but no ops array",
                          (int)t->n_ops);
+    if (t->dual && (t->stages % 2 != 0 || t->microbatches % 2 != 0 || t->concurrent ||
+                    t->forward_only))
+        return ipup__err(msg, msg_len, IPUP_ERR_ARG,
+                         "a dual table (two model copies, DualPipe) needs an even S (got %d) and "
+                         "an even M (got %d), no concurrent stages and not forward-only",
+                         (int)t->stages, (int)t->microbatches);
     return 0;
+}
+
+/* A dual table (ipup_table.dual, DualPipe, docs/schedules.md §3) is two pipelines of S/2
+   stages: stage s starts its copy (takes the input) / ends it (takes the loss), and
+   micro-batch m runs stage s, by these; in any other table the chain is 0..S-1. */
+static IPUP__UNUSED int ipup__first_stage(const ipup_table *t, int32_t s) {
+    return s == 0 || (t->dual && s == t->stages / 2);
+}
+static IPUP__UNUSED int ipup__last_stage(const ipup_table *t, int32_t s) {
+    return s == t->stages - 1 || (t->dual && s == t->stages / 2 - 1);
+}
+static IPUP__UNUSED int ipup__runs(const ipup_table *t, int32_t s, int32_t m) {
+    return !t->dual || (s < t->stages / 2) == (m < t->microbatches / 2);
 }
 
 /* >>generate: schedule names, the closed forms, the placement, ipup_sched_generate */
 static const char *const ipup__kind_names[IPUP_SCHED_KIND_COUNT] = {
     "grouped", "interleaved", "sequential", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1",
     "zb-h2",   "zb-v",        "v-min",      "v-half", "looped-bfs", "interleaved-zb",
-    "dualpipe-v"};
+    "dualpipe-v", "dualpipe"};
 
 IPUPIPE_DEF const char *ipup_sched_kind_name(ipup_sched_kind kind) {
     int k = (int)kind;
@@ -1544,6 +1572,7 @@ static const ipup__dyn_rule ipup__dyn_rules[IPUP_SCHED_KIND_COUNT] = {
     {NULL, NULL},                             /* looped-bfs: ipup__gen_programs */
     {NULL, NULL},                             /* interleaved-zb: ipup__gen_programs */
     {ipup__pick_closed, NULL},                /* dualpipe-v: unused (ipup__dpv_generate) */
+    {ipup__pick_closed, NULL},                /* dualpipe: unused (ipup__dp_generate) */
 };
 
 static IPUP__UNUSED int ipup__run_dynamic(ipup__gen *g, char *msg, size_t msg_len) {
@@ -2361,7 +2390,9 @@ static int ipup__conc_generate(const ipup_sched_config *cfg, ipup_op *ops, int32
                                ipup_table *out, char *msg,
                                size_t msg_len); /* concurrent stages, docs/schedules.md §9 */
 static int ipup__dpv_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
-                              ipup_table *out, char *msg, size_t msg_len); /* DualPipeV */
+                              ipup_table *out, char *msg, size_t msg_len);
+static int ipup__dp_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
+                             ipup_table *out, char *msg, size_t msg_len); /* DualPipeV */
 
 IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
                                     ipup_table *out, char *msg, size_t msg_len) {
@@ -2379,6 +2410,8 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     if (cfg->concurrent) return ipup__conc_generate(cfg, ops, cap_ops, out, msg, msg_len); /* §9 */
     if (cfg->kind == IPUP_SCHED_DUALPIPE_V) return ipup__dpv_generate(cfg, ops, cap_ops, out, msg,
                                                                       msg_len);
+    if (cfg->kind == IPUP_SCHED_DUALPIPE) return ipup__dp_generate(cfg, ops, cap_ops, out, msg,
+                                                                   msg_len);
     IPUPIPE_MEMSET(&g, 0, sizeof g);
     g.S = cfg->stages; g.M = cfg->microbatches; g.kind = (int)cfg->kind;
     g.split_backward = ipup__kind_split(g.kind);
@@ -2539,6 +2572,16 @@ static IPUP__UNUSED int ipup__ver_range(ipup__verifier *v, int32_t i) {
                          (int)i, (int)o->stage, (int)o->mb, k, (int)o->step + 1, (int)o->device,
                          (int)(v->S - 1), (int)(v->M - 1), (int)v->t->steps, (int)(v->P - 1));
     }
+    if (!ipup__runs(v->t, o->stage, o->mb)) {
+        int b = o->mb >= v->M / 2;
+        ipup__ver_op(v, 1, i);
+        return ipup__err(v->msg, v->msg_len, IPUP_ERR_INVALID_TABLE,
+                         "rule 1 (indices in range): device %d, step %d: %s, but in this dual "
+                         "table (two model copies, DualPipe) micro-batch %d belongs to copy %c, "
+                         "which runs stages %d..%d only",
+                         (int)o->device, (int)o->step + 1, v->op_text, (int)o->mb, b ? 'B' : 'A',
+                         (int)(b ? v->S / 2 : 0), (int)(b ? v->S - 1 : v->S / 2 - 1));
+    }
     return IPUP_OK;
 }
 
@@ -2636,6 +2679,7 @@ static IPUP__UNUSED int ipup__ver_complete(ipup__verifier *v) {
             int32_t home = v->t->stage_device[s];
             int missing = 0;
             ipup_sched_verify_info *in = v->info;
+            if (!ipup__runs(v->t, s, m)) continue; /* a dual table: the other copy's */
             if (v->step_fwd[x] < 0) missing = IPUP_OP_F;
             else if (v->step_bwd[x] < 0) missing = v->step_wgrad[x] >= 0 ? IPUP_OP_I : IPUP_OP_B;
             else if (v->bwd_kind[x] == IPUP_OP_I && v->step_wgrad[x] < 0) missing = IPUP_OP_W;
@@ -2672,7 +2716,7 @@ typedef struct ipup__dep {
 /* rule 3: F(s,m) after F(s-1,m) */
 static IPUP__UNUSED int ipup__ver_rule3(const ipup__verifier *v, const ipup_op *o, int64_t x,
                                         ipup__dep *d) {
-    if (o->stage > 0 && v->step_fwd[x - 1] >= o->step) {
+    if (!ipup__first_stage(v->t, o->stage) && v->step_fwd[x - 1] >= o->step) {
         d->kind = IPUP_OP_F;
         d->stage = o->stage - 1;
         d->step = v->step_fwd[x - 1];
@@ -2689,7 +2733,7 @@ static IPUP__UNUSED int ipup__ver_rule4(const ipup__verifier *v, const ipup_op *
         d->step = v->step_fwd[x];
         return 4;
     }
-    if (o->stage < v->S - 1 && v->step_bwd[x + 1] >= o->step) {
+    if (!ipup__last_stage(v->t, o->stage) && v->step_bwd[x + 1] >= o->step) {
         d->kind = v->bwd_kind[x + 1]; d->stage = o->stage + 1; d->step = v->step_bwd[x + 1];
         return 4;
     }
@@ -2744,6 +2788,7 @@ static IPUP__UNUSED void ipup__ver_in_order(ipup__verifier *v) {
             int32_t a0 = v->bwd_kind[x - v->S] == IPUP_OP_B ? v->step_bwd[x - v->S]
                                                             : v->step_wgrad[x - v->S];
             int32_t a1 = v->bwd_kind[x] == IPUP_OP_B ? v->step_bwd[x] : v->step_wgrad[x];
+            if (!ipup__runs(v->t, s, m) || !ipup__runs(v->t, s, m - 1)) continue; /* dual */
             if (a1 < a0 && (in->in_order || s < in->out_of_order_stage)) {
                 in->in_order = 0;
                 in->out_of_order_stage = s;
@@ -2838,9 +2883,11 @@ static IPUP__UNUSED int ipup__stage_elsewhere(const ipup_table *t, int32_t s, in
 /* 1 when the value an op produces goes to another device at the end of its step */
 static IPUP__UNUSED int ipup__crosses(const ipup_table *t, const ipup_op *o) {
     if (o->kind == IPUP_OP_F)
-        return o->stage < t->stages - 1 && ipup__stage_elsewhere(t, o->stage + 1, o->device);
+        return !ipup__last_stage(t, o->stage) &&
+               ipup__stage_elsewhere(t, o->stage + 1, o->device);
     if (o->kind == IPUP_OP_B || o->kind == IPUP_OP_I)
-        return o->stage > 0 && ipup__stage_elsewhere(t, o->stage - 1, o->device);
+        return !ipup__first_stage(t, o->stage) &&
+               ipup__stage_elsewhere(t, o->stage - 1, o->device);
     return 0;
 }
 
@@ -3044,12 +3091,12 @@ IPUPIPE_DEF int ipup_sched_measure(const ipup_table *t, const ipup_sched_cost *c
         if (dep_end > ready) ready = dep_end;                                             \
     } while (0)
         if (o->kind == IPUP_OP_F) {
-            if (s > 0) IPUP__DEP(end_fwd, x - 1, s - 1);
+            if (!ipup__first_stage(t, s)) IPUP__DEP(end_fwd, x - 1, s - 1);
         } else if (o->kind == IPUP_OP_W) {
             IPUP__DEP(end_bwd, x, s);
         } else {
             IPUP__DEP(end_fwd, x, s);
-            if (s < S - 1) IPUP__DEP(end_bwd, x + 1, s + 1);
+            if (!ipup__last_stage(t, s)) IPUP__DEP(end_bwd, x + 1, s + 1);
         }
 #undef IPUP__DEP
         start = device_free_at[d] > ready ? device_free_at[d] : ready;
@@ -3134,12 +3181,12 @@ IPUPIPE_DEF int ipup_sched_op_times(const ipup_table *t, const ipup_sched_cost *
             return IPUP_ERR_INVALID_TABLE;
         x = (int64_t)o->mb * S + s;
         if (o->kind == IPUP_OP_F) {
-            if (s > 0) { dep[0] = end_fwd[x - 1]; dst[0] = s - 1; }
+            if (!ipup__first_stage(t, s)) { dep[0] = end_fwd[x - 1]; dst[0] = s - 1; }
         } else if (o->kind == IPUP_OP_W) {
             dep[0] = end_bwd[x]; dst[0] = s;
         } else {
             dep[0] = end_fwd[x]; dst[0] = s;
-            if (s < S - 1) { dep[1] = end_bwd[x + 1]; dst[1] = s + 1; }
+            if (!ipup__last_stage(t, s)) { dep[1] = end_bwd[x + 1]; dst[1] = s + 1; }
         }
         for (k = 0; k < 2; k++) {
             double at;
@@ -3590,7 +3637,8 @@ static IPUP__UNUSED int ipup__svg_legend_item(const ipup__svg *chart, int k, con
     if (k == 4) { *name = names[4]; *fill = ipup__svg_fill[4]; return !chart->t->forward_only; }
     if (k == 5) { *name = "idle"; *fill = "#dddddd"; return 1; }
     if (k == 9) {
-        *name = "lighter: a device's 2nd stage (chunk); label stage:mb";
+        *name = chart->t->dual ? "lighter: model copy B (stages S/2..S-1); label stage:mb"
+                               : "lighter: a device's 2nd stage (chunk); label stage:mb";
         *fill = ipup__svg_fill_light[0];
         return chart->chunks;
     }
@@ -4577,9 +4625,11 @@ IPUPIPE_DEF int ipup_sched_respace(ipup_table *t, void *work, size_t work_bytes,
             o = &t->ops[dev_ops[dev_next[d]]];
             x = (int64_t)o->mb * S + o->stage;
 #define IPUP__DONE(v) ((v) >= 0 && (v) < step)
-            if (o->kind == IPUP_OP_F) ok = o->stage == 0 || IPUP__DONE(step_fwd[x - 1]);
+            if (o->kind == IPUP_OP_F)
+                ok = ipup__first_stage(t, o->stage) || IPUP__DONE(step_fwd[x - 1]);
             else if (o->kind == IPUP_OP_W) ok = IPUP__DONE(step_bwd[x]);
-            else ok = IPUP__DONE(step_fwd[x]) && (o->stage == S - 1 || IPUP__DONE(step_bwd[x + 1]));
+            else ok = IPUP__DONE(step_fwd[x]) &&
+                      (ipup__last_stage(t, o->stage) || IPUP__DONE(step_bwd[x + 1]));
 #undef IPUP__DONE
             if (ok) { pick[d] = dev_ops[dev_next[d]]; any = 1; }
         }
@@ -5508,17 +5558,18 @@ static IPUP__UNUSED void ipup__dpv_program(ipup__dpv *p, int32_t M) {
 }
 
 /* the slot at ops[i] (one op, or an F&B pair) is ready at this step: its inputs were made
-   before it (done_f / done_b: F and B-or-I ops of each stage done, all in increasing m) */
-static IPUP__UNUSED int ipup__dpv_ready(const ipup_op *o, int32_t S, const int32_t *done_f,
-                                        const int32_t *done_b) {
+   before it (done_f / done_b: F and B-or-I ops of each stage done, all in increasing m).
+   half 0: one chain of stages 0..S-1; half > 0 (DualPipe): two, 0..half-1 and half..S-1 */
+static IPUP__UNUSED int ipup__dpv_ready(const ipup_op *o, int32_t S, int32_t half,
+                                        const int32_t *done_f, const int32_t *done_b) {
     int32_t s = o->stage, m = o->mb;
-    if (o->kind == IPUP_OP_F) return s == 0 || done_f[s - 1] > m;
+    if (o->kind == IPUP_OP_F) return s == 0 || s == half || done_f[s - 1] > m;
     if (o->kind == IPUP_OP_W) return done_b[s] > m;
-    return done_f[s] > m && (s == S - 1 || done_b[s + 1] > m);
+    return done_f[s] > m && (s == S - 1 || s + 1 == half || done_b[s + 1] > m);
 }
 
 /* place the device-major programs (ops[start[d] .. start[d+1])) in lock step */
-static IPUP__UNUSED int32_t ipup__dpv_place(ipup_op *ops, int32_t S, int32_t P,
+static IPUP__UNUSED int32_t ipup__dpv_place(ipup_op *ops, int32_t S, int32_t P, int32_t half,
                                             const int32_t *start) {
     int32_t done_f[IPUP_SCHED_MAX_STAGES], done_b[IPUP_SCHED_MAX_STAGES];
     int32_t pos[IPUP_SCHED_MAX_STAGES], take[IPUP_SCHED_MAX_STAGES], d, s, j, t = 0, left;
@@ -5533,7 +5584,7 @@ static IPUP__UNUSED int32_t ipup__dpv_place(ipup_op *ops, int32_t S, int32_t P,
             if (i >= start[d + 1]) continue;
             n = i + 1 < start[d + 1] && ops[i + 1].overlap_index == 1 ? 2 : 1;
             for (j = 0; j < n; j++)
-                if (!ipup__dpv_ready(&ops[i + j], S, done_f, done_b)) break;
+                if (!ipup__dpv_ready(&ops[i + j], S, half, done_f, done_b)) break;
             if (j == n) { take[d] = n; any = 1; }
         }
         if (!any) return -1;
@@ -5620,7 +5671,7 @@ static int ipup__dpv_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_
                          "dualpipe-v: the table needs %d ops but the ops array holds %d; size it "
                          "with IPUP_SCHED_MAX_OPS(%d, %d)",
                          (int)p.n, ops ? (int)cap_ops : 0, (int)S, (int)M);
-    T = ipup__dpv_place(ops, S, P, start);
+    T = ipup__dpv_place(ops, S, P, 0, start);
     if (T < 0)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "dualpipe-v: internal error: deadlock");
     out->stages = S; out->microbatches = M; out->devices = P; out->steps = T;
@@ -5628,6 +5679,98 @@ static int ipup__dpv_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_
     out->split_backward = 0;
     for (d = 0; d < p.n; d++) if (ops[d].kind == IPUP_OP_I) out->split_backward = 1;
     for (s = 0; s < S; s++) out->stage_device[s] = (int16_t)(s < P ? s : S - 1 - s);
+    ipup_sched_sort(out);
+    return IPUP_OK;
+}
+
+/* >>dualpipe: DualPipe (docs/schedules.md §3, "DualPipe") */
+/* DeepSeek's DualPipe (github.com/deepseek-ai/DualPipe, dualpipe/dualpipe.py, DualPipe.step)
+   on P ranks runs the same eight steps as DualPipeV on P/2 ranks: rank d follows the program
+   of half rank h = min(d, P-1-d) with M/2 micro-batches per direction, its phase 0 the copy
+   whose first half d lies in (copy A below P/2, copy B from P/2), phase 1 the other. Here
+   copy A is stages 0..P-1 (stage d on device d) with micro-batches 0..M/2-1, copy B stages
+   P..2P-1 (stage 2P-1-d on device d) with M/2..M-1: a dual table (ipup_table.dual). */
+static IPUP__UNUSED int ipup__dp_config(const ipup_sched_config *cfg, char *msg,
+                                        size_t msg_len) {
+    int32_t S = cfg->stages, P = S / 2, M = cfg->microbatches, s;
+    if (cfg->forward_only)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "dualpipe has no forward-only form (its cells pair a forward with a "
+                         "backward); use gpipe or 1f1b for inference");
+    if (S % 2 != 0 || P % 2 != 0)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "dualpipe: S=%d stages; DualPipe runs two model copies of P stages on P "
+                         "devices (S = 2P stages, device d holds stages d and 2P-1-d) and needs "
+                         "an even P (as DeepSeek's dualpipe.py): use S = 4, 8, 12, ...", (int)S);
+    if (cfg->devices != 0 && cfg->devices != P)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "dualpipe: %d devices for S=%d stages; DualPipe runs S = 2P stages on "
+                         "P = S/2 = %d devices (give %d, or 0)",
+                         (int)cfg->devices, (int)S, (int)P, (int)P);
+    if (cfg->virtual_stages != 0 && cfg->virtual_stages != 2)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "dualpipe: V=%d; DualPipe has exactly 2 stages per device, one of each "
+                         "copy (give 2, or 0)", (int)cfg->virtual_stages);
+    for (s = 0; cfg->stage_device && s < S; s++) {
+        int32_t want = s < P ? s : S - 1 - s;
+        if (cfg->stage_device[s] != want)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "dualpipe: stage %d is mapped to device %d; DualPipe needs the V "
+                             "mapping (device d holds stage d of copy A and stage 2P-1-d of "
+                             "copy B: stage %d on device %d)",
+                             (int)s, (int)cfg->stage_device[s], (int)s, (int)want);
+    }
+    if (M % 2 != 0 || M < 2 * P)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "dualpipe: M=%d micro-batches; DualPipe needs M even and M >= 2P = %d "
+                         "(M/2 per copy, at least P each, as DeepSeek's dualpipe.py)",
+                         (int)M, (int)(2 * P));
+    return IPUP_OK;
+}
+
+static int ipup__dp_generate(const ipup_sched_config *cfg, ipup_op *ops, int32_t cap_ops,
+                             ipup_table *out, char *msg, size_t msg_len) {
+    ipup__dpv p; /* about 2 KB, most of it the W queue */
+    int32_t S = cfg->stages, M = cfg->microbatches, P = S / 2, H = M / 2, d, i, T;
+    int32_t start[IPUP_SCHED_MAX_STAGES + 1];
+    int rc;
+    if ((rc = ipup__dp_config(cfg, msg, msg_len)) != IPUP_OK) return rc;
+    if ((int64_t)3 * S * M > (int64_t)0x7fffffff)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "dualpipe: S x M = %lld is too large",
+                         (long long)S * M);
+    IPUPIPE_MEMSET(&p, 0, sizeof p);
+    p.ops = ops; p.cap = ops ? cap_ops : 0; p.P = P / 2;
+    for (d = 0; d < P; d++) {
+        int b = d >= P / 2; /* phase 0 is copy B from the middle on */
+        start[d] = p.n;
+        p.d = d < P - 1 - d ? d : P - 1 - d; p.slot = 0; p.q_head = p.q_len = 0;
+        p.stage[b] = d; p.stage[1 - b] = S - 1 - d;
+        p.nf[0] = p.nf[1] = p.nb[0] = p.nb[1] = 0; /* copy-local micro-batches 0..H-1 */
+        ipup__dpv_program(&p, H);
+        if (p.overflow || p.q_len || p.nf[0] != H || p.nf[1] != H || p.nb[0] != H ||
+            p.nb[1] != H)
+            return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                             "dualpipe: internal error: device %d's program is incomplete",
+                             (int)d);
+        for (i = start[d]; i < p.n && i < p.cap; i++) ops[i].device = (int16_t)d;
+    }
+    start[P] = p.n;
+    if (p.n > p.cap)
+        return ipup__err(msg, msg_len, IPUP_ERR_CAPACITY,
+                         "dualpipe: the table needs %d ops but the ops array holds %d; size it "
+                         "with IPUP_SCHED_MAX_OPS(%d, %d)",
+                         (int)p.n, ops ? (int)cap_ops : 0, (int)S, (int)M);
+    T = ipup__dpv_place(ops, S, P, P, start);
+    if (T < 0)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "dualpipe: internal error: deadlock");
+    out->stages = S; out->microbatches = M; out->devices = P; out->steps = T;
+    out->n_ops = p.n; out->cap_ops = cap_ops; out->ops = ops;
+    out->split_backward = 0; out->dual = 1;
+    for (i = 0; i < p.n; i++) {
+        if (ops[i].stage >= P) ops[i].mb += H; /* copy B's micro-batches */
+        if (ops[i].kind == IPUP_OP_I) out->split_backward = 1;
+    }
+    for (i = 0; i < S; i++) out->stage_device[i] = (int16_t)(i < P ? i : S - 1 - i);
     ipup_sched_sort(out);
     return IPUP_OK;
 }

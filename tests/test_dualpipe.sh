@@ -60,4 +60,40 @@ for model in mlp cnn; do
   done
 done
 
+# 4. DualPipe (two model copies): per device DualPipeV's program of the half rank, the rules
+#    named, the CSV verified once marked --dual; the trainer runs the copies as 2 replicas
+#    of M/2 micro-batches, bit for bit --replicas 2 with half the accumulation count
+expect 0 "dualpipe P=4 M=16" -- -S 8 -M 16 --schedule dualpipe
+has "dualpipe: async time" "async time 49 " "$tmp/out"
+expect 2 "dualpipe odd P" -- -S 6 -M 12 --schedule dualpipe
+has "dualpipe odd P: the rule" "needs an even P" "$tmp/err"
+expect 2 "dualpipe M odd" -- -S 8 -M 17 --schedule dualpipe
+has "dualpipe M odd: the rule" "needs M even and M >= 2P" "$tmp/err"
+expect 2 "dualpipe M < 2P" -- -S 8 -M 6 --schedule dualpipe
+$tool -S 8 -M 16 --schedule dualpipe --format csv >"$tmp/dp.csv"
+has "dualpipe CSV: an overlapped cell" ")OVERLAP_F_B" "$tmp/dp.csv"
+expect 1 "dualpipe CSV without --dual: ops missing" -- --check "$tmp/dp.csv"
+has "dualpipe CSV without --dual: rule 1" "rule 1" "$tmp/out"
+expect 0 "dualpipe CSV with --dual" -- --check "$tmp/dp.csv" --dual
+dp=(--data "$syn" --quiet --seed 7 --train-limit 512 --batch-size 8 --epochs 1 --stages 4 --splits auto)
+for model in mlp cnn; do
+  lim=(); [ "$model" = cnn ] && lim=(--train-limit 128)
+  for runner in coop threads; do
+    if ! build/mnist-train "${dp[@]}" "${lim[@]}" --model $model --runner $runner --schedule dualpipe \
+         --batches-to-accumulate 8 --save "$tmp/$model-dp-$runner.ckpt" >"$tmp/log" 2>&1; then
+      bad "$model dualpipe/$runner runs" "$tmp/log"
+    fi
+    if ! build/mnist-train "${dp[@]}" "${lim[@]}" --model $model --runner $runner --replicas 2 \
+         --batches-to-accumulate 4 --save "$tmp/$model-r2-$runner.ckpt" >"$tmp/log" 2>&1; then
+      bad "$model --replicas 2/$runner runs" "$tmp/log"
+    fi
+    if cmp -s "$tmp/$model-dp-$runner.ckpt" "$tmp/$model-r2-$runner.ckpt"; then
+      ok "$model dualpipe/$runner: checkpoint identical to --replicas 2, M/2 ($(sha256sum <"$tmp/$model-dp-$runner.ckpt" | cut -c1-16))"
+    else bad "$model dualpipe/$runner: checkpoint differs from --replicas 2 --batches-to-accumulate 4"; fi
+  done
+done
+if build/mnist-train --data "$syn" --quiet --stages 3 --splits auto --schedule dualpipe --batches-to-accumulate 8 >"$tmp/log" 2>&1; then
+  bad "dualpipe with 3 stages refused"
+else has "dualpipe odd stages: the rule" "even number of stages" "$tmp/log"; fi
+
 finish

@@ -172,6 +172,7 @@ if command -v python3 >/dev/null; then
 expect 0 "--paper zb" -- --paper zb
 if grep -E '^1F1B +\(p-1\)\(F\+I\+W\) +9 +9 ' "$tmp/out" >/dev/null && grep -E '^ZB-H1 +\(p-1\)\(F\+I-W\) +3 +3 ' "$tmp/out" >/dev/null; then ok "--paper zb: 9 and 3 as stated"; else bad "--paper zb"; cat "$tmp/out"; fi
 expect 0 "--paper dualpipe -S 8 -M 32" -- --paper dualpipe -S 8 -M 32
+cp "$tmp/out" "$tmp/out.paper"
 if grep -E '^ZB1P +\(PP-1\)\(F\+B-2W\) +7 +7 ' "$tmp/out" >/dev/null; then ok "--paper dualpipe: ZB1P 7 as stated"; else bad "--paper dualpipe"; cat "$tmp/out"; fi
 expect 2 "--paper needs a known table" -- --paper gpipe
 # --compare like for like: every row on the same devices, -S 8 --devices 4 works for all
@@ -179,6 +180,9 @@ expect 0 "--compare -S 8 --devices 4" -- --compare -S 8 -M 16 --devices 4
 n=$(grep -cE '^(grouped|interleaved|sequential|gpipe|1f1b|interleaved-1f1b|zb-h1) +4 ' "$tmp/out")
 if [ "$n" -eq 7 ]; then ok "compare -S 8 --devices 4: 7 rows on 4 devices"; else bad "compare -S 8 --devices 4: $n rows on 4 devices"; fi
 has "compare says it" "like for like: every row on P=4 devices; interleaved-1f1b, zb-v" "$tmp/out"
+has "compare says dualpipe's stage cost" "dualpipe: two model copies (parameters 2x) on 8 stages, each stage 1/4 of a copy at the full cost" "$tmp/out"
+if grep -E '^dualpipe +4 +24 +100 .* 98 ' "$tmp/out" >/dev/null; then ok "compare -S 8 --devices 4: dualpipe's row, 98 async"; else bad "compare: dualpipe row"; grep dualpipe "$tmp/out"; fi
+if grep -E '^DualPipe +\(PP/2-1\)\(F&B\+B-3W\) +6 +3 ' "$tmp/out.paper" >/dev/null; then ok "--paper dualpipe: DualPipe stated 6, measured 3"; else bad "--paper dualpipe: DualPipe row"; fi
   "$tool" -S 4 -M 8 --schedule grouped --format svg >"$tmp/g.svg"
   if python3 -c 'import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); assert r.tag.endswith("svg")' "$tmp/g.svg"; then ok "svg parses as XML"; else bad "svg parses as XML"; fi
 else

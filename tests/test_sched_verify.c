@@ -1121,6 +1121,95 @@ TTEST(dualpipev_tables) {
     TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE_V, 8, 7, &t), IPUP_ERR_CONFIG);
 }
 
+
+/* DualPipe (docs/schedules.md §3): a dual table (two model copies); every table of P = 2..8
+   (even) and M = 2P..32 (even) is valid and in order; device d's program is DualPipeV's
+   program of half rank min(d, P-1-d) on P/2 devices with M/2 micro-batches, its two chunks
+   renamed to d's stages of the two copies (DeepSeek's DualPipe.step and DualPipeV.step have
+   the same eight steps); a micro-batch runs only its copy's stages; a loaded CSV verifies
+   once marked dual */
+static int dual_order(const ipup_table *t, int d, ipup_op *row) {
+    int i, n = 0;
+    for (i = 0; i < t->n_ops; i++)
+        if (t->ops[i].device == d) row[n++] = t->ops[i];
+    return n;
+}
+TTEST(dualpipe_tables) {
+    static ipup_op rv[CAP_OPS], rd[CAP_OPS], vops[CAP_OPS];
+    char msg[1024], csv[65536];
+    ipup_table t, v, u;
+    ipup_sched_verify_info vi;
+    ipup_sched_figures f;
+    int P, M, d, i, n, nv, nf;
+    for (P = 2; P <= 8; P += 2)
+        for (M = 2 * P; M <= 32; M += ttest_slow() ? 6 : 2) {
+            TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE, 2 * P, M, &t), 0);
+            TT_EQ_INT(t.dual, 1);
+            TT_EQ_INT(t.devices, P);
+            TT_EQ_INT(verify(&t, &vi, msg, sizeof msg), 0);
+            TT_EQ_INT(vi.in_order, 1);
+            for (i = 0, nf = 0; i < t.n_ops; i++) {
+                const ipup_op *o = &t.ops[i];
+                TT_CHECK((o->stage < P) == (o->mb < M / 2));
+                nf += o->kind == IPUP_OP_F;
+            }
+            TT_EQ_INT(nf, P * M); /* each micro-batch through one copy's P stages */
+            TT_EQ_INT(gen_full(IPUP_SCHED_DUALPIPE_V, P, M / 2, 0, NULL, vops, &v, msg, sizeof msg), 0);
+            for (d = 0; d < P; d++) {
+                int h = d < P - 1 - d ? d : P - 1 - d, ph0 = d < P / 2 ? d : 2 * P - 1 - d;
+                n = dual_order(&t, d, rd);
+                nv = dual_order(&v, h, rv);
+                TT_EQ_INT(n, nv);
+                for (i = 0; i < n && i < nv; i++) {
+                    int st = rv[i].stage == h ? ph0 : d < P / 2 ? 2 * P - 1 - d : d; /* or the other's */
+                    TT_EQ_INT(rd[i].kind, rv[i].kind);
+                    TT_EQ_INT(rd[i].overlap_index, rv[i].overlap_index);
+                    TT_EQ_INT(rd[i].stage, st);
+                    TT_EQ_INT(rd[i].mb, rv[i].mb + (st >= P ? M / 2 : 0));
+                }
+            }
+            TT_EQ_INT(ipup_sched_measure(&t, NULL, NULL, g_work, sizeof g_work, &f), 0);
+            TT_CHECK(f.work == (double)P * M * 3.0); /* F + B (or F + I + W) per pair */
+            if (ttest_failures_) return;
+        }
+    /* the CSV cannot say dual: loaded, copy A's micro-batches lack stages P.., until marked */
+    {
+        ipup_buf b = {csv, sizeof csv - 1, 0};
+        TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE, 8, 16, &t), 0);
+        TT_EQ_INT(ipup_sched_write_csv(&t, ipup_buf_write, &b), 0);
+        TT_EQ_INT(ipup_sched_csv_load(csv, b.len, g_ops2, CAP_OPS, g_work, sizeof g_work, &u, msg, sizeof msg), 0);
+        TT_EQ_INT(u.dual, 0);
+        TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+        TT_EQ_INT(vi.rule, 1);
+        u.dual = 1;
+        TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), 0);
+        TT_CHECK(memcmp(u.ops, t.ops, (size_t)t.n_ops * sizeof(ipup_op)) == 0);
+        /* respace of the per-device orders honours the two chains */
+        TT_EQ_INT(ipup_sched_respace(&u, g_work, sizeof g_work, msg, sizeof msg), 0);
+        TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), 0);
+    }
+    /* an op of the other copy's stage is out of range; B of a copy's last stage needs no B */
+    memcpy(g_mut, t.ops, (size_t)t.n_ops * sizeof(ipup_op));
+    u = t;
+    u.ops = g_mut;
+    for (i = 0; i < u.n_ops && !(g_mut[i].stage == 0 && g_mut[i].kind == IPUP_OP_F); i++) {}
+    g_mut[i].mb = 15;
+    TT_EQ_INT(verify(&u, &vi, msg, sizeof msg), IPUP_ERR_INVALID_TABLE);
+    TT_EQ_INT(vi.rule, 1);
+    TT_CHECK(strstr(msg, "copy B") != NULL);
+    /* the rules: P even, M even and >= 2P, the V mapping, no forward-only form */
+    TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE, 6, 12, &t), IPUP_ERR_CONFIG);
+    TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE, 7, 14, &t), IPUP_ERR_CONFIG);
+    TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE, 8, 7, &t), IPUP_ERR_CONFIG);
+    TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE, 8, 17, &t), IPUP_ERR_CONFIG);
+    TT_EQ_INT(gen(IPUP_SCHED_DUALPIPE, 8, 6, &t), IPUP_ERR_CONFIG);
+    {
+        static const int16_t bad_map[4] = {0, 1, 0, 1};
+        TT_EQ_INT(gen_full(IPUP_SCHED_DUALPIPE, 4, 8, 0, bad_map, g_ops, &t, msg, sizeof msg), IPUP_ERR_CONFIG);
+        TT_CHECK(strstr(msg, "V mapping") != NULL);
+    }
+}
+
 static const ttest_case cases[] = {
     TT_CASE(random_configs),
     TT_CASE(verifier_accepts_builtins), TT_CASE(verifier_rejects_mutations), TT_CASE(verifier_messages),
@@ -1128,7 +1217,7 @@ static const ttest_case cases[] = {
     TT_CASE(zbh1_properties),           TT_CASE(measure_seed_facts),         TT_CASE(measure_definitions),
     TT_CASE(renderers),                 TT_CASE(svg_costs_far_apart),                 TT_CASE(writers_io_error_and_buf),                 TT_CASE(csv_round_trip),             TT_CASE(csv_parse_errors),
     TT_CASE(csv_fuzz_smoke),            TT_CASE(pytorch_fixtures),           TT_CASE(respace_builtins),
-    TT_CASE(dualpipev_tables),
+    TT_CASE(dualpipev_tables),          TT_CASE(dualpipe_tables),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
 

@@ -168,6 +168,37 @@ static int mt_parse_map(mt_run *r) {
     return 0;
 }
 
+/* --schedule dualpipe (docs/schedules.md §3, "DualPipe in the emulator"): DualPipe's two
+ * model copies, each fed M/2 of the M micro-batches and their gradients summed in a fixed
+ * order, are two data-parallel replicas of M/2 micro-batches; the trainer runs them as
+ * --replicas 2 with half the accumulation count on 1f1b (each copy's P stages on P IPUs),
+ * so the checkpoint is that run's, bit for bit. The rules are DualPipe's (P even, M even,
+ * M >= 2P), P being the stages of one copy. 0, or 2 after a message. */
+static int mt_dualpipe(mt_run *r) {
+    int P = r->n_stages, M = r->o.accumulate, s;
+    if (r->sched != IPUP_SCHED_DUALPIPE) return 0;
+    for (s = 0; s < r->n_map; s++)
+        if (r->cmap.concurrent || r->map[s] != s)
+            return mt_err("--schedule dualpipe puts stage s of each model copy on IPU s: drop --map "
+                          "(each copy's stages run in order on IPUs 0..%d)", P - 1);
+    if (P % 2 != 0)
+        return mt_err("--schedule dualpipe needs an even number of stages P (two copies fed from both "
+                      "ends of P IPUs), not %d: use --stages %d", P, P + 1);
+    if (M % 2 != 0 || M < 2 * P)
+        return mt_err("--schedule dualpipe needs --batches-to-accumulate M even and M >= 2P = %d (M/2 "
+                      "per model copy), not %d", 2 * P, M);
+    if (r->o.ipus || r->o.replicas > 1)
+        return mt_err("--schedule dualpipe runs its two model copies as 2 replicas; drop --ipus and "
+                      "--replicas");
+    r->o.replicas = 2;
+    r->o.accumulate = M / 2;
+    r->sched = IPUP_SCHED_1F1B;
+    if (!r->o.quiet)
+        printf("Schedule dualpipe: two model copies of %d stages = 2 replicas x %d micro-batches on "
+               "1f1b, parameters 2x\n", P, M / 2);
+    return 0;
+}
+
 /* The emulator model of the resolved options, its stages, schedule and runner: what a
  * run needs before it reads data. 0, or 2 after a message naming the bad option. */
 static int mt_configure(mt_run *r) {
@@ -180,8 +211,9 @@ static int mt_configure(mt_run *r) {
     if (ipup_sched_kind_parse(r->o.schedule, &r->sched) != IPUP_OK)
         return mt_err("--schedule: unknown '%s' (grouped, interleaved, sequential, gpipe, 1f1b, "
                       "interleaved-1f1b, zb-h1, zb-h2, zb-v, v-min, v-half, looped-bfs, "
-                      "interleaved-zb, dualpipe-v)",
+                      "interleaved-zb, dualpipe-v, dualpipe)",
                       r->o.schedule);
+    if (mt_dualpipe(r)) return 2;
 #ifdef MNIST_TRAIN_EXTRA_RUNNER /* a program that adds a runner (mnist-train-mpi.c: "mpi") */
     if (mt_name_eq(r->o.runner, MNIST_TRAIN_EXTRA_RUNNER)) r->runner = IPUP_RUNNER_COOP;
     else

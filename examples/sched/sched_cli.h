@@ -16,6 +16,7 @@
 
 typedef struct opts {
     int stages, microbatches, devices, virt, strict, respace, compare, quiet, have_kind, help;
+    int dual; /* --dual: the --check CSV is a dual table (DualPipe's two model copies) */
     int popxl; /* --stage-numbering popxl: -S and --map count PopXL's pipeline stages */
     double svg_width, svg_unit; /* --width, --unit of the SVG (0 = automatic) */
     ipup_sched_kind kind;
@@ -209,7 +210,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         } else if (!strcmp(a, "--schedule")) {
             NEEDV();
             if (ipup_sched_kind_parse(v, &o->kind))
-                return usage_error("unknown schedule '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-h2, zb-v, v-min, v-half, looped-bfs, interleaved-zb, dualpipe-v)", v);
+                return usage_error("unknown schedule '%s' (grouped, interleaved, sequential, gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-h2, zb-v, v-min, v-half, looped-bfs, interleaved-zb, dualpipe-v, dualpipe)", v);
             o->have_kind = 1;
         } else if (!strcmp(a, "--virtual")) {
             NEEDV();
@@ -260,6 +261,8 @@ static int parse_args(int argc, char **argv, opts *o) {
             o->check = v;
         } else if (!strcmp(a, "--respace")) {
             o->respace = 1;
+        } else if (!strcmp(a, "--dual")) {
+            o->dual = 1;
         } else if (!strcmp(a, "--strict")) {
             o->strict = 1;
         } else if (!strcmp(a, "--compare")) {
@@ -280,6 +283,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         return 0;
     }
     if (o->respace) return usage_error("--respace goes with --check FILE.csv%s", "");
+    if (o->dual) return usage_error("--dual goes with --check FILE.csv (a generated dualpipe table is dual already)%s", "");
     if (o->compare && !strcmp(o->format, "trace"))
         return usage_error("--compare prints grid (its table), csv, json or svg, not trace%s", "");
     if (o->popxl && o->forward_only)

@@ -448,6 +448,7 @@ static int run_check(const opts *o) {
         mem_free(&m);
         return 1;
     }
+    t.dual = o->dual; /* a CSV cannot say it holds two model copies (docs/schedules.md §3) */
     if (o->respace) {
         rc = ipup_sched_respace(&t, m.work, m.work_bytes, msg, sizeof msg);
         if (rc) {
@@ -462,6 +463,8 @@ static int run_check(const opts *o) {
         if (vi.rule == 1 && vi.step < 0) printf("(the missing op has no step to mark)\n");
         print_steps(&t, vi.step, stdout);
         if (!o->respace) printf("hint: if the rows are per-device orders rather than lock-step columns, try --respace\n");
+        if (!o->dual && vi.rule == 1 && vi.step < 0)
+            printf("hint: if the table is DualPipe's (two model copies, each micro-batch on half the stages), try --dual\n");
         mem_free(&m);
         return 1;
     }
@@ -469,7 +472,7 @@ static int run_check(const opts *o) {
     if (!fg) { mem_free(&m); return 2; }
     fill_act(o, S, act);
     ipup_sched_measure(&t, &o->cost, act, m.work, m.work_bytes, fg);
-    ipup_snprintf(name, sizeof name, "csv:%.250s%s", o->check, o->respace ? " (respaced)" : "");
+    ipup_snprintf(name, sizeof name, "csv:%.250s%s%s", o->check, o->respace ? " (respaced)" : "", o->dual ? " (dual)" : "");
     if (!strcmp(o->format, "grid") && !o->quiet) printf("VALID %s\n", o->check);
     rc = emit(o, &t, fg, name, "");
     free(fg);
@@ -487,6 +490,7 @@ static int stages_per_device(int kind) {
     case IPUP_SCHED_INTERLEAVED_1F1B: return 2;
     case IPUP_SCHED_ZBV: case IPUP_SCHED_VMIN: case IPUP_SCHED_VHALF:
     case IPUP_SCHED_LOOPED_BFS: case IPUP_SCHED_INTERLEAVED_ZB: case IPUP_SCHED_DUALPIPE_V: return 2;
+    case IPUP_SCHED_DUALPIPE: return 2; /* one stage of each model copy: see copy_stages */
     default: return 1;
     }
 }
@@ -514,7 +518,7 @@ static int compare_devices(const opts *o) {
 static int compare_one_row(const opts *o, int k, tool_mem *m, ipup_table *t, ipup_sched_figures *fg, cmp_row *r, char *msg,
                            size_t len) {
     ipup_sched_config c;
-    int P = compare_devices(o), s;
+    int P = compare_devices(o), s, copy_stages;
     int64_t total = 0;
     memset(&c, 0, sizeof c);
     memset(r, 0, sizeof *r);
@@ -541,7 +545,9 @@ static int compare_one_row(const opts *o, int k, tool_mem *m, ipup_table *t, ipu
     r->stages = c.stages;
     r->devices = P;
     r->cost = o->cost;
-    for (s = 0; s < c.stages; s++) r->scale[s] = (double)o->stages / (double)c.stages;
+    /* dualpipe: each of its 2P stages is 1/P of a model copy, and a micro-batch runs P */
+    copy_stages = k == IPUP_SCHED_DUALPIPE ? c.stages / 2 : c.stages;
+    for (s = 0; s < c.stages; s++) r->scale[s] = (double)o->stages / (double)copy_stages;
     r->cost.stage_scale = r->scale;
     if (ipup_sched_generate(&c, m->ops, m->cap, t, msg, len)) {
         char *nl = strchr(msg, '\n');
@@ -550,7 +556,7 @@ static int compare_one_row(const opts *o, int k, tool_mem *m, ipup_table *t, ipu
     }
     if (o->nact) { /* the model's activations, shared evenly by the stages of this table */
         for (s = 0; s < o->stages; s++) total += o->nact == 1 ? o->act[0] : o->act[s];
-        for (s = 0; s < c.stages; s++) r->act[s] = total / c.stages;
+        for (s = 0; s < c.stages; s++) r->act[s] = total / copy_stages;
         r->have_act = 1;
     }
     ipup_sched_measure(t, &r->cost, r->have_act ? r->act : NULL, m->work, m->work_bytes, fg);
@@ -566,11 +572,12 @@ static void compare_note(const opts *o) {
     int k, P = compare_devices(o), any = 0;
     printf("like for like: every row on P=%d devices", P);
     for (k = 0; k < IPUP_SCHED_KIND_COUNT; k++) {
-        if (stages_per_device(k) == 1) continue;
+        if (stages_per_device(k) == 1 || k == IPUP_SCHED_DUALPIPE) continue;
         printf("%s%s", any ? ", " : "; ", ipup_sched_kind_name((ipup_sched_kind)k));
         any = 1;
     }
     if (any) printf(" on %d stages (2 per device), each stage at 1/2 the cost", 2 * P);
+    printf("; dualpipe: two model copies (parameters 2x) on %d stages, each stage 1/%d of a copy at the full cost", 2 * P, P);
     if (o->stages != P) printf("; the %d stages' work spread evenly over each row's stages", o->stages);
     printf("\n");
 }
@@ -870,6 +877,9 @@ static double paper_memory_p(int P) { return P; }
 /* ZB-H2 and ZB-V: (p-1)(T_F + T_B - 2 T_W), T_B the input gradient I (0 when F = I = W) */
 static double paper_bubble_zbh2(int P, const ipup_sched_cost *c) { return (P - 1) * (c->f + c->i - 2.0 * c->w); }
 static double paper_memory_2p_1(int P) { return 2.0 * P - 1.0; }
+/* the repository's (PP/2-1)(F&B+B-3W), F&B = F + B (no overlap gain) */
+static double paper_bubble_dualpipe(int P, const ipup_sched_cost *c) { return (P / 2 - 1) * (c->f + 2 * c->b - 3 * c->w); }
+static double paper_memory_p_1(int P) { return P + 1; }
 /* Zero Bubble Pipeline Parallelism (Qi, Wan, Huang, Lin; ICLR 2024), §3 and Table 1 */
 static const paper_row paper_zb[] = {
     {"1F1B", IPUP_SCHED_1F1B, "(p-1)(F+I+W)", paper_bubble_1f1b, "p", paper_memory_p},
@@ -881,9 +891,10 @@ static const paper_row paper_zb[] = {
 static const paper_row paper_dualpipe[] = {
     {"1F1B", IPUP_SCHED_1F1B, "(PP-1)(F+B)", paper_bubble_1f1b, "PP", paper_memory_p},
     {"ZB1P", IPUP_SCHED_ZBH1, "(PP-1)(F+B-2W)", paper_bubble_zbh1, "PP", paper_memory_p},
-    /* after the merge, one line each (F&B = F + B):
+    /* F&B = F + B; DualPipe's stages each 1/PP of a model copy (parameters 2x), DualPipeV's
+       chunks 1/2PP of the model, at half the cost */
     {"DualPipe", IPUP_SCHED_DUALPIPE, "(PP/2-1)(F&B+B-3W)", paper_bubble_dualpipe, "PP+1", paper_memory_p_1},
-    {"DualPipeV", IPUP_SCHED_DUALPIPE_V, "(PP/2-1)(F&B+B-3W)", paper_bubble_dualpipe, "PP+1", paper_memory_p_1}, */
+    {"DualPipeV", IPUP_SCHED_DUALPIPE_V, "(PP/2-1)(F&B+B-3W)", paper_bubble_dualpipe, "PP+1", paper_memory_p_1},
 };
 
 /* The most idle time any device has between the start of its first op and the end of its
