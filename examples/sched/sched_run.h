@@ -669,7 +669,7 @@ static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
     }
     if (draw_refused("--compare --format svg (one chart per schedule)", ops)) return 2;
     if (n == 0) { fprintf(stderr, "ipupipe-sched: --compare: no schedule takes these sizes\n"); return 2; }
-    cols = n <= 3 ? 1 : n <= 8 ? 2 : 3;
+    cols = n <= 3 ? 1 : n <= 8 ? 2 : n <= 12 ? 3 : 4;
     rows = (n + cols - 1) / cols;
     cell_w = (CMP_W - 8.0) / cols;
     cell_h = (CMP_H - CMP_TOP - CMP_LEGEND) / rows;
@@ -699,7 +699,10 @@ static int compare_svg(const opts *o, tool_mem *m, ipup_sched_figures *fg) {
         if (r.have_act) { oc.nact = r.stages; memcpy(oc.act, r.act, sizeof r.act); }
         else oc.nact = 0;
         memset(&so, 0, sizeof so);
-        ipup_snprintf(title, sizeof title, "%s%s", ipup_sched_kind_name((ipup_sched_kind)k), r.per_device > 1 ? "*" : "");
+        /* *: 2 stages per device at 1/2 the cost (the header says so); dualpipe's stages are
+           each a part of one of its two model copies, at the full cost */
+        ipup_snprintf(title, sizeof title, "%s%s", ipup_sched_kind_name((ipup_sched_kind)k),
+                      k == IPUP_SCHED_DUALPIPE ? " (2 copies)" : r.per_device > 1 ? "*" : "");
         for (i = 0; i < t.n_ops; i++) overlap |= t.ops[i].overlap_index > 0;
         ipup_snprintf(title + strlen(title), sizeof title - strlen(title), ": %.4g, bubble %.2f",
                       o->timing == IPUP_SCHED_TIMING_BSP ? fg->bsp_time : fg->async_time,
