@@ -143,6 +143,11 @@ grid "--map 0,1,0,1, 1f1b, recompute" -O0 -- $m5 --splits dense16_2 dense16_3 de
   --schedule 1f1b --recompute
 grid "--map 0,3: two idle IPUs, --replicas 3" -O0 -- $m5 --splits dense8 --map 0,3 --microbatches 2 --replicas 3
 grid "one stage, 8 replicas" -O0 -- $m5 --splits none --replicas 8
+# the schedules after zb-h1: the header names each by its ipup_sched_kind constant
+for k in zb-h2 zb-v v-min v-half looped-bfs interleaved-zb dualpipe-v; do
+  case $k in zb-h2) map=0,1,2,3 ;; looped-bfs|interleaved-zb) map=0,1,0,1 ;; *) map=0,1,1,0 ;; esac
+  grid "--stages 4 --map $map, $k" -O0 -- $m5 --splits auto --stages 4 --map $map --microbatches 8 --schedule $k
+done
 grid "cnn, 3 stages, gpipe, threads" -O0 -- --model cnn --repeat-count 1 --splits auto --stages 3 --schedule gpipe --runner threads \
   --batch-size 2 --microbatches 6
 }

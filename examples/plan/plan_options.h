@@ -68,6 +68,7 @@ static void pt_usage(FILE *f) {
             "  --map D0,D1,...              the IPU of each stage (default: the schedule's), e.g. 0,1,1,0;\n"
             "                               a bracket for a stage on several IPUs: 0,[1,2],3\n"
             "  --schedule NAME              grouped|interleaved|sequential|gpipe|1f1b|interleaved-1f1b|zb-h1\n"
+            "                               |zb-h2|zb-v|v-min|v-half|looped-bfs|interleaved-zb|dualpipe-v\n"
             "  --strict                     Graphcore's schedule rules (grouped: M %% 2S == 0) as errors\n"
             "  --optimizer sgd|momentum|adam\n"
             "  --recompute                  stash stage inputs only, recompute forwards\n"

@@ -305,10 +305,14 @@ static void pt_put_cstr(FILE *f, const char *s) {
 
 /* The configuration the pools are for, as defines a program fills ipup_config from. */
 static void pt_write_config(const pt_tool *t, FILE *f) {
-    static const char *const sched[IPUP_SCHED_KIND_COUNT] = {
-        "IPUP_SCHED_GROUPED", "IPUP_SCHED_INTERLEAVED", "IPUP_SCHED_SEQUENTIAL",      "IPUP_SCHED_GPIPE",
-        "IPUP_SCHED_1F1B",    "IPUP_SCHED_INTERLEAVED_1F1B", "IPUP_SCHED_ZBH1",
-        "IPUP_SCHED_DUALPIPE_V"};
+    static const char *const sched[] = {
+        "IPUP_SCHED_GROUPED", "IPUP_SCHED_INTERLEAVED", "IPUP_SCHED_SEQUENTIAL",
+        "IPUP_SCHED_GPIPE", "IPUP_SCHED_1F1B", "IPUP_SCHED_INTERLEAVED_1F1B", "IPUP_SCHED_ZBH1",
+        "IPUP_SCHED_ZBH2", "IPUP_SCHED_ZBV", "IPUP_SCHED_VMIN", "IPUP_SCHED_VHALF",
+        "IPUP_SCHED_LOOPED_BFS", "IPUP_SCHED_INTERLEAVED_ZB", "IPUP_SCHED_DUALPIPE_V",
+        "IPUP_SCHED_DUALPIPE"};
+    _Static_assert(sizeof sched / sizeof sched[0] == IPUP_SCHED_KIND_COUNT,
+                   "one name per ipup_sched_kind, in its order");
     static const char *const opt[3] = {"IPUP_OPT_SGD", "IPUP_OPT_MOMENTUM", "IPUP_OPT_ADAM"};
     const ipup_config *c = &t->cfg;
     const ipup_plan *p = &t->plan;
