@@ -1243,11 +1243,12 @@ IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
         if (nr > 1) cp[1] = c1;                                                                  \
         if (nr > 2) { cp[2] = c2; cp[3] = c3; }                                                  \
     } while (0)
-/* On Arm with the VMLA above, the 4 x 4 tiles of the two backward forms are written in
-   assembly, where gcc's code spends about one instruction per multiply-add on loads and
-   pointer steps: the 16 sums stay in s0-s15, VLDM loads several floats in one instruction
-   and VSTM stores a row of the tile in one. Each output is still one VMLA chain over k in
-   ascending order, from +0 (VLDM of ipup__blk_zero) or from C's value: the same bits.
+/* On Arm with the VMLA above, the 4 x 4 tiles of the three forms (and the 4 x 2 edge tiles
+   of NN and TN) are written in assembly, where gcc's code spends about one instruction
+   per multiply-add on loads and pointer steps: the 16 sums stay in s0-s15, VLDM loads
+   several floats in one instruction and VSTM stores a row of the tile in one. Each output
+   is still one VMLA chain over k in ascending order, from +0 (VLDM of ipup__blk_zero) or
+   from C's value: the same bits.
    Only when optimising: gcc -O0 finds no 9 core registers for one asm statement. */
 #if defined(__arm__) && defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus) &&   \
     defined(__STRICT_ANSI__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__OPTIMIZE__)
