@@ -1243,11 +1243,12 @@ IPUPIPE_DEF void ipup_dense_bwd_f32_portable(int B, int IN, int OUT,
         if (nr > 1) cp[1] = c1;                                                                  \
         if (nr > 2) { cp[2] = c2; cp[3] = c3; }                                                  \
     } while (0)
-/* On Arm with the VMLA above, the 4 x 4 tiles of the two backward forms are written in
-   assembly, where gcc's code spends about one instruction per multiply-add on loads and
-   pointer steps: the 16 sums stay in s0-s15, VLDM loads several floats in one instruction
-   and VSTM stores a row of the tile in one. Each output is still one VMLA chain over k in
-   ascending order, from +0 (VLDM of ipup__blk_zero) or from C's value: the same bits.
+/* On Arm with the VMLA above, the 4 x 4 tiles of the three forms (and the 4 x 2 edge tiles
+   of NN and TN) are written in assembly, where gcc's code spends about one instruction
+   per multiply-add on loads and pointer steps: the 16 sums stay in s0-s15, VLDM loads
+   several floats in one instruction and VSTM stores a row of the tile in one. Each output
+   is still one VMLA chain over k in ascending order, from +0 (VLDM of ipup__blk_zero) or
+   from C's value: the same bits.
    Only when optimising: gcc -O0 finds no 9 core registers for one asm statement. */
 #if defined(__arm__) && defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus) &&   \
     defined(__STRICT_ANSI__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__OPTIMIZE__)
@@ -1338,25 +1339,155 @@ static IPUP__BLK_INLINE void ipup__blk_nt44(int K, const float *a, const ptrdiff
                          : IPUP__CLOB16, "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23",
                            "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31");
 }
-/* C (M x N, both multiples of 4) in 4 x 4 tiles: TN (+=), NT (=) */
-static __attribute__((noinline)) void ipup__blk_tn_asm(int M, int N, int K, const float *a,
-                                                       ptrdiff_t lda, const float *b,
-                                                       ptrdiff_t ldb, float *c, ptrdiff_t ldc) {
-    const ptrdiff_t fs = (ptrdiff_t)sizeof(float), la = lda * fs, lb = ldb * fs, lc = ldc * fs;
-    int i, j;
-    for (i = 0; i < M; i += 4, a += 4, c += 4 * ldc)
-        for (j = 0; j < N; j += 4) ipup__blk_tn44(K, a, la, b + j, lb, c + j, lc);
+/* the 8 sums of a 4 x 2 tile, s(2r), s(2r + 1) for row r, from or to 4 rows of p */
+#define IPUP__TILE2_LD(p, lp)                                                                    \
+    "vldm %[" p "], {s0-s1}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vldm %[" p "], {s2-s3}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vldm %[" p "], {s4-s5}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vldm %[" p "], {s6-s7}\n\t"
+#define IPUP__TILE2_ST(p, lp)                                                                    \
+    "vstm %[" p "], {s0-s1}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s2-s3}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s4-s5}\n\tadd %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s6-s7}\n\t"
+#define IPUP__TILE2_ST_UP(p, lp)                                                                 \
+    "vstm %[" p "], {s6-s7}\n\tsub %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s4-s5}\n\tsub %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s2-s3}\n\tsub %[" p "], %[" p "], %[" lp "]\n\t"                            \
+    "vstm %[" p "], {s0-s1}\n\t"
+#define IPUP__V2(c0, c1, x, y0, y1) IPUP__V(c0, x, y0) IPUP__V(c1, x, y1)
+/* TN 4 x 2, one k: A(r, k) into s16-s19, B(k, j) into s20-s21 */
+#define IPUP__TN2_STEP                                                                           \
+    "vldm %[a], {s16-s19}\n\tadd %[a], %[a], %[la]\n\t"                                          \
+    "vldm %[b], {s20-s21}\n\tadd %[b], %[b], %[lb]\n\t"                                          \
+    IPUP__V2(0, 1, 16, 20, 21) IPUP__V2(2, 3, 17, 20, 21) IPUP__V2(4, 5, 18, 20, 21)             \
+    IPUP__V2(6, 7, 19, 20, 21)
+/* TN 4 x 2 into C, as ipup__blk_tn44 */
+static IPUP__BLK_INLINE void ipup__blk_tn42(int K, const float *a, ptrdiff_t la,
+                                            const float *b, ptrdiff_t lb, float *c,
+                                            ptrdiff_t lc) {
+    int k = K;
+    __asm__ __volatile__(IPUP__TILE2_LD("c", "lc") IPUP__K_LOOP(IPUP__TN2_STEP,
+                                                                IPUP__TN2_STEP IPUP__TN2_STEP)
+                             IPUP__TILE2_ST_UP("c", "lc")
+                         : [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [c] "+r"(c)
+                         : [la] "r"(la), [lb] "r"(lb), [lc] "r"(lc)
+                         : "cc", "memory", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s16",
+                           "s17", "s18", "s19", "s20", "s21");
 }
-static __attribute__((noinline)) void ipup__blk_nt_asm(int M, int N, int K, const float *a,
-                                                       ptrdiff_t lda, const float *b,
-                                                       ptrdiff_t ldb, float *c, ptrdiff_t ldc) {
+/* NN, one or two k: A(r, k + t) into s(16 + 2r + t) (as NT); B's rows k, k + 1 from s24 */
+#define IPUP__NN_LDB(r0, r1) "vldm %[b], {s" #r0 "-s" #r1 "}\n\tadd %[b], %[b], %[lb]\n\t"
+#define IPUP__NN_LDA1                                                                            \
+    "vldm %[a0]!, {s16}\n\tvldm %[a1]!, {s18}\n\tvldm %[a2]!, {s20}\n\tvldm %[a3]!, {s22}\n\t"
+#define IPUP__NN_LDA2                                                                            \
+    "vldm %[a0]!, {s16-s17}\n\tvldm %[a1]!, {s18-s19}\n\t"                                       \
+    "vldm %[a2]!, {s20-s21}\n\tvldm %[a3]!, {s22-s23}\n\t"
+/* the 16 multiply-adds of NN step t = 0 (B in s24-s27) and t = 1 (B in s28-s31) */
+#define IPUP__NN_MAC0                                                                            \
+    IPUP__V4(0, 1, 2, 3, 16, 24, 25, 26, 27) IPUP__V4(4, 5, 6, 7, 18, 24, 25, 26, 27)            \
+    IPUP__V4(8, 9, 10, 11, 20, 24, 25, 26, 27) IPUP__V4(12, 13, 14, 15, 22, 24, 25, 26, 27)
+#define IPUP__NN_MAC1                                                                            \
+    IPUP__V4(0, 1, 2, 3, 17, 28, 29, 30, 31) IPUP__V4(4, 5, 6, 7, 19, 28, 29, 30, 31)            \
+    IPUP__V4(8, 9, 10, 11, 21, 28, 29, 30, 31) IPUP__V4(12, 13, 14, 15, 23, 28, 29, 30, 31)
+/* the 8 of a 4 x 2 tile: t = 0 (B in s24-s25), t = 1 (B in s26-s27) */
+#define IPUP__NN2_MAC0                                                                           \
+    IPUP__V2(0, 1, 16, 24, 25) IPUP__V2(2, 3, 18, 24, 25) IPUP__V2(4, 5, 20, 24, 25)             \
+    IPUP__V2(6, 7, 22, 24, 25)
+#define IPUP__NN2_MAC1                                                                           \
+    IPUP__V2(0, 1, 17, 26, 27) IPUP__V2(2, 3, 19, 26, 27) IPUP__V2(4, 5, 21, 26, 27)             \
+    IPUP__V2(6, 7, 23, 26, 27)
+/* NN: the row pointers a1-a3 from a0 and the stride la in bytes (in memory) */
+#define IPUP__NN_ROWS                                                                            \
+    "ldr %[a3], %[la]\n\tadd %[a1], %[a0], %[a3]\n\t"                                            \
+    "add %[a2], %[a1], %[a3]\n\tadd %[a3], %[a2], %[a3]\n\t"
+#define IPUP__NN_OPS                                                                             \
+    : [a0] "+r"(a), [b] "+r"(b), [k] "+r"(k), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3)    \
+    : [lb] "r"(lb), [la] "m"(*la), [s] "m"(*s), [ls] "m"(*ls), [c] "m"(*c), [lc] "m"(*lc)
+/* NN 4 x 4: C(r, j) = S(r, j) + sum_k a[r*lda + k] b[k*ldb + j] with S = C (row stride ls
+   bytes) or the zeros (ls = 0); 7 core registers, the rest from memory when needed */
+static IPUP__BLK_INLINE void ipup__blk_nn44(int K, const float *a, const ptrdiff_t *la,
+                                            const float *b, ptrdiff_t lb,
+                                            const float *const *s, const ptrdiff_t *ls,
+                                            float *const *c, const ptrdiff_t *lc) {
+    const float *a1, *a2, *a3;
+    int k = K;
+    __asm__ __volatile__("ldr %[a1], %[s]\n\tldr %[a2], %[ls]\n\t" IPUP__TILE_LD("a1", "a2")
+                             IPUP__NN_ROWS IPUP__K_LOOP(
+                                 IPUP__NN_LDA1 IPUP__NN_LDB(24, 27) IPUP__NN_MAC0,
+                                 IPUP__NN_LDA2 IPUP__NN_LDB(24, 27) IPUP__NN_LDB(28, 31)
+                                     IPUP__NN_MAC0 IPUP__NN_MAC1)
+                                 "ldr %[a0], %[c]\n\tldr %[a1], %[lc]\n\t" IPUP__TILE_ST("a0", "a1")
+                                     IPUP__NN_OPS
+                         : IPUP__CLOB16, "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23",
+                           "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31");
+}
+/* NN 4 x 2, as ipup__blk_nn44 */
+static IPUP__BLK_INLINE void ipup__blk_nn42(int K, const float *a, const ptrdiff_t *la,
+                                            const float *b, ptrdiff_t lb,
+                                            const float *const *s, const ptrdiff_t *ls,
+                                            float *const *c, const ptrdiff_t *lc) {
+    const float *a1, *a2, *a3;
+    int k = K;
+    __asm__ __volatile__("ldr %[a1], %[s]\n\tldr %[a2], %[ls]\n\t" IPUP__TILE2_LD("a1", "a2")
+                             IPUP__NN_ROWS IPUP__K_LOOP(
+                                 IPUP__NN_LDA1 IPUP__NN_LDB(24, 25) IPUP__NN2_MAC0,
+                                 IPUP__NN_LDA2 IPUP__NN_LDB(24, 25) IPUP__NN_LDB(26, 27)
+                                     IPUP__NN2_MAC0 IPUP__NN2_MAC1)
+                                 "ldr %[a0], %[c]\n\tldr %[a1], %[lc]\n\t"
+                                     IPUP__TILE2_ST("a0", "a1") IPUP__NN_OPS
+                         : "cc", "memory", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s16",
+                           "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26",
+                           "s27");
+}
+/* C (rows 0 .. M-1, M a multiple of 4) in 4 x 4 tiles, then (TN, NN) in 4 x 2 tiles when 2
+   or 3 columns are left: TN (+=), NT (=), NN (= or, with load, +=); each returns the number
+   of columns done */
+static __attribute__((noinline)) int ipup__blk_tn_asm(int M, int N, int K, const float *a,
+                                                      ptrdiff_t lda, const float *b,
+                                                      ptrdiff_t ldb, float *c, ptrdiff_t ldc) {
     const ptrdiff_t fs = (ptrdiff_t)sizeof(float), la = lda * fs, lb = ldb * fs, lc = ldc * fs;
+    const int N4 = N & ~3, N2 = N - N4 >= 2;
+    int i, j;
+    for (i = 0; i < M; i += 4, a += 4, c += 4 * ldc) {
+        for (j = 0; j < N4; j += 4) ipup__blk_tn44(K, a, la, b + j, lb, c + j, lc);
+        if (N2) ipup__blk_tn42(K, a, la, b + N4, lb, c + N4, lc);
+    }
+    return N2 ? N4 + 2 : N4;
+}
+static __attribute__((noinline)) int ipup__blk_nt_asm(int M, int N, int K, const float *a,
+                                                      ptrdiff_t lda, const float *b,
+                                                      ptrdiff_t ldb, float *c, ptrdiff_t ldc) {
+    const ptrdiff_t fs = (ptrdiff_t)sizeof(float), la = lda * fs, lb = ldb * fs, lc = ldc * fs;
+    const int N4 = N & ~3;
     int i, j;
     for (i = 0; i < M; i += 4, a += 4 * lda, c += 4 * ldc)
-        for (j = 0; j < N; j += 4) {
+        for (j = 0; j < N4; j += 4) {
             float *cj = c + j;
             ipup__blk_nt44(K, a, &la, b + j * ldb, &lb, &cj, &lc);
         }
+    return N4;
+}
+static __attribute__((noinline)) int ipup__blk_nn_asm(int M, int N, int K, const float *a,
+                                                      ptrdiff_t lda, const float *b,
+                                                      ptrdiff_t ldb, float *c, ptrdiff_t ldc,
+                                                      int load) {
+    const ptrdiff_t fs = (ptrdiff_t)sizeof(float), la = lda * fs, lb = ldb * fs, lc = ldc * fs;
+    const ptrdiff_t ls = load ? lc : 0; /* the sums start from C, or from the zeros */
+    const int N4 = N & ~3, N2 = N - N4 >= 2;
+    int i, j;
+    for (i = 0; i < M; i += 4, a += 4 * lda, c += 4 * ldc) {
+        for (j = 0; j < N4; j += 4) {
+            float *cj = c + j;
+            const float *sj = load ? cj : ipup__blk_zero;
+            ipup__blk_nn44(K, a, &la, b + j, lb, &sj, &ls, &cj, &lc);
+        }
+        if (N2) {
+            float *cj = c + N4;
+            const float *sj = load ? cj : ipup__blk_zero;
+            ipup__blk_nn42(K, a, &la, b + N4, lb, &sj, &ls, &cj, &lc);
+        }
+    }
+    return N2 ? N4 + 2 : N4;
 }
 #endif /* the Arm tiles */
 /* one tile of mr (1 or 4) rows and nr (1, 2 or 4) columns; form, mr and nr are constants
@@ -1460,13 +1591,16 @@ static void ipup__blk_mm(int form, int M, int N, int K, const float *a, ptrdiff_
     const int load = flags & IPUP__BLK_LOAD;
     int i, j;
 #ifdef IPUP__BLK_ASM
-    if (form == IPUP__BLK_TN ? load : form == IPUP__BLK_NT && !load) {
-        /* the full 4 x 4 tiles in assembly, then the last N % 4 columns, the last M % 4 rows */
-        const int M4 = M & ~3, N4 = N & ~3;
-        if (form == IPUP__BLK_TN) ipup__blk_tn_asm(M4, N4, K, a, lda, b, ldb, c, ldc);
-        else ipup__blk_nt_asm(M4, N4, K, a, lda, b, ldb, c, ldc);
-        if (N4 < N) ipup__blk_tiles(form, 0, M, N4, N, K, a, lda, b, ldb, c, ldc, load);
-        if (M4 < M) ipup__blk_tiles(form, M4, M, 0, N4, K, a, lda, b, ldb, c, ldc, load);
+    if (form == IPUP__BLK_NN || (form == IPUP__BLK_TN ? load : !load)) {
+        /* the tiles of 4 full rows in assembly, then the columns they left, the last M % 4
+           rows */
+        const int M4 = M & ~3;
+        const int Nd = form == IPUP__BLK_NN   ? ipup__blk_nn_asm(M4, N, K, a, lda, b, ldb, c, ldc,
+                                                                 load)
+                       : form == IPUP__BLK_TN ? ipup__blk_tn_asm(M4, N, K, a, lda, b, ldb, c, ldc)
+                                              : ipup__blk_nt_asm(M4, N, K, a, lda, b, ldb, c, ldc);
+        if (Nd < N) ipup__blk_tiles(form, 0, M, Nd, N, K, a, lda, b, ldb, c, ldc, load);
+        if (M4 < M) ipup__blk_tiles(form, M4, M, 0, Nd, K, a, lda, b, ldb, c, ldc, load);
     } else
 #endif
         ipup__blk_tiles(form, 0, M, 0, N, K, a, lda, b, ldb, c, ldc, load);

@@ -15,7 +15,7 @@
    firmware's MLP, 32 samples (4 micro-batches of 8, gradients accumulated, SGD), as
    main.c's plain kernel loop runs it, with each set of kernels: instructions per step
    and the final weights' hash, which must be the same. Exit 0 when every comparison
-   held (make firmware-bench, firmware.mk). Before the step, the backward kernels' bits are
+   held (make firmware-bench, firmware.mk). Before the step, the kernels' bits are
    compared at 300 more shapes (check_shapes), untimed. */
 #include <stddef.h>
 #include <stdint.h>
@@ -193,16 +193,18 @@ static void bench_conv(void)
     report("conv3x3 weight grad", "2x10x10x4>8", macs, reps, tp, tb, same);
 }
 
-/* The bits of the backward kernels over more shapes than the timed ones: odd reductions
-   (the assembly's single step), the tile edges (rows or columns 1 to 3 past a multiple of
-   4), gradients added into non-zero values; dense (dx, dw, db) and conv (dx, dw, db). */
+/* The bits of the kernels over more shapes than the timed ones: odd reductions (the
+   assembly's single step), the tile edges (rows or columns 1 to 3 past a multiple of 4),
+   gradients added into non-zero values, a row of zeros in x (products of -0); dense (y with
+   and without bias, dx, dw, db) and conv (y, with the ReLU, dx, dw, db). */
 #define SB 9  /* the largest shape checked: dense B, IN, OUT; conv B 2, H = W 7, CI, CO */
 #define SI 13
 #define SO 10
 #define SC 5
 #define SK 9
 static float sx[SB * SI], sw[SI * SO], sdy[SB * SO], sdx1[SB * SI], sdx2[SB * SI];
-static float sdw1[SI * SO], sdw2[SI * SO], sdb1[SO], sdb2[SO];
+static float sdw1[SI * SO], sdw2[SI * SO], sdb1[SO], sdb2[SO], sy1[SB * SO], sy2[SB * SO];
+static float ky1[2 * 5 * 5 * SK], ky2[2 * 5 * 5 * SK];
 static float kx[2 * 7 * 7 * SC], kw[9 * SC * SK], kdy[2 * 5 * 5 * SK], kdx1[2 * 7 * 7 * SC],
     kdx2[2 * 7 * 7 * SC], kdw1[9 * SC * SK], kdw2[9 * SC * SK], kdb1[SK], kdb2[SK];
 
@@ -224,7 +226,11 @@ static void check_shapes(void)
                 fill(sx, B * IN, s++, -1.0f, 1.0f); fill(sw, IN * OUT, s++, -1.0f, 1.0f);
                 fill(sdy, B * OUT, s++, -1.0f, 1.0f); fill(sdw1, IN * OUT, s++, -1.0f, 1.0f);
                 fill(sdb1, OUT, s++, -1.0f, 1.0f);
+                if (n % 3 == 0) memset(sx, 0, sizeof(float) * (size_t)IN);
                 memcpy(sdw2, sdw1, sizeof sdw1); memcpy(sdb2, sdb1, sizeof sdb1);
+                ipup_dense_fwd_f32_portable(B, IN, OUT, sx, sw, n & 1 ? sdb1 : NULL, sy1);
+                ipup_dense_fwd_f32(B, IN, OUT, sx, sw, n & 1 ? sdb1 : NULL, sy2);
+                bad += !same_bits(sy1, sy2, B * OUT);
                 ipup_dense_bwd_f32_portable(B, IN, OUT, sx, sw, sdy, sdx1, sdw1, sdb1);
                 ipup_dense_bwd_f32(B, IN, OUT, sx, sw, sdy, sdx2, sdw2, sdb2);
                 bad += !(same_bits(sdx1, sdx2, B * IN) && same_bits(sdw1, sdw2, IN * OUT) &&
@@ -239,13 +245,17 @@ static void check_shapes(void)
                 fill(kdy, 2 * (hw - 2) * (hw - 2) * COn, s++, -1.0f, 1.0f);
                 fill(kdw1, 9 * CIn * COn, s++, -1.0f, 1.0f); fill(kdb1, COn, s++, -1.0f, 1.0f);
                 memcpy(kdw2, kdw1, sizeof kdw1); memcpy(kdb2, kdb1, sizeof kdb1);
+                ipup_conv3x3_fwd_f32_portable(2, hw, hw, CIn, COn, kx, kw, kdb1, ky1);
+                ipup_relu_fwd_f32(2 * (hw - 2) * (hw - 2) * COn, ky1, ky1);
+                ipup_conv3x3_relu_fwd_f32(2, hw, hw, CIn, COn, kx, kw, kdb1, ky2, NULL);
+                bad += !same_bits(ky1, ky2, 2 * (hw - 2) * (hw - 2) * COn);
                 ipup_conv3x3_bwd_f32_portable(2, hw, hw, CIn, COn, kx, kw, kdy, kdx1, kdw1, kdb1);
                 ipup_conv3x3_bwd_f32(2, hw, hw, CIn, COn, kx, kw, kdy, kdx2, kdw2, kdb2, NULL);
                 bad += !(same_bits(kdx1, kdx2, nx) && same_bits(kdw1, kdw2, 9 * CIn * COn) &&
                          same_bits(kdb1, kdb2, COn));
                 n++;
             }
-    fw_printf("backward kernels' bits at %d more shapes (dense 1..9 x 1..13 x 1..10, conv "
+    fw_printf("the kernels' bits at %d more shapes (dense 1..9 x 1..13 x 1..10, conv "
               "2 x 3..7 x 3..7 x 1..5 > 1..9): %s\n", n, bad ? "DIFFERENT" : "identical");
     failures += bad;
 }
