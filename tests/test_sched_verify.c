@@ -1074,7 +1074,9 @@ TTEST(random_configs) {
             for (s = 0; s < c.stages; s++) TT_EQ_INT(t.stage_device[s], map[s]);
         if (ttest_failures_) return;
     }
-    TT_CHECK(made > n_it / 2 && refused > 0);
+    /* half the kinds fix their mapping (the V, the loop) and refuse most random ones */
+    printf("random configurations: %d made, %d refused\n", made, refused);
+    TT_CHECK(made > n_it / 4 && refused > 0);
 }
 
 /* DualPipeV (docs/schedules.md §3): every table of S = 4..16 (even) and M = S..32 is valid,
