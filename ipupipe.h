@@ -4433,6 +4433,7 @@ static int ipup__feed_fail(ipup_emu *e, int32_t r, int64_t t, int32_t m, int thr
         if (e->devices) { /* one writer of job_stop: the first core that fails */
             if (IPUP__FETCH_ADD(&e->stop_claim, 1u) == 0u) {
                 e->job_stop = t;
+                IPUPIPE_HAPPENS_BEFORE(&e->abort_);
                 IPUP__STORE_REL(&e->abort_, 1u);
             }
         }
