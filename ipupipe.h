@@ -475,6 +475,10 @@ typedef struct ipup_optimizer {
     float lr;                /* 0: 0.01 */
     float momentum;          /* momentum mu; 0: 0.9 (IPUP_OPT_MOMENTUM) */
     float beta1, beta2, eps; /* Adam; 0: 0.9, 0.999, 1e-8 */
+    float weight_decay;      /* Adam: decoupled (AdamW, as PopXL's adam_updater):
+                                w -= lr * (update + weight_decay * w); 0: none */
+    int32_t no_bias_correction; /* Adam: 1 = PopXL's bias_correction=False (m, v as they
+                                   are); 0 = corrected by 1 - beta^t (the default) */
 } ipup_optimizer;
 /* sgd|momentum|adam */
 IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out);
@@ -2540,6 +2544,16 @@ static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
                           "Adam's eps cfg.opt.eps is %s: it must be a "
                           "finite number > 0 (0 means the default 1e-8)",
                           ipup__num(num, sizeof num, (double)o->eps));
+    if (!(o->weight_decay >= 0.0f && o->weight_decay <= 3.4e38f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "Adam's weight decay cfg.opt.weight_decay is %s: it must be a "
+                          "finite number >= 0 (0: no weight decay)",
+                          ipup__num(num, sizeof num, (double)o->weight_decay));
+    if (o->no_bias_correction != 0 && o->no_bias_correction != 1)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "cfg.opt.no_bias_correction is %d: use 0 (Adam's bias correction, "
+                          "the default) or 1 (none, PopXL's bias_correction=False)",
+                          (int)o->no_bias_correction);
     if (e->cfg.opt.lr == 0.0f) e->cfg.opt.lr = 0.01f;
     if (e->cfg.opt.momentum == 0.0f) e->cfg.opt.momentum = 0.9f;
     if (e->cfg.opt.beta1 == 0.0f) e->cfg.opt.beta1 = 0.9f;
@@ -4064,6 +4078,14 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     return E;
 }
 
+/* the Adam update of one tensor with cfg.opt's switches (global step t: the bias
+   correction uses t + 1, none with no_bias_correction; weight_decay decoupled) */
+static void ipup__adam_update(const ipup_optimizer *o, int64_t t, int32_t n, float scale, float *w,
+                              float *m, float *v, const float *g) {
+    ipup_adamw_f32(n, o->lr, o->beta1, o->beta2, o->eps, o->weight_decay,
+                   o->no_bias_correction ? 0 : (int)(t + 1), scale, w, m, v, g);
+}
+
 /* >>concurrent-runtime: lane ops, fan-out and fan-in, the lanes' sums and updates */
 /* The lanes of concurrent stages (their setup: concurrent-setup). Branch b of stage s owns
    the units [u0, u0+sl) (u0 = first_unit, sl = slice_units) of the stage's weight layer:
@@ -4361,8 +4383,7 @@ static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
                 ipup_momentum_f32(cnt, o->lr, o->momentum, scale, w, s1, g);
                 break;
             case IPUP_OPT_ADAM:
-                ipup_adam_f32(cnt, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1,
-                              s2, g);
+                ipup__adam_update(o, t, cnt, scale, w, s1, s2, g);
                 break;
             default: ipup_sgd_f32(cnt, o->lr, scale, w, g); break;
             }
@@ -4780,8 +4801,7 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
                 ipup_momentum_f32(n, o->lr, o->momentum, scale, w, s1, g);
                 break;
             case IPUP_OPT_ADAM:
-                ipup_adam_f32(n, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2,
-                              g);
+                ipup__adam_update(o, t, n, scale, w, s1, s2, g);
                 break;
             default: ipup_sgd_f32(n, o->lr, scale, w, g); break;
             }

@@ -475,6 +475,14 @@ IPUPIPE_DEF void ipup_momentum_f32(int n, float lr, float mu, float scale, float
    w -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps) */
 IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
                                float scale, float *w, float *m, float *v, const float *g);
+/* Adam with PopXL's two switches (popxl.ops.var_updates.adam_updater): decoupled weight
+   decay wd (AdamW, Loshchilov & Hutter 2019, "Decoupled Weight Decay Regularization") and
+   bias correction on (t >= 1, the 1-based step) or off (t = 0: mh = m, vh = v):
+   w -= lr * (mh / (sqrt(vh) + eps) + wd * w), computed as num / den + (lr wd) w with
+   num = lr mh. wd = 0 and t >= 1 give ipup_adam_f32's bits. */
+IPUPIPE_DEF void ipup_adamw_f32(int n, float lr, float beta1, float beta2, float eps, float wd,
+                                int t, float scale, float *w, float *m, float *v,
+                                const float *g);
 
 /* >>init: the Glorot initialiser */
 /* Glorot/Xavier uniform (Glorot & Bengio 2010): w[i] = (2u-1) * sqrt(6 / (fan_in + fan_out))
@@ -2638,8 +2646,8 @@ static int ipup__momentum_simd(int n, float lr, float mu, float scale, float *w,
 
 /* the scalar Adam, operation for operation, on vectors (returns the count done) */
 static int ipup__adam_simd(int n, float lr, float beta1, float beta2, float eps, float scale,
-                           float bc1, float bc2, float c1, float c2, float *w, float *m,
-                           float *v, const float *g) {
+                           float bc1, float bc2, float c1, float c2, float lrwd, float *w,
+                           float *m, float *v, const float *g) {
     int i;
     for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
         const ipup__v gs = ipup__vmul(ipup__vld(g + i), ipup__vset(scale));
@@ -2648,11 +2656,13 @@ static int ipup__adam_simd(int n, float lr, float beta1, float beta2, float eps,
         const ipup__v vi = ipup__vadd(ipup__vmul(ipup__vset(beta2), ipup__vld(v + i)),
                                       ipup__vmul(ipup__vset(c2), ipup__vmul(gs, gs)));
         const ipup__v mh = ipup__vdiv(mi, ipup__vset(bc1)), vh = ipup__vdiv(vi, ipup__vset(bc2));
-        const ipup__v step = ipup__vdiv(ipup__vmul(ipup__vset(lr), mh),
-                                        ipup__vadd(ipup__vsqrt(vh), ipup__vset(eps)));
+        const ipup__v wi = ipup__vld(w + i);
+        const ipup__v step = ipup__vadd(ipup__vdiv(ipup__vmul(ipup__vset(lr), mh),
+                                                   ipup__vadd(ipup__vsqrt(vh), ipup__vset(eps))),
+                                        ipup__vmul(ipup__vset(lrwd), wi));
         ipup__vst(m + i, mi);
         ipup__vst(v + i, vi);
-        ipup__vst(w + i, ipup__vsub(ipup__vld(w + i), step));
+        ipup__vst(w + i, ipup__vsub(wi, step));
     }
     return i;
 }
@@ -2703,19 +2713,16 @@ static float ipup__powi_f32(float b, int t) {
     return r;
 }
 
-IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
-                               float scale, float *w /* (n) */, float *m /* (n) */,
-                               float *v /* (n) */, const float *g /* (n) */) {
+IPUPIPE_DEF void ipup_adamw_f32(int n, float lr, float beta1, float beta2, float eps, float wd,
+                                int t, float scale, float *w /* (n) */, float *m /* (n) */,
+                                float *v /* (n) */, const float *g /* (n) */) {
     int i;
-    float bc1, bc2, c1, c2;
-    IPUPIPE_ASSERT(t >= 1);
-    if (t < 1) t = 1;
-    bc1 = 1.0f - ipup__powi_f32(beta1, t);
-    bc2 = 1.0f - ipup__powi_f32(beta2, t);
-    c1 = 1.0f - beta1;
-    c2 = 1.0f - beta2;
+    /* t = 0: no bias correction (dividing by 1 is exact); wd = 0: (lr wd) w adds a zero */
+    float bc1 = t > 0 ? 1.0f - ipup__powi_f32(beta1, t) : 1.0f;
+    float bc2 = t > 0 ? 1.0f - ipup__powi_f32(beta2, t) : 1.0f;
+    float c1 = 1.0f - beta1, c2 = 1.0f - beta2, lrwd = lr * wd;
 #ifdef IPUP__SIMD
-    i = ipup__adam_simd(n, lr, beta1, beta2, eps, scale, bc1, bc2, c1, c2, w, m, v, g);
+    i = ipup__adam_simd(n, lr, beta1, beta2, eps, scale, bc1, bc2, c1, c2, lrwd, w, m, v, g);
 #else
     i = 0;
 #endif
@@ -2726,10 +2733,19 @@ IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float 
         float mi = m1 + m2, vi = v1 + v2;
         float mh = mi / bc1, vh = vi / bc2;
         float num = lr * mh, den = IPUPIPE_SQRTF(vh) + eps;
+        float q = num / den, dec = lrwd * w[i];
+        float st = q + dec;
         m[i] = mi;
         v[i] = vi;
-        w[i] -= num / den;
+        w[i] -= st;
     }
+}
+
+IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float eps, int t,
+                               float scale, float *w /* (n) */, float *m /* (n) */,
+                               float *v /* (n) */, const float *g /* (n) */) {
+    IPUPIPE_ASSERT(t >= 1);
+    ipup_adamw_f32(n, lr, beta1, beta2, eps, 0.0f, t < 1 ? 1 : t, scale, w, m, v, g);
 }
 
 /* >>init: the Glorot initialiser */

@@ -74,7 +74,7 @@ static const mnist_model_spec mnist_models[] = {
      0.1f, 0.9f, 0.85f, 0.9f, 0.999f, 1e-8f, 1},
     {MNT_MLP_GELU_NAME, "PopXL pipelining tutorial", MNT_MLP_GELU_LAYERS, MNT_MLP_GELU_IDS,
      MNT_MLP_GELU_SPLITS, MNT_MLP_GELU_SCHEDULE, MNT_MLP_GELU_BATCH, MNT_MLP_GELU_MICROBATCHES,
-     MNT_MLP_GELU_REPEAT, 1, MNT_MLP_GELU_OPTIMIZER, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-8f, 0},
+     MNT_MLP_GELU_REPEAT, 1, MNT_MLP_GELU_OPTIMIZER, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-5f, 0},
 };
 #define MNIST_N_MODELS 3
 

@@ -35,6 +35,10 @@ typedef struct {
     int lr_given, momentum_given, decay_given, augment_given, epochs_given;
     ipup_optimizer_kind optimizer;
     int optimizer_given;
+    float adam_eps, weight_decay;      /* --adam-eps (0: the recipe's), --weight-decay */
+    int no_bias_correction;            /* --no-bias-correction */
+    const char *adam_given;            /* the last Adam option given ("adam-eps", ...), or NULL */
+    int test_batch;                    /* --test-batch-size (0: the training micro-batch) */
     const char *runner;
     uint64_t seed;
     int seed_given;
@@ -79,6 +83,14 @@ static void mt_usage(FILE *f) {
             "  --lr-decay D                 learning rate of epoch e = LR * D^e\n"
             "  --momentum MU                momentum coefficient (--optimizer momentum)\n"
             "  --optimizer sgd|momentum|adam\n"
+            "  --adam-eps EPS               Adam's epsilon (default: the model's recipe; mlp-gelu\n"
+            "                               1e-5 as the PopXL tutorial, the others 1e-8)\n"
+            "  --weight-decay WD            Adam's decoupled weight decay (AdamW, as PopXL's\n"
+            "                               adam_updater): w -= lr * (update + WD * w); default 0\n"
+            "  --no-bias-correction         Adam without bias correction (PopXL's\n"
+            "                               bias_correction=False)\n"
+            );
+    fprintf(f, /* two strings: C11 compilers need only support 4095 characters in one */
             "  --augment PIXELS             random shift of training images (0: off)\n"
             "  --replicas R                 data-parallel replicas of the pipeline\n"
             "  --strict                     Graphcore's schedule rules (e.g. grouped: M %% 2S == 0)\n"
@@ -90,6 +102,8 @@ static void mt_usage(FILE *f) {
             "  --data DIR                   MNIST IDX files (default data/mnist; 'make data')\n"
             "  --train-limit N              use the first N training images\n"
             "  --test-limit N               use the first N test images\n"
+            "  --test-batch-size N          micro-batch of the test evaluation (PopXL tests with\n"
+            "                               80 while training with 5); default --batch-size\n"
             "  --save FILE                  checkpoint at the end (weights, optimizer state, step)\n"
             "  --load FILE                  resume from a checkpoint\n"
             "  --trace FILE.json            Chrome trace of one step (chrome://tracing, Perfetto)\n"
@@ -195,6 +209,10 @@ static int mt_parse_switch(mt_opts *o, const char *flag) {
     if (strcmp(flag, "--strict") == 0) o->strict = 1;
     else if (strcmp(flag, "--recompute") == 0) o->recompute = 1;
     else if (strcmp(flag, "--offload") == 0) o->offload = 1;
+    else if (strcmp(flag, "--no-bias-correction") == 0) {
+        o->no_bias_correction = 1;
+        o->adam_given = "no-bias-correction";
+    }
     else if (strcmp(flag, "--quiet") == 0) o->quiet = 1;
     else if (strcmp(flag, "--progress") == 0) o->progress = 1;
     else if (strcmp(flag, "--no-progress") == 0) o->progress = 0;
@@ -209,7 +227,8 @@ static int mt_takes_value(const char *flag) {
         "--gradient-accumulation", "--repeat-count", "--epochs", "--learning-rate", "--lr-decay",
         "--momentum",      "--optimizer", "--augment",   "--replicas",   "--runner",
         "--seed",          "--data",      "--train-limit", "--test-limit", "--save",
-        "--load",          "--trace",     "--summary-json", "--export-c", "--export-name"};
+        "--load",          "--trace",     "--summary-json", "--export-c", "--export-name",
+        "--adam-eps",      "--weight-decay", "--test-batch-size"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -228,6 +247,17 @@ static int mt_parse_number(mt_opts *o, const char *flag, const char *v) {
     if (MT_IS("--replicas")) return mt_int(flag, v, 1, IPUP_MAX_REPLICAS, &o->replicas);
     if (MT_IS("--train-limit")) return mt_int(flag, v, 1, 1 << 30, &o->train_limit);
     if (MT_IS("--test-limit")) return mt_int(flag, v, 1, 1 << 30, &o->test_limit);
+    if (MT_IS("--test-batch-size")) return mt_int(flag, v, 1, 4096, &o->test_batch);
+    if (MT_IS("--weight-decay")) {
+        o->adam_given = "weight-decay";
+        return mt_float(flag, v, 0.0, 1.0, &o->weight_decay);
+    }
+    if (MT_IS("--adam-eps")) {
+        o->adam_given = "adam-eps";
+        if (mt_float(flag, v, 0.0, 1.0, &o->adam_eps)) return 2;
+        if (!(o->adam_eps > 0.0f)) return mt_err("--adam-eps must be > 0 (e.g. 1e-8 or 1e-5), got '%s'", v);
+        return 0;
+    }
     if (MT_IS("--epochs")) {
         o->epochs_given = 1;
         return mt_int(flag, v, 1, 100000, &o->epochs);
@@ -364,6 +394,7 @@ static void mt_resolve(mt_opts *o, const mnist_model_spec *m) {
     if (!o->decay_given) o->lr_decay = m->lr_decay;
     if (!o->augment_given) o->augment = m->augment;
     if (!o->schedule) o->schedule = m->schedule;
+    if (!o->adam_eps) o->adam_eps = m->eps;
 }
 
 #endif /* MNIST_OPTIONS_H */

@@ -280,7 +280,9 @@ static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
     c->opt.momentum = r->o.momentum;
     c->opt.beta1 = r->spec->beta1;
     c->opt.beta2 = r->spec->beta2;
-    c->opt.eps = r->spec->eps;
+    c->opt.eps = r->o.adam_eps;
+    c->opt.weight_decay = r->o.weight_decay;
+    c->opt.no_bias_correction = r->o.no_bias_correction;
     c->recompute = r->o.recompute;
     c->offload = r->o.offload;
     c->seed = r->o.seed;
@@ -346,6 +348,9 @@ static int mt_setup_args(mt_run *r, int argc, char **argv) {
                     (unsigned long long)r->o.seed, (unsigned long long)meta->seed);
         r->o.seed = meta->seed;
     }
+    if (r->o.adam_given && (r->o.optimizer_given ? r->o.optimizer : r->spec->optimizer) != IPUP_OPT_ADAM)
+        return mt_err("--%s is an option of Adam, but this run trains with %s; add --optimizer adam or drop it",
+                      r->o.adam_given, mt_opt_name(r->o.optimizer_given ? r->o.optimizer : r->spec->optimizer));
     mt_resolve(&r->o, r->spec);
     return mt_configure(r);
 }
@@ -533,6 +538,11 @@ static void mt_print_recipe(const mt_run *r) {
            (long long)r->feed.samples_per_step, o->repeat, (long long)r->feed.samples_per_step * o->repeat);
     printf("Optimizer %s", mt_opt_name(o->optimizer));
     if (o->optimizer == IPUP_OPT_MOMENTUM) printf(" (mu %g)", (double)o->momentum);
+    if (o->optimizer == IPUP_OPT_ADAM) {
+        printf(" (eps %g", (double)o->adam_eps);
+        if (o->weight_decay > 0.0f) printf(", decoupled weight decay %g", (double)o->weight_decay);
+        printf("%s)", o->no_bias_correction ? ", no bias correction" : "");
+    }
     printf(", learning rate %g (x%g per epoch), %d epoch%s, augment %d px, seed %llu\n", (double)o->lr,
            (double)o->lr_decay, o->epochs, o->epochs == 1 ? "" : "s", o->augment, (unsigned long long)o->seed);
     printf("Data: %d training and %d test images from %s\n", r->feed.tr.count, r->feed.te.count, o->data);
