@@ -173,7 +173,8 @@ static inline void ref_update(ref_model *R, float scale, int64_t t) {
             float *s1 = j ? R->s1b[l] : R->s1w[l], *s2 = j ? R->s2b[l] : R->s2w[l];
             if (op->kind == IPUP_OPT_SGD) ipup_sgd_f32(n, op->lr, scale, w, gg);
             else if (op->kind == IPUP_OPT_MOMENTUM) ipup_momentum_f32(n, op->lr, op->momentum, scale, w, s1, gg);
-            else ipup_adam_f32(n, op->lr, op->beta1, op->beta2, op->eps, (int)(t + 1), scale, w, s1, s2, gg);
+            else ipup_adamw_f32(n, op->lr, op->beta1, op->beta2, op->eps, op->weight_decay,
+                                op->no_bias_correction ? 0 : (int)(t + 1), scale, w, s1, s2, gg);
             memset(gg, 0, (size_t)n * sizeof(float));
         }
     }
