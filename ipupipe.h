@@ -568,6 +568,9 @@ typedef struct ipup_config {  /* zero = default for every field */
                                       relu/gelu/dropout after it) split by output units, a
                                       branch per IPU (docs/schedules.md §9; at most
                                       IPUP_MAX_BRANCH_LANES branches in all) */
+    int32_t popxl;                 /* 1: PopXL's convention (ipup_sched_config.popxl): its rule
+                                      M >= 2 x its 2S-1 pipeline stages, a warning in
+                                      ipup_warnings, an error under strict */
 } ipup_config;
 
 /* >>memory: memory categories and the per-IPU memory report */
@@ -2847,6 +2850,7 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
     sc.virtual_stages = e->cfg.virtual_stages;
     sc.stage_device = e->cfg.stage_device;
     sc.strict = e->cfg.strict;
+    sc.popxl = e->cfg.popxl;
     if (e->has_concurrent) sc.concurrent = e->cfg.concurrent; /* concurrent stages */
     if (e->cfg.stage_device) {
         for (s = 0; s < S; s++) {

@@ -320,6 +320,11 @@ typedef struct ipup_sched_config { /* zero = default */
                                      (IPUP_ERR_CONFIG) */
     const ipup_stage_map *concurrent; /* NULL, or the mapping with concurrent stages (then
                                      stage_device is NULL; docs/schedules.md §9) */
+    int32_t popxl;                /* 1: PopXL's convention is in use (its pipeline stages are
+                                     2S-1: a stage's forward and backward count apart, the
+                                     last stage's once) and its rule that gradient
+                                     accumulation M >= 2 x those stages is checked: a warning,
+                                     an error under strict */
 } ipup_sched_config;
 
 /* Generate a table into ops (cap_ops). msg (msg_len) receives the error text, or on
@@ -1651,6 +1656,10 @@ static IPUP__UNUSED int ipup__gen_validate(const ipup_sched_config *cfg, char *m
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
                          "%s: virtual stages V=%d must be >= 0 (0 = automatic)", kname,
                          (int)cfg->virtual_stages);
+    if (cfg->popxl != 0 && cfg->popxl != 1)
+        return ipup__err(msg, msg_len, IPUP_ERR_CONFIG,
+                         "%s: popxl=%d: use 0 (no PopXL rules) or 1 (PopXL's convention)", kname,
+                         (int)cfg->popxl);
     return IPUP_OK;
 }
 
@@ -1990,6 +1999,26 @@ static IPUP__UNUSED int ipup__gen_map_looped(ipup__gen *g, const ipup_sched_conf
     g->P = P;
     g->V = V;
     return IPUP_OK;
+}
+
+/* PopXL's rule (its pipelining tutorial: "the gradient_accumulation factor needs to be >=
+   2 * number of pipeline stages"), with PopXL's count of pipeline stages, 2S-1 for S model
+   stages: a warning, an error under strict. Only when cfg->popxl asks for the convention. */
+static IPUP__UNUSED int ipup__gen_rule_popxl(const ipup__gen *g, const ipup_sched_config *cfg,
+                                             int *nwarn, char *msg, size_t msg_len) {
+    char err_text[400], warn_text[400];
+    const int32_t stages = 2 * g->S - 1, need = 2 * (2 * g->S - 1);
+    if (!cfg->popxl || g->M >= need) return IPUP_OK;
+    ipup_snprintf(err_text, sizeof err_text,
+                  "PopXL: gradient accumulation (M=%d) must be at least 2 x the number of PopXL "
+                  "pipeline stages (%d stages, forward and backward counted apart: 2 x %d = %d); "
+                  "use M=%d or more",
+                  (int)g->M, (int)stages, (int)stages, (int)need, (int)need);
+    ipup_snprintf(warn_text, sizeof warn_text,
+                  "PopXL: gradient accumulation M=%d is less than 2 x the %d PopXL pipeline "
+                  "stages (%d); the PopXL tutorial asks for M >= %d (an error under strict)",
+                  (int)g->M, (int)stages, (int)need, (int)need);
+    return ipup__gen_rule(cfg->strict, nwarn, msg, msg_len, err_text, warn_text);
 }
 
 /* PyTorch's ScheduleInterleavedZeroBubble needs M to be a multiple of its number of rounds,
@@ -2420,6 +2449,7 @@ IPUPIPE_DEF int ipup_sched_generate(const ipup_sched_config *cfg, ipup_op *ops, 
     if (cfg->forward_only)
         return ipup__fwd_generate(&g, cfg, ops, cap_ops, out, &nwarn, msg, msg_len);
     if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    if ((rc = ipup__gen_rule_popxl(&g, cfg, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
     if ((rc = ipup__gen_rules_sgen(&g, msg, msg_len)) != IPUP_OK) return rc;
     /* capacity */
     if ((int64_t)(g.split_backward ? 3 : 2) * g.S * g.M > (int64_t)0x7fffffff)
@@ -5272,6 +5302,7 @@ static IPUP__UNUSED int ipup__conc_generate(const ipup_sched_config *cfg, ipup_o
                          ipup__kind_names[g.kind]);
     }
     if ((rc = ipup__gen_rules(&g, cfg->strict, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
+    if ((rc = ipup__gen_rule_popxl(&g, cfg, &nwarn, msg, msg_len)) != IPUP_OK) return rc;
     need = (int64_t)2 * lanes * g.M;
     if (need > 0x3fffffff)
         return ipup__err(msg, msg_len, IPUP_ERR_CONFIG, "%s: the table is too large",

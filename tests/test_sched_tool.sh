@@ -126,6 +126,17 @@ has "PopXL stage list" "3 layers = 5 pipeline stages (forward 0..2, backward 2..
 has "PopXL IPU1 row" "IPU1  ..  1F0 ..  1F1 3B0 1F2 3B1" "$tmp/out"
 has "PopXL IPU2 holds stage 2 both ways" "IPU2  ..  ..  2F0 2B0 2F1 2B1" "$tmp/out"
 has "PopXL FIFO lengths" "stash FIFO length (backward stage - forward stage): 0->4: 4, 1->3: 2, 2->2: 0" "$tmp/out"
+# PopXL's rule (its pipelining tutorial): gradient accumulation >= 2 x its pipeline stages
+expect 0 "PopXL 3 stages, M=4: runs" -- -S 3 -M 4 --stage-numbering popxl --schedule gpipe
+has "PopXL M < 2 x stages: the warning" "PopXL: gradient accumulation M=4 is less than 2 x the 3 PopXL pipeline stages (6); the PopXL tutorial asks for M >= 6 (an error under strict)" "$tmp/out"
+expect 2 "PopXL M < 2 x stages under --strict" -- -S 3 -M 4 --stage-numbering popxl --schedule gpipe --strict
+has "PopXL's error names the rule and the fix" "PopXL: gradient accumulation (M=4) must be at least 2 x the number of PopXL pipeline stages (3 stages, forward and backward counted apart: 2 x 3 = 6); use M=6 or more" "$tmp/err"
+expect 0 "PopXL M = 2 x stages under --strict" -- -S 3 -M 6 --stage-numbering popxl --schedule gpipe --strict
+hasnt "PopXL M = 2 x stages: no PopXL warning" "PopXL: gradient" "$tmp/out"
+expect 2 "PopXL 5 stages need M >= 10 under --strict" -- -S 5 -M 8 --map 0,1,2,1,0 --stage-numbering popxl --schedule gpipe --strict
+has "the 5-stage error asks for M=10" "2 x 5 = 10); use M=10 or more" "$tmp/err"
+expect 0 "the model numbering has no PopXL rule" -- -S 2 -M 4 --schedule gpipe --strict
+hasnt "no PopXL warning without --stage-numbering popxl" "PopXL" "$tmp/out"
 expect 2 "PopXL even stage count" -- -S 4 -M 8 --stage-numbering popxl
 expect 2 "PopXL map not symmetric" -- -S 5 -M 8 --map 0,1,2,3,0 --stage-numbering popxl
 has "PopXL map error says why" "the same both ways" "$tmp/err"

@@ -82,6 +82,13 @@ typedef struct {
     int start_epoch, loaded, epoch;
     int load_fd;  /* --load, opened once at startup (-1: none) */
     int32_t *pred_cls; /* the test images' predicted classes (ipup_predict), startup-allocated */
+    /* --test-batch-size: the evaluation emulator (ev), the trained weights copied in before
+       the test, as PopXL's test session; NULL when the test uses the training micro-batch */
+    ipup_emu *ev;
+    int ev_started;
+    ipup_config ev_cfg;
+    ipup_plan ev_plan;
+    uint8_t *ev_host, *ev_mem; /* its host pool, its IPU pools */
     /* outputs */
     ex_out trace_out, summary_out;
     int tty;
@@ -259,6 +266,32 @@ static int mt_resolve_replicas(mt_run *r) {
     return 0;
 }
 
+/* Graphcore allocates IPUs in powers of two ("The number of IPUs occupied by the model is
+ * always a power of two due to the required ring structure for communication": Graphcore's
+ * Memory and Performance Optimisation guide, §7 "Scaling an application over multiple
+ * replicas"). The replicas x IPUs of the plan, when there are replicas: one replica's IPU
+ * count is the schedule rules' (ipupipe_sched.h warns about it). A warning, an error
+ * under --strict (2 after the message). */
+static int mt_check_ipus_pow2(const mt_run *r) {
+    int n = r->plan.ipus, up = 1;
+    if (r->plan.replicas < 2 || (n & (n - 1)) == 0) return 0;
+    while (up < n) up *= 2;
+    if (r->o.strict && (r->plan.devices & (r->plan.devices - 1)) != 0)
+        return mt_err("%d IPUs (%d replicas x %d IPUs) is not a power of two: Graphcore allocates IPUs in "
+                      "powers of two (1, 2, 4, 8, 16, 32, 64), and one replica's %d IPUs make no power of two "
+                      "with any replica count; map the stages onto 1, 2, 4 or 8 IPUs (--map), or drop --strict",
+                      n, r->plan.replicas, r->plan.devices, r->plan.devices);
+    if (r->o.strict)
+        return mt_err("%d IPUs (%d replicas x %d IPUs) is not a power of two: Graphcore allocates IPUs in "
+                      "powers of two (1, 2, 4, 8, 16, 32, 64); use %d or %d IPUs in all, or drop --strict",
+                      n, r->plan.replicas, r->plan.devices, up / 2, up);
+    fprintf(stderr,
+            MT_PROG ": warning: %d IPUs (%d replicas x %d IPUs) is not a power of two; Graphcore allocates "
+                    "IPUs in powers of two, so this run would occupy %d (an error under --strict)\n",
+            n, r->plan.replicas, r->plan.devices, up);
+    return 0;
+}
+
 /* The emulator configuration of a configured run (model, split, schedule, batch
  * shape, optimizer, seed), its data through mt_infeed; pools are given later. */
 static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
@@ -355,6 +388,51 @@ static int mt_setup_args(mt_run *r, int argc, char **argv) {
     return mt_configure(r);
 }
 
+/* --test-batch-size N (N other than the training micro-batch): the evaluation emulator,
+ * as PopXL tests with a micro-batch of 80 in a session of its own into which the trained
+ * weights are copied. Its configuration is the training one (model, stages, mapping,
+ * schedule, micro-batches per wave) with micro-batch N, one replica, the cooperative
+ * runner and SGD (no optimizer state: it never updates); its pools come from its own plan,
+ * allocated here at startup like the others. 0, or 2 after a message. */
+static int mt_setup_eval_memory(mt_run *r) {
+    size_t host, total = 0, off;
+    int i, rc;
+    if (!r->o.test_batch || r->o.test_batch == r->o.batch) return 0;
+    r->ev_cfg = r->cfg;
+    r->ev_cfg.microbatch = r->o.test_batch;
+    r->ev_cfg.replicas = 1;
+    r->ev_cfg.repeat = 1;
+    r->ev_cfg.runner = IPUP_RUNNER_COOP;
+    r->ev_cfg.opt.kind = IPUP_OPT_SGD;
+    r->ev_cfg.offload = 0;
+    r->ev_cfg.strict = 0; /* the training configuration's rules were checked already */
+    memset(r->ev_cfg.ipu, 0, sizeof r->ev_cfg.ipu);
+    memset(r->ev_cfg.stream, 0, sizeof r->ev_cfg.stream);
+    host = (ipup_host_bytes(&r->ev_cfg) + 63) / 64 * 64;
+    if (host == 0) host = 64;
+    r->ev = (ipup_emu *)aligned_alloc(64, (sizeof(ipup_emu) + 63) / 64 * 64);
+    r->ev_host = (uint8_t *)aligned_alloc(64, host);
+    if (!r->ev || !r->ev_host) return mt_err("out of host memory for the evaluation emulator (--test-batch-size)");
+    memset(r->ev, 0, sizeof *r->ev);
+    r->ev_cfg.host.mem = r->ev_host;
+    r->ev_cfg.host.bytes = host;
+    if ((rc = ipup_plan_config(r->ev, &r->ev_cfg, &r->ev_plan)) != IPUP_OK)
+        return mt_err("--test-batch-size %d: the evaluation pipeline cannot run: %s (%s)", r->o.test_batch,
+                      ipup_last_error(r->ev), ipup_result_str(rc));
+    for (i = 0; i < r->ev_plan.ipus; i++) total += (r->ev_plan.ipu_bytes[i % r->ev_plan.devices] + 63) / 64 * 64;
+    r->ev_mem = (uint8_t *)mt_alloc_huge(total + 64);
+    if (!r->ev_mem)
+        return mt_err("out of host memory: %.1f MB for the evaluation emulator (--test-batch-size %d)",
+                      (double)total / 1048576.0, r->o.test_batch);
+    memset(r->ev_mem, 0, total + 64); /* touched now, at startup */
+    for (off = 0, i = 0; i < r->ev_plan.ipus; i++) {
+        r->ev_cfg.ipu[i].mem = r->ev_mem + off;
+        r->ev_cfg.ipu[i].bytes = r->ev_plan.ipu_bytes[i % r->ev_plan.devices];
+        off += (r->ev_cfg.ipu[i].bytes + 63) / 64 * 64;
+    }
+    return 0;
+}
+
 /* The data's shapes, the step geometry, the plan, then the one allocation phase
  * (host memory, emulator, pools, data, permutation, text) and the data. */
 static int mt_setup_memory(mt_run *r) {
@@ -383,6 +461,7 @@ static int mt_setup_memory(mt_run *r) {
     r->cfg.host.bytes = host_bytes;
     if ((rc = ipup_plan_config(r->emu, &r->cfg, &r->plan)) != IPUP_OK)
         return mt_err("the pipeline cannot run: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
+    if (mt_check_ipus_pow2(r)) return 2;
     for (i = 0; i < r->plan.ipus; i++)
         pool_total += r->plan.ipu_bytes[i % r->plan.devices] + r->plan.stream_bytes[i % r->plan.devices] + 128;
     r->pool_mem = (uint8_t *)mt_alloc_huge(pool_total);
@@ -399,6 +478,7 @@ static int mt_setup_memory(mt_run *r) {
     memset(r->pool_mem, 0, pool_total);
     if (mt_carve_pools(r, r->pool_mem, pool_total) != 0) /* cannot happen: pool_total has the spare bytes */
         return mt_err("internal: the pools do not fit in %zu bytes", pool_total);
+    if ((rc = mt_setup_eval_memory(r)) != 0) return rc;
     if (mt_feed_load(f, r->o.data, r->err) < 0) return mt_err("%s", r->err);
     return 0;
 }
@@ -419,6 +499,12 @@ static int mt_setup_emulator(mt_run *r) {
         return mt_err("the pipeline cannot start: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
     r->emu_started = 1;
     if (ipup_warnings(r->emu)[0]) fprintf(stderr, "warnings:\n%s", ipup_warnings(r->emu)); /* as ipupipe-sched */
+    if (r->ev) { /* the cooperative runner: no threads to start */
+        if ((rc = ipup_init(r->ev, &r->ev_cfg)) != IPUP_OK)
+            return mt_err("--test-batch-size %d: the evaluation pipeline cannot start: %s (%s)", r->o.test_batch,
+                          ipup_last_error(r->ev), ipup_result_str(rc));
+        r->ev_started = 1;
+    }
     memset(meta, 0, sizeof *meta);
     ipup_snprintf(meta->model, sizeof meta->model, "%s", r->spec->name);
     if (!r->o.load) return 0;
@@ -546,6 +632,10 @@ static void mt_print_recipe(const mt_run *r) {
     printf(", learning rate %g (x%g per epoch), %d epoch%s, augment %d px, seed %llu\n", (double)o->lr,
            (double)o->lr_decay, o->epochs, o->epochs == 1 ? "" : "s", o->augment, (unsigned long long)o->seed);
     printf("Data: %d training and %d test images from %s\n", r->feed.tr.count, r->feed.te.count, o->data);
+    if (r->ev)
+        printf("Test: micro-batch %d x %d micro-batches per wave (--test-batch-size), the trained weights copied into "
+               "an evaluation pipeline of their own, as PopXL's test session\n",
+               o->test_batch, o->accumulate);
 }
 
 static void mt_print_memory(const mt_run *r) {
@@ -845,14 +935,32 @@ static void mt_print_peak(const mt_run *r) {
            fl * 1e-6, fl * r->sps * 1e-9, fl * r->sps * 1e-9 / peak, peak);
 }
 
+/* --test-batch-size: the trained weights (replica 0's parameter tensors) into the
+   evaluation emulator, by name; IPUP_OK or the library's code (its message in r->ev) */
+static int mt_eval_weights(mt_run *r) {
+    int32_t i, n = ipup_tensor_count(r->emu);
+    for (i = 0; i < n; i++) {
+        ipup_tensor_info a, b;
+        int rc = ipup_tensor_get(r->emu, i, &a);
+        if (rc == IPUP_OK && a.kind != IPUP_TENSOR_PARAM) continue;
+        if (rc == IPUP_OK) rc = ipup_tensor_find(r->ev, a.name, &b);
+        if (rc != IPUP_OK) return rc;
+        if (b.n != a.n) return IPUP_ERR_ARG; /* cannot happen: the same model and stages */
+        memcpy(b.data, a.data, (size_t)a.n * sizeof(float));
+    }
+    return ipup_replicas_sync(r->ev);
+}
+
 /* The test images through ipup_predict (the pipelined forward-only table over the IPUs):
    the number predicted right; -1 after the message */
 static int64_t mt_test_correct(mt_run *r) {
     int64_t ok = 0;
     int32_t i;
-    int rc = ipup_predict(r->emu, r->feed.te.count, r->feed.xte, NULL, r->pred_cls);
+    ipup_emu *e = r->ev ? r->ev : r->emu;
+    int rc = r->ev ? mt_eval_weights(r) : IPUP_OK;
+    if (rc == IPUP_OK) rc = ipup_predict(e, r->feed.te.count, r->feed.xte, NULL, r->pred_cls);
     if (rc != IPUP_OK) {
-        mt_err("evaluation failed: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
+        mt_err("evaluation failed: %s (%s)", ipup_last_error(e), ipup_result_str(rc));
         return -1;
     }
     for (i = 0; i < r->feed.te.count; i++) ok += r->pred_cls[i] == r->feed.yte[i];
@@ -861,7 +969,7 @@ static int64_t mt_test_correct(mt_run *r) {
 /* the simulated inference figures of the test evaluation (ipup_predict_figures) */
 static void mt_print_inference(const mt_run *r) {
     ipup_predict_stats ps;
-    if (ipup_predict_figures(r->emu, &ps) != IPUP_OK) return;
+    if (ipup_predict_figures(r->ev ? r->ev : r->emu, &ps) != IPUP_OK) return;
     if (ps.steps == 0) { /* concurrent stages: no forward-only table, no figures */
         printf("Simulated inference: %lld test images stage after stage (concurrent stages have no forward-only table)\n",
                (long long)ps.last_samples);
@@ -915,6 +1023,13 @@ static int mt_report(mt_run *r) {
 static void mt_cleanup(mt_run *r) {
     if (r->emu_started) ipup_shutdown(r->emu);
     r->emu_started = 0;
+    if (r->ev_started) ipup_shutdown(r->ev);
+    r->ev_started = 0;
+    free(r->ev);
+    free(r->ev_mem);
+    free(r->ev_host);
+    r->ev = NULL;
+    r->ev_mem = r->ev_host = NULL;
     ex_out_free(&r->trace_out);
     ex_out_free(&r->summary_out);
     ex_out_free(&r->export_out);

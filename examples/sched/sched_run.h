@@ -325,6 +325,7 @@ static int run_generate(const opts *o) {
     c.stage_device = o->nmap && !o->cmap.concurrent ? o->map : NULL;
     c.concurrent = o->cmap.concurrent ? &o->cmap : NULL;
     c.strict = o->strict;
+    c.popxl = o->popxl; /* PopXL's rule M >= 2 x its pipeline stages */
     c.forward_only = o->forward_only;
     if (mem_alloc(&m, o->stages, o->microbatches, IPUP_SCHED_MAX_OPS(ipup_sched_map_lanes(&o->cmap), o->microbatches))) {
         fprintf(stderr, "ipupipe-sched: out of memory\n");
