@@ -303,7 +303,7 @@ TTEST(zbh1_reference) {
             if (M >= S) TT_EQ_INT(T, 3 * M + S - 1);
             for (s = 0; s < MAXS; s++)
                 for (m = 0; m < MAXM; m++) g_ref[1][s][m] = -1; /* no B ops */
-            TT_EQ_INT(ipup_sched_generate(&(ipup_sched_config){IPUP_SCHED_ZBH1, S, M, 0, 0, NULL, 0, 0, NULL}, g_ops,
+            TT_EQ_INT(ipup_sched_generate(&(ipup_sched_config){IPUP_SCHED_ZBH1, S, M, 0, 0, NULL, 0, 0, NULL, 0}, g_ops,
                                           (int32_t)(sizeof g_ops / sizeof g_ops[0]), &t, msg, sizeof msg),
                       0);
             check_against_ref(&t, S, M, T, 3, "zb-h1");

@@ -394,7 +394,7 @@ static void mt_resolve(mt_opts *o, const mnist_model_spec *m) {
     if (!o->decay_given) o->lr_decay = m->lr_decay;
     if (!o->augment_given) o->augment = m->augment;
     if (!o->schedule) o->schedule = m->schedule;
-    if (!o->adam_eps) o->adam_eps = m->eps;
+    if (!(o->adam_eps > 0.0f)) o->adam_eps = m->eps;
 }
 
 #endif /* MNIST_OPTIONS_H */
