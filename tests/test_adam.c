@@ -19,7 +19,8 @@
    spread of magnitudes (1e-3 .. 1), so that m cancels and v spans decades */
 static float grad_of(int i, int t) {
     double mag = pow(10.0, -3.0 * (double)(i % 13) / 12.0);
-    return (float)(mag * sin(0.37 * (double)i + 1.3 * (double)t) + 0.1 * mag * cos(0.05 * (double)t));
+    return (float)(mag * sin(0.37 * (double)i + 1.3 * (double)t) +
+                   0.1 * mag * cos(0.05 * (double)t));
 }
 
 /* 100 steps of ipup_adamw_f32 and of the double reference from the same start; the largest
@@ -97,7 +98,8 @@ TTEST(adam_kernel_switches_at_step_one) {
     memcpy(w2, w, sizeof w);
     /* bias corrected, wd 0: the step is lr * g / (|g| + eps), about lr * sign(g) */
     ipup_adamw_f32(3, 0.01f, 0.9f, 0.999f, 1e-8f, 0.0f, 1, 1.0f, w, m, v, g);
-    for (i = 0; i < 3; i++) TT_NEAR((double)(w2[i] - w[i]), 0.01 * (g[i] > 0 ? 1.0 : -1.0), 1e-6);
+    for (i = 0; i < 3; i++)
+        TT_NEAR((double)(w2[i] - w[i]), 0.01 * (g[i] > 0 ? 1.0 : -1.0), 1e-6);
     /* no bias correction: (1-b1) g / (sqrt(1-b2) |g| + eps) = 3.1623 lr sign(g) (eps small) */
     memcpy(w, w2, sizeof w);
     memset(m, 0, sizeof m);
@@ -174,10 +176,11 @@ TTEST(adam_emulator_switches_bit_identical_to_loop) {
     for (c = 0; c < 4; c++)
         for (runner = 0; runner < 2; runner++)
             for (off = 0; off < 2; off++) {
-                int bad = train_vs_loop(k[c].wd, k[c].nbc, runner ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP,
-                                        off, &g_emu);
-                TT_CHECK_MSG(bad == 0, "wd %g, no_bias_correction %d, runner %d, offload %d: %d tensors "
-                             "differ from the plain loop", (double)k[c].wd, k[c].nbc, runner, off, bad);
+                ipup_runner_kind rk = runner ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+                int bad = train_vs_loop(k[c].wd, k[c].nbc, rk, off, &g_emu);
+                TT_CHECK_MSG(bad == 0, "wd %g, no_bias_correction %d, runner %d, offload %d: "
+                             "%d tensors differ from the plain loop", (double)k[c].wd, k[c].nbc,
+                             runner, off, bad);
                 if (bad >= 0) {
                     if (runner == 0 && off == 0) first_weights(&g_emu, w[c], 8);
                     ipup_shutdown(&g_emu);
@@ -186,8 +189,8 @@ TTEST(adam_emulator_switches_bit_identical_to_loop) {
     /* each switch changes the weights: the knob reaches the update */
     for (a = 0; a < 4; a++)
         for (b = a + 1; b < 4; b++)
-            TT_CHECK_MSG(memcmp(w[a], w[b], sizeof w[a]) != 0, "configurations %d and %d train the same weights",
-                         a, b);
+            TT_CHECK_MSG(memcmp(w[a], w[b], sizeof w[a]) != 0,
+                         "configurations %d and %d train the same weights", a, b);
 }
 
 TTEST(adam_config_refusals) {
@@ -197,7 +200,8 @@ TTEST(adam_config_refusals) {
     };
     size_t c;
     for (c = 0; c < sizeof k / sizeof k[0] + 2; c++) {
-        ipup_config cfg = tiny_config(&g_md, 2, 3, 4, 4, 77, IPUP_OPT_ADAM, 0.01f, tiny_infeed, &g_data);
+        ipup_config cfg =
+            tiny_config(&g_md, 2, 3, 4, 4, 77, IPUP_OPT_ADAM, 0.01f, tiny_infeed, &g_data);
         int rc;
         tiny_pools(&cfg, 2, g_ipu, g_stream, POOL_BYTES, g_host, sizeof g_host);
         if (c < 2) {

@@ -20,7 +20,8 @@ static int32_t g_in_n;
 static void sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
     int64_t s = sample0 + i;
     int32_t j;
-    for (j = 0; j < g_in_n; j++) x[j] = (float)sin(0.11 * (double)(s * 13 + j * 7)) + 0.2f * (float)(s % 4 == j % 4);
+    for (j = 0; j < g_in_n; j++)
+        x[j] = (float)sin(0.11 * (double)(s * 13 + j * 7)) + 0.2f * (float)(s % 4 == j % 4);
     *label = (int32_t)(s % 4);
 }
 static tiny_data g_data = {sample, 0};
@@ -61,18 +62,19 @@ static void check(const char *text, int32_t h, int32_t w, int32_t ch, ipup_runne
     for (i = 0; i < N_TEST; i++) sample(100000, i, g_x + (size_t)i * (size_t)g_in_n, &g_labels[i]);
     TT_EQ_INT(ipup_predict(&g_train, N_TEST, g_x, g_out[0], g_cls[0]), IPUP_OK);
     TT_EQ_INT(ipup_predict(&g_test, N_TEST, g_x, g_out[1], g_cls[1]), IPUP_OK);
-    TT_CHECK_MSG(memcmp(g_out[0], g_out[1], (size_t)N_TEST * (size_t)ipup_output_width(&g_train) * sizeof(float)) == 0,
+    TT_CHECK_MSG(memcmp(g_out[0], g_out[1],
+                        (size_t)N_TEST * (size_t)ipup_output_width(&g_train) * sizeof(float)) == 0,
                  "%s: the logits at micro-batch 80 differ from those at 5", text);
     TT_CHECK_MSG(memcmp(g_cls[0], g_cls[1], sizeof g_cls[0]) == 0, "%s: the classes differ", text);
     TT_EQ_INT(ipup_evaluate(&g_train, N_TEST, g_x, g_labels, &loss[0], &correct[0]), IPUP_OK);
     TT_EQ_INT(ipup_evaluate(&g_test, N_TEST, g_x, g_labels, &loss[1], &correct[1]), IPUP_OK);
-    TT_CHECK_MSG(correct[0] == correct[1], "%s: %lld correct at 5, %lld at 80", text, (long long)correct[0],
-                 (long long)correct[1]);
+    TT_CHECK_MSG(correct[0] == correct[1], "%s: %lld correct at 5, %lld at 80", text,
+                 (long long)correct[0], (long long)correct[1]);
     /* the loss sum: each chunk's mean (a float) times its size, summed in chunk order;
        other chunks, other roundings: equal to a few float ulps of the sum */
     TT_NEAR(loss[0], loss[1], 1e-5 * fabs(loss[0]) + 1e-6);
-    printf("    %-40s runner %d: %lld/%d correct at micro-batch 5 and 80; loss sums %.9g and %.9g\n", text,
-           (int)runner, (long long)correct[0], N_TEST, loss[0], loss[1]);
+    printf("    %-40s runner %d: %lld/%d correct at micro-batch 5 and 80; loss sums %.9g and "
+           "%.9g\n", text, (int)runner, (long long)correct[0], N_TEST, loss[0], loss[1]);
     ipup_shutdown(&g_train);
     ipup_shutdown(&g_test);
 }

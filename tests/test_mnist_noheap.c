@@ -126,9 +126,9 @@ TTEST(cnn_recompute_offload_resume_no_heap_after_startup) {
 
 /* --test-batch-size: the evaluation pipeline is set up at startup too; with PopXL's Adam */
 TTEST(mlp_gelu_test_batch_no_heap_after_startup) {
-    const char *a[] = {"--model", "mlp-gelu", "--epochs", "1", "--train-limit", ttest_slow() ? "60" : "300",
-                       "--test-batch-size", "80", "--weight-decay", "0.01", "--no-bias-correction",
-                       "--runner", "threads"};
+    const char *a[] = {"--model", "mlp-gelu", "--epochs", "1", "--train-limit",
+                       ttest_slow() ? "60" : "300", "--test-batch-size", "80", "--weight-decay",
+                       "0.01", "--no-bias-correction", "--runner", "threads"};
     TT_EQ_INT(nh_run(a, 13), 0);
     TT_EQ_INT(nh_calls, 0);
 }

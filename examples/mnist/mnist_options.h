@@ -255,7 +255,8 @@ static int mt_parse_number(mt_opts *o, const char *flag, const char *v) {
     if (MT_IS("--adam-eps")) {
         o->adam_given = "adam-eps";
         if (mt_float(flag, v, 0.0, 1.0, &o->adam_eps)) return 2;
-        if (!(o->adam_eps > 0.0f)) return mt_err("--adam-eps must be > 0 (e.g. 1e-8 or 1e-5), got '%s'", v);
+        if (!(o->adam_eps > 0.0f))
+            return mt_err("--adam-eps must be > 0 (e.g. 1e-8 or 1e-5), got '%s'", v);
         return 0;
     }
     if (MT_IS("--epochs")) {

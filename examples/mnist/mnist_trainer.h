@@ -277,17 +277,20 @@ static int mt_check_ipus_pow2(const mt_run *r) {
     if (r->plan.replicas < 2 || (n & (n - 1)) == 0) return 0;
     while (up < n) up *= 2;
     if (r->o.strict && (r->plan.devices & (r->plan.devices - 1)) != 0)
-        return mt_err("%d IPUs (%d replicas x %d IPUs) is not a power of two: Graphcore allocates IPUs in "
-                      "powers of two (1, 2, 4, 8, 16, 32, 64), and one replica's %d IPUs make no power of two "
-                      "with any replica count; map the stages onto 1, 2, 4 or 8 IPUs (--map), or drop --strict",
+        return mt_err("%d IPUs (%d replicas x %d IPUs) is not a power of two: Graphcore "
+                      "allocates IPUs in powers of two (1, 2, 4, 8, 16, 32, 64), and one "
+                      "replica's %d IPUs make no power of two with any replica count; map the "
+                      "stages onto 1, 2, 4 or 8 IPUs (--map), or drop --strict",
                       n, r->plan.replicas, r->plan.devices, r->plan.devices);
     if (r->o.strict)
-        return mt_err("%d IPUs (%d replicas x %d IPUs) is not a power of two: Graphcore allocates IPUs in "
-                      "powers of two (1, 2, 4, 8, 16, 32, 64); use %d or %d IPUs in all, or drop --strict",
+        return mt_err("%d IPUs (%d replicas x %d IPUs) is not a power of two: Graphcore "
+                      "allocates IPUs in powers of two (1, 2, 4, 8, 16, 32, 64); use %d or %d "
+                      "IPUs in all, or drop --strict",
                       n, r->plan.replicas, r->plan.devices, up / 2, up);
     fprintf(stderr,
-            MT_PROG ": warning: %d IPUs (%d replicas x %d IPUs) is not a power of two; Graphcore allocates "
-                    "IPUs in powers of two, so this run would occupy %d (an error under --strict)\n",
+            MT_PROG ": warning: %d IPUs (%d replicas x %d IPUs) is not a power of two; "
+                    "Graphcore allocates IPUs in powers of two, so this run would occupy %d "
+                    "(an error under --strict)\n",
             n, r->plan.replicas, r->plan.devices, up);
     return 0;
 }
@@ -362,6 +365,7 @@ static int mt_check_output_paths(mt_run *r) {
  * file stays open for mt_setup_emulator), the recipe, the stages. 0, or the exit code
  * after a message. */
 static int mt_setup_args(mt_run *r, int argc, char **argv) {
+    ipup_optimizer_kind opt;
     int rc;
     if ((rc = mt_parse(argc, argv, &r->o)) != 0) return rc;
     r->spec = mnist_model_find(r->o.model);
@@ -381,9 +385,10 @@ static int mt_setup_args(mt_run *r, int argc, char **argv) {
                     (unsigned long long)r->o.seed, (unsigned long long)meta->seed);
         r->o.seed = meta->seed;
     }
-    if (r->o.adam_given && (r->o.optimizer_given ? r->o.optimizer : r->spec->optimizer) != IPUP_OPT_ADAM)
-        return mt_err("--%s is an option of Adam, but this run trains with %s; add --optimizer adam or drop it",
-                      r->o.adam_given, mt_opt_name(r->o.optimizer_given ? r->o.optimizer : r->spec->optimizer));
+    opt = r->o.optimizer_given ? r->o.optimizer : r->spec->optimizer;
+    if (r->o.adam_given && opt != IPUP_OPT_ADAM)
+        return mt_err("--%s is an option of Adam, but this run trains with %s; add --optimizer "
+                      "adam or drop it", r->o.adam_given, mt_opt_name(opt));
     mt_resolve(&r->o, r->spec);
     return mt_configure(r);
 }
@@ -412,18 +417,20 @@ static int mt_setup_eval_memory(mt_run *r) {
     if (host == 0) host = 64;
     r->ev = (ipup_emu *)aligned_alloc(64, (sizeof(ipup_emu) + 63) / 64 * 64);
     r->ev_host = (uint8_t *)aligned_alloc(64, host);
-    if (!r->ev || !r->ev_host) return mt_err("out of host memory for the evaluation emulator (--test-batch-size)");
+    if (!r->ev || !r->ev_host)
+        return mt_err("out of host memory for the evaluation emulator (--test-batch-size)");
     memset(r->ev, 0, sizeof *r->ev);
     r->ev_cfg.host.mem = r->ev_host;
     r->ev_cfg.host.bytes = host;
     if ((rc = ipup_plan_config(r->ev, &r->ev_cfg, &r->ev_plan)) != IPUP_OK)
-        return mt_err("--test-batch-size %d: the evaluation pipeline cannot run: %s (%s)", r->o.test_batch,
-                      ipup_last_error(r->ev), ipup_result_str(rc));
-    for (i = 0; i < r->ev_plan.ipus; i++) total += (r->ev_plan.ipu_bytes[i % r->ev_plan.devices] + 63) / 64 * 64;
+        return mt_err("--test-batch-size %d: the evaluation pipeline cannot run: %s (%s)",
+                      r->o.test_batch, ipup_last_error(r->ev), ipup_result_str(rc));
+    for (i = 0; i < r->ev_plan.ipus; i++)
+        total += (r->ev_plan.ipu_bytes[i % r->ev_plan.devices] + 63) / 64 * 64;
     r->ev_mem = (uint8_t *)mt_alloc_huge(total + 64);
     if (!r->ev_mem)
-        return mt_err("out of host memory: %.1f MB for the evaluation emulator (--test-batch-size %d)",
-                      (double)total / 1048576.0, r->o.test_batch);
+        return mt_err("out of host memory: %.1f MB for the evaluation emulator "
+                      "(--test-batch-size %d)", (double)total / 1048576.0, r->o.test_batch);
     memset(r->ev_mem, 0, total + 64); /* touched now, at startup */
     for (off = 0, i = 0; i < r->ev_plan.ipus; i++) {
         r->ev_cfg.ipu[i].mem = r->ev_mem + off;
@@ -501,8 +508,8 @@ static int mt_setup_emulator(mt_run *r) {
     if (ipup_warnings(r->emu)[0]) fprintf(stderr, "warnings:\n%s", ipup_warnings(r->emu)); /* as ipupipe-sched */
     if (r->ev) { /* the cooperative runner: no threads to start */
         if ((rc = ipup_init(r->ev, &r->ev_cfg)) != IPUP_OK)
-            return mt_err("--test-batch-size %d: the evaluation pipeline cannot start: %s (%s)", r->o.test_batch,
-                          ipup_last_error(r->ev), ipup_result_str(rc));
+            return mt_err("--test-batch-size %d: the evaluation pipeline cannot start: %s (%s)",
+                          r->o.test_batch, ipup_last_error(r->ev), ipup_result_str(rc));
         r->ev_started = 1;
     }
     memset(meta, 0, sizeof *meta);
@@ -633,9 +640,9 @@ static void mt_print_recipe(const mt_run *r) {
            (double)o->lr_decay, o->epochs, o->epochs == 1 ? "" : "s", o->augment, (unsigned long long)o->seed);
     printf("Data: %d training and %d test images from %s\n", r->feed.tr.count, r->feed.te.count, o->data);
     if (r->ev)
-        printf("Test: micro-batch %d x %d micro-batches per wave (--test-batch-size), the trained weights copied into "
-               "an evaluation pipeline of their own, as PopXL's test session\n",
-               o->test_batch, o->accumulate);
+        printf("Test: micro-batch %d x %d micro-batches per wave (--test-batch-size), the "
+               "trained weights copied into an evaluation pipeline of their own, as PopXL's "
+               "test session\n", o->test_batch, o->accumulate);
 }
 
 static void mt_print_memory(const mt_run *r) {
