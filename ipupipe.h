@@ -222,6 +222,12 @@
 #ifndef IPUP_MSG_MAX
 #define IPUP_MSG_MAX 1024        /* ipup_last_error() text */
 #endif
+#ifndef IPUPIPE_STAGING_FLOATS
+#define IPUPIPE_STAGING_FLOATS 1024 /* chunk of offloaded state streamed for the update */
+#endif
+#if IPUPIPE_STAGING_FLOATS < 16 || IPUPIPE_STAGING_FLOATS % 16
+#error "IPUPIPE_STAGING_FLOATS must be a positive multiple of 16"
+#endif
 #ifndef IPUP_WARN_MAX
 #define IPUP_WARN_MAX 512        /* ipup_warnings() text */
 #endif
@@ -3135,7 +3141,7 @@ static size_t ipup__recompute_saves(const ipup__stage *x) {
                : 0;
 }
 
-/* IPUPIPE_STAGING_FLOATS: the chunk in which offloaded optimizer state (and, with the
+/* IPUPIPE_STAGING_FLOATS (build-options): the chunk in which offloaded optimizer state (and, with the
    weights offloaded, the weights the update reads) is streamed through the IPU for the
    update: 1024 floats = 4 KB per state slot (8 KB for Adam). The optimizers are
    element-wise, so a chunk is updated exactly as the whole tensor would be; a multiple of
@@ -3143,12 +3149,6 @@ static size_t ipup__recompute_saves(const ipup__stage *x) {
    blocks start and the bits do not change. 4 KB is below 1 % of the state of a layer of
    100 K parameters (the mlp's 784 x 256 layer has 200 K), so the staging never costs more
    than the offload saves; the stream time counts the bytes, not the chunks. */
-#ifndef IPUPIPE_STAGING_FLOATS
-#define IPUPIPE_STAGING_FLOATS 1024
-#endif
-#if IPUPIPE_STAGING_FLOATS < 16 || IPUPIPE_STAGING_FLOATS % 16
-#error "IPUPIPE_STAGING_FLOATS must be a positive multiple of 16"
-#endif
 /* floats of one chunk of the optimizer staging on device d: IPUPIPE_STAGING_FLOATS, or
    the largest tensor of its stages when smaller (rounded up to 16) */
 static size_t ipup__opt_chunk(const ipup__core *e, int32_t d) {
@@ -3432,9 +3432,9 @@ static void ipup__oom_fixes(ipup__core *e, int32_t d, const ipup__arena *a, ipup
             ipup__recompute_saves(x) <= cost)
             continue;
         ipup__textbuf_add(b, "%s%d", n++ ? "," : nr > 1 ? ". Fix, in the tutorials' order: "
-                                                         "recompute stages "
-                                               : ". Fix, in the tutorials' order: recompute "
-                                                 "stage ",
+                                                         "recomputation of stages "
+                                               : ". Fix, in the tutorials' order: "
+                                                 "recomputation of stage ",
                           (int)s);
         rs += ipup__recompute_saves(x) - cost;
     }
