@@ -3454,6 +3454,23 @@ static void ipup__oom_fixes(ipup__core *e, int32_t d, const ipup__arena *a, ipup
                       a->by_category[IPUP_MEM_STASH] + a->by_category[IPUP_MEM_EXCHANGE] +
                           a->by_category[IPUP_MEM_SCRATCH]);
 }
+/* A layer that no remedy fits under the limit: its weights (or, offloaded, their staging:
+   the kernels need a layer whole) and its gradients stay on one IPU whatever the plan */
+static void ipup__oom_layer(const ipup__core *e, size_t limit, ipup__textbuf *b) {
+    int32_t l, big = -1;
+    size_t most = 0;
+    for (l = 0; l < e->n_layers; l++) {
+        const ipup_layer_info *I = &e->layers[l].info;
+        size_t n = ipup__round64(ipup__layer_block(e, l) * sizeof(float)) *
+                   (I->n_w && !I->frozen ? 2u : 1u);
+        if (n > most) { most = n; big = l; }
+    }
+    if (big >= 0 && most > limit)
+        ipup__textbuf_add(b,
+                          ". No plan fits: layer %s alone needs %zu bytes on its IPU (its weights, "
+                          "or their staging when offloaded, and its gradients)",
+                          e->model.layers[big].id, most);
+}
 /* IPUP_ERR_OOM with the message of IPU ipu: its pool (limit 0) or cfg.ipu_bytes (limit)
    is smaller than the a->used bytes it carves */
 static int ipup__oom_core(ipup__core *e, int32_t ipu, const ipup__arena *a, size_t limit) {
@@ -3484,6 +3501,7 @@ static int ipup__oom_core(ipup__core *e, int32_t ipu, const ipup__arena *a, size
         ipup__textbuf_add(&b, "the pool has %zu. Give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
                           a->cap, (int)ipu, a->used);
     ipup__oom_fixes(e, d, a, &b);
+    if (limit) ipup__oom_layer(e, limit, &b);
     return IPUP_ERR_OOM;
 }
 /* >>plan: the plan of a configuration, in an ipup_emu or a small scratch */
