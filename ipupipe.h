@@ -3402,6 +3402,47 @@ static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
 }
 
 /* out of memory: the message, with the remedies and what each saves */
+/* line appended to the warnings warn (warn_len bytes, NUL-terminated) when it fits whole */
+static void ipup__warn_line(char *warn, size_t warn_len, const char *line) {
+    size_t len = ipup__strlen(warn);
+    if (len + ipup__strlen(line) < warn_len) ipup_snprintf(warn + len, warn_len - len, "%s", line);
+}
+/* Warnings of an offload asked for but not applied (it would not save on-chip bytes),
+   appended to warn (warn_len bytes) a whole line at a time, as ipup__keep_warnings keeps
+   the schedule's */
+static void ipup__offload_warnings(const ipup__core *e, char *warn, size_t warn_len) {
+    char line[IPUP_MSG_MAX];
+    int32_t d, s, l;
+    if (!warn || !warn_len) return;
+    for (d = 0; d < e->P; d++) {
+        size_t stage = 0, all = 0;
+        if (!(e->cfg.offload & IPUP_OFFLOAD_WEIGHTS) || ipup__woff(e, d)) continue;
+        for (s = 0; s < e->S; s++) {
+            if (e->stages[s].device != d || e->n_branches[s] > 1) continue;
+            all += ipup__round64(e->stages[s].n_params * sizeof(float));
+            for (l = e->stages[s].first; l < e->stages[s].last; l++)
+                if (ipup__layer_block(e, l) > stage) stage = ipup__layer_block(e, l);
+        }
+        if (!all) continue;
+        ipup_snprintf(line, sizeof line,
+                      "offload: IPU%d keeps its weights on chip: the staging of its largest layer "
+                      "(%zu bytes) would not be smaller than its weights (%zu bytes)\n",
+                      (int)d, ipup__round64(stage * sizeof(float)), all);
+        ipup__warn_line(warn, warn_len, line);
+    }
+    for (s = 0; s < e->S; s++) {
+        const ipup__stage *st = &e->stages[s];
+        if (!(e->cfg.offload & IPUP_OFFLOAD_ACTIVATIONS) || e->n_branches[s] > 1 ||
+            ipup__act_off(e, s) || !st->depth)
+            continue;
+        ipup_snprintf(line, sizeof line,
+                      "offload: stage %d keeps its stash on chip: one entry of staging (%zu bytes) "
+                      "would not be smaller than its stash of %d (%zu bytes)\n",
+                      (int)s, ipup__round64(st->entry_floats * sizeof(float)), (int)st->depth,
+                      ipup__round64((size_t)st->depth * st->entry_floats * sizeof(float)));
+        ipup__warn_line(warn, warn_len, line);
+    }
+}
 /* on-chip bytes device d carves with the offload bits `off` (counting only) */
 static size_t ipup__need_with(ipup__core *e, int32_t d, int32_t off) {
     ipup__arena a, sa;
@@ -3536,6 +3577,7 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
     if (rc) return rc;
     if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK)
         return rc;
+    ipup__offload_warnings(e, warn, warn_len);
     plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->n_ipus;
     for (s = 0; s < e->S; s++) {
         plan->split[s] = e->stages[s].first;
@@ -3951,6 +3993,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     if (rc) return rc;
     if ((rc = ipup__setup_layout(core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(core)) != IPUP_OK)
         return rc;
+    ipup__offload_warnings(core, e->warnings, sizeof e->warnings);
     for (i = 0; i < core->n_ipus; i++) {
         ipup__arena a, sa;
         int32_t r = i / core->P, d = i % core->P;

@@ -10,6 +10,7 @@
  *    the stage count are refused; recompute_saved follows the mask;
  *  - on the MNIST mlp and cnn, each offload costs fewer on-chip bytes than it saves
  *    (the chunked staging of the optimizer state: IPUPIPE_STAGING_FLOATS per slot);
+ *  - an offload that would not save on-chip bytes is not applied, with a warning;
  *  - ipup_bytes_parse, ipup_offload_parse, ipup_stage_mask_parse.
  */
 #include "ipupipe.h"
@@ -254,6 +255,25 @@ TTEST(mnist_offload_never_costs_more_on_chip_than_it_saves) {
     }
 }
 
+/* an offload that would not save is not applied, and says so in the warnings */
+TTEST(offload_not_applied_is_a_warning) {
+    const mnist_model_spec *s = mnist_model_find("mlp");
+    static ipup_model_desc d;
+    char msg[IPUP_MSG_MAX];
+    ipup_config c;
+    ipup_plan p;
+    TT_EQ_INT(mnist_model_desc(s, &d, msg, sizeof msg), IPUP_OK);
+    c = tiny_config(&d, 2, s->batch, 4, 1, 1, IPUP_OPT_SGD, 0.1f, NULL, NULL);
+    c.offload = IPUP_OFFLOAD_ACTIVATIONS;
+    c.schedule = IPUP_SCHED_1F1B; /* the last stage stashes one entry */
+    TT_EQ_INT(ipup_plan_pools(&c, &p, im_scratch, sizeof im_scratch, msg, sizeof msg), IPUP_OK);
+    TT_CONTAINS(msg, "offload: stage 1 keeps its stash on chip: one entry of staging (");
+    TT_CHECK(p.stream_bytes[0] > 0 && p.stream_bytes[1] == 0);
+    c.offload = IPUP_OFFLOAD_OPTIMIZER; /* nothing to say */
+    TT_EQ_INT(ipup_plan_pools(&c, &p, im_scratch, sizeof im_scratch, msg, sizeof msg), IPUP_OK);
+    TT_CHECK(strstr(msg, "offload:") == NULL);
+}
+
 TTEST(parsers) {
     size_t b = 0;
     int32_t o = 0;
@@ -297,6 +317,7 @@ static const ttest_case cases[] = {
     TT_CASE(over_the_limit_the_message_names_stage_bytes_and_remedies_in_order),
     TT_CASE(recompute_mask_default_is_every_stage_but_the_last),
     TT_CASE(mnist_offload_never_costs_more_on_chip_than_it_saves),
+    TT_CASE(offload_not_applied_is_a_warning),
     TT_CASE(parsers),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
