@@ -32,6 +32,14 @@ static void im_sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
     *label = (int32_t)((sample0 + i) % 4);
 }
 static tiny_data im_data = {im_sample, 20};
+/* a conv model with an arg-max pool, dropout and a frozen layer, on 6x6x2 images */
+static const char *const im_conv_text = "conv4,relu,maxpool2,flatten,dropout0.25,dense6:frozen,relu,dense4,xent";
+static void im_sample_img(int64_t sample0, int32_t i, float *x, int32_t *label) {
+    int32_t j;
+    for (j = 0; j < 72; j++) x[j] = (float)(((sample0 + i) * 5 + j * 11) % 23) / 23.0f - 0.5f;
+    *label = (int32_t)((sample0 + i) % 4);
+}
+static tiny_data im_data_img = {im_sample_img, 72};
 
 /* the tiny model in S stages, B=3, M=6, Adam, 1f1b (stashes deeper than one) */
 static ipup_config im_config(const ipup_model_desc *m, int32_t S) {
@@ -83,23 +91,27 @@ TTEST(every_offload_and_recompute_gives_the_plain_bits_and_the_planned_bytes) {
     static float ref[8192], got[8192];
     ipup_model_desc m;
     size_t nr = 0, ng = 0;
-    int32_t S, off, rec, cases = 0;
+    int32_t S, off, rec, cases = 0, img;
     ipup_plan p;
-    tiny_model_or_exit(&m, 1, 1, 20, im_text);
+    for (img = 0; img < 2; img++)
     for (S = 1; S <= 3; S++) {
-        ipup_config c = im_config(&m, S);
+        ipup_config c;
+        if (img) tiny_model_or_exit(&m, 6, 6, 2, im_conv_text);
+        else tiny_model_or_exit(&m, 1, 1, 20, im_text);
+        c = im_config(&m, S);
+        if (img) c.infeed_user = &im_data_img;
         TT_EQ_INT(im_train(&c, ref, 8192, &nr, &p), IPUP_OK);
         TT_CHECK(nr > 100);
         for (off = 0; off <= IPUP_OFFLOAD_ALL; off++)
             for (rec = 0; rec < 3; rec++) {
-                ipup_config d = im_config(&m, S);
+                ipup_config d = c;
                 d.offload = off;
                 d.recompute = rec == 1;
                 d.recompute_stages = rec == 2 ? (1u << S) - 1u : 0u; /* the last stage too */
                 TT_EQ_INT(im_train(&d, got, 8192, &ng, &p), IPUP_OK);
                 if (ng != nr || memcmp(ref, got, nr * sizeof(float)) != 0)
-                    TT_FAILF("S=%d offload %d recompute %d: the weights differ from the plain run", (int)S, (int)off,
-                             (int)rec);
+                    TT_FAILF("%s S=%d offload %d recompute %d: the weights differ from the plain run",
+                             img ? "conv" : "dense", (int)S, (int)off, (int)rec);
                 cases++;
                 /* one byte less on the last IPU: refused */
                 {
