@@ -3,7 +3,8 @@
 # build/mnist-train and build/ipupipe-plan:
 #  1. every knob (--offload optimizer|weights|activations|all, --recompute,
 #     --recompute-stages, combined) writes the --save file of the plain run, byte for
-#     byte (mlp and cnn, 1f1b and grouped, both runners; small synthetic IDX files);
+#     byte (mlp and cnn, 1f1b and grouped, both runners; small synthetic IDX files), and a
+#     run resumed across them ends with the bits of an uninterrupted one;
 #  2. --ipu-memory below the plan: exit 2 with IPUP_ERR_OOM's message (the IPU, its
 #     stages, bytes by category, the remedies in the tutorials' order), the same text
 #     from ipupipe-plan; at the plan's bytes it runs; with the remedies it fits;
@@ -40,6 +41,20 @@ for model in mlp cnn; do
     done
   done
 done
+
+# a run saved with everything offloaded resumes without it, and the other way, to the
+# bits of an uninterrupted run (the state is the same whatever lives in streaming memory)
+run2=(--data "$syn" --quiet --seed 3 --train-limit 256 --batch-size 8 --batches-to-accumulate 8 --repeat-count 2
+      --model mlp --optimizer adam)
+$BIN "${run2[@]}" --epochs 2 --save "$tmp/e2.ckpt" > "$tmp/log" 2>&1
+$BIN "${run2[@]}" --epochs 1 --offload all --save "$tmp/e1-off.ckpt" > "$tmp/log" 2>&1
+$BIN "${run2[@]}" --epochs 2 --load "$tmp/e1-off.ckpt" --save "$tmp/e2-a.ckpt" > "$tmp/log" 2>&1
+$BIN "${run2[@]}" --epochs 1 --save "$tmp/e1.ckpt" > "$tmp/log" 2>&1
+$BIN "${run2[@]}" --epochs 2 --offload all --recompute --runner threads --load "$tmp/e1.ckpt" --save "$tmp/e2-b.ckpt" \
+  > "$tmp/log" 2>&1
+if [ -s "$tmp/e2.ckpt" ] && cmp -s "$tmp/e2.ckpt" "$tmp/e2-a.ckpt" && cmp -s "$tmp/e2.ckpt" "$tmp/e2-b.ckpt"; then
+  ok "resumed across offload and recomputation: the bits of the uninterrupted run"
+else bad "resumed across offload and recomputation: the bits of the uninterrupted run" "$tmp/log"; fi
 
 # ---- 2. --ipu-memory
 tool=$BIN
