@@ -73,6 +73,14 @@ expect 2 "ipupipe-plan --ipu-memory 256K: refused" -- --model mlp --batch-size 8
 sed 's/^ipupipe-plan: /mnist-train: /' "$tmp/err" > "$tmp/err-plan"
 if cmp -s "$tmp/err-plan" "$tmp/err-train"; then ok "ipupipe-plan says what the trainer says"
 else bad "ipupipe-plan says what the trainer says" "$tmp/err-plan" "$tmp/err-train"; fi
+# the header carries the new knobs, and its pools fit the limit
+expect 0 "ipupipe-plan with every knob" -- --model mlp --recompute-stages 0 --offload all --ipu-memory 4M
+has "header: the recompute mask" "#define IPUP_PLAN_RECOMPUTE_STAGES 0x1u" "$tmp/out"
+has "header: the offload bits" "#define IPUP_PLAN_OFFLOAD 7 " "$tmp/out"
+has "header: the memory per IPU" "#define IPUP_PLAN_IPU_MEMORY 4194304 " "$tmp/out"
+big=$(sed -n 's/^#define IPUP_PLAN_IPU[0-9]*_BYTES \([0-9]*\).*/\1/p' "$tmp/out" | sort -n | tail -1)
+if [ -n "$big" ] && [ "$big" -le 4194304 ]; then ok "header: every pool within --ipu-memory ($big bytes)"
+else bad "header: every pool within --ipu-memory ($big bytes)" "$tmp/out"; fi
 # the plan's own bytes fit; one byte less does not
 expect 0 "ipupipe-plan without a limit" -- --model mlp --batch-size 8 --microbatches 8 --repeat-count 2
 need=$(sed -n 's/^#define IPUP_PLAN_IPU0_BYTES \([0-9]*\).*/\1/p' "$tmp/out")

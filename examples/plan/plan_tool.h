@@ -24,7 +24,8 @@
  * IPUP_PLAN_MODEL_TEXT, IPUP_PLAN_INPUT_H/W/C, IPUP_PLAN_BATCH, IPUP_PLAN_MICROBATCHES,
  * IPUP_PLAN_REPEAT, IPUP_PLAN_SCHEDULE, IPUP_PLAN_SPLIT_LIST, IPUP_PLAN_MAP_TEXT,
  * IPUP_PLAN_MAP_CONCURRENT, IPUP_PLAN_STAGE_DEVICE_LIST, IPUP_PLAN_STRICT,
- * IPUP_PLAN_OPTIMIZER, IPUP_PLAN_RECOMPUTE, IPUP_PLAN_OFFLOAD, IPUP_PLAN_RUNNER).
+ * IPUP_PLAN_OPTIMIZER, IPUP_PLAN_RECOMPUTE, IPUP_PLAN_OFFLOAD, IPUP_PLAN_RECOMPUTE_STAGES,
+ * IPUP_PLAN_IPU_MEMORY, IPUP_PLAN_RUNNER).
  * -o FILE writes a temporary file renamed over FILE when complete (ex_outfile.h).
  * The schedule's warnings go to stderr ("warnings:", as ipupipe-sched prints them) and
  * into the header's comment. Exit 0, 2 on a usage or configuration error, 1 when the
@@ -345,10 +346,9 @@ static void pt_write_config(const pt_tool *t, FILE *f) {
     pt_put(f, "#define IPUP_PLAN_OPTIMIZER %s /* cfg.opt.kind; lr, momentum, betas: the program's */\n", opt[c->opt.kind]);
     pt_put(f, "#define IPUP_PLAN_RECOMPUTE %d /* cfg.recompute */\n#define IPUP_PLAN_OFFLOAD %d /* cfg.offload */\n",
            (int)c->recompute, (int)c->offload);
-    if (c->recompute_stages) /* given: the mask (else cfg.recompute's default) */
-        pt_put(f, "#define IPUP_PLAN_RECOMPUTE_STAGES 0x%xu /* cfg.recompute_stages */\n",
-               (unsigned)c->recompute_stages);
-    if (c->ipu_bytes) pt_put(f, "#define IPUP_PLAN_IPU_MEMORY %zu /* cfg.ipu_bytes */\n", c->ipu_bytes);
+    pt_put(f, "#define IPUP_PLAN_RECOMPUTE_STAGES 0x%xu /* cfg.recompute_stages (0: as cfg.recompute says) */\n",
+           (unsigned)c->recompute_stages);
+    pt_put(f, "#define IPUP_PLAN_IPU_MEMORY %zu /* cfg.ipu_bytes (0: unlimited) */\n", c->ipu_bytes);
     pt_put(f, "#define IPUP_PLAN_RUNNER %s /* cfg.runner */\n",
            c->runner == IPUP_RUNNER_THREADS ? "IPUP_RUNNER_THREADS" : "IPUP_RUNNER_COOP");
 }
