@@ -3141,14 +3141,16 @@ static size_t ipup__recompute_saves(const ipup__stage *x) {
                : 0;
 }
 
-/* IPUPIPE_STAGING_FLOATS (build-options): the chunk in which offloaded optimizer state (and, with the
-   weights offloaded, the weights the update reads) is streamed through the IPU for the
-   update: 1024 floats = 4 KB per state slot (8 KB for Adam). The optimizers are
-   element-wise, so a chunk is updated exactly as the whole tensor would be; a multiple of
-   16 floats starting at multiples of 16, so every chunk starts where the kernels' vector
-   blocks start and the bits do not change. 4 KB is below 1 % of the state of a layer of
-   100 K parameters (the mlp's 784 x 256 layer has 200 K), so the staging never costs more
-   than the offload saves; the stream time counts the bytes, not the chunks. */
+/* IPUPIPE_STAGING_FLOATS (build-options): the chunk in which offloaded optimizer state
+   (and, with the weights offloaded, the weights the update reads) is streamed through the
+   IPU for the update: 1024 floats = 4 KB per state slot (8 KB for Adam), one buffer per
+   IPU. The optimizers are element-wise, so a chunk is updated exactly as the whole tensor
+   would be; a multiple of 16 floats starting at multiples of 16, so every chunk starts
+   where the kernels' vector blocks start and the bits do not change. 4 KB is about 1 % of
+   the state of a layer of 100 K parameters (the mlp's 784 x 256 layer has 200 K), and the
+   chunk never exceeds the IPU's largest tensor, whose state is part of what moves: the
+   staging never costs more than the offload saves. The stream time counts the bytes, not
+   the chunks. */
 /* floats of one chunk of the optimizer staging on device d: IPUPIPE_STAGING_FLOATS, or
    the largest tensor of its stages when smaller (rounded up to 16) */
 static size_t ipup__opt_chunk(const ipup__core *e, int32_t d) {
