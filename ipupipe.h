@@ -725,7 +725,9 @@ typedef struct ipup_plan {
    later, zeroed or shut down: IPUP_ERR_FROZEN on a live one); the error text is in
    ipup_last_error(work). cfg.ipu / cfg.stream are ignored;
    the schedule table is built in cfg.host when given (ipup_host_bytes(cfg) bytes), else
-   on the stack (at most IPUP_PLAN_STACK_OPS ops). */
+   on the stack (at most IPUP_PLAN_STACK_OPS ops). An IPU over cfg.ipu_bytes is
+   IPUP_ERR_OOM, the message naming it, its stages, its bytes by category and the remedies
+   in the tutorials' order with what each saves there (ipup_init says the same). */
 IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan);
 /* Bytes the host pool needs (no table needed to know it); 0 on a bad configuration. */
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg);
