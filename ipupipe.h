@@ -55,7 +55,9 @@
    DEVICES AND POOLS
      IPU index i = replica * devices + device. Pool i (cfg.ipu[i]) holds that IPU's stages'
      weights, gradients, optimizer state (unless offloaded to cfg.stream[i], the IPU's
-     "streaming memory"), stash FIFOs, the receive sides of its exchange rings and scratch.
+     "streaming memory": cfg.offload's IPUP_OFFLOAD_* bits move the optimizer state, the
+     weights, the stash), stash FIFOs, the receive sides of its exchange rings and scratch.
+     cfg.ipu_bytes caps each IPU's pool: a plan over it is IPUP_ERR_OOM with the remedies.
      cfg.host holds the schedule table, infeed/outfeed rings and outfeed records.
      Pools should be 64-byte aligned (IPUP_ALIGN64 static uint8_t ipu0[N];); ipup_plan's
      byte counts assume that (an unaligned pool needs up to 63 bytes more).
@@ -132,7 +134,8 @@
      efficiency) (recomputation adds the stage's forward to B/I/W; F of stage 0 adds the
      infeed bytes over the host link); then the update phase: optimizer FLOPs, the ring
      all-reduce 2(R-1)/R * gradient bytes over the link, offload traffic 2 * state bytes
-     over the streaming-memory link. Phases as the tutorials define them
+     over the streaming-memory link (offloaded weights: a stage's weight bytes per op and
+     2x per update; offloaded activations: a stash entry's bytes per op). Phases as the tutorials define them
      (ipup_sched_phases, the same steps as ipupipe-sched): ramp-up until every IPU in use
      is busy in one column, main while they all are, ramp-down after (no main when the
      pipeline never fills), timed from the start of their columns;
