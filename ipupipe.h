@@ -135,10 +135,10 @@
      infeed bytes over the host link); then the update phase: optimizer FLOPs, the ring
      all-reduce 2(R-1)/R * gradient bytes over the link, offload traffic 2 * state bytes
      over the streaming-memory link (offloaded weights: a stage's weight bytes per op and
-     2x per update; offloaded activations: a stash entry's bytes per op). Phases as the tutorials define them
-     (ipup_sched_phases, the same steps as ipupipe-sched): ramp-up until every IPU in use
-     is busy in one column, main while they all are, ramp-down after (no main when the
-     pipeline never fills), timed from the start of their columns;
+     2x per update; offloaded activations: a stash entry's bytes per op). Phases as the
+     tutorials define them (ipup_sched_phases, the same steps as ipupipe-sched): ramp-up
+     until every IPU in use is busy in one column, main while they all are, ramp-down
+     after (no main when the pipeline never fills), timed from the start of their columns;
      utilisation = busy time / (phase time * IPUs).
 
    MEMORY OF THE EMULATOR ITSELF
