@@ -55,7 +55,9 @@
    DEVICES AND POOLS
      IPU index i = replica * devices + device. Pool i (cfg.ipu[i]) holds that IPU's stages'
      weights, gradients, optimizer state (unless offloaded to cfg.stream[i], the IPU's
-     "streaming memory"), stash FIFOs, the receive sides of its exchange rings and scratch.
+     "streaming memory": cfg.offload's IPUP_OFFLOAD_* bits move the optimizer state, the
+     weights, the stash), stash FIFOs, the receive sides of its exchange rings and scratch.
+     cfg.ipu_bytes caps each IPU's pool: a plan over it is IPUP_ERR_OOM with the remedies.
      cfg.host holds the schedule table, infeed/outfeed rings and outfeed records.
      Pools should be 64-byte aligned (IPUP_ALIGN64 static uint8_t ipu0[N];); ipup_plan's
      byte counts assume that (an unaligned pool needs up to 63 bytes more).
@@ -132,10 +134,11 @@
      efficiency) (recomputation adds the stage's forward to B/I/W; F of stage 0 adds the
      infeed bytes over the host link); then the update phase: optimizer FLOPs, the ring
      all-reduce 2(R-1)/R * gradient bytes over the link, offload traffic 2 * state bytes
-     over the streaming-memory link. Phases as the tutorials define them
-     (ipup_sched_phases, the same steps as ipupipe-sched): ramp-up until every IPU in use
-     is busy in one column, main while they all are, ramp-down after (no main when the
-     pipeline never fills), timed from the start of their columns;
+     over the streaming-memory link (offloaded weights: a stage's weight bytes per op and
+     2x per update; offloaded activations: a stash entry's bytes per op). Phases as the
+     tutorials define them (ipup_sched_phases, the same steps as ipupipe-sched): ramp-up
+     until every IPU in use is busy in one column, main while they all are, ramp-down
+     after (no main when the pipeline never fills), timed from the start of their columns;
      utilisation = busy time / (phase time * IPUs).
 
    MEMORY OF THE EMULATOR ITSELF
@@ -221,6 +224,12 @@
 #define IPUP_TENSOR_NAME_MAX 40  /* "<id>.w.m" */
 #ifndef IPUP_MSG_MAX
 #define IPUP_MSG_MAX 1024        /* ipup_last_error() text */
+#endif
+#ifndef IPUPIPE_STAGING_FLOATS
+#define IPUPIPE_STAGING_FLOATS 1024 /* chunk of offloaded state streamed for the update */
+#endif
+#if IPUPIPE_STAGING_FLOATS < 16 || IPUPIPE_STAGING_FLOATS % 16
+#error "IPUPIPE_STAGING_FLOATS must be a positive multiple of 16"
 #endif
 #ifndef IPUP_WARN_MAX
 #define IPUP_WARN_MAX 512        /* ipup_warnings() text */
@@ -485,6 +494,16 @@ IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out)
 
 typedef enum ipup_runner_kind { IPUP_RUNNER_COOP = 0, IPUP_RUNNER_THREADS } ipup_runner_kind;
 IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out); /* coop|threads */
+/* A byte count: digits with an optional suffix K, M or G (powers of 1024, case-insensitive,
+   an optional trailing B or iB: "256K", "1M", "4MB", "65536"). IPUP_ERR_PARSE on anything
+   else or past SIZE_MAX; IPUP_ERR_ARG on NULL. */
+IPUPIPE_DEF int ipup_bytes_parse(const char *text, size_t *out);
+/* cfg.offload bits from a comma list of optimizer, weights, activations ("all": every one,
+   "none": 0); IPUP_ERR_PARSE names nothing else. */
+IPUPIPE_DEF int ipup_offload_parse(const char *list, int32_t *out);
+/* cfg.recompute_stages from a comma list of stage indices 0..31 ("0,1" -> 3);
+   IPUP_ERR_PARSE on an empty item, a repeat or an index past 31. */
+IPUPIPE_DEF int ipup_stage_mask_parse(const char *list, uint32_t *out);
 
 typedef struct ipup_pool {
     void *mem;               /* caller-owned, 64-byte aligned preferably */
@@ -532,6 +551,13 @@ typedef void (*ipup_op_hook_fn)(void *user, int32_t ipu, const ipup_op *op);
 /* ipup_write_fn (ipupipe_sched.h): the write callback of ipup_trace_write and
    ipup_memory_report_write; return 0 on success. */
 
+/* cfg.offload bits: what moves to the IPU's streaming memory (cfg.stream[i]) */
+enum {
+    IPUP_OFFLOAD_OPTIMIZER = 1,   /* optimizer state, staged in chunks for the update */
+    IPUP_OFFLOAD_WEIGHTS = 2,     /* weights, streamed in layer by layer for F/B/W ops */
+    IPUP_OFFLOAD_ACTIVATIONS = 4  /* stash entries, streamed back for the backward */
+};
+#define IPUP_OFFLOAD_ALL 7
 typedef struct ipup_config {  /* zero = default for every field */
     const ipup_model_desc *model;  /* required */
     int32_t stages;                /* S; 0: 1 */
@@ -547,8 +573,13 @@ typedef struct ipup_config {  /* zero = default for every field */
     int32_t repeat;                /* steps per ipup_run call; 0: 1 */
     int32_t replicas;              /* R; 0: 1 */
     ipup_optimizer opt;
-    int32_t recompute;             /* stash only stage inputs, re-run forwards */
-    int32_t offload;               /* optimizer state in cfg.stream[i] */
+    int32_t recompute;             /* stash only stage inputs, re-run forwards: 1 with
+                                      recompute_stages 0 = every stage but the last */
+    int32_t offload;               /* IPUP_OFFLOAD_* bits: what lives in cfg.stream[i]
+                                      (1 = IPUP_OFFLOAD_OPTIMIZER) */
+    size_t ipu_bytes;              /* on-chip bytes per IPU; 0: unlimited. Over it
+                                      ipup_init / ipup_plan_* return IPUP_ERR_OOM */
+    uint32_t recompute_stages;     /* bit s: stage s recomputes; 0: see recompute */
     uint64_t seed;
     ipup_runner_kind runner;
     ipup_infeed_fn infeed;         /* required for ipup_run */
@@ -704,7 +735,9 @@ typedef struct ipup_plan {
    later, zeroed or shut down: IPUP_ERR_FROZEN on a live one); the error text is in
    ipup_last_error(work). cfg.ipu / cfg.stream are ignored;
    the schedule table is built in cfg.host when given (ipup_host_bytes(cfg) bytes), else
-   on the stack (at most IPUP_PLAN_STACK_OPS ops). */
+   on the stack (at most IPUP_PLAN_STACK_OPS ops). An IPU over cfg.ipu_bytes is
+   IPUP_ERR_OOM, the message naming it, its stages, its bytes by category and the remedies
+   in the tutorials' order with what each saves there (ipup_init says the same). */
 IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan);
 /* Bytes the host pool needs (no table needed to know it); 0 on a bad configuration. */
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg);
@@ -856,6 +889,7 @@ IPUPIPE_DEF int ipup_run_device(ipup_emu *e, int32_t ipu);
 typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal) */
     float *stash, *wstash, *work, *pingpong[2], *conv, *staging, *chunk;
     float *params, *grads, *state;
+    float *wstage;                /* weights offloaded: the IPU's staging of one layer's block */
     uint32_t stash_head, stash_count, stash_peak;    /* the stash FIFO */
     uint32_t wstash_head, wstash_count, wstash_peak; /* the W-stash FIFO */
     float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
@@ -1841,10 +1875,27 @@ static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, 
     }
     return 1;
 }
+/* stage s recomputes its forward before its backward (cfg.recompute_stages, resolved by
+   ipup__setup_memory_options; stages past 31 never do) */
+static int ipup__rec(const ipup__core *c, int32_t s) {
+    return s >= 0 && s < 32 && ((c->cfg.recompute_stages >> s) & 1u);
+}
+static size_t ipup__woff(const ipup__core *e, int32_t d); /* setup */
+static int ipup__act_off(const ipup__core *e, int32_t s);
+/* seconds of streaming-memory traffic of an op of plain stage s: its weights streamed in
+   (weights offloaded), its stash entry streamed out (F) or back (B, I, W) */
+static double ipup__op_stream_s(const ipup_emu *e, int32_t s) {
+    const ipup__stage *st = &e->core.stages[s];
+    double bytes = 0.0;
+    if (ipup__woff(&e->core, st->device)) bytes += (double)st->n_params * 4.0;
+    if (ipup__act_off(&e->core, s))
+        bytes += (double)(ipup__rec(&e->core, s) ? st->rentry_floats : st->entry_floats) * 4.0;
+    return bytes / e->core.cost_model.stream_bytes_per_s;
+}
 static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
     const ipup__stage *st = &e->core.stages[o->stage];
     double B = (double)e->core.B, rate = ipup__rate(e);
-    double rec = e->core.cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
+    double rec = ipup__rec(&e->core, o->stage) ? (double)st->flops_f : 0.0, f = 0.0;
     int32_t s = o->stage;
     *xfer = 0.0;
     *dur = 0.0;
@@ -1867,6 +1918,8 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
         e->core.stages[s - 1].device != st->device)
         *xfer = B * (double)st->in_n * 4.0 / e->core.cost_model.link_bytes_per_s;
     *dur += f * B / rate;
+    if (e->core.cfg.offload & (IPUP_OFFLOAD_WEIGHTS | IPUP_OFFLOAD_ACTIVATIONS))
+        *dur += ipup__op_stream_s(e, s);
 }
 static double ipup__sync_s(const ipup_emu *e) {
     return e->core.P > 1 || e->core.R > 1
@@ -1883,7 +1936,7 @@ static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
         if (e->core.R > 1)
             t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)c->n_params * 4.0 /
                  e->core.cost_model.link_bytes_per_s;
-        if (e->core.cfg.offload)
+        if (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
             t += 2.0 * (double)c->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
     }
     return t;
@@ -1900,8 +1953,10 @@ static double ipup__update_cost(const ipup_emu *e, int32_t d) {
         if (e->core.R > 1)
             t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)st->n_grads * 4.0 /
                  e->core.cost_model.link_bytes_per_s;
-        if (e->core.cfg.offload)
+        if (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
             t += 2.0 * (double)st->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
+        if (ipup__woff(&e->core, d)) /* the weights in and out for the update */
+            t += 2.0 * (double)st->n_params * 4.0 / e->core.cost_model.stream_bytes_per_s;
     }
     return t;
 }
@@ -2027,6 +2082,66 @@ IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out) {
     return IPUP_OK;
 }
 
+IPUPIPE_DEF int ipup_bytes_parse(const char *text, size_t *out) {
+    size_t v = 0, mul = 1;
+    const char *p = text;
+    if (!text || !out) return IPUP_ERR_ARG;
+    if (*p < '0' || *p > '9') return IPUP_ERR_PARSE;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        size_t dgt = (size_t)(*p - '0');
+        if (v > ((size_t)-1 - dgt) / 10u) return IPUP_ERR_PARSE;
+        v = v * 10u + dgt;
+    }
+    if (*p == 'k' || *p == 'K') { mul = (size_t)1 << 10; p++; }
+    else if (*p == 'm' || *p == 'M') { mul = (size_t)1 << 20; p++; }
+    else if (*p == 'g' || *p == 'G') { mul = (size_t)1 << 30; p++; }
+    if (mul > 1 && (*p == 'i' || *p == 'I') && (p[1] == 'b' || p[1] == 'B')) p++;
+    if (*p == 'b' || *p == 'B') p++;
+    if (*p || (v && mul > (size_t)-1 / v)) return IPUP_ERR_PARSE;
+    *out = v * mul;
+    return IPUP_OK;
+}
+/* the length of the item of a comma list at p, and whether it equals word */
+static int ipup__item_is(const char *p, size_t n, const char *word) {
+    size_t i;
+    for (i = 0; i < n; i++) if (!word[i] || word[i] != p[i]) return 0;
+    return word[n] == 0;
+}
+IPUPIPE_DEF int ipup_offload_parse(const char *list, int32_t *out) {
+    static const char *const names[3] = {"optimizer", "weights", "activations"};
+    int32_t v = 0;
+    const char *p = list;
+    if (!list || !out) return IPUP_ERR_ARG;
+    for (;;) {
+        size_t n = 0;
+        int i, hit = 0;
+        while (p[n] && p[n] != ',') n++;
+        for (i = 0; i < 3; i++)
+            if (ipup__item_is(p, n, names[i])) { v |= (int32_t)1 << i; hit = 1; }
+        if (ipup__item_is(p, n, "all")) { v = IPUP_OFFLOAD_ALL; hit = 1; }
+        if (ipup__item_is(p, n, "none")) hit = 1;
+        if (!hit) return IPUP_ERR_PARSE;
+        if (!p[n]) break;
+        p += n + 1;
+    }
+    *out = v;
+    return IPUP_OK;
+}
+IPUPIPE_DEF int ipup_stage_mask_parse(const char *list, uint32_t *out) {
+    uint32_t v = 0;
+    const char *p = list;
+    if (!list || !out) return IPUP_ERR_ARG;
+    for (;;) {
+        int32_t s = 0, nd = 0;
+        for (; *p >= '0' && *p <= '9' && nd < 3; p++, nd++) s = s * 10 + (*p - '0');
+        if (!nd || s > 31 || (*p && *p != ',') || (v >> s) & 1u) return IPUP_ERR_PARSE;
+        v |= (uint32_t)1 << s;
+        if (!*p++) break;
+    }
+    *out = v;
+    return IPUP_OK;
+}
+
 static int32_t ipup__state_slots(const ipup_config *c) {
     return c->opt.kind == IPUP_OPT_ADAM ? 2 : c->opt.kind == IPUP_OPT_MOMENTUM ? 1 : 0;
 }
@@ -2101,9 +2216,10 @@ static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m
         const ipup__stage *st = &e->core.stages[s];
         const ipup__stage_rt *rt = &e->stage_rt[r][s];
         if (st->device != d) continue;
-        stash += ipup__round64((size_t)rt->stash_peak *
-                               (e->core.cfg.recompute ? st->rentry_floats : st->entry_floats) *
-                               sizeof(float));
+        if (!ipup__act_off(&e->core, s)) /* else in streaming memory */
+            stash += ipup__round64((size_t)rt->stash_peak *
+                                   (ipup__rec(&e->core, s) ? st->rentry_floats : st->entry_floats) *
+                                   sizeof(float));
         if (st->wstash_depth)
             stash += ipup__round64((size_t)rt->wstash_peak * st->wentry_floats * sizeof(float));
         if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
@@ -2399,14 +2515,15 @@ static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *s
         rt->grads = ipup__allocf(a, c->n_params, IPUP_MEM_GRADS);
         rt->state = !kslots
                         ? NULL
-                        : ipup__allocf(e->cfg.offload ? stream : a, c->n_state, IPUP_MEM_OPTIMIZER);
+                        : ipup__allocf((e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER) ? stream : a,
+                                       c->n_state, IPUP_MEM_OPTIMIZER);
         rt->stash = ipup__allocf(a, ipup__mulz((size_t)e->stages[c->stage].depth, c->entry_floats),
                                  IPUP_MEM_STASH);
         rt->pingpong[0] = ipup__allocf(a, c->out_floats, IPUP_MEM_SCRATCH);
         rt->pingpong[1] = ipup__allocf(a, c->out_floats, IPUP_MEM_SCRATCH);
         rt->conv = c->conv_floats ? ipup__allocf(a, c->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->staging =
-            (kslots && e->cfg.offload)
+            (kslots && (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER))
                 ? ipup__allocf(a, ipup__mulz((size_t)kslots, c->bias_off), IPUP_MEM_SCRATCH)
                 : NULL;
     }
@@ -2512,6 +2629,32 @@ static int ipup__setup_counts(ipup__core *e, const ipup_config *cfg) {
     return IPUP_OK;
 }
 
+/* cfg.offload's bits checked; cfg.recompute_stages checked against the stage count and
+   resolved: cfg.recompute with mask 0 is every stage but the last (Graphcore's pipelining
+   does not recompute the last stage: its backward runs right after its forward, TF1
+   pipelining tutorial, "Recomputation"); afterwards e->cfg.recompute_stages is the mask
+   the emulator follows and e->cfg.recompute says whether any stage recomputes. */
+static int ipup__setup_memory_options(ipup__core *e, const ipup_config *cfg) {
+    uint32_t mask = cfg->recompute_stages;
+    int32_t s;
+    if (cfg->offload < 0 || cfg->offload > IPUP_OFFLOAD_ALL)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.offload is %d: it is a set of IPUP_OFFLOAD_* bits (optimizer 1, "
+                          "weights 2, activations 4), 0..7",
+                          (int)cfg->offload);
+    for (s = e->S; s < 32; s++)
+        if ((mask >> s) & 1u)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                              "cfg.recompute_stages has bit %d set but the model has %d stages "
+                              "(0..%d); clear it",
+                              (int)s, (int)e->S, (int)(e->S - 1));
+    if (!mask && cfg->recompute)
+        for (s = 0; s < e->S - 1 && s < 32; s++) mask |= (uint32_t)1 << s;
+    e->cfg.recompute_stages = mask;
+    e->cfg.recompute = mask != 0;
+    return IPUP_OK;
+}
+
 /* optimizer kind and hyper-parameters (0 means the default, anything else must make
    sense), runner kind, cost model defaults */
 static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
@@ -2572,7 +2715,7 @@ static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
                           "IPUPIPE_NO_ATOMICS); use the cooperative runner");
 #endif
     ipup__cost_defaults(&e->cost_model, &cfg->cost);
-    return IPUP_OK;
+    return ipup__setup_memory_options(e, cfg);
 }
 
 /* the stages' first/last layers: cfg.split checked, or ipup_balance_stages; then each
@@ -2660,7 +2803,7 @@ static int ipup__pool_idx_at(const ipup__core *e, int32_t s, int32_t l) {
    (an arg-max pool) and nothing else needs the stage input in the stash entry, which then
    has no region for it (not with recomputation: the entry is the input). */
 static int ipup__direct_in(const ipup__core *e, int32_t s) {
-    return !e->cfg.recompute && ipup__pool_idx_at(e, s, e->stages[s].first);
+    return !ipup__rec(e, s) && ipup__pool_idx_at(e, s, e->stages[s].first);
 }
 /* IPUPIPE_CHUNK_BYTES: the bytes of activation a chunk of ipup__fwd_pooled leaves in the
    cache (256 KB, a quarter of the smallest L2 of current x86 server cores). The samples of
@@ -3010,10 +3153,70 @@ static int ipup__setup_layout(ipup__core *e) {
 
 /* bytes of stash recomputation would save on stage x (0 when its entries are smaller than
    the stage input: an arg-max pool first, ipup__direct_in) */
+/* stage s recomputes, or would by default (every stage but the last) when no stage does:
+   the stages recompute_saved counts */
+static int ipup__rec_would(const ipup__core *e, int32_t s) {
+    return e->cfg.recompute_stages ? ipup__rec(e, s) : s < e->S - 1;
+}
 static size_t ipup__recompute_saves(const ipup__stage *x) {
     return x->entry_floats > x->rentry_floats
                ? (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float)
                : 0;
+}
+
+/* IPUPIPE_STAGING_FLOATS (build-options): the chunk in which offloaded optimizer state
+   (and, with the weights offloaded, the weights the update reads) is streamed through the
+   IPU for the update: 1024 floats = 4 KB per state slot (8 KB for Adam), one buffer per
+   IPU. The optimizers are element-wise, so a chunk is updated exactly as the whole tensor
+   would be; a multiple of 16 floats starting at multiples of 16, so every chunk starts
+   where the kernels' vector blocks start and the bits do not change. 4 KB is about 1 % of
+   the state of a layer of 100 K parameters (the mlp's 784 x 256 layer has 200 K), and the
+   chunk never exceeds the IPU's largest tensor, whose state is part of what moves: the
+   staging never costs more than the offload saves. The stream time counts the bytes, not
+   the chunks. */
+/* floats of one chunk of the optimizer staging on device d: IPUPIPE_STAGING_FLOATS, or
+   the largest tensor of its stages when smaller (rounded up to 16) */
+static size_t ipup__opt_chunk(const ipup__core *e, int32_t d) {
+    size_t m = 0;
+    int32_t s;
+    for (s = 0; s < e->S; s++)
+        if (e->stages[s].device == d && e->n_branches[s] <= 1 &&
+            ((e->stages[s].max_tensor + 15u) & ~(size_t)15u) > m)
+            m = (e->stages[s].max_tensor + 15u) & ~(size_t)15u;
+    return m < (size_t)IPUPIPE_STAGING_FLOATS ? m : (size_t)IPUPIPE_STAGING_FLOATS;
+}
+/* floats of layer l's parameter block as ipup__layer_params streams it */
+static size_t ipup__layer_block(const ipup__core *e, int32_t l) {
+    const ipup_layer_info *I = &e->layers[l].info;
+    return I->n_w ? ipup__round16(I->n_w) + ipup__round16(I->n_b) : 0;
+}
+/* The weights of device d are offloaded: floats of its staging buffer (its largest layer's
+   block: a dense or conv kernel needs a layer's weights whole), 0 when not. Offloaded only
+   when that saves on-chip bytes: the weights of its plain stages exceed the staging. */
+static size_t ipup__woff(const ipup__core *e, int32_t d) {
+    size_t stage = 0, all = 0;
+    int32_t s, l;
+    if (!(e->cfg.offload & IPUP_OFFLOAD_WEIGHTS)) return 0;
+    for (s = 0; s < e->S; s++) {
+        if (e->stages[s].device != d || e->n_branches[s] > 1) continue;
+        all += ipup__round64(e->stages[s].n_params * sizeof(float));
+        for (l = e->stages[s].first; l < e->stages[s].last; l++)
+            if (ipup__layer_block(e, l) > stage) stage = ipup__layer_block(e, l);
+    }
+    return all > ipup__round64(stage * sizeof(float)) ? stage : 0;
+}
+/* Plain stage s keeps its stash in streaming memory (IPUP_OFFLOAD_ACTIVATIONS): entries
+   are written there by F and streamed back into the on-chip work entry (the one
+   recomputation has anyway; else one entry of staging) for B, I and W. Only when that
+   saves on-chip bytes: the stash is larger than the staging it needs. */
+static int ipup__act_off(const ipup__core *e, int32_t s) {
+    const ipup__stage *st = &e->stages[s];
+    size_t stash;
+    if (!(e->cfg.offload & IPUP_OFFLOAD_ACTIVATIONS) || e->n_branches[s] > 1) return 0;
+    stash = ipup__round64(ipup__mulz((size_t)st->depth,
+                                     ipup__rec(e, s) ? st->rentry_floats : st->entry_floats) *
+                          sizeof(float));
+    return ipup__rec(e, s) ? stash > 0 : stash > ipup__round64(st->entry_floats * sizeof(float));
 }
 
 /* carve one IPU's pool (device d of a replica whose stage runtimes are stage_rt, rings fwd,
@@ -3024,36 +3227,43 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
                             ipup__lane_rt *lane_rt, ipup__fanout_bufs *fanout) {
     int32_t s;
     int32_t k = ipup__state_slots(&e->cfg);
+    size_t wst = ipup__woff(e, d);
+    float *staging = NULL, *wstage = NULL; /* one of each per IPU, shared by its stages */
     ipup__stage_rt count_only;
     IPUPIPE_MEMSET(&count_only, 0, sizeof count_only);
+    if (k && (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER) && ipup__opt_chunk(e, d))
+        staging = ipup__allocf(a, ipup__mulz((size_t)k, ipup__opt_chunk(e, d)), IPUP_MEM_SCRATCH);
+    if (wst) wstage = ipup__allocf(a, wst, IPUP_MEM_SCRATCH);
     for (s = 0; s < e->S; s++) {
         const ipup__stage *st = &e->stages[s];
         ipup__stage_rt *rt = stage_rt ? &stage_rt[s] : &count_only;
         /* a concurrent stage: its lanes (ipup__conc_carve) */
         if (st->device != d || e->n_branches[s] > 1) continue;
-        rt->params = ipup__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
+        rt->params = ipup__allocf(wst ? stream : a, st->n_params, IPUP_MEM_WEIGHTS);
+        rt->wstage = wstage;
         rt->grads = ipup__allocf(a, st->n_grads, IPUP_MEM_GRADS);
         rt->state = NULL;
         if (k) {
-            if (e->cfg.offload) rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
+            if (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
+                rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
             else rt->state = ipup__allocf(a, st->n_state, IPUP_MEM_OPTIMIZER);
         }
-        rt->stash = ipup__allocf(a,
-                                 ipup__mulz((size_t)st->depth, e->cfg.recompute ? st->rentry_floats
+        rt->stash = ipup__allocf(ipup__act_off(e, s) ? stream : a,
+                                 ipup__mulz((size_t)st->depth, ipup__rec(e, s) ? st->rentry_floats
                                                                                 : st->entry_floats),
                                  IPUP_MEM_STASH);
         rt->wstash = st->wstash_depth
                          ? ipup__allocf(a, ipup__mulz((size_t)st->wstash_depth, st->wentry_floats),
                                         IPUP_MEM_STASH)
                          : NULL;
-        rt->work = e->cfg.recompute ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->work = ipup__rec(e, s) || ipup__act_off(e, s)
+                       ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH)
+                       : NULL;
         rt->pingpong[0] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->pingpong[1] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->chunk = st->chunk_floats ? ipup__allocf(a, st->chunk_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->staging = (k && e->cfg.offload)
-                          ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH)
-                          : NULL;
+        rt->staging = staging;
         /* receive sides of the rings into this stage */
         if (s > 0 && e->n_branches[s - 1] <= 1) {
             size_t slot =
@@ -3148,7 +3358,7 @@ static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *
     for (s = 0; s < e->S; s++) {
         const ipup__stage *x = &e->stages[s];
         if (x->device != d || e->n_branches[s] > 1) continue;
-        m->recompute_saved += ipup__recompute_saves(x);
+        if (ipup__rec_would(e, s)) m->recompute_saved += ipup__recompute_saves(x);
         m->offload_saved += x->n_state * sizeof(float);
         m->frozen_saved +=
             (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
@@ -3216,6 +3426,150 @@ static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
     return ipup__setup_split(e, cfg);
 }
 
+/* out of memory: the message, with the remedies and what each saves */
+/* line appended to the warnings warn (warn_len bytes, NUL-terminated) when it fits whole */
+static void ipup__warn_line(char *warn, size_t warn_len, const char *line) {
+    size_t len = ipup__strlen(warn);
+    if (len + ipup__strlen(line) < warn_len) ipup_snprintf(warn + len, warn_len - len, "%s", line);
+}
+/* Warnings of an offload asked for but not applied (it would not save on-chip bytes),
+   appended to warn (warn_len bytes) a whole line at a time, as ipup__keep_warnings keeps
+   the schedule's */
+static void ipup__offload_warnings(const ipup__core *e, char *warn, size_t warn_len) {
+    char line[IPUP_MSG_MAX];
+    int32_t d, s, l;
+    if (!warn || !warn_len) return;
+    for (d = 0; d < e->P; d++) {
+        size_t stage = 0, all = 0;
+        if (!(e->cfg.offload & IPUP_OFFLOAD_WEIGHTS) || ipup__woff(e, d)) continue;
+        for (s = 0; s < e->S; s++) {
+            if (e->stages[s].device != d || e->n_branches[s] > 1) continue;
+            all += ipup__round64(e->stages[s].n_params * sizeof(float));
+            for (l = e->stages[s].first; l < e->stages[s].last; l++)
+                if (ipup__layer_block(e, l) > stage) stage = ipup__layer_block(e, l);
+        }
+        if (!all) continue;
+        ipup_snprintf(line, sizeof line,
+                      "offload: IPU%d keeps its weights on chip: the staging of its largest layer "
+                      "(%zu bytes) would not be smaller than its weights (%zu bytes)\n",
+                      (int)d, ipup__round64(stage * sizeof(float)), all);
+        ipup__warn_line(warn, warn_len, line);
+    }
+    for (s = 0; s < e->S; s++) {
+        const ipup__stage *st = &e->stages[s];
+        if (!(e->cfg.offload & IPUP_OFFLOAD_ACTIVATIONS) || e->n_branches[s] > 1 ||
+            ipup__act_off(e, s) || !st->depth)
+            continue;
+        ipup_snprintf(line, sizeof line,
+                      "offload: stage %d keeps its stash on chip: one entry of staging (%zu bytes) "
+                      "would not be smaller than its stash of %d (%zu bytes)\n",
+                      (int)s, ipup__round64(st->entry_floats * sizeof(float)), (int)st->depth,
+                      ipup__round64((size_t)st->depth * st->entry_floats * sizeof(float)));
+        ipup__warn_line(warn, warn_len, line);
+    }
+}
+/* on-chip bytes device d carves with the offload bits `off` (counting only) */
+static size_t ipup__need_with(ipup__core *e, int32_t d, int32_t off) {
+    ipup__arena a, sa;
+    int32_t keep = e->cfg.offload;
+    e->cfg.offload = off;
+    ipup__arena_init(&a, NULL, 0);
+    ipup__arena_init(&sa, NULL, 0);
+    ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
+    e->cfg.offload = keep;
+    return a.used;
+}
+/* The remedies of an IPU over its memory, in the tutorials' order (TF1 pipelining
+   tutorial: recomputation, then offloading, then more pipeline stages, then a smaller
+   micro-batch), each with the on-chip bytes it saves on this IPU (net of its staging) */
+static void ipup__oom_fixes(ipup__core *e, int32_t d, const ipup__arena *a, ipup__textbuf *b) {
+    static const char *const what[3] = {"the optimizer state", "the weights", "the activations"};
+    size_t rs = 0, sz;
+    int32_t s, i, n = 0, nr = 0;
+    for (s = 0; s < e->S; s++) { /* the stages whose recomputation saves more than its entry */
+        const ipup__stage *x = &e->stages[s];
+        nr += x->device == d && e->n_branches[s] <= 1 && !ipup__rec(e, s) &&
+              ipup__recompute_saves(x) > ipup__round64(x->entry_floats * sizeof(float));
+    }
+    for (s = 0; s < e->S; s++) {
+        const ipup__stage *x = &e->stages[s];
+        size_t cost = ipup__round64(x->entry_floats * sizeof(float));
+        if (x->device != d || e->n_branches[s] > 1 || ipup__rec(e, s) ||
+            ipup__recompute_saves(x) <= cost)
+            continue;
+        ipup__textbuf_add(b, "%s%d", n++ ? "," : nr > 1 ? ". Fix, in the tutorials' order: "
+                                                         "recomputation of stages "
+                                               : ". Fix, in the tutorials' order: "
+                                                 "recomputation of stage ",
+                          (int)s);
+        rs += ipup__recompute_saves(x) - cost;
+    }
+    if (n) ipup__textbuf_add(b, " (cfg.recompute_stages; saves %zu bytes)", rs);
+    for (i = 0; i < 3; i++) {
+        int32_t bit = (int32_t)1 << i;
+        if ((e->cfg.offload & bit) || (sz = ipup__need_with(e, d, e->cfg.offload | bit)) >= a->used)
+            continue;
+        ipup__textbuf_add(b, "%s offload %s (IPUP_OFFLOAD_%s; saves %zu bytes)",
+                          n++ ? "," : ". Fix, in the tutorials' order:", what[i],
+                          i == 0 ? "OPTIMIZER" : i == 1 ? "WEIGHTS" : "ACTIVATIONS", a->used - sz);
+    }
+    ipup__textbuf_add(b,
+                      "%s split the model over more stages and IPUs, or use a smaller micro-batch "
+                      "(stash, exchange and scratch, %zu bytes here, shrink with it)",
+                      n ? "," : ". Fix, in the tutorials' order:",
+                      a->by_category[IPUP_MEM_STASH] + a->by_category[IPUP_MEM_EXCHANGE] +
+                          a->by_category[IPUP_MEM_SCRATCH]);
+}
+/* A layer that no remedy fits under the limit: its weights (or, offloaded, their staging:
+   the kernels need a layer whole) and its gradients stay on one IPU whatever the plan */
+static void ipup__oom_layer(const ipup__core *e, size_t limit, ipup__textbuf *b) {
+    int32_t l, big = -1;
+    size_t most = 0;
+    for (l = 0; l < e->n_layers; l++) {
+        const ipup_layer_info *I = &e->layers[l].info;
+        size_t n = ipup__round64(ipup__layer_block(e, l) * sizeof(float)) *
+                   (I->n_w && !I->frozen ? 2u : 1u);
+        if (n > most) { most = n; big = l; }
+    }
+    if (big >= 0 && most > limit)
+        ipup__textbuf_add(b,
+                          ". No plan fits: layer %s alone needs %zu bytes on its IPU (its weights, "
+                          "or their staging when offloaded, and its gradients)",
+                          e->model.layers[big].id, most);
+}
+/* IPUP_ERR_OOM with the message of IPU ipu: its pool (limit 0) or cfg.ipu_bytes (limit)
+   is smaller than the a->used bytes it carves */
+static int ipup__oom_core(ipup__core *e, int32_t ipu, const ipup__arena *a, size_t limit) {
+    int32_t r = ipu / e->P, d = ipu % e->P, s;
+    ipup__textbuf b;
+    b.buf = e->msg; b.cap = sizeof e->msg; b.len = 0;
+    ipup__textbuf_add(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r,
+                      (int)d);
+    for (s = 0; s < e->S; s++)
+        if (e->stages[s].device == d)
+            ipup__textbuf_add(&b, " %d (layers %d..%d)", (int)s, (int)e->stages[s].first,
+                              (int)(e->stages[s].last - 1));
+    ipup__textbuf_add(&b,
+                      " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, "
+                      "exchange %zu, scratch %zu) but ",
+                      a->used, a->by_category[IPUP_MEM_WEIGHTS], a->by_category[IPUP_MEM_GRADS],
+                      a->by_category[IPUP_MEM_OPTIMIZER], a->by_category[IPUP_MEM_STASH],
+                      a->by_category[IPUP_MEM_EXCHANGE], a->by_category[IPUP_MEM_SCRATCH]);
+    if (limit) {
+        int32_t dd;
+        ipup__textbuf_add(&b, "the IPU has %zu (cfg.ipu_bytes)", limit);
+        for (dd = d + 1; dd < e->P; dd++) { /* the other IPUs over it */
+            size_t need = ipup__need_with(e, dd, e->cfg.offload);
+            if (need > limit)
+                ipup__textbuf_add(&b, "; IPU%d needs %zu", (int)(r * e->P + dd), need);
+        }
+    } else
+        ipup__textbuf_add(&b, "the pool has %zu. Give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
+                          a->cap, (int)ipu, a->used);
+    ipup__oom_fixes(e, d, a, &b);
+    if (limit) ipup__oom_layer(e, limit, &b);
+    return IPUP_ERR_OOM;
+}
 /* >>plan: the plan of a configuration, in an ipup_emu or a small scratch */
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     ipup__arena a;
@@ -3248,6 +3602,7 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
     if (rc) return rc;
     if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK)
         return rc;
+    ipup__offload_warnings(e, warn, warn_len);
     plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->n_ipus;
     for (s = 0; s < e->S; s++) {
         plan->split[s] = e->stages[s].first;
@@ -3259,6 +3614,8 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
         ipup__arena_init(&a, NULL, 0);
         ipup__arena_init(&sa, NULL, 0);
         ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
+        if (e->cfg.ipu_bytes && a.used > e->cfg.ipu_bytes)
+            return ipup__oom_core(e, d, &a, e->cfg.ipu_bytes);
         plan->ipu_bytes[d] = a.used;
         plan->stream_bytes[d] = sa.used;
         ipup__fill_report(e, &a, &sa, d, &plan->mem[d]);
@@ -3609,40 +3966,21 @@ static void ipup__reset_transient(ipup_emu *e) {
 
 static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const ipup__arena *sa,
                          int stream) {
-    int32_t r = ipu / e->core.P, d = ipu % e->core.P, s;
+    int32_t r = ipu / e->core.P, d = ipu % e->core.P;
     ipup__textbuf b;
-    size_t rs = 0, os = 0;
     b.buf = e->core.msg; b.cap = sizeof e->core.msg; b.len = 0;
     if (stream) {
         ipup__textbuf_add(&b,
                           "IPU%d (replica %d, device %d): streaming memory too small for the "
-                          "offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; "
+                          "offloaded %s: needs %zu bytes, cfg.stream[%d] has %zu; "
                           "give it >= %zu bytes (ipup_plan_config)",
-                          (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
+                          (int)ipu, (int)r, (int)d,
+                          e->core.cfg.offload == IPUP_OFFLOAD_OPTIMIZER ? "optimizer state"
+                                                                        : "tensors",
+                          sa->used, (int)ipu, sa->cap, sa->used);
         return IPUP_ERR_OOM;
     }
-    ipup__textbuf_add(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r,
-                      (int)d);
-    for (s = 0; s < e->core.S; s++) if (e->core.stages[s].device == d) {
-            ipup__textbuf_add(&b, " %d (layers %d..%d)", (int)s, (int)e->core.stages[s].first,
-                              (int)(e->core.stages[s].last - 1));
-            rs += ipup__recompute_saves(&e->core.stages[s]);
-            os += e->core.stages[s].n_state * sizeof(float);
-    }
-    ipup__textbuf_add(&b,
-                      " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, "
-                      "exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= "
-                      "%zu bytes (ipup_plan_config)",
-                      a->used, a->by_category[IPUP_MEM_WEIGHTS], a->by_category[IPUP_MEM_GRADS],
-                      a->by_category[IPUP_MEM_OPTIMIZER], a->by_category[IPUP_MEM_STASH],
-                      a->by_category[IPUP_MEM_EXCHANGE], a->by_category[IPUP_MEM_SCRATCH], a->cap,
-                      (int)ipu, a->used);
-    if (!e->core.cfg.recompute && rs)
-        ipup__textbuf_add(&b, ", enable recomputation (saves %zu bytes)", rs);
-    if (!e->core.cfg.offload && os)
-        ipup__textbuf_add(&b, ", offload the optimizer state (saves %zu bytes)", os);
-    ipup__textbuf_add(&b, ", or split the model over more IPUs");
-    return IPUP_ERR_OOM;
+    return ipup__oom_core(&e->core, ipu, a, 0);
 }
 
 IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
@@ -3680,6 +4018,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     if (rc) return rc;
     if ((rc = ipup__setup_layout(core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(core)) != IPUP_OK)
         return rc;
+    ipup__offload_warnings(core, e->warnings, sizeof e->warnings);
     for (i = 0; i < core->n_ipus; i++) {
         ipup__arena a, sa;
         int32_t r = i / core->P, d = i % core->P;
@@ -3696,6 +4035,8 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
         ipup__arena_init(&sa, core->cfg.stream[i].mem, core->cfg.stream[i].bytes);
         ipup__carve_ipu(core, &a, &sa, d, e->stage_rt[r], e->fwd[r], e->bwd[r], e->lane_rt[r],
                         e->fanout[r]);
+        if (core->cfg.ipu_bytes && a.used > core->cfg.ipu_bytes)
+            return ipup__oom_core(core, i, &a, core->cfg.ipu_bytes);
         if (a.oom) return ipup__oom_msg(e, i, &a, &sa, 0);
         if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipup__oom_msg(e, i, &a, &sa, 1); }
         ipup__fill_report(core, &a, &sa, d, &e->mem[i]);
@@ -3775,6 +4116,16 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
 }
 
 /* >>compute: a stage's forward, backward and weight-gradient walks; the stash front */
+/* layer l's parameter block (w, then b at round16(n_w)) for an op of its stage: in the
+   pool, or with the weights offloaded (rt->wstage set) streamed into the IPU's staging
+   buffer first (a copy: the same bits) */
+static float *ipup__layer_params(ipup_emu *e, ipup__stage_rt *rt, int32_t l) {
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    float *p = rt->params + e->core.layers[l].param_off;
+    if (!rt->wstage) return p;
+    IPUPIPE_MEMCPY(rt->wstage, p, (ipup__round16(I->n_w) + (size_t)I->n_b) * sizeof(float));
+    return rt->wstage;
+}
 static float *ipup__pick(ipup__stage_rt *rt, const float *cur) {
     return cur == rt->pingpong[0] ? rt->pingpong[1] : rt->pingpong[0];
 }
@@ -3823,7 +4174,7 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
                                      int32_t l, int32_t Bn, const float *cur, float *dest, float *E,
                                      float *out) {
     const ipup_layer_info *I = &e->core.layers[l].info, *P;
-    const float *w = rt->params + e->core.layers[l].param_off, *b = w + ipup__round16(I->n_w);
+    const float *w = ipup__layer_params(e, rt, l), *b = w + ipup__round16(I->n_w);
     const int idx = l + 2 < st->last && e->core.layers[l + 2].pool_idx;
     uint8_t *keep = idx ? (uint8_t *)(void *)(E + e->core.layers[l + 2].stash_off) : NULL;
     float *y;
@@ -3871,7 +4222,7 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
         float *dest;
         const float *w = NULL, *b = NULL;
         int n = Bn * I->in_n, needed, fuse;
-        if (I->n_w) { w = rt->params + Ly->param_off; b = w + ipup__round16(I->n_w); }
+        if (I->n_w) { w = ipup__layer_params(e, rt, l); b = w + ipup__round16(I->n_w); }
         if (!loss && l == e->core.n_layers - 1) {
             /* ipup_predict: the loss layer's input is the result */
             if (out != cur) IPUPIPE_MEMCPY(out, cur, (size_t)n * sizeof(float));
@@ -3951,7 +4302,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         int n = Bn * I->in_n, trains = I->n_w && !I->frozen;
         if (!Ly->need_dx && !trains) break; /* nothing below needs a gradient */
         if (ipup__is_loss(I->kind)) continue; /* dlogits already in E */
-        if (I->n_w) w = rt->params + Ly->param_off;
+        if (I->n_w) w = ipup__layer_params(e, rt, l);
         if (trains) { /* a frozen layer: input gradient only */
             gw = rt->grads + Ly->param_off;
             gb = gw + ipup__round16(I->n_w);
@@ -4048,17 +4399,18 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
         gw = rt->grads + Ly->param_off;
         gb = gw + ipup__round16(I->n_w);
         if (I->kind == IPUP_LAYER_DENSE)
-            ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->stash_off, rt->params + Ly->param_off,
-                               wentry + Ly->dy_off, NULL, gw, gb);
+            ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->stash_off,
+                               ipup__layer_params(e, rt, l), wentry + Ly->dy_off, NULL, gw, gb);
         else
             ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, E + Ly->stash_off,
-                                 rt->params + Ly->param_off, wentry + Ly->dy_off, NULL, gw, gb,
+                                 ipup__layer_params(e, rt, l), wentry + Ly->dy_off, NULL, gw, gb,
                                  rt->conv);
     }
 }
 
 static size_t ipup__entry_floats(const ipup_emu *e, int32_t s) {
-    return e->core.cfg.recompute ? e->core.stages[s].rentry_floats : e->core.stages[s].entry_floats;
+    return ipup__rec(&e->core, s) ? e->core.stages[s].rentry_floats
+                                  : e->core.stages[s].entry_floats;
 }
 
 /* stash entry `pos` places behind the front of stage s (the oldest micro-batch whose
@@ -4072,7 +4424,11 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     float *E;
     float loss;
     int corr;
-    if (!e->core.cfg.recompute) return slot;
+    if (!ipup__rec(&e->core, s)) {
+        if (!ipup__act_off(&e->core, s)) return slot;
+        IPUPIPE_MEMCPY(rt->work, slot, st->entry_floats * sizeof(float)); /* stream in */
+        return rt->work;
+    }
     E = rt->work;
     IPUPIPE_MEMCPY(E, slot, (size_t)e->core.B * (size_t)st->in_n * sizeof(float));
     IPUPIPE_MEMCPY(E + st->label_off, slot + (size_t)e->core.B * (size_t)st->in_n,
@@ -4374,7 +4730,7 @@ static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
             if (o->kind != IPUP_OPT_SGD) {
                 s1 = rt->state + off;
                 s2 = rt->state + c->n_params + off;
-                if (e->core.cfg.offload) {
+                if (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER) {
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)cnt * sizeof(float));
                     if (o->kind == IPUP_OPT_ADAM)
                         IPUPIPE_MEMCPY(rt->staging + c->bias_off, s2, (size_t)cnt * sizeof(float));
@@ -4391,7 +4747,7 @@ static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
                 break;
             default: ipup_sgd_f32(cnt, o->lr, scale, w, g); break;
             }
-            if (o->kind != IPUP_OPT_SGD && e->core.cfg.offload) {
+            if (o->kind != IPUP_OPT_SGD && (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER)) {
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)cnt * sizeof(float));
                 if (o->kind == IPUP_OPT_ADAM)
                     IPUPIPE_MEMCPY(rt->state + c->n_params + off, rt->staging + c->bias_off,
@@ -4565,7 +4921,7 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     slot = runtime->stash +
            (size_t)((runtime->stash_head + runtime->stash_count) % (uint32_t)facts->depth) *
                ipup__entry_floats(e, stage);
-    entry = e->core.cfg.recompute ? runtime->work : slot;
+    entry = ipup__rec(&e->core, stage) || ipup__act_off(&e->core, stage) ? runtime->work : slot;
     in = entry;
     if (stage < e->core.S - 1 && direct) {
         /* before the input is held: nothing is held while this waits */
@@ -4607,9 +4963,11 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
             ipup__commit(e, &e->fwd[replica][stage + 1], threaded,
                          ipup__ipu_of(e, replica, stage + 1));
     }
-    if (e->core.cfg.recompute) {
+    if (ipup__rec(&e->core, stage)) {
         IPUPIPE_MEMCPY(slot, entry, xin * sizeof(float));
         IPUPIPE_MEMCPY(slot + xin, entry + facts->label_off, ipup__lab_bytes(&e->core));
+    } else if (ipup__act_off(&e->core, stage)) { /* stream out */
+        IPUPIPE_MEMCPY(slot, entry, facts->entry_floats * sizeof(float));
     }
     runtime->stash_count++;
     if (runtime->stash_count > runtime->stash_peak) runtime->stash_peak = runtime->stash_count;
@@ -4773,13 +5131,52 @@ static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int3
     ipup__check_grads_of(e, r, r, d, t, part, parts);
 }
 
+/* One tensor's update (n floats at w, g; state s1, s2) with what is offloaded streamed
+   through the IPU's staging in chunks of `chunk` floats (ipup__opt_chunk): the state into
+   staging[0..chunk) and [chunk..2 chunk), the weights (offloaded) into wstage; each chunk
+   streamed back after. The optimizers are element-wise: the bits of one call on the whole
+   tensor. */
+static void ipup__update_tensor(const ipup_emu *e, int n, float *w, float *g, float *s1,
+                                float *s2, float *staging, float *wstage, size_t chunk,
+                                float scale, int64_t t) {
+    const ipup_optimizer *o = &e->core.cfg.opt;
+    int c0, c = n, k = ipup__state_slots(&e->core.cfg);
+    if ((staging && k) || wstage) c = staging && k && (size_t)n > chunk ? (int)chunk : n;
+    for (c0 = 0; c0 < n; c0 += c) {
+        int cnt = n - c0 < c ? n - c0 : c;
+        float *ww = w + c0, *a1 = s1 ? s1 + c0 : NULL, *a2 = s2 ? s2 + c0 : NULL;
+        size_t bytes = (size_t)cnt * sizeof(float);
+        if (staging && k) { /* stream in */
+            IPUPIPE_MEMCPY(staging, a1, bytes);
+            if (k == 2) IPUPIPE_MEMCPY(staging + chunk, a2, bytes);
+            a1 = staging;
+            a2 = staging + chunk;
+        }
+        if (wstage) { IPUPIPE_MEMCPY(wstage, ww, bytes); ww = wstage; }
+        switch (o->kind) {
+        case IPUP_OPT_MOMENTUM:
+            ipup_momentum_f32(cnt, o->lr, o->momentum, scale, ww, a1, g + c0);
+            break;
+        case IPUP_OPT_ADAM:
+            ipup__adam_update(o, t, cnt, scale, ww, a1, a2, g + c0);
+            break;
+        default: ipup_sgd_f32(cnt, o->lr, scale, ww, g + c0); break;
+        }
+        if (staging && k) { /* stream out */
+            IPUPIPE_MEMCPY(s1 + c0, a1, bytes);
+            if (k == 2) IPUPIPE_MEMCPY(s2 + c0, a2, bytes);
+        }
+        if (wstage) IPUPIPE_MEMCPY(w + c0, ww, bytes);
+    }
+}
+
 /* optimizer step of stage s of replica r (global step t: Adam uses t + 1) */
 static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
     const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
-    const ipup_optimizer *o = &e->core.cfg.opt;
     float scale = 1.0f / (float)(e->core.M * e->core.R);
-    int32_t l, j;
+    size_t chunk = rt->staging ? ipup__opt_chunk(&e->core, st->device) : 0;
+    int32_t l, j, k = ipup__state_slots(&e->core.cfg);
     /* a concurrent stage: its lanes update on their IPUs (ipup__conc_update) */
     if (e->core.n_branches[s] > 1) return;
     for (l = st->first; l < st->last; l++) {
@@ -4787,34 +5184,10 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
         if (!I->n_w || I->frozen) continue;
         for (j = 0; j < 2; j++) {
             size_t off = (size_t)e->core.layers[l].param_off + (j ? ipup__round16(I->n_w) : 0);
-            int n = j ? I->n_b : I->n_w;
-            float *w = rt->params + off, *g = rt->grads + off, *s1 = NULL, *s2 = NULL;
-            if (o->kind != IPUP_OPT_SGD) {
-                s1 = rt->state + off;
-                s2 = rt->state + st->n_grads + off;
-                if (e->core.cfg.offload) { /* stream in */
-                    IPUPIPE_MEMCPY(rt->staging, s1, (size_t)n * sizeof(float));
-                    if (o->kind == IPUP_OPT_ADAM)
-                        IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
-                    s1 = rt->staging;
-                    s2 = rt->staging + st->max_tensor;
-                }
-            }
-            switch (o->kind) {
-            case IPUP_OPT_MOMENTUM:
-                ipup_momentum_f32(n, o->lr, o->momentum, scale, w, s1, g);
-                break;
-            case IPUP_OPT_ADAM:
-                ipup__adam_update(o, t, n, scale, w, s1, s2, g);
-                break;
-            default: ipup_sgd_f32(n, o->lr, scale, w, g); break;
-            }
-            if (o->kind != IPUP_OPT_SGD && e->core.cfg.offload) { /* stream out */
-                IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)n * sizeof(float));
-                if (o->kind == IPUP_OPT_ADAM)
-                    IPUPIPE_MEMCPY(rt->state + st->n_grads + off, rt->staging + st->max_tensor,
-                                   (size_t)n * sizeof(float));
-            }
+            ipup__update_tensor(e, j ? I->n_b : I->n_w, rt->params + off, rt->grads + off,
+                                k ? rt->state + off : NULL,
+                                k == 2 ? rt->state + st->n_grads + off : NULL, rt->staging,
+                                rt->wstage, chunk, scale, t);
         }
     }
     IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
@@ -6353,7 +6726,7 @@ static void ipup__trace_layers(const ipup_emu *e, ipup__trace_writer *w, const i
     double per = (double)e->core.B / ipup__rate(e);
     char t0[32], t1[32];
     int32_t l, k, n = st->last - st->first;
-    if (o->kind != IPUP_OP_F && e->core.cfg.recompute) {
+    if (o->kind != IPUP_OP_F && ipup__rec(&e->core, o->stage)) {
         ipup__trace_event(w,
                           "{\"name\":\"recompute\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,"
                           "\"tid\":1,\"ts\":%s,\"dur\":%s}",

@@ -36,6 +36,8 @@ typedef struct {
     int replicas, ipus;                /* 0: not given */
     ipup_optimizer_kind optimizer;
     int optimizer_given, recompute, offload, strict;
+    size_t ipu_memory;                 /* --ipu-memory BYTES: on-chip bytes per IPU (0: none) */
+    uint32_t recompute_stages;         /* --recompute-stages S0,S1,...: a bit per stage */
     const char *out;                   /* -o FILE, NULL: stdout */
     const char *out_flag;              /* how -o was spelled (-o, --output), for messages */
     int argc;                          /* the command for the header's comment: argv without --input and -o */
@@ -72,7 +74,12 @@ static void pt_usage(FILE *f) {
             "  --strict                     Graphcore's schedule rules (grouped: M %% 2S == 0) as errors\n"
             "  --optimizer sgd|momentum|adam\n"
             "  --recompute                  stash stage inputs only, recompute forwards\n"
-            "  --offload                    optimizer state in streaming memory\n"
+            "                               (every stage but the last)\n"
+            "  --recompute-stages S0,S1,... the stages that recompute (e.g. 0,1)\n"
+            "  --offload [WHAT,...]         to streaming memory: optimizer (the default),\n"
+            "                               weights, activations, all\n"
+            "  --ipu-memory BYTES           on-chip memory of each IPU (256K, 1M, 4MB): a\n"
+            "                               plan over it is refused, with the remedies\n"
             "  --runner coop|threads        cooperative (one thread) or one thread per IPU (default coop)\n"
             "  -o, --output FILE            write the header to FILE (complete, or not at all); default stdout\n"
             "  -h, --help                   this text\n"
@@ -161,11 +168,22 @@ static int pt_parse_splits(pt_opts *o, const char *v, int argc, char **argv, int
     return 0;
 }
 
+/* --offload alone (the optimizer state), --offload=LIST or --offload LIST (a next
+ * argument that is not an option) */
+static int pt_parse_offload(pt_opts *o, const char *v, int argc, char **argv, int *i) {
+    int32_t bits = IPUP_OFFLOAD_OPTIMIZER;
+    if (!v && *i + 1 < argc && argv[*i + 1][0] != '-') v = argv[++*i];
+    if (v && ipup_offload_parse(v, &bits) != IPUP_OK)
+        return pt_err("--offload: unknown '%s' (a comma list of optimizer, weights, "
+                      "activations; or all)", v);
+    o->offload = (int)bits;
+    return 0;
+}
+
 /* The options without a value; 1 when flag is one of them. */
 static int pt_parse_switch(pt_opts *o, const char *flag) {
     if (strcmp(flag, "--strict") == 0) o->strict = 1;
     else if (strcmp(flag, "--recompute") == 0) o->recompute = 1;
-    else if (strcmp(flag, "--offload") == 0) o->offload = 1;
     else return 0;
     return 1;
 }
@@ -181,6 +199,15 @@ static int pt_parse_value(pt_opts *o, const char *flag, const char *v) {
     else if (PT_IS("--repeat-count")) return pt_int(flag, v, 1, 1 << 20, &o->repeat);
     else if (PT_IS("--replicas")) return pt_int(flag, v, 1, IPUP_MAX_REPLICAS, &o->replicas);
     else if (PT_IS("--ipus")) return pt_int(flag, v, 1, IPUP_MAX_IPUS, &o->ipus);
+    else if (PT_IS("--ipu-memory")) {
+        if (ipup_bytes_parse(v, &o->ipu_memory) != IPUP_OK || !o->ipu_memory)
+            return pt_err("--ipu-memory needs a byte count > 0 such as 262144, 256K, 1M or "
+                          "4MB, got '%s'", v);
+    } else if (PT_IS("--recompute-stages")) {
+        if (ipup_stage_mask_parse(v, &o->recompute_stages) != IPUP_OK)
+            return pt_err("--recompute-stages needs a comma list of distinct stage indices "
+                          "0..31 such as 0,1, got '%s'", v);
+    }
     else if (PT_IS("--stages")) {
         o->stages_given = 1;
         return pt_int(flag, v, 1, PT_MAX_STAGES, &o->stages);
@@ -220,7 +247,8 @@ static int pt_unknown(const char *a, const char *flag) {
 static int pt_takes_value(const char *flag) {
     static const char *const names[] = {"--model", "--input", "--batch-size", "--microbatches", "--batches-to-accumulate",
                                         "--gradient-accumulation", "--repeat-count", "--replicas", "--ipus", "--stages",
-                                        "--map", "--schedule", "--runner", "-o", "--output", "--optimizer"};
+                                        "--map", "--schedule", "--runner", "-o", "--output",
+                                        "--optimizer", "--ipu-memory", "--recompute-stages"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -247,6 +275,7 @@ static int pt_parse(int argc, char **argv, pt_opts *o) {
         ipup_snprintf(flag, sizeof flag, "%.*s", eq && eq - a < 63 ? (int)(eq - a) : 63, a);
         if (eq && eq - a < 63) v = eq + 1;
         if (strcmp(flag, "--splits") == 0) rc = pt_parse_splits(o, v, argc, argv, &i);
+        else if (strcmp(flag, "--offload") == 0) rc = pt_parse_offload(o, v, argc, argv, &i);
         else if (pt_parse_switch(o, flag)) rc = v ? pt_err("%s takes no value, got '%s'", flag, a) : 0;
         else if (!pt_takes_value(flag)) return pt_unknown(a, flag);
         else if (!v && i + 1 >= argc) return pt_err("%s needs a value (see --help)", flag);
