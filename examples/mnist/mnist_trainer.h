@@ -91,6 +91,7 @@ typedef struct {
     /* figures of the run */
     int64_t samples_trained;
     double t_train, t_cpu, last_loss, sim_seconds, busy_total, idle_total, test_acc, sps;
+    int64_t ls_skipped; /* dynamic loss scaling: steps skipped since ipup_init */
     double phase_util[IPUP_PHASES];
     double phase_sec[IPUP_PHASES];   /* per step; main is 0 when the pipeline never fills */
     char err[1024];
@@ -283,6 +284,12 @@ static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
     c->opt.eps = r->spec->eps;
     c->recompute = r->o.recompute;
     c->offload = r->o.offload;
+    c->dtype = r->o.dtype;
+    c->accum_dtype = r->o.accum_dtype;
+    c->opt.first_moment_dtype = r->o.first_moment_dtype;
+    c->loss_scale = r->o.loss_scale;
+    c->loss_scale_dynamic = r->o.loss_dynamic;
+    c->loss_scale_period = r->o.loss_period;
     c->seed = r->o.seed;
     c->runner = runner;
     c->infeed = mt_infeed;
@@ -536,6 +543,13 @@ static void mt_print_recipe(const mt_run *r) {
     printf(", learning rate %g (x%g per epoch), %d epoch%s, augment %d px, seed %llu\n", (double)o->lr,
            (double)o->lr_decay, o->epochs, o->epochs == 1 ? "" : "s", o->augment, (unsigned long long)o->seed);
     printf("Data: %d training and %d test images from %s\n", r->feed.tr.count, r->feed.te.count, o->data);
+    if (o->dtype || o->accum_dtype || o->first_moment_dtype || o->loss_scale > 0.0f || o->loss_dynamic) {
+        printf("Precision: storage %s, accumulators %s", ipup_dtype_name(o->dtype), ipup_dtype_name(o->accum_dtype));
+        if (o->first_moment_dtype) printf(", Adam first moment %s", ipup_dtype_name(o->first_moment_dtype));
+        if (o->loss_dynamic) printf(", dynamic loss scaling from %g", o->loss_scale > 0.0f ? (double)o->loss_scale : 32768.0);
+        else if (o->loss_scale > 0.0f) printf(", loss scale %g", (double)o->loss_scale);
+        printf("\n");
+    }
 }
 
 static void mt_print_memory(const mt_run *r) {
@@ -677,6 +691,7 @@ static int mt_train_epoch(mt_run *r) {
         loss_sum += st.loss_mean * (double)st.microbatches;
         correct += st.correct;
         r->sim_seconds += st.sim_seconds;
+        r->ls_skipped = st.skipped_steps;
         for (s = 0; s < r->plan.ipus && s < IPUP_MAX_IPUS; s++) {
             r->busy_total += st.busy_seconds[s];
             r->idle_total += st.idle_seconds[s];
@@ -879,6 +894,9 @@ static int mt_report(mt_run *r) {
     mnist_train_last_accuracy = r->test_acc;
     mnist_train_last_flops = mt_train_flops(r);
     printf("Test accuracy: %.2f%%\n", r->test_acc);
+    if (r->o.loss_dynamic)
+        printf("Dynamic loss scaling: %lld step%s skipped on overflow, scale now %g\n", (long long)r->ls_skipped,
+               r->ls_skipped == 1 ? "" : "s", (double)ipup_loss_scale(r->emu));
     printf("Throughput: %.0f samples/s\n", r->sps);
     if (!r->o.quiet) mt_print_peak(r);
     if (!r->o.quiet && all > 0 && r->phase_sec[IPUP_PHASE_MAIN] > 0.0)
