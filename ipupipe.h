@@ -3151,8 +3151,10 @@ static size_t ipup__recompute_saves(const ipup__stage *x) {
 static void ipup__half_carve(const ipup__core *e, ipup__arena *a, int32_t s, ipup__stage_rt *rt) {
     const ipup__stage *st = &e->stages[s];
     const size_t B = (size_t)e->B, lw = (size_t)ipup__lab_w(e);
-    rt->xa = ipup__allocf(a, B * ((size_t)st->out_n + lw), IPUP_MEM_SCRATCH);
-    rt->xb = ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH);
+    /* stage 0 reads the infeed (and, evaluating, its ping-pong buffer); the last stage
+       sends nothing and gets no dy */
+    rt->xa = s < e->S - 1 ? ipup__allocf(a, B * ((size_t)st->out_n + lw), IPUP_MEM_SCRATCH) : NULL;
+    rt->xb = s > 0 ? ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH) : NULL;
     rt->wwork = st->wstash_depth ? ipup__allocf(a, st->wentry_floats, IPUP_MEM_SCRATCH) : NULL;
 }
 
@@ -3996,7 +3998,7 @@ static void ipup__msg_unpack(const ipup_emu *e, int32_t Bn, int32_t n, const uin
    message (packed) unpacked, or the caller's rows (stage 0) rounded, in the stage's scratch */
 static const float *ipup__half_in(ipup_emu *e, int32_t s, int32_t Bn, const float *in,
                                   int packed) {
-    float *x = e->stage_rt[0][s].xb;
+    float *x = s ? e->stage_rt[0][s].xb : e->stage_rt[0][0].pingpong[0];
     const size_t n = (size_t)Bn * (size_t)e->core.stages[s].in_n;
     if (packed) {
         ipup_f16_to_f32((int)n, (const uint16_t *)(const void *)in, x);
