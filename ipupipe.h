@@ -1878,6 +1878,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
     const ipup__stage *st = &e->core.stages[o->stage];
     double B = (double)e->core.B, rate = ipup__rate(e);
     double rec = e->core.cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
+    const double esz = e->core.cfg.dtype == IPUP_DTYPE_F16 ? 2.0 : 4.0; /* bytes a value sent */
     int32_t s = o->stage;
     *xfer = 0.0;
     *dur = 0.0;
@@ -1888,7 +1889,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
         f = (double)st->flops_f;
         if (s == 0) *dur += ipup__infeed_s(e);
         if (s < e->core.S - 1 && e->core.stages[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 /
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * esz /
                     e->core.cost_model.link_bytes_per_s;
         break;
     case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
@@ -1898,7 +1899,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
     }
     if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 &&
         e->core.stages[s - 1].device != st->device)
-        *xfer = B * (double)st->in_n * 4.0 / e->core.cost_model.link_bytes_per_s;
+        *xfer = B * (double)st->in_n * esz / e->core.cost_model.link_bytes_per_s;
     *dur += f * B / rate;
 }
 static double ipup__sync_s(const ipup_emu *e) {
@@ -3146,6 +3147,13 @@ static size_t ipup__recompute_saves(const ipup__stage *x) {
                ? (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float)
                : 0;
 }
+/* the same in the storage type of the stash (cfg.dtype) */
+static size_t ipup__recompute_saves_of(const ipup__core *e, const ipup__stage *x) {
+    if (e->cfg.dtype != IPUP_DTYPE_F16) return ipup__recompute_saves(x);
+    return x->hentry_floats > x->hrentry_floats
+               ? (size_t)x->depth * (x->hentry_floats - x->hrentry_floats) * sizeof(float)
+               : 0;
+}
 
 /* cfg.dtype float16: the fp32 scratch of stage s's ring messages and W-stash entry */
 static void ipup__half_carve(const ipup__core *e, ipup__arena *a, int32_t s, ipup__stage_rt *rt) {
@@ -3292,7 +3300,7 @@ static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *
     for (s = 0; s < e->S; s++) {
         const ipup__stage *x = &e->stages[s];
         if (x->device != d || e->n_branches[s] > 1) continue;
-        m->recompute_saved += ipup__recompute_saves(x);
+        m->recompute_saved += ipup__recompute_saves_of(e, x);
         m->offload_saved += x->n_state * sizeof(float);
         m->frozen_saved +=
             (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
@@ -3770,7 +3778,7 @@ static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const i
     for (s = 0; s < e->core.S; s++) if (e->core.stages[s].device == d) {
             ipup__textbuf_add(&b, " %d (layers %d..%d)", (int)s, (int)e->core.stages[s].first,
                               (int)(e->core.stages[s].last - 1));
-            rs += ipup__recompute_saves(&e->core.stages[s]);
+            rs += ipup__recompute_saves_of(&e->core, &e->core.stages[s]);
             os += e->core.stages[s].n_state * sizeof(float);
     }
     ipup__textbuf_add(&b,

@@ -120,6 +120,37 @@ static void net_of(ipup_emu *e, ref_net *n) {
     get(e, "dense4.b", n->b2, CL);
 }
 
+/* ipup_predict (forward-only table, binary16 rings) and ipup_evaluate on 11 samples give
+   the rounded forward of the reference */
+static void check_predict(ref_net *n) {
+    enum { NS = 11 };
+    float x[NS * IN], got[NS * CL], want[NS * CL], xr[NS * IN], z1[NS * H1], z3[NS * H2];
+    int32_t lab[NS];
+    int i, c;
+    double loss = 0.0;
+    int64_t correct = 0;
+    for (i = 0; i < NS; i++) sample(1000, i, x + i * IN, lab + i);
+    memcpy(xr, x, sizeof x);
+    hround_n(xr, NS * IN);
+    ipup_dense_fwd_f32(NS, IN, H1, xr, n->w1, n->b1, z1);
+    hround_n(z1, NS * H1);
+    ipup_relu_fwd_f32(NS * H1, z1, z1);
+    ipup_dense_fwd_f32(NS, H1, H2, z1, n->w3, n->b3, z3);
+    hround_n(z3, NS * H2);
+    ipup_relu_fwd_f32(NS * H2, z3, z3);
+    ipup_dense_fwd_f32(NS, H2, CL, z3, n->w2, n->b2, want);
+    hround_n(want, NS * CL);
+    TT_EQ_INT(ipup_predict(&g_emu, NS, x, got, NULL), IPUP_OK);
+    TT_CHECK_MSG(memcmp(got, want, sizeof got) == 0, "ipup_predict differs from the rounded forward");
+    TT_EQ_INT(ipup_evaluate(&g_emu, NS, x, lab, &loss, &correct), IPUP_OK);
+    for (i = 0, c = 0; i < NS; i++) {
+        int k, best = 0;
+        for (k = 1; k < CL; k++) if (want[i * CL + k] > want[i * CL + best]) best = k;
+        c += best == lab[i];
+    }
+    TT_EQ_INT(correct, c);
+}
+
 static void check_reference(int accum16, ipup_runner_kind runner, ipup_sched_kind sched) {
     ipup_config c = cfg_of(2, IPUP_OPT_SGD);
     ref_net ref, got;
@@ -136,6 +167,7 @@ static void check_reference(int accum16, ipup_runner_kind runner, ipup_sched_kin
     TT_CHECK_MSG(memcmp(&ref, &got, sizeof ref) == 0,
                  "accum %d runner %d schedule %d: the weights differ from the reference loop's",
                  accum16, (int)runner, (int)sched);
+    check_predict(&got);
     ipup_shutdown(&g_emu);
 }
 
