@@ -343,7 +343,51 @@ TTEST(bad_settings_refused) {
     TT_NEAR(ipup_loss_scale(NULL), 0.0f, 0.0);
 }
 
+/* an mse model (float targets in the label region, binary16 in the stash and the rings)
+   with a frozen layer: the same weights on every schedule and runner, fp16-exact outputs */
+static int mse_infeed(void *user, const ipup_feed *f) {
+    int32_t i, k;
+    (void)user;
+    if (!f->targets || f->target_width != 3) return -1;
+    for (i = 0; i < f->n; i++) {
+        const int64_t j = f->sample0 + i;
+        for (k = 0; k < IN; k++) f->x[i * IN + k] = cosf((float)(j * 5 + k) * 0.21f);
+        for (k = 0; k < 3; k++) f->targets[i * 3 + k] = sinf((float)(j + k) * 0.13f) * 0.7f;
+    }
+    return 0;
+}
+TTEST(float16_mse_and_frozen) {
+    static const int32_t split[1] = {2};
+    static const ipup_sched_kind kinds[3] = {IPUP_SCHED_GROUPED, IPUP_SCHED_1F1B, IPUP_SCHED_ZBH1};
+    ipup_model_desc m;
+    float first[3 * 16], w[3 * 16];
+    int k, r;
+    tiny_model_or_exit(&m, 1, 1, IN, "dense16:frozen,relu,dense16,relu,dense3,mse");
+    for (k = 0; k < 3; k++)
+        for (r = 0; r < 2; r++) {
+            ipup_config c = tiny_config(&m, 2, BATCH, MB, 5, 3, IPUP_OPT_SGD, 0.1f, mse_infeed, NULL);
+            ipup_tensor_info t;
+            ipup_run_stats st;
+            c.split = split;
+            c.dtype = IPUP_DTYPE_F16;
+            c.schedule = kinds[k];
+            c.runner = r ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+#ifdef IPUPIPE_NO_THREADS
+            c.runner = IPUP_RUNNER_COOP;
+#endif
+            tiny_pools(&c, 2, g_ipu, NULL, POOL, g_host, POOL);
+            TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+            TT_EQ_INT(ipup_run(&g_emu, &st), IPUP_OK);
+            TT_CHECK(st.loss_mean > 0.0 && st.loss_mean < 10.0);
+            TT_EQ_INT(ipup_tensor_find(&g_emu, "dense3.w", &t), IPUP_OK);
+            memcpy(k || r ? w : first, t.data, sizeof w);
+            if (k || r) TT_CHECK_MSG(memcmp(w, first, sizeof w) == 0, "schedule %d runner %d", k, r);
+            ipup_shutdown(&g_emu);
+        }
+}
+
 static const ttest_case cases[] = {
+    TT_CASE(float16_mse_and_frozen),
     TT_CASE(dtype_names),
     TT_CASE(float16_run_is_the_rounded_loop),
     TT_CASE(float16_halves_stash_and_exchange),
