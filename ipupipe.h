@@ -882,8 +882,9 @@ typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal
     uint32_t stash_head, stash_count, stash_peak;    /* the stash FIFO */
     uint32_t wstash_head, wstash_count, wstash_peak; /* the W-stash FIFO */
     float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
-    float *xa, *xb, *wwork;       /* cfg.dtype float16: fp32 scratch of the ring messages out
-                                     (and dy in), in (and dx out), a W-stash entry */
+    float *xb, *wwork;            /* cfg.dtype float16: fp32 scratch of a ring message in (and
+                                     dx out), a W-stash entry; the message out and dy in use the
+                                     ping-pong buffers */
 } ipup__stage_rt;
 
 struct ipup_emu {
@@ -3158,10 +3159,8 @@ static size_t ipup__recompute_saves_of(const ipup__core *e, const ipup__stage *x
 /* cfg.dtype float16: the fp32 scratch of stage s's ring messages and W-stash entry */
 static void ipup__half_carve(const ipup__core *e, ipup__arena *a, int32_t s, ipup__stage_rt *rt) {
     const ipup__stage *st = &e->stages[s];
-    const size_t B = (size_t)e->B, lw = (size_t)ipup__lab_w(e);
-    /* stage 0 reads the infeed (and, evaluating, its ping-pong buffer); the last stage
-       sends nothing and gets no dy */
-    rt->xa = s < e->S - 1 ? ipup__allocf(a, B * ((size_t)st->out_n + lw), IPUP_MEM_SCRATCH) : NULL;
+    const size_t B = (size_t)e->B;
+    /* stage 0 reads the infeed (evaluating: its ping-pong buffer) and sends no dx */
     rt->xb = s > 0 ? ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH) : NULL;
     rt->wwork = st->wstash_depth ? ipup__allocf(a, st->wentry_floats, IPUP_MEM_SCRATCH) : NULL;
 }
@@ -4113,8 +4112,9 @@ static void ipup__dloss_scaled(ipup_emu *e, int32_t r, int32_t s, size_t n, floa
 /* Forward through stage s on replica r. in (Bn, in_n); labels (Bn); E: a stash entry (full
    layout, in == E) or NULL (evaluation); out (Bn, out_n) or NULL (discard). loss NULL
    (ipup_predict): the model's last stage stops before the loss layer and writes the loss
-   layer's input (Bn, its in_n) into out. */
-static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
+   layer's input (Bn, its in_n) into out. Returns where the stage's output is (out, or with
+   out NULL a ping-pong buffer, or a view of in). */
+static const float *ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
                             const int32_t *labels, float *E, float *out, int train, int64_t t,
                             int64_t sample0, float *loss, int *correct) {
     const ipup__stage *st = &e->core.stages[s];
@@ -4188,6 +4188,7 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
         cur = dest;
         l += fuse;
     }
+    return cur;
 }
 
 /* Backward (B, or I when wentry != NULL) through stage s. E: the stash entry (full layout),
@@ -4817,7 +4818,7 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     int64_t sample0 = ((int64_t)replica * e->core.M + mb) * B;
     size_t xin = (size_t)B * (size_t)facts->in_n;
     float *msg = NULL, *entry, *slot, *out = NULL;
-    const float *in;
+    const float *in, *res;
     float loss = 0.0f;
     int correct = 0, rc;
     const int direct = ipup__direct_in(&e->core, stage), f16 = ipup__f16(e);
@@ -4865,13 +4866,13 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
         out = ipup__reserve_out(e, replica, stage, step, threaded, ipu);
         if (!out) return IPUP__STALL;
     }
-    ipup__stage_fwd(e, replica, stage, B, in,
-                    (const int32_t *)(const void *)(entry + facts->label_off), entry,
-                    out && f16 ? runtime->xa : out, 1, step, sample0, &loss, &correct);
+    res = ipup__stage_fwd(e, replica, stage, B, in,
+                          (const int32_t *)(const void *)(entry + facts->label_off), entry,
+                          out && f16 ? NULL : out, 1, step, sample0, &loss, &correct);
     if (direct)
         ipup__release(e, &e->fwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage - 1));
     if (out && f16)
-        ipup__msg_pack(e, B, facts->out_n, runtime->xa, entry + facts->label_off,
+        ipup__msg_pack(e, B, facts->out_n, res, entry + facts->label_off,
                        (uint16_t *)(void *)out);
     else if (out)
         IPUPIPE_MEMCPY(out + (size_t)B * (size_t)facts->out_n, entry + facts->label_off,
@@ -4905,8 +4906,11 @@ static void ipup__bwd_half(ipup_emu *e, int32_t r, int32_t s, const float *E, co
     const ipup__stage *st = &e->core.stages[s];
     const size_t B = (size_t)e->core.B;
     if (dy && !(s < e->core.S - 1 && e->core.n_branches[s + 1] > 1)) {
-        ipup_f16_to_f32((int)(B * (size_t)st->out_n), (const uint16_t *)(const void *)dy, rt->xa);
-        dy = rt->xa;
+        /* into a ping-pong buffer: the first layer's backward writes the other one, and dy
+           is read by then (a recomputing stage's forward has used them already) */
+        ipup_f16_to_f32((int)(B * (size_t)st->out_n), (const uint16_t *)(const void *)dy,
+                        rt->pingpong[0]);
+        dy = rt->pingpong[0];
     }
     ipup__stage_bwd(e, r, s, E, dy, dx ? rt->xb : NULL, wentry ? rt->wwork : NULL, t, sample0);
     if (dx) ipup_f32_to_f16((int)(B * (size_t)st->in_n), rt->xb, (uint16_t *)(void *)dx);
@@ -5791,8 +5795,8 @@ static int ipup__pred_exec(ipup_emu *e, const ipup_op *o, int32_t w, int threade
         if (!out) goto stall;
     } else out = ipup__pred_rows(e, (int32_t)c, e->pred_out);
     if (ipup__f16(e) && s < e->core.S - 1) {
-        ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, e->stage_rt[0][s].xa, 0, 0, 0, NULL, NULL);
-        ipup__msg_pack(e, Bn, e->core.stages[s].out_n, e->stage_rt[0][s].xa, NULL,
+        const float *res = ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, NULL, 0, 0, 0, NULL, NULL);
+        ipup__msg_pack(e, Bn, e->core.stages[s].out_n, res, NULL,
                        (uint16_t *)(void *)out);
     } else ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
     if (msg) ipup__release(e, &e->fwd[0][s], threaded, ipup__ipu_of(e, 0, s - 1));
