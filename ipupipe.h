@@ -3981,7 +3981,8 @@ static void ipup__entry_unpack(const ipup_emu *e, int32_t s, int rec, const uint
 /* a forward ring message: x (rows of n floats) and the labels region lab into slot h */
 static void ipup__msg_pack(const ipup_emu *e, int32_t Bn, int32_t n, const float *x,
                            const float *lab, uint16_t *h) {
-    const size_t nx = (size_t)Bn * (size_t)n, nl = (size_t)e->core.B * (size_t)ipup__lab_w(&e->core);
+    const size_t nx = (size_t)Bn * (size_t)n,
+                 nl = (size_t)e->core.B * (size_t)ipup__lab_w(&e->core);
     size_t j;
     ipup_f32_to_f16((int)nx, x, h);
     if (!lab) return;
@@ -3992,7 +3993,8 @@ static void ipup__msg_pack(const ipup_emu *e, int32_t Bn, int32_t n, const float
 }
 static void ipup__msg_unpack(const ipup_emu *e, int32_t Bn, int32_t n, const uint16_t *h,
                              float *x, float *lab) {
-    const size_t nx = (size_t)Bn * (size_t)n, nl = (size_t)e->core.B * (size_t)ipup__lab_w(&e->core);
+    const size_t nx = (size_t)Bn * (size_t)n,
+                 nl = (size_t)e->core.B * (size_t)ipup__lab_w(&e->core);
     size_t j;
     ipup_f16_to_f32((int)nx, h, x);
     if (!lab) return;

@@ -108,7 +108,8 @@ TTEST(all_halves_decode_and_round_trip) {
         {
             const double want = e == 0x1F ? ((i & 0x8000) ? -HUGE_VAL : HUGE_VAL)
                                           : ref_decode((uint16_t)i);
-            const int sign_ok = !!signbit(f[i]) == !!(i & 0x8000) && !!signbit(fp) == !!(i & 0x8000);
+            const int neg = !!(i & 0x8000);
+            const int sign_ok = !!signbit(f[i]) == neg && !!signbit(fp) == neg;
             if ((double)f[i] != want || (double)fp != want || !sign_ok || back[i] != h[i] ||
                 ipup__f32_to_f16_1(f[i]) != h[i]) {
                 TT_FAILF("half 0x%04x: float %.9g / portable %.9g (want %.9g), back 0x%04x",

@@ -78,7 +78,8 @@ static void ref_steps(ref_net *n, int steps, int accum16, float lr) {
             float da3[BATCH * H2], dz3[BATCH * H2];
             int32_t lab[BATCH];
             int i, corr;
-            for (i = 0; i < BATCH; i++) sample(((int64_t)t * MB + m) * BATCH, i, x + i * IN, lab + i);
+            for (i = 0; i < BATCH; i++)
+                sample(((int64_t)t * MB + m) * BATCH, i, x + i * IN, lab + i);
             hround_n(x, BATCH * IN);
             ipup_dense_fwd_f32(BATCH, IN, H1, x, n->w1, n->b1, z1);
             hround_n(z1, BATCH * H1);
@@ -141,7 +142,8 @@ static void check_predict(ref_net *n) {
     ipup_dense_fwd_f32(NS, H2, CL, z3, n->w2, n->b2, want);
     hround_n(want, NS * CL);
     TT_EQ_INT(ipup_predict(&g_emu, NS, x, got, NULL), IPUP_OK);
-    TT_CHECK_MSG(memcmp(got, want, sizeof got) == 0, "ipup_predict differs from the rounded forward");
+    TT_CHECK_MSG(memcmp(got, want, sizeof got) == 0,
+                 "ipup_predict differs from the rounded forward");
     TT_EQ_INT(ipup_evaluate(&g_emu, NS, x, lab, &loss, &correct), IPUP_OK);
     for (i = 0, c = 0; i < NS; i++) {
         int k, best = 0;
@@ -211,7 +213,8 @@ TTEST(float16_halves_stash_and_exchange) {
                      s32, s16);
         TT_CHECK_MSG(x16 * 2 <= x32 + 512 && x16 * 2 + 512 >= x32, "IPU%d exchange %zu -> %zu",
                      d, x32, x16);
-        TT_EQ_INT(p16.mem[d].by_category[IPUP_MEM_WEIGHTS], p32.mem[d].by_category[IPUP_MEM_WEIGHTS]);
+        TT_EQ_INT(p16.mem[d].by_category[IPUP_MEM_WEIGHTS],
+                  p32.mem[d].by_category[IPUP_MEM_WEIGHTS]);
     }
     /* ipup_init carves what the plan says */
     TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
@@ -365,7 +368,8 @@ TTEST(float16_mse_and_frozen) {
     tiny_model_or_exit(&m, 1, 1, IN, "dense16:frozen,relu,dense16,relu,dense3,mse");
     for (k = 0; k < 3; k++)
         for (r = 0; r < 2; r++) {
-            ipup_config c = tiny_config(&m, 2, BATCH, MB, 5, 3, IPUP_OPT_SGD, 0.1f, mse_infeed, NULL);
+            ipup_config c =
+                tiny_config(&m, 2, BATCH, MB, 5, 3, IPUP_OPT_SGD, 0.1f, mse_infeed, NULL);
             ipup_tensor_info t;
             ipup_run_stats st;
             c.split = split;
@@ -381,7 +385,8 @@ TTEST(float16_mse_and_frozen) {
             TT_CHECK(st.loss_mean > 0.0 && st.loss_mean < 10.0);
             TT_EQ_INT(ipup_tensor_find(&g_emu, "dense3.w", &t), IPUP_OK);
             memcpy(k || r ? w : first, t.data, sizeof w);
-            if (k || r) TT_CHECK_MSG(memcmp(w, first, sizeof w) == 0, "schedule %d runner %d", k, r);
+            if (k || r)
+                TT_CHECK_MSG(memcmp(w, first, sizeof w) == 0, "schedule %d runner %d", k, r);
             ipup_shutdown(&g_emu);
         }
 }

@@ -546,7 +546,8 @@ static void mt_print_recipe(const mt_run *r) {
     if (o->dtype || o->accum_dtype || o->first_moment_dtype || o->loss_scale > 0.0f || o->loss_dynamic) {
         printf("Precision: storage %s, accumulators %s", ipup_dtype_name(o->dtype), ipup_dtype_name(o->accum_dtype));
         if (o->first_moment_dtype) printf(", Adam first moment %s", ipup_dtype_name(o->first_moment_dtype));
-        if (o->loss_dynamic) printf(", dynamic loss scaling from %g", o->loss_scale > 0.0f ? (double)o->loss_scale : 32768.0);
+        if (o->loss_dynamic)
+            printf(", dynamic loss scaling from %g", o->loss_scale > 0.0f ? (double)o->loss_scale : 32768.0);
         else if (o->loss_scale > 0.0f) printf(", loss scale %g", (double)o->loss_scale);
         printf("\n");
     }

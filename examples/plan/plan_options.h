@@ -199,7 +199,8 @@ static int pt_parse_value(pt_opts *o, const char *flag, const char *v) {
             return 0;
         }
         x = strtod(v, &end);
-        if (end == v || *end || !(x >= 1.0 && x <= 4.0e9)) return pt_err("--loss-scale needs a number in [1, 4e9] or 'dynamic', got '%s'", v);
+        if (end == v || *end || !(x >= 1.0 && x <= 4.0e9))
+            return pt_err("--loss-scale needs a number in [1, 4e9] or 'dynamic', got '%s'", v);
         o->loss_scale = (float)x;
     }
     else if (PT_IS("--replicas")) return pt_int(flag, v, 1, IPUP_MAX_REPLICAS, &o->replicas);
