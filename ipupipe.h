@@ -455,6 +455,9 @@ typedef struct ipup_run_stats {
     double samples_per_second;      /* simulated throughput */
     size_t mem_used[IPUP_MAX_IPUS];       /* pool bytes carved per IPU */
     size_t mem_high_water[IPUP_MAX_IPUS]; /* peak bytes touched per IPU (ipup_memory_report) */
+    int64_t skipped_steps;          /* dynamic loss scaling: steps skipped on overflow, since
+                                       ipup_init */
+    float loss_scale;               /* the loss scale after the run (ipup_loss_scale) */
 } ipup_run_stats;
 /* ipup_predict's figures (ipup_predict_figures, under predict) */
 typedef struct ipup_predict_stats {
@@ -488,9 +491,19 @@ typedef struct ipup_optimizer {
                                 w -= lr * (update + weight_decay * w); 0: none */
     int32_t no_bias_correction; /* Adam: 1 = PopXL's bias_correction=False (m, v as they
                                    are); 0 = corrected by 1 - beta^t (the default) */
+    int32_t first_moment_dtype; /* Adam's m: IPUP_DTYPE_F32 (0) or IPUP_DTYPE_F16 (PopXL's
+                                   first_order_dtype): m is rounded to binary16 after every
+                                   update (kept in an fp32 slot; see docs/api.md) */
 } ipup_optimizer;
 /* sgd|momentum|adam */
 IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out);
+
+/* Storage types (cfg.dtype, cfg.accum_dtype, cfg.opt.first_moment_dtype): IEEE binary32 or
+   binary16 (ipup_f32_to_f16: round to nearest even). Arithmetic is always fp32. */
+enum { IPUP_DTYPE_F32 = 0, IPUP_DTYPE_F16 = 1 };
+/* float32|float16 (also fp32|fp16) */
+IPUPIPE_DEF int ipup_dtype_parse(const char *name, int32_t *out);
+IPUPIPE_DEF const char *ipup_dtype_name(int32_t dtype); /* "float32", "float16" */
 
 typedef enum ipup_runner_kind { IPUP_RUNNER_COOP = 0, IPUP_RUNNER_THREADS } ipup_runner_kind;
 IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out); /* coop|threads */
@@ -573,6 +586,19 @@ typedef struct ipup_config {  /* zero = default for every field */
     int32_t repeat;                /* steps per ipup_run call; 0: 1 */
     int32_t replicas;              /* R; 0: 1 */
     ipup_optimizer opt;
+    /* Half precision (docs/api.md, "Half precision"). dtype: what the IPUs store between
+       ops: IPUP_DTYPE_F16 rounds every op's output (activations, gradients of activations,
+       dlogits) to binary16 and keeps the stash FIFOs and exchange rings as binary16 (half
+       the bytes); the weights stay fp32 (master weights). accum_dtype: the gradient
+       accumulators' type (TF1's gradient_accumulation_dtype); F16 rounds them after every
+       micro-batch and after the replica sum. loss_scale: dloss is multiplied by it and the
+       gradients divided before the update (0: none, 1.0); loss_scale_dynamic != 0: start
+       at loss_scale (0: 32768), halve it and skip the step when a gradient overflows
+       (ipup_run_stats.skipped_steps), double it after loss_scale_period clean steps
+       (0: 2000). */
+    int32_t dtype, accum_dtype;
+    float loss_scale;
+    int32_t loss_scale_dynamic, loss_scale_period;
     int32_t recompute;             /* stash only stage inputs, re-run forwards: 1 with
                                       recompute_stages 0 = every stage but the last */
     int32_t offload;               /* IPUP_OFFLOAD_* bits: what lives in cfg.stream[i]
@@ -677,6 +703,9 @@ typedef struct ipup__stage {      /* static facts of a stage (internal) */
     size_t entry_floats;          /* a stash entry (full layout) */
     size_t rentry_floats;         /* a stash entry with recomputation: input and labels */
     size_t wentry_floats;         /* a W-stash entry: the output gradients of trained layers */
+    size_t wentry_n;              /* of which used: B x the trained layers' outputs */
+    size_t hentry_floats, hrentry_floats, hwentry_floats; /* the same three as binary16 (in
+                                     float units; cfg.dtype float16: ipup__entry_regions) */
     size_t pingpong_floats, conv_floats;
     size_t chunk_floats;          /* the activation chunk before an arg-max pool, or 0 */
     size_t n_params, n_state, max_tensor;
@@ -781,6 +810,7 @@ typedef struct ipup__thread {
 
 typedef struct ipup__ipu_err {        /* per IPU, written by its thread during a step */
     int32_t code, stage, mb, layer;
+    int32_t overflow;                 /* a gradient overflow dynamic loss scaling skips */
     int64_t step;
 } ipup__ipu_err;
 
@@ -893,6 +923,9 @@ typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal
     uint32_t stash_head, stash_count, stash_peak;    /* the stash FIFO */
     uint32_t wstash_head, wstash_count, wstash_peak; /* the W-stash FIFO */
     float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
+    float *xb, *wwork;            /* cfg.dtype float16: fp32 scratch of a ring message in (and
+                                     dx out), a W-stash entry; the message out and dy in use the
+                                     ping-pong buffers */
 } ipup__stage_rt;
 
 struct ipup_emu {
@@ -942,6 +975,11 @@ struct ipup_emu {
     /* concurrent stages: the lanes' runtime (their static facts are in the core) */
     ipup__lane_rt lane_rt[IPUP_MAX_REPLICAS][IPUP_MAX_BRANCH_LANES];
     ipup__fanout_bufs fanout[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS];
+    /* loss scaling, one copy per IPU (each IPU's thread updates its own at the end of a
+       step from what every IPU saw, so all copies agree and no thread waits for another) */
+    float ls_scale[IPUP_MAX_IPUS];
+    int32_t ls_clean[IPUP_MAX_IPUS];
+    int64_t ls_skipped[IPUP_MAX_IPUS];
 };
 
 /* >>runtime: ipup_run, ipup_run_steps, ipup_evaluate, the outfeed records */
@@ -1031,6 +1069,9 @@ IPUPIPE_DEF int ipup_set_step(ipup_emu *e, int64_t step);
 /* Learning rate of the following updates (read at every update; e.g. per-epoch schedules).
    IPUP_ERR_ARG (and no change) unless lr is a finite number > 0. */
 IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr);
+/* The loss scale the next step uses (cfg.loss_scale, or the dynamic one); 1 without loss
+   scaling, 0 for NULL or an emulator not initialised. */
+IPUPIPE_DEF float ipup_loss_scale(const ipup_emu *e);
 
 /* >>state: the training state as one checked byte stream */
 /* The training state (every parameter and optimizer-state tensor of replica 0 and the
@@ -1896,6 +1937,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
     const ipup__stage *st = &e->core.stages[o->stage];
     double B = (double)e->core.B, rate = ipup__rate(e);
     double rec = ipup__rec(&e->core, o->stage) ? (double)st->flops_f : 0.0, f = 0.0;
+    const double esz = e->core.cfg.dtype == IPUP_DTYPE_F16 ? 2.0 : 4.0; /* bytes a value sent */
     int32_t s = o->stage;
     *xfer = 0.0;
     *dur = 0.0;
@@ -1906,7 +1948,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
         f = (double)st->flops_f;
         if (s == 0) *dur += ipup__infeed_s(e);
         if (s < e->core.S - 1 && e->core.stages[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 /
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * esz /
                     e->core.cost_model.link_bytes_per_s;
         break;
     case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
@@ -1916,7 +1958,7 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
     }
     if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 &&
         e->core.stages[s - 1].device != st->device)
-        *xfer = B * (double)st->in_n * 4.0 / e->core.cost_model.link_bytes_per_s;
+        *xfer = B * (double)st->in_n * esz / e->core.cost_model.link_bytes_per_s;
     *dur += f * B / rate;
     if (e->core.cfg.offload & (IPUP_OFFLOAD_WEIGHTS | IPUP_OFFLOAD_ACTIVATIONS))
         *dur += ipup__op_stream_s(e, s);
@@ -2141,6 +2183,16 @@ IPUPIPE_DEF int ipup_stage_mask_parse(const char *list, uint32_t *out) {
     *out = v;
     return IPUP_OK;
 }
+IPUPIPE_DEF int ipup_dtype_parse(const char *name, int32_t *out) {
+    if (!name || !out) return IPUP_ERR_ARG;
+    if (ipup__name_eq(name, "float32") || ipup__name_eq(name, "fp32")) *out = IPUP_DTYPE_F32;
+    else if (ipup__name_eq(name, "float16") || ipup__name_eq(name, "fp16")) *out = IPUP_DTYPE_F16;
+    else return IPUP_ERR_PARSE;
+    return IPUP_OK;
+}
+IPUPIPE_DEF const char *ipup_dtype_name(int32_t dtype) {
+    return dtype == IPUP_DTYPE_F16 ? "float16" : dtype == IPUP_DTYPE_F32 ? "float32" : "?";
+}
 
 static int32_t ipup__state_slots(const ipup_config *c) {
     return c->opt.kind == IPUP_OPT_ADAM ? 2 : c->opt.kind == IPUP_OPT_MOMENTUM ? 1 : 0;
@@ -2190,6 +2242,8 @@ static float *ipup__allocf(ipup__arena *a, size_t n, int cat) {
     return (float *)ipup__alloc(a, ipup__mulz(n, sizeof(float)), cat);
 }
 
+static size_t ipup__slot_floats(const ipup__core *e, int32_t s);  /* setup */
+static size_t ipup__wslot_floats(const ipup__core *e, int32_t s); /* setup */
 static void ipup__conc_mem_peaks(const ipup_emu *e, int32_t r, int32_t d, size_t *stash,
                                  size_t *ex) {
     int32_t k;
@@ -2221,7 +2275,8 @@ static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m
                                    (ipup__rec(&e->core, s) ? st->rentry_floats : st->entry_floats) *
                                    sizeof(float));
         if (st->wstash_depth)
-            stash += ipup__round64((size_t)rt->wstash_peak * st->wentry_floats * sizeof(float));
+            stash += ipup__round64((size_t)rt->wstash_peak * ipup__wslot_floats(&e->core, s) *
+                                   sizeof(float));
         if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
         if (s < e->core.S - 1) ex += (size_t)e->bwd[r][s].peak * e->bwd[r][s].slot_bytes;
     }
@@ -2655,6 +2710,42 @@ static int ipup__setup_memory_options(ipup__core *e, const ipup_config *cfg) {
     return IPUP_OK;
 }
 
+/* cfg.dtype, accum_dtype, opt.first_moment_dtype and the loss scaling fields checked, their
+   defaults set */
+static int ipup__setup_half(ipup__core *e, const ipup_config *cfg) {
+    char *msg = e->msg, num[48];
+    size_t ml = sizeof e->msg;
+    const int32_t t[3] = {cfg->dtype, cfg->accum_dtype, cfg->opt.first_moment_dtype};
+    static const char *const what[3] = {"cfg.dtype", "cfg.accum_dtype",
+                                        "cfg.opt.first_moment_dtype"};
+    int i;
+    for (i = 0; i < 3; i++)
+        if (t[i] != IPUP_DTYPE_F32 && t[i] != IPUP_DTYPE_F16)
+            return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                              "%s is %d: use IPUP_DTYPE_F32 (0, float32) or IPUP_DTYPE_F16 (1, "
+                              "float16)", what[i], (int)t[i]);
+    if (!(cfg->loss_scale >= 0.0f && cfg->loss_scale <= 65504.0f * 65504.0f))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "the loss scale cfg.loss_scale is %s: it must be a finite number > 0 "
+                          "(0 means none, or 32768 with cfg.loss_scale_dynamic)",
+                          ipup__num(num, sizeof num, (double)cfg->loss_scale));
+    if (cfg->loss_scale_period < 0)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "cfg.loss_scale_period is %d: it must be >= 1 clean steps before the "
+                          "scale doubles (0 means the default 2000)",
+                          (int)cfg->loss_scale_period);
+    if ((cfg->dtype || cfg->accum_dtype || cfg->opt.first_moment_dtype || cfg->loss_scale > 0.0f ||
+         cfg->loss_scale_dynamic) &&
+        cfg->concurrent && cfg->concurrent->concurrent)
+        return ipup__fail(msg, ml, IPUP_ERR_UNSUPPORTED,
+                          "float16 storage and loss scaling are not supported with concurrent "
+                          "stages (a bracket in cfg.concurrent); use float32 without loss "
+                          "scaling, or a plain stage map");
+    if (e->cfg.loss_scale == 0.0f) e->cfg.loss_scale = cfg->loss_scale_dynamic ? 32768.0f : 1.0f;
+    if (e->cfg.loss_scale_period == 0) e->cfg.loss_scale_period = 2000;
+    return IPUP_OK;
+}
+
 /* optimizer kind and hyper-parameters (0 means the default, anything else must make
    sense), runner kind, cost model defaults */
 static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
@@ -2715,7 +2806,11 @@ static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
                           "IPUPIPE_NO_ATOMICS); use the cooperative runner");
 #endif
     ipup__cost_defaults(&e->cost_model, &cfg->cost);
-    return ipup__setup_memory_options(e, cfg);
+    {
+        const int rc = ipup__setup_memory_options(e, cfg);
+        if (rc != IPUP_OK) return rc;
+    }
+    return ipup__setup_half(e, cfg);
 }
 
 /* the stages' first/last layers: cfg.split checked, or ipup_balance_stages; then each
@@ -3050,11 +3145,69 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
                                   row ? e->pred_row : NULL);
 }
 
+/* cfg.dtype float16: the regions of a stash entry (offsets in the fp32 entry, in floats) that
+   a binary16 slot keeps, in slot order: the stage input (when held), each kept layer input
+   (fp16) or arg-max bytes (raw words), the labels (uint16 class indices; mse: fp16 targets),
+   the dlogits (fp16). rec: the slot of a recomputing stage (input and labels only). */
+typedef struct ipup__region {
+    size_t off, n;
+    int kind; /* 0 floats as fp16, 1 raw 32-bit words (2 halves each), 2 the labels */
+} ipup__region;
+static int ipup__entry_regions(const ipup__core *e, int32_t s, int rec, ipup__region *rg) {
+    const ipup__stage *st = &e->stages[s];
+    const size_t B = (size_t)e->B;
+    int n = 0;
+    int32_t l;
+    if (rec || !ipup__direct_in(e, s)) {
+        rg[n].off = 0; rg[n].n = B * (size_t)st->in_n; rg[n++].kind = 0;
+    }
+    for (l = st->first; l < st->last && !rec; l++) {
+        const ipup__layer_facts *Ly = &e->layers[l];
+        if (Ly->stash_off < 0 || (l == st->first && !Ly->pool_idx)) continue;
+        rg[n].off = (size_t)Ly->stash_off;
+        if (Ly->pool_idx) { rg[n].n = (B * (size_t)Ly->info.out_n + 3u) / 4u; rg[n++].kind = 1; }
+        else { rg[n].n = B * (size_t)Ly->info.in_n; rg[n++].kind = 0; }
+    }
+    rg[n].off = (size_t)st->label_off; rg[n].n = B * (size_t)ipup__lab_w(e); rg[n++].kind = 2;
+    if (st->dloss_off >= 0 && !rec) {
+        rg[n].off = (size_t)st->dloss_off; rg[n].n = B * (size_t)e->classes; rg[n++].kind = 0;
+    }
+    return n;
+}
+static size_t ipup__halves_floats(const ipup__region *rg, int n) {
+    size_t h = 0;
+    int i;
+    for (i = 0; i < n; i++) h += rg[i].kind == 1 ? 2u * rg[i].n : rg[i].n;
+    return ((h + 1u) / 2u + 15u) & ~(size_t)15u;
+}
+static void ipup__half_layout(ipup__core *e, int32_t s) {
+    ipup__stage *st = &e->stages[s];
+    ipup__region rg[IPUP_MAX_LAYERS + 3];
+    st->hentry_floats = ipup__halves_floats(rg, ipup__entry_regions(e, s, 0, rg));
+    st->hrentry_floats = ipup__halves_floats(rg, ipup__entry_regions(e, s, 1, rg));
+    st->hwentry_floats = ((st->wentry_n + 1u) / 2u + 15u) & ~(size_t)15u;
+}
+/* the floats of one stash slot and of one W-stash slot of stage s as carved */
+static size_t ipup__slot_floats(const ipup__core *e, int32_t s) {
+    const ipup__stage *st = &e->stages[s];
+    if (e->cfg.dtype == IPUP_DTYPE_F16)
+        return ipup__rec(e, s) ? st->hrentry_floats : st->hentry_floats;
+    return ipup__rec(e, s) ? st->rentry_floats : st->entry_floats;
+}
+static size_t ipup__wslot_floats(const ipup__core *e, int32_t s) {
+    return e->cfg.dtype == IPUP_DTYPE_F16 ? e->stages[s].hwentry_floats
+                                          : e->stages[s].wentry_floats;
+}
+
 static int ipup__setup_layout(ipup__core *e) {
     static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in "
                                 "this stage (more stages)";
     int32_t s, l, B = e->B;
     int32_t k = ipup__state_slots(&e->cfg);
+    if (e->cfg.dtype == IPUP_DTYPE_F16 && !ipup__target_w(e) && e->classes > 65536)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_UNSUPPORTED,
+                          "cfg.dtype float16 keeps class labels as 16-bit integers: %d classes "
+                          "are too many; use float32", (int)e->classes);
     for (s = 0; s < e->S; s++) {
         ipup__stage *st = &e->stages[s];
         int64_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0;
@@ -3139,6 +3292,8 @@ static int ipup__setup_layout(ipup__core *e) {
         st->rentry_floats =
             (size_t)(((int64_t)B * st->in_n + (int64_t)B * ipup__lab_w(e) + 15) & ~(int64_t)15);
         st->wentry_floats = (size_t)((wcur + 15) & ~(int64_t)15);
+        st->wentry_n = (size_t)wcur;
+        ipup__half_layout(e, s);
         st->pingpong_floats = (size_t)((pp + 15) & ~(int64_t)15);
         st->conv_floats = (size_t)conv;
         st->chunk_floats = (chunk + 15u) & ~(size_t)15u;
@@ -3162,6 +3317,22 @@ static size_t ipup__recompute_saves(const ipup__stage *x) {
     return x->entry_floats > x->rentry_floats
                ? (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float)
                : 0;
+}
+/* the same in the storage type of the stash (cfg.dtype) */
+static size_t ipup__recompute_saves_of(const ipup__core *e, const ipup__stage *x) {
+    if (e->cfg.dtype != IPUP_DTYPE_F16) return ipup__recompute_saves(x);
+    return x->hentry_floats > x->hrentry_floats
+               ? (size_t)x->depth * (x->hentry_floats - x->hrentry_floats) * sizeof(float)
+               : 0;
+}
+
+/* cfg.dtype float16: the fp32 scratch of stage s's ring messages and W-stash entry */
+static void ipup__half_carve(const ipup__core *e, ipup__arena *a, int32_t s, ipup__stage_rt *rt) {
+    const ipup__stage *st = &e->stages[s];
+    const size_t B = (size_t)e->B;
+    /* stage 0 reads the infeed (evaluating: its ping-pong buffer) and sends no dx */
+    rt->xb = s > 0 ? ipup__allocf(a, B * (size_t)st->in_n, IPUP_MEM_SCRATCH) : NULL;
+    rt->wwork = st->wstash_depth ? ipup__allocf(a, st->wentry_floats, IPUP_MEM_SCRATCH) : NULL;
 }
 
 /* IPUPIPE_STAGING_FLOATS (build-options): the chunk in which offloaded optimizer state
@@ -3213,10 +3384,11 @@ static int ipup__act_off(const ipup__core *e, int32_t s) {
     const ipup__stage *st = &e->stages[s];
     size_t stash;
     if (!(e->cfg.offload & IPUP_OFFLOAD_ACTIVATIONS) || e->n_branches[s] > 1) return 0;
-    stash = ipup__round64(ipup__mulz((size_t)st->depth,
-                                     ipup__rec(e, s) ? st->rentry_floats : st->entry_floats) *
-                          sizeof(float));
-    return ipup__rec(e, s) ? stash > 0 : stash > ipup__round64(st->entry_floats * sizeof(float));
+    stash = ipup__round64(ipup__mulz((size_t)st->depth, ipup__slot_floats(e, s)) * sizeof(float));
+    /* recomputation and float16 have the on-chip work entry anyway */
+    return ipup__rec(e, s) || e->cfg.dtype == IPUP_DTYPE_F16
+               ? stash > 0
+               : stash > ipup__round64(st->entry_floats * sizeof(float));
 }
 
 /* carve one IPU's pool (device d of a replica whose stage runtimes are stage_rt, rings fwd,
@@ -3229,6 +3401,8 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
     int32_t k = ipup__state_slots(&e->cfg);
     size_t wst = ipup__woff(e, d);
     float *staging = NULL, *wstage = NULL; /* one of each per IPU, shared by its stages */
+    const int f16 = e->cfg.dtype == IPUP_DTYPE_F16;
+    const size_t esz = f16 ? sizeof(uint16_t) : sizeof(float); /* a ring element */
     ipup__stage_rt count_only;
     IPUPIPE_MEMSET(&count_only, 0, sizeof count_only);
     if (k && (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER) && ipup__opt_chunk(e, d))
@@ -3249,16 +3423,17 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
             else rt->state = ipup__allocf(a, st->n_state, IPUP_MEM_OPTIMIZER);
         }
         rt->stash = ipup__allocf(ipup__act_off(e, s) ? stream : a,
-                                 ipup__mulz((size_t)st->depth, ipup__rec(e, s) ? st->rentry_floats
-                                                                                : st->entry_floats),
+                                 ipup__mulz((size_t)st->depth, ipup__slot_floats(e, s)),
                                  IPUP_MEM_STASH);
         rt->wstash = st->wstash_depth
-                         ? ipup__allocf(a, ipup__mulz((size_t)st->wstash_depth, st->wentry_floats),
+                         ? ipup__allocf(a, ipup__mulz((size_t)st->wstash_depth,
+                                                      ipup__wslot_floats(e, s)),
                                         IPUP_MEM_STASH)
                          : NULL;
-        rt->work = ipup__rec(e, s) || ipup__act_off(e, s)
+        rt->work = ipup__rec(e, s) || ipup__act_off(e, s) || f16
                        ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH)
                        : NULL;
+        if (f16) ipup__half_carve(e, a, s, rt);
         rt->pingpong[0] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->pingpong[1] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
@@ -3267,15 +3442,14 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
         /* receive sides of the rings into this stage */
         if (s > 0 && e->n_branches[s - 1] <= 1) {
             size_t slot =
-                ((size_t)e->B * (size_t)st->in_n + (size_t)e->B * (size_t)ipup__lab_w(e)) *
-                sizeof(float);
+                ((size_t)e->B * (size_t)st->in_n + (size_t)e->B * (size_t)ipup__lab_w(e)) * esz;
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->fwd_cap, slot), IPUP_MEM_EXCHANGE);
             if (fwd && a->base && !a->oom)
                 ipup_ring_init(&fwd[s], buf, ipup_ring_bytes(st->fwd_cap, slot), st->fwd_cap, slot,
                                IPUPIPE_RING_START);
         }
         if (s < e->S - 1 && e->n_branches[s + 1] <= 1) {
-            size_t slot = (size_t)e->B * (size_t)st->out_n * sizeof(float);
+            size_t slot = (size_t)e->B * (size_t)st->out_n * esz;
             void *buf = ipup__alloc(a, ipup_ring_bytes(st->bwd_cap, slot), IPUP_MEM_EXCHANGE);
             if (bwd && a->base && !a->oom)
                 ipup_ring_init(&bwd[s], buf, ipup_ring_bytes(st->bwd_cap, slot), st->bwd_cap, slot,
@@ -3358,7 +3532,7 @@ static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *
     for (s = 0; s < e->S; s++) {
         const ipup__stage *x = &e->stages[s];
         if (x->device != d || e->n_branches[s] > 1) continue;
-        if (ipup__rec_would(e, s)) m->recompute_saved += ipup__recompute_saves(x);
+        if (ipup__rec_would(e, s)) m->recompute_saved += ipup__recompute_saves_of(e, x);
         m->offload_saved += x->n_state * sizeof(float);
         m->frozen_saved +=
             (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
@@ -3479,6 +3653,10 @@ static size_t ipup__need_with(ipup__core *e, int32_t d, int32_t off) {
     e->cfg.offload = keep;
     return a.used;
 }
+/* the on-chip work entry recomputation adds to stage x (float16 has one anyway) */
+static size_t ipup__rec_cost(const ipup__core *e, const ipup__stage *x) {
+    return e->cfg.dtype == IPUP_DTYPE_F16 ? 0 : ipup__round64(x->entry_floats * sizeof(float));
+}
 /* The remedies of an IPU over its memory, in the tutorials' order (TF1 pipelining
    tutorial: recomputation, then offloading, then more pipeline stages, then a smaller
    micro-batch), each with the on-chip bytes it saves on this IPU (net of its staging) */
@@ -3489,20 +3667,20 @@ static void ipup__oom_fixes(ipup__core *e, int32_t d, const ipup__arena *a, ipup
     for (s = 0; s < e->S; s++) { /* the stages whose recomputation saves more than its entry */
         const ipup__stage *x = &e->stages[s];
         nr += x->device == d && e->n_branches[s] <= 1 && !ipup__rec(e, s) &&
-              ipup__recompute_saves(x) > ipup__round64(x->entry_floats * sizeof(float));
+              ipup__recompute_saves_of(e, x) > ipup__rec_cost(e, x);
     }
     for (s = 0; s < e->S; s++) {
         const ipup__stage *x = &e->stages[s];
-        size_t cost = ipup__round64(x->entry_floats * sizeof(float));
+        size_t cost = ipup__rec_cost(e, x);
         if (x->device != d || e->n_branches[s] > 1 || ipup__rec(e, s) ||
-            ipup__recompute_saves(x) <= cost)
+            ipup__recompute_saves_of(e, x) <= cost)
             continue;
         ipup__textbuf_add(b, "%s%d", n++ ? "," : nr > 1 ? ". Fix, in the tutorials' order: "
                                                          "recomputation of stages "
                                                : ". Fix, in the tutorials' order: "
                                                  "recomputation of stage ",
                           (int)s);
-        rs += ipup__recompute_saves(x) - cost;
+        rs += ipup__recompute_saves_of(e, x) - cost;
     }
     if (n) ipup__textbuf_add(b, " (cfg.recompute_stages; saves %zu bytes)", rs);
     for (i = 0; i < 3; i++) {
@@ -4042,6 +4220,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
         ipup__fill_report(core, &a, &sa, d, &e->mem[i]);
     }
     ipup__init_weights(e);
+    for (i = 0; i < IPUP_MAX_IPUS; i++) e->ls_scale[i] = core->cfg.loss_scale;
     if (core->has_concurrent) ipup__conc_init_weights(e);
     ipup__cost_setup(e);
     ipup__pred_cost_setup(e);
@@ -4126,6 +4305,101 @@ static float *ipup__layer_params(ipup_emu *e, ipup__stage_rt *rt, int32_t l) {
     IPUPIPE_MEMCPY(rt->wstage, p, (ipup__round16(I->n_w) + (size_t)I->n_b) * sizeof(float));
     return rt->wstage;
 }
+/* cfg.dtype float16: x (n) rounded to binary16 in place (what storing it as fp16 keeps) */
+static void ipup__h_round(float *x, size_t n) {
+    uint16_t h[256];
+    size_t i;
+    for (i = 0; i < n; i += 256) {
+        const int k = n - i < 256 ? (int)(n - i) : 256;
+        ipup_f32_to_f16(k, x + i, h);
+        ipup_f16_to_f32(k, h, x + i);
+    }
+}
+static int ipup__f16(const ipup_emu *e) { return e->core.cfg.dtype == IPUP_DTYPE_F16; }
+/* an fp32 stash entry E of stage s into its binary16 slot h (rec: a recomputing stage's
+   slot), and back (ipup__entry_regions) */
+static void ipup__entry_pack(const ipup_emu *e, int32_t s, int rec, const float *E, uint16_t *h) {
+    ipup__region rg[IPUP_MAX_LAYERS + 3];
+    const int n = ipup__entry_regions(&e->core, s, rec, rg), xent = !ipup__target_w(&e->core);
+    int i;
+    size_t j;
+    for (i = 0; i < n; i++) {
+        const float *src = E + rg[i].off;
+        if (rg[i].kind == 1) {
+            IPUPIPE_MEMCPY(h, src, rg[i].n * sizeof(float));
+            h += 2u * rg[i].n;
+            continue;
+        }
+        if (rg[i].kind == 2 && xent) {
+            const int32_t *lab = (const int32_t *)(const void *)src;
+            for (j = 0; j < rg[i].n; j++) h[j] = (uint16_t)lab[j];
+        } else ipup_f32_to_f16((int)rg[i].n, src, h);
+        h += rg[i].n;
+    }
+}
+static void ipup__entry_unpack(const ipup_emu *e, int32_t s, int rec, const uint16_t *h, float *E) {
+    ipup__region rg[IPUP_MAX_LAYERS + 3];
+    const int n = ipup__entry_regions(&e->core, s, rec, rg), xent = !ipup__target_w(&e->core);
+    int i;
+    size_t j;
+    for (i = 0; i < n; i++) {
+        float *dst = E + rg[i].off;
+        if (rg[i].kind == 1) {
+            IPUPIPE_MEMCPY(dst, h, rg[i].n * sizeof(float));
+            h += 2u * rg[i].n;
+            continue;
+        }
+        if (rg[i].kind == 2 && xent) {
+            int32_t *lab = (int32_t *)(void *)dst;
+            for (j = 0; j < rg[i].n; j++) lab[j] = (int32_t)h[j];
+        } else ipup_f16_to_f32((int)rg[i].n, h, dst);
+        h += rg[i].n;
+    }
+}
+/* a forward ring message: x (rows of n floats) and the labels region lab into slot h */
+static void ipup__msg_pack(const ipup_emu *e, int32_t Bn, int32_t n, const float *x,
+                           const float *lab, uint16_t *h) {
+    const size_t nx = (size_t)Bn * (size_t)n,
+                 nl = (size_t)e->core.B * (size_t)ipup__lab_w(&e->core);
+    size_t j;
+    ipup_f32_to_f16((int)nx, x, h);
+    if (!lab) return;
+    h += (size_t)e->core.B * (size_t)n;
+    if (ipup__target_w(&e->core)) ipup_f32_to_f16((int)nl, lab, h);
+    else
+        for (j = 0; j < nl; j++) h[j] = (uint16_t)((const int32_t *)(const void *)lab)[j];
+}
+static void ipup__msg_unpack(const ipup_emu *e, int32_t Bn, int32_t n, const uint16_t *h,
+                             float *x, float *lab) {
+    const size_t nx = (size_t)Bn * (size_t)n,
+                 nl = (size_t)e->core.B * (size_t)ipup__lab_w(&e->core);
+    size_t j;
+    ipup_f16_to_f32((int)nx, h, x);
+    if (!lab) return;
+    h += (size_t)e->core.B * (size_t)n;
+    if (ipup__target_w(&e->core)) ipup_f16_to_f32((int)nl, h, lab);
+    else
+        for (j = 0; j < nl; j++) ((int32_t *)(void *)lab)[j] = (int32_t)h[j];
+}
+/* cfg.dtype float16: the input of stage s (Bn rows) in fp32 as the IPU stores it: a ring
+   message (packed) unpacked, or the caller's rows (stage 0) rounded, in the stage's scratch */
+static const float *ipup__half_in(ipup_emu *e, int32_t s, int32_t Bn, const float *in,
+                                  int packed) {
+    float *x = s ? e->stage_rt[0][s].xb : e->stage_rt[0][0].pingpong[0];
+    const size_t n = (size_t)Bn * (size_t)e->core.stages[s].in_n;
+    if (packed) {
+        ipup_f16_to_f32((int)n, (const uint16_t *)(const void *)in, x);
+        return x;
+    }
+    IPUPIPE_MEMCPY(x, in, n * sizeof(float));
+    ipup__h_round(x, n);
+    return x;
+}
+
+/* the loss scale of IPU ipu's next update (1 without loss scaling) */
+static float ipup__ls(const ipup_emu *e, int32_t ipu) {
+    return e->ls_scale[ipu] > 0.0f ? e->ls_scale[ipu] : 1.0f;
+}
 static float *ipup__pick(ipup__stage_rt *rt, const float *cur) {
     return cur == rt->pingpong[0] ? rt->pingpong[1] : rt->pingpong[0];
 }
@@ -4194,6 +4468,7 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
         else
             ipup_conv3x3_relu_fwd_f32(n, I->in_h, I->in_w, I->in_c, I->out_c,
                                       cur + (size_t)i * (size_t)I->in_n, w, b, d, rt->conv);
+        if (ipup__f16(e)) ipup__h_round(d, (size_t)n * (size_t)I->out_n); /* as stored */
         if (idx)
             ipup_maxpool2_fwd_idx_f32(n, P->in_h, P->in_w, P->in_c, d,
                                       y + (size_t)i * (size_t)P->out_n,
@@ -4205,11 +4480,21 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
     return y;
 }
 
+/* dloss (n) times the loss scale of the stage's IPU, rounded to binary16 under float16 */
+static void ipup__dloss_scaled(ipup_emu *e, int32_t r, int32_t s, size_t n, float *dl) {
+    const float ls = ipup__ls(e, r * e->core.P + e->core.stages[s].device);
+    size_t i;
+    if (ls != 1.0f)
+        for (i = 0; i < n; i++) dl[i] *= ls;
+    if (ipup__f16(e)) ipup__h_round(dl, n);
+}
+
 /* Forward through stage s on replica r. in (Bn, in_n); labels (Bn); E: a stash entry (full
    layout, in == E) or NULL (evaluation); out (Bn, out_n) or NULL (discard). loss NULL
    (ipup_predict): the model's last stage stops before the loss layer and writes the loss
-   layer's input (Bn, its in_n) into out. */
-static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
+   layer's input (Bn, its in_n) into out. Returns where the stage's output is (out, or with
+   out NULL a ping-pong buffer, or a view of in). */
+static const float *ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const float *in,
                             const int32_t *labels, float *E, float *out, int train, int64_t t,
                             int64_t sample0, float *loss, int *correct) {
     const ipup__stage *st = &e->core.stages[s];
@@ -4231,12 +4516,14 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
         if (I->kind == IPUP_LAYER_SOFTMAX_XENT) {
             float *dl = (E && train) ? E + st->dloss_off : NULL;
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
+            if (dl) ipup__dloss_scaled(e, r, s, (size_t)Bn * (size_t)I->in_n, dl);
             break;
         }
         if (I->kind == IPUP_LAYER_MSE) { /* the label region holds float targets */
             float *dl = (E && train) ? E + st->dloss_off : NULL;
             *loss = ipup_mse_f32(Bn, I->in_n, cur, (const float *)(const void *)labels, dl);
             *correct = 0;
+            if (dl) ipup__dloss_scaled(e, r, s, (size_t)Bn * (size_t)I->in_n, dl);
             break;
         }
         fuse = ipup__fuse_relu(e, st, l, E, train); /* then l + 1 is the ReLU: its output */
@@ -4276,9 +4563,12 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
             break;
         }
+        if (ipup__f16(e)) /* every op's output is stored as binary16 */
+            ipup__h_round(dest, (size_t)Bn * (size_t)e->core.layers[l + fuse].info.out_n);
         cur = dest;
         l += fuse;
     }
+    return cur;
 }
 
 /* Backward (B, or I when wentry != NULL) through stage s. E: the stash entry (full layout),
@@ -4374,6 +4664,8 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             break;
         }
         if (!dest) break;
+        if (ipup__f16(e)) /* the input gradient is stored as binary16 */
+            ipup__h_round(dest, (size_t)Bn * (size_t)e->core.layers[l].info.in_n);
         if (dest == dx) wrote_dx = 1;
         cur = dest;
     }
@@ -4409,8 +4701,7 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
 }
 
 static size_t ipup__entry_floats(const ipup_emu *e, int32_t s) {
-    return ipup__rec(&e->core, s) ? e->core.stages[s].rentry_floats
-                                  : e->core.stages[s].entry_floats;
+    return ipup__slot_floats(&e->core, s);
 }
 
 /* stash entry `pos` places behind the front of stage s (the oldest micro-batch whose
@@ -4424,15 +4715,21 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     float *E;
     float loss;
     int corr;
-    if (!ipup__rec(&e->core, s)) {
+    if (!ipup__rec(&e->core, s) && !ipup__f16(e)) {
         if (!ipup__act_off(&e->core, s)) return slot;
         IPUPIPE_MEMCPY(rt->work, slot, st->entry_floats * sizeof(float)); /* stream in */
         return rt->work;
     }
     E = rt->work;
-    IPUPIPE_MEMCPY(E, slot, (size_t)e->core.B * (size_t)st->in_n * sizeof(float));
-    IPUPIPE_MEMCPY(E + st->label_off, slot + (size_t)e->core.B * (size_t)st->in_n,
-                   ipup__lab_bytes(&e->core));
+    if (ipup__f16(e)) { /* the binary16 slot into the fp32 work entry */
+        ipup__entry_unpack(e, s, ipup__rec(&e->core, s), (const uint16_t *)(const void *)slot,
+                           E);
+        if (!ipup__rec(&e->core, s)) return E;
+    } else {
+        IPUPIPE_MEMCPY(E, slot, (size_t)e->core.B * (size_t)st->in_n * sizeof(float));
+        IPUPIPE_MEMCPY(E + st->label_off, slot + (size_t)e->core.B * (size_t)st->in_n,
+                       ipup__lab_bytes(&e->core));
+    }
     ipup__stage_fwd(e, r, s, e->core.B, E, (const int32_t *)(const void *)(E + st->label_off), E,
                     NULL, 1, t, ((int64_t)r * e->core.M + m) * e->core.B, &loss, &corr);
     return E;
@@ -4913,15 +5210,16 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     int64_t sample0 = ((int64_t)replica * e->core.M + mb) * B;
     size_t xin = (size_t)B * (size_t)facts->in_n;
     float *msg = NULL, *entry, *slot, *out = NULL;
-    const float *in;
+    const float *in, *res;
     float loss = 0.0f;
     int correct = 0, rc;
-    const int direct = ipup__direct_in(&e->core, stage);
+    const int direct = ipup__direct_in(&e->core, stage), f16 = ipup__f16(e);
     if (runtime->stash_count >= (uint32_t)facts->depth) return IPUP__STALL;
     slot = runtime->stash +
            (size_t)((runtime->stash_head + runtime->stash_count) % (uint32_t)facts->depth) *
                ipup__entry_floats(e, stage);
-    entry = ipup__rec(&e->core, stage) || ipup__act_off(&e->core, stage) ? runtime->work : slot;
+    entry = ipup__rec(&e->core, stage) || ipup__act_off(&e->core, stage) || f16 ? runtime->work
+                                                                                : slot;
     in = entry;
     if (stage < e->core.S - 1 && direct) {
         /* before the input is held: nothing is held while this waits */
@@ -4932,15 +5230,27 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
         rc = ipup__feed(e, replica, step, mb, entry, (int32_t *)(void *)(entry + facts->label_off),
                         threaded, ipu);
         if (rc) return rc;
+        if (f16) { /* the micro-batch as the IPU stores it */
+            ipup__h_round(entry, xin);
+            if (ipup__target_w(&e->core))
+                ipup__h_round(entry + facts->label_off,
+                              (size_t)B * (size_t)ipup__target_w(&e->core));
+        }
     } else if (e->core.n_branches[stage - 1] > 1) {
         /* the branches of concurrent stage s-1, concatenated */
         if (!ipup__conc_gather(e, replica, stage, entry, step, threaded, ipu)) return IPUP__STALL;
     } else {
         msg = (float *)ipup__wait_peek(e, &e->fwd[replica][stage], threaded, step, ipu);
         if (!msg) return IPUP__STALL;
-        if (direct) in = msg; /* released after the forward */
-        else IPUPIPE_MEMCPY(entry, msg, xin * sizeof(float));
-        IPUPIPE_MEMCPY(entry + facts->label_off, msg + xin, ipup__lab_bytes(&e->core));
+        if (f16) {
+            ipup__msg_unpack(e, B, facts->in_n, (const uint16_t *)(const void *)msg,
+                             direct ? runtime->xb : entry, entry + facts->label_off);
+            if (direct) in = runtime->xb;
+        } else {
+            if (direct) in = msg; /* released after the forward */
+            else IPUPIPE_MEMCPY(entry, msg, xin * sizeof(float));
+            IPUPIPE_MEMCPY(entry + facts->label_off, msg + xin, ipup__lab_bytes(&e->core));
+        }
         if (!direct)
             ipup__release(e, &e->fwd[replica][stage], threaded,
                           ipup__ipu_of(e, replica, stage - 1));
@@ -4949,21 +5259,27 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
         out = ipup__reserve_out(e, replica, stage, step, threaded, ipu);
         if (!out) return IPUP__STALL;
     }
-    ipup__stage_fwd(e, replica, stage, B, in,
-                    (const int32_t *)(const void *)(entry + facts->label_off), entry, out, 1, step,
-                    sample0, &loss, &correct);
+    res = ipup__stage_fwd(e, replica, stage, B, in,
+                          (const int32_t *)(const void *)(entry + facts->label_off), entry,
+                          out && f16 ? NULL : out, 1, step, sample0, &loss, &correct);
     if (direct)
         ipup__release(e, &e->fwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage - 1));
-    if (out) {
+    if (out && f16)
+        ipup__msg_pack(e, B, facts->out_n, res, entry + facts->label_off,
+                       (uint16_t *)(void *)out);
+    else if (out)
         IPUPIPE_MEMCPY(out + (size_t)B * (size_t)facts->out_n, entry + facts->label_off,
                        ipup__lab_bytes(&e->core));
+    if (out) {
         if (e->core.n_branches[stage + 1] > 1)
             ipup__conc_commit_in(e, replica, stage + 1, out, threaded);
         else
             ipup__commit(e, &e->fwd[replica][stage + 1], threaded,
                          ipup__ipu_of(e, replica, stage + 1));
     }
-    if (ipup__rec(&e->core, stage)) {
+    if (f16)
+        ipup__entry_pack(e, stage, ipup__rec(&e->core, stage), entry, (uint16_t *)(void *)slot);
+    else if (ipup__rec(&e->core, stage)) {
         IPUPIPE_MEMCPY(slot, entry, xin * sizeof(float));
         IPUPIPE_MEMCPY(slot + xin, entry + facts->label_off, ipup__lab_bytes(&e->core));
     } else if (ipup__act_off(&e->core, stage)) { /* stream out */
@@ -4975,6 +5291,25 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
         !ipup__outfeed_put(e, replica, step, mb, loss, correct, threaded, ipu))
         return IPUP__STALL;
     return IPUP_OK;
+}
+
+/* ipup__stage_bwd under cfg.dtype float16: dy (a binary16 ring message) unpacked into the
+   stage's scratch, dx and the W-stash entry written in fp32 scratch, then packed */
+static void ipup__bwd_half(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *dy,
+                           float *dx, float *wentry, int64_t t, int64_t sample0) {
+    ipup__stage_rt *rt = &e->stage_rt[r][s];
+    const ipup__stage *st = &e->core.stages[s];
+    const size_t B = (size_t)e->core.B;
+    if (dy && !(s < e->core.S - 1 && e->core.n_branches[s + 1] > 1)) {
+        /* into a ping-pong buffer: the first layer's backward writes the other one, and dy
+           is read by then (a recomputing stage's forward has used them already) */
+        ipup_f16_to_f32((int)(B * (size_t)st->out_n), (const uint16_t *)(const void *)dy,
+                        rt->pingpong[0]);
+        dy = rt->pingpong[0];
+    }
+    ipup__stage_bwd(e, r, s, E, dy, dx ? rt->xb : NULL, wentry ? rt->wwork : NULL, t, sample0);
+    if (dx) ipup_f32_to_f16((int)(B * (size_t)st->in_n), rt->xb, (uint16_t *)(void *)dx);
+    if (wentry) ipup_f32_to_f16((int)st->wentry_n, rt->wwork, (uint16_t *)(void *)wentry);
 }
 
 /* B(stage, mb) or I(stage, mb) of a replica at global step `step`: IPUP_OK or IPUP__STALL */
@@ -5004,10 +5339,14 @@ static int ipup__exec_bi(ipup_emu *e, int32_t replica, const ipup_op *op, int64_
         if (runtime->wstash_count >= (uint32_t)facts->wstash_depth) return IPUP__STALL;
         wentry = runtime->wstash + (size_t)((runtime->wstash_head + runtime->wstash_count) %
                                             (uint32_t)facts->wstash_depth) *
-                                       facts->wentry_floats;
+                                       ipup__wslot_floats(&e->core, stage);
     }
     entry = ipup__front(e, replica, stage, step, mb, runtime->wstash_count);
-    ipup__stage_bwd(e, replica, stage, entry, dy, dx, wentry, step, sample0);
+    if (ipup__f16(e))
+        ipup__bwd_half(e, replica, stage, entry, dy, dx, wentry, step, sample0);
+    else ipup__stage_bwd(e, replica, stage, entry, dy, dx, wentry, step, sample0);
+    if (op->kind == IPUP_OP_B && e->core.cfg.accum_dtype == IPUP_DTYPE_F16)
+        ipup__h_round(runtime->grads, facts->n_grads); /* the fp16 accumulator */
     if (dy && !(stage < e->core.S - 1 && e->core.n_branches[stage + 1] > 1))
         ipup__release(e, &e->bwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage + 1));
     if (dx && e->core.n_branches[stage - 1] > 1)
@@ -5030,11 +5369,18 @@ static int ipup__exec_w(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     int32_t stage = op->stage;
     const ipup__stage *facts = &e->core.stages[stage];
     ipup__stage_rt *runtime = &e->stage_rt[replica][stage];
-    float *entry;
+    float *entry, *wentry;
     if (runtime->stash_count == 0 || runtime->wstash_count == 0) return IPUP__STALL;
     entry = ipup__front(e, replica, stage, step, op->mb, 0);
-    ipup__stage_w(e, replica, stage, entry,
-                  runtime->wstash + (size_t)runtime->wstash_head * facts->wentry_floats);
+    wentry = runtime->wstash + (size_t)runtime->wstash_head * ipup__wslot_floats(&e->core, stage);
+    if (ipup__f16(e)) {
+        ipup_f16_to_f32((int)facts->wentry_n, (const uint16_t *)(const void *)wentry,
+                        runtime->wwork);
+        wentry = runtime->wwork;
+    }
+    ipup__stage_w(e, replica, stage, entry, wentry);
+    if (e->core.cfg.accum_dtype == IPUP_DTYPE_F16)
+        ipup__h_round(runtime->grads, facts->n_grads); /* the fp16 accumulator */
     runtime->wstash_head = (runtime->wstash_head + 1u) % (uint32_t)facts->wstash_depth;
     runtime->wstash_count--;
     runtime->stash_head = (runtime->stash_head + 1u) % (uint32_t)facts->depth;
@@ -5119,6 +5465,8 @@ static void ipup__check_grads_of(ipup_emu *e, int32_t gr, int32_t r, int32_t d, 
                 if (b > hi) b = hi;
                 if (a < b && !ipup__finite(e->stage_rt[gr][s].grads + a, b - a)) {
                     ipup__set_err(e, r * e->core.P + d, t, s, -1, 2 * l + j);
+                    if (e->core.cfg.loss_scale_dynamic) /* skipped, not an error */
+                        e->ipu_errors[t & 1][r * e->core.P + d].overflow = 1;
                     return;
                 }
             }
@@ -5159,6 +5507,7 @@ static void ipup__update_tensor(const ipup_emu *e, int n, float *w, float *g, fl
             break;
         case IPUP_OPT_ADAM:
             ipup__adam_update(o, t, cnt, scale, ww, a1, a2, g + c0);
+            if (o->first_moment_dtype == IPUP_DTYPE_F16) ipup__h_round(a1, (size_t)cnt);
             break;
         default: ipup_sgd_f32(cnt, o->lr, scale, ww, g + c0); break;
         }
@@ -5175,10 +5524,12 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
     const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
     float scale = 1.0f / (float)(e->core.M * e->core.R);
+    const float ls = ipup__ls(e, r * e->core.P + st->device);
     size_t chunk = rt->staging ? ipup__opt_chunk(&e->core, st->device) : 0;
     int32_t l, j, k = ipup__state_slots(&e->core.cfg);
     /* a concurrent stage: its lanes update on their IPUs (ipup__conc_update) */
     if (e->core.n_branches[s] > 1) return;
+    if (ls != 1.0f) scale = 1.0f / ((float)(e->core.M * e->core.R) * ls); /* unscale */
     for (l = st->first; l < st->last; l++) {
         const ipup_layer_info *I = &e->core.layers[l].info;
         if (!I->n_w || I->frozen) continue;
@@ -5214,8 +5565,41 @@ static int ipup__any_err(const ipup_emu *e, int64_t t) {
     int32_t q;
     /* the step too: a slot holds step t or t - 2 (or t + 2 when a thread stopped early) */
     for (q = 0; q < e->core.n_ipus; q++)
-        if (e->ipu_errors[t & 1][q].code && e->ipu_errors[t & 1][q].step == t) return 1;
+        if (e->ipu_errors[t & 1][q].code && e->ipu_errors[t & 1][q].step == t &&
+            !e->ipu_errors[t & 1][q].overflow)
+            return 1;
     return 0;
+}
+/* dynamic loss scaling at the end of step t on IPU ipu (every IPU decides alike from the
+   error slots every IPU wrote): a gradient overflowed somewhere -> halve the scale, skip the
+   update (returns 1; the caller zeroes the gradients); loss_scale_period clean steps in a
+   row -> double it (NVIDIA's and Graphcore's dynamic loss scaling; the scale stays within
+   [1, 2^24]) */
+static int ipup__ls_step(ipup_emu *e, int32_t ipu, int64_t t) {
+    int32_t q;
+    int over = 0;
+    if (!e->core.cfg.loss_scale_dynamic) return 0;
+    for (q = 0; q < e->core.n_ipus; q++)
+        if (e->ipu_errors[t & 1][q].overflow && e->ipu_errors[t & 1][q].step == t) over = 1;
+    if (over) {
+        if (e->ls_scale[ipu] > 1.0f) e->ls_scale[ipu] *= 0.5f;
+        e->ls_clean[ipu] = 0;
+        e->ls_skipped[ipu]++;
+        return 1;
+    }
+    if (++e->ls_clean[ipu] >= e->core.cfg.loss_scale_period) {
+        if (e->ls_scale[ipu] < 16777216.0f) e->ls_scale[ipu] *= 2.0f;
+        e->ls_clean[ipu] = 0;
+    }
+    return 0;
+}
+/* a skipped step: the gradients of the stages on (r, d) zeroed, nothing updated */
+static void ipup__skip_update(ipup_emu *e, int32_t r, int32_t d) {
+    int32_t s;
+    for (s = 0; s < e->core.S; s++)
+        if (e->core.stages[s].device == d && e->core.n_branches[s] <= 1)
+            IPUPIPE_MEMSET(e->stage_rt[r][s].grads, 0,
+                           e->core.stages[s].n_grads * sizeof(float));
 }
 static int ipup__err_msg(ipup_emu *e, int64_t t) {
     int32_t q, best = -1;
@@ -5257,9 +5641,23 @@ static int ipup__err_msg(ipup_emu *e, int64_t t) {
                       (long long)b->step);
 }
 
+/* the update of the stages of (r, d) at the end of step t (or the skip of dynamic loss
+   scaling), with the fp16 accumulators' rounding of the replica sums */
+static void ipup__end_step(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
+    int32_t s;
+    const int skip = ipup__ls_step(e, r * e->core.P + d, t);
+    for (s = 0; s < e->core.S; s++) {
+        if (e->core.stages[s].device != d) continue;
+        if (e->core.cfg.accum_dtype == IPUP_DTYPE_F16 && e->core.R > 1)
+            ipup__h_round(e->stage_rt[r][s].grads, e->core.stages[s].n_grads);
+        if (!skip) ipup__update_stage(e, r, s, t);
+    }
+    if (skip) ipup__skip_update(e, r, d);
+}
+
 static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
     int32_t k, i, r, d, s;
-    int rc;
+    int rc, skip;
     int64_t step0 = e->step;
     *done = 0;
     for (k = 0; k < steps; k++) {
@@ -5277,8 +5675,17 @@ static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
         for (r = 0; r < e->core.R; r++)
             for (d = 0; d < e->core.P; d++) ipup__check_grads(e, r, d, t, r, e->core.R);
         if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
+        skip = 0;
+        for (i = 0; i < e->core.n_ipus; i++) skip = ipup__ls_step(e, i, t);
+        if (e->core.cfg.accum_dtype == IPUP_DTYPE_F16 && e->core.R > 1)
+            for (r = 0; r < e->core.R; r++)
+                for (s = 0; s < e->core.S; s++)
+                    ipup__h_round(e->stage_rt[r][s].grads, e->core.stages[s].n_grads);
         for (r = 0; r < e->core.R; r++)
-            for (s = 0; s < e->core.S; s++) ipup__update_stage(e, r, s, t);
+            for (s = 0; s < e->core.S; s++)
+                if (!skip) ipup__update_stage(e, r, s, t);
+        for (r = 0; r < e->core.R && skip; r++)
+            for (d = 0; d < e->core.P; d++) ipup__skip_update(e, r, d);
         if (e->core.has_concurrent)
             for (r = 0; r < e->core.R; r++)
                 for (d = 0; d < e->core.P; d++) ipup__conc_update(e, r, d, t);
@@ -5292,7 +5699,7 @@ static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
    exchange of error slots and records, and the update of its stages */
 static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
     const ipup_transport *tp = e->transport;
-    int32_t r = tp->ipu / e->core.P, d = tp->ipu % e->core.P, k, j, s;
+    int32_t r = tp->ipu / e->core.P, d = tp->ipu % e->core.P, k, j;
     int64_t step0 = e->step;
     int rc;
     *done = 0;
@@ -5309,8 +5716,7 @@ static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
         ipup__check_grads(e, r, d, t, r, e->core.R);
         if ((rc = tp->step_end(tp->user, t, k)) != IPUP_OK) return rc;
         if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
-        for (s = 0; s < e->core.S; s++)
-            if (e->core.stages[s].device == d) ipup__update_stage(e, r, s, t);
+        ipup__end_step(e, r, d, t);
         e->step = t + 1;
         *done = k + 1;
     }
@@ -5321,7 +5727,7 @@ static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
 /* IPU ipu's row of every step of the job (threaded runner: its thread; device runner: its
    core, IPU 0 on the host's) */
 static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
-    int32_t r = ipu / e->core.P, d = ipu % e->core.P, k, j, s;
+    int32_t r = ipu / e->core.P, d = ipu % e->core.P, k, j;
     for (k = 0; k < e->job_steps; k++) {
         int64_t t = e->job_step0 + k;
         IPUPIPE_MEMSET(&e->ipu_errors[t & 1][ipu], 0, sizeof(ipup__ipu_err));
@@ -5341,8 +5747,7 @@ static void ipup__thread_job(ipup_emu *e, int32_t ipu) {
         ipup__check_grads(e, r, d, t, r, e->core.R);
         if (ipup__barrier(e, ipu, t)) return; /* every part summed and checked */
         if (ipup__any_err(e, t)) return;
-        for (s = 0; s < e->core.S; s++)
-            if (e->core.stages[s].device == d) ipup__update_stage(e, r, s, t);
+        ipup__end_step(e, r, d, t);
         if (e->core.has_concurrent) ipup__conc_update(e, r, d, t); /* the lanes on this IPU */
     }
 }
@@ -5620,6 +6025,8 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
                 : 0.0;
     }
     S.samples_per_second = S.sim_seconds > 0.0 ? (double)S.samples / S.sim_seconds : 0.0;
+    S.skipped_steps = e->ls_skipped[0];
+    S.loss_scale = ipup__ls(e, 0);
     e->n_records = n;
     if (stats) *stats = S;
     return rc;
@@ -5674,7 +6081,10 @@ IPUPIPE_DEF int ipup_evaluate(ipup_emu *e, int32_t n, const float *x, const int3
                              : NULL;
             /* the branches, concatenated */
             if (e->core.n_branches[s] > 1) ipup__conc_eval(e, s, Bn, in, out);
-            else ipup__stage_fwd(e, 0, s, Bn, in, labels + i, NULL, out, 0, 0, 0, &loss, &c);
+            else {
+                if (s == 0 && ipup__f16(e)) in = ipup__half_in(e, 0, Bn, in, 0);
+                ipup__stage_fwd(e, 0, s, Bn, in, labels + i, NULL, out, 0, 0, 0, &loss, &c);
+            }
             in = out;
         }
         if (loss_sum) *loss_sum += (double)loss * (double)Bn;
@@ -5706,6 +6116,7 @@ IPUPIPE_DEF int ipup_evaluate_targets(ipup_emu *e, int32_t n, const float *x, co
         float loss = 0.0f;
         for (s = 0; s < e->core.S; s++) {
             float *out = s < e->core.S - 1 ? e->stage_rt[0][s + 1].pingpong[0] : NULL;
+            if (s == 0 && ipup__f16(e)) in = ipup__half_in(e, 0, Bn, in, 0);
             ipup__stage_fwd(e, 0, s, Bn, in, tg, NULL, out, 0, 0, 0, &loss, &c);
             in = out;
         }
@@ -5787,11 +6198,16 @@ static int ipup__pred_exec(ipup_emu *e, const ipup_op *o, int32_t w, int threade
         if (!msg) goto stall;
         in = msg;
     }
+    if (ipup__f16(e)) in = ipup__half_in(e, s, Bn, in, s > 0);
     if (s < e->core.S - 1) {
         out = (float *)ipup__wait_reserve(e, &e->fwd[0][s + 1], threaded, 0, ipu);
         if (!out) goto stall;
     } else out = ipup__pred_rows(e, (int32_t)c, e->pred_out);
-    ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
+    if (ipup__f16(e) && s < e->core.S - 1) {
+        const float *res = ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, NULL, 0, 0, 0, NULL, NULL);
+        ipup__msg_pack(e, Bn, e->core.stages[s].out_n, res, NULL,
+                       (uint16_t *)(void *)out);
+    } else ipup__stage_fwd(e, 0, s, Bn, in, NULL, NULL, out, 0, 0, 0, NULL, NULL);
     if (msg) ipup__release(e, &e->fwd[0][s], threaded, ipup__ipu_of(e, 0, s - 1));
     if (s < e->core.S - 1) ipup__commit(e, &e->fwd[0][s + 1], threaded, ipup__ipu_of(e, 0, s + 1));
     else ipup__pred_classes(e, (int32_t)c, Bn, out, e->pred_cls);
@@ -6085,6 +6501,10 @@ IPUPIPE_DEF int ipup_set_learning_rate(ipup_emu *e, float lr) {
                           ipup__num(num, sizeof num, (double)lr));
     e->core.cfg.opt.lr = lr;
     return IPUP_OK;
+}
+IPUPIPE_DEF float ipup_loss_scale(const ipup_emu *e) {
+    if (!e || !e->initialised) return 0.0f;
+    return ipup__ls(e, 0);
 }
 
 /* >>state: the state stream: writer, reader, checks (docs/state.md) */

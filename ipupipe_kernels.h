@@ -21,6 +21,7 @@
        dropout        inverted dropout
        optimizers     SGD, momentum, Adam
        init           the Glorot initialiser
+       half           IEEE binary16 storage: fp32 <-> fp16 conversions
 
    USAGE
      In exactly ONE C or C++ file:
@@ -489,6 +490,35 @@ IPUPIPE_DEF void ipup_adamw_f32(int n, float lr, float beta1, float beta2, float
    with u = ipup_rng_uniform_f32(seed, stream, i). w (n). Identical bits on every platform. */
 IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
                                          uint64_t stream, float *w);
+
+/* >>half: IEEE binary16 storage, conversions to and from fp32 */
+/* Half precision is a storage format: values are converted to fp32 for arithmetic and
+   back (IEEE 754-2008 binary16: 1 sign, 5 exponent, 10 fraction bits; largest finite 65504,
+   smallest normal 2^-14, smallest subnormal 2^-24).
+   fp32 -> fp16 rounds to nearest, ties to even; |x| >= 65520 becomes +-inf; results below
+   2^-14 are subnormal (correctly rounded, 2^-25 and less round to +-0); a NaN stays a NaN
+   of the same sign, quiet, with the top 9 bits of its payload. fp16 -> fp32 is exact (a NaN
+   comes back quiet). Every path gives the same bits (the portable one is the reference):
+   IPUP_HALF_CVT names the path this build uses ("avx512", "f16c", "arm-vcvt", "portable").
+   x (n), y (n); they must not overlap. */
+#if !defined(IPUPIPE_NO_SIMD) && defined(IPUP_KERNELS_AVX512)
+#define IPUP__HALF_AVX512 1
+#define IPUP_HALF_CVT "avx512"
+#elif !defined(IPUPIPE_NO_SIMD) && defined(IPUP_KERNELS_AVX2) && defined(__F16C__)
+#define IPUP__HALF_F16C 1
+#define IPUP_HALF_CVT "f16c"
+#elif !defined(IPUPIPE_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) &&                 \
+    defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4) &&                                 \
+    ((__ARM_FP & 2) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__))
+/* VFPv3-FP16, and the FPv4-SP / FPv5 of Cortex-M4F, M7, M33 (which have VCVTB.F16.F32
+   whether or not __fp16 is enabled, -mfp16-format): the conversion instructions */
+#define IPUP__HALF_ARM 1
+#define IPUP_HALF_CVT "arm-vcvt"
+#else
+#define IPUP_HALF_CVT "portable"
+#endif
+IPUPIPE_DEF void ipup_f32_to_f16(int n, const float *x, uint16_t *y);
+IPUPIPE_DEF void ipup_f16_to_f32(int n, const uint16_t *x, float *y);
 
 #ifdef __cplusplus
 }
@@ -2759,6 +2789,105 @@ IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_
         float u = ipup_rng_uniform_f32(seed, stream, (uint64_t)i);
         w[i] = (2.0f * u - 1.0f) * limit;
     }
+}
+
+/* >>half: the conversions: portable bit manipulation, F16C / AVX-512, the Arm VCVT */
+
+/* One fp32 -> fp16, round to nearest even, by integer operations only (so the bits do not
+   depend on the FPU's rounding mode or flush-to-zero setting). */
+static uint16_t ipup__f32_to_f16_1(float f) {
+    uint32_t u, a, sign;
+    IPUPIPE_MEMCPY(&u, &f, sizeof u);
+    sign = (u >> 16) & 0x8000u;
+    a = u & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) /* NaN: quiet, the top of the payload */
+        return (uint16_t)(sign | 0x7E00u | ((a >> 13) & 0x3FFu));
+    if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u); /* >= 65520 (and inf): inf */
+    if (a >= 0x38800000u) { /* normal: rebias the exponent (127 -> 15), round 13 bits away */
+        const uint32_t r = a - 0x38000000u;
+        return (uint16_t)(sign | ((r + 0xFFFu + ((r >> 13) & 1u)) >> 13));
+    }
+    if (a <= 0x33000000u) return (uint16_t)sign; /* <= 2^-25: ties to the even zero */
+    {   /* subnormal: the 24-bit significand shifted right by 126 - exponent (14..24) */
+        const uint32_t m = (a & 0x7FFFFFu) | 0x800000u, s = 126u - (a >> 23);
+        const uint32_t rem = m & ((1u << s) - 1u), half = 1u << (s - 1u);
+        uint32_t h = m >> s;
+        if (rem > half || (rem == half && (h & 1u))) h++; /* 0x3FF + 1 = the smallest normal */
+        return (uint16_t)(sign | h);
+    }
+}
+/* One fp16 -> fp32, exact. */
+static float ipup__f16_to_f32_1(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu;
+    uint32_t m = h & 0x3FFu, u;
+    float f;
+    if (e == 0x1Fu) u = sign | 0x7F800000u | (m << 13) | (m ? 0x400000u : 0u); /* inf, NaN */
+    else if (e) u = sign | ((e + 112u) << 23) | (m << 13);
+    else if (!m) u = sign;
+    else { /* subnormal: m 2^-24, normalised */
+        uint32_t ef = 113u;
+        while (!(m & 0x400u)) {
+            m <<= 1;
+            ef--;
+        }
+        u = sign | (ef << 23) | ((m & 0x3FFu) << 13);
+    }
+    IPUPIPE_MEMCPY(&f, &u, sizeof f);
+    return f;
+}
+
+#if defined(IPUP__HALF_ARM)
+/* VCVTB.F16.F32 rounds by FPSCR (round to nearest at reset) and, with FPSCR.DN clear, keeps
+   a NaN's sign and payload top as the portable path does; half values are never flushed
+   (Armv7-M ARM, A2.5.3: flush-to-zero does not apply to half-precision conversions). */
+static uint16_t ipup__f32_to_f16_arm(float f) {
+    float r;
+    uint32_t u;
+    __asm__("vcvtb.f16.f32 %0, %1" : "=t"(r) : "t"(f));
+    IPUPIPE_MEMCPY(&u, &r, sizeof u);
+    return (uint16_t)(u & 0xFFFFu);
+}
+static float ipup__f16_to_f32_arm(uint16_t h) {
+    const uint32_t u = h;
+    float r, f;
+    IPUPIPE_MEMCPY(&r, &u, sizeof r);
+    __asm__("vcvtb.f32.f16 %0, %1" : "=t"(f) : "t"(r));
+    return f;
+}
+#endif
+
+IPUPIPE_DEF void ipup_f32_to_f16(int n, const float *x /* (n) */, uint16_t *y /* (n) */) {
+    int i = 0;
+#if defined(IPUP__HALF_AVX512)
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(void *)(y + i),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(x + i),
+                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(IPUP__HALF_F16C)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(void *)(y + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(IPUP__HALF_ARM)
+    for (; i < n; i++) y[i] = ipup__f32_to_f16_arm(x[i]);
+#endif
+    for (; i < n; i++) y[i] = ipup__f32_to_f16_1(x[i]);
+}
+
+IPUPIPE_DEF void ipup_f16_to_f32(int n, const uint16_t *x /* (n) */, float *y /* (n) */) {
+    int i = 0;
+#if defined(IPUP__HALF_AVX512)
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256(
+                                    (const __m256i *)(const void *)(x + i))));
+#elif defined(IPUP__HALF_F16C)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(
+                                    (const __m128i *)(const void *)(x + i))));
+#elif defined(IPUP__HALF_ARM)
+    for (; i < n; i++) y[i] = ipup__f16_to_f32_arm(x[i]);
+#endif
+    for (; i < n; i++) y[i] = ipup__f16_to_f32_1(x[i]);
 }
 
 #ifdef __cplusplus

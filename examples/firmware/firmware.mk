@@ -63,7 +63,8 @@ $(FW_OUT)/fw_mnist.h: $(FW_OUT)/fw_mnist.c
 # B=8, M=4, SGD) writes fw_pools.h (IPUP_PLAN_IPU0_BYTES, ...) in this build; the
 # firmware re-plans at boot and stops with the exact figure should the two differ.
 FW_PLAN_FLAGS := --model dense64,relu,dense32,relu,dense10,xent --splits dense32 --schedule grouped \
-                 --batch-size 8 --batches-to-accumulate 4 --repeat-count 1 --optimizer sgd --runner coop
+                 --batch-size 8 --batches-to-accumulate 4 --repeat-count 1 --optimizer sgd --runner coop \
+                 $(FW_PLAN_EXTRA)
 $(FW_OUT)/fw_pools.h: build/ipupipe-plan $(FW_OUT)/fw_mnist.h
 	build/ipupipe-plan $(FW_PLAN_FLAGS) \
 	  --input 1x1x$$(sed -n 's/^#define FW_PIXELS \([0-9][0-9]*\).*/\1/p' $(FW_OUT)/fw_mnist.h) -o $@

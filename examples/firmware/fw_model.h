@@ -30,6 +30,10 @@
 #ifndef FW_LR
 #define FW_LR 0.5f        /* SGD learning rate */
 #endif
+#ifndef FW_DTYPE
+#define FW_DTYPE 0        /* cfg.dtype: IPUP_DTYPE_F32 (0) or IPUP_DTYPE_F16 (1, the build's
+                             FW_EXTRA=-DFW_DTYPE=1 FW_PLAN_EXTRA="--dtype float16") */
+#endif
 #define FW_SEED 7u
 #define FW_H1 64
 #define FW_H2 32
@@ -66,6 +70,7 @@ static inline void fw_config(ipup_config *cfg, const ipup_model_desc *m)
     cfg->opt.lr = FW_LR;
     cfg->seed = FW_SEED;
     cfg->runner = IPUP_RUNNER_COOP;
+    cfg->dtype = FW_DTYPE;
 }
 
 #endif

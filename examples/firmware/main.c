@@ -188,6 +188,19 @@ static uint64_t fw_fnv1a(uint64_t h, const float *x, int32_t n)
 }
 #define FW_FNV_BASIS UINT64_C(14695981039346656037)
 
+/* FW_DTYPE 1 (cfg.dtype float16): x (n) rounded to binary16 as the emulator stores every
+   op's output (nothing with float32) */
+static void fw_h(float *x, int32_t n)
+{
+    uint16_t h[64];
+    int32_t i;
+    for (i = 0; FW_DTYPE && i < n; i += 64) {
+        const int k = n - i < 64 ? (int)(n - i) : 64;
+        ipup_f32_to_f16(k, x + i, h);
+        ipup_f16_to_f32(k, h, x + i);
+    }
+}
+
 /* runs `steps` steps; returns the hash of w1 b1 w2 b2 w3 b3 */
 static uint64_t fw_reference(int steps, uint32_t *ticks_per_step)
 {
@@ -207,15 +220,22 @@ static uint64_t fw_reference(int steps, uint32_t *ticks_per_step)
         loss = 0.0f;
         for (m = 0; m < FW_M; m++) {
             fw_fill(((int64_t)s * FW_M + m) * FW_MB, FW_MB, k->x, k->lab);
+            fw_h(k->x, FW_MB * FW_PIXELS);
             ipup_dense_fwd_f32(FW_MB, FW_PIXELS, FW_H1, k->x, k->w1, k->b1, k->h1);
+            fw_h(k->h1, FW_MB * FW_H1);
             ipup_relu_fwd_f32(FW_MB * FW_H1, k->h1, k->a1);
             ipup_dense_fwd_f32(FW_MB, FW_H1, FW_H2, k->a1, k->w2, k->b2, k->h2);
+            fw_h(k->h2, FW_MB * FW_H2);
             ipup_relu_fwd_f32(FW_MB * FW_H2, k->h2, k->a2);
             ipup_dense_fwd_f32(FW_MB, FW_H2, FW_C, k->a2, k->w3, k->b3, k->lg);
+            fw_h(k->lg, FW_MB * FW_C);
             loss += ipup_softmax_xent_f32(FW_MB, FW_C, k->lg, k->lab, k->dlg, NULL);
+            fw_h(k->dlg, FW_MB * FW_C);
             ipup_dense_bwd_f32(FW_MB, FW_H2, FW_C, k->a2, k->w3, k->dlg, k->da2, k->g3, k->gb3);
+            fw_h(k->da2, FW_MB * FW_H2);
             ipup_relu_bwd_f32(FW_MB * FW_H2, k->h2, k->da2, k->da2);
             ipup_dense_bwd_f32(FW_MB, FW_H1, FW_H2, k->a1, k->w2, k->da2, k->da1, k->g2, k->gb2);
+            fw_h(k->da1, FW_MB * FW_H1);
             ipup_relu_bwd_f32(FW_MB * FW_H1, k->h1, k->da1, k->da1);
             ipup_dense_bwd_f32(FW_MB, FW_PIXELS, FW_H1, k->x, k->w1, k->da1, NULL, k->g1, k->gb1);
         }

@@ -50,6 +50,10 @@ typedef struct {
     size_t ipu_memory;   /* --ipu-memory: on-chip bytes per IPU (0: unlimited) */
     uint32_t recompute_stages; /* --recompute-stages: a bit per stage (0: --recompute's default) */
     const char *export_c, *export_name; /* --export-c FILE.h, --export-name NAME (examples/common/export_c.h) */
+    int32_t dtype, accum_dtype, first_moment_dtype; /* --dtype, --accum-dtype, --first-moment-dtype */
+    float loss_scale;    /* --loss-scale N (0: none) */
+    int loss_dynamic;    /* --loss-scale dynamic */
+    int loss_period;     /* --loss-scale-period N (0: the library's 2000) */
 } mt_opts;
 
 static void mt_usage(FILE *f) {
@@ -104,6 +108,16 @@ static void mt_usage(FILE *f) {
             "                               weights, activations, all\n"
             "  --ipu-memory BYTES           on-chip memory of each IPU (256K, 1M, 4MB): a\n"
             "                               plan that does not fit is refused, with remedies\n"
+            );
+    fprintf(f,
+            "  --dtype float32|float16      storage of activations, stashes and exchanges (float16:\n"
+            "                               IEEE binary16, arithmetic in fp32; weights stay fp32)\n"
+            "  --accum-dtype float32|float16  gradient accumulators (TF1's gradient_accumulation_dtype)\n"
+            "  --loss-scale N|dynamic       multiply the loss by N, divide the gradients (dynamic: start\n"
+            "                               at 32768, or at N when both are given; halve and skip the\n"
+            "                               step on overflow, double after --loss-scale-period N clean\n"
+            "                               steps, default 2000)\n"
+            "  --first-moment-dtype float32|float16  Adam's m (PopXL's first_order_dtype)\n"
             "  --runner coop|threads        cooperative (one thread) or one thread per IPU\n"
             "  --seed N                     initialisation, shuffling, dropout (default 1)\n"
             "  --data DIR                   MNIST IDX files (default data/mnist; 'make data')\n"
@@ -247,7 +261,8 @@ static int mt_takes_value(const char *flag) {
         "--seed",          "--data",      "--train-limit", "--test-limit", "--save",
         "--load",          "--trace",     "--summary-json", "--export-c", "--export-name",
         "--adam-eps",      "--weight-decay", "--test-batch-size", "--ipu-memory",
-        "--recompute-stages"};
+        "--recompute-stages", "--dtype", "--accum-dtype", "--loss-scale",
+        "--loss-scale-period", "--first-moment-dtype"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -299,6 +314,20 @@ static int mt_parse_number(mt_opts *o, const char *flag, const char *v) {
     if (MT_IS("--momentum")) {
         o->momentum_given = 1;
         return mt_float(flag, v, 0.0, 0.9999, &o->momentum);
+    }
+    if (MT_IS("--loss-scale-period")) return mt_int(flag, v, 1, 1 << 30, &o->loss_period);
+    if (MT_IS("--loss-scale")) {
+        if (strcmp(v, "dynamic") == 0) {
+            o->loss_dynamic = 1;
+            return 0;
+        }
+        if (mt_float(flag, v, 1.0, 4.0e9, &o->loss_scale)) return 2;
+        return 0;
+    }
+    if (MT_IS("--dtype") || MT_IS("--accum-dtype") || MT_IS("--first-moment-dtype")) {
+        int32_t *dst = MT_IS("--dtype") ? &o->dtype : MT_IS("--accum-dtype") ? &o->accum_dtype : &o->first_moment_dtype;
+        if (ipup_dtype_parse(v, dst) != IPUP_OK) return mt_err("%s: unknown '%s' (float32 or float16)", flag, v);
+        return 0;
     }
     if (MT_IS("--seed")) {
         char *end;

@@ -98,6 +98,7 @@ typedef struct {
     /* figures of the run */
     int64_t samples_trained;
     double t_train, t_cpu, last_loss, sim_seconds, busy_total, idle_total, test_acc, sps;
+    int64_t ls_skipped; /* dynamic loss scaling: steps skipped since ipup_init */
     double phase_util[IPUP_PHASES];
     double phase_sec[IPUP_PHASES];   /* per step; main is 0 when the pipeline never fills */
     char err[1024];
@@ -323,6 +324,12 @@ static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
     c->offload = r->o.offload;
     c->recompute_stages = r->o.recompute_stages;
     c->ipu_bytes = r->o.ipu_memory;
+    c->dtype = r->o.dtype;
+    c->accum_dtype = r->o.accum_dtype;
+    c->opt.first_moment_dtype = r->o.first_moment_dtype;
+    c->loss_scale = r->o.loss_scale;
+    c->loss_scale_dynamic = r->o.loss_dynamic;
+    c->loss_scale_period = r->o.loss_period;
     c->seed = r->o.seed;
     c->runner = runner;
     c->infeed = mt_infeed;
@@ -660,6 +667,14 @@ static void mt_print_recipe(const mt_run *r) {
         printf("Test: micro-batch %d x %d micro-batches per wave (--test-batch-size), the "
                "trained weights copied into an evaluation pipeline of their own, as PopXL's "
                "test session\n", o->test_batch, o->accumulate);
+    if (o->dtype || o->accum_dtype || o->first_moment_dtype || o->loss_scale > 0.0f || o->loss_dynamic) {
+        printf("Precision: storage %s, accumulators %s", ipup_dtype_name(o->dtype), ipup_dtype_name(o->accum_dtype));
+        if (o->first_moment_dtype) printf(", Adam first moment %s", ipup_dtype_name(o->first_moment_dtype));
+        if (o->loss_dynamic)
+            printf(", dynamic loss scaling from %g", o->loss_scale > 0.0f ? (double)o->loss_scale : 32768.0);
+        else if (o->loss_scale > 0.0f) printf(", loss scale %g", (double)o->loss_scale);
+        printf("\n");
+    }
 }
 
 static void mt_print_memory(const mt_run *r) {
@@ -806,6 +821,7 @@ static int mt_train_epoch(mt_run *r) {
         loss_sum += st.loss_mean * (double)st.microbatches;
         correct += st.correct;
         r->sim_seconds += st.sim_seconds;
+        r->ls_skipped = st.skipped_steps;
         for (s = 0; s < r->plan.ipus && s < IPUP_MAX_IPUS; s++) {
             r->busy_total += st.busy_seconds[s];
             r->idle_total += st.idle_seconds[s];
@@ -1026,6 +1042,9 @@ static int mt_report(mt_run *r) {
     mnist_train_last_accuracy = r->test_acc;
     mnist_train_last_flops = mt_train_flops(r);
     printf("Test accuracy: %.2f%%\n", r->test_acc);
+    if (r->o.loss_dynamic)
+        printf("Dynamic loss scaling: %lld step%s skipped on overflow, scale now %g\n", (long long)r->ls_skipped,
+               r->ls_skipped == 1 ? "" : "s", (double)ipup_loss_scale(r->emu));
     printf("Throughput: %.0f samples/s\n", r->sps);
     if (!r->o.quiet) mt_print_peak(r);
     if (!r->o.quiet && all > 0 && r->phase_sec[IPUP_PHASE_MAIN] > 0.0)

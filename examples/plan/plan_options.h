@@ -38,6 +38,9 @@ typedef struct {
     int optimizer_given, recompute, offload, strict;
     size_t ipu_memory;                 /* --ipu-memory BYTES: on-chip bytes per IPU (0: none) */
     uint32_t recompute_stages;         /* --recompute-stages S0,S1,...: a bit per stage */
+    int32_t dtype, accum_dtype, first_moment_dtype; /* --dtype, --accum-dtype, --first-moment-dtype */
+    float loss_scale;                  /* --loss-scale N (memory: none; carried into the header) */
+    int loss_dynamic;                  /* --loss-scale dynamic */
     const char *out;                   /* -o FILE, NULL: stdout */
     const char *out_flag;              /* how -o was spelled (-o, --output), for messages */
     int argc;                          /* the command for the header's comment: argv without --input and -o */
@@ -81,6 +84,12 @@ static void pt_usage(FILE *f) {
             "  --ipu-memory BYTES           on-chip memory of each IPU (256K, 1M, 4MB): a\n"
             "                               plan over it is refused, with the remedies\n"
             "  --runner coop|threads        cooperative (one thread) or one thread per IPU (default coop)\n"
+            );
+    fprintf(f,
+            "  --dtype float32|float16      storage of activations, stashes and exchanges (float16 halves\n"
+            "                               their bytes; the pools' bytes by category are then listed)\n"
+            "  --accum-dtype float32|float16  gradient accumulators; --first-moment-dtype: Adam's m\n"
+            "  --loss-scale N|dynamic       loss scaling (no bytes; carried into the header)\n"
             "  -o, --output FILE            write the header to FILE (complete, or not at all); default stdout\n"
             "  -h, --help                   this text\n"
             "  example: ipupipe-plan --model dense64,relu,dense32,relu,dense10,xent --input 1x1x196 \\\n"
@@ -197,6 +206,21 @@ static int pt_parse_value(pt_opts *o, const char *flag, const char *v) {
     else if (PT_IS("--microbatches") || PT_IS("--batches-to-accumulate") || PT_IS("--gradient-accumulation"))
         return pt_int(flag, v, 1, 1 << 16, &o->microbatches);
     else if (PT_IS("--repeat-count")) return pt_int(flag, v, 1, 1 << 20, &o->repeat);
+    else if (PT_IS("--dtype") || PT_IS("--accum-dtype") || PT_IS("--first-moment-dtype")) {
+        int32_t *dst = PT_IS("--dtype") ? &o->dtype : PT_IS("--accum-dtype") ? &o->accum_dtype : &o->first_moment_dtype;
+        if (ipup_dtype_parse(v, dst) != IPUP_OK) return pt_err("%s: unknown '%s' (float32 or float16)", flag, v);
+    } else if (PT_IS("--loss-scale")) {
+        char *end;
+        double x;
+        if (strcmp(v, "dynamic") == 0) {
+            o->loss_dynamic = 1;
+            return 0;
+        }
+        x = strtod(v, &end);
+        if (end == v || *end || !(x >= 1.0 && x <= 4.0e9))
+            return pt_err("--loss-scale needs a number in [1, 4e9] or 'dynamic', got '%s'", v);
+        o->loss_scale = (float)x;
+    }
     else if (PT_IS("--replicas")) return pt_int(flag, v, 1, IPUP_MAX_REPLICAS, &o->replicas);
     else if (PT_IS("--ipus")) return pt_int(flag, v, 1, IPUP_MAX_IPUS, &o->ipus);
     else if (PT_IS("--ipu-memory")) {
@@ -248,7 +272,9 @@ static int pt_takes_value(const char *flag) {
     static const char *const names[] = {"--model", "--input", "--batch-size", "--microbatches", "--batches-to-accumulate",
                                         "--gradient-accumulation", "--repeat-count", "--replicas", "--ipus", "--stages",
                                         "--map", "--schedule", "--runner", "-o", "--output",
-                                        "--optimizer", "--ipu-memory", "--recompute-stages"};
+                                        "--optimizer", "--ipu-memory", "--recompute-stages",
+                                        "--dtype", "--accum-dtype", "--first-moment-dtype",
+                                        "--loss-scale"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;

@@ -187,6 +187,11 @@ static int pt_configure(pt_tool *t) {
     c->recompute_stages = o->recompute_stages;
     c->ipu_bytes = o->ipu_memory;
     c->runner = runner;
+    c->dtype = o->dtype;
+    c->accum_dtype = o->accum_dtype;
+    c->opt.first_moment_dtype = o->first_moment_dtype;
+    c->loss_scale = o->loss_scale;
+    c->loss_scale_dynamic = o->loss_dynamic;
     return 0;
 }
 
@@ -353,6 +358,13 @@ static void pt_write_config(const pt_tool *t, FILE *f) {
            c->ipu_bytes);
     pt_put(f, "#define IPUP_PLAN_RUNNER %s /* cfg.runner */\n",
            c->runner == IPUP_RUNNER_THREADS ? "IPUP_RUNNER_THREADS" : "IPUP_RUNNER_COOP");
+    pt_put(f, "#define IPUP_PLAN_DTYPE %s /* cfg.dtype */\n#define IPUP_PLAN_ACCUM_DTYPE %s /* cfg.accum_dtype */\n"
+              "#define IPUP_PLAN_FIRST_MOMENT_DTYPE %s /* cfg.opt.first_moment_dtype */\n",
+           c->dtype ? "IPUP_DTYPE_F16" : "IPUP_DTYPE_F32", c->accum_dtype ? "IPUP_DTYPE_F16" : "IPUP_DTYPE_F32",
+           c->opt.first_moment_dtype ? "IPUP_DTYPE_F16" : "IPUP_DTYPE_F32");
+    pt_put(f, "#define IPUP_PLAN_LOSS_SCALE %gf /* cfg.loss_scale (0: none) */\n"
+              "#define IPUP_PLAN_LOSS_SCALE_DYNAMIC %d /* cfg.loss_scale_dynamic */\n",
+           (double)c->loss_scale, (int)c->loss_scale_dynamic);
 }
 
 /* The stages device d holds, for its pool's comment: "stage 0 (stash depth 4), stage 1
@@ -405,6 +417,14 @@ static void pt_write_header(const pt_tool *t, FILE *f) {
         pt_write_stages_of(t, f, d);
         pt_put(f, " */\n");
     }
+    if (t->cfg.dtype || t->cfg.accum_dtype) /* what the storage types change */
+        for (i = 0; i < p->devices; i++) {
+            int c;
+            pt_put(f, "/* device %d by category (%s storage):", i, ipup_dtype_name(t->cfg.dtype));
+            for (c = 0; c < IPUP_MEM_CATEGORIES; c++)
+                pt_put(f, "%s %s %zu", c ? "," : "", ipup_mem_category_name(c), p->mem[i].by_category[c]);
+            pt_put(f, " */\n");
+        }
     for (i = 0; i < p->ipus; i++)
         pt_put(f, "#define IPUP_PLAN_STREAM%d_BYTES %zu /* streaming memory (offloaded %s) */\n", i,
                p->stream_bytes[i % p->devices],
