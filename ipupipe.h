@@ -690,6 +690,10 @@ typedef struct ipup_plan {
     size_t host_bytes;
     ipup_mem_report mem[IPUP_MAX_DEVICES];
     int64_t params;                           /* parameters of the model */
+    double step_seconds;                      /* the cost model's prediction without running:
+                                                 ipup_run_stats.step_seconds, */
+    double samples_per_second;                /* and samples_per_second of a run of one step
+                                                 (R x M x B / step_seconds) */
 } ipup_plan;
 
 /* Everything ipup_init would decide, without pools: stages, mapping, stash depths and
@@ -1804,52 +1808,52 @@ static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
     if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
 }
 
-static double ipup__rate(const ipup_emu *e) {
-    return e->core.cost_model.clock_hz * e->core.cost_model.flops_per_cycle *
-           e->core.cost_model.efficiency;
+static double ipup__rate(const ipup__core *e) {
+    return e->cost_model.clock_hz * e->cost_model.flops_per_cycle *
+           e->cost_model.efficiency;
 }
 
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
 /* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
-static double ipup__infeed_s(const ipup_emu *e) {
-    return (double)e->core.B * ((double)e->core.in_n + (double)ipup__lab_w(&e->core)) * 4.0 /
-           e->core.cost_model.host_bytes_per_s;
+static double ipup__infeed_s(const ipup__core *e) {
+    return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(e)) * 4.0 /
+           e->cost_model.host_bytes_per_s;
 }
 
 /* cost of a branch op (its share of the stage's FLOPs; what it sends), 0 for other ops */
-static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
+static int ipup__conc_op_cost(const ipup__core *e, const ipup_op *o, double *dur, double *xfer) {
     const ipup__lane *c;
-    double B = (double)e->core.B;
-    if (ipup_op_branch(o) < 0 || e->core.n_branches[o->stage] <= 1) return 0;
-    c = &e->core.lanes[e->core.first_lane[o->stage] + ipup_op_branch(o)];
+    double B = (double)e->B;
+    if (ipup_op_branch(o) < 0 || e->n_branches[o->stage] <= 1) return 0;
+    c = &e->lanes[e->first_lane[o->stage] + ipup_op_branch(o)];
     if (o->kind == IPUP_OP_F) {
         *dur = (double)c->flops_f * B / ipup__rate(e);
-        if (e->core.stages[c->stage + 1].device != c->device)
-            *xfer = ((double)c->out_floats + B) * 4.0 / e->core.cost_model.link_bytes_per_s;
+        if (e->stages[c->stage + 1].device != c->device)
+            *xfer = ((double)c->out_floats + B) * 4.0 / e->cost_model.link_bytes_per_s;
     } else {
         *dur = (double)c->flops_b * B / ipup__rate(e);
-        if (e->core.stages[c->stage - 1].device != c->device)
-            *xfer = B * (double)e->core.stages[c->stage].in_n * 4.0 /
-                    e->core.cost_model.link_bytes_per_s;
+        if (e->stages[c->stage - 1].device != c->device)
+            *xfer = B * (double)e->stages[c->stage].in_n * 4.0 /
+                    e->cost_model.link_bytes_per_s;
     }
     return 1;
 }
-static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
-    const ipup__stage *st = &e->core.stages[o->stage];
-    double B = (double)e->core.B, rate = ipup__rate(e);
-    double rec = e->core.cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
+static void ipup__op_cost(const ipup__core *e, const ipup_op *o, double *dur, double *xfer) {
+    const ipup__stage *st = &e->stages[o->stage];
+    double B = (double)e->B, rate = ipup__rate(e);
+    double rec = e->cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
     int32_t s = o->stage;
     *xfer = 0.0;
     *dur = 0.0;
     /* a branch of a concurrent stage */
-    if (e->core.has_concurrent && ipup__conc_op_cost(e, o, dur, xfer)) return;
+    if (e->has_concurrent && ipup__conc_op_cost(e, o, dur, xfer)) return;
     switch (o->kind) {
     case IPUP_OP_F:
         f = (double)st->flops_f;
         if (s == 0) *dur += ipup__infeed_s(e);
-        if (s < e->core.S - 1 && e->core.stages[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * 4.0 /
-                    e->core.cost_model.link_bytes_per_s;
+        if (s < e->S - 1 && e->stages[s + 1].device != st->device)
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(e)) * 4.0 /
+                    e->cost_model.link_bytes_per_s;
         break;
     case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
     case IPUP_OP_I: f = (double)st->flops_i + rec; break;
@@ -1857,97 +1861,103 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
     default: break;
     }
     if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 &&
-        e->core.stages[s - 1].device != st->device)
-        *xfer = B * (double)st->in_n * 4.0 / e->core.cost_model.link_bytes_per_s;
+        e->stages[s - 1].device != st->device)
+        *xfer = B * (double)st->in_n * 4.0 / e->cost_model.link_bytes_per_s;
     *dur += f * B / rate;
 }
-static double ipup__sync_s(const ipup_emu *e) {
-    return e->core.P > 1 || e->core.R > 1
-               ? e->core.cost_model.sync_cycles / e->core.cost_model.clock_hz
+static double ipup__sync_s(const ipup__core *e) {
+    return e->P > 1 || e->R > 1
+               ? e->cost_model.sync_cycles / e->cost_model.clock_hz
                : 0.0;
 }
-static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
+static double ipup__conc_update_cost(const ipup__core *e, int32_t d) {
     double t = 0.0;
     int32_t k;
-    for (k = 0; k < e->core.n_lanes; k++) {
-        const ipup__lane *c = &e->core.lanes[k];
+    for (k = 0; k < e->n_lanes; k++) {
+        const ipup__lane *c = &e->lanes[k];
         if (c->device != d) continue;
         t += (double)c->flops_opt / ipup__rate(e);
-        if (e->core.R > 1)
-            t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)c->n_params * 4.0 /
-                 e->core.cost_model.link_bytes_per_s;
-        if (e->core.cfg.offload)
-            t += 2.0 * (double)c->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
+        if (e->R > 1)
+            t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)c->n_params * 4.0 /
+                 e->cost_model.link_bytes_per_s;
+        if (e->cfg.offload)
+            t += 2.0 * (double)c->n_state * 4.0 / e->cost_model.stream_bytes_per_s;
     }
     return t;
 }
 /* optimizer (+ all-reduce, + offload streaming) time of device d per step */
-static double ipup__update_cost(const ipup_emu *e, int32_t d) {
+static double ipup__update_cost(const ipup__core *e, int32_t d) {
     double t = 0.0;
     int32_t s;
-    if (e->core.has_concurrent) t += ipup__conc_update_cost(e, d); /* lanes on d */
-    for (s = 0; s < e->core.S; s++) {
-        const ipup__stage *st = &e->core.stages[s];
-        if (st->device != d || e->core.n_branches[s] > 1) continue;
+    if (e->has_concurrent) t += ipup__conc_update_cost(e, d); /* lanes on d */
+    for (s = 0; s < e->S; s++) {
+        const ipup__stage *st = &e->stages[s];
+        if (st->device != d || e->n_branches[s] > 1) continue;
         t += (double)st->flops_opt / ipup__rate(e);
-        if (e->core.R > 1)
-            t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)st->n_grads * 4.0 /
-                 e->core.cost_model.link_bytes_per_s;
-        if (e->core.cfg.offload)
-            t += 2.0 * (double)st->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
+        if (e->R > 1)
+            t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_grads * 4.0 /
+                 e->cost_model.link_bytes_per_s;
+        if (e->cfg.offload)
+            t += 2.0 * (double)st->n_state * 4.0 / e->cost_model.stream_bytes_per_s;
     }
     return t;
 }
-static void ipup__cost_setup(ipup_emu *e) {
+/* The cost model's time of one step of core e (BSP: a table step lasts its longest op,
+   then its longest exchange, then a sync; the update after the last step), returned;
+   busy[d] gets device d's busy seconds, phase[p] and phase_busy[p] each phase's seconds and
+   busy seconds (arrays of IPUP_MAX_DEVICES and IPUP_PHASES). ipup_init (ipup__cost_setup)
+   and the plan (ipup_plan.step_seconds) both take their figures from here. */
+static double ipup__step_times(const ipup__core *e, double *busy, double *phase,
+                               double *phase_busy) {
     double now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
-    int32_t i = 0, d, P = e->core.P, p;
+    int32_t i = 0, d, P = e->P, p;
     double sync = ipup__sync_s(e);
     int32_t ph[6]; /* the tutorials' phases in steps (ipup_sched_phases), timed below */
     int set_up = 0, set_down = 0;
-    if (ipup_sched_phases(&e->core.table, ph)) { ph[2] = 0; ph[4] = 0; }
-    for (d = 0; d < P; d++) e->busy_seconds[d] = 0.0;
-    for (p = 0; p < IPUP_PHASES; p++) { e->phase_seconds[p] = 0.0; e->phase_busy_seconds[p] = 0.0; }
+    if (ipup_sched_phases(&e->table, ph)) { ph[2] = 0; ph[4] = 0; }
+    for (d = 0; d < P; d++) busy[d] = 0.0;
+    for (p = 0; p < IPUP_PHASES; p++) { phase[p] = 0.0; phase_busy[p] = 0.0; }
     /* pass 1: column times, busy, the start times of the main and ramp-down steps */
-    while (i < e->core.table.n_ops) {
-        int32_t t = e->core.ops[i].step, k;
+    while (i < e->table.n_ops) {
+        int32_t t = e->ops[i].step, k;
         double mx = 0.0, mxx = 0.0;
         if (!set_up && t >= ph[2]) { tup = now; set_up = 1; }
         if (!set_down && t >= ph[4]) { tdown = now; set_down = 1; }
-        for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
             double du, xf;
-            d = e->core.ops[k].device;
-            ipup__op_cost(e, &e->core.ops[k], &du, &xf);
+            d = e->ops[k].device;
+            ipup__op_cost(e, &e->ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
-            e->busy_seconds[d] += du;
+            busy[d] += du;
         }
         now += mx + mxx + sync;
         i = k;
     }
     if (!set_up) tup = now;
     if (!set_down) tdown = now;
-    e->phase_seconds[IPUP_PHASE_RAMP_UP] = tup;
-    e->phase_seconds[IPUP_PHASE_MAIN] = tdown - tup;
-    e->phase_seconds[IPUP_PHASE_RAMP_DOWN] = now - tdown;
+    phase[IPUP_PHASE_RAMP_UP] = tup;
+    phase[IPUP_PHASE_MAIN] = tdown - tup;
+    phase[IPUP_PHASE_RAMP_DOWN] = now - tdown;
     /* pass 2: busy time per phase (overlap of op boxes with the phase windows) */
     {
         double t0 = 0.0;
         i = 0;
-        while (i < e->core.table.n_ops) {
-            int32_t t = e->core.ops[i].step, k;
+        while (i < e->table.n_ops) {
+            int32_t t = e->ops[i].step, k;
             double mx = 0.0, mxx = 0.0;
-            for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
+            for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
                 double du, xf, a, b, lo, hi;
-                ipup__op_cost(e, &e->core.ops[k], &du, &xf);
+                ipup__op_cost(e, &e->ops[k], &du, &xf);
                 if (du > mx) mx = du;
                 if (xf > mxx) mxx = xf;
                 a = t0; b = t0 + du;
                 lo = a; hi = b < tup ? b : tup;
-                if (hi > lo) e->phase_busy_seconds[IPUP_PHASE_RAMP_UP] += hi - lo;
+                if (hi > lo) phase_busy[IPUP_PHASE_RAMP_UP] += hi - lo;
                 lo = a > tup ? a : tup; hi = b < tdown ? b : tdown;
-                if (hi > lo) e->phase_busy_seconds[IPUP_PHASE_MAIN] += hi - lo;
+                if (hi > lo) phase_busy[IPUP_PHASE_MAIN] += hi - lo;
                 lo = a > tdown ? a : tdown; hi = b;
-                if (hi > lo) e->phase_busy_seconds[IPUP_PHASE_RAMP_DOWN] += hi - lo;
+                if (hi > lo) phase_busy[IPUP_PHASE_RAMP_DOWN] += hi - lo;
             }
             t0 += mx + mxx + sync;
             i = k;
@@ -1956,25 +1966,30 @@ static void ipup__cost_setup(ipup_emu *e) {
     for (d = 0; d < P; d++) {
         double u = ipup__update_cost(e, d);
         if (u > upd) upd = u;
-        e->phase_busy_seconds[IPUP_PHASE_UPDATE] += u;
-        e->busy_seconds[d] += u;
+        phase_busy[IPUP_PHASE_UPDATE] += u;
+        busy[d] += u;
     }
-    e->phase_seconds[IPUP_PHASE_UPDATE] = upd + sync;
-    e->step_seconds = now + upd + sync;
+    phase[IPUP_PHASE_UPDATE] = upd + sync;
+    return now + upd + sync;
+}
+
+static void ipup__cost_setup(ipup_emu *e) {
+    e->step_seconds = ipup__step_times(&e->core, e->busy_seconds, e->phase_seconds,
+                                       e->phase_busy_seconds);
 }
 
 /* latency, wave time and steady-state rate of the forward-only table (BSP, the training
    cost model's op costs: ipup__op_cost) */
 static void ipup__pred_cost_setup(ipup_emu *e) {
     const ipup_table *t = &e->core.pred_table;
-    double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(e);
+    double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(&e->core);
     int32_t i = 0, k, S = e->core.S, M = e->core.M;
     e->core.pred_stats.latency_seconds = 0.0;
     while (i < t->n_ops) {
         double mx = 0.0, mxx = 0.0, end;
         for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
             double du, xf;
-            ipup__op_cost(e, &t->ops[k], &du, &xf);
+            ipup__op_cost(&e->core, &t->ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
         }
@@ -2818,6 +2833,19 @@ order:
 
 /* schedule table into ops (cap), rows, depths, ring capacities; the generator's warnings
    into warn (may be NULL) */
+/* the ipup_sched_config of the training table of e (after ipup__emu_conc_config) */
+static void ipup__train_sched_config(const ipup__core *e, ipup_sched_config *sc) {
+    IPUPIPE_MEMSET(sc, 0, sizeof *sc);
+    sc->kind = e->cfg.schedule;
+    sc->stages = e->S;
+    sc->microbatches = e->M;
+    sc->devices = e->cfg.devices;
+    sc->virtual_stages = e->cfg.virtual_stages;
+    sc->stage_device = e->cfg.stage_device;
+    sc->strict = e->cfg.strict;
+    if (e->has_concurrent) sc->concurrent = e->cfg.concurrent; /* concurrent stages */
+}
+
 static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row, char *warn,
                              size_t warn_len) {
     ipup_sched_config sc;
@@ -2825,15 +2853,7 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
     int32_t S = e->S, M = e->M, i, s, d, P;
     int rc;
     if ((rc = ipup__emu_conc_config(e)) != IPUP_OK) return rc; /* cfg.concurrent */
-    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
-    sc.kind = e->cfg.schedule;
-    sc.stages = S;
-    sc.microbatches = M;
-    sc.devices = e->cfg.devices;
-    sc.virtual_stages = e->cfg.virtual_stages;
-    sc.stage_device = e->cfg.stage_device;
-    sc.strict = e->cfg.strict;
-    if (e->has_concurrent) sc.concurrent = e->cfg.concurrent; /* concurrent stages */
+    ipup__train_sched_config(e, &sc);
     if (e->cfg.stage_device) {
         for (s = 0; s < S; s++) {
             int32_t dv = e->cfg.stage_device[s];
@@ -3221,6 +3241,26 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     return a.overflow ? 0 : n;
 }
 
+/* the cost model's step time and samples/s of a core with its table and layout, as
+   ipup_run_steps reports them for a run of one step (the same ipup__step_times) */
+static int ipup__plan_rate(ipup__core *e, ipup_op *ops, int32_t cap, ipup_plan *plan) {
+    double busy[IPUP_MAX_DEVICES], phase[IPUP_PHASES], phase_busy[IPUP_PHASES];
+    int64_t samples = (int64_t)e->R * e->M * e->B;
+    ipup_sched_config sc;
+    char wmsg[IPUP_MSG_MAX];
+    int rc;
+    /* the forward-only table of ipup__setup_table lies over the training table: again */
+    ipup__train_sched_config(e, &sc);
+    rc = ipup_sched_generate(&sc, ops, cap, &e->table, wmsg, sizeof wmsg);
+    if (rc != IPUP_OK) /* it was generated once with the same inputs: not expected */
+        return ipup__fail(e->msg, sizeof e->msg, rc, "the plan's schedule table: %s", wmsg);
+    e->ops = ops;
+    plan->step_seconds = ipup__step_times(e, busy, phase, phase_busy);
+    plan->samples_per_second =
+        plan->step_seconds > 0.0 ? (double)samples / plan->step_seconds : 0.0;
+    return IPUP_OK;
+}
+
 /* the plan of a core whose model is set up (ipup__setup_model): the table into ops
    (cap ops), the layout, then every figure of the plan */
 static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_config *cfg,
@@ -3249,6 +3289,7 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
     for (d = 0; d < e->n_layers; d++)
         plan->params += (int64_t)e->layers[d].info.n_w + e->layers[d].info.n_b;
     plan->host_bytes = ipup_host_bytes(cfg);
+    if ((rc = ipup__plan_rate(e, ops, cap, plan)) != IPUP_OK) return rc;
     e->msg[0] = 0;
     return IPUP_OK;
 }
@@ -6326,7 +6367,7 @@ static IPUP__PRINTF(2, 3) void ipup__trace_event(ipup__trace_writer *w, const ch
 static void ipup__trace_layers(const ipup_emu *e, ipup__trace_writer *w, const ipup_op *o,
                                int32_t pid, double t) {
     const ipup__stage *st = &e->core.stages[o->stage];
-    double per = (double)e->core.B / ipup__rate(e);
+    double per = (double)e->core.B / ipup__rate(&e->core);
     char t0[32], t1[32];
     int32_t l, k, n = st->last - st->first;
     if (o->kind != IPUP_OP_F && e->core.cfg.recompute) {
@@ -6366,7 +6407,7 @@ static void ipup__trace_op(const ipup_emu *e, ipup__trace_writer *w, const ipup_
                      : o->kind == IPUP_OP_I ? "I"
                                             : "W";
     char t0[32], t1[32], tok[48];
-    double in = o->kind == IPUP_OP_F && o->stage == 0 ? ipup__infeed_s(e) : 0.0;
+    double in = o->kind == IPUP_OP_F && o->stage == 0 ? ipup__infeed_s(&e->core) : 0.0;
     ipup_sched_op_str(o, tok, sizeof tok); /* the CSV's name, as ipupipe-sched's trace */
     if (in > 0.0) /* the host infeed of the micro-batch, an event of its own before F(0,m) */
         ipup__trace_event(w,
@@ -6424,7 +6465,7 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
                            "ipup_trace_write: write is NULL; give a write callback (ipup_buf_write "
                            "collects the text in memory)");
     w.write = write; w.user = user; w.rc = 0; w.first = 1;
-    sync = ipup__sync_s(e);
+    sync = ipup__sync_s(&e->core);
     ipup__trace_emit(&w, "{\"traceEvents\":[\n", 17);
     for (q = 0; q < e->core.n_ipus; q++)
         ipup__trace_event(&w,
@@ -6436,7 +6477,7 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
         double mx = 0.0, mxx = 0.0;
         for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
             double du, xf;
-            ipup__op_cost(e, &e->core.ops[k], &du, &xf);
+            ipup__op_cost(&e->core, &e->core.ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
             for (r = 0; r < e->core.R; r++) ipup__trace_op(e, &w, &e->core.ops[k], r, now, du, xf);
@@ -6449,7 +6490,7 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
                           "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
                           "\"ts\":%s,\"dur\":%s}",
                           (int)q, ipup__us3(t0, sizeof t0, now * 1e6),
-                          ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->core.P) * 1e6));
+                          ipup__us3(t1, sizeof t1, ipup__update_cost(&e->core, q % e->core.P) * 1e6));
     ipup__trace_emit(&w, "\n]}\n", 4);
     if (w.rc)
         return ipup__efail(e, w.rc,
