@@ -481,6 +481,16 @@ IPUPIPE_DEF int ipup_optimizer_parse(const char *name, ipup_optimizer_kind *out)
 
 typedef enum ipup_runner_kind { IPUP_RUNNER_COOP = 0, IPUP_RUNNER_THREADS } ipup_runner_kind;
 IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out); /* coop|threads */
+/* A byte count: digits with an optional suffix K, M or G (powers of 1024, case-insensitive,
+   an optional trailing B or iB: "256K", "1M", "4MB", "65536"). IPUP_ERR_PARSE on anything
+   else or past SIZE_MAX; IPUP_ERR_ARG on NULL. */
+IPUPIPE_DEF int ipup_bytes_parse(const char *text, size_t *out);
+/* cfg.offload bits from a comma list of optimizer, weights, activations ("all": every one,
+   "none": 0); IPUP_ERR_PARSE names nothing else. */
+IPUPIPE_DEF int ipup_offload_parse(const char *list, int32_t *out);
+/* cfg.recompute_stages from a comma list of stage indices 0..31 ("0,1" -> 3);
+   IPUP_ERR_PARSE on an empty item, a repeat or an index past 31. */
+IPUPIPE_DEF int ipup_stage_mask_parse(const char *list, uint32_t *out);
 
 typedef struct ipup_pool {
     void *mem;               /* caller-owned, 64-byte aligned preferably */
@@ -528,6 +538,13 @@ typedef void (*ipup_op_hook_fn)(void *user, int32_t ipu, const ipup_op *op);
 /* ipup_write_fn (ipupipe_sched.h): the write callback of ipup_trace_write and
    ipup_memory_report_write; return 0 on success. */
 
+/* cfg.offload bits: what moves to the IPU's streaming memory (cfg.stream[i]) */
+enum {
+    IPUP_OFFLOAD_OPTIMIZER = 1,   /* optimizer state, staged in chunks for the update */
+    IPUP_OFFLOAD_WEIGHTS = 2,     /* weights, streamed in layer by layer for F/B/W ops */
+    IPUP_OFFLOAD_ACTIVATIONS = 4  /* stash entries, streamed back for the backward */
+};
+#define IPUP_OFFLOAD_ALL 7
 typedef struct ipup_config {  /* zero = default for every field */
     const ipup_model_desc *model;  /* required */
     int32_t stages;                /* S; 0: 1 */
@@ -543,8 +560,13 @@ typedef struct ipup_config {  /* zero = default for every field */
     int32_t repeat;                /* steps per ipup_run call; 0: 1 */
     int32_t replicas;              /* R; 0: 1 */
     ipup_optimizer opt;
-    int32_t recompute;             /* stash only stage inputs, re-run forwards */
-    int32_t offload;               /* optimizer state in cfg.stream[i] */
+    int32_t recompute;             /* stash only stage inputs, re-run forwards: 1 with
+                                      recompute_stages 0 = every stage but the last */
+    int32_t offload;               /* IPUP_OFFLOAD_* bits: what lives in cfg.stream[i]
+                                      (1 = IPUP_OFFLOAD_OPTIMIZER) */
+    size_t ipu_bytes;              /* on-chip bytes per IPU; 0: unlimited. Over it
+                                      ipup_init / ipup_plan_* return IPUP_ERR_OOM */
+    uint32_t recompute_stages;     /* bit s: stage s recomputes; 0: see recompute */
     uint64_t seed;
     ipup_runner_kind runner;
     ipup_infeed_fn infeed;         /* required for ipup_run */
@@ -1838,10 +1860,15 @@ static int ipup__conc_op_cost(const ipup__core *e, const ipup_op *o, double *dur
     }
     return 1;
 }
+/* stage s recomputes its forward before its backward (cfg.recompute_stages, resolved by
+   ipup__setup_memory_options; stages past 31 never do) */
+static int ipup__rec(const ipup__core *c, int32_t s) {
+    return s >= 0 && s < 32 && ((c->cfg.recompute_stages >> s) & 1u);
+}
 static void ipup__op_cost(const ipup__core *e, const ipup_op *o, double *dur, double *xfer) {
     const ipup__stage *st = &e->stages[o->stage];
     double B = (double)e->B, rate = ipup__rate(e);
-    double rec = e->cfg.recompute ? (double)st->flops_f : 0.0, f = 0.0;
+    double rec = ipup__rec(e, o->stage) ? (double)st->flops_f : 0.0, f = 0.0;
     int32_t s = o->stage;
     *xfer = 0.0;
     *dur = 0.0;
@@ -1880,7 +1907,7 @@ static double ipup__conc_update_cost(const ipup__core *e, int32_t d) {
         if (e->R > 1)
             t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)c->n_params * 4.0 /
                  e->cost_model.link_bytes_per_s;
-        if (e->cfg.offload)
+        if (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
             t += 2.0 * (double)c->n_state * 4.0 / e->cost_model.stream_bytes_per_s;
     }
     return t;
@@ -1897,7 +1924,7 @@ static double ipup__update_cost(const ipup__core *e, int32_t d) {
         if (e->R > 1)
             t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_grads * 4.0 /
                  e->cost_model.link_bytes_per_s;
-        if (e->cfg.offload)
+        if (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
             t += 2.0 * (double)st->n_state * 4.0 / e->cost_model.stream_bytes_per_s;
     }
     return t;
@@ -2035,6 +2062,66 @@ IPUPIPE_DEF int ipup_runner_parse(const char *name, ipup_runner_kind *out) {
     return IPUP_OK;
 }
 
+IPUPIPE_DEF int ipup_bytes_parse(const char *text, size_t *out) {
+    size_t v = 0, mul = 1;
+    const char *p = text;
+    if (!text || !out) return IPUP_ERR_ARG;
+    if (*p < '0' || *p > '9') return IPUP_ERR_PARSE;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        size_t dgt = (size_t)(*p - '0');
+        if (v > ((size_t)-1 - dgt) / 10u) return IPUP_ERR_PARSE;
+        v = v * 10u + dgt;
+    }
+    if (*p == 'k' || *p == 'K') { mul = (size_t)1 << 10; p++; }
+    else if (*p == 'm' || *p == 'M') { mul = (size_t)1 << 20; p++; }
+    else if (*p == 'g' || *p == 'G') { mul = (size_t)1 << 30; p++; }
+    if (mul > 1 && (*p == 'i' || *p == 'I') && (p[1] == 'b' || p[1] == 'B')) p++;
+    if (*p == 'b' || *p == 'B') p++;
+    if (*p || (v && mul > (size_t)-1 / v)) return IPUP_ERR_PARSE;
+    *out = v * mul;
+    return IPUP_OK;
+}
+/* the length of the item of a comma list at p, and whether it equals word */
+static int ipup__item_is(const char *p, size_t n, const char *word) {
+    size_t i;
+    for (i = 0; i < n; i++) if (!word[i] || word[i] != p[i]) return 0;
+    return word[n] == 0;
+}
+IPUPIPE_DEF int ipup_offload_parse(const char *list, int32_t *out) {
+    static const char *const names[3] = {"optimizer", "weights", "activations"};
+    int32_t v = 0;
+    const char *p = list;
+    if (!list || !out) return IPUP_ERR_ARG;
+    for (;;) {
+        size_t n = 0;
+        int i, hit = 0;
+        while (p[n] && p[n] != ',') n++;
+        for (i = 0; i < 3; i++)
+            if (ipup__item_is(p, n, names[i])) { v |= (int32_t)1 << i; hit = 1; }
+        if (ipup__item_is(p, n, "all")) { v = IPUP_OFFLOAD_ALL; hit = 1; }
+        if (ipup__item_is(p, n, "none")) hit = 1;
+        if (!hit) return IPUP_ERR_PARSE;
+        if (!p[n]) break;
+        p += n + 1;
+    }
+    *out = v;
+    return IPUP_OK;
+}
+IPUPIPE_DEF int ipup_stage_mask_parse(const char *list, uint32_t *out) {
+    uint32_t v = 0;
+    const char *p = list;
+    if (!list || !out) return IPUP_ERR_ARG;
+    for (;;) {
+        int32_t s = 0, nd = 0;
+        for (; *p >= '0' && *p <= '9' && nd < 3; p++, nd++) s = s * 10 + (*p - '0');
+        if (!nd || s > 31 || (*p && *p != ',') || (v >> s) & 1u) return IPUP_ERR_PARSE;
+        v |= (uint32_t)1 << s;
+        if (!*p++) break;
+    }
+    *out = v;
+    return IPUP_OK;
+}
+
 static int32_t ipup__state_slots(const ipup_config *c) {
     return c->opt.kind == IPUP_OPT_ADAM ? 2 : c->opt.kind == IPUP_OPT_MOMENTUM ? 1 : 0;
 }
@@ -2110,7 +2197,7 @@ static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m
         const ipup__stage_rt *rt = &e->stage_rt[r][s];
         if (st->device != d) continue;
         stash += ipup__round64((size_t)rt->stash_peak *
-                               (e->core.cfg.recompute ? st->rentry_floats : st->entry_floats) *
+                               (ipup__rec(&e->core, s) ? st->rentry_floats : st->entry_floats) *
                                sizeof(float));
         if (st->wstash_depth)
             stash += ipup__round64((size_t)rt->wstash_peak * st->wentry_floats * sizeof(float));
@@ -2407,14 +2494,15 @@ static void ipup__conc_carve(const ipup__core *e, ipup__arena *a, ipup__arena *s
         rt->grads = ipup__allocf(a, c->n_params, IPUP_MEM_GRADS);
         rt->state = !kslots
                         ? NULL
-                        : ipup__allocf(e->cfg.offload ? stream : a, c->n_state, IPUP_MEM_OPTIMIZER);
+                        : ipup__allocf((e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER) ? stream : a,
+                                       c->n_state, IPUP_MEM_OPTIMIZER);
         rt->stash = ipup__allocf(a, ipup__mulz((size_t)e->stages[c->stage].depth, c->entry_floats),
                                  IPUP_MEM_STASH);
         rt->pingpong[0] = ipup__allocf(a, c->out_floats, IPUP_MEM_SCRATCH);
         rt->pingpong[1] = ipup__allocf(a, c->out_floats, IPUP_MEM_SCRATCH);
         rt->conv = c->conv_floats ? ipup__allocf(a, c->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->staging =
-            (kslots && e->cfg.offload)
+            (kslots && (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER))
                 ? ipup__allocf(a, ipup__mulz((size_t)kslots, c->bias_off), IPUP_MEM_SCRATCH)
                 : NULL;
     }
@@ -2520,6 +2608,32 @@ static int ipup__setup_counts(ipup__core *e, const ipup_config *cfg) {
     return IPUP_OK;
 }
 
+/* cfg.offload's bits checked; cfg.recompute_stages checked against the stage count and
+   resolved: cfg.recompute with mask 0 is every stage but the last (Graphcore's pipelining
+   does not recompute the last stage: its backward runs right after its forward, TF1
+   pipelining tutorial, "Recomputation"); afterwards e->cfg.recompute_stages is the mask
+   the emulator follows and e->cfg.recompute says whether any stage recomputes. */
+static int ipup__setup_memory_options(ipup__core *e, const ipup_config *cfg) {
+    uint32_t mask = cfg->recompute_stages;
+    int32_t s;
+    if (cfg->offload < 0 || cfg->offload > IPUP_OFFLOAD_ALL)
+        return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                          "cfg.offload is %d: it is a set of IPUP_OFFLOAD_* bits (optimizer 1, "
+                          "weights 2, activations 4), 0..7",
+                          (int)cfg->offload);
+    for (s = e->S; s < 32; s++)
+        if ((mask >> s) & 1u)
+            return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                              "cfg.recompute_stages has bit %d set but the model has %d stages "
+                              "(0..%d); clear it",
+                              (int)s, (int)e->S, (int)(e->S - 1));
+    if (!mask && cfg->recompute)
+        for (s = 0; s < e->S - 1 && s < 32; s++) mask |= (uint32_t)1 << s;
+    e->cfg.recompute_stages = mask;
+    e->cfg.recompute = mask != 0;
+    return IPUP_OK;
+}
+
 /* optimizer kind and hyper-parameters (0 means the default, anything else must make
    sense), runner kind, cost model defaults */
 static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
@@ -2570,7 +2684,7 @@ static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
                           "IPUPIPE_NO_ATOMICS); use the cooperative runner");
 #endif
     ipup__cost_defaults(&e->cost_model, &cfg->cost);
-    return IPUP_OK;
+    return ipup__setup_memory_options(e, cfg);
 }
 
 /* the stages' first/last layers: cfg.split checked, or ipup_balance_stages; then each
@@ -2658,7 +2772,7 @@ static int ipup__pool_idx_at(const ipup__core *e, int32_t s, int32_t l) {
    (an arg-max pool) and nothing else needs the stage input in the stash entry, which then
    has no region for it (not with recomputation: the entry is the input). */
 static int ipup__direct_in(const ipup__core *e, int32_t s) {
-    return !e->cfg.recompute && ipup__pool_idx_at(e, s, e->stages[s].first);
+    return !ipup__rec(e, s) && ipup__pool_idx_at(e, s, e->stages[s].first);
 }
 /* IPUPIPE_CHUNK_BYTES: the bytes of activation a chunk of ipup__fwd_pooled leaves in the
    cache (256 KB, a quarter of the smallest L2 of current x86 server cores). The samples of
@@ -3012,6 +3126,11 @@ static int ipup__setup_layout(ipup__core *e) {
 
 /* bytes of stash recomputation would save on stage x (0 when its entries are smaller than
    the stage input: an arg-max pool first, ipup__direct_in) */
+/* stage s recomputes, or would by default (every stage but the last) when no stage does:
+   the stages recompute_saved counts */
+static int ipup__rec_would(const ipup__core *e, int32_t s) {
+    return e->cfg.recompute_stages ? ipup__rec(e, s) : s < e->S - 1;
+}
 static size_t ipup__recompute_saves(const ipup__stage *x) {
     return x->entry_floats > x->rentry_floats
                ? (size_t)x->depth * (x->entry_floats - x->rentry_floats) * sizeof(float)
@@ -3037,23 +3156,24 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
         rt->grads = ipup__allocf(a, st->n_grads, IPUP_MEM_GRADS);
         rt->state = NULL;
         if (k) {
-            if (e->cfg.offload) rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
+            if (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
+                rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
             else rt->state = ipup__allocf(a, st->n_state, IPUP_MEM_OPTIMIZER);
         }
         rt->stash = ipup__allocf(a,
-                                 ipup__mulz((size_t)st->depth, e->cfg.recompute ? st->rentry_floats
+                                 ipup__mulz((size_t)st->depth, ipup__rec(e, s) ? st->rentry_floats
                                                                                 : st->entry_floats),
                                  IPUP_MEM_STASH);
         rt->wstash = st->wstash_depth
                          ? ipup__allocf(a, ipup__mulz((size_t)st->wstash_depth, st->wentry_floats),
                                         IPUP_MEM_STASH)
                          : NULL;
-        rt->work = e->cfg.recompute ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->work = ipup__rec(e, s) ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->pingpong[0] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->pingpong[1] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->chunk = st->chunk_floats ? ipup__allocf(a, st->chunk_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->staging = (k && e->cfg.offload)
+        rt->staging = (k && (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER))
                           ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH)
                           : NULL;
         /* receive sides of the rings into this stage */
@@ -3150,7 +3270,7 @@ static void ipup__fill_report(const ipup__core *e, ipup__arena *a, ipup__arena *
     for (s = 0; s < e->S; s++) {
         const ipup__stage *x = &e->stages[s];
         if (x->device != d || e->n_branches[s] > 1) continue;
-        m->recompute_saved += ipup__recompute_saves(x);
+        if (ipup__rec_would(e, s)) m->recompute_saved += ipup__recompute_saves(x);
         m->offload_saved += x->n_state * sizeof(float);
         m->frozen_saved +=
             (x->n_params - x->n_grads) * (size_t)(1 + ipup__state_slots(&e->cfg)) * sizeof(float);
@@ -4081,7 +4201,8 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
 }
 
 static size_t ipup__entry_floats(const ipup_emu *e, int32_t s) {
-    return e->core.cfg.recompute ? e->core.stages[s].rentry_floats : e->core.stages[s].entry_floats;
+    return ipup__rec(&e->core, s) ? e->core.stages[s].rentry_floats
+                                  : e->core.stages[s].entry_floats;
 }
 
 /* stash entry `pos` places behind the front of stage s (the oldest micro-batch whose
@@ -4095,7 +4216,7 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     float *E;
     float loss;
     int corr;
-    if (!e->core.cfg.recompute) return slot;
+    if (!ipup__rec(&e->core, s)) return slot;
     E = rt->work;
     IPUPIPE_MEMCPY(E, slot, (size_t)e->core.B * (size_t)st->in_n * sizeof(float));
     IPUPIPE_MEMCPY(E + st->label_off, slot + (size_t)e->core.B * (size_t)st->in_n,
@@ -4389,7 +4510,7 @@ static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
             if (o->kind != IPUP_OPT_SGD) {
                 s1 = rt->state + off;
                 s2 = rt->state + c->n_params + off;
-                if (e->core.cfg.offload) {
+                if (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER) {
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)cnt * sizeof(float));
                     if (o->kind == IPUP_OPT_ADAM)
                         IPUPIPE_MEMCPY(rt->staging + c->bias_off, s2, (size_t)cnt * sizeof(float));
@@ -4407,7 +4528,7 @@ static void ipup__conc_update(ipup_emu *e, int32_t r, int32_t d, int64_t t) {
                 break;
             default: ipup_sgd_f32(cnt, o->lr, scale, w, g); break;
             }
-            if (o->kind != IPUP_OPT_SGD && e->core.cfg.offload) {
+            if (o->kind != IPUP_OPT_SGD && (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER)) {
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)cnt * sizeof(float));
                 if (o->kind == IPUP_OPT_ADAM)
                     IPUPIPE_MEMCPY(rt->state + c->n_params + off, rt->staging + c->bias_off,
@@ -4581,7 +4702,7 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     slot = runtime->stash +
            (size_t)((runtime->stash_head + runtime->stash_count) % (uint32_t)facts->depth) *
                ipup__entry_floats(e, stage);
-    entry = e->core.cfg.recompute ? runtime->work : slot;
+    entry = ipup__rec(&e->core, stage) ? runtime->work : slot;
     in = entry;
     if (stage < e->core.S - 1 && direct) {
         /* before the input is held: nothing is held while this waits */
@@ -4623,7 +4744,7 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
             ipup__commit(e, &e->fwd[replica][stage + 1], threaded,
                          ipup__ipu_of(e, replica, stage + 1));
     }
-    if (e->core.cfg.recompute) {
+    if (ipup__rec(&e->core, stage)) {
         IPUPIPE_MEMCPY(slot, entry, xin * sizeof(float));
         IPUPIPE_MEMCPY(slot + xin, entry + facts->label_off, ipup__lab_bytes(&e->core));
     }
@@ -4808,7 +4929,7 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
             if (o->kind != IPUP_OPT_SGD) {
                 s1 = rt->state + off;
                 s2 = rt->state + st->n_grads + off;
-                if (e->core.cfg.offload) { /* stream in */
+                if (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER) { /* stream in */
                     IPUPIPE_MEMCPY(rt->staging, s1, (size_t)n * sizeof(float));
                     if (o->kind == IPUP_OPT_ADAM)
                         IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
@@ -4826,7 +4947,8 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
                 break;
             default: ipup_sgd_f32(n, o->lr, scale, w, g); break;
             }
-            if (o->kind != IPUP_OPT_SGD && e->core.cfg.offload) { /* stream out */
+            if (o->kind != IPUP_OPT_SGD &&
+                (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER)) { /* stream out */
                 IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)n * sizeof(float));
                 if (o->kind == IPUP_OPT_ADAM)
                     IPUPIPE_MEMCPY(rt->state + st->n_grads + off, rt->staging + st->max_tensor,
@@ -6370,7 +6492,7 @@ static void ipup__trace_layers(const ipup_emu *e, ipup__trace_writer *w, const i
     double per = (double)e->core.B / ipup__rate(&e->core);
     char t0[32], t1[32];
     int32_t l, k, n = st->last - st->first;
-    if (o->kind != IPUP_OP_F && e->core.cfg.recompute) {
+    if (o->kind != IPUP_OP_F && ipup__rec(&e->core, o->stage)) {
         ipup__trace_event(w,
                           "{\"name\":\"recompute\",\"cat\":\"layer\",\"ph\":\"X\",\"pid\":%d,"
                           "\"tid\":1,\"ts\":%s,\"dur\":%s}",

@@ -43,6 +43,8 @@ typedef struct {
     const char *save, *load, *trace, *summary;
     int quiet, progress; /* progress: -1 auto (terminal), 0 off, 1 on */
     int strict;          /* Graphcore API rules of the schedule as errors */
+    size_t ipu_memory;   /* --ipu-memory: on-chip bytes per IPU (0: unlimited) */
+    uint32_t recompute_stages; /* --recompute-stages: a bit per stage (0: --recompute's default) */
     const char *export_c, *export_name; /* --export-c FILE.h, --export-name NAME (examples/common/export_c.h) */
 } mt_opts;
 
@@ -83,8 +85,13 @@ static void mt_usage(FILE *f) {
             "  --replicas R                 data-parallel replicas of the pipeline\n"
             "  --strict                     Graphcore's schedule rules (e.g. grouped: M %% 2S == 0)\n"
             "                               as errors instead of warnings\n"
-            "  --recompute                  stash stage inputs only, recompute forwards\n"
-            "  --offload                    optimizer state in streaming memory\n"
+            "  --recompute                  stash stage inputs only, recompute forwards (every\n"
+            "                               stage but the last, as Graphcore does)\n"
+            "  --recompute-stages S0,S1,... the stages that recompute (e.g. 0,1)\n"
+            "  --offload [WHAT,...]         to streaming memory: optimizer (the default), weights,\n"
+            "                               activations, all\n"
+            "  --ipu-memory BYTES           on-chip memory of each IPU (256K, 1M, 4MB): a plan that\n"
+            "                               does not fit is refused with the remedies\n"
             "  --runner coop|threads        cooperative (one thread) or one thread per IPU\n"
             "  --seed N                     initialisation, shuffling, dropout (default 1)\n"
             "  --data DIR                   MNIST IDX files (default data/mnist; 'make data')\n"
@@ -190,11 +197,22 @@ static int mt_parse_splits(mt_opts *o, const char *v, int argc, char **argv, int
     return 0;
 }
 
+/* --offload alone (the optimizer state), --offload=LIST or --offload LIST (a next
+ * argument that is not an option) */
+static int mt_parse_offload(mt_opts *o, const char *v, int argc, char **argv, int *i) {
+    int32_t bits = IPUP_OFFLOAD_OPTIMIZER;
+    if (!v && *i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0) v = argv[++*i];
+    if (v && ipup_offload_parse(v, &bits) != IPUP_OK)
+        return mt_err("--offload: unknown '%s' (a comma list of optimizer, weights, activations; "
+                      "or all)", v);
+    o->offload = (int)bits;
+    return 0;
+}
+
 /* The options without a value; 1 when flag is one of them. */
 static int mt_parse_switch(mt_opts *o, const char *flag) {
     if (strcmp(flag, "--strict") == 0) o->strict = 1;
     else if (strcmp(flag, "--recompute") == 0) o->recompute = 1;
-    else if (strcmp(flag, "--offload") == 0) o->offload = 1;
     else if (strcmp(flag, "--quiet") == 0) o->quiet = 1;
     else if (strcmp(flag, "--progress") == 0) o->progress = 1;
     else if (strcmp(flag, "--no-progress") == 0) o->progress = 0;
@@ -209,7 +227,8 @@ static int mt_takes_value(const char *flag) {
         "--gradient-accumulation", "--repeat-count", "--epochs", "--learning-rate", "--lr-decay",
         "--momentum",      "--optimizer", "--augment",   "--replicas",   "--runner",
         "--seed",          "--data",      "--train-limit", "--test-limit", "--save",
-        "--load",          "--trace",     "--summary-json", "--export-c", "--export-name"};
+        "--load",          "--trace",     "--summary-json", "--export-c", "--export-name",
+        "--ipu-memory",    "--recompute-stages"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -276,6 +295,15 @@ static int mt_parse_value(mt_opts *o, const char *flag, const char *v) {
     else if (MT_IS("--summary-json")) o->summary = v;
     else if (MT_IS("--export-c")) o->export_c = v;
     else if (MT_IS("--export-name")) o->export_name = v;
+    else if (MT_IS("--ipu-memory")) {
+        if (ipup_bytes_parse(v, &o->ipu_memory) != IPUP_OK || !o->ipu_memory)
+            return mt_err("--ipu-memory needs a byte count > 0 such as 262144, 256K, 1M or 4MB, "
+                          "got '%s'", v);
+    } else if (MT_IS("--recompute-stages")) {
+        if (ipup_stage_mask_parse(v, &o->recompute_stages) != IPUP_OK)
+            return mt_err("--recompute-stages needs a comma list of distinct stage indices "
+                          "0..31 such as 0,1, got '%s'", v);
+    }
     else if (MT_IS("--optimizer")) {
         if (strcmp(v, "sgd") == 0) o->optimizer = IPUP_OPT_SGD;
         else if (strcmp(v, "momentum") == 0) o->optimizer = IPUP_OPT_MOMENTUM;
@@ -343,6 +371,7 @@ static int mt_parse(int argc, char **argv, mt_opts *o) {
             exit(0);
         }
         if (strcmp(flag, "--splits") == 0) rc = mt_parse_splits(o, v, argc, argv, &i);
+        else if (strcmp(flag, "--offload") == 0) rc = mt_parse_offload(o, v, argc, argv, &i);
         else if (mt_parse_switch(o, flag)) rc = 0;
         else if (!mt_takes_value(flag)) return mt_err("unknown option '%s' (see --help)", a);
         else if (!v && i + 1 >= argc) return mt_err("%s needs a value (see --help)", flag);

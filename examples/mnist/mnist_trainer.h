@@ -283,6 +283,8 @@ static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
     c->opt.eps = r->spec->eps;
     c->recompute = r->o.recompute;
     c->offload = r->o.offload;
+    c->recompute_stages = r->o.recompute_stages;
+    c->ipu_bytes = r->o.ipu_memory;
     c->seed = r->o.seed;
     c->runner = runner;
     c->infeed = mt_infeed;
