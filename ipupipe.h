@@ -3673,7 +3673,7 @@ static void ipup__auto_masks(ipup__auto *A, ipup__auto_pt *p) {
     p->rec = 0;
     if (ipup__auto_plan_x(A, p, 0) != IPUP_OK) return;
     P = A->plan->devices;
-    for (d = 0; d < P; d++) cnt[d] = 0;
+    for (d = 0; d < IPUP_MAX_DEVICES; d++) cnt[d] = sub[d] = pick[d] = nch[d] = 0;
     for (s = 0; s < p->S; s++) {
         d = A->plan->stage_device[s];
         if (cnt[d] == IPUP__AUTO_MAXK) return; /* more stages on one IPU than searched */
