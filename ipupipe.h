@@ -3705,7 +3705,7 @@ static void ipup__auto_masks(ipup__auto *A, ipup__auto_pt *p) {
     for (;;) { /* every combination of the IPUs' choices */
         for (d = 0; d < P; d++) sub[d] = ch[d][pick[d]];
         p->rec = ipup__auto_mask(cnt, list, P, sub);
-        if (ipup__auto_plan(A, p) == IPUP_OK) ipup__auto_offer(A, p);
+        if (ipup__auto_plan_x(A, p, !A->smallest) == IPUP_OK) ipup__auto_offer(A, p);
         for (d = 0; d < P && ++pick[d] == nch[d]; d++) pick[d] = 0;
         if (d == P) break;
     }
@@ -3717,17 +3717,16 @@ static void ipup__auto_point(ipup__auto *A, ipup__auto_pt *p) {
     int32_t off, allowed = 0, d;
     p->offload = 0;
     p->rec = 0;
-    if (ipup__auto_plan(A, p) != IPUP_OK) return;
-    if (A->devs[p->kind][p->S] == 0) A->devs[p->kind][p->S] = A->plan->devices;
-    ipup__auto_offer(A, p);
-    if (A->phase == 0) return;
     if (A->phase == 1) { /* every knob at once: an early point that fits, to prune with */
-        if (A->best.rate >= 0.0 && p->rate < A->best.rate) return;
         p->offload = (int32_t)(A->knobs >> 1) & IPUP_OFFLOAD_ALL;
         p->rec = (A->knobs & IPUP_PLAN_RECOMPUTE) && p->S < 32 ? (1u << p->S) - 1u : 0u;
         if (ipup__auto_plan(A, p) == IPUP_OK) ipup__auto_offer(A, p);
         return;
     }
+    if (ipup__auto_plan_x(A, p, !A->smallest) != IPUP_OK) return; /* pass 2: bytes only */
+    if (A->devs[p->kind][p->S] == 0) A->devs[p->kind][p->S] = A->plan->devices;
+    ipup__auto_offer(A, p);
+    if (A->phase == 0) return;
     if (!A->smallest && (p->bytes <= A->budget ||
                          (A->best.rate >= 0.0 && p->rate < A->best.rate)))
         return; /* it fits: knobs only add time; or even without them it is slower */
@@ -3744,7 +3743,7 @@ static void ipup__auto_point(ipup__auto *A, ipup__auto_pt *p) {
         q = *p;
         q.offload = off;
         if (A->knobs & IPUP_PLAN_RECOMPUTE) ipup__auto_masks(A, &q);
-        else if (off && ipup__auto_plan(A, &q) == IPUP_OK) ipup__auto_offer(A, &q);
+        else if (off && ipup__auto_plan_x(A, &q, !A->smallest) == IPUP_OK) ipup__auto_offer(A, &q);
     }
 }
 

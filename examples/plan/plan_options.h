@@ -36,6 +36,8 @@ typedef struct {
     int replicas, ipus;                /* 0: not given */
     ipup_optimizer_kind optimizer;
     int optimizer_given, recompute, offload, strict;
+    int auto_plan, auto_table;         /* --auto, --auto-table */
+    size_t ipu_memory;                 /* --ipu-memory BYTES (0: not given) */
     const char *out;                   /* -o FILE, NULL: stdout */
     const char *out_flag;              /* how -o was spelled (-o, --output), for messages */
     int argc;                          /* the command for the header's comment: argv without --input and -o */
@@ -74,6 +76,17 @@ static void pt_usage(FILE *f) {
             "  --recompute                  stash stage inputs only, recompute forwards\n"
             "  --offload                    optimizer state in streaming memory\n"
             "  --runner coop|threads        cooperative (one thread) or one thread per IPU (default coop)\n"
+            "  --auto                       choose the plan (ipup_plan_auto): stages and split, schedule,\n"
+            "                               replicas, micro-batch size and count (their product: the\n"
+            "                               model's samples per step, or --batch-size x --microbatches),\n"
+            "                               recomputation and offload that fit --ipu-memory on --ipus N\n"
+            "                               (default 1) with the most samples/s of the cost model; prints\n"
+            "                               the plan (stderr) and its header. Not with --splits, --stages,\n"
+            "                               --map, --schedule, --replicas, --recompute, --offload\n"
+            "  --ipu-memory BYTES           on-chip memory of each IPU for --auto (256K, 1M, 4MB)\n"
+            "  --auto-table                 the plans --auto chooses for mlp, cnn and mlp-gelu at 128K,\n"
+            "                               256K, 512K, 1M and 4M per IPU on 2 and 4 IPUs, with their\n"
+            "                               predicted samples/s and those one step of ipup_run reports\n"
             "  -o, --output FILE            write the header to FILE (complete, or not at all); default stdout\n"
             "  -h, --help                   this text\n"
             "  example: ipupipe-plan --model dense64,relu,dense32,relu,dense10,xent --input 1x1x196 \\\n"
@@ -166,6 +179,8 @@ static int pt_parse_switch(pt_opts *o, const char *flag) {
     if (strcmp(flag, "--strict") == 0) o->strict = 1;
     else if (strcmp(flag, "--recompute") == 0) o->recompute = 1;
     else if (strcmp(flag, "--offload") == 0) o->offload = 1;
+    else if (strcmp(flag, "--auto") == 0) o->auto_plan = 1;
+    else if (strcmp(flag, "--auto-table") == 0) o->auto_table = 1;
     else return 0;
     return 1;
 }
@@ -187,6 +202,10 @@ static int pt_parse_value(pt_opts *o, const char *flag, const char *v) {
     } else if (PT_IS("--map")) o->map = v;
     else if (PT_IS("--schedule")) o->schedule = v;
     else if (PT_IS("--runner")) o->runner = v;
+    else if (PT_IS("--ipu-memory")) {
+        if (ipup_bytes_parse(v, &o->ipu_memory) != IPUP_OK || !o->ipu_memory)
+            return pt_err("--ipu-memory needs a byte count > 0 such as 262144, 256K, 1M or 4MB, got '%s'", v);
+    }
     else if (PT_IS("-o") || PT_IS("--output")) {
         o->out = v;
         o->out_flag = PT_IS("-o") ? "-o" : "--output";
@@ -220,7 +239,8 @@ static int pt_unknown(const char *a, const char *flag) {
 static int pt_takes_value(const char *flag) {
     static const char *const names[] = {"--model", "--input", "--batch-size", "--microbatches", "--batches-to-accumulate",
                                         "--gradient-accumulation", "--repeat-count", "--replicas", "--ipus", "--stages",
-                                        "--map", "--schedule", "--runner", "-o", "--output", "--optimizer"};
+                                        "--map", "--schedule", "--runner", "-o", "--output", "--optimizer",
+                                        "--ipu-memory"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -258,6 +278,17 @@ static int pt_parse(int argc, char **argv, pt_opts *o) {
             o->argv[o->argc++] = argv[first];
         }
     }
+    if (o->auto_plan || o->auto_table) {
+        const char *fixed = o->splits_given ? "--splits" : o->stages_given ? "--stages" : o->map ? "--map"
+                            : o->schedule ? "--schedule" : o->replicas ? "--replicas" : o->recompute ? "--recompute"
+                            : o->offload ? "--offload" : NULL;
+        if (fixed) return pt_err("%s chooses %s itself; leave %s out", o->auto_plan ? "--auto" : "--auto-table", fixed, fixed);
+        if (o->auto_table && (o->auto_plan || o->ipu_memory || o->ipus || o->out))
+            return pt_err("--auto-table prints its own table of models, IPUs and memories; give it alone");
+        if (o->auto_plan && !o->ipu_memory) return pt_err("--auto needs --ipu-memory BYTES (the on-chip memory of each IPU)");
+        return 0;
+    }
+    if (o->ipu_memory) return pt_err("--ipu-memory is for --auto (the plan chosen to fit it); add --auto");
     if (o->stages_given && !o->splits_auto)
         return pt_err("--stages %d is the stage count of --splits auto; add --splits auto, or name the first layer of "
                       "each stage with --splits",
