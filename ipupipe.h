@@ -222,6 +222,12 @@
 #ifndef IPUP_MSG_MAX
 #define IPUP_MSG_MAX 1024        /* ipup_last_error() text */
 #endif
+#ifndef IPUPIPE_STAGING_FLOATS
+#define IPUPIPE_STAGING_FLOATS 1024 /* chunk of offloaded state streamed for the update */
+#endif
+#if IPUPIPE_STAGING_FLOATS < 16 || IPUPIPE_STAGING_FLOATS % 16
+#error "IPUPIPE_STAGING_FLOATS must be a positive multiple of 16"
+#endif
 #ifndef IPUP_WARN_MAX
 #define IPUP_WARN_MAX 512        /* ipup_warnings() text */
 #endif
@@ -772,7 +778,8 @@ IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *s
    dropped, one that fits is the variant. Otherwise it tries each offload subset with the
    recompute masks that are minimal (by inclusion) among those that fit, IPU by IPU (an
    IPU's bytes depend only on its own stages' bits): any other fitting mask contains one
-   of them and is no faster. Ties (equal samples/s) go to the fewer IPUs, then fewer
+   of them and is no faster (with activation offload, where a recomputing stage streams
+   its smaller entry, every fitting mask is tried). Ties (equal samples/s) go to the fewer IPUs, then fewer
    stages, lower schedule kind, fewer replicas, smaller B, smaller M, the split that is
    first lexicographically, fewer offload bits (as a number), the smaller mask.
    *best gets req->base with stages, split (pointing into plan->split: keep *plan while
@@ -937,6 +944,7 @@ IPUPIPE_DEF int ipup_run_device(ipup_emu *e, int32_t ipu);
 typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal) */
     float *stash, *wstash, *work, *pingpong[2], *conv, *staging, *chunk;
     float *params, *grads, *state;
+    float *wstage;                /* weights offloaded: the IPU's staging of one layer's block */
     uint32_t stash_head, stash_count, stash_peak;    /* the stash FIFO */
     uint32_t wstash_head, wstash_count, wstash_peak; /* the W-stash FIFO */
     float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
@@ -1927,6 +1935,18 @@ static int ipup__conc_op_cost(const ipup__core *e, const ipup_op *o, double *dur
 static int ipup__rec(const ipup__core *c, int32_t s) {
     return s >= 0 && s < 32 && ((c->cfg.recompute_stages >> s) & 1u);
 }
+static size_t ipup__woff(const ipup__core *e, int32_t d); /* setup */
+static int ipup__act_off(const ipup__core *e, int32_t s);
+/* seconds of streaming-memory traffic of an op of plain stage s: its weights streamed in
+   (weights offloaded), its stash entry streamed out (F) or back (B, I, W) */
+static double ipup__op_stream_s(const ipup__core *e, int32_t s) {
+    const ipup__stage *st = &e->stages[s];
+    double bytes = 0.0;
+    if (ipup__woff(e, st->device)) bytes += (double)st->n_params * 4.0;
+    if (ipup__act_off(e, s))
+        bytes += (double)(ipup__rec(e, s) ? st->rentry_floats : st->entry_floats) * 4.0;
+    return bytes / e->cost_model.stream_bytes_per_s;
+}
 static void ipup__op_cost(const ipup__core *e, const ipup_op *o, double *dur, double *xfer) {
     const ipup__stage *st = &e->stages[o->stage];
     double B = (double)e->B, rate = ipup__rate(e);
@@ -1953,6 +1973,8 @@ static void ipup__op_cost(const ipup__core *e, const ipup_op *o, double *dur, do
         e->stages[s - 1].device != st->device)
         *xfer = B * (double)st->in_n * 4.0 / e->cost_model.link_bytes_per_s;
     *dur += f * B / rate;
+    if (e->cfg.offload & (IPUP_OFFLOAD_WEIGHTS | IPUP_OFFLOAD_ACTIVATIONS))
+        *dur += ipup__op_stream_s(e, s);
 }
 static double ipup__sync_s(const ipup__core *e) {
     return e->P > 1 || e->R > 1
@@ -1988,6 +2010,8 @@ static double ipup__update_cost(const ipup__core *e, int32_t d) {
                  e->cost_model.link_bytes_per_s;
         if (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
             t += 2.0 * (double)st->n_state * 4.0 / e->cost_model.stream_bytes_per_s;
+        if (ipup__woff(e, d)) /* the weights in and out for the update */
+            t += 2.0 * (double)st->n_params * 4.0 / e->cost_model.stream_bytes_per_s;
     }
     return t;
 }
@@ -2258,9 +2282,10 @@ static void ipup__mem_runtime(const ipup_emu *e, int32_t ipu, ipup_mem_report *m
         const ipup__stage *st = &e->core.stages[s];
         const ipup__stage_rt *rt = &e->stage_rt[r][s];
         if (st->device != d) continue;
-        stash += ipup__round64((size_t)rt->stash_peak *
-                               (ipup__rec(&e->core, s) ? st->rentry_floats : st->entry_floats) *
-                               sizeof(float));
+        if (!ipup__act_off(&e->core, s)) /* else in streaming memory */
+            stash += ipup__round64((size_t)rt->stash_peak *
+                                   (ipup__rec(&e->core, s) ? st->rentry_floats : st->entry_floats) *
+                                   sizeof(float));
         if (st->wstash_depth)
             stash += ipup__round64((size_t)rt->wstash_peak * st->wentry_floats * sizeof(float));
         if (s > 0) ex += (size_t)e->fwd[r][s].peak * e->fwd[r][s].slot_bytes;
@@ -3199,6 +3224,59 @@ static size_t ipup__recompute_saves(const ipup__stage *x) {
                : 0;
 }
 
+/* IPUPIPE_STAGING_FLOATS (build-options): the chunk in which offloaded optimizer state (and, with the
+   weights offloaded, the weights the update reads) is streamed through the IPU for the
+   update: 1024 floats = 4 KB per state slot (8 KB for Adam). The optimizers are
+   element-wise, so a chunk is updated exactly as the whole tensor would be; a multiple of
+   16 floats starting at multiples of 16, so every chunk starts where the kernels' vector
+   blocks start and the bits do not change. 4 KB is below 1 % of the state of a layer of
+   100 K parameters (the mlp's 784 x 256 layer has 200 K), so the staging never costs more
+   than the offload saves; the stream time counts the bytes, not the chunks. */
+/* floats of one chunk of the optimizer staging on device d: IPUPIPE_STAGING_FLOATS, or
+   the largest tensor of its stages when smaller (rounded up to 16) */
+static size_t ipup__opt_chunk(const ipup__core *e, int32_t d) {
+    size_t m = 0;
+    int32_t s;
+    for (s = 0; s < e->S; s++)
+        if (e->stages[s].device == d && e->n_branches[s] <= 1 &&
+            ((e->stages[s].max_tensor + 15u) & ~(size_t)15u) > m)
+            m = (e->stages[s].max_tensor + 15u) & ~(size_t)15u;
+    return m < (size_t)IPUPIPE_STAGING_FLOATS ? m : (size_t)IPUPIPE_STAGING_FLOATS;
+}
+/* floats of layer l's parameter block as ipup__layer_params streams it */
+static size_t ipup__layer_block(const ipup__core *e, int32_t l) {
+    const ipup_layer_info *I = &e->layers[l].info;
+    return I->n_w ? ipup__round16(I->n_w) + ipup__round16(I->n_b) : 0;
+}
+/* The weights of device d are offloaded: floats of its staging buffer (its largest layer's
+   block: a dense or conv kernel needs a layer's weights whole), 0 when not. Offloaded only
+   when that saves on-chip bytes: the weights of its plain stages exceed the staging. */
+static size_t ipup__woff(const ipup__core *e, int32_t d) {
+    size_t stage = 0, all = 0;
+    int32_t s, l;
+    if (!(e->cfg.offload & IPUP_OFFLOAD_WEIGHTS)) return 0;
+    for (s = 0; s < e->S; s++) {
+        if (e->stages[s].device != d || e->n_branches[s] > 1) continue;
+        all += ipup__round64(e->stages[s].n_params * sizeof(float));
+        for (l = e->stages[s].first; l < e->stages[s].last; l++)
+            if (ipup__layer_block(e, l) > stage) stage = ipup__layer_block(e, l);
+    }
+    return all > ipup__round64(stage * sizeof(float)) ? stage : 0;
+}
+/* Plain stage s keeps its stash in streaming memory (IPUP_OFFLOAD_ACTIVATIONS): entries
+   are written there by F and streamed back into the on-chip work entry (the one
+   recomputation has anyway; else one entry of staging) for B, I and W. Only when that
+   saves on-chip bytes: the stash is larger than the staging it needs. */
+static int ipup__act_off(const ipup__core *e, int32_t s) {
+    const ipup__stage *st = &e->stages[s];
+    size_t stash;
+    if (!(e->cfg.offload & IPUP_OFFLOAD_ACTIVATIONS) || e->n_branches[s] > 1) return 0;
+    stash = ipup__round64(ipup__mulz((size_t)st->depth,
+                                     ipup__rec(e, s) ? st->rentry_floats : st->entry_floats) *
+                          sizeof(float));
+    return ipup__rec(e, s) ? stash > 0 : stash > ipup__round64(st->entry_floats * sizeof(float));
+}
+
 /* carve one IPU's pool (device d of a replica whose stage runtimes are stage_rt, rings fwd,
    bwd: IPUP_MAX_LAYERS each, lane runtimes lane_rt and fan-out buffers fanout); stage_rt,
    fwd, bwd, lane_rt and fanout NULL: counting only */
@@ -3207,14 +3285,20 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
                             ipup__lane_rt *lane_rt, ipup__fanout_bufs *fanout) {
     int32_t s;
     int32_t k = ipup__state_slots(&e->cfg);
+    size_t wst = ipup__woff(e, d);
+    float *staging = NULL, *wstage = NULL; /* one of each per IPU, shared by its stages */
     ipup__stage_rt count_only;
     IPUPIPE_MEMSET(&count_only, 0, sizeof count_only);
+    if (k && (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER) && ipup__opt_chunk(e, d))
+        staging = ipup__allocf(a, ipup__mulz((size_t)k, ipup__opt_chunk(e, d)), IPUP_MEM_SCRATCH);
+    if (wst) wstage = ipup__allocf(a, wst, IPUP_MEM_SCRATCH);
     for (s = 0; s < e->S; s++) {
         const ipup__stage *st = &e->stages[s];
         ipup__stage_rt *rt = stage_rt ? &stage_rt[s] : &count_only;
         /* a concurrent stage: its lanes (ipup__conc_carve) */
         if (st->device != d || e->n_branches[s] > 1) continue;
-        rt->params = ipup__allocf(a, st->n_params, IPUP_MEM_WEIGHTS);
+        rt->params = ipup__allocf(wst ? stream : a, st->n_params, IPUP_MEM_WEIGHTS);
+        rt->wstage = wstage;
         rt->grads = ipup__allocf(a, st->n_grads, IPUP_MEM_GRADS);
         rt->state = NULL;
         if (k) {
@@ -3222,7 +3306,7 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
                 rt->state = ipup__allocf(stream, st->n_state, IPUP_MEM_OPTIMIZER);
             else rt->state = ipup__allocf(a, st->n_state, IPUP_MEM_OPTIMIZER);
         }
-        rt->stash = ipup__allocf(a,
+        rt->stash = ipup__allocf(ipup__act_off(e, s) ? stream : a,
                                  ipup__mulz((size_t)st->depth, ipup__rec(e, s) ? st->rentry_floats
                                                                                 : st->entry_floats),
                                  IPUP_MEM_STASH);
@@ -3230,14 +3314,14 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
                          ? ipup__allocf(a, ipup__mulz((size_t)st->wstash_depth, st->wentry_floats),
                                         IPUP_MEM_STASH)
                          : NULL;
-        rt->work = ipup__rec(e, s) ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->work = ipup__rec(e, s) || ipup__act_off(e, s)
+                       ? ipup__allocf(a, st->entry_floats, IPUP_MEM_SCRATCH)
+                       : NULL;
         rt->pingpong[0] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->pingpong[1] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->chunk = st->chunk_floats ? ipup__allocf(a, st->chunk_floats, IPUP_MEM_SCRATCH) : NULL;
-        rt->staging = (k && (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER))
-                          ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH)
-                          : NULL;
+        rt->staging = staging;
         /* receive sides of the rings into this stage */
         if (s > 0 && e->n_branches[s - 1] <= 1) {
             size_t slot =
@@ -3400,6 +3484,150 @@ static int ipup__setup_model(ipup__core *e, const ipup_config *cfg) {
     return ipup__setup_split(e, cfg);
 }
 
+/* out of memory: the message, with the remedies and what each saves */
+/* line appended to the warnings warn (warn_len bytes, NUL-terminated) when it fits whole */
+static void ipup__warn_line(char *warn, size_t warn_len, const char *line) {
+    size_t len = ipup__strlen(warn);
+    if (len + ipup__strlen(line) < warn_len) ipup_snprintf(warn + len, warn_len - len, "%s", line);
+}
+/* Warnings of an offload asked for but not applied (it would not save on-chip bytes),
+   appended to warn (warn_len bytes) a whole line at a time, as ipup__keep_warnings keeps
+   the schedule's */
+static void ipup__offload_warnings(const ipup__core *e, char *warn, size_t warn_len) {
+    char line[IPUP_MSG_MAX];
+    int32_t d, s, l;
+    if (!warn || !warn_len) return;
+    for (d = 0; d < e->P; d++) {
+        size_t stage = 0, all = 0;
+        if (!(e->cfg.offload & IPUP_OFFLOAD_WEIGHTS) || ipup__woff(e, d)) continue;
+        for (s = 0; s < e->S; s++) {
+            if (e->stages[s].device != d || e->n_branches[s] > 1) continue;
+            all += ipup__round64(e->stages[s].n_params * sizeof(float));
+            for (l = e->stages[s].first; l < e->stages[s].last; l++)
+                if (ipup__layer_block(e, l) > stage) stage = ipup__layer_block(e, l);
+        }
+        if (!all) continue;
+        ipup_snprintf(line, sizeof line,
+                      "offload: IPU%d keeps its weights on chip: the staging of its largest layer "
+                      "(%zu bytes) would not be smaller than its weights (%zu bytes)\n",
+                      (int)d, ipup__round64(stage * sizeof(float)), all);
+        ipup__warn_line(warn, warn_len, line);
+    }
+    for (s = 0; s < e->S; s++) {
+        const ipup__stage *st = &e->stages[s];
+        if (!(e->cfg.offload & IPUP_OFFLOAD_ACTIVATIONS) || e->n_branches[s] > 1 ||
+            ipup__act_off(e, s) || !st->depth)
+            continue;
+        ipup_snprintf(line, sizeof line,
+                      "offload: stage %d keeps its stash on chip: one entry of staging (%zu bytes) "
+                      "would not be smaller than its stash of %d (%zu bytes)\n",
+                      (int)s, ipup__round64(st->entry_floats * sizeof(float)), (int)st->depth,
+                      ipup__round64((size_t)st->depth * st->entry_floats * sizeof(float)));
+        ipup__warn_line(warn, warn_len, line);
+    }
+}
+/* on-chip bytes device d carves with the offload bits `off` (counting only) */
+static size_t ipup__need_with(ipup__core *e, int32_t d, int32_t off) {
+    ipup__arena a, sa;
+    int32_t keep = e->cfg.offload;
+    e->cfg.offload = off;
+    ipup__arena_init(&a, NULL, 0);
+    ipup__arena_init(&sa, NULL, 0);
+    ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
+    e->cfg.offload = keep;
+    return a.used;
+}
+/* The remedies of an IPU over its memory, in the tutorials' order (TF1 pipelining
+   tutorial: recomputation, then offloading, then more pipeline stages, then a smaller
+   micro-batch), each with the on-chip bytes it saves on this IPU (net of its staging) */
+static void ipup__oom_fixes(ipup__core *e, int32_t d, const ipup__arena *a, ipup__textbuf *b) {
+    static const char *const what[3] = {"the optimizer state", "the weights", "the activations"};
+    size_t rs = 0, sz;
+    int32_t s, i, n = 0, nr = 0;
+    for (s = 0; s < e->S; s++) { /* the stages whose recomputation saves more than its entry */
+        const ipup__stage *x = &e->stages[s];
+        nr += x->device == d && e->n_branches[s] <= 1 && !ipup__rec(e, s) &&
+              ipup__recompute_saves(x) > ipup__round64(x->entry_floats * sizeof(float));
+    }
+    for (s = 0; s < e->S; s++) {
+        const ipup__stage *x = &e->stages[s];
+        size_t cost = ipup__round64(x->entry_floats * sizeof(float));
+        if (x->device != d || e->n_branches[s] > 1 || ipup__rec(e, s) ||
+            ipup__recompute_saves(x) <= cost)
+            continue;
+        ipup__textbuf_add(b, "%s%d", n++ ? "," : nr > 1 ? ". Fix, in the tutorials' order: "
+                                                         "recomputation of stages "
+                                               : ". Fix, in the tutorials' order: "
+                                                 "recomputation of stage ",
+                          (int)s);
+        rs += ipup__recompute_saves(x) - cost;
+    }
+    if (n) ipup__textbuf_add(b, " (cfg.recompute_stages; saves %zu bytes)", rs);
+    for (i = 0; i < 3; i++) {
+        int32_t bit = (int32_t)1 << i;
+        if ((e->cfg.offload & bit) || (sz = ipup__need_with(e, d, e->cfg.offload | bit)) >= a->used)
+            continue;
+        ipup__textbuf_add(b, "%s offload %s (IPUP_OFFLOAD_%s; saves %zu bytes)",
+                          n++ ? "," : ". Fix, in the tutorials' order:", what[i],
+                          i == 0 ? "OPTIMIZER" : i == 1 ? "WEIGHTS" : "ACTIVATIONS", a->used - sz);
+    }
+    ipup__textbuf_add(b,
+                      "%s split the model over more stages and IPUs, or use a smaller micro-batch "
+                      "(stash, exchange and scratch, %zu bytes here, shrink with it)",
+                      n ? "," : ". Fix, in the tutorials' order:",
+                      a->by_category[IPUP_MEM_STASH] + a->by_category[IPUP_MEM_EXCHANGE] +
+                          a->by_category[IPUP_MEM_SCRATCH]);
+}
+/* A layer that no remedy fits under the limit: its weights (or, offloaded, their staging:
+   the kernels need a layer whole) and its gradients stay on one IPU whatever the plan */
+static void ipup__oom_layer(const ipup__core *e, size_t limit, ipup__textbuf *b) {
+    int32_t l, big = -1;
+    size_t most = 0;
+    for (l = 0; l < e->n_layers; l++) {
+        const ipup_layer_info *I = &e->layers[l].info;
+        size_t n = ipup__round64(ipup__layer_block(e, l) * sizeof(float)) *
+                   (I->n_w && !I->frozen ? 2u : 1u);
+        if (n > most) { most = n; big = l; }
+    }
+    if (big >= 0 && most > limit)
+        ipup__textbuf_add(b,
+                          ". No plan fits: layer %s alone needs %zu bytes on its IPU (its weights, "
+                          "or their staging when offloaded, and its gradients)",
+                          e->model.layers[big].id, most);
+}
+/* IPUP_ERR_OOM with the message of IPU ipu: its pool (limit 0) or cfg.ipu_bytes (limit)
+   is smaller than the a->used bytes it carves */
+static int ipup__oom_core(ipup__core *e, int32_t ipu, const ipup__arena *a, size_t limit) {
+    int32_t r = ipu / e->P, d = ipu % e->P, s;
+    ipup__textbuf b;
+    b.buf = e->msg; b.cap = sizeof e->msg; b.len = 0;
+    ipup__textbuf_add(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r,
+                      (int)d);
+    for (s = 0; s < e->S; s++)
+        if (e->stages[s].device == d)
+            ipup__textbuf_add(&b, " %d (layers %d..%d)", (int)s, (int)e->stages[s].first,
+                              (int)(e->stages[s].last - 1));
+    ipup__textbuf_add(&b,
+                      " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, "
+                      "exchange %zu, scratch %zu) but ",
+                      a->used, a->by_category[IPUP_MEM_WEIGHTS], a->by_category[IPUP_MEM_GRADS],
+                      a->by_category[IPUP_MEM_OPTIMIZER], a->by_category[IPUP_MEM_STASH],
+                      a->by_category[IPUP_MEM_EXCHANGE], a->by_category[IPUP_MEM_SCRATCH]);
+    if (limit) {
+        int32_t dd;
+        ipup__textbuf_add(&b, "the IPU has %zu (cfg.ipu_bytes)", limit);
+        for (dd = d + 1; dd < e->P; dd++) { /* the other IPUs over it */
+            size_t need = ipup__need_with(e, dd, e->cfg.offload);
+            if (need > limit)
+                ipup__textbuf_add(&b, "; IPU%d needs %zu", (int)(r * e->P + dd), need);
+        }
+    } else
+        ipup__textbuf_add(&b, "the pool has %zu. Give cfg.ipu[%d] >= %zu bytes (ipup_plan_config)",
+                          a->cap, (int)ipu, a->used);
+    ipup__oom_fixes(e, d, a, &b);
+    if (limit) ipup__oom_layer(e, limit, &b);
+    return IPUP_ERR_OOM;
+}
 /* >>plan: the plan of a configuration, in an ipup_emu or a small scratch */
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     ipup__arena a;
@@ -3452,6 +3680,7 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
     if (rc) return rc;
     if ((rc = ipup__setup_layout(e)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(e)) != IPUP_OK)
         return rc;
+    ipup__offload_warnings(e, warn, warn_len);
     plan->stages = e->S; plan->devices = e->P; plan->replicas = e->R; plan->ipus = e->n_ipus;
     for (s = 0; s < e->S; s++) {
         plan->split[s] = e->stages[s].first;
@@ -3463,6 +3692,8 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
         ipup__arena_init(&a, NULL, 0);
         ipup__arena_init(&sa, NULL, 0);
         ipup__carve_ipu(e, &a, &sa, d, NULL, NULL, NULL, NULL, NULL);
+        if (e->cfg.ipu_bytes && a.used > e->cfg.ipu_bytes)
+            return ipup__oom_core(e, d, &a, e->cfg.ipu_bytes);
         plan->ipu_bytes[d] = a.used;
         plan->stream_bytes[d] = sa.used;
         ipup__fill_report(e, &a, &sa, d, &plan->mem[d]);
@@ -3662,8 +3893,9 @@ static uint32_t ipup__auto_mask(const int32_t *cnt, int16_t list[][IPUP__AUTO_MA
 }
 
 /* the recompute masks of point p (its offload as given) worth planning: per IPU, the
-   subsets of its stages that fit and have no fitting proper subset (pass 1), or its
-   smallest subset (pass 2); every combination over the IPUs planned and offered */
+   subsets of its stages that fit and have no fitting proper subset (pass 1; every subset
+   that fits when activations are offloaded), or its smallest subset (pass 2); every
+   combination over the IPUs planned and offered */
 static void ipup__auto_masks(ipup__auto *A, ipup__auto_pt *p) {
     int16_t list[IPUP_MAX_DEVICES][IPUP__AUTO_MAXK];
     int32_t cnt[IPUP_MAX_DEVICES], sub[IPUP_MAX_DEVICES], pick[IPUP_MAX_DEVICES];
@@ -3695,7 +3927,9 @@ static void ipup__auto_masks(ipup__auto *A, ipup__auto_pt *p) {
                 if (!nch[d] || mem[j][d] < mem[ch[d][0]][d]) { ch[d][0] = j; nch[d] = 1; }
                 continue;
             }
-            for (t = 0; t < j && minimal; t++) /* a fitting proper subset of j */
+            /* a fitting proper subset of j is no slower, except with activation offload,
+               where recomputing streams the smaller entry: then every fitting subset */
+            for (t = 0; t < j && minimal && !(p->offload & IPUP_OFFLOAD_ACTIVATIONS); t++)
                 if ((t & j) == t && mem[t][d] <= A->budget) minimal = 0;
             if (minimal) ch[d][nch[d]++] = j;
         }
@@ -4144,40 +4378,21 @@ static void ipup__reset_transient(ipup_emu *e) {
 
 static int ipup__oom_msg(ipup_emu *e, int32_t ipu, const ipup__arena *a, const ipup__arena *sa,
                          int stream) {
-    int32_t r = ipu / e->core.P, d = ipu % e->core.P, s;
+    int32_t r = ipu / e->core.P, d = ipu % e->core.P;
     ipup__textbuf b;
-    size_t rs = 0, os = 0;
     b.buf = e->core.msg; b.cap = sizeof e->core.msg; b.len = 0;
     if (stream) {
         ipup__textbuf_add(&b,
                           "IPU%d (replica %d, device %d): streaming memory too small for the "
-                          "offloaded optimizer state: needs %zu bytes, cfg.stream[%d] has %zu; "
+                          "offloaded %s: needs %zu bytes, cfg.stream[%d] has %zu; "
                           "give it >= %zu bytes (ipup_plan_config)",
-                          (int)ipu, (int)r, (int)d, sa->used, (int)ipu, sa->cap, sa->used);
+                          (int)ipu, (int)r, (int)d,
+                          e->core.cfg.offload == IPUP_OFFLOAD_OPTIMIZER ? "optimizer state"
+                                                                        : "tensors",
+                          sa->used, (int)ipu, sa->cap, sa->used);
         return IPUP_ERR_OOM;
     }
-    ipup__textbuf_add(&b, "IPU%d (replica %d, device %d) out of memory: stage", (int)ipu, (int)r,
-                      (int)d);
-    for (s = 0; s < e->core.S; s++) if (e->core.stages[s].device == d) {
-            ipup__textbuf_add(&b, " %d (layers %d..%d)", (int)s, (int)e->core.stages[s].first,
-                              (int)(e->core.stages[s].last - 1));
-            rs += ipup__recompute_saves(&e->core.stages[s]);
-            os += e->core.stages[s].n_state * sizeof(float);
-    }
-    ipup__textbuf_add(&b,
-                      " needs %zu bytes (weights %zu, grads %zu, optimizer %zu, stash %zu, "
-                      "exchange %zu, scratch %zu) but the pool has %zu. Fix: give cfg.ipu[%d] >= "
-                      "%zu bytes (ipup_plan_config)",
-                      a->used, a->by_category[IPUP_MEM_WEIGHTS], a->by_category[IPUP_MEM_GRADS],
-                      a->by_category[IPUP_MEM_OPTIMIZER], a->by_category[IPUP_MEM_STASH],
-                      a->by_category[IPUP_MEM_EXCHANGE], a->by_category[IPUP_MEM_SCRATCH], a->cap,
-                      (int)ipu, a->used);
-    if (!e->core.cfg.recompute && rs)
-        ipup__textbuf_add(&b, ", enable recomputation (saves %zu bytes)", rs);
-    if (!e->core.cfg.offload && os)
-        ipup__textbuf_add(&b, ", offload the optimizer state (saves %zu bytes)", os);
-    ipup__textbuf_add(&b, ", or split the model over more IPUs");
-    return IPUP_ERR_OOM;
+    return ipup__oom_core(&e->core, ipu, a, 0);
 }
 
 IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
@@ -4215,6 +4430,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     if (rc) return rc;
     if ((rc = ipup__setup_layout(core)) != IPUP_OK || (rc = ipup__ipu_sizes_ok(core)) != IPUP_OK)
         return rc;
+    ipup__offload_warnings(core, e->warnings, sizeof e->warnings);
     for (i = 0; i < core->n_ipus; i++) {
         ipup__arena a, sa;
         int32_t r = i / core->P, d = i % core->P;
@@ -4231,6 +4447,8 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
         ipup__arena_init(&sa, core->cfg.stream[i].mem, core->cfg.stream[i].bytes);
         ipup__carve_ipu(core, &a, &sa, d, e->stage_rt[r], e->fwd[r], e->bwd[r], e->lane_rt[r],
                         e->fanout[r]);
+        if (core->cfg.ipu_bytes && a.used > core->cfg.ipu_bytes)
+            return ipup__oom_core(core, i, &a, core->cfg.ipu_bytes);
         if (a.oom) return ipup__oom_msg(e, i, &a, &sa, 0);
         if (sa.oom || (!sa.base && sa.used)) { sa.cap = 0; return ipup__oom_msg(e, i, &a, &sa, 1); }
         ipup__fill_report(core, &a, &sa, d, &e->mem[i]);
@@ -4310,6 +4528,16 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
 }
 
 /* >>compute: a stage's forward, backward and weight-gradient walks; the stash front */
+/* layer l's parameter block (w, then b at round16(n_w)) for an op of its stage: in the
+   pool, or with the weights offloaded (rt->wstage set) streamed into the IPU's staging
+   buffer first (a copy: the same bits) */
+static float *ipup__layer_params(ipup_emu *e, ipup__stage_rt *rt, int32_t l) {
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    float *p = rt->params + e->core.layers[l].param_off;
+    if (!rt->wstage) return p;
+    IPUPIPE_MEMCPY(rt->wstage, p, (ipup__round16(I->n_w) + (size_t)I->n_b) * sizeof(float));
+    return rt->wstage;
+}
 static float *ipup__pick(ipup__stage_rt *rt, const float *cur) {
     return cur == rt->pingpong[0] ? rt->pingpong[1] : rt->pingpong[0];
 }
@@ -4358,7 +4586,7 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
                                      int32_t l, int32_t Bn, const float *cur, float *dest, float *E,
                                      float *out) {
     const ipup_layer_info *I = &e->core.layers[l].info, *P;
-    const float *w = rt->params + e->core.layers[l].param_off, *b = w + ipup__round16(I->n_w);
+    const float *w = ipup__layer_params(e, rt, l), *b = w + ipup__round16(I->n_w);
     const int idx = l + 2 < st->last && e->core.layers[l + 2].pool_idx;
     uint8_t *keep = idx ? (uint8_t *)(void *)(E + e->core.layers[l + 2].stash_off) : NULL;
     float *y;
@@ -4406,7 +4634,7 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
         float *dest;
         const float *w = NULL, *b = NULL;
         int n = Bn * I->in_n, needed, fuse;
-        if (I->n_w) { w = rt->params + Ly->param_off; b = w + ipup__round16(I->n_w); }
+        if (I->n_w) { w = ipup__layer_params(e, rt, l); b = w + ipup__round16(I->n_w); }
         if (!loss && l == e->core.n_layers - 1) {
             /* ipup_predict: the loss layer's input is the result */
             if (out != cur) IPUPIPE_MEMCPY(out, cur, (size_t)n * sizeof(float));
@@ -4486,7 +4714,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         int n = Bn * I->in_n, trains = I->n_w && !I->frozen;
         if (!Ly->need_dx && !trains) break; /* nothing below needs a gradient */
         if (ipup__is_loss(I->kind)) continue; /* dlogits already in E */
-        if (I->n_w) w = rt->params + Ly->param_off;
+        if (I->n_w) w = ipup__layer_params(e, rt, l);
         if (trains) { /* a frozen layer: input gradient only */
             gw = rt->grads + Ly->param_off;
             gb = gw + ipup__round16(I->n_w);
@@ -4583,11 +4811,11 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
         gw = rt->grads + Ly->param_off;
         gb = gw + ipup__round16(I->n_w);
         if (I->kind == IPUP_LAYER_DENSE)
-            ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->stash_off, rt->params + Ly->param_off,
-                               wentry + Ly->dy_off, NULL, gw, gb);
+            ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->stash_off,
+                               ipup__layer_params(e, rt, l), wentry + Ly->dy_off, NULL, gw, gb);
         else
             ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, E + Ly->stash_off,
-                                 rt->params + Ly->param_off, wentry + Ly->dy_off, NULL, gw, gb,
+                                 ipup__layer_params(e, rt, l), wentry + Ly->dy_off, NULL, gw, gb,
                                  rt->conv);
     }
 }
@@ -4608,7 +4836,11 @@ static float *ipup__front(ipup_emu *e, int32_t r, int32_t s, int64_t t, int32_t 
     float *E;
     float loss;
     int corr;
-    if (!ipup__rec(&e->core, s)) return slot;
+    if (!ipup__rec(&e->core, s)) {
+        if (!ipup__act_off(&e->core, s)) return slot;
+        IPUPIPE_MEMCPY(rt->work, slot, st->entry_floats * sizeof(float)); /* stream in */
+        return rt->work;
+    }
     E = rt->work;
     IPUPIPE_MEMCPY(E, slot, (size_t)e->core.B * (size_t)st->in_n * sizeof(float));
     IPUPIPE_MEMCPY(E + st->label_off, slot + (size_t)e->core.B * (size_t)st->in_n,
@@ -5094,7 +5326,7 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     slot = runtime->stash +
            (size_t)((runtime->stash_head + runtime->stash_count) % (uint32_t)facts->depth) *
                ipup__entry_floats(e, stage);
-    entry = ipup__rec(&e->core, stage) ? runtime->work : slot;
+    entry = ipup__rec(&e->core, stage) || ipup__act_off(&e->core, stage) ? runtime->work : slot;
     in = entry;
     if (stage < e->core.S - 1 && direct) {
         /* before the input is held: nothing is held while this waits */
@@ -5139,6 +5371,8 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     if (ipup__rec(&e->core, stage)) {
         IPUPIPE_MEMCPY(slot, entry, xin * sizeof(float));
         IPUPIPE_MEMCPY(slot + xin, entry + facts->label_off, ipup__lab_bytes(&e->core));
+    } else if (ipup__act_off(&e->core, stage)) { /* stream out */
+        IPUPIPE_MEMCPY(slot, entry, facts->entry_floats * sizeof(float));
     }
     runtime->stash_count++;
     if (runtime->stash_count > runtime->stash_peak) runtime->stash_peak = runtime->stash_count;
@@ -5302,13 +5536,53 @@ static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int3
     ipup__check_grads_of(e, r, r, d, t, part, parts);
 }
 
+/* One tensor's update (n floats at w, g; state s1, s2) with what is offloaded streamed
+   through the IPU's staging in chunks of `chunk` floats (ipup__opt_chunk): the state into
+   staging[0..chunk) and [chunk..2 chunk), the weights (offloaded) into wstage; each chunk
+   streamed back after. The optimizers are element-wise: the bits of one call on the whole
+   tensor. */
+static void ipup__update_tensor(const ipup_emu *e, int n, float *w, float *g, float *s1,
+                                float *s2, float *staging, float *wstage, size_t chunk,
+                                float scale, int64_t t) {
+    const ipup_optimizer *o = &e->core.cfg.opt;
+    int c0, c = n, k = ipup__state_slots(&e->core.cfg);
+    if ((staging && k) || wstage) c = staging && k && (size_t)n > chunk ? (int)chunk : n;
+    for (c0 = 0; c0 < n; c0 += c) {
+        int cnt = n - c0 < c ? n - c0 : c;
+        float *ww = w + c0, *a1 = s1 ? s1 + c0 : NULL, *a2 = s2 ? s2 + c0 : NULL;
+        size_t bytes = (size_t)cnt * sizeof(float);
+        if (staging && k) { /* stream in */
+            IPUPIPE_MEMCPY(staging, a1, bytes);
+            if (k == 2) IPUPIPE_MEMCPY(staging + chunk, a2, bytes);
+            a1 = staging;
+            a2 = staging + chunk;
+        }
+        if (wstage) { IPUPIPE_MEMCPY(wstage, ww, bytes); ww = wstage; }
+        switch (o->kind) {
+        case IPUP_OPT_MOMENTUM:
+            ipup_momentum_f32(cnt, o->lr, o->momentum, scale, ww, a1, g + c0);
+            break;
+        case IPUP_OPT_ADAM:
+            ipup_adam_f32(cnt, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, ww, a1, a2,
+                          g + c0);
+            break;
+        default: ipup_sgd_f32(cnt, o->lr, scale, ww, g + c0); break;
+        }
+        if (staging && k) { /* stream out */
+            IPUPIPE_MEMCPY(s1 + c0, a1, bytes);
+            if (k == 2) IPUPIPE_MEMCPY(s2 + c0, a2, bytes);
+        }
+        if (wstage) IPUPIPE_MEMCPY(w + c0, ww, bytes);
+    }
+}
+
 /* optimizer step of stage s of replica r (global step t: Adam uses t + 1) */
 static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
     const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
-    const ipup_optimizer *o = &e->core.cfg.opt;
     float scale = 1.0f / (float)(e->core.M * e->core.R);
-    int32_t l, j;
+    size_t chunk = rt->staging ? ipup__opt_chunk(&e->core, st->device) : 0;
+    int32_t l, j, k = ipup__state_slots(&e->core.cfg);
     /* a concurrent stage: its lanes update on their IPUs (ipup__conc_update) */
     if (e->core.n_branches[s] > 1) return;
     for (l = st->first; l < st->last; l++) {
@@ -5316,36 +5590,10 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
         if (!I->n_w || I->frozen) continue;
         for (j = 0; j < 2; j++) {
             size_t off = (size_t)e->core.layers[l].param_off + (j ? ipup__round16(I->n_w) : 0);
-            int n = j ? I->n_b : I->n_w;
-            float *w = rt->params + off, *g = rt->grads + off, *s1 = NULL, *s2 = NULL;
-            if (o->kind != IPUP_OPT_SGD) {
-                s1 = rt->state + off;
-                s2 = rt->state + st->n_grads + off;
-                if (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER) { /* stream in */
-                    IPUPIPE_MEMCPY(rt->staging, s1, (size_t)n * sizeof(float));
-                    if (o->kind == IPUP_OPT_ADAM)
-                        IPUPIPE_MEMCPY(rt->staging + st->max_tensor, s2, (size_t)n * sizeof(float));
-                    s1 = rt->staging;
-                    s2 = rt->staging + st->max_tensor;
-                }
-            }
-            switch (o->kind) {
-            case IPUP_OPT_MOMENTUM:
-                ipup_momentum_f32(n, o->lr, o->momentum, scale, w, s1, g);
-                break;
-            case IPUP_OPT_ADAM:
-                ipup_adam_f32(n, o->lr, o->beta1, o->beta2, o->eps, (int)(t + 1), scale, w, s1, s2,
-                              g);
-                break;
-            default: ipup_sgd_f32(n, o->lr, scale, w, g); break;
-            }
-            if (o->kind != IPUP_OPT_SGD &&
-                (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER)) { /* stream out */
-                IPUPIPE_MEMCPY(rt->state + off, rt->staging, (size_t)n * sizeof(float));
-                if (o->kind == IPUP_OPT_ADAM)
-                    IPUPIPE_MEMCPY(rt->state + st->n_grads + off, rt->staging + st->max_tensor,
-                                   (size_t)n * sizeof(float));
-            }
+            ipup__update_tensor(e, j ? I->n_b : I->n_w, rt->params + off, rt->grads + off,
+                                k ? rt->state + off : NULL,
+                                k == 2 ? rt->state + st->n_grads + off : NULL, rt->staging,
+                                rt->wstage, chunk, scale, t);
         }
     }
     IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));

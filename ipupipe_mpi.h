@@ -617,7 +617,8 @@ static uint64_t ipup__mpi_fingerprint(const ipup_emu *e, uint64_t app) {
     shape[4] = e->core.B;
     shape[5] = e->core.n_layers;
     shape[6] = (int32_t)e->core.cfg.opt.kind;
-    shape[7] = e->core.cfg.recompute * 2 + e->core.cfg.offload;
+    /* the stages that recompute (ipup_init resolved the mask) and what is offloaded */
+    shape[7] = (int32_t)(e->core.cfg.recompute_stages & 0xffffffu) * 8 + e->core.cfg.offload;
     h = ipup_mpi_hash(h, shape, sizeof shape);
     opt[0] = e->core.cfg.opt.lr; opt[1] = e->core.cfg.opt.momentum; opt[2] = e->core.cfg.opt.beta1;
     opt[3] = e->core.cfg.opt.beta2; opt[4] = e->core.cfg.opt.eps;

@@ -559,6 +559,7 @@ TTEST(argmax_pools_keep_a_byte_per_output) {
     TT_EQ_INT(two.mem[0].by_category[IPUP_MEM_STASH], stash_bytes(two.stash_depth[0], 112));
     TT_EQ_INT(two.mem[1].by_category[IPUP_MEM_STASH], stash_bytes(two.stash_depth[1], 80));
     c.recompute = 1;
+    c.recompute_stages = 3u; /* the last stage too (cfg.recompute alone: all but the last) */
     TT_EQ_INT(ipup_plan_config(&g_emu, &c, &two), IPUP_OK);
     TT_EQ_INT(two.mem[1].by_category[IPUP_MEM_STASH], stash_bytes(two.stash_depth[1], 208));
     for (runner = 0; runner < 2; runner++) {

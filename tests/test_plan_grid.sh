@@ -72,6 +72,8 @@ int main(void) {
     c.opt.lr = 0.01f;
     c.recompute = IPUP_PLAN_RECOMPUTE;
     c.offload = IPUP_PLAN_OFFLOAD;
+    c.recompute_stages = IPUP_PLAN_RECOMPUTE_STAGES;
+    c.ipu_bytes = IPUP_PLAN_IPU_MEMORY;
     c.runner = IPUP_PLAN_RUNNER;
     c.infeed = feed;
     for (i = 0; i < IPUP_PLAN_IPUS; i++) {

@@ -315,6 +315,8 @@ int main(void) {
     c.opt.kind = IPUP_PLAN_OPTIMIZER;
     c.recompute = IPUP_PLAN_RECOMPUTE;
     c.offload = IPUP_PLAN_OFFLOAD;
+    c.recompute_stages = IPUP_PLAN_RECOMPUTE_STAGES;
+    c.ipu_bytes = IPUP_PLAN_IPU_MEMORY;
     c.runner = IPUP_PLAN_RUNNER;
     c.seed = 3;
     c.infeed = feed;

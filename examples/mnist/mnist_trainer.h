@@ -503,13 +503,27 @@ static void mt_print_model(const mt_run *r) {
  * layer is not named), and the IPU of each. */
 static void mt_print_pipeline(const mt_run *r) {
     int s, l;
-    char ipus[32] = "";
+    char ipus[32] = "", rec[64] = "", off[64] = "";
+    if (r->o.recompute_stages) { /* --recompute-stages: name them */
+        int k, n = ipup_snprintf(rec, sizeof rec, ", recompute stages");
+        for (k = 0; k < 32 && n > 0 && (size_t)n < sizeof rec; k++)
+            if ((r->o.recompute_stages >> k) & 1u)
+                n += ipup_snprintf(rec + n, sizeof rec - (size_t)n, "%s%d",
+                                   n > 18 ? "," : " ", k);
+    } else if (r->o.recompute) {
+        ipup_snprintf(rec, sizeof rec, ", recompute");
+    }
+    if (r->o.offload) /* plain --offload (the optimizer state) as before; else what */
+        ipup_snprintf(off, sizeof off, ", offload%s%s%s%s", r->o.offload == 1 ? "" : " ",
+                      r->o.offload == 1 ? "" : (r->o.offload & 1) ? "optimizer" : "",
+                      (r->o.offload & 2) ? (r->o.offload & 1 ? ",weights" : "weights") : "",
+                      (r->o.offload & 4) ? (r->o.offload & 3 ? ",activations" : "activations") : "");
     if (r->plan.replicas > 1) ipup_snprintf(ipus, sizeof ipus, " = %d IPUs", r->plan.ipus);
     printf("Pipeline: %d stage%s on %d IPU%s x %d replica%s%s, schedule %s%s, runner %s%s%s\n", r->n_stages,
            r->n_stages == 1 ? "" : "s", r->plan.devices, r->plan.devices == 1 ? "" : "s", r->plan.replicas,
            r->plan.replicas == 1 ? "" : "s", ipus, ipup_sched_kind_name(r->sched),
            mt_name_eq(r->o.schedule, "sharding") ? " (sharding: no pipelining, one IPU at work at a time)" : "",
-           r->o.runner, r->o.recompute ? ", recompute" : "", r->o.offload ? ", offload" : "");
+           r->o.runner, rec, off);
     for (s = 0; s < r->n_stages; s++) {
         printf("  %d. ", s);
         for (l = r->stage_first[s]; l < r->stage_first[s + 1]; l++)
@@ -549,7 +563,12 @@ static void mt_print_memory(const mt_run *r) {
         for (c = 0; c < IPUP_MEM_CATEGORIES; c++) mt_fmt_bytes(b[c], sizeof b[0], (double)r->mem[s].by_category[c]);
         printf("  IPU%d: %s (", s, b[IPUP_MEM_CATEGORIES]);
         for (c = 0; c < IPUP_MEM_CATEGORIES; c++) printf("%s%s %s", c ? ", " : "", ipup_mem_category_name(c), b[c]);
-        printf(")\n");
+        printf(")");
+        if (r->mem[s].stream_used) { /* offload */
+            mt_fmt_bytes(b[0], sizeof b[0], (double)r->mem[s].stream_used);
+            printf(" + streaming memory %s", b[0]);
+        }
+        printf("\n");
     }
 }
 

@@ -37,7 +37,8 @@ typedef struct {
     ipup_optimizer_kind optimizer;
     int optimizer_given, recompute, offload, strict;
     int auto_plan, auto_table;         /* --auto, --auto-table */
-    size_t ipu_memory;                 /* --ipu-memory BYTES (0: not given) */
+    size_t ipu_memory;                 /* --ipu-memory BYTES: on-chip bytes per IPU (0: unlimited) */
+    uint32_t recompute_stages;         /* --recompute-stages S0,S1,...: a bit per stage */
     const char *out;                   /* -o FILE, NULL: stdout */
     const char *out_flag;              /* how -o was spelled (-o, --output), for messages */
     int argc;                          /* the command for the header's comment: argv without --input and -o */
@@ -73,17 +74,21 @@ static void pt_usage(FILE *f) {
             "                               |zb-h2|zb-v|v-min|v-half|looped-bfs|interleaved-zb|dualpipe-v\n"
             "  --strict                     Graphcore's schedule rules (grouped: M %% 2S == 0) as errors\n"
             "  --optimizer sgd|momentum|adam\n"
-            "  --recompute                  stash stage inputs only, recompute forwards\n"
-            "  --offload                    optimizer state in streaming memory\n"
-            "  --runner coop|threads        cooperative (one thread) or one thread per IPU (default coop)\n"
-            "  --auto                       choose the plan (ipup_plan_auto): stages and split, schedule,\n"
+            "  --recompute                  stash stage inputs only, recompute forwards (every stage but\n"
+            "                               the last)\n"
+            "  --recompute-stages S0,S1,... the stages that recompute (e.g. 0,1)\n"
+            "  --offload [WHAT,...]         to streaming memory: optimizer (the default), weights,\n"
+            "                               activations, all\n"
+            "  --ipu-memory BYTES           on-chip memory of each IPU (256K, 1M, 4MB): a plan over it is\n"
+            "                               refused with the remedies\n"
+            "  --runner coop|threads        cooperative (one thread) or one thread per IPU (default coop)\n");
+    fputs("  --auto                       choose the plan (ipup_plan_auto): stages and split, schedule,\n"
             "                               replicas, micro-batch size and count (their product: the\n"
             "                               model's samples per step, or --batch-size x --microbatches),\n"
             "                               recomputation and offload that fit --ipu-memory on --ipus N\n"
             "                               (default 1) with the most samples/s of the cost model; prints\n"
             "                               the plan (stderr) and its header. Not with --splits, --stages,\n"
-            "                               --map, --schedule, --replicas, --recompute, --offload\n"
-            "  --ipu-memory BYTES           on-chip memory of each IPU for --auto (256K, 1M, 4MB)\n"
+            "                               --map, --schedule, --replicas, --recompute(-stages), --offload\n"
             "  --auto-table                 the plans --auto chooses for mlp, cnn and mlp-gelu at 128K,\n"
             "                               256K, 512K, 1M and 4M per IPU on 2 and 4 IPUs, with their\n"
             "                               predicted samples/s and those one step of ipup_run reports\n"
@@ -91,7 +96,7 @@ static void pt_usage(FILE *f) {
             "  -h, --help                   this text\n"
             "  example: ipupipe-plan --model dense64,relu,dense32,relu,dense10,xent --input 1x1x196 \\\n"
             "               --splits dense32 --batch-size 8 --microbatches 4 --optimizer sgd -o pools.h\n"
-            "  Exit 0; 2 on a usage or configuration error; 1 when the header cannot be written.\n");
+            "  Exit 0; 2 on a usage or configuration error; 1 when the header cannot be written.\n", f);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -174,11 +179,21 @@ static int pt_parse_splits(pt_opts *o, const char *v, int argc, char **argv, int
     return 0;
 }
 
+/* --offload alone (the optimizer state), --offload=LIST or --offload LIST (a next
+ * argument that is not an option) */
+static int pt_parse_offload(pt_opts *o, const char *v, int argc, char **argv, int *i) {
+    int32_t bits = IPUP_OFFLOAD_OPTIMIZER;
+    if (!v && *i + 1 < argc && argv[*i + 1][0] != '-') v = argv[++*i];
+    if (v && ipup_offload_parse(v, &bits) != IPUP_OK)
+        return pt_err("--offload: unknown '%s' (a comma list of optimizer, weights, activations; or all)", v);
+    o->offload = (int)bits;
+    return 0;
+}
+
 /* The options without a value; 1 when flag is one of them. */
 static int pt_parse_switch(pt_opts *o, const char *flag) {
     if (strcmp(flag, "--strict") == 0) o->strict = 1;
     else if (strcmp(flag, "--recompute") == 0) o->recompute = 1;
-    else if (strcmp(flag, "--offload") == 0) o->offload = 1;
     else if (strcmp(flag, "--auto") == 0) o->auto_plan = 1;
     else if (strcmp(flag, "--auto-table") == 0) o->auto_table = 1;
     else return 0;
@@ -196,16 +211,20 @@ static int pt_parse_value(pt_opts *o, const char *flag, const char *v) {
     else if (PT_IS("--repeat-count")) return pt_int(flag, v, 1, 1 << 20, &o->repeat);
     else if (PT_IS("--replicas")) return pt_int(flag, v, 1, IPUP_MAX_REPLICAS, &o->replicas);
     else if (PT_IS("--ipus")) return pt_int(flag, v, 1, IPUP_MAX_IPUS, &o->ipus);
+    else if (PT_IS("--ipu-memory")) {
+        if (ipup_bytes_parse(v, &o->ipu_memory) != IPUP_OK || !o->ipu_memory)
+            return pt_err("--ipu-memory needs a byte count > 0 such as 262144, 256K, 1M or 4MB, got '%s'", v);
+    } else if (PT_IS("--recompute-stages")) {
+        if (ipup_stage_mask_parse(v, &o->recompute_stages) != IPUP_OK)
+            return pt_err("--recompute-stages needs a comma list of distinct stage indices 0..31 such as 0,1, "
+                          "got '%s'", v);
+    }
     else if (PT_IS("--stages")) {
         o->stages_given = 1;
         return pt_int(flag, v, 1, PT_MAX_STAGES, &o->stages);
     } else if (PT_IS("--map")) o->map = v;
     else if (PT_IS("--schedule")) o->schedule = v;
     else if (PT_IS("--runner")) o->runner = v;
-    else if (PT_IS("--ipu-memory")) {
-        if (ipup_bytes_parse(v, &o->ipu_memory) != IPUP_OK || !o->ipu_memory)
-            return pt_err("--ipu-memory needs a byte count > 0 such as 262144, 256K, 1M or 4MB, got '%s'", v);
-    }
     else if (PT_IS("-o") || PT_IS("--output")) {
         o->out = v;
         o->out_flag = PT_IS("-o") ? "-o" : "--output";
@@ -240,7 +259,7 @@ static int pt_takes_value(const char *flag) {
     static const char *const names[] = {"--model", "--input", "--batch-size", "--microbatches", "--batches-to-accumulate",
                                         "--gradient-accumulation", "--repeat-count", "--replicas", "--ipus", "--stages",
                                         "--map", "--schedule", "--runner", "-o", "--output", "--optimizer",
-                                        "--ipu-memory"};
+                                        "--ipu-memory", "--recompute-stages"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -267,6 +286,7 @@ static int pt_parse(int argc, char **argv, pt_opts *o) {
         ipup_snprintf(flag, sizeof flag, "%.*s", eq && eq - a < 63 ? (int)(eq - a) : 63, a);
         if (eq && eq - a < 63) v = eq + 1;
         if (strcmp(flag, "--splits") == 0) rc = pt_parse_splits(o, v, argc, argv, &i);
+        else if (strcmp(flag, "--offload") == 0) rc = pt_parse_offload(o, v, argc, argv, &i);
         else if (pt_parse_switch(o, flag)) rc = v ? pt_err("%s takes no value, got '%s'", flag, a) : 0;
         else if (!pt_takes_value(flag)) return pt_unknown(a, flag);
         else if (!v && i + 1 >= argc) return pt_err("%s needs a value (see --help)", flag);
@@ -281,14 +301,13 @@ static int pt_parse(int argc, char **argv, pt_opts *o) {
     if (o->auto_plan || o->auto_table) {
         const char *fixed = o->splits_given ? "--splits" : o->stages_given ? "--stages" : o->map ? "--map"
                             : o->schedule ? "--schedule" : o->replicas ? "--replicas" : o->recompute ? "--recompute"
-                            : o->offload ? "--offload" : NULL;
+                            : o->recompute_stages ? "--recompute-stages" : o->offload ? "--offload" : NULL;
         if (fixed) return pt_err("%s chooses %s itself; leave %s out", o->auto_plan ? "--auto" : "--auto-table", fixed, fixed);
         if (o->auto_table && (o->auto_plan || o->ipu_memory || o->ipus || o->out))
             return pt_err("--auto-table prints its own table of models, IPUs and memories; give it alone");
         if (o->auto_plan && !o->ipu_memory) return pt_err("--auto needs --ipu-memory BYTES (the on-chip memory of each IPU)");
         return 0;
     }
-    if (o->ipu_memory) return pt_err("--ipu-memory is for --auto (the plan chosen to fit it); add --auto");
     if (o->stages_given && !o->splits_auto)
         return pt_err("--stages %d is the stage count of --splits auto; add --splits auto, or name the first layer of "
                       "each stage with --splits",

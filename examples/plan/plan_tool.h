@@ -24,7 +24,8 @@
  * IPUP_PLAN_MODEL_TEXT, IPUP_PLAN_INPUT_H/W/C, IPUP_PLAN_BATCH, IPUP_PLAN_MICROBATCHES,
  * IPUP_PLAN_REPEAT, IPUP_PLAN_SCHEDULE, IPUP_PLAN_SPLIT_LIST, IPUP_PLAN_MAP_TEXT,
  * IPUP_PLAN_MAP_CONCURRENT, IPUP_PLAN_STAGE_DEVICE_LIST, IPUP_PLAN_STRICT,
- * IPUP_PLAN_OPTIMIZER, IPUP_PLAN_RECOMPUTE, IPUP_PLAN_OFFLOAD, IPUP_PLAN_RUNNER).
+ * IPUP_PLAN_OPTIMIZER, IPUP_PLAN_RECOMPUTE, IPUP_PLAN_OFFLOAD, IPUP_PLAN_RECOMPUTE_STAGES,
+ * IPUP_PLAN_IPU_MEMORY, IPUP_PLAN_RUNNER).
  * -o FILE writes a temporary file renamed over FILE when complete (ex_outfile.h).
  * The schedule's warnings go to stderr ("warnings:", as ipupipe-sched prints them) and
  * into the header's comment. Exit 0, 2 on a usage or configuration error, 1 when the
@@ -183,6 +184,8 @@ static int pt_configure(pt_tool *t) {
     c->opt.kind = o->optimizer_given ? o->optimizer : t->m->optimizer;
     c->recompute = o->recompute;
     c->offload = o->offload;
+    c->recompute_stages = o->recompute_stages;
+    c->ipu_bytes = o->ipu_memory;
     c->runner = runner;
     return 0;
 }
@@ -421,7 +424,8 @@ static void pt_write_comment(const pt_tool *t, FILE *f) {
     pt_put(f, ", %d IPU(s) x %d replica(s), schedule %s, micro-batch %d x %d micro-batches, repeat %d,\n"
               "   optimizer %s, recompute %s, offload %s\n",
            (int)p->devices, (int)p->replicas, ipup_sched_kind_name(c->schedule), (int)c->microbatch, (int)c->microbatches,
-           (int)c->repeat, pt_opt_name(c->opt.kind), c->recompute ? "on" : "off", c->offload ? "on" : "off");
+           (int)c->repeat, pt_opt_name(c->opt.kind), c->recompute || c->recompute_stages ? "on" : "off",
+           c->offload ? "on" : "off");
     if (t->o.auto_plan)
         pt_put(f, "   chosen by --auto (ipup_plan_auto) for %zu bytes per IPU on %d IPU(s): recompute_stages 0x%x,\n"
                   "   offload bits %d; predicted %.0f samples/s, a step of %.3f us (the cost model)\n",
@@ -494,9 +498,9 @@ static void pt_write_config(const pt_tool *t, FILE *f) {
     pt_put(f, "#define IPUP_PLAN_OPTIMIZER %s /* cfg.opt.kind; lr, momentum, betas: the program's */\n", opt[c->opt.kind]);
     pt_put(f, "#define IPUP_PLAN_RECOMPUTE %d /* cfg.recompute */\n#define IPUP_PLAN_OFFLOAD %d /* cfg.offload */\n",
            (int)c->recompute, (int)c->offload);
-    if (c->recompute_stages) /* --auto's mask (a bit per stage) */
-        pt_put(f, "#define IPUP_PLAN_RECOMPUTE_STAGES 0x%xu /* cfg.recompute_stages */\n", (unsigned)c->recompute_stages);
-    if (c->ipu_bytes) pt_put(f, "#define IPUP_PLAN_IPU_MEMORY %zu /* cfg.ipu_bytes */\n", c->ipu_bytes);
+    pt_put(f, "#define IPUP_PLAN_RECOMPUTE_STAGES 0x%xu /* cfg.recompute_stages (0: as cfg.recompute says) */\n",
+           (unsigned)c->recompute_stages);
+    pt_put(f, "#define IPUP_PLAN_IPU_MEMORY %zu /* cfg.ipu_bytes (0: unlimited) */\n", c->ipu_bytes);
     pt_put(f, "#define IPUP_PLAN_RUNNER %s /* cfg.runner */\n",
            c->runner == IPUP_RUNNER_THREADS ? "IPUP_RUNNER_THREADS" : "IPUP_RUNNER_COOP");
 }
@@ -552,8 +556,8 @@ static void pt_write_header(const pt_tool *t, FILE *f) {
         pt_put(f, " */\n");
     }
     for (i = 0; i < p->ipus; i++)
-        pt_put(f, "#define IPUP_PLAN_STREAM%d_BYTES %zu /* streaming memory (offloaded optimizer state) */\n", i,
-               p->stream_bytes[i % p->devices]);
+        pt_put(f, "#define IPUP_PLAN_STREAM%d_BYTES %zu /* streaming memory (offloaded %s) */\n", i,
+               p->stream_bytes[i % p->devices], t->cfg.offload > 1 ? "tensors, cfg.offload" : "optimizer state");
     pt_put(f, "#define IPUP_PLAN_HOST_BYTES %zu /* cfg.host: schedule table, feed rings, outfeed records */\n",
            p->host_bytes);
     pt_put(f, "/* the same per IPU as initialisers: static const size_t ipu_bytes[] = IPUP_PLAN_IPU_BYTES_LIST; */\n");
