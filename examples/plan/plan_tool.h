@@ -350,18 +350,19 @@ static int pt_auto_table(void) {
     printf("%-8s %4s %6s  %-70s %12s %12s\n", "model", "IPUs", "memory", "plan (first layer of each stage, ...)",
            "predicted/s", "measured/s");
     for (mi = 0; mi < 3; mi++)
-        for (ipus = 2; ipus <= 4; ipus += 2)
+        for (ipus = 2; ipus <= 4; ipus += 2) {
+            size_t need = 0; /* the smallest bytes per IPU that fit: below it nothing does */
             for (k = 0; k < 5; k++) {
                 memset(&t, 0, sizeof t);
                 t.o.model = models[mi];
                 t.o.ipus = ipus;
                 t.o.ipu_memory = mem[k];
                 if (pt_model_setup(&t)) return 2;
-                rc = pt_auto_plan(&t);
+                rc = need && mem[k] < need ? IPUP_ERR_OOM : pt_auto_plan(&t);
                 if (rc == IPUP_ERR_OOM) {
-                    const char *need = strstr(t.warn, "fits is ");
-                    printf("%-8s %4d %6s  does not fit: needs %zu bytes per IPU\n", models[mi], ipus, mem_text[k],
-                           need ? (size_t)strtoull(need + 8, NULL, 10) : (size_t)0);
+                    const char *at = strstr(t.warn, "fits is ");
+                    if (at) need = (size_t)strtoull(at + 8, NULL, 10);
+                    printf("%-8s %4d %6s  does not fit: needs %zu bytes per IPU\n", models[mi], ipus, mem_text[k], need);
                     continue;
                 }
                 if (rc != IPUP_OK) return pt_err("--auto-table: %s %d IPUs %s: %s", models[mi], ipus, mem_text[k], t.warn);
@@ -369,6 +370,7 @@ static int pt_auto_table(void) {
                 printf("%-8s %4d %6s  %-70s %12.0f %12.0f\n", models[mi], ipus, mem_text[k], words,
                        t.plan.samples_per_second, pt_measure(&t));
             }
+        }
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
