@@ -720,8 +720,8 @@ typedef struct ipup_plan {
     int64_t params;                           /* parameters of the model */
     double step_seconds;                      /* the cost model's prediction without running:
                                                  ipup_run_stats.step_seconds, */
-    double samples_per_second;                /* and samples_per_second of a run of one step
-                                                 (R x M x B / step_seconds) */
+    double samples_per_second;                /* and samples_per_second of one ipup_run
+                                                 (cfg.repeat steps of R x M x B samples) */
 } ipup_plan;
 
 /* Everything ipup_init would decide, without pools: stages, mapping, stash depths and
@@ -3652,10 +3652,11 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
 }
 
 /* the cost model's step time and samples/s of a core with its table and layout, as
-   ipup_run_steps reports them for a run of one step (the same ipup__step_times) */
+   ipup_run reports them for a run of cfg.repeat steps (the same ipup__step_times, the
+   same arithmetic as ipup_run_steps' figures) */
 static int ipup__plan_rate(ipup__core *e, ipup_op *ops, int32_t cap, ipup_plan *plan) {
-    double busy[IPUP_MAX_DEVICES], phase[IPUP_PHASES], phase_busy[IPUP_PHASES];
-    int64_t samples = (int64_t)e->R * e->M * e->B;
+    double busy[IPUP_MAX_DEVICES], phase[IPUP_PHASES], phase_busy[IPUP_PHASES], sim;
+    int64_t samples = (int64_t)e->cfg.repeat * e->R * e->M * e->B;
     ipup_sched_config sc;
     char wmsg[IPUP_MSG_MAX];
     int rc;
@@ -3666,8 +3667,8 @@ static int ipup__plan_rate(ipup__core *e, ipup_op *ops, int32_t cap, ipup_plan *
         return ipup__fail(e->msg, sizeof e->msg, rc, "the plan's schedule table: %s", wmsg);
     e->ops = ops;
     plan->step_seconds = ipup__step_times(e, busy, phase, phase_busy);
-    plan->samples_per_second =
-        plan->step_seconds > 0.0 ? (double)samples / plan->step_seconds : 0.0;
+    sim = plan->step_seconds * (double)e->cfg.repeat; /* ipup_run_steps' sim_seconds */
+    plan->samples_per_second = sim > 0.0 ? (double)samples / sim : 0.0;
     return IPUP_OK;
 }
 

@@ -1,8 +1,9 @@
 /* test_plan_auto.c - the plan's prediction and the automatic plan.
  *
  * predicted_is_measured: ipup_plan.step_seconds and samples_per_second (ipup_plan_pools,
- * without running) equal, bit for bit, what ipup_run_stats reports after a run of one
- * step, over models, stage counts, schedules, recomputation, offload and replicas.
+ * without running) equal, bit for bit, what ipup_run_stats reports after one ipup_run
+ * (cfg.repeat steps, 1 and 3), over models, stage counts, schedules, recomputation,
+ * offload and replicas.
  *
  * auto_is_exhaustive: ipup_plan_auto against a plain exhaustive search written here
  * (every stage count, every contiguous split, every schedule of the set, replicas, every
@@ -42,9 +43,9 @@ static int pa_predict_one(const ipup_config *cfg, const char *what) {
     rc = ipup_init(&pa_emu, &c);
     TT_CHECK_MSG(rc == IPUP_OK, "%s: ipup_init %d: %s", what, rc, ipup_last_error(&pa_emu));
     if (rc != IPUP_OK) return 0;
-    rc = ipup_run_steps(&pa_emu, 1, &st);
+    rc = ipup_run(&pa_emu, &st);
     ipup_shutdown(&pa_emu);
-    TT_CHECK_MSG(rc == IPUP_OK, "%s: ipup_run_steps %d", what, rc);
+    TT_CHECK_MSG(rc == IPUP_OK, "%s: ipup_run %d", what, rc);
     TT_CHECK_MSG(p.step_seconds > 0.0 && p.step_seconds == st.step_seconds,
                  "%s: predicted step %.17g s, measured %.17g s", what, p.step_seconds,
                  st.step_seconds);
@@ -65,7 +66,7 @@ TTEST(predicted_is_measured) {
         for (S = 1; S <= 4; S++)
             for (sk = 0; sk < IPUP_SCHED_KIND_COUNT; sk++)
                 for (v = 0; v < 4; v++) {
-                    ipup_config c = tiny_config(&m, S, 2 + v, 4 + 2 * (v & 1), 1, 7,
+                    ipup_config c = tiny_config(&m, S, 2 + v, 4 + 2 * (v & 1), 1 + (v & 2), 7,
                                                 (ipup_optimizer_kind)(v % 3), 0.05f,
                                                 tiny_infeed, &data);
                     char what[160];

@@ -91,7 +91,7 @@ static void pt_usage(FILE *f) {
             "                               --map, --schedule, --replicas, --recompute(-stages), --offload\n"
             "  --auto-table                 the plans --auto chooses for mlp, cnn and mlp-gelu at 128K,\n"
             "                               256K, 512K, 1M and 4M per IPU on 2 and 4 IPUs, with their\n"
-            "                               predicted samples/s and those one step of ipup_run reports\n"
+            "                               predicted samples/s and those one ipup_run reports\n"
             "  -o, --output FILE            write the header to FILE (complete, or not at all); default stdout\n"
             "  -h, --help                   this text\n"
             "  example: ipupipe-plan --model dense64,relu,dense32,relu,dense10,xent --input 1x1x196 \\\n"

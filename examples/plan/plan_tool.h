@@ -300,7 +300,7 @@ static int pt_auto(pt_tool *t) {
     return 0;
 }
 
-/* the samples/s one step of ipup_run reports for t's configuration (zero images and
+/* the samples/s one ipup_run (cfg.repeat steps) reports for t's configuration (zero images and
  * labels: the simulated time does not depend on them); < 0 when it cannot run */
 static int pt_zero_feed(void *user, const ipup_feed *f) {
     (void)user;
@@ -333,7 +333,7 @@ static double pt_measure(pt_tool *t) {
     c.host.bytes = hb;
     memset(&emu, 0, sizeof emu);
     ok = ok && c.host.mem && ipup_init(&emu, &c) == IPUP_OK;
-    ok = ok && ipup_run_steps(&emu, 1, &st) == IPUP_OK;
+    ok = ok && ipup_run(&emu, &st) == IPUP_OK;
     ipup_shutdown(&emu);
     for (i = 0; i < n; i++) free(mem[i]);
     return ok ? st.samples_per_second : -1.0;
