@@ -758,19 +758,19 @@ IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *s
    - stage counts S = 1..max_stages (0: min(layers, ipus)), each with EVERY contiguous
      split of the layers into S stages (not only ipup_balance_stages' one: under a memory
      limit the fastest split that fits is often not the balanced one);
-   - the schedules of `schedules` (bit 1u << kind; 0: IPUP_PLAN_SCHEDULES_DEFAULT, the
+   - the schedules of `schedules` (bit 1u << kind; 0: IPUP_AUTO_SCHEDULES_DEFAULT, the
      seven that put one stage on each IPU: grouped, interleaved, sequential, gpipe, 1f1b,
      zb-h1, zb-h2) with their default mapping and virtual stages (the V and looped kinds
      put S stages on S / 2 IPUs: give them with max_stages up to 2 x ipus); dualpipe,
      which runs two model copies, is never searched; a plan uses devices x replicas <= ipus;
-   - replicas R = 1..ipus / devices (IPUP_PLAN_REPLICAS in knobs; else 1);
+   - replicas R = 1..ipus / devices (IPUP_AUTO_REPLICAS in knobs; else 1);
    - micro-batch size B over the powers of two 1..max_microbatch (0: 64), and micro-batch
      count M: samples_per_step / (R x B) when samples_per_step is given (every plan then
      trains on the same R x M x B samples per optimizer step), else the powers of two
      1..max_microbatches (0: 64); M is always at most max_microbatches;
-   - recomputation: every cfg.recompute_stages mask (IPUP_PLAN_RECOMPUTE);
+   - recomputation: every cfg.recompute_stages mask (IPUP_AUTO_RECOMPUTE);
    - offload: every subset of the IPUP_OFFLOAD_* bits that knobs allow
-     (IPUP_PLAN_OFFLOAD_OPTIMIZER, _WEIGHTS, _ACTIVATIONS).
+     (IPUP_AUTO_OFFLOAD_OPTIMIZER, _WEIGHTS, _ACTIVATIONS).
    The search is exact over that space (tests/test_plan_auto.c compares it with a plain
    exhaustive search): it plans each (S, schedule, R, B, M, split) without recomputation
    or offload first; a knob only adds time in the cost model (recomputed forwards,
@@ -779,9 +779,11 @@ IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *s
    recompute masks that are minimal (by inclusion) among those that fit, IPU by IPU (an
    IPU's bytes depend only on its own stages' bits): any other fitting mask contains one
    of them and is no faster (with activation offload, where a recomputing stage streams
-   its smaller entry, every fitting mask is tried). Ties (equal samples/s) go to the fewer IPUs, then fewer
-   stages, lower schedule kind, fewer replicas, smaller B, smaller M, the split that is
-   first lexicographically, fewer offload bits (as a number), the smaller mask.
+   its smaller entry, every fitting mask is tried). Gradients and exchange buffers, which
+   no knob moves, drop a point whose IPU they alone overfill. Ties (equal samples/s) go to
+   the fewer IPUs, then fewer stages, lower schedule kind, fewer replicas, smaller B,
+   smaller M, the split that is first lexicographically, the lower offload bits (as a
+   number), the smaller mask.
    *best gets req->base with stages, split (pointing into plan->split: keep *plan while
    *best is used), stage_device NULL, devices 0, schedule, virtual_stages 0, microbatch,
    microbatches, replicas, recompute 0 with recompute_stages, offload, ipu_bytes =
@@ -789,17 +791,17 @@ IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *s
    IPUP_PLAN_SCRATCH_BYTES(max_stages, max_microbatches) bytes; no heap. When nothing fits:
    IPUP_ERR_OOM, and msg names the smallest bytes per IPU that would fit and its plan.
    IPUP_ERR_ARG / IPUP_ERR_CONFIG / IPUP_ERR_CAPACITY (scratch) with a message otherwise. */
-#define IPUP_PLAN_SCHEDULES_DEFAULT                                                           \
-    ((1u << IPUP_SCHED_GROUPED) | (1u << IPUP_SCHED_INTERLEAVED) | (1u << IPUP_SCHED_SEQUENTIAL) | \
-     (1u << IPUP_SCHED_GPIPE) | (1u << IPUP_SCHED_1F1B) | (1u << IPUP_SCHED_ZBH1) |              \
-     (1u << IPUP_SCHED_ZBH2))
+#define IPUP_AUTO_SCHEDULES_DEFAULT                                                          \
+    ((1u << IPUP_SCHED_GROUPED) | (1u << IPUP_SCHED_INTERLEAVED) |                          \
+     (1u << IPUP_SCHED_SEQUENTIAL) | (1u << IPUP_SCHED_GPIPE) | (1u << IPUP_SCHED_1F1B) |   \
+     (1u << IPUP_SCHED_ZBH1) | (1u << IPUP_SCHED_ZBH2))
 enum {
-    IPUP_PLAN_RECOMPUTE = 1,
-    IPUP_PLAN_OFFLOAD_OPTIMIZER = 2,
-    IPUP_PLAN_OFFLOAD_WEIGHTS = 4,
-    IPUP_PLAN_OFFLOAD_ACTIVATIONS = 8,
-    IPUP_PLAN_REPLICAS = 16,
-    IPUP_PLAN_ALL = 31
+    IPUP_AUTO_RECOMPUTE = 1,
+    IPUP_AUTO_OFFLOAD_OPTIMIZER = 2,
+    IPUP_AUTO_OFFLOAD_WEIGHTS = 4,
+    IPUP_AUTO_OFFLOAD_ACTIVATIONS = 8,
+    IPUP_AUTO_REPLICAS = 16,
+    IPUP_AUTO_ALL = 31
 };
 typedef struct ipup_plan_request {
     const ipup_config *base;  /* model (required), optimizer, cost model, repeat, runner,
@@ -810,8 +812,8 @@ typedef struct ipup_plan_request {
     int32_t max_microbatch;   /* B <= this; 0: 64 */
     int32_t max_microbatches; /* M <= this; 0: 64 */
     int32_t max_stages;       /* 0: min(layers, ipus) */
-    uint32_t schedules;       /* 1u << ipup_sched_kind per kind; 0: IPUP_PLAN_SCHEDULES_DEFAULT */
-    uint32_t knobs;           /* IPUP_PLAN_* bits the search may vary; 0: IPUP_PLAN_ALL */
+    uint32_t schedules;       /* 1u << ipup_sched_kind per kind; 0: IPUP_AUTO_SCHEDULES_DEFAULT */
+    uint32_t knobs;           /* IPUP_AUTO_* bits the search may vary; 0: IPUP_AUTO_ALL */
 } ipup_plan_request;
 IPUPIPE_DEF int ipup_plan_auto(const ipup_plan_request *req, ipup_config *best, ipup_plan *plan,
                                void *scratch, size_t scratch_bytes, char *msg, size_t msg_len);
@@ -3954,7 +3956,7 @@ static void ipup__auto_point(ipup__auto *A, ipup__auto_pt *p) {
     p->rec = 0;
     if (A->phase == 1) { /* every knob at once: an early point that fits, to prune with */
         p->offload = (int32_t)(A->knobs >> 1) & IPUP_OFFLOAD_ALL;
-        p->rec = (A->knobs & IPUP_PLAN_RECOMPUTE) && p->S < 32 ? (1u << p->S) - 1u : 0u;
+        p->rec = (A->knobs & IPUP_AUTO_RECOMPUTE) && p->S < 32 ? (1u << p->S) - 1u : 0u;
         if (ipup__auto_plan(A, p) == IPUP_OK) ipup__auto_offer(A, p);
         return;
     }
@@ -3971,13 +3973,13 @@ static void ipup__auto_point(ipup__auto *A, ipup__auto_pt *p) {
         if (A->smallest ? A->best.rate >= 0.0 && fixed >= A->best.bytes : fixed > A->budget)
             return;
     }
-    allowed = (int32_t)(A->knobs >> 1) & IPUP_OFFLOAD_ALL; /* IPUP_PLAN_OFFLOAD_* */
+    allowed = (int32_t)(A->knobs >> 1) & IPUP_OFFLOAD_ALL; /* IPUP_AUTO_OFFLOAD_* */
     for (off = 0; off <= allowed; off++) {
         ipup__auto_pt q;
         if ((off & allowed) != off) continue;
         q = *p;
         q.offload = off;
-        if (A->knobs & IPUP_PLAN_RECOMPUTE) ipup__auto_masks(A, &q);
+        if (A->knobs & IPUP_AUTO_RECOMPUTE) ipup__auto_masks(A, &q);
         else if (off && ipup__auto_plan_x(A, &q, !A->smallest) == IPUP_OK) ipup__auto_offer(A, &q);
     }
 }
@@ -4019,7 +4021,7 @@ static void ipup__auto_search(ipup__auto *A) {
     for (S = 1; S <= A->Smax; S++)
         for (kind = 0; kind < IPUP_SCHED_KIND_COUNT; kind++) {
             if (!((A->kinds >> kind) & 1u)) continue;
-            for (R = 1; R <= ((A->knobs & IPUP_PLAN_REPLICAS) ? A->ipus : 1); R++) {
+            for (R = 1; R <= ((A->knobs & IPUP_AUTO_REPLICAS) ? A->ipus : 1); R++) {
                 if ((int64_t)A->devs[kind][S] * R > A->ipus) break;
                 p.S = S;
                 p.kind = kind;
@@ -4080,8 +4082,8 @@ static int ipup__auto_setup(ipup__auto *A, const ipup_plan_request *req, char *m
     if (A->Smax > A->L) A->Smax = A->L;
     A->Bmax = req->max_microbatch ? req->max_microbatch : 64;
     A->Mmax = req->max_microbatches ? req->max_microbatches : 64;
-    A->kinds = req->schedules ? req->schedules : IPUP_PLAN_SCHEDULES_DEFAULT;
-    A->knobs = req->knobs ? req->knobs : (uint32_t)IPUP_PLAN_ALL;
+    A->kinds = req->schedules ? req->schedules : IPUP_AUTO_SCHEDULES_DEFAULT;
+    A->knobs = req->knobs ? req->knobs : (uint32_t)IPUP_AUTO_ALL;
     A->budget = req->ipu_bytes ? req->ipu_bytes : (size_t)-1;
     if (A->Smax > IPUP_MAX_DEVICES * 4 || A->Mmax > 1 << 16)
         return ipup__fail(msg, msg_len, IPUP_ERR_ARG,

@@ -148,9 +148,9 @@ static void ex_eval(ex_search *X, ex_pt *p) {
 
 /* every offload subset the knobs allow, every mask */
 static void ex_knobs(ex_search *X, ex_pt *p) {
-    uint32_t knobs = X->rq->knobs ? X->rq->knobs : IPUP_PLAN_ALL;
+    uint32_t knobs = X->rq->knobs ? X->rq->knobs : IPUP_AUTO_ALL;
     int32_t allowed = (int32_t)(knobs >> 1) & 7, off;
-    uint32_t m, nm = (knobs & IPUP_PLAN_RECOMPUTE) ? 1u << p->S : 1u;
+    uint32_t m, nm = (knobs & IPUP_AUTO_RECOMPUTE) ? 1u << p->S : 1u;
     for (off = 0; off <= 7; off++) {
         if ((off & allowed) != off) continue;
         for (m = 0; m < nm; m++) {
@@ -175,9 +175,9 @@ static void ex_splits(ex_search *X, ex_pt *p) {
 }
 
 static void ex_run(ex_search *X, const ipup_plan_request *rq) {
-    uint32_t kinds = rq->schedules ? rq->schedules : IPUP_PLAN_SCHEDULES_DEFAULT;
-    uint32_t knobs = rq->knobs ? rq->knobs : IPUP_PLAN_ALL;
-    int32_t N = rq->samples_per_step, Rmax = (knobs & IPUP_PLAN_REPLICAS) ? rq->ipus : 1;
+    uint32_t kinds = rq->schedules ? rq->schedules : IPUP_AUTO_SCHEDULES_DEFAULT;
+    uint32_t knobs = rq->knobs ? rq->knobs : IPUP_AUTO_ALL;
+    int32_t N = rq->samples_per_step, Rmax = (knobs & IPUP_AUTO_REPLICAS) ? rq->ipus : 1;
     ex_pt p;
     memset(X, 0, sizeof *X);
     memset(&p, 0, sizeof p);
