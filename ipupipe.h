@@ -55,7 +55,9 @@
    DEVICES AND POOLS
      IPU index i = replica * devices + device. Pool i (cfg.ipu[i]) holds that IPU's stages'
      weights, gradients, optimizer state (unless offloaded to cfg.stream[i], the IPU's
-     "streaming memory"), stash FIFOs, the receive sides of its exchange rings and scratch.
+     "streaming memory": cfg.offload's IPUP_OFFLOAD_* bits move the optimizer state, the
+     weights, the stash), stash FIFOs, the receive sides of its exchange rings and scratch.
+     cfg.ipu_bytes caps each IPU's pool: a plan over it is IPUP_ERR_OOM with the remedies.
      cfg.host holds the schedule table, infeed/outfeed rings and outfeed records.
      Pools should be 64-byte aligned (IPUP_ALIGN64 static uint8_t ipu0[N];); ipup_plan's
      byte counts assume that (an unaligned pool needs up to 63 bytes more).
@@ -132,10 +134,11 @@
      efficiency) (recomputation adds the stage's forward to B/I/W; F of stage 0 adds the
      infeed bytes over the host link); then the update phase: optimizer FLOPs, the ring
      all-reduce 2(R-1)/R * gradient bytes over the link, offload traffic 2 * state bytes
-     over the streaming-memory link. Phases as the tutorials define them
-     (ipup_sched_phases, the same steps as ipupipe-sched): ramp-up until every IPU in use
-     is busy in one column, main while they all are, ramp-down after (no main when the
-     pipeline never fills), timed from the start of their columns;
+     over the streaming-memory link (offloaded weights: a stage's weight bytes per op and
+     2x per update; offloaded activations: a stash entry's bytes per op). Phases as the
+     tutorials define them (ipup_sched_phases, the same steps as ipupipe-sched): ramp-up
+     until every IPU in use is busy in one column, main while they all are, ramp-down
+     after (no main when the pipeline never fills), timed from the start of their columns;
      utilisation = busy time / (phase time * IPUs).
 
    MEMORY OF THE EMULATOR ITSELF
@@ -729,7 +732,9 @@ typedef struct ipup_plan {
    later, zeroed or shut down: IPUP_ERR_FROZEN on a live one); the error text is in
    ipup_last_error(work). cfg.ipu / cfg.stream are ignored;
    the schedule table is built in cfg.host when given (ipup_host_bytes(cfg) bytes), else
-   on the stack (at most IPUP_PLAN_STACK_OPS ops). */
+   on the stack (at most IPUP_PLAN_STACK_OPS ops). An IPU over cfg.ipu_bytes is
+   IPUP_ERR_OOM, the message naming it, its stages, its bytes by category and the remedies
+   in the tutorials' order with what each saves there (ipup_init says the same). */
 IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_plan *plan);
 /* Bytes the host pool needs (no table needed to know it); 0 on a bad configuration. */
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg);
@@ -3226,14 +3231,16 @@ static size_t ipup__recompute_saves(const ipup__stage *x) {
                : 0;
 }
 
-/* IPUPIPE_STAGING_FLOATS (build-options): the chunk in which offloaded optimizer state (and, with the
-   weights offloaded, the weights the update reads) is streamed through the IPU for the
-   update: 1024 floats = 4 KB per state slot (8 KB for Adam). The optimizers are
-   element-wise, so a chunk is updated exactly as the whole tensor would be; a multiple of
-   16 floats starting at multiples of 16, so every chunk starts where the kernels' vector
-   blocks start and the bits do not change. 4 KB is below 1 % of the state of a layer of
-   100 K parameters (the mlp's 784 x 256 layer has 200 K), so the staging never costs more
-   than the offload saves; the stream time counts the bytes, not the chunks. */
+/* IPUPIPE_STAGING_FLOATS (build-options): the chunk in which offloaded optimizer state
+   (and, with the weights offloaded, the weights the update reads) is streamed through the
+   IPU for the update: 1024 floats = 4 KB per state slot (8 KB for Adam), one buffer per
+   IPU. The optimizers are element-wise, so a chunk is updated exactly as the whole tensor
+   would be; a multiple of 16 floats starting at multiples of 16, so every chunk starts
+   where the kernels' vector blocks start and the bits do not change. 4 KB is about 1 % of
+   the state of a layer of 100 K parameters (the mlp's 784 x 256 layer has 200 K), and the
+   chunk never exceeds the IPU's largest tensor, whose state is part of what moves: the
+   staging never costs more than the offload saves. The stream time counts the bytes, not
+   the chunks. */
 /* floats of one chunk of the optimizer staging on device d: IPUPIPE_STAGING_FLOATS, or
    the largest tensor of its stages when smaller (rounded up to 16) */
 static size_t ipup__opt_chunk(const ipup__core *e, int32_t d) {

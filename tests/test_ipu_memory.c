@@ -33,7 +33,8 @@ static void im_sample(int64_t sample0, int32_t i, float *x, int32_t *label) {
 }
 static tiny_data im_data = {im_sample, 20};
 /* a conv model with an arg-max pool, dropout and a frozen layer, on 6x6x2 images */
-static const char *const im_conv_text = "conv4,relu,maxpool2,flatten,dropout0.25,dense6:frozen,relu,dense4,xent";
+static const char *const im_conv_text =
+    "conv4,relu,maxpool2,flatten,dropout0.25,dense6:frozen,relu,dense4,xent";
 static void im_sample_img(int64_t sample0, int32_t i, float *x, int32_t *label) {
     int32_t j;
     for (j = 0; j < 72; j++) x[j] = (float)(((sample0 + i) * 5 + j * 11) % 23) / 23.0f - 0.5f;
@@ -71,9 +72,10 @@ static int im_train(const ipup_config *cfg, float *w, size_t cap, size_t *n, ipu
     if ((rc = ipup_init(&im_emu, &c)) != IPUP_OK) return rc;
     for (k = 0; k < p->ipus; k++) {
         ipup_memory_report(&im_emu, k, &m);
-        if (m.used != p->ipu_bytes[k % p->devices] || m.stream_used != p->stream_bytes[k % p->devices])
-            TT_FAILF("IPU%d carves %zu + %zu stream, the plan said %zu + %zu", (int)k, m.used, m.stream_used,
-                     p->ipu_bytes[k % p->devices], p->stream_bytes[k % p->devices]);
+        size_t want = p->ipu_bytes[k % p->devices], want_s = p->stream_bytes[k % p->devices];
+        if (m.used != want || m.stream_used != want_s)
+            TT_FAILF("IPU%d carves %zu + %zu stream, the plan said %zu + %zu", (int)k, m.used,
+                     m.stream_used, want, want_s);
     }
     rc = ipup_run(&im_emu, NULL);
     for (t = 0; rc == IPUP_OK && t < ipup_tensor_count(&im_emu); t++) {

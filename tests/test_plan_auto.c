@@ -219,18 +219,19 @@ static int pa_compare(const ipup_plan_request *rq, const char *what, int *fits, 
     *plans += X.plans;
     rc = ipup_plan_auto(rq, &best, &plan, pa_scratch, sizeof pa_scratch, msg, sizeof msg);
     if (X.best.rate < 0.0) {
-        TT_CHECK_MSG(rc == IPUP_ERR_OOM, "%.80s: nothing fits, yet ipup_plan_auto %d (%.300s)", what, rc,
-                     msg);
+        TT_CHECK_MSG(rc == IPUP_ERR_OOM, "%.80s: nothing fits, yet ipup_plan_auto %d (%.300s)",
+                     what, rc, msg);
         snprintf(want, sizeof want, "smallest memory that fits is %zu bytes", X.small.bytes);
-        TT_CHECK_MSG(strstr(msg, want) != NULL, "%.80s: '%.300s' does not say '%s'", what, msg, want);
+        TT_CHECK_MSG(strstr(msg, want) != NULL, "%.80s: '%.300s' does not say '%s'", what, msg,
+                     want);
         return rc == IPUP_ERR_OOM && strstr(msg, want);
     }
     (*fits)++;
     pa_knobbed += X.best.rec || X.best.offload;
     pa_partial += X.best.rec && X.best.rec != (1u << X.best.S) - 1u;
     if (rc != IPUP_OK) {
-        TT_FAILF("%.80s: ipup_plan_auto %d (%.300s); the exhaustive search fits %.6g samples/s", what,
-                 rc, msg, X.best.rate);
+        TT_FAILF("%.80s: ipup_plan_auto %d (%.300s); the exhaustive search fits %.6g samples/s",
+                 what, rc, msg, X.best.rate);
         return 0;
     }
     {

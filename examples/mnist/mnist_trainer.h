@@ -562,7 +562,8 @@ static void mt_print_pipeline(const mt_run *r) {
         ipup_snprintf(off, sizeof off, ", offload%s%s%s%s", r->o.offload == 1 ? "" : " ",
                       r->o.offload == 1 ? "" : (r->o.offload & 1) ? "optimizer" : "",
                       (r->o.offload & 2) ? (r->o.offload & 1 ? ",weights" : "weights") : "",
-                      (r->o.offload & 4) ? (r->o.offload & 3 ? ",activations" : "activations") : "");
+                      (r->o.offload & 4) ? (r->o.offload & 3 ? ",activations" : "activations")
+                                         : "");
     if (r->plan.replicas > 1) ipup_snprintf(ipus, sizeof ipus, " = %d IPUs", r->plan.ipus);
     printf("Pipeline: %d stage%s on %d IPU%s x %d replica%s%s, schedule %s%s, runner %s%s%s\n", r->n_stages,
            r->n_stages == 1 ? "" : "s", r->plan.devices, r->plan.devices == 1 ? "" : "s", r->plan.replicas,

@@ -37,7 +37,7 @@ typedef struct {
     ipup_optimizer_kind optimizer;
     int optimizer_given, recompute, offload, strict;
     int auto_plan, auto_table;         /* --auto, --auto-table */
-    size_t ipu_memory;                 /* --ipu-memory BYTES: on-chip bytes per IPU (0: unlimited) */
+    size_t ipu_memory;                 /* --ipu-memory BYTES: on-chip bytes per IPU (0: none) */
     uint32_t recompute_stages;         /* --recompute-stages S0,S1,...: a bit per stage */
     const char *out;                   /* -o FILE, NULL: stdout */
     const char *out_flag;              /* how -o was spelled (-o, --output), for messages */
@@ -74,24 +74,25 @@ static void pt_usage(FILE *f) {
             "                               |zb-h2|zb-v|v-min|v-half|looped-bfs|interleaved-zb|dualpipe-v\n"
             "  --strict                     Graphcore's schedule rules (grouped: M %% 2S == 0) as errors\n"
             "  --optimizer sgd|momentum|adam\n"
-            "  --recompute                  stash stage inputs only, recompute forwards (every stage but\n"
-            "                               the last)\n"
+            "  --recompute                  stash stage inputs only, recompute forwards\n"
+            "                               (every stage but the last)\n"
             "  --recompute-stages S0,S1,... the stages that recompute (e.g. 0,1)\n"
-            "  --offload [WHAT,...]         to streaming memory: optimizer (the default), weights,\n"
-            "                               activations, all\n"
-            "  --ipu-memory BYTES           on-chip memory of each IPU (256K, 1M, 4MB): a plan over it is\n"
-            "                               refused with the remedies\n"
+            "  --offload [WHAT,...]         to streaming memory: optimizer (the default),\n"
+            "                               weights, activations, all\n"
+            "  --ipu-memory BYTES           on-chip memory of each IPU (256K, 1M, 4MB): a\n"
+            "                               plan over it is refused, with the remedies\n"
             "  --runner coop|threads        cooperative (one thread) or one thread per IPU (default coop)\n");
-    fputs("  --auto                       choose the plan (ipup_plan_auto): stages and split, schedule,\n"
-            "                               replicas, micro-batch size and count (their product: the\n"
-            "                               model's samples per step, or --batch-size x --microbatches),\n"
-            "                               recomputation and offload that fit --ipu-memory on --ipus N\n"
-            "                               (default 1) with the most samples/s of the cost model; prints\n"
-            "                               the plan (stderr) and its header. Not with --splits, --stages,\n"
-            "                               --map, --schedule, --replicas, --recompute(-stages), --offload\n"
-            "  --auto-table                 the plans --auto chooses for mlp, cnn and mlp-gelu at 128K,\n"
-            "                               256K, 512K, 1M and 4M per IPU on 2 and 4 IPUs, with their\n"
-            "                               predicted samples/s and those one ipup_run reports\n"
+    fputs("  --auto                       choose the plan (ipup_plan_auto): stages and split,\n"
+          "                               schedule, replicas, micro-batch size and count (their\n"
+          "                               product: the model's samples per step, or --batch-size\n"
+          "                               x --microbatches), recomputation and offload that fit\n"
+          "                               --ipu-memory on --ipus N (default 1) with the most\n"
+          "                               samples/s of the cost model; prints the plan (stderr)\n"
+          "                               and its header. Not with --splits, --stages, --map,\n"
+          "                               --schedule, --replicas, --recompute(-stages), --offload\n"
+          "  --auto-table                 the plans --auto chooses for mlp, cnn and mlp-gelu at\n"
+          "                               128K, 256K, 512K, 1M and 4M per IPU on 2 and 4 IPUs, with\n"
+          "                               their predicted samples/s and those one ipup_run reports\n"
             "  -o, --output FILE            write the header to FILE (complete, or not at all); default stdout\n"
             "  -h, --help                   this text\n"
             "  example: ipupipe-plan --model dense64,relu,dense32,relu,dense10,xent --input 1x1x196 \\\n"
@@ -185,7 +186,8 @@ static int pt_parse_offload(pt_opts *o, const char *v, int argc, char **argv, in
     int32_t bits = IPUP_OFFLOAD_OPTIMIZER;
     if (!v && *i + 1 < argc && argv[*i + 1][0] != '-') v = argv[++*i];
     if (v && ipup_offload_parse(v, &bits) != IPUP_OK)
-        return pt_err("--offload: unknown '%s' (a comma list of optimizer, weights, activations; or all)", v);
+        return pt_err("--offload: unknown '%s' (a comma list of optimizer, weights, "
+                      "activations; or all)", v);
     o->offload = (int)bits;
     return 0;
 }
@@ -213,11 +215,12 @@ static int pt_parse_value(pt_opts *o, const char *flag, const char *v) {
     else if (PT_IS("--ipus")) return pt_int(flag, v, 1, IPUP_MAX_IPUS, &o->ipus);
     else if (PT_IS("--ipu-memory")) {
         if (ipup_bytes_parse(v, &o->ipu_memory) != IPUP_OK || !o->ipu_memory)
-            return pt_err("--ipu-memory needs a byte count > 0 such as 262144, 256K, 1M or 4MB, got '%s'", v);
+            return pt_err("--ipu-memory needs a byte count > 0 such as 262144, 256K, 1M or "
+                          "4MB, got '%s'", v);
     } else if (PT_IS("--recompute-stages")) {
         if (ipup_stage_mask_parse(v, &o->recompute_stages) != IPUP_OK)
-            return pt_err("--recompute-stages needs a comma list of distinct stage indices 0..31 such as 0,1, "
-                          "got '%s'", v);
+            return pt_err("--recompute-stages needs a comma list of distinct stage indices "
+                          "0..31 such as 0,1, got '%s'", v);
     }
     else if (PT_IS("--stages")) {
         o->stages_given = 1;
@@ -258,8 +261,8 @@ static int pt_unknown(const char *a, const char *flag) {
 static int pt_takes_value(const char *flag) {
     static const char *const names[] = {"--model", "--input", "--batch-size", "--microbatches", "--batches-to-accumulate",
                                         "--gradient-accumulation", "--repeat-count", "--replicas", "--ipus", "--stages",
-                                        "--map", "--schedule", "--runner", "-o", "--output", "--optimizer",
-                                        "--ipu-memory", "--recompute-stages"};
+                                        "--map", "--schedule", "--runner", "-o", "--output",
+                                        "--optimizer", "--ipu-memory", "--recompute-stages"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;

@@ -426,13 +426,14 @@ static void pt_write_comment(const pt_tool *t, FILE *f) {
     pt_put(f, ", %d IPU(s) x %d replica(s), schedule %s, micro-batch %d x %d micro-batches, repeat %d,\n"
               "   optimizer %s, recompute %s, offload %s\n",
            (int)p->devices, (int)p->replicas, ipup_sched_kind_name(c->schedule), (int)c->microbatch, (int)c->microbatches,
-           (int)c->repeat, pt_opt_name(c->opt.kind), c->recompute || c->recompute_stages ? "on" : "off",
-           c->offload ? "on" : "off");
+           (int)c->repeat, pt_opt_name(c->opt.kind),
+           c->recompute || c->recompute_stages ? "on" : "off", c->offload ? "on" : "off");
     if (t->o.auto_plan)
-        pt_put(f, "   chosen by --auto (ipup_plan_auto) for %zu bytes per IPU on %d IPU(s): recompute_stages 0x%x,\n"
-                  "   offload bits %d; predicted %.0f samples/s, a step of %.3f us (the cost model)\n",
-               t->o.ipu_memory, t->o.ipus ? t->o.ipus : 1, (unsigned)c->recompute_stages, (int)c->offload,
-               p->samples_per_second, p->step_seconds * 1e6);
+        pt_put(f, "   chosen by --auto (ipup_plan_auto) for %zu bytes per IPU on %d IPU(s):\n"
+                  "   recompute_stages 0x%x, offload bits %d; predicted %.0f samples/s, a step of\n"
+                  "   %.3f us (the cost model)\n",
+               t->o.ipu_memory, t->o.ipus ? t->o.ipus : 1, (unsigned)c->recompute_stages,
+               (int)c->offload, p->samples_per_second, p->step_seconds * 1e6);
     for (w = t->warn; *w;) { /* one warning per line */
         const char *e = strchr(w, '\n');
         size_t n = e ? (size_t)(e - w) : strlen(w);
@@ -500,9 +501,11 @@ static void pt_write_config(const pt_tool *t, FILE *f) {
     pt_put(f, "#define IPUP_PLAN_OPTIMIZER %s /* cfg.opt.kind; lr, momentum, betas: the program's */\n", opt[c->opt.kind]);
     pt_put(f, "#define IPUP_PLAN_RECOMPUTE %d /* cfg.recompute */\n#define IPUP_PLAN_OFFLOAD %d /* cfg.offload */\n",
            (int)c->recompute, (int)c->offload);
-    pt_put(f, "#define IPUP_PLAN_RECOMPUTE_STAGES 0x%xu /* cfg.recompute_stages (0: as cfg.recompute says) */\n",
+    pt_put(f, "#define IPUP_PLAN_RECOMPUTE_STAGES 0x%xu /* cfg.recompute_stages (0: as "
+              "cfg.recompute says) */\n",
            (unsigned)c->recompute_stages);
-    pt_put(f, "#define IPUP_PLAN_IPU_MEMORY %zu /* cfg.ipu_bytes (0: unlimited) */\n", c->ipu_bytes);
+    pt_put(f, "#define IPUP_PLAN_IPU_MEMORY %zu /* cfg.ipu_bytes (0: unlimited) */\n",
+           c->ipu_bytes);
     pt_put(f, "#define IPUP_PLAN_RUNNER %s /* cfg.runner */\n",
            c->runner == IPUP_RUNNER_THREADS ? "IPUP_RUNNER_THREADS" : "IPUP_RUNNER_COOP");
 }
@@ -559,7 +562,8 @@ static void pt_write_header(const pt_tool *t, FILE *f) {
     }
     for (i = 0; i < p->ipus; i++)
         pt_put(f, "#define IPUP_PLAN_STREAM%d_BYTES %zu /* streaming memory (offloaded %s) */\n", i,
-               p->stream_bytes[i % p->devices], t->cfg.offload > 1 ? "tensors, cfg.offload" : "optimizer state");
+               p->stream_bytes[i % p->devices],
+               t->cfg.offload > 1 ? "tensors, cfg.offload" : "optimizer state");
     pt_put(f, "#define IPUP_PLAN_HOST_BYTES %zu /* cfg.host: schedule table, feed rings, outfeed records */\n",
            p->host_bytes);
     pt_put(f, "/* the same per IPU as initialisers: static const size_t ipu_bytes[] = IPUP_PLAN_IPU_BYTES_LIST; */\n");
