@@ -813,7 +813,7 @@ typedef struct ipup_plan_request {
                                  seed, feeds: what the plan does not choose */
     int32_t ipus;             /* IPUs available (>= 1) */
     size_t ipu_bytes;         /* on-chip bytes of each IPU; 0: unlimited */
-    int32_t samples_per_step; /* R x M x B of every plan; 0: free (M over powers of two) */
+    int32_t samples_per_step; /* R x M x B of every plan; 0: not fixed (M over powers of 2) */
     int32_t max_microbatch;   /* B <= this; 0: 64 */
     int32_t max_microbatches; /* M <= this; 0: 64 */
     int32_t max_stages;       /* 0: min(layers, ipus) */
