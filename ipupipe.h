@@ -757,6 +757,10 @@ typedef struct ipup_plan {
     size_t host_bytes;
     ipup_mem_report mem[IPUP_MAX_DEVICES];
     int64_t params;                           /* parameters of the model */
+    double step_seconds;                      /* the cost model's prediction without running:
+                                                 ipup_run_stats.step_seconds, */
+    double samples_per_second;                /* and samples_per_second of one ipup_run
+                                                 (cfg.repeat steps of R x M x B samples) */
 } ipup_plan;
 
 /* Everything ipup_init would decide, without pools: stages, mapping, stash depths and
@@ -789,6 +793,71 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg);
      (size_t)3 * (size_t)(stages) * (size_t)(microbatches) * sizeof(ipup_op))
 IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch,
                                 size_t scratch_bytes, char *msg, size_t msg_len);
+
+/* The automatic plan: the configuration that fits the given bytes per IPU and has the
+   highest samples/s of the cost model (ipup_plan.samples_per_second), over this space:
+   - stage counts S = 1..max_stages (0: min(layers, ipus)), each with EVERY contiguous
+     split of the layers into S stages (not only ipup_balance_stages' one: under a memory
+     limit the fastest split that fits is often not the balanced one);
+   - the schedules of `schedules` (bit 1u << kind; 0: IPUP_AUTO_SCHEDULES_DEFAULT, the
+     seven that put one stage on each IPU: grouped, interleaved, sequential, gpipe, 1f1b,
+     zb-h1, zb-h2) with their default mapping and virtual stages (the V and looped kinds
+     put S stages on S / 2 IPUs: give them with max_stages up to 2 x ipus); dualpipe,
+     which runs two model copies, is never searched; a plan uses devices x replicas <= ipus;
+   - replicas R = 1..ipus / devices (IPUP_AUTO_REPLICAS in knobs; else 1);
+   - micro-batch size B over the powers of two 1..max_microbatch (0: 64), and micro-batch
+     count M: samples_per_step / (R x B) when samples_per_step is given (every plan then
+     trains on the same R x M x B samples per optimizer step), else the powers of two
+     1..max_microbatches (0: 64); M is always at most max_microbatches;
+   - recomputation: every cfg.recompute_stages mask (IPUP_AUTO_RECOMPUTE);
+   - offload: every subset of the IPUP_OFFLOAD_* bits that knobs allow
+     (IPUP_AUTO_OFFLOAD_OPTIMIZER, _WEIGHTS, _ACTIVATIONS).
+   The search is exact over that space (tests/test_plan_auto.c compares it with a plain
+   exhaustive search): it plans each (S, schedule, R, B, M, split) without recomputation
+   or offload first; a knob only adds time in the cost model (recomputed forwards,
+   streaming), so that time bounds every variant: one slower than the best so far is
+   dropped, one that fits is the variant. Otherwise it tries each offload subset with the
+   recompute masks that are minimal (by inclusion) among those that fit, IPU by IPU (an
+   IPU's bytes depend only on its own stages' bits): any other fitting mask contains one
+   of them and is no faster (with activation offload, where a recomputing stage streams
+   its smaller entry, every fitting mask is tried). Gradients and exchange buffers, which
+   no knob moves, drop a point whose IPU they alone overfill. Ties (equal samples/s) go to
+   the fewer IPUs, then fewer stages, lower schedule kind, fewer replicas, smaller B,
+   smaller M, the split that is first lexicographically, the lower offload bits (as a
+   number), the smaller mask.
+   *best gets req->base with stages, split (pointing into plan->split: keep *plan while
+   *best is used), stage_device NULL, devices 0, schedule, virtual_stages 0, microbatch,
+   microbatches, replicas, recompute 0 with recompute_stages, offload, ipu_bytes =
+   req->ipu_bytes; *plan gets its plan (ipup_plan_pools). scratch: at least
+   IPUP_PLAN_SCRATCH_BYTES(max_stages, max_microbatches) bytes; no heap. When nothing fits:
+   IPUP_ERR_OOM, and msg names the smallest bytes per IPU that would fit and its plan.
+   IPUP_ERR_ARG / IPUP_ERR_CONFIG / IPUP_ERR_CAPACITY (scratch) with a message otherwise. */
+#define IPUP_AUTO_SCHEDULES_DEFAULT                                                          \
+    ((1u << IPUP_SCHED_GROUPED) | (1u << IPUP_SCHED_INTERLEAVED) |                          \
+     (1u << IPUP_SCHED_SEQUENTIAL) | (1u << IPUP_SCHED_GPIPE) | (1u << IPUP_SCHED_1F1B) |   \
+     (1u << IPUP_SCHED_ZBH1) | (1u << IPUP_SCHED_ZBH2))
+enum {
+    IPUP_AUTO_RECOMPUTE = 1,
+    IPUP_AUTO_OFFLOAD_OPTIMIZER = 2,
+    IPUP_AUTO_OFFLOAD_WEIGHTS = 4,
+    IPUP_AUTO_OFFLOAD_ACTIVATIONS = 8,
+    IPUP_AUTO_REPLICAS = 16,
+    IPUP_AUTO_ALL = 31
+};
+typedef struct ipup_plan_request {
+    const ipup_config *base;  /* model (required), optimizer, cost model, repeat, runner,
+                                 seed, feeds: what the plan does not choose */
+    int32_t ipus;             /* IPUs available (>= 1) */
+    size_t ipu_bytes;         /* on-chip bytes of each IPU; 0: unlimited */
+    int32_t samples_per_step; /* R x M x B of every plan; 0: not fixed (M over powers of 2) */
+    int32_t max_microbatch;   /* B <= this; 0: 64 */
+    int32_t max_microbatches; /* M <= this; 0: 64 */
+    int32_t max_stages;       /* 0: min(layers, ipus) */
+    uint32_t schedules;       /* 1u << ipup_sched_kind per kind; 0: IPUP_AUTO_SCHEDULES_DEFAULT */
+    uint32_t knobs;           /* IPUP_AUTO_* bits the search may vary; 0: IPUP_AUTO_ALL */
+} ipup_plan_request;
+IPUPIPE_DEF int ipup_plan_auto(const ipup_plan_request *req, ipup_config *best, ipup_plan *plan,
+                               void *scratch, size_t scratch_bytes, char *msg, size_t msg_len);
 
 /* >>threads: where an IPU thread sleeps, its handle, its error slot */
 #ifndef IPUPIPE_NO_THREADS
@@ -1886,33 +1955,33 @@ static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
     if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
 }
 
-static double ipup__rate(const ipup_emu *e) {
-    return e->core.cost_model.clock_hz * e->core.cost_model.flops_per_cycle *
-           e->core.cost_model.efficiency;
+static double ipup__rate(const ipup__core *e) {
+    return e->cost_model.clock_hz * e->cost_model.flops_per_cycle *
+           e->cost_model.efficiency;
 }
 
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
 /* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
-static double ipup__infeed_s(const ipup_emu *e) {
-    return (double)e->core.B * ((double)e->core.in_n + (double)ipup__lab_w(&e->core)) * 4.0 /
-           e->core.cost_model.host_bytes_per_s;
+static double ipup__infeed_s(const ipup__core *e) {
+    return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(e)) * 4.0 /
+           e->cost_model.host_bytes_per_s;
 }
 
 /* cost of a branch op (its share of the stage's FLOPs; what it sends), 0 for other ops */
-static int ipup__conc_op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
+static int ipup__conc_op_cost(const ipup__core *e, const ipup_op *o, double *dur, double *xfer) {
     const ipup__lane *c;
-    double B = (double)e->core.B;
-    if (ipup_op_branch(o) < 0 || e->core.n_branches[o->stage] <= 1) return 0;
-    c = &e->core.lanes[e->core.first_lane[o->stage] + ipup_op_branch(o)];
+    double B = (double)e->B;
+    if (ipup_op_branch(o) < 0 || e->n_branches[o->stage] <= 1) return 0;
+    c = &e->lanes[e->first_lane[o->stage] + ipup_op_branch(o)];
     if (o->kind == IPUP_OP_F) {
         *dur = (double)c->flops_f * B / ipup__rate(e);
-        if (e->core.stages[c->stage + 1].device != c->device)
-            *xfer = ((double)c->out_floats + B) * 4.0 / e->core.cost_model.link_bytes_per_s;
+        if (e->stages[c->stage + 1].device != c->device)
+            *xfer = ((double)c->out_floats + B) * 4.0 / e->cost_model.link_bytes_per_s;
     } else {
         *dur = (double)c->flops_b * B / ipup__rate(e);
-        if (e->core.stages[c->stage - 1].device != c->device)
-            *xfer = B * (double)e->core.stages[c->stage].in_n * 4.0 /
-                    e->core.cost_model.link_bytes_per_s;
+        if (e->stages[c->stage - 1].device != c->device)
+            *xfer = B * (double)e->stages[c->stage].in_n * 4.0 /
+                    e->cost_model.link_bytes_per_s;
     }
     return 1;
 }
@@ -1925,31 +1994,31 @@ static size_t ipup__woff(const ipup__core *e, int32_t d); /* setup */
 static int ipup__act_off(const ipup__core *e, int32_t s);
 /* seconds of streaming-memory traffic of an op of plain stage s: its weights streamed in
    (weights offloaded), its stash entry streamed out (F) or back (B, I, W) */
-static double ipup__op_stream_s(const ipup_emu *e, int32_t s) {
-    const ipup__stage *st = &e->core.stages[s];
+static double ipup__op_stream_s(const ipup__core *e, int32_t s) {
+    const ipup__stage *st = &e->stages[s];
     double bytes = 0.0;
-    if (ipup__woff(&e->core, st->device)) bytes += (double)st->n_params * 4.0;
-    if (ipup__act_off(&e->core, s))
-        bytes += (double)(ipup__rec(&e->core, s) ? st->rentry_floats : st->entry_floats) * 4.0;
-    return bytes / e->core.cost_model.stream_bytes_per_s;
+    if (ipup__woff(e, st->device)) bytes += (double)st->n_params * 4.0;
+    if (ipup__act_off(e, s))
+        bytes += (double)(ipup__rec(e, s) ? st->rentry_floats : st->entry_floats) * 4.0;
+    return bytes / e->cost_model.stream_bytes_per_s;
 }
-static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, double *xfer) {
-    const ipup__stage *st = &e->core.stages[o->stage];
-    double B = (double)e->core.B, rate = ipup__rate(e);
-    double rec = ipup__rec(&e->core, o->stage) ? (double)st->flops_f : 0.0, f = 0.0;
-    const double esz = e->core.cfg.dtype == IPUP_DTYPE_F16 ? 2.0 : 4.0; /* bytes a value sent */
+static void ipup__op_cost(const ipup__core *e, const ipup_op *o, double *dur, double *xfer) {
+    const ipup__stage *st = &e->stages[o->stage];
+    double B = (double)e->B, rate = ipup__rate(e);
+    double rec = ipup__rec(e, o->stage) ? (double)st->flops_f : 0.0, f = 0.0;
+    const double esz = e->cfg.dtype == IPUP_DTYPE_F16 ? 2.0 : 4.0; /* bytes a value sent */
     int32_t s = o->stage;
     *xfer = 0.0;
     *dur = 0.0;
     /* a branch of a concurrent stage */
-    if (e->core.has_concurrent && ipup__conc_op_cost(e, o, dur, xfer)) return;
+    if (e->has_concurrent && ipup__conc_op_cost(e, o, dur, xfer)) return;
     switch (o->kind) {
     case IPUP_OP_F:
         f = (double)st->flops_f;
         if (s == 0) *dur += ipup__infeed_s(e);
-        if (s < e->core.S - 1 && e->core.stages[s + 1].device != st->device)
-            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(&e->core)) * esz /
-                    e->core.cost_model.link_bytes_per_s;
+        if (s < e->S - 1 && e->stages[s + 1].device != st->device)
+            *xfer = B * ((double)st->out_n + (double)ipup__lab_w(e)) * esz /
+                    e->cost_model.link_bytes_per_s;
         break;
     case IPUP_OP_B: f = (double)(st->flops_i + st->flops_w) + rec; break;
     case IPUP_OP_I: f = (double)st->flops_i + rec; break;
@@ -1957,101 +2026,107 @@ static void ipup__op_cost(const ipup_emu *e, const ipup_op *o, double *dur, doub
     default: break;
     }
     if ((o->kind == IPUP_OP_B || o->kind == IPUP_OP_I) && s > 0 &&
-        e->core.stages[s - 1].device != st->device)
-        *xfer = B * (double)st->in_n * esz / e->core.cost_model.link_bytes_per_s;
+        e->stages[s - 1].device != st->device)
+        *xfer = B * (double)st->in_n * esz / e->cost_model.link_bytes_per_s;
     *dur += f * B / rate;
-    if (e->core.cfg.offload & (IPUP_OFFLOAD_WEIGHTS | IPUP_OFFLOAD_ACTIVATIONS))
+    if (e->cfg.offload & (IPUP_OFFLOAD_WEIGHTS | IPUP_OFFLOAD_ACTIVATIONS))
         *dur += ipup__op_stream_s(e, s);
 }
-static double ipup__sync_s(const ipup_emu *e) {
-    return e->core.P > 1 || e->core.R > 1
-               ? e->core.cost_model.sync_cycles / e->core.cost_model.clock_hz
+static double ipup__sync_s(const ipup__core *e) {
+    return e->P > 1 || e->R > 1
+               ? e->cost_model.sync_cycles / e->cost_model.clock_hz
                : 0.0;
 }
-static double ipup__conc_update_cost(const ipup_emu *e, int32_t d) {
+static double ipup__conc_update_cost(const ipup__core *e, int32_t d) {
     double t = 0.0;
     int32_t k;
-    for (k = 0; k < e->core.n_lanes; k++) {
-        const ipup__lane *c = &e->core.lanes[k];
+    for (k = 0; k < e->n_lanes; k++) {
+        const ipup__lane *c = &e->lanes[k];
         if (c->device != d) continue;
         t += (double)c->flops_opt / ipup__rate(e);
-        if (e->core.R > 1)
-            t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)c->n_params * 4.0 /
-                 e->core.cost_model.link_bytes_per_s;
-        if (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
-            t += 2.0 * (double)c->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
+        if (e->R > 1)
+            t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)c->n_params * 4.0 /
+                 e->cost_model.link_bytes_per_s;
+        if (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
+            t += 2.0 * (double)c->n_state * 4.0 / e->cost_model.stream_bytes_per_s;
     }
     return t;
 }
 /* optimizer (+ all-reduce, + offload streaming) time of device d per step */
-static double ipup__update_cost(const ipup_emu *e, int32_t d) {
+static double ipup__update_cost(const ipup__core *e, int32_t d) {
     double t = 0.0;
     int32_t s;
-    if (e->core.has_concurrent) t += ipup__conc_update_cost(e, d); /* lanes on d */
-    for (s = 0; s < e->core.S; s++) {
-        const ipup__stage *st = &e->core.stages[s];
-        if (st->device != d || e->core.n_branches[s] > 1) continue;
+    if (e->has_concurrent) t += ipup__conc_update_cost(e, d); /* lanes on d */
+    for (s = 0; s < e->S; s++) {
+        const ipup__stage *st = &e->stages[s];
+        if (st->device != d || e->n_branches[s] > 1) continue;
         t += (double)st->flops_opt / ipup__rate(e);
-        if (e->core.R > 1)
-            t += 2.0 * (double)(e->core.R - 1) / (double)e->core.R * (double)st->n_grads * 4.0 /
-                 e->core.cost_model.link_bytes_per_s;
-        if (e->core.cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
-            t += 2.0 * (double)st->n_state * 4.0 / e->core.cost_model.stream_bytes_per_s;
-        if (ipup__woff(&e->core, d)) /* the weights in and out for the update */
-            t += 2.0 * (double)st->n_params * 4.0 / e->core.cost_model.stream_bytes_per_s;
+        if (e->R > 1)
+            t += 2.0 * (double)(e->R - 1) / (double)e->R * (double)st->n_grads * 4.0 /
+                 e->cost_model.link_bytes_per_s;
+        if (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
+            t += 2.0 * (double)st->n_state * 4.0 / e->cost_model.stream_bytes_per_s;
+        if (ipup__woff(e, d)) /* the weights in and out for the update */
+            t += 2.0 * (double)st->n_params * 4.0 / e->cost_model.stream_bytes_per_s;
     }
     return t;
 }
-static void ipup__cost_setup(ipup_emu *e) {
+/* The cost model's time of one step of core e (BSP: a table step lasts its longest op,
+   then its longest exchange, then a sync; the update after the last step), returned;
+   busy[d] gets device d's busy seconds, phase[p] and phase_busy[p] each phase's seconds and
+   busy seconds (arrays of IPUP_MAX_DEVICES and IPUP_PHASES). ipup_init (ipup__cost_setup)
+   and the plan (ipup_plan.step_seconds) both take their figures from here. */
+static double ipup__step_times(const ipup__core *e, double *busy, double *phase,
+                               double *phase_busy) {
     double now = 0.0, tup = 0.0, tdown = 0.0, upd = 0.0;
-    int32_t i = 0, d, P = e->core.P, p;
+    int32_t i = 0, d, P = e->P, p;
     double sync = ipup__sync_s(e);
     int32_t ph[6]; /* the tutorials' phases in steps (ipup_sched_phases), timed below */
     int set_up = 0, set_down = 0;
-    if (ipup_sched_phases(&e->core.table, ph)) { ph[2] = 0; ph[4] = 0; }
-    for (d = 0; d < P; d++) e->busy_seconds[d] = 0.0;
-    for (p = 0; p < IPUP_PHASES; p++) { e->phase_seconds[p] = 0.0; e->phase_busy_seconds[p] = 0.0; }
+    if (ipup_sched_phases(&e->table, ph)) { ph[2] = 0; ph[4] = 0; }
+    for (d = 0; d < P; d++) busy[d] = 0.0;
+    for (p = 0; p < IPUP_PHASES; p++) { phase[p] = 0.0; phase_busy[p] = 0.0; }
     /* pass 1: column times, busy, the start times of the main and ramp-down steps */
-    while (i < e->core.table.n_ops) {
-        int32_t t = e->core.ops[i].step, k;
+    while (i < e->table.n_ops) {
+        int32_t t = e->ops[i].step, k;
         double mx = 0.0, mxx = 0.0;
         if (!set_up && t >= ph[2]) { tup = now; set_up = 1; }
         if (!set_down && t >= ph[4]) { tdown = now; set_down = 1; }
-        for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
+        for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
             double du, xf;
-            d = e->core.ops[k].device;
-            ipup__op_cost(e, &e->core.ops[k], &du, &xf);
+            d = e->ops[k].device;
+            ipup__op_cost(e, &e->ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
-            e->busy_seconds[d] += du;
+            busy[d] += du;
         }
         now += mx + mxx + sync;
         i = k;
     }
     if (!set_up) tup = now;
     if (!set_down) tdown = now;
-    e->phase_seconds[IPUP_PHASE_RAMP_UP] = tup;
-    e->phase_seconds[IPUP_PHASE_MAIN] = tdown - tup;
-    e->phase_seconds[IPUP_PHASE_RAMP_DOWN] = now - tdown;
+    phase[IPUP_PHASE_RAMP_UP] = tup;
+    phase[IPUP_PHASE_MAIN] = tdown - tup;
+    phase[IPUP_PHASE_RAMP_DOWN] = now - tdown;
     /* pass 2: busy time per phase (overlap of op boxes with the phase windows) */
     {
         double t0 = 0.0;
         i = 0;
-        while (i < e->core.table.n_ops) {
-            int32_t t = e->core.ops[i].step, k;
+        while (i < e->table.n_ops) {
+            int32_t t = e->ops[i].step, k;
             double mx = 0.0, mxx = 0.0;
-            for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
+            for (k = i; k < e->table.n_ops && e->ops[k].step == t; k++) {
                 double du, xf, a, b, lo, hi;
-                ipup__op_cost(e, &e->core.ops[k], &du, &xf);
+                ipup__op_cost(e, &e->ops[k], &du, &xf);
                 if (du > mx) mx = du;
                 if (xf > mxx) mxx = xf;
                 a = t0; b = t0 + du;
                 lo = a; hi = b < tup ? b : tup;
-                if (hi > lo) e->phase_busy_seconds[IPUP_PHASE_RAMP_UP] += hi - lo;
+                if (hi > lo) phase_busy[IPUP_PHASE_RAMP_UP] += hi - lo;
                 lo = a > tup ? a : tup; hi = b < tdown ? b : tdown;
-                if (hi > lo) e->phase_busy_seconds[IPUP_PHASE_MAIN] += hi - lo;
+                if (hi > lo) phase_busy[IPUP_PHASE_MAIN] += hi - lo;
                 lo = a > tdown ? a : tdown; hi = b;
-                if (hi > lo) e->phase_busy_seconds[IPUP_PHASE_RAMP_DOWN] += hi - lo;
+                if (hi > lo) phase_busy[IPUP_PHASE_RAMP_DOWN] += hi - lo;
             }
             t0 += mx + mxx + sync;
             i = k;
@@ -2060,25 +2135,30 @@ static void ipup__cost_setup(ipup_emu *e) {
     for (d = 0; d < P; d++) {
         double u = ipup__update_cost(e, d);
         if (u > upd) upd = u;
-        e->phase_busy_seconds[IPUP_PHASE_UPDATE] += u;
-        e->busy_seconds[d] += u;
+        phase_busy[IPUP_PHASE_UPDATE] += u;
+        busy[d] += u;
     }
-    e->phase_seconds[IPUP_PHASE_UPDATE] = upd + sync;
-    e->step_seconds = now + upd + sync;
+    phase[IPUP_PHASE_UPDATE] = upd + sync;
+    return now + upd + sync;
+}
+
+static void ipup__cost_setup(ipup_emu *e) {
+    e->step_seconds = ipup__step_times(&e->core, e->busy_seconds, e->phase_seconds,
+                                       e->phase_busy_seconds);
 }
 
 /* latency, wave time and steady-state rate of the forward-only table (BSP, the training
    cost model's op costs: ipup__op_cost) */
 static void ipup__pred_cost_setup(ipup_emu *e) {
     const ipup_table *t = &e->core.pred_table;
-    double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(e);
+    double now = 0.0, first_end = 0.0, last_end = 0.0, sync = ipup__sync_s(&e->core);
     int32_t i = 0, k, S = e->core.S, M = e->core.M;
     e->core.pred_stats.latency_seconds = 0.0;
     while (i < t->n_ops) {
         double mx = 0.0, mxx = 0.0, end;
         for (k = i; k < t->n_ops && t->ops[k].step == t->ops[i].step; k++) {
             double du, xf;
-            ipup__op_cost(e, &t->ops[k], &du, &xf);
+            ipup__op_cost(&e->core, &t->ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
         }
@@ -3073,6 +3153,20 @@ order:
 
 /* schedule table into ops (cap), rows, depths, ring capacities; the generator's warnings
    into warn (may be NULL) */
+/* the ipup_sched_config of the training table of e (after ipup__emu_conc_config) */
+static void ipup__train_sched_config(const ipup__core *e, ipup_sched_config *sc) {
+    IPUPIPE_MEMSET(sc, 0, sizeof *sc);
+    sc->kind = e->cfg.schedule;
+    sc->stages = e->S;
+    sc->microbatches = e->M;
+    sc->devices = e->cfg.devices;
+    sc->virtual_stages = e->cfg.virtual_stages;
+    sc->stage_device = e->cfg.stage_device;
+    sc->strict = e->cfg.strict;
+    sc->popxl = e->cfg.popxl;
+    if (e->has_concurrent) sc->concurrent = e->cfg.concurrent; /* concurrent stages */
+}
+
 static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *row, char *warn,
                              size_t warn_len) {
     ipup_sched_config sc;
@@ -3080,16 +3174,7 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
     int32_t S = e->S, M = e->M, i, s, d, P;
     int rc;
     if ((rc = ipup__emu_conc_config(e)) != IPUP_OK) return rc; /* cfg.concurrent */
-    IPUPIPE_MEMSET(&sc, 0, sizeof sc);
-    sc.kind = e->cfg.schedule;
-    sc.stages = S;
-    sc.microbatches = M;
-    sc.devices = e->cfg.devices;
-    sc.virtual_stages = e->cfg.virtual_stages;
-    sc.stage_device = e->cfg.stage_device;
-    sc.strict = e->cfg.strict;
-    sc.popxl = e->cfg.popxl;
-    if (e->has_concurrent) sc.concurrent = e->cfg.concurrent; /* concurrent stages */
+    ipup__train_sched_config(e, &sc);
     if (e->cfg.stage_device) {
         for (s = 0; s < S; s++) {
             int32_t dv = e->cfg.stage_device[s];
@@ -3771,10 +3856,31 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     return a.overflow ? 0 : n;
 }
 
+/* the cost model's step time and samples/s of a core with its table and layout, as
+   ipup_run reports them for a run of cfg.repeat steps (the same ipup__step_times, the
+   same arithmetic as ipup_run_steps' figures) */
+static int ipup__plan_rate(ipup__core *e, ipup_op *ops, int32_t cap, ipup_plan *plan) {
+    double busy[IPUP_MAX_DEVICES], phase[IPUP_PHASES], phase_busy[IPUP_PHASES], sim;
+    int64_t samples = (int64_t)e->cfg.repeat * e->R * e->M * e->B;
+    ipup_sched_config sc;
+    char wmsg[IPUP_MSG_MAX];
+    int rc;
+    /* the forward-only table of ipup__setup_table lies over the training table: again */
+    ipup__train_sched_config(e, &sc);
+    rc = ipup_sched_generate(&sc, ops, cap, &e->table, wmsg, sizeof wmsg);
+    if (rc != IPUP_OK) /* it was generated once with the same inputs: not expected */
+        return ipup__fail(e->msg, sizeof e->msg, rc, "the plan's schedule table: %s", wmsg);
+    e->ops = ops;
+    plan->step_seconds = ipup__step_times(e, busy, phase, phase_busy);
+    sim = plan->step_seconds * (double)e->cfg.repeat; /* ipup_run_steps' sim_seconds */
+    plan->samples_per_second = sim > 0.0 ? (double)samples / sim : 0.0;
+    return IPUP_OK;
+}
+
 /* the plan of a core whose model is set up (ipup__setup_model): the table into ops
    (cap ops), the layout, then every figure of the plan */
 static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_config *cfg,
-                           ipup_plan *plan, char *warn, size_t warn_len) {
+                           ipup_plan *plan, char *warn, size_t warn_len, int rate) {
     int32_t d, s;
     int rc = ipup__setup_table(e, ops, cap, NULL, warn, warn_len);
     if (rc) return rc;
@@ -3802,6 +3908,7 @@ static int ipup__plan_fill(ipup__core *e, ipup_op *ops, int32_t cap, const ipup_
     for (d = 0; d < e->n_layers; d++)
         plan->params += (int64_t)e->layers[d].info.n_w + e->layers[d].info.n_b;
     plan->host_bytes = ipup_host_bytes(cfg);
+    if (rate && (rc = ipup__plan_rate(e, ops, cap, plan)) != IPUP_OK) return rc;
     e->msg[0] = 0;
     return IPUP_OK;
 }
@@ -3845,7 +3952,7 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_pl
                           (int)e->S, (int)e->M, (int)IPUP_SCHED_MAX_OPS(e->S, e->M),
                           (int)IPUP_PLAN_STACK_OPS, ipup_host_bytes(&e->cfg));
     }
-    return ipup__plan_fill(e, ops, cap, &e->cfg, plan, NULL, 0);
+    return ipup__plan_fill(e, ops, cap, &e->cfg, plan, NULL, 0, 1);
 }
 
 /* the scratch bytes for a configuration of S stages and M micro-batches, 0 when that
@@ -3858,8 +3965,9 @@ static size_t ipup__plan_scratch_need(int64_t S, int64_t M) {
     return fixed + (size_t)3 * (size_t)S * (size_t)M * sizeof(ipup_op);
 }
 
-IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch,
-                                size_t scratch_bytes, char *msg, size_t msg_len) {
+/* ipup_plan_pools; rate 0: without step_seconds and samples_per_second (0) */
+static int ipup__plan_pools_x(const ipup_config *cfg, ipup_plan *plan, void *scratch,
+                              size_t scratch_bytes, char *msg, size_t msg_len, int rate) {
     size_t pad, need;
     ipup__core *e;
     int rc;
@@ -3894,13 +4002,345 @@ IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *s
         size_t ops = (scratch_bytes - pad - sizeof *e) / sizeof(ipup_op);
         rc = ipup__plan_fill(e, (ipup_op *)(void *)(e + 1),
                              ops > (size_t)INT32_MAX ? INT32_MAX : (int32_t)ops, cfg, plan, msg,
-                             msg_len);
+                             msg_len, rate);
     }
     if (rc != IPUP_OK) {
         IPUPIPE_MEMSET(plan, 0, sizeof *plan);
         if (msg && msg_len) ipup_snprintf(msg, msg_len, "%s", e->msg);
     }
     return rc;
+}
+IPUPIPE_DEF int ipup_plan_pools(const ipup_config *cfg, ipup_plan *plan, void *scratch,
+                                size_t scratch_bytes, char *msg, size_t msg_len) {
+    return ipup__plan_pools_x(cfg, plan, scratch, scratch_bytes, msg, msg_len, 1);
+}
+
+/* ipup_plan_auto: one point of its space, and the search's state */
+typedef struct ipup__auto_pt {
+    double rate;                     /* samples/s; < 0: no point */
+    size_t bytes;                    /* the largest IPU's pool */
+    int32_t ipus, S, kind, R, B, M, offload;
+    uint32_t rec;                    /* cfg.recompute_stages */
+    int32_t split[IPUP_MAX_LAYERS];  /* first layers of stages 1..S-1 */
+} ipup__auto_pt;
+#define IPUP__AUTO_MAXK 4 /* stages per IPU whose recompute subsets are searched one by one */
+typedef struct ipup__auto {
+    const ipup_plan_request *req;
+    ipup_config cfg;                 /* the configuration being planned */
+    ipup_plan *plan;                 /* the caller's, as working space */
+    void *scratch;
+    size_t scratch_bytes, budget;    /* budget: bytes per IPU (SIZE_MAX: unlimited) */
+    int32_t ipus, L, Smax, Bmax, Mmax, smallest; /* smallest: the pass for the OOM message */
+    int32_t phase;                   /* 0: no knobs; 1: all knobs at once; 2: the search */
+    uint32_t kinds, knobs;
+    ipup__auto_pt best;              /* the best that fits (pass 1), the smallest (pass 2) */
+    int32_t devs[IPUP_SCHED_KIND_COUNT][IPUP_MAX_LAYERS + 1]; /* IPUs of (kind, S); -1 none */
+} ipup__auto;
+
+/* a better than b: more samples/s (or, in the smallest pass, fewer bytes), then the
+   documented tie order */
+static int ipup__auto_better(const ipup__auto *A, const ipup__auto_pt *a,
+                             const ipup__auto_pt *b) {
+    int32_t s;
+    if (b->rate < 0.0) return a->rate >= 0.0;
+    if (A->smallest && a->bytes != b->bytes) return a->bytes < b->bytes;
+    if (a->rate != b->rate) return a->rate > b->rate;
+#define IPUP__AUTO_KEY(f) if (a->f != b->f) return a->f < b->f
+    IPUP__AUTO_KEY(ipus); IPUP__AUTO_KEY(S); IPUP__AUTO_KEY(kind); IPUP__AUTO_KEY(R);
+    IPUP__AUTO_KEY(B); IPUP__AUTO_KEY(M);
+    for (s = 0; s < a->S - 1; s++) IPUP__AUTO_KEY(split[s]);
+    IPUP__AUTO_KEY(offload); IPUP__AUTO_KEY(rec);
+#undef IPUP__AUTO_KEY
+    return 0;
+}
+
+/* plan point p (its bytes, IPUs and rate into *p); IPUP_OK or ipup_plan_pools' code */
+static int ipup__auto_plan_x(ipup__auto *A, ipup__auto_pt *p, int rate) {
+    ipup_config *c = &A->cfg;
+    int32_t d;
+    int rc;
+    c->stages = p->S;
+    c->split = p->S > 1 ? p->split : NULL;
+    c->schedule = (ipup_sched_kind)p->kind;
+    c->replicas = p->R;
+    c->microbatch = p->B;
+    c->microbatches = p->M;
+    c->offload = p->offload;
+    c->recompute = 0;
+    c->recompute_stages = p->rec;
+    rc = ipup__plan_pools_x(c, A->plan, A->scratch, A->scratch_bytes, NULL, 0, rate);
+    if (rc != IPUP_OK) return rc;
+    if (A->plan->ipus > A->ipus) return IPUP_ERR_CONFIG; /* more IPUs than there are */
+    p->bytes = 0;
+    for (d = 0; d < A->plan->devices; d++)
+        if (A->plan->ipu_bytes[d] > p->bytes) p->bytes = A->plan->ipu_bytes[d];
+    p->ipus = A->plan->ipus;
+    p->rate = A->plan->samples_per_second;
+    return IPUP_OK;
+}
+static int ipup__auto_plan(ipup__auto *A, ipup__auto_pt *p) { return ipup__auto_plan_x(A, p, 1); }
+
+/* p planned: the best so far when it fits (pass 1), or when it is smaller (pass 2) */
+static void ipup__auto_offer(ipup__auto *A, const ipup__auto_pt *p) {
+    if ((A->smallest || p->bytes <= A->budget) && ipup__auto_better(A, p, &A->best))
+        A->best = *p;
+}
+
+/* the recompute mask of point p that gives IPU d the stages of subset `sub` (bit i: the
+   i-th stage of d, list[d][i]) for every d, sub = j restricted to d's stages */
+static uint32_t ipup__auto_mask(const int32_t *cnt, int16_t list[][IPUP__AUTO_MAXK],
+                                int32_t P, const int32_t *sub) {
+    uint32_t m = 0;
+    int32_t d, i;
+    for (d = 0; d < P; d++)
+        for (i = 0; i < cnt[d]; i++)
+            if ((sub[d] >> i) & 1) m |= (uint32_t)1 << list[d][i];
+    return m;
+}
+
+/* the recompute masks of point p (its offload as given) worth planning: per IPU, the
+   subsets of its stages that fit and have no fitting proper subset (pass 1; every subset
+   that fits when activations are offloaded), or its smallest subset (pass 2); every
+   combination over the IPUs planned and offered */
+static void ipup__auto_masks(ipup__auto *A, ipup__auto_pt *p) {
+    int16_t list[IPUP_MAX_DEVICES][IPUP__AUTO_MAXK];
+    int32_t cnt[IPUP_MAX_DEVICES], sub[IPUP_MAX_DEVICES], pick[IPUP_MAX_DEVICES];
+    int32_t nch[IPUP_MAX_DEVICES], ch[IPUP_MAX_DEVICES][1 << IPUP__AUTO_MAXK];
+    size_t mem[1 << IPUP__AUTO_MAXK][IPUP_MAX_DEVICES];
+    int32_t P, k = 0, j, d, s, t;
+    p->rec = 0;
+    if (ipup__auto_plan_x(A, p, 0) != IPUP_OK) return;
+    P = A->plan->devices;
+    for (d = 0; d < IPUP_MAX_DEVICES; d++) cnt[d] = sub[d] = pick[d] = nch[d] = 0;
+    for (s = 0; s < p->S; s++) {
+        d = A->plan->stage_device[s];
+        if (cnt[d] == IPUP__AUTO_MAXK) return; /* more stages on one IPU than searched */
+        list[d][cnt[d]++] = (int16_t)s;
+        if (cnt[d] > k) k = cnt[d];
+    }
+    for (j = 0; j < (1 << k); j++) { /* pattern j: subset j of every IPU's stages */
+        for (d = 0; d < P; d++) sub[d] = j & ((1 << cnt[d]) - 1);
+        p->rec = ipup__auto_mask(cnt, list, P, sub);
+        for (d = 0; d < P; d++) mem[j][d] = (size_t)-1;
+        if (ipup__auto_plan_x(A, p, 0) != IPUP_OK) continue; /* bytes only */
+        for (d = 0; d < P; d++) mem[j][d] = A->plan->ipu_bytes[d];
+    }
+    for (d = 0; d < P; d++) { /* the choices of IPU d */
+        nch[d] = 0;
+        for (j = 0; j < (1 << cnt[d]); j++) {
+            int minimal = mem[j][d] <= A->budget;
+            if (A->smallest) {
+                if (!nch[d] || mem[j][d] < mem[ch[d][0]][d]) { ch[d][0] = j; nch[d] = 1; }
+                continue;
+            }
+            /* a fitting proper subset of j is no slower, except with activation offload,
+               where recomputing streams the smaller entry: then every fitting subset */
+            for (t = 0; t < j && minimal && !(p->offload & IPUP_OFFLOAD_ACTIVATIONS); t++)
+                if ((t & j) == t && mem[t][d] <= A->budget) minimal = 0;
+            if (minimal) ch[d][nch[d]++] = j;
+        }
+        if (!nch[d]) return;
+        pick[d] = 0;
+    }
+    for (;;) { /* every combination of the IPUs' choices */
+        for (d = 0; d < P; d++) sub[d] = ch[d][pick[d]];
+        p->rec = ipup__auto_mask(cnt, list, P, sub);
+        if (ipup__auto_plan_x(A, p, !A->smallest) == IPUP_OK) ipup__auto_offer(A, p);
+        for (d = 0; d < P && ++pick[d] == nch[d]; d++) pick[d] = 0;
+        if (d == P) break;
+    }
+}
+
+/* one point (S, schedule, R, B, M, split): without knobs, then with them when it does not
+   fit and could still win (in the smallest pass: when it could be smaller) */
+static void ipup__auto_point(ipup__auto *A, ipup__auto_pt *p) {
+    int32_t off, allowed = 0, d;
+    p->offload = 0;
+    p->rec = 0;
+    if (A->phase == 1) { /* every knob at once: an early point that fits, to prune with */
+        p->offload = (int32_t)(A->knobs >> 1) & IPUP_OFFLOAD_ALL;
+        p->rec = (A->knobs & IPUP_AUTO_RECOMPUTE) && p->S < 32 ? (1u << p->S) - 1u : 0u;
+        if (ipup__auto_plan(A, p) == IPUP_OK) ipup__auto_offer(A, p);
+        return;
+    }
+    if (ipup__auto_plan_x(A, p, !A->smallest) != IPUP_OK) return; /* pass 2: bytes only */
+    if (A->devs[p->kind][p->S] == 0) A->devs[p->kind][p->S] = A->plan->devices;
+    ipup__auto_offer(A, p);
+    if (A->phase == 0) return;
+    if (!A->smallest && (p->bytes <= A->budget ||
+                         (A->best.rate >= 0.0 && p->rate < A->best.rate)))
+        return; /* it fits: knobs only add time; or even without them it is slower */
+    for (d = 0; d < A->plan->devices; d++) { /* bytes no knob moves: gradients, exchange */
+        const ipup_mem_report *r = &A->plan->mem[d];
+        size_t fixed = r->by_category[IPUP_MEM_GRADS] + r->by_category[IPUP_MEM_EXCHANGE];
+        if (A->smallest ? A->best.rate >= 0.0 && fixed >= A->best.bytes : fixed > A->budget)
+            return;
+    }
+    allowed = (int32_t)(A->knobs >> 1) & IPUP_OFFLOAD_ALL; /* IPUP_AUTO_OFFLOAD_* */
+    for (off = 0; off <= allowed; off++) {
+        ipup__auto_pt q;
+        if ((off & allowed) != off) continue;
+        q = *p;
+        q.offload = off;
+        if (A->knobs & IPUP_AUTO_RECOMPUTE) ipup__auto_masks(A, &q);
+        else if (off && ipup__auto_plan_x(A, &q, !A->smallest) == IPUP_OK) ipup__auto_offer(A, &q);
+    }
+}
+
+/* every contiguous split of the L layers into p->S stages (first layers ascending in
+   1..L-1), each a point */
+static void ipup__auto_splits(ipup__auto *A, ipup__auto_pt *p) {
+    int32_t n = p->S - 1, i;
+    for (i = 0; i < n; i++) p->split[i] = i + 1;
+    for (;;) {
+        ipup__auto_point(A, p);
+        for (i = n - 1; i >= 0 && p->split[i] == A->L - n + i; i--) continue;
+        if (i < 0) return;
+        p->split[i]++;
+        for (i++; i < n; i++) p->split[i] = p->split[i - 1] + 1;
+    }
+}
+
+/* the (B, M) pairs of replicas R and what follows them */
+static void ipup__auto_batches(ipup__auto *A, ipup__auto_pt *p) {
+    int32_t N = A->req->samples_per_step, B, M;
+    for (B = 1; B <= A->Bmax; B = N ? B + 1 : 2 * B) {
+        if (N) {
+            if (N % (p->R * B)) continue;
+            M = N / (p->R * B);
+            if (M <= A->Mmax) { p->B = B; p->M = M; ipup__auto_splits(A, p); }
+            continue;
+        }
+        for (M = 1; M <= A->Mmax; M *= 2) { p->B = B; p->M = M; ipup__auto_splits(A, p); }
+    }
+}
+
+/* the whole space, in the order S, schedule, R, (B, M), split */
+static void ipup__auto_search(ipup__auto *A) {
+    ipup__auto_pt p;
+    int32_t S, kind, R;
+    IPUPIPE_MEMSET(&p, 0, sizeof p);
+    if (A->phase == 0) A->best.rate = -1.0;
+    for (S = 1; S <= A->Smax; S++)
+        for (kind = 0; kind < IPUP_SCHED_KIND_COUNT; kind++) {
+            if (!((A->kinds >> kind) & 1u)) continue;
+            for (R = 1; R <= ((A->knobs & IPUP_AUTO_REPLICAS) ? A->ipus : 1); R++) {
+                if ((int64_t)A->devs[kind][S] * R > A->ipus) break;
+                p.S = S;
+                p.kind = kind;
+                p.R = R;
+                ipup__auto_batches(A, &p);
+            }
+        }
+}
+
+/* a point as text: "2 stages (split at layers 7), 1f1b, 1 replica, B 32 x M 16, recompute
+   stages 0x1, offload 1" */
+static void ipup__auto_text(const ipup__auto_pt *p, char *buf, size_t cap) {
+    size_t n;
+    int32_t s;
+    n = (size_t)ipup_snprintf(buf, cap, "%d stage%s", (int)p->S, p->S == 1 ? "" : "s");
+    for (s = 0; s < p->S - 1 && n < cap; s++)
+        n += (size_t)ipup_snprintf(buf + n, cap - n, "%s%d", s ? "," : " (split at layers ",
+                                   (int)p->split[s]);
+    if (n < cap)
+        ipup_snprintf(buf + n, cap - n,
+                      "%s, schedule %s, %d replica%s, micro-batch %d x %d, recompute_stages "
+                      "0x%x, offload %d",
+                      p->S > 1 ? ")" : "", ipup_sched_kind_name((ipup_sched_kind)p->kind),
+                      (int)p->R, p->R == 1 ? "" : "s", (int)p->B, (int)p->M, (unsigned)p->rec,
+                      (int)p->offload);
+}
+
+/* the request checked and its defaults into A; IPUP_OK or a failure with msg */
+static int ipup__auto_setup(ipup__auto *A, const ipup_plan_request *req, char *msg,
+                            size_t msg_len) {
+    const ipup_model_desc *m = req && req->base ? req->base->model : NULL;
+    int32_t lim;
+    if (!req || !req->base || !m)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_plan_auto: req, req->base or req->base->model is NULL; give the "
+                          "base configuration with its model");
+    if (req->ipus < 1 || req->ipus > IPUP_MAX_IPUS || req->samples_per_step < 0 ||
+        req->max_microbatch < 0 || req->max_microbatches < 0 || req->max_stages < 0 ||
+        m->n_layers < 1 || m->n_layers > IPUP_MAX_LAYERS)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_plan_auto: ipus %d (give 1..IPUP_MAX_IPUS = %d), "
+                          "samples_per_step %d, max_microbatch %d, max_microbatches %d, "
+                          "max_stages %d (each >= 0), a model of %d layers (1..%d)",
+                          (int)req->ipus, (int)IPUP_MAX_IPUS, (int)req->samples_per_step,
+                          (int)req->max_microbatch, (int)req->max_microbatches,
+                          (int)req->max_stages, (int)m->n_layers, (int)IPUP_MAX_LAYERS);
+    A->req = req;
+    A->cfg = *req->base;
+    A->cfg.ipu_bytes = 0;
+    A->cfg.stage_device = NULL;
+    A->cfg.concurrent = NULL;
+    A->cfg.devices = 0;
+    A->cfg.virtual_stages = 0;
+    A->ipus = req->ipus;
+    A->L = m->n_layers;
+    lim = req->ipus < IPUP_MAX_DEVICES ? req->ipus : IPUP_MAX_DEVICES;
+    A->Smax = req->max_stages ? req->max_stages : lim;
+    if (A->Smax > A->L) A->Smax = A->L;
+    A->Bmax = req->max_microbatch ? req->max_microbatch : 64;
+    A->Mmax = req->max_microbatches ? req->max_microbatches : 64;
+    A->kinds = req->schedules ? req->schedules : IPUP_AUTO_SCHEDULES_DEFAULT;
+    A->knobs = req->knobs ? req->knobs : (uint32_t)IPUP_AUTO_ALL;
+    A->budget = req->ipu_bytes ? req->ipu_bytes : (size_t)-1;
+    if (A->Smax > IPUP_MAX_DEVICES * 4 || A->Mmax > 1 << 16)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_plan_auto: max_stages %d or max_microbatches %d too large",
+                          (int)A->Smax, (int)A->Mmax);
+    return IPUP_OK;
+}
+
+IPUPIPE_DEF int ipup_plan_auto(const ipup_plan_request *req, ipup_config *best, ipup_plan *plan,
+                               void *scratch, size_t scratch_bytes, char *msg, size_t msg_len) {
+    ipup__auto A;
+    char text[256];
+    size_t need;
+    int rc;
+    if (msg && msg_len) msg[0] = 0;
+    IPUPIPE_MEMSET(&A, 0, sizeof A);
+    if (!best || !plan)
+        return ipup__fail(msg, msg_len, IPUP_ERR_ARG,
+                          "ipup_plan_auto: best or plan is NULL; give both to fill");
+    if ((rc = ipup__auto_setup(&A, req, msg, msg_len)) != IPUP_OK) return rc;
+    need = ipup__plan_scratch_need(A.Smax, A.Mmax);
+    if (!scratch || scratch_bytes < need)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY,
+                          "ipup_plan_auto: the scratch has %zu bytes; the search needs "
+                          "IPUP_PLAN_SCRATCH_BYTES(%d, %d) = %zu",
+                          scratch ? scratch_bytes : (size_t)0, (int)A.Smax, (int)A.Mmax, need);
+    A.plan = plan;
+    A.scratch = scratch;
+    A.scratch_bytes = scratch_bytes;
+    for (A.phase = 0; A.phase < 3; A.phase++) /* the best so far survives each phase */
+        if (A.phase != 1 || A.best.rate < 0.0) ipup__auto_search(&A);
+    if (A.best.rate < 0.0) { /* nothing fits: the smallest bytes per IPU that would */
+        A.smallest = 1;
+        A.phase = 0;
+        ipup__auto_search(&A);
+        A.phase = 2;
+        ipup__auto_search(&A);
+        if (A.best.rate < 0.0)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "ipup_plan_auto: no configuration of the search space plans "
+                              "(ipup_plan_pools refuses each); check the base configuration");
+        ipup__auto_text(&A.best, text, sizeof text);
+        IPUPIPE_MEMSET(plan, 0, sizeof *plan);
+        return ipup__fail(msg, msg_len, IPUP_ERR_OOM,
+                          "no plan fits %zu bytes per IPU on %d IPU%s; the smallest memory "
+                          "that fits is %zu bytes per IPU (%s)",
+                          A.budget, (int)A.ipus, A.ipus == 1 ? "" : "s", A.best.bytes, text);
+    }
+    if ((rc = ipup__auto_plan(&A, &A.best)) != IPUP_OK) /* the best into *plan */
+        return ipup__fail(msg, msg_len, rc, "ipup_plan_auto: the chosen plan fails again");
+    *best = A.cfg;
+    best->split = A.best.S > 1 ? &plan->split[1] : NULL;
+    best->ipu_bytes = req->ipu_bytes;
+    return IPUP_OK;
 }
 
 /* >>threads: parking and notifying threads, waiting on rings, barriers, error slots */
@@ -7143,7 +7583,7 @@ static IPUP__PRINTF(2, 3) void ipup__trace_event(ipup__trace_writer *w, const ch
 static void ipup__trace_layers(const ipup_emu *e, ipup__trace_writer *w, const ipup_op *o,
                                int32_t pid, double t) {
     const ipup__stage *st = &e->core.stages[o->stage];
-    double per = (double)e->core.B / ipup__rate(e);
+    double per = (double)e->core.B / ipup__rate(&e->core);
     char t0[32], t1[32];
     int32_t l, k, n = st->last - st->first;
     if (o->kind != IPUP_OP_F && ipup__rec(&e->core, o->stage)) {
@@ -7183,7 +7623,7 @@ static void ipup__trace_op(const ipup_emu *e, ipup__trace_writer *w, const ipup_
                      : o->kind == IPUP_OP_I ? "I"
                                             : "W";
     char t0[32], t1[32], tok[48];
-    double in = o->kind == IPUP_OP_F && o->stage == 0 ? ipup__infeed_s(e) : 0.0;
+    double in = o->kind == IPUP_OP_F && o->stage == 0 ? ipup__infeed_s(&e->core) : 0.0;
     ipup_sched_op_str(o, tok, sizeof tok); /* the CSV's name, as ipupipe-sched's trace */
     if (in > 0.0) /* the host infeed of the micro-batch, an event of its own before F(0,m) */
         ipup__trace_event(w,
@@ -7241,7 +7681,7 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
                            "ipup_trace_write: write is NULL; give a write callback (ipup_buf_write "
                            "collects the text in memory)");
     w.write = write; w.user = user; w.rc = 0; w.first = 1;
-    sync = ipup__sync_s(e);
+    sync = ipup__sync_s(&e->core);
     ipup__trace_emit(&w, "{\"traceEvents\":[\n", 17);
     for (q = 0; q < e->core.n_ipus; q++)
         ipup__trace_event(&w,
@@ -7253,7 +7693,7 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
         double mx = 0.0, mxx = 0.0;
         for (k = i; k < e->core.table.n_ops && e->core.ops[k].step == t; k++) {
             double du, xf;
-            ipup__op_cost(e, &e->core.ops[k], &du, &xf);
+            ipup__op_cost(&e->core, &e->core.ops[k], &du, &xf);
             if (du > mx) mx = du;
             if (xf > mxx) mxx = xf;
             for (r = 0; r < e->core.R; r++) ipup__trace_op(e, &w, &e->core.ops[k], r, now, du, xf);
@@ -7266,7 +7706,7 @@ IPUPIPE_DEF int ipup_trace_write(const ipup_emu *e, ipup_write_fn write, void *u
                           "{\"name\":\"update\",\"cat\":\"U\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
                           "\"ts\":%s,\"dur\":%s}",
                           (int)q, ipup__us3(t0, sizeof t0, now * 1e6),
-                          ipup__us3(t1, sizeof t1, ipup__update_cost(e, q % e->core.P) * 1e6));
+                          ipup__us3(t1, sizeof t1, ipup__update_cost(&e->core, q % e->core.P) * 1e6));
     ipup__trace_emit(&w, "\n]}\n", 4);
     if (w.rc)
         return ipup__efail(e, w.rc,

@@ -54,6 +54,7 @@ typedef struct {
     float loss_scale;    /* --loss-scale N (0: none) */
     int loss_dynamic;    /* --loss-scale dynamic */
     int loss_period;     /* --loss-scale-period N (0: the library's 2000) */
+    const char *plan;    /* --plan auto: ipup_plan_auto chooses the pipeline (NULL: the options') */
 } mt_opts;
 
 static void mt_usage(FILE *f) {
@@ -118,6 +119,12 @@ static void mt_usage(FILE *f) {
             "                               step on overflow, double after --loss-scale-period N clean\n"
             "                               steps, default 2000)\n"
             "  --first-moment-dtype float32|float16  Adam's m (PopXL's first_order_dtype)\n"
+            );
+    fputs("  --plan auto                  the pipeline that fits --ipu-memory on --ipus N\n"
+          "                               (default 1) with the most simulated samples/s\n"
+          "                               (ipup_plan_auto): stages, split, schedule, replicas,\n"
+          "                               batch size x micro-batches (the recipe's samples per\n"
+          "                               step), recomputation, offload\n"
             "  --runner coop|threads        cooperative (one thread) or one thread per IPU\n"
             "  --seed N                     initialisation, shuffling, dropout (default 1)\n"
             "  --data DIR                   MNIST IDX files (default data/mnist; 'make data')\n"
@@ -133,7 +140,7 @@ static void mt_usage(FILE *f) {
             "                               predict function that needs only ipupipe_kernels.h\n"
             "  --export-name NAME           prefix of its C names (default: FILE's base name)\n"
             "  --progress / --no-progress   progress bar (default: when stdout is a terminal)\n"
-            "  --quiet                      only the closing lines\n");
+            "  --quiet                      only the closing lines\n", f);
 }
 
 /* Option values (schedule, runner) compare as the library's names do: ASCII case
@@ -262,7 +269,7 @@ static int mt_takes_value(const char *flag) {
         "--load",          "--trace",     "--summary-json", "--export-c", "--export-name",
         "--adam-eps",      "--weight-decay", "--test-batch-size", "--ipu-memory",
         "--recompute-stages", "--dtype", "--accum-dtype", "--loss-scale",
-        "--loss-scale-period", "--first-moment-dtype"};
+        "--loss-scale-period", "--first-moment-dtype", "--plan"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -355,6 +362,10 @@ static int mt_parse_value(mt_opts *o, const char *flag, const char *v) {
     else if (MT_IS("--summary-json")) o->summary = v;
     else if (MT_IS("--export-c")) o->export_c = v;
     else if (MT_IS("--export-name")) o->export_name = v;
+    else if (MT_IS("--plan")) {
+        if (strcmp(v, "auto") != 0) return mt_err("--plan: unknown '%s' (auto: the plan ipup_plan_auto chooses)", v);
+        o->plan = v;
+    }
     else if (MT_IS("--ipu-memory")) {
         if (ipup_bytes_parse(v, &o->ipu_memory) != IPUP_OK || !o->ipu_memory)
             return mt_err("--ipu-memory needs a byte count > 0 such as 262144, 256K, 1M or 4MB, "
@@ -437,6 +448,13 @@ static int mt_parse(int argc, char **argv, mt_opts *o) {
         else if (!v && i + 1 >= argc) return mt_err("%s needs a value (see --help)", flag);
         else rc = mt_parse_value(o, flag, v ? v : argv[++i]);
         if (rc) return rc;
+    }
+    if (o->plan) { /* what --plan auto chooses itself */
+        const char *fixed = o->splits_given ? "--splits" : o->map ? "--map" : o->schedule ? "--schedule"
+                            : o->replicas ? "--replicas" : o->recompute ? "--recompute"
+                            : o->recompute_stages ? "--recompute-stages" : o->offload ? "--offload" : NULL;
+        if (fixed) return mt_err("--plan auto chooses %s itself; leave %s out", fixed, fixed);
+        if (!o->ipu_memory) return mt_err("--plan auto needs --ipu-memory BYTES (the on-chip memory of each IPU)");
     }
     return mt_check_outputs(o);
 }

@@ -103,6 +103,7 @@ typedef struct {
     double phase_sec[IPUP_PHASES];   /* per step; main is 0 when the pipeline never fills */
     char err[1024];
     ex_out export_out; /* --export-c (examples/common/export_c.h) */
+    double plan_predicted; /* --plan auto: the plan's samples/s (ipup_plan.samples_per_second) */
 } mt_run;
 
 /* Figures of the last run, for programs that call mnist_train_main (bench_train.c). */
@@ -449,12 +450,56 @@ static int mt_setup_eval_memory(mt_run *r) {
     return 0;
 }
 
+/* --plan auto: ipup_plan_auto over the configured model and the recipe's samples per
+ * step; its stages, schedule, batch shape, replicas, recomputation and offload replace the
+ * options'. 0, or 2 after a message (naming the smallest memory that fits). */
+static int mt_plan_auto(mt_run *r) {
+    static ipup_config base, best;
+    static ipup_plan plan;
+    ipup_plan_request rq;
+    size_t bytes = IPUP_PLAN_SCRATCH_BYTES(IPUP_MAX_DEVICES, 64);
+    void *scratch;
+    char msg[IPUP_MSG_MAX];
+    int rc, s;
+    mt_fill_config(r, r->runner);
+    base = r->cfg;
+    memset(&rq, 0, sizeof rq);
+    rq.base = &base;
+    rq.ipus = r->o.ipus ? r->o.ipus : 1;
+    rq.ipu_bytes = r->o.ipu_memory;
+    rq.samples_per_step = r->o.batch * r->o.accumulate;
+    if (!(scratch = malloc(bytes))) return mt_err("out of host memory: %zu bytes of plan scratch", bytes);
+    rc = ipup_plan_auto(&rq, &best, &plan, scratch, bytes, msg, sizeof msg);
+    free(scratch);
+    if (rc != IPUP_OK) return mt_err("--plan auto: %s (%s)", msg, ipup_result_str(rc));
+    r->n_stages = best.stages;
+    for (s = 0; s < best.stages; s++) r->stage_first[s] = plan.split[s];
+    r->stage_first[best.stages] = r->desc.n_layers;
+    r->n_map = 0;
+    r->sched = best.schedule;
+    r->o.batch = best.microbatch;
+    r->o.accumulate = best.microbatches;
+    r->o.replicas = best.replicas;
+    r->o.ipus = 0; /* the plan's replicas */
+    r->o.recompute = 0;
+    r->o.recompute_stages = best.recompute_stages;
+    r->o.offload = best.offload;
+    r->plan_predicted = plan.samples_per_second;
+    printf("Plan auto for %zu bytes per IPU on %d IPU%s: %d stage%s, schedule %s, %d replica%s, batch %d x %d "
+           "micro-batches, predicted %.0f samples/s (simulated)\n",
+           rq.ipu_bytes, (int)rq.ipus, rq.ipus == 1 ? "" : "s", (int)best.stages, best.stages == 1 ? "" : "s",
+           ipup_sched_kind_name(best.schedule), (int)best.replicas, best.replicas == 1 ? "" : "s",
+           (int)best.microbatch, (int)best.microbatches, plan.samples_per_second);
+    return 0;
+}
+
 /* The data's shapes, the step geometry, the plan, then the one allocation phase
  * (host memory, emulator, pools, data, permutation, text) and the data. */
 static int mt_setup_memory(mt_run *r) {
     mt_feed *f = &r->feed;
     size_t host_bytes, pool_total = 64; /* each IPU's pools plus 128 spare bytes, as mt_carve_pools wants */
     int i, rc;
+    if (r->o.plan && mt_plan_auto(r)) return 2;
     if (mt_resolve_replicas(r)) return 2;
     if (mt_feed_probe(f, r->o.data, r->o.train_limit, r->o.test_limit, r->err) < 0) return mt_err("%s", r->err);
     f->seed = r->o.seed;
@@ -1046,6 +1091,9 @@ static int mt_report(mt_run *r) {
         printf("Dynamic loss scaling: %lld step%s skipped on overflow, scale now %g\n", (long long)r->ls_skipped,
                r->ls_skipped == 1 ? "" : "s", (double)ipup_loss_scale(r->emu));
     printf("Throughput: %.0f samples/s\n", r->sps);
+    if (r->o.plan && r->sim_seconds > 0.0) /* the cost model's figure against the plan's */
+        printf("Simulated throughput: %.0f samples/s (--plan auto predicted %.0f)\n",
+               (double)r->samples_trained / r->sim_seconds, r->plan_predicted);
     if (!r->o.quiet) mt_print_peak(r);
     if (!r->o.quiet && all > 0 && r->phase_sec[IPUP_PHASE_MAIN] > 0.0)
         printf("Simulated IPU time: %.4f s for %lld samples, IPU utilisation %.1f%% (main phase %.1f%%)\n",

@@ -36,6 +36,7 @@ typedef struct {
     int replicas, ipus;                /* 0: not given */
     ipup_optimizer_kind optimizer;
     int optimizer_given, recompute, offload, strict;
+    int auto_plan, auto_table;         /* --auto, --auto-table */
     size_t ipu_memory;                 /* --ipu-memory BYTES: on-chip bytes per IPU (0: none) */
     uint32_t recompute_stages;         /* --recompute-stages S0,S1,...: a bit per stage */
     int32_t dtype, accum_dtype, first_moment_dtype; /* --dtype, --accum-dtype, --first-moment-dtype */
@@ -90,11 +91,23 @@ static void pt_usage(FILE *f) {
             "                               their bytes; the pools' bytes by category are then listed)\n"
             "  --accum-dtype float32|float16  gradient accumulators; --first-moment-dtype: Adam's m\n"
             "  --loss-scale N|dynamic       loss scaling (no bytes; carried into the header)\n"
+            );
+    fputs("  --auto                       choose the plan (ipup_plan_auto): stages and split,\n"
+          "                               schedule, replicas, micro-batch size and count (their\n"
+          "                               product: the model's samples per step, or --batch-size\n"
+          "                               x --microbatches), recomputation and offload that fit\n"
+          "                               --ipu-memory on --ipus N (default 1) with the most\n"
+          "                               samples/s of the cost model; prints the plan (stderr)\n"
+          "                               and its header. Not with --splits, --stages, --map,\n"
+          "                               --schedule, --replicas, --recompute(-stages), --offload\n"
+          "  --auto-table                 the plans --auto chooses for mlp, cnn and mlp-gelu at\n"
+          "                               128K, 256K, 512K, 1M and 4M per IPU on 2 and 4 IPUs, with\n"
+          "                               their predicted samples/s and those one ipup_run reports\n"
             "  -o, --output FILE            write the header to FILE (complete, or not at all); default stdout\n"
             "  -h, --help                   this text\n"
             "  example: ipupipe-plan --model dense64,relu,dense32,relu,dense10,xent --input 1x1x196 \\\n"
             "               --splits dense32 --batch-size 8 --microbatches 4 --optimizer sgd -o pools.h\n"
-            "  Exit 0; 2 on a usage or configuration error; 1 when the header cannot be written.\n");
+            "  Exit 0; 2 on a usage or configuration error; 1 when the header cannot be written.\n", f);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -193,6 +206,8 @@ static int pt_parse_offload(pt_opts *o, const char *v, int argc, char **argv, in
 static int pt_parse_switch(pt_opts *o, const char *flag) {
     if (strcmp(flag, "--strict") == 0) o->strict = 1;
     else if (strcmp(flag, "--recompute") == 0) o->recompute = 1;
+    else if (strcmp(flag, "--auto") == 0) o->auto_plan = 1;
+    else if (strcmp(flag, "--auto-table") == 0) o->auto_table = 1;
     else return 0;
     return 1;
 }
@@ -312,6 +327,16 @@ static int pt_parse(int argc, char **argv, pt_opts *o) {
             if (o->argc >= PT_MAX_ARGS) return pt_err("too many arguments (at most %d)", PT_MAX_ARGS - 1);
             o->argv[o->argc++] = argv[first];
         }
+    }
+    if (o->auto_plan || o->auto_table) {
+        const char *fixed = o->splits_given ? "--splits" : o->stages_given ? "--stages" : o->map ? "--map"
+                            : o->schedule ? "--schedule" : o->replicas ? "--replicas" : o->recompute ? "--recompute"
+                            : o->recompute_stages ? "--recompute-stages" : o->offload ? "--offload" : NULL;
+        if (fixed) return pt_err("%s chooses %s itself; leave %s out", o->auto_plan ? "--auto" : "--auto-table", fixed, fixed);
+        if (o->auto_table && (o->auto_plan || o->ipu_memory || o->ipus || o->out))
+            return pt_err("--auto-table prints its own table of models, IPUs and memories; give it alone");
+        if (o->auto_plan && !o->ipu_memory) return pt_err("--auto needs --ipu-memory BYTES (the on-chip memory of each IPU)");
+        return 0;
     }
     if (o->stages_given && !o->splits_auto)
         return pt_err("--stages %d is the stage count of --splits auto; add --splits auto, or name the first layer of "

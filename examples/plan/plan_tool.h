@@ -230,6 +230,155 @@ static int pt_plan(pt_tool *t) {
     return pt_plan_once(t);
 }
 
+/* the largest IPU pool of a plan */
+static size_t pt_auto_largest(const ipup_plan *p) {
+    size_t m = 0;
+    int d;
+    for (d = 0; d < p->devices; d++)
+        if (p->ipu_bytes[d] > m) m = p->ipu_bytes[d];
+    return m;
+}
+
+/* The plan of --auto in a few words: "2 stages at 0,7, 1f1b, 1 replica, B 32 x M 16,
+ * recompute 0x1, offload optimizer" */
+static void pt_auto_words(const ipup_config *c, const ipup_plan *p, char *buf, size_t cap) {
+    static const char *const off[8] = {"none", "optimizer", "weights", "optimizer+weights", "activations",
+                                       "optimizer+activations", "weights+activations", "all"};
+    size_t n = (size_t)ipup_snprintf(buf, cap, "%d stage%s at ", (int)p->stages, p->stages == 1 ? "" : "s");
+    int s;
+    for (s = 0; s < p->stages && n < cap; s++) n += (size_t)ipup_snprintf(buf + n, cap - n, "%s%d", s ? "," : "", (int)p->split[s]);
+    if (n < cap)
+        ipup_snprintf(buf + n, cap - n, ", %s, %d replica%s, B %d x M %d, recompute 0x%x, offload %s",
+                      ipup_sched_kind_name(c->schedule), (int)c->replicas, c->replicas == 1 ? "" : "s", (int)c->microbatch,
+                      (int)c->microbatches, (unsigned)c->recompute_stages, off[c->offload & 7]);
+}
+
+/* The base configuration of --auto for model t->m: its optimizer and repeat count, the
+ * coop runner; the search request: --ipus (default 1), --ipu-memory, the recipe's samples
+ * per step (or --batch-size x --microbatches). */
+static void pt_auto_request(pt_tool *t, ipup_config *base, ipup_plan_request *rq) {
+    const pt_opts *o = &t->o;
+    memset(base, 0, sizeof *base);
+    base->model = &t->desc;
+    base->opt.kind = o->optimizer_given ? o->optimizer : t->m->optimizer;
+    base->repeat = o->repeat ? o->repeat : t->m->repeat;
+    memset(rq, 0, sizeof *rq);
+    rq->base = base;
+    rq->ipus = o->ipus ? o->ipus : 1;
+    rq->ipu_bytes = o->ipu_memory;
+    rq->samples_per_step = (o->batch ? o->batch : t->m->batch) * (o->microbatches ? o->microbatches : t->m->microbatches);
+}
+
+/* ipup_plan_auto into t->cfg and t->plan (t->cfg.split points into t->plan); rc of the
+ * library, its message in t->warn. */
+static int pt_auto_plan(pt_tool *t) {
+    static ipup_config base;
+    ipup_plan_request rq;
+    size_t bytes = IPUP_PLAN_SCRATCH_BYTES(IPUP_MAX_DEVICES, 64);
+    void *scratch = malloc(bytes);
+    int rc;
+    if (!scratch) return IPUP_ERR_CAPACITY;
+    pt_auto_request(t, &base, &rq);
+    rc = ipup_plan_auto(&rq, &t->cfg, &t->plan, scratch, bytes, t->warn, sizeof t->warn);
+    free(scratch);
+    return rc;
+}
+
+/* --auto: the model, then the plan the library chooses, said on stderr. 0, or 2. */
+static int pt_auto(pt_tool *t) {
+    char words[256];
+    int rc, s;
+    if (pt_model_setup(t)) return 2;
+    if ((rc = pt_auto_plan(t)) != IPUP_OK) {
+        if (rc == IPUP_ERR_CAPACITY && !t->warn[0]) return pt_err("out of host memory for the plan's scratch");
+        return pt_err("--auto: %s (%s)", t->warn, ipup_result_str(rc));
+    }
+    t->warn[0] = 0;
+    t->n_stages = t->plan.stages;
+    for (s = 0; s < t->plan.stages; s++) t->stage_first[s] = t->plan.split[s];
+    t->stage_first[t->n_stages] = t->desc.n_layers;
+    pt_auto_words(&t->cfg, &t->plan, words, sizeof words);
+    fprintf(stderr, "auto plan for %zu bytes per IPU on %d IPU%s: %s; %d IPU%s, largest pool %zu bytes; predicted %.0f "
+                    "samples/s\n",
+            t->o.ipu_memory, t->o.ipus ? t->o.ipus : 1, t->o.ipus > 1 ? "s" : "", words, (int)t->plan.ipus,
+            t->plan.ipus == 1 ? "" : "s", pt_auto_largest(&t->plan), t->plan.samples_per_second);
+    return 0;
+}
+
+/* the samples/s one ipup_run (cfg.repeat steps) reports for t's configuration (zero images and
+ * labels: the simulated time does not depend on them); < 0 when it cannot run */
+static int pt_zero_feed(void *user, const ipup_feed *f) {
+    (void)user;
+    memset(f->x, 0, (size_t)f->n * (size_t)f->row * sizeof(float));
+    if (f->labels) memset(f->labels, 0, (size_t)f->n * sizeof(int32_t));
+    if (f->targets) memset(f->targets, 0, (size_t)f->n * (size_t)f->target_width * sizeof(float));
+    return 0;
+}
+static double pt_measure(pt_tool *t) {
+    static ipup_emu emu;
+    ipup_config c = t->cfg;
+    ipup_run_stats st;
+    void *mem[2 * IPUP_MAX_IPUS + 1];
+    int i, n = 0, ok = 1;
+    size_t hb = ipup_host_bytes(&c);
+    memset(mem, 0, sizeof mem);
+    c.infeed = pt_zero_feed;
+    for (i = 0; i < t->plan.ipus && ok; i++) {
+        size_t a = (t->plan.ipu_bytes[i % t->plan.devices] + 63) / 64 * 64, b = t->plan.stream_bytes[i % t->plan.devices];
+        c.ipu[i].mem = mem[n++] = aligned_alloc(64, a ? a : 64);
+        c.ipu[i].bytes = a;
+        if (b) {
+            c.stream[i].mem = mem[n++] = aligned_alloc(64, (b + 63) / 64 * 64);
+            c.stream[i].bytes = b;
+            ok = c.stream[i].mem != NULL;
+        }
+        ok = ok && c.ipu[i].mem;
+    }
+    c.host.mem = mem[n++] = aligned_alloc(64, (hb + 63) / 64 * 64);
+    c.host.bytes = hb;
+    memset(&emu, 0, sizeof emu);
+    ok = ok && c.host.mem && ipup_init(&emu, &c) == IPUP_OK;
+    ok = ok && ipup_run(&emu, &st) == IPUP_OK;
+    ipup_shutdown(&emu);
+    for (i = 0; i < n; i++) free(mem[i]);
+    return ok ? st.samples_per_second : -1.0;
+}
+
+/* --auto-table: the plans of the three MNIST models at five memories on 2 and 4 IPUs. */
+static int pt_auto_table(void) {
+    static const char *const models[3] = {"mlp", "cnn", "mlp-gelu"};
+    static const char *const mem_text[5] = {"128K", "256K", "512K", "1M", "4M"};
+    static const size_t mem[5] = {128u << 10, 256u << 10, 512u << 10, 1u << 20, 4u << 20};
+    static pt_tool t;
+    char words[256];
+    int mi, ipus, k, rc;
+    printf("%-8s %4s %6s  %-70s %12s %12s\n", "model", "IPUs", "memory", "plan (first layer of each stage, ...)",
+           "predicted/s", "measured/s");
+    for (mi = 0; mi < 3; mi++)
+        for (ipus = 2; ipus <= 4; ipus += 2) {
+            size_t need = 0; /* the smallest bytes per IPU that fit: below it nothing does */
+            for (k = 0; k < 5; k++) {
+                memset(&t, 0, sizeof t);
+                t.o.model = models[mi];
+                t.o.ipus = ipus;
+                t.o.ipu_memory = mem[k];
+                if (pt_model_setup(&t)) return 2;
+                rc = need && mem[k] < need ? IPUP_ERR_OOM : pt_auto_plan(&t);
+                if (rc == IPUP_ERR_OOM) {
+                    const char *at = strstr(t.warn, "fits is ");
+                    if (at) need = (size_t)strtoull(at + 8, NULL, 10);
+                    printf("%-8s %4d %6s  does not fit: needs %zu bytes per IPU\n", models[mi], ipus, mem_text[k], need);
+                    continue;
+                }
+                if (rc != IPUP_OK) return pt_err("--auto-table: %s %d IPUs %s: %s", models[mi], ipus, mem_text[k], t.warn);
+                pt_auto_words(&t.cfg, &t.plan, words, sizeof words);
+                printf("%-8s %4d %6s  %-70s %12.0f %12.0f\n", models[mi], ipus, mem_text[k], words,
+                       t.plan.samples_per_second, pt_measure(&t));
+            }
+        }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* printf into the output (a FILE); the write error is seen at the end */
 #if defined(__GNUC__) || defined(__clang__)
 static void pt_put(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -284,6 +433,12 @@ static void pt_write_comment(const pt_tool *t, FILE *f) {
            (int)p->devices, (int)p->replicas, ipup_sched_kind_name(c->schedule), (int)c->microbatch, (int)c->microbatches,
            (int)c->repeat, pt_opt_name(c->opt.kind),
            c->recompute || c->recompute_stages ? "on" : "off", c->offload ? "on" : "off");
+    if (t->o.auto_plan)
+        pt_put(f, "   chosen by --auto (ipup_plan_auto) for %zu bytes per IPU on %d IPU(s):\n"
+                  "   recompute_stages 0x%x, offload bits %d; predicted %.0f samples/s, a step of\n"
+                  "   %.3f us (the cost model)\n",
+               t->o.ipu_memory, t->o.ipus ? t->o.ipus : 1, (unsigned)c->recompute_stages,
+               (int)c->offload, p->samples_per_second, p->step_seconds * 1e6);
     for (w = t->warn; *w;) { /* one warning per line */
         const char *e = strchr(w, '\n');
         size_t n = e ? (size_t)(e - w) : strlen(w);
@@ -509,6 +664,11 @@ static int pt_main(int argc, char **argv) {
     if ((rc = pt_parse(argc, argv, &t.o)) != 0) return rc;
     if (t.o.out && ex_out_check(t.o.out_flag, t.o.out, msg, sizeof msg) != 0)
         return pt_err("%s", msg), *t.o.out ? 1 : 2;
+    if (t.o.auto_table) return pt_auto_table();
+    if (t.o.auto_plan) {
+        if ((rc = pt_auto(&t)) != 0) return rc;
+        return pt_output(&t);
+    }
     if ((rc = pt_configure(&t)) != 0) return rc;
     if ((rc = pt_plan(&t)) != 0) return rc;
     if (t.warn[0]) fprintf(stderr, "warnings:\n%s", t.warn);
