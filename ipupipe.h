@@ -137,6 +137,15 @@
      is busy in one column, main while they all are, ramp-down after (no main when the
      pipeline never fills), timed from the start of their columns;
      utilisation = busy time / (phase time * IPUs).
+     The host loop: each ipup_run / ipup_run_steps call adds cost.launch_seconds once (the
+     host launching the on-device loop of cfg.repeat steps: TF's repeat_count, Keras's
+     steps_per_execution), so a step costs step_seconds + launch_seconds / repeat. The
+     default is fitted to the Keras IPU tutorial's two figures, about 3 ms per step at
+     steps_per_execution = 1 and 175 us per step at 937: t(spe) = L / spe + c through both
+     gives L = (3e-3 - 175e-6) * 937 / 936 = 2.828e-3 s (and c = 172 us, that model's
+     step). The launch is in sim_seconds, samples_per_second and idle_seconds (the IPUs
+     wait for it); the phases and the trace are those of one step and leave it out.
+     cost.synthetic_data drops the infeed's host transfer (no infeed cost).
 
    MEMORY OF THE EMULATOR ITSELF
      sizeof(ipup_emu) follows the IPUP_MAX_* limits and IPUPIPE_NO_THREADS: `make -s sizes`
@@ -423,7 +432,18 @@ typedef struct ipup_cost_model {
     double stream_bytes_per_s; /* 20e9 streaming memory (offloaded optimizer state) */
     double host_bytes_per_s;   /* 16e9 infeed / outfeed */
     double sync_cycles;        /* 1000 per inter-IPU sync */
+    double launch_seconds;     /* 2.828e-3 per ipup_run / ipup_run_steps call (the host loop's
+                                  launch of cfg.repeat steps: the Keras tutorial's figures,
+                                  see COST MODEL); negative or NaN: IPUP_ERR_CONFIG; a value
+                                  below 1e-12 (IPUP_LAUNCH_OFF) counts as none */
+    int32_t synthetic_data;    /* 1: the micro-batches are already on the IPUs (the TF user
+                                  guide's synthetic-data mode): F(0,m) has no host infeed
+                                  time and the trace no infeed event; the infeed callback
+                                  still fills them */
 } ipup_cost_model;
+/* cfg.cost.launch_seconds for no launch cost (0 means the default; any value below 1e-12
+   s counts as none) */
+#define IPUP_LAUNCH_OFF 1e-300
 
 enum {
     IPUP_PHASE_RAMP_UP = 0,
@@ -439,7 +459,9 @@ typedef struct ipup_run_stats {
     int64_t correct;
     /* cost model (simulated IPU time) */
     double sim_seconds;             /* of the run */
-    double step_seconds;            /* of one step */
+    double step_seconds;            /* of one step (the launch not included) */
+    double launch_seconds;          /* of the run: cfg.cost.launch_seconds, once per call;
+                                       in sim_seconds (and idle_seconds), not in a step */
     double busy_seconds[IPUP_MAX_IPUS], idle_seconds[IPUP_MAX_IPUS]; /* of the run, per IPU */
     double phase_seconds[IPUP_PHASES];     /* per step */
     double phase_utilisation[IPUP_PHASES]; /* busy / (phase time * devices) */
@@ -1802,6 +1824,26 @@ static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
     if (!(c->stream_bytes_per_s > 0)) c->stream_bytes_per_s = 20e9;
     if (!(c->host_bytes_per_s > 0)) c->host_bytes_per_s = 16e9;
     if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
+    /* the Keras tutorial's fit (COST MODEL): L = (3 ms - 175 us) * 937 / 936 */
+    if (c->launch_seconds == 0.0) c->launch_seconds = (3e-3 - 175e-6) * 937.0 / 936.0;
+    else if (c->launch_seconds < 1e-12) c->launch_seconds = 0.0; /* IPUP_LAUNCH_OFF */
+}
+/* cfg.cost's fields that are refused rather than defaulted (the launch cost: a negative
+   one would be a sentinel nobody documented) */
+static int ipup__check_cost(const ipup_cost_model *c, char *msg, size_t ml) {
+    char num[48];
+    if (!(c->launch_seconds >= 0.0 && c->launch_seconds <= 1e9))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "the launch cost cfg.cost.launch_seconds is %s: it must be a finite "
+                          "number >= 0 (0 means the default 2.828e-3 s; IPUP_LAUNCH_OFF, or any "
+                          "value below 1e-12, means no launch cost)",
+                          ipup__num(num, sizeof num, c->launch_seconds));
+    if (c->synthetic_data != 0 && c->synthetic_data != 1)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "cfg.cost.synthetic_data is %d: it must be 0 (the infeed crosses the "
+                          "host link) or 1 (synthetic data, no infeed cost)",
+                          (int)c->synthetic_data);
+    return IPUP_OK;
 }
 
 static double ipup__rate(const ipup_emu *e) {
@@ -1812,6 +1854,7 @@ static double ipup__rate(const ipup_emu *e) {
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
 /* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
 static double ipup__infeed_s(const ipup_emu *e) {
+    if (e->core.cost_model.synthetic_data) return 0.0; /* already on the IPUs */
     return (double)e->core.B * ((double)e->core.in_n + (double)ipup__lab_w(&e->core)) * 4.0 /
            e->core.cost_model.host_bytes_per_s;
 }
@@ -2554,6 +2597,7 @@ static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
                           "the threaded runner is compiled out (IPUPIPE_NO_THREADS or "
                           "IPUPIPE_NO_ATOMICS); use the cooperative runner");
 #endif
+    if (ipup__check_cost(&cfg->cost, msg, ml) != IPUP_OK) return IPUP_ERR_CONFIG;
     ipup__cost_defaults(&e->cost_model, &cfg->cost);
     return IPUP_OK;
 }
@@ -5205,7 +5249,8 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
     }
     S.loss_mean = n ? lsum / (double)n : 0.0;
     S.step_seconds = e->step_seconds;
-    S.sim_seconds = e->step_seconds * (double)done;
+    S.launch_seconds = e->core.cost_model.launch_seconds; /* once per call: the host loop */
+    S.sim_seconds = e->step_seconds * (double)done + S.launch_seconds;
     for (i = 0; i < e->core.n_ipus; i++) {
         ipup_mem_report mr;
         ipup__mem_runtime(e, i, &mr);

@@ -44,6 +44,10 @@ typedef struct {
     int quiet, progress; /* progress: -1 auto (terminal), 0 off, 1 on */
     int strict;          /* Graphcore API rules of the schedule as errors */
     const char *export_c, *export_name; /* --export-c FILE.h, --export-name NAME (examples/common/export_c.h) */
+    double launch_seconds; /* --launch-seconds S (launch_given): the cost model's per-call launch */
+    int launch_given;
+    int synthetic;       /* --synthetic-data: random images made once in host memory, no infeed cost */
+    int infeed_bench;    /* --infeed-benchmark: the host feed's samples/s against the IPUs' */
 } mt_opts;
 
 static void mt_usage(FILE *f) {
@@ -85,7 +89,16 @@ static void mt_usage(FILE *f) {
             "                               as errors instead of warnings\n"
             "  --recompute                  stash stage inputs only, recompute forwards\n"
             "  --offload                    optimizer state in streaming memory\n"
-            "  --runner coop|threads        cooperative (one thread) or one thread per IPU\n"
+            "  --runner coop|threads        cooperative (one thread) or one thread per IPU\n");
+    fprintf(f, /* two strings: each stays under C99's 4095 characters */
+            "  --launch-seconds S           the cost model's launch of each emulator call (the host\n"
+            "                               loop; default 0.002828, the Keras tutorial's; 0: none)\n"
+            "  --synthetic-data             random images and labels made once in host memory: no\n"
+            "                               reads of --data, no infeed cost in the cost model (the\n"
+            "                               TF user guide's synthetic-data mode)\n"
+            "  --infeed-benchmark           time the infeed over one epoch against the samples/s the\n"
+            "                               simulated IPUs consume (the user guide's\n"
+            "                               dataset_benchmark), then stop: no training\n"
             "  --seed N                     initialisation, shuffling, dropout (default 1)\n"
             "  --data DIR                   MNIST IDX files (default data/mnist; 'make data')\n"
             "  --train-limit N              use the first N training images\n"
@@ -198,6 +211,8 @@ static int mt_parse_switch(mt_opts *o, const char *flag) {
     else if (strcmp(flag, "--quiet") == 0) o->quiet = 1;
     else if (strcmp(flag, "--progress") == 0) o->progress = 1;
     else if (strcmp(flag, "--no-progress") == 0) o->progress = 0;
+    else if (strcmp(flag, "--synthetic-data") == 0) o->synthetic = 1;
+    else if (strcmp(flag, "--infeed-benchmark") == 0) o->infeed_bench = 1;
     else return 0;
     return 1;
 }
@@ -209,7 +224,8 @@ static int mt_takes_value(const char *flag) {
         "--gradient-accumulation", "--repeat-count", "--epochs", "--learning-rate", "--lr-decay",
         "--momentum",      "--optimizer", "--augment",   "--replicas",   "--runner",
         "--seed",          "--data",      "--train-limit", "--test-limit", "--save",
-        "--load",          "--trace",     "--summary-json", "--export-c", "--export-name"};
+        "--load",          "--trace",     "--summary-json", "--export-c", "--export-name",
+        "--launch-seconds"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -249,6 +265,15 @@ static int mt_parse_number(mt_opts *o, const char *flag, const char *v) {
     if (MT_IS("--momentum")) {
         o->momentum_given = 1;
         return mt_float(flag, v, 0.0, 0.9999, &o->momentum);
+    }
+    if (MT_IS("--launch-seconds")) {
+        char *end;
+        errno = 0;
+        o->launch_seconds = strtod(v, &end);
+        if (errno || end == v || *end || !(o->launch_seconds >= 0.0 && o->launch_seconds <= 1e3))
+            return mt_err("--launch-seconds needs seconds in [0, 1000] (0: no launch cost), got '%s'", v);
+        o->launch_given = 1;
+        return 0;
     }
     if (MT_IS("--seed")) {
         char *end;

@@ -93,12 +93,18 @@ typedef struct {
     double t_train, t_cpu, last_loss, sim_seconds, busy_total, idle_total, test_acc, sps;
     double phase_util[IPUP_PHASES];
     double phase_sec[IPUP_PHASES];   /* per step; main is 0 when the pipeline never fills */
+    double launch_total, step_sec;   /* the cost model's launches (summed) and pipeline step */
+    int64_t calls, steps_trained;    /* emulator calls and steps of this run */
+    float *bench_x;                  /* --infeed-benchmark: one micro-batch (startup-allocated) */
+    int32_t *bench_y;
     char err[1024];
     ex_out export_out; /* --export-c (examples/common/export_c.h) */
 } mt_run;
 
 /* Figures of the last run, for programs that call mnist_train_main (bench_train.c). */
 static double mnist_train_last_sps, mnist_train_last_accuracy, mnist_train_last_cpu_sps;
+/* --infeed-benchmark: the host feed's samples/s and the simulated IPUs' (mt_infeed_bench) */
+static double mnist_train_last_feed_sps, mnist_train_last_ipu_sps;
 static double mnist_train_last_flops; /* training FLOPs per sample (mt_train_flops) */
 
 static double mt_now(void) {
@@ -287,6 +293,11 @@ static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
     c->runner = runner;
     c->infeed = mt_infeed;
     c->infeed_user = &r->feed;
+    /* --launch-seconds 0 is "none", which the library spells IPUP_LAUNCH_OFF (its 0 is the
+       default) */
+    if (r->o.launch_given)
+        c->cost.launch_seconds = r->o.launch_seconds > 0.0 ? r->o.launch_seconds : IPUP_LAUNCH_OFF;
+    c->cost.synthetic_data = r->o.synthetic;
 }
 
 /* Gives r->cfg the IPU and streaming pools of r->plan, each 64-byte aligned, one after
@@ -357,7 +368,9 @@ static int mt_setup_memory(mt_run *r) {
     size_t host_bytes, pool_total = 64; /* each IPU's pools plus 128 spare bytes, as mt_carve_pools wants */
     int i, rc;
     if (mt_resolve_replicas(r)) return 2;
-    if (mt_feed_probe(f, r->o.data, r->o.train_limit, r->o.test_limit, r->err) < 0) return mt_err("%s", r->err);
+    if (r->o.synthetic) mt_feed_synthetic_probe(f, r->o.train_limit, r->o.test_limit);
+    else if (mt_feed_probe(f, r->o.data, r->o.train_limit, r->o.test_limit, r->err) < 0)
+        return mt_err("%s", r->err);
     f->seed = r->o.seed;
     f->augment = r->o.augment;
     f->samples_per_step = (int64_t)r->o.batch * r->o.accumulate * r->o.replicas;
@@ -394,7 +407,13 @@ static int mt_setup_memory(mt_run *r) {
     memset(r->pool_mem, 0, pool_total);
     if (mt_carve_pools(r, r->pool_mem, pool_total) != 0) /* cannot happen: pool_total has the spare bytes */
         return mt_err("internal: the pools do not fit in %zu bytes", pool_total);
-    if (mt_feed_load(f, r->o.data, r->err) < 0) return mt_err("%s", r->err);
+    if (r->o.infeed_bench) {
+        r->bench_x = (float *)malloc((size_t)r->o.batch * MT_PIXELS * sizeof(float));
+        r->bench_y = (int32_t *)malloc((size_t)r->o.batch * sizeof(int32_t));
+        if (!r->bench_x || !r->bench_y) return mt_err("out of host memory: the infeed benchmark's micro-batch");
+    }
+    if (r->o.synthetic) mt_feed_synthetic(f); /* made once; --data is not read */
+    else if (mt_feed_load(f, r->o.data, r->err) < 0) return mt_err("%s", r->err);
     return 0;
 }
 
@@ -535,7 +554,11 @@ static void mt_print_recipe(const mt_run *r) {
     if (o->optimizer == IPUP_OPT_MOMENTUM) printf(" (mu %g)", (double)o->momentum);
     printf(", learning rate %g (x%g per epoch), %d epoch%s, augment %d px, seed %llu\n", (double)o->lr,
            (double)o->lr_decay, o->epochs, o->epochs == 1 ? "" : "s", o->augment, (unsigned long long)o->seed);
-    printf("Data: %d training and %d test images from %s\n", r->feed.tr.count, r->feed.te.count, o->data);
+    if (o->synthetic)
+        printf("Data: synthetic, %d training and %d test images of random pixels and labels made once in host "
+               "memory (nothing read; no infeed cost in the cost model)\n",
+               r->feed.tr.count, r->feed.te.count);
+    else printf("Data: %d training and %d test images from %s\n", r->feed.tr.count, r->feed.te.count, o->data);
 }
 
 static void mt_print_memory(const mt_run *r) {
@@ -677,6 +700,10 @@ static int mt_train_epoch(mt_run *r) {
         loss_sum += st.loss_mean * (double)st.microbatches;
         correct += st.correct;
         r->sim_seconds += st.sim_seconds;
+        r->launch_total += st.launch_seconds;
+        r->step_sec = st.step_seconds;
+        r->calls++;
+        r->steps_trained += k;
         for (s = 0; s < r->plan.ipus && s < IPUP_MAX_IPUS; s++) {
             r->busy_total += st.busy_seconds[s];
             r->idle_total += st.idle_seconds[s];
@@ -863,6 +890,16 @@ static void mt_print_inference(const mt_run *r) {
            ipup_sched_kind_name(ps.schedule), (int)ps.steps, (int)ps.microbatches);
 }
 
+/* The simulated time per step: the pipeline step and the launches of the emulator calls
+ * spread over their steps (the host loop's cost, which --repeat-count amortises). */
+static void mt_print_host_loop(const mt_run *r) {
+    double per = r->sim_seconds / (double)r->steps_trained, l = r->launch_total / (double)r->steps_trained;
+    printf("Simulated time per step: %.6f s (pipeline %.6f s + launch %.6f s: %lld emulator call%s x %.3f ms over "
+           "%lld steps)\n",
+           per, r->step_sec, l, (long long)r->calls, r->calls == 1 ? "" : "s",
+           r->calls ? r->launch_total / (double)r->calls * 1e3 : 0.0, (long long)r->steps_trained);
+}
+
 /* The test evaluation, the closing lines, the outputs. 0, or the exit code. */
 static int mt_report(mt_run *r) {
     int64_t test_correct;
@@ -889,6 +926,7 @@ static int mt_report(mt_run *r) {
         printf("Simulated IPU time: %.4f s for %lld samples, IPU utilisation %.1f%% (no main phase: the pipeline never "
                "fills)\n",
                r->sim_seconds, (long long)r->samples_trained, 100.0 * r->busy_total / all);
+    if (!r->o.quiet && r->steps_trained > 0) mt_print_host_loop(r);
     if (!r->o.quiet) mt_print_inference(r);
     fflush(stdout);
     if (mt_signal_seen) return mt_interrupted(r, "after the test evaluation");
@@ -912,6 +950,10 @@ static void mt_cleanup(mt_run *r) {
     r->load_fd = -1;
     free(r->pred_cls);
     r->pred_cls = NULL;
+    free(r->bench_x);
+    free(r->bench_y);
+    r->bench_x = NULL;
+    r->bench_y = NULL;
     free(r->emu);
     free(r->text);
     mt_feed_free(&r->feed);
@@ -949,6 +991,51 @@ static int mt_check_stdout(int rc) {
     return rc ? rc : 2;
 }
 
+/* --infeed-benchmark (the TF user guide's dataset_benchmark): the host feed, mt_infeed over
+ * every micro-batch of epoch 0 into one micro-batch of host memory, timed on this thread,
+ * against what the simulated IPUs consume: one emulator call of --repeat-count steps
+ * (launch included), samples / its simulated seconds. Nothing is saved. 0, or 1 after a
+ * message. */
+static int mt_infeed_bench(mt_run *r) {
+    ipup_feed fd;
+    ipup_run_stats st;
+    int64_t t, n = 0, spstep = r->feed.samples_per_step;
+    int32_t k = (int32_t)(r->steps_per_epoch < r->o.repeat ? r->steps_per_epoch : r->o.repeat);
+    double t0, dt, feed_sps, ipu_sps;
+    int rc;
+    memset(&fd, 0, sizeof fd);
+    fd.n = r->o.batch;
+    fd.row = MT_PIXELS;
+    fd.classes = 10;
+    fd.x = r->bench_x;
+    fd.labels = r->bench_y;
+    mt_feed_epoch(&r->feed, 0, 0);
+    t0 = mt_now();
+    for (t = 0; t < r->steps_per_epoch * spstep; t += r->o.batch, n += r->o.batch) {
+        fd.sample0 = t;
+        if (mt_infeed(&r->feed, &fd) != 0) return mt_err("--infeed-benchmark: the infeed failed at sample %lld", (long long)t);
+    }
+    dt = mt_now() - t0;
+    memset(&st, 0, sizeof st);
+    if ((rc = ipup_run_steps(r->emu, k, &st)) != IPUP_OK)
+        return mt_err("--infeed-benchmark: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc)), 1;
+    feed_sps = dt > 0.0 ? (double)n / dt : 0.0;
+    ipu_sps = st.samples_per_second;
+    mnist_train_last_feed_sps = feed_sps;
+    mnist_train_last_ipu_sps = ipu_sps;
+    printf("Infeed benchmark: the host feed delivers %.0f samples/s (%lld samples of epoch 1 in %.4f s, one thread%s)\n",
+           feed_sps, (long long)n, dt, r->o.augment ? ", augmented" : "");
+    printf("Simulated IPUs consume %.0f samples/s (one emulator call of %d steps: %lld samples in %.6f s, launch "
+           "included%s)\n",
+           ipu_sps, (int)k, (long long)st.samples, st.sim_seconds,
+           r->o.synthetic ? "; synthetic data: no infeed cost" : "");
+    printf("Feed / IPUs: %.2fx: %s\n", ipu_sps > 0.0 ? feed_sps / ipu_sps : 0.0,
+           feed_sps >= ipu_sps ? "the host feed keeps up"
+                               : "the host feed is the bottleneck (the IPUs would wait for it)");
+    fflush(stdout);
+    return 0;
+}
+
 /* The trainer: setup, training, report, cleanup. Returns the exit code: 0, 1 (the
  * run failed), 2 (usage, data, checkpoint or output error, stdout included), 128 +
  * signal (SIGINT, SIGTERM or SIGHUP stopped it at a step boundary, or arrived while the
@@ -972,8 +1059,11 @@ static int mnist_train_main(int argc, char **argv) {
     if (rc == 0) {
         if (!r->o.quiet) mt_print_setup(r);
         MNIST_TRAIN_STARTUP_DONE();
-        rc = mt_train(r);
-        if (rc == 0) rc = mt_report(r);
+        if (r->o.infeed_bench) rc = mt_infeed_bench(r);
+        else {
+            rc = mt_train(r);
+            if (rc == 0) rc = mt_report(r);
+        }
     }
     mt_cleanup(r);
     rc = mt_check_stdout(rc);
