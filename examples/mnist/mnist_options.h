@@ -48,6 +48,7 @@ typedef struct {
     int launch_given;
     int synthetic;       /* --synthetic-data: random images made once in host memory, no infeed cost */
     int infeed_bench;    /* --infeed-benchmark: the host feed's samples/s against the IPUs' */
+    int outfeed;         /* --outfeed loss|outputs|both: 1 + IPUP_OUTFEED_*, 0 = not given */
 } mt_opts;
 
 static void mt_usage(FILE *f) {
@@ -99,6 +100,9 @@ static void mt_usage(FILE *f) {
             "  --infeed-benchmark           time the infeed over one epoch against the samples/s the\n"
             "                               simulated IPUs consume (the user guide's\n"
             "                               dataset_benchmark), then stop: no training\n"
+            "  --outfeed loss|outputs|both  what the outfeed carries to the host during the run (TF1's\n"
+            "                               outfeed): the loss records, the last stage's outputs (the\n"
+            "                               loss layer's input rows), or both; a closing line counts them\n"
             "  --seed N                     initialisation, shuffling, dropout (default 1)\n"
             "  --data DIR                   MNIST IDX files (default data/mnist; 'make data')\n"
             "  --train-limit N              use the first N training images\n"
@@ -225,7 +229,7 @@ static int mt_takes_value(const char *flag) {
         "--momentum",      "--optimizer", "--augment",   "--replicas",   "--runner",
         "--seed",          "--data",      "--train-limit", "--test-limit", "--save",
         "--load",          "--trace",     "--summary-json", "--export-c", "--export-name",
-        "--launch-seconds"};
+        "--launch-seconds", "--outfeed"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -301,6 +305,12 @@ static int mt_parse_value(mt_opts *o, const char *flag, const char *v) {
     else if (MT_IS("--summary-json")) o->summary = v;
     else if (MT_IS("--export-c")) o->export_c = v;
     else if (MT_IS("--export-name")) o->export_name = v;
+    else if (MT_IS("--outfeed")) {
+        if (strcmp(v, "loss") == 0) o->outfeed = 1 + IPUP_OUTFEED_LOSS;
+        else if (strcmp(v, "outputs") == 0) o->outfeed = 1 + IPUP_OUTFEED_OUTPUTS;
+        else if (strcmp(v, "both") == 0) o->outfeed = 1 + IPUP_OUTFEED_BOTH;
+        else return mt_err("--outfeed: unknown '%s' (loss, outputs or both)", v);
+    }
     else if (MT_IS("--optimizer")) {
         if (strcmp(v, "sgd") == 0) o->optimizer = IPUP_OPT_SGD;
         else if (strcmp(v, "momentum") == 0) o->optimizer = IPUP_OPT_MOMENTUM;

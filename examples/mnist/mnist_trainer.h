@@ -96,6 +96,10 @@ typedef struct {
     double launch_total, step_sec;   /* the cost model's launches (summed) and pipeline step */
     int64_t calls, steps_trained;    /* emulator calls and steps of this run */
     float *bench_x;                  /* --infeed-benchmark: one micro-batch (startup-allocated) */
+    int64_t out_recs, out_rows;      /* --outfeed: records and output rows the host received */
+    int64_t out_last_step;           /* the step of the last record */
+    double out_loss, out_sum;        /* their losses summed; their outputs summed */
+    int32_t out_width;
     int32_t *bench_y;
     char err[1024];
     ex_out export_out; /* --export-c (examples/common/export_c.h) */
@@ -265,6 +269,20 @@ static int mt_resolve_replicas(mt_run *r) {
     return 0;
 }
 
+/* --outfeed: the emulator's outfeed callback (ipup_config.outfeed), on the host thread during
+ * the run (ipupipe.h: ipup_outfeed_rec): counts what arrives. */
+static void mt_outfeed(void *user, const ipup_outfeed_rec *rec) {
+    mt_run *r = (mt_run *)user;
+    int32_t i, n = rec->n * rec->width;
+    r->out_recs++;
+    r->out_last_step = rec->step;
+    r->out_loss += (double)rec->loss;
+    if (!rec->outputs) return;
+    r->out_rows += rec->n;
+    r->out_width = rec->width;
+    for (i = 0; i < n; i++) r->out_sum += (double)rec->outputs[i];
+}
+
 /* The emulator configuration of a configured run (model, split, schedule, batch
  * shape, optimizer, seed), its data through mt_infeed; pools are given later. */
 static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
@@ -298,6 +316,11 @@ static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
     if (r->o.launch_given)
         c->cost.launch_seconds = r->o.launch_seconds > 0.0 ? r->o.launch_seconds : IPUP_LAUNCH_OFF;
     c->cost.synthetic_data = r->o.synthetic;
+    if (r->o.outfeed) {
+        c->outfeed_mode = r->o.outfeed - 1;
+        c->outfeed = mt_outfeed;
+        c->outfeed_user = r;
+    }
 }
 
 /* Gives r->cfg the IPU and streaming pools of r->plan, each 64-byte aligned, one after
@@ -900,6 +923,17 @@ static void mt_print_host_loop(const mt_run *r) {
            r->calls ? r->launch_total / (double)r->calls * 1e3 : 0.0, (long long)r->steps_trained);
 }
 
+/* --outfeed: what reached the host during the run */
+static void mt_print_outfeed(const mt_run *r) {
+    printf("Outfeed (%s): %lld records delivered during the run, the last of step %lld", r->o.outfeed == 1 ? "loss"
+           : r->o.outfeed == 2 ? "outputs" : "both", (long long)r->out_recs, (long long)r->out_last_step);
+    if (r->o.outfeed != 2 && r->out_recs) printf(", mean loss %.4f", r->out_loss / (double)r->out_recs);
+    if (r->out_rows)
+        printf(", %lld output rows of %d floats (mean %.4f)", (long long)r->out_rows, (int)r->out_width,
+               r->out_sum / ((double)r->out_rows * (double)r->out_width));
+    printf("\n");
+}
+
 /* The test evaluation, the closing lines, the outputs. 0, or the exit code. */
 static int mt_report(mt_run *r) {
     int64_t test_correct;
@@ -927,6 +961,7 @@ static int mt_report(mt_run *r) {
                "fills)\n",
                r->sim_seconds, (long long)r->samples_trained, 100.0 * r->busy_total / all);
     if (!r->o.quiet && r->steps_trained > 0) mt_print_host_loop(r);
+    if (!r->o.quiet && r->o.outfeed) mt_print_outfeed(r);
     if (!r->o.quiet) mt_print_inference(r);
     fflush(stdout);
     if (mt_signal_seen) return mt_interrupted(r, "after the test evaluation");
