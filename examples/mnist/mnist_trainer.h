@@ -917,10 +917,10 @@ static void mt_print_inference(const mt_run *r) {
  * spread over their steps (the host loop's cost, which --repeat-count amortises). */
 static void mt_print_host_loop(const mt_run *r) {
     double per = r->sim_seconds / (double)r->steps_trained, l = r->launch_total / (double)r->steps_trained;
-    printf("Simulated time per step: %.6f s (pipeline %.6f s + launch %.6f s: %lld emulator call%s x %.3f ms over "
-           "%lld steps)\n",
-           per, r->step_sec, l, (long long)r->calls, r->calls == 1 ? "" : "s",
-           r->calls ? r->launch_total / (double)r->calls * 1e3 : 0.0, (long long)r->steps_trained);
+    printf("Simulated time per step: %.2f us (pipeline %.2f us + launch %.2f us: %lld emulator call%s x %.2f us "
+           "over %lld steps)\n",
+           per * 1e6, r->step_sec * 1e6, l * 1e6, (long long)r->calls, r->calls == 1 ? "" : "s",
+           r->calls ? r->launch_total / (double)r->calls * 1e6 : 0.0, (long long)r->steps_trained);
 }
 
 /* --outfeed: what reached the host during the run */
