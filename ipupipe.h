@@ -898,7 +898,6 @@ typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal
     float *params, *grads, *state;
     uint32_t stash_head, stash_count, stash_peak;    /* the stash FIFO */
     uint32_t wstash_head, wstash_count, wstash_peak; /* the W-stash FIFO */
-    const float *loss_in;         /* last stage: the loss layer's input of the last forward */
     float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
 } ipup__stage_rt;
 
@@ -910,6 +909,7 @@ struct ipup_emu {
     ipup_ring infeed[IPUP_MAX_REPLICAS], outfeed[IPUP_MAX_REPLICAS];
     ipup_outfeed_rec *records;    /* repeat * R * M, in (step, replica, mb) order */
     int64_t out_next;             /* streaming outfeed: the next record to deliver (of the run) */
+    const float *loss_in[IPUP_MAX_REPLICAS]; /* the loss layer's input of the last forward */
     ipup_mem_report mem[IPUP_MAX_IPUS];
     int64_t step;                 /* global step counter (updates done) */
     /* cost model per step */
@@ -3968,14 +3968,15 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             if (out != cur) IPUPIPE_MEMCPY(out, cur, (size_t)n * sizeof(float));
             break;
         }
-        rt->loss_in = cur; /* the outputs an outfeed carries (IPUP_OUTFEED_OUTPUTS) */
         if (I->kind == IPUP_LAYER_SOFTMAX_XENT) {
             float *dl = (E && train) ? E + st->dloss_off : NULL;
+            e->loss_in[r] = cur; /* the outputs an outfeed carries (IPUP_OUTFEED_OUTPUTS) */
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
             break;
         }
         if (I->kind == IPUP_LAYER_MSE) { /* the label region holds float targets */
             float *dl = (E && train) ? E + st->dloss_off : NULL;
+            e->loss_in[r] = cur;
             *loss = ipup_mse_f32(Bn, I->in_n, cur, (const float *)(const void *)labels, dl);
             *correct = 0;
             break;
@@ -4694,7 +4695,7 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
                     (const int32_t *)(const void *)(entry + facts->label_off), entry, out, 1, step,
                     sample0, &loss, &correct);
     if (orec && e->core.cfg.outfeed_mode != IPUP_OUTFEED_LOSS) /* before its input may go */
-        IPUPIPE_MEMCPY((uint8_t *)orec + IPUP__REC_BYTES, runtime->loss_in,
+        IPUPIPE_MEMCPY((uint8_t *)orec + IPUP__REC_BYTES, e->loss_in[replica],
                        (size_t)B * (size_t)e->core.classes * sizeof(float));
     if (direct)
         ipup__release(e, &e->fwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage - 1));
