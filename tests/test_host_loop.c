@@ -8,6 +8,8 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep for the slow callback */
 #define TINY_MODEL_HELGRIND /* helgrind annotations of the rings, where available */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include "tiny_model.h" /* includes ipupipe.h */
 #include "ttest.h"
@@ -243,6 +245,50 @@ TTEST(outfeed_outputs_equal_predict) {
             for (run = 0; run < 2; run++) check_outputs(S, R, run ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP);
 }
 
+/* the device runner (IPU 0 on this thread, the others on pthreads through ipup_run_device):
+   the same stream in the same order, the outputs of the cooperative runner's bits */
+static void dev_wait(void *user, int32_t ipu) { (void)user; (void)ipu; (void)sched_yield(); }
+static void dev_wake(void *user, int32_t ipu) { (void)user; (void)ipu; }
+static const ipup_device_sync g_sync = {NULL, dev_wait, dev_wake};
+typedef struct dev_arg { ipup_emu *e; int32_t ipu; int rc; } dev_arg;
+static void *dev_main(void *arg) {
+    dev_arg *d = (dev_arg *)arg;
+    d->rc = ipup_run_device(d->e, d->ipu);
+    return NULL;
+}
+static seen g_coop;
+TTEST(outfeed_device_runner) {
+    ipup_config c = cfg_of(2, 2, 4, 3, IPUP_RUNNER_COOP, IPUP_OUTFEED_BOTH);
+    pthread_t th[3];
+    dev_arg dev[3];
+    int32_t q, i;
+    memset(&g_seen, 0, sizeof g_seen);
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+    TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+    ipup_shutdown(&g_emu);
+    g_coop = g_seen;
+    memset(&g_seen, 0, sizeof g_seen);
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+    TT_EQ_INT(ipup_set_devices(&g_emu, &g_sync), IPUP_OK);
+    for (q = 0; q < 3; q++) {
+        dev[q].e = &g_emu; dev[q].ipu = q + 1; dev[q].rc = -1;
+        TT_CHECK(pthread_create(&th[q], NULL, dev_main, &dev[q]) == 0);
+    }
+    TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+    ipup_shutdown(&g_emu);
+    for (q = 0; q < 3; q++) {
+        pthread_join(th[q], NULL);
+        TT_EQ_INT(dev[q].rc, IPUP_OK);
+    }
+    TT_EQ_INT(g_seen.n, 3 * 2 * 4);
+    TT_EQ_INT(g_coop.n, g_seen.n);
+    for (i = 0; i < g_seen.n; i++) {
+        TT_CHECK(g_seen.rec[i].step == i / 8 && g_seen.rec[i].replica == (i / 4) % 2 && g_seen.rec[i].mb == i % 4);
+        TT_CHECK(g_seen.rec[i].loss == g_coop.rec[i].loss);
+        TT_CHECK(memcmp(g_seen.rows[i], g_coop.rows[i], 3 * W_OUT * sizeof(float)) == 0);
+    }
+}
+
 /* a slow host: the last stage waits for ring room, the records still all arrive in order */
 TTEST(outfeed_slow_callback_threads) {
     memset(&g_seen, 0, sizeof g_seen);
@@ -332,6 +378,7 @@ int main(int argc, char **argv) {
         TT_CASE(outfeed_streams_during_the_run),
         TT_CASE(outfeed_outputs_equal_predict),
         TT_CASE(outfeed_slow_callback_threads),
+        TT_CASE(outfeed_device_runner),
         TT_CASE(outfeed_ring_bytes),
         TT_CASE(outfeed_outputs_cost),
         TT_CASE(outfeed_outputs_not_over_a_transport),
