@@ -111,7 +111,7 @@ expect_err "--load refuses other step geometry" "steps per epoch" "${common[@]}"
 # ---- 4. outputs
 if $BIN "${common[@]}" --epochs 1 --summary-json "$tmp/s.json" --trace "$tmp/t.json" > "$tmp/out" 2>&1 &&
    grep -q '"test_accuracy": [01]\.[0-9]' "$tmp/s.json" && grep -q '"train_samples_per_second": ' "$tmp/s.json" &&
-   grep -q '"ipu_peak_memory_bytes": \[[0-9]*, [0-9]*\]' "$tmp/s.json" && grep -q '"simulated_ipu_seconds": ' "$tmp/s.json" &&
+   grep -q '"ipu_peak_memory_bytes": \[[0-9]*, [0-9]*\]' "$tmp/s.json" && grep -q '"simulated_ipu_seconds": ' "$tmp/s.json" && grep -q '"simulated_launch_seconds": 0.0084840' "$tmp/s.json" &&
    grep -q '"final_loss": ' "$tmp/s.json" && grep -q '"epochs": 1' "$tmp/s.json" && grep -q '"traceEvents"' "$tmp/t.json"
 then ok "--summary-json and --trace"
 else bad "--summary-json and --trace" "$tmp/s.json"; fi

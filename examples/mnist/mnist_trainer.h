@@ -804,6 +804,8 @@ static size_t mt_summary_text(mt_run *r) {
     }
     n = mt_cat(r, n, "],\n  \"simulated_ipu_seconds\": %.6f,\n  \"ipu_utilisation\": %.4f,\n", r->sim_seconds,
                all > 0 ? busy / all : 0.0);
+    n = mt_cat(r, n, "  \"simulated_step_seconds\": %.9f,\n  \"simulated_launch_seconds\": %.9f,\n",
+               r->steps_trained ? r->sim_seconds / (double)r->steps_trained : 0.0, r->launch_total);
     n = mt_cat(r, n,
                "  \"phase_utilisation\": {\"ramp_up\": %.4f, \"main\": %.4f, \"ramp_down\": %.4f, \"update\": %.4f}\n}\n",
                r->phase_util[IPUP_PHASE_RAMP_UP], r->phase_util[IPUP_PHASE_MAIN], r->phase_util[IPUP_PHASE_RAMP_DOWN],
