@@ -94,7 +94,12 @@
      variable until the partner that commits or releases the slot it waits for wakes it:
      no core is burnt when there are more IPUs than cores, and no syscall happens in the
      hot path when nobody waits. The calling thread acts as the host: it drains the
-     outfeed and runs the outfeed callback. The infeed callback is called by whoever runs
+     outfeed and runs the outfeed callback, during the run and in (step, replica, mb)
+     order, in every runner (threaded: while the IPU threads run, so the callback runs
+     concurrently with them and with the infeed; it reads only its record, whose rows stay
+     valid until it returns, as the IPU thread cannot reuse the ring slot before; a slow
+     callback holds the last stage back once that replica's ring, a step's records, is
+     full). The callback must not call back into the emulator. The infeed callback is called by whoever runs
      F(0,m): the calling thread in the cooperative runner; in the threaded runner each
      replica's stage-0 thread, for its own micro-batches, in (step, micro-batch) order,
      never ahead of the computation. So with R > 1 replicas and threads the infeed may run
@@ -140,6 +145,17 @@
      until every IPU in use is busy in one column, main while they all are, ramp-down
      after (no main when the pipeline never fills), timed from the start of their columns;
      utilisation = busy time / (phase time * IPUs).
+     The host loop: each ipup_run / ipup_run_steps call adds cost.launch_seconds once (the
+     host launching the on-device loop of cfg.repeat steps: TF's repeat_count, Keras's
+     steps_per_execution), so a step costs step_seconds + launch_seconds / repeat. The
+     default is fitted to the Keras IPU tutorial's two figures, about 3 ms per step at
+     steps_per_execution = 1 and 175 us per step at 937: t(spe) = L / spe + c through both
+     gives L = (3e-3 - 175e-6) * 937 / 936 = 2.828e-3 s (and c = 172 us, that model's
+     step). The launch is in sim_seconds, samples_per_second and idle_seconds (the IPUs
+     wait for it); the phases and the trace are those of one step and leave it out.
+     cost.synthetic_data drops the infeed's host transfer (no infeed cost). The outfeed's
+     outputs (cfg.outfeed_mode IPUP_OUTFEED_OUTPUTS, _BOTH) cross the host link in F(S-1,m);
+     the loss records are too small to count.
 
    MEMORY OF THE EMULATOR ITSELF
      sizeof(ipup_emu) follows the IPUP_MAX_* limits and IPUPIPE_NO_THREADS: `make -s sizes`
@@ -432,7 +448,18 @@ typedef struct ipup_cost_model {
     double stream_bytes_per_s; /* 20e9 streaming memory (offloaded optimizer state) */
     double host_bytes_per_s;   /* 16e9 infeed / outfeed */
     double sync_cycles;        /* 1000 per inter-IPU sync */
+    double launch_seconds;     /* 2.828e-3 per ipup_run / ipup_run_steps call (the host loop's
+                                  launch of cfg.repeat steps: the Keras tutorial's figures,
+                                  see COST MODEL); negative or NaN: IPUP_ERR_CONFIG; a value
+                                  below 1e-12 (IPUP_LAUNCH_OFF) counts as none */
+    int32_t synthetic_data;    /* 1: the micro-batches are already on the IPUs (the TF user
+                                  guide's synthetic-data mode): F(0,m) has no host infeed
+                                  time and the trace no infeed event; the infeed callback
+                                  still fills them */
 } ipup_cost_model;
+/* cfg.cost.launch_seconds for no launch cost (0 means the default; any value below 1e-12
+   s counts as none) */
+#define IPUP_LAUNCH_OFF 1e-300
 
 enum {
     IPUP_PHASE_RAMP_UP = 0,
@@ -448,7 +475,9 @@ typedef struct ipup_run_stats {
     int64_t correct;
     /* cost model (simulated IPU time) */
     double sim_seconds;             /* of the run */
-    double step_seconds;            /* of one step */
+    double step_seconds;            /* of one step (the launch not included) */
+    double launch_seconds;          /* of the run: cfg.cost.launch_seconds, once per call;
+                                       in sim_seconds (and idle_seconds), not in a step */
     double busy_seconds[IPUP_MAX_IPUS], idle_seconds[IPUP_MAX_IPUS]; /* of the run, per IPU */
     double phase_seconds[IPUP_PHASES];     /* per step */
     double phase_utilisation[IPUP_PHASES]; /* busy / (phase time * devices) */
@@ -550,12 +579,26 @@ typedef struct ipup_feed {
 typedef int (*ipup_infeed_fn)(void *user, const ipup_feed *feed);
 /* One outfeed record per micro-batch: mean loss over its n samples (mse: the mean over all
    its n * target_width elements) and the number of correct arg-max predictions (always 0
-   with mse). Called on the host thread after each run, in (step, replica, mb) order. */
+   with mse); with cfg.outfeed_mode IPUP_OUTFEED_OUTPUTS or _BOTH, the callback's record also
+   carries the last stage's outputs: the loss layer's input rows of the micro-batch (n rows
+   of width floats, the rows ipup_predict gives), valid during the call only.
+   The callback (cfg.outfeed) runs DURING ipup_run, as the micro-batches leave the last
+   stage, in (step, replica, mb) order, always on the thread that called ipup_run (the
+   host; see THREADS): a record may so belong to a step that then fails (IPUP_ERR_NUMERIC:
+   ipup_run_stats.steps says which steps were applied). It must not call ipup_* functions
+   on the emulator. ipup_outfeed_records gives the loss records of the last run after it. */
+enum {
+    IPUP_OUTFEED_LOSS = 0, /* loss and correct; outputs NULL (the default) */
+    IPUP_OUTFEED_OUTPUTS,  /* the rows; loss and correct read 0 (TF1's outfeed_loss = False) */
+    IPUP_OUTFEED_BOTH      /* both */
+};
 typedef struct ipup_outfeed_rec {
     int64_t step;
     int32_t replica, mb;
     float loss;
     int32_t correct;
+    const float *outputs;         /* n x width floats (the outputs modes), else NULL */
+    int32_t n, width;             /* micro-batch samples and the loss layer's input width */
 } ipup_outfeed_rec;
 typedef void (*ipup_outfeed_fn)(void *user, const ipup_outfeed_rec *rec);
 /* Optional hook called by the runners just before each op (tests inject delays here).
@@ -610,8 +653,12 @@ typedef struct ipup_config {  /* zero = default for every field */
     ipup_runner_kind runner;
     ipup_infeed_fn infeed;         /* required for ipup_run */
     void *infeed_user;
-    ipup_outfeed_fn outfeed;       /* optional */
+    ipup_outfeed_fn outfeed;       /* optional; called during the run (ipup_outfeed_rec) */
     void *outfeed_user;
+    int32_t outfeed_mode;          /* IPUP_OUTFEED_LOSS (0) | _OUTPUTS | _BOTH: what the
+                                      outfeed carries; a set callback or an outputs mode
+                                      bounds each replica's outfeed ring to a step's
+                                      micro-batches (in the host pool, ipup_host_bytes) */
     ipup_op_hook_fn op_hook;       /* optional */
     void *op_hook_user;
     ipup_cost_model cost;
@@ -1004,6 +1051,8 @@ struct ipup_emu {
     ipup_ring bwd[IPUP_MAX_REPLICAS][IPUP_MAX_LAYERS]; /* into stage s from s+1 */
     ipup_ring infeed[IPUP_MAX_REPLICAS], outfeed[IPUP_MAX_REPLICAS];
     ipup_outfeed_rec *records;    /* repeat * R * M, in (step, replica, mb) order */
+    int64_t out_next;             /* streaming outfeed: the next record to deliver (of the run) */
+    const float *loss_in[IPUP_MAX_REPLICAS]; /* the loss layer's input of the last forward */
     ipup_mem_report mem[IPUP_MAX_IPUS];
     int64_t step;                 /* global step counter (updates done) */
     /* cost model per step */
@@ -1297,6 +1346,26 @@ static size_t ipup__mulz(size_t x, size_t y) {
     return (y && x > (size_t)-1 / y) ? (size_t)-1 : x * y;
 }
 static size_t ipup__round16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
+
+/* The outfeed streams (records delivered in order during the run, ipup__drain_stream) when
+   there is a callback or the outputs travel; out_fl: floats of outputs a record carries (B x
+   the loss layer's input width W in an outputs mode, else 0); a ring slot is the record
+   (IPUP__REC_BYTES) then those floats. */
+#define IPUP__REC_BYTES ((sizeof(ipup_outfeed_rec) + 63u) / 64u * 64u)
+static int ipup__out_stream(const ipup_config *c) {
+    return c->outfeed != NULL || c->outfeed_mode != IPUP_OUTFEED_LOSS;
+}
+static size_t ipup__out_floats(const ipup_config *c, int32_t B, int32_t W) {
+    return c->outfeed_mode == IPUP_OUTFEED_LOSS ? 0u : ipup__mulz((size_t)B, (size_t)W);
+}
+static size_t ipup__out_slot(size_t out_fl) {
+    size_t rows = ipup__mulz(out_fl, sizeof(float));
+    if (!out_fl) return sizeof(ipup_outfeed_rec);
+    return rows > (size_t)-1 - IPUP__REC_BYTES ? (size_t)-1 : IPUP__REC_BYTES + rows;
+}
+static size_t ipup__core_out(const ipup__core *e) {
+    return ipup__out_floats(&e->cfg, e->B, e->classes);
+}
 
 #if defined(__cplusplus)
 #define IPUP__RESTRICT __restrict
@@ -1953,6 +2022,26 @@ static void ipup__cost_defaults(ipup_cost_model *c, const ipup_cost_model *in) {
     if (!(c->stream_bytes_per_s > 0)) c->stream_bytes_per_s = 20e9;
     if (!(c->host_bytes_per_s > 0)) c->host_bytes_per_s = 16e9;
     if (!(c->sync_cycles > 0)) c->sync_cycles = 1000.0;
+    /* the Keras tutorial's fit (COST MODEL): L = (3 ms - 175 us) * 937 / 936 */
+    if (c->launch_seconds == 0.0) c->launch_seconds = (3e-3 - 175e-6) * 937.0 / 936.0;
+    else if (c->launch_seconds < 1e-12) c->launch_seconds = 0.0; /* IPUP_LAUNCH_OFF */
+}
+/* cfg.cost's fields that are refused rather than defaulted (the launch cost: a negative
+   one would be a sentinel nobody documented) */
+static int ipup__check_cost(const ipup_cost_model *c, char *msg, size_t ml) {
+    char num[48];
+    if (!(c->launch_seconds >= 0.0 && c->launch_seconds <= 1e9))
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "the launch cost cfg.cost.launch_seconds is %s: it must be a finite "
+                          "number >= 0 (0 means the default 2.828e-3 s; IPUP_LAUNCH_OFF, or any "
+                          "value below 1e-12, means no launch cost)",
+                          ipup__num(num, sizeof num, c->launch_seconds));
+    if (c->synthetic_data != 0 && c->synthetic_data != 1)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "cfg.cost.synthetic_data is %d: it must be 0 (the infeed crosses the "
+                          "host link) or 1 (synthetic data, no infeed cost)",
+                          (int)c->synthetic_data);
+    return IPUP_OK;
 }
 
 static double ipup__rate(const ipup__core *e) {
@@ -1963,6 +2052,7 @@ static double ipup__rate(const ipup__core *e) {
 /* duration of an op and the time of the exchange it produces (at the end of its step) */
 /* host infeed of one micro-batch (images + labels over the host link), part of F(0,m) */
 static double ipup__infeed_s(const ipup__core *e) {
+    if (e->cost_model.synthetic_data) return 0.0; /* already on the IPUs */
     return (double)e->B * ((double)e->in_n + (double)ipup__lab_w(e)) * 4.0 /
            e->cost_model.host_bytes_per_s;
 }
@@ -2016,6 +2106,8 @@ static void ipup__op_cost(const ipup__core *e, const ipup_op *o, double *dur, do
     case IPUP_OP_F:
         f = (double)st->flops_f;
         if (s == 0) *dur += ipup__infeed_s(e);
+        if (s == e->S - 1 && e->cfg.outfeed_mode != IPUP_OUTFEED_LOSS)
+            *dur += (double)ipup__core_out(e) * 4.0 / e->cost_model.host_bytes_per_s;
         if (s < e->S - 1 && e->stages[s + 1].device != st->device)
             *xfer = B * ((double)st->out_n + (double)ipup__lab_w(e)) * esz /
                     e->cost_model.link_bytes_per_s;
@@ -2885,6 +2977,12 @@ static int ipup__setup_options(ipup__core *e, const ipup_config *cfg) {
                           "the threaded runner is compiled out (IPUPIPE_NO_THREADS or "
                           "IPUPIPE_NO_ATOMICS); use the cooperative runner");
 #endif
+    if (ipup__check_cost(&cfg->cost, msg, ml) != IPUP_OK) return IPUP_ERR_CONFIG;
+    if (cfg->outfeed_mode < IPUP_OUTFEED_LOSS || cfg->outfeed_mode > IPUP_OUTFEED_BOTH)
+        return ipup__fail(msg, ml, IPUP_ERR_CONFIG,
+                          "cfg.outfeed_mode is %d: use IPUP_OUTFEED_LOSS (0), IPUP_OUTFEED_OUTPUTS "
+                          "(1) or IPUP_OUTFEED_BOTH (2)",
+                          (int)cfg->outfeed_mode);
     ipup__cost_defaults(&e->cost_model, &cfg->cost);
     {
         const int rc = ipup__setup_memory_options(e, cfg);
@@ -3556,22 +3654,24 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
    a woken host takes a core from an IPU thread (the replicas then wait for it at their
    barrier): room for the whole job's records (up to 1024, or a step's), so the host wakes
    about once per job instead of twice per step (the mlp's 2 replicas: 1.86x -> 1.91x). */
-static uint32_t ipup__outfeed_cap(int32_t M, int32_t repeat, int threads) {
+static uint32_t ipup__outfeed_cap(int32_t M, int32_t repeat, int threads, int stream) {
     uint64_t n = (uint64_t)M;
-    if (threads && repeat > 1) {
+    if (threads && repeat > 1 && !stream) { /* streamed records: a step's (ipup__drain_stream) */
         n *= (uint64_t)repeat;
         if (n > 1024u) n = M > 1024 ? (uint64_t)M : 1024u;
     }
     return ipup__ring_cap((uint32_t)n);
 }
 
-/* host pool: ops, rows, infeed/outfeed rings, outfeed records. e may be NULL (sizes only). */
+/* host pool: ops, rows, infeed/outfeed rings, outfeed records. e may be NULL (sizes only).
+   stream, out_fl: ipup__out_stream, ipup__out_floats. */
 static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M, int32_t R,
-                               int32_t B, int32_t in_n, int32_t repeat, int threads, ipup_op **ops,
-                               int32_t **row) {
+                               int32_t B, int32_t in_n, int32_t repeat, int threads, int stream,
+                               size_t out_fl, ipup_op **ops, int32_t **row) {
     int32_t cap = IPUP_SCHED_MAX_OPS(S, M), r;
-    uint32_t fc = ipup__ring_cap((uint32_t)M), fo = ipup__outfeed_cap(M, repeat, threads);
+    uint32_t fc = ipup__ring_cap((uint32_t)M), fo = ipup__outfeed_cap(M, repeat, threads, stream);
     size_t islot = ipup__mulz(ipup__mulz((size_t)B, (size_t)in_n + 1u), sizeof(float));
+    size_t oslot = ipup__out_slot(out_fl);
     void *p;
     p = ipup__alloc(a, ipup__mulz((size_t)cap, sizeof(ipup_op)), IPUP_MEM_SCRATCH);
     if (ops) *ops = (ipup_op *)p;
@@ -3579,13 +3679,12 @@ static size_t ipup__carve_host(ipup_emu *e, ipup__arena *a, int32_t S, int32_t M
     if (row) *row = (int32_t *)p;
     for (r = 0; r < R; r++) {
         size_t b1 = ipup_ring_bytes(fc, islot);
-        size_t b2 = ipup_ring_bytes(fo, sizeof(ipup_outfeed_rec));
+        size_t b2 = ipup_ring_bytes(fo, oslot);
         void *p1 = ipup__alloc(a, b1, IPUP_MEM_EXCHANGE);
         void *p2 = ipup__alloc(a, b2, IPUP_MEM_EXCHANGE);
         if (e && a->base && !a->oom) {
             ipup_ring_init(&e->infeed[r], p1, b1, fc, islot, IPUPIPE_RING_START);
-            ipup_ring_init(&e->outfeed[r], p2, b2, fo, sizeof(ipup_outfeed_rec),
-                           IPUPIPE_RING_START);
+            ipup_ring_init(&e->outfeed[r], p2, b2, fo, oslot, IPUPIPE_RING_START);
         }
     }
     p = ipup__alloc(a,
@@ -3632,7 +3731,8 @@ static int ipup__host_size_ok(ipup__core *e) {
     ipup__arena h;
     ipup__arena_init(&h, NULL, 0);
     ipup__carve_host(NULL, &h, e->S, e->M, e->R, e->B, e->in_n, e->cfg.repeat,
-                     e->cfg.runner == IPUP_RUNNER_THREADS, NULL, NULL);
+                     e->cfg.runner == IPUP_RUNNER_THREADS, ipup__out_stream(&e->cfg),
+                     ipup__core_out(e), NULL, NULL);
     if (!h.overflow) return IPUP_OK;
     return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
                       "the host pool's size overflows size_t: cfg.repeat %d x %d replicas x %d "
@@ -3834,9 +3934,15 @@ static int ipup__oom_core(ipup__core *e, int32_t ipu, const ipup__arena *a, size
     return IPUP_ERR_OOM;
 }
 /* >>plan: the plan of a configuration, in an ipup_emu or a small scratch */
+/* the loss layer's input width (0: the model does not parse); an outputs mode only */
+static int32_t ipup__loss_width(const ipup_model_desc *m) {
+    ipup_layer_info info[IPUP_MAX_LAYERS];
+    if (ipup_model_info(m, info, IPUP_MAX_LAYERS, NULL, 0) != IPUP_OK) return 0;
+    return info[m->n_layers - 1].in_n;
+}
 IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     ipup__arena a;
-    int32_t S, M, R, B, rep;
+    int32_t S, M, R, B, rep, W = 0;
     int64_t in_n;
     size_t n;
     if (!cfg || !cfg->model) return 0;
@@ -3851,8 +3957,10 @@ IPUPIPE_DEF size_t ipup_host_bytes(const ipup_config *cfg) {
     in_n *= cfg->model->in_c;
     if (in_n > 0x7fffffff || (int64_t)S * M > 0x7fffffff / 3) return 0;
     ipup__arena_init(&a, NULL, 0);
+    if (cfg->outfeed_mode != IPUP_OUTFEED_LOSS && !(W = ipup__loss_width(cfg->model))) return 0;
     n = ipup__carve_host(NULL, &a, ipup__conc_ops_stages(cfg->concurrent, S), M, R, B,
-                         (int32_t)in_n, rep, cfg->runner == IPUP_RUNNER_THREADS, NULL, NULL);
+                         (int32_t)in_n, rep, cfg->runner == IPUP_RUNNER_THREADS,
+                         ipup__out_stream(cfg), ipup__out_floats(cfg, B, W), NULL, NULL);
     return a.overflow ? 0 : n;
 }
 
@@ -3872,7 +3980,8 @@ static int ipup__plan_rate(ipup__core *e, ipup_op *ops, int32_t cap, ipup_plan *
         return ipup__fail(e->msg, sizeof e->msg, rc, "the plan's schedule table: %s", wmsg);
     e->ops = ops;
     plan->step_seconds = ipup__step_times(e, busy, phase, phase_busy);
-    sim = plan->step_seconds * (double)e->cfg.repeat; /* ipup_run_steps' sim_seconds */
+    sim = plan->step_seconds * (double)e->cfg.repeat + /* ipup_run_steps' sim_seconds */
+          e->cost_model.launch_seconds;
     plan->samples_per_second = sim > 0.0 ? (double)samples / sim : 0.0;
     return IPUP_OK;
 }
@@ -3936,7 +4045,8 @@ IPUPIPE_DEF int ipup_plan_config(ipup_emu *work, const ipup_config *cfg, ipup_pl
         ipup__arena h;
         ipup__arena_init(&h, e->cfg.host.mem, e->cfg.host.bytes);
         ipup__carve_host(NULL, &h, ipup__conc_ops_stages(e->cfg.concurrent, e->S), e->M, e->R, e->B,
-                         e->in_n, e->cfg.repeat, e->cfg.runner == IPUP_RUNNER_THREADS, &ops, NULL);
+                         e->in_n, e->cfg.repeat, e->cfg.runner == IPUP_RUNNER_THREADS,
+                         ipup__out_stream(&e->cfg), ipup__core_out(e), &ops, NULL);
         if (h.oom)
             return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CAPACITY,
                               "host pool too small: needs %zu "
@@ -4623,7 +4733,7 @@ IPUPIPE_DEF int ipup_init(ipup_emu *e, const ipup_config *cfg) {
     ipup__arena_init(&h, core->cfg.host.mem, core->cfg.host.bytes);
     ipup__carve_host(e, &h, ipup__conc_ops_stages(core->cfg.concurrent, core->S), core->M, core->R,
                      core->B, core->in_n, core->cfg.repeat, core->cfg.runner == IPUP_RUNNER_THREADS,
-                     &ops, &row);
+                     ipup__out_stream(&core->cfg), ipup__core_out(core), &ops, &row);
     if (h.oom)
         return ipup__fail(core->msg, sizeof core->msg, IPUP_ERR_CAPACITY,
                           "host pool too small: needs %zu bytes "
@@ -4955,12 +5065,14 @@ static const float *ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t B
         }
         if (I->kind == IPUP_LAYER_SOFTMAX_XENT) {
             float *dl = (E && train) ? E + st->dloss_off : NULL;
+            e->loss_in[r] = cur; /* the outputs an outfeed carries (IPUP_OUTFEED_OUTPUTS) */
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
             if (dl) ipup__dloss_scaled(e, r, s, (size_t)Bn * (size_t)I->in_n, dl);
             break;
         }
         if (I->kind == IPUP_LAYER_MSE) { /* the label region holds float targets */
             float *dl = (E && train) ? E + st->dloss_off : NULL;
+            e->loss_in[r] = cur;
             *loss = ipup_mse_f32(Bn, I->in_n, cur, (const float *)(const void *)labels, dl);
             *correct = 0;
             if (dl) ipup__dloss_scaled(e, r, s, (size_t)Bn * (size_t)I->in_n, dl);
@@ -5522,6 +5634,11 @@ IPUPIPE_DEF int ipup_set_transport(ipup_emu *e, const ipup_transport *tp) {
                           "ipup_set_transport: the model has concurrent stages "
                           "(cfg.concurrent), whose branch rings the transport "
                           "does not carry; use the cooperative or threaded runner");
+    if (tp && e->core.cfg.outfeed_mode != IPUP_OUTFEED_LOSS)
+        return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_UNSUPPORTED,
+                          "ipup_set_transport: cfg.outfeed_mode carries the outputs, which only "
+                          "the last stage's process has; use IPUP_OUTFEED_LOSS (the transport "
+                          "brings every process the loss records)");
     if (tp && (tp->ipu < 0 || tp->ipu >= e->core.n_ipus))
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
                           "ipup_set_transport: ipu %d is outside 0..%d (replicas x devices - 1)",
@@ -5609,23 +5726,25 @@ static int ipup__feed(ipup_emu *e, int32_t r, int64_t t, int32_t m, float *x, in
     return IPUP_OK;
 }
 
-/* The last stage's outfeed record of micro-batch m (0: no room); a non-finite loss sets
-   the IPU's error slot */
-static int ipup__outfeed_put(ipup_emu *e, int32_t r, int64_t t, int32_t m, float loss, int correct,
-                             int threaded, int32_t ipu) {
-    ipup_outfeed_rec *rec =
-        (ipup_outfeed_rec *)ipup__wait_reserve(e, &e->outfeed[r], threaded, t, ipu);
-    if (!rec) return 0;
+/* The last stage's outfeed record of micro-batch m, in the slot F(S-1,m) reserved before
+   its forward (its outputs, when they travel, copied there already): filled and committed;
+   a non-finite loss sets the IPU's error slot */
+static void ipup__outfeed_put(ipup_emu *e, ipup_outfeed_rec *rec, int32_t r, int64_t t,
+                              int32_t m, float loss, int correct, int threaded, int32_t ipu) {
     rec->step = t; rec->replica = r; rec->mb = m; rec->loss = loss; rec->correct = correct;
-    /* the host drains the whole ring once woken: wake it once the ring is at least
-       half full (the end of the job wakes it for the rest) */
+    rec->outputs = NULL; rec->n = e->core.B; rec->width = e->core.classes;
     ipup_ring_commit(&e->outfeed[r]);
 #ifdef IPUP__WAITS
-    if (threaded && 2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap)
+    /* the host drains the whole ring once woken: wake it once the ring is at least half
+       full (the end of the job wakes it for the rest); a streamed outfeed wakes it for each
+       record, as the host takes them in (step, replica, mb) order only */
+    if (threaded && (ipup__out_stream(&e->core.cfg) ||
+                     2u * ipup_ring_count(&e->outfeed[r]) >= e->outfeed[r].cap))
         ipup__notify(e, e->core.n_ipus);
+#else
+    (void)threaded;
 #endif
     if (!(loss - loss == 0.0f)) ipup__set_err(e, ipu, t, e->core.S - 1, m, -1);
-    return 1;
 }
 
 /* The forward's output slot of stage s < S-1: in the ring to stage s+1, or in every branch
@@ -5654,7 +5773,12 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     float loss = 0.0f;
     int correct = 0, rc;
     const int direct = ipup__direct_in(&e->core, stage), f16 = ipup__f16(e);
+    ipup_outfeed_rec *orec = NULL;
     if (runtime->stash_count >= (uint32_t)facts->depth) return IPUP__STALL;
+    if (stage == e->core.S - 1) { /* the outfeed slot, before anything is held */
+        orec = (ipup_outfeed_rec *)ipup__wait_reserve(e, &e->outfeed[replica], threaded, step, ipu);
+        if (!orec) return IPUP__STALL;
+    }
     slot = runtime->stash +
            (size_t)((runtime->stash_head + runtime->stash_count) % (uint32_t)facts->depth) *
                ipup__entry_floats(e, stage);
@@ -5702,6 +5826,9 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     res = ipup__stage_fwd(e, replica, stage, B, in,
                           (const int32_t *)(const void *)(entry + facts->label_off), entry,
                           out && f16 ? NULL : out, 1, step, sample0, &loss, &correct);
+    if (orec && e->core.cfg.outfeed_mode != IPUP_OUTFEED_LOSS) /* before its input may go */
+        IPUPIPE_MEMCPY((uint8_t *)orec + IPUP__REC_BYTES, e->loss_in[replica],
+                       (size_t)B * (size_t)e->core.classes * sizeof(float));
     if (direct)
         ipup__release(e, &e->fwd[replica][stage], threaded, ipup__ipu_of(e, replica, stage - 1));
     if (out && f16)
@@ -5727,9 +5854,7 @@ static int ipup__exec_f(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     }
     runtime->stash_count++;
     if (runtime->stash_count > runtime->stash_peak) runtime->stash_peak = runtime->stash_count;
-    if (stage == e->core.S - 1 &&
-        !ipup__outfeed_put(e, replica, step, mb, loss, correct, threaded, ipu))
-        return IPUP__STALL;
+    if (orec) ipup__outfeed_put(e, orec, replica, step, mb, loss, correct, threaded, ipu);
     return IPUP_OK;
 }
 
@@ -5984,9 +6109,43 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
     IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
 }
 
+/* the callback's copy of record rec (its outputs at `rows`) in cfg.outfeed_mode's shape */
+static void ipup__deliver(ipup_emu *e, const ipup_outfeed_rec *rec, const float *rows) {
+    ipup_outfeed_rec d = *rec;
+    if (e->core.cfg.outfeed_mode != IPUP_OUTFEED_LOSS) d.outputs = rows;
+    if (e->core.cfg.outfeed_mode == IPUP_OUTFEED_OUTPUTS) { d.loss = 0.0f; d.correct = 0; }
+    e->core.cfg.outfeed(e->core.cfg.outfeed_user, &d);
+}
+/* host, streamed outfeed (ipup__out_stream): the records of the run in (step, replica, mb)
+   order, each as soon as it is in its replica's ring (a replica's records come in (step, mb)
+   order: the last stage's forwards run in micro-batch order, its stash being a FIFO), into
+   e->records and the callback, the outputs straight from the ring slot, which is released
+   after the call. A record waits in its ring until the ones before it are in: each ring
+   holds a step's records and a replica is at most one step ahead of another (the barrier of
+   each step), so the host never waits for a record that waits for it. */
+static int ipup__drain_stream(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded) {
+    int32_t R = e->core.R, M = e->core.M, got = 0;
+    int64_t end = (int64_t)nsteps * R * M;
+    (void)step0;
+    while (e->out_next < end) {
+        int32_t r = (int32_t)((e->out_next / M) % R);
+        const ipup_outfeed_rec *rec = (const ipup_outfeed_rec *)ipup_ring_peek(&e->outfeed[r]);
+        if (!rec) break;
+        e->records[e->out_next] = *rec;
+        if (e->core.cfg.outfeed)
+            ipup__deliver(e, rec,
+                          (const float *)(const void *)((const uint8_t *)rec + IPUP__REC_BYTES));
+        ipup__release(e, &e->outfeed[r], threaded, ipup__ipu_of(e, r, e->core.S - 1));
+        e->out_next++;
+        got++;
+    }
+    return got;
+}
 /* host: move outfeed records into e->records (indexed by step - step0, replica, mb) */
 static int ipup__drain(ipup_emu *e, int64_t step0, int32_t nsteps, int threaded) {
     int32_t r, got = 0;
+    if (ipup__out_stream(&e->core.cfg) && !e->transport)
+        return ipup__drain_stream(e, step0, nsteps, threaded);
     for (r = 0; r < e->core.R; r++) {
         const ipup_outfeed_rec *rec;
         while ((rec = (const ipup_outfeed_rec *)ipup_ring_peek(&e->outfeed[r])) != NULL) {
@@ -6135,6 +6294,12 @@ static int ipup__run_coop(ipup_emu *e, int32_t steps, int32_t *done) {
     return IPUP_OK;
 }
 
+/* the transport runner's outfeed: the k-th step's records (in e->records on every process
+   after step_end) to the callback, in (replica, mb) order; loss records only */
+static void ipup__deliver_step(ipup_emu *e, int32_t k) {
+    size_t i, n = (size_t)e->core.R * (size_t)e->core.M;
+    for (i = 0; i < n; i++) ipup__deliver(e, &e->records[(size_t)k * n + i], NULL);
+}
 /* the transport runner: IPU tp->ipu's row of every step, then its replica sum, the
    exchange of error slots and records, and the update of its stages */
 static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
@@ -6155,6 +6320,7 @@ static int ipup__run_xport(ipup_emu *e, int32_t steps, int32_t *done) {
         if (e->core.R > 1 && (rc = tp->reduce(tp->user, t)) != IPUP_OK) return rc;
         ipup__check_grads(e, r, d, t, r, e->core.R);
         if ((rc = tp->step_end(tp->user, t, k)) != IPUP_OK) return rc;
+        if (e->core.cfg.outfeed) ipup__deliver_step(e, k); /* the step's records, everywhere */
         if (ipup__any_err(e, t)) return ipup__err_msg(e, t);
         ipup__end_step(e, r, d, t);
         e->step = t + 1;
@@ -6218,6 +6384,9 @@ static void *ipup__thread_main(void *arg) {
 static void *ipup__probe_host(ipup_emu *e, void *arg) {
     int32_t r;
     if (IPUP__LOAD_ACQ(&e->threads_done) == (uint32_t)e->core.n_ipus) return arg;
+    if (ipup__out_stream(&e->core.cfg)) /* only the next record in order can be taken */
+        return ipup_ring_count(&e->outfeed[(e->out_next / e->core.M) % e->core.R]) > 0 ? arg
+                                                                                     : NULL;
     for (r = 0; r < e->core.R; r++)
         if (ipup_ring_count(&e->outfeed[r]) > 0) return arg;
     return NULL;
@@ -6419,6 +6588,7 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
                            "an int; the sample index step x R x M x B must fit 64 bits)",
                            (long long)e->step, (int)steps, (long long)ipup__step_cap(&e->core));
     e->core.msg[0] = 0;
+    e->out_next = 0; /* the streamed outfeed's first record */
 #ifndef IPUPIPE_NO_THREADS
     if (e->core.cfg.runner == IPUP_RUNNER_THREADS && !e->threads_started)
         return ipup__fail(e->core.msg, sizeof e->core.msg, IPUP_ERR_ARG,
@@ -6442,12 +6612,12 @@ IPUPIPE_DEF int ipup_run_steps(ipup_emu *e, int32_t steps, ipup_run_stats *stats
     S.samples = (int64_t)n * e->core.B;
     for (i = 0; i < n; i++) {
         lsum += (double)e->records[i].loss;
-        S.correct += e->records[i].correct;
-        if (e->core.cfg.outfeed) e->core.cfg.outfeed(e->core.cfg.outfeed_user, &e->records[i]);
+        S.correct += e->records[i].correct; /* cfg.outfeed had them during the run */
     }
     S.loss_mean = n ? lsum / (double)n : 0.0;
     S.step_seconds = e->step_seconds;
-    S.sim_seconds = e->step_seconds * (double)done;
+    S.launch_seconds = e->core.cost_model.launch_seconds; /* once per call: the host loop */
+    S.sim_seconds = e->step_seconds * (double)done + S.launch_seconds;
     for (i = 0; i < e->core.n_ipus; i++) {
         ipup_mem_report mr;
         ipup__mem_runtime(e, i, &mr);

@@ -21,7 +21,11 @@
  * then 5 interleaved rounds of the threaded runner on the machine's cores: 2 replicas and
  * a 2-stage grouped pipeline (the balanced split, --splits auto --stages 2) against one IPU
  * (cooperative runner), with CPU-seconds per sample beside the wall-clock ratio and the
- * most a 2-stage split of the model's layers can give (total FLOPs / larger stage). Figures are medians over the rounds, as fractions
+ * most a 2-stage split of the model's layers can give (total FLOPs / larger stage); then
+ * the infeed benchmark (--infeed-benchmark, the TF user guide's dataset_benchmark): the
+ * samples/s the trainer's infeed delivers on one thread against the samples/s the
+ * simulated IPUs of the default pipeline consume (launch included), each model, 3 rounds,
+ * the ratio of the two measured in the same run. Figures are medians over the rounds, as fractions
  * of one core's FMA peak measured in the same run (examples/common/fma_peak.h). The load average
  * is printed before and after. Writes build/bench/train.json. Uses data/mnist when
  * present, else synthetic IDX files of the same size written to /tmp.
@@ -84,6 +88,8 @@ static int bt_train(const char *model, const char *runner, const char *layout, d
         argv[argc++] = "auto";
         argv[argc++] = "--stages";
         argv[argc++] = "2";
+    } else if (strcmp(layout, "infeed") == 0) { /* the default pipeline's infeed benchmark */
+        argv[argc++] = "--infeed-benchmark";
     } /* "pipeline": the model's default split over 2 IPUs, grouped schedule */
     argv[argc] = NULL;
     fflush(stdout);
@@ -180,6 +186,7 @@ typedef struct {
     double torch[BT_ROUNDS];
     int os_ok, pt_ok, torch_ok;
     bt_series base, rep, pipe;           /* threaded rounds */
+    double feed[BT_ROUNDS], ipu[BT_ROUNDS]; /* infeed benchmark: host feed, simulated IPUs */
 } bt_model;
 
 /* The one-core rounds of model m: -O2 here, -Os and portable children, PyTorch. */
@@ -218,6 +225,23 @@ static int bt_threads(bt_model *m) {
         m->base.n = m->rep.n = m->pipe.n = k + 1;
     }
     return 0;
+}
+
+/* The infeed benchmark of model m, BT_ROUNDS rounds. */
+static int bt_infeed(bt_model *m) {
+    int k;
+    for (k = 0; k < BT_ROUNDS; k++) {
+        double s, c;
+        if (bt_train(m->model, "coop", "infeed", &s, &c, NULL) != 0) return -1;
+        m->feed[k] = mnist_train_last_feed_sps;
+        m->ipu[k] = mnist_train_last_ipu_sps;
+    }
+    return 0;
+}
+static void bt_print_infeed(const bt_model *m) {
+    double f = bt_median(m->feed, BT_ROUNDS), u = bt_median(m->ipu, BT_ROUNDS);
+    printf("%-4s host feed %10.0f samples/s, simulated IPUs %10.0f samples/s: feed / IPUs %.2fx (%s)\n", m->model, f,
+           u, f / u, f >= u ? "keeps up" : "the feed is the bottleneck");
 }
 
 /* The best a 2-stage pipeline can do on model: total cost over the larger stage of the
@@ -341,6 +365,12 @@ static void bt_json(const bt_model *ms, int n, double peak, double peak2, const 
         bt_json_threads(js, &ms[i]);
         fprintf(js, "%s\n", i == n - 1 ? "" : ",");
     }
+    fprintf(js, "  ],\n  \"infeed_benchmark\": [\n");
+    for (i = 0; i < n; i++) {
+        double f = bt_median(ms[i].feed, BT_ROUNDS), u = bt_median(ms[i].ipu, BT_ROUNDS);
+        fprintf(js, "    {\"model\": \"%s\", \"feed_samples_per_second\": %.1f, \"ipu_samples_per_second\": %.1f, "
+                "\"feed_over_ipus\": %.3f}%s\n", ms[i].model, f, u, f / u, i == n - 1 ? "" : ",");
+    }
     fprintf(js, "  ]\n}\n");
     fclose(js);
 }
@@ -356,6 +386,9 @@ static void bt_report(const bt_model *ms, int n, double peak, double peak2, cons
     printf("\nthreaded runner (one thread per IPU) vs one IPU (cooperative), median of %d interleaved rounds (min..max)\n", BT_TROUNDS);
     for (i = 0; i < n; i++) bt_print_threads(&ms[i]);
     printf("targets: 2 replicas >= 1.85x, 2 stages >= 1.85x\n");
+    printf("\ninfeed benchmark (the user guide's dataset_benchmark; --infeed-benchmark): the trainer's infeed on one\n"
+           "thread against what the simulated IPUs of the default pipeline consume, median of %d rounds\n", BT_ROUNDS);
+    for (i = 0; i < n; i++) bt_print_infeed(&ms[i]);
     printf("FMA peak at the end: %.1f GFLOP/s (start %.1f); load average at the end %.2f %.2f %.2f\n", peak2, peak,
            la1[0], la1[1], la1[2]);
     bt_json(ms, n, peak, peak2, la0, la1, torch, synthetic);
@@ -397,6 +430,8 @@ int main(int argc, char **argv) {
         if (bt_one_core(&models[i], torch) != 0) return 1;
     for (i = 0; i < 2; i++)
         if (bt_threads(&models[i]) != 0) return 1;
+    for (i = 0; i < 2; i++)
+        if (bt_infeed(&models[i]) != 0) return 1;
     peak2 = fma_peak_gflops(0, NULL);
     bt_loadavg(la1);
     bt_report(models, 2, peak, peak2, la0, la1, torch, synthetic);

@@ -720,7 +720,8 @@ TTEST(cost_model_trace_and_stats) {
     TT_EQ_INT(st.samples, 54);
     TT_CHECK(st.loss_mean > 0.5 && st.loss_mean < 3.0);
     TT_CHECK(st.sim_seconds > 0.0);
-    TT_NEAR(st.sim_seconds, 3.0 * st.step_seconds, 1e-15);
+    TT_NEAR(st.sim_seconds, 3.0 * st.step_seconds + st.launch_seconds, 1e-15);
+    TT_NEAR(st.launch_seconds, (3e-3 - 175e-6) * 937.0 / 936.0, 1e-15); /* the default launch */
     TT_NEAR(st.busy_seconds[1] + st.idle_seconds[1], st.sim_seconds, 1e-12);
     TT_CHECK_MSG(st.phase_utilisation[IPUP_PHASE_MAIN] > st.phase_utilisation[IPUP_PHASE_RAMP_UP],
                  "utilisation ramp-up %g main %g ramp-down %g", st.phase_utilisation[0], st.phase_utilisation[1], st.phase_utilisation[2]);

@@ -7,7 +7,9 @@
 #  2. a run stopped after epoch 1 and resumed for epoch 2 ends with the bytes of a
 #     2-epoch run;
 #  3. bad flags and bad checkpoints give clear errors;
-#  4. --summary-json and --trace write what they promise;
+#  4. --summary-json and --trace write what they promise; the host loop's options
+#     (--launch-seconds, --outfeed, --synthetic-data, --infeed-benchmark) do what they say
+#     and leave the checkpoint's bits alone;
 #  5. with real MNIST (data/mnist, fetched by `make data` when missing) the mlp
 #     pipeline reaches >= 97% test accuracy in 2 epochs.
 # Ends with `N passed, N failed`; exits non-zero on any failure.
@@ -109,7 +111,7 @@ expect_err "--load refuses other step geometry" "steps per epoch" "${common[@]}"
 # ---- 4. outputs
 if $BIN "${common[@]}" --epochs 1 --summary-json "$tmp/s.json" --trace "$tmp/t.json" > "$tmp/out" 2>&1 &&
    grep -q '"test_accuracy": [01]\.[0-9]' "$tmp/s.json" && grep -q '"train_samples_per_second": ' "$tmp/s.json" &&
-   grep -q '"ipu_peak_memory_bytes": \[[0-9]*, [0-9]*\]' "$tmp/s.json" && grep -q '"simulated_ipu_seconds": ' "$tmp/s.json" &&
+   grep -q '"ipu_peak_memory_bytes": \[[0-9]*, [0-9]*\]' "$tmp/s.json" && grep -q '"simulated_ipu_seconds": ' "$tmp/s.json" && grep -q '"simulated_launch_seconds": 0.0084840' "$tmp/s.json" &&
    grep -q '"final_loss": ' "$tmp/s.json" && grep -q '"epochs": 1' "$tmp/s.json" && grep -q '"traceEvents"' "$tmp/t.json"
 then ok "--summary-json and --trace"
 else bad "--summary-json and --trace" "$tmp/s.json"; fi
@@ -193,6 +195,27 @@ else bad "--schedule sharding: sequential, named sharding, same checkpoint" "$tm
 if $BIN --help | grep -q 'sharding' && $BIN --help | grep -q -- '--ipus N .*IPUs in all' && $BIN --help | grep -q -- '--map'
 then ok "--help names sharding, --ipus and --map"
 else bad "--help names sharding, --ipus and --map"; fi
+
+# the host loop: the launch cost, synthetic data, the infeed benchmark, the outfeed; the
+# training bits do not depend on the launch or the outfeed mode
+expect_err "--launch-seconds refuses a negative launch" "--launch-seconds needs seconds in [0, 1000]" --launch-seconds -1
+expect_err "--outfeed names its choices" "--outfeed: unknown 'logits' (loss, outputs or both)" --outfeed logits
+$BIN "${common[@]}" --epochs 1 --save "$tmp/host0.ckpt" > "$tmp/log" 2>&1
+if $BIN --data "$syn" --seed 7 --train-limit 512 --batch-size 8 --batches-to-accumulate 8 --repeat-count 3 --epochs 1 \
+     --launch-seconds 0 --outfeed both --runner threads --save "$tmp/host1.ckpt" > "$tmp/out" 2>&1 &&
+   grep -q '^Outfeed (both): 64 records delivered during the run, the last of step 7, mean loss [0-9.]*, 512 output rows of 10 floats' "$tmp/out" &&
+   grep -q '^Simulated time per step: \([0-9.]*\) us (pipeline \1 us + launch 0.00 us: 3 emulator calls x 0.00 us over 8 steps)$' "$tmp/out" &&
+   [ -s "$tmp/host0.ckpt" ] && cmp -s "$tmp/host0.ckpt" "$tmp/host1.ckpt"
+then ok "--launch-seconds 0 and --outfeed both: no launch, the records, the same checkpoint"
+else bad "--launch-seconds 0 and --outfeed both: no launch, the records, the same checkpoint" "$tmp/out"; fi
+if $BIN --synthetic-data --data "$tmp/nowhere" --train-limit 1024 --test-limit 64 --epochs 1 --no-progress > "$tmp/out" 2>&1 &&
+   grep -q '^Data: synthetic, 1024 training and 64 test images of random pixels' "$tmp/out" &&
+   $BIN --synthetic-data --data "$tmp/nowhere" --train-limit 1024 --test-limit 64 --infeed-benchmark > "$tmp/out2" 2>&1 &&
+   grep -q '^Infeed benchmark: the host feed delivers [0-9]* samples/s (1024 samples of epoch 1 in' "$tmp/out2" &&
+   grep -q '^Simulated IPUs consume [0-9]* samples/s (one emulator call of 2 steps: 1024 samples' "$tmp/out2" &&
+   grep -q '^Feed / IPUs: [0-9.]*x: ' "$tmp/out2" && ! grep -q '^Test accuracy' "$tmp/out2"
+then ok "--synthetic-data reads nothing; --infeed-benchmark measures and does not train"
+else bad "--synthetic-data reads nothing; --infeed-benchmark measures and does not train" "$tmp/out $tmp/out2"; fi
 
 # ---- 5. real data: mlp >= 97% in 2 epochs
 if [ -n "${IPUPIPE_TEST_SLOW:-}" ] && [ "${IPUPIPE_TEST_SLOW}" != 0 ]; then

@@ -113,6 +113,32 @@ static int mt_feed_load(mt_feed *f, const char *dir, char *err) {
     return 0;
 }
 
+/* --synthetic-data (the TF user guide's synthetic-data mode): no dataset is read; the
+ * counts are the limits, else MNIST's 60,000 and 10,000 images of 28x28. */
+#define MT_SYNTH_TAG UINT64_C(0x53594e5448000000) /* "SYNTH" */
+static void mt_feed_synthetic_probe(mt_feed *f, int train_limit, int test_limit) {
+    f->tr.rows = f->tr.cols = f->te.rows = f->te.cols = MNIST_IMG;
+    f->tr.count = train_limit ? train_limit : 60000;
+    f->te.count = test_limit ? test_limit : 10000;
+}
+/* Random pixels and labels, made once in host memory (after mt_feed_alloc) from the
+ * counter RNG keyed by (seed, MT_SYNTH_TAG + split): the infeed then copies them as it
+ * copies MNIST's. */
+static void mt_feed_synthetic(mt_feed *f) {
+    size_t i, n = (size_t)f->tr.count * MT_PIXELS;
+    for (i = 0; i < n; i += 8) {
+        uint64_t v = ipup_rng_u64(f->seed, MT_SYNTH_TAG, (uint64_t)i);
+        size_t k;
+        for (k = 0; k < 8 && i + k < n; k++) f->xtr[i + k] = (unsigned char)(v >> (8 * k));
+    }
+    for (i = 0; i < (size_t)f->te.count * MT_PIXELS; i++)
+        f->xte[i] = (float)(ipup_rng_u64(f->seed, MT_SYNTH_TAG + 1, (uint64_t)i) & 255u) / 255.0f;
+    for (i = 0; i < (size_t)f->tr.count; i++)
+        f->ytr[i] = (int32_t)ipup_rng_below(f->seed, MT_SYNTH_TAG + 2, (uint64_t)i, 10);
+    for (i = 0; i < (size_t)f->te.count; i++)
+        f->yte[i] = (int32_t)ipup_rng_below(f->seed, MT_SYNTH_TAG + 3, (uint64_t)i, 10);
+}
+
 static void mt_feed_free(mt_feed *f) {
     free(f->perm);
     free(f->yte);

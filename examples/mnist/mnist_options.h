@@ -55,6 +55,11 @@ typedef struct {
     int loss_dynamic;    /* --loss-scale dynamic */
     int loss_period;     /* --loss-scale-period N (0: the library's 2000) */
     const char *plan;    /* --plan auto: ipup_plan_auto chooses the pipeline (NULL: the options') */
+    double launch_seconds; /* --launch-seconds S (launch_given): the cost model's per-call launch */
+    int launch_given;
+    int synthetic;       /* --synthetic-data: random images made once in host memory, no infeed cost */
+    int infeed_bench;    /* --infeed-benchmark: the host feed's samples/s against the IPUs' */
+    int outfeed;         /* --outfeed loss|outputs|both: 1 + IPUP_OUTFEED_*, 0 = not given */
 } mt_opts;
 
 static void mt_usage(FILE *f) {
@@ -119,6 +124,19 @@ static void mt_usage(FILE *f) {
             "                               step on overflow, double after --loss-scale-period N clean\n"
             "                               steps, default 2000)\n"
             "  --first-moment-dtype float32|float16  Adam's m (PopXL's first_order_dtype)\n"
+            );
+    fprintf(f,
+            "  --launch-seconds S           the cost model's launch of each emulator call (the host\n"
+            "                               loop; default 0.002828, the Keras tutorial's; 0: none)\n"
+            "  --synthetic-data             random images and labels made once in host memory: no\n"
+            "                               reads of --data, no infeed cost in the cost model (the\n"
+            "                               TF user guide's synthetic-data mode)\n"
+            "  --infeed-benchmark           time the infeed over one epoch against the samples/s the\n"
+            "                               simulated IPUs consume (the user guide's\n"
+            "                               dataset_benchmark), then stop: no training\n"
+            "  --outfeed loss|outputs|both  what the outfeed carries to the host during the run (TF1's\n"
+            "                               outfeed): the loss records, the last stage's outputs (the\n"
+            "                               loss layer's input rows), or both; a closing line counts them\n"
             );
     fputs("  --plan auto                  the pipeline that fits --ipu-memory on --ipus N\n"
           "                               (default 1) with the most simulated samples/s\n"
@@ -255,6 +273,8 @@ static int mt_parse_switch(mt_opts *o, const char *flag) {
     else if (strcmp(flag, "--quiet") == 0) o->quiet = 1;
     else if (strcmp(flag, "--progress") == 0) o->progress = 1;
     else if (strcmp(flag, "--no-progress") == 0) o->progress = 0;
+    else if (strcmp(flag, "--synthetic-data") == 0) o->synthetic = 1;
+    else if (strcmp(flag, "--infeed-benchmark") == 0) o->infeed_bench = 1;
     else return 0;
     return 1;
 }
@@ -269,7 +289,7 @@ static int mt_takes_value(const char *flag) {
         "--load",          "--trace",     "--summary-json", "--export-c", "--export-name",
         "--adam-eps",      "--weight-decay", "--test-batch-size", "--ipu-memory",
         "--recompute-stages", "--dtype", "--accum-dtype", "--loss-scale",
-        "--loss-scale-period", "--first-moment-dtype", "--plan"};
+        "--loss-scale-period", "--first-moment-dtype", "--plan", "--launch-seconds", "--outfeed"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(flag, names[k]) == 0) return 1;
@@ -334,6 +354,14 @@ static int mt_parse_number(mt_opts *o, const char *flag, const char *v) {
     if (MT_IS("--dtype") || MT_IS("--accum-dtype") || MT_IS("--first-moment-dtype")) {
         int32_t *dst = MT_IS("--dtype") ? &o->dtype : MT_IS("--accum-dtype") ? &o->accum_dtype : &o->first_moment_dtype;
         if (ipup_dtype_parse(v, dst) != IPUP_OK) return mt_err("%s: unknown '%s' (float32 or float16)", flag, v);
+    }
+    if (MT_IS("--launch-seconds")) {
+        char *end;
+        errno = 0;
+        o->launch_seconds = strtod(v, &end);
+        if (errno || end == v || *end || !(o->launch_seconds >= 0.0 && o->launch_seconds <= 1e3))
+            return mt_err("--launch-seconds needs seconds in [0, 1000] (0: no launch cost), got '%s'", v);
+        o->launch_given = 1;
         return 0;
     }
     if (MT_IS("--seed")) {
@@ -374,6 +402,12 @@ static int mt_parse_value(mt_opts *o, const char *flag, const char *v) {
         if (ipup_stage_mask_parse(v, &o->recompute_stages) != IPUP_OK)
             return mt_err("--recompute-stages needs a comma list of distinct stage indices "
                           "0..31 such as 0,1, got '%s'", v);
+    }
+    else if (MT_IS("--outfeed")) {
+        if (strcmp(v, "loss") == 0) o->outfeed = 1 + IPUP_OUTFEED_LOSS;
+        else if (strcmp(v, "outputs") == 0) o->outfeed = 1 + IPUP_OUTFEED_OUTPUTS;
+        else if (strcmp(v, "both") == 0) o->outfeed = 1 + IPUP_OUTFEED_BOTH;
+        else return mt_err("--outfeed: unknown '%s' (loss, outputs or both)", v);
     }
     else if (MT_IS("--optimizer")) {
         if (strcmp(v, "sgd") == 0) o->optimizer = IPUP_OPT_SGD;

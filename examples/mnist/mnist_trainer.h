@@ -101,13 +101,24 @@ typedef struct {
     int64_t ls_skipped; /* dynamic loss scaling: steps skipped since ipup_init */
     double phase_util[IPUP_PHASES];
     double phase_sec[IPUP_PHASES];   /* per step; main is 0 when the pipeline never fills */
+    double launch_total, step_sec;   /* the cost model's launches (summed) and pipeline step */
+    int64_t calls, steps_trained;    /* emulator calls and steps of this run */
+    float *bench_x;                  /* --infeed-benchmark: one micro-batch (startup-allocated) */
+    int64_t out_recs, out_rows;      /* --outfeed: records and output rows the host received */
+    int64_t out_last_step;           /* the step of the last record */
+    double out_loss, out_sum;        /* their losses summed; their outputs summed */
+    int32_t out_width;
+    int32_t *bench_y;
     char err[1024];
     ex_out export_out; /* --export-c (examples/common/export_c.h) */
     double plan_predicted; /* --plan auto: the plan's samples/s (ipup_plan.samples_per_second) */
+    double plan_step;      /* --plan auto: the plan's step_seconds */
 } mt_run;
 
 /* Figures of the last run, for programs that call mnist_train_main (bench_train.c). */
 static double mnist_train_last_sps, mnist_train_last_accuracy, mnist_train_last_cpu_sps;
+/* --infeed-benchmark: the host feed's samples/s and the simulated IPUs' (mt_infeed_bench) */
+static double mnist_train_last_feed_sps, mnist_train_last_ipu_sps;
 static double mnist_train_last_flops; /* training FLOPs per sample (mt_train_flops) */
 
 static double mt_now(void) {
@@ -297,6 +308,20 @@ static int mt_check_ipus_pow2(const mt_run *r) {
     return 0;
 }
 
+/* --outfeed: the emulator's outfeed callback (ipup_config.outfeed), on the host thread during
+ * the run (ipupipe.h: ipup_outfeed_rec): counts what arrives. */
+static void mt_outfeed(void *user, const ipup_outfeed_rec *rec) {
+    mt_run *r = (mt_run *)user;
+    int32_t i, n = rec->n * rec->width;
+    r->out_recs++;
+    r->out_last_step = rec->step;
+    r->out_loss += (double)rec->loss;
+    if (!rec->outputs) return;
+    r->out_rows += rec->n;
+    r->out_width = rec->width;
+    for (i = 0; i < n; i++) r->out_sum += (double)rec->outputs[i];
+}
+
 /* The emulator configuration of a configured run (model, split, schedule, batch
  * shape, optimizer, seed), its data through mt_infeed; pools are given later. */
 static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
@@ -335,6 +360,16 @@ static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
     c->runner = runner;
     c->infeed = mt_infeed;
     c->infeed_user = &r->feed;
+    /* --launch-seconds 0 is "none", which the library spells IPUP_LAUNCH_OFF (its 0 is the
+       default) */
+    if (r->o.launch_given)
+        c->cost.launch_seconds = r->o.launch_seconds > 0.0 ? r->o.launch_seconds : IPUP_LAUNCH_OFF;
+    c->cost.synthetic_data = r->o.synthetic;
+    if (r->o.outfeed) {
+        c->outfeed_mode = r->o.outfeed - 1;
+        c->outfeed = mt_outfeed;
+        c->outfeed_user = r;
+    }
 }
 
 /* Gives r->cfg the IPU and streaming pools of r->plan, each 64-byte aligned, one after
@@ -485,6 +520,7 @@ static int mt_plan_auto(mt_run *r) {
     r->o.recompute_stages = best.recompute_stages;
     r->o.offload = best.offload;
     r->plan_predicted = plan.samples_per_second;
+    r->plan_step = plan.step_seconds;
     printf("Plan auto for %zu bytes per IPU on %d IPU%s: %d stage%s, schedule %s, %d replica%s, batch %d x %d "
            "micro-batches, predicted %.0f samples/s (simulated)\n",
            rq.ipu_bytes, (int)rq.ipus, rq.ipus == 1 ? "" : "s", (int)best.stages, best.stages == 1 ? "" : "s",
@@ -501,7 +537,9 @@ static int mt_setup_memory(mt_run *r) {
     int i, rc;
     if (r->o.plan && mt_plan_auto(r)) return 2;
     if (mt_resolve_replicas(r)) return 2;
-    if (mt_feed_probe(f, r->o.data, r->o.train_limit, r->o.test_limit, r->err) < 0) return mt_err("%s", r->err);
+    if (r->o.synthetic) mt_feed_synthetic_probe(f, r->o.train_limit, r->o.test_limit);
+    else if (mt_feed_probe(f, r->o.data, r->o.train_limit, r->o.test_limit, r->err) < 0)
+        return mt_err("%s", r->err);
     f->seed = r->o.seed;
     f->augment = r->o.augment;
     f->samples_per_step = (int64_t)r->o.batch * r->o.accumulate * r->o.replicas;
@@ -540,7 +578,13 @@ static int mt_setup_memory(mt_run *r) {
     if (mt_carve_pools(r, r->pool_mem, pool_total) != 0) /* cannot happen: pool_total has the spare bytes */
         return mt_err("internal: the pools do not fit in %zu bytes", pool_total);
     if ((rc = mt_setup_eval_memory(r)) != 0) return rc;
-    if (mt_feed_load(f, r->o.data, r->err) < 0) return mt_err("%s", r->err);
+    if (r->o.infeed_bench) {
+        r->bench_x = (float *)malloc((size_t)r->o.batch * MT_PIXELS * sizeof(float));
+        r->bench_y = (int32_t *)malloc((size_t)r->o.batch * sizeof(int32_t));
+        if (!r->bench_x || !r->bench_y) return mt_err("out of host memory: the infeed benchmark's micro-batch");
+    }
+    if (r->o.synthetic) mt_feed_synthetic(f); /* made once; --data is not read */
+    else if (mt_feed_load(f, r->o.data, r->err) < 0) return mt_err("%s", r->err);
     return 0;
 }
 
@@ -707,7 +751,11 @@ static void mt_print_recipe(const mt_run *r) {
     }
     printf(", learning rate %g (x%g per epoch), %d epoch%s, augment %d px, seed %llu\n", (double)o->lr,
            (double)o->lr_decay, o->epochs, o->epochs == 1 ? "" : "s", o->augment, (unsigned long long)o->seed);
-    printf("Data: %d training and %d test images from %s\n", r->feed.tr.count, r->feed.te.count, o->data);
+    if (o->synthetic)
+        printf("Data: synthetic, %d training and %d test images of random pixels and labels made once in host "
+               "memory (nothing read; no infeed cost in the cost model)\n",
+               r->feed.tr.count, r->feed.te.count);
+    else printf("Data: %d training and %d test images from %s\n", r->feed.tr.count, r->feed.te.count, o->data);
     if (r->ev)
         printf("Test: micro-batch %d x %d micro-batches per wave (--test-batch-size), the "
                "trained weights copied into an evaluation pipeline of their own, as PopXL's "
@@ -867,6 +915,10 @@ static int mt_train_epoch(mt_run *r) {
         correct += st.correct;
         r->sim_seconds += st.sim_seconds;
         r->ls_skipped = st.skipped_steps;
+        r->launch_total += st.launch_seconds;
+        r->step_sec = st.step_seconds;
+        r->calls++;
+        r->steps_trained += k;
         for (s = 0; s < r->plan.ipus && s < IPUP_MAX_IPUS; s++) {
             r->busy_total += st.busy_seconds[s];
             r->idle_total += st.idle_seconds[s];
@@ -944,6 +996,8 @@ static size_t mt_summary_text(mt_run *r) {
     }
     n = mt_cat(r, n, "],\n  \"simulated_ipu_seconds\": %.6f,\n  \"ipu_utilisation\": %.4f,\n", r->sim_seconds,
                all > 0 ? busy / all : 0.0);
+    n = mt_cat(r, n, "  \"simulated_step_seconds\": %.9f,\n  \"simulated_launch_seconds\": %.9f,\n",
+               r->steps_trained ? r->sim_seconds / (double)r->steps_trained : 0.0, r->launch_total);
     n = mt_cat(r, n,
                "  \"phase_utilisation\": {\"ramp_up\": %.4f, \"main\": %.4f, \"ramp_down\": %.4f, \"update\": %.4f}\n}\n",
                r->phase_util[IPUP_PHASE_RAMP_UP], r->phase_util[IPUP_PHASE_MAIN], r->phase_util[IPUP_PHASE_RAMP_DOWN],
@@ -1071,6 +1125,27 @@ static void mt_print_inference(const mt_run *r) {
            ipup_sched_kind_name(ps.schedule), (int)ps.steps, (int)ps.microbatches);
 }
 
+/* The simulated time per step: the pipeline step and the launches of the emulator calls
+ * spread over their steps (the host loop's cost, which --repeat-count amortises). */
+static void mt_print_host_loop(const mt_run *r) {
+    double per = r->sim_seconds / (double)r->steps_trained, l = r->launch_total / (double)r->steps_trained;
+    printf("Simulated time per step: %.2f us (pipeline %.2f us + launch %.2f us: %lld emulator call%s x %.2f us "
+           "over %lld steps)\n",
+           per * 1e6, r->step_sec * 1e6, l * 1e6, (long long)r->calls, r->calls == 1 ? "" : "s",
+           r->calls ? r->launch_total / (double)r->calls * 1e6 : 0.0, (long long)r->steps_trained);
+}
+
+/* --outfeed: what reached the host during the run */
+static void mt_print_outfeed(const mt_run *r) {
+    printf("Outfeed (%s): %lld records delivered during the run, the last of step %lld", r->o.outfeed == 1 ? "loss"
+           : r->o.outfeed == 2 ? "outputs" : "both", (long long)r->out_recs, (long long)r->out_last_step);
+    if (r->o.outfeed != 2 && r->out_recs) printf(", mean loss %.4f", r->out_loss / (double)r->out_recs);
+    if (r->out_rows)
+        printf(", %lld output rows of %d floats (mean %.4f)", (long long)r->out_rows, (int)r->out_width,
+               r->out_sum / ((double)r->out_rows * (double)r->out_width));
+    printf("\n");
+}
+
 /* The test evaluation, the closing lines, the outputs. 0, or the exit code. */
 static int mt_report(mt_run *r) {
     int64_t test_correct;
@@ -1091,9 +1166,17 @@ static int mt_report(mt_run *r) {
         printf("Dynamic loss scaling: %lld step%s skipped on overflow, scale now %g\n", (long long)r->ls_skipped,
                r->ls_skipped == 1 ? "" : "s", (double)ipup_loss_scale(r->emu));
     printf("Throughput: %.0f samples/s\n", r->sps);
-    if (r->o.plan && r->sim_seconds > 0.0) /* the cost model's figure against the plan's */
-        printf("Simulated throughput: %.0f samples/s (--plan auto predicted %.0f)\n",
-               (double)r->samples_trained / r->sim_seconds, r->plan_predicted);
+    if (r->o.plan && r->sim_seconds > 0.0) { /* the cost model's figure against the plan's */
+        /* the plan predicts calls of cfg.repeat steps; this run's calls (a shorter last one)
+           pay the launch more often: its prediction from the plan's step and launch */
+        double pred = r->plan_step * (double)r->steps_trained + r->launch_total;
+        printf("Simulated throughput: %.0f samples/s (--plan auto predicted %.0f for these %lld "
+               "steps in %lld call%s; %.0f for calls of %d steps)\n",
+               (double)r->samples_trained / r->sim_seconds,
+               pred > 0.0 ? (double)r->samples_trained / pred : 0.0,
+               (long long)r->steps_trained, (long long)r->calls, r->calls == 1 ? "" : "s",
+               r->plan_predicted, r->o.repeat);
+    }
     if (!r->o.quiet) mt_print_peak(r);
     if (!r->o.quiet && all > 0 && r->phase_sec[IPUP_PHASE_MAIN] > 0.0)
         printf("Simulated IPU time: %.4f s for %lld samples, IPU utilisation %.1f%% (main phase %.1f%%)\n",
@@ -1103,6 +1186,8 @@ static int mt_report(mt_run *r) {
         printf("Simulated IPU time: %.4f s for %lld samples, IPU utilisation %.1f%% (no main phase: the pipeline never "
                "fills)\n",
                r->sim_seconds, (long long)r->samples_trained, 100.0 * r->busy_total / all);
+    if (!r->o.quiet && r->steps_trained > 0) mt_print_host_loop(r);
+    if (!r->o.quiet && r->o.outfeed) mt_print_outfeed(r);
     if (!r->o.quiet) mt_print_inference(r);
     fflush(stdout);
     if (mt_signal_seen) return mt_interrupted(r, "after the test evaluation");
@@ -1133,6 +1218,10 @@ static void mt_cleanup(mt_run *r) {
     r->load_fd = -1;
     free(r->pred_cls);
     r->pred_cls = NULL;
+    free(r->bench_x);
+    free(r->bench_y);
+    r->bench_x = NULL;
+    r->bench_y = NULL;
     free(r->emu);
     free(r->text);
     mt_feed_free(&r->feed);
@@ -1170,6 +1259,51 @@ static int mt_check_stdout(int rc) {
     return rc ? rc : 2;
 }
 
+/* --infeed-benchmark (the TF user guide's dataset_benchmark): the host feed, mt_infeed over
+ * every micro-batch of epoch 0 into one micro-batch of host memory, timed on this thread,
+ * against what the simulated IPUs consume: one emulator call of --repeat-count steps
+ * (launch included), samples / its simulated seconds. Nothing is saved. 0, or 1 after a
+ * message. */
+static int mt_infeed_bench(mt_run *r) {
+    ipup_feed fd;
+    ipup_run_stats st;
+    int64_t t, n = 0, spstep = r->feed.samples_per_step;
+    int32_t k = (int32_t)(r->steps_per_epoch < r->o.repeat ? r->steps_per_epoch : r->o.repeat);
+    double t0, dt, feed_sps, ipu_sps;
+    int rc;
+    memset(&fd, 0, sizeof fd);
+    fd.n = r->o.batch;
+    fd.row = MT_PIXELS;
+    fd.classes = 10;
+    fd.x = r->bench_x;
+    fd.labels = r->bench_y;
+    mt_feed_epoch(&r->feed, 0, 0);
+    t0 = mt_now();
+    for (t = 0; t < r->steps_per_epoch * spstep; t += r->o.batch, n += r->o.batch) {
+        fd.sample0 = t;
+        if (mt_infeed(&r->feed, &fd) != 0) return mt_err("--infeed-benchmark: the infeed failed at sample %lld", (long long)t);
+    }
+    dt = mt_now() - t0;
+    memset(&st, 0, sizeof st);
+    if ((rc = ipup_run_steps(r->emu, k, &st)) != IPUP_OK)
+        return mt_err("--infeed-benchmark: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc)), 1;
+    feed_sps = dt > 0.0 ? (double)n / dt : 0.0;
+    ipu_sps = st.samples_per_second;
+    mnist_train_last_feed_sps = feed_sps;
+    mnist_train_last_ipu_sps = ipu_sps;
+    printf("Infeed benchmark: the host feed delivers %.0f samples/s (%lld samples of epoch 1 in %.4f s, one thread%s)\n",
+           feed_sps, (long long)n, dt, r->o.augment ? ", augmented" : "");
+    printf("Simulated IPUs consume %.0f samples/s (one emulator call of %d steps: %lld samples in %.6f s, launch "
+           "included%s)\n",
+           ipu_sps, (int)k, (long long)st.samples, st.sim_seconds,
+           r->o.synthetic ? "; synthetic data: no infeed cost" : "");
+    printf("Feed / IPUs: %.2fx: %s\n", ipu_sps > 0.0 ? feed_sps / ipu_sps : 0.0,
+           feed_sps >= ipu_sps ? "the host feed keeps up"
+                               : "the host feed is the bottleneck (the IPUs would wait for it)");
+    fflush(stdout);
+    return 0;
+}
+
 /* The trainer: setup, training, report, cleanup. Returns the exit code: 0, 1 (the
  * run failed), 2 (usage, data, checkpoint or output error, stdout included), 128 +
  * signal (SIGINT, SIGTERM or SIGHUP stopped it at a step boundary, or arrived while the
@@ -1193,8 +1327,11 @@ static int mnist_train_main(int argc, char **argv) {
     if (rc == 0) {
         if (!r->o.quiet) mt_print_setup(r);
         MNIST_TRAIN_STARTUP_DONE();
-        rc = mt_train(r);
-        if (rc == 0) rc = mt_report(r);
+        if (r->o.infeed_bench) rc = mt_infeed_bench(r);
+        else {
+            rc = mt_train(r);
+            if (rc == 0) rc = mt_report(r);
+        }
     }
     mt_cleanup(r);
     rc = mt_check_stdout(rc);
