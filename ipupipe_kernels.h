@@ -3282,12 +3282,106 @@ IPUPIPE_DEF void ipup_dwconv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *
             }
 }
 
+#ifdef IPUP__SIMD
+/* n (1..VL) lanes of p: a whole vector, or the masked tail */
+static inline ipup__v ipup__ldn(const float *p, int n) {
+    return n == IPUP__VL ? ipup__vld(p) : ipup__vldm(p, ipup__mask(n));
+}
+static inline void ipup__stn(float *p, int n, ipup__v v) {
+    if (n == IPUP__VL) ipup__vst(p, v);
+    else ipup__vstm(p, ipup__mask(n), v);
+}
+/* the taps of an output inside the image: kernel rows [*lo, *hi) for output o */
+static inline void ipup__tap_range(int o, int st, int pad, int k, int in, int *lo, int *hi) {
+    const int i0 = o * st - pad;
+    *lo = i0 < 0 ? -i0 : 0;
+    *hi = i0 + k > in ? in - i0 : k;
+}
+/* depthwise forward: per output position and vector of channels, acc = 0, then
+   acc + x w (a rounded product, then a rounded add: the portable kernel's operations) over
+   the taps inside in (kh, kw) order, then + b */
+static void ipup__dw_fwd_simd(int B, const ipup_conv2d_shape *s, const float *x, const float *w,
+                              const float *b, float *y) {
+    const int C = s->ci;
+    int n, oh, ow, kh, kw, c0, kh0, kh1, kw0, kw1;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++) {
+            ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
+            for (ow = 0; ow < s->ow; ow++) {
+                const int iw0 = ow * s->sw - s->pad_left, ih0 = oh * s->sh - s->pad_top;
+                float *yp = y + (((size_t)n * (size_t)s->oh + (size_t)oh) * (size_t)s->ow +
+                                 (size_t)ow) * (size_t)C;
+                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
+                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+                    ipup__v acc = ipup__vzero();
+                    for (kh = kh0; kh < kh1; kh++) {
+                        const float *xr = x + (((size_t)n * (size_t)s->h + (size_t)(ih0 + kh)) *
+                                                   (size_t)s->w + (size_t)iw0) * (size_t)C +
+                                          (size_t)c0;
+                        const float *wr = w + (size_t)kh * (size_t)s->kw * (size_t)C + (size_t)c0;
+                        for (kw = kw0; kw < kw1; kw++)
+                            acc = ipup__vadd(acc, ipup__vmul(ipup__ldn(xr + (ptrdiff_t)kw * C, nc),
+                                                             ipup__ldn(wr + (size_t)kw * (size_t)C, nc)));
+                    }
+                    if (b) acc = ipup__vadd(acc, ipup__ldn(b + c0, nc));
+                    ipup__stn(yp + c0, nc, acc);
+                }
+            }
+        }
+}
+/* depthwise backward, the portable kernel's operations and order, a vector of channels at
+   a time: db += dy; per tap inside: dw += x dy, dx += dy w */
+static void ipup__dw_bwd_simd(int B, const ipup_conv2d_shape *s, const float *x, const float *w,
+                              const float *dy, float *dx, float *dw, float *db) {
+    const int C = s->ci;
+    int n, oh, ow, kh, kw, c0, kh0, kh1, kw0, kw1;
+    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)s->h * (size_t)s->w * (size_t)C * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++) {
+            ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
+            for (ow = 0; ow < s->ow; ow++) {
+                const int iw0 = ow * s->sw - s->pad_left, ih0 = oh * s->sh - s->pad_top;
+                const float *dyp = dy + (((size_t)n * (size_t)s->oh + (size_t)oh) *
+                                         (size_t)s->ow + (size_t)ow) * (size_t)C;
+                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
+                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+                    const ipup__v d = ipup__ldn(dyp + c0, nc);
+                    if (db) ipup__stn(db + c0, nc, ipup__vadd(ipup__ldn(db + c0, nc), d));
+                    for (kh = kh0; kh < kh1; kh++) {
+                        const size_t xo = (((size_t)n * (size_t)s->h + (size_t)(ih0 + kh)) *
+                                               (size_t)s->w + (size_t)iw0) * (size_t)C + (size_t)c0;
+                        const size_t wo = (size_t)kh * (size_t)s->kw * (size_t)C + (size_t)c0;
+                        for (kw = kw0; kw < kw1; kw++) {
+                            const size_t xk = xo + (size_t)kw * (size_t)C,
+                                         wk = wo + (size_t)kw * (size_t)C;
+                            if (dw)
+                                ipup__stn(dw + wk, nc, ipup__vadd(ipup__ldn(dw + wk, nc),
+                                                                  ipup__vmul(ipup__ldn(x + xk, nc), d)));
+                            if (dx)
+                                ipup__stn(dx + xk, nc, ipup__vadd(ipup__ldn(dx + xk, nc),
+                                                                  ipup__vmul(d, ipup__ldn(w + wk, nc))));
+                        }
+                    }
+                }
+            }
+        }
+}
+#endif /* IPUP__SIMD */
+
 IPUPIPE_DEF void ipup_dwconv2d_fwd_f32(int B, const ipup_conv2d_shape *s,
                                        const float *x /* (B, h, w, c) */,
                                        const float *w /* (kh, kw, c) */,
                                        const float *b /* (c) or NULL */,
                                        float *y /* (B, oh, ow, c) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!ipup__conv_shape_ok(B, s)) return;
+    ipup__dw_fwd_simd(B, s, x, w, b, y);
+#else
     ipup_dwconv2d_fwd_f32_portable(B, s, x, w, b, y);
+#endif
 }
 
 IPUPIPE_DEF void ipup_dwconv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
@@ -3297,7 +3391,13 @@ IPUPIPE_DEF void ipup_dwconv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
                                        float *dx /* (B, h, w, c) or NULL */,
                                        float *dw /* (kh, kw, c) or NULL */,
                                        float *db /* (c) or NULL */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!ipup__conv_shape_ok(B, s)) return;
+    ipup__dw_bwd_simd(B, s, x, w, dy, dx, dw, db);
+#else
     ipup_dwconv2d_bwd_f32_portable(B, s, x, w, dy, dx, dw, db);
+#endif
 }
 
 /* >>batchnorm: batch normalisation: statistics, forward, backward, running averages */
