@@ -3643,6 +3643,67 @@ static int ipup__pool_ok(int B, int H, int W, int C, int kh, int kw, int sh, int
     return B >= 0 && C > 0 && kh >= 1 && kw >= 1 && kh <= H && kw <= W && sh >= 1 && sw >= 1;
 }
 
+#ifdef IPUP__SIMD
+/* average pool, vector loops: per output, up to four vectors of channels summed at once
+   (four independent chains) over the taps in row order, then divided by kh kw: the
+   portable kernel's operations lane by lane */
+static void ipup__avgpool_fwd_simd(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                   const float *x, float *y) {
+    const int OH = (H - kh) / sh + 1, OW = (W - kw) / sw + 1;
+    const ipup__v area = ipup__vset((float)(kh * kw));
+    int n, oh, ow, i, j, c0, v;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                 (size_t)ow) * (size_t)C;
+                for (c0 = 0; c0 < C; c0 += 4 * IPUP__VL) {
+                    ipup__v acc[4];
+                    int nv = (C - c0 + IPUP__VL - 1) / IPUP__VL, lanes[4];
+                    if (nv > 4) nv = 4;
+                    for (v = 0; v < nv; v++) {
+                        const int left = C - c0 - v * IPUP__VL;
+                        lanes[v] = left < IPUP__VL ? left : IPUP__VL;
+                        acc[v] = ipup__vzero();
+                    }
+                    for (i = 0; i < kh; i++)
+                        for (j = 0; j < kw; j++) {
+                            const float *xp = x + (((size_t)n * (size_t)H + (size_t)(oh * sh + i)) *
+                                                       (size_t)W + (size_t)(ow * sw + j)) *
+                                                      (size_t)C + (size_t)c0;
+                            for (v = 0; v < nv; v++)
+                                acc[v] = ipup__vadd(acc[v], ipup__ldn(xp + v * IPUP__VL, lanes[v]));
+                        }
+                    for (v = 0; v < nv; v++)
+                        ipup__stn(yp + c0 + v * IPUP__VL, lanes[v], ipup__vdiv(acc[v], area));
+                }
+            }
+}
+static void ipup__avgpool_bwd_simd(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                   const float *dy, float *dx) {
+    const int OH = (H - kh) / sh + 1, OW = (W - kw) / sw + 1;
+    const ipup__v area = ipup__vset((float)(kh * kw));
+    int n, oh, ow, i, j, c0;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *dp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                        (size_t)ow) * (size_t)C;
+                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+                    const ipup__v g = ipup__vdiv(ipup__ldn(dp + c0, nc), area);
+                    for (i = 0; i < kh; i++)
+                        for (j = 0; j < kw; j++) {
+                            float *xp = dx + (((size_t)n * (size_t)H + (size_t)(oh * sh + i)) *
+                                                  (size_t)W + (size_t)(ow * sw + j)) *
+                                                 (size_t)C + (size_t)c0;
+                            ipup__stn(xp, nc, ipup__vadd(ipup__ldn(xp, nc), g));
+                        }
+                }
+            }
+}
+#endif /* IPUP__SIMD */
+
 IPUPIPE_DEF void ipup_avgpool_fwd_f32(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
                                       const float *x /* (B, H, W, C) */,
                                       float *y /* (B, OH, OW, C) */) {
@@ -3651,6 +3712,12 @@ IPUPIPE_DEF void ipup_avgpool_fwd_f32(int B, int H, int W, int C, int kh, int kw
     float area;
     IPUPIPE_ASSERT(ipup__pool_ok(B, H, W, C, kh, kw, sh, sw));
     if (!ipup__pool_ok(B, H, W, C, kh, kw, sh, sw)) return;
+#ifdef IPUP__SIMD
+    ipup__avgpool_fwd_simd(B, H, W, C, kh, kw, sh, sw, x, y);
+    (void)n; (void)oh; (void)ow; (void)i; (void)j; (void)c; (void)OH; (void)OW; (void)area;
+    (void)Cz;
+    return;
+#endif
     OH = (H - kh) / sh + 1; OW = (W - kw) / sw + 1;
     area = (float)(kh * kw);
     for (n = 0; n < B; n++)
@@ -3681,6 +3748,11 @@ IPUPIPE_DEF void ipup_avgpool_bwd_f32(int B, int H, int W, int C, int kh, int kw
     OH = (H - kh) / sh + 1; OW = (W - kw) / sw + 1;
     area = (float)(kh * kw);
     IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * Cz * sizeof(float));
+#ifdef IPUP__SIMD
+    ipup__avgpool_bwd_simd(B, H, W, C, kh, kw, sh, sw, dy, dx);
+    (void)n; (void)oh; (void)ow; (void)i; (void)j; (void)c;
+    return;
+#endif
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
@@ -3734,42 +3806,116 @@ static float ipup__hswish_d(float v) {
     return v <= -3.0f ? 0.0f : v >= 3.0f ? 1.0f : (2.0f * v + 3.0f) / 6.0f;
 }
 
-IPUPIPE_DEF void ipup_sigmoid_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+#ifdef IPUP__SIMD
+/* t where a PRED b, else f, lane by lane (PRED a _CMP_ constant) */
+#if defined(IPUP_KERNELS_AVX512)
+#define IPUP__VSEL(a, b, PRED, t, f) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), PRED), (f), (t))
+#else
+#define IPUP__VSEL(a, b, PRED, t, f) _mm256_blendv_ps((f), (t), _mm256_cmp_ps((a), (b), PRED))
+#endif
+/* The scalar functions above, operation for operation on vectors (so the same bits), NaN
+   lanes given back unchanged as the scalar code does; each returns the first index left
+   for the scalar tail. -v is v * -1 (exact, the sign of zero included). */
+static inline ipup__v ipup__vsigmoid(ipup__v v) {
+    const ipup__v s = ipup__vdiv(ipup__vset(1.0f),
+                                 ipup__vadd(ipup__vset(1.0f),
+                                            ipup__vexp(ipup__vmul(v, ipup__vset(-1.0f)))));
+    return IPUP__VSEL(v, v, _CMP_UNORD_Q, v, s);
+}
+static inline ipup__v ipup__vtanh(ipup__v v) {
+    const ipup__v neg = ipup__vmul(v, ipup__vset(-1.0f)), z = ipup__vmul(v, v);
+    const ipup__v a = IPUP__VSEL(v, ipup__vzero(), _CMP_LT_OQ, neg, v);
+    ipup__v p = ipup__vset(IPUP__TANH_P0), r;
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P1));
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P2));
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P3));
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P4));
+    p = ipup__vadd(ipup__vmul(ipup__vmul(p, z), v), v);
+    r = ipup__vsub(ipup__vset(1.0f),
+                   ipup__vdiv(ipup__vset(2.0f),
+                              ipup__vadd(ipup__vexp(ipup__vadd(a, a)), ipup__vset(1.0f))));
+    r = IPUP__VSEL(v, ipup__vzero(), _CMP_LT_OQ, ipup__vmul(r, ipup__vset(-1.0f)), r);
+    r = IPUP__VSEL(a, ipup__vset(0.625f), _CMP_LT_OQ, p, r);
+    return IPUP__VSEL(v, v, _CMP_UNORD_Q, v, r);
+}
+static inline ipup__v ipup__vhswish(ipup__v v) {
+    ipup__v r = ipup__vmax(ipup__vadd(v, ipup__vset(3.0f)), ipup__vzero()); /* r > 0 ? r : 0 */
+    r = ipup__vmin(r, ipup__vset(6.0f));                                    /* r < 6 ? r : 6 */
+    return ipup__vdiv(ipup__vmul(v, r), ipup__vset(6.0f));
+}
+static inline ipup__v ipup__vhswish_d(ipup__v v) {
+    const ipup__v mid = ipup__vdiv(ipup__vadd(ipup__vmul(ipup__vset(2.0f), v), ipup__vset(3.0f)),
+                                   ipup__vset(6.0f));
+    const ipup__v hi = IPUP__VSEL(v, ipup__vset(3.0f), _CMP_GE_OQ, ipup__vset(1.0f), mid);
+    return IPUP__VSEL(v, ipup__vset(-3.0f), _CMP_LE_OQ, ipup__vzero(), hi);
+}
+/* y = f(x) or dx = dy * f'(.) over whole vectors: kind 0 sigmoid, 1 tanh, 2 hard-swish,
+   3 sigmoid', 4 tanh', 5 hard-swish', 6 leaky, 7 leaky' (alpha) */
+static int ipup__act_simd(int kind, int n, float alpha, const float *x, const float *dy,
+                          float *y) {
+    const ipup__v al = ipup__vset(alpha), one = ipup__vset(1.0f), zero = ipup__vzero();
     int i;
-    for (i = 0; i < n; i++) y[i] = ipup__sigmoid_s(x[i]);
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v v = ipup__vld(x + i);
+        ipup__v o;
+        switch (kind) {
+        case 0: o = ipup__vsigmoid(v); break;
+        case 1: o = ipup__vtanh(v); break;
+        case 2: o = ipup__vhswish(v); break;
+        case 3: o = ipup__vmul(ipup__vld(dy + i), ipup__vmul(v, ipup__vsub(one, v))); break;
+        case 4: o = ipup__vmul(ipup__vld(dy + i), ipup__vsub(one, ipup__vmul(v, v))); break;
+        case 5: o = ipup__vmul(ipup__vld(dy + i), ipup__vhswish_d(v)); break;
+        case 6: o = IPUP__VSEL(v, zero, _CMP_GT_OQ, v, ipup__vmul(al, v)); break;
+        default: {
+            const ipup__v d = ipup__vld(dy + i);
+            o = IPUP__VSEL(v, zero, _CMP_GT_OQ, d, ipup__vmul(al, d));
+        }
+        }
+        ipup__vst(y + i, o);
+    }
+    return i;
+}
+#define IPUP__ACT(kind, n, alpha, x, dy, y) ipup__act_simd((kind), (n), (alpha), (x), (dy), (y))
+#else
+#define IPUP__ACT(kind, n, alpha, x, dy, y) 0
+#endif
+
+IPUPIPE_DEF void ipup_sigmoid_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i = IPUP__ACT(0, n, 0.0f, x, NULL, y);
+    for (; i < n; i++) y[i] = ipup__sigmoid_s(x[i]);
 }
 IPUPIPE_DEF void ipup_sigmoid_bwd_f32(int n, const float *y /* (n) */, const float *dy /* (n) */,
                                       float *dx /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) dx[i] = dy[i] * (y[i] * (1.0f - y[i]));
+    int i = IPUP__ACT(3, n, 0.0f, y, dy, dx);
+    for (; i < n; i++) dx[i] = dy[i] * (y[i] * (1.0f - y[i]));
 }
 IPUPIPE_DEF void ipup_tanh_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) y[i] = ipup__tanh_s(x[i]);
+    int i = IPUP__ACT(1, n, 0.0f, x, NULL, y);
+    for (; i < n; i++) y[i] = ipup__tanh_s(x[i]);
 }
 IPUPIPE_DEF void ipup_tanh_bwd_f32(int n, const float *y /* (n) */, const float *dy /* (n) */,
                                    float *dx /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+    int i = IPUP__ACT(4, n, 0.0f, y, dy, dx);
+    for (; i < n; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
 }
 IPUPIPE_DEF void ipup_leaky_relu_fwd_f32(int n, float alpha, const float *x /* (n) */,
                                          float *y /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+    int i = IPUP__ACT(6, n, alpha, x, NULL, y);
+    for (; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
 }
 IPUPIPE_DEF void ipup_leaky_relu_bwd_f32(int n, float alpha, const float *x /* (n) */,
                                          const float *dy /* (n) */, float *dx /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : alpha * dy[i];
+    int i = IPUP__ACT(7, n, alpha, x, dy, dx);
+    for (; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : alpha * dy[i];
 }
 IPUPIPE_DEF void ipup_hard_swish_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) y[i] = ipup__hswish_s(x[i]);
+    int i = IPUP__ACT(2, n, 0.0f, x, NULL, y);
+    for (; i < n; i++) y[i] = ipup__hswish_s(x[i]);
 }
 IPUPIPE_DEF void ipup_hard_swish_bwd_f32(int n, const float *x /* (n) */,
                                          const float *dy /* (n) */, float *dx /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) dx[i] = dy[i] * ipup__hswish_d(x[i]);
+    int i = IPUP__ACT(5, n, 0.0f, x, dy, dx);
+    for (; i < n; i++) dx[i] = dy[i] * ipup__hswish_d(x[i]);
 }
 
 /* TensorFlow, tf.nn.sigmoid_cross_entropy_with_logits (its documented stable form):
