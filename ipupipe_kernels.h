@@ -3299,34 +3299,106 @@ static inline void ipup__tap_range(int o, int st, int pad, int k, int in, int *l
 }
 /* depthwise forward: per output position and vector of channels, acc = 0, then
    acc + x w (a rounded product, then a rounded add: the portable kernel's operations) over
-   the taps inside in (kh, kw) order, then + b */
+   the taps inside in (kh, kw) order, then + b. Four neighbouring outputs of a row whose
+   windows are inside the row run together (four independent chains: the add latency is
+   hidden); each output keeps its own chain, so the bits do not depend on the grouping. */
+static void ipup__dw_fwd_out(const ipup_conv2d_shape *s, const float *xr, const float *w,
+                             const float *b, float *yp, int kh0, int kh1, int kw0, int kw1,
+                             int q) {
+    const int C = s->ci;
+    const ptrdiff_t sx = (ptrdiff_t)s->sw * C, rx = (ptrdiff_t)s->w * C;
+    int kh, kw, c0;
+    for (c0 = 0; c0 < C; c0 += IPUP__VL) { /* named accumulators: they stay in registers */
+        const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+        ipup__v a0 = ipup__vzero(), a1 = ipup__vzero(), a2 = ipup__vzero(), a3 = ipup__vzero();
+        for (kh = kh0; kh < kh1; kh++) {
+            const float *xp = xr + kh * rx + c0, *wp = w + (ptrdiff_t)kh * s->kw * C + c0;
+            for (kw = 0; kw < s->kw; kw++) {
+                const ipup__v wv = ipup__ldn(wp + (ptrdiff_t)kw * C, nc);
+                const float *xk = xp + (ptrdiff_t)kw * C;
+                a0 = ipup__vadd(a0, ipup__vmul(ipup__ldn(xk, nc), wv));
+                a1 = ipup__vadd(a1, ipup__vmul(ipup__ldn(xk + sx, nc), wv));
+                a2 = ipup__vadd(a2, ipup__vmul(ipup__ldn(xk + 2 * sx, nc), wv));
+                a3 = ipup__vadd(a3, ipup__vmul(ipup__ldn(xk + 3 * sx, nc), wv));
+            }
+        }
+        if (b) {
+            const ipup__v bv = ipup__ldn(b + c0, nc);
+            a0 = ipup__vadd(a0, bv); a1 = ipup__vadd(a1, bv);
+            a2 = ipup__vadd(a2, bv); a3 = ipup__vadd(a3, bv);
+        }
+        ipup__stn(yp + c0, nc, a0);
+        ipup__stn(yp + C + c0, nc, a1);
+        ipup__stn(yp + 2 * C + c0, nc, a2);
+        ipup__stn(yp + 3 * C + c0, nc, a3);
+    }
+    (void)kw0; (void)kw1; (void)q;
+}
+/* one output whose window may reach into the padding: the taps inside only, up to four
+   vectors of channels at once (independent chains) */
+static void ipup__dw_fwd_one(const ipup_conv2d_shape *s, const float *xr, const float *w,
+                             const float *b, float *yp, int kh0, int kh1, int kw0, int kw1) {
+    const int C = s->ci;
+    const ptrdiff_t rx = (ptrdiff_t)s->w * C;
+    int kh, kw, c0;
+    for (c0 = 0; c0 < C; c0 += 4 * IPUP__VL) {
+        const int left = C - c0, nv = left > 3 * IPUP__VL ? 4 : (left + IPUP__VL - 1) / IPUP__VL;
+        const int n0 = left < IPUP__VL ? left : IPUP__VL,
+                  n1 = left - IPUP__VL < IPUP__VL ? left - IPUP__VL : IPUP__VL,
+                  n2 = left - 2 * IPUP__VL < IPUP__VL ? left - 2 * IPUP__VL : IPUP__VL,
+                  n3 = left - 3 * IPUP__VL < IPUP__VL ? left - 3 * IPUP__VL : IPUP__VL;
+        ipup__v a0 = ipup__vzero(), a1 = ipup__vzero(), a2 = ipup__vzero(), a3 = ipup__vzero();
+        for (kh = kh0; kh < kh1; kh++)
+            for (kw = kw0; kw < kw1; kw++) {
+                const float *xk = xr + kh * rx + (ptrdiff_t)kw * C + c0,
+                            *wk = w + ((ptrdiff_t)kh * s->kw + kw) * C + c0;
+                a0 = ipup__vadd(a0, ipup__vmul(ipup__ldn(xk, n0), ipup__ldn(wk, n0)));
+                if (nv > 1)
+                    a1 = ipup__vadd(a1, ipup__vmul(ipup__ldn(xk + IPUP__VL, n1),
+                                                   ipup__ldn(wk + IPUP__VL, n1)));
+                if (nv > 2)
+                    a2 = ipup__vadd(a2, ipup__vmul(ipup__ldn(xk + 2 * IPUP__VL, n2),
+                                                   ipup__ldn(wk + 2 * IPUP__VL, n2)));
+                if (nv > 3)
+                    a3 = ipup__vadd(a3, ipup__vmul(ipup__ldn(xk + 3 * IPUP__VL, n3),
+                                                   ipup__ldn(wk + 3 * IPUP__VL, n3)));
+            }
+        if (b) {
+            a0 = ipup__vadd(a0, ipup__ldn(b + c0, n0));
+            if (nv > 1) a1 = ipup__vadd(a1, ipup__ldn(b + c0 + IPUP__VL, n1));
+            if (nv > 2) a2 = ipup__vadd(a2, ipup__ldn(b + c0 + 2 * IPUP__VL, n2));
+            if (nv > 3) a3 = ipup__vadd(a3, ipup__ldn(b + c0 + 3 * IPUP__VL, n3));
+        }
+        ipup__stn(yp + c0, n0, a0);
+        if (nv > 1) ipup__stn(yp + c0 + IPUP__VL, n1, a1);
+        if (nv > 2) ipup__stn(yp + c0 + 2 * IPUP__VL, n2, a2);
+        if (nv > 3) ipup__stn(yp + c0 + 3 * IPUP__VL, n3, a3);
+    }
+}
 static void ipup__dw_fwd_simd(int B, const ipup_conv2d_shape *s, const float *x, const float *w,
                               const float *b, float *y) {
     const int C = s->ci;
-    int n, oh, ow, kh, kw, c0, kh0, kh1, kw0, kw1;
+    int n, oh, ow, kh0, kh1, kw0, kw1;
     for (n = 0; n < B; n++)
         for (oh = 0; oh < s->oh; oh++) {
+            const int ih0 = oh * s->sh - s->pad_top;
             ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
-            for (ow = 0; ow < s->ow; ow++) {
-                const int iw0 = ow * s->sw - s->pad_left, ih0 = oh * s->sh - s->pad_top;
+            for (ow = 0; ow < s->ow;) {
+                const int iw0 = ow * s->sw - s->pad_left;
+                /* x at kernel position (0, 0) of this output (maybe outside: only taps
+                   inside are read) */
+                const float *xr = x + ((ptrdiff_t)((ptrdiff_t)n * s->h + ih0) * s->w + iw0) * C;
                 float *yp = y + (((size_t)n * (size_t)s->oh + (size_t)oh) * (size_t)s->ow +
                                  (size_t)ow) * (size_t)C;
-                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
-                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
-                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
-                    ipup__v acc = ipup__vzero();
-                    for (kh = kh0; kh < kh1; kh++) {
-                        const float *xr = x + (((size_t)n * (size_t)s->h + (size_t)(ih0 + kh)) *
-                                                   (size_t)s->w + (size_t)iw0) * (size_t)C +
-                                          (size_t)c0;
-                        const float *wr = w + (size_t)kh * (size_t)s->kw * (size_t)C + (size_t)c0;
-                        for (kw = kw0; kw < kw1; kw++)
-                            acc = ipup__vadd(acc, ipup__vmul(ipup__ldn(xr + (ptrdiff_t)kw * C, nc),
-                                                             ipup__ldn(wr + (size_t)kw * (size_t)C, nc)));
-                    }
-                    if (b) acc = ipup__vadd(acc, ipup__ldn(b + c0, nc));
-                    ipup__stn(yp + c0, nc, acc);
+                if (C < 4 * IPUP__VL && ow + 4 <= s->ow && iw0 >= 0 &&
+                    iw0 + 3 * s->sw + s->kw <= s->w) {
+                    ipup__dw_fwd_out(s, xr, w, b, yp, kh0, kh1, 0, s->kw, 4); /* C < 4 VL */
+                    ow += 4;
+                    continue;
                 }
+                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
+                ipup__dw_fwd_one(s, xr, w, b, yp, kh0, kh1, kw0, kw1);
+                ow++;
             }
         }
 }
