@@ -3041,28 +3041,29 @@ static int ipup__conv_unpadded(const ipup_conv2d_shape *s) {
            (s->ow - 1) * s->sw + s->kw <= s->w;
 }
 /* im2col of one image: col (oh ow, kh kw ci), row p = the taps of output p in (kh, kw, ci)
-   order, +0 for the taps in the padding */
+   order, +0 for the taps in the padding. Short runs (kw ci floats: 4 for DS-CNN's first
+   layer) by plain loops rather than a library call per run. */
 static void ipup__im2col(const ipup_conv2d_shape *s, const float *xn, float *col) {
-    const size_t CI = (size_t)s->ci, KW = (size_t)s->kw * CI;
+    const int CI = s->ci, KW = s->kw * CI;
     float *row = col;
-    int oh, ow, kh;
+    int oh, ow, kh, i;
     for (oh = 0; oh < s->oh; oh++)
         for (ow = 0; ow < s->ow; ow++)
             for (kh = 0; kh < s->kh; kh++, row += KW) {
                 const int ih = oh * s->sh - s->pad_top + kh, iw0 = ow * s->sw - s->pad_left;
-                const int lo = iw0 < 0 ? -iw0 : 0,
-                          hi = iw0 + s->kw > s->w ? s->w - iw0 : s->kw; /* taps inside */
+                const int lo = iw0 < 0 ? -iw0 * CI : 0,
+                          hi = (iw0 + s->kw > s->w ? s->w - iw0 : s->kw) * CI; /* inside */
+                const float *src;
                 if (ih < 0 || ih >= s->h || hi <= lo) {
-                    IPUPIPE_MEMSET(row, 0, KW * sizeof(float));
+                    for (i = 0; i < KW; i++) row[i] = 0.0f;
                     continue;
                 }
-                if (lo > 0) IPUPIPE_MEMSET(row, 0, (size_t)lo * CI * sizeof(float));
-                IPUPIPE_MEMCPY(row + (size_t)lo * CI,
-                               xn + ((size_t)ih * (size_t)s->w + (size_t)(iw0 + lo)) * CI,
-                               (size_t)(hi - lo) * CI * sizeof(float));
-                if (hi < s->kw)
-                    IPUPIPE_MEMSET(row + (size_t)hi * CI, 0,
-                                   (size_t)(s->kw - hi) * CI * sizeof(float));
+                src = xn + ((ptrdiff_t)ih * s->w + iw0) * CI;
+                for (i = 0; i < lo; i++) row[i] = 0.0f;
+                if (hi - lo >= 16) IPUPIPE_MEMCPY(row + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+                else
+                    for (i = lo; i < hi; i++) row[i] = src[i];
+                for (i = hi; i < KW; i++) row[i] = 0.0f;
             }
 }
 /* A of the forward product of image xn: the output positions' taps, read in place
