@@ -3284,11 +3284,20 @@ IPUPIPE_DEF void ipup_dwconv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *
 }
 
 #ifdef IPUP__SIMD
-/* n (1..VL) lanes of p: a whole vector, or the masked tail */
+/* n (1..VL) lanes of p: a whole vector, or the masked tail. With AVX-512, 8 lanes (a layer
+   of 8 channels) go as one ymm load or store: a masked store does not forward its data to
+   a later load of the same bytes, so a value stored and read back at once (a gradient
+   added to position after position) would wait for the store to reach the cache. */
 static inline ipup__v ipup__ldn(const float *p, int n) {
+#if defined(IPUP_KERNELS_AVX512)
+    if (n == 8) return _mm512_zextps256_ps512(_mm256_loadu_ps(p));
+#endif
     return n == IPUP__VL ? ipup__vld(p) : ipup__vldm(p, ipup__mask(n));
 }
 static inline void ipup__stn(float *p, int n, ipup__v v) {
+#if defined(IPUP_KERNELS_AVX512)
+    if (n == 8) { _mm256_storeu_ps(p, _mm512_castps512_ps256(v)); return; }
+#endif
     if (n == IPUP__VL) ipup__vst(p, v);
     else ipup__vstm(p, ipup__mask(n), v);
 }
