@@ -90,7 +90,9 @@
      call: what split "I"/"W" backward ops rely on).
      Stack: the SIMD dense backward packs a transposed panel of w or dy on the stack (at
      most 34 KB with AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB
-     (the narrow weight gradient 8 KB).
+     (the narrow weight gradient 8 KB, the portable batch norm backward 3 KB).
+     ipup_conv2d_scratch_floats(s, B): the general convolution's scratch (the same figure in
+     every build); NULL is accepted (see ipup_conv2d_fwd_f32 for the bits).
 
    SPEED (bench_kernels, built -O2 -march=native as the tools are; Intel Xeon with AVX-512,
    one core, measured FMA peak ~249 GFLOP/s, 64-byte aligned tensors as the emulator carves
@@ -108,6 +110,13 @@
      vectorised explicitly, lane for lane the scalar operation, so -O2 gives the speed and
      every build the same bits. Weak spot: conv dx with one input channel (N = 9 columns):
      pass dx = NULL for a first layer, nothing consumes it.
+     The general conv2d runs the same micro-kernel (in place, or from im2col rows); batch
+     8 (docs/performance.md): ~0.5 of peak for DS-CNN's first layer, 0.6 to 0.97 for the
+     k x k and pointwise layers with >= 16 input channels, 0.15 / 0.3 for MobileNet's and
+     ResNet-8's 3-channel first layers (8 and 16 filters: half-empty or one-vector tiles).
+     Depthwise conv, batch norm, average pooling and the new activations are vector
+     loops that make the portable kernels' operations lane by lane (no FMA): the portable
+     bits wherever the compiler does not contract a * b + c (gcc's ISO C mode).
 
    RNG
      ipup_rng_u64(seed, a, b) is a counter-based generator: a pure hash of its three keys
@@ -511,14 +520,18 @@ IPUPIPE_DEF int ipup_conv2d_shape_init(ipup_conv2d_shape *s, int h, int w, int c
 IPUPIPE_DEF size_t ipup_conv2d_scratch_floats(const ipup_conv2d_shape *s, int B);
 /* conv2d, NHWC: x (B, h, w, ci), w (kh, kw, ci, co) (Keras's kernel layout), b (co) or NULL,
    y (B, oh, ow, co) written = the cross-correlation of the zero-padded x with w, plus b.
-   scratch: ipup_conv2d_scratch_floats(s, B) floats, or NULL (a slower path that needs none;
-   the bits do not depend on it). y must not alias x. */
+   scratch: ipup_conv2d_scratch_floats(s, B) floats, or NULL. SIMD builds read x in place
+   where no output reads padding (scratch unused), else build im2col rows in scratch (the
+   same chain of FMAs per output either way); with padding and NULL scratch they take the
+   portable kernel (slower, other bits: ~1e-6 relative). y must not alias x. */
 IPUPIPE_DEF void ipup_conv2d_fwd_f32(int B, const ipup_conv2d_shape *s, const float *x,
                                      const float *w, const float *b, float *y, float *scratch);
 /* x (B, h, w, ci), w (kh, kw, ci, co), dy (B, oh, ow, co); dx (B, h, w, ci) written (NULL:
    skip; padding taps get no gradient); dw (kh, kw, ci, co) += (NULL: skip); db (co) +=
-   (NULL: skip). scratch as the forward's, or NULL (slower; dx then sums in another order,
-   as ipup_conv3x3_bwd_f32's; dw and db never depend on it). No output aliases an input. */
+   (NULL: skip). scratch as the forward's, or NULL: SIMD builds then compute what needs it
+   (dx; dw and db of a padded layer) the portable way, in another order (~1e-6): pass
+   scratch consistently when runs must match bit for bit. For a given scratch, dx-only and
+   dw/db-only calls give the bits of one full call. No output aliases an input. */
 IPUPIPE_DEF void ipup_conv2d_bwd_f32(int B, const ipup_conv2d_shape *s, const float *x,
                                      const float *w, const float *dy, float *dx, float *dw,
                                      float *db, float *scratch);
@@ -3060,7 +3073,8 @@ static void ipup__im2col(const ipup_conv2d_shape *s, const float *xn, float *col
                 }
                 src = xn + ((ptrdiff_t)ih * s->w + iw0) * CI;
                 for (i = 0; i < lo; i++) row[i] = 0.0f;
-                if (hi - lo >= 16) IPUPIPE_MEMCPY(row + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+                if (hi - lo >= 16)
+                    IPUPIPE_MEMCPY(row + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
                 else
                     for (i = lo; i < hi; i++) row[i] = src[i];
                 for (i = hi; i < KW; i++) row[i] = 0.0f;
@@ -3418,7 +3432,9 @@ static void ipup__dw_bwd_simd(int B, const ipup_conv2d_shape *s, const float *x,
                               const float *dy, float *dx, float *dw, float *db) {
     const int C = s->ci;
     int n, oh, ow, kh, kw, c0, kh0, kh1, kw0, kw1;
-    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)s->h * (size_t)s->w * (size_t)C * sizeof(float));
+    if (dx)
+        IPUPIPE_MEMSET(dx, 0,
+                       (size_t)B * (size_t)s->h * (size_t)s->w * (size_t)C * sizeof(float));
     for (n = 0; n < B; n++)
         for (oh = 0; oh < s->oh; oh++) {
             ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
@@ -3439,11 +3455,13 @@ static void ipup__dw_bwd_simd(int B, const ipup_conv2d_shape *s, const float *x,
                             const size_t xk = xo + (size_t)kw * (size_t)C,
                                          wk = wo + (size_t)kw * (size_t)C;
                             if (dw)
-                                ipup__stn(dw + wk, nc, ipup__vadd(ipup__ldn(dw + wk, nc),
-                                                                  ipup__vmul(ipup__ldn(x + xk, nc), d)));
+                                ipup__stn(dw + wk, nc,
+                                          ipup__vadd(ipup__ldn(dw + wk, nc),
+                                                     ipup__vmul(ipup__ldn(x + xk, nc), d)));
                             if (dx)
-                                ipup__stn(dx + xk, nc, ipup__vadd(ipup__ldn(dx + xk, nc),
-                                                                  ipup__vmul(d, ipup__ldn(w + wk, nc))));
+                                ipup__stn(dx + xk, nc,
+                                          ipup__vadd(ipup__ldn(dx + xk, nc),
+                                                     ipup__vmul(d, ipup__ldn(w + wk, nc))));
                         }
                     }
                 }
@@ -3509,7 +3527,8 @@ IPUPIPE_DEF void ipup_batchnorm_fwd_train_f32(int N, int C, const float *x /* (N
         for (r = 0; r + 4 <= N; r += 4)
             for (c = 0; c < 4; c++)
                 a[c] = ipup__vadd(a[c], ipup__ldn(xc + (size_t)(r + c) * (size_t)C, nc));
-        for (; r < N; r++) a[r & 3] = ipup__vadd(a[r & 3], ipup__ldn(xc + (size_t)r * (size_t)C, nc));
+        for (; r < N; r++)
+            a[r & 3] = ipup__vadd(a[r & 3], ipup__ldn(xc + (size_t)r * (size_t)C, nc));
         m = ipup__vmul(ipup__vadd(ipup__vadd(a[0], a[1]), ipup__vadd(a[2], a[3])),
                        ipup__vset(inv_n));
         ipup__stn(mean + c0, nc, m);
@@ -3891,7 +3910,8 @@ static float ipup__hswish_d(float v) {
 #ifdef IPUP__SIMD
 /* t where a PRED b, else f, lane by lane (PRED a _CMP_ constant) */
 #if defined(IPUP_KERNELS_AVX512)
-#define IPUP__VSEL(a, b, PRED, t, f) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), PRED), (f), (t))
+#define IPUP__VSEL(a, b, PRED, t, f)                                                            \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), PRED), (f), (t))
 #else
 #define IPUP__VSEL(a, b, PRED, t, f) _mm256_blendv_ps((f), (t), _mm256_cmp_ps((a), (b), PRED))
 #endif
