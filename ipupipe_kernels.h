@@ -2908,9 +2908,10 @@ IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_
 }
 
 /* >>conv2d: the general convolution: shape, portable kernels, SIMD products, dispatchers */
-/* Keras 'same' padding is TensorFlow's (tensorflow.org/api_docs/python/tf/nn/convolution,
-   "padding"; the guide's "Padding" note of tf.nn): out = ceil(in / stride), total padding
-   max((out - 1) stride + k - in, 0), pad_before = total / 2, the rest after. */
+/* Keras 'same' padding is TensorFlow's (the tf.nn module's documentation, "Notes on
+   padding", tensorflow.org/api_docs/python/tf/nn): out = ceil(in / stride), total padding
+   max((out - 1) stride + k - in, 0), pad_before = total / 2, the rest after; 'valid':
+   out = ceil((in - k + 1) / stride), no padding. */
 static int ipup__conv_dim(int in, int k, int st, int same, int *out, int *pad) {
     if (same) {
         const int o = (in + st - 1) / st, total = (o - 1) * st + k - in;
