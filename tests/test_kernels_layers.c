@@ -117,8 +117,8 @@ static void fd_grad(double *p, size_t n, double h, loss_fn loss, void *ctx, doub
 
 /* ------------------------------------------------------------ convolution references */
 
-/* The geometry, computed here from TensorFlow's documented rule (tf.nn.convolution,
-   "padding"): 'same': out = ceil(in / s), pad_total = max((out - 1) s + k - in, 0),
+/* The geometry, computed here from TensorFlow's documented rule (tf.nn, "Notes on
+   padding"): 'same': out = ceil(in / s), pad_total = max((out - 1) s + k - in, 0),
    pad_before = floor(pad_total / 2); 'valid': out = ceil((in - k + 1) / s). */
 typedef struct {
     size_t B, h, w, ci, co, kh, kw, sh, sw, oh, ow, pt, pl, pb, pr;
