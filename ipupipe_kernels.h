@@ -3073,6 +3073,11 @@ static void ipup__im2col(const ipup_conv2d_shape *s, const float *xn, float *col
                     continue;
                 }
                 src = xn + ((ptrdiff_t)ih * s->w + iw0) * CI;
+                if (lo == 0 && hi == KW && KW <= IPUP__VL) { /* one masked vector */
+                    const ipup__lanes m = ipup__mask(KW);
+                    ipup__vstm(row, m, ipup__vldm(src, m));
+                    continue;
+                }
                 for (i = 0; i < lo; i++) row[i] = 0.0f;
                 if (hi - lo >= 16)
                     IPUPIPE_MEMCPY(row + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
