@@ -112,7 +112,7 @@
      pass dx = NULL for a first layer, nothing consumes it.
      The general conv2d runs the same micro-kernel (in place, or from im2col rows); batch
      8 (docs/performance.md): ~0.5 of peak for DS-CNN's first layer, 0.6 to 0.97 for the
-     k x k and pointwise layers with >= 16 input channels, 0.15 / 0.3 for MobileNet's and
+     k x k and pointwise layers with >= 16 input channels, 0.19 / 0.39 for MobileNet's and
      ResNet-8's 3-channel first layers (8 and 16 filters: half-empty or one-vector tiles).
      Depthwise conv, batch norm, average pooling and the new activations are vector
      loops that make the portable kernels' operations lane by lane (no FMA): the portable
