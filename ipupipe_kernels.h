@@ -22,6 +22,11 @@
        optimizers     SGD, momentum, Adam
        init           the Glorot initialiser
        half           IEEE binary16 storage: fp32 <-> fp16 conversions
+       conv2d         the general convolution (kernel, stride, 'same'/'valid'), references
+       depthwise      depthwise convolution, its portable references
+       batchnorm      batch normalisation (training, inference), running statistics
+       avgpool        average pooling, global average pooling
+       activations    sigmoid, tanh, leaky ReLU, hard-swish; binary cross-entropy on logits
 
    USAGE
      In exactly ONE C or C++ file:
@@ -86,7 +91,9 @@
      call: what split "I"/"W" backward ops rely on).
      Stack: the SIMD dense backward packs a transposed panel of w or dy on the stack (at
      most 34 KB with AVX-512, 17 KB with AVX2); every other kernel uses well under 1 KB
-     (the narrow weight gradient 8 KB).
+     (the narrow weight gradient 8 KB, the portable batch norm backward 3 KB).
+     ipup_conv2d_scratch_floats(s, B): the general convolution's scratch (the same figure in
+     every build); NULL is accepted (see ipup_conv2d_fwd_f32 for the bits).
 
    SPEED (bench_kernels, built -O2 -march=native as the tools are; Intel Xeon with AVX-512,
    one core, measured FMA peak ~249 GFLOP/s, 64-byte aligned tensors as the emulator carves
@@ -104,6 +111,13 @@
      vectorised explicitly, lane for lane the scalar operation, so -O2 gives the speed and
      every build the same bits. Weak spot: conv dx with one input channel (N = 9 columns):
      pass dx = NULL for a first layer, nothing consumes it.
+     The general conv2d runs the same micro-kernel (in place, or from im2col rows); batch
+     8 (docs/performance.md): ~0.5 of peak for DS-CNN's first layer, 0.6 to 0.97 for the
+     k x k and pointwise layers with >= 16 input channels, 0.19 / 0.39 for MobileNet's and
+     ResNet-8's 3-channel first layers (8 and 16 filters: half-empty or one-vector tiles).
+     Depthwise conv, batch norm, average pooling and the new activations are vector
+     loops that make the portable kernels' operations lane by lane (no FMA): the portable
+     bits wherever the compiler does not contract a * b + c (gcc's ISO C mode).
 
    RNG
      ipup_rng_u64(seed, a, b) is a counter-based generator: a pure hash of its three keys
@@ -519,6 +533,154 @@ IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_
 #endif
 IPUPIPE_DEF void ipup_f32_to_f16(int n, const float *x, uint16_t *y);
 IPUPIPE_DEF void ipup_f16_to_f32(int n, const uint16_t *x, float *y);
+
+/* >>conv2d: the general convolution (any kernel, stride, 'same'/'valid'), its references */
+/* The geometry of one convolution, filled by ipup_conv2d_shape_init: input (h, w, ci),
+   kernel (kh, kw), strides (sh, sw), the zero padding before the first row and column
+   (pad_top, pad_left; the rest of the total goes after), output (oh, ow, co). Depthwise
+   convolutions use the same struct with co == ci. */
+typedef struct ipup_conv2d_shape {
+    int h, w, ci, co, kh, kw, sh, sw, pad_top, pad_left, oh, ow;
+} ipup_conv2d_shape;
+/* Fills *s for an input of h x w x ci, co filters of kh x kw, strides sh x sw, padding as
+   Keras/TensorFlow compute it: same != 0 ('same'): oh = ceil(h / sh), the total padding
+   max((oh - 1) sh + kh - h, 0) of which pad_top = total / 2 go before (the odd one after);
+   same == 0 ('valid'): no padding, oh = (h - kh) / sh + 1 (floor), which needs h >= kh.
+   Likewise for the width. Returns 0, or -1 (and *s zeroed) when a size or stride is < 1,
+   'valid' has a kernel larger than the input, or a tensor or the im2col scratch would pass
+   INT_MAX elements. */
+IPUPIPE_DEF int ipup_conv2d_shape_init(ipup_conv2d_shape *s, int h, int w, int ci, int co, int kh,
+                                       int kw, int sh, int sw, int same);
+/* Floats of caller scratch the conv2d forward and backward need for B images (the larger
+   of the two; the same figure in every build, so pools do not depend on the SIMD path):
+   kh kw ci co (the transposed kernel) + oh ow kh kw ci (one image's im2col rows). The
+   kernels use it one image at a time; B does not change the figure today. */
+IPUPIPE_DEF size_t ipup_conv2d_scratch_floats(const ipup_conv2d_shape *s, int B);
+/* conv2d, NHWC: x (B, h, w, ci), w (kh, kw, ci, co) (Keras's kernel layout), b (co) or NULL,
+   y (B, oh, ow, co) written = the cross-correlation of the zero-padded x with w, plus b.
+   scratch: ipup_conv2d_scratch_floats(s, B) floats, or NULL. SIMD builds read x in place
+   where no output reads padding (scratch unused), else build im2col rows in scratch (the
+   same chain of FMAs per output either way); with padding and NULL scratch they take the
+   portable kernel (slower, other bits: ~1e-6 relative). y must not alias x. */
+IPUPIPE_DEF void ipup_conv2d_fwd_f32(int B, const ipup_conv2d_shape *s, const float *x,
+                                     const float *w, const float *b, float *y, float *scratch);
+/* x (B, h, w, ci), w (kh, kw, ci, co), dy (B, oh, ow, co); dx (B, h, w, ci) written (NULL:
+   skip; padding taps get no gradient); dw (kh, kw, ci, co) += (NULL: skip); db (co) +=
+   (NULL: skip). scratch as the forward's, or NULL: SIMD builds then compute what needs it
+   (dx; dw and db of a padded layer) the portable way, in another order (~1e-6): pass
+   scratch consistently when runs must match bit for bit. For a given scratch, dx-only and
+   dw/db-only calls give the bits of one full call. No output aliases an input. */
+IPUPIPE_DEF void ipup_conv2d_bwd_f32(int B, const ipup_conv2d_shape *s, const float *x,
+                                     const float *w, const float *dy, float *dx, float *dw,
+                                     float *db, float *scratch);
+/* The portable references (same contracts, no scratch), always compiled. */
+IPUPIPE_DEF void ipup_conv2d_fwd_f32_portable(int B, const ipup_conv2d_shape *s, const float *x,
+                                              const float *w, const float *b, float *y);
+IPUPIPE_DEF void ipup_conv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *s, const float *x,
+                                              const float *w, const float *dy, float *dx,
+                                              float *dw, float *db);
+
+/* >>depthwise: depthwise convolution (depth multiplier 1), its portable references */
+/* s from ipup_conv2d_shape_init with co == ci (c channels). x (B, h, w, c), w (kh, kw, c)
+   (Keras's depthwise kernel (kh, kw, c, 1)), b (c) or NULL, y (B, oh, ow, c) written:
+   channel c of y is channel c of x correlated with w[., ., c], plus b[c]. y must not alias x. */
+IPUPIPE_DEF void ipup_dwconv2d_fwd_f32(int B, const ipup_conv2d_shape *s, const float *x,
+                                       const float *w, const float *b, float *y);
+/* x (B, h, w, c), w (kh, kw, c), dy (B, oh, ow, c); dx (B, h, w, c) written (NULL: skip);
+   dw (kh, kw, c) += (NULL: skip); db (c) += (NULL: skip). No output aliases an input. */
+IPUPIPE_DEF void ipup_dwconv2d_bwd_f32(int B, const ipup_conv2d_shape *s, const float *x,
+                                       const float *w, const float *dy, float *dx, float *dw,
+                                       float *db);
+IPUPIPE_DEF void ipup_dwconv2d_fwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                                const float *x, const float *w, const float *b,
+                                                float *y);
+IPUPIPE_DEF void ipup_dwconv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                                const float *x, const float *w, const float *dy,
+                                                float *dx, float *dw, float *db);
+
+/* >>batchnorm: batch normalisation over the rows of a micro-batch, running statistics */
+/* Batch norm of N rows of C channels (NHWC: N = B*H*W positions; dense: N = B samples),
+   Ioffe & Szegedy 2015, Algorithm 1: xhat = (x - mean) invstd, y = gamma xhat + beta.
+   Training mode: mean and the biased variance var = mean((x - mean)^2) (two passes) of THESE
+   N rows, invstd = 1 / sqrt(var + eps). x (N, C), gamma (C), beta (C), y (N, C) written
+   (may alias x), mean (C) and invstd (C) written (what the backward and
+   ipup_batchnorm_running_f32 take). */
+IPUPIPE_DEF void ipup_batchnorm_fwd_train_f32(int N, int C, const float *x, const float *gamma,
+                                              const float *beta, float eps, float *y,
+                                              float *mean, float *invstd);
+/* Inference mode: y = gamma (x - run_mean) / sqrt(run_var + eps) + beta. x (N, C), gamma,
+   beta, run_mean, run_var (C), y (N, C) written (may alias x). */
+IPUPIPE_DEF void ipup_batchnorm_fwd_infer_f32(int N, int C, const float *x, const float *gamma,
+                                              const float *beta, const float *run_mean,
+                                              const float *run_var, float eps, float *y);
+/* The backward of the training mode (the statistics depend on x):
+   dx = gamma invstd / N (N dy - sum dy - xhat sum dy xhat), sums over the N rows per
+   channel. x (N, C) the forward input, gamma, mean, invstd (C) from the forward,
+   dy (N, C); dx (N, C) written (NULL: skip; may alias dy); dgamma (C) += sum dy xhat,
+   dbeta (C) += sum dy (NULL: skip). */
+IPUPIPE_DEF void ipup_batchnorm_bwd_f32(int N, int C, const float *x, const float *gamma,
+                                        const float *mean, const float *invstd, const float *dy,
+                                        float *dx, float *dgamma, float *dbeta);
+/* The backward of the inference mode (frozen statistics, a per-channel scale):
+   dx = dy gamma / sqrt(run_var + eps). gamma, run_var (C), dy (N, C), dx (N, C) written
+   (may alias dy). */
+IPUPIPE_DEF void ipup_batchnorm_bwd_infer_f32(int N, int C, const float *gamma,
+                                              const float *run_var, float eps, const float *dy,
+                                              float *dx);
+/* The running statistics, as Keras's BatchNormalization updates them (its moving averages:
+   var -= (var - value) (1 - momentum), i.e. run = momentum run + (1 - momentum) batch),
+   with the batch's BIASED variance, the one it normalised with (Keras passes the variance
+   of tf.nn.moments, no Bessel correction; PyTorch would use the unbiased one):
+   var = 1 / invstd^2 - eps. N (the rows the statistics came from) <= 0 leaves both
+   unchanged, as Keras skips an empty batch. mean, invstd (C) from the training forward;
+   run_mean, run_var (C) updated. */
+IPUPIPE_DEF void ipup_batchnorm_running_f32(int C, int N, float momentum, const float *mean,
+                                            const float *invstd, float eps, float *run_mean,
+                                            float *run_var);
+
+/* >>avgpool: average pooling (k x k, stride; global = the whole image) */
+/* Average pool, 'valid' (Keras AveragePooling2D's default): x (B, H, W, C),
+   y (B, OH, OW, C) written, OH = (H - kh) / sh + 1, OW = (W - kw) / sw + 1: the mean of each
+   kh x kw window (its sum, taps in row order, divided by kh kw). Global average pooling is
+   kh = H, kw = W (y (B, 1, 1, C) = (B, C)). Needs 1 <= kh <= H, 1 <= kw <= W, strides >= 1. */
+IPUPIPE_DEF void ipup_avgpool_fwd_f32(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                      const float *x, float *y);
+/* dy (B, OH, OW, C); dx (B, H, W, C) written: dy / (kh kw) added over every window that
+   covers the element (overlapping windows when the stride is below the kernel), 0 where
+   none does. */
+IPUPIPE_DEF void ipup_avgpool_bwd_f32(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                      const float *dy, float *dx);
+
+/* >>activations: sigmoid, tanh, leaky ReLU, hard-swish; binary cross-entropy on logits */
+/* Element-wise, x (n), y (n) and dy, dx (n); each output may alias its input. The same
+   operation sequence in every build (the header's own e^x, as GELU's): the bits do not
+   depend on the SIMD path. */
+/* sigmoid(x) = 1 / (1 + e^-x) */
+IPUPIPE_DEF void ipup_sigmoid_fwd_f32(int n, const float *x, float *y);
+/* dx = dy y (1 - y), from the forward OUTPUT y */
+IPUPIPE_DEF void ipup_sigmoid_bwd_f32(int n, const float *y, const float *dy, float *dx);
+/* tanh(x): Cephes tanhf's odd polynomial for |x| < 0.625, 1 - 2 / (e^2|x| + 1) (sign of x)
+   above */
+IPUPIPE_DEF void ipup_tanh_fwd_f32(int n, const float *x, float *y);
+/* dx = dy (1 - y^2), from the forward OUTPUT y */
+IPUPIPE_DEF void ipup_tanh_bwd_f32(int n, const float *y, const float *dy, float *dx);
+/* Keras LeakyReLU: y = x for x > 0, alpha x otherwise (Keras's default alpha is 0.3) */
+IPUPIPE_DEF void ipup_leaky_relu_fwd_f32(int n, float alpha, const float *x, float *y);
+/* dx = dy where the forward input x > 0, alpha dy otherwise */
+IPUPIPE_DEF void ipup_leaky_relu_bwd_f32(int n, float alpha, const float *x, const float *dy,
+                                         float *dx);
+/* hard-swish (Howard et al., "Searching for MobileNetV3", 2019, eq. 2; Keras's
+   hard_swish): y = x relu6(x + 3) / 6 */
+IPUPIPE_DEF void ipup_hard_swish_fwd_f32(int n, const float *x, float *y);
+/* dx = dy * (0 for x <= -3, 1 for x >= 3, (2x + 3) / 6 between), from the forward INPUT x */
+IPUPIPE_DEF void ipup_hard_swish_bwd_f32(int n, const float *x, const float *dy, float *dx);
+/* Binary cross-entropy on logits (Keras BinaryCrossentropy(from_logits=True), TensorFlow's
+   sigmoid_cross_entropy_with_logits stable form): per element
+   max(z, 0) - z t + log(1 + e^-|z|); returns the mean over all B*N elements (each row summed
+   in column order, the rows in row order, in float). z (B, N) logits, t (B, N) targets in
+   [0, 1]; dz (B, N) or NULL: written (sigmoid(z) - t) / (B N), the gradient of that mean
+   (may alias z). */
+IPUPIPE_DEF float ipup_bce_logits_f32(int B, int N, const float *z, const float *t, float *dz);
 
 #ifdef __cplusplus
 }
@@ -2888,6 +3050,1150 @@ IPUPIPE_DEF void ipup_f16_to_f32(int n, const uint16_t *x /* (n) */, float *y /*
     for (; i < n; i++) y[i] = ipup__f16_to_f32_arm(x[i]);
 #endif
     for (; i < n; i++) y[i] = ipup__f16_to_f32_1(x[i]);
+
+/* >>conv2d: the general convolution: shape, portable kernels, SIMD products, dispatchers */
+/* Keras 'same' padding is TensorFlow's (the tf.nn module's documentation, "Notes on
+   padding", tensorflow.org/api_docs/python/tf/nn): out = ceil(in / stride), total padding
+   max((out - 1) stride + k - in, 0), pad_before = total / 2, the rest after; 'valid':
+   out = ceil((in - k + 1) / stride), no padding. */
+static int ipup__conv_dim(int in, int k, int st, int same, int *out, int *pad) {
+    if (same) {
+        const int o = (in + st - 1) / st, total = (o - 1) * st + k - in;
+        *out = o;
+        *pad = total > 0 ? total / 2 : 0;
+        return 0;
+    }
+    if (in < k) return -1;
+    *out = (in - k) / st + 1;
+    *pad = 0;
+    return 0;
+}
+
+IPUPIPE_DEF int ipup_conv2d_shape_init(ipup_conv2d_shape *s, int h, int w, int ci, int co, int kh,
+                                       int kw, int sh, int sw, int same) {
+    ipup_conv2d_shape t;
+    int64_t taps, big = 2147483647;
+    if (!s) return -1;
+    IPUPIPE_MEMSET(s, 0, sizeof *s);
+    if (h < 1 || w < 1 || ci < 1 || co < 1 || kh < 1 || kw < 1 || sh < 1 || sw < 1) return -1;
+    if ((int64_t)h * w * ci > big || (int64_t)kh * kw > big) return -1;
+    t.h = h; t.w = w; t.ci = ci; t.co = co; t.kh = kh; t.kw = kw; t.sh = sh; t.sw = sw;
+    if (ipup__conv_dim(h, kh, sh, same, &t.oh, &t.pad_top) ||
+        ipup__conv_dim(w, kw, sw, same, &t.ow, &t.pad_left))
+        return -1;
+    taps = (int64_t)kh * kw * ci;
+    if (taps > big || taps * co > big || (int64_t)t.oh * t.ow * co > big ||
+        (int64_t)t.oh * t.ow * taps > big || taps * co + (int64_t)t.oh * t.ow * taps > big)
+        return -1;
+    *s = t;
+    return 0;
+}
+
+IPUPIPE_DEF size_t ipup_conv2d_scratch_floats(const ipup_conv2d_shape *s, int B) {
+    size_t taps;
+    (void)B;
+    if (!s || s->kh < 1) return 0;
+    taps = (size_t)s->kh * (size_t)s->kw * (size_t)s->ci;
+    return taps * (size_t)s->co + (size_t)s->oh * (size_t)s->ow * taps;
+}
+
+/* 1 when the shape is one ipup_conv2d_shape_init can make (the kernels' precondition) */
+static int ipup__conv_shape_ok(int B, const ipup_conv2d_shape *s) {
+    return B >= 0 && s && s->h > 0 && s->w > 0 && s->ci > 0 && s->co > 0 && s->kh > 0 &&
+           s->kw > 0 && s->sh > 0 && s->sw > 0 && s->oh > 0 && s->ow > 0 && s->pad_top >= 0 &&
+           s->pad_left >= 0;
+}
+
+IPUPIPE_DEF void ipup_conv2d_fwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                              const float *x /* (B, h, w, ci) */,
+                                              const float *w /* (kh, kw, ci, co) */,
+                                              const float *b /* (co) or NULL */,
+                                              float *y /* (B, oh, ow, co) */) {
+    int n, oh, ow, kh, kw, ci, co;
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s));
+    if (!ipup__conv_shape_ok(B, s)) return;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++) {
+                float *yp = y + (((size_t)n * (size_t)s->oh + (size_t)oh) * (size_t)s->ow +
+                                 (size_t)ow) * (size_t)s->co;
+                for (co = 0; co < s->co; co++) yp[co] = 0.0f;
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    if (ih < 0 || ih >= s->h) continue;
+                    for (kw = 0; kw < s->kw; kw++) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        const float *xp, *wp;
+                        if (iw < 0 || iw >= s->w) continue;
+                        xp = x + (((size_t)n * (size_t)s->h + (size_t)ih) * (size_t)s->w +
+                                  (size_t)iw) * (size_t)s->ci;
+                        wp = w + ((size_t)kh * (size_t)s->kw + (size_t)kw) * (size_t)s->ci *
+                                     (size_t)s->co;
+                        for (ci = 0; ci < s->ci; ci++) {
+                            const float xv = xp[ci];
+                            const float *wr = wp + (size_t)ci * (size_t)s->co;
+                            for (co = 0; co < s->co; co++) yp[co] += xv * wr[co];
+                        }
+                    }
+                }
+                if (b)
+                    for (co = 0; co < s->co; co++) yp[co] += b[co];
+            }
+}
+
+IPUPIPE_DEF void ipup_conv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                              const float *x /* (B, h, w, ci) */,
+                                              const float *w /* (kh, kw, ci, co) */,
+                                              const float *dy /* (B, oh, ow, co) */,
+                                              float *dx /* (B, h, w, ci) or NULL */,
+                                              float *dw /* (kh, kw, ci, co) or NULL */,
+                                              float *db /* (co) or NULL */) {
+    const size_t CI = ipup__conv_shape_ok(B, s) ? (size_t)s->ci : 0,
+                 CO = CI ? (size_t)s->co : 0;
+    int n, oh, ow, kh, kw;
+    size_t ci, co;
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s));
+    if (!CI) return;
+    if (dx)
+        IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)s->h * (size_t)s->w * CI * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++) {
+                const float *dyp = dy + (((size_t)n * (size_t)s->oh + (size_t)oh) *
+                                         (size_t)s->ow + (size_t)ow) * CO;
+                if (db)
+                    for (co = 0; co < CO; co++) db[co] += dyp[co];
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    if (ih < 0 || ih >= s->h) continue;
+                    for (kw = 0; kw < s->kw; kw++) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        size_t xo, wo;
+                        if (iw < 0 || iw >= s->w) continue;
+                        xo = (((size_t)n * (size_t)s->h + (size_t)ih) * (size_t)s->w +
+                              (size_t)iw) * CI;
+                        wo = ((size_t)kh * (size_t)s->kw + (size_t)kw) * CI * CO;
+                        for (ci = 0; ci < CI; ci++) {
+                            const float *wr = w + wo + ci * CO;
+                            if (dw) {
+                                float *dwr = dw + wo + ci * CO;
+                                const float xv = x[xo + ci];
+                                for (co = 0; co < CO; co++) dwr[co] += xv * dyp[co];
+                            }
+                            if (dx) {
+                                float acc = 0.0f;
+                                for (co = 0; co < CO; co++) acc += dyp[co] * wr[co];
+                                dx[xo + ci] += acc;
+                            }
+                        }
+                    }
+                }
+            }
+}
+
+#ifdef IPUP__SIMD
+/* 1 when no output reads padding (every tap of every output inside x): the products then
+   read x in place, as the 3x3 kernel's do */
+static int ipup__conv_unpadded(const ipup_conv2d_shape *s) {
+    return s->pad_top == 0 && s->pad_left == 0 && (s->oh - 1) * s->sh + s->kh <= s->h &&
+           (s->ow - 1) * s->sw + s->kw <= s->w;
+}
+/* im2col of one image: col (oh ow, kh kw ci), row p = the taps of output p in (kh, kw, ci)
+   order, +0 for the taps in the padding. Short runs (kw ci floats: 4 for DS-CNN's first
+   layer) by plain loops rather than a library call per run. */
+static void ipup__im2col(const ipup_conv2d_shape *s, const float *xn, float *col) {
+    const int CI = s->ci, KW = s->kw * CI;
+    float *row = col;
+    int oh, ow, kh, i;
+    for (oh = 0; oh < s->oh; oh++)
+        for (ow = 0; ow < s->ow; ow++)
+            for (kh = 0; kh < s->kh; kh++, row += KW) {
+                const int ih = oh * s->sh - s->pad_top + kh, iw0 = ow * s->sw - s->pad_left;
+                const int lo = iw0 < 0 ? -iw0 * CI : 0,
+                          hi = (iw0 + s->kw > s->w ? s->w - iw0 : s->kw) * CI; /* inside */
+                const float *src;
+                if (ih < 0 || ih >= s->h || hi <= lo) {
+                    for (i = 0; i < KW; i++) row[i] = 0.0f;
+                    continue;
+                }
+                src = xn + ((ptrdiff_t)ih * s->w + iw0) * CI;
+                if (lo == 0 && hi == KW && KW <= IPUP__VL) { /* one masked vector */
+                    const ipup__lanes m = ipup__mask(KW);
+                    ipup__vstm(row, m, ipup__vldm(src, m));
+                    continue;
+                }
+                for (i = 0; i < lo; i++) row[i] = 0.0f;
+                if (hi - lo >= 16)
+                    IPUPIPE_MEMCPY(row + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+                else
+                    for (i = lo; i < hi; i++) row[i] = src[i];
+                for (i = hi; i < KW; i++) row[i] = 0.0f;
+            }
+}
+/* A of the forward product of image xn: the output positions' taps, read in place
+   (segments = kernel rows of kw ci contiguous inputs) or from the im2col rows in col */
+static void ipup__conv_rows(const ipup_conv2d_shape *s, const float *xn, const float *col,
+                            ipup__gemm_t *g) {
+    const int K = s->kh * s->kw * s->ci;
+    if (!col) {
+        g->a = xn; g->group_rows = s->ow; g->row_stride = (ptrdiff_t)s->sw * s->ci;
+        g->group_stride = (ptrdiff_t)s->sh * s->w * s->ci; g->k_stride = 1;
+        g->seg_stride = (ptrdiff_t)s->w * s->ci; g->nseg = s->kh; g->seglen = s->kw * s->ci;
+    } else {
+        g->a = col; g->group_rows = s->oh * s->ow; g->row_stride = K; g->group_stride = 0;
+        g->k_stride = 1; g->seg_stride = 0; g->nseg = 1; g->seglen = K;
+    }
+}
+/* A of the weight-gradient product (im2col(x)^T): row (kh, kw, ci), K = the positions */
+static void ipup__conv_cols(const ipup_conv2d_shape *s, const float *xn, const float *col,
+                            ipup__gemm_t *g) {
+    const int K = s->kh * s->kw * s->ci;
+    if (!col) {
+        g->a = xn; g->group_rows = s->kw * s->ci; g->row_stride = 1;
+        g->group_stride = (ptrdiff_t)s->w * s->ci; g->k_stride = (ptrdiff_t)s->sw * s->ci;
+        g->seg_stride = (ptrdiff_t)s->sh * s->w * s->ci; g->nseg = s->oh; g->seglen = s->ow;
+    } else {
+        g->a = col; g->group_rows = K; g->row_stride = 1; g->group_stride = 0;
+        g->k_stride = K; g->seg_stride = 0; g->nseg = 1; g->seglen = s->oh * s->ow;
+    }
+}
+
+/* y (oh ow, co) = A w + b per image; col: the im2col rows (scratch) when padded */
+static void ipup__conv2d_fwd_simd(int B, const ipup_conv2d_shape *s, const float *x,
+                                  const float *w, const float *b, float *y, float *col) {
+    const size_t X = (size_t)s->h * (size_t)s->w * (size_t)s->ci,
+                 Y = (size_t)s->oh * (size_t)s->ow * (size_t)s->co;
+    int n;
+    for (n = 0; n < B; n++) {
+        ipup__gemm_t g;
+        if (col) ipup__im2col(s, x + (size_t)n * X, col);
+        ipup__conv_rows(s, x + (size_t)n * X, col, &g);
+        g.M = s->oh * s->ow; g.N = s->co; g.b = w; g.ldb = s->co;
+        g.c = y + (size_t)n * Y; g.ldc = s->co; g.bias = b; g.accum = 0; g.db = NULL;
+        ipup__gemm(&g);
+    }
+}
+
+/* dw (K, co) += A^T dy and db per image (fused); col: im2col rows when padded, or NULL */
+static void ipup__conv2d_bwd_w_simd(int B, const ipup_conv2d_shape *s, const float *x,
+                                    const float *dy, float *dw, float *db, float *col) {
+    const size_t X = (size_t)s->h * (size_t)s->w * (size_t)s->ci,
+                 Y = (size_t)s->oh * (size_t)s->ow * (size_t)s->co;
+    int n;
+    for (n = 0; n < B; n++) {
+        ipup__gemm_t g;
+        if (col) ipup__im2col(s, x + (size_t)n * X, col);
+        ipup__conv_cols(s, x + (size_t)n * X, col, &g);
+        g.M = s->kh * s->kw * s->ci; g.N = s->co; g.b = dy + (size_t)n * Y; g.ldb = s->co;
+        g.c = dw; g.ldc = s->co; g.bias = NULL; g.accum = 1; g.db = db;
+        ipup__gemm(&g);
+    }
+}
+
+/* dx per image: G (oh ow, K) = dy wt (wt = w^T (co, K), in scratch), then col2im: each G
+   row added into the dx rows of its taps inside the image, positions and taps in order.
+   A 1x1 stride-1 convolution's G is dx itself. scratch: K co + oh ow K floats. */
+static void ipup__conv2d_bwd_x_simd(int B, const ipup_conv2d_shape *s, const float *w,
+                                    const float *dy, float *dx, float *scratch) {
+    const int K = s->kh * s->kw * s->ci, P = s->oh * s->ow;
+    const size_t X = (size_t)s->h * (size_t)s->w * (size_t)s->ci, Y = (size_t)P * (size_t)s->co;
+    const int direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1;
+    float *wt = scratch, *G = scratch + (size_t)K * (size_t)s->co;
+    int n, oh, ow, kh, kw;
+    ipup__transpose(w, s->co, K, s->co, wt, K);
+    for (n = 0; n < B; n++) {
+        float *dxn = dx + (size_t)n * X;
+        const float *gp;
+        ipup__gemm_t g;
+        g.M = P; g.N = K; g.a = dy + (size_t)n * Y; g.group_rows = P; g.row_stride = s->co;
+        g.group_stride = 0; g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = s->co;
+        g.b = wt; g.ldb = K; g.c = direct ? dxn : G; g.ldc = K; g.bias = NULL; g.accum = 0;
+        g.db = NULL;
+        ipup__gemm(&g);
+        if (direct) continue;
+        IPUPIPE_MEMSET(dxn, 0, X * sizeof(float));
+        for (gp = G, oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++)
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    for (kw = 0; kw < s->kw; kw++, gp += s->ci) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        if (ih < 0 || ih >= s->h || iw < 0 || iw >= s->w) continue;
+                        ipup_add_f32(s->ci, dxn + ((size_t)ih * (size_t)s->w + (size_t)iw) *
+                                                      (size_t)s->ci, gp);
+                    }
+                }
+    }
+}
+#endif /* IPUP__SIMD */
+
+IPUPIPE_DEF void ipup_conv2d_fwd_f32(int B, const ipup_conv2d_shape *s,
+                                     const float *x /* (B, h, w, ci) */,
+                                     const float *w /* (kh, kw, ci, co) */,
+                                     const float *b /* (co) or NULL */,
+                                     float *y /* (B, oh, ow, co) */, float *scratch) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s));
+    if (!ipup__conv_shape_ok(B, s)) return;
+    if (ipup__conv_unpadded(s)) ipup__conv2d_fwd_simd(B, s, x, w, b, y, NULL);
+    else if (scratch) ipup__conv2d_fwd_simd(B, s, x, w, b, y, scratch);
+    else ipup_conv2d_fwd_f32_portable(B, s, x, w, b, y);
+#else
+    (void)scratch;
+    ipup_conv2d_fwd_f32_portable(B, s, x, w, b, y);
+#endif
+}
+
+IPUPIPE_DEF void ipup_conv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
+                                     const float *x /* (B, h, w, ci) */,
+                                     const float *w /* (kh, kw, ci, co) */,
+                                     const float *dy /* (B, oh, ow, co) */,
+                                     float *dx /* (B, h, w, ci) or NULL */,
+                                     float *dw /* (kh, kw, ci, co) or NULL */,
+                                     float *db /* (co) or NULL */, float *scratch) {
+#ifdef IPUP__SIMD
+    const int unpadded = ipup__conv_shape_ok(B, s) && ipup__conv_unpadded(s);
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s));
+    if (!ipup__conv_shape_ok(B, s)) return;
+    if (dx && scratch) ipup__conv2d_bwd_x_simd(B, s, w, dy, dx, scratch);
+    else if (dx) ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, dx, NULL, NULL);
+    if (dw && (unpadded || scratch))
+        ipup__conv2d_bwd_w_simd(B, s, x, dy, dw, db,
+                                unpadded ? NULL
+                                         : scratch + (size_t)s->kh * (size_t)s->kw *
+                                                         (size_t)s->ci * (size_t)s->co);
+    else if (dw) ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, NULL, dw, db);
+    else if (db) {
+        if (unpadded || scratch) ipup__colsum_add(B, s->oh * s->ow, s->co, dy, s->co, db);
+        else ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, NULL, NULL, db);
+    }
+#else
+    (void)scratch;
+    ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, dx, dw, db);
+#endif
+}
+
+/* >>depthwise: depthwise convolution: portable kernels, vector loops, dispatchers */
+IPUPIPE_DEF void ipup_dwconv2d_fwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                                const float *x /* (B, h, w, c) */,
+                                                const float *w /* (kh, kw, c) */,
+                                                const float *b /* (c) or NULL */,
+                                                float *y /* (B, oh, ow, c) */) {
+    const size_t C = ipup__conv_shape_ok(B, s) ? (size_t)s->ci : 0;
+    int n, oh, ow, kh, kw;
+    size_t c;
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!C) return;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++) {
+                float *yp = y + (((size_t)n * (size_t)s->oh + (size_t)oh) * (size_t)s->ow +
+                                 (size_t)ow) * C;
+                for (c = 0; c < C; c++) yp[c] = 0.0f;
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    if (ih < 0 || ih >= s->h) continue;
+                    for (kw = 0; kw < s->kw; kw++) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        const float *xp, *wp;
+                        if (iw < 0 || iw >= s->w) continue;
+                        xp = x + (((size_t)n * (size_t)s->h + (size_t)ih) * (size_t)s->w +
+                                  (size_t)iw) * C;
+                        wp = w + ((size_t)kh * (size_t)s->kw + (size_t)kw) * C;
+                        for (c = 0; c < C; c++) yp[c] += xp[c] * wp[c];
+                    }
+                }
+                if (b)
+                    for (c = 0; c < C; c++) yp[c] += b[c];
+            }
+}
+
+IPUPIPE_DEF void ipup_dwconv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                                const float *x /* (B, h, w, c) */,
+                                                const float *w /* (kh, kw, c) */,
+                                                const float *dy /* (B, oh, ow, c) */,
+                                                float *dx /* (B, h, w, c) or NULL */,
+                                                float *dw /* (kh, kw, c) or NULL */,
+                                                float *db /* (c) or NULL */) {
+    const size_t C = ipup__conv_shape_ok(B, s) ? (size_t)s->ci : 0;
+    int n, oh, ow, kh, kw;
+    size_t c;
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!C) return;
+    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)s->h * (size_t)s->w * C * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++) {
+                const float *dyp = dy + (((size_t)n * (size_t)s->oh + (size_t)oh) *
+                                         (size_t)s->ow + (size_t)ow) * C;
+                if (db)
+                    for (c = 0; c < C; c++) db[c] += dyp[c];
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    if (ih < 0 || ih >= s->h) continue;
+                    for (kw = 0; kw < s->kw; kw++) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        size_t xo, wo;
+                        if (iw < 0 || iw >= s->w) continue;
+                        xo = (((size_t)n * (size_t)s->h + (size_t)ih) * (size_t)s->w +
+                              (size_t)iw) * C;
+                        wo = ((size_t)kh * (size_t)s->kw + (size_t)kw) * C;
+                        if (dw)
+                            for (c = 0; c < C; c++) dw[wo + c] += x[xo + c] * dyp[c];
+                        if (dx)
+                            for (c = 0; c < C; c++) dx[xo + c] += dyp[c] * w[wo + c];
+                    }
+                }
+            }
+}
+
+#ifdef IPUP__SIMD
+/* n (1..VL) lanes of p: a whole vector, or the masked tail. With AVX-512, 8 lanes (a layer
+   of 8 channels) go as one ymm load or store: a masked store does not forward its data to
+   a later load of the same bytes, so a value stored and read back at once (a gradient
+   added to position after position) would wait for the store to reach the cache. */
+static inline ipup__v ipup__ldn(const float *p, int n) {
+#if defined(IPUP_KERNELS_AVX512)
+    if (n == 8) return _mm512_zextps256_ps512(_mm256_loadu_ps(p));
+#endif
+    return n == IPUP__VL ? ipup__vld(p) : ipup__vldm(p, ipup__mask(n));
+}
+static inline void ipup__stn(float *p, int n, ipup__v v) {
+#if defined(IPUP_KERNELS_AVX512)
+    if (n == 8) { _mm256_storeu_ps(p, _mm512_castps512_ps256(v)); return; }
+#endif
+    if (n == IPUP__VL) ipup__vst(p, v);
+    else ipup__vstm(p, ipup__mask(n), v);
+}
+/* the taps of an output inside the image: kernel rows [*lo, *hi) for output o */
+static inline void ipup__tap_range(int o, int st, int pad, int k, int in, int *lo, int *hi) {
+    const int i0 = o * st - pad;
+    *lo = i0 < 0 ? -i0 : 0;
+    *hi = i0 + k > in ? in - i0 : k;
+}
+/* depthwise forward: per output position and vector of channels, acc = 0, then
+   acc + x w (a rounded product, then a rounded add: the portable kernel's operations) over
+   the taps inside in (kh, kw) order, then + b. Four neighbouring outputs of a row whose
+   windows are inside the row run together (four independent chains: the add latency is
+   hidden); each output keeps its own chain, so the bits do not depend on the grouping. */
+static void ipup__dw_fwd_out(const ipup_conv2d_shape *s, const float *xr, const float *w,
+                             const float *b, float *yp, int kh0, int kh1, int kw0, int kw1,
+                             int q) {
+    const int C = s->ci;
+    const ptrdiff_t sx = (ptrdiff_t)s->sw * C, rx = (ptrdiff_t)s->w * C;
+    int kh, kw, c0;
+    for (c0 = 0; c0 < C; c0 += IPUP__VL) { /* named accumulators: they stay in registers */
+        const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+        ipup__v a0 = ipup__vzero(), a1 = ipup__vzero(), a2 = ipup__vzero(), a3 = ipup__vzero();
+        for (kh = kh0; kh < kh1; kh++) {
+            const float *xp = xr + kh * rx + c0, *wp = w + (ptrdiff_t)kh * s->kw * C + c0;
+            for (kw = 0; kw < s->kw; kw++) {
+                const ipup__v wv = ipup__ldn(wp + (ptrdiff_t)kw * C, nc);
+                const float *xk = xp + (ptrdiff_t)kw * C;
+                a0 = ipup__vadd(a0, ipup__vmul(ipup__ldn(xk, nc), wv));
+                a1 = ipup__vadd(a1, ipup__vmul(ipup__ldn(xk + sx, nc), wv));
+                a2 = ipup__vadd(a2, ipup__vmul(ipup__ldn(xk + 2 * sx, nc), wv));
+                a3 = ipup__vadd(a3, ipup__vmul(ipup__ldn(xk + 3 * sx, nc), wv));
+            }
+        }
+        if (b) {
+            const ipup__v bv = ipup__ldn(b + c0, nc);
+            a0 = ipup__vadd(a0, bv); a1 = ipup__vadd(a1, bv);
+            a2 = ipup__vadd(a2, bv); a3 = ipup__vadd(a3, bv);
+        }
+        ipup__stn(yp + c0, nc, a0);
+        ipup__stn(yp + C + c0, nc, a1);
+        ipup__stn(yp + 2 * C + c0, nc, a2);
+        ipup__stn(yp + 3 * C + c0, nc, a3);
+    }
+    (void)kw0; (void)kw1; (void)q;
+}
+/* one output whose window may reach into the padding: the taps inside only, up to four
+   vectors of channels at once (independent chains) */
+static void ipup__dw_fwd_one(const ipup_conv2d_shape *s, const float *xr, const float *w,
+                             const float *b, float *yp, int kh0, int kh1, int kw0, int kw1) {
+    const int C = s->ci;
+    const ptrdiff_t rx = (ptrdiff_t)s->w * C;
+    int kh, kw, c0;
+    for (c0 = 0; c0 < C; c0 += 4 * IPUP__VL) {
+        const int left = C - c0, nv = left > 3 * IPUP__VL ? 4 : (left + IPUP__VL - 1) / IPUP__VL;
+        const int n0 = left < IPUP__VL ? left : IPUP__VL,
+                  n1 = left - IPUP__VL < IPUP__VL ? left - IPUP__VL : IPUP__VL,
+                  n2 = left - 2 * IPUP__VL < IPUP__VL ? left - 2 * IPUP__VL : IPUP__VL,
+                  n3 = left - 3 * IPUP__VL < IPUP__VL ? left - 3 * IPUP__VL : IPUP__VL;
+        ipup__v a0 = ipup__vzero(), a1 = ipup__vzero(), a2 = ipup__vzero(), a3 = ipup__vzero();
+        for (kh = kh0; kh < kh1; kh++)
+            for (kw = kw0; kw < kw1; kw++) {
+                const float *xk = xr + kh * rx + (ptrdiff_t)kw * C + c0,
+                            *wk = w + ((ptrdiff_t)kh * s->kw + kw) * C + c0;
+                a0 = ipup__vadd(a0, ipup__vmul(ipup__ldn(xk, n0), ipup__ldn(wk, n0)));
+                if (nv > 1)
+                    a1 = ipup__vadd(a1, ipup__vmul(ipup__ldn(xk + IPUP__VL, n1),
+                                                   ipup__ldn(wk + IPUP__VL, n1)));
+                if (nv > 2)
+                    a2 = ipup__vadd(a2, ipup__vmul(ipup__ldn(xk + 2 * IPUP__VL, n2),
+                                                   ipup__ldn(wk + 2 * IPUP__VL, n2)));
+                if (nv > 3)
+                    a3 = ipup__vadd(a3, ipup__vmul(ipup__ldn(xk + 3 * IPUP__VL, n3),
+                                                   ipup__ldn(wk + 3 * IPUP__VL, n3)));
+            }
+        if (b) {
+            a0 = ipup__vadd(a0, ipup__ldn(b + c0, n0));
+            if (nv > 1) a1 = ipup__vadd(a1, ipup__ldn(b + c0 + IPUP__VL, n1));
+            if (nv > 2) a2 = ipup__vadd(a2, ipup__ldn(b + c0 + 2 * IPUP__VL, n2));
+            if (nv > 3) a3 = ipup__vadd(a3, ipup__ldn(b + c0 + 3 * IPUP__VL, n3));
+        }
+        ipup__stn(yp + c0, n0, a0);
+        if (nv > 1) ipup__stn(yp + c0 + IPUP__VL, n1, a1);
+        if (nv > 2) ipup__stn(yp + c0 + 2 * IPUP__VL, n2, a2);
+        if (nv > 3) ipup__stn(yp + c0 + 3 * IPUP__VL, n3, a3);
+    }
+}
+static void ipup__dw_fwd_simd(int B, const ipup_conv2d_shape *s, const float *x, const float *w,
+                              const float *b, float *y) {
+    const int C = s->ci;
+    int n, oh, ow, kh0, kh1, kw0, kw1;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++) {
+            const int ih0 = oh * s->sh - s->pad_top;
+            ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
+            for (ow = 0; ow < s->ow;) {
+                const int iw0 = ow * s->sw - s->pad_left;
+                /* x at kernel position (0, 0) of this output (maybe outside: only taps
+                   inside are read) */
+                const float *xr = x + ((ptrdiff_t)((ptrdiff_t)n * s->h + ih0) * s->w + iw0) * C;
+                float *yp = y + (((size_t)n * (size_t)s->oh + (size_t)oh) * (size_t)s->ow +
+                                 (size_t)ow) * (size_t)C;
+                if (C < 4 * IPUP__VL && ow + 4 <= s->ow && iw0 >= 0 &&
+                    iw0 + 3 * s->sw + s->kw <= s->w) {
+                    ipup__dw_fwd_out(s, xr, w, b, yp, kh0, kh1, 0, s->kw, 4); /* C < 4 VL */
+                    ow += 4;
+                    continue;
+                }
+                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
+                ipup__dw_fwd_one(s, xr, w, b, yp, kh0, kh1, kw0, kw1);
+                ow++;
+            }
+        }
+}
+/* depthwise backward, the portable kernel's operations and order, a vector of channels at
+   a time: db += dy; per tap inside: dw += x dy, dx += dy w */
+static void ipup__dw_bwd_simd(int B, const ipup_conv2d_shape *s, const float *x, const float *w,
+                              const float *dy, float *dx, float *dw, float *db) {
+    const int C = s->ci;
+    int n, oh, ow, kh, kw, c0, kh0, kh1, kw0, kw1;
+    if (dx)
+        IPUPIPE_MEMSET(dx, 0,
+                       (size_t)B * (size_t)s->h * (size_t)s->w * (size_t)C * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++) {
+            ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
+            for (ow = 0; ow < s->ow; ow++) {
+                const int iw0 = ow * s->sw - s->pad_left, ih0 = oh * s->sh - s->pad_top;
+                const float *dyp = dy + (((size_t)n * (size_t)s->oh + (size_t)oh) *
+                                         (size_t)s->ow + (size_t)ow) * (size_t)C;
+                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
+                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+                    const ipup__v d = ipup__ldn(dyp + c0, nc);
+                    if (db) ipup__stn(db + c0, nc, ipup__vadd(ipup__ldn(db + c0, nc), d));
+                    for (kh = kh0; kh < kh1; kh++) {
+                        const size_t xo = (((size_t)n * (size_t)s->h + (size_t)(ih0 + kh)) *
+                                               (size_t)s->w + (size_t)iw0) * (size_t)C + (size_t)c0;
+                        const size_t wo = (size_t)kh * (size_t)s->kw * (size_t)C + (size_t)c0;
+                        for (kw = kw0; kw < kw1; kw++) {
+                            const size_t xk = xo + (size_t)kw * (size_t)C,
+                                         wk = wo + (size_t)kw * (size_t)C;
+                            if (dw)
+                                ipup__stn(dw + wk, nc,
+                                          ipup__vadd(ipup__ldn(dw + wk, nc),
+                                                     ipup__vmul(ipup__ldn(x + xk, nc), d)));
+                            if (dx)
+                                ipup__stn(dx + xk, nc,
+                                          ipup__vadd(ipup__ldn(dx + xk, nc),
+                                                     ipup__vmul(d, ipup__ldn(w + wk, nc))));
+                        }
+                    }
+                }
+            }
+        }
+}
+#endif /* IPUP__SIMD */
+
+IPUPIPE_DEF void ipup_dwconv2d_fwd_f32(int B, const ipup_conv2d_shape *s,
+                                       const float *x /* (B, h, w, c) */,
+                                       const float *w /* (kh, kw, c) */,
+                                       const float *b /* (c) or NULL */,
+                                       float *y /* (B, oh, ow, c) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!ipup__conv_shape_ok(B, s)) return;
+    ipup__dw_fwd_simd(B, s, x, w, b, y);
+#else
+    ipup_dwconv2d_fwd_f32_portable(B, s, x, w, b, y);
+#endif
+}
+
+IPUPIPE_DEF void ipup_dwconv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
+                                       const float *x /* (B, h, w, c) */,
+                                       const float *w /* (kh, kw, c) */,
+                                       const float *dy /* (B, oh, ow, c) */,
+                                       float *dx /* (B, h, w, c) or NULL */,
+                                       float *dw /* (kh, kw, c) or NULL */,
+                                       float *db /* (c) or NULL */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!ipup__conv_shape_ok(B, s)) return;
+    ipup__dw_bwd_simd(B, s, x, w, dy, dx, dw, db);
+#else
+    ipup_dwconv2d_bwd_f32_portable(B, s, x, w, dy, dx, dw, db);
+#endif
+}
+
+/* >>batchnorm: batch normalisation: statistics, forward, backward, running averages */
+/* Every per-channel sum over the N rows (the mean, the squares, and the backward's sum dy
+   and sum dy xhat) runs as four partial sums, rows r with r mod 4 = k into s_k (each in row
+   order), combined as (s0 + s1) + (s2 + s3): four independent chains, so the vector loops
+   are not bound by the add latency, and the portable kernel adds in the same order (same
+   bits where the compiler does not contract a * b + c). Channels go 64 at a time through
+   stack arrays (portable) or a vector at a time (SIMD). */
+#define IPUP__BN_CH 64
+IPUPIPE_DEF void ipup_batchnorm_fwd_train_f32(int N, int C, const float *x /* (N, C) */,
+                                              const float *gamma /* (C) */,
+                                              const float *beta /* (C) */, float eps,
+                                              float *y /* (N, C) */, float *mean /* (C) */,
+                                              float *invstd /* (C) */) {
+    int r, c0, c;
+    float inv_n;
+    IPUPIPE_ASSERT(N > 0 && C > 0);
+    if (N <= 0 || C <= 0) return;
+    inv_n = 1.0f / (float)N;
+#ifdef IPUP__SIMD
+    for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+        const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+        const float *xc = x + c0;
+        ipup__v a[4], m, is, g, bt;
+        for (c = 0; c < 4; c++) a[c] = ipup__vzero();
+        for (r = 0; r + 4 <= N; r += 4)
+            for (c = 0; c < 4; c++)
+                a[c] = ipup__vadd(a[c], ipup__ldn(xc + (size_t)(r + c) * (size_t)C, nc));
+        for (; r < N; r++)
+            a[r & 3] = ipup__vadd(a[r & 3], ipup__ldn(xc + (size_t)r * (size_t)C, nc));
+        m = ipup__vmul(ipup__vadd(ipup__vadd(a[0], a[1]), ipup__vadd(a[2], a[3])),
+                       ipup__vset(inv_n));
+        ipup__stn(mean + c0, nc, m);
+        for (c = 0; c < 4; c++) a[c] = ipup__vzero();
+        for (r = 0; r < N; r++) {
+            const ipup__v d = ipup__vsub(ipup__ldn(xc + (size_t)r * (size_t)C, nc), m);
+            a[r & 3] = ipup__vadd(a[r & 3], ipup__vmul(d, d));
+        }
+        ipup__stn(invstd + c0, nc, ipup__vadd(ipup__vadd(a[0], a[1]), ipup__vadd(a[2], a[3])));
+        for (c = c0; c < c0 + nc; c++) invstd[c] = 1.0f / IPUPIPE_SQRTF(invstd[c] * inv_n + eps);
+        is = ipup__ldn(invstd + c0, nc); g = ipup__ldn(gamma + c0, nc);
+        bt = ipup__ldn(beta + c0, nc);
+        for (r = 0; r < N; r++) {
+            const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+            ipup__stn(y + o, nc, ipup__vadd(ipup__vmul(ipup__vmul(ipup__vsub(ipup__ldn(x + o, nc),
+                                                                             m), is), g), bt));
+        }
+    }
+#else
+    for (c0 = 0; c0 < C; c0 += IPUP__BN_CH) {
+        const int nc = C - c0 < IPUP__BN_CH ? C - c0 : IPUP__BN_CH;
+        float s[4][IPUP__BN_CH];
+        IPUPIPE_MEMSET(s, 0, sizeof s);
+        for (r = 0; r < N; r++)
+            for (c = 0; c < nc; c++) s[r & 3][c] += x[(size_t)r * (size_t)C + (size_t)(c0 + c)];
+        for (c = 0; c < nc; c++) mean[c0 + c] = ((s[0][c] + s[1][c]) + (s[2][c] + s[3][c])) * inv_n;
+        IPUPIPE_MEMSET(s, 0, sizeof s);
+        for (r = 0; r < N; r++)
+            for (c = 0; c < nc; c++) {
+                const float d = x[(size_t)r * (size_t)C + (size_t)(c0 + c)] - mean[c0 + c];
+                s[r & 3][c] += d * d;
+            }
+        for (c = 0; c < nc; c++) {
+            invstd[c0 + c] = (s[0][c] + s[1][c]) + (s[2][c] + s[3][c]);
+            invstd[c0 + c] = 1.0f / IPUPIPE_SQRTF(invstd[c0 + c] * inv_n + eps);
+        }
+    }
+    for (r = 0; r < N; r++) {
+        const float *xr = x + (size_t)r * (size_t)C;
+        float *yr = y + (size_t)r * (size_t)C;
+        for (c = 0; c < C; c++) yr[c] = (xr[c] - mean[c]) * invstd[c] * gamma[c] + beta[c];
+    }
+#endif
+}
+
+/* the inference mode's per-channel affine map: s = gamma / sqrt(var + eps),
+   t = beta - mean s (what a fold into the layer before uses too) */
+static void ipup__bn_affine(int c, const float *gamma, const float *beta, const float *run_mean,
+                            const float *run_var, float eps, float *s, float *t) {
+    *s = gamma[c] / IPUPIPE_SQRTF(run_var[c] + eps);
+    *t = beta ? beta[c] - run_mean[c] * *s : 0.0f;
+}
+
+/* y (N, C) = x sc + sh per channel (the inference mode's forward and, sh NULL, backward),
+   sc and sh from ipup__bn_affine, IPUP__BN_CH channels at a time */
+static void ipup__bn_affine_apply(int N, int C, const float *gamma, const float *beta,
+                                  const float *run_mean, const float *run_var, float eps,
+                                  const float *x, float *y) {
+    int r, c0, c;
+    for (c0 = 0; c0 < C; c0 += IPUP__BN_CH) {
+        const int nc = C - c0 < IPUP__BN_CH ? C - c0 : IPUP__BN_CH;
+        float sc[IPUP__BN_CH], sh[IPUP__BN_CH];
+        for (c = 0; c < nc; c++)
+            ipup__bn_affine(c0 + c, gamma, beta, run_mean, run_var, eps, &sc[c], &sh[c]);
+        for (r = 0; r < N; r++) {
+            const float *xr = x + (size_t)r * (size_t)C + (size_t)c0;
+            float *yr = y + (size_t)r * (size_t)C + (size_t)c0;
+            c = 0;
+#ifdef IPUP__SIMD
+            for (; c < nc; c += IPUP__VL) {
+                const int m = nc - c < IPUP__VL ? nc - c : IPUP__VL;
+                ipup__v v = ipup__vmul(ipup__ldn(xr + c, m), ipup__ldn(sc + c, m));
+                if (beta) v = ipup__vadd(v, ipup__ldn(sh + c, m));
+                ipup__stn(yr + c, m, v);
+            }
+#endif
+            if (beta)
+                for (; c < nc; c++) yr[c] = xr[c] * sc[c] + sh[c];
+            else
+                for (; c < nc; c++) yr[c] = xr[c] * sc[c];
+        }
+    }
+}
+
+IPUPIPE_DEF void ipup_batchnorm_fwd_infer_f32(int N, int C, const float *x /* (N, C) */,
+                                              const float *gamma /* (C) */,
+                                              const float *beta /* (C) */,
+                                              const float *run_mean /* (C) */,
+                                              const float *run_var /* (C) */, float eps,
+                                              float *y /* (N, C) */) {
+    IPUPIPE_ASSERT(N >= 0 && C > 0 && beta);
+    if (N <= 0 || C <= 0 || !beta) return;
+    ipup__bn_affine_apply(N, C, gamma, beta, run_mean, run_var, eps, x, y);
+}
+
+/* the backward's sums of one vector of channels c0.. (nc lanes), added into dgamma and
+   dbeta, then dx; the portable kernel's operations and order */
+#ifdef IPUP__SIMD
+static void ipup__bn_bwd_simd(int N, int C, int c0, int nc, const float *x, const float *gamma,
+                              const float *mean, const float *invstd, const float *dy, float *dx,
+                              float *dgamma, float *dbeta) {
+    const ipup__v m = ipup__ldn(mean + c0, nc), is = ipup__ldn(invstd + c0, nc);
+    ipup__v sd[4], sx[4], sdy, sdyx, k;
+    int r, i;
+    for (i = 0; i < 4; i++) { sd[i] = ipup__vzero(); sx[i] = ipup__vzero(); }
+    for (r = 0; r < N; r++) {
+        const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+        const ipup__v d = ipup__ldn(dy + o, nc),
+                      xh = ipup__vmul(ipup__vsub(ipup__ldn(x + o, nc), m), is);
+        sd[r & 3] = ipup__vadd(sd[r & 3], d);
+        sx[r & 3] = ipup__vadd(sx[r & 3], ipup__vmul(d, xh));
+    }
+    sdy = ipup__vadd(ipup__vadd(sd[0], sd[1]), ipup__vadd(sd[2], sd[3]));
+    sdyx = ipup__vadd(ipup__vadd(sx[0], sx[1]), ipup__vadd(sx[2], sx[3]));
+    if (dgamma) ipup__stn(dgamma + c0, nc, ipup__vadd(ipup__ldn(dgamma + c0, nc), sdyx));
+    if (dbeta) ipup__stn(dbeta + c0, nc, ipup__vadd(ipup__ldn(dbeta + c0, nc), sdy));
+    if (!dx) return;
+    k = ipup__vmul(ipup__ldn(gamma + c0, nc), is);
+    sdy = ipup__vdiv(sdy, ipup__vset((float)N));
+    sdyx = ipup__vdiv(sdyx, ipup__vset((float)N));
+    for (r = 0; r < N; r++) {
+        const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+        const ipup__v d = ipup__ldn(dy + o, nc),
+                      xh = ipup__vmul(ipup__vsub(ipup__ldn(x + o, nc), m), is);
+        ipup__stn(dx + o, nc, ipup__vmul(k, ipup__vsub(ipup__vsub(d, sdy), ipup__vmul(xh, sdyx))));
+    }
+}
+#endif
+
+IPUPIPE_DEF void ipup_batchnorm_bwd_f32(int N, int C, const float *x /* (N, C) */,
+                                        const float *gamma /* (C) */, const float *mean /* (C) */,
+                                        const float *invstd /* (C) */,
+                                        const float *dy /* (N, C) */,
+                                        float *dx /* (N, C) or NULL */,
+                                        float *dgamma /* (C) or NULL */,
+                                        float *dbeta /* (C) or NULL */) {
+    int r, c0, c;
+    IPUPIPE_ASSERT(N > 0 && C > 0);
+    if (N <= 0 || C <= 0) return;
+#ifdef IPUP__SIMD
+    for (c0 = 0; c0 < C; c0 += IPUP__VL)
+        ipup__bn_bwd_simd(N, C, c0, C - c0 < IPUP__VL ? C - c0 : IPUP__VL, x, gamma, mean, invstd,
+                          dy, dx, dgamma, dbeta);
+    (void)r; (void)c;
+#else
+    for (c0 = 0; c0 < C; c0 += IPUP__BN_CH) { /* per-channel sums of 64 channels at a time */
+        const int nc = C - c0 < IPUP__BN_CH ? C - c0 : IPUP__BN_CH;
+        float sd[4][IPUP__BN_CH], sx[4][IPUP__BN_CH], sdy[IPUP__BN_CH], sdyx[IPUP__BN_CH],
+            k[IPUP__BN_CH];
+        IPUPIPE_MEMSET(sd, 0, sizeof sd);
+        IPUPIPE_MEMSET(sx, 0, sizeof sx);
+        for (r = 0; r < N; r++) {
+            const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+            for (c = 0; c < nc; c++) {
+                const float xh = (x[o + (size_t)c] - mean[c0 + c]) * invstd[c0 + c];
+                sd[r & 3][c] += dy[o + (size_t)c];
+                sx[r & 3][c] += dy[o + (size_t)c] * xh;
+            }
+        }
+        for (c = 0; c < nc; c++) {
+            sdy[c] = (sd[0][c] + sd[1][c]) + (sd[2][c] + sd[3][c]);
+            sdyx[c] = (sx[0][c] + sx[1][c]) + (sx[2][c] + sx[3][c]);
+            if (dgamma) dgamma[c0 + c] += sdyx[c];
+            if (dbeta) dbeta[c0 + c] += sdy[c];
+        }
+        if (!dx) continue;
+        /* dx = k (dy - sdy / N - xhat sdyx / N), k = gamma invstd */
+        for (c = 0; c < nc; c++) {
+            k[c] = gamma[c0 + c] * invstd[c0 + c];
+            sdy[c] /= (float)N;
+            sdyx[c] /= (float)N;
+        }
+        for (r = 0; r < N; r++) {
+            const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+            for (c = 0; c < nc; c++) {
+                const float xh = (x[o + (size_t)c] - mean[c0 + c]) * invstd[c0 + c];
+                dx[o + (size_t)c] = k[c] * (dy[o + (size_t)c] - sdy[c] - xh * sdyx[c]);
+            }
+        }
+    }
+#endif
+}
+
+IPUPIPE_DEF void ipup_batchnorm_bwd_infer_f32(int N, int C, const float *gamma /* (C) */,
+                                              const float *run_var /* (C) */, float eps,
+                                              const float *dy /* (N, C) */,
+                                              float *dx /* (N, C) */) {
+    IPUPIPE_ASSERT(N >= 0 && C > 0);
+    if (N <= 0 || C <= 0) return;
+    ipup__bn_affine_apply(N, C, gamma, NULL, NULL, run_var, eps, dy, dx);
+}
+
+/* Keras BatchNormalization._assign_moving_average: variable -= (variable - value) *
+   (1 - momentum), skipped for an empty batch (keras/layers/normalization/
+   batch_normalization.py; its docs: moving = moving * momentum + batch * (1 - momentum)) */
+IPUPIPE_DEF void ipup_batchnorm_running_f32(int C, int N, float momentum,
+                                            const float *mean /* (C) */,
+                                            const float *invstd /* (C) */, float eps,
+                                            float *run_mean /* (C) */,
+                                            float *run_var /* (C) */) {
+    const float decay = 1.0f - momentum;
+    int c;
+    if (N <= 0 || C <= 0) return;
+    for (c = 0; c < C; c++) {
+        const float var = 1.0f / (invstd[c] * invstd[c]) - eps;
+        run_mean[c] -= (run_mean[c] - mean[c]) * decay;
+        run_var[c] -= (run_var[c] - var) * decay;
+    }
+}
+
+/* >>avgpool: average pooling, forward and backward */
+static int ipup__pool_ok(int B, int H, int W, int C, int kh, int kw, int sh, int sw) {
+    return B >= 0 && C > 0 && kh >= 1 && kw >= 1 && kh <= H && kw <= W && sh >= 1 && sw >= 1;
+}
+
+#ifdef IPUP__SIMD
+/* average pool, vector loops: per output, up to four vectors of channels summed at once
+   (four independent chains) over the taps in row order, then divided by kh kw: the
+   portable kernel's operations lane by lane */
+static void ipup__avgpool_fwd_simd(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                   const float *x, float *y) {
+    const int OH = (H - kh) / sh + 1, OW = (W - kw) / sw + 1;
+    const ipup__v area = ipup__vset((float)(kh * kw));
+    int n, oh, ow, i, j, c0, v;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                 (size_t)ow) * (size_t)C;
+                for (c0 = 0; c0 < C; c0 += 4 * IPUP__VL) {
+                    ipup__v acc[4];
+                    int nv = (C - c0 + IPUP__VL - 1) / IPUP__VL, lanes[4];
+                    if (nv > 4) nv = 4;
+                    for (v = 0; v < nv; v++) {
+                        const int left = C - c0 - v * IPUP__VL;
+                        lanes[v] = left < IPUP__VL ? left : IPUP__VL;
+                        acc[v] = ipup__vzero();
+                    }
+                    for (i = 0; i < kh; i++)
+                        for (j = 0; j < kw; j++) {
+                            const float *xp = x + (((size_t)n * (size_t)H + (size_t)(oh * sh + i)) *
+                                                       (size_t)W + (size_t)(ow * sw + j)) *
+                                                      (size_t)C + (size_t)c0;
+                            for (v = 0; v < nv; v++)
+                                acc[v] = ipup__vadd(acc[v], ipup__ldn(xp + v * IPUP__VL, lanes[v]));
+                        }
+                    for (v = 0; v < nv; v++)
+                        ipup__stn(yp + c0 + v * IPUP__VL, lanes[v], ipup__vdiv(acc[v], area));
+                }
+            }
+}
+static void ipup__avgpool_bwd_simd(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                   const float *dy, float *dx) {
+    const int OH = (H - kh) / sh + 1, OW = (W - kw) / sw + 1;
+    const ipup__v area = ipup__vset((float)(kh * kw));
+    int n, oh, ow, i, j, c0;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *dp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                        (size_t)ow) * (size_t)C;
+                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+                    const ipup__v g = ipup__vdiv(ipup__ldn(dp + c0, nc), area);
+                    for (i = 0; i < kh; i++)
+                        for (j = 0; j < kw; j++) {
+                            float *xp = dx + (((size_t)n * (size_t)H + (size_t)(oh * sh + i)) *
+                                                  (size_t)W + (size_t)(ow * sw + j)) *
+                                                 (size_t)C + (size_t)c0;
+                            ipup__stn(xp, nc, ipup__vadd(ipup__ldn(xp, nc), g));
+                        }
+                }
+            }
+}
+#endif /* IPUP__SIMD */
+
+IPUPIPE_DEF void ipup_avgpool_fwd_f32(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                      const float *x /* (B, H, W, C) */,
+                                      float *y /* (B, OH, OW, C) */) {
+    int n, oh, ow, i, j, OH, OW;
+    size_t c, Cz = (size_t)C;
+    float area;
+    IPUPIPE_ASSERT(ipup__pool_ok(B, H, W, C, kh, kw, sh, sw));
+    if (!ipup__pool_ok(B, H, W, C, kh, kw, sh, sw)) return;
+#ifdef IPUP__SIMD
+    ipup__avgpool_fwd_simd(B, H, W, C, kh, kw, sh, sw, x, y);
+    (void)n; (void)oh; (void)ow; (void)i; (void)j; (void)c; (void)OH; (void)OW; (void)area;
+    (void)Cz;
+    return;
+#endif
+    OH = (H - kh) / sh + 1; OW = (W - kw) / sw + 1;
+    area = (float)(kh * kw);
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                 (size_t)ow) * Cz;
+                for (c = 0; c < Cz; c++) yp[c] = 0.0f;
+                for (i = 0; i < kh; i++)
+                    for (j = 0; j < kw; j++) {
+                        const float *xp = x + (((size_t)n * (size_t)H +
+                                                (size_t)(oh * sh + i)) * (size_t)W +
+                                               (size_t)(ow * sw + j)) * Cz;
+                        for (c = 0; c < Cz; c++) yp[c] += xp[c];
+                    }
+                for (c = 0; c < Cz; c++) yp[c] /= area;
+            }
+}
+
+IPUPIPE_DEF void ipup_avgpool_bwd_f32(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                      const float *dy /* (B, OH, OW, C) */,
+                                      float *dx /* (B, H, W, C) */) {
+    int n, oh, ow, i, j, OH, OW;
+    size_t c, Cz = (size_t)C;
+    float area;
+    IPUPIPE_ASSERT(ipup__pool_ok(B, H, W, C, kh, kw, sh, sw));
+    if (!ipup__pool_ok(B, H, W, C, kh, kw, sh, sw)) return;
+    OH = (H - kh) / sh + 1; OW = (W - kw) / sw + 1;
+    area = (float)(kh * kw);
+    IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * Cz * sizeof(float));
+#ifdef IPUP__SIMD
+    ipup__avgpool_bwd_simd(B, H, W, C, kh, kw, sh, sw, dy, dx);
+    (void)n; (void)oh; (void)ow; (void)i; (void)j; (void)c;
+    return;
+#endif
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *dp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                        (size_t)ow) * Cz;
+                for (i = 0; i < kh; i++)
+                    for (j = 0; j < kw; j++) {
+                        float *xp = dx + (((size_t)n * (size_t)H + (size_t)(oh * sh + i)) *
+                                              (size_t)W + (size_t)(ow * sw + j)) * Cz;
+                        for (c = 0; c < Cz; c++) xp[c] += dp[c] / area;
+                    }
+            }
+}
+
+/* >>activations: sigmoid, tanh, leaky ReLU, hard-swish, binary cross-entropy on logits */
+/* sigmoid by the header's e^x (ipup__expf: the argument clamped, so no overflow); NaN
+   passes through */
+static float ipup__sigmoid_s(float v) {
+    return v != v ? v : 1.0f / (1.0f + ipup__expf(-v));
+}
+/* Cephes tanhf (S. L. Moshier, Cephes Math Library 2.2, tanhf.c): its odd polynomial below
+   0.625, 1 - 2 / (e^2|x| + 1) above; e^2|x| clamps at e^88, where the result is 1 */
+#define IPUP__TANH_P0 (-5.70498872745E-3f)
+#define IPUP__TANH_P1 2.06390887954E-2f
+#define IPUP__TANH_P2 (-5.37397155531E-2f)
+#define IPUP__TANH_P3 1.33314422036E-1f
+#define IPUP__TANH_P4 (-3.33332819422E-1f)
+static float ipup__tanh_s(float v) {
+    const float a = v < 0.0f ? -v : v;
+    float r;
+    if (v != v) return v;
+    if (a < 0.625f) {
+        const float z = v * v;
+        float p = IPUP__TANH_P0;
+        p = p * z + IPUP__TANH_P1;
+        p = p * z + IPUP__TANH_P2;
+        p = p * z + IPUP__TANH_P3;
+        p = p * z + IPUP__TANH_P4;
+        return p * z * v + v;
+    }
+    r = 1.0f - 2.0f / (ipup__expf(a + a) + 1.0f);
+    return v < 0.0f ? -r : r;
+}
+static float ipup__hswish_s(float v) {
+    float r = v + 3.0f;
+    r = r > 0.0f ? r : 0.0f;
+    r = r < 6.0f ? r : 6.0f;
+    return v * r / 6.0f;
+}
+static float ipup__hswish_d(float v) {
+    return v <= -3.0f ? 0.0f : v >= 3.0f ? 1.0f : (2.0f * v + 3.0f) / 6.0f;
+}
+
+#ifdef IPUP__SIMD
+/* t where a PRED b, else f, lane by lane (PRED a _CMP_ constant) */
+#if defined(IPUP_KERNELS_AVX512)
+#define IPUP__VSEL(a, b, PRED, t, f)                                                            \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), PRED), (f), (t))
+#else
+#define IPUP__VSEL(a, b, PRED, t, f) _mm256_blendv_ps((f), (t), _mm256_cmp_ps((a), (b), PRED))
+#endif
+/* The scalar functions above, operation for operation on vectors (so the same bits), NaN
+   lanes given back unchanged as the scalar code does; each returns the first index left
+   for the scalar tail. -v is v * -1 (exact, the sign of zero included). */
+static inline ipup__v ipup__vsigmoid(ipup__v v) {
+    const ipup__v s = ipup__vdiv(ipup__vset(1.0f),
+                                 ipup__vadd(ipup__vset(1.0f),
+                                            ipup__vexp(ipup__vmul(v, ipup__vset(-1.0f)))));
+    return IPUP__VSEL(v, v, _CMP_UNORD_Q, v, s);
+}
+static inline ipup__v ipup__vtanh(ipup__v v) {
+    const ipup__v neg = ipup__vmul(v, ipup__vset(-1.0f)), z = ipup__vmul(v, v);
+    const ipup__v a = IPUP__VSEL(v, ipup__vzero(), _CMP_LT_OQ, neg, v);
+    ipup__v p = ipup__vset(IPUP__TANH_P0), r;
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P1));
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P2));
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P3));
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P4));
+    p = ipup__vadd(ipup__vmul(ipup__vmul(p, z), v), v);
+    r = ipup__vsub(ipup__vset(1.0f),
+                   ipup__vdiv(ipup__vset(2.0f),
+                              ipup__vadd(ipup__vexp(ipup__vadd(a, a)), ipup__vset(1.0f))));
+    r = IPUP__VSEL(v, ipup__vzero(), _CMP_LT_OQ, ipup__vmul(r, ipup__vset(-1.0f)), r);
+    r = IPUP__VSEL(a, ipup__vset(0.625f), _CMP_LT_OQ, p, r);
+    return IPUP__VSEL(v, v, _CMP_UNORD_Q, v, r);
+}
+static inline ipup__v ipup__vhswish(ipup__v v) {
+    ipup__v r = ipup__vmax(ipup__vadd(v, ipup__vset(3.0f)), ipup__vzero()); /* r > 0 ? r : 0 */
+    r = ipup__vmin(r, ipup__vset(6.0f));                                    /* r < 6 ? r : 6 */
+    return ipup__vdiv(ipup__vmul(v, r), ipup__vset(6.0f));
+}
+static inline ipup__v ipup__vhswish_d(ipup__v v) {
+    const ipup__v mid = ipup__vdiv(ipup__vadd(ipup__vmul(ipup__vset(2.0f), v), ipup__vset(3.0f)),
+                                   ipup__vset(6.0f));
+    const ipup__v hi = IPUP__VSEL(v, ipup__vset(3.0f), _CMP_GE_OQ, ipup__vset(1.0f), mid);
+    return IPUP__VSEL(v, ipup__vset(-3.0f), _CMP_LE_OQ, ipup__vzero(), hi);
+}
+/* y = f(x) or dx = dy * f'(.) over whole vectors: kind 0 sigmoid, 1 tanh, 2 hard-swish,
+   3 sigmoid', 4 tanh', 5 hard-swish', 6 leaky, 7 leaky' (alpha) */
+static int ipup__act_simd(int kind, int n, float alpha, const float *x, const float *dy,
+                          float *y) {
+    const ipup__v al = ipup__vset(alpha), one = ipup__vset(1.0f), zero = ipup__vzero();
+    int i;
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v v = ipup__vld(x + i);
+        ipup__v o;
+        switch (kind) {
+        case 0: o = ipup__vsigmoid(v); break;
+        case 1: o = ipup__vtanh(v); break;
+        case 2: o = ipup__vhswish(v); break;
+        case 3: o = ipup__vmul(ipup__vld(dy + i), ipup__vmul(v, ipup__vsub(one, v))); break;
+        case 4: o = ipup__vmul(ipup__vld(dy + i), ipup__vsub(one, ipup__vmul(v, v))); break;
+        case 5: o = ipup__vmul(ipup__vld(dy + i), ipup__vhswish_d(v)); break;
+        case 6: o = IPUP__VSEL(v, zero, _CMP_GT_OQ, v, ipup__vmul(al, v)); break;
+        default: {
+            const ipup__v d = ipup__vld(dy + i);
+            o = IPUP__VSEL(v, zero, _CMP_GT_OQ, d, ipup__vmul(al, d));
+        }
+        }
+        ipup__vst(y + i, o);
+    }
+    return i;
+}
+#define IPUP__ACT(kind, n, alpha, x, dy, y) ipup__act_simd((kind), (n), (alpha), (x), (dy), (y))
+#else
+#define IPUP__ACT(kind, n, alpha, x, dy, y) 0
+#endif
+
+IPUPIPE_DEF void ipup_sigmoid_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i = IPUP__ACT(0, n, 0.0f, x, NULL, y);
+    for (; i < n; i++) y[i] = ipup__sigmoid_s(x[i]);
+}
+IPUPIPE_DEF void ipup_sigmoid_bwd_f32(int n, const float *y /* (n) */, const float *dy /* (n) */,
+                                      float *dx /* (n) */) {
+    int i = IPUP__ACT(3, n, 0.0f, y, dy, dx);
+    for (; i < n; i++) dx[i] = dy[i] * (y[i] * (1.0f - y[i]));
+}
+IPUPIPE_DEF void ipup_tanh_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i = IPUP__ACT(1, n, 0.0f, x, NULL, y);
+    for (; i < n; i++) y[i] = ipup__tanh_s(x[i]);
+}
+IPUPIPE_DEF void ipup_tanh_bwd_f32(int n, const float *y /* (n) */, const float *dy /* (n) */,
+                                   float *dx /* (n) */) {
+    int i = IPUP__ACT(4, n, 0.0f, y, dy, dx);
+    for (; i < n; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+IPUPIPE_DEF void ipup_leaky_relu_fwd_f32(int n, float alpha, const float *x /* (n) */,
+                                         float *y /* (n) */) {
+    int i = IPUP__ACT(6, n, alpha, x, NULL, y);
+    for (; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+}
+IPUPIPE_DEF void ipup_leaky_relu_bwd_f32(int n, float alpha, const float *x /* (n) */,
+                                         const float *dy /* (n) */, float *dx /* (n) */) {
+    int i = IPUP__ACT(7, n, alpha, x, dy, dx);
+    for (; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : alpha * dy[i];
+}
+IPUPIPE_DEF void ipup_hard_swish_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i = IPUP__ACT(2, n, 0.0f, x, NULL, y);
+    for (; i < n; i++) y[i] = ipup__hswish_s(x[i]);
+}
+IPUPIPE_DEF void ipup_hard_swish_bwd_f32(int n, const float *x /* (n) */,
+                                         const float *dy /* (n) */, float *dx /* (n) */) {
+    int i = IPUP__ACT(5, n, 0.0f, x, dy, dx);
+    for (; i < n; i++) dx[i] = dy[i] * ipup__hswish_d(x[i]);
+}
+
+/* TensorFlow, tf.nn.sigmoid_cross_entropy_with_logits (its documented stable form):
+   max(z, 0) - z t + log(1 + exp(-|z|)) */
+IPUPIPE_DEF float ipup_bce_logits_f32(int B, int N, const float *z /* (B, N) */,
+                                      const float *t /* (B, N) */,
+                                      float *dz /* (B, N) or NULL */) {
+    int r, c;
+    float total = 0.0f, count, inv;
+    IPUPIPE_ASSERT(B > 0 && N > 0);
+    if (B <= 0 || N <= 0) return 0.0f;
+    count = (float)((int64_t)B * (int64_t)N);
+    inv = 1.0f / count;
+    for (r = 0; r < B; r++) {
+        const size_t o = (size_t)r * (size_t)N;
+        float row = 0.0f;
+        for (c = 0; c < N; c++) {
+            const float v = z[o + (size_t)c], tv = t[o + (size_t)c];
+            const float a = v < 0.0f ? -v : v, e = ipup__expf(-a);
+            row += (v > 0.0f ? v : 0.0f) - v * tv + IPUPIPE_LOGF(1.0f + e);
+            if (dz) /* sigmoid(v) from e = e^-|v|: 1 / (1 + e) or e / (1 + e) */
+                dz[o + (size_t)c] = ((v >= 0.0f ? 1.0f : e) / (1.0f + e) - tv) * inv;
+        }
+        total += row;
+    }
+    return total / count;
 }
 
 #ifdef __cplusplus
