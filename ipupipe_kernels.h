@@ -3050,6 +3050,7 @@ IPUPIPE_DEF void ipup_f16_to_f32(int n, const uint16_t *x /* (n) */, float *y /*
     for (; i < n; i++) y[i] = ipup__f16_to_f32_arm(x[i]);
 #endif
     for (; i < n; i++) y[i] = ipup__f16_to_f32_1(x[i]);
+}
 
 /* >>conv2d: the general convolution: shape, portable kernels, SIMD products, dispatchers */
 /* Keras 'same' padding is TensorFlow's (the tf.nn module's documentation, "Notes on
