@@ -659,6 +659,11 @@ typedef struct ipup__layer_facts { /* static facts of a layer (internal) */
     int32_t need_dx;   /* backward must produce its input gradient */
     int32_t pool_idx;  /* a max-pool that keeps its arg-max bytes at stash_off, not its input */
     uint64_t seed;     /* dropout seed */
+    int32_t run_off;   /* batch norm: offset of its running mean in the parameter block (the
+                          frozen part); the running variance follows at +round16(C); -1 */
+    int32_t stat_off;  /* a trained batch norm: offset in the gradient block of its batch
+                          statistics, M slots of (mean, invstd), round16(C) floats each; -1 */
+    int32_t res_sc;    /* res_begin, res_end: 1 when the block has a shortcut branch */
 } ipup__layer_facts;
 
 typedef struct ipup__stage {      /* static facts of a stage (internal) */
@@ -672,6 +677,7 @@ typedef struct ipup__stage {      /* static facts of a stage (internal) */
     size_t wentry_floats;         /* a W-stash entry: the output gradients of trained layers */
     size_t pingpong_floats, conv_floats;
     size_t chunk_floats;          /* the activation chunk before an arg-max pool, or 0 */
+    size_t res_floats;            /* each of the two buffers of its residual blocks, or 0 */
     size_t n_params, n_state, max_tensor;
     uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
     int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
@@ -879,6 +885,7 @@ IPUPIPE_DEF int ipup_run_device(ipup_emu *e, int32_t ipu);
 /* >>emulator: struct ipup_emu: the core, every replica's runtime, rings, threads */
 typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal) */
     float *stash, *wstash, *work, *pingpong[2], *conv, *staging, *chunk;
+    float *res[2];                /* a residual block's saved tensors (res_floats each) */
     float *params, *grads, *state;
     uint32_t stash_head, stash_count, stash_peak;    /* the stash FIFO */
     uint32_t wstash_head, wstash_count, wstash_peak; /* the W-stash FIFO */
@@ -2041,18 +2048,33 @@ static int ipup__u128_less(ipup__u128 a, ipup__u128 b) {
     return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
 }
 
+/* A stage may not start at layer q when q falls inside a residual block (after its
+   res_begin, at or before its res_end): the block's skip tensor stays on one IPU. Returns
+   the block's res_begin, or -1 when q may start a stage. */
+static int32_t ipup__split_in_block(const ipup_layer_kind *kind, int32_t L, int32_t q) {
+    int32_t l, open = -1;
+    for (l = 0; l < q && l < L; l++) {
+        if (kind[l] == IPUP_LAYER_RES_BEGIN) open = l;
+        else if (kind[l] == IPUP_LAYER_RES_END) open = -1;
+    }
+    return open;
+}
 /* cost[j] = cost of layers 0..j-1; returns the smallest possible largest stage cost of
-   `stages` contiguous non-empty stages (dynamic programme over prefixes) */
-static int64_t ipup__minmax_stage_cost(const int64_t *cost, int32_t L, int32_t stages) {
+   `stages` contiguous non-empty stages (dynamic programme over prefixes) whose starts q
+   have bad[q] == 0; -1 when there is none */
+static int64_t ipup__minmax_stage_cost(const int64_t *cost, int32_t L, int32_t stages,
+                                       const int8_t *bad) {
     int64_t row[2][IPUP_MAX_LAYERS + 1];
     int32_t k, j, q;
     for (j = 0; j <= L; j++) row[1][j] = cost[j]; /* one stage: layers 0..j-1 */
     for (k = 2; k <= stages; k++) {
         int64_t *prev = row[(k - 1) & 1], *cur = row[k & 1];
-        for (j = k; j <= L; j++) {
+        for (j = 0; j <= L; j++) {
             cur[j] = -1;
             for (q = k - 1; q < j; q++) {
-                int64_t v = prev[q] > cost[j] - cost[q] ? prev[q] : cost[j] - cost[q];
+                int64_t v;
+                if (bad[q] || prev[q] < 0) continue;
+                v = prev[q] > cost[j] - cost[q] ? prev[q] : cost[j] - cost[q];
                 if (cur[j] < 0 || v < cur[j]) cur[j] = v;
             }
         }
@@ -2065,6 +2087,8 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
     ipup_layer_info info[IPUP_MAX_LAYERS];
     int32_t need_dx[IPUP_MAX_LAYERS], arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1], L, l, k, j, q;
     int64_t cost[IPUP_MAX_LAYERS + 1], top;
+    ipup_layer_kind kind[IPUP_MAX_LAYERS];
+    int8_t bad[IPUP_MAX_LAYERS + 1];
     ipup__u128 row[2][IPUP_MAX_LAYERS + 1];
     const ipup__u128 none = {~(uint64_t)0, ~(uint64_t)0}; /* no split of the prefix fits */
     int rc;
@@ -2087,9 +2111,20 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
     ipup__need_dx(info, L, need_dx);
     cost[0] = 0;
     for (l = 0; l < L; l++) cost[l + 1] = cost[l] + ipup__layer_cost(&info[l], need_dx[l]);
+    for (l = 0; l < L; l++) kind[l] = info[l].kind;
+    for (l = 0, j = 0; l <= L; l++) {
+        bad[l] = (int8_t)(ipup__split_in_block(kind, L, l) >= 0);
+        j += l > 0 && l < L && !bad[l];
+    }
+    if (stages - 1 > j)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "%d stages: the model has only %d places to split between layers "
+                          "outside its residual blocks (a split never falls inside a block); "
+                          "use at most %d stages",
+                          (int)stages, (int)j, (int)(j + 1));
     /* 1: the smallest largest stage cost; 2: among the splits whose every stage costs at
        most that (so whose largest stage is exactly that), the smallest sum of squares */
-    top = ipup__minmax_stage_cost(cost, L, stages);
+    top = ipup__minmax_stage_cost(cost, L, stages, bad);
     for (j = 0; j <= L; j++) {
         ipup__u128 zero = {0, 0};
         row[1][j] = (j >= 1 && cost[j] <= top) ? ipup__u128_add_sq(zero, (uint64_t)cost[j]) : none;
@@ -2101,7 +2136,8 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
             arg[k][j] = -1;
             for (q = k - 1; q < j; q++) {
                 ipup__u128 v;
-                if (cost[j] - cost[q] > top || (prev[q].hi == none.hi && prev[q].lo == none.lo))
+                if (bad[q] || cost[j] - cost[q] > top ||
+                    (prev[q].hi == none.hi && prev[q].lo == none.lo))
                     continue;
                 v = ipup__u128_add_sq(prev[q], (uint64_t)(cost[j] - cost[q]));
                 if (arg[k][j] < 0 || ipup__u128_less(v, cur[j])) { cur[j] = v; arg[k][j] = q; }
@@ -2932,6 +2968,19 @@ static int ipup__setup_split(ipup__core *e, const ipup_config *cfg) {
                                   (int)(b <= e->stages[s - 1].first ? s - 1 : s), (int)(L - 1));
             e->stages[s].first = b;
         }
+        for (s = 1; s < S; s++) {
+            ipup_layer_kind kind[IPUP_MAX_LAYERS];
+            int32_t b = e->stages[s].first, open;
+            for (l = 0; l < L; l++) kind[l] = e->layers[l].info.kind;
+            open = ipup__split_in_block(kind, L, b);
+            if (open >= 0)
+                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                                  "split[%d] = %d: stage %d would start inside the residual "
+                                  "block of layer %d (%s); a split never falls inside a block: "
+                                  "start the stage at layer %d or after the block's res_end",
+                                  (int)(s - 1), (int)b, (int)s, (int)open,
+                                  e->model.layers[open].id, (int)open);
+        }
     } else {
         int32_t split[IPUP_MAX_LAYERS];
         int rc = ipup_balance_stages(&e->model, S, split, e->msg, sizeof e->msg);
@@ -3025,6 +3074,12 @@ static int64_t ipup__frozen_params(ipup__core *e, const ipup__stage *st, int64_t
         e->layers[l].param_off = (int32_t)par;
         par += (((int64_t)I->n_w + 15) & ~(int64_t)15) + (((int64_t)I->n_b + 15) & ~(int64_t)15);
         if (par > IPUP__MAXF) break;
+    }
+    for (l = st->first; l < st->last && par <= IPUP__MAXF; l++) { /* running statistics */
+        const ipup_layer_info *I = &e->layers[l].info;
+        if (I->kind != IPUP_LAYER_BATCHNORM) continue;
+        e->layers[l].run_off = (int32_t)par;
+        par += 2 * (int64_t)ipup__round16(I->out_c);
     }
     return par;
 }
@@ -3247,6 +3302,46 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
                                   row ? e->pred_row : NULL);
 }
 
+/* the parts of a stage's layout that issue 30's layers add (layer l of stage s, B the
+   micro-batch): a trained batch norm's batch statistics in the gradient block after its
+   gamma and beta (par: the block so far), the scratch of a general convolution (*conv), the
+   residual blocks' buffers (*res), the markers' res_sc */
+static void ipup__layout_more(ipup__core *e, int32_t l, int64_t *par, int64_t *conv,
+                              int64_t *res) {
+    ipup__layer_facts *Ly = &e->layers[l];
+    const ipup_layer_info *I = &Ly->info;
+    const int64_t B = e->B;
+    Ly->stat_off = -1;
+    Ly->run_off = -1;
+    Ly->res_sc = 0;
+    if (I->kind == IPUP_LAYER_BATCHNORM && !I->frozen) {
+        Ly->stat_off = (int32_t)*par;
+        *par += (int64_t)e->M * 2 * (int64_t)ipup__round16(I->out_c);
+    }
+    if (I->kind == IPUP_LAYER_CONV2D) {
+        ipup_conv2d_shape sh;
+        int64_t f;
+        ipup_conv2d_shape_init(&sh, I->in_h, I->in_w, I->in_c, I->out_c, I->kh, I->kw, I->sh,
+                               I->sw, e->model.layers[l].same);
+        f = (int64_t)ipup_conv2d_scratch_floats(&sh, e->B);
+        if (f > *conv) *conv = f;
+    }
+    if (I->kind == IPUP_LAYER_RES_BEGIN || I->kind == IPUP_LAYER_RES_SHORTCUT ||
+        I->kind == IPUP_LAYER_RES_END) {
+        int64_t m = B * (I->in_n > I->out_n ? I->in_n : I->out_n);
+        int32_t j;
+        if (m > *res) *res = m;
+        for (j = l; j < e->n_layers && I->kind == IPUP_LAYER_RES_BEGIN; j++) {
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_SHORTCUT) Ly->res_sc = 1;
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_END) break;
+        }
+        for (j = l; j >= 0 && I->kind == IPUP_LAYER_RES_END; j--) {
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_SHORTCUT) Ly->res_sc = 1;
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_BEGIN) break;
+        }
+    }
+}
+
 static int ipup__setup_layout(ipup__core *e) {
     static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in "
                                 "this stage (more stages)";
@@ -3254,7 +3349,7 @@ static int ipup__setup_layout(ipup__core *e) {
     int32_t k = ipup__state_slots(&e->cfg);
     for (s = 0; s < e->S; s++) {
         ipup__stage *st = &e->stages[s];
-        int64_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0;
+        int64_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0, res = 0;
         size_t chunk = 0;
         cur = ipup__direct_in(e, s) ? 0 : (int64_t)B * st->in_n; /* a0: the stage input */
         st->flops_f = st->flops_i = st->flops_w = 0;
@@ -3301,6 +3396,15 @@ static int ipup__setup_layout(ipup__core *e) {
                 if (wcur > IPUP__MAXF)
                     return ipup__layout_big(e, s, "a weight-gradient stash entry", wcur, lower);
             }
+            ipup__layout_more(e, l, &par, &conv, &res);
+            if (par > IPUP__MAXF || conv > IPUP__MAXF || res > IPUP__MAXF)
+                return ipup__layout_big(e, s,
+                                        par > IPUP__MAXF    ? "the weights"
+                                        : conv > IPUP__MAXF ? "a convolution's scratch"
+                                                            : "a residual block's buffer",
+                                        par > conv ? (par > res ? par : res)
+                                                   : (conv > res ? conv : res),
+                                        lower);
             if (I->kind == IPUP_LAYER_CONV3X3) {
                 int64_t f2 = ipup__conv_scratch(I);
                 if (f2 < 0)
@@ -3339,6 +3443,7 @@ static int ipup__setup_layout(ipup__core *e) {
         st->pingpong_floats = (size_t)((pp + 15) & ~(int64_t)15);
         st->conv_floats = (size_t)conv;
         st->chunk_floats = (chunk + 15u) & ~(size_t)15u;
+        st->res_floats = (size_t)((res + 15) & ~(int64_t)15);
         st->n_params = (size_t)par;
         st->n_state = ipup__mulz((size_t)k, st->n_grads);
         st->max_tensor = (size_t)maxt;
@@ -3391,6 +3496,8 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
         rt->pingpong[1] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->chunk = st->chunk_floats ? ipup__allocf(a, st->chunk_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->res[0] = st->res_floats ? ipup__allocf(a, st->res_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->res[1] = st->res_floats ? ipup__allocf(a, st->res_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->staging = (k && e->cfg.offload)
                           ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH)
                           : NULL;
@@ -3906,6 +4013,14 @@ static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_
 static void *ipup__thread_main(void *arg); /* runtime */
 #endif
 
+/* a batch norm's initial values (Keras): gamma 1, beta 0, running mean 0, variance 1 */
+static void ipup__init_bn(ipup_emu *e, ipup__stage_rt *rt, int32_t l) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const int32_t C = Ly->info.out_c;
+    float *g = rt->params + Ly->param_off, *v = rt->params + Ly->run_off + ipup__round16(C);
+    int32_t i;
+    for (i = 0; i < C; i++) { g[i] = 1.0f; v[i] = 1.0f; }
+}
 static void ipup__init_weights(ipup_emu *e) {
     int32_t r, s, l, k = ipup__state_slots(&e->core.cfg);
     for (r = 0; r < e->core.R; r++) {
@@ -3921,8 +4036,13 @@ static void ipup__init_weights(ipup_emu *e) {
                 const ipup_layer_info *I = &e->core.layers[l].info;
                 int fi, fo;
                 if (!I->n_w) continue;
+                if (I->kind == IPUP_LAYER_BATCHNORM) { ipup__init_bn(e, rt, l); continue; }
                 if (I->kind == IPUP_LAYER_CONV3X3) { fi = 9 * I->in_c; fo = 9 * I->out_c; }
-                else { fi = I->in_n; fo = I->out_n; }
+                else if (I->kind == IPUP_LAYER_CONV2D || I->kind == IPUP_LAYER_DWCONV) {
+                    /* Keras' fans of a (KH, KW, CI, CO) kernel; depthwise: (KH, KW, C, 1) */
+                    fi = I->kh * I->kw * I->in_c;
+                    fo = I->kh * I->kw * (I->kind == IPUP_LAYER_DWCONV ? 1 : I->out_c);
+                } else { fi = I->in_n; fo = I->out_n; }
                 ipup_glorot_uniform_f32(fi, fo, I->n_w, e->core.cfg.seed, (uint64_t)(2 * l),
                                         rt->params + e->core.layers[l].param_off);
             }
