@@ -340,6 +340,20 @@ TTEST(state_round_trip_running_statistics) {
     TT_EQ_INT(diff_params(&g_emu, &g_ref, first, sizeof first), 0);
     ipup_shutdown(&g_ref);
     ipup_shutdown(&g_emu);
+    { /* a leaky ReLU of another alpha (the same id): the descriptor tells them apart */
+        ipup_model_desc other = g_bce;
+        ipup_config cb = base_cfg(&g_bce, &g_f_bce);
+        if (ipup_init(&g_emu, &cb)) { TT_FAILF("init bce: %.300s", ipup_last_error(&g_emu)); return; }
+        g_state_n = 0;
+        TT_EQ_INT(ipup_state_save(&g_emu, st_write, NULL), IPUP_OK);
+        ipup_shutdown(&g_emu);
+        other.layers[5].alpha = 0.2f;
+        cb.model = &other;
+        if (ipup_init(&g_emu, &cb)) { TT_FAILF("init other: %.300s", ipup_last_error(&g_emu)); return; }
+        TT_EQ_INT(ipup_state_load(&g_emu, st_read, NULL), IPUP_ERR_MISMATCH);
+        TT_CONTAINS(ipup_last_error(&g_emu), "layer 5 (leaky0.1) has another kernel");
+        ipup_shutdown(&g_emu);
+    }
 }
 
 /* ipup_predict's output rows are the loss layer's input of ipup_evaluate's forward (the
