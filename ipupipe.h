@@ -410,7 +410,7 @@ typedef struct ipup_layer_info {
 
 /* Parse "dense256,relu,conv8,maxpool2,flatten,dropout0.25,gelu,dense10,xent" (also
    "conv3x3_8", "maxpool", "softmax_xent"/"loss"; "mse" for the mean-squared-error loss),
-   and issue 30's "conv64k10x4s2same", "dw3s1same", "bn", "avgpool2", "gavgpool",
+   and "conv64k10x4s2same", "dw3s1same", "bn", "avgpool2", "gavgpool",
    "sigmoid", "tanh", "leaky0.1", "hswish", "bce", "res(LAYERS)" and "res(LAYERS|SHORTCUT)"
    (the grammar: docs/api.md). A dense, conv, dw or bn layer followed by ":frozen"
    ("dense64:frozen") is not trained (ipup_layer.frozen); the suffix on any other layer, or
@@ -1843,7 +1843,7 @@ static int ipup__res_info(const ipup_layer *L, int32_t l, int64_t n, int32_t *h,
     I->flops_bwd_dx = n;
     return IPUP_OK;
 }
-/* ipup_model_info's layers of issue 30's kinds */
+/* ipup_model_info's layers of the kinds from IPUP_LAYER_CONV2D on */
 static int ipup__more_info(const ipup_model_desc *m, int32_t l, int64_t n, int32_t *h,
                            int32_t *w, int32_t *c, ipup_layer_info *I, ipup__blk *b, char *msg,
                            size_t msg_len) {
@@ -3309,8 +3309,8 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
                                   row ? e->pred_row : NULL);
 }
 
-/* the parts of a stage's layout that issue 30's layers add (layer l of stage s, B the
-   micro-batch): a trained batch norm's batch statistics in the gradient block after its
+/* the parts of a stage's layout that the kinds from IPUP_LAYER_CONV2D on add (layer l):
+   a trained batch norm's batch statistics in the gradient block after its
    gamma and beta (par: the block so far), the scratch of a general convolution (*conv), the
    residual blocks' buffers (*res), the markers' res_sc */
 static void ipup__layout_more(ipup__core *e, int32_t l, int64_t *par, int64_t *conv,
@@ -4341,10 +4341,10 @@ static float *ipup__bn_stats(const ipup_emu *e, const ipup__stage_rt *rt, int32_
     const ipup__layer_facts *Ly = &e->core.layers[l];
     return rt->grads + Ly->stat_off + (size_t)g * 2u * ipup__round16(Ly->info.out_c);
 }
-/* The forward of layer l (issue 30's kinds) from cur into dest (needed: 0 when dest is a
-   scratch buffer a view may skip). bn_train: a batch norm in training mode (the forward of a
-   training step), whose statistics go to the slot of global micro-batch g. Returns where
-   the output is. */
+/* The forward of layer l (a kind from IPUP_LAYER_CONV2D on) from cur into dest (needed: 0
+   when dest is a scratch buffer a view may skip). bn_train: a batch norm in training mode
+   (the forward of a training step), whose statistics go to the slot of global micro-batch
+   g. Returns where the output is. */
 static const float *ipup__fwd_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn,
                                    const float *cur, float *dest, int needed, int bn_train,
                                    int64_t g) {
@@ -4420,10 +4420,10 @@ static const float *ipup__res_bwd_mark(const ipup_emu *e, ipup__stage_rt *rt, in
     IPUPIPE_MEMCPY(rt->res[1], cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
     return rt->res[0];
 }
-/* The backward of layer l (issue 30's kinds but the markers above): x its kept input, cur
-   the output gradient, dest the input gradient or NULL, gw/gb the gradients (a trained
-   layer) or NULL; wentry: an I op (weight gradients later, from the W-stash entry); g the
-   global micro-batch (a batch norm's statistics). */
+/* The backward of layer l (a kind from IPUP_LAYER_CONV2D on but the markers above): x its
+   kept input, cur the output gradient, dest the input gradient or NULL, gw/gb the
+   gradients (a trained layer) or NULL; wentry: an I op (weight gradients later, from the
+   W-stash entry); g the global micro-batch (a batch norm's statistics). */
 static void ipup__bwd_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn,
                            const float *x, const float *cur, float *dest, float *gw, float *gb,
                            float *wentry, int64_t g) {
@@ -6528,8 +6528,8 @@ static void ipup__save_u8(ipup__state_writer *w, uint32_t v) {
     ipup__save_put(w, &b, 1);
 }
 
-/* Issue 30's layers add to their descriptor entry a CRC-32 of what else decides their
-   values: kernel, strides, padding, leaky's alpha, batch norm's momentum and eps (the
+/* The kinds from IPUP_LAYER_CONV2D on add to their descriptor entry a CRC-32 of what else
+   decides their values: kernel, strides, padding, leaky's alpha, batch norm's momentum and eps (the
    layers before them have none, so their descriptors keep their bytes). */
 static uint32_t ipup__geom_word(const ipup_layer *L) {
     unsigned char b[32];

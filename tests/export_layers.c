@@ -1,4 +1,4 @@
-/* export_layers.c - the C export (examples/common/export_c.h) of issue 30's layers, built
+/* export_layers.c - the C export (examples/common/export_c.h) of the MLPerf Tiny layers, built
    twice by tests/test_export_layers.sh:
 
      cc ... tests/export_layers.c -o gen          gen DIR

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/test_export_layers.sh - the C export (examples/common/export_c.h) of the layers of
-# issue 30: tests/export_layers.c trains small models of every new layer kind over 2 stages
+# MLPerf Tiny's networks: tests/export_layers.c trains small models of every new layer kind over 2 stages
 # and exports them; each header compiles under the house warnings with -Werror in gcc and
 # clang (and as C++17 with g++), its arrays hash to the exported bits, and its predict
 # gives ipup_predict's outputs: bit for bit without batch-norm folding, within 1e-5 of the

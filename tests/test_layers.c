@@ -1,4 +1,4 @@
-/* tests/test_layers.c - the layers of issue 30 in the emulator (ipupipe.h): general and
+/* tests/test_layers.c - the MLPerf Tiny layers in the emulator (ipupipe.h): general and
    depthwise convolutions, batch norm (trained, frozen), average and global average pools,
    residual blocks with and without a shortcut branch, sigmoid, tanh, leaky ReLU,
    hard-swish and the binary cross-entropy loss. Every schedule kind over 1, 2 and 4 stages

@@ -655,7 +655,7 @@ static inline const char *expc_buf_name(int b) {
     return b == 0 ? "x" : b == 1 ? "a" : b == 2 ? "b" : b == 3 ? "r0" : "r1";
 }
 
-/* The calls of issue 30's layer kinds (as ipup__fwd_more makes them in evaluation) from
+/* The calls of the layer kinds from IPUP_LAYER_CONV2D on (as ipup__fwd_more makes them in evaluation) from
    buffer in into out (dst); returns 0 when the layer makes no call (a folded batch norm),
    -1 for the markers, which move buffers themselves. */
 static inline int expc_put_more(expc_out *o, const ipup_emu *e, const char *name, int32_t l, const char *in,
