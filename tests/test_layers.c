@@ -391,7 +391,9 @@ TTEST(predict_equals_evaluate_forward) {
             TT_EQ_INT(ipup_predict(&g_emu, 1, x + (size_t)i * (size_t)fcs[m]->in_n,
                                    out1 + (size_t)i * (size_t)w, NULL), IPUP_OK);
         TT_CHECK_MSG(memcmp(out, out1, (size_t)(11 * w) * sizeof(float)) == 0,
-                     "model %d: predict rows depend on the batch", m);
+                     "model %d: predict rows depend on the batch (an element-wise kernel whose vector "
+                     "loop and scalar tail round differently, e.g. a compiler contracting a * b + c "
+                     "in one of them)", m);
         if (fcs[m]->tw) { /* bce: the loss of evaluate_targets from predict's logits */
             static float tg[11 * 4];
             double sum = 0.0, want = 0.0;
