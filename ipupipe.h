@@ -1399,11 +1399,14 @@ typedef struct ipup__pt {
     size_t len;            /* its length without the ":..." suffix */
     char *msg;
     size_t msg_len;
+    int32_t layer;         /* the index of the layer the token makes, or -1 (a bracket) */
 } ipup__pt;
 static int ipup__pt_fail(const ipup__pt *P, const char *tok, size_t len, const char *what) {
+    char lay[24] = "";
+    if (P->layer >= 0) ipup_snprintf(lay, sizeof lay, " (layer %d)", (int)P->layer);
     return ipup__fail(P->msg, P->msg_len, IPUP_ERR_PARSE,
-                      "model \"%s\": at character %d, \"%.*s\" %s", P->text,
-                      (int)(tok - P->text) + 1, (int)(len > 40 ? 40 : len), tok, what);
+                      "model \"%s\": at character %d, \"%.*s\"%s %s", P->text,
+                      (int)(tok - P->text) + 1, (int)(len > 40 ? 40 : len), tok, lay, what);
 }
 /* digits at s[*i] (< n) into *v (1..2^31-1); advances *i; 0 when there are none */
 static int ipup__scan_uint(const char *s, size_t n, size_t *i, int32_t *v) {
@@ -1570,13 +1573,14 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
     ipup__pt P;
     if (!text || !model)
         return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_parse: NULL text or model");
-    P.text = text; P.msg = msg; P.msg_len = msg_len;
+    P.text = text; P.msg = msg; P.msg_len = msg_len; P.layer = -1;
     p = text;
     while (*p) {
         const char *q;
         size_t len, k, sfx;
         ipup_layer L;
         while (*p == ' ') p++;
+        P.layer = -1;
         if (ipup__token_prefix(p, 4, "res(") == 4) {
             if (in_block)
                 return ipup__pt_fail(&P, p, 4, "opens a residual block inside another: blocks "
@@ -1592,7 +1596,7 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         while (len && p[len - 1] == ' ') len--;
         for (k = 0; k < len && p[k] != ':'; k++) {}
         sfx = len - k;
-        P.tok = p; P.len = k;
+        P.tok = p; P.len = k; P.layer = n;
         IPUPIPE_MEMSET(&L, 0, sizeof L);
         if (*q == '(' || !ipup__parse_token(&P, &L)) {
             const char *what = len ? "is not understood" : "is empty (no layer)";
@@ -1602,6 +1606,7 @@ IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char 
         }
         if (sfx && (rc = ipup__layer_suffix(&P, p + k, sfx, &L)) != IPUP_OK) return rc;
         if ((rc = ipup__parse_add(&P, model, &n, &L, p, k)) != IPUP_OK) return rc;
+        P.layer = -1;
         p = q;
         while (*p == ')' || *p == '|') { /* a block's shortcut or end */
             if (!in_block || (*p == '|' && shortcut))

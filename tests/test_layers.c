@@ -507,8 +507,8 @@ static void parse_err(const char *text, const char *want) {
 }
 
 TTEST(parse_errors_name_the_position) {
-    parse_err("conv8k3,bn,conv64k10x4s,relu,xent", "at character 12, \"conv64k10x4s\" is not understood");
-    parse_err("dense8,,xent", "at character 8, \"\" is empty");
+    parse_err("conv8k3,bn,conv64k10x4s,relu,xent", "at character 12, \"conv64k10x4s\" (layer 2) is not understood");
+    parse_err("dense8,,xent", "at character 8, \"\" (layer 1) is empty");
     parse_err("dw3s1samee,xent", "at character 1, \"dw3s1samee\"");
     parse_err("avgpool,xent", "at character 1, \"avgpool\"");
     parse_err("res(dense4,relu", "not closed");
@@ -517,7 +517,7 @@ TTEST(parse_errors_name_the_position) {
     parse_err("dense4),xent", "at character 7, \")\" is outside a residual block");
     parse_err("res(dense4|relu|relu),xent", "at most one '|'");
     parse_err("res(dense4)relu,xent", "at character 12, \"r\" follows a residual block");
-    parse_err("relu:frozen,xent", "at character 1, \"relu:frozen\" has no parameters");
+    parse_err("relu:frozen,xent", "at character 1, \"relu:frozen\" (layer 0) has no parameters");
     parse_err("bn:cold,xent", "unknown suffix");
     parse_err("dense4,xent,", "ends the text");
 }
