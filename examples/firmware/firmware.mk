@@ -302,9 +302,18 @@ $(FW_OUT)/kws_pools.h: build/ipupipe-plan $(FW_OUT)/gen_kws
 $(FW_OUT)/fw_kws.c: $(FW_OUT)/gen_kws $(FW_OUT)/kws_pools.h
 	$(FW_OUT)/gen_kws $(FW_OUT)/kws_pools.h $(FW_OUT)/fw_kws
 $(FW_OUT)/fw_kws.h: $(FW_OUT)/fw_kws.c
-$(FW_OUT)/kws.elf: $(FW_DIR)/startup.c $(FW_DIR)/kws.c $(KWS_HDRS) $(FW_DIR)/mps2.ld $(FW_OUT)/fw_kws.c \
+# RAM: mps2.ld's 256 KB budget is too small for DS-CNN's float32 weights (about 100 KB in
+# IPU0's pool) beside two activation buffers of 25x5x64 floats; the image gets KWS_RAM of
+# the board's 4 MiB at 0x20000000 instead (mps2.ld with that RAM length: kws.ld)
+KWS_RAM ?= 384K
+$(FW_OUT)/kws.ld: $(FW_DIR)/mps2.ld fw-force
+	@mkdir -p $(@D)
+	@sed 's/\(RAM .*LENGTH = \)256K/\1$(KWS_RAM)/' $< | cmp -s - $@ || \
+	  sed 's/\(RAM .*LENGTH = \)256K/\1$(KWS_RAM)/' $< > $@
+$(FW_OUT)/kws.elf: $(FW_DIR)/startup.c $(FW_DIR)/kws.c $(KWS_HDRS) $(FW_OUT)/kws.ld $(FW_OUT)/fw_kws.c \
                    $(FW_OUT)/fw_kws.h $(FW_OUT)/kws_pools.h $(FW_OUT)/cflags
 	$(FW_CC) $(FW_CFLAGS) $(FW_DIR)/startup.c $(FW_DIR)/kws.c $(FW_OUT)/fw_kws.c \
-	  $(filter-out -Wl$(comma)-Map=%,$(FW_LDFLAGS)) -Wl,-Map=$(FW_OUT)/kws.map -lm -o $@
+	  $(subst $(FW_DIR)/mps2.ld,$(FW_OUT)/kws.ld,$(filter-out -Wl$(comma)-Map=%,$(FW_LDFLAGS))) \
+	  -Wl,-Map=$(FW_OUT)/kws.map -lm -o $@
 firmware-kws: $(FW_OUT)/kws.elf
 	@$(FW_DIR)/run_kws.sh $(FW_OUT)/kws.elf $(FW_QEMU)
