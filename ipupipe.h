@@ -342,8 +342,26 @@ typedef enum ipup_layer_kind {
     IPUP_LAYER_FLATTEN,      /* (H, W, C) -> (H*W*C); a view */
     IPUP_LAYER_DROPOUT,      /* rate = drop probability; identity in ipup_evaluate */
     IPUP_LAYER_SOFTMAX_XENT, /* softmax cross-entropy loss; must be the last layer */
-    IPUP_LAYER_MSE           /* mean squared error against float targets (the mean over all
+    IPUP_LAYER_MSE,          /* mean squared error against float targets (the mean over all
                                 elements, ipup_mse_f32); must be the last layer */
+    IPUP_LAYER_CONV2D,       /* units = CO; kh x kw, strides sh, sw, same or valid (Keras);
+                                w (KH,KW,CI,CO), b (CO) */
+    IPUP_LAYER_DWCONV,       /* depthwise, multiplier 1: kh x kw, sh, sw, same or valid;
+                                w (KH,KW,C), b (C) */
+    IPUP_LAYER_BATCHNORM,    /* per channel: w = gamma (C), b = beta (C); running mean and
+                                variance (C each, non-trainable); momentum, eps */
+    IPUP_LAYER_AVGPOOL,      /* kh x kw, strides sh, sw, valid */
+    IPUP_LAYER_GAVGPOOL,     /* global average pool: (H, W, C) -> (1, 1, C) */
+    IPUP_LAYER_SIGMOID,
+    IPUP_LAYER_TANH,
+    IPUP_LAYER_LEAKY_RELU,   /* alpha: the slope below 0 (0.3 as Keras' LeakyReLU) */
+    IPUP_LAYER_HSWISH,       /* x relu6(x + 3) / 6 */
+    IPUP_LAYER_BCE,          /* binary cross-entropy on logits against float targets in [0, 1]
+                                as wide as its input (the mean over all elements); last */
+    IPUP_LAYER_RES_BEGIN,    /* a residual block's start: its input is the block input */
+    IPUP_LAYER_RES_SHORTCUT, /* the end of the main branch; the shortcut branch (layers up to
+                                IPUP_LAYER_RES_END) starts again from the block input */
+    IPUP_LAYER_RES_END       /* the add: main output + shortcut output (or the block input) */
 } ipup_layer_kind;
 
 typedef struct ipup_layer {
@@ -351,8 +369,14 @@ typedef struct ipup_layer {
     int32_t units;           /* dense: output features; conv3x3: output channels */
     float rate;              /* dropout: drop probability in [0, 1) */
     char id[IPUP_ID_MAX];    /* e.g. "dense256"; "" = derived; made unique by ipup_init */
-    int32_t frozen;          /* dense/conv only: 1 = not trained ("dense64:frozen"): no gradient
-                                accumulators, no optimizer state, no weight gradients */
+    int32_t frozen;          /* layers with parameters only: 1 = not trained ("dense64:frozen"):
+                                no gradient accumulators, no optimizer state, no weight
+                                gradients; a frozen batch norm runs in inference mode */
+    int32_t kh, kw, sh, sw;  /* conv2d, dwconv, avgpool: kernel and strides (0: 1; avgpool's
+                                strides 0: the kernel's) */
+    int32_t same;            /* conv2d, dwconv: 1 = Keras 'same' padding, 0 = 'valid' */
+    float alpha;             /* leaky: the slope below 0 (0: 0.3) */
+    float momentum, eps;     /* batch norm: 0: Keras' 0.99 and 1e-3 */
 } ipup_layer;
 
 /* A model: input shape of ONE sample (NHWC without the batch; a flat vector of N features
@@ -375,6 +399,13 @@ typedef struct ipup_layer_info {
     int64_t flops_bwd_dw;         /* weight-gradient part (W op) */
     int32_t stash_floats;         /* floats per sample the backward needs (its input) */
     int32_t frozen;               /* the layer's ipup_layer.frozen (flops_bwd_dw is then 0) */
+    int32_t n_nontrain;           /* non-trainable values besides n_w, n_b: a batch norm's
+                                     running mean and variance (2 C); a frozen layer's n_w and
+                                     n_b are non-trainable too (Keras counts them so) */
+    int64_t macs;                 /* multiply-accumulates of a forward per sample: dense,
+                                     conv and depthwise weights only (as MLPerf Tiny counts) */
+    int32_t kh, kw, sh, sw;       /* conv2d, dwconv, avgpool, gavgpool: kernel and strides */
+    int32_t pad_top, pad_left;    /* conv2d, dwconv: Keras 'same' padding before (0: valid) */
 } ipup_layer_info;
 
 /* Parse "dense256,relu,conv8,maxpool2,flatten,dropout0.25,gelu,dense10,xent" (also
@@ -635,6 +666,12 @@ typedef struct ipup__layer_facts { /* static facts of a layer (internal) */
     int32_t need_dx;   /* backward must produce its input gradient */
     int32_t pool_idx;  /* a max-pool that keeps its arg-max bytes at stash_off, not its input */
     uint64_t seed;     /* dropout seed */
+    int32_t run_off;   /* batch norm: offset of its running mean in the parameter block (the
+                          frozen part); the running variance follows at +round16(C); -1 */
+    int32_t stat_off;  /* a trained batch norm: offset in the gradient block of its batch
+                          statistics, R x M slots (global micro-batch r M + m) of (mean,
+                          invstd), round16(C) floats each; -1 */
+    int32_t res_sc;    /* res_begin, res_end: 1 when the block has a shortcut branch */
 } ipup__layer_facts;
 
 typedef struct ipup__stage {      /* static facts of a stage (internal) */
@@ -648,6 +685,7 @@ typedef struct ipup__stage {      /* static facts of a stage (internal) */
     size_t wentry_floats;         /* a W-stash entry: the output gradients of trained layers */
     size_t pingpong_floats, conv_floats;
     size_t chunk_floats;          /* the activation chunk before an arg-max pool, or 0 */
+    size_t res_floats;            /* each of the two buffers of its residual blocks, or 0 */
     size_t n_params, n_state, max_tensor;
     uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
     int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
@@ -855,6 +893,7 @@ IPUPIPE_DEF int ipup_run_device(ipup_emu *e, int32_t ipu);
 /* >>emulator: struct ipup_emu: the core, every replica's runtime, rings, threads */
 typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal) */
     float *stash, *wstash, *work, *pingpong[2], *conv, *staging, *chunk;
+    float *res[2];                /* a residual block's saved tensors (res_floats each) */
     float *params, *grads, *state;
     uint32_t stash_head, stash_count, stash_peak;    /* the stash FIFO */
     uint32_t wstash_head, wstash_count, wstash_peak; /* the W-stash FIFO */
@@ -1287,6 +1326,19 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
     case IPUP_LAYER_DROPOUT: return "dropout";
     case IPUP_LAYER_SOFTMAX_XENT: return "xent";
     case IPUP_LAYER_MSE: return "mse";
+    case IPUP_LAYER_CONV2D: return "conv2d";
+    case IPUP_LAYER_DWCONV: return "dw";
+    case IPUP_LAYER_BATCHNORM: return "bn";
+    case IPUP_LAYER_AVGPOOL: return "avgpool";
+    case IPUP_LAYER_GAVGPOOL: return "gavgpool";
+    case IPUP_LAYER_SIGMOID: return "sigmoid";
+    case IPUP_LAYER_TANH: return "tanh";
+    case IPUP_LAYER_LEAKY_RELU: return "leaky";
+    case IPUP_LAYER_HSWISH: return "hswish";
+    case IPUP_LAYER_BCE: return "bce";
+    case IPUP_LAYER_RES_BEGIN: return "res_begin";
+    case IPUP_LAYER_RES_SHORTCUT: return "res_shortcut";
+    case IPUP_LAYER_RES_END: return "res_end";
     default: return "none";
     }
 }
@@ -1339,109 +1391,252 @@ static int ipup__token_rate(const char *s, size_t n, float *out) {
     return 1;
 }
 
-/* the suffix of layer n's token, sfx[0] == ':' (sfx_len bytes): ":frozen" on a layer with
-   parameters marks it frozen; anything else is refused with a message */
-static int ipup__layer_suffix(const char *text, int32_t n, const char *sfx, size_t sfx_len,
-                              ipup_layer *L, char *msg, size_t msg_len) {
+/* The model text's parser (the grammar: docs/api.md, "Model text"). A token is scanned
+   from its start to the next ',', '|', ')' or the end; ipup__pt holds what an error
+   message names: the 1-based character position and the token. */
+typedef struct ipup__pt {
+    const char *text;      /* the whole model text */
+    const char *tok;       /* the token being parsed */
+    size_t len;            /* its length without the ":..." suffix */
+    char *msg;
+    size_t msg_len;
+} ipup__pt;
+static int ipup__pt_fail(const ipup__pt *P, const char *tok, size_t len, const char *what) {
+    return ipup__fail(P->msg, P->msg_len, IPUP_ERR_PARSE,
+                      "model \"%s\": at character %d, \"%.*s\" %s", P->text,
+                      (int)(tok - P->text) + 1, (int)(len > 40 ? 40 : len), tok, what);
+}
+/* digits at s[*i] (< n) into *v (1..2^31-1); advances *i; 0 when there are none */
+static int ipup__scan_uint(const char *s, size_t n, size_t *i, int32_t *v) {
+    size_t j = *i;
+    if (j >= n || s[j] < '0' || s[j] > '9') return 0;
+    while (j < n && s[j] >= '0' && s[j] <= '9') j++;
+    if (!ipup__token_uint(s + *i, j - *i, v) || *v <= 0) return 0;
+    *i = j;
+    return 1;
+}
+/* "<A>[x<B>]" at s[*i]: *a = A, *b = B (or A) */
+static int ipup__scan_pair(const char *s, size_t n, size_t *i, int32_t *a, int32_t *b) {
+    if (!ipup__scan_uint(s, n, i, a)) return 0;
+    *b = *a;
+    if (*i < n && ipup__ascii_lower((unsigned char)s[*i]) == 'x') {
+        (*i)++;
+        if (!ipup__scan_uint(s, n, i, b)) return 0;
+    }
+    return 1;
+}
+/* the geometry after conv<N> / dw / avgpool: [k<KH>[x<KW>]][s<SH>[x<SW>]][same|valid];
+   with_k: the kernel comes with 'k' (conv), else first and bare (dw, avgpool);
+   with_pad: same|valid allowed. Returns 1 when the rest of the token is that. */
+static int ipup__scan_geom(const char *s, size_t n, size_t i, ipup_layer *L, int with_k,
+                           int with_pad) {
+    if (with_k && i < n && ipup__ascii_lower((unsigned char)s[i]) == 'k') {
+        i++;
+        if (!ipup__scan_pair(s, n, &i, &L->kh, &L->kw)) return 0;
+    } else if (!with_k && !ipup__scan_pair(s, n, &i, &L->kh, &L->kw)) {
+        return 0;
+    }
+    if (i < n && ipup__ascii_lower((unsigned char)s[i]) == 's' &&
+        !ipup__token_prefix(s + i, n - i, "same")) {
+        i++;
+        if (!ipup__scan_pair(s, n, &i, &L->sh, &L->sw)) return 0;
+    }
+    if (with_pad && ipup__token_prefix(s + i, n - i, "same") == 4) { L->same = 1; i += 4; }
+    else if (with_pad && ipup__token_prefix(s + i, n - i, "valid") == 5) i += 5;
+    return i == n;
+}
+static const char ipup__grammar_hint[] =
+    "dense<N>, conv<N> (3x3), conv<N>k<KH>[x<KW>][s<SH>[x<SW>]][same|valid], "
+    "dw<KH>[x<KW>][s<SH>[x<SW>]][same|valid], bn, relu, gelu, sigmoid, tanh, leaky[<alpha>], "
+    "hswish, maxpool2, avgpool<KH>[x<KW>][s<SH>[x<SW>]], gavgpool, flatten, dropout[<rate>], "
+    "res(LAYERS) or res(LAYERS|SHORTCUT), xent, mse, bce (\":frozen\" after a layer with "
+    "parameters)";
+/* one layer token P->tok (P->len characters, no suffix) into *L; 0 when not understood */
+static int ipup__parse_token(const ipup__pt *P, ipup_layer *L) {
+    const char *p = P->tok;
+    size_t len = P->len, k = 0, i;
+    if ((k = ipup__token_prefix(p, len, "dense")) != 0) {
+        L->kind = IPUP_LAYER_DENSE;
+        return ipup__token_uint(p + k, len - k, &L->units) && L->units > 0;
+    }
+    if ((k = ipup__token_prefix(p, len, "conv3x3_")) != 0 ||
+        (k = ipup__token_prefix(p, len, "conv3x3")) != 0 ||
+        (k = ipup__token_prefix(p, len, "conv")) != 0) {
+        i = k;
+        L->kind = IPUP_LAYER_CONV3X3;
+        if (!ipup__scan_uint(p, len, &i, &L->units)) return 0;
+        if (i == len) return 1;
+        if (k != 4) return 0; /* conv3x3_<N> takes no geometry */
+        L->kind = IPUP_LAYER_CONV2D;
+        L->kh = L->kw = 1;
+        return ipup__scan_geom(p, len, i, L, 1, 1);
+    }
+    if ((k = ipup__token_prefix(p, len, "dw")) != 0 && len > k && p[k] >= '0' && p[k] <= '9') {
+        L->kind = IPUP_LAYER_DWCONV;
+        return ipup__scan_geom(p, len, k, L, 0, 1);
+    }
+    if ((k = ipup__token_prefix(p, len, "avgpool")) != 0) {
+        L->kind = IPUP_LAYER_AVGPOOL;
+        return ipup__scan_geom(p, len, k, L, 0, 0);
+    }
+    if ((k = ipup__token_prefix(p, len, "leaky")) != 0) {
+        L->kind = IPUP_LAYER_LEAKY_RELU;
+        L->alpha = 0.3f;
+        return len == k || (ipup__token_rate(p + k, len - k, &L->alpha) && L->alpha >= 0.0f);
+    }
+    if ((k = ipup__token_prefix(p, len, "dropout")) != 0) {
+        L->kind = IPUP_LAYER_DROPOUT;
+        L->rate = 0.5f;
+        return len == k || (ipup__token_rate(p + k, len - k, &L->rate) && L->rate < 1.0f);
+    }
+    {
+        static const struct { const char *name; ipup_layer_kind kind; } words[] = {
+            {"relu", IPUP_LAYER_RELU}, {"gelu", IPUP_LAYER_GELU},
+            {"maxpool", IPUP_LAYER_MAXPOOL2}, {"maxpool2", IPUP_LAYER_MAXPOOL2},
+            {"flatten", IPUP_LAYER_FLATTEN}, {"xent", IPUP_LAYER_SOFTMAX_XENT},
+            {"softmax_xent", IPUP_LAYER_SOFTMAX_XENT}, {"loss", IPUP_LAYER_SOFTMAX_XENT},
+            {"mse", IPUP_LAYER_MSE}, {"bce", IPUP_LAYER_BCE}, {"bn", IPUP_LAYER_BATCHNORM},
+            {"batchnorm", IPUP_LAYER_BATCHNORM}, {"gavgpool", IPUP_LAYER_GAVGPOOL},
+            {"sigmoid", IPUP_LAYER_SIGMOID}, {"tanh", IPUP_LAYER_TANH},
+            {"hswish", IPUP_LAYER_HSWISH}, {"hard_swish", IPUP_LAYER_HSWISH}};
+        size_t w;
+        for (w = 0; w < sizeof words / sizeof words[0]; w++) {
+            size_t m = ipup__token_prefix(p, len, words[w].name);
+            if (m && m == len && !words[w].name[m]) { L->kind = words[w].kind; return 1; }
+        }
+    }
+    return 0;
+}
+static int ipup__has_params(ipup_layer_kind k) {
+    return k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3 || k == IPUP_LAYER_CONV2D ||
+           k == IPUP_LAYER_DWCONV || k == IPUP_LAYER_BATCHNORM;
+}
+/* the suffix sfx (sfx[0] == ':', sfx_len bytes) of the token P->tok: ":frozen" on a layer
+   with parameters marks it frozen; anything else is refused with a message */
+static int ipup__layer_suffix(const ipup__pt *P, const char *sfx, size_t sfx_len,
+                              ipup_layer *L) {
     if (sfx_len != 7 || !ipup__token_prefix(sfx + 1, sfx_len - 1, "frozen"))
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
-                          "model \"%s\": layer %d has the suffix \"%.*s\"; the only suffix is "
-                          "\":frozen\" (on a dense or conv layer)",
-                          text, (int)n, (int)(sfx_len > 40 ? 40 : sfx_len), sfx);
-    if (L->kind != IPUP_LAYER_DENSE && L->kind != IPUP_LAYER_CONV3X3)
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
-                          "model \"%s\": layer %d (%s) has no parameters to freeze; \":frozen\" "
-                          "goes on a dense or conv layer only",
-                          text, (int)n, ipup_layer_kind_name(L->kind));
+        return ipup__pt_fail(P, P->tok, P->len + sfx_len,
+                             "has an unknown suffix: expected \":frozen\" (on a dense, conv, dw "
+                             "or bn layer) or none");
+    if (!ipup__has_params(L->kind))
+        return ipup__pt_fail(P, P->tok, P->len + sfx_len,
+                             "has no parameters to freeze: \":frozen\" goes on a dense, conv, "
+                             "dw or bn layer only");
     L->frozen = 1;
     return IPUP_OK;
+}
+/* append L to model with a unique id: id (lowercased, cut to fit), then id_2, id_3 ... */
+static int ipup__parse_add(const ipup__pt *P, ipup_model_desc *model, int32_t *n, ipup_layer *L,
+                           const char *id, size_t id_len) {
+    char base[IPUP_ID_MAX];
+    size_t c = id_len < IPUP_ID_MAX - 4 ? id_len : IPUP_ID_MAX - 4, j;
+    int32_t i;
+    int dup = 1;
+    if (*n >= IPUP_MAX_LAYERS)
+        return ipup__fail(P->msg, P->msg_len, IPUP_ERR_CAPACITY,
+                          "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers (a res( block "
+                          "adds 2 or 3 markers); define IPUP_MAX_LAYERS larger before the "
+                          "include",
+                          P->text, (int)IPUP_MAX_LAYERS);
+    for (j = 0; j < c; j++) base[j] = (char)ipup__ascii_lower((unsigned char)id[j]);
+    base[c] = 0;
+    ipup__id_copy(L->id, sizeof L->id, base);
+    for (;;) {
+        int clash = 0;
+        for (i = 0; i < *n; i++) if (ipup__id_eq(model->layers[i].id, L->id)) clash = 1;
+        if (!clash) break;
+        dup++;
+        ipup_snprintf(L->id, sizeof L->id, "%s_%d", base, dup);
+    }
+    model->layers[(*n)++] = *L;
+    return IPUP_OK;
+}
+/* a marker layer of a residual block */
+static int ipup__parse_marker(const ipup__pt *P, ipup_model_desc *model, int32_t *n,
+                              ipup_layer_kind kind, const char *id) {
+    ipup_layer L;
+    size_t len = 0;
+    IPUPIPE_MEMSET(&L, 0, sizeof L);
+    L.kind = kind;
+    while (id[len]) len++;
+    return ipup__parse_add(P, model, n, &L, id, len);
 }
 
 IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg,
                                  size_t msg_len) {
     const char *p;
-    int32_t n = 0, i, j;
+    int32_t n = 0;
+    int in_block = 0, shortcut = 0, rc;
+    ipup__pt P;
     if (!text || !model)
         return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_parse: NULL text or model");
+    P.text = text; P.msg = msg; P.msg_len = msg_len;
     p = text;
     while (*p) {
-        const char *q = p;
+        const char *q;
         size_t len, k, sfx;
         ipup_layer L;
-        int rc;
-        while (*q && *q != ',') q++;
+        while (*p == ' ') p++;
+        if (ipup__token_prefix(p, 4, "res(") == 4) {
+            if (in_block)
+                return ipup__pt_fail(&P, p, 4, "opens a residual block inside another: blocks "
+                                               "do not nest; close the first with ')'");
+            if ((rc = ipup__parse_marker(&P, model, &n, IPUP_LAYER_RES_BEGIN, "res")) != 0)
+                return rc;
+            in_block = 1; shortcut = 0;
+            p += 4;
+            while (*p == ' ') p++;
+        }
+        for (q = p; *q && *q != ',' && *q != '|' && *q != ')' && *q != '('; q++) {}
         len = (size_t)(q - p);
-        while (len && (*p == ' ')) { p++; len--; }
         while (len && p[len - 1] == ' ') len--;
         for (k = 0; k < len && p[k] != ':'; k++) {}
-        sfx = len - k; /* ":frozen": checked once the kind is known */
-        len = k;
+        sfx = len - k;
+        P.tok = p; P.len = k;
         IPUPIPE_MEMSET(&L, 0, sizeof L);
-        if (n >= IPUP_MAX_LAYERS)
-            return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY,
-                              "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define "
-                              "IPUP_MAX_LAYERS larger before the include",
-                              text, (int)IPUP_MAX_LAYERS);
-        if ((k = ipup__token_prefix(p, len, "dense")) != 0) {
-            L.kind = IPUP_LAYER_DENSE;
-            if (!ipup__token_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
-        } else if ((k = ipup__token_prefix(p, len, "conv3x3_")) != 0 ||
-                   (k = ipup__token_prefix(p, len, "conv3x3")) != 0 ||
-                   (k = ipup__token_prefix(p, len, "conv")) != 0) {
-            L.kind = IPUP_LAYER_CONV3X3;
-            if (!ipup__token_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
-        } else if (len == 4 && ipup__token_prefix(p, len, "relu")) {
-            L.kind = IPUP_LAYER_RELU;
-        } else if (len == 4 && ipup__token_prefix(p, len, "gelu")) {
-            L.kind = IPUP_LAYER_GELU;
-        } else if ((len == 7 && ipup__token_prefix(p, len, "maxpool")) ||
-                   (len == 8 && ipup__token_prefix(p, len, "maxpool2"))) {
-            L.kind = IPUP_LAYER_MAXPOOL2;
-        } else if (len == 7 && ipup__token_prefix(p, len, "flatten")) {
-            L.kind = IPUP_LAYER_FLATTEN;
-        } else if ((k = ipup__token_prefix(p, len, "dropout")) != 0) {
-            L.kind = IPUP_LAYER_DROPOUT;
-            L.rate = 0.5f;
-            if (len > k && (!ipup__token_rate(p + k, len - k, &L.rate) || !(L.rate < 1.0f)))
-                goto bad;
-        } else if ((len == 4 && ipup__token_prefix(p, len, "xent")) ||
-                   (len == 12 && ipup__token_prefix(p, len, "softmax_xent")) ||
-                   (len == 4 && ipup__token_prefix(p, len, "loss"))) {
-            L.kind = IPUP_LAYER_SOFTMAX_XENT;
-        } else if (len == 3 && ipup__token_prefix(p, len, "mse")) {
-            L.kind = IPUP_LAYER_MSE;
-        } else {
-            goto bad;
+        if (*q == '(' || !ipup__parse_token(&P, &L)) {
+            const char *what = len ? "is not understood" : "is empty (no layer)";
+            char hint[640];
+            ipup_snprintf(hint, sizeof hint, "%s: expected one of %s", what, ipup__grammar_hint);
+            return ipup__pt_fail(&P, p, *q == '(' ? len + 1 : len, hint);
         }
-        if (sfx && (rc = ipup__layer_suffix(text, n, p + len, sfx, &L, msg, msg_len)) != IPUP_OK)
-            return rc;
-        /* id: the token itself ("dense256"), made unique with _2, _3 ... */
-        {
-            char base[IPUP_ID_MAX];
-            size_t c = len < IPUP_ID_MAX - 4 ? len : IPUP_ID_MAX - 4;
-            int dup = 1;
-            IPUPIPE_MEMCPY(base, p, c);
-            base[c] = 0;
-            for (j = 0; base[j]; j++) base[j] = (char)ipup__ascii_lower((unsigned char)base[j]);
-            ipup__id_copy(L.id, sizeof L.id, base);
-            for (;;) {
-                int clash = 0;
-                for (i = 0; i < n; i++) if (ipup__id_eq(model->layers[i].id, L.id)) clash = 1;
-                if (!clash) break;
-                dup++;
-                ipup_snprintf(L.id, sizeof L.id, "%s_%d", base, dup);
+        if (sfx && (rc = ipup__layer_suffix(&P, p + k, sfx, &L)) != IPUP_OK) return rc;
+        if ((rc = ipup__parse_add(&P, model, &n, &L, p, k)) != IPUP_OK) return rc;
+        p = q;
+        while (*p == ')' || *p == '|') { /* a block's shortcut or end */
+            if (!in_block || (*p == '|' && shortcut))
+                return ipup__pt_fail(&P, p, 1, !in_block ? "is outside a residual block: "
+                                                           "expected ',' between layers"
+                                                         : "starts a second shortcut: a block "
+                                                           "has at most one '|'");
+            if (*p == '|') {
+                if ((rc = ipup__parse_marker(&P, model, &n, IPUP_LAYER_RES_SHORTCUT,
+                                             "shortcut")) != 0)
+                    return rc;
+                shortcut = 1;
+                p++;
+                break; /* the shortcut's first layer follows (no ',') */
             }
+            if ((rc = ipup__parse_marker(&P, model, &n, IPUP_LAYER_RES_END, "add")) != 0)
+                return rc;
+            in_block = 0;
+            p++;
+            while (*p == ' ') p++;
+            if (*p && *p != ',')
+                return ipup__pt_fail(&P, p, 1, "follows a residual block: expected ',' or the "
+                                               "end of the text");
         }
-        model->layers[n++] = L;
-        p = *q ? q + 1 : q;
-        continue;
-    bad:
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
-                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), "
-                          "relu, gelu, maxpool2, flatten, dropout<rate>, xent, mse "
-                          "(dense<N>:frozen, conv<N>:frozen: not trained)",
-                          text, (int)n);
+        if (*p == ',' && p[-1] != '|') {
+            p++;
+            if (!*p) return ipup__pt_fail(&P, p - 1, 1, "ends the text: expected a layer after it");
+        }
     }
+    if (in_block)
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
+                          "model \"%s\": a residual block \"res(\" is not closed: expected ')' "
+                          "at character %d (the end)",
+                          text, (int)(p - text) + 1);
     if (n == 0)
         return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
                           "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
@@ -1462,16 +1657,17 @@ static int ipup__info_final(const ipup_model_desc *m, ipup_layer_info *info, int
         if (m->layers[l].frozen && !I->n_w)
             return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
                               "layer %d (%s): %s has no parameters to "
-                              "freeze; set frozen on dense or conv layers only",
+                              "freeze; set frozen on dense, conv, dw or bn layers only",
                               (int)l, m->layers[l].id, ipup_layer_kind_name(m->layers[l].kind));
         I->frozen = m->layers[l].frozen ? 1 : 0;
         if (I->frozen) I->flops_bwd_dw = 0;
         else if (I->n_w) trained++;
     }
-    if (last != IPUP_LAYER_SOFTMAX_XENT && last != IPUP_LAYER_MSE)
+    if (last != IPUP_LAYER_SOFTMAX_XENT && last != IPUP_LAYER_MSE && last != IPUP_LAYER_BCE)
         return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
-                          "the last layer must be a loss: softmax cross-entropy (xent) or mean "
-                          "squared error (mse); add one to the model");
+                          "the last layer must be a loss: softmax cross-entropy (xent), mean "
+                          "squared error (mse) or binary cross-entropy (bce); add one to the "
+                          "model");
     if (!n_param_layers)
         return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
                           "the model has no dense or conv layer: nothing to train");
@@ -1501,6 +1697,7 @@ static int ipup__weight_layer_info(const ipup_layer *L, int32_t l, int64_t n, in
                               (int)l, L->id, (long long)n, (int)L->units);
         *h = 1; *w = 1; *c = L->units;
         I->n_w = (int32_t)big; I->n_b = L->units;
+        I->macs = big;
         I->flops_fwd = 2 * big + L->units;
         I->flops_bwd_dx = 2 * big;
         I->flops_bwd_dw = 2 * big + L->units;
@@ -1525,11 +1722,171 @@ static int ipup__weight_layer_info(const ipup_layer *L, int32_t l, int64_t n, in
                           (int)l, L->id, (int)(*h - 2), (int)(*w - 2), (long long)big);
     I->n_w = (int32_t)big; I->n_b = L->units;
     *h -= 2; *w -= 2; *c = L->units;
+    I->macs = big * *h * *w;
+    I->kh = 3; I->kw = 3; I->sh = 1; I->sw = 1;
     I->flops_fwd = 2 * big * *h * *w + (int64_t)*h * *w * *c;
     I->flops_bwd_dx = 2 * big * *h * *w;
     I->flops_bwd_dw = 2 * big * *h * *w + (int64_t)*h * *w * *c;
     I->stash_floats = (int32_t)n;
     return IPUP_OK;
+}
+
+/* Keras' output size and 'same' padding before (tf.nn.conv2d's rule: out = ceil(in / s),
+   padding in total max((out - 1) s + k - in, 0), the smaller half first); valid: out =
+   (in - k) / s + 1. 0 when the kernel does not fit. */
+static int32_t ipup__conv_out(int32_t in, int32_t k, int32_t st, int same, int32_t *pad) {
+    int64_t out, tot;
+    *pad = 0;
+    if (!same) return in < k ? 0 : (in - k) / st + 1;
+    out = ((int64_t)in + st - 1) / st;
+    tot = (out - 1) * st + k - in;
+    *pad = tot > 0 ? (int32_t)(tot / 2) : 0;
+    return (int32_t)out;
+}
+/* a residual block being read by ipup_model_info: its input shape, its main branch's
+   output shape, where it began */
+typedef struct ipup__blk {
+    int32_t open, begin, shortcut;
+    int32_t h, w, c;       /* the block input */
+    int32_t mh, mw, mc;    /* the main branch's output (at the shortcut marker) */
+} ipup__blk;
+static int ipup__geom_info(const ipup_layer *L, int32_t l, int64_t n, int32_t *h, int32_t *w,
+                           int32_t *c, ipup_layer_info *I, char *msg, size_t msg_len) {
+    const int conv = L->kind == IPUP_LAYER_CONV2D, dw = L->kind == IPUP_LAYER_DWCONV;
+    const int32_t co = conv ? L->units : *c;
+    int32_t oh, ow;
+    int64_t k, big;
+    I->kh = L->kh > 0 ? L->kh : 1; I->kw = L->kw > 0 ? L->kw : 1;
+    if (L->kind == IPUP_LAYER_GAVGPOOL) { I->kh = *h; I->kw = *w; }
+    I->sh = L->sh > 0 ? L->sh : (L->kind == IPUP_LAYER_AVGPOOL ? I->kh : 1);
+    I->sw = L->sw > 0 ? L->sw : (L->kind == IPUP_LAYER_AVGPOOL ? I->kw : 1);
+    if (L->kind == IPUP_LAYER_GAVGPOOL) { I->sh = *h; I->sw = *w; }
+    if (conv && L->units <= 0)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): conv needs channels >= 1", (int)l, L->id);
+    oh = ipup__conv_out(*h, I->kh, I->sh, (conv || dw) && L->same, &I->pad_top);
+    ow = ipup__conv_out(*w, I->kw, I->sw, (conv || dw) && L->same, &I->pad_left);
+    if (oh <= 0 || ow <= 0)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): a %dx%d kernel does not fit its %dx%d input with "
+                          "'valid' padding; use a smaller kernel, 'same' padding or a larger "
+                          "input",
+                          (int)l, L->id, (int)I->kh, (int)I->kw, (int)*h, (int)*w);
+    k = (int64_t)I->kh * I->kw;
+    big = conv ? k * *c * co : dw ? k * *c : 0;
+    if (big > 0x7fffffff || k > 0x7fffffff / (conv ? 1 : *c) ||
+        (int64_t)oh * ow > (INT64_MAX / 4) / (big + k * *c + 1))
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): its weights or FLOPs are too large; use fewer channels "
+                          "or a smaller input", (int)l, L->id);
+    *h = oh; *w = ow; *c = co;
+    if (conv || dw) {
+        I->n_w = (int32_t)big; I->n_b = co;
+        I->macs = big * oh * ow;
+        I->flops_fwd = 2 * I->macs + (int64_t)oh * ow * co;
+        I->flops_bwd_dx = 2 * I->macs;
+        I->flops_bwd_dw = 2 * I->macs + (int64_t)oh * ow * co;
+        I->stash_floats = (int32_t)n;
+    } else { /* average pools: one add per input element, a scale per output */
+        I->flops_fwd = n + (int64_t)oh * ow * co;
+        I->flops_bwd_dx = n + (int64_t)oh * ow * co;
+    }
+    return IPUP_OK;
+}
+/* the marker layers of a residual block: shapes and the checks of ipup_model_info */
+static int ipup__res_info(const ipup_layer *L, int32_t l, int64_t n, int32_t *h, int32_t *w,
+                          int32_t *c, ipup_layer_info *I, ipup__blk *b, char *msg,
+                          size_t msg_len) {
+    if (L->kind == IPUP_LAYER_RES_BEGIN) {
+        if (b->open)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): a residual block inside the block of layer %d; "
+                              "blocks do not nest", (int)l, L->id, (int)b->begin);
+        b->open = 1; b->begin = l; b->shortcut = 0;
+        b->h = *h; b->w = *w; b->c = *c;
+        return IPUP_OK;
+    }
+    if (!b->open || (L->kind == IPUP_LAYER_RES_SHORTCUT && b->shortcut))
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): %s without an open residual block (res_begin first, "
+                          "at most one shortcut, then res_end)",
+                          (int)l, L->id, ipup_layer_kind_name(L->kind));
+    if (l == b->begin + 1)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): the residual block of layer %d has no layer in its "
+                          "main branch", (int)l, L->id, (int)b->begin);
+    if (L->kind == IPUP_LAYER_RES_SHORTCUT) {
+        b->shortcut = l;
+        b->mh = *h; b->mw = *w; b->mc = *c;
+        *h = b->h; *w = b->w; *c = b->c;
+        return IPUP_OK;
+    }
+    if (b->shortcut && b->shortcut == l - 1)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): the shortcut branch is empty; leave out '|' for an "
+                          "identity shortcut", (int)l, L->id);
+    {
+        const int32_t eh = b->shortcut ? b->mh : b->h, ew = b->shortcut ? b->mw : b->w,
+                      ec = b->shortcut ? b->mc : b->c;
+        if (eh != *h || ew != *w || ec != *c)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): the residual block of layer %d adds its main "
+                              "branch's %dx%dx%d output to %s %dx%dx%d; make the shapes equal "
+                              "(a strided 1x1 conv shortcut: res(LAYERS|conv<C>k1s<S>))",
+                              (int)l, L->id, (int)b->begin, (int)(b->shortcut ? b->mh : *h),
+                              (int)(b->shortcut ? b->mw : *w), (int)(b->shortcut ? b->mc : *c),
+                              b->shortcut ? "the shortcut's" : "the block input's",
+                              (int)(b->shortcut ? *h : b->h), (int)(b->shortcut ? *w : b->w),
+                              (int)(b->shortcut ? *c : b->c));
+    }
+    b->open = 0;
+    I->flops_fwd = n; /* the add; its backward is a copy and an add */
+    I->flops_bwd_dx = n;
+    return IPUP_OK;
+}
+/* ipup_model_info's layers of issue 30's kinds */
+static int ipup__more_info(const ipup_model_desc *m, int32_t l, int64_t n, int32_t *h,
+                           int32_t *w, int32_t *c, ipup_layer_info *I, ipup__blk *b, char *msg,
+                           size_t msg_len) {
+    const ipup_layer *L = &m->layers[l];
+    switch (L->kind) {
+    case IPUP_LAYER_CONV2D:
+    case IPUP_LAYER_DWCONV:
+    case IPUP_LAYER_AVGPOOL:
+    case IPUP_LAYER_GAVGPOOL:
+        return ipup__geom_info(L, l, n, h, w, c, I, msg, msg_len);
+    case IPUP_LAYER_BATCHNORM: /* normalise, scale, shift; the backward's two sums */
+        I->n_w = *c; I->n_b = *c; I->n_nontrain = 2 * *c;
+        I->flops_fwd = 4 * n; I->flops_bwd_dx = 6 * n; I->flops_bwd_dw = 3 * n;
+        I->stash_floats = (int32_t)n;
+        return IPUP_OK;
+    case IPUP_LAYER_SIGMOID: /* exp, add, divide; y (1 - y) dy */
+    case IPUP_LAYER_TANH:
+        I->flops_fwd = 4 * n; I->flops_bwd_dx = 7 * n; I->stash_floats = (int32_t)n;
+        return IPUP_OK;
+    case IPUP_LAYER_LEAKY_RELU:
+        I->flops_fwd = 2 * n; I->flops_bwd_dx = 2 * n; I->stash_floats = (int32_t)n;
+        return IPUP_OK;
+    case IPUP_LAYER_HSWISH:
+        I->flops_fwd = 5 * n; I->flops_bwd_dx = 5 * n; I->stash_floats = (int32_t)n;
+        return IPUP_OK;
+    case IPUP_LAYER_BCE:
+        if (l != m->n_layers - 1)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): the binary cross-entropy loss (bce) must be the "
+                              "last layer", (int)l, L->id);
+        *h = 1; *w = 1; *c = 1;
+        I->flops_fwd = 12 * n; I->flops_bwd_dx = 0;
+        I->stash_floats = (int32_t)n; /* dlogits */
+        return IPUP_OK;
+    case IPUP_LAYER_RES_BEGIN:
+    case IPUP_LAYER_RES_SHORTCUT:
+    case IPUP_LAYER_RES_END:
+        return ipup__res_info(L, l, n, h, w, c, I, b, msg, msg_len);
+    default:
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l,
+                          (int)L->kind);
+    }
 }
 
 /* 1 when an h x w x c tensor (each >= 1) holds at most 2^31-1 values; computed without
@@ -1542,7 +1899,9 @@ static int ipup__shape_fits(int32_t h, int32_t w, int32_t c) {
 IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_info,
                             char *msg, size_t msg_len) {
     int32_t h, w, c, l, n_param_layers = 0;
+    ipup__blk blk;
     int rc;
+    IPUPIPE_MEMSET(&blk, 0, sizeof blk);
     if (!m || !info)
         return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_info: NULL model or info");
     if (m->n_layers <= 0 || m->n_layers > IPUP_MAX_LAYERS)
@@ -1628,8 +1987,9 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
             I->stash_floats = (int32_t)n; /* dpred */
             break;
         default:
-            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l,
-                              (int)L->kind);
+            rc = ipup__more_info(m, l, n, &h, &w, &c, I, &blk, msg, msg_len);
+            if (rc) return rc;
+            break;
         }
         I->out_h = h; I->out_w = w; I->out_c = c;
         if (!ipup__shape_fits(h, w, c))
@@ -1640,13 +2000,19 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
         I->out_n = h * w * c;
         if (I->n_w) n_param_layers++;
     }
+    if (blk.open)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): its residual block is not closed; add a res_end "
+                          "(')' in the model text)",
+                          (int)blk.begin, m->layers[blk.begin].id);
     return ipup__info_final(m, info, n_param_layers, msg, msg_len);
 }
 /* The label region of a stash entry and of a forward ring slot holds, per sample, one int32
    label (softmax cross-entropy) or target_width float targets (mse: the loss layer's input
    width); ipup__target_w is 0 for a class loss. */
 static int32_t ipup__target_w(const ipup__core *e) {
-    return e->layers[e->n_layers - 1].info.kind == IPUP_LAYER_MSE ? e->classes : 0;
+    const ipup_layer_kind k = e->layers[e->n_layers - 1].info.kind;
+    return (k == IPUP_LAYER_MSE || k == IPUP_LAYER_BCE) ? e->classes : 0;
 }
 static int32_t ipup__lab_w(const ipup__core *e) {
     return ipup__target_w(e) ? ipup__target_w(e) : 1;
@@ -1655,7 +2021,7 @@ static size_t ipup__lab_bytes(const ipup__core *e) {
     return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float);
 }
 static int ipup__is_loss(ipup_layer_kind k) {
-    return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE;
+    return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE || k == IPUP_LAYER_BCE;
 }
 
 /* >>partition: the balanced split (two dynamic programmes), replicas from IPUs */
@@ -1690,18 +2056,33 @@ static int ipup__u128_less(ipup__u128 a, ipup__u128 b) {
     return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
 }
 
+/* A stage may not start at layer q when q falls inside a residual block (after its
+   res_begin, at or before its res_end): the block's skip tensor stays on one IPU. Returns
+   the block's res_begin, or -1 when q may start a stage. */
+static int32_t ipup__split_in_block(const ipup_layer_kind *kind, int32_t L, int32_t q) {
+    int32_t l, open = -1;
+    for (l = 0; l < q && l < L; l++) {
+        if (kind[l] == IPUP_LAYER_RES_BEGIN) open = l;
+        else if (kind[l] == IPUP_LAYER_RES_END) open = -1;
+    }
+    return open;
+}
 /* cost[j] = cost of layers 0..j-1; returns the smallest possible largest stage cost of
-   `stages` contiguous non-empty stages (dynamic programme over prefixes) */
-static int64_t ipup__minmax_stage_cost(const int64_t *cost, int32_t L, int32_t stages) {
+   `stages` contiguous non-empty stages (dynamic programme over prefixes) whose starts q
+   have bad[q] == 0; -1 when there is none */
+static int64_t ipup__minmax_stage_cost(const int64_t *cost, int32_t L, int32_t stages,
+                                       const int8_t *bad) {
     int64_t row[2][IPUP_MAX_LAYERS + 1];
     int32_t k, j, q;
     for (j = 0; j <= L; j++) row[1][j] = cost[j]; /* one stage: layers 0..j-1 */
     for (k = 2; k <= stages; k++) {
         int64_t *prev = row[(k - 1) & 1], *cur = row[k & 1];
-        for (j = k; j <= L; j++) {
+        for (j = 0; j <= L; j++) {
             cur[j] = -1;
             for (q = k - 1; q < j; q++) {
-                int64_t v = prev[q] > cost[j] - cost[q] ? prev[q] : cost[j] - cost[q];
+                int64_t v;
+                if (bad[q] || prev[q] < 0) continue;
+                v = prev[q] > cost[j] - cost[q] ? prev[q] : cost[j] - cost[q];
                 if (cur[j] < 0 || v < cur[j]) cur[j] = v;
             }
         }
@@ -1714,6 +2095,8 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
     ipup_layer_info info[IPUP_MAX_LAYERS];
     int32_t need_dx[IPUP_MAX_LAYERS], arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1], L, l, k, j, q;
     int64_t cost[IPUP_MAX_LAYERS + 1], top;
+    ipup_layer_kind kind[IPUP_MAX_LAYERS];
+    int8_t bad[IPUP_MAX_LAYERS + 1];
     ipup__u128 row[2][IPUP_MAX_LAYERS + 1];
     const ipup__u128 none = {~(uint64_t)0, ~(uint64_t)0}; /* no split of the prefix fits */
     int rc;
@@ -1736,9 +2119,20 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
     ipup__need_dx(info, L, need_dx);
     cost[0] = 0;
     for (l = 0; l < L; l++) cost[l + 1] = cost[l] + ipup__layer_cost(&info[l], need_dx[l]);
+    for (l = 0; l < L; l++) kind[l] = info[l].kind;
+    for (l = 0, j = 0; l <= L; l++) {
+        bad[l] = (int8_t)(ipup__split_in_block(kind, L, l) >= 0);
+        j += l > 0 && l < L && !bad[l];
+    }
+    if (stages - 1 > j)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "%d stages: the model has only %d places to split between layers "
+                          "outside its residual blocks (a split never falls inside a block); "
+                          "use at most %d stages",
+                          (int)stages, (int)j, (int)(j + 1));
     /* 1: the smallest largest stage cost; 2: among the splits whose every stage costs at
        most that (so whose largest stage is exactly that), the smallest sum of squares */
-    top = ipup__minmax_stage_cost(cost, L, stages);
+    top = ipup__minmax_stage_cost(cost, L, stages, bad);
     for (j = 0; j <= L; j++) {
         ipup__u128 zero = {0, 0};
         row[1][j] = (j >= 1 && cost[j] <= top) ? ipup__u128_add_sq(zero, (uint64_t)cost[j]) : none;
@@ -1750,7 +2144,8 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
             arg[k][j] = -1;
             for (q = k - 1; q < j; q++) {
                 ipup__u128 v;
-                if (cost[j] - cost[q] > top || (prev[q].hi == none.hi && prev[q].lo == none.lo))
+                if (bad[q] || cost[j] - cost[q] > top ||
+                    (prev[q].hi == none.hi && prev[q].lo == none.lo))
                     continue;
                 v = ipup__u128_add_sq(prev[q], (uint64_t)(cost[j] - cost[q]));
                 if (arg[k][j] < 0 || ipup__u128_less(v, cur[j])) { cur[j] = v; arg[k][j] = q; }
@@ -2591,6 +2986,19 @@ static int ipup__setup_split(ipup__core *e, const ipup_config *cfg) {
                                   (int)(b <= e->stages[s - 1].first ? s - 1 : s), (int)(L - 1));
             e->stages[s].first = b;
         }
+        for (s = 1; s < S; s++) {
+            ipup_layer_kind kind[IPUP_MAX_LAYERS];
+            int32_t b = e->stages[s].first, open;
+            for (l = 0; l < L; l++) kind[l] = e->layers[l].info.kind;
+            open = ipup__split_in_block(kind, L, b);
+            if (open >= 0)
+                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                                  "split[%d] = %d: stage %d would start inside the residual "
+                                  "block of layer %d (%s); a split never falls inside a block: "
+                                  "start the stage at layer %d or after the block's res_end",
+                                  (int)(s - 1), (int)b, (int)s, (int)open,
+                                  e->model.layers[open].id, (int)open);
+        }
     } else {
         int32_t split[IPUP_MAX_LAYERS];
         int rc = ipup_balance_stages(&e->model, S, split, e->msg, sizeof e->msg);
@@ -2684,6 +3092,12 @@ static int64_t ipup__frozen_params(ipup__core *e, const ipup__stage *st, int64_t
         e->layers[l].param_off = (int32_t)par;
         par += (((int64_t)I->n_w + 15) & ~(int64_t)15) + (((int64_t)I->n_b + 15) & ~(int64_t)15);
         if (par > IPUP__MAXF) break;
+    }
+    for (l = st->first; l < st->last && par <= IPUP__MAXF; l++) { /* running statistics */
+        const ipup_layer_info *I = &e->layers[l].info;
+        if (I->kind != IPUP_LAYER_BATCHNORM) continue;
+        e->layers[l].run_off = (int32_t)par;
+        par += 2 * (int64_t)ipup__round16(I->out_c);
     }
     return par;
 }
@@ -2907,6 +3321,46 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
                                   row ? e->pred_row : NULL);
 }
 
+/* the parts of a stage's layout that issue 30's layers add (layer l of stage s, B the
+   micro-batch): a trained batch norm's batch statistics in the gradient block after its
+   gamma and beta (par: the block so far), the scratch of a general convolution (*conv), the
+   residual blocks' buffers (*res), the markers' res_sc */
+static void ipup__layout_more(ipup__core *e, int32_t l, int64_t *par, int64_t *conv,
+                              int64_t *res) {
+    ipup__layer_facts *Ly = &e->layers[l];
+    const ipup_layer_info *I = &Ly->info;
+    const int64_t B = e->B;
+    Ly->stat_off = -1;
+    Ly->run_off = -1;
+    Ly->res_sc = 0;
+    if (I->kind == IPUP_LAYER_BATCHNORM && !I->frozen) {
+        Ly->stat_off = (int32_t)*par;
+        *par += (int64_t)e->R * e->M * 2 * (int64_t)ipup__round16(I->out_c);
+    }
+    if (I->kind == IPUP_LAYER_CONV2D) {
+        ipup_conv2d_shape sh;
+        int64_t f;
+        ipup_conv2d_shape_init(&sh, I->in_h, I->in_w, I->in_c, I->out_c, I->kh, I->kw, I->sh,
+                               I->sw, e->model.layers[l].same);
+        f = (int64_t)ipup_conv2d_scratch_floats(&sh, e->B);
+        if (f > *conv) *conv = f;
+    }
+    if (I->kind == IPUP_LAYER_RES_BEGIN || I->kind == IPUP_LAYER_RES_SHORTCUT ||
+        I->kind == IPUP_LAYER_RES_END) {
+        int64_t m = B * (I->in_n > I->out_n ? I->in_n : I->out_n);
+        int32_t j;
+        if (m > *res) *res = m;
+        for (j = l; j < e->n_layers && I->kind == IPUP_LAYER_RES_BEGIN; j++) {
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_SHORTCUT) Ly->res_sc = 1;
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_END) break;
+        }
+        for (j = l; j >= 0 && I->kind == IPUP_LAYER_RES_END; j--) {
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_SHORTCUT) Ly->res_sc = 1;
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_BEGIN) break;
+        }
+    }
+}
+
 static int ipup__setup_layout(ipup__core *e) {
     static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in "
                                 "this stage (more stages)";
@@ -2914,7 +3368,7 @@ static int ipup__setup_layout(ipup__core *e) {
     int32_t k = ipup__state_slots(&e->cfg);
     for (s = 0; s < e->S; s++) {
         ipup__stage *st = &e->stages[s];
-        int64_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0;
+        int64_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0, res = 0;
         size_t chunk = 0;
         cur = ipup__direct_in(e, s) ? 0 : (int64_t)B * st->in_n; /* a0: the stage input */
         st->flops_f = st->flops_i = st->flops_w = 0;
@@ -2961,6 +3415,15 @@ static int ipup__setup_layout(ipup__core *e) {
                 if (wcur > IPUP__MAXF)
                     return ipup__layout_big(e, s, "a weight-gradient stash entry", wcur, lower);
             }
+            ipup__layout_more(e, l, &par, &conv, &res);
+            if (par > IPUP__MAXF || conv > IPUP__MAXF || res > IPUP__MAXF)
+                return ipup__layout_big(e, s,
+                                        par > IPUP__MAXF    ? "the weights"
+                                        : conv > IPUP__MAXF ? "a convolution's scratch"
+                                                            : "a residual block's buffer",
+                                        par > conv ? (par > res ? par : res)
+                                                   : (conv > res ? conv : res),
+                                        lower);
             if (I->kind == IPUP_LAYER_CONV3X3) {
                 int64_t f2 = ipup__conv_scratch(I);
                 if (f2 < 0)
@@ -2999,6 +3462,7 @@ static int ipup__setup_layout(ipup__core *e) {
         st->pingpong_floats = (size_t)((pp + 15) & ~(int64_t)15);
         st->conv_floats = (size_t)conv;
         st->chunk_floats = (chunk + 15u) & ~(size_t)15u;
+        st->res_floats = (size_t)((res + 15) & ~(int64_t)15);
         st->n_params = (size_t)par;
         st->n_state = ipup__mulz((size_t)k, st->n_grads);
         st->max_tensor = (size_t)maxt;
@@ -3051,6 +3515,8 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
         rt->pingpong[1] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->chunk = st->chunk_floats ? ipup__allocf(a, st->chunk_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->res[0] = st->res_floats ? ipup__allocf(a, st->res_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->res[1] = st->res_floats ? ipup__allocf(a, st->res_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->staging = (k && e->cfg.offload)
                           ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH)
                           : NULL;
@@ -3566,6 +4032,14 @@ static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_
 static void *ipup__thread_main(void *arg); /* runtime */
 #endif
 
+/* a batch norm's initial values (Keras): gamma 1, beta 0, running mean 0, variance 1 */
+static void ipup__init_bn(ipup_emu *e, ipup__stage_rt *rt, int32_t l) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const int32_t C = Ly->info.out_c;
+    float *g = rt->params + Ly->param_off, *v = rt->params + Ly->run_off + ipup__round16(C);
+    int32_t i;
+    for (i = 0; i < C; i++) { g[i] = 1.0f; v[i] = 1.0f; }
+}
 static void ipup__init_weights(ipup_emu *e) {
     int32_t r, s, l, k = ipup__state_slots(&e->core.cfg);
     for (r = 0; r < e->core.R; r++) {
@@ -3581,8 +4055,13 @@ static void ipup__init_weights(ipup_emu *e) {
                 const ipup_layer_info *I = &e->core.layers[l].info;
                 int fi, fo;
                 if (!I->n_w) continue;
+                if (I->kind == IPUP_LAYER_BATCHNORM) { ipup__init_bn(e, rt, l); continue; }
                 if (I->kind == IPUP_LAYER_CONV3X3) { fi = 9 * I->in_c; fo = 9 * I->out_c; }
-                else { fi = I->in_n; fo = I->out_n; }
+                else if (I->kind == IPUP_LAYER_CONV2D || I->kind == IPUP_LAYER_DWCONV) {
+                    /* Keras' fans of a (KH, KW, CI, CO) kernel; depthwise: (KH, KW, C, 1) */
+                    fi = I->kh * I->kw * I->in_c;
+                    fo = I->kh * I->kw * (I->kind == IPUP_LAYER_DWCONV ? 1 : I->out_c);
+                } else { fi = I->in_n; fo = I->out_n; }
                 ipup_glorot_uniform_f32(fi, fo, I->n_w, e->core.cfg.seed, (uint64_t)(2 * l),
                                         rt->params + e->core.layers[l].param_off);
             }
@@ -3854,6 +4333,208 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
     return y;
 }
 
+/* the geometry of conv2d or depthwise layer l for the kernels */
+static void ipup__conv_geom(const ipup_emu *e, int32_t l, ipup_conv2d_shape *sh) {
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    ipup_conv2d_shape_init(sh, I->in_h, I->in_w, I->in_c, I->out_c, I->kh, I->kw, I->sh, I->sw,
+                           e->core.model.layers[l].same);
+}
+static float ipup__bn_eps(const ipup_emu *e, int32_t l) {
+    const float eps = e->core.model.layers[l].eps;
+    return eps > 0.0f ? eps : 1e-3f;
+}
+static float ipup__bn_momentum(const ipup_emu *e, int32_t l) {
+    const float mo = e->core.model.layers[l].momentum;
+    return mo > 0.0f ? mo : 0.99f;
+}
+/* a trained batch norm's statistics of global micro-batch g (r M + m): mean, invstd
+   follows at +round16(C) */
+static float *ipup__bn_stats(const ipup_emu *e, const ipup__stage_rt *rt, int32_t l, int64_t g) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    return rt->grads + Ly->stat_off + (size_t)g * 2u * ipup__round16(Ly->info.out_c);
+}
+/* The forward of layer l (issue 30's kinds) from cur into dest (needed: 0 when dest is a
+   scratch buffer a view may skip). bn_train: a batch norm in training mode (the forward of a
+   training step), whose statistics go to the slot of global micro-batch g. Returns where
+   the output is. */
+static const float *ipup__fwd_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn,
+                                   const float *cur, float *dest, int needed, int bn_train,
+                                   int64_t g) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const ipup_layer_info *I = &Ly->info;
+    const float *w = I->n_w ? rt->params + Ly->param_off : NULL;
+    const float *b = I->n_w ? w + ipup__round16(I->n_w) : NULL;
+    const int n = Bn * I->in_n;
+    ipup_conv2d_shape sh;
+    switch (I->kind) {
+    case IPUP_LAYER_CONV2D:
+        ipup__conv_geom(e, l, &sh);
+        ipup_conv2d_fwd_f32(Bn, &sh, cur, w, b, dest, rt->conv);
+        break;
+    case IPUP_LAYER_DWCONV:
+        ipup__conv_geom(e, l, &sh);
+        ipup_dwconv2d_fwd_f32(Bn, &sh, cur, w, b, dest);
+        break;
+    case IPUP_LAYER_BATCHNORM: {
+        const int N = Bn * I->in_h * I->in_w, C = I->in_c;
+        const float *rm = rt->params + Ly->run_off;
+        if (bn_train && !I->frozen) {
+            float *st = ipup__bn_stats(e, rt, l, g);
+            ipup_batchnorm_fwd_train_f32(N, C, cur, w, b, ipup__bn_eps(e, l), dest, st,
+                                         st + ipup__round16(C));
+        } else {
+            ipup_batchnorm_fwd_infer_f32(N, C, cur, w, b, rm, rm + ipup__round16(C),
+                                         ipup__bn_eps(e, l), dest);
+        }
+        break;
+    }
+    case IPUP_LAYER_AVGPOOL:
+    case IPUP_LAYER_GAVGPOOL:
+        ipup_avgpool_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->kh, I->kw, I->sh, I->sw, cur, dest);
+        break;
+    case IPUP_LAYER_SIGMOID: ipup_sigmoid_fwd_f32(n, cur, dest); break;
+    case IPUP_LAYER_TANH: ipup_tanh_fwd_f32(n, cur, dest); break;
+    case IPUP_LAYER_LEAKY_RELU:
+        ipup_leaky_relu_fwd_f32(n, e->core.model.layers[l].alpha, cur, dest);
+        break;
+    case IPUP_LAYER_HSWISH: ipup_hard_swish_fwd_f32(n, cur, dest); break;
+    case IPUP_LAYER_RES_BEGIN: /* keep the block input for the shortcut and the add */
+        IPUPIPE_MEMCPY(rt->res[0], cur, (size_t)n * sizeof(float));
+        if (!needed) return cur;
+        IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
+        break;
+    case IPUP_LAYER_RES_SHORTCUT: /* keep the main output; the shortcut reads the input */
+        IPUPIPE_MEMCPY(rt->res[1], cur, (size_t)n * sizeof(float));
+        if (!needed) return rt->res[0];
+        IPUPIPE_MEMCPY(dest, rt->res[0], (size_t)Bn * (size_t)I->out_n * sizeof(float));
+        break;
+    case IPUP_LAYER_RES_END: { /* main + shortcut: cur is the shortcut's output or the main's */
+        const float *a = Ly->res_sc ? rt->res[1] : cur, *c = Ly->res_sc ? cur : rt->res[0];
+        int i;
+        for (i = 0; i < n; i++) dest[i] = a[i] + c[i];
+        break;
+    }
+    default: break;
+    }
+    return dest;
+}
+/* The backward of a residual block's marker (res_end, res_shortcut) of layer l with the
+   gradient cur: res_end keeps the gradient of the block output for the main branch (the
+   shortcut's backward, if any, comes first in this walk); res_shortcut keeps the
+   shortcut's input gradient and gives the main branch the kept one. Returns the new cur. */
+static const float *ipup__res_bwd_mark(const ipup_emu *e, ipup__stage_rt *rt, int32_t l,
+                                       int32_t Bn, const float *cur) {
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    if (I->kind == IPUP_LAYER_RES_END) {
+        IPUPIPE_MEMCPY(rt->res[0], cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+        return cur;
+    }
+    IPUPIPE_MEMCPY(rt->res[1], cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+    return rt->res[0];
+}
+/* The backward of layer l (issue 30's kinds but the markers above): x its kept input, cur
+   the output gradient, dest the input gradient or NULL, gw/gb the gradients (a trained
+   layer) or NULL; wentry: an I op (weight gradients later, from the W-stash entry); g the
+   global micro-batch (a batch norm's statistics). */
+static void ipup__bwd_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn,
+                           const float *x, const float *cur, float *dest, float *gw, float *gb,
+                           float *wentry, int64_t g) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const ipup_layer_info *I = &Ly->info;
+    const float *w = I->n_w ? rt->params + Ly->param_off : NULL;
+    const int n = Bn * I->in_n;
+    ipup_conv2d_shape sh;
+    if (wentry && gw) { /* an I op: the W op computes the weight gradients */
+        IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+        gw = gb = NULL;
+        if (!dest) return;
+    }
+    switch (I->kind) {
+    case IPUP_LAYER_CONV2D:
+        ipup__conv_geom(e, l, &sh);
+        ipup_conv2d_bwd_f32(Bn, &sh, x, w, cur, dest, gw, gb, rt->conv);
+        break;
+    case IPUP_LAYER_DWCONV:
+        ipup__conv_geom(e, l, &sh);
+        ipup_dwconv2d_bwd_f32(Bn, &sh, x, w, cur, dest, gw, gb);
+        break;
+    case IPUP_LAYER_BATCHNORM: {
+        const int N = Bn * I->in_h * I->in_w, C = I->in_c;
+        if (I->frozen) { /* inference mode: a per-channel scale */
+            ipup_batchnorm_bwd_infer_f32(N, C, w, rt->params + Ly->run_off + ipup__round16(C),
+                                         ipup__bn_eps(e, l), cur, dest);
+        } else {
+            const float *st = ipup__bn_stats(e, rt, l, g);
+            ipup_batchnorm_bwd_f32(N, C, x, w, st, st + ipup__round16(C), cur, dest, gw, gb);
+        }
+        break;
+    }
+    case IPUP_LAYER_AVGPOOL:
+    case IPUP_LAYER_GAVGPOOL:
+        ipup_avgpool_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->kh, I->kw, I->sh, I->sw, cur, dest);
+        break;
+    case IPUP_LAYER_SIGMOID: /* the output again from the kept input (the forward's bits) */
+        ipup_sigmoid_fwd_f32(n, x, dest);
+        ipup_sigmoid_bwd_f32(n, dest, cur, dest);
+        break;
+    case IPUP_LAYER_TANH:
+        ipup_tanh_fwd_f32(n, x, dest);
+        ipup_tanh_bwd_f32(n, dest, cur, dest);
+        break;
+    case IPUP_LAYER_LEAKY_RELU:
+        ipup_leaky_relu_bwd_f32(n, e->core.model.layers[l].alpha, x, cur, dest);
+        break;
+    case IPUP_LAYER_HSWISH: ipup_hard_swish_bwd_f32(n, x, cur, dest); break;
+    case IPUP_LAYER_RES_BEGIN: { /* the main branch's input gradient + the shortcut's */
+        const float *c = rt->res[Ly->res_sc ? 1 : 0];
+        int i;
+        for (i = 0; i < n; i++) dest[i] = cur[i] + c[i];
+        break;
+    }
+    default: break;
+    }
+}
+/* The W op's weight gradients of layer l (conv2d, depthwise, batch norm) from its kept
+   input x and its output gradient dy */
+static void ipup__w_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn, const float *x,
+                         const float *dy, float *gw, float *gb, int64_t g) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const ipup_layer_info *I = &Ly->info;
+    const float *w = rt->params + Ly->param_off;
+    ipup_conv2d_shape sh;
+    if (I->kind == IPUP_LAYER_BATCHNORM) {
+        const float *st = ipup__bn_stats(e, rt, l, g);
+        ipup_batchnorm_bwd_f32(Bn * I->in_h * I->in_w, I->in_c, x, w, st,
+                               st + ipup__round16(I->in_c), dy, NULL, gw, gb);
+        return;
+    }
+    ipup__conv_geom(e, l, &sh);
+    if (I->kind == IPUP_LAYER_CONV2D)
+        ipup_conv2d_bwd_f32(Bn, &sh, x, w, dy, NULL, gw, gb, rt->conv);
+    else
+        ipup_dwconv2d_bwd_f32(Bn, &sh, x, w, dy, NULL, gw, gb);
+}
+/* the running statistics of stage s's trained batch norms after a step (ipup__update_stage):
+   every global micro-batch's statistics in the order r M + m (all replicas' slots hold all
+   of them after the all-reduce: each replica wrote only its own, the others were 0) */
+static void ipup__bn_running(ipup_emu *e, ipup__stage_rt *rt, int32_t s) {
+    const ipup__stage *st = &e->core.stages[s];
+    int32_t l;
+    int64_t g;
+    for (l = st->first; l < st->last; l++) {
+        const ipup__layer_facts *Ly = &e->core.layers[l];
+        const int32_t C = Ly->info.out_c;
+        float *rm = rt->params + Ly->run_off;
+        if (Ly->stat_off < 0) continue;
+        for (g = 0; g < (int64_t)e->core.R * e->core.M; g++) {
+            const float *sg = ipup__bn_stats(e, rt, l, g);
+            ipup_batchnorm_running_f32(C, e->core.B * Ly->info.in_h * Ly->info.in_w,
+                                       ipup__bn_momentum(e, l), sg, sg + ipup__round16(C),
+                                       ipup__bn_eps(e, l), rm, rm + ipup__round16(C));
+        }
+    }
+}
+
 /* Forward through stage s on replica r. in (Bn, in_n); labels (Bn); E: a stash entry (full
    layout, in == E) or NULL (evaluation); out (Bn, out_n) or NULL (discard). loss NULL
    (ipup_predict): the model's last stage stops before the loss layer and writes the loss
@@ -3882,9 +4563,11 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
             break;
         }
-        if (I->kind == IPUP_LAYER_MSE) { /* the label region holds float targets */
+        if (I->kind == IPUP_LAYER_MSE || I->kind == IPUP_LAYER_BCE) { /* float targets */
             float *dl = (E && train) ? E + st->dloss_off : NULL;
-            *loss = ipup_mse_f32(Bn, I->in_n, cur, (const float *)(const void *)labels, dl);
+            const float *tg = (const float *)(const void *)labels;
+            *loss = I->kind == IPUP_LAYER_MSE ? ipup_mse_f32(Bn, I->in_n, cur, tg, dl)
+                                              : ipup_bce_logits_f32(Bn, I->in_n, cur, tg, dl);
             *correct = 0;
             break;
         }
@@ -3916,6 +4599,11 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             else ipup_maxpool2_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest);
             break;
         default: /* flatten; dropout: identity unless training with rate > 0 */
+            if (I->kind >= IPUP_LAYER_CONV2D) {
+                cur = ipup__fwd_more(e, rt, l, Bn, cur, dest, needed, train && E,
+                                     sample0 / e->core.B);
+                continue;
+            }
             if (I->kind == IPUP_LAYER_DROPOUT && train && e->core.model.layers[l].rate > 0.0f) {
                 ipup_dropout_fwd_f32(n, e->core.model.layers[l].rate, Ly->seed, (uint64_t)t,
                                      (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
@@ -3951,6 +4639,10 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         int n = Bn * I->in_n, trains = I->n_w && !I->frozen;
         if (!Ly->need_dx && !trains) break; /* nothing below needs a gradient */
         if (ipup__is_loss(I->kind)) continue; /* dlogits already in E */
+        if (I->kind == IPUP_LAYER_RES_END || I->kind == IPUP_LAYER_RES_SHORTCUT) {
+            cur = ipup__res_bwd_mark(e, rt, l, Bn, cur);
+            continue;
+        }
         if (I->n_w) w = rt->params + Ly->param_off;
         if (trains) { /* a frozen layer: input gradient only */
             gw = rt->grads + Ly->param_off;
@@ -4013,6 +4705,10 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             }
             break;
         default: /* flatten; dropout */
+            if (I->kind >= IPUP_LAYER_CONV2D) {
+                ipup__bwd_more(e, rt, l, Bn, x, cur, dest, gw, gb, wentry, sample0 / Bn);
+                break;
+            }
             if (I->kind == IPUP_LAYER_DROPOUT && e->core.model.layers[l].rate > 0.0f) {
                 ipup_dropout_bwd_f32(n, e->core.model.layers[l].rate, Ly->seed, (uint64_t)t,
                                      (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
@@ -4036,7 +4732,8 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
     }
 }
 
-static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *wentry) {
+static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *wentry,
+                          int64_t g) {
     const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
     int32_t l, Bn = e->core.B;
@@ -4050,6 +4747,8 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
         if (I->kind == IPUP_LAYER_DENSE)
             ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->stash_off, rt->params + Ly->param_off,
                                wentry + Ly->dy_off, NULL, gw, gb);
+        else if (I->kind != IPUP_LAYER_CONV3X3)
+            ipup__w_more(e, rt, l, Bn, E + Ly->stash_off, wentry + Ly->dy_off, gw, gb, g);
         else
             ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, E + Ly->stash_off,
                                  rt->params + Ly->param_off, wentry + Ly->dy_off, NULL, gw, gb,
@@ -4676,7 +5375,8 @@ static int ipup__exec_w(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     if (runtime->stash_count == 0 || runtime->wstash_count == 0) return IPUP__STALL;
     entry = ipup__front(e, replica, stage, step, op->mb, 0);
     ipup__stage_w(e, replica, stage, entry,
-                  runtime->wstash + (size_t)runtime->wstash_head * facts->wentry_floats);
+                  runtime->wstash + (size_t)runtime->wstash_head * facts->wentry_floats,
+                  (int64_t)replica * e->core.M + op->mb);
     runtime->wstash_head = (runtime->wstash_head + 1u) % (uint32_t)facts->wstash_depth;
     runtime->wstash_count--;
     runtime->stash_head = (runtime->stash_head + 1u) % (uint32_t)facts->depth;
@@ -4817,6 +5517,7 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
             }
         }
     }
+    ipup__bn_running(e, rt, s);
     IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
 }
 
@@ -5576,13 +6277,61 @@ static int ipup__conc_tensor(ipup_emu *e, int32_t l, int32_t br, int which, int3
     return IPUP_OK;
 }
 static int32_t ipup__param_layers(const ipup_emu *e) { return ipup__param_layers_of(e, 0); }
+/* the batch norms: their running mean and variance follow the parameter tensors */
+static int32_t ipup__bn_layers(const ipup_emu *e, int32_t upto) {
+    int32_t l, n = 0;
+    for (l = 0; l < upto && l < e->core.n_layers; l++)
+        n += e->core.layers[l].info.kind == IPUP_LAYER_BATCHNORM;
+    return n;
+}
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e) {
     if (!e || !e->initialised) return 0;
-    return ipup__param_layers(e) * 2 +
+    return ipup__param_layers(e) * 2 + ipup__bn_layers(e, e->core.n_layers) * 2 +
            ipup__param_layers_of(e, 1) * 2 * ipup__state_slots(&e->core.cfg);
 }
+/* tensor i (0 .. 2 x batch norms - 1) of the running statistics: "bn.mean", "bn.var" */
+static int ipup__running_tensor(ipup_emu *e, int32_t i, ipup_tensor_info *out) {
+    int32_t l, k = i / 2;
+    for (l = 0; l < e->core.n_layers; l++) {
+        const ipup__layer_facts *Ly = &e->core.layers[l];
+        if (Ly->info.kind != IPUP_LAYER_BATCHNORM || k-- > 0) continue;
+        IPUPIPE_MEMSET(out, 0, sizeof *out);
+        out->kind = IPUP_TENSOR_PARAM;
+        out->layer = l;
+        out->stage = Ly->stage;
+        out->device = e->core.stages[Ly->stage].device;
+        out->n = Ly->info.out_c;
+        out->ndim = 1;
+        out->shape[0] = Ly->info.out_c;
+        out->data = e->stage_rt[0][Ly->stage].params + Ly->run_off +
+                    (i % 2 ? ipup__round16(Ly->info.out_c) : 0);
+        ipup_snprintf(out->name, sizeof out->name, "%s.%s", e->core.model.layers[l].id,
+                      i % 2 ? "var" : "mean");
+        return IPUP_OK;
+    }
+    return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: internal: no batch norm for %d",
+                       (int)i);
+}
+/* the shape of layer I's weight tensor */
+static void ipup__w_shape(const ipup_layer_info *I, int32_t units, ipup_tensor_info *out) {
+    if (I->kind == IPUP_LAYER_CONV3X3 || I->kind == IPUP_LAYER_CONV2D) {
+        out->ndim = 4;
+        out->shape[0] = I->kh; out->shape[1] = I->kw; out->shape[2] = I->in_c;
+        out->shape[3] = units;
+    } else if (I->kind == IPUP_LAYER_DWCONV) {
+        out->ndim = 3;
+        out->shape[0] = I->kh; out->shape[1] = I->kw; out->shape[2] = I->in_c;
+    } else if (I->kind == IPUP_LAYER_BATCHNORM) {
+        out->ndim = 1;
+        out->shape[0] = I->n_w;
+    } else {
+        out->ndim = 2;
+        out->shape[0] = I->in_n;
+        out->shape[1] = units;
+    }
+}
 IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
-    int32_t npl, ntl, slot, within, pl, which, l, k;
+    int32_t npl, ntl, slot, within, pl, which, l, k, nbn;
     const ipup__layer_facts *Ly = NULL;
     const ipup_layer_info *I;
     ipup__stage_rt *rt;
@@ -5600,6 +6349,10 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     npl = ipup__param_layers(e);
     ntl = ipup__param_layers_of(e, 1);
     k = ipup__state_slots(&e->core.cfg);
+    nbn = 2 * ipup__bn_layers(e, e->core.n_layers);
+    if (index >= 2 * npl && index < 2 * npl + nbn)
+        return ipup__running_tensor(e, index - 2 * npl, out);
+    if (index >= 2 * npl) index -= nbn;
     /* the parameters of every layer, then per state slot those of the trained layers */
     slot = index < 2 * npl ? 0 : 1 + (index - 2 * npl) / (2 * ntl);
     within = slot == 0 ? index : (index - 2 * npl) % (2 * ntl);
@@ -5631,16 +6384,8 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
                     ? rt->params + off
                     : rt->state + (size_t)(slot - 1) * e->core.stages[Ly->stage].n_grads + off;
     if (which) { out->ndim = 1; out->shape[0] = I->n_b;
-    } else if (I->kind == IPUP_LAYER_CONV3X3) {
-        out->ndim = 4;
-        out->shape[0] = 3;
-        out->shape[1] = 3;
-        out->shape[2] = I->in_c;
-        out->shape[3] = I->out_c;
     } else {
-        out->ndim = 2;
-        out->shape[0] = I->in_n;
-        out->shape[1] = I->out_n;
+        ipup__w_shape(I, I->kind == IPUP_LAYER_DENSE ? I->out_n : I->out_c, out);
     }
     ipup_snprintf(out->name, sizeof out->name, "%s.%s%s", e->core.model.layers[l].id,
                   which ? "b" : "w",
@@ -5801,6 +6546,17 @@ static void ipup__save_u8(ipup__state_writer *w, uint32_t v) {
     ipup__save_put(w, &b, 1);
 }
 
+/* Issue 30's layers add to their descriptor entry a CRC-32 of what else decides their
+   values: kernel, strides, padding, leaky's alpha, batch norm's momentum and eps (the
+   layers before them have none, so their descriptors keep their bytes). */
+static uint32_t ipup__geom_word(const ipup_layer *L) {
+    unsigned char b[32];
+    ipup__le32(b, (uint32_t)L->kh); ipup__le32(b + 4, (uint32_t)L->kw);
+    ipup__le32(b + 8, (uint32_t)L->sh); ipup__le32(b + 12, (uint32_t)L->sw);
+    ipup__le32(b + 16, (uint32_t)L->same); ipup__le32(b + 20, ipup__fbits(L->alpha));
+    ipup__le32(b + 24, ipup__fbits(L->momentum)); ipup__le32(b + 28, ipup__fbits(L->eps));
+    return ipup__crc32(0xFFFFFFFFu, b, sizeof b) ^ 0xFFFFFFFFu;
+}
 /* The descriptor: what decides the tensors and what their values mean. */
 static void ipup__st_desc(const ipup_emu *e, ipup__state_writer *w) {
     int32_t l, s;
@@ -5816,6 +6572,7 @@ static void ipup__st_desc(const ipup_emu *e, ipup__state_writer *w) {
         ipup__save_u32(w, (uint32_t)L->units);
         ipup__save_u8(w, (uint32_t)n);
         ipup__save_put(w, L->id, n);
+        if (L->kind >= IPUP_LAYER_CONV2D) ipup__save_u32(w, ipup__geom_word(L));
     }
     ipup__save_u32(w, (uint32_t)e->core.cfg.opt.kind);
     if (e->core.cfg.opt.kind == IPUP_OPT_MOMENTUM)
@@ -6079,6 +6836,16 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__state_reader *r) {
                           ipup__st_layer_str(fb, sizeof fb, Ly->id, (uint32_t)Ly->kind,
                                              (uint32_t)Ly->units));
             return ipup__st_mismatch(e, what);
+        }
+        if (kind >= (uint32_t)IPUP_LAYER_CONV2D) {
+            if (ipup__load_get(r, b, 4) != 0) return ipup__load_fail(e, r, "the descriptor");
+            if (ipup__get32(b) != ipup__geom_word(Ly)) {
+                ipup_snprintf(what, sizeof what,
+                              "layer %u (%s) has another kernel, stride, padding, alpha, "
+                              "momentum or eps in the file than in this emulator",
+                              (unsigned)l, Ly->id);
+                return ipup__st_mismatch(e, what);
+            }
         }
     }
     return IPUP_OK;
