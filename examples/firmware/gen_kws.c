@@ -51,17 +51,18 @@ typedef struct kd_speaker { float gain[KWS_W], offset[KWS_W], stretch; } kd_spea
 
 static float kd_u(uint64_t a, uint64_t b) { return ipup_rng_uniform_f32(KD_SEED, a, b); }
 
-/* speaker B: a channel (gain 0.5..1.5 and an offset per coefficient) and slower speech */
+/* speaker B: a channel (gain 0.6..1.4 and an offset within +-0.4 per coefficient) and
+   slower speech (durations x 1.25) */
 static void kd_speakers(kd_speaker *a, kd_speaker *b)
 {
     int c;
     for (c = 0; c < KWS_W; c++) {
         a->gain[c] = 1.0f; a->offset[c] = 0.0f;
-        b->gain[c] = 0.5f + kd_u(3, (uint64_t)c);
-        b->offset[c] = 0.6f * (2.0f * kd_u(4, (uint64_t)c) - 1.0f);
+        b->gain[c] = 0.6f + 0.8f * kd_u(3, (uint64_t)c);
+        b->offset[c] = 0.4f * (2.0f * kd_u(4, (uint64_t)c) - 1.0f);
     }
     a->stretch = 1.0f;
-    b->stretch = 1.35f;
+    b->stretch = 1.25f;
 }
 
 /* sample i of set `set` (a stream of its own) by speaker sp into x (KWS_IN); its label */

@@ -148,8 +148,8 @@ static void kws_memory(const ipup_emu *e)
               (unsigned long)fw_stack_used(), (unsigned long)fw_stack_size(), statics + (unsigned long)fw_stack_used());
 }
 
-/* instructions per sample: training (the steps after the first, whose pipeline fills the
-   same way: every step the same) and inference (the held-out pass after training) */
+/* instructions per sample: fine-tuning (every step's, over its samples) and inference
+   (the held-out pass after training, over its samples) */
 static void kws_speed(void)
 {
     uint64_t sum = 0;

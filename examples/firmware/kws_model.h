@@ -52,7 +52,9 @@
 #ifndef KWS_STEPS
 #define KWS_STEPS 6    /* optimizer steps */
 #endif
+#ifndef KWS_LR
 #define KWS_LR 0.05f
+#endif
 #define KWS_MOMENTUM 0.9f
 #define KWS_SEED 1u
 

@@ -3,11 +3,13 @@
 # it links (no heap, stdio, assert printing or threads), its sizes (text/data/bss), then
 # runs it in QEMU under a time limit and checks what it printed: exit 0 (its own checks
 # passed: the frozen body unchanged, the host's bits), KWS OK, the frozen body's hash
-# unchanged, the RAM and instructions-per-sample lines.
+# unchanged, the held-out accuracy on speaker B up by KWS_MIN_GAIN points (default 30), the
+# RAM and instructions-per-sample lines.
 set -uo pipefail
 elf=$1; shift
 log=$(dirname "$elf")/kws.log
 limit=${FW_TIMEOUT:-300}
+min_gain=${KWS_MIN_GAIN:-30}
 fail() { echo "FAIL firmware-kws: $*"; echo "  (log: $log)"; exit 1; }
 bad='^(malloc|_malloc_r|free|_free_r|calloc|_calloc_r|realloc|_realloc_r|memalign|_sbrk|_sbrk_r|sbrk|printf|fprintf|vfprintf|_vfprintf_r|_svfprintf_r|iprintf|puts|fputs|fwrite|_fwrite_r|putchar|__assert_func|__assert|abort|pthread_.*|__sync_.*|__atomic_.*)$'
 found=$(arm-none-eabi-nm "$elf" | awk '{print $NF}' | grep -E "$bad" || true)
@@ -24,6 +26,11 @@ cat "$log"
 [ "$rc" -ne 0 ] && fail "the image exited with status $rc (its own checks failed or it faulted)"
 grep -q '^KWS OK' "$log" || fail "no 'KWS OK' line"
 grep -q '^same bits as the host' "$log" || fail "no 'same bits as the host' line"
+before=$(sed -n 's/^speaker B held-out accuracy before fine-tuning .* = \([0-9.]*\)%.*/\1/p' "$log")
+after=$(sed -n 's/^speaker B held-out accuracy after fine-tuning .* = \([0-9.]*\)%.*/\1/p' "$log")
+[ -n "$before" ] && [ -n "$after" ] || fail "no accuracy lines"
+awk -v b="$before" -v a="$after" -v g="$min_gain" 'BEGIN { exit !(a - b >= g) }' \
+  || fail "the accuracy rose from $before% to $after%, less than $min_gain points"
 b0=$(sed -n 's/^frozen body before FNV-1a \([0-9a-f]*\).*/\1/p' "$log")
 b1=$(sed -n 's/^frozen body after  FNV-1a \([0-9a-f]*\).*/\1/p' "$log")
 [ -n "$b0" ] && [ "$b0" = "$b1" ] || fail "the frozen body's hash changed: $b0 -> $b1"
@@ -31,5 +38,5 @@ hash=$(sed -n 's/^final weights FNV-1a \([0-9a-f]*\).*/\1/p' "$log")
 ram=$(sed -n 's/^RAM: .*; total \([0-9]*\).*/\1/p' "$log")
 ips=$(sed -n 's/^instructions per sample: fine-tuning \([0-9]*\).*inference \([0-9]*\).*/\1 \2/p' "$log")
 [ -n "$hash" ] && [ -n "$ram" ] && [ -n "$ips" ] || fail "no final weights, RAM or instructions line"
-echo "firmware-kws: OK in $(( $(date +%s) - start )) s (final weights $hash = the host's, RAM $ram bytes," \
+echo "firmware-kws: OK in $(( $(date +%s) - start )) s (speaker B accuracy $before% -> $after%, final weights $hash = the host's, RAM $ram bytes," \
      "instructions per sample: fine-tuning ${ips% *}, inference ${ips#* })"
