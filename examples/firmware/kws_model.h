@@ -34,23 +34,23 @@
 #define KWS_IN (KWS_H * KWS_W) /* one channel */
 #define KWS_CLASSES 12
 #define KWS_BLOCK(F) "dw3s1same" F ",bn" F ",relu,conv64k1s1same" F ",bn" F ",relu,"
-#define KWS_PRETRAIN_TEXT                                                                    \
-    "conv64k10x4s2same,bn,relu,dropout0.2," KWS_BLOCK("") KWS_BLOCK("") KWS_BLOCK("")         \
-    KWS_BLOCK("") "dropout0.4,avgpool24x5,flatten,dense12,xent"
-#define KWS_FINETUNE_TEXT                                                                    \
-    "conv64k10x4s2same:frozen,bn:frozen,relu," KWS_BLOCK(":frozen") KWS_BLOCK(":frozen")     \
-    KWS_BLOCK(":frozen") KWS_BLOCK(":frozen") "avgpool24x5,flatten,dense12,xent"
+#define KWS_PRETRAIN_TEXT                                                                          \
+    "conv64k10x4s2same,bn,relu,dropout0.2," KWS_BLOCK("") KWS_BLOCK("") KWS_BLOCK("")              \
+        KWS_BLOCK("") "dropout0.4,avgpool24x5,flatten,dense12,xent"
+#define KWS_FINETUNE_TEXT                                                                          \
+    "conv64k10x4s2same:frozen,bn:frozen,relu," KWS_BLOCK(":frozen") KWS_BLOCK(":frozen")           \
+        KWS_BLOCK(":frozen") KWS_BLOCK(":frozen") "avgpool24x5,flatten,dense12,xent"
 #define KWS_HEAD_ID "dense12" /* the first layer of stage 1 */
 
 /* the fine-tuning's settings (the device's and the host's run) */
 #ifndef KWS_BATCH
-#define KWS_BATCH 1    /* samples per micro-batch: see the RAM figures in docs/embedded.md */
+#define KWS_BATCH 1 /* samples per micro-batch: see the RAM figures in docs/embedded.md */
 #endif
 #ifndef KWS_ACCUM
-#define KWS_ACCUM 8    /* micro-batches per step */
+#define KWS_ACCUM 8 /* micro-batches per step */
 #endif
 #ifndef KWS_STEPS
-#define KWS_STEPS 6    /* optimizer steps */
+#define KWS_STEPS 6 /* optimizer steps */
 #endif
 #ifndef KWS_LR
 #define KWS_LR 0.05f
@@ -62,7 +62,9 @@
 static inline int kws_model(ipup_model_desc *m, const char *text, char *msg, size_t msg_len)
 {
     IPUPIPE_MEMSET(m, 0, sizeof *m);
-    m->in_h = KWS_H; m->in_w = KWS_W; m->in_c = 1;
+    m->in_h = KWS_H;
+    m->in_w = KWS_W;
+    m->in_c = 1;
     return ipup_model_parse(text, m, msg, msg_len);
 }
 
@@ -80,8 +82,8 @@ static inline int32_t kws_layer(const ipup_model_desc *m, const char *id)
 
 /* the samples the infeed hands out: sample j of the run is row j % n */
 typedef struct kws_rows {
-    const float *x;     /* n rows of KWS_IN floats */
-    const int32_t *y;   /* n labels */
+    const float *x;   /* n rows of KWS_IN floats */
+    const int32_t *y; /* n labels */
     int32_t n;
 } kws_rows;
 
@@ -93,7 +95,8 @@ static inline int kws_infeed(void *user, const ipup_feed *f)
     if (!d || d->n <= 0 || f->row != KWS_IN || !f->labels) return -1;
     for (i = 0; i < f->n; i++) {
         int64_t j = (f->sample0 + i) % d->n;
-        IPUPIPE_MEMCPY(f->x + (size_t)i * KWS_IN, d->x + (size_t)j * KWS_IN, KWS_IN * sizeof(float));
+        IPUPIPE_MEMCPY(f->x + (size_t)i * KWS_IN, d->x + (size_t)j * KWS_IN,
+                       KWS_IN * sizeof(float));
         f->labels[i] = d->y[j];
     }
     return 0;
@@ -101,7 +104,8 @@ static inline int kws_infeed(void *user, const ipup_feed *f)
 
 /* the fine-tuning's configuration of the fine-tuning model m, pools excepted
    (split: the caller's storage for the one split point) */
-static inline int kws_config(ipup_config *cfg, const ipup_model_desc *m, int32_t *split, kws_rows *rows)
+static inline int kws_config(ipup_config *cfg, const ipup_model_desc *m, int32_t *split,
+                             kws_rows *rows)
 {
     IPUPIPE_MEMSET(cfg, 0, sizeof *cfg);
     if ((*split = kws_layer(m, KWS_HEAD_ID)) < 0) return IPUP_ERR_CONFIG;
@@ -132,8 +136,8 @@ static inline int kws_is_weight(const ipup_tensor_info *ti)
 /* writes the n_t tensors of the weights table (names[i]: n[i] floats at v + off[i]) into e
    by name, then to every replica; every weight tensor of e must be in the table (nothing
    keeps its initial value) */
-static inline int kws_weights_put(ipup_emu *e, int32_t n_t, const char *const *names, const int32_t *off,
-                                  const int32_t *n, const float *v)
+static inline int kws_weights_put(ipup_emu *e, int32_t n_t, const char *const *names,
+                                  const int32_t *off, const int32_t *n, const float *v)
 {
     int32_t i, found = 0;
     int rc;
@@ -141,8 +145,9 @@ static inline int kws_weights_put(ipup_emu *e, int32_t n_t, const char *const *n
         ipup_tensor_info ti;
         if ((rc = ipup_tensor_find(e, names[i], &ti)) != IPUP_OK) return rc;
         if (ti.n != n[i]) {
-            ipup_snprintf(e->core.msg, sizeof e->core.msg, "tensor %s has %d elements, the weights table %d",
-                          names[i], (int)ti.n, (int)n[i]);
+            ipup_snprintf(e->core.msg, sizeof e->core.msg,
+                          "tensor %s has %d elements, the weights table %d", names[i], (int)ti.n,
+                          (int)n[i]);
             return IPUP_ERR_MISMATCH;
         }
         IPUPIPE_MEMCPY(ti.data, v + off[i], (size_t)ti.n * sizeof(float));
@@ -152,8 +157,9 @@ static inline int kws_weights_put(ipup_emu *e, int32_t n_t, const char *const *n
         if (ipup_tensor_get(e, i, &ti) == IPUP_OK && kws_is_weight(&ti)) found++;
     }
     if (found != n_t) {
-        ipup_snprintf(e->core.msg, sizeof e->core.msg, "the model has %d weight tensors, the weights table %d",
-                      (int)found, (int)n_t);
+        ipup_snprintf(e->core.msg, sizeof e->core.msg,
+                      "the model has %d weight tensors, the weights table %d", (int)found,
+                      (int)n_t);
         return IPUP_ERR_MISMATCH;
     }
     return ipup_replicas_sync(e);
@@ -173,7 +179,10 @@ static inline uint64_t kws_hash(ipup_emu *e, int32_t stage)
         if (ipup_tensor_get(e, i, &ti) != IPUP_OK || !kws_is_weight(&ti)) continue;
         if (stage >= 0 && ti.stage != stage) continue;
         p = (const unsigned char *)(const void *)ti.data;
-        for (k = 0; k < (size_t)ti.n * sizeof(float); k++) { h ^= p[k]; h *= UINT64_C(1099511628211); }
+        for (k = 0; k < (size_t)ti.n * sizeof(float); k++) {
+            h ^= p[k];
+            h *= UINT64_C(1099511628211);
+        }
     }
     return h;
 }
