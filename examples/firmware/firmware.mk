@@ -294,9 +294,9 @@ firmware-bench: $(FWB_OUT)/bench-O2.elf $(FWB_OUT)/bench-Os.elf
 .PHONY: firmware-kws
 KWS_HDRS := $(FW_DIR)/kws_model.h $(FW_DIR)/fw_math.h $(FW_DIR)/semihost.h $(FW_DIR)/fw_print.h \
             $(FW_DIR)/mps2_platform.h $(LIBHDRS)
-$(FW_OUT)/gen_kws: $(FW_DIR)/gen_kws.c $(KWS_HDRS)
+$(FW_OUT)/gen_kws: $(FW_DIR)/gen_kws.c $(KWS_HDRS) examples/common/mnist_texts.h
 	@mkdir -p $(@D)
-	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. -I$(FW_DIR) $< -o $@ -lm
+	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. -Iexamples/common -I$(FW_DIR) $< -o $@ -lm
 $(FW_OUT)/kws_pools.h: build/ipupipe-plan $(FW_OUT)/gen_kws
 	build/ipupipe-plan $$($(FW_OUT)/gen_kws --plan-args) -o $@
 $(FW_OUT)/fw_kws.c: $(FW_OUT)/gen_kws $(FW_OUT)/kws_pools.h

@@ -35,6 +35,7 @@
 #define IPUP_MAX_LAYERS 40 /* the pre-training text has 33 layers */
 #include "ipupipe.h"
 #include "kws_model.h"
+#include "mnist_texts.h" /* the trainer's named models: MNT_DS_CNN_LAYERS */
 
 #define KD_SEED 7u
 #define KD_PHONES 24
@@ -439,6 +440,13 @@ int main(int argc, char **argv)
                 "usage: gen_kws --plan-args | gen_kws POOLS OUT (writes OUT.c and OUT.h)\n");
         return 2;
     }
+#ifdef MNT_DS_CNN_LAYERS
+    if (strcmp(KWS_PRETRAIN_TEXT, MNT_DS_CNN_LAYERS) != 0) {
+        fprintf(stderr, "gen_kws: KWS_PRETRAIN_TEXT (kws_model.h) is not the trainer's ds-cnn "
+                        "(MNT_DS_CNN_LAYERS, mnist_texts.h): make them the same network\n");
+        return 1;
+    }
+#endif
     kd_speakers(&spa, &spb);
     if (kd_make(&a, &spa, 1, KD_PRE_TRAIN) || kd_make(&at, &spa, 2, KD_PRE_TEST) ||
         kd_make(&b, &spb, 3, KD_SHOTS) || kd_make(&bt, &spb, 4, KD_B_TEST))
