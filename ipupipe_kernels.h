@@ -3049,13 +3049,150 @@ IPUPIPE_DEF void ipup_conv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *s,
             }
 }
 
+#ifdef IPUP__SIMD
+/* 1 when no output reads padding (every tap of every output inside x): the products then
+   read x in place, as the 3x3 kernel's do */
+static int ipup__conv_unpadded(const ipup_conv2d_shape *s) {
+    return s->pad_top == 0 && s->pad_left == 0 && (s->oh - 1) * s->sh + s->kh <= s->h &&
+           (s->ow - 1) * s->sw + s->kw <= s->w;
+}
+/* im2col of one image: col (oh ow, kh kw ci), row p = the taps of output p in (kh, kw, ci)
+   order, +0 for the taps in the padding */
+static void ipup__im2col(const ipup_conv2d_shape *s, const float *xn, float *col) {
+    const size_t CI = (size_t)s->ci, KW = (size_t)s->kw * CI;
+    float *row = col;
+    int oh, ow, kh;
+    for (oh = 0; oh < s->oh; oh++)
+        for (ow = 0; ow < s->ow; ow++)
+            for (kh = 0; kh < s->kh; kh++, row += KW) {
+                const int ih = oh * s->sh - s->pad_top + kh, iw0 = ow * s->sw - s->pad_left;
+                const int lo = iw0 < 0 ? -iw0 : 0,
+                          hi = iw0 + s->kw > s->w ? s->w - iw0 : s->kw; /* taps inside */
+                if (ih < 0 || ih >= s->h || hi <= lo) {
+                    IPUPIPE_MEMSET(row, 0, KW * sizeof(float));
+                    continue;
+                }
+                if (lo > 0) IPUPIPE_MEMSET(row, 0, (size_t)lo * CI * sizeof(float));
+                IPUPIPE_MEMCPY(row + (size_t)lo * CI,
+                               xn + ((size_t)ih * (size_t)s->w + (size_t)(iw0 + lo)) * CI,
+                               (size_t)(hi - lo) * CI * sizeof(float));
+                if (hi < s->kw)
+                    IPUPIPE_MEMSET(row + (size_t)hi * CI, 0,
+                                   (size_t)(s->kw - hi) * CI * sizeof(float));
+            }
+}
+/* A of the forward product of image xn: the output positions' taps, read in place
+   (segments = kernel rows of kw ci contiguous inputs) or from the im2col rows in col */
+static void ipup__conv_rows(const ipup_conv2d_shape *s, const float *xn, const float *col,
+                            ipup__gemm_t *g) {
+    const int K = s->kh * s->kw * s->ci;
+    if (!col) {
+        g->a = xn; g->group_rows = s->ow; g->row_stride = (ptrdiff_t)s->sw * s->ci;
+        g->group_stride = (ptrdiff_t)s->sh * s->w * s->ci; g->k_stride = 1;
+        g->seg_stride = (ptrdiff_t)s->w * s->ci; g->nseg = s->kh; g->seglen = s->kw * s->ci;
+    } else {
+        g->a = col; g->group_rows = s->oh * s->ow; g->row_stride = K; g->group_stride = 0;
+        g->k_stride = 1; g->seg_stride = 0; g->nseg = 1; g->seglen = K;
+    }
+}
+/* A of the weight-gradient product (im2col(x)^T): row (kh, kw, ci), K = the positions */
+static void ipup__conv_cols(const ipup_conv2d_shape *s, const float *xn, const float *col,
+                            ipup__gemm_t *g) {
+    const int K = s->kh * s->kw * s->ci;
+    if (!col) {
+        g->a = xn; g->group_rows = s->kw * s->ci; g->row_stride = 1;
+        g->group_stride = (ptrdiff_t)s->w * s->ci; g->k_stride = (ptrdiff_t)s->sw * s->ci;
+        g->seg_stride = (ptrdiff_t)s->sh * s->w * s->ci; g->nseg = s->oh; g->seglen = s->ow;
+    } else {
+        g->a = col; g->group_rows = K; g->row_stride = 1; g->group_stride = 0;
+        g->k_stride = K; g->seg_stride = 0; g->nseg = 1; g->seglen = s->oh * s->ow;
+    }
+}
+
+/* y (oh ow, co) = A w + b per image; col: the im2col rows (scratch) when padded */
+static void ipup__conv2d_fwd_simd(int B, const ipup_conv2d_shape *s, const float *x,
+                                  const float *w, const float *b, float *y, float *col) {
+    const size_t X = (size_t)s->h * (size_t)s->w * (size_t)s->ci,
+                 Y = (size_t)s->oh * (size_t)s->ow * (size_t)s->co;
+    int n;
+    for (n = 0; n < B; n++) {
+        ipup__gemm_t g;
+        if (col) ipup__im2col(s, x + (size_t)n * X, col);
+        ipup__conv_rows(s, x + (size_t)n * X, col, &g);
+        g.M = s->oh * s->ow; g.N = s->co; g.b = w; g.ldb = s->co;
+        g.c = y + (size_t)n * Y; g.ldc = s->co; g.bias = b; g.accum = 0; g.db = NULL;
+        ipup__gemm(&g);
+    }
+}
+
+/* dw (K, co) += A^T dy and db per image (fused); col: im2col rows when padded, or NULL */
+static void ipup__conv2d_bwd_w_simd(int B, const ipup_conv2d_shape *s, const float *x,
+                                    const float *dy, float *dw, float *db, float *col) {
+    const size_t X = (size_t)s->h * (size_t)s->w * (size_t)s->ci,
+                 Y = (size_t)s->oh * (size_t)s->ow * (size_t)s->co;
+    int n;
+    for (n = 0; n < B; n++) {
+        ipup__gemm_t g;
+        if (col) ipup__im2col(s, x + (size_t)n * X, col);
+        ipup__conv_cols(s, x + (size_t)n * X, col, &g);
+        g.M = s->kh * s->kw * s->ci; g.N = s->co; g.b = dy + (size_t)n * Y; g.ldb = s->co;
+        g.c = dw; g.ldc = s->co; g.bias = NULL; g.accum = 1; g.db = db;
+        ipup__gemm(&g);
+    }
+}
+
+/* dx per image: G (oh ow, K) = dy wt (wt = w^T (co, K), in scratch), then col2im: each G
+   row added into the dx rows of its taps inside the image, positions and taps in order.
+   A 1x1 stride-1 convolution's G is dx itself. scratch: K co + oh ow K floats. */
+static void ipup__conv2d_bwd_x_simd(int B, const ipup_conv2d_shape *s, const float *w,
+                                    const float *dy, float *dx, float *scratch) {
+    const int K = s->kh * s->kw * s->ci, P = s->oh * s->ow;
+    const size_t X = (size_t)s->h * (size_t)s->w * (size_t)s->ci, Y = (size_t)P * (size_t)s->co;
+    const int direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1;
+    float *wt = scratch, *G = scratch + (size_t)K * (size_t)s->co;
+    int n, oh, ow, kh, kw;
+    ipup__transpose(w, s->co, K, s->co, wt, K);
+    for (n = 0; n < B; n++) {
+        float *dxn = dx + (size_t)n * X;
+        const float *gp;
+        ipup__gemm_t g;
+        g.M = P; g.N = K; g.a = dy + (size_t)n * Y; g.group_rows = P; g.row_stride = s->co;
+        g.group_stride = 0; g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = s->co;
+        g.b = wt; g.ldb = K; g.c = direct ? dxn : G; g.ldc = K; g.bias = NULL; g.accum = 0;
+        g.db = NULL;
+        ipup__gemm(&g);
+        if (direct) continue;
+        IPUPIPE_MEMSET(dxn, 0, X * sizeof(float));
+        for (gp = G, oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++)
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    for (kw = 0; kw < s->kw; kw++, gp += s->ci) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        if (ih < 0 || ih >= s->h || iw < 0 || iw >= s->w) continue;
+                        ipup_add_f32(s->ci, dxn + ((size_t)ih * (size_t)s->w + (size_t)iw) *
+                                                      (size_t)s->ci, gp);
+                    }
+                }
+    }
+}
+#endif /* IPUP__SIMD */
+
 IPUPIPE_DEF void ipup_conv2d_fwd_f32(int B, const ipup_conv2d_shape *s,
                                      const float *x /* (B, h, w, ci) */,
                                      const float *w /* (kh, kw, ci, co) */,
                                      const float *b /* (co) or NULL */,
                                      float *y /* (B, oh, ow, co) */, float *scratch) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s));
+    if (!ipup__conv_shape_ok(B, s)) return;
+    if (ipup__conv_unpadded(s)) ipup__conv2d_fwd_simd(B, s, x, w, b, y, NULL);
+    else if (scratch) ipup__conv2d_fwd_simd(B, s, x, w, b, y, scratch);
+    else ipup_conv2d_fwd_f32_portable(B, s, x, w, b, y);
+#else
     (void)scratch;
     ipup_conv2d_fwd_f32_portable(B, s, x, w, b, y);
+#endif
 }
 
 IPUPIPE_DEF void ipup_conv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
@@ -3065,8 +3202,26 @@ IPUPIPE_DEF void ipup_conv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
                                      float *dx /* (B, h, w, ci) or NULL */,
                                      float *dw /* (kh, kw, ci, co) or NULL */,
                                      float *db /* (co) or NULL */, float *scratch) {
+#ifdef IPUP__SIMD
+    const int unpadded = ipup__conv_shape_ok(B, s) && ipup__conv_unpadded(s);
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s));
+    if (!ipup__conv_shape_ok(B, s)) return;
+    if (dx && scratch) ipup__conv2d_bwd_x_simd(B, s, w, dy, dx, scratch);
+    else if (dx) ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, dx, NULL, NULL);
+    if (dw && (unpadded || scratch))
+        ipup__conv2d_bwd_w_simd(B, s, x, dy, dw, db,
+                                unpadded ? NULL
+                                         : scratch + (size_t)s->kh * (size_t)s->kw *
+                                                         (size_t)s->ci * (size_t)s->co);
+    else if (dw) ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, NULL, dw, db);
+    else if (db) {
+        if (unpadded || scratch) ipup__colsum_add(B, s->oh * s->ow, s->co, dy, s->co, db);
+        else ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, NULL, NULL, db);
+    }
+#else
     (void)scratch;
     ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, dx, dw, db);
+#endif
 }
 
 /* >>depthwise: depthwise convolution: portable kernels, vector loops, dispatchers */
@@ -3143,12 +3298,106 @@ IPUPIPE_DEF void ipup_dwconv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *
             }
 }
 
+#ifdef IPUP__SIMD
+/* n (1..VL) lanes of p: a whole vector, or the masked tail */
+static inline ipup__v ipup__ldn(const float *p, int n) {
+    return n == IPUP__VL ? ipup__vld(p) : ipup__vldm(p, ipup__mask(n));
+}
+static inline void ipup__stn(float *p, int n, ipup__v v) {
+    if (n == IPUP__VL) ipup__vst(p, v);
+    else ipup__vstm(p, ipup__mask(n), v);
+}
+/* the taps of an output inside the image: kernel rows [*lo, *hi) for output o */
+static inline void ipup__tap_range(int o, int st, int pad, int k, int in, int *lo, int *hi) {
+    const int i0 = o * st - pad;
+    *lo = i0 < 0 ? -i0 : 0;
+    *hi = i0 + k > in ? in - i0 : k;
+}
+/* depthwise forward: per output position and vector of channels, acc = 0, then
+   acc + x w (a rounded product, then a rounded add: the portable kernel's operations) over
+   the taps inside in (kh, kw) order, then + b */
+static void ipup__dw_fwd_simd(int B, const ipup_conv2d_shape *s, const float *x, const float *w,
+                              const float *b, float *y) {
+    const int C = s->ci;
+    int n, oh, ow, kh, kw, c0, kh0, kh1, kw0, kw1;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++) {
+            ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
+            for (ow = 0; ow < s->ow; ow++) {
+                const int iw0 = ow * s->sw - s->pad_left, ih0 = oh * s->sh - s->pad_top;
+                float *yp = y + (((size_t)n * (size_t)s->oh + (size_t)oh) * (size_t)s->ow +
+                                 (size_t)ow) * (size_t)C;
+                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
+                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+                    ipup__v acc = ipup__vzero();
+                    for (kh = kh0; kh < kh1; kh++) {
+                        const float *xr = x + (((size_t)n * (size_t)s->h + (size_t)(ih0 + kh)) *
+                                                   (size_t)s->w + (size_t)iw0) * (size_t)C +
+                                          (size_t)c0;
+                        const float *wr = w + (size_t)kh * (size_t)s->kw * (size_t)C + (size_t)c0;
+                        for (kw = kw0; kw < kw1; kw++)
+                            acc = ipup__vadd(acc, ipup__vmul(ipup__ldn(xr + (ptrdiff_t)kw * C, nc),
+                                                             ipup__ldn(wr + (size_t)kw * (size_t)C, nc)));
+                    }
+                    if (b) acc = ipup__vadd(acc, ipup__ldn(b + c0, nc));
+                    ipup__stn(yp + c0, nc, acc);
+                }
+            }
+        }
+}
+/* depthwise backward, the portable kernel's operations and order, a vector of channels at
+   a time: db += dy; per tap inside: dw += x dy, dx += dy w */
+static void ipup__dw_bwd_simd(int B, const ipup_conv2d_shape *s, const float *x, const float *w,
+                              const float *dy, float *dx, float *dw, float *db) {
+    const int C = s->ci;
+    int n, oh, ow, kh, kw, c0, kh0, kh1, kw0, kw1;
+    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)s->h * (size_t)s->w * (size_t)C * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++) {
+            ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
+            for (ow = 0; ow < s->ow; ow++) {
+                const int iw0 = ow * s->sw - s->pad_left, ih0 = oh * s->sh - s->pad_top;
+                const float *dyp = dy + (((size_t)n * (size_t)s->oh + (size_t)oh) *
+                                         (size_t)s->ow + (size_t)ow) * (size_t)C;
+                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
+                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+                    const ipup__v d = ipup__ldn(dyp + c0, nc);
+                    if (db) ipup__stn(db + c0, nc, ipup__vadd(ipup__ldn(db + c0, nc), d));
+                    for (kh = kh0; kh < kh1; kh++) {
+                        const size_t xo = (((size_t)n * (size_t)s->h + (size_t)(ih0 + kh)) *
+                                               (size_t)s->w + (size_t)iw0) * (size_t)C + (size_t)c0;
+                        const size_t wo = (size_t)kh * (size_t)s->kw * (size_t)C + (size_t)c0;
+                        for (kw = kw0; kw < kw1; kw++) {
+                            const size_t xk = xo + (size_t)kw * (size_t)C,
+                                         wk = wo + (size_t)kw * (size_t)C;
+                            if (dw)
+                                ipup__stn(dw + wk, nc, ipup__vadd(ipup__ldn(dw + wk, nc),
+                                                                  ipup__vmul(ipup__ldn(x + xk, nc), d)));
+                            if (dx)
+                                ipup__stn(dx + xk, nc, ipup__vadd(ipup__ldn(dx + xk, nc),
+                                                                  ipup__vmul(d, ipup__ldn(w + wk, nc))));
+                        }
+                    }
+                }
+            }
+        }
+}
+#endif /* IPUP__SIMD */
+
 IPUPIPE_DEF void ipup_dwconv2d_fwd_f32(int B, const ipup_conv2d_shape *s,
                                        const float *x /* (B, h, w, c) */,
                                        const float *w /* (kh, kw, c) */,
                                        const float *b /* (c) or NULL */,
                                        float *y /* (B, oh, ow, c) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!ipup__conv_shape_ok(B, s)) return;
+    ipup__dw_fwd_simd(B, s, x, w, b, y);
+#else
     ipup_dwconv2d_fwd_f32_portable(B, s, x, w, b, y);
+#endif
 }
 
 IPUPIPE_DEF void ipup_dwconv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
@@ -3158,41 +3407,86 @@ IPUPIPE_DEF void ipup_dwconv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
                                        float *dx /* (B, h, w, c) or NULL */,
                                        float *dw /* (kh, kw, c) or NULL */,
                                        float *db /* (c) or NULL */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!ipup__conv_shape_ok(B, s)) return;
+    ipup__dw_bwd_simd(B, s, x, w, dy, dx, dw, db);
+#else
     ipup_dwconv2d_bwd_f32_portable(B, s, x, w, dy, dx, dw, db);
+#endif
 }
 
 /* >>batchnorm: batch normalisation: statistics, forward, backward, running averages */
+/* Every per-channel sum over the N rows (the mean, the squares, and the backward's sum dy
+   and sum dy xhat) runs as four partial sums, rows r with r mod 4 = k into s_k (each in row
+   order), combined as (s0 + s1) + (s2 + s3): four independent chains, so the vector loops
+   are not bound by the add latency, and the portable kernel adds in the same order (same
+   bits where the compiler does not contract a * b + c). Channels go 64 at a time through
+   stack arrays (portable) or a vector at a time (SIMD). */
+#define IPUP__BN_CH 64
 IPUPIPE_DEF void ipup_batchnorm_fwd_train_f32(int N, int C, const float *x /* (N, C) */,
                                               const float *gamma /* (C) */,
                                               const float *beta /* (C) */, float eps,
                                               float *y /* (N, C) */, float *mean /* (C) */,
                                               float *invstd /* (C) */) {
-    int r, c;
+    int r, c0, c;
     float inv_n;
     IPUPIPE_ASSERT(N > 0 && C > 0);
     if (N <= 0 || C <= 0) return;
     inv_n = 1.0f / (float)N;
-    /* pass 1: the sums, row after row (each channel's rows in order) */
-    for (c = 0; c < C; c++) mean[c] = 0.0f;
-    for (r = 0; r < N; r++) {
-        const float *xr = x + (size_t)r * (size_t)C;
-        for (c = 0; c < C; c++) mean[c] += xr[c];
-    }
-    for (c = 0; c < C; c++) { mean[c] *= inv_n; invstd[c] = 0.0f; }
-    /* pass 2: the centred squares (invstd holds their sums) */
-    for (r = 0; r < N; r++) {
-        const float *xr = x + (size_t)r * (size_t)C;
-        for (c = 0; c < C; c++) {
-            const float d = xr[c] - mean[c];
-            invstd[c] += d * d;
+#ifdef IPUP__SIMD
+    for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+        const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+        const float *xc = x + c0;
+        ipup__v a[4], m, is, g, bt;
+        for (c = 0; c < 4; c++) a[c] = ipup__vzero();
+        for (r = 0; r + 4 <= N; r += 4)
+            for (c = 0; c < 4; c++)
+                a[c] = ipup__vadd(a[c], ipup__ldn(xc + (size_t)(r + c) * (size_t)C, nc));
+        for (; r < N; r++) a[r & 3] = ipup__vadd(a[r & 3], ipup__ldn(xc + (size_t)r * (size_t)C, nc));
+        m = ipup__vmul(ipup__vadd(ipup__vadd(a[0], a[1]), ipup__vadd(a[2], a[3])),
+                       ipup__vset(inv_n));
+        ipup__stn(mean + c0, nc, m);
+        for (c = 0; c < 4; c++) a[c] = ipup__vzero();
+        for (r = 0; r < N; r++) {
+            const ipup__v d = ipup__vsub(ipup__ldn(xc + (size_t)r * (size_t)C, nc), m);
+            a[r & 3] = ipup__vadd(a[r & 3], ipup__vmul(d, d));
+        }
+        ipup__stn(invstd + c0, nc, ipup__vadd(ipup__vadd(a[0], a[1]), ipup__vadd(a[2], a[3])));
+        for (c = c0; c < c0 + nc; c++) invstd[c] = 1.0f / IPUPIPE_SQRTF(invstd[c] * inv_n + eps);
+        is = ipup__ldn(invstd + c0, nc); g = ipup__ldn(gamma + c0, nc);
+        bt = ipup__ldn(beta + c0, nc);
+        for (r = 0; r < N; r++) {
+            const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+            ipup__stn(y + o, nc, ipup__vadd(ipup__vmul(ipup__vmul(ipup__vsub(ipup__ldn(x + o, nc),
+                                                                             m), is), g), bt));
         }
     }
-    for (c = 0; c < C; c++) invstd[c] = 1.0f / IPUPIPE_SQRTF(invstd[c] * inv_n + eps);
+#else
+    for (c0 = 0; c0 < C; c0 += IPUP__BN_CH) {
+        const int nc = C - c0 < IPUP__BN_CH ? C - c0 : IPUP__BN_CH;
+        float s[4][IPUP__BN_CH];
+        IPUPIPE_MEMSET(s, 0, sizeof s);
+        for (r = 0; r < N; r++)
+            for (c = 0; c < nc; c++) s[r & 3][c] += x[(size_t)r * (size_t)C + (size_t)(c0 + c)];
+        for (c = 0; c < nc; c++) mean[c0 + c] = ((s[0][c] + s[1][c]) + (s[2][c] + s[3][c])) * inv_n;
+        IPUPIPE_MEMSET(s, 0, sizeof s);
+        for (r = 0; r < N; r++)
+            for (c = 0; c < nc; c++) {
+                const float d = x[(size_t)r * (size_t)C + (size_t)(c0 + c)] - mean[c0 + c];
+                s[r & 3][c] += d * d;
+            }
+        for (c = 0; c < nc; c++) {
+            invstd[c0 + c] = (s[0][c] + s[1][c]) + (s[2][c] + s[3][c]);
+            invstd[c0 + c] = 1.0f / IPUPIPE_SQRTF(invstd[c0 + c] * inv_n + eps);
+        }
+    }
     for (r = 0; r < N; r++) {
         const float *xr = x + (size_t)r * (size_t)C;
         float *yr = y + (size_t)r * (size_t)C;
         for (c = 0; c < C; c++) yr[c] = (xr[c] - mean[c]) * invstd[c] * gamma[c] + beta[c];
     }
+#endif
 }
 
 /* the inference mode's per-channel affine map: s = gamma / sqrt(var + eps),
@@ -3203,27 +3497,81 @@ static void ipup__bn_affine(int c, const float *gamma, const float *beta, const 
     *t = beta ? beta[c] - run_mean[c] * *s : 0.0f;
 }
 
+/* y (N, C) = x sc + sh per channel (the inference mode's forward and, sh NULL, backward),
+   sc and sh from ipup__bn_affine, IPUP__BN_CH channels at a time */
+static void ipup__bn_affine_apply(int N, int C, const float *gamma, const float *beta,
+                                  const float *run_mean, const float *run_var, float eps,
+                                  const float *x, float *y) {
+    int r, c0, c;
+    for (c0 = 0; c0 < C; c0 += IPUP__BN_CH) {
+        const int nc = C - c0 < IPUP__BN_CH ? C - c0 : IPUP__BN_CH;
+        float sc[IPUP__BN_CH], sh[IPUP__BN_CH];
+        for (c = 0; c < nc; c++)
+            ipup__bn_affine(c0 + c, gamma, beta, run_mean, run_var, eps, &sc[c], &sh[c]);
+        for (r = 0; r < N; r++) {
+            const float *xr = x + (size_t)r * (size_t)C + (size_t)c0;
+            float *yr = y + (size_t)r * (size_t)C + (size_t)c0;
+            c = 0;
+#ifdef IPUP__SIMD
+            for (; c < nc; c += IPUP__VL) {
+                const int m = nc - c < IPUP__VL ? nc - c : IPUP__VL;
+                ipup__v v = ipup__vmul(ipup__ldn(xr + c, m), ipup__ldn(sc + c, m));
+                if (beta) v = ipup__vadd(v, ipup__ldn(sh + c, m));
+                ipup__stn(yr + c, m, v);
+            }
+#endif
+            if (beta)
+                for (; c < nc; c++) yr[c] = xr[c] * sc[c] + sh[c];
+            else
+                for (; c < nc; c++) yr[c] = xr[c] * sc[c];
+        }
+    }
+}
+
 IPUPIPE_DEF void ipup_batchnorm_fwd_infer_f32(int N, int C, const float *x /* (N, C) */,
                                               const float *gamma /* (C) */,
                                               const float *beta /* (C) */,
                                               const float *run_mean /* (C) */,
                                               const float *run_var /* (C) */, float eps,
                                               float *y /* (N, C) */) {
-    int r, c0, c;
-    IPUPIPE_ASSERT(N >= 0 && C > 0);
-    if (N <= 0 || C <= 0) return;
-    for (c0 = 0; c0 < C; c0 += 64) { /* the map of 64 channels at a time, on the stack */
-        const int nc = C - c0 < 64 ? C - c0 : 64;
-        float sc[64], sh[64];
-        for (c = 0; c < nc; c++)
-            ipup__bn_affine(c0 + c, gamma, beta, run_mean, run_var, eps, &sc[c], &sh[c]);
-        for (r = 0; r < N; r++) {
-            const float *xr = x + (size_t)r * (size_t)C + (size_t)c0;
-            float *yr = y + (size_t)r * (size_t)C + (size_t)c0;
-            for (c = 0; c < nc; c++) yr[c] = xr[c] * sc[c] + sh[c];
-        }
+    IPUPIPE_ASSERT(N >= 0 && C > 0 && beta);
+    if (N <= 0 || C <= 0 || !beta) return;
+    ipup__bn_affine_apply(N, C, gamma, beta, run_mean, run_var, eps, x, y);
+}
+
+/* the backward's sums of one vector of channels c0.. (nc lanes), added into dgamma and
+   dbeta, then dx; the portable kernel's operations and order */
+#ifdef IPUP__SIMD
+static void ipup__bn_bwd_simd(int N, int C, int c0, int nc, const float *x, const float *gamma,
+                              const float *mean, const float *invstd, const float *dy, float *dx,
+                              float *dgamma, float *dbeta) {
+    const ipup__v m = ipup__ldn(mean + c0, nc), is = ipup__ldn(invstd + c0, nc);
+    ipup__v sd[4], sx[4], sdy, sdyx, k;
+    int r, i;
+    for (i = 0; i < 4; i++) { sd[i] = ipup__vzero(); sx[i] = ipup__vzero(); }
+    for (r = 0; r < N; r++) {
+        const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+        const ipup__v d = ipup__ldn(dy + o, nc),
+                      xh = ipup__vmul(ipup__vsub(ipup__ldn(x + o, nc), m), is);
+        sd[r & 3] = ipup__vadd(sd[r & 3], d);
+        sx[r & 3] = ipup__vadd(sx[r & 3], ipup__vmul(d, xh));
+    }
+    sdy = ipup__vadd(ipup__vadd(sd[0], sd[1]), ipup__vadd(sd[2], sd[3]));
+    sdyx = ipup__vadd(ipup__vadd(sx[0], sx[1]), ipup__vadd(sx[2], sx[3]));
+    if (dgamma) ipup__stn(dgamma + c0, nc, ipup__vadd(ipup__ldn(dgamma + c0, nc), sdyx));
+    if (dbeta) ipup__stn(dbeta + c0, nc, ipup__vadd(ipup__ldn(dbeta + c0, nc), sdy));
+    if (!dx) return;
+    k = ipup__vmul(ipup__ldn(gamma + c0, nc), is);
+    sdy = ipup__vdiv(sdy, ipup__vset((float)N));
+    sdyx = ipup__vdiv(sdyx, ipup__vset((float)N));
+    for (r = 0; r < N; r++) {
+        const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+        const ipup__v d = ipup__ldn(dy + o, nc),
+                      xh = ipup__vmul(ipup__vsub(ipup__ldn(x + o, nc), m), is);
+        ipup__stn(dx + o, nc, ipup__vmul(k, ipup__vsub(ipup__vsub(d, sdy), ipup__vmul(xh, sdyx))));
     }
 }
+#endif
 
 IPUPIPE_DEF void ipup_batchnorm_bwd_f32(int N, int C, const float *x /* (N, C) */,
                                         const float *gamma /* (C) */, const float *mean /* (C) */,
@@ -3235,19 +3583,29 @@ IPUPIPE_DEF void ipup_batchnorm_bwd_f32(int N, int C, const float *x /* (N, C) *
     int r, c0, c;
     IPUPIPE_ASSERT(N > 0 && C > 0);
     if (N <= 0 || C <= 0) return;
-    for (c0 = 0; c0 < C; c0 += 64) { /* per-channel sums of 64 channels at a time */
-        const int nc = C - c0 < 64 ? C - c0 : 64;
-        float sdy[64], sdyx[64], k[64];
-        for (c = 0; c < nc; c++) { sdy[c] = 0.0f; sdyx[c] = 0.0f; }
+#ifdef IPUP__SIMD
+    for (c0 = 0; c0 < C; c0 += IPUP__VL)
+        ipup__bn_bwd_simd(N, C, c0, C - c0 < IPUP__VL ? C - c0 : IPUP__VL, x, gamma, mean, invstd,
+                          dy, dx, dgamma, dbeta);
+    (void)r; (void)c;
+#else
+    for (c0 = 0; c0 < C; c0 += IPUP__BN_CH) { /* per-channel sums of 64 channels at a time */
+        const int nc = C - c0 < IPUP__BN_CH ? C - c0 : IPUP__BN_CH;
+        float sd[4][IPUP__BN_CH], sx[4][IPUP__BN_CH], sdy[IPUP__BN_CH], sdyx[IPUP__BN_CH],
+            k[IPUP__BN_CH];
+        IPUPIPE_MEMSET(sd, 0, sizeof sd);
+        IPUPIPE_MEMSET(sx, 0, sizeof sx);
         for (r = 0; r < N; r++) {
             const size_t o = (size_t)r * (size_t)C + (size_t)c0;
             for (c = 0; c < nc; c++) {
                 const float xh = (x[o + (size_t)c] - mean[c0 + c]) * invstd[c0 + c];
-                sdy[c] += dy[o + (size_t)c];
-                sdyx[c] += dy[o + (size_t)c] * xh;
+                sd[r & 3][c] += dy[o + (size_t)c];
+                sx[r & 3][c] += dy[o + (size_t)c] * xh;
             }
         }
         for (c = 0; c < nc; c++) {
+            sdy[c] = (sd[0][c] + sd[1][c]) + (sd[2][c] + sd[3][c]);
+            sdyx[c] = (sx[0][c] + sx[1][c]) + (sx[2][c] + sx[3][c]);
             if (dgamma) dgamma[c0 + c] += sdyx[c];
             if (dbeta) dbeta[c0 + c] += sdy[c];
         }
@@ -3266,26 +3624,16 @@ IPUPIPE_DEF void ipup_batchnorm_bwd_f32(int N, int C, const float *x /* (N, C) *
             }
         }
     }
+#endif
 }
 
 IPUPIPE_DEF void ipup_batchnorm_bwd_infer_f32(int N, int C, const float *gamma /* (C) */,
                                               const float *run_var /* (C) */, float eps,
                                               const float *dy /* (N, C) */,
                                               float *dx /* (N, C) */) {
-    int r, c0, c;
     IPUPIPE_ASSERT(N >= 0 && C > 0);
     if (N <= 0 || C <= 0) return;
-    for (c0 = 0; c0 < C; c0 += 64) {
-        const int nc = C - c0 < 64 ? C - c0 : 64;
-        float sc[64], unused;
-        for (c = 0; c < nc; c++)
-            ipup__bn_affine(c0 + c, gamma, NULL, NULL, run_var, eps, &sc[c], &unused);
-        for (r = 0; r < N; r++) {
-            const float *dr = dy + (size_t)r * (size_t)C + (size_t)c0;
-            float *xr = dx + (size_t)r * (size_t)C + (size_t)c0;
-            for (c = 0; c < nc; c++) xr[c] = dr[c] * sc[c];
-        }
-    }
+    ipup__bn_affine_apply(N, C, gamma, NULL, NULL, run_var, eps, dy, dx);
 }
 
 /* Keras BatchNormalization._assign_moving_average: variable -= (variable - value) *
