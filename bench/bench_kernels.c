@@ -10,6 +10,12 @@
  *    MNIST MLP shapes (784-256-128-64-32-10) with batch 16, 32 and 64; conv3x3 forward and
  *    backward at the Keras MNIST CNN shapes, batch 64: 28x28x1 -> 26x26x32 and
  *    13x13x32 -> 11x11x64 (the first layer's backward has no dx: nothing consumes it).
+ * 3. The layer kernels of MLPerf Tiny's networks at their shapes, batch 8: conv2d forward
+ *    and backward (DS-CNN, MobileNetV1 0.25, ResNet-8) against the FMA peak (target 0.5 for
+ *    the strided and k x k forwards) and the portable kernel; depthwise conv, batch norm,
+ *    average pooling and three activations in GB/s of the bytes they must move (inputs
+ *    read once, outputs written once) against a stream-add (acc += x) over as many bytes,
+ *    measured in the same run, and over 192 MB (DRAM). --layers runs only these rows.
  * Each figure is the best of several timed batches of calls (the machine is shared).
  * Table on stdout; one JSON object per measurement in build/bench/kernels.json.
  */
@@ -214,7 +220,8 @@ static void lrun(const ljob *j) {
         else ipup_dwconv2d_fwd_f32(j->B, s, j->x, j->w, j->b, j->y);
         break;
     case L_DW_BWD:
-        if (j->portable) ipup_dwconv2d_bwd_f32_portable(j->B, s, j->x, j->w, j->dy, j->dx, j->dw, j->db);
+        if (j->portable)
+            ipup_dwconv2d_bwd_f32_portable(j->B, s, j->x, j->w, j->dy, j->dx, j->dw, j->db);
         else ipup_dwconv2d_bwd_f32(j->B, s, j->x, j->w, j->dy, j->dx, j->dw, j->db);
         break;
     case L_BN_FWD:
@@ -337,7 +344,8 @@ static void bench_conv2d(void) {
         j.B = 8;
         if (ipup_conv2d_shape_init(&j.s, cs[c].h, cs[c].w, cs[c].ci, cs[c].co, cs[c].k1,
                                    cs[c].k2, cs[c].s, cs[c].s, 1)) exit(3);
-        lalloc(&j, (size_t)(8 * cs[c].h * cs[c].w * cs[c].ci), (size_t)(8 * j.s.oh * j.s.ow * cs[c].co),
+        lalloc(&j, (size_t)(8 * cs[c].h * cs[c].w * cs[c].ci),
+               (size_t)(8 * j.s.oh * j.s.ow * cs[c].co),
                (size_t)(cs[c].k1 * cs[c].k2 * cs[c].ci * cs[c].co), (size_t)cs[c].co);
         f = 2.0 * 8 * j.s.oh * j.s.ow * (double)(cs[c].k1 * cs[c].k2 * cs[c].ci) * cs[c].co;
         snprintf(shape, sizeof shape, "8x%dx%dx%d->%d k%dx%ds%d", cs[c].h, cs[c].w, cs[c].ci,
@@ -373,7 +381,8 @@ static void bench_memory_bound(void) {
         double nx, ny;
         memset(&j, 0, sizeof j);
         j.B = 8;
-        if (ipup_conv2d_shape_init(&j.s, ds[i].h, ds[i].w, ds[i].c, ds[i].c, 3, 3, ds[i].s, ds[i].s, 1))
+        if (ipup_conv2d_shape_init(&j.s, ds[i].h, ds[i].w, ds[i].c, ds[i].c, 3, 3, ds[i].s,
+                                   ds[i].s, 1))
             exit(3);
         nx = 8.0 * ds[i].h * ds[i].w * ds[i].c; ny = 8.0 * j.s.oh * j.s.ow * ds[i].c;
         lalloc(&j, (size_t)nx, (size_t)ny, (size_t)(9 * ds[i].c), (size_t)ds[i].c);
