@@ -366,7 +366,7 @@ typedef enum ipup_layer_kind {
 
 typedef struct ipup_layer {
     ipup_layer_kind kind;
-    int32_t units;           /* dense: output features; conv3x3: output channels */
+    int32_t units;           /* dense: output features; conv3x3, conv2d: output channels */
     float rate;              /* dropout: drop probability in [0, 1) */
     char id[IPUP_ID_MAX];    /* e.g. "dense256"; "" = derived; made unique by ipup_init */
     int32_t frozen;          /* layers with parameters only: 1 = not trained ("dense64:frozen"):
@@ -409,11 +409,15 @@ typedef struct ipup_layer_info {
 } ipup_layer_info;
 
 /* Parse "dense256,relu,conv8,maxpool2,flatten,dropout0.25,gelu,dense10,xent" (also
-   "conv3x3_8", "maxpool", "softmax_xent"/"loss"; "mse" for the mean-squared-error loss).
-   A dense or conv layer followed by ":frozen" ("dense64:frozen") is not trained
-   (ipup_layer.frozen); the suffix on any other layer, or another suffix, is IPUP_ERR_PARSE.
-   Fills model->layers with ids such as "dense256", "dense256_2" (unique; the suffix is not
-   part of the id), keeps in_h/in_w/in_c as they are. msg gets the error. */
+   "conv3x3_8", "maxpool", "softmax_xent"/"loss"; "mse" for the mean-squared-error loss),
+   and issue 30's "conv64k10x4s2same", "dw3s1same", "bn", "avgpool2", "gavgpool",
+   "sigmoid", "tanh", "leaky0.1", "hswish", "bce", "res(LAYERS)" and "res(LAYERS|SHORTCUT)"
+   (the grammar: docs/api.md). A dense, conv, dw or bn layer followed by ":frozen"
+   ("dense64:frozen") is not trained (ipup_layer.frozen); the suffix on any other layer, or
+   another suffix, is IPUP_ERR_PARSE. Fills model->layers with ids such as "dense256",
+   "dense256_2" (unique; the suffix is not part of the id; a block's markers are "res",
+   "shortcut", "add"), keeps in_h/in_w/in_c as they are. msg gets the error, naming the
+   character position and the token of a malformed text. */
 IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg,
                                  size_t msg_len);
 /* Shapes, parameter counts, FLOPs of every layer into info[n_info] (n_info >= n_layers). */
@@ -431,8 +435,10 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind);
    layers of flops_fwd + flops_bwd_dw (0 for a frozen layer) + flops_bwd_dx (the last only
    when an earlier layer has parameters that train, so the input gradient is computed) + 1
    (ipup_model_info's per-sample FLOPs). The emulator's default split (cfg.split NULL) is
-   this one. IPUP_ERR_ARG (NULL model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages >
-   layers, a model ipup_model_info refuses); msg gets the text. */
+   this one. A stage never starts inside a residual block (after its res_begin, up to its
+   res_end). IPUP_ERR_ARG (NULL model, stages < 1, NULL split), IPUP_ERR_CONFIG (stages >
+   layers, or more than the places outside blocks allow; a model ipup_model_info refuses);
+   msg gets the text. */
 IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages, int32_t *split,
                                     char *msg, size_t msg_len);
 /* Replication from the IPU count (Graphcore's auto_select_ipus, TF IPU user guide §6.4.1:

@@ -178,7 +178,7 @@ TTEST(frozen_and_mse_every_schedule_bits) {
     every_schedule(&ae, &f_ae, "mse");
 }
 
-/* replicas, recomputation, zb-h1's W ops, Adam against the plain single-stage run (with
+/* replicas, recomputation, offload, zb-h1's W ops, Adam against the plain single-stage run (with
    the same replicas: the all-reduce sums the replicas' gradients in replica order, the
    running statistics fold the micro-batches in the order r M + m) */
 TTEST(replicas_recompute_zb) {
@@ -194,6 +194,7 @@ TTEST(replicas_recompute_zb) {
             c.stages = 2;
             c.schedule = v == 0 ? IPUP_SCHED_ZBH1 : IPUP_SCHED_1F1B;
             c.recompute = v != 1;
+            c.offload = v == 0; /* the optimizer state in streaming memory */
             c.replicas = v == 1 ? 2 : 1;
             c.runner = v == 2 ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
             snprintf(what, sizeof what, "model %d variant %d", m, v);
