@@ -3,6 +3,7 @@
 #   make firmware firmware-run  train on the Cortex-M4F under QEMU (and the inference and
 #                               device program of docs/embedded.md), the host's bits
 #   make firmware-finetune      the sensor classifier's head fine-tuned on the device
+#   make firmware-kws           DS-CNN's classifier fine-tuned on the device (body frozen)
 #   make firmware-cross         the Cortex-M4F and the Cortex-M7 train to the same bits
 #   make firmware-riscv-run     the training firmware on RISC-V (QEMU virt), the host's bits
 #   make firmware-dual-run      stage 0 on core 0, stage 1 on core 1 of a dual Cortex-M33
@@ -11,7 +12,7 @@
 # Ends with `N passed, N failed`.
 . "$(dirname "$0")/lib.sh"
 mkdir -p build/logs
-for t in "firmware firmware-run" firmware-finetune firmware-cross; do
+for t in "firmware firmware-run" firmware-finetune firmware-kws firmware-cross; do
   log=build/logs/firmware-${t%% *}-${t##* }.log
   # shellcheck disable=SC2086
   if make --no-print-directory $t > "$log" 2>&1; then ok "make $t"

@@ -282,3 +282,39 @@ firmware-bench: $(FWB_OUT)/bench-O2.elf $(FWB_OUT)/bench-Os.elf
 	  if [ $$rc -ne 0 ] || ! grep -q '^BENCH OK' $$log; then \
 	    echo "FAIL firmware-bench: the -$$o image exited with status $$rc (log $$log)"; exit 1; fi; \
 	done
+# ---- The keyword-spotting image (kws.c): MLPerf Tiny's DS-CNN (kws_model.h) with its
+# pre-trained body frozen (batch norm in inference mode) and its classifier dense12 trained
+# on the device. gen_kws (a host program: portable kernels, fw_math.h's expf/logf)
+# pre-trains DS-CNN briefly on synthetic keywords of speaker A, runs the device's
+# fine-tuning on speaker B's samples and writes fw_kws.c/.h (weights by tensor name,
+# speaker B's data, the host's figures); build/ipupipe-plan writes the pools of that
+# pipeline (kws_pools.h, from `gen_kws --plan-args`), which gen_kws checks against its own
+# plan; run_kws.sh checks what the image links, prints its sizes, runs it in QEMU and
+# checks its figures against the host's.
+#   make firmware-kws   build, check and run it (FW_BOARD as above)
+.PHONY: firmware-kws
+KWS_HDRS := $(FW_DIR)/kws_model.h $(FW_DIR)/fw_math.h $(FW_DIR)/semihost.h $(FW_DIR)/fw_print.h \
+            $(FW_DIR)/mps2_platform.h $(LIBHDRS)
+$(FW_OUT)/gen_kws: $(FW_DIR)/gen_kws.c $(KWS_HDRS) examples/common/mnist_texts.h
+	@mkdir -p $(@D)
+	$(CC_gcc) $(CSTD) $(WARN) -O2 -DIPUPIPE_NO_SIMD -I. -Iexamples/common -I$(FW_DIR) $< -o $@ -lm
+$(FW_OUT)/kws_pools.h: build/ipupipe-plan $(FW_OUT)/gen_kws
+	build/ipupipe-plan $$($(FW_OUT)/gen_kws --plan-args) -o $@
+$(FW_OUT)/fw_kws.c: $(FW_OUT)/gen_kws $(FW_OUT)/kws_pools.h
+	$(FW_OUT)/gen_kws $(FW_OUT)/kws_pools.h $(FW_OUT)/fw_kws
+$(FW_OUT)/fw_kws.h: $(FW_OUT)/fw_kws.c
+# RAM: mps2.ld's 256 KB budget is too small for DS-CNN's float32 weights (about 100 KB in
+# IPU0's pool) beside two activation buffers of 25x5x64 floats; the image gets KWS_RAM of
+# the board's 4 MiB at 0x20000000 instead (mps2.ld with that RAM length: kws.ld)
+KWS_RAM ?= 384K
+$(FW_OUT)/kws.ld: $(FW_DIR)/mps2.ld fw-force
+	@mkdir -p $(@D)
+	@sed 's/\(RAM .*LENGTH = \)256K/\1$(KWS_RAM)/' $< | cmp -s - $@ || \
+	  sed 's/\(RAM .*LENGTH = \)256K/\1$(KWS_RAM)/' $< > $@
+$(FW_OUT)/kws.elf: $(FW_DIR)/startup.c $(FW_DIR)/kws.c $(KWS_HDRS) $(FW_OUT)/kws.ld $(FW_OUT)/fw_kws.c \
+                   $(FW_OUT)/fw_kws.h $(FW_OUT)/kws_pools.h $(FW_OUT)/cflags
+	$(FW_CC) $(FW_CFLAGS) $(FW_DIR)/startup.c $(FW_DIR)/kws.c $(FW_OUT)/fw_kws.c \
+	  $(subst $(FW_DIR)/mps2.ld,$(FW_OUT)/kws.ld,$(filter-out -Wl$(comma)-Map=%,$(FW_LDFLAGS))) \
+	  -Wl,-Map=$(FW_OUT)/kws.map -lm -o $@
+firmware-kws: $(FW_OUT)/kws.elf
+	@$(FW_DIR)/run_kws.sh $(FW_OUT)/kws.elf $(FW_QEMU)
