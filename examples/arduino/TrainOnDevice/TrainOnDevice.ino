@@ -2,7 +2,7 @@
    board on 2 emulated IPUs, then asked about samples it has not seen. No heap, no
    threads: every byte is a static array below, the cooperative runner steps the
    pipeline on the sketch's own thread. Output on Serial (115200 baud). Needs a 32-bit
-   core and about 25 KB of RAM (23 KB of static arrays on a Cortex-M4F); a single-precision
+   core and about 28 KB of RAM (26 KB of static arrays on a Cortex-M4F); a single-precision
    FPU (Cortex-M4F, M7, M33) makes it fast.
 
    The pools are the figures of
@@ -24,7 +24,7 @@
 #define IN 8                   /* features per sample */
 #define HELD_OUT 50            /* samples the model never trains on */
 
-IPUP_ALIGN64 static uint8_t ipu0[6848], ipu1[3968], host[4736];
+IPUP_ALIGN64 static uint8_t ipu0[6848], ipu1[3968], host[6336];
 static ipup_emu emu;
 static ipup_model_desc model;
 static ipup_config cfg;
