@@ -163,7 +163,7 @@ bins = $(addprefix build/$(1)/,$(2))
 
 .PHONY: all test check test-quick bench clean check-build check-cxx check-cxx-tu check-gcc \
         check-clang check-kernels check-valgrind check-asan check-casan check-tsan check-helgrind \
-        check-shell check-docs check-firmware test-begin test-bins check-bins
+        check-shell check-slow check-docs check-firmware test-begin test-bins check-bins
 
 all: $(call bins,gcc,$(TESTS)) $(TOOL_BINS)
 
@@ -210,12 +210,19 @@ check-helgrind: test-begin $(call bins,vg,$(THREAD_TESTS))
 	@IPUPIPE_TEST_SLOW=1 tests/run.sh helgrind valgrind -q --tool=helgrind --error-exitcode=1 -- $(call bins,vg,$(THREAD_TESTS))
 # The shell tests: the tools, the schedule fixtures, the explorer, MPI.
 check-shell: test-begin $(TOOL_BINS) build/gcc/write_sched_fixtures explorer
-	@tests/run.sh shell -- $(filter-out $(DOC_TESTS),$(SHTESTS))
+	@tests/run.sh shell -- $(filter-out $(DOC_TESTS) $(SLOW_SHTESTS),$(SHTESTS))
+# The slowest end-to-end tests (minutes each: every plan of a grid, every SVG rendered, MPI
+# ranks, the README's device program under several builds) run in `make check` only, so
+# that `make test` stays within about ten minutes.
+SLOW_SHTESTS := tests/test_plan_grid.sh tests/test_svg.sh tests/test_mpi.sh \
+                tests/test_readme_device.sh
+check-slow: test-begin $(TOOL_BINS) build/gcc/write_sched_fixtures explorer
+	@tests/run.sh slow -- $(SLOW_SHTESTS)
 # The documentation: every command and figure of README.md and docs/ checked against
 # the code, the API reference against the headers.
 DOC_TESTS := $(wildcard tests/test_readme*.sh tests/test_tutorials.sh tests/test_api_doc.sh tests/test_docs*.sh)
 check-docs: test-begin $(TOOL_BINS)
-	@tests/run.sh docs -- $(DOC_TESTS)
+	@tests/run.sh docs -- $(filter-out $(SLOW_SHTESTS),$(DOC_TESTS))
 
 test-quick: test-begin
 	@$(MAKE) --no-print-directory check-gcc
@@ -233,7 +240,7 @@ check-bins: $(CHECK_BINS)
 
 TEST_GATES  := check-cxx check-cxx-tu check-gcc check-clang check-asan check-shell check-docs
 CHECK_GATES := $(TEST_GATES) check-casan check-kernels check-valgrind check-tsan check-helgrind \
-               check-analyze check-freestanding check-fuzz check-firmware
+               check-slow check-analyze check-freestanding check-fuzz check-firmware
 
 # The everyday suite (the README's test command). The closing line sums every gate;
 # the table before it gives each gate's time.
