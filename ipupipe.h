@@ -342,8 +342,26 @@ typedef enum ipup_layer_kind {
     IPUP_LAYER_FLATTEN,      /* (H, W, C) -> (H*W*C); a view */
     IPUP_LAYER_DROPOUT,      /* rate = drop probability; identity in ipup_evaluate */
     IPUP_LAYER_SOFTMAX_XENT, /* softmax cross-entropy loss; must be the last layer */
-    IPUP_LAYER_MSE           /* mean squared error against float targets (the mean over all
+    IPUP_LAYER_MSE,          /* mean squared error against float targets (the mean over all
                                 elements, ipup_mse_f32); must be the last layer */
+    IPUP_LAYER_CONV2D,       /* units = CO; kh x kw, strides sh, sw, same or valid (Keras);
+                                w (KH,KW,CI,CO), b (CO) */
+    IPUP_LAYER_DWCONV,       /* depthwise, multiplier 1: kh x kw, sh, sw, same or valid;
+                                w (KH,KW,C), b (C) */
+    IPUP_LAYER_BATCHNORM,    /* per channel: w = gamma (C), b = beta (C); running mean and
+                                variance (C each, non-trainable); momentum, eps */
+    IPUP_LAYER_AVGPOOL,      /* kh x kw, strides sh, sw, valid */
+    IPUP_LAYER_GAVGPOOL,     /* global average pool: (H, W, C) -> (1, 1, C) */
+    IPUP_LAYER_SIGMOID,
+    IPUP_LAYER_TANH,
+    IPUP_LAYER_LEAKY_RELU,   /* alpha: the slope below 0 (0.3 as Keras' LeakyReLU) */
+    IPUP_LAYER_HSWISH,       /* x relu6(x + 3) / 6 */
+    IPUP_LAYER_BCE,          /* binary cross-entropy on logits against float targets in [0, 1]
+                                as wide as its input (the mean over all elements); last */
+    IPUP_LAYER_RES_BEGIN,    /* a residual block's start: its input is the block input */
+    IPUP_LAYER_RES_SHORTCUT, /* the end of the main branch; the shortcut branch (layers up to
+                                IPUP_LAYER_RES_END) starts again from the block input */
+    IPUP_LAYER_RES_END       /* the add: main output + shortcut output (or the block input) */
 } ipup_layer_kind;
 
 typedef struct ipup_layer {
@@ -351,8 +369,14 @@ typedef struct ipup_layer {
     int32_t units;           /* dense: output features; conv3x3: output channels */
     float rate;              /* dropout: drop probability in [0, 1) */
     char id[IPUP_ID_MAX];    /* e.g. "dense256"; "" = derived; made unique by ipup_init */
-    int32_t frozen;          /* dense/conv only: 1 = not trained ("dense64:frozen"): no gradient
-                                accumulators, no optimizer state, no weight gradients */
+    int32_t frozen;          /* layers with parameters only: 1 = not trained ("dense64:frozen"):
+                                no gradient accumulators, no optimizer state, no weight
+                                gradients; a frozen batch norm runs in inference mode */
+    int32_t kh, kw, sh, sw;  /* conv2d, dwconv, avgpool: kernel and strides (0: 1; avgpool's
+                                strides 0: the kernel's) */
+    int32_t same;            /* conv2d, dwconv: 1 = Keras 'same' padding, 0 = 'valid' */
+    float alpha;             /* leaky: the slope below 0 (0: 0.3) */
+    float momentum, eps;     /* batch norm: 0: Keras' 0.99 and 1e-3 */
 } ipup_layer;
 
 /* A model: input shape of ONE sample (NHWC without the batch; a flat vector of N features
@@ -375,6 +399,13 @@ typedef struct ipup_layer_info {
     int64_t flops_bwd_dw;         /* weight-gradient part (W op) */
     int32_t stash_floats;         /* floats per sample the backward needs (its input) */
     int32_t frozen;               /* the layer's ipup_layer.frozen (flops_bwd_dw is then 0) */
+    int32_t n_nontrain;           /* non-trainable values besides n_w, n_b: a batch norm's
+                                     running mean and variance (2 C); a frozen layer's n_w and
+                                     n_b are non-trainable too (Keras counts them so) */
+    int64_t macs;                 /* multiply-accumulates of a forward per sample: dense,
+                                     conv and depthwise weights only (as MLPerf Tiny counts) */
+    int32_t kh, kw, sh, sw;       /* conv2d, dwconv, avgpool, gavgpool: kernel and strides */
+    int32_t pad_top, pad_left;    /* conv2d, dwconv: Keras 'same' padding before (0: valid) */
 } ipup_layer_info;
 
 /* Parse "dense256,relu,conv8,maxpool2,flatten,dropout0.25,gelu,dense10,xent" (also
@@ -1280,6 +1311,19 @@ IPUPIPE_DEF const char *ipup_layer_kind_name(ipup_layer_kind kind) {
     case IPUP_LAYER_DROPOUT: return "dropout";
     case IPUP_LAYER_SOFTMAX_XENT: return "xent";
     case IPUP_LAYER_MSE: return "mse";
+    case IPUP_LAYER_CONV2D: return "conv2d";
+    case IPUP_LAYER_DWCONV: return "dw";
+    case IPUP_LAYER_BATCHNORM: return "bn";
+    case IPUP_LAYER_AVGPOOL: return "avgpool";
+    case IPUP_LAYER_GAVGPOOL: return "gavgpool";
+    case IPUP_LAYER_SIGMOID: return "sigmoid";
+    case IPUP_LAYER_TANH: return "tanh";
+    case IPUP_LAYER_LEAKY_RELU: return "leaky";
+    case IPUP_LAYER_HSWISH: return "hswish";
+    case IPUP_LAYER_BCE: return "bce";
+    case IPUP_LAYER_RES_BEGIN: return "res_begin";
+    case IPUP_LAYER_RES_SHORTCUT: return "res_shortcut";
+    case IPUP_LAYER_RES_END: return "res_end";
     default: return "none";
     }
 }
@@ -1332,109 +1376,252 @@ static int ipup__token_rate(const char *s, size_t n, float *out) {
     return 1;
 }
 
-/* the suffix of layer n's token, sfx[0] == ':' (sfx_len bytes): ":frozen" on a layer with
-   parameters marks it frozen; anything else is refused with a message */
-static int ipup__layer_suffix(const char *text, int32_t n, const char *sfx, size_t sfx_len,
-                              ipup_layer *L, char *msg, size_t msg_len) {
+/* The model text's parser (the grammar: docs/api.md, "Model text"). A token is scanned
+   from its start to the next ',', '|', ')' or the end; ipup__pt holds what an error
+   message names: the 1-based character position and the token. */
+typedef struct ipup__pt {
+    const char *text;      /* the whole model text */
+    const char *tok;       /* the token being parsed */
+    size_t len;            /* its length without the ":..." suffix */
+    char *msg;
+    size_t msg_len;
+} ipup__pt;
+static int ipup__pt_fail(const ipup__pt *P, const char *tok, size_t len, const char *what) {
+    return ipup__fail(P->msg, P->msg_len, IPUP_ERR_PARSE,
+                      "model \"%s\": at character %d, \"%.*s\" %s", P->text,
+                      (int)(tok - P->text) + 1, (int)(len > 40 ? 40 : len), tok, what);
+}
+/* digits at s[*i] (< n) into *v (1..2^31-1); advances *i; 0 when there are none */
+static int ipup__scan_uint(const char *s, size_t n, size_t *i, int32_t *v) {
+    size_t j = *i;
+    if (j >= n || s[j] < '0' || s[j] > '9') return 0;
+    while (j < n && s[j] >= '0' && s[j] <= '9') j++;
+    if (!ipup__token_uint(s + *i, j - *i, v) || *v <= 0) return 0;
+    *i = j;
+    return 1;
+}
+/* "<A>[x<B>]" at s[*i]: *a = A, *b = B (or A) */
+static int ipup__scan_pair(const char *s, size_t n, size_t *i, int32_t *a, int32_t *b) {
+    if (!ipup__scan_uint(s, n, i, a)) return 0;
+    *b = *a;
+    if (*i < n && ipup__ascii_lower((unsigned char)s[*i]) == 'x') {
+        (*i)++;
+        if (!ipup__scan_uint(s, n, i, b)) return 0;
+    }
+    return 1;
+}
+/* the geometry after conv<N> / dw / avgpool: [k<KH>[x<KW>]][s<SH>[x<SW>]][same|valid];
+   with_k: the kernel comes with 'k' (conv), else first and bare (dw, avgpool);
+   with_pad: same|valid allowed. Returns 1 when the rest of the token is that. */
+static int ipup__scan_geom(const char *s, size_t n, size_t i, ipup_layer *L, int with_k,
+                           int with_pad) {
+    if (with_k && i < n && ipup__ascii_lower((unsigned char)s[i]) == 'k') {
+        i++;
+        if (!ipup__scan_pair(s, n, &i, &L->kh, &L->kw)) return 0;
+    } else if (!with_k && !ipup__scan_pair(s, n, &i, &L->kh, &L->kw)) {
+        return 0;
+    }
+    if (i < n && ipup__ascii_lower((unsigned char)s[i]) == 's' &&
+        !ipup__token_prefix(s + i, n - i, "same")) {
+        i++;
+        if (!ipup__scan_pair(s, n, &i, &L->sh, &L->sw)) return 0;
+    }
+    if (with_pad && ipup__token_prefix(s + i, n - i, "same") == 4) { L->same = 1; i += 4; }
+    else if (with_pad && ipup__token_prefix(s + i, n - i, "valid") == 5) i += 5;
+    return i == n;
+}
+static const char ipup__grammar_hint[] =
+    "dense<N>, conv<N> (3x3), conv<N>k<KH>[x<KW>][s<SH>[x<SW>]][same|valid], "
+    "dw<KH>[x<KW>][s<SH>[x<SW>]][same|valid], bn, relu, gelu, sigmoid, tanh, leaky[<alpha>], "
+    "hswish, maxpool2, avgpool<KH>[x<KW>][s<SH>[x<SW>]], gavgpool, flatten, dropout[<rate>], "
+    "res(LAYERS) or res(LAYERS|SHORTCUT), xent, mse, bce (\":frozen\" after a layer with "
+    "parameters)";
+/* one layer token P->tok (P->len characters, no suffix) into *L; 0 when not understood */
+static int ipup__parse_token(const ipup__pt *P, ipup_layer *L) {
+    const char *p = P->tok;
+    size_t len = P->len, k = 0, i;
+    if ((k = ipup__token_prefix(p, len, "dense")) != 0) {
+        L->kind = IPUP_LAYER_DENSE;
+        return ipup__token_uint(p + k, len - k, &L->units) && L->units > 0;
+    }
+    if ((k = ipup__token_prefix(p, len, "conv3x3_")) != 0 ||
+        (k = ipup__token_prefix(p, len, "conv3x3")) != 0 ||
+        (k = ipup__token_prefix(p, len, "conv")) != 0) {
+        i = k;
+        L->kind = IPUP_LAYER_CONV3X3;
+        if (!ipup__scan_uint(p, len, &i, &L->units)) return 0;
+        if (i == len) return 1;
+        if (k != 4) return 0; /* conv3x3_<N> takes no geometry */
+        L->kind = IPUP_LAYER_CONV2D;
+        L->kh = L->kw = 1;
+        return ipup__scan_geom(p, len, i, L, 1, 1);
+    }
+    if ((k = ipup__token_prefix(p, len, "dw")) != 0 && len > k && p[k] >= '0' && p[k] <= '9') {
+        L->kind = IPUP_LAYER_DWCONV;
+        return ipup__scan_geom(p, len, k, L, 0, 1);
+    }
+    if ((k = ipup__token_prefix(p, len, "avgpool")) != 0) {
+        L->kind = IPUP_LAYER_AVGPOOL;
+        return ipup__scan_geom(p, len, k, L, 0, 0);
+    }
+    if ((k = ipup__token_prefix(p, len, "leaky")) != 0) {
+        L->kind = IPUP_LAYER_LEAKY_RELU;
+        L->alpha = 0.3f;
+        return len == k || (ipup__token_rate(p + k, len - k, &L->alpha) && L->alpha >= 0.0f);
+    }
+    if ((k = ipup__token_prefix(p, len, "dropout")) != 0) {
+        L->kind = IPUP_LAYER_DROPOUT;
+        L->rate = 0.5f;
+        return len == k || (ipup__token_rate(p + k, len - k, &L->rate) && L->rate < 1.0f);
+    }
+    {
+        static const struct { const char *name; ipup_layer_kind kind; } words[] = {
+            {"relu", IPUP_LAYER_RELU}, {"gelu", IPUP_LAYER_GELU},
+            {"maxpool", IPUP_LAYER_MAXPOOL2}, {"maxpool2", IPUP_LAYER_MAXPOOL2},
+            {"flatten", IPUP_LAYER_FLATTEN}, {"xent", IPUP_LAYER_SOFTMAX_XENT},
+            {"softmax_xent", IPUP_LAYER_SOFTMAX_XENT}, {"loss", IPUP_LAYER_SOFTMAX_XENT},
+            {"mse", IPUP_LAYER_MSE}, {"bce", IPUP_LAYER_BCE}, {"bn", IPUP_LAYER_BATCHNORM},
+            {"batchnorm", IPUP_LAYER_BATCHNORM}, {"gavgpool", IPUP_LAYER_GAVGPOOL},
+            {"sigmoid", IPUP_LAYER_SIGMOID}, {"tanh", IPUP_LAYER_TANH},
+            {"hswish", IPUP_LAYER_HSWISH}, {"hard_swish", IPUP_LAYER_HSWISH}};
+        size_t w;
+        for (w = 0; w < sizeof words / sizeof words[0]; w++) {
+            size_t m = ipup__token_prefix(p, len, words[w].name);
+            if (m && m == len && !words[w].name[m]) { L->kind = words[w].kind; return 1; }
+        }
+    }
+    return 0;
+}
+static int ipup__has_params(ipup_layer_kind k) {
+    return k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3 || k == IPUP_LAYER_CONV2D ||
+           k == IPUP_LAYER_DWCONV || k == IPUP_LAYER_BATCHNORM;
+}
+/* the suffix sfx (sfx[0] == ':', sfx_len bytes) of the token P->tok: ":frozen" on a layer
+   with parameters marks it frozen; anything else is refused with a message */
+static int ipup__layer_suffix(const ipup__pt *P, const char *sfx, size_t sfx_len,
+                              ipup_layer *L) {
     if (sfx_len != 7 || !ipup__token_prefix(sfx + 1, sfx_len - 1, "frozen"))
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
-                          "model \"%s\": layer %d has the suffix \"%.*s\"; the only suffix is "
-                          "\":frozen\" (on a dense or conv layer)",
-                          text, (int)n, (int)(sfx_len > 40 ? 40 : sfx_len), sfx);
-    if (L->kind != IPUP_LAYER_DENSE && L->kind != IPUP_LAYER_CONV3X3)
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
-                          "model \"%s\": layer %d (%s) has no parameters to freeze; \":frozen\" "
-                          "goes on a dense or conv layer only",
-                          text, (int)n, ipup_layer_kind_name(L->kind));
+        return ipup__pt_fail(P, P->tok, P->len + sfx_len,
+                             "has an unknown suffix: expected \":frozen\" (on a dense, conv, dw "
+                             "or bn layer) or none");
+    if (!ipup__has_params(L->kind))
+        return ipup__pt_fail(P, P->tok, P->len + sfx_len,
+                             "has no parameters to freeze: \":frozen\" goes on a dense, conv, "
+                             "dw or bn layer only");
     L->frozen = 1;
     return IPUP_OK;
+}
+/* append L to model with a unique id: id (lowercased, cut to fit), then id_2, id_3 ... */
+static int ipup__parse_add(const ipup__pt *P, ipup_model_desc *model, int32_t *n, ipup_layer *L,
+                           const char *id, size_t id_len) {
+    char base[IPUP_ID_MAX];
+    size_t c = id_len < IPUP_ID_MAX - 4 ? id_len : IPUP_ID_MAX - 4, j;
+    int32_t i;
+    int dup = 1;
+    if (*n >= IPUP_MAX_LAYERS)
+        return ipup__fail(P->msg, P->msg_len, IPUP_ERR_CAPACITY,
+                          "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers (a res( block "
+                          "adds 2 or 3 markers); define IPUP_MAX_LAYERS larger before the "
+                          "include",
+                          P->text, (int)IPUP_MAX_LAYERS);
+    for (j = 0; j < c; j++) base[j] = (char)ipup__ascii_lower((unsigned char)id[j]);
+    base[c] = 0;
+    ipup__id_copy(L->id, sizeof L->id, base);
+    for (;;) {
+        int clash = 0;
+        for (i = 0; i < *n; i++) if (ipup__id_eq(model->layers[i].id, L->id)) clash = 1;
+        if (!clash) break;
+        dup++;
+        ipup_snprintf(L->id, sizeof L->id, "%s_%d", base, dup);
+    }
+    model->layers[(*n)++] = *L;
+    return IPUP_OK;
+}
+/* a marker layer of a residual block */
+static int ipup__parse_marker(const ipup__pt *P, ipup_model_desc *model, int32_t *n,
+                              ipup_layer_kind kind, const char *id) {
+    ipup_layer L;
+    size_t len = 0;
+    IPUPIPE_MEMSET(&L, 0, sizeof L);
+    L.kind = kind;
+    while (id[len]) len++;
+    return ipup__parse_add(P, model, n, &L, id, len);
 }
 
 IPUPIPE_DEF int ipup_model_parse(const char *text, ipup_model_desc *model, char *msg,
                                  size_t msg_len) {
     const char *p;
-    int32_t n = 0, i, j;
+    int32_t n = 0;
+    int in_block = 0, shortcut = 0, rc;
+    ipup__pt P;
     if (!text || !model)
         return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_parse: NULL text or model");
+    P.text = text; P.msg = msg; P.msg_len = msg_len;
     p = text;
     while (*p) {
-        const char *q = p;
+        const char *q;
         size_t len, k, sfx;
         ipup_layer L;
-        int rc;
-        while (*q && *q != ',') q++;
+        while (*p == ' ') p++;
+        if (ipup__token_prefix(p, 4, "res(") == 4) {
+            if (in_block)
+                return ipup__pt_fail(&P, p, 4, "opens a residual block inside another: blocks "
+                                               "do not nest; close the first with ')'");
+            if ((rc = ipup__parse_marker(&P, model, &n, IPUP_LAYER_RES_BEGIN, "res")) != 0)
+                return rc;
+            in_block = 1; shortcut = 0;
+            p += 4;
+            while (*p == ' ') p++;
+        }
+        for (q = p; *q && *q != ',' && *q != '|' && *q != ')' && *q != '('; q++) {}
         len = (size_t)(q - p);
-        while (len && (*p == ' ')) { p++; len--; }
         while (len && p[len - 1] == ' ') len--;
         for (k = 0; k < len && p[k] != ':'; k++) {}
-        sfx = len - k; /* ":frozen": checked once the kind is known */
-        len = k;
+        sfx = len - k;
+        P.tok = p; P.len = k;
         IPUPIPE_MEMSET(&L, 0, sizeof L);
-        if (n >= IPUP_MAX_LAYERS)
-            return ipup__fail(msg, msg_len, IPUP_ERR_CAPACITY,
-                              "model \"%s\": more than IPUP_MAX_LAYERS (%d) layers; define "
-                              "IPUP_MAX_LAYERS larger before the include",
-                              text, (int)IPUP_MAX_LAYERS);
-        if ((k = ipup__token_prefix(p, len, "dense")) != 0) {
-            L.kind = IPUP_LAYER_DENSE;
-            if (!ipup__token_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
-        } else if ((k = ipup__token_prefix(p, len, "conv3x3_")) != 0 ||
-                   (k = ipup__token_prefix(p, len, "conv3x3")) != 0 ||
-                   (k = ipup__token_prefix(p, len, "conv")) != 0) {
-            L.kind = IPUP_LAYER_CONV3X3;
-            if (!ipup__token_uint(p + k, len - k, &L.units) || L.units <= 0) goto bad;
-        } else if (len == 4 && ipup__token_prefix(p, len, "relu")) {
-            L.kind = IPUP_LAYER_RELU;
-        } else if (len == 4 && ipup__token_prefix(p, len, "gelu")) {
-            L.kind = IPUP_LAYER_GELU;
-        } else if ((len == 7 && ipup__token_prefix(p, len, "maxpool")) ||
-                   (len == 8 && ipup__token_prefix(p, len, "maxpool2"))) {
-            L.kind = IPUP_LAYER_MAXPOOL2;
-        } else if (len == 7 && ipup__token_prefix(p, len, "flatten")) {
-            L.kind = IPUP_LAYER_FLATTEN;
-        } else if ((k = ipup__token_prefix(p, len, "dropout")) != 0) {
-            L.kind = IPUP_LAYER_DROPOUT;
-            L.rate = 0.5f;
-            if (len > k && (!ipup__token_rate(p + k, len - k, &L.rate) || !(L.rate < 1.0f)))
-                goto bad;
-        } else if ((len == 4 && ipup__token_prefix(p, len, "xent")) ||
-                   (len == 12 && ipup__token_prefix(p, len, "softmax_xent")) ||
-                   (len == 4 && ipup__token_prefix(p, len, "loss"))) {
-            L.kind = IPUP_LAYER_SOFTMAX_XENT;
-        } else if (len == 3 && ipup__token_prefix(p, len, "mse")) {
-            L.kind = IPUP_LAYER_MSE;
-        } else {
-            goto bad;
+        if (*q == '(' || !ipup__parse_token(&P, &L)) {
+            const char *what = len ? "is not understood" : "is empty (no layer)";
+            char hint[640];
+            ipup_snprintf(hint, sizeof hint, "%s: expected one of %s", what, ipup__grammar_hint);
+            return ipup__pt_fail(&P, p, *q == '(' ? len + 1 : len, hint);
         }
-        if (sfx && (rc = ipup__layer_suffix(text, n, p + len, sfx, &L, msg, msg_len)) != IPUP_OK)
-            return rc;
-        /* id: the token itself ("dense256"), made unique with _2, _3 ... */
-        {
-            char base[IPUP_ID_MAX];
-            size_t c = len < IPUP_ID_MAX - 4 ? len : IPUP_ID_MAX - 4;
-            int dup = 1;
-            IPUPIPE_MEMCPY(base, p, c);
-            base[c] = 0;
-            for (j = 0; base[j]; j++) base[j] = (char)ipup__ascii_lower((unsigned char)base[j]);
-            ipup__id_copy(L.id, sizeof L.id, base);
-            for (;;) {
-                int clash = 0;
-                for (i = 0; i < n; i++) if (ipup__id_eq(model->layers[i].id, L.id)) clash = 1;
-                if (!clash) break;
-                dup++;
-                ipup_snprintf(L.id, sizeof L.id, "%s_%d", base, dup);
+        if (sfx && (rc = ipup__layer_suffix(&P, p + k, sfx, &L)) != IPUP_OK) return rc;
+        if ((rc = ipup__parse_add(&P, model, &n, &L, p, k)) != IPUP_OK) return rc;
+        p = q;
+        while (*p == ')' || *p == '|') { /* a block's shortcut or end */
+            if (!in_block || (*p == '|' && shortcut))
+                return ipup__pt_fail(&P, p, 1, !in_block ? "is outside a residual block: "
+                                                           "expected ',' between layers"
+                                                         : "starts a second shortcut: a block "
+                                                           "has at most one '|'");
+            if (*p == '|') {
+                if ((rc = ipup__parse_marker(&P, model, &n, IPUP_LAYER_RES_SHORTCUT,
+                                             "shortcut")) != 0)
+                    return rc;
+                shortcut = 1;
+                p++;
+                break; /* the shortcut's first layer follows (no ',') */
             }
+            if ((rc = ipup__parse_marker(&P, model, &n, IPUP_LAYER_RES_END, "add")) != 0)
+                return rc;
+            in_block = 0;
+            p++;
+            while (*p == ' ') p++;
+            if (*p && *p != ',')
+                return ipup__pt_fail(&P, p, 1, "follows a residual block: expected ',' or the "
+                                               "end of the text");
         }
-        model->layers[n++] = L;
-        p = *q ? q + 1 : q;
-        continue;
-    bad:
-        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
-                          "model \"%s\": layer %d is not understood; use dense<N>, conv<N> (3x3), "
-                          "relu, gelu, maxpool2, flatten, dropout<rate>, xent, mse "
-                          "(dense<N>:frozen, conv<N>:frozen: not trained)",
-                          text, (int)n);
+        if (*p == ',' && p[-1] != '|') {
+            p++;
+            if (!*p) return ipup__pt_fail(&P, p - 1, 1, "ends the text: expected a layer after it");
+        }
     }
+    if (in_block)
+        return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
+                          "model \"%s\": a residual block \"res(\" is not closed: expected ')' "
+                          "at character %d (the end)",
+                          text, (int)(p - text) + 1);
     if (n == 0)
         return ipup__fail(msg, msg_len, IPUP_ERR_PARSE,
                           "empty model text: give layers such as \"dense256,relu,dense10,xent\"");
@@ -1455,16 +1642,17 @@ static int ipup__info_final(const ipup_model_desc *m, ipup_layer_info *info, int
         if (m->layers[l].frozen && !I->n_w)
             return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
                               "layer %d (%s): %s has no parameters to "
-                              "freeze; set frozen on dense or conv layers only",
+                              "freeze; set frozen on dense, conv, dw or bn layers only",
                               (int)l, m->layers[l].id, ipup_layer_kind_name(m->layers[l].kind));
         I->frozen = m->layers[l].frozen ? 1 : 0;
         if (I->frozen) I->flops_bwd_dw = 0;
         else if (I->n_w) trained++;
     }
-    if (last != IPUP_LAYER_SOFTMAX_XENT && last != IPUP_LAYER_MSE)
+    if (last != IPUP_LAYER_SOFTMAX_XENT && last != IPUP_LAYER_MSE && last != IPUP_LAYER_BCE)
         return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
-                          "the last layer must be a loss: softmax cross-entropy (xent) or mean "
-                          "squared error (mse); add one to the model");
+                          "the last layer must be a loss: softmax cross-entropy (xent), mean "
+                          "squared error (mse) or binary cross-entropy (bce); add one to the "
+                          "model");
     if (!n_param_layers)
         return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
                           "the model has no dense or conv layer: nothing to train");
@@ -1494,6 +1682,7 @@ static int ipup__weight_layer_info(const ipup_layer *L, int32_t l, int64_t n, in
                               (int)l, L->id, (long long)n, (int)L->units);
         *h = 1; *w = 1; *c = L->units;
         I->n_w = (int32_t)big; I->n_b = L->units;
+        I->macs = big;
         I->flops_fwd = 2 * big + L->units;
         I->flops_bwd_dx = 2 * big;
         I->flops_bwd_dw = 2 * big + L->units;
@@ -1518,11 +1707,171 @@ static int ipup__weight_layer_info(const ipup_layer *L, int32_t l, int64_t n, in
                           (int)l, L->id, (int)(*h - 2), (int)(*w - 2), (long long)big);
     I->n_w = (int32_t)big; I->n_b = L->units;
     *h -= 2; *w -= 2; *c = L->units;
+    I->macs = big * *h * *w;
+    I->kh = 3; I->kw = 3; I->sh = 1; I->sw = 1;
     I->flops_fwd = 2 * big * *h * *w + (int64_t)*h * *w * *c;
     I->flops_bwd_dx = 2 * big * *h * *w;
     I->flops_bwd_dw = 2 * big * *h * *w + (int64_t)*h * *w * *c;
     I->stash_floats = (int32_t)n;
     return IPUP_OK;
+}
+
+/* Keras' output size and 'same' padding before (tf.nn.conv2d's rule: out = ceil(in / s),
+   padding in total max((out - 1) s + k - in, 0), the smaller half first); valid: out =
+   (in - k) / s + 1. 0 when the kernel does not fit. */
+static int32_t ipup__conv_out(int32_t in, int32_t k, int32_t st, int same, int32_t *pad) {
+    int64_t out, tot;
+    *pad = 0;
+    if (!same) return in < k ? 0 : (in - k) / st + 1;
+    out = ((int64_t)in + st - 1) / st;
+    tot = (out - 1) * st + k - in;
+    *pad = tot > 0 ? (int32_t)(tot / 2) : 0;
+    return (int32_t)out;
+}
+/* a residual block being read by ipup_model_info: its input shape, its main branch's
+   output shape, where it began */
+typedef struct ipup__blk {
+    int32_t open, begin, shortcut;
+    int32_t h, w, c;       /* the block input */
+    int32_t mh, mw, mc;    /* the main branch's output (at the shortcut marker) */
+} ipup__blk;
+static int ipup__geom_info(const ipup_layer *L, int32_t l, int64_t n, int32_t *h, int32_t *w,
+                           int32_t *c, ipup_layer_info *I, char *msg, size_t msg_len) {
+    const int conv = L->kind == IPUP_LAYER_CONV2D, dw = L->kind == IPUP_LAYER_DWCONV;
+    const int32_t co = conv ? L->units : *c;
+    int32_t oh, ow;
+    int64_t k, big;
+    I->kh = L->kh > 0 ? L->kh : 1; I->kw = L->kw > 0 ? L->kw : 1;
+    if (L->kind == IPUP_LAYER_GAVGPOOL) { I->kh = *h; I->kw = *w; }
+    I->sh = L->sh > 0 ? L->sh : (L->kind == IPUP_LAYER_AVGPOOL ? I->kh : 1);
+    I->sw = L->sw > 0 ? L->sw : (L->kind == IPUP_LAYER_AVGPOOL ? I->kw : 1);
+    if (L->kind == IPUP_LAYER_GAVGPOOL) { I->sh = *h; I->sw = *w; }
+    if (conv && L->units <= 0)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): conv needs channels >= 1", (int)l, L->id);
+    oh = ipup__conv_out(*h, I->kh, I->sh, (conv || dw) && L->same, &I->pad_top);
+    ow = ipup__conv_out(*w, I->kw, I->sw, (conv || dw) && L->same, &I->pad_left);
+    if (oh <= 0 || ow <= 0)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): a %dx%d kernel does not fit its %dx%d input with "
+                          "'valid' padding; use a smaller kernel, 'same' padding or a larger "
+                          "input",
+                          (int)l, L->id, (int)I->kh, (int)I->kw, (int)*h, (int)*w);
+    k = (int64_t)I->kh * I->kw;
+    big = conv ? k * *c * co : dw ? k * *c : 0;
+    if (big > 0x7fffffff || k > 0x7fffffff / (conv ? 1 : *c) ||
+        (int64_t)oh * ow > (INT64_MAX / 4) / (big + k * *c + 1))
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): its weights or FLOPs are too large; use fewer channels "
+                          "or a smaller input", (int)l, L->id);
+    *h = oh; *w = ow; *c = co;
+    if (conv || dw) {
+        I->n_w = (int32_t)big; I->n_b = co;
+        I->macs = big * oh * ow;
+        I->flops_fwd = 2 * I->macs + (int64_t)oh * ow * co;
+        I->flops_bwd_dx = 2 * I->macs;
+        I->flops_bwd_dw = 2 * I->macs + (int64_t)oh * ow * co;
+        I->stash_floats = (int32_t)n;
+    } else { /* average pools: one add per input element, a scale per output */
+        I->flops_fwd = n + (int64_t)oh * ow * co;
+        I->flops_bwd_dx = n + (int64_t)oh * ow * co;
+    }
+    return IPUP_OK;
+}
+/* the marker layers of a residual block: shapes and the checks of ipup_model_info */
+static int ipup__res_info(const ipup_layer *L, int32_t l, int64_t n, int32_t *h, int32_t *w,
+                          int32_t *c, ipup_layer_info *I, ipup__blk *b, char *msg,
+                          size_t msg_len) {
+    if (L->kind == IPUP_LAYER_RES_BEGIN) {
+        if (b->open)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): a residual block inside the block of layer %d; "
+                              "blocks do not nest", (int)l, L->id, (int)b->begin);
+        b->open = 1; b->begin = l; b->shortcut = 0;
+        b->h = *h; b->w = *w; b->c = *c;
+        return IPUP_OK;
+    }
+    if (!b->open || (L->kind == IPUP_LAYER_RES_SHORTCUT && b->shortcut))
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): %s without an open residual block (res_begin first, "
+                          "at most one shortcut, then res_end)",
+                          (int)l, L->id, ipup_layer_kind_name(L->kind));
+    if (l == b->begin + 1)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): the residual block of layer %d has no layer in its "
+                          "main branch", (int)l, L->id, (int)b->begin);
+    if (L->kind == IPUP_LAYER_RES_SHORTCUT) {
+        b->shortcut = l;
+        b->mh = *h; b->mw = *w; b->mc = *c;
+        *h = b->h; *w = b->w; *c = b->c;
+        return IPUP_OK;
+    }
+    if (b->shortcut && b->shortcut == l - 1)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): the shortcut branch is empty; leave out '|' for an "
+                          "identity shortcut", (int)l, L->id);
+    {
+        const int32_t eh = b->shortcut ? b->mh : b->h, ew = b->shortcut ? b->mw : b->w,
+                      ec = b->shortcut ? b->mc : b->c;
+        if (eh != *h || ew != *w || ec != *c)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): the residual block of layer %d adds its main "
+                              "branch's %dx%dx%d output to %s %dx%dx%d; make the shapes equal "
+                              "(a strided 1x1 conv shortcut: res(LAYERS|conv<C>k1s<S>))",
+                              (int)l, L->id, (int)b->begin, (int)(b->shortcut ? b->mh : *h),
+                              (int)(b->shortcut ? b->mw : *w), (int)(b->shortcut ? b->mc : *c),
+                              b->shortcut ? "the shortcut's" : "the block input's",
+                              (int)(b->shortcut ? *h : b->h), (int)(b->shortcut ? *w : b->w),
+                              (int)(b->shortcut ? *c : b->c));
+    }
+    b->open = 0;
+    I->flops_fwd = n; /* the add; its backward is a copy and an add */
+    I->flops_bwd_dx = n;
+    return IPUP_OK;
+}
+/* ipup_model_info's layers of issue 30's kinds */
+static int ipup__more_info(const ipup_model_desc *m, int32_t l, int64_t n, int32_t *h,
+                           int32_t *w, int32_t *c, ipup_layer_info *I, ipup__blk *b, char *msg,
+                           size_t msg_len) {
+    const ipup_layer *L = &m->layers[l];
+    switch (L->kind) {
+    case IPUP_LAYER_CONV2D:
+    case IPUP_LAYER_DWCONV:
+    case IPUP_LAYER_AVGPOOL:
+    case IPUP_LAYER_GAVGPOOL:
+        return ipup__geom_info(L, l, n, h, w, c, I, msg, msg_len);
+    case IPUP_LAYER_BATCHNORM: /* normalise, scale, shift; the backward's two sums */
+        I->n_w = *c; I->n_b = *c; I->n_nontrain = 2 * *c;
+        I->flops_fwd = 4 * n; I->flops_bwd_dx = 6 * n; I->flops_bwd_dw = 3 * n;
+        I->stash_floats = (int32_t)n;
+        return IPUP_OK;
+    case IPUP_LAYER_SIGMOID: /* exp, add, divide; y (1 - y) dy */
+    case IPUP_LAYER_TANH:
+        I->flops_fwd = 4 * n; I->flops_bwd_dx = 7 * n; I->stash_floats = (int32_t)n;
+        return IPUP_OK;
+    case IPUP_LAYER_LEAKY_RELU:
+        I->flops_fwd = 2 * n; I->flops_bwd_dx = 2 * n; I->stash_floats = (int32_t)n;
+        return IPUP_OK;
+    case IPUP_LAYER_HSWISH:
+        I->flops_fwd = 5 * n; I->flops_bwd_dx = 5 * n; I->stash_floats = (int32_t)n;
+        return IPUP_OK;
+    case IPUP_LAYER_BCE:
+        if (l != m->n_layers - 1)
+            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                              "layer %d (%s): the binary cross-entropy loss (bce) must be the "
+                              "last layer", (int)l, L->id);
+        *h = 1; *w = 1; *c = 1;
+        I->flops_fwd = 12 * n; I->flops_bwd_dx = 0;
+        I->stash_floats = (int32_t)n; /* dlogits */
+        return IPUP_OK;
+    case IPUP_LAYER_RES_BEGIN:
+    case IPUP_LAYER_RES_SHORTCUT:
+    case IPUP_LAYER_RES_END:
+        return ipup__res_info(L, l, n, h, w, c, I, b, msg, msg_len);
+    default:
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l,
+                          (int)L->kind);
+    }
 }
 
 /* 1 when an h x w x c tensor (each >= 1) holds at most 2^31-1 values; computed without
@@ -1535,7 +1884,9 @@ static int ipup__shape_fits(int32_t h, int32_t w, int32_t c) {
 IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info, int32_t n_info,
                             char *msg, size_t msg_len) {
     int32_t h, w, c, l, n_param_layers = 0;
+    ipup__blk blk;
     int rc;
+    IPUPIPE_MEMSET(&blk, 0, sizeof blk);
     if (!m || !info)
         return ipup__fail(msg, msg_len, IPUP_ERR_ARG, "ipup_model_info: NULL model or info");
     if (m->n_layers <= 0 || m->n_layers > IPUP_MAX_LAYERS)
@@ -1621,8 +1972,9 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
             I->stash_floats = (int32_t)n; /* dpred */
             break;
         default:
-            return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG, "layer %d: unknown kind %d", (int)l,
-                              (int)L->kind);
+            rc = ipup__more_info(m, l, n, &h, &w, &c, I, &blk, msg, msg_len);
+            if (rc) return rc;
+            break;
         }
         I->out_h = h; I->out_w = w; I->out_c = c;
         if (!ipup__shape_fits(h, w, c))
@@ -1633,13 +1985,19 @@ IPUPIPE_DEF int ipup_model_info(const ipup_model_desc *m, ipup_layer_info *info,
         I->out_n = h * w * c;
         if (I->n_w) n_param_layers++;
     }
+    if (blk.open)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "layer %d (%s): its residual block is not closed; add a res_end "
+                          "(')' in the model text)",
+                          (int)blk.begin, m->layers[blk.begin].id);
     return ipup__info_final(m, info, n_param_layers, msg, msg_len);
 }
 /* The label region of a stash entry and of a forward ring slot holds, per sample, one int32
    label (softmax cross-entropy) or target_width float targets (mse: the loss layer's input
    width); ipup__target_w is 0 for a class loss. */
 static int32_t ipup__target_w(const ipup__core *e) {
-    return e->layers[e->n_layers - 1].info.kind == IPUP_LAYER_MSE ? e->classes : 0;
+    const ipup_layer_kind k = e->layers[e->n_layers - 1].info.kind;
+    return (k == IPUP_LAYER_MSE || k == IPUP_LAYER_BCE) ? e->classes : 0;
 }
 static int32_t ipup__lab_w(const ipup__core *e) {
     return ipup__target_w(e) ? ipup__target_w(e) : 1;
@@ -1648,7 +2006,7 @@ static size_t ipup__lab_bytes(const ipup__core *e) {
     return (size_t)e->B * (size_t)ipup__lab_w(e) * sizeof(float);
 }
 static int ipup__is_loss(ipup_layer_kind k) {
-    return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE;
+    return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE || k == IPUP_LAYER_BCE;
 }
 
 /* >>partition: the balanced split (two dynamic programmes), replicas from IPUs */
