@@ -659,6 +659,12 @@ typedef struct ipup__layer_facts { /* static facts of a layer (internal) */
     int32_t need_dx;   /* backward must produce its input gradient */
     int32_t pool_idx;  /* a max-pool that keeps its arg-max bytes at stash_off, not its input */
     uint64_t seed;     /* dropout seed */
+    int32_t run_off;   /* batch norm: offset of its running mean in the parameter block (the
+                          frozen part); the running variance follows at +round16(C); -1 */
+    int32_t stat_off;  /* a trained batch norm: offset in the gradient block of its batch
+                          statistics, R x M slots (global micro-batch r M + m) of (mean,
+                          invstd), round16(C) floats each; -1 */
+    int32_t res_sc;    /* res_begin, res_end: 1 when the block has a shortcut branch */
 } ipup__layer_facts;
 
 typedef struct ipup__stage {      /* static facts of a stage (internal) */
@@ -672,6 +678,7 @@ typedef struct ipup__stage {      /* static facts of a stage (internal) */
     size_t wentry_floats;         /* a W-stash entry: the output gradients of trained layers */
     size_t pingpong_floats, conv_floats;
     size_t chunk_floats;          /* the activation chunk before an arg-max pool, or 0 */
+    size_t res_floats;            /* each of the two buffers of its residual blocks, or 0 */
     size_t n_params, n_state, max_tensor;
     uint32_t fwd_cap, bwd_cap;    /* capacity of the rings into this stage */
     int64_t flops_f, flops_i, flops_w, flops_opt; /* per micro-batch / per update */
@@ -879,6 +886,7 @@ IPUPIPE_DEF int ipup_run_device(ipup_emu *e, int32_t ipu);
 /* >>emulator: struct ipup_emu: the core, every replica's runtime, rings, threads */
 typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal) */
     float *stash, *wstash, *work, *pingpong[2], *conv, *staging, *chunk;
+    float *res[2];                /* a residual block's saved tensors (res_floats each) */
     float *params, *grads, *state;
     uint32_t stash_head, stash_count, stash_peak;    /* the stash FIFO */
     uint32_t wstash_head, wstash_count, wstash_peak; /* the W-stash FIFO */
@@ -2041,18 +2049,33 @@ static int ipup__u128_less(ipup__u128 a, ipup__u128 b) {
     return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
 }
 
+/* A stage may not start at layer q when q falls inside a residual block (after its
+   res_begin, at or before its res_end): the block's skip tensor stays on one IPU. Returns
+   the block's res_begin, or -1 when q may start a stage. */
+static int32_t ipup__split_in_block(const ipup_layer_kind *kind, int32_t L, int32_t q) {
+    int32_t l, open = -1;
+    for (l = 0; l < q && l < L; l++) {
+        if (kind[l] == IPUP_LAYER_RES_BEGIN) open = l;
+        else if (kind[l] == IPUP_LAYER_RES_END) open = -1;
+    }
+    return open;
+}
 /* cost[j] = cost of layers 0..j-1; returns the smallest possible largest stage cost of
-   `stages` contiguous non-empty stages (dynamic programme over prefixes) */
-static int64_t ipup__minmax_stage_cost(const int64_t *cost, int32_t L, int32_t stages) {
+   `stages` contiguous non-empty stages (dynamic programme over prefixes) whose starts q
+   have bad[q] == 0; -1 when there is none */
+static int64_t ipup__minmax_stage_cost(const int64_t *cost, int32_t L, int32_t stages,
+                                       const int8_t *bad) {
     int64_t row[2][IPUP_MAX_LAYERS + 1];
     int32_t k, j, q;
     for (j = 0; j <= L; j++) row[1][j] = cost[j]; /* one stage: layers 0..j-1 */
     for (k = 2; k <= stages; k++) {
         int64_t *prev = row[(k - 1) & 1], *cur = row[k & 1];
-        for (j = k; j <= L; j++) {
+        for (j = 0; j <= L; j++) {
             cur[j] = -1;
             for (q = k - 1; q < j; q++) {
-                int64_t v = prev[q] > cost[j] - cost[q] ? prev[q] : cost[j] - cost[q];
+                int64_t v;
+                if (bad[q] || prev[q] < 0) continue;
+                v = prev[q] > cost[j] - cost[q] ? prev[q] : cost[j] - cost[q];
                 if (cur[j] < 0 || v < cur[j]) cur[j] = v;
             }
         }
@@ -2065,6 +2088,8 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
     ipup_layer_info info[IPUP_MAX_LAYERS];
     int32_t need_dx[IPUP_MAX_LAYERS], arg[IPUP_MAX_LAYERS + 1][IPUP_MAX_LAYERS + 1], L, l, k, j, q;
     int64_t cost[IPUP_MAX_LAYERS + 1], top;
+    ipup_layer_kind kind[IPUP_MAX_LAYERS];
+    int8_t bad[IPUP_MAX_LAYERS + 1];
     ipup__u128 row[2][IPUP_MAX_LAYERS + 1];
     const ipup__u128 none = {~(uint64_t)0, ~(uint64_t)0}; /* no split of the prefix fits */
     int rc;
@@ -2087,9 +2112,20 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
     ipup__need_dx(info, L, need_dx);
     cost[0] = 0;
     for (l = 0; l < L; l++) cost[l + 1] = cost[l] + ipup__layer_cost(&info[l], need_dx[l]);
+    for (l = 0; l < L; l++) kind[l] = info[l].kind;
+    for (l = 0, j = 0; l <= L; l++) {
+        bad[l] = (int8_t)(ipup__split_in_block(kind, L, l) >= 0);
+        j += l > 0 && l < L && !bad[l];
+    }
+    if (stages - 1 > j)
+        return ipup__fail(msg, msg_len, IPUP_ERR_CONFIG,
+                          "%d stages: the model has only %d places to split between layers "
+                          "outside its residual blocks (a split never falls inside a block); "
+                          "use at most %d stages",
+                          (int)stages, (int)j, (int)(j + 1));
     /* 1: the smallest largest stage cost; 2: among the splits whose every stage costs at
        most that (so whose largest stage is exactly that), the smallest sum of squares */
-    top = ipup__minmax_stage_cost(cost, L, stages);
+    top = ipup__minmax_stage_cost(cost, L, stages, bad);
     for (j = 0; j <= L; j++) {
         ipup__u128 zero = {0, 0};
         row[1][j] = (j >= 1 && cost[j] <= top) ? ipup__u128_add_sq(zero, (uint64_t)cost[j]) : none;
@@ -2101,7 +2137,8 @@ IPUPIPE_DEF int ipup_balance_stages(const ipup_model_desc *model, int32_t stages
             arg[k][j] = -1;
             for (q = k - 1; q < j; q++) {
                 ipup__u128 v;
-                if (cost[j] - cost[q] > top || (prev[q].hi == none.hi && prev[q].lo == none.lo))
+                if (bad[q] || cost[j] - cost[q] > top ||
+                    (prev[q].hi == none.hi && prev[q].lo == none.lo))
                     continue;
                 v = ipup__u128_add_sq(prev[q], (uint64_t)(cost[j] - cost[q]));
                 if (arg[k][j] < 0 || ipup__u128_less(v, cur[j])) { cur[j] = v; arg[k][j] = q; }
@@ -2932,6 +2969,19 @@ static int ipup__setup_split(ipup__core *e, const ipup_config *cfg) {
                                   (int)(b <= e->stages[s - 1].first ? s - 1 : s), (int)(L - 1));
             e->stages[s].first = b;
         }
+        for (s = 1; s < S; s++) {
+            ipup_layer_kind kind[IPUP_MAX_LAYERS];
+            int32_t b = e->stages[s].first, open;
+            for (l = 0; l < L; l++) kind[l] = e->layers[l].info.kind;
+            open = ipup__split_in_block(kind, L, b);
+            if (open >= 0)
+                return ipup__fail(e->msg, sizeof e->msg, IPUP_ERR_CONFIG,
+                                  "split[%d] = %d: stage %d would start inside the residual "
+                                  "block of layer %d (%s); a split never falls inside a block: "
+                                  "start the stage at layer %d or after the block's res_end",
+                                  (int)(s - 1), (int)b, (int)s, (int)open,
+                                  e->model.layers[open].id, (int)open);
+        }
     } else {
         int32_t split[IPUP_MAX_LAYERS];
         int rc = ipup_balance_stages(&e->model, S, split, e->msg, sizeof e->msg);
@@ -3025,6 +3075,12 @@ static int64_t ipup__frozen_params(ipup__core *e, const ipup__stage *st, int64_t
         e->layers[l].param_off = (int32_t)par;
         par += (((int64_t)I->n_w + 15) & ~(int64_t)15) + (((int64_t)I->n_b + 15) & ~(int64_t)15);
         if (par > IPUP__MAXF) break;
+    }
+    for (l = st->first; l < st->last && par <= IPUP__MAXF; l++) { /* running statistics */
+        const ipup_layer_info *I = &e->layers[l].info;
+        if (I->kind != IPUP_LAYER_BATCHNORM) continue;
+        e->layers[l].run_off = (int32_t)par;
+        par += 2 * (int64_t)ipup__round16(I->out_c);
     }
     return par;
 }
@@ -3247,6 +3303,46 @@ static int ipup__setup_table(ipup__core *e, ipup_op *ops, int32_t cap, int32_t *
                                   row ? e->pred_row : NULL);
 }
 
+/* the parts of a stage's layout that issue 30's layers add (layer l of stage s, B the
+   micro-batch): a trained batch norm's batch statistics in the gradient block after its
+   gamma and beta (par: the block so far), the scratch of a general convolution (*conv), the
+   residual blocks' buffers (*res), the markers' res_sc */
+static void ipup__layout_more(ipup__core *e, int32_t l, int64_t *par, int64_t *conv,
+                              int64_t *res) {
+    ipup__layer_facts *Ly = &e->layers[l];
+    const ipup_layer_info *I = &Ly->info;
+    const int64_t B = e->B;
+    Ly->stat_off = -1;
+    Ly->run_off = -1;
+    Ly->res_sc = 0;
+    if (I->kind == IPUP_LAYER_BATCHNORM && !I->frozen) {
+        Ly->stat_off = (int32_t)*par;
+        *par += (int64_t)e->R * e->M * 2 * (int64_t)ipup__round16(I->out_c);
+    }
+    if (I->kind == IPUP_LAYER_CONV2D) {
+        ipup_conv2d_shape sh;
+        int64_t f;
+        ipup_conv2d_shape_init(&sh, I->in_h, I->in_w, I->in_c, I->out_c, I->kh, I->kw, I->sh,
+                               I->sw, e->model.layers[l].same);
+        f = (int64_t)ipup_conv2d_scratch_floats(&sh, e->B);
+        if (f > *conv) *conv = f;
+    }
+    if (I->kind == IPUP_LAYER_RES_BEGIN || I->kind == IPUP_LAYER_RES_SHORTCUT ||
+        I->kind == IPUP_LAYER_RES_END) {
+        int64_t m = B * (I->in_n > I->out_n ? I->in_n : I->out_n);
+        int32_t j;
+        if (m > *res) *res = m;
+        for (j = l; j < e->n_layers && I->kind == IPUP_LAYER_RES_BEGIN; j++) {
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_SHORTCUT) Ly->res_sc = 1;
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_END) break;
+        }
+        for (j = l; j >= 0 && I->kind == IPUP_LAYER_RES_END; j--) {
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_SHORTCUT) Ly->res_sc = 1;
+            if (e->layers[j].info.kind == IPUP_LAYER_RES_BEGIN) break;
+        }
+    }
+}
+
 static int ipup__setup_layout(ipup__core *e) {
     static const char lower[] = "lower the micro-batch (cfg.microbatch) or put fewer layers in "
                                 "this stage (more stages)";
@@ -3254,7 +3350,7 @@ static int ipup__setup_layout(ipup__core *e) {
     int32_t k = ipup__state_slots(&e->cfg);
     for (s = 0; s < e->S; s++) {
         ipup__stage *st = &e->stages[s];
-        int64_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0;
+        int64_t cur, pp = 0, conv = 0, par = 0, maxt = 0, wcur = 0, res = 0;
         size_t chunk = 0;
         cur = ipup__direct_in(e, s) ? 0 : (int64_t)B * st->in_n; /* a0: the stage input */
         st->flops_f = st->flops_i = st->flops_w = 0;
@@ -3301,6 +3397,15 @@ static int ipup__setup_layout(ipup__core *e) {
                 if (wcur > IPUP__MAXF)
                     return ipup__layout_big(e, s, "a weight-gradient stash entry", wcur, lower);
             }
+            ipup__layout_more(e, l, &par, &conv, &res);
+            if (par > IPUP__MAXF || conv > IPUP__MAXF || res > IPUP__MAXF)
+                return ipup__layout_big(e, s,
+                                        par > IPUP__MAXF    ? "the weights"
+                                        : conv > IPUP__MAXF ? "a convolution's scratch"
+                                                            : "a residual block's buffer",
+                                        par > conv ? (par > res ? par : res)
+                                                   : (conv > res ? conv : res),
+                                        lower);
             if (I->kind == IPUP_LAYER_CONV3X3) {
                 int64_t f2 = ipup__conv_scratch(I);
                 if (f2 < 0)
@@ -3339,6 +3444,7 @@ static int ipup__setup_layout(ipup__core *e) {
         st->pingpong_floats = (size_t)((pp + 15) & ~(int64_t)15);
         st->conv_floats = (size_t)conv;
         st->chunk_floats = (chunk + 15u) & ~(size_t)15u;
+        st->res_floats = (size_t)((res + 15) & ~(int64_t)15);
         st->n_params = (size_t)par;
         st->n_state = ipup__mulz((size_t)k, st->n_grads);
         st->max_tensor = (size_t)maxt;
@@ -3391,6 +3497,8 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
         rt->pingpong[1] = ipup__allocf(a, st->pingpong_floats, IPUP_MEM_SCRATCH);
         rt->conv = st->conv_floats ? ipup__allocf(a, st->conv_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->chunk = st->chunk_floats ? ipup__allocf(a, st->chunk_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->res[0] = st->res_floats ? ipup__allocf(a, st->res_floats, IPUP_MEM_SCRATCH) : NULL;
+        rt->res[1] = st->res_floats ? ipup__allocf(a, st->res_floats, IPUP_MEM_SCRATCH) : NULL;
         rt->staging = (k && e->cfg.offload)
                           ? ipup__allocf(a, ipup__mulz((size_t)k, st->max_tensor), IPUP_MEM_SCRATCH)
                           : NULL;
@@ -3906,6 +4014,14 @@ static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_
 static void *ipup__thread_main(void *arg); /* runtime */
 #endif
 
+/* a batch norm's initial values (Keras): gamma 1, beta 0, running mean 0, variance 1 */
+static void ipup__init_bn(ipup_emu *e, ipup__stage_rt *rt, int32_t l) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const int32_t C = Ly->info.out_c;
+    float *g = rt->params + Ly->param_off, *v = rt->params + Ly->run_off + ipup__round16(C);
+    int32_t i;
+    for (i = 0; i < C; i++) { g[i] = 1.0f; v[i] = 1.0f; }
+}
 static void ipup__init_weights(ipup_emu *e) {
     int32_t r, s, l, k = ipup__state_slots(&e->core.cfg);
     for (r = 0; r < e->core.R; r++) {
@@ -3921,8 +4037,13 @@ static void ipup__init_weights(ipup_emu *e) {
                 const ipup_layer_info *I = &e->core.layers[l].info;
                 int fi, fo;
                 if (!I->n_w) continue;
+                if (I->kind == IPUP_LAYER_BATCHNORM) { ipup__init_bn(e, rt, l); continue; }
                 if (I->kind == IPUP_LAYER_CONV3X3) { fi = 9 * I->in_c; fo = 9 * I->out_c; }
-                else { fi = I->in_n; fo = I->out_n; }
+                else if (I->kind == IPUP_LAYER_CONV2D || I->kind == IPUP_LAYER_DWCONV) {
+                    /* Keras' fans of a (KH, KW, CI, CO) kernel; depthwise: (KH, KW, C, 1) */
+                    fi = I->kh * I->kw * I->in_c;
+                    fo = I->kh * I->kw * (I->kind == IPUP_LAYER_DWCONV ? 1 : I->out_c);
+                } else { fi = I->in_n; fo = I->out_n; }
                 ipup_glorot_uniform_f32(fi, fo, I->n_w, e->core.cfg.seed, (uint64_t)(2 * l),
                                         rt->params + e->core.layers[l].param_off);
             }
@@ -4194,6 +4315,208 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
     return y;
 }
 
+/* the geometry of conv2d or depthwise layer l for the kernels */
+static void ipup__conv_geom(const ipup_emu *e, int32_t l, ipup_conv2d_shape *sh) {
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    ipup_conv2d_shape_init(sh, I->in_h, I->in_w, I->in_c, I->out_c, I->kh, I->kw, I->sh, I->sw,
+                           e->core.model.layers[l].same);
+}
+static float ipup__bn_eps(const ipup_emu *e, int32_t l) {
+    const float eps = e->core.model.layers[l].eps;
+    return eps > 0.0f ? eps : 1e-3f;
+}
+static float ipup__bn_momentum(const ipup_emu *e, int32_t l) {
+    const float mo = e->core.model.layers[l].momentum;
+    return mo > 0.0f ? mo : 0.99f;
+}
+/* a trained batch norm's statistics of global micro-batch g (r M + m): mean, invstd
+   follows at +round16(C) */
+static float *ipup__bn_stats(const ipup_emu *e, const ipup__stage_rt *rt, int32_t l, int64_t g) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    return rt->grads + Ly->stat_off + (size_t)g * 2u * ipup__round16(Ly->info.out_c);
+}
+/* The forward of layer l (issue 30's kinds) from cur into dest (needed: 0 when dest is a
+   scratch buffer a view may skip). bn_train: a batch norm in training mode (the forward of a
+   training step), whose statistics go to the slot of global micro-batch g. Returns where
+   the output is. */
+static const float *ipup__fwd_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn,
+                                   const float *cur, float *dest, int needed, int bn_train,
+                                   int64_t g) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const ipup_layer_info *I = &Ly->info;
+    const float *w = I->n_w ? rt->params + Ly->param_off : NULL;
+    const float *b = I->n_w ? w + ipup__round16(I->n_w) : NULL;
+    const int n = Bn * I->in_n;
+    ipup_conv2d_shape sh;
+    switch (I->kind) {
+    case IPUP_LAYER_CONV2D:
+        ipup__conv_geom(e, l, &sh);
+        ipup_conv2d_fwd_f32(Bn, &sh, cur, w, b, dest, rt->conv);
+        break;
+    case IPUP_LAYER_DWCONV:
+        ipup__conv_geom(e, l, &sh);
+        ipup_dwconv2d_fwd_f32(Bn, &sh, cur, w, b, dest);
+        break;
+    case IPUP_LAYER_BATCHNORM: {
+        const int N = Bn * I->in_h * I->in_w, C = I->in_c;
+        const float *rm = rt->params + Ly->run_off;
+        if (bn_train && !I->frozen) {
+            float *st = ipup__bn_stats(e, rt, l, g);
+            ipup_batchnorm_fwd_train_f32(N, C, cur, w, b, ipup__bn_eps(e, l), dest, st,
+                                         st + ipup__round16(C));
+        } else {
+            ipup_batchnorm_fwd_infer_f32(N, C, cur, w, b, rm, rm + ipup__round16(C),
+                                         ipup__bn_eps(e, l), dest);
+        }
+        break;
+    }
+    case IPUP_LAYER_AVGPOOL:
+    case IPUP_LAYER_GAVGPOOL:
+        ipup_avgpool_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->kh, I->kw, I->sh, I->sw, cur, dest);
+        break;
+    case IPUP_LAYER_SIGMOID: ipup_sigmoid_fwd_f32(n, cur, dest); break;
+    case IPUP_LAYER_TANH: ipup_tanh_fwd_f32(n, cur, dest); break;
+    case IPUP_LAYER_LEAKY_RELU:
+        ipup_leaky_relu_fwd_f32(n, e->core.model.layers[l].alpha, cur, dest);
+        break;
+    case IPUP_LAYER_HSWISH: ipup_hard_swish_fwd_f32(n, cur, dest); break;
+    case IPUP_LAYER_RES_BEGIN: /* keep the block input for the shortcut and the add */
+        IPUPIPE_MEMCPY(rt->res[0], cur, (size_t)n * sizeof(float));
+        if (!needed) return cur;
+        IPUPIPE_MEMCPY(dest, cur, (size_t)n * sizeof(float));
+        break;
+    case IPUP_LAYER_RES_SHORTCUT: /* keep the main output; the shortcut reads the input */
+        IPUPIPE_MEMCPY(rt->res[1], cur, (size_t)n * sizeof(float));
+        if (!needed) return rt->res[0];
+        IPUPIPE_MEMCPY(dest, rt->res[0], (size_t)Bn * (size_t)I->out_n * sizeof(float));
+        break;
+    case IPUP_LAYER_RES_END: { /* main + shortcut: cur is the shortcut's output or the main's */
+        const float *a = Ly->res_sc ? rt->res[1] : cur, *c = Ly->res_sc ? cur : rt->res[0];
+        int i;
+        for (i = 0; i < n; i++) dest[i] = a[i] + c[i];
+        break;
+    }
+    default: break;
+    }
+    return dest;
+}
+/* The backward of a residual block's marker (res_end, res_shortcut) of layer l with the
+   gradient cur: res_end keeps the gradient of the block output for the main branch (the
+   shortcut's backward, if any, comes first in this walk); res_shortcut keeps the
+   shortcut's input gradient and gives the main branch the kept one. Returns the new cur. */
+static const float *ipup__res_bwd_mark(const ipup_emu *e, ipup__stage_rt *rt, int32_t l,
+                                       int32_t Bn, const float *cur) {
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    if (I->kind == IPUP_LAYER_RES_END) {
+        IPUPIPE_MEMCPY(rt->res[0], cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+        return cur;
+    }
+    IPUPIPE_MEMCPY(rt->res[1], cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+    return rt->res[0];
+}
+/* The backward of layer l (issue 30's kinds but the markers above): x its kept input, cur
+   the output gradient, dest the input gradient or NULL, gw/gb the gradients (a trained
+   layer) or NULL; wentry: an I op (weight gradients later, from the W-stash entry); g the
+   global micro-batch (a batch norm's statistics). */
+static void ipup__bwd_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn,
+                           const float *x, const float *cur, float *dest, float *gw, float *gb,
+                           float *wentry, int64_t g) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const ipup_layer_info *I = &Ly->info;
+    const float *w = I->n_w ? rt->params + Ly->param_off : NULL;
+    const int n = Bn * I->in_n;
+    ipup_conv2d_shape sh;
+    if (wentry && gw) { /* an I op: the W op computes the weight gradients */
+        IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur, (size_t)Bn * (size_t)I->out_n * sizeof(float));
+        gw = gb = NULL;
+        if (!dest) return;
+    }
+    switch (I->kind) {
+    case IPUP_LAYER_CONV2D:
+        ipup__conv_geom(e, l, &sh);
+        ipup_conv2d_bwd_f32(Bn, &sh, x, w, cur, dest, gw, gb, rt->conv);
+        break;
+    case IPUP_LAYER_DWCONV:
+        ipup__conv_geom(e, l, &sh);
+        ipup_dwconv2d_bwd_f32(Bn, &sh, x, w, cur, dest, gw, gb);
+        break;
+    case IPUP_LAYER_BATCHNORM: {
+        const int N = Bn * I->in_h * I->in_w, C = I->in_c;
+        if (I->frozen) { /* inference mode: a per-channel scale */
+            ipup_batchnorm_bwd_infer_f32(N, C, w, rt->params + Ly->run_off + ipup__round16(C),
+                                         ipup__bn_eps(e, l), cur, dest);
+        } else {
+            const float *st = ipup__bn_stats(e, rt, l, g);
+            ipup_batchnorm_bwd_f32(N, C, x, w, st, st + ipup__round16(C), cur, dest, gw, gb);
+        }
+        break;
+    }
+    case IPUP_LAYER_AVGPOOL:
+    case IPUP_LAYER_GAVGPOOL:
+        ipup_avgpool_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->kh, I->kw, I->sh, I->sw, cur, dest);
+        break;
+    case IPUP_LAYER_SIGMOID: /* the output again from the kept input (the forward's bits) */
+        ipup_sigmoid_fwd_f32(n, x, dest);
+        ipup_sigmoid_bwd_f32(n, dest, cur, dest);
+        break;
+    case IPUP_LAYER_TANH:
+        ipup_tanh_fwd_f32(n, x, dest);
+        ipup_tanh_bwd_f32(n, dest, cur, dest);
+        break;
+    case IPUP_LAYER_LEAKY_RELU:
+        ipup_leaky_relu_bwd_f32(n, e->core.model.layers[l].alpha, x, cur, dest);
+        break;
+    case IPUP_LAYER_HSWISH: ipup_hard_swish_bwd_f32(n, x, cur, dest); break;
+    case IPUP_LAYER_RES_BEGIN: { /* the main branch's input gradient + the shortcut's */
+        const float *c = rt->res[Ly->res_sc ? 1 : 0];
+        int i;
+        for (i = 0; i < n; i++) dest[i] = cur[i] + c[i];
+        break;
+    }
+    default: break;
+    }
+}
+/* The W op's weight gradients of layer l (conv2d, depthwise, batch norm) from its kept
+   input x and its output gradient dy */
+static void ipup__w_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn, const float *x,
+                         const float *dy, float *gw, float *gb, int64_t g) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const ipup_layer_info *I = &Ly->info;
+    const float *w = rt->params + Ly->param_off;
+    ipup_conv2d_shape sh;
+    if (I->kind == IPUP_LAYER_BATCHNORM) {
+        const float *st = ipup__bn_stats(e, rt, l, g);
+        ipup_batchnorm_bwd_f32(Bn * I->in_h * I->in_w, I->in_c, x, w, st,
+                               st + ipup__round16(I->in_c), dy, NULL, gw, gb);
+        return;
+    }
+    ipup__conv_geom(e, l, &sh);
+    if (I->kind == IPUP_LAYER_CONV2D)
+        ipup_conv2d_bwd_f32(Bn, &sh, x, w, dy, NULL, gw, gb, rt->conv);
+    else
+        ipup_dwconv2d_bwd_f32(Bn, &sh, x, w, dy, NULL, gw, gb);
+}
+/* the running statistics of stage s's trained batch norms after a step (ipup__update_stage):
+   every global micro-batch's statistics in the order r M + m (all replicas' slots hold all
+   of them after the all-reduce: each replica wrote only its own, the others were 0) */
+static void ipup__bn_running(ipup_emu *e, ipup__stage_rt *rt, int32_t s) {
+    const ipup__stage *st = &e->core.stages[s];
+    int32_t l;
+    int64_t g;
+    for (l = st->first; l < st->last; l++) {
+        const ipup__layer_facts *Ly = &e->core.layers[l];
+        const int32_t C = Ly->info.out_c;
+        float *rm = rt->params + Ly->run_off;
+        if (Ly->stat_off < 0) continue;
+        for (g = 0; g < (int64_t)e->core.R * e->core.M; g++) {
+            const float *sg = ipup__bn_stats(e, rt, l, g);
+            ipup_batchnorm_running_f32(C, e->core.B * Ly->info.in_h * Ly->info.in_w,
+                                       ipup__bn_momentum(e, l), sg, sg + ipup__round16(C),
+                                       ipup__bn_eps(e, l), rm, rm + ipup__round16(C));
+        }
+    }
+}
+
 /* Forward through stage s on replica r. in (Bn, in_n); labels (Bn); E: a stash entry (full
    layout, in == E) or NULL (evaluation); out (Bn, out_n) or NULL (discard). loss NULL
    (ipup_predict): the model's last stage stops before the loss layer and writes the loss
@@ -4222,9 +4545,11 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             *loss = ipup_softmax_xent_f32(Bn, I->in_n, cur, labels, dl, correct);
             break;
         }
-        if (I->kind == IPUP_LAYER_MSE) { /* the label region holds float targets */
+        if (I->kind == IPUP_LAYER_MSE || I->kind == IPUP_LAYER_BCE) { /* float targets */
             float *dl = (E && train) ? E + st->dloss_off : NULL;
-            *loss = ipup_mse_f32(Bn, I->in_n, cur, (const float *)(const void *)labels, dl);
+            const float *tg = (const float *)(const void *)labels;
+            *loss = I->kind == IPUP_LAYER_MSE ? ipup_mse_f32(Bn, I->in_n, cur, tg, dl)
+                                              : ipup_bce_logits_f32(Bn, I->in_n, cur, tg, dl);
             *correct = 0;
             break;
         }
@@ -4256,6 +4581,11 @@ static void ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t Bn, const
             else ipup_maxpool2_fwd_f32(Bn, I->in_h, I->in_w, I->in_c, cur, dest);
             break;
         default: /* flatten; dropout: identity unless training with rate > 0 */
+            if (I->kind >= IPUP_LAYER_CONV2D) {
+                cur = ipup__fwd_more(e, rt, l, Bn, cur, dest, needed, train && E,
+                                     sample0 / e->core.B);
+                continue;
+            }
             if (I->kind == IPUP_LAYER_DROPOUT && train && e->core.model.layers[l].rate > 0.0f) {
                 ipup_dropout_fwd_f32(n, e->core.model.layers[l].rate, Ly->seed, (uint64_t)t,
                                      (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
@@ -4291,6 +4621,10 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         int n = Bn * I->in_n, trains = I->n_w && !I->frozen;
         if (!Ly->need_dx && !trains) break; /* nothing below needs a gradient */
         if (ipup__is_loss(I->kind)) continue; /* dlogits already in E */
+        if (I->kind == IPUP_LAYER_RES_END || I->kind == IPUP_LAYER_RES_SHORTCUT) {
+            cur = ipup__res_bwd_mark(e, rt, l, Bn, cur);
+            continue;
+        }
         if (I->n_w) w = rt->params + Ly->param_off;
         if (trains) { /* a frozen layer: input gradient only */
             gw = rt->grads + Ly->param_off;
@@ -4353,6 +4687,10 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             }
             break;
         default: /* flatten; dropout */
+            if (I->kind >= IPUP_LAYER_CONV2D) {
+                ipup__bwd_more(e, rt, l, Bn, x, cur, dest, gw, gb, wentry, sample0 / Bn);
+                break;
+            }
             if (I->kind == IPUP_LAYER_DROPOUT && e->core.model.layers[l].rate > 0.0f) {
                 ipup_dropout_bwd_f32(n, e->core.model.layers[l].rate, Ly->seed, (uint64_t)t,
                                      (uint64_t)sample0 * (uint64_t)I->in_n, cur, dest);
@@ -4376,7 +4714,8 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
     }
 }
 
-static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *wentry) {
+static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, const float *wentry,
+                          int64_t g) {
     const ipup__stage *st = &e->core.stages[s];
     ipup__stage_rt *rt = &e->stage_rt[r][s];
     int32_t l, Bn = e->core.B;
@@ -4390,6 +4729,8 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
         if (I->kind == IPUP_LAYER_DENSE)
             ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->stash_off, rt->params + Ly->param_off,
                                wentry + Ly->dy_off, NULL, gw, gb);
+        else if (I->kind != IPUP_LAYER_CONV3X3)
+            ipup__w_more(e, rt, l, Bn, E + Ly->stash_off, wentry + Ly->dy_off, gw, gb, g);
         else
             ipup_conv3x3_bwd_f32(Bn, I->in_h, I->in_w, I->in_c, I->out_c, E + Ly->stash_off,
                                  rt->params + Ly->param_off, wentry + Ly->dy_off, NULL, gw, gb,
@@ -5009,7 +5350,8 @@ static int ipup__exec_w(ipup_emu *e, int32_t replica, const ipup_op *op, int64_t
     if (runtime->stash_count == 0 || runtime->wstash_count == 0) return IPUP__STALL;
     entry = ipup__front(e, replica, stage, step, op->mb, 0);
     ipup__stage_w(e, replica, stage, entry,
-                  runtime->wstash + (size_t)runtime->wstash_head * facts->wentry_floats);
+                  runtime->wstash + (size_t)runtime->wstash_head * facts->wentry_floats,
+                  (int64_t)replica * e->core.M + op->mb);
     runtime->wstash_head = (runtime->wstash_head + 1u) % (uint32_t)facts->wstash_depth;
     runtime->wstash_count--;
     runtime->stash_head = (runtime->stash_head + 1u) % (uint32_t)facts->depth;
@@ -5151,6 +5493,7 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
             }
         }
     }
+    ipup__bn_running(e, rt, s);
     IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
 }
 
@@ -5910,13 +6253,61 @@ static int ipup__conc_tensor(ipup_emu *e, int32_t l, int32_t br, int which, int3
     return IPUP_OK;
 }
 static int32_t ipup__param_layers(const ipup_emu *e) { return ipup__param_layers_of(e, 0); }
+/* the batch norms: their running mean and variance follow the parameter tensors */
+static int32_t ipup__bn_layers(const ipup_emu *e, int32_t upto) {
+    int32_t l, n = 0;
+    for (l = 0; l < upto && l < e->core.n_layers; l++)
+        n += e->core.layers[l].info.kind == IPUP_LAYER_BATCHNORM;
+    return n;
+}
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e) {
     if (!e || !e->initialised) return 0;
-    return ipup__param_layers(e) * 2 +
+    return ipup__param_layers(e) * 2 + ipup__bn_layers(e, e->core.n_layers) * 2 +
            ipup__param_layers_of(e, 1) * 2 * ipup__state_slots(&e->core.cfg);
 }
+/* tensor i (0 .. 2 x batch norms - 1) of the running statistics: "bn.mean", "bn.var" */
+static int ipup__running_tensor(ipup_emu *e, int32_t i, ipup_tensor_info *out) {
+    int32_t l, k = i / 2;
+    for (l = 0; l < e->core.n_layers; l++) {
+        const ipup__layer_facts *Ly = &e->core.layers[l];
+        if (Ly->info.kind != IPUP_LAYER_BATCHNORM || k-- > 0) continue;
+        IPUPIPE_MEMSET(out, 0, sizeof *out);
+        out->kind = IPUP_TENSOR_PARAM;
+        out->layer = l;
+        out->stage = Ly->stage;
+        out->device = e->core.stages[Ly->stage].device;
+        out->n = Ly->info.out_c;
+        out->ndim = 1;
+        out->shape[0] = Ly->info.out_c;
+        out->data = e->stage_rt[0][Ly->stage].params + Ly->run_off +
+                    (i % 2 ? ipup__round16(Ly->info.out_c) : 0);
+        ipup_snprintf(out->name, sizeof out->name, "%s.%s", e->core.model.layers[l].id,
+                      i % 2 ? "var" : "mean");
+        return IPUP_OK;
+    }
+    return ipup__efail(e, IPUP_ERR_ARG, "ipup_tensor_get: internal: no batch norm for %d",
+                       (int)i);
+}
+/* the shape of layer I's weight tensor */
+static void ipup__w_shape(const ipup_layer_info *I, int32_t units, ipup_tensor_info *out) {
+    if (I->kind == IPUP_LAYER_CONV3X3 || I->kind == IPUP_LAYER_CONV2D) {
+        out->ndim = 4;
+        out->shape[0] = I->kh; out->shape[1] = I->kw; out->shape[2] = I->in_c;
+        out->shape[3] = units;
+    } else if (I->kind == IPUP_LAYER_DWCONV) {
+        out->ndim = 3;
+        out->shape[0] = I->kh; out->shape[1] = I->kw; out->shape[2] = I->in_c;
+    } else if (I->kind == IPUP_LAYER_BATCHNORM) {
+        out->ndim = 1;
+        out->shape[0] = I->n_w;
+    } else {
+        out->ndim = 2;
+        out->shape[0] = I->in_n;
+        out->shape[1] = units;
+    }
+}
 IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out) {
-    int32_t npl, ntl, slot, within, pl, which, l, k;
+    int32_t npl, ntl, slot, within, pl, which, l, k, nbn;
     const ipup__layer_facts *Ly = NULL;
     const ipup_layer_info *I;
     ipup__stage_rt *rt;
@@ -5934,6 +6325,10 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     npl = ipup__param_layers(e);
     ntl = ipup__param_layers_of(e, 1);
     k = ipup__state_slots(&e->core.cfg);
+    nbn = 2 * ipup__bn_layers(e, e->core.n_layers);
+    if (index >= 2 * npl && index < 2 * npl + nbn)
+        return ipup__running_tensor(e, index - 2 * npl, out);
+    if (index >= 2 * npl) index -= nbn;
     /* the parameters of every layer, then per state slot those of the trained layers */
     slot = index < 2 * npl ? 0 : 1 + (index - 2 * npl) / (2 * ntl);
     within = slot == 0 ? index : (index - 2 * npl) % (2 * ntl);
@@ -5965,16 +6360,8 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
                     ? rt->params + off
                     : rt->state + (size_t)(slot - 1) * e->core.stages[Ly->stage].n_grads + off;
     if (which) { out->ndim = 1; out->shape[0] = I->n_b;
-    } else if (I->kind == IPUP_LAYER_CONV3X3) {
-        out->ndim = 4;
-        out->shape[0] = 3;
-        out->shape[1] = 3;
-        out->shape[2] = I->in_c;
-        out->shape[3] = I->out_c;
     } else {
-        out->ndim = 2;
-        out->shape[0] = I->in_n;
-        out->shape[1] = I->out_n;
+        ipup__w_shape(I, I->kind == IPUP_LAYER_DENSE ? I->out_n : I->out_c, out);
     }
     ipup_snprintf(out->name, sizeof out->name, "%s.%s%s", e->core.model.layers[l].id,
                   which ? "b" : "w",

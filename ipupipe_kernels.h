@@ -21,6 +21,11 @@
        dropout        inverted dropout
        optimizers     SGD, momentum, Adam
        init           the Glorot initialiser
+       conv2d         the general convolution (kernel, stride, 'same'/'valid'), references
+       depthwise      depthwise convolution, its portable references
+       batchnorm      batch normalisation (training, inference), running statistics
+       avgpool        average pooling, global average pooling
+       activations    sigmoid, tanh, leaky ReLU, hard-swish; binary cross-entropy on logits
 
    USAGE
      In exactly ONE C or C++ file:
@@ -481,6 +486,150 @@ IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float 
    with u = ipup_rng_uniform_f32(seed, stream, i). w (n). Identical bits on every platform. */
 IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
                                          uint64_t stream, float *w);
+
+/* >>conv2d: the general convolution (any kernel, stride, 'same'/'valid'), its references */
+/* The geometry of one convolution, filled by ipup_conv2d_shape_init: input (h, w, ci),
+   kernel (kh, kw), strides (sh, sw), the zero padding before the first row and column
+   (pad_top, pad_left; the rest of the total goes after), output (oh, ow, co). Depthwise
+   convolutions use the same struct with co == ci. */
+typedef struct ipup_conv2d_shape {
+    int h, w, ci, co, kh, kw, sh, sw, pad_top, pad_left, oh, ow;
+} ipup_conv2d_shape;
+/* Fills *s for an input of h x w x ci, co filters of kh x kw, strides sh x sw, padding as
+   Keras/TensorFlow compute it: same != 0 ('same'): oh = ceil(h / sh), the total padding
+   max((oh - 1) sh + kh - h, 0) of which pad_top = total / 2 go before (the odd one after);
+   same == 0 ('valid'): no padding, oh = (h - kh) / sh + 1 (floor), which needs h >= kh.
+   Likewise for the width. Returns 0, or -1 (and *s zeroed) when a size or stride is < 1,
+   'valid' has a kernel larger than the input, or a tensor or the im2col scratch would pass
+   INT_MAX elements. */
+IPUPIPE_DEF int ipup_conv2d_shape_init(ipup_conv2d_shape *s, int h, int w, int ci, int co, int kh,
+                                       int kw, int sh, int sw, int same);
+/* Floats of caller scratch the conv2d forward and backward need for B images (the larger
+   of the two; the same figure in every build, so pools do not depend on the SIMD path):
+   kh kw ci co (the transposed kernel) + oh ow kh kw ci (one image's im2col rows). The
+   kernels use it one image at a time; B does not change the figure today. */
+IPUPIPE_DEF size_t ipup_conv2d_scratch_floats(const ipup_conv2d_shape *s, int B);
+/* conv2d, NHWC: x (B, h, w, ci), w (kh, kw, ci, co) (Keras's kernel layout), b (co) or NULL,
+   y (B, oh, ow, co) written = the cross-correlation of the zero-padded x with w, plus b.
+   scratch: ipup_conv2d_scratch_floats(s, B) floats, or NULL (a slower path that needs none;
+   the bits do not depend on it). y must not alias x. */
+IPUPIPE_DEF void ipup_conv2d_fwd_f32(int B, const ipup_conv2d_shape *s, const float *x,
+                                     const float *w, const float *b, float *y, float *scratch);
+/* x (B, h, w, ci), w (kh, kw, ci, co), dy (B, oh, ow, co); dx (B, h, w, ci) written (NULL:
+   skip; padding taps get no gradient); dw (kh, kw, ci, co) += (NULL: skip); db (co) +=
+   (NULL: skip). scratch as the forward's, or NULL (slower; dx then sums in another order,
+   as ipup_conv3x3_bwd_f32's; dw and db never depend on it). No output aliases an input. */
+IPUPIPE_DEF void ipup_conv2d_bwd_f32(int B, const ipup_conv2d_shape *s, const float *x,
+                                     const float *w, const float *dy, float *dx, float *dw,
+                                     float *db, float *scratch);
+/* The portable references (same contracts, no scratch), always compiled. */
+IPUPIPE_DEF void ipup_conv2d_fwd_f32_portable(int B, const ipup_conv2d_shape *s, const float *x,
+                                              const float *w, const float *b, float *y);
+IPUPIPE_DEF void ipup_conv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *s, const float *x,
+                                              const float *w, const float *dy, float *dx,
+                                              float *dw, float *db);
+
+/* >>depthwise: depthwise convolution (depth multiplier 1), its portable references */
+/* s from ipup_conv2d_shape_init with co == ci (c channels). x (B, h, w, c), w (kh, kw, c)
+   (Keras's depthwise kernel (kh, kw, c, 1)), b (c) or NULL, y (B, oh, ow, c) written:
+   channel c of y is channel c of x correlated with w[., ., c], plus b[c]. y must not alias x. */
+IPUPIPE_DEF void ipup_dwconv2d_fwd_f32(int B, const ipup_conv2d_shape *s, const float *x,
+                                       const float *w, const float *b, float *y);
+/* x (B, h, w, c), w (kh, kw, c), dy (B, oh, ow, c); dx (B, h, w, c) written (NULL: skip);
+   dw (kh, kw, c) += (NULL: skip); db (c) += (NULL: skip). No output aliases an input. */
+IPUPIPE_DEF void ipup_dwconv2d_bwd_f32(int B, const ipup_conv2d_shape *s, const float *x,
+                                       const float *w, const float *dy, float *dx, float *dw,
+                                       float *db);
+IPUPIPE_DEF void ipup_dwconv2d_fwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                                const float *x, const float *w, const float *b,
+                                                float *y);
+IPUPIPE_DEF void ipup_dwconv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                                const float *x, const float *w, const float *dy,
+                                                float *dx, float *dw, float *db);
+
+/* >>batchnorm: batch normalisation over the rows of a micro-batch, running statistics */
+/* Batch norm of N rows of C channels (NHWC: N = B*H*W positions; dense: N = B samples),
+   Ioffe & Szegedy 2015, Algorithm 1: xhat = (x - mean) invstd, y = gamma xhat + beta.
+   Training mode: mean and the biased variance var = mean((x - mean)^2) (two passes) of THESE
+   N rows, invstd = 1 / sqrt(var + eps). x (N, C), gamma (C), beta (C), y (N, C) written
+   (may alias x), mean (C) and invstd (C) written (what the backward and
+   ipup_batchnorm_running_f32 take). */
+IPUPIPE_DEF void ipup_batchnorm_fwd_train_f32(int N, int C, const float *x, const float *gamma,
+                                              const float *beta, float eps, float *y,
+                                              float *mean, float *invstd);
+/* Inference mode: y = gamma (x - run_mean) / sqrt(run_var + eps) + beta. x (N, C), gamma,
+   beta, run_mean, run_var (C), y (N, C) written (may alias x). */
+IPUPIPE_DEF void ipup_batchnorm_fwd_infer_f32(int N, int C, const float *x, const float *gamma,
+                                              const float *beta, const float *run_mean,
+                                              const float *run_var, float eps, float *y);
+/* The backward of the training mode (the statistics depend on x):
+   dx = gamma invstd / N (N dy - sum dy - xhat sum dy xhat), sums over the N rows per
+   channel. x (N, C) the forward input, gamma, mean, invstd (C) from the forward,
+   dy (N, C); dx (N, C) written (NULL: skip; may alias dy); dgamma (C) += sum dy xhat,
+   dbeta (C) += sum dy (NULL: skip). */
+IPUPIPE_DEF void ipup_batchnorm_bwd_f32(int N, int C, const float *x, const float *gamma,
+                                        const float *mean, const float *invstd, const float *dy,
+                                        float *dx, float *dgamma, float *dbeta);
+/* The backward of the inference mode (frozen statistics, a per-channel scale):
+   dx = dy gamma / sqrt(run_var + eps). gamma, run_var (C), dy (N, C), dx (N, C) written
+   (may alias dy). */
+IPUPIPE_DEF void ipup_batchnorm_bwd_infer_f32(int N, int C, const float *gamma,
+                                              const float *run_var, float eps, const float *dy,
+                                              float *dx);
+/* The running statistics, as Keras's BatchNormalization updates them (its moving averages:
+   var -= (var - value) (1 - momentum), i.e. run = momentum run + (1 - momentum) batch),
+   with the batch's BIASED variance, the one it normalised with (Keras passes the variance
+   of tf.nn.moments, no Bessel correction; PyTorch would use the unbiased one):
+   var = 1 / invstd^2 - eps. N (the rows the statistics came from) <= 0 leaves both
+   unchanged, as Keras skips an empty batch. mean, invstd (C) from the training forward;
+   run_mean, run_var (C) updated. */
+IPUPIPE_DEF void ipup_batchnorm_running_f32(int C, int N, float momentum, const float *mean,
+                                            const float *invstd, float eps, float *run_mean,
+                                            float *run_var);
+
+/* >>avgpool: average pooling (k x k, stride; global = the whole image) */
+/* Average pool, 'valid' (Keras AveragePooling2D's default): x (B, H, W, C),
+   y (B, OH, OW, C) written, OH = (H - kh) / sh + 1, OW = (W - kw) / sw + 1: the mean of each
+   kh x kw window (its sum, taps in row order, divided by kh kw). Global average pooling is
+   kh = H, kw = W (y (B, 1, 1, C) = (B, C)). Needs 1 <= kh <= H, 1 <= kw <= W, strides >= 1. */
+IPUPIPE_DEF void ipup_avgpool_fwd_f32(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                      const float *x, float *y);
+/* dy (B, OH, OW, C); dx (B, H, W, C) written: dy / (kh kw) added over every window that
+   covers the element (overlapping windows when the stride is below the kernel), 0 where
+   none does. */
+IPUPIPE_DEF void ipup_avgpool_bwd_f32(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                      const float *dy, float *dx);
+
+/* >>activations: sigmoid, tanh, leaky ReLU, hard-swish; binary cross-entropy on logits */
+/* Element-wise, x (n), y (n) and dy, dx (n); each output may alias its input. The same
+   operation sequence in every build (the header's own e^x, as GELU's): the bits do not
+   depend on the SIMD path. */
+/* sigmoid(x) = 1 / (1 + e^-x) */
+IPUPIPE_DEF void ipup_sigmoid_fwd_f32(int n, const float *x, float *y);
+/* dx = dy y (1 - y), from the forward OUTPUT y */
+IPUPIPE_DEF void ipup_sigmoid_bwd_f32(int n, const float *y, const float *dy, float *dx);
+/* tanh(x): Cephes tanhf's odd polynomial for |x| < 0.625, 1 - 2 / (e^2|x| + 1) (sign of x)
+   above */
+IPUPIPE_DEF void ipup_tanh_fwd_f32(int n, const float *x, float *y);
+/* dx = dy (1 - y^2), from the forward OUTPUT y */
+IPUPIPE_DEF void ipup_tanh_bwd_f32(int n, const float *y, const float *dy, float *dx);
+/* Keras LeakyReLU: y = x for x > 0, alpha x otherwise (Keras's default alpha is 0.3) */
+IPUPIPE_DEF void ipup_leaky_relu_fwd_f32(int n, float alpha, const float *x, float *y);
+/* dx = dy where the forward input x > 0, alpha dy otherwise */
+IPUPIPE_DEF void ipup_leaky_relu_bwd_f32(int n, float alpha, const float *x, const float *dy,
+                                         float *dx);
+/* hard-swish (Howard et al., "Searching for MobileNetV3", 2019, eq. 2; Keras's
+   hard_swish): y = x relu6(x + 3) / 6 */
+IPUPIPE_DEF void ipup_hard_swish_fwd_f32(int n, const float *x, float *y);
+/* dx = dy * (0 for x <= -3, 1 for x >= 3, (2x + 3) / 6 between), from the forward INPUT x */
+IPUPIPE_DEF void ipup_hard_swish_bwd_f32(int n, const float *x, const float *dy, float *dx);
+/* Binary cross-entropy on logits (Keras BinaryCrossentropy(from_logits=True), TensorFlow's
+   sigmoid_cross_entropy_with_logits stable form): per element
+   max(z, 0) - z t + log(1 + e^-|z|); returns the mean over all B*N elements (each row summed
+   in column order, the rows in row order, in float). z (B, N) logits, t (B, N) targets in
+   [0, 1]; dz (B, N) or NULL: written (sigmoid(z) - t) / (B N), the gradient of that mean
+   (may alias z). */
+IPUPIPE_DEF float ipup_bce_logits_f32(int B, int N, const float *z, const float *t, float *dz);
 
 #ifdef __cplusplus
 }
@@ -2743,6 +2892,562 @@ IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_
         float u = ipup_rng_uniform_f32(seed, stream, (uint64_t)i);
         w[i] = (2.0f * u - 1.0f) * limit;
     }
+}
+
+/* >>conv2d: the general convolution: shape, portable kernels, SIMD products, dispatchers */
+/* Keras 'same' padding is TensorFlow's (tensorflow.org/api_docs/python/tf/nn/convolution,
+   "padding"; the guide's "Padding" note of tf.nn): out = ceil(in / stride), total padding
+   max((out - 1) stride + k - in, 0), pad_before = total / 2, the rest after. */
+static int ipup__conv_dim(int in, int k, int st, int same, int *out, int *pad) {
+    if (same) {
+        const int o = (in + st - 1) / st, total = (o - 1) * st + k - in;
+        *out = o;
+        *pad = total > 0 ? total / 2 : 0;
+        return 0;
+    }
+    if (in < k) return -1;
+    *out = (in - k) / st + 1;
+    *pad = 0;
+    return 0;
+}
+
+IPUPIPE_DEF int ipup_conv2d_shape_init(ipup_conv2d_shape *s, int h, int w, int ci, int co, int kh,
+                                       int kw, int sh, int sw, int same) {
+    ipup_conv2d_shape t;
+    int64_t taps, big = 2147483647;
+    if (!s) return -1;
+    IPUPIPE_MEMSET(s, 0, sizeof *s);
+    if (h < 1 || w < 1 || ci < 1 || co < 1 || kh < 1 || kw < 1 || sh < 1 || sw < 1) return -1;
+    if ((int64_t)h * w * ci > big || (int64_t)kh * kw > big) return -1;
+    t.h = h; t.w = w; t.ci = ci; t.co = co; t.kh = kh; t.kw = kw; t.sh = sh; t.sw = sw;
+    if (ipup__conv_dim(h, kh, sh, same, &t.oh, &t.pad_top) ||
+        ipup__conv_dim(w, kw, sw, same, &t.ow, &t.pad_left))
+        return -1;
+    taps = (int64_t)kh * kw * ci;
+    if (taps > big || taps * co > big || (int64_t)t.oh * t.ow * co > big ||
+        (int64_t)t.oh * t.ow * taps > big || taps * co + (int64_t)t.oh * t.ow * taps > big)
+        return -1;
+    *s = t;
+    return 0;
+}
+
+IPUPIPE_DEF size_t ipup_conv2d_scratch_floats(const ipup_conv2d_shape *s, int B) {
+    size_t taps;
+    (void)B;
+    if (!s || s->kh < 1) return 0;
+    taps = (size_t)s->kh * (size_t)s->kw * (size_t)s->ci;
+    return taps * (size_t)s->co + (size_t)s->oh * (size_t)s->ow * taps;
+}
+
+/* 1 when the shape is one ipup_conv2d_shape_init can make (the kernels' precondition) */
+static int ipup__conv_shape_ok(int B, const ipup_conv2d_shape *s) {
+    return B >= 0 && s && s->h > 0 && s->w > 0 && s->ci > 0 && s->co > 0 && s->kh > 0 &&
+           s->kw > 0 && s->sh > 0 && s->sw > 0 && s->oh > 0 && s->ow > 0 && s->pad_top >= 0 &&
+           s->pad_left >= 0;
+}
+
+IPUPIPE_DEF void ipup_conv2d_fwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                              const float *x /* (B, h, w, ci) */,
+                                              const float *w /* (kh, kw, ci, co) */,
+                                              const float *b /* (co) or NULL */,
+                                              float *y /* (B, oh, ow, co) */) {
+    int n, oh, ow, kh, kw, ci, co;
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s));
+    if (!ipup__conv_shape_ok(B, s)) return;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++) {
+                float *yp = y + (((size_t)n * (size_t)s->oh + (size_t)oh) * (size_t)s->ow +
+                                 (size_t)ow) * (size_t)s->co;
+                for (co = 0; co < s->co; co++) yp[co] = 0.0f;
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    if (ih < 0 || ih >= s->h) continue;
+                    for (kw = 0; kw < s->kw; kw++) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        const float *xp, *wp;
+                        if (iw < 0 || iw >= s->w) continue;
+                        xp = x + (((size_t)n * (size_t)s->h + (size_t)ih) * (size_t)s->w +
+                                  (size_t)iw) * (size_t)s->ci;
+                        wp = w + ((size_t)kh * (size_t)s->kw + (size_t)kw) * (size_t)s->ci *
+                                     (size_t)s->co;
+                        for (ci = 0; ci < s->ci; ci++) {
+                            const float xv = xp[ci];
+                            const float *wr = wp + (size_t)ci * (size_t)s->co;
+                            for (co = 0; co < s->co; co++) yp[co] += xv * wr[co];
+                        }
+                    }
+                }
+                if (b)
+                    for (co = 0; co < s->co; co++) yp[co] += b[co];
+            }
+}
+
+IPUPIPE_DEF void ipup_conv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                              const float *x /* (B, h, w, ci) */,
+                                              const float *w /* (kh, kw, ci, co) */,
+                                              const float *dy /* (B, oh, ow, co) */,
+                                              float *dx /* (B, h, w, ci) or NULL */,
+                                              float *dw /* (kh, kw, ci, co) or NULL */,
+                                              float *db /* (co) or NULL */) {
+    const size_t CI = ipup__conv_shape_ok(B, s) ? (size_t)s->ci : 0,
+                 CO = CI ? (size_t)s->co : 0;
+    int n, oh, ow, kh, kw;
+    size_t ci, co;
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s));
+    if (!CI) return;
+    if (dx)
+        IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)s->h * (size_t)s->w * CI * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++) {
+                const float *dyp = dy + (((size_t)n * (size_t)s->oh + (size_t)oh) *
+                                         (size_t)s->ow + (size_t)ow) * CO;
+                if (db)
+                    for (co = 0; co < CO; co++) db[co] += dyp[co];
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    if (ih < 0 || ih >= s->h) continue;
+                    for (kw = 0; kw < s->kw; kw++) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        size_t xo, wo;
+                        if (iw < 0 || iw >= s->w) continue;
+                        xo = (((size_t)n * (size_t)s->h + (size_t)ih) * (size_t)s->w +
+                              (size_t)iw) * CI;
+                        wo = ((size_t)kh * (size_t)s->kw + (size_t)kw) * CI * CO;
+                        for (ci = 0; ci < CI; ci++) {
+                            const float *wr = w + wo + ci * CO;
+                            if (dw) {
+                                float *dwr = dw + wo + ci * CO;
+                                const float xv = x[xo + ci];
+                                for (co = 0; co < CO; co++) dwr[co] += xv * dyp[co];
+                            }
+                            if (dx) {
+                                float acc = 0.0f;
+                                for (co = 0; co < CO; co++) acc += dyp[co] * wr[co];
+                                dx[xo + ci] += acc;
+                            }
+                        }
+                    }
+                }
+            }
+}
+
+IPUPIPE_DEF void ipup_conv2d_fwd_f32(int B, const ipup_conv2d_shape *s,
+                                     const float *x /* (B, h, w, ci) */,
+                                     const float *w /* (kh, kw, ci, co) */,
+                                     const float *b /* (co) or NULL */,
+                                     float *y /* (B, oh, ow, co) */, float *scratch) {
+    (void)scratch;
+    ipup_conv2d_fwd_f32_portable(B, s, x, w, b, y);
+}
+
+IPUPIPE_DEF void ipup_conv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
+                                     const float *x /* (B, h, w, ci) */,
+                                     const float *w /* (kh, kw, ci, co) */,
+                                     const float *dy /* (B, oh, ow, co) */,
+                                     float *dx /* (B, h, w, ci) or NULL */,
+                                     float *dw /* (kh, kw, ci, co) or NULL */,
+                                     float *db /* (co) or NULL */, float *scratch) {
+    (void)scratch;
+    ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, dx, dw, db);
+}
+
+/* >>depthwise: depthwise convolution: portable kernels, vector loops, dispatchers */
+IPUPIPE_DEF void ipup_dwconv2d_fwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                                const float *x /* (B, h, w, c) */,
+                                                const float *w /* (kh, kw, c) */,
+                                                const float *b /* (c) or NULL */,
+                                                float *y /* (B, oh, ow, c) */) {
+    const size_t C = ipup__conv_shape_ok(B, s) ? (size_t)s->ci : 0;
+    int n, oh, ow, kh, kw;
+    size_t c;
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!C) return;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++) {
+                float *yp = y + (((size_t)n * (size_t)s->oh + (size_t)oh) * (size_t)s->ow +
+                                 (size_t)ow) * C;
+                for (c = 0; c < C; c++) yp[c] = 0.0f;
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    if (ih < 0 || ih >= s->h) continue;
+                    for (kw = 0; kw < s->kw; kw++) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        const float *xp, *wp;
+                        if (iw < 0 || iw >= s->w) continue;
+                        xp = x + (((size_t)n * (size_t)s->h + (size_t)ih) * (size_t)s->w +
+                                  (size_t)iw) * C;
+                        wp = w + ((size_t)kh * (size_t)s->kw + (size_t)kw) * C;
+                        for (c = 0; c < C; c++) yp[c] += xp[c] * wp[c];
+                    }
+                }
+                if (b)
+                    for (c = 0; c < C; c++) yp[c] += b[c];
+            }
+}
+
+IPUPIPE_DEF void ipup_dwconv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *s,
+                                                const float *x /* (B, h, w, c) */,
+                                                const float *w /* (kh, kw, c) */,
+                                                const float *dy /* (B, oh, ow, c) */,
+                                                float *dx /* (B, h, w, c) or NULL */,
+                                                float *dw /* (kh, kw, c) or NULL */,
+                                                float *db /* (c) or NULL */) {
+    const size_t C = ipup__conv_shape_ok(B, s) ? (size_t)s->ci : 0;
+    int n, oh, ow, kh, kw;
+    size_t c;
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!C) return;
+    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)s->h * (size_t)s->w * C * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++) {
+                const float *dyp = dy + (((size_t)n * (size_t)s->oh + (size_t)oh) *
+                                         (size_t)s->ow + (size_t)ow) * C;
+                if (db)
+                    for (c = 0; c < C; c++) db[c] += dyp[c];
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    if (ih < 0 || ih >= s->h) continue;
+                    for (kw = 0; kw < s->kw; kw++) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        size_t xo, wo;
+                        if (iw < 0 || iw >= s->w) continue;
+                        xo = (((size_t)n * (size_t)s->h + (size_t)ih) * (size_t)s->w +
+                              (size_t)iw) * C;
+                        wo = ((size_t)kh * (size_t)s->kw + (size_t)kw) * C;
+                        if (dw)
+                            for (c = 0; c < C; c++) dw[wo + c] += x[xo + c] * dyp[c];
+                        if (dx)
+                            for (c = 0; c < C; c++) dx[xo + c] += dyp[c] * w[wo + c];
+                    }
+                }
+            }
+}
+
+IPUPIPE_DEF void ipup_dwconv2d_fwd_f32(int B, const ipup_conv2d_shape *s,
+                                       const float *x /* (B, h, w, c) */,
+                                       const float *w /* (kh, kw, c) */,
+                                       const float *b /* (c) or NULL */,
+                                       float *y /* (B, oh, ow, c) */) {
+    ipup_dwconv2d_fwd_f32_portable(B, s, x, w, b, y);
+}
+
+IPUPIPE_DEF void ipup_dwconv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
+                                       const float *x /* (B, h, w, c) */,
+                                       const float *w /* (kh, kw, c) */,
+                                       const float *dy /* (B, oh, ow, c) */,
+                                       float *dx /* (B, h, w, c) or NULL */,
+                                       float *dw /* (kh, kw, c) or NULL */,
+                                       float *db /* (c) or NULL */) {
+    ipup_dwconv2d_bwd_f32_portable(B, s, x, w, dy, dx, dw, db);
+}
+
+/* >>batchnorm: batch normalisation: statistics, forward, backward, running averages */
+IPUPIPE_DEF void ipup_batchnorm_fwd_train_f32(int N, int C, const float *x /* (N, C) */,
+                                              const float *gamma /* (C) */,
+                                              const float *beta /* (C) */, float eps,
+                                              float *y /* (N, C) */, float *mean /* (C) */,
+                                              float *invstd /* (C) */) {
+    int r, c;
+    float inv_n;
+    IPUPIPE_ASSERT(N > 0 && C > 0);
+    if (N <= 0 || C <= 0) return;
+    inv_n = 1.0f / (float)N;
+    /* pass 1: the sums, row after row (each channel's rows in order) */
+    for (c = 0; c < C; c++) mean[c] = 0.0f;
+    for (r = 0; r < N; r++) {
+        const float *xr = x + (size_t)r * (size_t)C;
+        for (c = 0; c < C; c++) mean[c] += xr[c];
+    }
+    for (c = 0; c < C; c++) { mean[c] *= inv_n; invstd[c] = 0.0f; }
+    /* pass 2: the centred squares (invstd holds their sums) */
+    for (r = 0; r < N; r++) {
+        const float *xr = x + (size_t)r * (size_t)C;
+        for (c = 0; c < C; c++) {
+            const float d = xr[c] - mean[c];
+            invstd[c] += d * d;
+        }
+    }
+    for (c = 0; c < C; c++) invstd[c] = 1.0f / IPUPIPE_SQRTF(invstd[c] * inv_n + eps);
+    for (r = 0; r < N; r++) {
+        const float *xr = x + (size_t)r * (size_t)C;
+        float *yr = y + (size_t)r * (size_t)C;
+        for (c = 0; c < C; c++) yr[c] = (xr[c] - mean[c]) * invstd[c] * gamma[c] + beta[c];
+    }
+}
+
+/* the inference mode's per-channel affine map: s = gamma / sqrt(var + eps),
+   t = beta - mean s (what a fold into the layer before uses too) */
+static void ipup__bn_affine(int c, const float *gamma, const float *beta, const float *run_mean,
+                            const float *run_var, float eps, float *s, float *t) {
+    *s = gamma[c] / IPUPIPE_SQRTF(run_var[c] + eps);
+    *t = beta ? beta[c] - run_mean[c] * *s : 0.0f;
+}
+
+IPUPIPE_DEF void ipup_batchnorm_fwd_infer_f32(int N, int C, const float *x /* (N, C) */,
+                                              const float *gamma /* (C) */,
+                                              const float *beta /* (C) */,
+                                              const float *run_mean /* (C) */,
+                                              const float *run_var /* (C) */, float eps,
+                                              float *y /* (N, C) */) {
+    int r, c0, c;
+    IPUPIPE_ASSERT(N >= 0 && C > 0);
+    if (N <= 0 || C <= 0) return;
+    for (c0 = 0; c0 < C; c0 += 64) { /* the map of 64 channels at a time, on the stack */
+        const int nc = C - c0 < 64 ? C - c0 : 64;
+        float sc[64], sh[64];
+        for (c = 0; c < nc; c++)
+            ipup__bn_affine(c0 + c, gamma, beta, run_mean, run_var, eps, &sc[c], &sh[c]);
+        for (r = 0; r < N; r++) {
+            const float *xr = x + (size_t)r * (size_t)C + (size_t)c0;
+            float *yr = y + (size_t)r * (size_t)C + (size_t)c0;
+            for (c = 0; c < nc; c++) yr[c] = xr[c] * sc[c] + sh[c];
+        }
+    }
+}
+
+IPUPIPE_DEF void ipup_batchnorm_bwd_f32(int N, int C, const float *x /* (N, C) */,
+                                        const float *gamma /* (C) */, const float *mean /* (C) */,
+                                        const float *invstd /* (C) */,
+                                        const float *dy /* (N, C) */,
+                                        float *dx /* (N, C) or NULL */,
+                                        float *dgamma /* (C) or NULL */,
+                                        float *dbeta /* (C) or NULL */) {
+    int r, c0, c;
+    IPUPIPE_ASSERT(N > 0 && C > 0);
+    if (N <= 0 || C <= 0) return;
+    for (c0 = 0; c0 < C; c0 += 64) { /* per-channel sums of 64 channels at a time */
+        const int nc = C - c0 < 64 ? C - c0 : 64;
+        float sdy[64], sdyx[64], k[64];
+        for (c = 0; c < nc; c++) { sdy[c] = 0.0f; sdyx[c] = 0.0f; }
+        for (r = 0; r < N; r++) {
+            const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+            for (c = 0; c < nc; c++) {
+                const float xh = (x[o + (size_t)c] - mean[c0 + c]) * invstd[c0 + c];
+                sdy[c] += dy[o + (size_t)c];
+                sdyx[c] += dy[o + (size_t)c] * xh;
+            }
+        }
+        for (c = 0; c < nc; c++) {
+            if (dgamma) dgamma[c0 + c] += sdyx[c];
+            if (dbeta) dbeta[c0 + c] += sdy[c];
+        }
+        if (!dx) continue;
+        /* dx = k (dy - sdy / N - xhat sdyx / N), k = gamma invstd */
+        for (c = 0; c < nc; c++) {
+            k[c] = gamma[c0 + c] * invstd[c0 + c];
+            sdy[c] /= (float)N;
+            sdyx[c] /= (float)N;
+        }
+        for (r = 0; r < N; r++) {
+            const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+            for (c = 0; c < nc; c++) {
+                const float xh = (x[o + (size_t)c] - mean[c0 + c]) * invstd[c0 + c];
+                dx[o + (size_t)c] = k[c] * (dy[o + (size_t)c] - sdy[c] - xh * sdyx[c]);
+            }
+        }
+    }
+}
+
+IPUPIPE_DEF void ipup_batchnorm_bwd_infer_f32(int N, int C, const float *gamma /* (C) */,
+                                              const float *run_var /* (C) */, float eps,
+                                              const float *dy /* (N, C) */,
+                                              float *dx /* (N, C) */) {
+    int r, c0, c;
+    IPUPIPE_ASSERT(N >= 0 && C > 0);
+    if (N <= 0 || C <= 0) return;
+    for (c0 = 0; c0 < C; c0 += 64) {
+        const int nc = C - c0 < 64 ? C - c0 : 64;
+        float sc[64], unused;
+        for (c = 0; c < nc; c++)
+            ipup__bn_affine(c0 + c, gamma, NULL, NULL, run_var, eps, &sc[c], &unused);
+        for (r = 0; r < N; r++) {
+            const float *dr = dy + (size_t)r * (size_t)C + (size_t)c0;
+            float *xr = dx + (size_t)r * (size_t)C + (size_t)c0;
+            for (c = 0; c < nc; c++) xr[c] = dr[c] * sc[c];
+        }
+    }
+}
+
+/* Keras BatchNormalization._assign_moving_average: variable -= (variable - value) *
+   (1 - momentum), skipped for an empty batch (keras/layers/normalization/
+   batch_normalization.py; its docs: moving = moving * momentum + batch * (1 - momentum)) */
+IPUPIPE_DEF void ipup_batchnorm_running_f32(int C, int N, float momentum,
+                                            const float *mean /* (C) */,
+                                            const float *invstd /* (C) */, float eps,
+                                            float *run_mean /* (C) */,
+                                            float *run_var /* (C) */) {
+    const float decay = 1.0f - momentum;
+    int c;
+    if (N <= 0 || C <= 0) return;
+    for (c = 0; c < C; c++) {
+        const float var = 1.0f / (invstd[c] * invstd[c]) - eps;
+        run_mean[c] -= (run_mean[c] - mean[c]) * decay;
+        run_var[c] -= (run_var[c] - var) * decay;
+    }
+}
+
+/* >>avgpool: average pooling, forward and backward */
+static int ipup__pool_ok(int B, int H, int W, int C, int kh, int kw, int sh, int sw) {
+    return B >= 0 && C > 0 && kh >= 1 && kw >= 1 && kh <= H && kw <= W && sh >= 1 && sw >= 1;
+}
+
+IPUPIPE_DEF void ipup_avgpool_fwd_f32(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                      const float *x /* (B, H, W, C) */,
+                                      float *y /* (B, OH, OW, C) */) {
+    int n, oh, ow, i, j, OH, OW;
+    size_t c, Cz = (size_t)C;
+    float area;
+    IPUPIPE_ASSERT(ipup__pool_ok(B, H, W, C, kh, kw, sh, sw));
+    if (!ipup__pool_ok(B, H, W, C, kh, kw, sh, sw)) return;
+    OH = (H - kh) / sh + 1; OW = (W - kw) / sw + 1;
+    area = (float)(kh * kw);
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                 (size_t)ow) * Cz;
+                for (c = 0; c < Cz; c++) yp[c] = 0.0f;
+                for (i = 0; i < kh; i++)
+                    for (j = 0; j < kw; j++) {
+                        const float *xp = x + (((size_t)n * (size_t)H +
+                                                (size_t)(oh * sh + i)) * (size_t)W +
+                                               (size_t)(ow * sw + j)) * Cz;
+                        for (c = 0; c < Cz; c++) yp[c] += xp[c];
+                    }
+                for (c = 0; c < Cz; c++) yp[c] /= area;
+            }
+}
+
+IPUPIPE_DEF void ipup_avgpool_bwd_f32(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                      const float *dy /* (B, OH, OW, C) */,
+                                      float *dx /* (B, H, W, C) */) {
+    int n, oh, ow, i, j, OH, OW;
+    size_t c, Cz = (size_t)C;
+    float area;
+    IPUPIPE_ASSERT(ipup__pool_ok(B, H, W, C, kh, kw, sh, sw));
+    if (!ipup__pool_ok(B, H, W, C, kh, kw, sh, sw)) return;
+    OH = (H - kh) / sh + 1; OW = (W - kw) / sw + 1;
+    area = (float)(kh * kw);
+    IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * Cz * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *dp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                        (size_t)ow) * Cz;
+                for (i = 0; i < kh; i++)
+                    for (j = 0; j < kw; j++) {
+                        float *xp = dx + (((size_t)n * (size_t)H + (size_t)(oh * sh + i)) *
+                                              (size_t)W + (size_t)(ow * sw + j)) * Cz;
+                        for (c = 0; c < Cz; c++) xp[c] += dp[c] / area;
+                    }
+            }
+}
+
+/* >>activations: sigmoid, tanh, leaky ReLU, hard-swish, binary cross-entropy on logits */
+/* sigmoid by the header's e^x (ipup__expf: the argument clamped, so no overflow); NaN
+   passes through */
+static float ipup__sigmoid_s(float v) {
+    return v != v ? v : 1.0f / (1.0f + ipup__expf(-v));
+}
+/* Cephes tanhf (S. L. Moshier, Cephes Math Library 2.2, tanhf.c): its odd polynomial below
+   0.625, 1 - 2 / (e^2|x| + 1) above; e^2|x| clamps at e^88, where the result is 1 */
+#define IPUP__TANH_P0 (-5.70498872745E-3f)
+#define IPUP__TANH_P1 2.06390887954E-2f
+#define IPUP__TANH_P2 (-5.37397155531E-2f)
+#define IPUP__TANH_P3 1.33314422036E-1f
+#define IPUP__TANH_P4 (-3.33332819422E-1f)
+static float ipup__tanh_s(float v) {
+    const float a = v < 0.0f ? -v : v;
+    float r;
+    if (v != v) return v;
+    if (a < 0.625f) {
+        const float z = v * v;
+        float p = IPUP__TANH_P0;
+        p = p * z + IPUP__TANH_P1;
+        p = p * z + IPUP__TANH_P2;
+        p = p * z + IPUP__TANH_P3;
+        p = p * z + IPUP__TANH_P4;
+        return p * z * v + v;
+    }
+    r = 1.0f - 2.0f / (ipup__expf(a + a) + 1.0f);
+    return v < 0.0f ? -r : r;
+}
+static float ipup__hswish_s(float v) {
+    float r = v + 3.0f;
+    r = r > 0.0f ? r : 0.0f;
+    r = r < 6.0f ? r : 6.0f;
+    return v * r / 6.0f;
+}
+static float ipup__hswish_d(float v) {
+    return v <= -3.0f ? 0.0f : v >= 3.0f ? 1.0f : (2.0f * v + 3.0f) / 6.0f;
+}
+
+IPUPIPE_DEF void ipup_sigmoid_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = ipup__sigmoid_s(x[i]);
+}
+IPUPIPE_DEF void ipup_sigmoid_bwd_f32(int n, const float *y /* (n) */, const float *dy /* (n) */,
+                                      float *dx /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) dx[i] = dy[i] * (y[i] * (1.0f - y[i]));
+}
+IPUPIPE_DEF void ipup_tanh_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = ipup__tanh_s(x[i]);
+}
+IPUPIPE_DEF void ipup_tanh_bwd_f32(int n, const float *y /* (n) */, const float *dy /* (n) */,
+                                   float *dx /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+IPUPIPE_DEF void ipup_leaky_relu_fwd_f32(int n, float alpha, const float *x /* (n) */,
+                                         float *y /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+}
+IPUPIPE_DEF void ipup_leaky_relu_bwd_f32(int n, float alpha, const float *x /* (n) */,
+                                         const float *dy /* (n) */, float *dx /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : alpha * dy[i];
+}
+IPUPIPE_DEF void ipup_hard_swish_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = ipup__hswish_s(x[i]);
+}
+IPUPIPE_DEF void ipup_hard_swish_bwd_f32(int n, const float *x /* (n) */,
+                                         const float *dy /* (n) */, float *dx /* (n) */) {
+    int i;
+    for (i = 0; i < n; i++) dx[i] = dy[i] * ipup__hswish_d(x[i]);
+}
+
+/* TensorFlow, tf.nn.sigmoid_cross_entropy_with_logits (its documented stable form):
+   max(z, 0) - z t + log(1 + exp(-|z|)) */
+IPUPIPE_DEF float ipup_bce_logits_f32(int B, int N, const float *z /* (B, N) */,
+                                      const float *t /* (B, N) */,
+                                      float *dz /* (B, N) or NULL */) {
+    int r, c;
+    float total = 0.0f, count, inv;
+    IPUPIPE_ASSERT(B > 0 && N > 0);
+    if (B <= 0 || N <= 0) return 0.0f;
+    count = (float)((int64_t)B * (int64_t)N);
+    inv = 1.0f / count;
+    for (r = 0; r < B; r++) {
+        const size_t o = (size_t)r * (size_t)N;
+        float row = 0.0f;
+        for (c = 0; c < N; c++) {
+            const float v = z[o + (size_t)c], tv = t[o + (size_t)c];
+            const float a = v < 0.0f ? -v : v, e = ipup__expf(-a);
+            row += (v > 0.0f ? v : 0.0f) - v * tv + IPUPIPE_LOGF(1.0f + e);
+            if (dz) /* sigmoid(v) from e = e^-|v|: 1 / (1 + e) or e / (1 + e) */
+                dz[o + (size_t)c] = ((v >= 0.0f ? 1.0f : e) / (1.0f + e) - tv) * inv;
+        }
+        total += row;
+    }
+    return total / count;
 }
 
 #ifdef __cplusplus
