@@ -55,15 +55,17 @@ TOOL_BINS := $(addprefix build/,$(TOOLS))
 #   test_errors        calls the private ipup__keep_warnings
 #   test_kernels       tests ipupipe_kernels.h alone, and its private expf
 #   test_kernels_blocked  forces the register-blocked scalar path (IPUPIPE_SCALAR_BLOCKED)
+#   test_kernels_layers   tests the layer kernels of ipupipe_kernels.h alone (conv2d ...)
 #   test_static2, test_extern2  the two-translation-unit contracts (IPUPIPE_STATIC, extern)
 #   test_ref_models    MobileNet's 85 layers need IPUP_MAX_LAYERS 128 (a compile-time setting)
 OWN_IMPL_TESTS := test_emulator test_thread_stall test_errors test_kernels test_kernels_blocked \
+                  test_kernels_layers \
                   test_static2 test_extern2 test_ref_models
 LIB_TESTS      := $(filter-out $(OWN_IMPL_TESTS),$(TESTS))
 
 # Tests that also run in the SIMD-vs-portable kernel builds (and in the blocked scalar
 # path's), and the tests of the threaded runner (ThreadSanitizer and helgrind).
-KERNEL_TESTS := test_kernels
+KERNEL_TESTS := test_kernels test_kernels_layers
 THREAD_TESTS := test_emulator test_hostile_threads test_thread_stall test_predict test_concurrent test_devices
 
 # Extra link flags of one test: LDFLAGS_test_NAME := ... The heap-counting tests wrap

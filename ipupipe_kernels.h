@@ -3033,13 +3033,150 @@ IPUPIPE_DEF void ipup_conv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *s,
             }
 }
 
+#ifdef IPUP__SIMD
+/* 1 when no output reads padding (every tap of every output inside x): the products then
+   read x in place, as the 3x3 kernel's do */
+static int ipup__conv_unpadded(const ipup_conv2d_shape *s) {
+    return s->pad_top == 0 && s->pad_left == 0 && (s->oh - 1) * s->sh + s->kh <= s->h &&
+           (s->ow - 1) * s->sw + s->kw <= s->w;
+}
+/* im2col of one image: col (oh ow, kh kw ci), row p = the taps of output p in (kh, kw, ci)
+   order, +0 for the taps in the padding */
+static void ipup__im2col(const ipup_conv2d_shape *s, const float *xn, float *col) {
+    const size_t CI = (size_t)s->ci, KW = (size_t)s->kw * CI;
+    float *row = col;
+    int oh, ow, kh;
+    for (oh = 0; oh < s->oh; oh++)
+        for (ow = 0; ow < s->ow; ow++)
+            for (kh = 0; kh < s->kh; kh++, row += KW) {
+                const int ih = oh * s->sh - s->pad_top + kh, iw0 = ow * s->sw - s->pad_left;
+                const int lo = iw0 < 0 ? -iw0 : 0,
+                          hi = iw0 + s->kw > s->w ? s->w - iw0 : s->kw; /* taps inside */
+                if (ih < 0 || ih >= s->h || hi <= lo) {
+                    IPUPIPE_MEMSET(row, 0, KW * sizeof(float));
+                    continue;
+                }
+                if (lo > 0) IPUPIPE_MEMSET(row, 0, (size_t)lo * CI * sizeof(float));
+                IPUPIPE_MEMCPY(row + (size_t)lo * CI,
+                               xn + ((size_t)ih * (size_t)s->w + (size_t)(iw0 + lo)) * CI,
+                               (size_t)(hi - lo) * CI * sizeof(float));
+                if (hi < s->kw)
+                    IPUPIPE_MEMSET(row + (size_t)hi * CI, 0,
+                                   (size_t)(s->kw - hi) * CI * sizeof(float));
+            }
+}
+/* A of the forward product of image xn: the output positions' taps, read in place
+   (segments = kernel rows of kw ci contiguous inputs) or from the im2col rows in col */
+static void ipup__conv_rows(const ipup_conv2d_shape *s, const float *xn, const float *col,
+                            ipup__gemm_t *g) {
+    const int K = s->kh * s->kw * s->ci;
+    if (!col) {
+        g->a = xn; g->group_rows = s->ow; g->row_stride = (ptrdiff_t)s->sw * s->ci;
+        g->group_stride = (ptrdiff_t)s->sh * s->w * s->ci; g->k_stride = 1;
+        g->seg_stride = (ptrdiff_t)s->w * s->ci; g->nseg = s->kh; g->seglen = s->kw * s->ci;
+    } else {
+        g->a = col; g->group_rows = s->oh * s->ow; g->row_stride = K; g->group_stride = 0;
+        g->k_stride = 1; g->seg_stride = 0; g->nseg = 1; g->seglen = K;
+    }
+}
+/* A of the weight-gradient product (im2col(x)^T): row (kh, kw, ci), K = the positions */
+static void ipup__conv_cols(const ipup_conv2d_shape *s, const float *xn, const float *col,
+                            ipup__gemm_t *g) {
+    const int K = s->kh * s->kw * s->ci;
+    if (!col) {
+        g->a = xn; g->group_rows = s->kw * s->ci; g->row_stride = 1;
+        g->group_stride = (ptrdiff_t)s->w * s->ci; g->k_stride = (ptrdiff_t)s->sw * s->ci;
+        g->seg_stride = (ptrdiff_t)s->sh * s->w * s->ci; g->nseg = s->oh; g->seglen = s->ow;
+    } else {
+        g->a = col; g->group_rows = K; g->row_stride = 1; g->group_stride = 0;
+        g->k_stride = K; g->seg_stride = 0; g->nseg = 1; g->seglen = s->oh * s->ow;
+    }
+}
+
+/* y (oh ow, co) = A w + b per image; col: the im2col rows (scratch) when padded */
+static void ipup__conv2d_fwd_simd(int B, const ipup_conv2d_shape *s, const float *x,
+                                  const float *w, const float *b, float *y, float *col) {
+    const size_t X = (size_t)s->h * (size_t)s->w * (size_t)s->ci,
+                 Y = (size_t)s->oh * (size_t)s->ow * (size_t)s->co;
+    int n;
+    for (n = 0; n < B; n++) {
+        ipup__gemm_t g;
+        if (col) ipup__im2col(s, x + (size_t)n * X, col);
+        ipup__conv_rows(s, x + (size_t)n * X, col, &g);
+        g.M = s->oh * s->ow; g.N = s->co; g.b = w; g.ldb = s->co;
+        g.c = y + (size_t)n * Y; g.ldc = s->co; g.bias = b; g.accum = 0; g.db = NULL;
+        ipup__gemm(&g);
+    }
+}
+
+/* dw (K, co) += A^T dy and db per image (fused); col: im2col rows when padded, or NULL */
+static void ipup__conv2d_bwd_w_simd(int B, const ipup_conv2d_shape *s, const float *x,
+                                    const float *dy, float *dw, float *db, float *col) {
+    const size_t X = (size_t)s->h * (size_t)s->w * (size_t)s->ci,
+                 Y = (size_t)s->oh * (size_t)s->ow * (size_t)s->co;
+    int n;
+    for (n = 0; n < B; n++) {
+        ipup__gemm_t g;
+        if (col) ipup__im2col(s, x + (size_t)n * X, col);
+        ipup__conv_cols(s, x + (size_t)n * X, col, &g);
+        g.M = s->kh * s->kw * s->ci; g.N = s->co; g.b = dy + (size_t)n * Y; g.ldb = s->co;
+        g.c = dw; g.ldc = s->co; g.bias = NULL; g.accum = 1; g.db = db;
+        ipup__gemm(&g);
+    }
+}
+
+/* dx per image: G (oh ow, K) = dy wt (wt = w^T (co, K), in scratch), then col2im: each G
+   row added into the dx rows of its taps inside the image, positions and taps in order.
+   A 1x1 stride-1 convolution's G is dx itself. scratch: K co + oh ow K floats. */
+static void ipup__conv2d_bwd_x_simd(int B, const ipup_conv2d_shape *s, const float *w,
+                                    const float *dy, float *dx, float *scratch) {
+    const int K = s->kh * s->kw * s->ci, P = s->oh * s->ow;
+    const size_t X = (size_t)s->h * (size_t)s->w * (size_t)s->ci, Y = (size_t)P * (size_t)s->co;
+    const int direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1;
+    float *wt = scratch, *G = scratch + (size_t)K * (size_t)s->co;
+    int n, oh, ow, kh, kw;
+    ipup__transpose(w, s->co, K, s->co, wt, K);
+    for (n = 0; n < B; n++) {
+        float *dxn = dx + (size_t)n * X;
+        const float *gp;
+        ipup__gemm_t g;
+        g.M = P; g.N = K; g.a = dy + (size_t)n * Y; g.group_rows = P; g.row_stride = s->co;
+        g.group_stride = 0; g.k_stride = 1; g.seg_stride = 0; g.nseg = 1; g.seglen = s->co;
+        g.b = wt; g.ldb = K; g.c = direct ? dxn : G; g.ldc = K; g.bias = NULL; g.accum = 0;
+        g.db = NULL;
+        ipup__gemm(&g);
+        if (direct) continue;
+        IPUPIPE_MEMSET(dxn, 0, X * sizeof(float));
+        for (gp = G, oh = 0; oh < s->oh; oh++)
+            for (ow = 0; ow < s->ow; ow++)
+                for (kh = 0; kh < s->kh; kh++) {
+                    const int ih = oh * s->sh - s->pad_top + kh;
+                    for (kw = 0; kw < s->kw; kw++, gp += s->ci) {
+                        const int iw = ow * s->sw - s->pad_left + kw;
+                        if (ih < 0 || ih >= s->h || iw < 0 || iw >= s->w) continue;
+                        ipup_add_f32(s->ci, dxn + ((size_t)ih * (size_t)s->w + (size_t)iw) *
+                                                      (size_t)s->ci, gp);
+                    }
+                }
+    }
+}
+#endif /* IPUP__SIMD */
+
 IPUPIPE_DEF void ipup_conv2d_fwd_f32(int B, const ipup_conv2d_shape *s,
                                      const float *x /* (B, h, w, ci) */,
                                      const float *w /* (kh, kw, ci, co) */,
                                      const float *b /* (co) or NULL */,
                                      float *y /* (B, oh, ow, co) */, float *scratch) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s));
+    if (!ipup__conv_shape_ok(B, s)) return;
+    if (ipup__conv_unpadded(s)) ipup__conv2d_fwd_simd(B, s, x, w, b, y, NULL);
+    else if (scratch) ipup__conv2d_fwd_simd(B, s, x, w, b, y, scratch);
+    else ipup_conv2d_fwd_f32_portable(B, s, x, w, b, y);
+#else
     (void)scratch;
     ipup_conv2d_fwd_f32_portable(B, s, x, w, b, y);
+#endif
 }
 
 IPUPIPE_DEF void ipup_conv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
@@ -3049,8 +3186,26 @@ IPUPIPE_DEF void ipup_conv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
                                      float *dx /* (B, h, w, ci) or NULL */,
                                      float *dw /* (kh, kw, ci, co) or NULL */,
                                      float *db /* (co) or NULL */, float *scratch) {
+#ifdef IPUP__SIMD
+    const int unpadded = ipup__conv_shape_ok(B, s) && ipup__conv_unpadded(s);
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s));
+    if (!ipup__conv_shape_ok(B, s)) return;
+    if (dx && scratch) ipup__conv2d_bwd_x_simd(B, s, w, dy, dx, scratch);
+    else if (dx) ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, dx, NULL, NULL);
+    if (dw && (unpadded || scratch))
+        ipup__conv2d_bwd_w_simd(B, s, x, dy, dw, db,
+                                unpadded ? NULL
+                                         : scratch + (size_t)s->kh * (size_t)s->kw *
+                                                         (size_t)s->ci * (size_t)s->co);
+    else if (dw) ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, NULL, dw, db);
+    else if (db) {
+        if (unpadded || scratch) ipup__colsum_add(B, s->oh * s->ow, s->co, dy, s->co, db);
+        else ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, NULL, NULL, db);
+    }
+#else
     (void)scratch;
     ipup_conv2d_bwd_f32_portable(B, s, x, w, dy, dx, dw, db);
+#endif
 }
 
 /* >>depthwise: depthwise convolution: portable kernels, vector loops, dispatchers */
