@@ -3,8 +3,9 @@
  *
  * Each network trains on synthetic samples of its input shape (random values; random
  * labels, or the input as the autoencoder's target), micro-batch B = 8, M = 8
- * micro-batches per step, Adam, IPUPIPE_BENCH_STEPS (default 3) timed steps after one
- * warm-up step:
+ * micro-batches per step, Adam, IPUPIPE_BENCH_STEPS (default 2) timed steps after one
+ * warm-up step (DS-CNN twice as many, the autoencoder 40 times: a timed part of tenths of
+ * a second):
  *   1ipu   1 stage, cooperative runner (the baseline)
  *   2ipu   2 stages split at the network's default split (mnist_texts.h: MNT_<M>_SPLITS),
  *          grouped schedule, one thread per IPU
@@ -14,7 +15,9 @@
  * the round's ratio to 1ipu (min..max beside it). Also: the training FLOPs per sample
  * (ipup_model_info: forward, weight gradients, input gradients after the first weight
  * layer) and the GFLOP/s as a fraction of one core's FMA peak measured in the same run
- * (examples/common/fma_peak.h). Writes build/bench/models.json.
+ * (examples/common/fma_peak.h), and the 1-IPU samples per second of process CPU time (what
+ * a busy machine does not change much). The load average is printed before and after.
+ * Writes build/bench/models.json.
  */
 #define _POSIX_C_SOURCE 200809L
 #define IPUP_MAX_LAYERS 128 /* MobileNetV1: 85 layers */
@@ -37,17 +40,18 @@
 typedef struct {
     const char *name, *text, *split;
     int h, w, c;
+    int steps_x; /* its timed steps: this many times IPUPIPE_BENCH_STEPS (small networks run longer) */
 } bm_net;
 
 static const bm_net bm_nets[BM_NETS] = {
     {MNT_DS_CNN_NAME, MNT_DS_CNN_LAYERS, MNT_DS_CNN_SPLITS, MNT_DS_CNN_IN_H, MNT_DS_CNN_IN_W,
-     MNT_DS_CNN_IN_C},
+     MNT_DS_CNN_IN_C, 2},
     {MNT_MOBILENET_NAME, MNT_MOBILENET_LAYERS, MNT_MOBILENET_SPLITS, MNT_MOBILENET_IN_H,
-     MNT_MOBILENET_IN_W, MNT_MOBILENET_IN_C},
+     MNT_MOBILENET_IN_W, MNT_MOBILENET_IN_C, 1},
     {MNT_RESNET8_NAME, MNT_RESNET8_LAYERS, MNT_RESNET8_SPLITS, MNT_RESNET8_IN_H, MNT_RESNET8_IN_W,
-     MNT_RESNET8_IN_C},
+     MNT_RESNET8_IN_C, 1},
     {MNT_FC_AE_NAME, MNT_FC_AE_LAYERS, MNT_FC_AE_SPLITS, MNT_FC_AE_IN_H, MNT_FC_AE_IN_W,
-     MNT_FC_AE_IN_C},
+     MNT_FC_AE_IN_C, 40},
 };
 
 static ipup_model_desc bm_desc[BM_NETS];
@@ -87,15 +91,15 @@ static double bm_flops(const ipup_model_desc *d) {
     return fl;
 }
 
-/* Seconds of `steps` steps of network k on 1 or 2 IPUs after a warm-up step; -1 after a
-   message. */
-static double bm_run(int k, int ipus, int steps) {
+/* Seconds of `steps` - 1 steps of network k on 1 or 2 IPUs after a warm-up step, *cpu
+   the process CPU seconds of them; -1 after a message. */
+static double bm_run(int k, int ipus, int steps, double *cpu) {
     const bm_net *n = &bm_nets[k];
     ipup_config c;
     ipup_plan plan;
     void *pool[2] = {NULL, NULL}, *host = NULL;
     int32_t split[1];
-    double t = -1.0, t0;
+    double t = -1.0, t0, c0;
     int i;
     memset(&c, 0, sizeof c);
     c.model = &bm_desc[k];
@@ -104,7 +108,7 @@ static double bm_run(int k, int ipus, int steps) {
     c.schedule = IPUP_SCHED_GROUPED;
     c.microbatch = BM_B;
     c.microbatches = BM_M;
-    c.repeat = steps;
+    c.repeat = 1 + (steps - 1) * n->steps_x;
     c.seed = 1;
     c.opt.kind = IPUP_OPT_ADAM;
     c.opt.lr = 0.001f;
@@ -131,7 +135,11 @@ static double bm_run(int k, int ipus, int steps) {
     } else {
         if (ipup_run_steps(&bm_emu, 1, NULL) == IPUP_OK) { /* warm-up: page in the pools */
             t0 = bm_now();
-            if (ipup_run_steps(&bm_emu, steps - 1 > 0 ? steps - 1 : 1, NULL) == IPUP_OK) t = bm_now() - t0;
+            c0 = (double)clock();
+            if (ipup_run_steps(&bm_emu, (steps - 1) * n->steps_x, NULL) == IPUP_OK) {
+                t = bm_now() - t0;
+                *cpu = ((double)clock() - c0) / CLOCKS_PER_SEC;
+            }
         }
         if (t < 0.0) fprintf(stderr, "%s on %d IPU(s): run: %s\n", n->name, ipus, ipup_last_error(&bm_emu));
         ipup_shutdown(&bm_emu);
@@ -139,6 +147,14 @@ static double bm_run(int k, int ipus, int steps) {
     for (i = 0; i < 2; i++) free(pool[i]);
     free(host);
     return t;
+}
+
+/* the machine is shared: how busy it was (Linux; "?" elsewhere) */
+static void bm_loadavg(char *buf) {
+    FILE *la = fopen("/proc/loadavg", "r");
+    if (!la) return;
+    if (fgets(buf, 128, la)) buf[strcspn(buf, "\n")] = 0;
+    fclose(la);
 }
 
 static int bm_cmp(const void *a, const void *b) {
@@ -153,13 +169,15 @@ static double bm_median(const double *v, int n) {
 }
 
 int main(void) {
-    static double secs[BM_NETS][BM_CONFS][BM_MAXREPS], ratio[BM_NETS][BM_MAXREPS];
+    static double secs[BM_NETS][BM_CONFS][BM_MAXREPS], cpus[BM_NETS][BM_CONFS][BM_MAXREPS];
+    static double ratio[BM_NETS][BM_MAXREPS];
+    double cps[BM_NETS];
     double sps[BM_NETS][BM_CONFS], x[BM_NETS], lo[BM_NETS], hi[BM_NETS], fl[BM_NETS], peak;
     const char *peak_what = "";
-    char msg[256];
-    int k, r, cf, steps = 3, reps = 3, timed;
+    char msg[256], loadavg[2][128] = {"?", "?"};
+    int k, r, cf, steps = 3, reps = 3, timed; /* steps: the warm-up and the timed ones */
     FILE *js;
-    if (getenv("IPUPIPE_BENCH_STEPS")) steps = atoi(getenv("IPUPIPE_BENCH_STEPS"));
+    if (getenv("IPUPIPE_BENCH_STEPS")) steps = 1 + atoi(getenv("IPUPIPE_BENCH_STEPS"));
     if (getenv("IPUPIPE_BENCH_REPS")) reps = atoi(getenv("IPUPIPE_BENCH_REPS"));
     if (steps < 2) steps = 2;
     if (reps < 1) reps = 1;
@@ -176,15 +194,17 @@ int main(void) {
         fl[k] = bm_flops(&bm_desc[k]);
     }
     peak = fma_peak_gflops(1, &peak_what);
-    printf("models bench: MLPerf Tiny networks, B=%d, M=%d, Adam, %d timed steps after a warm-up, median of %d "
-           "interleaved rounds (kernels: %s; FMA peak %.0f GFLOP/s, %s)\n",
-           BM_B, BM_M, timed, reps, IPUP_KERNELS_SIMD, peak, peak_what);
+    bm_loadavg(loadavg[0]);
+    printf("models bench: MLPerf Tiny networks, B=%d, M=%d, Adam, %d timed steps (DS-CNN x2, fc-ae x40) after a warm-up, median of %d "
+           "interleaved rounds (kernels: %s; FMA peak %.0f GFLOP/s, %s; loadavg %s)\n",
+           BM_B, BM_M, timed, reps, IPUP_KERNELS_SIMD, peak, peak_what, loadavg[0]);
     for (r = 0; r < reps; r++)
         for (k = 0; k < BM_NETS; k++)
             for (cf = 0; cf < BM_CONFS; cf++)
-                if ((secs[k][cf][r] = bm_run(k, cf + 1, steps)) < 0.0) return 1;
-    printf("%-18s %12s %12s %9s %13s %12s %10s\n", "network", "1ipu samp/s", "2ipu samp/s", "speed-up", "(min..max)",
-           "MFLOP/sample", "1ipu peak");
+                if ((secs[k][cf][r] = bm_run(k, cf + 1, steps, &cpus[k][cf][r])) < 0.0) return 1;
+    bm_loadavg(loadavg[1]);
+    printf("%-18s %12s %12s %9s %13s %12s %10s %14s\n", "network", "1ipu samp/s", "2ipu samp/s", "speed-up",
+           "(min..max)", "MFLOP/sample", "1ipu peak", "1ipu samp/cpu-s");
     js = fopen("build/bench/models.json", "w");
     if (!js) {
         perror("build/bench/models.json");
@@ -192,26 +212,29 @@ int main(void) {
     }
     fprintf(js, "[\n");
     for (k = 0; k < BM_NETS; k++) {
-        const double samples = (double)timed * BM_B * BM_M;
+        const double samples = (double)timed * bm_nets[k].steps_x * BM_B * BM_M;
         for (r = 0; r < reps; r++) ratio[k][r] = secs[k][0][r] / secs[k][1][r];
         for (cf = 0; cf < BM_CONFS; cf++) sps[k][cf] = samples / bm_median(secs[k][cf], reps);
         x[k] = bm_median(ratio[k], reps);
+        cps[k] = samples / bm_median(cpus[k][0], reps);
         lo[k] = hi[k] = ratio[k][0];
         for (r = 1; r < reps; r++) {
             if (ratio[k][r] < lo[k]) lo[k] = ratio[k][r];
             if (ratio[k][r] > hi[k]) hi[k] = ratio[k][r];
         }
-        printf("%-18s %12.0f %12.0f %8.2fx  (%.2f..%.2f) %12.2f %10.2f\n", bm_nets[k].name, sps[k][0], sps[k][1], x[k],
-               lo[k], hi[k], fl[k] * 1e-6, peak > 0.0 ? fl[k] * sps[k][0] * 1e-9 / peak : 0.0);
+        printf("%-18s %12.0f %12.0f %8.2fx  (%.2f..%.2f) %12.2f %10.2f %14.0f\n", bm_nets[k].name, sps[k][0],
+               sps[k][1], x[k], lo[k], hi[k], fl[k] * 1e-6, peak > 0.0 ? fl[k] * sps[k][0] * 1e-9 / peak : 0.0,
+               cps[k]);
         fprintf(js,
                 "  {\"name\": \"%s\", \"samples_per_second_1ipu\": %.1f, \"samples_per_second_2ipu\": %.1f, "
                 "\"speedup_2ipu\": %.3f, \"speedup_min\": %.3f, \"speedup_max\": %.3f, \"rounds\": %d, "
-                "\"train_flops_per_sample\": %.0f, \"fraction_of_fma_peak_1ipu\": %.3f}%s\n",
-                bm_nets[k].name, sps[k][0], sps[k][1], x[k], lo[k], hi[k], reps, fl[k],
+                "\"train_flops_per_sample\": %.0f, \"samples_per_cpu_second_1ipu\": %.1f, "
+                "\"fraction_of_fma_peak_1ipu\": %.3f}%s\n",
+                bm_nets[k].name, sps[k][0], sps[k][1], x[k], lo[k], hi[k], reps, fl[k], cps[k],
                 peak > 0.0 ? fl[k] * sps[k][0] * 1e-9 / peak : 0.0, k + 1 < BM_NETS ? "," : "");
     }
     fprintf(js, "]\n");
     fclose(js);
-    printf("wrote build/bench/models.json\n");
+    printf("loadavg after: %s; wrote build/bench/models.json\n", loadavg[1]);
     return 0;
 }
