@@ -40,7 +40,7 @@
 typedef struct {
     const char *name, *text, *split;
     int h, w, c;
-    int steps_x; /* its timed steps: this many times IPUPIPE_BENCH_STEPS (small networks run longer) */
+    int steps_x; /* timed steps: this many times IPUPIPE_BENCH_STEPS (small networks run longer) */
 } bm_net;
 
 static const bm_net bm_nets[BM_NETS] = {
@@ -72,7 +72,8 @@ static int bm_feed(void *user, const ipup_feed *f) {
         f->x[i] = ipup_rng_uniform_f32(3, (uint64_t)f->sample0, (uint64_t)i);
     if (f->labels)
         for (i = 0; i < (size_t)f->n; i++)
-            f->labels[i] = (int32_t)ipup_rng_below(4, (uint64_t)f->sample0, i, (uint64_t)f->classes);
+            f->labels[i] =
+                (int32_t)ipup_rng_below(4, (uint64_t)f->sample0, i, (uint64_t)f->classes);
     if (f->targets) memcpy(f->targets, f->x, n * sizeof(float));
     return 0;
 }
@@ -85,7 +86,8 @@ static double bm_flops(const ipup_model_desc *d) {
     if (ipup_model_info(d, bm_info, IPUP_MAX_LAYERS, NULL, 0) != IPUP_OK) return 0.0;
     for (l = 0; l < d->n_layers; l++) {
         const ipup_layer_info *I = &bm_info[l];
-        fl += (double)I->flops_fwd + (double)I->flops_bwd_dw + (before ? (double)I->flops_bwd_dx : 0.0);
+        fl += (double)I->flops_fwd + (double)I->flops_bwd_dw;
+        if (before) fl += (double)I->flops_bwd_dx;
         if (I->n_w) before = 1;
     }
     return fl;
@@ -141,7 +143,8 @@ static double bm_run(int k, int ipus, int steps, double *cpu) {
                 *cpu = ((double)clock() - c0) / CLOCKS_PER_SEC;
             }
         }
-        if (t < 0.0) fprintf(stderr, "%s on %d IPU(s): run: %s\n", n->name, ipus, ipup_last_error(&bm_emu));
+        if (t < 0.0)
+            fprintf(stderr, "%s on %d IPU(s): run: %s\n", n->name, ipus, ipup_last_error(&bm_emu));
         ipup_shutdown(&bm_emu);
     }
     for (i = 0; i < 2; i++) free(pool[i]);
@@ -195,7 +198,8 @@ int main(void) {
     }
     peak = fma_peak_gflops(1, &peak_what);
     bm_loadavg(loadavg[0]);
-    printf("models bench: MLPerf Tiny networks, B=%d, M=%d, Adam, %d timed steps (DS-CNN x2, fc-ae x40) after a warm-up, median of %d "
+    printf("models bench: MLPerf Tiny networks, B=%d, M=%d, Adam, %d timed steps (DS-CNN x2, "
+           "fc-ae x40) after a warm-up, median of %d "
            "interleaved rounds (kernels: %s; FMA peak %.0f GFLOP/s, %s; loadavg %s)\n",
            BM_B, BM_M, timed, reps, IPUP_KERNELS_SIMD, peak, peak_what, loadavg[0]);
     for (r = 0; r < reps; r++)
@@ -203,8 +207,8 @@ int main(void) {
             for (cf = 0; cf < BM_CONFS; cf++)
                 if ((secs[k][cf][r] = bm_run(k, cf + 1, steps, &cpus[k][cf][r])) < 0.0) return 1;
     bm_loadavg(loadavg[1]);
-    printf("%-18s %12s %12s %9s %13s %12s %10s %14s\n", "network", "1ipu samp/s", "2ipu samp/s", "speed-up",
-           "(min..max)", "MFLOP/sample", "1ipu peak", "1ipu samp/cpu-s");
+    printf("%-18s %12s %12s %9s %13s %12s %10s %14s\n", "network", "1ipu samp/s", "2ipu samp/s",
+           "speed-up", "(min..max)", "MFLOP/sample", "1ipu peak", "1ipu samp/cpu-s");
     js = fopen("build/bench/models.json", "w");
     if (!js) {
         perror("build/bench/models.json");
@@ -222,16 +226,17 @@ int main(void) {
             if (ratio[k][r] < lo[k]) lo[k] = ratio[k][r];
             if (ratio[k][r] > hi[k]) hi[k] = ratio[k][r];
         }
-        printf("%-18s %12.0f %12.0f %8.2fx  (%.2f..%.2f) %12.2f %10.2f %14.0f\n", bm_nets[k].name, sps[k][0],
-               sps[k][1], x[k], lo[k], hi[k], fl[k] * 1e-6, peak > 0.0 ? fl[k] * sps[k][0] * 1e-9 / peak : 0.0,
-               cps[k]);
+        const double frac = peak > 0.0 ? fl[k] * sps[k][0] * 1e-9 / peak : 0.0;
+        printf("%-18s %12.0f %12.0f %8.2fx  (%.2f..%.2f) %12.2f %10.2f %14.0f\n", bm_nets[k].name,
+               sps[k][0], sps[k][1], x[k], lo[k], hi[k], fl[k] * 1e-6, frac, cps[k]);
         fprintf(js,
-                "  {\"name\": \"%s\", \"samples_per_second_1ipu\": %.1f, \"samples_per_second_2ipu\": %.1f, "
-                "\"speedup_2ipu\": %.3f, \"speedup_min\": %.3f, \"speedup_max\": %.3f, \"rounds\": %d, "
+                "  {\"name\": \"%s\", \"samples_per_second_1ipu\": %.1f, "
+                "\"samples_per_second_2ipu\": %.1f, \"speedup_2ipu\": %.3f, \"speedup_min\": %.3f, "
+                "\"speedup_max\": %.3f, \"rounds\": %d, "
                 "\"train_flops_per_sample\": %.0f, \"samples_per_cpu_second_1ipu\": %.1f, "
                 "\"fraction_of_fma_peak_1ipu\": %.3f}%s\n",
                 bm_nets[k].name, sps[k][0], sps[k][1], x[k], lo[k], hi[k], reps, fl[k], cps[k],
-                peak > 0.0 ? fl[k] * sps[k][0] * 1e-9 / peak : 0.0, k + 1 < BM_NETS ? "," : "");
+                frac, k + 1 < BM_NETS ? "," : "");
     }
     fprintf(js, "]\n");
     fclose(js);

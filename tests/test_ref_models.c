@@ -65,12 +65,13 @@ TTEST(keras_counts) {
             nt += I->n_nontrain;
             macs += I->macs;
         }
-        TT_CHECK_MSG(tr == n->trainable, "%s: trainable %lld, Keras %lld", n->name, tr, n->trainable);
+        TT_CHECK_MSG(tr == n->trainable, "%s: trainable %lld, Keras %lld", n->name, tr,
+                     n->trainable);
         TT_CHECK_MSG(nt == n->nontrainable, "%s: non-trainable %lld, Keras %lld", n->name, nt,
                      n->nontrainable);
         TT_CHECK_MSG(macs == n->macs, "%s: MACs %lld, Keras %lld", n->name, macs, n->macs);
-        printf("    %-18s trainable %7lld non-trainable %5lld MACs %9lld (%d layers)\n", n->name, tr, nt,
-               macs, (int)rm_desc.n_layers);
+        printf("    %-18s trainable %7lld non-trainable %5lld MACs %9lld (%d layers)\n", n->name,
+               tr, nt, macs, (int)rm_desc.n_layers);
     }
 }
 
@@ -118,8 +119,8 @@ static uint64_t rm_hash(ipup_emu *e, double loss) {
 }
 
 /* One step of d on `stages` IPUs (balanced split); the hash of the state after it, or 0. */
-static uint64_t rm_step(const char *name, const ipup_model_desc *d, int stages, ipup_sched_kind sched,
-                        ipup_runner_kind runner) {
+static uint64_t rm_step(const char *name, const ipup_model_desc *d, int stages,
+                        ipup_sched_kind sched, ipup_runner_kind runner) {
     ipup_config c;
     ipup_plan plan;
     ipup_run_stats st;
@@ -181,9 +182,10 @@ TTEST(same_bits_over_ipus) {
         ref = rm_step(n->name, &rm_desc, 1, IPUP_SCHED_GROUPED, IPUP_RUNNER_COOP);
         TT_CHECK_MSG(ref != 0, "%s: no reference step", n->name);
         for (k = 0; k < (int)(sizeof confs / sizeof confs[0]); k++) {
-            uint64_t h = rm_step(n->name, &rm_desc, confs[k].stages, confs[k].sched, confs[k].runner);
-            TT_CHECK_MSG(h == ref, "%s on %d IPUs, %s, %s runner: state %016llx, 1 IPU %016llx", n->name,
-                         confs[k].stages, ipup_sched_kind_name(confs[k].sched),
+            uint64_t h =
+                rm_step(n->name, &rm_desc, confs[k].stages, confs[k].sched, confs[k].runner);
+            TT_CHECK_MSG(h == ref, "%s on %d IPUs, %s, %s runner: state %016llx, 1 IPU %016llx",
+                         n->name, confs[k].stages, ipup_sched_kind_name(confs[k].sched),
                          confs[k].runner == IPUP_RUNNER_THREADS ? "threads" : "coop",
                          (unsigned long long)h, (unsigned long long)ref);
         }
