@@ -66,7 +66,8 @@ LIB_TESTS      := $(filter-out $(OWN_IMPL_TESTS),$(TESTS))
 # Tests that also run in the SIMD-vs-portable kernel builds (and in the blocked scalar
 # path's), and the tests of the threaded runner (ThreadSanitizer and helgrind).
 KERNEL_TESTS := test_kernels test_kernels_layers
-THREAD_TESTS := test_emulator test_hostile_threads test_thread_stall test_predict test_concurrent test_devices
+THREAD_TESTS := test_emulator test_hostile_threads test_thread_stall test_predict test_concurrent test_devices \
+                test_layers
 
 # Extra link flags of one test: LDFLAGS_test_NAME := ... The heap-counting tests wrap
 # the allocator for the whole program (the library object included).

@@ -6522,6 +6522,17 @@ static void ipup__save_u8(ipup__state_writer *w, uint32_t v) {
     ipup__save_put(w, &b, 1);
 }
 
+/* Issue 30's layers add to their descriptor entry a CRC-32 of what else decides their
+   values: kernel, strides, padding, leaky's alpha, batch norm's momentum and eps (the
+   layers before them have none, so their descriptors keep their bytes). */
+static uint32_t ipup__geom_word(const ipup_layer *L) {
+    unsigned char b[32];
+    ipup__le32(b, (uint32_t)L->kh); ipup__le32(b + 4, (uint32_t)L->kw);
+    ipup__le32(b + 8, (uint32_t)L->sh); ipup__le32(b + 12, (uint32_t)L->sw);
+    ipup__le32(b + 16, (uint32_t)L->same); ipup__le32(b + 20, ipup__fbits(L->alpha));
+    ipup__le32(b + 24, ipup__fbits(L->momentum)); ipup__le32(b + 28, ipup__fbits(L->eps));
+    return ipup__crc32(0xFFFFFFFFu, b, sizeof b) ^ 0xFFFFFFFFu;
+}
 /* The descriptor: what decides the tensors and what their values mean. */
 static void ipup__st_desc(const ipup_emu *e, ipup__state_writer *w) {
     int32_t l, s;
@@ -6537,6 +6548,7 @@ static void ipup__st_desc(const ipup_emu *e, ipup__state_writer *w) {
         ipup__save_u32(w, (uint32_t)L->units);
         ipup__save_u8(w, (uint32_t)n);
         ipup__save_put(w, L->id, n);
+        if (L->kind >= IPUP_LAYER_CONV2D) ipup__save_u32(w, ipup__geom_word(L));
     }
     ipup__save_u32(w, (uint32_t)e->core.cfg.opt.kind);
     if (e->core.cfg.opt.kind == IPUP_OPT_MOMENTUM)
@@ -6800,6 +6812,16 @@ static int ipup__st_cmp_model(ipup_emu *e, ipup__state_reader *r) {
                           ipup__st_layer_str(fb, sizeof fb, Ly->id, (uint32_t)Ly->kind,
                                              (uint32_t)Ly->units));
             return ipup__st_mismatch(e, what);
+        }
+        if (kind >= (uint32_t)IPUP_LAYER_CONV2D) {
+            if (ipup__load_get(r, b, 4) != 0) return ipup__load_fail(e, r, "the descriptor");
+            if (ipup__get32(b) != ipup__geom_word(Ly)) {
+                ipup_snprintf(what, sizeof what,
+                              "layer %u (%s) has another kernel, stride, padding, alpha, "
+                              "momentum or eps in the file than in this emulator",
+                              (unsigned)l, Ly->id);
+                return ipup__st_mismatch(e, what);
+            }
         }
     }
     return IPUP_OK;

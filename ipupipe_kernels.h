@@ -3282,12 +3282,106 @@ IPUPIPE_DEF void ipup_dwconv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *
             }
 }
 
+#ifdef IPUP__SIMD
+/* n (1..VL) lanes of p: a whole vector, or the masked tail */
+static inline ipup__v ipup__ldn(const float *p, int n) {
+    return n == IPUP__VL ? ipup__vld(p) : ipup__vldm(p, ipup__mask(n));
+}
+static inline void ipup__stn(float *p, int n, ipup__v v) {
+    if (n == IPUP__VL) ipup__vst(p, v);
+    else ipup__vstm(p, ipup__mask(n), v);
+}
+/* the taps of an output inside the image: kernel rows [*lo, *hi) for output o */
+static inline void ipup__tap_range(int o, int st, int pad, int k, int in, int *lo, int *hi) {
+    const int i0 = o * st - pad;
+    *lo = i0 < 0 ? -i0 : 0;
+    *hi = i0 + k > in ? in - i0 : k;
+}
+/* depthwise forward: per output position and vector of channels, acc = 0, then
+   acc + x w (a rounded product, then a rounded add: the portable kernel's operations) over
+   the taps inside in (kh, kw) order, then + b */
+static void ipup__dw_fwd_simd(int B, const ipup_conv2d_shape *s, const float *x, const float *w,
+                              const float *b, float *y) {
+    const int C = s->ci;
+    int n, oh, ow, kh, kw, c0, kh0, kh1, kw0, kw1;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++) {
+            ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
+            for (ow = 0; ow < s->ow; ow++) {
+                const int iw0 = ow * s->sw - s->pad_left, ih0 = oh * s->sh - s->pad_top;
+                float *yp = y + (((size_t)n * (size_t)s->oh + (size_t)oh) * (size_t)s->ow +
+                                 (size_t)ow) * (size_t)C;
+                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
+                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+                    ipup__v acc = ipup__vzero();
+                    for (kh = kh0; kh < kh1; kh++) {
+                        const float *xr = x + (((size_t)n * (size_t)s->h + (size_t)(ih0 + kh)) *
+                                                   (size_t)s->w + (size_t)iw0) * (size_t)C +
+                                          (size_t)c0;
+                        const float *wr = w + (size_t)kh * (size_t)s->kw * (size_t)C + (size_t)c0;
+                        for (kw = kw0; kw < kw1; kw++)
+                            acc = ipup__vadd(acc, ipup__vmul(ipup__ldn(xr + (ptrdiff_t)kw * C, nc),
+                                                             ipup__ldn(wr + (size_t)kw * (size_t)C, nc)));
+                    }
+                    if (b) acc = ipup__vadd(acc, ipup__ldn(b + c0, nc));
+                    ipup__stn(yp + c0, nc, acc);
+                }
+            }
+        }
+}
+/* depthwise backward, the portable kernel's operations and order, a vector of channels at
+   a time: db += dy; per tap inside: dw += x dy, dx += dy w */
+static void ipup__dw_bwd_simd(int B, const ipup_conv2d_shape *s, const float *x, const float *w,
+                              const float *dy, float *dx, float *dw, float *db) {
+    const int C = s->ci;
+    int n, oh, ow, kh, kw, c0, kh0, kh1, kw0, kw1;
+    if (dx) IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)s->h * (size_t)s->w * (size_t)C * sizeof(float));
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < s->oh; oh++) {
+            ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
+            for (ow = 0; ow < s->ow; ow++) {
+                const int iw0 = ow * s->sw - s->pad_left, ih0 = oh * s->sh - s->pad_top;
+                const float *dyp = dy + (((size_t)n * (size_t)s->oh + (size_t)oh) *
+                                         (size_t)s->ow + (size_t)ow) * (size_t)C;
+                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
+                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+                    const ipup__v d = ipup__ldn(dyp + c0, nc);
+                    if (db) ipup__stn(db + c0, nc, ipup__vadd(ipup__ldn(db + c0, nc), d));
+                    for (kh = kh0; kh < kh1; kh++) {
+                        const size_t xo = (((size_t)n * (size_t)s->h + (size_t)(ih0 + kh)) *
+                                               (size_t)s->w + (size_t)iw0) * (size_t)C + (size_t)c0;
+                        const size_t wo = (size_t)kh * (size_t)s->kw * (size_t)C + (size_t)c0;
+                        for (kw = kw0; kw < kw1; kw++) {
+                            const size_t xk = xo + (size_t)kw * (size_t)C,
+                                         wk = wo + (size_t)kw * (size_t)C;
+                            if (dw)
+                                ipup__stn(dw + wk, nc, ipup__vadd(ipup__ldn(dw + wk, nc),
+                                                                  ipup__vmul(ipup__ldn(x + xk, nc), d)));
+                            if (dx)
+                                ipup__stn(dx + xk, nc, ipup__vadd(ipup__ldn(dx + xk, nc),
+                                                                  ipup__vmul(d, ipup__ldn(w + wk, nc))));
+                        }
+                    }
+                }
+            }
+        }
+}
+#endif /* IPUP__SIMD */
+
 IPUPIPE_DEF void ipup_dwconv2d_fwd_f32(int B, const ipup_conv2d_shape *s,
                                        const float *x /* (B, h, w, c) */,
                                        const float *w /* (kh, kw, c) */,
                                        const float *b /* (c) or NULL */,
                                        float *y /* (B, oh, ow, c) */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!ipup__conv_shape_ok(B, s)) return;
+    ipup__dw_fwd_simd(B, s, x, w, b, y);
+#else
     ipup_dwconv2d_fwd_f32_portable(B, s, x, w, b, y);
+#endif
 }
 
 IPUPIPE_DEF void ipup_dwconv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
@@ -3297,41 +3391,86 @@ IPUPIPE_DEF void ipup_dwconv2d_bwd_f32(int B, const ipup_conv2d_shape *s,
                                        float *dx /* (B, h, w, c) or NULL */,
                                        float *dw /* (kh, kw, c) or NULL */,
                                        float *db /* (c) or NULL */) {
+#ifdef IPUP__SIMD
+    IPUPIPE_ASSERT(ipup__conv_shape_ok(B, s) && s->co == s->ci);
+    if (!ipup__conv_shape_ok(B, s)) return;
+    ipup__dw_bwd_simd(B, s, x, w, dy, dx, dw, db);
+#else
     ipup_dwconv2d_bwd_f32_portable(B, s, x, w, dy, dx, dw, db);
+#endif
 }
 
 /* >>batchnorm: batch normalisation: statistics, forward, backward, running averages */
+/* Every per-channel sum over the N rows (the mean, the squares, and the backward's sum dy
+   and sum dy xhat) runs as four partial sums, rows r with r mod 4 = k into s_k (each in row
+   order), combined as (s0 + s1) + (s2 + s3): four independent chains, so the vector loops
+   are not bound by the add latency, and the portable kernel adds in the same order (same
+   bits where the compiler does not contract a * b + c). Channels go 64 at a time through
+   stack arrays (portable) or a vector at a time (SIMD). */
+#define IPUP__BN_CH 64
 IPUPIPE_DEF void ipup_batchnorm_fwd_train_f32(int N, int C, const float *x /* (N, C) */,
                                               const float *gamma /* (C) */,
                                               const float *beta /* (C) */, float eps,
                                               float *y /* (N, C) */, float *mean /* (C) */,
                                               float *invstd /* (C) */) {
-    int r, c;
+    int r, c0, c;
     float inv_n;
     IPUPIPE_ASSERT(N > 0 && C > 0);
     if (N <= 0 || C <= 0) return;
     inv_n = 1.0f / (float)N;
-    /* pass 1: the sums, row after row (each channel's rows in order) */
-    for (c = 0; c < C; c++) mean[c] = 0.0f;
-    for (r = 0; r < N; r++) {
-        const float *xr = x + (size_t)r * (size_t)C;
-        for (c = 0; c < C; c++) mean[c] += xr[c];
-    }
-    for (c = 0; c < C; c++) { mean[c] *= inv_n; invstd[c] = 0.0f; }
-    /* pass 2: the centred squares (invstd holds their sums) */
-    for (r = 0; r < N; r++) {
-        const float *xr = x + (size_t)r * (size_t)C;
-        for (c = 0; c < C; c++) {
-            const float d = xr[c] - mean[c];
-            invstd[c] += d * d;
+#ifdef IPUP__SIMD
+    for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+        const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+        const float *xc = x + c0;
+        ipup__v a[4], m, is, g, bt;
+        for (c = 0; c < 4; c++) a[c] = ipup__vzero();
+        for (r = 0; r + 4 <= N; r += 4)
+            for (c = 0; c < 4; c++)
+                a[c] = ipup__vadd(a[c], ipup__ldn(xc + (size_t)(r + c) * (size_t)C, nc));
+        for (; r < N; r++) a[r & 3] = ipup__vadd(a[r & 3], ipup__ldn(xc + (size_t)r * (size_t)C, nc));
+        m = ipup__vmul(ipup__vadd(ipup__vadd(a[0], a[1]), ipup__vadd(a[2], a[3])),
+                       ipup__vset(inv_n));
+        ipup__stn(mean + c0, nc, m);
+        for (c = 0; c < 4; c++) a[c] = ipup__vzero();
+        for (r = 0; r < N; r++) {
+            const ipup__v d = ipup__vsub(ipup__ldn(xc + (size_t)r * (size_t)C, nc), m);
+            a[r & 3] = ipup__vadd(a[r & 3], ipup__vmul(d, d));
+        }
+        ipup__stn(invstd + c0, nc, ipup__vadd(ipup__vadd(a[0], a[1]), ipup__vadd(a[2], a[3])));
+        for (c = c0; c < c0 + nc; c++) invstd[c] = 1.0f / IPUPIPE_SQRTF(invstd[c] * inv_n + eps);
+        is = ipup__ldn(invstd + c0, nc); g = ipup__ldn(gamma + c0, nc);
+        bt = ipup__ldn(beta + c0, nc);
+        for (r = 0; r < N; r++) {
+            const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+            ipup__stn(y + o, nc, ipup__vadd(ipup__vmul(ipup__vmul(ipup__vsub(ipup__ldn(x + o, nc),
+                                                                             m), is), g), bt));
         }
     }
-    for (c = 0; c < C; c++) invstd[c] = 1.0f / IPUPIPE_SQRTF(invstd[c] * inv_n + eps);
+#else
+    for (c0 = 0; c0 < C; c0 += IPUP__BN_CH) {
+        const int nc = C - c0 < IPUP__BN_CH ? C - c0 : IPUP__BN_CH;
+        float s[4][IPUP__BN_CH];
+        IPUPIPE_MEMSET(s, 0, sizeof s);
+        for (r = 0; r < N; r++)
+            for (c = 0; c < nc; c++) s[r & 3][c] += x[(size_t)r * (size_t)C + (size_t)(c0 + c)];
+        for (c = 0; c < nc; c++) mean[c0 + c] = ((s[0][c] + s[1][c]) + (s[2][c] + s[3][c])) * inv_n;
+        IPUPIPE_MEMSET(s, 0, sizeof s);
+        for (r = 0; r < N; r++)
+            for (c = 0; c < nc; c++) {
+                const float d = x[(size_t)r * (size_t)C + (size_t)(c0 + c)] - mean[c0 + c];
+                s[r & 3][c] += d * d;
+            }
+        for (c = 0; c < nc; c++) {
+            invstd[c0 + c] = (s[0][c] + s[1][c]) + (s[2][c] + s[3][c]);
+            invstd[c0 + c] = 1.0f / IPUPIPE_SQRTF(invstd[c0 + c] * inv_n + eps);
+        }
+    }
     for (r = 0; r < N; r++) {
         const float *xr = x + (size_t)r * (size_t)C;
         float *yr = y + (size_t)r * (size_t)C;
         for (c = 0; c < C; c++) yr[c] = (xr[c] - mean[c]) * invstd[c] * gamma[c] + beta[c];
     }
+#endif
 }
 
 /* the inference mode's per-channel affine map: s = gamma / sqrt(var + eps),
@@ -3342,27 +3481,81 @@ static void ipup__bn_affine(int c, const float *gamma, const float *beta, const 
     *t = beta ? beta[c] - run_mean[c] * *s : 0.0f;
 }
 
+/* y (N, C) = x sc + sh per channel (the inference mode's forward and, sh NULL, backward),
+   sc and sh from ipup__bn_affine, IPUP__BN_CH channels at a time */
+static void ipup__bn_affine_apply(int N, int C, const float *gamma, const float *beta,
+                                  const float *run_mean, const float *run_var, float eps,
+                                  const float *x, float *y) {
+    int r, c0, c;
+    for (c0 = 0; c0 < C; c0 += IPUP__BN_CH) {
+        const int nc = C - c0 < IPUP__BN_CH ? C - c0 : IPUP__BN_CH;
+        float sc[IPUP__BN_CH], sh[IPUP__BN_CH];
+        for (c = 0; c < nc; c++)
+            ipup__bn_affine(c0 + c, gamma, beta, run_mean, run_var, eps, &sc[c], &sh[c]);
+        for (r = 0; r < N; r++) {
+            const float *xr = x + (size_t)r * (size_t)C + (size_t)c0;
+            float *yr = y + (size_t)r * (size_t)C + (size_t)c0;
+            c = 0;
+#ifdef IPUP__SIMD
+            for (; c < nc; c += IPUP__VL) {
+                const int m = nc - c < IPUP__VL ? nc - c : IPUP__VL;
+                ipup__v v = ipup__vmul(ipup__ldn(xr + c, m), ipup__ldn(sc + c, m));
+                if (beta) v = ipup__vadd(v, ipup__ldn(sh + c, m));
+                ipup__stn(yr + c, m, v);
+            }
+#endif
+            if (beta)
+                for (; c < nc; c++) yr[c] = xr[c] * sc[c] + sh[c];
+            else
+                for (; c < nc; c++) yr[c] = xr[c] * sc[c];
+        }
+    }
+}
+
 IPUPIPE_DEF void ipup_batchnorm_fwd_infer_f32(int N, int C, const float *x /* (N, C) */,
                                               const float *gamma /* (C) */,
                                               const float *beta /* (C) */,
                                               const float *run_mean /* (C) */,
                                               const float *run_var /* (C) */, float eps,
                                               float *y /* (N, C) */) {
-    int r, c0, c;
-    IPUPIPE_ASSERT(N >= 0 && C > 0);
-    if (N <= 0 || C <= 0) return;
-    for (c0 = 0; c0 < C; c0 += 64) { /* the map of 64 channels at a time, on the stack */
-        const int nc = C - c0 < 64 ? C - c0 : 64;
-        float sc[64], sh[64];
-        for (c = 0; c < nc; c++)
-            ipup__bn_affine(c0 + c, gamma, beta, run_mean, run_var, eps, &sc[c], &sh[c]);
-        for (r = 0; r < N; r++) {
-            const float *xr = x + (size_t)r * (size_t)C + (size_t)c0;
-            float *yr = y + (size_t)r * (size_t)C + (size_t)c0;
-            for (c = 0; c < nc; c++) yr[c] = xr[c] * sc[c] + sh[c];
-        }
+    IPUPIPE_ASSERT(N >= 0 && C > 0 && beta);
+    if (N <= 0 || C <= 0 || !beta) return;
+    ipup__bn_affine_apply(N, C, gamma, beta, run_mean, run_var, eps, x, y);
+}
+
+/* the backward's sums of one vector of channels c0.. (nc lanes), added into dgamma and
+   dbeta, then dx; the portable kernel's operations and order */
+#ifdef IPUP__SIMD
+static void ipup__bn_bwd_simd(int N, int C, int c0, int nc, const float *x, const float *gamma,
+                              const float *mean, const float *invstd, const float *dy, float *dx,
+                              float *dgamma, float *dbeta) {
+    const ipup__v m = ipup__ldn(mean + c0, nc), is = ipup__ldn(invstd + c0, nc);
+    ipup__v sd[4], sx[4], sdy, sdyx, k;
+    int r, i;
+    for (i = 0; i < 4; i++) { sd[i] = ipup__vzero(); sx[i] = ipup__vzero(); }
+    for (r = 0; r < N; r++) {
+        const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+        const ipup__v d = ipup__ldn(dy + o, nc),
+                      xh = ipup__vmul(ipup__vsub(ipup__ldn(x + o, nc), m), is);
+        sd[r & 3] = ipup__vadd(sd[r & 3], d);
+        sx[r & 3] = ipup__vadd(sx[r & 3], ipup__vmul(d, xh));
+    }
+    sdy = ipup__vadd(ipup__vadd(sd[0], sd[1]), ipup__vadd(sd[2], sd[3]));
+    sdyx = ipup__vadd(ipup__vadd(sx[0], sx[1]), ipup__vadd(sx[2], sx[3]));
+    if (dgamma) ipup__stn(dgamma + c0, nc, ipup__vadd(ipup__ldn(dgamma + c0, nc), sdyx));
+    if (dbeta) ipup__stn(dbeta + c0, nc, ipup__vadd(ipup__ldn(dbeta + c0, nc), sdy));
+    if (!dx) return;
+    k = ipup__vmul(ipup__ldn(gamma + c0, nc), is);
+    sdy = ipup__vdiv(sdy, ipup__vset((float)N));
+    sdyx = ipup__vdiv(sdyx, ipup__vset((float)N));
+    for (r = 0; r < N; r++) {
+        const size_t o = (size_t)r * (size_t)C + (size_t)c0;
+        const ipup__v d = ipup__ldn(dy + o, nc),
+                      xh = ipup__vmul(ipup__vsub(ipup__ldn(x + o, nc), m), is);
+        ipup__stn(dx + o, nc, ipup__vmul(k, ipup__vsub(ipup__vsub(d, sdy), ipup__vmul(xh, sdyx))));
     }
 }
+#endif
 
 IPUPIPE_DEF void ipup_batchnorm_bwd_f32(int N, int C, const float *x /* (N, C) */,
                                         const float *gamma /* (C) */, const float *mean /* (C) */,
@@ -3374,19 +3567,29 @@ IPUPIPE_DEF void ipup_batchnorm_bwd_f32(int N, int C, const float *x /* (N, C) *
     int r, c0, c;
     IPUPIPE_ASSERT(N > 0 && C > 0);
     if (N <= 0 || C <= 0) return;
-    for (c0 = 0; c0 < C; c0 += 64) { /* per-channel sums of 64 channels at a time */
-        const int nc = C - c0 < 64 ? C - c0 : 64;
-        float sdy[64], sdyx[64], k[64];
-        for (c = 0; c < nc; c++) { sdy[c] = 0.0f; sdyx[c] = 0.0f; }
+#ifdef IPUP__SIMD
+    for (c0 = 0; c0 < C; c0 += IPUP__VL)
+        ipup__bn_bwd_simd(N, C, c0, C - c0 < IPUP__VL ? C - c0 : IPUP__VL, x, gamma, mean, invstd,
+                          dy, dx, dgamma, dbeta);
+    (void)r; (void)c;
+#else
+    for (c0 = 0; c0 < C; c0 += IPUP__BN_CH) { /* per-channel sums of 64 channels at a time */
+        const int nc = C - c0 < IPUP__BN_CH ? C - c0 : IPUP__BN_CH;
+        float sd[4][IPUP__BN_CH], sx[4][IPUP__BN_CH], sdy[IPUP__BN_CH], sdyx[IPUP__BN_CH],
+            k[IPUP__BN_CH];
+        IPUPIPE_MEMSET(sd, 0, sizeof sd);
+        IPUPIPE_MEMSET(sx, 0, sizeof sx);
         for (r = 0; r < N; r++) {
             const size_t o = (size_t)r * (size_t)C + (size_t)c0;
             for (c = 0; c < nc; c++) {
                 const float xh = (x[o + (size_t)c] - mean[c0 + c]) * invstd[c0 + c];
-                sdy[c] += dy[o + (size_t)c];
-                sdyx[c] += dy[o + (size_t)c] * xh;
+                sd[r & 3][c] += dy[o + (size_t)c];
+                sx[r & 3][c] += dy[o + (size_t)c] * xh;
             }
         }
         for (c = 0; c < nc; c++) {
+            sdy[c] = (sd[0][c] + sd[1][c]) + (sd[2][c] + sd[3][c]);
+            sdyx[c] = (sx[0][c] + sx[1][c]) + (sx[2][c] + sx[3][c]);
             if (dgamma) dgamma[c0 + c] += sdyx[c];
             if (dbeta) dbeta[c0 + c] += sdy[c];
         }
@@ -3405,26 +3608,16 @@ IPUPIPE_DEF void ipup_batchnorm_bwd_f32(int N, int C, const float *x /* (N, C) *
             }
         }
     }
+#endif
 }
 
 IPUPIPE_DEF void ipup_batchnorm_bwd_infer_f32(int N, int C, const float *gamma /* (C) */,
                                               const float *run_var /* (C) */, float eps,
                                               const float *dy /* (N, C) */,
                                               float *dx /* (N, C) */) {
-    int r, c0, c;
     IPUPIPE_ASSERT(N >= 0 && C > 0);
     if (N <= 0 || C <= 0) return;
-    for (c0 = 0; c0 < C; c0 += 64) {
-        const int nc = C - c0 < 64 ? C - c0 : 64;
-        float sc[64], unused;
-        for (c = 0; c < nc; c++)
-            ipup__bn_affine(c0 + c, gamma, NULL, NULL, run_var, eps, &sc[c], &unused);
-        for (r = 0; r < N; r++) {
-            const float *dr = dy + (size_t)r * (size_t)C + (size_t)c0;
-            float *xr = dx + (size_t)r * (size_t)C + (size_t)c0;
-            for (c = 0; c < nc; c++) xr[c] = dr[c] * sc[c];
-        }
-    }
+    ipup__bn_affine_apply(N, C, gamma, NULL, NULL, run_var, eps, dy, dx);
 }
 
 /* Keras BatchNormalization._assign_moving_average: variable -= (variable - value) *

@@ -1,7 +1,7 @@
 /* bench_kernels.c - speed of the hot kernels of ipupipe_kernels.h against this machine's
  * measured single-core fp32 FMA peak and against a naive triple loop timed in the same run.
  *
- *   build/bench/bench_kernels [--quick] [--json PATH]
+ *   build/bench/bench_kernels [--quick] [--layers] [--json PATH]
  *
  * 1. Peak: a micro-benchmark of many independent FMA chains (24 accumulators, enough to
  *    hide the FMA latency on any x86 core), in the widest vector the CPU has (zmm with
@@ -183,17 +183,260 @@ static void report_cold(const char *name, const char *shape, double flops, job *
     fflush(stdout);
 }
 
+/* ------------------------------------------------------------ the layer kernels */
+
+/* One layer-kernel call: the kernels of MLPerf Tiny's networks (conv2d, depthwise, batch
+   norm, average pooling, activations) at their shapes. portable: the *_portable reference
+   (conv2d and depthwise; the "naive" column of their rows). */
+typedef struct {
+    int kind, portable, B, N, C, kh, kw, sh, sw;
+    ipup_conv2d_shape s;
+    float *x, *w, *b, *y, *dy, *dx, *dw, *db, *scratch, *g, *beta, *mean, *inv;
+} ljob;
+enum { L_CONV_FWD, L_CONV_BWD, L_CONV_BWD_W, L_DW_FWD, L_DW_BWD, L_BN_FWD, L_BN_BWD,
+       L_POOL_FWD, L_POOL_BWD, L_SIGMOID, L_TANH, L_HSWISH, L_ADD };
+
+static void lrun(const ljob *j) {
+    const ipup_conv2d_shape *s = &j->s;
+    switch (j->kind) {
+    case L_CONV_FWD:
+        if (j->portable) ipup_conv2d_fwd_f32_portable(j->B, s, j->x, j->w, j->b, j->y);
+        else ipup_conv2d_fwd_f32(j->B, s, j->x, j->w, j->b, j->y, j->scratch);
+        break;
+    case L_CONV_BWD: case L_CONV_BWD_W: {
+        float *dx = j->kind == L_CONV_BWD ? j->dx : NULL;
+        if (j->portable) ipup_conv2d_bwd_f32_portable(j->B, s, j->x, j->w, j->dy, dx, j->dw, j->db);
+        else ipup_conv2d_bwd_f32(j->B, s, j->x, j->w, j->dy, dx, j->dw, j->db, j->scratch);
+        break;
+    }
+    case L_DW_FWD:
+        if (j->portable) ipup_dwconv2d_fwd_f32_portable(j->B, s, j->x, j->w, j->b, j->y);
+        else ipup_dwconv2d_fwd_f32(j->B, s, j->x, j->w, j->b, j->y);
+        break;
+    case L_DW_BWD:
+        if (j->portable) ipup_dwconv2d_bwd_f32_portable(j->B, s, j->x, j->w, j->dy, j->dx, j->dw, j->db);
+        else ipup_dwconv2d_bwd_f32(j->B, s, j->x, j->w, j->dy, j->dx, j->dw, j->db);
+        break;
+    case L_BN_FWD:
+        ipup_batchnorm_fwd_train_f32(j->N, j->C, j->x, j->g, j->beta, 1e-3f, j->y, j->mean, j->inv);
+        break;
+    case L_BN_BWD:
+        ipup_batchnorm_bwd_f32(j->N, j->C, j->x, j->g, j->mean, j->inv, j->dy, j->dx, j->dw, j->db);
+        break;
+    case L_POOL_FWD:
+        ipup_avgpool_fwd_f32(j->B, s->h, s->w, j->C, j->kh, j->kw, j->sh, j->sw, j->x, j->y);
+        break;
+    case L_POOL_BWD:
+        ipup_avgpool_bwd_f32(j->B, s->h, s->w, j->C, j->kh, j->kw, j->sh, j->sw, j->dy, j->dx);
+        break;
+    case L_SIGMOID: ipup_sigmoid_fwd_f32(j->N, j->x, j->y); break;
+    case L_TANH: ipup_tanh_fwd_f32(j->N, j->x, j->y); break;
+    case L_HSWISH: ipup_hard_swish_fwd_f32(j->N, j->x, j->y); break;
+    default: ipup_add_f32(j->N, j->y, j->x); break; /* the stream-add of the bandwidth */
+    }
+}
+/* best seconds per call, as time_job */
+static double time_ljob(const ljob *j, double seconds, int min_trials) {
+    double t0 = now(), t, best = 1e30;
+    long reps = 1, i;
+    int trial;
+    lrun(j);
+    t = now() - t0;
+    if (t > 0.0 && t < 0.002) reps = (long)(0.002 / t) + 1;
+    t0 = now();
+    for (trial = 0; trial < 400 && (trial < min_trials || now() - t0 < seconds); trial++) {
+        double s = now();
+        for (i = 0; i < reps; i++) lrun(j);
+        s = (now() - s) / (double)reps;
+        if (s < best) best = s;
+    }
+    return best;
+}
+static void json_row(const char *name, const char *shape, const char *fields) {
+    if (!json) return;
+    fprintf(json, "%s  {\"name\": \"%s\", \"shape\": \"%s\", %s, \"simd\": \"%s\"}",
+            json_first ? "" : ",\n", name, shape, fields, IPUP_KERNELS_SIMD);
+    json_first = 0;
+}
+/* memory bandwidth of the stream-add acc += x (read 2 floats, write 1: 12 bytes an
+   element) over arrays of `bytes` in all: what a kernel touching that many bytes can
+   move at best, from the cache level that holds them */
+static double measure_bw(size_t bytes) {
+    ljob j;
+    size_t n = bytes / 12 < 64 ? 64 : bytes / 12;
+    double t;
+    memset(&j, 0, sizeof j);
+    j.kind = L_ADD; j.N = (int)n; j.x = buf(n); j.y = buf(n);
+    t = time_ljob(&j, budget, 10);
+    free(j.x); free(j.y);
+    return 12.0 * (double)n / t * 1e-9;
+}
+static double peak_dram_bw;
+
+/* a conv2d row: GFLOP/s, fraction of the FMA peak, the portable reference's GFLOP/s */
+static void lreport_flops(const char *name, const char *shape, double flops, ljob *j,
+                          double target) {
+    double t, tp, g, gp;
+    char f[256];
+    j->portable = 0;
+    t = time_ljob(j, budget, 20);
+    j->portable = 1;
+    tp = time_ljob(j, budget * 0.3, 3);
+    j->portable = 0;
+    g = flops / t * 1e-9; gp = flops / tp * 1e-9;
+    printf("%-22s %-24s %8.1f %7.3f %8.2f %7.1fx %s\n", name, shape, g, g / peak, gp, g / gp,
+           target > 0 ? (g / peak >= target ? "(target met)" : "(BELOW target)") : "");
+    if (target > 0 && g / peak < target) below_target++;
+    snprintf(f, sizeof f, "\"gflops\": %.3f, \"peak_gflops\": %.3f, \"fraction_of_peak\": %.4f, "
+             "\"portable_gflops\": %.3f", g, peak, g / peak, gp);
+    json_row(name, shape, f);
+    fflush(stdout);
+}
+/* a memory-bound row: the bytes the kernel must move at least (each input read once, each
+   output written once) per second, against the stream-add bandwidth over as many bytes */
+static void lreport_bytes(const char *name, const char *shape, double bytes, ljob *j) {
+    double t = time_ljob(j, budget, 20), bw = measure_bw((size_t)bytes), gbs = bytes / t * 1e-9;
+    char f[256];
+    printf("%-22s %-24s %8.1f %7.3f %8.1f %8.1f (GB/s; of the stream-add at that size)\n", name,
+           shape, gbs, gbs / bw, bw, peak_dram_bw);
+    snprintf(f, sizeof f, "\"gbytes_per_s\": %.3f, \"bandwidth_gbytes_per_s\": %.3f, "
+             "\"fraction_of_bandwidth\": %.4f, \"dram_gbytes_per_s\": %.3f", gbs, bw, gbs / bw,
+             peak_dram_bw);
+    json_row(name, shape, f);
+    fflush(stdout);
+}
+
+static void lalloc(ljob *j, size_t nx, size_t ny, size_t nw, size_t nb) {
+    j->x = buf(nx); j->dx = buf(nx); j->y = buf(ny); j->dy = buf(ny);
+    j->w = buf(nw); j->dw = buf(nw); j->b = buf(nb); j->db = buf(nb);
+    j->g = buf(nb); j->beta = buf(nb); j->mean = buf(nb); j->inv = buf(nb);
+    j->scratch = buf(ipup_conv2d_scratch_floats(&j->s, j->B) + 1);
+}
+static void lfree(ljob *j) {
+    free(j->x); free(j->dx); free(j->y); free(j->dy); free(j->w); free(j->dw); free(j->b);
+    free(j->db); free(j->g); free(j->beta); free(j->mean); free(j->inv); free(j->scratch);
+}
+
+/* the convolutions of DS-CNN, MobileNetV1 0.25 and ResNet-8 at batch 8: forward, backward
+   (dx, dw, db; only dw, db for a first layer, whose dx nothing consumes) */
+static void bench_conv2d(void) {
+    static const struct { const char *net; int h, w, ci, co, k1, k2, s, first; } cs[] = {
+        {"ds-cnn", 49, 10, 1, 64, 10, 4, 2, 1},   {"ds-cnn", 25, 5, 64, 64, 1, 1, 1, 0},
+        {"mobilenet", 96, 96, 3, 8, 3, 3, 2, 1},  {"mobilenet", 48, 48, 8, 16, 1, 1, 1, 0},
+        {"mobilenet", 6, 6, 128, 128, 1, 1, 1, 0}, {"resnet8", 32, 32, 3, 16, 3, 3, 1, 1},
+        {"resnet8", 32, 32, 16, 16, 3, 3, 1, 0},  {"resnet8", 32, 32, 16, 32, 3, 3, 2, 0},
+        {"resnet8", 16, 16, 32, 32, 3, 3, 1, 0},  {"resnet8", 32, 32, 16, 32, 1, 1, 2, 0},
+    };
+    size_t c;
+    for (c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        ljob j;
+        char shape[64];
+        double f;
+        const int kxk = cs[c].k1 > 1 || cs[c].s > 1; /* the target: strided or k x k */
+        memset(&j, 0, sizeof j);
+        j.B = 8;
+        if (ipup_conv2d_shape_init(&j.s, cs[c].h, cs[c].w, cs[c].ci, cs[c].co, cs[c].k1,
+                                   cs[c].k2, cs[c].s, cs[c].s, 1)) exit(3);
+        lalloc(&j, (size_t)(8 * cs[c].h * cs[c].w * cs[c].ci), (size_t)(8 * j.s.oh * j.s.ow * cs[c].co),
+               (size_t)(cs[c].k1 * cs[c].k2 * cs[c].ci * cs[c].co), (size_t)cs[c].co);
+        f = 2.0 * 8 * j.s.oh * j.s.ow * (double)(cs[c].k1 * cs[c].k2 * cs[c].ci) * cs[c].co;
+        snprintf(shape, sizeof shape, "8x%dx%dx%d->%d k%dx%ds%d", cs[c].h, cs[c].w, cs[c].ci,
+                 cs[c].co, cs[c].k1, cs[c].k2, cs[c].s);
+        j.kind = L_CONV_FWD;
+        lreport_flops("conv2d_fwd", shape, f, &j, kxk ? 0.5 : 0.0);
+        if (cs[c].first) {
+            j.kind = L_CONV_BWD_W;
+            lreport_flops("conv2d_bwd(dw,db)", shape, f, &j, 0.0);
+        } else {
+            j.kind = L_CONV_BWD;
+            lreport_flops("conv2d_bwd(dx,dw,db)", shape, 2.0 * f, &j, 0.0);
+        }
+        lfree(&j);
+    }
+}
+
+static void bench_memory_bound(void) {
+    static const struct { int h, w, c, s; } ds[] = {{25, 5, 64, 1}, {48, 48, 8, 1}, {48, 48, 16, 2},
+                                                    {6, 6, 128, 1}};
+    static const struct { int n, c; } bs[] = {{8 * 25 * 5, 64}, {8 * 48 * 48, 8}, {8 * 32 * 32, 16},
+                                              {8, 128}};
+    static const struct { int h, w, c, kh, kw; } ps[] = {{25, 5, 64, 24, 5}, {8, 8, 64, 8, 8},
+                                                         {3, 3, 64, 3, 3}};
+    size_t i;
+    ljob j;
+    char shape[64];
+    peak_dram_bw = measure_bw((size_t)192 << 20);
+    printf("stream-add bandwidth (acc += x) over 192 MB: %.1f GB/s (DRAM); the memory-bound rows "
+           "below give GB/s, the fraction of the stream-add over as many bytes, its GB/s, DRAM's\n",
+           peak_dram_bw);
+    for (i = 0; i < sizeof ds / sizeof ds[0]; i++) {
+        double nx, ny;
+        memset(&j, 0, sizeof j);
+        j.B = 8;
+        if (ipup_conv2d_shape_init(&j.s, ds[i].h, ds[i].w, ds[i].c, ds[i].c, 3, 3, ds[i].s, ds[i].s, 1))
+            exit(3);
+        nx = 8.0 * ds[i].h * ds[i].w * ds[i].c; ny = 8.0 * j.s.oh * j.s.ow * ds[i].c;
+        lalloc(&j, (size_t)nx, (size_t)ny, (size_t)(9 * ds[i].c), (size_t)ds[i].c);
+        snprintf(shape, sizeof shape, "8x%dx%dx%d k3s%d", ds[i].h, ds[i].w, ds[i].c, ds[i].s);
+        j.kind = L_DW_FWD;
+        lreport_bytes("dwconv2d_fwd", shape, 4.0 * (nx + ny), &j);
+        j.kind = L_DW_BWD;
+        lreport_bytes("dwconv2d_bwd(dx,dw,db)", shape, 4.0 * (2.0 * nx + ny), &j);
+        lfree(&j);
+    }
+    for (i = 0; i < sizeof bs / sizeof bs[0]; i++) {
+        const double n = (double)bs[i].n * bs[i].c;
+        memset(&j, 0, sizeof j);
+        j.N = bs[i].n; j.C = bs[i].c;
+        lalloc(&j, (size_t)n, (size_t)n, (size_t)bs[i].c, (size_t)bs[i].c);
+        snprintf(shape, sizeof shape, "N%d C%d", bs[i].n, bs[i].c);
+        j.kind = L_BN_FWD;
+        lreport_bytes("batchnorm_fwd_train", shape, 8.0 * n, &j);
+        j.kind = L_BN_BWD;
+        lreport_bytes("batchnorm_bwd", shape, 12.0 * n, &j);
+        lfree(&j);
+    }
+    for (i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+        const double nx = 8.0 * ps[i].h * ps[i].w * ps[i].c, ny = 8.0 * ps[i].c;
+        memset(&j, 0, sizeof j);
+        j.B = 8; j.C = ps[i].c; j.kh = ps[i].kh; j.kw = ps[i].kw; j.sh = ps[i].kh; j.sw = ps[i].kw;
+        j.s.h = ps[i].h; j.s.w = ps[i].w;
+        lalloc(&j, (size_t)nx, (size_t)ny, 1, 1);
+        snprintf(shape, sizeof shape, "8x%dx%dx%d k%dx%d", ps[i].h, ps[i].w, ps[i].c, ps[i].kh,
+                 ps[i].kw);
+        j.kind = L_POOL_FWD;
+        lreport_bytes("avgpool_fwd", shape, 4.0 * (nx + ny), &j);
+        j.kind = L_POOL_BWD;
+        lreport_bytes("avgpool_bwd", shape, 4.0 * (nx + ny), &j);
+        lfree(&j);
+    }
+    {   /* activations on MobileNet's first feature map, batch 8 */
+        static const char *names[3] = {"sigmoid_fwd", "tanh_fwd", "hard_swish_fwd"};
+        const int n = 8 * 48 * 48 * 8;
+        int k;
+        memset(&j, 0, sizeof j);
+        j.N = n;
+        lalloc(&j, (size_t)n, (size_t)n, 1, 1);
+        for (k = 0; k < 3; k++) {
+            j.kind = L_SIGMOID + k;
+            lreport_bytes(names[k], "147456", 8.0 * n, &j);
+        }
+        lfree(&j);
+    }
+}
+
 int main(int argc, char **argv) {
     static const int dims[6] = {784, 256, 128, 64, 32, 10};
     static const int batches[3] = {32, 16, 64};
     const char *json_path = "build/bench/kernels.json", *what;
-    int a, bi, l;
+    int a, bi, l, layers_only = 0;
     double t_start = now();
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--quick")) budget = 0.03;
+        else if (!strcmp(argv[a], "--layers")) layers_only = 1;
         else if (!strcmp(argv[a], "--json") && a + 1 < argc) json_path = argv[++a];
         else {
-            fprintf(stderr, "usage: %s [--quick] [--json PATH]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--quick] [--layers] [--json PATH]\n", argv[0]);
             return 2;
         }
     }
@@ -205,7 +448,7 @@ int main(int argc, char **argv) {
     if (!json) fprintf(stderr, "warning: cannot write %s; table only\n", json_path);
     else fprintf(json, "[\n");
 
-    for (bi = 0; bi < 3; bi++)
+    for (bi = 0; bi < (layers_only ? 0 : 3); bi++)
         for (l = 0; l < 5; l++) {
             int B = batches[bi], IN = dims[l], OUT = dims[l + 1], k;
             char shape[64];
@@ -238,7 +481,7 @@ int main(int argc, char **argv) {
     {
         static const int cs[2][4] = {{28, 28, 1, 32}, {13, 13, 32, 64}};
         int c;
-        for (c = 0; c < 2; c++) {
+        for (c = 0; c < (layers_only ? 0 : 2); c++) {
             const int B = 64, H = cs[c][0], W = cs[c][1], CI = cs[c][2], CO = cs[c][3];
             const int OH = H - 2, OW = W - 2;
             double f1 = 2.0 * B * OH * OW * 9.0 * CI * CO;
@@ -266,6 +509,10 @@ int main(int argc, char **argv) {
             free(j.db); free(j.scratch);
         }
     }
+    printf("%-22s %-24s %8s %7s %8s %8s\n", "layer kernel", "shape (batch 8)", "GFLOP/s",
+           "of peak", "portable", "speed-up");
+    bench_conv2d();
+    bench_memory_bound();
     if (json) {
         fprintf(json, "\n]\n");
         fclose(json);

@@ -166,6 +166,17 @@ static void every_schedule(const ipup_model_desc *md, feed_ctx *fc, const char *
 TTEST(mixed_every_schedule_bits) { every_schedule(&g_mixed, &g_f_mixed, "mixed"); }
 TTEST(shortcut_every_schedule_bits) { every_schedule(&g_short, &g_f_short, "shortcut"); }
 TTEST(bce_every_schedule_bits) { every_schedule(&g_bce, &g_f_bce, "bce"); }
+/* frozen conv2d, depthwise and batch norm (inference mode) before trained layers; an
+   autoencoder-like stack of dense, batch norm, ReLU under mse */
+TTEST(frozen_and_mse_every_schedule_bits) {
+    static ipup_model_desc fz, ae;
+    static feed_ctx f_ae = {6, 0, 6};
+    tiny_model_or_exit(&fz, 8, 8, 2,
+                       "conv4k3s2same:frozen,bn:frozen,relu,dw3same:frozen,bn,hswish,flatten,dense10,xent");
+    tiny_model_or_exit(&ae, 1, 1, 6, "dense16,bn,relu,dense4,bn,relu,dense16,bn,relu,dense6,mse");
+    every_schedule(&fz, &g_f_mixed, "frozen");
+    every_schedule(&ae, &f_ae, "mse");
+}
 
 /* replicas, recomputation, zb-h1's W ops, Adam against the plain single-stage run (with
    the same replicas: the all-reduce sums the replicas' gradients in replica order, the
@@ -340,6 +351,20 @@ TTEST(state_round_trip_running_statistics) {
     TT_EQ_INT(diff_params(&g_emu, &g_ref, first, sizeof first), 0);
     ipup_shutdown(&g_ref);
     ipup_shutdown(&g_emu);
+    { /* a leaky ReLU of another alpha (the same id): the descriptor tells them apart */
+        ipup_model_desc other = g_bce;
+        ipup_config cb = base_cfg(&g_bce, &g_f_bce);
+        if (ipup_init(&g_emu, &cb)) { TT_FAILF("init bce: %.300s", ipup_last_error(&g_emu)); return; }
+        g_state_n = 0;
+        TT_EQ_INT(ipup_state_save(&g_emu, st_write, NULL), IPUP_OK);
+        ipup_shutdown(&g_emu);
+        other.layers[5].alpha = 0.2f;
+        cb.model = &other;
+        if (ipup_init(&g_emu, &cb)) { TT_FAILF("init other: %.300s", ipup_last_error(&g_emu)); return; }
+        TT_EQ_INT(ipup_state_load(&g_emu, st_read, NULL), IPUP_ERR_MISMATCH);
+        TT_CONTAINS(ipup_last_error(&g_emu), "layer 5 (leaky0.1) has another kernel");
+        ipup_shutdown(&g_emu);
+    }
 }
 
 /* ipup_predict's output rows are the loss layer's input of ipup_evaluate's forward (the
@@ -414,6 +439,33 @@ TTEST(frozen_batch_norm) {
     TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
     TT_CHECK(g.data[1] == g0 && m.data[1] == 0.0f);
     TT_CHECK(w.data[1] != w0);
+    ipup_shutdown(&g_emu);
+}
+
+/* the stash entry: what each backward reads, per micro-batch of B = 3: the conv's input
+   (the stage input, 3 x 128), the batch norm's input (3 x 64; its mean and 1/std sit in the
+   gradient block's slots), the ReLU's input (3 x 64, no later layer of the stage keeps its
+   output), the dense layer's input (3 x 64), the labels (3) and the logits' gradient
+   (3 x 10): 993 floats, 1008 with the 16-float rounding; the pool's and the residual
+   block's buffers are scratch */
+TTEST(stash_entry_floats) {
+    ipup_model_desc md;
+    ipup_config c;
+    tiny_model_or_exit(&md, 8, 8, 2, "conv4k3s2same,bn,relu,flatten,dense10,xent");
+    c = base_cfg(&md, &g_f_mixed);
+    if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.300s", ipup_last_error(&g_emu)); return; }
+    TT_EQ_INT((int)g_emu.core.stages[0].entry_floats, 1008);
+    TT_EQ_INT((int)g_emu.core.stages[0].res_floats, 0);
+    /* the gradient block: conv w (72, 80 rounded to 16) b (4: 16), bn gamma, beta (16 each),
+       its statistics (R M = 4 slots of 2 x 16), dense w (640) b (16) */
+    TT_EQ_INT((int)g_emu.core.stages[0].n_grads, 80 + 16 + 32 + 4 * 32 + 640 + 16);
+    /* the parameter block: those and the running mean and variance (2 x 16) */
+    TT_EQ_INT((int)g_emu.core.stages[0].n_params, 80 + 16 + 32 + 4 * 32 + 640 + 16 + 32);
+    ipup_shutdown(&g_emu);
+    tiny_model_or_exit(&md, 8, 8, 2, "conv4k3s2same,res(conv4k3same,relu|conv4k1),flatten,dense10,xent");
+    c = base_cfg(&md, &g_f_mixed);
+    if (ipup_init(&g_emu, &c)) { TT_FAILF("init: %.300s", ipup_last_error(&g_emu)); return; }
+    TT_EQ_INT((int)g_emu.core.stages[0].res_floats, 3 * 64); /* 4x4x4 per sample */
     ipup_shutdown(&g_emu);
 }
 
@@ -511,9 +563,11 @@ static const ttest_case cases[] = {
     TT_CASE(parse_errors_name_the_position),
     TT_CASE(parse_ids_and_fields),
     TT_CASE(split_never_inside_block),
+    TT_CASE(stash_entry_floats),
     TT_CASE(mixed_every_schedule_bits),
     TT_CASE(shortcut_every_schedule_bits),
     TT_CASE(bce_every_schedule_bits),
+    TT_CASE(frozen_and_mse_every_schedule_bits),
     TT_CASE(replicas_recompute_zb),
     TT_CASE(gradient_finite_differences),
     TT_CASE(state_round_trip_running_statistics),

@@ -49,6 +49,7 @@
 #ifndef EXPORT_C_H
 #define EXPORT_C_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -194,24 +195,48 @@ static inline int expc_check(const ipup_emu *e, char *msg, size_t len) {
     for (l = 0; l < e->core.n_layers; l++) {
         ipup_layer_kind k = e->core.layers[l].info.kind;
         int last = l == e->core.n_layers - 1;
-        if ((k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE) && last) continue;
-        if (k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3 || k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU ||
-            k == IPUP_LAYER_MAXPOOL2 || k == IPUP_LAYER_FLATTEN || k == IPUP_LAYER_DROPOUT)
-            if (!last) continue;
+        if ((k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE || k == IPUP_LAYER_BCE) && last) continue;
+        if (k != IPUP_LAYER_SOFTMAX_XENT && k != IPUP_LAYER_MSE && k != IPUP_LAYER_BCE && k != IPUP_LAYER_NONE &&
+            k <= IPUP_LAYER_RES_END && !last)
+            continue;
         return expc_fail(msg, len, IPUP_ERR_UNSUPPORTED,
-                         "layer %d '%s' (%s) cannot be exported: the C export knows dense, conv3x3, maxpool2, flatten, "
-                         "relu, gelu and dropout layers under a softmax cross-entropy (xent) or mean squared error (mse) "
+                         "layer %d '%s' (%s) cannot be exported: the C export knows every layer kind of the model text "
+                         "under a softmax cross-entropy (xent), mean squared error (mse) or binary cross-entropy (bce) "
                          "last layer",
                          (int)l, e->core.model.layers[l].id, ipup_layer_kind_name(k));
     }
     return IPUP_OK;
 }
 
-/* 1 for a loss layer: xent or mse (expc_check allows one, as the last layer). */
-static inline int expc_is_loss(ipup_layer_kind k) { return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE; }
+/* 1 for a loss layer: xent, mse or bce (expc_check allows one, as the last layer). */
+static inline int expc_is_loss(ipup_layer_kind k) {
+    return k == IPUP_LAYER_SOFTMAX_XENT || k == IPUP_LAYER_MSE || k == IPUP_LAYER_BCE;
+}
 
-/* 1 when the model of e ends with an mse loss (a regression model), 0 for xent. */
+/* 1 when the model of e ends with an mse loss (a regression model), 0 for xent or bce (logits). */
 static inline int expc_is_mse(const ipup_emu *e) { return e->core.layers[e->core.n_layers - 1].info.kind == IPUP_LAYER_MSE; }
+/* the loss's name: "xent", "mse" or "bce" */
+static inline const char *expc_loss_name(const ipup_emu *e) {
+    return ipup_layer_kind_name(e->core.layers[e->core.n_layers - 1].info.kind);
+}
+
+/* Batch norm folding: a batch norm (inference mode: y = x s + t per channel, s = gamma /
+   sqrt(var + eps), t = beta - mean s, as ipup_batchnorm_fwd_infer_f32 computes them) right
+   after a dense, conv or depthwise layer is folded into that layer's arrays, w' = w s (each
+   output unit's column) and b' = b s + t, and makes no call. The outputs then differ from
+   ipup_predict's (which runs the two layers) by rounding only: (w x + b) s + t against
+   (w s) x + (b s + t). Any other batch norm (after an activation, a pool, a block's add)
+   runs as ipup_batchnorm_fwd_infer_f32 on its exported gamma, beta, mean and variance,
+   with ipup_predict's bits. */
+static inline int expc_bn_folds(const ipup_emu *e, int32_t l) {
+    ipup_layer_kind k;
+    if (l < 1 || l >= e->core.n_layers || e->core.layers[l].info.kind != IPUP_LAYER_BATCHNORM) return 0;
+    k = e->core.layers[l - 1].info.kind;
+    return k == IPUP_LAYER_DENSE || k == IPUP_LAYER_CONV3X3 || k == IPUP_LAYER_CONV2D || k == IPUP_LAYER_DWCONV;
+}
+static inline float expc_bn_eps(const ipup_emu *e, int32_t l) {
+    return e->core.model.layers[l].eps > 0.0f ? e->core.model.layers[l].eps : 1e-3f;
+}
 
 /* ---------------------------------------------------------------- buffered output */
 
@@ -272,9 +297,27 @@ static inline void expc_model_text(const ipup_emu *e, char *buf, size_t cap) {
     buf[0] = 0;
     for (l = 0; l < e->core.n_layers && n + 1 < cap; l++) {
         const ipup_layer *L = &e->core.model.layers[l];
-        const char *sep = l ? "," : "";
+        const ipup_layer_info *I = &e->core.layers[l].info;
+        const ipup_layer_kind pk = l ? e->core.model.layers[l - 1].kind : IPUP_LAYER_NONE;
+        const char *sep = (l && pk != IPUP_LAYER_RES_BEGIN && pk != IPUP_LAYER_RES_SHORTCUT &&
+                           L->kind != IPUP_LAYER_RES_SHORTCUT && L->kind != IPUP_LAYER_RES_END) ? "," : "";
+        const char *pad = L->same ? "same" : "valid";
         int k;
         switch (L->kind) {
+        case IPUP_LAYER_CONV2D:
+            k = ipup_snprintf(buf + n, cap - n, "%sconv%dk%dx%ds%dx%d%s", sep, (int)L->units, (int)I->kh, (int)I->kw,
+                              (int)I->sh, (int)I->sw, pad);
+            break;
+        case IPUP_LAYER_DWCONV:
+            k = ipup_snprintf(buf + n, cap - n, "%sdw%dx%ds%dx%d%s", sep, (int)I->kh, (int)I->kw, (int)I->sh, (int)I->sw, pad);
+            break;
+        case IPUP_LAYER_AVGPOOL:
+            k = ipup_snprintf(buf + n, cap - n, "%savgpool%dx%ds%dx%d", sep, (int)I->kh, (int)I->kw, (int)I->sh, (int)I->sw);
+            break;
+        case IPUP_LAYER_LEAKY_RELU: k = ipup_snprintf(buf + n, cap - n, "%sleaky%.9g", sep, (double)L->alpha); break;
+        case IPUP_LAYER_RES_BEGIN: k = ipup_snprintf(buf + n, cap - n, "%sres(", sep); break;
+        case IPUP_LAYER_RES_SHORTCUT: k = ipup_snprintf(buf + n, cap - n, "|"); break;
+        case IPUP_LAYER_RES_END: k = ipup_snprintf(buf + n, cap - n, ")"); break;
         case IPUP_LAYER_DENSE: k = ipup_snprintf(buf + n, cap - n, "%sdense%d", sep, (int)L->units); break;
         case IPUP_LAYER_CONV3X3: k = ipup_snprintf(buf + n, cap - n, "%sconv%d", sep, (int)L->units); break;
         case IPUP_LAYER_DROPOUT: k = ipup_snprintf(buf + n, cap - n, "%sdropout%g", sep, (double)L->rate); break;
@@ -290,13 +333,38 @@ static inline void expc_model_text(const ipup_emu *e, char *buf, size_t cap) {
 }
 
 /* Floats of one activation buffer per sample: the largest output of a layer that
-   computes (views write nothing). */
+   computes (views write nothing), and the largest tensor a residual block keeps. */
 static inline int32_t expc_act_floats(const ipup_emu *e) {
     int32_t l, mx = 1;
     for (l = 0; l < e->core.n_layers; l++) {
         const ipup_layer_info *I = &e->core.layers[l].info;
         if (I->kind == IPUP_LAYER_FLATTEN || I->kind == IPUP_LAYER_DROPOUT || expc_is_loss(I->kind)) continue;
         if (I->out_n > mx) mx = I->out_n;
+        if (I->in_n > mx && I->kind >= IPUP_LAYER_RES_BEGIN) mx = I->in_n;
+    }
+    return mx;
+}
+/* 1 when the model has residual blocks: two more buffers (the block input, the main output) */
+static inline int expc_has_res(const ipup_emu *e) {
+    int32_t l;
+    for (l = 0; l < e->core.n_layers; l++)
+        if (e->core.layers[l].info.kind == IPUP_LAYER_RES_BEGIN) return 1;
+    return 0;
+}
+/* floats of scratch the general convolutions need (ipup_conv2d_scratch_floats: the same
+   figure in every build) */
+static inline int64_t expc_conv2d_scratch(const ipup_emu *e) {
+    int32_t l;
+    int64_t mx = 0;
+    for (l = 0; l < e->core.n_layers; l++) {
+        const ipup_layer_info *I = &e->core.layers[l].info;
+        ipup_conv2d_shape sh;
+        int64_t f;
+        if (I->kind != IPUP_LAYER_CONV2D) continue;
+        ipup_conv2d_shape_init(&sh, I->in_h, I->in_w, I->in_c, I->out_c, I->kh, I->kw, I->sh, I->sw,
+                               e->core.model.layers[l].same);
+        f = (int64_t)ipup_conv2d_scratch_floats(&sh, e->core.B);
+        if (f > mx) mx = f;
     }
     return mx;
 }
@@ -320,17 +388,39 @@ static inline void expc_put_map(expc_out *o, const ipup_emu *e, const char *U) {
                 "   exported as the one layer they split (weights concatenated along the units) */\n");
 }
 
+/* 1 when the model has a batch norm */
+static inline int expc_has_bn(const ipup_emu *e) {
+    int32_t l;
+    for (l = 0; l < e->core.n_layers; l++)
+        if (e->core.layers[l].info.kind == IPUP_LAYER_BATCHNORM) return 1;
+    return 0;
+}
+/* Appends a string of any length. */
+static inline void expc_put_str(expc_out *o, const char *str) {
+    size_t n = strlen(str), k;
+    while (n) {
+        if (o->len == sizeof o->buf) expc_flush(o);
+        k = sizeof o->buf - o->len < n ? sizeof o->buf - o->len : n;
+        memcpy(o->buf + o->len, str, k);
+        o->len += k;
+        str += k;
+        n -= k;
+    }
+}
+
 /* The comment that opens the header and its size macros. */
 static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *name, const char *origin, const expc_info *info) {
     const char *U = info->upper, *out = expc_is_mse(e) ? "out" : "logits";
-    char text[512];
+    static char text[4096]; /* off the stack of small targets; one export at a time */
     int32_t l, s, conv = 0;
     int mse = expc_is_mse(e);
     char org[1024];
     expc_model_text(e, text, sizeof text);
     ex_esc_c_comment(origin, org, sizeof org); /* the caller's text, maybe from a command line */
     expc_put(o, "/* %s.h - a trained ipupipe model as C (written by %s). Do not edit.\n", name, org);
-    expc_put(o, "   model  %s\n   input  %dx%dx%d (%d floats per sample, NHWC), output %d %s per sample\n", text,
+    expc_put(o, "   model  ");
+    expc_put_str(o, text);
+    expc_put(o, "\n   input  %dx%dx%d (%d floats per sample, NHWC), output %d %s per sample\n",
              (int)e->core.model.in_h, (int)e->core.model.in_w, (int)e->core.model.in_c, (int)e->core.in_n, (int)e->core.classes,
              mse ? "predictions (the input of its mse loss)" : "logits");
     expc_put(o, "   Needs ipupipe_kernels.h only (define IPUPIPE_IMPLEMENTATION in one translation unit before\n"
@@ -351,10 +441,20 @@ static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *nam
                 "   built with the same kernels and compiler flags. */\n", U);
     expc_put(o, "#ifndef %s_EXPORT_H\n#define %s_EXPORT_H\n\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n"
                 "#include \"ipupipe_kernels.h\"\n\n", U, U);
-    expc_put(o, "#define %s_MODEL_TEXT \"%s\"\n#define %s_IN_H %d\n#define %s_IN_W %d\n#define %s_IN_C %d\n", U, text, U,
+    expc_put(o, "#define %s_MODEL_TEXT \"", U);
+    expc_put_str(o, text);
+    expc_put(o, "\"\n#define %s_IN_H %d\n#define %s_IN_W %d\n#define %s_IN_C %d\n", U,
              (int)e->core.model.in_h, U, (int)e->core.model.in_w, U, (int)e->core.model.in_c);
-    expc_put(o, "#define %s_LOSS \"%s\" /* the loss layer the forward stops before: xent (logits) or mse (predictions) */\n",
-             U, mse ? "mse" : "xent");
+    expc_put(o, "#define %s_LOSS \"%s\" /* the loss layer the forward stops before: xent or bce (logits), mse "
+                "(predictions) */\n",
+             U, expc_loss_name(e));
+    if (expc_has_bn(e)) {
+        int32_t nf = 0;
+        for (l = 0; l < e->core.n_layers; l++) nf += expc_bn_folds(e, l);
+        expc_put(o, "#define %s_BN_FOLDED %d /* batch norms folded into the dense, conv or depthwise layer before them (its\n"
+                    "   arrays hold w s, b s + t): the outputs then differ from ipup_predict's by rounding only; the\n"
+                    "   other batch norms run as there */\n", U, (int)nf);
+    }
     expc_put(o, "#define %s_IN %d\n#define %s_OUT %d\n#define %s_BATCH %d /* samples per kernel call: the emulator's micro-batch */\n",
              U, (int)e->core.in_n, U, (int)e->core.classes, U, (int)e->core.B);
     expc_put(o, "#define %s_STAGES %d /* the pipeline stages it was trained on (they decide which ReLUs are fused) */\n",
@@ -373,9 +473,10 @@ static inline void expc_put_head(expc_out *o, const ipup_emu *e, const char *nam
                  (int)I->in_c, (int)I->out_c);
         conv++;
     }
-    expc_put(o, "1");
+    expc_put(o, "%lld", (long long)(expc_conv2d_scratch(e) > 1 ? expc_conv2d_scratch(e) : 1));
     for (s = 0; s < conv; s++) expc_put(o, ")");
-    expc_put(o, " /* floats */\n#define %s_SCRATCH_FLOATS (2 * %s_BATCH * %s_ACT_FLOATS + %s_CONV_SCRATCH)\n\n", U, U, U, U);
+    expc_put(o, " /* floats */\n#define %s_SCRATCH_FLOATS (%d * %s_BATCH * %s_ACT_FLOATS + %s_CONV_SCRATCH)\n\n", U,
+             expc_has_res(e) ? 4 : 2, U, U, U);
 }
 
 /* One exported weight array: parameter `role` ('w' or 'b') of layer `layer`, in the
@@ -389,6 +490,8 @@ typedef struct {
     int32_t rows, units, n;     /* n = rows x units */
     int32_t first[IPUP_SCHED_MAX_BRANCHES + 1]; /* first unit of each branch */
     ipup_tensor_info t[IPUP_SCHED_MAX_BRANCHES];
+    const float *bn[4];         /* the folded batch norm's gamma, beta, mean, variance, or NULL */
+    float bn_eps;
 } expc_array;
 
 /* The length of a tensor's name without its branch suffix "#<digits>" (ids may hold '#') */
@@ -400,9 +503,12 @@ static inline size_t expc_base_len(const char *name) {
     return (size_t)(h - name);
 }
 
-/* 'w', 'b' or 0: the role of parameter tensor t (the end of its name without a branch) */
+/* 'w', 'b', 'm' (a batch norm's running mean), 'v' (its variance) or 0: the role of
+   parameter tensor t (the end of its name without a branch) */
 static inline char expc_role(const ipup_tensor_info *t) {
     size_t n = expc_base_len(t->name);
+    if (n > 5 && memcmp(t->name + n - 5, ".mean", 5) == 0) return 'm';
+    if (n > 4 && memcmp(t->name + n - 4, ".var", 4) == 0) return 'v';
     return n ? t->name[n - 1] : 0;
 }
 
@@ -427,20 +533,38 @@ static inline void expc_array_get(ipup_emu *e, int32_t layer, char role, expc_ar
     }
     a->first[a->nb] = a->units;
     a->n = a->rows * a->units;
+    if (a->nb && (role == 'w' || role == 'b') && expc_bn_folds(e, layer + 1)) {
+        static const char roles[4] = {'w', 'b', 'm', 'v'};
+        int r;
+        for (r = 0; r < 4; r++)
+            for (i = 0; i < n; i++)
+                if (ipup_tensor_get(e, i, &t) == IPUP_OK && t.kind == IPUP_TENSOR_PARAM && t.layer == layer + 1 &&
+                    expc_role(&t) == roles[r])
+                    a->bn[r] = t.data;
+        a->bn_eps = expc_bn_eps(e, layer + 1);
+    }
 }
 
 /* element i of array a (row-major in the layer's layout) */
 static inline float expc_array_at(const expc_array *a, int32_t i) {
     int32_t r = i / a->units, u = i % a->units, b = 0;
+    float v, sc, sh;
     while (b + 1 < a->nb && u >= a->first[b + 1]) b++;
-    return a->t[b].data[(size_t)r * (size_t)(a->first[b + 1] - a->first[b]) + (size_t)(u - a->first[b])];
+    v = a->t[b].data[(size_t)r * (size_t)(a->first[b + 1] - a->first[b]) + (size_t)(u - a->first[b])];
+    if (!a->bn[0]) return v;
+    /* the folded batch norm of unit u: ipup_batchnorm_fwd_infer_f32's scale and shift */
+    sc = a->bn[0][u] / sqrtf(a->bn[3][u] + a->bn_eps);
+    sh = a->bn[1][u] - a->bn[2][u] * sc;
+    return a->role == 'w' ? v * sc : v * sc + sh;
 }
 
 /* The arrays in the order of export: layer by layer, w then b (ipup_tensor_get's order
    of an unsplit model). *k (from 0) walks them; 0 when there is no more. */
 static inline int expc_array_next(ipup_emu *e, int32_t *k, expc_array *a) {
-    for (; *k < 2 * e->core.n_layers; (*k)++) {
-        expc_array_get(e, *k / 2, *k % 2 ? 'b' : 'w', a);
+    static const char roles[4] = {'w', 'b', 'm', 'v'};
+    for (; *k < 4 * e->core.n_layers; (*k)++) {
+        if (expc_bn_folds(e, *k / 4)) continue; /* in the layer before it */
+        expc_array_get(e, *k / 4, roles[*k % 4], a);
         if (a->nb) {
             (*k)++;
             return 1;
@@ -459,6 +583,7 @@ static inline void expc_array_name(const expc_array *a, char *out, size_t cap) {
 
 /* One array as `static const float <name>_<w|b><layer>[n]`, 8 values a line. */
 static inline void expc_put_array(expc_out *o, const char *name, const expc_array *a) {
+    static const char folded[] = ", with the batch norm after it folded in";
     char q[4 * IPUP_TENSOR_NAME_MAX + 8], c[4 * IPUP_TENSOR_NAME_MAX + 8];
     int32_t i;
     expc_array_name(a, q, sizeof q);
@@ -466,9 +591,9 @@ static inline void expc_put_array(expc_out *o, const char *name, const expc_arra
     expc_put(o, "/* %s (", c);
     for (i = 0; i < a->t[0].ndim; i++)
         expc_put(o, "%s%d", i ? ", " : "", (int)(i + 1 < a->t[0].ndim ? a->t[0].shape[i] : a->units));
-    expc_put(o, ")%s */\nstatic const float %s_%c%d[%d] = {\n",
-             a->nb > 1 ? ": its concurrent stage's branches, concatenated along the last dimension" : "", name, a->role,
-             (int)a->layer, (int)a->n);
+    expc_put(o, ")%s%s */\nstatic const float %s_%c%d[%d] = {\n",
+             a->nb > 1 ? ": its concurrent stage's branches, concatenated along the last dimension" : "",
+             a->bn[0] ? folded : "", name, a->role, (int)a->layer, (int)a->n);
     for (i = 0; i < a->n; i++)
         expc_put(o, "%.8ef,%s", (double)expc_array_at(a, i), (i % 8 == 7 || i == a->n - 1) ? "\n" : " ");
     expc_put(o, "};\n");
@@ -522,10 +647,72 @@ static inline void expc_put_hash(expc_out *o, const char *name, const expc_info 
 
 /* Which of x (0), a (1), b (2) each call reads and writes, and what the forward uses. */
 typedef struct {
-    int cur, used_a, used_b, used_conv;
+    int cur, used_a, used_b, used_conv, used_r;
 } expc_bufs;
 
-static inline const char *expc_buf_name(int b) { return b == 0 ? "x" : b == 1 ? "a" : "b"; }
+/* x, a, b; r0, r1: a residual block's input and its main branch's output */
+static inline const char *expc_buf_name(int b) {
+    return b == 0 ? "x" : b == 1 ? "a" : b == 2 ? "b" : b == 3 ? "r0" : "r1";
+}
+
+/* The calls of issue 30's layer kinds (as ipup__fwd_more makes them in evaluation) from
+   buffer in into out (dst); returns 0 when the layer makes no call (a folded batch norm),
+   -1 for the markers, which move buffers themselves. */
+static inline int expc_put_more(expc_out *o, const ipup_emu *e, const char *name, int32_t l, const char *in,
+                                const char *out, expc_bufs *bb) {
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    const ipup_layer *L = &e->core.model.layers[l];
+    switch (I->kind) {
+    case IPUP_LAYER_CONV2D:
+    case IPUP_LAYER_DWCONV: {
+        ipup_conv2d_shape sh;
+        int dw = I->kind == IPUP_LAYER_DWCONV;
+        ipup_conv2d_shape_init(&sh, I->in_h, I->in_w, I->in_c, I->out_c, I->kh, I->kw, I->sh, I->sw, L->same);
+        expc_put(o, "    {\n        static const ipup_conv2d_shape s = {%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d};\n",
+                 sh.h, sh.w, sh.ci, sh.co, sh.kh, sh.kw, sh.sh, sh.sw, sh.pad_top, sh.pad_left, sh.oh, sh.ow);
+        expc_put(o, "        ipup_%s_fwd_f32(Bn, &s, %s, %s_w%d, %s_b%d, %s%s);\n    }\n", dw ? "dwconv2d" : "conv2d", in, name,
+                 (int)l, name, (int)l, out, dw ? "" : ", conv");
+        if (!dw) bb->used_conv = 1;
+        return 1;
+    }
+    case IPUP_LAYER_BATCHNORM:
+        if (expc_bn_folds(e, l)) return 0;
+        expc_put(o, "    ipup_batchnorm_fwd_infer_f32(Bn * %d, %d, %s, %s_w%d, %s_b%d, %s_m%d, %s_v%d, %.9ef, %s);\n",
+                 (int)(I->in_h * I->in_w), (int)I->in_c, in, name, (int)l, name, (int)l, name, (int)l, name, (int)l,
+                 (double)expc_bn_eps(e, l), out);
+        return 1;
+    case IPUP_LAYER_AVGPOOL:
+    case IPUP_LAYER_GAVGPOOL:
+        expc_put(o, "    ipup_avgpool_fwd_f32(Bn, %d, %d, %d, %d, %d, %d, %d, %s, %s);\n", (int)I->in_h, (int)I->in_w,
+                 (int)I->in_c, (int)I->kh, (int)I->kw, (int)I->sh, (int)I->sw, in, out);
+        return 1;
+    case IPUP_LAYER_LEAKY_RELU:
+        expc_put(o, "    ipup_leaky_relu_fwd_f32(Bn * %d, %.9ef, %s, %s);\n", (int)I->in_n, (double)L->alpha, in, out);
+        return 1;
+    case IPUP_LAYER_SIGMOID:
+    case IPUP_LAYER_TANH:
+    case IPUP_LAYER_HSWISH:
+        expc_put(o, "    ipup_%s_fwd_f32(Bn * %d, %s, %s);\n",
+                 I->kind == IPUP_LAYER_SIGMOID ? "sigmoid" : I->kind == IPUP_LAYER_TANH ? "tanh" : "hard_swish",
+                 (int)I->in_n, in, out);
+        return 1;
+    case IPUP_LAYER_RES_BEGIN:
+        expc_put(o, "    memcpy(r0, %s, (size_t)Bn * %d * sizeof(float)); /* the block input */\n", in, (int)I->in_n);
+        bb->used_r |= 1;
+        return -1;
+    case IPUP_LAYER_RES_SHORTCUT:
+        expc_put(o, "    memcpy(r1, %s, (size_t)Bn * %d * sizeof(float)); /* the main output; the shortcut reads r0 */\n",
+                 in, (int)I->in_n);
+        bb->cur = 3;
+        bb->used_r |= 2;
+        return -1;
+    case IPUP_LAYER_RES_END:
+        expc_put(o, "    {\n        int32_t i_;\n        for (i_ = 0; i_ < Bn * %d; i_++) %s[i_] = %s[i_] + %s[i_];\n    }\n",
+                 (int)I->in_n, out, e->core.layers[l].res_sc ? "r1" : in, e->core.layers[l].res_sc ? in : "r0");
+        return 1;
+    default: return 0;
+    }
+}
 
 /* The call of layer l (fuse: with the ReLU at l + 1) from bufs->cur into the other
    activation buffer; views make no call. */
@@ -541,8 +728,12 @@ static inline void expc_put_call(expc_out *o, const ipup_emu *e, const char *nam
                  I->kind == IPUP_LAYER_FLATTEN ? "flatten" : "dropout, identity at inference");
         return;
     }
-    expc_put(o, "    /* layer %d %s%s%s */\n", (int)l, id, fuse ? " and its ReLU, layer " : "", id2);
-    if (I->kind == IPUP_LAYER_DENSE)
+    expc_put(o, "    /* layer %d %s%s%s%s */\n", (int)l, id, fuse ? " and its ReLU, layer " : "", id2,
+             expc_bn_folds(e, l) ? ": folded into the layer before it" : "");
+    if (I->kind >= IPUP_LAYER_CONV2D) {
+        int r = expc_put_more(o, e, name, l, in, out, bb);
+        if (r <= 0) return;
+    } else if (I->kind == IPUP_LAYER_DENSE)
         expc_put(o, "    ipup_dense%s_fwd_f32(Bn, %d, %d, %s, %s_w%d, %s_b%d, %s);\n", fuse ? "_relu" : "", (int)I->in_n,
                  (int)I->out_n, in, name, (int)l, name, (int)l, out);
     else if (I->kind == IPUP_LAYER_CONV3X3) {
@@ -601,7 +792,10 @@ static inline void expc_put_forward(expc_out *o, const ipup_emu *e, const char *
              mse ? "predictions" : "logits", U, name);
     if (bb.used_a) expc_put(o, "    float *a = scratch;\n");
     if (bb.used_b) expc_put(o, "    float *b = scratch + (size_t)%s_BATCH * %s_ACT_FLOATS;\n", U, U);
-    if (bb.used_conv) expc_put(o, "    float *conv = scratch + (size_t)2 * %s_BATCH * %s_ACT_FLOATS;\n", U, U);
+    if (bb.used_r & 1) expc_put(o, "    float *r0 = scratch + (size_t)2 * %s_BATCH * %s_ACT_FLOATS;\n", U, U);
+    if (bb.used_r & 2) expc_put(o, "    float *r1 = scratch + (size_t)3 * %s_BATCH * %s_ACT_FLOATS;\n", U, U);
+    if (bb.used_conv)
+        expc_put(o, "    float *conv = scratch + (size_t)%d * %s_BATCH * %s_ACT_FLOATS;\n", bb.used_r ? 4 : 2, U, U);
     if (!bb.used_a && !bb.used_b) expc_put(o, "    (void)Bn;\n    (void)scratch;\n");
     {
         int last = bb.cur;
@@ -673,7 +867,8 @@ static inline int expc_write(ipup_emu *e, const char *name, const char *origin, 
         return rc;
     for (i = 0; name[i]; i++) info->upper[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 'a' + 'A' : name[i]);
     info->upper[i] = 0;
-    info->scratch = 2 * (int64_t)e->core.B * expc_act_floats(e) + 1;
+    info->scratch = (expc_has_res(e) ? 4 : 2) * (int64_t)e->core.B * expc_act_floats(e) +
+                    (expc_conv2d_scratch(e) > 1 ? expc_conv2d_scratch(e) : 1);
     memset(o, 0, sizeof *o);
     o->write = write;
     o->user = user;
