@@ -3041,28 +3041,29 @@ static int ipup__conv_unpadded(const ipup_conv2d_shape *s) {
            (s->ow - 1) * s->sw + s->kw <= s->w;
 }
 /* im2col of one image: col (oh ow, kh kw ci), row p = the taps of output p in (kh, kw, ci)
-   order, +0 for the taps in the padding */
+   order, +0 for the taps in the padding. Short runs (kw ci floats: 4 for DS-CNN's first
+   layer) by plain loops rather than a library call per run. */
 static void ipup__im2col(const ipup_conv2d_shape *s, const float *xn, float *col) {
-    const size_t CI = (size_t)s->ci, KW = (size_t)s->kw * CI;
+    const int CI = s->ci, KW = s->kw * CI;
     float *row = col;
-    int oh, ow, kh;
+    int oh, ow, kh, i;
     for (oh = 0; oh < s->oh; oh++)
         for (ow = 0; ow < s->ow; ow++)
             for (kh = 0; kh < s->kh; kh++, row += KW) {
                 const int ih = oh * s->sh - s->pad_top + kh, iw0 = ow * s->sw - s->pad_left;
-                const int lo = iw0 < 0 ? -iw0 : 0,
-                          hi = iw0 + s->kw > s->w ? s->w - iw0 : s->kw; /* taps inside */
+                const int lo = iw0 < 0 ? -iw0 * CI : 0,
+                          hi = (iw0 + s->kw > s->w ? s->w - iw0 : s->kw) * CI; /* inside */
+                const float *src;
                 if (ih < 0 || ih >= s->h || hi <= lo) {
-                    IPUPIPE_MEMSET(row, 0, KW * sizeof(float));
+                    for (i = 0; i < KW; i++) row[i] = 0.0f;
                     continue;
                 }
-                if (lo > 0) IPUPIPE_MEMSET(row, 0, (size_t)lo * CI * sizeof(float));
-                IPUPIPE_MEMCPY(row + (size_t)lo * CI,
-                               xn + ((size_t)ih * (size_t)s->w + (size_t)(iw0 + lo)) * CI,
-                               (size_t)(hi - lo) * CI * sizeof(float));
-                if (hi < s->kw)
-                    IPUPIPE_MEMSET(row + (size_t)hi * CI, 0,
-                                   (size_t)(s->kw - hi) * CI * sizeof(float));
+                src = xn + ((ptrdiff_t)ih * s->w + iw0) * CI;
+                for (i = 0; i < lo; i++) row[i] = 0.0f;
+                if (hi - lo >= 16) IPUPIPE_MEMCPY(row + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+                else
+                    for (i = lo; i < hi; i++) row[i] = src[i];
+                for (i = hi; i < KW; i++) row[i] = 0.0f;
             }
 }
 /* A of the forward product of image xn: the output positions' taps, read in place
@@ -3283,11 +3284,20 @@ IPUPIPE_DEF void ipup_dwconv2d_bwd_f32_portable(int B, const ipup_conv2d_shape *
 }
 
 #ifdef IPUP__SIMD
-/* n (1..VL) lanes of p: a whole vector, or the masked tail */
+/* n (1..VL) lanes of p: a whole vector, or the masked tail. With AVX-512, 8 lanes (a layer
+   of 8 channels) go as one ymm load or store: a masked store does not forward its data to
+   a later load of the same bytes, so a value stored and read back at once (a gradient
+   added to position after position) would wait for the store to reach the cache. */
 static inline ipup__v ipup__ldn(const float *p, int n) {
+#if defined(IPUP_KERNELS_AVX512)
+    if (n == 8) return _mm512_zextps256_ps512(_mm256_loadu_ps(p));
+#endif
     return n == IPUP__VL ? ipup__vld(p) : ipup__vldm(p, ipup__mask(n));
 }
 static inline void ipup__stn(float *p, int n, ipup__v v) {
+#if defined(IPUP_KERNELS_AVX512)
+    if (n == 8) { _mm256_storeu_ps(p, _mm512_castps512_ps256(v)); return; }
+#endif
     if (n == IPUP__VL) ipup__vst(p, v);
     else ipup__vstm(p, ipup__mask(n), v);
 }
@@ -3299,34 +3309,106 @@ static inline void ipup__tap_range(int o, int st, int pad, int k, int in, int *l
 }
 /* depthwise forward: per output position and vector of channels, acc = 0, then
    acc + x w (a rounded product, then a rounded add: the portable kernel's operations) over
-   the taps inside in (kh, kw) order, then + b */
+   the taps inside in (kh, kw) order, then + b. Four neighbouring outputs of a row whose
+   windows are inside the row run together (four independent chains: the add latency is
+   hidden); each output keeps its own chain, so the bits do not depend on the grouping. */
+static void ipup__dw_fwd_out(const ipup_conv2d_shape *s, const float *xr, const float *w,
+                             const float *b, float *yp, int kh0, int kh1, int kw0, int kw1,
+                             int q) {
+    const int C = s->ci;
+    const ptrdiff_t sx = (ptrdiff_t)s->sw * C, rx = (ptrdiff_t)s->w * C;
+    int kh, kw, c0;
+    for (c0 = 0; c0 < C; c0 += IPUP__VL) { /* named accumulators: they stay in registers */
+        const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+        ipup__v a0 = ipup__vzero(), a1 = ipup__vzero(), a2 = ipup__vzero(), a3 = ipup__vzero();
+        for (kh = kh0; kh < kh1; kh++) {
+            const float *xp = xr + kh * rx + c0, *wp = w + (ptrdiff_t)kh * s->kw * C + c0;
+            for (kw = 0; kw < s->kw; kw++) {
+                const ipup__v wv = ipup__ldn(wp + (ptrdiff_t)kw * C, nc);
+                const float *xk = xp + (ptrdiff_t)kw * C;
+                a0 = ipup__vadd(a0, ipup__vmul(ipup__ldn(xk, nc), wv));
+                a1 = ipup__vadd(a1, ipup__vmul(ipup__ldn(xk + sx, nc), wv));
+                a2 = ipup__vadd(a2, ipup__vmul(ipup__ldn(xk + 2 * sx, nc), wv));
+                a3 = ipup__vadd(a3, ipup__vmul(ipup__ldn(xk + 3 * sx, nc), wv));
+            }
+        }
+        if (b) {
+            const ipup__v bv = ipup__ldn(b + c0, nc);
+            a0 = ipup__vadd(a0, bv); a1 = ipup__vadd(a1, bv);
+            a2 = ipup__vadd(a2, bv); a3 = ipup__vadd(a3, bv);
+        }
+        ipup__stn(yp + c0, nc, a0);
+        ipup__stn(yp + C + c0, nc, a1);
+        ipup__stn(yp + 2 * C + c0, nc, a2);
+        ipup__stn(yp + 3 * C + c0, nc, a3);
+    }
+    (void)kw0; (void)kw1; (void)q;
+}
+/* one output whose window may reach into the padding: the taps inside only, up to four
+   vectors of channels at once (independent chains) */
+static void ipup__dw_fwd_one(const ipup_conv2d_shape *s, const float *xr, const float *w,
+                             const float *b, float *yp, int kh0, int kh1, int kw0, int kw1) {
+    const int C = s->ci;
+    const ptrdiff_t rx = (ptrdiff_t)s->w * C;
+    int kh, kw, c0;
+    for (c0 = 0; c0 < C; c0 += 4 * IPUP__VL) {
+        const int left = C - c0, nv = left > 3 * IPUP__VL ? 4 : (left + IPUP__VL - 1) / IPUP__VL;
+        const int n0 = left < IPUP__VL ? left : IPUP__VL,
+                  n1 = left - IPUP__VL < IPUP__VL ? left - IPUP__VL : IPUP__VL,
+                  n2 = left - 2 * IPUP__VL < IPUP__VL ? left - 2 * IPUP__VL : IPUP__VL,
+                  n3 = left - 3 * IPUP__VL < IPUP__VL ? left - 3 * IPUP__VL : IPUP__VL;
+        ipup__v a0 = ipup__vzero(), a1 = ipup__vzero(), a2 = ipup__vzero(), a3 = ipup__vzero();
+        for (kh = kh0; kh < kh1; kh++)
+            for (kw = kw0; kw < kw1; kw++) {
+                const float *xk = xr + kh * rx + (ptrdiff_t)kw * C + c0,
+                            *wk = w + ((ptrdiff_t)kh * s->kw + kw) * C + c0;
+                a0 = ipup__vadd(a0, ipup__vmul(ipup__ldn(xk, n0), ipup__ldn(wk, n0)));
+                if (nv > 1)
+                    a1 = ipup__vadd(a1, ipup__vmul(ipup__ldn(xk + IPUP__VL, n1),
+                                                   ipup__ldn(wk + IPUP__VL, n1)));
+                if (nv > 2)
+                    a2 = ipup__vadd(a2, ipup__vmul(ipup__ldn(xk + 2 * IPUP__VL, n2),
+                                                   ipup__ldn(wk + 2 * IPUP__VL, n2)));
+                if (nv > 3)
+                    a3 = ipup__vadd(a3, ipup__vmul(ipup__ldn(xk + 3 * IPUP__VL, n3),
+                                                   ipup__ldn(wk + 3 * IPUP__VL, n3)));
+            }
+        if (b) {
+            a0 = ipup__vadd(a0, ipup__ldn(b + c0, n0));
+            if (nv > 1) a1 = ipup__vadd(a1, ipup__ldn(b + c0 + IPUP__VL, n1));
+            if (nv > 2) a2 = ipup__vadd(a2, ipup__ldn(b + c0 + 2 * IPUP__VL, n2));
+            if (nv > 3) a3 = ipup__vadd(a3, ipup__ldn(b + c0 + 3 * IPUP__VL, n3));
+        }
+        ipup__stn(yp + c0, n0, a0);
+        if (nv > 1) ipup__stn(yp + c0 + IPUP__VL, n1, a1);
+        if (nv > 2) ipup__stn(yp + c0 + 2 * IPUP__VL, n2, a2);
+        if (nv > 3) ipup__stn(yp + c0 + 3 * IPUP__VL, n3, a3);
+    }
+}
 static void ipup__dw_fwd_simd(int B, const ipup_conv2d_shape *s, const float *x, const float *w,
                               const float *b, float *y) {
     const int C = s->ci;
-    int n, oh, ow, kh, kw, c0, kh0, kh1, kw0, kw1;
+    int n, oh, ow, kh0, kh1, kw0, kw1;
     for (n = 0; n < B; n++)
         for (oh = 0; oh < s->oh; oh++) {
+            const int ih0 = oh * s->sh - s->pad_top;
             ipup__tap_range(oh, s->sh, s->pad_top, s->kh, s->h, &kh0, &kh1);
-            for (ow = 0; ow < s->ow; ow++) {
-                const int iw0 = ow * s->sw - s->pad_left, ih0 = oh * s->sh - s->pad_top;
+            for (ow = 0; ow < s->ow;) {
+                const int iw0 = ow * s->sw - s->pad_left;
+                /* x at kernel position (0, 0) of this output (maybe outside: only taps
+                   inside are read) */
+                const float *xr = x + ((ptrdiff_t)((ptrdiff_t)n * s->h + ih0) * s->w + iw0) * C;
                 float *yp = y + (((size_t)n * (size_t)s->oh + (size_t)oh) * (size_t)s->ow +
                                  (size_t)ow) * (size_t)C;
-                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
-                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
-                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
-                    ipup__v acc = ipup__vzero();
-                    for (kh = kh0; kh < kh1; kh++) {
-                        const float *xr = x + (((size_t)n * (size_t)s->h + (size_t)(ih0 + kh)) *
-                                                   (size_t)s->w + (size_t)iw0) * (size_t)C +
-                                          (size_t)c0;
-                        const float *wr = w + (size_t)kh * (size_t)s->kw * (size_t)C + (size_t)c0;
-                        for (kw = kw0; kw < kw1; kw++)
-                            acc = ipup__vadd(acc, ipup__vmul(ipup__ldn(xr + (ptrdiff_t)kw * C, nc),
-                                                             ipup__ldn(wr + (size_t)kw * (size_t)C, nc)));
-                    }
-                    if (b) acc = ipup__vadd(acc, ipup__ldn(b + c0, nc));
-                    ipup__stn(yp + c0, nc, acc);
+                if (C < 4 * IPUP__VL && ow + 4 <= s->ow && iw0 >= 0 &&
+                    iw0 + 3 * s->sw + s->kw <= s->w) {
+                    ipup__dw_fwd_out(s, xr, w, b, yp, kh0, kh1, 0, s->kw, 4); /* C < 4 VL */
+                    ow += 4;
+                    continue;
                 }
+                ipup__tap_range(ow, s->sw, s->pad_left, s->kw, s->w, &kw0, &kw1);
+                ipup__dw_fwd_one(s, xr, w, b, yp, kh0, kh1, kw0, kw1);
+                ow++;
             }
         }
 }
@@ -3643,6 +3725,67 @@ static int ipup__pool_ok(int B, int H, int W, int C, int kh, int kw, int sh, int
     return B >= 0 && C > 0 && kh >= 1 && kw >= 1 && kh <= H && kw <= W && sh >= 1 && sw >= 1;
 }
 
+#ifdef IPUP__SIMD
+/* average pool, vector loops: per output, up to four vectors of channels summed at once
+   (four independent chains) over the taps in row order, then divided by kh kw: the
+   portable kernel's operations lane by lane */
+static void ipup__avgpool_fwd_simd(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                   const float *x, float *y) {
+    const int OH = (H - kh) / sh + 1, OW = (W - kw) / sw + 1;
+    const ipup__v area = ipup__vset((float)(kh * kw));
+    int n, oh, ow, i, j, c0, v;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                float *yp = y + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                 (size_t)ow) * (size_t)C;
+                for (c0 = 0; c0 < C; c0 += 4 * IPUP__VL) {
+                    ipup__v acc[4];
+                    int nv = (C - c0 + IPUP__VL - 1) / IPUP__VL, lanes[4];
+                    if (nv > 4) nv = 4;
+                    for (v = 0; v < nv; v++) {
+                        const int left = C - c0 - v * IPUP__VL;
+                        lanes[v] = left < IPUP__VL ? left : IPUP__VL;
+                        acc[v] = ipup__vzero();
+                    }
+                    for (i = 0; i < kh; i++)
+                        for (j = 0; j < kw; j++) {
+                            const float *xp = x + (((size_t)n * (size_t)H + (size_t)(oh * sh + i)) *
+                                                       (size_t)W + (size_t)(ow * sw + j)) *
+                                                      (size_t)C + (size_t)c0;
+                            for (v = 0; v < nv; v++)
+                                acc[v] = ipup__vadd(acc[v], ipup__ldn(xp + v * IPUP__VL, lanes[v]));
+                        }
+                    for (v = 0; v < nv; v++)
+                        ipup__stn(yp + c0 + v * IPUP__VL, lanes[v], ipup__vdiv(acc[v], area));
+                }
+            }
+}
+static void ipup__avgpool_bwd_simd(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
+                                   const float *dy, float *dx) {
+    const int OH = (H - kh) / sh + 1, OW = (W - kw) / sw + 1;
+    const ipup__v area = ipup__vset((float)(kh * kw));
+    int n, oh, ow, i, j, c0;
+    for (n = 0; n < B; n++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                const float *dp = dy + (((size_t)n * (size_t)OH + (size_t)oh) * (size_t)OW +
+                                        (size_t)ow) * (size_t)C;
+                for (c0 = 0; c0 < C; c0 += IPUP__VL) {
+                    const int nc = C - c0 < IPUP__VL ? C - c0 : IPUP__VL;
+                    const ipup__v g = ipup__vdiv(ipup__ldn(dp + c0, nc), area);
+                    for (i = 0; i < kh; i++)
+                        for (j = 0; j < kw; j++) {
+                            float *xp = dx + (((size_t)n * (size_t)H + (size_t)(oh * sh + i)) *
+                                                  (size_t)W + (size_t)(ow * sw + j)) *
+                                                 (size_t)C + (size_t)c0;
+                            ipup__stn(xp, nc, ipup__vadd(ipup__ldn(xp, nc), g));
+                        }
+                }
+            }
+}
+#endif /* IPUP__SIMD */
+
 IPUPIPE_DEF void ipup_avgpool_fwd_f32(int B, int H, int W, int C, int kh, int kw, int sh, int sw,
                                       const float *x /* (B, H, W, C) */,
                                       float *y /* (B, OH, OW, C) */) {
@@ -3651,6 +3794,12 @@ IPUPIPE_DEF void ipup_avgpool_fwd_f32(int B, int H, int W, int C, int kh, int kw
     float area;
     IPUPIPE_ASSERT(ipup__pool_ok(B, H, W, C, kh, kw, sh, sw));
     if (!ipup__pool_ok(B, H, W, C, kh, kw, sh, sw)) return;
+#ifdef IPUP__SIMD
+    ipup__avgpool_fwd_simd(B, H, W, C, kh, kw, sh, sw, x, y);
+    (void)n; (void)oh; (void)ow; (void)i; (void)j; (void)c; (void)OH; (void)OW; (void)area;
+    (void)Cz;
+    return;
+#endif
     OH = (H - kh) / sh + 1; OW = (W - kw) / sw + 1;
     area = (float)(kh * kw);
     for (n = 0; n < B; n++)
@@ -3681,6 +3830,11 @@ IPUPIPE_DEF void ipup_avgpool_bwd_f32(int B, int H, int W, int C, int kh, int kw
     OH = (H - kh) / sh + 1; OW = (W - kw) / sw + 1;
     area = (float)(kh * kw);
     IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * Cz * sizeof(float));
+#ifdef IPUP__SIMD
+    ipup__avgpool_bwd_simd(B, H, W, C, kh, kw, sh, sw, dy, dx);
+    (void)n; (void)oh; (void)ow; (void)i; (void)j; (void)c;
+    return;
+#endif
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
@@ -3734,42 +3888,116 @@ static float ipup__hswish_d(float v) {
     return v <= -3.0f ? 0.0f : v >= 3.0f ? 1.0f : (2.0f * v + 3.0f) / 6.0f;
 }
 
-IPUPIPE_DEF void ipup_sigmoid_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+#ifdef IPUP__SIMD
+/* t where a PRED b, else f, lane by lane (PRED a _CMP_ constant) */
+#if defined(IPUP_KERNELS_AVX512)
+#define IPUP__VSEL(a, b, PRED, t, f) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), PRED), (f), (t))
+#else
+#define IPUP__VSEL(a, b, PRED, t, f) _mm256_blendv_ps((f), (t), _mm256_cmp_ps((a), (b), PRED))
+#endif
+/* The scalar functions above, operation for operation on vectors (so the same bits), NaN
+   lanes given back unchanged as the scalar code does; each returns the first index left
+   for the scalar tail. -v is v * -1 (exact, the sign of zero included). */
+static inline ipup__v ipup__vsigmoid(ipup__v v) {
+    const ipup__v s = ipup__vdiv(ipup__vset(1.0f),
+                                 ipup__vadd(ipup__vset(1.0f),
+                                            ipup__vexp(ipup__vmul(v, ipup__vset(-1.0f)))));
+    return IPUP__VSEL(v, v, _CMP_UNORD_Q, v, s);
+}
+static inline ipup__v ipup__vtanh(ipup__v v) {
+    const ipup__v neg = ipup__vmul(v, ipup__vset(-1.0f)), z = ipup__vmul(v, v);
+    const ipup__v a = IPUP__VSEL(v, ipup__vzero(), _CMP_LT_OQ, neg, v);
+    ipup__v p = ipup__vset(IPUP__TANH_P0), r;
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P1));
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P2));
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P3));
+    p = ipup__vadd(ipup__vmul(p, z), ipup__vset(IPUP__TANH_P4));
+    p = ipup__vadd(ipup__vmul(ipup__vmul(p, z), v), v);
+    r = ipup__vsub(ipup__vset(1.0f),
+                   ipup__vdiv(ipup__vset(2.0f),
+                              ipup__vadd(ipup__vexp(ipup__vadd(a, a)), ipup__vset(1.0f))));
+    r = IPUP__VSEL(v, ipup__vzero(), _CMP_LT_OQ, ipup__vmul(r, ipup__vset(-1.0f)), r);
+    r = IPUP__VSEL(a, ipup__vset(0.625f), _CMP_LT_OQ, p, r);
+    return IPUP__VSEL(v, v, _CMP_UNORD_Q, v, r);
+}
+static inline ipup__v ipup__vhswish(ipup__v v) {
+    ipup__v r = ipup__vmax(ipup__vadd(v, ipup__vset(3.0f)), ipup__vzero()); /* r > 0 ? r : 0 */
+    r = ipup__vmin(r, ipup__vset(6.0f));                                    /* r < 6 ? r : 6 */
+    return ipup__vdiv(ipup__vmul(v, r), ipup__vset(6.0f));
+}
+static inline ipup__v ipup__vhswish_d(ipup__v v) {
+    const ipup__v mid = ipup__vdiv(ipup__vadd(ipup__vmul(ipup__vset(2.0f), v), ipup__vset(3.0f)),
+                                   ipup__vset(6.0f));
+    const ipup__v hi = IPUP__VSEL(v, ipup__vset(3.0f), _CMP_GE_OQ, ipup__vset(1.0f), mid);
+    return IPUP__VSEL(v, ipup__vset(-3.0f), _CMP_LE_OQ, ipup__vzero(), hi);
+}
+/* y = f(x) or dx = dy * f'(.) over whole vectors: kind 0 sigmoid, 1 tanh, 2 hard-swish,
+   3 sigmoid', 4 tanh', 5 hard-swish', 6 leaky, 7 leaky' (alpha) */
+static int ipup__act_simd(int kind, int n, float alpha, const float *x, const float *dy,
+                          float *y) {
+    const ipup__v al = ipup__vset(alpha), one = ipup__vset(1.0f), zero = ipup__vzero();
     int i;
-    for (i = 0; i < n; i++) y[i] = ipup__sigmoid_s(x[i]);
+    for (i = 0; i + IPUP__VL <= n; i += IPUP__VL) {
+        const ipup__v v = ipup__vld(x + i);
+        ipup__v o;
+        switch (kind) {
+        case 0: o = ipup__vsigmoid(v); break;
+        case 1: o = ipup__vtanh(v); break;
+        case 2: o = ipup__vhswish(v); break;
+        case 3: o = ipup__vmul(ipup__vld(dy + i), ipup__vmul(v, ipup__vsub(one, v))); break;
+        case 4: o = ipup__vmul(ipup__vld(dy + i), ipup__vsub(one, ipup__vmul(v, v))); break;
+        case 5: o = ipup__vmul(ipup__vld(dy + i), ipup__vhswish_d(v)); break;
+        case 6: o = IPUP__VSEL(v, zero, _CMP_GT_OQ, v, ipup__vmul(al, v)); break;
+        default: {
+            const ipup__v d = ipup__vld(dy + i);
+            o = IPUP__VSEL(v, zero, _CMP_GT_OQ, d, ipup__vmul(al, d));
+        }
+        }
+        ipup__vst(y + i, o);
+    }
+    return i;
+}
+#define IPUP__ACT(kind, n, alpha, x, dy, y) ipup__act_simd((kind), (n), (alpha), (x), (dy), (y))
+#else
+#define IPUP__ACT(kind, n, alpha, x, dy, y) 0
+#endif
+
+IPUPIPE_DEF void ipup_sigmoid_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
+    int i = IPUP__ACT(0, n, 0.0f, x, NULL, y);
+    for (; i < n; i++) y[i] = ipup__sigmoid_s(x[i]);
 }
 IPUPIPE_DEF void ipup_sigmoid_bwd_f32(int n, const float *y /* (n) */, const float *dy /* (n) */,
                                       float *dx /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) dx[i] = dy[i] * (y[i] * (1.0f - y[i]));
+    int i = IPUP__ACT(3, n, 0.0f, y, dy, dx);
+    for (; i < n; i++) dx[i] = dy[i] * (y[i] * (1.0f - y[i]));
 }
 IPUPIPE_DEF void ipup_tanh_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) y[i] = ipup__tanh_s(x[i]);
+    int i = IPUP__ACT(1, n, 0.0f, x, NULL, y);
+    for (; i < n; i++) y[i] = ipup__tanh_s(x[i]);
 }
 IPUPIPE_DEF void ipup_tanh_bwd_f32(int n, const float *y /* (n) */, const float *dy /* (n) */,
                                    float *dx /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+    int i = IPUP__ACT(4, n, 0.0f, y, dy, dx);
+    for (; i < n; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
 }
 IPUPIPE_DEF void ipup_leaky_relu_fwd_f32(int n, float alpha, const float *x /* (n) */,
                                          float *y /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+    int i = IPUP__ACT(6, n, alpha, x, NULL, y);
+    for (; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
 }
 IPUPIPE_DEF void ipup_leaky_relu_bwd_f32(int n, float alpha, const float *x /* (n) */,
                                          const float *dy /* (n) */, float *dx /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : alpha * dy[i];
+    int i = IPUP__ACT(7, n, alpha, x, dy, dx);
+    for (; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : alpha * dy[i];
 }
 IPUPIPE_DEF void ipup_hard_swish_fwd_f32(int n, const float *x /* (n) */, float *y /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) y[i] = ipup__hswish_s(x[i]);
+    int i = IPUP__ACT(2, n, 0.0f, x, NULL, y);
+    for (; i < n; i++) y[i] = ipup__hswish_s(x[i]);
 }
 IPUPIPE_DEF void ipup_hard_swish_bwd_f32(int n, const float *x /* (n) */,
                                          const float *dy /* (n) */, float *dx /* (n) */) {
-    int i;
-    for (i = 0; i < n; i++) dx[i] = dy[i] * ipup__hswish_d(x[i]);
+    int i = IPUP__ACT(5, n, 0.0f, x, dy, dx);
+    for (; i < n; i++) dx[i] = dy[i] * ipup__hswish_d(x[i]);
 }
 
 /* TensorFlow, tf.nn.sigmoid_cross_entropy_with_logits (its documented stable form):

@@ -712,6 +712,51 @@ TTEST(activations) {
     free(x); free(y); free(y2); free(dy); free(dx); free(dx2);
 }
 
+/* the vector loops against the scalar code (a call of one element takes the scalar path):
+   the same operations, so the same bits where the compiler does not contract (gcc);
+   within 4e-7 relative elsewhere; NaN in, NaN out */
+TTEST(activations_vector_bits) {
+    enum { N = 515 };
+    float *x = falloc(N), *dy = frand(N, 1.0), *a = falloc(N), *b = falloc(N);
+    int k, i, bad;
+    for (i = 0; i < N; i++) x[i] = (float)(trand() * (i < 256 ? 4.0 : 100.0));
+    x[3] = NAN; x[7] = -0.0f; x[8] = 0.0f; x[9] = -3.0f; x[10] = 3.0f; x[11] = 0.625f;
+    x[12] = -0.625f; x[13] = INFINITY; x[14] = -INFINITY;
+    for (k = 0; k < 8; k++) {
+        for (i = -1; i < N; i++) {
+            const int n = i < 0 ? N : 1, o = i < 0 ? 0 : i;
+            float *out = (i < 0 ? a : b) + o;
+            switch (k) {
+            case 0: ipup_sigmoid_fwd_f32(n, x + o, out); break;
+            case 1: ipup_tanh_fwd_f32(n, x + o, out); break;
+            case 2: ipup_hard_swish_fwd_f32(n, x + o, out); break;
+            case 3: ipup_leaky_relu_fwd_f32(n, 0.3f, x + o, out); break;
+            case 4: ipup_sigmoid_bwd_f32(n, x + o, dy + o, out); break;
+            case 5: ipup_tanh_bwd_f32(n, x + o, dy + o, out); break;
+            case 6: ipup_hard_swish_bwd_f32(n, x + o, dy + o, out); break;
+            default: ipup_leaky_relu_bwd_f32(n, 0.3f, x + o, dy + o, out);
+            }
+            if (i < 0) i = -1; /* the whole array first, then element by element */
+        }
+        for (bad = 0, i = 0; i < N; i++) {
+            const int nan_a = a[i] != a[i], nan_b = b[i] != b[i];
+#if EXACT_PORTABLE
+            bad += nan_a != nan_b || (!nan_a && memcmp(&a[i], &b[i], sizeof(float)) != 0);
+#else
+            /* a contracted 1 - y y of a backward cancels differently: the operands' scale */
+            const double xa = fabs((double)x[i]),
+                         scale = k >= 4 ? 4e-7 * fabs((double)dy[i]) * (1.0 + xa * xa) : 1e-40;
+            bad += nan_a != nan_b ||
+                   (!nan_a && a[i] != b[i] && !close_el(a[i], (double)b[i], 4e-7, scale));
+#endif
+        }
+        TT_CHECK_MSG(bad == 0, "activation kind %d: %d elements differ from the scalar code", k,
+                     bad);
+        TT_CHECK_MSG(k >= 3 || a[3] != a[3], "activation kind %d: NaN not passed through", k);
+    }
+    free(x); free(dy); free(a); free(b);
+}
+
 /* FD of each activation on a few points away from its kinks, in the library's float
    forward (the backward's formula against the forward it belongs to) */
 TTEST(activations_fd) {
@@ -786,6 +831,7 @@ static const ttest_case cases[] = {
     TT_CASE(conv2d_shape),  TT_CASE(conv2d_shape_refused), TT_CASE(conv2d_fd),
     TT_CASE(conv2d_networks), TT_CASE(dwconv2d_fd),        TT_CASE(dwconv2d_networks),
     TT_CASE(batchnorm_fd),  TT_CASE(batchnorm_networks),   TT_CASE(avgpool),
-    TT_CASE(activations),   TT_CASE(activations_fd),       TT_CASE(bce_logits),
+    TT_CASE(activations),   TT_CASE(activations_vector_bits), TT_CASE(activations_fd),
+    TT_CASE(bce_logits),
 };
 int main(int argc, char **argv) { return TTEST_MAIN(cases, argc, argv); }
