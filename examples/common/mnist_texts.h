@@ -1,4 +1,4 @@
-/* mnist_texts.h - the three MNIST models as both programs that name them see them: the
+/* mnist_texts.h - the MNIST models and the MLPerf Tiny networks as both programs that name them see them: the
  * trainer's recipes (examples/mnist/mnist_models.h) and the pool planner
  * (examples/plan/plan_models.h). Their names, their layers as model text
  * (ipup_model_parse), the ids the trainer gives their layers, their default splits, the
@@ -53,6 +53,82 @@
 #define MNT_MLP_GELU_REPEAT 10
 #define MNT_MLP_GELU_OPTIMIZER IPUP_OPT_ADAM
 
+/* The MLPerf Tiny reference networks (docs/models.md: the Keras code they follow, their
+ * counts). MNT_<M>_IN_H, _IN_W, _IN_C: the input shape; _CLASSES: the classes of the
+ * softmax (0: the autoencoder, MSE against its input). Their layers keep the parser's
+ * ids (ids ""): the default splits name them (at a residual block's start for ResNet-8:
+ * "res_2" is the second block's marker). Adam, as the Keras code trains them. */
+#define MNT_DS_CNN_BLOCK "dw3s1same,bn,relu,conv64k1s1same,bn,relu,"
+#define MNT_DS_CNN_NAME "ds-cnn"
+#define MNT_DS_CNN_LAYERS                                                              \
+    "conv64k10x4s2same,bn,relu,dropout0.2," MNT_DS_CNN_BLOCK MNT_DS_CNN_BLOCK           \
+    MNT_DS_CNN_BLOCK MNT_DS_CNN_BLOCK "dropout0.4,avgpool24x5,flatten,dense12,xent"
+#define MNT_DS_CNN_IN_H 49
+#define MNT_DS_CNN_IN_W 10
+#define MNT_DS_CNN_IN_C 1
+#define MNT_DS_CNN_CLASSES 12
+#define MNT_DS_CNN_SPLITS "dw3s1same_3"
+#define MNT_DS_CNN_SCHEDULE "grouped"
+#define MNT_DS_CNN_BATCH 16
+#define MNT_DS_CNN_MICROBATCHES 4
+#define MNT_DS_CNN_REPEAT 10
+#define MNT_DS_CNN_OPTIMIZER IPUP_OPT_ADAM
+
+#define MNT_MBV1_BLOCK(S, N) "dw3s" #S "same,bn,relu,conv" #N "k1s1same,bn,relu,"
+#define MNT_MOBILENET_NAME "mobilenet-v1-0.25"
+#define MNT_MOBILENET_LAYERS                                                           \
+    "conv8k3s2same,bn,relu," MNT_MBV1_BLOCK(1, 16) MNT_MBV1_BLOCK(2, 32)                \
+    MNT_MBV1_BLOCK(1, 32) MNT_MBV1_BLOCK(2, 64) MNT_MBV1_BLOCK(1, 64)                    \
+    MNT_MBV1_BLOCK(2, 128) MNT_MBV1_BLOCK(1, 128) MNT_MBV1_BLOCK(1, 128)                 \
+    MNT_MBV1_BLOCK(1, 128) MNT_MBV1_BLOCK(1, 128) MNT_MBV1_BLOCK(1, 128)                 \
+    MNT_MBV1_BLOCK(2, 256) MNT_MBV1_BLOCK(1, 256) "avgpool3,flatten,dense2,xent"
+#define MNT_MOBILENET_IN_H 96
+#define MNT_MOBILENET_IN_W 96
+#define MNT_MOBILENET_IN_C 3
+#define MNT_MOBILENET_CLASSES 2
+#define MNT_MOBILENET_SPLITS "conv128k1s1same_2"
+#define MNT_MOBILENET_SCHEDULE "grouped"
+#define MNT_MOBILENET_BATCH 8
+#define MNT_MOBILENET_MICROBATCHES 4
+#define MNT_MOBILENET_REPEAT 4
+#define MNT_MOBILENET_OPTIMIZER IPUP_OPT_ADAM
+
+/* ResNet-8 with a final pool of P (the last map's side: 8 for 32x32, 7 for 28x28) */
+#define MNT_RESNET8_TEXT(P)                                                            \
+    "conv16k3s1same,bn,relu,res(conv16k3s1same,bn,relu,conv16k3s1same,bn),relu,"       \
+    "res(conv32k3s2same,bn,relu,conv32k3s1same,bn|conv32k1s2same),relu,"                \
+    "res(conv64k3s2same,bn,relu,conv64k3s1same,bn|conv64k1s2same),relu,"                \
+    "avgpool" #P ",flatten,dense10,xent"
+#define MNT_RESNET8_NAME "resnet8"
+#define MNT_RESNET8_LAYERS MNT_RESNET8_TEXT(8)
+#define MNT_RESNET8_IN_H 32
+#define MNT_RESNET8_IN_W 32
+#define MNT_RESNET8_IN_C 3
+#define MNT_RESNET8_CLASSES 10
+#define MNT_RESNET8_SPLITS "res_2"
+#define MNT_RESNET8_SCHEDULE "grouped"
+#define MNT_RESNET8_BATCH 32
+#define MNT_RESNET8_MICROBATCHES 4
+#define MNT_RESNET8_REPEAT 10
+#define MNT_RESNET8_OPTIMIZER IPUP_OPT_ADAM
+/* the same network on 28x28x1 images (Fashion-MNIST) */
+#define MNT_RESNET8_FASHION_NAME "resnet8-fashion"
+#define MNT_RESNET8_FASHION_LAYERS MNT_RESNET8_TEXT(7)
+
+#define MNT_FC_AE_4 "dense128,bn,relu,dense128,bn,relu,dense128,bn,relu,dense128,bn,relu,"
+#define MNT_FC_AE_NAME "fc-ae"
+#define MNT_FC_AE_LAYERS MNT_FC_AE_4 "dense8,bn,relu," MNT_FC_AE_4 "dense640,mse"
+#define MNT_FC_AE_IN_H 1
+#define MNT_FC_AE_IN_W 1
+#define MNT_FC_AE_IN_C 640
+#define MNT_FC_AE_CLASSES 0
+#define MNT_FC_AE_SPLITS "dense128_5"
+#define MNT_FC_AE_SCHEDULE "grouped"
+#define MNT_FC_AE_BATCH 32
+#define MNT_FC_AE_MICROBATCHES 4
+#define MNT_FC_AE_REPEAT 10
+#define MNT_FC_AE_OPTIMIZER IPUP_OPT_ADAM
+
 static inline int mnt_is_activation(ipup_layer_kind k) {
     return k == IPUP_LAYER_RELU || k == IPUP_LAYER_GELU;
 }
@@ -72,9 +148,10 @@ static inline const char *mnt_word(char *d, size_t cap, const char *s) {
 
 /* Names the layers of d as the trainer does: each layer that is not an activation takes
  * the next word of ids (MNT_<M>_IDS); an activation is "<previous id>.relu" or ".gelu"
- * (the previous id cut to 15 characters). */
+ * (the previous id cut to 15 characters). An empty ids keeps the parser's ids. */
 static inline void mnt_layer_ids(ipup_model_desc *d, const char *ids) {
     int l;
+    if (!ids[0]) return; /* "": the parser's ids (the MLPerf Tiny networks) */
     for (l = 0; l < d->n_layers; l++) {
         ipup_layer *L = &d->layers[l];
         if (mnt_is_activation(L->kind) && l > 0) {

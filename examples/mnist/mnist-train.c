@@ -4,6 +4,9 @@
  * startup.
  *
  *   build/mnist-train --model mlp|cnn|mlp-gelu [options]     (--help lists them)
+ *   build/mnist-train --model ds-cnn|mobilenet-v1-0.25|resnet8|fc-ae --data synthetic
+ *   build/mnist-train --model resnet8-fashion --data data/fashion-mnist
+ *                    (the MLPerf Tiny networks, docs/models.md)
  *
  * The program is its parts, each a header under examples/ that tests, benchmarks and
  * fuzz targets include as well:
@@ -23,6 +26,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* MADV_HUGEPAGE (Linux) for mt_alloc_huge */
 #define IPUPIPE_IMPLEMENTATION
+#define IPUP_MAX_LAYERS 128 /* MobileNetV1 has 85 layers, ResNet-8 35 (the default is 32) */
 #include "ipupipe.h"
 
 #include "mnist_trainer.h"

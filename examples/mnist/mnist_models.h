@@ -60,6 +60,8 @@ typedef struct {
     float lr, momentum, lr_decay; /* lr of epoch e = lr * lr_decay^e */
     float beta1, beta2, eps;
     int augment; /* random shift of each training image by up to this many pixels */
+    int in_h, in_w, in_c; /* the input shape (28x28x1: the MNIST files) */
+    int classes;          /* softmax classes; 0: an autoencoder (MSE against its input) */
 } mnist_model_spec;
 
 /* Default recipes (tuned with the reference loop; see docs/tutorials.md, "The TF1
@@ -68,15 +70,37 @@ typedef struct {
 static const mnist_model_spec mnist_models[] = {
     {MNT_MLP_NAME, "TensorFlow 1 pipelining tutorial", MNT_MLP_LAYERS, MNT_MLP_IDS, MNT_MLP_SPLITS,
      MNT_MLP_SCHEDULE, MNT_MLP_BATCH, MNT_MLP_MICROBATCHES, MNT_MLP_REPEAT, 15, MNT_MLP_OPTIMIZER,
-     0.1f, 0.9f, 0.9f, 0.9f, 0.999f, 1e-8f, 1},
+     0.1f, 0.9f, 0.9f, 0.9f, 0.999f, 1e-8f, 1, MNIST_IMG, MNIST_IMG, 1, MNIST_CLASSES},
     {MNT_CNN_NAME, "Keras MNIST convnet example", MNT_CNN_LAYERS, MNT_CNN_IDS, MNT_CNN_SPLITS,
      MNT_CNN_SCHEDULE, MNT_CNN_BATCH, MNT_CNN_MICROBATCHES, MNT_CNN_REPEAT, 8, MNT_CNN_OPTIMIZER,
-     0.1f, 0.9f, 0.85f, 0.9f, 0.999f, 1e-8f, 1},
+     0.1f, 0.9f, 0.85f, 0.9f, 0.999f, 1e-8f, 1, MNIST_IMG, MNIST_IMG, 1, MNIST_CLASSES},
     {MNT_MLP_GELU_NAME, "PopXL pipelining tutorial", MNT_MLP_GELU_LAYERS, MNT_MLP_GELU_IDS,
      MNT_MLP_GELU_SPLITS, MNT_MLP_GELU_SCHEDULE, MNT_MLP_GELU_BATCH, MNT_MLP_GELU_MICROBATCHES,
-     MNT_MLP_GELU_REPEAT, 1, MNT_MLP_GELU_OPTIMIZER, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-5f, 0},
+     MNT_MLP_GELU_REPEAT, 1, MNT_MLP_GELU_OPTIMIZER, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-5f, 0,
+     MNIST_IMG, MNIST_IMG, 1, MNIST_CLASSES},
+    /* the MLPerf Tiny networks (docs/models.md); all but resnet8-fashion take --data synthetic */
+    {MNT_DS_CNN_NAME, "MLPerf Tiny keyword spotting", MNT_DS_CNN_LAYERS, "", MNT_DS_CNN_SPLITS,
+     MNT_DS_CNN_SCHEDULE, MNT_DS_CNN_BATCH, MNT_DS_CNN_MICROBATCHES, MNT_DS_CNN_REPEAT, 5,
+     MNT_DS_CNN_OPTIMIZER, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-7f, 0, MNT_DS_CNN_IN_H,
+     MNT_DS_CNN_IN_W, MNT_DS_CNN_IN_C, MNT_DS_CNN_CLASSES},
+    {MNT_MOBILENET_NAME, "MLPerf Tiny visual wake words", MNT_MOBILENET_LAYERS, "",
+     MNT_MOBILENET_SPLITS, MNT_MOBILENET_SCHEDULE, MNT_MOBILENET_BATCH, MNT_MOBILENET_MICROBATCHES,
+     MNT_MOBILENET_REPEAT, 2, MNT_MOBILENET_OPTIMIZER, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-7f, 0,
+     MNT_MOBILENET_IN_H, MNT_MOBILENET_IN_W, MNT_MOBILENET_IN_C, MNT_MOBILENET_CLASSES},
+    {MNT_RESNET8_NAME, "MLPerf Tiny image classification", MNT_RESNET8_LAYERS, "",
+     MNT_RESNET8_SPLITS, MNT_RESNET8_SCHEDULE, MNT_RESNET8_BATCH, MNT_RESNET8_MICROBATCHES,
+     MNT_RESNET8_REPEAT, 3, MNT_RESNET8_OPTIMIZER, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-7f, 0,
+     MNT_RESNET8_IN_H, MNT_RESNET8_IN_W, MNT_RESNET8_IN_C, MNT_RESNET8_CLASSES},
+    {MNT_RESNET8_FASHION_NAME, "MLPerf Tiny's ResNet-8 on 28x28x1 (Fashion-MNIST)",
+     MNT_RESNET8_FASHION_LAYERS, "", MNT_RESNET8_SPLITS, MNT_RESNET8_SCHEDULE, MNT_RESNET8_BATCH,
+     MNT_RESNET8_MICROBATCHES, MNT_RESNET8_REPEAT, 6, MNT_RESNET8_OPTIMIZER, 0.001f, 0.9f, 0.7f,
+     0.9f, 0.999f, 1e-7f, 0, MNIST_IMG, MNIST_IMG, 1, MNIST_CLASSES},
+    {MNT_FC_AE_NAME, "MLPerf Tiny anomaly detection", MNT_FC_AE_LAYERS, "", MNT_FC_AE_SPLITS,
+     MNT_FC_AE_SCHEDULE, MNT_FC_AE_BATCH, MNT_FC_AE_MICROBATCHES, MNT_FC_AE_REPEAT, 10,
+     MNT_FC_AE_OPTIMIZER, 0.001f, 0.9f, 1.0f, 0.9f, 0.999f, 1e-7f, 0, MNT_FC_AE_IN_H,
+     MNT_FC_AE_IN_W, MNT_FC_AE_IN_C, MNT_FC_AE_CLASSES},
 };
-#define MNIST_N_MODELS 3
+#define MNIST_N_MODELS 8
 
 static inline const mnist_model_spec *mnist_model_find(const char *name) {
     int i;
@@ -87,16 +111,16 @@ static inline const mnist_model_spec *mnist_model_find(const char *name) {
 
 static inline int mnist_is_activation(ipup_layer_kind k) { return mnt_is_activation(k); }
 
-/* The emulator model of m: its layers parsed by ipup_model_parse, the input shape
- * 28x28x1, and the ids of m->ids (an activation gets "<previous id>.relu"/".gelu",
+/* The emulator model of m: its layers parsed by ipup_model_parse, its input shape
+ * (28x28x1 for the MNIST models), and the ids of m->ids (an activation gets "<previous id>.relu"/".gelu",
  * the previous id cut to 15 characters). IPUP_OK or the library's code and msg. */
 static inline int mnist_model_desc(const mnist_model_spec *m, ipup_model_desc *d, char *msg, size_t msg_len) {
     int rc;
     memset(d, 0, sizeof *d);
     if ((rc = ipup_model_parse(m->layers, d, msg, msg_len)) != IPUP_OK) return rc;
-    d->in_h = MNIST_IMG;
-    d->in_w = MNIST_IMG;
-    d->in_c = 1;
+    d->in_h = m->in_h;
+    d->in_w = m->in_w;
+    d->in_c = m->in_c;
     mnt_layer_ids(d, m->ids);
     return IPUP_OK;
 }

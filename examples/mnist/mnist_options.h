@@ -65,7 +65,9 @@ typedef struct {
 static void mt_usage(FILE *f) {
     fprintf(f,
             "usage: mnist-train [options]\n"
-            "  --model mlp|cnn|mlp-gelu     the network (default mlp: the TF1 tutorial's)\n"
+            "  --model mlp|cnn|mlp-gelu     the network (default mlp: the TF1 tutorial's); also the\n"
+            "                               MLPerf Tiny networks ds-cnn, mobilenet-v1-0.25, resnet8,\n"
+            "                               fc-ae (--data synthetic) and resnet8-fashion\n"
             "  --splits LAYER...            first layer of each stage after the first (TF1 tutorial\n"
             "                               step 4); 'auto' balances the cost model over --stages;\n"
             "                               'none': one stage on one IPU\n"
@@ -145,7 +147,9 @@ static void mt_usage(FILE *f) {
           "                               step), recomputation, offload\n"
             "  --runner coop|threads        cooperative (one thread) or one thread per IPU\n"
             "  --seed N                     initialisation, shuffling, dropout (default 1)\n"
-            "  --data DIR                   MNIST IDX files (default data/mnist; 'make data')\n"
+            "  --data DIR                   MNIST IDX files (default data/mnist; 'make data'; Fashion-\n"
+            "                               MNIST: 'make data-fashion', data/fashion-mnist);\n"
+            "                               'synthetic': made-up data of the model's input shape\n"
             "  --train-limit N              use the first N training images\n"
             "  --test-limit N               use the first N test images\n"
             "  --test-batch-size N          micro-batch of the test evaluation (PopXL tests with\n"

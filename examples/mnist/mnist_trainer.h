@@ -89,6 +89,7 @@ typedef struct {
     ipup_config ev_cfg;
     ipup_plan ev_plan;
     uint8_t *ev_host, *ev_mem; /* its host pool, its IPU pools */
+    float *pred_out;   /* an autoencoder's reconstructions of the test samples, startup-allocated */
     /* outputs */
     ex_out trace_out, summary_out;
     int tty;
@@ -414,7 +415,9 @@ static int mt_setup_args(mt_run *r, int argc, char **argv) {
     int rc;
     if ((rc = mt_parse(argc, argv, &r->o)) != 0) return rc;
     r->spec = mnist_model_find(r->o.model);
-    if (!r->spec) return mt_err("--model: unknown model '%s' (mlp, cnn or mlp-gelu)", r->o.model);
+    if (!r->spec)
+        return mt_err("--model: unknown model '%s' (mlp, cnn, mlp-gelu, ds-cnn, mobilenet-v1-0.25, resnet8, "
+                      "resnet8-fashion or fc-ae)", r->o.model);
     if ((rc = mt_check_output_paths(r)) != 0) return rc;
     if (r->o.load) {
         mnist_ckpt_meta *meta = &r->meta;
@@ -537,6 +540,16 @@ static int mt_setup_memory(mt_run *r) {
     int i, rc;
     if (r->o.plan && mt_plan_auto(r)) return 2;
     if (mt_resolve_replicas(r)) return 2;
+    f->in_h = r->spec->in_h;
+    f->in_w = r->spec->in_w;
+    f->in_c = r->spec->in_c;
+    f->row = f->in_h * f->in_w * f->in_c;
+    f->classes = r->spec->classes;
+    f->synthetic = strcmp(r->o.data, "synthetic") == 0;
+    if (r->o.synthetic && (f->row != MT_PIXELS || f->classes != MNIST_CLASSES))
+        return mt_err("--synthetic-data makes 28x28x1 images of 10 classes; this model takes "
+                      "%dx%dx%d: use --data synthetic (data of the model's shape)",
+                      f->in_h, f->in_w, f->in_c);
     if (r->o.synthetic) mt_feed_synthetic_probe(f, r->o.train_limit, r->o.test_limit);
     else if (mt_feed_probe(f, r->o.data, r->o.train_limit, r->o.test_limit, r->err) < 0)
         return mt_err("%s", r->err);
@@ -574,6 +587,9 @@ static int mt_setup_memory(mt_run *r) {
                       "--test-limit", mt_feed_bytes(f) / 1048576.0, f->tr.count, f->te.count);
     if (!(r->pred_cls = (int32_t *)malloc((size_t)(f->te.count > 0 ? f->te.count : 1) * sizeof(int32_t))))
         return mt_err("out of host memory: the classes of %d test images", f->te.count);
+    if (!f->classes &&
+        !(r->pred_out = (float *)malloc((size_t)(f->te.count > 0 ? f->te.count : 1) * (size_t)f->row * sizeof(float))))
+        return mt_err("out of host memory: the reconstructions of %d test samples", f->te.count);
     memset(r->pool_mem, 0, pool_total);
     if (mt_carve_pools(r, r->pool_mem, pool_total) != 0) /* cannot happen: pool_total has the spare bytes */
         return mt_err("internal: the pools do not fit in %zu bytes", pool_total);
@@ -938,6 +954,9 @@ static int mt_train_epoch(mt_run *r) {
     acc = 100.0 * (double)correct / (double)(done * spstep);
     sps = (double)(done * spstep) / (mt_now() - t0);
     if (r->tty) mt_progress(r, r->epoch, done, r->steps_per_epoch, r->last_loss, acc, sps, 1);
+    else if (!r->feed.classes) /* an autoencoder: no accuracy */
+        printf("Epoch %d/%d: loss %.6f, %.0f samples/s, learning rate %.5g\n", r->epoch + 1, r->o.epochs,
+               r->last_loss, sps, lr);
     else
         printf("Epoch %d/%d: loss %.4f, train accuracy %.2f%%, %.0f samples/s, learning rate %.5g\n", r->epoch + 1,
                r->o.epochs, r->last_loss, acc, sps, lr);
@@ -1110,6 +1129,46 @@ static int64_t mt_test_correct(mt_run *r) {
     for (i = 0; i < r->feed.te.count; i++) ok += r->pred_cls[i] == r->feed.yte[i];
     return ok;
 }
+/* An autoencoder's test (--data synthetic: every second sample an anomaly): each sample's
+   reconstruction error (mean squared, ipup_predict's output against the input) as its
+   anomaly score; prints the ROC AUC of normal against anomalous samples (the chance that
+   an anomaly scores above a normal sample, ties count half: the Mann-Whitney statistic,
+   by pairs) and the mean errors; r->test_acc = 100 AUC. 0, or -1 after the message. */
+static int mt_test_auc(mt_run *r) {
+    const mt_feed *f = &r->feed;
+    const size_t row = (size_t)f->row;
+    double err_sum[2] = {0.0, 0.0}, pairs = 0.0, above = 0.0;
+    int64_t n[2] = {0, 0};
+    int32_t i, j;
+    int rc = ipup_predict(r->emu, f->te.count, f->xte, r->pred_out, NULL);
+    if (rc != IPUP_OK) {
+        mt_err("evaluation failed: %s (%s)", ipup_last_error(r->emu), ipup_result_str(rc));
+        return -1;
+    }
+    for (i = 0; i < f->te.count; i++) { /* the scores, over the reconstructions */
+        const float *x = f->xte + (size_t)i * row;
+        float *o = r->pred_out + (size_t)i * row;
+        double e = 0.0;
+        size_t k;
+        for (k = 0; k < row; k++) e += ((double)o[k] - (double)x[k]) * ((double)o[k] - (double)x[k]);
+        o[0] = (float)(e / (double)row);
+        err_sum[f->yte[i] != 0] += (double)o[0];
+        n[f->yte[i] != 0]++;
+    }
+    for (i = 0; i < f->te.count; i++)
+        for (j = 0; j < f->te.count; j++)
+            if (f->yte[i] != 0 && f->yte[j] == 0) {
+                const float a = r->pred_out[(size_t)i * row], b = r->pred_out[(size_t)j * row];
+                pairs += 1.0;
+                above += a > b ? 1.0 : a == b ? 0.5 : 0.0;
+            }
+    r->test_acc = pairs > 0.0 ? 100.0 * above / pairs : 0.0;
+    printf("Test AUC: %.4f (%lld normal and %lld anomalous samples; mean reconstruction error %.6f and %.6f)\n",
+           r->test_acc / 100.0, (long long)n[0], (long long)n[1], n[0] ? err_sum[0] / (double)n[0] : 0.0,
+           n[1] ? err_sum[1] / (double)n[1] : 0.0);
+    return 0;
+}
+
 /* the simulated inference figures of the test evaluation (ipup_predict_figures) */
 static void mt_print_inference(const mt_run *r) {
     ipup_predict_stats ps;
@@ -1154,14 +1213,18 @@ static int mt_report(mt_run *r) {
 #ifdef MNIST_TRAIN_BEFORE_REPORT /* e.g. bring every stage's weights to this process */
     MNIST_TRAIN_BEFORE_REPORT(r->emu);
 #endif
-    if ((test_correct = mt_test_correct(r)) < 0) return 1;
-    r->test_acc = 100.0 * (double)test_correct / (double)r->feed.te.count;
+    if (!r->feed.classes) {
+        if (mt_test_auc(r) < 0) return 1;
+    } else {
+        if ((test_correct = mt_test_correct(r)) < 0) return 1;
+        r->test_acc = 100.0 * (double)test_correct / (double)r->feed.te.count;
+    }
     r->sps = r->t_train > 0 ? (double)r->samples_trained / r->t_train : 0.0;
     mnist_train_last_sps = r->sps;
     mnist_train_last_cpu_sps = r->t_cpu > 0 ? (double)r->samples_trained / r->t_cpu : 0.0;
     mnist_train_last_accuracy = r->test_acc;
     mnist_train_last_flops = mt_train_flops(r);
-    printf("Test accuracy: %.2f%%\n", r->test_acc);
+    if (r->feed.classes) printf("Test accuracy: %.2f%%\n", r->test_acc);
     if (r->o.loss_dynamic)
         printf("Dynamic loss scaling: %lld step%s skipped on overflow, scale now %g\n", (long long)r->ls_skipped,
                r->ls_skipped == 1 ? "" : "s", (double)ipup_loss_scale(r->emu));
@@ -1222,6 +1285,8 @@ static void mt_cleanup(mt_run *r) {
     free(r->bench_y);
     r->bench_x = NULL;
     r->bench_y = NULL;
+    free(r->pred_out);
+    r->pred_out = NULL;
     free(r->emu);
     free(r->text);
     mt_feed_free(&r->feed);

@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #define IPUPIPE_IMPLEMENTATION
+#define IPUP_MAX_LAYERS 128 /* the named MobileNetV1 has 85 layers (the default is 32) */
 #include "ipupipe.h"
 
 #include "plan_tool.h"

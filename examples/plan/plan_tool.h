@@ -7,8 +7,9 @@
  *       --splits dense32 --batch-size 8 --microbatches 4 --optimizer sgd -o pools.h
  *
  * The options are plan_options.h's (the configuration options of build/mnist-train, with
- * the same names and meaning; --help lists them). --model is one of the MNIST models
- * (plan_models.h: input 28x28x1 unless --input says otherwise, the trainer's recipe for
+ * the same names and meaning; --help lists them). --model is one of the named models
+ * (plan_models.h: the MNIST models and the MLPerf Tiny networks, their input shape unless
+ * --input says otherwise, the trainer's recipe for
  * what is not given) or a model text of ipup_model_parse, which needs --input HxWxC (a
  * flat vector of N features: 1x1xN) and whose recipe is batch 1, 1 micro-batch, repeat 1,
  * SGD, schedule grouped, one stage (--splits names layer ids as ipup_model_parse gives
@@ -120,7 +121,7 @@ static int pt_parse_map(pt_tool *t) {
     return 0;
 }
 
-/* The model: a named one (its ids, input 28x28x1) or a model text (needs --input);
+/* The model: a named one (its ids and input shape) or a model text (needs --input);
  * --input, when given, is the input shape. 0, or 2 after a message. */
 static int pt_model_setup(pt_tool *t) {
     const char *model = t->o.model;
@@ -139,9 +140,9 @@ static int pt_model_setup(pt_tool *t) {
     if (t->m->ids) mnt_layer_ids(&t->desc, t->m->ids);
     if (t->m == &t->text && !t->o.input)
         return pt_err("--model %s: a model text needs --input HxWxC (the shape of one sample, e.g. 1x1x64)", model);
-    t->desc.in_h = t->o.input ? t->o.in_h : PT_IMG;
-    t->desc.in_w = t->o.input ? t->o.in_w : PT_IMG;
-    t->desc.in_c = t->o.input ? t->o.in_c : 1;
+    t->desc.in_h = t->o.input ? t->o.in_h : t->m->in_h;
+    t->desc.in_w = t->o.input ? t->o.in_w : t->m->in_w;
+    t->desc.in_c = t->o.input ? t->o.in_c : t->m->in_c;
     if (ipup_model_info(&t->desc, t->info, IPUP_MAX_LAYERS, msg, sizeof msg) != IPUP_OK) {
         if (!t->o.input) return pt_err("model %s: %s", model, msg);
         return pt_err("--model %s on --input %s: %s", model, t->o.input, msg);
