@@ -3791,8 +3791,10 @@ static size_t ipup__halves_floats(const ipup__region *rg, int n) {
 static void ipup__half_layout(ipup__core *e, int32_t s) {
     ipup__stage *st = &e->stages[s];
     ipup__region rg[IPUP_MAX_LAYERS + 3];
-    st->hentry_floats = ipup__halves_floats(rg, ipup__entry_regions(e, s, 0, rg));
-    st->hrentry_floats = ipup__halves_floats(rg, ipup__entry_regions(e, s, 1, rg));
+    int n = ipup__entry_regions(e, s, 0, rg); /* filled first, then read */
+    st->hentry_floats = ipup__halves_floats(rg, n);
+    n = ipup__entry_regions(e, s, 1, rg);
+    st->hrentry_floats = ipup__halves_floats(rg, n);
     st->hwentry_floats = ((st->wentry_n + 1u) / 2u + 15u) & ~(size_t)15u;
 }
 /* the floats of one stash slot and of one W-stash slot of stage s as carved */
@@ -7204,6 +7206,7 @@ static void ipup__devices_quit(ipup_emu *e) {
     IPUP__STORE_REL(&e->job_gen, IPUP__LOAD_ACQ(&e->job_gen) + 1u);
     ipup__notify_all(e);
     (void)ipup__wait(e, e->core.n_ipus, ipup__probe_left, e, -1);
+    IPUPIPE_HAPPENS_AFTER(&e->devices_out); /* the devices' last touch of e came before */
     e->devices = NULL;
 }
 #endif

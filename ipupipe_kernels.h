@@ -3997,14 +3997,14 @@ IPUPIPE_DEF void ipup_avgpool_bwd_f32(int B, int H, int W, int C, int kh, int kw
     float area;
     IPUPIPE_ASSERT(ipup__pool_ok(B, H, W, C, kh, kw, sh, sw));
     if (!ipup__pool_ok(B, H, W, C, kh, kw, sh, sw)) return;
-    OH = (H - kh) / sh + 1; OW = (W - kw) / sw + 1;
-    area = (float)(kh * kw);
     IPUPIPE_MEMSET(dx, 0, (size_t)B * (size_t)H * (size_t)W * Cz * sizeof(float));
 #ifdef IPUP__SIMD
     ipup__avgpool_bwd_simd(B, H, W, C, kh, kw, sh, sw, dy, dx);
-    (void)n; (void)oh; (void)ow; (void)i; (void)j; (void)c;
+    (void)n; (void)oh; (void)ow; (void)i; (void)j; (void)c; (void)OH; (void)OW; (void)area;
     return;
 #endif
+    OH = (H - kh) / sh + 1; OW = (W - kw) / sw + 1;
+    area = (float)(kh * kw);
     for (n = 0; n < B; n++)
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++) {
