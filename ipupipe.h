@@ -666,17 +666,19 @@ typedef struct ipup_config {  /* zero = default for every field */
     int32_t repeat;                /* steps per ipup_run call; 0: 1 */
     int32_t replicas;              /* R; 0: 1 */
     ipup_optimizer opt;
-    /* Half precision (docs/api.md, "Half precision"). dtype: what the IPUs store between
-       ops: IPUP_DTYPE_F16 rounds every op's output (activations, gradients of activations,
-       dlogits) to binary16 and keeps the stash FIFOs and exchange rings as binary16 (half
-       the bytes); the weights stay fp32 (master weights). accum_dtype: the gradient
+    /* Half precision (docs/api.md, "Half precision"). dtype: what the IPUs store:
+       IPUP_DTYPE_F16 rounds every op's output (activations, gradients of activations,
+       dlogits) to binary16, keeps the stash FIFOs and exchange rings as binary16 and stores
+       the weights (and batch norms' running statistics) as binary16, each update rounded
+       stochastically (ipup_f32_to_f16_sr); the arithmetic is fp32. fp32_weights != 0 keeps
+       the weights fp32 (master weights) under float16. accum_dtype: the gradient
        accumulators' type (TF1's gradient_accumulation_dtype); F16 rounds them after every
        micro-batch and after the replica sum. loss_scale: dloss is multiplied by it and the
        gradients divided before the update (0: none, 1.0); loss_scale_dynamic != 0: start
        at loss_scale (0: 32768), halve it and skip the step when a gradient overflows
        (ipup_run_stats.skipped_steps), double it after loss_scale_period clean steps
        (0: 2000). */
-    int32_t dtype, accum_dtype;
+    int32_t dtype, accum_dtype, fp32_weights;
     float loss_scale;
     int32_t loss_scale_dynamic, loss_scale_period;
     int32_t recompute;             /* stash only stage inputs, re-run forwards: 1 with
@@ -1080,7 +1082,11 @@ typedef struct ipup__stage_rt { /* runtime of one stage of one replica (internal
     float *stash, *wstash, *work, *pingpong[2], *conv, *staging, *chunk;
     float *res[2];                /* a residual block's saved tensors (res_floats each) */
     float *params, *grads, *state;
-    float *wstage;                /* weights offloaded: the IPU's staging of one layer's block */
+    float *wstage;                /* weights offloaded or binary16: the IPU's staging of one
+                                     layer's block (ipup__layer_params) */
+    size_t wstage_floats;         /* its floats */
+    uint16_t *hparams;            /* binary16 weights (ipup__w16): the parameter block, params
+                                     NULL */
     uint32_t stash_head, stash_count, stash_peak;    /* the stash FIFO */
     uint32_t wstash_head, wstash_count, wstash_peak; /* the W-stash FIFO */
     float *pred;                  /* last stage: ipup_predict's output rows (B x width) */
@@ -1214,7 +1220,9 @@ typedef struct ipup_tensor_info {
     int32_t layer, stage, device;
     int32_t ndim, shape[4];
     int32_t n;                       /* elements */
-    float *data;                     /* replica 0's copy */
+    float *data;                     /* replica 0's copy; NULL when stored as binary16 */
+    uint16_t *data_f16;              /* replica 0's copy as binary16 (cfg.dtype float16
+                                        weights and running statistics), else NULL */
 } ipup_tensor_info;
 
 /* Checkpoints: every parameter tensor then every optimizer-state tensor (replica 0's
@@ -1224,6 +1232,15 @@ typedef struct ipup_tensor_info {
 IPUPIPE_DEF int32_t ipup_tensor_count(const ipup_emu *e);
 IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *out);
 IPUPIPE_DEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info *out);
+/* Elements [first, first + n) of tensor t (from ipup_tensor_get / _find of e) as fp32 into
+   out, whichever type stores them (binary16 converts exactly); ipup_tensor_write stores
+   them from in (binary16: rounded to nearest even). Then ipup_replicas_sync copies them to
+   every replica. IPUP_ERR_ARG (with the message) on a NULL pointer or a range outside
+   0..t->n. */
+IPUPIPE_DEF int ipup_tensor_read(ipup_emu *e, const ipup_tensor_info *t, int32_t first,
+                                 int32_t n, float *out);
+IPUPIPE_DEF int ipup_tensor_write(ipup_emu *e, const ipup_tensor_info *t, int32_t first,
+                                  int32_t n, const float *in);
 IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e);
 IPUPIPE_DEF int64_t ipup_get_step(const ipup_emu *e);
 /* The global step counter = updates done; Adam's bias correction uses step + 1 and dropout
@@ -1391,6 +1408,7 @@ static size_t ipup__mulz(size_t x, size_t y) {
     return (y && x > (size_t)-1 / y) ? (size_t)-1 : x * y;
 }
 static size_t ipup__round16(int32_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
+static size_t ipup__round16z(size_t n) { return (n + 15u) & ~(size_t)15u; }
 
 /* The outfeed streams (records delivered in order during the run, ipup__drain_stream) when
    there is a callback or the outputs travel; out_fl: floats of outputs a record carries (B x
@@ -2490,10 +2508,16 @@ static size_t ipup__woff(const ipup__core *e, int32_t d); /* setup */
 static int ipup__act_off(const ipup__core *e, int32_t s);
 /* seconds of streaming-memory traffic of an op of plain stage s: its weights streamed in
    (weights offloaded), its stash entry streamed out (F) or back (B, I, W) */
+/* cfg.dtype float16 stores the weights as binary16 (not cfg.fp32_weights) */
+static int ipup__w16(const ipup__core *e) {
+    return e->cfg.dtype == IPUP_DTYPE_F16 && !e->cfg.fp32_weights;
+}
+/* bytes of one stored weight */
+static double ipup__wsize(const ipup__core *e) { return ipup__w16(e) ? 2.0 : 4.0; }
 static double ipup__op_stream_s(const ipup__core *e, int32_t s) {
     const ipup__stage *st = &e->stages[s];
     double bytes = 0.0;
-    if (ipup__woff(e, st->device)) bytes += (double)st->n_params * 4.0;
+    if (ipup__woff(e, st->device)) bytes += (double)st->n_params * ipup__wsize(e);
     if (ipup__act_off(e, s))
         bytes += (double)(ipup__rec(e, s) ? st->rentry_floats : st->entry_floats) * 4.0;
     return bytes / e->cost_model.stream_bytes_per_s;
@@ -2565,7 +2589,7 @@ static double ipup__update_cost(const ipup__core *e, int32_t d) {
         if (e->cfg.offload & IPUP_OFFLOAD_OPTIMIZER)
             t += 2.0 * (double)st->n_state * 4.0 / e->cost_model.stream_bytes_per_s;
         if (ipup__woff(e, d)) /* the weights in and out for the update */
-            t += 2.0 * (double)st->n_params * 4.0 / e->cost_model.stream_bytes_per_s;
+            t += 2.0 * (double)st->n_params * ipup__wsize(e) / e->cost_model.stream_bytes_per_s;
     }
     return t;
 }
@@ -4020,19 +4044,66 @@ static size_t ipup__layer_block(const ipup__core *e, int32_t l) {
     const ipup_layer_info *I = &e->layers[l].info;
     return I->n_w ? ipup__round16(I->n_w) + ipup__round16(I->n_b) : 0;
 }
-/* The weights of device d are offloaded: floats of its staging buffer (its largest layer's
-   block: a dense or conv kernel needs a layer's weights whole), 0 when not. Offloaded only
-   when that saves on-chip bytes: the weights of its plain stages exceed the staging. */
-static size_t ipup__woff(const ipup__core *e, int32_t d) {
-    size_t stage = 0, all = 0;
+/* floats of the staging of a dense layer (IN, OUT) unpacked R rows at a time for B rows of
+   activations (ipup__wchunk_of's layout: the rows' weights, the bias, the rows' columns of
+   x, a product) */
+static size_t ipup__wchunk_floats(size_t R, size_t OUT, size_t B) {
+    return ipup__round16z(R * OUT) + ipup__round16z(OUT) + ipup__round16z(B * R) +
+           ipup__round16z(B * (OUT > R ? OUT : R));
+}
+/* Binary16 weights are unpacked into the IPU's staging (fp32) for an op, a layer at a time,
+   and a dense layer of 4096 weights or more a chunk of its rows at a time when that takes
+   less staging than the whole layer: a quarter of its rows, at most 16384 floats (64 KB),
+   so that the staging costs well under what storing the layer as binary16 saves (the mlp's
+   784 x 256 layer: 13 chunks of 64 rows, 105 KB of staging against 392 KB saved). The rows
+   of a chunk of dense layer l, all its inputs when it is one chunk; they depend on the
+   layer's shape and the micro-batch alone, so the bits do not depend on the split. */
+static int32_t ipup__w16_rows(const ipup__core *e, int32_t l) {
+    const ipup_layer_info *I = &e->layers[l].info;
+    int32_t R;
+    if (!ipup__w16(e) || I->kind != IPUP_LAYER_DENSE || I->out_n <= 0 ||
+        (int64_t)I->in_n * I->out_n < 4096)
+        return I->in_n;
+    R = 16384 / I->out_n < I->in_n / 4 ? 16384 / I->out_n : I->in_n / 4;
+    if (R < 1) R = 1;
+    return ipup__wchunk_floats((size_t)R, (size_t)I->out_n, (size_t)e->B) <
+                   ipup__layer_block(e, l)
+               ? R
+               : I->in_n;
+}
+/* floats of layer l's weights as ipup__layer_params gives them: its block, and under
+   binary16 weights a batch norm's running statistics after it */
+static size_t ipup__layer_unpacked(const ipup__core *e, int32_t l) {
+    const ipup_layer_info *I = &e->layers[l].info;
+    const size_t R = (size_t)ipup__w16_rows(e, l), OUT = (size_t)I->out_n, B = (size_t)e->B;
+    if (R < (size_t)I->in_n) return ipup__wchunk_floats(R, OUT, B);
+    return ipup__layer_block(e, l) + (ipup__w16(e) && I->kind == IPUP_LAYER_BATCHNORM
+                                          ? 2 * ipup__round16(I->out_c)
+                                          : 0);
+}
+/* floats of the weight staging of device d (its largest layer, ipup__layer_unpacked); *all:
+   the bytes of the weights of its plain stages */
+static size_t ipup__wstage_floats(const ipup__core *e, int32_t d, size_t *all) {
+    size_t stage = 0, sum = 0;
     int32_t s, l;
-    if (!(e->cfg.offload & IPUP_OFFLOAD_WEIGHTS)) return 0;
     for (s = 0; s < e->S; s++) {
         if (e->stages[s].device != d || e->n_branches[s] > 1) continue;
-        all += ipup__round64(e->stages[s].n_params * sizeof(float));
+        sum += ipup__round64(e->stages[s].n_params * (ipup__w16(e) ? 2u : 4u));
         for (l = e->stages[s].first; l < e->stages[s].last; l++)
-            if (ipup__layer_block(e, l) > stage) stage = ipup__layer_block(e, l);
+            if (ipup__layer_unpacked(e, l) > stage) stage = ipup__layer_unpacked(e, l);
     }
+    if (all) *all = sum;
+    return stage;
+}
+/* The weights of device d are offloaded: floats of its staging buffer (its largest layer's
+   block: a dense or conv kernel needs a layer's weights whole), 0 when not. Offloaded only
+   when that saves on-chip bytes: the weights of its plain stages exceed the staging (binary16
+   weights have the staging anyway). */
+static size_t ipup__woff(const ipup__core *e, int32_t d) {
+    size_t all, stage;
+    if (!(e->cfg.offload & IPUP_OFFLOAD_WEIGHTS)) return 0;
+    stage = ipup__wstage_floats(e, d, &all);
+    if (ipup__w16(e)) return all ? stage : 0;
     return all > ipup__round64(stage * sizeof(float)) ? stage : 0;
 }
 /* Plain stage s keeps its stash in streaming memory (IPUP_OFFLOAD_ACTIVATIONS): entries
@@ -4058,7 +4129,8 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
                             ipup__lane_rt *lane_rt, ipup__fanout_bufs *fanout) {
     int32_t s;
     int32_t k = ipup__state_slots(&e->cfg);
-    size_t wst = ipup__woff(e, d);
+    const size_t woff = ipup__woff(e, d);
+    const size_t wst = ipup__w16(e) ? ipup__wstage_floats(e, d, NULL) : woff;
     float *staging = NULL, *wstage = NULL; /* one of each per IPU, shared by its stages */
     const int f16 = e->cfg.dtype == IPUP_DTYPE_F16;
     const size_t esz = f16 ? sizeof(uint16_t) : sizeof(float); /* a ring element */
@@ -4072,8 +4144,17 @@ static void ipup__carve_ipu(const ipup__core *e, ipup__arena *a, ipup__arena *st
         ipup__stage_rt *rt = stage_rt ? &stage_rt[s] : &count_only;
         /* a concurrent stage: its lanes (ipup__conc_carve) */
         if (st->device != d || e->n_branches[s] > 1) continue;
-        rt->params = ipup__allocf(wst ? stream : a, st->n_params, IPUP_MEM_WEIGHTS);
+        if (ipup__w16(e)) {
+            rt->params = NULL;
+            rt->hparams = (uint16_t *)ipup__alloc(woff ? stream : a,
+                                                  ipup__mulz(st->n_params, sizeof(uint16_t)),
+                                                  IPUP_MEM_WEIGHTS);
+        } else {
+            rt->params = ipup__allocf(woff ? stream : a, st->n_params, IPUP_MEM_WEIGHTS);
+            rt->hparams = NULL;
+        }
         rt->wstage = wstage;
+        rt->wstage_floats = wst;
         rt->grads = ipup__allocf(a, st->n_grads, IPUP_MEM_GRADS);
         rt->state = NULL;
         if (k) {
@@ -4274,17 +4355,12 @@ static void ipup__warn_line(char *warn, size_t warn_len, const char *line) {
    the schedule's */
 static void ipup__offload_warnings(const ipup__core *e, char *warn, size_t warn_len) {
     char line[IPUP_MSG_MAX];
-    int32_t d, s, l;
+    int32_t d, s;
     if (!warn || !warn_len) return;
     for (d = 0; d < e->P; d++) {
-        size_t stage = 0, all = 0;
+        size_t stage, all;
         if (!(e->cfg.offload & IPUP_OFFLOAD_WEIGHTS) || ipup__woff(e, d)) continue;
-        for (s = 0; s < e->S; s++) {
-            if (e->stages[s].device != d || e->n_branches[s] > 1) continue;
-            all += ipup__round64(e->stages[s].n_params * sizeof(float));
-            for (l = e->stages[s].first; l < e->stages[s].last; l++)
-                if (ipup__layer_block(e, l) > stage) stage = ipup__layer_block(e, l);
-        }
+        stage = ipup__wstage_floats(e, d, &all);
         if (!all) continue;
         ipup_snprintf(line, sizeof line,
                       "offload: IPU%d keeps its weights on chip: the staging of its largest layer "
@@ -5129,39 +5205,69 @@ static void ipup__set_err(ipup_emu *e, int32_t ipu, int64_t t, int32_t s, int32_
 static void *ipup__thread_main(void *arg); /* runtime */
 #endif
 
-/* a batch norm's initial values (Keras): gamma 1, beta 0, running mean 0, variance 1 */
-static void ipup__init_bn(ipup_emu *e, ipup__stage_rt *rt, int32_t l) {
-    const ipup__layer_facts *Ly = &e->core.layers[l];
-    const int32_t C = Ly->info.out_c;
-    float *g = rt->params + Ly->param_off, *v = rt->params + Ly->run_off + ipup__round16(C);
-    int32_t i;
-    for (i = 0; i < C; i++) { g[i] = 1.0f; v[i] = 1.0f; }
+/* elements [first, first + n) of layer l's initial weights (Glorot uniform; the biases
+   are zero) into p; a batch norm: gamma 1 into p and its running statistics into run
+   (zeroed): mean 0, variance 1, as Keras' */
+static void ipup__init_layer(const ipup_emu *e, int32_t l, int32_t first, int32_t n, float *p,
+                             float *run) {
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    int fi, fo, i;
+    if (I->kind == IPUP_LAYER_BATCHNORM) {
+        for (i = 0; i < I->out_c; i++) p[i] = run[ipup__round16(I->out_c) + (size_t)i] = 1.0f;
+        return;
+    }
+    if (I->kind == IPUP_LAYER_CONV3X3) { fi = 9 * I->in_c; fo = 9 * I->out_c; }
+    else if (I->kind == IPUP_LAYER_CONV2D || I->kind == IPUP_LAYER_DWCONV) {
+        /* Keras' fans of a (KH, KW, CI, CO) kernel; depthwise: (KH, KW, C, 1) */
+        fi = I->kh * I->kw * I->in_c;
+        fo = I->kh * I->kw * (I->kind == IPUP_LAYER_DWCONV ? 1 : I->out_c);
+    } else { fi = I->in_n; fo = I->out_n; }
+    ipup_glorot_uniform_range_f32(fi, fo, first, n, e->core.cfg.seed, (uint64_t)(2 * l), p);
+}
+/* the initial weights of plain stage s of replica r: in place, or under binary16 weights
+   through the IPU's staging and rounded to nearest */
+static void ipup__init_stage_weights(ipup_emu *e, ipup__stage_rt *rt, int32_t s) {
+    const ipup__stage *st = &e->core.stages[s];
+    int32_t l;
+    if (rt->hparams) IPUPIPE_MEMSET(rt->hparams, 0, st->n_params * sizeof(uint16_t));
+    else IPUPIPE_MEMSET(rt->params, 0, st->n_params * sizeof(float));
+    for (l = st->first; l < st->last; l++) {
+        const ipup__layer_facts *Ly = &e->core.layers[l];
+        const size_t nrun = Ly->run_off >= 0 ? 2 * ipup__round16(Ly->info.out_c) : 0;
+        const int32_t c = (int32_t)(rt->wstage_floats & ~(size_t)15u);
+        int32_t i0;
+        if (!Ly->info.n_w) continue;
+        if (!rt->hparams) {
+            ipup__init_layer(e, l, 0, Ly->info.n_w, rt->params + Ly->param_off,
+                             nrun ? rt->params + Ly->run_off : NULL);
+            continue;
+        }
+        if (Ly->info.kind == IPUP_LAYER_BATCHNORM) { /* small: whole */
+            const size_t block = ipup__layer_block(&e->core, l);
+            IPUPIPE_MEMSET(rt->wstage, 0, (block + nrun) * sizeof(float));
+            ipup__init_layer(e, l, 0, Ly->info.n_w, rt->wstage, rt->wstage + block);
+            ipup_f32_to_f16((int)block, rt->wstage, rt->hparams + Ly->param_off);
+            ipup_f32_to_f16((int)nrun, rt->wstage + block, rt->hparams + Ly->run_off);
+            continue;
+        }
+        for (i0 = 0; i0 < Ly->info.n_w; i0 += c) { /* the staging holds a chunk (the update's) */
+            const int32_t k = Ly->info.n_w - i0 < c ? Ly->info.n_w - i0 : c;
+            ipup__init_layer(e, l, i0, k, rt->wstage, NULL);
+            ipup_f32_to_f16(k, rt->wstage, rt->hparams + Ly->param_off + i0);
+        }
+    }
 }
 static void ipup__init_weights(ipup_emu *e) {
-    int32_t r, s, l, k = ipup__state_slots(&e->core.cfg);
+    int32_t r, s, k = ipup__state_slots(&e->core.cfg);
     for (r = 0; r < e->core.R; r++) {
         for (s = 0; s < e->core.S; s++) {
             ipup__stage_rt *rt = &e->stage_rt[r][s];
             const ipup__stage *st = &e->core.stages[s];
             if (e->core.n_branches[s] > 1) continue; /* its lanes: ipup__conc_init_weights */
-            IPUPIPE_MEMSET(rt->params, 0, st->n_params * sizeof(float));
+            ipup__init_stage_weights(e, rt, s);
             IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
             /* a stage without weights has no state: NULL when offloaded to an empty stream pool */
             if (k && st->n_state) IPUPIPE_MEMSET(rt->state, 0, st->n_state * sizeof(float));
-            for (l = st->first; l < st->last; l++) {
-                const ipup_layer_info *I = &e->core.layers[l].info;
-                int fi, fo;
-                if (!I->n_w) continue;
-                if (I->kind == IPUP_LAYER_BATCHNORM) { ipup__init_bn(e, rt, l); continue; }
-                if (I->kind == IPUP_LAYER_CONV3X3) { fi = 9 * I->in_c; fo = 9 * I->out_c; }
-                else if (I->kind == IPUP_LAYER_CONV2D || I->kind == IPUP_LAYER_DWCONV) {
-                    /* Keras' fans of a (KH, KW, CI, CO) kernel; depthwise: (KH, KW, C, 1) */
-                    fi = I->kh * I->kw * I->in_c;
-                    fo = I->kh * I->kw * (I->kind == IPUP_LAYER_DWCONV ? 1 : I->out_c);
-                } else { fi = I->in_n; fo = I->out_n; }
-                ipup_glorot_uniform_f32(fi, fo, I->n_w, e->core.cfg.seed, (uint64_t)(2 * l),
-                                        rt->params + e->core.layers[l].param_off);
-            }
         }
     }
 }
@@ -5340,11 +5446,130 @@ IPUPIPE_DEF void ipup_shutdown(ipup_emu *e) {
    pool, or with the weights offloaded (rt->wstage set) streamed into the IPU's staging
    buffer first (a copy: the same bits) */
 static float *ipup__layer_params(ipup_emu *e, ipup__stage_rt *rt, int32_t l) {
-    const ipup_layer_info *I = &e->core.layers[l].info;
-    float *p = rt->params + e->core.layers[l].param_off;
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const ipup_layer_info *I = &Ly->info;
+    const size_t n = ipup__round16(I->n_w) + (size_t)I->n_b;
+    float *p;
+    if (rt->hparams) { /* binary16: unpacked, a batch norm's running statistics after it */
+        ipup_f16_to_f32((int)n, rt->hparams + Ly->param_off, rt->wstage);
+        if (Ly->run_off >= 0)
+            ipup_f16_to_f32((int)(2 * ipup__round16(I->out_c)), rt->hparams + Ly->run_off,
+                            rt->wstage + ipup__layer_block(&e->core, l));
+        return rt->wstage;
+    }
+    p = rt->params + Ly->param_off;
     if (!rt->wstage) return p;
-    IPUPIPE_MEMCPY(rt->wstage, p, (ipup__round16(I->n_w) + (size_t)I->n_b) * sizeof(float));
+    IPUPIPE_MEMCPY(rt->wstage, p, n * sizeof(float));
     return rt->wstage;
+}
+/* A tensor's weights for the update: fp32 (f) or binary16 (h, ipup__w16), the layer and
+   which of its tensors (0 w, 1 b) they are */
+typedef struct ipup__wref {
+    float *f;
+    uint16_t *h;
+    size_t chunk; /* h: floats of the staging, rounded down to 16 */
+    int32_t layer, which;
+} ipup__wref;
+/* n updated values v into binary16 weights h: stochastic rounding (ipup_f32_to_f16_sr)
+   keyed by the step t, the layer l, the tensor (0 w, 1 b, 2 running statistics) and the
+   element (first + i): the same bits whatever the schedule, runner, replica or chunk */
+static void ipup__w16_store(const ipup_emu *e, const float *v, int n, uint16_t *h, int64_t t,
+                            int32_t l, int32_t which, uint64_t first) {
+    ipup_f32_to_f16_sr(n, v, h, e->core.cfg.seed ^ UINT64_C(0x73746f6368617374),
+                       ((uint64_t)t << 12) | (uint64_t)(4 * l + which), first);
+}
+/* dense layer l's weights are unpacked a chunk of rows at a time (ipup__w16_rows) */
+static int ipup__wchunked(const ipup_emu *e, const ipup__stage_rt *rt, int32_t l) {
+    return rt->hparams && ipup__w16_rows(&e->core, l) < e->core.layers[l].info.in_n;
+}
+/* the staging of a chunked dense layer l (ipup__layer_unpacked): the chunk's weights, the
+   bias, the chunk's columns of x, a product */
+typedef struct ipup__wchunk {
+    float *w, *bias, *xc, *tmp;
+    int32_t rows;
+} ipup__wchunk;
+static ipup__wchunk ipup__wchunk_of(const ipup_emu *e, const ipup__stage_rt *rt, int32_t l) {
+    const ipup_layer_info *I = &e->core.layers[l].info;
+    ipup__wchunk c;
+    c.rows = ipup__w16_rows(&e->core, l);
+    c.w = rt->wstage;
+    c.bias = c.w + ipup__round16z((size_t)c.rows * (size_t)I->out_n);
+    c.xc = c.bias + ipup__round16(I->out_n);
+    c.tmp = c.xc + ipup__round16z((size_t)e->core.B * (size_t)c.rows);
+    return c;
+}
+/* columns [i0, i0 + k) of x (B, n) into xc (B, k), and back into x */
+static void ipup__cols_get(int32_t B, int32_t n, int32_t i0, int32_t k, const float *x, float *xc) {
+    int32_t b;
+    for (b = 0; b < B; b++)
+        IPUPIPE_MEMCPY(xc + (size_t)b * (size_t)k, x + (size_t)b * (size_t)n + (size_t)i0,
+                       (size_t)k * sizeof(float));
+}
+static void ipup__cols_put(int32_t B, int32_t n, int32_t i0, int32_t k, const float *xc, float *x) {
+    int32_t b;
+    for (b = 0; b < B; b++)
+        IPUPIPE_MEMCPY(x + (size_t)b * (size_t)n + (size_t)i0, xc + (size_t)b * (size_t)k,
+                       (size_t)k * sizeof(float));
+}
+/* Dense layer l's forward of Bn rows x into y (then ReLU when relu): the kernel on w, b
+   (ipup__layer_params), or with w NULL (ipup__wchunked) on W's rows a chunk at a time,
+   y = x[:, chunk 0] W0 + b + x[:, chunk 1] W1 + ..., summed in chunk order */
+static void ipup__dense_fwd_l(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn,
+                              const float *x, const float *w, const float *b, float *y,
+                              int relu) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const int32_t IN = Ly->info.in_n, OUT = Ly->info.out_n;
+    ipup__wchunk c;
+    int32_t i0, j;
+    if (w) {
+        if (relu) ipup_dense_relu_fwd_f32(Bn, IN, OUT, x, w, b, y);
+        else ipup_dense_fwd_f32(Bn, IN, OUT, x, w, b, y);
+        return;
+    }
+    IPUPIPE_ASSERT(Bn <= e->core.B);
+    c = ipup__wchunk_of(e, rt, l);
+    ipup_f16_to_f32(OUT, rt->hparams + Ly->param_off + ipup__round16(Ly->info.n_w), c.bias);
+    for (i0 = 0; i0 < IN; i0 += c.rows) {
+        const int32_t k = IN - i0 < c.rows ? IN - i0 : c.rows;
+        ipup_f16_to_f32(k * OUT, rt->hparams + Ly->param_off + (size_t)i0 * (size_t)OUT, c.w);
+        ipup__cols_get(Bn, IN, i0, k, x, c.xc);
+        ipup_dense_fwd_f32(Bn, k, OUT, c.xc, c.w, i0 ? NULL : c.bias, i0 ? c.tmp : y);
+        if (i0)
+            for (j = 0; j < Bn * OUT; j++) y[j] += c.tmp[j];
+    }
+    if (relu) ipup_relu_fwd_f32(Bn * OUT, y, y);
+}
+/* Dense layer l's backward: dx = dy W^T (dx NULL: skip), gw += x^T dy, gb += the column
+   sums of dy (NULL: skip): the kernel on w, or with w NULL on W's rows a chunk at a time
+   (chunk i gives dx's columns i and gw's rows i whole) */
+static void ipup__dense_bwd_l(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn,
+                              const float *x, const float *w, const float *dy, float *dx,
+                              float *gw, float *gb) {
+    const ipup__layer_facts *Ly = &e->core.layers[l];
+    const int32_t IN = Ly->info.in_n, OUT = Ly->info.out_n;
+    ipup__wchunk c;
+    int32_t i0;
+    if (w || !dx || !ipup__wchunked(e, rt, l)) { /* without dx the kernel reads no w */
+        ipup_dense_bwd_f32(Bn, IN, OUT, x, w, dy, dx, gw, gb);
+        return;
+    }
+    IPUPIPE_ASSERT(Bn <= e->core.B);
+    c = ipup__wchunk_of(e, rt, l);
+    for (i0 = 0; i0 < IN; i0 += c.rows) {
+        const int32_t k = IN - i0 < c.rows ? IN - i0 : c.rows;
+        ipup_f16_to_f32(k * OUT, rt->hparams + Ly->param_off + (size_t)i0 * (size_t)OUT, c.w);
+        if (gw) ipup__cols_get(Bn, IN, i0, k, x, c.xc);
+        ipup_dense_bwd_f32(Bn, k, OUT, c.xc, c.w, dy, c.tmp,
+                           gw ? gw + (size_t)i0 * (size_t)OUT : NULL, i0 ? NULL : gb);
+        ipup__cols_put(Bn, IN, i0, k, c.tmp, dx);
+    }
+}
+/* a batch norm's running mean (then its variance at round16(C)) for an op of its stage,
+   after ipup__layer_params gave its block w */
+static const float *ipup__layer_running(const ipup_emu *e, const ipup__stage_rt *rt, int32_t l,
+                                        const float *w) {
+    if (rt->hparams) return w + ipup__layer_block(&e->core, l);
+    return rt->params + e->core.layers[l].run_off;
 }
 /* cfg.dtype float16: x (n) rounded to binary16 in place (what storing it as fp16 keeps) */
 static void ipup__h_round(float *x, size_t n) {
@@ -5489,7 +5714,8 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
                                      int32_t l, int32_t Bn, const float *cur, float *dest, float *E,
                                      float *out) {
     const ipup_layer_info *I = &e->core.layers[l].info, *P;
-    const float *w = ipup__layer_params(e, rt, l), *b = w + ipup__round16(I->n_w);
+    const float *w = ipup__wchunked(e, rt, l) ? NULL : ipup__layer_params(e, rt, l);
+    const float *b = w ? w + ipup__round16(I->n_w) : NULL;
     const int idx = l + 2 < st->last && e->core.layers[l + 2].pool_idx;
     uint8_t *keep = idx ? (uint8_t *)(void *)(E + e->core.layers[l + 2].stash_off) : NULL;
     float *y;
@@ -5504,8 +5730,7 @@ static const float *ipup__fwd_pooled(ipup_emu *e, const ipup__stage *st, ipup__s
         const int32_t n = Bn - i < c ? Bn - i : c;
         float *d = idx ? rt->chunk : dest + (size_t)i * (size_t)I->out_n;
         if (I->kind == IPUP_LAYER_DENSE)
-            ipup_dense_relu_fwd_f32(n, I->in_n, I->out_n,
-                                    cur + (size_t)i * (size_t)I->in_n, w, b, d);
+            ipup__dense_fwd_l(e, rt, l, n, cur + (size_t)i * (size_t)I->in_n, w, b, d, 1);
         else
             ipup_conv3x3_relu_fwd_f32(n, I->in_h, I->in_w, I->in_c, I->out_c,
                                       cur + (size_t)i * (size_t)I->in_n, w, b, d, rt->conv);
@@ -5573,7 +5798,7 @@ static const float *ipup__fwd_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, i
         break;
     case IPUP_LAYER_BATCHNORM: {
         const int N = Bn * I->in_h * I->in_w, C = I->in_c;
-        const float *rm = rt->params + Ly->run_off;
+        const float *rm = ipup__layer_running(e, rt, l, w);
         if (bn_train && !I->frozen) {
             float *st = ipup__bn_stats(e, rt, l, g);
             ipup_batchnorm_fwd_train_f32(N, C, cur, w, b, ipup__bn_eps(e, l), dest, st,
@@ -5657,7 +5882,8 @@ static void ipup__bwd_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t B
     case IPUP_LAYER_BATCHNORM: {
         const int N = Bn * I->in_h * I->in_w, C = I->in_c;
         if (I->frozen) { /* inference mode: a per-channel scale */
-            ipup_batchnorm_bwd_infer_f32(N, C, w, rt->params + Ly->run_off + ipup__round16(C),
+            ipup_batchnorm_bwd_infer_f32(N, C, w,
+                                         ipup__layer_running(e, rt, l, w) + ipup__round16(C),
                                          ipup__bn_eps(e, l), cur, dest);
         } else {
             const float *st = ipup__bn_stats(e, rt, l, g);
@@ -5713,21 +5939,24 @@ static void ipup__w_more(ipup_emu *e, ipup__stage_rt *rt, int32_t l, int32_t Bn,
 /* the running statistics of stage s's trained batch norms after a step (ipup__update_stage):
    every global micro-batch's statistics in the order r M + m (all replicas' slots hold all
    of them after the all-reduce: each replica wrote only its own, the others were 0) */
-static void ipup__bn_running(ipup_emu *e, ipup__stage_rt *rt, int32_t s) {
+static void ipup__bn_running(ipup_emu *e, ipup__stage_rt *rt, int32_t s, int64_t t) {
     const ipup__stage *st = &e->core.stages[s];
     int32_t l;
     int64_t g;
     for (l = st->first; l < st->last; l++) {
         const ipup__layer_facts *Ly = &e->core.layers[l];
         const int32_t C = Ly->info.out_c;
-        float *rm = rt->params + Ly->run_off;
+        const int n = (int)(2 * ipup__round16(C));
+        float *rm = rt->hparams ? rt->wstage : rt->params + Ly->run_off;
         if (Ly->stat_off < 0) continue;
+        if (rt->hparams) ipup_f16_to_f32(n, rt->hparams + Ly->run_off, rm);
         for (g = 0; g < (int64_t)e->core.R * e->core.M; g++) {
             const float *sg = ipup__bn_stats(e, rt, l, g);
             ipup_batchnorm_running_f32(C, e->core.B * Ly->info.in_h * Ly->info.in_w,
                                        ipup__bn_momentum(e, l), sg, sg + ipup__round16(C),
                                        ipup__bn_eps(e, l), rm, rm + ipup__round16(C));
         }
+        if (rt->hparams) ipup__w16_store(e, rm, n, rt->hparams + Ly->run_off, t, l, 2, 0);
     }
 }
 
@@ -5749,7 +5978,10 @@ static const float *ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t B
         float *dest;
         const float *w = NULL, *b = NULL;
         int n = Bn * I->in_n, needed, fuse;
-        if (I->n_w) { w = ipup__layer_params(e, rt, l); b = w + ipup__round16(I->n_w); }
+        if (I->n_w && !ipup__wchunked(e, rt, l)) {
+            w = ipup__layer_params(e, rt, l);
+            b = w + ipup__round16(I->n_w);
+        }
         if (!loss && l == e->core.n_layers - 1) {
             /* ipup_predict: the loss layer's input is the result */
             if (out != cur) IPUPIPE_MEMCPY(out, cur, (size_t)n * sizeof(float));
@@ -5780,8 +6012,7 @@ static const float *ipup__stage_fwd(ipup_emu *e, int32_t r, int32_t s, int32_t B
         }
         switch (I->kind) {
         case IPUP_LAYER_DENSE:
-            if (fuse) ipup_dense_relu_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest);
-            else ipup_dense_fwd_f32(Bn, I->in_n, I->out_n, cur, w, b, dest);
+            ipup__dense_fwd_l(e, rt, l, Bn, cur, w, b, dest, fuse);
             break;
         case IPUP_LAYER_CONV3X3:
             if (fuse)
@@ -5850,7 +6081,7 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
             cur = ipup__res_bwd_mark(e, rt, l, Bn, cur);
             continue;
         }
-        if (I->n_w) w = ipup__layer_params(e, rt, l);
+        if (I->n_w && !ipup__wchunked(e, rt, l)) w = ipup__layer_params(e, rt, l);
         if (trains) { /* a frozen layer: input gradient only */
             gw = rt->grads + Ly->param_off;
             gb = gw + ipup__round16(I->n_w);
@@ -5860,12 +6091,12 @@ static void ipup__stage_bwd(ipup_emu *e, int32_t r, int32_t s, const float *E, c
         switch (I->kind) {
         case IPUP_LAYER_DENSE:
             if (wentry) {
-                if (dest) ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, NULL, NULL);
+                if (dest) ipup__dense_bwd_l(e, rt, l, Bn, x, w, cur, dest, NULL, NULL);
                 if (trains)
                     IPUPIPE_MEMCPY(wentry + Ly->dy_off, cur,
                                    (size_t)Bn * (size_t)I->out_n * sizeof(float));
             } else {
-                ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, x, w, cur, dest, gw, gb);
+                ipup__dense_bwd_l(e, rt, l, Bn, x, w, cur, dest, gw, gb);
             }
             break;
         case IPUP_LAYER_CONV3X3:
@@ -5953,9 +6184,10 @@ static void ipup__stage_w(ipup_emu *e, int32_t r, int32_t s, const float *E, con
         if (!I->n_w || I->frozen) continue;
         gw = rt->grads + Ly->param_off;
         gb = gw + ipup__round16(I->n_w);
-        if (I->kind == IPUP_LAYER_DENSE)
+        if (I->kind == IPUP_LAYER_DENSE) /* no dx: the weights are not read */
             ipup_dense_bwd_f32(Bn, I->in_n, I->out_n, E + Ly->stash_off,
-                               ipup__layer_params(e, rt, l), wentry + Ly->dy_off, NULL, gw, gb);
+                               rt->hparams ? NULL : ipup__layer_params(e, rt, l),
+                               wentry + Ly->dy_off, NULL, gw, gb);
         else if (I->kind != IPUP_LAYER_CONV3X3)
             ipup__w_more(e, rt, l, Bn, E + Ly->stash_off, wentry + Ly->dy_off, gw, gb, g);
         else
@@ -6759,18 +6991,19 @@ static void ipup__check_grads(ipup_emu *e, int32_t r, int32_t d, int64_t t, int3
 
 /* One tensor's update (n floats at w, g; state s1, s2) with what is offloaded streamed
    through the IPU's staging in chunks of `chunk` floats (ipup__opt_chunk): the state into
-   staging[0..chunk) and [chunk..2 chunk), the weights (offloaded) into wstage; each chunk
-   streamed back after. The optimizers are element-wise: the bits of one call on the whole
+   staging[0..chunk) and [chunk..2 chunk), the weights (offloaded, or unpacked from
+   binary16) into wstage; each chunk streamed back (or stored as binary16) after. The optimizers are element-wise: the bits of one call on the whole
    tensor. */
-static void ipup__update_tensor(const ipup_emu *e, int n, float *w, float *g, float *s1,
+static void ipup__update_tensor(const ipup_emu *e, int n, ipup__wref w, float *g, float *s1,
                                 float *s2, float *staging, float *wstage, size_t chunk,
                                 float scale, int64_t t) {
     const ipup_optimizer *o = &e->core.cfg.opt;
     int c0, c = n, k = ipup__state_slots(&e->core.cfg);
     if ((staging && k) || wstage) c = staging && k && (size_t)n > chunk ? (int)chunk : n;
+    if (w.h && (size_t)c > w.chunk) c = (int)w.chunk; /* what the staging holds */
     for (c0 = 0; c0 < n; c0 += c) {
         int cnt = n - c0 < c ? n - c0 : c;
-        float *ww = w + c0, *a1 = s1 ? s1 + c0 : NULL, *a2 = s2 ? s2 + c0 : NULL;
+        float *ww = w.f ? w.f + c0 : NULL, *a1 = s1 ? s1 + c0 : NULL, *a2 = s2 ? s2 + c0 : NULL;
         size_t bytes = (size_t)cnt * sizeof(float);
         if (staging && k) { /* stream in */
             IPUPIPE_MEMCPY(staging, a1, bytes);
@@ -6778,7 +7011,9 @@ static void ipup__update_tensor(const ipup_emu *e, int n, float *w, float *g, fl
             a1 = staging;
             a2 = staging + chunk;
         }
-        if (wstage) { IPUPIPE_MEMCPY(wstage, ww, bytes); ww = wstage; }
+        if (w.h) ipup_f16_to_f32(cnt, w.h + c0, wstage); /* binary16 weights */
+        else if (wstage) IPUPIPE_MEMCPY(wstage, ww, bytes);
+        if (wstage) ww = wstage;
         switch (o->kind) {
         case IPUP_OPT_MOMENTUM:
             ipup_momentum_f32(cnt, o->lr, o->momentum, scale, ww, a1, g + c0);
@@ -6793,7 +7028,8 @@ static void ipup__update_tensor(const ipup_emu *e, int n, float *w, float *g, fl
             IPUPIPE_MEMCPY(s1 + c0, a1, bytes);
             if (k == 2) IPUPIPE_MEMCPY(s2 + c0, a2, bytes);
         }
-        if (wstage) IPUPIPE_MEMCPY(w + c0, ww, bytes);
+        if (w.h) ipup__w16_store(e, ww, cnt, w.h + c0, t, w.layer, w.which, (uint64_t)c0);
+        else if (wstage) IPUPIPE_MEMCPY(w.f + c0, ww, bytes);
     }
 }
 
@@ -6813,13 +7049,19 @@ static void ipup__update_stage(ipup_emu *e, int32_t r, int32_t s, int64_t t) {
         if (!I->n_w || I->frozen) continue;
         for (j = 0; j < 2; j++) {
             size_t off = (size_t)e->core.layers[l].param_off + (j ? ipup__round16(I->n_w) : 0);
-            ipup__update_tensor(e, j ? I->n_b : I->n_w, rt->params + off, rt->grads + off,
+            ipup__wref w;
+            w.f = rt->params ? rt->params + off : NULL;
+            w.h = rt->hparams ? rt->hparams + off : NULL;
+            w.chunk = rt->wstage_floats & ~(size_t)15u;
+            w.layer = l;
+            w.which = j;
+            ipup__update_tensor(e, j ? I->n_b : I->n_w, w, rt->grads + off,
                                 k ? rt->state + off : NULL,
                                 k == 2 ? rt->state + st->n_grads + off : NULL, rt->staging,
                                 rt->wstage, chunk, scale, t);
         }
     }
-    ipup__bn_running(e, rt, s);
+    ipup__bn_running(e, rt, s, t);
     IPUPIPE_MEMSET(rt->grads, 0, st->n_grads * sizeof(float));
 }
 
@@ -7716,8 +7958,12 @@ static int ipup__running_tensor(ipup_emu *e, int32_t i, ipup_tensor_info *out) {
         out->n = Ly->info.out_c;
         out->ndim = 1;
         out->shape[0] = Ly->info.out_c;
-        out->data = e->stage_rt[0][Ly->stage].params + Ly->run_off +
-                    (i % 2 ? ipup__round16(Ly->info.out_c) : 0);
+        {
+            const ipup__stage_rt *rt = &e->stage_rt[0][Ly->stage];
+            const size_t at = (size_t)Ly->run_off + (i % 2 ? ipup__round16(Ly->info.out_c) : 0);
+            out->data = rt->params ? rt->params + at : NULL;
+            out->data_f16 = rt->hparams ? rt->hparams + at : NULL;
+        }
         ipup_snprintf(out->name, sizeof out->name, "%s.%s", e->core.model.layers[l].id,
                       i % 2 ? "var" : "mean");
         return IPUP_OK;
@@ -7793,9 +8039,12 @@ IPUPIPE_DEF int ipup_tensor_get(ipup_emu *e, int32_t index, ipup_tensor_info *ou
     out->stage = Ly->stage;
     out->device = e->core.stages[Ly->stage].device;
     out->n = which ? I->n_b : I->n_w;
-    out->data = slot == 0
-                    ? rt->params + off
-                    : rt->state + (size_t)(slot - 1) * e->core.stages[Ly->stage].n_grads + off;
+    if (slot == 0) {
+        out->data = rt->params ? rt->params + off : NULL;
+        out->data_f16 = rt->hparams ? rt->hparams + off : NULL;
+    } else {
+        out->data = rt->state + (size_t)(slot - 1) * e->core.stages[Ly->stage].n_grads + off;
+    }
     if (which) { out->ndim = 1; out->shape[0] = I->n_b;
     } else {
         ipup__w_shape(I, I->kind == IPUP_LAYER_DENSE ? I->out_n : I->out_c, out);
@@ -7824,6 +8073,41 @@ IPUPIPE_DEF int ipup_tensor_find(ipup_emu *e, const char *name, ipup_tensor_info
                        "(ipup_tensor_get lists the %d tensors)",
                        name, (int)n);
 }
+/* t and [first, first + n) checked for ipup_tensor_read (verb "read") / _write */
+static int ipup__tensor_range(ipup_emu *e, const ipup_tensor_info *t, int32_t first,
+                              int32_t n, const void *buf, const char *fn) {
+    int rc = ipup__need_init(e, fn);
+    if (rc) return rc;
+    if (!t || !buf || (!t->data && !t->data_f16))
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "%s: %s is NULL; give a tensor from ipup_tensor_get and a buffer of "
+                           "n floats",
+                           fn, !t ? "the tensor" : !buf ? "the buffer" : "the tensor's storage");
+    if (first < 0 || n < 0 || first > t->n || n > t->n - first)
+        return ipup__efail(e, IPUP_ERR_ARG,
+                           "%s: elements %d..%d are outside tensor %s's 0..%d; give first >= 0 "
+                           "and first + n <= %d",
+                           fn, (int)first, (int)first + (int)n - 1, t->name, (int)t->n - 1,
+                           (int)t->n);
+    return IPUP_OK;
+}
+IPUPIPE_DEF int ipup_tensor_read(ipup_emu *e, const ipup_tensor_info *t, int32_t first,
+                                 int32_t n, float *out) {
+    int rc = ipup__tensor_range(e, t, first, n, out, "ipup_tensor_read");
+    if (rc) return rc;
+    if (t->data) IPUPIPE_MEMCPY(out, t->data + first, (size_t)n * sizeof(float));
+    else ipup_f16_to_f32((int)n, t->data_f16 + first, out);
+    return IPUP_OK;
+}
+IPUPIPE_DEF int ipup_tensor_write(ipup_emu *e, const ipup_tensor_info *t, int32_t first,
+                                  int32_t n, const float *in) {
+    int rc = ipup__tensor_range(e, t, first, n, in, "ipup_tensor_write");
+    if (rc) return rc;
+    if (t->data && t->data + first != in)
+        IPUPIPE_MEMCPY(t->data + first, in, (size_t)n * sizeof(float));
+    else if (!t->data) ipup_f32_to_f16((int)n, in, t->data_f16 + first);
+    return IPUP_OK;
+}
 IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     int32_t r, s;
     int rc = ipup__need_init(e, "ipup_replicas_sync");
@@ -7831,8 +8115,12 @@ IPUPIPE_DEF int ipup_replicas_sync(ipup_emu *e) {
     for (r = 1; r < e->core.R; r++) {
         for (s = 0; s < e->core.S; s++) {
             if (e->core.n_branches[s] > 1) continue; /* its lanes: below */
-            IPUPIPE_MEMCPY(e->stage_rt[r][s].params, e->stage_rt[0][s].params,
-                           e->core.stages[s].n_params * sizeof(float));
+            if (e->stage_rt[0][s].hparams)
+                IPUPIPE_MEMCPY(e->stage_rt[r][s].hparams, e->stage_rt[0][s].hparams,
+                               e->core.stages[s].n_params * sizeof(uint16_t));
+            else
+                IPUPIPE_MEMCPY(e->stage_rt[r][s].params, e->stage_rt[0][s].params,
+                               e->core.stages[s].n_params * sizeof(float));
             if (e->core.stages[s].n_state)
                 IPUPIPE_MEMCPY(e->stage_rt[r][s].state, e->stage_rt[0][s].state,
                                e->core.stages[s].n_state * sizeof(float));
@@ -8016,7 +8304,12 @@ static void ipup__st_records(const ipup_emu *e, ipup__state_writer *w) {
         ipup__save_u8(w, (uint32_t)ti.ndim);
         for (d = 0; d < ti.ndim; d++) ipup__save_u32(w, (uint32_t)ti.shape[d]);
         if (!w->write) { w->n += 4u * (uint64_t)ti.n; continue; }
-        for (j = 0; j < ti.n && !w->failed; j++) ipup__save_u32(w, ipup__fbits(ti.data[j]));
+        for (j = 0; j < ti.n && !w->failed; j++) {
+            float v;
+            if (ti.data) v = ti.data[j];
+            else ipup_f16_to_f32(1, ti.data_f16 + j, &v);
+            ipup__save_u32(w, ipup__fbits(v));
+        }
     }
 }
 
@@ -8328,7 +8621,8 @@ static int ipup__st_values(ipup_emu *e, ipup__state_reader *r, const ipup_tensor
             return ipup__load_fail(e, r, "a tensor's values");
         for (k = 0; k < c; k++, j++) {
             float v = ipup__bitsf(ipup__get32(b + 4 * k));
-            if (apply) ti->data[j] = v;
+            if (apply && ti->data) ti->data[j] = v;
+            else if (apply) ipup_f32_to_f16(1, &v, ti->data_f16 + j);
             else if (!(v - v == 0.0f)) {
                 ipup_snprintf(what, sizeof what,
                               "tensor %s holds %s at element %d (a run that diverged was saved)",

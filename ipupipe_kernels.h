@@ -504,6 +504,9 @@ IPUPIPE_DEF void ipup_adamw_f32(int n, float lr, float beta1, float beta2, float
    with u = ipup_rng_uniform_f32(seed, stream, i). w (n). Identical bits on every platform. */
 IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
                                          uint64_t stream, float *w);
+/* Elements [first, first + n) of the same tensor into w (n): a tensor made in pieces. */
+IPUPIPE_DEF void ipup_glorot_uniform_range_f32(int fan_in, int fan_out, int64_t first, int n,
+                                               uint64_t seed, uint64_t stream, float *w);
 
 /* >>half: IEEE binary16 storage, conversions to and from fp32 */
 /* Half precision is a storage format: values are converted to fp32 for arithmetic and
@@ -533,6 +536,18 @@ IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_
 #endif
 IPUPIPE_DEF void ipup_f32_to_f16(int n, const float *x, uint16_t *y);
 IPUPIPE_DEF void ipup_f16_to_f32(int n, const uint16_t *x, float *y);
+/* fp32 -> fp16 with stochastic rounding, as the IPU stores float16 weights: x rounds to one
+   of the two binary16 values lo <= |x| < hi around it, to hi with probability
+   (|x| - lo) / (hi - lo) to 16 bits, so the value stored is x on average and an update
+   smaller than half a unit in the last place is not always lost (Gupta et al., "Deep
+   Learning with Limited Numerical Precision", ICML 2015). The 16 random bits of element i
+   are a pure function of (seed, stream, offset + i): a quarter of
+   ipup_mix64(ipup_rng_u64(seed, stream, 0) + (offset + i) / 4), so the bits do not depend
+   on how a tensor is cut into calls. Values binary16 holds exactly, infinities, NaNs
+   and |x| >= 65520 convert as ipup_f32_to_f16 does; 65504 < |x| < 65520 stays at 65504.
+   x (n), y (n); they must not overlap. */
+IPUPIPE_DEF void ipup_f32_to_f16_sr(int n, const float *x, uint16_t *y, uint64_t seed,
+                                    uint64_t stream, uint64_t offset);
 
 /* >>conv2d: the general convolution (any kernel, stride, 'same'/'valid'), its references */
 /* The geometry of one convolution, filled by ipup_conv2d_shape_init: input (h, w, ci),
@@ -2941,16 +2956,21 @@ IPUPIPE_DEF void ipup_adam_f32(int n, float lr, float beta1, float beta2, float 
 }
 
 /* >>init: the Glorot initialiser */
-IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
-                                         uint64_t stream, float *w /* (n) */) {
+IPUPIPE_DEF void ipup_glorot_uniform_range_f32(int fan_in, int fan_out, int64_t first, int n,
+                                               uint64_t seed, uint64_t stream,
+                                               float *w /* (n) */) {
     int i;
     float limit;
-    IPUPIPE_ASSERT(fan_in + fan_out > 0);
+    IPUPIPE_ASSERT(fan_in + fan_out > 0 && first >= 0);
     limit = IPUPIPE_SQRTF(6.0f / (float)(fan_in + fan_out));
     for (i = 0; i < n; i++) {
-        float u = ipup_rng_uniform_f32(seed, stream, (uint64_t)i);
+        float u = ipup_rng_uniform_f32(seed, stream, (uint64_t)(first + i));
         w[i] = (2.0f * u - 1.0f) * limit;
     }
+}
+IPUPIPE_DEF void ipup_glorot_uniform_f32(int fan_in, int fan_out, int n, uint64_t seed,
+                                         uint64_t stream, float *w /* (n) */) {
+    ipup_glorot_uniform_range_f32(fan_in, fan_out, 0, n, seed, stream, w);
 }
 
 /* >>half: the conversions: portable bit manipulation, F16C / AVX-512, the Arm VCVT */
@@ -3050,6 +3070,84 @@ IPUPIPE_DEF void ipup_f16_to_f32(int n, const uint16_t *x /* (n) */, float *y /*
     for (; i < n; i++) y[i] = ipup__f16_to_f32_arm(x[i]);
 #endif
     for (; i < n; i++) y[i] = ipup__f16_to_f32_1(x[i]);
+}
+
+/* magnitude of element k's 16 random bits against the gap above lo: round up or not
+   (ipup_f32_to_f16_sr; every product and difference below is exact in fp32) */
+static uint16_t ipup__f16_sr_1(float x, uint16_t h, float back, uint64_t bits) {
+    const float ax = x < 0.0f ? -x : x;
+    uint16_t mag = (uint16_t)(h & 0x7FFFu);
+    float lo = back < 0.0f ? -back : back, hi;
+    if (!(ax < 65520.0f)) return h; /* infinities, NaNs, overflow: as rounding to nearest */
+    if (lo > ax) { /* rounded up: step back to the value below */
+        mag--;
+        lo = ipup__f16_to_f32_1(mag);
+    }
+    if (lo == ax || mag == 0x7BFFu) return (uint16_t)((h & 0x8000u) | mag);
+    hi = ipup__f16_to_f32_1((uint16_t)(mag + 1u));
+    if ((float)(uint32_t)(bits & 0xFFFFu) * (hi - lo) < (ax - lo) * 65536.0f) mag++;
+    return (uint16_t)((h & 0x8000u) | mag);
+}
+#if defined(IPUP__HALF_AVX512)
+/* 16 elements of ipup_f32_to_f16_sr whose first index k is a multiple of 4: lane j takes
+   16-bit piece j of the four words mix64(key + k / 4 + 0..3) (little-endian), as the scalar
+   loop does; the same comparisons, exact in fp32 */
+static void ipup__f16_sr_16(const float *x, uint16_t *y, uint64_t key, uint64_t k) {
+    const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
+    const __m512 v = _mm512_loadu_ps(x);
+    const __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), abs_mask));
+    const __m256i hn = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512i h = _mm512_cvtepu16_epi32(hn), mag = _mm512_and_si512(h, _mm512_set1_epi32(0x7FFF));
+    __m512 lo = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(_mm512_cvtph_ps(hn)),
+                                                     abs_mask));
+    uint64_t w[4];
+    __m512 hi, rf;
+    __mmask16 over, down, keep, up;
+    int j;
+    for (j = 0; j < 4; j++) w[j] = ipup_mix64(key + (k >> 2) + (uint64_t)j);
+    over = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(65520.0f), _CMP_NLT_UQ); /* inf, NaN, big */
+    down = _mm512_cmp_ps_mask(lo, ax, _CMP_GT_OQ);
+    mag = _mm512_mask_sub_epi32(mag, down, mag, _mm512_set1_epi32(1));
+    lo = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(mag));
+    hi = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_add_epi32(mag, _mm512_set1_epi32(1))));
+    keep = over | _mm512_cmp_ps_mask(lo, ax, _CMP_EQ_OQ) |
+           _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7BFF));
+    rf = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)w)));
+    up = _mm512_cmp_ps_mask(_mm512_mul_ps(rf, _mm512_sub_ps(hi, lo)),
+                            _mm512_mul_ps(_mm512_sub_ps(ax, lo), _mm512_set1_ps(65536.0f)),
+                            _CMP_LT_OQ) & (__mmask16)~keep;
+    mag = _mm512_mask_add_epi32(mag, up, mag, _mm512_set1_epi32(1));
+    mag = _mm512_or_si512(mag, _mm512_and_si512(h, _mm512_set1_epi32(0x8000)));
+    h = _mm512_mask_mov_epi32(mag, over, h);
+    _mm256_storeu_si256((__m256i *)(void *)y, _mm512_cvtepi32_epi16(h));
+}
+#endif
+IPUPIPE_DEF void ipup_f32_to_f16_sr(int n, const float *x /* (n) */, uint16_t *y /* (n) */,
+                                    uint64_t seed, uint64_t stream, uint64_t offset) {
+    float back[64];
+    const uint64_t key = ipup_rng_u64(seed, stream, 0);
+    uint64_t bits = 0;
+    int i0, i;
+#if defined(IPUP__HALF_AVX512)
+    if ((offset & 3u) == 0) { /* whole groups of four: 16 at a time */
+        for (i0 = 0; i0 + 16 <= n; i0 += 16)
+            ipup__f16_sr_16(x + i0, y + i0, key, offset + (uint64_t)i0);
+        x += i0;
+        y += i0;
+        n -= i0;
+        offset += (uint64_t)i0;
+    }
+#endif
+    for (i0 = 0; i0 < n; i0 += 64) {
+        const int c = n - i0 < 64 ? n - i0 : 64;
+        ipup_f32_to_f16(c, x + i0, y + i0); /* nearest; then the neighbour below or above */
+        ipup_f16_to_f32(c, y + i0, back);
+        for (i = 0; i < c; i++) {
+            const uint64_t k = offset + (uint64_t)(i0 + i);
+            if (i0 + i == 0 || (k & 3u) == 0) bits = ipup_mix64(key + (k >> 2));
+            y[i0 + i] = ipup__f16_sr_1(x[i0 + i], y[i0 + i], back[i], bits >> (16u * (k & 3u)));
+        }
+    }
 }
 
 /* >>conv2d: the general convolution: shape, portable kernels, SIMD products, dispatchers */

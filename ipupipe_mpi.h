@@ -639,7 +639,12 @@ static uint64_t ipup__mpi_fingerprint(const ipup_emu *e, uint64_t app) {
         h = ipup_mpi_hash(h, w, sizeof w);
         /* a concurrent stage's weights are in its lanes: refused after the check */
         if (e->core.n_branches[s] > 1) continue;
-        h = ipup_mpi_hash(h, e->stage_rt[0][s].params, e->core.stages[s].n_params * sizeof(float));
+        if (e->stage_rt[0][s].hparams) /* cfg.dtype float16: binary16 weights */
+            h = ipup_mpi_hash(h, e->stage_rt[0][s].hparams,
+                              e->core.stages[s].n_params * sizeof(uint16_t));
+        else
+            h = ipup_mpi_hash(h, e->stage_rt[0][s].params,
+                              e->core.stages[s].n_params * sizeof(float));
         if (e->core.stages[s].n_state)
             h = ipup_mpi_hash(h, e->stage_rt[0][s].state,
                               e->core.stages[s].n_state * sizeof(float));
@@ -754,7 +759,10 @@ IPUPIPE_DEF int ipup_mpi_share_state(ipup_mpi *m) {
     int32_t s;
     for (s = 0; s < e->core.S; s++) {
         int owner = e->core.stages[s].device; /* replica 0, device of stage s */
-        if (e->core.stages[s].n_params)
+        if (e->core.stages[s].n_params && e->stage_rt[0][s].hparams)
+            IPUP__MPI(MPI_Bcast(e->stage_rt[0][s].hparams, (int)e->core.stages[s].n_params,
+                                MPI_UINT16_T, owner, m->comm));
+        else if (e->core.stages[s].n_params)
             IPUP__MPI(
                 MPI_Bcast(e->stage_rt[0][s].params, (int)e->core.stages[s].n_params, MPI_FLOAT,
                           owner, m->comm));

@@ -5,6 +5,8 @@
 #   make firmware-finetune      the sensor classifier's head fine-tuned on the device
 #   make firmware-kws           DS-CNN's classifier fine-tuned on the device (body frozen)
 #   make firmware-cross         the Cortex-M4F and the Cortex-M7 train to the same bits
+#   make firmware-f16           the training image in float16: the reference loop's bits,
+#                               RAM smaller than float32's by what the plans say
 #   make firmware-riscv-run     the training firmware on RISC-V (QEMU virt), the host's bits
 #   make firmware-dual-run      stage 0 on core 0, stage 1 on core 1 of a dual Cortex-M33
 #                               (musca-b1), the single-core run's bits (block below)
@@ -12,7 +14,7 @@
 # Ends with `N passed, N failed`.
 . "$(dirname "$0")/lib.sh"
 mkdir -p build/logs
-for t in "firmware firmware-run" firmware-finetune firmware-kws firmware-cross; do
+for t in "firmware firmware-run" firmware-finetune firmware-kws firmware-cross firmware-f16; do
   log=build/logs/firmware-${t%% *}-${t##* }.log
   # shellcheck disable=SC2086
   if make --no-print-directory $t > "$log" 2>&1; then ok "make $t"

@@ -8,6 +8,8 @@
  * quiet, same payload); floats: every midpoint between adjacent halves and its neighbours a
  * float ulp either side, powers of two across the whole range, and a stride through all
  * 2^32 bit patterns; arrays of every length 0..40 at odd offsets (SIMD body and tail).
+ * ipup_f32_to_f16_sr (stochastic rounding): the two neighbours only, the share rounded up,
+ * specials, and the same bits however the array is cut into calls.
  */
 #define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_kernels.h"
@@ -189,11 +191,73 @@ TTEST(lengths_and_offsets) {
         }
 }
 
+/* ipup_f32_to_f16_sr: every result is one of the two halves around the float (searched in
+   the reference table; the float itself when a half holds it); over 65,536 elements of the
+   same value the share rounded up is the value's fraction of the gap to within 1/128; the
+   bits do not depend on how the array is cut into calls; infinities, NaNs and overflow as
+   rounding to nearest; 65504 < |x| < 65520 stays 65504. */
+static uint16_t ref_below(float f) { /* the largest half <= |f| (finite, below 65504) */
+    const double a = fabs((double)f);
+    int lo = 0, hi = 0x7BFF;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (ref_half_value[mid] <= a) lo = mid;
+        else hi = mid;
+    }
+    return (uint16_t)lo;
+}
+TTEST(stochastic_rounding) {
+    static float x[65536];
+    static uint16_t y[65536], z[65536];
+    static const float vals[6] = {0.1f, -1.3f, 3.0e-6f, 1000.7f, 6.1e-5f, -2.5e-8f};
+    int v, i, bad = 0;
+    ref_init();
+    for (v = 0; v < 6; v++) {
+        const uint16_t lo = ref_below(vals[v]), sign = vals[v] < 0.0f ? 0x8000 : 0;
+        const double a = fabs((double)vals[v]), gap = ref_half_value[lo + 1] - ref_half_value[lo];
+        const double frac = (a - ref_half_value[lo]) / gap;
+        int up = 0;
+        for (i = 0; i < 65536; i++) x[i] = vals[v];
+        ipup_f32_to_f16_sr(65536, x, y, 42, 7, 0);
+        for (i = 0; i < 65536; i++) {
+            if (y[i] == (sign | (lo + 1))) up++;
+            else if (y[i] != (sign | lo)) bad++;
+        }
+        TT_CHECK_MSG(fabs((double)up / 65536.0 - frac) < 1.0 / 128.0,
+                     "%g: %d of 65536 rounded up, expected a share of %.4f", (double)vals[v],
+                     up, frac);
+    }
+    TT_EQ_INT(bad, 0);
+    /* halves themselves, specials, overflow; and the cut into calls */
+    for (i = 0; i < 65536; i++) x[i] = sinf((float)i * 0.37f) * (float)(1 + i % 300);
+    x[0] = 0.5f; x[1] = -0.0f; x[2] = bits_f(0x7F800000u); x[3] = bits_f(0xFFC00000u);
+    x[4] = 70000.0f; x[5] = 65510.0f; x[6] = -65519.0f; x[7] = 2.0f * 65504.0f;
+    ipup_f32_to_f16_sr(65536, x, y, 3, 9, 100);
+    TT_EQ_INT(y[0], 0x3800); TT_EQ_INT(y[1], 0x8000); TT_EQ_INT(y[2], 0x7C00);
+    TT_CHECK((y[3] & 0x7C00) == 0x7C00 && (y[3] & 0x3FF) && (y[3] & 0x8000));
+    TT_EQ_INT(y[4], 0x7C00); TT_EQ_INT(y[5], 0x7BFF); TT_EQ_INT(y[6], 0xFBFF);
+    TT_EQ_INT(y[7], 0x7C00);
+    for (i = 8; i < 65536; i++) {
+        const uint16_t lo = ref_below(x[i]), m = (uint16_t)(y[i] & 0x7FFF);
+        if (m != lo && !(m == lo + 1 && ref_half_value[lo] != fabs((double)x[i]))) bad++;
+    }
+    TT_EQ_INT(bad, 0);
+    for (i = 0; i < 65536;) { /* the same bits in calls of 1..40 elements */
+        const int n = 1 + (i * 7) % 40 < 65536 - i ? 1 + (i * 7) % 40 : 65536 - i;
+        ipup_f32_to_f16_sr(n, x + i, z + i, 3, 9, 100 + (uint64_t)i);
+        i += n;
+    }
+    TT_CHECK(memcmp(y, z, sizeof y) == 0);
+    ipup_f32_to_f16_sr(65536, x, z, 3, 10, 100); /* another stream: other bits */
+    TT_CHECK(memcmp(y, z, sizeof y) != 0);
+}
+
 static const ttest_case cases[] = {
     TT_CASE(path_named),
     TT_CASE(all_halves_decode_and_round_trip),
     TT_CASE(float_sweep_against_reference),
     TT_CASE(lengths_and_offsets),
+    TT_CASE(stochastic_rounding),
 };
 int main(int argc, char **argv) {
     ref_init();

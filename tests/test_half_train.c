@@ -60,16 +60,16 @@ static void get(ipup_emu *e, const char *name, float *dst, int n) {
     ipup_tensor_info t;
     TT_EQ_INT(ipup_tensor_find(e, name, &t), IPUP_OK);
     TT_EQ_INT(t.n, n);
-    memcpy(dst, t.data, (size_t)n * sizeof(float));
+    TT_EQ_INT(ipup_tensor_read(e, &t, 0, n, dst), IPUP_OK);
 }
 
 /* the plain loop: steps of MB micro-batches, SGD, every op's output rounded to binary16 */
 typedef struct ref_net {
     float w1[IN * H1], b1[H1], w3[H1 * H2], b3[H2], w2[H2 * CL], b2[CL];
 } ref_net;
-static void ref_steps(ref_net *n, int steps, int accum16, float lr) {
+static void ref_steps(ref_net *n, int t0, int steps, int accum16, float lr) {
     int t, m;
-    for (t = 0; t < steps; t++) {
+    for (t = t0; t < t0 + steps; t++) {
         float g1[IN * H1] = {0}, gb1[H1] = {0}, g3[H1 * H2] = {0}, gb3[H2] = {0};
         float g2[H2 * CL] = {0}, gb2[CL] = {0};
         for (m = 0; m < MB; m++) {
@@ -153,17 +153,19 @@ static void check_predict(ref_net *n) {
     TT_EQ_INT(correct, c);
 }
 
+/* the weights of a float16 run with fp32 master weights (cfg.fp32_weights) */
 static void check_reference(int accum16, ipup_runner_kind runner, ipup_sched_kind sched) {
     ipup_config c = cfg_of(2, IPUP_OPT_SGD);
     ref_net ref, got;
     c.dtype = IPUP_DTYPE_F16;
+    c.fp32_weights = 1;
     c.accum_dtype = accum16 ? IPUP_DTYPE_F16 : IPUP_DTYPE_F32;
     c.runner = runner;
     c.schedule = sched;
     c.repeat = 3;
     TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
     net_of(&g_emu, &ref);
-    ref_steps(&ref, 3, accum16, 0.5f);
+    ref_steps(&ref, 0, 3, accum16, 0.5f);
     TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
     net_of(&g_emu, &got);
     TT_CHECK_MSG(memcmp(&ref, &got, sizeof ref) == 0,
@@ -183,6 +185,158 @@ TTEST(dtype_names) {
     TT_EQ_INT(ipup_dtype_parse(NULL, &d), IPUP_ERR_ARG);
     TT_STREQ(ipup_dtype_name(IPUP_DTYPE_F16), "float16");
     TT_STREQ(ipup_dtype_name(IPUP_DTYPE_F32), "float32");
+}
+
+/* the binary16 value next to r (a binary16 value) on the other side of a */
+static float hother(float r, float a) {
+    uint16_t h;
+    float o;
+    ipup_f32_to_f16(1, &r, &h);
+    if ((r < 0.0f ? -r : r) > (a < 0.0f ? -a : a)) h--; /* magnitude down */
+    else h++;
+    ipup_f16_to_f32(1, &h, &o);
+    return o;
+}
+/* Binary16 weights (cfg.dtype float16 without fp32_weights): stored as binary16, and after
+   every step each weight is one of the two binary16 values around the fp32 update the
+   rounded loop makes from the step's weights (the value itself when binary16 holds it);
+   *away counts those rounded away from the nearest. *first: the weights of the first
+   configuration, which every other must give bit for bit. */
+static void check_w16(int accum16, ipup_runner_kind runner, ipup_sched_kind sched,
+                      ref_net *first, int *have_first, int *away) {
+    ipup_config c = cfg_of(2, IPUP_OPT_SGD);
+    ipup_tensor_info ti;
+    ref_net ref, got;
+    int t;
+    size_t i, bad = 0;
+    c.dtype = IPUP_DTYPE_F16;
+    c.accum_dtype = accum16 ? IPUP_DTYPE_F16 : IPUP_DTYPE_F32;
+    c.runner = runner;
+    c.schedule = sched;
+    TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+    TT_EQ_INT(ipup_tensor_find(&g_emu, "dense12.w", &ti), IPUP_OK);
+    TT_CHECK(ti.data == NULL && ti.data_f16 != NULL);
+    for (t = 0; t < 3; t++) {
+        const float *a = (const float *)(const void *)&ref, *b = (const float *)(const void *)&got;
+        net_of(&g_emu, &ref);
+        ref_steps(&ref, t, 1, accum16, 0.5f);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        net_of(&g_emu, &got);
+        for (i = 0; i < sizeof ref / sizeof(float); i++) {
+            const float r = hround(a[i]);
+            if (b[i] == r) continue;
+            if (r != a[i] && b[i] == hother(r, a[i])) (*away)++;
+            else bad++;
+        }
+    }
+    TT_CHECK_MSG(bad == 0, "accum %d runner %d schedule %d: %zu weights are neither binary16 "
+                 "neighbour of the fp32 update", accum16, (int)runner, (int)sched, bad);
+    if (!*have_first) { *first = got; *have_first = 1; }
+    else TT_CHECK_MSG(memcmp(first, &got, sizeof got) == 0,
+                      "accum %d runner %d schedule %d: the bits differ from the first run's",
+                      accum16, (int)runner, (int)sched);
+    check_predict(&got);
+    ipup_shutdown(&g_emu);
+}
+
+TTEST(float16_weights_round_stochastically) {
+    ref_net first;
+    int have = 0, away = 0;
+    check_w16(0, IPUP_RUNNER_COOP, IPUP_SCHED_GROUPED, &first, &have, &away);
+    check_w16(0, IPUP_RUNNER_COOP, IPUP_SCHED_1F1B, &first, &have, &away);
+    check_w16(0, IPUP_RUNNER_COOP, IPUP_SCHED_ZBH1, &first, &have, &away);
+#ifndef IPUPIPE_NO_THREADS
+    check_w16(0, IPUP_RUNNER_THREADS, IPUP_SCHED_1F1B, &first, &have, &away);
+#endif
+    /* of the 4 x 3 x (about 460) updates some go to the farther neighbour */
+    TT_CHECK_MSG(away > 0, "no weight was rounded away from the nearest binary16 value");
+    have = 0;
+    check_w16(1, IPUP_RUNNER_COOP, IPUP_SCHED_GPIPE, &first, &have, &away);
+}
+
+/* A dense layer of more than IPUPIPE_W16_CHUNK_FLOATS weights (dense1024 over 64 inputs:
+   65,536) is unpacked a chunk of rows at a time: its forward, the input gradient it sends
+   back and its weight gradient agree with the fp32-weights run from the same weights (to
+   binary16's precision), and every schedule and runner gives the same bits. */
+static ipup_config chunked_cfg(ipup_model_desc *m, int fp32w, ipup_sched_kind k, int threads) {
+    static const int32_t split[1] = {2};
+    ipup_config c;
+    tiny_model_or_exit(m, 1, 1, IN, "dense64,relu,dense1024,relu,dense4,xent");
+    c = tiny_config(m, 2, BATCH, MB, 1, 11, IPUP_OPT_SGD, 0.5f, tiny_infeed, &g_data);
+    c.split = split;
+    c.dtype = IPUP_DTYPE_F16;
+    c.fp32_weights = fp32w;
+    c.schedule = k;
+#ifndef IPUPIPE_NO_THREADS
+    c.runner = threads ? IPUP_RUNNER_THREADS : IPUP_RUNNER_COOP;
+#else
+    (void)threads;
+#endif
+    return c;
+}
+static void copy_weights(ipup_emu *from, ipup_emu *to) {
+    static float buf[1024 * 64];
+    int32_t i, n = ipup_tensor_count(from);
+    for (i = 0; i < n; i++) {
+        ipup_tensor_info a, b;
+        TT_EQ_INT(ipup_tensor_get(from, i, &a), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_find(to, a.name, &b), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_read(from, &a, 0, a.n, buf), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_write(to, &b, 0, b.n, buf), IPUP_OK);
+    }
+}
+TTEST(float16_chunked_dense) {
+    static IPUP_ALIGN64 uint8_t ipu2[2][POOL], host2[POOL];
+    static float wa[1024 * 64], wb[1024 * 64];
+    static const char *const names[3] = {"dense64.w", "dense1024.w", "dense4.w"};
+    static const ipup_sched_kind kinds[3] = {IPUP_SCHED_GROUPED, IPUP_SCHED_1F1B, IPUP_SCHED_ZBH1};
+    ipup_model_desc ma, mb;
+    ipup_config ca = chunked_cfg(&ma, 0, IPUP_SCHED_GROUPED, 0), cb;
+    float xa[11 * IN], pa[11 * 4], pb[11 * 4];
+    int32_t i, j, k, far = 0;
+    cb = chunked_cfg(&mb, 1, IPUP_SCHED_GROUPED, 0);
+    tiny_pools(&ca, 2, g_ipu, NULL, POOL, g_host, POOL);
+    tiny_pools(&cb, 2, ipu2, NULL, POOL, host2, POOL);
+    TT_EQ_INT(ipup_init(&g_emu, &ca), IPUP_OK);
+    TT_EQ_INT(ipup_init(&g_emu2, &cb), IPUP_OK);
+    copy_weights(&g_emu, &g_emu2);
+    for (i = 0; i < 11; i++) { int32_t lab; sample(500, i, xa + i * IN, &lab); }
+    TT_EQ_INT(ipup_predict(&g_emu, 11, xa, pa, NULL), IPUP_OK);
+    TT_EQ_INT(ipup_predict(&g_emu2, 11, xa, pb, NULL), IPUP_OK);
+    for (i = 0; i < 11 * 4; i++)
+        TT_CHECK_MSG(fabsf(pa[i] - pb[i]) <= 1e-2f * (1.0f + fabsf(pb[i])), "output %d: %g %g",
+                     (int)i, (double)pa[i], (double)pb[i]);
+    TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+    TT_EQ_INT(ipup_run(&g_emu2, NULL), IPUP_OK);
+    for (k = 0; k < 3; k++) { /* one step of SGD: each weight within binary16's spacing */
+        ipup_tensor_info ta, tb;
+        TT_EQ_INT(ipup_tensor_find(&g_emu, names[k], &ta), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_find(&g_emu2, names[k], &tb), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_read(&g_emu, &ta, 0, ta.n, wa), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_read(&g_emu2, &tb, 0, tb.n, wb), IPUP_OK);
+        for (j = 0; j < ta.n; j++)
+            far += fabsf(wa[j] - wb[j]) > 1.0f / 1024.0f * fabsf(wb[j]) + 1e-7f;
+    }
+    TT_CHECK_MSG(far == 0, "%d weights differ from the fp32-weights step by more than 2^-10",
+                 (int)far);
+    ipup_shutdown(&g_emu2);
+    {
+        ipup_tensor_info t;
+        TT_EQ_INT(ipup_tensor_find(&g_emu, "dense1024.w", &t), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_read(&g_emu, &t, 0, t.n, wa), IPUP_OK);
+    }
+    ipup_shutdown(&g_emu);
+    for (k = 0; k < 4; k++) { /* the same bits on other schedules and the threaded runner */
+        ipup_config c = chunked_cfg(&mb, 0, kinds[k % 3], k == 3);
+        ipup_tensor_info t;
+        tiny_pools(&c, 2, g_ipu, NULL, POOL, g_host, POOL);
+        TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
+        TT_EQ_INT(ipup_run(&g_emu, NULL), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_find(&g_emu, "dense1024.w", &t), IPUP_OK);
+        TT_EQ_INT(ipup_tensor_read(&g_emu, &t, 0, t.n, wb), IPUP_OK);
+        TT_CHECK_MSG(memcmp(wa, wb, (size_t)t.n * sizeof(float)) == 0, "schedule %d", (int)k);
+        ipup_shutdown(&g_emu);
+    }
 }
 
 TTEST(float16_run_is_the_rounded_loop) {
@@ -213,8 +367,10 @@ TTEST(float16_halves_stash_and_exchange) {
                      s32, s16);
         TT_CHECK_MSG(x16 * 2 <= x32 + 512 && x16 * 2 + 512 >= x32, "IPU%d exchange %zu -> %zu",
                      d, x32, x16);
-        TT_EQ_INT(p16.mem[d].by_category[IPUP_MEM_WEIGHTS],
-                  p32.mem[d].by_category[IPUP_MEM_WEIGHTS]);
+        TT_CHECK_MSG(p16.mem[d].by_category[IPUP_MEM_WEIGHTS] * 2 <=
+                             p32.mem[d].by_category[IPUP_MEM_WEIGHTS] + 128,
+                     "IPU%d weights %zu -> %zu", d, p32.mem[d].by_category[IPUP_MEM_WEIGHTS],
+                     p16.mem[d].by_category[IPUP_MEM_WEIGHTS]);
     }
     /* ipup_init carves what the plan says */
     TT_EQ_INT(ipup_init(&g_emu, &c), IPUP_OK);
@@ -384,7 +540,7 @@ TTEST(float16_mse_and_frozen) {
             TT_EQ_INT(ipup_run(&g_emu, &st), IPUP_OK);
             TT_CHECK(st.loss_mean > 0.0 && st.loss_mean < 10.0);
             TT_EQ_INT(ipup_tensor_find(&g_emu, "dense3.w", &t), IPUP_OK);
-            memcpy(k || r ? w : first, t.data, sizeof w);
+            TT_EQ_INT(ipup_tensor_read(&g_emu, &t, 0, 3 * 16, k || r ? w : first), IPUP_OK);
             if (k || r)
                 TT_CHECK_MSG(memcmp(w, first, sizeof w) == 0, "schedule %d runner %d", k, r);
             ipup_shutdown(&g_emu);
@@ -393,6 +549,8 @@ TTEST(float16_mse_and_frozen) {
 
 static const ttest_case cases[] = {
     TT_CASE(float16_mse_and_frozen),
+    TT_CASE(float16_weights_round_stochastically),
+    TT_CASE(float16_chunked_dense),
     TT_CASE(dtype_names),
     TT_CASE(float16_run_is_the_rounded_loop),
     TT_CASE(float16_halves_stash_and_exchange),

@@ -62,6 +62,7 @@ train_pair() { # name ranks options...
 }
 train_pair mlp-r2 4 --model mlp --replicas 2
 train_pair mlp-1f1b 2 --model mlp --schedule 1f1b --optimizer adam
+train_pair mlp-f16-r2 4 --model mlp --replicas 2 --dtype float16  # binary16 weights
 
 # 3. faults
 start=$SECONDS

@@ -115,10 +115,12 @@ has "offload: no optimizer state on IPU0" "optimizer 0 B, stash 756.4 KB"
 has "offload: IPU0's line" "IPU0: 2.80 MB (weights 945.8 KB, grads 945.8 KB, optimizer 0 B, stash 756.4 KB, exchange 16.0 KB, scratch 200.0 KB) + streaming memory 945.8 KB"
 # half precision: the page's float16 lines (the memory does not depend on the images)
 tr --dtype float16
-has "float16: IPU0's line" "IPU0: 3.59 MB (weights 945.8 KB, grads 945.8 KB, optimizer 945.8 KB, stash 378.2 KB, exchange 8.0 KB, scratch 448.1 KB)"
+has "float16: IPU0's line" "IPU0: 3.23 MB (weights 472.9 KB, grads 945.8 KB, optimizer 945.8 KB, stash 378.2 KB, exchange 8.0 KB, scratch 553.1 KB)"
+tr --dtype float16 --fp32-weights
+has "float16, fp32 weights: IPU0's line" "IPU0: 3.59 MB (weights 945.8 KB, grads 945.8 KB, optimizer 945.8 KB, stash 378.2 KB, exchange 8.0 KB, scratch 448.1 KB)"
 tr --model cnn --dtype float16
-has "float16: the cnn's IPU0 line" "IPU0: 18.22 MB (weights 73.5 KB, grads 73.5 KB, optimizer 73.5 KB, stash 3.26 MB, exchange 1.89 MB, scratch 12.86 MB)"
-has "float16: the cnn's IPU1 line" "IPU1: 8.53 MB (weights 62.6 KB, grads 62.6 KB, optimizer 62.6 KB, stash 301.4 KB, exchange 1.89 MB, scratch 6.17 MB)"
+has "float16: the cnn's IPU0 line" "IPU0: 18.25 MB (weights 36.8 KB, grads 73.5 KB, optimizer 73.5 KB, stash 3.26 MB, exchange 1.89 MB, scratch 12.93 MB)"
+has "float16: the cnn's IPU1 line" "IPU1: 8.56 MB (weights 31.3 KB, grads 62.6 KB, optimizer 62.6 KB, stash 301.4 KB, exchange 1.89 MB, scratch 6.23 MB)"
 # the trainer's trace: the CSV's op names, a colour per kind, the infeed as its own
 # event (not folded into stage 0's forward), the layers inside each stage op
 tr --trace "$tmp/trace.json"

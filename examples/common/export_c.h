@@ -490,9 +490,18 @@ typedef struct {
     int32_t rows, units, n;     /* n = rows x units */
     int32_t first[IPUP_SCHED_MAX_BRANCHES + 1]; /* first unit of each branch */
     ipup_tensor_info t[IPUP_SCHED_MAX_BRANCHES];
-    const float *bn[4];         /* the folded batch norm's gamma, beta, mean, variance, or NULL */
+    ipup_tensor_info bn[4];     /* the folded batch norm's gamma, beta, mean, variance */
+    int has_bn;
     float bn_eps;
 } expc_array;
+
+/* element i of tensor t as fp32, whichever type stores it (float16 weights: binary16) */
+static inline float expc_value(const ipup_tensor_info *t, size_t i) {
+    float v;
+    if (t->data) return t->data[i];
+    ipup_f16_to_f32(1, t->data_f16 + i, &v);
+    return v;
+}
 
 /* The length of a tensor's name without its branch suffix "#<digits>" (ids may hold '#') */
 static inline size_t expc_base_len(const char *name) {
@@ -540,7 +549,8 @@ static inline void expc_array_get(ipup_emu *e, int32_t layer, char role, expc_ar
             for (i = 0; i < n; i++)
                 if (ipup_tensor_get(e, i, &t) == IPUP_OK && t.kind == IPUP_TENSOR_PARAM && t.layer == layer + 1 &&
                     expc_role(&t) == roles[r])
-                    a->bn[r] = t.data;
+                    a->bn[r] = t;
+        a->has_bn = 1;
         a->bn_eps = expc_bn_eps(e, layer + 1);
     }
 }
@@ -550,11 +560,11 @@ static inline float expc_array_at(const expc_array *a, int32_t i) {
     int32_t r = i / a->units, u = i % a->units, b = 0;
     float v, sc, sh;
     while (b + 1 < a->nb && u >= a->first[b + 1]) b++;
-    v = a->t[b].data[(size_t)r * (size_t)(a->first[b + 1] - a->first[b]) + (size_t)(u - a->first[b])];
-    if (!a->bn[0]) return v;
+    v = expc_value(&a->t[b], (size_t)r * (size_t)(a->first[b + 1] - a->first[b]) + (size_t)(u - a->first[b]));
+    if (!a->has_bn) return v;
     /* the folded batch norm of unit u: ipup_batchnorm_fwd_infer_f32's scale and shift */
-    sc = a->bn[0][u] / sqrtf(a->bn[3][u] + a->bn_eps);
-    sh = a->bn[1][u] - a->bn[2][u] * sc;
+    sc = expc_value(&a->bn[0], (size_t)u) / sqrtf(expc_value(&a->bn[3], (size_t)u) + a->bn_eps);
+    sh = expc_value(&a->bn[1], (size_t)u) - expc_value(&a->bn[2], (size_t)u) * sc;
     return a->role == 'w' ? v * sc : v * sc + sh;
 }
 
@@ -593,7 +603,7 @@ static inline void expc_put_array(expc_out *o, const char *name, const expc_arra
         expc_put(o, "%s%d", i ? ", " : "", (int)(i + 1 < a->t[0].ndim ? a->t[0].shape[i] : a->units));
     expc_put(o, ")%s%s */\nstatic const float %s_%c%d[%d] = {\n",
              a->nb > 1 ? ": its concurrent stage's branches, concatenated along the last dimension" : "",
-             a->bn[0] ? folded : "", name, a->role, (int)a->layer, (int)a->n);
+             a->has_bn ? folded : "", name, a->role, (int)a->layer, (int)a->n);
     for (i = 0; i < a->n; i++)
         expc_put(o, "%.8ef,%s", (double)expc_array_at(a, i), (i % 8 == 7 || i == a->n - 1) ? "\n" : " ");
     expc_put(o, "};\n");

@@ -7,6 +7,8 @@
 #                       under a time limit and check what it printed
 #   make firmware-riscv compile the headers with riscv64-unknown-elf-gcc (+ picolibc)
 #   make firmware-cross the same weights on a Cortex-M4F and a Cortex-M7 (fw_math.h)
+#   make firmware-f16   the training image in float16: the bits of its reference loop, and
+#                       less RAM than the float32 image by what the plans say
 #
 # Needs the Debian packages gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm.
 # FW_BOARD=an386 (default): QEMU mps2-an386, Cortex-M4F, single-precision FPU, into
@@ -91,6 +93,19 @@ firmware-riscv:
 
 firmware-run: firmware
 	@$(FW_DIR)/run.sh $(FW_OUT)/firmware.elf $(FW_QEMU)
+
+# Half precision on the device: the training image with cfg.dtype float16 (FW_DTYPE=1, the
+# pools planned with --dtype float16: binary16 weights, activations, stashes and rings) in
+# build/firmware-f16 must pass firmware-run's checks (its reference loop rounds as the
+# emulator does, so the bits still match) and need less RAM (.data + .bss) than the float32
+# image by exactly the difference of the two plans' pools.
+FW16_OUT := build/firmware-f16
+.PHONY: firmware-f16
+firmware-f16: firmware
+	@$(MAKE) --no-print-directory $(FW16_OUT)/firmware.elf FW_OUT=$(FW16_OUT) \
+	  FW_EXTRA=-DFW_DTYPE=1 FW_PLAN_EXTRA="--dtype float16"
+	@$(FW_DIR)/run.sh $(FW16_OUT)/firmware.elf $(FW_QEMU)
+	@$(FW_DIR)/check_f16_ram.sh $(FW_OUT) $(FW16_OUT)
 
 # The same weights on two different cores: the Cortex-M4F (single-precision FPU, newlib's
 # fdlibm expf) and the Cortex-M7 (double-precision FPU, newlib's optimized-routines expf)

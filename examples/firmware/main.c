@@ -64,10 +64,16 @@ static void fw_assert_fail(const char *what, const char *file, int line);
 #define FW_TOTAL_STEPS (FW_EPOCHS * FW_STEPS_PER_EPOCH)
 
 /* The pools: one static array per emulated IPU and one for the host side, exactly the
-   sizes the plan asks for (64-byte aligned, as ipupipe.h recommends). */
-IPUP_ALIGN64 static uint8_t fw_ipu0[IPUP_PLAN_IPU0_BYTES];
-IPUP_ALIGN64 static uint8_t fw_ipu1[IPUP_PLAN_IPU1_BYTES];
-IPUP_ALIGN64 static uint8_t fw_host[IPUP_PLAN_HOST_BYTES];
+   sizes the plan asks for (64-byte aligned, as ipupipe.h recommends; the plan's sizes are
+   multiples of 64, so the three follow one another in one block with no padding). */
+static struct fw_pool_block {
+    IPUP_ALIGN64 uint8_t ipu0[IPUP_PLAN_IPU0_BYTES];
+    IPUP_ALIGN64 uint8_t ipu1[IPUP_PLAN_IPU1_BYTES];
+    IPUP_ALIGN64 uint8_t host[IPUP_PLAN_HOST_BYTES];
+} fw_pools;
+#define fw_ipu0 fw_pools.ipu0
+#define fw_ipu1 fw_pools.ipu1
+#define fw_host fw_pools.host
 static ipup_emu fw_emu;
 
 static void fw_assert_fail(const char *what, const char *file, int line)
@@ -165,7 +171,7 @@ static void fw_print_op_costs(int steps)
 /* ---- the reference: the plain gradient-accumulation loop with the kernels only ----
    Weights as ipupipe.h documents its initialisation: glorot_uniform(fan_in, fan_out, n,
    seed, stream = 2 * layer index), biases zero. Everything (weights, gradients,
-   activations) lives in IPU0's pool bytes, which are free until ipup_init carves them:
+   activations) lives in the pools' bytes, which are free until ipup_init carves them:
    the reference costs no RAM of its own. What survives is a 64-bit FNV-1a hash of the
    bits of every weight, compared with the same hash of the emulator's weights. */
 typedef struct fw_ref {
@@ -175,7 +181,7 @@ typedef struct fw_ref {
           a2[FW_MB * FW_H2], lg[FW_MB * FW_C], dlg[FW_MB * FW_C], da2[FW_MB * FW_H2], da1[FW_MB * FW_H1];
     int32_t lab[FW_MB];
 } fw_ref;
-typedef char fw_ref_fits_in_ipu0[sizeof(fw_ref) <= IPUP_PLAN_IPU0_BYTES ? 1 : -1];
+typedef char fw_ref_fits_in_the_pools[sizeof(fw_ref) <= sizeof(struct fw_pool_block) ? 1 : -1];
 
 /* FNV-1a, 64-bit (Fowler, Noll, Vo; offset basis 14695981039346656037, prime 1099511628211)
    over the bytes of n floats, continuing from h */
@@ -189,7 +195,7 @@ static uint64_t fw_fnv1a(uint64_t h, const float *x, int32_t n)
 #define FW_FNV_BASIS UINT64_C(14695981039346656037)
 
 /* FW_DTYPE 1 (cfg.dtype float16): x (n) rounded to binary16 as the emulator stores every
-   op's output (nothing with float32) */
+   op's output and its initial weights (nothing with float32) */
 static void fw_h(float *x, int32_t n)
 {
     uint16_t h[64];
@@ -201,16 +207,36 @@ static void fw_h(float *x, int32_t n)
     }
 }
 
+/* One SGD update of n weights w (layer `layer`, tensor 0 w or 1 b) at step `step`; FW_DTYPE 1:
+   then stored as binary16 with the emulator's stochastic rounding (docs/api.md, "Half
+   precision": seed cfg.seed ^ 0x73746f6368617374, stream (step << 12) | (4 layer + tensor),
+   offset the element's index) */
+static void fw_sgd(int32_t n, float *w, const float *g, int step, int layer, int tensor)
+{
+    uint16_t h[64];
+    int32_t i;
+    ipup_sgd_f32(n, FW_LR, 1.0f / FW_M, w, g);
+    for (i = 0; FW_DTYPE && i < n; i += 64) {
+        const int k = n - i < 64 ? (int)(n - i) : 64;
+        ipup_f32_to_f16_sr(k, w + i, h, FW_SEED ^ UINT64_C(0x73746f6368617374),
+                           ((uint64_t)step << 12) | (uint64_t)(4 * layer + tensor), (uint64_t)i);
+        ipup_f16_to_f32(k, h, w + i);
+    }
+}
+
 /* runs `steps` steps; returns the hash of w1 b1 w2 b2 w3 b3 */
 static uint64_t fw_reference(int steps, uint32_t *ticks_per_step)
 {
-    fw_ref *k = (fw_ref *)(void *)fw_ipu0;
+    fw_ref *k = (fw_ref *)(void *)&fw_pools;
     float loss = 0.0f;
     uint64_t h = FW_FNV_BASIS;
     int s, m;
     ipup_glorot_uniform_f32(FW_PIXELS, FW_H1, FW_PIXELS * FW_H1, FW_SEED, 0, k->w1);
     ipup_glorot_uniform_f32(FW_H1, FW_H2, FW_H1 * FW_H2, FW_SEED, 4, k->w2);
     ipup_glorot_uniform_f32(FW_H2, FW_C, FW_H2 * FW_C, FW_SEED, 8, k->w3);
+    fw_h(k->w1, FW_PIXELS * FW_H1); /* FW_DTYPE 1: the weights start rounded to binary16 */
+    fw_h(k->w2, FW_H1 * FW_H2);
+    fw_h(k->w3, FW_H2 * FW_C);
     ipup_zeros_f32(FW_H1, k->b1); ipup_zeros_f32(FW_H2, k->b2); ipup_zeros_f32(FW_C, k->b3);
     for (s = 0; s < steps; s++) {
         uint32_t t0 = fw_timer_ticks();
@@ -239,12 +265,12 @@ static uint64_t fw_reference(int steps, uint32_t *ticks_per_step)
             ipup_relu_bwd_f32(FW_MB * FW_H1, k->h1, k->da1, k->da1);
             ipup_dense_bwd_f32(FW_MB, FW_PIXELS, FW_H1, k->x, k->w1, k->da1, NULL, k->g1, k->gb1);
         }
-        ipup_sgd_f32(FW_PIXELS * FW_H1, FW_LR, 1.0f / FW_M, k->w1, k->g1);
-        ipup_sgd_f32(FW_H1, FW_LR, 1.0f / FW_M, k->b1, k->gb1);
-        ipup_sgd_f32(FW_H1 * FW_H2, FW_LR, 1.0f / FW_M, k->w2, k->g2);
-        ipup_sgd_f32(FW_H2, FW_LR, 1.0f / FW_M, k->b2, k->gb2);
-        ipup_sgd_f32(FW_H2 * FW_C, FW_LR, 1.0f / FW_M, k->w3, k->g3);
-        ipup_sgd_f32(FW_C, FW_LR, 1.0f / FW_M, k->b3, k->gb3);
+        fw_sgd(FW_PIXELS * FW_H1, k->w1, k->g1, s, 0, 0); /* layers 0, 2, 4 (the ReLUs between) */
+        fw_sgd(FW_H1, k->b1, k->gb1, s, 0, 1);
+        fw_sgd(FW_H1 * FW_H2, k->w2, k->g2, s, 2, 0);
+        fw_sgd(FW_H2, k->b2, k->gb2, s, 2, 1);
+        fw_sgd(FW_H2 * FW_C, k->w3, k->g3, s, 4, 0);
+        fw_sgd(FW_C, k->b3, k->gb3, s, 4, 1);
         *ticks_per_step = fw_timer_ticks() - t0;
         fw_printf("reference step %d loss %.4f instructions %lu\n", s, (double)(loss / FW_M),
                   (unsigned long)(*ticks_per_step * FW_INSNS_PER_TICK));
@@ -270,7 +296,17 @@ static uint64_t fw_emu_hash(ipup_emu *e)
             fw_printf("compare: tensor %s not found or of the wrong size: %s\n", names[t], ipup_last_error(e));
             return 0;
         }
-        h = fw_fnv1a(h, ti.data, ti.n);
+        if (ti.data) {
+            h = fw_fnv1a(h, ti.data, ti.n);
+        } else { /* FW_DTYPE 1: binary16, hashed as the fp32 values the reference holds */
+            float v[64];
+            int32_t i;
+            for (i = 0; i < ti.n; i += 64) {
+                const int32_t k = ti.n - i < 64 ? ti.n - i : 64;
+                ipup_tensor_read(e, &ti, i, k, v);
+                h = fw_fnv1a(h, v, k);
+            }
+        }
     }
     return h;
 }

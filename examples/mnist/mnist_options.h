@@ -51,6 +51,7 @@ typedef struct {
     uint32_t recompute_stages; /* --recompute-stages: a bit per stage (0: --recompute's default) */
     const char *export_c, *export_name; /* --export-c FILE.h, --export-name NAME (examples/common/export_c.h) */
     int32_t dtype, accum_dtype, first_moment_dtype; /* --dtype, --accum-dtype, --first-moment-dtype */
+    int32_t fp32_weights;                           /* --fp32-weights */
     float loss_scale;    /* --loss-scale N (0: none) */
     int loss_dynamic;    /* --loss-scale dynamic */
     int loss_period;     /* --loss-scale-period N (0: the library's 2000) */
@@ -118,8 +119,10 @@ static void mt_usage(FILE *f) {
             "                               plan that does not fit is refused, with remedies\n"
             );
     fprintf(f,
-            "  --dtype float32|float16      storage of activations, stashes and exchanges (float16:\n"
-            "                               IEEE binary16, arithmetic in fp32; weights stay fp32)\n"
+            "  --dtype float32|float16      storage of weights, activations, stashes and exchanges\n"
+            "                               (float16: IEEE binary16, arithmetic in fp32, the weights'\n"
+            "                               updates rounded stochastically)\n"
+            "  --fp32-weights               with --dtype float16: keep the weights fp32 (master weights)\n"
             "  --accum-dtype float32|float16  gradient accumulators (TF1's gradient_accumulation_dtype)\n"
             "  --loss-scale N|dynamic       multiply the loss by N, divide the gradients (dynamic: start\n"
             "                               at 32768, or at N when both are given; halve and skip the\n"
@@ -270,6 +273,7 @@ static int mt_parse_offload(mt_opts *o, const char *v, int argc, char **argv, in
 static int mt_parse_switch(mt_opts *o, const char *flag) {
     if (strcmp(flag, "--strict") == 0) o->strict = 1;
     else if (strcmp(flag, "--recompute") == 0) o->recompute = 1;
+    else if (strcmp(flag, "--fp32-weights") == 0) o->fp32_weights = 1;
     else if (strcmp(flag, "--no-bias-correction") == 0) {
         o->no_bias_correction = 1;
         o->adam_given = "no-bias-correction";

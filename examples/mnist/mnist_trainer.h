@@ -352,6 +352,7 @@ static void mt_fill_config(mt_run *r, ipup_runner_kind runner) {
     c->recompute_stages = r->o.recompute_stages;
     c->ipu_bytes = r->o.ipu_memory;
     c->dtype = r->o.dtype;
+    c->fp32_weights = r->o.fp32_weights;
     c->accum_dtype = r->o.accum_dtype;
     c->opt.first_moment_dtype = r->o.first_moment_dtype;
     c->loss_scale = r->o.loss_scale;
@@ -777,7 +778,9 @@ static void mt_print_recipe(const mt_run *r) {
                "trained weights copied into an evaluation pipeline of their own, as PopXL's "
                "test session\n", o->test_batch, o->accumulate);
     if (o->dtype || o->accum_dtype || o->first_moment_dtype || o->loss_scale > 0.0f || o->loss_dynamic) {
-        printf("Precision: storage %s, accumulators %s", ipup_dtype_name(o->dtype), ipup_dtype_name(o->accum_dtype));
+        printf("Precision: storage %s (weights %s), accumulators %s", ipup_dtype_name(o->dtype),
+               o->dtype && !o->fp32_weights ? "float16, rounded stochastically" : "float32",
+               ipup_dtype_name(o->accum_dtype));
         if (o->first_moment_dtype) printf(", Adam first moment %s", ipup_dtype_name(o->first_moment_dtype));
         if (o->loss_dynamic)
             printf(", dynamic loss scaling from %g", o->loss_scale > 0.0f ? (double)o->loss_scale : 32768.0);
@@ -1101,7 +1104,8 @@ static void mt_print_peak(const mt_run *r) {
 /* --test-batch-size: the trained weights (replica 0's parameter tensors) into the
    evaluation emulator, by name; IPUP_OK or the library's code (its message in r->ev) */
 static int mt_eval_weights(mt_run *r) {
-    int32_t i, n = ipup_tensor_count(r->emu);
+    int32_t i, j, n = ipup_tensor_count(r->emu);
+    float buf[256];
     for (i = 0; i < n; i++) {
         ipup_tensor_info a, b;
         int rc = ipup_tensor_get(r->emu, i, &a);
@@ -1109,7 +1113,12 @@ static int mt_eval_weights(mt_run *r) {
         if (rc == IPUP_OK) rc = ipup_tensor_find(r->ev, a.name, &b);
         if (rc != IPUP_OK) return rc;
         if (b.n != a.n) return IPUP_ERR_ARG; /* cannot happen: the same model and stages */
-        memcpy(b.data, a.data, (size_t)a.n * sizeof(float));
+        for (j = 0; j < a.n && rc == IPUP_OK; j += 256) { /* whichever type stores them */
+            const int32_t k = a.n - j < 256 ? a.n - j : 256;
+            rc = ipup_tensor_read(r->emu, &a, j, k, buf);
+            if (rc == IPUP_OK) rc = ipup_tensor_write(r->ev, &b, j, k, buf);
+        }
+        if (rc != IPUP_OK) return rc;
     }
     return ipup_replicas_sync(r->ev);
 }

@@ -40,6 +40,7 @@ typedef struct {
     size_t ipu_memory;                 /* --ipu-memory BYTES: on-chip bytes per IPU (0: none) */
     uint32_t recompute_stages;         /* --recompute-stages S0,S1,...: a bit per stage */
     int32_t dtype, accum_dtype, first_moment_dtype; /* --dtype, --accum-dtype, --first-moment-dtype */
+    int32_t fp32_weights;                           /* --fp32-weights */
     float loss_scale;                  /* --loss-scale N (memory: none; carried into the header) */
     int loss_dynamic;                  /* --loss-scale dynamic */
     const char *out;                   /* -o FILE, NULL: stdout */
@@ -89,8 +90,9 @@ static void pt_usage(FILE *f) {
             "  --runner coop|threads        cooperative (one thread) or one thread per IPU (default coop)\n"
             );
     fprintf(f,
-            "  --dtype float32|float16      storage of activations, stashes and exchanges (float16 halves\n"
-            "                               their bytes; the pools' bytes by category are then listed)\n"
+            "  --dtype float32|float16      storage of weights, activations, stashes and exchanges\n"
+            "                               (float16 halves their bytes; the pools' bytes by category\n"
+            "                               are then listed); --fp32-weights keeps the weights fp32\n"
             "  --accum-dtype float32|float16  gradient accumulators; --first-moment-dtype: Adam's m\n"
             "  --loss-scale N|dynamic       loss scaling (no bytes; carried into the header)\n"
             );
@@ -209,6 +211,7 @@ static int pt_parse_switch(pt_opts *o, const char *flag) {
     if (strcmp(flag, "--strict") == 0) o->strict = 1;
     else if (strcmp(flag, "--recompute") == 0) o->recompute = 1;
     else if (strcmp(flag, "--auto") == 0) o->auto_plan = 1;
+    else if (strcmp(flag, "--fp32-weights") == 0) o->fp32_weights = 1;
     else if (strcmp(flag, "--auto-table") == 0) o->auto_table = 1;
     else return 0;
     return 1;

@@ -189,6 +189,7 @@ static int pt_configure(pt_tool *t) {
     c->ipu_bytes = o->ipu_memory;
     c->runner = runner;
     c->dtype = o->dtype;
+    c->fp32_weights = o->fp32_weights;
     c->accum_dtype = o->accum_dtype;
     c->opt.first_moment_dtype = o->first_moment_dtype;
     c->loss_scale = o->loss_scale;
@@ -518,6 +519,7 @@ static void pt_write_config(const pt_tool *t, FILE *f) {
               "#define IPUP_PLAN_FIRST_MOMENT_DTYPE %s /* cfg.opt.first_moment_dtype */\n",
            c->dtype ? "IPUP_DTYPE_F16" : "IPUP_DTYPE_F32", c->accum_dtype ? "IPUP_DTYPE_F16" : "IPUP_DTYPE_F32",
            c->opt.first_moment_dtype ? "IPUP_DTYPE_F16" : "IPUP_DTYPE_F32");
+    pt_put(f, "#define IPUP_PLAN_FP32_WEIGHTS %d /* cfg.fp32_weights */\n", (int)c->fp32_weights);
     pt_put(f, "#define IPUP_PLAN_LOSS_SCALE %gf /* cfg.loss_scale (0: none) */\n"
               "#define IPUP_PLAN_LOSS_SCALE_DYNAMIC %d /* cfg.loss_scale_dynamic */\n",
            (double)c->loss_scale, (int)c->loss_scale_dynamic);
