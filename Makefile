@@ -234,10 +234,19 @@ test-quick: test-begin
 	@tests/total.sh
 
 # Every program a tier's gates run, built in parallel first (make -jNPROC); the gates
-# then run one after another, with readable logs.
-TEST_BINS := $(foreach c,gcc clang,$(call bins,$(c),$(TESTS))) $(call bins,asan,$(SAN_TESTS)) $(CXX_TU_BINS) \
-             $(TOOL_BINS) build/gcc/write_sched_fixtures
-CHECK_BINS := $(TEST_BINS) $(call bins,vg,$(SAN_TESTS)) $(call bins,casan,$(SAN_TESTS)) \
+# then run one after another, with readable logs. make starts the programs in the order
+# listed, so the long compiles come first (bins_first: the tests with their own
+# implementation and the library objects of a configuration; the C++ builds, the tools)
+# and the build does not end on one long compile while the other cores idle.
+bins_first = $(call bins,$(1),$(filter $(OWN_IMPL_TESTS),$(2)) \
+               $(if $(filter $(LIB_TESTS),$(2)),ipupipe.o) $(if $(filter $(KERNEL_LIB_TESTS),$(2)),kernels.o))
+TEST_BINS := $(CXX_TU_BINS) $(call bins_first,clang,$(TESTS)) $(call bins_first,asan,$(SAN_TESTS)) \
+             $(call bins_first,gcc,$(TESTS)) $(TOOL_BINS) \
+             $(foreach c,gcc clang,$(call bins,$(c),$(TESTS))) $(call bins,asan,$(SAN_TESTS)) \
+             build/gcc/write_sched_fixtures
+CHECK_BINS := $(call bins_first,casan,$(SAN_TESTS)) $(call bins_first,vg,$(SAN_TESTS)) \
+             $(call bins_first,tsan,$(THREAD_TESTS)) $(TEST_BINS) $(call bins,vg,$(SAN_TESTS)) \
+             $(call bins,casan,$(SAN_TESTS)) \
              $(foreach c,portable nosimd avx2 blocked,$(call bins,$(c),$(KERNEL_TESTS))) \
              $(call bins,tsan,$(THREAD_TESTS)) $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 test-bins: $(TEST_BINS)
