@@ -239,7 +239,8 @@ test-quick: test-begin
 # implementation and the library objects of a configuration; the C++ builds, the tools)
 # and the build does not end on one long compile while the other cores idle.
 bins_first = $(call bins,$(1),$(filter $(OWN_IMPL_TESTS),$(2)) \
-               $(if $(filter $(LIB_TESTS),$(2)),ipupipe.o) $(if $(filter $(KERNEL_LIB_TESTS),$(2)),kernels.o))
+               $(if $(filter $(LIB_TESTS),$(2)),ipupipe.o) \
+               $(if $(filter $(KERNEL_LIB_TESTS),$(2)),kernels.o))
 TEST_BINS := $(CXX_TU_BINS) $(call bins_first,clang,$(TESTS)) $(call bins_first,asan,$(SAN_TESTS)) \
              $(call bins_first,gcc,$(TESTS)) $(TOOL_BINS) \
              $(foreach c,gcc clang,$(call bins,$(c),$(TESTS))) $(call bins,asan,$(SAN_TESTS)) \
