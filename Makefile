@@ -17,8 +17,11 @@
 #
 # The library is compiled once per configuration: build/CONFIG/ipupipe.o holds the
 # implementation (tests/ipupipe_impl.c), and a test (tests/test_NAME.c) is compiled
-# against the declarations and linked to it. The tests in OWN_IMPL_TESTS compile the
-# implementation into their own translation unit instead; the list says why.
+# against the declarations and linked to it; the tests of ipupipe_kernels.h alone are
+# linked to build/CONFIG/kernels.o (tests/kernels_impl.c) instead. Both objects give the
+# private functions a test calls external names (tests/impl_private.h). The tests in
+# OWN_IMPL_TESTS compile the implementation into their own translation unit; the list
+# says why.
 # A shell test is tests/test_NAME.sh (run after the tools are built). The tools are
 # built from examples/PROGRAM/NAME.c as build/NAME, one translation unit each, the way a
 # user builds a program. A benchmark is bench/bench_NAME.c.
@@ -51,18 +54,13 @@ TOOL_BINS := $(addprefix build/,$(TOOLS))
 
 # Tests that compile the implementation into their own translation unit:
 #   test_emulator      sets IPUPIPE_RING_START and IPUPIPE_CHUNK_BYTES (compile-time settings)
-#   test_thread_stall  calls the private runtime (ipup__exec) to stall one IPU
-#   test_errors        calls the private ipup__keep_warnings
-#   test_kernels       tests ipupipe_kernels.h alone, and its private expf
 #   test_kernels_blocked  forces the register-blocked scalar path (IPUPIPE_SCALAR_BLOCKED)
-#   test_half          tests the private scalar fp16 conversions as well as the public ones
-#   test_kernels_layers   tests the layer kernels of ipupipe_kernels.h alone (conv2d ...)
 #   test_static2, test_extern2  the two-translation-unit contracts (IPUPIPE_STATIC, extern)
 #   test_ref_models    MobileNet's 85 layers need IPUP_MAX_LAYERS 128 (a compile-time setting)
-OWN_IMPL_TESTS := test_emulator test_thread_stall test_errors test_kernels test_kernels_blocked \
-                  test_kernels_layers \
-                  test_static2 test_extern2 test_half test_ref_models
-LIB_TESTS      := $(filter-out $(OWN_IMPL_TESTS),$(TESTS))
+OWN_IMPL_TESTS := test_emulator test_kernels_blocked test_static2 test_extern2 test_ref_models
+# Tests of ipupipe_kernels.h alone (no other header of the library), linked to kernels.o.
+KERNEL_LIB_TESTS := test_kernels test_half test_kernels_layers
+LIB_TESTS      := $(filter-out $(OWN_IMPL_TESTS) $(KERNEL_LIB_TESTS),$(TESTS))
 
 # Tests that also run in the SIMD-vs-portable kernel builds (and in the blocked scalar
 # path's), and the tests of the threaded runner (ThreadSanitizer and helgrind).
@@ -122,12 +120,18 @@ CONFIGS := gcc clang portable nosimd avx2 blocked vg asan casan tsan
 
 # The library object of a configuration, and the tests of both kinds.
 define CONFIG_RULES
-build/$(1)/ipupipe.o: tests/ipupipe_impl.c $$(LIBHDRS) tests/tiny_model.h
+build/$(1)/ipupipe.o: tests/ipupipe_impl.c $$(LIBHDRS) tests/tiny_model.h tests/impl_private.h
+	@mkdir -p $$(@D)
+	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) -c $$< -o $$@
+build/$(1)/kernels.o: tests/kernels_impl.c ipupipe_kernels.h tests/impl_private.h
 	@mkdir -p $$(@D)
 	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) -c $$< -o $$@
 $(addprefix build/$(1)/,$(LIB_TESTS)): build/$(1)/%: tests/%.c build/$(1)/ipupipe.o $$(HEADERS)
 	@mkdir -p $$(@D)
 	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< build/$(1)/ipupipe.o -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
+$(addprefix build/$(1)/,$(KERNEL_LIB_TESTS)): build/$(1)/%: tests/%.c build/$(1)/kernels.o $$(HEADERS)
+	@mkdir -p $$(@D)
+	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< build/$(1)/kernels.o -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
 $(addprefix build/$(1)/,$(OWN_IMPL_TESTS)) build/$(1)/write_sched_fixtures: build/$(1)/%: tests/%.c $$(HEADERS)
 	@mkdir -p $$(@D)
 	$$(CC_$(1)) $$(CSTD) $$(WARN) $$(FL_$(1)) $$(INC) $$< $$(SRCS_$$*) -o $$@ $$(LIBS) $$(LDFLAGS_$$*)
@@ -230,10 +234,20 @@ test-quick: test-begin
 	@tests/total.sh
 
 # Every program a tier's gates run, built in parallel first (make -jNPROC); the gates
-# then run one after another, with readable logs.
-TEST_BINS := $(foreach c,gcc clang,$(call bins,$(c),$(TESTS))) $(call bins,asan,$(SAN_TESTS)) $(CXX_TU_BINS) \
-             $(TOOL_BINS) build/gcc/write_sched_fixtures
-CHECK_BINS := $(TEST_BINS) $(call bins,vg,$(SAN_TESTS)) $(call bins,casan,$(SAN_TESTS)) \
+# then run one after another, with readable logs. make starts the programs in the order
+# listed, so the long compiles come first (bins_first: the tests with their own
+# implementation and the library objects of a configuration; the C++ builds, the tools)
+# and the build does not end on one long compile while the other cores idle.
+bins_first = $(call bins,$(1),$(filter $(OWN_IMPL_TESTS),$(2)) \
+               $(if $(filter $(LIB_TESTS),$(2)),ipupipe.o) \
+               $(if $(filter $(KERNEL_LIB_TESTS),$(2)),kernels.o))
+TEST_BINS := $(CXX_TU_BINS) $(call bins_first,clang,$(TESTS)) $(call bins_first,asan,$(SAN_TESTS)) \
+             $(call bins_first,gcc,$(TESTS)) $(TOOL_BINS) \
+             $(foreach c,gcc clang,$(call bins,$(c),$(TESTS))) $(call bins,asan,$(SAN_TESTS)) \
+             build/gcc/write_sched_fixtures
+CHECK_BINS := $(call bins_first,casan,$(SAN_TESTS)) $(call bins_first,vg,$(SAN_TESTS)) \
+             $(call bins_first,tsan,$(THREAD_TESTS)) $(TEST_BINS) $(call bins,vg,$(SAN_TESTS)) \
+             $(call bins,casan,$(SAN_TESTS)) \
              $(foreach c,portable nosimd avx2 blocked,$(call bins,$(c),$(KERNEL_TESTS))) \
              $(call bins,tsan,$(THREAD_TESTS)) $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 test-bins: $(TEST_BINS)
@@ -362,7 +376,7 @@ FUZZ_SECONDS      ?= 300
 FUZZ_TEST_SECONDS ?= 60
 FL_fuzz := -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FL_fuzz_lib := $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FL_fuzz))
-build/fuzz/ipupipe.o: tests/ipupipe_impl.c $(LIBHDRS)
+build/fuzz/ipupipe.o: tests/ipupipe_impl.c $(LIBHDRS) tests/tiny_model.h tests/impl_private.h
 	@mkdir -p $(@D)
 	clang $(CSTD) $(WARN) $(FL_fuzz_lib) $(INC) -c $< -o $@
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/ipupipe.o $(HEADERS)

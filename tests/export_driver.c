@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef XD_IMPL_APART /* -DXD_IMPL_APART: ipupipe.h's implementation is linked from another TU */
 #define IPUPIPE_IMPLEMENTATION
+#endif
 #include "ipupipe.h"
 #include EXPORT_HEADER
 

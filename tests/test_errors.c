@@ -7,10 +7,10 @@
  * ipup_sched_generate gives them, cleared by the next ipup_init, given by ipup_plan_pools
  * too.
  */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe.h"
 #include "ttest.h"
 #include "tiny_model.h"
+#include "impl_private.h" /* ipup__keep_warnings, linked from build/CONFIG/ipupipe.o */
 
 #define ER_POOL (64u << 10)
 IPUP_ALIGN64 static uint8_t er_ipu[4 * ER_POOL];
@@ -264,11 +264,11 @@ TTEST(warnings_are_kept) {
 /* warnings longer than IPUP_WARN_MAX are cut after the last whole line */
 TTEST(warnings_cut_at_a_line) {
     char w[40];
-    ipup__keep_warnings(w, sizeof w, "first warning\nsecond warning that is long enough to be cut off\n");
+    tpriv_keep_warnings(w, sizeof w, "first warning\nsecond warning that is long enough to be cut off\n");
     TT_STREQ(w, "first warning\n");
-    ipup__keep_warnings(w, sizeof w, "short\n");
+    tpriv_keep_warnings(w, sizeof w, "short\n");
     TT_STREQ(w, "short\n");
-    ipup__keep_warnings(w, sizeof w, "");
+    tpriv_keep_warnings(w, sizeof w, "");
     TT_STREQ(w, "");
 }
 

@@ -14,6 +14,9 @@
 #  3. refusals with their exact messages: unwritable path, a directory, bad names (the
 #     library's prefixes: ipup.h's default name, IPUPIPE_net; a keyword; a leading '_'),
 #     --export-name alone, two outputs naming one file; a refused export leaves no file.
+# Each compiler compiles ipupipe.h's implementation once, in a translation unit of its own
+# that every driver it builds links (-DXD_IMPL_APART); tests/test_sensor.sh builds the
+# driver with the implementation in the driver's translation unit.
 # Costs about a minute on 2 cores (the mlp header is 4 MB of floats for the compilers).
 # Ends with `N passed, N failed`; exits non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
@@ -24,6 +27,16 @@ syn=$tmp/syn
 gen_syn "$syn" 256 100
 common=(--data "$syn" --quiet --seed 3 --train-limit 256 --epochs 1 --batch-size 8 --batches-to-accumulate 4)
 WARN=(-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wdouble-promotion -Werror)
+
+# impl_obj CC STD...: $tmp/impl-CC.o, ipupipe.h's implementation compiled by CC as the
+# driver is (language, warnings, -O1), once; the drivers CC builds link it
+impl_obj() {
+  local cc=$1
+  shift
+  [ -f "$tmp/impl-$cc.o" ] && return 0
+  printf '#define IPUPIPE_IMPLEMENTATION\n#include "ipupipe.h"\n' > "$tmp/impl.c"
+  nice $cc "$@" "${WARN[@]}" -O1 -I. -c "$tmp/impl.c" -o "$tmp/impl-$cc.o" > "$tmp/impl-$cc.log" 2>&1
+}
 
 # export NAME MODEL COMPILERS -- TRAINER-ARGS...: train, export, check with each compiler
 check_export() {
@@ -40,8 +53,12 @@ check_export() {
   for cc in $compilers; do
     log=$tmp/$name-$cc.log
     case $cc in g++|clang++) std=(-std=c++17 -x c++) ;; *) std=(-std=c11 -Wstrict-prototypes) ;; esac
+    if ! impl_obj "$cc" "${std[@]}"; then
+      bad "$name: ipupipe.h's implementation compiles with $cc ${std[*]} -Werror" "$tmp/impl-$cc.log"; continue
+    fi
     if ! nice $cc "${std[@]}" "${WARN[@]}" -O1 -I. -DEXPORT_HEADER="\"$hdr\"" -DEXPORT_NAME="$name" \
-         -DEXPORT_UPPER="$upper" "${split[@]}" tests/export_driver.c -o "$tmp/drv" -lm -lpthread > "$log" 2>&1; then
+         -DEXPORT_UPPER="$upper" -DXD_IMPL_APART "${split[@]}" tests/export_driver.c -x none "$tmp/impl-$cc.o" \
+         -o "$tmp/drv" -lm -lpthread > "$log" 2>&1; then
       bad "$name: the header compiles with $cc ${std[*]} -Werror" "$log"; continue
     fi
     ok "$name: the header compiles with $cc ${std[*]} -Werror"

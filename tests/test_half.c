@@ -11,8 +11,8 @@
  * ipup_f32_to_f16_sr (stochastic rounding): the two neighbours only, the share rounded up,
  * specials, and the same bits however the array is cut into calls.
  */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_kernels.h"
+#include "impl_private.h" /* the scalar conversions, linked from build/CONFIG/kernels.o */
 #include "ttest.h"
 
 #include <stdint.h>
@@ -65,7 +65,7 @@ static int check_one(float f) {
     int i, bad = 0;
     for (i = 0; i < 37; i++) blk[i] = f;
     ipup_f32_to_f16(37, blk, out);
-    got_p = ipup__f32_to_f16_1(f);
+    got_p = tpriv_f32_to_f16_1(f);
     if (f != f) {
         const uint32_t u = f_bits(f);
         want = (uint16_t)(((u >> 16) & 0x8000u) | 0x7E00u | ((u >> 13) & 0x3FFu));
@@ -94,7 +94,7 @@ TTEST(all_halves_decode_and_round_trip) {
     ipup_f32_to_f16(65536, f, back);
     for (i = 0; i < 65536 && bad < 8; i++) {
         const int e = (i >> 10) & 0x1F, m = i & 0x3FF;
-        const float fp = ipup__f16_to_f32_1((uint16_t)i);
+        const float fp = tpriv_f16_to_f32_1((uint16_t)i);
         if (e == 0x1F && m) { /* NaN: quiet, sign and payload kept */
             const uint32_t want = ((uint32_t)(i & 0x8000) << 16) | 0x7FC00000u |
                                   ((uint32_t)m << 13);
@@ -113,7 +113,7 @@ TTEST(all_halves_decode_and_round_trip) {
             const int neg = !!(i & 0x8000);
             const int sign_ok = !!signbit(f[i]) == neg && !!signbit(fp) == neg;
             if ((double)f[i] != want || (double)fp != want || !sign_ok || back[i] != h[i] ||
-                ipup__f32_to_f16_1(f[i]) != h[i]) {
+                tpriv_f32_to_f16_1(f[i]) != h[i]) {
                 TT_FAILF("half 0x%04x: float %.9g / portable %.9g (want %.9g), back 0x%04x",
                          i, (double)f[i], (double)fp, want, back[i]);
                 bad++;

@@ -21,7 +21,6 @@
  * Exact-size heap arrays, so ASan / Valgrind catch any access outside them. Under
  * IPUPIPE_TEST_SLOW=1 the big shapes shrink.
  */
-#define IPUPIPE_IMPLEMENTATION
 #include "ipupipe_kernels.h"
 #include "ttest.h"
 

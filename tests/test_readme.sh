@@ -34,7 +34,8 @@
 #     commands themselves take minutes to hours: `make test` and `make check` run them).
 # Compiler messages point at the page's lines (#line directives); a failing block shows
 # its compiler errors. The generated sources are in build/readme/.
-# Usage: tests/test_readme.sh [FILE...]  (default README.md docs/embedded.md). Ends with
+# Usage: tests/test_readme.sh [FILE...]  (default README.md docs/embedded.md); the
+# compilers of a block run README_JOBS at a time (default 2). Ends with
 # `N passed, N failed`.
 . "$(dirname "$0")/lib.sh"
 pages=("$@")
@@ -60,6 +61,41 @@ OPT="-O1 -march=native"
 # the Makefile's targets (its database, read without running a recipe), for the make
 # commands of the command blocks
 make -npq .DEFAULT 2>/dev/null | sed -n 's/^\([^#%:= \t][^:= \t]*\):.*/\1/p' | sort -u > "$dir/targets"
+
+# check_cc CC: compile (and link, run) the block of the loop in check_page with CC; prints
+# its `ok` or `FAIL` line (run in a subshell: check_page counts the printed lines)
+check_cc() {
+  local cc=$1 flags what out log rc
+  case $cc in
+    gcc | clang) flags="$CSTD $WARN $OPT -x c" ;;
+    *) flags="-std=c++17 $CXXWARN $OPT -x c++" ;;
+  esac
+  what="$readme:$line [$lang $kind] $cc"
+  out=$pdir/b$line-$cc
+  log=$out.log
+  # shellcheck disable=SC2086 # the flag lists are word lists
+  if [ "$link" = 1 ]; then
+    $cc $flags -I. "$src" -x none -o "$out" $LIBS > "$log" 2>&1
+  else
+    $cc $flags -I. -c "$src" -o "$out.o" > "$log" 2>&1
+  fi
+  rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL $what: does not $([ "$link" = 1 ] && echo "compile and link" || echo compile) (source $src)"
+    { grep -E "error|warning|undefined reference|in expansion of macro" "$log" || cat "$log"; } | head -n 25 | sed 's/^/    /'
+    return
+  fi
+  if [ "$link" = 1 ] && [ "$run" = run ]; then
+    (cd "$pdir" && timeout 30 "$root/$out") > "$out.run" 2>&1
+    rc=$?
+    if [ "$rc" -ne 0 ]; then bad "$what: compiled, but the program exits $rc (source $src)" "$out.run"; return; fi
+    ok "$what: compiled, linked, ran"
+  elif [ "$link" = 1 ]; then
+    ok "$what: compiled and linked (no-run)"
+  else
+    ok "$what: compiled (a translation unit without main)"
+  fi
+}
 
 check_page() { # PAGE: every block of one page
 readme=$1
@@ -132,37 +168,17 @@ while read -r line lang kind run; do
     c) compilers="gcc clang g++ clang++" ;;
     *) compilers="g++ clang++" ;;
   esac
+  # the compilers of a block run at the same time (JOBS at most, default 2); their
+  # results are printed in the order of $compilers and counted from the printed lines
   for cc in $compilers; do
-    case $cc in
-      gcc | clang) flags="$CSTD $WARN $OPT -x c" ;;
-      *) flags="-std=c++17 $CXXWARN $OPT -x c++" ;;
-    esac
-    what="$readme:$line [$lang $kind] $cc"
-    out=$pdir/b$line-$cc
-    log=$out.log
-    # shellcheck disable=SC2086 # the flag lists are word lists
-    if [ "$link" = 1 ]; then
-      $cc $flags -I. "$src" -x none -o "$out" $LIBS > "$log" 2>&1
-    else
-      $cc $flags -I. -c "$src" -o "$out.o" > "$log" 2>&1
-    fi
-    rc=$?
-    if [ "$rc" -ne 0 ]; then
-      fail=$((fail + 1))
-      echo "FAIL $what: does not $([ "$link" = 1 ] && echo "compile and link" || echo compile) (source $src)"
-      { grep -E "error|warning|undefined reference|in expansion of macro" "$log" || cat "$log"; } | head -n 25 | sed 's/^/    /'
-      continue
-    fi
-    if [ "$link" = 1 ] && [ "$run" = run ]; then
-      (cd "$pdir" && timeout 30 "$root/$out") > "$out.run" 2>&1
-      rc=$?
-      if [ "$rc" -ne 0 ]; then bad "$what: compiled, but the program exits $rc (source $src)" "$out.run"; continue; fi
-      ok "$what: compiled, linked, ran"
-    elif [ "$link" = 1 ]; then
-      ok "$what: compiled and linked (no-run)"
-    else
-      ok "$what: compiled (a translation unit without main)"
-    fi
+    check_cc "$cc" > "$pdir/b$line-$cc.res" &
+    while [ "$(jobs -rp | wc -l)" -ge "${README_JOBS:-2}" ]; do wait -n; done
+  done
+  wait
+  for cc in $compilers; do
+    cat "$pdir/b$line-$cc.res"
+    pass=$((pass + $(grep -c '^ok   ' "$pdir/b$line-$cc.res")))
+    fail=$((fail + $(grep -c '^FAIL ' "$pdir/b$line-$cc.res")))
   done
 done < "$pdir/manifest"
 if [ "$nblocks" -eq 0 ]; then bad "$readme: no C or C++ code block found"; fi

@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <unistd.h>
 #define TINY_MODEL_HELGRIND
-#define IPUPIPE_IMPLEMENTATION
 #include "tiny_model.h" /* includes ipupipe.h */
 #include "mlp_fixture.h"
 #include "ttest.h"
