@@ -1586,12 +1586,12 @@ IPUPIPE_DEF uint64_t ipup_layer_seed(uint64_t seed, int32_t layer) {
 
 /* token [start, end) starts with prefix (case-insensitive); returns length of prefix or 0 */
 static size_t ipup__token_prefix(const char *s, size_t n, const char *p) {
-    size_t i = 0;
-    while (p[i]) {
-        if (i >= n || ipup__ascii_lower((unsigned char)s[i]) != p[i]) return 0;
-        i++;
-    }
-    return i;
+    const size_t len = ipup__strlen(p);
+    size_t i;
+    if (len > n) return 0;
+    for (i = 0; i < len; i++)
+        if (ipup__ascii_lower((unsigned char)s[i]) != p[i]) return 0;
+    return len;
 }
 static int ipup__token_uint(const char *s, size_t n, int32_t *out) {
     long long v = 0;
